@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+// swift-background-tasks: iOS's background execution system, rebuilt in Swift for Linux.
+import PackageDescription
+
+let package = Package(
+    name: "swift-background-tasks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
+        .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
+        .executable(name: "bgtask", targets: ["bgtask"]),
+    ],
+    targets: [
+        // SQLite from Debian's libsqlite3-dev.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Pure scheduling logic: requests, manifests, the engine state machine. Foundation only.
+        .target(name: "SchedulerCore"),
+        // Durable state in SQLite: pending requests, run log, checkpoints.
+        .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
+        // Readers of the Linux device (power, network) behind an injectable root.
+        .target(name: "DeviceConditions", dependencies: ["SchedulerCore"]),
+        // The Apple-compatible public API and the drivers that host the engine.
+        .target(
+            name: "BackgroundTasks",
+            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions"]
+        ),
+        // Virtual-time driver and simulated devices for tests and the demo.
+        .target(
+            name: "BackgroundTasksTesting",
+            dependencies: ["BackgroundTasks", "SchedulerCore"]
+        ),
+        // The example app: a feed reader written as an iOS developer would.
+        .target(name: "FeedReaderExample", dependencies: ["BackgroundTasks"], path: "Examples/FeedReader/Sources/FeedReaderExample"),
+        .executableTarget(name: "feedreader", dependencies: ["FeedReaderExample", "BackgroundTasks"], path: "Examples/FeedReader/Sources/feedreader"),
+        // The command-line tool.
+        .executableTarget(
+            name: "bgtask",
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore"]
+        ),
+        // Release-built benchmarks (`swift run -c release bgtask-bench`).
+        .executableTarget(
+            name: "bgtask-bench",
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "CSQLite"],
+            path: "Benchmarks/bgtask-bench"
+        ),
+        .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
+        .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
+        .testTarget(
+            name: "BackgroundTasksTests",
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "FeedReaderExample"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

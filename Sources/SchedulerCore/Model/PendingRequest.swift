@@ -1,0 +1,94 @@
+import Foundation
+
+/// What to do with a continued-processing request that cannot start at once.
+public enum ContinuedProcessingStrategy: String, Hashable, Sendable, Codable {
+    /// Refuse the submission with `immediateRunIneligible`.
+    case fail
+    /// Queue it, first in first out, behind the concurrency cap (Apple's default).
+    case queue
+}
+
+/// The fields only continued-processing requests carry.
+public struct ContinuedProcessingOptions: Hashable, Sendable, Codable {
+    /// The title shown to the user while the work runs.
+    public var title: String
+    /// The subtitle shown to the user while the work runs.
+    public var subtitle: String
+    /// `.fail` or `.queue` when the work cannot start at once.
+    public var strategy: ContinuedProcessingStrategy
+    /// Resources the work needs (for example `gpu`); each must be supported by the system.
+    public var requiredResources: [String]
+
+    /// Creates the options of one continued-processing request.
+    public init(title: String, subtitle: String, strategy: ContinuedProcessingStrategy, requiredResources: [String] = []) {
+        self.title = title
+        self.subtitle = subtitle
+        self.strategy = strategy
+        self.requiredResources = requiredResources
+    }
+}
+
+/// A request as the scheduler keeps it: the engine's, the store's and the daemon's view of
+/// what the app submitted. The public `BGTaskRequest` classes convert to and from it.
+public struct PendingRequest: Hashable, Sendable, Codable {
+    /// The app that submitted the request.
+    public var app: AppID
+    /// The task identifier.
+    public var identifier: String
+    /// Which kind of task this is.
+    public var kind: TaskKind
+    /// The earliest instant the task may begin, or `nil` for "as soon as possible".
+    /// A lower bound only: the system may run the task much later.
+    public var earliestBeginDate: Date?
+    /// Processing only: run only while the network is available.
+    public var requiresNetworkConnectivity: Bool
+    /// Processing only: run only while on external power.
+    public var requiresExternalPower: Bool
+    /// Health research only: the file protection class the task needs.
+    public var protectionTypeOfRequiredData: String?
+    /// Continued processing only.
+    public var continuedProcessing: ContinuedProcessingOptions?
+    /// When the request was accepted.
+    public var submittedAt: Date
+
+    /// Creates a request record.
+    public init(
+        app: AppID,
+        identifier: String,
+        kind: TaskKind,
+        earliestBeginDate: Date? = nil,
+        requiresNetworkConnectivity: Bool = false,
+        requiresExternalPower: Bool = false,
+        protectionTypeOfRequiredData: String? = nil,
+        continuedProcessing: ContinuedProcessingOptions? = nil,
+        submittedAt: Date
+    ) {
+        self.app = app
+        self.identifier = identifier
+        self.kind = kind
+        self.earliestBeginDate = earliestBeginDate
+        self.requiresNetworkConnectivity = requiresNetworkConnectivity
+        self.requiresExternalPower = requiresExternalPower
+        self.protectionTypeOfRequiredData = protectionTypeOfRequiredData
+        self.continuedProcessing = continuedProcessing
+        self.submittedAt = submittedAt
+    }
+
+    /// The key under which the request is pending.
+    public var key: RequestKey { RequestKey(app: app, identifier: identifier) }
+
+    /// The device conditions this request waits for, in the order they are checked.
+    public var requiredConditions: [RequiredCondition] {
+        var conditions: [RequiredCondition] = []
+        if requiresExternalPower { conditions.append(.externalPower) }
+        if requiresNetworkConnectivity { conditions.append(.network) }
+        return conditions
+    }
+
+    /// The instant from which the request is due: its earliest begin date, or its
+    /// submission when it has none. Continued processing ignores `earliestBeginDate`.
+    public var dueDate: Date {
+        if kind == .continuedProcessing { return submittedAt }
+        return earliestBeginDate ?? submittedAt
+    }
+}

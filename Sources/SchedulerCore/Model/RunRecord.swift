@@ -1,0 +1,65 @@
+import Foundation
+
+/// How a run ended (the energy log's outcome column).
+public enum RunOutcome: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    /// The handler called `setTaskCompleted(success: true)` before expiration.
+    case success
+    /// The handler called `setTaskCompleted(success: false)`, the handler could not be
+    /// launched, or the run expired with no expiration handler set.
+    case failure
+    /// The run was expired and the handler completed within the grace period.
+    case expired
+    /// The run was expired and did not complete within the grace period.
+    case terminated
+    /// The process running the handler died.
+    case crashed
+    /// The scheduler itself stopped (crash, kill) while the run was in progress; found
+    /// and recorded on the next start, and the request was restored.
+    case interrupted
+
+    public var description: String { rawValue }
+}
+
+/// One run of a task, as the run log records it.
+public struct RunRecord: Hashable, Sendable, Codable {
+    /// The run's number.
+    public var id: RunID
+    /// The request that was launched (consumed at launch; restored if the run is interrupted).
+    public var request: PendingRequest
+    /// When the handler was launched.
+    public var startedAt: Date
+    /// When the run ended, or `nil` while it is in progress.
+    public var endedAt: Date?
+    /// How the run ended, or `nil` while it is in progress.
+    public var outcome: RunOutcome?
+    /// The `success` flag the handler passed to `setTaskCompleted`, if it called it.
+    public var success: Bool?
+    /// A human-readable reason for the end (for example "budget of 30 s exhausted").
+    public var stopReason: String?
+
+    /// Creates a run record.
+    public init(
+        id: RunID,
+        request: PendingRequest,
+        startedAt: Date,
+        endedAt: Date? = nil,
+        outcome: RunOutcome? = nil,
+        success: Bool? = nil,
+        stopReason: String? = nil
+    ) {
+        self.id = id
+        self.request = request
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.outcome = outcome
+        self.success = success
+        self.stopReason = stopReason
+    }
+
+    /// The app of the run.
+    public var app: AppID { request.app }
+    /// The task identifier of the run.
+    public var identifier: String { request.identifier }
+    /// Wall time from launch to end, when ended.
+    public var duration: TimeInterval? { endedAt.map { $0.timeIntervalSince(startedAt) } }
+}

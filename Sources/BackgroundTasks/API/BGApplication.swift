@@ -1,0 +1,337 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Identifies a background assertion (Apple: `UIBackgroundTaskIdentifier`).
+public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The number (0 is `.invalid`).
+    public let rawValue: Int
+    /// Wraps a number.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// No assertion: returned when background time cannot be granted; set your variable
+    /// to it after ending an assertion so it is never ended twice.
+    public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
+    public var description: String { rawValue == 0 ? "UIBackgroundTaskIdentifier.invalid" : "UIBackgroundTaskIdentifier(\(rawValue))" }
+}
+
+/// Whether the app may run in the background (Apple: `UIBackgroundRefreshStatus`).
+public enum UIBackgroundRefreshStatus: Int, Sendable, Hashable {
+    /// Restricted by the system (no store: the scheduler cannot schedule).
+    case restricted = 0
+    /// The user turned Background App Refresh off for this app.
+    case denied = 1
+    /// Available.
+    case available = 2
+}
+
+/// The app process on Linux, with its lifecycle and background assertions: what
+/// `UIApplication` is on iOS, minus the user interface. ``UIApplication`` is the same type.
+///
+/// ```swift
+/// var saveTask: UIBackgroundTaskIdentifier = .invalid
+/// saveTask = UIApplication.shared.beginBackgroundTask(withName: "Save draft") {
+///     UIApplication.shared.endBackgroundTask(saveTask); saveTask = .invalid
+/// }
+/// ```
+///
+/// On iOS the system moves the app between states; here the program (or the simulator)
+/// says so: ``finishLaunching()``, ``enterBackground()``, ``enterForeground()``, and in a
+/// server ``handleTerminationSignals(exitWhenDone:)`` turns SIGTERM into "entering the
+/// background", so assertions get their window before the process exits.
+public final class BGApplication: @unchecked Sendable {
+    // @unchecked: `context` is set once right after init; the rest is behind `state`.
+
+    /// `UIApplication.State`.
+    public enum State: Int, Sendable, Hashable {
+        /// In the foreground, receiving events.
+        case active = 0
+        /// In the foreground, not receiving events.
+        case inactive = 1
+        /// In the background (or suspended).
+        case background = 2
+    }
+
+    /// The application of the app whose code is running (see ``AppContext``).
+    public static var shared: BGApplication { AppContext.resolve().application }
+
+    weak var context: AppContext?
+
+    private struct LockedState {
+        var lifecycle: ApplicationLifecycle
+        var expirationHandlers: [Int: @Sendable () -> Void] = [:]
+        var deferredTasks: [BGTask] = []
+        var timer: (any DriverTimer)?
+        var timerAt: Date?
+        var observers: [@Sendable (ApplicationLifecycleState) -> Void] = []
+        var signalSources: [any DispatchSourceSignal] = []
+    }
+
+    private let state: Locked<LockedState>
+
+    init(assertions: AssertionConfiguration) {
+        state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
+    }
+
+    var requiredContext: AppContext {
+        guard let context else { preconditionFailure("BGApplication used after its app context was released") }
+        return context
+    }
+
+    // MARK: State
+
+    /// `UIApplication.applicationState`.
+    public var applicationState: State {
+        switch lifecycleState {
+        case .active: return .active
+        case .inactive, .notRunning: return .inactive
+        case .background, .suspended: return .background
+        }
+    }
+
+    /// The full lifecycle state, including not running and suspended.
+    public var lifecycleState: ApplicationLifecycleState { state.withLock { $0.lifecycle.state } }
+
+    /// Whether the app finished launching (registrations are closed).
+    public var hasFinishedLaunching: Bool { state.withLock { $0.lifecycle.hasFinishedLaunching } }
+
+    /// Whether the system may run the app's scheduled tasks.
+    public var backgroundRefreshStatus: UIBackgroundRefreshStatus {
+        let context = requiredContext
+        guard context.driver.store != nil else { return .restricted }
+        return context.driver.backgroundRefreshEnabled(for: context.app) ? .available : .denied
+    }
+
+    /// Turns the app's Background App Refresh switch on or off (the Settings switch on
+    /// iOS; persisted). While off, submitting refresh or processing requests fails with
+    /// `unavailable`.
+    public func setBackgroundRefreshEnabled(_ enabled: Bool) {
+        let context = requiredContext
+        context.driver.setBackgroundRefresh(enabled, for: context.app)
+    }
+
+    /// Calls `observer` after every state change.
+    public func observeState(_ observer: @escaping @Sendable (ApplicationLifecycleState) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    // MARK: Lifecycle (driven by the program or the simulator on Linux)
+
+    /// `didFinishLaunching` returned: closes the registration window, makes the app
+    /// active, and delivers tasks that were launched while it was starting.
+    public func finishLaunching() {
+        let deferred = change { lifecycle, now in lifecycle.finishLaunching(at: now) }
+        let context = requiredContext
+        for task in deferred { context.deliver(task) }
+        context.driver.runDueWork()
+    }
+
+    /// The app moved to the background: assertions start their clock; without any, the
+    /// app is suspended after the suspend delay.
+    public func enterBackground() {
+        _ = change { lifecycle, now in lifecycle.enterBackground(at: now) }
+    }
+
+    /// The app came back to the foreground.
+    public func enterForeground() {
+        _ = change { lifecycle, now in lifecycle.enterForeground(at: now) }
+    }
+
+    func deferUntilLaunched(_ task: BGTask) {
+        let deliverNow = state.withLock { state -> Bool in
+            if state.lifecycle.hasFinishedLaunching { return true }
+            state.deferredTasks.append(task)
+            return false
+        }
+        if deliverNow { requiredContext.deliver(task) }
+    }
+
+    // MARK: Assertions
+
+    /// Asks for extra background time to finish critical work (Apple:
+    /// `beginBackgroundTask(withName:expirationHandler:)`). Returns `.invalid` when no time
+    /// can be granted. Balance every call with ``endBackgroundTask(_:)``.
+    /// - Parameter handler: called shortly before the time runs out; it must be tiny
+    ///   (about 1 s): save a flag, cancel, and call ``endBackgroundTask(_:)``.
+    public func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
+        let context = requiredContext
+        let now = context.driver.clock.now()
+        let identifier = state.withLock { state -> Int? in
+            let identifier = state.lifecycle.beginAssertion(name: taskName, hasExpirationHandler: handler != nil, at: now)
+            if let identifier, let handler { state.expirationHandlers[identifier] = handler }
+            return identifier
+        }
+        guard let identifier else {
+            context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): background time cannot be granted (state \(lifecycleState)); returned .invalid")
+            return .invalid
+        }
+        rescheduleTimer()
+        return UIBackgroundTaskIdentifier(rawValue: identifier)
+    }
+
+    /// `beginBackgroundTask(expirationHandler:)`: the same without a name.
+    public func beginBackgroundTask(expirationHandler handler: (@Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
+        beginBackgroundTask(withName: nil, expirationHandler: handler)
+    }
+
+    /// Ends an assertion (Apple: `endBackgroundTask(_:)`); callable from any thread.
+    /// Ending `.invalid`, an unknown identifier, or one already ended is logged as an
+    /// error naming the identifier (use ``end(_:)`` to get it thrown instead).
+    public func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {
+        do {
+            try end(identifier)
+        } catch {
+            requiredContext.driver.log(.error, app: requiredContext.app, "\(error)")
+        }
+    }
+
+    /// Ends an assertion, throwing ``AssertionError`` for `.invalid`, unknown or
+    /// already-ended identifiers.
+    public func end(_ identifier: UIBackgroundTaskIdentifier) throws(AssertionError) {
+        var failure: AssertionError?
+        _ = change { lifecycle, now in
+            do throws(AssertionError) {
+                return try lifecycle.endAssertion(identifier.rawValue, at: now)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        state.withLock { _ = $0.expirationHandlers.removeValue(forKey: identifier.rawValue) }
+        if let failure { throw failure }
+    }
+
+    /// Seconds of background time left: `Double.greatestFiniteMagnitude` in the
+    /// foreground, falling in real time in the background. Under 10 s, checkpoint and
+    /// stop; under 5 s, defer to the next launch.
+    public var backgroundTimeRemaining: TimeInterval {
+        let now = requiredContext.driver.clock.now()
+        return state.withLock { $0.lifecycle.backgroundTimeRemaining(at: now) }
+    }
+
+    /// The assertions held, by identifier.
+    public var outstandingBackgroundTasks: [UIBackgroundTaskIdentifier] {
+        state.withLock { $0.lifecycle.outstandingAssertions.map(UIBackgroundTaskIdentifier.init(rawValue:)) }
+    }
+
+    // MARK: Signals
+
+    /// For servers under a process supervisor: SIGTERM (and SIGINT) means "entering the
+    /// background". Work guarded by assertions gets its window; once the app would be
+    /// suspended (no assertion left) or is terminated, the process exits when
+    /// `exitWhenDone` (status 0 after a clean finish, 1 after the watchdog).
+    public func handleTerminationSignals(exitWhenDone: Bool = true) {
+        let context = requiredContext
+        if exitWhenDone {
+            observeState { newState in
+                switch newState {
+                case .suspended:
+                    exit(0)
+                case .notRunning:
+                    exit(1)
+                default:
+                    break
+                }
+            }
+        }
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: context.expirationQueue)
+            source.setEventHandler { [weak self] in
+                context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
+                self?.enterBackground()
+            }
+            source.activate()
+            sources.append(source)
+        }
+        state.withLock { $0.signalSources += sources }
+    }
+
+    // MARK: Internals
+
+    /// Applies a lifecycle change and its effects; returns tasks deferred until launch.
+    private func change(_ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
+        let context = requiredContext
+        let now = context.driver.clock.now()
+        let (effects, deferred, observers) = state.withLock { state in
+            let effects = body(&state.lifecycle, now)
+            var deferred: [BGTask] = []
+            if state.lifecycle.hasFinishedLaunching {
+                deferred = state.deferredTasks
+                state.deferredTasks.removeAll()
+            }
+            return (effects, deferred, state.observers)
+        }
+        perform(effects, observers: observers, at: now)
+        rescheduleTimer()
+        return deferred
+    }
+
+    private func perform(_ effects: [LifecycleEffect], observers: [@Sendable (ApplicationLifecycleState) -> Void], at now: Date) {
+        let context = requiredContext
+        for effect in effects {
+            switch effect {
+            case .stateChanged(let old, let new):
+                context.driver.traceLifecycle(context.app, from: old, to: new, at: now)
+                for observer in observers { observer(new) }
+            case .expireAssertions(let identifiers):
+                let handlers = state.withLock { state in identifiers.compactMap { state.expirationHandlers[$0] } }
+                for handler in handlers {
+                    context.dispatch(on: context.expirationQueue, handler)
+                }
+            case .terminate(let reason):
+                context.driver.log(.error, app: context.app, "terminated by the system: \(reason)")
+                context.driver.traceAppTerminated(context.app, reason, at: now)
+                state.withLock { $0.expirationHandlers.removeAll() }
+            }
+        }
+    }
+
+    private func rescheduleTimer() {
+        let context = requiredContext
+        state.withLock { state in
+            let deadline = state.lifecycle.nextDeadline
+            guard deadline != state.timerAt else { return }
+            state.timer?.cancel()
+            state.timerAt = deadline
+            state.timer = deadline.map { instant in
+                context.driver.clock.schedule(at: instant) { [weak self] in
+                    self?.timerFired()
+                }
+            }
+        }
+    }
+
+    private func timerFired() {
+        state.withLock { $0.timerAt = nil }
+        _ = change { lifecycle, now in lifecycle.tick(at: now) }
+    }
+}
+
+/// The iOS name of ``BGApplication``, so `UIApplication.shared.beginBackgroundTask { ... }`
+/// compiles unchanged.
+public typealias UIApplication = BGApplication
+
+extension ProcessInfo {
+    /// Runs `block` on a background queue with `expired == false`, guarded by a
+    /// background assertion; if the process must suspend while it runs, `block` is called
+    /// again with `true`; if no assertion can be taken, it is called with `true` at once
+    /// (Apple: `performExpiringActivity(withReason:using:)`).
+    public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {
+        let application = BGApplication.shared
+        let context = application.requiredContext
+        let identifier = Mutex(UIBackgroundTaskIdentifier.invalid)
+        let assertion = application.beginBackgroundTask(withName: reason) {
+            block(true)
+        }
+        guard assertion != .invalid else {
+            context.dispatch(on: context.expirationQueue) { block(true) }
+            return
+        }
+        identifier.withLock { $0 = assertion }
+        context.dispatch(on: DispatchQueue.global()) {
+            block(false)
+            application.endBackgroundTask(identifier.withLock { $0 })
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Synchronization
+
+/// An abstract background task that the system launched (Apple: `BGTask`).
+///
+/// The handler receives one of the subclasses (`task as! BGAppRefreshTask` works as on
+/// iOS), sets ``expirationHandler``, does its work, and calls
+/// ``setTaskCompleted(success:)`` exactly once.
+open class BGTask: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: mutable state lives in `state`, behind a mutex.
+
+    /// The identifier of the task's request.
+    public let identifier: String
+    let runID: RunID
+    let key: RequestKey
+    let kind: TaskKind
+    weak var context: AppContext?
+
+    private struct State {
+        var expirationHandler: (() -> Void)?
+        var completed = false
+        var finished = false
+        var terminated = false
+        var onExpiration: [@Sendable () -> Void] = []
+    }
+
+    private let state = Locked(State())
+
+    init(record: RunRecord, context: AppContext) {
+        self.identifier = record.identifier
+        self.runID = record.id
+        self.key = record.request.key
+        self.kind = record.request.kind
+        self.context = context
+    }
+
+    static func make(for record: RunRecord, context: AppContext) -> BGTask {
+        switch record.request.kind {
+        case .appRefresh: return BGAppRefreshTask(record: record, context: context)
+        case .processing: return BGProcessingTask(record: record, context: context)
+        case .healthResearch: return BGHealthResearchTask(record: record, context: context)
+        case .continuedProcessing: return BGContinuedProcessingTask(record: record, context: context)
+        }
+    }
+
+    /// Called shortly before the task's time runs out, or early when conditions change:
+    /// cancel the work, release locks, save a checkpoint, then call
+    /// ``setTaskCompleted(success:)``. Cleared after it runs or after completion.
+    /// Without one, an expired task is recorded as failed.
+    open var expirationHandler: (() -> Void)? {
+        get { state.withLock { $0.expirationHandler } }
+        set { state.withLock { $0.expirationHandler = newValue } }
+    }
+
+    /// Tells the system the work is done. Call it exactly once; a second call is ignored
+    /// with a warning. After expiration, call it within the grace period.
+    open func setTaskCompleted(success: Bool) {
+        let first = state.withLock { state -> Bool in
+            guard !state.completed else { return false }
+            state.completed = true
+            state.expirationHandler = nil
+            return true
+        }
+        guard let context else { return }
+        guard first else {
+            context.driver.log(.warning, app: context.app, "setTaskCompleted(success:) called again for task '\(identifier)' (\(runID)); ignored")
+            return
+        }
+        if state.withLock({ $0.finished }) {
+            context.driver.log(.warning, app: context.app, "setTaskCompleted(success:) for task '\(identifier)' (\(runID)) came after the run was already over; ignored")
+            return
+        }
+        context.driver.taskCompleted(runID, success: success)
+    }
+
+    /// Whether ``setTaskCompleted(success:)`` was called.
+    public var isCompleted: Bool { state.withLock { $0.completed } }
+
+    /// Whether the run was terminated by force after its grace period (in-process work
+    /// cannot be killed; well-behaved code checks this or its cancellation).
+    public var isTerminated: Bool { state.withLock { $0.terminated } }
+
+    /// Registers a callback run at expiration, beside the app's expiration handler (the
+    /// async handler form cancels its Swift task through this).
+    func onExpiration(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onExpiration.append(action) }
+    }
+
+    /// Calls the expiration handler on the app's expiration queue and reports whether
+    /// one was set.
+    func deliverExpiration() {
+        guard let context else { return }
+        context.dispatch(on: context.expirationQueue) { [self] in
+            let (handler, extra) = state.withLock { state -> ((() -> Void)?, [@Sendable () -> Void]) in
+                defer {
+                    state.expirationHandler = nil
+                    state.onExpiration.removeAll()
+                }
+                return (state.completed ? nil : state.expirationHandler, state.onExpiration)
+            }
+            handler?()
+            for action in extra { action() }
+            context.driver.expirationDelivered(runID, handlerWasSet: handler != nil || !extra.isEmpty)
+        }
+    }
+
+    /// The run is over (completed, failed, terminated): later completions are ignored.
+    func runDidFinish(_ record: RunRecord) {
+        state.withLock {
+            $0.finished = true
+            $0.expirationHandler = nil
+        }
+        context?.scheduler.runDidFinish(record)
+    }
+
+    /// The grace period passed without completion.
+    func terminate(reason: String) {
+        state.withLock { $0.terminated = true }
+        if let context {
+            context.driver.log(.warning, app: context.app, "task '\(identifier)' (\(runID)) terminated: \(reason); call setTaskCompleted(success:) from the expiration handler")
+        }
+    }
+
+    /// The completed unit count of a continued-processing task's progress.
+    var progressCompletedUnitCount: Int64 { 0 }
+
+    public var description: String { "<\(type(of: self)) identifier: \(identifier), \(runID)>" }
+}
+
+/// A task that refreshes the app's content (Apple: `BGAppRefreshTask`). About 30 s.
+open class BGAppRefreshTask: BGTask, @unchecked Sendable {}
+
+/// A task for deferrable heavy work (Apple: `BGProcessingTask`). Minutes.
+open class BGProcessingTask: BGTask, @unchecked Sendable {}
+
+/// A processing task for health research (Apple: `BGHealthResearchTask`).
+open class BGHealthResearchTask: BGProcessingTask, @unchecked Sendable {}
+
+/// User-started work continuing in the background with visible progress (Apple:
+/// `BGContinuedProcessingTask`). Advance ``progress``: a task whose progress stalls is
+/// expired.
+open class BGContinuedProcessingTask: BGTask, @unchecked Sendable {
+    private let texts: Mutex<(title: String, subtitle: String)>
+
+    /// The task's progress, shown to the user; it must advance.
+    public let progress = Progress(totalUnitCount: 100)
+
+    override init(record: RunRecord, context: AppContext) {
+        let options = record.request.continuedProcessing
+        texts = Mutex((options?.title ?? "", options?.subtitle ?? ""))
+        super.init(record: record, context: context)
+    }
+
+    /// The title shown to the user.
+    public var title: String { texts.withLock { $0.title } }
+    /// The subtitle shown to the user.
+    public var subtitle: String { texts.withLock { $0.subtitle } }
+
+    /// Changes the title and subtitle shown to the user.
+    open func updateTitle(_ title: String, subtitle: String) {
+        texts.withLock { $0 = (title, subtitle) }
+    }
+
+    override var progressCompletedUnitCount: Int64 { progress.completedUnitCount }
+}

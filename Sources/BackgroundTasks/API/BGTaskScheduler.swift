@@ -1,0 +1,283 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A class for scheduling tasks run by launching the app in the background
+/// (Apple: `BGTaskScheduler`).
+///
+/// ```swift
+/// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.refresh", using: nil) { task in
+///     scheduleAppRefresh()
+///     task.expirationHandler = { operation.cancel() }
+///     ...
+///     task.setTaskCompleted(success: true)
+/// }
+/// ```
+///
+/// `shared` is the scheduler of the app whose code is running (see ``AppContext``): the
+/// process's own app in an ordinary program, each simulated app in the simulator.
+public final class BGTaskScheduler: @unchecked Sendable {
+    // @unchecked: `context` is set once, right after init, before the object is shared;
+    // everything else is behind `state`.
+
+    /// The scheduler of the app whose code is running.
+    public static var shared: BGTaskScheduler { AppContext.resolve().scheduler }
+
+    /// Resources continued-processing requests may require on this system.
+    public static var supportedResources: BGContinuedProcessingTaskRequest.Resources {
+        BGContinuedProcessingTaskRequest.Resources(names: Array(AppContext.resolve().driver.configuration.supportedResources))
+    }
+
+    weak var context: AppContext?
+
+    struct Registration: Sendable {
+        enum Handler: Sendable {
+            case closure(queue: DispatchQueue?, body: @Sendable (BGTask) -> Void)
+            case async(priority: TaskPriority?, body: @Sendable (BGTask) async -> Bool)
+        }
+        let identifier: String
+        let handler: Handler
+
+        func invoke(_ task: BGTask, context: AppContext) {
+            switch handler {
+            case .closure(let queue, let body):
+                let queue = queue ?? context.defaultHandlerQueue
+                context.bind(queue)
+                context.dispatch(on: queue) { body(task) }
+            case .async(let priority, let body):
+                context.driver.activity.enter()
+                let work = Task(priority: priority) {
+                    let success = await AppContext.$current.withValue(context) { await body(task) }
+                    if !task.isCompleted { task.setTaskCompleted(success: success) }
+                    context.driver.activity.leave()
+                }
+                task.onExpiration { work.cancel() }
+            }
+        }
+    }
+
+    private struct State {
+        var registrations: [String: Registration] = [:]
+        var retryPolicies: [String: BGRetryPolicy] = [:]
+        var failedAttempts: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    private var requiredContext: AppContext {
+        guard let context else { preconditionFailure("BGTaskScheduler used after its app context was released") }
+        return context
+    }
+
+    // MARK: Registering
+
+    /// Registers the launch handler for a task identifier. Call it before the app
+    /// finishes launching (``BGApplication/finishLaunching()``), once per identifier.
+    ///
+    /// - Parameters:
+    ///   - identifier: one of `BGTaskSchedulerPermittedIdentifiers` (a `prefix.*` entry
+    ///     admits continued-processing identifiers, which may register later).
+    ///   - queue: where the handler runs; `nil` for a background serial queue of the system.
+    ///   - launchHandler: called with the task when the system runs it.
+    /// - Returns: `false` when the identifier is not permitted by the manifest.
+    /// - Precondition: not a second registration of `identifier`, and not after launch
+    ///   finished (except continued processing). Apple raises an exception; this stops
+    ///   the program with a message naming the identifier.
+    @discardableResult
+    public func register(
+        forTaskWithIdentifier identifier: String,
+        using queue: DispatchQueue?,
+        launchHandler: @escaping @Sendable (BGTask) -> Void
+    ) -> Bool {
+        register(Registration(identifier: identifier, handler: .closure(queue: queue, body: launchHandler)))
+    }
+
+    /// Registers an `async` launch handler: it runs in a Swift task that is cancelled when
+    /// the task expires, and its result is passed to `setTaskCompleted(success:)` unless
+    /// the handler already called it. Same rules as the closure form.
+    @discardableResult
+    public func register(
+        forTaskWithIdentifier identifier: String,
+        priority: TaskPriority? = nil,
+        launchHandler: @escaping @Sendable (BGTask) async -> Bool
+    ) -> Bool {
+        register(Registration(identifier: identifier, handler: .async(priority: priority, body: launchHandler)))
+    }
+
+    private func register(_ registration: Registration) -> Bool {
+        let context = requiredContext
+        let identifier = registration.identifier
+        let verdict = state.withLock { state -> RegistrationVerdict in
+            let verdict = RegistrationRules.verdict(
+                for: identifier,
+                manifest: context.manifest,
+                hasFinishedLaunching: context.application.hasFinishedLaunching,
+                alreadyRegistered: state.registrations[identifier] != nil
+            )
+            if verdict == .accept { state.registrations[identifier] = registration }
+            return verdict
+        }
+        switch verdict {
+        case .accept:
+            return true
+        case .notPermitted(let message):
+            context.driver.log(.error, app: context.app, "register(forTaskWithIdentifier:) refused: \(message)")
+            return false
+        case .programmingError(let message):
+            BGProgrammingError.raise(message)
+        }
+    }
+
+    /// The registration that handles `identifier`: exact, else the longest matching
+    /// `prefix.*` registration (continued processing).
+    func registration(for identifier: String) -> Registration? {
+        state.withLock { state in
+            if let exact = state.registrations[identifier] { return exact }
+            return state.registrations
+                .filter { $0.key.hasSuffix(".*") && identifier.hasPrefix(String($0.key.dropLast())) && identifier.count > $0.key.count - 1 }
+                .max { $0.key.count < $1.key.count }?.value
+        }
+    }
+
+    /// Whether a handler is registered for `identifier`.
+    public func hasRegisteredHandler(forTaskWithIdentifier identifier: String) -> Bool {
+        registration(for: identifier) != nil
+    }
+
+    // MARK: Submitting
+
+    /// Submits a request; a pending request with the same identifier is replaced. When
+    /// this returns, the request is committed to disk.
+    ///
+    /// Checks, in order (the first that fails throws): a handler is registered (a
+    /// programming error otherwise, as on iOS), then the engine's checks: malformed
+    /// identifier (`notPermitted`), app unknown or Background App Refresh off
+    /// (`unavailable`), identifier or background mode missing from the manifest, or
+    /// resource unsupported (`notPermitted`), malformed date or title (`invalidRequest`),
+    /// pending limit reached (`tooManyPendingTaskRequests`), continued processing with
+    /// `.fail` that cannot start now (`immediateRunIneligible`); last, the store must
+    /// accept the write (`unavailable`).
+    public func submit(_ taskRequest: BGTaskRequest) throws {
+        let context = requiredContext
+        if TaskIdentifierRules.problem(with: taskRequest.identifier) == nil,
+           context.manifest.permits(identifier: taskRequest.identifier, allowWildcard: taskRequest.kind == .continuedProcessing),
+           registration(for: taskRequest.identifier) == nil {
+            BGProgrammingError.raise("No launch handler registered for task with identifier '\(taskRequest.identifier)'")
+        }
+        let record = taskRequest.pendingRequest(app: context.app, submittedAt: context.driver.clock.now())
+        do {
+            try context.driver.submit(record)
+        } catch {
+            throw Error(error)
+        }
+    }
+
+    /// Submits a request (the iOS 27 `async` shape of ``submit(_:)``).
+    public func submitTaskRequest(_ taskRequest: BGTaskRequest) async throws {
+        try submit(taskRequest)
+    }
+
+    /// Submits a request and reports the outcome to `completionHandler` (`nil` on success).
+    public func submitTaskRequest(_ taskRequest: BGTaskRequest, completionHandler: @escaping @Sendable ((any Swift.Error)?) -> Void) {
+        do {
+            try submit(taskRequest)
+            completionHandler(nil)
+        } catch {
+            completionHandler(error)
+        }
+    }
+
+    /// Cancels the pending request with `identifier` (a running task is not affected).
+    public func cancel(taskRequestWithIdentifier identifier: String) {
+        let context = requiredContext
+        context.driver.cancel(RequestKey(app: context.app, identifier: identifier))
+    }
+
+    /// Cancels every pending request of the app.
+    public func cancelAllTaskRequests() {
+        let context = requiredContext
+        context.driver.cancelAll(of: context.app)
+    }
+
+    /// Calls `completionHandler` with copies of the pending requests.
+    public func getPendingTaskRequests(completionHandler: @escaping @Sendable ([BGTaskRequest]) -> Void) {
+        let requests = pendingRequestCopies()
+        completionHandler(requests)
+    }
+
+    /// Copies of the pending requests.
+    public func pendingTaskRequests() async -> [BGTaskRequest] {
+        pendingRequestCopies()
+    }
+
+    private func pendingRequestCopies() -> [BGTaskRequest] {
+        let context = requiredContext
+        return context.driver.pendingRequests(of: context.app).map(BGTaskRequest.make(from:))
+    }
+
+    // MARK: Testing hooks (public twins of Apple's debugger-only calls)
+
+    /// Launches the pending task `identifier` now, whatever its date and conditions.
+    /// Throws when no request with that identifier is pending (as the LLDB call fails).
+    public func simulateLaunch(forTaskWithIdentifier identifier: String) throws {
+        let context = requiredContext
+        try context.driver.simulateLaunch(RequestKey(app: context.app, identifier: identifier))
+    }
+
+    /// Expires the running task `identifier` now. Throws when it is not running.
+    public func simulateExpiration(forTaskWithIdentifier identifier: String) throws {
+        let context = requiredContext
+        try context.driver.simulateExpiration(RequestKey(app: context.app, identifier: identifier))
+    }
+
+    // MARK: Retry
+
+    /// Resubmits a copy of a failed task's request after a delay, unless the app already
+    /// submitted one (see ``BGRetryPolicy``). `nil` removes the policy.
+    public func setRetryPolicy(_ policy: BGRetryPolicy?, forTaskWithIdentifier identifier: String) {
+        state.withLock {
+            $0.retryPolicies[identifier] = policy
+            $0.failedAttempts[identifier] = nil
+        }
+    }
+
+    /// The app's durable checkpoint store (SPEC §5: resume idempotent work).
+    public var checkpoints: BGCheckpointStore { BGCheckpointStore(context: requiredContext) }
+
+    /// A run of this app ended: apply the retry policy.
+    func runDidFinish(_ record: RunRecord) {
+        let context = requiredContext
+        let failed = record.outcome != .success
+        let decision = state.withLock { state -> Date? in
+            guard let policy = state.retryPolicies[record.identifier] else { return nil }
+            guard failed else {
+                state.failedAttempts[record.identifier] = nil
+                return nil
+            }
+            let attempt = (state.failedAttempts[record.identifier] ?? 0) + 1
+            state.failedAttempts[record.identifier] = attempt
+            guard let delay = policy.delay(afterFailedAttempt: attempt) else { return nil }
+            return (record.endedAt ?? context.driver.clock.now()).addingTimeInterval(delay)
+        }
+        guard let retryAt = decision else { return }
+        let key = RequestKey(app: context.app, identifier: record.identifier)
+        guard !context.driver.pendingRequests(of: context.app).contains(where: { $0.key == key }) else { return }
+        var retry = record.request
+        retry.earliestBeginDate = retryAt
+        retry.submittedAt = context.driver.clock.now()
+        do {
+            try context.driver.submit(retry)
+        } catch {
+            context.driver.log(.warning, app: context.app, "retry of '\(record.identifier)' not submitted: \(error)")
+        }
+    }
+}
+
+/// Programming errors (Apple raises an uncatchable `NSInternalInconsistencyException`).
+enum BGProgrammingError {
+    static func raise(_ message: String) -> Never {
+        preconditionFailure("BackgroundTasks: \(message)")
+    }
+}

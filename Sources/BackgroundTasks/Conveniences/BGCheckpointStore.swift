@@ -1,0 +1,64 @@
+import Foundation
+import SchedulerStore
+
+/// A durable key-value store for a task's progress, so idempotent work can stop at any
+/// moment (expiration) and the next run resumes where it left off (SPEC §5).
+///
+/// ```swift
+/// let store = BGTaskScheduler.shared.checkpoints
+/// var offset = try store.load(Int.self, forKey: "sync.offset") ?? 0
+/// for batch in batches(from: offset) { ...; offset += batch.count; try store.save(offset, forKey: "sync.offset") }
+/// ```
+///
+/// Values are JSON-encoded and committed to the scheduler's SQLite store before `save`
+/// returns; they belong to the app and survive restarts.
+public struct BGCheckpointStore: Sendable {
+    let context: AppContext
+
+    /// An error reading or writing a checkpoint; it names the key.
+    public struct Error: Swift.Error, CustomStringConvertible, Sendable {
+        /// The key concerned.
+        public var key: String
+        /// What went wrong.
+        public var message: String
+        public var description: String { "checkpoint '\(key)': \(message)" }
+    }
+
+    /// The value saved under `key`, or `nil`.
+    public func load<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
+        guard let data = try store(for: key).checkpoint(app: context.app, key: key) else { return nil }
+        do {
+            return try JSONDecoder().decode(Value.self, from: data)
+        } catch {
+            throw Error(key: key, message: "stored value is not a \(Value.self): \(error)")
+        }
+    }
+
+    /// Saves `value` under `key`, durably.
+    public func save<Value: Encodable>(_ value: Value, forKey key: String) throws {
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(value)
+        } catch {
+            throw Error(key: key, message: "cannot encode \(Value.self): \(error)")
+        }
+        try store(for: key).setCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now())
+    }
+
+    /// Removes the value under `key`.
+    public func remove(forKey key: String) throws {
+        try store(for: key).removeCheckpoint(app: context.app, key: key)
+    }
+
+    /// The keys that have values.
+    public func keys() throws -> [String] {
+        try store(for: "*").checkpointKeys(app: context.app)
+    }
+
+    private func store(for key: String) throws -> SchedulerStore {
+        guard let store = context.driver.store else {
+            throw Error(key: key, message: context.driver.unavailableReason ?? "no store")
+        }
+        return store
+    }
+}

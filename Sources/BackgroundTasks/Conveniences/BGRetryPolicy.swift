@@ -1,0 +1,45 @@
+import Foundation
+
+/// When to try a failed task again (SPEC §5 "Failure and rescheduling").
+///
+/// Set with ``BGTaskScheduler/setRetryPolicy(_:forTaskWithIdentifier:)``. When a run ends
+/// in anything but success (failure, expiration, termination, crash) and the app did not
+/// already submit a new request for the identifier, the scheduler submits a copy of the
+/// request with `earliestBeginDate` moved by the policy's delay. A success resets the count.
+public struct BGRetryPolicy: Hashable, Sendable {
+    /// The delay before the first retry.
+    public var initialDelay: TimeInterval
+    /// Each further retry waits this many times longer (1 for a fixed interval).
+    public var multiplier: Double
+    /// No retry waits longer than this.
+    public var maximumDelay: TimeInterval
+    /// Give up after this many consecutive failures (`nil`: never give up).
+    public var maximumAttempts: Int?
+
+    /// Creates a policy; prefer ``fixed(_:maximumAttempts:)`` and ``exponentialBackoff(initial:multiplier:cap:maximumAttempts:)``.
+    public init(initialDelay: TimeInterval, multiplier: Double, maximumDelay: TimeInterval, maximumAttempts: Int?) {
+        precondition(initialDelay >= 0 && initialDelay.isFinite, "BGRetryPolicy: initialDelay must be a finite, non-negative number of seconds")
+        precondition(multiplier >= 1 && multiplier.isFinite, "BGRetryPolicy: multiplier must be at least 1")
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maximumDelay = max(initialDelay, maximumDelay)
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// Retry after the same interval every time.
+    public static func fixed(_ interval: TimeInterval, maximumAttempts: Int? = nil) -> BGRetryPolicy {
+        BGRetryPolicy(initialDelay: interval, multiplier: 1, maximumDelay: interval, maximumAttempts: maximumAttempts)
+    }
+
+    /// Retry after `initial`, then `initial × multiplier`, ... never more than `cap`.
+    public static func exponentialBackoff(initial: TimeInterval, multiplier: Double = 2, cap: TimeInterval, maximumAttempts: Int? = nil) -> BGRetryPolicy {
+        BGRetryPolicy(initialDelay: initial, multiplier: multiplier, maximumDelay: cap, maximumAttempts: maximumAttempts)
+    }
+
+    /// The delay after the `attempt`-th consecutive failure (1-based), or `nil` to give up.
+    public func delay(afterFailedAttempt attempt: Int) -> TimeInterval? {
+        if let maximumAttempts, attempt > maximumAttempts { return nil }
+        let exponent = Double(max(0, attempt - 1))
+        return min(maximumDelay, initialDelay * pow(multiplier, exponent))
+    }
+}

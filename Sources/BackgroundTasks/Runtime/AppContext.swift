@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One app as the runtime sees it: its identity and manifest, its scheduler and
+/// application objects, its registered handlers, and the driver that runs its tasks.
+///
+/// Apple's API is made of singletons (`BGTaskScheduler.shared`, `UIApplication.shared`),
+/// yet the simulator runs many apps in one process. So the singletons resolve to the
+/// context of the code that is running: the task-local ``AppContext/current`` (bound by
+/// the driver around every call into an app), else the context attached to the current
+/// Dispatch queue (handler queues carry it, so completion blocks find it too), else the
+/// process's own embedded app.
+public final class AppContext: Sendable {
+    /// The app.
+    public let app: AppID
+    /// What the app may schedule.
+    public let manifest: AppManifest
+    /// The driver that runs the app's tasks.
+    public let driver: SchedulerDriver
+    /// The app's `BGTaskScheduler`.
+    public let scheduler: BGTaskScheduler
+    /// The app's `UIApplication`.
+    public let application: BGApplication
+    /// The serial queue handlers registered with `using: nil` run on.
+    public let defaultHandlerQueue: DispatchQueue
+    /// Where expiration handlers run: separate from handler queues, so an expiration
+    /// handler runs even while the handler's own queue is busy with the work it cancels.
+    let expirationQueue: DispatchQueue
+
+    /// The context bound by the driver around calls into app code.
+    @TaskLocal public static var current: AppContext?
+
+    static let queueKey = DispatchSpecificKey<WeakContext>()
+
+    /// Creates a context and attaches it to `driver`.
+    public init(
+        app: AppID,
+        manifest: AppManifest,
+        driver: SchedulerDriver,
+        assertions: AssertionConfiguration = .init(),
+        backgroundRefreshEnabled: Bool = true
+    ) {
+        self.app = app
+        self.manifest = manifest
+        self.driver = driver
+        self.defaultHandlerQueue = DispatchQueue(label: "bgtask.\(app.rawValue).handlers")
+        self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")
+        self.scheduler = BGTaskScheduler()
+        self.application = BGApplication(assertions: assertions)
+        scheduler.context = self
+        application.context = self
+        bind(defaultHandlerQueue)
+        bind(expirationQueue)
+        let stored = try? driver.store?.appSetting(app: app, name: "background-refresh")
+        driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
+    }
+
+    /// The context of the code that is running (see the type's documentation).
+    public static func resolve() -> AppContext {
+        if let current { return current }
+        if let bound = DispatchQueue.getSpecific(key: queueKey)?.context { return bound }
+        return EmbeddedScheduler.processContext
+    }
+
+    /// Runs `body` with this context as the current one.
+    public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
+        try AppContext.$current.withValue(self, operation: body)
+    }
+
+    /// Attaches this context to `queue` so code running on it resolves to this app,
+    /// unless the queue already belongs to another app.
+    func bind(_ queue: DispatchQueue) {
+        if queue.getSpecific(key: AppContext.queueKey)?.context == nil {
+            queue.setSpecific(key: AppContext.queueKey, value: WeakContext(self))
+        }
+    }
+
+    /// Runs `body` on `queue` as app work: bound to this context and counted by the
+    /// driver's activity tracker until it returns.
+    func dispatch(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        driver.activity.enter()
+        queue.async {
+            self.withCurrent(body)
+            self.driver.activity.leave()
+        }
+    }
+
+    // MARK: Launching tasks
+
+    /// Makes the `BGTask` for a run, or `nil` when no handler is registered for it.
+    func makeTask(for record: RunRecord, driver: SchedulerDriver) -> BGTask? {
+        guard scheduler.registration(for: record.identifier) != nil else { return nil }
+        return BGTask.make(for: record, context: self)
+    }
+
+    /// Calls the registered handler with `task`, now or, while the app has not finished
+    /// launching, once it has (all handlers must be registered first).
+    func deliver(_ task: BGTask) {
+        guard application.hasFinishedLaunching else {
+            application.deferUntilLaunched(task)
+            return
+        }
+        guard let registration = scheduler.registration(for: task.identifier) else {
+            driver.log(.error, app: app, "no launch handler registered for task with identifier '\(task.identifier)'")
+            task.setTaskCompleted(success: false)
+            return
+        }
+        registration.invoke(task, context: self)
+    }
+}
+
+/// A weak reference for Dispatch queue-specific data (a queue must not keep its app alive).
+final class WeakContext: @unchecked Sendable {
+    // Set once at creation; read-only afterwards.
+    weak var context: AppContext?
+    init(_ context: AppContext) { self.context = context }
+}

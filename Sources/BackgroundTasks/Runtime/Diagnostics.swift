@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+
+/// One message of the scheduler about an app: a warning (`setTaskCompleted` twice), an
+/// error (a store that cannot be written), or a note for the timeline.
+public struct DiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
+    /// How serious the message is.
+    public enum Level: String, Hashable, Sendable, Comparable {
+        case info, warning, error
+
+        private var rank: Int { self == .info ? 0 : self == .warning ? 1 : 2 }
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
+    }
+
+    /// How serious.
+    public var level: Level
+    /// The app concerned, if any.
+    public var app: AppID?
+    /// What happened, naming the identifier concerned.
+    public var text: String
+
+    /// Creates a message.
+    public init(_ level: Level, app: AppID?, _ text: String) {
+        self.level = level
+        self.app = app
+        self.text = text
+    }
+
+    public var description: String { "bgtask \(level.rawValue)\(app.map { " [\($0)]" } ?? ""): \(text)" }
+}
+
+/// Where diagnostics go: standard error by default; tests and the simulator collect them.
+public final class DiagnosticLog: Sendable {
+    private let sink: @Sendable (DiagnosticMessage) -> Void
+    private let collected = Mutex<[DiagnosticMessage]>([])
+    private let keeps: Bool
+
+    /// Writes messages at `minimumLevel` and above to standard error.
+    public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning) -> DiagnosticLog {
+        DiagnosticLog { message in
+            guard message.level >= minimumLevel else { return }
+            FileHandle.standardError.write(Data((message.description + "\n").utf8))
+        }
+    }
+
+    /// Keeps every message in memory (see ``messages``) and forwards nothing.
+    public static func collecting() -> DiagnosticLog { DiagnosticLog(keeps: true) { _ in } }
+
+    /// Sends every message to `sink`.
+    public init(sink: @escaping @Sendable (DiagnosticMessage) -> Void) {
+        self.sink = sink
+        self.keeps = false
+    }
+
+    private init(keeps: Bool, sink: @escaping @Sendable (DiagnosticMessage) -> Void) {
+        self.sink = sink
+        self.keeps = keeps
+    }
+
+    /// Records one message.
+    public func record(_ message: DiagnosticMessage) {
+        if keeps { collected.withLock { $0.append(message) } }
+        sink(message)
+    }
+
+    /// Shorthand for ``record(_:)``.
+    public func callAsFunction(_ level: DiagnosticMessage.Level, app: AppID?, _ text: String) {
+        record(DiagnosticMessage(level, app: app, text))
+    }
+
+    /// The messages kept by a ``collecting()`` log.
+    public var messages: [DiagnosticMessage] { collected.withLock { $0 } }
+}

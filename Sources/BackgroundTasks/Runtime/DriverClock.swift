@@ -1,0 +1,45 @@
+import Dispatch
+import Foundation
+
+/// A timer handed out by a ``DriverClock``; cancelling one that already fired is harmless.
+public protocol DriverTimer: Sendable {
+    /// Stops the timer from firing.
+    func cancel()
+}
+
+/// Where a driver gets "now" and its timers from. The real-time clock uses the wall
+/// clock and Dispatch timers; the simulator's virtual clock uses an event queue.
+public protocol DriverClock: AnyObject, Sendable {
+    /// The current instant.
+    func now() -> Date
+    /// Calls `action` once at `instant` (or as soon as possible when it has passed).
+    func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
+}
+
+/// The real-time clock: `Date()` and Dispatch wall-clock timers on one serial queue.
+public final class DispatchDriverClock: DriverClock {
+    private let queue: DispatchQueue
+
+    /// Creates a clock whose timers fire on `queue`.
+    public init(queue: DispatchQueue = DispatchQueue(label: "bgtask.driver.timers")) {
+        self.queue = queue
+    }
+
+    public func now() -> Date { Date() }
+
+    public func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        // Wall-clock deadlines keep firing at the right instant across system sleep.
+        let delay = max(0, instant.timeIntervalSinceNow)
+        source.schedule(wallDeadline: .now() + delay, leeway: .milliseconds(1))
+        source.setEventHandler(handler: action)
+        source.activate()
+        return DispatchTimer(source: source)
+    }
+
+    private struct DispatchTimer: DriverTimer, @unchecked Sendable {
+        // DispatchSourceTimer is thread-safe; it is just not annotated Sendable.
+        let source: any DispatchSourceTimer
+        func cancel() { source.cancel() }
+    }
+}

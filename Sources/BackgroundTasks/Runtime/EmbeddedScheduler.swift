@@ -1,0 +1,198 @@
+import Foundation
+import SchedulerStore
+import DeviceConditions
+import Synchronization
+
+/// The scheduler embedded in one long-running process, for when no daemon runs
+/// (SPEC §6): the real-time driver runs due tasks in-process and keeps state in SQLite
+/// under `$XDG_STATE_HOME/bgtask/<app-id>/` (else `~/.local/state/bgtask/<app-id>/`).
+///
+/// Call ``bootstrap(_:)`` once, before the first use of `BGTaskScheduler.shared`, to say
+/// which app this is and what it may do; without it the first use configures the
+/// defaults: the manifest from `$BGTASK_MANIFEST`, else `Info.plist` or
+/// `<executable>.bgtask.json` beside the executable.
+public enum EmbeddedScheduler {
+    /// How the process's own app is set up.
+    public struct Configuration: Sendable {
+        /// The app; default: the manifest's `CFBundleIdentifier`, else `local.<executable name>`.
+        public var app: AppID?
+        /// What the app may schedule, given in code; default: loaded from ``manifestURL``.
+        public var manifest: AppManifest?
+        /// Where the manifest file is; default: `$BGTASK_MANIFEST`, else beside the executable.
+        public var manifestURL: URL?
+        /// Where the state lives; default: `$XDG_STATE_HOME/bgtask/<app>/`.
+        public var stateDirectory: URL?
+        /// The engine's tunables.
+        public var scheduler: SchedulerConfiguration
+        /// Background assertion tunables.
+        public var assertions: AssertionConfiguration
+        /// Reads the device; default: the Linux readers under `/sys` and `/proc`.
+        public var conditions: (any ConditionsProvider)?
+        /// Where warnings go; default: standard error.
+        public var log: DiagnosticLog?
+
+        /// Creates a configuration; every `nil` takes the default.
+        public init(
+            app: AppID? = nil,
+            manifest: AppManifest? = nil,
+            manifestURL: URL? = nil,
+            stateDirectory: URL? = nil,
+            scheduler: SchedulerConfiguration = EmbeddedScheduler.defaultSchedulerConfiguration(),
+            assertions: AssertionConfiguration = .init(),
+            conditions: (any ConditionsProvider)? = nil,
+            log: DiagnosticLog? = nil
+        ) {
+            self.app = app
+            self.manifest = manifest
+            self.manifestURL = manifestURL
+            self.stateDirectory = stateDirectory
+            self.scheduler = scheduler
+            self.assertions = assertions
+            self.conditions = conditions
+            self.log = log
+        }
+    }
+
+    /// Apple's defaults, with `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured (every
+    /// run expires within 5 s of launch).
+    public static func defaultSchedulerConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchedulerConfiguration {
+        var configuration = SchedulerConfiguration()
+        if environment["BACKGROUND_TASK_SIMULATE_EXPIRATION"]?.uppercased() == "YES" {
+            configuration.simulatedExpirationAfter = 5
+        }
+        return configuration
+    }
+
+    private static let pending = Mutex<Configuration?>(nil)
+    private static let resolved = Mutex(false)
+
+    /// Sets up the process's app. Call once, before the first use of the API.
+    /// - Throws: ``EmbeddedSchedulerError`` when the API was already used, or the
+    ///   manifest cannot be loaded (the error names the file and key).
+    public static func bootstrap(_ configuration: Configuration) throws(EmbeddedSchedulerError) {
+        if resolved.withLock({ $0 }) {
+            throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called after BGTaskScheduler.shared was first used; call it first thing in main")
+        }
+        if configuration.manifest == nil {
+            do {
+                _ = try loadManifest(configuration)
+            } catch {
+                throw EmbeddedSchedulerError(message: "\(error)")
+            }
+        }
+        pending.withLock { $0 = configuration }
+    }
+
+    /// The process's own app context, created on first use.
+    static let processContext: AppContext = {
+        resolved.withLock { $0 = true }
+        let configuration = pending.withLock { $0 } ?? Configuration()
+        return makeContext(configuration)
+    }()
+
+    /// Builds a context with a real-time driver from `configuration`. Failures (no
+    /// manifest, unusable state directory) leave a context whose submissions fail with
+    /// `unavailable` naming the cause, rather than a crash.
+    public static func makeContext(_ configuration: Configuration) -> AppContext {
+        let log = configuration.log ?? .standardError()
+        var manifest: AppManifest
+        var problems: [String] = []
+        if let given = configuration.manifest {
+            manifest = given
+        } else {
+            do {
+                manifest = try loadManifest(configuration)
+            } catch {
+                problems.append("\(error)")
+                manifest = AppManifest(permittedIdentifiers: [], backgroundModes: [], source: "no manifest")
+            }
+        }
+        let app = configuration.app ?? manifest.appID ?? AppID("local." + ProcessInfo.processInfo.processName)
+        let clock = DispatchDriverClock()
+        var store: SchedulerStore?
+        do {
+            let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
+            let (opened, report) = try openStore(in: directory, now: clock.now())
+            store = opened
+            if let moved = report.movedAsideCorruptFile {
+                log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
+            }
+            for run in report.interruptedRuns {
+                log(.warning, app: app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored")
+            }
+        } catch {
+            problems.append("\(error)")
+        }
+        let conditions = configuration.conditions ?? LinuxConditionsReader()
+        let driver = SchedulerDriver(
+            configuration: configuration.scheduler,
+            conditions: conditions.read(),
+            clock: clock,
+            store: store,
+            unavailableReason: problems.joined(separator: "; "),
+            log: log
+        )
+        for problem in problems { log(.error, app: app, problem) }
+        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions)
+        ConditionsMonitor.start(conditions, driver: driver)
+        return context
+    }
+
+    static func loadManifest(_ configuration: Configuration) throws -> AppManifest {
+        if let manifest = configuration.manifest { return manifest }
+        if let url = configuration.manifestURL { return try AppManifest.load(contentsOf: url) }
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["BGTASK_MANIFEST"], !path.isEmpty {
+            return try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ProcessInfo.processInfo.processName).resolvingSymlinksInPath()
+        let candidates = [
+            executable.deletingLastPathComponent().appendingPathComponent("Info.plist"),
+            executable.deletingLastPathComponent().appendingPathComponent(executable.lastPathComponent + ".bgtask.json"),
+        ]
+        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path) {
+            return try AppManifest.load(contentsOf: candidate)
+        }
+        throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json beside the executable, or call EmbeddedScheduler.bootstrap with one")
+    }
+
+    /// `$XDG_STATE_HOME/bgtask/<app>/`, else `~/.local/state/bgtask/<app>/`, created 0700.
+    public static func stateDirectory(for app: AppID, configured: URL?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(EmbeddedSchedulerError) -> URL {
+        let directory: URL
+        if let configured {
+            directory = configured
+        } else {
+            let base: URL
+            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+                base = URL(fileURLWithPath: state)
+            } else if let home = environment["HOME"], !home.isEmpty {
+                base = URL(fileURLWithPath: home).appendingPathComponent(".local/state")
+            } else {
+                throw EmbeddedSchedulerError(message: "neither XDG_STATE_HOME nor HOME is set; cannot choose a state directory for \(app)")
+            }
+            directory = base.appendingPathComponent("bgtask").appendingPathComponent(app.rawValue)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw EmbeddedSchedulerError(message: "cannot create the state directory \(directory.path): \(error.localizedDescription)")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw EmbeddedSchedulerError(message: "the state directory \(directory.path) is not a directory")
+        }
+        return directory
+    }
+
+    /// Opens (or creates) `scheduler.sqlite` in `directory`.
+    public static func openStore(in directory: URL, now: Date) throws(StoreError) -> (SchedulerStore, StoreOpenReport) {
+        try SchedulerStore.open(at: directory.appendingPathComponent("scheduler.sqlite"), now: now)
+    }
+}
+
+/// A setup problem of the embedded scheduler; the message names the file or variable.
+public struct EmbeddedSchedulerError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong.
+    public var message: String
+    public var description: String { message }
+}

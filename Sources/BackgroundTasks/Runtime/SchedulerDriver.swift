@@ -1,0 +1,381 @@
+import Foundation
+import SchedulerStore
+import Synchronization
+
+/// Hosts one ``SchedulerEngine``: feeds it events with the time of its clock, persists
+/// what it decides, launches handlers in the apps attached to it, and keeps one timer for
+/// the engine's next wake.
+///
+/// The same class serves the real-time driver (``DispatchDriverClock``, a SQLite file)
+/// and the simulator's virtual-time driver (a virtual clock, an in-memory store), so a
+/// simulation exercises exactly the production code path.
+///
+/// Locking: one mutex guards the engine and the driver's tables; store writes happen
+/// under it (they must be durable before a call returns), app code never does: handlers,
+/// expiration handlers and observers are called after the lock is released.
+public final class SchedulerDriver: Sendable {
+    /// Where time comes from.
+    public let clock: any DriverClock
+    /// The durable store, or `nil` when it could not be opened (see ``unavailableReason``).
+    public let store: SchedulerStore?
+    /// Why the store is missing: every submission then fails with `unavailable` and this text.
+    public let unavailableReason: String?
+    /// App work in flight (the virtual-time driver waits for it to settle).
+    public let activity: ActivityTracker
+    /// Where warnings go.
+    public let log: DiagnosticLog
+
+    private struct State: @unchecked Sendable {
+        // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
+        var engine: SchedulerEngine
+        var contexts: [AppID: AppContext] = [:]
+        var tasks: [RunID: BGTask] = [:]
+        var wakeTimer: (any DriverTimer)?
+        var wakeAt: Date?
+        var observers: [@Sendable (SchedulerTraceEvent) -> Void] = []
+        var retained: [AnyObject] = []
+    }
+
+    private let state: Mutex<State>
+
+    /// Things to do once the lock is released.
+    private enum Action {
+        case invoke(BGTask, AppContext)
+        case launchFailed(RunID, String)
+        case expire(BGTask)
+        case finish(BGTask, RunRecord)
+        case terminate(BGTask, String)
+        case sampleProgress(BGTask)
+        case trace(SchedulerTraceEvent)
+    }
+
+    /// Creates a driver over `store` (pending requests are restored from it).
+    /// - Parameters:
+    ///   - store: the durable store, or `nil` when it could not be opened.
+    ///   - unavailableReason: why there is no store (shown in `unavailable` errors).
+    public init(
+        configuration: SchedulerConfiguration = .init(),
+        conditions: Conditions = .favorable,
+        clock: any DriverClock,
+        store: SchedulerStore?,
+        unavailableReason: String? = nil,
+        activity: ActivityTracker = ActivityTracker(),
+        log: DiagnosticLog = .standardError()
+    ) {
+        self.clock = clock
+        self.store = store
+        self.unavailableReason = store == nil ? (unavailableReason ?? "the scheduler has no store") : nil
+        self.activity = activity
+        self.log = log
+        var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: (try? store?.maxRunID()) ?? nil)
+        if let store {
+            do {
+                engine.restore(try store.pendingRequests(), at: clock.now())
+            } catch {
+                log(.error, app: nil, "could not read pending requests from the store: \(error)")
+            }
+        }
+        state = Mutex(State(engine: engine))
+    }
+
+    /// The engine's configuration.
+    public var configuration: SchedulerConfiguration { state.withLock { $0.engine.configuration } }
+
+    /// Calls `observer` with every trace event, after the event happened (not under a lock).
+    public func observe(_ observer: @escaping @Sendable (SchedulerTraceEvent) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    // MARK: Apps
+
+    /// Attaches an app: the engine learns its manifest, and runs of its tasks are
+    /// delivered to it. Runs that are due now launch.
+    func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
+        mutate { state, _ in
+            state.contexts[context.app] = context
+            state.engine.register(AppRegistration(app: context.app, manifest: context.manifest, backgroundRefreshEnabled: backgroundRefreshEnabled))
+            return []
+        }
+    }
+
+    /// Detaches an app: its pending requests stay, its runs are no longer delivered.
+    func detach(_ app: AppID) {
+        _ = state.withLock { $0.contexts.removeValue(forKey: app) }
+    }
+
+    /// Delivers what is due now (after an app finished launching, or at start-up).
+    public func runDueWork() {
+        mutate { state, now in state.engine.handle(.timerFired, at: now) }
+    }
+
+    /// Turns an app's Background App Refresh switch on or off (persisted).
+    func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
+        try? store?.setAppSetting(enabled ? "on" : "off", app: app, name: "background-refresh")
+        mutate { state, _ in
+            state.engine.setBackgroundRefresh(enabled, for: app)
+            return []
+        }
+    }
+
+    /// Whether the app's Background App Refresh switch is on.
+    func backgroundRefreshEnabled(for app: AppID) -> Bool {
+        state.withLock { $0.engine.registration(of: app)?.backgroundRefreshEnabled ?? false }
+    }
+
+    func traceLifecycle(_ app: AppID, from old: ApplicationLifecycleState, to new: ApplicationLifecycleState, at now: Date) {
+        let observers = state.withLock { $0.observers }
+        for observer in observers { observer(.lifecycle(app, from: old, to: new, at: now)) }
+    }
+
+    func traceAppTerminated(_ app: AppID, _ reason: TerminationReason, at now: Date) {
+        let observers = state.withLock { $0.observers }
+        for observer in observers { observer(.appTerminated(app, reason, at: now)) }
+    }
+
+    // MARK: Requests
+
+    /// Checks, persists, then applies a submission: when it returns, the request is on disk.
+    public func submit(_ request: PendingRequest) throws(SubmitRejection) {
+        var rejection: SubmitRejection?
+        mutate { state, now in
+            do throws(SubmitRejection) {
+                try state.engine.checkSubmit(request, at: now)
+                guard let store else {
+                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
+                }
+                do {
+                    try store.upsertRequest(request)
+                } catch {
+                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
+                }
+            } catch {
+                rejection = error
+                return []
+            }
+            return state.engine.submit(request, at: now)
+        } prefix: { now in
+            rejection == nil ? [.submitted(request, at: now)] : []
+        }
+        if let rejection { throw rejection }
+    }
+
+    /// Removes a pending request (from disk first).
+    public func cancel(_ key: RequestKey) {
+        do {
+            try store?.deleteRequest(key)
+        } catch {
+            log(.error, app: key.app, "could not remove '\(key.identifier)' from the store: \(error)")
+        }
+        mutate { state, now in
+            _ = state.engine.cancel(key)
+            return []
+        } prefix: { now in [.cancelled(key, at: now)] }
+    }
+
+    /// Removes every pending request of `app`.
+    public func cancelAll(of app: AppID) {
+        do {
+            try store?.deleteAllRequests(app: app)
+        } catch {
+            log(.error, app: app, "could not remove the pending requests from the store: \(error)")
+        }
+        var removed: [RequestKey] = []
+        mutate { state, _ in
+            removed = state.engine.cancelAll(of: app).map(\.key)
+            return []
+        } prefix: { now in removed.map { .cancelled($0, at: now) } }
+    }
+
+    /// Copies of the pending requests of `app`.
+    public func pendingRequests(of app: AppID) -> [PendingRequest] {
+        state.withLock { $0.engine.pendingRequests(of: app) }
+    }
+
+    /// Every pending request.
+    public var allPendingRequests: [PendingRequest] { state.withLock { $0.engine.allPendingRequests } }
+
+    /// Runs in progress.
+    public var activeRuns: [RunRecord] { state.withLock { $0.engine.activeRuns } }
+
+    /// Where a pending request sits (waiting, eligible, blocked...).
+    public func location(of key: RequestKey) -> EligibilityIndex.Location? {
+        state.withLock { $0.engine.location(of: key) }
+    }
+
+    /// The instant of the engine's next wake, if any.
+    public var nextWake: Date? { state.withLock { $0.engine.nextWake } }
+
+    // MARK: Events from the world
+
+    /// The driver's timer fired.
+    public func timerFired() {
+        mutate { state, now in
+            state.wakeAt = nil
+            return state.engine.handle(.timerFired, at: now)
+        }
+    }
+
+    /// The device conditions changed.
+    public func conditionsChanged(_ conditions: Conditions) {
+        mutate { state, now in
+            state.engine.handle(.conditionsChanged(conditions), at: now)
+        } prefix: { now in [.conditionsChanged(conditions, at: now)] }
+    }
+
+    /// Whether a pending request or a running task requires a device condition (only
+    /// then is the device sampled).
+    public var dependsOnConditions: Bool {
+        state.withLock { state in
+            state.engine.allPendingRequests.contains { !$0.requiredConditions.isEmpty }
+                || state.engine.activeRuns.contains { !$0.request.requiredConditions.isEmpty }
+        }
+    }
+
+    /// Keeps `object` (a timer source) alive as long as the driver.
+    func retain(_ object: AnyObject) {
+        state.withLock { $0.retained.append(object) }
+    }
+
+    /// The current conditions as the engine knows them.
+    public var conditions: Conditions { state.withLock { $0.engine.conditions } }
+
+    func taskCompleted(_ run: RunID, success: Bool) {
+        mutate { state, now in state.engine.handle(.taskCompleted(run, success: success), at: now) }
+    }
+
+    func expirationDelivered(_ run: RunID, handlerWasSet: Bool) {
+        mutate { state, now in state.engine.handle(.expirationDelivered(run, handlerWasSet: handlerWasSet), at: now) }
+    }
+
+    /// The process running `run` died (out-of-process hosts).
+    public func runCrashed(_ run: RunID, reason: String) {
+        mutate { state, now in state.engine.handle(.runCrashed(run, reason: reason), at: now) }
+    }
+
+    // MARK: Testing hooks
+
+    /// Launches the pending request under `key` now (Apple's `_simulateLaunchForTaskWithIdentifier`).
+    public func simulateLaunch(_ key: RequestKey) throws(EngineError) {
+        var failure: EngineError?
+        mutate { state, now in
+            do throws(EngineError) {
+                return try state.engine.simulateLaunch(key, at: now)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).
+    public func simulateExpiration(_ key: RequestKey) throws(EngineError) {
+        var failure: EngineError?
+        mutate { state, now in
+            do throws(EngineError) {
+                return try state.engine.simulateExpiration(key, at: now)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Effects
+
+    /// Runs `change` on the engine under the lock, carries out its effects (store writes
+    /// under the lock, app calls after), and reports trace events to observers. `prefix`
+    /// runs after `change`, under the lock, and gives the trace events that come first.
+    private func mutate(
+        _ change: (inout State, Date) -> [EngineEffect],
+        prefix: (Date) -> [SchedulerTraceEvent] = { _ in [] }
+    ) {
+        let (actions, observers) = state.withLock { state -> ([Action], [@Sendable (SchedulerTraceEvent) -> Void]) in
+            let now = clock.now()
+            let effects = change(&state, now)
+            var actions = prefix(now).map(Action.trace)
+            for effect in effects {
+                apply(effect, to: &state, at: now, actions: &actions)
+            }
+            return (actions, state.observers)
+        }
+        perform(actions, observers: observers)
+    }
+
+    private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
+        switch effect {
+        case .launch(let record, let budget):
+            do {
+                try store?.recordRunStarted(record)
+            } catch {
+                log(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")
+            }
+            actions.append(.trace(.launched(record, budget: budget)))
+            guard let context = state.contexts[record.app] else {
+                actions.append(.launchFailed(record.id, "\(record.app) is not running and cannot be launched by this driver"))
+                return
+            }
+            guard let task = context.makeTask(for: record, driver: self) else {
+                actions.append(.launchFailed(record.id, "no launch handler registered for task with identifier '\(record.identifier)'"))
+                return
+            }
+            state.tasks[record.id] = task
+            actions.append(.invoke(task, context))
+        case .expire(let run, let reason, _):
+            if let task = state.tasks[run] {
+                actions.append(.trace(.expired(run, task.key, reason: reason, at: now)))
+                actions.append(.expire(task))
+            }
+        case .runFinished(let record):
+            do {
+                try store?.recordRunFinished(record)
+            } catch {
+                log(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")
+            }
+            actions.append(.trace(.finished(record)))
+            if let task = state.tasks.removeValue(forKey: record.id) {
+                actions.append(.finish(task, record))
+            }
+        case .terminate(let run, let reason):
+            if let task = state.tasks[run] {
+                actions.append(.trace(.terminated(run, task.key, reason: reason, at: now)))
+                actions.append(.terminate(task, reason))
+            }
+        case .sampleProgress(let run):
+            if let task = state.tasks[run] { actions.append(.sampleProgress(task)) }
+        case .requestMoved(let key, let location):
+            actions.append(.trace(.moved(key, location, at: now)))
+        case .wake(let instant):
+            guard instant != state.wakeAt else { return }
+            state.wakeTimer?.cancel()
+            state.wakeAt = instant
+            state.wakeTimer = instant.map { clock.schedule(at: $0) { [weak self] in self?.timerFired() } }
+        }
+    }
+
+    private func perform(_ actions: [Action], observers: [@Sendable (SchedulerTraceEvent) -> Void]) {
+        for action in actions {
+            switch action {
+            case .trace(let event):
+                for observer in observers { observer(event) }
+            case .invoke(let task, let context):
+                context.deliver(task)
+            case .launchFailed(let run, let reason):
+                if let app = state.withLock({ $0.engine.activeRuns.first { $0.id == run }?.app }) {
+                    log(.error, app: app, reason)
+                }
+                mutate { state, now in state.engine.handle(.launchFailed(run, reason: reason), at: now) }
+            case .expire(let task):
+                task.deliverExpiration()
+            case .finish(let task, let record):
+                task.runDidFinish(record)
+            case .terminate(let task, let reason):
+                task.terminate(reason: reason)
+            case .sampleProgress(let task):
+                let completed = task.progressCompletedUnitCount
+                mutate { state, now in state.engine.handle(.progressSampled(task.runID, completedUnitCount: completed), at: now) }
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+/// What a driver saw happen, in order: the raw material of timelines, reports and
+/// assertions in tests.
+public enum SchedulerTraceEvent: Hashable, Sendable {
+    /// A request was accepted (replacing any pending one with its identifier).
+    case submitted(PendingRequest, at: Date)
+    /// A pending request was cancelled by the app.
+    case cancelled(RequestKey, at: Date)
+    /// A pending request moved: became eligible, blocked on a condition, waiting for a run.
+    case moved(RequestKey, EligibilityIndex.Location, at: Date)
+    /// A handler was launched.
+    case launched(RunRecord, budget: TimeInterval?)
+    /// A run's expiration handler was called.
+    case expired(RunID, RequestKey, reason: String, at: Date)
+    /// A run was terminated by force.
+    case terminated(RunID, RequestKey, reason: String, at: Date)
+    /// A run ended (its record has the outcome).
+    case finished(RunRecord)
+    /// The device conditions changed.
+    case conditionsChanged(Conditions, at: Date)
+    /// An app's lifecycle state changed.
+    case lifecycle(AppID, from: ApplicationLifecycleState, to: ApplicationLifecycleState, at: Date)
+    /// An app was terminated by the assertion watchdog.
+    case appTerminated(AppID, TerminationReason, at: Date)
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Why the engine refused a submission. The codes mirror `BGTaskScheduler.Error.Code`.
+public struct SubmitRejection: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Which of Apple's error codes (or this project's `invalidRequest`) applies.
+    public enum Code: Int, Hashable, Sendable, Codable {
+        /// Background refresh is off for the app, or the system cannot schedule.
+        case unavailable = 1
+        /// The app already has the maximum number of pending requests of this kind.
+        case tooManyPendingTaskRequests = 2
+        /// Identifier not in the manifest, background mode missing, or resource unsupported.
+        case notPermitted = 3
+        /// A continued-processing request with strategy `.fail` cannot start now.
+        case immediateRunIneligible = 4
+        /// The request itself is malformed (for example a NaN `earliestBeginDate`).
+        case invalidRequest = 100
+    }
+
+    /// The code.
+    public var code: Code
+    /// A message that names the culprit.
+    public var message: String
+
+    /// Creates a rejection.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// An error from a call that needs a request to be pending or a run in progress.
+public struct EngineError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was missing.
+    public enum Code: Hashable, Sendable {
+        /// No pending request has the identifier.
+        case noPendingRequest
+        /// No run of the identifier is in progress.
+        case noRunningTask
+        /// The app is not known to the engine.
+        case unknownApp
+    }
+
+    /// The code.
+    public var code: Code
+    /// A message that names the identifier.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What an app tells the engine about itself when it starts.
+public struct AppRegistration: Hashable, Sendable {
+    /// The app.
+    public var app: AppID
+    /// What the app may schedule.
+    public var manifest: AppManifest
+    /// The per-app Background App Refresh switch (Settings > General on iOS).
+    public var backgroundRefreshEnabled: Bool
+
+    /// Creates a registration.
+    public init(app: AppID, manifest: AppManifest, backgroundRefreshEnabled: Bool = true) {
+        self.app = app
+        self.manifest = manifest
+        self.backgroundRefreshEnabled = backgroundRefreshEnabled
+    }
+}
+
+/// Something that happened, fed to `SchedulerEngine.handle(_:at:)`.
+public enum EngineEvent: Hashable, Sendable {
+    /// The driver's timer fired: run what is due.
+    case timerFired
+    /// The device conditions changed.
+    case conditionsChanged(Conditions)
+    /// The host delivered the expiration of a run; `handlerWasSet` says whether the app
+    /// had set an expiration handler (without one the run is recorded as failed).
+    case expirationDelivered(RunID, handlerWasSet: Bool)
+    /// The handler called `setTaskCompleted(success:)`.
+    case taskCompleted(RunID, success: Bool)
+    /// The host could not start the handler (no handler registered, app failed to launch).
+    case launchFailed(RunID, reason: String)
+    /// The process running the handler died.
+    case runCrashed(RunID, reason: String)
+    /// The host read the progress of a continued-processing run (completed fraction).
+    case progressSampled(RunID, completedUnitCount: Int64)
+}
+
+/// Something the driver must do, returned by the engine in order.
+public enum EngineEffect: Hashable, Sendable {
+    /// Persist the run (which consumes its request) and call the app's handler.
+    case launch(RunRecord, budget: TimeInterval?)
+    /// Call the run's expiration handler; the run has `grace` seconds to complete.
+    case expire(RunID, reason: String, grace: TimeInterval)
+    /// The run is over: persist the record; later completions of it are ignored.
+    case runFinished(RunRecord)
+    /// Stop the run's work by force (terminate the process group when out of process).
+    case terminate(RunID, reason: String)
+    /// Read the progress of a continued-processing run and report `.progressSampled`.
+    case sampleProgress(RunID)
+    /// A pending request moved (became eligible, blocked on a condition...): for timelines.
+    case requestMoved(RequestKey, EligibilityIndex.Location)
+    /// Wake the engine (`.timerFired`) at this instant; `nil` means nothing is scheduled.
+    case wake(at: Date?)
+}

@@ -1,0 +1,388 @@
+import Foundation
+
+/// The scheduling engine: a pure state machine that turns events into effects.
+///
+/// It owns no clock, performs no I/O and never blocks: every call takes `now` from the
+/// driver, and everything that must happen in the world (persist, launch a handler,
+/// expire, terminate, wake me at) comes back as an ``EngineEffect``. Two drivers host it:
+/// the real-time driver (Dispatch timer, SQLite, real handlers) and the virtual-time
+/// driver of the simulator, so a simulated day previews real behaviour.
+///
+/// Submissions and cancellations are two-phase, because they must be durable before they
+/// are acknowledged: the driver calls ``checkSubmit(_:at:)``, persists the request, then
+/// applies it with ``submit(_:at:)``.
+///
+/// Rules implemented here (SPEC §2):
+/// - a request is eligible when `now >= earliestBeginDate` and every required condition
+///   (external power, network) holds; continued processing ignores the date and runs FIFO;
+/// - 1 pending refresh and 10 pending processing requests per app; resubmitting an
+///   identifier replaces its pending request; a request is consumed when it launches;
+/// - each run gets its kind's budget, then its expiration handler, then a grace period,
+///   then termination; a run without an expiration handler is recorded as failed;
+/// - at most `maximumConcurrentRuns` runs at once, never two runs of one identifier.
+///
+/// The dasd-style policy engine (battery, thermal, usage prediction...) plugs in where
+/// ``launchWhatIsReady(at:into:)`` pops the next ready request.
+public struct SchedulerEngine: Sendable {
+    /// The engine's tunables.
+    public private(set) var configuration: SchedulerConfiguration
+    /// The device conditions last reported.
+    public private(set) var conditions: Conditions
+
+    private var apps: [AppID: AppRegistration] = [:]
+    private var index = EligibilityIndex()
+    private var runs: [RunID: ActiveRun] = [:]
+    private var runsByKey: [RequestKey: RunID] = [:]
+    private var deadlines = IndexedHeap<RunID, Date>()
+    private var nextRunNumber: Int64
+    private var nextSequence: UInt64 = 0
+
+    private struct ActiveRun: Sendable {
+        enum Phase: Sendable, Equatable {
+            /// Running within its budget (deadline: end of budget, or next progress check).
+            case running
+            /// Expired; waiting for completion until the grace deadline.
+            case expiring(reason: String)
+        }
+        var record: RunRecord
+        var phase: Phase
+        var budgetDeadline: Date?
+        var lastProgress: Int64 = -1
+        var lastProgressAt: Date
+        var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
+    }
+
+    /// Creates an engine. `lastRunID` continues the numbering of a reopened store.
+    public init(configuration: SchedulerConfiguration = .init(), conditions: Conditions = .favorable, lastRunID: RunID? = nil) {
+        self.configuration = configuration
+        self.conditions = conditions
+        self.nextRunNumber = (lastRunID?.rawValue ?? 0) + 1
+    }
+
+    // MARK: Apps
+
+    /// Tells the engine about an app (its manifest and refresh switch). Calling it again
+    /// replaces what the engine knew, as an app does on every launch.
+    public mutating func register(_ registration: AppRegistration) {
+        apps[registration.app] = registration
+    }
+
+    /// Turns the app's Background App Refresh switch on or off.
+    public mutating func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
+        apps[app]?.backgroundRefreshEnabled = enabled
+    }
+
+    /// What the engine knows of `app`.
+    public func registration(of app: AppID) -> AppRegistration? { apps[app] }
+
+    // MARK: Requests
+
+    /// Checks a submission without changing anything. The checks run in this order, and
+    /// the first that fails is reported:
+    /// 1. `notPermitted`: the identifier is malformed (empty, over 255 bytes, not reverse-DNS);
+    /// 2. `unavailable`: the app is unknown, or its Background App Refresh switch is off
+    ///    (continued processing is user-started and ignores the switch);
+    /// 3. `notPermitted`: the identifier is not in `BGTaskSchedulerPermittedIdentifiers`
+    ///    (wildcards count for continued processing only), the kind's background mode is
+    ///    missing from `UIBackgroundModes`, or a required resource is unsupported;
+    /// 4. `invalidRequest`: `earliestBeginDate` is NaN, infinite or further ahead than
+    ///    `maximumEarliestBeginDelay`, or a continued-processing title is empty;
+    /// 5. `tooManyPendingTaskRequests`: the kind's per-app limit is reached (a request
+    ///    that replaces a pending one with the same identifier does not count);
+    /// 6. `immediateRunIneligible`: continued processing with strategy `.fail` that
+    ///    cannot start at once.
+    public func checkSubmit(_ request: PendingRequest, at now: Date) throws(SubmitRejection) {
+        let id = request.identifier
+        if let problem = TaskIdentifierRules.problem(with: id) {
+            throw SubmitRejection(.notPermitted, "identifier rejected: \(problem)")
+        }
+        guard let registration = apps[request.app] else {
+            throw SubmitRejection(.unavailable, "app \(request.app) is not known to the scheduler; it cannot schedule '\(id)'")
+        }
+        if request.kind != .continuedProcessing, !registration.backgroundRefreshEnabled {
+            throw SubmitRejection(.unavailable, "Background App Refresh is off for \(request.app); '\(id)' cannot be scheduled")
+        }
+        let manifest = registration.manifest
+        let wildcard = request.kind == .continuedProcessing
+        guard manifest.permits(identifier: id, allowWildcard: wildcard) else {
+            throw SubmitRejection(.notPermitted, "'\(id)' is not listed in BGTaskSchedulerPermittedIdentifiers of \(manifest.source ?? "the manifest")")
+        }
+        if let mode = request.kind.requiredBackgroundMode, !manifest.hasBackgroundMode(mode) {
+            throw SubmitRejection(.notPermitted, "'\(id)' is a \(request.kind) task, which needs \"\(mode)\" in UIBackgroundModes of \(manifest.source ?? "the manifest")")
+        }
+        if let options = request.continuedProcessing {
+            for resource in options.requiredResources where !configuration.supportedResources.contains(resource) {
+                throw SubmitRejection(.notPermitted, "'\(id)' requires the resource '\(resource)', which this system does not support")
+            }
+        }
+        if request.kind != .continuedProcessing, let date = request.earliestBeginDate {
+            let seconds = date.timeIntervalSinceReferenceDate
+            if seconds.isNaN || seconds.isInfinite {
+                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) (not a finite date)")
+            }
+            if date.timeIntervalSince(now) > configuration.maximumEarliestBeginDelay {
+                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate \(date) is more than \(Int(configuration.maximumEarliestBeginDelay / 86_400)) days away")
+            }
+        }
+        if let options = request.continuedProcessing, options.title.isEmpty {
+            throw SubmitRejection(.invalidRequest, "'\(id)': a continued-processing request needs a non-empty title")
+        }
+        let limitClass = request.kind.limitClass
+        let replacing = index.request(for: request.key)?.kind.limitClass == limitClass
+        let pending = index.pendingCount(of: request.app, in: limitClass) - (replacing ? 1 : 0)
+        let limit = configuration.pendingLimit(for: limitClass)
+        if pending >= limit {
+            throw SubmitRejection(.tooManyPendingTaskRequests, "\(request.app) already has \(pending) pending \(limitClass.rawValue) request(s), the limit is \(limit); '\(id)' was not submitted")
+        }
+        if let options = request.continuedProcessing, options.strategy == .fail, !canStartContinuedProcessingNow(replacing: request.key) {
+            throw SubmitRejection(.immediateRunIneligible, "'\(id)' cannot start now: \(runningContinuedProcessingCount) continued-processing run(s) in progress, the cap is \(configuration.maximumConcurrentContinuedProcessing)")
+        }
+    }
+
+    /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.
+    /// Replaces a pending request with the same key.
+    public mutating func submit(_ request: PendingRequest, at now: Date) -> [EngineEffect] {
+        nextSequence += 1
+        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+        var effects: [EngineEffect] = []
+        if let location = index.location(of: request.key) {
+            effects.append(.requestMoved(request.key, location))
+        }
+        launchWhatIsReady(at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
+    /// Restores requests read from the store at start-up (no effects; call
+    /// ``handle(_:at:)`` with `.timerFired` afterwards to run what is due).
+    public mutating func restore(_ requests: [PendingRequest], at now: Date) {
+        for request in requests.sorted(by: { ($0.submittedAt, $0.key) < ($1.submittedAt, $1.key) }) {
+            nextSequence += 1
+            index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+        }
+    }
+
+    /// Removes the pending request under `key` (a running task is not affected).
+    /// Returns the request removed, if there was one.
+    public mutating func cancel(_ key: RequestKey) -> PendingRequest? {
+        index.remove(key)
+    }
+
+    /// Removes every pending request of `app`.
+    public mutating func cancelAll(of app: AppID) -> [PendingRequest] {
+        index.removeAll(of: app)
+    }
+
+    /// Copies of the pending requests of `app`, in submission order.
+    public func pendingRequests(of app: AppID) -> [PendingRequest] { index.requests(of: app) }
+
+    /// Every pending request, in submission order.
+    public var allPendingRequests: [PendingRequest] { index.allRequests }
+
+    /// Where the pending request under `key` sits (waiting, eligible, blocked...).
+    public func location(of key: RequestKey) -> EligibilityIndex.Location? { index.location(of: key) }
+
+    /// The runs in progress.
+    public var activeRuns: [RunRecord] { runs.values.map(\.record).sorted { $0.id < $1.id } }
+
+    /// The run in progress for `key`, if any.
+    public func activeRun(for key: RequestKey) -> RunRecord? { runsByKey[key].flatMap { runs[$0]?.record } }
+
+    /// The next instant the engine needs a `.timerFired`, if any.
+    public var nextWake: Date? {
+        switch (index.nextDueDate, deadlines.min?.priority) {
+        case let (due?, deadline?): return min(due, deadline)
+        case let (due?, nil): return due
+        case let (nil, deadline?): return deadline
+        case (nil, nil): return nil
+        }
+    }
+
+    // MARK: Testing hooks
+
+    /// Launches the pending request under `key` now, whatever its date and conditions
+    /// (the public twin of Apple's `_simulateLaunchForTaskWithIdentifier`).
+    public mutating func simulateLaunch(_ key: RequestKey, at now: Date) throws(EngineError) -> [EngineEffect] {
+        guard let request = index.take(key) else {
+            throw EngineError(.noPendingRequest, "no pending request with identifier '\(key.identifier)' for \(key.app); submit one first")
+        }
+        var effects: [EngineEffect] = []
+        launch(request, at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
+    /// Expires the run in progress for `key` now (the public twin of Apple's
+    /// `_simulateExpirationForTaskWithIdentifier`).
+    public mutating func simulateExpiration(_ key: RequestKey, at now: Date) throws(EngineError) -> [EngineEffect] {
+        guard let runID = runsByKey[key], let run = runs[runID], run.phase == .running else {
+            throw EngineError(.noRunningTask, "no running task with identifier '\(key.identifier)' for \(key.app)")
+        }
+        var effects: [EngineEffect] = []
+        expire(runID, reason: "expiration simulated", at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
+    // MARK: Events
+
+    /// Feeds one event to the engine and returns what the driver must do, in order.
+    /// The last effect is always `.wake(at:)`, the next instant the engine needs.
+    public mutating func handle(_ event: EngineEvent, at now: Date) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        switch event {
+        case .timerFired:
+            processDeadlines(at: now, into: &effects)
+        case .conditionsChanged(let newConditions):
+            conditions = newConditions
+            for transition in index.conditionsChanged(to: newConditions) {
+                effects.append(.requestMoved(transition.key, transition.location))
+            }
+            expireRunsWhoseConditionsFailed(at: now, into: &effects)
+        case .expirationDelivered(let runID, let handlerWasSet):
+            if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
+                finish(runID, outcome: .failure, success: nil, reason: "\(reason); no expiration handler was set", at: now, into: &effects)
+            }
+        case .taskCompleted(let runID, let success):
+            if let run = runs[runID] {
+                switch run.phase {
+                case .running:
+                    finish(runID, outcome: success ? .success : .failure, success: success, reason: "completed", at: now, into: &effects)
+                case .expiring(let reason):
+                    finish(runID, outcome: .expired, success: success, reason: "\(reason); completed within the grace period", at: now, into: &effects)
+                }
+            }
+        case .launchFailed(let runID, let reason):
+            finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
+        case .runCrashed(let runID, let reason):
+            finish(runID, outcome: .crashed, success: nil, reason: reason, at: now, into: &effects)
+        case .progressSampled(let runID, let completed):
+            if var run = runs[runID], run.phase == .running {
+                if completed > run.lastProgress {
+                    run.lastProgress = completed
+                    run.lastProgressAt = now
+                    runs[runID] = run
+                    deadlines.update(runID, priority: nextProgressCheck(after: now, budgetDeadline: run.budgetDeadline))
+                } else {
+                    let stalled = Int(now.timeIntervalSince(run.lastProgressAt))
+                    expire(runID, reason: "progress stalled for \(stalled) s", at: now, into: &effects)
+                }
+            }
+        }
+        launchWhatIsReady(at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
+    // MARK: Internals
+
+    private var runningScheduledCount: Int { runs.count - runningContinuedProcessingCount }
+
+    private var runningContinuedProcessingCount: Int {
+        runs.values.lazy.filter(\.isContinuedProcessing).count
+    }
+
+    private func canStartContinuedProcessingNow(replacing key: RequestKey) -> Bool {
+        let queuedAhead = index.hasQueuedContinuedProcessing && index.location(of: key) != .continuedQueue
+        return !queuedAhead && runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing
+    }
+
+    private mutating func processDeadlines(at now: Date, into effects: inout [EngineEffect]) {
+        while let next = deadlines.min, next.priority <= now {
+            deadlines.remove(next.key)
+            guard let run = runs[next.key] else { continue }
+            switch run.phase {
+            case .running:
+                if run.isContinuedProcessing, run.budgetDeadline.map({ $0 > now }) ?? true {
+                    effects.append(.sampleProgress(next.key))
+                    // Re-armed when the sample arrives; until then, check again after a stall period.
+                    deadlines.update(next.key, priority: nextProgressCheck(after: now, budgetDeadline: run.budgetDeadline))
+                } else {
+                    let budget = Int((run.budgetDeadline ?? now).timeIntervalSince(run.record.startedAt))
+                    expire(next.key, reason: "budget of \(budget) s exhausted", at: now, into: &effects)
+                }
+            case .expiring(let reason):
+                effects.append(.terminate(next.key, reason: reason))
+                finish(next.key, outcome: .terminated, success: nil, reason: "\(reason); not completed within the \(formatSeconds(configuration.expirationGrace)) grace period", at: now, into: &effects)
+            }
+        }
+        for transition in index.advance(to: now, conditions: conditions) {
+            effects.append(.requestMoved(transition.key, transition.location))
+        }
+    }
+
+    private mutating func expireRunsWhoseConditionsFailed(at now: Date, into effects: inout [EngineEffect]) {
+        let failing = runs.values
+            .filter { $0.phase == .running }
+            .compactMap { run in conditions.firstUnmet(of: run.record.request.requiredConditions).map { (run.record.id, $0) } }
+            .sorted { $0.0 < $1.0 }
+        for (runID, condition) in failing {
+            expire(runID, reason: "required condition \(condition) no longer holds", at: now, into: &effects)
+        }
+    }
+
+    /// Where the policy engine will plug in: today the next ready request launches when
+    /// a slot is free.
+    private mutating func launchWhatIsReady(at now: Date, into effects: inout [EngineEffect]) {
+        while runningScheduledCount < configuration.maximumConcurrentRuns,
+              let request = index.popReady(conditions: conditions) {
+            launch(request, at: now, into: &effects)
+        }
+        while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
+              let request = index.popContinuedProcessing() {
+            launch(request, at: now, into: &effects)
+        }
+    }
+
+    private mutating func launch(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
+        let runID = RunID(nextRunNumber)
+        nextRunNumber += 1
+        let record = RunRecord(id: runID, request: request, startedAt: now)
+        let budget = configuration.budget(for: request.kind)
+        let budgetDeadline = budget.map { now.addingTimeInterval($0) }
+        runs[runID] = ActiveRun(record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now)
+        runsByKey[request.key] = runID
+        index.markRunning(request.key)
+        if request.kind == .continuedProcessing {
+            deadlines.update(runID, priority: nextProgressCheck(after: now, budgetDeadline: budgetDeadline))
+        } else if let budgetDeadline {
+            deadlines.update(runID, priority: budgetDeadline)
+        }
+        effects.append(.launch(record, budget: budget))
+    }
+
+    /// Continued processing has no fixed budget; its progress is checked every stall period.
+    private func nextProgressCheck(after now: Date, budgetDeadline: Date?) -> Date {
+        let check = now.addingTimeInterval(configuration.progressStallTimeout)
+        return budgetDeadline.map { min($0, check) } ?? check
+    }
+
+    private mutating func expire(_ runID: RunID, reason: String, at now: Date, into effects: inout [EngineEffect]) {
+        guard var run = runs[runID], run.phase == .running else { return }
+        run.phase = .expiring(reason: reason)
+        runs[runID] = run
+        deadlines.update(runID, priority: now.addingTimeInterval(configuration.expirationGrace))
+        effects.append(.expire(runID, reason: reason, grace: configuration.expirationGrace))
+    }
+
+    private mutating func finish(_ runID: RunID, outcome: RunOutcome, success: Bool?, reason: String, at now: Date, into effects: inout [EngineEffect]) {
+        guard let run = runs.removeValue(forKey: runID) else { return }
+        deadlines.remove(runID)
+        let key = run.record.request.key
+        if runsByKey[key] == runID { runsByKey[key] = nil }
+        var record = run.record
+        record.endedAt = now
+        record.outcome = outcome
+        record.success = success
+        record.stopReason = reason
+        effects.append(.runFinished(record))
+        for transition in index.markFinished(key, conditions: conditions) {
+            effects.append(.requestMoved(transition.key, transition.location))
+        }
+    }
+}
+
+/// "2 s", "1.5 s": seconds for messages.
+func formatSeconds(_ seconds: TimeInterval) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+}

@@ -1,0 +1,288 @@
+import Foundation
+
+/// The states of an app process (SPEC §3, §6): iOS's `UIApplication.State` plus the two
+/// states the system sees from outside.
+public enum ApplicationLifecycleState: String, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The process is not running (never launched, exited, or terminated).
+    case notRunning = "not-running"
+    /// In the foreground, receiving events.
+    case active
+    /// In the foreground, not receiving events (launching, or interrupted).
+    case inactive
+    /// In the background, still executing code.
+    case background
+    /// In the background, not executing (SIGSTOP on Linux).
+    case suspended
+
+    public var description: String { rawValue }
+}
+
+/// How the background time of several assertions adds up (SPEC §3).
+public enum AssertionBudgetPolicy: String, Hashable, Sendable, Codable {
+    /// Apple's behaviour (default): one window for the whole app, however many assertions
+    /// it holds; two assertions do not give twice the time.
+    case sharedWindow = "shared-window"
+    /// The source documents' description: each assertion taken adds one window to the
+    /// app's background time (three assertions, up to 90 s).
+    case cumulative
+}
+
+/// Tunables of background assertions, with Apple's numbers as defaults.
+public struct AssertionConfiguration: Hashable, Sendable, Codable {
+    /// Background time an assertion buys (about 30 s).
+    public var window: TimeInterval
+    /// Time to suspension after entering the background when no assertion is held (3-5 s).
+    public var suspendDelay: TimeInterval
+    /// Time the expiration handlers have, all together, to end their assertions before
+    /// the app is terminated.
+    public var expirationAllowance: TimeInterval
+    /// Assertions outstanding at once beyond which `begin` returns `.invalid` (~1000 on iOS,
+    /// where going over ends the app with `0xbada5e47`).
+    public var maximumAssertions: Int
+    /// Shared window (Apple) or cumulative.
+    public var budgetPolicy: AssertionBudgetPolicy
+
+    /// Apple's numbers: 30 s window, suspension 5 s after backgrounding, 5 s for
+    /// expiration handlers, 1000 assertions, one shared window.
+    public init(
+        window: TimeInterval = 30,
+        suspendDelay: TimeInterval = 5,
+        expirationAllowance: TimeInterval = 5,
+        maximumAssertions: Int = 1000,
+        budgetPolicy: AssertionBudgetPolicy = .sharedWindow
+    ) {
+        self.window = window
+        self.suspendDelay = suspendDelay
+        self.expirationAllowance = expirationAllowance
+        self.maximumAssertions = maximumAssertions
+        self.budgetPolicy = budgetPolicy
+    }
+}
+
+/// Why the system ended an app, with Apple's watchdog code where one applies.
+public struct TerminationReason: Hashable, Sendable, CustomStringConvertible {
+    /// Apple's exception code (`0x8badf00d`, `0x2182bad2`), for searching crash reports.
+    public var code: UInt32
+    /// What happened, naming the assertions involved.
+    public var message: String
+
+    /// An assertion without an expiration handler outlived the background window.
+    public static let leakedAssertionCode: UInt32 = 0x8BAD_F00D
+    /// Expiration handlers did not end their assertions in time.
+    public static let backgroundTaskNotFinishedCode: UInt32 = 0x2182_BAD2
+
+    public var description: String { "0x\(String(code, radix: 16)): \(message)" }
+}
+
+/// Something the shell around ``ApplicationLifecycle`` must do.
+public enum LifecycleEffect: Hashable, Sendable {
+    /// The state changed (for logs and observers).
+    case stateChanged(from: ApplicationLifecycleState, to: ApplicationLifecycleState)
+    /// Call the expiration handlers of these assertions, in this order.
+    case expireAssertions([Int])
+    /// End the process (SIGTERM to its group, then SIGKILL, out of process).
+    case terminate(TerminationReason)
+}
+
+/// Errors of `endBackgroundTask`: each names the identifier.
+public struct AssertionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was wrong with the identifier.
+    public enum Code: Hashable, Sendable {
+        /// `.invalid` was passed.
+        case invalidIdentifier
+        /// No assertion ever had this identifier.
+        case unknownIdentifier
+        /// The assertion was already ended (set the identifier to `.invalid` after ending).
+        case alreadyEnded
+    }
+
+    /// The code.
+    public var code: Code
+    /// The identifier passed.
+    public var identifier: Int
+
+    /// Creates an error.
+    public init(_ code: Code, identifier: Int) {
+        self.code = code
+        self.identifier = identifier
+    }
+
+    public var description: String {
+        switch code {
+        case .invalidIdentifier:
+            return "endBackgroundTask called with UIBackgroundTaskIdentifier.invalid"
+        case .unknownIdentifier:
+            return "endBackgroundTask called with \(identifier), which no beginBackgroundTask returned"
+        case .alreadyEnded:
+            return "endBackgroundTask called twice for \(identifier); set the identifier to .invalid after ending it"
+        }
+    }
+}
+
+/// The app's lifecycle and its background assertions as a pure state machine
+/// (SPEC §3): no clock, no signals; the shell feeds it instants and carries out effects.
+///
+/// - Finishing launch closes the registration window (see ``hasFinishedLaunching``).
+/// - Assertions begun in the foreground are dormant: the clock starts on entering the
+///   background.
+/// - In the background without assertions the app is suspended after `suspendDelay`;
+///   with assertions it runs until the window ends, then expiration handlers are called,
+///   then, if assertions are still held after `expirationAllowance`, it is terminated.
+public struct ApplicationLifecycle: Sendable {
+    /// The tunables.
+    public let configuration: AssertionConfiguration
+    /// The current state.
+    public private(set) var state: ApplicationLifecycleState = .notRunning
+    /// Whether the app finished launching (no more registrations of scheduled tasks).
+    public private(set) var hasFinishedLaunching = false
+
+    private struct Assertion: Sendable {
+        var name: String?
+        var hasExpirationHandler: Bool
+    }
+
+    private var outstanding: [Int: Assertion] = [:]
+    private var nextIdentifier = 1
+    private var backgroundEnteredAt: Date?
+    private var assertionsThisBackground = 0
+    private var lastEndedAt: Date?
+    private var expiredAt: Date?
+
+    /// Creates the lifecycle of a process that has not launched yet.
+    public init(configuration: AssertionConfiguration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// The identifiers of the assertions held, in the order they were begun.
+    public var outstandingAssertions: [Int] { outstanding.keys.sorted() }
+
+    /// The name an assertion was begun with.
+    public func name(of identifier: Int) -> String? { outstanding[identifier]?.name }
+
+    /// The process started: not running -> inactive.
+    public mutating func launch(at now: Date) -> [LifecycleEffect] {
+        guard state == .notRunning else { return [] }
+        return move(to: .inactive)
+    }
+
+    /// `application(_:didFinishLaunchingWithOptions:)` returned: the registration window
+    /// closes and the app becomes active.
+    public mutating func finishLaunching(at now: Date) -> [LifecycleEffect] {
+        var effects = launch(at: now)
+        hasFinishedLaunching = true
+        if state == .inactive { effects += move(to: .active) }
+        return effects
+    }
+
+    /// The app moved to the background (on Linux also: SIGTERM to an embedded server).
+    public mutating func enterBackground(at now: Date) -> [LifecycleEffect] {
+        guard state == .active || state == .inactive else { return [] }
+        backgroundEnteredAt = now
+        assertionsThisBackground = outstanding.count
+        lastEndedAt = nil
+        expiredAt = nil
+        return move(to: .background) + tick(at: now)
+    }
+
+    /// The user brought the app back: dormant again, the clock stops.
+    public mutating func enterForeground(at now: Date) -> [LifecycleEffect] {
+        guard state == .background || state == .suspended else { return [] }
+        backgroundEnteredAt = nil
+        expiredAt = nil
+        return move(to: .active)
+    }
+
+    /// `beginBackgroundTask`: returns the new identifier, or `nil` (`.invalid`) when no
+    /// time can be granted (suspended, not running, window already expired, too many).
+    public mutating func beginAssertion(name: String?, hasExpirationHandler: Bool, at now: Date) -> Int? {
+        guard state != .suspended, state != .notRunning, expiredAt == nil else { return nil }
+        guard outstanding.count < configuration.maximumAssertions else { return nil }
+        if let windowEnd = windowEnd, now >= windowEnd { return nil }
+        let identifier = nextIdentifier
+        nextIdentifier += 1
+        outstanding[identifier] = Assertion(name: name, hasExpirationHandler: hasExpirationHandler)
+        if backgroundEnteredAt != nil { assertionsThisBackground += 1 }
+        return identifier
+    }
+
+    /// `endBackgroundTask`.
+    public mutating func endAssertion(_ identifier: Int, at now: Date) throws(AssertionError) -> [LifecycleEffect] {
+        guard identifier != 0 else { throw AssertionError(.invalidIdentifier, identifier: identifier) }
+        guard outstanding.removeValue(forKey: identifier) != nil else {
+            let code: AssertionError.Code = identifier > 0 && identifier < nextIdentifier ? .alreadyEnded : .unknownIdentifier
+            throw AssertionError(code, identifier: identifier)
+        }
+        lastEndedAt = now
+        return tick(at: now)
+    }
+
+    /// Applies every deadline that has passed at `now`.
+    public mutating func tick(at now: Date) -> [LifecycleEffect] {
+        guard state == .background, let entered = backgroundEnteredAt else { return [] }
+        if outstanding.isEmpty {
+            let suspendAt = max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)
+            return now >= suspendAt ? move(to: .suspended) : []
+        }
+        if let expiredAt {
+            guard now >= expiredAt.addingTimeInterval(configuration.expirationAllowance) else { return [] }
+            return terminate()
+        }
+        if let windowEnd, now >= windowEnd {
+            expiredAt = now
+            return [.expireAssertions(outstandingAssertions)]
+        }
+        return []
+    }
+
+    /// The next instant at which ``tick(at:)`` has something to do.
+    public var nextDeadline: Date? {
+        guard state == .background, let entered = backgroundEnteredAt else { return nil }
+        if outstanding.isEmpty {
+            return max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)
+        }
+        if let expiredAt { return expiredAt.addingTimeInterval(configuration.expirationAllowance) }
+        return windowEnd
+    }
+
+    /// `backgroundTimeRemaining`: unbounded in the foreground, falling in real time in the
+    /// background, zero once suspended.
+    public func backgroundTimeRemaining(at now: Date) -> TimeInterval {
+        switch state {
+        case .active, .inactive: return .greatestFiniteMagnitude
+        case .suspended, .notRunning: return 0
+        case .background:
+            guard let deadline = outstanding.isEmpty ? nextDeadline : windowEnd else { return 0 }
+            return max(0, deadline.timeIntervalSince(now))
+        }
+    }
+
+    /// The end of the background window, while in the background.
+    private var windowEnd: Date? {
+        guard let entered = backgroundEnteredAt else { return nil }
+        switch configuration.budgetPolicy {
+        case .sharedWindow:
+            return entered.addingTimeInterval(configuration.window)
+        case .cumulative:
+            return entered.addingTimeInterval(configuration.window * Double(max(1, assertionsThisBackground)))
+        }
+    }
+
+    private mutating func terminate() -> [LifecycleEffect] {
+        let held = outstandingAssertions.map { id in outstanding[id]?.name.map { "'\($0)' (\(id))" } ?? "\(id)" }
+        let leaked = outstanding.values.contains { !$0.hasExpirationHandler }
+        let reason = leaked
+            ? TerminationReason(code: TerminationReason.leakedAssertionCode, message: "leaked background assertion(s) \(held.joined(separator: ", ")): no expiration handler ended them before the window closed")
+            : TerminationReason(code: TerminationReason.backgroundTaskNotFinishedCode, message: "background task(s) \(held.joined(separator: ", ")) not ended within \(formatSeconds(configuration.expirationAllowance)) of expiration")
+        outstanding.removeAll()
+        backgroundEnteredAt = nil
+        expiredAt = nil
+        return move(to: .notRunning) + [.terminate(reason)]
+    }
+
+    private mutating func move(to newState: ApplicationLifecycleState) -> [LifecycleEffect] {
+        guard newState != state else { return [] }
+        let old = state
+        state = newState
+        return [.stateChanged(from: old, to: newState)]
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+
+/// The Info.plist keys that say what an app may schedule (SPEC §2 "Declare"): the task
+/// identifiers it may submit and the background modes it declares.
+///
+/// On Linux the manifest is a file next to the executable, in any of the formats Apple's
+/// tools produce (XML or binary property list) or JSON. Parsing is pure: this type never
+/// touches the file system; `AppManifest.load(contentsOf:)` in BackgroundTasks reads files.
+public struct AppManifest: Hashable, Sendable {
+    /// The names of the keys this type reads, as they appear in an Info.plist.
+    public enum Key {
+        /// `CFBundleIdentifier`: the app's reverse-DNS identifier (optional).
+        public static let bundleIdentifier = "CFBundleIdentifier"
+        /// `BGTaskSchedulerPermittedIdentifiers`: the task identifiers the app may submit.
+        public static let permittedIdentifiers = "BGTaskSchedulerPermittedIdentifiers"
+        /// `UIBackgroundModes`: declared modes such as `fetch` and `processing`.
+        public static let backgroundModes = "UIBackgroundModes"
+    }
+
+    /// The app's identifier (`CFBundleIdentifier`), when the manifest declares one.
+    public var appID: AppID?
+    /// `BGTaskSchedulerPermittedIdentifiers`, in manifest order (kept so that listings and
+    /// error indices match what the developer wrote). Entries are identifiers or `prefix.*`
+    /// wildcards.
+    public var permittedIdentifiers: [String]
+    /// `UIBackgroundModes`, for example `fetch` (refresh) and `processing`. Modes this system
+    /// does not know (`audio`, `location`, ...) are kept: real Info.plists list them.
+    public var backgroundModes: Set<String>
+    /// Where the manifest came from, for error messages: a file path, or `code`.
+    public var source: String?
+
+    /// Creates a manifest in code. Nothing is checked here; call ``validate()`` to apply the
+    /// same rules as ``parse(_:source:)``.
+    public init(appID: AppID? = nil, permittedIdentifiers: [String], backgroundModes: Set<String>, source: String? = nil) {
+        self.appID = appID
+        self.permittedIdentifiers = permittedIdentifiers
+        self.backgroundModes = backgroundModes
+        self.source = source
+    }
+
+    /// Whether the manifest permits submitting `identifier`.
+    ///
+    /// An entry permits its exact identifier. A wildcard entry `prefix.*` permits
+    /// `prefix.<anything non-empty>`, but only when `allowWildcard` is set (Apple allows
+    /// wildcards for continued processing only) and never the bare `prefix` itself.
+    /// Comparison is by UTF-8 bytes, not Unicode equivalence, because identifiers are keys
+    /// in the store and on the wire, where two spellings of "é" are different keys.
+    public func permits(identifier: String, allowWildcard: Bool) -> Bool {
+        let wanted = identifier.utf8
+        for entry in permittedIdentifiers {
+            if let prefix = TaskIdentifierRules.wildcardPrefix(of: entry) {
+                guard allowWildcard else { continue }
+                let prefixBytes = prefix.utf8
+                // Needs the prefix, a dot, and at least one more byte.
+                guard wanted.count > prefixBytes.count + 1, wanted.starts(with: prefixBytes) else { continue }
+                if wanted[wanted.index(wanted.startIndex, offsetBy: prefixBytes.count)] == UInt8(ascii: ".") {
+                    return true
+                }
+            } else if entry.utf8.elementsEqual(wanted) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether `UIBackgroundModes` lists `mode` (for example `fetch` or `processing`).
+    public func hasBackgroundMode(_ mode: String) -> Bool {
+        backgroundModes.contains(mode)
+    }
+
+    /// Checks the rules ``parse(_:source:)`` applies: `CFBundleIdentifier` is reverse-DNS,
+    /// every permitted entry is a valid identifier or `prefix.*` wildcard, and no entry is
+    /// listed twice. For manifests built in code; errors name ``source`` (or `code`).
+    public func validate() throws(ManifestError) {
+        let file = source ?? "code"
+        if let appID, let problem = TaskIdentifierRules.problem(with: appID.rawValue) {
+            throw ManifestError(
+                code: .invalidValue, file: file, key: Key.bundleIdentifier,
+                message: "expected a reverse-DNS app identifier, but \(problem)")
+        }
+        var firstIndex: [String: Int] = [:]
+        for (index, entry) in permittedIdentifiers.enumerated() {
+            let key = "\(Key.permittedIdentifiers)[\(index)]"
+            if let problem = TaskIdentifierRules.problem(withPermittedEntry: entry) {
+                throw ManifestError(
+                    code: .invalidValue, file: file, key: key,
+                    message: "expected a task identifier or a prefix.* wildcard, but \(problem)")
+            }
+            if let earlier = firstIndex[entry] {
+                throw ManifestError(
+                    code: .invalidValue, file: file, key: key,
+                    message: "expected each identifier once, but \"\(entry)\" is also at index \(earlier); remove one of them")
+            }
+            firstIndex[entry] = index
+        }
+    }
+
+    /// Parses and validates a manifest.
+    ///
+    /// The format is detected from the content, not the file name, because Info.plists are
+    /// often converted in place (`plutil -convert binary1`): `bplist` magic means a binary
+    /// property list, a leading `<` an XML property list, anything else JSON. Unknown keys
+    /// are ignored, as real Info.plists carry many.
+    ///
+    /// - Parameters:
+    ///   - data: the file's content.
+    ///   - source: the file path (or `code`), used in errors and kept in ``source``.
+    /// - Throws: ``ManifestError`` naming `source` and the offending key: `.malformed` for
+    ///   empty or unparsable data, `.wrongType` for values of the wrong type (including a
+    ///   top level that is not a dictionary), `.invalidValue` for invalid or duplicate
+    ///   identifiers.
+    public static func parse(_ data: Data, source: String) throws(ManifestError) -> AppManifest {
+        let root = try decodeDocument(data, source: source)
+        guard let dictionary = ManifestValue.dictionary(root) else {
+            throw ManifestError(
+                code: .wrongType, file: source,
+                message: "expected a dictionary at the top level, found \(ManifestValue.describe(root))")
+        }
+
+        var appID: AppID?
+        if let value = dictionary[Key.bundleIdentifier] {
+            guard let string = ManifestValue.string(value) else {
+                throw ManifestError(
+                    code: .wrongType, file: source, key: Key.bundleIdentifier,
+                    message: "expected a string, found \(ManifestValue.describe(value))")
+            }
+            appID = AppID(string)
+        }
+        let permitted = try stringArray(dictionary, key: Key.permittedIdentifiers, source: source)
+        let modes = try stringArray(dictionary, key: Key.backgroundModes, source: source)
+
+        let manifest = AppManifest(
+            appID: appID, permittedIdentifiers: permitted, backgroundModes: Set(modes), source: source)
+        try manifest.validate()
+        return manifest
+    }
+
+    /// The array of strings under `key`; empty when the key is absent (Apple's behaviour).
+    private static func stringArray(_ dictionary: [String: Any], key: String, source: String) throws(ManifestError) -> [String] {
+        guard let value = dictionary[key] else { return [] }
+        guard let array = value as? [Any] else {
+            throw ManifestError(
+                code: .wrongType, file: source, key: key,
+                message: "expected an array of strings, found \(ManifestValue.describe(value))")
+        }
+        var strings: [String] = []
+        strings.reserveCapacity(array.count)
+        for (index, element) in array.enumerated() {
+            guard let string = ManifestValue.string(element) else {
+                throw ManifestError(
+                    code: .wrongType, file: source, key: "\(key)[\(index)]",
+                    message: "expected a string, found \(ManifestValue.describe(element))")
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// Decodes the document with the parser its first bytes call for.
+    private static func decodeDocument(_ data: Data, source: String) throws(ManifestError) -> Any {
+        let bytes = significantBytes(of: data)
+        guard let first = bytes.first else {
+            let what = data.isEmpty ? "the file is empty" : "the file contains only whitespace"
+            throw ManifestError(
+                code: .malformed, file: source,
+                message: "expected a property list or JSON document, but \(what)")
+        }
+        let isPropertyList =
+            bytes.starts(with: Array("bplist".utf8))
+            || first == UInt8(ascii: "<")
+            // A UTF-16 byte-order mark: only XML property lists come in UTF-16.
+            || data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
+        do {
+            if isPropertyList {
+                return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            }
+            // Fragments allowed so that `"text"` or `42` reports "found a string" (a type
+            // error the developer can act on) rather than a generic parse failure.
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            let format = isPropertyList ? "a valid property list" : "valid JSON"
+            throw ManifestError(
+                code: .malformed, file: source,
+                message: "expected \(format), but the parser said: \(parserMessage(error))")
+        }
+    }
+
+    /// The data after a UTF-8 byte-order mark and leading whitespace, which both parsers skip.
+    private static func significantBytes(of data: Data) -> Data.SubSequence {
+        var rest = data[...]
+        if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
+        return rest.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// The parser's own explanation: Foundation puts the useful part ("Invalid value around
+    /// character 6.") in the debug description, while the localized description is generic.
+    private static func parserMessage(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let debug = nsError.userInfo[NSDebugDescriptionErrorKey] as? String, !debug.isEmpty {
+            return debug
+        }
+        return nsError.localizedDescription
+    }
+}
+
+/// Reading and describing the untyped values Foundation's parsers return, which differ
+/// between formats and platforms (a plist top level is `[AnyHashable: Any]`, JSON's is
+/// `[String: Any]`; plist booleans are `Bool`, JSON's are `NSNumber`).
+fileprivate enum ManifestValue {
+    /// `value` as a string dictionary, or `nil` when it is not a dictionary.
+    static func dictionary(_ value: Any) -> [String: Any]? {
+        if let dictionary = value as? [String: Any] { return dictionary }
+        guard let dictionary = value as? [AnyHashable: Any] else { return nil }
+        var result: [String: Any] = [:]
+        for (key, element) in dictionary {
+            // Property list and JSON keys are always strings; anything else cannot name a key
+            // we read, so dropping it is the same as ignoring an unknown key.
+            if let key = key.base as? String { result[key] = element }
+        }
+        return result
+    }
+
+    /// `value` as a string, or `nil` when it is anything else (numbers never convert).
+    static func string(_ value: Any) -> String? {
+        value as? String
+    }
+
+    /// Whether an `NSNumber` holds a boolean. `value is Bool` cannot tell: on Linux any
+    /// NSNumber of 0 or 1 casts to `Bool`. Booleans, and only booleans, have the objCType
+    /// `c` (both JSON's `true` and a plist's `<true/>`), on Linux and on Darwin alike.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+
+    /// The type of `value` with an article, plus the value itself for scalars, for messages
+    /// such as "expected an array of strings, found a boolean (true)".
+    static func describe(_ value: Any) -> String {
+        if let string = value as? String { return "a string (\(quoted(string)))" }
+        if let number = value as? NSNumber {
+            if isBoolean(number) { return "a boolean (\(number.boolValue))" }
+            return "a number (\(number))"
+        }
+        if let array = value as? [Any] { return "an array (\(array.count) element\(array.count == 1 ? "" : "s"))" }
+        if dictionary(value) != nil { return "a dictionary" }
+        if value is Date { return "a date" }
+        if let data = value as? Data { return "data (\(data.count) bytes)" }
+        if value is NSNull { return "null" }
+        return "a value of type \(type(of: value))"
+    }
+
+    /// Quotes a string for a message, shortened so one bad value cannot flood a terminal.
+    private static func quoted(_ string: String) -> String {
+        let limit = 60
+        if string.count <= limit { return "\"\(string)\"" }
+        return "\"\(string.prefix(limit))...\""
+    }
+}

@@ -1,0 +1,98 @@
+/// A binary min-heap of keyed elements that also knows where each key sits, so that
+/// removing or re-prioritising an arbitrary key costs O(log n) instead of a scan.
+///
+/// The engine keeps pending requests and run deadlines in these; cancelling a request or
+/// finishing a run must not scan everything pending.
+public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
+    private var elements: [(key: Key, priority: Priority)] = []
+    private var positions: [Key: Int] = [:]
+
+    /// Creates an empty heap.
+    public init() {}
+
+    /// The number of keys in the heap.
+    public var count: Int { elements.count }
+    /// Whether the heap holds no key.
+    public var isEmpty: Bool { elements.isEmpty }
+    /// The key with the smallest priority, and that priority, without removing it.
+    public var min: (key: Key, priority: Priority)? { elements.first }
+
+    /// Whether `key` is in the heap.
+    public func contains(_ key: Key) -> Bool { positions[key] != nil }
+
+    /// The priority of `key`, if present.
+    public func priority(of key: Key) -> Priority? { positions[key].map { elements[$0].priority } }
+
+    /// Inserts `key`, or changes its priority when already present.
+    public mutating func update(_ key: Key, priority: Priority) {
+        if let index = positions[key] {
+            let old = elements[index].priority
+            elements[index].priority = priority
+            if priority < old { siftUp(index) } else { siftDown(index) }
+        } else {
+            elements.append((key, priority))
+            positions[key] = elements.count - 1
+            siftUp(elements.count - 1)
+        }
+    }
+
+    /// Removes `key`; returns its priority when it was present.
+    @discardableResult
+    public mutating func remove(_ key: Key) -> Priority? {
+        guard let index = positions[key] else { return nil }
+        let removed = elements[index].priority
+        let last = elements.count - 1
+        if index != last {
+            swapAt(index, last)
+        }
+        elements.removeLast()
+        positions[key] = nil
+        if index < elements.count {
+            siftDown(index)
+            siftUp(index)
+        }
+        return removed
+    }
+
+    /// Removes and returns the key with the smallest priority.
+    public mutating func popMin() -> (key: Key, priority: Priority)? {
+        guard let first = elements.first else { return nil }
+        remove(first.key)
+        return first
+    }
+
+    /// Every key, in no particular order.
+    public var keys: some Collection<Key> { elements.lazy.map(\.key) }
+
+    private mutating func swapAt(_ i: Int, _ j: Int) {
+        elements.swapAt(i, j)
+        positions[elements[i].key] = i
+        positions[elements[j].key] = j
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard elements[child].priority < elements[parent].priority else { return }
+            swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < elements.count, elements[left].priority < elements[smallest].priority { smallest = left }
+            if right < elements.count, elements[right].priority < elements[smallest].priority { smallest = right }
+            guard smallest != parent else { return }
+            swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+extension IndexedHeap: Sendable where Key: Sendable, Priority: Sendable {}

@@ -116,6 +116,11 @@ public final class BGApplication: @unchecked Sendable {
 
     // MARK: Lifecycle (driven by the program or the simulator on Linux)
 
+    /// The process started (not running -> inactive); registrations are open.
+    public func launch() {
+        _ = change { lifecycle, now in lifecycle.launch(at: now) }
+    }
+
     /// `didFinishLaunching` returned: closes the registration window, makes the app
     /// active, and delivers tasks that were launched while it was starting.
     public func finishLaunching() {

@@ -47,8 +47,10 @@ public final class BGTaskScheduler: @unchecked Sendable {
             case .async(let priority, let body):
                 context.driver.activity.enter()
                 let work = Task(priority: priority) {
+                    context.driver.activity.trackCurrentTask()
                     let success = await AppContext.$current.withValue(context) { await body(task) }
                     if !task.isCompleted { task.setTaskCompleted(success: success) }
+                    context.driver.activity.untrackCurrentTask()
                     context.driver.activity.leave()
                 }
                 task.onExpiration { work.cancel() }
@@ -166,7 +168,8 @@ public final class BGTaskScheduler: @unchecked Sendable {
            registration(for: taskRequest.identifier) == nil {
             BGProgrammingError.raise("No launch handler registered for task with identifier '\(taskRequest.identifier)'")
         }
-        let record = taskRequest.pendingRequest(app: context.app, submittedAt: context.driver.clock.now())
+        var record = taskRequest.pendingRequest(app: context.app, submittedAt: context.driver.clock.now())
+        record.earliestBeginDate = record.earliestBeginDate.map(context.driverDate(forAppDate:))
         do {
             try context.driver.submit(record)
         } catch {

@@ -7,6 +7,7 @@ public final class ActivityTracker: Sendable {
     private struct State {
         var active = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var trackedTasks: Set<Int> = []
     }
 
     private let state = Mutex(State())
@@ -29,6 +30,30 @@ public final class ActivityTracker: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Marks the current Swift task as tracked work (the async handler form does this),
+    /// so that its sleeps on a simulated clock count as parked.
+    public func trackCurrentTask() {
+        guard let id = Self.currentTaskID else { return }
+        state.withLock { _ = $0.trackedTasks.insert(id) }
+    }
+
+    /// Ends ``trackCurrentTask()``.
+    public func untrackCurrentTask() {
+        guard let id = Self.currentTaskID else { return }
+        state.withLock { _ = $0.trackedTasks.remove(id) }
+    }
+
+    /// Whether the current Swift task is tracked work. Child tasks are not: their sleeps
+    /// are invisible to the count, which is why simulated work belongs in the handler.
+    public var isCurrentTaskTracked: Bool {
+        guard let id = Self.currentTaskID else { return false }
+        return state.withLock { $0.trackedTasks.contains(id) }
+    }
+
+    private static var currentTaskID: Int? {
+        withUnsafeCurrentTask { $0?.hashValue }
     }
 
     /// Work in flight now.

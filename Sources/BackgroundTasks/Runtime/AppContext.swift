@@ -27,6 +27,9 @@ public final class AppContext: Sendable {
     /// Where expiration handlers run: separate from handler queues, so an expiration
     /// handler runs even while the handler's own queue is busy with the work it cancels.
     let expirationQueue: DispatchQueue
+    /// Whether submitted `earliestBeginDate`s are computed from the wall clock and must be
+    /// moved to virtual time (simulated apps written as iOS code is).
+    let wallClockDateTranslation: Bool
 
     /// The context bound by the driver around calls into app code.
     @TaskLocal public static var current: AppContext?
@@ -39,8 +42,10 @@ public final class AppContext: Sendable {
         manifest: AppManifest,
         driver: SchedulerDriver,
         assertions: AssertionConfiguration = .init(),
-        backgroundRefreshEnabled: Bool = true
+        backgroundRefreshEnabled: Bool = true,
+        wallClockDateTranslation: Bool = false
     ) {
+        self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
         self.manifest = manifest
         self.driver = driver
@@ -84,6 +89,17 @@ public final class AppContext: Sendable {
             self.withCurrent(body)
             self.driver.activity.leave()
         }
+    }
+
+    /// The driver's instant for a date the app computed: unchanged normally; under
+    /// translation, the same offset from driver-now as the date had from wall-now,
+    /// rounded to the millisecond so the microseconds between the app's `Date()` and this
+    /// call cannot make a simulation nondeterministic.
+    func driverDate(forAppDate date: Date) -> Date {
+        guard wallClockDateTranslation else { return date }
+        let offset = date.timeIntervalSinceNow
+        guard offset.isFinite else { return date }
+        return driver.clock.now().addingTimeInterval((offset * 1000).rounded() / 1000)
     }
 
     // MARK: Launching tasks

@@ -1,0 +1,172 @@
+import BackgroundTasks
+import DeviceConditions
+import Foundation
+import SchedulerStore
+import Synchronization
+
+/// A device in virtual time: the real engine and driver, an in-memory store, scripted
+/// conditions, and apps whose real handler code runs in-process.
+///
+/// ```swift
+/// let device = try SimulatedDevice(start: midnight)
+/// let app = device.install(app: "com.example.feed", manifest: manifest) { FeedReader().didFinishLaunching() }
+/// device.setConditions(Conditions(externalPower: false, networkAvailable: true), at: midnight + 8 * 3600)
+/// await device.run(for: 86_400)
+/// #expect(device.runs(of: "com.example.feed.refresh").count > 40)
+/// ```
+///
+/// Time moves only inside ``run(until:)``: each timer fires in (instant, insertion) order,
+/// and after each the device waits until the apps' handlers have returned or parked on
+/// ``swiftClock``, so the same script always gives the same trace.
+public final class SimulatedDevice: Sendable {
+    /// The virtual clock.
+    public let clock: VirtualClock
+    /// The driver hosting the engine (the same class production uses).
+    public let driver: SchedulerDriver
+    /// A Swift `Clock` for app code to sleep on in virtual time.
+    public let swiftClock: SimulatedClock
+    /// Diagnostics of the driver and apps, kept for assertions.
+    public let log: DiagnosticLog
+
+    private let recorded = TraceBuffer()
+    private let contexts = Mutex<[AppID: AppContext]>([:])
+    private let assertions: AssertionConfiguration
+
+    /// Creates a device at `start`.
+    /// - Parameters:
+    ///   - configuration: the engine's tunables (Apple's by default).
+    ///   - conditions: the conditions at `start`.
+    ///   - store: a store to use (an in-memory one by default).
+    public init(
+        start: Date,
+        configuration: SchedulerConfiguration = .init(),
+        assertions: AssertionConfiguration = .init(),
+        conditions: Conditions = .favorable,
+        store: SchedulerStore? = nil
+    ) throws {
+        let clock = VirtualClock(start: start)
+        let activity = ActivityTracker()
+        let log = DiagnosticLog.collecting()
+        self.clock = clock
+        self.log = log
+        self.assertions = assertions
+        self.driver = SchedulerDriver(
+            configuration: configuration,
+            conditions: conditions,
+            clock: clock,
+            store: try store ?? SchedulerStore.inMemory(),
+            activity: activity,
+            log: log
+        )
+        self.swiftClock = SimulatedClock(virtual: clock, activity: activity)
+        driver.observe { [recorded] event in recorded.append(event) }
+    }
+
+    /// The current virtual instant.
+    public var now: Date { clock.now() }
+
+    /// Everything the driver reported, in order.
+    public var trace: [SchedulerTraceEvent] { recorded.events }
+
+    // MARK: Apps
+
+    /// Installs and launches an app: `didFinishLaunching` runs with the app's context bound
+    /// (so `BGTaskScheduler.shared` is this app's), then the app finishes launching and
+    /// moves to the background, as an app the user launched once and left.
+    /// - Parameter dateTranslation: on (default), `earliestBeginDate`s the app computes
+    ///   from the wall clock (`Date(timeIntervalSinceNow:)`, as iOS code does) are moved to
+    ///   the same offset from virtual now.
+    @discardableResult
+    public func install(
+        app: AppID,
+        manifest: AppManifest,
+        backgroundRefreshEnabled: Bool = true,
+        dateTranslation: Bool = true,
+        didFinishLaunching: () -> Void
+    ) -> AppContext {
+        let context = AppContext(
+            app: app,
+            manifest: manifest,
+            driver: driver,
+            assertions: assertions,
+            backgroundRefreshEnabled: backgroundRefreshEnabled,
+            wallClockDateTranslation: dateTranslation
+        )
+        contexts.withLock { $0[app] = context }
+        context.withCurrent {
+            context.application.launch()
+            didFinishLaunching()
+            context.application.finishLaunching()
+            context.application.enterBackground()
+        }
+        return context
+    }
+
+    /// The context of an installed app.
+    public func context(of app: AppID) -> AppContext? { contexts.withLock { $0[app] } }
+
+    // MARK: Scripting
+
+    /// Changes the device conditions at `instant` (now when `nil`).
+    public func setConditions(_ conditions: Conditions, at instant: Date? = nil) {
+        guard let instant, instant > now else {
+            driver.conditionsChanged(conditions)
+            return
+        }
+        _ = clock.schedule(at: instant) { [driver] in driver.conditionsChanged(conditions) }
+    }
+
+    /// Runs `action` at `instant` in virtual time, bound to the app context that was current
+    /// when it was scheduled, counted as app work. For simulated I/O in app code: "this
+    /// response arrives in 4 s".
+    public func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) {
+        let context = AppContext.current
+        _ = clock.schedule(at: instant) {
+            if let context { context.withCurrent(action) } else { action() }
+        }
+    }
+
+    /// ``schedule(at:_:)`` after `delay` seconds.
+    public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+        schedule(at: now.addingTimeInterval(delay), action)
+    }
+
+    // MARK: Running
+
+    /// Advances virtual time to `end`, firing everything due on the way in order.
+    public func run(until end: Date) async {
+        await driver.activity.waitUntilIdle()
+        while let action = clock.popNext(notAfter: end) {
+            action()
+            await driver.activity.waitUntilIdle()
+        }
+        clock.advance(to: end)
+    }
+
+    /// Advances virtual time by `duration` seconds.
+    public func run(for duration: TimeInterval) async {
+        await run(until: now.addingTimeInterval(duration))
+    }
+
+    /// Lets everything due now happen, without advancing time.
+    public func settle() async {
+        await run(until: now)
+    }
+
+    // MARK: Queries
+
+    /// The finished runs, optionally of one task identifier, in the order they ended.
+    public func runs(of identifier: String? = nil) -> [RunRecord] {
+        trace.compactMap { event in
+            guard case .finished(let record) = event, identifier == nil || record.identifier == identifier else { return nil }
+            return record
+        }
+    }
+}
+
+/// The trace events a simulated device recorded.
+final class TraceBuffer: Sendable {
+    private let events_ = Mutex<[SchedulerTraceEvent]>([])
+    func append(_ event: SchedulerTraceEvent) { events_.withLock { $0.append(event) } }
+    var events: [SchedulerTraceEvent] { events_.withLock { $0 } }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Moves a damaged database out of the way so a fresh one can take its place, keeping the
+/// old bytes for inspection instead of deleting them.
+enum CorruptStoreQuarantine {
+    /// The files SQLite keeps beside a database. They must move with it: a `-wal` or
+    /// `-journal` left at the original name would be replayed into the fresh database.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// Moves `path` to `<path>.corrupt-<yyyyMMdd-HHmmss>` (UTC, from `now`; `-1`, `-2`... is
+    /// appended if that name is taken) and each companion file to the new name plus its
+    /// suffix, the names SQLite expects, so the moved set still opens together.
+    ///
+    /// - Returns: The new path of the database file.
+    static func moveAside(path: String, now: Date) throws(StoreError) -> String {
+        let fileManager = FileManager.default
+        let base = "\(path).corrupt-\(timestamp(now))"
+        var destination = base
+        var attempt = 0
+        while ([""] + companionSuffixes).contains(where: { fileManager.fileExists(atPath: destination + $0) }) {
+            attempt += 1
+            destination = "\(base)-\(attempt)"
+        }
+        do {
+            try fileManager.moveItem(atPath: path, toPath: destination)
+            for suffix in companionSuffixes where fileManager.fileExists(atPath: path + suffix) {
+                try fileManager.moveItem(atPath: path + suffix, toPath: destination + suffix)
+            }
+        } catch {
+            throw StoreError(
+                code: .cannotOpen,
+                path: path,
+                message: "the scheduler store at \(path) is damaged and could not be moved aside "
+                    + "to \(destination): \(error)"
+            )
+        }
+        return destination
+    }
+
+    /// `yyyyMMdd-HHmmss` in UTC: the same instant gives the same name on every machine.
+    static func timestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func padded(_ value: Int?, _ width: Int) -> String {
+            let digits = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return padded(parts.year, 4) + padded(parts.month, 2) + padded(parts.day, 2) + "-"
+            + padded(parts.hour, 2) + padded(parts.minute, 2) + padded(parts.second, 2)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import SchedulerCore
+
+/// How a ``RunRecord`` maps to the `runs` table: its id, the full request (see
+/// ``RequestColumns``), then the run's own columns.
+enum RunColumns {
+    /// Every column of a run, in the order ``values(of:)`` binds and ``decode(_:)`` reads them.
+    static let names = "id, \(RequestColumns.names), started_at, ended_at, outcome, success, stop_reason"
+    /// `?` placeholders for ``names``.
+    static let placeholders = "?, \(RequestColumns.placeholders), ?, ?, ?, ?, ?"
+
+    /// The values for ``names``.
+    static func values(of run: RunRecord) throws(StoreError) -> [SQLiteValue] {
+        [.integer(run.id.rawValue)]
+            + (try RequestColumns.values(of: run.request))
+            + [.date(run.startedAt)]
+            + endValues(of: run)
+    }
+
+    /// Sets the end of a run (``endValues(of:)`` then the id).
+    static let finishSQL = "UPDATE runs SET ended_at = ?, outcome = ?, success = ?, stop_reason = ? WHERE id = ?"
+
+    /// The values for ``finishSQL``.
+    static func finishValues(of run: RunRecord) -> [SQLiteValue] {
+        endValues(of: run) + [.integer(run.id.rawValue)]
+    }
+
+    private static func endValues(of run: RunRecord) -> [SQLiteValue] {
+        [.date(run.endedAt), .optionalText(run.outcome?.rawValue), .bool(run.success), .optionalText(run.stopReason)]
+    }
+
+    /// Reads a run from a row selected with ``names``.
+    static func decode(_ row: SQLiteRow) throws(StoreError) -> RunRecord {
+        let id = RunID(row.int64(0))
+        let request = try RequestColumns.decode(row, from: 1)
+        let end = 1 + RequestColumns.count + 1
+        var outcome: RunOutcome?
+        if let outcomeName = row.optionalText(end + 1) {
+            guard let known = RunOutcome(rawValue: outcomeName) else {
+                throw StoreError(code: .invalidData, path: nil, message: "unknown outcome \"\(outcomeName)\" for \(id)")
+            }
+            outcome = known
+        }
+        return RunRecord(
+            id: id,
+            request: request,
+            startedAt: row.date(1 + RequestColumns.count),
+            endedAt: row.optionalDate(end),
+            outcome: outcome,
+            success: row.optionalBool(end + 2),
+            stopReason: row.optionalText(end + 3)
+        )
+    }
+}

@@ -1,0 +1,170 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// A connection is not thread-safe in the way Swift needs (it is not `Sendable`), so
+/// ``SchedulerStore`` keeps its only connection behind a `Mutex`; nothing else holds one.
+final class SQLiteConnection {
+    /// How to open the file.
+    enum AccessMode {
+        /// Read and write, creating the file if missing: what the store always uses.
+        case readWrite
+        /// Read only. Used by tests to reproduce, even as root, what SQLite does with a file
+        /// it cannot write (it silently falls back to a read-only connection).
+        case readOnly
+    }
+
+    /// The `sqlite3` handle.
+    let handle: OpaquePointer
+    /// The database file, or `nil` for an in-memory database. Used in error messages.
+    let path: String?
+    /// Prepared statements by SQL text: each distinct statement is compiled once.
+    private var statements: [String: SQLiteStatement] = [:]
+
+    private init(handle: OpaquePointer, path: String?) {
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit {
+        // Statements must be finalized before the connection can really close.
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Opens (or, in ``AccessMode/readWrite``, creates) the database at `path`, or a private
+    /// in-memory database when `path` is `nil`.
+    static func open(path: String?, mode: AccessMode) throws(StoreError) -> SQLiteConnection {
+        var handle: OpaquePointer?
+        // NOMUTEX: the store's Mutex already serializes every use of the connection.
+        var flags = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        let result = sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            let sqliteMessage = handle.map { String(cString: sqlite3_errmsg($0)) }
+                ?? String(cString: sqlite3_errstr(result))
+            sqlite3_close_v2(handle)
+            throw makeError(result: result, sqliteMessage: sqliteMessage, path: path, action: "cannot open")
+        }
+        // Report extended codes (for example SQLITE_READONLY_DBMOVED) in messages.
+        sqlite3_extended_result_codes(handle, 1)
+        return SQLiteConnection(handle: handle, path: path)
+    }
+
+    // MARK: Running SQL
+
+    /// Runs one statement that returns no rows of interest.
+    func execute(_ sql: String, _ bindings: [SQLiteValue] = []) throws(StoreError) {
+        _ = try query(sql, bindings) { _ in () }
+    }
+
+    /// Runs one statement and maps each row it returns.
+    func query<Row>(
+        _ sql: String,
+        _ bindings: [SQLiteValue] = [],
+        row makeRow: (SQLiteRow) throws(StoreError) -> Row
+    ) throws(StoreError) -> [Row] {
+        let statement = try preparedStatement(sql)
+        defer { statement.reset() }
+        let bound = statement.bind(bindings)
+        guard bound == SQLITE_OK else { throw error(result: bound, action: "cannot bind values for `\(sql)`") }
+        var rows: [Row] = []
+        while true {
+            let stepped = sqlite3_step(statement.handle)
+            if stepped == SQLITE_DONE { return rows }
+            guard stepped == SQLITE_ROW else { throw error(result: stepped, action: "cannot run `\(sql)`") }
+            rows.append(try makeRow(SQLiteRow(handle: statement.handle)))
+        }
+    }
+
+    /// Runs several statements separated by semicolons, uncached (migrations, set-up).
+    func executeScript(_ sql: String) throws(StoreError) {
+        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw error(result: result, action: "cannot run a script") }
+    }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether SQLite opened the main database read-only (it does so silently when it cannot
+    /// open the file for writing).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// How long a statement waits for another connection's lock before failing with
+    /// SQLITE_BUSY: the daemon and a tool may open the same file.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Whether closing the connection may delete the `-wal` and `-shm` files, as it normally
+    /// does once everything is checkpointed. Turned off while a file is examined at open, so
+    /// that if it turns out damaged its WAL is kept to move aside with it.
+    func setDeletesWriteAheadLogOnClose(_ deletes: Bool) {
+        var persist: Int32 = deletes ? 0 : 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+    }
+
+    /// Runs `body` in one transaction: committed when `body` returns, rolled back when it
+    /// throws. `BEGIN IMMEDIATE` takes the write lock at once, so two writers wait for each
+    /// other (`busy_timeout`) instead of failing when a read turns into a write.
+    func transaction<Result>(_ body: () throws(StoreError) -> Result) throws(StoreError) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            // After a failed COMMIT SQLite may already have rolled back; ignore that error.
+            if sqlite3_get_autocommit(handle) == 0 {
+                sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            }
+            throw error
+        }
+    }
+
+    // MARK: Internals
+
+    private func preparedStatement(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        var statementHandle: OpaquePointer?
+        // PERSISTENT tells SQLite the statement is kept for a long time (it allocates it
+        // outside the lookaside pool).
+        let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statementHandle, nil)
+        guard result == SQLITE_OK, let statementHandle else {
+            sqlite3_finalize(statementHandle)
+            throw error(result: result, action: "cannot prepare `\(sql)`")
+        }
+        let statement = SQLiteStatement(handle: statementHandle)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A ``StoreError`` for a failed SQLite call on this connection.
+    func error(result: Int32, action: String) -> StoreError {
+        Self.makeError(result: result, sqliteMessage: String(cString: sqlite3_errmsg(handle)), path: path, action: action)
+    }
+
+    /// Maps SQLite's result code to a store error code and writes a message that names the
+    /// file, so that a log line alone says which store is affected.
+    static func makeError(result: Int32, sqliteMessage: String, path: String?, action: String) -> StoreError {
+        let code: StoreError.Code
+        switch result & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: code = .corrupt
+        case SQLITE_READONLY: code = .readOnly
+        case SQLITE_CANTOPEN: code = .cannotOpen
+        default: code = .sqlite
+        }
+        let location = path.map { "the scheduler store at \($0)" } ?? "the in-memory scheduler store"
+        var error = StoreError(
+            code: code,
+            path: path,
+            message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
+        )
+        error.sqliteMessage = sqliteMessage
+        return error
+    }
+}

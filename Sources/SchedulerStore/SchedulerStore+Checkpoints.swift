@@ -1,0 +1,49 @@
+import Foundation
+import SchedulerCore
+
+extension SchedulerStore {
+    /// The checkpoint `key` of `app` (progress an idempotent task saved so that its next run
+    /// resumes), or `nil` if none was saved.
+    public func checkpoint(app: AppID, key: String) throws(StoreError) -> Data? {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query(
+                "SELECT data FROM checkpoints WHERE app = ? AND key = ?",
+                [.text(app.rawValue), .text(key)]
+            ) { row in row.blob(0) }.first
+        }
+    }
+
+    /// Saves `data` as the checkpoint `key` of `app`, replacing an older one; `at` records
+    /// when. Committed when it returns.
+    public func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(
+                """
+                INSERT INTO checkpoints (app, key, data, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+                """,
+                [.text(app.rawValue), .text(key), .blob(data), .date(at)]
+            )
+        }
+    }
+
+    /// Deletes the checkpoint `key` of `app`, if any. Committed when it returns.
+    public func removeCheckpoint(app: AppID, key: String) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(
+                "DELETE FROM checkpoints WHERE app = ? AND key = ?",
+                [.text(app.rawValue), .text(key)]
+            )
+        }
+    }
+
+    /// The keys of `app`'s checkpoints, sorted.
+    public func checkpointKeys(app: AppID) throws(StoreError) -> [String] {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query(
+                "SELECT key FROM checkpoints WHERE app = ? ORDER BY key",
+                [.text(app.rawValue)]
+            ) { row in row.text(0) }
+        }
+    }
+}

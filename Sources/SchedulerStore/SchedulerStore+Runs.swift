@@ -1,0 +1,86 @@
+import Foundation
+import SchedulerCore
+
+extension SchedulerStore {
+    /// Records that `run` was launched and consumes its request, in one transaction: after a
+    /// crash either both happened or neither did, so a request is never lost nor run twice
+    /// from the log's point of view.
+    public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.execute(
+                    "DELETE FROM pending_requests WHERE app = ? AND identifier = ?",
+                    [.text(run.app.rawValue), .text(run.identifier)]
+                )
+                try connection.execute(
+                    "INSERT INTO runs (\(RunColumns.names)) VALUES (\(RunColumns.placeholders))",
+                    RunColumns.values(of: run)
+                )
+            }
+        }
+    }
+
+    /// Records how `run` ended: its `endedAt`, `outcome`, `success` and `stopReason` replace
+    /// the stored ones. The run must have been recorded as started. Committed when it returns.
+    public func recordRunFinished(_ run: RunRecord) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
+            guard connection.changes == 1 else {
+                throw StoreError(
+                    code: .invalidData,
+                    path: nil,
+                    message: "cannot record the end of \(run.id): it was never recorded as started"
+                )
+            }
+        }
+    }
+
+    /// The run log, oldest first (newest last).
+    ///
+    /// - Parameters:
+    ///   - app: Only this app's runs, or every app's when `nil`.
+    ///   - since: Only runs started at or after this instant.
+    ///   - limit: At most this many runs: the newest ones.
+    public func runs(app: AppID? = nil, since: Date? = nil, limit: Int? = nil) throws(StoreError) -> [RunRecord] {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let app {
+            conditions.append("app = ?")
+            values.append(.text(app.rawValue))
+        }
+        if let since {
+            conditions.append("started_at >= ?")
+            values.append(.date(since))
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        // Newest first so LIMIT keeps the newest runs, then reversed. A negative LIMIT means
+        // none, which keeps the number of distinct (cached) statements small.
+        values.append(.integer(Int64(limit.map { max(0, $0) } ?? -1)))
+        let sql = "SELECT \(RunColumns.names) FROM runs \(filter) ORDER BY started_at DESC, id DESC LIMIT ?"
+        let newestFirst = try withConnection { (connection) throws(StoreError) in
+            try connection.query(sql, values, row: RunColumns.decode)
+        }
+        return newestFirst.reversed()
+    }
+
+    /// The run numbered `id`, or `nil` if there is none.
+    public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query(
+                "SELECT \(RunColumns.names) FROM runs WHERE id = ?",
+                [.integer(id.rawValue)],
+                row: RunColumns.decode
+            ).first
+        }
+    }
+
+    /// The highest run number in the log, or `nil` when it is empty, so that run numbers keep
+    /// increasing across restarts.
+    public func maxRunID() throws(StoreError) -> RunID? {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query("SELECT MAX(id) FROM runs") { row in
+                row.isNull(0) ? nil : RunID(row.int64(0))
+            }.first ?? nil
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// The scheduler's durable state in one SQLite database: pending requests, the run log
+/// (the energy log), checkpoints, and small per-app settings.
+///
+/// Every mutating call commits its own transaction before it returns, so anything a caller
+/// has been told is saved survives a kill of the process at any instant (WAL journal, and
+/// with ``StoreOptions/Synchronous/full`` a power cut too).
+///
+/// Open a file with ``open(at:now:options:)``, which also repairs what a crash left behind
+/// (see ``StoreOpenReport``), or use ``inMemory(options:)`` for simulations and tests.
+/// The store is safe to share between threads: its single connection is confined behind a
+/// `Mutex`, because an SQLite connection must not be used from two threads at once.
+public final class SchedulerStore: Sendable {
+    /// The database file, or `nil` for an in-memory store.
+    public let url: URL?
+
+    private let connection: Mutex<SQLiteConnection>
+
+    init(connection: sending SQLiteConnection, url: URL?) {
+        self.url = url
+        self.connection = Mutex(connection)
+    }
+
+    /// Creates a private, empty store that lives only as long as this object: for
+    /// simulations and tests that need no file.
+    public static func inMemory(options: StoreOptions = .init()) throws(StoreError) -> SchedulerStore {
+        let connection = try SQLiteConnection.open(path: nil, mode: .readWrite)
+        try configure(connection, options: options)
+        try SchemaMigrations.migrate(connection)
+        return SchedulerStore(connection: connection, url: nil)
+    }
+
+    /// Runs `body` with exclusive use of the connection. Errors that do not name the file yet
+    /// (for example a row that cannot be decoded) are given its path here.
+    func withConnection<Result: Sendable>(
+        _ body: (SQLiteConnection) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
+        try connection.withLock { (connection) throws(StoreError) -> Result in
+            do throws(StoreError) {
+                return try body(connection)
+            } catch {
+                throw Self.namingFile(error, path: connection.path)
+            }
+        }
+    }
+
+    private static func namingFile(_ error: StoreError, path: String?) -> StoreError {
+        guard error.path == nil, let path else { return error }
+        var named = error
+        named.path = path
+        named.message = "the scheduler store at \(path): \(error.message)"
+        return named
+    }
+}

@@ -1,0 +1,60 @@
+/// An error from the durable store.
+///
+/// Errors are an extensible struct with a nested ``Code`` (the swift-service-lifecycle
+/// style) rather than an enum, so new codes can be added without breaking callers that
+/// switch over them. The ``message`` is written for a person and names the file involved.
+public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What kind of failure this is.
+    public var code: Code
+    /// The database file involved, or `nil` for an in-memory store.
+    public var path: String?
+    /// A human-readable explanation, naming the path when there is one.
+    public var message: String
+
+    /// SQLite's own text for the failure, when SQLite reported it (for
+    /// ``StoreOpenReport/corruptionDetail``).
+    var sqliteMessage: String?
+
+    /// Creates an error.
+    public init(code: Code, path: String?, message: String) {
+        self.code = code
+        self.path = path
+        self.message = message
+    }
+
+    /// Errors are equal when their code, path and message are (the SQLite detail is part
+    /// of the message already).
+    public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.message == rhs.message
+    }
+
+    /// The code and the message, for logs.
+    public var description: String { "StoreError.\(code): \(message)" }
+
+    /// The kinds of store failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The database could not be opened or created: the parent directory is missing or
+        /// is not a directory, or SQLite could not open the file.
+        public static let cannotOpen = Code("cannotOpen")
+        /// The database file or its directory cannot be written. The store is left as it is:
+        /// a read-only store is never moved aside or replaced.
+        public static let readOnly = Code("readOnly")
+        /// The database was written by a newer version of this software (its
+        /// `PRAGMA user_version` is higher than any migration known here). It is left untouched.
+        public static let schemaTooNew = Code("schemaTooNew")
+        /// SQLite reported an error (the message carries SQLite's code and text).
+        public static let sqlite = Code("sqlite")
+        /// The file is not a database or is damaged. ``SchedulerStore/open(at:now:options:)``
+        /// handles this itself by moving the file aside; later queries may still report it.
+        public static let corrupt = Code("corrupt")
+        /// A stored row could not be turned back into a value (for example an unknown task
+        /// kind), or a call referred to a record that does not exist.
+        public static let invalidData = Code("invalidData")
+
+        /// The code's name, for example `cannotOpen`.
+        public var description: String { name }
+    }
+}

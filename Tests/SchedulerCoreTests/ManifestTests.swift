@@ -1,0 +1,430 @@
+import Foundation
+import Testing
+@testable import SchedulerCore
+
+/// Parsing, validating and querying app manifests. Every test builds its own data: no files,
+/// no shared state, so the suite runs in parallel.
+@Suite("App manifest")
+struct ManifestTests {
+    // MARK: Fixtures
+
+    /// A complete XML Info.plist with keys this system does not read, as Xcode writes them.
+    static let xmlPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+            <key>CFBundleIdentifier</key>
+            <string>com.example.feedreader</string>
+            <key>CFBundleVersion</key>
+            <string>42</string>
+            <key>LSRequiresIPhoneOS</key>
+            <true/>
+            <key>BGTaskSchedulerPermittedIdentifiers</key>
+            <array>
+                <string>com.example.feedreader.refresh</string>
+                <string>com.example.feedreader.cleanup</string>
+                <string>com.example.feedreader.export.*</string>
+            </array>
+            <key>UIBackgroundModes</key>
+            <array>
+                <string>fetch</string>
+                <string>processing</string>
+                <string>audio</string>
+            </array>
+        </dict>
+        </plist>
+        """
+
+    static let expectedIdentifiers = [
+        "com.example.feedreader.refresh",
+        "com.example.feedreader.cleanup",
+        "com.example.feedreader.export.*",
+    ]
+
+    /// Parses a dictionary serialized as JSON: the shortest way to put one bad value in a test.
+    func parseJSON(_ object: [String: Any], source: String = "test.json") throws(ManifestError) -> AppManifest {
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return try AppManifest.parse(data, source: source)
+    }
+
+    /// Parses `text` and returns the error it must raise.
+    func parseError(parsing text: String, source: String = "Info.plist") -> ManifestError? {
+        parseError(parsing: Data(text.utf8), source: source)
+    }
+
+    func parseError(parsing data: Data, source: String = "Info.plist") -> ManifestError? {
+        do {
+            let manifest = try AppManifest.parse(data, source: source)
+            Issue.record("expected an error, parsed \(manifest)")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func parseError(parsingJSON object: [String: Any]) -> ManifestError? {
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return parseError(parsing: data, source: "app.json")
+    }
+
+    // MARK: Formats
+
+    @Test func parsesXMLPropertyList() throws {
+        let manifest = try AppManifest.parse(Data(Self.xmlPlist.utf8), source: "/apps/feed/Info.plist")
+        #expect(manifest.appID == AppID("com.example.feedreader"))
+        #expect(manifest.permittedIdentifiers == Self.expectedIdentifiers)
+        #expect(manifest.backgroundModes == ["fetch", "processing", "audio"])
+        #expect(manifest.source == "/apps/feed/Info.plist")
+    }
+
+    @Test func parsesBinaryPropertyList() throws {
+        let plist: [String: Any] = [
+            "CFBundleIdentifier": "com.example.feedreader",
+            "BGTaskSchedulerPermittedIdentifiers": Self.expectedIdentifiers,
+            "UIBackgroundModes": ["fetch"],
+            "UIRequiredDeviceCapabilities": ["armv7"],
+            "LSRequiresIPhoneOS": true,
+        ]
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        #expect(data.starts(with: Array("bplist".utf8)))
+        let manifest = try AppManifest.parse(data, source: "Info.plist")
+        #expect(manifest.appID == AppID("com.example.feedreader"))
+        #expect(manifest.permittedIdentifiers == Self.expectedIdentifiers)
+        #expect(manifest.backgroundModes == ["fetch"])
+    }
+
+    @Test func parsesJSON() throws {
+        let json = """
+            {
+              "CFBundleIdentifier": "com.example.feedreader",
+              "BGTaskSchedulerPermittedIdentifiers": [
+                "com.example.feedreader.refresh",
+                "com.example.feedreader.cleanup",
+                "com.example.feedreader.export.*"
+              ],
+              "UIBackgroundModes": ["processing"],
+              "SomeOtherKey": {"nested": [1, true, null]}
+            }
+            """
+        let manifest = try AppManifest.parse(Data(json.utf8), source: "manifest.json")
+        #expect(manifest.appID == AppID("com.example.feedreader"))
+        #expect(manifest.permittedIdentifiers == Self.expectedIdentifiers)
+        #expect(manifest.backgroundModes == ["processing"])
+        #expect(manifest.source == "manifest.json")
+    }
+
+    @Test func toleratesByteOrderMarkAndLeadingWhitespace() throws {
+        let json = Data([0xEF, 0xBB, 0xBF]) + Data("\n  {\"UIBackgroundModes\": [\"fetch\"]}".utf8)
+        #expect(try AppManifest.parse(json, source: "m.json").backgroundModes == ["fetch"])
+        let xml = Data("\n\n" .utf8) + Data(Self.xmlPlist.utf8)
+        #expect(try AppManifest.parse(xml, source: "Info.plist").permittedIdentifiers == Self.expectedIdentifiers)
+    }
+
+    @Test func missingKeysMeanEmptyLists() throws {
+        for text in ["{}", "<plist version=\"1.0\"><dict/></plist>"] {
+            let manifest = try AppManifest.parse(Data(text.utf8), source: "m")
+            #expect(manifest.appID == nil)
+            #expect(manifest.permittedIdentifiers.isEmpty)
+            #expect(manifest.backgroundModes.isEmpty)
+        }
+    }
+
+    @Test func keepsManifestOrder() throws {
+        let identifiers = (0..<20).reversed().map { "com.example.app.task\($0)" }
+        let manifest = try parseJSON(["BGTaskSchedulerPermittedIdentifiers": identifiers])
+        #expect(manifest.permittedIdentifiers == identifiers)
+    }
+
+    // MARK: Queries
+
+    @Test func permitsExactIdentifiers() {
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.refresh"], backgroundModes: [])
+        #expect(manifest.permits(identifier: "com.example.app.refresh", allowWildcard: false))
+        #expect(manifest.permits(identifier: "com.example.app.refresh", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.refresh2", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.refresh.x", allowWildcard: true))
+    }
+
+    @Test func wildcardPermitsOnlyWhenAllowedAndNeverTheBarePrefix() {
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.export.*"], backgroundModes: [])
+        #expect(manifest.permits(identifier: "com.example.app.export.1", allowWildcard: true))
+        #expect(manifest.permits(identifier: "com.example.app.export.photos.batch-7", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.export.1", allowWildcard: false))
+        // The bare prefix, the prefix with a dot, and look-alikes are not matched.
+        #expect(!manifest.permits(identifier: "com.example.app.export", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.export.", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.exporter.1", allowWildcard: true))
+        #expect(!manifest.permits(identifier: "com.example.app.export*", allowWildcard: true))
+        // The entry as written is not an identifier that is permitted without wildcards.
+        #expect(!manifest.permits(identifier: "com.example.app.export.*", allowWildcard: false))
+    }
+
+    @Test func comparesIdentifiersByBytes() {
+        // "é" precomposed versus "e" + combining acute: equal as Swift Strings, not as keys.
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.caf\u{E9}"], backgroundModes: [])
+        #expect(manifest.permits(identifier: "com.example.caf\u{E9}", allowWildcard: false))
+        #expect(!manifest.permits(identifier: "com.example.cafe\u{301}", allowWildcard: false))
+    }
+
+    @Test func backgroundModes() {
+        let manifest = AppManifest(permittedIdentifiers: [], backgroundModes: ["fetch", "audio"])
+        #expect(manifest.hasBackgroundMode("fetch"))
+        #expect(manifest.hasBackgroundMode("audio"))
+        #expect(!manifest.hasBackgroundMode("processing"))
+    }
+
+    // MARK: Malformed documents
+
+    @Test func emptyDataIsMalformed() throws {
+        let error = try #require(parseError(parsing: Data(), source: "/apps/empty/Info.plist"))
+        #expect(error.code == .malformed)
+        #expect(error.file == "/apps/empty/Info.plist")
+        #expect(error.key == nil)
+        #expect(error.message.contains("empty"))
+        #expect(error.description.hasPrefix("/apps/empty/Info.plist: "))
+    }
+
+    @Test func whitespaceOnlyIsMalformed() throws {
+        let error = try #require(parseError(parsing: " \n\t "))
+        #expect(error.code == .malformed)
+        #expect(error.message.contains("whitespace"))
+    }
+
+    @Test func invalidJSONIsMalformedWithTheParsersMessage() throws {
+        let error = try #require(parseError(parsing: #"{"UIBackgroundModes": [}"#, source: "bad.json"))
+        #expect(error.code == .malformed)
+        #expect(error.file == "bad.json")
+        #expect(error.message.contains("JSON"))
+        #expect(error.message.contains("parser said: "))
+        #expect(!error.message.hasSuffix("parser said: "))
+    }
+
+    @Test func invalidXMLIsMalformedWithTheParsersMessage() throws {
+        let error = try #require(parseError(parsing: "<plist version=\"1.0\"><dict><key>a</dict></plist>"))
+        #expect(error.code == .malformed)
+        #expect(error.file == "Info.plist")
+        #expect(error.message.contains("property list"))
+    }
+
+    @Test func truncatedBinaryPropertyListIsMalformed() throws {
+        let full = try PropertyListSerialization.data(
+            fromPropertyList: ["UIBackgroundModes": ["fetch"]], format: .binary, options: 0)
+        let error = try #require(parseError(parsing: full.prefix(12)))
+        #expect(error.code == .malformed)
+    }
+
+    @Test func plainTextIsMalformed() throws {
+        let error = try #require(parseError(parsing: "UIBackgroundModes = fetch"))
+        #expect(error.code == .malformed)
+    }
+
+    // MARK: Wrong types
+
+    @Test("top level must be a dictionary", arguments: [
+        ("[\"fetch\"]", "an array (1 element)"),
+        ("\"fetch\"", "a string (\"fetch\")"),
+        ("42", "a number (42)"),
+        ("true", "a boolean (true)"),
+        ("null", "null"),
+        ("<plist version=\"1.0\"><array><string>x</string><string>y</string></array></plist>", "an array (2 elements)"),
+        ("<plist version=\"1.0\"><string>x</string></plist>", "a string (\"x\")"),
+    ])
+    func topLevelNotADictionary(text: String, found: String) throws {
+        let error = try #require(parseError(parsing: text, source: "top.plist"))
+        #expect(error.code == .wrongType)
+        #expect(error.file == "top.plist")
+        #expect(error.key == nil)
+        #expect(error.message == "expected a dictionary at the top level, found \(found)")
+    }
+
+    @Test("list keys must be arrays", arguments: ["BGTaskSchedulerPermittedIdentifiers", "UIBackgroundModes"])
+    func listKeyOfWrongType(key: String) throws {
+        let cases: [(Any, String)] = [
+            ("fetch", "a string (\"fetch\")"),
+            (true, "a boolean (true)"),
+            (false, "a boolean (false)"),
+            (1, "a number (1)"),
+            (0, "a number (0)"),
+            (2.5, "a number (2.5)"),
+            (["a": "b"], "a dictionary"),
+            (NSNull(), "null"),
+        ]
+        for (value, found) in cases {
+            let error = try #require(parseError(parsingJSON: [key: value]))
+            #expect(error.code == .wrongType)
+            #expect(error.file == "app.json")
+            #expect(error.key == key)
+            #expect(error.message == "expected an array of strings, found \(found)")
+            #expect(error.description == "app.json: \(key): expected an array of strings, found \(found)")
+        }
+    }
+
+    @Test("list elements must be strings", arguments: ["BGTaskSchedulerPermittedIdentifiers", "UIBackgroundModes"])
+    func listElementOfWrongType(key: String) throws {
+        let good = key == "UIBackgroundModes" ? "fetch" : "com.example.app.refresh"
+        let other = key == "UIBackgroundModes" ? "processing" : "com.example.app.sync"
+        let cases: [(Any, String)] = [
+            (42, "a number (42)"),
+            (true, "a boolean (true)"),
+            (["x"], "an array (1 element)"),
+            (["k": 1], "a dictionary"),
+            (NSNull(), "null"),
+        ]
+        for (value, found) in cases {
+            let error = try #require(parseError(parsingJSON: [key: [good, other, value]]))
+            #expect(error.code == .wrongType)
+            #expect(error.key == "\(key)[2]")
+            #expect(error.message == "expected a string, found \(found)")
+        }
+    }
+
+    @Test func plistBooleansAndDatesAreNamedByType() throws {
+        let text = """
+            <plist version="1.0"><dict>
+            <key>UIBackgroundModes</key><true/>
+            </dict></plist>
+            """
+        let error = try #require(parseError(parsing: text))
+        #expect(error.message == "expected an array of strings, found a boolean (true)")
+
+        let dates = """
+            <plist version="1.0"><dict>
+            <key>BGTaskSchedulerPermittedIdentifiers</key>
+            <array><date>2024-01-01T00:00:00Z</date><data>AAEC</data></array>
+            </dict></plist>
+            """
+        let dateError = try #require(parseError(parsing: dates))
+        #expect(dateError.key == "BGTaskSchedulerPermittedIdentifiers[0]")
+        #expect(dateError.message == "expected a string, found a date")
+
+        let binary = try PropertyListSerialization.data(
+            fromPropertyList: ["BGTaskSchedulerPermittedIdentifiers": ["com.a.b", Data([1, 2, 3])]],
+            format: .binary, options: 0)
+        let dataError = try #require(parseError(parsing: binary))
+        #expect(dataError.key == "BGTaskSchedulerPermittedIdentifiers[1]")
+        #expect(dataError.message == "expected a string, found data (3 bytes)")
+    }
+
+    @Test func bundleIdentifierMustBeAString() throws {
+        for (value, found) in [(7, "a number (7)"), (true, "a boolean (true)")] as [(Any, String)] {
+            let error = try #require(parseError(parsingJSON: ["CFBundleIdentifier": value]))
+            #expect(error.code == .wrongType)
+            #expect(error.key == "CFBundleIdentifier")
+            #expect(error.message == "expected a string, found \(found)")
+        }
+        let arrayError = try #require(parseError(parsingJSON: ["CFBundleIdentifier": ["com.a.b"]]))
+        #expect(arrayError.message == "expected a string, found an array (1 element)")
+    }
+
+    // MARK: Invalid values
+
+    @Test func bundleIdentifierMustBeReverseDNS() throws {
+        let error = try #require(parseError(parsingJSON: ["CFBundleIdentifier": "feedreader"]))
+        #expect(error.code == .invalidValue)
+        #expect(error.file == "app.json")
+        #expect(error.key == "CFBundleIdentifier")
+        #expect(error.message.contains("\"feedreader\""))
+        #expect(error.message.contains("only one label"))
+    }
+
+    @Test("invalid permitted entries name their index", arguments: [
+        ("", "empty"),
+        ("refresh", "only one label"),
+        ("com.example.", "empty label"),
+        ("com..example", "empty label"),
+        ("com.example app", "a space"),
+        ("com.*", "only one label"),
+        ("*", "'*'"),
+    ])
+    func invalidPermittedEntry(entry: String, reason: String) throws {
+        let error = try #require(parseError(parsingJSON: [
+            "BGTaskSchedulerPermittedIdentifiers": ["com.example.app.refresh", entry],
+        ]))
+        #expect(error.code == .invalidValue)
+        #expect(error.file == "app.json")
+        #expect(error.key == "BGTaskSchedulerPermittedIdentifiers[1]")
+        #expect(error.message.hasPrefix("expected a task identifier or a prefix.* wildcard, but "))
+        #expect(error.message.contains(reason), "\(error.message)")
+    }
+
+    @Test func tooLongPermittedEntry() throws {
+        let long = "com.example." + String(repeating: "x", count: 300)
+        let error = try #require(parseError(parsingJSON: ["BGTaskSchedulerPermittedIdentifiers": [long]]))
+        #expect(error.code == .invalidValue)
+        #expect(error.key == "BGTaskSchedulerPermittedIdentifiers[0]")
+        #expect(error.message.contains("312 bytes"))
+    }
+
+    @Test func duplicateEntriesAreAnErrorNamingTheEntry() throws {
+        let error = try #require(parseError(parsingJSON: [
+            "BGTaskSchedulerPermittedIdentifiers": [
+                "com.example.app.refresh", "com.example.app.sync", "com.example.app.refresh",
+            ],
+        ]))
+        #expect(error.code == .invalidValue)
+        #expect(error.key == "BGTaskSchedulerPermittedIdentifiers[2]")
+        #expect(error.message.contains("\"com.example.app.refresh\""))
+        #expect(error.message.contains("index 0"))
+    }
+
+    @Test func duplicateWildcardEntriesAreAnError() throws {
+        let error = try #require(parseError(parsingJSON: [
+            "BGTaskSchedulerPermittedIdentifiers": ["com.example.app.export.*", "com.example.app.export.*"],
+        ]))
+        #expect(error.code == .invalidValue)
+        #expect(error.key == "BGTaskSchedulerPermittedIdentifiers[1]")
+    }
+
+    @Test func xmlErrorsNameTheFileAndIndex() throws {
+        let text = Self.xmlPlist.replacingOccurrences(
+            of: "com.example.feedreader.cleanup", with: "com.example.feedreader..cleanup")
+        let error = try #require(parseError(parsing: text, source: "/apps/feed/Info.plist"))
+        #expect(error.description.hasPrefix(
+            "/apps/feed/Info.plist: BGTaskSchedulerPermittedIdentifiers[1]: expected a task identifier"))
+    }
+
+    @Test func unknownBackgroundModesAreKept() throws {
+        let manifest = try parseJSON(["UIBackgroundModes": ["fetch", "location", "voip"]])
+        #expect(manifest.backgroundModes == ["fetch", "location", "voip"])
+    }
+
+    // MARK: Validation of manifests built in code
+
+    @Test func validateAcceptsAGoodManifest() throws {
+        let manifest = AppManifest(
+            appID: AppID("com.example.app"),
+            permittedIdentifiers: ["com.example.app.refresh", "com.example.app.export.*"],
+            backgroundModes: ["fetch"])
+        try manifest.validate()
+    }
+
+    @Test func validateNamesCodeWhenThereIsNoSource() throws {
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.refresh", "bad"], backgroundModes: [])
+        let error = try #require(throws: ManifestError.self) { try manifest.validate() }
+        #expect(error.file == "code")
+        #expect(error.key == "BGTaskSchedulerPermittedIdentifiers[1]")
+        #expect(error.code == .invalidValue)
+
+        let invalidApp = AppManifest(appID: AppID("app"), permittedIdentifiers: [], backgroundModes: [], source: "main.swift")
+        let appError = try #require(throws: ManifestError.self) { try invalidApp.validate() }
+        #expect(appError.file == "main.swift")
+        #expect(appError.key == "CFBundleIdentifier")
+    }
+
+    // MARK: The error type
+
+    @Test func errorDescriptionFormat() {
+        let withKey = ManifestError(code: .wrongType, file: "a.plist", key: "K[1]", message: "expected x, found y")
+        #expect(withKey.description == "a.plist: K[1]: expected x, found y")
+        let withoutKey = ManifestError(code: .malformed, file: "a.plist", message: "bad")
+        #expect(withoutKey.description == "a.plist: bad")
+    }
+
+    @Test func errorCodesAreDistinct() {
+        let codes: [ManifestError.Code] = [.unreadable, .malformed, .wrongType, .invalidValue, .missingKey]
+        #expect(Set(codes).count == codes.count)
+        #expect(Set(codes.map(\.description)).count == codes.count)
+    }
+}

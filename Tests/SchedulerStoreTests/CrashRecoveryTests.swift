@@ -1,0 +1,82 @@
+import Foundation
+import SchedulerCore
+import Testing
+@testable import SchedulerStore
+
+@Suite("Crash recovery on open")
+struct CrashRecoveryTests {
+    @Test("an unfinished run is recorded interrupted and its request is restored")
+    func interruptedRunRestoresItsRequest() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let request = Sample.requestsUsingEveryField[3]
+        var finishedRun = Sample.run(1, of: Sample.request("done"), startedAt: Sample.now)
+        do {
+            let store = try openStore(url)
+            try store.upsertRequest(request)
+            try store.recordRunStarted(finishedRun)
+            finishedRun.endedAt = Sample.now.addingTimeInterval(5)
+            finishedRun.outcome = .success
+            finishedRun.success = true
+            try store.recordRunFinished(finishedRun)
+            try store.recordRunStarted(Sample.run(2, of: request, startedAt: Sample.now.addingTimeInterval(10)))
+            #expect(try store.pendingRequests().isEmpty)
+            // The store goes away here without the run ending: as if the scheduler was killed.
+        }
+        let restart = Sample.now.addingTimeInterval(3_600)
+        let (store, report) = try SchedulerStore.open(at: url, now: restart)
+
+        var expectedRun = Sample.run(2, of: request, startedAt: Sample.now.addingTimeInterval(10))
+        expectedRun.endedAt = restart
+        expectedRun.outcome = .interrupted
+        expectedRun.stopReason = "the scheduler stopped while the run was in progress"
+        #expect(report.interruptedRuns == [expectedRun])
+        #expect(report.restoredRequests == [request])
+        #expect(report.movedAsideCorruptFile == nil)
+        #expect(try store.pendingRequests() == [request])
+        #expect(try store.runs() == [finishedRun, expectedRun])
+    }
+
+    @Test("a request resubmitted during the interrupted run wins over the old one")
+    func newerPendingRequestWins() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let old = Sample.request("refresh", submittedAt: Sample.now)
+        let newer = PendingRequest(
+            app: Sample.app, identifier: "refresh", kind: .appRefresh,
+            earliestBeginDate: Sample.now.addingTimeInterval(900), submittedAt: Sample.now.addingTimeInterval(20)
+        )
+        let elsewhere = Sample.request("sync", app: Sample.otherApp)
+        do {
+            let store = try openStore(url)
+            try store.upsertRequest(old)
+            try store.upsertRequest(elsewhere)
+            try store.recordRunStarted(Sample.run(1, of: old, startedAt: Sample.now.addingTimeInterval(10)))
+            try store.recordRunStarted(Sample.run(2, of: elsewhere, startedAt: Sample.now.addingTimeInterval(11)))
+            try store.upsertRequest(newer) // the handler rescheduled itself first thing
+        }
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now.addingTimeInterval(60))
+        #expect(report.interruptedRuns.map(\.id) == [RunID(1), RunID(2)])
+        #expect(report.interruptedRuns.allSatisfy { $0.outcome == .interrupted })
+        #expect(report.restoredRequests == [elsewhere])
+        #expect(try store.pendingRequests() == [newer, elsewhere])
+        #expect(try store.run(RunID(1))?.outcome == .interrupted)
+    }
+
+    @Test("recovery happens once: the next open finds nothing to repair")
+    func recoveryIsDurable() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        do {
+            let store = try openStore(url)
+            try store.recordRunStarted(Sample.run(1, of: Sample.request("t"), startedAt: Sample.now))
+        }
+        let first = try SchedulerStore.open(at: url, now: Sample.now.addingTimeInterval(1)).1
+        #expect(first.interruptedRuns.count == 1)
+        let (store, second) = try SchedulerStore.open(at: url, now: Sample.now.addingTimeInterval(2))
+        #expect(second.interruptedRuns.isEmpty)
+        #expect(second.restoredRequests.isEmpty)
+        #expect(try store.run(RunID(1))?.endedAt == Sample.now.addingTimeInterval(1))
+        #expect(try store.maxRunID() == RunID(1))
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SchedulerCore
+import Testing
+@testable import SchedulerStore
+
+@Suite("Connection settings and schema")
+struct StoreConfigurationTests {
+    private func pragma(_ name: String, of store: SchedulerStore) throws -> String {
+        try store.withConnection { (connection) throws(StoreError) in
+            try connection.query("PRAGMA \(name)") { row in row.text(0) }.first ?? ""
+        }
+    }
+
+    @Test("a file store uses WAL, a busy timeout, foreign keys, and the chosen synchronous level")
+    func connectionSettings() throws {
+        let directory = try TemporaryDirectory()
+        let full = try openStore(directory.file("full.sqlite"))
+        #expect(try pragma("journal_mode", of: full) == "wal")
+        #expect(try pragma("busy_timeout", of: full) == "5000")
+        #expect(try pragma("foreign_keys", of: full) == "1")
+        #expect(try pragma("synchronous", of: full) == "2") // FULL
+        #expect(try pragma("user_version", of: full) == String(SchemaMigrations.latestVersion))
+        #expect(full.url == directory.file("full.sqlite"))
+
+        let (normal, _) = try SchedulerStore.open(
+            at: directory.file("normal.sqlite"), now: Sample.now, options: StoreOptions(synchronous: .normal)
+        )
+        #expect(try pragma("synchronous", of: normal) == "1") // NORMAL
+    }
+
+    @Test("an in-memory store has no URL and starts empty")
+    func inMemoryStore() throws {
+        let store = try SchedulerStore.inMemory()
+        #expect(store.url == nil)
+        #expect(try store.pendingRequests().isEmpty)
+        #expect(try store.runs().isEmpty)
+        #expect(try pragma("user_version", of: store) == String(SchemaMigrations.latestVersion))
+    }
+
+    @Test("two stores on one file see each other's commits")
+    func twoConnectionsShareCommits() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let writer = try openStore(url)
+        let reader = try openStore(url)
+        try writer.upsertRequest(Sample.request("shared"))
+        #expect(try reader.pendingRequests() == [Sample.request("shared")])
+    }
+
+    @Test("the moved-aside suffix is the UTC date and time of now")
+    func quarantineTimestamp() {
+        #expect(CorruptStoreQuarantine.timestamp(Sample.now) == "20240102-030405")
+        #expect(CorruptStoreQuarantine.timestamp(Date(timeIntervalSince1970: 0)) == "19700101-000000")
+    }
+}

@@ -34,7 +34,7 @@ let package = Package(
             dependencies: ["BackgroundTasks", "SchedulerCore"]
         ),
         // The example app: a feed reader written as an iOS developer would.
-        .target(name: "FeedReaderExample", dependencies: ["BackgroundTasks"], path: "Examples/FeedReader/Sources/FeedReaderExample"),
+        .target(name: "FeedReaderExample", dependencies: ["BackgroundTasks", "BackgroundTasksTesting"], path: "Examples/FeedReader/Sources/FeedReaderExample"),
         .executableTarget(name: "feedreader", dependencies: ["FeedReaderExample", "BackgroundTasks"], path: "Examples/FeedReader/Sources/feedreader"),
         // The command-line tool.
         .executableTarget(

@@ -1,0 +1,112 @@
+import BackgroundTasks
+import Foundation
+
+/// Turns a trace into a readable timeline: one line per thing that happened, times as
+/// `HH:MM:SS` from the start of the simulated day. Runs of one task that end the same
+/// way in a row are folded into one line ("ran 12 times, all success"), so a day of
+/// 15-minute refreshes stays readable.
+public struct Timeline: Sendable {
+    /// One line of the timeline.
+    public struct Line: Hashable, Sendable {
+        /// When it happened.
+        public var at: Date
+        /// What happened.
+        public var text: String
+    }
+
+    /// The lines, in order.
+    public private(set) var lines: [Line] = []
+
+    /// The instant times are measured from.
+    public let start: Date
+
+    /// Builds the timeline of `trace`, with times measured from `start`.
+    public init(trace: [SchedulerTraceEvent], start: Date) {
+        self.start = start
+        var launches: [RunID: Date] = [:]
+        var eligibleSince: [RequestKey: Date] = [:]
+        // Runs of one task that ended alike, after the one already printed.
+        var fold: (identifier: String, outcome: RunOutcome, first: Date, last: Date, count: Int)?
+
+        func flush() {
+            guard let folded = fold else { return }
+            if folded.count > 0 {
+                let times = folded.count == 1 ? "1 more run" : "\(folded.count) more runs"
+                lines.append(Line(at: folded.first, text: "\(Self.short(folded.identifier)): \(times) until \(Self.offset(folded.last, from: start)), all \(folded.outcome)"))
+            }
+            fold = nil
+        }
+
+        for event in trace {
+            switch event {
+            case .finished(let record):
+                let started = launches.removeValue(forKey: record.id) ?? record.startedAt
+                defer { eligibleSince[record.request.key] = nil }
+                let outcome = record.outcome ?? .failure
+                let duration = record.duration.map { String(format: "%.0f s", $0) } ?? "?"
+                if var folded = fold, folded.identifier == record.identifier, folded.outcome == outcome {
+                    if folded.count == 0 { folded.first = started }
+                    folded.last = started
+                    folded.count += 1
+                    fold = folded
+                    continue
+                }
+                flush()
+                let waited = eligibleSince.removeValue(forKey: record.request.key).flatMap { since in
+                    since < started ? ", eligible since \(Self.offset(since, from: start))" : nil
+                } ?? ""
+                let reason = record.stopReason.map { $0 == "completed" ? "" : " (\($0))" } ?? ""
+                lines.append(Line(at: started, text: "\(Self.short(record.identifier)): ran \(duration), \(outcome)\(reason)\(waited)"))
+                fold = (record.identifier, outcome, started, started, 0)
+            case .launched(let record, _):
+                launches[record.id] = record.startedAt
+            case .moved(let key, let location, let at):
+                switch location {
+                case .ready:
+                    eligibleSince[key] = eligibleSince[key] ?? at
+                case .blocked:
+                    eligibleSince[key] = eligibleSince[key] ?? at
+                    flush()
+                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location)"))
+                default:
+                    continue
+                }
+            case .expired(_, let key, let reason, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(Self.short(key.identifier)): expired, \(reason)"))
+            case .terminated(_, let key, let reason, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(Self.short(key.identifier)): terminated, \(reason)"))
+            case .conditionsChanged(let conditions, let at):
+                flush()
+                lines.append(Line(at: at, text: "device: \(conditions)"))
+            case .lifecycle(let app, _, let to, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(app): \(to)"))
+            case .appTerminated(let app, let reason, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(app): terminated by the system, \(reason)"))
+            case .submitted, .cancelled:
+                continue
+            }
+        }
+        flush()
+        lines.sort { $0.at < $1.at }
+    }
+
+    /// The timeline as text, one line per event, times relative to ``start``.
+    public func render() -> String {
+        lines.map { "\(Self.offset($0.at, from: start))  \($0.text)" }.joined(separator: "\n")
+    }
+
+    private static func short(_ identifier: String) -> String {
+        identifier.split(separator: ".").last.map(String.init) ?? identifier
+    }
+
+    private static func offset(_ date: Date, from start: Date) -> String {
+        let seconds = Int(date.timeIntervalSince(start).rounded(.down))
+        let day = seconds / 86_400
+        let time = String(format: "%02d:%02d:%02d", seconds % 86_400 / 3600, seconds / 60 % 60, seconds % 60)
+        return day > 0 ? "+\(day)d \(time)" : time
+    }
+}

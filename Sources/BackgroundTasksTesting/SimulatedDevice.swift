@@ -56,7 +56,8 @@ public final class SimulatedDevice: Sendable {
             clock: clock,
             store: try store ?? SchedulerStore.inMemory(),
             activity: activity,
-            log: log
+            log: log,
+            serializesAppWork: true
         )
         self.swiftClock = SimulatedClock(virtual: clock, activity: activity)
         driver.observe { [recorded] event in recorded.append(event) }

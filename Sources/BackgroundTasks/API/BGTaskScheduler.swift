@@ -45,16 +45,20 @@ public final class BGTaskScheduler: @unchecked Sendable {
                 context.bind(queue)
                 context.dispatch(on: queue) { body(task) }
             case .async(let priority, let body):
-                context.driver.activity.enter()
-                let work = Task(priority: priority) {
-                    context.driver.activity.trackCurrentTask()
-                    let success = await AppContext.$current.withValue(context) { await body(task) }
-                    if !task.isCompleted { task.setTaskCompleted(success: success) }
-                    context.driver.activity.untrackCurrentTask()
-                    context.driver.activity.leave()
-                }
-                task.onExpiration { work.cancel() }
+                context.driver.runAppWork { startAsync(task, context: context, priority: priority, body: body) }
             }
+        }
+
+        private func startAsync(_ task: BGTask, context: AppContext, priority: TaskPriority?, body: @escaping @Sendable (BGTask) async -> Bool) {
+            context.driver.activity.enter()
+            let work = Task(priority: priority) {
+                context.driver.activity.trackCurrentTask()
+                let success = await AppContext.$current.withValue(context) { await body(task) }
+                if !task.isCompleted { task.setTaskCompleted(success: success) }
+                context.driver.activity.untrackCurrentTask()
+                context.driver.activity.leave()
+            }
+            task.onExpiration { work.cancel() }
         }
     }
 

@@ -69,6 +69,7 @@ public final class AppContext: Sendable {
     }
 
     /// Runs `body` with this context as the current one.
+    @discardableResult
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
         try AppContext.$current.withValue(self, operation: body)
     }
@@ -84,22 +85,25 @@ public final class AppContext: Sendable {
     /// Runs `body` on `queue` as app work: bound to this context and counted by the
     /// driver's activity tracker until it returns.
     func dispatch(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
-        driver.activity.enter()
-        queue.async {
-            self.withCurrent(body)
-            self.driver.activity.leave()
+        driver.runAppWork {
+            self.driver.activity.enter()
+            queue.async {
+                self.withCurrent(body)
+                self.driver.activity.leave()
+            }
         }
     }
 
     /// The driver's instant for a date the app computed: unchanged normally; under
-    /// translation, the same offset from driver-now as the date had from wall-now,
-    /// rounded to the millisecond so the microseconds between the app's `Date()` and this
-    /// call cannot make a simulation nondeterministic.
+    /// translation, the same offset from driver-now as the date had from wall-now.
     func driverDate(forAppDate date: Date) -> Date {
         guard wallClockDateTranslation else { return date }
         let offset = date.timeIntervalSinceNow
         guard offset.isFinite else { return date }
-        return driver.clock.now().addingTimeInterval((offset * 1000).rounded() / 1000)
+        // The app computed the date a moment ago, so the offset measured now is a little
+        // short (milliseconds in a debug build); rounding up to the tenth of a second
+        // restores the offset the app meant, whatever the machine's speed.
+        return driver.clock.now().addingTimeInterval((offset * 10).rounded(.up) / 10)
     }
 
     // MARK: Launching tasks

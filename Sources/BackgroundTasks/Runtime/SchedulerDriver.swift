@@ -24,6 +24,10 @@ public final class SchedulerDriver: Sendable {
     public let activity: ActivityTracker
     /// Where warnings go.
     public let log: DiagnosticLog
+    /// Whether calls into app code are queued on the clock one at a time (the simulator:
+    /// handlers launched at one instant then run one after the other, each until it
+    /// returns or parks, so traces are deterministic) or started at once (real time).
+    public let serializesAppWork: Bool
 
     private struct State: @unchecked Sendable {
         // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
@@ -60,8 +64,10 @@ public final class SchedulerDriver: Sendable {
         store: SchedulerStore?,
         unavailableReason: String? = nil,
         activity: ActivityTracker = ActivityTracker(),
-        log: DiagnosticLog = .standardError()
+        log: DiagnosticLog = .standardError(),
+        serializesAppWork: Bool = false
     ) {
+        self.serializesAppWork = serializesAppWork
         self.clock = clock
         self.store = store
         self.unavailableReason = store == nil ? (unavailableReason ?? "the scheduler has no store") : nil
@@ -84,6 +90,15 @@ public final class SchedulerDriver: Sendable {
     /// Calls `observer` with every trace event, after the event happened (not under a lock).
     public func observe(_ observer: @escaping @Sendable (SchedulerTraceEvent) -> Void) {
         state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Starts a call into app code: now, or queued on the clock when ``serializesAppWork``.
+    func runAppWork(_ start: @escaping @Sendable () -> Void) {
+        if serializesAppWork {
+            _ = clock.schedule(at: clock.now(), start)
+        } else {
+            start()
+        }
     }
 
     // MARK: Apps

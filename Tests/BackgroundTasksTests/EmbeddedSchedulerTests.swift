@@ -1,0 +1,106 @@
+import BackgroundTasks
+import DeviceConditions
+import Foundation
+import SchedulerStore
+import Testing
+
+@Suite struct EmbeddedSchedulerTests {
+    private func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-embedded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    private func configuration(state: URL) -> EmbeddedScheduler.Configuration {
+        EmbeddedScheduler.Configuration(
+            app: testApp,
+            manifest: testManifest,
+            stateDirectory: state,
+            conditions: FixedConditions(),
+            log: .collecting()
+        )
+    }
+
+    @Test func submittedRequestsSurviveARestartOfTheProcessContext() throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let first = EmbeddedScheduler.makeContext(configuration(state: state))
+        first.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        let request = BGProcessingTaskRequest(identifier: processingID)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
+        try first.withCurrent { try BGTaskScheduler.shared.submit(request) }
+
+        let second = EmbeddedScheduler.makeContext(configuration(state: state))
+        let pending = second.driver.pendingRequests(of: testApp)
+        #expect(pending.map(\.identifier) == [processingID])
+        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("scheduler.sqlite").path))
+    }
+
+    @Test func stateDirectoryThatIsAFileMakesSubmitUnavailableNamingThePath() throws {
+        let parent = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let file = parent.appendingPathComponent("not-a-directory")
+        try Data("x".utf8).write(to: file)
+        let context = EmbeddedScheduler.makeContext(configuration(state: file))
+        context.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        #expect(context.application.backgroundRefreshStatus == .restricted)
+        #expect {
+            try context.withCurrent { try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: refreshID)) }
+        } throws: { error in
+            guard let error = error as? BGTaskScheduler.Error else { return false }
+            return error.code == .unavailable && error.message.contains(file.path)
+        }
+        #expect(try Data(contentsOf: file) == Data("x".utf8), "the file in the way is left untouched")
+    }
+
+    @Test func corruptDatabaseIsMovedAsideAndAFreshOneStarted() throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let database = state.appendingPathComponent("scheduler.sqlite")
+        try Data(repeating: 0xA5, count: 8192).write(to: database)
+        let log = DiagnosticLog.collecting()
+        var settings = configuration(state: state)
+        settings.log = log
+        let context = EmbeddedScheduler.makeContext(settings)
+        #expect(context.driver.store != nil)
+        let names = try FileManager.default.contentsOfDirectory(atPath: state.path)
+        #expect(names.contains { $0.hasPrefix("scheduler.sqlite.corrupt-") })
+        #expect(log.messages.contains { $0.level == .error && $0.text.contains("corrupt") })
+    }
+
+    @Test func stateDirectoryDefaultsToXDGStateHome() throws {
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: base) }
+        let directory = try EmbeddedScheduler.stateDirectory(for: testApp, configured: nil, environment: ["XDG_STATE_HOME": base.path, "HOME": "/nonexistent"])
+        #expect(directory.path == base.appendingPathComponent("bgtask/com.example.test").path)
+        let fallback = try EmbeddedScheduler.stateDirectory(for: testApp, configured: nil, environment: ["HOME": base.path])
+        #expect(fallback.path == base.appendingPathComponent(".local/state/bgtask/com.example.test").path)
+        #expect(throws: EmbeddedSchedulerError.self) {
+            try EmbeddedScheduler.stateDirectory(for: testApp, configured: nil, environment: [:])
+        }
+    }
+
+    @Test func realTimeDriverRunsADueTaskInProcess() async throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let context = EmbeddedScheduler.makeContext(configuration(state: state))
+        let ran = AsyncStream<Bool>.makeStream()
+        context.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                task.setTaskCompleted(success: true)
+                ran.continuation.yield(true)
+            }
+        }
+        context.application.finishLaunching()
+        let request = BGAppRefreshTaskRequest(identifier: refreshID)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 0.05)
+        try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
+        // Waits for the handler's signal (an event), not for a guessed delay.
+        var iterator = ran.stream.makeAsyncIterator()
+        #expect(await iterator.next() == true)
+    }
+}

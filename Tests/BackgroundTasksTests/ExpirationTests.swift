@@ -1,0 +1,133 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct ExpirationTests {
+    /// A refresh handler that never finishes on its own.
+    private func stuckRefresh(onExpiration: (@Sendable (BGTask) -> Void)?) throws -> (SimulatedDevice, AppContext) {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                if let onExpiration {
+                    task.expirationHandler = { onExpiration(task) }
+                }
+            }
+        }
+        try submit(refresh(after: 0, device: device), in: context)
+        return (device, context)
+    }
+
+    @Test func refreshExpiresAfterItsThirtySecondBudgetAndCompletesWithinGrace() async throws {
+        let expiredAt = Mutex<Date?>(nil)
+        let (device, _) = try stuckRefresh { task in
+            expiredAt.withLock { $0 = AppContext.current?.driver.clock.now() }
+            task.setTaskCompleted(success: false)
+        }
+        await device.run(for: 60)
+        #expect(expiredAt.withLock { $0 } == testStart.addingTimeInterval(30))
+        let run = try #require(device.runs(of: refreshID).first)
+        #expect(run.outcome == .expired)
+        #expect(run.success == false)
+        #expect(run.endedAt == testStart.addingTimeInterval(30))
+    }
+
+    @Test func runIsTerminatedWhenItDoesNotCompleteWithinTheGrace() async throws {
+        let (device, _) = try stuckRefresh { _ in }  // handler set, but never completes
+        await device.run(for: 60)
+        let run = try #require(device.runs(of: refreshID).first)
+        #expect(run.outcome == .terminated)
+        #expect(run.endedAt == testStart.addingTimeInterval(32))
+        #expect(device.trace.contains { if case .terminated = $0 { return true } else { return false } })
+    }
+
+    @Test func runWithoutAnExpirationHandlerIsRecordedAsFailed() async throws {
+        let (device, _) = try stuckRefresh(onExpiration: nil)
+        await device.run(for: 60)
+        let run = try #require(device.runs(of: refreshID).first)
+        #expect(run.outcome == .failure)
+        #expect(run.stopReason?.contains("no expiration handler") == true)
+    }
+
+    @Test func secondSetTaskCompletedIsIgnoredWithAWarning() async throws {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                task.setTaskCompleted(success: true)
+                task.setTaskCompleted(success: false)
+            }
+        }
+        try submit(refresh(after: 0, device: device), in: context)
+        await device.run(for: 10)
+        #expect(device.runs(of: refreshID).map(\.outcome) == [.success])
+        #expect(device.log.messages.contains { $0.level == .warning && $0.text.contains("called again") && $0.text.contains(refreshID) })
+    }
+
+    @Test func simulatedExpirationFiresTheHandlerOfARunningTask() async throws {
+        let fired = Mutex(false)
+        let (device, context) = try stuckRefresh { task in
+            fired.withLock { $0 = true }
+            task.setTaskCompleted(success: false)
+        }
+        await device.run(for: 1)
+        try context.withCurrent { try BGTaskScheduler.shared.simulateExpiration(forTaskWithIdentifier: refreshID) }
+        await device.settle()
+        #expect(fired.withLock { $0 })
+        #expect(device.runs(of: refreshID).first?.endedAt == testStart.addingTimeInterval(1))
+    }
+
+    @Test func simulateExpirationSwitchExpiresEveryRunWithinFiveSeconds() async throws {
+        let configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"])
+        let expiredAt = Mutex<Date?>(nil)
+        let (device, context) = try makeDevice(configuration: configuration) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { task in
+                task.expirationHandler = {
+                    expiredAt.withLock { $0 = AppContext.current?.driver.clock.now() }
+                    task.setTaskCompleted(success: false)
+                }
+            }
+        }
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: context)
+        await device.run(for: 60)
+        #expect(expiredAt.withLock { $0 } == testStart.addingTimeInterval(5))
+    }
+
+    @Test func asyncHandlerIsCancelledOnExpirationAndKeepsItsCheckpoint() async throws {
+        let deviceBox = Mutex<SimulatedDevice?>(nil)
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID) { task in
+                let clock = deviceBox.withLock { $0 }!.swiftClock
+                let checkpoints = BGTaskScheduler.shared.checkpoints
+                var done = (try? checkpoints.load(Int.self, forKey: "done")) ?? 0
+                do {
+                    while done < 30 {
+                        try await clock.sleep(for: .seconds(70))
+                        done += 1
+                        try checkpoints.save(done, forKey: "done")
+                    }
+                    return true
+                } catch {
+                    return false
+                }
+            }
+        }
+        deviceBox.withLock { $0 = device }
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: context)
+        await device.run(for: 700)
+        let first = try #require(device.runs(of: processingID).first)
+        #expect(first.outcome == .expired)
+        #expect(first.endedAt == testStart.addingTimeInterval(600))
+        let saved = try context.withCurrent { try BGTaskScheduler.shared.checkpoints.load(Int.self, forKey: "done") }
+        #expect(saved == 8, "chunks finished at 70, 140 ... 560 s; the ninth was cancelled at 600 s")
+    }
+
+    @Test func retryPolicyResubmitsAFailedTaskWithBackoff() async throws {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: false) }
+            BGTaskScheduler.shared.setRetryPolicy(.exponentialBackoff(initial: 60, multiplier: 2, cap: 200, maximumAttempts: 4), forTaskWithIdentifier: processingID)
+        }
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: context)
+        await device.run(for: 3600)
+        let starts = device.runs(of: processingID).map { $0.startedAt.timeIntervalSince(testStart) }
+        #expect(starts == [0, 60, 180, 380, 580], "delays 60, 120, 200 (capped), 200, then give up")
+    }
+}

@@ -1,0 +1,43 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+
+/// A fixed instant for tests (2026-12-01 00:00 UTC).
+let testStart = Date(timeIntervalSince1970: 1_796_083_200)
+
+let refreshID = "com.example.test.refresh"
+let processingID = "com.example.test.processing"
+let testApp = AppID("com.example.test")
+
+/// A manifest that permits one refresh, one processing and ten numbered processing tasks.
+let testManifest = AppManifest(
+    appID: testApp,
+    permittedIdentifiers: [refreshID, processingID] + (0..<12).map { "com.example.test.p\($0)" } + ["com.example.test.export.*"],
+    backgroundModes: ["fetch", "processing"],
+    source: "test manifest"
+)
+
+/// A device at `testStart` with the test app installed; `launch` runs as its
+/// `didFinishLaunching`.
+func makeDevice(
+    configuration: SchedulerConfiguration = .init(),
+    assertions: AssertionConfiguration = .init(),
+    conditions: Conditions = .favorable,
+    launch: () -> Void = {}
+) throws -> (SimulatedDevice, AppContext) {
+    let device = try SimulatedDevice(start: testStart, configuration: configuration, assertions: assertions, conditions: conditions)
+    let context = device.install(app: testApp, manifest: testManifest, didFinishLaunching: launch)
+    return (device, context)
+}
+
+/// Submits `request` as the app whose context is `context`.
+func submit(_ request: BGTaskRequest, in context: AppContext) throws {
+    try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
+}
+
+/// A refresh request `delay` seconds after the device's now (virtual dates, no translation).
+func refresh(after delay: TimeInterval, device: SimulatedDevice, identifier: String = refreshID) -> BGAppRefreshTaskRequest {
+    let request = BGAppRefreshTaskRequest(identifier: identifier)
+    request.earliestBeginDate = Date(timeIntervalSinceNow: delay)
+    return request
+}

@@ -31,6 +31,13 @@ public final class FeedReader: Sendable {
     public static let cleanupChunk = 500
 
     private let service: any FeedService
+    private let draftUploaded = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Called when a draft upload finished (the executable prints it).
+    public var onDraftUploaded: (@Sendable () -> Void)? {
+        get { draftUploaded.withLock { $0 } }
+        set { draftUploaded.withLock { $0 = newValue } }
+    }
     private let workClock: any Clock<Duration>
     /// The articles and drafts the app keeps.
     public let database: FeedDatabase
@@ -67,7 +74,8 @@ public final class FeedReader: Sendable {
         }
         saveTask.withLock { $0 = identifier }
         database.saveDraftLocally()
-        service.uploadDraft(database.draft) { _ in
+        service.uploadDraft(database.draft) { uploaded in
+            if uploaded { self.onDraftUploaded?() }
             let id = saveTask.withLock { id in defer { id = .invalid }; return id }
             if id != .invalid { application.endBackgroundTask(id) }
         }

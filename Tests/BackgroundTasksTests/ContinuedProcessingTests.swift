@@ -1,0 +1,74 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct ContinuedProcessingTests {
+    private let exportPrefix = "com.example.test.export"
+
+    private func makeExportDevice(handler: @escaping @Sendable (BGTask) -> Void) throws -> (SimulatedDevice, AppContext) {
+        let (device, context) = try makeDevice()
+        let accepted = context.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: "\(exportPrefix).*", using: nil, launchHandler: handler)
+        }
+        #expect(accepted)
+        return (device, context)
+    }
+
+    @Test func queuedWorkRunsFirstInFirstOutBehindTheCap() async throws {
+        let order = Mutex<[String]>([])
+        let (device, context) = try makeExportDevice { task in
+            order.withLock { $0.append(task.identifier) }
+            let continued = task as! BGContinuedProcessingTask
+            continued.progress.completedUnitCount = 100
+            let clock = AppContext.current!.driver.clock
+            _ = clock.schedule(at: clock.now().addingTimeInterval(10)) { task.setTaskCompleted(success: true) }
+        }
+        for name in ["a", "b", "c"] {
+            try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).\(name)", title: "Export \(name)", subtitle: "Starting"), in: context)
+        }
+        await device.run(for: 1)
+        #expect(order.withLock { $0 } == ["\(exportPrefix).a"], "the cap is one at a time")
+        await device.run(for: 60)
+        #expect(order.withLock { $0 } == ["a", "b", "c"].map { "\(exportPrefix).\($0)" })
+    }
+
+    @Test func failStrategyIsRefusedWhenItCannotStartNow() throws {
+        let (_, context) = try makeExportDevice { _ in }
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).first", title: "Export", subtitle: ""), in: context)
+        let second = BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).second", title: "Export", subtitle: "")
+        second.strategy = .fail
+        #expect {
+            try submit(second, in: context)
+        } throws: { ($0 as? BGTaskScheduler.Error)?.code == .immediateRunIneligible }
+    }
+
+    @Test func unsupportedResourceIsNotPermitted() throws {
+        let (_, context) = try makeExportDevice { _ in }
+        let request = BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).gpu", title: "Render", subtitle: "")
+        request.requiredResources = .gpu
+        #expect(context.withCurrent { BGTaskScheduler.supportedResources } == .default)
+        #expect {
+            try submit(request, in: context)
+        } throws: { error in
+            guard let error = error as? BGTaskScheduler.Error else { return false }
+            return error.code == .notPermitted && error.message.contains("gpu")
+        }
+    }
+
+    @Test func stalledProgressIsExpired() async throws {
+        let (device, context) = try makeExportDevice { task in
+            let continued = task as! BGContinuedProcessingTask
+            continued.updateTitle("Exporting", subtitle: "1 of 100")
+            continued.progress.completedUnitCount = 1  // then never advances
+            task.expirationHandler = { task.setTaskCompleted(success: false) }
+        }
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).stall", title: "Export", subtitle: ""), in: context)
+        await device.run(for: 600)
+        let run = try #require(device.runs().first)
+        #expect(run.outcome == .expired)
+        #expect(run.stopReason?.contains("progress stalled") == true)
+        #expect(run.endedAt == testStart.addingTimeInterval(120), "sampled at 60 s (advanced from nothing), stalled at 120 s")
+    }
+}

@@ -47,11 +47,20 @@ let package = Package(
             dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "CSQLite"],
             path: "Benchmarks/bgtask-bench"
         ),
+        // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.
+        .executableTarget(
+            name: "bgtask-durability-probe",
+            dependencies: ["BackgroundTasks", "SchedulerStore"],
+            path: "Tests/DurabilityProbe"
+        ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         .testTarget(
             name: "BackgroundTasksTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "FeedReaderExample"]
+            dependencies: [
+                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
+                "FeedReaderExample", "feedreader", "bgtask-durability-probe",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

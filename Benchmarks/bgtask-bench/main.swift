@@ -1,1 +1,159 @@
-print("todo")
+// bgtask-bench: the project's performance targets, measured on this machine.
+//
+//   swift run -c release bgtask-bench [--quick] [--json FILE]
+//
+// Prints each benchmark with its target and PASS or MISS, and exits 0 either way (a MISS is
+// a finding, not a failure); it exits 1 only when a benchmark cannot run as designed, and
+// 64 on a usage error.
+import Foundation
+
+/// What the command line asks for.
+struct BenchOptions: Equatable {
+    var quick = false
+    var jsonPath: String?
+}
+
+/// The outcome of parsing the arguments: run, show help, or a usage error.
+enum BenchCommand: Equatable {
+    case run(BenchOptions)
+    case help
+    case usageError(String)
+}
+
+let usage = """
+    usage: bgtask-bench [--quick] [--json FILE]
+      --quick      a reduced run (fewer iterations; numbers are noisier)
+      --json FILE  also write the results as JSON to FILE
+    """
+
+/// Parses the arguments (without the program name).
+func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
+    var options = BenchOptions()
+    var remaining = arguments[...]
+    while let argument = remaining.popFirst() {
+        switch argument {
+        case "--quick":
+            options.quick = true
+        case "--json":
+            guard let path = remaining.popFirst(), !path.hasPrefix("--") else { return .usageError("--json needs a file path") }
+            options.jsonPath = path
+        case "-h", "--help":
+            return .help
+        default:
+            if argument.hasPrefix("--json=") {
+                options.jsonPath = String(argument.dropFirst("--json=".count))
+            } else {
+                return .usageError("unknown argument '\(argument)'")
+            }
+        }
+    }
+    return .run(options)
+}
+
+#if DEBUG
+let buildConfiguration = "debug"
+#else
+let buildConfiguration = "release"
+#endif
+
+func swiftCompilerVersion() -> String {
+    #if compiler(>=6.3)
+    return "6.3+"
+    #elseif compiler(>=6.2)
+    return "6.2"
+    #elseif compiler(>=6.1)
+    return "6.1"
+    #else
+    return "6.0"
+    #endif
+}
+
+/// The CPU model from `/proc/cpuinfo`.
+func cpuModel() -> String {
+    guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown CPU" }
+    for line in info.split(separator: "\n") where line.hasPrefix("model name") {
+        return line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+    }
+    return "unknown CPU"
+}
+
+/// `/proc/loadavg`'s first three fields: other work on the machine skews latencies.
+func loadAverage() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+    return text.split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+func runAll(_ options: BenchOptions) -> Int32 {
+    let date = ISO8601DateFormatter().string(from: Date())
+    let processors = ProcessInfo.processInfo.activeProcessorCount
+    let loadAtStart = loadAverage()
+    let machine = "\(processors) processors (nproc), \(cpuModel()), \(ProcessInfo.processInfo.operatingSystemVersionString)"
+    say("bgtask-bench \(date)")
+    say("build: \(buildConfiguration)\(buildConfiguration == "debug" ? "  (numbers are meaningless: use swift run -c release bgtask-bench)" : "")   swift: \(swiftCompilerVersion())   machine: \(machine)")
+    say("mode: \(options.quick ? "quick (reduced iterations)" : "full")   load average at start: \(loadAtStart)")
+    say()
+
+    let quick = options.quick
+    var results: [BenchmarkResult] = []
+    let benchmarks: [(String, () throws -> BenchmarkResult)] = [
+        ("a. Durable submit throughput", {
+            try DurableSubmitBenchmark.run(count: quick ? 400 : 2_000, warmup: quick ? 50 : 200, blocks: quick ? 4 : 10)
+        }),
+        ("b. Choosing the next run: 100,000 pending requests across 10,000 apps", {
+            try EngineDecisionBenchmark.run(apps: 10_000, identifiersPerApp: 10, decisions: quick ? 1_000 : 5_000, warmupDecisions: quick ? 50 : 200)
+        }),
+        ("c. In-process dispatch latency, due instant -> handler start (in-memory store)", {
+            try DispatchLatencyBenchmark.run(store: .memory, runs: quick ? 60 : 250, warmup: 5)
+        }),
+        ("c'. In-process dispatch latency, due instant -> handler start (file store, as embedded)", {
+            try DispatchLatencyBenchmark.run(store: .file, runs: quick ? 60 : 250, warmup: 5)
+        }),
+    ]
+    var failed = false
+    for (title, body) in benchmarks {
+        say("== \(title)")
+        let start = monotonicNanoseconds()
+        do {
+            let result = try body()
+            results.append(result)
+            say("  target \(result.target): \(format(result.value, result.unit == "ratio" ? 3 : 2)) \(result.unit)  ->  \(result.verdict)   [\(format(Double(monotonicNanoseconds() - start) / 1e9)) s]")
+        } catch {
+            failed = true
+            say("  ERROR: the benchmark could not run: \(error)")
+        }
+        say()
+    }
+
+    say("== Summary")
+    for result in results {
+        let marker = result.pass ? "PASS" : "MISS <<<"
+        say("  \(result.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.target.padding(toLength: 18, withPad: " ", startingAt: 0)) measured \(format(result.value, result.unit == "ratio" ? 3 : 2)) \(result.unit)   \(marker)")
+    }
+
+    let loadAtEnd = loadAverage()
+    say("load average at end: \(loadAtEnd)")
+    if let path = options.jsonPath {
+        let report = BenchmarkReport(date: date, configuration: buildConfiguration, processors: processors, quick: quick, swiftVersion: swiftCompilerVersion(), machine: machine, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd, results: results)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try encoder.encode(report).write(to: URL(fileURLWithPath: path))
+            say("results written to \(path)")
+        } catch {
+            FileHandle.standardError.write(Data("bgtask-bench: cannot write \(path): \(error)\n".utf8))
+            return 1
+        }
+    }
+    return failed ? 1 : 0
+}
+
+switch parseBenchArguments(Array(CommandLine.arguments.dropFirst())) {
+case .help:
+    print(usage)
+    exit(0)
+case .usageError(let message):
+    FileHandle.standardError.write(Data("bgtask-bench: \(message)\n\(usage)\n".utf8))
+    exit(64)
+case .run(let options):
+    exit(runAll(options))
+}

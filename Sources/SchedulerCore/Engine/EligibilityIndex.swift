@@ -114,9 +114,7 @@ public struct EligibilityIndex: Sendable {
         entries[request.key] = Entry(request: request, order: order, location: .waiting)
         keysByApp[request.app, default: []].insert(request.identifier)
         countsByApp[request.app, default: [:]][request.kind.limitClass, default: 0] += 1
-        if request.kind == .continuedProcessing {
-            place(request.key, at: .continuedQueue)
-        } else if order.due > now {
+        if request.kind != .continuedProcessing, order.due > now {
             place(request.key, at: .waiting)
         } else {
             place(request.key, at: classify(request, conditions: conditions))
@@ -215,6 +213,7 @@ public struct EligibilityIndex: Sendable {
 
     private func classify(_ request: PendingRequest, conditions: Conditions) -> Location {
         if running.contains(request.key) { return .busy }
+        if request.kind == .continuedProcessing { return .continuedQueue }
         if let unmet = conditions.firstUnmet(of: request.requiredConditions) { return .blocked(unmet) }
         return .ready
     }

@@ -40,6 +40,8 @@ public struct EngineError: Error, Hashable, Sendable, CustomStringConvertible {
         case noRunningTask
         /// The app is not known to the engine.
         case unknownApp
+        /// A run of the identifier is already in progress.
+        case alreadyRunning
     }
 
     /// The code.

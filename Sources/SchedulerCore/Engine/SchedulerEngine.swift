@@ -47,7 +47,9 @@ public struct SchedulerEngine: Sendable {
         var record: RunRecord
         var phase: Phase
         var budgetDeadline: Date?
-        var lastProgress: Int64 = -1
+        /// Progress starts at zero: a run still at zero one stall period after launch has
+        /// not advanced, and is expired.
+        var lastProgress: Int64 = 0
         var lastProgressAt: Date
         var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
     }
@@ -203,6 +205,9 @@ public struct SchedulerEngine: Sendable {
     /// Launches the pending request under `key` now, whatever its date and conditions
     /// (the public twin of Apple's `_simulateLaunchForTaskWithIdentifier`).
     public mutating func simulateLaunch(_ key: RequestKey, at now: Date) throws(EngineError) -> [EngineEffect] {
+        if let running = runsByKey[key] {
+            throw EngineError(.alreadyRunning, "'\(key.identifier)' of \(key.app) is already running (\(running)); never two runs of one identifier")
+        }
         guard let request = index.take(key) else {
             throw EngineError(.noPendingRequest, "no pending request with identifier '\(key.identifier)' for \(key.app); submit one first")
         }
@@ -284,7 +289,8 @@ public struct SchedulerEngine: Sendable {
 
     private func canStartContinuedProcessingNow(replacing key: RequestKey) -> Bool {
         let queuedAhead = index.hasQueuedContinuedProcessing && index.location(of: key) != .continuedQueue
-        return !queuedAhead && runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing
+        return !queuedAhead && !index.isRunning(key)
+            && runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing
     }
 
     private mutating func processDeadlines(at now: Date, into effects: inout [EngineEffect]) {

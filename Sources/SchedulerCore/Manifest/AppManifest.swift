@@ -22,12 +22,33 @@ public struct AppManifest: Hashable, Sendable {
     /// `BGTaskSchedulerPermittedIdentifiers`, in manifest order (kept so that listings and
     /// error indices match what the developer wrote). Entries are identifiers or `prefix.*`
     /// wildcards.
-    public var permittedIdentifiers: [String]
+    public var permittedIdentifiers: [String] {
+        didSet { lookup = PermittedLookup(permittedIdentifiers) }
+    }
     /// `UIBackgroundModes`, for example `fetch` (refresh) and `processing`. Modes this system
     /// does not know (`audio`, `location`, ...) are kept: real Info.plists list them.
     public var backgroundModes: Set<String>
     /// Where the manifest came from, for error messages: a file path, or `code`.
     public var source: String?
+
+    /// ``permittedIdentifiers`` indexed for ``permits(identifier:allowWildcard:)``, which
+    /// runs on every submit: exact entries in a set (by UTF-8 bytes), wildcard prefixes apart.
+    private var lookup: PermittedLookup
+
+    private struct PermittedLookup: Hashable, Sendable {
+        var exact: Set<[UInt8]> = []
+        var wildcardPrefixes: [[UInt8]] = []
+
+        init(_ entries: [String]) {
+            for entry in entries {
+                if let prefix = TaskIdentifierRules.wildcardPrefix(of: entry) {
+                    wildcardPrefixes.append(Array(prefix.utf8))
+                } else {
+                    exact.insert(Array(entry.utf8))
+                }
+            }
+        }
+    }
 
     /// Creates a manifest in code. Nothing is checked here; call ``validate()`` to apply the
     /// same rules as ``parse(_:source:)``.
@@ -36,6 +57,7 @@ public struct AppManifest: Hashable, Sendable {
         self.permittedIdentifiers = permittedIdentifiers
         self.backgroundModes = backgroundModes
         self.source = source
+        self.lookup = PermittedLookup(permittedIdentifiers)
     }
 
     /// Whether the manifest permits submitting `identifier`.
@@ -46,21 +68,13 @@ public struct AppManifest: Hashable, Sendable {
     /// Comparison is by UTF-8 bytes, not Unicode equivalence, because identifiers are keys
     /// in the store and on the wire, where two spellings of "é" are different keys.
     public func permits(identifier: String, allowWildcard: Bool) -> Bool {
-        let wanted = identifier.utf8
-        for entry in permittedIdentifiers {
-            if let prefix = TaskIdentifierRules.wildcardPrefix(of: entry) {
-                guard allowWildcard else { continue }
-                let prefixBytes = prefix.utf8
-                // Needs the prefix, a dot, and at least one more byte.
-                guard wanted.count > prefixBytes.count + 1, wanted.starts(with: prefixBytes) else { continue }
-                if wanted[wanted.index(wanted.startIndex, offsetBy: prefixBytes.count)] == UInt8(ascii: ".") {
-                    return true
-                }
-            } else if entry.utf8.elementsEqual(wanted) {
-                return true
-            }
+        let wanted = Array(identifier.utf8)
+        if lookup.exact.contains(wanted) { return true }
+        guard allowWildcard else { return false }
+        return lookup.wildcardPrefixes.contains { prefix in
+            // Needs the prefix, a dot, and at least one more byte.
+            wanted.count > prefix.count + 1 && wanted.starts(with: prefix) && wanted[prefix.count] == UInt8(ascii: ".")
         }
-        return false
     }
 
     /// Whether `UIBackgroundModes` lists `mode` (for example `fetch` or `processing`).

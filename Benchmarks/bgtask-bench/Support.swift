@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+
+/// What one benchmark reports: its headline figure against its target, and the figures
+/// that explain it (written to the console and, with `--json`, to a file).
+struct BenchmarkResult: Codable, Sendable {
+    /// Short stable name, for example `durable-submit`.
+    var name: String
+    /// What was measured, in one line.
+    var title: String
+    /// The target, in words (`ratio >= 0.5`).
+    var target: String
+    /// The headline value compared with the target, in `unit`.
+    var value: Double
+    /// The unit of `value`.
+    var unit: String
+    /// Whether `value` meets the target.
+    var pass: Bool
+    /// Every figure measured, by name (units in the name: `_us`, `_ms`, `_per_s`).
+    var metrics: [String: Double]
+    /// What exactly was measured and what was not.
+    var notes: [String]
+
+    var verdict: String { pass ? "PASS" : "MISS" }
+}
+
+/// The whole run, as written by `--json`.
+struct BenchmarkReport: Codable, Sendable {
+    var date: String
+    var configuration: String
+    var processors: Int
+    var quick: Bool
+    var swiftVersion: String
+    var machine: String
+    var loadAverageAtStart: String
+    var loadAverageAtEnd: String
+    var results: [BenchmarkResult]
+}
+
+/// Monotonic time in nanoseconds (CLOCK_MONOTONIC through Dispatch).
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Order statistics of a sample.
+struct Distribution: Sendable {
+    let sorted: [Double]
+
+    init(_ values: [Double]) { sorted = values.sorted() }
+
+    var count: Int { sorted.count }
+    var min: Double { sorted.first ?? .nan }
+    var max: Double { sorted.last ?? .nan }
+    var mean: Double { sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count) }
+    var median: Double { percentile(50) }
+
+    /// The nearest-rank percentile (`p` in 0...100): the smallest value with at least
+    /// p% of the sample at or below it.
+    func percentile(_ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+        return sorted[Swift.max(0, Swift.min(sorted.count - 1, rank - 1))]
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so the engine benchmark builds the same
+/// workload on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh directory under the system temporary directory, removed by ``remove()``.
+struct ScratchDirectory {
+    let url: URL
+
+    init(_ label: String) throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bgtask-bench-\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: false) }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The file system type of `path` (from `/proc/mounts`, longest matching mount point),
+/// so the report says what the fsyncs went to.
+func fileSystemDescription(of path: String) -> String {
+    guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return "unknown" }
+    var best: (mountPoint: String, description: String)?
+    for line in mounts.split(separator: "\n") {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 3 else { continue }
+        let mountPoint = String(fields[1])
+        let matches = mountPoint == "/" || path == mountPoint || path.hasPrefix(mountPoint + "/")
+        if matches, mountPoint.count >= (best?.mountPoint.count ?? -1) {
+            best = (mountPoint, "\(fields[2]) on \(fields[0]) (mounted at \(mountPoint))")
+        }
+    }
+    return best?.description ?? "unknown"
+}
+
+/// `12345.6` -> `"12345.6"`, with a fixed number of decimals.
+func format(_ value: Double, _ decimals: Int = 1) -> String {
+    String(format: "%.\(decimals)f", value)
+}
+
+/// Writes a line to standard output at once (progress lines survive a crash or a pipe).
+func say(_ line: String = "") {
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if written <= 0 { if errno == EINTR { continue } else { return } }
+            offset += written
+        }
+    }
+}

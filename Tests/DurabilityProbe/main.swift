@@ -1,0 +1,78 @@
+// bgtask-durability-probe: the child process of the crash-durability test
+// (Tests/BackgroundTasksTests/DurabilityTests.swift).
+//
+//   bgtask-durability-probe <state-dir> <count>
+//
+// Opens `<state-dir>/scheduler.sqlite` as the embedded scheduler does
+// (`EmbeddedScheduler.openStore(in:now:)`: WAL, synchronous=FULL), attaches one app whose
+// manifest permits `com.example.durable.0` ... `com.example.durable.<count-1>`, and
+// submits one processing request per identifier, in order, through
+// `SchedulerDriver.submit`. After each submit returns, it writes the identifier and a
+// newline to standard output with a bare `write(2)`: a line on stdout is an
+// acknowledgement, and the test kills this process with SIGKILL mid-loop, then checks that
+// every acknowledged request is in the store.
+//
+// Exits 0 after the last submit, 1 when a submit is refused or the store cannot be opened,
+// 64 on a usage error.
+import BackgroundTasks
+import Foundation
+import SchedulerStore
+
+/// The app the probe submits for (the test reads its requests back).
+let probeApp = AppID("com.example.durable")
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("bgtask-durability-probe: \(message)\n".utf8))
+    exit(status)
+}
+
+/// Writes all of `text` to standard output, unbuffered: once this returns, the line is in
+/// the pipe, whatever happens to this process next.
+func acknowledge(_ text: String) {
+    let bytes = Array(text.utf8)
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                fail("cannot write to standard output: \(String(cString: strerror(errno)))", status: 1)
+            }
+            offset += written
+        }
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
+    fail("usage: bgtask-durability-probe <state-dir> <count>", status: 64)
+}
+let stateDirectory = URL(fileURLWithPath: arguments[1], isDirectory: true)
+
+let store: SchedulerStore
+do {
+    store = try EmbeddedScheduler.openStore(in: stateDirectory, now: Date()).0
+} catch {
+    fail("cannot open the store in \(stateDirectory.path): \(error)", status: 1)
+}
+
+var configuration = SchedulerConfiguration()
+configuration.pendingLimits = [.refresh: 1, .processing: count, .continuedProcessing: 10]
+let driver = SchedulerDriver(configuration: configuration, conditions: .favorable, clock: DispatchDriverClock(), store: store)
+let identifiers = (0..<count).map { "com.example.durable.\($0)" }
+let manifest = AppManifest(appID: probeApp, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-durability-probe")
+let context = AppContext(app: probeApp, manifest: manifest, driver: driver)
+// A day ahead: nothing launches, so the store holds only what was submitted.
+let notBefore = Date().addingTimeInterval(86_400)
+
+for identifier in identifiers {
+    let request = PendingRequest(app: probeApp, identifier: identifier, kind: .processing, earliestBeginDate: notBefore, submittedAt: driver.clock.now())
+    do {
+        try driver.submit(request)
+    } catch {
+        fail("submit of \(identifier) refused: \(error)", status: 1)
+    }
+    acknowledge(identifier + "\n")
+}
+withExtendedLifetime(context) {}
+exit(0)

@@ -1,0 +1,110 @@
+import Testing
+@testable import SchedulerCore
+
+/// The keyed min-heap under the eligibility index and the run deadlines.
+@Suite("Indexed heap")
+struct IndexedHeapTests {
+    /// A small deterministic generator (SplitMix64), so the randomized test is reproducible.
+    struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private func drain<K, P>(_ heap: inout IndexedHeap<K, P>) -> [(key: K, priority: P)] {
+        var out: [(key: K, priority: P)] = []
+        while let next = heap.popMin() { out.append(next) }
+        return out
+    }
+
+    @Test func popMinReturnsKeysInPriorityOrder() {
+        var heap = IndexedHeap<String, Int>()
+        for (key, priority) in [("e", 50), ("b", 20), ("g", 70), ("a", 10), ("d", 40), ("f", 60), ("c", 30)] {
+            heap.update(key, priority: priority)
+        }
+        #expect(heap.count == 7)
+        #expect(heap.min?.key == "a")
+        #expect(drain(&heap).map(\.key) == ["a", "b", "c", "d", "e", "f", "g"])
+        #expect(heap.isEmpty)
+        #expect(heap.popMin() == nil)
+    }
+
+    @Test func updateToLowerPriorityMovesKeyUp() {
+        var heap = IndexedHeap<String, Int>()
+        for (key, priority) in [("a", 10), ("b", 20), ("c", 30), ("d", 40)] { heap.update(key, priority: priority) }
+        heap.update("d", priority: 5)
+        #expect(heap.count == 4, "updating an existing key does not add one")
+        #expect(heap.min?.key == "d")
+        #expect(heap.priority(of: "d") == 5)
+        #expect(drain(&heap).map(\.key) == ["d", "a", "b", "c"])
+    }
+
+    @Test func updateToHigherPriorityMovesKeyDown() {
+        var heap = IndexedHeap<String, Int>()
+        for (key, priority) in [("a", 10), ("b", 20), ("c", 30), ("d", 40)] { heap.update(key, priority: priority) }
+        heap.update("a", priority: 35)
+        #expect(heap.count == 4)
+        #expect(heap.min?.key == "b")
+        #expect(drain(&heap).map(\.key) == ["b", "c", "a", "d"])
+    }
+
+    @Test func removeArbitraryKeyKeepsHeapOrder() {
+        var heap = IndexedHeap<Int, Int>()
+        for key in 0..<20 { heap.update(key, priority: (key * 7) % 20) }
+        #expect(heap.remove(3) == 1)
+        #expect(heap.remove(0) == 0, "removing the minimum works too")
+        #expect(heap.remove(99) == nil, "removing an absent key returns nil")
+        #expect(!heap.contains(3))
+        #expect(heap.count == 18)
+        let priorities = drain(&heap).map(\.priority)
+        #expect(priorities == priorities.sorted())
+        #expect(!priorities.contains(0) && !priorities.contains(1))
+    }
+
+    @Test func containsAndPriorityReflectContents() {
+        var heap = IndexedHeap<String, Double>()
+        #expect(heap.min == nil)
+        heap.update("x", priority: 1.5)
+        #expect(heap.contains("x"))
+        #expect(heap.priority(of: "x") == 1.5)
+        #expect(heap.priority(of: "y") == nil)
+        #expect(Set(heap.keys) == ["x"])
+    }
+
+    /// 1000 seeded random operations against a dictionary model; after every operation the
+    /// heap's count and minimum match the model, and the final drain is in sorted order.
+    @Test func randomizedOperationsMatchNaiveModel() {
+        var rng = SplitMix64(state: 0xB6_7A5C)
+        var heap = IndexedHeap<Int, Int>()
+        var model: [Int: Int] = [:]
+        var pops = 0
+        // Priorities are value * 100 + key: unique per key, so the minimum is unambiguous.
+        for step in 0..<1000 {
+            let key = Int.random(in: 0..<60, using: &rng)
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0..<5:
+                let priority = Int.random(in: 0..<1000, using: &rng) * 100 + key
+                heap.update(key, priority: priority)
+                model[key] = priority
+            case 5..<7:
+                #expect(heap.remove(key) == model.removeValue(forKey: key), "step \(step): remove \(key)")
+            default:
+                let expected = model.min { $0.value < $1.value }
+                let popped = heap.popMin()
+                #expect(popped?.key == expected?.key && popped?.priority == expected?.value, "step \(step): popMin")
+                if let expected { model[expected.key] = nil; pops += 1 }
+            }
+            #expect(heap.count == model.count, "step \(step): count")
+            #expect(heap.min?.priority == model.values.min(), "step \(step): min")
+        }
+        #expect(pops > 100, "the sequence exercises popMin")
+        let drained = drain(&heap)
+        #expect(drained.map(\.priority) == model.values.sorted())
+        #expect(drained.map(\.key) == model.sorted { $0.value < $1.value }.map(\.key))
+    }
+}

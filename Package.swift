@@ -59,7 +59,7 @@ let package = Package(
             name: "BackgroundTasksTests",
             dependencies: [
                 "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
-                "FeedReaderExample", "feedreader", "bgtask-durability-probe",
+                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask",
             ]
         ),
     ],

@@ -86,6 +86,15 @@ public struct Timeline: Sendable {
             case .appTerminated(let app, let reason, let at):
                 flush()
                 lines.append(Line(at: at, text: "\(app): terminated by the system, \(reason)"))
+            case .assertionBegan(let app, let identifier, let name, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(app): began background assertion \(identifier)\(name.map { " \"\($0)\"" } ?? "")"))
+            case .assertionEnded(let app, let identifier, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(app): ended background assertion \(identifier)"))
+            case .assertionsExpired(let app, let identifiers, let at):
+                flush()
+                lines.append(Line(at: at, text: "\(app): background window closed, expiring assertion(s) \(identifiers.map(String.init).joined(separator: ", "))"))
             case .submitted, .cancelled:
                 continue
             }

@@ -169,6 +169,7 @@ public final class BGApplication: @unchecked Sendable {
             context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): background time cannot be granted (state \(lifecycleState)); returned .invalid")
             return .invalid
         }
+        context.driver.trace(.assertionBegan(context.app, identifier, name: taskName, at: now))
         rescheduleTimer()
         return UIBackgroundTaskIdentifier(rawValue: identifier)
     }
@@ -203,6 +204,8 @@ public final class BGApplication: @unchecked Sendable {
         }
         state.withLock { _ = $0.expirationHandlers.removeValue(forKey: identifier.rawValue) }
         if let failure { throw failure }
+        let context = requiredContext
+        context.driver.trace(.assertionEnded(context.app, identifier.rawValue, at: context.driver.clock.now()))
     }
 
     /// Seconds of background time left: `Double.greatestFiniteMagnitude` in the
@@ -277,16 +280,17 @@ public final class BGApplication: @unchecked Sendable {
         for effect in effects {
             switch effect {
             case .stateChanged(let old, let new):
-                context.driver.traceLifecycle(context.app, from: old, to: new, at: now)
+                context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):
+                context.driver.trace(.assertionsExpired(context.app, identifiers, at: now))
                 let handlers = state.withLock { state in identifiers.compactMap { state.expirationHandlers[$0] } }
                 for handler in handlers {
                     context.dispatch(on: context.expirationQueue, handler)
                 }
             case .terminate(let reason):
                 context.driver.log(.error, app: context.app, "terminated by the system: \(reason)")
-                context.driver.traceAppTerminated(context.app, reason, at: now)
+                context.driver.trace(.appTerminated(context.app, reason, at: now))
                 state.withLock { $0.expirationHandlers.removeAll() }
             }
         }

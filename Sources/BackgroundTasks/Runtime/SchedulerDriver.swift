@@ -137,14 +137,10 @@ public final class SchedulerDriver: Sendable {
         state.withLock { $0.engine.registration(of: app)?.backgroundRefreshEnabled ?? false }
     }
 
-    func traceLifecycle(_ app: AppID, from old: ApplicationLifecycleState, to new: ApplicationLifecycleState, at now: Date) {
+    /// Reports an event that happened outside the engine (app lifecycle, assertions).
+    func trace(_ event: SchedulerTraceEvent) {
         let observers = state.withLock { $0.observers }
-        for observer in observers { observer(.lifecycle(app, from: old, to: new, at: now)) }
-    }
-
-    func traceAppTerminated(_ app: AppID, _ reason: TerminationReason, at now: Date) {
-        let observers = state.withLock { $0.observers }
-        for observer in observers { observer(.appTerminated(app, reason, at: now)) }
+        for observer in observers { observer(event) }
     }
 
     // MARK: Requests

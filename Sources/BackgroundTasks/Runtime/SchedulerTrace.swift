@@ -23,4 +23,10 @@ public enum SchedulerTraceEvent: Hashable, Sendable {
     case lifecycle(AppID, from: ApplicationLifecycleState, to: ApplicationLifecycleState, at: Date)
     /// An app was terminated by the assertion watchdog.
     case appTerminated(AppID, TerminationReason, at: Date)
+    /// An app began a background assertion (`beginBackgroundTask`).
+    case assertionBegan(AppID, Int, name: String?, at: Date)
+    /// An app ended a background assertion (`endBackgroundTask`).
+    case assertionEnded(AppID, Int, at: Date)
+    /// The background window closed: these assertions' expiration handlers were called.
+    case assertionsExpired(AppID, [Int], at: Date)
 }

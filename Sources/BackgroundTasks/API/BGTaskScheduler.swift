@@ -157,9 +157,9 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// Submits a request; a pending request with the same identifier is replaced. When
     /// this returns, the request is committed to disk.
     ///
-    /// Checks, in order (the first that fails throws): a handler is registered (a
-    /// programming error otherwise, as on iOS), then the engine's checks: malformed
-    /// identifier (`notPermitted`), app unknown or Background App Refresh off
+    /// Checks, in order (the first that fails throws): a handler is registered for a
+    /// well-formed identifier the manifest permits (a programming error otherwise, as on
+    /// iOS), then the engine's checks: malformed identifier (`notPermitted`), app unknown or Background App Refresh off
     /// (`unavailable`), identifier or background mode missing from the manifest, or
     /// resource unsupported (`notPermitted`), malformed date or title (`invalidRequest`),
     /// pending limit reached (`tooManyPendingTaskRequests`), continued processing with

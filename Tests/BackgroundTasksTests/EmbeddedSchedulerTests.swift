@@ -104,3 +104,52 @@ import Testing
         #expect(await iterator.next() == true)
     }
 }
+
+@Suite struct ManifestDiscoveryTests {
+    private func scratch() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-manifest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    private let json = #"{"CFBundleIdentifier": "com.example.found", "BGTaskSchedulerPermittedIdentifiers": ["com.example.found.refresh"], "UIBackgroundModes": ["fetch"]}"#
+
+    @Test func manifestFromTheEnvironmentVariable() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("manifest.json")
+        try Data(json.utf8).write(to: file)
+        let manifest = try EmbeddedScheduler.loadManifest(.init(), environment: ["BGTASK_MANIFEST": file.path], executable: directory.appendingPathComponent("app"))
+        #expect(manifest.appID == AppID("com.example.found"))
+    }
+
+    @Test func manifestBesideTheExecutable() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(json.utf8).write(to: directory.appendingPathComponent("server.bgtask.json"))
+        let manifest = try EmbeddedScheduler.loadManifest(.init(), environment: [:], executable: directory.appendingPathComponent("server"))
+        #expect(manifest.permittedIdentifiers == ["com.example.found.refresh"])
+    }
+
+    @Test func missingManifestSaysWhereToPutOne() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect {
+            try EmbeddedScheduler.loadManifest(.init(), environment: [:], executable: directory.appendingPathComponent("server"))
+        } throws: { error in
+            "\(error)".contains("BGTASK_MANIFEST") && "\(error)".contains("server.bgtask.json")
+        }
+    }
+
+    @Test func manifestWithAWrongTypeNamesTheFileAndKey() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("Info.plist")
+        try Data(#"{"UIBackgroundModes": "fetch"}"#.utf8).write(to: file)
+        #expect {
+            try EmbeddedScheduler.loadManifest(.init(manifestURL: file))
+        } throws: { error in
+            "\(error)".contains(file.path) && "\(error)".contains("UIBackgroundModes")
+        }
+    }
+}

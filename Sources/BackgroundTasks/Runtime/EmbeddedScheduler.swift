@@ -138,22 +138,28 @@ public enum EmbeddedScheduler {
         return context
     }
 
-    static func loadManifest(_ configuration: Configuration) throws -> AppManifest {
+    /// The manifest for `configuration`: given in code, else `manifestURL`, else
+    /// `$BGTASK_MANIFEST`, else `Info.plist` or `<executable>.bgtask.json` beside `executable`.
+    public static func loadManifest(
+        _ configuration: Configuration,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        executable: URL = URL(fileURLWithPath: CommandLine.arguments.first ?? ProcessInfo.processInfo.processName)
+    ) throws -> AppManifest {
         if let manifest = configuration.manifest { return manifest }
         if let url = configuration.manifestURL { return try AppManifest.load(contentsOf: url) }
-        let environment = ProcessInfo.processInfo.environment
         if let path = environment["BGTASK_MANIFEST"], !path.isEmpty {
             return try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
         }
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ProcessInfo.processInfo.processName).resolvingSymlinksInPath()
+        let executable = executable.resolvingSymlinksInPath()
+        let directory = executable.deletingLastPathComponent()
         let candidates = [
-            executable.deletingLastPathComponent().appendingPathComponent("Info.plist"),
-            executable.deletingLastPathComponent().appendingPathComponent(executable.lastPathComponent + ".bgtask.json"),
+            directory.appendingPathComponent("Info.plist"),
+            directory.appendingPathComponent(executable.lastPathComponent + ".bgtask.json"),
         ]
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path) {
             return try AppManifest.load(contentsOf: candidate)
         }
-        throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json beside the executable, or call EmbeddedScheduler.bootstrap with one")
+        throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one")
     }
 
     /// `$XDG_STATE_HOME/bgtask/<app>/`, else `~/.local/state/bgtask/<app>/`, created 0700.

@@ -37,13 +37,16 @@ public final class SimulatedDevice: Sendable {
     ///   - configuration: the engine's tunables (Apple's by default).
     ///   - conditions: the conditions at `start`.
     ///   - store: a store to use (an in-memory one by default).
+    ///   - stuckWorkLimit: wall-clock patience with app work that blocks a thread.
     public init(
         start: Date,
         configuration: SchedulerConfiguration = .init(),
         assertions: AssertionConfiguration = .init(),
         conditions: Conditions = .favorable,
-        store: SchedulerStore? = nil
+        store: SchedulerStore? = nil,
+        stuckWorkLimit: Duration = .seconds(30)
     ) throws {
+        self.stuckWorkLimit = stuckWorkLimit
         let clock = VirtualClock(start: start)
         let activity = ActivityTracker()
         let log = DiagnosticLog.collecting()
@@ -134,14 +137,26 @@ public final class SimulatedDevice: Sendable {
 
     // MARK: Running
 
+    /// How long (wall clock) the device waits for app work to return or park before it
+    /// reports the work as stuck and goes on without it.
+    public let stuckWorkLimit: Duration
+
     /// Advances virtual time to `end`, firing everything due on the way in order.
     public func run(until end: Date) async {
-        await driver.activity.waitUntilIdle()
+        await settleAppWork()
         while let action = clock.popNext(notAfter: end) {
             action()
-            await driver.activity.waitUntilIdle()
+            await settleAppWork()
         }
         clock.advance(to: end)
+    }
+
+    /// Waits for app work to return or park on ``swiftClock``. Work that blocks a thread
+    /// (a busy loop, a semaphore, `sleep`) would stop virtual time for good; after
+    /// ``stuckWorkLimit`` it is reported and the simulation goes on without it.
+    private func settleAppWork() async {
+        guard await driver.activity.waitUntilIdle(timeout: stuckWorkLimit) == false else { return }
+        log(.error, app: nil, "app work neither returned nor parked on the simulated clock within \(stuckWorkLimit) of wall time (virtual time \(now)); the simulation goes on without it and its trace may vary. Sleep on SimulatedDevice.swiftClock instead of blocking a thread.")
     }
 
     /// Advances virtual time by `duration` seconds.

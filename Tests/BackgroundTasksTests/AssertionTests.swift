@@ -90,4 +90,18 @@ import Testing
         await device.settle()  // the block is counted as app work until it returns
         #expect(calls.withLock { $0 } == [false])
     }
+
+    @Test func performExpiringActivityIsCalledExpiredAtOnceWhenNoTimeCanBeGranted() async throws {
+        let (device, context) = try makeDevice()
+        await device.run(for: 10)
+        #expect(context.application.lifecycleState == .suspended)
+        let calls = Mutex<[Bool]>([])
+        context.withCurrent {
+            ProcessInfo.processInfo.performExpiringActivity(withReason: "flush") { expired in
+                calls.withLock { $0.append(expired) }
+            }
+        }
+        await device.settle()
+        #expect(calls.withLock { $0 } == [true])
+    }
 }

@@ -130,4 +130,20 @@ import Testing
         let starts = device.runs(of: processingID).map { $0.startedAt.timeIntervalSince(testStart) }
         #expect(starts == [0, 60, 180, 380, 580], "delays 60, 120, 200 (capped), 200, then give up")
     }
+
+    @Test func handlerBlockingAThreadIsReportedInsteadOfHangingTheSimulation() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let device = try SimulatedDevice(start: testStart, stuckWorkLimit: .milliseconds(200))
+        let context = device.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                release.wait()  // blocks a thread: virtual time cannot know when it ends
+                task.setTaskCompleted(success: true)
+            }
+        }
+        try submit(refresh(after: 0, device: device), in: context)
+        await device.run(for: 60)
+        release.signal()
+        #expect(device.now == testStart.addingTimeInterval(60))
+        #expect(device.log.messages.contains { $0.level == .error && $0.text.contains("neither returned nor parked") })
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Counts app work in flight (handlers running, async handler tasks not parked), so the
@@ -6,7 +7,7 @@ import Synchronization
 public final class ActivityTracker: Sendable {
     private struct State {
         var active = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [@Sendable () -> Void] = []
         var trackedTasks: Set<Int> = []
     }
 
@@ -22,14 +23,14 @@ public final class ActivityTracker: Sendable {
 
     /// The work returned, finished, or parked on the virtual clock.
     public func leave() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
             precondition(state.active > 0, "ActivityTracker.leave() without enter()")
             state.active -= 1
             guard state.active == 0 else { return [] }
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 
     /// Marks the current Swift task as tracked work (the async handler form does this),
@@ -62,12 +63,34 @@ public final class ActivityTracker: Sendable {
     /// Returns once nothing is in flight.
     public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state -> Bool in
-                if state.active == 0 { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
+            whenIdle { continuation.resume() }
         }
+    }
+
+    /// Returns `true` once nothing is in flight, or `false` when `timeout` (wall clock)
+    /// passes first: a safety net for app code that blocks a thread instead of parking
+    /// on the simulated clock, which would otherwise stop a simulation for good.
+    public func waitUntilIdle(timeout: Duration) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let resumed = Mutex(false)
+            let resume: @Sendable (Bool) -> Void = { idle in
+                guard resumed.withLock({ done in defer { done = true }; return !done }) else { return }
+                continuation.resume(returning: idle)
+            }
+            whenIdle { resume(true) }
+            let (seconds, attoseconds) = timeout.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { resume(false) }
+        }
+    }
+
+    /// Calls `action` once nothing is in flight (at once when idle now).
+    private func whenIdle(_ action: @escaping @Sendable () -> Void) {
+        let idle = state.withLock { state -> Bool in
+            if state.active == 0 { return true }
+            state.waiters.append(action)
+            return false
+        }
+        if idle { action() }
     }
 }

@@ -36,6 +36,12 @@ public struct RunRecord: Hashable, Sendable, Codable {
     public var success: Bool?
     /// A human-readable reason for the end (for example "budget of 30 s exhausted").
     public var stopReason: String?
+    /// CPU time (user + system) the run used, in seconds, when measured.
+    public var cpuTime: TimeInterval?
+    /// Peak resident memory of the process running the handler, in bytes, when known.
+    public var peakMemoryBytes: Int64?
+    /// Estimated energy of the run, in joules (see `EnergyModel`), when measured.
+    public var energyJoules: Double?
 
     /// Creates a run record.
     public init(
@@ -45,7 +51,10 @@ public struct RunRecord: Hashable, Sendable, Codable {
         endedAt: Date? = nil,
         outcome: RunOutcome? = nil,
         success: Bool? = nil,
-        stopReason: String? = nil
+        stopReason: String? = nil,
+        cpuTime: TimeInterval? = nil,
+        peakMemoryBytes: Int64? = nil,
+        energyJoules: Double? = nil
     ) {
         self.id = id
         self.request = request
@@ -54,6 +63,9 @@ public struct RunRecord: Hashable, Sendable, Codable {
         self.outcome = outcome
         self.success = success
         self.stopReason = stopReason
+        self.cpuTime = cpuTime
+        self.peakMemoryBytes = peakMemoryBytes
+        self.energyJoules = energyJoules
     }
 
     /// The app of the run.

@@ -39,7 +39,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "bgtask",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore"]
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "DeviceConditions"]
         ),
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(

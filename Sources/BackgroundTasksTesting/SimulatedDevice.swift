@@ -37,6 +37,7 @@ public final class SimulatedDevice: Sendable {
     ///   - configuration: the engine's tunables (Apple's by default).
     ///   - conditions: the conditions at `start`.
     ///   - store: a store to use (an in-memory one by default).
+    ///   - policies: the policies the engine consults (the standard set by default).
     ///   - stuckWorkLimit: wall-clock patience with app work that blocks a thread.
     public init(
         start: Date,
@@ -44,6 +45,7 @@ public final class SimulatedDevice: Sendable {
         assertions: AssertionConfiguration = .init(),
         conditions: Conditions = .favorable,
         store: SchedulerStore? = nil,
+        policies: PolicySet = PolicySet(),
         stuckWorkLimit: Duration = .seconds(30)
     ) throws {
         self.stuckWorkLimit = stuckWorkLimit
@@ -60,7 +62,9 @@ public final class SimulatedDevice: Sendable {
             store: try store ?? SchedulerStore.inMemory(),
             activity: activity,
             log: log,
-            serializesAppWork: true
+            serializesAppWork: true,
+            policies: policies,
+            meter: nil
         )
         self.swiftClock = SimulatedClock(virtual: clock, activity: activity)
         driver.observe { [recorded] event in recorded.append(event) }

@@ -17,6 +17,7 @@ public final class FixedConditions: ConditionsProvider {
         current = Mutex(conditions)
     }
 
+    /// The conditions last set.
     public func read() -> Conditions { current.withLock { $0 } }
 
     /// Changes the conditions returned from now on.

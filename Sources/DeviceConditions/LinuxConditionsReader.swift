@@ -1,102 +1,135 @@
 import Foundation
 import SchedulerCore
 
-/// Reads power and network from Linux's sysfs and procfs, under injectable roots so
-/// tests can use fake trees (`BGTASK_SYS_ROOT`, `BGTASK_PROC_ROOT`).
+/// Reads every device condition of a Linux machine from files only (sysfs, procfs, `/run`,
+/// `/dev`, power-profiles-daemon's state): no D-Bus, no external processes, so it works for
+/// an unprivileged user, in a container, and on fake trees in tests.
 ///
-/// - External power: a `Mains`/`USB` supply with `online` = 1, or no system battery at all
-///   (a desktop or server); batteries with `scope` = `Device` (a wireless mouse) are
-///   ignored. A battery `status` of `Charging` or `Full` also counts as on power.
-/// - Network: some interface other than loopback is up (`operstate` up or unknown, carrier
-///   1) and a default route exists in `/proc/net/route` or `/proc/net/ipv6_route`.
+/// Each part has its own reader, which documents its sources and its rules for bad input:
+/// ``PowerSupplyReader``, ``LowPowerModeReader``, ``ThermalReader``, ``NetworkReader``,
+/// ``DeviceIdleReader``, ``CPUPressureReader``. A value that cannot be read soundly takes
+/// the documented default and its source says `unknown: <why>`; nothing here throws or
+/// crashes on a malformed file.
 ///
-/// The policy issue extends this with battery level, low power mode, thermal state,
-/// metered networks, idleness and netlink change events.
+/// ``reading(now:)`` is the testable core (`now` decides terminal idleness); ``read()``
+/// (the ``ConditionsProvider`` requirement) calls it with the current time.
 public struct LinuxConditionsReader: ConditionsProvider {
-    /// Where `/sys` is.
-    public var sysRoot: URL
-    /// Where `/proc` is.
-    public var procRoot: URL
+    /// Where each tree is.
+    public var roots: DeviceRoots
+    /// The directory holding the `low-power-mode` and `device-idle` override files, if any.
+    public var stateDirectory: URL?
+    /// How recent terminal activity must be for the device to be "in use".
+    public var idleThreshold: TimeInterval
 
-    /// Reads under the given roots; defaults from `BGTASK_SYS_ROOT` / `BGTASK_PROC_ROOT`,
-    /// else `/sys` and `/proc`.
-    public init(sysRoot: URL? = nil, procRoot: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.sysRoot = sysRoot ?? URL(fileURLWithPath: environment["BGTASK_SYS_ROOT"] ?? "/sys")
-        self.procRoot = procRoot ?? URL(fileURLWithPath: environment["BGTASK_PROC_ROOT"] ?? "/proc")
+    /// Reads under `roots` (default: from `BGTASK_SYS_ROOT`, `BGTASK_PROC_ROOT`,
+    /// `BGTASK_RUN_ROOT`, `BGTASK_DEV_ROOT`, `BGTASK_VAR_LIB_ROOT`, `BGTASK_ETC_ROOT` in
+    /// `environment`, else the machine's own directories).
+    public init(
+        roots: DeviceRoots? = nil,
+        stateDirectory: URL? = nil,
+        idleThreshold: TimeInterval = DeviceIdleReader.defaultThreshold,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.roots = roots ?? DeviceRoots(environment: environment)
+        self.stateDirectory = stateDirectory
+        self.idleThreshold = idleThreshold
     }
 
+    /// The groups of values that are read together.
+    public struct Parts: OptionSet, Hashable, Sendable {
+        /// One bit per part.
+        public let rawValue: Int
+        /// Creates a set from its raw bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// External power, battery level and state (a power-supply uevent changes them).
+        public static let power = Parts(rawValue: 1 << 0)
+        /// Network availability and metered-ness (rtnetlink changes them).
+        public static let network = Parts(rawValue: 1 << 1)
+        /// Low Power Mode.
+        public static let lowPowerMode = Parts(rawValue: 1 << 2)
+        /// The thermal state.
+        public static let thermal = Parts(rawValue: 1 << 3)
+        /// Idle or in use.
+        public static let idle = Parts(rawValue: 1 << 4)
+        /// CPU pressure.
+        public static let cpuPressure = Parts(rawValue: 1 << 5)
+
+        /// Everything.
+        public static let all: Parts = [.power, .network, .lowPowerMode, .thermal, .idle, .cpuPressure]
+        /// What no kernel event announces, so it is sampled (at most every 30 s, and only
+        /// while something depends on conditions). Power is included for the battery
+        /// level: not every battery driver sends a uevent when its capacity changes.
+        public static let sampled: Parts = [.power, .lowPowerMode, .thermal, .idle, .cpuPressure]
+    }
+
+    /// The power reader over these roots.
+    public var powerReader: PowerSupplyReader { PowerSupplyReader(sysRoot: roots.sys) }
+    /// The Low Power Mode reader over these roots.
+    public var lowPowerModeReader: LowPowerModeReader { LowPowerModeReader(sysRoot: roots.sys, varLibRoot: roots.varLib, stateDirectory: stateDirectory) }
+    /// The thermal reader over these roots.
+    public var thermalReader: ThermalReader { ThermalReader(sysRoot: roots.sys) }
+    /// The network reader over these roots.
+    public var networkReader: NetworkReader { NetworkReader(sysRoot: roots.sys, procRoot: roots.proc, runRoot: roots.run, etcRoot: roots.etc) }
+    /// The idle reader over these roots.
+    public var idleReader: DeviceIdleReader { DeviceIdleReader(runRoot: roots.run, devRoot: roots.dev, stateDirectory: stateDirectory, threshold: idleThreshold) }
+    /// The CPU pressure reader over these roots.
+    public var cpuPressureReader: CPUPressureReader { CPUPressureReader(procRoot: roots.proc, sysRoot: roots.sys) }
+
+    /// Every value, read now; `now` is the instant terminal activity is measured against.
+    public func reading(now: Date) -> DeviceReading {
+        var reading = DeviceReading(
+            externalPower: true, batteryLevel: nil, batteryState: .unknown, lowPowerMode: false, thermalState: .nominal,
+            networkAvailable: false, networkMetered: nil, deviceIdle: true, cpuPressure: nil
+        )
+        refresh(&reading, parts: .all, now: now)
+        return reading
+    }
+
+    /// Re-reads `parts` into `reading`, leaving the other values (and their sources) as
+    /// they were: how the conditions monitor updates power on a uevent without touching
+    /// the slower readings.
+    public func refresh(_ reading: inout DeviceReading, parts: Parts, now: Date) {
+        if parts.contains(.power) {
+            let power = powerReader.read()
+            reading.externalPower = power.externalPower.value
+            reading.batteryLevel = power.batteryLevel.value
+            reading.batteryState = power.batteryState.value
+            reading.sources["externalPower"] = power.externalPower.source
+            reading.sources["batteryLevel"] = power.batteryLevel.source
+            reading.sources["batteryState"] = power.batteryState.source
+        }
+        if parts.contains(.network) {
+            let network = networkReader.read()
+            reading.networkAvailable = network.available.value
+            reading.networkMetered = network.metered.value
+            reading.sources["networkAvailable"] = network.available.source
+            reading.sources["networkMetered"] = network.metered.source
+        }
+        if parts.contains(.lowPowerMode) {
+            let lowPower = lowPowerModeReader.read()
+            reading.lowPowerMode = lowPower.value
+            reading.sources["lowPowerMode"] = lowPower.source
+        }
+        if parts.contains(.thermal) {
+            let thermal = thermalReader.read()
+            reading.thermalState = thermal.value
+            reading.sources["thermalState"] = thermal.source
+        }
+        if parts.contains(.idle) {
+            let idle = idleReader.read(now: now)
+            reading.deviceIdle = idle.value
+            reading.sources["deviceIdle"] = idle.source
+        }
+        if parts.contains(.cpuPressure) {
+            let cpu = cpuPressureReader.read()
+            reading.cpuPressure = cpu.value
+            reading.sources["cpuPressure"] = cpu.source
+        }
+    }
+
+    /// The conditions now (``reading(now:)`` at the current time).
     public func read() -> Conditions {
-        Conditions(externalPower: readExternalPower(), networkAvailable: readNetworkAvailable())
-    }
-
-    /// Whether the device runs on external power (or has no system battery).
-    public func readExternalPower() -> Bool {
-        let supplies = sysRoot.appendingPathComponent("class/power_supply")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: supplies.path)) ?? []
-        var sawSystemBattery = false
-        var batteryCharging = false
-        for name in names.sorted() {
-            let supply = supplies.appendingPathComponent(name)
-            let type = value(supply, "type")
-            if value(supply, "scope")?.lowercased() == "device" { continue }
-            switch type {
-            case "Mains", "USB", "USB_C", "USB_PD":
-                if value(supply, "online") == "1" { return true }
-            case "Battery":
-                sawSystemBattery = true
-                if let status = value(supply, "status"), status == "Charging" || status == "Full" { batteryCharging = true }
-            default:
-                continue
-            }
-        }
-        return !sawSystemBattery || batteryCharging
-    }
-
-    /// Whether some non-loopback interface is up and a default route exists.
-    public func readNetworkAvailable() -> Bool {
-        hasInterfaceUp() && hasDefaultRoute()
-    }
-
-    private func hasInterfaceUp() -> Bool {
-        let net = sysRoot.appendingPathComponent("class/net")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: net.path)) ?? []
-        return names.contains { name in
-            guard name != "lo" else { return false }
-            let interface = net.appendingPathComponent(name)
-            let state = value(interface, "operstate")
-            guard state == "up" || state == "unknown" else { return false }
-            return value(interface, "carrier") != "0"
-        }
-    }
-
-    private func hasDefaultRoute() -> Bool {
-        if let table = text(procRoot.appendingPathComponent("net/route")) {
-            // Iface Destination Gateway Flags ...: destination 00000000 with RTF_UP (0x1).
-            for line in table.split(separator: "\n").dropFirst() {
-                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                guard fields.count > 3, fields[0] != "lo", fields[1] == "00000000",
-                      let flags = Int(fields[3], radix: 16), flags & 0x1 != 0 else { continue }
-                return true
-            }
-        }
-        if let table = text(procRoot.appendingPathComponent("net/ipv6_route")) {
-            // dest(32 hex) dest_prefixlen(hex) ... flags(field 8) iface(field 9).
-            for line in table.split(separator: "\n") {
-                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                guard fields.count > 9, fields[9] != "lo", fields[0] == Substring(String(repeating: "0", count: 32)), fields[1] == "00",
-                      let flags = Int(fields[8], radix: 16), flags & 0x1 != 0 else { continue }
-                return true
-            }
-        }
-        return false
-    }
-
-    private func value(_ directory: URL, _ name: String) -> String? {
-        text(directory.appendingPathComponent(name))?.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    private func text(_ url: URL) -> String? {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        reading(now: Date()).conditions
     }
 }

@@ -2,12 +2,13 @@ import Foundation
 import SchedulerCore
 
 /// How a ``RunRecord`` maps to the `runs` table: its id, the full request (see
-/// ``RequestColumns``), then the run's own columns.
+/// ``RequestColumns``), then the run's own columns, then its measurements (schema step 2).
 enum RunColumns {
     /// Every column of a run, in the order ``values(of:)`` binds and ``decode(_:)`` reads them.
-    static let names = "id, \(RequestColumns.names), started_at, ended_at, outcome, success, stop_reason"
+    static let names = "id, \(RequestColumns.names), started_at, ended_at, outcome, success, stop_reason, "
+        + "cpu_time, peak_memory, energy_joules"
     /// `?` placeholders for ``names``.
-    static let placeholders = "?, \(RequestColumns.placeholders), ?, ?, ?, ?, ?"
+    static let placeholders = "?, \(RequestColumns.placeholders), ?, ?, ?, ?, ?, ?, ?, ?"
 
     /// The values for ``names``.
     static func values(of run: RunRecord) throws(StoreError) -> [SQLiteValue] {
@@ -17,8 +18,11 @@ enum RunColumns {
             + endValues(of: run)
     }
 
-    /// Sets the end of a run (``endValues(of:)`` then the id).
-    static let finishSQL = "UPDATE runs SET ended_at = ?, outcome = ?, success = ?, stop_reason = ? WHERE id = ?"
+    /// Sets the end of a run and its measurements (``endValues(of:)`` then the id).
+    static let finishSQL = """
+        UPDATE runs SET ended_at = ?, outcome = ?, success = ?, stop_reason = ?, \
+        cpu_time = ?, peak_memory = ?, energy_joules = ? WHERE id = ?
+        """
 
     /// The values for ``finishSQL``.
     static func finishValues(of run: RunRecord) -> [SQLiteValue] {
@@ -26,7 +30,10 @@ enum RunColumns {
     }
 
     private static func endValues(of run: RunRecord) -> [SQLiteValue] {
-        [.date(run.endedAt), .optionalText(run.outcome?.rawValue), .bool(run.success), .optionalText(run.stopReason)]
+        [
+            .date(run.endedAt), .optionalText(run.outcome?.rawValue), .bool(run.success), .optionalText(run.stopReason),
+            .optionalReal(run.cpuTime), .optionalInteger(run.peakMemoryBytes), .optionalReal(run.energyJoules),
+        ]
     }
 
     /// Reads a run from a row selected with ``names``.
@@ -48,7 +55,10 @@ enum RunColumns {
             endedAt: row.optionalDate(end),
             outcome: outcome,
             success: row.optionalBool(end + 2),
-            stopReason: row.optionalText(end + 3)
+            stopReason: row.optionalText(end + 3),
+            cpuTime: row.optionalDouble(end + 4),
+            peakMemoryBytes: row.optionalInt64(end + 5),
+            energyJoules: row.optionalDouble(end + 6)
         )
     }
 }

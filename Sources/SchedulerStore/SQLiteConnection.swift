@@ -13,6 +13,9 @@ final class SQLiteConnection {
         /// Read only. Used by tests to reproduce, even as root, what SQLite does with a file
         /// it cannot write (it silently falls back to a read-only connection).
         case readOnly
+        /// Read and write an existing file, never creating one: for a reader that may have to
+        /// migrate a store but must not conjure one up where there was none.
+        case readWriteExisting
     }
 
     /// The `sqlite3` handle.
@@ -42,6 +45,7 @@ final class SQLiteConnection {
         switch mode {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWriteExisting: flags |= SQLITE_OPEN_READWRITE
         }
         let result = sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {

@@ -29,6 +29,18 @@ enum SQLiteValue {
     static func optionalText(_ text: String?) -> SQLiteValue {
         text.map { .text($0) } ?? .null
     }
+
+    /// A real number, or NULL. NaN and infinities are stored as NULL: SQLite would turn NaN
+    /// into NULL anyway, and an infinite measurement is no measurement.
+    static func optionalReal(_ number: Double?) -> SQLiteValue {
+        guard let number, number.isFinite else { return .null }
+        return .real(number)
+    }
+
+    /// An integer, or NULL.
+    static func optionalInteger(_ number: Int64?) -> SQLiteValue {
+        number.map { .integer($0) } ?? .null
+    }
 }
 
 /// One prepared statement. Owned by the ``SQLiteConnection`` that caches it; never shared.
@@ -132,5 +144,13 @@ struct SQLiteRow {
 
     func optionalBool(_ index: Int32) -> Bool? {
         isNull(index) ? nil : bool(index)
+    }
+
+    func optionalDouble(_ index: Int32) -> Double? {
+        isNull(index) ? nil : double(index)
+    }
+
+    func optionalInt64(_ index: Int32) -> Int64? {
+        isNull(index) ? nil : int64(index)
     }
 }

@@ -59,6 +59,60 @@ extension SchedulerStore {
         return (SchedulerStore(connection: connection, url: url), report)
     }
 
+    /// Opens an existing store only to read it, beside the app that may be using it: what
+    /// `bgtask log` and `bgtask energy` use.
+    ///
+    /// Unlike ``open(at:now:options:)`` it repairs nothing. A missing file is not created; a
+    /// damaged one is reported (``StoreError/Code/corrupt`` from the first read), never moved
+    /// aside; runs without an end stay as they are, because they may really be in progress
+    /// in the app that owns the store. A store written by an older version is migrated
+    /// first (every step only adds, and the app does the same on its next start); that is
+    /// the only change to its content, and the connection then refuses writes
+    /// (`PRAGMA query_only`). (Closing may still checkpoint the WAL into the file, which
+    /// moves committed pages and changes nothing they say.)
+    ///
+    /// - Throws: ``StoreError/Code/cannotOpen`` when there is no file at `url`,
+    ///   ``StoreError/Code/schemaTooNew`` for a store from a newer version,
+    ///   ``StoreError/Code/invalidData`` for a database that is not a scheduler store, and
+    ///   ``StoreError/Code/readOnly`` when an older store needs migrating but cannot be written.
+    public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
+        let path = url.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw StoreError(code: .cannotOpen, path: path, message: "there is no scheduler store at \(path)")
+        }
+        // Read-write (when the file allows it) rather than read-only: a read-only connection
+        // cannot remove the `-wal` and `-shm` files it had to create, so every `bgtask log`
+        // would leave them behind in the app's state directory. `query_only` below keeps
+        // this connection from writing anyway.
+        let connection = try SQLiteConnection.open(path: path, mode: .readWriteExisting)
+        connection.setBusyTimeout(milliseconds: 5_000)
+        // The first read: a file that is not a database fails here, with `corrupt`.
+        try SchemaMigrations.refuseIfTooNew(connection)
+        let version = try SchemaMigrations.version(of: connection)
+        guard version > 0 else {
+            throw StoreError(
+                code: .invalidData,
+                path: path,
+                message: "\(path) is not a scheduler store: it has no schema (version 0)"
+            )
+        }
+        if version < SchemaMigrations.latestVersion {
+            guard !connection.isReadOnly else {
+                throw StoreError(
+                    code: .readOnly,
+                    path: path,
+                    message: "the scheduler store at \(path) has schema version \(version) and must be "
+                        + "upgraded to version \(SchemaMigrations.latestVersion) before it can be read, "
+                        + "but it is not writable; open it once with the app, or make it writable"
+                )
+            }
+            try SchemaMigrations.migrate(connection)
+        }
+        try connection.executeScript("PRAGMA query_only = ON")
+        return SchedulerStore(connection: connection, url: url)
+    }
+
     /// Opens the file and brings it to a usable state. Throws ``StoreError/Code/corrupt``
     /// for any sign of damage, so the caller can move the file aside.
     private static func openConfiguredAndMigrated(

@@ -20,8 +20,10 @@ extension SchedulerStore {
         }
     }
 
-    /// Records how `run` ended: its `endedAt`, `outcome`, `success` and `stopReason` replace
-    /// the stored ones. The run must have been recorded as started. Committed when it returns.
+    /// Records how `run` ended: its `endedAt`, `outcome`, `success`, `stopReason` and its
+    /// measurements (`cpuTime`, `peakMemoryBytes`, `energyJoules`; `nil` stores "unknown")
+    /// replace the stored ones. The run must have been recorded as started. Committed when
+    /// it returns.
     public func recordRunFinished(_ run: RunRecord) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
@@ -82,5 +84,31 @@ extension SchedulerStore {
                 row.isNull(0) ? nil : RunID(row.int64(0))
             }.first ?? nil
         }
+    }
+
+    /// Deletes the finished runs that ended before `cutoff` (the energy log's retention) and
+    /// returns how many were deleted. Committed when it returns.
+    ///
+    /// Never deleted: runs still in progress (they have no end; crash recovery needs them),
+    /// and the run with the highest number, so that ``maxRunID()`` and therefore run numbers
+    /// keep increasing across restarts even after a long idle spell emptied the log.
+    @discardableResult
+    public func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(
+                """
+                DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ? \
+                AND id < (SELECT MAX(id) FROM runs)
+                """,
+                [.date(cutoff)]
+            )
+            return connection.changes
+        }
+    }
+
+    /// The energy log summed per app and task identifier (see ``EnergySummary``), over the
+    /// runs ``runs(app:since:limit:)`` returns for `app` and `since`.
+    public func energySummary(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> [EnergySummary.Row] {
+        EnergySummary.make(from: try runs(app: app, since: since))
     }
 }

@@ -60,6 +60,18 @@ enum SchemaMigrations {
             PRIMARY KEY (app, name)
         ) WITHOUT ROWID;
         """,
+        // 2: the energy log's measurements of each run, and an index for pruning by age.
+        //
+        // The new columns are nullable: runs recorded before this step, runs still in
+        // progress, and runs whose resources could not be measured have no values, and
+        // NULL says "unknown" where 0 would claim a measurement.
+        """
+        ALTER TABLE runs ADD COLUMN cpu_time REAL;
+        ALTER TABLE runs ADD COLUMN peak_memory INTEGER;
+        ALTER TABLE runs ADD COLUMN energy_joules REAL;
+        -- Pruning deletes finished runs by end; without this it scans the whole log.
+        CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
+        """,
     ]
 
     /// The version a database has once every step known here is applied.

@@ -3,6 +3,14 @@
 enum Command: Equatable {
     /// `bgtask demo [--days N]`: simulate the example app through scripted days.
     case demo(days: Int)
+    /// `bgtask why <app> <identifier>`: why hasn't the task run?
+    case why(WhyCommand.Options)
+    /// `bgtask policy`: the policy configuration.
+    case policy(json: Bool, check: String?)
+    /// `bgtask log`: the run log.
+    case log(LogCommand.Options)
+    /// `bgtask energy`: runs, durations, CPU and energy per app and task.
+    case energy(EnergyCommand.Options)
     /// `bgtask help` / `--help`.
     case help
     /// `bgtask version` / `--version`.
@@ -22,6 +30,13 @@ enum CommandLineParser {
     commands:
       demo [--days N]   run the example feed reader's real handler code through N simulated
                         days (default 1) of scripted conditions, and print the timeline
+      why <app> <identifier> [--json] [--state DIR] [--policy FILE]
+                        why hasn't the task run: every policy's verdict, blocking ones first,
+                        the earliest instant it could run, and the predicted next run
+      policy [--json] [--check FILE]
+                        the policy configuration with its defaults (or FILE, validated)
+    \(LogCommand.usage)
+    \(EnergyCommand.usage)
       help              show this help
       version           show the version
 
@@ -36,6 +51,14 @@ enum CommandLineParser {
             return .success(.help)
         case "version", "--version":
             return .success(.version)
+        case "why":
+            return WhyCommand.parse(rest).map(Command.why)
+        case "policy":
+            return PolicyCommand.parse(rest).map { Command.policy(json: $0.json, check: $0.check) }
+        case "log":
+            return LogCommand.parse(rest).map(Command.log)
+        case "energy":
+            return EnergyCommand.parse(rest).map(Command.energy)
         case "demo":
             var days = 1
             var index = 0

@@ -1,4 +1,15 @@
+import DeviceConditions
 import Foundation
+
+/// Prints what `body` returns, or the error on standard error with exit status 1.
+func run(_ command: String, _ body: () throws -> String) {
+    do {
+        print(try body(), terminator: "")
+    } catch {
+        FileHandle.standardError.write(Data("bgtask \(command): \(error)\n".utf8))
+        exit(1)
+    }
+}
 
 // bgtask: the command-line tool of swift-background-tasks.
 switch CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
@@ -9,6 +20,14 @@ case .success(.help):
     print(CommandLineParser.usage)
 case .success(.version):
     print("bgtask 0.1.0 (swift-background-tasks)")
+case .success(.why(let options)):
+    run("why") { try WhyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), conditions: LinuxConditionsReader().read()) }
+case .success(.policy(let json, let check)):
+    run("policy") { try PolicyCommand.run(json: json, check: check) }
+case .success(.log(let options)):
+    run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
+case .success(.energy(let options)):
+    run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
 case .success(.demo(let days)):
     do {
         print(try await Demo.run(days: days), terminator: "")

@@ -99,9 +99,15 @@ import Testing
         let request = BGAppRefreshTaskRequest(identifier: refreshID)
         request.earliestBeginDate = Date(timeIntervalSinceNow: 0.05)
         try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
-        // Waits for the handler's signal (an event), not for a guessed delay.
+        // Waits for the handler's signal (an event), not for a guessed delay; the 60 s
+        // bound only turns a scheduler that never runs the task into a failure, not a hang.
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(60))
+            ran.continuation.yield(false)
+        }
         var iterator = ran.stream.makeAsyncIterator()
-        #expect(await iterator.next() == true)
+        #expect(await iterator.next() == true, "the due task did not run within 60 s")
+        timeout.cancel()
     }
 }
 

@@ -133,7 +133,7 @@ import Testing
 
     @Test func handlerBlockingAThreadIsReportedInsteadOfHangingTheSimulation() async throws {
         let release = DispatchSemaphore(value: 0)
-        let device = try SimulatedDevice(start: testStart, stuckWorkLimit: .milliseconds(200))
+        let device = try SimulatedDevice(start: testStart, policies: .foundation, stuckWorkLimit: .milliseconds(200))
         let context = device.install(app: testApp, manifest: testManifest) {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
                 release.wait()  // blocks a thread: virtual time cannot know when it ends

@@ -23,9 +23,11 @@ func makeDevice(
     configuration: SchedulerConfiguration = .init(),
     assertions: AssertionConfiguration = .init(),
     conditions: Conditions = .favorable,
+    policies: PolicySet = .foundation,
     launch: () -> Void = {}
 ) throws -> (SimulatedDevice, AppContext) {
-    let device = try SimulatedDevice(start: testStart, configuration: configuration, assertions: assertions, conditions: conditions)
+    // The foundation's rules unless a test asks for the full policy set.
+    let device = try SimulatedDevice(start: testStart, configuration: configuration, assertions: assertions, conditions: conditions, policies: policies)
     let context = device.install(app: testApp, manifest: testManifest, didFinishLaunching: launch)
     return (device, context)
 }

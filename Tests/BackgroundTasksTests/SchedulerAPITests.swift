@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func processingWithoutTheProcessingBackgroundModeIsNotPermitted() throws {
-        let device = try SimulatedDevice(start: testStart)
+        let device = try SimulatedDevice(start: testStart, policies: .foundation)
         let manifest = AppManifest(appID: testApp, permittedIdentifiers: [processingID], backgroundModes: ["fetch"], source: "Info.plist")
         let context = device.install(app: testApp, manifest: manifest) {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: true) }

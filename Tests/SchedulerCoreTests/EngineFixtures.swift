@@ -70,9 +70,12 @@ enum EngineFixtures {
 
     /// An engine that knows `app` and `otherApp`.
     static func engine(
-        _ configuration: SchedulerConfiguration = .init(), conditions: Conditions = .favorable, lastRunID: RunID? = nil
+        _ configuration: SchedulerConfiguration = .init(), conditions: Conditions = .favorable, lastRunID: RunID? = nil,
+        policies: PolicySet = .foundation
     ) -> SchedulerEngine {
-        var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: lastRunID)
+        // The foundation's rules alone, so each test isolates one rule; PolicyTests and
+        // EnginePolicyTests cover the full set.
+        var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: lastRunID, policies: policies)
         engine.register(AppRegistration(app: app, manifest: manifest))
         engine.register(AppRegistration(app: otherApp, manifest: otherManifest))
         return engine

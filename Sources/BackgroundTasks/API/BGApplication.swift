@@ -141,6 +141,13 @@ public final class BGApplication: @unchecked Sendable {
         _ = change { lifecycle, now in lifecycle.enterForeground(at: now) }
     }
 
+    /// The user swiped the app away in the app switcher: the process ends, and the system
+    /// gives it no background launches until the user opens it again.
+    public func forceQuit() {
+        let context = requiredContext
+        context.driver.appForceQuit(context.app)
+    }
+
     func deferUntilLaunched(_ task: BGTask) {
         let deliverNow = state.withLock { state -> Bool in
             if state.lifecycle.hasFinishedLaunching { return true }
@@ -281,6 +288,7 @@ public final class BGApplication: @unchecked Sendable {
             switch effect {
             case .stateChanged(let old, let new):
                 context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
+                if new == .active { context.driver.appForegrounded(context.app) }
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):
                 context.driver.trace(.assertionsExpired(context.app, identifiers, at: now))

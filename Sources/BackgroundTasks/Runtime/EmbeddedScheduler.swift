@@ -117,6 +117,12 @@ public enum EmbeddedScheduler {
             if let moved = report.movedAsideCorruptFile {
                 log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
             }
+            do {
+                let pruned = try opened.pruneRuns(olderThan: EnergyModel().pruneCutoff(now: clock.now()))
+                if pruned > 0 { log(.info, app: app, "pruned \(pruned) run record(s) older than the retention period") }
+            } catch {
+                log(.warning, app: app, "could not prune old run records: \(error)")
+            }
             for run in report.interruptedRuns {
                 log(.warning, app: app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored")
             }
@@ -162,21 +168,25 @@ public enum EmbeddedScheduler {
         throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one")
     }
 
+    /// The directory holding every app's state: `$XDG_STATE_HOME/bgtask`, else
+    /// `~/.local/state/bgtask` (not created).
+    public static func stateRoot(environment: [String: String] = ProcessInfo.processInfo.environment) throws(EmbeddedSchedulerError) -> URL {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(fileURLWithPath: state).appendingPathComponent("bgtask")
+        }
+        if let home = environment["HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home).appendingPathComponent(".local/state/bgtask")
+        }
+        throw EmbeddedSchedulerError(message: "neither XDG_STATE_HOME nor HOME is set; cannot choose a state directory")
+    }
+
     /// `$XDG_STATE_HOME/bgtask/<app>/`, else `~/.local/state/bgtask/<app>/`, created 0700.
     public static func stateDirectory(for app: AppID, configured: URL?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(EmbeddedSchedulerError) -> URL {
         let directory: URL
         if let configured {
             directory = configured
         } else {
-            let base: URL
-            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-                base = URL(fileURLWithPath: state)
-            } else if let home = environment["HOME"], !home.isEmpty {
-                base = URL(fileURLWithPath: home).appendingPathComponent(".local/state")
-            } else {
-                throw EmbeddedSchedulerError(message: "neither XDG_STATE_HOME nor HOME is set; cannot choose a state directory for \(app)")
-            }
-            directory = base.appendingPathComponent("bgtask").appendingPathComponent(app.rawValue)
+            directory = try stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -24,6 +24,11 @@ public final class SchedulerDriver: Sendable {
     public let activity: ActivityTracker
     /// Where warnings go.
     public let log: DiagnosticLog
+    /// Measures CPU time and memory of in-process runs (`nil` in the simulator, whose runs
+    /// take virtual time: measuring the real CPU would make traces differ between runs).
+    public let meter: RunResourceMeter?
+    /// Turns wall and CPU time into estimated joules (the energy log, the energy budget).
+    public let energyModel: EnergyModel
     /// Whether calls into app code are queued on the clock one at a time (the simulator:
     /// handlers launched at one instant then run one after the other, each until it
     /// returns or parks, so traces are deterministic) or started at once (real time).
@@ -51,6 +56,7 @@ public final class SchedulerDriver: Sendable {
         case terminate(BGTask, String)
         case sampleProgress(BGTask)
         case trace(SchedulerTraceEvent)
+        case savePolicyState(AppID, AppPolicyState?)
     }
 
     /// Creates a driver over `store` (pending requests are restored from it).
@@ -65,15 +71,20 @@ public final class SchedulerDriver: Sendable {
         unavailableReason: String? = nil,
         activity: ActivityTracker = ActivityTracker(),
         log: DiagnosticLog = .standardError(),
-        serializesAppWork: Bool = false
+        serializesAppWork: Bool = false,
+        policies: PolicySet = PolicySet(),
+        meter: RunResourceMeter? = RunResourceMeter(),
+        energyModel: EnergyModel = .init()
     ) {
         self.serializesAppWork = serializesAppWork
+        self.meter = meter
+        self.energyModel = energyModel
         self.clock = clock
         self.store = store
         self.unavailableReason = store == nil ? (unavailableReason ?? "the scheduler has no store") : nil
         self.activity = activity
         self.log = log
-        var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: (try? store?.maxRunID()) ?? nil)
+        var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: (try? store?.maxRunID()) ?? nil, policies: policies)
         if let store {
             do {
                 engine.restore(try store.pendingRequests(), at: clock.now())
@@ -106,11 +117,68 @@ public final class SchedulerDriver: Sendable {
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are
     /// delivered to it. Runs that are due now launch.
     func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
+        let saved = loadPolicyState(of: context.app)
         mutate { state, _ in
             state.contexts[context.app] = context
             state.engine.register(AppRegistration(app: context.app, manifest: context.manifest, backgroundRefreshEnabled: backgroundRefreshEnabled))
+            if var saved {
+                saved.backgroundRefreshEnabled = backgroundRefreshEnabled
+                state.engine.restorePolicyState(saved, of: context.app)
+            }
             return []
         }
+    }
+
+    // MARK: What the policies learn
+
+    /// The store's setting under which an app's usage history and throttle state live.
+    static let policyStateSetting = "policy-state"
+
+    private func loadPolicyState(of app: AppID) -> AppPolicyState? {
+        guard let text = try? store?.appSetting(app: app, name: Self.policyStateSetting) else { return nil }
+        do {
+            return try JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8))
+        } catch {
+            log(.warning, app: app, "the saved usage history could not be read (\(error)); starting afresh")
+            return nil
+        }
+    }
+
+    /// Persists what the policies learned of `app` (usage history, throttle, energy used),
+    /// so a restart and `bgtask why` see it.
+    private func savePolicyState(of app: AppID, _ policyState: AppPolicyState?) {
+        guard let store, let policyState, let data = try? JSONEncoder().encode(policyState) else { return }
+        do {
+            try store.setAppSetting(String(decoding: data, as: UTF8.self), app: app, name: Self.policyStateSetting)
+        } catch {
+            log(.error, app: app, "could not save the usage history: \(error)")
+        }
+    }
+
+    /// The user brought `app` to the foreground: learned by the usage model; lifts a force-quit.
+    public func appForegrounded(_ app: AppID) {
+        mutate { state, now in state.engine.handle(.appForegrounded(app), at: now) }
+        savePolicyState(of: app, state.withLock { $0.engine.policyState(of: app) })
+    }
+
+    /// The user force-quit `app`: no background launches until it is opened again.
+    public func appForceQuit(_ app: AppID) {
+        mutate { state, now in state.engine.handle(.appForceQuit(app), at: now) }
+        savePolicyState(of: app, state.withLock { $0.engine.policyState(of: app) })
+    }
+
+    /// Replaces the policy configuration (validated by `PolicyConfiguration.parse`).
+    public func setPolicyConfiguration(_ configuration: PolicyConfiguration) {
+        mutate { state, now in state.engine.setPolicyConfiguration(configuration, at: now) }
+    }
+
+    /// The policy configuration in force.
+    public var policyConfiguration: PolicyConfiguration { state.withLock { $0.engine.policies.configuration } }
+
+    /// Why the request `key` has not run (the same judgement the engine makes).
+    public func explain(_ key: RequestKey) -> Explanation {
+        let now = clock.now()
+        return state.withLock { $0.engine.explain(key, at: now) }
     }
 
     /// Detaches an app: its pending requests stay, its runs are no longer delivered.
@@ -322,6 +390,7 @@ public final class SchedulerDriver: Sendable {
             } catch {
                 log(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")
             }
+            meter?.runStarted(record.id)
             actions.append(.trace(.launched(record, budget: budget)))
             guard let context = state.contexts[record.app] else {
                 actions.append(.launchFailed(record.id, "\(record.app) is not running and cannot be launched by this driver"))
@@ -338,13 +407,19 @@ public final class SchedulerDriver: Sendable {
                 actions.append(.trace(.expired(run, task.key, reason: reason, at: now)))
                 actions.append(.expire(task))
             }
-        case .runFinished(let record):
+        case .runFinished(let finished):
+            let record = measured(finished)
+            // The energy budget counts what this run cost; its effects join this batch.
+            for effect in state.engine.handle(.runMeasured(record.app, energyJoules: record.energyJoules ?? 0), at: now) {
+                apply(effect, to: &state, at: now, actions: &actions)
+            }
             do {
                 try store?.recordRunFinished(record)
             } catch {
                 log(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")
             }
             actions.append(.trace(.finished(record)))
+            actions.append(.savePolicyState(record.app, state.engine.policyState(of: record.app)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
             }
@@ -365,6 +440,14 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
+    /// The record with its CPU time, memory and estimated energy.
+    private func measured(_ record: RunRecord) -> RunRecord {
+        if let meter { return meter.finish(record, model: energyModel) }
+        var estimated = record
+        estimated.energyJoules = energyModel.estimate(cpuTime: nil, wallTime: record.duration ?? 0)
+        return estimated
+    }
+
     private func perform(_ actions: [Action], observers: [@Sendable (SchedulerTraceEvent) -> Void]) {
         for action in actions {
             switch action {
@@ -383,6 +466,8 @@ public final class SchedulerDriver: Sendable {
                 task.runDidFinish(record)
             case .terminate(let task, let reason):
                 task.terminate(reason: reason)
+            case .savePolicyState(let app, let policyState):
+                savePolicyState(of: app, policyState)
             case .sampleProgress(let task):
                 let completed = task.progressCompletedUnitCount
                 mutate { state, now in state.engine.handle(.progressSampled(task.runID, completedUnitCount: completed), at: now) }

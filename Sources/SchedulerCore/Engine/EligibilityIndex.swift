@@ -9,7 +9,10 @@ import Foundation
 /// - `ready`: due, every required condition holds, ordered by (due date, submission order);
 /// - `blocked[condition]`: due, but `condition` does not hold;
 /// - `busy`: due, but a run of the same identifier is still in progress;
-/// - `continuedQueue`: continued-processing requests, first in first out.
+/// - `continuedQueue`: continued-processing requests, first in first out;
+/// - `deferred`: a policy holds it until an instant (heap by that instant);
+/// - `parkedForApp[app]` / `parkedForDevice`: a policy holds it until the app's state or
+///   the device's conditions change; only those changes look at these sets.
 public struct EligibilityIndex: Sendable {
     /// Orders requests by due date, then by submission order (stable and deterministic).
     public struct Order: Comparable, Hashable, Sendable {
@@ -30,6 +33,12 @@ public struct EligibilityIndex: Sendable {
         case blocked(RequiredCondition)
         case busy
         case continuedQueue
+        /// A policy holds it until this instant.
+        case deferred(until: Date)
+        /// A policy holds it until the app's state changes (opened, switch turned on).
+        case parkedForApp
+        /// A policy holds it until the device's conditions change.
+        case parkedForDevice
 
         public var description: String {
             switch self {
@@ -38,6 +47,9 @@ public struct EligibilityIndex: Sendable {
             case .blocked(let condition): return "blocked on \(condition)"
             case .busy: return "waiting for its previous run to end"
             case .continuedQueue: return "queued behind running continued-processing work"
+            case .deferred(let until): return "held by a policy until \(until)"
+            case .parkedForApp: return "held by a policy until the app's state changes"
+            case .parkedForDevice: return "held by a policy until the device's conditions change"
             }
         }
     }
@@ -62,6 +74,9 @@ public struct EligibilityIndex: Sendable {
     private var blocked: [RequiredCondition: IndexedHeap<RequestKey, Order>] = [:]
     private var busy: Set<RequestKey> = []
     private var continuedQueue = IndexedHeap<RequestKey, Order>()
+    private var deferred = IndexedHeap<RequestKey, Order>()
+    private var parkedForApp: [AppID: Set<RequestKey>] = [:]
+    private var parkedForDevice: Set<RequestKey> = []
     private var running: Set<RequestKey> = []
     private var keysByApp: [AppID: Set<String>] = [:]
     private var countsByApp: [AppID: [PendingLimitClass: Int]] = [:]
@@ -96,8 +111,20 @@ public struct EligibilityIndex: Sendable {
         countsByApp[app]?[limitClass] ?? 0
     }
 
-    /// The earliest due date among requests not yet due, for the engine's next wake.
-    public var nextDueDate: Date? { waiting.min?.priority.due }
+    /// The earliest instant a request not yet due becomes due, or a deferral ends: the
+    /// engine's next wake for pending work.
+    public var nextDueDate: Date? {
+        switch (waiting.min?.priority.due, deferred.min?.priority.due) {
+        case let (due?, held?): return min(due, held)
+        case let (due, held): return due ?? held
+        }
+    }
+
+    /// The due date of the first request not yet due (for coalescing: what comes next).
+    public var nextWaitingDueDate: Date? { waiting.min?.priority.due }
+
+    /// Number of requests a policy holds (deferred or parked).
+    public var heldCount: Int { deferred.count + parkedForDevice.count + parkedForApp.values.reduce(0) { $0 + $1.count } }
 
     /// Whether some request is ready to launch (conditions are re-checked at pop).
     public var hasReady: Bool { !ready.isEmpty }
@@ -139,17 +166,66 @@ public struct EligibilityIndex: Sendable {
         return identifiers.compactMap { remove(RequestKey(app: app, identifier: $0)) }
     }
 
-    /// Moves every request whose due date has come into ready, blocked or busy.
+    /// Moves every request whose due date (or deferral) has come into ready, blocked or busy.
     public mutating func advance(to now: Date, conditions: Conditions) -> [Transition] {
         var transitions: [Transition] = []
-        while let next = waiting.min, next.priority.due <= now {
-            waiting.remove(next.key)
-            guard let request = entries[next.key]?.request else { continue }
-            let location = classify(request, conditions: conditions)
-            place(next.key, at: location)
-            transitions.append(Transition(key: next.key, location: location))
+        for heap in [\EligibilityIndex.waiting, \EligibilityIndex.deferred] {
+            while let next = self[keyPath: heap].min, next.priority.due <= now {
+                self[keyPath: heap].remove(next.key)
+                guard let request = entries[next.key]?.request else { continue }
+                let location = classify(request, conditions: conditions)
+                place(next.key, at: location)
+                transitions.append(Transition(key: next.key, location: location))
+            }
         }
         return transitions
+    }
+
+    /// The first ready request whose conditions hold and whose identifier is not running,
+    /// left in place (stale entries met on the way are re-filed).
+    public mutating func peekReady(conditions: Conditions) -> PendingRequest? {
+        while let next = ready.min {
+            guard let request = entries[next.key]?.request else { ready.remove(next.key); continue }
+            let location = classify(request, conditions: conditions)
+            if location == .ready { return request }
+            unplace(next.key, from: .ready)
+            place(next.key, at: location)
+        }
+        return nil
+    }
+
+    /// Holds the request under `key` for a policy: until an instant, or until the app's or
+    /// the device's state changes.
+    public mutating func hold(_ key: RequestKey, until wait: PolicyWait) {
+        guard let entry = entries[key] else { return }
+        unplace(key, from: entry.location)
+        switch wait {
+        case .until(let date): place(key, at: .deferred(until: date))
+        case .appChange: place(key, at: .parkedForApp)
+        case .deviceChange, .capacity: place(key, at: .parkedForDevice)
+        }
+    }
+
+    /// Re-files every request held until `app` changes.
+    public mutating func releaseHeld(for app: AppID, conditions: Conditions) -> [Transition] {
+        guard let keys = parkedForApp.removeValue(forKey: app) else { return [] }
+        return refile(keys.sorted { (entries[$0]?.order.sequence ?? 0) < (entries[$1]?.order.sequence ?? 0) }, conditions: conditions)
+    }
+
+    /// Re-files every request held until the device changes.
+    public mutating func releaseHeldForDevice(conditions: Conditions) -> [Transition] {
+        let keys = parkedForDevice.sorted { (entries[$0]?.order.sequence ?? 0) < (entries[$1]?.order.sequence ?? 0) }
+        parkedForDevice.removeAll()
+        return refile(keys, conditions: conditions)
+    }
+
+    private mutating func refile(_ keys: [RequestKey], conditions: Conditions) -> [Transition] {
+        keys.compactMap { key in
+            guard let request = entries[key]?.request else { return nil }
+            let location = classify(request, conditions: conditions)
+            place(key, at: location)
+            return Transition(key: key, location: location)
+        }
     }
 
     /// Re-files the requests blocked on a condition that now holds. Requests made
@@ -172,18 +248,9 @@ public struct EligibilityIndex: Sendable {
     /// Removes and returns the first ready request whose conditions hold and whose
     /// identifier is not running. Stale entries met on the way are re-filed.
     public mutating func popReady(conditions: Conditions) -> PendingRequest? {
-        while let next = ready.min {
-            guard let request = entries[next.key]?.request else { ready.remove(next.key); continue }
-            let location = classify(request, conditions: conditions)
-            if location != .ready {
-                unplace(next.key, from: .ready)
-                place(next.key, at: location)
-                continue
-            }
-            remove(next.key)
-            return request
-        }
-        return nil
+        guard let request = peekReady(conditions: conditions) else { return nil }
+        remove(request.key)
+        return request
     }
 
     /// Removes and returns the first queued continued-processing request.
@@ -227,6 +294,9 @@ public struct EligibilityIndex: Sendable {
         case .blocked(let condition): blocked[condition, default: IndexedHeap()].update(key, priority: order)
         case .busy: busy.insert(key)
         case .continuedQueue: continuedQueue.update(key, priority: order)
+        case .deferred(let until): deferred.update(key, priority: Order(due: until, sequence: order.sequence))
+        case .parkedForApp: parkedForApp[key.app, default: []].insert(key)
+        case .parkedForDevice: parkedForDevice.insert(key)
         }
     }
 
@@ -237,6 +307,11 @@ public struct EligibilityIndex: Sendable {
         case .blocked(let condition): blocked[condition]?.remove(key)
         case .busy: busy.remove(key)
         case .continuedQueue: continuedQueue.remove(key)
+        case .deferred: deferred.remove(key)
+        case .parkedForApp:
+            parkedForApp[key.app]?.remove(key)
+            if parkedForApp[key.app]?.isEmpty == true { parkedForApp[key.app] = nil }
+        case .parkedForDevice: parkedForDevice.remove(key)
         }
     }
 }

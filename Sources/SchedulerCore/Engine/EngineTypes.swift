@@ -92,6 +92,12 @@ public enum EngineEvent: Hashable, Sendable {
     case runCrashed(RunID, reason: String)
     /// The host read the progress of a continued-processing run (completed fraction).
     case progressSampled(RunID, completedUnitCount: Int64)
+    /// The user brought the app to the foreground (usage history; lifts a force-quit).
+    case appForegrounded(AppID)
+    /// The user force-quit the app in the app switcher.
+    case appForceQuit(AppID)
+    /// A finished run of the app was measured at this many joules (energy budget).
+    case runMeasured(AppID, energyJoules: Double)
 }
 
 /// Something the driver must do, returned by the engine in order.

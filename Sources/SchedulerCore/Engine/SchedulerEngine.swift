@@ -21,8 +21,12 @@ import Foundation
 ///   then termination; a run without an expiration handler is recorded as failed;
 /// - at most `maximumConcurrentRuns` runs at once, never two runs of one identifier.
 ///
-/// The dasd-style policy engine (battery, thermal, usage prediction...) plugs in where
-/// ``launchWhatIsReady(at:into:)`` pops the next ready request.
+/// Then the dasd-style ``PolicySet`` judges each ready request (battery, low power mode,
+/// thermal, idleness, usage prediction, energy budget, rate limit, throttling, herd
+/// spreading...): one `mustNotProceed` holds it where the change that lifts it will find
+/// it (an instant, the app's state, the device's conditions); otherwise the weighted score
+/// is compared with the threshold. Runs due within the coalescing tolerance of each other
+/// start in one wake.
 public struct SchedulerEngine: Sendable {
     /// The engine's tunables.
     public private(set) var configuration: SchedulerConfiguration
@@ -36,6 +40,14 @@ public struct SchedulerEngine: Sendable {
     private var deadlines = IndexedHeap<RunID, Date>()
     private var nextRunNumber: Int64
     private var nextSequence: UInt64 = 0
+    /// The policies and their configuration.
+    public private(set) var policies: PolicySet
+    private let usageConfiguration: UsageModelConfiguration
+    private var appStates: [AppID: AppPolicyState] = [:]
+    private var eligibleSince: [RequestKey: Date] = [:]
+    private var lastRunStart: [RequestKey: Date] = [:]
+    private var lastSharedTrigger: Date?
+    private var coalesceAnchor: Date?
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -51,11 +63,21 @@ public struct SchedulerEngine: Sendable {
         /// not advanced, and is expired.
         var lastProgress: Int64 = 0
         var lastProgressAt: Date
+        /// Expired because the device changed (user became active, heat), not the app's fault.
+        var expiredForConditions = false
         var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
     }
 
     /// Creates an engine. `lastRunID` continues the numbering of a reopened store.
-    public init(configuration: SchedulerConfiguration = .init(), conditions: Conditions = .favorable, lastRunID: RunID? = nil) {
+    public init(
+        configuration: SchedulerConfiguration = .init(),
+        conditions: Conditions = .favorable,
+        lastRunID: RunID? = nil,
+        policies: PolicySet = PolicySet(),
+        usage: UsageModelConfiguration = .init()
+    ) {
+        self.policies = policies
+        self.usageConfiguration = usage
         self.configuration = configuration
         self.conditions = conditions
         self.nextRunNumber = (lastRunID?.rawValue ?? 0) + 1
@@ -72,6 +94,35 @@ public struct SchedulerEngine: Sendable {
     /// Turns the app's Background App Refresh switch on or off.
     public mutating func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
         apps[app]?.backgroundRefreshEnabled = enabled
+        appStates[app]?.backgroundRefreshEnabled = enabled
+    }
+
+    /// Replaces the policy configuration; everything a policy held is judged again.
+    public mutating func setPolicyConfiguration(_ configuration: PolicyConfiguration, at now: Date) -> [EngineEffect] {
+        policies.configuration = configuration
+        var effects: [EngineEffect] = []
+        releaseAllHeld(at: now, into: &effects)
+        launchWhatIsReady(at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
+    /// What the policies know of `app` (created on first use at `now`).
+    public func policyState(of app: AppID) -> AppPolicyState? { appStates[app] }
+
+    private mutating func appState(_ app: AppID, at now: Date) -> AppPolicyState {
+        if let state = appStates[app] { return state }
+        let state = AppPolicyState(
+            backgroundRefreshEnabled: apps[app]?.backgroundRefreshEnabled ?? true,
+            usage: UsageModel(createdAt: now, configuration: usageConfiguration)
+        )
+        appStates[app] = state
+        return state
+    }
+
+    /// Restores what the policies learned of an app (usage history, throttle) from storage.
+    public mutating func restorePolicyState(_ state: AppPolicyState, of app: AppID) {
+        appStates[app] = state
     }
 
     /// What the engine knows of `app`.
@@ -144,6 +195,10 @@ public struct SchedulerEngine: Sendable {
     /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.
     /// Replaces a pending request with the same key.
     public mutating func submit(_ request: PendingRequest, at now: Date) -> [EngineEffect] {
+        var state = appState(request.app, at: now)
+        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
+        appStates[request.app] = state
+        eligibleSince[request.key] = nil
         nextSequence += 1
         index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         var effects: [EngineEffect] = []
@@ -167,7 +222,8 @@ public struct SchedulerEngine: Sendable {
     /// Removes the pending request under `key` (a running task is not affected).
     /// Returns the request removed, if there was one.
     public mutating func cancel(_ key: RequestKey) -> PendingRequest? {
-        index.remove(key)
+        eligibleSince[key] = nil
+        return index.remove(key)
     }
 
     /// Removes every pending request of `app`.
@@ -239,11 +295,34 @@ public struct SchedulerEngine: Sendable {
         case .timerFired:
             processDeadlines(at: now, into: &effects)
         case .conditionsChanged(let newConditions):
+            let old = conditions
             conditions = newConditions
-            for transition in index.conditionsChanged(to: newConditions) {
-                effects.append(.requestMoved(transition.key, transition.location))
+            // A shared trigger: every device (and app) sees it at once, so spread what it frees.
+            if (!old.externalPower && newConditions.externalPower) || (!old.networkAvailable && newConditions.networkAvailable) {
+                lastSharedTrigger = now
             }
+            record(index.conditionsChanged(to: newConditions), at: now, into: &effects)
+            record(index.releaseHeldForDevice(conditions: newConditions), at: now, into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
+        case .appForegrounded(let app):
+            var state = appState(app, at: now)
+            state.usage.recordForeground(at: now)
+            state.forceQuit = false
+            appStates[app] = state
+            record(index.releaseHeld(for: app, conditions: conditions), at: now, into: &effects)
+        case .appForceQuit(let app):
+            var state = appState(app, at: now)
+            state.forceQuit = true
+            appStates[app] = state
+        case .runMeasured(let app, let joules):
+            var state = appState(app, at: now)
+            let day = state.usage.localDay(of: now)
+            if state.energyDay != day {
+                state.energyDay = day
+                state.energyUsed = 0
+            }
+            state.energyUsed += joules
+            appStates[app] = state
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
                 finish(runID, outcome: .failure, success: nil, reason: "\(reason); no expiration handler was set", at: now, into: &effects)
@@ -312,32 +391,116 @@ public struct SchedulerEngine: Sendable {
                 finish(next.key, outcome: .terminated, success: nil, reason: "\(reason); not completed within the \(formatSeconds(configuration.expirationGrace)) grace period", at: now, into: &effects)
             }
         }
-        for transition in index.advance(to: now, conditions: conditions) {
+        record(index.advance(to: now, conditions: conditions), at: now, into: &effects)
+    }
+
+    /// Reports moves and notes since when a request has been due (for the policies).
+    private mutating func record(_ transitions: [EligibilityIndex.Transition], at now: Date, into effects: inout [EngineEffect]) {
+        for transition in transitions {
+            switch transition.location {
+            case .ready, .blocked, .busy:
+                if eligibleSince[transition.key] == nil {
+                    eligibleSince[transition.key] = max(now, index.request(for: transition.key)?.dueDate ?? now)
+                }
+            default:
+                break
+            }
             effects.append(.requestMoved(transition.key, transition.location))
         }
     }
 
-    private mutating func expireRunsWhoseConditionsFailed(at now: Date, into effects: inout [EngineEffect]) {
-        let failing = runs.values
-            .filter { $0.phase == .running }
-            .compactMap { run in conditions.firstUnmet(of: run.record.request.requiredConditions).map { (run.record.id, $0) } }
-            .sorted { $0.0 < $1.0 }
-        for (runID, condition) in failing {
-            expire(runID, reason: "required condition \(condition) no longer holds", at: now, into: &effects)
+    private mutating func releaseAllHeld(at now: Date, into effects: inout [EngineEffect]) {
+        record(index.releaseHeldForDevice(conditions: conditions), at: now, into: &effects)
+        for app in appStates.keys.sorted() {
+            record(index.releaseHeld(for: app, conditions: conditions), at: now, into: &effects)
         }
     }
 
-    /// Where the policy engine will plug in: today the next ready request launches when
-    /// a slot is free.
+    private mutating func expireRunsWhoseConditionsFailed(at now: Date, into effects: inout [EngineEffect]) {
+        let policy = policies.configuration
+        let failing = runs.values
+            .filter { $0.phase == .running }
+            .compactMap { run -> (RunID, String)? in
+                let request = run.record.request
+                if let condition = conditions.firstUnmet(of: request.requiredConditions) {
+                    return (run.record.id, "required condition \(condition) no longer holds")
+                }
+                guard request.kind != .continuedProcessing else { return nil }
+                if conditions.thermalState >= policy.thermalExpiresAt {
+                    return (run.record.id, "thermal state became \(conditions.thermalState)")
+                }
+                let processing = request.kind == .processing || request.kind == .healthResearch
+                if processing, policy.processingRequiresIdleDevice, !conditions.deviceIdle {
+                    return (run.record.id, "the user started using the device")
+                }
+                return nil
+            }
+            .sorted { $0.0 < $1.0 }
+        for (runID, reason) in failing {
+            runs[runID]?.expiredForConditions = true
+            expire(runID, reason: reason, at: now, into: &effects)
+        }
+    }
+
+    /// Judges ready requests in order: those the policies let through launch; the others
+    /// are held where what lifts their verdict will find them; a full house stops the loop.
     private mutating func launchWhatIsReady(at now: Date, into effects: inout [EngineEffect]) {
-        while runningScheduledCount < configuration.maximumConcurrentRuns,
-              let request = index.popReady(conditions: conditions) {
-            launch(request, at: now, into: &effects)
+        if holdForCoalescing(at: now) { return }
+        while let request = index.peekReady(conditions: conditions) {
+            let evaluation = evaluate(request, at: now)
+            if evaluation.proceeds {
+                index.remove(request.key)
+                launch(request, at: now, into: &effects)
+                continue
+            }
+            guard let wait = evaluation.wait, wait != .capacity else { break }
+            index.hold(request.key, until: wait)
+            if let location = index.location(of: request.key) {
+                effects.append(.requestMoved(request.key, location))
+            }
         }
         while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
               let request = index.popContinuedProcessing() {
             launch(request, at: now, into: &effects)
         }
+    }
+
+    /// Coalescing: when something is ready and another request comes due within the
+    /// tolerance of the first one's wake, wait for it so both start in one wake. A request
+    /// is never held more than the tolerance past the wake it was ready at.
+    private mutating func holdForCoalescing(at now: Date) -> Bool {
+        let tolerance = policies.configuration.coalescingTolerance
+        guard tolerance > 0, index.hasReady, let next = index.nextWaitingDueDate, next > now else {
+            coalesceAnchor = nil
+            return false
+        }
+        let anchor = coalesceAnchor ?? now
+        if next <= anchor.addingTimeInterval(tolerance) {
+            coalesceAnchor = anchor
+            return true
+        }
+        coalesceAnchor = nil
+        return false
+    }
+
+    /// The policies' judgement of `request` now.
+    public func evaluate(_ request: PendingRequest, at now: Date) -> PolicyEvaluation {
+        let state = appStates[request.app] ?? AppPolicyState(
+            backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
+            usage: UsageModel(createdAt: now, configuration: usageConfiguration)
+        )
+        let context = PolicyContext(
+            request: request,
+            now: now,
+            eligibleSince: eligibleSince[request.key] ?? max(request.dueDate, now),
+            conditions: conditions,
+            app: state,
+            runningCount: runningScheduledCount,
+            maximumConcurrentRuns: configuration.maximumConcurrentRuns,
+            lastSharedTrigger: lastSharedTrigger,
+            configuration: policies.configuration
+        )
+        return policies.evaluate(context)
     }
 
     private mutating func launch(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
@@ -349,6 +512,13 @@ public struct SchedulerEngine: Sendable {
         runs[runID] = ActiveRun(record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now)
         runsByKey[request.key] = runID
         index.markRunning(request.key)
+        eligibleSince[request.key] = nil
+        lastRunStart[request.key] = now
+        if request.kind != .continuedProcessing {
+            var state = appState(request.app, at: now)
+            state.lastLaunch = now
+            appStates[request.app] = state
+        }
         if request.kind == .continuedProcessing {
             deadlines.update(runID, priority: nextProgressCheck(after: now, budgetDeadline: budgetDeadline))
         } else if let budgetDeadline {
@@ -376,15 +546,18 @@ public struct SchedulerEngine: Sendable {
         deadlines.remove(runID)
         let key = run.record.request.key
         if runsByKey[key] == runID { runsByKey[key] = nil }
-        var record = run.record
-        record.endedAt = now
-        record.outcome = outcome
-        record.success = success
-        record.stopReason = reason
-        effects.append(.runFinished(record))
-        for transition in index.markFinished(key, conditions: conditions) {
-            effects.append(.requestMoved(transition.key, transition.location))
+        var finished = run.record
+        finished.endedAt = now
+        finished.outcome = outcome
+        finished.success = success
+        finished.stopReason = reason
+        effects.append(.runFinished(finished))
+        if finished.request.kind != .continuedProcessing {
+            var state = appState(key.app, at: now)
+            state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+            appStates[key.app] = state
         }
+        record(index.markFinished(key, conditions: conditions), at: now, into: &effects)
     }
 }
 

@@ -52,6 +52,22 @@ public enum ThermalState: Int, Hashable, Sendable, Codable, CaseIterable, Compar
         guard let state = Self.allCases.first(where: { $0.description == name }) else { return nil }
         self = state
     }
+
+    /// Decodes the name (`"fair"`), as the JSON of `bgtask conditions` and policy files write it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let state = ThermalState(name: name) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected nominal, fair, serious or critical, found \"\(name)\"")
+        }
+        self = state
+    }
+
+    /// Encodes the name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 }
 
 /// A snapshot of the device conditions the engine consults (SPEC §2 "How the system

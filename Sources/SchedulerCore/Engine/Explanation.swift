@@ -1,0 +1,86 @@
+import Foundation
+
+/// The exact answer to "why hasn't my task run?" (`bgtask why`): the request, where it
+/// sits, every policy's verdict with its rationale (blocking ones first), the earliest
+/// instant it could run given what is known, and the predicted next run.
+public struct Explanation: Hashable, Sendable {
+    /// The request, when one is pending.
+    public var request: PendingRequest?
+    /// The run in progress for the identifier, if any.
+    public var activeRun: RunRecord?
+    /// Where the request sits (waiting, eligible, blocked, held...).
+    public var location: EligibilityIndex.Location?
+    /// The policies' verdicts now.
+    public var evaluation: PolicyEvaluation?
+    /// The earliest instant the request could run, when only time stands in the way.
+    public var earliestPossibleRun: Date?
+    /// What else it waits for (a condition, the app being opened...), in words.
+    public var waitingFor: [String]
+    /// When the system expects to run it, given what it knows now.
+    public var predictedNextRun: Date?
+
+    /// A summary line: "runs now", "waits until ...", "waits for ...".
+    public var summary: String {
+        if activeRun != nil, request == nil { return "running now" }
+        guard request != nil else { return "no request is pending: submit one (requests are consumed when they run)" }
+        if let evaluation, evaluation.proceeds { return "eligible now: it runs at the next wake" }
+        var parts: [String] = []
+        if let earliestPossibleRun { parts.append("could run at \(earliestPossibleRun)") }
+        if !waitingFor.isEmpty { parts.append("waits for " + waitingFor.joined(separator: "; ")) }
+        return parts.joined(separator: ", ")
+    }
+}
+
+extension SchedulerEngine {
+    /// Explains the request `key` at `now`: read-only, the same policies the engine uses.
+    public func explain(_ key: RequestKey, at now: Date) -> Explanation {
+        let active = activeRun(for: key)
+        guard let request = pendingRequests(of: key.app).first(where: { $0.identifier == key.identifier }) else {
+            return Explanation(request: nil, activeRun: active, location: nil, evaluation: nil, earliestPossibleRun: nil, waitingFor: [], predictedNextRun: nil)
+        }
+        var evaluation = evaluate(request, at: now)
+        let location = self.location(of: key)
+        var waitingFor: [String] = []
+        var instants: [Date] = []
+        if request.kind != .continuedProcessing, request.dueDate > now {
+            // Not due yet: say so first, as a blocking verdict of its own.
+            evaluation.decisions.insert(
+                PolicyDecision(policy: "earliest-begin-date", verdict: .mustNotProceed, rationale: "earliestBeginDate is \(request.dueDate); the system never runs a task before it", wait: .until(request.dueDate)),
+                at: 0
+            )
+            instants.append(request.dueDate)
+        }
+        if active != nil {
+            waitingFor.append("the run of the same identifier in progress to end")
+        }
+        for decision in evaluation.blocking {
+            switch decision.wait {
+            case .until(let date)?: instants.append(date)
+            case .deviceChange?: waitingFor.append("\(decision.policy): \(decision.rationale)")
+            case .appChange?: waitingFor.append("\(decision.policy): \(decision.rationale)")
+            case .capacity?: waitingFor.append("a free run slot")
+            case nil: break
+            }
+        }
+        if evaluation.blocking.isEmpty, !evaluation.proceeds {
+            waitingFor.append(String(format: "a better moment: the weighted score %.2f is below the threshold %.2f", evaluation.score, evaluation.threshold))
+        }
+        let earliest = instants.max()
+        var predicted: Date?
+        if waitingFor.isEmpty {
+            predicted = earliest ?? now
+            if request.kind == .appRefresh, let state = policyState(of: request.app) {
+                predicted = state.usage.preferredRefreshTime(eligibleAt: earliest ?? now, now: now)
+            }
+        }
+        return Explanation(
+            request: request,
+            activeRun: active,
+            location: location,
+            evaluation: evaluation,
+            earliestPossibleRun: earliest,
+            waitingFor: waitingFor,
+            predictedNextRun: predicted
+        )
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// The policy set's tunables: one versioned configuration with documented defaults,
+/// printed by `bgtask policy` and read from a JSON file. Every number here is a default a
+/// reader can find in docs/policies.md with its rationale.
+public struct PolicyConfiguration: Hashable, Sendable, Codable {
+    /// The configuration format this code reads and writes.
+    public static let currentVersion = 1
+
+    /// The format version (`currentVersion`).
+    public var version: Int
+    /// The weighted score (0...1) at or above which a request with no blocking verdict runs.
+    public var threshold: Double
+    /// Each policy's weight in the score (policy name -> weight >= 0). Policies not listed weigh 1.
+    public var weights: [String: Double]
+    /// Battery level at or below which nothing runs unless charging (Apple: 20 %).
+    public var criticalBatteryLevel: Double
+    /// Kinds low power mode holds back (Apple: refresh; processing waits for good conditions too).
+    public var lowPowerModeBlocks: [TaskKind]
+    /// Thermal state from which processing waits.
+    public var thermalDefersProcessingAt: ThermalState
+    /// Thermal state from which refresh waits.
+    public var thermalDefersRefreshAt: ThermalState
+    /// Thermal state from which running background work is expired.
+    public var thermalExpiresAt: ThermalState
+    /// Processing runs only while the user is not using the device, and is expired when the user becomes active.
+    public var processingRequiresIdleDevice: Bool
+    /// CPU pressure (0...1) above which processing waits.
+    public var processingCPUPressureLimit: Double
+    /// Estimated energy one app's background runs may use per day, in joules.
+    public var energyBudgetPerAppPerDay: Double
+    /// Minimum time between two background launches of one app (rate limit).
+    public var minimumLaunchInterval: TimeInterval
+    /// After a shared trigger (power plugged in, network back), launches are spread over this window.
+    public var herdSpreadWindow: TimeInterval
+    /// A request eligible this long is run even if its score is below the threshold (processing is
+    /// "fulfilled within the next two days"); blocking verdicts still hold.
+    public var maximumDeferral: TimeInterval
+    /// Runs due within this tolerance of a wake start in that same wake (coalescing).
+    public var coalescingTolerance: TimeInterval
+
+    /// The documented defaults.
+    public init(
+        version: Int = PolicyConfiguration.currentVersion,
+        threshold: Double = 0.4,
+        weights: [String: Double] = [:],
+        criticalBatteryLevel: Double = 0.2,
+        lowPowerModeBlocks: [TaskKind] = [.appRefresh, .processing, .healthResearch],
+        thermalDefersProcessingAt: ThermalState = .fair,
+        thermalDefersRefreshAt: ThermalState = .serious,
+        thermalExpiresAt: ThermalState = .serious,
+        processingRequiresIdleDevice: Bool = true,
+        processingCPUPressureLimit: Double = 0.5,
+        energyBudgetPerAppPerDay: Double = 2_000,
+        minimumLaunchInterval: TimeInterval = 60,
+        herdSpreadWindow: TimeInterval = 600,
+        maximumDeferral: TimeInterval = 2 * 86_400,
+        coalescingTolerance: TimeInterval = 60
+    ) {
+        self.version = version
+        self.threshold = threshold
+        self.weights = weights
+        self.criticalBatteryLevel = criticalBatteryLevel
+        self.lowPowerModeBlocks = lowPowerModeBlocks
+        self.thermalDefersProcessingAt = thermalDefersProcessingAt
+        self.thermalDefersRefreshAt = thermalDefersRefreshAt
+        self.thermalExpiresAt = thermalExpiresAt
+        self.processingRequiresIdleDevice = processingRequiresIdleDevice
+        self.processingCPUPressureLimit = processingCPUPressureLimit
+        self.energyBudgetPerAppPerDay = energyBudgetPerAppPerDay
+        self.minimumLaunchInterval = minimumLaunchInterval
+        self.herdSpreadWindow = herdSpreadWindow
+        self.maximumDeferral = maximumDeferral
+        self.coalescingTolerance = coalescingTolerance
+    }
+
+    /// The weight of `policy` (1 when not configured).
+    public func weight(of policy: String) -> Double { weights[policy] ?? 1 }
+
+    /// The configuration as pretty, sorted JSON (what `bgtask policy` prints).
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// A policy configuration that was refused; the previous one stays in force.
+public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Where the configuration came from.
+    public var source: String
+    /// The offending key (`weights.thermal`), if one.
+    public var key: String?
+    /// What was expected and found.
+    public var message: String
+
+    public var description: String { "\(source): \(key.map { "\($0): " } ?? "")\(message)" }
+}
+
+extension PolicyConfiguration {
+    // Computed: key paths are not Sendable, so they cannot be stored in a static let.
+    private static var numberKeys: [String: WritableKeyPath<PolicyConfiguration, Double>] { [
+        "threshold": \.threshold,
+        "criticalBatteryLevel": \.criticalBatteryLevel,
+        "processingCPUPressureLimit": \.processingCPUPressureLimit,
+        "energyBudgetPerAppPerDay": \.energyBudgetPerAppPerDay,
+        "minimumLaunchInterval": \.minimumLaunchInterval,
+        "herdSpreadWindow": \.herdSpreadWindow,
+        "maximumDeferral": \.maximumDeferral,
+        "coalescingTolerance": \.coalescingTolerance,
+    ] }
+    private static let unitIntervalKeys: Set<String> = ["threshold", "criticalBatteryLevel", "processingCPUPressureLimit"]
+    private static var thermalKeys: [String: WritableKeyPath<PolicyConfiguration, ThermalState>] { [
+        "thermalDefersProcessingAt": \.thermalDefersProcessingAt,
+        "thermalDefersRefreshAt": \.thermalDefersRefreshAt,
+        "thermalExpiresAt": \.thermalExpiresAt,
+    ] }
+
+    /// Parses a JSON configuration. Keys not given keep their defaults; an unknown key, a
+    /// wrong type or an out-of-range value is refused with the key named.
+    public static func parse(_ data: Data, source: String) throws(PolicyConfigurationError) -> PolicyConfiguration {
+        func fail(_ key: String?, _ message: String) -> PolicyConfigurationError {
+            PolicyConfigurationError(source: source, key: key, message: message)
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw fail(nil, "not valid JSON: \(error.localizedDescription)")
+        }
+        guard let dictionary = object as? [String: Any] else { throw fail(nil, "expected a JSON object at the top level") }
+        var configuration = PolicyConfiguration()
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            if key == "version" {
+                guard let number = value as? NSNumber, !isBoolean(number), number.intValue == currentVersion, number.doubleValue == Double(currentVersion) else {
+                    throw fail(key, "expected \(currentVersion), found \(describe(value))")
+                }
+            } else if let path = numberKeys[key] {
+                guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+                    throw fail(key, "expected a non-negative number, found \(describe(value))")
+                }
+                if unitIntervalKeys.contains(key), number.doubleValue > 1 {
+                    throw fail(key, "expected a number from 0 to 1, found \(number)")
+                }
+                configuration[keyPath: path] = number.doubleValue
+            } else if let path = thermalKeys[key] {
+                guard let name = value as? String, let state = ThermalState(name: name) else {
+                    throw fail(key, "expected one of nominal, fair, serious, critical, found \(describe(value))")
+                }
+                configuration[keyPath: path] = state
+            } else if key == "processingRequiresIdleDevice" {
+                guard let number = value as? NSNumber, isBoolean(number) else { throw fail(key, "expected true or false, found \(describe(value))") }
+                configuration.processingRequiresIdleDevice = number.boolValue
+            } else if key == "lowPowerModeBlocks" {
+                guard let names = value as? [String] else { throw fail(key, "expected an array of task kinds, found \(describe(value))") }
+                var kinds: [TaskKind] = []
+                for (index, name) in names.enumerated() {
+                    guard let kind = TaskKind(rawValue: name) else {
+                        throw fail("\(key)[\(index)]", "expected one of \(TaskKind.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name)\"")
+                    }
+                    if !kinds.contains(kind) { kinds.append(kind) }
+                }
+                configuration.lowPowerModeBlocks = kinds
+            } else if key == "weights" {
+                guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(describe(value))") }
+                for (name, weight) in weights {
+                    guard PolicySet.names.contains(name) else {
+                        throw fail("weights.\(name)", "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
+                    }
+                    guard let number = weight as? NSNumber, !isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+                        throw fail("weights.\(name)", "expected a non-negative number, found \(describe(weight))")
+                    }
+                    configuration.weights[name] = number.doubleValue
+                }
+            } else {
+                throw fail(key, "unknown key")
+            }
+        }
+        return configuration
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+
+    private static func describe(_ value: Any) -> String {
+        switch value {
+        case let number as NSNumber where isBoolean(number): return "a boolean (\(number.boolValue))"
+        case let number as NSNumber: return "the number \(number)"
+        case let string as String: return "the string \"\(string)\""
+        case is [Any]: return "an array"
+        case is [String: Any]: return "an object"
+        default: return "null"
+        }
+    }
+}

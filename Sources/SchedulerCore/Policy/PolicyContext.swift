@@ -1,0 +1,80 @@
+import Foundation
+
+/// What the system knows about one app that the policies weigh.
+public struct AppPolicyState: Hashable, Sendable, Codable {
+    /// The per-app Background App Refresh switch.
+    public var backgroundRefreshEnabled: Bool
+    /// The user swiped the app away in the app switcher; no launches until it is opened again.
+    public var forceQuit: Bool
+    /// When the user opens the app, learned from its foreground sessions.
+    public var usage: UsageModel
+    /// Penalty for over-scheduling and runs that keep expiring.
+    public var throttle: ThrottleState
+    /// Estimated joules spent by background runs on `energyDay`.
+    public var energyUsed: Double
+    /// The local day (days since 1970 in the usage model's time zone) `energyUsed` counts.
+    public var energyDay: Int
+    /// When the app was last launched in the background.
+    public var lastLaunch: Date?
+
+    /// A new app: switch on, not force-quit, nothing learned yet.
+    public init(backgroundRefreshEnabled: Bool = true, usage: UsageModel, throttle: ThrottleState = ThrottleState()) {
+        self.backgroundRefreshEnabled = backgroundRefreshEnabled
+        self.forceQuit = false
+        self.usage = usage
+        self.throttle = throttle
+        self.energyUsed = 0
+        self.energyDay = 0
+        self.lastLaunch = nil
+    }
+}
+
+/// Everything a policy may look at to judge one request at one instant. Built by the
+/// engine; policies are pure functions of it.
+public struct PolicyContext: Sendable {
+    /// The request judged.
+    public var request: PendingRequest
+    /// Now.
+    public var now: Date
+    /// Since when the request has been due (its earliest begin date, or later when it
+    /// waited for a required condition).
+    public var eligibleSince: Date
+    /// The device.
+    public var conditions: Conditions
+    /// The app.
+    public var app: AppPolicyState
+    /// Runs in progress, system-wide.
+    public var runningCount: Int
+    /// The system-wide cap on runs in progress.
+    public var maximumConcurrentRuns: Int
+    /// The last shared trigger (power plugged in, network back), for herd spreading.
+    public var lastSharedTrigger: Date?
+    /// The tunables.
+    public var configuration: PolicyConfiguration
+
+    /// Creates a context.
+    public init(
+        request: PendingRequest,
+        now: Date,
+        eligibleSince: Date,
+        conditions: Conditions,
+        app: AppPolicyState,
+        runningCount: Int = 0,
+        maximumConcurrentRuns: Int = 4,
+        lastSharedTrigger: Date? = nil,
+        configuration: PolicyConfiguration = .init()
+    ) {
+        self.request = request
+        self.now = now
+        self.eligibleSince = eligibleSince
+        self.conditions = conditions
+        self.app = app
+        self.runningCount = runningCount
+        self.maximumConcurrentRuns = maximumConcurrentRuns
+        self.lastSharedTrigger = lastSharedTrigger
+        self.configuration = configuration
+    }
+
+    /// Whether the request is processing-like (processing or health research).
+    var isProcessing: Bool { request.kind == .processing || request.kind == .healthResearch }
+}

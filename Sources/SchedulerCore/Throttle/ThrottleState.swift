@@ -1,0 +1,212 @@
+import Foundation
+
+/// One app's penalty for bad behaviour: over-scheduling, runs that expire, runs that never
+/// call `setTaskCompleted`. The penalty is an extra delay the policy engine adds before the
+/// app's next runs; it grows with each strike and fades with good behaviour.
+///
+/// A pure value: every event and question takes `now` from the caller; the store persists
+/// it as Codable.
+///
+/// ## The penalty
+///
+/// - A strike at `t` sets the penalty to `min(maximumPenalty, max(basePenalty, 2 × d(t)))`
+///   where `d(t)` is the delay just before it: 15 min, 30 min, 1 h, 2 h ... up to 24 h for
+///   strikes in quick succession; a strike long after the last one starts again at 15 min,
+///   because the old penalty has faded.
+/// - Between events the delay decays exponentially: `d(t) = penalty × 2^(−(t − t₀) / decayHalfLife)`
+///   with `t₀` the last strike (or successful run): 6 hours of good behaviour halve it.
+/// - A successful run multiplies the delay by `successDecayFactor` (½) at once: evidence of
+///   good behaviour is worth one half-life of waiting.
+/// - A delay under one second is reported as 0, so the app is not "throttled 0 s" forever.
+///
+/// ## What counts as a strike
+///
+/// - **Over-scheduling** (``recordSubmission(kind:earliestBeginDate:previousRunOfSameIdentifier:at:)``):
+///   asking for a run less than the kind's minimum cadence (refresh 15 min, processing
+///   1 h) after the previous run of the same identifier, or, with no previous run, after
+///   the submission itself. Repeats within one cadence fold into one strike: the app is
+///   punished for the cadence it asks for, not for how many times it asks.
+/// - **Runs that end badly** (``recordRunEnded(outcome:calledSetTaskCompleted:expiredForConditions:at:)``):
+///   expired at the end of the budget, terminated after the grace, ended without
+///   `setTaskCompleted`, or crashed.
+///
+/// Not strikes: a run that called `setTaskCompleted(success: false)` (reporting failure
+/// is correct behaviour), a run interrupted because the scheduler itself stopped, and a
+/// run the system expired early because conditions changed but which then completed
+/// within the grace.
+public struct ThrottleState: Sendable, Codable, Hashable {
+    /// The tunables. The owner may replace them (for example after loading a new policy
+    /// configuration); the recorded penalty is kept.
+    public var configuration: ThrottleConfiguration
+    /// How many strikes were recorded in total, ever.
+    public private(set) var strikes: Int = 0
+    /// The strikes of the last ``ThrottleConfiguration/reasonWindow`` (default 24 h) as of
+    /// the latest one recorded, oldest first, at most
+    /// ``ThrottleConfiguration/recentStrikeLimit`` (default 64).
+    public private(set) var recentStrikes: [ThrottleStrike] = []
+    /// When the latest strike was recorded, or `nil` if never.
+    public private(set) var lastStrikeAt: Date?
+
+    /// The penalty as of `penaltyAsOf`, before decay.
+    private var penalty: TimeInterval = 0
+    /// The instant of the last strike or successful run: where decay starts.
+    private var penaltyAsOf: Date?
+
+    /// A delay below this is reported as none.
+    static let negligibleDelay: TimeInterval = 1
+
+    /// Creates a state with no strikes and no delay.
+    public init(configuration: ThrottleConfiguration = .init()) {
+        self.configuration = configuration
+    }
+
+    // MARK: Events
+
+    /// Records a submission of a request of `kind` at `now`, and returns the strike it
+    /// earned, if any.
+    ///
+    /// The request asks for a run at `begin = max(earliestBeginDate ?? now, now)`. Measured
+    /// from `previousRunOfSameIdentifier` (the start of the identifier's latest run), or
+    /// from `now` when there was no run, an interval shorter than the kind's minimum
+    /// cadence is over-scheduling. Two exceptions keep ordinary apps clear:
+    /// - a request with no previous run of its identifier is never a strike: the cadence
+    ///   is between runs, and an app starting its schedule (often with a short first
+    ///   delay) has not resubmitted anything yet;
+    /// - a second over-scheduling strike of the same kind within one cadence of the
+    ///   previous one is folded into it (a loop that resubmits every second earns one
+    ///   strike per cadence, not sixty per minute).
+    /// Kinds without a cadence (continued processing) are never over-scheduled.
+    @discardableResult
+    public mutating func recordSubmission(
+        kind: TaskKind, earliestBeginDate: Date?, previousRunOfSameIdentifier: Date?, at now: Date
+    ) -> ThrottleStrike? {
+        guard now.timeIntervalSinceReferenceDate.isFinite,
+            let cadence = configuration.minimumCadence(for: kind)
+        else { return nil }
+        let requested = earliestBeginDate.flatMap { $0.timeIntervalSinceReferenceDate.isFinite ? $0 : nil } ?? now
+        let begin = max(requested, now)
+        let interval: TimeInterval
+        let sincePreviousRun: Bool
+        if let previous = previousRunOfSameIdentifier, previous.timeIntervalSinceReferenceDate.isFinite {
+            interval = max(0, begin.timeIntervalSince(previous))
+            sincePreviousRun = true
+        } else {
+            return nil
+        }
+        guard interval < cadence else { return nil }
+        let previousStrike = recentStrikes.last {
+            if case .overScheduling(kind, _, _, _) = $0.cause { return true }
+            return false
+        }
+        if let previousStrike, now.timeIntervalSince(previousStrike.at) < cadence { return nil }
+        return strike(.overScheduling(kind: kind, interval: interval, cadence: cadence, sincePreviousRun: sincePreviousRun), at: now)
+    }
+
+    /// Records how a run of the app ended at `now`, and returns the strike it earned, if any.
+    ///
+    /// - `.success` with `setTaskCompleted` called: no strike; the delay is multiplied by
+    ///   ``ThrottleConfiguration/successDecayFactor`` (½ by default).
+    /// - `.failure` with `setTaskCompleted` called, and `.interrupted`: neutral.
+    /// - `.expired`: a strike, unless `expiredForConditions` says the system expired the
+    ///   run early because conditions changed (the user became active, the device got
+    ///   hot) rather than because the budget ran out: that was not the app's doing, and
+    ///   it completed within the grace.
+    /// - `.terminated`: a strike whatever the expiration's cause: the app ignored it.
+    /// - `.crashed`: a strike.
+    /// - `.success` or `.failure` without `setTaskCompleted`: a strike (`neverCompleted`).
+    @discardableResult
+    public mutating func recordRunEnded(
+        outcome: RunOutcome, calledSetTaskCompleted: Bool, expiredForConditions: Bool = false, at now: Date
+    ) -> ThrottleStrike? {
+        guard now.timeIntervalSinceReferenceDate.isFinite else { return nil }
+        switch outcome {
+        case .success where calledSetTaskCompleted:
+            let factor = min(1, max(0, configuration.successDecayFactor))
+            penalty = delay(at: now) * factor
+            penaltyAsOf = max(now, penaltyAsOf ?? now)
+            return nil
+        case .failure where calledSetTaskCompleted, .interrupted:
+            return nil
+        case .success, .failure:
+            return strike(.neverCompleted, at: now)
+        case .expired:
+            return expiredForConditions ? nil : strike(.expired, at: now)
+        case .terminated:
+            return strike(.terminated, at: now)
+        case .crashed:
+            return strike(.crashed, at: now)
+        }
+    }
+
+    private mutating func strike(_ cause: ThrottleStrike.Cause, at now: Date) -> ThrottleStrike {
+        let raised = min(configuration.maximumPenalty, max(configuration.basePenalty, 2 * delay(at: now)))
+        penalty = raised
+        // Events arrive in time order; one that does not is treated as happening at the
+        // latest instant known, so decay never runs backwards.
+        penaltyAsOf = max(now, penaltyAsOf ?? now)
+        strikes += 1
+        lastStrikeAt = max(now, lastStrikeAt ?? now)
+
+        let recorded = ThrottleStrike(cause: cause, at: now, penalty: raised)
+        recentStrikes.append(recorded)
+        let horizon = now.addingTimeInterval(-configuration.reasonWindow)
+        recentStrikes.removeAll { $0.at < horizon }
+        let excess = recentStrikes.count - max(0, configuration.recentStrikeLimit)
+        if excess > 0 { recentStrikes.removeFirst(excess) }
+        return recorded
+    }
+
+    // MARK: Questions
+
+    /// The extra delay, in seconds, to add before the app's next runs at `now`: the
+    /// penalty of the last strike decayed by `2^(−elapsed / decayHalfLife)`, at most
+    /// ``ThrottleConfiguration/maximumPenalty``; 0 when it has faded below one second or
+    /// the app never misbehaved.
+    public func delay(at now: Date) -> TimeInterval {
+        guard penalty > 0, let asOf = penaltyAsOf else { return 0 }
+        let decayed = min(configuration.maximumPenalty, penalty * configuration.decayFactor(elapsed: now.timeIntervalSince(asOf)))
+        return decayed < Self.negligibleDelay ? 0 : decayed
+    }
+
+    /// One line for `bgtask why` when the app is throttled at `now`, `nil` when it is not:
+    /// the delay, then what the app did in the last day, for example
+    /// `throttled 30 min: 3 runs expired in the last day; refresh resubmitted every 2 min, cadence is 15 min`.
+    /// When the strikes are older than the window, the line says how many there were,
+    /// when the last was, and how fast the delay fades.
+    public func reason(at now: Date) -> String? {
+        let current = delay(at: now)
+        guard current > 0 else { return nil }
+        let window = configuration.reasonWindow
+        let recent = recentStrikes.filter { $0.at <= now && now.timeIntervalSince($0.at) <= window }
+
+        var parts: [String] = []
+        var runPhrases: [String] = []
+        func count(_ cause: ThrottleStrike.Cause, _ verb: String) {
+            let n = recent.filter { $0.cause == cause }.count
+            if n > 0 { runPhrases.append("\(n) run\(n == 1 ? "" : "s") \(verb)") }
+        }
+        count(.expired, "expired")
+        count(.terminated, "terminated after the grace period")
+        count(.neverCompleted, "ended without setTaskCompleted")
+        count(.crashed, "crashed")
+        if !runPhrases.isEmpty {
+            let span = window == 86_400 ? "the last day" : "the last \(durationText(window))"
+            parts.append(runPhrases.joined(separator: ", ") + " in " + span)
+        }
+        // Over-scheduling: the latest interval per kind says what the app is doing now.
+        for kind in TaskKind.allCases {
+            let latest = recent.last {
+                if case .overScheduling(kind, _, _, _) = $0.cause { return true }
+                return false
+            }
+            if let latest { parts.append(latest.cause.description) }
+        }
+        if parts.isEmpty {
+            var earlier = "\(strikes) earlier strike\(strikes == 1 ? "" : "s")"
+            if let lastStrikeAt { earlier += ", the last \(durationText(now.timeIntervalSince(lastStrikeAt))) ago" }
+            parts.append(earlier)
+            parts.append("the delay halves every \(durationText(configuration.decayHalfLife)) of good behaviour")
+        }
+        return "throttled \(durationText(current)): " + parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// One act of misbehaviour that raised an app's throttle penalty.
+public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// What the app did.
+    public enum Cause: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// A submission asked for a run `interval` seconds after the previous run of the
+        /// same identifier (`sincePreviousRun`) or after the submission itself, less than
+        /// the kind's `cadence`.
+        case overScheduling(kind: TaskKind, interval: TimeInterval, cadence: TimeInterval, sincePreviousRun: Bool)
+        /// A run used its whole budget and was expired (it completed within the grace).
+        case expired
+        /// A run was expired and did not complete within the grace, so it was terminated.
+        case terminated
+        /// A run ended without calling `setTaskCompleted` (for example it expired with no
+        /// expiration handler set, or its handler never started).
+        case neverCompleted
+        /// The process running the handler died.
+        case crashed
+
+        public var description: String {
+            switch self {
+            case let .overScheduling(kind, interval, cadence, sincePreviousRun):
+                let what = sincePreviousRun ? "resubmitted every \(durationText(interval))" : "asked to run \(durationText(interval)) after submitting"
+                return "\(kind) \(what), cadence is \(durationText(cadence))"
+            case .expired: return "run expired"
+            case .terminated: return "run terminated after its grace period"
+            case .neverCompleted: return "run never called setTaskCompleted"
+            case .crashed: return "run crashed"
+            }
+        }
+    }
+
+    /// What the app did.
+    public var cause: Cause
+    /// When the strike was recorded.
+    public var at: Date
+    /// The delay right after this strike, in seconds.
+    public var penalty: TimeInterval
+
+    /// Creates a strike.
+    public init(cause: Cause, at: Date, penalty: TimeInterval) {
+        self.cause = cause
+        self.at = at
+        self.penalty = penalty
+    }
+
+    public var description: String { "\(cause) (penalty \(durationText(penalty)))" }
+}

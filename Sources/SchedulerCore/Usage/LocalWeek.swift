@@ -1,0 +1,100 @@
+import Foundation
+
+/// Local hours of the week under a fixed UTC offset, by plain arithmetic.
+///
+/// The usage model must stay pure: no `TimeZone.current`, no `Calendar.current`, no
+/// locale. The driver passes the device's offset in ``UsageModelConfiguration/utcOffset``
+/// and everything local is derived here from it.
+///
+/// Hours are numbered from Foundation's reference date, 2001-01-01 00:00 UTC, which was a
+/// Monday: absolute hour 0 starts on a Monday at 00:00 local time, so hour-of-week 0 is
+/// Monday 00:00-01:00 and 167 is Sunday 23:00-24:00.
+struct LocalWeek: Hashable, Sendable {
+    static let hoursPerWeek = 168
+    static let secondsPerHour: TimeInterval = 3_600
+    static let secondsPerWeek: TimeInterval = 604_800
+    static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+    /// Seconds east of UTC.
+    let utcOffset: TimeInterval
+
+    /// Whether `date` can be turned into an hour number without overflow. Anything within
+    /// about 100,000 years of 2001 can; NaN, infinities and absurd instants are ignored by
+    /// the model instead of trapping.
+    static func isRepresentable(_ date: Date) -> Bool {
+        abs(date.timeIntervalSinceReferenceDate) < 3e12
+    }
+
+    /// The absolute local hour that contains `date` (floor, also before 2001).
+    func absoluteHour(of date: Date) -> Int {
+        Int(((date.timeIntervalSinceReferenceDate + utcOffset) / Self.secondsPerHour).rounded(.down))
+    }
+
+    /// The instant at which absolute local hour `hour` starts.
+    func start(ofHour hour: Int) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(hour) * Self.secondsPerHour - utcOffset)
+    }
+
+    /// The start of the local hour that contains `date`.
+    func hourStart(containing date: Date) -> Date {
+        start(ofHour: absoluteHour(of: date))
+    }
+
+    /// 0 (Monday 00:00) ... 167 (Sunday 23:00) for an absolute hour.
+    static func hourOfWeek(ofHour hour: Int) -> Int {
+        let remainder = hour % hoursPerWeek
+        return remainder < 0 ? remainder + hoursPerWeek : remainder
+    }
+
+    /// 0 (Monday 00:00) ... 167 (Sunday 23:00) for the hour that contains `date`.
+    func hourOfWeek(of date: Date) -> Int {
+        Self.hourOfWeek(ofHour: absoluteHour(of: date))
+    }
+
+    /// The first absolute hour `>= hour` whose hour of the week is `hourOfWeek`.
+    static func firstHour(atOrAfter hour: Int, withHourOfWeek hourOfWeek: Int) -> Int {
+        hour + Self.hourOfWeek(ofHour: hourOfWeek - Self.hourOfWeek(ofHour: hour))
+    }
+
+    // MARK: Text
+
+    /// "08:00": the local clock time of `date`.
+    func clock(_ date: Date) -> String {
+        let seconds = Int((date.timeIntervalSinceReferenceDate + utcOffset).rounded(.down))
+        let ofDay = ((seconds % 86_400) + 86_400) % 86_400
+        return Self.twoDigits(ofDay / 3_600) + ":" + Self.twoDigits(ofDay % 3_600 / 60)
+    }
+
+    /// "Mon 08:00".
+    func dayAndClock(_ date: Date) -> String {
+        Self.dayNames[hourOfWeek(of: date) / 24] + " " + clock(date)
+    }
+
+    /// "Mon 2026-05-11 08:00": with the calendar date, for instants further than a week away.
+    func dateAndClock(_ date: Date) -> String {
+        let days = Int(((date.timeIntervalSinceReferenceDate + utcOffset) / 86_400).rounded(.down))
+        let (year, month, day) = Self.civil(daysSince2001: days)
+        return Self.dayNames[hourOfWeek(of: date) / 24] + " \(year)-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
+            + " " + clock(date)
+    }
+
+    /// "08:00" for an hour of the day.
+    static func clock(hourOfDay: Int) -> String { twoDigits(hourOfDay) + ":00" }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+
+    /// Proleptic Gregorian year, month, day of a day count (Howard Hinnant's
+    /// `civil_from_days`), so no `Calendar` is needed.
+    static func civil(daysSince2001: Int) -> (year: Int, month: Int, day: Int) {
+        let z = daysSince2001 + 11_323 + 719_468  // days since 1970-01-01, shifted to 0000-03-01
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+extension UsageModel {
+    /// One line for `bgtask why`: the hours the app is usually opened, the next likely
+    /// launch with its probability, and whether processing is denied for disuse. Times are
+    /// local under ``UsageModelConfiguration/utcOffset``. For example:
+    ///
+    /// - `usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 08:00 (p=0.80)`
+    /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
+    /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
+    /// - `...; not opened for 9 d: no processing runs until the app is opened`
+    public func explanation(at now: Date) -> String {
+        let week = LocalWeek(utcOffset: configuration.utcOffset)
+        guard LocalWeek.isRepresentable(now) else { return "no explanation for an invalid instant" }
+        guard let lastUse else {
+            let since = LocalWeek.isRepresentable(createdAt) ? week.dateAndClock(createdAt) : "\(createdAt)"
+            let until = processingAllowedUntil
+            let processing = allowsProcessing(at: now)
+                ? "processing allowed until \(LocalWeek.isRepresentable(until) ? week.dateAndClock(until) : "\(until)")"
+                : "no processing runs until the app is opened (never opened within \(durationText(configuration.unusedProcessingCutoff)))"
+            return "never opened (known since \(since)): refreshes run when eligible; \(processing)"
+        }
+
+        var parts: [String] = []
+        let habits = Self.describeHabits(likelyHours(at: now))
+        parts.append(habits.map { "usually opened around \($0)" }
+            ?? "opened \(foregroundCount) time\(foregroundCount == 1 ? "" : "s"), no regular hours yet")
+
+        if let launch = nextLikelyLaunch(after: now, now: now) {
+            let probability = launchProbability(hourOfWeek: week.hourOfWeek(of: launch), at: now)
+            parts.append("next likely launch \(week.dayAndClock(launch)) (p=\(String(format: "%.2f", probability)))")
+        } else {
+            parts.append("no likely launch within \(durationText(configuration.horizon))")
+        }
+
+        if !allowsProcessing(at: now) {
+            parts.append("not opened for \(durationText(now.timeIntervalSince(lastUse))): no processing runs until the app is opened")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// "08:00 and 12:00 on weekdays, 10:00 on weekends": likely hours of the week grouped
+    /// by the days they share, earliest hour first; `nil` when there are none.
+    static func describeHabits(_ hoursOfWeek: [Int]) -> String? {
+        guard !hoursOfWeek.isEmpty else { return nil }
+        // Bit d of daysByHour[h] is set when hour-of-day h is likely on day d (0 = Monday).
+        var daysByHour = Array(repeating: 0, count: 24)
+        for hour in hoursOfWeek { daysByHour[hour % 24] |= 1 << (hour / 24) }
+        var groups: [(days: Int, hours: [Int])] = []
+        for hourOfDay in 0..<24 where daysByHour[hourOfDay] != 0 {
+            if let index = groups.firstIndex(where: { $0.days == daysByHour[hourOfDay] }) {
+                groups[index].hours.append(hourOfDay)
+            } else {
+                groups.append((daysByHour[hourOfDay], [hourOfDay]))
+            }
+        }
+        // A user with many habits gets the first few; the JSON of `why` has them all.
+        let shownGroups = 3, shownHours = 4
+        var phrases = groups.prefix(shownGroups).map { group -> String in
+            var clocks = group.hours.prefix(shownHours).map(LocalWeek.clock(hourOfDay:))
+            if group.hours.count > shownHours { clocks.append("\(group.hours.count - shownHours) more") }
+            return list(clocks) + " " + dayPhrase(group.days)
+        }
+        if groups.count > shownGroups { phrases.append("and other hours") }
+        return phrases.joined(separator: ", ")
+    }
+
+    /// "every day", "on weekdays", "on weekends", "on Mondays", "on Mon, Wed and Fri".
+    static func dayPhrase(_ days: Int) -> String {
+        switch days {
+        case 0b111_1111: return "every day"
+        case 0b001_1111: return "on weekdays"
+        case 0b110_0000: return "on weekends"
+        default:
+            let indices = (0..<7).filter { days & (1 << $0) != 0 }
+            if indices.count == 1 {
+                return "on " + ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays"][indices[0]]
+            }
+            return "on " + list(indices.map { LocalWeek.dayNames[$0] })
+        }
+    }
+
+    /// "a", "a and b", "a, b and c".
+    private static func list(_ items: [String]) -> String {
+        guard items.count > 1 else { return items.first ?? "" }
+        return items.dropLast().joined(separator: ", ") + " and " + items[items.count - 1]
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// The tunables of ``UsageModel``, with defaults that follow what Apple says of its own
+/// on-device model (SPEC §2): refreshes cluster shortly before the launches the model
+/// expects, and processing needs an app "used within the past week".
+///
+/// Memory is bounded by design rather than by a history limit: the model keeps one decayed
+/// weight per hour of the week (168 numbers) and the instant it started observing, never a
+/// list of launches, so an app opened a thousand times a day costs what an app opened once
+/// costs, and old habits fade through ``halfLife`` instead of being cut off at a count.
+public struct UsageModelConfiguration: Hashable, Sendable, Codable {
+    /// The device's offset from UTC in seconds (east positive), so that hours of the week
+    /// are the user's local hours. Default `0`.
+    ///
+    /// The model never reads `TimeZone.current` (policy code is pure); the driver passes
+    /// the zone's current offset and updates it when the zone or daylight-saving time
+    /// changes. Launches are filed under the offset in force when they are recorded, so a
+    /// one-hour daylight-saving step blurs a habit across two adjacent hours for a few
+    /// weeks, until the decay lets the new hour win.
+    public var utcOffset: TimeInterval
+    /// How long until an observation counts half as much. Default 14 days.
+    ///
+    /// Two weeks keeps a daily habit stable through a holiday or a sick day, yet lets a
+    /// changed habit (a new commute, a new job) take over within two to three weeks.
+    /// `.infinity`, zero or a negative value disable decay (every week counts the same).
+    public var halfLife: TimeInterval
+    /// How long before a likely launch a refresh is placed. Default 10 minutes.
+    ///
+    /// Long enough for a refresh (budget 30 s) to finish even when the run is delayed by
+    /// a few minutes of coalescing or conditions; short enough that the content is fresh
+    /// when the user opens the app.
+    public var leadTime: TimeInterval
+    /// The launch probability (0...1) at or above which an hour counts as a likely launch.
+    /// Default 0.3.
+    ///
+    /// Roughly "at least two weeks out of seven": regular habits qualify, a one-off
+    /// launch fades below it in about a month (with the default half-life), and the
+    /// refreshes it places are not wasted on hours the user rarely opens the app.
+    public var likelyThreshold: Double
+    /// How far ahead of the eligible instant the model looks for a likely launch.
+    /// Default 12 hours.
+    ///
+    /// Holding a refresh back longer than half a day for a launch that may not happen
+    /// would leave the app stale for the launches the model failed to predict; beyond
+    /// the horizon the refresh runs when it is eligible.
+    public var horizon: TimeInterval
+    /// An app not brought to the foreground for this long gets no processing runs.
+    /// Default 7 days (Apple: processing runs "as long as the user has used the app within
+    /// the past week").
+    public var unusedProcessingCutoff: TimeInterval
+
+    /// Creates a configuration; every default is documented on its property.
+    public init(
+        utcOffset: TimeInterval = 0,
+        halfLife: TimeInterval = 14 * 86_400,
+        leadTime: TimeInterval = 10 * 60,
+        likelyThreshold: Double = 0.3,
+        horizon: TimeInterval = 12 * 3_600,
+        unusedProcessingCutoff: TimeInterval = 7 * 86_400
+    ) {
+        self.utcOffset = utcOffset
+        self.halfLife = halfLife
+        self.leadTime = leadTime
+        self.likelyThreshold = likelyThreshold
+        self.horizon = horizon
+        self.unusedProcessingCutoff = unusedProcessingCutoff
+    }
+
+    /// The weight, relative to a fresh one, of an observation `age` seconds old:
+    /// `2^(-age / halfLife)`, or 1 when decay is disabled.
+    public func decayFactor(age: TimeInterval) -> Double {
+        guard halfLife > 0, halfLife.isFinite else { return 1 }
+        return pow(2, -age / halfLife)
+    }
+}

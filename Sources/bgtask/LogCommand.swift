@@ -1,0 +1,465 @@
+import BackgroundTasks
+import Foundation
+import SchedulerStore
+
+/// `bgtask log [--app A] [--since T] [--state DIR] [--json]`: the run log (the energy log's
+/// rows), oldest first, from the apps' state stores.
+enum LogCommand {
+    /// The options of `log` (shared with `energy`).
+    typealias Options = RunLogOptions
+
+    /// The usage lines for `bgtask help`.
+    static let usage = """
+      log [--app A] [--since T] [--state DIR] [--json]
+                        list recorded runs: start, end, app, task, kind, outcome, wall time,
+                        CPU time, peak memory, estimated energy and stop reason
+    """
+
+    /// Parses the arguments after `log`.
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+        RunLogOptions.parse(arguments, command: "log")
+    }
+
+    /// Reads the stores the options name and returns the text to print (a table, or JSON
+    /// with `--json`).
+    /// - Parameters:
+    ///   - environment: Where `XDG_STATE_HOME` and `HOME` come from when `--state` is absent.
+    ///   - now: The instant relative `--since` values count back from.
+    /// - Throws: ``RunLogError`` when no store can be read.
+    static func run(_ options: Options, environment: [String: String], now: Date) throws -> String {
+        if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp }
+        let reading = try RunLogReading.read(options, environment: environment, now: now)
+        return options.json ? try json(reading, options: options) : text(reading, options: options)
+    }
+
+    // MARK: Output
+
+    private static func text(_ reading: RunLogReading, options: Options) -> String {
+        guard !reading.runs.isEmpty else {
+            return "no runs recorded in \(reading.whereDescription)\(reading.filterDescription(options))\n"
+                + reading.skippedText
+        }
+        var output = "\(reading.runs.count) run\(reading.runs.count == 1 ? "" : "s") recorded in "
+            + "\(reading.whereDescription)\(reading.filterDescription(options)) (times in UTC)\n\n"
+        let header = ["START", "END", "APP", "TASK", "KIND", "OUTCOME", "WALL", "CPU", "PEAK MEM", "ENERGY", "STOP REASON"]
+        let rows = reading.runs.map { entry -> [String] in
+            let run = entry.run
+            return [
+                RunLogFormat.time(run.startedAt),
+                run.endedAt.map(RunLogFormat.time) ?? "-",
+                run.app.rawValue,
+                run.identifier,
+                run.request.kind.rawValue,
+                run.outcome?.rawValue ?? "running",
+                run.duration.map(RunLogFormat.seconds) ?? "-",
+                run.cpuTime.map(RunLogFormat.seconds) ?? "-",
+                run.peakMemoryBytes.map(RunLogFormat.bytes) ?? "-",
+                run.energyJoules.map(RunLogFormat.joules) ?? "-",
+                run.stopReason ?? "-",
+            ]
+        }
+        output += RunLogFormat.table(header: header, rows: rows)
+        return output + reading.skippedText
+    }
+
+    /// One run in `--json` output; every key is always present (`null` when unknown).
+    struct Entry: Codable, Equatable {
+        /// The store the run was read from.
+        var store: String
+        /// The run number (unique within its store).
+        var id: Int64
+        var app: String
+        var identifier: String
+        var kind: String
+        /// ISO 8601, UTC, with fractional seconds.
+        var startedAt: String
+        var endedAt: String?
+        /// A ``RunOutcome`` raw value, or `null` while in progress.
+        var outcome: String?
+        var success: Bool?
+        var stopReason: String?
+        /// Seconds from launch to end.
+        var wallTime: Double?
+        /// CPU seconds (user + system).
+        var cpuTime: Double?
+        var peakMemoryBytes: Int64?
+        var energyJoules: Double?
+
+        init(store: String, run: RunRecord) {
+            self.store = store
+            id = run.id.rawValue
+            app = run.app.rawValue
+            identifier = run.identifier
+            kind = run.request.kind.rawValue
+            startedAt = RunLogFormat.preciseTime(run.startedAt)
+            endedAt = run.endedAt.map(RunLogFormat.preciseTime)
+            outcome = run.outcome?.rawValue
+            success = run.success
+            stopReason = run.stopReason
+            wallTime = run.duration
+            cpuTime = run.cpuTime
+            peakMemoryBytes = run.peakMemoryBytes
+            energyJoules = run.energyJoules
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case store, id, app, identifier, kind, startedAt, endedAt, outcome, success, stopReason
+            case wallTime, cpuTime, peakMemoryBytes, energyJoules
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(store, forKey: .store)
+            try container.encode(id, forKey: .id)
+            try container.encode(app, forKey: .app)
+            try container.encode(identifier, forKey: .identifier)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(startedAt, forKey: .startedAt)
+            // Optionals through the generic `encode` become `null` instead of vanishing.
+            try container.encode(endedAt, forKey: .endedAt)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(success, forKey: .success)
+            try container.encode(stopReason, forKey: .stopReason)
+            try container.encode(wallTime, forKey: .wallTime)
+            try container.encode(cpuTime, forKey: .cpuTime)
+            try container.encode(peakMemoryBytes, forKey: .peakMemoryBytes)
+            try container.encode(energyJoules, forKey: .energyJoules)
+        }
+    }
+
+    /// The `--json` document.
+    struct Document: Codable, Equatable {
+        /// The stores read.
+        var stores: [String]
+        /// Stores that could not be read, with why.
+        var skipped: [RunLogReading.Skipped]
+        /// The `--app` filter, or `null`.
+        var app: String?
+        /// The start of the `--since` window (ISO 8601), or `null`.
+        var since: String?
+        /// The runs, oldest first.
+        var runs: [Entry]
+
+        private enum CodingKeys: String, CodingKey { case stores, skipped, app, since, runs }
+
+        init(stores: [String], skipped: [RunLogReading.Skipped], app: String?, since: String?, runs: [Entry]) {
+            self.stores = stores
+            self.skipped = skipped
+            self.app = app
+            self.since = since
+            self.runs = runs
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(stores, forKey: .stores)
+            try container.encode(skipped, forKey: .skipped)
+            try container.encode(app, forKey: .app)
+            try container.encode(since, forKey: .since)
+            try container.encode(runs, forKey: .runs)
+        }
+    }
+
+    private static func json(_ reading: RunLogReading, options: Options) throws -> String {
+        let document = Document(
+            stores: reading.stores,
+            skipped: reading.skipped,
+            app: options.app?.rawValue,
+            since: reading.since.map(RunLogFormat.preciseTime),
+            runs: reading.runs.map { Entry(store: $0.store, run: $0.run) }
+        )
+        return try RunLogFormat.json(document)
+    }
+}
+
+// MARK: - Shared by `log` and `energy`
+
+/// The options `bgtask log` and `bgtask energy` share.
+struct RunLogOptions: Equatable {
+    /// Only this app's runs.
+    var app: AppID?
+    /// Only runs started at or after this.
+    var since: Since?
+    /// The state directory to read (holding `scheduler.sqlite`), instead of every app's.
+    var stateDirectory: String?
+    /// Print JSON instead of a table.
+    var json = false
+    /// `--help`: print the command's usage.
+    var help = false
+
+    /// A `--since` value: an instant, or a span back from now.
+    enum Since: Equatable {
+        /// An absolute instant (`2026-11-30T08:00:00Z`).
+        case instant(Date)
+        /// A span before now, in seconds (`24h`, `7d`, `30m`).
+        case ago(TimeInterval)
+
+        /// The instant this stands for, as of `now`.
+        func resolve(now: Date) -> Date {
+            switch self {
+            case .instant(let date): return date
+            case .ago(let span): return now.addingTimeInterval(-span)
+            }
+        }
+
+        /// Units of relative values, in seconds.
+        static let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+
+        /// Parses `text`: ISO 8601 with a time zone (`2026-11-30T08:00:00Z`,
+        /// `2026-11-30T09:00:00.5+01:00`), a date (`2026-11-30`, midnight UTC), or a positive
+        /// number followed by `s`, `m`, `h`, `d` or `w`. `nil` when it is none of these.
+        static func parse(_ text: String) -> Since? {
+            if let unit = text.last, let seconds = units[unit] {
+                let number = text.dropLast()
+                // Digits and at most one point only: Double("1e3") or "inf" are not spans.
+                guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                      number.filter({ $0 == "." }).count <= 1,
+                      let value = Double(number), value > 0, value.isFinite
+                else { return nil }
+                return .ago(value * seconds)
+            }
+            for options: ISO8601DateFormatter.Options in [
+                [.withInternetDateTime],
+                [.withInternetDateTime, .withFractionalSeconds],
+                [.withFullDate],
+            ] {
+                let formatter = ISO8601DateFormatter()
+                formatter.formatOptions = options
+                formatter.timeZone = TimeZone(identifier: "UTC")
+                if let date = formatter.date(from: text) { return .instant(date) }
+            }
+            return nil
+        }
+    }
+
+    /// The option lines for `--help`.
+    static let optionsHelp = """
+
+    options:
+      --app A        only the runs of app A (for example com.example.feedreader)
+      --since T      only runs started at or after T: ISO 8601 (2026-11-30T08:00:00Z,
+                     2026-11-30) or a span back from now (30m, 24h, 7d, 2w)
+      --state DIR    read DIR/scheduler.sqlite instead of every app's store under
+                     $XDG_STATE_HOME/bgtask/ (else ~/.local/state/bgtask/)
+      --json         print JSON
+    """
+
+    /// Parses the arguments after the command word; errors name the option or value at fault.
+    static func parse(_ arguments: [String], command: String) -> Result<RunLogOptions, UsageError> {
+        var options = RunLogOptions()
+        var seen: Set<String> = []
+        var index = 0
+        func failure(_ message: String) -> Result<RunLogOptions, UsageError> {
+            .failure(UsageError(message: message))
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--json":
+                options.json = true
+                index += 1
+                continue
+            case "--help", "-h":
+                options.help = true
+                index += 1
+                continue
+            case "--app", "--since", "--state":
+                break
+            default:
+                return failure("unknown option for \(command): '\(argument)'")
+            }
+            guard seen.insert(argument).inserted else {
+                return failure("\(argument) given more than once")
+            }
+            guard index + 1 < arguments.count else {
+                return failure("\(argument) needs a value")
+            }
+            let value = arguments[index + 1]
+            index += 2
+            switch argument {
+            case "--app":
+                guard !value.isEmpty, !value.hasPrefix("-") else {
+                    return failure("--app needs an app identifier, got '\(value)'")
+                }
+                options.app = AppID(value)
+            case "--since":
+                guard let since = Since.parse(value) else {
+                    return failure(
+                        "--since must be an ISO 8601 instant (2026-11-30T08:00:00Z) or a span "
+                            + "such as 30m, 24h or 7d, got '\(value)'"
+                    )
+                }
+                options.since = since
+            default:
+                guard !value.isEmpty, !value.hasPrefix("-") else {
+                    return failure("--state needs a directory, got '\(value)'")
+                }
+                options.stateDirectory = value
+            }
+        }
+        return .success(options)
+    }
+}
+
+/// A failure of `log` or `energy` that is not a usage error (no readable store, an unset
+/// `HOME`): printed on standard error, exit status 1.
+struct RunLogError: Error, Equatable, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// The runs read from the stores `log` and `energy` look at.
+struct RunLogReading {
+    /// A store that could not be read.
+    struct Skipped: Codable, Equatable {
+        var store: String
+        var error: String
+    }
+
+    /// The stores read, in order.
+    var stores: [String]
+    /// The stores that could not be read.
+    var skipped: [Skipped]
+    /// The runs, with the store each came from, oldest first.
+    var runs: [(store: String, run: RunRecord)]
+    /// The resolved `--since`, if any.
+    var since: Date?
+    /// What was searched, for messages: one store's path, or the directory of all stores.
+    var whereDescription: String
+
+    /// ` of A since T` for the filters in use, for messages.
+    func filterDescription(_ options: RunLogOptions) -> String {
+        var text = ""
+        if let app = options.app { text += " for \(app)" }
+        if let since { text += " since \(RunLogFormat.time(since))" }
+        return text
+    }
+
+    /// Lines naming the stores that could not be read (empty when none).
+    var skippedText: String {
+        skipped.isEmpty ? "" : "\n" + skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
+    }
+
+    /// Finds the stores (``locate(_:environment:)``), opens each for reading, and collects
+    /// its runs matching `--app` and `--since`, oldest first across stores.
+    ///
+    /// A store that cannot be read is skipped and named; when none could be read at all,
+    /// this throws, naming each failure.
+    static func read(_ options: RunLogOptions, environment: [String: String], now: Date) throws -> RunLogReading {
+        let (urls, whereDescription) = try locate(options, environment: environment)
+        let since = options.since?.resolve(now: now)
+        var reading = RunLogReading(stores: [], skipped: [], runs: [], since: since, whereDescription: whereDescription)
+        for url in urls {
+            do throws(StoreError) {
+                let store = try SchedulerStore.openForReading(at: url)
+                let runs = try store.runs(app: options.app, since: since)
+                reading.stores.append(url.path)
+                reading.runs += runs.map { (url.path, $0) }
+            } catch {
+                reading.skipped.append(Skipped(store: url.path, error: error.message))
+            }
+        }
+        if reading.stores.isEmpty, !reading.skipped.isEmpty {
+            throw RunLogError(message: "cannot read the run log: " + reading.skipped.map(\.error).joined(separator: "; "))
+        }
+        // Stable order across stores: by start, then store, then run number.
+        reading.runs.sort { lhs, rhs in
+            if lhs.run.startedAt != rhs.run.startedAt { return lhs.run.startedAt < rhs.run.startedAt }
+            if lhs.store != rhs.store { return lhs.store < rhs.store }
+            return lhs.run.id < rhs.run.id
+        }
+        return reading
+    }
+
+    /// The store files to read and a description of where they are.
+    ///
+    /// `--state DIR` names one directory holding `scheduler.sqlite` (or the file itself);
+    /// otherwise every `<base>/bgtask/*/scheduler.sqlite`, where base is `$XDG_STATE_HOME`
+    /// (when absolute) else `$HOME/.local/state`, as `EmbeddedScheduler` places them.
+    static func locate(_ options: RunLogOptions, environment: [String: String]) throws -> ([URL], String) {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if let state = options.stateDirectory {
+            let url = URL(fileURLWithPath: state)
+            guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+                throw RunLogError(message: "the state directory \(url.path) does not exist")
+            }
+            guard isDirectory.boolValue else { return ([url], url.path) }
+            let store = url.appendingPathComponent("scheduler.sqlite")
+            guard fileManager.fileExists(atPath: store.path) else {
+                throw RunLogError(message: "there is no scheduler store in \(url.path) (no scheduler.sqlite)")
+            }
+            return ([store], store.path)
+        }
+        let base: URL
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = URL(fileURLWithPath: state)
+        } else if let home = environment["HOME"], !home.isEmpty {
+            base = URL(fileURLWithPath: home).appendingPathComponent(".local/state")
+        } else {
+            throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set; name a state directory with --state DIR")
+        }
+        let root = base.appendingPathComponent("bgtask")
+        let apps = (try? fileManager.contentsOfDirectory(atPath: root.path)) ?? []
+        let stores = apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") }
+            .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
+        return (stores, stores.count == 1 ? stores[0].path : root.path)
+    }
+}
+
+/// Formatting shared by `log` and `energy`.
+enum RunLogFormat {
+    /// `2026-11-30T08:00:00Z`: UTC, whole seconds, for tables.
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle())
+    }
+
+    /// `2026-11-30T08:00:00.250Z`: UTC with milliseconds, for JSON.
+    static func preciseTime(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Seconds with a precision that suits their size: `0.12 s`, `42.5 s`, `10.0 min`, `2.5 h`.
+    static func seconds(_ value: TimeInterval) -> String {
+        let magnitude = abs(value)
+        if magnitude < 10 { return String(format: "%.2f s", value) }
+        if magnitude < 100 { return String(format: "%.1f s", value) }
+        if magnitude < 6_000 { return String(format: "%.1f min", value / 60) }
+        return String(format: "%.1f h", value / 3_600)
+    }
+
+    /// Joules: `0.25 J`, `42.5 J`, `1.50 kJ`.
+    static func joules(_ value: Double) -> String {
+        let magnitude = abs(value)
+        if magnitude < 10 { return String(format: "%.2f J", value) }
+        if magnitude < 1_000 { return String(format: "%.1f J", value) }
+        return String(format: "%.2f kJ", value / 1_000)
+    }
+
+    /// Bytes in MiB: `52.3 MiB`.
+    static func bytes(_ value: Int64) -> String {
+        String(format: "%.1f MiB", Double(value) / 1_048_576)
+    }
+
+    /// A table: columns padded to their widest cell, two spaces apart; the last column is
+    /// not padded (it holds free text).
+    static func table(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            .joined(separator: "  ")
+            .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+        .joined(separator: "\n") + "\n"
+    }
+
+    /// Pretty, key-sorted JSON, ending in a newline.
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,222 @@
+import BackgroundTasks
+import DeviceConditions
+import Foundation
+import SchedulerStore
+
+/// `bgtask why <app> <identifier> [--json] [--state DIR] [--policy FILE]`: why hasn't my
+/// task run? Rebuilds the engine's view from the app's store (pending requests, what the
+/// policies learned, runs in progress) and the device's current conditions, and asks it.
+enum WhyCommand {
+    struct Options: Equatable {
+        var app: String
+        var identifier: String
+        var json = false
+        var state: String?
+        var policy: String?
+    }
+
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+        var positional: [String] = []
+        var options = Options(app: "", identifier: "")
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--json":
+                options.json = true
+            case "--state", "--policy":
+                guard index + 1 < arguments.count else { return .failure(UsageError(message: "\(argument) needs a value")) }
+                if argument == "--state" { options.state = arguments[index + 1] } else { options.policy = arguments[index + 1] }
+                index += 1
+            default:
+                guard !argument.hasPrefix("--") else { return .failure(UsageError(message: "unknown option for why: '\(argument)'")) }
+                positional.append(argument)
+            }
+            index += 1
+        }
+        guard positional.count == 2 else {
+            return .failure(UsageError(message: "why needs an app and a task identifier, got \(positional.count) argument(s)"))
+        }
+        options.app = positional[0]
+        options.identifier = positional[1]
+        return .success(options)
+    }
+
+    /// An error the user can act on (missing state, bad policy file).
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func run(_ options: Options, environment: [String: String], now: Date, conditions: Conditions) throws -> String {
+        let app = AppID(options.app)
+        let directory: URL
+        if let state = options.state {
+            directory = URL(fileURLWithPath: state)
+        } else {
+            directory = try EmbeddedScheduler.stateRoot(environment: environment).appendingPathComponent(app.rawValue)
+        }
+        let database = directory.appendingPathComponent("scheduler.sqlite")
+        guard FileManager.default.fileExists(atPath: database.path) else {
+            throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")
+        }
+        var policy = PolicyConfiguration()
+        if let path = options.policy {
+            guard let data = FileManager.default.contents(atPath: path) else { throw Failure(description: "cannot read the policy file \(path)") }
+            policy = try PolicyConfiguration.parse(data, source: path)
+        }
+        let (store, _) = try SchedulerStore.open(at: database, now: now)
+        var engine = SchedulerEngine(conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
+        let refresh = try store.appSetting(app: app, name: "background-refresh") != "off"
+        engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))
+        if let saved = try store.appSetting(app: app, name: "policy-state"),
+           let state = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) {
+            engine.restorePolicyState(state, of: app)
+        }
+        engine.restore(try store.pendingRequests(app: app), at: now)
+        let explanation = engine.explain(RequestKey(app: app, identifier: options.identifier), at: now)
+        let running = try store.runs(app: app).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        return options.json
+            ? json(explanation, running: running, conditions: conditions, now: now)
+            : text(explanation, app: app, identifier: options.identifier, running: running, conditions: conditions)
+    }
+
+    private static func text(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, conditions: Conditions) -> String {
+        var lines = ["\(app) / \(identifier)"]
+        if let running {
+            lines.append("  a run is in progress: \(running.id), started \(running.startedAt)")
+        }
+        guard let request = explanation.request else {
+            lines.append("  \(running == nil ? explanation.summary : "no further request is pending")")
+            return lines.joined(separator: "\n") + "\n"
+        }
+        lines.append("  \(request.kind) request submitted \(request.submittedAt); earliestBeginDate \(request.earliestBeginDate.map { "\($0)" } ?? "none")")
+        if !request.requiredConditions.isEmpty {
+            lines.append("  requires: \(request.requiredConditions.map(\.description).joined(separator: ", "))")
+        }
+        if let location = explanation.location { lines.append("  now: \(location)") }
+        lines.append("  device: \(conditions)")
+        lines.append("  verdict: \(explanation.summary)")
+        if let evaluation = explanation.evaluation {
+            let width = evaluation.decisions.map(\.policy.count).max() ?? 10
+            let blocking = evaluation.decisions.filter(\.blocks)
+            if !blocking.isEmpty {
+                lines.append("  blocking:")
+                lines += blocking.map { "    \($0.policy.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.rationale)" }
+            }
+            lines.append("  other policies:")
+            lines += evaluation.decisions.filter { !$0.blocks }.map {
+                "    \($0.policy.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.verdict): \($0.rationale)"
+            }
+            lines.append(String(format: "  score %.2f (threshold %.2f)", evaluation.score, evaluation.threshold))
+        }
+        if let predicted = explanation.predictedNextRun { lines.append("  predicted next run: \(predicted)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private struct Report: Encodable {
+        struct Decision: Encodable {
+            var policy: String
+            var verdict: String
+            var score: Double?
+            var blocks: Bool
+            var rationale: String
+            var waitsUntil: Date?
+        }
+        var app: String
+        var identifier: String
+        var pending: Bool
+        var kind: String?
+        var earliestBeginDate: Date?
+        var location: String?
+        var runningSince: Date?
+        var summary: String
+        var conditions: Conditions
+        var decisions: [Decision]
+        var score: Double?
+        var threshold: Double?
+        var earliestPossibleRun: Date?
+        var waitingFor: [String]
+        var predictedNextRun: Date?
+        var evaluatedAt: Date
+    }
+
+    private static func json(_ explanation: Explanation, running: RunRecord?, conditions: Conditions, now: Date) -> String {
+        let decisions = (explanation.evaluation?.decisions ?? []).map { decision -> Report.Decision in
+            var score: Double?
+            let verdict: String
+            switch decision.verdict {
+            case .mustNotProceed: verdict = "mustNotProceed"
+            case .mustProceed: verdict = "mustProceed"
+            case .canProceed(let value): verdict = "canProceed"; score = value
+            }
+            var until: Date?
+            if case .until(let date)? = decision.wait { until = date }
+            return Report.Decision(policy: decision.policy, verdict: verdict, score: score, blocks: decision.blocks, rationale: decision.rationale, waitsUntil: until)
+        }
+        let report = Report(
+            app: explanation.request?.app.rawValue ?? running?.app.rawValue ?? "",
+            identifier: explanation.request?.identifier ?? running?.identifier ?? "",
+            pending: explanation.request != nil,
+            kind: explanation.request?.kind.rawValue,
+            earliestBeginDate: explanation.request?.earliestBeginDate,
+            location: explanation.location.map { "\($0)" },
+            runningSince: running?.startedAt,
+            summary: explanation.summary,
+            conditions: conditions,
+            decisions: decisions,
+            score: explanation.evaluation?.score,
+            threshold: explanation.evaluation?.threshold,
+            earliestPossibleRun: explanation.earliestPossibleRun,
+            waitingFor: explanation.waitingFor,
+            predictedNextRun: explanation.predictedNextRun,
+            evaluatedAt: now
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return ((try? encoder.encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+    }
+}
+
+/// `bgtask policy [--json] [--check FILE]`: the policy configuration and its defaults.
+enum PolicyCommand {
+    static func parse(_ arguments: [String]) -> Result<(json: Bool, check: String?), UsageError> {
+        var json = false
+        var check: String?
+        var index = 0
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--json": json = true
+            case "--check":
+                guard index + 1 < arguments.count else { return .failure(UsageError(message: "--check needs a file")) }
+                check = arguments[index + 1]
+                index += 1
+            default: return .failure(UsageError(message: "unknown option for policy: '\(arguments[index])'"))
+            }
+            index += 1
+        }
+        return .success((json, check))
+    }
+
+    static func run(json: Bool, check: String?) throws -> String {
+        var configuration = PolicyConfiguration()
+        if let check {
+            guard let data = FileManager.default.contents(atPath: check) else { throw WhyCommand.Failure(description: "cannot read the policy file \(check)") }
+            configuration = try PolicyConfiguration.parse(data, source: check)
+        }
+        if json { return configuration.json() + "\n" }
+        var lines = ["policy configuration version \(configuration.version)\(check.map { " (from \($0))" } ?? " (defaults)")"]
+        lines.append("  threshold \(configuration.threshold); runs due within \(Int(configuration.coalescingTolerance)) s of a wake start in it")
+        lines.append("  policies, in the order `why` lists them (weight):")
+        for name in PolicySet.names {
+            lines.append("    \(name) (\(configuration.weight(of: name)))")
+        }
+        lines.append("  critical battery \(Int(configuration.criticalBatteryLevel * 100)) %; low power mode holds \(configuration.lowPowerModeBlocks.map(\.rawValue).joined(separator: ", "))")
+        lines.append("  thermal: processing waits from \(configuration.thermalDefersProcessingAt), refresh from \(configuration.thermalDefersRefreshAt), running work expires from \(configuration.thermalExpiresAt)")
+        lines.append("  processing needs an idle device: \(configuration.processingRequiresIdleDevice); CPU pressure limit \(Int(configuration.processingCPUPressureLimit * 100)) %")
+        lines.append("  energy budget \(Int(configuration.energyBudgetPerAppPerDay)) J per app per day; launches of one app at least \(Int(configuration.minimumLaunchInterval)) s apart")
+        lines.append("  herd spreading over \(Int(configuration.herdSpreadWindow)) s after a shared trigger; starvation guard after \(Int(configuration.maximumDeferral / 3600)) h")
+        lines.append("  see docs/policies.md for each policy's input and rationale")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

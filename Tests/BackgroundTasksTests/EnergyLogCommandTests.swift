@@ -1,0 +1,338 @@
+@testable import bgtask
+import BackgroundTasks
+import Foundation
+import SchedulerStore
+import Testing
+
+@Suite struct EnergyLogCommandTests {
+    /// A state home per test (`$XDG_STATE_HOME`), removed when the test lets go of it.
+    private final class StateHome {
+        let url: URL
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory
+                .appendingPathComponent("EnergyLogCommandTests-\(UUID().uuidString)", isDirectory: true)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+
+        var environment: [String: String] { ["XDG_STATE_HOME": url.path, "HOME": "/nonexistent"] }
+
+        /// `<home>/bgtask/<app>/`, created.
+        func appDirectory(_ app: AppID) throws -> URL {
+            let directory = url.appendingPathComponent("bgtask").appendingPathComponent(app.rawValue)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return directory
+        }
+
+        /// Opens (creating) the app's store, as the embedded scheduler does.
+        func store(_ app: AppID) throws -> SchedulerStore {
+            try SchedulerStore.open(at: appDirectory(app).appendingPathComponent("scheduler.sqlite"), now: EnergyLogCommandTests.now).0
+        }
+    }
+
+    private static let feedReader = AppID("com.example.feedreader")
+    private static let photos = AppID("com.example.photos")
+    /// 2026-11-30 12:00:00 UTC.
+    private static let now = Date(timeIntervalSince1970: 1_796_040_000)
+
+    /// Records a finished (or, with `duration` nil, running) run in `store`.
+    private func record(
+        _ store: SchedulerStore,
+        _ id: Int64,
+        app: AppID,
+        identifier: String,
+        kind: TaskKind = .appRefresh,
+        hoursAgo: Double,
+        duration: TimeInterval?,
+        outcome: RunOutcome = .success,
+        cpuTime: TimeInterval? = nil,
+        peakMemoryBytes: Int64? = nil,
+        energyJoules: Double? = nil,
+        stopReason: String? = "completed"
+    ) throws {
+        let startedAt = Self.now.addingTimeInterval(-hoursAgo * 3_600)
+        let request = PendingRequest(app: app, identifier: identifier, kind: kind, submittedAt: startedAt.addingTimeInterval(-60))
+        let started = RunRecord(id: RunID(id), request: request, startedAt: startedAt)
+        try store.recordRunStarted(started)
+        guard let duration else { return }
+        var ended = started
+        ended.endedAt = startedAt.addingTimeInterval(duration)
+        ended.outcome = outcome
+        ended.stopReason = stopReason
+        ended.cpuTime = cpuTime
+        ended.peakMemoryBytes = peakMemoryBytes
+        ended.energyJoules = energyJoules
+        try store.recordRunFinished(ended)
+    }
+
+    /// Two apps with a few runs each; the feed reader also has one run in progress.
+    private func fill(_ home: StateHome) throws {
+        let reader = try home.store(Self.feedReader)
+        try record(reader, 1, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 30,
+                   duration: 4, cpuTime: 0.5, peakMemoryBytes: 52_428_800, energyJoules: 3)
+        try record(reader, 2, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 2,
+                   duration: 6, cpuTime: 1, peakMemoryBytes: 60_000_000, energyJoules: 5)
+        try record(reader, 3, app: Self.feedReader, identifier: "com.example.feedreader.cleanup", kind: .processing,
+                   hoursAgo: 1, duration: 600, outcome: .expired, cpuTime: 40, energyJoules: 380,
+                   stopReason: "budget of 600 s exhausted")
+        try record(reader, 4, app: Self.feedReader, identifier: "com.example.feedreader.cleanup", kind: .processing,
+                   hoursAgo: 0.1, duration: nil)
+        let photos = try home.store(Self.photos)
+        try record(photos, 1, app: Self.photos, identifier: "com.example.photos.sync", hoursAgo: 3, duration: 2,
+                   cpuTime: nil, energyJoules: nil, stopReason: nil)
+    }
+
+    private func parseLog(_ arguments: [String]) throws -> LogCommand.Options {
+        try LogCommand.parse(arguments).get()
+    }
+
+    // MARK: Parsing
+
+    @Test func parsesEveryOption() throws {
+        #expect(try parseLog([]) == RunLogOptions())
+        let options = try parseLog(["--app", "com.example.a", "--since", "24h", "--state", "/tmp/x", "--json"])
+        #expect(options.app == AppID("com.example.a"))
+        #expect(options.since == .ago(86_400))
+        #expect(options.stateDirectory == "/tmp/x")
+        #expect(options.json)
+        #expect(try EnergyCommand.parse(["--since", "2026-11-30T08:00:00Z"]).get().since
+            == .instant(Date(timeIntervalSince1970: 1_796_025_600)))
+        #expect(try parseLog(["--since", "2026-11-30T09:00:00.5+01:00"]).since
+            == .instant(Date(timeIntervalSince1970: 1_796_025_600.5)))
+        #expect(try parseLog(["--since", "2026-11-30"]).since == .instant(Date(timeIntervalSince1970: 1_795_996_800)))
+        #expect(try parseLog(["--since", "30m"]).since == .ago(1_800))
+        #expect(try parseLog(["--since", "7d"]).since == .ago(7 * 86_400))
+        #expect(try parseLog(["--since", "1.5h"]).since == .ago(5_400))
+        #expect(try parseLog(["--help"]).help)
+        #expect(RunLogOptions.Since.ago(3_600).resolve(now: Self.now) == Self.now.addingTimeInterval(-3_600))
+    }
+
+    @Test(arguments: [
+        (["--since", "yesterday"], "yesterday"),
+        (["--since", "24"], "'24'"),
+        (["--since", "-5h"], "-5h"),
+        (["--since", "0h"], "0h"),
+        (["--since", "1e3h"], "1e3h"),
+        (["--since", "2026-13-40T00:00:00Z"], "2026-13-40"),
+        (["--since"], "--since"),
+        (["--app"], "--app"),
+        (["--app", "--json"], "--app"),
+        (["--state", ""], "--state"),
+        (["--verbose"], "--verbose"),
+        (["--app", "a", "--app", "b"], "--app"),
+        (["extra"], "extra"),
+    ])
+    func usageErrorsNameTheCulprit(arguments: [String], culprit: String) {
+        for parse in [LogCommand.parse, EnergyCommand.parse] {
+            guard case .failure(let error) = parse(arguments) else {
+                Issue.record("\(arguments) should be a usage error")
+                continue
+            }
+            #expect(error.message.contains(culprit), "\(error.message)")
+        }
+    }
+
+    @Test func unknownOptionsNameTheCommand() {
+        guard case .failure(let error) = EnergyCommand.parse(["--verbose"]) else {
+            Issue.record("--verbose should be a usage error")
+            return
+        }
+        #expect(error.message.contains("energy"))
+    }
+
+    // MARK: log
+
+    @Test func logListsEveryAppsRunsOldestFirst() throws {
+        let home = try StateHome()
+        try fill(home)
+        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("5 runs recorded in \(home.url.path)/bgtask") == true, "\(output)")
+        let header = try #require(lines.first { $0.hasPrefix("START") })
+        for column in ["END", "APP", "TASK", "KIND", "OUTCOME", "WALL", "CPU", "PEAK MEM", "ENERGY", "STOP REASON"] {
+            #expect(header.contains(column), "missing column \(column)")
+        }
+        let rows = lines.filter { $0.hasPrefix("2026-") }
+        #expect(rows.count == 5)
+        #expect(rows[0].hasPrefix("2026-11-29T06:00:00Z  2026-11-29T06:00:04Z  com.example.feedreader"))
+        #expect(rows[0].contains("refresh") && rows[0].contains("success") && rows[0].contains("4.00 s")
+            && rows[0].contains("0.50 s") && rows[0].contains("50.0 MiB") && rows[0].contains("3.00 J")
+            && rows[0].hasSuffix("completed"))
+        #expect(rows[1].contains("com.example.photos.sync") && rows[1].hasSuffix("-"))
+        #expect(rows[3].contains("expired") && rows[3].contains("10.0 min") && rows[3].contains("380.0 J")
+            && rows[3].hasSuffix("budget of 600 s exhausted"))
+        #expect(rows[4].contains("running"))
+    }
+
+    @Test func logFiltersByAppAndSince() throws {
+        let home = try StateHome()
+        try fill(home)
+        let options = try parseLog(["--app", "com.example.feedreader", "--since", "24h"])
+        let output = try LogCommand.run(options, environment: home.environment, now: Self.now)
+        #expect(output.hasPrefix("3 runs recorded in"))
+        #expect(output.contains("for com.example.feedreader since 2026-11-29T12:00:00Z"))
+        #expect(!output.contains("com.example.photos"))
+        #expect(!output.contains("2026-11-29T06:00:00Z"))
+    }
+
+    @Test func logJSONDecodesWithEveryField() throws {
+        let home = try StateHome()
+        try fill(home)
+        let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
+        let output = try LogCommand.run(options, environment: [:], now: Self.now)
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(output.utf8))
+        #expect(document.stores.count == 1)
+        #expect(document.stores[0].hasSuffix("com.example.feedreader/scheduler.sqlite"))
+        #expect(document.skipped.isEmpty)
+        #expect(document.runs.map(\.id) == [1, 2, 3, 4])
+        let first = document.runs[0]
+        #expect(first.app == "com.example.feedreader")
+        #expect(first.identifier == "com.example.feedreader.refresh")
+        #expect(first.kind == "refresh")
+        #expect(first.startedAt == "2026-11-29T06:00:00.000Z")
+        #expect(first.endedAt == "2026-11-29T06:00:04.000Z")
+        #expect(first.outcome == "success")
+        #expect(first.wallTime == 4)
+        #expect(first.cpuTime == 0.5)
+        #expect(first.peakMemoryBytes == 52_428_800)
+        #expect(first.energyJoules == 3)
+        #expect(first.stopReason == "completed")
+
+        // Unknown values are present as null, not missing.
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let runs = try #require(object["runs"] as? [[String: Any]])
+        let running = runs[3]
+        for key in ["endedAt", "outcome", "wallTime", "cpuTime", "peakMemoryBytes", "energyJoules", "stopReason", "success"] {
+            #expect(running[key] is NSNull, "\(key) should be null")
+        }
+        #expect(object["since"] is NSNull)
+    }
+
+    @Test func anEmptyLogSaysSoAndWhere() throws {
+        let home = try StateHome()
+        let nothing = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        #expect(nothing == "no runs recorded in \(home.url.path)/bgtask\n")
+
+        _ = try home.store(Self.feedReader)
+        let empty = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        #expect(empty.hasPrefix("no runs recorded in \(home.url.path)/bgtask/com.example.feedreader/scheduler.sqlite"))
+        let energy = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        #expect(energy.hasPrefix("no runs recorded in"))
+
+        var json = RunLogOptions()
+        json.json = true
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(json, environment: home.environment, now: Self.now).utf8))
+        #expect(document.runs.isEmpty)
+        #expect(document.stores.count == 1)
+    }
+
+    @Test func theDefaultStateHomeIsUnderHOME() throws {
+        let home = try StateHome()
+        let base = home.url.appendingPathComponent(".local/state/bgtask/com.example.a")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        let store = try SchedulerStore.open(at: base.appendingPathComponent("scheduler.sqlite"), now: Self.now).0
+        try record(store, 1, app: AppID("com.example.a"), identifier: "t", hoursAgo: 1, duration: 1)
+        let output = try LogCommand.run(RunLogOptions(), environment: ["HOME": home.url.path, "XDG_STATE_HOME": "relative/ignored"], now: Self.now)
+        #expect(output.hasPrefix("1 run recorded in \(base.path)/scheduler.sqlite"))
+    }
+
+    @Test func missingStateDirectoriesAndUnsetHomeAreErrors() throws {
+        let home = try StateHome()
+        let missing = home.url.appendingPathComponent("nope").path
+        let noDirectory = try #require(throws: RunLogError.self) {
+            try LogCommand.run(try parseLog(["--state", missing]), environment: [:], now: Self.now)
+        }
+        #expect(noDirectory.message.contains(missing))
+        let noStore = try #require(throws: RunLogError.self) {
+            try LogCommand.run(try parseLog(["--state", home.url.path]), environment: [:], now: Self.now)
+        }
+        #expect(noStore.message.contains("scheduler.sqlite"))
+        let noHome = try #require(throws: RunLogError.self) {
+            try EnergyCommand.run(RunLogOptions(), environment: [:], now: Self.now)
+        }
+        #expect(noHome.message.contains("--state"))
+    }
+
+    @Test func aDamagedStoreIsSkippedNamedAndLeftInPlace() throws {
+        let home = try StateHome()
+        try fill(home)
+        let broken = try home.appDirectory(AppID("com.example.broken")).appendingPathComponent("scheduler.sqlite")
+        let garbage = Data(String(repeating: "garbage\n", count: 600).utf8)
+        try garbage.write(to: broken)
+
+        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        #expect(output.hasPrefix("5 runs recorded"))
+        #expect(output.contains("warning: skipped \(broken.path)"))
+        #expect(try Data(contentsOf: broken) == garbage)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: broken.deletingLastPathComponent().path) == ["scheduler.sqlite"])
+
+        // The only store named, and unreadable: an error naming it.
+        let error = try #require(throws: RunLogError.self) {
+            try LogCommand.run(try parseLog(["--state", broken.deletingLastPathComponent().path]), environment: [:], now: Self.now)
+        }
+        #expect(error.message.contains(broken.path))
+    }
+
+    @Test func readingTheLogLeavesARunInProgressInProgress() throws {
+        let home = try StateHome()
+        try fill(home)
+        _ = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let store = try SchedulerStore.openForReading(at: home.appDirectory(Self.feedReader).appendingPathComponent("scheduler.sqlite"))
+        #expect(try store.run(RunID(4))?.endedAt == nil)
+    }
+
+    // MARK: energy
+
+    @Test func energySumsPerAppAndTask() throws {
+        let home = try StateHome()
+        try fill(home)
+        let output = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let lines = output.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first { $0.hasPrefix("APP") })
+        for column in ["TASK", "RUNS", "EXPIRED", "MEAN", "P95", "CPU", "ENERGY"] {
+            #expect(header.contains(column), "missing column \(column)")
+        }
+        let refresh = try #require(lines.first { $0.contains("com.example.feedreader.refresh") })
+        #expect(refresh.contains("  2  ") && refresh.contains("5.00 s") && refresh.contains("6.00 s")
+            && refresh.contains("1.50 s") && refresh.hasSuffix("8.00 J"), "\(refresh)")
+        let cleanup = try #require(lines.first { $0.contains("com.example.feedreader.cleanup") })
+        #expect(cleanup.contains("  1  ") && cleanup.contains("380.0 J"), "\(cleanup)")
+        let total = try #require(lines.first { $0.contains("(all tasks)") })
+        #expect(total.hasPrefix("com.example.feedreader") && total.contains("  3  ") && total.hasSuffix("388.0 J"), "\(total)")
+        let photos = try #require(lines.first { $0.contains("com.example.photos.sync") })
+        #expect(photos.hasSuffix("0.00 J *"))
+        #expect(output.contains("1 run has no energy estimate"))
+        #expect(output.contains("1 run is still in progress"))
+    }
+
+    @Test func energyJSONDecodesWithTasksAndApps() throws {
+        let home = try StateHome()
+        try fill(home)
+        let options = try EnergyCommand.parse(["--json", "--app", "com.example.feedreader", "--since", "2026-11-29T12:00:00Z"]).get()
+        let output = try EnergyCommand.run(options, environment: home.environment, now: Self.now)
+        let document = try JSONDecoder().decode(EnergyCommand.Document.self, from: Data(output.utf8))
+        #expect(document.app == "com.example.feedreader")
+        #expect(document.since == "2026-11-29T12:00:00.000Z")
+        #expect(document.stores.count == 2)
+        #expect(document.tasks.map(\.identifier) == ["com.example.feedreader.cleanup", "com.example.feedreader.refresh"])
+        let refresh = document.tasks[1]
+        #expect(refresh.runs == 1)
+        #expect(refresh.meanDuration == 6)
+        #expect(refresh.p95Duration == 6)
+        #expect(refresh.cpuSeconds == 1)
+        #expect(refresh.energyJoules == 5)
+        let cleanup = document.tasks[0]
+        #expect(cleanup.expirations == 1)
+        #expect(cleanup.inProgress == 1)
+        #expect(document.apps.count == 1)
+        #expect(document.apps[0].identifier == nil)
+        #expect(document.apps[0].energyJoules == 385)
+
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        for key in ["stores", "skipped", "app", "since", "tasks", "apps"] {
+            #expect(object.keys.contains(key), "missing \(key)")
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+@testable import SchedulerCore
+import Testing
+
+private let t0 = Date(timeIntervalSinceReferenceDate: 800_000_000)
+private let app = AppID("com.example.app")
+
+private func request(_ kind: TaskKind = .appRefresh, power: Bool = false, network: Bool = false) -> PendingRequest {
+    PendingRequest(app: app, identifier: "com.example.app.task", kind: kind, earliestBeginDate: t0, requiresNetworkConnectivity: network, requiresExternalPower: power, submittedAt: t0)
+}
+
+private func state(createdAt: Date = t0) -> AppPolicyState {
+    AppPolicyState(usage: UsageModel(createdAt: createdAt))
+}
+
+private func context(
+    _ request: PendingRequest,
+    conditions: Conditions = .favorable,
+    app: AppPolicyState = state(),
+    now: Date = t0,
+    running: Int = 0,
+    trigger: Date? = nil,
+    configuration: PolicyConfiguration = .init()
+) -> PolicyContext {
+    PolicyContext(request: request, now: now, eligibleSince: t0, conditions: conditions, app: app, runningCount: running, maximumConcurrentRuns: 4, lastSharedTrigger: trigger, configuration: configuration)
+}
+
+private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -> PolicyDecision {
+    policy.evaluate(context)
+}
+
+@Suite struct PolicyVerdictTests {
+    @Test func backgroundAppRefreshOffBlocksUntilTheAppChanges() {
+        var app = state()
+        app.backgroundRefreshEnabled = false
+        let decision = verdict(BackgroundAppRefreshPolicy(), context(request(), app: app))
+        #expect(decision.verdict == .mustNotProceed)
+        #expect(decision.wait == .appChange)
+        #expect(verdict(BackgroundAppRefreshPolicy(), context(request(.continuedProcessing), app: app)).blocks == false)
+    }
+
+    @Test func forceQuitBlocksUntilOpened() {
+        var app = state()
+        app.forceQuit = true
+        #expect(verdict(ForceQuitPolicy(), context(request(), app: app)).wait == .appChange)
+        #expect(!verdict(ForceQuitPolicy(), context(request())).blocks)
+    }
+
+    @Test func criticalBatteryBlocksAtTwentyPercentUnlessCharging() {
+        let low = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.2)
+        let decision = verdict(CriticalBatteryPolicy(), context(request(.processing), conditions: low))
+        #expect(decision.blocks)
+        #expect(decision.rationale.contains("20 %"))
+        let charging = Conditions(externalPower: true, networkAvailable: true, batteryLevel: 0.1)
+        #expect(!verdict(CriticalBatteryPolicy(), context(request(), conditions: charging)).blocks)
+        let fine = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.21)
+        #expect(verdict(CriticalBatteryPolicy(), context(request(), conditions: fine)).verdict == .canProceed(score: 0.21))
+    }
+
+    @Test func lowPowerModeBlocksRefresh() {
+        let lpm = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true)
+        #expect(verdict(LowPowerModePolicy(), context(request(.appRefresh), conditions: lpm)).blocks)
+        let lenient = PolicyConfiguration(lowPowerModeBlocks: [.appRefresh])
+        #expect(!verdict(LowPowerModePolicy(), context(request(.processing), conditions: lpm, configuration: lenient)).blocks)
+    }
+
+    @Test func thermalDefersProcessingAtFairAndRefreshAtSerious() {
+        let fair = Conditions(externalPower: true, networkAvailable: true, thermalState: .fair)
+        let serious = Conditions(externalPower: true, networkAvailable: true, thermalState: .serious)
+        #expect(verdict(ThermalPolicy(), context(request(.processing), conditions: fair)).blocks)
+        #expect(!verdict(ThermalPolicy(), context(request(.appRefresh), conditions: fair)).blocks)
+        #expect(verdict(ThermalPolicy(), context(request(.appRefresh), conditions: serious)).blocks)
+    }
+
+    @Test func processingWaitsWhileTheDeviceIsInUse() {
+        let inUse = Conditions(externalPower: true, networkAvailable: true, deviceIdle: false)
+        #expect(verdict(DeviceInUsePolicy(), context(request(.processing), conditions: inUse)).blocks)
+        #expect(!verdict(DeviceInUsePolicy(), context(request(.appRefresh), conditions: inUse)).blocks)
+    }
+
+    @Test func processingWaitsUnderCPUPressure() {
+        let busy = Conditions(externalPower: true, networkAvailable: true, cpuPressure: 0.7)
+        let decision = verdict(CPUPressurePolicy(), context(request(.processing), conditions: busy))
+        #expect(decision.blocks)
+        #expect(decision.rationale.contains("70 %"))
+        #expect(verdict(CPUPressurePolicy(), context(request(.appRefresh), conditions: busy)).verdict == .canProceed(score: 1 - 0.7))
+    }
+
+    @Test func requiredConditionsBlockOnTheDevice() {
+        let offline = Conditions(externalPower: false, networkAvailable: false)
+        #expect(verdict(RequiredExternalPowerPolicy(), context(request(.processing, power: true), conditions: offline)).wait == .deviceChange)
+        #expect(verdict(RequiredNetworkPolicy(), context(request(.processing, network: true), conditions: offline)).wait == .deviceChange)
+        let metered = Conditions(externalPower: true, networkAvailable: true, networkMetered: true)
+        #expect(verdict(RequiredNetworkPolicy(), context(request(.processing, network: true), conditions: metered)).verdict == .canProceed(score: 0.3))
+    }
+
+    @Test func rateLimitSpacesLaunchesApart() {
+        var app = state()
+        app.lastLaunch = t0.addingTimeInterval(-20)
+        let decision = verdict(RateLimitPolicy(), context(request(), app: app))
+        #expect(decision.wait == .until(t0.addingTimeInterval(40)))
+        app.lastLaunch = t0.addingTimeInterval(-61)
+        #expect(!verdict(RateLimitPolicy(), context(request(), app: app)).blocks)
+    }
+
+    @Test func energyBudgetBlocksUntilLocalMidnight() {
+        var app = state()
+        app.energyDay = app.usage.localDay(of: t0)
+        app.energyUsed = 2_500
+        let decision = verdict(EnergyBudgetPolicy(), context(request(), app: app))
+        #expect(decision.blocks)
+        #expect(decision.wait == .until(app.usage.startOfLocalDay(app.energyDay + 1)))
+        app.energyDay -= 1  // yesterday's spending does not count today
+        #expect(!verdict(EnergyBudgetPolicy(), context(request(), app: app)).blocks)
+    }
+
+    @Test func concurrencyCapWaitsForCapacity() {
+        #expect(verdict(ConcurrencyPolicy(), context(request(), running: 4)).wait == .capacity)
+        #expect(!verdict(ConcurrencyPolicy(), context(request(), running: 3)).blocks)
+    }
+
+    @Test func herdSpreadingGivesEachRequestAStableOffsetAfterTheTrigger() {
+        let trigger = t0
+        let decision = verdict(HerdSpreadingPolicy(), context(request(), trigger: trigger))
+        guard case .until(let start)? = decision.wait else {
+            Issue.record("expected a time-bound wait, got \(decision)")
+            return
+        }
+        #expect(start > trigger && start < trigger.addingTimeInterval(600))
+        #expect(verdict(HerdSpreadingPolicy(), context(request(), trigger: trigger)) == decision, "the offset is stable")
+        #expect(!verdict(HerdSpreadingPolicy(), context(request(), now: trigger.addingTimeInterval(600), trigger: trigger)).blocks)
+    }
+
+    @Test func starvationForcesARunAfterTwoDays() {
+        let decision = verdict(StarvationPolicy(), context(request(.processing), now: t0.addingTimeInterval(2 * 86_400)))
+        #expect(decision.verdict == .mustProceed)
+    }
+}
+
+@Suite struct PolicySetTests {
+    @Test func oneBlockingVerdictHoldsAndIsListedFirst() {
+        let lpm = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true)
+        let evaluation = PolicySet().evaluate(context(request(), conditions: lpm))
+        #expect(!evaluation.proceeds)
+        #expect(evaluation.decisions.first?.policy == "low-power-mode")
+        #expect(evaluation.wait == .deviceChange)
+    }
+
+    @Test func favorableConditionsProceed() {
+        let evaluation = PolicySet().evaluate(context(request(.processing)))
+        #expect(evaluation.proceeds, "\(evaluation.blocking)")
+        #expect(evaluation.score > 0.9)
+    }
+
+    @Test func lowScoreBelowTheThresholdWaits() {
+        let poor = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.25, networkMetered: true, cpuPressure: 0.45)
+        let strict = PolicyConfiguration(threshold: 0.95)
+        let evaluation = PolicySet(configuration: strict).evaluate(context(request(.processing, network: true), conditions: poor))
+        #expect(evaluation.blocking.isEmpty)
+        #expect(!evaluation.proceeds)
+        #expect(evaluation.wait == .deviceChange)
+    }
+
+    @Test func weightsChangeTheScore() {
+        let poor = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.3)
+        let plain = PolicySet().evaluate(context(request(), conditions: poor)).score
+        let heavy = PolicySet(configuration: PolicyConfiguration(weights: ["critical-battery": 10])).evaluate(context(request(), conditions: poor)).score
+        #expect(heavy < plain)
+    }
+
+    @Test func timeBoundWaitsCombineToTheLatestInstant() {
+        var app = state()
+        app.lastLaunch = t0.addingTimeInterval(-30)
+        let evaluation = PolicySet().evaluate(context(request(), app: app, trigger: t0))
+        guard case .until(let date)? = evaluation.wait else {
+            Issue.record("expected .until, got \(String(describing: evaluation.wait))")
+            return
+        }
+        #expect(date >= t0.addingTimeInterval(30))
+    }
+}
+
+@Suite struct PolicyConfigurationTests {
+    @Test func defaultsRoundTripThroughJSON() throws {
+        let json = PolicyConfiguration().json()
+        let parsed = try PolicyConfiguration.parse(Data(json.utf8), source: "defaults")
+        #expect(parsed == PolicyConfiguration())
+    }
+
+    @Test func keysOverrideDefaults() throws {
+        let parsed = try PolicyConfiguration.parse(Data(#"{"version": 1, "threshold": 0.6, "weights": {"thermal": 2}, "thermalDefersProcessingAt": "serious", "lowPowerModeBlocks": ["refresh"]}"#.utf8), source: "policy.json")
+        #expect(parsed.threshold == 0.6)
+        #expect(parsed.weight(of: "thermal") == 2)
+        #expect(parsed.thermalDefersProcessingAt == .serious)
+        #expect(parsed.lowPowerModeBlocks == [.appRefresh])
+    }
+
+    @Test(arguments: [
+        (#"{"threshold": "high"}"#, "threshold"),
+        (#"{"threshold": 1.5}"#, "threshold"),
+        (#"{"thresold": 0.5}"#, "thresold"),
+        (#"{"weights": {"thermals": 1}}"#, "weights.thermals"),
+        (#"{"weights": {"thermal": -1}}"#, "weights.thermal"),
+        (#"{"version": 2}"#, "version"),
+        (#"{"processingRequiresIdleDevice": 1}"#, "processingRequiresIdleDevice"),
+        (#"{"lowPowerModeBlocks": ["refresh", "nap"]}"#, "lowPowerModeBlocks[1]"),
+        (#"{"thermalExpiresAt": "hot"}"#, "thermalExpiresAt"),
+    ])
+    func malformedConfigurationIsRefusedNamingTheKey(json: String, key: String) {
+        #expect {
+            try PolicyConfiguration.parse(Data(json.utf8), source: "policy.json")
+        } throws: { error in
+            guard let error = error as? PolicyConfigurationError else { return false }
+            return error.key == key && error.description.contains("policy.json")
+        }
+    }
+
+    @Test func notJSONIsRefused() {
+        #expect(throws: PolicyConfigurationError.self) { try PolicyConfiguration.parse(Data("threshold=1".utf8), source: "x") }
+    }
+}

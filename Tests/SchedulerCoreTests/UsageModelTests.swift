@@ -1,0 +1,297 @@
+import Foundation
+import Testing
+@testable import SchedulerCore
+
+/// App usage prediction (issue 3, scope 3): launch probabilities per local hour of the week,
+/// refreshes placed shortly before likely launches, no processing for apps unused for a week.
+/// Every instant is fixed; nothing reads the clock.
+@Suite("Usage model")
+struct UsageModelTests {
+    /// Monday 2026-05-11 00:00 UTC, the first Monday after `EngineFixtures.t0`
+    /// (`Date(timeIntervalSinceReferenceDate: 800_000_000)`, a Saturday).
+    static let monday = Date(timeIntervalSinceReferenceDate: 800_150_400)
+    static let hour: TimeInterval = 3_600
+    static let day: TimeInterval = 86_400
+    static let week: TimeInterval = 7 * 86_400
+
+    /// An instant in week `week` (0 = the week of `monday`), on `day` (0 = Monday), at
+    /// `hour:minute` UTC.
+    static func at(week: Int, day: Int, _ hour: Int, _ minute: Int = 0) -> Date {
+        monday.addingTimeInterval(Double(week) * Self.week + Double(day) * Self.day + Double(hour) * Self.hour + Double(minute) * 60)
+    }
+
+    /// Hour of the week: 0 = Monday 00:00 ... 167 = Sunday 23:00.
+    static func how(day: Int, _ hour: Int) -> Int { day * 24 + hour }
+
+    /// A model created at `monday` that saw the app opened at `times` on weekdays of `weeks`.
+    static func weekdayHabit(
+        weeks: Range<Int>, times: [(Int, Int)], configuration: UsageModelConfiguration = .init()
+    ) -> UsageModel {
+        var model = UsageModel(createdAt: monday, configuration: configuration)
+        record(&model, weeks: weeks, times: times)
+        return model
+    }
+
+    static func record(_ model: inout UsageModel, weeks: Range<Int>, times: [(Int, Int)], days: Range<Int> = 0..<5) {
+        for week in weeks {
+            for day in days {
+                for (hour, minute) in times { model.recordForeground(at: at(week: week, day: day, hour, minute)) }
+            }
+        }
+    }
+
+    /// Three weeks of 08:00 and 12:30 on weekdays: the user of the brief.
+    static let commuter = weekdayHabit(weeks: 0..<3, times: [(8, 0), (12, 30)])
+
+    // MARK: Probabilities
+
+    @Test func habitMakesItsHoursLikelyAndOthersUnlikely() {
+        let model = Self.commuter
+        let now = Self.at(week: 3, day: 0, 0)
+        for day in 0..<5 {
+            #expect(model.launchProbability(hourOfWeek: Self.how(day: day, 8), at: now) > 0.999)
+            #expect(model.launchProbability(hourOfWeek: Self.how(day: day, 12), at: now) > 0.999)
+            #expect(model.launchProbability(hourOfWeek: Self.how(day: day, 3), at: now) == 0)
+            #expect(model.launchProbability(hourOfWeek: Self.how(day: day, 10), at: now) == 0)
+        }
+        #expect(model.launchProbability(hourOfWeek: Self.how(day: 5, 8), at: now) == 0, "no launches on Saturdays")
+        #expect(model.likelyHours(at: now) == (0..<5).flatMap { [Self.how(day: $0, 8), Self.how(day: $0, 12)] })
+        #expect(model.lastUse == Self.at(week: 2, day: 4, 12, 30))
+        #expect(model.foregroundCount == 30)
+    }
+
+    @Test func probabilityIsTheDecayedShareOfObservedWeeks() {
+        // Opened on Monday 08:xx in weeks 0 and 2, not in week 1.
+        var model = UsageModel(createdAt: Self.monday)
+        model.recordForeground(at: Self.at(week: 0, day: 0, 8, 15))
+        model.recordForeground(at: Self.at(week: 2, day: 0, 8, 45))
+        let now = Self.at(week: 3, day: 0, 0)
+        let w = { (age: TimeInterval) in pow(2, -age / (14 * Self.day)) }
+        // Occurrences start at 08:00 of weeks 0, 1 and 2; ages from `now`.
+        let ages = [0, 1, 2].map { now.timeIntervalSince(Self.at(week: $0, day: 0, 8)) }
+        let expected = (w(ages[0]) + w(ages[2])) / (w(ages[0]) + w(ages[1]) + w(ages[2]))
+        let p = model.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now)
+        #expect(abs(p - expected) < 1e-12)
+        #expect(p > 2.0 / 3.0, "the recent week with a launch outweighs the older week without")
+    }
+
+    @Test func severalLaunchesInOneHourCountOnce() {
+        var model = UsageModel(createdAt: Self.monday)
+        for minute in [0, 10, 50] { model.recordForeground(at: Self.at(week: 0, day: 0, 8, minute)) }
+        let now = Self.at(week: 2, day: 0, 0)
+        // Two Monday 08:00 hours observed (weeks 0 and 1), one with launches: ages 2 and 1 weeks.
+        let expected = pow(2, -1.0) / (pow(2, -1.0) + pow(2, -0.5))
+        let p = model.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now)
+        #expect(abs(p - expected) < 1e-12)
+        #expect(model.foregroundCount == 3)
+    }
+
+    @Test func hoursNotYetObservedAreUnlikely() {
+        // Created on Wednesday: Monday's hours have not been observed yet, so even a
+        // Wednesday habit says nothing about them.
+        var model = UsageModel(createdAt: Self.at(week: 0, day: 2, 0))
+        model.recordForeground(at: Self.at(week: 0, day: 2, 9))
+        let now = Self.at(week: 0, day: 3, 0)
+        #expect(model.launchProbability(hourOfWeek: Self.how(day: 2, 9), at: now) == 1)
+        #expect(model.launchProbability(hourOfWeek: Self.how(day: 0, 9), at: now) == 0)
+        #expect(model.launchProbability(hourOfWeek: Self.how(day: 2, 9) + 168, at: now) == 1, "hours are taken modulo 168")
+    }
+
+    // MARK: Placing refreshes
+
+    @Test func refreshIsPlacedShortlyBeforeTheLikelyLaunch() {
+        let model = Self.commuter
+        let eligible = Self.at(week: 3, day: 0, 5)
+        #expect(model.nextLikelyLaunch(after: eligible, now: eligible) == Self.at(week: 3, day: 0, 8))
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 7, 50))
+        // Asked earlier in the night, the answer is the same.
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1)) == Self.at(week: 3, day: 0, 7, 50))
+        // After the morning launch, the next refresh goes before lunch.
+        let afterBreakfast = Self.at(week: 3, day: 2, 9, 15)
+        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast) == Self.at(week: 3, day: 2, 11, 50))
+    }
+
+    @Test func refreshRunsWhenEligibleWithNothingLikelyWithinTheHorizon() {
+        let model = Self.commuter
+        let saturday = Self.at(week: 3, day: 5, 5)
+        #expect(model.nextLikelyLaunch(after: saturday, now: saturday) == nil)
+        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday)
+        // Friday afternoon: the next likely launch (Monday 08:00) is beyond 12 hours.
+        let friday = Self.at(week: 3, day: 4, 13)
+        #expect(model.nextLikelyLaunch(after: friday, now: friday) == nil)
+        #expect(model.preferredRefreshTime(eligibleAt: friday, now: friday) == friday)
+        // Sunday 20:00: Monday 08:00 is exactly 12 hours ahead, at the edge of the horizon.
+        let sunday = Self.at(week: 3, day: 6, 20)
+        #expect(model.preferredRefreshTime(eligibleAt: sunday, now: sunday) == Self.at(week: 4, day: 0, 7, 50))
+    }
+
+    @Test func refreshIsNeverEarlierThanEligible() {
+        let model = Self.commuter
+        // Eligible five minutes before the usual launch: the lead time cannot pull it earlier.
+        let late = Self.at(week: 3, day: 1, 7, 55)
+        #expect(model.preferredRefreshTime(eligibleAt: late, now: late) == late)
+        // Every ten minutes of a week, asked at the eligible instant and from the night before.
+        for step in 0..<(7 * 24 * 6) {
+            let eligible = Self.at(week: 3, day: 0, 0).addingTimeInterval(Double(step) * 600)
+            for now in [eligible, eligible.addingTimeInterval(-10 * Self.hour)] {
+                let preferred = model.preferredRefreshTime(eligibleAt: eligible, now: now)
+                #expect(preferred >= eligible)
+                #expect(preferred <= eligible.addingTimeInterval(12 * Self.hour))
+            }
+        }
+    }
+
+    // MARK: Habits change
+
+    @Test func decayLetsAMovedHabitTakeOver() {
+        var model = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)])
+        Self.record(&model, weeks: 3..<7, times: [(9, 0)])
+        let now = Self.at(week: 7, day: 0, 5)
+        let at8 = model.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now)
+        let at9 = model.launchProbability(hourOfWeek: Self.how(day: 0, 9), at: now)
+        #expect(at9 > 0.75)
+        #expect(at8 < 0.3, "the old habit fell below the threshold")
+        #expect(model.preferredRefreshTime(eligibleAt: now, now: now) == Self.at(week: 7, day: 0, 8, 50))
+
+        // Without decay the three old weeks still count as much as the four new ones
+        // (3 of 7 weeks is above the threshold): the refresh stays at the old hour.
+        var undecayed = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)], configuration: .init(halfLife: .infinity))
+        Self.record(&undecayed, weeks: 3..<7, times: [(9, 0)])
+        #expect(abs(undecayed.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) - 3.0 / 7.0) < 1e-12)
+        #expect(undecayed.preferredRefreshTime(eligibleAt: now, now: now) == Self.at(week: 7, day: 0, 7, 50))
+    }
+
+    // MARK: Local time
+
+    @Test func utcOffsetMakesHoursLocal() {
+        // 06:00 UTC is 08:00 in a zone two hours east of UTC.
+        let east = UsageModelConfiguration(utcOffset: 2 * Self.hour)
+        let local = Self.weekdayHabit(weeks: 0..<3, times: [(6, 0)], configuration: east)
+        let utc = Self.weekdayHabit(weeks: 0..<3, times: [(6, 0)])
+        let now = Self.at(week: 3, day: 0, 0)
+
+        #expect(local.hourOfWeek(of: Self.at(week: 3, day: 0, 6)) == Self.how(day: 0, 8))
+        #expect(local.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) > 0.999)
+        #expect(local.launchProbability(hourOfWeek: Self.how(day: 0, 6), at: now) == 0)
+        #expect(utc.launchProbability(hourOfWeek: Self.how(day: 0, 6), at: now) > 0.999)
+        #expect(utc.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) == 0)
+        // The same instants, so the same absolute refresh time: 05:50 UTC = 07:50 local.
+        let eligible = Self.at(week: 3, day: 0, 2)
+        #expect(local.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(utc.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(local.explanation(at: eligible).hasPrefix("usually opened around 08:00 on weekdays"))
+        #expect(utc.explanation(at: eligible).hasPrefix("usually opened around 06:00 on weekdays"))
+    }
+
+    @Test func negativeOffsetCrossesIntoThePreviousDay() {
+        // Monday 02:00 UTC is Sunday 18:00 eight hours west of UTC.
+        let west = UsageModel(createdAt: Self.monday, configuration: .init(utcOffset: -8 * Self.hour))
+        #expect(west.hourOfWeek(of: Self.at(week: 1, day: 0, 2)) == Self.how(day: 6, 18))
+        #expect(west.hourOfWeek(of: Self.at(week: 1, day: 0, 8)) == Self.how(day: 0, 0))
+    }
+
+    // MARK: Processing and disuse
+
+    @Test func unusedForSevenDaysDeniesProcessing() {
+        var model = UsageModel(createdAt: Self.monday)
+        let opened = Self.at(week: 1, day: 2, 18, 30)
+        model.recordForeground(at: opened)
+        #expect(model.allowsProcessing(at: opened.addingTimeInterval(6 * Self.day)))
+        #expect(model.allowsProcessing(at: opened.addingTimeInterval(7 * Self.day - 1)))
+        #expect(!model.allowsProcessing(at: opened.addingTimeInterval(7 * Self.day)))
+        #expect(!model.allowsProcessing(at: opened.addingTimeInterval(30 * Self.day)))
+        #expect(model.explanation(at: opened.addingTimeInterval(9 * Self.day)).hasSuffix("not opened for 9 d: no processing runs until the app is opened"))
+
+        model.recordForeground(at: opened.addingTimeInterval(30 * Self.day))
+        #expect(model.allowsProcessing(at: opened.addingTimeInterval(30 * Self.day + 1)), "opening the app lifts the denial")
+    }
+
+    @Test func neverUsedAppGetsTheConservativeDefault() {
+        let created = Self.at(week: 0, day: 5, 6, 13)
+        let model = UsageModel(createdAt: created)
+        // Processing: allowed for the first 7 days after the model was created, then denied.
+        #expect(model.allowsProcessing(at: created.addingTimeInterval(6 * Self.day)))
+        #expect(!model.allowsProcessing(at: created.addingTimeInterval(7 * Self.day)))
+        #expect(model.processingAllowedUntil == created.addingTimeInterval(7 * Self.day))
+        // Refresh: no hour is likely, so it runs when eligible.
+        let eligible = Self.at(week: 1, day: 0, 5)
+        #expect(model.nextLikelyLaunch(after: eligible, now: eligible) == nil)
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == eligible)
+        #expect(model.likelyHours(at: eligible).isEmpty)
+        #expect((0..<168).allSatisfy { model.launchProbability(hourOfWeek: $0, at: eligible) == 0 })
+        #expect(model.lastUse == nil)
+        #expect(model.explanation(at: eligible)
+            == "never opened (known since Sat 2026-05-16 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-23 06:13")
+        #expect(model.explanation(at: created.addingTimeInterval(8 * Self.day)).hasSuffix("no processing runs until the app is opened (never opened within 7 d)"))
+    }
+
+    // MARK: Explanation
+
+    @Test func explanationNamesTheHabitAndTheNextLaunch() {
+        let model = Self.commuter
+        let now = Self.at(week: 3, day: 1, 5)
+        #expect(model.explanation(at: now) == "usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 08:00 (p=1.00)")
+        let weekend = Self.at(week: 3, day: 5, 9)
+        // Last opened Friday 12:30 of the week before: processing is denied too.
+        #expect(model.explanation(at: weekend)
+            == "usually opened around 08:00 and 12:00 on weekdays; no likely launch within 12 h; not opened for 7 d 21 h: no processing runs until the app is opened")
+    }
+
+    @Test func explanationGroupsHoursByTheirDays() {
+        var model = Self.weekdayHabit(weeks: 0..<3, times: [(7, 0)])
+        Self.record(&model, weeks: 0..<3, times: [(10, 0)], days: 5..<7)
+        Self.record(&model, weeks: 0..<3, times: [(21, 0)], days: 0..<7)
+        Self.record(&model, weeks: 0..<3, times: [(18, 0)], days: 2..<3)
+        let now = Self.at(week: 3, day: 0, 0)
+        #expect(model.explanation(at: now).hasPrefix("usually opened around 07:00 on weekdays, 10:00 on weekends, 18:00 on Wednesdays, and other hours;"))
+        #expect(UsageModel.describeHabits([Self.how(day: 0, 9), Self.how(day: 2, 9), Self.how(day: 4, 9), Self.how(day: 0, 21)])
+            == "09:00 on Mon, Wed and Fri, 21:00 on Mondays")
+        #expect(UsageModel.describeHabits((0..<7).map { Self.how(day: $0, 22) }) == "22:00 every day")
+        let once = Self.weekdayHabit(weeks: 0..<1, times: [(8, 0)], configuration: .init(likelyThreshold: 1.01))
+        #expect(once.explanation(at: Self.at(week: 1, day: 0, 0)) == "opened 5 times, no regular hours yet; no likely launch within 12 h")
+    }
+
+    // MARK: Robustness and storage
+
+    @Test func invalidInstantsAreIgnored() {
+        var model = UsageModel(createdAt: Self.monday)
+        model.recordForeground(at: Date(timeIntervalSinceReferenceDate: .nan))
+        model.recordForeground(at: Date(timeIntervalSinceReferenceDate: .infinity))
+        #expect(model.lastUse == nil)
+        #expect(model.foregroundCount == 0)
+        model.recordForeground(at: Self.at(week: 0, day: 0, 8))
+        #expect(model.launchProbability(hourOfWeek: 8, at: Date(timeIntervalSinceReferenceDate: .nan)) == 0)
+        #expect(model.nextLikelyLaunch(after: .distantFuture, now: Date(timeIntervalSinceReferenceDate: 1e300)) == nil)
+    }
+
+    @Test func outOfOrderLaunchesAreNotCountedTwice() {
+        var model = UsageModel(createdAt: Self.monday)
+        model.recordForeground(at: Self.at(week: 1, day: 0, 8))
+        model.recordForeground(at: Self.at(week: 0, day: 0, 8, 30))  // a week late, same hour of the week
+        model.recordForeground(at: Self.at(week: 1, day: 0, 8, 20))
+        let now = Self.at(week: 2, day: 0, 0)
+        // Only the week-1 occurrence counts: the late week-0 launch is older than an
+        // occurrence already counted for that hour, and is dropped rather than risk
+        // counting an hour twice.
+        let expected = pow(2, -0.5) / (pow(2, -0.5) + pow(2, -1.0))
+        let p = model.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now)
+        #expect(abs(p - expected) < 1e-12)
+        #expect(model.lastUse == Self.at(week: 1, day: 0, 8, 20))
+        #expect(model.foregroundCount == 3)
+    }
+
+    @Test func codableRoundTripKeepsPredictions() throws {
+        let model = Self.commuter
+        let data = try JSONEncoder().encode(model)
+        let decoded = try JSONDecoder().decode(UsageModel.self, from: data)
+        #expect(decoded == model)
+        let eligible = Self.at(week: 3, day: 0, 5)
+        #expect(decoded.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 7, 50))
+
+        // A damaged record (wrong number of weights) is refused, not trusted.
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["launchWeights"] = [1.0, 2.0]
+        let damaged = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: damaged) }
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import SchedulerCore
+import Testing
+@testable import SchedulerStore
+
+@Suite("Energy log in the store")
+struct EnergyLogStoreTests {
+    /// Schema step 1 exactly as released, frozen here: if someone edits the released step in
+    /// `SchemaMigrations`, this test still builds the databases that exist in the field.
+    private static let releasedVersion1Schema = """
+        CREATE TABLE pending_requests (
+            app TEXT NOT NULL, identifier TEXT NOT NULL, kind TEXT NOT NULL, earliest_begin REAL,
+            submitted_at REAL NOT NULL, requires_network INTEGER NOT NULL, requires_power INTEGER NOT NULL,
+            extras TEXT, PRIMARY KEY (app, identifier)
+        ) WITHOUT ROWID;
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, app TEXT NOT NULL, identifier TEXT NOT NULL, kind TEXT NOT NULL,
+            earliest_begin REAL, submitted_at REAL NOT NULL, requires_network INTEGER NOT NULL,
+            requires_power INTEGER NOT NULL, extras TEXT, started_at REAL NOT NULL, ended_at REAL,
+            outcome TEXT, success INTEGER, stop_reason TEXT
+        );
+        CREATE INDEX runs_by_app_and_start ON runs (app, started_at);
+        CREATE INDEX runs_unfinished ON runs (id) WHERE ended_at IS NULL;
+        CREATE TABLE checkpoints (
+            app TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL, updated_at REAL NOT NULL,
+            PRIMARY KEY (app, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE app_settings (
+            app TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (app, name)
+        ) WITHOUT ROWID;
+        PRAGMA user_version = 1;
+        """
+
+    /// Writes a version-1 database at `url` holding one finished run (number 1, 5 s long)
+    /// of `request`, the way the released code wrote it (WAL mode, no energy columns).
+    private func writeVersion1Store(at url: URL, request: PendingRequest) throws {
+        let connection = try SQLiteConnection.open(path: url.path, mode: .readWrite)
+        _ = try connection.query("PRAGMA journal_mode = WAL") { $0.text(0) }
+        try connection.executeScript(Self.releasedVersion1Schema)
+        try connection.execute(
+            """
+            INSERT INTO runs (id, app, identifier, kind, earliest_begin, submitted_at, requires_network,
+                requires_power, extras, started_at, ended_at, outcome, success, stop_reason)
+            VALUES (1, ?, ?, ?, NULL, ?, 0, 0, NULL, ?, ?, 'success', 1, 'completed')
+            """,
+            [
+                .text(request.app.rawValue), .text(request.identifier), .text(request.kind.rawValue),
+                .date(request.submittedAt), .date(Sample.now), .date(Sample.now.addingTimeInterval(5)),
+            ]
+        )
+    }
+
+    private func finishedRun(
+        _ id: Int64,
+        _ identifier: String,
+        startedAt: Date,
+        endedAt: Date,
+        cpuTime: TimeInterval? = nil,
+        peakMemoryBytes: Int64? = nil,
+        energyJoules: Double? = nil
+    ) -> RunRecord {
+        RunRecord(
+            id: RunID(id), request: Sample.request(identifier), startedAt: startedAt, endedAt: endedAt,
+            outcome: .success, success: true, stopReason: "completed",
+            cpuTime: cpuTime, peakMemoryBytes: peakMemoryBytes, energyJoules: energyJoules
+        )
+    }
+
+    @Test("a version-1 store migrates to the latest version and keeps its runs, with no measurements")
+    func migratesFromVersion1() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let request = Sample.request("com.example.feedreader.refresh")
+        try writeVersion1Store(at: url, request: request)
+
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now.addingTimeInterval(60))
+        #expect(report.movedAsideCorruptFile == nil)
+        #expect(report.interruptedRuns.isEmpty)
+        let version = try store.withConnection { (connection) throws(StoreError) in try SchemaMigrations.version(of: connection) }
+        #expect(version == SchemaMigrations.latestVersion)
+        #expect(version == 2)
+
+        let old = try #require(try store.run(RunID(1)))
+        #expect(old.request == request)
+        #expect(old.outcome == .success)
+        #expect(old.stopReason == "completed")
+        #expect(old.duration == 5)
+        #expect(old.cpuTime == nil)
+        #expect(old.peakMemoryBytes == nil)
+        #expect(old.energyJoules == nil)
+
+        // The migrated table takes the new fields.
+        let new = finishedRun(2, "t", startedAt: Sample.now.addingTimeInterval(10), endedAt: Sample.now.addingTimeInterval(12),
+                              cpuTime: 0.25, peakMemoryBytes: 4_096, energyJoules: 1.5)
+        try store.recordRunStarted(RunRecord(id: new.id, request: new.request, startedAt: new.startedAt))
+        try store.recordRunFinished(new)
+        #expect(try store.runs() == [old, new])
+    }
+
+    @Test("a version-1 store opened for reading is migrated, and its runs read back")
+    func readingMigratesFromVersion1() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try writeVersion1Store(at: url, request: Sample.request("r"))
+        let store = try SchedulerStore.openForReading(at: url)
+        let runs = try store.runs()
+        #expect(runs.map(\.id) == [RunID(1)])
+        #expect(runs.first?.energyJoules == nil)
+    }
+
+    @Test("CPU time, peak memory and energy round-trip, unknown ones as nil, across a reopen")
+    func measurementsRoundTrip() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let measured = finishedRun(1, "a", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(3.5),
+                                   cpuTime: 1.234_567_891, peakMemoryBytes: 5_000_000_000, energyJoules: 4.219_135_782)
+        let partly = finishedRun(2, "b", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(1),
+                                 cpuTime: nil, peakMemoryBytes: nil, energyJoules: 0.5)
+        let unmeasured = finishedRun(3, "c", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(2))
+        do {
+            let store = try openStore(url)
+            for run in [measured, partly, unmeasured] {
+                let started = RunRecord(id: run.id, request: run.request, startedAt: run.startedAt)
+                try store.recordRunStarted(started)
+                // A run in progress has no measurements yet.
+                let stored = try #require(try store.run(run.id))
+                #expect(stored.cpuTime == nil && stored.peakMemoryBytes == nil && stored.energyJoules == nil)
+                try store.recordRunFinished(run)
+            }
+        }
+        let store = try openStore(url, now: Sample.now.addingTimeInterval(3_600))
+        #expect(try store.runs() == [measured, partly, unmeasured])
+    }
+
+    @Test("a non-finite measurement is stored as unknown")
+    func nonFiniteMeasurementIsUnknown() throws {
+        let store = try SchedulerStore.inMemory()
+        var run = finishedRun(1, "a", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(1))
+        try store.recordRunStarted(RunRecord(id: run.id, request: run.request, startedAt: run.startedAt))
+        run.cpuTime = .infinity
+        run.energyJoules = .nan
+        try store.recordRunFinished(run)
+        let stored = try #require(try store.run(run.id))
+        #expect(stored.cpuTime == nil)
+        #expect(stored.energyJoules == nil)
+    }
+
+    @Test("pruning deletes finished runs that ended before the cutoff, never unfinished or recent ones")
+    func pruning() throws {
+        let store = try SchedulerStore.inMemory()
+        let day: TimeInterval = 86_400
+        let cutoff = Sample.now.addingTimeInterval(-30 * day)
+        let old = finishedRun(1, "old", startedAt: cutoff.addingTimeInterval(-2 * day), endedAt: cutoff.addingTimeInterval(-2 * day + 5))
+        // Started before the cutoff, ended exactly at it: kept (only runs that ended before go).
+        let atCutoff = finishedRun(2, "edge", startedAt: cutoff.addingTimeInterval(-10), endedAt: cutoff)
+        let stillRunning = RunRecord(id: RunID(3), request: Sample.request("long"), startedAt: cutoff.addingTimeInterval(-day))
+        let older = finishedRun(4, "older", startedAt: cutoff.addingTimeInterval(-40 * day), endedAt: cutoff.addingTimeInterval(-40 * day + 1))
+        let recent = finishedRun(5, "recent", startedAt: Sample.now.addingTimeInterval(-60), endedAt: Sample.now)
+        for run in [old, atCutoff, stillRunning, older, recent] {
+            try store.recordRunStarted(RunRecord(id: run.id, request: run.request, startedAt: run.startedAt))
+            if run.endedAt != nil { try store.recordRunFinished(run) }
+        }
+        #expect(try store.pruneRuns(olderThan: cutoff) == 2)
+        #expect(try store.runs().map(\.id) == [RunID(3), RunID(2), RunID(5)])
+        #expect(try store.pruneRuns(olderThan: cutoff) == 0)
+    }
+
+    @Test("pruning keeps the newest run, so run numbers keep increasing after a long idle spell")
+    func pruningKeepsTheHighestRunNumber() throws {
+        let store = try SchedulerStore.inMemory()
+        for id in 1...3 as ClosedRange<Int64> {
+            let run = finishedRun(id, "t\(id)", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(1))
+            try store.recordRunStarted(RunRecord(id: run.id, request: run.request, startedAt: run.startedAt))
+            try store.recordRunFinished(run)
+        }
+        #expect(try store.pruneRuns(olderThan: Sample.now.addingTimeInterval(86_400)) == 2)
+        #expect(try store.maxRunID() == RunID(3))
+    }
+
+    @Test("the store's energy summary sums its runs per app and task")
+    func energySummary() throws {
+        let store = try SchedulerStore.inMemory()
+        let runs = [
+            finishedRun(1, "a", startedAt: Sample.now, endedAt: Sample.now.addingTimeInterval(2), cpuTime: 0.5, energyJoules: 2),
+            finishedRun(2, "a", startedAt: Sample.now.addingTimeInterval(10), endedAt: Sample.now.addingTimeInterval(14), cpuTime: 1, energyJoules: 4),
+            finishedRun(3, "b", startedAt: Sample.now.addingTimeInterval(20), endedAt: Sample.now.addingTimeInterval(21)),
+        ]
+        for run in runs {
+            try store.recordRunStarted(RunRecord(id: run.id, request: run.request, startedAt: run.startedAt))
+            try store.recordRunFinished(run)
+        }
+        let rows = try store.energySummary()
+        #expect(rows.map(\.identifier) == ["a", "b"])
+        #expect(rows[0].runs == 2)
+        #expect(rows[0].meanDuration == 3)
+        #expect(rows[0].cpuSeconds == 1.5)
+        #expect(rows[0].energyJoules == 6)
+        #expect(rows[1].unmeasuredRuns == 1)
+        #expect(try store.energySummary(since: Sample.now.addingTimeInterval(5)).map(\.runs) == [1, 1])
+        #expect(try store.energySummary(app: Sample.otherApp).isEmpty)
+    }
+
+    @Test("opening for reading leaves runs in progress alone and refuses to write")
+    func openingForReadingRepairsNothing() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let running = RunRecord(id: RunID(1), request: Sample.request("sync"), startedAt: Sample.now)
+        let writer = try openStore(url)
+        try writer.recordRunStarted(running)
+
+        // The app (writer) is still running: the reader sees the run in progress, unchanged.
+        let reader = try SchedulerStore.openForReading(at: url)
+        #expect(try reader.runs() == [running])
+        #expect(throws: StoreError.self) {
+            try reader.upsertRequest(Sample.request("sneaky"))
+        }
+        #expect(try writer.run(RunID(1)) == running)
+        #expect(try writer.pendingRequests().isEmpty)
+    }
+
+    @Test("reading a store leaves no -wal or -shm file behind")
+    func readingLeavesNoCompanionFiles() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        do {
+            let store = try openStore(url)
+            try store.recordRunStarted(RunRecord(id: RunID(1), request: Sample.request("t"), startedAt: Sample.now))
+        }
+        #expect(try directory.listing() == ["store.sqlite"])
+        do {
+            let reader = try SchedulerStore.openForReading(at: url)
+            #expect(try reader.runs().count == 1)
+        }
+        #expect(try directory.listing() == ["store.sqlite"])
+    }
+
+    @Test("opening for reading creates nothing and moves nothing aside")
+    func openingForReadingCreatesNothing() throws {
+        let directory = try TemporaryDirectory()
+        let missing = try #require(throws: StoreError.self) {
+            try SchedulerStore.openForReading(at: directory.file("store.sqlite"))
+        }
+        #expect(missing.code == .cannotOpen)
+        #expect(missing.message.contains("store.sqlite"))
+        #expect(try directory.listing().isEmpty)
+
+        let garbage = Data(String(repeating: "not a database\n", count: 100).utf8)
+        try garbage.write(to: directory.file("store.sqlite"))
+        let damaged = try #require(throws: StoreError.self) {
+            try SchedulerStore.openForReading(at: directory.file("store.sqlite"))
+        }
+        #expect(damaged.code == .corrupt)
+        #expect(try directory.listing() == ["store.sqlite"])
+        #expect(try Data(contentsOf: directory.file("store.sqlite")) == garbage)
+    }
+
+    @Test("opening an empty database for reading says it is not a scheduler store")
+    func openingForReadingAnEmptyDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try Data().write(to: url)
+        let error = try #require(throws: StoreError.self) {
+            try SchedulerStore.openForReading(at: url)
+        }
+        #expect(error.code == .invalidData)
+        #expect(error.message.contains("not a scheduler store"))
+    }
+}

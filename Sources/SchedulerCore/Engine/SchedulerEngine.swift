@@ -446,7 +446,10 @@ public struct SchedulerEngine: Sendable {
     /// are held where what lifts their verdict will find them; a full house stops the loop.
     private mutating func launchWhatIsReady(at now: Date, into effects: inout [EngineEffect]) {
         if holdForCoalescing(at: now) { return }
-        while let request = index.peekReady(conditions: conditions) {
+        // A full house: whatever is ready stays ready (judged when a slot frees), so a
+        // condition change that frees many requests costs moving them, not judging them.
+        while runningScheduledCount < configuration.maximumConcurrentRuns,
+              let request = index.peekReady(conditions: conditions) {
             let evaluation = evaluate(request, at: now)
             if evaluation.proceeds {
                 index.remove(request.key)

@@ -1,0 +1,157 @@
+import Foundation
+@testable import SchedulerCore
+import Testing
+
+private typealias F = EngineFixtures
+private let t0 = F.t0
+
+/// The engine with the standard policy set: held requests are filed by what lifts their
+/// verdict and come back when it changes; coalescing, herd spreading, expiry on heat and
+/// user activity, and explanations.
+@Suite struct EnginePolicyTests {
+    private func engine(_ conditions: Conditions = .favorable, policy: PolicyConfiguration = PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0)) -> SchedulerEngine {
+        F.engine(conditions: conditions, policies: PolicySet(configuration: policy))
+    }
+
+    @Test func lowPowerModeHoldsARefreshUntilTheDeviceChanges() throws {
+        let lowPower = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true)
+        var engine = engine(lowPower)
+        let submitted = try F.submit(F.refresh(), to: &engine, at: t0)
+        #expect(submitted.launched.isEmpty)
+        #expect(engine.location(of: F.key(F.refreshID)) == .parkedForDevice)
+        #expect(engine.nextWake == nil, "nothing to wake for: only a device change can help")
+        let changed = EngineEffectSummary(engine.handle(.conditionsChanged(Conditions(externalPower: false, networkAvailable: true)), at: t0 + 60))
+        #expect(changed.launched.map(\.identifier) == [F.refreshID])
+    }
+
+    @Test func forceQuitHoldsUntilTheAppIsOpened() throws {
+        var engine = engine()
+        _ = engine.handle(.appForceQuit(F.app), at: t0)
+        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        #expect(engine.location(of: F.key(F.refreshID)) == .parkedForApp)
+        // Another app is not affected.
+        #expect(try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp), to: &engine, at: t0).launched.count == 1)
+        let opened = EngineEffectSummary(engine.handle(.appForegrounded(F.app), at: t0 + 300))
+        #expect(opened.launched.map(\.identifier) == [F.refreshID])
+    }
+
+    @Test func rateLimitDefersTheSecondLaunchOfAnAppToAnInstant() throws {
+        var engine = engine()
+        let first = try F.submit(F.processing(F.processingID(0)), to: &engine, at: t0)
+        #expect(first.launched.count == 1)
+        let second = try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0 + 1)
+        #expect(second.launched.isEmpty)
+        #expect(engine.location(of: F.key(F.processingID(1))) == .deferred(until: t0 + 60))
+        #expect(engine.nextWake == t0 + 60)
+        let later = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 60))
+        #expect(later.launched.map(\.identifier) == [F.processingID(1)])
+    }
+
+    @Test func processingWaitsForAnIdleDeviceAndIsExpiredWhenTheUserReturns() throws {
+        let inUse = Conditions(externalPower: true, networkAvailable: true, deviceIdle: false)
+        var engine = engine(inUse)
+        #expect(try F.submit(F.processing(), to: &engine, at: t0).launched.isEmpty)
+        let idle = EngineEffectSummary(engine.handle(.conditionsChanged(.favorable), at: t0 + 600))
+        let run = try #require(idle.launched.first)
+        let back = EngineEffectSummary(engine.handle(.conditionsChanged(inUse), at: t0 + 700))
+        #expect(back.expired == [run.id])
+        #expect(back.expireReasons.first?.contains("user") == true)
+        // Completing within the grace after such an expiry is not the app's fault: no throttle.
+        _ = engine.handle(.taskCompleted(run.id, success: false), at: t0 + 701)
+        #expect(engine.policyState(of: F.app)?.throttle.delay(at: t0 + 702) == 0)
+    }
+
+    @Test func seriousThermalStateExpiresRunningWork() throws {
+        var engine = engine()
+        let run = try #require(try F.submit(F.refresh(), to: &engine, at: t0).launched.first)
+        let hot = Conditions(externalPower: true, networkAvailable: true, thermalState: .serious)
+        #expect(EngineEffectSummary(engine.handle(.conditionsChanged(hot), at: t0 + 5)).expired == [run.id])
+    }
+
+    @Test func energyBudgetHoldsTheAppUntilLocalMidnight() throws {
+        var engine = engine(policy: PolicyConfiguration(energyBudgetPerAppPerDay: 100, minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 0))
+        _ = engine.handle(.runMeasured(F.app, energyJoules: 150), at: t0)
+        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        guard case .deferred(let until)? = engine.location(of: F.key(F.refreshID)) else {
+            Issue.record("expected a deferral, got \(String(describing: engine.location(of: F.key(F.refreshID))))")
+            return
+        }
+        #expect(until > t0 && until <= t0 + 86_400)
+        #expect(EngineEffectSummary(engine.handle(.timerFired, at: until)).launched.count == 1)
+    }
+
+    @Test func herdSpreadingStaggersWhatAPluggedInChargerFrees() throws {
+        var engine = engine(F.noPower, policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 600, coalescingTolerance: 0))
+        for number in 0..<5 {
+            _ = try F.submit(F.processing(F.processingID(number), power: true), to: &engine, at: t0)
+        }
+        let plugged = EngineEffectSummary(engine.handle(.conditionsChanged(.favorable), at: t0 + 3600))
+        #expect(plugged.launched.count < 5, "not everything at the trigger instant")
+        var starts: [Date] = plugged.launched.map(\.startedAt)
+        var now = t0 + 3600
+        while let wake = engine.nextWake, wake <= t0 + 3600 + 600 {
+            now = wake
+            let fired = EngineEffectSummary(engine.handle(.timerFired, at: now))
+            for run in fired.launched {
+                starts.append(run.startedAt)
+                _ = engine.handle(.taskCompleted(run.id, success: true), at: now)
+            }
+        }
+        #expect(starts.count == 5)
+        #expect(Set(starts).count > 1, "spread over distinct instants")
+        #expect(starts.allSatisfy { $0 >= t0 + 3600 && $0 <= t0 + 3600 + 600 })
+    }
+
+    @Test func requestsDueWithinTheToleranceStartInOneWake() throws {
+        var engine = engine(policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 60))
+        _ = try F.submit(F.refresh(earliest: t0 + 100), to: &engine, at: t0)
+        _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, earliest: t0 + 130), to: &engine, at: t0)
+        #expect(engine.nextWake == t0 + 100)
+        let first = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 100))
+        #expect(first.launched.isEmpty, "held for the request due 30 s later")
+        #expect(engine.nextWake == t0 + 130)
+        let both = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 130))
+        #expect(Set(both.launched.map(\.identifier)) == [F.refreshID, F.otherRefreshID])
+    }
+
+    @Test func coalescingNeverHoldsLongerThanTheTolerance() throws {
+        var engine = engine(policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 60))
+        _ = try F.submit(F.refresh(earliest: t0 + 100), to: &engine, at: t0)
+        _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, earliest: t0 + 200), to: &engine, at: t0)
+        let first = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 100))
+        #expect(first.launched.map(\.identifier) == [F.refreshID], "the next one is 100 s away, beyond the tolerance")
+    }
+
+    @Test func explainListsBlockingVerdictsFirstAndTheEarliestInstant() throws {
+        let lowPower = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true)
+        var engine = engine(lowPower)
+        _ = try F.submit(F.refresh(earliest: t0 + 900), to: &engine, at: t0)
+        let explanation = engine.explain(F.key(F.refreshID), at: t0)
+        let blocking = explanation.evaluation?.blocking.map(\.policy) ?? []
+        #expect(blocking == ["earliest-begin-date", "low-power-mode"])
+        #expect(explanation.earliestPossibleRun == t0 + 900)
+        #expect(explanation.waitingFor.contains { $0.contains("Low Power Mode") })
+        #expect(explanation.predictedNextRun == nil, "it also waits for the device: no prediction")
+        let unknown = engine.explain(F.key(F.secondRefreshID), at: t0)
+        #expect(unknown.summary.contains("no request is pending"))
+    }
+
+    @Test func throttledAppWaitsAfterARunIgnoredItsExpiration() throws {
+        var engine = engine()
+        let run = try #require(try F.submit(F.refresh(), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.timerFired, at: t0 + 30)   // budget: expired
+        let terminated = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 32))  // grace: terminated
+        #expect(terminated.terminated == [run.id])
+        let now = t0 + 3600
+        _ = try F.submit(F.refresh(submittedAt: now), to: &engine, at: now)
+        guard case .deferred(let until)? = engine.location(of: F.key(F.refreshID)) else {
+            Issue.record("expected the throttle to defer, got \(String(describing: engine.location(of: F.key(F.refreshID))))")
+            return
+        }
+        #expect(until > now)
+        let reason = engine.explain(F.key(F.refreshID), at: now).evaluation?.blocking.first { $0.policy == "throttle" }?.rationale
+        #expect(reason?.contains("throttled") == true)
+        // Good behaviour decays the penalty: a day later it no longer holds.
+        #expect(engine.policyState(of: F.app)?.throttle.delay(at: now + 86_400) ?? 1 < 60)
+    }
+}

@@ -15,7 +15,10 @@ enum EngineDecisionBenchmark {
         let requestCount = appCount * identifiersPerApp
         var configuration = SchedulerConfiguration()
         configuration.pendingLimits = [.refresh: 1, .processing: identifiersPerApp, .continuedProcessing: 10]
-        var engine = SchedulerEngine(configuration: configuration, conditions: .favorable)
+        // The full standard policy set judges every decision; coalescing and the per-app
+        // rate limit are off so that each due instant launches exactly its one request.
+        let policy = PolicyConfiguration(minimumLaunchInterval: 0, coalescingTolerance: 0)
+        var engine = SchedulerEngine(configuration: configuration, conditions: .favorable, policies: PolicySet(configuration: policy))
 
         // Apps and their manifests.
         var apps: [AppID] = []
@@ -121,6 +124,7 @@ enum EngineDecisionBenchmark {
             ],
             notes: [
                 "pure SchedulerEngine, no store, no locks; one request due per decision; each run completed before the next decision",
+                "every decision runs the 16 standard policies (coalescing and the per-app rate limit set to 0 so one request launches per instant)",
                 "submit = checkSubmit + submit per request (no persistence)",
             ]
         )

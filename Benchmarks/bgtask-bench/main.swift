@@ -102,6 +102,9 @@ func runAll(_ options: BenchOptions) -> Int32 {
         ("b. Choosing the next run: 100,000 pending requests across 10,000 apps", {
             try EngineDecisionBenchmark.run(apps: 10_000, identifiersPerApp: 10, decisions: quick ? 1_000 : 5_000, warmupDecisions: quick ? 50 : 200)
         }),
+        ("d. Re-evaluating 100,000 pending requests after a condition change", {
+            try ConditionChangeBenchmark.run(apps: 10_000, identifiersPerApp: 10, repetitions: quick ? 2 : 5)
+        }),
         ("c. In-process dispatch latency, due instant -> handler start (in-memory store)", {
             try DispatchLatencyBenchmark.run(store: .memory, runs: quick ? 60 : 250, warmup: 5)
         }),

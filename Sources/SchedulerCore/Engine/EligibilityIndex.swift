@@ -233,13 +233,15 @@ public struct EligibilityIndex: Sendable {
     public mutating func conditionsChanged(to conditions: Conditions) -> [Transition] {
         var transitions: [Transition] = []
         for condition in RequiredCondition.allCases where conditions.satisfies(condition) {
-            guard var bucket = blocked[condition], !bucket.isEmpty else { continue }
-            blocked[condition] = nil
-            while let next = bucket.popMin() {
-                guard let request = entries[next.key]?.request else { continue }
+            guard let bucket = blocked.removeValue(forKey: condition), !bucket.isEmpty else { continue }
+            // Drain in the heap's array order (deterministic) instead of popping: moving
+            // the whole bucket costs one insertion each, not a pop and an insertion.
+            transitions.reserveCapacity(transitions.count + bucket.count)
+            for key in bucket.keys {
+                guard let request = entries[key]?.request else { continue }
                 let location = classify(request, conditions: conditions)
-                place(next.key, at: location)
-                transitions.append(Transition(key: next.key, location: location))
+                place(key, at: location)
+                transitions.append(Transition(key: key, location: location))
             }
         }
         return transitions

@@ -62,7 +62,7 @@ public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
     }
 
     /// Every key, in no particular order.
-    public var keys: some Collection<Key> { elements.lazy.map(\.key) }
+    public var keys: [Key] { elements.map(\.key) }
 
     private mutating func swapAt(_ i: Int, _ j: Int) {
         elements.swapAt(i, j)

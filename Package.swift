@@ -55,6 +55,7 @@ let package = Package(
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
+        .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
         .testTarget(
             name: "BackgroundTasksTests",
             dependencies: [

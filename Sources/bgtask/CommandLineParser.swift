@@ -5,6 +5,8 @@ enum Command: Equatable {
     case demo(days: Int)
     /// `bgtask why <app> <identifier>`: why hasn't the task run?
     case why(WhyCommand.Options)
+    /// `bgtask conditions [--json]`: the device as the scheduler reads it.
+    case conditions(json: Bool)
     /// `bgtask policy`: the policy configuration.
     case policy(json: Bool, check: String?)
     /// `bgtask log`: the run log.
@@ -33,6 +35,9 @@ enum CommandLineParser {
       why <app> <identifier> [--json] [--state DIR] [--policy FILE]
                         why hasn't the task run: every policy's verdict, blocking ones first,
                         the earliest instant it could run, and the predicted next run
+      conditions [--json]
+                        the device as the scheduler reads it (power, battery, low power mode,
+                        thermal, network, idleness, CPU pressure) and where each value came from
       policy [--json] [--check FILE]
                         the policy configuration with its defaults (or FILE, validated)
     \(LogCommand.usage)
@@ -53,6 +58,8 @@ enum CommandLineParser {
             return .success(.version)
         case "why":
             return WhyCommand.parse(rest).map(Command.why)
+        case "conditions":
+            return ConditionsCommand.parse(rest).map { Command.conditions(json: $0) }
         case "policy":
             return PolicyCommand.parse(rest).map { Command.policy(json: $0.json, check: $0.check) }
         case "log":

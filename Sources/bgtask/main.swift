@@ -1,3 +1,4 @@
+import BackgroundTasks
 import DeviceConditions
 import Foundation
 
@@ -21,7 +22,9 @@ case .success(.help):
 case .success(.version):
     print("bgtask 0.1.0 (swift-background-tasks)")
 case .success(.why(let options)):
-    run("why") { try WhyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), conditions: LinuxConditionsReader().read()) }
+    run("why") { try WhyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), conditions: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot()).read()) }
+case .success(.conditions(let json)):
+    run("conditions") { ConditionsCommand.run(json: json, reader: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot())) }
 case .success(.policy(let json, let check)):
     run("policy") { try PolicyCommand.run(json: json, check: check) }
 case .success(.log(let options)):

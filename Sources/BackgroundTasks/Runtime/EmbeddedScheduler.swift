@@ -129,7 +129,8 @@ public enum EmbeddedScheduler {
         } catch {
             problems.append("\(error)")
         }
-        let conditions = configuration.conditions ?? LinuxConditionsReader()
+        // Override files (low-power-mode, device-idle) live beside every app's state.
+        let conditions = configuration.conditions ?? LinuxConditionsReader(stateDirectory: try? stateRoot())
         let driver = SchedulerDriver(
             configuration: configuration.scheduler,
             conditions: conditions.read(),

@@ -301,13 +301,10 @@ public final class SchedulerDriver: Sendable {
         } prefix: { now in [.conditionsChanged(conditions, at: now)] }
     }
 
-    /// Whether a pending request or a running task requires a device condition (only
-    /// then is the device sampled).
+    /// Whether anything is pending or running: the policies weigh every reading (battery,
+    /// thermal, idleness...) for every request, so the device is sampled only then.
     public var dependsOnConditions: Bool {
-        state.withLock { state in
-            state.engine.allPendingRequests.contains { !$0.requiredConditions.isEmpty }
-                || state.engine.activeRuns.contains { !$0.request.requiredConditions.isEmpty }
-        }
+        state.withLock { $0.engine.hasWork }
     }
 
     /// Keeps `object` (a timer source) alive as long as the driver.

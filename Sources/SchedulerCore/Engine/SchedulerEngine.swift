@@ -234,6 +234,9 @@ public struct SchedulerEngine: Sendable {
     /// Copies of the pending requests of `app`, in submission order.
     public func pendingRequests(of app: AppID) -> [PendingRequest] { index.requests(of: app) }
 
+    /// Whether any request is pending or any run in progress.
+    public var hasWork: Bool { index.count > 0 || !runs.isEmpty }
+
     /// Every pending request, in submission order.
     public var allPendingRequests: [PendingRequest] { index.allRequests }
 

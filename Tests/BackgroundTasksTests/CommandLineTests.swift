@@ -1,6 +1,8 @@
 @testable import bgtask
 import BackgroundTasks
 import BackgroundTasksTesting
+import Foundation
+import SchedulerStore
 import Testing
 
 @Suite struct CommandLineTests {
@@ -40,5 +42,62 @@ import Testing
         let first = try await Demo.run(days: 2).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
         let second = try await Demo.run(days: 2).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
         #expect(first == second)
+    }
+}
+
+@Suite struct JudgementCommandTests {
+    private func stateWithPendingCleanup() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (store, _) = try SchedulerStore.open(at: directory.appendingPathComponent("scheduler.sqlite"), now: testStart)
+        try store.upsertRequest(PendingRequest(app: testApp, identifier: processingID, kind: .processing, earliestBeginDate: testStart.addingTimeInterval(3600), requiresExternalPower: true, submittedAt: testStart))
+        return directory
+    }
+
+    @Test func whyParsesItsArguments() {
+        #expect(WhyCommand.parse(["com.example.app", "com.example.app.refresh", "--json"]) == .success(.init(app: "com.example.app", identifier: "com.example.app.refresh", json: true)))
+        guard case .failure(let error) = WhyCommand.parse(["com.example.app"]) else { Issue.record("one argument should fail"); return }
+        #expect(error.message.contains("app and a task identifier"))
+        guard case .failure(let unknown) = WhyCommand.parse(["a.b", "a.b.c", "--verbose"]) else { Issue.record("unknown option should fail"); return }
+        #expect(unknown.message.contains("--verbose"))
+    }
+
+    @Test func whyNamesTheBlockingConditionsAndTheEarliestInstant() throws {
+        let state = try stateWithPendingCleanup()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let onBattery = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.5)
+        let options = WhyCommand.Options(app: testApp.rawValue, identifier: processingID, state: state.path)
+        let text = try WhyCommand.run(options, environment: [:], now: testStart, conditions: onBattery)
+        #expect(text.contains("blocking:"))
+        #expect(text.contains("earliest-begin-date"))
+        #expect(text.contains("requires-external-power"))
+        let json = try WhyCommand.run(WhyCommand.Options(app: testApp.rawValue, identifier: processingID, json: true, state: state.path), environment: [:], now: testStart, conditions: onBattery)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let decisions = try #require(object["decisions"] as? [[String: Any]])
+        #expect(decisions.prefix(2).allSatisfy { $0["blocks"] as? Bool == true })
+        #expect(object["pending"] as? Bool == true)
+    }
+
+    @Test func whyWithoutStateSaysWhereItLooked() {
+        #expect {
+            try WhyCommand.run(WhyCommand.Options(app: "com.example.none", identifier: "com.example.none.x"), environment: ["XDG_STATE_HOME": "/nonexistent-bgtask"], now: testStart, conditions: .favorable)
+        } throws: { "\($0)".contains("/nonexistent-bgtask/bgtask/com.example.none") }
+    }
+
+    @Test func policyPrintsDefaultsAndRefusesABadFileNamingTheKey() throws {
+        #expect(try PolicyCommand.run(json: false, check: nil).contains("threshold 0.4"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"threshold": 2}"#.utf8).write(to: file)
+        #expect {
+            try PolicyCommand.run(json: false, check: file.path)
+        } throws: { "\($0)".contains("threshold") && "\($0)".contains(file.path) }
+    }
+
+    @Test func conditionsCommandParsesJSONFlagAndRefusesOthers() {
+        #expect(ConditionsCommand.parse(["--json"]) == .success(true))
+        #expect(ConditionsCommand.parse([]) == .success(false))
+        guard case .failure(let error) = ConditionsCommand.parse(["--yaml"]) else { Issue.record("--yaml should fail"); return }
+        #expect(error.message.contains("--yaml"))
     }
 }

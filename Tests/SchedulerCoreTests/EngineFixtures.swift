@@ -141,7 +141,9 @@ struct EngineEffectSummary {
     }
 
     var moves: [EligibilityIndex.Transition] {
-        all.compactMap { if case .requestMoved(let key, let location) = $0 { .init(key: key, location: location) } else { nil } }
+        all.flatMap { effect -> [EligibilityIndex.Transition] in
+            if case .requestsMoved(let transitions) = effect { return transitions } else { return [] }
+        }
     }
 
     /// The `.wake(at:)` effect, which must be the last effect of every call.

@@ -427,8 +427,10 @@ public final class SchedulerDriver: Sendable {
             }
         case .sampleProgress(let run):
             if let task = state.tasks[run] { actions.append(.sampleProgress(task)) }
-        case .requestMoved(let key, let location):
-            actions.append(.trace(.moved(key, location, at: now)))
+        case .requestsMoved(let transitions):
+            for transition in transitions {
+                actions.append(.trace(.moved(transition.key, transition.location, at: now)))
+            }
         case .wake(let instant):
             guard instant != state.wakeAt else { return }
             state.wakeTimer?.cancel()

@@ -60,12 +60,21 @@ public struct EligibilityIndex: Sendable {
         public var key: RequestKey
         /// Where it is now.
         public var location: Location
+
+        /// Creates a transition.
+        public init(key: RequestKey, location: Location) {
+            self.key = key
+            self.location = location
+        }
     }
 
     private struct Entry: Sendable {
         var request: PendingRequest
         var order: Order
         var location: Location
+        /// When it first became due (set the first time it leaves `waiting`; what the
+        /// starvation and throttle policies measure from).
+        var eligibleSince: Date?
     }
 
     private var entries: [RequestKey: Entry] = [:]
@@ -92,6 +101,9 @@ public struct EligibilityIndex: Sendable {
 
     /// Where the request under `key` sits.
     public func location(of key: RequestKey) -> Location? { entries[key]?.location }
+
+    /// Since when the request under `key` has been due (`nil` while it waits for its date).
+    public func eligibleSince(of key: RequestKey) -> Date? { entries[key]?.eligibleSince }
 
     /// The pending requests of `app`, in submission order.
     public func requests(of app: AppID) -> [PendingRequest] {
@@ -138,12 +150,13 @@ public struct EligibilityIndex: Sendable {
     public mutating func insert(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) -> PendingRequest? {
         let replaced = remove(request.key)
         let order = Order(due: request.dueDate, sequence: sequence)
-        entries[request.key] = Entry(request: request, order: order, location: .waiting)
+        entries[request.key] = Entry(request: request, order: order, location: .waiting, eligibleSince: nil)
         keysByApp[request.app, default: []].insert(request.identifier)
         countsByApp[request.app, default: [:]][request.kind.limitClass, default: 0] += 1
         if request.kind != .continuedProcessing, order.due > now {
             place(request.key, at: .waiting)
         } else {
+            entries[request.key]?.eligibleSince = max(now, order.due)
             place(request.key, at: classify(request, conditions: conditions))
         }
         return replaced
@@ -173,6 +186,7 @@ public struct EligibilityIndex: Sendable {
             while let next = self[keyPath: heap].min, next.priority.due <= now {
                 self[keyPath: heap].remove(next.key)
                 guard let request = entries[next.key]?.request else { continue }
+                if entries[next.key]?.eligibleSince == nil { entries[next.key]?.eligibleSince = max(now, next.priority.due) }
                 let location = classify(request, conditions: conditions)
                 place(next.key, at: location)
                 transitions.append(Transition(key: next.key, location: location))
@@ -237,6 +251,7 @@ public struct EligibilityIndex: Sendable {
             // Drain in the heap's array order (deterministic) instead of popping: moving
             // the whole bucket costs one insertion each, not a pop and an insertion.
             transitions.reserveCapacity(transitions.count + bucket.count)
+            ready.reserveCapacity(ready.count + bucket.count)
             for key in bucket.keys {
                 guard let request = entries[key]?.request else { continue }
                 let location = classify(request, conditions: conditions)

@@ -112,8 +112,9 @@ public enum EngineEffect: Hashable, Sendable {
     case terminate(RunID, reason: String)
     /// Read the progress of a continued-processing run and report `.progressSampled`.
     case sampleProgress(RunID)
-    /// A pending request moved (became eligible, blocked on a condition...): for timelines.
-    case requestMoved(RequestKey, EligibilityIndex.Location)
+    /// Pending requests moved (became eligible, blocked on a condition, held...): for
+    /// timelines. One effect per batch, so a bucket of 100,000 moves is one array.
+    case requestsMoved([EligibilityIndex.Transition])
     /// Wake the engine (`.timerFired`) at this instant; `nil` means nothing is scheduled.
     case wake(at: Date?)
 }

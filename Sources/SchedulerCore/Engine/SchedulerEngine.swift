@@ -44,7 +44,6 @@ public struct SchedulerEngine: Sendable {
     public private(set) var policies: PolicySet
     private let usageConfiguration: UsageModelConfiguration
     private var appStates: [AppID: AppPolicyState] = [:]
-    private var eligibleSince: [RequestKey: Date] = [:]
     private var lastRunStart: [RequestKey: Date] = [:]
     private var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
@@ -198,12 +197,11 @@ public struct SchedulerEngine: Sendable {
         var state = appState(request.app, at: now)
         state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
         appStates[request.app] = state
-        eligibleSince[request.key] = nil
         nextSequence += 1
         index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         var effects: [EngineEffect] = []
         if let location = index.location(of: request.key) {
-            effects.append(.requestMoved(request.key, location))
+            effects.append(.requestsMoved([.init(key: request.key, location: location)]))
         }
         launchWhatIsReady(at: now, into: &effects)
         effects.append(.wake(at: nextWake))
@@ -222,8 +220,7 @@ public struct SchedulerEngine: Sendable {
     /// Removes the pending request under `key` (a running task is not affected).
     /// Returns the request removed, if there was one.
     public mutating func cancel(_ key: RequestKey) -> PendingRequest? {
-        eligibleSince[key] = nil
-        return index.remove(key)
+        index.remove(key)
     }
 
     /// Removes every pending request of `app`.
@@ -397,19 +394,10 @@ public struct SchedulerEngine: Sendable {
         record(index.advance(to: now, conditions: conditions), at: now, into: &effects)
     }
 
-    /// Reports moves and notes since when a request has been due (for the policies).
-    private mutating func record(_ transitions: [EligibilityIndex.Transition], at now: Date, into effects: inout [EngineEffect]) {
-        for transition in transitions {
-            switch transition.location {
-            case .ready, .blocked, .busy:
-                if eligibleSince[transition.key] == nil {
-                    eligibleSince[transition.key] = max(now, index.request(for: transition.key)?.dueDate ?? now)
-                }
-            default:
-                break
-            }
-            effects.append(.requestMoved(transition.key, transition.location))
-        }
+    /// Reports moves for timelines.
+    private func record(_ transitions: [EligibilityIndex.Transition], at now: Date, into effects: inout [EngineEffect]) {
+        guard !transitions.isEmpty else { return }
+        effects.append(.requestsMoved(transitions))
     }
 
     private mutating func releaseAllHeld(at now: Date, into effects: inout [EngineEffect]) {
@@ -453,16 +441,23 @@ public struct SchedulerEngine: Sendable {
         // condition change that frees many requests costs moving them, not judging them.
         while runningScheduledCount < configuration.maximumConcurrentRuns,
               let request = index.peekReady(conditions: conditions) {
-            let evaluation = evaluate(request, at: now)
-            if evaluation.proceeds {
-                index.remove(request.key)
-                launch(request, at: now, into: &effects)
-                continue
+            let context = policyContext(for: request, at: now)
+            var wait: PolicyWait?
+            switch policies.judge(context) {
+            case .held(let blocking):
+                wait = blocking.wait ?? .deviceChange
+            case .evaluated(let evaluation):
+                if evaluation.proceeds {
+                    index.remove(request.key)
+                    launch(request, at: now, into: &effects)
+                    continue
+                }
+                wait = evaluation.wait
             }
-            guard let wait = evaluation.wait, wait != .capacity else { break }
+            guard let wait, wait != .capacity else { break }
             index.hold(request.key, until: wait)
             if let location = index.location(of: request.key) {
-                effects.append(.requestMoved(request.key, location))
+                effects.append(.requestsMoved([.init(key: request.key, location: location)]))
             }
         }
         while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
@@ -491,14 +486,18 @@ public struct SchedulerEngine: Sendable {
 
     /// The policies' judgement of `request` now.
     public func evaluate(_ request: PendingRequest, at now: Date) -> PolicyEvaluation {
+        policies.evaluate(policyContext(for: request, at: now))
+    }
+
+    private func policyContext(for request: PendingRequest, at now: Date) -> PolicyContext {
         let state = appStates[request.app] ?? AppPolicyState(
             backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
             usage: UsageModel(createdAt: now, configuration: usageConfiguration)
         )
-        let context = PolicyContext(
+        return PolicyContext(
             request: request,
             now: now,
-            eligibleSince: eligibleSince[request.key] ?? max(request.dueDate, now),
+            eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now),
             conditions: conditions,
             app: state,
             runningCount: runningScheduledCount,
@@ -506,7 +505,6 @@ public struct SchedulerEngine: Sendable {
             lastSharedTrigger: lastSharedTrigger,
             configuration: policies.configuration
         )
-        return policies.evaluate(context)
     }
 
     private mutating func launch(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
@@ -518,7 +516,6 @@ public struct SchedulerEngine: Sendable {
         runs[runID] = ActiveRun(record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now)
         runsByKey[request.key] = runID
         index.markRunning(request.key)
-        eligibleSince[request.key] = nil
         lastRunStart[request.key] = now
         if request.kind != .continuedProcessing {
             var state = appState(request.app, at: now)

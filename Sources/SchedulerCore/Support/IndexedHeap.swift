@@ -17,6 +17,12 @@ public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
     /// The key with the smallest priority, and that priority, without removing it.
     public var min: (key: Key, priority: Priority)? { elements.first }
 
+    /// Makes room for `capacity` keys at once (bulk moves avoid repeated regrowth).
+    public mutating func reserveCapacity(_ capacity: Int) {
+        elements.reserveCapacity(capacity)
+        positions.reserveCapacity(capacity)
+    }
+
     /// Whether `key` is in the heap.
     public func contains(_ key: Key) -> Bool { positions[key] != nil }
 

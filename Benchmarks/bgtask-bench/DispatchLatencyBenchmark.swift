@@ -43,7 +43,9 @@ enum DispatchLatencyBenchmark {
         }
         defer { scratch?.remove() }
 
-        let driver = SchedulerDriver(configuration: SchedulerConfiguration(), conditions: .favorable, clock: DispatchDriverClock(), store: store)
+        // The foundation's rules only: the standard set would (rightly) rate-limit and
+        // throttle a refresh resubmitted every 50 ms, which is a deferral, not latency.
+        let driver = SchedulerDriver(configuration: SchedulerConfiguration(), conditions: .favorable, clock: DispatchDriverClock(), store: store, policies: .foundation)
         let manifest = AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"], source: "bgtask-bench")
         let context = AppContext(app: app, manifest: manifest, driver: driver)
 

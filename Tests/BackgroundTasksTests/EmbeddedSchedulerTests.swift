@@ -1,4 +1,5 @@
 import BackgroundTasks
+import BackgroundTasksTesting
 import DeviceConditions
 import Foundation
 import SchedulerStore
@@ -157,5 +158,27 @@ import Testing
         } throws: { error in
             "\(error)".contains(file.path) && "\(error)".contains("UIBackgroundModes")
         }
+    }
+}
+
+@Suite struct RunLogRetentionTests {
+    @Test func runsOlderThanTheRetentionArePrunedAsNewRunsFinish() async throws {
+        let store = try SchedulerStore.inMemory()
+        let old = RunRecord(
+            id: RunID(1),
+            request: PendingRequest(app: testApp, identifier: refreshID, kind: .appRefresh, submittedAt: testStart.addingTimeInterval(-40 * 86_400)),
+            startedAt: testStart.addingTimeInterval(-40 * 86_400), endedAt: testStart.addingTimeInterval(-40 * 86_400 + 5),
+            outcome: .success, success: true, stopReason: "completed")
+        try store.recordRunStarted(old)
+        try store.recordRunFinished(old)
+        let device = try SimulatedDevice(start: testStart, store: store, policies: .foundation)
+        let context = device.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(refresh(after: 60, device: device), in: context)
+        await device.run(for: 120)
+        let remaining = try store.runs().map(\.id)
+        #expect(!remaining.contains(RunID(1)), "the 40-day-old run is pruned")
+        #expect(remaining.count == 1, "the new run is kept")
     }
 }

@@ -43,6 +43,7 @@ public final class SchedulerDriver: Sendable {
         var wakeAt: Date?
         var observers: [@Sendable (SchedulerTraceEvent) -> Void] = []
         var retained: [AnyObject] = []
+        var lastPrune: Date?
     }
 
     private let state: Mutex<State>
@@ -415,6 +416,7 @@ public final class SchedulerDriver: Sendable {
             } catch {
                 log(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")
             }
+            pruneRunLogIfDue(&state, at: now)
             actions.append(.trace(.finished(record)))
             actions.append(.savePolicyState(record.app, state.engine.policyState(of: record.app)))
             if let task = state.tasks.removeValue(forKey: record.id) {
@@ -436,6 +438,19 @@ public final class SchedulerDriver: Sendable {
             state.wakeTimer?.cancel()
             state.wakeAt = instant
             state.wakeTimer = instant.map { clock.schedule(at: $0) { [weak self] in self?.timerFired() } }
+        }
+    }
+
+    /// A long-running process prunes the run log at most once a day (opening the store
+    /// prunes too): records older than the energy model's retention go.
+    private func pruneRunLogIfDue(_ state: inout State, at now: Date) {
+        guard let store else { return }
+        if let last = state.lastPrune, now.timeIntervalSince(last) < 86_400 { return }
+        state.lastPrune = now
+        do {
+            _ = try store.pruneRuns(olderThan: energyModel.pruneCutoff(now: now))
+        } catch {
+            log(.warning, app: nil, "could not prune old run records: \(error)")
         }
     }
 

@@ -23,7 +23,6 @@ public struct Timeline: Sendable {
     /// Builds the timeline of `trace`, with times measured from `start`.
     public init(trace: [SchedulerTraceEvent], start: Date) {
         self.start = start
-        var launches: [RunID: Date] = [:]
         var eligibleSince: [RequestKey: Date] = [:]
         // Runs of one task that ended alike, after the one already printed.
         var fold: (identifier: String, outcome: RunOutcome, first: Date, last: Date, count: Int)?
@@ -40,7 +39,7 @@ public struct Timeline: Sendable {
         for event in trace {
             switch event {
             case .finished(let record):
-                let started = launches.removeValue(forKey: record.id) ?? record.startedAt
+                let started = record.startedAt
                 defer { eligibleSince[record.request.key] = nil }
                 let outcome = record.outcome ?? .failure
                 let duration = record.duration.map { String(format: "%.0f s", $0) } ?? "?"
@@ -58,8 +57,8 @@ public struct Timeline: Sendable {
                 let reason = record.stopReason.map { $0 == "completed" ? "" : " (\($0))" } ?? ""
                 lines.append(Line(at: started, text: "\(Self.short(record.identifier)): ran \(duration), \(outcome)\(reason)\(waited)"))
                 fold = (record.identifier, outcome, started, started, 0)
-            case .launched(let record, _):
-                launches[record.id] = record.startedAt
+            case .launched:
+                continue
             case .moved(let key, let location, let at):
                 switch location {
                 case .ready:

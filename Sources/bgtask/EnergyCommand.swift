@@ -34,10 +34,7 @@ enum EnergyCommand {
         let apps = EnergySummary.byApp(from: runs)
         if options.json {
             return try RunLogFormat.json(Document(
-                stores: reading.stores,
-                skipped: reading.skipped,
-                app: options.app?.rawValue,
-                since: reading.since.map(RunLogFormat.preciseTime),
+                envelope: RunLogEnvelope(reading, options: options),
                 tasks: tasks,
                 apps: apps
             ))
@@ -45,38 +42,33 @@ enum EnergyCommand {
         return text(reading, tasks: tasks, apps: apps, options: options)
     }
 
-    /// The `--json` document. Every key is always present.
+    /// The `--json` document: the shared envelope, then the rows. Every key is always present.
     struct Document: Codable, Equatable {
-        /// The stores read.
-        var stores: [String]
-        /// Stores that could not be read, with why.
-        var skipped: [RunLogReading.Skipped]
-        /// The `--app` filter, or `null`.
-        var app: String?
-        /// The start of the `--since` window (ISO 8601), or `null`.
-        var since: String?
+        /// Which stores were read, and the filters.
+        var envelope: RunLogEnvelope
         /// One row per app and task identifier.
         var tasks: [EnergySummary.Row]
         /// One row per app, all its tasks together (`identifier` is `null`).
         var apps: [EnergySummary.Row]
 
-        private enum CodingKeys: String, CodingKey { case stores, skipped, app, since, tasks, apps }
+        private enum CodingKeys: String, CodingKey { case tasks, apps }
 
-        init(stores: [String], skipped: [RunLogReading.Skipped], app: String?, since: String?, tasks: [EnergySummary.Row], apps: [EnergySummary.Row]) {
-            self.stores = stores
-            self.skipped = skipped
-            self.app = app
-            self.since = since
+        init(envelope: RunLogEnvelope, tasks: [EnergySummary.Row], apps: [EnergySummary.Row]) {
+            self.envelope = envelope
             self.tasks = tasks
             self.apps = apps
         }
 
+        init(from decoder: any Decoder) throws {
+            envelope = try RunLogEnvelope(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            tasks = try container.decode([EnergySummary.Row].self, forKey: .tasks)
+            apps = try container.decode([EnergySummary.Row].self, forKey: .apps)
+        }
+
         func encode(to encoder: any Encoder) throws {
+            try envelope.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(stores, forKey: .stores)
-            try container.encode(skipped, forKey: .skipped)
-            try container.encode(app, forKey: .app)
-            try container.encode(since, forKey: .since)
             try container.encode(tasks, forKey: .tasks)
             try container.encode(apps, forKey: .apps)
         }

@@ -127,45 +127,35 @@ enum LogCommand {
         }
     }
 
-    /// The `--json` document.
+    /// The `--json` document: the shared envelope, then the runs.
     struct Document: Codable, Equatable {
-        /// The stores read.
-        var stores: [String]
-        /// Stores that could not be read, with why.
-        var skipped: [RunLogReading.Skipped]
-        /// The `--app` filter, or `null`.
-        var app: String?
-        /// The start of the `--since` window (ISO 8601), or `null`.
-        var since: String?
+        /// Which stores were read, and the filters.
+        var envelope: RunLogEnvelope
         /// The runs, oldest first.
         var runs: [Entry]
 
-        private enum CodingKeys: String, CodingKey { case stores, skipped, app, since, runs }
+        private enum CodingKeys: String, CodingKey { case runs }
 
-        init(stores: [String], skipped: [RunLogReading.Skipped], app: String?, since: String?, runs: [Entry]) {
-            self.stores = stores
-            self.skipped = skipped
-            self.app = app
-            self.since = since
+        init(envelope: RunLogEnvelope, runs: [Entry]) {
+            self.envelope = envelope
             self.runs = runs
         }
 
+        init(from decoder: any Decoder) throws {
+            envelope = try RunLogEnvelope(from: decoder)
+            runs = try decoder.container(keyedBy: CodingKeys.self).decode([Entry].self, forKey: .runs)
+        }
+
         func encode(to encoder: any Encoder) throws {
+            try envelope.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(stores, forKey: .stores)
-            try container.encode(skipped, forKey: .skipped)
-            try container.encode(app, forKey: .app)
-            try container.encode(since, forKey: .since)
             try container.encode(runs, forKey: .runs)
         }
     }
 
     private static func json(_ reading: RunLogReading, options: Options) throws -> String {
         let document = Document(
-            stores: reading.stores,
-            skipped: reading.skipped,
-            app: options.app?.rawValue,
-            since: reading.since.map(RunLogFormat.preciseTime),
+            envelope: RunLogEnvelope(reading, options: options),
             runs: reading.runs.map { Entry(store: $0.store, run: $0.run) }
         )
         return try RunLogFormat.json(document)
@@ -173,6 +163,37 @@ enum LogCommand {
 }
 
 // MARK: - Shared by `log` and `energy`
+
+/// The part of the `--json` documents of `log` and `energy` that says what was read:
+/// the stores, those skipped and why, and the filters. Every key is always present
+/// (`null` when unset), so scripts need not test for missing keys.
+struct RunLogEnvelope: Codable, Equatable {
+    /// The stores read.
+    var stores: [String]
+    /// Stores that could not be read, with why.
+    var skipped: [RunLogReading.Skipped]
+    /// The `--app` filter, or `null`.
+    var app: String?
+    /// The start of the `--since` window (ISO 8601), or `null`.
+    var since: String?
+
+    private enum CodingKeys: String, CodingKey { case stores, skipped, app, since }
+
+    init(_ reading: RunLogReading, options: RunLogOptions) {
+        stores = reading.stores
+        skipped = reading.skipped
+        app = options.app?.rawValue
+        since = reading.since.map(RunLogFormat.preciseTime)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(stores, forKey: .stores)
+        try container.encode(skipped, forKey: .skipped)
+        try container.encode(app, forKey: .app)
+        try container.encode(since, forKey: .since)
+    }
+}
 
 /// The options `bgtask log` and `bgtask energy` share.
 struct RunLogOptions: Equatable {

@@ -175,7 +175,7 @@ import Testing
         let context = device.install(app: testApp, manifest: testManifest) {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
         }
-        try submit(refresh(after: 60, device: device), in: context)
+        try submit(refresh(after: 60), in: context)
         await device.run(for: 120)
         let remaining = try store.runs().map(\.id)
         #expect(!remaining.contains(RunID(1)), "the 40-day-old run is pruned")

@@ -183,9 +183,9 @@ import Testing
         let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
         let output = try LogCommand.run(options, environment: [:], now: Self.now)
         let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(output.utf8))
-        #expect(document.stores.count == 1)
-        #expect(document.stores[0].hasSuffix("com.example.feedreader/scheduler.sqlite"))
-        #expect(document.skipped.isEmpty)
+        #expect(document.envelope.stores.count == 1)
+        #expect(document.envelope.stores[0].hasSuffix("com.example.feedreader/scheduler.sqlite"))
+        #expect(document.envelope.skipped.isEmpty)
         #expect(document.runs.map(\.id) == [1, 2, 3, 4])
         let first = document.runs[0]
         #expect(first.app == "com.example.feedreader")
@@ -225,7 +225,7 @@ import Testing
         json.json = true
         let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(json, environment: home.environment, now: Self.now).utf8))
         #expect(document.runs.isEmpty)
-        #expect(document.stores.count == 1)
+        #expect(document.envelope.stores.count == 1)
     }
 
     @Test func theDefaultStateHomeIsUnderHOME() throws {
@@ -313,9 +313,9 @@ import Testing
         let options = try EnergyCommand.parse(["--json", "--app", "com.example.feedreader", "--since", "2026-11-29T12:00:00Z"]).get()
         let output = try EnergyCommand.run(options, environment: home.environment, now: Self.now)
         let document = try JSONDecoder().decode(EnergyCommand.Document.self, from: Data(output.utf8))
-        #expect(document.app == "com.example.feedreader")
-        #expect(document.since == "2026-11-29T12:00:00.000Z")
-        #expect(document.stores.count == 2)
+        #expect(document.envelope.app == "com.example.feedreader")
+        #expect(document.envelope.since == "2026-11-29T12:00:00.000Z")
+        #expect(document.envelope.stores.count == 2)
         #expect(document.tasks.map(\.identifier) == ["com.example.feedreader.cleanup", "com.example.feedreader.refresh"])
         let refresh = document.tasks[1]
         #expect(refresh.runs == 1)

@@ -14,7 +14,7 @@ import Testing
                 }
             }
         }
-        try submit(refresh(after: 0, device: device), in: context)
+        try submit(refresh(after: 0), in: context)
         return (device, context)
     }
 
@@ -56,7 +56,7 @@ import Testing
                 task.setTaskCompleted(success: false)
             }
         }
-        try submit(refresh(after: 0, device: device), in: context)
+        try submit(refresh(after: 0), in: context)
         await device.run(for: 10)
         #expect(device.runs(of: refreshID).map(\.outcome) == [.success])
         #expect(device.log.messages.contains { $0.level == .warning && $0.text.contains("called again") && $0.text.contains(refreshID) })
@@ -140,7 +140,7 @@ import Testing
                 task.setTaskCompleted(success: true)
             }
         }
-        try submit(refresh(after: 0, device: device), in: context)
+        try submit(refresh(after: 0), in: context)
         await device.run(for: 60)
         release.signal()
         #expect(device.now == testStart.addingTimeInterval(60))

@@ -37,8 +37,9 @@ func submit(_ request: BGTaskRequest, in context: AppContext) throws {
     try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
 }
 
-/// A refresh request `delay` seconds after the device's now (virtual dates, no translation).
-func refresh(after delay: TimeInterval, device: SimulatedDevice, identifier: String = refreshID) -> BGAppRefreshTaskRequest {
+/// A refresh request `delay` seconds from now, computed from the wall clock as iOS code
+/// does (the simulated device translates it to the same offset from virtual now).
+func refresh(after delay: TimeInterval, identifier: String = refreshID) -> BGAppRefreshTaskRequest {
     let request = BGAppRefreshTaskRequest(identifier: identifier)
     request.earliestBeginDate = Date(timeIntervalSinceNow: delay)
     return request

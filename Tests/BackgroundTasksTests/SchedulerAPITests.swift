@@ -24,7 +24,7 @@ import Testing
                 task.setTaskCompleted(success: true)
             }
         }
-        try submit(refresh(after: 900, device: device), in: context)
+        try submit(refresh(after: 900), in: context)
         await device.run(for: 899)
         #expect(started.withLock { $0 }.isEmpty)
         await device.run(for: 2)
@@ -45,7 +45,7 @@ import Testing
                 task.setTaskCompleted(success: true)
             }
         }
-        try submit(refresh(after: 600, device: device), in: context)
+        try submit(refresh(after: 600), in: context)
         await device.run(for: 3600)
         #expect(kinds.withLock { $0 }.count == 6)
         #expect(kinds.withLock { $0 }.allSatisfy { $0 == "BGAppRefreshTask" })
@@ -55,8 +55,8 @@ import Testing
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
         }
-        try submit(refresh(after: 600, device: device), in: context)
-        try submit(refresh(after: 1200, device: device), in: context)
+        try submit(refresh(after: 600), in: context)
+        try submit(refresh(after: 1200), in: context)
         let pending = device.driver.pendingRequests(of: testApp)
         #expect(pending.count == 1)
         #expect(pending.first?.earliestBeginDate == testStart.addingTimeInterval(1200))
@@ -98,7 +98,7 @@ import Testing
         context.application.setBackgroundRefreshEnabled(false)
         #expect(context.application.backgroundRefreshStatus == .denied)
         #expect {
-            try submit(refresh(after: 60, device: device), in: context)
+            try submit(refresh(after: 60), in: context)
         } throws: { ($0 as? BGTaskScheduler.Error)?.code == .unavailable }
     }
 

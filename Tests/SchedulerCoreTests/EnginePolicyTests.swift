@@ -70,7 +70,7 @@ private let t0 = F.t0
 
     @Test func energyBudgetHoldsTheAppUntilLocalMidnight() throws {
         var engine = engine(policy: PolicyConfiguration(energyBudgetPerAppPerDay: 100, minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 0))
-        _ = engine.handle(.runMeasured(F.app, energyJoules: 150), at: t0)
+        engine.recordEnergy(150, for: F.app, at: t0)
         _ = try F.submit(F.refresh(), to: &engine, at: t0)
         guard case .deferred(let until)? = engine.location(of: F.key(F.refreshID)) else {
             Issue.record("expected a deferral, got \(String(describing: engine.location(of: F.key(F.refreshID))))")

@@ -41,7 +41,7 @@ struct ThrottleStateTests {
         let lastRun = t0.addingTimeInterval(-60)
         let recorded = state.recordSubmission(kind: .appRefresh, earliestBeginDate: t0 + 60, previousRunOfSameIdentifier: lastRun, at: t0)
         let strike = try #require(recorded)
-        #expect(strike.cause == .overScheduling(kind: .appRefresh, interval: 120, cadence: 900, sincePreviousRun: true))
+        #expect(strike.cause == .overScheduling(kind: .appRefresh, interval: 120, cadence: 900))
         #expect(strike.penalty == 15 * Self.minute)
         #expect(state.strikes == 1)
         #expect(state.delay(at: t0) == 15 * Self.minute)
@@ -53,7 +53,7 @@ struct ThrottleStateTests {
         // "As soon as possible" ten minutes after the last run: a 10-minute cadence.
         let recorded = state.recordSubmission(kind: .processing, earliestBeginDate: nil, previousRunOfSameIdentifier: t0 - 10 * Self.minute, at: t0)
         let strike = try #require(recorded)
-        #expect(strike.cause == .overScheduling(kind: .processing, interval: 600, cadence: 3_600, sincePreviousRun: true))
+        #expect(strike.cause == .overScheduling(kind: .processing, interval: 600, cadence: 3_600))
         // A first request for one minute from now: no run yet, so nothing was resubmitted.
         var other = ThrottleState()
         #expect(other.recordSubmission(kind: .appRefresh, earliestBeginDate: t0 + 60, previousRunOfSameIdentifier: nil, at: t0) == nil)

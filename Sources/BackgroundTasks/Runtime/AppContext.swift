@@ -109,7 +109,7 @@ public final class AppContext: Sendable {
     // MARK: Launching tasks
 
     /// Makes the `BGTask` for a run, or `nil` when no handler is registered for it.
-    func makeTask(for record: RunRecord, driver: SchedulerDriver) -> BGTask? {
+    func makeTask(for record: RunRecord) -> BGTask? {
         guard scheduler.registration(for: record.identifier) != nil else { return nil }
         return BGTask.make(for: record, context: self)
     }

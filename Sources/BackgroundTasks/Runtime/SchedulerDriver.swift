@@ -394,7 +394,7 @@ public final class SchedulerDriver: Sendable {
                 actions.append(.launchFailed(record.id, "\(record.app) is not running and cannot be launched by this driver"))
                 return
             }
-            guard let task = context.makeTask(for: record, driver: self) else {
+            guard let task = context.makeTask(for: record) else {
                 actions.append(.launchFailed(record.id, "no launch handler registered for task with identifier '\(record.identifier)'"))
                 return
             }
@@ -407,10 +407,7 @@ public final class SchedulerDriver: Sendable {
             }
         case .runFinished(let finished):
             let record = measured(finished)
-            // The energy budget counts what this run cost; its effects join this batch.
-            for effect in state.engine.handle(.runMeasured(record.app, energyJoules: record.energyJoules ?? 0), at: now) {
-                apply(effect, to: &state, at: now, actions: &actions)
-            }
+            state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
             do {
                 try store?.recordRunFinished(record)
             } catch {

@@ -276,8 +276,6 @@ public struct EligibilityIndex: Sendable {
         return remove(next.key)
     }
 
-    /// Removes and returns the request under `key` wherever it sits (simulated launch).
-    public mutating func take(_ key: RequestKey) -> PendingRequest? { remove(key) }
 
     /// Records that a run of `key` started, so a new request under the same key waits.
     public mutating func markRunning(_ key: RequestKey) { running.insert(key) }

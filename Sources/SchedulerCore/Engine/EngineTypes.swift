@@ -96,8 +96,6 @@ public enum EngineEvent: Hashable, Sendable {
     case appForegrounded(AppID)
     /// The user force-quit the app in the app switcher.
     case appForceQuit(AppID)
-    /// A finished run of the app was measured at this many joules (energy budget).
-    case runMeasured(AppID, energyJoules: Double)
 }
 
 /// Something the driver must do, returned by the engine in order.

@@ -119,6 +119,19 @@ public struct SchedulerEngine: Sendable {
         return state
     }
 
+    /// Counts what a finished run of `app` cost against its daily energy budget. Not an
+    /// event: it changes no pending request now, only the next judgement of the app's.
+    public mutating func recordEnergy(_ joules: Double, for app: AppID, at now: Date) {
+        var state = appState(app, at: now)
+        let day = state.usage.localDay(of: now)
+        if state.energyDay != day {
+            state.energyDay = day
+            state.energyUsed = 0
+        }
+        state.energyUsed += joules
+        appStates[app] = state
+    }
+
     /// Restores what the policies learned of an app (usage history, throttle) from storage.
     public mutating func restorePolicyState(_ state: AppPolicyState, of app: AppID) {
         appStates[app] = state
@@ -264,7 +277,7 @@ public struct SchedulerEngine: Sendable {
         if let running = runsByKey[key] {
             throw EngineError(.alreadyRunning, "'\(key.identifier)' of \(key.app) is already running (\(running)); never two runs of one identifier")
         }
-        guard let request = index.take(key) else {
+        guard let request = index.remove(key) else {
             throw EngineError(.noPendingRequest, "no pending request with identifier '\(key.identifier)' for \(key.app); submit one first")
         }
         var effects: [EngineEffect] = []
@@ -301,28 +314,20 @@ public struct SchedulerEngine: Sendable {
             if (!old.externalPower && newConditions.externalPower) || (!old.networkAvailable && newConditions.networkAvailable) {
                 lastSharedTrigger = now
             }
-            record(index.conditionsChanged(to: newConditions), at: now, into: &effects)
-            record(index.releaseHeldForDevice(conditions: newConditions), at: now, into: &effects)
+            report(index.conditionsChanged(to: newConditions), into: &effects)
+            report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
         case .appForegrounded(let app):
             var state = appState(app, at: now)
             state.usage.recordForeground(at: now)
             state.forceQuit = false
             appStates[app] = state
-            record(index.releaseHeld(for: app, conditions: conditions), at: now, into: &effects)
+            report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         case .appForceQuit(let app):
             var state = appState(app, at: now)
             state.forceQuit = true
             appStates[app] = state
-        case .runMeasured(let app, let joules):
-            var state = appState(app, at: now)
-            let day = state.usage.localDay(of: now)
-            if state.energyDay != day {
-                state.energyDay = day
-                state.energyUsed = 0
-            }
-            state.energyUsed += joules
-            appStates[app] = state
+
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
                 finish(runID, outcome: .failure, success: nil, reason: "\(reason); no expiration handler was set", at: now, into: &effects)
@@ -391,19 +396,19 @@ public struct SchedulerEngine: Sendable {
                 finish(next.key, outcome: .terminated, success: nil, reason: "\(reason); not completed within the \(formatSeconds(configuration.expirationGrace)) grace period", at: now, into: &effects)
             }
         }
-        record(index.advance(to: now, conditions: conditions), at: now, into: &effects)
+        report(index.advance(to: now, conditions: conditions), into: &effects)
     }
 
     /// Reports moves for timelines.
-    private func record(_ transitions: [EligibilityIndex.Transition], at now: Date, into effects: inout [EngineEffect]) {
+    private func report(_ transitions: [EligibilityIndex.Transition], into effects: inout [EngineEffect]) {
         guard !transitions.isEmpty else { return }
         effects.append(.requestsMoved(transitions))
     }
 
     private mutating func releaseAllHeld(at now: Date, into effects: inout [EngineEffect]) {
-        record(index.releaseHeldForDevice(conditions: conditions), at: now, into: &effects)
+        report(index.releaseHeldForDevice(conditions: conditions), into: &effects)
         for app in appStates.keys.sorted() {
-            record(index.releaseHeld(for: app, conditions: conditions), at: now, into: &effects)
+            report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         }
     }
 
@@ -560,7 +565,7 @@ public struct SchedulerEngine: Sendable {
             state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
             appStates[key.app] = state
         }
-        record(index.markFinished(key, conditions: conditions), at: now, into: &effects)
+        report(index.markFinished(key, conditions: conditions), into: &effects)
     }
 }
 

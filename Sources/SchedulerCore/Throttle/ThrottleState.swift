@@ -85,21 +85,15 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         else { return nil }
         let requested = earliestBeginDate.flatMap { $0.timeIntervalSinceReferenceDate.isFinite ? $0 : nil } ?? now
         let begin = max(requested, now)
-        let interval: TimeInterval
-        let sincePreviousRun: Bool
-        if let previous = previousRunOfSameIdentifier, previous.timeIntervalSinceReferenceDate.isFinite {
-            interval = max(0, begin.timeIntervalSince(previous))
-            sincePreviousRun = true
-        } else {
-            return nil
-        }
+        guard let previous = previousRunOfSameIdentifier, previous.timeIntervalSinceReferenceDate.isFinite else { return nil }
+        let interval = max(0, begin.timeIntervalSince(previous))
         guard interval < cadence else { return nil }
         let previousStrike = recentStrikes.last {
-            if case .overScheduling(kind, _, _, _) = $0.cause { return true }
+            if case .overScheduling(kind, _, _) = $0.cause { return true }
             return false
         }
         if let previousStrike, now.timeIntervalSince(previousStrike.at) < cadence { return nil }
-        return strike(.overScheduling(kind: kind, interval: interval, cadence: cadence, sincePreviousRun: sincePreviousRun), at: now)
+        return strike(.overScheduling(kind: kind, interval: interval, cadence: cadence), at: now)
     }
 
     /// Records how a run of the app ended at `now`, and returns the strike it earned, if any.
@@ -196,7 +190,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         // Over-scheduling: the latest interval per kind says what the app is doing now.
         for kind in TaskKind.allCases {
             let latest = recent.last {
-                if case .overScheduling(kind, _, _, _) = $0.cause { return true }
+                if case .overScheduling(kind, _, _) = $0.cause { return true }
                 return false
             }
             if let latest { parts.append(latest.cause.description) }

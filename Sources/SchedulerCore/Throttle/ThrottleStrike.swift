@@ -5,9 +5,8 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
     /// What the app did.
     public enum Cause: Hashable, Sendable, Codable, CustomStringConvertible {
         /// A submission asked for a run `interval` seconds after the previous run of the
-        /// same identifier (`sincePreviousRun`) or after the submission itself, less than
-        /// the kind's `cadence`.
-        case overScheduling(kind: TaskKind, interval: TimeInterval, cadence: TimeInterval, sincePreviousRun: Bool)
+        /// same identifier, less than the kind's `cadence`.
+        case overScheduling(kind: TaskKind, interval: TimeInterval, cadence: TimeInterval)
         /// A run used its whole budget and was expired (it completed within the grace).
         case expired
         /// A run was expired and did not complete within the grace, so it was terminated.
@@ -20,9 +19,8 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
 
         public var description: String {
             switch self {
-            case let .overScheduling(kind, interval, cadence, sincePreviousRun):
-                let what = sincePreviousRun ? "resubmitted every \(durationText(interval))" : "asked to run \(durationText(interval)) after submitting"
-                return "\(kind) \(what), cadence is \(durationText(cadence))"
+            case let .overScheduling(kind, interval, cadence):
+                return "\(kind) resubmitted every \(durationText(interval)), cadence is \(durationText(cadence))"
             case .expired: return "run expired"
             case .terminated: return "run terminated after its grace period"
             case .neverCompleted: return "run never called setTaskCompleted"

@@ -11,6 +11,8 @@ import Foundation
 struct BenchOptions: Equatable {
     var quick = false
     var jsonPath: String?
+    /// The benchmarks to run, by letter (`a`, `b`, `c`, `c'`, `d`); empty means all.
+    var only: Set<String> = []
 }
 
 /// The outcome of parsing the arguments: run, show help, or a usage error.
@@ -21,10 +23,14 @@ enum BenchCommand: Equatable {
 }
 
 let usage = """
-    usage: bgtask-bench [--quick] [--json FILE]
-      --quick      a reduced run (fewer iterations; numbers are noisier)
-      --json FILE  also write the results as JSON to FILE
+    usage: bgtask-bench [--quick] [--json FILE] [--only LETTERS]
+      --quick         a reduced run (fewer iterations; numbers are noisier)
+      --json FILE     also write the results as JSON to FILE
+      --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d)
     """
+
+/// The benchmarks' letters, in the order they run.
+let benchmarkLetters = ["a", "b", "d", "c", "c'"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -37,6 +43,13 @@ func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
         case "--json":
             guard let path = remaining.popFirst(), !path.hasPrefix("--") else { return .usageError("--json needs a file path") }
             options.jsonPath = path
+        case "--only":
+            guard let list = remaining.popFirst(), !list.hasPrefix("--") else { return .usageError("--only needs a list of benchmark letters, such as a,d") }
+            let letters = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            if let unknown = letters.first(where: { !benchmarkLetters.contains($0) }) {
+                return .usageError("--only: unknown benchmark '\(unknown)' (known: \(benchmarkLetters.joined(separator: ", ")))")
+            }
+            options.only = Set(letters)
         case "-h", "--help":
             return .help
         default:
@@ -95,25 +108,25 @@ func runAll(_ options: BenchOptions) -> Int32 {
 
     let quick = options.quick
     var results: [BenchmarkResult] = []
-    let benchmarks: [(String, () throws -> BenchmarkResult)] = [
-        ("a. Durable submit throughput", {
+    let benchmarks: [(letter: String, title: String, body: () throws -> BenchmarkResult)] = [
+        ("a", "a. Durable submit throughput", {
             try DurableSubmitBenchmark.run(count: quick ? 400 : 2_000, warmup: quick ? 50 : 200, blocks: quick ? 4 : 10)
         }),
-        ("b. Choosing the next run: 100,000 pending requests across 10,000 apps", {
+        ("b", "b. Choosing the next run: 100,000 pending requests across 10,000 apps", {
             try EngineDecisionBenchmark.run(apps: 10_000, identifiersPerApp: 10, decisions: quick ? 1_000 : 5_000, warmupDecisions: quick ? 50 : 200)
         }),
-        ("d. Re-evaluating 100,000 pending requests after a condition change", {
+        ("d", "d. Re-evaluating 100,000 pending requests after a condition change", {
             try ConditionChangeBenchmark.run(apps: 10_000, identifiersPerApp: 10, repetitions: quick ? 2 : 5)
         }),
-        ("c. In-process dispatch latency, due instant -> handler start (in-memory store)", {
+        ("c", "c. In-process dispatch latency, due instant -> handler start (in-memory store)", {
             try DispatchLatencyBenchmark.run(store: .memory, runs: quick ? 60 : 250, warmup: 5)
         }),
-        ("c'. In-process dispatch latency, due instant -> handler start (file store, as embedded)", {
+        ("c'", "c'. In-process dispatch latency, due instant -> handler start (file store, as embedded)", {
             try DispatchLatencyBenchmark.run(store: .file, runs: quick ? 60 : 250, warmup: 5)
         }),
     ]
     var failed = false
-    for (title, body) in benchmarks {
+    for (letter, title, body) in benchmarks where options.only.isEmpty || options.only.contains(letter) {
         say("== \(title)")
         let start = monotonicNanoseconds()
         do {

@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func backgroundRefreshOffMakesSubmitUnavailable() throws {
-        let (device, context) = try makeDevice {
+        let (_, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
         }
         context.application.setBackgroundRefreshEnabled(false)

@@ -225,4 +225,85 @@ struct EligibilityIndexTests {
         #expect(index.nextDueDate == nil)
         #expect(index.advance(to: t0 + 200, conditions: .favorable).isEmpty)
     }
+
+    @Test func requestPendingWhenItsKeyStartsRunningIsBusyOnceDue() {
+        var index = EligibilityIndex()
+        let request = F.refresh(earliest: t0 + 10)
+        index.insert(request, sequence: 1, now: t0, conditions: .favorable)
+        index.markRunning(request.key)
+        #expect(index.advance(to: t0 + 10, conditions: .favorable) == [.init(key: request.key, location: .busy)])
+        #expect(index.markFinished(request.key, conditions: .favorable) == [.init(key: request.key, location: .ready)])
+    }
+
+    @Test func holdFirstReadyHoldsWhatPeekReturned() throws {
+        var index = EligibilityIndex()
+        let first = F.processing(F.processingID(1))
+        let second = F.processing(F.processingID(2))
+        index.insert(first, sequence: 1, now: t0, conditions: .favorable)
+        index.insert(second, sequence: 2, now: t0, conditions: .favorable)
+        let peeked = index.peekReady(conditions: .favorable)
+        let candidate = try #require(peeked)
+        #expect(candidate.request == first)
+        #expect(candidate.eligibleSince == t0)
+        #expect(index.holdFirstReady(until: .until(t0 + 30)) == .deferred(until: t0 + 30))
+        #expect(index.location(of: first.key) == .deferred(until: t0 + 30))
+        let next = index.peekReady(conditions: .favorable)
+        #expect(next?.request == second)
+        #expect(index.holdFirstReady(until: .appChange) == .parkedForApp)
+        #expect(index.heldCount == 2)
+        #expect(index.nextDueDate == t0 + 30)
+    }
+
+    /// Seeded random inserts, removals, holds, condition flips and time steps against a
+    /// plain list: the index always pops the eligible request with the smallest (due date,
+    /// submission order), however its slots are reused.
+    @Test func randomizedOperationsMatchNaiveModel() {
+        struct Modelled { var request: PendingRequest; var sequence: UInt64; var heldUntil: Date? }
+        var rng = IndexedHeapTests.SplitMix64(state: 0x5EED_1DE)
+        var index = EligibilityIndex()
+        var model: [RequestKey: Modelled] = [:]
+        var now = t0
+        var conditions = Conditions.favorable
+        var sequence: UInt64 = 0
+        var pops = 0
+        func eligible(_ entry: Modelled) -> Bool {
+            entry.request.dueDate <= now && (entry.heldUntil.map { $0 <= now } ?? true)
+                && conditions.firstUnmet(for: entry.request) == nil
+        }
+        for step in 0..<3000 {
+            let identifier = F.processingID(Int.random(in: 0..<25, using: &rng))
+            let key = F.key(identifier)
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0..<7:
+                sequence += 1
+                let request = F.processing(
+                    identifier, submittedAt: now, earliest: now + Double(Int.random(in: 0..<4, using: &rng) * 30),
+                    network: Bool.random(using: &rng), power: Bool.random(using: &rng))
+                #expect(index.insert(request, sequence: sequence, now: now, conditions: conditions) == model[key]?.request, "step \(step): insert replaces")
+                model[key] = Modelled(request: request, sequence: sequence, heldUntil: nil)
+            case 7..<9:
+                #expect(index.remove(key) == model.removeValue(forKey: key)?.request, "step \(step): remove")
+            case 9..<11:
+                if let candidate = index.peekReady(conditions: conditions) {
+                    let until = now + 45
+                    _ = index.holdFirstReady(until: .until(until))
+                    model[candidate.request.key]?.heldUntil = until
+                }
+            case 11..<13:
+                conditions = Conditions(externalPower: Bool.random(using: &rng), networkAvailable: Bool.random(using: &rng))
+                _ = index.conditionsChanged(to: conditions)
+            case 13..<16:
+                now += Double(Int.random(in: 1..<40, using: &rng))
+                _ = index.advance(to: now, conditions: conditions)
+            default:
+                let expected = model.values.filter(eligible).min { ($0.request.dueDate, $0.sequence) < ($1.request.dueDate, $1.sequence) }
+                let popped = index.popReady(conditions: conditions)
+                #expect(popped == expected?.request, "step \(step): pop")
+                if let popped { model[popped.key] = nil; pops += 1 }
+            }
+            #expect(index.count == model.count, "step \(step): count")
+        }
+        #expect(pops > 200, "the sequence exercises popping")
+        #expect(index.allRequests == model.values.sorted { $0.sequence < $1.sequence }.map(\.request))
+    }
 }

@@ -16,8 +16,8 @@ struct IndexedHeapTests {
         }
     }
 
-    private func drain<K, P>(_ heap: inout IndexedHeap<K, P>) -> [(key: K, priority: P)] {
-        var out: [(key: K, priority: P)] = []
+    private func drain<Positions, P>(_ heap: inout PositionedHeap<Positions, P>) -> [(key: Positions.Key, priority: P)] {
+        var out: [(key: Positions.Key, priority: P)] = []
         while let next = heap.popMin() { out.append(next) }
         return out
     }
@@ -79,8 +79,31 @@ struct IndexedHeapTests {
     /// 1000 seeded random operations against a dictionary model; after every operation the
     /// heap's count and minimum match the model, and the final drain is in sorted order.
     @Test func randomizedOperationsMatchNaiveModel() {
+        var hashed = IndexedHeap<Int, Int>()
+        checkAgainstModel(&hashed, key: { $0 })
+    }
+
+    /// The same with slot numbers as keys (the eligibility index's heaps): positions in an
+    /// array instead of a dictionary must behave identically.
+    @Test func slotHeapMatchesNaiveModel() {
+        var slots = SlotHeap<Int>()
+        checkAgainstModel(&slots, key: { Int32($0) })
+    }
+
+    @Test func slotPositionsGrowOnDemandAndForget() {
+        var positions = SlotPositions()
+        #expect(positions[7] == nil, "an unknown slot has no position")
+        positions[7] = 3
+        #expect(positions[7] == 3)
+        #expect(positions[2] == nil, "growing to slot 7 leaves the slots below it absent")
+        positions[7] = nil
+        #expect(positions[7] == nil)
+        positions[100] = nil
+        #expect(positions[100] == nil, "clearing an unknown slot is a no-op")
+    }
+
+    private func checkAgainstModel<Positions: HeapPositions>(_ heap: inout PositionedHeap<Positions, Int>, key makeKey: (Int) -> Positions.Key) where Positions.Key: Equatable {
         var rng = SplitMix64(state: 0xB6_7A5C)
-        var heap = IndexedHeap<Int, Int>()
         var model: [Int: Int] = [:]
         var pops = 0
         // Priorities are value * 100 + key: unique per key, so the minimum is unambiguous.
@@ -89,14 +112,14 @@ struct IndexedHeapTests {
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<5:
                 let priority = Int.random(in: 0..<1000, using: &rng) * 100 + key
-                heap.update(key, priority: priority)
+                heap.update(makeKey(key), priority: priority)
                 model[key] = priority
             case 5..<7:
-                #expect(heap.remove(key) == model.removeValue(forKey: key), "step \(step): remove \(key)")
+                #expect(heap.remove(makeKey(key)) == model.removeValue(forKey: key), "step \(step): remove \(key)")
             default:
                 let expected = model.min { $0.value < $1.value }
                 let popped = heap.popMin()
-                #expect(popped?.key == expected?.key && popped?.priority == expected?.value, "step \(step): popMin")
+                #expect(popped?.key == expected.map { makeKey($0.key) } && popped?.priority == expected?.value, "step \(step): popMin")
                 if let expected { model[expected.key] = nil; pops += 1 }
             }
             #expect(heap.count == model.count, "step \(step): count")
@@ -105,6 +128,6 @@ struct IndexedHeapTests {
         #expect(pops > 100, "the sequence exercises popMin")
         let drained = drain(&heap)
         #expect(drained.map(\.priority) == model.values.sorted())
-        #expect(drained.map(\.key) == model.sorted { $0.value < $1.value }.map(\.key))
+        #expect(drained.map(\.key) == model.sorted { $0.value < $1.value }.map { makeKey($0.key) })
     }
 }

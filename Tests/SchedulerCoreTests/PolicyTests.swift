@@ -25,8 +25,13 @@ private func context(
     PolicyContext(request: request, now: now, eligibleSince: t0, conditions: conditions, app: app, runningCount: running, maximumConcurrentRuns: 4, lastSharedTrigger: trigger, configuration: configuration)
 }
 
+/// The policy's full decision; also checks that its bare verdict (what the launch loop
+/// asks) agrees with it.
 private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -> PolicyDecision {
-    policy.evaluate(context)
+    let decision = policy.evaluate(context)
+    let bare = policy.verdict(context)
+    #expect(bare.verdict == decision.verdict && bare.wait == decision.wait, "\(policy.name): bare verdict \(bare) disagrees with \(decision)")
+    return decision
 }
 
 @Suite struct PolicyVerdictTests {
@@ -131,6 +136,57 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(!verdict(HerdSpreadingPolicy(), context(request(), now: trigger.addingTimeInterval(600), trigger: trigger)).blocks)
     }
 
+    /// The offset comes from FNV-1a over the key's text: documented, and the same on every
+    /// machine (Swift's own hashing is seeded per process).
+    @Test func herdSpreadingHashIsFNV1aOfTheKeyText() {
+        let key = RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.task")
+        var expected: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "com.example.app/com.example.app.task".utf8 {
+            expected ^= UInt64(byte)
+            expected = expected &* 0x0000_0100_0000_01B3
+        }
+        #expect(HerdSpreadingPolicy.stableHash(of: key) == expected)
+        #expect(HerdSpreadingPolicy.stableHash(of: RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.other")) != expected)
+    }
+
+    /// Every standard policy's bare verdict agrees with its full decision over a grid of
+    /// requests, device conditions, app states and moments (the launch loop files requests
+    /// by the bare verdict; `bgtask why` shows the full one).
+    @Test func bareVerdictsAgreeWithFullDecisionsForEveryPolicy() {
+        let conditionsGrid = [
+            Conditions.favorable,
+            Conditions(externalPower: false, networkAvailable: false, batteryLevel: 0.1),
+            Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.5, lowPowerMode: true, thermalState: .serious, networkMetered: true, deviceIdle: false, cpuPressure: 0.9),
+            Conditions(externalPower: true, networkAvailable: true, thermalState: .fair, cpuPressure: 0.5),
+        ]
+        var refreshOff = state()
+        refreshOff.backgroundRefreshEnabled = false
+        var forceQuit = state()
+        forceQuit.forceQuit = true
+        var launchedRecently = state()
+        launchedRecently.lastLaunch = t0.addingTimeInterval(-30)
+        var launchedLongAgo = state()
+        launchedLongAgo.lastLaunch = t0.addingTimeInterval(-86_400)
+        let apps = [state(), refreshOff, forceQuit, launchedRecently, launchedLongAgo, state(createdAt: t0.addingTimeInterval(-30 * 86_400))]
+        let requests = [request(), request(.processing, power: true, network: true), request(.continuedProcessing), request(.healthResearch, network: true)]
+        var checked = 0
+        for policy in PolicySet.standardPolicies {
+            for conditions in conditionsGrid {
+                for app in apps {
+                    for request in requests {
+                        for (now, trigger) in [(t0, nil), (t0, t0), (t0.addingTimeInterval(30), t0), (t0.addingTimeInterval(3 * 86_400), t0)] {
+                            for running in [0, 4] {
+                                _ = verdict(policy, context(request, conditions: conditions, app: app, now: now, running: running, trigger: trigger))
+                                checked += 1
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 16 * 4 * 6 * 4 * 4 * 2)
+    }
+
     @Test func starvationForcesARunAfterTwoDays() {
         let decision = verdict(StarvationPolicy(), context(request(.processing), now: t0.addingTimeInterval(2 * 86_400)))
         #expect(decision.verdict == .mustProceed)
@@ -166,6 +222,25 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         let plain = PolicySet().evaluate(context(request(), conditions: poor)).score
         let heavy = PolicySet(configuration: PolicyConfiguration(weights: ["critical-battery": 10])).evaluate(context(request(), conditions: poor)).score
         #expect(heavy < plain)
+    }
+
+    @Test func judgeStopsAtTheFirstQuickBlockAndOtherwiseWeighsEveryPolicy() {
+        var app = state()
+        app.lastLaunch = t0.addingTimeInterval(-30)
+        guard case .held(let policy, let wait) = PolicySet().judge(context(request(), app: app)) else {
+            Issue.record("a launch 30 s ago holds the request")
+            return
+        }
+        #expect(policy == "rate-limit")
+        #expect(wait == .until(t0.addingTimeInterval(PolicyConfiguration().minimumLaunchInterval - 30)))
+        let lpm = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true)
+        guard case .evaluated(let evaluation) = PolicySet().judge(context(request(), conditions: lpm)) else {
+            Issue.record("low power mode is not among the quick policies: the full evaluation decides")
+            return
+        }
+        #expect(evaluation.decisions.count == PolicySet.standardPolicies.count)
+        #expect(evaluation.decisions.first?.policy == "low-power-mode")
+        #expect(!evaluation.proceeds)
     }
 
     @Test func timeBoundWaitsCombineToTheLatestInstant() {

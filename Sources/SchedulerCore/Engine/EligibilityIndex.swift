@@ -68,54 +68,69 @@ public struct EligibilityIndex: Sendable {
         }
     }
 
-    private struct Entry: Sendable {
-        var request: PendingRequest
+    /// A pending request's number inside the index: its facts live in arrays indexed by
+    /// it, and the heaps track positions by it, so moving requests between places (the
+    /// bulk of a condition change) never hashes a request key.
+    private typealias Slot = Int32
+
+    /// What filing a request looks at, kept apart from the request itself: plain values,
+    /// so re-filing thousands of requests copies no strings and retains nothing.
+    private struct Filing: Sendable {
         var order: Order
         var location: Location
+        var isContinuedProcessing: Bool
+        var requiresExternalPower: Bool
+        var requiresNetwork: Bool
+        /// A run under the same key is in progress (kept here so that filing the request
+        /// never looks the key up in `running`).
+        var keyIsRunning: Bool
         /// When it first became due (set the first time it leaves `waiting`; what the
         /// starvation and throttle policies measure from).
         var eligibleSince: Date?
     }
 
-    private var entries: [RequestKey: Entry] = [:]
-    private var waiting = IndexedHeap<RequestKey, Order>()
-    private var ready = IndexedHeap<RequestKey, Order>()
-    private var blocked: [RequiredCondition: IndexedHeap<RequestKey, Order>] = [:]
-    private var busy: Set<RequestKey> = []
-    private var continuedQueue = IndexedHeap<RequestKey, Order>()
-    private var deferred = IndexedHeap<RequestKey, Order>()
-    private var parkedForApp: [AppID: Set<RequestKey>] = [:]
-    private var parkedForDevice: Set<RequestKey> = []
+    /// A pending request and its key, by slot (`nil` for a free slot).
+    private var records: ContiguousArray<(request: PendingRequest, key: RequestKey)?> = []
+    /// The filing facts of each slot (meaningful while its record is set).
+    private var filings: ContiguousArray<Filing> = []
+    private var freeSlots: [Slot] = []
+    private var slotsByKey: [RequestKey: Slot] = [:]
+    private var waiting = SlotHeap<Order>()
+    private var ready = SlotHeap<Order>()
+    /// One heap per required condition, at ``RequiredCondition/bucket``.
+    private var blocked = [SlotHeap<Order>](repeating: SlotHeap(), count: RequiredCondition.allCases.count)
+    private var busy: Set<Slot> = []
+    private var continuedQueue = SlotHeap<Order>()
+    private var deferred = SlotHeap<Order>()
+    private var parkedForApp: [AppID: Set<Slot>] = [:]
+    private var parkedForDevice: Set<Slot> = []
     private var running: Set<RequestKey> = []
-    private var keysByApp: [AppID: Set<String>] = [:]
+    private var slotsByApp: [AppID: Set<Slot>] = [:]
     private var countsByApp: [AppID: [PendingLimitClass: Int]] = [:]
 
     /// Creates an empty index.
     public init() {}
 
     /// Number of pending requests.
-    public var count: Int { entries.count }
+    public var count: Int { slotsByKey.count }
 
     /// The pending request under `key`.
-    public func request(for key: RequestKey) -> PendingRequest? { entries[key]?.request }
+    public func request(for key: RequestKey) -> PendingRequest? { slotsByKey[key].flatMap { records[Int($0)]?.request } }
 
     /// Where the request under `key` sits.
-    public func location(of key: RequestKey) -> Location? { entries[key]?.location }
+    public func location(of key: RequestKey) -> Location? { slotsByKey[key].map { filings[Int($0)].location } }
 
     /// Since when the request under `key` has been due (`nil` while it waits for its date).
-    public func eligibleSince(of key: RequestKey) -> Date? { entries[key]?.eligibleSince }
+    public func eligibleSince(of key: RequestKey) -> Date? { slotsByKey[key].flatMap { filings[Int($0)].eligibleSince } }
 
     /// The pending requests of `app`, in submission order.
     public func requests(of app: AppID) -> [PendingRequest] {
-        (keysByApp[app] ?? [])
-            .compactMap { entries[RequestKey(app: app, identifier: $0)] }
-            .sorted { $0.order.sequence < $1.order.sequence }
-            .map(\.request)
+        inSubmissionOrder(slotsByApp[app] ?? []).compactMap { records[Int($0)]?.request }
     }
 
     /// Every pending request, in submission order.
     public var allRequests: [PendingRequest] {
-        entries.values.sorted { $0.order.sequence < $1.order.sequence }.map(\.request)
+        inSubmissionOrder(slotsByKey.values).compactMap { records[Int($0)]?.request }
     }
 
     /// How many requests of `limitClass` `app` has pending.
@@ -148,97 +163,154 @@ public struct EligibilityIndex: Sendable {
     /// according to `now` and `conditions`. Returns the request it replaced, if any.
     @discardableResult
     public mutating func insert(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) -> PendingRequest? {
-        let replaced = remove(request.key)
+        let key = request.key
+        let replaced = remove(key)
         let order = Order(due: request.dueDate, sequence: sequence)
-        entries[request.key] = Entry(request: request, order: order, location: .waiting, eligibleSince: nil)
-        keysByApp[request.app, default: []].insert(request.identifier)
-        countsByApp[request.app, default: [:]][request.kind.limitClass, default: 0] += 1
-        if request.kind != .continuedProcessing, order.due > now {
-            place(request.key, at: .waiting)
+        let slot: Slot
+        if let free = freeSlots.popLast() {
+            slot = free
         } else {
-            entries[request.key]?.eligibleSince = max(now, order.due)
-            place(request.key, at: classify(request, conditions: conditions))
+            slot = Slot(records.count)
+            records.append(nil)
+            filings.append(Filing(order: order, location: .waiting, isContinuedProcessing: false, requiresExternalPower: false, requiresNetwork: false, keyIsRunning: false))
         }
+        let isDue = request.kind == .continuedProcessing || order.due <= now
+        records[Int(slot)] = (request, key)
+        filings[Int(slot)] = Filing(
+            order: order, location: .waiting,
+            isContinuedProcessing: request.kind == .continuedProcessing,
+            requiresExternalPower: request.requiresExternalPower,
+            requiresNetwork: request.requiresNetworkConnectivity,
+            keyIsRunning: running.contains(key),
+            eligibleSince: isDue ? max(now, order.due) : nil
+        )
+        slotsByKey[key] = slot
+        slotsByApp[request.app, default: []].insert(slot)
+        countsByApp[request.app, default: [:]][request.kind.limitClass, default: 0] += 1
+        place(slot, at: isDue ? classify(slot, conditions: conditions) : .waiting)
         return replaced
     }
 
     /// Removes the request under `key` and returns it.
     @discardableResult
     public mutating func remove(_ key: RequestKey) -> PendingRequest? {
-        guard let entry = entries.removeValue(forKey: key) else { return nil }
-        unplace(key, from: entry.location)
-        keysByApp[key.app]?.remove(key.identifier)
-        if keysByApp[key.app]?.isEmpty == true { keysByApp[key.app] = nil }
-        countsByApp[key.app]?[entry.request.kind.limitClass, default: 1] -= 1
-        return entry.request
+        guard let slot = slotsByKey.removeValue(forKey: key), let request = records[Int(slot)]?.request else { return nil }
+        unplace(slot, from: filings[Int(slot)].location)
+        records[Int(slot)] = nil
+        freeSlots.append(slot)
+        slotsByApp[key.app]?.remove(slot)
+        if slotsByApp[key.app]?.isEmpty == true { slotsByApp[key.app] = nil }
+        countsByApp[key.app]?[request.kind.limitClass, default: 1] -= 1
+        return request
     }
 
-    /// Removes every request of `app` and returns them.
+    /// Removes every request of `app` and returns them, in identifier order.
     public mutating func removeAll(of app: AppID) -> [PendingRequest] {
-        let identifiers = (keysByApp[app] ?? []).sorted()
-        return identifiers.compactMap { remove(RequestKey(app: app, identifier: $0)) }
+        let keys = (slotsByApp[app] ?? []).compactMap { records[Int($0)]?.key }.sorted()
+        return keys.compactMap { remove($0) }
     }
 
     /// Moves every request whose due date (or deferral) has come into ready, blocked or busy.
     public mutating func advance(to now: Date, conditions: Conditions) -> [Transition] {
         var transitions: [Transition] = []
-        for heap in [\EligibilityIndex.waiting, \EligibilityIndex.deferred] {
-            while let next = self[keyPath: heap].min, next.priority.due <= now {
-                self[keyPath: heap].remove(next.key)
-                guard let request = entries[next.key]?.request else { continue }
-                if entries[next.key]?.eligibleSince == nil { entries[next.key]?.eligibleSince = max(now, next.priority.due) }
-                let location = classify(request, conditions: conditions)
-                place(next.key, at: location)
-                transitions.append(Transition(key: next.key, location: location))
-            }
+        while let next = waiting.min, next.priority.due <= now {
+            waiting.remove(next.key)
+            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, conditions: conditions))
+        }
+        while let next = deferred.min, next.priority.due <= now {
+            deferred.remove(next.key)
+            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, conditions: conditions))
         }
         return transitions
     }
 
+    /// Files a slot just taken out of `waiting` or `deferred`.
+    private mutating func refileDue(_ slot: Slot, dueAt due: Date, now: Date, conditions: Conditions) -> Transition {
+        if filings[Int(slot)].eligibleSince == nil { filings[Int(slot)].eligibleSince = max(now, due) }
+        let location = classify(slot, conditions: conditions)
+        place(slot, at: location)
+        return Transition(key: records[Int(slot)]!.key, location: location)
+    }
+
+    /// The first ready request and since when it has been due.
+    public struct Candidate: Sendable {
+        /// The request.
+        public var request: PendingRequest
+        /// Since when it has been due.
+        public var eligibleSince: Date
+    }
+
     /// The first ready request whose conditions hold and whose identifier is not running,
     /// left in place (stale entries met on the way are re-filed).
-    public mutating func peekReady(conditions: Conditions) -> PendingRequest? {
+    public mutating func peekReady(conditions: Conditions) -> Candidate? {
         while let next = ready.min {
-            guard let request = entries[next.key]?.request else { ready.remove(next.key); continue }
-            let location = classify(request, conditions: conditions)
-            if location == .ready { return request }
+            let location = classify(next.key, conditions: conditions)
+            if location == .ready {
+                let filing = filings[Int(next.key)]
+                return Candidate(request: records[Int(next.key)]!.request, eligibleSince: filing.eligibleSince ?? filing.order.due)
+            }
             unplace(next.key, from: .ready)
             place(next.key, at: location)
         }
         return nil
     }
 
+    /// Holds the request ``peekReady(conditions:)`` just returned for a policy, without
+    /// looking its key up again; returns where it went.
+    public mutating func holdFirstReady(until wait: PolicyWait) -> Location {
+        guard let slot = ready.min?.key else { preconditionFailure("holdFirstReady without a ready request") }
+        ready.remove(slot)
+        place(slot, at: Self.location(holding: wait))
+        return filings[Int(slot)].location
+    }
+
     /// Holds the request under `key` for a policy: until an instant, or until the app's or
     /// the device's state changes.
     public mutating func hold(_ key: RequestKey, until wait: PolicyWait) {
-        guard let entry = entries[key] else { return }
-        unplace(key, from: entry.location)
+        guard let slot = slotsByKey[key] else { return }
+        unplace(slot, from: filings[Int(slot)].location)
+        place(slot, at: Self.location(holding: wait))
+    }
+
+    /// Where a request held until `wait` is filed.
+    private static func location(holding wait: PolicyWait) -> Location {
         switch wait {
-        case .until(let date): place(key, at: .deferred(until: date))
-        case .appChange: place(key, at: .parkedForApp)
-        case .deviceChange, .capacity: place(key, at: .parkedForDevice)
+        case .until(let date): return .deferred(until: date)
+        case .appChange: return .parkedForApp
+        case .deviceChange, .capacity: return .parkedForDevice
         }
     }
 
     /// Re-files every request held until `app` changes.
     public mutating func releaseHeld(for app: AppID, conditions: Conditions) -> [Transition] {
-        guard let keys = parkedForApp.removeValue(forKey: app) else { return [] }
-        return refile(keys.sorted { (entries[$0]?.order.sequence ?? 0) < (entries[$1]?.order.sequence ?? 0) }, conditions: conditions)
+        guard let slots = parkedForApp.removeValue(forKey: app) else { return [] }
+        return refile(inSubmissionOrder(slots), conditions: conditions)
     }
 
     /// Re-files every request held until the device changes.
     public mutating func releaseHeldForDevice(conditions: Conditions) -> [Transition] {
-        let keys = parkedForDevice.sorted { (entries[$0]?.order.sequence ?? 0) < (entries[$1]?.order.sequence ?? 0) }
+        let slots = inSubmissionOrder(parkedForDevice)
         parkedForDevice.removeAll()
-        return refile(keys, conditions: conditions)
+        return refile(slots, conditions: conditions)
     }
 
-    private mutating func refile(_ keys: [RequestKey], conditions: Conditions) -> [Transition] {
-        keys.compactMap { key in
-            guard let request = entries[key]?.request else { return nil }
-            let location = classify(request, conditions: conditions)
-            place(key, at: location)
-            return Transition(key: key, location: location)
+    private func inSubmissionOrder(_ slots: some Sequence<Slot>) -> [Slot] {
+        slots.sorted { filings[Int($0)].order.sequence < filings[Int($1)].order.sequence }
+    }
+
+    /// Files slots that are in no place any more (their place was emptied wholesale).
+    private mutating func refile(_ slots: [Slot], conditions: Conditions) -> [Transition] {
+        var transitions: [Transition] = []
+        refile(slots, conditions: conditions, into: &transitions)
+        return transitions
+    }
+
+    private mutating func refile(_ slots: [Slot], conditions: Conditions, into transitions: inout [Transition]) {
+        transitions.reserveCapacity(transitions.count + slots.count)
+        for slot in slots {
+            let location = classify(slot, conditions: conditions)
+            place(slot, at: location)
+            transitions.append(Transition(key: records[Int(slot)]!.key, location: location))
         }
     }
 
@@ -247,17 +319,13 @@ public struct EligibilityIndex: Sendable {
     public mutating func conditionsChanged(to conditions: Conditions) -> [Transition] {
         var transitions: [Transition] = []
         for condition in RequiredCondition.allCases where conditions.satisfies(condition) {
-            guard let bucket = blocked.removeValue(forKey: condition), !bucket.isEmpty else { continue }
+            let bucket = blocked[condition.bucket]
+            guard !bucket.isEmpty else { continue }
+            blocked[condition.bucket] = SlotHeap()
             // Drain in the heap's array order (deterministic) instead of popping: moving
             // the whole bucket costs one insertion each, not a pop and an insertion.
-            transitions.reserveCapacity(transitions.count + bucket.count)
             ready.reserveCapacity(ready.count + bucket.count)
-            for key in bucket.keys {
-                guard let request = entries[key]?.request else { continue }
-                let location = classify(request, conditions: conditions)
-                place(key, at: location)
-                transitions.append(Transition(key: key, location: location))
-            }
+            refile(bucket.keys, conditions: conditions, into: &transitions)
         }
         return transitions
     }
@@ -265,68 +333,83 @@ public struct EligibilityIndex: Sendable {
     /// Removes and returns the first ready request whose conditions hold and whose
     /// identifier is not running. Stale entries met on the way are re-filed.
     public mutating func popReady(conditions: Conditions) -> PendingRequest? {
-        guard let request = peekReady(conditions: conditions) else { return nil }
+        guard let request = peekReady(conditions: conditions)?.request else { return nil }
         remove(request.key)
         return request
     }
 
     /// Removes and returns the first queued continued-processing request.
     public mutating func popContinuedProcessing() -> PendingRequest? {
-        guard let next = continuedQueue.min else { return nil }
-        return remove(next.key)
+        guard let next = continuedQueue.min, let key = records[Int(next.key)]?.key else { return nil }
+        return remove(key)
     }
 
-
     /// Records that a run of `key` started, so a new request under the same key waits.
-    public mutating func markRunning(_ key: RequestKey) { running.insert(key) }
+    public mutating func markRunning(_ key: RequestKey) {
+        running.insert(key)
+        if let slot = slotsByKey[key] { filings[Int(slot)].keyIsRunning = true }
+    }
 
     /// Records that the run of `key` ended; a request waiting for it becomes eligible.
     public mutating func markFinished(_ key: RequestKey, conditions: Conditions) -> [Transition] {
         running.remove(key)
-        guard busy.contains(key), let request = entries[key]?.request else { return [] }
-        busy.remove(key)
-        let location = classify(request, conditions: conditions)
-        place(key, at: location)
-        return [Transition(key: key, location: location)]
+        guard let slot = slotsByKey[key] else { return [] }
+        filings[Int(slot)].keyIsRunning = false
+        guard busy.remove(slot) != nil else { return [] }
+        return refile([slot], conditions: conditions)
     }
 
     /// Whether a run of `key` is in progress.
     public func isRunning(_ key: RequestKey) -> Bool { running.contains(key) }
 
-    private func classify(_ request: PendingRequest, conditions: Conditions) -> Location {
-        if running.contains(request.key) { return .busy }
-        if request.kind == .continuedProcessing { return .continuedQueue }
-        if let unmet = conditions.firstUnmet(of: request.requiredConditions) { return .blocked(unmet) }
+    private func classify(_ slot: Slot, conditions: Conditions) -> Location {
+        let filing = filings[Int(slot)]
+        if filing.keyIsRunning { return .busy }
+        if filing.isContinuedProcessing { return .continuedQueue }
+        if let unmet = conditions.firstUnmet(requiresExternalPower: filing.requiresExternalPower, requiresNetwork: filing.requiresNetwork) {
+            return .blocked(unmet)
+        }
         return .ready
     }
 
-    private mutating func place(_ key: RequestKey, at location: Location) {
-        guard let order = entries[key]?.order else { return }
-        entries[key]?.location = location
+    private mutating func place(_ slot: Slot, at location: Location) {
+        let order = filings[Int(slot)].order
+        filings[Int(slot)].location = location
         switch location {
-        case .waiting: waiting.update(key, priority: order)
-        case .ready: ready.update(key, priority: order)
-        case .blocked(let condition): blocked[condition, default: IndexedHeap()].update(key, priority: order)
-        case .busy: busy.insert(key)
-        case .continuedQueue: continuedQueue.update(key, priority: order)
-        case .deferred(let until): deferred.update(key, priority: Order(due: until, sequence: order.sequence))
-        case .parkedForApp: parkedForApp[key.app, default: []].insert(key)
-        case .parkedForDevice: parkedForDevice.insert(key)
+        case .waiting: waiting.update(slot, priority: order)
+        case .ready: ready.update(slot, priority: order)
+        case .blocked(let condition): blocked[condition.bucket].update(slot, priority: order)
+        case .busy: busy.insert(slot)
+        case .continuedQueue: continuedQueue.update(slot, priority: order)
+        case .deferred(let until): deferred.update(slot, priority: Order(due: until, sequence: order.sequence))
+        case .parkedForApp: parkedForApp[records[Int(slot)]!.key.app, default: []].insert(slot)
+        case .parkedForDevice: parkedForDevice.insert(slot)
         }
     }
 
-    private mutating func unplace(_ key: RequestKey, from location: Location) {
+    private mutating func unplace(_ slot: Slot, from location: Location) {
         switch location {
-        case .waiting: waiting.remove(key)
-        case .ready: ready.remove(key)
-        case .blocked(let condition): blocked[condition]?.remove(key)
-        case .busy: busy.remove(key)
-        case .continuedQueue: continuedQueue.remove(key)
-        case .deferred: deferred.remove(key)
+        case .waiting: waiting.remove(slot)
+        case .ready: ready.remove(slot)
+        case .blocked(let condition): blocked[condition.bucket].remove(slot)
+        case .busy: busy.remove(slot)
+        case .continuedQueue: continuedQueue.remove(slot)
+        case .deferred: deferred.remove(slot)
         case .parkedForApp:
-            parkedForApp[key.app]?.remove(key)
-            if parkedForApp[key.app]?.isEmpty == true { parkedForApp[key.app] = nil }
-        case .parkedForDevice: parkedForDevice.remove(key)
+            let app = records[Int(slot)]!.key.app
+            parkedForApp[app]?.remove(slot)
+            if parkedForApp[app]?.isEmpty == true { parkedForApp[app] = nil }
+        case .parkedForDevice: parkedForDevice.remove(slot)
+        }
+    }
+}
+
+extension RequiredCondition {
+    /// This condition's place in ``EligibilityIndex``'s array of blocked buckets.
+    fileprivate var bucket: Int {
+        switch self {
+        case .externalPower: return 0
+        case .network: return 1
         }
     }
 }

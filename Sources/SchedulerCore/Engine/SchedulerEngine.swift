@@ -37,6 +37,9 @@ public struct SchedulerEngine: Sendable {
     private var index = EligibilityIndex()
     private var runs: [RunID: ActiveRun] = [:]
     private var runsByKey: [RequestKey: RunID] = [:]
+    /// How many of `runs` are continued processing (kept, not counted: the launch loop
+    /// asks for it once per judged request).
+    private var runningContinuedProcessingCount = 0
     private var deadlines = IndexedHeap<RunID, Date>()
     private var nextRunNumber: Int64
     private var nextSequence: UInt64 = 0
@@ -367,10 +370,6 @@ public struct SchedulerEngine: Sendable {
 
     private var runningScheduledCount: Int { runs.count - runningContinuedProcessingCount }
 
-    private var runningContinuedProcessingCount: Int {
-        runs.values.lazy.filter(\.isContinuedProcessing).count
-    }
-
     private func canStartContinuedProcessingNow(replacing key: RequestKey) -> Bool {
         let queuedAhead = index.hasQueuedContinuedProcessing && index.location(of: key) != .continuedQueue
         return !queuedAhead && !index.isRunning(key)
@@ -418,7 +417,7 @@ public struct SchedulerEngine: Sendable {
             .filter { $0.phase == .running }
             .compactMap { run -> (RunID, String)? in
                 let request = run.record.request
-                if let condition = conditions.firstUnmet(of: request.requiredConditions) {
+                if let condition = conditions.firstUnmet(for: request) {
                     return (run.record.id, "required condition \(condition) no longer holds")
                 }
                 guard request.kind != .continuedProcessing else { return nil }
@@ -444,27 +443,31 @@ public struct SchedulerEngine: Sendable {
         if holdForCoalescing(at: now) { return }
         // A full house: whatever is ready stays ready (judged when a slot frees), so a
         // condition change that frees many requests costs moving them, not judging them.
+        // Held requests are reported in one batch per launch, not one effect each: a shared
+        // trigger holds thousands at once.
+        var held: [EligibilityIndex.Transition] = []
         while runningScheduledCount < configuration.maximumConcurrentRuns,
-              let request = index.peekReady(conditions: conditions) {
-            let context = policyContext(for: request, at: now)
+              let candidate = index.peekReady(conditions: conditions) {
+            let request = candidate.request
+            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, at: now)
             var wait: PolicyWait?
             switch policies.judge(context) {
-            case .held(let blocking):
-                wait = blocking.wait ?? .deviceChange
+            case .held(_, let blockingWait):
+                wait = blockingWait ?? .deviceChange
             case .evaluated(let evaluation):
                 if evaluation.proceeds {
                     index.remove(request.key)
+                    report(held, into: &effects)
+                    held.removeAll()
                     launch(request, at: now, into: &effects)
                     continue
                 }
                 wait = evaluation.wait
             }
             guard let wait, wait != .capacity else { break }
-            index.hold(request.key, until: wait)
-            if let location = index.location(of: request.key) {
-                effects.append(.requestsMoved([.init(key: request.key, location: location)]))
-            }
+            held.append(.init(key: request.key, location: index.holdFirstReady(until: wait)))
         }
+        report(held, into: &effects)
         while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
               let request = index.popContinuedProcessing() {
             launch(request, at: now, into: &effects)
@@ -495,6 +498,10 @@ public struct SchedulerEngine: Sendable {
     }
 
     private func policyContext(for request: PendingRequest, at now: Date) -> PolicyContext {
+        policyContext(for: request, eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now), at: now)
+    }
+
+    private func policyContext(for request: PendingRequest, eligibleSince: Date, at now: Date) -> PolicyContext {
         let state = appStates[request.app] ?? AppPolicyState(
             backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
             usage: UsageModel(createdAt: now, configuration: usageConfiguration)
@@ -502,7 +509,7 @@ public struct SchedulerEngine: Sendable {
         return PolicyContext(
             request: request,
             now: now,
-            eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now),
+            eligibleSince: eligibleSince,
             conditions: conditions,
             app: state,
             runningCount: runningScheduledCount,
@@ -519,6 +526,7 @@ public struct SchedulerEngine: Sendable {
         let budget = configuration.budget(for: request.kind)
         let budgetDeadline = budget.map { now.addingTimeInterval($0) }
         runs[runID] = ActiveRun(record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now)
+        if request.kind == .continuedProcessing { runningContinuedProcessingCount += 1 }
         runsByKey[request.key] = runID
         index.markRunning(request.key)
         lastRunStart[request.key] = now
@@ -551,6 +559,7 @@ public struct SchedulerEngine: Sendable {
 
     private mutating func finish(_ runID: RunID, outcome: RunOutcome, success: Bool?, reason: String, at now: Date, into effects: inout [EngineEffect]) {
         guard let run = runs.removeValue(forKey: runID) else { return }
+        if run.isContinuedProcessing { runningContinuedProcessingCount -= 1 }
         deadlines.remove(runID)
         let key = run.record.request.key
         if runsByKey[key] == runID { runsByKey[key] = nil }

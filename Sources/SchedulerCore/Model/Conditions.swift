@@ -129,6 +129,21 @@ public struct Conditions: Hashable, Sendable, Codable, CustomStringConvertible {
         conditions.first { !satisfies($0) }
     }
 
+    /// The first condition `request` requires that does not hold, in the order of
+    /// ``PendingRequest/requiredConditions``, without building that list (the index files
+    /// thousands of requests at once when a condition changes).
+    public func firstUnmet(for request: PendingRequest) -> RequiredCondition? {
+        firstUnmet(requiresExternalPower: request.requiresExternalPower, requiresNetwork: request.requiresNetworkConnectivity)
+    }
+
+    /// The first unmet of the required conditions given as flags, in the order of
+    /// ``PendingRequest/requiredConditions``.
+    public func firstUnmet(requiresExternalPower: Bool, requiresNetwork: Bool) -> RequiredCondition? {
+        if requiresExternalPower, !externalPower { return .externalPower }
+        if requiresNetwork, !networkAvailable { return .network }
+        return nil
+    }
+
     /// A plugged-in, connected, idle device: what a desktop or server usually is.
     public static let favorable = Conditions(externalPower: true, networkAvailable: true)
 

@@ -4,8 +4,20 @@ import Foundation
 public protocol SchedulingPolicy: Sendable {
     /// A stable name, for weights, logs and `bgtask why`.
     var name: String { get }
-    /// The verdict for `context`.
+    /// The verdict for `context`, with its rationale.
     func evaluate(_ context: PolicyContext) -> PolicyDecision
+    /// The verdict for `context` and what would lift a block, without the rationale: what
+    /// the engine's launch loop asks first, for thousands of requests when a shared trigger
+    /// frees them. Must agree with ``evaluate(_:)``; the default asks it.
+    func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?)
+}
+
+extension SchedulingPolicy {
+    /// The verdict of ``evaluate(_:)`` (policies whose rationale costs little need nothing else).
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        let decision = evaluate(context)
+        return (decision.verdict, decision.wait)
+    }
 }
 
 private func formatPercent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
@@ -20,11 +32,14 @@ private func formatDuration(_ seconds: TimeInterval) -> String {
 public struct BackgroundAppRefreshPolicy: SchedulingPolicy {
     public let name = "background-app-refresh"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard context.request.kind != .continuedProcessing, !context.app.backgroundRefreshEnabled else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .appChange)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.request.kind != .continuedProcessing, !context.app.backgroundRefreshEnabled else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "Background App Refresh is on for \(context.request.app)")
-        }
-        return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "Background App Refresh is off for \(context.request.app)", wait: .appChange)
+        let (verdict, wait) = self.verdict(context)
+        let state = verdict == .mustNotProceed ? "off" : "on"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: "Background App Refresh is \(state) for \(context.request.app)", wait: wait)
     }
 }
 
@@ -197,16 +212,25 @@ public struct EnergyBudgetPolicy: SchedulingPolicy {
 public struct RateLimitPolicy: SchedulingPolicy {
     public let name = "rate-limit"
     public init() {}
+    /// When the app may be launched again, or `nil` when the limit does not apply.
+    private func nextLaunch(_ context: PolicyContext) -> (last: Date, next: Date)? {
+        guard let last = context.app.lastLaunch, context.request.kind != .continuedProcessing else { return nil }
+        return (last, last.addingTimeInterval(context.configuration.minimumLaunchInterval))
+    }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard let (_, next) = nextLaunch(context), next > context.now else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .until(next))
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        let interval = context.configuration.minimumLaunchInterval
-        guard let last = context.app.lastLaunch, context.request.kind != .continuedProcessing else {
+        guard let (last, next) = nextLaunch(context) else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent background launch of the app")
         }
-        let next = last.addingTimeInterval(interval)
+        let (verdict, wait) = self.verdict(context)
+        let ago = formatDuration(context.now.timeIntervalSince(last))
         if next > context.now {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "the app was launched \(formatDuration(context.now.timeIntervalSince(last))) ago; launches are at least \(formatDuration(interval)) apart", wait: .until(next))
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "the app was launched \(ago) ago; launches are at least \(formatDuration(context.configuration.minimumLaunchInterval)) apart", wait: wait)
         }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "last background launch \(formatDuration(context.now.timeIntervalSince(last))) ago")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: "last background launch \(ago) ago")
     }
 }
 
@@ -232,14 +256,21 @@ public struct ThrottlePolicy: SchedulingPolicy {
 public struct ConcurrencyPolicy: SchedulingPolicy {
     public let name = "concurrency"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard context.request.kind != .continuedProcessing, context.runningCount >= context.maximumConcurrentRuns else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .capacity)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.request.kind != .continuedProcessing else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "continued processing has its own queue")
+        let (verdict, wait) = self.verdict(context)
+        let rationale: String
+        if context.request.kind == .continuedProcessing {
+            rationale = "continued processing has its own queue"
+        } else if verdict == .mustNotProceed {
+            rationale = "\(context.runningCount) runs in progress, the cap is \(context.maximumConcurrentRuns)"
+        } else {
+            rationale = "\(context.runningCount) of \(context.maximumConcurrentRuns) run slots in use"
         }
-        if context.runningCount >= context.maximumConcurrentRuns {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "\(context.runningCount) runs in progress, the cap is \(context.maximumConcurrentRuns)", wait: .capacity)
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "\(context.runningCount) of \(context.maximumConcurrentRuns) run slots in use")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -249,29 +280,43 @@ public struct ConcurrencyPolicy: SchedulingPolicy {
 public struct HerdSpreadingPolicy: SchedulingPolicy {
     public let name = "herd-spreading"
     public init() {}
-    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+    /// The last shared trigger and this request's offset after it, or `nil` when no recent
+    /// trigger concerns the request.
+    private func turn(_ context: PolicyContext) -> (trigger: Date, offset: TimeInterval)? {
         let window = context.configuration.herdSpreadWindow
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
-              context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else {
+              context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
+        let hash = Self.stableHash(of: context.request.key)
+        return (trigger, Double(hash % 10_000) / 10_000 * window)
+    }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard let (trigger, offset) = turn(context), trigger.addingTimeInterval(offset) > context.now else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .until(trigger.addingTimeInterval(offset)))
+    }
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        guard let (trigger, offset) = turn(context) else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent shared trigger")
         }
-        let offset = Double(Self.stableHash(context.request.key.description) % 10_000) / 10_000 * window
-        let start = trigger.addingTimeInterval(offset)
-        if start > context.now {
-            // No date in the text: formatting a Date costs microseconds, and a shared
-            // trigger judges thousands of requests at once.
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "spread after a shared trigger (power or network back) \(formatDuration(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(formatDuration(offset)) after it", wait: .until(start))
+        let (verdict, wait) = self.verdict(context)
+        if verdict == .mustNotProceed {
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(formatDuration(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(formatDuration(offset)) after it", wait: wait)
         }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "its turn after the shared trigger has come")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: "its turn after the shared trigger has come")
     }
 
-    /// FNV-1a: the same key gets the same offset on every run and machine.
-    static func stableHash(_ text: String) -> UInt64 {
+    /// FNV-1a over the key's text `app/identifier`, without building it: the same key gets
+    /// the same offset on every run and machine.
+    static func stableHash(of key: RequestKey) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
+        func mix(_ bytes: String.UTF8View) {
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
         }
+        mix(key.app.rawValue.utf8)
+        mix("/".utf8)
+        mix(key.identifier.utf8)
         return hash
     }
 }

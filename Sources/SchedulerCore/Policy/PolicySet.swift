@@ -75,8 +75,8 @@ public struct PolicySet: Sendable {
         )
     }
 
-    /// `policies` in the order ``judge(_:)`` asks them.
-    private let quickOrdered: [any SchedulingPolicy]
+    /// The policies ``judge(_:)`` asks first, in that order.
+    private let quickPolicies: [any SchedulingPolicy]
     /// Each policy's place in `policies`, for listing decisions.
     private let listingRank: [String: Int]
 
@@ -85,41 +85,36 @@ public struct PolicySet: Sendable {
         self.configuration = configuration
         self.policies = policies
         listingRank = Dictionary(policies.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let rank = Dictionary(uniqueKeysWithValues: Self.quickOrder.enumerated().map { ($1, $0) })
-        quickOrdered = policies.enumerated().sorted { lhs, rhs in
-            (rank[lhs.element.name] ?? Self.quickOrder.count + lhs.offset) < (rank[rhs.element.name] ?? Self.quickOrder.count + rhs.offset)
-        }.map(\.element)
+        quickPolicies = Self.quickOrder.compactMap { name in policies.first { $0.name == name } }
     }
 
     /// Asks the policies that most often hold a request, and cost least, first: the
     /// engine's launch loop stops at the first blocking verdict (a request the herd policy
     /// defers needs no thermal or usage judgement yet), so a shared trigger that frees
-    /// thousands of requests costs a few verdicts each, not sixteen.
+    /// thousands of requests costs a few bare verdicts each, not sixteen rationales.
     private static let quickOrder = ["concurrency", "herd-spreading", "rate-limit", "requires-external-power", "requires-network", "background-app-refresh", "force-quit"]
 
     /// The engine's verdict for one request: held by the first blocking decision met, or
     /// the full evaluation when nothing blocks.
     public enum Judgement: Sendable {
-        /// A policy holds the request (the first one met, in the quick order).
-        case held(PolicyDecision)
+        /// A policy holds the request (the first one met, in the quick order), until `wait`.
+        case held(policy: String, wait: PolicyWait?)
         /// Nothing blocks: the weighted evaluation decides.
         case evaluated(PolicyEvaluation)
     }
 
-    /// Judges `context` in one pass, asking the cheap, decisive policies first and stopping
-    /// at the first blocking verdict. What the engine's launch loop uses: a held request is
-    /// judged again when what held it changes, so the first reason is enough to file it.
+    /// Judges `context`: the cheap, decisive policies' bare verdicts first, stopping at the
+    /// first block; when none blocks, every policy's full decision. What the engine's launch
+    /// loop uses: a held request is judged again when what held it changes, so the first
+    /// reason is enough to file it, and its text is left to `bgtask why`.
     public func judge(_ context: PolicyContext) -> Judgement {
         var context = context
         context.configuration = configuration
-        var decisions: [PolicyDecision] = []
-        decisions.reserveCapacity(quickOrdered.count)
-        for policy in quickOrdered {
-            let decision = policy.evaluate(context)
-            if decision.blocks { return .held(decision) }
-            decisions.append(decision)
+        for policy in quickPolicies {
+            let (verdict, wait) = policy.verdict(context)
+            if verdict == .mustNotProceed { return .held(policy: policy.name, wait: wait) }
         }
-        return .evaluated(evaluation(of: decisions))
+        return .evaluated(evaluation(of: policies.map { $0.evaluate(context) }))
     }
 
     /// Weighs every policy for `context` (whose configuration is replaced by this set's).

@@ -1,11 +1,75 @@
+/// Where each key of a ``PositionedHeap`` sits in its array. The heap asks it on every
+/// swap, so its cost is the heap's cost: a hash table for arbitrary keys, a plain array
+/// for small dense integers.
+public protocol HeapPositions {
+    /// The keys the heap holds.
+    associatedtype Key
+    /// An empty map.
+    init()
+    /// The position of `key` in the heap's array, or `nil` when it is not in the heap.
+    subscript(key: Key) -> Int? { get set }
+    /// Makes room for `capacity` keys.
+    mutating func reserveCapacity(_ capacity: Int)
+}
+
+/// Positions of arbitrary hashable keys, in a dictionary.
+public struct HashedPositions<Key: Hashable>: HeapPositions {
+    private var table: [Key: Int] = [:]
+
+    /// An empty map.
+    public init() {}
+
+    /// The position of `key`, or `nil`.
+    public subscript(key: Key) -> Int? {
+        get { table[key] }
+        set { table[key] = newValue }
+    }
+
+    /// Makes room for `capacity` keys.
+    public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+}
+
+/// Positions of small, dense, non-negative integer keys (slot numbers), in an array
+/// indexed by the key: no hashing on the heap's hot path.
+public struct SlotPositions: HeapPositions {
+    private var table: ContiguousArray<Int32> = []
+
+    /// An empty map.
+    public init() {}
+
+    /// The position of slot `key`, or `nil`.
+    public subscript(key: Int32) -> Int? {
+        get {
+            let index = Int(key)
+            guard index < table.count else { return nil }
+            let position = table[index]
+            return position < 0 ? nil : Int(position)
+        }
+        set {
+            let index = Int(key)
+            if index >= table.count {
+                guard newValue != nil else { return }
+                table.append(contentsOf: repeatElement(-1, count: index - table.count + 1))
+            }
+            table[index] = newValue.map { Int32($0) } ?? -1
+        }
+    }
+
+    /// Makes room for slots below `capacity`.
+    public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+}
+
 /// A binary min-heap of keyed elements that also knows where each key sits, so that
 /// removing or re-prioritising an arbitrary key costs O(log n) instead of a scan.
 ///
-/// The engine keeps pending requests and run deadlines in these; cancelling a request or
-/// finishing a run must not scan everything pending.
-public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
+/// The engine keeps pending requests (by slot number) and run deadlines (by run) in
+/// these; cancelling a request or finishing a run must not scan everything pending.
+public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
+    /// The keys the heap holds.
+    public typealias Key = Positions.Key
+
     private var elements: [(key: Key, priority: Priority)] = []
-    private var positions: [Key: Int] = [:]
+    private var positions = Positions()
 
     /// Creates an empty heap.
     public init() {}
@@ -67,7 +131,7 @@ public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
         return first
     }
 
-    /// Every key, in no particular order.
+    /// Every key, in the heap's array order (deterministic for a given history).
     public var keys: [Key] { elements.map(\.key) }
 
     private mutating func swapAt(_ i: Int, _ j: Int) {
@@ -101,4 +165,12 @@ public struct IndexedHeap<Key: Hashable, Priority: Comparable> {
     }
 }
 
-extension IndexedHeap: Sendable where Key: Sendable, Priority: Sendable {}
+/// A keyed min-heap over arbitrary hashable keys.
+public typealias IndexedHeap<Key: Hashable, Priority: Comparable> = PositionedHeap<HashedPositions<Key>, Priority>
+
+/// A keyed min-heap over slot numbers (small dense integers), without hashing.
+public typealias SlotHeap<Priority: Comparable> = PositionedHeap<SlotPositions, Priority>
+
+extension HashedPositions: Sendable where Key: Sendable {}
+extension SlotPositions: Sendable {}
+extension PositionedHeap: Sendable where Key: Sendable, Priority: Sendable, Positions: Sendable {}

@@ -22,17 +22,24 @@ extension SchedulerStore {
 
     /// Records how `run` ended: its `endedAt`, `outcome`, `success`, `stopReason` and its
     /// measurements (`cpuTime`, `peakMemoryBytes`, `energyJoules`; `nil` stores "unknown")
-    /// replace the stored ones. The run must have been recorded as started. Committed when
-    /// it returns.
-    public func recordRunFinished(_ run: RunRecord) throws(StoreError) {
+    /// replace the stored ones. The run must have been recorded as started. `appSettings`
+    /// (name to value; `nil` deletes) are written for the run's app in the same transaction:
+    /// what a run teaches the scheduler about its app costs no second commit. Committed when
+    /// it returns; on an error nothing is written.
+    public func recordRunFinished(_ run: RunRecord, appSettings: [String: String?] = [:]) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
-            try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
-            guard connection.changes == 1 else {
-                throw StoreError(
-                    code: .invalidData,
-                    path: nil,
-                    message: "cannot record the end of \(run.id): it was never recorded as started"
-                )
+            try connection.transaction { () throws(StoreError) in
+                try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
+                guard connection.changes == 1 else {
+                    throw StoreError(
+                        code: .invalidData,
+                        path: nil,
+                        message: "cannot record the end of \(run.id): it was never recorded as started"
+                    )
+                }
+                for (name, value) in appSettings.sorted(by: { $0.key < $1.key }) {
+                    try Self.setAppSetting(value, app: run.app, name: name, on: connection)
+                }
             }
         }
     }

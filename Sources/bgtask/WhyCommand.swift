@@ -66,9 +66,9 @@ enum WhyCommand {
         }
         let (store, _) = try SchedulerStore.open(at: database, now: now)
         var engine = SchedulerEngine(conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
-        let refresh = try store.appSetting(app: app, name: "background-refresh") != "off"
+        let refresh = try store.appSetting(app: app, name: AppSettingName.backgroundRefresh) != "off"
         engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))
-        if let saved = try store.appSetting(app: app, name: "policy-state"),
+        if let saved = try store.appSetting(app: app, name: AppSettingName.policyState),
            let state = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) {
             engine.restorePolicyState(state, of: app)
         }

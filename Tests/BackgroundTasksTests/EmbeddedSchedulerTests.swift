@@ -182,3 +182,39 @@ import Testing
         #expect(remaining.count == 1, "the new run is kept")
     }
 }
+
+/// What the policies learn of an app is saved with each run's record and with each
+/// foreground, and a new driver on the same store starts from it.
+@Suite struct PolicyStatePersistenceTests {
+    private func savedState(in store: SchedulerStore) throws -> AppPolicyState {
+        let text = try #require(try store.appSetting(app: testApp, name: AppSettingName.policyState))
+        return try JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8))
+    }
+
+    @Test func learnedStateIsSavedWithTheRunAndRestoredByTheNextDriver() async throws {
+        let store = try SchedulerStore.inMemory()
+        let first = try SimulatedDevice(start: testStart, store: store, policies: .foundation)
+        let context = first.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(refresh(after: 60), in: context)
+        await first.run(for: 120)
+        let run = try #require(first.runs(of: refreshID).first)
+        #expect(try savedState(in: store).lastLaunch == run.startedAt, "saved in the run's finishing transaction")
+        let foregrounds = try savedState(in: store).usage.foregroundCount
+        first.driver.appForegrounded(testApp)
+        #expect(try savedState(in: store).usage.foregroundCount == foregrounds + 1, "saved as the foreground is learned")
+
+        // A restart 20 s after the run: the rate limit (launches at least 60 s apart) knows
+        // about the run only through the saved state.
+        let second = try SimulatedDevice(start: run.startedAt.addingTimeInterval(20), store: store)
+        let restarted = second.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(refresh(after: 0), in: restarted)
+        let explanation = second.driver.explain(RequestKey(app: testApp, identifier: refreshID))
+        let rateLimit = try #require(explanation.evaluation?.decisions.first { $0.policy == "rate-limit" })
+        #expect(rateLimit.verdict == .mustNotProceed, "\(rateLimit)")
+        #expect(rateLimit.rationale.contains("20 s ago"), "\(rateLimit.rationale)")
+    }
+}

@@ -70,6 +70,29 @@ struct RunLogTests {
         #expect(error.message.contains("run#3"))
     }
 
+    @Test("app settings given with a run's end are written with it, and not at all when the end is refused")
+    func settingsTravelWithTheRunsEnd() throws {
+        let store = try SchedulerStore.inMemory()
+        let request = Sample.request("refresh")
+        let started = Sample.run(1, of: request, startedAt: Sample.now)
+        try store.recordRunStarted(started)
+        try store.setAppSetting("stale", app: request.app, name: "to-delete")
+        var ended = started
+        ended.endedAt = Sample.now.addingTimeInterval(5)
+        ended.outcome = .success
+        try store.recordRunFinished(ended, appSettings: [AppSettingName.policyState: "{\"learned\":1}", "to-delete": nil])
+        #expect(try store.run(started.id) == ended)
+        #expect(try store.appSetting(app: request.app, name: AppSettingName.policyState) == "{\"learned\":1}")
+        #expect(try store.appSetting(app: request.app, name: "to-delete") == nil)
+
+        var unknown = Sample.run(9, of: request, startedAt: Sample.now)
+        unknown.endedAt = Sample.now
+        #expect(throws: StoreError.self) {
+            try store.recordRunFinished(unknown, appSettings: [AppSettingName.policyState: "{\"learned\":2}"])
+        }
+        #expect(try store.appSetting(app: request.app, name: AppSettingName.policyState) == "{\"learned\":1}", "rolled back with the refused end")
+    }
+
     @Test("maxRunID is nil for an empty log and the highest number otherwise")
     func maxRunID() throws {
         let store = try SchedulerStore.inMemory()

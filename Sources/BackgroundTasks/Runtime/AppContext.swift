@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SchedulerStore
 import Synchronization
 
 /// One app as the runtime sees it: its identity and manifest, its scheduler and
@@ -57,7 +58,7 @@ public final class AppContext: Sendable {
         application.context = self
         bind(defaultHandlerQueue)
         bind(expirationQueue)
-        let stored = try? driver.store?.appSetting(app: app, name: "background-refresh")
+        let stored = try? driver.store?.appSetting(app: app, name: AppSettingName.backgroundRefresh)
         driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
     }
 

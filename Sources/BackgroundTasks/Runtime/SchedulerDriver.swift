@@ -57,7 +57,6 @@ public final class SchedulerDriver: Sendable {
         case terminate(BGTask, String)
         case sampleProgress(BGTask)
         case trace(SchedulerTraceEvent)
-        case savePolicyState(AppID, AppPolicyState?)
     }
 
     /// Creates a driver over `store` (pending requests are restored from it).
@@ -132,11 +131,8 @@ public final class SchedulerDriver: Sendable {
 
     // MARK: What the policies learn
 
-    /// The store's setting under which an app's usage history and throttle state live.
-    static let policyStateSetting = "policy-state"
-
     private func loadPolicyState(of app: AppID) -> AppPolicyState? {
-        guard let text = try? store?.appSetting(app: app, name: Self.policyStateSetting) else { return nil }
+        guard let text = try? store?.appSetting(app: app, name: AppSettingName.policyState) else { return nil }
         do {
             return try JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8))
         } catch {
@@ -145,12 +141,20 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// Persists what the policies learned of `app` (usage history, throttle, energy used),
-    /// so a restart and `bgtask why` see it.
-    private func savePolicyState(of app: AppID, _ policyState: AppPolicyState?) {
-        guard let store, let policyState, let data = try? JSONEncoder().encode(policyState) else { return }
+    /// What the policies learned of `app` (usage history, throttle, energy used), as the
+    /// store keeps it, or `nil` when there is nothing to keep.
+    private func policyStateText(of app: AppID, in state: State) -> String? {
+        guard store != nil, let policyState = state.engine.policyState(of: app),
+              let data = try? JSONEncoder().encode(policyState) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Persists what the policies learned of `app`, under the driver's lock so that saves
+    /// land in the order the engine learned (a restart and `bgtask why` see the latest).
+    private func savePolicyState(of app: AppID, in state: State) {
+        guard let store, let text = policyStateText(of: app, in: state) else { return }
         do {
-            try store.setAppSetting(String(decoding: data, as: UTF8.self), app: app, name: Self.policyStateSetting)
+            try store.setAppSetting(text, app: app, name: AppSettingName.policyState)
         } catch {
             log(.error, app: app, "could not save the usage history: \(error)")
         }
@@ -158,14 +162,20 @@ public final class SchedulerDriver: Sendable {
 
     /// The user brought `app` to the foreground: learned by the usage model; lifts a force-quit.
     public func appForegrounded(_ app: AppID) {
-        mutate { state, now in state.engine.handle(.appForegrounded(app), at: now) }
-        savePolicyState(of: app, state.withLock { $0.engine.policyState(of: app) })
+        mutate { state, now in
+            let effects = state.engine.handle(.appForegrounded(app), at: now)
+            savePolicyState(of: app, in: state)
+            return effects
+        }
     }
 
     /// The user force-quit `app`: no background launches until it is opened again.
     public func appForceQuit(_ app: AppID) {
-        mutate { state, now in state.engine.handle(.appForceQuit(app), at: now) }
-        savePolicyState(of: app, state.withLock { $0.engine.policyState(of: app) })
+        mutate { state, now in
+            let effects = state.engine.handle(.appForceQuit(app), at: now)
+            savePolicyState(of: app, in: state)
+            return effects
+        }
     }
 
     /// Replaces the policy configuration (validated by `PolicyConfiguration.parse`).
@@ -194,7 +204,7 @@ public final class SchedulerDriver: Sendable {
 
     /// Turns an app's Background App Refresh switch on or off (persisted).
     func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
-        try? store?.setAppSetting(enabled ? "on" : "off", app: app, name: "background-refresh")
+        try? store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
         mutate { state, _ in
             state.engine.setBackgroundRefresh(enabled, for: app)
             return []
@@ -408,14 +418,16 @@ public final class SchedulerDriver: Sendable {
         case .runFinished(let finished):
             let record = measured(finished)
             state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
+            // What the run taught the policies (throttle, energy spent) is saved with its
+            // record: one commit per run, not two.
+            let learned = policyStateText(of: record.app, in: state).map { [AppSettingName.policyState: $0] } ?? [:]
             do {
-                try store?.recordRunFinished(record)
+                try store?.recordRunFinished(record, appSettings: learned)
             } catch {
                 log(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")
             }
             pruneRunLogIfDue(&state, at: now)
             actions.append(.trace(.finished(record)))
-            actions.append(.savePolicyState(record.app, state.engine.policyState(of: record.app)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
             }
@@ -477,8 +489,6 @@ public final class SchedulerDriver: Sendable {
                 task.runDidFinish(record)
             case .terminate(let task, let reason):
                 task.terminate(reason: reason)
-            case .savePolicyState(let app, let policyState):
-                savePolicyState(of: app, policyState)
             case .sampleProgress(let task):
                 let completed = task.progressCompletedUnitCount
                 mutate { state, now in state.engine.handle(.progressSampled(task.runID, completedUnitCount: completed), at: now) }

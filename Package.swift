@@ -44,7 +44,7 @@ let package = Package(
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
             name: "bgtask-bench",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "CSQLite"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite"],
             path: "Benchmarks/bgtask-bench"
         ),
         // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.

@@ -53,7 +53,7 @@ enum DispatchLatencyBenchmark {
         let launchedAt = Mutex<Date?>(nil)
         let finished = DispatchSemaphore(value: 0)
         driver.observe { event in
-            if case .launched(let record, _) = event { launchedAt.withLock { $0 = record.startedAt } }
+            if case .launched(let record, _, _) = event { launchedAt.withLock { $0 = record.startedAt } }
         }
         context.scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
             let now = Date()

@@ -73,7 +73,7 @@ enum EngineDecisionBenchmark {
             let effects = engine.handle(.timerFired, at: due)
             let decisionEnd = monotonicNanoseconds()
             var launched: [RunRecord] = []
-            for case .launch(let record, _) in effects { launched.append(record) }
+            for case .launch(let record, _, _) in effects { launched.append(record) }
             guard launched.count == 1, launched[0].request.earliestBeginDate == due else {
                 throw BenchmarkError("decision \(round) at \(due) launched \(launched.count) runs, expected exactly the one due then")
             }

@@ -26,11 +26,11 @@ let usage = """
     usage: bgtask-bench [--quick] [--json FILE] [--only LETTERS]
       --quick         a reduced run (fewer iterations; numbers are noisier)
       --json FILE     also write the results as JSON to FILE
-      --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d)
+      --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h)
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -96,7 +96,7 @@ func loadAverage() -> String {
     return text.split(separator: " ").prefix(3).joined(separator: " ")
 }
 
-func runAll(_ options: BenchOptions) -> Int32 {
+func runAll(_ options: BenchOptions) async -> Int32 {
     let date = ISO8601DateFormatter().string(from: Date())
     let processors = ProcessInfo.processInfo.activeProcessorCount
     let loadAtStart = loadAverage()
@@ -108,7 +108,7 @@ func runAll(_ options: BenchOptions) -> Int32 {
 
     let quick = options.quick
     var results: [BenchmarkResult] = []
-    let benchmarks: [(letter: String, title: String, body: () throws -> BenchmarkResult)] = [
+    let benchmarks: [(letter: String, title: String, body: () async throws -> BenchmarkResult)] = [
         ("a", "a. Durable submit throughput", {
             try DurableSubmitBenchmark.run(count: quick ? 400 : 2_000, warmup: quick ? 50 : 200, blocks: quick ? 4 : 10)
         }),
@@ -124,13 +124,25 @@ func runAll(_ options: BenchOptions) -> Int32 {
         ("c'", "c'. In-process dispatch latency, due instant -> handler start (file store, as embedded)", {
             try DispatchLatencyBenchmark.run(store: .file, runs: quick ? 60 : 250, warmup: 5)
         }),
+        ("e", "e. Simulation: one device, 20 apps, 365 days", {
+            try SimulationBenchmarks.longDevice(appCount: 20, days: 365)
+        }),
+        ("f", "f. Simulation: a fleet of 100,000 devices for one day", {
+            try SimulationBenchmarks.fleet(devices: quick ? 10_000 : 100_000, days: 1)
+        }),
+        ("g", "g. Simulation: the trace is deterministic", {
+            try await SimulationBenchmarks.determinism(days: 7)
+        }),
+        ("h", "h. Scheduling quality: the policy against a naive baseline", {
+            try await SimulationBenchmarks.quality(days: 28)
+        }),
     ]
     var failed = false
     for (letter, title, body) in benchmarks where options.only.isEmpty || options.only.contains(letter) {
         say("== \(title)")
         let start = monotonicNanoseconds()
         do {
-            let result = try body()
+            let result = try await body()
             results.append(result)
             say("  target \(result.target): \(format(result.value, result.unit == "ratio" ? 3 : 2)) \(result.unit)  ->  \(result.verdict)   [\(format(Double(monotonicNanoseconds() - start) / 1e9)) s]")
         } catch {
@@ -171,5 +183,5 @@ case .usageError(let message):
     FileHandle.standardError.write(Data("bgtask-bench: \(message)\n\(usage)\n".utf8))
     exit(64)
 case .run(let options):
-    exit(runAll(options))
+    exit(await runAll(options))
 }

@@ -28,26 +28,39 @@ public final class SimulatedDevice: Sendable {
     /// Diagnostics of the driver and apps, kept for assertions.
     public let log: DiagnosticLog
 
+    /// Whether ``install(app:manifest:backgroundRefreshEnabled:dateTranslation:launchedByUser:didFinishLaunching:)``
+    /// counts as the user opening the app when it is not told: true by default; a
+    /// ``Simulation`` sets it false, so its scenario alone says when the user opens apps.
+    public let installsLaunchedByUser: Bool
+
     private let recorded = TraceBuffer()
     private let contexts = Mutex<[AppID: AppContext]>([:])
     private let assertions: AssertionConfiguration
 
     /// Creates a device at `start`.
     /// - Parameters:
-    ///   - configuration: the engine's tunables (Apple's by default).
+    ///   - configuration: the engine's tunables: Apple's by default, with
+    ///     `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured as on a real device (every
+    ///     run expires within 5 s of its start).
     ///   - conditions: the conditions at `start`.
     ///   - store: a store to use (an in-memory one by default).
     ///   - policies: the policies the engine consults (the standard set by default).
     ///   - stuckWorkLimit: wall-clock patience with app work that blocks a thread.
+    ///   - costs: what a run costs: CPU time as a share of its (virtual) duration, which
+    ///     the energy log turns into joules.
+    ///   - installsLaunchedByUser: see ``installsLaunchedByUser``.
     public init(
         start: Date,
-        configuration: SchedulerConfiguration = .init(),
+        configuration: SchedulerConfiguration = .simulation(),
         assertions: AssertionConfiguration = .init(),
         conditions: Conditions = .favorable,
         store: SchedulerStore? = nil,
         policies: PolicySet = PolicySet(),
-        stuckWorkLimit: Duration = .seconds(30)
+        stuckWorkLimit: Duration = .seconds(30),
+        costs: CostModel = .init(),
+        installsLaunchedByUser: Bool = true
     ) throws {
+        self.installsLaunchedByUser = installsLaunchedByUser
         self.stuckWorkLimit = stuckWorkLimit
         let clock = VirtualClock(start: start)
         let activity = ActivityTracker()
@@ -64,7 +77,7 @@ public final class SimulatedDevice: Sendable {
             log: log,
             serializesAppWork: true,
             policies: policies,
-            meter: nil
+            meter: SimulatedRunMeter(costs: costs)
         )
         self.swiftClock = SimulatedClock(virtual: clock, activity: activity)
         driver.observe { [recorded] event in recorded.append(event) }
@@ -80,7 +93,10 @@ public final class SimulatedDevice: Sendable {
 
     /// Installs and launches an app: `didFinishLaunching` runs with the app's context bound
     /// (so `BGTaskScheduler.shared` is this app's), then the app finishes launching and
-    /// moves to the background, as an app the user launched once and left.
+    /// moves to the background, as an app the user launched once and left; with
+    /// `launchedByUser` false, as an app the system launched into the background (no
+    /// foreground, so the usage model learns nothing from the install). `nil` takes
+    /// ``installsLaunchedByUser``.
     /// - Parameter dateTranslation: on (default), `earliestBeginDate`s the app computes
     ///   from the wall clock (`Date(timeIntervalSinceNow:)`, as iOS code does) are moved to
     ///   the same offset from virtual now.
@@ -90,6 +106,7 @@ public final class SimulatedDevice: Sendable {
         manifest: AppManifest,
         backgroundRefreshEnabled: Bool = true,
         dateTranslation: Bool = true,
+        launchedByUser: Bool? = nil,
         didFinishLaunching: () -> Void
     ) -> AppContext {
         let context = AppContext(
@@ -104,7 +121,7 @@ public final class SimulatedDevice: Sendable {
         context.withCurrent {
             context.application.launch()
             didFinishLaunching()
-            context.application.finishLaunching()
+            context.application.finishLaunching(activate: launchedByUser ?? installsLaunchedByUser)
             context.application.enterBackground()
         }
         return context
@@ -112,6 +129,41 @@ public final class SimulatedDevice: Sendable {
 
     /// The context of an installed app.
     public func context(of app: AppID) -> AppContext? { contexts.withLock { $0[app] } }
+
+    /// The installed apps, in identifier order.
+    public var installedApps: [AppID] { contexts.withLock { $0.keys.sorted() } }
+
+    /// Plays `script` from now: its conditions now, its condition changes and the user's
+    /// foreground sessions (each brings the app, or every installed app when the session
+    /// names none, to the foreground and back to the background) at their instants.
+    public func play(_ script: ScenarioScript) {
+        setConditions(script.initialConditions)
+        for change in script.changes { setConditions(change.conditions, at: change.at) }
+        for session in script.sessions {
+            _ = clock.schedule(at: session.start) { [weak self] in self?.setForeground(true, appNamed: session.app) }
+            _ = clock.schedule(at: session.end) { [weak self] in self?.setForeground(false, appNamed: session.app) }
+        }
+    }
+
+    /// Brings the installed app `name` (every installed app when `nil`) to the foreground
+    /// or sends it to the background, with its context bound, as the user would.
+    private func setForeground(_ foreground: Bool, appNamed name: String?) {
+        let targets = contexts.withLock { contexts in
+            contexts.values.filter { name == nil || $0.app.rawValue == name }.sorted { $0.app < $1.app }
+        }
+        for context in targets {
+            context.withCurrent {
+                if foreground { context.application.enterForeground() } else { context.application.enterBackground() }
+            }
+        }
+    }
+
+    /// App work that takes `seconds` of virtual time ("this fetch takes 12 s"): sleeps on
+    /// ``swiftClock``, so the simulation advances and an expiration can interrupt it
+    /// (cancelling the sleep with `CancellationError`).
+    public func work(for seconds: TimeInterval) async throws {
+        try await swiftClock.sleep(for: .seconds(seconds))
+    }
 
     // MARK: Scripting
 

@@ -1,8 +1,8 @@
 /// The commands of `bgtask`, parsed from the arguments by a pure function (no
 /// swift-argument-parser on this toolchain), so tests can call it directly.
 enum Command: Equatable {
-    /// `bgtask demo [--days N]`: simulate the example app through scripted days.
-    case demo(days: Int)
+    /// `bgtask demo [--days N] [--report FILE]`: the example app through a short simulation.
+    case demo(days: Int, report: String?)
     /// `bgtask why <app> <identifier>`: why hasn't the task run?
     case why(WhyCommand.Options)
     /// `bgtask conditions [--json]`: the device as the scheduler reads it.
@@ -13,6 +13,10 @@ enum Command: Equatable {
     case log(LogCommand.Options)
     /// `bgtask energy`: runs, durations, CPU and energy per app and task.
     case energy(EnergyCommand.Options)
+    /// `bgtask simulate`: a scenario through simulated days.
+    case simulate(SimulateCommand.Options)
+    /// `bgtask fleet`: many simulated devices and the load they make.
+    case fleet(FleetCommand.Options)
     /// `bgtask help` / `--help`.
     case help
     /// `bgtask version` / `--version`.
@@ -30,8 +34,11 @@ enum CommandLineParser {
     usage: bgtask <command> [options]
 
     commands:
-      demo [--days N]   run the example feed reader's real handler code through N simulated
-                        days (default 1) of scripted conditions, and print the timeline
+      demo [--days N] [--report FILE.html]
+                        run the example feed reader's real handler code through N simulated
+                        days (default 1) of a commuter's phone, print the timeline and a
+                        summary, and write the HTML energy report (default: in the temporary
+                        directory)
       why <app> <identifier> [--json] [--state DIR] [--policy FILE]
                         why hasn't the task run: every policy's verdict, blocking ones first,
                         the earliest instant it could run, and the predicted next run
@@ -42,6 +49,8 @@ enum CommandLineParser {
                         the policy configuration with its defaults (or FILE, validated)
     \(LogCommand.usage)
     \(EnergyCommand.usage)
+    \(SimulateCommand.usage)
+    \(FleetCommand.usage)
       help              show this help
       version           show the version
 
@@ -66,8 +75,13 @@ enum CommandLineParser {
             return LogCommand.parse(rest).map(Command.log)
         case "energy":
             return EnergyCommand.parse(rest).map(Command.energy)
+        case "simulate":
+            return SimulateCommand.parse(rest).map(Command.simulate)
+        case "fleet":
+            return FleetCommand.parse(rest).map(Command.fleet)
         case "demo":
             var days = 1
+            var report: String?
             var index = 0
             while index < rest.count {
                 switch rest[index] {
@@ -78,13 +92,17 @@ enum CommandLineParser {
                     }
                     days = value
                     index += 2
+                case "--report":
+                    guard index + 1 < rest.count, !rest[index + 1].hasPrefix("--") else { return .failure(UsageError(message: "--report needs a file path")) }
+                    report = rest[index + 1]
+                    index += 2
                 case "--help", "-h":
                     return .success(.help)
                 default:
                     return .failure(UsageError(message: "unknown option for demo: '\(rest[index])'"))
                 }
             }
-            return .success(.demo(days: days))
+            return .success(.demo(days: days, report: report))
         default:
             return .failure(UsageError(message: "unknown command '\(first)'"))
         }

@@ -31,9 +31,18 @@ case .success(.log(let options)):
     run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
 case .success(.energy(let options)):
     run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
-case .success(.demo(let days)):
+case .success(.simulate(let options)):
     do {
-        print(try await Demo.run(days: days), terminator: "")
+        print(try await SimulateCommand.run(options), terminator: "")
+    } catch {
+        FileHandle.standardError.write(Data("bgtask simulate: \(error)\n".utf8))
+        exit(1)
+    }
+case .success(.fleet(let options)):
+    run("fleet") { try FleetCommand.run(options) }
+case .success(.demo(let days, let report)):
+    do {
+        print(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), terminator: "")
     } catch {
         FileHandle.standardError.write(Data("bgtask demo: \(error)\n".utf8))
         exit(1)

@@ -10,8 +10,8 @@ import Testing
         #expect(CommandLineParser.parse([]) == .success(.help))
         #expect(CommandLineParser.parse(["--help"]) == .success(.help))
         #expect(CommandLineParser.parse(["version"]) == .success(.version))
-        #expect(CommandLineParser.parse(["demo"]) == .success(.demo(days: 1)))
-        #expect(CommandLineParser.parse(["demo", "--days", "3"]) == .success(.demo(days: 3)))
+        #expect(CommandLineParser.parse(["demo"]) == .success(.demo(days: 1, report: nil)))
+        #expect(CommandLineParser.parse(["demo", "--days", "3", "--report", "x.html"]) == .success(.demo(days: 3, report: "x.html")))
     }
 
     @Test(arguments: [
@@ -29,25 +29,38 @@ import Testing
         #expect(error.message.contains(culprit), "\(error.message)")
     }
 
-    @Test func demoPrintsTheTimelineOfTheDay() async throws {
-        let output = try await Demo.run(days: 1)
+    private func temporaryReport() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo-test-\(UUID().uuidString).html").path
+    }
+
+    @Test func demoPrintsTheTimelineOfTheDayAndWritesTheReport() async throws {
+        let report = temporaryReport()
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let output = try await Demo.run(days: 1, reportPath: report)
         for expected in [
             "cleanup: ran 600 s, expired",
-            "cleanup: due, blocked on external-power",
             "began background assertion 1 \"Save draft\"",
             "ended background assertion 1",
             "device: power=battery network=down",
-            "refresh: ran 4 s, failure",
-            "com.example.feedreader.cleanup: 2 runs (1 expired, 1 success)",
+            "refresh: ran 4 s, success",
+            "com.example.feedreader/com.example.feedreader.cleanup: 2 runs (1 expired, 1 success)",
+            "energy report written to \(report)",
         ] {
             #expect(output.contains(expected), "missing \(expected)")
         }
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("com.example.feedreader.cleanup"))
     }
 
     @Test func demoIsTheSameEveryRunApartFromItsTiming() async throws {
-        let first = try await Demo.run(days: 2).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
-        let second = try await Demo.run(days: 2).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
+        let report = temporaryReport()
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let first = try await Demo.run(days: 2, reportPath: report).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
+        let firstHTML = try Data(contentsOf: URL(fileURLWithPath: report))
+        let second = try await Demo.run(days: 2, reportPath: report).split(separator: "\n").filter { !$0.hasPrefix("simulated ") }
         #expect(first == second)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: report)) == firstHTML, "the report is byte-identical too")
     }
 }
 

@@ -109,11 +109,11 @@ struct EngineEffectSummary {
     init(_ effects: [EngineEffect]) { all = effects }
 
     var launched: [RunRecord] {
-        all.compactMap { if case .launch(let record, _) = $0 { record } else { nil } }
+        all.compactMap { if case .launch(let record, _, _) = $0 { record } else { nil } }
     }
 
     var launchBudgets: [TimeInterval?] {
-        all.compactMap { if case .launch(_, let budget) = $0 { .some(budget) } else { nil } }
+        all.compactMap { if case .launch(_, let budget, _) = $0 { .some(budget) } else { nil } }
     }
 
     var expired: [RunID] {

@@ -123,8 +123,11 @@ public final class BGApplication: @unchecked Sendable {
 
     /// `didFinishLaunching` returned: closes the registration window, makes the app
     /// active, and delivers tasks that were launched while it was starting.
-    public func finishLaunching() {
-        let deferred = change { lifecycle, now in lifecycle.finishLaunching(at: now) }
+    /// - Parameter activate: false when the system launched the app into the background
+    ///   (the user did not open it): it does not become active, and no foreground is
+    ///   recorded for the usage model.
+    public func finishLaunching(activate: Bool = true) {
+        let deferred = change { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
         let context = requiredContext
         for task in deferred { context.deliver(task) }
         context.driver.runDueWork()

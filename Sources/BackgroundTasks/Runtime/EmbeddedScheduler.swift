@@ -54,11 +54,22 @@ public enum EmbeddedScheduler {
     }
 
     /// Apple's defaults, with `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured (every
-    /// run expires within 5 s of launch).
-    public static func defaultSchedulerConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchedulerConfiguration {
+    /// run expires within 5 s of launch), and the herd-spreading salt taken from the
+    /// machine's identity (`machineIDFile`, hashed; 0 when unreadable or `nil`) so that
+    /// machines seeing the same outage end spread their work differently.
+    public static func defaultSchedulerConfiguration(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        machineIDFile: String? = "/etc/machine-id"
+    ) -> SchedulerConfiguration {
         var configuration = SchedulerConfiguration()
         if environment["BACKGROUND_TASK_SIMULATE_EXPIRATION"]?.uppercased() == "YES" {
             configuration.simulatedExpirationAfter = 5
+        }
+        if let machineIDFile, let machineID = try? String(contentsOfFile: machineIDFile, encoding: .utf8) {
+            // FNV-1a: stable across processes, unlike Swift's seeded Hasher.
+            configuration.deviceSalt = machineID.trimmingCharacters(in: .whitespacesAndNewlines).utf8.reduce(0xcbf2_9ce4_8422_2325) { hash, byte in
+                (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
         }
         return configuration
     }

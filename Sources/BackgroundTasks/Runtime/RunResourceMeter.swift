@@ -1,6 +1,16 @@
 import Foundation
 import Synchronization
 
+/// Measures what runs cost, for the energy log: told when each run starts, it fills in a
+/// finished run's CPU time, peak memory and estimated energy. ``RunResourceMeter`` reads
+/// the process from the kernel; the simulator's meter applies a cost model.
+public protocol RunMeter: Sendable {
+    /// Starts charging `run`. Called when its handler is launched.
+    func runStarted(_ run: RunID)
+    /// `record` (a run that just ended) with its measurements and estimated energy filled in.
+    func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord
+}
+
 /// Measures the CPU time and memory of runs whose handlers execute in this process, for
 /// the energy log.
 ///
@@ -19,7 +29,7 @@ import Synchronization
 /// still what matters to a low-memory killer, and a run that raises it shows up.
 ///
 /// Thread-safe: events may arrive from any thread.
-public final class RunResourceMeter: Sendable {
+public final class RunResourceMeter: RunMeter {
     /// One reading of the process.
     public struct Sample: Sendable, Equatable {
         /// CPU time (user + system) the process has used since it started, in seconds.

@@ -26,7 +26,7 @@ public final class SchedulerDriver: Sendable {
     public let log: DiagnosticLog
     /// Measures CPU time and memory of in-process runs (`nil` in the simulator, whose runs
     /// take virtual time: measuring the real CPU would make traces differ between runs).
-    public let meter: RunResourceMeter?
+    public let meter: (any RunMeter)?
     /// Turns wall and CPU time into estimated joules (the energy log, the energy budget).
     public let energyModel: EnergyModel
     /// Whether calls into app code are queued on the clock one at a time (the simulator:
@@ -73,7 +73,7 @@ public final class SchedulerDriver: Sendable {
         log: DiagnosticLog = .standardError(),
         serializesAppWork: Bool = false,
         policies: PolicySet = PolicySet(),
-        meter: RunResourceMeter? = RunResourceMeter(),
+        meter: (any RunMeter)? = RunResourceMeter(),
         energyModel: EnergyModel = .init()
     ) {
         self.serializesAppWork = serializesAppWork
@@ -392,14 +392,14 @@ public final class SchedulerDriver: Sendable {
 
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
         switch effect {
-        case .launch(let record, let budget):
+        case .launch(let record, let budget, let evaluation):
             do {
                 try store?.recordRunStarted(record)
             } catch {
                 log(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")
             }
             meter?.runStarted(record.id)
-            actions.append(.trace(.launched(record, budget: budget)))
+            actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
             guard let context = state.contexts[record.app] else {
                 actions.append(.launchFailed(record.id, "\(record.app) is not running and cannot be launched by this driver"))
                 return

@@ -9,8 +9,9 @@ public enum SchedulerTraceEvent: Hashable, Sendable {
     case cancelled(RequestKey, at: Date)
     /// A pending request moved: became eligible, blocked on a condition, waiting for a run.
     case moved(RequestKey, EligibilityIndex.Location, at: Date)
-    /// A handler was launched.
-    case launched(RunRecord, budget: TimeInterval?)
+    /// A handler was launched; `evaluation` is the policies' judgement that let it run
+    /// (`nil` for simulated launches and continued processing).
+    case launched(RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?)
     /// A run's expiration handler was called.
     case expired(RunID, RequestKey, reason: String, at: Date)
     /// A run was terminated by force.

@@ -101,7 +101,9 @@ public enum EngineEvent: Hashable, Sendable {
 /// Something the driver must do, returned by the engine in order.
 public enum EngineEffect: Hashable, Sendable {
     /// Persist the run (which consumes its request) and call the app's handler.
-    case launch(RunRecord, budget: TimeInterval?)
+    /// `evaluation` is the policies' judgement that let it run (`nil` for a simulated
+    /// launch and for continued processing, which the policies do not judge).
+    case launch(RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?)
     /// Call the run's expiration handler; the run has `grace` seconds to complete.
     case expire(RunID, reason: String, grace: TimeInterval)
     /// The run is over: persist the record; later completions of it are ignored.

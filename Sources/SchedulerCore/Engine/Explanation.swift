@@ -70,7 +70,7 @@ extension SchedulerEngine {
         if waitingFor.isEmpty {
             predicted = earliest ?? now
             if request.kind == .appRefresh, let state = policyState(of: request.app) {
-                predicted = state.usage.preferredRefreshTime(eligibleAt: earliest ?? now, now: now)
+                predicted = state.usage.preferredRefreshTime(eligibleAt: earliest ?? now, now: now, lastRefresh: state.lastLaunch)
             }
         }
         return Explanation(

@@ -25,6 +25,15 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
     /// When set (`BACKGROUND_TASK_SIMULATE_EXPIRATION=YES`), every run expires this many
     /// seconds after launch, so expiration handlers can be tested.
     public var simulatedExpirationAfter: TimeInterval?
+    /// Distinguishes this device in herd spreading: devices that see the same shared
+    /// trigger (a network outage ending everywhere at once) spread the same request over
+    /// different offsets. Real drivers derive it from `/etc/machine-id`; simulations from
+    /// each device's seed. 0 gives the plain hash of the request key.
+    public var deviceSalt: UInt64
+    /// Whether the judgement a launch carries (``EngineEffect/launch(_:budget:evaluation:)``)
+    /// has every policy's rationale; off, its decisions have bare verdicts (fleets and long
+    /// simulations that keep no trace).
+    public var explainsLaunches: Bool
 
     /// Apple's numbers: refresh 30 s, processing 10 min, grace 2 s, 1 refresh and 10
     /// processing requests pending per app.
@@ -37,7 +46,9 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
         progressStallTimeout: TimeInterval = 60,
         maximumEarliestBeginDelay: TimeInterval = 366 * 86_400,
         supportedResources: Set<String> = [],
-        simulatedExpirationAfter: TimeInterval? = nil
+        simulatedExpirationAfter: TimeInterval? = nil,
+        deviceSalt: UInt64 = 0,
+        explainsLaunches: Bool = true
     ) {
         self.budgets = budgets
         self.expirationGrace = expirationGrace
@@ -48,6 +59,8 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
         self.maximumEarliestBeginDelay = maximumEarliestBeginDelay
         self.supportedResources = supportedResources
         self.simulatedExpirationAfter = simulatedExpirationAfter
+        self.deviceSalt = deviceSalt
+        self.explainsLaunches = explainsLaunches
     }
 
     /// The budget of a run of `kind`, taking the simulated-expiration switch into account.

@@ -451,7 +451,7 @@ public struct SchedulerEngine: Sendable {
             let request = candidate.request
             let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, at: now)
             var wait: PolicyWait?
-            switch policies.judge(context) {
+            switch policies.judge(context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
                 wait = blockingWait ?? .deviceChange
             case .evaluated(let evaluation):
@@ -459,7 +459,7 @@ public struct SchedulerEngine: Sendable {
                     index.remove(request.key)
                     report(held, into: &effects)
                     held.removeAll()
-                    launch(request, at: now, into: &effects)
+                    launch(request, evaluation: evaluation, at: now, into: &effects)
                     continue
                 }
                 wait = evaluation.wait
@@ -515,11 +515,12 @@ public struct SchedulerEngine: Sendable {
             runningCount: runningScheduledCount,
             maximumConcurrentRuns: configuration.maximumConcurrentRuns,
             lastSharedTrigger: lastSharedTrigger,
-            configuration: policies.configuration
+            configuration: policies.configuration,
+            deviceSalt: configuration.deviceSalt
         )
     }
 
-    private mutating func launch(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
+    private mutating func launch(_ request: PendingRequest, evaluation: PolicyEvaluation? = nil, at now: Date, into effects: inout [EngineEffect]) {
         let runID = RunID(nextRunNumber)
         nextRunNumber += 1
         let record = RunRecord(id: runID, request: request, startedAt: now)
@@ -540,7 +541,7 @@ public struct SchedulerEngine: Sendable {
         } else if let budgetDeadline {
             deadlines.update(runID, priority: budgetDeadline)
         }
-        effects.append(.launch(record, budget: budget))
+        effects.append(.launch(record, budget: budget, evaluation: evaluation))
     }
 
     /// Continued processing has no fixed budget; its progress is checked every stall period.

@@ -166,11 +166,12 @@ public struct ApplicationLifecycle: Sendable {
     }
 
     /// `application(_:didFinishLaunchingWithOptions:)` returned: the registration window
-    /// closes and the app becomes active.
-    public mutating func finishLaunching(at now: Date) -> [LifecycleEffect] {
+    /// closes and the app becomes active, unless the system launched it into the
+    /// background (`activate` false), where it stays inactive until it enters the background.
+    public mutating func finishLaunching(at now: Date, activate: Bool = true) -> [LifecycleEffect] {
         var effects = launch(at: now)
         hasFinishedLaunching = true
-        if state == .inactive { effects += move(to: .active) }
+        if activate, state == .inactive { effects += move(to: .active) }
         return effects
     }
 

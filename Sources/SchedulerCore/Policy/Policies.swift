@@ -69,16 +69,19 @@ public struct RequiredExternalPowerPolicy: SchedulingPolicy {
     }
 }
 
-/// `requiresNetworkConnectivity`; metered networks lower the score of network work.
+/// `requiresNetworkConnectivity`, and app refresh (``PolicyConfiguration/refreshRequiresNetwork``);
+/// metered networks lower the score of network work.
 public struct RequiredNetworkPolicy: SchedulingPolicy {
     public let name = "requires-network"
     public init() {}
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.request.requiresNetworkConnectivity else {
+        let refresh = context.request.kind == .appRefresh && context.configuration.refreshRequiresNetwork
+        guard context.request.requiresNetworkConnectivity || refresh else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the request does not require the network")
         }
         guard context.conditions.networkAvailable else {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "requires the network: no interface with a default route is up", wait: .deviceChange)
+            let what = refresh ? "app refresh fetches content: it waits for the network" : "requires the network"
+            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "\(what): no interface with a default route is up", wait: .deviceChange)
         }
         if context.conditions.networkMetered == true {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 0.3), rationale: "requires the network: available, but metered")
@@ -91,16 +94,22 @@ public struct RequiredNetworkPolicy: SchedulingPolicy {
 public struct CriticalBatteryPolicy: SchedulingPolicy {
     public let name = "critical-battery"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard let level = context.conditions.batteryLevel, !context.conditions.externalPower else { return (.canProceed(score: 1), nil) }
+        return level <= context.configuration.criticalBatteryLevel ? (.mustNotProceed, .deviceChange) : (.canProceed(score: level), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
         let conditions = context.conditions
-        guard let level = conditions.batteryLevel, !conditions.externalPower else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: conditions.externalPower ? "on external power" : "battery level unknown")
+        let rationale: String
+        if let level = conditions.batteryLevel, !conditions.externalPower {
+            rationale = verdict == .mustNotProceed
+                ? "battery at \(formatPercent(level)), at or below the critical \(formatPercent(context.configuration.criticalBatteryLevel)), and not charging"
+                : "battery at \(formatPercent(level)), on battery"
+        } else {
+            rationale = conditions.externalPower ? "on external power" : "battery level unknown"
         }
-        let critical = context.configuration.criticalBatteryLevel
-        if level <= critical {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "battery at \(formatPercent(level)), at or below the critical \(formatPercent(critical)), and not charging", wait: .deviceChange)
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: level), rationale: "battery at \(formatPercent(level)), on battery")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -108,14 +117,21 @@ public struct CriticalBatteryPolicy: SchedulingPolicy {
 public struct LowPowerModePolicy: SchedulingPolicy {
     public let name = "low-power-mode"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard context.conditions.lowPowerMode else { return (.canProceed(score: 1), nil) }
+        return context.configuration.lowPowerModeBlocks.contains(context.request.kind) ? (.mustNotProceed, .deviceChange) : (.canProceed(score: 0.5), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.conditions.lowPowerMode else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "Low Power Mode is off")
+        let (verdict, wait) = self.verdict(context)
+        let rationale: String
+        if !context.conditions.lowPowerMode {
+            rationale = "Low Power Mode is off"
+        } else if verdict == .mustNotProceed {
+            rationale = "Low Power Mode is on: \(context.request.kind) tasks wait until it is off"
+        } else {
+            rationale = "Low Power Mode is on; \(context.request.kind) tasks may still run"
         }
-        guard context.configuration.lowPowerModeBlocks.contains(context.request.kind) else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 0.5), rationale: "Low Power Mode is on; \(context.request.kind) tasks may still run")
-        }
-        return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "Low Power Mode is on: \(context.request.kind) tasks wait until it is off", wait: .deviceChange)
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -123,13 +139,21 @@ public struct LowPowerModePolicy: SchedulingPolicy {
 public struct ThermalPolicy: SchedulingPolicy {
     public let name = "thermal"
     public init() {}
-    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+    private func limit(_ context: PolicyContext) -> ThermalState {
+        context.isProcessing ? context.configuration.thermalDefersProcessingAt : context.configuration.thermalDefersRefreshAt
+    }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let state = context.conditions.thermalState
-        let limit = context.isProcessing ? context.configuration.thermalDefersProcessingAt : context.configuration.thermalDefersRefreshAt
-        if context.request.kind != .continuedProcessing, state >= limit {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "thermal state is \(state); \(context.request.kind) tasks wait below \(limit)", wait: .deviceChange)
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1 - Double(state.rawValue) / 3), rationale: "thermal state is \(state)")
+        if context.request.kind != .continuedProcessing, state >= limit(context) { return (.mustNotProceed, .deviceChange) }
+        return (.canProceed(score: 1 - Double(state.rawValue) / 3), nil)
+    }
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
+        let state = context.conditions.thermalState
+        let rationale = verdict == .mustNotProceed
+            ? "thermal state is \(state); \(context.request.kind) tasks wait below \(limit(context))"
+            : "thermal state is \(state)"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -137,13 +161,19 @@ public struct ThermalPolicy: SchedulingPolicy {
 public struct DeviceInUsePolicy: SchedulingPolicy {
     public let name = "device-in-use"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        let holds = context.isProcessing && context.configuration.processingRequiresIdleDevice && !context.conditions.deviceIdle
+        return holds ? (.mustNotProceed, .deviceChange) : (.canProceed(score: 1), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.isProcessing, context.configuration.processingRequiresIdleDevice else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: context.conditions.deviceIdle ? "the device is idle" : "the device is in use; \(context.request.kind) tasks may run meanwhile")
+        let (verdict, wait) = self.verdict(context)
+        let rationale: String
+        if verdict == .mustNotProceed {
+            rationale = "the user is using the device; processing waits until it is idle"
+        } else {
+            rationale = context.conditions.deviceIdle ? "the device is idle" : "the device is in use; \(context.request.kind) tasks may run meanwhile"
         }
-        return context.conditions.deviceIdle
-            ? PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the device is idle")
-            : PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "the user is using the device; processing waits until it is idle", wait: .deviceChange)
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -151,15 +181,20 @@ public struct DeviceInUsePolicy: SchedulingPolicy {
 public struct CPUPressurePolicy: SchedulingPolicy {
     public let name = "cpu-pressure"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard let pressure = context.conditions.cpuPressure else { return (.canProceed(score: 1), nil) }
+        if context.isProcessing, pressure > context.configuration.processingCPUPressureLimit { return (.mustNotProceed, .deviceChange) }
+        return (.canProceed(score: max(0, 1 - pressure)), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
         guard let pressure = context.conditions.cpuPressure else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "CPU pressure unknown")
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "CPU pressure unknown")
         }
-        let limit = context.configuration.processingCPUPressureLimit
-        if context.isProcessing, pressure > limit {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "CPU pressure \(formatPercent(pressure)) is above the \(formatPercent(limit)) processing allows", wait: .deviceChange)
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: max(0, 1 - pressure)), rationale: "CPU pressure \(formatPercent(pressure))")
+        let rationale = verdict == .mustNotProceed
+            ? "CPU pressure \(formatPercent(pressure)) is above the \(formatPercent(context.configuration.processingCPUPressureLimit)) processing allows"
+            : "CPU pressure \(formatPercent(pressure))"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -168,24 +203,33 @@ public struct CPUPressurePolicy: SchedulingPolicy {
 public struct AppUsagePolicy: SchedulingPolicy {
     public let name = "app-usage"
     public init() {}
-    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
-            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now)
+            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastLaunch)
             // Only when the usage model moved the run later than it became eligible.
-            if preferred > context.eligibleSince, preferred > context.now {
-                return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "waits to run shortly before the next likely launch: \(usage.explanation(at: context.now))", wait: .until(preferred))
-            }
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: usage.explanation(at: context.now))
+            if preferred > context.eligibleSince, preferred > context.now { return (.mustNotProceed, .until(preferred)) }
+            return (.canProceed(score: 1), nil)
         case .processing, .healthResearch:
-            guard usage.allowsProcessing(at: context.now) else {
-                return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "the app has not been used for a week: no processing until it is opened (\(usage.explanation(at: context.now)))", wait: .appChange)
-            }
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: usage.explanation(at: context.now))
+            return usage.allowsProcessing(at: context.now) ? (.canProceed(score: 1), nil) : (.mustNotProceed, .appChange)
         case .continuedProcessing:
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "continued processing is user-started")
+            return (.canProceed(score: 1), nil)
         }
+    }
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
+        guard context.request.kind != .continuedProcessing else {
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "continued processing is user-started")
+        }
+        let explanation = context.app.usage.explanation(at: context.now)
+        let rationale: String
+        switch (verdict, context.request.kind) {
+        case (.mustNotProceed, .appRefresh): rationale = "waits to run shortly before the next likely launch: \(explanation)"
+        case (.mustNotProceed, _): rationale = "the app has not been used for a week: no processing until it is opened (\(explanation))"
+        default: rationale = explanation
+        }
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -193,18 +237,28 @@ public struct AppUsagePolicy: SchedulingPolicy {
 public struct EnergyBudgetPolicy: SchedulingPolicy {
     public let name = "energy-budget"
     public init() {}
-    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        let budget = context.configuration.energyBudgetPerAppPerDay
+    private func used(_ context: PolicyContext) -> (day: Int, joules: Double) {
         let day = context.app.usage.localDay(of: context.now)
-        let used = context.app.energyDay == day ? context.app.energyUsed : 0
+        return (day, context.app.energyDay == day ? context.app.energyUsed : 0)
+    }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard context.request.kind != .continuedProcessing else { return (.canProceed(score: 1), nil) }
+        let budget = context.configuration.energyBudgetPerAppPerDay
+        let (day, used) = used(context)
+        if used >= budget { return (.mustNotProceed, .until(context.app.usage.startOfLocalDay(day + 1))) }
+        return (.canProceed(score: budget > 0 ? 1 - used / budget : 1), nil)
+    }
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
         guard context.request.kind != .continuedProcessing else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "continued processing is user-started")
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "continued processing is user-started")
         }
-        if used >= budget {
-            let tomorrow = context.app.usage.startOfLocalDay(day + 1)
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: String(format: "used %.0f J of the %.0f J daily background energy budget; resets at local midnight", used, budget), wait: .until(tomorrow))
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: budget > 0 ? 1 - used / budget : 1), rationale: String(format: "used %.0f J of %.0f J today", used, budget))
+        let budget = context.configuration.energyBudgetPerAppPerDay
+        let used = used(context).joules
+        let rationale = verdict == .mustNotProceed
+            ? String(format: "used %.0f J of the %.0f J daily background energy budget; resets at local midnight", used, budget)
+            : String(format: "used %.0f J of %.0f J today", used, budget)
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -238,17 +292,20 @@ public struct RateLimitPolicy: SchedulingPolicy {
 public struct ThrottlePolicy: SchedulingPolicy {
     public let name = "throttle"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        let delay = context.app.throttle.delay(at: context.now)
+        guard delay > 0, context.request.kind != .continuedProcessing else { return (.canProceed(score: 1), nil) }
+        let until = context.eligibleSince.addingTimeInterval(delay)
+        return until > context.now ? (.mustNotProceed, .until(until)) : (.canProceed(score: 0.5), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
         let delay = context.app.throttle.delay(at: context.now)
         guard delay > 0, context.request.kind != .continuedProcessing else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the app is not throttled")
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "the app is not throttled")
         }
-        let until = context.eligibleSince.addingTimeInterval(delay)
         let reason = context.app.throttle.reason(at: context.now) ?? "throttled \(formatDuration(delay))"
-        if until > context.now {
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: reason, wait: .until(until))
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 0.5), rationale: "\(reason); the delay has passed")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: verdict == .mustNotProceed ? reason : "\(reason); the delay has passed", wait: wait)
     }
 }
 
@@ -286,7 +343,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         let window = context.configuration.herdSpreadWindow
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
               context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
-        let hash = Self.stableHash(of: context.request.key)
+        let hash = Self.stableHash(of: context.request.key, salt: context.deviceSalt)
         return (trigger, Double(hash % 10_000) / 10_000 * window)
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
@@ -304,10 +361,11 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         return PolicyDecision(policy: name, verdict: verdict, rationale: "its turn after the shared trigger has come")
     }
 
-    /// FNV-1a over the key's text `app/identifier`, without building it: the same key gets
-    /// the same offset on every run and machine.
-    static func stableHash(of key: RequestKey) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// FNV-1a over the key's text `app/identifier`, without building it, from an offset
+    /// basis mixed with the device's salt: the same key gets the same offset on every run
+    /// of one device, and different devices (different salts) different offsets.
+    static func stableHash(of key: RequestKey, salt: UInt64 = 0) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ salt
         func mix(_ bytes: String.UTF8View) {
             for byte in bytes {
                 hash ^= UInt64(byte)
@@ -325,11 +383,15 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
 public struct StarvationPolicy: SchedulingPolicy {
     public let name = "starvation"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        (context.now.timeIntervalSince(context.eligibleSince) >= context.configuration.maximumDeferral ? .mustProceed : .canProceed(score: 1), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        let waited = context.now.timeIntervalSince(context.eligibleSince)
-        if waited >= context.configuration.maximumDeferral {
-            return PolicyDecision(policy: name, verdict: .mustProceed, rationale: "eligible for \(formatDuration(waited)), past the \(formatDuration(context.configuration.maximumDeferral)) the system promises")
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "eligible for \(formatDuration(waited))")
+        let (verdict, _) = self.verdict(context)
+        let waited = formatDuration(context.now.timeIntervalSince(context.eligibleSince))
+        let rationale = verdict == .mustProceed
+            ? "eligible for \(waited), past the \(formatDuration(context.configuration.maximumDeferral)) the system promises"
+            : "eligible for \(waited)"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale)
     }
 }

@@ -27,6 +27,9 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
     public var processingRequiresIdleDevice: Bool
     /// CPU pressure (0...1) above which processing waits.
     public var processingCPUPressureLimit: Double
+    /// App refresh waits for the network even though its request cannot say so: a refresh
+    /// exists to fetch content, and one run offline only fails and spends energy.
+    public var refreshRequiresNetwork: Bool
     /// Estimated energy one app's background runs may use per day, in joules.
     public var energyBudgetPerAppPerDay: Double
     /// Minimum time between two background launches of one app (rate limit).
@@ -51,6 +54,7 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         thermalExpiresAt: ThermalState = .serious,
         processingRequiresIdleDevice: Bool = true,
         processingCPUPressureLimit: Double = 0.5,
+        refreshRequiresNetwork: Bool = true,
         energyBudgetPerAppPerDay: Double = 2_000,
         minimumLaunchInterval: TimeInterval = 60,
         herdSpreadWindow: TimeInterval = 600,
@@ -67,6 +71,7 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         self.thermalExpiresAt = thermalExpiresAt
         self.processingRequiresIdleDevice = processingRequiresIdleDevice
         self.processingCPUPressureLimit = processingCPUPressureLimit
+        self.refreshRequiresNetwork = refreshRequiresNetwork
         self.energyBudgetPerAppPerDay = energyBudgetPerAppPerDay
         self.minimumLaunchInterval = minimumLaunchInterval
         self.herdSpreadWindow = herdSpreadWindow
@@ -111,6 +116,10 @@ extension PolicyConfiguration {
         "coalescingTolerance": \.coalescingTolerance,
     ] }
     private static let unitIntervalKeys: Set<String> = ["threshold", "criticalBatteryLevel", "processingCPUPressureLimit"]
+    private static var booleanKeys: [String: WritableKeyPath<PolicyConfiguration, Bool>] { [
+        "processingRequiresIdleDevice": \.processingRequiresIdleDevice,
+        "refreshRequiresNetwork": \.refreshRequiresNetwork,
+    ] }
     private static var thermalKeys: [String: WritableKeyPath<PolicyConfiguration, ThermalState>] { [
         "thermalDefersProcessingAt": \.thermalDefersProcessingAt,
         "thermalDefersRefreshAt": \.thermalDefersRefreshAt,
@@ -149,9 +158,9 @@ extension PolicyConfiguration {
                     throw fail(key, "expected one of nominal, fair, serious, critical, found \(describe(value))")
                 }
                 configuration[keyPath: path] = state
-            } else if key == "processingRequiresIdleDevice" {
+            } else if let path = booleanKeys[key] {
                 guard let number = value as? NSNumber, isBoolean(number) else { throw fail(key, "expected true or false, found \(describe(value))") }
-                configuration.processingRequiresIdleDevice = number.boolValue
+                configuration[keyPath: path] = number.boolValue
             } else if key == "lowPowerModeBlocks" {
                 guard let names = value as? [String] else { throw fail(key, "expected an array of task kinds, found \(describe(value))") }
                 var kinds: [TaskKind] = []

@@ -51,6 +51,8 @@ public struct PolicyContext: Sendable {
     public var lastSharedTrigger: Date?
     /// The tunables.
     public var configuration: PolicyConfiguration
+    /// This device's herd-spreading salt (``SchedulerConfiguration/deviceSalt``).
+    public var deviceSalt: UInt64
 
     /// Creates a context.
     public init(
@@ -62,7 +64,8 @@ public struct PolicyContext: Sendable {
         runningCount: Int = 0,
         maximumConcurrentRuns: Int = 4,
         lastSharedTrigger: Date? = nil,
-        configuration: PolicyConfiguration = .init()
+        configuration: PolicyConfiguration = .init(),
+        deviceSalt: UInt64 = 0
     ) {
         self.request = request
         self.now = now
@@ -73,6 +76,7 @@ public struct PolicyContext: Sendable {
         self.maximumConcurrentRuns = maximumConcurrentRuns
         self.lastSharedTrigger = lastSharedTrigger
         self.configuration = configuration
+        self.deviceSalt = deviceSalt
     }
 
     /// Whether the request is processing-like (processing or health research).

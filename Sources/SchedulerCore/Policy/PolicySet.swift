@@ -107,12 +107,22 @@ public struct PolicySet: Sendable {
     /// first block; when none blocks, every policy's full decision. What the engine's launch
     /// loop uses: a held request is judged again when what held it changes, so the first
     /// reason is enough to file it, and its text is left to `bgtask why`.
-    public func judge(_ context: PolicyContext) -> Judgement {
+    ///
+    /// With `rationales` off (fleets and long simulations that keep no trace), the full
+    /// evaluation carries bare verdicts with empty rationales: the same decision, without
+    /// the cost of writing sixteen sentences per launch.
+    public func judge(_ context: PolicyContext, rationales: Bool = true) -> Judgement {
         var context = context
         context.configuration = configuration
         for policy in quickPolicies {
             let (verdict, wait) = policy.verdict(context)
             if verdict == .mustNotProceed { return .held(policy: policy.name, wait: wait) }
+        }
+        guard rationales else {
+            return .evaluated(evaluation(of: policies.map { policy in
+                let (verdict, wait) = policy.verdict(context)
+                return PolicyDecision(policy: policy.name, verdict: verdict, rationale: "", wait: wait)
+            }))
         }
         return .evaluated(evaluation(of: policies.map { $0.evaluate(context) }))
     }

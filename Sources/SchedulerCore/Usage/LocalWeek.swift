@@ -73,7 +73,7 @@ struct LocalWeek: Hashable, Sendable {
     /// "Mon 2026-05-11 08:00": with the calendar date, for instants further than a week away.
     func dateAndClock(_ date: Date) -> String {
         let days = Int(((date.timeIntervalSinceReferenceDate + utcOffset) / 86_400).rounded(.down))
-        let (year, month, day) = Self.civil(daysSince2001: days)
+        let (year, month, day) = GregorianDate.civil(daysSince1970: days + 11_323)
         return Self.dayNames[hourOfWeek(of: date) / 24] + " \(year)-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
             + " " + clock(date)
     }
@@ -82,19 +82,4 @@ struct LocalWeek: Hashable, Sendable {
     static func clock(hourOfDay: Int) -> String { twoDigits(hourOfDay) + ":00" }
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
-    /// Proleptic Gregorian year, month, day of a day count (Howard Hinnant's
-    /// `civil_from_days`), so no `Calendar` is needed.
-    static func civil(daysSince2001: Int) -> (year: Int, month: Int, day: Int) {
-        let z = daysSince2001 + 11_323 + 719_468  // days since 1970-01-01, shifted to 0000-03-01
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
-    }
 }

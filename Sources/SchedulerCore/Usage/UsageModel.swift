@@ -132,24 +132,79 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// weeks in which a launch happened in that hour (the formula is in the type's
     /// documentation). 0 for an hour not yet observed and for an app never opened.
     public func launchProbability(hourOfWeek: Int, at now: Date) -> Double {
-        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now) else { return 0 }
-        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
-        let observed = observedWeeks(hourOfWeek: bucket, at: now)
-        guard observed > 0 else { return 0 }
-        let launched = launchWeights[bucket] * configuration.decayFactor(age: now.timeIntervalSince(epoch))
+        let evidence = self.evidence(hourOfWeek: hourOfWeek, at: now)
+        guard evidence.observed > 0 else { return 0 }
         // Only a question about the past (now before a recorded launch) can exceed 1.
-        return min(1, max(0, launched / observed))
+        return min(1, max(0, evidence.launched / evidence.observed))
     }
 
-    /// The decayed number of occurrences of `bucket` observed by `now`: the denominator.
+    /// How many weeks of evidence the pooled estimate of the same hour on days of the same
+    /// kind is worth when it is blended into an hour of the week's own (see
+    /// ``likelihood(hourOfWeek:at:)``).
+    public static let dailyPatternPriorWeeks = 2.0
+
+    /// How likely (0...1) a launch is in local hour of the week `hourOfWeek` (modulo 168),
+    /// as the scheduler judges at `now`: the hour of the week's own evidence shrunk toward
+    /// the same hour on the days of the same kind (Monday to Friday, or the weekend),
+    ///
+    /// ```
+    /// likelihood = (launched(h) + k · pooled(h)) / (observed(h) + k)
+    /// ```
+    ///
+    /// where `launched` and `observed` are the decayed numerator and denominator of
+    /// ``launchProbability(hourOfWeek:at:)``, `pooled` is the decayed share of the
+    /// occurrences of that hour of the day on days of the same kind with a launch, and `k`
+    /// is ``dailyPatternPriorWeeks`` (2). So a weekday routine is learned after one
+    /// weekday, a weekend one after one weekend day, a weekly rhythm (nothing on Friday
+    /// evenings) takes over as the weeks show it, and one odd week does not erase a habit.
+    /// An occurrence still in progress without a launch is left out: whether the user
+    /// opens the app this hour is not known yet.
+    public func likelihood(hourOfWeek: Int, at now: Date) -> Double {
+        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
+        let own = evidence(hourOfWeek: bucket, at: now, excludingOpenOccurrence: true)
+        var launched = 0.0
+        var observed = 0.0
+        let weekend = bucket / 24 >= 5
+        for day in 0..<7 where (day >= 5) == weekend {
+            let sameHour = evidence(hourOfWeek: bucket % 24 + 24 * day, at: now, excludingOpenOccurrence: true)
+            launched += sameHour.launched
+            observed += sameHour.observed
+        }
+        let pooled = observed > 0 ? min(1, launched / observed) : 0
+        let k = Self.dailyPatternPriorWeeks
+        return min(1, max(0, (own.launched + k * pooled) / (own.observed + k)))
+    }
+
+    /// The decayed launches (numerator) and observed occurrences (denominator) of one hour
+    /// of the week at `now`; with `excludingOpenOccurrence`, an occurrence in progress in
+    /// which no launch has been recorded yet is not counted as observed.
+    private func evidence(hourOfWeek: Int, at now: Date, excludingOpenOccurrence: Bool = false) -> (launched: Double, observed: Double) {
+        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now) else { return (0, 0) }
+        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
+        var upTo = now
+        if excludingOpenOccurrence {
+            let hour = week.absoluteHour(of: now)
+            let current = week.start(ofHour: hour)
+            if LocalWeek.hourOfWeek(ofHour: hour) == bucket, lastCountedOccurrence[bucket] != current {
+                // Ask as of just before the occurrence began (ages still from `now`).
+                upTo = current.addingTimeInterval(-1)
+            }
+        }
+        let observed = observedWeeks(hourOfWeek: bucket, upTo: upTo, at: now)
+        guard observed > 0 else { return (0, 0) }
+        return (launchWeights[bucket] * configuration.decayFactor(age: now.timeIntervalSince(epoch)), observed)
+    }
+
+    /// The decayed number of occurrences of `bucket` that had begun by `upTo`, weighed by
+    /// their age at `now` (the denominator).
     ///
     /// The occurrences are `first, first + 1 week, ...` up to the latest that has begun;
     /// with `q = w(1 week)` and `a` the age of the latest, the sum of their weights is
     /// `w(a) · (1 − qⁿ) / (1 − q)`.
-    private func observedWeeks(hourOfWeek bucket: Int, at now: Date) -> Double {
-        guard LocalWeek.isRepresentable(observedSince) else { return 0 }
+    private func observedWeeks(hourOfWeek bucket: Int, upTo: Date, at now: Date) -> Double {
+        guard LocalWeek.isRepresentable(observedSince), LocalWeek.isRepresentable(upTo) else { return 0 }
         let week = self.week
-        let nowHour = week.absoluteHour(of: now)
+        let nowHour = week.absoluteHour(of: upTo)
         let first = LocalWeek.firstHour(atOrAfter: week.absoluteHour(of: observedSince), withHourOfWeek: bucket)
         guard first <= nowHour else { return 0 }
         let count = (nowHour - first) / LocalWeek.hoursPerWeek + 1
@@ -163,19 +218,25 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return newest * (expm1(Double(count) * logQ) / expm1(logQ))
     }
 
-    /// The hours of the week (ascending) whose launch probability at `now` is at least
-    /// ``UsageModelConfiguration/likelyThreshold``.
+    /// The hours of the week (ascending) whose ``likelihood(hourOfWeek:at:)`` at `now` is
+    /// at least ``UsageModelConfiguration/likelyThreshold``.
     public func likelyHours(at now: Date) -> [Int] {
         guard weightsAsOf != nil else { return [] }
         return (0..<LocalWeek.hoursPerWeek).filter {
-            launchProbability(hourOfWeek: $0, at: now) >= configuration.likelyThreshold
+            likelihood(hourOfWeek: $0, at: now) >= configuration.likelyThreshold
         }
     }
 
+    /// Whether the local hour that contains `date` is a likely launch hour, as judged at `now`.
+    public func isLikelyHour(containing date: Date, now: Date) -> Bool {
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(date) else { return false }
+        return likelihood(hourOfWeek: week.hourOfWeek(of: date), at: now) >= configuration.likelyThreshold
+    }
+
     /// The start of the first local hour that begins at or after `start`, and no later
-    /// than `start + horizon` (default 12 h), whose launch probability at `now` is at
-    /// least ``UsageModelConfiguration/likelyThreshold`` (default 0.3); `nil` when there
-    /// is none, and always for an app never opened.
+    /// than `start + horizon` (default 12 h), whose ``likelihood(hourOfWeek:at:)`` at `now`
+    /// is at least ``UsageModelConfiguration/likelyThreshold`` (default 0.3); `nil` when
+    /// there is none, and always for an app never opened.
     ///
     /// An hour already in progress at `start` is not a candidate: the launch it predicts
     /// may already have happened, and a refresh placed now would not be "shortly before".
@@ -190,7 +251,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         for candidate in hour..<(hour + LocalWeek.hoursPerWeek) {
             let candidateStart = week.start(ofHour: candidate)
             if candidateStart > end { return nil }
-            let probability = launchProbability(hourOfWeek: LocalWeek.hourOfWeek(ofHour: candidate), at: now)
+            let probability = likelihood(hourOfWeek: LocalWeek.hourOfWeek(ofHour: candidate), at: now)
             if probability >= configuration.likelyThreshold { return candidateStart }
         }
         return nil
@@ -198,19 +259,33 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
     /// When a refresh that may run from `eligibleAt` should run, as known at `now`.
     ///
-    /// The rule: look for the next likely launch from `max(eligibleAt, now)` within the
-    /// horizon (``nextLikelyLaunch(after:now:)``). If there is one, return
-    /// `max(eligibleAt, launch − leadTime)` (default 10 min before the hour the user
-    /// usually opens the app); otherwise return `eligibleAt`. The result is never earlier
-    /// than `eligibleAt`: the model only ever holds a refresh back, it never runs one
-    /// before the date the app asked for. A result at or before `now` means "now".
+    /// The rules, from `from = max(eligibleAt, now)`:
+    /// 1. `from` lies in a likely launch hour: `eligibleAt` (while the user is likely to
+    ///    open the app, refreshes run at the cadence the app asks for);
+    /// 2. a likely launch hour begins within the horizon (``nextLikelyLaunch(after:now:)``):
+    ///    `max(eligibleAt, launch − leadTime)` (default 10 min before that hour);
+    /// 3. no likely launch within the horizon, for an app the user has opened: `max(eligibleAt,
+    ///    lastRefresh + unpredictedRefreshInterval)` (default 2 h) when `lastRefresh` is
+    ///    known, else `eligibleAt`.
     ///
-    /// An app never opened has no likely launch, so its refresh runs at `eligibleAt`:
-    /// the conservative default is not to guess an hour (which could only delay fresh
-    /// content), and to leave spacing to rate limiting and throttling.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date) -> Date {
-        guard let launch = nextLikelyLaunch(after: max(eligibleAt, now), now: now) else { return eligibleAt }
-        return max(eligibleAt, launch.addingTimeInterval(-configuration.leadTime))
+    /// The result is never earlier than `eligibleAt`: the model only ever holds a refresh
+    /// back, it never runs one before the date the app asked for. A result at or before
+    /// `now` means "now".
+    ///
+    /// An app never opened runs its refresh at `eligibleAt`: with nothing learned, the
+    /// conservative default is to do what the app asks rather than guess an hour (which
+    /// could only leave its first launch stale). Once opened, the two-hour spacing of rule
+    /// 3 keeps content from going very stale for the launches no habit predicts, without
+    /// waking the device every quarter of an hour.
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil) -> Date {
+        guard weightsAsOf != nil else { return eligibleAt }
+        let from = max(eligibleAt, now)
+        if isLikelyHour(containing: from, now: now) { return eligibleAt }
+        if let launch = nextLikelyLaunch(after: from, now: now) {
+            return max(eligibleAt, launch.addingTimeInterval(-configuration.leadTime))
+        }
+        guard let lastRefresh else { return eligibleAt }
+        return max(eligibleAt, lastRefresh.addingTimeInterval(configuration.unpredictedRefreshInterval))
     }
 
     /// Whether the app may get processing runs at `now`: true while it was brought to the

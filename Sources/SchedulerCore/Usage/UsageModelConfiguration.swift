@@ -48,6 +48,12 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
     /// Default 7 days (Apple: processing runs "as long as the user has used the app within
     /// the past week").
     public var unusedProcessingCutoff: TimeInterval
+    /// How far apart refreshes are kept when no launch is likely within the horizon (an
+    /// app never opened, a night, a weekend without a habit). Default 2 hours.
+    ///
+    /// Often enough that a launch no habit predicts finds content at most a couple of hours
+    /// old; rare enough that an unpredictable app costs twelve wakes a day, not ninety-six.
+    public var unpredictedRefreshInterval: TimeInterval
 
     /// Creates a configuration; every default is documented on its property.
     public init(
@@ -56,7 +62,8 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
         leadTime: TimeInterval = 10 * 60,
         likelyThreshold: Double = 0.3,
         horizon: TimeInterval = 12 * 3_600,
-        unusedProcessingCutoff: TimeInterval = 7 * 86_400
+        unusedProcessingCutoff: TimeInterval = 7 * 86_400,
+        unpredictedRefreshInterval: TimeInterval = 2 * 3_600
     ) {
         self.utcOffset = utcOffset
         self.halfLife = halfLife
@@ -64,6 +71,27 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
         self.likelyThreshold = likelyThreshold
         self.horizon = horizon
         self.unusedProcessingCutoff = unusedProcessingCutoff
+        self.unpredictedRefreshInterval = unpredictedRefreshInterval
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case utcOffset, halfLife, leadTime, likelyThreshold, horizon, unusedProcessingCutoff, unpredictedRefreshInterval
+    }
+
+    /// Decodes a stored configuration; keys added since it was written take their defaults,
+    /// so an upgrade keeps what the model learned.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = UsageModelConfiguration()
+        self.init(
+            utcOffset: try container.decodeIfPresent(TimeInterval.self, forKey: .utcOffset) ?? defaults.utcOffset,
+            halfLife: try container.decodeIfPresent(TimeInterval.self, forKey: .halfLife) ?? defaults.halfLife,
+            leadTime: try container.decodeIfPresent(TimeInterval.self, forKey: .leadTime) ?? defaults.leadTime,
+            likelyThreshold: try container.decodeIfPresent(Double.self, forKey: .likelyThreshold) ?? defaults.likelyThreshold,
+            horizon: try container.decodeIfPresent(TimeInterval.self, forKey: .horizon) ?? defaults.horizon,
+            unusedProcessingCutoff: try container.decodeIfPresent(TimeInterval.self, forKey: .unusedProcessingCutoff) ?? defaults.unusedProcessingCutoff,
+            unpredictedRefreshInterval: try container.decodeIfPresent(TimeInterval.self, forKey: .unpredictedRefreshInterval) ?? defaults.unpredictedRefreshInterval
+        )
     }
 
     /// The weight, relative to a fresh one, of an observation `age` seconds old:

@@ -1,0 +1,587 @@
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+
+/// A simulated device's life as a repeating pattern of days: when it is on power, online,
+/// in Low Power Mode, hot, in the user's hands, and when the user opens apps. Written as
+/// JSON (schema version 1, documented in `docs/scenarios.md`), read by ``parse(_:file:)``,
+/// and turned into concrete, seeded events by ``script(start:days:seed:)``.
+///
+/// Times of day are whole minutes since the day's start (0...1440); the simulation starts
+/// at a midnight and its days are 86,400 s apart, with no time zones.
+public struct Scenario: Hashable, Sendable {
+    /// The battery of a device that has one. A scenario without it is a device without a
+    /// battery: always on external power.
+    public struct Battery: Hashable, Sendable {
+        /// The level at the start of the simulation, 0...1.
+        public var level: Double
+        /// Level lost per hour on battery while idle.
+        public var drainPerHour: Double
+        /// Level lost per hour on battery while the device is in use (or an app is open).
+        public var inUseDrainPerHour: Double
+        /// Level gained per hour on external power.
+        public var chargePerHour: Double
+
+        /// Creates a battery; `inUseDrainPerHour` defaults to `drainPerHour`.
+        public init(level: Double, drainPerHour: Double, inUseDrainPerHour: Double? = nil, chargePerHour: Double) {
+            self.level = level
+            self.drainPerHour = drainPerHour
+            self.inUseDrainPerHour = inUseDrainPerHour ?? drainPerHour
+            self.chargePerHour = chargePerHour
+        }
+    }
+
+    /// A stretch of a day during which something holds (on power, Low Power Mode, in use).
+    public struct Interval: Hashable, Sendable {
+        /// Its start, in minutes since the day's start.
+        public var from: Int
+        /// Its end (exclusive), in minutes since the day's start; 1440 is midnight after.
+        public var to: Int
+
+        /// Creates an interval.
+        public init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// A stretch of a day with the network available.
+    public struct NetworkInterval: Hashable, Sendable {
+        /// Its start, in minutes since the day's start.
+        public var from: Int
+        /// Its end (exclusive), in minutes since the day's start.
+        public var to: Int
+        /// Whether the network is metered (cellular) rather than not (Wi-Fi, wired).
+        public var metered: Bool
+
+        /// Creates a network interval.
+        public init(from: Int, to: Int, metered: Bool = false) {
+            self.from = from
+            self.to = to
+            self.metered = metered
+        }
+    }
+
+    /// A stretch of a day at a raised thermal state.
+    public struct ThermalInterval: Hashable, Sendable {
+        /// Its start, in minutes since the day's start.
+        public var from: Int
+        /// Its end (exclusive), in minutes since the day's start.
+        public var to: Int
+        /// The state (fair, serious or critical; outside intervals the device is nominal).
+        public var state: ThermalState
+
+        /// Creates a thermal interval.
+        public init(from: Int, to: Int, state: ThermalState) {
+            self.from = from
+            self.to = to
+            self.state = state
+        }
+    }
+
+    /// The user opening an app: a foreground session that may or may not happen on a day.
+    public struct Launch: Hashable, Sendable {
+        /// When, in minutes since the day's start (0...1439).
+        public var at: Int
+        /// How long the app stays in the foreground, in minutes.
+        public var minutes: Double
+        /// The chance that it happens on a given day, 0...1.
+        public var probability: Double
+        /// The app's identifier; `nil` means every installed app.
+        public var app: String?
+
+        /// Creates a launch.
+        public init(at: Int, minutes: Double = 5, probability: Double = 1, app: String? = nil) {
+            self.at = at
+            self.minutes = minutes
+            self.probability = probability
+            self.app = app
+        }
+    }
+
+    /// One day of the pattern. Lists are in order and do not overlap.
+    public struct Day: Hashable, Sendable {
+        /// A label for people ("weekday").
+        public var name: String
+        /// When the device is on external power (outside: on battery). Only with a battery.
+        public var power: [Interval]
+        /// When the network is available (outside: offline).
+        public var network: [NetworkInterval]
+        /// When Low Power Mode is on.
+        public var lowPowerMode: [Interval]
+        /// When the device is warmer than nominal.
+        public var thermal: [ThermalInterval]
+        /// When the user is using the device (outside: idle or locked).
+        public var inUse: [Interval]
+        /// When the user opens apps (a session also counts as in use).
+        public var launches: [Launch]
+
+        /// Creates a day; what is not given never happens.
+        public init(
+            name: String = "",
+            power: [Interval] = [],
+            network: [NetworkInterval] = [],
+            lowPowerMode: [Interval] = [],
+            thermal: [ThermalInterval] = [],
+            inUse: [Interval] = [],
+            launches: [Launch] = []
+        ) {
+            self.name = name
+            self.power = power
+            self.network = network
+            self.lowPowerMode = lowPowerMode
+            self.thermal = thermal
+            self.inUse = inUse
+            self.launches = launches
+        }
+    }
+
+    /// The scenario's name ("commuter").
+    public var name: String
+    /// One line saying what it models.
+    public var description: String
+    /// The seed of every random choice, unless a script is given another.
+    public var seed: UInt64
+    /// How far (in whole minutes, 0...120) each boundary and launch moves, at random, each day.
+    public var jitterMinutes: Int
+    /// The battery; `nil` for a device without one (always on external power).
+    public var battery: Battery?
+    /// The pattern: simulated day `n` follows `days[n % days.count]`.
+    public var days: [Day]
+
+    /// Creates a scenario. Unlike ``parse(_:file:)`` this checks nothing; scripts clamp
+    /// what is out of range rather than fail.
+    public init(name: String, description: String = "", seed: UInt64 = 1, jitterMinutes: Int = 0, battery: Battery? = nil, days: [Day]) {
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.jitterMinutes = jitterMinutes
+        self.battery = battery
+        self.days = days
+    }
+
+    /// Minutes in a day: the end of a day's times.
+    static let minutesPerDay = 1440
+
+    /// Reads a scenario from JSON, checking every value. `file` only labels errors.
+    public static func parse(_ data: Data, file: String? = nil) throws(ScenarioError) -> Scenario {
+        do throws(ScenarioError) {
+            return try ScenarioParser.scenario(JSONNode.document(data))
+        } catch {
+            var located = error
+            located.file = file
+            throw located
+        }
+    }
+
+    /// Reads a scenario file. A file that cannot be read fails at path `$` with the
+    /// system's reason.
+    public static func load(from url: URL) throws(ScenarioError) -> Scenario {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ScenarioError(file: url.path, path: "$", message: "expected a readable file, found \(Self.systemReason(error))")
+        }
+        return try parse(data, file: url.path)
+    }
+
+    /// The operating system's words for why a file could not be read ("No such file or
+    /// directory (errno 2)"), rather than Foundation's vaguer summary.
+    private static func systemReason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        // On Linux the underlying error is a Swift error that bridges to NSError only by `as`.
+        if let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map({ $0 as NSError }), underlying.domain == NSPOSIXErrorDomain {
+            return "\(String(cString: strerror(Int32(underlying.code)))) (errno \(underlying.code))"
+        }
+        return nsError.localizedDescription
+    }
+
+    /// `minute` as `HH:MM` (1440 is `24:00`).
+    static func clock(_ minute: Int) -> String {
+        let hours = minute / 60, minutes = minute % 60
+        return (hours < 10 ? "0" : "") + "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes)"
+    }
+}
+
+/// What was wrong with a scenario, and where: the file, the JSON path of the culprit
+/// (`$.days[1].network[0].to`) and what was expected and found.
+public struct ScenarioError: Error, CustomStringConvertible, Hashable, Sendable {
+    /// The file read, when there was one.
+    public var file: String?
+    /// Where in the document, as a JSON path from the root `$`.
+    public var path: String
+    /// What was expected and what was found.
+    public var message: String
+
+    /// Creates an error.
+    public init(file: String? = nil, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    /// `file: path: message`, as compilers print it.
+    public var description: String {
+        [file, path, message].compactMap { $0 }.joined(separator: ": ")
+    }
+}
+
+// MARK: - Reading
+
+/// What jitter and validation need of any interval: its two ends, in minutes.
+protocol DayInterval {
+    var from: Int { get set }
+    var to: Int { get set }
+}
+
+extension Scenario.Interval: DayInterval {}
+extension Scenario.NetworkInterval: DayInterval {}
+extension Scenario.ThermalInterval: DayInterval {}
+
+/// The schema, read from JSON values by hand: `Codable` can neither say where a value sat
+/// nor notice keys it does not know, and both are what make an error useful.
+enum ScenarioParser {
+    static let topKeys = ["version", "name", "description", "seed", "jitterMinutes", "battery", "days"]
+    static let batteryKeys = ["level", "drainPerHour", "inUseDrainPerHour", "chargePerHour"]
+    static let dayKeys = ["name", "power", "network", "lowPowerMode", "thermal", "inUse", "launches"]
+    static let launchKeys = ["at", "minutes", "probability", "app"]
+    static let thermalStates: [ThermalState] = [.fair, .serious, .critical]
+
+    static func scenario(_ root: JSONNode) throws(ScenarioError) -> Scenario {
+        let object = try root.object(keys: topKeys)
+        try version(object.required("version", expecting: "the number 1"))
+        let name = try object.required("name", expecting: "a non-empty string").nonEmptyString()
+        let description = try object.optional("description")?.string() ?? ""
+        let seed = try object.optional("seed").map(seed) ?? 1
+        let jitter = try object.optional("jitterMinutes").map(jitterMinutes) ?? 0
+        let battery = try object.optional("battery").map(battery)
+        let days = try days(object.required("days", expecting: "a non-empty array of days"), hasBattery: battery != nil)
+        return Scenario(name: name, description: description, seed: seed, jitterMinutes: jitter, battery: battery, days: days)
+    }
+
+    static func version(_ node: JSONNode) throws(ScenarioError) {
+        let version = try node.number()
+        guard version == 1 else { throw node.failure("expected version 1, found \(JSONNode.render(version))") }
+    }
+
+    /// Seeds stop at 2^53, the largest whole number every JSON reader holds exactly, so a
+    /// seed written down reproduces the same run anywhere.
+    static func seed(_ node: JSONNode) throws(ScenarioError) -> UInt64 {
+        let seed = try node.number()
+        guard seed >= 0, seed <= 0x1p53, seed == seed.rounded() else {
+            throw node.failure("expected a whole number between 0 and 9007199254740992, found \(JSONNode.render(seed))")
+        }
+        return UInt64(seed)
+    }
+
+    static func jitterMinutes(_ node: JSONNode) throws(ScenarioError) -> Int {
+        let jitter = try node.number()
+        guard (0...120).contains(jitter), jitter == jitter.rounded() else {
+            throw node.failure("expected a whole number of minutes between 0 and 120, found \(JSONNode.render(jitter))")
+        }
+        return Int(jitter)
+    }
+
+    static func battery(_ node: JSONNode) throws(ScenarioError) -> Scenario.Battery {
+        let object = try node.object(keys: batteryKeys)
+        let level = try object.required("level", expecting: "a number between 0 and 1").number(in: 0...1, "a number between 0 and 1")
+        let drain = try rate(object.required("drainPerHour", expecting: "a number >= 0"))
+        let inUseDrain = try object.optional("inUseDrainPerHour").map(rate)
+        let charge = try rate(object.required("chargePerHour", expecting: "a number >= 0"))
+        return Scenario.Battery(level: level, drainPerHour: drain, inUseDrainPerHour: inUseDrain, chargePerHour: charge)
+    }
+
+    static func rate(_ node: JSONNode) throws(ScenarioError) -> Double {
+        try node.number(in: 0...Double.greatestFiniteMagnitude, "a number >= 0")
+    }
+
+    static func days(_ node: JSONNode, hasBattery: Bool) throws(ScenarioError) -> [Scenario.Day] {
+        let elements = try node.array()
+        guard !elements.isEmpty else { throw node.failure("expected a non-empty array of days, found an empty array") }
+        var days: [Scenario.Day] = []
+        for element in elements {
+            days.append(try day(element, hasBattery: hasBattery))
+        }
+        return days
+    }
+
+    static func day(_ node: JSONNode, hasBattery: Bool) throws(ScenarioError) -> Scenario.Day {
+        let object = try node.object(keys: dayKeys)
+        if !hasBattery, let power = object.optional("power") {
+            // Without a battery the device is on power all the time: a power list would
+            // say otherwise, and silently ignoring it would hide the mistake.
+            throw power.failure("expected no \"power\" key, since a scenario without \"battery\" is always on external power, found one")
+        }
+        var day = Scenario.Day(name: try object.optional("name")?.string() ?? "")
+        day.power = try plainIntervals(object.optional("power"))
+        day.network = try intervals(object.optional("network"), extraKeys: ["metered"], make: networkInterval)
+        day.lowPowerMode = try plainIntervals(object.optional("lowPowerMode"))
+        day.thermal = try intervals(object.optional("thermal"), extraKeys: ["state"], make: thermalInterval)
+        day.inUse = try plainIntervals(object.optional("inUse"))
+        day.launches = try launches(object.optional("launches"))
+        return day
+    }
+
+    static func networkInterval(_ entry: JSONObject, from: Int, to: Int) throws(ScenarioError) -> Scenario.NetworkInterval {
+        Scenario.NetworkInterval(from: from, to: to, metered: try entry.optional("metered")?.bool() ?? false)
+    }
+
+    static func thermalInterval(_ entry: JSONObject, from: Int, to: Int) throws(ScenarioError) -> Scenario.ThermalInterval {
+        Scenario.ThermalInterval(from: from, to: to, state: try thermalState(entry.required("state", expecting: "fair, serious or critical")))
+    }
+
+    /// A list of intervals with nothing but their ends.
+    static func plainIntervals(_ node: JSONNode?) throws(ScenarioError) -> [Scenario.Interval] {
+        try intervals(node, extraKeys: []) { _, from, to in Scenario.Interval(from: from, to: to) }
+    }
+
+    /// A list of intervals: each `from` < `to`, each starting at or after the previous end.
+    static func intervals<Element: DayInterval>(
+        _ node: JSONNode?,
+        extraKeys: [String],
+        make: (JSONObject, Int, Int) throws(ScenarioError) -> Element
+    ) throws(ScenarioError) -> [Element] {
+        guard let node else { return [] }
+        var result: [Element] = []
+        for element in try node.array() {
+            let object = try element.object(keys: ["from", "to"] + extraKeys)
+            let fromNode = try object.required("from", expecting: "a time HH:MM")
+            let toNode = try object.required("to", expecting: "a time HH:MM")
+            let from = try fromNode.time(asEnd: false)
+            let to = try toNode.time(asEnd: true)
+            guard to > from else {
+                throw toNode.failure("expected a time after the start \"\(Scenario.clock(from))\", found \"\(Scenario.clock(to))\" (negative or empty duration)")
+            }
+            if let previous = result.last, from < previous.to {
+                throw fromNode.failure("expected a start at or after \"\(Scenario.clock(previous.to))\", the end of the previous interval, found \"\(Scenario.clock(from))\" (intervals overlap or are out of order)")
+            }
+            result.append(try make(object, from, to))
+        }
+        return result
+    }
+
+    static func thermalState(_ node: JSONNode) throws(ScenarioError) -> ThermalState {
+        let names = thermalStates.map(\.description)
+        let name = try node.string()
+        guard let state = ThermalState(name: name), thermalStates.contains(state) else {
+            throw node.failure("expected one of \(names.joined(separator: ", ")), found \"\(name)\"")
+        }
+        return state
+    }
+
+    static func launches(_ node: JSONNode?) throws(ScenarioError) -> [Scenario.Launch] {
+        guard let node else { return [] }
+        var result: [Scenario.Launch] = []
+        for element in try node.array() {
+            let launch = try launch(element)
+            if let previous = result.last, launch.at < previous.at {
+                throw ScenarioError(path: element.path + JSONNode.component("at"), message: "expected a launch at or after \"\(Scenario.clock(previous.at))\", the previous launch, found \"\(Scenario.clock(launch.at))\" (launches out of order)")
+            }
+            result.append(launch)
+        }
+        return result
+    }
+
+    static func launch(_ node: JSONNode) throws(ScenarioError) -> Scenario.Launch {
+        let object = try node.object(keys: launchKeys)
+        let at = try object.required("at", expecting: "a time HH:MM").time(asEnd: false)
+        let minutes = try object.optional("minutes")?.number(in: .leastNonzeroMagnitude...Double.greatestFiniteMagnitude, "a number of minutes > 0") ?? 5
+        let probability = try object.optional("probability")?.number(in: 0...1, "a probability between 0 and 1") ?? 1
+        let app = try object.optional("app").flatMap(app)
+        return Scenario.Launch(at: at, minutes: minutes, probability: probability, app: app)
+    }
+
+    /// An app identifier, or `null` for every installed app.
+    static func app(_ node: JSONNode) throws(ScenarioError) -> String? {
+        if case .null = node.kind { return nil }
+        guard case .string(let app) = node.kind, !app.isEmpty else {
+            throw node.expected("a non-empty string (an app identifier) or null")
+        }
+        return app
+    }
+}
+
+/// A JSON value as `JSONSerialization` gives it, sorted into the kinds of the JSON text.
+enum JSONKind {
+    case null
+    case boolean(Bool)
+    case number(Double)
+    case string(String)
+    case array([Any])
+    case object([String: Any])
+
+    init(_ value: Any) {
+        switch value {
+        case let string as String: self = .string(string)
+        // Foundation hands out booleans as NSNumbers too; only their type encoding ("c",
+        // a C char) tells `true` from `1`, on Linux as on Darwin.
+        case let number as NSNumber:
+            self = String(cString: number.objCType) == "c" ? .boolean(number.boolValue) : .number(number.doubleValue)
+        case let array as [Any]: self = .array(array)
+        case let object as [String: Any]: self = .object(object)
+        default: self = .null
+        }
+    }
+}
+
+/// One value of the document being read, and its path from the root.
+struct JSONNode {
+    let kind: JSONKind
+    let path: String
+
+    init(_ value: Any, path: String) {
+        kind = JSONKind(value)
+        self.path = path
+    }
+
+    /// The root of `data`; invalid JSON fails at `$`, with the position when Foundation gives one.
+    static func document(_ data: Data) throws(ScenarioError) -> JSONNode {
+        do {
+            return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$")
+        } catch {
+            throw ScenarioError(path: "$", message: "expected valid JSON, found \(JSONPosition.describe(error, in: data))")
+        }
+    }
+
+    func failure(_ message: String) -> ScenarioError {
+        ScenarioError(path: path, message: message)
+    }
+
+    /// A wrong-type failure: "expected `what`, found a string ("x")".
+    func expected(_ what: String) -> ScenarioError {
+        failure("expected \(what), found \(found)")
+    }
+
+    /// What this value is, for messages.
+    var found: String {
+        switch kind {
+        case .null: return "null"
+        case .boolean(let value): return "a boolean (\(value))"
+        case .number(let value): return "a number (\(Self.render(value)))"
+        case .string(let value): return "a string (\(Self.quoted(value)))"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    func object(keys: [String]) throws(ScenarioError) -> JSONObject {
+        guard case .object(let entries) = kind else { throw expected("an object") }
+        if let unknown = entries.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw ScenarioError(path: path + Self.component(unknown), message: "expected one of the keys \(keys.joined(separator: ", ")), found unknown key \(Self.quoted(unknown))")
+        }
+        return JSONObject(entries: entries, path: path)
+    }
+
+    func array() throws(ScenarioError) -> [JSONNode] {
+        guard case .array(let elements) = kind else { throw expected("an array") }
+        return elements.enumerated().map { JSONNode($0.element, path: "\(path)[\($0.offset)]") }
+    }
+
+    func string() throws(ScenarioError) -> String {
+        guard case .string(let value) = kind else { throw expected("a string") }
+        return value
+    }
+
+    func nonEmptyString() throws(ScenarioError) -> String {
+        let value = try string()
+        guard !value.isEmpty else { throw failure("expected a non-empty string, found \"\"") }
+        return value
+    }
+
+    func bool() throws(ScenarioError) -> Bool {
+        guard case .boolean(let value) = kind else { throw expected("a boolean") }
+        return value
+    }
+
+    func number() throws(ScenarioError) -> Double {
+        guard case .number(let value) = kind, value.isFinite else { throw expected("a number") }
+        return value
+    }
+
+    /// A number in `range`; outside it, "expected `expectation`, found 1.5".
+    func number(in range: ClosedRange<Double>, _ expectation: String) throws(ScenarioError) -> Double {
+        let value = try number()
+        guard range.contains(value) else { throw failure("expected \(expectation), found \(Self.render(value))") }
+        return value
+    }
+
+    /// A time `HH:MM` as minutes since the day's start; `24:00` only as the end of an interval.
+    func time(asEnd: Bool) throws(ScenarioError) -> Int {
+        let expectation = asEnd ? "a time HH:MM between 00:00 and 24:00" : "a time HH:MM between 00:00 and 23:59"
+        guard case .string(let text) = kind else { throw expected(expectation) }
+        guard let minute = Self.minute(of: text), asEnd || minute < Scenario.minutesPerDay else {
+            throw failure("expected \(expectation), found \(Self.quoted(text))")
+        }
+        return minute
+    }
+
+    /// Minutes since midnight of exactly two digits, a colon and two digits, up to 24:00.
+    static func minute(of text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 5, bytes[2] == UInt8(ascii: ":") else { return nil }
+        let digits = [bytes[0], bytes[1], bytes[3], bytes[4]].map { Int($0) - Int(UInt8(ascii: "0")) }
+        guard digits.allSatisfy({ (0...9).contains($0) }) else { return nil }
+        let hours = digits[0] * 10 + digits[1], minutes = digits[2] * 10 + digits[3]
+        guard minutes < 60, hours * 60 + minutes <= Scenario.minutesPerDay else { return nil }
+        return hours * 60 + minutes
+    }
+
+    /// A number as JSON would write it: whole numbers without a decimal point.
+    static func render(_ number: Double) -> String {
+        if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
+        return "\(number)"
+    }
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays unambiguous.
+    static func component(_ key: String) -> String {
+        let simple = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
+        return simple ? "." + key : "[\(quoted(key))]"
+    }
+}
+
+/// The entries of a JSON object whose keys have been checked.
+struct JSONObject {
+    let entries: [String: Any]
+    let path: String
+
+    /// The value under `key`, or `nil` when absent (an explicit `null` is a value: it is
+    /// refused where null is not allowed, not taken for a default).
+    func optional(_ key: String) -> JSONNode? {
+        entries[key].map { JSONNode($0, path: path + JSONNode.component(key)) }
+    }
+
+    func required(_ key: String, expecting expectation: String) throws(ScenarioError) -> JSONNode {
+        guard let node = optional(key) else {
+            throw ScenarioError(path: path, message: "missing required key \(JSONNode.quoted(key)): expected \(expectation)")
+        }
+        return node
+    }
+}
+
+/// Where a JSON syntax error sits, as line, column and the text there (in the manner of
+/// SQLite's `near "x"`), from the character offset in Foundation's message.
+enum JSONPosition {
+    static func describe(_ error: any Error, in data: Data) -> String {
+        let nsError = error as NSError
+        let reason = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
+        let bytes = [UInt8](data)
+        guard let offset = characterOffset(in: reason), offset <= bytes.count else { return "an error: \(reason)" }
+        let before = bytes[..<offset]
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        let rest = bytes[offset...].prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
+        let near = rest.isEmpty ? "" : " near \(JSONNode.quoted(String(decoding: rest, as: UTF8.self)))"
+        return "an error at line \(line), column \(column)\(near): \(reason)"
+    }
+
+    /// The number after "character " in messages such as "Invalid value around character 15.".
+    static func characterOffset(in reason: String) -> Int? {
+        guard let marker = reason.range(of: "character ") else { return nil }
+        return Int(reason[marker.upperBound...].prefix { $0.isNumber })
+    }
+}

@@ -1,0 +1,352 @@
+import BackgroundTasks
+import Dispatch
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// Many devices, each with its own seeded variation of a scenario from a mix, running the
+/// same modelled apps: the load a backend will see (task runs per minute), whether devices
+/// stampede after a shared event, and what the devices got out of it (fresh content at
+/// launch, energy). Devices are independent, so they run on every core; the aggregate does
+/// not depend on how they were spread over threads.
+public struct Fleet: Sendable {
+    /// Scenarios and the share of devices living each.
+    public struct Mix: Hashable, Sendable, CustomStringConvertible {
+        /// One scenario and its weight.
+        public struct Entry: Hashable, Sendable {
+            /// The scenario.
+            public var scenario: Scenario
+            /// Its weight (positive; weights are normalised when drawing).
+            public var weight: Double
+
+            /// Creates an entry.
+            public init(scenario: Scenario, weight: Double) {
+                self.scenario = scenario
+                self.weight = weight
+            }
+        }
+
+        /// The scenarios and their weights.
+        public var entries: [Entry]
+
+        /// Creates a mix.
+        public init(_ entries: [Entry]) {
+            self.entries = entries
+        }
+
+        /// The default: commuter 0.4, office 0.3, night-charger 0.2, travel 0.1.
+        public static var standard: Mix {
+            Mix([("commuter", 0.4), ("office", 0.3), ("night-charger", 0.2), ("travel", 0.1)].compactMap { name, weight in
+                Scenario.builtIn(named: name).map { Entry(scenario: $0, weight: weight) }
+            })
+        }
+
+        /// Parses `commuter=0.5,office=0.3,...` (built-in scenario names, weights > 0).
+        public static func parse(_ text: String) throws(FleetError) -> Mix {
+            var entries: [Entry] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pieces.count == 2, let weight = Double(pieces[1]), weight.isFinite, weight > 0 else {
+                    throw FleetError("--mix: expected name=weight with a positive weight, found '\(part)'")
+                }
+                guard let scenario = Scenario.builtIn(named: pieces[0]) else {
+                    throw FleetError("--mix: unknown scenario '\(pieces[0])' (built-in: \(Scenario.builtInNames.joined(separator: ", ")))")
+                }
+                guard !entries.contains(where: { $0.scenario.name == scenario.name }) else {
+                    throw FleetError("--mix: scenario '\(scenario.name)' is listed twice")
+                }
+                entries.append(Entry(scenario: scenario, weight: weight))
+            }
+            return Mix(entries)
+        }
+
+        /// `commuter=0.4, office=0.3, ...`
+        public var description: String {
+            entries.map { "\($0.scenario.name)=\(formatWeight($0.weight))" }.joined(separator: ", ")
+        }
+
+        /// The scenario of device number `index` under `seed`: a weighted draw of its own.
+        func scenario(forDevice index: Int, seed: UInt64) -> Scenario {
+            var random = SeededRandom(seed: seed, stream: UInt64(index) &* 2 &+ 1)
+            let total = entries.reduce(0) { $0 + $1.weight }
+            var pick = random.unit() * total
+            for entry in entries {
+                pick -= entry.weight
+                if pick < 0 { return entry.scenario }
+            }
+            return entries[entries.count - 1].scenario
+        }
+    }
+
+    /// A window of every day during which every device of the fleet is offline: at its end
+    /// they all regain the network at once (the shared event a backend fears).
+    public struct SharedOutage: Hashable, Sendable {
+        /// Start, minutes after midnight.
+        public var from: Int
+        /// End, minutes after midnight (> from).
+        public var to: Int
+
+        /// Creates an outage window.
+        public init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+
+        /// Parses `HH:MM-HH:MM`.
+        public static func parse(_ text: String) throws(FleetError) -> SharedOutage {
+            let parts = text.split(separator: "-").map(String.init)
+            guard parts.count == 2, let from = minutes(parts[0]), let to = minutes(parts[1]), from < to else {
+                throw FleetError("--shared-outage: expected HH:MM-HH:MM with the start before the end, found '\(text)'")
+            }
+            return SharedOutage(from: from, to: to)
+        }
+
+        private static func minutes(_ text: String) -> Int? {
+            let parts = text.split(separator: ":")
+            guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
+                  (0...24).contains(hours), (0..<60).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
+            return hours * 60 + minutes
+        }
+    }
+
+    /// Devices simulated.
+    public var devices: Int
+    /// Days simulated.
+    public var days: Int
+    /// The scenario mix.
+    public var mix: Mix
+    /// The seed of every random choice.
+    public var seed: UInt64
+    /// The apps every device runs (modelled).
+    public var apps: [ModelledApp]
+    /// A daily shared outage, if any.
+    public var sharedOutage: SharedOutage?
+    /// Content at most this old at a launch counts as fresh.
+    public var freshWithin: TimeInterval
+    /// The engine's tunables.
+    public var configuration: SchedulerConfiguration
+    /// The policies.
+    public var policies: PolicySet
+    /// The first simulated instant (a midnight, UTC).
+    public var start: Date
+
+    /// The most devices one fleet may simulate.
+    public static let maximumDevices = 10_000_000
+    /// The most days one fleet may simulate.
+    public static let maximumDays = 3_660
+    /// The most device-days one fleet may simulate (about an hour of work on two cores).
+    public static let maximumDeviceDays = 100_000_000
+
+    /// Creates a fleet; refuses sizes that make no sense or would not finish.
+    public init(
+        devices: Int,
+        days: Int,
+        mix: Mix = .standard,
+        seed: UInt64 = 1,
+        apps: [ModelledApp] = [.feedReader()],
+        sharedOutage: SharedOutage? = nil,
+        freshWithin: TimeInterval = 20 * 60,
+        configuration: SchedulerConfiguration = .simulation(),
+        policies: PolicySet = PolicySet(),
+        start: Date = Simulation.defaultStart
+    ) throws(FleetError) {
+        guard devices >= 1 else { throw FleetError("--devices must be at least 1, found \(devices)") }
+        guard devices <= Self.maximumDevices else { throw FleetError("--devices \(devices) is more than the \(Self.maximumDevices) a fleet may simulate") }
+        guard days >= 1 else { throw FleetError("--days must be at least 1, found \(days)") }
+        guard days <= Self.maximumDays else { throw FleetError("--days \(days) is more than the \(Self.maximumDays) a simulation may cover") }
+        guard devices.multipliedReportingOverflow(by: days).partialValue <= Self.maximumDeviceDays, !devices.multipliedReportingOverflow(by: days).overflow else {
+            throw FleetError("--devices \(devices) × --days \(days) is more than the \(Self.maximumDeviceDays) device-days a fleet may simulate (it would take hours)")
+        }
+        guard !mix.entries.isEmpty else { throw FleetError("--mix names no scenario") }
+        guard !apps.isEmpty else { throw FleetError("a fleet needs at least one app") }
+        self.devices = devices
+        self.days = days
+        self.mix = mix
+        self.seed = seed
+        self.apps = apps
+        self.sharedOutage = sharedOutage
+        self.freshWithin = freshWithin
+        self.configuration = configuration
+        self.policies = policies
+        self.start = start
+    }
+
+    /// The script device number `index` lives: a draw from the mix, its own seed, and the
+    /// shared outage laid over it.
+    public func script(forDevice index: Int) -> ScenarioScript {
+        let scenario = mix.scenario(forDevice: index, seed: seed)
+        var deviceSeed = SeededRandom(seed: seed, stream: UInt64(index) &* 2)
+        let script = scenario.script(start: start, days: days, seed: deviceSeed.next())
+        guard let sharedOutage else { return script }
+        return script.withNetworkDown(daily: TimeInterval(sharedOutage.from * 60), to: TimeInterval(sharedOutage.to * 60))
+    }
+
+    /// Simulates every device, on every core. `progress` is called (from worker threads)
+    /// with the number of devices done so far, about every 1 % of the fleet.
+    public func run(progress: (@Sendable (Int) -> Void)? = nil) -> FleetResult {
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, devices))
+        let partials = Mutex<[FleetResult]>([])
+        let done = Atomic<Int>(0)
+        let step = max(1, devices / 100)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var partial = FleetResult(devices: 0, days: days, freshWithin: freshWithin)
+            var index = worker
+            while index < devices {
+                partial.add(simulateDevice(index))
+                let finished = done.add(1, ordering: .relaxed).newValue
+                if finished % step == 0 { progress?(finished) }
+                index += workers
+            }
+            partials.withLock { $0.append(partial) }
+        }
+        var total = FleetResult(devices: 0, days: days, freshWithin: freshWithin)
+        for partial in partials.withLock({ $0 }) { total.merge(partial) }
+        return total
+    }
+
+    /// One device's contribution.
+    func simulateDevice(_ index: Int) -> FleetResult.Device {
+        let script = script(forDevice: index)
+        var device = ModelledDevice(apps: apps, script: script, options: .init(configuration: configuration, policies: policies, recordsTrace: false))
+        device.run(until: script.end)
+        let result = SimulationResult(
+            scenario: "", seed: script.seed, start: script.start, end: script.end,
+            runs: device.runs, launches: device.launches, wakeups: device.wakeups, trace: [], bands: []
+        )
+        let ages = apps.flatMap { result.staleness(of: $0.app) }.map(\.age)
+        return FleetResult.Device(
+            runStarts: device.runs.map { Int($0.startedAt.timeIntervalSince(start) / 60) },
+            launches: ages.count,
+            freshLaunches: ages.filter { $0.map { $0 <= freshWithin } ?? false }.count,
+            joules: result.joules(),
+            wakeups: device.wakeups
+        )
+    }
+}
+
+/// What a fleet simulation measured.
+public struct FleetResult: Sendable {
+    /// One device's contribution.
+    public struct Device: Sendable {
+        /// The minute (from the start) of each run's start.
+        public var runStarts: [Int]
+        /// App launches.
+        public var launches: Int
+        /// Launches that found content at most ``Fleet/freshWithin`` old.
+        public var freshLaunches: Int
+        /// Estimated joules of all runs.
+        public var joules: Double
+        /// Device wakes for background work.
+        public var wakeups: Int
+    }
+
+    /// Devices simulated.
+    public private(set) var devices: Int
+    /// Days simulated.
+    public let days: Int
+    /// The freshness threshold used.
+    public let freshWithin: TimeInterval
+    /// Task runs started in each minute, across the fleet.
+    public private(set) var runsPerMinute: [Int]
+    /// App launches across the fleet.
+    public private(set) var launches = 0
+    /// Launches that found fresh content.
+    public private(set) var freshLaunches = 0
+    /// Estimated joules of all runs.
+    public private(set) var joules = 0.0
+    /// Device wakes for background work, across the fleet.
+    public private(set) var wakeups = 0
+
+    init(devices: Int, days: Int, freshWithin: TimeInterval) {
+        self.devices = devices
+        self.days = days
+        self.freshWithin = freshWithin
+        runsPerMinute = Array(repeating: 0, count: days * 1440)
+    }
+
+    mutating func add(_ device: Device) {
+        devices += 1
+        for minute in device.runStarts where minute >= 0 && minute < runsPerMinute.count { runsPerMinute[minute] += 1 }
+        launches += device.launches
+        freshLaunches += device.freshLaunches
+        joules += device.joules
+        wakeups += device.wakeups
+    }
+
+    mutating func merge(_ other: FleetResult) {
+        devices += other.devices
+        for minute in runsPerMinute.indices { runsPerMinute[minute] += other.runsPerMinute[minute] }
+        launches += other.launches
+        freshLaunches += other.freshLaunches
+        joules += other.joules
+        wakeups += other.wakeups
+    }
+
+    /// Runs across the fleet.
+    public var runs: Int { runsPerMinute.reduce(0, +) }
+    /// Mean runs per minute.
+    public var meanPerMinute: Double { Double(runs) / Double(max(1, runsPerMinute.count)) }
+    /// The busiest minute: its index (from the start) and its runs.
+    public var peak: (minute: Int, runs: Int) {
+        runsPerMinute.enumerated().max { ($0.element, -$0.offset) < ($1.element, -$1.offset) }.map { ($0.offset, $0.element) } ?? (0, 0)
+    }
+    /// Peak-to-mean ratio of runs per minute.
+    public var peakToMean: Double { meanPerMinute > 0 ? Double(peak.runs) / meanPerMinute : 0 }
+    /// The share of launches that found fresh content (0...1).
+    public var freshShare: Double { launches > 0 ? Double(freshLaunches) / Double(launches) : 0 }
+    /// Estimated joules per device per day.
+    public var joulesPerDevicePerDay: Double { joules / Double(max(1, devices)) / Double(max(1, days)) }
+    /// Wakeups per device per day.
+    public var wakeupsPerDevicePerDay: Double { Double(wakeups) / Double(max(1, devices)) / Double(max(1, days)) }
+
+    /// The busiest minute within `window` minutes after `minute`, each day (for the
+    /// stampede after a shared event).
+    public func peakAfter(minuteOfDay minute: Int, window: Int) -> Int {
+        (0..<days).map { day in
+            let from = day * 1440 + minute
+            let to = min(runsPerMinute.count, from + window)
+            return from < to ? runsPerMinute[from..<to].max() ?? 0 : 0
+        }.max() ?? 0
+    }
+
+    /// The summary as rows, for text and for the report.
+    public func summaryRows(sharedOutage: Fleet.SharedOutage?) -> [FleetReport.Row] {
+        var rows = [
+            FleetReport.Row(name: "devices", value: "\(devices)"),
+            FleetReport.Row(name: "task runs (backend requests)", value: "\(runs)"),
+            FleetReport.Row(name: "runs per minute, mean", value: String(format: "%.1f", meanPerMinute)),
+            FleetReport.Row(name: "runs per minute, peak", value: "\(peak.runs)"),
+            FleetReport.Row(name: "peak-to-mean", value: String(format: "%.1f", peakToMean)),
+            FleetReport.Row(name: "worst minute", value: Self.minuteLabel(peak.minute)),
+            FleetReport.Row(name: "launches that found content at most \(formatAge(freshWithin)) old", value: String(format: "%.1f %% of %d", freshShare * 100, launches)),
+            FleetReport.Row(name: "wakeups per device per day", value: String(format: "%.1f", wakeupsPerDevicePerDay)),
+            FleetReport.Row(name: "energy per device per day", value: String(format: "%.0f J", joulesPerDevicePerDay)),
+        ]
+        if let sharedOutage {
+            rows.append(FleetReport.Row(name: "peak minute in the 15 min after the network returns at \(Self.clock(sharedOutage.to))", value: "\(peakAfter(minuteOfDay: sharedOutage.to, window: 15))"))
+        }
+        return rows
+    }
+
+    /// `day 2 08:01`
+    static func minuteLabel(_ minute: Int) -> String {
+        "day \(minute / 1440 + 1) \(clock(minute % 1440))"
+    }
+
+    static func clock(_ minuteOfDay: Int) -> String {
+        String(format: "%02d:%02d", minuteOfDay / 60, minuteOfDay % 60)
+    }
+}
+
+/// A fleet that cannot be simulated as asked; the message names the option.
+public struct FleetError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong, naming the option.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+private func formatWeight(_ weight: Double) -> String {
+    weight == weight.rounded() ? String(Int(weight)) : String(format: "%g", weight)
+}

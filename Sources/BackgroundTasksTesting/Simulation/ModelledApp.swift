@@ -1,0 +1,127 @@
+import Foundation
+import SchedulerCore
+
+/// One task of an app whose handlers are not run but modelled: what it asks for and what
+/// a run of it costs. A modelled handler behaves as a well-written iOS one: it resubmits
+/// its request first thing, works for ``duration``, completes, and on expiration stops and
+/// completes at once (unsuccessfully).
+public struct ModelledTask: Hashable, Sendable, Codable {
+    /// The task identifier (one of the manifest's permitted identifiers).
+    public var identifier: String
+    /// Refresh or processing.
+    public var kind: TaskKind
+    /// The `earliestBeginDate` the handler asks for its next run, from the start of this one.
+    public var interval: TimeInterval
+    /// `requiresNetworkConnectivity` (processing), or whether a refresh needs the network
+    /// to succeed (a refresh run while offline fails).
+    public var requiresNetwork: Bool
+    /// `requiresExternalPower` (processing only).
+    public var requiresExternalPower: Bool
+    /// How long a run's work takes, in seconds.
+    public var duration: TimeInterval
+    /// How much a run's duration varies: each run takes `duration × (1 ± durationJitter)`,
+    /// drawn from the simulation's seed (0...1).
+    public var durationJitter: Double
+    /// The share of one core the work keeps busy (0...1).
+    public var cpuShare: Double
+
+    /// Creates a modelled task.
+    public init(
+        identifier: String,
+        kind: TaskKind,
+        interval: TimeInterval,
+        requiresNetwork: Bool = true,
+        requiresExternalPower: Bool = false,
+        duration: TimeInterval,
+        durationJitter: Double = 0.25,
+        cpuShare: Double = CostModel.defaultCPUShare
+    ) {
+        self.identifier = identifier
+        self.kind = kind
+        self.interval = interval
+        self.requiresNetwork = requiresNetwork
+        self.requiresExternalPower = requiresExternalPower
+        self.duration = duration
+        self.durationJitter = durationJitter
+        self.cpuShare = cpuShare
+    }
+
+    /// A refresh every 15 minutes that needs the network and takes about 4 s.
+    public static func refresh(_ identifier: String) -> ModelledTask {
+        ModelledTask(identifier: identifier, kind: .appRefresh, interval: 15 * 60, duration: 4)
+    }
+
+    /// A clean-up asked for every 6 hours at the earliest that needs network and power
+    /// (so in practice it runs while the device charges) and takes about 3 minutes.
+    public static func processing(_ identifier: String) -> ModelledTask {
+        ModelledTask(identifier: identifier, kind: .processing, interval: 6 * 3600, requiresExternalPower: true, duration: 180, cpuShare: 0.8)
+    }
+
+    /// The request a handler submits at `now` for the next run.
+    func nextRequest(for app: AppID, at now: Date) -> PendingRequest {
+        PendingRequest(
+            app: app,
+            identifier: identifier,
+            kind: kind,
+            earliestBeginDate: now.addingTimeInterval(interval),
+            requiresNetworkConnectivity: kind == .appRefresh ? false : requiresNetwork,
+            requiresExternalPower: kind == .appRefresh ? false : requiresExternalPower,
+            submittedAt: now
+        )
+    }
+}
+
+/// An app whose handlers are modelled (``ModelledTask``): for fleets, long simulations and
+/// `bgtask simulate --app manifest.json`, where running real handler code is too slow or
+/// there is none.
+public struct ModelledApp: Hashable, Sendable {
+    /// The app's manifest (its `appID` is required).
+    public var manifest: AppManifest
+    /// The app's identity.
+    public var app: AppID
+    /// Its tasks; each is submitted when the app first launches.
+    public var tasks: [ModelledTask]
+
+    /// Creates a modelled app.
+    public init(app: AppID, manifest: AppManifest, tasks: [ModelledTask]) {
+        self.app = app
+        self.manifest = manifest
+        self.tasks = tasks
+    }
+
+    /// A model of an app from its manifest alone, with documented defaults: each permitted
+    /// identifier (wildcards excepted) becomes a task. With only the `fetch` mode it is a
+    /// refresh; with only `processing`, a processing task; with both, identifiers that
+    /// mention "refresh" or "fetch" are refreshes and the others processing. Refreshes are
+    /// ``ModelledTask/refresh(_:)``, processing tasks ``ModelledTask/processing(_:)``.
+    /// Returns `nil` when the manifest names no app or no task.
+    public init?(manifest: AppManifest) {
+        guard let app = manifest.appID else { return nil }
+        let fetch = manifest.backgroundModes.contains("fetch")
+        let processing = manifest.backgroundModes.contains("processing")
+        let tasks = manifest.permittedIdentifiers.filter { !$0.hasSuffix("*") }.compactMap { identifier -> ModelledTask? in
+            let lower = identifier.lowercased()
+            let looksLikeRefresh = lower.contains("refresh") || lower.contains("fetch")
+            switch (fetch, processing) {
+            case (true, false): return .refresh(identifier)
+            case (false, true): return .processing(identifier)
+            case (true, true): return looksLikeRefresh ? .refresh(identifier) : .processing(identifier)
+            case (false, false): return nil
+            }
+        }
+        guard !tasks.isEmpty else { return nil }
+        self.init(app: app, manifest: manifest, tasks: tasks)
+    }
+
+    /// The example feed reader as a model: a refresh every 15 minutes (about 4 s) and a
+    /// clean-up every 6 hours at the earliest needing network and power (about 3 minutes).
+    public static func feedReader(app: AppID = AppID("com.example.feedreader")) -> ModelledApp {
+        let refresh = "\(app.rawValue).refresh"
+        let cleanup = "\(app.rawValue).cleanup"
+        return ModelledApp(
+            app: app,
+            manifest: AppManifest(appID: app, permittedIdentifiers: [refresh, cleanup], backgroundModes: ["fetch", "processing"], source: "modelled feed reader"),
+            tasks: [.refresh(refresh), .processing(cleanup)]
+        )
+    }
+}

@@ -1,0 +1,263 @@
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+
+/// A device whose apps are modelled (``ModelledApp``) rather than run: the real engine and
+/// policies, driven by a single-threaded discrete-event loop in virtual time, with no
+/// store, no threads and no handler code. What fleets and year-long simulations use; the
+/// same scenario and seed give the same runs every time.
+///
+/// It plays the part ``SchedulerDriver`` plays for real apps: it feeds the engine events
+/// (condition changes, foreground sessions, timers, completions) and carries out its
+/// effects the way a well-behaved app and driver would: a modelled handler resubmits its
+/// request first thing, works for its duration, completes; on expiration it stops and
+/// completes unsuccessfully at once.
+public struct ModelledDevice: Sendable {
+    /// What the loop records.
+    public struct Options: Sendable {
+        /// The engine's tunables (``SchedulerConfiguration/simulation(environment:)`` by
+        /// default, so `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` applies). A device salt of 0
+        /// is replaced by the script's seed, so devices of a fleet spread differently.
+        public var configuration: SchedulerConfiguration
+        /// The policies (the standard set by default).
+        public var policies: PolicySet
+        /// Turns CPU and wall time into joules.
+        public var energy: EnergyModel
+        /// Whether to keep the full trace (timelines, reports, the JSON trace); fleets turn
+        /// it off and read only the runs and launches.
+        public var recordsTrace: Bool
+
+        /// Creates options.
+        public init(
+            configuration: SchedulerConfiguration = .simulation(),
+            policies: PolicySet = PolicySet(),
+            energy: EnergyModel = .init(),
+            recordsTrace: Bool = true
+        ) {
+            self.configuration = configuration
+            self.policies = policies
+            self.energy = energy
+            self.recordsTrace = recordsTrace
+        }
+    }
+
+    private enum Event: Sendable {
+        case conditions(Conditions)
+        case sessionStarted(String?)
+        case sessionEnded(String?)
+        case wake(generation: UInt64)
+        case workDone(RunID)
+    }
+
+    private struct Scheduled: Sendable {
+        var at: Date
+        var sequence: UInt64
+        var event: Event
+        func precedes(_ other: Scheduled) -> Bool { (at, sequence) < (other.at, other.sequence) }
+    }
+
+    private var engine: SchedulerEngine
+    private let options: Options
+    private let apps: [ModelledApp]
+    private var tasks: [RequestKey: ModelledTask] = [:]
+    private var queue: [Scheduled] = []
+    private var nextSequence: UInt64 = 0
+    private var wakeGeneration: UInt64 = 0
+    private var scheduledWake: Date?
+    private var random: SeededRandom
+    private var now: Date
+    private var running: [RunID: RunRecord] = [:]
+    private var lastWake: Date?
+
+    /// The finished runs, in the order they ended.
+    public private(set) var runs: [RunRecord] = []
+    /// The user's foreground sessions: which app came to the foreground, when.
+    public private(set) var launches: [AppLaunch] = []
+    /// Instants at which at least one run started (the device woke for background work).
+    public private(set) var wakeups = 0
+    /// Everything that happened, in order (empty unless ``Options/recordsTrace``).
+    public private(set) var trace: [SchedulerTraceEvent] = []
+
+    /// A device at `script.start` in `script`'s conditions, with `apps` installed (launched
+    /// into the background: the script's sessions alone are the user opening them), and
+    /// `script`'s condition changes and foreground sessions queued.
+    /// Each task's first request asks for a seeded random point within its first interval,
+    /// as if the app had been installed at some earlier moment: devices of a fleet do not
+    /// all start in step (which would be a stampede of the simulation's own making).
+    public init(apps: [ModelledApp], script: ScenarioScript, options: Options = .init()) {
+        self.apps = apps
+        self.options = options
+        now = script.start
+        random = SeededRandom(seed: script.seed, stream: 0x6D6F_6465_6C6C_6564)  // "modelled"
+        var configuration = options.configuration
+        if configuration.deviceSalt == 0 { configuration.deviceSalt = script.seed }
+        if !options.recordsTrace { configuration.explainsLaunches = false }
+        engine = SchedulerEngine(configuration: configuration, conditions: script.initialConditions, policies: options.policies)
+        for change in script.changes { schedule(.conditions(change.conditions), at: change.at) }
+        for session in script.sessions {
+            schedule(.sessionStarted(session.app), at: session.start)
+            schedule(.sessionEnded(session.app), at: session.end)
+        }
+        if options.recordsTrace { trace.append(.conditionsChanged(script.initialConditions, at: now)) }
+        for app in apps {
+            engine.register(AppRegistration(app: app.app, manifest: app.manifest))
+            for task in app.tasks { tasks[RequestKey(app: app.app, identifier: task.identifier)] = task }
+            for task in app.tasks {
+                var first = task.nextRequest(for: app.app, at: now)
+                first.earliestBeginDate = now.addingTimeInterval(task.interval * random.unit())
+                submit(first)
+            }
+        }
+    }
+
+    /// The instant the device has reached.
+    public var currentTime: Date { now }
+
+    /// Runs the device until `end`, handling everything due on the way in order.
+    public mutating func run(until end: Date) {
+        while let next = queue.first, next.at <= end {
+            popFirst()
+            now = max(now, next.at)
+            handle(next.event)
+        }
+        now = max(now, end)
+    }
+
+    // MARK: Events
+
+    private mutating func handle(_ event: Event) {
+        switch event {
+        case .conditions(let conditions):
+            if options.recordsTrace { trace.append(.conditionsChanged(conditions, at: now)) }
+            apply(engine.handle(.conditionsChanged(conditions), at: now))
+        case .sessionStarted(let app):
+            for modelled in apps where app == nil || app == modelled.app.rawValue {
+                launches.append(AppLaunch(app: modelled.app, at: now))
+                if options.recordsTrace { trace.append(.lifecycle(modelled.app, from: .background, to: .active, at: now)) }
+                apply(engine.handle(.appForegrounded(modelled.app), at: now))
+            }
+        case .sessionEnded(let app):
+            guard options.recordsTrace else { return }
+            for modelled in apps where app == nil || app == modelled.app.rawValue {
+                trace.append(.lifecycle(modelled.app, from: .active, to: .background, at: now))
+            }
+        case .wake(let generation):
+            guard generation == wakeGeneration else { return }  // superseded by a later wake
+            scheduledWake = nil
+            apply(engine.handle(.timerFired, at: now))
+        case .workDone(let run):
+            guard let record = running[run] else { return }  // expired and completed already
+            let succeeded = !(tasks[record.request.key]?.requiresNetwork ?? false) || engine.conditions.networkAvailable
+            apply(engine.handle(.taskCompleted(run, success: succeeded), at: now))
+        }
+    }
+
+    /// Carries out the engine's effects, in order, as an app and a driver would.
+    private mutating func apply(_ effects: [EngineEffect]) {
+        for effect in effects {
+            switch effect {
+            case .launch(let record, let budget, let evaluation):
+                launched(record, budget: budget, evaluation: evaluation)
+            case .expire(let run, let reason, _):
+                guard let record = running[run] else { continue }
+                if options.recordsTrace { trace.append(.expired(run, record.request.key, reason: reason, at: now)) }
+                // A well-behaved handler: stop the work, complete at once, unsuccessfully.
+                apply(engine.handle(.expirationDelivered(run, handlerWasSet: true), at: now))
+                apply(engine.handle(.taskCompleted(run, success: false), at: now))
+            case .runFinished(let finished):
+                running[finished.id] = nil
+                let record = CostModel(cpuShare: tasks[finished.request.key]?.cpuShare ?? CostModel.defaultCPUShare).measured(finished, energy: options.energy)
+                engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
+                runs.append(record)
+                if options.recordsTrace { trace.append(.finished(record)) }
+            case .terminate(let run, let reason):
+                if options.recordsTrace, let record = running[run] {
+                    trace.append(.terminated(run, record.request.key, reason: reason, at: now))
+                }
+            case .sampleProgress:
+                continue  // modelled apps have no continued-processing work
+            case .requestsMoved(let transitions):
+                guard options.recordsTrace else { continue }
+                for transition in transitions { trace.append(.moved(transition.key, transition.location, at: now)) }
+            case .wake(let instant):
+                rescheduleWake(instant)
+            }
+        }
+    }
+
+    private mutating func launched(_ record: RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?) {
+        running[record.id] = record
+        if lastWake != now {
+            lastWake = now
+            wakeups += 1
+        }
+        if options.recordsTrace { trace.append(.launched(record, budget: budget, evaluation: evaluation)) }
+        guard let task = tasks[record.request.key] else { return }
+        // The handler resubmits first thing, as Apple's sample code does.
+        submit(task.nextRequest(for: record.app, at: now))
+        let jitter = task.durationJitter > 0 ? (random.unit() * 2 - 1) * min(1, task.durationJitter) : 0
+        schedule(.workDone(record.id), at: now.addingTimeInterval(max(0.001, task.duration * (1 + jitter))))
+    }
+
+    private mutating func submit(_ request: PendingRequest) {
+        do throws(SubmitRejection) {
+            try engine.checkSubmit(request, at: now)
+        } catch {
+            return  // a modelled app that asks for something refused simply goes without
+        }
+        if options.recordsTrace { trace.append(.submitted(request, at: now)) }
+        apply(engine.submit(request, at: now))
+    }
+
+    private mutating func rescheduleWake(_ instant: Date?) {
+        guard instant != scheduledWake else { return }
+        scheduledWake = instant
+        wakeGeneration += 1
+        if let instant { schedule(.wake(generation: wakeGeneration), at: max(instant, now)) }
+    }
+
+    // MARK: The event queue (a binary min-heap by instant, then insertion order)
+
+    private mutating func schedule(_ event: Event, at instant: Date) {
+        nextSequence += 1
+        queue.append(Scheduled(at: instant, sequence: nextSequence, event: event))
+        var child = queue.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard queue[child].precedes(queue[parent]) else { break }
+            queue.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func popFirst() {
+        let last = queue.removeLast()
+        guard !queue.isEmpty else { return }
+        queue[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var first = parent
+            if left < queue.count, queue[left].precedes(queue[first]) { first = left }
+            if right < queue.count, queue[right].precedes(queue[first]) { first = right }
+            guard first != parent else { return }
+            queue.swapAt(parent, first)
+            parent = first
+        }
+    }
+}
+
+/// The user brought an app to the foreground.
+public struct AppLaunch: Hashable, Sendable, Codable {
+    /// The app.
+    public var app: AppID
+    /// When.
+    public var at: Date
+
+    /// Creates a launch.
+    public init(app: AppID, at: Date) {
+        self.app = app
+        self.at = at
+    }
+}

@@ -1,0 +1,18 @@
+/// Calendar arithmetic without `Calendar`: pure, locale-free and the same on every
+/// machine, for the usage model's explanations and the simulator's traces.
+public enum GregorianDate {
+    /// The proleptic Gregorian year, month (1-12) and day (1-31) of a count of days since
+    /// 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    public static func civil(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468  // shifted to 0000-03-01
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+}

@@ -1,0 +1,195 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// `bgtask fleet --devices N --days D [--mix ...] [--seed S] [--shared-outage HH:MM-HH:MM]
+/// [--no-herd-spreading] [--json] [--report FILE]`: many simulated devices running the
+/// example app (modelled), and the load they put on its backend.
+enum FleetCommand {
+    /// What the command line asks for.
+    struct Options: Equatable {
+        var devices = 1_000
+        var days = 1
+        var mix: String?
+        var seed: UInt64 = 1
+        var sharedOutage: String?
+        var herdSpreading = true
+        var json = false
+        var report: String?
+        var progress = true
+        var help = false
+    }
+
+    /// The usage lines for `bgtask help`.
+    static let usage = """
+      fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,...] [--seed S]
+            [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--json] [--report FILE.html]
+                        simulate N devices (default 1000) for D days (default 1), each its own
+                        seeded variation of a scenario from the mix, running the example app
+                        (modelled); prints task runs per minute (backend load), the peak and
+                        the worst minute, the share of launches that found fresh content and
+                        the energy per device per day; --shared-outage takes every device
+                        offline daily in that window so they all regain the network at once
+    """
+
+    /// Parses the arguments after `fleet`.
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+        var options = Options()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            func value() -> String? {
+                guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else { return nil }
+                index += 1
+                return arguments[index]
+            }
+            switch argument {
+            case "--help", "-h": options.help = true
+            case "--json": options.json = true
+            case "--no-herd-spreading": options.herdSpreading = false
+            case "--no-progress": options.progress = false
+            case "--devices", "--days":
+                guard let text = value() else { return .failure(UsageError(message: "\(argument) needs a value")) }
+                guard let number = Int(text) else { return .failure(UsageError(message: "\(argument) must be a whole number, got '\(text)'")) }
+                if argument == "--devices" { options.devices = number } else { options.days = number }
+            case "--seed":
+                guard let text = value() else { return .failure(UsageError(message: "--seed needs a value")) }
+                guard let seed = UInt64(text) else { return .failure(UsageError(message: "--seed must be a whole number from 0 to \(UInt64.max), got '\(text)'")) }
+                options.seed = seed
+            case "--mix", "--shared-outage", "--report":
+                guard let text = value() else { return .failure(UsageError(message: "\(argument) needs a value")) }
+                switch argument {
+                case "--mix": options.mix = text
+                case "--shared-outage": options.sharedOutage = text
+                default: options.report = text
+                }
+            default:
+                return .failure(UsageError(message: "unknown option for fleet: '\(argument)'"))
+            }
+            index += 1
+        }
+        if options.help { return .success(options) }
+        // Sizes, the mix and the outage are checked here, before any work.
+        do {
+            _ = try fleet(options)
+        } catch {
+            return .failure(UsageError(message: "\(error)"))
+        }
+        return .success(options)
+    }
+
+    /// The fleet the options describe: every size and value checked before any work.
+    static func fleet(_ options: Options) throws -> Fleet {
+        var mix = Fleet.Mix.standard
+        if let text = options.mix { mix = try Fleet.Mix.parse(text) }
+        var outage: Fleet.SharedOutage?
+        if let text = options.sharedOutage { outage = try Fleet.SharedOutage.parse(text) }
+        var policies = PolicySet()
+        if !options.herdSpreading { policies.configuration.herdSpreadWindow = 0 }
+        return try Fleet(devices: options.devices, days: options.days, mix: mix, seed: options.seed, sharedOutage: outage, policies: policies)
+    }
+
+    /// Runs the fleet and returns what to print; writes the report when asked. Progress
+    /// goes to standard error when it is a terminal.
+    static func run(_ options: Options, progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) throws -> String {
+        if options.help { return "usage: bgtask\n" + usage + "\n" }
+        let fleet = try fleet(options)
+        let began = ContinuousClock.now
+        let bar = options.progress && progressOnTerminal ? ProgressBar(total: fleet.devices) : nil
+        var progress: (@Sendable (Int) -> Void)?
+        if let bar { progress = { done in bar.update(done) } }
+        let result = fleet.run(progress: progress)
+        bar?.finish()
+        let elapsed = ContinuousClock.now - began
+        let rows = result.summaryRows(sharedOutage: fleet.sharedOutage)
+        var markers: [FleetReport.Marker] = []
+        if let outage = fleet.sharedOutage {
+            for day in 0..<fleet.days {
+                markers.append(FleetReport.Marker(minute: day * 1440 + outage.from, label: "network lost everywhere"))
+                markers.append(FleetReport.Marker(minute: day * 1440 + outage.to, label: "network back everywhere"))
+            }
+        }
+        let herd = options.herdSpreading ? "herd spreading \(Int(fleet.policies.configuration.herdSpreadWindow)) s" : "herd spreading off"
+        let notes = [
+            "apps: \(fleet.apps.map(\.app.rawValue).joined(separator: ", ")) (modelled); \(herd)",
+            "reproduce: bgtask fleet --devices \(fleet.devices) --days \(fleet.days) --mix \(fleet.mix) --seed \(fleet.seed)"
+                + (options.sharedOutage.map { " --shared-outage \($0)" } ?? "") + (options.herdSpreading ? "" : " --no-herd-spreading"),
+        ]
+        var saved = ""
+        if let path = options.report {
+            let report = FleetReport(
+                title: "\(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s")",
+                devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
+                runsPerMinute: result.runsPerMinute, markers: markers, summary: rows, notes: notes
+            )
+            try SimulateCommand.writeReport(HTMLReport.render(report), to: path)
+            saved = "report written to \(path)\n"
+        }
+        if options.json {
+            let document = Document(
+                devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
+                herdSpreading: options.herdSpreading, sharedOutage: options.sharedOutage,
+                runs: result.runs, meanRunsPerMinute: result.meanPerMinute, peakRunsPerMinute: result.peak.runs,
+                peakToMean: result.peakToMean, worstMinute: result.peak.minute, launches: result.launches,
+                freshLaunchShare: result.freshShare, joulesPerDevicePerDay: result.joulesPerDevicePerDay,
+                wakeupsPerDevicePerDay: result.wakeupsPerDevicePerDay, runsPerMinute: result.runsPerMinute
+            )
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(document), as: UTF8.self) + "\n"
+        }
+        var text = "bgtask fleet: \(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s"), mix \(fleet.mix), seed \(fleet.seed)\n"
+        text += notes[0] + "\n\n"
+        let width = rows.map { $0.name.count }.max() ?? 0
+        for row in rows { text += "  \(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)\n" }
+        text += "\nsimulated \(fleet.devices * fleet.days) device-days in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))\n"
+        return text + saved
+    }
+
+    /// The `--json` document.
+    struct Document: Codable, Equatable {
+        var devices: Int
+        var days: Int
+        var mix: String
+        var seed: UInt64
+        var herdSpreading: Bool
+        var sharedOutage: String?
+        var runs: Int
+        var meanRunsPerMinute: Double
+        var peakRunsPerMinute: Int
+        var peakToMean: Double
+        var worstMinute: Int
+        var launches: Int
+        var freshLaunchShare: Double
+        var joulesPerDevicePerDay: Double
+        var wakeupsPerDevicePerDay: Double
+        var runsPerMinute: [Int]
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn in place.
+final class ProgressBar: Sendable {
+    private let total: Int
+    private let last = Mutex(-1)
+
+    init(total: Int) { self.total = total }
+
+    func update(_ done: Int) {
+        let percent = min(100, done * 100 / max(1, total))
+        let changed = last.withLock { last in
+            defer { last = percent }
+            return last != percent
+        }
+        guard changed else { return }
+        let filled = percent * 30 / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(percent) % (\(done)/\(total) devices)".utf8))
+    }
+
+    func finish() {
+        update(total)
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+}

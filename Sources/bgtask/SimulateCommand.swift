@@ -1,0 +1,168 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import FeedReaderExample
+import Foundation
+import SchedulerCore
+
+/// `bgtask simulate <scenario|file> [--app A]... [--days N] [--seed N] [--json] [--report FILE]`:
+/// a scenario played through simulated days, with the example app's real handlers or with
+/// apps modelled from their manifests.
+enum SimulateCommand {
+    /// What the command line asks for.
+    struct Options: Equatable {
+        /// A built-in scenario's name, or a scenario file's path.
+        var scenario: String
+        /// `feedreader` (the example app, real handlers) or manifest files (modelled apps).
+        var apps: [String] = []
+        var days = 7
+        var seed: UInt64?
+        var json = false
+        var report: String?
+        var help = false
+    }
+
+    /// The usage lines for `bgtask help`.
+    static let usage = """
+      simulate <scenario|FILE> [--app feedreader|MANIFEST]... [--days N] [--seed N] [--json] [--report FILE.html]
+                        play a scenario (\(Scenario.builtInNames.joined(separator: ", ")),
+                        or a scenario file, see docs/scenarios.md) through N simulated days
+                        (default 7): the example app's real handlers, or apps modelled from
+                        their manifests; prints the timeline and a summary, --json the full
+                        trace, --report an HTML energy report
+    """
+
+    /// The most days one simulation may cover.
+    static let maximumDays = 3_660
+
+    /// Parses the arguments after `simulate`.
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+        var options = Options(scenario: "")
+        var positional: [String] = []
+        var index = 0
+        func value(_ option: String) -> Result<String, UsageError> {
+            guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
+                return .failure(UsageError(message: "\(option) needs a value"))
+            }
+            index += 1
+            return .success(arguments[index])
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--help", "-h":
+                options.help = true
+            case "--json":
+                options.json = true
+            case "--app":
+                switch value(argument) {
+                case .success(let app): options.apps.append(app)
+                case .failure(let error): return .failure(error)
+                }
+            case "--report":
+                switch value(argument) {
+                case .success(let path): options.report = path
+                case .failure(let error): return .failure(error)
+                }
+            case "--days":
+                switch value(argument) {
+                case .success(let text):
+                    guard let days = Int(text), (1...maximumDays).contains(days) else {
+                        return .failure(UsageError(message: "--days must be a whole number from 1 to \(maximumDays), got '\(text)'"))
+                    }
+                    options.days = days
+                case .failure(let error): return .failure(error)
+                }
+            case "--seed":
+                switch value(argument) {
+                case .success(let text):
+                    guard let seed = UInt64(text) else { return .failure(UsageError(message: "--seed must be a whole number from 0 to \(UInt64.max), got '\(text)'")) }
+                    options.seed = seed
+                case .failure(let error): return .failure(error)
+                }
+            default:
+                if argument.hasPrefix("-"), argument.count > 1 {
+                    return .failure(UsageError(message: "unknown option for simulate: '\(argument)'"))
+                }
+                positional.append(argument)
+            }
+            index += 1
+        }
+        if options.help { return .success(options) }
+        guard positional.count == 1 else {
+            return .failure(UsageError(message: positional.isEmpty
+                ? "simulate needs a scenario: \(Scenario.builtInNames.joined(separator: ", ")), or a scenario file"
+                : "simulate takes one scenario, got \(positional.map { "'\($0)'" }.joined(separator: " "))"))
+        }
+        options.scenario = positional[0]
+        if options.apps.isEmpty { options.apps = ["feedreader"] }
+        if options.apps.contains("feedreader"), options.apps.count > 1 {
+            return .failure(UsageError(message: "--app feedreader (real handlers) cannot be combined with modelled apps; pass manifests only, or feedreader alone"))
+        }
+        return .success(options)
+    }
+
+    /// The scenario named or read from a file.
+    static func loadScenario(_ name: String) throws -> Scenario {
+        if let scenario = Scenario.builtIn(named: name) { return scenario }
+        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name)
+        guard looksLikeFile else {
+            throw UsageError(message: "unknown scenario '\(name)': built-in are \(Scenario.builtInNames.joined(separator: ", ")); or pass a scenario file (docs/scenarios.md)")
+        }
+        return try Scenario.load(from: URL(fileURLWithPath: name))
+    }
+
+    /// The modelled apps of manifest files.
+    static func loadModelledApps(_ paths: [String]) throws -> [ModelledApp] {
+        try paths.map { path in
+            let manifest = try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
+            guard let app = ModelledApp(manifest: manifest) else {
+                throw UsageError(message: "--app \(path): the manifest names no app identifier or no task identifier to model")
+            }
+            return app
+        }
+    }
+
+    /// Runs the simulation and returns what to print; writes the report when asked.
+    static func run(_ options: Options) async throws -> String {
+        if options.help { return "usage: bgtask\n" + usage + "\n" }
+        let scenario = try loadScenario(options.scenario)
+        let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
+        let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed)
+        let began = ContinuousClock.now
+        let result: SimulationResult
+        if let apps {
+            result = simulation.run(modelled: apps)
+        } else {
+            // The demo's backlog: the first clean-up expires and the next resumes from its checkpoint.
+            result = try await simulation.run { device in FeedReader.install(on: device, backlog: 8_000) }
+        }
+        let elapsed = ContinuousClock.now - began
+        let appsText = apps.map { "modelled " + $0.map(\.app.rawValue).joined(separator: ", ") } ?? "the example feed reader (real handlers)"
+        var output = ""
+        if let path = options.report {
+            let report = result.deviceReport(
+                title: "\(scenario.name): \(options.days) day\(options.days == 1 ? "" : "s")",
+                notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario) --days \(options.days) --seed \(result.seed)"]
+            )
+            try writeReport(HTMLReport.render(report), to: path)
+            output = "report written to \(path)\n"
+        }
+        if options.json {
+            return String(decoding: result.traceJSON(), as: UTF8.self) + "\n"
+        }
+        var text = "bgtask simulate: \(scenario.name), \(options.days) day\(options.days == 1 ? "" : "s"), seed \(result.seed), \(appsText)\n\n"
+        text += Timeline(trace: result.trace, start: result.start).render() + "\n\n"
+        text += result.summary() + "\n"
+        text += "\nsimulated \(options.days * 24) h in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated)))\n"
+        return text + output
+    }
+
+    /// Writes `html` to `path`, naming the path when it cannot.
+    static func writeReport(_ html: String, to path: String) throws {
+        do {
+            try Data(html.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw UsageError(message: "cannot write the report to \(path): \(error.localizedDescription)")
+        }
+    }
+}

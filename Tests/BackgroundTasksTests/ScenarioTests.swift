@@ -1,0 +1,392 @@
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Testing
+
+/// A scenario document around `day`, with a small battery unless `battery` says otherwise.
+private func document(
+    days: [String] = ["{}"],
+    battery: String? = #"{"level": 0.5, "drainPerHour": 0.1, "chargePerHour": 0.2}"#,
+    extra: String = ""
+) -> String {
+    let batteryEntry = battery.map { #""battery": \#($0),"# } ?? ""
+    return #"{"version": 1, "name": "test", \#(extra) \#(batteryEntry) "days": [\#(days.joined(separator: ", "))]}"#
+}
+
+/// The scenario in `json`, read as the file `scenarios/trip.json`.
+private func parse(_ json: String) throws(ScenarioError) -> Scenario {
+    try Scenario.parse(Data(json.utf8), file: "scenarios/trip.json")
+}
+
+/// The error reading `json`, or `nil` when it reads.
+private func parseError(_ json: String) -> ScenarioError? {
+    do {
+        _ = try parse(json)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// `offset` hours after `testStart` (a midnight), as a date.
+private func at(day: Int = 0, hours: Double) -> Date {
+    testStart.addingTimeInterval(TimeInterval(day) * 86_400 + hours * 3600)
+}
+
+/// One refused document: the path the error must name and what its message must say.
+struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var json: String
+    var path: String
+    var expectations: [String]
+
+    var testDescription: String { name }
+}
+
+@Suite struct ScenarioParsingTests {
+    static let cases: [ScenarioErrorCase] = [
+        .init(name: "invalid JSON", json: "{\"version\": 1,\n \"name\": x}", path: "$", expectations: ["expected valid JSON, found an error at line 2, column 10", "near \"x}\""]),
+        .init(name: "not an object", json: "[1]", path: "$", expectations: ["expected an object, found an array"]),
+        .init(name: "unknown top-level key", json: document(extra: #""nmae": "x","#), path: "$.nmae", expectations: [
+            "found unknown key \"nmae\"", "expected one of the keys version, name, description, seed, jitterMinutes, battery, days",
+        ]),
+        .init(name: "unknown day key", json: document(days: [#"{"powr": []}"#]), path: "$.days[0].powr", expectations: ["found unknown key \"powr\"", "name, power, network"]),
+        .init(name: "string for a number", json: document(extra: #""seed": "one","#), path: "$.seed", expectations: ["expected a number, found a string (\"one\")"]),
+        .init(name: "number for a boolean", json: document(days: [#"{"network": [{"from": "00:00", "to": "01:00", "metered": 1}]}"#]), path: "$.days[0].network[0].metered", expectations: ["expected a boolean, found a number (1)"]),
+        .init(name: "boolean for a number", json: document(battery: #"{"level": true, "drainPerHour": 0.1, "chargePerHour": 0.2}"#), path: "$.battery.level", expectations: ["expected a number, found a boolean (true)"]),
+        .init(name: "object for an array", json: #"{"version": 1, "name": "x", "days": {}}"#, path: "$.days", expectations: ["expected an array, found an object"]),
+        .init(name: "null for a string", json: document(extra: #""description": null,"#), path: "$.description", expectations: ["expected a string, found null"]),
+        .init(name: "missing name", json: #"{"version": 1, "days": [{}]}"#, path: "$", expectations: ["missing required key \"name\": expected a non-empty string"]),
+        .init(name: "missing interval end", json: document(days: [#"{"inUse": [{"from": "08:00"}]}"#]), path: "$.days[0].inUse[0]", expectations: ["missing required key \"to\""]),
+        .init(name: "missing battery rate", json: document(battery: #"{"level": 0.5, "drainPerHour": 0.1}"#), path: "$.battery", expectations: ["missing required key \"chargePerHour\""]),
+        .init(name: "version 2", json: #"{"version": 2, "name": "x", "days": [{}]}"#, path: "$.version", expectations: ["expected version 1, found 2"]),
+        .init(name: "empty name", json: #"{"version": 1, "name": "", "days": [{}]}"#, path: "$.name", expectations: ["expected a non-empty string, found \"\""]),
+        .init(name: "no days", json: #"{"version": 1, "name": "x", "days": []}"#, path: "$.days", expectations: ["expected a non-empty array of days, found an empty array"]),
+        .init(name: "negative seed", json: document(extra: #""seed": -1,"#), path: "$.seed", expectations: ["expected a whole number between 0 and", "found -1"]),
+        .init(name: "battery level above 1", json: document(battery: #"{"level": 1.5, "drainPerHour": 0.1, "chargePerHour": 0.2}"#), path: "$.battery.level", expectations: ["expected a number between 0 and 1, found 1.5"]),
+        .init(name: "negative drain", json: document(battery: #"{"level": 0.5, "drainPerHour": -0.1, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["expected a number >= 0, found -0.1"]),
+        .init(name: "negative in-use drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 0.1, "inUseDrainPerHour": -1, "chargePerHour": 0.2}"#), path: "$.battery.inUseDrainPerHour", expectations: ["expected a number >= 0, found -1"]),
+        .init(name: "time out of range", json: document(days: ["{}", #"{"network": [{"from": "08:00", "to": "25:00"}]}"#]), path: "$.days[1].network[0].to", expectations: ["expected a time HH:MM between 00:00 and 24:00, found \"25:00\""]),
+        .init(name: "time without two digits", json: document(days: [#"{"inUse": [{"from": "7:30", "to": "08:00"}]}"#]), path: "$.days[0].inUse[0].from", expectations: ["expected a time HH:MM between 00:00 and 23:59, found \"7:30\""]),
+        .init(name: "24:00 as a start", json: document(days: [#"{"inUse": [{"from": "24:00", "to": "24:00"}]}"#]), path: "$.days[0].inUse[0].from", expectations: ["between 00:00 and 23:59, found \"24:00\""]),
+        .init(name: "number for a time", json: document(days: [#"{"launches": [{"at": 8}]}"#]), path: "$.days[0].launches[0].at", expectations: ["expected a time HH:MM between 00:00 and 23:59, found a number (8)"]),
+        .init(name: "end before start", json: document(days: [#"{"power": [{"from": "08:00", "to": "07:00"}]}"#]), path: "$.days[0].power[0].to", expectations: ["expected a time after the start \"08:00\", found \"07:00\" (negative or empty duration)"]),
+        .init(name: "empty interval", json: document(days: [#"{"lowPowerMode": [{"from": "08:00", "to": "08:00"}]}"#]), path: "$.days[0].lowPowerMode[0].to", expectations: ["negative or empty duration"]),
+        .init(name: "overlapping intervals", json: document(days: [#"{"network": [{"from": "08:00", "to": "10:00"}, {"from": "09:00", "to": "11:00"}]}"#]), path: "$.days[0].network[1].from", expectations: [
+            "expected a start at or after \"10:00\"", "found \"09:00\"", "(intervals overlap or are out of order)",
+        ]),
+        .init(name: "intervals out of order", json: document(days: [#"{"thermal": [{"from": "10:00", "to": "11:00", "state": "fair"}, {"from": "08:00", "to": "09:00", "state": "fair"}]}"#]), path: "$.days[0].thermal[1].from", expectations: ["\"11:00\"", "found \"08:00\""]),
+        .init(name: "launches out of order", json: document(days: [#"{"launches": [{"at": "12:00"}, {"at": "08:00"}]}"#]), path: "$.days[0].launches[1].at", expectations: ["expected a launch at or after \"12:00\"", "found \"08:00\" (launches out of order)"]),
+        .init(name: "launch of no minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 0}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["expected a number of minutes > 0, found 0"]),
+        .init(name: "launch of negative minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": -5}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["found -5"]),
+        .init(name: "probability above 1", json: document(days: [#"{"launches": [{"at": "12:00", "probability": 1.2}]}"#]), path: "$.days[0].launches[0].probability", expectations: ["expected a probability between 0 and 1, found 1.2"]),
+        .init(name: "empty app", json: document(days: [#"{"launches": [{"at": "12:00", "app": ""}]}"#]), path: "$.days[0].launches[0].app", expectations: ["expected a non-empty string (an app identifier) or null"]),
+        .init(name: "jitter above 120", json: document(extra: #""jitterMinutes": 121,"#), path: "$.jitterMinutes", expectations: ["expected a whole number of minutes between 0 and 120, found 121"]),
+        .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
+        .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
+        .init(name: "nominal thermal interval", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "nominal"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found \"nominal\""]),
+        .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
+    ]
+
+    @Test(arguments: cases) func refusesWithFilePathAndExpectation(_ errorCase: ScenarioErrorCase) throws {
+        let error = try #require(parseError(errorCase.json), "\(errorCase.name) was accepted")
+        #expect(error.file == "scenarios/trip.json")
+        #expect(error.path == errorCase.path, "\(error)")
+        for expectation in errorCase.expectations {
+            #expect(error.message.contains(expectation), "\(error)")
+        }
+    }
+
+    @Test func describesAnErrorAsFilePathMessage() throws {
+        let error = try #require(parseError(document(days: ["{}", #"{"network": [{"from": "00:00", "to": "25:00"}]}"#])))
+        #expect(error.description == #"scenarios/trip.json: $.days[1].network[0].to: expected a time HH:MM between 00:00 and 24:00, found "25:00""#)
+        #expect(ScenarioError(path: "$", message: "m").description == "$: m")
+    }
+
+    @Test func loadNamesTheFileAndTheSystemsReason() throws {
+        let missing = URL(fileURLWithPath: "/nonexistent/scenarios/trip.json")
+        #expect(throws: ScenarioError(file: missing.path, path: "$", message: "expected a readable file, found No such file or directory (errno 2)")) {
+            try Scenario.load(from: missing)
+        }
+    }
+
+    @Test func loadReadsAFile() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).json")
+        try Data(document(days: [#"{"name": "only"}"#]).utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(try Scenario.load(from: url).days.map(\.name) == ["only"])
+    }
+
+    @Test func documentedExampleParses() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/scenarios.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let example = try #require(text.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let scenario = try Scenario.parse(Data(example.utf8), file: "docs/scenarios.md")
+        #expect(scenario.name == "commuter" && scenario.days.first?.launches.first?.app == "com.example.feedreader")
+    }
+
+    @Test func readsEveryFieldAndItsDefaults() throws {
+        let day = #"""
+            {"name": "d", "power": [{"from": "00:00", "to": "07:00"}],
+             "network": [{"from": "00:00", "to": "08:00"}, {"from": "08:00", "to": "24:00", "metered": true}],
+             "lowPowerMode": [{"from": "14:00", "to": "18:00"}], "thermal": [{"from": "12:00", "to": "13:00", "state": "serious"}],
+             "inUse": [{"from": "07:30", "to": "08:00"}],
+             "launches": [{"at": "08:05"}, {"at": "09:00", "minutes": 2.5, "probability": 0.25, "app": "com.example.a"}, {"at": "10:00", "app": null}]}
+            """#
+        let scenario = try parse(document(days: [day], battery: #"{"level": 1, "drainPerHour": 0.1, "chargePerHour": 0.4}"#, extra: #""description": "one line", "seed": 42, "jitterMinutes": 0,"#))
+        #expect(scenario.name == "test")
+        #expect(scenario.description == "one line")
+        #expect(scenario.seed == 42)
+        #expect(scenario.battery == Scenario.Battery(level: 1, drainPerHour: 0.1, inUseDrainPerHour: 0.1, chargePerHour: 0.4))
+        let parsed = try #require(scenario.days.first)
+        #expect(parsed.power == [.init(from: 0, to: 420)])
+        #expect(parsed.network == [.init(from: 0, to: 480, metered: false), .init(from: 480, to: 1440, metered: true)])
+        #expect(parsed.thermal == [.init(from: 720, to: 780, state: .serious)])
+        #expect(parsed.launches == [
+            .init(at: 485, minutes: 5, probability: 1, app: nil),
+            .init(at: 540, minutes: 2.5, probability: 0.25, app: "com.example.a"),
+            .init(at: 600),
+        ])
+        let defaults = try parse(document())
+        #expect(defaults.seed == 1 && defaults.jitterMinutes == 0 && defaults.description.isEmpty)
+    }
+}
+
+@Suite struct ScenarioScriptTests {
+    /// A scenario of one day with the given lists, no jitter unless asked.
+    private func scenario(day: Scenario.Day, battery: Scenario.Battery? = .init(level: 0.5, drainPerHour: 0.1, chargePerHour: 0.1), jitter: Int = 0) -> Scenario {
+        Scenario(name: "test", jitterMinutes: jitter, battery: battery, days: [day])
+    }
+
+    @Test(arguments: Scenario.builtInNames) func builtInParsesAndScriptsAWeek(_ name: String) throws {
+        let json = try #require(Scenario.builtInJSON(named: name))
+        let parsed = try Scenario.parse(Data(json.utf8), file: "built-in \(name)")
+        #expect(parsed.name == name)
+        #expect(Scenario.builtIn(named: name) == parsed)
+        let script = parsed.script(start: testStart, days: 7)
+        #expect(script.end == at(day: 7, hours: 0))
+        var previous = (at: script.start, conditions: script.initialConditions)
+        for change in script.changes {
+            #expect(change.at > previous.at && change.at < script.end)
+            #expect(change.conditions != previous.conditions)
+            previous = (change.at, change.conditions)
+        }
+        #expect(script.sessions.map(\.start) == script.sessions.map(\.start).sorted())
+        #expect(script.bands.allSatisfy { script.start <= $0.from && $0.from < $0.to && $0.to <= script.end })
+        #expect(script.bands == script.bands.sorted { ($0.kind, $0.from) < ($1.kind, $1.from) })
+    }
+
+    @Test func unknownBuiltInIsNil() {
+        #expect(Scenario.builtIn(named: "submarine") == nil)
+        #expect(Scenario.builtInJSON(named: "submarine") == nil)
+    }
+
+    @Test func sameSeedSameScriptOtherSeedOtherScript() throws {
+        let commuter = try #require(Scenario.builtIn(named: "commuter"))
+        #expect(commuter.script(start: testStart, days: 7) == commuter.script(start: testStart, days: 7))
+        #expect(commuter.script(start: testStart, days: 7, seed: 1) == commuter.script(start: testStart, days: 7))
+        #expect(commuter.script(start: testStart, days: 7, seed: 2) != commuter.script(start: testStart, days: 7, seed: 1))
+        #expect(commuter.script(start: testStart, days: 7, seed: 2).seed == 2)
+        // Each day has its own stream: the first week does not depend on how many days follow.
+        let week = commuter.script(start: testStart, days: 7)
+        let month = commuter.script(start: testStart, days: 30)
+        #expect(month.sessions.prefix(week.sessions.count).elementsEqual(week.sessions))
+    }
+
+    @Test func serverNeverLeavesPowerAndIsNeverUsed() throws {
+        let server = try #require(Scenario.builtIn(named: "always-plugged-server"))
+        let script = server.script(start: testStart, days: 7)
+        let initial = script.initialConditions
+        #expect(initial.externalPower && initial.networkAvailable && initial.deviceIdle)
+        #expect(initial.batteryLevel == nil && initial.batteryState == .noBattery && initial.networkMetered == false)
+        #expect(script.changes.allSatisfy { $0.conditions.externalPower })
+        #expect(script.changes.isEmpty)
+        #expect(script.sessions.isEmpty)
+        #expect(script.bands == [
+            .init(kind: "charging", from: script.start, to: script.end),
+            .init(kind: "network", from: script.start, to: script.end),
+        ])
+    }
+
+    @Test(arguments: Scenario.builtInNames) func batteryStaysInRangeAndRisesWhileCharging(_ name: String) throws {
+        let script = try #require(Scenario.builtIn(named: name)).script(start: testStart, days: 7)
+        let all = [script.initialConditions] + script.changes.map(\.conditions)
+        for (earlier, later) in zip(all, all.dropFirst()) {
+            guard let before = earlier.batteryLevel, let after = later.batteryLevel else { continue }
+            #expect((0...1).contains(after))
+            if earlier.externalPower { #expect(after >= before, "\(earlier) -> \(later)") }
+            if !earlier.externalPower { #expect(after <= before, "\(earlier) -> \(later)") }
+        }
+    }
+
+    @Test func chargingReportsEveryHalfHourUntilFull() {
+        let script = scenario(day: .init(power: [.init(from: 0, to: 1440)])).script(start: testStart, days: 1)
+        #expect(script.initialConditions.batteryLevel == 0.5 && script.initialConditions.batteryState == .charging)
+        // 0.1 per hour from 0.5: full at 05:00, reported every half hour until then, flat after.
+        let halfHours: [Date] = (1...10).map { at(hours: Double($0) / 2) }
+        let levels: [Double?] = [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1]
+        #expect(script.changes.map(\.at) == halfHours)
+        #expect(script.changes.map(\.conditions.batteryLevel) == levels)
+        #expect(script.changes.last?.conditions.batteryState == .full)
+        #expect(script.changes.dropLast().allSatisfy { $0.conditions.batteryState == .charging })
+    }
+
+    @Test func drainingStopsAtEmptyAndUsesTheInUseRate() {
+        let battery = Scenario.Battery(level: 0.2, drainPerHour: 0.1, inUseDrainPerHour: 0.4, chargePerHour: 0)
+        let day = Scenario.Day(inUse: [.init(from: 0, to: 15)])
+        let script = scenario(day: day, battery: battery).script(start: testStart, days: 1)
+        // 0.4/h for 15 minutes (0.1), then 0.1/h: empty at 01:15.
+        #expect(script.conditions(at: at(hours: 0.25)).batteryLevel == 0.1)
+        #expect(script.conditions(at: at(hours: 0.25)).batteryState == .discharging)
+        #expect(script.changes.last?.at == at(hours: 1.25))
+        #expect(script.changes.last?.conditions.batteryLevel == 0)
+        #expect(script.conditions(at: at(hours: 20)).batteryLevel == 0)
+    }
+
+    @Test func commuterConditionsAtKnownInstants() throws {
+        let script = try #require(Scenario.builtIn(named: "commuter")).script(start: testStart, days: 7)
+        let night = script.conditions(at: at(hours: 3))
+        #expect(night.externalPower && night.networkAvailable && night.networkMetered == false && night.deviceIdle)
+        #expect(night.batteryState == .charging || night.batteryState == .full)
+        let commute = script.conditions(at: at(hours: 7.75))
+        #expect(!commute.externalPower && commute.batteryState == .discharging)
+        #expect(!commute.networkAvailable || commute.networkMetered == true)
+        #expect(!commute.deviceIdle)
+        #expect(script.conditions(at: at(hours: 22.5)).lowPowerMode, "Low Power Mode at bedtime")
+        // Saturday (day 5) is a weekend day: still on the charger at 08:00.
+        #expect(script.conditions(at: at(day: 5, hours: 8)).externalPower)
+        #expect(!script.conditions(at: at(day: 0, hours: 8.5)).externalPower)
+    }
+
+    @Test func conditionsAtFollowsTheChanges() throws {
+        let script = try #require(Scenario.builtIn(named: "travel")).script(start: testStart, days: 3)
+        #expect(script.conditions(at: script.start) == script.initialConditions)
+        #expect(script.conditions(at: script.start.addingTimeInterval(-1)) == script.initialConditions)
+        for (index, change) in script.changes.enumerated() {
+            #expect(script.conditions(at: change.at) == change.conditions)
+            let next = index + 1 < script.changes.count ? script.changes[index + 1].at : script.end
+            #expect(script.conditions(at: next.addingTimeInterval(-0.5)) == change.conditions)
+        }
+        // The flight is offline from 07:00 (give or take the 30 minutes of jitter) to 17:00.
+        #expect(!script.conditions(at: at(hours: 12)).networkAvailable)
+        #expect(script.conditions(at: at(hours: 12)).lowPowerMode)
+        #expect(script.conditions(at: at(day: 1, hours: 15)).thermalState == .fair)
+    }
+
+    @Test func sessionsHaveTheirAppsAndLengthsAndCountAsInUse() {
+        let day = Scenario.Day(launches: [.init(at: 480, minutes: 7, app: "com.example.a"), .init(at: 1200, minutes: 2.5)])
+        let script = scenario(day: day).script(start: testStart, days: 3)
+        let expected = (0..<3).flatMap { index in
+            [
+                ScenarioScript.ForegroundSession(app: "com.example.a", start: at(day: index, hours: 8), end: at(day: index, hours: 8).addingTimeInterval(420)),
+                ScenarioScript.ForegroundSession(app: nil, start: at(day: index, hours: 20), end: at(day: index, hours: 20).addingTimeInterval(150)),
+            ]
+        }
+        #expect(script.sessions == expected)
+        #expect(!script.conditions(at: at(day: 1, hours: 8.05)).deviceIdle)
+        #expect(script.conditions(at: at(day: 1, hours: 8.2)).deviceIdle)
+        #expect(script.bands.filter { $0.kind == "in-use" }.count == 6)
+    }
+
+    @Test func sessionAtTheEndIsCut() {
+        let day = Scenario.Day(launches: [.init(at: 1435, minutes: 30)])
+        let script = scenario(day: day).script(start: testStart, days: 1)
+        #expect(script.sessions.map(\.end) == [script.end])
+    }
+
+    @Test(arguments: [(0.0, 0), (1.0, 30)]) func probabilityDecidesEveryDay(_ probability: Double, sessions: Int) {
+        let day = Scenario.Day(launches: [.init(at: 600, probability: probability)])
+        #expect(scenario(day: day, jitter: 30).script(start: testStart, days: 30).sessions.count == sessions)
+    }
+
+    @Test func halfProbabilityHappensOnSomeDays() {
+        let day = Scenario.Day(launches: [.init(at: 600, probability: 0.5)])
+        let count = scenario(day: day).script(start: testStart, days: 200).sessions.count
+        #expect((60...140).contains(count), "\(count) of 200")
+    }
+
+    @Test func bandsMergeAcrossMidnight() throws {
+        let script = try #require(Scenario.builtIn(named: "night-charger")).script(start: testStart, days: 7)
+        let charging = script.bands.filter { $0.kind == "charging" }
+        // 00:00-06:30 on the first day, then one band per night, then the last evening.
+        #expect(charging.count == 8)
+        #expect(charging.first?.from == script.start && charging.last?.to == script.end)
+        #expect(script.bands.filter { $0.kind == "network" }.count == 1)
+    }
+
+    @Test func thermalBandsAreLabelled() throws {
+        let day = Scenario.Day(thermal: [.init(from: 600, to: 660, state: .fair), .init(from: 660, to: 720, state: .critical)])
+        let bands = scenario(day: day).script(start: testStart, days: 1).bands.filter { $0.kind == "thermal" }
+        #expect(bands == [
+            .init(kind: "thermal", from: at(hours: 10), to: at(hours: 11), label: "fair"),
+            .init(kind: "thermal", from: at(hours: 11), to: at(hours: 12), label: "critical"),
+        ])
+    }
+
+    @Test func jitterKeepsEveryListOrderedAndInTheDay() throws {
+        // Dense lists that touch, so 120 minutes of jitter pushes boundaries past each other.
+        let hours = (0..<12).map { Scenario.Interval(from: $0 * 120, to: $0 * 120 + 120) }
+        let day = Scenario.Day(
+            power: hours,
+            network: hours.map { .init(from: $0.from, to: $0.to, metered: $0.from % 240 == 0) },
+            thermal: hours.map { .init(from: $0.from + 30, to: $0.to - 30, state: .serious) },
+            inUse: hours.map { .init(from: $0.from + 50, to: $0.from + 60) },
+            launches: (0..<24).map { .init(at: $0 * 60 + 30, probability: 0.5) }
+        )
+        let jittery = scenario(day: day, jitter: 120)
+        let nightOnPower = scenario(day: .init(power: [.init(from: 0, to: 600), .init(from: 900, to: 1440)]), jitter: 120)
+        for seed in UInt64(0)..<300 {
+            let drawn = try #require(jittery.drawnDay(Int(seed % 7), seed: seed))
+            for list in [drawn.power, drawn.inUse] { expectOrdered(list.map { ($0.from, $0.to) }, seed: seed) }
+            expectOrdered(drawn.network.map { ($0.from, $0.to) }, seed: seed)
+            expectOrdered(drawn.thermal.map { ($0.from, $0.to) }, seed: seed)
+            let launchTimes = drawn.launches.map(\.at)
+            #expect(launchTimes == launchTimes.sorted() && launchTimes.allSatisfy { (0..<1440).contains($0) }, "seed \(seed)")
+            let night = try #require(nightOnPower.drawnDay(0, seed: seed)).power
+            #expect(night.first?.from == 0 && night.last?.to == 1440, "midnight does not move (seed \(seed))")
+        }
+        #expect(jittery.drawnDay(0, seed: 1) != jittery.drawnDay(0, seed: 2))
+        #expect(scenario(day: day).drawnDay(3)?.network == day.network)
+    }
+
+    private func expectOrdered(_ intervals: [(from: Int, to: Int)], seed: UInt64) {
+        for interval in intervals {
+            #expect(0 <= interval.from && interval.from < interval.to && interval.to <= 1440, "seed \(seed)")
+        }
+        for (earlier, later) in zip(intervals, intervals.dropFirst()) {
+            #expect(earlier.to <= later.from, "seed \(seed)")
+        }
+    }
+
+    @Test func toleratesUncheckedScenarios() {
+        let odd = Scenario(name: "odd", jitterMinutes: -5, battery: .init(level: 3, drainPerHour: 0.1, chargePerHour: 0.1), days: [
+            .init(power: [.init(from: 900, to: 100), .init(from: -10, to: 5000)], launches: [.init(at: 2000, minutes: -1)]),
+        ])
+        let script = odd.script(start: testStart, days: 2)
+        #expect(script.sessions.isEmpty)
+        #expect(Scenario(name: "none", days: []).script(start: testStart, days: 3).changes.isEmpty)
+        #expect(odd.script(start: testStart, days: -1).end == testStart)
+    }
+}
+
+@Suite struct ScenarioSeededRandomTests {
+    @Test func isTheReferenceSplitMix64() {
+        // The first outputs of SplitMix64 seeded with 0, as in the reference implementation.
+        var random = SeededRandom(seed: 0)
+        #expect([random.next(), random.next(), random.next()] == [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
+    }
+
+    @Test func drawsStayInRangeAndCoverIt() {
+        var random = SeededRandom(seed: 7, stream: 3)
+        var seen = Set<Int>()
+        for _ in 0..<2_000 {
+            let value = random.int(in: -3...3)
+            seen.insert(value)
+            let unit = random.unit()
+            #expect((0..<1).contains(unit))
+        }
+        #expect(seen == Set(-3...3))
+        #expect(random.int(in: 5...5) == 5)
+        #expect(random.int(in: Int.min...Int.max) != random.int(in: Int.min...Int.max))
+    }
+}

@@ -295,3 +295,71 @@ struct UsageModelTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: damaged) }
     }
 }
+
+/// The scheduler's judgement of likely hours: weekdays and weekends pooled, an hour of the
+/// week shrunk toward its pool, refreshes at the app's cadence during likely hours and two
+/// hours apart when nothing is predicted.
+@Suite("Usage model: likely hours")
+struct UsageLikelihoodTests {
+    typealias T = UsageModelTests
+
+    @Test func oneWeekdayTeachesTheOtherWeekdaysButNotTheWeekend() {
+        var model = UsageModel(createdAt: T.monday)
+        model.recordForeground(at: T.at(week: 0, day: 0, 8, 10))
+        let tuesdayNight = T.at(week: 0, day: 1, 0)
+        #expect(model.launchProbability(hourOfWeek: T.how(day: 1, 8), at: tuesdayNight) == 0, "Tuesday 08:00 has no launch of its own")
+        #expect(model.likelihood(hourOfWeek: T.how(day: 1, 8), at: tuesdayNight) >= 0.3, "but Monday's says weekdays at 08:00 are likely")
+        #expect(model.likelihood(hourOfWeek: T.how(day: 5, 8), at: tuesdayNight) == 0, "weekends are their own routine")
+        #expect(model.nextLikelyLaunch(after: tuesdayNight, now: tuesdayNight) == T.at(week: 0, day: 1, 8))
+    }
+
+    @Test func oneWeekendDayTeachesTheOther() {
+        var model = UsageModel(createdAt: T.monday)
+        model.recordForeground(at: T.at(week: 0, day: 5, 10, 5))
+        let sunday = T.at(week: 0, day: 6, 0)
+        #expect(model.likelihood(hourOfWeek: T.how(day: 6, 10), at: sunday) >= 0.3)
+        #expect(model.likelihood(hourOfWeek: T.how(day: 0, 10), at: sunday) == 0)
+    }
+
+    @Test func aWeeklyRhythmOutweighsThePoolAsWeeksAccumulate() {
+        // Mondays to Thursdays at 21:00, never on Fridays, for four weeks.
+        var model = UsageModel(createdAt: T.monday)
+        T.record(&model, weeks: 0..<4, times: [(21, 0)], days: 0..<4)
+        let now = T.at(week: 4, day: 4, 12)
+        #expect(model.likelihood(hourOfWeek: T.how(day: 3, 21), at: now) > 0.6)
+        #expect(model.likelihood(hourOfWeek: T.how(day: 4, 21), at: now) < 0.3, "four Fridays without a launch")
+    }
+
+    @Test func theHourInProgressIsNotCountedAsMissedBeforeItEnds() {
+        // Opened Mondays at 08:40 for one week; now it is Monday 08:05 of the next week.
+        var model = UsageModel(createdAt: T.monday)
+        model.recordForeground(at: T.at(week: 0, day: 0, 8, 40))
+        let now = T.at(week: 1, day: 0, 8, 5)
+        #expect(model.launchProbability(hourOfWeek: T.how(day: 0, 8), at: now) < 0.6, "the plain probability counts the hour in progress as missed")
+        #expect(model.isLikelyHour(containing: now, now: now), "the scheduler's judgement waits for the hour to end")
+    }
+
+    @Test func refreshRunsAtTheAppsCadenceDuringALikelyHour() {
+        let model = T.commuter
+        let inTheHour = T.at(week: 3, day: 1, 8, 20)
+        #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastRefresh: inTheHour.addingTimeInterval(-900)) == inTheHour)
+    }
+
+    @Test func withNothingPredictedRefreshesAreKeptTwoHoursApart() {
+        let model = T.commuter
+        let saturday = T.at(week: 3, day: 5, 5)
+        let last = saturday.addingTimeInterval(-1800)
+        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastRefresh: last) == last.addingTimeInterval(2 * T.hour))
+        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday, "with no known last refresh, when eligible")
+        // An app never opened runs its refreshes when eligible, whatever the last one.
+        let fresh = UsageModel(createdAt: T.monday)
+        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastRefresh: last) == saturday)
+    }
+
+    @Test func storedConfigurationsWithoutNewKeysTakeTheDefaults() throws {
+        let old = #"{"utcOffset": 3600, "halfLife": 1209600, "leadTime": 600, "likelyThreshold": 0.3, "horizon": 43200, "unusedProcessingCutoff": 604800}"#
+        let configuration = try JSONDecoder().decode(UsageModelConfiguration.self, from: Data(old.utf8))
+        #expect(configuration.utcOffset == 3600)
+        #expect(configuration.unpredictedRefreshInterval == 2 * 3600)
+    }
+}

@@ -16,6 +16,7 @@ enum FleetCommand {
         var seed: UInt64 = 1
         var sharedOutage: String?
         var herdSpreading = true
+        var compareHerd = false
         var json = false
         var report: String?
         var progress = true
@@ -25,13 +26,16 @@ enum FleetCommand {
     /// The usage lines for `bgtask help`.
     static let usage = """
       fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,...] [--seed S]
-            [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--json] [--report FILE.html]
+            [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--compare-herd-spreading]
+            [--json] [--report FILE.html]
                         simulate N devices (default 1000) for D days (default 1), each its own
                         seeded variation of a scenario from the mix, running the example app
                         (modelled); prints task runs per minute (backend load), the peak and
                         the worst minute, the share of launches that found fresh content and
                         the energy per device per day; --shared-outage takes every device
-                        offline daily in that window so they all regain the network at once
+                        offline daily in that window so they all regain the network at once;
+                        --compare-herd-spreading runs the fleet again with herd spreading
+                        switched the other way and shows both (twice the time)
     """
 
     /// Parses the arguments after `fleet`.
@@ -49,6 +53,7 @@ enum FleetCommand {
             case "--help", "-h": options.help = true
             case "--json": options.json = true
             case "--no-herd-spreading": options.herdSpreading = false
+            case "--compare-herd-spreading": options.compareHerd = true
             case "--no-progress": options.progress = false
             case "--devices", "--days":
                 guard let text = value() else { return .failure(UsageError(message: "\(argument) needs a value")) }
@@ -103,7 +108,21 @@ enum FleetCommand {
         let result = fleet.run(progress: progress)
         bar?.finish()
         let elapsed = ContinuousClock.now - began
-        let rows = result.summaryRows(sharedOutage: fleet.sharedOutage)
+        var rows = result.summaryRows(sharedOutage: fleet.sharedOutage)
+        var comparison: FleetReport.Comparison?
+        if options.compareHerd {
+            var other = fleet
+            other.policies.configuration.herdSpreadWindow = options.herdSpreading ? 0 : PolicyConfiguration().herdSpreadWindow
+            let otherResult = other.run()
+            let name = options.herdSpreading ? "without herd spreading" : "with herd spreading"
+            rows.append(FleetReport.Row(name: "runs per minute, peak, \(name)", value: "\(otherResult.peak.runs)"))
+            if let outage = fleet.sharedOutage {
+                rows.append(FleetReport.Row(name: "peak minute in the 15 min after the network returns, \(name)", value: "\(otherResult.peakAfter(minuteOfDay: outage.to, window: 15))"))
+            }
+            comparison = FleetReport.Comparison(
+                label: options.herdSpreading ? "with herd spreading" : "without herd spreading",
+                comparisonLabel: name, runsPerMinute: otherResult.runsPerMinute)
+        }
         var markers: [FleetReport.Marker] = []
         if let outage = fleet.sharedOutage {
             for day in 0..<fleet.days {
@@ -122,7 +141,7 @@ enum FleetCommand {
             let report = FleetReport(
                 title: "\(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s")",
                 devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
-                runsPerMinute: result.runsPerMinute, markers: markers, summary: rows, notes: notes
+                runsPerMinute: result.runsPerMinute, markers: markers, summary: rows, notes: notes, comparison: comparison
             )
             try SimulateCommand.writeReport(HTMLReport.render(report), to: path)
             saved = "report written to \(path)\n"

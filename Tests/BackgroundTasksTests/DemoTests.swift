@@ -95,5 +95,5 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "fe8d46cc9d1c327b"
+    static let recordedFingerprint = "ca0965d0e623f71f"
 }

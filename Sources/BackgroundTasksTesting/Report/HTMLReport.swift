@@ -119,7 +119,7 @@ struct Page {
         .stripe{fill:rgba(0,0,0,.035)}.grid{stroke:#d8d8d8}.minor{stroke:#eee}.axis{stroke:#888}\
         .legend{margin:6px 0}.legend>span{margin-right:14px;white-space:nowrap}\
         .sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}\
-        .launch{fill:#1f3b73}.load{fill:none;stroke:#1f6fd1;stroke-width:1.2}\
+        .launch{fill:#1f3b73}.load{fill:none;stroke:#1f6fd1;stroke-width:1.2}.load-compare{fill:none;stroke:#9a9a9a;stroke-width:1;stroke-dasharray:3 2}\
         .marker{stroke:#c0392b;stroke-dasharray:4 3}svg .mark{fill:#c0392b}
 
         """
@@ -474,7 +474,8 @@ struct LoadChart {
 
     private mutating func draw() -> String {
         let (bucket, peaks) = Self.downsample(report.runsPerMinute)
-        let peak = peaks.max() ?? 0
+        let comparison = report.comparison.map { Self.downsample($0.runsPerMinute).peaks } ?? []
+        let peak = max(peaks.max() ?? 0, comparison.max() ?? 0)
         let step = Axis.gridStep(for: peak)
         let top = max((peak + step - 1) / step, 1) * step
         let y = { (value: Int) in Self.plotTop + Self.plotHeight * (1 - Double(value) / Double(top)) }
@@ -489,6 +490,18 @@ struct LoadChart {
             // Each point sits mid-bucket; the last bucket may be short.
             let first = index * bucket
             return (x: x(Double(first) + Double(min(bucket, report.runsPerMinute.count - first)) / 2), y: y(peak))
+        }
+        if let other = report.comparison, !comparison.isEmpty {
+            // The comparison goes underneath, in grey, so the main series stays on top.
+            let otherPoints = comparison.enumerated().map { index, peak in
+                let first = index * bucket
+                return (x: x(Double(first) + Double(min(bucket, other.runsPerMinute.count - first)) / 2), y: y(peak))
+            }
+            svg.polyline(otherPoints, css: "load-compare")
+            svg.line(x1: Self.gutter + Self.plotWidth - 300, y1: 10, x2: Self.gutter + Self.plotWidth - 280, y2: 10, css: "load")
+            svg.text(other.label, x: Self.gutter + Self.plotWidth - 276, y: 14)
+            svg.line(x1: Self.gutter + Self.plotWidth - 300, y1: 26, x2: Self.gutter + Self.plotWidth - 280, y2: 26, css: "load-compare")
+            svg.text(other.comparisonLabel, x: Self.gutter + Self.plotWidth - 276, y: 30)
         }
         if points.isEmpty {
             svg.text("no runs recorded", x: Self.gutter + Self.plotWidth / 2, y: Self.plotTop + Self.plotHeight / 2, anchor: "middle", css: "muted")

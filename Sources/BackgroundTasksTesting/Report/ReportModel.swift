@@ -161,6 +161,24 @@ public struct FleetReport: Hashable, Sendable, Codable {
         }
     }
 
+    /// A second series drawn under the first, for comparison (the same fleet with herd
+    /// spreading off, say).
+    public struct Comparison: Hashable, Sendable, Codable {
+        /// What the first series is (the legend).
+        public var label: String
+        /// What this series is (the legend).
+        public var comparisonLabel: String
+        /// Task runs started in each minute, in the other setting.
+        public var runsPerMinute: [Int]
+
+        /// Creates a comparison.
+        public init(label: String, comparisonLabel: String, runsPerMinute: [Int]) {
+            self.label = label
+            self.comparisonLabel = comparisonLabel
+            self.runsPerMinute = runsPerMinute
+        }
+    }
+
     /// The page title.
     public var title: String
     /// Devices simulated.
@@ -180,9 +198,11 @@ public struct FleetReport: Hashable, Sendable, Codable {
     public var summary: [Row]
     /// Free-form lines shown under the title.
     public var notes: [String]
+    /// A series to compare with, if any.
+    public var comparison: Comparison?
 
     /// Creates a fleet report.
-    public init(title: String, devices: Int, days: Int, mix: String, seed: UInt64, runsPerMinute: [Int], markers: [Marker], summary: [Row], notes: [String]) {
+    public init(title: String, devices: Int, days: Int, mix: String, seed: UInt64, runsPerMinute: [Int], markers: [Marker], summary: [Row], notes: [String], comparison: Comparison? = nil) {
         self.title = title
         self.devices = devices
         self.days = days
@@ -192,5 +212,6 @@ public struct FleetReport: Hashable, Sendable, Codable {
         self.markers = markers
         self.summary = summary
         self.notes = notes
+        self.comparison = comparison
     }
 }

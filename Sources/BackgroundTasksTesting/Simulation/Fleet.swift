@@ -129,6 +129,11 @@ public struct Fleet: Sendable {
     public var policies: PolicySet
     /// The first simulated instant (a midnight, UTC).
     public var start: Date
+    /// Days of usage each device's apps have behind them when the simulation starts (the
+    /// usage model learns the user's habits from them; nothing runs). Rounded up to whole
+    /// repetitions of each scenario's pattern. Default 14: a fleet is of apps installed
+    /// some time ago, not all installed at the same midnight.
+    public var historyDays: Int
 
     /// The most devices one fleet may simulate.
     public static let maximumDevices = 10_000_000
@@ -148,7 +153,8 @@ public struct Fleet: Sendable {
         freshWithin: TimeInterval = 20 * 60,
         configuration: SchedulerConfiguration = .simulation(),
         policies: PolicySet = PolicySet(),
-        start: Date = Simulation.defaultStart
+        start: Date = Simulation.defaultStart,
+        historyDays: Int = 14
     ) throws(FleetError) {
         guard devices >= 1 else { throw FleetError("--devices must be at least 1, found \(devices)") }
         guard devices <= Self.maximumDevices else { throw FleetError("--devices \(devices) is more than the \(Self.maximumDevices) a fleet may simulate") }
@@ -169,16 +175,25 @@ public struct Fleet: Sendable {
         self.configuration = configuration
         self.policies = policies
         self.start = start
+        self.historyDays = max(0, historyDays)
     }
 
     /// The script device number `index` lives: a draw from the mix, its own seed, and the
-    /// shared outage laid over it.
-    public func script(forDevice index: Int) -> ScenarioScript {
+    /// shared outage laid over it; and the foreground sessions of its history.
+    public func script(forDevice index: Int) -> (script: ScenarioScript, history: [ScenarioScript.ForegroundSession]) {
         let scenario = mix.scenario(forDevice: index, seed: seed)
         var deviceSeed = SeededRandom(seed: seed, stream: UInt64(index) &* 2)
-        let script = scenario.script(start: start, days: days, seed: deviceSeed.next())
-        guard let sharedOutage else { return script }
-        return script.withNetworkDown(daily: TimeInterval(sharedOutage.from * 60), to: TimeInterval(sharedOutage.to * 60))
+        let seed = deviceSeed.next()
+        var script = scenario.script(start: start, days: days, seed: seed)
+        if let sharedOutage {
+            script = script.withNetworkDown(daily: TimeInterval(sharedOutage.from * 60), to: TimeInterval(sharedOutage.to * 60))
+        }
+        guard historyDays > 0 else { return (script, []) }
+        // Whole repetitions of the pattern, so the history's last day is the day before the start.
+        let pattern = max(1, scenario.days.count)
+        let history = (historyDays + pattern - 1) / pattern * pattern
+        let past = scenario.script(start: start.addingTimeInterval(-Double(history) * 86_400), days: history, seed: deviceSeed.next())
+        return (script, past.sessions)
     }
 
     /// Simulates every device, on every core. `progress` is called (from worker threads)
@@ -206,8 +221,8 @@ public struct Fleet: Sendable {
 
     /// One device's contribution.
     func simulateDevice(_ index: Int) -> FleetResult.Device {
-        let script = script(forDevice: index)
-        var device = ModelledDevice(apps: apps, script: script, options: .init(configuration: configuration, policies: policies, recordsTrace: false))
+        let (script, history) = script(forDevice: index)
+        var device = ModelledDevice(apps: apps, script: script, options: .init(configuration: configuration, policies: policies, recordsTrace: false), history: history)
         device.run(until: script.end)
         let result = SimulationResult(
             scenario: "", seed: script.seed, start: script.start, end: script.end,

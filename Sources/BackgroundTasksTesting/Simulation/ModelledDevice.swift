@@ -84,7 +84,9 @@ public struct ModelledDevice: Sendable {
     /// Each task's first request asks for a seeded random point within its first interval,
     /// as if the app had been installed at some earlier moment: devices of a fleet do not
     /// all start in step (which would be a stampede of the simulation's own making).
-    public init(apps: [ModelledApp], script: ScenarioScript, options: Options = .init()) {
+    /// - Parameter history: foreground sessions before `script.start` the usage model learns
+    ///   from first (a device whose apps were installed earlier); no runs come of them.
+    public init(apps: [ModelledApp], script: ScenarioScript, options: Options = .init(), history: [ScenarioScript.ForegroundSession] = []) {
         self.apps = apps
         self.options = options
         now = script.start
@@ -102,6 +104,14 @@ public struct ModelledDevice: Sendable {
         for app in apps {
             engine.register(AppRegistration(app: app.app, manifest: app.manifest))
             for task in app.tasks { tasks[RequestKey(app: app.app, identifier: task.identifier)] = task }
+        }
+        // Nothing is pending yet, so learning the past changes no request and launches nothing.
+        for session in history where session.start < script.start {
+            for app in apps where session.app == nil || session.app == app.app.rawValue {
+                _ = engine.handle(.appForegrounded(app.app), at: session.start)
+            }
+        }
+        for app in apps {
             for task in app.tasks {
                 var first = task.nextRequest(for: app.app, at: now)
                 first.earliestBeginDate = now.addingTimeInterval(task.interval * random.unit())

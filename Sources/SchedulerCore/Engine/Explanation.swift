@@ -70,7 +70,9 @@ extension SchedulerEngine {
         if waitingFor.isEmpty {
             predicted = earliest ?? now
             if request.kind == .appRefresh, let state = policyState(of: request.app) {
-                predicted = state.usage.preferredRefreshTime(eligibleAt: earliest ?? now, now: now, lastRefresh: state.lastLaunch)
+                predicted = state.usage.preferredRefreshTime(
+                    eligibleAt: earliest ?? now, now: now, lastRefresh: state.lastLaunch,
+                    leadSpread: AppUsagePolicy.leadSpread(of: request.key, salt: configuration.deviceSalt))
             }
         }
         return Explanation(

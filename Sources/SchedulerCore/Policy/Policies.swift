@@ -200,14 +200,24 @@ public struct CPUPressurePolicy: SchedulingPolicy {
 
 /// App usage: refreshes land shortly before the user usually opens the app; an app unused
 /// for a week gets no processing.
+///
+/// The lead before a likely hour varies per device and request (a stable draw from the
+/// request key and the device salt, as herd spreading's): a fleet of users who all open
+/// their app around 21:00 would otherwise all refresh at 20:50 to the minute.
 public struct AppUsagePolicy: SchedulingPolicy {
     public let name = "app-usage"
     public init() {}
+
+    /// The share (0..<1) of the lead-time spread of request `key` on the device salted `salt`.
+    static func leadSpread(of key: RequestKey, salt: UInt64) -> Double {
+        Double(HerdSpreadingPolicy.stableHash(of: key, salt: ~salt) % 10_000) / 10_000
+    }
+
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
-            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastLaunch)
+            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastLaunch, leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt))
             // Only when the usage model moved the run later than it became eligible.
             if preferred > context.eligibleSince, preferred > context.now { return (.mustNotProceed, .until(preferred)) }
             return (.canProceed(score: 1), nil)

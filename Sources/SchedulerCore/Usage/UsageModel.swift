@@ -263,7 +263,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// 1. `from` lies in a likely launch hour: `eligibleAt` (while the user is likely to
     ///    open the app, refreshes run at the cadence the app asks for);
     /// 2. a likely launch hour begins within the horizon (``nextLikelyLaunch(after:now:)``):
-    ///    `max(eligibleAt, launch − leadTime)` (default 10 min before that hour);
+    ///    `max(eligibleAt, launch − leadTime × (0.5 + leadSpread))` (by default 5 to 15 min
+    ///    before that hour: `leadSpread` in 0..<1 is a stable per-device, per-request draw,
+    ///    so that devices sharing a habit do not all wake at the same minute);
     /// 3. no likely launch within the horizon, for an app the user has opened: `max(eligibleAt,
     ///    lastRefresh + unpredictedRefreshInterval)` (default 2 h) when `lastRefresh` is
     ///    known, else `eligibleAt`.
@@ -277,12 +279,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// could only leave its first launch stale). Once opened, the two-hour spacing of rule
     /// 3 keeps content from going very stale for the launches no habit predicts, without
     /// waking the device every quarter of an hour.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil) -> Date {
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil, leadSpread: Double = 0.5) -> Date {
         guard weightsAsOf != nil else { return eligibleAt }
         let from = max(eligibleAt, now)
         if isLikelyHour(containing: from, now: now) { return eligibleAt }
         if let launch = nextLikelyLaunch(after: from, now: now) {
-            return max(eligibleAt, launch.addingTimeInterval(-configuration.leadTime))
+            let lead = configuration.leadTime * (0.5 + min(max(leadSpread, 0), 1))
+            return max(eligibleAt, launch.addingTimeInterval(-lead))
         }
         guard let lastRefresh else { return eligibleAt }
         return max(eligibleAt, lastRefresh.addingTimeInterval(configuration.unpredictedRefreshInterval))

@@ -142,7 +142,7 @@ enum SimulateCommand {
         if let path = options.report {
             let report = result.deviceReport(
                 title: "\(scenario.name): \(options.days) day\(options.days == 1 ? "" : "s")",
-                notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario) --days \(options.days) --seed \(result.seed)"]
+                notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
             try writeReport(HTMLReport.render(report), to: path)
             output = "report written to \(path)\n"

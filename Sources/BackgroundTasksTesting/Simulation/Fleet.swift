@@ -60,9 +60,9 @@ public struct Fleet: Sendable {
             return Mix(entries)
         }
 
-        /// `commuter=0.4, office=0.3, ...`
+        /// `commuter=0.4,office=0.3,...`: what ``parse(_:)`` reads, so it can be pasted back.
         public var description: String {
-            entries.map { "\($0.scenario.name)=\(formatWeight($0.weight))" }.joined(separator: ", ")
+            entries.map { "\($0.scenario.name)=\(formatWeight($0.weight))" }.joined(separator: ",")
         }
 
         /// The scenario of device number `index` under `seed`: a weighted draw of its own.

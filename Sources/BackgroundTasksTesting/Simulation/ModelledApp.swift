@@ -92,7 +92,8 @@ public struct ModelledApp: Hashable, Sendable {
     /// A model of an app from its manifest alone, with documented defaults: each permitted
     /// identifier (wildcards excepted) becomes a task. With only the `fetch` mode it is a
     /// refresh; with only `processing`, a processing task; with both, identifiers that
-    /// mention "refresh" or "fetch" are refreshes and the others processing. Refreshes are
+    /// mention "refresh" or "fetch" after the app's own prefix (`com.fetchly.app.sync` is
+    /// processing) are refreshes and the others processing. Refreshes are
     /// ``ModelledTask/refresh(_:)``, processing tasks ``ModelledTask/processing(_:)``.
     /// Returns `nil` when the manifest names no app or no task.
     public init?(manifest: AppManifest) {
@@ -100,7 +101,9 @@ public struct ModelledApp: Hashable, Sendable {
         let fetch = manifest.backgroundModes.contains("fetch")
         let processing = manifest.backgroundModes.contains("processing")
         let tasks = manifest.permittedIdentifiers.filter { !$0.hasSuffix("*") }.compactMap { identifier -> ModelledTask? in
-            let lower = identifier.lowercased()
+            // Only the task's own name: an app called com.fetchly must not make every task a refresh.
+            let ownName = identifier.hasPrefix(app.rawValue + ".") ? String(identifier.dropFirst(app.rawValue.count + 1)) : identifier
+            let lower = ownName.lowercased()
             let looksLikeRefresh = lower.contains("refresh") || lower.contains("fetch")
             switch (fetch, processing) {
             case (true, false): return .refresh(identifier)

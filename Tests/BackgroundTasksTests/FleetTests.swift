@@ -1,0 +1,175 @@
+@testable import BackgroundTasksTesting
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+import Testing
+
+/// Many modelled devices: the mix and outage options, the limits, and what the aggregate
+/// says (kept to a few hundred device-days so the suite stays fast in debug builds).
+@Suite("Fleet") struct FleetTests {
+    /// A fleet of the standard mix that reads nothing from this machine's environment.
+    static func fleet(devices: Int, days: Int = 1, outage: Fleet.SharedOutage? = nil, herdSpreading: Bool = true) throws -> Fleet {
+        var policies = PolicySet()
+        if !herdSpreading { policies.configuration.herdSpreadWindow = 0 }
+        return try Fleet(devices: devices, days: days, sharedOutage: outage, configuration: .simulation(environment: [:]), policies: policies)
+    }
+
+    // MARK: --mix
+
+    @Test func aMixReadsBuiltInNamesAndPositiveWeights() throws {
+        let mix = try Fleet.Mix.parse("commuter=0.5, office = 1.5")
+        #expect(mix.entries.map(\.scenario.name) == ["commuter", "office"])
+        #expect(mix.entries.map(\.weight) == [0.5, 1.5])
+        #expect(mix.entries.first?.scenario == Scenario.builtIn(named: "commuter"))
+        #expect(mix.description == "commuter=0.5,office=1.5")
+        #expect(Fleet.Mix.standard.description == "commuter=0.4,office=0.3,night-charger=0.2,travel=0.1")
+    }
+
+    @Test(arguments: [
+        ("commuter=0.5,moon=0.5", "unknown scenario 'moon'"),
+        ("commuter=0", "found 'commuter=0'"),
+        ("commuter=-1", "found 'commuter=-1'"),
+        ("commuter=x", "found 'commuter=x'"),
+        ("commuter=nan", "found 'commuter=nan'"),
+        ("commuter=inf", "found 'commuter=inf'"),
+        ("commuter", "found 'commuter'"),
+        ("commuter=0.5,commuter=0.5", "scenario 'commuter' is listed twice"),
+        ("commuter=0.5,,office=0.5", "found ''"),
+        ("commuter=1,", "found ''"),
+        ("", "found ''"),
+    ])
+    func aBadMixIsRefusedNamingTheCulprit(text: String, culprit: String) throws {
+        let error = try #require(throws: FleetError.self) { _ = try Fleet.Mix.parse(text) }
+        #expect(error.message.hasPrefix("--mix: "), "\(error.message)")
+        #expect(error.message.contains(culprit), "\(error.message)")
+    }
+
+    @Test func anUnknownScenarioErrorListsTheBuiltIns() throws {
+        let error = try #require(throws: FleetError.self) { _ = try Fleet.Mix.parse("moon=1") }
+        for name in Scenario.builtInNames { #expect(error.message.contains(name)) }
+    }
+
+    @Test func everyDeviceDrawsItsScenarioFromTheMixByWeight() throws {
+        let mix = try Fleet.Mix.parse("commuter=3,office=1")
+        let draws = (0..<2_000).map { mix.scenario(forDevice: $0, seed: 7).name }
+        let commuters = draws.filter { $0 == "commuter" }.count
+        #expect(draws.allSatisfy { $0 == "commuter" || $0 == "office" })
+        #expect((1_350...1_650).contains(commuters), "\(commuters) of 2000 devices are commuters, expected about 1500")
+        // The same seed, the same draw.
+        #expect((0..<2_000).map { mix.scenario(forDevice: $0, seed: 7).name } == draws)
+    }
+
+    // MARK: --shared-outage
+
+    @Test(arguments: [("07:00-08:00", 420, 480), ("00:00-24:00", 0, 1440), ("23:59-24:00", 1439, 1440)])
+    func anOutageReadsAsMinutesOfTheDay(text: String, from: Int, to: Int) throws {
+        #expect(try Fleet.SharedOutage.parse(text) == Fleet.SharedOutage(from: from, to: to))
+    }
+
+    @Test(arguments: ["08:00-07:00", "08:00-08:00", "7-8", "25:00-26:00", "07:60-08:00", "07:00", "07:00-08:00-09:00", "", "24:00-24:01"])
+    func aBadOutageIsRefusedNamingTheText(text: String) throws {
+        let error = try #require(throws: FleetError.self) { _ = try Fleet.SharedOutage.parse(text) }
+        #expect(error.message.hasPrefix("--shared-outage: "), "\(error.message)")
+        #expect(error.message.contains("found '\(text)'"), "\(error.message)")
+    }
+
+    // MARK: Limits
+
+    @Test(arguments: [
+        (0, 1, "--devices must be at least 1, found 0"),
+        (-5, 1, "--devices must be at least 1, found -5"),
+        (10, 0, "--days must be at least 1, found 0"),
+        (10, -1, "--days must be at least 1, found -1"),
+        (Fleet.maximumDevices + 1, 1, "--devices 10000001 is more than the 10000000"),
+        (10, Fleet.maximumDays + 1, "--days 3661 is more than the 3660"),
+        (100_000, 1_001, "--devices 100000 × --days 1001 is more than the 100000000 device-days"),
+        (Int.max, 2, "--devices \(Int.max) is more than"),
+    ])
+    func sizesThatMakeNoSenseOrWouldNotFinishAreRefused(devices: Int, days: Int, message: String) throws {
+        let error = try #require(throws: FleetError.self) { _ = try Fleet(devices: devices, days: days) }
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    @Test func theLargestFleetsAllowedAreAccepted() throws {
+        // Created, not run: the limits are inclusive.
+        let widest = try Fleet(devices: Fleet.maximumDevices, days: Fleet.maximumDeviceDays / Fleet.maximumDevices)
+        #expect(widest.devices * widest.days == Fleet.maximumDeviceDays)
+        #expect(try Fleet(devices: 1, days: Fleet.maximumDays).days == Fleet.maximumDays)
+        #expect(throws: FleetError("--mix names no scenario")) { try Fleet(devices: 1, days: 1, mix: Fleet.Mix([])) }
+        #expect(throws: FleetError("a fleet needs at least one app")) { try Fleet(devices: 1, days: 1, apps: []) }
+    }
+
+    // MARK: Running
+
+    @Test func aFleetIsTheSumOfItsDevicesWhateverTheThreads() throws {
+        let fleet = try Self.fleet(devices: 120, days: 2)
+        let first = fleet.run()
+        let second = fleet.run()
+        #expect(first.runsPerMinute.count == 2 * 1440)
+        #expect(first.runsPerMinute == second.runsPerMinute)
+        #expect(first.devices == 120)
+
+        let devices = (0..<fleet.devices).map(fleet.simulateDevice)
+        #expect(first.runs == devices.reduce(0) { $0 + $1.runStarts.count })
+        #expect(first.runs > 120 * 2 * 5, "\(first.runs) runs")
+        #expect(first.launches == devices.reduce(0) { $0 + $1.launches })
+        #expect(first.freshLaunches == devices.reduce(0) { $0 + $1.freshLaunches })
+        #expect(first.wakeups == devices.reduce(0) { $0 + $1.wakeups })
+        #expect(abs(first.joules - devices.reduce(0) { $0 + $1.joules }) < 1e-6 * first.joules)
+        var perMinute = Array(repeating: 0, count: 2 * 1440)
+        for device in devices { for minute in device.runStarts { perMinute[minute] += 1 } }
+        #expect(perMinute == first.runsPerMinute)
+    }
+
+    @Test func devicesLiveDifferentDays() throws {
+        let fleet = try Self.fleet(devices: 4)
+        let scripts = (0..<4).map { fleet.script(forDevice: $0).script }
+        #expect(Set(scripts.map(\.seed)).count == 4)
+        #expect(Set(scripts.map(\.changes)).count == 4)
+        #expect(fleet.script(forDevice: 2).script == scripts[2])
+    }
+
+    @Test func herdSpreadingFlattensTheStampedeWhenTheNetworkReturns() throws {
+        let outage = try Fleet.SharedOutage.parse("07:00-08:00")
+        let spread = try Self.fleet(devices: 300, outage: outage).run()
+        let herd = try Self.fleet(devices: 300, outage: outage, herdSpreading: false).run()
+        // Nobody runs during the outage, with or without spreading.
+        #expect(spread.runsPerMinute[420..<480].allSatisfy { $0 == 0 })
+        #expect(herd.runsPerMinute[420..<480].allSatisfy { $0 == 0 })
+        let spreadPeak = spread.peakAfter(minuteOfDay: 480, window: 15)
+        let herdPeak = herd.peakAfter(minuteOfDay: 480, window: 15)
+        #expect(herdPeak >= 10, "only \(herdPeak) devices ran together when the network returned")
+        #expect(herd.runsPerMinute[480] == herdPeak, "without spreading the stampede is in the minute the network returns")
+        #expect(spreadPeak * 2 < herdPeak, "peak \(spreadPeak) with spreading, \(herdPeak) without")
+    }
+
+    @Test func theShareOfFreshLaunchesIsAShare() throws {
+        let result = try Self.fleet(devices: 60).run()
+        #expect(result.launches > 60)
+        #expect((0...1).contains(result.freshShare))
+        #expect(result.freshShare == Double(result.freshLaunches) / Double(result.launches))
+        #expect(result.freshLaunches > 0 && result.freshLaunches < result.launches, "\(result.freshLaunches) of \(result.launches)")
+    }
+
+    @Test func theSummaryHasTheOutageRowOnlyWithAnOutage() throws {
+        let outage = try Fleet.SharedOutage.parse("07:00-08:00")
+        let result = try Self.fleet(devices: 30, outage: outage).run()
+        let plain = result.summaryRows(sharedOutage: nil)
+        let withOutage = result.summaryRows(sharedOutage: outage)
+        #expect(withOutage.count == plain.count + 1)
+        #expect(Array(withOutage.prefix(plain.count)) == plain)
+        #expect(!plain.contains { $0.name.contains("network returns") })
+        let row = try #require(withOutage.last)
+        #expect(row.name == "peak minute in the 15 min after the network returns at 08:00")
+        #expect(row.value == "\(result.peakAfter(minuteOfDay: 480, window: 15))")
+        #expect(plain.first == FleetReport.Row(name: "devices", value: "30"))
+        #expect(plain.contains(FleetReport.Row(name: "task runs (backend requests)", value: "\(result.runs)")))
+        #expect(plain.contains(FleetReport.Row(name: "worst minute", value: FleetResult.minuteLabel(result.peak.minute))))
+    }
+
+    @Test func peaksAndLabelsAreReadFromTheMinutes() {
+        #expect(FleetResult.minuteLabel(0) == "day 1 00:00")
+        #expect(FleetResult.minuteLabel(1440 + 481) == "day 2 08:01")
+        #expect(FleetResult.clock(1439) == "23:59")
+    }
+}

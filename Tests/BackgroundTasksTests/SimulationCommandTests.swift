@@ -1,0 +1,317 @@
+@testable import bgtask
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Testing
+
+/// `bgtask simulate` and `bgtask fleet`: their options, their errors, and what they print.
+@Suite("Simulation commands") struct SimulationCommandTests {
+    static let newsApp = "com.example.news"
+
+    /// A fresh directory of its own; the caller removes it.
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-simulation-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Writes `text` to `name` in `directory` and returns its path.
+    static func write(_ text: String, to name: String, in directory: URL) throws -> String {
+        let file = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: file)
+        return file.path
+    }
+
+    /// A JSON manifest of a news app with a refresh and a clean-up.
+    static let newsManifest = """
+        {"CFBundleIdentifier": "\(newsApp)",
+         "BGTaskSchedulerPermittedIdentifiers": ["\(newsApp).refresh", "\(newsApp).cleanup", "\(newsApp).export.*"],
+         "UIBackgroundModes": ["fetch", "processing"]}
+        """
+
+    /// The usage error parsing `arguments` gives, or `nil` (recorded) when they parse.
+    static func usageError<Options>(_ parse: ([String]) -> Result<Options, UsageError>, _ arguments: [String]) -> UsageError? {
+        guard case .failure(let error) = parse(arguments) else {
+            Issue.record("\(arguments) should be a usage error")
+            return nil
+        }
+        return error
+    }
+
+    /// The arguments of the "reproduce: bgtask ..." note of the HTML report at `path`, split
+    /// on spaces as a shell would.
+    static func reproduceArguments(inReport path: String) throws -> [String] {
+        let html = try String(contentsOfFile: path, encoding: .utf8)
+        let start = try #require(html.range(of: "<li>reproduce: bgtask "))
+        let end = try #require(html[start.upperBound...].range(of: "</li>"))
+        return html[start.upperBound..<end.lowerBound].split(separator: " ").map(String.init)
+    }
+
+    // MARK: simulate: options
+
+    @Test func simulateDefaultsToAWeekOfTheExampleApp() {
+        #expect(SimulateCommand.parse(["commuter"]) == .success(.init(scenario: "commuter", apps: ["feedreader"], days: 7)))
+        #expect(CommandLineParser.parse(["simulate", "office", "--days", "2", "--seed", "18446744073709551615", "--json", "--app", "a.json", "--app", "b.json", "--report", "r.html"])
+            == .success(.simulate(.init(scenario: "office", apps: ["a.json", "b.json"], days: 2, seed: .max, json: true, report: "r.html"))))
+        #expect(SimulateCommand.parse(["--help"]) == .success(.init(scenario: "", help: true)))
+    }
+
+    @Test(arguments: [
+        (["commuter", "--days", "0"], "--days must be a whole number from 1 to 3660, got '0'"),
+        (["commuter", "--days", "4000"], "got '4000'"),
+        (["commuter", "--days", "x"], "got 'x'"),
+        (["commuter", "--days"], "--days needs a value"),
+        (["commuter", "--seed", "-1"], "--seed must be a whole number from 0 to 18446744073709551615, got '-1'"),
+        (["commuter", "--seed", "x"], "got 'x'"),
+        (["commuter", "--report", "--json"], "--report needs a value"),
+        ([], "simulate needs a scenario: commuter, office, night-charger, always-plugged-server, travel"),
+        (["commuter", "office"], "simulate takes one scenario, got 'commuter' 'office'"),
+        (["commuter", "--fast"], "unknown option for simulate: '--fast'"),
+        (["commuter", "-x"], "'-x'"),
+        (["commuter", "--app", "feedreader", "--app", "m.json"], "--app feedreader (real handlers) cannot be combined with modelled apps"),
+    ])
+    func simulateUsageErrorsNameTheCulprit(arguments: [String], message: String) throws {
+        let error = try #require(Self.usageError(SimulateCommand.parse, arguments))
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    // MARK: simulate: scenarios and apps
+
+    @Test func anUnknownScenarioThatIsNoFileListsTheBuiltIns() throws {
+        let error = try #require(throws: UsageError.self) { try SimulateCommand.loadScenario("moon") }
+        #expect(error.message == "unknown scenario 'moon': built-in are commuter, office, night-charger, always-plugged-server, travel; or pass a scenario file (docs/scenarios.md)")
+        #expect(try SimulateCommand.loadScenario("office") == Scenario.builtIn(named: "office"))
+    }
+
+    @Test func aScenarioFileIsReadAndItsErrorsNameTheFileAndThePath() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let office = try #require(Scenario.builtInJSON(named: "office"))
+        let good = try Self.write(office, to: "office.json", in: directory)
+        #expect(try SimulateCommand.loadScenario(good) == Scenario.builtIn(named: "office"))
+
+        let bad = try Self.write(#"{"version": 1, "name": "x", "dayz": [], "days": [{}]}"#, to: "bad.json", in: directory)
+        let error = try #require(throws: ScenarioError.self) { try SimulateCommand.loadScenario(bad) }
+        #expect(error.file == bad)
+        #expect(error.path == "$.dayz")
+        #expect(error.message.contains("found unknown key \"dayz\""), "\(error.message)")
+        #expect(error.description.hasPrefix("\(bad): $.dayz: "))
+
+        let missing = directory.appendingPathComponent("missing.json").path
+        let unreadable = try #require(throws: ScenarioError.self) { try SimulateCommand.loadScenario(missing) }
+        #expect(unreadable.file == missing)
+        #expect(unreadable.message.contains("expected a readable file"), "\(unreadable.message)")
+    }
+
+    @Test func manifestsWithoutAnAppOrATaskCannotBeModelled() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let apps = try SimulateCommand.loadModelledApps([news])
+        #expect(apps.map(\.app) == [AppID(Self.newsApp)])
+        #expect(apps.first?.tasks.map(\.identifier) == ["\(Self.newsApp).refresh", "\(Self.newsApp).cleanup"])
+
+        let anonymous = try Self.write(#"{"BGTaskSchedulerPermittedIdentifiers": ["com.example.x.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "anonymous.json", in: directory)
+        let error = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, anonymous]) }
+        #expect(error.message == "--app \(anonymous): the manifest names no app identifier or no task identifier to model")
+    }
+
+    // MARK: simulate: running
+
+    /// The news app modelled through two commuter days with seed 5, as the library runs it.
+    static func expectedResult(manifest: String) throws -> SimulationResult {
+        let apps = try SimulateCommand.loadModelledApps([manifest])
+        return Simulation(scenario: try #require(Scenario.builtIn(named: "commuter")), days: 2, seed: 5).run(modelled: apps)
+    }
+
+    @Test func simulatePrintsTheTimelineAndTheSummaryOfModelledApps() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let output = try await SimulateCommand.run(.init(scenario: "commuter", apps: [manifest], days: 2, seed: 5))
+        let expected = try Self.expectedResult(manifest: manifest)
+        #expect(output.hasPrefix("bgtask simulate: commuter, 2 days, seed 5, modelled \(Self.newsApp)\n\n"))
+        let timeline = Timeline(trace: expected.trace, start: expected.start).render()
+        #expect(timeline.contains("refresh: ran "))
+        #expect(timeline.contains("+1d "), "the timeline covers the second day")
+        #expect(output.contains(timeline + "\n\n" + expected.summary() + "\n"))
+        #expect(output.contains("\(Self.newsApp)/\(Self.newsApp).refresh: "))
+        #expect(output.contains("\(Self.newsApp)/\(Self.newsApp).cleanup: "))
+        #expect(output.contains("\nsimulated 48 h in "))
+        #expect(!output.contains("report written"))
+    }
+
+    @Test func simulateJSONIsTheTrace() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let output = try await SimulateCommand.run(.init(scenario: "commuter", apps: [manifest], days: 2, seed: 5, json: true))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(document["scenario"] as? String == "commuter")
+        #expect((document["seed"] as? NSNumber)?.intValue == 5)
+        #expect(document["start"] as? String == "2026-11-30T00:00:00.000Z")
+        #expect(document["end"] as? String == "2026-12-02T00:00:00.000Z")
+        let events = try #require(document["events"] as? [[String: Any]])
+        let expected = try Self.expectedResult(manifest: manifest)
+        #expect(events.count == expected.trace.count)
+        #expect(events.filter { $0["event"] as? String == "finished" }.count == expected.runs.count)
+        #expect(output == String(decoding: expected.traceJSON(), as: UTF8.self) + "\n")
+    }
+
+    @Test func simulateWritesTheReportWhenAsked() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let report = directory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let output = try await SimulateCommand.run(.init(scenario: "commuter", apps: [manifest], days: 2, seed: 5, report: report))
+        #expect(output.hasSuffix("report written to \(report)\n"))
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("commuter: 2 days"))
+        #expect(html.contains("\(Self.newsApp).refresh"))
+        #expect(html.contains("reproduce: bgtask simulate commuter --app "))
+        #expect(html.contains(" --days 2 --seed 5"))
+
+        let unwritable = directory.appendingPathComponent("no-such-directory/report.html").path
+        await #expect(throws: UsageError.self) {
+            _ = try await SimulateCommand.run(.init(scenario: "commuter", apps: [manifest], days: 1, seed: 5, report: unwritable))
+        }
+    }
+
+    @Test func theReportsReproduceLineRunsTheSameModelledApps() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let report = directory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let options = SimulateCommand.Options(scenario: "commuter", apps: [manifest], days: 1, seed: 5, report: report)
+        _ = try await SimulateCommand.run(options)
+        let arguments = try Self.reproduceArguments(inReport: report)
+        #expect(Array(arguments.prefix(2)) == ["simulate", "commuter"])
+        let reproduced = try #require(try? CommandLineParser.parse(arguments).get())
+        #expect(reproduced == .simulate(.init(scenario: "commuter", apps: [manifest], days: 1, seed: 5)), "\(arguments)")
+    }
+
+    // MARK: fleet: options
+
+    @Test func fleetOptionsAreRead() {
+        var expected = FleetCommand.Options()
+        expected.devices = 50
+        expected.days = 2
+        expected.mix = "commuter=1"
+        expected.seed = 3
+        expected.sharedOutage = "07:00-08:00"
+        expected.herdSpreading = false
+        expected.json = true
+        expected.progress = false
+        expected.report = "r.html"
+        let arguments = [
+            "--devices", "50", "--days", "2", "--mix", "commuter=1", "--seed", "3", "--shared-outage", "07:00-08:00",
+            "--no-herd-spreading", "--json", "--no-progress", "--report", "r.html",
+        ]
+        #expect(FleetCommand.parse(arguments) == .success(expected))
+        #expect(CommandLineParser.parse(["fleet"] + arguments) == .success(.fleet(expected)))
+        #expect(FleetCommand.parse([]) == .success(FleetCommand.Options()))
+    }
+
+    @Test(arguments: [
+        (["--devices", "0"], "--devices must be at least 1, found 0"),
+        (["--days", "-1"], "--days must be at least 1, found -1"),
+        (["--days", "0"], "--days must be at least 1, found 0"),
+        (["--devices", "999999999"], "--devices 999999999 is more than the 10000000 a fleet may simulate"),
+        (["--devices", "100000", "--days", "1001"], "device-days"),
+        (["--devices", "x"], "--devices must be a whole number, got 'x'"),
+        (["--devices"], "--devices needs a value"),
+        (["--seed", "-3"], "--seed must be a whole number from 0 to 18446744073709551615, got '-3'"),
+        (["--mix", "commuter=0"], "--mix: expected name=weight with a positive weight, found 'commuter=0'"),
+        (["--mix", "commuter=1,moon=1"], "--mix: unknown scenario 'moon'"),
+        (["--shared-outage", "8-7"], "--shared-outage: expected HH:MM-HH:MM with the start before the end, found '8-7'"),
+        (["--shared-outage", "08:00-07:00"], "found '08:00-07:00'"),
+        (["--fast"], "unknown option for fleet: '--fast'"),
+    ])
+    func fleetUsageErrorsNameTheOption(arguments: [String], message: String) throws {
+        let error = try #require(Self.usageError(FleetCommand.parse, arguments))
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    /// Parsing checks sizes without simulating: the largest fleet allowed parses at once.
+    @Test(.timeLimit(.minutes(1))) func fleetParsingDoesNoWork() throws {
+        let parsed = try FleetCommand.parse(["--devices", "\(Fleet.maximumDevices)", "--days", "10"]).get()
+        #expect(parsed.devices == Fleet.maximumDevices)
+    }
+
+    // MARK: fleet: running
+
+    /// 50 devices of the standard mix with a shared outage, without a progress bar.
+    static func smallFleet(days: Int = 1, json: Bool = false, report: String? = nil) -> FleetCommand.Options {
+        var options = FleetCommand.Options()
+        options.devices = 50
+        options.days = days
+        options.sharedOutage = "07:00-08:00"
+        options.json = json
+        options.report = report
+        return options
+    }
+
+    @Test func fleetPrintsItsSummaryRows() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appendingPathComponent("fleet-\(UUID().uuidString).html").path
+        let options = Self.smallFleet(report: report)
+        let output = try FleetCommand.run(options, progressOnTerminal: false)
+        #expect(output.hasPrefix("bgtask fleet: 50 devices, 1 day, mix commuter=0.4,office=0.3,night-charger=0.2,travel=0.1, seed 1\n"))
+        let fleet = try FleetCommand.fleet(options)
+        let rows = fleet.run().summaryRows(sharedOutage: fleet.sharedOutage)
+        #expect(rows.count >= 10)
+        #expect(rows.contains { $0.name.contains("after the network returns at 08:00") })
+        let lines = output.split(separator: "\n").map(String.init)
+        for row in rows {
+            #expect(lines.contains { $0.hasPrefix("  \(row.name)") && $0.hasSuffix("  \(row.value)") }, "no line for \(row.name): \(row.value)")
+        }
+        #expect(output.contains("\nsimulated 50 device-days in "))
+        #expect(output.hasSuffix("report written to \(report)\n"))
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("50 devices, 1 day"))
+        #expect(html.contains("network back everywhere"))
+    }
+
+    @Test func fleetJSONHasEveryMinuteOfEveryDay() throws {
+        let output = try FleetCommand.run(Self.smallFleet(days: 2, json: true), progressOnTerminal: false)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let perMinute = try #require(document["runsPerMinute"] as? [Int])
+        #expect(perMinute.count == 1440 * 2)
+        #expect(document["runs"] as? Int == perMinute.reduce(0, +))
+        #expect(perMinute.reduce(0, +) > 50 * 2 * 5)
+        #expect(document["devices"] as? Int == 50)
+        #expect(document["days"] as? Int == 2)
+        #expect(document["sharedOutage"] as? String == "07:00-08:00")
+        #expect(document["herdSpreading"] as? Bool == true)
+        #expect(document["peakRunsPerMinute"] as? Int == perMinute.max())
+        let share = try #require(document["freshLaunchShare"] as? Double)
+        #expect((0...1).contains(share))
+        // Nobody runs while the network is down everywhere.
+        #expect(perMinute[420..<480].allSatisfy { $0 == 0 } && perMinute[1860..<1920].allSatisfy { $0 == 0 })
+    }
+
+    @Test func theFleetReportsReproduceLineParses() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appendingPathComponent("fleet-\(UUID().uuidString).html").path
+        let options = Self.smallFleet(report: report)
+        _ = try FleetCommand.run(options, progressOnTerminal: false)
+        let arguments = try Self.reproduceArguments(inReport: report)
+        #expect(arguments.first == "fleet")
+        #expect(arguments.contains("--shared-outage"))
+        let reproduced = try CommandLineParser.parse(arguments).get()
+        guard case .fleet(let parsed) = reproduced else {
+            Issue.record("\(arguments) is not a fleet command")
+            return
+        }
+        let original = try FleetCommand.fleet(options)
+        let replayed = try FleetCommand.fleet(parsed)
+        #expect(replayed.mix == original.mix)
+        #expect(replayed.devices == original.devices && replayed.days == original.days && replayed.seed == original.seed)
+        #expect(replayed.sharedOutage == original.sharedOutage)
+    }
+}

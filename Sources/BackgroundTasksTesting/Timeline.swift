@@ -3,7 +3,8 @@ import Foundation
 
 /// Turns a trace into a readable timeline: one line per thing that happened, times as
 /// `HH:MM:SS` from the start of the simulated day. Runs of one task that end the same
-/// way in a row are folded into one line ("ran 12 times, all success"), so a day of
+/// way in a row are folded into one line ("ran 12 times, all success"), and a reading in
+/// which only the battery level moved is left out (the report draws it), so a day of
 /// 15-minute refreshes stays readable.
 public struct Timeline: Sendable {
     /// One line of the timeline.
@@ -24,6 +25,7 @@ public struct Timeline: Sendable {
     public init(trace: [SchedulerTraceEvent], start: Date) {
         self.start = start
         var eligibleSince: [RequestKey: Date] = [:]
+        var shownConditions: Conditions?
         // Runs of one task that ended alike, after the one already printed.
         var fold: (identifier: String, outcome: RunOutcome, first: Date, last: Date, count: Int)?
 
@@ -77,6 +79,11 @@ public struct Timeline: Sendable {
                 flush()
                 lines.append(Line(at: at, text: "\(Self.short(key.identifier)): terminated, \(reason)"))
             case .conditionsChanged(let conditions, let at):
+                if var previous = shownConditions {
+                    previous.batteryLevel = conditions.batteryLevel
+                    if previous == conditions { continue }
+                }
+                shownConditions = conditions
                 flush()
                 lines.append(Line(at: at, text: "device: \(conditions)"))
             case .lifecycle(let app, _, let to, let at):

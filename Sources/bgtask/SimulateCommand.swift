@@ -33,6 +33,9 @@ enum SimulateCommand {
 
     /// The most days one simulation may cover.
     static let maximumDays = 3_660
+    /// The most app-days one simulation may cover: its whole trace is kept (about 300 KB a
+    /// day for the example app), so ten years of one app or a year of ten apps at most.
+    static let maximumAppDays = 3_660
 
     /// Parses the arguments after `simulate`.
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
@@ -97,6 +100,9 @@ enum SimulateCommand {
         if options.apps.isEmpty { options.apps = ["feedreader"] }
         if options.apps.contains("feedreader"), options.apps.count > 1 {
             return .failure(UsageError(message: "--app feedreader (real handlers) cannot be combined with modelled apps; pass manifests only, or feedreader alone"))
+        }
+        if options.days * options.apps.count > maximumAppDays {
+            return .failure(UsageError(message: "--days \(options.days) with \(options.apps.count) apps is more than the \(maximumAppDays) app-days one simulation keeps a trace of; simulate fewer days, or use bgtask fleet for load planning"))
         }
         return .success(options)
     }

@@ -60,6 +60,7 @@ import Testing
     @Test(arguments: [
         (["commuter", "--days", "0"], "--days must be a whole number from 1 to 3660, got '0'"),
         (["commuter", "--days", "4000"], "got '4000'"),
+        (["commuter", "--days", "2000", "--app", "a.json", "--app", "b.json"], "--days 2000 with 2 apps is more than the 3660 app-days"),
         (["commuter", "--days", "x"], "got 'x'"),
         (["commuter", "--days"], "--days needs a value"),
         (["commuter", "--seed", "-1"], "--seed must be a whole number from 0 to 18446744073709551615, got '-1'"),

@@ -172,4 +172,13 @@ import Testing
         #expect(FleetResult.minuteLabel(1440 + 481) == "day 2 08:01")
         #expect(FleetResult.clock(1439) == "23:59")
     }
+
+    @Test func theResultDoesNotDependOnTheNumberOfThreads() throws {
+        let fleet = try Fleet(devices: 60, days: 1, seed: 9)
+        let one = fleet.run(workers: 1)
+        let three = fleet.run(workers: 3)
+        #expect(one.runsPerMinute == three.runsPerMinute)
+        #expect(one.joules == three.joules)
+        #expect(one.launches == three.launches && one.freshLaunches == three.freshLaunches && one.wakeups == three.wakeups)
+    }
 }

@@ -196,10 +196,11 @@ public struct Fleet: Sendable {
         return (script, past.sessions)
     }
 
-    /// Simulates every device, on every core. `progress` is called (from worker threads)
-    /// with the number of devices done so far, about every 1 % of the fleet.
-    public func run(progress: (@Sendable (Int) -> Void)? = nil) -> FleetResult {
-        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, devices))
+    /// Simulates every device, on every core (or on `workers` threads). `progress` is called
+    /// (from worker threads) with the number of devices done so far, about every 1 % of the
+    /// fleet. The result does not depend on the number of threads.
+    public func run(workers: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) -> FleetResult {
+        let workers = max(1, min(workers ?? ProcessInfo.processInfo.activeProcessorCount, devices))
         let partials = Mutex<[FleetResult]>([])
         let done = Atomic<Int>(0)
         let step = max(1, devices / 100)
@@ -267,8 +268,11 @@ public struct FleetResult: Sendable {
     public private(set) var launches = 0
     /// Launches that found fresh content.
     public private(set) var freshLaunches = 0
+    /// Estimated millijoules of all runs, summed as whole numbers: floating-point sums
+    /// depend on their order, and the devices' order over threads is not fixed.
+    private var millijoules: Int64 = 0
     /// Estimated joules of all runs.
-    public private(set) var joules = 0.0
+    public var joules: Double { Double(millijoules) / 1000 }
     /// Device wakes for background work, across the fleet.
     public private(set) var wakeups = 0
 
@@ -284,7 +288,7 @@ public struct FleetResult: Sendable {
         for minute in device.runStarts where minute >= 0 && minute < runsPerMinute.count { runsPerMinute[minute] += 1 }
         launches += device.launches
         freshLaunches += device.freshLaunches
-        joules += device.joules
+        millijoules += Int64((device.joules * 1000).rounded())
         wakeups += device.wakeups
     }
 
@@ -293,7 +297,7 @@ public struct FleetResult: Sendable {
         for minute in runsPerMinute.indices { runsPerMinute[minute] += other.runsPerMinute[minute] }
         launches += other.launches
         freshLaunches += other.freshLaunches
-        joules += other.joules
+        millijoules += other.millijoules
         wakeups += other.wakeups
     }
 

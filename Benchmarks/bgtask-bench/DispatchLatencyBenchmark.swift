@@ -2,6 +2,7 @@ import BackgroundTasks
 import Dispatch
 import Foundation
 import SchedulerStore
+import SchedulerCore
 import Synchronization
 
 /// Benchmark (c): in-process dispatch latency, from a request's due instant to the start
@@ -63,7 +64,7 @@ enum DispatchLatencyBenchmark {
         }
         context.application.finishLaunching()
 
-        var generator = SplitMix64(seed: 0x1A7E_2C7)
+        var generator = SeededRandom(seed: 0x1A7E_2C7)
         var total: [Double] = []
         var timer: [Double] = []
         var launch: [Double] = []

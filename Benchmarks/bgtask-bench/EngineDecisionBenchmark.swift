@@ -34,7 +34,7 @@ enum EngineDecisionBenchmark {
 
         // Due instants: distinct slots over a day, assigned to requests in random order.
         let spacing = 86_400.0 / Double(requestCount)
-        var generator = SplitMix64(seed: 0x5EED_B6_7A5C)
+        var generator = SeededRandom(seed: 0x5EED_B6_7A5C)
         var slots = (0..<requestCount).map { slot in
             start.addingTimeInterval(60 + Double(slot) * spacing + Double.random(in: 0..<(spacing * 0.5), using: &generator))
         }

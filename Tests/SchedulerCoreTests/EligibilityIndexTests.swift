@@ -259,7 +259,7 @@ struct EligibilityIndexTests {
     /// submission order), however its slots are reused.
     @Test func randomizedOperationsMatchNaiveModel() {
         struct Modelled { var request: PendingRequest; var sequence: UInt64; var heldUntil: Date? }
-        var rng = IndexedHeapTests.SplitMix64(state: 0x5EED_1DE)
+        var rng = SeededRandom(seed: 0x5EED_1DE)
         var index = EligibilityIndex()
         var model: [RequestKey: Modelled] = [:]
         var now = t0

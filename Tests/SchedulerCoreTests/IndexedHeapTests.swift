@@ -4,18 +4,6 @@ import Testing
 /// The keyed min-heap under the eligibility index and the run deadlines.
 @Suite("Indexed heap")
 struct IndexedHeapTests {
-    /// A small deterministic generator (SplitMix64), so the randomized test is reproducible.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func drain<Positions, P>(_ heap: inout PositionedHeap<Positions, P>) -> [(key: Positions.Key, priority: P)] {
         var out: [(key: Positions.Key, priority: P)] = []
         while let next = heap.popMin() { out.append(next) }
@@ -103,7 +91,7 @@ struct IndexedHeapTests {
     }
 
     private func checkAgainstModel<Positions: HeapPositions>(_ heap: inout PositionedHeap<Positions, Int>, key makeKey: (Int) -> Positions.Key) where Positions.Key: Equatable {
-        var rng = SplitMix64(state: 0xB6_7A5C)
+        var rng = SeededRandom(seed: 0xB6_7A5C)
         var model: [Int: Int] = [:]
         var pops = 0
         // Priorities are value * 100 + key: unique per key, so the minimum is unambiguous.

@@ -61,7 +61,7 @@ enum SimulationBenchmarks {
         }
         let modelled = (0..<2).map { _ in simulation.run(modelled: [.feedReader()]).traceJSON() }
         let identical = traces[0] == traces[1] && modelled[0] == modelled[1]
-        say("  commuter, \(days) days, seed 42: real handlers \(traces[0].count) bytes (FNV-1a \(hex(fnv1a(traces[0])))), identical: \(traces[0] == traces[1]);"
+        say("  commuter, \(days) days, seed 42: real handlers \(traces[0].count) bytes (FNV-1a \(hex(StableHash.fnv1a(traces[0])))), identical: \(traces[0] == traces[1]);"
             + " modelled \(modelled[0].count) bytes, identical: \(modelled[0] == modelled[1])")
         return BenchmarkResult(
             name: "trace-determinism", title: "Same scenario, seed and app: byte-identical trace JSON",
@@ -133,10 +133,6 @@ enum SimulationBenchmarks {
     }
 
     private static func formatMinutes(_ seconds: Double) -> String { "\(format(seconds / 60, 1)) min" }
-
-    private static func fnv1a(_ data: Data) -> UInt64 {
-        data.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
-    }
 
     private static func hex(_ value: UInt64) -> String { String(value, radix: 16) }
 

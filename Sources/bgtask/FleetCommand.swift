@@ -110,10 +110,12 @@ enum FleetCommand {
         let elapsed = ContinuousClock.now - began
         var rows = result.summaryRows(sharedOutage: fleet.sharedOutage)
         var comparison: FleetReport.Comparison?
+        var compared: FleetResult?
         if options.compareHerd {
             var other = fleet
             other.policies.configuration.herdSpreadWindow = options.herdSpreading ? 0 : PolicyConfiguration().herdSpreadWindow
             let otherResult = other.run()
+            compared = otherResult
             let name = options.herdSpreading ? "without herd spreading" : "with herd spreading"
             rows.append(FleetReport.Row(name: "runs per minute, peak, \(name)", value: "\(otherResult.peak.runs)"))
             if let outage = fleet.sharedOutage {
@@ -153,7 +155,8 @@ enum FleetCommand {
                 runs: result.runs, meanRunsPerMinute: result.meanPerMinute, peakRunsPerMinute: result.peak.runs,
                 peakToMean: result.peakToMean, worstMinute: result.peak.minute, launches: result.launches,
                 freshLaunchShare: result.freshShare, joulesPerDevicePerDay: result.joulesPerDevicePerDay,
-                wakeupsPerDevicePerDay: result.wakeupsPerDevicePerDay, runsPerMinute: result.runsPerMinute
+                wakeupsPerDevicePerDay: result.wakeupsPerDevicePerDay, runsPerMinute: result.runsPerMinute,
+                comparison: compared.map { Document.Comparison(herdSpreading: !options.herdSpreading, runs: $0.runs, peakRunsPerMinute: $0.peak.runs, runsPerMinute: $0.runsPerMinute) }
             )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -185,6 +188,16 @@ enum FleetCommand {
         var joulesPerDevicePerDay: Double
         var wakeupsPerDevicePerDay: Double
         var runsPerMinute: [Int]
+        /// With `--compare-herd-spreading`: the same fleet with herd spreading the other way.
+        var comparison: Comparison?
+
+        /// The compared run.
+        struct Comparison: Codable, Equatable {
+            var herdSpreading: Bool
+            var runs: Int
+            var peakRunsPerMinute: Int
+            var runsPerMinute: [Int]
+        }
     }
 }
 

@@ -65,7 +65,11 @@ enum WhyCommand {
             policy = try PolicyConfiguration.parse(data, source: path)
         }
         let (store, _) = try SchedulerStore.open(at: database, now: now)
-        var engine = SchedulerEngine(conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
+        // The embedded scheduler's own tunables (its herd and lead-time salt from this
+        // machine's identity), so `why` predicts the instants the scheduler will pick.
+        var engine = SchedulerEngine(
+            configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
+            conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
         let refresh = try store.appSetting(app: app, name: AppSettingName.backgroundRefresh) != "off"
         engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))
         if let saved = try store.appSetting(app: app, name: AppSettingName.policyState),

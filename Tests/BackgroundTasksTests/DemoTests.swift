@@ -91,9 +91,17 @@ import Testing
     @Test func modelledTraceMatchesItsRecordedFingerprint() throws {
         let commuter = try #require(Scenario.builtIn(named: "commuter"))
         let trace = Simulation(scenario: commuter, days: 7, seed: 1, configuration: .simulation(environment: [:])).run(modelled: [.feedReader()]).traceJSON()
-        let fingerprint = trace.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
+        let fingerprint = StableHash.fnv1a(trace)
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "ca0965d0e623f71f"
+    static let recordedFingerprint = "8ffebd7aaa4015dc"
+
+    /// The same for the example app's real handlers through the same week.
+    @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
+        let trace = try await FeedReaderSimulationTests.simulateWeek().traceJSON()
+        #expect(String(StableHash.fnv1a(trace), radix: 16) == Self.recordedRealFingerprint, "trace of \(trace.count) bytes")
+    }
+
+    static let recordedRealFingerprint = "1018c3dd868b5ee8"
 }

@@ -24,6 +24,26 @@ private let t0 = F.t0
         #expect(!RequiredNetworkPolicy().evaluate(context(F.processing(), conditions: offline)).blocks, "processing without the requirement does not wait")
     }
 
+    @Test func anOfflineRefreshWaitsInTheNetworksBucket() throws {
+        let offline = Conditions(externalPower: true, networkAvailable: false)
+        var engine = F.engine(conditions: offline, policies: PolicySet(configuration: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0)))
+        #expect(try F.submit(F.refresh(), to: &engine, at: t0).launched.isEmpty)
+        #expect(engine.location(of: F.key(F.refreshID)) == .blocked(.network), "filed where only the network's return looks")
+        // Another change of the device leaves it where it is.
+        _ = engine.handle(.conditionsChanged(Conditions(externalPower: false, networkAvailable: false)), at: t0 + 60)
+        #expect(engine.location(of: F.key(F.refreshID)) == .blocked(.network))
+        let back = EngineEffectSummary(engine.handle(.conditionsChanged(.favorable), at: t0 + 120))
+        #expect(back.launched.map(\.identifier) == [F.refreshID])
+    }
+
+    @Test func turningTheRuleOffRefilesWaitingRefreshes() throws {
+        let offline = Conditions(externalPower: true, networkAvailable: false)
+        var engine = F.engine(conditions: offline, policies: PolicySet(configuration: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0)))
+        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        let changed = EngineEffectSummary(engine.setPolicyConfiguration(PolicyConfiguration(refreshRequiresNetwork: false, herdSpreadWindow: 0, coalescingTolerance: 0), at: t0 + 60))
+        #expect(changed.launched.map(\.identifier) == [F.refreshID], "without the rule a refresh runs offline")
+    }
+
     @Test func refreshRequiresNetworkIsAConfigurationKey() throws {
         let parsed = try PolicyConfiguration.parse(Data(#"{"refreshRequiresNetwork": false}"#.utf8), source: "test")
         #expect(parsed.refreshRequiresNetwork == false)
@@ -57,7 +77,7 @@ private let t0 = F.t0
                     #expect(a.proceeds == b.proceeds && a.wait == b.wait && a.score == b.score)
                     #expect(a.decisions.map(\.verdict) == b.decisions.map(\.verdict))
                     #expect(b.decisions.allSatisfy { $0.rationale.isEmpty })
-                    #expect(a.decisions.allSatisfy { !$0.rationale.isEmpty })
+                    #expect(a.decisions.allSatisfy { !$0.rationale.isEmpty } == a.proceeds, "only a launch carries the rationales")
                 default:
                     Issue.record("the two judgements differ for \(request.identifier) in \(conditions)")
                 }

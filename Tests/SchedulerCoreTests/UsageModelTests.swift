@@ -342,18 +342,18 @@ struct UsageLikelihoodTests {
     @Test func refreshRunsAtTheAppsCadenceDuringALikelyHour() {
         let model = T.commuter
         let inTheHour = T.at(week: 3, day: 1, 8, 20)
-        #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastRefresh: inTheHour.addingTimeInterval(-900)) == inTheHour)
+        #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastBackgroundLaunch: inTheHour.addingTimeInterval(-900)) == inTheHour)
     }
 
     @Test func withNothingPredictedRefreshesAreKeptTwoHoursApart() {
         let model = T.commuter
         let saturday = T.at(week: 3, day: 5, 5)
         let last = saturday.addingTimeInterval(-1800)
-        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastRefresh: last) == last.addingTimeInterval(2 * T.hour))
+        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == last.addingTimeInterval(2 * T.hour))
         #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday, "with no known last refresh, when eligible")
         // An app never opened runs its refreshes when eligible, whatever the last one.
         let fresh = UsageModel(createdAt: T.monday)
-        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastRefresh: last) == saturday)
+        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == saturday)
     }
 
     @Test func storedConfigurationsWithoutNewKeysTakeTheDefaults() throws {

@@ -66,10 +66,7 @@ public enum EmbeddedScheduler {
             configuration.simulatedExpirationAfter = 5
         }
         if let machineIDFile, let machineID = try? String(contentsOfFile: machineIDFile, encoding: .utf8) {
-            // FNV-1a: stable across processes, unlike Swift's seeded Hasher.
-            configuration.deviceSalt = machineID.trimmingCharacters(in: .whitespacesAndNewlines).utf8.reduce(0xcbf2_9ce4_8422_2325) { hash, byte in
-                (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
+            configuration.deviceSalt = StableHash.fnv1a(machineID.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
         }
         return configuration
     }

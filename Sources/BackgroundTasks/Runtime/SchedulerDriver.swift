@@ -24,8 +24,9 @@ public final class SchedulerDriver: Sendable {
     public let activity: ActivityTracker
     /// Where warnings go.
     public let log: DiagnosticLog
-    /// Measures CPU time and memory of in-process runs (`nil` in the simulator, whose runs
-    /// take virtual time: measuring the real CPU would make traces differ between runs).
+    /// Measures what runs cost: the process's CPU time and memory for in-process runs, or,
+    /// in the simulator (whose runs take virtual time, so measuring the real CPU would make
+    /// traces differ between runs), a cost model (`SimulatedRunMeter`).
     public let meter: (any RunMeter)?
     /// Turns wall and CPU time into estimated joules (the energy log, the energy budget).
     public let energyModel: EnergyModel

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// Inline SVG written as text, for the report pages. Every text and tooltip passes through
 /// ``Markup/escape(_:)`` here, so callers hand over report text as is.
@@ -92,13 +93,6 @@ enum Format {
         String(format: format, locale: nil, arguments: arguments)
     }
 
-    /// The calendar of every formatted date: Gregorian, in UTC.
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        return calendar
-    }()
-
     /// `value` with `decimals` digits after the point (a dash when it is not finite).
     static func number(_ value: Double, decimals: Int = 1) -> String {
         guard value.isFinite else { return "–" }
@@ -107,15 +101,21 @@ enum Format {
 
     /// `date` in UTC as `yyyy-MM-dd HH:mm`, with `:ss` when `seconds` is set.
     static func date(_ date: Date, seconds: Bool = false) -> String {
-        let parts = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        let minutes = fixed("%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0, parts.minute ?? 0)
-        return seconds ? minutes + fixed(":%02d", parts.second ?? 0) : minutes
+        let parts = utc(date)
+        let minutes = fixed("%04d-%02d-%02d %02d:%02d", parts.year, parts.month, parts.day, parts.hour, parts.minute)
+        return seconds ? minutes + fixed(":%02d", parts.second) : minutes
+    }
+
+    /// `date`'s UTC calendar fields, computed without `Calendar` (no locale, no time zone).
+    private static func utc(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        return GregorianDate.utc(secondsSince1970: seconds.isFinite ? Int64(max(min(seconds, 1e15), -1e15)) : 0)
     }
 
     /// `date` in UTC as `MM-dd`, for axis labels.
     static func day(_ date: Date) -> String {
-        let parts = utc.dateComponents([.month, .day], from: date)
-        return fixed("%02d-%02d", parts.month ?? 0, parts.day ?? 0)
+        let parts = utc(date)
+        return fixed("%02d-%02d", parts.month, parts.day)
     }
 
     /// A duration for people: `12.3 s`, `1.8 min`, `12 min`, `5.2 h`, `3.1 d`.

@@ -46,6 +46,15 @@ extension SchedulerConfiguration {
     public static func simulation(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchedulerConfiguration {
         EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment, machineIDFile: nil)
     }
+
+    /// This configuration for a simulated device seeded `seed`: its own device salt, or
+    /// the seed when it has none (0), so that simulated devices spread their work
+    /// differently, as machines do.
+    public func salted(by seed: UInt64) -> SchedulerConfiguration {
+        var configuration = self
+        if configuration.deviceSalt == 0 { configuration.deviceSalt = seed }
+        return configuration
+    }
 }
 
 /// The simulator's ``RunMeter``: applies a ``CostModel`` to each run's virtual duration.

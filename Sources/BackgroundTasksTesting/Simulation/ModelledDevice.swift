@@ -45,25 +45,26 @@ public struct ModelledDevice: Sendable {
         case conditions(Conditions)
         case sessionStarted(String?)
         case sessionEnded(String?)
-        case wake(generation: UInt64)
+        case wake
         case workDone(RunID)
     }
 
-    private struct Scheduled: Sendable {
+    /// When an event happens: by instant, then in the order it was scheduled.
+    private struct Moment: Comparable, Sendable {
         var at: Date
         var sequence: UInt64
-        var event: Event
-        func precedes(_ other: Scheduled) -> Bool { (at, sequence) < (other.at, other.sequence) }
+        static func < (lhs: Moment, rhs: Moment) -> Bool { (lhs.at, lhs.sequence) < (rhs.at, rhs.sequence) }
     }
 
     private var engine: SchedulerEngine
     private let options: Options
     private let apps: [ModelledApp]
     private var tasks: [RequestKey: ModelledTask] = [:]
-    private var queue: [Scheduled] = []
+    private var queue = IndexedHeap<UInt64, Moment>()
+    private var events: [UInt64: Event] = [:]
     private var nextSequence: UInt64 = 0
-    private var wakeGeneration: UInt64 = 0
-    private var scheduledWake: Date?
+    /// The engine's pending wake: when, and its place in the queue (replaced, not stacked).
+    private var scheduledWake: (at: Date, sequence: UInt64)?
     private var random: SeededRandom
     private var now: Date
     private var running: [RunID: RunRecord] = [:]
@@ -91,8 +92,7 @@ public struct ModelledDevice: Sendable {
         self.options = options
         now = script.start
         random = SeededRandom(seed: script.seed, stream: 0x6D6F_6465_6C6C_6564)  // "modelled"
-        var configuration = options.configuration
-        if configuration.deviceSalt == 0 { configuration.deviceSalt = script.seed }
+        var configuration = options.configuration.salted(by: script.seed)
         if !options.recordsTrace { configuration.explainsLaunches = false }
         engine = SchedulerEngine(configuration: configuration, conditions: script.initialConditions, policies: options.policies)
         for change in script.changes { schedule(.conditions(change.conditions), at: change.at) }
@@ -125,10 +125,10 @@ public struct ModelledDevice: Sendable {
 
     /// Runs the device until `end`, handling everything due on the way in order.
     public mutating func run(until end: Date) {
-        while let next = queue.first, next.at <= end {
-            popFirst()
-            now = max(now, next.at)
-            handle(next.event)
+        while let next = queue.min, next.priority.at <= end {
+            queue.remove(next.key)
+            now = max(now, next.priority.at)
+            if let event = events.removeValue(forKey: next.key) { handle(event) }
         }
         now = max(now, end)
     }
@@ -151,8 +151,7 @@ public struct ModelledDevice: Sendable {
             for modelled in apps where app == nil || app == modelled.app.rawValue {
                 trace.append(.lifecycle(modelled.app, from: .active, to: .background, at: now))
             }
-        case .wake(let generation):
-            guard generation == wakeGeneration else { return }  // superseded by a later wake
+        case .wake:
             scheduledWake = nil
             apply(engine.handle(.timerFired, at: now))
         case .workDone(let run):
@@ -220,41 +219,21 @@ public struct ModelledDevice: Sendable {
     }
 
     private mutating func rescheduleWake(_ instant: Date?) {
-        guard instant != scheduledWake else { return }
-        scheduledWake = instant
-        wakeGeneration += 1
-        if let instant { schedule(.wake(generation: wakeGeneration), at: max(instant, now)) }
+        guard instant != scheduledWake?.at else { return }
+        if let previous = scheduledWake {
+            queue.remove(previous.sequence)
+            events[previous.sequence] = nil
+        }
+        scheduledWake = instant.map { ($0, schedule(.wake, at: max($0, now))) }
     }
 
-    // MARK: The event queue (a binary min-heap by instant, then insertion order)
-
-    private mutating func schedule(_ event: Event, at instant: Date) {
+    /// Queues `event` at `instant` and returns its sequence number.
+    @discardableResult
+    private mutating func schedule(_ event: Event, at instant: Date) -> UInt64 {
         nextSequence += 1
-        queue.append(Scheduled(at: instant, sequence: nextSequence, event: event))
-        var child = queue.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard queue[child].precedes(queue[parent]) else { break }
-            queue.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func popFirst() {
-        let last = queue.removeLast()
-        guard !queue.isEmpty else { return }
-        queue[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var first = parent
-            if left < queue.count, queue[left].precedes(queue[first]) { first = left }
-            if right < queue.count, queue[right].precedes(queue[first]) { first = right }
-            guard first != parent else { return }
-            queue.swapAt(parent, first)
-            parent = first
-        }
+        queue.update(nextSequence, priority: Moment(at: instant, sequence: nextSequence))
+        events[nextSequence] = event
+        return nextSequence
     }
 }
 

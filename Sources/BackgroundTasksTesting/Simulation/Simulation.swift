@@ -61,8 +61,7 @@ public struct Simulation: Sendable {
     /// script plays for ``days`` days.
     public func run(installing install: (SimulatedDevice) throws -> Void) async throws -> SimulationResult {
         let script = self.script
-        var configuration = self.configuration
-        if configuration.deviceSalt == 0 { configuration.deviceSalt = script.seed }
+        let configuration = self.configuration.salted(by: script.seed)
         let device = try SimulatedDevice(start: start, configuration: configuration, conditions: script.initialConditions, policies: policies, costs: costs, installsLaunchedByUser: false)
         try install(device)
         device.play(script)

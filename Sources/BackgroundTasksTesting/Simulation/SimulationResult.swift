@@ -7,10 +7,11 @@ import SchedulerCore
 /// often the device woke, what the runs cost, and which verdicts let each run start.
 ///
 /// ```swift
-/// let result = try await Simulation(scenario: .builtIn(named: "commuter")!, days: 7).run(app: feedReader)
-/// #expect((40...60).contains(result.runs(of: refreshID).count))
-/// #expect(result.expirations() == 0)
-/// #expect(result.staleness(of: feedReaderApp).compactMap(\.age).max()! <= 20 * 60)
+/// let week = Simulation(scenario: Scenario.builtIn(named: "commuter")!, days: 7, seed: 1)
+/// let result = try await week.run { device in FeedReader.install(on: device) }
+/// #expect(result.runs(of: FeedReader.refreshIdentifier).count <= 7 * 40)
+/// #expect(result.expirations(of: FeedReader.refreshIdentifier) == 0)
+/// let ages = result.staleness(of: AppID("com.example.feedreader")).compactMap(\.age)
 /// ```
 public struct SimulationResult: Sendable {
     /// The scenario's name.

@@ -108,8 +108,36 @@ public struct EligibilityIndex: Sendable {
     private var slotsByApp: [AppID: Set<Slot>] = [:]
     private var countsByApp: [AppID: [PendingLimitClass: Int]] = [:]
 
+    /// Whether app refresh is filed as needing the network, although its request cannot say
+    /// so (``PolicyConfiguration/refreshRequiresNetwork``): offline, it then waits in the
+    /// network's bucket, drained only when the network returns, instead of being judged
+    /// at every other change. Change it with ``setRefreshRequiresNetwork(_:conditions:)``.
+    public private(set) var refreshRequiresNetwork = true
+
     /// Creates an empty index.
-    public init() {}
+    public init(refreshRequiresNetwork: Bool = true) {
+        self.refreshRequiresNetwork = refreshRequiresNetwork
+    }
+
+    /// Changes ``refreshRequiresNetwork`` and re-files the refreshes it concerns.
+    public mutating func setRefreshRequiresNetwork(_ requires: Bool, conditions: Conditions) -> [Transition] {
+        guard requires != refreshRequiresNetwork else { return [] }
+        refreshRequiresNetwork = requires
+        var moved: [Slot] = []
+        for slot in inSubmissionOrder(slotsByKey.values) where records[Int(slot)]?.request.kind == .appRefresh {
+            filings[Int(slot)].requiresNetwork = requires || records[Int(slot)]!.request.requiresNetworkConnectivity
+            // Only a refresh that was filed by its conditions moves; the others are
+            // classified again when they leave where they are.
+            switch filings[Int(slot)].location {
+            case .ready, .blocked:
+                unplace(slot, from: filings[Int(slot)].location)
+                moved.append(slot)
+            default:
+                continue
+            }
+        }
+        return refile(moved, conditions: conditions)
+    }
 
     /// Number of pending requests.
     public var count: Int { slotsByKey.count }
@@ -180,7 +208,7 @@ public struct EligibilityIndex: Sendable {
             order: order, location: .waiting,
             isContinuedProcessing: request.kind == .continuedProcessing,
             requiresExternalPower: request.requiresExternalPower,
-            requiresNetwork: request.requiresNetworkConnectivity,
+            requiresNetwork: request.requiresNetworkConnectivity || (request.kind == .appRefresh && refreshRequiresNetwork),
             keyIsRunning: running.contains(key),
             eligibleSince: isDue ? max(now, order.due) : nil
         )

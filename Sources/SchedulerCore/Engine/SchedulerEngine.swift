@@ -34,7 +34,7 @@ public struct SchedulerEngine: Sendable {
     public private(set) var conditions: Conditions
 
     private var apps: [AppID: AppRegistration] = [:]
-    private var index = EligibilityIndex()
+    private var index: EligibilityIndex
     private var runs: [RunID: ActiveRun] = [:]
     private var runsByKey: [RequestKey: RunID] = [:]
     /// How many of `runs` are continued processing (kept, not counted: the launch loop
@@ -83,6 +83,7 @@ public struct SchedulerEngine: Sendable {
         self.configuration = configuration
         self.conditions = conditions
         self.nextRunNumber = (lastRunID?.rawValue ?? 0) + 1
+        index = EligibilityIndex(refreshRequiresNetwork: policies.configuration.refreshRequiresNetwork)
     }
 
     // MARK: Apps
@@ -103,6 +104,7 @@ public struct SchedulerEngine: Sendable {
     public mutating func setPolicyConfiguration(_ configuration: PolicyConfiguration, at now: Date) -> [EngineEffect] {
         policies.configuration = configuration
         var effects: [EngineEffect] = []
+        report(index.setRefreshRequiresNetwork(configuration.refreshRequiresNetwork, conditions: conditions), into: &effects)
         releaseAllHeld(at: now, into: &effects)
         launchWhatIsReady(at: now, into: &effects)
         effects.append(.wake(at: nextWake))

@@ -47,11 +47,15 @@ public struct BackgroundAppRefreshPolicy: SchedulingPolicy {
 public struct ForceQuitPolicy: SchedulingPolicy {
     public let name = "force-quit"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        context.app.forceQuit && context.request.kind != .continuedProcessing ? (.mustNotProceed, .appChange) : (.canProceed(score: 1), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.app.forceQuit, context.request.kind != .continuedProcessing else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the app was not force-quit")
-        }
-        return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "the user force-quit \(context.request.app); no background launches until it is opened again", wait: .appChange)
+        let (verdict, wait) = self.verdict(context)
+        let rationale = verdict == .mustNotProceed
+            ? "the user force-quit \(context.request.app); no background launches until it is opened again"
+            : "the app was not force-quit"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -59,13 +63,18 @@ public struct ForceQuitPolicy: SchedulingPolicy {
 public struct RequiredExternalPowerPolicy: SchedulingPolicy {
     public let name = "requires-external-power"
     public init() {}
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        context.request.requiresExternalPower && !context.conditions.externalPower ? (.mustNotProceed, .deviceChange) : (.canProceed(score: 1), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard context.request.requiresExternalPower else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the request does not require external power")
+        let (verdict, wait) = self.verdict(context)
+        let rationale: String
+        if !context.request.requiresExternalPower {
+            rationale = "the request does not require external power"
+        } else {
+            rationale = verdict == .mustNotProceed ? "requires external power: the device is on battery" : "requires external power: the device is on external power"
         }
-        return context.conditions.externalPower
-            ? PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "requires external power: the device is on external power")
-            : PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "requires external power: the device is on battery", wait: .deviceChange)
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -74,19 +83,28 @@ public struct RequiredExternalPowerPolicy: SchedulingPolicy {
 public struct RequiredNetworkPolicy: SchedulingPolicy {
     public let name = "requires-network"
     public init() {}
+    /// Whether the request needs the network: it says so, or it is an app refresh and
+    /// ``PolicyConfiguration/refreshRequiresNetwork`` holds.
+    private func needsNetwork(_ context: PolicyContext) -> Bool {
+        context.request.requiresNetworkConnectivity || (context.request.kind == .appRefresh && context.configuration.refreshRequiresNetwork)
+    }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard needsNetwork(context) else { return (.canProceed(score: 1), nil) }
+        guard context.conditions.networkAvailable else { return (.mustNotProceed, .deviceChange) }
+        return (.canProceed(score: context.conditions.networkMetered == true ? 0.3 : 1), nil)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        let refresh = context.request.kind == .appRefresh && context.configuration.refreshRequiresNetwork
-        guard context.request.requiresNetworkConnectivity || refresh else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "the request does not require the network")
+        let (verdict, wait) = self.verdict(context)
+        let rationale: String
+        if !needsNetwork(context) {
+            rationale = "the request does not require the network"
+        } else if verdict == .mustNotProceed {
+            let what = context.request.requiresNetworkConnectivity ? "requires the network" : "app refresh fetches content: it waits for the network"
+            rationale = "\(what): no interface with a default route is up"
+        } else {
+            rationale = context.conditions.networkMetered == true ? "requires the network: available, but metered" : "requires the network: available"
         }
-        guard context.conditions.networkAvailable else {
-            let what = refresh ? "app refresh fetches content: it waits for the network" : "requires the network"
-            return PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "\(what): no interface with a default route is up", wait: .deviceChange)
-        }
-        if context.conditions.networkMetered == true {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 0.3), rationale: "requires the network: available, but metered")
-        }
-        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "requires the network: available")
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
 }
 
@@ -217,7 +235,7 @@ public struct AppUsagePolicy: SchedulingPolicy {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
-            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastLaunch, leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt))
+            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastBackgroundLaunch: context.app.lastLaunch, leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt))
             // Only when the usage model moved the run later than it became eligible.
             if preferred > context.eligibleSince, preferred > context.now { return (.mustNotProceed, .until(preferred)) }
             return (.canProceed(score: 1), nil)
@@ -375,17 +393,8 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
     /// basis mixed with the device's salt: the same key gets the same offset on every run
     /// of one device, and different devices (different salts) different offsets.
     static func stableHash(of key: RequestKey, salt: UInt64 = 0) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ salt
-        func mix(_ bytes: String.UTF8View) {
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01B3
-            }
-        }
-        mix(key.app.rawValue.utf8)
-        mix("/".utf8)
-        mix(key.identifier.utf8)
-        return hash
+        let app = StableHash.fnv1a(key.app.rawValue.utf8, from: StableHash.offsetBasis ^ salt)
+        return StableHash.fnv1a(key.identifier.utf8, from: StableHash.fnv1a("/".utf8, from: app))
     }
 }
 

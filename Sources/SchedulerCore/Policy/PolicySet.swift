@@ -104,13 +104,11 @@ public struct PolicySet: Sendable {
     }
 
     /// Judges `context`: the cheap, decisive policies' bare verdicts first, stopping at the
-    /// first block; when none blocks, every policy's full decision. What the engine's launch
-    /// loop uses: a held request is judged again when what held it changes, so the first
-    /// reason is enough to file it, and its text is left to `bgtask why`.
-    ///
-    /// With `rationales` off (fleets and long simulations that keep no trace), the full
-    /// evaluation carries bare verdicts with empty rationales: the same decision, without
-    /// the cost of writing sixteen sentences per launch.
+    /// first block; then every policy's bare verdict, weighed. What the engine's launch
+    /// loop uses: a held request is judged again when what held it changes, so its verdicts
+    /// are enough to file it, and their text is left to `bgtask why`. Only a request that
+    /// proceeds gets every policy's rationale (the judgement a launch carries), unless
+    /// `rationales` is off (fleets and long simulations that keep no trace).
     public func judge(_ context: PolicyContext, rationales: Bool = true) -> Judgement {
         var context = context
         context.configuration = configuration
@@ -118,12 +116,11 @@ public struct PolicySet: Sendable {
             let (verdict, wait) = policy.verdict(context)
             if verdict == .mustNotProceed { return .held(policy: policy.name, wait: wait) }
         }
-        guard rationales else {
-            return .evaluated(evaluation(of: policies.map { policy in
-                let (verdict, wait) = policy.verdict(context)
-                return PolicyDecision(policy: policy.name, verdict: verdict, rationale: "", wait: wait)
-            }))
-        }
+        let bare = evaluation(of: policies.map { policy in
+            let (verdict, wait) = policy.verdict(context)
+            return PolicyDecision(policy: policy.name, verdict: verdict, rationale: "", wait: wait)
+        })
+        guard rationales, bare.proceeds else { return .evaluated(bare) }
         return .evaluated(evaluation(of: policies.map { $0.evaluate(context) }))
     }
 

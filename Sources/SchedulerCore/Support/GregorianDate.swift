@@ -15,4 +15,12 @@ public enum GregorianDate {
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (year, month, day)
     }
+
+    /// The UTC calendar date and time of the whole second `secondsSince1970` falls in.
+    public static func utc(secondsSince1970 seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400  // rounded down
+        let inDay = Int(seconds - days * 86_400)
+        let (year, month, day) = civil(daysSince1970: Int(days))
+        return (year, month, day, inDay / 3600, inDay / 60 % 60, inDay % 60)
+    }
 }

@@ -14,31 +14,31 @@ public protocol HeapPositions {
 
 /// Positions of arbitrary hashable keys, in a dictionary.
 public struct HashedPositions<Key: Hashable>: HeapPositions {
-    private var table: [Key: Int] = [:]
+    @usableFromInline var table: [Key: Int] = [:]
 
     /// An empty map.
-    public init() {}
+    @inlinable public init() {}
 
     /// The position of `key`, or `nil`.
-    public subscript(key: Key) -> Int? {
+    @inlinable public subscript(key: Key) -> Int? {
         get { table[key] }
         set { table[key] = newValue }
     }
 
     /// Makes room for `capacity` keys.
-    public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+    @inlinable public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
 }
 
 /// Positions of small, dense, non-negative integer keys (slot numbers), in an array
 /// indexed by the key: no hashing on the heap's hot path.
 public struct SlotPositions: HeapPositions {
-    private var table: ContiguousArray<Int32> = []
+    @usableFromInline var table: ContiguousArray<Int32> = []
 
     /// An empty map.
-    public init() {}
+    @inlinable public init() {}
 
     /// The position of slot `key`, or `nil`.
-    public subscript(key: Int32) -> Int? {
+    @inlinable public subscript(key: Int32) -> Int? {
         get {
             let index = Int(key)
             guard index < table.count else { return nil }
@@ -56,7 +56,7 @@ public struct SlotPositions: HeapPositions {
     }
 
     /// Makes room for slots below `capacity`.
-    public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+    @inlinable public mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
 }
 
 /// A binary min-heap of keyed elements that also knows where each key sits, so that
@@ -68,33 +68,33 @@ public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
     /// The keys the heap holds.
     public typealias Key = Positions.Key
 
-    private var elements: [(key: Key, priority: Priority)] = []
-    private var positions = Positions()
+    @usableFromInline var elements: [(key: Key, priority: Priority)] = []
+    @usableFromInline var positions = Positions()
 
     /// Creates an empty heap.
-    public init() {}
+    @inlinable public init() {}
 
     /// The number of keys in the heap.
-    public var count: Int { elements.count }
+    @inlinable public var count: Int { elements.count }
     /// Whether the heap holds no key.
-    public var isEmpty: Bool { elements.isEmpty }
+    @inlinable public var isEmpty: Bool { elements.isEmpty }
     /// The key with the smallest priority, and that priority, without removing it.
-    public var min: (key: Key, priority: Priority)? { elements.first }
+    @inlinable public var min: (key: Key, priority: Priority)? { elements.first }
 
     /// Makes room for `capacity` keys at once (bulk moves avoid repeated regrowth).
-    public mutating func reserveCapacity(_ capacity: Int) {
+    @inlinable public mutating func reserveCapacity(_ capacity: Int) {
         elements.reserveCapacity(capacity)
         positions.reserveCapacity(capacity)
     }
 
     /// Whether `key` is in the heap.
-    public func contains(_ key: Key) -> Bool { positions[key] != nil }
+    @inlinable public func contains(_ key: Key) -> Bool { positions[key] != nil }
 
     /// The priority of `key`, if present.
-    public func priority(of key: Key) -> Priority? { positions[key].map { elements[$0].priority } }
+    @inlinable public func priority(of key: Key) -> Priority? { positions[key].map { elements[$0].priority } }
 
     /// Inserts `key`, or changes its priority when already present.
-    public mutating func update(_ key: Key, priority: Priority) {
+    @inlinable public mutating func update(_ key: Key, priority: Priority) {
         if let index = positions[key] {
             let old = elements[index].priority
             elements[index].priority = priority
@@ -108,7 +108,7 @@ public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
 
     /// Removes `key`; returns its priority when it was present.
     @discardableResult
-    public mutating func remove(_ key: Key) -> Priority? {
+    @inlinable public mutating func remove(_ key: Key) -> Priority? {
         guard let index = positions[key] else { return nil }
         let removed = elements[index].priority
         let last = elements.count - 1
@@ -125,22 +125,22 @@ public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
     }
 
     /// Removes and returns the key with the smallest priority.
-    public mutating func popMin() -> (key: Key, priority: Priority)? {
+    @inlinable public mutating func popMin() -> (key: Key, priority: Priority)? {
         guard let first = elements.first else { return nil }
         remove(first.key)
         return first
     }
 
     /// Every key, in the heap's array order (deterministic for a given history).
-    public var keys: [Key] { elements.map(\.key) }
+    @inlinable public var keys: [Key] { elements.map(\.key) }
 
-    private mutating func swapAt(_ i: Int, _ j: Int) {
+    @inlinable mutating func swapAt(_ i: Int, _ j: Int) {
         elements.swapAt(i, j)
         positions[elements[i].key] = i
         positions[elements[j].key] = j
     }
 
-    private mutating func siftUp(_ start: Int) {
+    @inlinable mutating func siftUp(_ start: Int) {
         var child = start
         while child > 0 {
             let parent = (child - 1) / 2
@@ -150,7 +150,7 @@ public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
         }
     }
 
-    private mutating func siftDown(_ start: Int) {
+    @inlinable mutating func siftDown(_ start: Int) {
         var parent = start
         while true {
             let left = 2 * parent + 1

@@ -37,9 +37,10 @@ import Foundation
 ///
 /// ## An app that is never used
 ///
-/// With no launch recorded, no hour is likely: ``preferredRefreshTime(eligibleAt:now:)``
-/// returns the eligible instant, and spacing is left to rate limiting and throttling
-/// (guessing an hour would delay the refresh with nothing to gain). Processing is allowed
+/// With no launch recorded, no hour is likely, and
+/// ``preferredRefreshTime(eligibleAt:now:lastBackgroundLaunch:leadSpread:)`` returns the
+/// eligible instant: spacing is left to rate limiting and throttling (guessing an hour
+/// would delay the refresh with nothing to gain). Processing is allowed
 /// for the first ``UsageModelConfiguration/unusedProcessingCutoff`` (7 days) after
 /// ``createdAt``, as if the app had been opened then, because installing or registering
 /// an app is the closest thing to a use we know of; after that it is denied until the app
@@ -210,11 +211,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let count = (nowHour - first) / LocalWeek.hoursPerWeek + 1
         let latest = first + (count - 1) * LocalWeek.hoursPerWeek
         let newest = configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: latest)))
-        let q = configuration.decayFactor(age: LocalWeek.secondsPerWeek)
-        guard q < 1, q > 0 else { return q >= 1 ? Double(count) : newest }
+        let halfLife = configuration.halfLife
+        guard halfLife > 0, halfLife.isFinite else { return Double(count) }  // no decay: each week counts 1
         // (1 − qⁿ) / (1 − q) through expm1: exact for n = 1 (a new app's first week, where
-        // a launch must give p = 1, not 0.999...), and precise when q is close to 1.
-        let logQ = log(q)
+        // a launch must give p = 1, not 0.999...), and precise when q is close to 1. log q
+        // is written out (q = 2^(−week / halfLife)): the scheduler asks this for several
+        // hours of every judged refresh, and pow and log cost more than the rest.
+        let logQ = -LocalWeek.secondsPerWeek / halfLife * M_LN2
         return newest * (expm1(Double(count) * logQ) / expm1(logQ))
     }
 
@@ -267,8 +270,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     ///    before that hour: `leadSpread` in 0..<1 is a stable per-device, per-request draw,
     ///    so that devices sharing a habit do not all wake at the same minute);
     /// 3. no likely launch within the horizon, for an app the user has opened: `max(eligibleAt,
-    ///    lastRefresh + unpredictedRefreshInterval)` (default 2 h) when `lastRefresh` is
-    ///    known, else `eligibleAt`.
+    ///    lastBackgroundLaunch + unpredictedRefreshInterval)` (default 2 h) when the app's
+    ///    last background launch (of any of its tasks) is known, else `eligibleAt`.
     ///
     /// The result is never earlier than `eligibleAt`: the model only ever holds a refresh
     /// back, it never runs one before the date the app asked for. A result at or before
@@ -279,7 +282,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// could only leave its first launch stale). Once opened, the two-hour spacing of rule
     /// 3 keeps content from going very stale for the launches no habit predicts, without
     /// waking the device every quarter of an hour.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil, leadSpread: Double = 0.5) -> Date {
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastBackgroundLaunch: Date? = nil, leadSpread: Double = 0.5) -> Date {
         guard weightsAsOf != nil else { return eligibleAt }
         let from = max(eligibleAt, now)
         if isLikelyHour(containing: from, now: now) { return eligibleAt }
@@ -287,8 +290,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let lead = configuration.leadTime * (0.5 + min(max(leadSpread, 0), 1))
             return max(eligibleAt, launch.addingTimeInterval(-lead))
         }
-        guard let lastRefresh else { return eligibleAt }
-        return max(eligibleAt, lastRefresh.addingTimeInterval(configuration.unpredictedRefreshInterval))
+        guard let lastBackgroundLaunch else { return eligibleAt }
+        return max(eligibleAt, lastBackgroundLaunch.addingTimeInterval(configuration.unpredictedRefreshInterval))
     }
 
     /// Whether the app may get processing runs at `now`: true while it was brought to the

@@ -48,8 +48,9 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
     /// Default 7 days (Apple: processing runs "as long as the user has used the app within
     /// the past week").
     public var unusedProcessingCutoff: TimeInterval
-    /// How far apart refreshes are kept when no launch is likely within the horizon (an
-    /// app never opened, a night, a weekend without a habit). Default 2 hours.
+    /// How long after the app's last background launch a refresh waits when no launch is
+    /// likely within the horizon (a night, a weekend without a habit) for an app the user
+    /// has opened; an app never opened is not held. Default 2 hours.
     ///
     /// Often enough that a launch no habit predicts finds content at most a couple of hours
     /// old; rare enough that an unpredictable app costs twelve wakes a day, not ninety-six.

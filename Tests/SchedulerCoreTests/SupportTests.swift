@@ -1,0 +1,22 @@
+import Foundation
+@testable import SchedulerCore
+import Testing
+
+/// Calendar arithmetic and stable hashing, the same on every machine.
+@Suite struct SupportTests {
+    @Test func utcFieldsOfKnownInstants() {
+        #expect(GregorianDate.utc(secondsSince1970: 0) == (1970, 1, 1, 0, 0, 0))
+        #expect(GregorianDate.utc(secondsSince1970: 1_795_996_800 + 3_723) == (2026, 11, 30, 1, 2, 3))
+        #expect(GregorianDate.utc(secondsSince1970: 951_782_400) == (2000, 2, 29, 0, 0, 0), "a leap day")
+        #expect(GregorianDate.utc(secondsSince1970: -1) == (1969, 12, 31, 23, 59, 59), "before 1970 rounds down")
+        #expect(GregorianDate.utc(secondsSince1970: -86_400) == (1969, 12, 31, 0, 0, 0))
+    }
+
+    @Test func fnv1aMatchesTheReferenceVectors() {
+        // From the FNV reference test suite: "" and "a" and "foobar".
+        #expect(StableHash.fnv1a([UInt8]()) == 0xcbf2_9ce4_8422_2325)
+        #expect(StableHash.fnv1a("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+        #expect(StableHash.fnv1a("foobar".utf8) == 0x8594_4171_f739_67e8)
+        #expect(StableHash.fnv1a("bar".utf8, from: StableHash.fnv1a("foo".utf8)) == StableHash.fnv1a("foobar".utf8), "parts hash as their concatenation")
+    }
+}

@@ -162,12 +162,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// opens the app this hour is not known yet.
     public func likelihood(hourOfWeek: Int, at now: Date) -> Double {
         let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
-        let own = evidence(hourOfWeek: bucket, at: now, excludingOpenOccurrence: true)
+        var own = (launched: 0.0, observed: 0.0)
         var launched = 0.0
         var observed = 0.0
         let weekend = bucket / 24 >= 5
         for day in 0..<7 where (day >= 5) == weekend {
             let sameHour = evidence(hourOfWeek: bucket % 24 + 24 * day, at: now, excludingOpenOccurrence: true)
+            if day == bucket / 24 { own = sameHour }  // the hour asked about is one of its pool
             launched += sameHour.launched
             observed += sameHour.observed
         }

@@ -198,7 +198,9 @@ public struct Fleet: Sendable {
 
     /// Simulates every device, on every core (or on `workers` threads). `progress` is called
     /// (from worker threads) with the number of devices done so far, about every 1 % of the
-    /// fleet. The result does not depend on the number of threads.
+    /// fleet. The result does not depend on the number of threads. The calling thread takes
+    /// part and is blocked until the fleet is done: from Swift concurrency, call it from a
+    /// detached task or a thread of your own rather than from a task that others wait on.
     public func run(workers: Int? = nil, progress: (@Sendable (Int) -> Void)? = nil) -> FleetResult {
         let workers = max(1, min(workers ?? ProcessInfo.processInfo.activeProcessorCount, devices))
         let partials = Mutex<[FleetResult]>([])

@@ -414,10 +414,9 @@ enum JSONKind {
     init(_ value: Any) {
         switch value {
         case let string as String: self = .string(string)
-        // Foundation hands out booleans as NSNumbers too; only their type encoding ("c",
-        // a C char) tells `true` from `1`, on Linux as on Darwin.
+        // Foundation hands out booleans as NSNumbers too (see SerializedValue.isBoolean).
         case let number as NSNumber:
-            self = String(cString: number.objCType) == "c" ? .boolean(number.boolValue) : .number(number.doubleValue)
+            self = SerializedValue.isBoolean(number) ? .boolean(number.boolValue) : .number(number.doubleValue)
         case let array as [Any]: self = .array(array)
         case let object as [String: Any]: self = .object(object)
         default: self = .null

@@ -125,18 +125,18 @@ public struct AppManifest: Hashable, Sendable {
     ///   identifiers.
     public static func parse(_ data: Data, source: String) throws(ManifestError) -> AppManifest {
         let root = try decodeDocument(data, source: source)
-        guard let dictionary = ManifestValue.dictionary(root) else {
+        guard let dictionary = SerializedValue.dictionary(root) else {
             throw ManifestError(
                 code: .wrongType, file: source,
-                message: "expected a dictionary at the top level, found \(ManifestValue.describe(root))")
+                message: "expected a dictionary at the top level, found \(SerializedValue.describe(root))")
         }
 
         var appID: AppID?
         if let value = dictionary[Key.bundleIdentifier] {
-            guard let string = ManifestValue.string(value) else {
+            guard let string = SerializedValue.string(value) else {
                 throw ManifestError(
                     code: .wrongType, file: source, key: Key.bundleIdentifier,
-                    message: "expected a string, found \(ManifestValue.describe(value))")
+                    message: "expected a string, found \(SerializedValue.describe(value))")
             }
             appID = AppID(string)
         }
@@ -155,15 +155,15 @@ public struct AppManifest: Hashable, Sendable {
         guard let array = value as? [Any] else {
             throw ManifestError(
                 code: .wrongType, file: source, key: key,
-                message: "expected an array of strings, found \(ManifestValue.describe(value))")
+                message: "expected an array of strings, found \(SerializedValue.describe(value))")
         }
         var strings: [String] = []
         strings.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
-            guard let string = ManifestValue.string(element) else {
+            guard let string = SerializedValue.string(element) else {
                 throw ManifestError(
                     code: .wrongType, file: source, key: "\(key)[\(index)]",
-                    message: "expected a string, found \(ManifestValue.describe(element))")
+                    message: "expected a string, found \(SerializedValue.describe(element))")
             }
             strings.append(string)
         }
@@ -214,58 +214,5 @@ public struct AppManifest: Hashable, Sendable {
             return debug
         }
         return nsError.localizedDescription
-    }
-}
-
-/// Reading and describing the untyped values Foundation's parsers return, which differ
-/// between formats and platforms (a plist top level is `[AnyHashable: Any]`, JSON's is
-/// `[String: Any]`; plist booleans are `Bool`, JSON's are `NSNumber`).
-fileprivate enum ManifestValue {
-    /// `value` as a string dictionary, or `nil` when it is not a dictionary.
-    static func dictionary(_ value: Any) -> [String: Any]? {
-        if let dictionary = value as? [String: Any] { return dictionary }
-        guard let dictionary = value as? [AnyHashable: Any] else { return nil }
-        var result: [String: Any] = [:]
-        for (key, element) in dictionary {
-            // Property list and JSON keys are always strings; anything else cannot name a key
-            // we read, so dropping it is the same as ignoring an unknown key.
-            if let key = key.base as? String { result[key] = element }
-        }
-        return result
-    }
-
-    /// `value` as a string, or `nil` when it is anything else (numbers never convert).
-    static func string(_ value: Any) -> String? {
-        value as? String
-    }
-
-    /// Whether an `NSNumber` holds a boolean. `value is Bool` cannot tell: on Linux any
-    /// NSNumber of 0 or 1 casts to `Bool`. Booleans, and only booleans, have the objCType
-    /// `c` (both JSON's `true` and a plist's `<true/>`), on Linux and on Darwin alike.
-    static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
-
-    /// The type of `value` with an article, plus the value itself for scalars, for messages
-    /// such as "expected an array of strings, found a boolean (true)".
-    static func describe(_ value: Any) -> String {
-        if let string = value as? String { return "a string (\(quoted(string)))" }
-        if let number = value as? NSNumber {
-            if isBoolean(number) { return "a boolean (\(number.boolValue))" }
-            return "a number (\(number))"
-        }
-        if let array = value as? [Any] { return "an array (\(array.count) element\(array.count == 1 ? "" : "s"))" }
-        if dictionary(value) != nil { return "a dictionary" }
-        if value is Date { return "a date" }
-        if let data = value as? Data { return "data (\(data.count) bytes)" }
-        if value is NSNull { return "null" }
-        return "a value of type \(type(of: value))"
-    }
-
-    /// Quotes a string for a message, shortened so one bad value cannot flood a terminal.
-    private static func quoted(_ string: String) -> String {
-        let limit = 60
-        if string.count <= limit { return "\"\(string)\"" }
-        return "\"\(string.prefix(limit))...\""
     }
 }

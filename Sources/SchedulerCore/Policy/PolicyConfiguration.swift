@@ -142,12 +142,12 @@ extension PolicyConfiguration {
         var configuration = PolicyConfiguration()
         for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
             if key == "version" {
-                guard let number = value as? NSNumber, !isBoolean(number), number.intValue == currentVersion, number.doubleValue == Double(currentVersion) else {
-                    throw fail(key, "expected \(currentVersion), found \(describe(value))")
+                guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.intValue == currentVersion, number.doubleValue == Double(currentVersion) else {
+                    throw fail(key, "expected \(currentVersion), found \(SerializedValue.describe(value))")
                 }
             } else if let path = numberKeys[key] {
-                guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
-                    throw fail(key, "expected a non-negative number, found \(describe(value))")
+                guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+                    throw fail(key, "expected a non-negative number, found \(SerializedValue.describe(value))")
                 }
                 if unitIntervalKeys.contains(key), number.doubleValue > 1 {
                     throw fail(key, "expected a number from 0 to 1, found \(number)")
@@ -155,14 +155,14 @@ extension PolicyConfiguration {
                 configuration[keyPath: path] = number.doubleValue
             } else if let path = thermalKeys[key] {
                 guard let name = value as? String, let state = ThermalState(name: name) else {
-                    throw fail(key, "expected one of nominal, fair, serious, critical, found \(describe(value))")
+                    throw fail(key, "expected one of nominal, fair, serious, critical, found \(SerializedValue.describe(value))")
                 }
                 configuration[keyPath: path] = state
             } else if let path = booleanKeys[key] {
-                guard let number = value as? NSNumber, isBoolean(number) else { throw fail(key, "expected true or false, found \(describe(value))") }
+                guard let number = value as? NSNumber, SerializedValue.isBoolean(number) else { throw fail(key, "expected true or false, found \(SerializedValue.describe(value))") }
                 configuration[keyPath: path] = number.boolValue
             } else if key == "lowPowerModeBlocks" {
-                guard let names = value as? [String] else { throw fail(key, "expected an array of task kinds, found \(describe(value))") }
+                guard let names = value as? [String] else { throw fail(key, "expected an array of task kinds, found \(SerializedValue.describe(value))") }
                 var kinds: [TaskKind] = []
                 for (index, name) in names.enumerated() {
                     guard let kind = TaskKind(rawValue: name) else {
@@ -172,13 +172,13 @@ extension PolicyConfiguration {
                 }
                 configuration.lowPowerModeBlocks = kinds
             } else if key == "weights" {
-                guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(describe(value))") }
+                guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(SerializedValue.describe(value))") }
                 for (name, weight) in weights {
                     guard PolicySet.names.contains(name) else {
                         throw fail("weights.\(name)", "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
-                    guard let number = weight as? NSNumber, !isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
-                        throw fail("weights.\(name)", "expected a non-negative number, found \(describe(weight))")
+                    guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+                        throw fail("weights.\(name)", "expected a non-negative number, found \(SerializedValue.describe(weight))")
                     }
                     configuration.weights[name] = number.doubleValue
                 }
@@ -187,20 +187,5 @@ extension PolicyConfiguration {
             }
         }
         return configuration
-    }
-
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
-
-    private static func describe(_ value: Any) -> String {
-        switch value {
-        case let number as NSNumber where isBoolean(number): return "a boolean (\(number.boolValue))"
-        case let number as NSNumber: return "the number \(number)"
-        case let string as String: return "the string \"\(string)\""
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        default: return "null"
-        }
     }
 }

@@ -84,7 +84,7 @@ enum SimulationBenchmarks {
         let app = FeedReader.manifest.appID!
         func figures(_ result: SimulationResult) -> (median: Double, p90: Double, wakeups: Double, runs: Double, joules: Double) {
             let ages = result.staleness(of: app).compactMap(\.age).sorted()
-            return (percentile(ages, 50), percentile(ages, 90), result.wakeupsPerDay, Double(result.runs.count) / result.days, result.joules() / result.days)
+            return (EnergySummary.percentile(0.5, of: ages) ?? 0, EnergySummary.percentile(0.9, of: ages) ?? 0, result.wakeupsPerDay, Double(result.runs.count) / result.days, result.joules() / result.days)
         }
         say("  the example feed reader (real handlers), commuter, \(days) days:")
         say("    \("".padding(toLength: 16, withPad: " ", startingAt: 0)) staleness at launch (median / p90)   wakeups/day   runs/day   energy/day")
@@ -125,11 +125,6 @@ enum SimulationBenchmarks {
     private static func commuter() throws -> Scenario {
         guard let scenario = Scenario.builtIn(named: "commuter") else { throw BenchmarkError("the built-in commuter scenario is missing") }
         return scenario
-    }
-
-    /// The nearest-rank percentile `p` (0...100) of `sorted` (0 when empty).
-    private static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        sorted.isEmpty ? 0 : Distribution(sorted).percentile(p)
     }
 
     private static func formatMinutes(_ seconds: Double) -> String { "\(format(seconds / 60, 1)) min" }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SchedulerCore
 
 /// What one benchmark reports: its headline figure against its target, and the figures
 /// that explain it (written to the console and, with `--json`, to a file).
@@ -56,9 +57,7 @@ struct Distribution: Sendable {
     /// The nearest-rank percentile (`p` in 0...100): the smallest value with at least
     /// p% of the sample at or below it.
     func percentile(_ p: Double) -> Double {
-        guard !sorted.isEmpty else { return .nan }
-        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
-        return sorted[Swift.max(0, Swift.min(sorted.count - 1, rank - 1))]
+        EnergySummary.percentile(p / 100, of: sorted) ?? .nan
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// Renders simulation reports as self-contained HTML pages: inline CSS and inline SVG, no
 /// scripts, fonts or fetched resources, so a page opened from disk shows everything. The same
@@ -236,11 +237,7 @@ struct TaskFigures {
 
     /// The 95th percentile duration by nearest rank (the smallest duration at least 95 % of
     /// runs do not exceed), `nil` without runs.
-    var p95: Double? {
-        guard !durations.isEmpty else { return nil }
-        let rank = Int((0.95 * Double(durations.count)).rounded(.up))
-        return durations[min(max(rank, 1), durations.count) - 1]
-    }
+    var p95: Double? { EnergySummary.percentile(0.95, of: durations) }
 
     /// The table cells after app and task.
     var cells: [String] {

@@ -176,18 +176,11 @@ public struct SimulationResult: Sendable {
                 lines.append("\(app): \(never) launches, none with refreshed data")
             } else {
                 let before = never > 0 ? ", \(never) before any refresh" : ""
-                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(formatAge(percentile(ages, 0.5))), p90 \(formatAge(percentile(ages, 0.9))), max \(formatAge(ages.last ?? 0))\(before)")
+                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(formatAge(EnergySummary.percentile(0.5, of: ages) ?? 0)), p90 \(formatAge(EnergySummary.percentile(0.9, of: ages) ?? 0)), max \(formatAge(ages.last ?? 0))\(before)")
             }
         }
         return lines.joined(separator: "\n")
     }
-}
-
-/// The nearest-rank percentile `p` (0...1) of `sorted` values (0 when empty).
-func percentile(_ sorted: [Double], _ p: Double) -> Double {
-    guard !sorted.isEmpty else { return 0 }
-    let rank = Int((p * Double(sorted.count)).rounded(.up))
-    return sorted[min(sorted.count - 1, max(0, rank - 1))]
 }
 
 /// "42 s", "12 min", "3 h 05 min".

@@ -292,14 +292,6 @@ public struct EligibilityIndex: Sendable {
         return filings[Int(slot)].location
     }
 
-    /// Holds the request under `key` for a policy: until an instant, or until the app's or
-    /// the device's state changes.
-    public mutating func hold(_ key: RequestKey, until wait: PolicyWait) {
-        guard let slot = slotsByKey[key] else { return }
-        unplace(slot, from: filings[Int(slot)].location)
-        place(slot, at: Self.location(holding: wait))
-    }
-
     /// Where a request held until `wait` is filed.
     private static func location(holding wait: PolicyWait) -> Location {
         switch wait {

@@ -124,11 +124,6 @@ public struct Conditions: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 
-    /// The first of `conditions` that does not hold, or `nil` when all hold.
-    public func firstUnmet(of conditions: [RequiredCondition]) -> RequiredCondition? {
-        conditions.first { !satisfies($0) }
-    }
-
     /// The first condition `request` requires that does not hold, in the order of
     /// ``PendingRequest/requiredConditions``, without building that list (the index files
     /// thousands of requests at once when a condition changes).

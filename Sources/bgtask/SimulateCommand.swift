@@ -151,7 +151,7 @@ enum SimulateCommand {
                 notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
             try writeReport(HTMLReport.render(report), to: path)
-            output = "report written to \(path)\n"
+            output = "energy report written to \(path)\n"
         }
         if options.json {
             return String(decoding: result.traceJSON(), as: UTF8.self) + "\n"

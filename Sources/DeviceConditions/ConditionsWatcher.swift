@@ -6,7 +6,7 @@ import Foundation
 /// - a ``KernelEventMonitor`` event re-reads just the parts it concerns (power on a
 ///   power-supply uevent, network on rtnetlink, thermal on a thermal uevent), after a short
 ///   ``settleDelay`` that folds a burst (link up, address, route) into one read;
-/// - a timer every ``sampleInterval`` (30 s, the ceiling DESIGN.md allows) re-reads the
+/// - a timer every ``sampleInterval`` (30 s, the ceiling for slow readings in docs/system.md, "Properties") re-reads the
 ///   parts no event announces (``LinuxConditionsReader/Parts/sampled``: battery level,
 ///   Low Power Mode, thermal, idleness, CPU pressure), plus any part whose socket could not
 ///   be opened, and only while `shouldSample()` says something depends on conditions, so an

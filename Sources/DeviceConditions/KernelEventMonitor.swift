@@ -5,8 +5,8 @@ import Dispatch
 import Foundation
 
 /// Tells when the kernel announces a change of power supplies, thermal zones or the
-/// network, so the device is re-read on events instead of being polled (DESIGN.md,
-/// "Event-driven, not polling").
+/// network, so the device is re-read on events instead of being polled (docs/system.md, "Properties":
+/// event-driven, not polling).
 ///
 /// Two netlink sockets, each read on a `DispatchSourceRead`:
 /// - `NETLINK_KOBJECT_UEVENT`, kernel multicast group 1: device uevents. `SUBSYSTEM=power_supply`

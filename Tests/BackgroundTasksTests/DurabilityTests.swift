@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 extension ProcessTests {
-    /// DESIGN "Durability": a `submit` that returned has been committed to SQLite, so killing
+    /// docs/system.md, "Properties" (durability): a `submit` that returned has been committed to SQLite, so killing
     /// the process at any instant loses no acknowledged request.
     ///
     /// The child, `bgtask-durability-probe`, submits requests through the real driver and

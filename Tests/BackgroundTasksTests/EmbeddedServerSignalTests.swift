@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 extension ProcessTests {
-    /// SPEC §3/§6: in an embedded server, SIGTERM means "entering the background": work
+    /// docs/system.md, "Assertions" and "On Linux": in an embedded server, SIGTERM means "entering the background": work
     /// guarded by an assertion gets its window to finish before the process exits. The
     /// child is the example app's real executable, `feedreader serve`.
     @Suite struct EmbeddedServerSignals {

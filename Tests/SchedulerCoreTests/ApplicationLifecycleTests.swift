@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SchedulerCore
 
-/// The app's lifecycle and background assertions (SPEC §3): suspension, the 30 s window,
+/// The app's lifecycle and background assertions (docs/system.md, "Assertions"): suspension, the 30 s window,
 /// expiration, the watchdog terminations, the budget policies and `endBackgroundTask` errors.
 @Suite("Application lifecycle")
 struct ApplicationLifecycleTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import SchedulerCore
 
-/// `register(forTaskWithIdentifier:using:launchHandler:)` (SPEC §2 "Register").
+/// `register(forTaskWithIdentifier:using:launchHandler:)` (docs/system.md, "Register").
 @Suite("Registration rules")
 struct RegistrationRulesTests {
     static let refreshID = "com.example.app.refresh"

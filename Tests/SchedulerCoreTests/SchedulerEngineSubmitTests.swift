@@ -3,7 +3,7 @@ import Testing
 @testable import SchedulerCore
 
 /// `checkSubmit`: each rejection, its code and message, the documented order of the checks,
-/// the per-app pending limits and replace-on-resubmit (SPEC §2 "Schedule").
+/// the per-app pending limits and replace-on-resubmit (docs/system.md, "Schedule").
 @Suite("Scheduler engine: submission")
 struct SchedulerEngineSubmitTests {
     typealias F = EngineFixtures

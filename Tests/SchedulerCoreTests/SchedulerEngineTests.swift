@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SchedulerCore
 
-/// The engine's state machine (SPEC §2): when requests launch, budgets, expiration and grace,
+/// The engine's state machine (docs/system.md, "Scheduled background tasks"): when requests launch, budgets, expiration and grace,
 /// concurrency, the testing hooks and continued processing. Time is always passed explicitly.
 @Suite("Scheduler engine")
 struct SchedulerEngineTests {

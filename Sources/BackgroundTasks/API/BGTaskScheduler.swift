@@ -250,7 +250,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         }
     }
 
-    /// The app's durable checkpoint store (SPEC §5: resume idempotent work).
+    /// The app's durable checkpoint store (resume idempotent work: docs/system.md, "Best practice").
     public var checkpoints: BGCheckpointStore { BGCheckpointStore(context: requiredContext) }
 
     /// A run of this app ended: apply the retry policy.

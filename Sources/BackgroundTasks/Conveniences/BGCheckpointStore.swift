@@ -2,7 +2,7 @@ import Foundation
 import SchedulerStore
 
 /// A durable key-value store for a task's progress, so idempotent work can stop at any
-/// moment (expiration) and the next run resumes where it left off (SPEC §5).
+/// moment (expiration) and the next run resumes where it left off (docs/system.md, "Best practice").
 ///
 /// ```swift
 /// let store = BGTaskScheduler.shared.checkpoints

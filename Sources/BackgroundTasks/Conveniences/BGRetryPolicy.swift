@@ -1,6 +1,6 @@
 import Foundation
 
-/// When to try a failed task again (SPEC §5 "Failure and rescheduling").
+/// When to try a failed task again (docs/system.md, "Best practice").
 ///
 /// Set with ``BGTaskScheduler/setRetryPolicy(_:forTaskWithIdentifier:)``. When a run ends
 /// in anything but success (failure, expiration, termination, crash) and the app did not

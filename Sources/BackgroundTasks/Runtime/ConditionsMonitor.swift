@@ -14,7 +14,7 @@ import Foundation
 /// Any other provider (``FixedConditions``, a test double) is sampled every 30 s while the
 /// driver depends on conditions, as before.
 enum ConditionsMonitor {
-    /// The sampling period: the ceiling DESIGN.md allows for slow readings.
+    /// The sampling period: the ceiling for slow readings (docs/system.md, "Properties").
     static let interval: TimeInterval = 30
 
     static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver) {

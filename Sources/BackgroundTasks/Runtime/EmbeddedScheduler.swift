@@ -4,7 +4,7 @@ import DeviceConditions
 import Synchronization
 
 /// The scheduler embedded in one long-running process, for when no daemon runs
-/// (SPEC §6): the real-time driver runs due tasks in-process and keeps state in SQLite
+/// (docs/system.md, "On Linux"): the real-time driver runs due tasks in-process and keeps state in SQLite
 /// under `$XDG_STATE_HOME/bgtask/<app-id>/` (else `~/.local/state/bgtask/<app-id>/`).
 ///
 /// Call ``bootstrap(_:)`` once, before the first use of `BGTaskScheduler.shared`, to say

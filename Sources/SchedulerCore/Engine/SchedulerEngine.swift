@@ -12,7 +12,7 @@ import Foundation
 /// are acknowledged: the driver calls ``checkSubmit(_:at:)``, persists the request, then
 /// applies it with ``submit(_:at:)``.
 ///
-/// Rules implemented here (SPEC §2):
+/// Rules implemented here (docs/system.md, "Scheduled background tasks"):
 /// - a request is eligible when `now >= earliestBeginDate` and every required condition
 ///   (external power, network) holds; continued processing ignores the date and runs FIFO;
 /// - 1 pending refresh and 10 pending processing requests per app; resubmitting an

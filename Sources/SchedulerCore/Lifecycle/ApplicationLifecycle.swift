@@ -1,6 +1,6 @@
 import Foundation
 
-/// The states of an app process (SPEC §3, §6): iOS's `UIApplication.State` plus the two
+/// The states of an app process (docs/system.md, "Assertions" and "On Linux"): iOS's `UIApplication.State` plus the two
 /// states the system sees from outside.
 public enum ApplicationLifecycleState: String, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The process is not running (never launched, exited, or terminated).
@@ -17,7 +17,7 @@ public enum ApplicationLifecycleState: String, Hashable, Sendable, Codable, Cust
     public var description: String { rawValue }
 }
 
-/// How the background time of several assertions adds up (SPEC §3).
+/// How the background time of several assertions adds up (docs/system.md, "Assertions").
 public enum AssertionBudgetPolicy: String, Hashable, Sendable, Codable {
     /// Apple's behaviour (default): one window for the whole app, however many assertions
     /// it holds; two assertions do not give twice the time.
@@ -120,7 +120,7 @@ public struct AssertionError: Error, Hashable, Sendable, CustomStringConvertible
 }
 
 /// The app's lifecycle and its background assertions as a pure state machine
-/// (SPEC §3): no clock, no signals; the shell feeds it instants and carries out effects.
+/// (docs/system.md, "Assertions"): no clock, no signals; the shell feeds it instants and carries out effects.
 ///
 /// - Finishing launch closes the registration window (see ``hasFinishedLaunching``).
 /// - Assertions begun in the foreground are dormant: the clock starts on entering the

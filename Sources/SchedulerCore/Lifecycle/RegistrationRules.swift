@@ -8,7 +8,7 @@ public enum RegistrationVerdict: Hashable, Sendable {
     case programmingError(String)
 }
 
-/// The registration rules of SPEC §2 "Register", as a pure function.
+/// The registration rules of docs/system.md, "Register", as a pure function.
 public enum RegistrationRules {
     /// Decides one registration.
     /// - Continued-processing registrations (an identifier matched only through a

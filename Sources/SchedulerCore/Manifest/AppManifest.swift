@@ -1,6 +1,6 @@
 import Foundation
 
-/// The Info.plist keys that say what an app may schedule (SPEC §2 "Declare"): the task
+/// The Info.plist keys that say what an app may schedule (docs/system.md, "Declare"): the task
 /// identifiers it may submit and the background modes it declares.
 ///
 /// On Linux the manifest is a file next to the executable, in any of the formats Apple's

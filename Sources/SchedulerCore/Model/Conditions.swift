@@ -1,4 +1,4 @@
-/// A device condition that a request can require (SPEC §2: processing requests add
+/// A device condition that a request can require (docs/system.md, "Schedule": processing requests add
 /// `requiresNetworkConnectivity` and `requiresExternalPower`).
 public enum RequiredCondition: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// The device is on external power (or has no battery at all).
@@ -70,7 +70,7 @@ public enum ThermalState: Int, Hashable, Sendable, Codable, CaseIterable, Compar
     }
 }
 
-/// A snapshot of the device conditions the engine consults (SPEC §2 "How the system
+/// A snapshot of the device conditions the engine consults (docs/system.md, "How the system
 /// decides", §6). Readers fill what they can; what they cannot read keeps the documented
 /// default (favourable where unknown, so a machine without sensors is not starved).
 public struct Conditions: Hashable, Sendable, Codable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// The kinds of scheduled background task (SPEC §2 "Kinds").
+/// The kinds of scheduled background task (docs/system.md, "Kinds").
 public enum TaskKind: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// `BGAppRefreshTaskRequest`: a small fetch so content is fresh at the next launch.
     case appRefresh = "refresh"

@@ -2,7 +2,7 @@ import Foundation
 
 /// The tunables of ``ThrottleState``: what counts as over-scheduling, and how the penalty
 /// grows and fades. The defaults follow Apple's guidance that "a good cadence is refresh at
-/// most every 15-30 minutes, processing daily or weekly" (SPEC §2).
+/// most every 15-30 minutes, processing daily or weekly" (docs/system.md, "How the system decides").
 public struct ThrottleConfiguration: Hashable, Sendable, Codable {
     /// The shortest interval between runs of one identifier that is not over-scheduling,
     /// per kind. Default: refresh 15 minutes, processing and health research 1 hour;

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The tunables of ``UsageModel``, with defaults that follow what Apple says of its own
-/// on-device model (SPEC §2): refreshes cluster shortly before the launches the model
+/// on-device model (docs/system.md, "How the system decides"): refreshes cluster shortly before the launches the model
 /// expects, and processing needs an app "used within the past week".
 ///
 /// Memory is bounded by design rather than by a history limit: the model keeps one decayed

@@ -71,7 +71,7 @@ public enum ThermalState: Int, Hashable, Sendable, Codable, CaseIterable, Compar
 }
 
 /// A snapshot of the device conditions the engine consults (docs/system.md, "How the system
-/// decides", §6). Readers fill what they can; what they cannot read keeps the documented
+/// decides" and "On Linux"). Readers fill what they can; what they cannot read keeps the documented
 /// default (favourable where unknown, so a machine without sensors is not starved).
 public struct Conditions: Hashable, Sendable, Codable, CustomStringConvertible {
     /// On external power, or no system battery.

@@ -93,9 +93,9 @@ enum EnergyCommand {
                 task,
                 String(row.runs),
                 String(row.expirations),
-                row.meanDuration.map(RunLogFormat.seconds) ?? "-",
-                row.p95Duration.map(RunLogFormat.seconds) ?? "-",
-                RunLogFormat.seconds(row.cpuSeconds),
+                row.meanDuration.map(DurationText.measured) ?? "-",
+                row.p95Duration.map(DurationText.measured) ?? "-",
+                DurationText.measured(row.cpuSeconds),
                 RunLogFormat.joules(row.energyJoules) + (row.unmeasuredRuns > 0 ? " *" : ""),
             ]
         }

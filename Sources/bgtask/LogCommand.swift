@@ -51,8 +51,8 @@ enum LogCommand {
                 run.identifier,
                 run.request.kind.rawValue,
                 run.outcome?.rawValue ?? "running",
-                run.duration.map(RunLogFormat.seconds) ?? "-",
-                run.cpuTime.map(RunLogFormat.seconds) ?? "-",
+                run.duration.map(DurationText.measured) ?? "-",
+                run.cpuTime.map(DurationText.measured) ?? "-",
                 run.peakMemoryBytes.map(RunLogFormat.bytes) ?? "-",
                 run.energyJoules.map(RunLogFormat.joules) ?? "-",
                 run.stopReason ?? "-",
@@ -438,15 +438,6 @@ enum RunLogFormat {
     /// `2026-11-30T08:00:00.250Z`: UTC with milliseconds, for JSON.
     static func preciseTime(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-
-    /// Seconds with a precision that suits their size: `0.12 s`, `42.5 s`, `10.0 min`, `2.5 h`.
-    static func seconds(_ value: TimeInterval) -> String {
-        let magnitude = abs(value)
-        if magnitude < 10 { return String(format: "%.2f s", value) }
-        if magnitude < 100 { return String(format: "%.1f s", value) }
-        if magnitude < 6_000 { return String(format: "%.1f min", value / 60) }
-        return String(format: "%.1f h", value / 3_600)
     }
 
     /// Joules: `0.25 J`, `42.5 J`, `1.50 kJ`.

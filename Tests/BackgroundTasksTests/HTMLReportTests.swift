@@ -66,7 +66,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
         let page = HTMLReport.render(report)
         #expect(occurrences(of: "class=\"o-", in: page) == 5)
         #expect(page.contains("<title>2024-01-01 02:00:00, 10 min, expired, stop reason: expired</title>"))
-        #expect(page.contains("<title>2024-01-01 02:30:00, 1.0 s, crashed</title>"))
+        #expect(page.contains("<title>2024-01-01 02:30:00, 1 s, crashed</title>"))
         // A one-second run on a one-day chart is well under a pixel, but still drawn a pixel wide.
         #expect(page.contains("width=\"1.0\" height=\"12.0\" class=\"o-crashed\""))
     }

@@ -20,3 +20,26 @@ import Testing
         #expect(StableHash.fnv1a("bar".utf8, from: StableHash.fnv1a("foo".utf8)) == StableHash.fnv1a("foobar".utf8), "parts hash as their concatenation")
     }
 }
+
+@Suite("Duration text") struct DurationTextTests {
+    @Test func spokenRoundsToTheUnitAPersonWouldSay() {
+        #expect(DurationText.spoken(0) == "0 s")
+        #expect(DurationText.spoken(1.5) == "1.5 s")
+        #expect(DurationText.spoken(2) == "2 s")
+        #expect(DurationText.spoken(59.4) == "59 s")
+        #expect(DurationText.spoken(1_000) == "17 min")
+        #expect(DurationText.spoken(-90) == "-2 min")
+        #expect(DurationText.spoken(.nan) == "?")
+        #expect(DurationText.spoken(1e300) == "forever")
+    }
+
+    @Test func measuredKeepsAPrecisionThatSuitsTheSize() {
+        #expect(DurationText.measured(0.123) == "0.12 s")
+        #expect(DurationText.measured(42.5) == "42.5 s")
+        #expect(DurationText.measured(600) == "10.0 min")
+        #expect(DurationText.measured(9_000) == "2.5 h")
+        #expect(DurationText.measured(3 * 86_400) == "3.0 d")
+        #expect(DurationText.measured(.infinity) == "forever")
+        #expect(DurationText.measured(.nan) == "?")
+    }
+}

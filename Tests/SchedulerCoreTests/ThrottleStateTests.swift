@@ -195,11 +195,11 @@ struct ThrottleStateTests {
     }
 
     @Test func durationsReadNaturally() {
-        #expect(durationText(45) == "45 s")
-        #expect(durationText(120) == "2 min")
-        #expect(durationText(5_400) == "1 h 30 min")
-        #expect(durationText(7_200) == "2 h")
-        #expect(durationText(108_000) == "1 d 6 h")
-        #expect(durationText(.infinity) == "forever")
+        #expect(DurationText.spoken(45) == "45 s")
+        #expect(DurationText.spoken(120) == "2 min")
+        #expect(DurationText.spoken(5_400) == "1 h 30 min")
+        #expect(DurationText.spoken(7_200) == "2 h")
+        #expect(DurationText.spoken(108_000) == "1 d 6 h")
+        #expect(DurationText.spoken(.infinity) == "forever")
     }
 }

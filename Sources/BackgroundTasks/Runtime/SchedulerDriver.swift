@@ -193,11 +193,6 @@ public final class SchedulerDriver: Sendable {
         return state.withLock { $0.engine.explain(key, at: now) }
     }
 
-    /// Detaches an app: its pending requests stay, its runs are no longer delivered.
-    func detach(_ app: AppID) {
-        _ = state.withLock { $0.contexts.removeValue(forKey: app) }
-    }
-
     /// Delivers what is due now (after an app finished launching, or at start-up).
     public func runDueWork() {
         mutate { state, now in state.engine.handle(.timerFired, at: now) }

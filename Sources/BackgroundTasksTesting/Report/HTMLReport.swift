@@ -53,7 +53,7 @@ public enum HTMLReport {
     /// `2024-01-01 00:00 – 2024-01-08 00:00 UTC (7.0 d)`.
     static func spanText(_ report: DeviceReport) -> String {
         let length = report.end.timeIntervalSince(report.start)
-        return "\(Format.date(report.start)) – \(Format.date(report.end)) UTC (\(Format.duration(max(length, 0))))"
+        return "\(Format.date(report.start)) – \(Format.date(report.end)) UTC (\(DurationText.spoken(max(length, 0))))"
     }
 
     /// `1234 in total, 176.3 per day` (no rate for an empty span).
@@ -370,7 +370,7 @@ struct DeviceTimeline {
         for band in report.bands where band.kind == kind {
             let from = x(band.from), to = x(band.to)
             let name = band.label.isEmpty ? kind : "\(kind) \(band.label)"
-            let title = "\(name), \(Format.date(band.from)) – \(Format.date(band.to)) (\(Format.duration(max(band.to.timeIntervalSince(band.from), 0))))"
+            let title = "\(name), \(Format.date(band.from)) – \(Format.date(band.to)) (\(DurationText.spoken(max(band.to.timeIntervalSince(band.from), 0))))"
             svg.rect(x: from, y: y + 3, width: max(to - from, 1), height: Self.rowHeight - 6, css: Palette.bandClass(kind: kind, label: band.label), title: title)
         }
         y += Self.rowHeight
@@ -379,7 +379,7 @@ struct DeviceTimeline {
     private mutating func launchRow(_ app: String) {
         beginRow(Format.head(app, limit: 34), title: "\(app) launches")
         for launch in report.launches where launch.app == app {
-            let staleness = launch.staleness.map { "data \(Format.duration($0)) old" } ?? "never refreshed"
+            let staleness = launch.staleness.map { "data \(DurationText.spoken($0)) old" } ?? "never refreshed"
             let title = "\(app) opened \(Format.date(launch.at, seconds: true)), \(staleness)"
             svg.rect(x: x(launch.at) - 0.75, y: y + 2, width: 1.5, height: Self.rowHeight - 4, css: "launch", title: title)
         }
@@ -424,7 +424,7 @@ struct DeviceTimeline {
         guard bar.count == 1 else {
             return "\(bar.count) runs, \(run.outcome), \(Format.date(bar.start)) – \(Format.date(bar.end))"
         }
-        let duration = Format.duration(max(run.end.timeIntervalSince(run.start), 0))
+        let duration = DurationText.spoken(max(run.end.timeIntervalSince(run.start), 0))
         let reason = run.stopReason.map { ", stop reason: \($0)" } ?? ""
         return "\(Format.date(run.start, seconds: true)), \(duration), \(run.outcome)\(reason)"
     }

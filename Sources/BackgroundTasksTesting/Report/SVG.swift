@@ -118,15 +118,6 @@ enum Format {
         return fixed("%02d-%02d", parts.month, parts.day)
     }
 
-    /// A duration for people: `12.3 s`, `1.8 min`, `12 min`, `5.2 h`, `3.1 d`.
-    static func duration(_ seconds: Double) -> String {
-        if seconds < 60 { return number(seconds) + " s" }
-        if seconds < 600 { return number(seconds / 60) + " min" }
-        if seconds < 3_600 { return number(seconds / 60, decimals: 0) + " min" }
-        if seconds < 2 * 86_400 { return number(seconds / 3_600) + " h" }
-        return number(seconds / 86_400) + " d"
-    }
-
     /// `text` cut to `limit` characters, keeping its start.
     static func head(_ text: String, limit: Int) -> String {
         text.count <= limit ? text : String(text.prefix(max(limit - 1, 0))) + "…"

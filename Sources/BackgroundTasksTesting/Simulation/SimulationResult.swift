@@ -176,17 +176,9 @@ public struct SimulationResult: Sendable {
                 lines.append("\(app): \(never) launches, none with refreshed data")
             } else {
                 let before = never > 0 ? ", \(never) before any refresh" : ""
-                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(formatAge(EnergySummary.percentile(0.5, of: ages) ?? 0)), p90 \(formatAge(EnergySummary.percentile(0.9, of: ages) ?? 0)), max \(formatAge(ages.last ?? 0))\(before)")
+                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(DurationText.spoken(EnergySummary.percentile(0.5, of: ages) ?? 0)), p90 \(DurationText.spoken(EnergySummary.percentile(0.9, of: ages) ?? 0)), max \(DurationText.spoken(ages.last ?? 0))\(before)")
             }
         }
         return lines.joined(separator: "\n")
     }
-}
-
-/// "42 s", "12 min", "3 h 05 min".
-func formatAge(_ seconds: TimeInterval) -> String {
-    let whole = Int(seconds.rounded())
-    if whole < 60 { return "\(whole) s" }
-    if whole < 3600 { return "\(whole / 60) min" }
-    return String(format: "%d h %02d min", whole / 3600, whole / 60 % 60)
 }

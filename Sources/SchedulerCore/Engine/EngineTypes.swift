@@ -38,8 +38,6 @@ public struct EngineError: Error, Hashable, Sendable, CustomStringConvertible {
         case noPendingRequest
         /// No run of the identifier is in progress.
         case noRunningTask
-        /// The app is not known to the engine.
-        case unknownApp
         /// A run of the identifier is already in progress.
         case alreadyRunning
     }

@@ -394,7 +394,7 @@ public struct SchedulerEngine: Sendable {
                 }
             case .expiring(let reason):
                 effects.append(.terminate(next.key, reason: reason))
-                finish(next.key, outcome: .terminated, success: nil, reason: "\(reason); not completed within the \(formatSeconds(configuration.expirationGrace)) grace period", at: now, into: &effects)
+                finish(next.key, outcome: .terminated, success: nil, reason: "\(reason); not completed within the \(DurationText.spoken(configuration.expirationGrace)) grace period", at: now, into: &effects)
             }
         }
         report(index.advance(to: now, conditions: conditions), into: &effects)
@@ -579,9 +579,4 @@ public struct SchedulerEngine: Sendable {
         }
         report(index.markFinished(key, conditions: conditions), into: &effects)
     }
-}
-
-/// "2 s", "1.5 s": seconds for messages.
-func formatSeconds(_ seconds: TimeInterval) -> String {
-    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
 }

@@ -273,7 +273,7 @@ public struct ApplicationLifecycle: Sendable {
         let leaked = outstanding.values.contains { !$0.hasExpirationHandler }
         let reason = leaked
             ? TerminationReason(code: TerminationReason.leakedAssertionCode, message: "leaked background assertion(s) \(held.joined(separator: ", ")): no expiration handler ended them before the window closed")
-            : TerminationReason(code: TerminationReason.backgroundTaskNotFinishedCode, message: "background task(s) \(held.joined(separator: ", ")) not ended within \(formatSeconds(configuration.expirationAllowance)) of expiration")
+            : TerminationReason(code: TerminationReason.backgroundTaskNotFinishedCode, message: "background task(s) \(held.joined(separator: ", ")) not ended within \(DurationText.spoken(configuration.expirationAllowance)) of expiration")
         outstanding.removeAll()
         backgroundEnteredAt = nil
         expiredAt = nil

@@ -21,12 +21,6 @@ extension SchedulingPolicy {
 }
 
 private func formatPercent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
-private func formatDuration(_ seconds: TimeInterval) -> String {
-    let seconds = max(0, Int(seconds.rounded(.up)))
-    if seconds >= 3600 { return "\(seconds / 3600) h \(seconds / 60 % 60) min" }
-    if seconds >= 60 { return "\(seconds / 60) min \(seconds % 60) s" }
-    return "\(seconds) s"
-}
 
 /// The app's Background App Refresh switch (continued processing is user-started and exempt).
 public struct BackgroundAppRefreshPolicy: SchedulingPolicy {
@@ -308,9 +302,9 @@ public struct RateLimitPolicy: SchedulingPolicy {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent background launch of the app")
         }
         let (verdict, wait) = self.verdict(context)
-        let ago = formatDuration(context.now.timeIntervalSince(last))
+        let ago = DurationText.spoken(context.now.timeIntervalSince(last))
         if next > context.now {
-            return PolicyDecision(policy: name, verdict: verdict, rationale: "the app was launched \(ago) ago; launches are at least \(formatDuration(context.configuration.minimumLaunchInterval)) apart", wait: wait)
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "the app was launched \(ago) ago; launches are at least \(DurationText.spoken(context.configuration.minimumLaunchInterval)) apart", wait: wait)
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: "last background launch \(ago) ago")
     }
@@ -332,7 +326,7 @@ public struct ThrottlePolicy: SchedulingPolicy {
         guard delay > 0, context.request.kind != .continuedProcessing else {
             return PolicyDecision(policy: name, verdict: verdict, rationale: "the app is not throttled")
         }
-        let reason = context.app.throttle.reason(at: context.now) ?? "throttled \(formatDuration(delay))"
+        let reason = context.app.throttle.reason(at: context.now) ?? "throttled \(DurationText.spoken(delay))"
         return PolicyDecision(policy: name, verdict: verdict, rationale: verdict == .mustNotProceed ? reason : "\(reason); the delay has passed", wait: wait)
     }
 }
@@ -384,7 +378,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         }
         let (verdict, wait) = self.verdict(context)
         if verdict == .mustNotProceed {
-            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(formatDuration(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(formatDuration(offset)) after it", wait: wait)
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(DurationText.spoken(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(DurationText.spoken(offset)) after it", wait: wait)
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: "its turn after the shared trigger has come")
     }
@@ -407,9 +401,9 @@ public struct StarvationPolicy: SchedulingPolicy {
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let (verdict, _) = self.verdict(context)
-        let waited = formatDuration(context.now.timeIntervalSince(context.eligibleSince))
+        let waited = DurationText.spoken(context.now.timeIntervalSince(context.eligibleSince))
         let rationale = verdict == .mustProceed
-            ? "eligible for \(waited), past the \(formatDuration(context.configuration.maximumDeferral)) the system promises"
+            ? "eligible for \(waited), past the \(DurationText.spoken(context.configuration.maximumDeferral)) the system promises"
             : "eligible for \(waited)"
         return PolicyDecision(policy: name, verdict: verdict, rationale: rationale)
     }

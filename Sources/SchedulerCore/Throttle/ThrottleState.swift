@@ -184,7 +184,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         count(.neverCompleted, "ended without setTaskCompleted")
         count(.crashed, "crashed")
         if !runPhrases.isEmpty {
-            let span = window == 86_400 ? "the last day" : "the last \(durationText(window))"
+            let span = window == 86_400 ? "the last day" : "the last \(DurationText.spoken(window))"
             parts.append(runPhrases.joined(separator: ", ") + " in " + span)
         }
         // Over-scheduling: the latest interval per kind says what the app is doing now.
@@ -197,10 +197,10 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         }
         if parts.isEmpty {
             var earlier = "\(strikes) earlier strike\(strikes == 1 ? "" : "s")"
-            if let lastStrikeAt { earlier += ", the last \(durationText(now.timeIntervalSince(lastStrikeAt))) ago" }
+            if let lastStrikeAt { earlier += ", the last \(DurationText.spoken(now.timeIntervalSince(lastStrikeAt))) ago" }
             parts.append(earlier)
-            parts.append("the delay halves every \(durationText(configuration.decayHalfLife)) of good behaviour")
+            parts.append("the delay halves every \(DurationText.spoken(configuration.decayHalfLife)) of good behaviour")
         }
-        return "throttled \(durationText(current)): " + parts.joined(separator: "; ")
+        return "throttled \(DurationText.spoken(current)): " + parts.joined(separator: "; ")
     }
 }

@@ -20,7 +20,7 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
         public var description: String {
             switch self {
             case let .overScheduling(kind, interval, cadence):
-                return "\(kind) resubmitted every \(durationText(interval)), cadence is \(durationText(cadence))"
+                return "\(kind) resubmitted every \(DurationText.spoken(interval)), cadence is \(DurationText.spoken(cadence))"
             case .expired: return "run expired"
             case .terminated: return "run terminated after its grace period"
             case .neverCompleted: return "run never called setTaskCompleted"
@@ -43,5 +43,5 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
         self.penalty = penalty
     }
 
-    public var description: String { "\(cause) (penalty \(durationText(penalty)))" }
+    public var description: String { "\(cause) (penalty \(DurationText.spoken(penalty)))" }
 }

@@ -35,9 +35,14 @@ struct LocalWeek: Hashable, Sendable {
         Date(timeIntervalSinceReferenceDate: Double(hour) * Self.secondsPerHour - utcOffset)
     }
 
-    /// The start of the local hour that contains `date`.
-    func hourStart(containing date: Date) -> Date {
-        start(ofHour: absoluteHour(of: date))
+    /// The local day of `date`: whole days since 1970-01-01 00:00 local time (floor).
+    func localDay(of date: Date) -> Int {
+        Int(((date.timeIntervalSince1970 + utcOffset) / 86_400).rounded(.down))
+    }
+
+    /// The instant local day `day` starts.
+    func start(ofLocalDay day: Int) -> Date {
+        Date(timeIntervalSince1970: Double(day) * 86_400 - utcOffset)
     }
 
     /// 0 (Monday 00:00) ... 167 (Sunday 23:00) for an absolute hour.
@@ -72,8 +77,7 @@ struct LocalWeek: Hashable, Sendable {
 
     /// "Mon 2026-05-11 08:00": with the calendar date, for instants further than a week away.
     func dateAndClock(_ date: Date) -> String {
-        let days = Int(((date.timeIntervalSinceReferenceDate + utcOffset) / 86_400).rounded(.down))
-        let (year, month, day) = GregorianDate.civil(daysSince1970: days + 11_323)
+        let (year, month, day) = GregorianDate.civil(daysSince1970: localDay(of: date))
         return Self.dayNames[hourOfWeek(of: date) / 24] + " \(year)-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
             + " " + clock(date)
     }

@@ -17,7 +17,7 @@ extension UsageModel {
             let until = processingAllowedUntil
             let processing = allowsProcessing(at: now)
                 ? "processing allowed until \(LocalWeek.isRepresentable(until) ? week.dateAndClock(until) : "\(until)")"
-                : "no processing runs until the app is opened (never opened within \(durationText(configuration.unusedProcessingCutoff)))"
+                : "no processing runs until the app is opened (never opened within \(DurationText.spoken(configuration.unusedProcessingCutoff)))"
             return "never opened (known since \(since)): refreshes run when eligible; \(processing)"
         }
 
@@ -30,11 +30,11 @@ extension UsageModel {
             let probability = launchProbability(hourOfWeek: week.hourOfWeek(of: launch), at: now)
             parts.append("next likely launch \(week.dayAndClock(launch)) (p=\(String(format: "%.2f", probability)))")
         } else {
-            parts.append("no likely launch within \(durationText(configuration.horizon))")
+            parts.append("no likely launch within \(DurationText.spoken(configuration.horizon))")
         }
 
         if !allowsProcessing(at: now) {
-            parts.append("not opened for \(durationText(now.timeIntervalSince(lastUse))): no processing runs until the app is opened")
+            parts.append("not opened for \(DurationText.spoken(now.timeIntervalSince(lastUse))): no processing runs until the app is opened")
         }
         return parts.joined(separator: "; ")
     }

@@ -218,7 +218,7 @@ struct EnergyLogStoreTests {
         #expect(try writer.pendingRequests().isEmpty)
     }
 
-    @Test("reading a store leaves no -wal or -shm file behind")
+    @Test("reading a store creates no store, lock or commit")
     func readingLeavesNoCompanionFiles() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
@@ -226,12 +226,18 @@ struct EnergyLogStoreTests {
             let store = try openStore(url)
             try store.recordRunStarted(RunRecord(id: RunID(1), request: Sample.request("t"), startedAt: Sample.now))
         }
-        #expect(try directory.listing() == ["store.sqlite"])
+        #expect(try directory.listing() == ["store.sqlite", "store.sqlite.lock"])
+        let before = try Data(contentsOf: url)
         do {
             let reader = try SchedulerStore.openForReading(at: url)
             #expect(try reader.runs().count == 1)
         }
-        #expect(try directory.listing() == ["store.sqlite"])
+        // A read-only connection may leave the -wal and -shm SQLite needs, with no commit.
+        #expect(try directory.listing().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["store.sqlite", "store.sqlite.lock"])
+        #expect(try Data(contentsOf: url) == before)
+        if FileManager.default.fileExists(atPath: url.path + "-wal") {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).isEmpty)
+        }
     }
 
     @Test("opening for reading creates nothing and moves nothing aside")

@@ -15,7 +15,7 @@ extension ProcessTests {
     /// owns the state, recovers the run once and the throttle holds its request.
     @Suite struct Ownership {
         static let app = AppID("com.example.owner")
-        static let block = "com.example.owner.block"
+        static let block = "com.example.owner.0"
 
         /// Waits until `child` has written at least `count` lines, recording its stderr if not.
         private func lines(_ child: ChildProcess, atLeast count: Int) async -> [String] {
@@ -38,7 +38,7 @@ extension ProcessTests {
             let ownerPID = try #require(ownerLines[10].split(separator: " ").last.flatMap { Int32($0) })
             owner.send("launch")
             ownerLines = await lines(owner, atLeast: 12)
-            #expect(ownerLines[11] == "running \(ownerPID)")
+            #expect(ownerLines[11] == "running \(ownerPID) \(Self.block)")
             #expect(SchedulerStore.owner(of: database)?.pid == ownerPID)
 
             // A second process of the app: every submission refused with `unavailable`,
@@ -57,11 +57,12 @@ extension ProcessTests {
             #expect(await second.termination().status == 0)
             #expect(second.standardError().contains("another process of com.example.owner owns its scheduler state"), "\(second.standardError())")
 
-            // Read-only diagnostics beside the owner: the limit held, the run is in progress
-            // and stays so (no recovery by a reader).
+            // Read-only diagnostics beside the owner: the limit held (9 pending and the one
+            // running, none of the second process's), the run is in progress and stays so
+            // (no recovery by a reader).
             let reader = try SchedulerStore.openForReading(at: database)
             let pending = try reader.pendingRequests(app: Self.app)
-            #expect(pending.count == 10 && pending.allSatisfy { $0.kind == .processing })
+            #expect(pending.count == 9 && pending.allSatisfy { $0.kind == .processing } && !pending.contains { $0.identifier == Self.block })
             let unfinished = try reader.runs(app: Self.app).filter { $0.endedAt == nil }
             #expect(unfinished.map(\.identifier) == [Self.block])
             let why = try WhyCommand.run(

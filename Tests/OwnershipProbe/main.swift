@@ -6,12 +6,12 @@
 // Builds the app `com.example.owner` exactly as a real embedded app does
 // (`EmbeddedScheduler.makeContext`: the store in <state-dir>, its ownership lock, crash
 // recovery, quarantine), with fixed favourable conditions. Registers handlers for
-// `com.example.owner.0` ... `com.example.owner.9` and `com.example.owner.block`, whose
-// handler writes `running <pid>` and then blocks forever (a run in progress). Submits
+// `com.example.owner.0` ... `com.example.owner.9`, each of which writes
+// `running <pid> <identifier>` and then blocks forever (a run in progress). Submits
 // <count> processing requests a day ahead, writing one line per submit:
 // `accepted <id>` or `refused <id> <code>: <message>`, then `ready <pid>`.
 // Then reads commands from standard input, one per line, answering each:
-//   launch    -> submits `block` and launches it now (simulateLaunch); the handler answers `running <pid>`
+//   launch    -> launches `com.example.owner.0` now (simulateLaunch); its handler answers
 //   pending   -> `pending <n> <id>,<id>...` (the scheduler's pending requests, sorted)
 //   cancelAll -> `cancelled`
 //   exit      -> exits 0
@@ -42,8 +42,7 @@ guard arguments.count == 3, let count = Int(arguments[2]), (0...10).contains(cou
     exit(64)
 }
 let identifiers = (0..<10).map { "com.example.owner.\($0)" }
-let block = "com.example.owner.block"
-let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers + [block], backgroundModes: ["processing"], source: "bgtask-ownership-probe")
+let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-ownership-probe")
 let configuration = EmbeddedScheduler.Configuration(
     app: app,
     manifest: manifest,
@@ -55,13 +54,14 @@ let configuration = EmbeddedScheduler.Configuration(
 let context = EmbeddedScheduler.makeContext(configuration)
 let scheduler = context.scheduler
 for identifier in identifiers {
-    scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in task.setTaskCompleted(success: true) }
+    scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
+        say("running \(pid) \(task.identifier)")
+        // A run in progress until the process dies.
+        while true { pause() }
+    }
 }
-scheduler.register(forTaskWithIdentifier: block, using: nil) { _ in
-    say("running \(pid)")
-    // A run in progress until the process dies.
-    while true { pause() }
-}
+// Launches are delivered once the app has finished launching (every handler registered).
+context.application.finishLaunching()
 
 let notBefore = Date().addingTimeInterval(86_400)
 for identifier in identifiers.prefix(count) {
@@ -82,8 +82,7 @@ while let command = readLine() {
     switch command {
     case "launch":
         do {
-            try scheduler.submit(BGProcessingTaskRequest(identifier: block))
-            try scheduler.simulateLaunch(forTaskWithIdentifier: block)
+            try scheduler.simulateLaunch(forTaskWithIdentifier: identifiers[0])
         } catch {
             say("launch failed: \(error)")
         }

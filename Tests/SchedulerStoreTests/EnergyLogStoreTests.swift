@@ -78,7 +78,7 @@ struct EnergyLogStoreTests {
         #expect(report.interruptedRuns.isEmpty)
         let version = try store.withConnection { (connection) throws(StoreError) in try SchemaMigrations.version(of: connection) }
         #expect(version == SchemaMigrations.latestVersion)
-        #expect(version == 2)
+        #expect(version == 3)
 
         let old = try #require(try store.run(RunID(1)))
         #expect(old.request == request)
@@ -97,13 +97,18 @@ struct EnergyLogStoreTests {
         #expect(try store.runs() == [old, new])
     }
 
-    @Test("a version-1 store opened for reading is migrated, and its runs read back")
-    func readingMigratesFromVersion1() throws {
+    @Test("a version-1 store is not migrated by a reader: refused, named, left as it is; readable once its owner migrated it")
+    func readingRefusesVersion1() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
         try writeVersion1Store(at: url, request: Sample.request("r"))
-        let store = try SchedulerStore.openForReading(at: url)
-        let runs = try store.runs()
+        let before = try Data(contentsOf: url)
+        let error = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: url) }
+        #expect(error.code == .readOnly)
+        #expect(error.message.contains(url.path) && error.message.contains("schema version 1"))
+        #expect(try Data(contentsOf: url) == before)
+        do { _ = try SchedulerStore.open(at: url, now: Sample.now) }
+        let runs = try SchedulerStore.openForReading(at: url).runs()
         #expect(runs.map(\.id) == [RunID(1)])
         #expect(runs.first?.energyJoules == nil)
     }

@@ -91,7 +91,7 @@ enum WhyCommand {
             notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted and its request restored when the app starts")
         }
         return options.json
-            ? json(explanation, running: running, conditions: conditions, now: now)
+            ? json(explanation, running: running, notes: notes, conditions: conditions, now: now)
             : text(explanation, app: app, identifier: options.identifier, running: running, owner: owner, notes: notes, conditions: conditions)
     }
 
@@ -154,9 +154,11 @@ enum WhyCommand {
         var waitingFor: [String]
         var predictedNextRun: Date?
         var evaluatedAt: Date
+        /// Unreadable pending rows, and a run whose process died, as sentences.
+        var notes: [String]
     }
 
-    private static func json(_ explanation: Explanation, running: RunRecord?, conditions: Conditions, now: Date) -> String {
+    private static func json(_ explanation: Explanation, running: RunRecord?, notes: [String], conditions: Conditions, now: Date) -> String {
         let decisions = (explanation.evaluation?.decisions ?? []).map { decision -> Report.Decision in
             var score: Double?
             let verdict: String
@@ -185,7 +187,8 @@ enum WhyCommand {
             earliestPossibleRun: explanation.earliestPossibleRun,
             waitingFor: explanation.waitingFor,
             predictedNextRun: explanation.predictedNextRun,
-            evaluatedAt: now
+            evaluatedAt: now,
+            notes: notes
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

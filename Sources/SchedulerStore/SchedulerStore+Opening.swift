@@ -111,7 +111,7 @@ extension SchedulerStore {
     ///   ``StoreError/Code/schemaTooNew`` for a store from a newer version,
     ///   ``StoreError/Code/foreignDatabase`` or ``StoreError/Code/invalidData`` for a
     ///   database that is not a scheduler store, and ``StoreError/Code/readOnly`` for a store
-    ///   of an older version (open it once with the app, which migrates it).
+    ///   too old to read without migrating (open it once with the app, which migrates it).
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
         var isDirectory: ObjCBool = false
@@ -131,7 +131,7 @@ extension SchedulerStore {
                 message: "\(path) is not a scheduler store: it has no schema (version 0)"
             )
         }
-        guard version == SchemaMigrations.latestVersion else {
+        guard version >= SchemaMigrations.minimumReadableVersion else {
             throw StoreError(
                 code: .readOnly,
                 path: path,

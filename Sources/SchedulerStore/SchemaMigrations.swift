@@ -142,6 +142,11 @@ enum SchemaMigrations {
     /// The version a database has once every step known here is applied.
     static var latestVersion: Int { steps.count }
 
+    /// The oldest version a read-only reader (`bgtask why/log/energy`) can read without
+    /// migrating: step 2 added the run measurements the readers select; step 3 only added
+    /// the quarantine table, which they do not need. Readers never migrate.
+    static let minimumReadableVersion = 2
+
     /// The database's `PRAGMA user_version`.
     static func version(of connection: SQLiteConnection) throws(StoreError) -> Int {
         let versions = try connection.query("PRAGMA user_version") { row in Int(row.int64(0)) }

@@ -103,20 +103,29 @@ struct OwnershipTests {
         #expect(report.interruptedRuns.map(\.id) == [RunID(1)])
     }
 
-    @Test("a reader refuses a store of an older schema instead of migrating it")
+    @Test("a reader refuses a store too old to read instead of migrating it, and reads one that lacks only the quarantine")
     func readerDoesNotMigrate() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
         do {
             let store = try openStore(url)
+            try store.recordRunStarted(Sample.run(1, of: Sample.request("sync"), startedAt: Sample.now))
             try store.withConnection { (connection) throws(StoreError) in
                 try connection.executeScript("DROP TABLE quarantined_requests; PRAGMA user_version = 2")
             }
         }
+        // Version 2: everything a reader selects is there; nothing is migrated.
+        #expect(try SchedulerStore.openForReading(at: url).runs().map(\.id) == [RunID(1)])
+        #expect(try SchemaMigrations.version(of: SQLiteConnection.open(path: url.path, mode: .readOnly)) == 2)
+
+        do {
+            let raw = try SQLiteConnection.open(path: url.path, mode: .readWrite)
+            try raw.executeScript("PRAGMA user_version = 1")
+        }
         let before = try Data(contentsOf: url)
         let error = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: url) }
         #expect(error.code == .readOnly)
-        #expect(error.message.contains("schema version 2"))
+        #expect(error.message.contains("schema version 1"))
         #expect(try Data(contentsOf: url) == before)
     }
 }

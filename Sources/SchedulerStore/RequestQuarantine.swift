@@ -124,8 +124,8 @@ extension SchedulerStore {
 
     /// The pending requests of `app` (or of every app) that can be read, and the rows that
     /// cannot (each with the reason): what a reader such as `bgtask why` uses, so that one
-    /// bad row hides nothing else. It moves nothing; the owner quarantines such rows when it
-    /// opens the store.
+    /// bad row hides nothing else. It moves nothing (the owner quarantines such rows when it
+    /// opens the store), so the unreadable rows' `quarantinedAt` is `.distantPast`.
     public func readablePendingRequests(app: AppID? = nil) throws(StoreError) -> (requests: [PendingRequest], unreadable: [QuarantinedRequest]) {
         try withConnection { (connection) throws(StoreError) in
             var sql = "SELECT \(RequestColumns.names) FROM pending_requests"

@@ -53,6 +53,12 @@ let package = Package(
             dependencies: ["BackgroundTasks", "SchedulerStore"],
             path: "Tests/DurabilityProbe"
         ),
+        // A child process for the two-process ownership test: one process of an app, driven by stdin.
+        .executableTarget(
+            name: "bgtask-ownership-probe",
+            dependencies: ["BackgroundTasks", "DeviceConditions"],
+            path: "Tests/OwnershipProbe"
+        ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
@@ -60,7 +66,7 @@ let package = Package(
             name: "BackgroundTasksTests",
             dependencies: [
                 "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
-                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask",
+                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask",
             ]
         ),
     ],

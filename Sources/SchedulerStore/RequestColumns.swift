@@ -35,25 +35,65 @@ enum RequestColumns {
     }
 
     /// Reads a request from `row`, whose columns `offset ..< offset + count` are ``names``.
+    ///
+    /// Strict: every column must hold what ``values(of:)`` writes (text, finite numbers for
+    /// dates, 0 or 1 for flags, JSON extras), so a row written by hand or by another program
+    /// is reported (``StoreError/Code/invalidData``, naming the row and the column) instead
+    /// of read as something else, such as a TEXT date read as 2001-01-01.
     static func decode(_ row: SQLiteRow, from offset: Int32 = 0) throws(StoreError) -> PendingRequest {
         let app = AppID(row.text(offset))
         let identifier = row.text(offset + 1)
+        let name = "\(app)/\(identifier)"
+        guard row.isText(offset), row.isText(offset + 1) else {
+            throw invalid("the row \(name) has \(row.typeName(offset)) as its app and \(row.typeName(offset + 1)) as its identifier, not text")
+        }
+        guard row.isText(offset + 2) else {
+            throw invalid("the task kind of \(name) is \(row.typeName(offset + 2)), not text")
+        }
         let kindName = row.text(offset + 2)
         guard let kind = TaskKind(rawValue: kindName) else {
-            throw invalid("unknown task kind \"\(kindName)\" for \(app)/\(identifier)")
+            throw invalid("unknown task kind \"\(kindName)\" for \(name)")
         }
-        let extras = try decodeExtras(row.optionalText(offset + 7), of: "\(app)/\(identifier)")
+        let submittedAt = try date(row, offset + 4, column: "submitted_at", of: name)
+        let earliestBegin = row.isNull(offset + 3) ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
+        let requiresNetwork = try flag(row, offset + 5, column: "requires_network", of: name)
+        let requiresPower = try flag(row, offset + 6, column: "requires_power", of: name)
+        if !row.isNull(offset + 7), !row.isText(offset + 7) {
+            throw invalid("the extra fields of \(name) are \(row.typeName(offset + 7)), not JSON text")
+        }
+        let extras = try decodeExtras(row.optionalText(offset + 7), of: name)
         return PendingRequest(
             app: app,
             identifier: identifier,
             kind: kind,
-            earliestBeginDate: row.optionalDate(offset + 3),
-            requiresNetworkConnectivity: row.bool(offset + 5),
-            requiresExternalPower: row.bool(offset + 6),
+            earliestBeginDate: earliestBegin,
+            requiresNetworkConnectivity: requiresNetwork,
+            requiresExternalPower: requiresPower,
             protectionTypeOfRequiredData: extras.protectionTypeOfRequiredData,
             continuedProcessing: extras.continuedProcessing,
-            submittedAt: row.date(offset + 4)
+            submittedAt: submittedAt
         )
+    }
+
+    /// A date column: a finite number of seconds since 2001 (see ``SQLiteValue/date(_:)``).
+    private static func date(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> Date {
+        guard row.isNumber(index) else {
+            let shown = row.isText(index) ? " (\"\(row.text(index).prefix(40))\")" : ""
+            throw invalid("\(column) of \(name) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
+        }
+        let seconds = row.double(index)
+        guard seconds.isFinite else {
+            throw invalid("\(column) of \(name) is \(seconds), not a finite date")
+        }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    /// A flag column: the integer 0 or 1.
+    private static func flag(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> Bool {
+        guard row.isNumber(index), row.double(index) == 0 || row.double(index) == 1 else {
+            throw invalid("\(column) of \(name) is \(row.typeName(index)) \(row.text(index)), not 0 or 1")
+        }
+        return row.bool(index)
     }
 
     private static func encodeExtras(of request: PendingRequest) throws(StoreError) -> String? {

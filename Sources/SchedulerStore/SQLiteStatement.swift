@@ -105,6 +105,29 @@ struct SQLiteRow {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
+    /// Whether column `index` holds a number (INTEGER or REAL): what dates and flags must
+    /// be. SQLite would otherwise read a TEXT `2026-11-30` as the number 2026.
+    func isNumber(_ index: Int32) -> Bool {
+        let type = sqlite3_column_type(handle, index)
+        return type == SQLITE_INTEGER || type == SQLITE_FLOAT
+    }
+
+    /// Whether column `index` holds TEXT.
+    func isText(_ index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_TEXT
+    }
+
+    /// SQLite's name for the storage class of column `index`, for error messages.
+    func typeName(_ index: Int32) -> String {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return "an integer"
+        case SQLITE_FLOAT: return "a real number"
+        case SQLITE_TEXT: return "text"
+        case SQLITE_BLOB: return "a blob"
+        default: return "NULL"
+        }
+    }
+
     func int64(_ index: Int32) -> Int64 {
         sqlite3_column_int64(handle, index)
     }

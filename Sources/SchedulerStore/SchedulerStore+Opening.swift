@@ -2,26 +2,49 @@ import Foundation
 import SchedulerCore
 
 extension SchedulerStore {
-    /// Opens the store at `url`, creating it if the file does not exist, and repairs what a
-    /// previous crash left behind.
+    /// The name of the lock file that says who owns the store at `url`: the database's
+    /// name plus `.lock`, beside it in the state directory.
+    public static func lockFileName(for url: URL) -> String { url.lastPathComponent + ".lock" }
+
+    /// The process that owns the store at `url` (holds its lock file), or `nil` when none
+    /// does: then a run without an end was really cut off.
+    public static func owner(of url: URL) -> StateDirectoryLock.Holder? {
+        StateDirectoryLock.holder(in: url.deletingLastPathComponent(), name: lockFileName(for: url))
+    }
+
+    /// Opens the store at `url` as its owner, creating it if the file does not exist, and
+    /// repairs what a previous owner left behind.
     ///
+    /// - Ownership first: the store's lock file (``lockFileName(for:)``, a
+    ///   ``StateDirectoryLock``) is taken, without waiting, and held until the store is
+    ///   released. When another process (or another store object in this one) owns it, the
+    ///   open fails with ``StoreError/Code/locked`` naming the holder's process id, and
+    ///   nothing is read or repaired: its runs without an end are really running.
     /// - The parent directory must exist and be writable; it is never created, so a typo in a
     ///   path fails loudly instead of scattering databases. A read-only file or directory is
     ///   refused with ``StoreError/Code/readOnly`` and left exactly as it is.
+    /// - Another program's SQLite database (another `application_id`, or tables without the
+    ///   scheduler's schema) is refused with ``StoreError/Code/foreignDatabase`` and never
+    ///   written. An empty file is a new store. Every store opened is stamped with the
+    ///   scheduler's `application_id`.
     /// - A database written by a newer version is refused with
     ///   ``StoreError/Code/schemaTooNew`` and left untouched.
     /// - A file that is not a database, or a damaged one, is moved aside to
     ///   `<name>.corrupt-<yyyyMMdd-HHmmss>` (UTC, from `now`), together with its `-wal`,
     ///   `-shm` and `-journal` companions, and a fresh store is created in its place. The
     ///   report says where it went and why.
-    /// - Runs that never ended are recorded as ``RunOutcome/interrupted`` at `now`, and their
-    ///   requests are pending again unless the app submitted a newer one meanwhile.
+    /// - Runs that never ended are recorded as ``RunOutcome/interrupted`` at `now`, their
+    ///   requests are pending again unless the app submitted a newer one meanwhile, and the
+    ///   stop counts as one throttle strike of each app concerned.
+    /// - Pending requests that cannot be loaded (a row that does not decode, or, with
+    ///   ``StoreOptions/app``, another app's) are moved to the quarantine, never deleted,
+    ///   and listed in the report.
     ///
     /// - Parameters:
     ///   - url: The database file.
     ///   - now: The current instant, from the caller's clock: the end of interrupted runs and
     ///     the time stamp of a moved-aside file.
-    ///   - options: How durable each commit is.
+    ///   - options: How durable each commit is; which app the store belongs to.
     /// - Returns: The open store, and a report of what was repaired.
     public static func open(
         at url: URL,
@@ -42,6 +65,17 @@ extension SchedulerStore {
     ) throws(StoreError) -> (SchedulerStore, StoreOpenReport) {
         let path = url.path
         try StoreLocation.checkUsable(path)
+        let ownership: StateDirectoryLock
+        do throws(StoreError) {
+            ownership = try StateDirectoryLock.acquire(in: url.deletingLastPathComponent(), name: lockFileName(for: url))
+        } catch where error.code == .locked {
+            var refused = error
+            refused.path = path
+            refused.message = "the scheduler store at \(path) is owned by "
+                + "\(StateDirectoryLock.Holder(pid: error.holderPID)) (it holds \(error.path ?? "its lock file")); "
+                + "only the owner recovers, launches and enforces the limits, so this one was not opened"
+            throw refused
+        }
         var report = StoreOpenReport()
         let connection: SQLiteConnection
         do throws(StoreError) {
@@ -56,38 +90,38 @@ extension SchedulerStore {
         let recovery = try InterruptedRunRecovery.recover(connection, now: now)
         report.interruptedRuns = recovery.interruptedRuns
         report.restoredRequests = recovery.restoredRequests
-        return (SchedulerStore(connection: connection, url: url), report)
+        report.unreadableRuns = recovery.unreadableRuns
+        report.quarantinedRequests = try RequestQuarantine.quarantineUnloadable(app: options.app, now: now, on: connection)
+        return (SchedulerStore(connection: connection, url: url, ownership: ownership), report)
     }
 
-    /// Opens an existing store only to read it, beside the app that may be using it: what
-    /// `bgtask log` and `bgtask energy` use.
+    /// Opens an existing store only to read it, beside the app that may own it and write
+    /// it: what `bgtask why`, `bgtask log` and `bgtask energy` use.
     ///
-    /// Unlike ``open(at:now:options:)`` it repairs nothing. A missing file is not created; a
-    /// damaged one is reported (``StoreError/Code/corrupt`` from the first read), never moved
-    /// aside; runs without an end stay as they are, because they may really be in progress
-    /// in the app that owns the store. A store written by an older version is migrated
-    /// first (every step only adds, and the app does the same on its next start); that is
-    /// the only change to its content, and the connection then refuses writes
-    /// (`PRAGMA query_only`). (Closing may still checkpoint the WAL into the file, which
-    /// moves committed pages and changes nothing they say.)
+    /// The connection is SQLite's `SQLITE_OPEN_READONLY`: it takes no lock file, repairs
+    /// nothing, migrates nothing, prunes nothing, and works while the owner holds the lock
+    /// and writes (WAL: readers see the last commit). A missing file is not created; a
+    /// damaged one is reported (``StoreError/Code/corrupt``), never moved aside; runs without
+    /// an end stay as they are (``owner(of:)`` tells whether they are really running). A
+    /// read-only connection cannot remove the `-wal` and `-shm` files SQLite needs beside a
+    /// WAL database, so reading a store nobody has open may leave them (empty of commits)
+    /// behind; the owner's next open and close removes them.
     ///
     /// - Throws: ``StoreError/Code/cannotOpen`` when there is no file at `url`,
     ///   ``StoreError/Code/schemaTooNew`` for a store from a newer version,
-    ///   ``StoreError/Code/invalidData`` for a database that is not a scheduler store, and
-    ///   ``StoreError/Code/readOnly`` when an older store needs migrating but cannot be written.
+    ///   ``StoreError/Code/foreignDatabase`` or ``StoreError/Code/invalidData`` for a
+    ///   database that is not a scheduler store, and ``StoreError/Code/readOnly`` for a store
+    ///   too old to read without migrating (open it once with the app, which migrates it).
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw StoreError(code: .cannotOpen, path: path, message: "there is no scheduler store at \(path)")
         }
-        // Read-write (when the file allows it) rather than read-only: a read-only connection
-        // cannot remove the `-wal` and `-shm` files it had to create, so every `bgtask log`
-        // would leave them behind in the app's state directory. `query_only` below keeps
-        // this connection from writing anyway.
-        let connection = try SQLiteConnection.open(path: path, mode: .readWriteExisting)
+        let connection = try SQLiteConnection.open(path: path, mode: .readOnly)
         connection.setBusyTimeout(milliseconds: 5_000)
         // The first read: a file that is not a database fails here, with `corrupt`.
+        try SchemaMigrations.refuseIfForeign(connection)
         try SchemaMigrations.refuseIfTooNew(connection)
         let version = try SchemaMigrations.version(of: connection)
         guard version > 0 else {
@@ -97,20 +131,16 @@ extension SchedulerStore {
                 message: "\(path) is not a scheduler store: it has no schema (version 0)"
             )
         }
-        if version < SchemaMigrations.latestVersion {
-            guard !connection.isReadOnly else {
-                throw StoreError(
-                    code: .readOnly,
-                    path: path,
-                    message: "the scheduler store at \(path) has schema version \(version) and must be "
-                        + "upgraded to version \(SchemaMigrations.latestVersion) before it can be read, "
-                        + "but it is not writable; open it once with the app, or make it writable"
-                )
-            }
-            try SchemaMigrations.migrate(connection)
+        guard version >= SchemaMigrations.minimumReadableVersion else {
+            throw StoreError(
+                code: .readOnly,
+                path: path,
+                message: "the scheduler store at \(path) has schema version \(version) and must be "
+                    + "upgraded to version \(SchemaMigrations.latestVersion) before it can be read; "
+                    + "diagnostics never write, so start the app once (its owner migrates it)"
+            )
         }
-        try connection.executeScript("PRAGMA query_only = ON")
-        return SchedulerStore(connection: connection, url: url)
+        return SchedulerStore(connection: connection, url: url, ownership: nil)
     }
 
     /// Opens the file and brings it to a usable state. Throws ``StoreError/Code/corrupt``
@@ -136,6 +166,7 @@ extension SchedulerStore {
         do throws(StoreError) {
             // Check the version before anything writes: even switching to WAL rewrites the
             // header. This first read is also where a file that is not a database shows up.
+            try SchemaMigrations.refuseIfForeign(connection)
             try SchemaMigrations.refuseIfTooNew(connection)
             try checkIntegrity(connection)
         } catch {
@@ -147,6 +178,7 @@ extension SchedulerStore {
         try enableWriteAheadLog(connection)
         try configure(connection, options: options)
         try SchemaMigrations.migrate(connection)
+        try SchemaMigrations.stampApplicationID(connection)
         return connection
     }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// has been told is saved survives a kill of the process at any instant (WAL journal, and
 /// with ``StoreOptions/Synchronous/full`` a power cut too).
 ///
-/// Open a file with ``open(at:now:options:)``, which also repairs what a crash left behind
-/// (see ``StoreOpenReport``), or use ``inMemory(options:)`` for simulations and tests.
+/// Open a file with ``open(at:now:options:)`` as its one owner (it takes the store's lock
+/// file and repairs what a crash left behind, see ``StoreOpenReport``), read it beside its
+/// owner with ``openForReading(at:)``, or use ``inMemory(options:)`` for simulations and tests.
 /// The store is safe to share between threads: its single connection is confined behind a
 /// `Mutex`, because an SQLite connection must not be used from two threads at once.
 public final class SchedulerStore: Sendable {
@@ -19,9 +20,14 @@ public final class SchedulerStore: Sendable {
 
     private let connection: Mutex<SQLiteConnection>
 
-    init(connection: sending SQLiteConnection, url: URL?) {
+    /// The lock that makes this store its file's owner (``open(at:now:options:)``), held for
+    /// the store's lifetime; `nil` for a reader (``openForReading(at:)``) and in memory.
+    public let ownership: StateDirectoryLock?
+
+    init(connection: sending SQLiteConnection, url: URL?, ownership: StateDirectoryLock?) {
         self.url = url
         self.connection = Mutex(connection)
+        self.ownership = ownership
     }
 
     /// Creates a private, empty store that lives only as long as this object: for
@@ -30,7 +36,8 @@ public final class SchedulerStore: Sendable {
         let connection = try SQLiteConnection.open(path: nil, mode: .readWrite)
         try configure(connection, options: options)
         try SchemaMigrations.migrate(connection)
-        return SchedulerStore(connection: connection, url: nil)
+        try SchemaMigrations.stampApplicationID(connection)
+        return SchedulerStore(connection: connection, url: nil, ownership: nil)
     }
 
     /// Runs `body` with exclusive use of the connection. Errors that do not name the file yet

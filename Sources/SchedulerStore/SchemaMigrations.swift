@@ -72,10 +72,80 @@ enum SchemaMigrations {
         -- Pruning deletes finished runs by end; without this it scans the whole log.
         CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
         """,
+        // 3: pending requests that could not be loaded (unreadable, another app's, over the
+        // pending limit), kept with the reason instead of deleted. The request columns have
+        // no type on purpose: no affinity, so the bad values are kept exactly as they were.
+        """
+        CREATE TABLE quarantined_requests (
+            app, identifier, kind, earliest_begin, submitted_at, requires_network, requires_power, extras,
+            reason TEXT NOT NULL,
+            quarantined_at REAL NOT NULL
+        );
+        """,
     ]
+
+    /// `PRAGMA application_id` of a scheduler store ("BGTK"): what tells our files from other
+    /// programs' SQLite databases. Stamped on every store this build opens for writing.
+    static let applicationID: Int32 = 0x4247_544B
+
+    /// The tables every scheduler store has from step 1: a database with `user_version` set
+    /// but without them is not ours (it predates the `application_id` stamp or never had it).
+    static let coreTables: Set<String> = ["pending_requests", "runs", "checkpoints", "app_settings"]
+
+    /// Refuses a database that is not a scheduler store, before anything has been written
+    /// to it: another `application_id`, or tables without our schema. An empty database
+    /// (no tables, version 0) is a new store and is fine. This is also the first read, where
+    /// a file that is not a database at all shows up (as ``StoreError/Code/corrupt``).
+    static func refuseIfForeign(_ connection: SQLiteConnection) throws(StoreError) {
+        let applicationID = try connection.query("PRAGMA application_id") { row in Int32(truncatingIfNeeded: row.int64(0)) }.first ?? 0
+        let location = connection.path ?? "(in memory)"
+        func foreign(_ why: String) -> StoreError {
+            StoreError(
+                code: .foreignDatabase,
+                path: connection.path,
+                message: "\(location) is not a scheduler store: \(why); it belongs to another program "
+                    + "and was left untouched (choose another state directory, or move the file away)"
+            )
+        }
+        if applicationID == Self.applicationID { return }
+        if applicationID != 0 {
+            throw foreign("its SQLite application_id is \(hex(applicationID)), a scheduler store's is \(hex(Self.applicationID))")
+        }
+        let tables = Set(try connection.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ) { row in row.text(0) })
+        let version = try version(of: connection)
+        if tables.isEmpty && version == 0 { return }
+        let missing = coreTables.subtracting(tables)
+        guard missing.isEmpty else {
+            let listed = tables.sorted().prefix(5).joined(separator: ", ")
+            throw foreign(
+                "it has user_version \(version) and the tables \(listed.isEmpty ? "(none)" : listed)\(tables.count > 5 ? ", ..." : ""), "
+                    + "but not the scheduler's \(missing.sorted().joined(separator: ", "))"
+            )
+        }
+    }
+
+    /// Writes ``applicationID`` into a store that does not carry it yet (a new one, or one
+    /// from before the stamp).
+    static func stampApplicationID(_ connection: SQLiteConnection) throws(StoreError) {
+        let current = try connection.query("PRAGMA application_id") { row in Int32(truncatingIfNeeded: row.int64(0)) }.first
+        guard current != applicationID else { return }
+        // PRAGMA takes no parameters; the value is a constant of this file.
+        try connection.executeScript("PRAGMA application_id = \(applicationID)")
+    }
+
+    private static func hex(_ value: Int32) -> String {
+        "0x" + String(UInt32(bitPattern: value), radix: 16, uppercase: true)
+    }
 
     /// The version a database has once every step known here is applied.
     static var latestVersion: Int { steps.count }
+
+    /// The oldest version a read-only reader (`bgtask why/log/energy`) can read without
+    /// migrating: step 2 added the run measurements the readers select; step 3 only added
+    /// the quarantine table, which they do not need. Readers never migrate.
+    static let minimumReadableVersion = 2
 
     /// The database's `PRAGMA user_version`.
     static func version(of connection: SQLiteConnection) throws(StoreError) -> Int {

@@ -15,6 +15,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// ``StoreOpenReport/corruptionDetail``).
     var sqliteMessage: String?
 
+    /// For ``Code/locked``: the process id of the owner, as it wrote it into the lock file
+    /// (`nil` when unknown).
+    public var holderPID: Int32?
+
     /// Creates an error.
     public init(code: Code, path: String?, message: String) {
         self.code = code
@@ -53,6 +57,14 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         /// A stored row could not be turned back into a value (for example an unknown task
         /// kind), or a call referred to a record that does not exist.
         public static let invalidData = Code("invalidData")
+
+        /// Another owner (another process of the app, or another store object in this one)
+        /// holds the store's lock file (see ``StateDirectoryLock``); ``StoreError/holderPID``
+        /// says which process. Nothing was read or written.
+        public static let locked = Code("locked")
+        /// The file is an SQLite database of another program (its `application_id` is not
+        /// ours, or it has tables but no scheduler schema). It is refused and never written.
+        public static let foreignDatabase = Code("foreignDatabase")
 
         /// The code's name, for example `cannotOpen`.
         public var description: String { name }

@@ -3,11 +3,51 @@ import Foundation
 /// Checks that a store path can be opened for writing before SQLite touches it, so the
 /// error names the real problem (SQLite would say only "unable to open database file", or
 /// silently open a read-only file read-only).
-enum StoreLocation {
+public enum StoreLocation {
+    /// What stops `directory` from being (or being created as) a directory, naming the
+    /// component at fault: a regular file where a directory must be, a symbolic link that
+    /// loops or points nowhere, a component that cannot be searched. `nil` when every
+    /// existing component is a directory (the missing rest can be created).
+    ///
+    /// Foundation says only "file already exists" or "error 512" for these.
+    public static func directoryProblem(_ directory: String) -> String? {
+        let components = directory.split(separator: "/", omittingEmptySubsequences: true)
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in components {
+            prefix += "/" + component
+            var info = stat()
+            if stat(prefix, &info) == 0 {
+                if (info.st_mode & S_IFMT) == S_IFDIR { continue }
+                let what = (info.st_mode & S_IFMT) == S_IFREG ? "a regular file" : "not a directory"
+                return "\(prefix) is \(what), so \(directory) cannot be a directory in it"
+            }
+            let failure = errno
+            switch failure {
+            case ELOOP:
+                return "\(prefix) is a symbolic link that loops (too many levels of symbolic links)"
+            case ENOENT:
+                var linkInfo = stat()
+                if lstat(prefix, &linkInfo) == 0 {
+                    let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: prefix)) ?? "?"
+                    return "\(prefix) is a symbolic link to \(target), which does not exist"
+                }
+                return nil // the rest does not exist yet: it can be created
+            case EACCES:
+                return "\(prefix) cannot be searched: permission denied"
+            default:
+                return "\(prefix): \(String(cString: strerror(failure)))"
+            }
+        }
+        return nil
+    }
+
     static func checkUsable(_ path: String) throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
+        if let problem = directoryProblem(directory) {
+            throw StoreError(code: .cannotOpen, path: path, message: "cannot open the scheduler store at \(path): \(problem)")
+        }
         guard fileManager.fileExists(atPath: directory, isDirectory: &isDirectory) else {
             throw StoreError(
                 code: .cannotOpen,

@@ -6,9 +6,16 @@ public struct StoreOptions: Sendable {
     /// How hard SQLite works to make each commit survive a power cut.
     public var synchronous: Synchronous
 
-    /// Creates options; the default is the safest setting, ``Synchronous/full``.
-    public init(synchronous: Synchronous = .full) {
+    /// The only app whose requests the store may hold (an embedded app's own store), or
+    /// `nil` for a store shared by several apps. When set, opening quarantines pending
+    /// requests of any other app instead of loading (and launching) them.
+    public var app: AppID?
+
+    /// Creates options; the default is the safest setting, ``Synchronous/full``, for a store
+    /// of any app.
+    public init(synchronous: Synchronous = .full, app: AppID? = nil) {
         self.synchronous = synchronous
+        self.app = app
     }
 
     /// SQLite's `PRAGMA synchronous` levels that make sense in WAL mode.
@@ -44,17 +51,27 @@ public struct StoreOpenReport: Sendable {
     /// The requests of those runs that were put back in the pending list. A run whose app
     /// had already submitted a newer request with the same identifier restores nothing.
     public var restoredRequests: [PendingRequest]
+    /// Pending requests that could not be loaded (unreadable, or another app's) and were
+    /// moved to the quarantine with the reason (``SchedulerStore/quarantinedRequests()``).
+    public var quarantinedRequests: [QuarantinedRequest]
+    /// Runs without an end whose row could not be read, as `run-N: why`: recorded as
+    /// interrupted, their requests not restored.
+    public var unreadableRuns: [String]
 
     /// Creates a report; an empty one means nothing needed repair.
     public init(
         movedAsideCorruptFile: URL? = nil,
         corruptionDetail: String? = nil,
         interruptedRuns: [RunRecord] = [],
-        restoredRequests: [PendingRequest] = []
+        restoredRequests: [PendingRequest] = [],
+        quarantinedRequests: [QuarantinedRequest] = [],
+        unreadableRuns: [String] = []
     ) {
         self.movedAsideCorruptFile = movedAsideCorruptFile
         self.corruptionDetail = corruptionDetail
         self.interruptedRuns = interruptedRuns
         self.restoredRequests = restoredRequests
+        self.quarantinedRequests = quarantinedRequests
+        self.unreadableRuns = unreadableRuns
     }
 }

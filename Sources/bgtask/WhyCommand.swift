@@ -64,7 +64,9 @@ enum WhyCommand {
             guard let data = FileManager.default.contents(atPath: path) else { throw Failure(description: "cannot read the policy file \(path)") }
             policy = try PolicyConfiguration.parse(data, source: path)
         }
-        let (store, _) = try SchedulerStore.open(at: database, now: now)
+        // Read-only, beside the app that may own the store and be running the task: a
+        // diagnostic recovers nothing (docs/ARCHITECTURE.md, "One owner per state directory").
+        let store = try SchedulerStore.openForReading(at: database)
         // The embedded scheduler's own tunables (its herd and lead-time salt from this
         // machine's identity), so `why` predicts the instants the scheduler will pick.
         var engine = SchedulerEngine(
@@ -76,19 +78,29 @@ enum WhyCommand {
            let state = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) {
             engine.restorePolicyState(state, of: app)
         }
-        engine.restore(try store.pendingRequests(app: app), at: now)
+        // One unreadable row hides nothing else; it is listed instead.
+        let (pending, unreadable) = try store.readablePendingRequests(app: app)
+        engine.restore(pending, at: now)
         let explanation = engine.explain(RequestKey(app: app, identifier: options.identifier), at: now)
-        let running = try store.runs(app: app).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        let unfinished = try store.runs(app: app).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        // A run without an end is in progress only while its owner lives (holds the lock).
+        let owner = SchedulerStore.owner(of: database)
+        let running = owner == nil ? nil : unfinished
+        var notes = unreadable.map { "unreadable pending request \($0.app)/\($0.identifier): \($0.reason) (the app quarantines it when it starts)" }
+        if let unfinished, owner == nil {
+            notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted and its request restored when the app starts")
+        }
         return options.json
-            ? json(explanation, running: running, conditions: conditions, now: now)
-            : text(explanation, app: app, identifier: options.identifier, running: running, conditions: conditions)
+            ? json(explanation, running: running, notes: notes, conditions: conditions, now: now)
+            : text(explanation, app: app, identifier: options.identifier, running: running, owner: owner, notes: notes, conditions: conditions)
     }
 
-    private static func text(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, conditions: Conditions) -> String {
+    private static func text(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, owner: StateDirectoryLock.Holder?, notes: [String], conditions: Conditions) -> String {
         var lines = ["\(app) / \(identifier)"]
         if let running {
-            lines.append("  a run is in progress: \(running.id), started \(running.startedAt)")
+            lines.append("  a run is in progress: \(running.id), started \(running.startedAt)\(owner.map { " in \($0)" } ?? "")")
         }
+        lines += notes.map { "  note: \($0)" }
         guard let request = explanation.request else {
             lines.append("  \(running == nil ? explanation.summary : "no further request is pending")")
             return lines.joined(separator: "\n") + "\n"
@@ -142,9 +154,11 @@ enum WhyCommand {
         var waitingFor: [String]
         var predictedNextRun: Date?
         var evaluatedAt: Date
+        /// Unreadable pending rows, and a run whose process died, as sentences.
+        var notes: [String]
     }
 
-    private static func json(_ explanation: Explanation, running: RunRecord?, conditions: Conditions, now: Date) -> String {
+    private static func json(_ explanation: Explanation, running: RunRecord?, notes: [String], conditions: Conditions, now: Date) -> String {
         let decisions = (explanation.evaluation?.decisions ?? []).map { decision -> Report.Decision in
             var score: Double?
             let verdict: String
@@ -173,7 +187,8 @@ enum WhyCommand {
             earliestPossibleRun: explanation.earliestPossibleRun,
             waitingFor: explanation.waitingFor,
             predictedNextRun: explanation.predictedNextRun,
-            evaluatedAt: now
+            evaluatedAt: now,
+            notes: notes
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -70,8 +70,12 @@ final class ChildProcess: Sendable {
     private let terminations: AsyncStream<Termination>
     private let standardErrorURL: URL
 
-    /// Starts `executable` with `arguments`; its stderr goes to a file in `scratch`.
-    init(_ executable: URL, arguments: [String], scratch: URL) throws {
+    /// The write end of the child's standard input, when it was started with one.
+    private let input: FileHandle?
+
+    /// Starts `executable` with `arguments`; its stderr goes to a file in `scratch`. With
+    /// `standardInput`, ``send(_:)`` writes to its standard input; else it reads /dev/null.
+    init(_ executable: URL, arguments: [String], scratch: URL, standardInput: Bool = false) throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -80,7 +84,9 @@ final class ChildProcess: Sendable {
         standardErrorURL = scratch.appendingPathComponent("\(executable.lastPathComponent).\(UUID().uuidString).stderr")
         _ = FileManager.default.createFile(atPath: standardErrorURL.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: standardErrorURL)
-        process.standardInput = FileHandle.nullDevice
+        let inputPipe = standardInput ? Pipe() : nil
+        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        input = inputPipe?.fileHandleForWriting
 
         // The termination handler is set before run(), and feeds a buffered stream, so a
         // child that dies at once is not missed; async code never calls waitUntilExit().
@@ -95,7 +101,13 @@ final class ChildProcess: Sendable {
         try process.run()
         // Our copy of the write end must be closed, or the reader never sees end of file.
         try? output.fileHandleForWriting.close()
+        try? inputPipe?.fileHandleForReading.close()
         self.output.start()
+    }
+
+    /// Writes `line` and a newline to the child's standard input.
+    func send(_ line: String) {
+        try? input?.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Sends `signal` to the child (it is not a process group leader; only it is signalled).

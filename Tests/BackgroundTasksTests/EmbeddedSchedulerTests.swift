@@ -22,7 +22,10 @@ import Testing
         )
     }
 
-    @Test func submittedRequestsSurviveARestartOfTheProcessContext() throws {
+    /// docs/ARCHITECTURE.md, "One owner per state directory": a second scheduler on the same
+    /// state (here in the same process; `ProcessTests.Ownership` does it with two processes)
+    /// is refused, and the owner's requests are on disk for the next owner.
+    @Test func aSecondSchedulerOnTheSameStateIsRefusedAndTheOwnersRequestsAreOnDisk() throws {
         let state = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }
         let first = EmbeddedScheduler.makeContext(configuration(state: state))
@@ -33,10 +36,47 @@ import Testing
         request.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
         try first.withCurrent { try BGTaskScheduler.shared.submit(request) }
 
-        let second = EmbeddedScheduler.makeContext(configuration(state: state))
-        let pending = second.driver.pendingRequests(of: testApp)
-        #expect(pending.map(\.identifier) == [processingID])
-        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("scheduler.sqlite").path))
+        let database = state.appendingPathComponent("scheduler.sqlite")
+        #expect(try SchedulerStore.openForReading(at: database).pendingRequests(app: testApp).map(\.identifier) == [processingID])
+
+        let log = DiagnosticLog.collecting()
+        var settings = configuration(state: state)
+        settings.log = log
+        let second = EmbeddedScheduler.makeContext(settings)
+        second.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        #expect(second.driver.store == nil)
+        #expect(second.driver.pendingRequests(of: testApp).isEmpty)
+        #expect {
+            try second.withCurrent { try BGTaskScheduler.shared.submit(BGProcessingTaskRequest(identifier: processingID)) }
+        } throws: { error in
+            guard let error = error as? BGTaskScheduler.Error else { return false }
+            return error.code == .unavailable && error.message.contains("process \(getpid())") && error.message.contains(database.path)
+        }
+        #expect(log.messages.contains { $0.level == .error && $0.text.contains("another process of \(testApp) owns its scheduler state") })
+        // The refused scheduler changed nothing.
+        #expect(first.driver.pendingRequests(of: testApp).map(\.identifier) == [processingID])
+        #expect(try SchedulerStore.openForReading(at: database).pendingRequests(app: testApp).count == 1)
+    }
+
+    @Test func stateDirectoryUnderAFileOrInASymlinkLoopIsNamed() throws {
+        let parent = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let file = parent.appendingPathComponent("plain")
+        try Data("x".utf8).write(to: file)
+        let underFile = try #require(throws: EmbeddedSchedulerError.self) {
+            _ = try EmbeddedScheduler.stateDirectory(for: testApp, configured: file.appendingPathComponent("state"))
+        }
+        #expect(underFile.message.contains("\(file.path) is a regular file"), "\(underFile.message)")
+        let a = parent.appendingPathComponent("a"), b = parent.appendingPathComponent("b")
+        try FileManager.default.createSymbolicLink(at: a, withDestinationURL: b)
+        try FileManager.default.createSymbolicLink(at: b, withDestinationURL: a)
+        let loop = try #require(throws: EmbeddedSchedulerError.self) {
+            _ = try EmbeddedScheduler.stateDirectory(for: testApp, configured: a.appendingPathComponent("state"))
+        }
+        #expect(loop.message.contains("\(a.path) is a symbolic link that loops"), "\(loop.message)")
+        #expect(!loop.message.contains("512"))
     }
 
     @Test func stateDirectoryThatIsAFileMakesSubmitUnavailableNamingThePath() throws {

@@ -128,13 +128,23 @@ struct ThrottleStateTests {
         var state = ThrottleState()
         strikes(3, into: &state, at: t0)  // 60 min
         #expect(state.recordRunEnded(outcome: .failure, calledSetTaskCompleted: true, at: t0) == nil)
-        #expect(state.recordRunEnded(outcome: .interrupted, calledSetTaskCompleted: false, at: t0) == nil)
-        #expect(state.delay(at: t0) == 60 * Self.minute, "reporting failure and being interrupted are not misbehaviour")
+        #expect(state.delay(at: t0) == 60 * Self.minute, "reporting failure is not misbehaviour")
         #expect(state.recordRunEnded(outcome: .success, calledSetTaskCompleted: true, at: t0) == nil)
         #expect(state.delay(at: t0) == 30 * Self.minute, "a clean run halves the delay at once")
         // Then decay continues from the successful run.
         #expect(abs(state.delay(at: t0 + 6 * Self.hour) - 15 * Self.minute) < 1e-9)
         #expect(state.strikes == 3)
+    }
+
+    /// docs/ARCHITECTURE.md, "Crash loops are throttled": a run cut off by a stop of the
+    /// process is a strike, so a handler that kills its process is not relaunched at once.
+    @Test func anInterruptedRunIsAStrike() {
+        var state = ThrottleState()
+        let strike = state.recordRunEnded(outcome: .interrupted, calledSetTaskCompleted: false, at: t0)
+        #expect(strike?.cause == .interrupted)
+        #expect(state.delay(at: t0) == 15 * Self.minute)
+        #expect(state.recordRunEnded(outcome: .interrupted, calledSetTaskCompleted: false, at: t0)?.penalty == 30 * Self.minute)
+        #expect(state.reason(at: t0)?.contains("2 runs cut off by a stop of the process") == true)
     }
 
     @Test func eachKindOfMisbehaviourIsAStrike() {

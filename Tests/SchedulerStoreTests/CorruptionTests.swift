@@ -73,7 +73,7 @@ struct CorruptionTests {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
         try writeMultiPageStore(at: url)
-        #expect(try directory.listing() == ["store.sqlite"]) // no WAL left behind
+        #expect(try directory.listing() == ["store.sqlite", "store.sqlite.lock"]) // no WAL left behind
         var bytes = try Data(contentsOf: url)
         let pageSize = 4_096
         let pages = bytes.count / pageSize

@@ -78,7 +78,7 @@ struct EnergyLogStoreTests {
         #expect(report.interruptedRuns.isEmpty)
         let version = try store.withConnection { (connection) throws(StoreError) in try SchemaMigrations.version(of: connection) }
         #expect(version == SchemaMigrations.latestVersion)
-        #expect(version == 2)
+        #expect(version == 3)
 
         let old = try #require(try store.run(RunID(1)))
         #expect(old.request == request)
@@ -97,13 +97,18 @@ struct EnergyLogStoreTests {
         #expect(try store.runs() == [old, new])
     }
 
-    @Test("a version-1 store opened for reading is migrated, and its runs read back")
-    func readingMigratesFromVersion1() throws {
+    @Test("a version-1 store is not migrated by a reader: refused, named, left as it is; readable once its owner migrated it")
+    func readingRefusesVersion1() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
         try writeVersion1Store(at: url, request: Sample.request("r"))
-        let store = try SchedulerStore.openForReading(at: url)
-        let runs = try store.runs()
+        let before = try Data(contentsOf: url)
+        let error = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: url) }
+        #expect(error.code == .readOnly)
+        #expect(error.message.contains(url.path) && error.message.contains("schema version 1"))
+        #expect(try Data(contentsOf: url) == before)
+        do { _ = try SchedulerStore.open(at: url, now: Sample.now) }
+        let runs = try SchedulerStore.openForReading(at: url).runs()
         #expect(runs.map(\.id) == [RunID(1)])
         #expect(runs.first?.energyJoules == nil)
     }
@@ -218,7 +223,7 @@ struct EnergyLogStoreTests {
         #expect(try writer.pendingRequests().isEmpty)
     }
 
-    @Test("reading a store leaves no -wal or -shm file behind")
+    @Test("reading a store creates no store, lock or commit")
     func readingLeavesNoCompanionFiles() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
@@ -226,12 +231,18 @@ struct EnergyLogStoreTests {
             let store = try openStore(url)
             try store.recordRunStarted(RunRecord(id: RunID(1), request: Sample.request("t"), startedAt: Sample.now))
         }
-        #expect(try directory.listing() == ["store.sqlite"])
+        #expect(try directory.listing() == ["store.sqlite", "store.sqlite.lock"])
+        let before = try Data(contentsOf: url)
         do {
             let reader = try SchedulerStore.openForReading(at: url)
             #expect(try reader.runs().count == 1)
         }
-        #expect(try directory.listing() == ["store.sqlite"])
+        // A read-only connection may leave the -wal and -shm SQLite needs, with no commit.
+        #expect(try directory.listing().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["store.sqlite", "store.sqlite.lock"])
+        #expect(try Data(contentsOf: url) == before)
+        if FileManager.default.fileExists(atPath: url.path + "-wal") {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).isEmpty)
+        }
     }
 
     @Test("opening for reading creates nothing and moves nothing aside")

@@ -56,7 +56,7 @@ struct OpeningErrorTests {
         }
         #expect(error.code == .cannotOpen)
         #expect(error.message.contains(url.path))
-        #expect(error.message.contains("is not a directory"))
+        #expect(error.message.contains("\(plainFile.path) is a regular file"))
         #expect(try Data(contentsOf: plainFile) == Data("not a directory".utf8))
     }
 
@@ -152,6 +152,6 @@ struct ReadOnlyLocationTests {
             #expect(error.message.contains(url.path))
         }
         #expect(try Data(contentsOf: existing) == bytesBefore)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: locked.path) == ["store.sqlite"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: locked.path).sorted() == ["store.sqlite", "store.sqlite.lock"])
     }
 }

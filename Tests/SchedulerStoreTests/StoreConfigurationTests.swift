@@ -37,14 +37,22 @@ struct StoreConfigurationTests {
         #expect(try pragma("user_version", of: store) == String(SchemaMigrations.latestVersion))
     }
 
-    @Test("two stores on one file see each other's commits")
-    func twoConnectionsShareCommits() throws {
+    @Test("a reader beside the owner sees its commits")
+    func readerSeesOwnersCommits() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
         let writer = try openStore(url)
-        let reader = try openStore(url)
+        let reader = try SchedulerStore.openForReading(at: url)
         try writer.upsertRequest(Sample.request("shared"))
         #expect(try reader.pendingRequests() == [Sample.request("shared")])
+    }
+
+    @Test("a store is stamped with the scheduler's application_id")
+    func applicationIDStamp() throws {
+        let directory = try TemporaryDirectory()
+        let store = try openStore(directory.file("store.sqlite"))
+        #expect(try pragma("application_id", of: store) == String(SchemaMigrations.applicationID))
+        #expect(try pragma("application_id", of: SchedulerStore.inMemory()) == String(SchemaMigrations.applicationID))
     }
 
     @Test("the moved-aside suffix is the UTC date and time of now")

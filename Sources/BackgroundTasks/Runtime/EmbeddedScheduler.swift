@@ -71,16 +71,20 @@ public enum EmbeddedScheduler {
         return configuration
     }
 
-    private static let pending = Mutex<Configuration?>(nil)
-    private static let resolved = Mutex(false)
+    /// The bootstrap configuration and whether the process's context was already built,
+    /// under one lock: checking `resolved` and setting the configuration is one atomic step,
+    /// so a `bootstrap` racing the first use of the API either lands before it or is refused.
+    private struct BootstrapState {
+        var pending: Configuration?
+        var resolved = false
+    }
+
+    private static let bootstrapState = Mutex(BootstrapState())
 
     /// Sets up the process's app. Call once, before the first use of the API.
     /// - Throws: ``EmbeddedSchedulerError`` when the API was already used, or the
     ///   manifest cannot be loaded (the error names the file and key).
     public static func bootstrap(_ configuration: Configuration) throws(EmbeddedSchedulerError) {
-        if resolved.withLock({ $0 }) {
-            throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called after BGTaskScheduler.shared was first used; call it first thing in main")
-        }
         if configuration.manifest == nil {
             do {
                 _ = try loadManifest(configuration)
@@ -88,13 +92,22 @@ public enum EmbeddedScheduler {
                 throw EmbeddedSchedulerError(message: "\(error)")
             }
         }
-        pending.withLock { $0 = configuration }
+        let accepted = bootstrapState.withLock { state in
+            guard !state.resolved else { return false }
+            state.pending = configuration
+            return true
+        }
+        guard accepted else {
+            throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called after BGTaskScheduler.shared was first used; call it first thing in main")
+        }
     }
 
     /// The process's own app context, created on first use.
     static let processContext: AppContext = {
-        resolved.withLock { $0 = true }
-        let configuration = pending.withLock { $0 } ?? Configuration()
+        let configuration = bootstrapState.withLock { state in
+            state.resolved = true
+            return state.pending
+        } ?? Configuration()
         return makeContext(configuration)
     }()
 
@@ -120,8 +133,14 @@ public enum EmbeddedScheduler {
         var store: SchedulerStore?
         do {
             let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
-            let (opened, report) = try openStore(in: directory, now: clock.now())
+            let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
             store = opened
+            for row in report.quarantinedRequests {
+                log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(opened.url?.path ?? "the store")")
+            }
+            for run in report.unreadableRuns {
+                log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
+            }
             if let moved = report.movedAsideCorruptFile {
                 log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
             }
@@ -132,8 +151,13 @@ public enum EmbeddedScheduler {
                 log(.warning, app: app, "could not prune old run records: \(error)")
             }
             for run in report.interruptedRuns {
-                log(.warning, app: app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored")
+                log(.warning, app: app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored, and the stop counts as a throttle strike")
             }
+        } catch let error as StoreError where error.code == .locked {
+            // Another process of the app owns the state: this one is refused, not a second
+            // owner (docs/ARCHITECTURE.md, "One owner per state directory").
+            problems.append("another process of \(app) owns its scheduler state: \(error.message); "
+                + "this process's scheduler does nothing: submissions fail, pending requests read as none")
         } catch {
             problems.append("\(error)")
         }
@@ -197,10 +221,15 @@ public enum EmbeddedScheduler {
         } else {
             directory = try stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
+        if let problem = StoreLocation.directoryProblem(directory.path) {
+            throw EmbeddedSchedulerError(message: "cannot use the state directory \(directory.path): \(problem)")
+        }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw EmbeddedSchedulerError(message: "cannot create the state directory \(directory.path): \(error.localizedDescription)")
+            // A race with another process, or a cause the check above does not know.
+            let cause = StoreLocation.directoryProblem(directory.path) ?? "\(error.localizedDescription)"
+            throw EmbeddedSchedulerError(message: "cannot create the state directory \(directory.path): \(cause)")
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -209,9 +238,13 @@ public enum EmbeddedScheduler {
         return directory
     }
 
-    /// Opens (or creates) `scheduler.sqlite` in `directory`.
-    public static func openStore(in directory: URL, now: Date) throws(StoreError) -> (SchedulerStore, StoreOpenReport) {
-        try SchedulerStore.open(at: directory.appendingPathComponent("scheduler.sqlite"), now: now)
+    /// Opens (or creates) `scheduler.sqlite` in `directory` as its owner: it holds
+    /// `scheduler.sqlite.lock` while the store lives, and fails with ``StoreError/Code/locked``
+    /// naming the owner's process id when another process of the app owns the directory
+    /// (docs/ARCHITECTURE.md, "One owner per state directory"). With `app`, pending requests
+    /// of any other app are quarantined rather than loaded.
+    public static func openStore(in directory: URL, now: Date, app: AppID? = nil) throws(StoreError) -> (SchedulerStore, StoreOpenReport) {
+        try SchedulerStore.open(at: directory.appendingPathComponent("scheduler.sqlite"), now: now, options: StoreOptions(app: app))
     }
 }
 

@@ -88,7 +88,17 @@ public final class SchedulerDriver: Sendable {
         var engine = SchedulerEngine(configuration: configuration, conditions: conditions, lastRunID: (try? store?.maxRunID()) ?? nil, policies: policies)
         if let store {
             do {
-                engine.restore(try store.pendingRequests(), at: clock.now())
+                // The limits hold for what is loaded too (docs/ARCHITECTURE.md, "One owner per
+                // state directory"): the excess is reported and quarantined, never launched.
+                let now = clock.now()
+                let refused = engine.restore(try store.pendingRequests(), at: now)
+                if !refused.isEmpty {
+                    let reason = "over the app's pending limit for its kind when the scheduler started"
+                    try store.quarantineRequests(refused.map(\.key), reason: reason, now: now)
+                    for request in refused {
+                        log(.error, app: request.app, "'\(request.identifier)' was not loaded: \(reason); it was moved to the store's quarantine")
+                    }
+                }
             } catch {
                 log(.error, app: nil, "could not read pending requests from the store: \(error)")
             }

@@ -228,11 +228,26 @@ public struct SchedulerEngine: Sendable {
 
     /// Restores requests read from the store at start-up (no effects; call
     /// ``handle(_:at:)`` with `.timerFired` afterwards to run what is due).
-    public mutating func restore(_ requests: [PendingRequest], at now: Date) {
+    ///
+    /// The pending limits hold here as they do at submission: requests are taken in
+    /// submission order, and one that would exceed its app's limit for its kind (a store
+    /// written by two processes, or by hand) is not restored but returned, for the caller to
+    /// report and set aside.
+    /// - Returns: The requests refused because of the pending limits, in submission order.
+    @discardableResult
+    public mutating func restore(_ requests: [PendingRequest], at now: Date) -> [PendingRequest] {
+        var refused: [PendingRequest] = []
         for request in requests.sorted(by: { ($0.submittedAt, $0.key) < ($1.submittedAt, $1.key) }) {
+            let limitClass = request.kind.limitClass
+            let replacing = index.request(for: request.key)?.kind.limitClass == limitClass
+            if !replacing, index.pendingCount(of: request.app, in: limitClass) >= configuration.pendingLimit(for: limitClass) {
+                refused.append(request)
+                continue
+            }
             nextSequence += 1
             index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         }
+        return refused
     }
 
     /// Removes the pending request under `key` (a running task is not affected).

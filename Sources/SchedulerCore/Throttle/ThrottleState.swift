@@ -28,12 +28,13 @@ import Foundation
 ///   punished for the cadence it asks for, not for how many times it asks.
 /// - **Runs that end badly** (``recordRunEnded(outcome:calledSetTaskCompleted:expiredForConditions:at:)``):
 ///   expired at the end of the budget, terminated after the grace, ended without
-///   `setTaskCompleted`, or crashed.
+///   `setTaskCompleted`, crashed, or interrupted: a run still without an end when the
+///   state's next owner opened it (the process died during it; a handler that kills its
+///   process would otherwise be relaunched with no delay after every restart).
 ///
 /// Not strikes: a run that called `setTaskCompleted(success: false)` (reporting failure
-/// is correct behaviour), a run interrupted because the scheduler itself stopped, and a
-/// run the system expired early because conditions changed but which then completed
-/// within the grace.
+/// is correct behaviour), and a run the system expired early because conditions changed
+/// but which then completed within the grace.
 public struct ThrottleState: Sendable, Codable, Hashable {
     /// The tunables. The owner may replace them (for example after loading a new policy
     /// configuration); the recorded penalty is kept.
@@ -100,7 +101,9 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     ///
     /// - `.success` with `setTaskCompleted` called: no strike; the delay is multiplied by
     ///   ``ThrottleConfiguration/successDecayFactor`` (½ by default).
-    /// - `.failure` with `setTaskCompleted` called, and `.interrupted`: neutral.
+    /// - `.failure` with `setTaskCompleted` called: neutral.
+    /// - `.interrupted`: a strike (the process stopped during the run; crash recovery
+    ///   records one per stop).
     /// - `.expired`: a strike, unless `expiredForConditions` says the system expired the
     ///   run early because conditions changed (the user became active, the device got
     ///   hot) rather than because the budget ran out: that was not the app's doing, and
@@ -119,8 +122,10 @@ public struct ThrottleState: Sendable, Codable, Hashable {
             penalty = delay(at: now) * factor
             penaltyAsOf = max(now, penaltyAsOf ?? now)
             return nil
-        case .failure where calledSetTaskCompleted, .interrupted:
+        case .failure where calledSetTaskCompleted:
             return nil
+        case .interrupted:
+            return strike(.interrupted, at: now)
         case .success, .failure:
             return strike(.neverCompleted, at: now)
         case .expired:
@@ -183,6 +188,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         count(.terminated, "terminated after the grace period")
         count(.neverCompleted, "ended without setTaskCompleted")
         count(.crashed, "crashed")
+        count(.interrupted, "cut off by a stop of the process")
         if !runPhrases.isEmpty {
             let span = window == 86_400 ? "the last day" : "the last \(DurationText.spoken(window))"
             parts.append(runPhrases.joined(separator: ", ") + " in " + span)

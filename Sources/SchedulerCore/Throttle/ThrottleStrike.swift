@@ -16,6 +16,10 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
         case neverCompleted
         /// The process running the handler died.
         case crashed
+        /// A run had no end when the state's next owner opened it: the process stopped
+        /// (crashed, was killed) while the run was in progress. Recorded once per stop by
+        /// crash recovery (docs/ARCHITECTURE.md, "Crash loops are throttled").
+        case interrupted
 
         public var description: String {
             switch self {
@@ -25,6 +29,7 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
             case .terminated: return "run terminated after its grace period"
             case .neverCompleted: return "run never called setTaskCompleted"
             case .crashed: return "run crashed"
+            case .interrupted: return "process stopped during a run"
             }
         }
     }

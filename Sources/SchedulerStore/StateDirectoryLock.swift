@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Ownership of scheduler state, as a fact the kernel checks: an exclusive `flock(2)` on a
+/// lock file in the state directory, held for as long as this object lives.
+///
+/// docs/ARCHITECTURE.md ("One owner per state directory"): only the process holding the
+/// lock recovers interrupted runs, launches, and enforces the pending limits; a run without
+/// an end is "interrupted" only when nobody holds the lock, because the kernel releases it
+/// when its holder dies, however it dies. The holder writes its process id into the file,
+/// so a refused process can say who owns the state.
+///
+/// `flock` rather than `fcntl` record locks: an `flock` belongs to the open file description,
+/// so two owners inside one process exclude each other too (an `fcntl` lock would be
+/// granted again to the same process), and it does not interfere with SQLite's own `fcntl`
+/// locks on the database. The descriptor is close-on-exec, so a child process never
+/// inherits (and keeps alive) the lock of its parent. The lock file is never deleted:
+/// unlinking a lock file lets a third process lock a new file while a second still holds
+/// the old one.
+///
+/// The embedded scheduler's store takes one (`scheduler.sqlite.lock`) in
+/// ``SchedulerStore/open(at:now:options:)``; a daemon owning several apps' state takes the
+/// same kind of lock on its own state directory.
+public final class StateDirectoryLock: Sendable {
+    /// The lock file.
+    public let url: URL
+    /// The open, locked descriptor; closing it releases the lock.
+    private let descriptor: Int32
+
+    private init(url: URL, descriptor: Int32) {
+        self.url = url
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        // Forget the pid first, so a reader never names a process that no longer owns it;
+        // closing the last descriptor of the open file releases the lock.
+        _ = ftruncate(descriptor, 0)
+        close(descriptor)
+    }
+
+    /// Takes the lock file `name` in `directory` (creating the file, mode 0600), without
+    /// waiting, and writes this process's id into it.
+    ///
+    /// - Throws: ``StoreError/Code/locked`` naming the holder's process id (from the file)
+    ///   when another owner holds it, whether in another process or in this one;
+    ///   ``StoreError/Code/cannotOpen`` when the file cannot be created or locked.
+    public static func acquire(in directory: URL, name: String) throws(StoreError) -> StateDirectoryLock {
+        let url = directory.appendingPathComponent(name)
+        let path = url.path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw StoreError(code: .cannotOpen, path: path, message: "cannot open the lock file \(path): \(reason)")
+        }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let failure = errno
+            if failure == EINTR { continue }
+            close(descriptor)
+            if failure == EWOULDBLOCK {
+                throw lockedError(path: path, holder: readHolder(path: path))
+            }
+            throw StoreError(
+                code: .cannotOpen,
+                path: path,
+                message: "cannot lock \(path): \(String(cString: strerror(failure)))"
+            )
+        }
+        let text = "\(getpid())\n"
+        _ = ftruncate(descriptor, 0)
+        _ = text.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        return StateDirectoryLock(url: url, descriptor: descriptor)
+    }
+
+    /// The process holding the lock file `name` in `directory`, or `nil` when nobody holds
+    /// it (no file, or a file nobody has locked). A holder that is still writing its id is
+    /// reported as ``Holder/pid`` `nil`. Never takes the lock for more than the instant of
+    /// the test, and never creates the file.
+    public static func holder(in directory: URL, name: String) -> Holder? {
+        let path = directory.appendingPathComponent(name).path
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        // A shared lock is granted unless someone holds the exclusive one.
+        while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            return Holder(pid: readHolder(path: path))
+        }
+        _ = flock(descriptor, LOCK_UN)
+        return nil
+    }
+
+    /// Who holds a lock.
+    public struct Holder: Sendable, Equatable, CustomStringConvertible {
+        /// The holder's process id, as it wrote it into the lock file (`nil` while unknown).
+        public var pid: Int32?
+
+        /// `process 1234 (this process)`, `process 1234`, or `another process (its id is not
+        /// written yet)`.
+        public var description: String {
+            guard let pid else { return "another process (its id is not written yet)" }
+            return pid == getpid() ? "process \(pid) (this process)" : "process \(pid)"
+        }
+    }
+
+    private static func readHolder(path: String) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: path),
+              let text = String(data: data, encoding: .utf8) else { return nil }
+        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    private static func lockedError(path: String, holder: Int32?) -> StoreError {
+        let who = Holder(pid: holder).description
+        var error = StoreError(
+            code: .locked,
+            path: path,
+            message: "\(path) is held by \(who), which owns this scheduler state; "
+                + "a second owner would launch its requests twice and break the pending limits"
+        )
+        error.holderPID = holder
+        return error
+    }
+}

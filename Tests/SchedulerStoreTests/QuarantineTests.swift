@@ -1,0 +1,119 @@
+import Foundation
+import SchedulerCore
+import Testing
+@testable import SchedulerStore
+
+/// docs/ARCHITECTURE.md, "Bad rows are quarantined": one unreadable row hides nothing else
+/// and is never launched or deleted.
+@Suite("Quarantine of pending requests that cannot be loaded")
+struct QuarantineTests {
+    /// Inserts a raw row into `pending_requests`, bypassing the encoder.
+    private func insertRaw(_ store: SchedulerStore, _ valuesSQL: String) throws {
+        try store.withConnection { (connection) throws(StoreError) in
+            try connection.executeScript(
+                "INSERT INTO pending_requests (\(RequestColumns.names)) VALUES (\(valuesSQL))"
+            )
+        }
+    }
+
+    private static let good = [
+        Sample.request("com.example.feedreader.refresh", submittedAt: Sample.now),
+        PendingRequest(app: Sample.app, identifier: "com.example.feedreader.sync", kind: .processing, submittedAt: Sample.now.addingTimeInterval(1)),
+    ]
+
+    /// A store with the good requests and four bad rows: an unknown kind, bad extras JSON, a
+    /// TEXT date (which SQLite would read as 2026 s after 2001-01-01), and another app's row.
+    private func storeWithBadRows(_ url: URL) throws {
+        let store = try openStore(url)
+        for request in Self.good { try store.upsertRequest(request) }
+        let submitted = Sample.now.timeIntervalSinceReferenceDate
+        try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.kind', 'teleport', NULL, \(submitted), 0, 0, NULL")
+        try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.json', 'processing', NULL, \(submitted), 0, 0, '{not json'")
+        try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.date', 'processing', '2026-11-30 10:00:00', \(submitted), 0, 0, NULL")
+        try insertRaw(store, "'\(Sample.otherApp)', 'com.example.photos.sync', 'processing', NULL, \(submitted), 0, 0, NULL")
+    }
+
+    @Test("the owner quarantines each bad row with its reason and loads the others")
+    func ownerQuarantines() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try storeWithBadRows(url)
+        let later = Sample.now.addingTimeInterval(60)
+        let (store, report) = try SchedulerStore.open(at: url, now: later, options: StoreOptions(app: Sample.app))
+
+        #expect(try store.pendingRequests() == Self.good)
+        let byIdentifier = Dictionary(uniqueKeysWithValues: report.quarantinedRequests.map { ($0.identifier, $0) })
+        #expect(Set(byIdentifier.keys) == ["com.example.feedreader.kind", "com.example.feedreader.json", "com.example.feedreader.date", "com.example.photos.sync"])
+        #expect(byIdentifier["com.example.feedreader.kind"]?.reason.contains("unknown task kind \"teleport\"") == true)
+        #expect(byIdentifier["com.example.feedreader.json"]?.reason.contains("extra fields") == true)
+        #expect(byIdentifier["com.example.feedreader.date"]?.reason.contains("earliest_begin") == true)
+        #expect(byIdentifier["com.example.feedreader.date"]?.reason.contains("2026-11-30") == true)
+        #expect(byIdentifier["com.example.photos.sync"]?.reason.contains("belongs to the app com.example.photos") == true)
+        // Kept, not deleted: the quarantine holds every row, with the original values.
+        #expect(try store.quarantinedRequests().map(\.identifier).sorted() == byIdentifier.keys.sorted())
+        #expect(try store.quarantinedRequests().allSatisfy { $0.quarantinedAt == later })
+        let keptDate = try store.withConnection { (connection) throws(StoreError) in
+            try connection.query("SELECT typeof(earliest_begin), earliest_begin FROM quarantined_requests WHERE identifier = 'com.example.feedreader.date'") { row in
+                "\(row.text(0)) \(row.text(1))"
+            }.first
+        }
+        #expect(keptDate == "text 2026-11-30 10:00:00")
+    }
+
+    @Test("without an owning app, another app's row is loaded; unreadable rows are still quarantined")
+    func sharedStoreKeepsOtherApps() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try storeWithBadRows(url)
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
+        #expect(report.quarantinedRequests.count == 3)
+        #expect(try store.pendingRequests(app: Sample.otherApp).map(\.identifier) == ["com.example.photos.sync"])
+    }
+
+    @Test("a reader lists unreadable rows beside the readable ones and moves nothing")
+    func readerSeesAroundBadRows() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try storeWithBadRows(url)
+        let reader = try SchedulerStore.openForReading(at: url)
+        let (requests, unreadable) = try reader.readablePendingRequests(app: Sample.app)
+        #expect(requests == Self.good)
+        #expect(unreadable.map(\.identifier).sorted() == ["com.example.feedreader.date", "com.example.feedreader.json", "com.example.feedreader.kind"])
+        #expect(try reader.quarantinedRequests().isEmpty)
+    }
+
+    @Test("an unfinished run whose row cannot be read is ended as interrupted, its request not restored, and the rest recovered")
+    func unreadableUnfinishedRun() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        do {
+            let store = try openStore(url)
+            try store.recordRunStarted(Sample.run(1, of: Sample.request("com.example.feedreader.a"), startedAt: Sample.now))
+            try store.recordRunStarted(Sample.run(2, of: Sample.request("com.example.feedreader.b"), startedAt: Sample.now))
+            try store.withConnection { (connection) throws(StoreError) in
+                try connection.executeScript("UPDATE runs SET kind = 'teleport' WHERE id = 2")
+            }
+        }
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now.addingTimeInterval(60))
+        #expect(report.interruptedRuns.map(\.id) == [RunID(1)])
+        #expect(report.unreadableRuns.count == 1)
+        #expect(report.unreadableRuns.first?.contains("run") == true)
+        #expect(report.unreadableRuns.first?.contains("teleport") == true)
+        #expect(try store.pendingRequests().map(\.identifier) == ["com.example.feedreader.a"])
+        let ended = try store.withConnection { (connection) throws(StoreError) in
+            try connection.query("SELECT outcome, ended_at IS NOT NULL FROM runs WHERE id = 2") { row in "\(row.text(0)) \(row.int64(1))" }.first
+        }
+        #expect(ended == "interrupted 1")
+    }
+
+    @Test("requests set aside by key go to the quarantine with the reason")
+    func quarantineByKey() throws {
+        let directory = try TemporaryDirectory()
+        let store = try openStore(directory.file("store.sqlite"))
+        for request in Self.good { try store.upsertRequest(request) }
+        let moved = try store.quarantineRequests([Self.good[1].key, RequestKey(app: Sample.app, identifier: "absent")], reason: "over the limit", now: Sample.now)
+        #expect(moved.map(\.identifier) == ["com.example.feedreader.sync"])
+        #expect(try store.pendingRequests() == [Self.good[0]])
+        #expect(try store.quarantinedRequests().map(\.reason) == ["over the limit"])
+    }
+}

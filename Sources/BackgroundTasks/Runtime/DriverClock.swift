@@ -14,6 +14,15 @@ public protocol DriverClock: AnyObject, Sendable {
     func now() -> Date
     /// Calls `action` once at `instant` (or as soon as possible when it has passed).
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
+    /// This clock's instant for a date that app code computed from the wall clock
+    /// (`Date(timeIntervalSinceNow:)`, as iOS code does) in the work running now. Real
+    /// clocks return `date`; the simulator's virtual clock moves it to virtual time.
+    func instant(forWallClockDate date: Date) -> Date
+}
+
+extension DriverClock {
+    /// The date itself: a clock that runs on wall time needs no translation.
+    public func instant(forWallClockDate date: Date) -> Date { date }
 }
 
 /// The real-time clock: `Date()` and Dispatch wall-clock timers on one serial queue.

@@ -8,9 +8,12 @@ import Foundation
 /// the real-time driver (Dispatch timer, SQLite, real handlers) and the virtual-time
 /// driver of the simulator, so a simulated day previews real behaviour.
 ///
-/// Submissions and cancellations are two-phase, because they must be durable before they
-/// are acknowledged: the driver calls ``checkSubmit(_:at:)``, persists the request, then
-/// applies it with ``submit(_:at:)``.
+/// Submissions are two-phase, because they must be durable before they are acknowledged:
+/// the driver calls ``checkSubmit(_:at:)``, persists the request, then applies it with
+/// ``submit(_:at:)``. Every other input (cancellations, the refresh switch, timers,
+/// conditions, completions) is an ``EngineEvent`` fed to ``handle(_:at:)``, which judges
+/// again, launches what is ready and asks for the next wake; the driver persists a
+/// cancellation or a switch before feeding it.
 ///
 /// Rules implemented here (SPEC §2):
 /// - a request is eligible when `now >= earliestBeginDate` and every required condition
@@ -50,6 +53,7 @@ public struct SchedulerEngine: Sendable {
     private var lastRunStart: [RequestKey: Date] = [:]
     private var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
+    private var retryPolicies: [RequestKey: RetryPolicy] = [:]
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -94,10 +98,14 @@ public struct SchedulerEngine: Sendable {
         apps[registration.app] = registration
     }
 
-    /// Turns the app's Background App Refresh switch on or off.
-    public mutating func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
-        apps[app]?.backgroundRefreshEnabled = enabled
-        appStates[app]?.backgroundRefreshEnabled = enabled
+    /// Sets (or with `nil` removes) the retry policy of one task identifier. Setting a
+    /// policy keeps the count of consecutive failures (an app sets its policies on every
+    /// launch, and the count must survive a restart); removing it forgets the count.
+    public mutating func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
+        retryPolicies[key] = policy
+        if policy == nil, appStates[key.app]?.retryAttempts?[key.identifier] != nil {
+            appStates[key.app]?.retryAttempts?[key.identifier] = nil
+        }
     }
 
     /// Replaces the policy configuration; everything a policy held is judged again.
@@ -212,15 +220,8 @@ public struct SchedulerEngine: Sendable {
     /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.
     /// Replaces a pending request with the same key.
     public mutating func submit(_ request: PendingRequest, at now: Date) -> [EngineEffect] {
-        var state = appState(request.app, at: now)
-        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
-        appStates[request.app] = state
-        nextSequence += 1
-        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         var effects: [EngineEffect] = []
-        if let location = index.location(of: request.key) {
-            effects.append(.requestsMoved([.init(key: request.key, location: location)]))
-        }
+        file(request, at: now, into: &effects)
         launchWhatIsReady(at: now, into: &effects)
         effects.append(.wake(at: nextWake))
         return effects
@@ -233,17 +234,6 @@ public struct SchedulerEngine: Sendable {
             nextSequence += 1
             index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         }
-    }
-
-    /// Removes the pending request under `key` (a running task is not affected).
-    /// Returns the request removed, if there was one.
-    public mutating func cancel(_ key: RequestKey) -> PendingRequest? {
-        index.remove(key)
-    }
-
-    /// Removes every pending request of `app`.
-    public mutating func cancelAll(of app: AppID) -> [PendingRequest] {
-        index.removeAll(of: app)
     }
 
     /// Copies of the pending requests of `app`, in submission order.
@@ -332,6 +322,14 @@ public struct SchedulerEngine: Sendable {
             var state = appState(app, at: now)
             state.forceQuit = true
             appStates[app] = state
+        case .requestCancelled(let key):
+            _ = index.remove(key)
+        case .allRequestsCancelled(let app):
+            _ = index.removeAll(of: app)
+        case .backgroundRefreshChanged(let app, let enabled):
+            apps[app]?.backgroundRefreshEnabled = enabled
+            appStates[app]?.backgroundRefreshEnabled = enabled
+            if enabled { report(index.releaseHeld(for: app, conditions: conditions), into: &effects) }
 
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
@@ -369,6 +367,51 @@ public struct SchedulerEngine: Sendable {
     }
 
     // MARK: Internals
+
+    /// Files an accepted submission (the app's, or a retry): counted by the throttle,
+    /// replaces a pending request with the same key.
+    private mutating func file(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
+        var state = appState(request.app, at: now)
+        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
+        appStates[request.app] = state
+        nextSequence += 1
+        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+        if let location = index.location(of: request.key) {
+            effects.append(.requestsMoved([.init(key: request.key, location: location)]))
+        }
+    }
+
+    /// Applies the retry policy of a run that just ended: a success forgets the failures;
+    /// a failure counts one more and, unless the app already submitted a new request for
+    /// the identifier (it stands) or the policy gives up, files a copy of the request
+    /// moved by the policy's delay. A retry the submission checks refuse (the switch was
+    /// turned off, the app filled its pending limit) is not made.
+    private mutating func retry(after finished: RunRecord, at now: Date) -> PendingRequest? {
+        let key = finished.request.key
+        guard let policy = retryPolicies[key] else { return nil }
+        var state = appState(key.app, at: now)
+        if finished.outcome == .success {
+            if state.retryAttempts?[key.identifier] != nil {
+                state.retryAttempts?[key.identifier] = nil
+                appStates[key.app] = state
+            }
+            return nil
+        }
+        let attempt = (state.retryAttempts?[key.identifier] ?? 0) + 1
+        state.retryAttempts = state.retryAttempts ?? [:]
+        state.retryAttempts?[key.identifier] = attempt
+        appStates[key.app] = state
+        guard index.location(of: key) == nil, let delay = policy.delay(afterFailedAttempt: attempt) else { return nil }
+        var request = finished.request
+        request.earliestBeginDate = now.addingTimeInterval(delay)
+        request.submittedAt = now
+        do throws(SubmitRejection) {
+            try checkSubmit(request, at: now)
+        } catch {
+            return nil
+        }
+        return request
+    }
 
     private var runningScheduledCount: Int { runs.count - runningContinuedProcessingCount }
 
@@ -571,6 +614,7 @@ public struct SchedulerEngine: Sendable {
         finished.outcome = outcome
         finished.success = success
         finished.stopReason = reason
+        let finishedAt = effects.count
         effects.append(.runFinished(finished))
         if finished.request.kind != .continuedProcessing {
             var state = appState(key.app, at: now)
@@ -578,6 +622,11 @@ public struct SchedulerEngine: Sendable {
             appStates[key.app] = state
         }
         report(index.markFinished(key, conditions: conditions), into: &effects)
+        if let retry = retry(after: finished, at: now) {
+            var filed: [EngineEffect] = [.retryScheduled(retry)]
+            file(retry, at: now, into: &filed)
+            effects.insert(contentsOf: filed, at: finishedAt)
+        }
     }
 }
 

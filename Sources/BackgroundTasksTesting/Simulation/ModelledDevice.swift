@@ -123,6 +123,12 @@ public struct ModelledDevice: Sendable {
     /// The instant the device has reached.
     public var currentTime: Date { now }
 
+    /// When the device will next wake the engine (tests check it against ``engineNextWake``).
+    var scheduledWakeInstant: Date? { scheduledWake?.at }
+
+    /// When the engine needs its next wake.
+    var engineNextWake: Date? { engine.nextWake }
+
     /// Runs the device until `end`, handling everything due on the way in order.
     public mutating func run(until end: Date) {
         while let next = queue.min, next.priority.at <= end {

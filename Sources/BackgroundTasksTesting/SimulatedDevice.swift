@@ -119,7 +119,7 @@ public final class SimulatedDevice: Sendable {
             wallClockDateTranslation: dateTranslation
         )
         contexts.withLock { $0[app] = context }
-        clock.beginWork()
+        clock.appWorkStarted()
         context.withCurrent {
             context.application.launch()
             didFinishLaunching()

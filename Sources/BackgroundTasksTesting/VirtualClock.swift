@@ -48,8 +48,9 @@ public final class VirtualClock: DriverClock {
 
     /// The virtual instant for a date app code computed from the wall clock
     /// (`Date(timeIntervalSinceNow: 900)`): its offset from the wall instant at which the
-    /// current unit of work started (a timer's action, a launch, the code between two
-    /// `run` calls: see ``beginWork()``), added to virtual now.
+    /// current unit of work started (app code starting on its thread, an async handler
+    /// resuming from a sleep, a timer's action, the code between two `run` calls: see
+    /// ``appWorkStarted()``), added to virtual now.
     ///
     /// Measured from the start of the work, not from the moment of submission, so the wall
     /// time app code spends between computing the date and submitting it (a slow debug
@@ -66,10 +67,12 @@ public final class VirtualClock: DriverClock {
     }
 
     /// Marks the start of a unit of app work at the current virtual instant: dates the
-    /// app computes from the wall clock are measured from this wall instant on. Popping a
-    /// timer and advancing the clock mark it; the simulator marks it before calling app
-    /// code outside a timer (an app's `didFinishLaunching`).
-    public func beginWork() {
+    /// app computes from the wall clock are measured from this wall instant on. The driver
+    /// marks it as app code starts on its thread (so the time a busy machine takes to
+    /// schedule that thread does not count), an async handler as it resumes from a sleep
+    /// on ``SimulatedClock``, the simulator before an app's `didFinishLaunching`; popping a
+    /// timer and advancing the clock mark it too.
+    public func appWorkStarted() {
         let wall = Date()
         state.withLock { $0.wallAnchor = wall }
     }
@@ -160,6 +163,7 @@ public struct SimulatedClock: Clock, Sendable {
                 timer.withLock { $0 = scheduled }
                 if tracked { activity.leave() }  // parked: time may advance
             }
+            virtual.appWorkStarted()  // the sleeper's code runs again from here
         } onCancel: { [virtual, activity] in
             guard let continuation = once.withLock({ value -> CheckedContinuation<Void, any Error>? in defer { value = nil }; return value }) else { return }
             if let scheduled = timer.withLock({ $0 }) { _ = virtual.cancelTimer(scheduled) }

@@ -52,6 +52,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         private func startAsync(_ task: BGTask, context: AppContext, priority: TaskPriority?, body: @escaping @Sendable (BGTask) async -> Bool) {
             context.driver.activity.enter()
             let work = Task(priority: priority) {
+                context.driver.clock.appWorkStarted()
                 context.driver.activity.trackCurrentTask()
                 let success = await AppContext.$current.withValue(context) { await body(task) }
                 if !task.isCompleted { task.setTaskCompleted(success: success) }

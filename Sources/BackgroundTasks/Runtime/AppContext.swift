@@ -89,6 +89,7 @@ public final class AppContext: Sendable {
         driver.runAppWork {
             self.driver.activity.enter()
             queue.async {
+                self.driver.clock.appWorkStarted()
                 self.withCurrent(body)
                 self.driver.activity.leave()
             }

@@ -18,11 +18,17 @@ public protocol DriverClock: AnyObject, Sendable {
     /// (`Date(timeIntervalSinceNow:)`, as iOS code does) in the work running now. Real
     /// clocks return `date`; the simulator's virtual clock moves it to virtual time.
     func instant(forWallClockDate date: Date) -> Date
+    /// App code starts running now (a handler, an expiration handler, a block the driver
+    /// dispatched, an async handler resuming): the virtual clock measures wall-clock dates
+    /// from here. Real clocks do nothing.
+    func appWorkStarted()
 }
 
 extension DriverClock {
     /// The date itself: a clock that runs on wall time needs no translation.
     public func instant(forWallClockDate date: Date) -> Date { date }
+    /// Nothing: a clock that runs on wall time needs no mark.
+    public func appWorkStarted() {}
 }
 
 /// The real-time clock: `Date()` and Dispatch wall-clock timers on one serial queue.

@@ -51,6 +51,8 @@ public final class SchedulerDriver: Sendable {
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
         var hadWork = false
         var workListeners: [@Sendable () -> Void] = []
+        /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
+        var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
     }
 
     private let state: Mutex<State>
@@ -65,7 +67,7 @@ public final class SchedulerDriver: Sendable {
         case sampleProgress(BGTask)
         case trace(SchedulerTraceEvent)
         case log(DiagnosticMessage)
-        case workChanged([@Sendable () -> Void])
+        case call([@Sendable () -> Void])
     }
 
     /// Creates a driver over `store` (pending requests are restored from it).
@@ -376,6 +378,26 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.expirationDelivered(run, handlerWasSet: handlerWasSet), at: now) }
     }
 
+    /// The process hosting `app` is about to exit (SIGTERM under a supervisor, or the app
+    /// suspended with ``BGApplication/handleTerminationSignals(exitWhenDone:)``): its runs
+    /// in progress get their expiration now, and nothing more launches for it. Wait for
+    /// them with ``whenRunsEnd(of:_:)`` before exiting, so each is recorded as it ended
+    /// (expired, or terminated after the grace period), not found unfinished at the next
+    /// start and restored as if nothing had happened.
+    public func appTerminating(_ app: AppID) {
+        mutate { state, now in state.engine.handle(.appTerminating(app), at: now) }
+    }
+
+    /// Calls `body` (not under the lock) once no run of `app` is in progress: now when none is.
+    public func whenRunsEnd(of app: AppID, _ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.engine.activeRuns.contains(where: { $0.app == app }) else { return true }
+            state.runWaiters[app, default: []].append(body)
+            return false
+        }
+        if now { body() }
+    }
+
     /// The process running `run` died (out-of-process hosts).
     public func runCrashed(_ run: RunID, reason: String) {
         mutate { state, now in state.engine.handle(.runCrashed(run, reason: reason), at: now) }
@@ -434,7 +456,7 @@ public final class SchedulerDriver: Sendable {
             let hasWork = state.engine.hasWork
             if hasWork != state.hadWork {
                 state.hadWork = hasWork
-                if !state.workListeners.isEmpty { actions.append(.workChanged(state.workListeners)) }
+                if !state.workListeners.isEmpty { actions.append(.call(state.workListeners)) }
             }
             return (actions, state.observers)
         }
@@ -481,6 +503,10 @@ public final class SchedulerDriver: Sendable {
             actions.append(.trace(.finished(record)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
+            }
+            if let waiters = state.runWaiters[record.app], !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
+                state.runWaiters[record.app] = nil
+                actions.append(.call(waiters))
             }
         case .terminate(let run, let reason):
             if let task = state.tasks[run] {
@@ -542,8 +568,8 @@ public final class SchedulerDriver: Sendable {
                 for observer in observers { observer(event) }
             case .log(let message):
                 log.record(message)
-            case .workChanged(let listeners):
-                for listener in listeners { listener() }
+            case .call(let bodies):
+                for body in bodies { body() }
             case .invoke(let task, let context):
                 context.deliver(task)
             case .launchFailed(let run, let reason):

@@ -104,6 +104,10 @@ public enum EngineEvent: Hashable, Sendable {
     /// The app's Background App Refresh switch changed (the driver saved it first);
     /// turned on, what the switch held is judged again at once.
     case backgroundRefreshChanged(AppID, enabled: Bool)
+    /// The process hosting the app is about to exit (SIGTERM under a supervisor): its runs
+    /// in progress get their expiration now (and their grace period), and none of its
+    /// requests launches until it registers again.
+    case appTerminating(AppID)
 }
 
 /// Something the driver must do, returned by the engine in order.

@@ -54,6 +54,8 @@ public struct SchedulerEngine: Sendable {
     private var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
+    /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
+    private var terminatingApps: Set<AppID> = []
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -96,6 +98,7 @@ public struct SchedulerEngine: Sendable {
     /// replaces what the engine knew, as an app does on every launch.
     public mutating func register(_ registration: AppRegistration) {
         apps[registration.app] = registration
+        terminatingApps.remove(registration.app)
     }
 
     /// Sets (or with `nil` removes) the retry policy of one task identifier. Setting a
@@ -330,6 +333,12 @@ public struct SchedulerEngine: Sendable {
             apps[app]?.backgroundRefreshEnabled = enabled
             appStates[app]?.backgroundRefreshEnabled = enabled
             if enabled { report(index.releaseHeld(for: app, conditions: conditions), into: &effects) }
+        case .appTerminating(let app):
+            terminatingApps.insert(app)
+            let running = runs.values.filter { $0.record.app == app && $0.phase == .running }.map(\.record.id).sorted()
+            for runID in running {
+                expire(runID, reason: "the app's process is terminating", at: now, into: &effects)
+            }
 
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
@@ -494,6 +503,10 @@ public struct SchedulerEngine: Sendable {
         while runningScheduledCount < configuration.maximumConcurrentRuns,
               let candidate = index.peekReady(conditions: conditions) {
             let request = candidate.request
+            if !terminatingApps.isEmpty, terminatingApps.contains(request.app) {
+                held.append(.init(key: request.key, location: index.holdFirstReady(until: .appChange)))
+                continue
+            }
             let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, at: now)
             var wait: PolicyWait?
             switch policies.judge(context, rationales: configuration.explainsLaunches) {

@@ -504,7 +504,8 @@ public final class SchedulerDriver: Sendable {
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
             }
-            if let waiters = state.runWaiters[record.app], !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
+            if !state.runWaiters.isEmpty, let waiters = state.runWaiters[record.app],
+               !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
                 state.runWaiters[record.app] = nil
                 actions.append(.call(waiters))
             }

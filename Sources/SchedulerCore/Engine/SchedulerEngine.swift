@@ -635,7 +635,7 @@ public struct SchedulerEngine: Sendable {
             appStates[key.app] = state
         }
         report(index.markFinished(key, conditions: conditions), into: &effects)
-        if let retry = retry(after: finished, at: now) {
+        if !retryPolicies.isEmpty, let retry = retry(after: finished, at: now) {
             var filed: [EngineEffect] = [.retryScheduled(retry)]
             file(retry, at: now, into: &filed)
             effects.insert(contentsOf: filed, at: finishedAt)

@@ -39,9 +39,10 @@ public final class SimulatedDevice: Sendable {
 
     /// Creates a device at `start`.
     /// - Parameters:
-    ///   - configuration: the engine's tunables: Apple's by default, with
-    ///     `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured as on a real device (every
-    ///     run expires within 5 s of its start).
+    ///   - configuration: the engine's tunables: Apple's by default
+    ///     (``SchedulerConfiguration/simulation(simulatesExpiration:environment:)``, which
+    ///     reads nothing from the process's environment; pass `simulatesExpiration: true`
+    ///     for every run to expire within 5 s of its start).
     ///   - conditions: the conditions at `start`.
     ///   - store: a store to use (an in-memory one by default).
     ///   - policies: the policies the engine consults (the standard set by default).
@@ -118,6 +119,7 @@ public final class SimulatedDevice: Sendable {
             wallClockDateTranslation: dateTranslation
         )
         contexts.withLock { $0[app] = context }
+        clock.appWorkStarted()
         context.withCurrent {
             context.application.launch()
             didFinishLaunching()

@@ -19,6 +19,8 @@ public final class VirtualClock: DriverClock {
 
     private struct State {
         var now: Date
+        /// The wall instant the current unit of app work started (see ``instant(forWallClockDate:)``).
+        var wallAnchor = Date()
         var nextSequence: UInt64 = 0
         var queue = IndexedHeap<UInt64, Key>()
         var actions: [UInt64: @Sendable () -> Void] = [:]
@@ -44,6 +46,37 @@ public final class VirtualClock: DriverClock {
         return Timer(clock: self, sequence: sequence)
     }
 
+    /// The virtual instant for a date app code computed from the wall clock
+    /// (`Date(timeIntervalSinceNow: 900)`): its offset from the wall instant at which the
+    /// current unit of work started (app code starting on its thread, an async handler
+    /// resuming from a sleep, a timer's action, the code between two `run` calls: see
+    /// ``appWorkStarted()``), added to virtual now.
+    ///
+    /// Measured from the start of the work, not from the moment of submission, so the wall
+    /// time app code spends between computing the date and submitting it (a slow debug
+    /// build, a blocking call) does not shorten the offset: traces do not depend on the
+    /// machine's speed. The offset is rounded down to the tenth of a second (with a
+    /// millisecond of slack for floating point), which absorbs the wall time code spends
+    /// from the start of its work to computing the date, as long as that stays under
+    /// 0.1 s; offsets the app means are taken to be whole tenths of a second.
+    public func instant(forWallClockDate date: Date) -> Date {
+        let (anchor, now) = state.withLock { ($0.wallAnchor, $0.now) }
+        let offset = date.timeIntervalSince(anchor)
+        guard offset.isFinite else { return date }
+        return now.addingTimeInterval(((offset * 10) + 0.01).rounded(.down) / 10)
+    }
+
+    /// Marks the start of a unit of app work at the current virtual instant: dates the
+    /// app computes from the wall clock are measured from this wall instant on. The driver
+    /// marks it as app code starts on its thread (so the time a busy machine takes to
+    /// schedule that thread does not count), an async handler as it resumes from a sleep
+    /// on ``SimulatedClock``, the simulator before an app's `didFinishLaunching`; popping a
+    /// timer and advancing the clock mark it too.
+    public func appWorkStarted() {
+        let wall = Date()
+        state.withLock { $0.wallAnchor = wall }
+    }
+
     /// The instant of the next timer, if any.
     public var nextInstant: Date? { state.withLock { $0.queue.min?.priority.instant } }
 
@@ -53,17 +86,24 @@ public final class VirtualClock: DriverClock {
     /// Removes the next timer due at or before `limit`, moves the clock to its instant,
     /// and returns its action; `nil` when none is due by then.
     func popNext(notAfter limit: Date) -> (@Sendable () -> Void)? {
-        state.withLock { state in
+        let wall = Date()
+        return state.withLock { state in
             guard let next = state.queue.min, next.priority.instant <= limit else { return nil }
             state.queue.remove(next.key)
             state.now = max(state.now, next.priority.instant)
+            state.wallAnchor = wall
             return state.actions.removeValue(forKey: next.key)
         }
     }
 
-    /// Moves the clock forward to `instant` (never backward).
+    /// Moves the clock forward to `instant` (never backward); the code that runs next
+    /// (the caller's, until it runs the clock again) is a new unit of work.
     func advance(to instant: Date) {
-        state.withLock { $0.now = max($0.now, instant) }
+        let wall = Date()
+        state.withLock {
+            $0.now = max($0.now, instant)
+            $0.wallAnchor = wall
+        }
     }
 
     private func cancel(_ sequence: UInt64) -> Bool {
@@ -123,6 +163,7 @@ public struct SimulatedClock: Clock, Sendable {
                 timer.withLock { $0 = scheduled }
                 if tracked { activity.leave() }  // parked: time may advance
             }
+            virtual.appWorkStarted()  // the sleeper's code runs again from here
         } onCancel: { [virtual, activity] in
             guard let continuation = once.withLock({ value -> CheckedContinuation<Void, any Error>? in defer { value = nil }; return value }) else { return }
             if let scheduled = timer.withLock({ $0 }) { _ = virtual.cancelTimer(scheduled) }

@@ -93,7 +93,7 @@ enum FleetCommand {
         if let text = options.sharedOutage { outage = try Fleet.SharedOutage.parse(text) }
         var policies = PolicySet()
         if !options.herdSpreading { policies.configuration.herdSpreadWindow = 0 }
-        return try Fleet(devices: options.devices, days: options.days, mix: mix, seed: options.seed, sharedOutage: outage, policies: policies)
+        return try Fleet(devices: options.devices, days: options.days, mix: mix, seed: options.seed, sharedOutage: outage, configuration: .simulation(environment: ProcessInfo.processInfo.environment), policies: policies)
     }
 
     /// Runs the fleet and returns what to print; writes the report when asked. Progress

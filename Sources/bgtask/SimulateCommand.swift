@@ -133,7 +133,8 @@ enum SimulateCommand {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
-        let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed)
+        // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
+        let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: ProcessInfo.processInfo.environment))
         let began = ContinuousClock.now
         let result: SimulationResult
         if let apps {

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
+import SchedulerStore
 import Testing
 
 extension ProcessTests {
@@ -46,6 +48,30 @@ extension ProcessTests {
             #expect(termination.reason == .exit && termination.status == 0, "\(termination); stderr: \(child.standardError())")
             #expect(!lines.contains("draft uploaded"))
             #expect(lines.contains("state: suspended"), "\(lines)")
+        }
+
+        /// A background task in progress when SIGTERM arrives gets its expiration before the
+        /// process exits, and its run is recorded as expired: not left unfinished, to be
+        /// found interrupted and restored at the next start as if nothing had happened.
+        @Test func sigtermExpiresARunningBackgroundTaskAndRecordsItBeforeExiting() async throws {
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let probe = try ProductBinary.locate("bgtask-durability-probe")
+            let child = try ChildProcess(probe, arguments: [scratch.url.path, "--until-sigterm"], scratch: scratch.url)
+            let running = await child.output.waitFor(atLeast: 1, timeout: .seconds(60))
+            #expect(running && child.output.lines == ["running"], "\(child.output.lines); stderr: \(child.standardError())")
+            child.kill(SIGTERM)
+            let termination = await child.termination()
+            await child.output.waitForEndOfFile()
+            #expect(termination.reason == .exit && termination.status == 0, "\(termination); stderr: \(child.standardError())")
+            #expect(child.output.lines == ["running", "expired"])
+
+            let (store, report) = try SchedulerStore.open(at: scratch.url.appendingPathComponent("scheduler.sqlite"), now: Date())
+            #expect(report.interruptedRuns.isEmpty, "the run was left unfinished: \(report.interruptedRuns)")
+            #expect(report.restoredRequests.isEmpty)
+            let runs = try store.runs(app: AppID("com.example.durable"))
+            #expect(runs.map(\.outcome) == [.expired], "\(runs)")
+            #expect(runs.first?.stopReason?.contains("terminating") == true, "\(runs.first?.stopReason ?? "no reason")")
         }
     }
 }

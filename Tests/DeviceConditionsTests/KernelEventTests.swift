@@ -165,6 +165,37 @@ final class ReadingInbox: Sendable {
         // Without kernel events the network is sampled too.
         #expect(busy.sampledParts.contains(.network))
     }
+
+    /// The sampling timer exists only while something depends on conditions: armed when
+    /// the owner reports work, cancelled when it goes (no wakeups for an idle process).
+    @Test func theSamplingTimerIsArmedOnlyWhileSomethingDependsOnConditions() throws {
+        final class Armed: SamplerTimer {
+            let cancelled = Mutex(false)
+            func cancel() { cancelled.withLock { $0 = true } }
+        }
+        let machine = try FakeMachine()
+        try machine.thermalZone(0, millidegrees: "40000")
+        let timers = Mutex<[Armed]>([])
+        let depends = Mutex(false)
+        let watcher = ConditionsWatcher(
+            reader: machine.reader, settleDelay: 0, kernelEvents: false, sampling: true,
+            makeTimer: { _, _, _ in
+                let timer = Armed()
+                timers.withLock { $0.append(timer) }
+                return timer
+            },
+            now: { Self.now }, shouldSample: { depends.withLock { $0 } }, onReading: { _ in }
+        )
+        defer { watcher.cancel() }
+        #expect(timers.withLock { $0 }.isEmpty && !watcher.isSampling, "idle: no timer")
+        depends.withLock { $0 = true }
+        watcher.reconsiderSampling()
+        #expect(timers.withLock { $0 }.count == 1 && watcher.isSampling)
+        depends.withLock { $0 = false }
+        watcher.reconsiderSampling()
+        #expect(!watcher.isSampling)
+        #expect(timers.withLock { $0 }.allSatisfy { $0.cancelled.withLock { $0 } })
+    }
 }
 
 extension DeviceProcessTests {

@@ -14,6 +14,13 @@
 //
 // Exits 0 after the last submit, 1 when a submit is refused or the store cannot be opened,
 // 64 on a usage error.
+//
+//   bgtask-durability-probe <state-dir> --until-sigterm
+//
+// The child of the SIGTERM test (EmbeddedServerSignalTests): the app launches in the
+// foreground with `handleTerminationSignals()`, submits `com.example.durable.long`, a
+// processing task due now whose handler writes "running" and works until its expiration
+// handler (which writes "expired" and completes unsuccessfully) runs.
 import BackgroundTasks
 import Foundation
 import SchedulerStore
@@ -44,8 +51,9 @@ func acknowledge(_ text: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
-    fail("usage: bgtask-durability-probe <state-dir> <count>", status: 64)
+let untilSigterm = arguments.count == 3 && arguments[2] == "--until-sigterm"
+guard arguments.count == 3, untilSigterm || (Int(arguments[2]).map { $0 > 0 } ?? false) else {
+    fail("usage: bgtask-durability-probe <state-dir> <count> | <state-dir> --until-sigterm", status: 64)
 }
 let stateDirectory = URL(fileURLWithPath: arguments[1], isDirectory: true)
 
@@ -55,6 +63,33 @@ do {
 } catch {
     fail("cannot open the store in \(stateDirectory.path): \(error)", status: 1)
 }
+
+if untilSigterm {
+    let identifier = "com.example.durable.long"
+    let driver = SchedulerDriver(conditions: .favorable, clock: DispatchDriverClock(), store: store)
+    let manifest = AppManifest(appID: probeApp, permittedIdentifiers: [identifier], backgroundModes: ["processing"], source: "bgtask-durability-probe")
+    let context = AppContext(app: probeApp, manifest: manifest, driver: driver, assertions: AssertionConfiguration(suspendDelay: 0.2))
+    context.withCurrent {
+        let application = BGApplication.shared
+        application.launch()
+        BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+            task.expirationHandler = {
+                acknowledge("expired\n")
+                task.setTaskCompleted(success: false)
+            }
+            acknowledge("running\n")
+        }
+        application.handleTerminationSignals()
+        application.finishLaunching()
+    }
+    do {
+        try driver.submit(PendingRequest(app: probeApp, identifier: identifier, kind: .processing, submittedAt: driver.clock.now()))
+    } catch {
+        fail("submit of \(identifier) refused: \(error)", status: 1)
+    }
+    withExtendedLifetime(context) { dispatchMain() }
+}
+let count = Int(arguments[2])!
 
 var configuration = SchedulerConfiguration()
 configuration.pendingLimits = [.refresh: 1, .processing: count, .continuedProcessing: 10]

@@ -31,7 +31,7 @@ struct SchedulerEngineSubmitTests {
     @Test("background refresh off makes scheduled kinds unavailable", arguments: [TaskKind.appRefresh, .processing, .healthResearch])
     func backgroundRefreshOffIsUnavailable(kind: TaskKind) {
         var engine = F.engine()
-        engine.setBackgroundRefresh(false, for: F.app)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
         let request = kind == .appRefresh ? F.refresh() : F.processing(kind == .processing ? F.syncID : F.researchID, kind: kind)
         let rejection = F.rejection(of: request, by: engine, at: t0)
         #expect(rejection?.code == .unavailable)
@@ -40,15 +40,15 @@ struct SchedulerEngineSubmitTests {
 
     @Test func backgroundRefreshOffStillAllowsContinuedProcessing() throws {
         var engine = F.engine()
-        engine.setBackgroundRefresh(false, for: F.app)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
         #expect(F.rejection(of: F.continued(), by: engine, at: t0) == nil)
         #expect(try F.submit(F.continued(), to: &engine, at: t0).launched.count == 1)
     }
 
     @Test func backgroundRefreshSwitchCanBeTurnedBackOn() {
         var engine = F.engine()
-        engine.setBackgroundRefresh(false, for: F.app)
-        engine.setBackgroundRefresh(true, for: F.app)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: true), at: t0)
         #expect(F.rejection(of: F.refresh(), by: engine, at: t0) == nil)
         #expect(engine.registration(of: F.app)?.backgroundRefreshEnabled == true)
     }
@@ -149,7 +149,7 @@ struct SchedulerEngineSubmitTests {
 
     @Test func backgroundRefreshOffWinsOverIdentifierNotInManifest() {
         var engine = F.engine()
-        engine.setBackgroundRefresh(false, for: F.app)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
         #expect(F.rejection(of: F.refresh("com.example.app.unlisted"), by: engine, at: t0)?.code == .unavailable)
     }
 

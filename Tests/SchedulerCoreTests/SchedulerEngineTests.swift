@@ -367,8 +367,10 @@ struct SchedulerEngineTests {
         var engine = F.engine()
         _ = try F.submit(F.refresh(earliest: t0 + 60), to: &engine, at: t0)
         _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, earliest: t0 + 60), to: &engine, at: t0)
-        #expect(engine.cancel(F.key(F.refreshID))?.identifier == F.refreshID)
-        #expect(engine.cancel(F.key(F.refreshID)) == nil)
+        let cancelled = engine.handle(.requestCancelled(F.key(F.refreshID)), at: t0)
+        #expect(engine.pendingRequests(of: F.app).isEmpty)
+        #expect(cancelled.last == .wake(at: t0 + 60), "the other app's request still needs the wake")
+        _ = engine.handle(.requestCancelled(F.key(F.refreshID)), at: t0)  // nothing pending: no change
         #expect(engine.pendingRequests(of: F.otherApp).count == 1)
         #expect(Summary(engine.handle(.timerFired, at: t0 + 60)).launchedIdentifiers == [F.otherRefreshID])
     }
@@ -378,7 +380,7 @@ struct SchedulerEngineTests {
         _ = try F.submit(F.refresh(earliest: t0 + 60), to: &engine, at: t0)
         _ = try F.submit(F.processing(earliest: t0 + 60), to: &engine, at: t0)
         _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, earliest: t0 + 60), to: &engine, at: t0)
-        #expect(engine.cancelAll(of: F.app).count == 2)
+        _ = engine.handle(.allRequestsCancelled(F.app), at: t0)
         #expect(engine.pendingRequests(of: F.app).isEmpty)
         #expect(engine.allPendingRequests.map(\.identifier) == [F.otherRefreshID])
     }

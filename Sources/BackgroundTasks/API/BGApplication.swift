@@ -234,21 +234,25 @@ public final class BGApplication: @unchecked Sendable {
     // MARK: Signals
 
     /// For servers under a process supervisor: SIGTERM (and SIGINT) means "entering the
-    /// background". Work guarded by assertions gets its window; once the app would be
-    /// suspended (no assertion left) or is terminated, the process exits when
-    /// `exitWhenDone` (status 0 after a clean finish, 1 after the watchdog).
+    /// background". Background tasks in progress get their expiration at once (and the
+    /// grace period to complete); work guarded by assertions gets its window. Once the app
+    /// would be suspended (no assertion left) or is terminated, the process exits when
+    /// `exitWhenDone` (status 0 after a clean finish, 1 after the watchdog), after its
+    /// background tasks ended, so each is recorded as it ended (expired, or terminated)
+    /// rather than found unfinished at the next start.
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
             observeState { newState in
+                let status: Int32
                 switch newState {
-                case .suspended:
-                    exit(0)
-                case .notRunning:
-                    exit(1)
-                default:
-                    break
+                case .suspended: status = 0
+                case .notRunning: status = 1
+                default: return
                 }
+                // Exiting ends the process's runs too: they get their expiration first.
+                context.driver.appTerminating(context.app)
+                context.driver.whenRunsEnd(of: context.app) { exit(status) }
             }
         }
         var sources: [any DispatchSourceSignal] = []
@@ -257,6 +261,7 @@ public final class BGApplication: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: context.expirationQueue)
             source.setEventHandler { [weak self] in
                 context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
+                context.driver.appTerminating(context.app)
                 self?.enterBackground()
             }
             source.activate()

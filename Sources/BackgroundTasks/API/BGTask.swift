@@ -110,7 +110,6 @@ open class BGTask: @unchecked Sendable, CustomStringConvertible {
             $0.finished = true
             $0.expirationHandler = nil
         }
-        context?.scheduler.runDidFinish(record)
     }
 
     /// The grace period passed without completion.

@@ -52,6 +52,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         private func startAsync(_ task: BGTask, context: AppContext, priority: TaskPriority?, body: @escaping @Sendable (BGTask) async -> Bool) {
             context.driver.activity.enter()
             let work = Task(priority: priority) {
+                context.driver.clock.appWorkStarted()
                 context.driver.activity.trackCurrentTask()
                 let success = await AppContext.$current.withValue(context) { await body(task) }
                 if !task.isCompleted { task.setTaskCompleted(success: success) }
@@ -64,8 +65,6 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     private struct State {
         var registrations: [String: Registration] = [:]
-        var retryPolicies: [String: BGRetryPolicy] = [:]
-        var failedAttempts: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -242,44 +241,16 @@ public final class BGTaskScheduler: @unchecked Sendable {
     // MARK: Retry
 
     /// Resubmits a copy of a failed task's request after a delay, unless the app already
-    /// submitted one (see ``BGRetryPolicy``). `nil` removes the policy.
+    /// submitted one (see ``BGRetryPolicy``). Setting a policy keeps the count of
+    /// consecutive failures, which is persisted (set the policy on every launch, as you
+    /// register handlers); `nil` removes the policy and forgets the count.
     public func setRetryPolicy(_ policy: BGRetryPolicy?, forTaskWithIdentifier identifier: String) {
-        state.withLock {
-            $0.retryPolicies[identifier] = policy
-            $0.failedAttempts[identifier] = nil
-        }
+        let context = requiredContext
+        context.driver.setRetryPolicy(policy?.rule, for: RequestKey(app: context.app, identifier: identifier))
     }
 
     /// The app's durable checkpoint store (resume idempotent work: docs/system.md, "Best practice").
     public var checkpoints: BGCheckpointStore { BGCheckpointStore(context: requiredContext) }
-
-    /// A run of this app ended: apply the retry policy.
-    func runDidFinish(_ record: RunRecord) {
-        let context = requiredContext
-        let failed = record.outcome != .success
-        let decision = state.withLock { state -> Date? in
-            guard let policy = state.retryPolicies[record.identifier] else { return nil }
-            guard failed else {
-                state.failedAttempts[record.identifier] = nil
-                return nil
-            }
-            let attempt = (state.failedAttempts[record.identifier] ?? 0) + 1
-            state.failedAttempts[record.identifier] = attempt
-            guard let delay = policy.delay(afterFailedAttempt: attempt) else { return nil }
-            return (record.endedAt ?? context.driver.clock.now()).addingTimeInterval(delay)
-        }
-        guard let retryAt = decision else { return }
-        let key = RequestKey(app: context.app, identifier: record.identifier)
-        guard !context.driver.pendingRequests(of: context.app).contains(where: { $0.key == key }) else { return }
-        var retry = record.request
-        retry.earliestBeginDate = retryAt
-        retry.submittedAt = context.driver.clock.now()
-        do {
-            try context.driver.submit(retry)
-        } catch {
-            context.driver.log(.warning, app: context.app, "retry of '\(record.identifier)' not submitted: \(error)")
-        }
-    }
 }
 
 /// Programming errors (Apple raises an uncatchable `NSInternalInconsistencyException`).

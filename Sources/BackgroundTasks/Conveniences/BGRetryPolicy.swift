@@ -6,6 +6,13 @@ import Foundation
 /// in anything but success (failure, expiration, termination, crash) and the app did not
 /// already submit a new request for the identifier, the scheduler submits a copy of the
 /// request with `earliestBeginDate` moved by the policy's delay. A success resets the count.
+///
+/// The scheduler's engine decides, within its handling of the run's end: a request the app
+/// submitted for the identifier before the run ended (from the handler) stands, and one
+/// it submits afterwards (from a completion block) replaces the retry, as any resubmission
+/// does. The count of consecutive failures is saved with the run's record, so it survives
+/// a restart. A retry the submission checks would refuse (Background App Refresh turned
+/// off, the pending limit reached) is not made.
 public struct BGRetryPolicy: Hashable, Sendable {
     /// The delay before the first retry.
     public var initialDelay: TimeInterval
@@ -38,8 +45,11 @@ public struct BGRetryPolicy: Hashable, Sendable {
 
     /// The delay after the `attempt`-th consecutive failure (1-based), or `nil` to give up.
     public func delay(afterFailedAttempt attempt: Int) -> TimeInterval? {
-        if let maximumAttempts, attempt > maximumAttempts { return nil }
-        let exponent = Double(max(0, attempt - 1))
-        return min(maximumDelay, initialDelay * pow(multiplier, exponent))
+        rule.delay(afterFailedAttempt: attempt)
+    }
+
+    /// The policy in the engine's terms.
+    var rule: RetryPolicy {
+        RetryPolicy(initialDelay: initialDelay, multiplier: multiplier, maximumDelay: maximumDelay, maximumAttempts: maximumAttempts)
     }
 }

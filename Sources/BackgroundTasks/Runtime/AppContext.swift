@@ -89,6 +89,7 @@ public final class AppContext: Sendable {
         driver.runAppWork {
             self.driver.activity.enter()
             queue.async {
+                self.driver.clock.appWorkStarted()
                 self.withCurrent(body)
                 self.driver.activity.leave()
             }
@@ -96,15 +97,12 @@ public final class AppContext: Sendable {
     }
 
     /// The driver's instant for a date the app computed: unchanged normally; under
-    /// translation, the same offset from driver-now as the date had from wall-now.
+    /// translation, the clock's (``DriverClock/instant(forWallClockDate:)``: the simulator
+    /// measures the date from the wall instant the current app work started, so the wall
+    /// time app code spends after computing the date does not count).
     func driverDate(forAppDate date: Date) -> Date {
         guard wallClockDateTranslation else { return date }
-        let offset = date.timeIntervalSinceNow
-        guard offset.isFinite else { return date }
-        // The app computed the date a moment ago, so the offset measured now is a little
-        // short (milliseconds in a debug build); rounding up to the tenth of a second
-        // restores the offset the app meant, whatever the machine's speed.
-        return driver.clock.now().addingTimeInterval((offset * 10).rounded(.up) / 10)
+        return driver.clock.instant(forWallClockDate: date)
     }
 
     // MARK: Launching tasks

@@ -7,28 +7,32 @@ import Foundation
 /// With the Linux reader, change events come from the kernel (a ``ConditionsWatcher``:
 /// netlink uevents for power supplies, rtnetlink for links, addresses and routes), and the
 /// values no event announces (battery level, Low Power Mode, thermal state, idleness, CPU
-/// pressure) are sampled at most every 30 s and only while `driver.dependsOnConditions`, so
-/// an idle process reads nothing. Where the sockets cannot be opened (a sandbox), the
+/// pressure) are sampled at most every 30 s and only while `driver.dependsOnConditions`:
+/// the sampling timer is armed when the driver reports that work appeared
+/// (``SchedulerDriver/onWorkChanged(_:)``) and disarmed when it went, so an idle process
+/// has no timer and takes no wakeups. Where the sockets cannot be opened (a sandbox), the
 /// network joins the sampled values and a note goes to the driver's log.
 ///
-/// Any other provider (``FixedConditions``, a test double) is sampled every 30 s while the
-/// driver depends on conditions, as before.
+/// Any other provider (``FixedConditions``, a test double) is sampled every 30 s, armed
+/// and disarmed the same way.
 enum ConditionsMonitor {
     /// The sampling period: the ceiling for slow readings (docs/system.md, "Properties").
     static let interval: TimeInterval = 30
 
-    static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver) {
+    /// Starts feeding `driver`; `makeTimer` makes the sampling timer (tests count arms).
+    static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) {
         if let reader = provider as? LinuxConditionsReader {
-            startWatching(reader, driver: driver)
+            startWatching(reader, driver: driver, makeTimer: makeTimer)
         } else {
-            startSampling(provider, driver: driver)
+            startSampling(provider, driver: driver, makeTimer: makeTimer)
         }
     }
 
-    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver) {
+    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) {
         let watcher = ConditionsWatcher(
             reader: reader,
             sampleInterval: interval,
+            makeTimer: makeTimer,
             shouldSample: { [weak driver] in driver?.dependsOnConditions ?? false },
             onReading: { [weak driver] reading in
                 guard let driver else { return }
@@ -46,18 +50,24 @@ enum ConditionsMonitor {
         // watcher's first reading if the device changed in between.
         let first = watcher.current.conditions
         if first != driver.conditions { driver.conditionsChanged(first) }
+        driver.onWorkChanged { [weak watcher] in watcher?.reconsiderSampling() }
+        watcher.reconsiderSampling()  // work may have appeared before the listener
         driver.retain(watcher)
     }
 
-    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver) {
-        let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "bgtask.conditions"))
-        source.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
-        source.setEventHandler { [weak driver] in
-            guard let driver, driver.dependsOnConditions else { return }
+    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) {
+        let sampler = ArmedSampler(
+            interval: interval,
+            queue: DispatchQueue(label: "bgtask.conditions"),
+            makeTimer: makeTimer,
+            shouldRun: { [weak driver] in driver?.dependsOnConditions ?? false }
+        ) { [weak driver] in
+            guard let driver else { return }
             let conditions = provider.read()
             if conditions != driver.conditions { driver.conditionsChanged(conditions) }
         }
-        source.activate()
-        driver.retain(source as AnyObject)
+        driver.onWorkChanged { [weak sampler] in sampler?.reconsider() }
+        sampler.reconsider()
+        driver.retain(sampler)
     }
 }

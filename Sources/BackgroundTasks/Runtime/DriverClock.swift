@@ -14,6 +14,21 @@ public protocol DriverClock: AnyObject, Sendable {
     func now() -> Date
     /// Calls `action` once at `instant` (or as soon as possible when it has passed).
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
+    /// This clock's instant for a date that app code computed from the wall clock
+    /// (`Date(timeIntervalSinceNow:)`, as iOS code does) in the work running now. Real
+    /// clocks return `date`; the simulator's virtual clock moves it to virtual time.
+    func instant(forWallClockDate date: Date) -> Date
+    /// App code starts running now (a handler, an expiration handler, a block the driver
+    /// dispatched, an async handler resuming): the virtual clock measures wall-clock dates
+    /// from here. Real clocks do nothing.
+    func appWorkStarted()
+}
+
+extension DriverClock {
+    /// The date itself: a clock that runs on wall time needs no translation.
+    public func instant(forWallClockDate date: Date) -> Date { date }
+    /// Nothing: a clock that runs on wall time needs no mark.
+    public func appWorkStarted() {}
 }
 
 /// The real-time clock: `Date()` and Dispatch wall-clock timers on one serial queue.

@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// Locking: one mutex guards the engine and the driver's tables; store writes happen
 /// under it (they must be durable before a call returns), app code never does: handlers,
-/// expiration handlers and observers are called after the lock is released.
+/// expiration handlers, observers and the diagnostics sink (which the app may supply) are
+/// called after the lock is released, from the actions a lock hold queued.
 public final class SchedulerDriver: Sendable {
     /// Where time comes from.
     public let clock: any DriverClock
@@ -45,6 +46,13 @@ public final class SchedulerDriver: Sendable {
         var observers: [@Sendable (SchedulerTraceEvent) -> Void] = []
         var retained: [AnyObject] = []
         var lastPrune: Date?
+        /// Messages noted under the lock, sent to ``log`` once it is released.
+        var notes: [DiagnosticMessage] = []
+        /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
+        var hadWork = false
+        var workListeners: [@Sendable () -> Void] = []
+        /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
+        var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
     }
 
     private let state: Mutex<State>
@@ -58,6 +66,8 @@ public final class SchedulerDriver: Sendable {
         case terminate(BGTask, String)
         case sampleProgress(BGTask)
         case trace(SchedulerTraceEvent)
+        case log(DiagnosticMessage)
+        case call([@Sendable () -> Void])
     }
 
     /// Creates a driver over `store` (pending requests are restored from it).
@@ -103,7 +113,7 @@ public final class SchedulerDriver: Sendable {
                 log(.error, app: nil, "could not read pending requests from the store: \(error)")
             }
         }
-        state = Mutex(State(engine: engine))
+        state = Mutex(State(engine: engine, hadWork: engine.hasWork))
     }
 
     /// The engine's configuration.
@@ -112,6 +122,19 @@ public final class SchedulerDriver: Sendable {
     /// Calls `observer` with every trace event, after the event happened (not under a lock).
     public func observe(_ observer: @escaping @Sendable (SchedulerTraceEvent) -> Void) {
         state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Calls `listener` (after the lock is released) whenever the engine goes from having
+    /// no work to having some, or back (``dependsOnConditions``): the conditions sampler
+    /// arms and disarms on it. Calls from concurrent changes may arrive out of order, so
+    /// a listener reads ``dependsOnConditions`` rather than trusting the order.
+    public func onWorkChanged(_ listener: @escaping @Sendable () -> Void) {
+        state.withLock { $0.workListeners.append(listener) }
+    }
+
+    /// Notes a message under the lock; it is sent to ``log`` after the lock is released.
+    private func note(_ level: DiagnosticMessage.Level, app: AppID?, _ text: String, in state: inout State) {
+        state.notes.append(DiagnosticMessage(level, app: app, text))
     }
 
     /// Starts a call into app code: now, or queued on the clock when ``serializesAppWork``.
@@ -162,12 +185,12 @@ public final class SchedulerDriver: Sendable {
 
     /// Persists what the policies learned of `app`, under the driver's lock so that saves
     /// land in the order the engine learned (a restart and `bgtask why` see the latest).
-    private func savePolicyState(of app: AppID, in state: State) {
+    private func savePolicyState(of app: AppID, in state: inout State) {
         guard let store, let text = policyStateText(of: app, in: state) else { return }
         do {
             try store.setAppSetting(text, app: app, name: AppSettingName.policyState)
         } catch {
-            log(.error, app: app, "could not save the usage history: \(error)")
+            note(.error, app: app, "could not save the usage history: \(error)", in: &state)
         }
     }
 
@@ -175,7 +198,7 @@ public final class SchedulerDriver: Sendable {
     public func appForegrounded(_ app: AppID) {
         mutate { state, now in
             let effects = state.engine.handle(.appForegrounded(app), at: now)
-            savePolicyState(of: app, in: state)
+            savePolicyState(of: app, in: &state)
             return effects
         }
     }
@@ -184,7 +207,7 @@ public final class SchedulerDriver: Sendable {
     public func appForceQuit(_ app: AppID) {
         mutate { state, now in
             let effects = state.engine.handle(.appForceQuit(app), at: now)
-            savePolicyState(of: app, in: state)
+            savePolicyState(of: app, in: &state)
             return effects
         }
     }
@@ -208,13 +231,26 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.timerFired, at: now) }
     }
 
-    /// Turns an app's Background App Refresh switch on or off (persisted).
+    /// Turns an app's Background App Refresh switch on or off: saved first, then an engine
+    /// event (turned on, what the switch held is judged again and may launch at once).
+    /// When the save fails the switch does not change (in memory either: a restart would
+    /// read the old value) and an error is logged.
     func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
-        try? store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
-        mutate { state, _ in
-            state.engine.setBackgroundRefresh(enabled, for: app)
-            return []
+        mutate { state, now in
+            do {
+                try store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
+            } catch {
+                note(.error, app: app, "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)", in: &state)
+                return []
+            }
+            return state.engine.handle(.backgroundRefreshChanged(app, enabled: enabled), at: now)
         }
+    }
+
+    /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine
+    /// retries failed runs itself (see ``RetryPolicy``).
+    func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
+        state.withLock { $0.engine.setRetryPolicy(policy, for: key) }
     }
 
     /// Whether the app's Background App Refresh switch is on.
@@ -255,30 +291,37 @@ public final class SchedulerDriver: Sendable {
         if let rejection { throw rejection }
     }
 
-    /// Removes a pending request (from disk first).
+    /// Removes a pending request: from disk, then from the engine, in one hold of the lock
+    /// (as ``submit(_:)``), so a racing submission lands wholly before or after it. When the
+    /// delete fails the request stays pending (in memory too, as on disk, so a restart
+    /// agrees) and an error is logged.
     public func cancel(_ key: RequestKey) {
-        do {
-            try store?.deleteRequest(key)
-        } catch {
-            log(.error, app: key.app, "could not remove '\(key.identifier)' from the store: \(error)")
-        }
+        var deleted = false
         mutate { state, now in
-            _ = state.engine.cancel(key)
-            return []
-        } prefix: { now in [.cancelled(key, at: now)] }
+            do {
+                try store?.deleteRequest(key)
+            } catch {
+                note(.error, app: key.app, "could not remove '\(key.identifier)' from the store; it stays pending: \(error)", in: &state)
+                return []
+            }
+            deleted = true
+            return state.engine.handle(.requestCancelled(key), at: now)
+        } prefix: { now in deleted ? [.cancelled(key, at: now)] : [] }
     }
 
-    /// Removes every pending request of `app`.
+    /// Removes every pending request of `app`, atomically as ``cancel(_:)``; when the delete
+    /// fails every request stays pending and an error is logged.
     public func cancelAll(of app: AppID) {
-        do {
-            try store?.deleteAllRequests(app: app)
-        } catch {
-            log(.error, app: app, "could not remove the pending requests from the store: \(error)")
-        }
         var removed: [RequestKey] = []
-        mutate { state, _ in
-            removed = state.engine.cancelAll(of: app).map(\.key)
-            return []
+        mutate { state, now in
+            do {
+                try store?.deleteAllRequests(app: app)
+            } catch {
+                note(.error, app: app, "could not remove the pending requests from the store; they stay pending: \(error)", in: &state)
+                return []
+            }
+            removed = state.engine.pendingRequests(of: app).map(\.key)
+            return state.engine.handle(.allRequestsCancelled(app), at: now)
         } prefix: { now in removed.map { .cancelled($0, at: now) } }
     }
 
@@ -340,6 +383,26 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.expirationDelivered(run, handlerWasSet: handlerWasSet), at: now) }
     }
 
+    /// The process hosting `app` is about to exit (SIGTERM under a supervisor, or the app
+    /// suspended with ``BGApplication/handleTerminationSignals(exitWhenDone:)``): its runs
+    /// in progress get their expiration now, and nothing more launches for it. Wait for
+    /// them with ``whenRunsEnd(of:_:)`` before exiting, so each is recorded as it ended
+    /// (expired, or terminated after the grace period), not found unfinished at the next
+    /// start and restored as if nothing had happened.
+    public func appTerminating(_ app: AppID) {
+        mutate { state, now in state.engine.handle(.appTerminating(app), at: now) }
+    }
+
+    /// Calls `body` (not under the lock) once no run of `app` is in progress: now when none is.
+    public func whenRunsEnd(of app: AppID, _ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.engine.activeRuns.contains(where: { $0.app == app }) else { return true }
+            state.runWaiters[app, default: []].append(body)
+            return false
+        }
+        if now { body() }
+    }
+
     /// The process running `run` died (out-of-process hosts).
     public func runCrashed(_ run: RunID, reason: String) {
         mutate { state, now in state.engine.handle(.runCrashed(run, reason: reason), at: now) }
@@ -391,6 +454,15 @@ public final class SchedulerDriver: Sendable {
             for effect in effects {
                 apply(effect, to: &state, at: now, actions: &actions)
             }
+            if !state.notes.isEmpty {
+                actions.append(contentsOf: state.notes.map(Action.log))
+                state.notes.removeAll()
+            }
+            let hasWork = state.engine.hasWork
+            if hasWork != state.hadWork {
+                state.hadWork = hasWork
+                if !state.workListeners.isEmpty { actions.append(.call(state.workListeners)) }
+            }
             return (actions, state.observers)
         }
         perform(actions, observers: observers)
@@ -402,7 +474,7 @@ public final class SchedulerDriver: Sendable {
             do {
                 try store?.recordRunStarted(record)
             } catch {
-                log(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")
+                actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
             }
             meter?.runStarted(record.id)
             actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
@@ -430,17 +502,35 @@ public final class SchedulerDriver: Sendable {
             do {
                 try store?.recordRunFinished(record, appSettings: learned)
             } catch {
-                log(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")
+                actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }
             pruneRunLogIfDue(&state, at: now)
             actions.append(.trace(.finished(record)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
             }
+            if !state.runWaiters.isEmpty, let waiters = state.runWaiters[record.app],
+               !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
+                state.runWaiters[record.app] = nil
+                actions.append(.call(waiters))
+            }
         case .terminate(let run, let reason):
             if let task = state.tasks[run] {
                 actions.append(.trace(.terminated(run, task.key, reason: reason, at: now)))
                 actions.append(.terminate(task, reason))
+            }
+        case .retryScheduled(let request):
+            // The engine filed the retry already; it must be on disk too, or memory and a
+            // restart would disagree: when the write fails, the retry is withdrawn.
+            do {
+                guard let store else { throw SubmitRejection(.unavailable, unavailableReason ?? "no store") }
+                try store.upsertRequest(request)
+                actions.append(.trace(.submitted(request, at: now)))
+            } catch {
+                actions.append(.log(DiagnosticMessage(.error, app: request.app, "retry of '\(request.identifier)' not scheduled: the store could not save it: \(error)")))
+                for withdrawn in state.engine.handle(.requestCancelled(request.key), at: now) {
+                    apply(withdrawn, to: &state, at: now, actions: &actions)
+                }
             }
         case .sampleProgress(let run):
             if let task = state.tasks[run] { actions.append(.sampleProgress(task)) }
@@ -465,7 +555,7 @@ public final class SchedulerDriver: Sendable {
         do {
             _ = try store.pruneRuns(olderThan: energyModel.pruneCutoff(now: now))
         } catch {
-            log(.warning, app: nil, "could not prune old run records: \(error)")
+            note(.warning, app: nil, "could not prune old run records: \(error)", in: &state)
         }
     }
 
@@ -482,6 +572,10 @@ public final class SchedulerDriver: Sendable {
             switch action {
             case .trace(let event):
                 for observer in observers { observer(event) }
+            case .log(let message):
+                log.record(message)
+            case .call(let bodies):
+                for body in bodies { body() }
             case .invoke(let task, let context):
                 context.deliver(task)
             case .launchFailed(let run, let reason):

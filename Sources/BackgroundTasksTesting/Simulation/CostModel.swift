@@ -40,11 +40,25 @@ public struct CostModel: Hashable, Sendable, Codable {
 }
 
 extension SchedulerConfiguration {
-    /// The tunables of a simulated device: Apple's defaults with
-    /// `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured, as on a real device, but nothing
-    /// read from this machine (its identity would make traces differ between machines).
-    public static func simulation(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchedulerConfiguration {
-        EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment, machineIDFile: nil)
+    /// The tunables of a simulated device: Apple's defaults, and nothing read from this
+    /// machine (its identity would make traces differ between machines) or from the
+    /// process's environment unless passed: a test run with
+    /// `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` exported gives the same traces as one
+    /// without.
+    /// - Parameters:
+    ///   - simulatesExpiration: every run expires within 5 s of its start, as
+    ///     `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` does on a real device.
+    ///   - environment: variables to honour as a real device would (the CLI passes its
+    ///     own: `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` has the effect of
+    ///     `simulatesExpiration`); empty by default.
+    public static func simulation(simulatesExpiration: Bool = false, environment: [String: String] = [:]) -> SchedulerConfiguration {
+        var configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment, machineIDFile: nil)
+        if simulatesExpiration, configuration.simulatedExpirationAfter == nil {
+            configuration.simulatedExpirationAfter = EmbeddedScheduler.defaultSchedulerConfiguration(
+                environment: ["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"], machineIDFile: nil
+            ).simulatedExpirationAfter
+        }
+        return configuration
     }
 
     /// This configuration for a simulated device seeded `seed`: its own device salt, or

@@ -15,8 +15,8 @@ import SchedulerCore
 public struct ModelledDevice: Sendable {
     /// What the loop records.
     public struct Options: Sendable {
-        /// The engine's tunables (``SchedulerConfiguration/simulation(environment:)`` by
-        /// default, so `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` applies). A device salt of 0
+        /// The engine's tunables (``SchedulerConfiguration/simulation(simulatesExpiration:environment:)``
+        /// by default: nothing read from the environment). A device salt of 0
         /// is replaced by the script's seed, so devices of a fleet spread differently.
         public var configuration: SchedulerConfiguration
         /// The policies (the standard set by default).
@@ -123,6 +123,12 @@ public struct ModelledDevice: Sendable {
     /// The instant the device has reached.
     public var currentTime: Date { now }
 
+    /// When the device will next wake the engine (tests check it against ``engineNextWake``).
+    var scheduledWakeInstant: Date? { scheduledWake?.at }
+
+    /// When the engine needs its next wake.
+    var engineNextWake: Date? { engine.nextWake }
+
     /// Runs the device until `end`, handling everything due on the way in order.
     public mutating func run(until end: Date) {
         while let next = queue.min, next.priority.at <= end {
@@ -183,13 +189,19 @@ public struct ModelledDevice: Sendable {
                 if options.recordsTrace, let record = running[run] {
                     trace.append(.terminated(run, record.request.key, reason: reason, at: now))
                 }
+            case .retryScheduled(let request):
+                if options.recordsTrace { trace.append(.submitted(request, at: now)) }
             case .sampleProgress:
                 continue  // modelled apps have no continued-processing work
             case .requestsMoved(let transitions):
                 guard options.recordsTrace else { continue }
                 for transition in transitions { trace.append(.moved(transition.key, transition.location, at: now)) }
-            case .wake(let instant):
-                rescheduleWake(instant)
+            case .wake:
+                // Not the instant this effect carries: effects handled before it may have fed
+                // the engine further events (a launched handler resubmits, an expired one
+                // completes), and their own, later wake was applied already. The engine's
+                // next wake now is the one that holds; the carried instant may be stale.
+                rescheduleWake(engine.nextWake)
             }
         }
     }

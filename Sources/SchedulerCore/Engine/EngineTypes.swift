@@ -94,6 +94,18 @@ public enum EngineEvent: Hashable, Sendable {
     case appForegrounded(AppID)
     /// The user force-quit the app in the app switcher.
     case appForceQuit(AppID)
+    /// The app cancelled its pending request under this key (the driver removed it from
+    /// the store first). A running task is not affected.
+    case requestCancelled(RequestKey)
+    /// The app cancelled all its pending requests (the driver removed them from the store first).
+    case allRequestsCancelled(AppID)
+    /// The app's Background App Refresh switch changed (the driver saved it first);
+    /// turned on, what the switch held is judged again at once.
+    case backgroundRefreshChanged(AppID, enabled: Bool)
+    /// The process hosting the app is about to exit (SIGTERM under a supervisor): its runs
+    /// in progress get their expiration now (and their grace period), and none of its
+    /// requests launches until it registers again.
+    case appTerminating(AppID)
 }
 
 /// Something the driver must do, returned by the engine in order.
@@ -106,6 +118,10 @@ public enum EngineEffect: Hashable, Sendable {
     case expire(RunID, reason: String, grace: TimeInterval)
     /// The run is over: persist the record; later completions of it are ignored.
     case runFinished(RunRecord)
+    /// Persist this retry of a failed run, which the engine already filed (the app's
+    /// ``RetryPolicy``; it comes before the run's `.runFinished`, so the retry is on disk
+    /// before the failure count that produced it).
+    case retryScheduled(PendingRequest)
     /// Stop the run's work by force (terminate the process group when out of process).
     case terminate(RunID, reason: String)
     /// Read the progress of a continued-processing run and report `.progressSampled`.

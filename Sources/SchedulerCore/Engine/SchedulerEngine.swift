@@ -8,9 +8,12 @@ import Foundation
 /// the real-time driver (Dispatch timer, SQLite, real handlers) and the virtual-time
 /// driver of the simulator, so a simulated day previews real behaviour.
 ///
-/// Submissions and cancellations are two-phase, because they must be durable before they
-/// are acknowledged: the driver calls ``checkSubmit(_:at:)``, persists the request, then
-/// applies it with ``submit(_:at:)``.
+/// Submissions are two-phase, because they must be durable before they are acknowledged:
+/// the driver calls ``checkSubmit(_:at:)``, persists the request, then applies it with
+/// ``submit(_:at:)``. Every other input (cancellations, the refresh switch, timers,
+/// conditions, completions) is an ``EngineEvent`` fed to ``handle(_:at:)``, which judges
+/// again, launches what is ready and asks for the next wake; the driver persists a
+/// cancellation or a switch before feeding it.
 ///
 /// Rules implemented here (docs/system.md, "Scheduled background tasks"):
 /// - a request is eligible when `now >= earliestBeginDate` and every required condition
@@ -50,6 +53,9 @@ public struct SchedulerEngine: Sendable {
     private var lastRunStart: [RequestKey: Date] = [:]
     private var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
+    private var retryPolicies: [RequestKey: RetryPolicy] = [:]
+    /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
+    private var terminatingApps: Set<AppID> = []
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -92,12 +98,17 @@ public struct SchedulerEngine: Sendable {
     /// replaces what the engine knew, as an app does on every launch.
     public mutating func register(_ registration: AppRegistration) {
         apps[registration.app] = registration
+        terminatingApps.remove(registration.app)
     }
 
-    /// Turns the app's Background App Refresh switch on or off.
-    public mutating func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
-        apps[app]?.backgroundRefreshEnabled = enabled
-        appStates[app]?.backgroundRefreshEnabled = enabled
+    /// Sets (or with `nil` removes) the retry policy of one task identifier. Setting a
+    /// policy keeps the count of consecutive failures (an app sets its policies on every
+    /// launch, and the count must survive a restart); removing it forgets the count.
+    public mutating func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
+        retryPolicies[key] = policy
+        if policy == nil, appStates[key.app]?.retryAttempts?[key.identifier] != nil {
+            appStates[key.app]?.retryAttempts?[key.identifier] = nil
+        }
     }
 
     /// Replaces the policy configuration; everything a policy held is judged again.
@@ -212,15 +223,8 @@ public struct SchedulerEngine: Sendable {
     /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.
     /// Replaces a pending request with the same key.
     public mutating func submit(_ request: PendingRequest, at now: Date) -> [EngineEffect] {
-        var state = appState(request.app, at: now)
-        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
-        appStates[request.app] = state
-        nextSequence += 1
-        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         var effects: [EngineEffect] = []
-        if let location = index.location(of: request.key) {
-            effects.append(.requestsMoved([.init(key: request.key, location: location)]))
-        }
+        file(request, at: now, into: &effects)
         launchWhatIsReady(at: now, into: &effects)
         effects.append(.wake(at: nextWake))
         return effects
@@ -248,17 +252,6 @@ public struct SchedulerEngine: Sendable {
             index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         }
         return refused
-    }
-
-    /// Removes the pending request under `key` (a running task is not affected).
-    /// Returns the request removed, if there was one.
-    public mutating func cancel(_ key: RequestKey) -> PendingRequest? {
-        index.remove(key)
-    }
-
-    /// Removes every pending request of `app`.
-    public mutating func cancelAll(of app: AppID) -> [PendingRequest] {
-        index.removeAll(of: app)
     }
 
     /// Copies of the pending requests of `app`, in submission order.
@@ -347,6 +340,20 @@ public struct SchedulerEngine: Sendable {
             var state = appState(app, at: now)
             state.forceQuit = true
             appStates[app] = state
+        case .requestCancelled(let key):
+            _ = index.remove(key)
+        case .allRequestsCancelled(let app):
+            _ = index.removeAll(of: app)
+        case .backgroundRefreshChanged(let app, let enabled):
+            apps[app]?.backgroundRefreshEnabled = enabled
+            appStates[app]?.backgroundRefreshEnabled = enabled
+            if enabled { report(index.releaseHeld(for: app, conditions: conditions), into: &effects) }
+        case .appTerminating(let app):
+            terminatingApps.insert(app)
+            let running = runs.values.filter { $0.record.app == app && $0.phase == .running }.map(\.record.id).sorted()
+            for runID in running {
+                expire(runID, reason: "the app's process is terminating", at: now, into: &effects)
+            }
 
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {
@@ -384,6 +391,51 @@ public struct SchedulerEngine: Sendable {
     }
 
     // MARK: Internals
+
+    /// Files an accepted submission (the app's, or a retry): counted by the throttle,
+    /// replaces a pending request with the same key.
+    private mutating func file(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
+        var state = appState(request.app, at: now)
+        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
+        appStates[request.app] = state
+        nextSequence += 1
+        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+        if let location = index.location(of: request.key) {
+            effects.append(.requestsMoved([.init(key: request.key, location: location)]))
+        }
+    }
+
+    /// Applies the retry policy of a run that just ended: a success forgets the failures;
+    /// a failure counts one more and, unless the app already submitted a new request for
+    /// the identifier (it stands) or the policy gives up, files a copy of the request
+    /// moved by the policy's delay. A retry the submission checks refuse (the switch was
+    /// turned off, the app filled its pending limit) is not made.
+    private mutating func retry(after finished: RunRecord, at now: Date) -> PendingRequest? {
+        let key = finished.request.key
+        guard let policy = retryPolicies[key] else { return nil }
+        var state = appState(key.app, at: now)
+        if finished.outcome == .success {
+            if state.retryAttempts?[key.identifier] != nil {
+                state.retryAttempts?[key.identifier] = nil
+                appStates[key.app] = state
+            }
+            return nil
+        }
+        let attempt = (state.retryAttempts?[key.identifier] ?? 0) + 1
+        state.retryAttempts = state.retryAttempts ?? [:]
+        state.retryAttempts?[key.identifier] = attempt
+        appStates[key.app] = state
+        guard index.location(of: key) == nil, let delay = policy.delay(afterFailedAttempt: attempt) else { return nil }
+        var request = finished.request
+        request.earliestBeginDate = now.addingTimeInterval(delay)
+        request.submittedAt = now
+        do throws(SubmitRejection) {
+            try checkSubmit(request, at: now)
+        } catch {
+            return nil
+        }
+        return request
+    }
 
     private var runningScheduledCount: Int { runs.count - runningContinuedProcessingCount }
 
@@ -466,6 +518,10 @@ public struct SchedulerEngine: Sendable {
         while runningScheduledCount < configuration.maximumConcurrentRuns,
               let candidate = index.peekReady(conditions: conditions) {
             let request = candidate.request
+            if !terminatingApps.isEmpty, terminatingApps.contains(request.app) {
+                held.append(.init(key: request.key, location: index.holdFirstReady(until: .appChange)))
+                continue
+            }
             let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, at: now)
             var wait: PolicyWait?
             switch policies.judge(context, rationales: configuration.explainsLaunches) {
@@ -586,6 +642,7 @@ public struct SchedulerEngine: Sendable {
         finished.outcome = outcome
         finished.success = success
         finished.stopReason = reason
+        let finishedAt = effects.count
         effects.append(.runFinished(finished))
         if finished.request.kind != .continuedProcessing {
             var state = appState(key.app, at: now)
@@ -593,5 +650,10 @@ public struct SchedulerEngine: Sendable {
             appStates[key.app] = state
         }
         report(index.markFinished(key, conditions: conditions), into: &effects)
+        if !retryPolicies.isEmpty, let retry = retry(after: finished, at: now) {
+            var filed: [EngineEffect] = [.retryScheduled(retry)]
+            file(retry, at: now, into: &filed)
+            effects.insert(contentsOf: filed, at: finishedAt)
+        }
     }
 }

@@ -16,6 +16,9 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
     public var energyDay: Int
     /// When the app was last launched in the background.
     public var lastLaunch: Date?
+    /// Consecutive failed runs per task identifier that has a ``RetryPolicy`` (`nil` when
+    /// none: state saved before retries were counted decodes without it).
+    public var retryAttempts: [String: Int]?
 
     /// A new app: switch on, not force-quit, nothing learned yet.
     public init(backgroundRefreshEnabled: Bool = true, usage: UsageModel, throttle: ThrottleState = ThrottleState()) {

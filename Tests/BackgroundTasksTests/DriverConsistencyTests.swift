@@ -1,0 +1,456 @@
+@testable import BackgroundTasks
+@testable import BackgroundTasksTesting
+import CSQLite
+import DeviceConditions
+import Dispatch
+import Foundation
+import SchedulerStore
+import Synchronization
+import Testing
+
+/// A store file in a fresh temporary directory, removed by `cleanUp()`.
+struct TemporaryStoreFile {
+    let directory: URL
+    var url: URL { directory.appendingPathComponent("bgtask.sqlite") }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-driver-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func open(now: Date = testStart) throws -> SchedulerStore {
+        try SchedulerStore.open(at: url, now: now).0
+    }
+
+    /// Runs `sql` on a connection of its own (a second writer, as another process would be).
+    func execute(_ sql: String) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open(url.path, &handle) == SQLITE_OK else {
+            sqlite3_close(handle)
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { sqlite3_close(handle) }
+        sqlite3_busy_timeout(handle, 5000)
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "?"
+            sqlite3_free(message)
+            throw TestFailure("\(sql): \(text)")
+        }
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A driver over `store` in virtual time (timers fire only when the test says), with the
+/// test app attached and launched, a handler registered for every identifier it names.
+func makeDriver(store: SchedulerStore, log: DiagnosticLog = .collecting(), clock: VirtualClock = VirtualClock(start: testStart)) -> (SchedulerDriver, AppContext) {
+    let driver = SchedulerDriver(clock: clock, store: store, log: log, policies: .foundation, meter: nil)
+    let context = AppContext(app: testApp, manifest: testManifest, driver: driver)
+    context.withCurrent {
+        context.application.launch()
+        for identifier in testManifest.permittedIdentifiers where !identifier.hasSuffix("*") {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        context.application.finishLaunching(activate: false)
+    }
+    return (driver, context)
+}
+
+/// A processing request for `identifier`, an hour after `testStart` (nothing launches).
+func laterRequest(_ identifier: String, submittedAt: Date = testStart) -> PendingRequest {
+    PendingRequest(app: testApp, identifier: identifier, kind: .processing, earliestBeginDate: testStart.addingTimeInterval(3600), submittedAt: submittedAt)
+}
+
+/// Sorted by key, so stores and drivers that order differently compare.
+func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted { $0.key < $1.key } }
+
+@Suite("Driver consistency") struct DriverConsistencyTests {
+    // MARK: Cancel
+
+    @Test func cancelThatCannotDeleteKeepsTheRequestInMemoryAsOnDisk() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let log = DiagnosticLog.collecting()
+        let (driver, _) = makeDriver(store: try file.open(), log: log)
+        try driver.submit(laterRequest(processingID))
+        try driver.submit(laterRequest("com.example.test.p1"))
+        try file.execute("CREATE TRIGGER refuse_delete BEFORE DELETE ON pending_requests BEGIN SELECT RAISE(ABORT, 'injected failure'); END;")
+
+        driver.cancel(RequestKey(app: testApp, identifier: processingID))
+        driver.cancelAll(of: testApp)
+        #expect(driver.pendingRequests(of: testApp).count == 2, "memory keeps what the disk keeps")
+        #expect(try file.open().pendingRequests().count == 2)
+        #expect(log.messages.filter { $0.level == .error && $0.text.contains("stay") && $0.text.contains("pending") }.count == 2)
+
+        try file.execute("DROP TRIGGER refuse_delete;")
+        driver.cancel(RequestKey(app: testApp, identifier: processingID))
+        #expect(driver.pendingRequests(of: testApp).map(\.identifier) == ["com.example.test.p1"])
+        driver.cancelAll(of: testApp)
+        #expect(driver.pendingRequests(of: testApp).isEmpty)
+        let (reopened, _) = makeDriver(store: try file.open())
+        #expect(reopened.allPendingRequests.isEmpty, "cancelled requests do not come back after a restart")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theDiagnosticsSinkRunsOutsideTheDriversLock() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        // The sink calls back into the driver, as an app's sink may: under the driver's
+        // (non-recursive) lock this would deadlock.
+        let box = Mutex<SchedulerDriver?>(nil)
+        let seen = Mutex<[Int]>([])
+        let log = DiagnosticLog { _ in
+            if let driver = box.withLock({ $0 }) { seen.withLock { $0.append(driver.allPendingRequests.count) } }
+        }
+        let (driver, _) = makeDriver(store: try file.open(), log: log)
+        box.withLock { $0 = driver }
+        try driver.submit(laterRequest(processingID))
+        try file.execute("CREATE TRIGGER refuse_delete BEFORE DELETE ON pending_requests BEGIN SELECT RAISE(ABORT, 'injected failure'); END;")
+        driver.cancel(RequestKey(app: testApp, identifier: processingID))
+        #expect(seen.withLock { $0 } == [1])
+    }
+
+    // MARK: Many threads, one driver
+
+    /// Submits, cancels, cancels all and lists from many threads at once on one driver
+    /// with a real SQLite file, then compares memory, the file and a driver reopened on it.
+    @Test(.timeLimit(.minutes(1)), arguments: [UInt64(1), 2, 3])
+    func concurrentSubmitsAndCancelsLeaveMemoryAndDiskAgreeing(seed: UInt64) throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let (driver, context) = makeDriver(store: try file.open())
+        let identifiers = (0..<12).map { "com.example.test.p\($0)" } + [refreshID]
+        let threads = 8
+        let operations = 120
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var random = SeededRandom(seed: seed, stream: UInt64(thread))
+            for _ in 0..<operations {
+                let identifier = identifiers[random.int(in: 0...(identifiers.count - 1))]
+                switch random.int(in: 0...99) {
+                case 0..<55:
+                    let request: BGTaskRequest = identifier == refreshID ? BGAppRefreshTaskRequest(identifier: identifier) : BGProcessingTaskRequest(identifier: identifier)
+                    request.earliestBeginDate = testStart.addingTimeInterval(3600 + Double(random.int(in: 0...600)))
+                    do {
+                        try context.scheduler.submit(request)
+                    } catch let error as BGTaskScheduler.Error where error.code == .tooManyPendingTaskRequests {
+                        continue  // ten processing requests at most: a refusal is a right answer
+                    } catch {
+                        failures.withLock { $0.append("submit \(identifier): \(error)") }
+                    }
+                case 55..<85:
+                    context.scheduler.cancel(taskRequestWithIdentifier: identifier)
+                case 85..<90:
+                    context.scheduler.cancelAllTaskRequests()
+                default:
+                    context.scheduler.getPendingTaskRequests { requests in
+                        if requests.count > 11 { failures.withLock { $0.append("\(requests.count) pending") } }
+                    }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let memory = byKey(driver.allPendingRequests)
+        let disk = byKey(try file.open().pendingRequests())
+        let (reopened, _) = makeDriver(store: try file.open())
+        #expect(memory == disk)
+        #expect(byKey(reopened.allPendingRequests) == memory)
+    }
+
+    // MARK: Public API
+
+    @Test func cancelAllTaskRequestsRemovesEveryPendingRequestOfTheApp() async throws {
+        let (device, context) = try makeDevice {
+            for identifier in [refreshID, processingID, "com.example.test.p1"] {
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { $0.setTaskCompleted(success: true) }
+            }
+        }
+        try submit(refresh(after: 600), in: context)
+        for identifier in [processingID, "com.example.test.p1"] {
+            let later = BGProcessingTaskRequest(identifier: identifier)
+            later.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
+            try submit(later, in: context)
+        }
+        #expect(await context.scheduler.pendingTaskRequests().count == 3)
+        context.withCurrent { BGTaskScheduler.shared.cancelAllTaskRequests() }
+        #expect(device.driver.pendingRequests(of: testApp).isEmpty)
+        await device.run(for: 7200)
+        #expect(device.runs().isEmpty, "nothing cancelled runs")
+        #expect(device.trace.filter { if case .cancelled = $0 { true } else { false } }.count == 3)
+    }
+
+    @Test func getPendingTaskRequestsHandsOutCopiesOfWhatIsPending() throws {
+        let (_, context) = try makeDevice {
+            for identifier in [refreshID, processingID] {
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { $0.setTaskCompleted(success: true) }
+            }
+        }
+        try submit(refresh(after: 600), in: context)
+        let later = BGProcessingTaskRequest(identifier: processingID)
+        later.requiresExternalPower = true
+        later.earliestBeginDate = Date(timeIntervalSinceNow: 7200)  // from the wall clock, as iOS code does
+        try submit(later, in: context)
+        let received = Mutex<[BGTaskRequest]>([])
+        context.withCurrent { BGTaskScheduler.shared.getPendingTaskRequests { requests in received.withLock { $0 = requests } } }
+        let requests = received.withLock { $0 }.sorted { $0.identifier < $1.identifier }
+        #expect(requests.map(\.identifier) == [processingID, refreshID])
+        #expect(requests[0] is BGProcessingTaskRequest)
+        #expect((requests[0] as? BGProcessingTaskRequest)?.requiresExternalPower == true)
+        #expect(requests[0].earliestBeginDate == testStart.addingTimeInterval(7200))
+        #expect(requests[1] is BGAppRefreshTaskRequest)
+        // A copy: changing it changes nothing pending.
+        requests[0].earliestBeginDate = nil
+        #expect(context.driver.pendingRequests(of: testApp).first { $0.identifier == processingID }?.earliestBeginDate == testStart.addingTimeInterval(7200))
+    }
+
+    @Test func aTaskNotCompletedWithinItsGracePeriodIsTerminated() async throws {
+        let held = Mutex<BGTask?>(nil)
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                task.expirationHandler = {}  // ignores its expiration: never completes
+                held.withLock { $0 = task }
+            }
+        }
+        try submit(refresh(after: 0), in: context)
+        await device.run(for: 31)
+        let task = try #require(held.withLock { $0 })
+        #expect(!task.isTerminated, "expired at 30 s, still within its grace period")
+        await device.run(for: 5)
+        #expect(task.isTerminated)
+        #expect(device.runs(of: refreshID).map(\.outcome) == [.terminated])
+    }
+
+    // MARK: Background App Refresh switch
+
+    @Test func turningTheSwitchBackOnReleasesWhatItHeldAtOnce() async throws {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(refresh(after: 60), in: context)
+        context.application.setBackgroundRefreshEnabled(false)
+        await device.run(for: 600)
+        #expect(device.runs().isEmpty)
+        #expect(device.driver.location(of: RequestKey(app: testApp, identifier: refreshID)) == .parkedForApp)
+        context.application.setBackgroundRefreshEnabled(true)
+        await device.settle()
+        #expect(device.runs(of: refreshID).map(\.startedAt) == [testStart.addingTimeInterval(600)], "launched when the switch came on, not at the next foreground")
+    }
+
+    @Test func aSwitchThatCannotBeSavedDoesNotChange() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let log = DiagnosticLog.collecting()
+        let (driver, context) = makeDriver(store: try file.open(), log: log)
+        try file.execute("CREATE TRIGGER refuse_switch BEFORE INSERT ON app_settings WHEN NEW.name = '\(AppSettingName.backgroundRefresh)' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;")
+        context.application.setBackgroundRefreshEnabled(false)
+        #expect(driver.backgroundRefreshEnabled(for: testApp), "memory keeps what the disk keeps")
+        #expect(log.messages.contains { $0.level == .error && $0.text.contains("Background App Refresh switch") })
+        try file.execute("DROP TRIGGER refuse_switch;")
+        context.application.setBackgroundRefreshEnabled(false)
+        #expect(!driver.backgroundRefreshEnabled(for: testApp))
+        let (reopened, _) = makeDriver(store: try file.open())
+        #expect(!reopened.backgroundRefreshEnabled(for: testApp))
+    }
+
+    // MARK: Retry policy
+
+    @Test func aRequestTheAppSubmittedBeforeFailingStandsInsteadOfTheRetry() async throws {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { task in
+                let next = BGProcessingTaskRequest(identifier: processingID)
+                next.earliestBeginDate = Date(timeIntervalSinceNow: 3000)
+                try? BGTaskScheduler.shared.submit(next)
+                task.setTaskCompleted(success: false)
+            }
+            BGTaskScheduler.shared.setRetryPolicy(.fixed(60), forTaskWithIdentifier: processingID)
+        }
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: context)
+        await device.run(for: 600)
+        #expect(device.runs(of: processingID).map(\.outcome) == [.failure])
+        let pending = device.driver.pendingRequests(of: testApp)
+        #expect(pending.map(\.earliestBeginDate) == [testStart.addingTimeInterval(3000)], "the app's own request, not a retry at 60 s")
+    }
+
+    @Test func theCountOfFailuresSurvivesARestart() async throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let policy = BGRetryPolicy.exponentialBackoff(initial: 60, multiplier: 2, cap: 3600)
+        func install(on device: SimulatedDevice) {
+            device.install(app: testApp, manifest: testManifest) {
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: false) }
+                BGTaskScheduler.shared.setRetryPolicy(policy, forTaskWithIdentifier: processingID)
+            }
+        }
+        let first = try SimulatedDevice(start: testStart, store: try file.open(), policies: .foundation)
+        install(on: first)
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: try #require(first.context(of: testApp)))
+        await first.run(for: 30)
+        #expect(first.runs(of: processingID).count == 1)
+        #expect(first.driver.pendingRequests(of: testApp).map(\.earliestBeginDate) == [testStart.addingTimeInterval(60)])
+
+        // The process restarts: the retry is restored, fails again, and waits twice as long.
+        let restart = testStart.addingTimeInterval(40)
+        let second = try SimulatedDevice(start: restart, store: try file.open(now: restart), policies: .foundation)
+        install(on: second)
+        await second.run(for: 30)
+        let failed = try #require(second.runs(of: processingID).first)
+        #expect(failed.startedAt == testStart.addingTimeInterval(60))
+        #expect(second.driver.pendingRequests(of: testApp).map(\.earliestBeginDate) == [testStart.addingTimeInterval(60 + 120)], "second failure in a row: 120 s")
+    }
+
+    // MARK: Virtual time
+
+    /// The trace a handler that computes its next date, then spends `wallDelay` of wall
+    /// time before submitting it, produces.
+    static func traceOfResubmittingHandler(wallDelay: TimeInterval) async throws -> [Date] {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                let next = BGAppRefreshTaskRequest(identifier: refreshID)
+                next.earliestBeginDate = Date(timeIntervalSinceNow: 900)
+                if wallDelay > 0 { Thread.sleep(forTimeInterval: wallDelay) }  // slow app code, not a wait on the scheduler
+                try? BGTaskScheduler.shared.submit(next)
+                task.setTaskCompleted(success: true)
+            }
+        }
+        try submit(refresh(after: 900), in: context)
+        await device.run(for: 2 * 900 + 1)
+        return device.trace.compactMap { event in
+            if case .submitted(let request, _) = event { return request.earliestBeginDate }
+            return nil
+        }
+    }
+
+    @Test func slowAppCodeBetweenComputingADateAndSubmittingItChangesNothing() async throws {
+        let fast = try await Self.traceOfResubmittingHandler(wallDelay: 0)
+        let slow = try await Self.traceOfResubmittingHandler(wallDelay: 0.5)
+        #expect(fast == [900, 1800, 2700].map { testStart.addingTimeInterval($0) })
+        #expect(slow == fast)
+    }
+
+    /// A modelled handler resubmits as it launches (nested in the launch's effects), for an
+    /// instant before the run's budget deadline, which the launch's own wake effect asked
+    /// for. That wake is superseded: the device must keep the nested, earlier one.
+    @Test func aModelledDeviceAppliesNoWakeANestedEffectSuperseded() throws {
+        var script = try #require(Scenario.builtIn(named: "commuter")).script(start: Simulation.defaultStart, days: 1, seed: 1)
+        script.initialConditions = .favorable
+        script.changes = []
+        script.sessions = []
+        let task = ModelledTask(identifier: processingID, kind: .processing, interval: 300, requiresNetwork: false, duration: 400, durationJitter: 0)
+        var device = ModelledDevice(
+            apps: [ModelledApp(app: testApp, manifest: testManifest, tasks: [task])], script: script,
+            options: .init(configuration: .simulation(), policies: .foundation)
+        )
+        device.run(until: script.start.addingTimeInterval(301))
+        let launched = try #require(device.trace.compactMap { event -> Date? in
+            if case .launched(let record, _, _) = event { return record.startedAt }
+            return nil
+        }.first)
+        #expect(device.scheduledWakeInstant == device.engineNextWake)
+        #expect(device.scheduledWakeInstant == launched.addingTimeInterval(300), "the resubmitted request's due date, not the budget deadline at 600 s")
+    }
+
+    @Test func simulationsReadNoEnvironmentUnlessGiven() {
+        #expect(SchedulerConfiguration.simulation().simulatedExpirationAfter == nil)
+        #expect(SchedulerConfiguration.simulation(simulatesExpiration: true).simulatedExpirationAfter == 5)
+        #expect(SchedulerConfiguration.simulation(environment: ["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"]).simulatedExpirationAfter == 5)
+    }
+}
+
+extension ProcessTests {
+    /// Changes the process environment: serialized with the other process suites.
+    @Suite struct SimulationEnvironment {
+        @Test func anExportedSimulateExpirationDoesNotReachSimulations() {
+            setenv("BACKGROUND_TASK_SIMULATE_EXPIRATION", "YES", 1)
+            defer { unsetenv("BACKGROUND_TASK_SIMULATE_EXPIRATION") }
+            #expect(SchedulerConfiguration.simulation().simulatedExpirationAfter == nil)
+            #expect(ModelledDevice.Options().configuration.simulatedExpirationAfter == nil)
+        }
+    }
+}
+
+// MARK: Conditions sampling
+
+/// A timer factory that counts arms and cancels; the test fires ticks by hand.
+final class CountingTimers: Sendable {
+    final class Timer: SamplerTimer {
+        let tick: @Sendable () -> Void
+        let queue: DispatchQueue
+        let cancelled = Mutex(false)
+        init(tick: @escaping @Sendable () -> Void, queue: DispatchQueue) {
+            self.tick = tick
+            self.queue = queue
+        }
+        func cancel() { cancelled.withLock { $0 = true } }
+    }
+
+    private let made = Mutex<[Timer]>([])
+
+    var factory: ArmedSampler.TimerFactory {
+        { [self] _, queue, tick in
+            let timer = Timer(tick: tick, queue: queue)
+            made.withLock { $0.append(timer) }
+            return timer
+        }
+    }
+
+    var arms: Int { made.withLock { $0.count } }
+    var live: [Timer] { made.withLock { $0 }.filter { !$0.cancelled.withLock { $0 } } }
+
+    /// Fires every live timer once, on its queue, and waits for it.
+    func fireAll() { for timer in live { timer.queue.sync { timer.tick() } } }
+}
+
+@Suite("Conditions sampling") struct ConditionsSamplingTests {
+    @Test func anIdleDriverArmsNoTimerAndWorkArmsOneUntilItGoes() throws {
+        let timers = CountingTimers()
+        let (driver, _) = makeDriver(store: try SchedulerStore.inMemory())
+        let provider = FixedConditions(.favorable)
+        ConditionsMonitor.start(provider, driver: driver, makeTimer: timers.factory)
+        #expect(timers.arms == 0, "nothing pending: no timer, no wakeups")
+
+        try driver.submit(laterRequest(processingID))
+        #expect(timers.arms == 1)
+        #expect(timers.live.count == 1)
+        try driver.submit(laterRequest("com.example.test.p1"))
+        #expect(timers.arms == 1, "already armed")
+
+        var unplugged = Conditions.favorable
+        unplugged.externalPower = false
+        provider.set(unplugged)
+        timers.fireAll()
+        #expect(driver.conditions == unplugged, "a tick samples the provider")
+
+        driver.cancelAll(of: testApp)
+        #expect(timers.live.isEmpty, "the last request went: disarmed")
+        try driver.submit(laterRequest(processingID))
+        #expect(timers.arms == 2, "work came back: armed again")
+        #expect(timers.live.count == 1)
+    }
+
+    @Test func anArmedSamplerDisarmsOnATickWithNothingToSample() throws {
+        let timers = CountingTimers()
+        let ticks = Mutex(0)
+        let shouldSample = Mutex(false)
+        let sampler = ArmedSampler(interval: 30, queue: DispatchQueue(label: "test.sampler"), makeTimer: timers.factory, shouldRun: { shouldSample.withLock { $0 } }) {
+            ticks.withLock { $0 += 1 }
+        }
+        sampler.reconsider()
+        #expect(timers.arms == 0)
+        shouldSample.withLock { $0 = true }
+        sampler.reconsider()
+        timers.fireAll()
+        #expect(ticks.withLock { $0 } == 1)
+        // Work went without a reconsider (a lost notification): the next tick disarms.
+        shouldSample.withLock { $0 = false }
+        timers.fireAll()
+        #expect(ticks.withLock { $0 } == 1)
+        #expect(timers.live.isEmpty)
+        #expect(!sampler.isArmed)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+@testable import SchedulerCore
+import Testing
+
+private typealias F = EngineFixtures
+private typealias Summary = EngineEffectSummary
+
+/// The inputs that go through `handle(_:at:)` like every other event: the refresh switch,
+/// cancellations, a terminating app, and the retries the engine decides at a run's end.
+@Suite struct EngineEventTests {
+    let t0 = F.t0
+
+    @Test func turningTheSwitchOnLaunchesWhatItHeldInTheSameHandling() throws {
+        var engine = F.engine()
+        _ = try F.submit(F.refresh(earliest: t0 + 60), to: &engine, at: t0)
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 60)).launched.isEmpty)
+        #expect(engine.location(of: F.key(F.refreshID)) == .parkedForApp)
+        let on = Summary(engine.handle(.backgroundRefreshChanged(F.app, enabled: true), at: t0 + 120))
+        #expect(on.launchedIdentifiers == [F.refreshID])
+        #expect(engine.registration(of: F.app)?.backgroundRefreshEnabled == true)
+    }
+
+    @Test func cancellingRecomputesTheWake() throws {
+        var engine = F.engine()
+        _ = try F.submit(F.refresh(earliest: t0 + 60), to: &engine, at: t0)
+        let cancelled = Summary(engine.handle(.requestCancelled(F.key(F.refreshID)), at: t0))
+        #expect(cancelled.wake == .some(nil), "nothing left to wake for")
+    }
+
+    @Test func aTerminatingAppsRunsExpireAndNothingMoreOfItLaunches() throws {
+        var engine = F.engine()
+        let started = try F.submit(F.processing(), to: &engine, at: t0)
+        let run = try #require(started.launched.first)
+        _ = try F.submit(F.processing(F.processingID(1), earliest: t0 + 10), to: &engine, at: t0)
+        let terminating = Summary(engine.handle(.appTerminating(F.app), at: t0 + 1))
+        #expect(terminating.expired == [run.id])
+        #expect(terminating.expireReasons.allSatisfy { $0.contains("terminating") })
+        #expect(Summary(engine.handle(.taskCompleted(run.id, success: false), at: t0 + 2)).finished.map(\.outcome) == [.expired])
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 10)).launched.isEmpty, "the app is exiting")
+        // Launched again (a new process registers), it runs what is due.
+        engine.register(AppRegistration(app: F.app, manifest: F.manifest))
+        #expect(Summary(engine.handle(.appForegrounded(F.app), at: t0 + 20)).launchedIdentifiers == [F.processingID(1)])
+    }
+
+    @Test func aFailedRunIsRetriedWithinItsEndAndTheCountIsKeptInThePolicyState() throws {
+        var engine = F.engine()
+        engine.setRetryPolicy(RetryPolicy(initialDelay: 60, multiplier: 2, maximumDelay: 600, maximumAttempts: 3), for: F.key(F.syncID))
+        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        let end = engine.handle(.taskCompleted(run.id, success: false), at: t0 + 5)
+        let retryIndex = try #require(end.firstIndex { if case .retryScheduled = $0 { true } else { false } })
+        let finishedIndex = try #require(end.firstIndex { if case .runFinished = $0 { true } else { false } })
+        #expect(retryIndex < finishedIndex, "the retry is persisted before the count that made it")
+        #expect(engine.pendingRequests(of: F.app).map(\.earliestBeginDate) == [t0 + 65])
+        #expect(engine.policyState(of: F.app)?.retryAttempts == [F.syncID: 1])
+
+        // The saved state restores the count: the next failure waits twice as long.
+        var restarted = F.engine()
+        restarted.restorePolicyState(try #require(engine.policyState(of: F.app)), of: F.app)
+        restarted.setRetryPolicy(RetryPolicy(initialDelay: 60, multiplier: 2, maximumDelay: 600, maximumAttempts: 3), for: F.key(F.syncID))
+        let second = try #require(try F.submit(F.processing(), to: &restarted, at: t0 + 100).launched.first)
+        _ = restarted.handle(.taskCompleted(second.id, success: false), at: t0 + 100)
+        #expect(restarted.pendingRequests(of: F.app).map(\.earliestBeginDate) == [t0 + 220])
+
+        // A success forgets the failures.
+        let third = try #require(Summary(restarted.handle(.timerFired, at: t0 + 220)).launched.first)
+        _ = restarted.handle(.taskCompleted(third.id, success: true), at: t0 + 221)
+        #expect(restarted.policyState(of: F.app)?.retryAttempts == [:])
+        #expect(restarted.pendingRequests(of: F.app).isEmpty)
+    }
+
+    @Test func theAppsOwnResubmissionStandsAndNoRetryIsMade() throws {
+        var engine = F.engine()
+        engine.setRetryPolicy(RetryPolicy(initialDelay: 60, multiplier: 1, maximumDelay: 60, maximumAttempts: nil), for: F.key(F.syncID))
+        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        _ = try F.submit(F.processing(earliest: t0 + 3600), to: &engine, at: t0 + 1)  // from the handler
+        let end = engine.handle(.taskCompleted(run.id, success: false), at: t0 + 5)
+        #expect(!end.contains { if case .retryScheduled = $0 { true } else { false } })
+        #expect(engine.pendingRequests(of: F.app).map(\.earliestBeginDate) == [t0 + 3600])
+    }
+
+    @Test func aRetryPolicyThatGivesUpMakesNoRetry() throws {
+        var engine = F.engine()
+        engine.setRetryPolicy(RetryPolicy(initialDelay: 10, multiplier: 1, maximumDelay: 10, maximumAttempts: 1), for: F.key(F.syncID))
+        var run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.taskCompleted(run.id, success: false), at: t0)
+        run = try #require(Summary(engine.handle(.timerFired, at: t0 + 10)).launched.first)
+        _ = engine.handle(.taskCompleted(run.id, success: false), at: t0 + 10)
+        #expect(engine.pendingRequests(of: F.app).isEmpty, "the second failure exceeds maximumAttempts")
+        #expect(engine.policyState(of: F.app)?.retryAttempts == [F.syncID: 2])
+    }
+}

@@ -18,16 +18,38 @@ public final class SchedulerStore: Sendable {
     /// The database file, or `nil` for an in-memory store.
     public let url: URL?
 
-    private let connection: Mutex<SQLiteConnection>
+    /// The connection, and the lock that makes this store its file's owner; both `nil`
+    /// once ``close()`` gave them up.
+    private struct Held {
+        var connection: SQLiteConnection?
+        var ownership: StateDirectoryLock?
+    }
 
-    /// The lock that makes this store its file's owner (``open(at:now:options:)``), held for
-    /// the store's lifetime; `nil` for a reader (``openForReading(at:)``) and in memory.
-    public let ownership: StateDirectoryLock?
+    private let held: Mutex<Held>
+
+    /// The lock that makes this store its file's owner (``open(at:now:options:)``), held
+    /// until the store is closed or released; `nil` for a reader (``openForReading(at:)``),
+    /// in memory, and after ``close()``.
+    public var ownership: StateDirectoryLock? { held.withLock { $0.ownership } }
 
     init(connection: sending SQLiteConnection, url: URL?, ownership: StateDirectoryLock?) {
         self.url = url
-        self.connection = Mutex(connection)
-        self.ownership = ownership
+        self.held = Mutex(Held(connection: connection, ownership: ownership))
+    }
+
+    /// Closes the database and gives up ownership of the file (its lock is released), so
+    /// another store (a restarted scheduler, another process) can own it. Later calls
+    /// through this store fail with ``StoreError/Code/closed``. Closing twice does nothing.
+    ///
+    /// A store also closes when it is released; `close()` is for owners whose lifetime
+    /// is longer than their use of the file (an app context lives as long as the process).
+    public func close() {
+        held.withLock { held in
+            // The connection closes (and checkpoints) before the lock is released, so the
+            // next owner never finds this one still writing.
+            held.connection = nil
+            held.ownership = nil
+        }
     }
 
     /// Creates a private, empty store that lives only as long as this object: for
@@ -45,7 +67,10 @@ public final class SchedulerStore: Sendable {
     func withConnection<Result: Sendable>(
         _ body: (SQLiteConnection) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
-        try connection.withLock { (connection) throws(StoreError) -> Result in
+        try held.withLock { (held) throws(StoreError) -> Result in
+            guard let connection = held.connection else {
+                throw StoreError(code: .closed, path: url?.path, message: "the scheduler store\(url.map { " at \($0.path)" } ?? "") was closed")
+            }
             do throws(StoreError) {
                 return try body(connection)
             } catch {

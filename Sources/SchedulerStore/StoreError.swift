@@ -66,6 +66,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         /// ours, or it has tables but no scheduler schema). It is refused and never written.
         public static let foreignDatabase = Code("foreignDatabase")
 
+        /// The store was closed (``SchedulerStore/close()``): it gave up its file and its
+        /// ownership, and reads and writes through it fail.
+        public static let closed = Code("closed")
+
         /// The code's name, for example `cannotOpen`.
         public var description: String { name }
     }

@@ -22,6 +22,11 @@ struct TemporaryStoreFile {
         try SchedulerStore.open(at: url, now: now).0
     }
 
+    /// The pending requests on disk, read beside the store's owner (as `bgtask why` reads).
+    func pendingOnDisk() throws -> [PendingRequest] {
+        try SchedulerStore.openForReading(at: url).pendingRequests()
+    }
+
     /// Runs `sql` on a connection of its own (a second writer, as another process would be).
     func execute(_ sql: String) throws {
         var handle: OpaquePointer?
@@ -85,7 +90,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         driver.cancel(RequestKey(app: testApp, identifier: processingID))
         driver.cancelAll(of: testApp)
         #expect(driver.pendingRequests(of: testApp).count == 2, "memory keeps what the disk keeps")
-        #expect(try file.open().pendingRequests().count == 2)
+        #expect(try file.pendingOnDisk().count == 2)
         #expect(log.messages.filter { $0.level == .error && $0.text.contains("stay") && $0.text.contains("pending") }.count == 2)
 
         try file.execute("DROP TRIGGER refuse_delete;")
@@ -93,6 +98,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(driver.pendingRequests(of: testApp).map(\.identifier) == ["com.example.test.p1"])
         driver.cancelAll(of: testApp)
         #expect(driver.pendingRequests(of: testApp).isEmpty)
+        driver.store?.close()  // the process stops: its ownership ends
         let (reopened, _) = makeDriver(store: try file.open())
         #expect(reopened.allPendingRequests.isEmpty, "cancelled requests do not come back after a restart")
     }
@@ -157,7 +163,8 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         }
         #expect(failures.withLock { $0 }.isEmpty)
         let memory = byKey(driver.allPendingRequests)
-        let disk = byKey(try file.open().pendingRequests())
+        let disk = byKey(try file.pendingOnDisk())
+        driver.store?.close()  // the process stops: its ownership ends
         let (reopened, _) = makeDriver(store: try file.open())
         #expect(memory == disk)
         #expect(byKey(reopened.allPendingRequests) == memory)
@@ -254,6 +261,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         try file.execute("DROP TRIGGER refuse_switch;")
         context.application.setBackgroundRefreshEnabled(false)
         #expect(!driver.backgroundRefreshEnabled(for: testApp))
+        driver.store?.close()  // the process stops: its ownership ends
         let (reopened, _) = makeDriver(store: try file.open())
         #expect(!reopened.backgroundRefreshEnabled(for: testApp))
     }
@@ -295,6 +303,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(first.driver.pendingRequests(of: testApp).map(\.earliestBeginDate) == [testStart.addingTimeInterval(60)])
 
         // The process restarts: the retry is restored, fails again, and waits twice as long.
+        first.driver.store?.close()
         let restart = testStart.addingTimeInterval(40)
         let second = try SimulatedDevice(start: restart, store: try file.open(now: restart), policies: .foundation)
         install(on: second)

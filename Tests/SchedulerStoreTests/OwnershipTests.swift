@@ -27,6 +27,23 @@ struct OwnershipTests {
         #expect(throws: Never.self) { _ = try openStore(url) }
     }
 
+    @Test("close gives up the file and the lock at once; later calls fail with closed, naming the file")
+    func closeReleasesOwnership() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let store = try openStore(url)
+        try store.upsertRequest(Sample.request("sync"))
+        store.close()
+        #expect(store.ownership == nil)
+        #expect(SchedulerStore.owner(of: url) == nil, "the lock is released while the object lives on")
+        let error = try #require(throws: StoreError.self) { _ = try store.pendingRequests() }
+        #expect(error.code == .closed)
+        #expect(error.message.contains(url.path))
+        store.close()  // twice: nothing happens
+        let next = try openStore(url)
+        #expect(try next.pendingRequests().map(\.identifier) == ["sync"], "what was committed before close is there")
+    }
+
     @Test("a second owner is refused with locked, naming the holder's pid and the store; nothing is recovered")
     func secondOwnerRefused() throws {
         let directory = try TemporaryDirectory()

@@ -71,10 +71,12 @@ final class ChildProcess: Sendable {
     private let standardErrorURL: URL
 
     /// Starts `executable` with `arguments`; its stderr goes to a file in `scratch`.
-    init(_ executable: URL, arguments: [String], scratch: URL) throws {
+    /// `environment`: the child's whole environment (`nil`: this process's).
+    init(_ executable: URL, arguments: [String], scratch: URL, environment: [String: String]? = nil) throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         standardErrorURL = scratch.appendingPathComponent("\(executable.lastPathComponent).\(UUID().uuidString).stderr")

@@ -42,7 +42,7 @@ final class ModernAppDelegate {
             }
             task.setTaskCompleted(success: true)
         }
-        observers.append(NotificationCenter.default.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: application, queue: nil) { _ in
+        observers.append(NotificationCenter.default.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: application, queue: .main) { _ in
             MainActor.assumeIsolated { self.events.append("didEnterBackground") }
         })
         return true

@@ -31,10 +31,14 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
 
     @Test @MainActor func swift6MainActorHandlersRunOnTheMainActor() async throws {
         let device = try compatDevice()
-        let delegate = ModernAppDelegate(provider: UIApplication.shared)
+        // Made inside the app's launch, so UIApplication.shared is this app's (as in
+        // didFinishLaunching), not the process's own.
+        var made: ModernAppDelegate?
         let context = device.install(app: compatApp, manifest: compatManifest) {
-            _ = delegate.application(UIApplication.shared)
+            made = ModernAppDelegate(provider: UIApplication.shared)
+            _ = made?.application(UIApplication.shared)
         }
+        let delegate = try #require(made)
         context.withCurrent { delegate.scheduleAppRefresh() }
         await device.run(for: 15 * 60 + 1)
         #expect(delegate.events.contains("refresh main=true"))
@@ -45,31 +49,36 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         try context.withCurrent { try BGTaskScheduler.shared.simulateExpiration(forTaskWithIdentifier: ModernAppDelegate.refreshIdentifier) }
         await device.run(for: 1)
         #expect(delegate.events.contains("expired main=true"))
-        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome).first == .success || device.runs(of: ModernAppDelegate.refreshIdentifier).count >= 1)
+        #expect(delegate.events.first == "didEnterBackground")
+        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome) == [.success, .expired])
     }
 
     @Test @MainActor func swift5MainActorHandlersRunOnTheMainActor() async throws {
         let device = try compatDevice()
-        let delegate = LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared)
+        var made: LegacyAppDelegate?
         let context = device.install(app: compatApp, manifest: compatManifest) {
-            _ = delegate.application(UIApplication.shared)
+            made = LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared)
+            _ = made?.application(UIApplication.shared)
         }
+        let delegate = try #require(made)
         context.withCurrent { delegate.scheduleAppRefresh(after: 60) }
         await device.run(for: 61)
-        #expect(delegate.events == ["refresh main=true"])
+        // The didEnterBackground observer (queue: .main) ran on the main actor too.
+        #expect(delegate.events == ["didEnterBackground", "refresh main=true"])
         try context.withCurrent { try BGTaskScheduler.shared.simulateExpiration(forTaskWithIdentifier: ModernAppDelegate.refreshIdentifier) }
         await device.run(for: 1)
-        #expect(delegate.events == ["refresh main=true", "expired main=true"])
-        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome) == [.failure])
+        #expect(delegate.events == ["didEnterBackground", "refresh main=true", "expired main=true"])
+        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome) == [.expired])
     }
 
     @Test @MainActor func assertionExpirationHandlersRunOnTheMainActor() async throws {
         let device = try compatDevice()
-        let delegate = ModernAppDelegate(provider: UIApplication.shared)
-        let legacy = LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared)
+        var made: (ModernAppDelegate, LegacyAppDelegate)?
         let context = device.install(app: compatApp, manifest: compatManifest) {
-            _ = delegate.application(UIApplication.shared)
+            made = (ModernAppDelegate(provider: UIApplication.shared), LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared))
+            _ = made?.0.application(UIApplication.shared)
         }
+        let (delegate, legacy) = try #require(made)
         context.withCurrent {
             context.application.enterForeground()
             context.application.enterBackground()
@@ -138,8 +147,8 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
 
     @Test @MainActor func aRefusedSubmissionReachesTheAppAsNSError() throws {
         let device = try compatDevice()
-        let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.unlisted", backgroundTasks: UIApplication.shared)
         let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.unlisted", backgroundTasks: context.application)
         context.withCurrent { delegate.scheduleAppRefresh(after: 60) }
         #expect(delegate.events == ["submit failed: not permitted (BGTaskSchedulerErrorDomain 3)"])
     }
@@ -149,6 +158,7 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
     @Test func lifecycleNotificationsArePostedWithTheApplication() async throws {
         let device = try compatDevice()
         let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: false) {}
+        await device.settle()  // the launch's own notifications are delivered before observing
         let application = context.application
         let names = Mutex<[String]>([])
         let tokens = [
@@ -168,6 +178,7 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
             application.setBackgroundRefreshEnabled(false)
             application.setBackgroundRefreshEnabled(false)
         }
+        await device.settle()
         #expect(names.withLock { $0 } == [
             "UIApplicationWillEnterForegroundNotification", "UIApplicationDidBecomeActiveNotification",
             "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
@@ -180,7 +191,7 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(names.withLock { $0 } == ["UIApplicationWillTerminateNotification"])
     }
 
-    @Test func launchNotificationsComeInIOSOrder() throws {
+    @Test func launchNotificationsComeInIOSOrder() async throws {
         let device = try compatDevice()
         let names = Mutex<[String]>([])
         let application = Mutex<ObjectIdentifier?>(nil)
@@ -194,6 +205,7 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         device.install(app: compatApp, manifest: compatManifest) {
             application.withLock { $0 = ObjectIdentifier(UIApplication.shared) }
         }
+        await device.settle()
         #expect(names.withLock { $0 } == [
             "UIApplicationDidFinishLaunchingNotification", "UIApplicationDidBecomeActiveNotification",
             "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
@@ -206,12 +218,12 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         let device = try compatDevice()
         let context = device.install(app: compatApp, manifest: compatManifest) {}
         let (name, status) = await MainActor.run {
-            let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.refresh", backgroundTasks: UIApplication.shared)
+            let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.refresh", backgroundTasks: context.application)
             return (delegate.describeState(context.application), delegate.describeRefreshStatus(context.application))
         }
         #expect(name == "background")
         #expect(status == "available")
-        #expect(await MainActor.run { ModernAppDelegate(provider: UIApplication.shared).fetchResultName(.noData) } == "noData")
+        #expect(await MainActor.run { ModernAppDelegate(provider: context.application).fetchResultName(.noData) } == "noData")
         #expect(UIApplication.State(rawValue: 2) == .background)
     }
 

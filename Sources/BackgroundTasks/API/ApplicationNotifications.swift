@@ -4,7 +4,25 @@ import Foundation
 // application as the object, at the transitions iOS posts them (docs/porting.md). In the
 // simulator many apps share one process and one default center: observe with
 // `object: UIApplication.shared` to hear only your app.
+//
+// They are posted asynchronously, in order, from the application's own serial queue, never
+// from the main queue and never under a lock: swift-corelibs-foundation delivers to an
+// observer registered with `queue: .main` by adding an operation to the main queue and
+// waiting for it, which deadlocks when the poster is the main queue itself (under
+// `dispatchMain()` or an async `main`, the main queue is not served by the main thread,
+// so Foundation does not recognise it as current). From a queue of our own, `.main`
+// observers run on the main actor, as on iOS; `queue: nil` observers run on that queue
+// with the app's context bound.
 extension BGApplication {
+    /// Posts `names`, in order, from the notification queue, as app work (the simulator
+    /// waits for the observers before time moves on).
+    func post(_ names: [Notification.Name]) {
+        guard !names.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) { [self] in
+            for name in names { NotificationCenter.default.post(name: name, object: self) }
+        }
+    }
+
     /// Posted once ``finishLaunching(activate:)`` closed the registration window.
     public static let didFinishLaunchingNotification = Notification.Name("UIApplicationDidFinishLaunchingNotification")
     /// Posted when the app became active (launched into the foreground, or brought back).

@@ -93,6 +93,8 @@ public final class BGApplication: @unchecked Sendable {
     private let state: Locked<LockedState>
     /// The legacy background fetch settings (BackgroundFetch.swift).
     let fetch = Locked(BackgroundFetchState())
+    /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
+    let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 
     init(assertions: AssertionConfiguration) {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
@@ -136,7 +138,7 @@ public final class BGApplication: @unchecked Sendable {
         let before = backgroundRefreshStatus
         context.driver.setBackgroundRefresh(enabled, for: context.app)
         if backgroundRefreshStatus != before {
-            NotificationCenter.default.post(name: Self.backgroundRefreshStatusDidChangeNotification, object: self)
+            post([Self.backgroundRefreshStatusDidChangeNotification])
         }
     }
 
@@ -328,7 +330,7 @@ public final class BGApplication: @unchecked Sendable {
             return (effects, deferred, state.observers, finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching)
         }
         // Outside the lock: observers of the notifications are app code.
-        if finished { NotificationCenter.default.post(name: Self.didFinishLaunchingNotification, object: self) }
+        if finished { post([Self.didFinishLaunchingNotification]) }
         perform(effects, observers: observers, at: now)
         rescheduleTimer()
         return deferred
@@ -341,9 +343,7 @@ public final class BGApplication: @unchecked Sendable {
             case .stateChanged(let old, let new):
                 context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
                 if new == .active { context.driver.appForegrounded(context.app) }
-                for name in Self.notifications(from: old, to: new) {
-                    NotificationCenter.default.post(name: name, object: self)
-                }
+                post(Self.notifications(from: old, to: new))
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):
                 context.driver.trace(.assertionsExpired(context.app, identifiers, at: now))

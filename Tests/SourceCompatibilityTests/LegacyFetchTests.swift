@@ -1,0 +1,143 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import DeviceConditions
+import IOSShapedApp
+import Synchronization
+import Testing
+
+/// The pre-iOS 13 background fetch API, mapped onto app refresh (docs/porting.md).
+@Suite struct LegacyFetchTests {
+    let fetchApp = AppID("com.example.fetcher")
+    var fetchID: String { fetchApp.rawValue + ".background-fetch" }
+    /// Old apps list the `fetch` mode and no BGTaskScheduler identifiers.
+    var fetchManifest: AppManifest { AppManifest(appID: fetchApp, permittedIdentifiers: [], backgroundModes: ["fetch"]) }
+
+    @Test func anIntervalLeadsToFetchesUntilNever() async throws {
+        let device = try compatDevice()
+        let fetched = Mutex<[Date]>([])
+        let context = device.install(app: fetchApp, manifest: fetchManifest) {
+            UIApplication.shared.setBackgroundFetchHandler { completionHandler in
+                fetched.withLock { $0.append(AppContext.current!.driver.clock.now()) }
+                completionHandler(.newData)
+            }
+            UIApplication.shared.setMinimumBackgroundFetchInterval(3600)
+        }
+        #expect(context.application.backgroundFetchTaskIdentifier == fetchID)
+        #expect(context.application.minimumBackgroundFetchInterval == 3600)
+        await device.run(for: 3599)
+        #expect(fetched.withLock { $0 }.isEmpty)
+        await device.run(for: 2)
+        #expect(fetched.withLock { $0 } == [compatStart.addingTimeInterval(3600)])
+        // Kept: the next fetch is due an interval after this one began.
+        await device.run(for: 3600)
+        #expect(fetched.withLock { $0 }.count == 2)
+        #expect(device.runs(of: fetchID).map(\.outcome) == [.success, .success])
+
+        context.withCurrent { UIApplication.shared.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalNever) }
+        #expect(device.driver.pendingRequests(of: fetchApp).isEmpty)
+        #expect(context.application.minimumBackgroundFetchInterval == nil)
+        await device.run(for: 4 * 3600)
+        #expect(fetched.withLock { $0 }.count == 2)
+    }
+
+    @Test func aFailedFetchIsAFailedRun() async throws {
+        let device = try compatDevice()
+        let results: [UIBackgroundFetchResult] = [.noData, .failed]
+        let index = Mutex(0)
+        _ = device.install(app: fetchApp, manifest: fetchManifest) {
+            UIApplication.shared.setBackgroundFetchHandler { completionHandler in
+                let result = index.withLock { i in defer { i += 1 }; return results[min(i, results.count - 1)] }
+                completionHandler(result)
+            }
+            UIApplication.shared.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalMinimum)
+        }
+        await device.run(for: 120)
+        #expect(Array(device.runs(of: fetchID).map(\.outcome).prefix(2)) == [.success, .failure])
+    }
+
+    @Test @MainActor func aMainActorDelegateFetchesOnTheMainActor() async throws {
+        let device = try compatDevice()
+        var made: LegacyAppDelegate?
+        _ = device.install(app: fetchApp, manifest: fetchManifest) {
+            made = LegacyAppDelegate(refreshIdentifier: "com.example.fetcher.unused", backgroundTasks: UIApplication.shared)
+            made?.enableLegacyFetch(UIApplication.shared, every: 600)
+        }
+        let delegate = try #require(made)
+        await device.run(for: 601)
+        #expect(delegate.events.contains("fetch main=true"))
+        #expect(device.runs(of: fetchID).map(\.outcome) == [.success])
+    }
+
+    @Test func withoutTheFetchModeOrWithABadIntervalTheAppIsTold() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: fetchApp, manifest: AppManifest(appID: fetchApp, permittedIdentifiers: [], backgroundModes: ["processing"])) {
+            UIApplication.shared.setMinimumBackgroundFetchInterval(60)
+            UIApplication.shared.setMinimumBackgroundFetchInterval(.nan)
+            UIApplication.shared.setMinimumBackgroundFetchInterval(-5)
+        }
+        let errors = device.log.messages.filter { $0.level == .error }.map(\.text)
+        #expect(errors.contains { $0.contains("background fetch not scheduled") && $0.contains(fetchID) })
+        #expect(errors.contains { $0.contains("setMinimumBackgroundFetchInterval(nan)") })
+        #expect(errors.contains { $0.contains("setMinimumBackgroundFetchInterval(-5.0)") })
+        #expect(device.driver.pendingRequests(of: fetchApp).isEmpty)
+        #expect(context.application.minimumBackgroundFetchInterval == nil)
+    }
+
+    @Test func aFetchWithoutAHandlerFailsWithAnError() async throws {
+        let device = try compatDevice()
+        _ = device.install(app: fetchApp, manifest: fetchManifest) {
+            UIApplication.shared.setMinimumBackgroundFetchInterval(60)
+        }
+        await device.run(for: 61)
+        #expect(device.runs(of: fetchID).map(\.outcome) == [.failure])
+        #expect(device.log.messages.contains { $0.text.contains("no fetch handler is set") })
+    }
+}
+
+/// `BGTASK_MANUAL_LAUNCH=1` through the embedded API: submit, nothing runs, then
+/// `simulateLaunch` runs it (the iOS debugging flow).
+@Suite struct ManualLaunchEmbeddedTests {
+    @Test func submitThenSimulateLaunchWorksUnderTheSwitch() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-manual-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let identifier = "com.example.manual.cleanup"
+        let configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BGTASK_MANUAL_LAUNCH": "1"], machineIDFile: nil)
+        #expect(configuration.launchesOnlyWhenSimulated)
+        #expect(!EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil).launchesOnlyWhenSimulated)
+        #expect(!EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BGTASK_MANUAL_LAUNCH": "0"], machineIDFile: nil).launchesOnlyWhenSimulated)
+        let context = EmbeddedScheduler.makeContext(.init(
+            app: AppID("com.example.manual"),
+            manifest: AppManifest(appID: AppID("com.example.manual"), permittedIdentifiers: [identifier], backgroundModes: ["processing"]),
+            stateDirectory: scratch,
+            scheduler: configuration,
+            conditions: FixedConditions(.favorable),
+            log: .collecting()
+        ))
+        let (ran, signal) = AsyncStream.makeStream(of: String.self)
+        try context.withCurrent {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                task.setTaskCompleted(success: true)
+                signal.yield(task.identifier)
+            }
+            UIApplication.shared.launch()
+            UIApplication.shared.finishLaunching()
+            try BGTaskScheduler.shared.submit(BGProcessingTaskRequest(identifier: identifier))
+        }
+        context.driver.runDueWork()
+        let key = RequestKey(app: context.app, identifier: identifier)
+        #expect(context.driver.pendingRequests(of: context.app).map(\.identifier) == [identifier], "held by the switch")
+        #expect(context.driver.explain(key).summary.contains("manual launch switch"))
+
+        var iterator = ran.makeAsyncIterator()
+        // Off: what is ready runs by itself, as without the switch.
+        context.driver.setLaunchesOnlyWhenSimulated(false)
+        #expect(await iterator.next() == identifier)
+
+        // On again: a new submission waits for simulateLaunch.
+        context.driver.setLaunchesOnlyWhenSimulated(true)
+        try context.withCurrent { try BGTaskScheduler.shared.submit(BGProcessingTaskRequest(identifier: identifier)) }
+        #expect(context.driver.pendingRequests(of: context.app).map(\.identifier) == [identifier])
+        try context.withCurrent { try BGTaskScheduler.shared.simulateLaunch(forTaskWithIdentifier: identifier) }
+        #expect(await iterator.next() == identifier)
+    }
+}

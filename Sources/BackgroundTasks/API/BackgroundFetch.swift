@@ -5,7 +5,9 @@ import Foundation
 //
 // - `setMinimumBackgroundFetchInterval(i)` keeps one app-refresh request pending for the
 //   identifier `<app>.background-fetch`, due `i` seconds after it is set and, after every
-//   fetch, `i` seconds after that fetch began; `backgroundFetchIntervalNever` cancels it.
+//   fetch, `max(i, 15 min)` after that fetch began (the system never fetches back to back;
+//   15 minutes is the least iOS is seen to allow, and what Apple advises for refresh);
+//   `backgroundFetchIntervalNever` cancels it.
 // - When the request runs, the handler given to `setBackgroundFetchHandler` (the app
 //   delegate's `application(_:performFetchWithCompletionHandler:)`) is called; the
 //   `UIBackgroundFetchResult` it reports completes the task: `.failed` as a failure,
@@ -39,6 +41,10 @@ extension BGApplication {
     /// the default).
     public static let backgroundFetchIntervalNever: TimeInterval = .greatestFiniteMagnitude
 
+    /// The least time between two fetches, whatever the interval (``backgroundFetchIntervalMinimum``
+    /// included): 15 minutes.
+    public static let backgroundFetchRepeatFloor: TimeInterval = 15 * 60
+
     /// The identifier of the app-refresh request the legacy fetch API keeps pending:
     /// `<app id>.background-fetch` (ask `bgtask why` about it).
     public var backgroundFetchTaskIdentifier: String { Self.backgroundFetchTaskIdentifier(for: requiredContext.app) }
@@ -47,7 +53,8 @@ extension BGApplication {
 
     /// Asks for background fetches at most every `minimumBackgroundFetchInterval` seconds
     /// (Apple: `setMinimumBackgroundFetchInterval(_:)`): keeps an app-refresh request
-    /// pending, due that long from now; ``backgroundFetchIntervalNever`` cancels it. The
+    /// pending, due that long from now, and after each fetch due that long (at least
+    /// ``backgroundFetchRepeatFloor``) after it began; ``backgroundFetchIntervalNever`` cancels it. The
     /// manifest needs `fetch` in `UIBackgroundModes`. A refused request (not permitted,
     /// the app's refresh slot taken, Background App Refresh off) is logged as an error
     /// naming the cause. NaN or a negative interval is refused with an error naming the value.
@@ -111,7 +118,7 @@ extension BGApplication {
     private func performBackgroundFetch(_ task: BGTask) {
         let context = requiredContext
         let (interval, handler) = fetch.withLock { ($0.interval, $0.handler) }
-        if let interval { submitBackgroundFetch(after: interval) }
+        if let interval { submitBackgroundFetch(after: max(interval, Self.backgroundFetchRepeatFloor)) }
         guard let handler else {
             context.driver.log(.error, app: context.app, "a background fetch ran but no fetch handler is set: call UIApplication.shared.setBackgroundFetchHandler { completion in ... } before finishLaunching(); the run is recorded as failed")
             task.setTaskCompleted(success: false)

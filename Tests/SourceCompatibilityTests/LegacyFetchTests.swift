@@ -108,7 +108,10 @@ import Testing
         let configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BGTASK_MANUAL_LAUNCH": "1"], machineIDFile: nil)
         #expect(configuration.launchesOnlyWhenSimulated)
         #expect(!EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil).launchesOnlyWhenSimulated)
-        #expect(!EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BGTASK_MANUAL_LAUNCH": "0"], machineIDFile: nil).launchesOnlyWhenSimulated)
+        for (value, on) in [("0", false), ("no", false), ("", false), ("yes", true), ("TRUE", true), ("maybe", false)] {
+            // "maybe" is also reported on standard error, naming the value.
+            #expect(EmbeddedScheduler.defaultSchedulerConfiguration(environment: ["BGTASK_MANUAL_LAUNCH": value], machineIDFile: nil).launchesOnlyWhenSimulated == on, "\(value)")
+        }
         let context = EmbeddedScheduler.makeContext(.init(
             app: AppID("com.example.manual"),
             manifest: AppManifest(appID: AppID("com.example.manual"), permittedIdentifiers: [identifier], backgroundModes: ["processing"]),
@@ -143,5 +146,31 @@ import Testing
         #expect(context.driver.pendingRequests(of: context.app).map(\.identifier) == [identifier])
         try context.withCurrent { try BGTaskScheduler.shared.simulateLaunch(forTaskWithIdentifier: identifier) }
         #expect(await iterator.next() == identifier)
+    }
+}
+
+/// The embedded scheduler finds the manifest where Bundle.main finds Info.plist on Linux
+/// (Contents/, then Resources/, then beside the executable), so the two agree.
+@Suite struct ManifestBesideTheExecutableTests {
+    @Test func theSchedulerLooksWhereBundleMainLooksInItsOrder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-bundle-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let executable = directory.appendingPathComponent("myapp")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("Resources"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("Contents"), withIntermediateDirectories: true)
+        try Data().write(to: executable)
+        func write(_ bundleID: String, to path: String) throws {
+            let plist: [String: Any] = ["CFBundleIdentifier": bundleID, "BGTaskSchedulerPermittedIdentifiers": [], "UIBackgroundModes": []]
+            try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: directory.appendingPathComponent(path))
+        }
+        func loaded() throws -> String? {
+            try EmbeddedScheduler.loadManifest(.init(), environment: [:], executable: executable).appID?.rawValue
+        }
+        try write("com.example.beside", to: "Info.plist")
+        #expect(try loaded() == "com.example.beside")
+        try write("com.example.resources", to: "Resources/Info.plist")
+        #expect(try loaded() == "com.example.resources")
+        try write("com.example.contents", to: "Contents/Info.plist")
+        #expect(try loaded() == "com.example.contents")
     }
 }

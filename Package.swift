@@ -59,6 +59,25 @@ let package = Package(
             dependencies: ["BackgroundTasks", "DeviceConditions"],
             path: "Tests/OwnershipProbe"
         ),
+        // iOS-shaped code compiled in Swift 5 language mode (docs/porting.md): a library the
+        // source-compatibility tests run, and a real process around it.
+        .target(
+            name: "IOSShapedApp",
+            dependencies: ["BackgroundTasks"],
+            path: "Tests/IOSShapedApp",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "ios-shaped-app",
+            dependencies: ["BackgroundTasks", "IOSShapedApp"],
+            path: "Tests/ios-shaped-app",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // The same shapes in Swift 6 language mode, and tests that run both.
+        .testTarget(
+            name: "SourceCompatibilityTests",
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp"]
+        ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
@@ -66,7 +85,7 @@ let package = Package(
             name: "BackgroundTasksTests",
             dependencies: [
                 "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
-                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask",
+                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask", "ios-shaped-app",
             ]
         ),
     ],

@@ -1,3 +1,6 @@
 // The scheduler's value types (AppID, PendingRequest, RunRecord, Conditions...) appear in
 // this module's public API, so importing BackgroundTasks brings them along.
 @_exported import SchedulerCore
+// Apple's BackgroundTasks module re-exports Foundation: iOS code that imports only
+// BackgroundTasks uses Date, TimeInterval, NSError, NotificationCenter... (docs/porting.md).
+@_exported import Foundation

@@ -19,7 +19,9 @@ import Testing
 
     @Test func assertionBuysThirtySecondsThenExpirationThenTermination() async throws {
         let (device, context) = try makeDevice()
-        let expiredAt = Mutex<Date?>(nil)
+        // A shared reference: the handler is main-actor (as on iOS), so it cannot capture a
+        // local Mutex, which lives in this task's region.
+        let expiredAt = LockedBox<Date?>(nil)
         context.withCurrent {
             UIApplication.shared.enterForeground()
             _ = UIApplication.shared.beginBackgroundTask(withName: "Upload") {

@@ -75,10 +75,12 @@ final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`; its stderr goes to a file in `scratch`. With
     /// `standardInput`, ``send(_:)`` writes to its standard input; else it reads /dev/null.
-    init(_ executable: URL, arguments: [String], scratch: URL, standardInput: Bool = false) throws {
+    /// `environment`: the child's whole environment (`nil`: this process's).
+    init(_ executable: URL, arguments: [String], scratch: URL, standardInput: Bool = false, environment: [String: String]? = nil) throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         standardErrorURL = scratch.appendingPathComponent("\(executable.lastPathComponent).\(UUID().uuidString).stderr")

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
+import Synchronization
 
 /// A fixed instant for tests (2026-12-01 00:00 UTC).
 let testStart = Date(timeIntervalSince1970: 1_796_083_200)
@@ -43,4 +44,12 @@ func refresh(after delay: TimeInterval, identifier: String = refreshID) -> BGApp
     let request = BGAppRefreshTaskRequest(identifier: identifier)
     request.earliestBeginDate = Date(timeIntervalSinceNow: delay)
     return request
+}
+
+/// A Mutex behind a reference, for values main-actor handlers share with the test (a
+/// local `Mutex` cannot be captured by a closure of another isolation).
+final class LockedBox<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
 }

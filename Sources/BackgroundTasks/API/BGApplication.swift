@@ -15,6 +15,9 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable, 
 }
 
 /// Whether the app may run in the background (Apple: `UIBackgroundRefreshStatus`).
+///
+/// Like Apple's imported C enum, a `switch` over it needs `default:` (the reserved case
+/// below is never returned); see docs/porting.md.
 public enum UIBackgroundRefreshStatus: Int, Sendable, Hashable {
     /// Restricted by the system (no store: the scheduler cannot schedule).
     case restricted = 0
@@ -22,6 +25,23 @@ public enum UIBackgroundRefreshStatus: Int, Sendable, Hashable {
     case denied = 1
     /// Available.
     case available = 2
+    /// Never returned: reserved, as values Apple may add, so that `switch` statements
+    /// written for iOS (with `default:`) compile without "default will never be executed".
+    case __reserved = -1
+}
+
+/// What a background fetch found (Apple: `UIBackgroundFetchResult`), passed to the
+/// completion handler of ``BGApplication/setBackgroundFetchHandler(_:)``.
+public enum UIBackgroundFetchResult: UInt, Sendable, Hashable {
+    /// New data was downloaded (the run succeeded).
+    case newData = 0
+    /// There was nothing new (the run succeeded).
+    case noData = 1
+    /// The fetch failed (the run is recorded as failed).
+    case failed = 2
+    /// Never passed: reserved, as values Apple may add, so that `switch` statements
+    /// written for iOS (with `default:`) compile without "default will never be executed".
+    case __reserved = 255
 }
 
 /// The app process on Linux, with its lifecycle and background assertions: what
@@ -41,7 +61,8 @@ public enum UIBackgroundRefreshStatus: Int, Sendable, Hashable {
 public final class BGApplication: @unchecked Sendable {
     // @unchecked: `context` is set once right after init; the rest is behind `state`.
 
-    /// `UIApplication.State`.
+    /// `UIApplication.State`. Like Apple's imported C enum, a `switch` over it needs
+    /// `default:` (the reserved case is never returned); see docs/porting.md.
     public enum State: Int, Sendable, Hashable {
         /// In the foreground, receiving events.
         case active = 0
@@ -49,6 +70,9 @@ public final class BGApplication: @unchecked Sendable {
         case inactive = 1
         /// In the background (or suspended).
         case background = 2
+        /// Never returned: reserved, as values Apple may add, so that `switch` statements
+        /// written for iOS (with `default:`) compile without "default will never be executed".
+        case __reserved = -1
     }
 
     /// The application of the app whose code is running (see ``AppContext``).
@@ -58,7 +82,7 @@ public final class BGApplication: @unchecked Sendable {
 
     private struct LockedState {
         var lifecycle: ApplicationLifecycle
-        var expirationHandlers: [Int: @Sendable () -> Void] = [:]
+        var expirationHandlers: [Int: ExpirationHandlerCall] = [:]
         var deferredTasks: [BGTask] = []
         var timer: (any DriverTimer)?
         var timerAt: Date?
@@ -67,6 +91,10 @@ public final class BGApplication: @unchecked Sendable {
     }
 
     private let state: Locked<LockedState>
+    /// The legacy background fetch settings (BackgroundFetch.swift).
+    let fetch = Locked(BackgroundFetchState())
+    /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
+    let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 
     init(assertions: AssertionConfiguration) {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
@@ -104,9 +132,14 @@ public final class BGApplication: @unchecked Sendable {
     /// Turns the app's Background App Refresh switch on or off (the Settings switch on
     /// iOS; persisted). While off, submitting refresh or processing requests fails with
     /// `unavailable`.
+    /// Posts ``backgroundRefreshStatusDidChangeNotification`` when the status changes.
     public func setBackgroundRefreshEnabled(_ enabled: Bool) {
         let context = requiredContext
+        let before = backgroundRefreshStatus
         context.driver.setBackgroundRefresh(enabled, for: context.app)
+        if backgroundRefreshStatus != before {
+            post([Self.backgroundRefreshStatusDidChangeNotification])
+        }
     }
 
     /// Calls `observer` after every state change.
@@ -127,7 +160,7 @@ public final class BGApplication: @unchecked Sendable {
     ///   (the user did not open it): it does not become active, and no foreground is
     ///   recorded for the usage model.
     public func finishLaunching(activate: Bool = true) {
-        let deferred = change { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
+        let deferred = change(finishingLaunch: true) { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
         let context = requiredContext
         for task in deferred { context.deliver(task) }
         context.driver.runDueWork()
@@ -166,8 +199,20 @@ public final class BGApplication: @unchecked Sendable {
     /// `beginBackgroundTask(withName:expirationHandler:)`). Returns `.invalid` when no time
     /// can be granted. Balance every call with ``endBackgroundTask(_:)``.
     /// - Parameter handler: called shortly before the time runs out; it must be tiny
-    ///   (about 1 s): save a flag, cancel, and call ``endBackgroundTask(_:)``.
-    public func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
+    ///   (about 1 s): save a flag, cancel, and call ``endBackgroundTask(_:)``. As on iOS it
+    ///   is `@MainActor`: it runs on the main queue, which the program must drain
+    ///   (`dispatchMain()`, `RunLoop.main.run()`, an async `main`); after 5 s without it
+    ///   running, an error naming the assertion is logged.
+    @preconcurrency
+    public func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
+        var call: ExpirationHandlerCall?
+        if let handler { call = ExpirationHandlerCall(body: handler) }
+        return beginAssertion(named: taskName, expiration: call)
+    }
+
+    /// `beginBackgroundTask`, with an expiration handler of any isolation (a nonisolated
+    /// one runs on the expiration queue: ``ProcessInfo/performExpiringActivity(withReason:using:)``).
+    func beginAssertion(named taskName: String?, expiration handler: ExpirationHandlerCall?) -> UIBackgroundTaskIdentifier {
         let context = requiredContext
         let now = context.driver.clock.now()
         let identifier = state.withLock { state -> Int? in
@@ -185,7 +230,8 @@ public final class BGApplication: @unchecked Sendable {
     }
 
     /// `beginBackgroundTask(expirationHandler:)`: the same without a name.
-    public func beginBackgroundTask(expirationHandler handler: (@Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
+    @preconcurrency
+    public func beginBackgroundTask(expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
         beginBackgroundTask(withName: nil, expirationHandler: handler)
     }
 
@@ -273,18 +319,23 @@ public final class BGApplication: @unchecked Sendable {
     // MARK: Internals
 
     /// Applies a lifecycle change and its effects; returns tasks deferred until launch.
-    private func change(_ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
+    /// `finishingLaunch`: the change is `finishLaunching`, so `didFinishLaunchingNotification`
+    /// is posted (once, before the state notifications) when launch did finish.
+    private func change(finishingLaunch: Bool = false, _ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
         let context = requiredContext
         let now = context.driver.clock.now()
-        let (effects, deferred, observers) = state.withLock { state in
+        let (effects, deferred, observers, finished) = state.withLock { state in
+            let wasFinished = state.lifecycle.hasFinishedLaunching
             let effects = body(&state.lifecycle, now)
             var deferred: [BGTask] = []
             if state.lifecycle.hasFinishedLaunching {
                 deferred = state.deferredTasks
                 state.deferredTasks.removeAll()
             }
-            return (effects, deferred, state.observers)
+            return (effects, deferred, state.observers, finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching)
         }
+        // Outside the lock: observers of the notifications are app code.
+        if finished { post([Self.didFinishLaunchingNotification]) }
         perform(effects, observers: observers, at: now)
         rescheduleTimer()
         return deferred
@@ -297,12 +348,13 @@ public final class BGApplication: @unchecked Sendable {
             case .stateChanged(let old, let new):
                 context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
                 if new == .active { context.driver.appForegrounded(context.app) }
+                post(Self.notifications(from: old, to: new))
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):
                 context.driver.trace(.assertionsExpired(context.app, identifiers, at: now))
-                let handlers = state.withLock { state in identifiers.compactMap { state.expirationHandlers[$0] } }
-                for handler in handlers {
-                    context.dispatch(on: context.expirationQueue, handler)
+                let handlers = state.withLock { state in identifiers.compactMap { id in state.expirationHandlers[id].map { (id, $0) } } }
+                for (identifier, handler) in handlers {
+                    context.invoke(handler, otherwiseOn: context.expirationQueue, what: "the expiration handler of background task \(identifier)")
                 }
             case .terminate(let reason):
                 context.driver.log(.error, app: context.app, "terminated by the system: \(reason)")
@@ -346,9 +398,9 @@ extension ProcessInfo {
         let application = BGApplication.shared
         let context = application.requiredContext
         let identifier = Mutex(UIBackgroundTaskIdentifier.invalid)
-        let assertion = application.beginBackgroundTask(withName: reason) {
-            block(true)
-        }
+        // Not `beginBackgroundTask`, whose handler is main-actor: the block runs on a
+        // background queue, as on iOS.
+        let assertion = application.beginAssertion(named: reason, expiration: ExpirationHandlerCall(body: { block(true) }))
         guard assertion != .invalid else {
             context.dispatch(on: context.expirationQueue) { block(true) }
             return

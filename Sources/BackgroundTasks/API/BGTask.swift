@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// The handler receives one of the subclasses (`task as! BGAppRefreshTask` works as on
 /// iOS), sets ``expirationHandler``, does its work, and calls
-/// ``setTaskCompleted(success:)`` exactly once.
-open class BGTask: @unchecked Sendable, CustomStringConvertible {
+/// ``setTaskCompleted(success:)`` exactly once. Like Apple's, it is an `NSObject`.
+open class BGTask: NSObject, @unchecked Sendable {
     // @unchecked: mutable state lives in `state`, behind a mutex.
 
     /// The identifier of the task's request.
@@ -17,7 +17,7 @@ open class BGTask: @unchecked Sendable, CustomStringConvertible {
     weak var context: AppContext?
 
     private struct State {
-        var expirationHandler: (() -> Void)?
+        var expirationHandler: (@isolated(any) () -> Void)?
         var completed = false
         var finished = false
         var terminated = false
@@ -47,7 +47,11 @@ open class BGTask: @unchecked Sendable, CustomStringConvertible {
     /// cancel the work, release locks, save a checkpoint, then call
     /// ``setTaskCompleted(success:)``. Cleared after it runs or after completion.
     /// Without one, an expired task is recorded as failed.
-    open var expirationHandler: (() -> Void)? {
+    ///
+    /// A handler set from a `@MainActor` type is main-actor isolated and runs on the main
+    /// actor (the main queue); any other runs on a queue of its own, so it runs even while
+    /// the launch handler's queue is busy with the work it cancels.
+    open var expirationHandler: (@isolated(any) () -> Void)? {
         get { state.withLock { $0.expirationHandler } }
         set { state.withLock { $0.expirationHandler = newValue } }
     }
@@ -86,21 +90,29 @@ open class BGTask: @unchecked Sendable, CustomStringConvertible {
         state.withLock { $0.onExpiration.append(action) }
     }
 
-    /// Calls the expiration handler on the app's expiration queue and reports whether
-    /// one was set.
+    /// Calls the expiration handler (on the app's expiration queue, or on its actor when it
+    /// is isolated) and reports whether one was set.
     func deliverExpiration() {
         guard let context else { return }
+        // Read on the expiration queue, at the moment the handler is due: a task completed
+        // meanwhile has no handler to call.
         context.dispatch(on: context.expirationQueue) { [self] in
-            let (handler, extra) = state.withLock { state -> ((() -> Void)?, [@Sendable () -> Void]) in
+            let (handler, extra) = state.withLock { state -> ((@isolated(any) () -> Void)?, [@Sendable () -> Void]) in
                 defer {
                     state.expirationHandler = nil
                     state.onExpiration.removeAll()
                 }
                 return (state.completed ? nil : state.expirationHandler, state.onExpiration)
             }
-            handler?()
-            for action in extra { action() }
-            context.driver.expirationDelivered(runID, handlerWasSet: handler != nil || !extra.isEmpty)
+            let runID = runID
+            let handlerWasSet = handler != nil || !extra.isEmpty
+            let finish: @Sendable () -> Void = {
+                for action in extra { action() }
+                context.driver.expirationDelivered(runID, handlerWasSet: handlerWasSet)
+            }
+            guard let handler else { return finish() }
+            // Isolated (set from a main-actor type): on its actor; otherwise here again.
+            context.invoke(ExpirationHandlerCall(body: handler), otherwiseOn: context.expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
         }
     }
 
@@ -123,7 +135,7 @@ open class BGTask: @unchecked Sendable, CustomStringConvertible {
     /// The completed unit count of a continued-processing task's progress.
     var progressCompletedUnitCount: Int64 { 0 }
 
-    public var description: String { "<\(type(of: self)) identifier: \(identifier), \(runID)>" }
+    override open var description: String { "<\(type(of: self)) identifier: \(identifier), \(runID)>" }
 }
 
 /// A task that refreshes the app's content (Apple: `BGAppRefreshTask`). About 30 s.
@@ -137,8 +149,8 @@ open class BGHealthResearchTask: BGProcessingTask, @unchecked Sendable {}
 
 /// User-started work continuing in the background with visible progress (Apple:
 /// `BGContinuedProcessingTask`). Advance ``progress``: a task whose progress stalls is
-/// expired.
-open class BGContinuedProcessingTask: BGTask, @unchecked Sendable {
+/// expired. It is `ProgressReporting`, as on iOS.
+open class BGContinuedProcessingTask: BGTask, ProgressReporting, @unchecked Sendable {
     private let texts: Mutex<(title: String, subtitle: String)>
 
     /// The task's progress, shown to the user; it must advance.

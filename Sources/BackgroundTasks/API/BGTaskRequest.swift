@@ -1,23 +1,39 @@
 import Foundation
+import Synchronization
 
 /// An abstract request to run a task in the background (Apple: `BGTaskRequest`).
 ///
 /// Create one of the concrete subclasses, set its properties, and pass it to
 /// ``BGTaskScheduler/submit(_:)``. The scheduler keeps a copy: changing the object after
-/// submitting changes nothing.
-open class BGTaskRequest: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: like Apple's NSObject subclass, a request is a plain mutable value
-    // object; the scheduler copies it on submit and never shares it across threads.
+/// submitting changes nothing. `copy()` (`NSCopying`) gives an independent request of
+/// the same class. Like Apple's, it is an `NSObject`.
+open class BGTaskRequest: NSObject, @unchecked Sendable, NSCopying {
+    // @unchecked: `identifier` is immutable and every mutable property of this class and
+    // its subclasses lives behind a Mutex, so a request may be shared between threads
+    // (Sendable) even though the app mutates it.
 
     /// The identifier of the task, one of `BGTaskSchedulerPermittedIdentifiers`.
     public let identifier: String
+    private let begin = Mutex<Date?>(nil)
+
     /// The earliest date the task may begin; `nil` for no delay. A lower bound only: the
     /// system may run the task much later, "many hours" on iOS.
-    open var earliestBeginDate: Date?
+    open var earliestBeginDate: Date? {
+        get { begin.withLock { $0 } }
+        set { begin.withLock { $0 = newValue } }
+    }
 
     init(identifier: String) {
         self.identifier = identifier
     }
+
+    /// A new request of the same class with the same properties (`NSCopying`).
+    open func copy(with zone: NSZone?) -> Any {
+        // The scheduler's record carries every property of every kind, and `make(from:)`
+        // builds the matching class from it: one place knows each kind's properties.
+        BGTaskRequest.make(from: pendingRequest(app: AppID("copy"), submittedAt: Date(timeIntervalSince1970: 0)))
+    }
+
 
     /// The kind of task this request schedules.
     var kind: TaskKind { .appRefresh }
@@ -55,7 +71,7 @@ open class BGTaskRequest: @unchecked Sendable, CustomStringConvertible {
         return request
     }
 
-    public var description: String {
+    override open var description: String {
         "<\(type(of: self)) identifier: \(identifier), earliestBeginDate: \(earliestBeginDate.map { "\($0)" } ?? "(null)")>"
     }
 }
@@ -72,10 +88,19 @@ open class BGAppRefreshTaskRequest: BGTaskRequest, @unchecked Sendable {
 /// A request to launch the app for deferrable heavy work while the device is idle
 /// (Apple: `BGProcessingTaskRequest`). At most ten are pending per app.
 open class BGProcessingTaskRequest: BGTaskRequest, @unchecked Sendable {
+    // @unchecked: the mutable properties live behind `requirements`.
+    private let requirements = Mutex((network: false, power: false))
+
     /// Run only while the network is available. Default `false`.
-    open var requiresNetworkConnectivity = false
+    open var requiresNetworkConnectivity: Bool {
+        get { requirements.withLock { $0.network } }
+        set { requirements.withLock { $0.network = newValue } }
+    }
     /// Run only while on external power (also turns off the CPU monitor on iOS). Default `false`.
-    open var requiresExternalPower = false
+    open var requiresExternalPower: Bool {
+        get { requirements.withLock { $0.power } }
+        set { requirements.withLock { $0.power = newValue } }
+    }
 
     /// Creates a processing request for `identifier`.
     public override init(identifier: String) {
@@ -95,9 +120,15 @@ open class BGProcessingTaskRequest: BGTaskRequest, @unchecked Sendable {
 /// A processing request for health research that needs protected data
 /// (Apple: `BGHealthResearchTaskRequest`).
 open class BGHealthResearchTaskRequest: BGProcessingTaskRequest, @unchecked Sendable {
+    // @unchecked: the mutable property lives behind `protection`.
+    private let protection = Mutex(FileProtectionType.completeUntilFirstUserAuthentication.rawValue)
+
     /// The file protection class the data the task reads needs. Default
     /// `completeUntilFirstUserAuthentication`.
-    open var protectionTypeOfRequiredData: FileProtectionType = .completeUntilFirstUserAuthentication
+    open var protectionTypeOfRequiredData: FileProtectionType {
+        get { FileProtectionType(rawValue: protection.withLock { $0 }) }
+        set { protection.withLock { $0 = newValue.rawValue } }
+    }
 
     /// Creates a health-research request for `identifier`.
     public override init(identifier: String) {
@@ -142,19 +173,33 @@ open class BGContinuedProcessingTaskRequest: BGTaskRequest, @unchecked Sendable 
         var names: [String] { contains(.gpu) ? ["gpu"] : [] }
     }
 
+    // @unchecked (see BGTaskRequest): the mutable properties live behind `options`.
+    private let options: Mutex<(title: String, subtitle: String, strategy: SubmissionStrategy, resources: Resources)>
+
     /// The title shown to the user.
-    open var title: String
+    open var title: String {
+        get { options.withLock { $0.title } }
+        set { options.withLock { $0.title = newValue } }
+    }
     /// The subtitle shown to the user.
-    open var subtitle: String
+    open var subtitle: String {
+        get { options.withLock { $0.subtitle } }
+        set { options.withLock { $0.subtitle = newValue } }
+    }
     /// `.queue` (default) or `.fail`.
-    open var strategy: SubmissionStrategy = .queue
+    open var strategy: SubmissionStrategy {
+        get { options.withLock { $0.strategy } }
+        set { options.withLock { $0.strategy = newValue } }
+    }
     /// Resources the work needs; each must be in `BGTaskScheduler.supportedResources`.
-    open var requiredResources: Resources = .default
+    open var requiredResources: Resources {
+        get { options.withLock { $0.resources } }
+        set { options.withLock { $0.resources = newValue } }
+    }
 
     /// Creates a request with the title and subtitle shown while the work runs.
     public init(identifier: String, title: String, subtitle: String) {
-        self.title = title
-        self.subtitle = subtitle
+        options = Mutex((title, subtitle, .queue, .default))
         super.init(identifier: identifier)
     }
 

@@ -32,7 +32,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     struct Registration: Sendable {
         enum Handler: Sendable {
-            case closure(queue: DispatchQueue?, body: @Sendable (BGTask) -> Void)
+            case closure(queue: DispatchQueue?, body: @isolated(any) @Sendable (BGTask) -> Void)
             case async(priority: TaskPriority?, body: @Sendable (BGTask) async -> Bool)
         }
         let identifier: String
@@ -43,7 +43,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
             case .closure(let queue, let body):
                 let queue = queue ?? context.defaultHandlerQueue
                 context.bind(queue)
-                context.dispatch(on: queue) { body(task) }
+                context.invoke(LaunchHandlerCall(body: body, task: task), otherwiseOn: queue, what: "the launch handler of task '\(task.identifier)'")
             case .async(let priority, let body):
                 context.driver.runAppWork { startAsync(task, context: context, priority: priority, body: body) }
             }
@@ -85,16 +85,22 @@ public final class BGTaskScheduler: @unchecked Sendable {
     ///   - identifier: one of `BGTaskSchedulerPermittedIdentifiers` (a `prefix.*` entry
     ///     admits continued-processing identifiers, which may register later).
     ///   - queue: where the handler runs; `nil` for a background serial queue of the system.
-    ///   - launchHandler: called with the task when the system runs it.
+    ///     A handler isolated to an actor runs on that actor instead: one written in a
+    ///     `@MainActor` type (an `AppDelegate`) runs on the main actor, i.e. the main
+    ///     queue, which the program must drain (`dispatchMain()`, `RunLoop.main.run()`, an
+    ///     async `main`); after 5 s without it running, an error naming the task is logged.
+    ///   - launchHandler: called with the task when the system runs it. It takes the
+    ///     isolation of the code that registers it (`@isolated(any)`), as a closure passed
+    ///     to `Task {}` does.
     /// - Returns: `false` when the identifier is not permitted by the manifest.
     /// - Precondition: not a second registration of `identifier`, and not after launch
     ///   finished (except continued processing). Apple raises an exception; this stops
     ///   the program with a message naming the identifier.
-    @discardableResult
+    @preconcurrency @discardableResult
     public func register(
         forTaskWithIdentifier identifier: String,
         using queue: DispatchQueue?,
-        launchHandler: @escaping @Sendable (BGTask) -> Void
+        @_inheritActorContext launchHandler: @escaping @isolated(any) @Sendable (BGTask) -> Void
     ) -> Bool {
         register(Registration(identifier: identifier, handler: .closure(queue: queue, body: launchHandler)))
     }
@@ -109,6 +115,14 @@ public final class BGTaskScheduler: @unchecked Sendable {
         launchHandler: @escaping @Sendable (BGTask) async -> Bool
     ) -> Bool {
         register(Registration(identifier: identifier, handler: .async(priority: priority, body: launchHandler)))
+    }
+
+    /// Registers a handler of the system's own (the legacy fetch API's), at any time,
+    /// replacing an earlier one: it is not the app's registration, so the launch window
+    /// and duplicate rules do not apply.
+    func registerInternally(forTaskWithIdentifier identifier: String, launchHandler: @escaping @Sendable (BGTask) -> Void) {
+        let registration = Registration(identifier: identifier, handler: .closure(queue: nil, body: launchHandler))
+        state.withLock { $0.registrations[identifier] = registration }
     }
 
     private func register(_ registration: Registration) -> Bool {

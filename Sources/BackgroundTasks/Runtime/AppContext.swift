@@ -48,7 +48,7 @@ public final class AppContext: Sendable {
     ) {
         self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
-        self.manifest = manifest
+        self.manifest = manifest.permittingLegacyFetch(for: app)
         self.driver = driver
         self.defaultHandlerQueue = DispatchQueue(label: "bgtask.\(app.rawValue).handlers")
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")

@@ -54,7 +54,8 @@ public enum EmbeddedScheduler {
     }
 
     /// Apple's defaults, with `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` honoured (every
-    /// run expires within 5 s of launch), and the herd-spreading salt taken from the
+    /// run expires within 5 s of launch), `BGTASK_MANUAL_LAUNCH=1` (nothing scheduled
+    /// launches until `simulateLaunch`; ``manualLaunchSwitch(_:)``), and the herd-spreading salt taken from the
     /// machine's identity (`machineIDFile`, hashed; 0 when unreadable or `nil`) so that
     /// machines seeing the same outage end spread their work differently.
     public static func defaultSchedulerConfiguration(
@@ -65,10 +66,24 @@ public enum EmbeddedScheduler {
         if environment["BACKGROUND_TASK_SIMULATE_EXPIRATION"]?.uppercased() == "YES" {
             configuration.simulatedExpirationAfter = 5
         }
+        configuration.launchesOnlyWhenSimulated = manualLaunchSwitch(environment["BGTASK_MANUAL_LAUNCH"])
         if let machineIDFile, let machineID = try? String(contentsOfFile: machineIDFile, encoding: .utf8) {
             configuration.deviceSalt = StableHash.fnv1a(machineID.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
         }
         return configuration
+    }
+
+    /// `BGTASK_MANUAL_LAUNCH`: `1`, `yes` or `true` turn the switch on; unset, empty, `0`,
+    /// `no`, `false` leave it off; anything else leaves it off with a warning naming the value.
+    static func manualLaunchSwitch(_ value: String?) -> Bool {
+        guard let value else { return false }
+        switch value.lowercased() {
+        case "1", "yes", "true": return true
+        case "", "0", "no", "false": return false
+        default:
+            FileHandle.standardError.write(Data("bgtask: BGTASK_MANUAL_LAUNCH=\(value) is not 1, yes, true, 0, no or false; the manual launch switch stays off\n".utf8))
+            return false
+        }
     }
 
     /// The bootstrap configuration and whether the process's context was already built,
@@ -178,7 +193,9 @@ public enum EmbeddedScheduler {
     }
 
     /// The manifest for `configuration`: given in code, else `manifestURL`, else
-    /// `$BGTASK_MANIFEST`, else `Info.plist` or `<executable>.bgtask.json` beside `executable`.
+    /// `$BGTASK_MANIFEST`, else beside `executable` (symbolic links resolved) where
+    /// `Bundle.main` looks for `Info.plist` (`Contents/Info.plist`, `Resources/Info.plist`,
+    /// `Info.plist`, in that order), else `<executable>.bgtask.json` there.
     public static func loadManifest(
         _ configuration: Configuration,
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -191,7 +208,11 @@ public enum EmbeddedScheduler {
         }
         let executable = executable.resolvingSymlinksInPath()
         let directory = executable.deletingLastPathComponent()
+        // Where Foundation's Bundle.main finds Info.plist on Linux, in its order (so the
+        // manifest and Bundle.main.bundleIdentifier agree; docs/porting.md), then JSON.
         let candidates = [
+            directory.appendingPathComponent("Contents/Info.plist"),
+            directory.appendingPathComponent("Resources/Info.plist"),
             directory.appendingPathComponent("Info.plist"),
             directory.appendingPathComponent(executable.lastPathComponent + ".bgtask.json"),
         ]

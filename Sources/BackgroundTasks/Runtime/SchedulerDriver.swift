@@ -217,6 +217,12 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.setPolicyConfiguration(configuration, at: now) }
     }
 
+    /// Turns the manual launch switch (`SchedulerConfiguration.launchesOnlyWhenSimulated`,
+    /// `BGTASK_MANUAL_LAUNCH=1`) on or off; off, what is ready launches at once.
+    public func setLaunchesOnlyWhenSimulated(_ manual: Bool) {
+        mutate { state, now in state.engine.setLaunchesOnlyWhenSimulated(manual, at: now) }
+    }
+
     /// The policy configuration in force.
     public var policyConfiguration: PolicyConfiguration { state.withLock { $0.engine.policies.configuration } }
 

@@ -50,6 +50,13 @@ extension SchedulerEngine {
             )
             instants.append(request.dueDate)
         }
+        if configuration.launchesOnlyWhenSimulated, request.kind != .continuedProcessing {
+            // The developer switch holds everything scheduled, whatever the policies say.
+            evaluation.decisions.insert(
+                PolicyDecision(policy: "manual-launch", verdict: .mustNotProceed, rationale: "the manual launch switch is on (BGTASK_MANUAL_LAUNCH=1, SchedulerConfiguration.launchesOnlyWhenSimulated): it runs only when simulateLaunch(forTaskWithIdentifier:) triggers it", wait: .appChange),
+                at: 0
+            )
+        }
         if active != nil {
             waitingFor.append("the run of the same identifier in progress to end")
         }

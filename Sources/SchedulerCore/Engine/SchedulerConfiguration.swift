@@ -34,6 +34,12 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
     /// has every policy's rationale; off, its decisions have bare verdicts (fleets and long
     /// simulations that keep no trace).
     public var explainsLaunches: Bool
+    /// The developer switch (`BGTASK_MANUAL_LAUNCH=1`): scheduled tasks (refresh,
+    /// processing, health research) never launch by themselves, only through
+    /// `simulateLaunch`, so the iOS debugging flow "submit, then trigger the launch" works
+    /// on a machine where a request would otherwise run at once. Runs still expire and
+    /// are terminated as usual; continued processing (user-started work) is not held.
+    public var launchesOnlyWhenSimulated: Bool
 
     /// Apple's numbers: refresh 30 s, processing 10 min, grace 2 s, 1 refresh and 10
     /// processing requests pending per app.
@@ -48,7 +54,8 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
         supportedResources: Set<String> = [],
         simulatedExpirationAfter: TimeInterval? = nil,
         deviceSalt: UInt64 = 0,
-        explainsLaunches: Bool = true
+        explainsLaunches: Bool = true,
+        launchesOnlyWhenSimulated: Bool = false
     ) {
         self.budgets = budgets
         self.expirationGrace = expirationGrace
@@ -61,6 +68,7 @@ public struct SchedulerConfiguration: Hashable, Sendable, Codable {
         self.simulatedExpirationAfter = simulatedExpirationAfter
         self.deviceSalt = deviceSalt
         self.explainsLaunches = explainsLaunches
+        self.launchesOnlyWhenSimulated = launchesOnlyWhenSimulated
     }
 
     /// The budget of a run of `kind`, taking the simulated-expiration switch into account.

@@ -122,6 +122,16 @@ public struct SchedulerEngine: Sendable {
         return effects
     }
 
+    /// Turns the manual launch switch (``SchedulerConfiguration/launchesOnlyWhenSimulated``)
+    /// on or off; turned off, whatever is ready launches now.
+    public mutating func setLaunchesOnlyWhenSimulated(_ manual: Bool, at now: Date) -> [EngineEffect] {
+        configuration.launchesOnlyWhenSimulated = manual
+        var effects: [EngineEffect] = []
+        launchWhatIsReady(at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
     /// What the policies know of `app` (created on first use at `now`).
     public func policyState(of app: AppID) -> AppPolicyState? { appStates[app] }
 
@@ -515,7 +525,9 @@ public struct SchedulerEngine: Sendable {
         // Held requests are reported in one batch per launch, not one effect each: a shared
         // trigger holds thousands at once.
         var held: [EligibilityIndex.Transition] = []
-        while runningScheduledCount < configuration.maximumConcurrentRuns,
+        // The manual switch: nothing scheduled launches by itself (only simulateLaunch).
+        while !configuration.launchesOnlyWhenSimulated,
+              runningScheduledCount < configuration.maximumConcurrentRuns,
               let candidate = index.peekReady(conditions: conditions) {
             let request = candidate.request
             if !terminatingApps.isEmpty, terminatingApps.contains(request.app) {

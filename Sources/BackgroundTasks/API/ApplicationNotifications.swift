@@ -1,0 +1,64 @@
+import Foundation
+
+// UIApplication's lifecycle notifications, posted on `NotificationCenter.default` with the
+// application as the object, at the transitions iOS posts them (docs/porting.md). In the
+// simulator many apps share one process and one default center: observe with
+// `object: UIApplication.shared` to hear only your app.
+//
+// They are posted asynchronously, in order, from the application's own serial queue, never
+// from the main queue and never under a lock: swift-corelibs-foundation delivers to an
+// observer registered with `queue: .main` by adding an operation to the main queue and
+// waiting for it, which deadlocks when the poster is the main queue itself (under
+// `dispatchMain()` or an async `main`, the main queue is not served by the main thread,
+// so Foundation does not recognise it as current). From a queue of our own, `.main`
+// observers run on the main actor, as on iOS; `queue: nil` observers run on that queue
+// with the app's context bound.
+extension BGApplication {
+    /// Posts `names`, in order, from the notification queue, as app work (the simulator
+    /// waits for the observers before time moves on).
+    func post(_ names: [Notification.Name]) {
+        guard !names.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) { [self] in
+            for name in names { NotificationCenter.default.post(name: name, object: self) }
+        }
+    }
+
+    /// Posted once ``finishLaunching(activate:)`` closed the registration window.
+    public static let didFinishLaunchingNotification = Notification.Name("UIApplicationDidFinishLaunchingNotification")
+    /// Posted when the app became active (launched into the foreground, or brought back).
+    public static let didBecomeActiveNotification = Notification.Name("UIApplicationDidBecomeActiveNotification")
+    /// Posted when the app stops being active (before `didEnterBackgroundNotification`).
+    public static let willResignActiveNotification = Notification.Name("UIApplicationWillResignActiveNotification")
+    /// Posted when the app entered the background (``enterBackground()``; SIGTERM under
+    /// ``handleTerminationSignals(exitWhenDone:)``).
+    public static let didEnterBackgroundNotification = Notification.Name("UIApplicationDidEnterBackgroundNotification")
+    /// Posted when the app leaves the background for the foreground (before
+    /// `didBecomeActiveNotification`).
+    public static let willEnterForegroundNotification = Notification.Name("UIApplicationWillEnterForegroundNotification")
+    /// Posted when the system terminates the app while it runs (not when it is suspended).
+    public static let willTerminateNotification = Notification.Name("UIApplicationWillTerminateNotification")
+    /// Posted when ``backgroundRefreshStatus`` changed (``setBackgroundRefreshEnabled(_:)``).
+    public static let backgroundRefreshStatusDidChangeNotification = Notification.Name("UIApplicationBackgroundRefreshStatusDidChangeNotification")
+
+    /// The notifications iOS posts when the app moves from `old` to `new`, in order.
+    static func notifications(from old: ApplicationLifecycleState, to new: ApplicationLifecycleState) -> [Notification.Name] {
+        var names: [Notification.Name] = []
+        if old == .active, new != .active { names.append(willResignActiveNotification) }
+        let wasInBackground = old == .background || old == .suspended
+        switch new {
+        case .active:
+            if wasInBackground { names.append(willEnterForegroundNotification) }
+            names.append(didBecomeActiveNotification)
+        case .inactive:
+            if wasInBackground { names.append(willEnterForegroundNotification) }
+        case .background:
+            if old == .active || old == .inactive { names.append(didEnterBackgroundNotification) }
+        case .notRunning:
+            // A suspended app is killed without running any code, as on iOS.
+            if old != .suspended { names.append(willTerminateNotification) }
+        case .suspended:
+            break
+        }
+        return names
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import SchedulerCore
+
+/// The developer switch `launchesOnlyWhenSimulated` (`BGTASK_MANUAL_LAUNCH=1`): nothing
+/// scheduled launches by itself; `simulateLaunch` does; runs still expire; turning it off
+/// launches what is ready.
+@Suite struct ManualLaunchTests {
+    typealias F = EngineFixtures
+    typealias Summary = EngineEffectSummary
+    let t0 = EngineFixtures.t0
+
+    private func manualEngine() -> SchedulerEngine {
+        F.engine(SchedulerConfiguration(launchesOnlyWhenSimulated: true))
+    }
+
+    @Test func aDueRequestWaitsForSimulateLaunch() throws {
+        var engine = manualEngine()
+        let submitted = try F.submit(F.processing(), to: &engine, at: t0)
+        #expect(submitted.launched.isEmpty, "a processing request with no date would run at once without the switch")
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 86_400)).launched.isEmpty)
+        #expect(Summary(engine.handle(.conditionsChanged(.favorable), at: t0 + 86_401)).launched.isEmpty)
+        #expect(engine.pendingRequests(of: F.app).map(\.identifier) == [F.syncID])
+
+        let launched = Summary(try engine.simulateLaunch(F.key(F.syncID), at: t0 + 86_402))
+        #expect(launched.launchedIdentifiers == [F.syncID])
+    }
+
+    @Test func simulatedRunsStillExpireAndTerminate() throws {
+        var engine = manualEngine()
+        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        let run = try #require(Summary(try engine.simulateLaunch(F.key(F.refreshID), at: t0)).launched.first)
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 30)).expired == [run.id])
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 32)).terminated == [run.id])
+    }
+
+    @Test func continuedProcessingIsNotHeld() throws {
+        var engine = manualEngine()
+        let submitted = try F.submit(F.continued(), to: &engine, at: t0)
+        #expect(submitted.launched.count == 1, "user-started work starts at once, as on iOS")
+    }
+
+    @Test func turningTheSwitchOffLaunchesWhatIsReady() throws {
+        var engine = manualEngine()
+        _ = try F.submit(F.processing(), to: &engine, at: t0)
+        #expect(Summary(engine.setLaunchesOnlyWhenSimulated(true, at: t0 + 1)).launched.isEmpty)
+        let released = Summary(engine.setLaunchesOnlyWhenSimulated(false, at: t0 + 2))
+        #expect(released.launchedIdentifiers == [F.syncID])
+        #expect(!engine.configuration.launchesOnlyWhenSimulated)
+    }
+
+    @Test func theExplanationNamesTheSwitch() throws {
+        var engine = manualEngine()
+        _ = try F.submit(F.processing(), to: &engine, at: t0)
+        let explanation = engine.explain(F.key(F.syncID), at: t0 + 1)
+        #expect(explanation.evaluation?.blocking.first?.policy == "manual-launch")
+        #expect(explanation.summary.contains("BGTASK_MANUAL_LAUNCH=1"))
+        #expect(F.engine().explain(F.key(F.syncID), at: t0).evaluation?.decisions.contains { $0.policy == "manual-launch" } != true)
+    }
+}

@@ -1,0 +1,289 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import DeviceConditions
+import IOSShapedApp
+import Synchronization
+import Testing
+
+let compatStart = Date(timeIntervalSince1970: 1_800_000_000)
+let compatApp = AppID("com.example.compat")
+let compatManifest = AppManifest(
+    appID: compatApp,
+    permittedIdentifiers: [ModernAppDelegate.refreshIdentifier, ModernAppDelegate.cleanupIdentifier],
+    backgroundModes: ["fetch", "processing"]
+)
+
+/// A simulated device with the foundation's rules (no usage prediction holding refreshes).
+func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws -> SimulatedDevice {
+    try SimulatedDevice(start: compatStart, configuration: configuration, policies: .foundation)
+}
+
+/// iOS-shaped code (Swift 5 mode: IOSShapedApp; Swift 6 mode: ModernAppDelegate) run for real.
+@Suite struct SourceCompatibilityTests {
+    // MARK: The main actor
+
+    @Test func theMainQueueIsDrainedUnderSwiftTest() async {
+        // The premise of the main-actor tests: the test runner's main thread drains the main queue.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { continuation.resume() }
+        }
+    }
+
+    @Test @MainActor func swift6MainActorHandlersRunOnTheMainActor() async throws {
+        let device = try compatDevice()
+        // Made inside the app's launch, so UIApplication.shared is this app's (as in
+        // didFinishLaunching), not the process's own.
+        var made: ModernAppDelegate?
+        let context = device.install(app: compatApp, manifest: compatManifest) {
+            made = ModernAppDelegate(provider: UIApplication.shared)
+            _ = made?.application(UIApplication.shared)
+        }
+        let delegate = try #require(made)
+        context.withCurrent { delegate.scheduleAppRefresh() }
+        await device.run(for: 15 * 60 + 1)
+        #expect(delegate.events.contains("refresh main=true"))
+        #expect(!delegate.events.contains("refresh main=false"))
+        // The handler never completes: its 30 s run expires, and the expiration handler
+        // (set in the main-actor method) runs on the main actor.
+        await device.run(for: 30)
+        #expect(delegate.events == ["didEnterBackground", "refresh main=true", "expired main=true"])
+        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome) == [.expired])
+    }
+
+    @Test @MainActor func swift5MainActorHandlersRunOnTheMainActor() async throws {
+        let device = try compatDevice()
+        var made: LegacyAppDelegate?
+        let context = device.install(app: compatApp, manifest: compatManifest) {
+            made = LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared)
+            _ = made?.application(UIApplication.shared)
+        }
+        let delegate = try #require(made)
+        context.withCurrent { delegate.scheduleAppRefresh(after: 60) }
+        await device.run(for: 61)
+        // The didEnterBackground observer (queue: .main) ran on the main actor too.
+        #expect(delegate.events == ["didEnterBackground", "refresh main=true"])
+        try context.withCurrent { try BGTaskScheduler.shared.simulateExpiration(forTaskWithIdentifier: ModernAppDelegate.refreshIdentifier) }
+        await device.run(for: 1)
+        #expect(delegate.events == ["didEnterBackground", "refresh main=true", "expired main=true"])
+        #expect(device.runs(of: ModernAppDelegate.refreshIdentifier).map(\.outcome) == [.expired])
+    }
+
+    @Test @MainActor func assertionExpirationHandlersRunOnTheMainActor() async throws {
+        let device = try compatDevice()
+        var made: (ModernAppDelegate, LegacyAppDelegate)?
+        let context = device.install(app: compatApp, manifest: compatManifest) {
+            made = (ModernAppDelegate(provider: UIApplication.shared), LegacyAppDelegate(refreshIdentifier: ModernAppDelegate.refreshIdentifier, backgroundTasks: UIApplication.shared))
+            _ = made?.0.application(UIApplication.shared)
+        }
+        let (delegate, legacy) = try #require(made)
+        context.withCurrent {
+            context.application.enterForeground()
+            context.application.enterBackground()
+            delegate.applicationDidEnterBackground(UIApplication.shared)
+            legacy.beginSavingDraft()
+        }
+        #expect(context.application.outstandingBackgroundTasks.count == 3)
+        await device.run(for: 60)
+        #expect(delegate.events.contains("assertion expired main=true"))
+        #expect(delegate.events.contains("other expired main=true"))
+        #expect(legacy.events == ["assertion expired main=true"])
+        #expect(context.application.outstandingBackgroundTasks.isEmpty, "every handler ended its assertion on the main actor")
+    }
+
+    @Test func nonisolatedHandlersStillRunOnTheirQueue() async throws {
+        let device = try compatDevice()
+        let queue = DispatchQueue(label: "compat.handlers")
+        let marker = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: marker, value: 7)
+        let seen = Mutex<[Int?]>([])
+        let context = device.install(app: compatApp, manifest: compatManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: ModernAppDelegate.refreshIdentifier, using: queue) { task in
+                seen.withLock { $0.append(DispatchQueue.getSpecific(key: marker)) }
+                task.expirationHandler = {
+                    // Not the handler's queue: expiration runs even while that queue is busy.
+                    seen.withLock { $0.append(DispatchQueue.getSpecific(key: marker) ?? -1) }
+                    task.setTaskCompleted(success: false)
+                }
+            }
+        }
+        let request = BGAppRefreshTaskRequest(identifier: ModernAppDelegate.refreshIdentifier)
+        try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
+        await device.run(for: 1)
+        try context.withCurrent { try BGTaskScheduler.shared.simulateExpiration(forTaskWithIdentifier: ModernAppDelegate.refreshIdentifier) }
+        await device.run(for: 1)
+        #expect(seen.withLock { $0 } == [7, -1])
+    }
+
+    // MARK: Errors
+
+    @Test func schedulerErrorsBridgeToNSErrorAsOnIOS() {
+        let error = BGTaskScheduler.Error(.notPermitted, message: "'x' is not in BGTaskSchedulerPermittedIdentifiers")
+        let nsError = error as NSError
+        #expect(nsError.domain == "BGTaskSchedulerErrorDomain")
+        #expect(nsError.domain == BGTaskScheduler.errorDomain)
+        #expect(nsError.domain == BGTaskScheduler.Error.errorDomain)
+        #expect(nsError.code == 3)
+        #expect(error.errorCode == BGTaskScheduler.Error.Code.notPermitted.rawValue)
+        #expect(nsError.userInfo[NSLocalizedDescriptionKey] as? String == error.message)
+        #expect(nsError.localizedDescription == error.message)
+        #expect(LegacyAppDelegate.describe(error) == "not permitted (BGTaskSchedulerErrorDomain 3)")
+
+        let made = BGTaskScheduler.Error(.tooManyPendingTaskRequests, userInfo: [NSLocalizedDescriptionKey: "full", "extra": 1])
+        #expect(made.code == .tooManyPendingTaskRequests)
+        #expect(made.message == "full")
+        #expect(made.userInfo["extra"] as? Int == 1)
+        #expect((made as NSError).code == 2)
+        #expect(BGTaskScheduler.Error(.unavailable).userInfo.isEmpty)
+
+        func matches(_ error: any Error) -> String {
+            do { throw error } catch BGTaskScheduler.Error.notPermitted { return "notPermitted" } catch { return "other" }
+        }
+        #expect(matches(error) == "notPermitted")
+        #expect(matches(made) == "other")
+    }
+
+    @Test @MainActor func aRefusedSubmissionReachesTheAppAsNSError() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.unlisted", backgroundTasks: context.application)
+        context.withCurrent { delegate.scheduleAppRefresh(after: 60) }
+        #expect(delegate.events == ["submit failed: not permitted (BGTaskSchedulerErrorDomain 3)"])
+    }
+
+    // MARK: Notifications
+
+    @Test func lifecycleNotificationsArePostedWithTheApplication() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: false) {}
+        await device.settle()  // the launch's own notifications are delivered before observing
+        let application = context.application
+        let names = Mutex<[String]>([])
+        let tokens = [
+            UIApplication.didFinishLaunchingNotification, UIApplication.didBecomeActiveNotification,
+            UIApplication.willResignActiveNotification, UIApplication.didEnterBackgroundNotification,
+            UIApplication.willEnterForegroundNotification, UIApplication.willTerminateNotification,
+            UIApplication.backgroundRefreshStatusDidChangeNotification,
+        ].map { name in
+            NotificationCenter.default.addObserver(forName: name, object: application, queue: nil) { note in
+                names.withLock { $0.append(note.name.rawValue) }
+            }
+        }
+        defer { tokens.forEach(NotificationCenter.default.removeObserver) }
+        context.withCurrent {
+            application.enterForeground()
+            application.enterBackground()
+            application.setBackgroundRefreshEnabled(false)
+            application.setBackgroundRefreshEnabled(false)
+        }
+        await device.settle()
+        #expect(names.withLock { $0 } == [
+            "UIApplicationWillEnterForegroundNotification", "UIApplicationDidBecomeActiveNotification",
+            "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
+            "UIApplicationBackgroundRefreshStatusDidChangeNotification",
+        ])
+        // An assertion not ended: the app is terminated while running, and told so.
+        names.withLock { $0.removeAll() }
+        _ = context.withCurrent { application.beginBackgroundTask(withName: "leak") }
+        await device.run(for: 120)
+        #expect(names.withLock { $0 } == ["UIApplicationWillTerminateNotification"])
+    }
+
+    @Test func launchNotificationsComeInIOSOrder() async throws {
+        let device = try compatDevice()
+        let names = Mutex<[String]>([])
+        let application = Mutex<ObjectIdentifier?>(nil)
+        let observer = NotificationCenter.default.addObserver(forName: nil, object: nil, queue: nil) { note in
+            // Every app of every test posts on the default center: keep this app's.
+            guard note.name.rawValue.hasPrefix("UIApplication"), let object = note.object as? BGApplication,
+                  application.withLock({ $0 }) == ObjectIdentifier(object) else { return }
+            names.withLock { $0.append(note.name.rawValue) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        device.install(app: compatApp, manifest: compatManifest) {
+            application.withLock { $0 = ObjectIdentifier(UIApplication.shared) }
+        }
+        await device.settle()
+        #expect(names.withLock { $0 } == [
+            "UIApplicationDidFinishLaunchingNotification", "UIApplicationDidBecomeActiveNotification",
+            "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
+        ])
+    }
+
+    // MARK: Value types
+
+    @Test func statesSwitchWithDefaultAsImportedEnumsDo() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let (name, status) = await MainActor.run {
+            let delegate = LegacyAppDelegate(refreshIdentifier: "com.example.compat.refresh", backgroundTasks: context.application)
+            return (delegate.describeState(context.application), delegate.describeRefreshStatus(context.application))
+        }
+        #expect(name == "background")
+        #expect(status == "available")
+        #expect(await MainActor.run { ModernAppDelegate(provider: context.application).fetchResultName(.noData) } == "noData")
+        #expect(UIApplication.State(rawValue: 2) == .background)
+    }
+
+    @Test func requestsCopyAsTheirOwnClass() {
+        let refresh = BGAppRefreshTaskRequest(identifier: "com.example.compat.refresh")
+        refresh.earliestBeginDate = compatStart
+        let refreshCopy = refresh.copy() as! BGAppRefreshTaskRequest
+        refresh.earliestBeginDate = nil
+        #expect(refreshCopy.earliestBeginDate == compatStart)
+        #expect(refreshCopy !== refresh)
+
+        let processing = BGProcessingTaskRequest(identifier: "com.example.compat.cleanup")
+        processing.requiresExternalPower = true
+        processing.requiresNetworkConnectivity = true
+        let processingCopy = processing.copy(with: nil) as! BGProcessingTaskRequest
+        #expect(type(of: processingCopy) == BGProcessingTaskRequest.self)
+        #expect(processingCopy.requiresExternalPower && processingCopy.requiresNetworkConnectivity)
+
+        let health = BGHealthResearchTaskRequest(identifier: "com.example.compat.health")
+        health.protectionTypeOfRequiredData = .complete
+        #expect((health.copy() as! BGHealthResearchTaskRequest).protectionTypeOfRequiredData == .complete)
+
+        let continued = BGContinuedProcessingTaskRequest(identifier: "com.example.compat.export", title: "Export", subtitle: "Album")
+        continued.strategy = .fail
+        continued.requiredResources = .gpu
+        let continuedCopy = continued.copy() as! BGContinuedProcessingTaskRequest
+        #expect(continuedCopy.title == "Export" && continuedCopy.subtitle == "Album")
+        #expect(continuedCopy.strategy == .fail && continuedCopy.requiredResources == .gpu)
+    }
+
+    @Test func aRequestSharedBetweenThreadsIsSafe() async {
+        let request = BGProcessingTaskRequest(identifier: "com.example.compat.cleanup")
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    for step in 0..<500 {
+                        request.earliestBeginDate = Date(timeIntervalSince1970: Double(index * 1000 + step))
+                        request.requiresExternalPower.toggle()
+                        _ = request.description
+                    }
+                }
+            }
+        }
+        #expect(request.earliestBeginDate != nil)
+    }
+
+    @Test func continuedProcessingTasksReportProgress() async throws {
+        let device = try compatDevice()
+        let identifier = "com.example.compat.export"
+        let reported = Mutex<Int64?>(nil)
+        let manifest = AppManifest(appID: compatApp, permittedIdentifiers: [identifier], backgroundModes: [])
+        let context = device.install(app: compatApp, manifest: manifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                let reporting = task as! any ProgressReporting
+                reporting.progress.completedUnitCount = 100
+                reported.withLock { $0 = reporting.progress.totalUnitCount }
+                task.setTaskCompleted(success: true)
+            }
+        }
+        try context.withCurrent {
+            try BGTaskScheduler.shared.submit(BGContinuedProcessingTaskRequest(identifier: identifier, title: "Export", subtitle: "Album"))
+        }
+        await device.run(for: 1)
+        #expect(reported.withLock { $0 } == 100)
+    }
+}

@@ -18,9 +18,10 @@ extension ProcessTests {
         static let block = "com.example.owner.0"
 
         /// Waits until `child` has written at least `count` lines, recording its stderr if not.
-        private func lines(_ child: ChildProcess, atLeast count: Int) async -> [String] {
+        /// Stops the test (rather than indexing past the end) when the child wrote fewer.
+        private func lines(_ child: ChildProcess, atLeast count: Int) async throws -> [String] {
             let reached = await child.output.waitFor(atLeast: count, timeout: .seconds(60))
-            #expect(reached, "the probe wrote \(child.output.lines) and stopped; stderr: \(child.standardError())")
+            try #require(reached, "the probe wrote \(child.output.lines) and stopped; stderr: \(child.standardError())")
             return child.output.lines
         }
 
@@ -33,18 +34,18 @@ extension ProcessTests {
 
             // The owner submits its 10 processing requests (the limit) and starts a run.
             let owner = try ChildProcess(probe, arguments: [state.path, "10"], scratch: scratch.url, standardInput: true)
-            var ownerLines = await lines(owner, atLeast: 11)
+            var ownerLines = try await lines(owner, atLeast: 11)
             #expect(ownerLines.prefix(10).allSatisfy { $0.hasPrefix("accepted ") }, "\(ownerLines)")
             let ownerPID = try #require(ownerLines[10].split(separator: " ").last.flatMap { Int32($0) })
             owner.send("launch")
-            ownerLines = await lines(owner, atLeast: 12)
+            ownerLines = try await lines(owner, atLeast: 12)
             #expect(ownerLines[11] == "running \(ownerPID) \(Self.block)")
             #expect(SchedulerStore.owner(of: database)?.pid == ownerPID)
 
             // A second process of the app: every submission refused with `unavailable`,
             // naming the owner's pid and the state directory; it sees nothing pending.
             let second = try ChildProcess(probe, arguments: [state.path, "2"], scratch: scratch.url, standardInput: true)
-            let secondLines = await lines(second, atLeast: 3)
+            let secondLines = try await lines(second, atLeast: 3)
             for line in secondLines.prefix(2) {
                 #expect(line.hasPrefix("refused com.example.owner."), "\(line)")
                 #expect(line.contains("unavailable"), "\(line)")
@@ -52,7 +53,7 @@ extension ProcessTests {
                 #expect(line.contains(state.path), "\(line)")
             }
             second.send("pending")
-            #expect(await lines(second, atLeast: 4).last == "pending 0 ")
+            #expect(try await lines(second, atLeast: 4).last == "pending 0 ")
             second.send("exit")
             #expect(await second.termination().status == 0)
             #expect(second.standardError().contains("another process of com.example.owner owns its scheduler state"), "\(second.standardError())")
@@ -78,7 +79,7 @@ extension ProcessTests {
 
             // cancelAll in the owner: the store agrees at once.
             owner.send("cancelAll")
-            #expect(await lines(owner, atLeast: 13).last == "cancelled")
+            #expect(try await lines(owner, atLeast: 13).last == "cancelled")
             #expect(try reader.pendingRequests(app: Self.app).isEmpty)
 
             // The owner dies during its run. The next process owns the state: it recovers
@@ -86,9 +87,9 @@ extension ProcessTests {
             owner.kill(SIGKILL)
             _ = await owner.termination()
             let next = try ChildProcess(probe, arguments: [state.path, "0"], scratch: scratch.url, standardInput: true)
-            _ = await lines(next, atLeast: 1)
+            _ = try await lines(next, atLeast: 1)
             next.send("pending")
-            #expect(await lines(next, atLeast: 2).last == "pending 1 \(Self.block)")
+            #expect(try await lines(next, atLeast: 2).last == "pending 1 \(Self.block)")
             let runs = try reader.runs(app: Self.app)
             #expect(runs.filter { $0.identifier == Self.block }.map(\.outcome) == [.interrupted], "the task ran twice or was not recovered: \(runs)")
             let saved = try #require(try reader.appSetting(app: Self.app, name: AppSettingName.policyState))

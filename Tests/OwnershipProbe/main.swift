@@ -53,13 +53,20 @@ let configuration = EmbeddedScheduler.Configuration(
 )
 let context = EmbeddedScheduler.makeContext(configuration)
 let scheduler = context.scheduler
-for identifier in identifiers {
-    scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
-        say("running \(pid) \(task.identifier)")
-        // A run in progress until the process dies.
-        while true { pause() }
+
+/// Registers the handlers from a nonisolated function: a closure written in top-level code
+/// is main-actor isolated and would run on the main queue, which this probe never drains
+/// (its main thread reads standard input).
+nonisolated func registerHandlers(_ identifiers: [String], on scheduler: BGTaskScheduler, pid: Int32) {
+    for identifier in identifiers {
+        scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
+            say("running \(pid) \(task.identifier)")
+            // A run in progress until the process dies.
+            while true { pause() }
+        }
     }
 }
+registerHandlers(identifiers, on: scheduler, pid: pid)
 // Launches are delivered once the app has finished launching (every handler registered).
 context.application.finishLaunching()
 

@@ -583,5 +583,5 @@ public struct SchedulerEngine: Sendable {
 
 /// "2 s", "1.5 s": seconds for messages.
 func formatSeconds(_ seconds: TimeInterval) -> String {
-    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    seconds == seconds.rounded() ? "\(Int(saturating: seconds)) s" : "\(seconds) s"
 }

@@ -20,9 +20,9 @@ extension SchedulingPolicy {
     }
 }
 
-private func formatPercent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
+private func formatPercent(_ value: Double) -> String { "\(Int(saturating: (value * 100).rounded())) %" }
 private func formatDuration(_ seconds: TimeInterval) -> String {
-    let seconds = max(0, Int(seconds.rounded(.up)))
+    let seconds = max(0, Int(saturating: seconds.rounded(.up)))
     if seconds >= 3600 { return "\(seconds / 3600) h \(seconds / 60 % 60) min" }
     if seconds >= 60 { return "\(seconds / 60) min \(seconds % 60) s" }
     return "\(seconds) s"

@@ -209,7 +209,7 @@ struct Mutator {
         let power = PowerSupplyReader(sysRoot: sys)
         let thermal = ThermalReader(sysRoot: sys)
         let cpu = CPUPressureReader(procRoot: proc, sysRoot: sys)
-        for _ in 0..<300 {
+        for _ in 0..<100 {
             for (url, value) in files {
                 try Data(mutator.mutate(Array(value.utf8))).write(to: url)
             }

@@ -253,6 +253,31 @@ private func scratchDirectory() throws -> URL {
         #expect(error(Data(top.utf8))?.key == "CFBundleIdentifier")
     }
 
+    @Test func aRepeatedKeyInABinaryPropertyListIsRefused() throws {
+        let original = try PropertyListSerialization.data(
+            fromPropertyList: ["CFBundleIdentifier": "com.a", "CFBundleIdentifieR": "com.b"], format: .binary, options: 0)
+        #expect(error(original) == nil, "two different keys are accepted")
+        // Lower-casing the second key's last letter makes it the first key: two keys, one text.
+        var bytes = [UInt8](original)
+        let second = Array("CFBundleIdentifieR".utf8)
+        let index = try #require((0...(bytes.count - second.count)).first { bytes[$0..<$0 + second.count].elementsEqual(second) })
+        bytes[index + second.count - 1] = UInt8(ascii: "r")
+        let refused = try #require(error(Data(bytes)))
+        #expect(refused.key == "CFBundleIdentifier")
+        #expect(refused.message.contains("binary property list"))
+    }
+
+    @Test func manyXMLKeysAreCheckedInLinearTime() throws {
+        var xml = "<plist version=\"1.0\"><dict>"
+        for index in 0..<100_000 { xml += "<key>k\(index)</key><true/>" }
+        xml += "<key>k7</key><true/></dict></plist>"
+        let began = ContinuousClock.now
+        let (duplicate, tooDeep) = XMLPropertyListKeys.firstDuplicate(in: Data(xml.utf8))
+        #expect(duplicate?.key == "k7")
+        #expect(!tooDeep)
+        #expect(ContinuousClock.now - began < .seconds(10))
+    }
+
     @Test func aUTF16JSONManifestSaysJSONMustBeUTF8() throws {
         var data = Data([0xFF, 0xFE])
         data.append(#"{"CFBundleIdentifier": "com.a"}"#.data(using: .utf16LittleEndian)!)

@@ -223,6 +223,11 @@ public struct AppManifest: Hashable, Sendable {
                             message: "expected <dict> and <array> nested at most \(StrictJSON.maximumDepth) deep, found deeper nesting")
                     }
                 }
+                if let key = BinaryPropertyListKeys.firstDuplicate(in: data) {
+                    throw ManifestError(
+                        code: .malformed, file: source, key: key,
+                        message: "duplicate key \"\(key)\" in a dictionary of a binary property list: each key may appear once (the property list parser would keep the last one silently)")
+                }
                 return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             }
             do {

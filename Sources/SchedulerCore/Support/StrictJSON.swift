@@ -87,9 +87,13 @@ public enum StrictJSON {
         /// One open array or object.
         enum Frame {
             case array(index: Int)
-            case object(keys: Set<String>, key: String?)
+            case object(key: String?)
         }
         var stack: [Frame] = []
+        /// The keys seen in each open object, innermost last: apart from the frames so that
+        /// inserting mutates the set in place (inside an enum payload every insert would
+        /// copy the whole set, which is quadratic).
+        var objectKeys: [Set<String>] = []
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
@@ -100,7 +104,7 @@ public enum StrictJSON {
             for frame in stack {
                 switch frame {
                 case .array(let index): text += "[\(index)]"
-                case .object(_, let key): if let key { text += StrictJSON.pathComponent(key) }
+                case .object(let key): if let key { text += StrictJSON.pathComponent(key) }
                 }
             }
             return text
@@ -168,12 +172,14 @@ public enum StrictJSON {
                 var opened = false
                 switch bytes[offset] {
                 case UInt8(ascii: "{"):
-                    try push(.object(keys: [], key: nil))
+                    try push(.object(key: nil))
+                    objectKeys.append([])
                     offset += 1
                     skipWhitespace()
                     if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
                         offset += 1
                         stack.removeLast()
+                        objectKeys.removeLast()
                     } else {
                         try key()
                         opened = true
@@ -226,6 +232,7 @@ public enum StrictJSON {
                         guard byte == UInt8(ascii: "}") else { throw failure(.syntax, "expected ',' or '}' after an object member, found \(found)") }
                         offset += 1
                         stack.removeLast()
+                        objectKeys.removeLast()
                         continue
                     }
                     break
@@ -252,10 +259,9 @@ public enum StrictJSON {
             }
             let start = offset
             let name = try string(decode: true) ?? ""
-            guard case .object(var keys, _) = stack[stack.count - 1] else { return }
             // Marked before throwing so the path names the repeated key.
-            let isNew = keys.insert(name).inserted
-            stack[stack.count - 1] = .object(keys: keys, key: name)
+            let isNew = objectKeys[objectKeys.count - 1].insert(name).inserted
+            stack[stack.count - 1] = .object(key: name)
             guard isNew else {
                 throw failure(.duplicateKey(name), "duplicate key \(StrictJSON.quoted(name)): each key may appear once in an object (Foundation would keep the last one silently)", at: start)
             }

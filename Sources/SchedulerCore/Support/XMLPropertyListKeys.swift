@@ -15,9 +15,8 @@ public enum XMLPropertyListKeys {
     }
 
     private enum Frame {
-        case dict(keys: Set<String>, key: String?)
+        case dict(key: String?)
         case array(index: Int)
-        case other
     }
 
     /// The first repeated key, or `nil`. Malformed XML is left for Foundation to report.
@@ -25,15 +24,16 @@ public enum XMLPropertyListKeys {
     public static func firstDuplicate(in data: Data) -> (duplicate: Duplicate?, tooDeep: Bool) {
         let bytes = [UInt8](data)
         var stack: [Frame] = []
+        // Apart from the frames so inserts mutate in place (see StrictJSON).
+        var dictKeys: [Set<String>] = []
         var index = 0
         var keyStart: Int?
         func path(_ frames: [Frame]) -> String {
             var text = ""
             for frame in frames {
                 switch frame {
-                case .dict(_, let key): if let key { text += (text.isEmpty ? "" : ".") + key }
+                case .dict(let key): if let key { text += (text.isEmpty ? "" : ".") + key }
                 case .array(let index): text += "[\(index - 1)]"
-                case .other: break
                 }
             }
             return text
@@ -84,12 +84,13 @@ public enum XMLPropertyListKeys {
                 if name.elementsEqual("key".utf8), let start = keyStart {
                     let key = decodeEntities(bytes[start..<index])
                     keyStart = nil
-                    if case .dict(var keys, _) = stack.last {
-                        let isNew = keys.insert(key).inserted
-                        stack[stack.count - 1] = .dict(keys: keys, key: key)
+                    if case .dict = stack.last {
+                        let isNew = dictKeys[dictKeys.count - 1].insert(key).inserted
+                        stack[stack.count - 1] = .dict(key: key)
                         if !isNew { return (Duplicate(key: key, path: path(stack)), false) }
                     }
                 } else if name.elementsEqual("dict".utf8) || name.elementsEqual("array".utf8) {
+                    if case .dict = stack.last { dictKeys.removeLast() }
                     if !stack.isEmpty { stack.removeLast() }
                 }
             } else {
@@ -98,7 +99,12 @@ public enum XMLPropertyListKeys {
                     keyStart = close + 1
                 } else if !selfClosing, name.elementsEqual("dict".utf8) || name.elementsEqual("array".utf8) {
                     guard stack.count < StrictJSON.maximumDepth else { return (nil, true) }
-                    stack.append(name.elementsEqual("dict".utf8) ? .dict(keys: [], key: nil) : .array(index: 0))
+                    if name.elementsEqual("dict".utf8) {
+                        stack.append(.dict(key: nil))
+                        dictKeys.append([])
+                    } else {
+                        stack.append(.array(index: 0))
+                    }
                 }
             }
             index = close + 1
@@ -137,5 +143,71 @@ public enum XMLPropertyListKeys {
             rest = rest[rest.index(after: semicolon)...]
         }
         return result + rest
+    }
+}
+
+/// Finds a dictionary of a binary property list (`bplist00`) whose keys repeat, which
+/// `PropertyListSerialization` also accepts silently. Every object is visited once through
+/// the offset table (no traversal, so no depth to limit), each key string is decoded at most
+/// once, and every offset, count and reference is bounds-checked: malformed data yields
+/// `nil` and is left for Foundation to report.
+public enum BinaryPropertyListKeys {
+    /// The first repeated key (as text), or `nil`.
+    public static func firstDuplicate(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return nil }
+        func integer(at offset: Int, size: Int) -> Int? {
+            guard size >= 1, size <= 8, offset >= 0, offset + size <= bytes.count else { return nil }
+            var value: UInt64 = 0
+            for index in offset..<offset + size { value = value << 8 | UInt64(bytes[index]) }
+            return value > UInt64(Int.max) ? nil : Int(value)
+        }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
+        guard let objectCount = integer(at: trailer + 8, size: 8), let tableOffset = integer(at: trailer + 24, size: 8),
+              objectCount <= bytes.count, tableOffset < trailer,
+              objectCount.multipliedReportingOverflow(by: offsetSize).partialValue <= trailer - tableOffset else { return nil }
+        func objectOffset(_ index: Int) -> Int? {
+            guard index >= 0, index < objectCount, let offset = integer(at: tableOffset + index * offsetSize, size: offsetSize), offset < trailer else { return nil }
+            return offset
+        }
+        /// The count in a marker's low nibble, or the integer object after it; and where the content starts.
+        func count(at offset: Int) -> (count: Int, start: Int)? {
+            let low = Int(bytes[offset] & 0x0F)
+            if low != 0x0F { return (low, offset + 1) }
+            guard offset + 1 < bytes.count, bytes[offset + 1] & 0xF0 == 0x10 else { return nil }
+            let size = 1 << Int(bytes[offset + 1] & 0x0F)
+            guard let value = integer(at: offset + 2, size: size) else { return nil }
+            return (value, offset + 2 + size)
+        }
+        var strings: [Int: String] = [:]
+        func string(_ index: Int) -> String? {
+            if let known = strings[index] { return known }
+            guard let offset = objectOffset(index), let (length, start) = count(at: offset) else { return nil }
+            var text: String?
+            switch bytes[offset] >> 4 {
+            case 0x5:
+                guard length <= trailer - start else { return nil }
+                text = String(decoding: bytes[start..<start + length], as: UTF8.self)
+            case 0x6:
+                guard length <= (trailer - start) / 2 else { return nil }
+                let units = (0..<length).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
+                text = String(decoding: units, as: UTF16.self)
+            default:
+                return nil
+            }
+            strings[index] = text
+            return text
+        }
+        for index in 0..<objectCount {
+            guard let offset = objectOffset(index), bytes[offset] >> 4 == 0xD, let (entries, start) = count(at: offset),
+                  entries <= (trailer - start) / max(1, referenceSize) else { continue }
+            var keys: Set<String> = []
+            for entry in 0..<entries {
+                guard let reference = integer(at: start + entry * referenceSize, size: referenceSize), let key = string(reference) else { continue }
+                if !keys.insert(key).inserted { return key }
+            }
+        }
+        return nil
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
@@ -85,6 +88,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
         .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
         .init(name: "nominal thermal interval", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "nominal"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found \"nominal\""]),
+        .init(name: "duplicate top-level key", json: #"{"version": 1, "name": "a", "name": "b", "days": [{}]}"#, path: "$.name", expectations: ["duplicate key \"name\"", "line 1, column 29"]),
+        .init(name: "duplicate nested key", json: document(days: [#"{"launches": [{"at": "12:00", "at": "13:00"}]}"#]), path: "$.days[0].launches[0].at", expectations: ["duplicate key \"at\""]),
+        .init(name: "huge seed", json: document(extra: #""seed": 1e300,"#), path: "$.seed", expectations: ["expected a whole number between 0 and", "found 1e+300"]),
+        .init(name: "huge jitter", json: document(extra: #""jitterMinutes": 1e19,"#), path: "$.jitterMinutes", expectations: ["between 0 and 120"]),
+        .init(name: "huge drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 1e300, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["from 0 to 100"]),
+        .init(name: "huge launch", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 1e19}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["at most 1440"]),
+        .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
+        .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
     ]
 
@@ -107,6 +118,15 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         let missing = URL(fileURLWithPath: "/nonexistent/scenarios/trip.json")
         #expect(throws: ScenarioError(file: missing.path, path: "$", message: "expected a readable scenario file, found nothing: no such file or directory")) {
             try Scenario.load(from: missing)
+        }
+    }
+
+    @Test func loadRefusesAFIFOWithoutWaiting() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: ScenarioError(file: fifo.path, path: "$", message: "expected a readable scenario file, found a FIFO (named pipe)")) {
+            try Scenario.load(from: fifo)
         }
     }
 

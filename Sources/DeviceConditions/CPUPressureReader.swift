@@ -9,7 +9,8 @@ import Foundation
 ///    read): the 1-minute load average (first field of `<proc>/loadavg`) divided by the
 ///    number of CPUs, **clamped to 1**, since a load above the CPU count means "saturated",
 ///    the same as 1 for a scheduler deciding whether to add work. The CPUs are counted from
-///    `<sys>/devices/system/cpu/online` (ranges such as `0-3,6`), else the `processor` lines
+///    `<sys>/devices/system/cpu/online` (ranges such as `0-3,6`; CPU numbers 0...65535, a
+///    malformed list is skipped), else the `processor` lines
 ///    of `<proc>/cpuinfo`.
 /// 3. Neither: `nil` (unknown).
 public struct CPUPressureReader: Sendable {
@@ -76,7 +77,7 @@ public struct CPUPressureReader: Sendable {
             return (count, onlineURL.path)
         }
         let cpuinfoURL = procRoot.appendingPathComponent("cpuinfo")
-        if let text = SysfsFile.contents(of: cpuinfoURL).text {
+        if let text = SysfsFile.contents(of: cpuinfoURL, limit: SysfsFile.maximumSize).text {
             let count = text.split(separator: "\n").filter { line in
                 line.hasPrefix("processor") && line.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) == "processor"
             }.count
@@ -85,20 +86,34 @@ public struct CPUPressureReader: Sendable {
         return nil
     }
 
-    /// Counts a kernel CPU list such as `0-3,6,8-9`; `nil` when malformed.
+    /// The highest CPU number accepted in a CPU list: the kernel's `NR_CPUS` is at most
+    /// 8192 today; anything far above is a corrupt file, not a machine.
+    static let maximumCPUNumber = 65_535
+
+    /// Counts a kernel CPU list such as `0-3,6,8-9`; `nil` when malformed: a number that is
+    /// not plain decimal digits or is above ``maximumCPUNumber``, a range whose end is below
+    /// its start (`5-2`), an empty part, or a CPU listed twice.
     static func countCPUList(_ text: String) -> Int? {
-        var count = 0
-        for part in text.split(separator: ",") {
+        func cpu(_ digits: Substring) -> Int? {
+            guard !digits.isEmpty, digits.count <= 5, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let number = Int(digits), number <= maximumCPUNumber else { return nil }
+            return number
+        }
+        var ranges: [ClosedRange<Int>] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
-            if bounds.count == 1, Int(bounds[0]) != nil {
-                count += 1
-            } else if bounds.count == 2, let low = Int(bounds[0]), let high = Int(bounds[1]), low <= high {
-                count += high - low + 1
+            if bounds.count == 1, let single = cpu(bounds[0]) {
+                ranges.append(single...single)
+            } else if bounds.count == 2, let low = cpu(bounds[0]), let high = cpu(bounds[1]), low <= high {
+                ranges.append(low...high)
             } else {
                 return nil
             }
         }
-        return count
+        // Sorted, a CPU listed twice overlaps its neighbour.
+        ranges.sort { $0.lowerBound < $1.lowerBound }
+        for (earlier, later) in zip(ranges, ranges.dropFirst()) where later.lowerBound <= earlier.upperBound { return nil }
+        return ranges.reduce(0) { $0 + $1.count }
     }
 
     /// Four decimals: all the precision PSI (two decimals of a percentage) has, and without

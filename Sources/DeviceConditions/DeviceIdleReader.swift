@@ -115,7 +115,12 @@ public struct DeviceIdleReader: Sendable {
     func overrideValue() -> SourcedValue<Bool?>? {
         guard let stateDirectory else { return nil }
         let url = stateDirectory.appendingPathComponent(Self.overrideFileName)
-        guard let text = SysfsFile.contents(of: url).text else { return nil }
+        let contents = SysfsFile.contents(of: url)
+        guard let text = contents.text else {
+            // A FIFO or directory in its place is named rather than waited on or skipped silently.
+            if case .unreadable(let why) = contents { return SourcedValue(nil, source: "ignored \(url.path): cannot be read (\(why))") }
+            return nil
+        }
         switch text.lowercased() {
         case "idle": return SourcedValue(true, source: "override \(url.path) is \"idle\"")
         case "in-use": return SourcedValue(false, source: "override \(url.path) is \"in-use\"")

@@ -116,7 +116,7 @@ public struct NetworkReader: Sendable {
     func defaultRoutes() -> [DefaultRoute] {
         var routes: [DefaultRoute] = []
         let ipv4URL = procRoot.appendingPathComponent("net/route")
-        if let table = SysfsFile.contents(of: ipv4URL).text {
+        if let table = SysfsFile.contents(of: ipv4URL, limit: SysfsFile.maximumSize).text {
             // Iface Destination Gateway Flags RefCnt Use Metric Mask MTU Window IRTT
             for line in table.split(separator: "\n").dropFirst() {
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -127,7 +127,7 @@ public struct NetworkReader: Sendable {
             }
         }
         let ipv6URL = procRoot.appendingPathComponent("net/ipv6_route")
-        if let table = SysfsFile.contents(of: ipv6URL).text {
+        if let table = SysfsFile.contents(of: ipv6URL, limit: SysfsFile.maximumSize).text {
             let globals = globalIPv6Interfaces()
             // dest dest_plen src src_plen next_hop metric refcnt use flags iface
             for line in table.split(separator: "\n") {
@@ -149,7 +149,7 @@ public struct NetworkReader: Sendable {
     /// Interfaces with a global, non-tentative IPv6 address; `nil` when
     /// `<proc>/net/if_inet6` cannot be read (then no address check is made).
     func globalIPv6Interfaces() -> Set<String>? {
-        guard let text = SysfsFile.contents(of: procRoot.appendingPathComponent("net/if_inet6")).text else { return nil }
+        guard let text = SysfsFile.contents(of: procRoot.appendingPathComponent("net/if_inet6"), limit: SysfsFile.maximumSize).text else { return nil }
         var interfaces: Set<String> = []
         // address ifindex prefixlen scope flags name; scope 00 is global; flags 0x40 is
         // tentative (duplicate address detection running) and 0x08 DAD failed.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SchedulerCore
 
 /// A value read from the device together with where it came from: the file or service, or
 /// `"unknown: <why>"` when the value is a documented default because nothing sound could be
@@ -48,32 +49,30 @@ enum SysfsFile {
     /// What every source that is a default rather than a reading starts with.
     static let unknownPrefix = "unknown: "
 
-    /// The largest file read. Route tables are the only big files read; a full Internet
-    /// routing table in `/proc/net/route` is a few tens of MiB, far more than any device
-    /// this scheduler runs on keeps, so a cap guards memory without losing real tables.
+    /// The largest table read (`/proc/net/route`, `/proc/net/ipv6_route`,
+    /// `/proc/net/if_inet6`, `/proc/cpuinfo`). A full Internet routing table in
+    /// `/proc/net/route` is a few tens of MiB, far more than any device this scheduler runs
+    /// on keeps, so the cap guards memory without losing real tables.
     static let maximumSize = 32 << 20
+    /// The largest single value or small state file read: sysfs attributes are at most a
+    /// page (4 KiB); logind session files and the idle override are a few hundred bytes.
+    static let valueLimit = 64 << 10
 
-    /// Reads `url` with `open`/`read` (not `FileManager`, which cannot tell missing from
-    /// unreadable), trimmed of surrounding whitespace.
-    static func contents(of url: URL) -> FileContents {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return .missing }
-            return .unreadable(String(cString: strerror(code)))
-        }
-        defer { close(descriptor) }
-        var data = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while data.count < maximumSize {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                return .unreadable(String(cString: strerror(code)))
+    /// Reads `url` through ``BoundedFile`` (never blocking on a FIFO, refusing what is not
+    /// a regular file, at most `limit` bytes), trimmed of surrounding whitespace. Missing
+    /// and unreadable are told apart, unlike `FileManager`.
+    static func contents(of url: URL, limit: Int = valueLimit) -> FileContents {
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path: url.path, limit: limit)
+        } catch {
+            switch error.problem {
+            case .missing: return .missing
+            case .symbolicLinkLoop: return .unreadable("a symbolic link loop")
+            case .notRegularFile(let what): return .unreadable("it is \(what), not a regular file")
+            case .tooLarge(let limit): return .unreadable("larger than \(BoundedFile.describe(bytes: limit))")
+            case .failed(let why): return .unreadable(why)
             }
-            data.append(contentsOf: chunk[0..<count])
         }
         return .text(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }

@@ -1,10 +1,11 @@
 import Foundation
 import SchedulerCore
 
-/// The kinds of trip point that say something about throttling. `active` trips only switch
-/// fans on, which is normal operation, so they are not used.
+/// The kinds of trip point a thermal zone declares (`trip_point_N_type`).
 public enum ThermalTripKind: String, Hashable, Sendable, CaseIterable {
-    /// The kernel starts passive cooling (throttling the CPU).
+    /// Fans switch on (or up a level): normal operation, but the device is warm.
+    case active
+    /// The kernel starts passive cooling: it throttles the CPU, so performance is reduced.
     case passive
     /// The platform considers the zone hot (often the last warning before shutdown).
     case hot
@@ -20,7 +21,9 @@ public struct ThermalZoneReading: Hashable, Sendable {
     public var type: String?
     /// The temperature, degrees Celsius.
     public var celsius: Double
-    /// The lowest trip temperature of each kind the zone has, degrees Celsius.
+    /// The trip temperature of each kind the zone has, degrees Celsius: the lowest of each
+    /// kind (the one that engages first), except `active`, where it is the highest (fans
+    /// at their last level).
     public var trips: [ThermalTripKind: Double]
 
     /// Creates a zone reading.
@@ -31,37 +34,42 @@ public struct ThermalZoneReading: Hashable, Sendable {
         self.trips = trips
     }
 
-    /// This zone's state:
+    /// How far below the passive trip a zone is already `fair` (C): close enough that the
+    /// next burst of work would make the kernel throttle.
+    public static let fairMarginBelowPassive = 10.0
+
+    /// This zone's state, with Apple's meanings of the states (docs/policies.md, "Thermal
+    /// state"), each threshold inclusive:
     ///
-    /// - with at least one `passive`, `hot` or `critical` trip: at or above the critical trip
-    ///   is `critical`; else at or above the hot trip `serious`; else at or above the passive
-    ///   trip `fair`; else `nominal`. A zone with only some kinds uses the ones it has (a zone
-    ///   with only a critical trip is `nominal` until it reaches it);
-    /// - without such trips: the absolute thresholds ``ThermalReader/absoluteFair`` (70 C),
-    ///   ``ThermalReader/absoluteSerious`` (85 C) and ``ThermalReader/absoluteCritical``
-    ///   (100 C), each inclusive.
+    /// - `critical` at or above the lowest `hot` or `critical` trip (the platform is about to
+    ///   act to protect itself);
+    /// - `serious` ("performance is reduced") at or above the `passive` trip: the kernel is
+    ///   throttling;
+    /// - `fair` at or above the highest `active` trip (every fan level engaged), or within
+    ///   ``fairMarginBelowPassive`` (10 C) below the `passive` trip;
+    /// - `nominal` otherwise.
     ///
-    /// The reason names the temperature and the threshold that decided.
+    /// A threshold the zone has no trip for falls back to the absolute one:
+    /// ``ThermalReader/absoluteCritical`` (100 C) without a hot or critical trip,
+    /// ``ThermalReader/absoluteSerious`` (85 C) without a passive trip, and
+    /// ``ThermalReader/absoluteFair`` (70 C) without an active or passive trip. The reason
+    /// names the temperature and the threshold that decided.
     public func classify() -> (state: ThermalState, reason: String) {
         let label = name + (type.map { " (\($0))" } ?? "")
         let temperature = Self.format(celsius)
-        if !trips.isEmpty {
-            let ladder: [(ThermalTripKind, ThermalState)] = [(.critical, .critical), (.hot, .serious), (.passive, .fair)]
-            for (kind, state) in ladder {
-                if let trip = trips[kind], celsius >= trip {
-                    return (state, "\(label) at \(temperature) >= \(kind.rawValue) trip \(Self.format(trip))")
-                }
-            }
-            let listed = ThermalTripKind.allCases.compactMap { kind in trips[kind].map { "\(kind.rawValue) \(Self.format($0))" } }
-            return (.nominal, "\(label) at \(temperature), below its trips (\(listed.joined(separator: ", ")))")
+        let hotTrips = [trips[.hot].map { ($0, "hot trip") }, trips[.critical].map { ($0, "critical trip") }].compactMap { $0 }
+        let critical = hotTrips.min { $0.0 < $1.0 } ?? (ThermalReader.absoluteCritical, "absolute threshold (no hot or critical trip)")
+        let serious = trips[.passive].map { ($0, "passive trip: the kernel throttles") }
+            ?? (ThermalReader.absoluteSerious, "absolute threshold (no passive trip)")
+        let fairTrips = [
+            trips[.active].map { ($0, "highest active trip: fans at full") },
+            trips[.passive].map { ($0 - Self.fairMarginBelowPassive, "\(Self.format(Self.fairMarginBelowPassive)) below the passive trip \(Self.format($0))") },
+        ].compactMap { $0 }
+        let fair = fairTrips.min { $0.0 < $1.0 } ?? (ThermalReader.absoluteFair, "absolute threshold (no active or passive trip)")
+        for (state, (threshold, what)) in [(ThermalState.critical, critical), (.serious, serious), (.fair, fair)] where celsius >= threshold {
+            return (state, "\(label) at \(temperature) >= \(Self.format(threshold)), the \(what)")
         }
-        let ladder: [(Double, ThermalState)] = [
-            (ThermalReader.absoluteCritical, .critical), (ThermalReader.absoluteSerious, .serious), (ThermalReader.absoluteFair, .fair),
-        ]
-        for (threshold, state) in ladder where celsius >= threshold {
-            return (state, "\(label) at \(temperature) >= \(Self.format(threshold)) (no trip points: absolute threshold)")
-        }
-        return (.nominal, "\(label) at \(temperature), below \(Self.format(ThermalReader.absoluteFair)) (no trip points: absolute threshold)")
+        return (.nominal, "\(label) at \(temperature), below \(Self.format(fair.0)), the \(fair.1)")
     }
 
     static func format(_ celsius: Double) -> String { String(format: "%.1f C", celsius) }
@@ -87,14 +95,14 @@ public struct ThermalReader: Sendable {
         self.sysRoot = sysRoot
     }
 
-    /// Without trip points: `fair` from this temperature (C), where laptop CPUs usually
-    /// begin to boost less.
+    /// Without an active or passive trip: `fair` from this temperature (C), where laptop
+    /// CPUs usually begin to boost less.
     public static let absoluteFair = 70.0
-    /// Without trip points: `serious` from this temperature (C), near where most CPUs
-    /// begin to throttle.
+    /// Without a passive trip: `serious` from this temperature (C), near where most laptop
+    /// firmware sets its passive trip (throttling).
     public static let absoluteSerious = 85.0
-    /// Without trip points: `critical` from this temperature (C), at or above most CPUs'
-    /// maximum junction temperature.
+    /// Without a hot or critical trip: `critical` from this temperature (C), at or above
+    /// most CPUs' maximum junction temperature.
     public static let absoluteCritical = 100.0
     /// Temperatures outside this range (C) are sensor errors, not readings.
     public static let plausibleCelsius = -100.0...200.0
@@ -141,8 +149,9 @@ public struct ThermalReader: Sendable {
                   let millidegrees = Int(tempText) else { continue }
             let celsius = Double(millidegrees) / 1000
             guard Self.plausibleTripCelsius.contains(celsius), celsius > 0 else { continue }
-            // The lowest trip of a kind is the one that engages first.
-            trips[kind] = min(trips[kind] ?? celsius, celsius)
+            // The lowest trip of a kind is the one that engages first; for fans, the
+            // highest is the one after which no more cooling is left.
+            trips[kind] = kind == .active ? max(trips[kind] ?? celsius, celsius) : min(trips[kind] ?? celsius, celsius)
         }
         return trips
     }

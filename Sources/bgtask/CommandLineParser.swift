@@ -29,6 +29,45 @@ struct UsageError: Error, Equatable, CustomStringConvertible {
     var description: String { message }
 }
 
+/// Reading option values the same way in every command: a value flag needs a value, and
+/// an empty string or another option (`--json`) in its place is refused rather than taken
+/// as a file name; numbers are whole decimal numbers within a stated range.
+enum OptionValue {
+    /// The value after the option at `index` (which is advanced past it). `what` names the
+    /// kind of value for the message ("a file path", "a number").
+    static func take(_ arguments: [String], at index: inout Int, for option: String, what: String) -> Result<String, UsageError> {
+        guard index + 1 < arguments.count else { return .failure(UsageError(message: "\(option) needs \(what)")) }
+        let value = arguments[index + 1]
+        if value.isEmpty { return .failure(UsageError(message: "\(option) needs \(what), got an empty string")) }
+        if value.hasPrefix("--") { return .failure(UsageError(message: "\(option) needs \(what), got the option '\(value)'")) }
+        index += 1
+        return .success(value)
+    }
+
+    /// A whole decimal number in `range` (`Int(text)` alone would accept `+5`).
+    static func integer(_ text: String, for option: String, in range: ClosedRange<Int>) -> Result<Int, UsageError> {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), range.contains(number) else {
+            return .failure(UsageError(message: "\(option) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"))
+        }
+        return .success(number)
+    }
+
+    /// A seed: a whole decimal number from 0 to `UInt64.max`.
+    static func seed(_ text: String, for option: String) -> Result<UInt64, UsageError> {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seed = UInt64(text) else {
+            return .failure(UsageError(message: "\(option) must be a whole number from 0 to \(UInt64.max), got '\(text)'"))
+        }
+        return .success(seed)
+    }
+
+    /// A positional argument that must say something: not empty, not an option.
+    static func positional(_ text: String, what: String, command: String) -> UsageError? {
+        if text.isEmpty { return UsageError(message: "\(command) needs \(what), got an empty string") }
+        return nil
+    }
+}
+
 enum CommandLineParser {
     static let usage = """
     usage: bgtask <command> [options]
@@ -62,8 +101,10 @@ enum CommandLineParser {
         let rest = Array(arguments.dropFirst())
         switch first {
         case "help", "--help", "-h":
+            guard rest.isEmpty else { return .failure(UsageError(message: "help takes no arguments, got '\(rest[0])'")) }
             return .success(.help)
         case "version", "--version":
+            guard rest.isEmpty else { return .failure(UsageError(message: "version takes no arguments, got '\(rest[0])'")) }
             return .success(.version)
         case "why":
             return WhyCommand.parse(rest).map(Command.why)
@@ -86,16 +127,17 @@ enum CommandLineParser {
             while index < rest.count {
                 switch rest[index] {
                 case "--days":
-                    guard index + 1 < rest.count else { return .failure(UsageError(message: "--days needs a value")) }
-                    guard let value = Int(rest[index + 1]), (1...30).contains(value) else {
-                        return .failure(UsageError(message: "--days must be a whole number from 1 to 30, got '\(rest[index + 1])'"))
+                    switch OptionValue.take(rest, at: &index, for: "--days", what: "a number").flatMap({ OptionValue.integer($0, for: "--days", in: 1...30) }) {
+                    case .success(let value): days = value
+                    case .failure(let error): return .failure(error)
                     }
-                    days = value
-                    index += 2
+                    index += 1
                 case "--report":
-                    guard index + 1 < rest.count, !rest[index + 1].hasPrefix("--") else { return .failure(UsageError(message: "--report needs a file path")) }
-                    report = rest[index + 1]
-                    index += 2
+                    switch OptionValue.take(rest, at: &index, for: "--report", what: "a file path") {
+                    case .success(let path): report = path
+                    case .failure(let error): return .failure(error)
+                    }
+                    index += 1
                 case "--help", "-h":
                     return .success(.help)
                 default:

@@ -44,10 +44,8 @@ enum FleetCommand {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            func value() -> String? {
-                guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else { return nil }
-                index += 1
-                return arguments[index]
+            func value(_ what: String) -> Result<String, UsageError> {
+                OptionValue.take(arguments, at: &index, for: argument, what: what)
             }
             switch argument {
             case "--help", "-h": options.help = true
@@ -56,15 +54,23 @@ enum FleetCommand {
             case "--compare-herd-spreading": options.compareHerd = true
             case "--no-progress": options.progress = false
             case "--devices", "--days":
-                guard let text = value() else { return .failure(UsageError(message: "\(argument) needs a value")) }
-                guard let number = Int(text) else { return .failure(UsageError(message: "\(argument) must be a whole number, got '\(text)'")) }
-                if argument == "--devices" { options.devices = number } else { options.days = number }
+                let range = argument == "--devices" ? 1...Fleet.maximumDevices : 1...Fleet.maximumDays
+                switch value("a number").flatMap({ OptionValue.integer($0, for: argument, in: range) }) {
+                case .success(let number): if argument == "--devices" { options.devices = number } else { options.days = number }
+                case .failure(let error): return .failure(error)
+                }
             case "--seed":
-                guard let text = value() else { return .failure(UsageError(message: "--seed needs a value")) }
-                guard let seed = UInt64(text) else { return .failure(UsageError(message: "--seed must be a whole number from 0 to \(UInt64.max), got '\(text)'")) }
-                options.seed = seed
+                switch value("a number").flatMap({ OptionValue.seed($0, for: "--seed") }) {
+                case .success(let seed): options.seed = seed
+                case .failure(let error): return .failure(error)
+                }
             case "--mix", "--shared-outage", "--report":
-                guard let text = value() else { return .failure(UsageError(message: "\(argument) needs a value")) }
+                let what = argument == "--mix" ? "name=weight pairs" : argument == "--shared-outage" ? "HH:MM-HH:MM" : "a file path"
+                let text: String
+                switch value(what) {
+                case .success(let value): text = value
+                case .failure(let error): return .failure(error)
+                }
                 switch argument {
                 case "--mix": options.mix = text
                 case "--shared-outage": options.sharedOutage = text
@@ -132,7 +138,7 @@ enum FleetCommand {
                 markers.append(FleetReport.Marker(minute: day * 1440 + outage.to, label: "network back everywhere"))
             }
         }
-        let herd = options.herdSpreading ? "herd spreading \(Int(fleet.policies.configuration.herdSpreadWindow)) s" : "herd spreading off"
+        let herd = options.herdSpreading ? "herd spreading \(Int(saturating: fleet.policies.configuration.herdSpreadWindow)) s" : "herd spreading off"
         let notes = [
             "apps: \(fleet.apps.map(\.app.rawValue).joined(separator: ", ")) (modelled); \(herd)",
             "reproduce: bgtask fleet --devices \(fleet.devices) --days \(fleet.days) --mix \(fleet.mix) --seed \(fleet.seed)"

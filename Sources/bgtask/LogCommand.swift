@@ -223,19 +223,24 @@ struct RunLogOptions: Equatable {
             }
         }
 
+        /// The longest span back from now (100 years): runs are not older, and a bound keeps
+        /// date arithmetic finite.
+        static let maximumSpan: TimeInterval = 100 * 366 * 86_400
+
         /// Units of relative values, in seconds.
         static let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
 
         /// Parses `text`: ISO 8601 with a time zone (`2026-11-30T08:00:00Z`,
         /// `2026-11-30T09:00:00.5+01:00`), a date (`2026-11-30`, midnight UTC), or a positive
-        /// number followed by `s`, `m`, `h`, `d` or `w`. `nil` when it is none of these.
+        /// number followed by `s`, `m`, `h`, `d` or `w` (at most 100 years). `nil` when it is none
+        /// of these.
         static func parse(_ text: String) -> Since? {
             if let unit = text.last, let seconds = units[unit] {
                 let number = text.dropLast()
                 // Digits and at most one point only: Double("1e3") or "inf" are not spans.
                 guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
                       number.filter({ $0 == "." }).count <= 1,
-                      let value = Double(number), value > 0, value.isFinite
+                      let value = Double(number), value > 0, value * seconds <= maximumSpan
                 else { return nil }
                 return .ago(value * seconds)
             }
@@ -292,11 +297,12 @@ struct RunLogOptions: Equatable {
             guard seen.insert(argument).inserted else {
                 return failure("\(argument) given more than once")
             }
-            guard index + 1 < arguments.count else {
-                return failure("\(argument) needs a value")
+            let value: String
+            switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--app" ? "an app identifier" : argument == "--since" ? "an instant or a span" : "a directory") {
+            case .success(let text): value = text
+            case .failure(let error): return .failure(error)
             }
-            let value = arguments[index + 1]
-            index += 2
+            index += 1
             switch argument {
             case "--app":
                 guard !value.isEmpty, !value.hasPrefix("-") else {
@@ -307,7 +313,7 @@ struct RunLogOptions: Equatable {
                 guard let since = Since.parse(value) else {
                     return failure(
                         "--since must be an ISO 8601 instant (2026-11-30T08:00:00Z) or a span "
-                            + "such as 30m, 24h or 7d, got '\(value)'"
+                            + "such as 30m, 24h or 7d (at most 100 years), got '\(value)'"
                     )
                 }
                 options.since = since

@@ -43,11 +43,7 @@ enum SimulateCommand {
         var positional: [String] = []
         var index = 0
         func value(_ option: String) -> Result<String, UsageError> {
-            guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
-                return .failure(UsageError(message: "\(option) needs a value"))
-            }
-            index += 1
-            return .success(arguments[index])
+            OptionValue.take(arguments, at: &index, for: option, what: option == "--app" ? "feedreader or a manifest path" : option == "--report" ? "a file path" : "a number")
         }
         while index < arguments.count {
             let argument = arguments[index]
@@ -69,17 +65,19 @@ enum SimulateCommand {
             case "--days":
                 switch value(argument) {
                 case .success(let text):
-                    guard let days = Int(text), (1...maximumDays).contains(days) else {
-                        return .failure(UsageError(message: "--days must be a whole number from 1 to \(maximumDays), got '\(text)'"))
+                    switch OptionValue.integer(text, for: "--days", in: 1...maximumDays) {
+                    case .success(let days): options.days = days
+                    case .failure(let error): return .failure(error)
                     }
-                    options.days = days
                 case .failure(let error): return .failure(error)
                 }
             case "--seed":
                 switch value(argument) {
                 case .success(let text):
-                    guard let seed = UInt64(text) else { return .failure(UsageError(message: "--seed must be a whole number from 0 to \(UInt64.max), got '\(text)'")) }
-                    options.seed = seed
+                    switch OptionValue.seed(text, for: "--seed") {
+                    case .success(let seed): options.seed = seed
+                    case .failure(let error): return .failure(error)
+                    }
                 case .failure(let error): return .failure(error)
                 }
             default:
@@ -97,6 +95,14 @@ enum SimulateCommand {
                 : "simulate takes one scenario, got \(positional.map { "'\($0)'" }.joined(separator: " "))"))
         }
         options.scenario = positional[0]
+        // A scenario that is neither built in nor a file is a mistake on the command line
+        // (exit 64 with the usage), not a failure of the simulation.
+        if options.scenario.isEmpty {
+            return .failure(UsageError(message: "simulate needs a scenario (\(Scenario.builtInNames.joined(separator: ", ")), or a scenario file), got an empty string"))
+        }
+        if Scenario.builtIn(named: options.scenario) == nil, !FileManager.default.fileExists(atPath: options.scenario) {
+            return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
+        }
         if options.apps.isEmpty { options.apps = ["feedreader"] }
         if options.apps.contains("feedreader"), options.apps.count > 1 {
             return .failure(UsageError(message: "--app feedreader (real handlers) cannot be combined with modelled apps; pass manifests only, or feedreader alone"))

@@ -25,11 +25,15 @@ enum WhyCommand {
             case "--json":
                 options.json = true
             case "--state", "--policy":
-                guard index + 1 < arguments.count else { return .failure(UsageError(message: "\(argument) needs a value")) }
-                if argument == "--state" { options.state = arguments[index + 1] } else { options.policy = arguments[index + 1] }
-                index += 1
+                switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--state" ? "a directory" : "a file path") {
+                case .success(let value): if argument == "--state" { options.state = value } else { options.policy = value }
+                case .failure(let error): return .failure(error)
+                }
             default:
                 guard !argument.hasPrefix("--") else { return .failure(UsageError(message: "unknown option for why: '\(argument)'")) }
+                if let error = OptionValue.positional(argument, what: positional.isEmpty ? "an app identifier" : "a task identifier", command: "why") {
+                    return .failure(error)
+                }
                 positional.append(argument)
             }
             index += 1
@@ -61,8 +65,7 @@ enum WhyCommand {
         }
         var policy = PolicyConfiguration()
         if let path = options.policy {
-            guard let data = FileManager.default.contents(atPath: path) else { throw Failure(description: "cannot read the policy file \(path)") }
-            policy = try PolicyConfiguration.parse(data, source: path)
+            policy = try PolicyConfiguration.load(path: path)
         }
         // Read-only, beside the app that may own the store and be running the task: a
         // diagnostic recovers nothing (docs/ARCHITECTURE.md, "One owner per state directory").
@@ -207,9 +210,10 @@ enum PolicyCommand {
             switch arguments[index] {
             case "--json": json = true
             case "--check":
-                guard index + 1 < arguments.count else { return .failure(UsageError(message: "--check needs a file")) }
-                check = arguments[index + 1]
-                index += 1
+                switch OptionValue.take(arguments, at: &index, for: "--check", what: "a file path") {
+                case .success(let path): check = path
+                case .failure(let error): return .failure(error)
+                }
             default: return .failure(UsageError(message: "unknown option for policy: '\(arguments[index])'"))
             }
             index += 1
@@ -220,21 +224,20 @@ enum PolicyCommand {
     static func run(json: Bool, check: String?) throws -> String {
         var configuration = PolicyConfiguration()
         if let check {
-            guard let data = FileManager.default.contents(atPath: check) else { throw WhyCommand.Failure(description: "cannot read the policy file \(check)") }
-            configuration = try PolicyConfiguration.parse(data, source: check)
+            configuration = try PolicyConfiguration.load(path: check)
         }
         if json { return configuration.json() + "\n" }
         var lines = ["policy configuration version \(configuration.version)\(check.map { " (from \($0))" } ?? " (defaults)")"]
-        lines.append("  threshold \(configuration.threshold); runs due within \(Int(configuration.coalescingTolerance)) s of a wake start in it")
+        lines.append("  threshold \(configuration.threshold); runs due within \(Int(saturating: configuration.coalescingTolerance)) s of a wake start in it")
         lines.append("  policies, in the order `why` lists them (weight):")
         for name in PolicySet.names {
             lines.append("    \(name) (\(configuration.weight(of: name)))")
         }
-        lines.append("  critical battery \(Int(configuration.criticalBatteryLevel * 100)) %; low power mode holds \(configuration.lowPowerModeBlocks.map(\.rawValue).joined(separator: ", "))")
+        lines.append("  critical battery \(Int(saturating: configuration.criticalBatteryLevel * 100)) %; low power mode holds \(configuration.lowPowerModeBlocks.map(\.rawValue).joined(separator: ", "))")
         lines.append("  thermal: processing waits from \(configuration.thermalDefersProcessingAt), refresh from \(configuration.thermalDefersRefreshAt), running work expires from \(configuration.thermalExpiresAt)")
-        lines.append("  processing needs an idle device: \(configuration.processingRequiresIdleDevice); CPU pressure limit \(Int(configuration.processingCPUPressureLimit * 100)) %")
-        lines.append("  energy budget \(Int(configuration.energyBudgetPerAppPerDay)) J per app per day; launches of one app at least \(Int(configuration.minimumLaunchInterval)) s apart")
-        lines.append("  herd spreading over \(Int(configuration.herdSpreadWindow)) s after a shared trigger; starvation guard after \(Int(configuration.maximumDeferral / 3600)) h")
+        lines.append("  processing needs an idle device: \(configuration.processingRequiresIdleDevice); CPU pressure limit \(Int(saturating: configuration.processingCPUPressureLimit * 100)) %")
+        lines.append("  energy budget \(Int(saturating: configuration.energyBudgetPerAppPerDay)) J per app per day; launches of one app at least \(Int(saturating: configuration.minimumLaunchInterval)) s apart")
+        lines.append("  herd spreading over \(Int(saturating: configuration.herdSpreadWindow)) s after a shared trigger; starvation guard after \(Int(saturating: configuration.maximumDeferral / 3600)) h")
         lines.append("  see docs/policies.md for each policy's input and rationale")
         return lines.joined(separator: "\n") + "\n"
     }

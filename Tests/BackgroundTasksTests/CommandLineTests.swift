@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["demo", "--days"], "--days needs a value"),
+        (["demo", "--days"], "--days needs a number"),
         (["demo", "--days", "0"], "'0'"),
         (["demo", "--days", "x"], "'x'"),
         (["demo", "--fast"], "'--fast'"),
@@ -118,5 +118,76 @@ import Testing
         #expect(ConditionsCommand.parse([]) == .success(false))
         guard case .failure(let error) = ConditionsCommand.parse(["--yaml"]) else { Issue.record("--yaml should fail"); return }
         #expect(error.message.contains("--yaml"))
+    }
+
+    /// Every value flag refuses a missing value, an empty string and another option in its
+    /// place; every number is range-checked; extra words after help or version are refused.
+    @Test(arguments: [
+        (["version", "--bogus"], "'--bogus'"),
+        (["help", "--bogus"], "'--bogus'"),
+        (["--version", "x"], "'x'"),
+        (["simulate", "nope"], "'nope' is neither a built-in scenario"),
+        (["simulate", ""], "empty string"),
+        (["why", "", ""], "empty string"),
+        (["why", "com.a", ""], "empty string"),
+        (["policy", "--check", "--json"], "--check needs a file path, got the option '--json'"),
+        (["policy", "--check", ""], "--check needs a file path, got an empty string"),
+        (["policy", "--check"], "--check needs a file path"),
+        (["why", "a.b", "a.b.c", "--policy", "--json"], "got the option '--json'"),
+        (["why", "a.b", "a.b.c", "--state", ""], "empty string"),
+        (["fleet", "--shared-outage", "-1:00-02:00"], "'-1:00-02:00'"),
+        (["fleet", "--shared-outage", "1:00-02:00"], "'1:00-02:00'"),
+        (["fleet", "--shared-outage", "+1:00-02:00"], "'+1:00-02:00'"),
+        (["fleet", "--shared-outage", "02:00-01:00"], "start before the end"),
+        (["fleet", "--shared-outage", "02:00-24:01"], "'02:00-24:01'"),
+        (["fleet", "--mix", "commuter=1e300"], "at most 1000000"),
+        (["fleet", "--mix", "commuter=nan"], "'commuter=nan'"),
+        (["fleet", "--mix", "commuter=inf"], "'commuter=inf'"),
+        (["fleet", "--mix", ""], "empty string"),
+        (["fleet", "--devices", "99999999999999999999"], "--devices must be a whole number from 1 to 10000000"),
+        (["fleet", "--devices", "+5"], "'+5'"),
+        (["fleet", "--days", "0"], "--days must be a whole number from 1 to 3660"),
+        (["fleet", "--seed", "-1"], "--seed must be a whole number"),
+        (["fleet", "--seed", "+1"], "--seed must be a whole number"),
+        (["fleet", "--report", ""], "empty string"),
+        (["demo", "--report", ""], "--report needs a file path, got an empty string"),
+        (["demo", "--report", "--days"], "got the option '--days'"),
+        (["demo", "--days", "99999999999999999999"], "from 1 to 30"),
+        (["simulate", "commuter", "--days", "1e3"], "from 1 to 3660"),
+        (["simulate", "commuter", "--seed", "18446744073709551616"], "--seed must be a whole number"),
+        (["simulate", "commuter", "--app", ""], "empty string"),
+        (["simulate", "commuter", "--report", "--json"], "got the option '--json'"),
+        (["log", "--since", "99999999999999999999d"], "at most 100 years"),
+        (["log", "--since", ""], "empty string"),
+        (["log", "--state", "--json"], "got the option '--json'"),
+        (["energy", "--app", ""], "empty string"),
+    ])
+    func badValuesAreUsageErrorsNamingTheCulprit(arguments: [String], culprit: String) {
+        guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+            Issue.record("\(arguments) should be a usage error")
+            return
+        }
+        #expect(error.message.contains(culprit), "\(arguments): \(error.message)")
+    }
+
+    @Test func strictValuesStillAcceptWhatIsRight() {
+        guard case .success(.fleet(let options)) = CommandLineParser.parse(["fleet", "--devices", "10", "--shared-outage", "01:00-02:00", "--mix", "commuter=1000000", "--no-progress"]) else {
+            Issue.record("a valid fleet command was refused")
+            return
+        }
+        #expect(options.devices == 10)
+        #expect(options.sharedOutage == "01:00-02:00")
+        #expect(CommandLineParser.parse(["version"]) == .success(.version))
+        #expect(CommandLineParser.parse(["help"]) == .success(.help))
+        #expect(CommandLineParser.parse(["demo", "--report", "-report.html"]) == .success(.demo(days: 1, report: "-report.html")))
+    }
+
+    @Test func aPolicyFileGivenTwiceTheSameKeyIsRefused() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("{\"energyBudgetPerAppPerDay\": 1e19}".utf8).write(to: file)
+        #expect {
+            try PolicyCommand.run(json: false, check: file.path)
+        } throws: { "\($0)".contains("energyBudgetPerAppPerDay") && "\($0)".contains("from 0 to 1000000000") }
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 import BackgroundTasks
@@ -68,5 +71,52 @@ struct ManifestLoaderTests {
         let error = try #require(throws: ManifestError.self) { try AppManifest.load(contentsOf: url) }
         #expect(error.code == .unreadable)
         #expect(error.file == "https://example.com/Info.plist")
+    }
+
+    /// What `load` says when the path is not a manifest file: what it is, never a wait.
+    private func loadError(_ path: String) throws -> ManifestError {
+        try #require(throws: ManifestError.self) { try AppManifest.load(contentsOf: URL(fileURLWithPath: path)) }
+    }
+
+    @Test func aFIFOIsNamedAndNeverWaitedOn() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("Info.plist").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let error = try loadError(fifo)
+        #expect(error.code == .unreadable)
+        #expect(error.message == "expected a manifest file, found a FIFO (named pipe)")
+    }
+
+    @Test func aDeviceIsNamedNotCalledAPermissionProblem() throws {
+        let error = try loadError("/dev/null")
+        #expect(error.message == "expected a manifest file, found a character device")
+    }
+
+    @Test func aSymbolicLinkLoopIsNamed() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let loop = directory.appendingPathComponent("Info.plist")
+        try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: loop.path)
+        let error = try loadError(loop.path)
+        #expect(error.message.contains("symbolic link loop"), "\(error)")
+    }
+
+    @Test func anOversizedFileIsRefusedWithTheLimit() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("Info.json")
+        try Data(repeating: 0x20, count: AppManifest.maximumSize + 1).write(to: file)
+        let error = try loadError(file.path)
+        #expect(error.message.contains("at most 1 MiB"), "\(error)")
+    }
+
+    @Test func aDuplicateKeyInAFileIsRefusedNamingTheFileAndKey() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("app.bgtask.json")
+        try Data(#"{"CFBundleIdentifier": "com.a", "CFBundleIdentifier": "com.b"}"#.utf8).write(to: file)
+        let error = try loadError(file.path)
+        #expect(error.description.hasPrefix("\(file.path): CFBundleIdentifier: duplicate key"), "\(error)")
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
@@ -64,8 +67,8 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "no days", json: #"{"version": 1, "name": "x", "days": []}"#, path: "$.days", expectations: ["expected a non-empty array of days, found an empty array"]),
         .init(name: "negative seed", json: document(extra: #""seed": -1,"#), path: "$.seed", expectations: ["expected a whole number between 0 and", "found -1"]),
         .init(name: "battery level above 1", json: document(battery: #"{"level": 1.5, "drainPerHour": 0.1, "chargePerHour": 0.2}"#), path: "$.battery.level", expectations: ["expected a number between 0 and 1, found 1.5"]),
-        .init(name: "negative drain", json: document(battery: #"{"level": 0.5, "drainPerHour": -0.1, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["expected a number >= 0, found -0.1"]),
-        .init(name: "negative in-use drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 0.1, "inUseDrainPerHour": -1, "chargePerHour": 0.2}"#), path: "$.battery.inUseDrainPerHour", expectations: ["expected a number >= 0, found -1"]),
+        .init(name: "negative drain", json: document(battery: #"{"level": 0.5, "drainPerHour": -0.1, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["expected a number from 0 to 100 (levels per hour), found -0.1"]),
+        .init(name: "negative in-use drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 0.1, "inUseDrainPerHour": -1, "chargePerHour": 0.2}"#), path: "$.battery.inUseDrainPerHour", expectations: ["expected a number from 0 to 100 (levels per hour), found -1"]),
         .init(name: "time out of range", json: document(days: ["{}", #"{"network": [{"from": "08:00", "to": "25:00"}]}"#]), path: "$.days[1].network[0].to", expectations: ["expected a time HH:MM between 00:00 and 24:00, found \"25:00\""]),
         .init(name: "time without two digits", json: document(days: [#"{"inUse": [{"from": "7:30", "to": "08:00"}]}"#]), path: "$.days[0].inUse[0].from", expectations: ["expected a time HH:MM between 00:00 and 23:59, found \"7:30\""]),
         .init(name: "24:00 as a start", json: document(days: [#"{"inUse": [{"from": "24:00", "to": "24:00"}]}"#]), path: "$.days[0].inUse[0].from", expectations: ["between 00:00 and 23:59, found \"24:00\""]),
@@ -77,7 +80,7 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         ]),
         .init(name: "intervals out of order", json: document(days: [#"{"thermal": [{"from": "10:00", "to": "11:00", "state": "fair"}, {"from": "08:00", "to": "09:00", "state": "fair"}]}"#]), path: "$.days[0].thermal[1].from", expectations: ["\"11:00\"", "found \"08:00\""]),
         .init(name: "launches out of order", json: document(days: [#"{"launches": [{"at": "12:00"}, {"at": "08:00"}]}"#]), path: "$.days[0].launches[1].at", expectations: ["expected a launch at or after \"12:00\"", "found \"08:00\" (launches out of order)"]),
-        .init(name: "launch of no minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 0}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["expected a number of minutes > 0, found 0"]),
+        .init(name: "launch of no minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 0}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["expected a number of minutes above 0 and at most 1440, found 0"]),
         .init(name: "launch of negative minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": -5}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["found -5"]),
         .init(name: "probability above 1", json: document(days: [#"{"launches": [{"at": "12:00", "probability": 1.2}]}"#]), path: "$.days[0].launches[0].probability", expectations: ["expected a probability between 0 and 1, found 1.2"]),
         .init(name: "empty app", json: document(days: [#"{"launches": [{"at": "12:00", "app": ""}]}"#]), path: "$.days[0].launches[0].app", expectations: ["expected a non-empty string (an app identifier) or null"]),
@@ -85,6 +88,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
         .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
         .init(name: "nominal thermal interval", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "nominal"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found \"nominal\""]),
+        .init(name: "duplicate top-level key", json: #"{"version": 1, "name": "a", "name": "b", "days": [{}]}"#, path: "$.name", expectations: ["duplicate key \"name\"", "line 1, column 29"]),
+        .init(name: "duplicate nested key", json: document(days: [#"{"launches": [{"at": "12:00", "at": "13:00"}]}"#]), path: "$.days[0].launches[0].at", expectations: ["duplicate key \"at\""]),
+        .init(name: "huge seed", json: document(extra: #""seed": 1e300,"#), path: "$.seed", expectations: ["expected a whole number between 0 and", "found 1e+300"]),
+        .init(name: "huge jitter", json: document(extra: #""jitterMinutes": 1e19,"#), path: "$.jitterMinutes", expectations: ["between 0 and 120"]),
+        .init(name: "huge drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 1e300, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["from 0 to 100"]),
+        .init(name: "huge launch", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 1e19}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["at most 1440"]),
+        .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
+        .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
     ]
 
@@ -105,8 +116,17 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
 
     @Test func loadNamesTheFileAndTheSystemsReason() throws {
         let missing = URL(fileURLWithPath: "/nonexistent/scenarios/trip.json")
-        #expect(throws: ScenarioError(file: missing.path, path: "$", message: "expected a readable file, found No such file or directory (errno 2)")) {
+        #expect(throws: ScenarioError(file: missing.path, path: "$", message: "expected a readable scenario file, found nothing: no such file or directory")) {
             try Scenario.load(from: missing)
+        }
+    }
+
+    @Test func loadRefusesAFIFOWithoutWaiting() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: ScenarioError(file: fifo.path, path: "$", message: "expected a readable scenario file, found a FIFO (named pipe)")) {
+            try Scenario.load(from: fifo)
         }
     }
 

@@ -62,10 +62,10 @@ import Testing
         (["commuter", "--days", "4000"], "got '4000'"),
         (["commuter", "--days", "2000", "--app", "a.json", "--app", "b.json"], "--days 2000 with 2 apps is more than the 3660 app-days"),
         (["commuter", "--days", "x"], "got 'x'"),
-        (["commuter", "--days"], "--days needs a value"),
+        (["commuter", "--days"], "--days needs a number"),
         (["commuter", "--seed", "-1"], "--seed must be a whole number from 0 to 18446744073709551615, got '-1'"),
         (["commuter", "--seed", "x"], "got 'x'"),
-        (["commuter", "--report", "--json"], "--report needs a value"),
+        (["commuter", "--report", "--json"], "--report needs a file path, got the option '--json'"),
         ([], "simulate needs a scenario: commuter, office, night-charger, always-plugged-server, travel"),
         (["commuter", "office"], "simulate takes one scenario, got 'commuter' 'office'"),
         (["commuter", "--fast"], "unknown option for simulate: '--fast'"),
@@ -102,7 +102,7 @@ import Testing
         let missing = directory.appendingPathComponent("missing.json").path
         let unreadable = try #require(throws: ScenarioError.self) { try SimulateCommand.loadScenario(missing) }
         #expect(unreadable.file == missing)
-        #expect(unreadable.message.contains("expected a readable file"), "\(unreadable.message)")
+        #expect(unreadable.message.contains("expected a readable scenario file, found nothing"), "\(unreadable.message)")
     }
 
     @Test func manifestsWithoutAnAppOrATaskCannotBeModelled() throws {
@@ -216,17 +216,17 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--devices", "0"], "--devices must be at least 1, found 0"),
-        (["--days", "-1"], "--days must be at least 1, found -1"),
-        (["--days", "0"], "--days must be at least 1, found 0"),
-        (["--devices", "999999999"], "--devices 999999999 is more than the 10000000 a fleet may simulate"),
+        (["--devices", "0"], "--devices must be a whole number from 1 to 10000000, got '0'"),
+        (["--days", "-1"], "--days must be a whole number from 1 to 3660, got '-1'"),
+        (["--days", "0"], "--days must be a whole number from 1 to 3660, got '0'"),
+        (["--devices", "999999999"], "--devices must be a whole number from 1 to 10000000, got '999999999'"),
         (["--devices", "100000", "--days", "1001"], "device-days"),
-        (["--devices", "x"], "--devices must be a whole number, got 'x'"),
-        (["--devices"], "--devices needs a value"),
+        (["--devices", "x"], "--devices must be a whole number from 1 to 10000000, got 'x'"),
+        (["--devices"], "--devices needs a number"),
         (["--seed", "-3"], "--seed must be a whole number from 0 to 18446744073709551615, got '-3'"),
-        (["--mix", "commuter=0"], "--mix: expected name=weight with a positive weight, found 'commuter=0'"),
+        (["--mix", "commuter=0"], "--mix: expected name=weight with a weight above 0 and at most 1000000, found 'commuter=0'"),
         (["--mix", "commuter=1,moon=1"], "--mix: unknown scenario 'moon'"),
-        (["--shared-outage", "8-7"], "--shared-outage: expected HH:MM-HH:MM with the start before the end, found '8-7'"),
+        (["--shared-outage", "8-7"], "--shared-outage: expected HH:MM-HH:MM (00:00 to 24:00) with the start before the end, found '8-7'"),
         (["--shared-outage", "08:00-07:00"], "found '08:00-07:00'"),
         (["--fast"], "unknown option for fleet: '--fast'"),
     ])

@@ -9,7 +9,9 @@ extension AppManifest {
     /// the source so every error names the file.
     ///
     /// - Throws: ``ManifestError`` with code `.unreadable` naming the path when the URL is
-    ///   not a file URL, the file does not exist, is a directory, or cannot be read; any
+    ///   not a file URL, the file does not exist, is not a regular file (a directory, a FIFO,
+    ///   a device: said so), is a symbolic link loop, is larger than
+    ///   ``AppManifest/maximumSize``, or cannot be read; any
     ///   error of ``AppManifest/parse(_:source:)`` otherwise.
     public static func load(contentsOf url: URL) throws(ManifestError) -> AppManifest {
         guard url.isFileURL else {
@@ -20,38 +22,21 @@ extension AppManifest {
         // `path`, not `path(percentEncoded:)`: it drops the trailing slash Foundation adds to
         // directory URLs, so the error names the path as the user typed it.
         let path = url.path
-        // Checked before reading because Foundation's errors for these cases are generic
-        // ("The operation could not be completed"), and these are the two mistakes people
-        // actually make: a wrong path, or the app's directory instead of its manifest.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw ManifestError(
-                code: .unreadable, file: path,
-                message: "expected a manifest file, found nothing: no such file or directory")
-        }
-        if isDirectory.boolValue {
-            throw ManifestError(
-                code: .unreadable, file: path,
-                message: "expected a manifest file, found a directory")
-        }
+        // BoundedFile says what was found instead of a file (a directory, a FIFO, whose open
+        // would block, a device, a symbolic link loop), never blocks, and stops at the size
+        // limit: Foundation's errors for these are generic or wrong ("You don't have
+        // permission" for a FIFO, even as root).
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = Data(try BoundedFile.read(path: path, limit: AppManifest.maximumSize))
         } catch {
-            throw ManifestError(
-                code: .unreadable, file: path,
-                message: "expected a readable file, but reading failed: \(readFailure(error))")
+            if case .tooLarge = error.problem {
+                throw ManifestError(
+                    code: .unreadable, file: path,
+                    message: "expected a manifest of at most \(BoundedFile.describe(bytes: AppManifest.maximumSize)), found a larger file")
+            }
+            throw ManifestError(code: .unreadable, file: path, message: "expected a manifest file, found \(error.problem.found)")
         }
         return try parse(data, source: path)
-    }
-
-    /// The most specific reason Foundation gives: the POSIX error underneath ("Permission
-    /// denied") says more than the Cocoa wrapper around it.
-    private static func readFailure(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError {
-            return underlying.localizedDescription
-        }
-        return nsError.localizedDescription
     }
 }

@@ -174,28 +174,21 @@ public struct Scenario: Hashable, Sendable {
         }
     }
 
-    /// Reads a scenario file. A file that cannot be read fails at path `$` with the
-    /// system's reason.
+    /// Reads a scenario file. A file that cannot be read fails at path `$` saying what was
+    /// found: nothing, a FIFO, a directory... (through ``BoundedFile``, which never blocks),
+    /// or a file larger than ``maximumFileSize``.
     public static func load(from url: URL) throws(ScenarioError) -> Scenario {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = Data(try BoundedFile.read(path: url.path, limit: maximumFileSize))
         } catch {
-            throw ScenarioError(file: url.path, path: "$", message: "expected a readable file, found \(Self.systemReason(error))")
+            throw ScenarioError(file: url.path, path: "$", message: "expected a readable scenario file, found \(error.problem.found)")
         }
         return try parse(data, file: url.path)
     }
 
-    /// The operating system's words for why a file could not be read ("No such file or
-    /// directory (errno 2)"), rather than Foundation's vaguer summary.
-    private static func systemReason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        // On Linux the underlying error is a Swift error that bridges to NSError only by `as`.
-        if let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map({ $0 as NSError }), underlying.domain == NSPOSIXErrorDomain {
-            return "\(String(cString: strerror(Int32(underlying.code)))) (errno \(underlying.code))"
-        }
-        return nsError.localizedDescription
-    }
+    /// The largest scenario file read (the built-in ones are under 4 KiB).
+    public static let maximumFileSize = 1 << 20
 
     /// `minute` as `HH:MM` (1440 is `24:00`).
     static func clock(_ minute: Int) -> String {
@@ -286,14 +279,20 @@ enum ScenarioParser {
     static func battery(_ node: JSONNode) throws(ScenarioError) -> Scenario.Battery {
         let object = try node.object(keys: batteryKeys)
         let level = try object.required("level", expecting: "a number between 0 and 1").number(in: 0...1, "a number between 0 and 1")
-        let drain = try rate(object.required("drainPerHour", expecting: "a number >= 0"))
+        let drain = try rate(object.required("drainPerHour", expecting: "a number from 0 to 100"))
         let inUseDrain = try object.optional("inUseDrainPerHour").map(rate)
-        let charge = try rate(object.required("chargePerHour", expecting: "a number >= 0"))
+        let charge = try rate(object.required("chargePerHour", expecting: "a number from 0 to 100"))
         return Scenario.Battery(level: level, drainPerHour: drain, inUseDrainPerHour: inUseDrain, chargePerHour: charge)
     }
 
+    /// The fastest battery rate, in levels per hour: 100 empties a full battery in 36 s,
+    /// faster than any device; unbounded rates overflow the script's time arithmetic.
+    static let maximumRate = 100.0
+    /// The longest launch, in minutes: one day.
+    static let maximumLaunchMinutes = 1440.0
+
     static func rate(_ node: JSONNode) throws(ScenarioError) -> Double {
-        try node.number(in: 0...Double.greatestFiniteMagnitude, "a number >= 0")
+        try node.number(in: 0...maximumRate, "a number from 0 to 100 (levels per hour)")
     }
 
     static func days(_ node: JSONNode, hasBattery: Bool) throws(ScenarioError) -> [Scenario.Day] {
@@ -386,7 +385,7 @@ enum ScenarioParser {
     static func launch(_ node: JSONNode) throws(ScenarioError) -> Scenario.Launch {
         let object = try node.object(keys: launchKeys)
         let at = try object.required("at", expecting: "a time HH:MM").time(asEnd: false)
-        let minutes = try object.optional("minutes")?.number(in: .leastNonzeroMagnitude...Double.greatestFiniteMagnitude, "a number of minutes > 0") ?? 5
+        let minutes = try object.optional("minutes")?.number(in: .leastNonzeroMagnitude...maximumLaunchMinutes, "a number of minutes above 0 and at most 1440") ?? 5
         let probability = try object.optional("probability")?.number(in: 0...1, "a probability between 0 and 1") ?? 1
         let app = try object.optional("app").flatMap(app)
         return Scenario.Launch(at: at, minutes: minutes, probability: probability, app: app)
@@ -436,6 +435,24 @@ struct JSONNode {
 
     /// The root of `data`; invalid JSON fails at `$`, with the position when Foundation gives one.
     static func document(_ data: Data) throws(ScenarioError) -> JSONNode {
+        guard data.count <= Scenario.maximumFileSize else {
+            throw ScenarioError(path: "$", message: "expected a scenario of at most \(BoundedFile.describe(bytes: Scenario.maximumFileSize)), found \(data.count) bytes")
+        }
+        // Duplicate keys (JSONSerialization keeps the last silently), the encoding, the depth
+        // and syntax errors with their position, before Foundation decodes.
+        do {
+            try StrictJSON.validate(data)
+        } catch {
+            switch error.kind {
+            case .duplicateKey:
+                throw ScenarioError(path: error.path, message: "\(error.message) (line \(error.line), column \(error.column))")
+            case .encoding:
+                throw ScenarioError(path: "$", message: "expected valid JSON, found text that is not UTF-8: \(error.message)")
+            case .syntax, .tooDeep:
+                let near = JSONPosition.near(error.offset, in: [UInt8](data))
+                throw ScenarioError(path: "$", message: "expected valid JSON, found an error at line \(error.line), column \(error.column)\(near): \(error.message)")
+            }
+        }
         do {
             return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$")
         } catch {
@@ -536,10 +553,10 @@ struct JSONNode {
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays unambiguous.
+    /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays
+    /// unambiguous (the same paths as ``StrictJSON``'s duplicate-key errors).
     static func component(_ key: String) -> String {
-        let simple = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
-        return simple ? "." + key : "[\(quoted(key))]"
+        StrictJSON.pathComponent(key)
     }
 }
 
@@ -573,9 +590,14 @@ enum JSONPosition {
         let before = bytes[..<offset]
         let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
         let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        return "an error at line \(line), column \(column)\(near(offset, in: bytes)): \(reason)"
+    }
+
+    /// ` near "text"`: up to 12 bytes from `offset` to the end of its line; empty at the end.
+    static func near(_ offset: Int, in bytes: [UInt8]) -> String {
+        guard offset < bytes.count else { return "" }
         let rest = bytes[offset...].prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
-        let near = rest.isEmpty ? "" : " near \(JSONNode.quoted(String(decoding: rest, as: UTF8.self)))"
-        return "an error at line \(line), column \(column)\(near): \(reason)"
+        return rest.isEmpty ? "" : " near \(JSONNode.quoted(String(decoding: rest, as: UTF8.self)))"
     }
 
     /// The number after "character " in messages such as "Invalid value around character 15.".

@@ -41,13 +41,18 @@ public struct Fleet: Sendable {
             })
         }
 
-        /// Parses `commuter=0.5,office=0.3,...` (built-in scenario names, weights > 0).
+        /// The largest weight ``parse(_:)`` accepts: weights are relative, and a bound keeps
+        /// their sum finite.
+        public static let maximumWeight = 1_000_000.0
+
+        /// Parses `commuter=0.5,office=0.3,...` (built-in scenario names, weights above 0 and
+        /// at most ``maximumWeight``).
         public static func parse(_ text: String) throws(FleetError) -> Mix {
             var entries: [Entry] = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pieces.count == 2, let weight = Double(pieces[1]), weight.isFinite, weight > 0 else {
-                    throw FleetError("--mix: expected name=weight with a positive weight, found '\(part)'")
+                guard pieces.count == 2, let weight = Double(pieces[1]), weight.isFinite, weight > 0, weight <= maximumWeight else {
+                    throw FleetError("--mix: expected name=weight with a weight above 0 and at most \(formatWeight(maximumWeight)), found '\(part)'")
                 }
                 guard let scenario = Scenario.builtIn(named: pieces[0]) else {
                     throw FleetError("--mix: unknown scenario '\(pieces[0])' (built-in: \(Scenario.builtInNames.joined(separator: ", ")))")
@@ -92,20 +97,14 @@ public struct Fleet: Sendable {
             self.to = to
         }
 
-        /// Parses `HH:MM-HH:MM`.
+        /// Parses `HH:MM-HH:MM`: exactly two digits, a colon and two digits on each side
+        /// (the times of a scenario file), from 00:00 to 24:00, the start before the end.
         public static func parse(_ text: String) throws(FleetError) -> SharedOutage {
-            let parts = text.split(separator: "-").map(String.init)
-            guard parts.count == 2, let from = minutes(parts[0]), let to = minutes(parts[1]), from < to else {
-                throw FleetError("--shared-outage: expected HH:MM-HH:MM with the start before the end, found '\(text)'")
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, let from = JSONNode.minute(of: parts[0]), let to = JSONNode.minute(of: parts[1]), from < to else {
+                throw FleetError("--shared-outage: expected HH:MM-HH:MM (00:00 to 24:00) with the start before the end, found '\(text)'")
             }
             return SharedOutage(from: from, to: to)
-        }
-
-        private static func minutes(_ text: String) -> Int? {
-            let parts = text.split(separator: ":")
-            guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
-                  (0...24).contains(hours), (0..<60).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
-            return hours * 60 + minutes
         }
     }
 
@@ -369,5 +368,5 @@ public struct FleetError: Error, CustomStringConvertible, Equatable {
 }
 
 private func formatWeight(_ weight: Double) -> String {
-    weight == weight.rounded() ? String(Int(weight)) : String(format: "%g", weight)
+    weight == weight.rounded() && abs(weight) < 1e15 ? String(Int(weight)) : String(format: "%g", weight)
 }

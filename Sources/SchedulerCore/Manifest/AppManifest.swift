@@ -124,6 +124,11 @@ public struct AppManifest: Hashable, Sendable {
     ///   top level that is not a dictionary), `.invalidValue` for invalid or duplicate
     ///   identifiers.
     public static func parse(_ data: Data, source: String) throws(ManifestError) -> AppManifest {
+        guard data.count <= maximumSize else {
+            throw ManifestError(
+                code: .malformed, file: source,
+                message: "expected a manifest of at most \(BoundedFile.describe(bytes: maximumSize)), found \(data.count) bytes")
+        }
         let root = try decodeDocument(data, source: source)
         guard let dictionary = SerializedValue.dictionary(root) else {
             throw ManifestError(
@@ -157,6 +162,11 @@ public struct AppManifest: Hashable, Sendable {
                 code: .wrongType, file: source, key: key,
                 message: "expected an array of strings, found \(SerializedValue.describe(value))")
         }
+        guard array.count <= maximumIdentifiers else {
+            throw ManifestError(
+                code: .invalidValue, file: source, key: key,
+                message: "expected at most \(maximumIdentifiers) entries, found \(array.count)")
+        }
         var strings: [String] = []
         strings.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
@@ -170,6 +180,11 @@ public struct AppManifest: Hashable, Sendable {
         return strings
     }
 
+    /// The largest manifest read (a real Info.plist is a few KiB).
+    public static let maximumSize = 1 << 20
+    /// The most entries `BGTaskSchedulerPermittedIdentifiers` or `UIBackgroundModes` may list.
+    public static let maximumIdentifiers = 10_000
+
     /// Decodes the document with the parser its first bytes call for.
     private static func decodeDocument(_ data: Data, source: String) throws(ManifestError) -> Any {
         let bytes = significantBytes(of: data)
@@ -179,23 +194,74 @@ public struct AppManifest: Hashable, Sendable {
                 code: .malformed, file: source,
                 message: "expected a property list or JSON document, but \(what)")
         }
+        // A UTF-16 byte-order mark: an XML property list may be UTF-16, JSON may not.
+        let isUTF16 = data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
+        if isUTF16, !data.starts(with: [0xFF, 0xFE, 0x00, 0x00]) {
+            let text = String(data: data, encoding: .utf16) ?? ""
+            guard text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).first == "<" else {
+                throw ManifestError(
+                    code: .malformed, file: source,
+                    message: "expected a property list or UTF-8 JSON, found UTF-16 text that is not a property list; JSON must be UTF-8 (convert with iconv -f UTF-16 -t UTF-8)")
+            }
+        }
         let isPropertyList =
             bytes.starts(with: Array("bplist".utf8))
             || first == UInt8(ascii: "<")
-            // A UTF-16 byte-order mark: only XML property lists come in UTF-16.
-            || data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
+            || (isUTF16 && !data.starts(with: [0xFF, 0xFE, 0x00, 0x00]))
         do {
             if isPropertyList {
+                if first == UInt8(ascii: "<") {
+                    let (duplicate, tooDeep) = XMLPropertyListKeys.firstDuplicate(in: data)
+                    if let duplicate {
+                        throw ManifestError(
+                            code: .malformed, file: source, key: duplicate.path,
+                            message: "duplicate key \"\(duplicate.key)\" in a <dict>: each key may appear once (the property list parser would keep the last one silently)")
+                    }
+                    if tooDeep {
+                        throw ManifestError(
+                            code: .malformed, file: source,
+                            message: "expected <dict> and <array> nested at most \(StrictJSON.maximumDepth) deep, found deeper nesting")
+                    }
+                }
+                if let key = BinaryPropertyListKeys.firstDuplicate(in: data) {
+                    throw ManifestError(
+                        code: .malformed, file: source, key: key,
+                        message: "duplicate key \"\(key)\" in a dictionary of a binary property list: each key may appear once (the property list parser would keep the last one silently)")
+                }
                 return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            }
+            do {
+                try StrictJSON.validate(data)
+            } catch {
+                throw ManifestError(code: .malformed, file: source, key: jsonKey(error), message: jsonMessage(error))
             }
             // Fragments allowed so that `"text"` or `42` reports "found a string" (a type
             // error the developer can act on) rather than a generic parse failure.
             return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch let error as ManifestError {
+            throw error
         } catch {
             let format = isPropertyList ? "a valid property list" : "valid JSON"
             throw ManifestError(
                 code: .malformed, file: source,
                 message: "expected \(format), but the parser said: \(parserMessage(error))")
+        }
+    }
+
+    /// The key a JSON problem concerns, as the manifest's errors write keys
+    /// (`BGTaskSchedulerPermittedIdentifiers[2]`, no leading `$`); `nil` at the top level.
+    private static func jsonKey(_ failure: StrictJSON.Failure) -> String? {
+        guard case .duplicateKey = failure.kind, failure.path != "$" else { return nil }
+        var path = failure.path.dropFirst()
+        if path.hasPrefix(".") { path = path.dropFirst() }
+        return String(path)
+    }
+
+    private static func jsonMessage(_ failure: StrictJSON.Failure) -> String {
+        switch failure.kind {
+        case .duplicateKey: return "\(failure.message) (line \(failure.line), column \(failure.column))"
+        case .encoding: return failure.message
+        case .syntax, .tooDeep: return "expected valid JSON, but at line \(failure.line), column \(failure.column): \(failure.message)"
         }
     }
 

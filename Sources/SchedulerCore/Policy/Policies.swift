@@ -20,7 +20,7 @@ extension SchedulingPolicy {
     }
 }
 
-private func formatPercent(_ value: Double) -> String { "\(Int((value * 100).rounded())) %" }
+private func formatPercent(_ value: Double) -> String { "\(Int(saturating: (value * 100).rounded())) %" }
 
 /// The app's Background App Refresh switch (continued processing is user-started and exempt).
 public struct BackgroundAppRefreshPolicy: SchedulingPolicy {

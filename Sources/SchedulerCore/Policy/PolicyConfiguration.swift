@@ -115,7 +115,32 @@ extension PolicyConfiguration {
         "maximumDeferral": \.maximumDeferral,
         "coalescingTolerance": \.coalescingTolerance,
     ] }
-    private static let unitIntervalKeys: Set<String> = ["threshold", "criticalBatteryLevel", "processingCPUPressureLimit"]
+    /// The longest duration a configuration may set (366 days, the farthest an
+    /// `earliestBeginDate` may be): longer is a mistake, and unbounded values overflow
+    /// the integer arithmetic of dates and messages.
+    public static let maximumDuration: TimeInterval = 366 * 86_400
+    /// The largest daily energy budget (1 GJ, about 280 kWh: far beyond any device).
+    public static let maximumEnergyBudget = 1e9
+    /// The largest policy weight.
+    public static let maximumWeight = 1_000.0
+
+    /// The accepted range of each number key (docs/policies.md, "Configuration").
+    public static var numberRanges: [String: ClosedRange<Double>] { [
+        "threshold": 0...1,
+        "criticalBatteryLevel": 0...1,
+        "processingCPUPressureLimit": 0...1,
+        "energyBudgetPerAppPerDay": 0...maximumEnergyBudget,
+        "minimumLaunchInterval": 0...maximumDuration,
+        "herdSpreadWindow": 0...maximumDuration,
+        "maximumDeferral": 0...maximumDuration,
+        "coalescingTolerance": 0...maximumDuration,
+    ] }
+
+    /// A range for messages: "from 0 to 1", "from 0 to 31622400".
+    static func describe(_ range: ClosedRange<Double>) -> String {
+        func text(_ value: Double) -> String { value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)" }
+        return "from \(text(range.lowerBound)) to \(text(range.upperBound))"
+    }
     private static var booleanKeys: [String: WritableKeyPath<PolicyConfiguration, Bool>] { [
         "processingRequiresIdleDevice": \.processingRequiresIdleDevice,
         "refreshRequiresNetwork": \.refreshRequiresNetwork,
@@ -126,11 +151,43 @@ extension PolicyConfiguration {
         "thermalExpiresAt": \.thermalExpiresAt,
     ] }
 
+    /// The largest configuration file read (a complete one is under 1 KiB).
+    public static let maximumFileSize = 64 << 10
+
+    /// Reads and parses the configuration file at `path` (through ``BoundedFile``: a FIFO,
+    /// a device or a directory is refused with what it is, never waited on; at most
+    /// ``maximumFileSize`` bytes). Errors name the path.
+    public static func load(path: String) throws(PolicyConfigurationError) -> PolicyConfiguration {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path: path, limit: maximumFileSize)
+        } catch {
+            throw PolicyConfigurationError(source: path, key: nil, message: "expected a policy configuration file, found \(error.problem.found)")
+        }
+        return try parse(Data(bytes), source: path)
+    }
+
     /// Parses a JSON configuration. Keys not given keep their defaults; an unknown key, a
     /// wrong type or an out-of-range value is refused with the key named.
     public static func parse(_ data: Data, source: String) throws(PolicyConfigurationError) -> PolicyConfiguration {
         func fail(_ key: String?, _ message: String) -> PolicyConfigurationError {
             PolicyConfigurationError(source: source, key: key, message: message)
+        }
+        guard data.count <= maximumFileSize else {
+            throw fail(nil, "expected a configuration of at most \(BoundedFile.describe(bytes: maximumFileSize)), found \(data.count) bytes")
+        }
+        // Syntax errors with their line and column, duplicate keys, encoding and depth
+        // first: JSONSerialization gives no position and keeps the last duplicate silently.
+        do {
+            try StrictJSON.validate(data)
+        } catch {
+            switch error.kind {
+            case .duplicateKey:
+                let key = error.path.hasPrefix("$.") ? String(error.path.dropFirst(2)) : error.path
+                throw fail(key, "\(error.message) (line \(error.line), column \(error.column))")
+            case .encoding: throw fail(nil, error.message)
+            case .syntax, .tooDeep: throw fail(nil, "not valid JSON at line \(error.line), column \(error.column): \(error.message)")
+            }
         }
         let object: Any
         do {
@@ -146,11 +203,9 @@ extension PolicyConfiguration {
                     throw fail(key, "expected \(currentVersion), found \(SerializedValue.describe(value))")
                 }
             } else if let path = numberKeys[key] {
-                guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
-                    throw fail(key, "expected a non-negative number, found \(SerializedValue.describe(value))")
-                }
-                if unitIntervalKeys.contains(key), number.doubleValue > 1 {
-                    throw fail(key, "expected a number from 0 to 1, found \(number)")
+                let range = numberRanges[key] ?? 0...0
+                guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, range.contains(number.doubleValue) else {
+                    throw fail(key, "expected a number \(describe(range)), found \(SerializedValue.describe(value))")
                 }
                 configuration[keyPath: path] = number.doubleValue
             } else if let path = thermalKeys[key] {
@@ -173,12 +228,13 @@ extension PolicyConfiguration {
                 configuration.lowPowerModeBlocks = kinds
             } else if key == "weights" {
                 guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(SerializedValue.describe(value))") }
-                for (name, weight) in weights {
+                for (name, weight) in weights.sorted(by: { $0.key < $1.key }) {
                     guard PolicySet.names.contains(name) else {
                         throw fail("weights.\(name)", "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
-                    guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, number.doubleValue >= 0 else {
-                        throw fail("weights.\(name)", "expected a non-negative number, found \(SerializedValue.describe(weight))")
+                    guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite,
+                          (0...maximumWeight).contains(number.doubleValue) else {
+                        throw fail("weights.\(name)", "expected a number \(describe(0...maximumWeight)), found \(SerializedValue.describe(weight))")
                     }
                     configuration.weights[name] = number.doubleValue
                 }

@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Reading a small file that someone else controls (a manifest, a policy or scenario file,
+/// a sysfs or procfs attribute, the idle override) without hanging and without trusting
+/// its size: the one reader every such file goes through (docs/ARCHITECTURE.md).
+///
+/// - The path is checked with `stat` before it is opened, and the descriptor with `fstat`
+///   after: anything that is not a regular file (a FIFO, whose `open` blocks until a
+///   writer comes; a character or block device; a socket; a directory) is refused with
+///   what it is. sysfs attributes and `/proc` files are regular files.
+/// - It is opened with `O_NONBLOCK` (a FIFO swapped in between the two checks cannot
+///   block the `open`), `O_CLOEXEC` and `O_NOCTTY`.
+/// - At most `limit` bytes are read; a longer file is refused, never silently cut.
+public enum BoundedFile {
+    /// Why a file could not be read.
+    public enum Problem: Hashable, Sendable {
+        /// No such file (or a directory on the way is missing or not a directory).
+        case missing
+        /// Too many levels of symbolic links: a link loop.
+        case symbolicLinkLoop
+        /// The path exists but is not a regular file; the text says what it is
+        /// ("a FIFO (named pipe)", "a character device", "a directory"...).
+        case notRegularFile(String)
+        /// The file is larger than the limit (bytes).
+        case tooLarge(limit: Int)
+        /// Opening or reading failed; the text is the system's reason ("Permission denied").
+        case failed(String)
+
+        /// What was found, for "expected a file, found ..." messages.
+        public var found: String {
+            switch self {
+            case .missing: return "nothing: no such file or directory"
+            case .symbolicLinkLoop: return "a symbolic link loop (too many levels of symbolic links)"
+            case .notRegularFile(let what): return what
+            case .tooLarge(let limit): return "a file larger than \(BoundedFile.describe(bytes: limit))"
+            case .failed(let why): return "a file that cannot be read (\(why))"
+            }
+        }
+    }
+
+    /// A file that could not be read, with its path.
+    public struct Failure: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The path as given.
+        public var path: String
+        /// What went wrong.
+        public var problem: Problem
+
+        /// Creates a failure.
+        public init(path: String, problem: Problem) {
+            self.path = path
+            self.problem = problem
+        }
+
+        /// `<path>: expected a regular file, found <what>`.
+        public var description: String { "\(path): expected a regular file, found \(problem.found)" }
+    }
+
+    /// The contents of the regular file at `path`, at most `limit` bytes.
+    public static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
+        func fail(_ problem: Problem) -> Failure { Failure(path: path, problem: problem) }
+        var info = stat()
+        if stat(path, &info) != 0 { throw fail(problem(errno: errno)) }
+        if let what = nonRegularKind(info.st_mode) { throw fail(.notRegularFile(what)) }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw fail(problem(errno: errno)) }
+        defer { close(descriptor) }
+        // The path may have been replaced between stat and open: judge what was opened.
+        if fstat(descriptor, &info) != 0 { throw fail(problem(errno: errno)) }
+        if let what = nonRegularKind(info.st_mode) { throw fail(.notRegularFile(what)) }
+
+        var data: [UInt8] = []
+        // sysfs reports 4096 and procfs 0 for every file, so the size is only a hint.
+        let hint = Int(clamping: max(0, Int64(info.st_size)))
+        data.reserveCapacity(min(limit, max(hint, 64)) + 1)
+        var chunk = [UInt8](repeating: 0, count: min(16_384, limit + 1))
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw fail(.failed(String(cString: strerror(code))))
+            }
+            data.append(contentsOf: chunk[0..<count])
+            if data.count > limit { throw fail(.tooLarge(limit: limit)) }
+        }
+        return data
+    }
+
+    private static func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.read(descriptor, buffer, count)
+        #else
+        Darwin.read(descriptor, buffer, count)
+        #endif
+    }
+
+    /// What a non-regular file is, with an article; `nil` for a regular file.
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFDIR: return "a directory"
+        case S_IFSOCK: return "a socket"
+        case S_IFLNK: return "a symbolic link"
+        default: return "not a regular file"
+        }
+    }
+
+    private static func problem(errno code: Int32) -> Problem {
+        switch code {
+        case ENOENT, ENOTDIR: return .missing
+        case ELOOP: return .symbolicLinkLoop
+        case ENXIO: return .notRegularFile("a socket or a device without a driver")
+        default: return .failed(String(cString: strerror(code)))
+        }
+    }
+
+    /// `1 MiB`, `64 KiB`, `512 bytes`.
+    public static func describe(bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
+    }
+}
+
+extension Int {
+    /// `value` rounded toward zero and clamped to `Int`'s range, NaN as 0: for turning a
+    /// number that came from outside (a file, a flag) or from arithmetic on one into an
+    /// integer for a message or an index without trapping, as `Int(_: Double)` does on
+    /// values out of range.
+    public init(saturating value: Double) {
+        if value.isNaN {
+            self = 0
+        } else if value >= 9.223372036854775e18 {
+            self = .max
+        } else if value <= -9.223372036854775e18 {
+            self = .min
+        } else {
+            self = Int(value)
+        }
+    }
+}

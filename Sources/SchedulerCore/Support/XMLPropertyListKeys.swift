@@ -1,0 +1,213 @@
+import Foundation
+
+/// Finds a `<key>` repeated inside one `<dict>` of an XML property list, which
+/// `PropertyListSerialization` accepts silently (the last one wins). A light scan of the
+/// tags, not an XML parser: the document is parsed by Foundation afterwards, and this pass
+/// only needs the nesting of `dict` and `array` and the text of each `key`. Iterative,
+/// linear, and limited to ``StrictJSON/maximumDepth`` levels like JSON documents.
+public enum XMLPropertyListKeys {
+    /// A repeated key: its text and its path (`CFBundleIdentifier`, `Root.items[2].name`).
+    public struct Duplicate: Hashable, Sendable {
+        /// The key as written (entities decoded).
+        public var key: String
+        /// Where, as a path of keys and array indices without a leading `$`.
+        public var path: String
+    }
+
+    private enum Frame {
+        case dict(key: String?)
+        case array(index: Int)
+    }
+
+    /// The first repeated key, or `nil`. Malformed XML is left for Foundation to report.
+    /// Throws nothing; nesting beyond the limit is reported as `tooDeep`.
+    public static func firstDuplicate(in data: Data) -> (duplicate: Duplicate?, tooDeep: Bool) {
+        let bytes = [UInt8](data)
+        var stack: [Frame] = []
+        // Apart from the frames so inserts mutate in place (see StrictJSON).
+        var dictKeys: [Set<String>] = []
+        var index = 0
+        var keyStart: Int?
+        func path(_ frames: [Frame]) -> String {
+            var text = ""
+            for frame in frames {
+                switch frame {
+                case .dict(let key): if let key { text += (text.isEmpty ? "" : ".") + key }
+                case .array(let index): text += "[\(index - 1)]"
+                }
+            }
+            return text
+        }
+        /// A value element starts inside the container on top of the stack.
+        func noteChild(_ name: ArraySlice<UInt8>) {
+            guard case .array(let count) = stack.last, !name.elementsEqual("key".utf8) else { return }
+            stack[stack.count - 1] = .array(index: count + 1)
+        }
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard !needle.isEmpty, bytes.count >= needle.count else { return nil }
+            var position = start
+            while position + needle.count <= bytes.count {
+                if bytes[position] == needle[0], bytes[position..<position + needle.count].elementsEqual(needle) { return position }
+                position += 1
+            }
+            return nil
+        }
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "<") else {
+                index += 1
+                continue
+            }
+            let rest = bytes[index...]
+            if rest.starts(with: "<!--".utf8) {
+                guard let end = find(Array("-->".utf8), from: index + 4) else { return (nil, false) }
+                index = end + 3
+                continue
+            }
+            if rest.starts(with: "<![CDATA[".utf8) {
+                guard let end = find(Array("]]>".utf8), from: index + 9) else { return (nil, false) }
+                index = end + 3
+                continue
+            }
+            if rest.starts(with: "<?".utf8) || rest.starts(with: "<!".utf8) {
+                guard let end = find([UInt8(ascii: ">")], from: index + 2) else { return (nil, false) }
+                index = end + 1
+                continue
+            }
+            guard let close = find([UInt8(ascii: ">")], from: index + 1) else { return (nil, false) }
+            let closing = bytes[index + 1] == UInt8(ascii: "/")
+            let selfClosing = close > index + 1 && bytes[close - 1] == UInt8(ascii: "/")
+            let nameStart = index + (closing ? 2 : 1)
+            var nameEnd = nameStart
+            while nameEnd < close, ![UInt8(ascii: " "), 0x09, 0x0A, 0x0D, UInt8(ascii: "/")].contains(bytes[nameEnd]) { nameEnd += 1 }
+            let name = bytes[nameStart..<nameEnd]
+            if closing {
+                if name.elementsEqual("key".utf8), let start = keyStart {
+                    let key = decodeEntities(bytes[start..<index])
+                    keyStart = nil
+                    if case .dict = stack.last {
+                        let isNew = dictKeys[dictKeys.count - 1].insert(key).inserted
+                        stack[stack.count - 1] = .dict(key: key)
+                        if !isNew { return (Duplicate(key: key, path: path(stack)), false) }
+                    }
+                } else if name.elementsEqual("dict".utf8) || name.elementsEqual("array".utf8) {
+                    if case .dict = stack.last { dictKeys.removeLast() }
+                    if !stack.isEmpty { stack.removeLast() }
+                }
+            } else {
+                noteChild(name)
+                if name.elementsEqual("key".utf8), !selfClosing {
+                    keyStart = close + 1
+                } else if !selfClosing, name.elementsEqual("dict".utf8) || name.elementsEqual("array".utf8) {
+                    guard stack.count < StrictJSON.maximumDepth else { return (nil, true) }
+                    if name.elementsEqual("dict".utf8) {
+                        stack.append(.dict(key: nil))
+                        dictKeys.append([])
+                    } else {
+                        stack.append(.array(index: 0))
+                    }
+                }
+            }
+            index = close + 1
+        }
+        return (nil, false)
+    }
+
+    /// The five predefined entities and numeric character references.
+    private static func decodeEntities(_ bytes: ArraySlice<UInt8>) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains("&") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let ampersand = rest.firstIndex(of: "&") {
+            result += rest[..<ampersand]
+            guard let semicolon = rest[ampersand...].firstIndex(of: ";"), rest.distance(from: ampersand, to: semicolon) <= 10 else {
+                result += rest[ampersand...]
+                return result
+            }
+            let entity = rest[rest.index(after: ampersand)..<semicolon]
+            switch entity {
+            case "lt": result += "<"
+            case "gt": result += ">"
+            case "amp": result += "&"
+            case "quot": result += "\""
+            case "apos": result += "'"
+            default:
+                var scalar: Unicode.Scalar?
+                if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
+                    scalar = UInt32(entity.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
+                } else if entity.hasPrefix("#") {
+                    scalar = UInt32(entity.dropFirst()).flatMap(Unicode.Scalar.init)
+                }
+                if let scalar { result.unicodeScalars.append(scalar) } else { result += "&" + entity + ";" }
+            }
+            rest = rest[rest.index(after: semicolon)...]
+        }
+        return result + rest
+    }
+}
+
+/// Finds a dictionary of a binary property list (`bplist00`) whose keys repeat, which
+/// `PropertyListSerialization` also accepts silently. Every object is visited once through
+/// the offset table (no traversal, so no depth to limit), each key string is decoded at most
+/// once, and every offset, count and reference is bounds-checked: malformed data yields
+/// `nil` and is left for Foundation to report.
+public enum BinaryPropertyListKeys {
+    /// The first repeated key (as text), or `nil`.
+    public static func firstDuplicate(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return nil }
+        func integer(at offset: Int, size: Int) -> Int? {
+            guard size >= 1, size <= 8, offset >= 0, offset + size <= bytes.count else { return nil }
+            var value: UInt64 = 0
+            for index in offset..<offset + size { value = value << 8 | UInt64(bytes[index]) }
+            return value > UInt64(Int.max) ? nil : Int(value)
+        }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
+        guard let objectCount = integer(at: trailer + 8, size: 8), let tableOffset = integer(at: trailer + 24, size: 8),
+              objectCount <= bytes.count, tableOffset < trailer,
+              objectCount.multipliedReportingOverflow(by: offsetSize).partialValue <= trailer - tableOffset else { return nil }
+        func objectOffset(_ index: Int) -> Int? {
+            guard index >= 0, index < objectCount, let offset = integer(at: tableOffset + index * offsetSize, size: offsetSize), offset < trailer else { return nil }
+            return offset
+        }
+        /// The count in a marker's low nibble, or the integer object after it; and where the content starts.
+        func count(at offset: Int) -> (count: Int, start: Int)? {
+            let low = Int(bytes[offset] & 0x0F)
+            if low != 0x0F { return (low, offset + 1) }
+            guard offset + 1 < bytes.count, bytes[offset + 1] & 0xF0 == 0x10 else { return nil }
+            let size = 1 << Int(bytes[offset + 1] & 0x0F)
+            guard let value = integer(at: offset + 2, size: size) else { return nil }
+            return (value, offset + 2 + size)
+        }
+        var strings: [Int: String] = [:]
+        func string(_ index: Int) -> String? {
+            if let known = strings[index] { return known }
+            guard let offset = objectOffset(index), let (length, start) = count(at: offset) else { return nil }
+            var text: String?
+            switch bytes[offset] >> 4 {
+            case 0x5:
+                guard length <= trailer - start else { return nil }
+                text = String(decoding: bytes[start..<start + length], as: UTF8.self)
+            case 0x6:
+                guard length <= (trailer - start) / 2 else { return nil }
+                let units = (0..<length).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
+                text = String(decoding: units, as: UTF16.self)
+            default:
+                return nil
+            }
+            strings[index] = text
+            return text
+        }
+        for index in 0..<objectCount {
+            guard let offset = objectOffset(index), bytes[offset] >> 4 == 0xD, let (entries, start) = count(at: offset),
+                  entries <= (trailer - start) / max(1, referenceSize) else { continue }
+            var keys: Set<String> = []
+            for entry in 0..<entries {
+                guard let reference = integer(at: start + entry * referenceSize, size: referenceSize), let key = string(reference) else { continue }
+                if !keys.insert(key).inserted { return key }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,300 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+import Testing
+
+/// A fresh directory under the temporary directory, removed by the caller.
+private func scratchDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-badinput-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite struct StrictJSONTests {
+    private func scan(_ text: String) -> StrictJSON.Failure? {
+        do {
+            try StrictJSON.validate(Data(text.utf8))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: [
+        "{}", "[]", "0", "-0.5e+10", "\"x\"", "true", "null", " {\"a\": [1, {\"b\": null}], \"c\": \"\\u00e9\\n\"} ",
+        "{\"a\": {\"a\": {\"a\": 1}}}", "[{\"k\": 1}, {\"k\": 2}]", "\u{FEFF}{\"bom\": 1}",
+    ])
+    func acceptsWellFormedDocuments(text: String) {
+        #expect(scan(text) == nil, "\(text)")
+    }
+
+    @Test func refusesADuplicateKeyNamingItsPathAndPosition() throws {
+        let failure = try #require(scan("{\"days\": [{\"name\": \"a\",\n \"name\": \"b\"}]}"))
+        #expect(failure.kind == .duplicateKey("name"))
+        #expect(failure.path == "$.days[0].name")
+        #expect(failure.line == 2)
+        #expect(failure.column == 2)
+        #expect(failure.message.contains("duplicate key \"name\""))
+    }
+
+    @Test func keysAreComparedAfterUnescaping() throws {
+        let failure = try #require(scan(#"{"CFBundleIdentifier": "a.b", "CFBundle\u0049dentifier": "c.d"}"#))
+        #expect(failure.kind == .duplicateKey("CFBundleIdentifier"))
+        #expect(failure.path == "$.CFBundleIdentifier")
+    }
+
+    @Test func oddKeysAreQuotedInThePath() throws {
+        let failure = try #require(scan(#"{"a b": {"x": 1, "x": 2}}"#))
+        #expect(failure.path == #"$["a b"].x"#)
+    }
+
+    @Test(arguments: [
+        ("{\"a\": 1,\n \"b\": x}", 2, 7), ("[1, 2", 1, 6), ("{\"a\" 1}", 1, 6), ("[01]", 1, 2), ("", 1, 1), ("[1] [2]", 1, 5),
+        ("{\"a\": \"\u{01}\"}", 1, 8), ("[\"\\q\"]", 1, 4), ("[1.]", 1, 4), ("{,}", 1, 2), ("[1,]", 1, 4), ("tru", 1, 1),
+    ])
+    func syntaxErrorsHaveALineAndColumn(text: String, line: Int, column: Int) throws {
+        let failure = try #require(scan(text), "\(text)")
+        #expect(failure.kind == .syntax)
+        #expect(failure.line == line, "\(text): \(failure)")
+        #expect(failure.column == column, "\(text): \(failure)")
+    }
+
+    @Test func nestingIsLimitedWithoutRecursion() throws {
+        let atLimit = String(repeating: "[", count: StrictJSON.maximumDepth) + String(repeating: "]", count: StrictJSON.maximumDepth)
+        #expect(scan(atLimit) == nil)
+        let over = String(repeating: "[", count: StrictJSON.maximumDepth + 1) + String(repeating: "]", count: StrictJSON.maximumDepth + 1)
+        #expect(scan(over)?.kind == .tooDeep)
+        // A million open brackets: refused at the limit, no stack overflow.
+        #expect(scan(String(repeating: "[{\"a\":", count: 500_000))?.kind == .tooDeep)
+    }
+
+    @Test func otherEncodingsAreRefusedAsNotUTF8() throws {
+        var utf16 = Data([0xFF, 0xFE])
+        utf16.append("{\"a\": 1}".data(using: .utf16LittleEndian)!)
+        do {
+            try StrictJSON.validate(utf16)
+            Issue.record("UTF-16 accepted")
+        } catch {
+            #expect(error.kind == .encoding)
+            #expect(error.message.contains("JSON must be UTF-8"))
+        }
+        do {
+            try StrictJSON.validate("{\"a\": 1}".data(using: .utf16BigEndian)!)
+            Issue.record("UTF-16 without a mark accepted")
+        } catch {
+            #expect(error.kind == .encoding)
+        }
+        do {
+            try StrictJSON.validate(Data([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D]))
+            Issue.record("invalid UTF-8 accepted")
+        } catch {
+            #expect(error.kind == .encoding)
+        }
+    }
+
+    @Test func manyKeysAreCheckedInLinearTime() throws {
+        // 100,000 distinct keys and a duplicate at the very end: a quadratic scan would take minutes.
+        var text = "{"
+        for index in 0..<100_000 { text += "\"k\(index)\": \(index)," }
+        text += "\"k7\": 0}"
+        let began = ContinuousClock.now
+        let failure = try #require(scan(text))
+        #expect(failure.kind == .duplicateKey("k7"))
+        #expect(ContinuousClock.now - began < .seconds(20))
+    }
+}
+
+@Suite struct BoundedFileTests {
+    private func problem(_ path: String, limit: Int = 1 << 20) -> BoundedFile.Problem? {
+        do {
+            _ = try BoundedFile.read(path: path, limit: limit)
+            return nil
+        } catch {
+            return error.problem
+        }
+    }
+
+    @Test func readsARegularFile() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("a")
+        try Data("hello".utf8).write(to: file)
+        #expect(try BoundedFile.read(path: file.path, limit: 5) == Array("hello".utf8))
+        #expect(problem(file.path, limit: 4) == .tooLarge(limit: 4))
+    }
+
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Without O_NONBLOCK and the stat check this would wait for a writer forever.
+        #expect(problem(fifo) == .notRegularFile("a FIFO (named pipe)"))
+        do {
+            _ = try BoundedFile.read(path: fifo, limit: 10)
+        } catch {
+            #expect(error.description == "\(fifo): expected a regular file, found a FIFO (named pipe)")
+        }
+    }
+
+    @Test func directoriesDevicesLoopsAndMissingFilesAreNamed() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(problem(directory.path) == .notRegularFile("a directory"))
+        #expect(problem("/dev/null") == .notRegularFile("a character device"))
+        #expect(problem(directory.appendingPathComponent("missing").path) == .missing)
+        let loop = directory.appendingPathComponent("loop")
+        try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: loop.path)
+        #expect(problem(loop.path) == .symbolicLinkLoop)
+        #expect(BoundedFile.Problem.symbolicLinkLoop.found.contains("symbolic link loop"))
+    }
+
+    @Test func saturatingConversionNeverTraps() {
+        #expect(Int(saturating: 1e19) == .max)
+        #expect(Int(saturating: -1e300) == .min)
+        #expect(Int(saturating: .nan) == 0)
+        #expect(Int(saturating: .infinity) == .max)
+        #expect(Int(saturating: 12.9) == 12)
+    }
+}
+
+@Suite struct PolicyFileBadInputTests {
+    private func error(_ text: String) -> PolicyConfigurationError? {
+        do {
+            _ = try PolicyConfiguration.parse(Data(text.utf8), source: "p.json")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: ["threshold", "criticalBatteryLevel", "processingCPUPressureLimit", "energyBudgetPerAppPerDay",
+                      "minimumLaunchInterval", "herdSpreadWindow", "maximumDeferral", "coalescingTolerance"])
+    func hugeNumbersAreRefusedWithTheKeyAndRange(key: String) throws {
+        for value in ["1e19", "1e300", "-1", "9223372036854775808", "1e400"] {
+            let refused = try #require(error("{\"\(key)\": \(value)}"), "\(key)=\(value) accepted")
+            #expect(refused.description.contains(key) || value == "1e400", "\(refused)")
+            if value != "1e400" { #expect(refused.message.contains("from 0 to"), "\(refused)") }
+        }
+        // The largest accepted value is accepted and usable by every message.
+        let range = try #require(PolicyConfiguration.numberRanges[key])
+        let configuration = try PolicyConfiguration.parse(Data("{\"\(key)\": \(range.upperBound)}".utf8), source: "p.json")
+        _ = PolicySet(configuration: configuration)
+    }
+
+    @Test func weightsAreBounded() throws {
+        let refused = try #require(error(#"{"weights": {"thermal": 1e19}}"#))
+        #expect(refused.key == "weights.thermal")
+        #expect(refused.message.contains("from 0 to 1000"))
+    }
+
+    @Test func aDuplicateKeyIsRefusedNamingIt() throws {
+        let refused = try #require(error("{\"threshold\": 0.2,\n\"threshold\": 0.9}"))
+        #expect(refused.key == "threshold")
+        #expect(refused.message.contains("duplicate key"))
+        #expect(refused.message.contains("line 2, column 1"))
+        let nested = try #require(error(#"{"weights": {"thermal": 1, "thermal": 2}}"#))
+        #expect(nested.key == "weights.thermal")
+    }
+
+    @Test func aSyntaxErrorHasItsLineAndColumn() throws {
+        let refused = try #require(error("{\n  \"threshold\": 0.5,\n  \"herdSpreadWindow\" 60\n}"))
+        #expect(refused.message.contains("line 3, column 22"), "\(refused)")
+    }
+
+    @Test func aFIFOPolicyFileIsRefusedWithoutBlocking() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("policy.json").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: PolicyConfigurationError.self) { try PolicyConfiguration.load(path: fifo) }
+        do {
+            _ = try PolicyConfiguration.load(path: fifo)
+        } catch {
+            #expect(error.description == "\(fifo): expected a policy configuration file, found a FIFO (named pipe)")
+        }
+    }
+}
+
+@Suite struct ManifestBadInputTests {
+    private func error(_ data: Data) -> ManifestError? {
+        do {
+            _ = try AppManifest.parse(data, source: "m")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func aSecondBundleIdentifierInJSONIsRefused() throws {
+        let refused = try #require(error(Data(#"{"CFBundleIdentifier": "com.a", "BGTaskSchedulerPermittedIdentifiers": [], "CFBundleIdentifier": "com.b"}"#.utf8)))
+        #expect(refused.code == .malformed)
+        #expect(refused.key == "CFBundleIdentifier")
+        #expect(refused.message.contains("duplicate key \"CFBundleIdentifier\""))
+        #expect(refused.message.contains("line 1, column"))
+    }
+
+    @Test func aSecondKeyInAnXMLDictIsRefused() throws {
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><dict>
+          <!-- <key>CFBundleIdentifier</key> in a comment does not count -->
+          <key>CFBundleIdentifier</key><string>com.a</string>
+          <key>Nested</key><array><dict><key>x</key><true/></dict><dict><key>y</key><true/><key>y</key><false/></dict></array>
+        </dict></plist>
+        """
+        let refused = try #require(error(Data(xml.utf8)))
+        #expect(refused.key == "Nested[1].y")
+        #expect(refused.message.contains("duplicate key \"y\""))
+        let top = xml.replacingOccurrences(of: "<key>Nested</key>", with: "<key>CFBundle&#73;dentifier</key><string>com.b</string><key>Nested</key>")
+        #expect(error(Data(top.utf8))?.key == "CFBundleIdentifier")
+    }
+
+    @Test func aRepeatedKeyInABinaryPropertyListIsRefused() throws {
+        let original = try PropertyListSerialization.data(
+            fromPropertyList: ["CFBundleIdentifier": "com.a", "CFBundleIdentifieR": "com.b"], format: .binary, options: 0)
+        #expect(error(original) == nil, "two different keys are accepted")
+        // Lower-casing the second key's last letter makes it the first key: two keys, one text.
+        var bytes = [UInt8](original)
+        let second = Array("CFBundleIdentifieR".utf8)
+        let index = try #require((0...(bytes.count - second.count)).first { bytes[$0..<$0 + second.count].elementsEqual(second) })
+        bytes[index + second.count - 1] = UInt8(ascii: "r")
+        let refused = try #require(error(Data(bytes)))
+        #expect(refused.key == "CFBundleIdentifier")
+        #expect(refused.message.contains("binary property list"))
+    }
+
+    @Test func manyXMLKeysAreCheckedInLinearTime() throws {
+        var xml = "<plist version=\"1.0\"><dict>"
+        for index in 0..<50_000 { xml += "<key>k\(index)</key><true/>" }
+        xml += "<key>k7</key><true/></dict></plist>"
+        let began = ContinuousClock.now
+        let (duplicate, tooDeep) = XMLPropertyListKeys.firstDuplicate(in: Data(xml.utf8))
+        #expect(duplicate?.key == "k7")
+        #expect(!tooDeep)
+        #expect(ContinuousClock.now - began < .seconds(20))
+    }
+
+    @Test func aUTF16JSONManifestSaysJSONMustBeUTF8() throws {
+        var data = Data([0xFF, 0xFE])
+        data.append(#"{"CFBundleIdentifier": "com.a"}"#.data(using: .utf16LittleEndian)!)
+        let refused = try #require(error(data))
+        #expect(refused.message.contains("JSON must be UTF-8"), "\(refused)")
+        // A UTF-16 XML property list is still a property list.
+        var plist = Data([0xFF, 0xFE])
+        plist.append(#"<?xml version="1.0" encoding="UTF-16"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict></plist>"#.data(using: .utf16LittleEndian)!)
+        #expect(try AppManifest.parse(plist, source: "m").appID == AppID("com.a"))
+    }
+
+    @Test func sizeAndCountAreCapped() throws {
+        let many = (0...AppManifest.maximumIdentifiers).map { "\"com.a.t\($0)\"" }.joined(separator: ",")
+        let refused = try #require(error(Data("{\"BGTaskSchedulerPermittedIdentifiers\": [\(many)]}".utf8)))
+        #expect(refused.key == "BGTaskSchedulerPermittedIdentifiers")
+        #expect(refused.message.contains("at most 10000 entries"))
+        let huge = Data(repeating: 0x20, count: AppManifest.maximumSize + 1)
+        #expect(error(huge)?.message.contains("at most 1 MiB") == true)
+    }
+}

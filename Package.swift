@@ -17,6 +17,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // UIKit's enums as C enums, imported as open (non-frozen) enums exactly as on iOS.
+        .target(name: "CUIKitTypes"),
         // Pure scheduling logic: requests, manifests, the engine state machine. Foundation only.
         .target(name: "SchedulerCore"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
@@ -26,7 +28,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions", "CUIKitTypes"]
         ),
         // Virtual-time driver and simulated devices for tests and the demo.
         .target(

@@ -4,3 +4,6 @@
 // Apple's BackgroundTasks module re-exports Foundation: iOS code that imports only
 // BackgroundTasks uses Date, TimeInterval, NSError, NotificationCenter... (docs/porting.md).
 @_exported import Foundation
+// UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
+// are C enums, as on iOS: see Sources/CUIKitTypes.
+@_exported import CUIKitTypes

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
 
 /// Ownership of scheduler state, as a fact the kernel checks: an exclusive `flock(2)` on a
 /// lock file in the state directory, held for as long as this object lives.
@@ -50,14 +51,29 @@ public final class StateDirectoryLock: Sendable {
     public static func acquire(in directory: URL, name: String) throws(StoreError) -> StateDirectoryLock {
         let url = directory.appendingPathComponent(name)
         let path = url.path
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NOFOLLOW and O_NONBLOCK: a symbolic link or a FIFO planted in its place is
+        // refused, never followed or waited on.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
             throw StoreError(code: .cannotOpen, path: path, message: "cannot open the lock file \(path): \(reason)")
         }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw StoreError(code: .cannotOpen, path: path, message: "the lock file \(path) is not a regular file; remove what is there")
+        }
+        // ``holder(in:name:)`` tests the lock by taking a shared one for an instant: a few
+        // short retries keep such a look (`bgtask why`) from refusing the real owner.
+        var retries = 50
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             if failure == EINTR { continue }
+            if failure == EWOULDBLOCK, retries > 0 {
+                retries -= 1
+                usleep(2_000)
+                continue
+            }
             close(descriptor)
             if failure == EWOULDBLOCK {
                 throw lockedError(path: path, holder: readHolder(path: path))
@@ -80,7 +96,7 @@ public final class StateDirectoryLock: Sendable {
     /// the test, and never creates the file.
     public static func holder(in directory: URL, name: String) -> Holder? {
         let path = directory.appendingPathComponent(name).path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         // A shared lock is granted unless someone holds the exclusive one.
@@ -106,9 +122,9 @@ public final class StateDirectoryLock: Sendable {
     }
 
     private static func readHolder(path: String) -> Int32? {
-        guard let data = FileManager.default.contents(atPath: path),
-              let text = String(data: data, encoding: .utf8) else { return nil }
-        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        // Bounded and non-blocking: the file holds a pid and a newline.
+        guard let bytes = try? BoundedFile.read(path: path, limit: 64) else { return nil }
+        return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     private static func lockedError(path: String, holder: Int32?) -> StoreError {

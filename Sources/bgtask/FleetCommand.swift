@@ -92,21 +92,23 @@ enum FleetCommand {
     }
 
     /// The fleet the options describe: every size and value checked before any work.
-    static func fleet(_ options: Options) throws -> Fleet {
+    static func fleet(_ options: Options, environment: [String: String] = [:]) throws -> Fleet {
         var mix = Fleet.Mix.standard
         if let text = options.mix { mix = try Fleet.Mix.parse(text) }
         var outage: Fleet.SharedOutage?
         if let text = options.sharedOutage { outage = try Fleet.SharedOutage.parse(text) }
         var policies = PolicySet()
         if !options.herdSpreading { policies.configuration.herdSpreadWindow = 0 }
-        return try Fleet(devices: options.devices, days: options.days, mix: mix, seed: options.seed, sharedOutage: outage, configuration: .simulation(environment: ProcessInfo.processInfo.environment), policies: policies)
+        return try Fleet(devices: options.devices, days: options.days, mix: mix, seed: options.seed, sharedOutage: outage, configuration: .simulation(environment: environment), policies: policies)
     }
 
     /// Runs the fleet and returns what to print; writes the report when asked. Progress
     /// goes to standard error when it is a terminal.
-    static func run(_ options: Options, progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) throws -> String {
+    /// `environment`: the variables a real device honours (`BACKGROUND_TASK_SIMULATE_EXPIRATION`);
+    /// `main` passes the process's, tests pass none.
+    static func run(_ options: Options, environment: [String: String] = [:], progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
-        let fleet = try fleet(options)
+        let fleet = try fleet(options, environment: environment)
         let began = ContinuousClock.now
         let bar = options.progress && progressOnTerminal ? ProgressBar(total: fleet.devices) : nil
         var progress: (@Sendable (Int) -> Void)?

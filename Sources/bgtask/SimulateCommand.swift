@@ -135,12 +135,14 @@ enum SimulateCommand {
     }
 
     /// Runs the simulation and returns what to print; writes the report when asked.
-    static func run(_ options: Options) async throws -> String {
+    /// `environment`: the variables a real device honours (`BACKGROUND_TASK_SIMULATE_EXPIRATION`);
+    /// `main` passes the process's, tests pass none.
+    static func run(_ options: Options, environment: [String: String] = [:]) async throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
-        let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: ProcessInfo.processInfo.environment))
+        let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: environment))
         let began = ContinuousClock.now
         let result: SimulationResult
         if let apps {

@@ -33,13 +33,13 @@ case .success(.energy(let options)):
     run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
 case .success(.simulate(let options)):
     do {
-        print(try await SimulateCommand.run(options), terminator: "")
+        print(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), terminator: "")
     } catch {
         FileHandle.standardError.write(Data("bgtask simulate: \(error)\n".utf8))
         exit(1)
     }
 case .success(.fleet(let options)):
-    run("fleet") { try FleetCommand.run(options) }
+    run("fleet") { try FleetCommand.run(options, environment: ProcessInfo.processInfo.environment) }
 case .success(.demo(let days, let report)):
     do {
         print(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), terminator: "")

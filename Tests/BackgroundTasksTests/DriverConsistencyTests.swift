@@ -368,18 +368,8 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(SchedulerConfiguration.simulation().simulatedExpirationAfter == nil)
         #expect(SchedulerConfiguration.simulation(simulatesExpiration: true).simulatedExpirationAfter == 5)
         #expect(SchedulerConfiguration.simulation(environment: ["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"]).simulatedExpirationAfter == 5)
-    }
-}
-
-extension ProcessTests {
-    /// Changes the process environment: serialized with the other process suites.
-    @Suite struct SimulationEnvironment {
-        @Test func anExportedSimulateExpirationDoesNotReachSimulations() {
-            setenv("BACKGROUND_TASK_SIMULATE_EXPIRATION", "YES", 1)
-            defer { unsetenv("BACKGROUND_TASK_SIMULATE_EXPIRATION") }
-            #expect(SchedulerConfiguration.simulation().simulatedExpirationAfter == nil)
-            #expect(ModelledDevice.Options().configuration.simulatedExpirationAfter == nil)
-        }
+        // The manual launch switch is for the developer's real app: a simulation still runs.
+        #expect(!SchedulerConfiguration.simulation(environment: ["BGTASK_MANUAL_LAUNCH": "1"]).launchesOnlyWhenSimulated)
     }
 }
 
@@ -416,29 +406,38 @@ final class CountingTimers: Sendable {
 }
 
 @Suite("Conditions sampling") struct ConditionsSamplingTests {
-    @Test func anIdleDriverArmsNoTimerAndWorkArmsOneUntilItGoes() throws {
+    @Test func samplingRunsOnlyWhileADueRequestOrARunDependsOnTheDevice() throws {
         let timers = CountingTimers()
         let (driver, _) = makeDriver(store: try SchedulerStore.inMemory())
-        let provider = FixedConditions(.favorable)
+        var unplugged = Conditions.favorable
+        unplugged.externalPower = false
+        let provider = FixedConditions(unplugged)
+        driver.conditionsChanged(unplugged)
         ConditionsMonitor.start(provider, driver: driver, makeTimer: timers.factory)
         #expect(timers.arms == 0, "nothing pending: no timer, no wakeups")
 
         try driver.submit(laterRequest(processingID))
-        #expect(timers.arms == 1)
+        #expect(timers.arms == 0, "due in an hour: nothing depends on a reading until then")
+        #expect(!driver.dependsOnConditions)
+
+        var needsPower = PendingRequest(app: testApp, identifier: "com.example.test.p1", kind: .processing, submittedAt: testStart)
+        needsPower.requiresExternalPower = true
+        try driver.submit(needsPower)
+        #expect(timers.arms == 1, "a due request blocked on a reading: armed")
         #expect(timers.live.count == 1)
-        try driver.submit(laterRequest("com.example.test.p1"))
+        try driver.submit(needsPower)
         #expect(timers.arms == 1, "already armed")
 
-        var unplugged = Conditions.favorable
-        unplugged.externalPower = false
-        provider.set(unplugged)
+        var plugged = unplugged
+        plugged.batteryLevel = 0.5
+        provider.set(plugged)
         timers.fireAll()
-        #expect(driver.conditions == unplugged, "a tick samples the provider")
+        #expect(driver.conditions == plugged, "a tick samples the provider")
 
-        driver.cancelAll(of: testApp)
-        #expect(timers.live.isEmpty, "the last request went: disarmed")
-        try driver.submit(laterRequest(processingID))
-        #expect(timers.arms == 2, "work came back: armed again")
+        driver.cancel(needsPower.key)
+        #expect(timers.live.isEmpty, "only a request due later is left: disarmed")
+        try driver.submit(needsPower)
+        #expect(timers.arms == 2, "a due request came back: armed again")
         #expect(timers.live.count == 1)
     }
 

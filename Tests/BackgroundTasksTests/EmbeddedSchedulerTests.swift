@@ -17,6 +17,8 @@ import Testing
             app: testApp,
             manifest: testManifest,
             stateDirectory: state,
+            // Nothing from this machine or the developer's environment (BGTASK_MANUAL_LAUNCH...).
+            scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil),
             conditions: FixedConditions(),
             log: .collecting()
         )

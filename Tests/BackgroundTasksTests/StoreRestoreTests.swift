@@ -28,7 +28,7 @@ import Testing
         }
 
         let log = DiagnosticLog.collecting()
-        let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, conditions: FixedConditions(), log: log))
+        let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil), conditions: FixedConditions(), log: log))
         // The first ten submitted load; the two beyond the limit are reported and set aside.
         #expect(context.driver.pendingRequests(of: testApp).map(\.identifier).sorted() == requests.prefix(10).map(\.identifier).sorted())
         let quarantined = try #require(context.driver.store).quarantinedRequests()
@@ -52,7 +52,7 @@ import Testing
             try store.upsertRequest(PendingRequest(app: AppID("com.example.intruder"), identifier: "com.example.intruder.sync", kind: .processing, submittedAt: Date()))
         }
         let log = DiagnosticLog.collecting()
-        let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, conditions: FixedConditions(), log: log))
+        let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil), conditions: FixedConditions(), log: log))
         #expect(context.driver.allPendingRequests.map(\.identifier) == [processingID])
         #expect(try context.driver.store?.quarantinedRequests().map(\.identifier) == ["com.example.intruder.sync"])
         #expect(log.messages.contains { $0.text.contains("com.example.intruder/com.example.intruder.sync was not loaded") && $0.text.contains("belongs to the app com.example.intruder") })

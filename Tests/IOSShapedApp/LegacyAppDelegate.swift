@@ -132,4 +132,14 @@ public final class LegacyAppDelegate {
         default: return "unknown"
         }
     }
+
+    /// Xcode's fix-it for an imported enum: `@unknown default:` (clean, as on iOS).
+    public func describeFetchResult(_ result: UIBackgroundFetchResult) -> String {
+        switch result {
+        case .newData: return "newData"
+        case .noData: return "noData"
+        case .failed: return "failed"
+        @unknown default: return "unknown"
+        }
+    }
 }

@@ -27,6 +27,34 @@ struct OwnershipTests {
         #expect(throws: Never.self) { _ = try openStore(url) }
     }
 
+    @Test("a look at the lock (a shared lock for an instant, as bgtask why takes) does not refuse the owner starting then")
+    func aLookAtTheLockDoesNotRefuseTheOwner() throws {
+        let directory = try TemporaryDirectory()
+        let lockFile = directory.file("store.sqlite.lock").path
+        let look = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(look >= 0)
+        defer { close(look) }
+        #expect(flock(look, LOCK_SH | LOCK_NB) == 0)
+        // The look ends 10 ms later, while the owner is already trying.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { _ = flock(look, LOCK_UN) }
+        let store = try openStore(directory.file("store.sqlite"))
+        #expect(store.ownership != nil)
+    }
+
+    @Test("a FIFO or a symbolic link in the lock file's place is refused, never waited on or followed")
+    func aLockFileThatIsNotARegularFileIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        #expect(mkfifo(directory.file("fifo.sqlite.lock").path, 0o600) == 0)
+        let fifo = try #require(throws: StoreError.self) { _ = try openStore(directory.file("fifo.sqlite")) }
+        #expect(fifo.code == .cannotOpen)
+        #expect(fifo.message.contains("fifo.sqlite.lock"))
+        #expect(SchedulerStore.owner(of: directory.file("fifo.sqlite")) == nil)
+        #expect(symlink(directory.file("elsewhere").path, directory.file("link.sqlite.lock").path) == 0)
+        let link = try #require(throws: StoreError.self) { _ = try openStore(directory.file("link.sqlite")) }
+        #expect(link.code == .cannotOpen)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("elsewhere").path), "the link was not followed")
+    }
+
     @Test("close gives up the file and the lock at once; later calls fail with closed, naming the file")
     func closeReleasesOwnership() throws {
         let directory = try TemporaryDirectory()

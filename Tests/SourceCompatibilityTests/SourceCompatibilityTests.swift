@@ -222,6 +222,12 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(status == "available")
         #expect(await MainActor.run { ModernAppDelegate(provider: context.application).fetchResultName(.noData) } == "noData")
         #expect(UIApplication.State(rawValue: 2) == .background)
+        #expect(await MainActor.run {
+            LegacyAppDelegate(refreshIdentifier: "com.example.compat.refresh", backgroundTasks: context.application).describeFetchResult(.failed)
+        } == "failed")
+        // A value iOS may add later reaches `default:` instead of trapping, as with an imported enum.
+        let future = try #require(UIApplication.State(rawValue: 7))
+        #expect(context.application.applicationState != future)
     }
 
     @Test func requestsCopyAsTheirOwnClass() {

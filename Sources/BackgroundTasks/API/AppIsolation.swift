@@ -66,7 +66,7 @@ extension AppContext {
             self.driver.activity.enter()
             Task.immediate {
                 await AppContext.$current.withValue(self) {
-                    await AppContext.run(on: isolation, call, started: box)
+                    await AppContext.run(on: isolation, call, started: box, clock: self.driver.clock)
                 }
                 then?()
                 self.driver.activity.leave()
@@ -83,8 +83,11 @@ extension AppContext {
     }
 
     /// Runs `call` on `actor` (its own isolation, so calling it does not hop).
-    private static func run(on actor: isolated any Actor, _ call: some AppCall, started: StartedFlag) async {
+    private static func run(on actor: isolated any Actor, _ call: some AppCall, started: StartedFlag, clock: any DriverClock) async {
         started.flag.store(true, ordering: .releasing)
+        // The app's code starts now, on its actor: dates it computes from the wall clock are
+        // measured from here (the simulator's exact virtual dates), not from before the hop.
+        clock.appWorkStarted()
         await call.call()
     }
 

@@ -23,6 +23,16 @@ extension BGApplication {
         }
     }
 
+    /// Waits, at most `timeout` seconds, until the notifications posted so far have been
+    /// delivered: an exiting process must not lose `willTerminateNotification`. Bounded,
+    /// because an observer on the main queue waits for a main queue the exiting thread
+    /// may itself be blocking.
+    func waitForPostedNotifications(timeout: TimeInterval) {
+        let delivered = DispatchSemaphore(value: 0)
+        notificationQueue.async { delivered.signal() }
+        _ = delivered.wait(timeout: .now() + timeout)
+    }
+
     /// Posted once ``finishLaunching(activate:)`` closed the registration window.
     public static let didFinishLaunchingNotification = Notification.Name("UIApplicationDidFinishLaunchingNotification")
     /// Posted when the app became active (launched into the foreground, or brought back).

@@ -14,35 +14,8 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable, 
     public var description: String { rawValue == 0 ? "UIBackgroundTaskIdentifier.invalid" : "UIBackgroundTaskIdentifier(\(rawValue))" }
 }
 
-/// Whether the app may run in the background (Apple: `UIBackgroundRefreshStatus`).
-///
-/// Like Apple's imported C enum, a `switch` over it needs `default:` (the reserved case
-/// below is never returned); see docs/porting.md.
-public enum UIBackgroundRefreshStatus: Int, Sendable, Hashable {
-    /// Restricted by the system (no store: the scheduler cannot schedule).
-    case restricted = 0
-    /// The user turned Background App Refresh off for this app.
-    case denied = 1
-    /// Available.
-    case available = 2
-    /// Never returned: reserved, as values Apple may add, so that `switch` statements
-    /// written for iOS (with `default:`) compile without "default will never be executed".
-    case __reserved = -1
-}
-
-/// What a background fetch found (Apple: `UIBackgroundFetchResult`), passed to the
-/// completion handler of ``BGApplication/setBackgroundFetchHandler(_:)``.
-public enum UIBackgroundFetchResult: UInt, Sendable, Hashable {
-    /// New data was downloaded (the run succeeded).
-    case newData = 0
-    /// There was nothing new (the run succeeded).
-    case noData = 1
-    /// The fetch failed (the run is recorded as failed).
-    case failed = 2
-    /// Never passed: reserved, as values Apple may add, so that `switch` statements
-    /// written for iOS (with `default:`) compile without "default will never be executed".
-    case __reserved = 255
-}
+// `UIBackgroundRefreshStatus` and `UIBackgroundFetchResult` are C enums (CUIKitTypes), as on
+// iOS, so that `switch` statements behave as over Apple's imported enums (docs/porting.md).
 
 /// The app process on Linux, with its lifecycle and background assertions: what
 /// `UIApplication` is on iOS, minus the user interface. ``UIApplication`` is the same type.
@@ -61,19 +34,9 @@ public enum UIBackgroundFetchResult: UInt, Sendable, Hashable {
 public final class BGApplication: @unchecked Sendable {
     // @unchecked: `context` is set once right after init; the rest is behind `state`.
 
-    /// `UIApplication.State`. Like Apple's imported C enum, a `switch` over it needs
-    /// `default:` (the reserved case is never returned); see docs/porting.md.
-    public enum State: Int, Sendable, Hashable {
-        /// In the foreground, receiving events.
-        case active = 0
-        /// In the foreground, not receiving events.
-        case inactive = 1
-        /// In the background (or suspended).
-        case background = 2
-        /// Never returned: reserved, as values Apple may add, so that `switch` statements
-        /// written for iOS (with `default:`) compile without "default will never be executed".
-        case __reserved = -1
-    }
+    /// `UIApplication.State`: the C enum `UIApplicationState` (CUIKitTypes), as on iOS, so a
+    /// `switch` over it behaves as over Apple's imported enum (docs/porting.md).
+    public typealias State = UIApplicationState
 
     /// The application of the app whose code is running (see ``AppContext``).
     public static var shared: BGApplication { AppContext.resolve().application }
@@ -296,9 +259,13 @@ public final class BGApplication: @unchecked Sendable {
                 case .notRunning: status = 1
                 default: return
                 }
-                // Exiting ends the process's runs too: they get their expiration first.
+                // Exiting ends the process's runs too: they get their expiration first; and
+                // the notifications of this change (willTerminate...) reach their observers.
                 context.driver.appTerminating(context.app)
-                context.driver.whenRunsEnd(of: context.app) { exit(status) }
+                context.driver.whenRunsEnd(of: context.app) { [weak self] in
+                    self?.waitForPostedNotifications(timeout: 2)
+                    exit(status)
+                }
             }
         }
         var sources: [any DispatchSourceSignal] = []
@@ -307,7 +274,9 @@ public final class BGApplication: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: context.expirationQueue)
             source.setEventHandler { [weak self] in
                 context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
-                context.driver.appTerminating(context.app)
+                // Only a process that is about to exit stops launching and expires its runs;
+                // one that stays (exitWhenDone: false) goes on running background work.
+                if exitWhenDone { context.driver.appTerminating(context.app) }
                 self?.enterBackground()
             }
             source.activate()

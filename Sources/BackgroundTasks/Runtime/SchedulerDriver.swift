@@ -49,7 +49,7 @@ public final class SchedulerDriver: Sendable {
         /// Messages noted under the lock, sent to ``log`` once it is released.
         var notes: [DiagnosticMessage] = []
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
-        var hadWork = false
+        var dependedOnReadings = false
         var workListeners: [@Sendable () -> Void] = []
         /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
         var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
@@ -113,7 +113,7 @@ public final class SchedulerDriver: Sendable {
                 log(.error, app: nil, "could not read pending requests from the store: \(error)")
             }
         }
-        state = Mutex(State(engine: engine, hadWork: engine.hasWork))
+        state = Mutex(State(engine: engine, dependedOnReadings: engine.dependsOnSlowReadings))
     }
 
     /// The engine's configuration.
@@ -124,8 +124,8 @@ public final class SchedulerDriver: Sendable {
         state.withLock { $0.observers.append(observer) }
     }
 
-    /// Calls `listener` (after the lock is released) whenever the engine goes from having
-    /// no work to having some, or back (``dependsOnConditions``): the conditions sampler
+    /// Calls `listener` (after the lock is released) whenever ``dependsOnConditions`` turns
+    /// true or false (a run starts or ends, a request comes due or goes): the conditions sampler
     /// arms and disarms on it. Calls from concurrent changes may arrive out of order, so
     /// a listener reads ``dependsOnConditions`` rather than trusting the order.
     public func onWorkChanged(_ listener: @escaping @Sendable () -> Void) {
@@ -367,10 +367,11 @@ public final class SchedulerDriver: Sendable {
         } prefix: { now in [.conditionsChanged(conditions, at: now)] }
     }
 
-    /// Whether anything is pending or running: the policies weigh every reading (battery,
-    /// thermal, idleness...) for every request, so the device is sampled only then.
+    /// Whether the device's slow readings matter now (``SchedulerEngine/dependsOnSlowReadings``):
+    /// a run is in progress, or a due request is judged on them. The conditions sampler runs
+    /// only then, so an idle process, or one whose requests are all due later, never wakes.
     public var dependsOnConditions: Bool {
-        state.withLock { $0.engine.hasWork }
+        state.withLock { $0.engine.dependsOnSlowReadings }
     }
 
     /// Keeps `object` (a timer source) alive as long as the driver.
@@ -464,9 +465,9 @@ public final class SchedulerDriver: Sendable {
                 actions.append(contentsOf: state.notes.map(Action.log))
                 state.notes.removeAll()
             }
-            let hasWork = state.engine.hasWork
-            if hasWork != state.hadWork {
-                state.hadWork = hasWork
+            let depends = state.engine.dependsOnSlowReadings
+            if depends != state.dependedOnReadings {
+                state.dependedOnReadings = depends
                 if !state.workListeners.isEmpty { actions.append(.call(state.workListeners)) }
             }
             return (actions, state.observers)

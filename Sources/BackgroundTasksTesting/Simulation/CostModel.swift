@@ -51,8 +51,13 @@ extension SchedulerConfiguration {
     ///   - environment: variables to honour as a real device would (the CLI passes its
     ///     own: `BACKGROUND_TASK_SIMULATE_EXPIRATION=YES` has the effect of
     ///     `simulatesExpiration`); empty by default.
+    ///
+    /// Only `BACKGROUND_TASK_SIMULATE_EXPIRATION` is honoured: the developer's manual launch
+    /// switch (`BGTASK_MANUAL_LAUNCH`) is for their real app, and a simulation in which
+    /// nothing launches by itself would show nothing.
     public static func simulation(simulatesExpiration: Bool = false, environment: [String: String] = [:]) -> SchedulerConfiguration {
-        var configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment, machineIDFile: nil)
+        let honoured = environment.filter { $0.key == "BACKGROUND_TASK_SIMULATE_EXPIRATION" }
+        var configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: honoured, machineIDFile: nil)
         if simulatesExpiration, configuration.simulatedExpirationAfter == nil {
             configuration.simulatedExpirationAfter = EmbeddedScheduler.defaultSchedulerConfiguration(
                 environment: ["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"], machineIDFile: nil

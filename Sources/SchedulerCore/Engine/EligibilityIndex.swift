@@ -181,6 +181,14 @@ public struct EligibilityIndex: Sendable {
     /// Number of requests a policy holds (deferred or parked).
     public var heldCount: Int { deferred.count + parkedForDevice.count + parkedForApp.values.reduce(0) { $0 + $1.count } }
 
+    /// Whether a pending request's fate turns on the device's readings now: one is ready,
+    /// blocked on a required condition, or held until the device changes. Requests waiting
+    /// for their date, deferred to an instant (a timer wakes for them) or parked until
+    /// their app changes do not: the device need not be read for them until then.
+    public var dependsOnDeviceReadings: Bool {
+        !ready.isEmpty || !parkedForDevice.isEmpty || !continuedQueue.isEmpty || blocked.contains { !$0.isEmpty }
+    }
+
     /// Whether some request is ready to launch (conditions are re-checked at pop).
     public var hasReady: Bool { !ready.isEmpty }
 

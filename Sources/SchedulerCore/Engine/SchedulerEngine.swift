@@ -270,6 +270,12 @@ public struct SchedulerEngine: Sendable {
     /// Whether any request is pending or any run in progress.
     public var hasWork: Bool { index.count > 0 || !runs.isEmpty }
 
+    /// Whether the device's slow readings (battery level, thermal, idleness, CPU pressure)
+    /// matter now: a run is in progress (it may be expired when they change), or a pending
+    /// request is due and judged on them (``EligibilityIndex/dependsOnDeviceReadings``).
+    /// A request due tomorrow does not: the engine's wake at its date comes first.
+    public var dependsOnSlowReadings: Bool { !runs.isEmpty || index.dependsOnDeviceReadings }
+
     /// Every pending request, in submission order.
     public var allPendingRequests: [PendingRequest] { index.allRequests }
 

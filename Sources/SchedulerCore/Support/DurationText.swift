@@ -11,8 +11,10 @@ public enum DurationText {
         if seconds < 0 { return "-" + spoken(-seconds) }
         // Beyond this the integer conversions below could overflow.
         guard seconds < 1e15 else { return "forever" }
-        let tenths = (seconds * 10).rounded()
-        if tenths < 100, tenths.truncatingRemainder(dividingBy: 10) != 0 { return String(format: "%.1f s", tenths / 10) }
+        // Integer arithmetic, not `String(format:)`: rationales are written at every launch,
+        // and Foundation's formatter costs microseconds on Linux.
+        let tenths = Int((seconds * 10).rounded())
+        if tenths < 100, tenths % 10 != 0 { return "\(tenths / 10).\(tenths % 10) s" }
         if seconds < 59.5 { return "\(Int(seconds.rounded())) s" }
         let minutes = Int((seconds / 60).rounded())
         if minutes < 60 { return "\(minutes) min" }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SchedulerCore
 
 /// One logind session, from its file `<run>/systemd/sessions/<id>`.
 public struct LogindSession: Hashable, Sendable {
@@ -180,9 +181,9 @@ public struct DeviceIdleReader: Sendable {
         if let newest = terminals.max(by: { $0.lastActivity < $1.lastActivity }) {
             let age = max(0, now.timeIntervalSince(newest.lastActivity))
             if age <= threshold {
-                return SourcedValue(false, source: "\(newest.path) active \(describe(age)) ago (\(thresholdText))" + suffix(notes))
+                return SourcedValue(false, source: "\(newest.path) active \(DurationText.spoken(age)) ago (\(thresholdText))" + suffix(notes))
             }
-            notes.insert("newest terminal activity \(newest.path) \(describe(age)) ago (\(thresholdText))", at: 0)
+            notes.insert("newest terminal activity \(newest.path) \(DurationText.spoken(age)) ago (\(thresholdText))", at: 0)
             if let graphical = local.first(where: \.isGraphical) {
                 notes.append("logind session \(graphical.id) (\(graphical.type ?? "")) is active, but its idle and lock hints are on D-Bus only: graphical input is not seen")
             }
@@ -198,11 +199,5 @@ public struct DeviceIdleReader: Sendable {
 
     private static func suffix(_ notes: [String]) -> String {
         notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")
-    }
-
-    private static func describe(_ seconds: TimeInterval) -> String {
-        if seconds < 120 { return "\(Int(seconds)) s" }
-        if seconds < 7200 { return "\(Int(seconds / 60)) min" }
-        return "\(Int(seconds / 3600)) h"
     }
 }

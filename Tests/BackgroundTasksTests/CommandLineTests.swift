@@ -182,12 +182,21 @@ import Testing
         #expect(CommandLineParser.parse(["demo", "--report", "-report.html"]) == .success(.demo(days: 1, report: "-report.html")))
     }
 
-    @Test func aPolicyFileGivenTwiceTheSameKeyIsRefused() throws {
+    @Test func aPolicyFileWithAnOutOfRangeNumberIsRefusedNamingTheKey() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data("{\"energyBudgetPerAppPerDay\": 1e19}".utf8).write(to: file)
         #expect {
             try PolicyCommand.run(json: false, check: file.path)
         } throws: { "\($0)".contains("energyBudgetPerAppPerDay") && "\($0)".contains("from 0 to 1000000000") }
+    }
+
+    @Test func aPolicyFileGivenTwiceTheSameKeyIsRefused() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("{\"minimumLaunchInterval\": 60,\n \"minimumLaunchInterval\": 0}".utf8).write(to: file)
+        #expect {
+            try PolicyCommand.run(json: false, check: file.path)
+        } throws: { "\($0)".contains("minimumLaunchInterval") && "\($0)".contains("line 2") }
     }
 }

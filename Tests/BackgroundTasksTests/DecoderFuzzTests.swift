@@ -69,7 +69,8 @@ struct Mutator {
     }
 }
 
-@Suite struct DecoderFuzzTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct DecoderFuzzTests {
     static let iterations = 1_500
 
     @Test func strictJSONNeverCrashesAndAgreesWithFoundation() throws {

@@ -8,7 +8,7 @@ import SchedulerCore
 
 /// The file-reading shell around `AppManifest.parse`. Each test works in its own temporary
 /// directory, so the suite runs in parallel.
-@Suite("Manifest loader")
+@Suite("Manifest loader", .timeLimit(.minutes(1)))
 struct ManifestLoaderTests {
     /// A fresh directory for one test, removed by the caller.
     func makeDirectory() throws -> URL {

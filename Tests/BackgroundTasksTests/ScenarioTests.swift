@@ -46,7 +46,8 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-@Suite struct ScenarioParsingTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct ScenarioParsingTests {
     static let cases: [ScenarioErrorCase] = [
         .init(name: "invalid JSON", json: "{\"version\": 1,\n \"name\": x}", path: "$", expectations: ["expected valid JSON, found an error at line 2, column 10", "near \"x}\""]),
         .init(name: "not an object", json: "[1]", path: "$", expectations: ["expected an object, found an array"]),

@@ -95,7 +95,7 @@ import Testing
         try machine.touch("dev/pts/0", at: Self.now.addingTimeInterval(-60))
         let idle = reader(machine).read(now: Self.now)
         #expect(idle.value == false)
-        #expect(idle.source.contains("\(machine.path("dev/pts/0")) active 60 s ago"))
+        #expect(idle.source.contains("\(machine.path("dev/pts/0")) active 1 min ago"))
     }
 
     @Test func terminalActivityOlderThanTheThresholdMeansIdle() throws {

@@ -8,7 +8,8 @@ import Testing
 
 /// Absurd values, FIFOs and oversized files where the readers expect small sysfs and state
 /// files: no crash, no hang, and the culprit named in the source.
-@Suite struct SysfsBadInputTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct SysfsBadInputTests {
     @Test(arguments: [
         ("0-3", 4), ("0-3,6,8-11", 9), ("0", 1), ("0-65535", 65_536),
         ("0-99999999999999999999", nil), ("0-9223372036854775807", nil), ("5-2", nil), ("-", nil), ("", nil),

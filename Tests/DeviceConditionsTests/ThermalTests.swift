@@ -6,7 +6,8 @@ import Foundation
 import SchedulerCore
 import Testing
 
-@Suite struct ThermalTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct ThermalTests {
     static let trips = [("active", 60), ("active", 70), ("passive", 95), ("hot", 100), ("critical", 105)]
 
     /// Apple's meanings: serious ("performance is reduced") from the passive trip, where the

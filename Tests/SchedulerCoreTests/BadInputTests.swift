@@ -12,7 +12,8 @@ private func scratchDirectory() throws -> URL {
     return url
 }
 
-@Suite struct StrictJSONTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct StrictJSONTests {
     private func scan(_ text: String) -> StrictJSON.Failure? {
         do {
             try StrictJSON.validate(Data(text.utf8))
@@ -106,7 +107,8 @@ private func scratchDirectory() throws -> URL {
     }
 }
 
-@Suite struct BoundedFileTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct BoundedFileTests {
     private func problem(_ path: String, limit: Int = 1 << 20) -> BoundedFile.Problem? {
         do {
             _ = try BoundedFile.read(path: path, limit: limit)
@@ -160,7 +162,8 @@ private func scratchDirectory() throws -> URL {
     }
 }
 
-@Suite struct PolicyFileBadInputTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct PolicyFileBadInputTests {
     private func error(_ text: String) -> PolicyConfigurationError? {
         do {
             _ = try PolicyConfiguration.parse(Data(text.utf8), source: "p.json")
@@ -218,7 +221,8 @@ private func scratchDirectory() throws -> URL {
     }
 }
 
-@Suite struct ManifestBadInputTests {
+/// A hang (a blocking open, a parser loop) fails the suite instead of stopping the run.
+@Suite(.timeLimit(.minutes(1))) struct ManifestBadInputTests {
     private func error(_ data: Data) -> ManifestError? {
         do {
             _ = try AppManifest.parse(data, source: "m")
@@ -287,6 +291,13 @@ private func scratchDirectory() throws -> URL {
         var plist = Data([0xFF, 0xFE])
         plist.append(#"<?xml version="1.0" encoding="UTF-16"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict></plist>"#.data(using: .utf16LittleEndian)!)
         #expect(try AppManifest.parse(plist, source: "m").appID == AppID("com.a"))
+    }
+
+    @Test func aUTF16XMLPropertyListWithADuplicateKeyIsRefusedToo() throws {
+        var plist = Data([0xFF, 0xFE])
+        plist.append(#"<?xml version="1.0" encoding="UTF-16"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string><key>CFBundleIdentifier</key><string>com.b</string></dict></plist>"#.data(using: .utf16LittleEndian)!)
+        let refused = try #require(error(plist))
+        #expect(refused.message.contains("duplicate key \"CFBundleIdentifier\""), "\(refused)")
     }
 
     @Test func sizeAndCountAreCapped() throws {

@@ -196,7 +196,7 @@ struct ManifestTests {
         let error = try #require(parseError(parsing: #"{"UIBackgroundModes": [}"#, source: "bad.json"))
         #expect(error.code == .malformed)
         #expect(error.file == "bad.json")
-        #expect(error.message == "expected valid JSON, but at line 1, column 24: expected a value (object, array, string, number, true, false or null), found '}'")
+        #expect(error.message == "expected valid JSON, found an error at line 1, column 24 near \"}\": expected a value (object, array, string, number, true, false or null), found '}'")
     }
 
     @Test func invalidXMLIsMalformedWithTheParsersMessage() throws {

@@ -43,7 +43,7 @@ struct ExpirationHandlerCall: AppCall, @unchecked Sendable {
 extension AppContext {
     /// How long an isolated app closure may wait for its actor before the app is told why
     /// nothing happens (a main thread that runs no loop never drains the main queue).
-    static let isolatedCallStallWarning: DispatchTimeInterval = .seconds(5)
+    static let isolatedCallStallWarning: TimeInterval = 5
 
     /// Calls `call` as app work: on its actor when it is isolated, else synchronously on
     /// `queue`; `then` runs after it returned (on the same executor). `what` names the
@@ -77,7 +77,7 @@ extension AppContext {
                 let hint = (isolation as AnyObject) === MainActor.shared
                     ? "the main queue is not being drained: end main with dispatchMain() or RunLoop.main.run() (or await something in an async main), or make the closure nonisolated"
                     : "that actor is busy"
-                self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(AppContext.describe(AppContext.isolatedCallStallWarning)): \(hint)")
+                self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(DurationText.spoken(AppContext.isolatedCallStallWarning)): \(hint)")
             }
         }
     }
@@ -89,11 +89,6 @@ extension AppContext {
         // measured from here (the simulator's exact virtual dates), not from before the hop.
         clock.appWorkStarted()
         await call.call()
-    }
-
-    private static func describe(_ interval: DispatchTimeInterval) -> String {
-        if case .seconds(let seconds) = interval { return "\(seconds) s" }
-        return "\(interval)"
     }
 }
 

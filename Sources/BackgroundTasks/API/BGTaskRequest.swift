@@ -27,13 +27,14 @@ open class BGTaskRequest: NSObject, @unchecked Sendable, NSCopying {
         self.identifier = identifier
     }
 
-    /// A new request of the same class with the same properties (`NSCopying`).
+    /// A new request of the same kind (`BGAppRefreshTaskRequest`, `BGProcessingTaskRequest`...)
+    /// with the same properties (`NSCopying`). A subclass of the app's own that adds
+    /// properties overrides this to copy them, as with any `NSCopying` class.
     open func copy(with zone: NSZone?) -> Any {
         // The scheduler's record carries every property of every kind, and `make(from:)`
         // builds the matching class from it: one place knows each kind's properties.
         BGTaskRequest.make(from: pendingRequest(app: AppID("copy"), submittedAt: Date(timeIntervalSince1970: 0)))
     }
-
 
     /// The kind of task this request schedules.
     var kind: TaskKind { .appRefresh }

@@ -443,15 +443,7 @@ struct JSONNode {
         do {
             try StrictJSON.validate(data)
         } catch {
-            switch error.kind {
-            case .duplicateKey:
-                throw ScenarioError(path: error.path, message: "\(error.message) (line \(error.line), column \(error.column))")
-            case .encoding:
-                throw ScenarioError(path: "$", message: "expected valid JSON, found text that is not UTF-8: \(error.message)")
-            case .syntax, .tooDeep:
-                let near = JSONPosition.near(error.offset, in: [UInt8](data))
-                throw ScenarioError(path: "$", message: "expected valid JSON, found an error at line \(error.line), column \(error.column)\(near): \(error.message)")
-            }
+            throw ScenarioError(path: error.duplicateKeyPath == nil ? "$" : error.path, message: error.explanation(in: data))
         }
         do {
             return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$")
@@ -582,27 +574,10 @@ struct JSONObject {
 /// Where a JSON syntax error sits, as line, column and the text there (in the manner of
 /// SQLite's `near "x"`), from the character offset in Foundation's message.
 enum JSONPosition {
+    /// Foundation's complaint about a document `StrictJSON` accepted (rare: its numbers and
+    /// strings are checked alike), without a position of its own.
     static func describe(_ error: any Error, in data: Data) -> String {
         let nsError = error as NSError
-        let reason = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
-        let bytes = [UInt8](data)
-        guard let offset = characterOffset(in: reason), offset <= bytes.count else { return "an error: \(reason)" }
-        let before = bytes[..<offset]
-        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-        return "an error at line \(line), column \(column)\(near(offset, in: bytes)): \(reason)"
-    }
-
-    /// ` near "text"`: up to 12 bytes from `offset` to the end of its line; empty at the end.
-    static func near(_ offset: Int, in bytes: [UInt8]) -> String {
-        guard offset < bytes.count else { return "" }
-        let rest = bytes[offset...].prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
-        return rest.isEmpty ? "" : " near \(JSONNode.quoted(String(decoding: rest, as: UTF8.self)))"
-    }
-
-    /// The number after "character " in messages such as "Invalid value around character 15.".
-    static func characterOffset(in reason: String) -> Int? {
-        guard let marker = reason.range(of: "character ") else { return nil }
-        return Int(reason[marker.upperBound...].prefix { $0.isNumber })
+        return "an error: \(nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription)"
     }
 }

@@ -196,9 +196,13 @@ public struct AppManifest: Hashable, Sendable {
         }
         // A UTF-16 byte-order mark: an XML property list may be UTF-16, JSON may not.
         let isUTF16 = data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE])
+        // The XML of a UTF-16 property list, as UTF-8, for the duplicate-key scan.
+        var utf16XML: Data?
         if isUTF16, !data.starts(with: [0xFF, 0xFE, 0x00, 0x00]) {
             let text = String(data: data, encoding: .utf16) ?? ""
-            guard text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).first == "<" else {
+            let xml = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
+            utf16XML = Data(xml.utf8)
+            guard xml.first == "<" else {
                 throw ManifestError(
                     code: .malformed, file: source,
                     message: "expected a property list or UTF-8 JSON, found UTF-16 text that is not a property list; JSON must be UTF-8 (convert with iconv -f UTF-16 -t UTF-8)")
@@ -210,8 +214,8 @@ public struct AppManifest: Hashable, Sendable {
             || (isUTF16 && !data.starts(with: [0xFF, 0xFE, 0x00, 0x00]))
         do {
             if isPropertyList {
-                if first == UInt8(ascii: "<") {
-                    let (duplicate, tooDeep) = XMLPropertyListKeys.firstDuplicate(in: data)
+                if let xml = first == UInt8(ascii: "<") ? data : utf16XML {
+                    let (duplicate, tooDeep) = XMLPropertyListKeys.firstDuplicate(in: xml)
                     if let duplicate {
                         throw ManifestError(
                             code: .malformed, file: source, key: duplicate.path,
@@ -233,7 +237,7 @@ public struct AppManifest: Hashable, Sendable {
             do {
                 try StrictJSON.validate(data)
             } catch {
-                throw ManifestError(code: .malformed, file: source, key: jsonKey(error), message: jsonMessage(error))
+                throw ManifestError(code: .malformed, file: source, key: error.duplicateKeyPath, message: error.explanation(in: data))
             }
             // Fragments allowed so that `"text"` or `42` reports "found a string" (a type
             // error the developer can act on) rather than a generic parse failure.
@@ -245,23 +249,6 @@ public struct AppManifest: Hashable, Sendable {
             throw ManifestError(
                 code: .malformed, file: source,
                 message: "expected \(format), but the parser said: \(parserMessage(error))")
-        }
-    }
-
-    /// The key a JSON problem concerns, as the manifest's errors write keys
-    /// (`BGTaskSchedulerPermittedIdentifiers[2]`, no leading `$`); `nil` at the top level.
-    private static func jsonKey(_ failure: StrictJSON.Failure) -> String? {
-        guard case .duplicateKey = failure.kind, failure.path != "$" else { return nil }
-        var path = failure.path.dropFirst()
-        if path.hasPrefix(".") { path = path.dropFirst() }
-        return String(path)
-    }
-
-    private static func jsonMessage(_ failure: StrictJSON.Failure) -> String {
-        switch failure.kind {
-        case .duplicateKey: return "\(failure.message) (line \(failure.line), column \(failure.column))"
-        case .encoding: return failure.message
-        case .syntax, .tooDeep: return "expected valid JSON, but at line \(failure.line), column \(failure.column): \(failure.message)"
         }
     }
 

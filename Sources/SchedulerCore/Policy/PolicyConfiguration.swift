@@ -181,13 +181,7 @@ extension PolicyConfiguration {
         do {
             try StrictJSON.validate(data)
         } catch {
-            switch error.kind {
-            case .duplicateKey:
-                let key = error.path.hasPrefix("$.") ? String(error.path.dropFirst(2)) : error.path
-                throw fail(key, "\(error.message) (line \(error.line), column \(error.column))")
-            case .encoding: throw fail(nil, error.message)
-            case .syntax, .tooDeep: throw fail(nil, "not valid JSON at line \(error.line), column \(error.column): \(error.message)")
-            }
+            throw fail(error.duplicateKeyPath, error.explanation(in: data))
         }
         let object: Any
         do {

@@ -49,6 +49,36 @@ public enum StrictJSON {
         public var description: String {
             "line \(line), column \(column)\(path == "$" ? "" : " (at \(path))"): \(message)"
         }
+
+        /// The one wording of this failure in the errors of every decoder (manifests, policy
+        /// files, scenarios), which add the file and the key: "expected valid JSON, found an
+        /// error at line 2, column 10 near "x}": ...", or for a duplicate key its message and
+        /// position. `data` is the document, for the bytes near a syntax error.
+        public func explanation(in data: Data) -> String {
+            switch kind {
+            case .duplicateKey: return "\(message) (line \(line), column \(column))"
+            case .encoding: return "expected UTF-8 JSON: \(message)"
+            case .syntax, .tooDeep: return "expected valid JSON, found an error at line \(line), column \(column)\(Self.near(offset, in: data)): \(message)"
+            }
+        }
+
+        /// The key a duplicate concerns, as decoders write keys (`days[1].network`, no
+        /// leading `$.`); `nil` for other failures and at the top level.
+        public var duplicateKeyPath: String? {
+            guard case .duplicateKey = kind, path != "$" else { return nil }
+            var key = path.dropFirst()
+            if key.hasPrefix(".") { key = key.dropFirst() }
+            return String(key)
+        }
+
+        /// ` near "text"`: up to 12 bytes from `offset` to the end of its line; empty at the end.
+        private static func near(_ offset: Int, in data: Data) -> String {
+            guard offset >= 0, offset < data.count else { return "" }
+            let rest = data.dropFirst(offset).prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
+            guard !rest.isEmpty else { return "" }
+            let text = String(decoding: rest, as: UTF8.self)
+            return " near \"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
     }
 
     /// Checks `data`; returns normally when it is one well-formed UTF-8 JSON value (any

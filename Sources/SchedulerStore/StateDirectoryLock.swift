@@ -63,14 +63,14 @@ public final class StateDirectoryLock: Sendable {
             close(descriptor)
             throw StoreError(code: .cannotOpen, path: path, message: "the lock file \(path) is not a regular file; remove what is there")
         }
-        // ``holder(in:name:)`` tests the lock by taking a shared one for an instant: a few
-        // short retries keep such a look (`bgtask why`) from refusing the real owner.
-        var retries = 50
+        // ``holder(in:name:)`` tests the lock by taking a shared one for an instant: short
+        // retries for up to a second keep such a look (`bgtask why`) from refusing the real
+        // owner, even on a loaded machine. A real owner holds on for its whole life.
+        let giveUp = DispatchTime.now() + .seconds(1)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             if failure == EINTR { continue }
-            if failure == EWOULDBLOCK, retries > 0 {
-                retries -= 1
+            if failure == EWOULDBLOCK, DispatchTime.now() < giveUp {
                 usleep(2_000)
                 continue
             }

@@ -35,8 +35,11 @@ struct OwnershipTests {
         try #require(look >= 0)
         defer { close(look) }
         #expect(flock(look, LOCK_SH | LOCK_NB) == 0)
-        // The look ends 10 ms later, while the owner is already trying.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { _ = flock(look, LOCK_UN) }
+        // The look ends 10 ms later, while the owner is already trying (it retries for 1 s).
+        Thread.detachNewThread {
+            usleep(10_000)
+            _ = flock(look, LOCK_UN)
+        }
         let store = try openStore(directory.file("store.sqlite"))
         #expect(store.ownership != nil)
     }

@@ -260,7 +260,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// register handlers); `nil` removes the policy and forgets the count.
     public func setRetryPolicy(_ policy: BGRetryPolicy?, forTaskWithIdentifier identifier: String) {
         let context = requiredContext
-        context.driver.setRetryPolicy(policy?.rule, for: RequestKey(app: context.app, identifier: identifier))
+        context.driver.setRetryPolicy(policy, for: RequestKey(app: context.app, identifier: identifier))
     }
 
     /// The app's durable checkpoint store (resume idempotent work: docs/system.md, "Best practice").

@@ -1,13 +1,20 @@
 import Foundation
 
-/// When the engine retries a failed run of one task identifier (what the app's
-/// `BGRetryPolicy` says, in the engine's terms).
+/// When to try a failed task again (docs/system.md, "Best practice"); the app's
+/// `BGRetryPolicy` is this type.
+///
+/// Set with `BGTaskScheduler.setRetryPolicy(_:forTaskWithIdentifier:)`. When a run ends in
+/// anything but success (failure, expiration, termination, crash) and the app did not
+/// already submit a new request for the identifier, the scheduler submits a copy of the
+/// request with `earliestBeginDate` moved by the policy's delay. A success resets the count.
 ///
 /// The engine decides retries itself, inside the handling of the run's end
-/// (``SchedulerEngine/handle(_:at:)``): it knows whether the app already submitted a new
-/// request for the identifier (that request stands, and no retry is made), and the
-/// count of consecutive failures lives in the app's ``AppPolicyState`` (saved with each
-/// run's record), so it survives a restart.
+/// (``SchedulerEngine/handle(_:at:)``): a request the app submitted for the identifier
+/// before the run ended (from the handler) stands, and one it submits afterwards (from a
+/// completion block) replaces the retry, as any resubmission does. The count of consecutive
+/// failures lives in the app's ``AppPolicyState`` (saved with each run's record), so it
+/// survives a restart. A retry the submission checks would refuse (Background App Refresh
+/// turned off, the pending limit reached) is not made.
 public struct RetryPolicy: Hashable, Sendable {
     /// The delay before the first retry.
     public var initialDelay: TimeInterval
@@ -18,12 +25,27 @@ public struct RetryPolicy: Hashable, Sendable {
     /// Give up after this many consecutive failures (`nil`: never give up).
     public var maximumAttempts: Int?
 
-    /// Creates a policy; the caller validates the numbers (`BGRetryPolicy` does).
+    /// Creates a policy; prefer ``fixed(_:maximumAttempts:)`` and
+    /// ``exponentialBackoff(initial:multiplier:cap:maximumAttempts:)``.
+    /// - Precondition: `initialDelay` finite and not negative, `multiplier` finite and at
+    ///   least 1 (a programming error otherwise, named in the message).
     public init(initialDelay: TimeInterval, multiplier: Double, maximumDelay: TimeInterval, maximumAttempts: Int?) {
+        precondition(initialDelay >= 0 && initialDelay.isFinite, "BGRetryPolicy: initialDelay must be a finite, non-negative number of seconds")
+        precondition(multiplier >= 1 && multiplier.isFinite, "BGRetryPolicy: multiplier must be at least 1")
         self.initialDelay = initialDelay
         self.multiplier = multiplier
         self.maximumDelay = max(initialDelay, maximumDelay)
         self.maximumAttempts = maximumAttempts
+    }
+
+    /// Retry after the same interval every time.
+    public static func fixed(_ interval: TimeInterval, maximumAttempts: Int? = nil) -> RetryPolicy {
+        RetryPolicy(initialDelay: interval, multiplier: 1, maximumDelay: interval, maximumAttempts: maximumAttempts)
+    }
+
+    /// Retry after `initial`, then `initial × multiplier`, ... never more than `cap`.
+    public static func exponentialBackoff(initial: TimeInterval, multiplier: Double = 2, cap: TimeInterval, maximumAttempts: Int? = nil) -> RetryPolicy {
+        RetryPolicy(initialDelay: initial, multiplier: multiplier, maximumDelay: cap, maximumAttempts: maximumAttempts)
     }
 
     /// The delay after the `attempt`-th consecutive failure (1-based), or `nil` to give up.

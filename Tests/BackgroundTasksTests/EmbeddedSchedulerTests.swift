@@ -1,8 +1,9 @@
-import BackgroundTasks
+@testable import BackgroundTasks
 import BackgroundTasksTesting
 import DeviceConditions
 import Foundation
 import SchedulerStore
+import Synchronization
 import Testing
 
 @Suite struct EmbeddedSchedulerTests {
@@ -258,5 +259,31 @@ import Testing
         let rateLimit = try #require(explanation.evaluation?.decisions.first { $0.policy == "rate-limit" })
         #expect(rateLimit.verdict == .mustNotProceed, "\(rateLimit)")
         #expect(rateLimit.rationale.contains("20 s ago"), "\(rateLimit.rationale)")
+    }
+}
+
+/// `EmbeddedScheduler.bootstrap` racing the first use of the API (its gate, on an instance:
+/// the process's own is global): an offer is taken or refused, never lost.
+@Suite struct BootstrapGateTests {
+    @Test(arguments: 0..<20)
+    func anOfferRacingTheFirstUseIsTakenOrRefusedNeverLost(round: Int) {
+        let gate = BootstrapGate<Int>()
+        let accepted = Mutex<[Int]>([])
+        let taken = Mutex<Int??>(nil)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            if thread == round % 8 {
+                let value = gate.close()
+                taken.withLock { $0 = .some(value) }
+            } else if gate.offer(thread) {
+                accepted.withLock { $0.append(thread) }
+            }
+        }
+        let took = taken.withLock { $0 } ?? nil
+        let offers = accepted.withLock { $0 }
+        // What the first use took is an accepted offer (or nothing was offered before it),
+        // and nothing is accepted after it: a later offer is refused.
+        if let took { #expect(offers.contains(took)) } else { #expect(offers.isEmpty) }
+        #expect(!gate.offer(99), "after the first use every offer is refused")
+        #expect(gate.close() == took, "closing again takes nothing new")
     }
 }

@@ -88,15 +88,8 @@ public enum EmbeddedScheduler {
         }
     }
 
-    /// The bootstrap configuration and whether the process's context was already built,
-    /// under one lock: checking `resolved` and setting the configuration is one atomic step,
-    /// so a `bootstrap` racing the first use of the API either lands before it or is refused.
-    private struct BootstrapState {
-        var pending: Configuration?
-        var resolved = false
-    }
-
-    private static let bootstrapState = Mutex(BootstrapState())
+    /// The process's bootstrap configuration, handed over once.
+    private static let bootstrapGate = BootstrapGate<Configuration>()
 
     /// Sets up the process's app. Call once, before the first use of the API.
     /// - Throws: ``EmbeddedSchedulerError`` when the API was already used, or the
@@ -109,22 +102,14 @@ public enum EmbeddedScheduler {
                 throw EmbeddedSchedulerError(message: "\(error)")
             }
         }
-        let accepted = bootstrapState.withLock { state in
-            guard !state.resolved else { return false }
-            state.pending = configuration
-            return true
-        }
-        guard accepted else {
+        guard bootstrapGate.offer(configuration) else {
             throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called after BGTaskScheduler.shared was first used; call it first thing in main")
         }
     }
 
     /// The process's own app context, created on first use.
     static let processContext: AppContext = {
-        let configuration = bootstrapState.withLock { state in
-            state.resolved = true
-            return state.pending
-        } ?? Configuration()
+        let configuration = bootstrapGate.close() ?? Configuration()
         return makeContext(configuration)
     }()
 
@@ -276,4 +261,33 @@ public struct EmbeddedSchedulerError: Error, CustomStringConvertible, Sendable {
     /// What went wrong.
     public var message: String
     public var description: String { message }
+}
+
+/// A value offered before first use, taken once at first use: checking that the first use
+/// has not happened and storing the offer is one atomic step, so an offer racing the first
+/// use either lands before it (and is what it takes) or is refused, never lost in between.
+final class BootstrapGate<Value: Sendable>: Sendable {
+    private struct State {
+        var offered: Value?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Stores `value` for the first use; `false` when the first use already happened.
+    func offer(_ value: Value) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.offered = value
+            return true
+        }
+    }
+
+    /// The first use: closes the gate and returns the last value offered (`nil` if none).
+    func close() -> Value? {
+        state.withLock { state in
+            state.closed = true
+            return state.offered
+        }
+    }
 }

@@ -47,23 +47,36 @@ public final class VirtualClock: DriverClock {
     }
 
     /// The virtual instant for a date app code computed from the wall clock
-    /// (`Date(timeIntervalSinceNow: 900)`): its offset from the wall instant at which the
-    /// current unit of work started (app code starting on its thread, an async handler
-    /// resuming from a sleep, a timer's action, the code between two `run` calls: see
-    /// ``appWorkStarted()``), added to virtual now.
+    /// (`Date(timeIntervalSinceNow: 900)`), added to virtual now as an offset.
     ///
-    /// Measured from the start of the work, not from the moment of submission, so the wall
-    /// time app code spends between computing the date and submitting it (a slow debug
-    /// build, a blocking call) does not shorten the offset: traces do not depend on the
-    /// machine's speed. The offset is rounded down to the tenth of a second (with a
-    /// millisecond of slack for floating point), which absorbs the wall time code spends
-    /// from the start of its work to computing the date, as long as that stays under
-    /// 0.1 s; offsets the app means are taken to be whole tenths of a second.
+    /// The app computed the date at some wall instant between the start of the current unit
+    /// of work (app code starting on its thread, an async handler resuming from a sleep, a
+    /// timer's action, the code between two `run` calls: see ``appWorkStarted()``) and now,
+    /// so the offset it meant lies between `date - now` and `date - start`, however long the
+    /// machine took on either side (a slow debug build, a loaded machine, a blocking call).
+    /// Of that interval the roundest value is taken: a multiple of an hour, else of a minute,
+    /// of a second, of a tenth, of a millisecond. An offset written as whole seconds or
+    /// minutes, as apps write them, is then found exactly whatever the wall time spent, and
+    /// traces do not depend on the machine's speed; an offset with a fraction is found
+    /// exactly while the slop stays under that fraction's granularity.
     public func instant(forWallClockDate date: Date) -> Date {
         let (anchor, now) = state.withLock { ($0.wallAnchor, $0.now) }
-        let offset = date.timeIntervalSince(anchor)
-        guard offset.isFinite else { return date }
-        return now.addingTimeInterval(((offset * 10) + 0.01).rounded(.down) / 10)
+        let longest = date.timeIntervalSince(anchor)
+        let shortest = date.timeIntervalSinceNow
+        guard longest.isFinite, shortest.isFinite else { return date }
+        return now.addingTimeInterval(Self.roundestOffset(from: min(shortest, longest), to: longest))
+    }
+
+    /// The multiple of the coarsest of 1 h, 1 min, 1 s, 0.1 s, 1 ms that lies in
+    /// `low...high` (with a microsecond of slack for floating point), the largest such
+    /// multiple when several do; `high` itself when none does.
+    static func roundestOffset(from low: TimeInterval, to high: TimeInterval) -> TimeInterval {
+        let slack = 0.000_001
+        for granularity in [3_600, 60, 1, 0.1, 0.001] as [TimeInterval] {
+            let candidate = ((high + slack) / granularity).rounded(.down) * granularity
+            if candidate >= low - slack { return candidate }
+        }
+        return high
     }
 
     /// Marks the start of a unit of app work at the current virtual instant: dates the

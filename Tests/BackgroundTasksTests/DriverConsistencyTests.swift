@@ -315,14 +315,16 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
 
     // MARK: Virtual time
 
-    /// The trace a handler that computes its next date, then spends `wallDelay` of wall
-    /// time before submitting it, produces.
-    static func traceOfResubmittingHandler(wallDelay: TimeInterval) async throws -> [Date] {
+    /// The trace a handler that spends `delayBefore` of wall time, computes its next date,
+    /// then spends `wallDelay` before submitting it, produces.
+    static func traceOfResubmittingHandler(wallDelay: TimeInterval, delayBefore: TimeInterval = 0) async throws -> [Date] {
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                // Slow app code, not a wait on the scheduler.
+                if delayBefore > 0 { Thread.sleep(forTimeInterval: delayBefore) }
                 let next = BGAppRefreshTaskRequest(identifier: refreshID)
                 next.earliestBeginDate = Date(timeIntervalSinceNow: 900)
-                if wallDelay > 0 { Thread.sleep(forTimeInterval: wallDelay) }  // slow app code, not a wait on the scheduler
+                if wallDelay > 0 { Thread.sleep(forTimeInterval: wallDelay) }
                 try? BGTaskScheduler.shared.submit(next)
                 task.setTaskCompleted(success: true)
             }
@@ -340,6 +342,22 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         let slow = try await Self.traceOfResubmittingHandler(wallDelay: 0.5)
         #expect(fast == [900, 1800, 2700].map { testStart.addingTimeInterval($0) })
         #expect(slow == fast)
+    }
+
+    @Test func slowAppCodeBeforeComputingADateChangesNothingEither() async throws {
+        let slow = try await Self.traceOfResubmittingHandler(wallDelay: 0, delayBefore: 0.5)
+        #expect(slow == [900, 1800, 2700].map { testStart.addingTimeInterval($0) })
+    }
+
+    @Test func theRoundestOffsetInTheIntervalIsTheOneTheAppMeant() {
+        #expect(VirtualClock.roundestOffset(from: 899.4, to: 900.6) == 900)
+        #expect(VirtualClock.roundestOffset(from: 29.2, to: 30.3) == 30)
+        #expect(VirtualClock.roundestOffset(from: 1.49, to: 1.52) == 1.5)
+        #expect(VirtualClock.roundestOffset(from: -0.2, to: 0.3) == 0, "Date() itself: now")
+        #expect(VirtualClock.roundestOffset(from: 7_199.9, to: 7_200.2) == 7_200)
+        #expect(abs(VirtualClock.roundestOffset(from: 0.1229, to: 0.1236) - 0.123) < 1e-9, "a millisecond inside")
+        #expect(VirtualClock.roundestOffset(from: 0.12341, to: 0.12349) == 0.12349, "no round value inside: the longest")
+        #expect(VirtualClock.roundestOffset(from: -900.5, to: -899.7) == -900)
     }
 
     /// A modelled handler resubmits as it launches (nested in the launch's effects), for an

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // swift-background-tasks: iOS's background execution system, rebuilt in Swift for Linux.
 import PackageDescription
 
@@ -67,18 +67,21 @@ let package = Package(
             name: "IOSShapedApp",
             dependencies: ["BackgroundTasks"],
             path: "Tests/IOSShapedApp",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            // A warning here ("default will never be executed", a Sendable complaint) is
+            // iOS code that would not compile cleanly: the build fails on it.
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         .executableTarget(
             name: "ios-shaped-app",
             dependencies: ["BackgroundTasks", "IOSShapedApp"],
             path: "Tests/ios-shaped-app",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp"]
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp"],
+            swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),

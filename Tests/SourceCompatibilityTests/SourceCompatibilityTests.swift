@@ -257,22 +257,6 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(continuedCopy.strategy == .fail && continuedCopy.requiredResources == .gpu)
     }
 
-    @Test func aRequestSharedBetweenThreadsIsSafe() async {
-        let request = BGProcessingTaskRequest(identifier: "com.example.compat.cleanup")
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<8 {
-                group.addTask {
-                    for step in 0..<500 {
-                        request.earliestBeginDate = Date(timeIntervalSince1970: Double(index * 1000 + step))
-                        request.requiresExternalPower.toggle()
-                        _ = request.description
-                    }
-                }
-            }
-        }
-        #expect(request.earliestBeginDate != nil)
-    }
-
     @Test func continuedProcessingTasksReportProgress() async throws {
         let device = try compatDevice()
         let identifier = "com.example.compat.export"

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
+        .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
     targets: [
         // SQLite from Debian's libsqlite3-dev.
@@ -19,6 +20,14 @@ let package = Package(
         ),
         // UIKit's enums as C enums, imported as open (non-frozen) enums exactly as on iOS.
         .target(name: "CUIKitTypes"),
+        // Tiny C shims over Linux calls Swift cannot make directly (SO_PEERCRED, clone3, pidfd).
+        .target(name: "CLinux"),
+        // The daemon's wire: versioned, length-prefixed frames and messages over Unix stream
+        // sockets, peer credentials, socket paths, systemd's socket activation and notify.
+        .target(name: "DaemonProtocol", dependencies: ["SchedulerCore", "CLinux"]),
+        // Launching and supervising app processes: spawn into a process group (and a cgroup
+        // where one is delegated), exit watching, suspend/resume, termination, measurement.
+        .target(name: "ProcessSupervision", dependencies: ["SchedulerCore", "CLinux"]),
         // Pure scheduling logic: requests, manifests, the engine state machine. Foundation only.
         .target(name: "SchedulerCore"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
@@ -28,8 +37,16 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions", "CUIKitTypes"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol"]
         ),
+        // bgtaskd's logic as a library: the engine host for every installed app, the socket
+        // server, the launcher and budget enforcement (docs/daemon.md).
+        .target(
+            name: "BGTaskDaemon",
+            dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "ProcessSupervision"]
+        ),
+        // The daemon executable: parses its flags and runs BGTaskDaemon.
+        .executableTarget(name: "bgtaskd", dependencies: ["BGTaskDaemon"]),
         // Virtual-time driver and simulated devices for tests and the demo.
         .target(
             name: "BackgroundTasksTesting",
@@ -41,7 +58,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "bgtask",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "DeviceConditions"]
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "BGTaskDaemon"]
         ),
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
@@ -86,6 +103,13 @@ let package = Package(
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
+        .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
+        .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),
+        // End to end: a real bgtaskd, the example app and bgtask, as processes.
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["BGTaskDaemon", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader"]
+        ),
         .testTarget(
             name: "BackgroundTasksTests",
             dependencies: [

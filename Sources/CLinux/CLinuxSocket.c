@@ -1,0 +1,15 @@
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include <errno.h>
+#include "CLinuxSocket.h"
+
+int clinux_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    if (length != sizeof(credentials)) { errno = EPROTO; return -1; }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}

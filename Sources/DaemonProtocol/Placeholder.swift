@@ -1,0 +1,2 @@
+// Placeholder so the target builds until its first source lands.
+enum DaemonProtocolPlaceholder {}

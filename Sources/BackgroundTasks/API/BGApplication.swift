@@ -88,7 +88,7 @@ public final class BGApplication: @unchecked Sendable {
     /// Whether the system may run the app's scheduled tasks.
     public var backgroundRefreshStatus: UIBackgroundRefreshStatus {
         let context = requiredContext
-        guard context.driver.store != nil else { return .restricted }
+        guard context.driver.store != nil || context.driver.isLinkedToDaemon else { return .restricted }
         return context.driver.backgroundRefreshEnabled(for: context.app) ? .available : .denied
     }
 

@@ -149,6 +149,9 @@ public final class BGTaskScheduler: @unchecked Sendable {
         }
     }
 
+    /// The identifiers with a registered handler (the app's and the system's own).
+    var registeredIdentifiers: [String] { state.withLock { Array($0.registrations.keys) } }
+
     /// The registration that handles `identifier`: exact, else the longest matching
     /// `prefix.*` registration (continued processing).
     func registration(for identifier: String) -> Registration? {

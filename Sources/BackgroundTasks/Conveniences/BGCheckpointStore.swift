@@ -1,4 +1,5 @@
 import Foundation
+import DaemonProtocol
 import SchedulerStore
 
 /// A durable key-value store for a task's progress, so idempotent work can stop at any
@@ -26,7 +27,7 @@ public struct BGCheckpointStore: Sendable {
 
     /// The value saved under `key`, or `nil`.
     public func load<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
-        guard let data = try store(for: key).checkpoint(app: context.app, key: key) else { return nil }
+        guard let data = try rawValue(forKey: key) else { return nil }
         do {
             return try JSONDecoder().decode(Value.self, from: data)
         } catch {
@@ -42,17 +43,47 @@ public struct BGCheckpointStore: Sendable {
         } catch {
             throw Error(key: key, message: "cannot encode \(Value.self): \(error)")
         }
+        if let uplink = context.driver.uplink {
+            _ = try linked(.checkpointSet(key: key, value: data), key: key, uplink: uplink)
+            return
+        }
         try store(for: key).setCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now())
     }
 
     /// Removes the value under `key`.
     public func remove(forKey key: String) throws {
+        if let uplink = context.driver.uplink {
+            _ = try linked(.checkpointRemove(key: key), key: key, uplink: uplink)
+            return
+        }
         try store(for: key).removeCheckpoint(app: context.app, key: key)
     }
 
     /// The keys that have values.
     public func keys() throws -> [String] {
-        try store(for: "*").checkpointKeys(app: context.app)
+        if let uplink = context.driver.uplink {
+            guard case .names(let names) = try linked(.checkpointKeys, key: "*", uplink: uplink) else { return [] }
+            return names
+        }
+        return try store(for: "*").checkpointKeys(app: context.app)
+    }
+
+    /// The stored bytes under `key`: from the scheduler's store, or from bgtaskd's when the
+    /// app runs under the daemon (which keeps the app's checkpoints; docs/daemon.md).
+    private func rawValue(forKey key: String) throws -> Data? {
+        if let uplink = context.driver.uplink {
+            guard case .data(let data) = try linked(.checkpointGet(key: key), key: key, uplink: uplink) else { return nil }
+            return data
+        }
+        return try store(for: key).checkpoint(app: context.app, key: key)
+    }
+
+    private func linked(_ request: AppRequest, key: String, uplink: any SchedulerUplink) throws -> Reply {
+        do {
+            return try context.driver.linkedCall(request, uplink: uplink)
+        } catch {
+            throw Error(key: key, message: error.message)
+        }
     }
 
     private func store(for key: String) throws -> SchedulerStore {

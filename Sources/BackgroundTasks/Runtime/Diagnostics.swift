@@ -5,10 +5,24 @@ import Synchronization
 /// error (a store that cannot be written), or a note for the timeline.
 public struct DiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
     /// How serious the message is.
-    public enum Level: String, Hashable, Sendable, Comparable {
-        case info, warning, error
+    public enum Level: String, Hashable, Sendable, Comparable, CaseIterable {
+        /// Detail for whoever debugs the scheduler (bgtaskd with `BGTASK_LOG=debug`).
+        case debug
+        /// Something worth knowing that went as it should.
+        case info
+        /// Something unexpected the scheduler worked around.
+        case warning
+        /// Something that failed.
+        case error
 
-        private var rank: Int { self == .info ? 0 : self == .warning ? 1 : 2 }
+        private var rank: Int {
+            switch self {
+            case .debug: 0
+            case .info: 1
+            case .warning: 2
+            case .error: 3
+            }
+        }
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
     }
 

@@ -35,6 +35,11 @@ public final class SchedulerDriver: Sendable {
     /// handlers launched at one instant then run one after the other, each until it
     /// returns or parks, so traces are deterministic) or started at once (real time).
     public let serializesAppWork: Bool
+    /// The link to bgtaskd when the app runs under it (the daemon's engine decides; this
+    /// driver's engine stays empty), else `nil`.
+    public let uplink: (any SchedulerUplink)?
+    /// Runs the daemon handed to this process, by run (only with an ``uplink``).
+    let linkedRuns = Mutex<[RunID: BGTask]>([:])
 
     private struct State: @unchecked Sendable {
         // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
@@ -53,6 +58,9 @@ public final class SchedulerDriver: Sendable {
         var workListeners: [@Sendable () -> Void] = []
         /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
         var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
+        /// Apps living in other processes (bgtaskd's), and the runs handed to them.
+        var remoteHosts: [AppID: any RemoteTaskHost] = [:]
+        var remoteRuns: [RunID: AppID] = [:]
     }
 
     private let state: Mutex<State>
@@ -85,8 +93,10 @@ public final class SchedulerDriver: Sendable {
         serializesAppWork: Bool = false,
         policies: PolicySet = PolicySet(),
         meter: (any RunMeter)? = RunResourceMeter(),
-        energyModel: EnergyModel = .init()
+        energyModel: EnergyModel = .init(),
+        uplink: (any SchedulerUplink)? = nil
     ) {
+        self.uplink = uplink
         self.serializesAppWork = serializesAppWork
         self.meter = meter
         self.energyModel = energyModel
@@ -148,6 +158,21 @@ public final class SchedulerDriver: Sendable {
 
     // MARK: Apps
 
+    /// The contexts attached to this driver (under a daemon, the process's one app).
+    var linkedContexts: [AppContext] { state.withLock { Array($0.contexts.values) } }
+
+    func linkedContext(of app: AppID) -> AppContext? { state.withLock { $0.contexts[app] } }
+
+    /// The linked app has no run in progress any more: whoever waits for that is called.
+    func linkedRunsEnded() {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            let all = state.runWaiters.values.flatMap { $0 }
+            state.runWaiters.removeAll()
+            return all
+        }
+        for waiter in waiters { waiter() }
+    }
+
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are
     /// delivered to it. Runs that are due now launch.
     func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
@@ -160,6 +185,43 @@ public final class SchedulerDriver: Sendable {
                 state.engine.restorePolicyState(saved, of: context.app)
             }
             return []
+        }
+    }
+
+    /// Installs an app that lives in another process: its runs are handed to `host`
+    /// (bgtaskd's launcher). Installing again replaces the manifest and the host.
+    public func install(_ registration: AppRegistration, host: any RemoteTaskHost) {
+        let saved = loadPolicyState(of: registration.app)
+        mutate { state, now in
+            state.remoteHosts[registration.app] = host
+            if var saved, state.engine.policyState(of: registration.app) == nil {
+                saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
+                state.engine.restorePolicyState(saved, of: registration.app)
+            }
+            return state.engine.handle(.appInstalled(registration), at: now)
+        }
+    }
+
+    /// Uninstalls an app installed with ``install(_:host:)``: `removeFromStore` runs first
+    /// under the driver's lock (one transaction removing the app and its requests); when it
+    /// throws nothing changes. Then its runs in progress are ended by force (their host is
+    /// told to terminate them) and the engine forgets the app.
+    public func uninstall(_ app: AppID, removeFromStore: (SchedulerStore) throws -> Void) throws {
+        var failure: (any Error)?
+        mutate { state, now in
+            if let store {
+                do { try removeFromStore(store) } catch {
+                    failure = error
+                    return []
+                }
+            }
+            let effects = state.engine.handle(.appUninstalled(app), at: now)
+            return effects
+        }
+        if let failure { throw failure }
+        state.withLock { state in
+            state.remoteHosts[app] = nil
+            state.remoteRuns = state.remoteRuns.filter { $0.value != app }
         }
     }
 
@@ -196,6 +258,7 @@ public final class SchedulerDriver: Sendable {
 
     /// The user brought `app` to the foreground: learned by the usage model; lifts a force-quit.
     public func appForegrounded(_ app: AppID) {
+        if let uplink { uplink.post(.lifecycle(.foreground)); return }
         mutate { state, now in
             let effects = state.engine.handle(.appForegrounded(app), at: now)
             savePolicyState(of: app, in: &state)
@@ -205,6 +268,7 @@ public final class SchedulerDriver: Sendable {
 
     /// The user force-quit `app`: no background launches until it is opened again.
     public func appForceQuit(_ app: AppID) {
+        if let uplink { uplink.post(.lifecycle(.forceQuit)); return }
         mutate { state, now in
             let effects = state.engine.handle(.appForceQuit(app), at: now)
             savePolicyState(of: app, in: &state)
@@ -234,6 +298,13 @@ public final class SchedulerDriver: Sendable {
 
     /// Delivers what is due now (after an app finished launching, or at start-up).
     public func runDueWork() {
+        if let uplink {
+            // Under the daemon this is the end of the registration window: the daemon now
+            // hands over the runs it launched the app for.
+            let registered = linkedContexts.flatMap { $0.scheduler.registeredIdentifiers }.sorted()
+            uplink.post(.finishedLaunching(registered: registered))
+            return
+        }
         mutate { state, now in state.engine.handle(.timerFired, at: now) }
     }
 
@@ -242,6 +313,12 @@ public final class SchedulerDriver: Sendable {
     /// When the save fails the switch does not change (in memory either: a restart would
     /// read the old value) and an error is logged.
     func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
+        if let uplink {
+            do { _ = try linkedCall(.setBackgroundRefresh(enabled: enabled), uplink: uplink) } catch {
+                log(.error, app: app, "could not change the Background App Refresh switch: \(error)")
+            }
+            return
+        }
         mutate { state, now in
             do {
                 try store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
@@ -261,7 +338,11 @@ public final class SchedulerDriver: Sendable {
 
     /// Whether the app's Background App Refresh switch is on.
     func backgroundRefreshEnabled(for app: AppID) -> Bool {
-        state.withLock { $0.engine.registration(of: app)?.backgroundRefreshEnabled ?? false }
+        if let uplink {
+            guard case .flag(let enabled)? = try? linkedCall(.backgroundRefreshStatus, uplink: uplink) else { return false }
+            return enabled
+        }
+        return state.withLock { $0.engine.registration(of: app)?.backgroundRefreshEnabled ?? false }
     }
 
     /// Reports an event that happened outside the engine (app lifecycle, assertions).
@@ -274,6 +355,11 @@ public final class SchedulerDriver: Sendable {
 
     /// Checks, persists, then applies a submission: when it returns, the request is on disk.
     public func submit(_ request: PendingRequest) throws(SubmitRejection) {
+        if let uplink {
+            do { _ = try linkedCall(.submit(request), uplink: uplink) } catch { throw Self.submitRejection(error) }
+            trace(.submitted(request, at: clock.now()))
+            return
+        }
         var rejection: SubmitRejection?
         mutate { state, now in
             do throws(SubmitRejection) {
@@ -302,6 +388,12 @@ public final class SchedulerDriver: Sendable {
     /// delete fails the request stays pending (in memory too, as on disk, so a restart
     /// agrees) and an error is logged.
     public func cancel(_ key: RequestKey) {
+        if let uplink {
+            do { _ = try linkedCall(.cancel(identifier: key.identifier), uplink: uplink) } catch {
+                log(.error, app: key.app, "could not cancel '\(key.identifier)': \(error)")
+            }
+            return
+        }
         var deleted = false
         mutate { state, now in
             do {
@@ -318,6 +410,12 @@ public final class SchedulerDriver: Sendable {
     /// Removes every pending request of `app`, atomically as ``cancel(_:)``; when the delete
     /// fails every request stays pending and an error is logged.
     public func cancelAll(of app: AppID) {
+        if let uplink {
+            do { _ = try linkedCall(.cancelAll, uplink: uplink) } catch {
+                log(.error, app: app, "could not cancel the pending requests: \(error)")
+            }
+            return
+        }
         var removed: [RequestKey] = []
         mutate { state, now in
             do {
@@ -333,7 +431,15 @@ public final class SchedulerDriver: Sendable {
 
     /// Copies of the pending requests of `app`.
     public func pendingRequests(of app: AppID) -> [PendingRequest] {
-        state.withLock { $0.engine.pendingRequests(of: app) }
+        if let uplink {
+            do {
+                if case .pending(let requests) = try linkedCall(.pending, uplink: uplink) { return requests }
+            } catch {
+                log(.error, app: app, "could not read the pending requests: \(error)")
+            }
+            return []
+        }
+        return state.withLock { $0.engine.pendingRequests(of: app) }
     }
 
     /// Every pending request.
@@ -382,12 +488,31 @@ public final class SchedulerDriver: Sendable {
     /// The current conditions as the engine knows them.
     public var conditions: Conditions { state.withLock { $0.engine.conditions } }
 
-    func taskCompleted(_ run: RunID, success: Bool) {
+    /// The handler of `run` called `setTaskCompleted(success:)`.
+    public func taskCompleted(_ run: RunID, success: Bool) {
+        if let uplink { uplink.post(.taskCompleted(run: run, success: success)); return }
         mutate { state, now in state.engine.handle(.taskCompleted(run, success: success), at: now) }
     }
 
-    func expirationDelivered(_ run: RunID, handlerWasSet: Bool) {
+    /// The expiration of `run` was delivered; `handlerWasSet` says whether the app had one.
+    public func expirationDelivered(_ run: RunID, handlerWasSet: Bool) {
+        if let uplink { uplink.post(.expirationDelivered(run: run, handlerWasSet: handlerWasSet)); return }
         mutate { state, now in state.engine.handle(.expirationDelivered(run, handlerWasSet: handlerWasSet), at: now) }
+    }
+
+    /// The progress of a continued-processing `run`, as its host read it.
+    public func progressSampled(_ run: RunID, completedUnitCount: Int64) {
+        mutate { state, now in state.engine.handle(.progressSampled(run, completedUnitCount: completedUnitCount), at: now) }
+    }
+
+    /// The host could not start `run` (the app never connected, had no handler...).
+    public func launchFailed(_ run: RunID, reason: String) {
+        mutate { state, now in state.engine.handle(.launchFailed(run, reason: reason), at: now) }
+    }
+
+    /// The app whose run `run` is, while it is in progress.
+    public func app(ofRun run: RunID) -> AppID? {
+        state.withLock { $0.engine.activeRuns.first { $0.id == run }?.app }
     }
 
     /// The process hosting `app` is about to exit (SIGTERM under a supervisor, or the app
@@ -403,6 +528,11 @@ public final class SchedulerDriver: Sendable {
     /// Calls `body` (not under the lock) once no run of `app` is in progress: now when none is.
     public func whenRunsEnd(of app: AppID, _ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
+            if uplink != nil {
+                guard linkedRuns.withLock({ !$0.isEmpty }) else { return true }
+                state.runWaiters[app, default: []].append(body)
+                return false
+            }
             guard state.engine.activeRuns.contains(where: { $0.app == app }) else { return true }
             state.runWaiters[app, default: []].append(body)
             return false
@@ -419,6 +549,10 @@ public final class SchedulerDriver: Sendable {
 
     /// Launches the pending request under `key` now (Apple's `_simulateLaunchForTaskWithIdentifier`).
     public func simulateLaunch(_ key: RequestKey) throws(EngineError) {
+        if let uplink {
+            do { _ = try linkedCall(.simulateLaunch(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
+            return
+        }
         var failure: EngineError?
         mutate { state, now in
             do throws(EngineError) {
@@ -433,6 +567,10 @@ public final class SchedulerDriver: Sendable {
 
     /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).
     public func simulateExpiration(_ key: RequestKey) throws(EngineError) {
+        if let uplink {
+            do { _ = try linkedCall(.simulateExpiration(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
+            return
+        }
         var failure: EngineError?
         mutate { state, now in
             do throws(EngineError) {
@@ -485,6 +623,11 @@ public final class SchedulerDriver: Sendable {
             }
             meter?.runStarted(record.id)
             actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
+            if let host = state.remoteHosts[record.app] {
+                state.remoteRuns[record.id] = record.app
+                actions.append(.call([{ host.launch(record, budget: budget) }]))
+                return
+            }
             guard let context = state.contexts[record.app] else {
                 actions.append(.launchFailed(record.id, "\(record.app) is not running and cannot be launched by this driver"))
                 return
@@ -499,6 +642,9 @@ public final class SchedulerDriver: Sendable {
             if let task = state.tasks[run] {
                 actions.append(.trace(.expired(run, task.key, reason: reason, at: now)))
                 actions.append(.expire(task))
+            } else if let (host, key) = remoteRun(run, in: state) {
+                actions.append(.trace(.expired(run, key, reason: reason, at: now)))
+                actions.append(.call([{ host.expire(run, reason: reason) }]))
             }
         case .runFinished(let finished):
             let record = measured(finished)
@@ -515,6 +661,8 @@ public final class SchedulerDriver: Sendable {
             actions.append(.trace(.finished(record)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
+            } else if let app = state.remoteRuns.removeValue(forKey: record.id), let host = state.remoteHosts[app] {
+                actions.append(.call([{ host.finished(record) }]))
             }
             if !state.runWaiters.isEmpty, let waiters = state.runWaiters[record.app],
                !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
@@ -525,6 +673,9 @@ public final class SchedulerDriver: Sendable {
             if let task = state.tasks[run] {
                 actions.append(.trace(.terminated(run, task.key, reason: reason, at: now)))
                 actions.append(.terminate(task, reason))
+            } else if let (host, key) = remoteRun(run, in: state) {
+                actions.append(.trace(.terminated(run, key, reason: reason, at: now)))
+                actions.append(.call([{ host.terminate(run, reason: reason) }]))
             }
         case .retryScheduled(let request):
             // The engine filed the retry already; it must be on disk too, or memory and a
@@ -540,7 +691,11 @@ public final class SchedulerDriver: Sendable {
                 }
             }
         case .sampleProgress(let run):
-            if let task = state.tasks[run] { actions.append(.sampleProgress(task)) }
+            if let task = state.tasks[run] {
+                actions.append(.sampleProgress(task))
+            } else if let (host, _) = remoteRun(run, in: state) {
+                actions.append(.call([{ host.sampleProgress(run) }]))
+            }
         case .requestsMoved(let transitions):
             for transition in transitions {
                 actions.append(.trace(.moved(transition.key, transition.location, at: now)))
@@ -551,6 +706,13 @@ public final class SchedulerDriver: Sendable {
             state.wakeAt = instant
             state.wakeTimer = instant.map { clock.schedule(at: $0) { [weak self] in self?.timerFired() } }
         }
+    }
+
+    /// The host of a run handed to another process, and the run's request key.
+    private func remoteRun(_ run: RunID, in state: State) -> (any RemoteTaskHost, RequestKey)? {
+        guard let app = state.remoteRuns[run], let host = state.remoteHosts[app],
+              let record = state.engine.activeRuns.first(where: { $0.id == run }) else { return nil }
+        return (host, record.request.key)
     }
 
     /// A long-running process prunes the run log at most once a day (opening the store

@@ -106,6 +106,13 @@ public enum EngineEvent: Hashable, Sendable {
     /// in progress get their expiration now (and their grace period), and none of its
     /// requests launches until it registers again.
     case appTerminating(AppID)
+    /// An app was installed with the daemon (or installed again): the engine learns its
+    /// manifest and switch, and what it held for the app is judged again.
+    case appInstalled(AppRegistration)
+    /// An app was uninstalled (the driver removed it from the store first): its pending
+    /// requests go, its runs in progress are ended by force (recorded as terminated), and
+    /// the engine forgets it.
+    case appUninstalled(AppID)
 }
 
 /// Something the driver must do, returned by the engine in order.

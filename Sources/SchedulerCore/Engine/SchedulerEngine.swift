@@ -370,6 +370,23 @@ public struct SchedulerEngine: Sendable {
             for runID in running {
                 expire(runID, reason: "the app's process is terminating", at: now, into: &effects)
             }
+        case .appInstalled(let registration):
+            apps[registration.app] = registration
+            terminatingApps.remove(registration.app)
+            appStates[registration.app]?.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
+            report(index.releaseHeld(for: registration.app, conditions: conditions), into: &effects)
+        case .appUninstalled(let app):
+            // No retry may be filed for a run ended by the uninstall.
+            retryPolicies = retryPolicies.filter { $0.key.app != app }
+            _ = index.removeAll(of: app)
+            let running = runs.values.filter { $0.record.app == app }.map(\.record.id).sorted()
+            for runID in running {
+                effects.append(.terminate(runID, reason: "the app was uninstalled"))
+                finish(runID, outcome: .terminated, success: nil, reason: "the app was uninstalled", at: now, into: &effects)
+            }
+            apps[app] = nil
+            appStates[app] = nil
+            terminatingApps.remove(app)
 
         case .expirationDelivered(let runID, let handlerWasSet):
             if !handlerWasSet, let run = runs[runID], case .expiring(let reason) = run.phase {

@@ -1,0 +1,308 @@
+import Foundation
+import DaemonProtocol
+import SchedulerCore
+
+/// What bgtaskd does with one installed app's process, as a pure state machine
+/// (docs/daemon.md, "Launching for tasks"): events in, actions out, no I/O and no clock.
+/// ``AppSupervisor`` is the shell that carries the actions out.
+///
+/// The life of an app under the daemon: not running; **starting** (spawned for a run,
+/// waiting for it to connect and finish launching, the registration window, within
+/// ``Timing/launchTimeout``); **ready** (connected and launched: runs are handed to it as
+/// they come); when its last run ends and nobody opened it, **suspended** after
+/// ``Timing/suspendDelay`` (cgroup freezer or SIGSTOP), thawed for its next run, and
+/// **ended** after ``Timing/idleTimeout`` suspended. A process the user started itself
+/// connects the same way and is never suspended or ended by the daemon.
+public struct AppSupervision: Sendable, Equatable {
+    /// The durations the supervision waits.
+    public struct Timing: Sendable, Equatable {
+        /// How long a spawned app has to connect and finish launching.
+        public var launchTimeout: TimeInterval = 10
+        /// How long after its last run an app the daemon launched is suspended.
+        public var suspendDelay: TimeInterval = 1
+        /// How long a suspended app stays before it is ended.
+        public var idleTimeout: TimeInterval = 300
+        /// SIGTERM to SIGKILL.
+        public var killGrace: TimeInterval = 3
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Something that happened to the app.
+    public enum Event: Sendable, Equatable {
+        /// The engine launched `run`.
+        case launch(RunRecord, budget: TimeInterval?)
+        /// The engine expired `run`.
+        case expire(RunID, reason: String)
+        /// The engine ended `run` by force after its grace period.
+        case terminate(RunID, reason: String)
+        /// The engine recorded the end of `run`.
+        case finished(RunRecord)
+        /// The process the daemon spawned is running (its pid).
+        case spawned(pid: Int32)
+        /// Spawning failed.
+        case spawnFailed(String)
+        /// The daemon's process exited (how, in words).
+        case processExited(String)
+        /// The app connected (the peer's pid).
+        case connected(pid: Int32)
+        /// The app said it finished launching.
+        case finishedLaunching
+        /// The app's connection closed.
+        case disconnected(String)
+        /// The launch timer fired.
+        case launchTimedOut
+        /// The suspend timer fired.
+        case suspendDue
+        /// The idle timer fired.
+        case idleDue
+        /// The user opened the app (`bgtask open`, or the app's own report).
+        case opened
+        /// The app went to the background.
+        case backgrounded
+        /// The user force-quit the app, or it was uninstalled.
+        case quit(String)
+    }
+
+    /// What the shell must do, in order.
+    public enum Action: Sendable, Equatable {
+        /// Start the app's executable in the background.
+        case spawn
+        /// Send a message to the connected app.
+        case push(AppPush)
+        /// Thaw the suspended process.
+        case resume
+        /// Freeze the process (cgroup freezer, else SIGSTOP).
+        case suspend
+        /// SIGTERM to the process group, SIGKILL after the grace period.
+        case terminateProcess(reason: String)
+        /// Close the app's connection.
+        case disconnect(reason: String)
+        /// Tell the engine the run could not start.
+        case launchFailed(RunID, reason: String)
+        /// Tell the engine the run's process died.
+        case runCrashed(RunID, reason: String)
+        /// Arm (or re-arm) the one timer for `after` seconds, firing `event`.
+        case arm(Timer, after: TimeInterval)
+        /// Cancel the timer.
+        case disarm
+    }
+
+    /// The one timer the supervision keeps.
+    public enum Timer: Sendable, Equatable {
+        /// The launch deadline.
+        case launch
+        /// The suspend delay.
+        case suspend
+        /// The idle timeout.
+        case idle
+    }
+
+    /// Where the process is.
+    public enum Phase: Sendable, Equatable {
+        /// No process the daemon knows of.
+        case notRunning
+        /// Spawned (or being spawned) for runs, not yet launched.
+        case starting
+        /// Connected and launched.
+        case ready
+        /// Frozen by the daemon.
+        case suspended
+        /// Being ended (SIGTERM sent).
+        case ending
+    }
+
+    /// The durations.
+    public var timing: Timing
+    /// Where the process is.
+    public private(set) var phase: Phase = .notRunning
+    /// Whether the daemon spawned the process (only those are suspended and ended).
+    public private(set) var spawnedByDaemon = false
+    /// The pid of the daemon's process, when known.
+    public private(set) var pid: Int32?
+    /// Whether the app's connection is open.
+    public private(set) var connected = false
+    /// Whether the user has the app open (never suspended then).
+    public private(set) var foreground = false
+    /// Runs waiting for the app to finish launching.
+    public private(set) var queued: [RunRecord] = []
+    private var budgets: [RunID: TimeInterval?] = [:]
+    /// Runs handed to the app and not yet over.
+    public private(set) var active: Set<RunID> = []
+
+    /// A supervision with `timing`.
+    public init(timing: Timing = .init()) {
+        self.timing = timing
+    }
+
+    /// Whether a connection from `peer` may become the app's: one connection per app, and
+    /// while the daemon's own process of the app lives, only from that process.
+    public func accepts(pid peer: Int32) -> Bool {
+        !connected && (pid == nil || pid == peer)
+    }
+
+    /// Feeds `event`; returns the actions, in order.
+    public mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        switch event {
+        case .launch(let run, let budget):
+            queued.append(run)
+            budgets[run.id] = budget
+            switch phase {
+            case .notRunning:
+                phase = .starting
+                spawnedByDaemon = true
+                actions.append(.spawn)
+                actions.append(.arm(.launch, after: timing.launchTimeout))
+            case .suspended:
+                phase = .ready
+                actions.append(.resume)
+                actions.append(.disarm)
+            case .starting, .ready, .ending:
+                if phase == .ready { actions.append(.disarm) }
+            }
+            flush(into: &actions)
+        case .expire(let run, let reason):
+            if active.contains(run) { actions.append(.push(.expire(run: run, reason: reason))) }
+        case .terminate(let run, let reason):
+            guard active.remove(run) != nil else { break }
+            actions.append(.push(.terminate(run: run, reason: reason)))
+            // The engine already recorded the run as terminated: the rest of the app's
+            // work dies with it (iOS kills the app whose task overran its grace).
+            end(reason: "\(run) overran its grace period: \(reason)", into: &actions)
+        case .finished(let record):
+            if active.remove(record.id) != nil, connected {
+                actions.append(.push(.finished(record)))
+            }
+            armWhenIdle(into: &actions)
+        case .spawned(let pid):
+            self.pid = pid
+        case .spawnFailed(let reason):
+            phase = .notRunning
+            spawnedByDaemon = false
+            actions.append(.disarm)
+            failQueued("the app could not be started: \(reason)", into: &actions)
+        case .processExited(let how):
+            let wasEnding = phase == .ending
+            let linkWasOurs = connected && spawnedByDaemon
+            pid = nil
+            phase = .notRunning
+            spawnedByDaemon = false
+            actions.append(.disarm)
+            crashActive("the app's process \(how) during the run", into: &actions)
+            failQueued(wasEnding ? "the app was ended before the task could start" : "the app's process \(how) before it finished launching", into: &actions)
+            if linkWasOurs {
+                connected = false
+                actions.append(.disconnect(reason: "its process \(how)"))
+            }
+        case .connected(let peer):
+            // The shell accepts a connection only when ``accepts(pid:)`` says so.
+            connected = true
+            if pid == nil {
+                // A process the user started: it is the app from now on, but the daemon
+                // never suspends or ends what it did not start.
+                spawnedByDaemon = false
+                phase = .starting
+            } else if pid != peer {
+                connected = false
+            }
+        case .finishedLaunching:
+            guard connected else { break }
+            if phase == .starting || phase == .notRunning {
+                phase = .ready
+                actions.append(.disarm)
+            }
+            flush(into: &actions)
+            armWhenIdle(into: &actions)
+        case .disconnected(let reason):
+            connected = false
+            crashActive("the app closed its connection during the run (\(reason))", into: &actions)
+            if spawnedByDaemon, pid != nil {
+                // A process of ours without its connection cannot run tasks: end it.
+                if phase != .ending { end(reason: "it closed its connection", into: &actions) }
+            } else {
+                phase = .notRunning
+                spawnedByDaemon = false
+                actions.append(.disarm)
+                if !queued.isEmpty {
+                    // Runs were waiting for this process: start one of our own for them.
+                    phase = .starting
+                    spawnedByDaemon = true
+                    actions.append(.spawn)
+                    actions.append(.arm(.launch, after: timing.launchTimeout))
+                }
+            }
+        case .launchTimedOut:
+            guard phase == .starting else { break }
+            failQueued("the app did not connect and finish launching within \(DurationText.spoken(timing.launchTimeout))", into: &actions)
+            end(reason: "it did not finish launching in time", into: &actions)
+        case .suspendDue:
+            guard phase == .ready, spawnedByDaemon, !foreground, active.isEmpty, queued.isEmpty else { break }
+            phase = .suspended
+            actions.append(.suspend)
+            actions.append(.arm(.idle, after: timing.idleTimeout))
+        case .idleDue:
+            guard phase == .suspended else { break }
+            end(reason: "idle for \(DurationText.spoken(timing.idleTimeout))", into: &actions)
+        case .opened:
+            foreground = true
+            if phase == .suspended {
+                phase = .ready
+                actions.append(.resume)
+            }
+            actions.append(.disarm)
+        case .backgrounded:
+            foreground = false
+            armWhenIdle(into: &actions)
+        case .quit(let reason):
+            foreground = false
+            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
+            if connected { actions.append(.push(.quit(reason: reason))) }
+            if spawnedByDaemon, pid != nil {
+                end(reason: reason, into: &actions)
+            } else if connected {
+                actions.append(.disconnect(reason: reason))
+            }
+        }
+        return actions
+    }
+
+    /// Hands the queued runs to a launched, connected app.
+    private mutating func flush(into actions: inout [Action]) {
+        guard phase == .ready, connected else { return }
+        for run in queued {
+            active.insert(run.id)
+            actions.append(.push(.launch(run, budget: budgets.removeValue(forKey: run.id) ?? nil)))
+        }
+        queued.removeAll()
+    }
+
+    /// With nothing to run, an app the daemon launched is suspended after the delay.
+    private mutating func armWhenIdle(into actions: inout [Action]) {
+        guard phase == .ready, spawnedByDaemon, !foreground, active.isEmpty, queued.isEmpty else { return }
+        actions.append(.arm(.suspend, after: timing.suspendDelay))
+    }
+
+    private mutating func failQueued(_ reason: String, into actions: inout [Action]) {
+        for run in queued { actions.append(.launchFailed(run.id, reason: reason)) }
+        queued.removeAll()
+        budgets.removeAll()
+    }
+
+    private mutating func crashActive(_ reason: String, into actions: inout [Action]) {
+        for run in active.sorted() { actions.append(.runCrashed(run, reason: reason)) }
+        active.removeAll()
+    }
+
+    private mutating func end(reason: String, into actions: inout [Action]) {
+        guard pid != nil || phase == .starting else {
+            if connected { actions.append(.disconnect(reason: reason)) }
+            return
+        }
+        if phase == .suspended { actions.append(.resume) }
+        phase = .ending
+        actions.append(.disarm)
+        actions.append(.terminateProcess(reason: reason))
+    }
+}

@@ -1,0 +1,260 @@
+import BackgroundTasks
+import DaemonProtocol
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// A process of an app that the daemon started (``ProcessSupervision``'s supervised
+/// process in production, a fake in tests).
+public protocol AppProcess: AnyObject, Sendable {
+    /// The process id (also its process group).
+    var pid: Int32 { get }
+    /// Freezes the process (cgroup freezer, else SIGSTOP to its group).
+    func suspend()
+    /// Thaws it.
+    func resume()
+    /// SIGTERM to its group (or cgroup), SIGKILL after `gracePeriod` if it still runs.
+    func terminate(gracePeriod: TimeInterval)
+}
+
+/// Starts an app's executable for the daemon.
+public protocol AppSpawner: Sendable {
+    /// Starts `target` in the background; `onExit` is called once when it exits, with how
+    /// it exited in words ("exited with status 3", "was killed by signal 9").
+    func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (String) -> Void) throws -> any AppProcess
+}
+
+/// What the daemon starts for an app: the installed executable, its arguments and the
+/// environment of a background launch.
+public struct LaunchTarget: Sendable, Equatable {
+    /// The app.
+    public var app: AppID
+    /// The absolute path of the executable.
+    public var executable: String
+    /// The arguments after argv[0].
+    public var arguments: [String]
+    /// The whole environment of the process (a clean one plus `BGTASK_*`).
+    public var environment: [String: String]
+
+    /// Creates a target.
+    public init(app: AppID, executable: String, arguments: [String], environment: [String: String]) {
+        self.app = app
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+    }
+}
+
+/// The connection of an app, as its supervisor uses it.
+public protocol AppLink: AnyObject, Sendable {
+    /// Sends `message` (non-blocking; ordered).
+    func push(_ message: AppPush)
+    /// Closes the connection.
+    func close(reason: String)
+}
+
+/// The shell around one app's ``AppSupervision``: it is the driver's ``RemoteTaskHost``
+/// for the app, spawns and signals its process, keeps its one timer on the driver's
+/// clock, and talks to its connection.
+///
+/// Locking: the supervision, the process, the link and the timer are guarded by one
+/// mutex; spawning, signals, timers and pushes (all non-blocking) happen under it, so
+/// the app sees pushes in the order the engine decided. Calls into the driver
+/// (``SchedulerDriver/launchFailed(_:reason:)``, ``SchedulerDriver/runCrashed(_:reason:)``)
+/// happen after it is released: the driver calls back into this host.
+public final class AppSupervisor: RemoteTaskHost, Sendable {
+    /// The app.
+    public let app: AppID
+
+    private struct State: @unchecked Sendable {
+        // @unchecked: the process, link and timer are Sendable reference types; the
+        // mutex that holds this struct is their one owner.
+        var machine: AppSupervision
+        var target: LaunchTarget
+        var process: (any AppProcess)?
+        var link: (any AppLink)?
+        var timer: (any DriverTimer)?
+        weak var driver: SchedulerDriver?
+    }
+
+    private let state: Mutex<State>
+    private let clock: any DriverClock
+    private let spawner: any AppSpawner
+    private let log: DiagnosticLog
+    /// Called (not under the lock) when the daemon's process of the app starts or ends,
+    /// so the daemon can record it for orphan clean-up after a crash.
+    private let processChanged: @Sendable (AppID, (any AppProcess)?) -> Void
+
+    /// Creates the supervisor of `target.app`.
+    public init(
+        target: LaunchTarget,
+        timing: AppSupervision.Timing,
+        clock: any DriverClock,
+        spawner: any AppSpawner,
+        log: DiagnosticLog,
+        processChanged: @escaping @Sendable (AppID, (any AppProcess)?) -> Void = { _, _ in }
+    ) {
+        self.app = target.app
+        self.clock = clock
+        self.spawner = spawner
+        self.log = log
+        self.processChanged = processChanged
+        state = Mutex(State(machine: AppSupervision(timing: timing), target: target))
+    }
+
+    /// Connects the supervisor to the driver whose runs it hosts.
+    public func attach(to driver: SchedulerDriver) {
+        state.withLock { $0.driver = driver }
+    }
+
+    /// Replaces what is launched (a reinstall); a running process is not restarted.
+    public func update(_ target: LaunchTarget) {
+        state.withLock { $0.target = target }
+    }
+
+    /// The supervision's state (for `bgtask apps` and tests).
+    public var supervision: AppSupervision { state.withLock { $0.machine } }
+
+    /// The pid of the daemon's process of the app, if it runs.
+    public var processID: Int32? { state.withLock { $0.process?.pid } }
+
+    // MARK: RemoteTaskHost
+
+    public func launch(_ run: RunRecord, budget: TimeInterval?) { feed(.launch(run, budget: budget)) }
+    public func expire(_ run: RunID, reason: String) { feed(.expire(run, reason: reason)) }
+    public func terminate(_ run: RunID, reason: String) { feed(.terminate(run, reason: reason)) }
+    public func finished(_ run: RunRecord) { feed(.finished(run)) }
+    public func sampleProgress(_ run: RunID) {
+        state.withLock { state in
+            guard state.machine.active.contains(run) else { return }
+            state.link?.push(.sampleProgress(run: run))
+        }
+    }
+
+    // MARK: The app's connection and lifecycle
+
+    /// Offers the connection of process `pid`; `false` when another connection is the
+    /// app's, or the daemon's own process of the app is another process.
+    public func connect(_ link: any AppLink, pid: Int32) -> Bool {
+        let accepted = state.withLock { state -> Bool in
+            guard state.machine.accepts(pid: pid) else { return false }
+            state.link = link
+            return true
+        }
+        if accepted { feed(.connected(pid: pid)) }
+        return accepted
+    }
+
+    /// The app said it finished launching (its registration window closed).
+    public func finishedLaunching() { feed(.finishedLaunching) }
+
+    /// The app's connection `link` closed.
+    public func disconnected(_ link: any AppLink, reason: String) {
+        let current = state.withLock { state -> Bool in
+            guard let held = state.link, held === link else { return false }
+            state.link = nil
+            return true
+        }
+        if current { feed(.disconnected(reason)) }
+    }
+
+    /// The user opened the app.
+    public func opened() { feed(.opened) }
+    /// The app went to the background.
+    public func backgrounded() { feed(.backgrounded) }
+    /// The user force-quit the app, or it is being uninstalled.
+    public func quit(reason: String) { feed(.quit(reason)) }
+
+    // MARK: The shell
+
+    private func feed(_ event: AppSupervision.Event) {
+        var pending: [(AppSupervision.Event)] = [event]
+        var afterLock: [@Sendable () -> Void] = []
+        state.withLock { state in
+            while !pending.isEmpty {
+                let next = pending.removeFirst()
+                for action in state.machine.handle(next) {
+                    perform(action, in: &state, feeding: &pending, after: &afterLock)
+                }
+            }
+        }
+        for call in afterLock { call() }
+    }
+
+    private func perform(
+        _ action: AppSupervision.Action,
+        in state: inout State,
+        feeding pending: inout [AppSupervision.Event],
+        after afterLock: inout [@Sendable () -> Void]
+    ) {
+        let app = self.app
+        let log = self.log
+        switch action {
+        case .spawn:
+            do {
+                let process = try spawner.spawn(state.target) { [weak self] how in
+                    self?.processExited(how)
+                }
+                state.process = process
+                pending.append(.spawned(pid: process.pid))
+                let changed = processChanged
+                afterLock.append {
+                    log(.info, app: app, "started \(app) in the background (pid \(process.pid))")
+                    changed(app, process)
+                }
+            } catch {
+                pending.append(.spawnFailed("\(error)"))
+                afterLock.append { log(.error, app: app, "could not start \(app): \(error)") }
+            }
+        case .push(let message):
+            state.link?.push(message)
+        case .resume:
+            state.process?.resume()
+        case .suspend:
+            state.process?.suspend()
+            if let pid = state.process?.pid {
+                afterLock.append { log(.debug, app: app, "suspended \(app) (pid \(pid))") }
+            }
+        case .terminateProcess(let reason):
+            if let process = state.process {
+                process.terminate(gracePeriod: state.machine.timing.killGrace)
+                afterLock.append { log(.info, app: app, "ending \(app) (pid \(process.pid)): \(reason)") }
+            }
+        case .disconnect(let reason):
+            state.link?.close(reason: reason)
+            state.link = nil
+        case .launchFailed(let run, let reason):
+            let driver = state.driver
+            afterLock.append {
+                log(.error, app: app, "\(run) could not start: \(reason)")
+                driver?.launchFailed(run, reason: reason)
+            }
+        case .runCrashed(let run, let reason):
+            let driver = state.driver
+            afterLock.append {
+                log(.error, app: app, "\(run) crashed: \(reason)")
+                driver?.runCrashed(run, reason: reason)
+            }
+        case .arm(let timer, let delay):
+            state.timer?.cancel()
+            let event: AppSupervision.Event = switch timer {
+            case .launch: .launchTimedOut
+            case .suspend: .suspendDue
+            case .idle: .idleDue
+            }
+            state.timer = clock.schedule(at: clock.now().addingTimeInterval(delay)) { [weak self] in
+                self?.feed(event)
+            }
+        case .disarm:
+            state.timer?.cancel()
+            state.timer = nil
+        }
+    }
+
+    private func processExited(_ how: String) {
+        state.withLock { $0.process = nil }
+        log(.info, app: app, "\(app)'s process \(how)")
+        processChanged(app, nil)
+        feed(.processExited(how))
+    }
+}

@@ -1,0 +1,87 @@
+import DaemonProtocol
+import Foundation
+import Synchronization
+
+/// The app's end of its connection to bgtaskd (docs/daemon.md, "The app side"). When an
+/// app runs under the daemon, its ``SchedulerDriver`` holds no engine of its own: every
+/// request goes up this link, and the daemon pushes runs down it
+/// (``SchedulerDriver/handle(_:)``).
+public protocol SchedulerUplink: AnyObject, Sendable {
+    /// Sends `request` and waits for its reply (a bounded wait: a daemon that does not
+    /// answer is a failure, never a hang).
+    func call(_ request: AppRequest) throws(DaemonFailure) -> Reply
+    /// Sends `request` without waiting for its reply (ordered after every earlier send).
+    func post(_ request: AppRequest)
+    /// Where the daemon is, for messages ("bgtaskd (pid 12, /run/user/1000/bgtaskd/socket)").
+    var daemonDescription: String { get }
+}
+
+extension SchedulerDriver {
+    /// Whether this driver's app runs under bgtaskd (its engine is the daemon's).
+    public var isLinkedToDaemon: Bool { uplink != nil }
+
+    /// A message the daemon pushed: runs to start, expirations, ends.
+    public func handle(_ push: AppPush) {
+        guard let uplink else { return }
+        switch push {
+        case .launch(let record, _):
+            guard let context = linkedContext(of: record.app) else {
+                uplink.post(.launchFailed(run: record.id, reason: "\(record.app) is not the app of this process"))
+                return
+            }
+            guard let task = context.makeTask(for: record) else {
+                let reason = "no launch handler registered for task with identifier '\(record.identifier)'"
+                log(.error, app: record.app, reason)
+                uplink.post(.launchFailed(run: record.id, reason: reason))
+                return
+            }
+            linkedRuns.withLock { $0[record.id] = task }
+            trace(.launched(record, budget: nil, evaluation: nil))
+            context.deliver(task)
+        case .expire(let run, let reason):
+            guard let task = linkedRuns.withLock({ $0[run] }) else { return }
+            trace(.expired(run, task.key, reason: reason, at: clock.now()))
+            task.deliverExpiration()
+        case .terminate(let run, let reason):
+            guard let task = linkedRuns.withLock({ $0[run] }) else { return }
+            trace(.terminated(run, task.key, reason: reason, at: clock.now()))
+            task.terminate(reason: reason)
+        case .finished(let record):
+            guard let task = linkedRuns.withLock({ $0.removeValue(forKey: record.id) }) else { return }
+            trace(.finished(record))
+            task.runDidFinish(record)
+            if linkedRuns.withLock({ $0.isEmpty }) { linkedRunsEnded() }
+        case .sampleProgress(let run):
+            guard let task = linkedRuns.withLock({ $0[run] }) else { return }
+            uplink.post(.progressSampled(run: run, completedUnitCount: task.progressCompletedUnitCount))
+        case .backgroundRefreshChanged:
+            break
+        case .quit(let reason):
+            log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason)")
+        }
+    }
+
+    /// The linked app's runs in progress (handed down by the daemon, not yet finished).
+    var linkedRunCount: Int { linkedRuns.withLock { $0.count } }
+
+    /// Calls a request on the daemon, turning a failure into the error the API throws.
+    func linkedCall(_ request: AppRequest, uplink: any SchedulerUplink) throws(DaemonFailure) -> Reply {
+        let reply = try uplink.call(request)
+        if case .failed(let failure) = reply { throw failure }
+        return reply
+    }
+
+    /// An engine error from a failure the daemon reported for a testing hook.
+    static func engineError(_ failure: DaemonFailure) -> EngineError {
+        switch failure.code {
+        case .noRunningTask: EngineError(.noRunningTask, failure.message)
+        case .alreadyRunning: EngineError(.alreadyRunning, failure.message)
+        default: EngineError(.noPendingRequest, failure.message)
+        }
+    }
+
+    /// A submit rejection from a failure the daemon reported (or a lost connection).
+    static func submitRejection(_ failure: DaemonFailure) -> SubmitRejection {
+        SubmitRejection(failure.rejection ?? .unavailable, failure.message)
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import SchedulerCore
+
+// The messages bgtaskd and its clients exchange inside frames (docs/protocol.md,
+// "Messages"). Each frame's payload is one JSON object: a client sends
+// ``ClientEnvelope`` (a request and the number its reply will carry), the daemon sends
+// ``DaemonEnvelope`` (a reply to a numbered request, or a message it pushes to an app).
+// Swift's synthesized Codable form is the wire form: an enum case is an object with one
+// key naming the case. The frame's version byte versions the whole set.
+
+/// Who a connection speaks for; the first request of every connection says it.
+public enum ClientRole: String, Codable, Sendable, Hashable {
+    /// An app process: it may read and change only its own requests. The daemon checks
+    /// that its executable (`/proc/<pid>/exe`) is the installed app's.
+    case app
+    /// `bgtask`, run by the same user: the administrator.
+    case admin
+}
+
+/// The first request of every connection.
+public struct Hello: Codable, Sendable, Hashable {
+    /// Who the connection speaks for.
+    public var role: ClientRole
+    /// The app an app connection speaks for (its `CFBundleIdentifier`).
+    public var app: AppID?
+    /// The token of the launch, when the daemon started this process (`BGTASK_LAUNCH_TOKEN`).
+    public var launchToken: String?
+
+    /// Creates a hello.
+    public init(role: ClientRole, app: AppID? = nil, launchToken: String? = nil) {
+        self.role = role
+        self.app = app
+        self.launchToken = launchToken
+    }
+}
+
+/// How an app's own lifecycle changed, as the app reports it.
+public enum AppTransition: String, Codable, Sendable, Hashable {
+    /// The user opened the app (counts as a use; lifts a force-quit).
+    case foreground
+    /// The app moved to the background.
+    case background
+    /// The user force-quit the app.
+    case forceQuit
+}
+
+/// What an app asks of the daemon, about itself only.
+public enum AppRequest: Codable, Sendable, Hashable {
+    /// The app finished launching: its registration window closed with these identifiers
+    /// registered. The daemon hands it the runs it was launched for.
+    case finishedLaunching(registered: [String])
+    /// `BGTaskScheduler.submit`: acknowledged only once the request is on disk.
+    case submit(PendingRequest)
+    /// `cancel(taskRequestWithIdentifier:)`.
+    case cancel(identifier: String)
+    /// `cancelAllTaskRequests()`.
+    case cancelAll
+    /// `getPendingTaskRequests`.
+    case pending
+    /// `setTaskCompleted(success:)` of a run the daemon pushed.
+    case taskCompleted(run: RunID, success: Bool)
+    /// The run's expiration was delivered to the app.
+    case expirationDelivered(run: RunID, handlerWasSet: Bool)
+    /// A continued-processing run's progress, as the daemon asked for it.
+    case progressSampled(run: RunID, completedUnitCount: Int64)
+    /// The app could not start a pushed run (no handler registered for it).
+    case launchFailed(run: RunID, reason: String)
+    /// `_simulateLaunchForTaskWithIdentifier`.
+    case simulateLaunch(identifier: String)
+    /// `_simulateExpirationForTaskWithIdentifier`.
+    case simulateExpiration(identifier: String)
+    /// The Background App Refresh switch of the app.
+    case setBackgroundRefresh(enabled: Bool)
+    /// Reads the Background App Refresh switch.
+    case backgroundRefreshStatus
+    /// The app's own lifecycle transition.
+    case lifecycle(AppTransition)
+    /// Reads a durable checkpoint (`BGCheckpointStore`).
+    case checkpointGet(key: String)
+    /// Writes a durable checkpoint; acknowledged once on disk.
+    case checkpointSet(key: String, value: Data)
+    /// Removes a checkpoint.
+    case checkpointRemove(key: String)
+    /// The checkpoint keys that have values.
+    case checkpointKeys
+}
+
+/// What `bgtask` asks of the daemon.
+public enum AdminRequest: Codable, Sendable, Hashable {
+    /// The daemon's state: pid, paths, apps, pending and running counts, conditions.
+    case status
+    /// The installed apps and their processes.
+    case apps
+    /// Installs (or reinstalls) the app whose manifest is at this absolute path.
+    case install(manifestPath: String)
+    /// Removes an app and its requests.
+    case uninstall(app: AppID)
+    /// The pending requests, of one app or of all.
+    case pending(app: AppID?)
+    /// Launches a pending request now (simulate launch), starting the app if needed.
+    case run(app: AppID, identifier: String)
+    /// Expires a run in progress now (simulate expiration).
+    case expire(app: AppID, identifier: String)
+    /// Why a request has not run, from the live engine.
+    case why(app: AppID, identifier: String)
+    /// The device conditions the engine judges with.
+    case conditions
+    /// The policy configuration in force.
+    case policy
+    /// Turns an app's Background App Refresh switch on or off.
+    case setBackgroundRefresh(app: AppID, enabled: Bool)
+    /// The user opened the app.
+    case open(app: AppID)
+    /// The app went to the background.
+    case background(app: AppID)
+    /// The user force-quit the app.
+    case forceQuit(app: AppID)
+    /// A remote wake (the silent-push analogue) with an optional JSON payload.
+    case push(app: AppID, payload: String?)
+}
+
+/// A request of any role.
+public enum ClientRequest: Codable, Sendable, Hashable {
+    /// The first request of a connection.
+    case hello(Hello)
+    /// An app's request.
+    case app(AppRequest)
+    /// An administrator's request.
+    case admin(AdminRequest)
+}
+
+/// A numbered request: the reply carries the same number.
+public struct ClientEnvelope: Codable, Sendable, Hashable {
+    /// The request's number, unique on its connection.
+    public var id: UInt64
+    /// The request.
+    public var request: ClientRequest
+
+    /// Creates an envelope.
+    public init(id: UInt64, request: ClientRequest) {
+        self.id = id
+        self.request = request
+    }
+}
+
+/// Why a request failed, in a form clients map onto their own errors.
+public enum FailureCode: String, Codable, Sendable, Hashable {
+    /// A submission was refused; `rejection` says with which of Apple's codes.
+    case submitRejected
+    /// No request with that identifier is pending.
+    case noPendingRequest
+    /// No run of that identifier is in progress.
+    case noRunningTask
+    /// A run of that identifier is already in progress.
+    case alreadyRunning
+    /// The app is not installed with the daemon.
+    case notInstalled
+    /// The request is not allowed on this connection.
+    case notPermitted
+    /// The request is malformed (an argument out of range, an unknown key).
+    case invalid
+    /// The daemon could not carry it out (a store write failed...).
+    case failed
+}
+
+/// A failure: a code and a message that names the culprit.
+public struct DaemonFailure: Codable, Sendable, Hashable, Error, CustomStringConvertible {
+    /// What kind of failure.
+    public var code: FailureCode
+    /// For ``FailureCode/submitRejected``: Apple's code.
+    public var rejection: SubmitRejection.Code?
+    /// What went wrong.
+    public var message: String
+
+    /// Creates a failure.
+    public init(_ code: FailureCode, _ message: String, rejection: SubmitRejection.Code? = nil) {
+        self.code = code
+        self.message = message
+        self.rejection = rejection
+    }
+
+    public var description: String { message }
+}
+
+/// The reply to one request.
+public enum Reply: Codable, Sendable, Hashable {
+    /// Done; an optional line for people.
+    case done(String?)
+    /// Failed.
+    case failed(DaemonFailure)
+    /// Welcome of a hello: the connection is accepted in its role.
+    case welcome(Welcome)
+    /// Pending requests.
+    case pending([PendingRequest])
+    /// A switch's value.
+    case flag(Bool)
+    /// A checkpoint's value (nil: none).
+    case data(Data?)
+    /// Names (checkpoint keys).
+    case names([String])
+    /// A document for `bgtask` to print: text for people and its JSON form (status, apps,
+    /// why, conditions, policy, install).
+    case report(text: String, json: String)
+}
+
+/// The daemon's answer to a hello.
+public struct Welcome: Codable, Sendable, Hashable {
+    /// The daemon's process id.
+    public var daemonPID: Int32
+    /// For an app connection: the app's Background App Refresh switch.
+    public var backgroundRefreshEnabled: Bool?
+
+    /// Creates a welcome.
+    public init(daemonPID: Int32, backgroundRefreshEnabled: Bool? = nil) {
+        self.daemonPID = daemonPID
+        self.backgroundRefreshEnabled = backgroundRefreshEnabled
+    }
+}
+
+/// What the daemon tells an app without being asked.
+public enum AppPush: Codable, Sendable, Hashable {
+    /// Run this task now, within `budget` seconds (nil: no budget).
+    case launch(RunRecord, budget: TimeInterval?)
+    /// The run's time is up: call its expiration handler.
+    case expire(run: RunID, reason: String)
+    /// The run was ended by force after its grace period.
+    case terminate(run: RunID, reason: String)
+    /// The run is over, as recorded.
+    case finished(RunRecord)
+    /// Report the continued-processing run's progress.
+    case sampleProgress(run: RunID)
+    /// The Background App Refresh switch changed.
+    case backgroundRefreshChanged(enabled: Bool)
+    /// The daemon asks the app to leave: the user force-quit it, or it was uninstalled.
+    case quit(reason: String)
+}
+
+/// What the daemon sends.
+public enum DaemonEnvelope: Codable, Sendable, Hashable {
+    /// The reply to request `id`.
+    case reply(id: UInt64, Reply)
+    /// A message pushed to an app.
+    case push(AppPush)
+}
+
+/// Encoding and strict decoding of the messages (frame payloads).
+public enum MessageCoding {
+    /// The JSON form of `message`.
+    public static func encode<Message: Encodable>(_ message: Message) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.dataEncodingStrategy = .base64
+        return try encoder.encode(message)
+    }
+
+    /// Decodes `payload` after the strict checks every outside document passes
+    /// (`StrictJSON`: duplicate keys refused, syntax errors with line and column).
+    /// - Throws: ``MessageDecodingError`` naming what was wrong.
+    public static func decode<Message: Decodable>(_ type: Message.Type, from payload: Data) throws(MessageDecodingError) -> Message {
+        do {
+            try StrictJSON.validate(payload)
+        } catch {
+            throw MessageDecodingError(message: "the message is not valid JSON: \(error)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        decoder.dataDecodingStrategy = .base64
+        do {
+            return try decoder.decode(type, from: payload)
+        } catch {
+            throw MessageDecodingError(message: "the message is not a \(Message.self): \(error)")
+        }
+    }
+}
+
+/// A frame whose payload is not a message of the protocol.
+public struct MessageDecodingError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong.
+    public var message: String
+    public var description: String { message }
+}

@@ -1,0 +1,156 @@
+import BGTaskDaemon
+import DaemonProtocol
+import Foundation
+import SchedulerCore
+import Testing
+
+/// The pure state machine of one app under bgtaskd: every rule of docs/daemon.md,
+/// "Launching for tasks", as events in and actions out.
+@Suite struct AppSupervisionTests {
+    let app = AppID("org.example.feeds")
+    let start = Date(timeIntervalSince1970: 1_000_000)
+
+    func run(_ number: Int64, _ identifier: String = "org.example.feeds.refresh") -> RunRecord {
+        let request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: start)
+        return RunRecord(id: RunID(number), request: request, startedAt: start)
+    }
+
+    /// A supervision whose app the daemon launched for run 1, connected and launched.
+    func launched() -> (AppSupervision, RunRecord) {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        _ = machine.handle(.finishedLaunching)
+        return (machine, first)
+    }
+
+    @Test func aColdLaunchSpawnsAndWaitsForTheRegistrationWindow() {
+        var machine = AppSupervision()
+        let first = run(1)
+        #expect(machine.handle(.launch(first, budget: 30)) == [.spawn, .arm(.launch, after: 10)])
+        #expect(machine.phase == .starting)
+        #expect(machine.handle(.spawned(pid: 100)).isEmpty)
+        // Connected is not launched: nothing is handed over before the window closes.
+        #expect(machine.handle(.connected(pid: 100)).isEmpty)
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30))])
+        #expect(machine.phase == .ready)
+        #expect(machine.active == [first.id])
+    }
+
+    @Test func aSecondRunGoesStraightToTheLaunchedApp() {
+        var (machine, _) = launched()
+        let second = run(2, "org.example.feeds.cleanup")
+        #expect(machine.handle(.launch(second, budget: nil)) == [.disarm, .push(.launch(second, budget: nil))])
+    }
+
+    @Test func whenItsRunsAreDoneTheAppIsSuspendedThenEndedWhenIdle() {
+        var (machine, first) = launched()
+        var finished = first
+        finished.outcome = .success
+        #expect(machine.handle(.finished(finished)) == [.push(.finished(finished)), .arm(.suspend, after: 1)])
+        #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
+        #expect(machine.phase == .suspended)
+        #expect(machine.handle(.idleDue) == [.resume, .disarm, .terminateProcess(reason: "idle for 5 min")])
+        #expect(machine.phase == .ending)
+    }
+
+    @Test func aSuspendedAppIsThawedForItsNextRun() {
+        var (machine, first) = launched()
+        _ = machine.handle(.finished(first))
+        _ = machine.handle(.suspendDue)
+        let second = run(2)
+        #expect(machine.handle(.launch(second, budget: 30)) == [.resume, .disarm, .push(.launch(second, budget: 30))])
+        #expect(machine.phase == .ready)
+    }
+
+    @Test func anAppThatNeverFinishesLaunchingFailsItsRunsAndIsEnded() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        let actions = machine.handle(.launchTimedOut)
+        #expect(actions.first == .launchFailed(first.id, reason: "the app did not connect and finish launching within 10 s"))
+        #expect(actions.contains(.terminateProcess(reason: "it did not finish launching in time")))
+        // The exit that follows has nothing left to fail.
+        #expect(machine.handle(.processExited("was killed by signal 15")) == [.disarm])
+        #expect(machine.phase == .notRunning)
+    }
+
+    @Test func anAppThatExitsBeforeRegisteringFailsItsRuns() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        let actions = machine.handle(.processExited("exited with status 1"))
+        #expect(actions.contains(.launchFailed(first.id, reason: "the app's process exited with status 1 before it finished launching")))
+    }
+
+    @Test func aCrashDuringARunIsRecordedAsCrashed() {
+        var (machine, first) = launched()
+        let actions = machine.handle(.processExited("was killed by signal 11"))
+        #expect(actions.contains(.runCrashed(first.id, reason: "the app's process was killed by signal 11 during the run")))
+        #expect(actions.contains(.disconnect(reason: "its process was killed by signal 11")))
+        #expect(machine.active.isEmpty)
+    }
+
+    @Test func aRunThatOverrunsItsGraceEndsTheApp() {
+        var (machine, first) = launched()
+        #expect(machine.handle(.expire(first.id, reason: "budget exhausted")) == [.push(.expire(run: first.id, reason: "budget exhausted"))])
+        let actions = machine.handle(.terminate(first.id, reason: "budget exhausted"))
+        #expect(actions.first == .push(.terminate(run: first.id, reason: "budget exhausted")))
+        #expect(actions.contains(.terminateProcess(reason: "run#1 overran its grace period: budget exhausted")))
+        #expect(machine.phase == .ending)
+    }
+
+    @Test func anAppTheUserStartedIsNeverSuspendedOrEnded() {
+        var machine = AppSupervision()
+        #expect(machine.accepts(pid: 555))
+        _ = machine.handle(.connected(pid: 555))
+        _ = machine.handle(.finishedLaunching)
+        #expect(machine.spawnedByDaemon == false)
+        let first = run(1)
+        #expect(machine.handle(.launch(first, budget: 30)) == [.disarm, .push(.launch(first, budget: 30))])
+        #expect(machine.handle(.finished(first)) == [.push(.finished(first))])
+        #expect(machine.handle(.suspendDue).isEmpty)
+    }
+
+    @Test func oneConnectionPerAppAndOnlyFromTheDaemonsOwnProcess() {
+        var machine = AppSupervision()
+        _ = machine.handle(.launch(run(1), budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        #expect(machine.accepts(pid: 200) == false)
+        #expect(machine.accepts(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        #expect(machine.accepts(pid: 100) == false)
+    }
+
+    @Test func anOpenedAppIsNotSuspended() {
+        var (machine, first) = launched()
+        _ = machine.handle(.opened)
+        #expect(machine.handle(.finished(first)) == [.push(.finished(first))])
+        #expect(machine.handle(.suspendDue).isEmpty)
+        #expect(machine.handle(.backgrounded) == [.arm(.suspend, after: 1)])
+    }
+
+    @Test func forceQuitEndsTheAppAndFailsWhatWaited() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        let actions = machine.handle(.quit("the user force-quit the app"))
+        #expect(actions.first == .launchFailed(first.id, reason: "the app was stopped before the task could start: the user force-quit the app"))
+        #expect(actions.contains(.terminateProcess(reason: "the user force-quit the app")))
+    }
+
+    @Test func aLostConnectionOfAUserProcessStartsOneOfOursForWaitingRuns() {
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 555))
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        // Not launched yet: the run waits in the queue.
+        #expect(machine.queued == [first])
+        #expect(machine.handle(.disconnected("peer closed")) == [.disarm, .spawn, .arm(.launch, after: 10)])
+    }
+}

@@ -60,7 +60,7 @@ public final class SchedulerDriver: Sendable {
         var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
         /// Apps living in other processes (bgtaskd's), and the runs handed to them.
         var remoteHosts: [AppID: any RemoteTaskHost] = [:]
-        var remoteRuns: [RunID: AppID] = [:]
+        var remoteRuns: [RunID: RequestKey] = [:]
     }
 
     private let state: Mutex<State>
@@ -221,7 +221,7 @@ public final class SchedulerDriver: Sendable {
         if let failure { throw failure }
         state.withLock { state in
             state.remoteHosts[app] = nil
-            state.remoteRuns = state.remoteRuns.filter { $0.value != app }
+            state.remoteRuns = state.remoteRuns.filter { $0.value.app != app }
         }
     }
 
@@ -624,7 +624,7 @@ public final class SchedulerDriver: Sendable {
             meter?.runStarted(record.id)
             actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
             if let host = state.remoteHosts[record.app] {
-                state.remoteRuns[record.id] = record.app
+                state.remoteRuns[record.id] = record.request.key
                 actions.append(.call([{ host.launch(record, budget: budget) }]))
                 return
             }
@@ -661,7 +661,7 @@ public final class SchedulerDriver: Sendable {
             actions.append(.trace(.finished(record)))
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
-            } else if let app = state.remoteRuns.removeValue(forKey: record.id), let host = state.remoteHosts[app] {
+            } else if let key = state.remoteRuns.removeValue(forKey: record.id), let host = state.remoteHosts[key.app] {
                 actions.append(.call([{ host.finished(record) }]))
             }
             if !state.runWaiters.isEmpty, let waiters = state.runWaiters[record.app],
@@ -708,11 +708,11 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// The host of a run handed to another process, and the run's request key.
+    /// The host of a run handed to another process, and the run's request key (known
+    /// until the run's end is applied, even when the engine already finished it).
     private func remoteRun(_ run: RunID, in state: State) -> (any RemoteTaskHost, RequestKey)? {
-        guard let app = state.remoteRuns[run], let host = state.remoteHosts[app],
-              let record = state.engine.activeRuns.first(where: { $0.id == run }) else { return nil }
-        return (host, record.request.key)
+        guard let key = state.remoteRuns[run], let host = state.remoteHosts[key.app] else { return nil }
+        return (host, key)
     }
 
     /// A long-running process prunes the run log at most once a day (opening the store

@@ -18,6 +18,7 @@ enum RequestColumns {
     private struct Extras: Codable, Equatable {
         var protectionTypeOfRequiredData: String?
         var continuedProcessing: ContinuedProcessingOptions?
+        var remoteNotificationPayload: String?
     }
 
     /// The values for ``names``.
@@ -62,7 +63,7 @@ enum RequestColumns {
             throw invalid("the extra fields of \(name) are \(row.typeName(offset + 7)), not JSON text")
         }
         let extras = try decodeExtras(row.optionalText(offset + 7), of: name)
-        return PendingRequest(
+        var request = PendingRequest(
             app: app,
             identifier: identifier,
             kind: kind,
@@ -73,6 +74,8 @@ enum RequestColumns {
             continuedProcessing: extras.continuedProcessing,
             submittedAt: submittedAt
         )
+        request.remoteNotificationPayload = extras.remoteNotificationPayload
+        return request
     }
 
     /// A date column: a finite number of seconds since 2001 (see ``SQLiteValue/date(_:)``).
@@ -99,7 +102,8 @@ enum RequestColumns {
     private static func encodeExtras(of request: PendingRequest) throws(StoreError) -> String? {
         let extras = Extras(
             protectionTypeOfRequiredData: request.protectionTypeOfRequiredData,
-            continuedProcessing: request.continuedProcessing
+            continuedProcessing: request.continuedProcessing,
+            remoteNotificationPayload: request.remoteNotificationPayload
         )
         // Most requests have no extras: keep the column NULL rather than "{}".
         guard extras != Extras() else { return nil }

@@ -56,6 +56,8 @@ public final class BGApplication: @unchecked Sendable {
     private let state: Locked<LockedState>
     /// The legacy background fetch settings (BackgroundFetch.swift).
     let fetch = Locked(BackgroundFetchState())
+    /// The remote-notification handler (RemoteNotifications.swift).
+    let remoteNotifications = Locked(RemoteNotificationState())
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 

@@ -14,6 +14,8 @@ open class BGTask: NSObject, @unchecked Sendable {
     let runID: RunID
     let key: RequestKey
     let kind: TaskKind
+    /// A remote wake's payload (RemoteNotifications.swift).
+    let remoteNotificationPayload: String?
     weak var context: AppContext?
 
     private struct State {
@@ -31,6 +33,7 @@ open class BGTask: NSObject, @unchecked Sendable {
         self.runID = record.id
         self.key = record.request.key
         self.kind = record.request.kind
+        self.remoteNotificationPayload = record.request.remoteNotificationPayload
         self.context = context
     }
 

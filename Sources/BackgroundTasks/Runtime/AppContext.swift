@@ -48,7 +48,7 @@ public final class AppContext: Sendable {
     ) {
         self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
-        self.manifest = manifest.permittingLegacyFetch(for: app)
+        self.manifest = manifest.permittingSystemIdentifiers(for: app)
         self.driver = driver
         self.defaultHandlerQueue = DispatchQueue(label: "bgtask.\(app.rawValue).handlers")
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")
@@ -58,6 +58,7 @@ public final class AppContext: Sendable {
         application.context = self
         bind(defaultHandlerQueue)
         bind(expirationQueue)
+        withCurrent { application.registerRemoteWakeHandler() }
         let stored = try? driver.store?.appSetting(app: app, name: AppSettingName.backgroundRefresh)
         driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
     }

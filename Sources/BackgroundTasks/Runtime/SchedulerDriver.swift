@@ -330,6 +330,18 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
+    /// Turns `app`'s Background App Refresh switch on or off (as the app's own
+    /// `setBackgroundRefreshEnabled`; bgtaskd's `bgtask settings`). Saved first; when the
+    /// save fails the switch keeps its value and an error is logged.
+    public func setBackgroundRefreshSwitch(_ enabled: Bool, for app: AppID) {
+        setBackgroundRefresh(enabled, for: app)
+    }
+
+    /// Whether `app`'s Background App Refresh switch is on.
+    public func isBackgroundRefreshEnabled(for app: AppID) -> Bool {
+        backgroundRefreshEnabled(for: app)
+    }
+
     /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine
     /// retries failed runs itself (see ``RetryPolicy``).
     func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {

@@ -50,6 +50,9 @@ public struct PendingRequest: Hashable, Sendable, Codable {
     public var continuedProcessing: ContinuedProcessingOptions?
     /// When the request was accepted.
     public var submittedAt: Date
+    /// A remote wake only (bgtaskd's silent-push analogue): the push's payload, a JSON
+    /// object as text, handed to the app's remote-notification handler with the run.
+    public var remoteNotificationPayload: String?
 
     /// Creates a request record.
     public init(

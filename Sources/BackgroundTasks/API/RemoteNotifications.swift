@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+// Remote wakes: bgtaskd's analogue of a silent push (`content-available: 1`). `bgtask push
+// <app> [--payload JSON]` makes the daemon launch the app's system request
+// `<app>.remote-notification` (an app refresh, launched at once, rate-limited per app) and
+// the app's remote-notification handler runs with the payload as `userInfo`, as iOS calls
+// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`
+// (docs/daemon.md, "Remote wake"). The manifest needs `remote-notification` in
+// `UIBackgroundModes`.
+
+/// The identifiers and keys of remote wakes.
+public enum RemoteWake {
+    /// The app-refresh identifier a remote wake runs as: `<app id>.remote-notification`.
+    public static func identifier(for app: AppID) -> String { app.rawValue + ".remote-notification" }
+}
+
+/// The app delegate's remote-notification method, as set.
+struct RemoteNotificationState {
+    var handler: (@isolated(any) @Sendable (RemoteNotificationUserInfo, @escaping @Sendable (UIBackgroundFetchResult) -> Void) -> Void)?
+}
+
+/// A push's `userInfo`: the payload's JSON object, as iOS hands it to the app delegate.
+public struct RemoteNotificationUserInfo: @unchecked Sendable {
+    // @unchecked: the dictionary is decoded from the push's JSON for one call and never
+    // shared or mutated afterwards (JSON values are strings, numbers, arrays, dictionaries).
+    /// The payload (`[:]` when the push had none).
+    public let userInfo: [AnyHashable: Any]
+}
+
+/// A remote-notification handler and its completion handler.
+struct RemoteNotificationCall: AppCall, @unchecked Sendable {
+    // @unchecked: every member is Sendable (the closures are, the user info is by its own justification).
+    let body: @isolated(any) @Sendable (RemoteNotificationUserInfo, @escaping @Sendable (UIBackgroundFetchResult) -> Void) -> Void
+    let userInfo: RemoteNotificationUserInfo
+    let completion: @Sendable (UIBackgroundFetchResult) -> Void
+    var isolation: (any Actor)? { body.isolation }
+    nonisolated(nonsending) func call() async { await body(userInfo, completion) }
+}
+
+extension BGApplication {
+    /// Sets the app delegate's `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`:
+    /// called when a remote wake arrives (`bgtask push`), with the payload's JSON object;
+    /// call the completion handler once with what the wake found, within the window of an
+    /// app refresh. Like a launch handler, it runs on the actor it was written in.
+    @preconcurrency
+    public func setRemoteNotificationHandler(
+        @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (_ userInfo: RemoteNotificationUserInfo, _ completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void) -> Void
+    ) {
+        remoteNotifications.withLock { $0.handler = handler }
+    }
+
+    /// Registers the system's handler for remote wakes (called when the context is made,
+    /// when the manifest has `remote-notification`).
+    func registerRemoteWakeHandler() {
+        let context = requiredContext
+        guard context.manifest.hasBackgroundMode("remote-notification") else { return }
+        let application = self
+        context.scheduler.registerInternally(forTaskWithIdentifier: RemoteWake.identifier(for: context.app)) { task in
+            application.performRemoteWake(task)
+        }
+    }
+
+    private func performRemoteWake(_ task: BGTask) {
+        let context = requiredContext
+        guard let handler = remoteNotifications.withLock({ $0.handler }) else {
+            context.driver.log(.error, app: context.app, "a remote notification arrived but no handler is set: call UIApplication.shared.setRemoteNotificationHandler { userInfo, completion in ... } before finishLaunching(); the run is recorded as failed")
+            task.setTaskCompleted(success: false)
+            return
+        }
+        var userInfo: [AnyHashable: Any] = [:]
+        if let payload = task.remoteNotificationPayload,
+           let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any] {
+            for (key, value) in object { userInfo[AnyHashable(key)] = value }
+        }
+        let completion: @Sendable (UIBackgroundFetchResult) -> Void = { result in
+            task.setTaskCompleted(success: result != .failed)
+        }
+        context.invoke(
+            RemoteNotificationCall(body: handler, userInfo: RemoteNotificationUserInfo(userInfo: userInfo), completion: completion),
+            otherwiseOn: context.defaultHandlerQueue,
+            what: "the remote notification handler")
+    }
+}
+
+extension AppManifest {
+    /// The manifest with the identifiers the system schedules for the app itself: the
+    /// legacy fetch's when `UIBackgroundModes` has `fetch`, the remote wake's when it has
+    /// `remote-notification` (iOS needs no identifier for either).
+    public func permittingSystemIdentifiers(for app: AppID) -> AppManifest {
+        var manifest = permittingLegacyFetch(for: app)
+        let identifier = RemoteWake.identifier(for: app)
+        if manifest.hasBackgroundMode("remote-notification"), !manifest.permits(identifier: identifier, allowWildcard: false) {
+            manifest.permittedIdentifiers.append(identifier)
+        }
+        return manifest
+    }
+}

@@ -97,7 +97,12 @@ public enum ProcessLauncher {
                 }
                 throw fail(.exec, code, "execve: \(text)")
             case Int(CLINUX_SPAWN_STAGE_PIDFD): throw fail(.create, code, "pidfd_open: \(text)")
-            default: throw fail(.create, code, "clone3/posix_spawn: \(text)")
+            default:
+                if let cgroup = spec.cgroup {
+                    // CLONE_INTO_CGROUP refuses a cgroup that is not a leaf (EBUSY) or not writable (EACCES).
+                    throw fail(.create, code, "clone3 into cgroup \(cgroup): \(text)")
+                }
+                throw fail(.create, code, "clone3/posix_spawn: \(text)")
             }
         }
 

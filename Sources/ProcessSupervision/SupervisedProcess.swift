@@ -230,7 +230,10 @@ public final class SupervisedProcess: Sendable {
             if state.exit == nil { state.graceTimer = DispatchSourceBox(timer) }
             return state.exit != nil
         }
-        if !exited { timer.activate() }
+        // Always activated (libdispatch forbids releasing an inactive source); one that
+        // lost the race with the exit is cancelled at once, and its handler checks anyway.
+        timer.activate()
+        if exited { timer.cancel() }
     }
 
     /// `SIGKILL` now: `cgroup.kill` when there is a cgroup (every process in it, however

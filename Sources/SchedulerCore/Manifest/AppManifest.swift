@@ -165,7 +165,10 @@ public struct AppManifest: Hashable, Sendable {
     /// The format is detected from the content, not the file name, because Info.plists are
     /// often converted in place (`plutil -convert binary1`): `bplist` magic means a binary
     /// property list, a leading `<` an XML property list, anything else JSON. Unknown keys
-    /// are ignored, as real Info.plists carry many.
+    /// are ignored, as real Info.plists carry many. Every key read is optional here
+    /// (`CFBundleIdentifier`, `BGTaskSchedulerPermittedIdentifiers`, `UIBackgroundModes`,
+    /// and the daemon's `CFBundleExecutable` and `BGTaskLaunchArguments`); the daemon's
+    /// installer requires the ones it needs (docs/manifest.md).
     ///
     /// - Parameters:
     ///   - data: the file's content.

@@ -82,6 +82,34 @@ enum SchemaMigrations {
             quarantined_at REAL NOT NULL
         );
         """,
+        // 4: the apps installed with bgtaskd and the processes it launched for them
+        // (docs/manifest.md). A store of one embedded app leaves both empty.
+        //
+        // `installed_apps` keeps the manifest's lists as JSON arrays of strings (read back
+        // strictly: a row that does not decode is reported, never dropped). `app_processes`
+        // holds the one process the daemon runs per app, so a daemon restarted after a kill
+        // ends what the previous one left: `start_time` is field 22 of /proc/<pid>/stat,
+        // which tells the process from a later one given the same pid.
+        """
+        CREATE TABLE installed_apps (
+            app TEXT NOT NULL PRIMARY KEY,
+            manifest_path TEXT NOT NULL,
+            executable TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            permitted_identifiers TEXT NOT NULL,
+            background_modes TEXT NOT NULL,
+            installed_at REAL NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE app_processes (
+            app TEXT NOT NULL PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            process_group INTEGER NOT NULL,
+            start_time INTEGER NOT NULL,
+            cgroup_path TEXT,
+            started_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// `PRAGMA application_id` of a scheduler store ("BGTK"): what tells our files from other
@@ -144,8 +172,17 @@ enum SchemaMigrations {
 
     /// The oldest version a read-only reader (`bgtask why/log/energy`) can read without
     /// migrating: step 2 added the run measurements the readers select; step 3 only added
-    /// the quarantine table, which they do not need. Readers never migrate.
+    /// the quarantine table, which they do not need; step 4 the installed apps, which a
+    /// reader of an older store lists as none. Readers never migrate.
     static let minimumReadableVersion = 2
+
+    /// Whether the database has the table `name` (a reader may face a store older than
+    /// this build, which it must not migrate).
+    static func hasTable(_ name: String, on connection: SQLiteConnection) throws(StoreError) -> Bool {
+        try !connection.query(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]
+        ) { _ in () }.isEmpty
+    }
 
     /// The database's `PRAGMA user_version`.
     static func version(of connection: SQLiteConnection) throws(StoreError) -> Int {

@@ -15,6 +15,12 @@ public struct AppManifest: Hashable, Sendable {
         public static let permittedIdentifiers = "BGTaskSchedulerPermittedIdentifiers"
         /// `UIBackgroundModes`: declared modes such as `fetch` and `processing`.
         public static let backgroundModes = "UIBackgroundModes"
+        /// `CFBundleExecutable`: the app's executable, relative to the manifest's directory
+        /// or absolute (optional; `bgtaskd` requires it to launch the app).
+        public static let executable = "CFBundleExecutable"
+        /// `BGTaskLaunchArguments`: the arguments `bgtaskd` passes to the executable after
+        /// its name (optional; not an Apple key: iOS launches apps without arguments).
+        public static let launchArguments = "BGTaskLaunchArguments"
     }
 
     /// The app's identifier (`CFBundleIdentifier`), when the manifest declares one.
@@ -30,6 +36,14 @@ public struct AppManifest: Hashable, Sendable {
     public var backgroundModes: Set<String>
     /// Where the manifest came from, for error messages: a file path, or `code`.
     public var source: String?
+    /// `CFBundleExecutable` as written: a path relative to the manifest's directory, or an
+    /// absolute one; `nil` when the manifest has none (the embedded scheduler needs none,
+    /// `bgtaskd` refuses to install such an app). Resolving and checking the file is the
+    /// installer's job (`AppInstallation` in BackgroundTasks): parsing never touches files.
+    public var executableName: String?
+    /// `BGTaskLaunchArguments`: what `bgtaskd` passes to the executable after its name, as
+    /// an argv array (never through a shell); empty when the key is absent.
+    public var launchArguments: [String]
 
     /// ``permittedIdentifiers`` indexed for ``permits(identifier:allowWildcard:)``, which
     /// runs on every submit: exact entries in a set (by UTF-8 bytes), wildcard prefixes apart.
@@ -52,11 +66,20 @@ public struct AppManifest: Hashable, Sendable {
 
     /// Creates a manifest in code. Nothing is checked here; call ``validate()`` to apply the
     /// same rules as ``parse(_:source:)``.
-    public init(appID: AppID? = nil, permittedIdentifiers: [String], backgroundModes: Set<String>, source: String? = nil) {
+    public init(
+        appID: AppID? = nil,
+        permittedIdentifiers: [String],
+        backgroundModes: Set<String>,
+        source: String? = nil,
+        executableName: String? = nil,
+        launchArguments: [String] = []
+    ) {
         self.appID = appID
         self.permittedIdentifiers = permittedIdentifiers
         self.backgroundModes = backgroundModes
         self.source = source
+        self.executableName = executableName
+        self.launchArguments = launchArguments
         self.lookup = PermittedLookup(permittedIdentifiers)
     }
 
@@ -84,13 +107,41 @@ public struct AppManifest: Hashable, Sendable {
 
     /// Checks the rules ``parse(_:source:)`` applies: `CFBundleIdentifier` is reverse-DNS,
     /// every permitted entry is a valid identifier or `prefix.*` wildcard, and no entry is
-    /// listed twice. For manifests built in code; errors name ``source`` (or `code`).
+    /// listed twice; `CFBundleExecutable` names a file (not empty, not `.` or `..`, no NUL);
+    /// `BGTaskLaunchArguments` has at most ``maximumLaunchArguments`` entries of at most
+    /// ``maximumLaunchArgumentBytes`` bytes each, none with a NUL. For manifests built in
+    /// code; errors name ``source`` (or `code`).
     public func validate() throws(ManifestError) {
         let file = source ?? "code"
         if let appID, let problem = TaskIdentifierRules.problem(with: appID.rawValue) {
             throw ManifestError(
                 code: .invalidValue, file: file, key: Key.bundleIdentifier,
                 message: "expected a reverse-DNS app identifier, but \(problem)")
+        }
+        if let executableName, let problem = Self.problem(withExecutableName: executableName) {
+            throw ManifestError(
+                code: .invalidValue, file: file, key: Key.executable,
+                message: "expected the path of the app's executable (relative to the manifest's directory, or absolute), but \(problem)")
+        }
+        if launchArguments.count > Self.maximumLaunchArguments {
+            throw ManifestError(
+                code: .invalidValue, file: file, key: Key.launchArguments,
+                message: "expected at most \(Self.maximumLaunchArguments) arguments, found \(launchArguments.count)")
+        }
+        for (index, argument) in launchArguments.enumerated() {
+            let key = "\(Key.launchArguments)[\(index)]"
+            // An argv entry is a C string: a NUL would silently cut it short at exec.
+            if argument.utf8.contains(0) {
+                throw ManifestError(
+                    code: .invalidValue, file: file, key: key,
+                    message: "expected an argument without NUL characters (exec would cut it at the first one), found one")
+            }
+            let bytes = argument.utf8.count
+            if bytes > Self.maximumLaunchArgumentBytes {
+                throw ManifestError(
+                    code: .invalidValue, file: file, key: key,
+                    message: "expected an argument of at most \(Self.maximumLaunchArgumentBytes) bytes, found \(bytes) bytes")
+            }
         }
         var firstIndex: [String: Int] = [:]
         for (index, entry) in permittedIdentifiers.enumerated() {
@@ -114,7 +165,10 @@ public struct AppManifest: Hashable, Sendable {
     /// The format is detected from the content, not the file name, because Info.plists are
     /// often converted in place (`plutil -convert binary1`): `bplist` magic means a binary
     /// property list, a leading `<` an XML property list, anything else JSON. Unknown keys
-    /// are ignored, as real Info.plists carry many.
+    /// are ignored, as real Info.plists carry many. Every key read is optional here
+    /// (`CFBundleIdentifier`, `BGTaskSchedulerPermittedIdentifiers`, `UIBackgroundModes`,
+    /// and the daemon's `CFBundleExecutable` and `BGTaskLaunchArguments`); the daemon's
+    /// installer requires the ones it needs (docs/manifest.md).
     ///
     /// - Parameters:
     ///   - data: the file's content.
@@ -145,27 +199,53 @@ public struct AppManifest: Hashable, Sendable {
             }
             appID = AppID(string)
         }
+        var executableName: String?
+        if let value = dictionary[Key.executable] {
+            guard let string = SerializedValue.string(value) else {
+                throw ManifestError(
+                    code: .wrongType, file: source, key: Key.executable,
+                    message: "expected a string, found \(SerializedValue.describe(value))")
+            }
+            executableName = string
+        }
         let permitted = try stringArray(dictionary, key: Key.permittedIdentifiers, source: source)
         let modes = try stringArray(dictionary, key: Key.backgroundModes, source: source)
+        let arguments = try stringArray(dictionary, key: Key.launchArguments, source: source, limit: maximumLaunchArguments)
 
         let manifest = AppManifest(
-            appID: appID, permittedIdentifiers: permitted, backgroundModes: Set(modes), source: source)
+            appID: appID, permittedIdentifiers: permitted, backgroundModes: Set(modes), source: source,
+            executableName: executableName, launchArguments: arguments)
         try manifest.validate()
         return manifest
     }
 
+    /// What is wrong with `name` as a `CFBundleExecutable`, or `nil` when it can name a
+    /// file: not empty, no NUL (a path is a C string), and not `.` or `..` (directories,
+    /// never an executable). Slashes are allowed: `bin/app` is relative to the manifest.
+    static func problem(withExecutableName name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        if name.utf8.contains(0) { return "it contains a NUL character" }
+        if name == "." || name == ".." { return "\"\(name)\" names a directory" }
+        if name.utf8.count > maximumExecutableNameBytes {
+            return "it is \(name.utf8.count) bytes long, and a path may have at most \(maximumExecutableNameBytes)"
+        }
+        return nil
+    }
+
     /// The array of strings under `key`; empty when the key is absent (Apple's behaviour).
-    private static func stringArray(_ dictionary: [String: Any], key: String, source: String) throws(ManifestError) -> [String] {
+    private static func stringArray(
+        _ dictionary: [String: Any], key: String, source: String, limit: Int = maximumIdentifiers
+    ) throws(ManifestError) -> [String] {
         guard let value = dictionary[key] else { return [] }
         guard let array = value as? [Any] else {
             throw ManifestError(
                 code: .wrongType, file: source, key: key,
                 message: "expected an array of strings, found \(SerializedValue.describe(value))")
         }
-        guard array.count <= maximumIdentifiers else {
+        guard array.count <= limit else {
             throw ManifestError(
                 code: .invalidValue, file: source, key: key,
-                message: "expected at most \(maximumIdentifiers) entries, found \(array.count)")
+                message: "expected at most \(limit) entries, found \(array.count)")
         }
         var strings: [String] = []
         strings.reserveCapacity(array.count)
@@ -184,6 +264,13 @@ public struct AppManifest: Hashable, Sendable {
     public static let maximumSize = 1 << 20
     /// The most entries `BGTaskSchedulerPermittedIdentifiers` or `UIBackgroundModes` may list.
     public static let maximumIdentifiers = 10_000
+    /// The most entries `BGTaskLaunchArguments` may list.
+    public static let maximumLaunchArguments = 256
+    /// The longest `BGTaskLaunchArguments` entry, in UTF-8 bytes.
+    public static let maximumLaunchArgumentBytes = 4096
+    /// The longest `CFBundleExecutable`, in UTF-8 bytes: Linux's `PATH_MAX`, counting the
+    /// terminating NUL, so longer cannot be opened.
+    public static let maximumExecutableNameBytes = 4095
 
     /// Decodes the document with the parser its first bytes call for.
     private static func decodeDocument(_ data: Data, source: String) throws(ManifestError) -> Any {

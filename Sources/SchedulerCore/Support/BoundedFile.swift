@@ -100,8 +100,9 @@ public enum BoundedFile {
         #endif
     }
 
-    /// What a non-regular file is, with an article; `nil` for a regular file.
-    static func nonRegularKind(_ mode: mode_t) -> String? {
+    /// What a non-regular file is, with an article; `nil` for a regular file. Shared with
+    /// the other checks of files from outside (an app's executable).
+    public static func nonRegularKind(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFIFO: return "a FIFO (named pipe)"

@@ -93,7 +93,7 @@ public struct FrameDecoder: Sendable {
     private enum State: Sendable {
         /// Waiting for (the rest of) a header.
         case header
-        /// The header was valid; waiting for `length` payload bytes.
+        /// The header at `readIndex` was valid; waiting for its `length` payload bytes.
         case payload(length: Int, version: UInt8)
         /// The stream is unusable.
         case failed(FrameError)
@@ -159,14 +159,17 @@ public struct FrameDecoder: Sendable {
                 } else if !FrameFormat.supportedVersions.contains(version) {
                     fail(.unknownVersion(version))
                 } else {
-                    readIndex += FrameFormat.headerLength
+                    // The header stays in the buffer until the whole frame is in, so
+                    // `bufferedByteCount` counts every byte of a partial frame.
                     state = .payload(length: length, version: version)
                 }
             case .payload(let length, let version):
-                guard bufferedByteCount >= length else { return nil }
-                let payload = Data(buffer[readIndex..<(readIndex + length)])
-                readIndex += length
-                consumedByteCount += FrameFormat.headerLength + length
+                let frameLength = FrameFormat.headerLength + length
+                guard bufferedByteCount >= frameLength else { return nil }
+                let start = readIndex + FrameFormat.headerLength
+                let payload = Data(buffer[start..<(start + length)])
+                readIndex += frameLength
+                consumedByteCount += frameLength
                 frameCount += 1
                 state = .header
                 compact()

@@ -109,6 +109,49 @@ extension DaemonSocketTests {
             }
         }
 
+        @Test func replyingToAPeerThatLeftIsAWriteErrorNotASignal() throws {
+            // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let clientGone = DispatchSemaphore(value: 0)
+            let sendResults = Collector<String>()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { _ in
+                        clientGone.wait()
+                        do throws(FrameConnection.SendError) {
+                            try connection.send(Data(count: 300_000))
+                            sendResults.add("sent")
+                        } catch {
+                            sendResults.add("\(error)")
+                        }
+                    },
+                    onClose: { closes.add($0) }
+                )
+            }
+            do {
+                let client = try RawClient(path: path)
+                client.write(Array(try FrameEncoder.encode(Data("bye".utf8))))
+            }
+            clientGone.signal()
+            #expect(sendResults.wait(count: 1) == ["cannot send: the connection is closed (write failed: \(String(cString: strerror(EPIPE))))"])
+            #expect(closes.wait(count: 1) == [.writeFailed(errno: EPIPE)])
+            server.close()
+        }
+
+        @Test func anOversizedPayloadIsRefusedAndTheConnectionStaysOpen() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let channel = try RequestChannel(path: path)
+            #expect(throws: FrameConnection.SendError.frame(.lengthOverLimit(length: FrameFormat.maximumPayloadLength + 1, limit: FrameFormat.maximumPayloadLength))) {
+                try channel.send(Data(count: FrameFormat.maximumPayloadLength + 1))
+            }
+            #expect(try channel.request(Data("fine".utf8)).payload == Data("echo:fine".utf8))
+            _ = echo
+        }
+
         @Test func connectErrorsAreClassified() {
             #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).code == .noDaemon)
             #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).message.contains("nobody listens on /p"))
@@ -326,6 +369,15 @@ extension DaemonSocketTests {
             #expect(throws: RequestChannel.RequestError.closed(.peerClosed)) { try channel.receive(timeout: .seconds(5)) }
             #expect(echo.closes.wait(count: 1) == [.idleTimeout(.milliseconds(200))])
             #expect(echo.recorder.wait(for: "no frame for 0.2 s") != nil)
+        }
+
+        @Test func anIdleTimeoutAloneAlsoCoversTheFirstFrame() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: nil, idleTimeout: .milliseconds(150)))
+            let silent = try RawClient(path: path)
+            #expect(silent.readUntilClosed().closed)
+            #expect(echo.closes.wait(count: 1) == [.idleTimeout(.milliseconds(150))])
         }
 
         @Test func aClientThatNeverReadsIsClosedAtTheOutputCap() throws {

@@ -228,4 +228,7 @@ public final class RequestChannel: Sendable {
 
     /// Closes the connection.
     public func close() { connection.close() }
+
+    /// The channel owns its connection: dropping the channel closes it.
+    deinit { connection.close(reason: "the request channel was released") }
 }

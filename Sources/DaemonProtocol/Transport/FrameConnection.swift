@@ -239,7 +239,7 @@ public final class FrameConnection: Sendable {
             state.writeSourceState = .inactive
             state.liveSources = 2
             if state.bufferedOutput > 0 { Self.resumeWriting(&state) }
-            if let timeout = options.firstFrameTimeout {
+            if let timeout = options.firstFrameTimeout ?? options.idleTimeout {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.setEventHandler { self.handleTimer() }
                 timer.schedule(deadline: .now() + timeout.dispatchInterval, leeway: .milliseconds(10))

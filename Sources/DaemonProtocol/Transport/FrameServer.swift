@@ -87,6 +87,12 @@ public final class FrameServer: Sendable {
     /// it is suspended is tracked in `state`, under the lock.
     nonisolated(unsafe) private let source: any DispatchSourceRead
 
+    /// Signalled when the listening descriptor has been closed (by the source's cancel
+    /// handler), so ``close()`` can return only then.
+    private let listenerClosed = DispatchSemaphore(value: 0)
+    /// Marks the server's queue: ``close()`` called there cannot wait for the cancel handler.
+    private static let queueKey = DispatchSpecificKey<Void>()
+
     private struct State {
         var suspendedForDescriptors = false
         var closed = false
@@ -159,9 +165,14 @@ public final class FrameServer: Sendable {
         }
         self.state = Mutex(State())
         let listener = self.listener
+        let listenerClosed = self.listenerClosed
+        queue.setSpecific(key: Self.queueKey, value: ())
         self.source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: queue)
         source.setEventHandler { [weak self] in self?.acceptWaiting() }
-        source.setCancelHandler { Glibc.close(listener) }
+        source.setCancelHandler {
+            Glibc.close(listener)
+            listenerClosed.signal()
+        }
         source.activate()
         log(.info, "listening on \(path ?? "fd \(listener)") for uid \(allowedUID)")
     }
@@ -177,7 +188,8 @@ public final class FrameServer: Sendable {
 
     /// Stops accepting, closes the listening socket, removes the socket file if it is still
     /// the one this server bound, and closes every open connection (each gets its
-    /// `onClose`). Idempotent.
+    /// `onClose`). Idempotent. Called from anywhere but the server's own queue (where
+    /// `onConnection` runs), the listening socket is closed when it returns.
     public func close() {
         let closing = state.withLock { state -> (connections: [FrameConnection], suspended: Bool)? in
             guard !state.closed else { return nil }
@@ -197,6 +209,11 @@ public final class FrameServer: Sendable {
         source.cancel()
         if suspended { source.resume() }
         for connection in connections { connection.close(reason: "the server is shutting down") }
+        // The cancel handler runs on the server's queue; from anywhere else, wait for it so
+        // the listening socket is closed when this returns (a successor can adopt or bind).
+        if DispatchQueue.getSpecific(key: Self.queueKey) == nil {
+            _ = listenerClosed.wait(timeout: .now() + 10)
+        }
     }
 
     // MARK: Accepting (on the server's queue)

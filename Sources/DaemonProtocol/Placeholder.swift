@@ -1,2 +1,0 @@
-// Placeholder so the target builds until its first source lands.
-enum DaemonProtocolPlaceholder {}

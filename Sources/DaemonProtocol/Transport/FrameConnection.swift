@@ -1,0 +1,500 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// One end of a connected Unix stream socket carrying frames (docs/protocol.md, "Frames
+/// and connections").
+///
+/// The connection owns its non-blocking descriptor. After ``start(onFrame:onClose:)`` a
+/// Dispatch read source on the connection's own serial queue reads what arrives, decodes it
+/// with a ``FrameDecoder`` and calls `onFrame` once per frame, in order. ``send(_:)`` may be
+/// called from any thread: it writes what the socket takes at once (`MSG_NOSIGNAL`: a peer
+/// that went away is an error, never a `SIGPIPE` that would kill the process), keeps the
+/// rest and writes it when the socket is writable again; output that piles up beyond
+/// ``Options/maximumBufferedOutput`` (a peer that never reads) closes the connection
+/// instead of growing this process's memory.
+///
+/// `onClose` is called exactly once, with the ``CloseReason``: the peer closed, a bad
+/// frame, a failed read or write, the output cap, a timeout, or ``close(reason:)``. No
+/// thread ever waits for a peer: reads and writes only happen when the kernel says they
+/// will not block, and a peer that sends no complete frame within
+/// ``Options/firstFrameTimeout`` is closed.
+///
+/// `onFrame` and `onClose` run on the connection's queue, never while its lock is held, so
+/// they may call ``send(_:)`` and ``close(reason:)``. The connection stays alive while it is
+/// open (its Dispatch sources hold it); after closing it lets go of the callbacks.
+public final class FrameConnection: Sendable {
+    /// Limits and timeouts of a connection.
+    public struct Options: Sendable, Hashable {
+        /// A connection that has not sent one complete frame this long after it started is
+        /// closed (``CloseReason/firstFrameTimeout(_:)``); nil waits forever. Default 10 s.
+        public var firstFrameTimeout: Duration?
+        /// A connection that sends no frame for this long (after its first) is closed
+        /// (``CloseReason/idleTimeout(_:)``); nil (the default) waits forever, as an app's
+        /// long-lived connection must.
+        public var idleTimeout: Duration?
+        /// Output bytes that may wait for a peer that does not read before the connection
+        /// is closed (``CloseReason/outputLimitExceeded(buffered:limit:)``). Default 4 MiB;
+        /// raised to at least one largest frame.
+        public var maximumBufferedOutput: Int
+        /// The largest payload accepted from the peer (at most
+        /// ``FrameFormat/maximumPayloadLength``).
+        public var maximumPayloadLength: Int
+
+        /// Options from their parts.
+        public init(
+            firstFrameTimeout: Duration? = .seconds(10),
+            idleTimeout: Duration? = nil,
+            maximumBufferedOutput: Int = 4 * 1_048_576,
+            maximumPayloadLength: Int = FrameFormat.maximumPayloadLength
+        ) {
+            self.firstFrameTimeout = firstFrameTimeout
+            self.idleTimeout = idleTimeout
+            self.maximumBufferedOutput = maximumBufferedOutput
+            self.maximumPayloadLength = maximumPayloadLength
+        }
+
+        /// For connections a server accepts: a peer must speak within 10 s.
+        public static var server: Options { Options() }
+        /// For connections a client opens: the daemon may stay silent as long as it likes.
+        public static var client: Options { Options(firstFrameTimeout: nil) }
+    }
+
+    /// Why a connection closed.
+    public enum CloseReason: Hashable, Sendable, CustomStringConvertible {
+        /// The peer closed its end between frames.
+        case peerClosed
+        /// The peer closed its end with part of a frame sent (`received` bytes of it).
+        case truncatedFrame(received: Int)
+        /// The peer sent a header this side refuses (oversized length, unknown version).
+        case malformedFrame(FrameError)
+        /// Reading failed with this errno (such as `ECONNRESET`).
+        case readFailed(errno: Int32)
+        /// Writing failed with this errno (such as `EPIPE`: the peer is gone).
+        case writeFailed(errno: Int32)
+        /// The peer does not read: `buffered` bytes were waiting, over `limit`.
+        case outputLimitExceeded(buffered: Int, limit: Int)
+        /// No complete frame within this long of the start.
+        case firstFrameTimeout(Duration)
+        /// No frame for this long.
+        case idleTimeout(Duration)
+        /// This side called ``FrameConnection/close(reason:)`` with this reason.
+        case closedLocally(String)
+
+        /// Whether the peer did something wrong (worth a warning in a log) rather than
+        /// simply leaving or being closed by this side.
+        public var isPeerFault: Bool {
+            switch self {
+            case .peerClosed, .closedLocally: return false
+            case .truncatedFrame, .malformedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return true
+            }
+        }
+
+        /// One phrase, such as `malformed frame: frame protocol version 9 is unknown (this side speaks 1)`.
+        public var description: String {
+            switch self {
+            case .peerClosed: return "the peer closed the connection"
+            case .truncatedFrame(let received): return "the peer closed the connection in the middle of a frame (\(received) bytes of it received)"
+            case .malformedFrame(let error): return "malformed frame: \(error)"
+            case .readFailed(let code): return "read failed: \(UnixSocket.errorText(code))"
+            case .writeFailed(let code): return "write failed: \(UnixSocket.errorText(code))"
+            case .outputLimitExceeded(let buffered, let limit): return "the peer does not read: \(buffered) bytes of output waiting, over the limit of \(limit)"
+            case .firstFrameTimeout(let duration): return "no complete frame within \(DurationText.spoken(duration.transportSeconds)) of connecting"
+            case .idleTimeout(let duration): return "no frame for \(DurationText.spoken(duration.transportSeconds))"
+            case .closedLocally(let reason): return "closed by this side: \(reason)"
+            }
+        }
+    }
+
+    /// Why ``send(_:)`` did not queue a frame.
+    public enum SendError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The payload cannot be a frame (too long).
+        case frame(FrameError)
+        /// The connection is closed (possibly by this very send: the output cap).
+        case closed(CloseReason)
+
+        /// One phrase naming what went wrong.
+        public var description: String {
+            switch self {
+            case .frame(let error): return "cannot send: \(error)"
+            case .closed(let reason): return "cannot send: the connection is closed (\(reason))"
+            }
+        }
+    }
+
+    /// The credentials of the peer when the connection was accepted by a ``FrameServer``
+    /// (nil for a connection a client opened).
+    public let peer: PeerCredentials?
+    /// A short name for log lines: `connection 12 (pid 1234, uid 1000)`.
+    public let name: String
+    /// The options the connection was made with.
+    public let options: Options
+
+    private let queue: DispatchQueue
+    private let identifier: UInt64
+    private let log: TransportLog?
+    private let state: Mutex<State>
+
+    private static let counter = Atomic<UInt64>(0)
+    /// Marks each connection's queue with its identifier, so a synchronous wait on that
+    /// very queue can be refused instead of deadlocking (``RequestChannel``).
+    static let queueKey = DispatchSpecificKey<UInt64>()
+
+    private enum Phase { case created, started, closed }
+    private enum WriteSourceState { case none, inactive, running, suspended }
+
+    private struct State {
+        var descriptor: Int32
+        var phase: Phase = .created
+        var decoder: FrameDecoder
+        var output: [UInt8] = []
+        var outputIndex = 0
+        var readSource: (any DispatchSourceRead)?
+        var writeSource: (any DispatchSourceWrite)?
+        var writeSourceState: WriteSourceState = .none
+        var timer: (any DispatchSourceTimer)?
+        var receivedFrame = false
+        /// Sources whose cancel handler has not run; the descriptor is closed when the last
+        /// one has (closing it under a live source is undefined in libdispatch).
+        var liveSources = 0
+        var onFrame: (@Sendable (Frame) -> Void)?
+        var onClose: (@Sendable (CloseReason) -> Void)?
+        var closeReason: CloseReason?
+        /// Internal observers (the server's bookkeeping), called after `onClose` is queued.
+        var closeObservers: [@Sendable () -> Void] = []
+
+        var bufferedOutput: Int { output.count - outputIndex }
+    }
+
+    /// Takes ownership of `descriptor`, a connected Unix stream socket (made non-blocking
+    /// and close-on-exec here). Nothing is read until ``start(onFrame:onClose:)``.
+    ///
+    /// - Parameters:
+    ///   - peer: the peer's credentials, when known (a server reads them at accept).
+    ///   - targetQueue: where the connection's serial queue runs (a global queue by default).
+    ///   - log: where to log closes; nil logs nothing.
+    public init(
+        adopting descriptor: Int32,
+        peer: PeerCredentials? = nil,
+        options: Options = .server,
+        targetQueue: DispatchQueue? = nil,
+        log: TransportLog? = nil
+    ) {
+        UnixSocket.setNonBlocking(descriptor)
+        UnixSocket.setCloseOnExec(descriptor)
+        let identifier = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
+        self.identifier = identifier
+        self.peer = peer
+        self.options = options
+        self.name = peer.map { "connection \(identifier) (\($0))" } ?? "connection \(identifier)"
+        self.log = log
+        let queue = DispatchQueue(label: "bgtaskd.connection.\(identifier)", target: targetQueue ?? .global())
+        queue.setSpecific(key: Self.queueKey, value: identifier)
+        self.queue = queue
+        self.state = Mutex(State(descriptor: descriptor, decoder: FrameDecoder(maximumPayloadLength: options.maximumPayloadLength)))
+    }
+
+    deinit {
+        // Only reachable unstarted or fully closed (sources hold the connection while open).
+        state.withLock { state in
+            if state.phase == .created, state.descriptor >= 0 { Glibc.close(state.descriptor) }
+        }
+    }
+
+    /// Whether the connection has closed (for any reason).
+    public var isClosed: Bool { state.withLock { $0.phase == .closed } }
+
+    /// Why the connection closed, once it has.
+    public var closeReason: CloseReason? { state.withLock { $0.closeReason } }
+
+    /// Bytes sent but not yet taken by the socket.
+    public var bufferedOutputCount: Int { state.withLock { $0.bufferedOutput } }
+
+    /// Starts reading: `onFrame` is called for every frame, `onClose` once when the
+    /// connection ends; both on the connection's queue. Call once; later calls are ignored.
+    /// A connection closed before it started calls `onClose` at once (on its queue).
+    public func start(onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable (CloseReason) -> Void) {
+        let alreadyClosed = state.withLock { state -> CloseReason? in
+            switch state.phase {
+            case .started: return nil
+            case .closed: return state.closeReason
+            case .created: break
+            }
+            state.phase = .started
+            state.onFrame = onFrame
+            state.onClose = onClose
+
+            let readSource = DispatchSource.makeReadSource(fileDescriptor: state.descriptor, queue: queue)
+            readSource.setEventHandler { self.handleReadable() }
+            readSource.setCancelHandler { self.sourceCancelled() }
+            let writeSource = DispatchSource.makeWriteSource(fileDescriptor: state.descriptor, queue: queue)
+            writeSource.setEventHandler { self.handleWritable() }
+            writeSource.setCancelHandler { self.sourceCancelled() }
+            state.readSource = readSource
+            state.writeSource = writeSource
+            state.writeSourceState = .inactive
+            state.liveSources = 2
+            if state.bufferedOutput > 0 { Self.resumeWriting(&state) }
+            if let timeout = options.firstFrameTimeout ?? options.idleTimeout {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.setEventHandler { self.handleTimer() }
+                timer.schedule(deadline: .now() + timeout.dispatchInterval, leeway: .milliseconds(10))
+                state.timer = timer
+                timer.activate()
+            }
+            readSource.activate()
+            return nil
+        }
+        if let alreadyClosed { queue.async { onClose(alreadyClosed) } }
+    }
+
+    /// Queues one frame carrying `payload`, writing at once what the socket takes. Never
+    /// blocks; callable from any thread.
+    ///
+    /// - Throws: ``SendError/frame(_:)`` for a payload over the limit (the connection stays
+    ///   open), ``SendError/closed(_:)`` when the connection is closed, including when this
+    ///   frame would push the waiting output over ``Options/maximumBufferedOutput`` or the
+    ///   write fails (the connection is then closed by this call).
+    public func send(_ payload: Data) throws(SendError) {
+        let bytes: Data
+        do { bytes = try FrameEncoder.encode(payload) } catch { throw .frame(error) }
+        let limit = max(options.maximumBufferedOutput, FrameFormat.maximumPayloadLength + FrameFormat.headerLength)
+        // nil: queued; a reason: the connection is (or must now be) closed.
+        let failure = state.withLock { state -> CloseReason? in
+            if state.phase == .closed { return state.closeReason ?? .closedLocally("closed") }
+            var offset = 0
+            if state.bufferedOutput == 0 {
+                let result = bytes.withUnsafeBytes { Self.write(state.descriptor, $0) }
+                switch result {
+                case .written(let count): offset = count
+                case .failed(let code): return .writeFailed(errno: code)
+                }
+            }
+            guard offset < bytes.count else { return nil }
+            let waiting = state.bufferedOutput + bytes.count - offset
+            if waiting > limit { return .outputLimitExceeded(buffered: waiting, limit: limit) }
+            state.output.append(contentsOf: bytes[(bytes.startIndex + offset)...])
+            if state.phase == .started { Self.resumeWriting(&state) }
+            return nil
+        }
+        if let failure {
+            finish(failure)
+            throw .closed(closeReason ?? failure)
+        }
+    }
+
+    /// Closes the connection (idempotent): pending output is dropped, `onClose` is called
+    /// with ``CloseReason/closedLocally(_:)`` unless the connection had already closed.
+    public func close(reason: String = "closed") {
+        finish(.closedLocally(reason))
+    }
+
+    // MARK: Events (on the connection's queue)
+
+    private static let readChunk = 64 * 1024
+    /// Bytes read per readiness event before yielding the queue to others: one peer that
+    /// streams without pause cannot starve the rest.
+    private static let readBudget = 16 * readChunk
+
+    private func handleReadable() {
+        var frames: [Frame] = []
+        var ending: CloseReason?
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
+        defer { buffer.deallocate() }
+        let onFrame = state.withLock { state -> (@Sendable (Frame) -> Void)? in
+            guard state.phase == .started else { return nil }
+            var budget = Self.readBudget
+            reading: while budget > 0 {
+                let count = read(state.descriptor, buffer.baseAddress, buffer.count)
+                if count > 0 {
+                    budget -= count
+                    state.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    do throws(FrameError) {
+                        while let frame = try state.decoder.next() { frames.append(frame) }
+                    } catch {
+                        ending = .malformedFrame(error)
+                        break reading
+                    }
+                } else if count == 0 {
+                    let partial = state.decoder.bufferedByteCount
+                    ending = partial > 0 ? .truncatedFrame(received: partial) : .peerClosed
+                    break reading
+                } else {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if code == EAGAIN || code == EWOULDBLOCK { break reading }
+                    ending = .readFailed(errno: code)
+                    break reading
+                }
+            }
+            if !frames.isEmpty {
+                state.receivedFrame = true
+                if let idle = options.idleTimeout, let timer = state.timer {
+                    timer.schedule(deadline: .now() + idle.dispatchInterval, leeway: .milliseconds(10))
+                } else if let timer = state.timer {
+                    timer.cancel()
+                    state.timer = nil
+                }
+            }
+            return state.onFrame
+        }
+        if let onFrame {
+            for frame in frames {
+                if isClosed { break }
+                onFrame(frame)
+            }
+        }
+        if let ending { finish(ending) }
+    }
+
+    private func handleWritable() {
+        let failure = state.withLock { state -> CloseReason? in
+            guard state.phase == .started else { return nil }
+            let result = state.output.withUnsafeBytes { raw in
+                Self.write(state.descriptor, UnsafeRawBufferPointer(rebasing: raw[state.outputIndex...]))
+            }
+            switch result {
+            case .failed(let code):
+                return .writeFailed(errno: code)
+            case .written(let written):
+                state.outputIndex += written
+                if state.bufferedOutput == 0 {
+                    state.output = []
+                    state.outputIndex = 0
+                    if state.writeSourceState == .running {
+                        state.writeSource?.suspend()
+                        state.writeSourceState = .suspended
+                    }
+                } else if state.outputIndex >= 64 * 1024, state.outputIndex * 2 >= state.output.count {
+                    state.output.removeFirst(state.outputIndex)
+                    state.outputIndex = 0
+                }
+                return nil
+            }
+        }
+        if let failure { finish(failure) }
+    }
+
+    private func handleTimer() {
+        let reason = state.withLock { state -> CloseReason? in
+            guard state.phase == .started else { return nil }
+            if !state.receivedFrame, let timeout = options.firstFrameTimeout { return .firstFrameTimeout(timeout) }
+            if let idle = options.idleTimeout { return .idleTimeout(idle) }
+            return nil
+        }
+        if let reason { finish(reason) }
+    }
+
+    private func sourceCancelled() {
+        state.withLock { state in
+            state.liveSources -= 1
+            if state.liveSources == 0, state.descriptor >= 0 {
+                Glibc.close(state.descriptor)
+                state.descriptor = -1
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Ends the connection once: records the reason, stops the sources (the descriptor is
+    /// closed when both have stopped), logs, and calls `onClose` on the queue.
+    private func finish(_ reason: CloseReason) {
+        var observers: [@Sendable () -> Void] = []
+        let onClose = state.withLock { state -> (@Sendable (CloseReason) -> Void)?? in
+            guard state.phase != .closed else { return .none }
+            let wasStarted = state.phase == .started
+            state.phase = .closed
+            state.closeReason = reason
+            state.output = []
+            state.outputIndex = 0
+            state.timer?.cancel()
+            state.timer = nil
+            if wasStarted {
+                state.readSource?.cancel()
+                if let writeSource = state.writeSource {
+                    writeSource.cancel()
+                    // A cancel handler only runs once the source runs.
+                    switch state.writeSourceState {
+                    case .inactive: writeSource.activate()
+                    case .suspended: writeSource.resume()
+                    case .running, .none: break
+                    }
+                }
+            } else if state.descriptor >= 0 {
+                Glibc.close(state.descriptor)
+                state.descriptor = -1
+            }
+            state.readSource = nil
+            state.writeSource = nil
+            state.writeSourceState = .none
+            let onClose = state.onClose
+            observers = state.closeObservers
+            state.onClose = nil
+            state.onFrame = nil
+            state.closeObservers = []
+            return .some(onClose)
+        }
+        guard case .some(let callback) = onClose else { return }
+        log?(reason.isPeerFault ? .warning : .debug, "\(name): closed: \(reason)")
+        if let callback { queue.async { callback(reason) } }
+        for observer in observers { observer() }
+    }
+
+    /// Adds `observer`, called once (on any thread, no lock held) when the connection
+    /// closes; at once if it already has.
+    func addCloseObserver(_ observer: @escaping @Sendable () -> Void) {
+        let closed = state.withLock { state -> Bool in
+            if state.phase == .closed { return true }
+            state.closeObservers.append(observer)
+            return false
+        }
+        if closed { observer() }
+    }
+
+    // MARK: Helpers
+
+    private static func resumeWriting(_ state: inout State) {
+        switch state.writeSourceState {
+        case .inactive:
+            state.writeSource?.activate()
+            state.writeSourceState = .running
+        case .suspended:
+            state.writeSource?.resume()
+            state.writeSourceState = .running
+        case .running, .none:
+            break
+        }
+    }
+
+    private enum WriteOutcome {
+        case written(Int)
+        case failed(Int32)
+    }
+
+    /// Writes as much of `bytes` as the socket takes now: the count, or the errno of a
+    /// real failure (`EAGAIN` is not one: it writes 0).
+    private static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> WriteOutcome {
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, UnixSocket.noSignal | UnixSocket.dontWait)
+            if count >= 0 {
+                offset += count
+                continue
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            return .failed(code)
+        }
+        return .written(offset)
+    }
+
+    /// Whether the caller runs on this connection's queue (a synchronous wait there would
+    /// never see its reply).
+    var isCurrentQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == identifier }
+}

@@ -1,0 +1,412 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import CLinux
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// Accepts connections on a listening Unix stream socket and hands each one, with its
+/// peer's credentials, to a handler (docs/protocol.md, "Frames and connections").
+///
+/// The socket is either bound here to a path (mode 0600, in a directory the caller has
+/// verified with ``DaemonPaths/prepareSocketDirectory(_:uid:)``) or adopted from systemd
+/// (``SystemdActivation``). A Dispatch read source accepts everything waiting with
+/// `accept4(SOCK_NONBLOCK | SOCK_CLOEXEC)`; each peer's credentials are read with
+/// `SO_PEERCRED`, and a peer of another uid than ``allowedUID`` is closed at once with a
+/// logged line naming its pid and uid. When the process is out of descriptors (`EMFILE`,
+/// `ENFILE`) the server logs it, stops accepting for a moment and tries again: waiting
+/// clients stay in the kernel's backlog, no thread spins.
+///
+/// Each accepted ``FrameConnection`` is handed to `onConnection`, which must call
+/// ``FrameConnection/start(onFrame:onClose:)`` on it; a bad frame or a timeout closes that
+/// connection only.
+public final class FrameServer: Sendable {
+    /// Why a server could not listen.
+    public struct ListenError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The kinds of failure.
+        public enum Code: Hashable, Sendable {
+            /// Another process is listening on the path (a daemon is already running).
+            case inUse
+            /// Something that is not a socket is at the path; it is left alone.
+            case notASocket
+            /// The path cannot be a socket address (too long, empty).
+            case invalidPath
+            /// A system call failed.
+            case systemCall
+        }
+
+        /// What went wrong.
+        public var code: Code
+        /// The socket path concerned (or `fd N` for an adopted descriptor).
+        public var path: String
+        /// The whole explanation, naming the path.
+        public var message: String
+
+        /// An error from its parts.
+        public init(code: Code, path: String, message: String) {
+            self.code = code
+            self.path = path
+            self.message = message
+        }
+
+        /// ``message``.
+        public var description: String { message }
+    }
+
+    /// What the server listens on.
+    public enum Endpoint: Hashable, Sendable {
+        /// Bind a new socket at this path (a stale socket nobody listens on is replaced).
+        case path(String)
+        /// Adopt this already listening descriptor (systemd socket activation); the server
+        /// takes ownership.
+        case adopted(descriptor: Int32)
+    }
+
+    /// The uid a peer must have; others are refused.
+    public let allowedUID: UInt32
+    /// The socket path, when the server bound one (it is removed again by ``close()``).
+    public let path: String?
+    /// The options each accepted connection gets.
+    public let connectionOptions: FrameConnection.Options
+
+    private let listener: Int32
+    private let queue: DispatchQueue
+    private let connectionQueue: DispatchQueue?
+    private let log: TransportLog
+    private let onConnection: @Sendable (FrameConnection) -> Void
+    private let accept: @Sendable (Int32) -> Int32
+    private let retryDelay: Duration
+    private let state: Mutex<State>
+
+    /// The file identity of the socket this server bound, so ``close()`` removes only its own.
+    private let boundIdentity: (device: UInt64, inode: UInt64)?
+
+    /// The accept source. `nonisolated(unsafe)`: a Dispatch source is thread-safe; whether
+    /// it is suspended is tracked in `state`, under the lock.
+    nonisolated(unsafe) private let source: any DispatchSourceRead
+
+    /// Signalled when the listening descriptor has been closed (by the source's cancel
+    /// handler), so ``close()`` can return only then.
+    private let listenerClosed = DispatchSemaphore(value: 0)
+    /// Marks the server's queue: ``close()`` called there cannot wait for the cancel handler.
+    private static let queueKey = DispatchSpecificKey<Void>()
+
+    private struct State {
+        var suspendedForDescriptors = false
+        var closed = false
+        var connections: [ObjectIdentifier: FrameConnection] = [:]
+        var refusedCount = 0
+        var acceptedCount = 0
+    }
+
+    /// The kernel clamps the backlog to `net.core.somaxconn` (4096 on current kernels).
+    public static let listenBacklog: Int32 = 4096
+
+    /// Listens on `endpoint` and starts accepting.
+    ///
+    /// - Parameters:
+    ///   - allowedUID: the only uid admitted (this process's real uid by default).
+    ///   - connectionOptions: timeouts and limits of accepted connections.
+    ///   - connectionQueue: the target queue of the connections' serial queues.
+    ///   - log: receives every log line (level and text); never called under a lock.
+    ///   - onConnection: called on the server's queue with each admitted connection.
+    /// - Throws: ``ListenError`` naming the path: in use by a live listener (with its pid
+    ///   when the kernel tells), not a socket, too long, or a failing call.
+    public convenience init(
+        endpoint: Endpoint,
+        allowedUID: UInt32 = getuid(),
+        connectionOptions: FrameConnection.Options = .server,
+        connectionQueue: DispatchQueue? = nil,
+        log: @escaping TransportLog,
+        onConnection: @escaping @Sendable (FrameConnection) -> Void
+    ) throws(ListenError) {
+        try self.init(
+            endpoint: endpoint, allowedUID: allowedUID, connectionOptions: connectionOptions, connectionQueue: connectionQueue,
+            log: log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
+            onConnection: onConnection
+        )
+    }
+
+    /// The designated initializer; tests inject `accept` to simulate running out of
+    /// descriptors.
+    init(
+        endpoint: Endpoint,
+        allowedUID: UInt32,
+        connectionOptions: FrameConnection.Options,
+        connectionQueue: DispatchQueue?,
+        log: @escaping TransportLog,
+        retryDelay: Duration,
+        accept: @escaping @Sendable (Int32) -> Int32,
+        onConnection: @escaping @Sendable (FrameConnection) -> Void
+    ) throws(ListenError) {
+        self.allowedUID = allowedUID
+        self.connectionOptions = connectionOptions
+        self.connectionQueue = connectionQueue
+        self.log = log
+        self.onConnection = onConnection
+        self.accept = accept
+        self.retryDelay = retryDelay
+        self.queue = DispatchQueue(label: "bgtaskd.server")
+        switch endpoint {
+        case .path(let path):
+            let (descriptor, identity) = try Self.bindListener(path: path, log: log)
+            self.listener = descriptor
+            self.path = path
+            self.boundIdentity = identity
+        case .adopted(let descriptor):
+            guard UnixSocket.setNonBlocking(descriptor), UnixSocket.setCloseOnExec(descriptor) else {
+                throw ListenError(code: .systemCall, path: "fd \(descriptor)", message: "cannot use the listening socket fd \(descriptor): \(SystemCallError(call: "fcntl", code: errno))")
+            }
+            self.listener = descriptor
+            self.path = nil
+            self.boundIdentity = nil
+        }
+        self.state = Mutex(State())
+        let listener = self.listener
+        let listenerClosed = self.listenerClosed
+        queue.setSpecific(key: Self.queueKey, value: ())
+        self.source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: queue)
+        source.setEventHandler { [weak self] in self?.acceptWaiting() }
+        source.setCancelHandler {
+            Glibc.close(listener)
+            listenerClosed.signal()
+        }
+        source.activate()
+        log(.info, "listening on \(path ?? "fd \(listener)") for uid \(allowedUID)")
+    }
+
+    deinit { close() }
+
+    /// How many connections are open now.
+    public var connectionCount: Int { state.withLock { $0.connections.count } }
+    /// How many peers of another uid were refused so far.
+    public var refusedCount: Int { state.withLock { $0.refusedCount } }
+    /// How many connections were admitted so far.
+    public var acceptedCount: Int { state.withLock { $0.acceptedCount } }
+
+    /// Stops accepting, closes the listening socket, removes the socket file if it is still
+    /// the one this server bound, and closes every open connection (each gets its
+    /// `onClose`). Idempotent. Called from anywhere but the server's own queue (where
+    /// `onConnection` runs), the listening socket is closed when it returns.
+    public func close() {
+        let closing = state.withLock { state -> (connections: [FrameConnection], suspended: Bool)? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            let result = (Array(state.connections.values), state.suspendedForDescriptors)
+            state.connections = [:]
+            state.suspendedForDescriptors = false
+            return result
+        }
+        guard let (connections, suspended) = closing else { return }
+        if let path, let boundIdentity {
+            var info = stat()
+            if lstat(path, &info) == 0, UInt64(info.st_dev) == boundIdentity.device, UInt64(info.st_ino) == boundIdentity.inode {
+                unlink(path)
+            }
+        }
+        source.cancel()
+        if suspended { source.resume() }
+        for connection in connections { connection.close(reason: "the server is shutting down") }
+        // The cancel handler runs on the server's queue; from anywhere else, wait for it so
+        // the listening socket is closed when this returns (a successor can adopt or bind).
+        if DispatchQueue.getSpecific(key: Self.queueKey) == nil {
+            _ = listenerClosed.wait(timeout: .now() + 10)
+        }
+    }
+
+    // MARK: Accepting (on the server's queue)
+
+    private func acceptWaiting() {
+        while true {
+            let descriptor = accept(listener)
+            if descriptor < 0 {
+                let code = errno
+                switch code {
+                case EINTR, ECONNABORTED, EPROTO:
+                    continue
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    pauseAccepting(code)
+                    return
+                default:
+                    log(.error, "accept on \(path ?? "fd \(listener)") failed: \(UnixSocket.errorText(code)); retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
+                    pauseAccepting(nil)
+                    return
+                }
+            }
+            admit(descriptor)
+        }
+    }
+
+    /// Out of descriptors (or memory): the waiting peers stay in the backlog, and the
+    /// source is suspended for ``retryDelay`` so the level-triggered readiness does not
+    /// spin a core.
+    private func pauseAccepting(_ code: Int32?) {
+        let suspended = state.withLock { state -> Bool in
+            guard !state.closed, !state.suspendedForDescriptors else { return false }
+            source.suspend()
+            state.suspendedForDescriptors = true
+            return true
+        }
+        guard suspended else { return }
+        if let code {
+            log(.error, "cannot accept connections on \(path ?? "fd \(listener)"): \(UnixSocket.errorText(code)) (\(connectionCount) open); clients wait in the backlog, retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
+        }
+        queue.asyncAfter(deadline: .now() + retryDelay.dispatchInterval) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { state in
+                guard state.suspendedForDescriptors, !state.closed else { return }
+                state.suspendedForDescriptors = false
+                self.source.resume()
+            }
+        }
+    }
+
+    private func admit(_ descriptor: Int32) {
+        let credentials: PeerCredentials
+        switch PeerCredentials.of(descriptor: descriptor) {
+        case .success(let found):
+            credentials = found
+        case .failure(let error):
+            Glibc.close(descriptor)
+            log(.warning, "refused a connection whose credentials cannot be read (\(error))")
+            return
+        }
+        guard credentials.uid == allowedUID else {
+            Glibc.close(descriptor)
+            state.withLock { $0.refusedCount += 1 }
+            log(.warning, "refused a connection from pid \(credentials.pid), uid \(credentials.uid): only uid \(allowedUID) may connect")
+            return
+        }
+        let connection = FrameConnection(adopting: descriptor, peer: credentials, options: connectionOptions, targetQueue: connectionQueue, log: log)
+        let admitted = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.connections[ObjectIdentifier(connection)] = connection
+            state.acceptedCount += 1
+            return true
+        }
+        guard admitted else {
+            connection.close(reason: "the server is shutting down")
+            return
+        }
+        connection.addCloseObserver { [weak self] in self?.forget(connection) }
+        log(.debug, "\(connection.name): accepted")
+        onConnection(connection)
+    }
+
+    /// Forgets a closed connection (called from its close observer).
+    private func forget(_ connection: FrameConnection) {
+        state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+    }
+
+    // MARK: Binding
+
+    /// Creates, binds (mode 0600) and listens on a socket at `path`, replacing a stale
+    /// socket file nobody listens on.
+    private static func bindListener(path: String, log: TransportLog) throws(ListenError) -> (Int32, (device: UInt64, inode: UInt64)) {
+        let descriptor = socket(AF_UNIX, UnixSocket.stream | UnixSocket.closeOnExec | UnixSocket.nonBlocking, 0)
+        guard descriptor >= 0 else {
+            throw ListenError(code: .systemCall, path: path, message: "cannot listen on \(path): \(SystemCallError(call: "socket", code: errno))")
+        }
+        // The socket file takes the socket inode's mode (less the umask) at bind: 0600 from
+        // the first instant, without touching the process-wide umask.
+        fchmod(descriptor, 0o600)
+        var replacedStale = false
+        while true {
+            let bound: Int32
+            do {
+                bound = try UnixSocket.withAddress(.path(path)) { Glibc.bind(descriptor, $0, $1) }
+            } catch {
+                Glibc.close(descriptor)
+                throw ListenError(code: .invalidPath, path: path, message: "cannot listen on \(path): \(error)")
+            }
+            if bound == 0 { break }
+            let code = errno
+            guard code == EADDRINUSE, !replacedStale else {
+                Glibc.close(descriptor)
+                throw ListenError(code: .systemCall, path: path, message: "cannot listen on \(path): \(SystemCallError(call: "bind", code: code))")
+            }
+            do {
+                try replaceIfStale(path: path, log: log)
+            } catch {
+                Glibc.close(descriptor)
+                throw error
+            }
+            replacedStale = true
+        }
+        chmod(path, 0o600)
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw ListenError(code: .systemCall, path: path, message: "cannot listen on \(path): \(SystemCallError(call: "lstat", code: code))")
+        }
+        guard listen(descriptor, listenBacklog) == 0 else {
+            let code = errno
+            unlink(path)
+            Glibc.close(descriptor)
+            throw ListenError(code: .systemCall, path: path, message: "cannot listen on \(path): \(SystemCallError(call: "listen", code: code))")
+        }
+        return (descriptor, (UInt64(info.st_dev), UInt64(info.st_ino)))
+    }
+
+    /// Removes the socket at `path` if nobody listens on it (a previous daemon died without
+    /// cleaning up); throws if someone does, or if it is not a socket.
+    private static func replaceIfStale(path: String, log: TransportLog) throws(ListenError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            // Gone in the meantime: binding again will tell.
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw ListenError(code: .notASocket, path: path, message: "cannot listen on \(path): it exists and is \(FileKind(mode: info.st_mode)), not a socket; it was left alone (remove it if it is not needed)")
+        }
+        let probe = socket(AF_UNIX, UnixSocket.stream | UnixSocket.closeOnExec | UnixSocket.nonBlocking, 0)
+        guard probe >= 0 else {
+            throw ListenError(code: .systemCall, path: path, message: "cannot check the existing socket \(path): \(SystemCallError(call: "socket", code: errno))")
+        }
+        defer { Glibc.close(probe) }
+        let connected = (try? UnixSocket.withAddress(.path(path)) { Glibc.connect(probe, $0, $1) }) ?? -1
+        let code = errno
+        if connected == 0 {
+            let holder: String
+            switch PeerCredentials.of(descriptor: probe) {
+            case .success(let peer): holder = "pid \(peer.pid) (uid \(peer.uid))"
+            case .failure: holder = "another process"
+            }
+            throw ListenError(code: .inUse, path: path, message: "cannot listen on \(path): \(holder) is listening on it (is a daemon already running?)")
+        }
+        switch code {
+        case ECONNREFUSED:
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw ListenError(code: .systemCall, path: path, message: "cannot replace the stale socket \(path): \(SystemCallError(call: "unlink", code: errno))")
+            }
+            log(.info, "replaced the stale socket \(path) (nobody was listening on it)")
+        case EAGAIN:
+            // A full backlog: someone listens but is busy.
+            throw ListenError(code: .inUse, path: path, message: "cannot listen on \(path): another process is listening on it (its backlog is full; is a daemon already running?)")
+        default:
+            throw ListenError(code: .systemCall, path: path, message: "cannot check whether anyone listens on \(path): \(SystemCallError(call: "connect", code: code)); it was left alone")
+        }
+    }
+}
+
+/// What kind of file a mode describes, for messages: `a regular file`, `a directory`...
+struct FileKind: CustomStringConvertible {
+    var mode: mode_t
+    var description: String {
+        switch mode & S_IFMT {
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFSOCK: return "a socket"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        default: return "a file of unknown type"
+        }
+    }
+}

@@ -1,0 +1,695 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+@testable import DaemonProtocol
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// The parent of every suite in this target that uses real sockets or spawns processes:
+/// Swift Testing runs tests in parallel, these must not run beside each other (1,000
+/// clients, descriptor counts, a child of another uid).
+@Suite(.serialized) struct DaemonSocketTests {}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Frames and connections": request and reply through a real server.
+    @Suite struct RoundTrip {
+        @Test func requestAndReplyWithPeerCredentials() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            var info = stat()
+            #expect(lstat(path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600, "the socket is private")
+            let channel = try RequestChannel(path: path)
+            defer { channel.close() }
+            let reply = try channel.request(Data("hello".utf8), timeout: .seconds(5))
+            #expect(reply.payload == Data("echo:hello".utf8))
+            #expect(reply.version == FrameFormat.currentVersion)
+            // Several requests in a row on one connection, and a large one.
+            for index in 0..<20 {
+                #expect(try channel.request(Data("\(index)".utf8)).payload == Data("echo:\(index)".utf8))
+            }
+            let large = Data((0..<(FrameFormat.maximumPayloadLength - 5)).map { UInt8(truncatingIfNeeded: $0) })
+            #expect(try channel.request(large).payload == Data("echo:".utf8) + large)
+            let peers = echo.peers.wait(count: 1)
+            #expect(peers.first == PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+            #expect(echo.server.acceptedCount == 1)
+            #expect(echo.recorder.wait(for: "listening on \(path) for uid \(getuid())") != nil)
+        }
+
+        @Test func aReplyThatNeverComesTimesOutAndClosingIsReported() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let silentConnections = Collector<FrameConnection>()
+            let recorder = LogRecorder()
+            let server = try FrameServer(endpoint: .path(path), log: recorder.log) { connection in
+                silentConnections.add(connection)
+                connection.start(onFrame: { _ in }, onClose: { _ in })
+            }
+            let channel = try RequestChannel(path: path)
+            #expect(throws: RequestChannel.RequestError.timedOut(.milliseconds(100))) {
+                try channel.request(Data("anyone?".utf8), timeout: .milliseconds(100))
+            }
+            // The server closes it: the waiting side learns at once.
+            silentConnections.wait(count: 1).first?.close(reason: "test")
+            #expect(throws: RequestChannel.RequestError.closed(.peerClosed)) { try channel.receive(timeout: .seconds(5)) }
+            #expect {
+                try channel.send(Data())
+            } throws: { error in
+                if case .closed = error as? FrameConnection.SendError { return true }
+                return false
+            }
+            server.close()
+        }
+
+        @Test func aSynchronousRequestOnTheConnectionsOwnQueueIsRefused() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let connection = try FrameClient.connect(path: path)
+            let results = Collector<String>()
+            // A channel whose frames arrive on the connection's queue; a request made from
+            // inside that queue could never see its reply.
+            let channel = RequestChannel(connection: connection)
+            try channel.send(Data("first".utf8))
+            _ = try channel.receive(timeout: .seconds(5))
+            let probe = try FrameClient.connect(path: path)
+            probe.start(onFrame: { _ in }, onClose: { _ in })
+            DispatchQueue.global().async {
+                // Runs on a plain queue: allowed and answered.
+                let reply = try? channel.request(Data("from a queue".utf8), timeout: .seconds(5))
+                results.add(reply.map { String(decoding: $0.payload, as: UTF8.self) } ?? "none")
+            }
+            #expect(results.wait(count: 1) == ["echo:from a queue"])
+            channel.close()
+            probe.close()
+            _ = echo
+        }
+
+        @Test func stoppingTheServerRemovesItsSocketAndClientsSeeNoDaemon() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let channel = try RequestChannel(path: path)
+            // Accepted first: a connection still in the backlog when the listener closes is
+            // reset by the kernel instead (and never reaches the handler).
+            #expect(try channel.request(Data("hi".utf8)).payload == Data("echo:hi".utf8))
+            echo.server.close()
+            #expect(throws: RequestChannel.RequestError.closed(.peerClosed)) { try channel.receive(timeout: .seconds(5)) }
+            #expect(!FileManager.default.fileExists(atPath: path))
+            #expect(echo.closes.wait(count: 1) == [.closedLocally("the server is shutting down")])
+            #expect {
+                try FrameClient.connect(path: path)
+            } throws: { error in
+                guard let error = error as? ConnectError else { return false }
+                return error.isNoDaemon && error.path == path && error.message.contains("no daemon is running: there is no socket at \(path)")
+            }
+        }
+
+        @Test func replyingToAPeerThatLeftIsAWriteErrorNotASignal() throws {
+            // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let clientGone = DispatchSemaphore(value: 0)
+            let sendResults = Collector<String>()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { _ in
+                        clientGone.wait()
+                        do throws(FrameConnection.SendError) {
+                            try connection.send(Data(count: 300_000))
+                            sendResults.add("sent")
+                        } catch {
+                            sendResults.add("\(error)")
+                        }
+                    },
+                    onClose: { closes.add($0) }
+                )
+            }
+            do {
+                let client = try RawClient(path: path)
+                client.write(Array(try FrameEncoder.encode(Data("bye".utf8))))
+            }
+            clientGone.signal()
+            #expect(sendResults.wait(count: 1) == ["cannot send: the connection is closed (write failed: \(String(cString: strerror(EPIPE))))"])
+            #expect(closes.wait(count: 1) == [.writeFailed(errno: EPIPE)])
+            server.close()
+        }
+
+        @Test func anOversizedPayloadIsRefusedAndTheConnectionStaysOpen() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let channel = try RequestChannel(path: path)
+            #expect(throws: FrameConnection.SendError.frame(.lengthOverLimit(length: FrameFormat.maximumPayloadLength + 1, limit: FrameFormat.maximumPayloadLength))) {
+                try channel.send(Data(count: FrameFormat.maximumPayloadLength + 1))
+            }
+            #expect(try channel.request(Data("fine".utf8)).payload == Data("echo:fine".utf8))
+            _ = echo
+        }
+
+        @Test func connectErrorsAreClassified() {
+            #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).code == .noDaemon)
+            #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).message.contains("nobody listens on /p"))
+            #expect(FrameClient.connectError(for: EACCES, path: "/p", timeout: .seconds(1)).code == .permissionDenied)
+            #expect(FrameClient.connectError(for: EAGAIN, path: "/p", timeout: .seconds(1)).code == .timedOut)
+            #expect(FrameClient.connectError(for: EIO, path: "/p", timeout: .seconds(1)).code == .other)
+            #expect(FrameClient.connectError(for: EACCES, path: "/p", timeout: .seconds(1)).message.contains("/p"))
+        }
+
+        @Test func aSocketNobodyListensOnIsNoDaemon() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            try makeStaleSocket(at: path)
+            #expect {
+                try FrameClient.connect(path: path)
+            } throws: { error in
+                (error as? ConnectError)?.code == .noDaemon && "\(error)".contains("nobody listens on \(path)")
+            }
+        }
+    }
+}
+
+/// Binds a socket at `path` and closes it without removing the file: what a daemon killed
+/// with SIGKILL leaves behind.
+func makeStaleSocket(at path: String) throws {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0 else { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
+}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Frames and connections" and issue 9's bad input: 1,000 clients at
+    /// once, all answered.
+    @Suite struct ManyClients {
+        @Test func aThousandConcurrentClientsAreAllAnswered() throws {
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            if limit.rlim_cur < 4_096 && limit.rlim_max >= 4_096 {
+                limit.rlim_cur = 4_096
+                setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            }
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let count = 1_000
+            // All connect first (they wait in the backlog while the server accepts), then all
+            // send, then the replies are counted.
+            let replies = Collector<String>()
+            var connections: [FrameConnection] = []
+            for _ in 0..<count {
+                let connection = try FrameClient.connect(path: path, timeout: .seconds(10))
+                connection.start(onFrame: { replies.add(String(decoding: $0.payload, as: UTF8.self)) }, onClose: { _ in })
+                connections.append(connection)
+            }
+            let all = connections
+            DispatchQueue.concurrentPerform(iterations: count) { index in
+                try? all[index].send(Data("client \(index)".utf8))
+            }
+            let answered = replies.wait(count: count, timeout: 60)
+            #expect(answered.count == count)
+            #expect(Set(answered) == Set((0..<count).map { "echo:client \($0)" }))
+            #expect(echo.server.acceptedCount == count)
+            for connection in connections { connection.close() }
+            #expect(echo.closes.wait(count: count, timeout: 30).count == count)
+            #expect(echo.closes.all.allSatisfy { $0 == .peerClosed })
+        }
+
+        @Test func runningOutOfDescriptorsPausesAcceptingWithoutSpinning() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let recorder = LogRecorder()
+            let calls = Atomic<Int>(0)
+            let exhaustedUntil = DispatchTime.now() + .milliseconds(400)
+            let server = try FrameServer(
+                endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, connectionQueue: nil,
+                log: recorder.log, retryDelay: .milliseconds(50),
+                accept: { listener in
+                    calls.add(1, ordering: .relaxed)
+                    if DispatchTime.now() < exhaustedUntil {
+                        errno = EMFILE
+                        return -1
+                    }
+                    return clinux_accept_nonblocking(listener)
+                },
+                onConnection: { connection in
+                    connection.start(onFrame: { try? connection.send($0.payload) }, onClose: { _ in })
+                }
+            )
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("patience".utf8), timeout: .seconds(10)).payload == Data("patience".utf8))
+            let line = recorder.wait(for: "cannot accept connections")
+            #expect(line?.contains("Too many open files") == true)
+            #expect(line?.hasPrefix("error:") == true)
+            // About one attempt per 50 ms pause over 400 ms, not a spinning loop.
+            #expect(calls.load(ordering: .relaxed) < 40)
+            channel.close()
+            server.close()
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// Issue 9, "Bad input": garbage, oversized, unknown-version and truncated frames close
+    /// only their own connection, with a logged error; another client keeps working.
+    @Suite struct BadClients {
+        static func expectOnlyThatConnectionCloses(
+            sending bytes: [UInt8], thenShutdown: Bool = false, reason expected: FrameConnection.CloseReason, logged text: String
+        ) throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let good = try RequestChannel(path: path)
+            #expect(try good.request(Data("before".utf8)).payload == Data("echo:before".utf8))
+
+            let bad = try RawClient(path: path)
+            bad.write(bytes)
+            if thenShutdown { bad.shutdownWriting() }
+            let (closed, _) = bad.readUntilClosed()
+            #expect(closed, "the server closed the bad connection")
+            let closes = echo.closes.wait(count: 1)
+            #expect(closes == [expected])
+            let line = echo.recorder.wait(for: text)
+            #expect(line?.hasPrefix("warning:") == true, "logged: \(echo.recorder.all)")
+
+            #expect(try good.request(Data("after".utf8)).payload == Data("echo:after".utf8))
+            #expect(echo.server.connectionCount == 1)
+            good.close()
+        }
+
+        @Test func randomGarbage() throws {
+            // Seeded garbage whose first header claims far more than 1 MiB.
+            var bytes: [UInt8] = [0x9C, 0x41, 0x07, 0xEE]
+            var state: UInt64 = 42
+            for _ in 0..<4_000 {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                bytes.append(UInt8(truncatingIfNeeded: state >> 33))
+            }
+            try Self.expectOnlyThatConnectionCloses(
+                sending: bytes,
+                reason: .malformedFrame(.lengthOverLimit(length: 0x9C41_07EE, limit: FrameFormat.maximumPayloadLength)),
+                logged: "malformed frame: frame length \(0x9C41_07EE) is over the limit"
+            )
+        }
+
+        @Test func oversizedHeader() throws {
+            try Self.expectOnlyThatConnectionCloses(
+                sending: [0xFF, 0xFF, 0xFF, 0xFF, 1],
+                reason: .malformedFrame(.lengthOverLimit(length: 4_294_967_295, limit: FrameFormat.maximumPayloadLength)),
+                logged: "frame length 4294967295 is over the limit of 1048576 bytes"
+            )
+        }
+
+        @Test func unknownVersion() throws {
+            try Self.expectOnlyThatConnectionCloses(
+                sending: [0, 0, 0, 2, 7, 0x7B, 0x7D],
+                reason: .malformedFrame(.unknownVersion(7)),
+                logged: "frame protocol version 7 is unknown"
+            )
+        }
+
+        @Test func truncatedFrameThenClose() throws {
+            try Self.expectOnlyThatConnectionCloses(
+                sending: [0, 0, 0, 100, 1] + Array(repeating: 0x41, count: 40), thenShutdown: true,
+                reason: .truncatedFrame(received: 45),
+                logged: "in the middle of a frame (45 bytes of it received)"
+            )
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// Issue 9, "Bad input": a client that connects and sends nothing is closed after the
+    /// first-frame timeout, and nobody waits for it meanwhile.
+    @Suite struct Timeouts {
+        @Test func silentAndHalfFrameClientsAreClosedAfterTheFirstFrameTimeout() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .milliseconds(200)))
+            let started = DispatchTime.now()
+            // 50 silent clients and one that sent half a header.
+            let silent = try (0..<50).map { _ in try RawClient(path: path) }
+            let half = try RawClient(path: path)
+            half.write([0, 0])
+            // Meanwhile a working client is served at once: no thread waits on the silent ones.
+            let good = try RequestChannel(path: path)
+            #expect(try good.request(Data("now".utf8), timeout: .seconds(5)).payload == Data("echo:now".utf8))
+            let servedAfter = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            #expect(servedAfter < 0.2, "served before any timeout fired")
+
+            for client in silent + [half] { #expect(client.readUntilClosed().closed) }
+            let closes = echo.closes.wait(count: 51)
+            #expect(closes.count == 51)
+            #expect(closes.allSatisfy { $0 == .firstFrameTimeout(.milliseconds(200)) })
+            #expect(echo.recorder.count(containing: "no complete frame within 0.2 s of connecting") == 51)
+            // The client that did speak is still there.
+            #expect(try good.request(Data("still".utf8)).payload == Data("echo:still".utf8))
+            #expect(echo.server.connectionCount == 1)
+            good.close()
+        }
+
+        @Test func anIdleTimeoutClosesAConnectionThatStopsSpeaking() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .seconds(10), idleTimeout: .milliseconds(200)))
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("x".utf8)).payload == Data("echo:x".utf8))
+            #expect(throws: RequestChannel.RequestError.closed(.peerClosed)) { try channel.receive(timeout: .seconds(5)) }
+            #expect(echo.closes.wait(count: 1) == [.idleTimeout(.milliseconds(200))])
+            #expect(echo.recorder.wait(for: "no frame for 0.2 s") != nil)
+        }
+
+        @Test func anIdleTimeoutAloneAlsoCoversTheFirstFrame() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: nil, idleTimeout: .milliseconds(150)))
+            let silent = try RawClient(path: path)
+            #expect(silent.readUntilClosed().closed)
+            #expect(echo.closes.wait(count: 1) == [.idleTimeout(.milliseconds(150))])
+        }
+
+        @Test func aClientThatNeverReadsIsClosedAtTheOutputCap() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let recorder = LogRecorder()
+            let sendErrors = Collector<FrameConnection.SendError>()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let server = try FrameServer(endpoint: .path(path), log: recorder.log) { connection in
+                connection.start(
+                    onFrame: { _ in
+                        // Answer one request with 8 MiB in 512 KiB frames.
+                        for _ in 0..<16 {
+                            do throws(FrameConnection.SendError) { try connection.send(Data(count: 512 * 1024)) } catch {
+                                sendErrors.add(error)
+                                return
+                            }
+                        }
+                    },
+                    onClose: { closes.add($0) }
+                )
+            }
+            let client = try RawClient(path: path)
+            client.write(Array(try FrameEncoder.encode(Data("flood me".utf8))))
+            // The client reads nothing.
+            let reasons = closes.wait(count: 1)
+            guard case .outputLimitExceeded(let buffered, let limit)? = reasons.first else {
+                Issue.record("closed for \(reasons)")
+                return
+            }
+            #expect(limit == 4 * 1_048_576)
+            #expect(buffered > limit)
+            #expect(sendErrors.all.count == 1)
+            #expect(recorder.wait(for: "the peer does not read") != nil)
+            server.close()
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Peer checks": a peer of another uid is refused by SO_PEERCRED.
+    @Suite struct OtherUID {
+        @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+        func aClientOfAnotherUIDIsRefusedAndLogged() throws {
+            // Reachable by uid 65534 for this test only: a 0711 directory and a 0666 socket.
+            // What refuses it is the server's own check of the peer's credentials.
+            let scratch = try TemporaryDirectory(mode: 0o711)
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            #expect(chmod(path, 0o666) == 0)
+            let script = """
+            import socket, struct, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(10)
+            s.connect(sys.argv[1])
+            try:
+                s.sendall(struct.pack('>IB', 5, 1) + b'hello')
+                data = s.recv(100)
+                print('closed' if data == b'' else 'answered')
+            except (ConnectionResetError, BrokenPipeError):
+                print('closed')
+            """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, path]
+            process.environment = ["PATH": "/usr/bin:/bin"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let pid = process.processIdentifier
+            process.waitUntilExit()
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(printed.trimmingCharacters(in: .whitespacesAndNewlines) == "closed")
+            #expect(process.terminationStatus == 0)
+            let line = echo.recorder.wait(for: "refused a connection from pid")
+            #expect(line == "warning: refused a connection from pid \(pid), uid 65534: only uid \(getuid()) may connect")
+            #expect(echo.server.refusedCount == 1)
+            #expect(echo.server.acceptedCount == 0)
+            // Our own uid still gets in.
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("me".utf8)).payload == Data("echo:me".utf8))
+            channel.close()
+        }
+
+        @Test func aServerAllowingOnlyAnotherUIDRefusesUs() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, allowedUID: getuid() &+ 4242)
+            let client = try RawClient(path: path)
+            client.write(Array(try FrameEncoder.encode(Data("hi".utf8))))
+            #expect(client.readUntilClosed().closed)
+            #expect(echo.recorder.wait(for: "refused a connection from pid \(getpid()), uid \(getuid()): only uid \(getuid() &+ 4242) may connect") != nil)
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Socket paths and permissions": a stale socket is replaced, a live
+    /// one or another kind of file is not.
+    @Suite struct SocketFile {
+        @Test func aStaleSocketIsReplaced() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            try makeStaleSocket(at: path)
+            let echo = try EchoServer(path: path)
+            #expect(echo.recorder.wait(for: "replaced the stale socket \(path)")?.hasPrefix("info:") == true)
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("ok".utf8)).payload == Data("echo:ok".utf8))
+            channel.close()
+        }
+
+        @Test func aLiveSocketIsRefusedNamingItsHolder() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let first = try EchoServer(path: path)
+            #expect {
+                _ = try EchoServer(path: path)
+            } throws: { error in
+                guard let error = error as? FrameServer.ListenError else { return false }
+                return error.code == .inUse && error.path == path
+                    && error.message == "cannot listen on \(path): pid \(getpid()) (uid \(getuid())) is listening on it (is a daemon already running?)"
+            }
+            // The first server is untouched.
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("still".utf8)).payload == Data("echo:still".utf8))
+            channel.close()
+            _ = first
+        }
+
+        @Test func aFileThatIsNotASocketIsLeftAlone() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))
+            #expect {
+                _ = try EchoServer(path: path)
+            } throws: { error in
+                (error as? FrameServer.ListenError)?.code == .notASocket && "\(error)".contains("\(path): it exists and is a regular file, not a socket")
+            }
+            #expect(FileManager.default.contents(atPath: path) == Data("precious".utf8))
+        }
+
+        @Test func aPathTooLongIsRefused() throws {
+            let path = "/tmp/" + String(repeating: "s", count: 120)
+            #expect {
+                _ = try EchoServer(path: path)
+            } throws: { error in
+                (error as? FrameServer.ListenError)?.code == .invalidPath && "\(error)".contains("over the limit of 107")
+            }
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Socket activation and notify": descriptors passed by systemd.
+    @Suite struct Activation {
+        /// A descriptor number far above those the test process uses, so `dup2` onto it
+        /// clobbers nothing.
+        static func freeHighDescriptor(count: Int) throws -> Int32 {
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            var candidate = Int32(min(UInt64(limit.rlim_cur), 20_000)) - 64
+            while candidate > 100 {
+                if (0..<Int32(count)).allSatisfy({ fcntl(candidate + $0, F_GETFD) == -1 }) { return candidate }
+                candidate -= Int32(count)
+            }
+            throw TestFailure("no free descriptor numbers")
+        }
+
+        static func socket(_ domain: Int32, _ type: Int32, listeningAt path: String?) throws -> Int32 {
+            let descriptor = Glibc.socket(domain, type, 0)
+            guard let path else { return descriptor }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0, listen(descriptor, 16) == 0 else { throw TestFailure("bind/listen \(path)") }
+            return descriptor
+        }
+
+        @Test func aPassedListeningSocketIsVerifiedAndServes() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let original = try Self.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), listeningAt: path)
+            let base = try Self.freeHighDescriptor(count: 1)
+            #expect(dup2(original, base) == base)
+            close(original)
+            #expect(fcntl(base, F_GETFD) & FD_CLOEXEC == 0)
+            let sockets = try SystemdActivation.listeningSockets(
+                environment: ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "bgtaskd"], pid: getpid(), base: base
+            )
+            #expect(sockets == [SystemdActivation.ListeningSocket(descriptor: base, name: "bgtaskd")])
+            #expect(fcntl(base, F_GETFD) & FD_CLOEXEC != 0, "made close-on-exec")
+            let echo = try EchoServer(adopting: base)
+            let channel = try RequestChannel(path: path)
+            #expect(try channel.request(Data("activated".utf8)).payload == Data("echo:activated".utf8))
+            channel.close()
+            echo.server.close()
+            #expect(fcntl(base, F_GETFD) == -1, "the server closed the adopted descriptor")
+        }
+
+        @Test func descriptorsThatAreNotListeningUnixStreamSocketsAreNamed() throws {
+            let scratch = try TemporaryDirectory()
+            let base = try Self.freeHighDescriptor(count: 1)
+            let environment = ["LISTEN_PID": "\(getpid())", "LISTEN_FDS": "1"]
+            func expectRefused(_ descriptor: Int32, _ text: String) {
+                if descriptor >= 0 {
+                    #expect(dup2(descriptor, base) == base)
+                    close(descriptor)
+                }
+                #expect {
+                    try SystemdActivation.listeningSockets(environment: environment, pid: getpid(), base: base)
+                } throws: { error in
+                    "\(error)".contains("fd \(base) from LISTEN_FDS \(text)")
+                }
+                close(base)
+            }
+            expectRefused(-1, "is not open")
+            expectRefused(open(scratch.path, O_RDONLY), "is a directory, not a socket")
+            expectRefused(try Self.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), listeningAt: nil), "is not listening")
+            expectRefused(try Self.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), listeningAt: nil), "is not a stream socket")
+            expectRefused(try Self.socket(AF_INET, Int32(SOCK_STREAM.rawValue), listeningAt: nil), "is not a Unix socket")
+        }
+    }
+}
+
+extension DaemonSocketTests {
+    /// docs/protocol.md, "Socket activation and notify": notification datagrams as systemd
+    /// receives them.
+    @Suite struct Notify {
+        /// A datagram socket bound to `address` (`@name` for the abstract namespace).
+        final class Receiver {
+            let descriptor: Int32
+
+            init(address: String) throws {
+                descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+                var storage = sockaddr_un()
+                storage.sun_family = sa_family_t(AF_UNIX)
+                let abstract = address.hasPrefix("@")
+                let bytes = Array((abstract ? String(address.dropFirst()) : address).utf8)
+                withUnsafeMutableBytes(of: &storage.sun_path) { raw in
+                    for (index, byte) in bytes.enumerated() { raw[index + (abstract ? 1 : 0)] = byte }
+                }
+                let length = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)! + bytes.count + 1
+                let bound = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(length)) }
+                }
+                guard bound == 0 else { throw TestFailure("bind \(address): \(String(cString: strerror(errno)))") }
+                var timeout = timeval(tv_sec: 5, tv_usec: 0)
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            }
+
+            deinit { close(descriptor) }
+
+            func receive() -> String? {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+        }
+
+        @Test func datagramsReachAPathSocket() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/notify"
+            let receiver = try Receiver(address: path)
+            let notifier = try SystemdNotifier(environment: ["NOTIFY_SOCKET": path], pid: getpid())
+            #expect(notifier.isEnabled)
+            try notifier.ready(status: "serving 3 apps\nand more")
+            #expect(receiver.receive() == "READY=1\nSTATUS=serving 3 apps and more")
+            try notifier.status("idle")
+            #expect(receiver.receive() == "STATUS=idle")
+            try notifier.mainPID(1234)
+            #expect(receiver.receive() == "MAINPID=1234")
+            try notifier.stopping()
+            #expect(receiver.receive() == "STOPPING=1")
+            try notifier.watchdog()
+            #expect(receiver.receive() == "WATCHDOG=1")
+        }
+
+        @Test func datagramsReachAnAbstractSocket() throws {
+            let name = "@bgtaskd-notify-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let receiver = try Receiver(address: name)
+            let notifier = try SystemdNotifier(environment: ["NOTIFY_SOCKET": name], pid: getpid())
+            try notifier.ready()
+            #expect(receiver.receive() == "READY=1")
+        }
+
+        @Test func theWatchdogPingsAtHalfTheInterval() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/notify"
+            let receiver = try Receiver(address: path)
+            let notifier = try SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "\(getpid())"], pid: getpid())
+            #expect(notifier.watchdogInterval == .milliseconds(100))
+            let pinger = try #require(notifier.startWatchdog())
+            #expect(pinger.period == .milliseconds(50))
+            #expect(receiver.receive() == "WATCHDOG=1")
+            #expect(receiver.receive() == "WATCHDOG=1")
+            pinger.cancel()
+        }
+
+        @Test func aMissingNotifySocketIsAnErrorNamingIt() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/nobody"
+            let notifier = try SystemdNotifier(environment: ["NOTIFY_SOCKET": path], pid: getpid())
+            #expect {
+                try notifier.ready()
+            } throws: { error in
+                "\(error)".contains("cannot notify \(path): sendto")
+            }
+        }
+    }
+}

@@ -17,6 +17,8 @@ enum Command: Equatable {
     case simulate(SimulateCommand.Options)
     /// `bgtask fleet`: many simulated devices and the load they make.
     case fleet(FleetCommand.Options)
+    /// A command answered by bgtaskd (DaemonCommands.swift).
+    case daemon(DaemonCommand)
     /// `bgtask help` / `--help`.
     case help
     /// `bgtask version` / `--version`.
@@ -80,12 +82,15 @@ enum CommandLineParser {
                         directory)
       why <app> <identifier> [--json] [--state DIR] [--policy FILE]
                         why hasn't the task run: every policy's verdict, blocking ones first,
-                        the earliest instant it could run, and the predicted next run
+                        the earliest instant it could run, and the predicted next run; from
+                        bgtaskd's live engine when the app is installed with it, else from the
+                        app's own state (read-only)
       conditions [--json]
                         the device as the scheduler reads it (power, battery, low power mode,
                         thermal, network, idleness, CPU pressure) and where each value came from
       policy [--json] [--check FILE]
                         the policy configuration with its defaults (or FILE, validated)
+    \(DaemonCommand.usage)
     \(LogCommand.usage)
     \(EnergyCommand.usage)
     \(SimulateCommand.usage)
@@ -93,7 +98,9 @@ enum CommandLineParser {
       help              show this help
       version           show the version
 
-    The scheduler runs embedded in each app when no daemon is installed; see README.md.
+    The scheduler runs embedded in each app when no daemon runs; with bgtaskd, installed apps
+    are launched for their tasks (docs/daemon.md). Every command takes --help. Exit status:
+    0 success, 1 failure, 64 usage error.
     """
 
     static func parse(_ arguments: [String]) -> Result<Command, UsageError> {
@@ -146,6 +153,9 @@ enum CommandLineParser {
             }
             return .success(.demo(days: days, report: report))
         default:
+            if let spec = DaemonCommand.spec(named: first) {
+                return DaemonCommand.parse(spec, rest).map(Command.daemon)
+            }
             return .failure(UsageError(message: "unknown command '\(first)'"))
         }
     }

@@ -401,7 +401,8 @@ struct RunLogReading {
     /// The store files to read and a description of where they are.
     ///
     /// `--state DIR` names one directory holding `scheduler.sqlite` (or the file itself);
-    /// otherwise every `<base>/bgtask/*/scheduler.sqlite`, where base is `$XDG_STATE_HOME`
+    /// otherwise every `<base>/bgtask/*/scheduler.sqlite` and bgtaskd's
+    /// `<base>/bgtaskd/scheduler.sqlite`, where base is `$XDG_STATE_HOME`
     /// (when absolute) else `$HOME/.local/state`, as `EmbeddedScheduler` places them.
     static func locate(_ options: RunLogOptions, environment: [String: String]) throws -> ([URL], String) {
         let fileManager = FileManager.default
@@ -428,7 +429,9 @@ struct RunLogReading {
         }
         let root = base.appendingPathComponent("bgtask")
         let apps = (try? fileManager.contentsOfDirectory(atPath: root.path)) ?? []
-        let stores = apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") }
+        // Every embedded app's store, and bgtaskd's (the apps installed with the daemon).
+        let daemonStore = base.appendingPathComponent("bgtaskd/scheduler.sqlite")
+        let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + [daemonStore])
             .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
         return (stores, stores.count == 1 ? stores[0].path : root.path)
     }

@@ -21,7 +21,20 @@ case .success(.help):
     print(CommandLineParser.usage)
 case .success(.version):
     print("bgtask 0.1.0 (swift-background-tasks)")
+case .success(.daemon(let command)):
+    let outcome = DaemonCommand.run(command, environment: ProcessInfo.processInfo.environment)
+    print(outcome.output, terminator: "")
+    FileHandle.standardError.write(Data(outcome.error.utf8))
+    exit(outcome.status)
 case .success(.why(let options)):
+    // From bgtaskd's live engine when the app is installed with it (exact: eligible-since,
+    // the last shared trigger, every verdict); else from the app's own store.
+    if options.state == nil, options.policy == nil,
+       let live = DaemonCommand.liveWhy(options, environment: ProcessInfo.processInfo.environment) {
+        print(live.output, terminator: "")
+        FileHandle.standardError.write(Data(live.error.utf8))
+        exit(live.status)
+    }
     run("why") { try WhyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), conditions: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot()).read()) }
 case .success(.conditions(let json)):
     run("conditions") { ConditionsCommand.run(json: json, reader: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot())) }

@@ -1,1 +1,27 @@
 import BGTaskDaemon
+import Dispatch
+import Foundation
+
+// bgtaskd: the per-user background task service (docs/daemon.md). Parses its flags, starts
+// the daemon, and runs the main queue until SIGTERM or SIGINT.
+
+let environment = ProcessInfo.processInfo.environment
+switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
+case .failure(let error):
+    FileHandle.standardError.write(Data("bgtaskd: \(error)\n\n\(DaemonOptions.usage)\n".utf8))
+    exit(64)
+case .success(.help):
+    print(DaemonOptions.usage)
+    exit(0)
+case .success(.run(let options)):
+    // A broken pipe to a client is an error on that connection, never the daemon's end.
+    signal(SIGPIPE, SIG_IGN)
+    do {
+        let daemon = try Daemon.start(options, environment: environment)
+        daemon.handleTerminationSignals()
+    } catch {
+        FileHandle.standardError.write(Data("bgtaskd: \(error)\n".utf8))
+        exit(1)
+    }
+    dispatchMain()
+}

@@ -125,6 +125,8 @@ public final class BGApplication: @unchecked Sendable {
     ///   (the user did not open it): it does not become active, and no foreground is
     ///   recorded for the usage model.
     public func finishLaunching(activate: Bool = true) {
+        // Launched by bgtaskd for a task, the app stays in the background as on iOS.
+        let activate = activate && !requiredContext.launchedInBackground
         let deferred = change(finishingLaunch: true) { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
         let context = requiredContext
         for task in deferred { context.deliver(task) }

@@ -31,6 +31,9 @@ public final class AppContext: Sendable {
     /// Whether submitted `earliestBeginDate`s are computed from the wall clock and must be
     /// moved to virtual time (simulated apps written as iOS code is).
     let wallClockDateTranslation: Bool
+    /// Whether bgtaskd launched the process into the background (`BGTASK_LAUNCH=background`):
+    /// finishing its launch does not make it active (the user did not open it).
+    let launchedInBackground: Bool
 
     /// The context bound by the driver around calls into app code.
     @TaskLocal public static var current: AppContext?
@@ -44,8 +47,10 @@ public final class AppContext: Sendable {
         driver: SchedulerDriver,
         assertions: AssertionConfiguration = .init(),
         backgroundRefreshEnabled: Bool = true,
-        wallClockDateTranslation: Bool = false
+        wallClockDateTranslation: Bool = false,
+        launchedInBackground: Bool = false
     ) {
+        self.launchedInBackground = launchedInBackground
         self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
         self.manifest = manifest.permittingSystemIdentifiers(for: app)

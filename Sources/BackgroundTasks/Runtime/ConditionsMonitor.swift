@@ -15,12 +15,12 @@ import Foundation
 ///
 /// Any other provider (``FixedConditions``, a test double) is sampled every 30 s, armed
 /// and disarmed the same way.
-enum ConditionsMonitor {
+public enum ConditionsMonitor {
     /// The sampling period: the ceiling for slow readings (docs/system.md, "Properties").
     static let interval: TimeInterval = 30
 
     /// Starts feeding `driver`; `makeTimer` makes the sampling timer (tests count arms).
-    static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) {
+    public static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) {
         if let reader = provider as? LinuxConditionsReader {
             startWatching(reader, driver: driver, makeTimer: makeTimer)
         } else {

@@ -30,6 +30,8 @@ public enum EmbeddedScheduler {
         public var conditions: (any ConditionsProvider)?
         /// Where warnings go; default: standard error.
         public var log: DiagnosticLog?
+        /// Whether to schedule through bgtaskd (docs/daemon.md, "The app side").
+        public var daemon: DaemonChoice
 
         /// Creates a configuration; every `nil` takes the default.
         public init(
@@ -40,8 +42,10 @@ public enum EmbeddedScheduler {
             scheduler: SchedulerConfiguration = EmbeddedScheduler.defaultSchedulerConfiguration(),
             assertions: AssertionConfiguration = .init(),
             conditions: (any ConditionsProvider)? = nil,
-            log: DiagnosticLog? = nil
+            log: DiagnosticLog? = nil,
+            daemon: DaemonChoice = .automatic
         ) {
+            self.daemon = daemon
             self.app = app
             self.manifest = manifest
             self.manifestURL = manifestURL
@@ -116,7 +120,7 @@ public enum EmbeddedScheduler {
     /// Builds a context with a real-time driver from `configuration`. Failures (no
     /// manifest, unusable state directory) leave a context whose submissions fail with
     /// `unavailable` naming the cause, rather than a crash.
-    public static func makeContext(_ configuration: Configuration) -> AppContext {
+    public static func makeContext(_ configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) -> AppContext {
         let log = configuration.log ?? .standardError()
         var manifest: AppManifest
         var problems: [String] = []
@@ -131,30 +135,18 @@ public enum EmbeddedScheduler {
             }
         }
         let app = configuration.app ?? manifest.appID ?? AppID("local." + ProcessInfo.processInfo.processName)
+        if problems.isEmpty, let uplink = connectToDaemon(
+            configuration.daemon, app: app, stateDirectoryConfigured: configuration.stateDirectory != nil,
+            environment: environment, log: log) {
+            return makeLinkedContext(configuration, app: app, manifest: manifest, uplink: uplink, environment: environment, log: log)
+        }
         let clock = DispatchDriverClock()
         var store: SchedulerStore?
         do {
             let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
             let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
             store = opened
-            for row in report.quarantinedRequests {
-                log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(opened.url?.path ?? "the store")")
-            }
-            for run in report.unreadableRuns {
-                log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
-            }
-            if let moved = report.movedAsideCorruptFile {
-                log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
-            }
-            do {
-                let pruned = try opened.pruneRuns(olderThan: EnergyModel().pruneCutoff(now: clock.now()))
-                if pruned > 0 { log(.info, app: app, "pruned \(pruned) run record(s) older than the retention period") }
-            } catch {
-                log(.warning, app: app, "could not prune old run records: \(error)")
-            }
-            for run in report.interruptedRuns {
-                log(.warning, app: app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored, and the stop counts as a throttle strike")
-            }
+            reportOpening(report, of: opened, app: app, now: clock.now(), log: log)
         } catch let error as StoreError where error.code == .locked {
             // Another process of the app owns the state: this one is refused, not a second
             // owner (docs/ARCHITECTURE.md, "One owner per state directory").
@@ -177,6 +169,30 @@ public enum EmbeddedScheduler {
         let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions)
         ConditionsMonitor.start(conditions, driver: driver)
         return context
+    }
+
+    /// Logs what opening a store found (quarantined rows, a corrupt file moved aside, runs
+    /// cut off by a stop) and prunes the run log: what every owner does once it has opened
+    /// its store (an embedded app, bgtaskd). `app` is the store's app, `nil` for the daemon's.
+    public static func reportOpening(_ report: StoreOpenReport, of store: SchedulerStore, app: AppID?, now: Date, log: DiagnosticLog) {
+        for row in report.quarantinedRequests {
+            log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(store.url?.path ?? "the store")")
+        }
+        for run in report.unreadableRuns {
+            log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
+        }
+        if let moved = report.movedAsideCorruptFile {
+            log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
+        }
+        do {
+            let pruned = try store.pruneRuns(olderThan: EnergyModel().pruneCutoff(now: now))
+            if pruned > 0 { log(.info, app: app, "pruned \(pruned) run record(s) older than the retention period") }
+        } catch {
+            log(.warning, app: app, "could not prune old run records: \(error)")
+        }
+        for run in report.interruptedRuns {
+            log(.warning, app: run.app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored, and the stop counts as a throttle strike")
+        }
     }
 
     /// The manifest for `configuration`: given in code, else `manifestURL`, else

@@ -1,0 +1,339 @@
+import BackgroundTasks
+import DaemonProtocol
+import DeviceConditions
+import Dispatch
+import Foundation
+import ProcessSupervision
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+
+/// bgtaskd: one process per user holding the engine, the store, the device conditions and
+/// the launcher, behind a Unix socket (docs/daemon.md).
+///
+/// ``start(_:environment:)`` resolves the paths, takes ownership of the state directory
+/// (a second daemon for the same state is refused, naming the holder), ends the app
+/// processes a previous daemon left behind, opens the store, installs the apps, listens
+/// (on its socket, or on the one systemd passed), and tells systemd it is ready. SIGTERM
+/// and SIGINT expire what runs, wait for the runs to end, and exit; nothing pending is lost.
+public final class Daemon: Sendable {
+    /// The request handling.
+    public let service: DaemonService
+    /// The resolved paths.
+    public let paths: DaemonPaths.Resolved
+    private let server: FrameServer
+    private let notifier: SystemdNotifier?
+    private let log: DiagnosticLog
+    private let sessions = Mutex<[ObjectIdentifier: DaemonSession]>([:])
+    private let stopping = Mutex(false)
+    nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
+    private let watchdog: WatchdogPinger?
+
+    /// Why the daemon did not start; the message names the path, the holder or the flag.
+    public struct StartError: Error, CustomStringConvertible, Sendable {
+        /// What went wrong.
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Starts a daemon with `options`; returns once it listens.
+    public static func start(_ options: DaemonOptions, environment: [String: String]) throws(StartError) -> Daemon {
+        let log = DiagnosticLog.standardError(minimumLevel: options.logLevel)
+        let uid = getuid()
+        let paths: DaemonPaths.Resolved
+        do {
+            paths = try DaemonPaths.resolve(environment: environment, socketOverride: options.socketPath, stateOverride: options.stateDirectory, uid: uid)
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        for warning in paths.warnings { log(.warning, app: nil, warning) }
+
+        // The state directory, owned by this daemon alone (the store's lock).
+        let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
+        do {
+            _ = try EmbeddedScheduler.stateDirectory(for: AppID("bgtaskd"), configured: stateDirectory)
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        let clock = DispatchDriverClock()
+        let store: SchedulerStore
+        let report: StoreOpenReport
+        do {
+            (store, report) = try SchedulerStore.open(at: stateDirectory.appendingPathComponent("scheduler.sqlite"), now: clock.now(), options: StoreOptions(app: nil))
+        } catch where error.code == .locked {
+            throw StartError(message: "another bgtaskd owns \(paths.stateDirectory): \(error.message); stop it first, or give this one another --state-dir")
+        } catch {
+            throw StartError(message: "cannot open the daemon's store in \(paths.stateDirectory): \(error)")
+        }
+        EmbeddedScheduler.reportOpening(report, of: store, app: nil, now: clock.now(), log: log)
+        endOrphans(recordedIn: store, log: log)
+
+        // Where app processes go.
+        let delegation: CgroupDelegation?
+        switch options.cgroups ? CgroupDelegation.detect() : .unavailable(reason: "disabled by --no-cgroups") {
+        case .available(let found):
+            do {
+                try found.enterDaemonLeaf(pid: getpid())
+                _ = found.enableControllers()
+                delegation = found
+                log(.info, app: nil, "app processes go into cgroups under \(found.appsCgroup)")
+            } catch {
+                delegation = nil
+                log(.warning, app: nil, "cgroup subtree \(found.subtree) found but not usable (\(error)); app processes get their own process group only, measured by rusage")
+            }
+        case .unavailable(let reason):
+            delegation = nil
+            log(.info, app: nil, "no delegated cgroup v2 subtree (\(reason)); app processes get their own process group only, measured by rusage")
+        }
+        let logDirectory = stateDirectory.appendingPathComponent("logs").path
+        try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+
+        let conditions = LinuxConditionsReader(stateDirectory: stateDirectory)
+        let driver = SchedulerDriver(
+            configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
+            conditions: conditions.read(),
+            clock: clock,
+            store: store,
+            log: log,
+            meter: nil)
+        ConditionsMonitor.start(conditions, driver: driver)
+
+        let service = DaemonService(
+            driver: driver, store: store,
+            spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory) { log(.warning, app: nil, $0) },
+            timing: options.timing,
+            launchEnvironment: .init(socketPath: paths.socketPath, environment: environment),
+            status: .init(pid: getpid(), socketPath: paths.socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),
+                          containment: delegation.map { "cgroups under \($0.appsCgroup)" } ?? "process groups (no delegated cgroup)"),
+            pushLimit: options.pushLimit,
+            log: log)
+
+        // systemd: a socket it passed, and readiness and the watchdog.
+        let transportLog: TransportLog = { level, text in
+            let mapped: DiagnosticMessage.Level = switch level {
+            case .debug: .debug
+            case .info: .info
+            case .warning: .warning
+            case .error: .error
+            }
+            log(mapped, app: nil, text)
+        }
+        let endpoint: FrameServer.Endpoint
+        do {
+            let passed = try SystemdActivation.listeningSockets(environment: environment)
+            if let first = passed.first {
+                endpoint = .adopted(descriptor: first.descriptor)
+                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor))")
+            } else {
+                try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
+                endpoint = .path(paths.socketPath)
+            }
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        let box = Mutex<Daemon?>(nil)
+        let server: FrameServer
+        do {
+            server = try FrameServer(
+                endpoint: endpoint,
+                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
+                log: transportLog
+            ) { connection in
+                box.withLock { $0 }?.accept(connection)
+            }
+        } catch where error.code == .inUse {
+            throw StartError(message: "another bgtaskd is listening on \(paths.socketPath); stop it first, or give this one another --socket")
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        let notifier = try? SystemdNotifier(environment: environment)
+        let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log)
+        box.withLock { $0 = daemon }
+        try? notifier?.ready(status: "\(service.installedApps.count) app(s) installed, \(driver.allPendingRequests.count) request(s) pending")
+        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory)")
+        return daemon
+    }
+
+    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog) {
+        self.service = service
+        self.paths = paths
+        self.server = server
+        self.notifier = notifier
+        self.log = log
+        self.watchdog = notifier?.startWatchdog()
+    }
+
+    /// Ends the app processes a previous daemon recorded and did not see exit (it was
+    /// killed): only a process whose start time still matches, so a reused pid is spared.
+    private static func endOrphans(recordedIn store: SchedulerStore, log: DiagnosticLog) {
+        guard let recorded = try? store.appProcesses() else { return }
+        let reaper = OrphanReaper()
+        for process in recorded.processes {
+            let outcome = reaper.end(pid: process.pid, processGroup: process.processGroup, startTime: process.startTime, cgroupPath: process.cgroupPath)
+            log(.info, app: process.app, "process \(process.pid) left by a previous bgtaskd: \(outcome)")
+            _ = try? store.removeAppProcess(app: process.app)
+        }
+    }
+
+    // MARK: Connections
+
+    private func accept(_ connection: FrameConnection) {
+        let session = DaemonSession(connection: connection, service: service, log: log)
+        let key = ObjectIdentifier(session)
+        sessions.withLock { $0[key] = session }
+        session.start { [weak self] in
+            _ = self?.sessions.withLock { $0.removeValue(forKey: key) }
+        }
+    }
+
+    // MARK: Stopping
+
+    /// Handles SIGTERM and SIGINT: every run in progress gets its expiration (and grace),
+    /// then the daemon exits with `exit(0)`. Apps are ended; pending requests stay on disk.
+    public func handleTerminationSignals() {
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            source.setEventHandler { [weak self] in self?.stop(reason: "signal \(signalNumber)") }
+            source.activate()
+            signalSources.append(source)
+        }
+    }
+
+    /// Expires what runs, waits for the runs to end, stops every app and exits.
+    public func stop(reason: String) {
+        let first = stopping.withLock { stopping -> Bool in
+            defer { stopping = true }
+            return !stopping
+        }
+        guard first else { return }
+        log(.info, app: nil, "stopping (\(reason)): expiring the runs in progress")
+        try? notifier?.stopping()
+        let driver = service.driver
+        let apps = Set(driver.activeRuns.map(\.app))
+        let group = DispatchGroup()
+        for app in apps {
+            group.enter()
+            driver.appTerminating(app)
+            driver.whenRunsEnd(of: app) { group.leave() }
+        }
+        group.notify(queue: .main) { [self] in
+            for app in service.installedApps {
+                service.supervisor(of: app.app)?.quit(reason: "bgtaskd is stopping")
+            }
+            server.close()
+            watchdog?.cancel()
+            service.store.close()
+            log(.info, app: nil, "stopped; \(driver.allPendingRequests.count) request(s) pending stay on disk")
+            exit(0)
+        }
+    }
+}
+
+/// One client connection: the first request says who it is (``Hello``); an app is checked
+/// against its installed executable, `bgtask` is the administrator; then each request gets
+/// its reply. A message that is not one of the protocol closes this connection only.
+final class DaemonSession: AppLink, Sendable {
+    private enum Role {
+        case unknown
+        case app(AppID)
+        case admin
+    }
+
+    let connection: FrameConnection
+    private let service: DaemonService
+    private let log: DiagnosticLog
+    private let role = Mutex(Role.unknown)
+
+    init(connection: FrameConnection, service: DaemonService, log: DiagnosticLog) {
+        self.connection = connection
+        self.service = service
+        self.log = log
+    }
+
+    func start(onEnd: @escaping @Sendable () -> Void) {
+        connection.start(
+            onFrame: { [weak self] frame in self?.received(frame) },
+            onClose: { [weak self] reason in
+                if let self, case .app(let app) = self.role.withLock({ $0 }) {
+                    self.service.supervisor(of: app)?.disconnected(self, reason: "\(reason)")
+                }
+                onEnd()
+            })
+    }
+
+    private func received(_ frame: Frame) {
+        let envelope: ClientEnvelope
+        do {
+            envelope = try MessageCoding.decode(ClientEnvelope.self, from: frame.payload)
+        } catch {
+            log(.warning, app: nil, "closing \(connection.name): \(error)")
+            connection.close(reason: "malformed message: \(error)")
+            return
+        }
+        let reply: Reply
+        switch (role.withLock { $0 }, envelope.request) {
+        case (.unknown, .hello(let hello)):
+            reply = greet(hello)
+        case (.unknown, _):
+            reply = .failed(DaemonFailure(.invalid, "the first request of a connection must be hello"))
+            send(.reply(id: envelope.id, reply))
+            connection.close(reason: "no hello")
+            return
+        case (_, .hello):
+            reply = .failed(DaemonFailure(.invalid, "hello was already said on this connection"))
+        case (.app(let app), .app(let request)):
+            reply = service.handle(request, from: app)
+        case (.admin, .admin(let request)):
+            reply = service.handle(request)
+        case (.app, .admin):
+            reply = .failed(DaemonFailure(.notPermitted, "an app connection cannot make administrator requests"))
+        case (.admin, .app):
+            reply = .failed(DaemonFailure(.notPermitted, "an administrator connection cannot make app requests"))
+        }
+        send(.reply(id: envelope.id, reply))
+        if case .failed(let failure) = reply, case .unknown = role.withLock({ $0 }) {
+            log(.warning, app: nil, "refused \(connection.name): \(failure.message)")
+            connection.close(reason: failure.message)
+        }
+    }
+
+    private func greet(_ hello: Hello) -> Reply {
+        let pid = connection.peer?.pid ?? 0
+        switch hello.role {
+        case .admin:
+            role.withLock { $0 = .admin }
+            return .welcome(Welcome(daemonPID: getpid()))
+        case .app:
+            switch service.identify(hello: hello, pid: pid) {
+            case .failure(let failure):
+                return .failed(failure)
+            case .success(let app):
+                guard let supervisor = service.supervisor(of: app) else {
+                    return .failed(DaemonFailure(.notInstalled, "\(app) is not installed"))
+                }
+                // The role is set first: a push the supervisor sends at once is this app's.
+                role.withLock { $0 = .app(app) }
+                guard supervisor.connect(self, pid: pid) else {
+                    role.withLock { $0 = .unknown }
+                    return .failed(DaemonFailure(.notPermitted, "another process of \(app) is already connected to bgtaskd (pid \(supervisor.processID.map(String.init) ?? "unknown")); one process per app"))
+                }
+                log(.debug, app: app, "\(app) connected (pid \(pid))")
+                return .welcome(Welcome(daemonPID: getpid(), backgroundRefreshEnabled: service.driver.isBackgroundRefreshEnabled(for: app)))
+            }
+        }
+    }
+
+    private func send(_ envelope: DaemonEnvelope) {
+        do {
+            try connection.send(try MessageCoding.encode(envelope))
+        } catch {
+            log(.warning, app: nil, "could not send to \(connection.name): \(error)")
+        }
+    }
+
+    // MARK: AppLink
+
+    func push(_ message: AppPush) { send(.push(message)) }
+    func close(reason: String) { connection.close(reason: reason) }
+}

@@ -1,0 +1,532 @@
+import BackgroundTasks
+import DaemonProtocol
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+
+/// What bgtaskd does with requests, independent of sockets: the installed apps and their
+/// supervisors, the driver that hosts the one engine, and the answer to every app and
+/// administrator request (docs/daemon.md). ``Daemon`` puts it behind the socket.
+public final class DaemonService: Sendable {
+    /// The engine host (the daemon's store, its conditions, its clock).
+    public let driver: SchedulerDriver
+    /// The daemon's store.
+    public let store: SchedulerStore
+    /// Where messages go.
+    public let log: DiagnosticLog
+    private let spawner: any AppSpawner
+    private let timing: AppSupervision.Timing
+    private let launchEnvironment: LaunchEnvironment
+    private let status: StatusFacts
+    private let apps = Mutex<[AppID: InstalledAppEntry]>([:])
+    private let pushes: PushLimiter
+
+    /// One installed app and its supervisor.
+    struct InstalledAppEntry: Sendable {
+        var installed: InstalledApp
+        let supervisor: AppSupervisor
+    }
+
+    /// The environment of a background launch: a clean one (a fixed `PATH`, the user's
+    /// `HOME`, `USER`, `LOGNAME`, `LANG`, `XDG_RUNTIME_DIR` when the daemon has them) plus
+    /// the `BGTASK_*` variables that link the app to the daemon.
+    public struct LaunchEnvironment: Sendable {
+        /// The daemon's socket.
+        public var socketPath: String
+        /// The variables passed on from the daemon's own environment.
+        public var inherited: [String: String]
+
+        /// Takes the passed-on variables from `environment`.
+        public init(socketPath: String, environment: [String: String]) {
+            self.socketPath = socketPath
+            let kept = ["HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "TZ", "BGTASK_LOG"]
+            inherited = environment.filter { kept.contains($0.key) }
+        }
+
+        /// The whole environment for `app`.
+        public func environment(for app: InstalledApp) -> [String: String] {
+            var environment = inherited
+            environment["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+            environment["BGTASK_DAEMON_SOCKET"] = socketPath
+            environment["BGTASK_APP"] = app.app.rawValue
+            environment["BGTASK_MANIFEST"] = app.manifestPath
+            environment["BGTASK_LAUNCH"] = "background"
+            return environment
+        }
+    }
+
+    /// What `bgtask status` reports about the daemon itself.
+    public struct StatusFacts: Sendable {
+        /// The daemon's pid.
+        public var pid: Int32
+        /// Its socket.
+        public var socketPath: String
+        /// Its state directory.
+        public var stateDirectory: String
+        /// When it started.
+        public var startedAt: Date
+        /// Where app processes go (a cgroup path, or "process groups").
+        public var containment: String
+
+        /// Creates the facts.
+        public init(pid: Int32, socketPath: String, stateDirectory: String, startedAt: Date, containment: String) {
+            self.pid = pid
+            self.socketPath = socketPath
+            self.stateDirectory = stateDirectory
+            self.startedAt = startedAt
+            self.containment = containment
+        }
+    }
+
+    /// Creates the service over `driver` (whose store is `store`) and loads the installed apps.
+    public init(
+        driver: SchedulerDriver,
+        store: SchedulerStore,
+        spawner: any AppSpawner,
+        timing: AppSupervision.Timing = .init(),
+        launchEnvironment: LaunchEnvironment,
+        status: StatusFacts,
+        pushLimit: PushLimiter.Limit = .init(),
+        log: DiagnosticLog
+    ) {
+        self.driver = driver
+        self.store = store
+        self.spawner = spawner
+        self.timing = timing
+        self.launchEnvironment = launchEnvironment
+        self.status = status
+        self.log = log
+        self.pushes = PushLimiter(limit: pushLimit)
+        loadInstalledApps()
+    }
+
+    private func loadInstalledApps() {
+        let listed: (apps: [InstalledApp], unreadable: [UnreadableAppRow])
+        do {
+            listed = try store.installedApps()
+        } catch {
+            log(.error, app: nil, "could not read the installed apps: \(error)")
+            return
+        }
+        for row in listed.unreadable {
+            log(.error, app: nil, "an installed app could not be read (\(row)); reinstall it with bgtask install")
+        }
+        for app in listed.apps { register(app) }
+    }
+
+    /// Makes (or updates) the supervisor of `app` and installs it in the driver.
+    private func register(_ app: InstalledApp) {
+        let target = LaunchTarget(app: app.app, executable: app.executable, arguments: app.launchArguments, environment: launchEnvironment.environment(for: app))
+        let supervisor = apps.withLock { apps -> AppSupervisor in
+            if let existing = apps[app.app] {
+                existing.supervisor.update(target)
+                apps[app.app]?.installed = app
+                return existing.supervisor
+            }
+            let store = self.store
+            let log = self.log
+            let supervisor = AppSupervisor(
+                target: target, timing: timing, clock: driver.clock, spawner: spawner, log: log,
+                processChanged: { id, process in
+                    // Recorded so that a daemon restarted after a crash ends the orphan
+                    // (docs/daemon.md, "Crash safety").
+                    do {
+                        if let process {
+                            try store.recordAppProcess(AppProcessRecord(
+                                app: id, pid: process.pid, processGroup: process.pid,
+                                startTime: (process as? any ProcessStartTimeReporting)?.startTime ?? 0,
+                                cgroupPath: (process as? any ProcessStartTimeReporting)?.cgroupPath,
+                                startedAt: Date()))
+                        } else {
+                            _ = try store.removeAppProcess(app: id)
+                        }
+                    } catch {
+                        log(.error, app: id, "could not record the app's process in the store: \(error)")
+                    }
+                })
+            supervisor.attach(to: driver)
+            apps[app.app] = InstalledAppEntry(installed: app, supervisor: supervisor)
+            return supervisor
+        }
+        let refresh = ((try? store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh)) ?? nil) != "off"
+        driver.install(AppRegistration(app: app.app, manifest: app.manifest, backgroundRefreshEnabled: refresh), host: supervisor)
+    }
+
+    /// The installed apps.
+    public var installedApps: [InstalledApp] { apps.withLock { $0.values.map(\.installed).sorted { $0.app < $1.app } } }
+
+    /// The supervisor of `app`, when installed.
+    public func supervisor(of app: AppID) -> AppSupervisor? { apps.withLock { $0[app]?.supervisor } }
+
+    // MARK: Installing
+
+    /// Validates the manifest at `path`, records the app, and installs it in the engine.
+    public func install(manifestPath path: String) throws(DaemonFailure) -> InstalledApp {
+        let app: InstalledApp
+        do {
+            app = try AppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: driver.clock.now())
+        } catch {
+            throw DaemonFailure(.invalid, "\(error)")
+        }
+        do {
+            try store.installApp(app)
+        } catch {
+            throw DaemonFailure(.failed, "could not record \(app.app) in the store: \(error)")
+        }
+        register(app)
+        log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
+        return app
+    }
+
+    /// Ends the app's process, removes the app, its requests, settings and checkpoints in
+    /// one transaction (its run history stays for the energy log), and forgets it.
+    public func uninstall(_ app: AppID) throws(DaemonFailure) -> UninstallReport {
+        guard let entry = apps.withLock({ $0[app] }) else {
+            throw DaemonFailure(.notInstalled, "\(app) is not installed (bgtask apps lists what is)")
+        }
+        var report: UninstallReport?
+        do {
+            try driver.uninstall(app) { store in report = try store.uninstallApp(app) }
+        } catch {
+            throw DaemonFailure(.failed, "could not uninstall \(app): \(error)")
+        }
+        entry.supervisor.quit(reason: "the app was uninstalled")
+        _ = apps.withLock { $0.removeValue(forKey: app) }
+        log(.info, app: app, "uninstalled \(app)")
+        return report ?? UninstallReport(app: app, wasInstalled: true, removedRequests: [], removedSettings: [], removedCheckpoints: [], removedProcess: nil, removedProcessRow: false, keptRuns: 0)
+    }
+
+    // MARK: Connections
+
+    /// Which installed app a connecting process is: the one its hello names, when the
+    /// process runs that app's installed executable (`/proc/<pid>/exe`).
+    public func identify(hello: Hello, pid: Int32) -> Result<AppID, DaemonFailure> {
+        guard let claimed = hello.app else {
+            return .failure(DaemonFailure(.invalid, "an app connection must name its app"))
+        }
+        guard let entry = apps.withLock({ $0[claimed] }) else {
+            return .failure(DaemonFailure(.notInstalled, "\(claimed) is not installed with bgtaskd"))
+        }
+        do {
+            _ = try ExecutableIdentity.check(pid: pid, installed: entry.installed)
+            return .success(claimed)
+        } catch {
+            return .failure(DaemonFailure(.notPermitted, "refused: \(error)"))
+        }
+    }
+
+    // MARK: App requests
+
+    /// Answers a request of `app`'s own connection (it may read and change only its own
+    /// requests and runs).
+    public func handle(_ request: AppRequest, from app: AppID) -> Reply {
+        switch request {
+        case .finishedLaunching:
+            supervisor(of: app)?.finishedLaunching()
+            return .done(nil)
+        case .submit(let pending):
+            guard pending.app == app else {
+                return .failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(pending.app)'s"))
+            }
+            do {
+                try driver.submit(pending)
+                return .done(nil)
+            } catch {
+                return .failed(DaemonFailure(.submitRejected, error.message, rejection: error.code))
+            }
+        case .cancel(let identifier):
+            driver.cancel(RequestKey(app: app, identifier: identifier))
+            return .done(nil)
+        case .cancelAll:
+            driver.cancelAll(of: app)
+            return .done(nil)
+        case .pending:
+            return .pending(driver.pendingRequests(of: app))
+        case .taskCompleted(let run, let success):
+            return ownRun(run, of: app) { driver.taskCompleted(run, success: success) }
+        case .expirationDelivered(let run, let handlerWasSet):
+            return ownRun(run, of: app) { driver.expirationDelivered(run, handlerWasSet: handlerWasSet) }
+        case .progressSampled(let run, let completed):
+            return ownRun(run, of: app) { driver.progressSampled(run, completedUnitCount: completed) }
+        case .launchFailed(let run, let reason):
+            return ownRun(run, of: app) { driver.launchFailed(run, reason: reason) }
+        case .simulateLaunch(let identifier):
+            return engineCall { () throws(EngineError) in try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
+        case .simulateExpiration(let identifier):
+            return engineCall { () throws(EngineError) in try driver.simulateExpiration(RequestKey(app: app, identifier: identifier)) }
+        case .setBackgroundRefresh(let enabled):
+            driver.setBackgroundRefreshSwitch(enabled, for: app)
+            return .flag(driver.isBackgroundRefreshEnabled(for: app))
+        case .backgroundRefreshStatus:
+            return .flag(driver.isBackgroundRefreshEnabled(for: app))
+        case .lifecycle(let transition):
+            lifecycle(transition, of: app)
+            return .done(nil)
+        case .checkpointGet(let key):
+            return storeCall { .data(try store.checkpoint(app: app, key: key)) }
+        case .checkpointSet(let key, let value):
+            return storeCall {
+                try store.setCheckpoint(value, app: app, key: key, at: driver.clock.now())
+                return .done(nil)
+            }
+        case .checkpointRemove(let key):
+            return storeCall {
+                try store.removeCheckpoint(app: app, key: key)
+                return .done(nil)
+            }
+        case .checkpointKeys:
+            return storeCall { .names(try store.checkpointKeys(app: app)) }
+        }
+    }
+
+    private func ownRun(_ run: RunID, of app: AppID, _ body: () -> Void) -> Reply {
+        guard let owner = driver.app(ofRun: run) else {
+            return .failed(DaemonFailure(.noRunningTask, "\(run) is not in progress"))
+        }
+        guard owner == app else {
+            return .failed(DaemonFailure(.notPermitted, "\(run) belongs to \(owner), not \(app)"))
+        }
+        body()
+        return .done(nil)
+    }
+
+    private func engineCall(_ body: () throws(EngineError) -> Void) -> Reply {
+        do {
+            try body()
+            return .done(nil)
+        } catch {
+            let code: FailureCode = switch error.code {
+            case .noPendingRequest: .noPendingRequest
+            case .noRunningTask: .noRunningTask
+            case .alreadyRunning: .alreadyRunning
+            }
+            return .failed(DaemonFailure(code, error.message))
+        }
+    }
+
+    private func storeCall(_ body: () throws -> Reply) -> Reply {
+        do {
+            return try body()
+        } catch {
+            return .failed(DaemonFailure(.failed, "\(error)"))
+        }
+    }
+
+    private func lifecycle(_ transition: AppTransition, of app: AppID) {
+        switch transition {
+        case .foreground:
+            driver.appForegrounded(app)
+            supervisor(of: app)?.opened()
+        case .background:
+            supervisor(of: app)?.backgrounded()
+        case .forceQuit:
+            driver.appForceQuit(app)
+            supervisor(of: app)?.quit(reason: "the user force-quit the app")
+        }
+    }
+
+    // MARK: Administrator requests
+
+    /// Answers `bgtask`.
+    public func handle(_ request: AdminRequest) -> Reply {
+        switch request {
+        case .status:
+            return statusReport()
+        case .apps:
+            return appsReport()
+        case .install(let path):
+            do {
+                let app = try install(manifestPath: path)
+                return .done("installed \(app.app): \(app.executable)")
+            } catch {
+                return .failed(error)
+            }
+        case .uninstall(let app):
+            do {
+                let report = try uninstall(app)
+                return .done("uninstalled \(app): \(report.removedRequests.count) pending request(s) removed, \(report.keptRuns) run record(s) kept for the energy log")
+            } catch {
+                return .failed(error)
+            }
+        case .pending(let app):
+            if let app {
+                guard isInstalled(app) else { return notInstalled(app) }
+                return .pending(driver.pendingRequests(of: app))
+            }
+            return .pending(driver.allPendingRequests.sorted { $0.key < $1.key })
+        case .run(let app, let identifier):
+            guard isInstalled(app) else { return notInstalled(app) }
+            return engineCall { () throws(EngineError) in try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
+        case .expire(let app, let identifier):
+            guard isInstalled(app) else { return notInstalled(app) }
+            return engineCall { () throws(EngineError) in try driver.simulateExpiration(RequestKey(app: app, identifier: identifier)) }
+        case .why(let app, let identifier):
+            guard isInstalled(app) else { return notInstalled(app) }
+            let key = RequestKey(app: app, identifier: identifier)
+            let explanation = driver.explain(key)
+            let running = driver.activeRuns.first { $0.request.key == key }
+            let conditions = driver.conditions
+            let place = supervisor(of: app)?.processID.map { "pid \($0), launched by bgtaskd (pid \(status.pid))" } ?? "bgtaskd (pid \(status.pid))"
+            return .report(
+                text: ExplanationReport.text(explanation, app: app, identifier: identifier, running: running, runningWhere: place, notes: [], conditions: conditions),
+                json: ExplanationReport.json(explanation, running: running, notes: [], conditions: conditions, now: driver.clock.now()))
+        case .conditions:
+            let conditions = driver.conditions
+            return .report(text: "\(conditions)\n", json: Self.json(conditions))
+        case .policy:
+            let policy = driver.policyConfiguration
+            return .report(text: Self.json(policy), json: Self.json(policy))
+        case .setBackgroundRefresh(let app, let enabled):
+            guard isInstalled(app) else { return notInstalled(app) }
+            driver.setBackgroundRefreshSwitch(enabled, for: app)
+            let now = driver.isBackgroundRefreshEnabled(for: app)
+            return now == enabled ? .done("Background App Refresh of \(app) is \(enabled ? "on" : "off")") : .failed(DaemonFailure(.failed, "the switch of \(app) could not be saved; it stays \(now ? "on" : "off") (see the daemon's log)"))
+        case .open(let app):
+            guard isInstalled(app) else { return notInstalled(app) }
+            lifecycle(.foreground, of: app)
+            return .done("\(app) opened: counted as a use; background launches are allowed again")
+        case .background(let app):
+            guard isInstalled(app) else { return notInstalled(app) }
+            lifecycle(.background, of: app)
+            return .done("\(app) moved to the background")
+        case .forceQuit(let app):
+            guard isInstalled(app) else { return notInstalled(app) }
+            lifecycle(.forceQuit, of: app)
+            return .done("\(app) force-quit: no background launches until it is opened again")
+        case .push(let app, let payload):
+            guard isInstalled(app) else { return notInstalled(app) }
+            return push(payload, to: app)
+        }
+    }
+
+    private func isInstalled(_ app: AppID) -> Bool { apps.withLock { $0[app] != nil } }
+
+    private func notInstalled(_ app: AppID) -> Reply {
+        .failed(DaemonFailure(.notInstalled, "\(app) is not installed (bgtask apps lists what is; bgtask install <manifest> installs one)"))
+    }
+
+    // MARK: Remote wake
+
+    /// A remote wake: the analogue of a silent push. It becomes an app-refresh run of the
+    /// app's system identifier `<app>.remote-notification`, launched now (docs/daemon.md,
+    /// "Remote wake"), at most as often as ``PushLimiter`` allows.
+    private func push(_ payload: String?, to app: AppID) -> Reply {
+        if let payload {
+            guard payload.utf8.count <= 4096 else {
+                return .failed(DaemonFailure(.invalid, "the push payload is \(payload.utf8.count) bytes; at most 4096 (as APNs allows for a push)"))
+            }
+            do {
+                try StrictJSON.validate(Data(payload.utf8))
+                guard (try JSONSerialization.jsonObject(with: Data(payload.utf8))) is [String: Any] else {
+                    return .failed(DaemonFailure(.invalid, "the push payload must be a JSON object"))
+                }
+            } catch {
+                return .failed(DaemonFailure(.invalid, "the push payload is not valid JSON: \(error)"))
+            }
+        }
+        let now = driver.clock.now()
+        if let wait = pushes.admit(app, at: now) {
+            return .failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed in \(DurationText.spoken(wait))"))
+        }
+        let identifier = RemoteWake.identifier(for: app)
+        var request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: now)
+        request.remoteNotificationPayload = payload
+        do {
+            try driver.submit(request)
+            try driver.simulateLaunch(request.key)
+        } catch {
+            return .failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error)"))
+        }
+        return .done("woke \(app) for a remote notification")
+    }
+
+    // MARK: Reports
+
+    private struct AppRow: Encodable {
+        var app: String
+        var executable: String
+        var manifest: String
+        var state: String
+        var pid: Int32?
+        var pending: Int
+        var running: Int
+        var backgroundRefresh: Bool
+    }
+
+    private func rows() -> [AppRow] {
+        let entries = apps.withLock { $0.values.sorted { $0.installed.app < $1.installed.app } }
+        let pending = driver.allPendingRequests
+        let running = driver.activeRuns
+        return entries.map { entry in
+            let supervision = entry.supervisor.supervision
+            return AppRow(
+                app: entry.installed.app.rawValue,
+                executable: entry.installed.executable,
+                manifest: entry.installed.manifestPath,
+                state: "\(supervision.phase)",
+                pid: entry.supervisor.processID,
+                pending: pending.filter { $0.app == entry.installed.app }.count,
+                running: running.filter { $0.app == entry.installed.app }.count,
+                backgroundRefresh: driver.isBackgroundRefreshEnabled(for: entry.installed.app))
+        }
+    }
+
+    private func appsReport() -> Reply {
+        let rows = rows()
+        var lines = rows.isEmpty ? ["no app is installed (bgtask install <manifest>)"] : []
+        for row in rows {
+            lines.append("\(row.app)  \(row.state)\(row.pid.map { " (pid \($0))" } ?? "")  pending \(row.pending), running \(row.running), background refresh \(row.backgroundRefresh ? "on" : "off")")
+            lines.append("    \(row.executable)")
+        }
+        return .report(text: lines.joined(separator: "\n") + "\n", json: Self.json(rows))
+    }
+
+    private struct StatusReport: Encodable {
+        var pid: Int32
+        var socket: String
+        var stateDirectory: String
+        var startedAt: Date
+        var containment: String
+        var apps: Int
+        var pending: Int
+        var running: Int
+        var nextWake: Date?
+        var conditions: Conditions
+    }
+
+    private func statusReport() -> Reply {
+        let report = StatusReport(
+            pid: status.pid, socket: status.socketPath, stateDirectory: status.stateDirectory,
+            startedAt: status.startedAt, containment: status.containment,
+            apps: apps.withLock { $0.count }, pending: driver.allPendingRequests.count,
+            running: driver.activeRuns.count, nextWake: driver.nextWake, conditions: driver.conditions)
+        let text = """
+            bgtaskd running (pid \(report.pid)) since \(report.startedAt)
+              socket: \(report.socket)
+              state: \(report.stateDirectory)
+              app processes: \(report.containment)
+              apps installed: \(report.apps); requests pending: \(report.pending); runs in progress: \(report.running)
+              next wake: \(report.nextWake.map { "\($0)" } ?? "none")
+              device: \(report.conditions)
+
+            """
+        return .report(text: text, json: Self.json(report))
+    }
+
+    /// Pretty, sorted JSON with ISO 8601 dates (what `--json` prints).
+    static func json<Value: Encodable>(_ value: Value) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return ((try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+    }
+}
+
+/// A process that knows its start time and cgroup (for the orphan record).
+public protocol ProcessStartTimeReporting {
+    /// Field 22 of `/proc/<pid>/stat`: with the pid, what identifies the process.
+    var startTime: UInt64 { get }
+    /// The app's cgroup, when it has one.
+    var cgroupPath: String? { get }
+}

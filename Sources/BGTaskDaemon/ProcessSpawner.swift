@@ -1,0 +1,64 @@
+import Foundation
+import ProcessSupervision
+import SchedulerCore
+import Synchronization
+
+/// Starts app processes with ``ProcessSupervision``: argv arrays, no shell, exactly the
+/// environment given, their own process group, and their own cgroup under the daemon's
+/// delegated subtree when there is one (docs/process-supervision.md). Their standard
+/// output and error are appended to `<state>/logs/<app>.log`.
+public struct ProcessSpawner: AppSpawner {
+    /// The delegated cgroup subtree, or `nil` (process groups only).
+    public let delegation: CgroupDelegation?
+    /// Where app output goes.
+    public let logDirectory: String
+    /// Where diagnostics go.
+    public let log: @Sendable (String) -> Void
+
+    /// Creates a spawner.
+    public init(delegation: CgroupDelegation?, logDirectory: String, log: @escaping @Sendable (String) -> Void) {
+        self.delegation = delegation
+        self.logDirectory = logDirectory
+        self.log = log
+    }
+
+    public func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (String) -> Void) throws -> any AppProcess {
+        var cgroup: String?
+        if let delegation {
+            do {
+                cgroup = try delegation.makeAppCgroup(for: target.app.rawValue)
+            } catch {
+                log("no cgroup for \(target.app) (\(error)); it runs in its own process group only")
+            }
+        }
+        let output = (logDirectory as NSString).appendingPathComponent(CgroupDelegation.cgroupName(for: target.app.rawValue) + ".log")
+        let spec = LaunchSpec(
+            executable: target.executable,
+            arguments: [(target.executable as NSString).lastPathComponent] + target.arguments,
+            environment: target.environment,
+            standardOutput: .appendToFile(output),
+            standardError: .appendToFile(output),
+            cgroup: cgroup)
+        let process = try ProcessLauncher.launch(spec)
+        process.onExit { status, _ in onExit("\(status)") }
+        return SupervisedAppProcess(process: process)
+    }
+}
+
+/// A ``SupervisedProcess`` as the supervisor drives it.
+final class SupervisedAppProcess: AppProcess, ProcessStartTimeReporting {
+    let process: SupervisedProcess
+
+    init(process: SupervisedProcess) { self.process = process }
+
+    var pid: Int32 { process.pid }
+    var startTime: UInt64 { process.startTime ?? 0 }
+    var cgroupPath: String? { process.cgroupPath }
+
+    func suspend() { _ = try? process.suspend() }
+    func resume() { try? process.resume() }
+    func terminate(gracePeriod: TimeInterval) {
+        let milliseconds = Int64(min(max(gracePeriod, 0), 3600) * 1000)
+        process.terminate(gracePeriod: .milliseconds(milliseconds))
+    }
+}

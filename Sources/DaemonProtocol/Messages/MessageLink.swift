@@ -1,0 +1,170 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A client's connection to bgtaskd in terms of messages: numbered requests whose replies
+/// are matched by number, and the messages the daemon pushes (docs/protocol.md,
+/// "Messages"). The app side and `bgtask` both use it.
+///
+/// Replies and pushes arrive on the connection's queue. A caller of ``call(_:timeout:)``
+/// waits on a semaphore of its own, so a call from any thread or queue but the
+/// connection's (where ``onPush`` runs) cannot deadlock, and every wait is bounded.
+public final class MessageLink: Sendable {
+    private struct State {
+        var nextID: UInt64 = 1
+        var waiting: [UInt64: Waiter] = [:]
+        var closed: String?
+        var onPush: (@Sendable (AppPush) -> Void)?
+        var onClose: (@Sendable (String) -> Void)?
+    }
+
+    /// One caller waiting for its reply.
+    private final class Waiter: Sendable {
+        let arrived = DispatchSemaphore(value: 0)
+        let reply = Mutex<Reply?>(nil)
+    }
+
+    /// The connection.
+    public let connection: FrameConnection
+    /// The socket path (for messages).
+    public let path: String
+    private let state = Mutex(State())
+
+    /// Starts `connection` (not started yet) as a message link to the daemon at `path`.
+    public init(connection: FrameConnection, path: String) {
+        self.connection = connection
+        self.path = path
+        connection.start(
+            onFrame: { [weak self] frame in self?.received(frame) },
+            onClose: { [weak self] reason in self?.closed("\(reason)") }
+        )
+    }
+
+    /// Connects to the daemon at `path` and starts a link.
+    /// - Throws: ``ConnectError`` (``ConnectError/isNoDaemon`` when none is running).
+    public static func connect(path: String, timeout: Duration = .seconds(5)) throws(ConnectError) -> MessageLink {
+        MessageLink(connection: try FrameClient.connect(path: path, timeout: timeout, options: .client), path: path)
+    }
+
+    /// Calls `body` with every message the daemon pushes (on the connection's queue).
+    public func onPush(_ body: @escaping @Sendable (AppPush) -> Void) {
+        state.withLock { $0.onPush = body }
+    }
+
+    /// Calls `body` once when the link closes (on the connection's queue), now if it has.
+    public func onClose(_ body: @escaping @Sendable (String) -> Void) {
+        let already = state.withLock { state -> String? in
+            if state.closed == nil { state.onClose = body }
+            return state.closed
+        }
+        if let already { body(already) }
+    }
+
+    /// Whether the link is closed.
+    public var isClosed: Bool { state.withLock { $0.closed != nil } }
+
+    /// Sends `request` and waits up to `timeout` for its reply.
+    /// - Throws: a ``DaemonFailure`` (code `failed`) naming the daemon's socket when the
+    ///   link is closed, the send fails, or no reply comes in time. A reply of
+    ///   ``Reply/failed(_:)`` is returned, not thrown.
+    public func call(_ request: ClientRequest, timeout: Duration = .seconds(10)) throws(DaemonFailure) -> Reply {
+        guard !connection.isCurrentQueue else {
+            throw DaemonFailure(.failed, "a request to bgtaskd was made on its connection's own queue, where the reply could never arrive")
+        }
+        let waiter = Waiter()
+        let registered = state.withLock { state -> Result<UInt64, DaemonFailure> in
+            if let reason = state.closed { return .failure(lost(reason)) }
+            let id = state.nextID
+            state.nextID += 1
+            state.waiting[id] = waiter
+            return .success(id)
+        }
+        let id: UInt64
+        switch registered {
+        case .success(let value): id = value
+        case .failure(let failure): throw failure
+        }
+        do {
+            try send(ClientEnvelope(id: id, request: request))
+        } catch {
+            _ = state.withLock { $0.waiting.removeValue(forKey: id) }
+            throw error
+        }
+        let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        if waiter.arrived.wait(timeout: deadline) == .timedOut {
+            _ = state.withLock { $0.waiting.removeValue(forKey: id) }
+            if let reply = waiter.reply.withLock({ $0 }) { return reply }
+            throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(timeout)")
+        }
+        if let reply = waiter.reply.withLock({ $0 }) { return reply }
+        throw lost(state.withLock { $0.closed } ?? "closed")
+    }
+
+    /// Sends `request` without waiting for its reply (it is dropped when it comes);
+    /// ordered after every earlier send. A failure is returned for the caller to log.
+    @discardableResult
+    public func post(_ request: ClientRequest) -> DaemonFailure? {
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        do {
+            try send(ClientEnvelope(id: id, request: request))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Closes the link.
+    public func close() { connection.close(reason: "closed by the client") }
+
+    private func send(_ envelope: ClientEnvelope) throws(DaemonFailure) {
+        let payload: Data
+        do {
+            payload = try MessageCoding.encode(envelope)
+        } catch {
+            throw DaemonFailure(.invalid, "the request could not be encoded: \(error)")
+        }
+        do {
+            try connection.send(payload)
+        } catch {
+            throw DaemonFailure(.failed, "could not send to bgtaskd at \(path): \(error)")
+        }
+    }
+
+    private func lost(_ reason: String) -> DaemonFailure {
+        DaemonFailure(.failed, "the connection to bgtaskd at \(path) is closed: \(reason)")
+    }
+
+    private func received(_ frame: Frame) {
+        let envelope: DaemonEnvelope
+        do {
+            envelope = try MessageCoding.decode(DaemonEnvelope.self, from: frame.payload)
+        } catch {
+            connection.close(reason: "bgtaskd sent a message this client does not understand: \(error)")
+            return
+        }
+        switch envelope {
+        case .reply(let id, let reply):
+            guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+            waiter.reply.withLock { $0 = reply }
+            waiter.arrived.signal()
+        case .push(let push):
+            state.withLock { $0.onPush }?(push)
+        }
+    }
+
+    private func closed(_ reason: String) {
+        let (waiters, onClose) = state.withLock { state -> ([Waiter], (@Sendable (String) -> Void)?) in
+            state.closed = reason
+            let waiters = Array(state.waiting.values)
+            state.waiting.removeAll()
+            let onClose = state.onClose
+            state.onClose = nil
+            return (waiters, onClose)
+        }
+        for waiter in waiters { waiter.arrived.signal() }
+        onClose?(reason)
+    }
+}

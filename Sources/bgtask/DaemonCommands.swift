@@ -1,0 +1,278 @@
+import BackgroundTasks
+import DaemonProtocol
+import Foundation
+import SchedulerStore
+
+/// The commands that talk to bgtaskd (docs/cli.md), from one table: the parser, `--help`
+/// and the CLI reference come from ``DaemonCommand/table``.
+struct DaemonCommand: Equatable {
+    /// What one command takes and asks.
+    struct Spec: Sendable {
+        /// The command's name.
+        var name: String
+        /// Its positional arguments, for the synopsis (`<app>`, `[app]`).
+        var arguments: [String]
+        /// Its own options, for the synopsis (besides `--json`, `--socket`, `--help`).
+        var options: [String] = []
+        /// One line saying what it does.
+        var summary: String
+        /// Whether it reads (and so takes `--json`).
+        var reads: Bool
+        /// Builds the request from the positional arguments and the options' values.
+        var request: @Sendable (_ positional: [String], _ options: [String: String]) -> Result<AdminRequest, UsageError>
+
+        /// `name <app> [--json]`: the synopsis line.
+        var synopsis: String {
+            ([name] + arguments + options + (reads ? ["[--json]"] : []) + ["[--socket PATH]"]).joined(separator: " ")
+        }
+
+        /// How many positional arguments it needs at least and at most.
+        var arity: ClosedRange<Int> {
+            let required = arguments.filter { $0.hasPrefix("<") }.count
+            return required...arguments.count
+        }
+    }
+
+    /// The command.
+    var name: String
+    /// The request it sends.
+    var request: AdminRequest
+    /// `--json`.
+    var json = false
+    /// `--socket PATH`.
+    var socket: String?
+    /// `--help`.
+    var help = false
+
+    static func == (lhs: DaemonCommand, rhs: DaemonCommand) -> Bool {
+        lhs.name == rhs.name && lhs.request == rhs.request && lhs.json == rhs.json && lhs.socket == rhs.socket && lhs.help == rhs.help
+    }
+
+    private static func app(_ text: String) -> Result<AppID, UsageError> {
+        text.isEmpty ? .failure(UsageError(message: "an app identifier cannot be empty")) : .success(AppID(text))
+    }
+
+    /// Every daemon command.
+    static let table: [Spec] = [
+        Spec(name: "status", arguments: [], summary: "whether bgtaskd runs, its socket, state, apps, pending and running counts", reads: true) { _, _ in .success(.status) },
+        Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and whether each is running, suspended or stopped", reads: true) { _, _ in .success(.apps) },
+        Spec(name: "install", arguments: ["<manifest>"], summary: "install (or reinstall) the app described by an Info.plist-style manifest (property list or JSON)", reads: false) { positional, _ in
+            let path = positional[0]
+            return .success(.install(manifestPath: path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
+        },
+        Spec(name: "uninstall", arguments: ["<app>"], summary: "remove the app, its pending requests, settings and checkpoints (its run history stays)", reads: false) { positional, _ in
+            app(positional[0]).map { .uninstall(app: $0) }
+        },
+        Spec(name: "pending", arguments: ["[app]"], summary: "the pending requests, of one app or of all", reads: true) { positional, _ in
+            guard let first = positional.first else { return .success(.pending(app: nil)) }
+            return app(first).map { .pending(app: $0) }
+        },
+        Spec(name: "run", arguments: ["<app>", "<identifier>"], summary: "launch a pending request now, starting the app if it is not running (Apple's simulate launch)", reads: false) { positional, _ in
+            app(positional[0]).map { .run(app: $0, identifier: positional[1]) }
+        },
+        Spec(name: "expire", arguments: ["<app>", "<identifier>"], summary: "expire the task's run in progress now (Apple's simulate expiration)", reads: false) { positional, _ in
+            app(positional[0]).map { .expire(app: $0, identifier: positional[1]) }
+        },
+        Spec(name: "settings", arguments: ["<app>", "background-refresh", "<on|off>"], summary: "turn the app's Background App Refresh switch on or off", reads: false) { positional, _ in
+            guard positional[1] == "background-refresh" else {
+                return .failure(UsageError(message: "settings knows only background-refresh, got '\(positional[1])'"))
+            }
+            guard ["on", "off"].contains(positional[2]) else {
+                return .failure(UsageError(message: "background-refresh must be on or off, got '\(positional[2])'"))
+            }
+            return app(positional[0]).map { .setBackgroundRefresh(app: $0, enabled: positional[2] == "on") }
+        },
+        Spec(name: "open", arguments: ["<app>"], summary: "the user opens the app: foreground, a use for prediction, lifts a force-quit", reads: false) { positional, _ in
+            app(positional[0]).map { .open(app: $0) }
+        },
+        Spec(name: "background", arguments: ["<app>"], summary: "the app moves to the background", reads: false) { positional, _ in
+            app(positional[0]).map { .background(app: $0) }
+        },
+        Spec(name: "force-quit", arguments: ["<app>"], summary: "end the app; no background launches until it is opened again", reads: false) { positional, _ in
+            app(positional[0]).map { .forceQuit(app: $0) }
+        },
+        Spec(name: "push", arguments: ["<app>"], options: ["[--payload JSON]"], summary: "a remote wake (silent push): the app's remote-notification handler runs for a refresh-sized window; at most 3 per app per hour", reads: false) { positional, options in
+            app(positional[0]).map { .push(app: $0, payload: options["--payload"]) }
+        },
+    ]
+
+    /// The usage lines of every daemon command (part of `bgtask --help`).
+    static var usage: String {
+        table.map { spec in
+            "  \(spec.synopsis)\n" + wrap(spec.summary, indent: 20)
+        }.joined(separator: "\n")
+    }
+
+    private static func wrap(_ text: String, indent: Int) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if line.count + word.count + 1 > 88 - indent, !line.isEmpty {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        let pad = String(repeating: " ", count: indent)
+        return lines.map { pad + $0 }.joined(separator: "\n")
+    }
+
+    /// The spec named `name`, if it is a daemon command.
+    static func spec(named name: String) -> Spec? { table.first { $0.name == name } }
+
+    /// Parses the arguments after the command's name.
+    static func parse(_ spec: Spec, _ arguments: [String]) -> Result<DaemonCommand, UsageError> {
+        var positional: [String] = []
+        var values: [String: String] = [:]
+        var command = DaemonCommand(name: spec.name, request: .status)
+        var index = 0
+        let takesPayload = spec.options.contains { $0.contains("--payload") }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--help", "-h":
+                command.help = true
+                return .success(command)
+            case "--json":
+                guard spec.reads else { return .failure(UsageError(message: "\(spec.name) prints no report; --json is for read commands")) }
+                command.json = true
+            case "--socket":
+                switch OptionValue.take(arguments, at: &index, for: argument, what: "a socket path") {
+                case .success(let value): command.socket = value
+                case .failure(let error): return .failure(error)
+                }
+            case "--payload" where takesPayload:
+                // A JSON object may start with anything but "--"; OptionValue refuses those.
+                switch OptionValue.take(arguments, at: &index, for: argument, what: "a JSON object") {
+                case .success(let value): values[argument] = value
+                case .failure(let error): return .failure(error)
+                }
+            default:
+                guard !argument.hasPrefix("--") else { return .failure(UsageError(message: "unknown option for \(spec.name): '\(argument)'")) }
+                if let error = OptionValue.positional(argument, what: "an argument", command: spec.name) { return .failure(error) }
+                positional.append(argument)
+            }
+            index += 1
+        }
+        guard spec.arity.contains(positional.count) else {
+            return .failure(UsageError(message: "\(spec.name) takes \(spec.arguments.joined(separator: " ")), got \(positional.count) argument(s)"))
+        }
+        return spec.request(positional, values).map { request in
+            command.request = request
+            return command
+        }
+    }
+
+    /// What running a command printed, and its exit status.
+    struct Outcome: Equatable {
+        var output: String
+        var error: String
+        var status: Int32
+    }
+
+    /// Sends the command to the daemon (at `--socket`, else the default path from
+    /// `environment`) and renders the reply. Read commands answer from the state directory,
+    /// read-only, when no daemon runs.
+    static func run(_ command: DaemonCommand, environment: [String: String]) -> Outcome {
+        if command.help, let spec = spec(named: command.name) {
+            return Outcome(output: "usage: bgtask \(spec.synopsis)\n\n\(wrap(spec.summary, indent: 2))\n", error: "", status: 0)
+        }
+        let paths: DaemonPaths.Resolved
+        do {
+            paths = try DaemonPaths.resolve(environment: environment, socketOverride: command.socket, uid: getuid())
+        } catch {
+            return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
+        }
+        let link: MessageLink
+        do {
+            link = try MessageLink.connect(path: paths.socketPath, timeout: .seconds(5))
+        } catch {
+            if error.isNoDaemon, let offline = offline(command, stateDirectory: paths.stateDirectory) { return offline }
+            let hint = error.isNoDaemon ? "; start it with `bgtaskd &` (or `systemctl --user start bgtaskd.socket`, see docs/daemon.md)" : ""
+            return Outcome(output: "", error: "bgtask \(command.name): \(error)\(hint)\n", status: 1)
+        }
+        defer { link.close() }
+        do {
+            guard case .welcome = try link.call(.hello(Hello(role: .admin))) else {
+                return Outcome(output: "", error: "bgtask \(command.name): bgtaskd at \(paths.socketPath) did not accept this administrator connection\n", status: 1)
+            }
+            let reply = try link.call(.admin(command.request), timeout: .seconds(30))
+            return render(reply, json: command.json, command: command.name)
+        } catch {
+            return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
+        }
+    }
+
+    static func render(_ reply: Reply, json: Bool, command: String) -> Outcome {
+        switch reply {
+        case .done(let line):
+            return Outcome(output: line.map { $0 + "\n" } ?? "", error: "", status: 0)
+        case .failed(let failure):
+            return Outcome(output: "", error: "bgtask \(command): \(failure.message)\n", status: 1)
+        case .report(let text, let jsonText):
+            return Outcome(output: json ? jsonText : text, error: "", status: 0)
+        case .pending(let requests):
+            return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)
+        case .welcome, .flag, .data, .names:
+            return Outcome(output: "", error: "bgtask \(command): unexpected reply from bgtaskd\n", status: 1)
+        }
+    }
+
+    static func pendingText(_ requests: [PendingRequest]) -> String {
+        guard !requests.isEmpty else { return "no request is pending\n" }
+        return requests.map { request in
+            "\(request.app)  \(request.identifier)  \(request.kind)  earliest \(request.earliestBeginDate.map(RunLogFormat.time) ?? "now")  submitted \(RunLogFormat.time(request.submittedAt))"
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func pendingJSON(_ requests: [PendingRequest]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return ((try? encoder.encode(requests)).map { String(decoding: $0, as: UTF8.self) } ?? "[]") + "\n"
+    }
+
+    /// `apps` and `pending` from the daemon's store, read-only, when it is not running.
+    static func offline(_ command: DaemonCommand, stateDirectory: String) -> Outcome? {
+        let database = URL(fileURLWithPath: stateDirectory).appendingPathComponent("scheduler.sqlite")
+        guard FileManager.default.fileExists(atPath: database.path) else { return nil }
+        let note = "bgtaskd is not running; read from \(database.path)\n"
+        do {
+            let store = try SchedulerStore.openForReading(at: database)
+            switch command.request {
+            case .apps:
+                let apps = try store.installedApps().apps
+                if command.json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                    encoder.dateEncodingStrategy = .iso8601
+                    return Outcome(output: ((try? encoder.encode(apps)).map { String(decoding: $0, as: UTF8.self) } ?? "[]") + "\n", error: note, status: 0)
+                }
+                let text = apps.isEmpty ? "no app is installed\n" : apps.map { "\($0.app)  not running\n    \($0.executable)\n" }.joined()
+                return Outcome(output: text, error: note, status: 0)
+            case .pending(let app):
+                let requests = try store.pendingRequests().filter { app == nil || $0.app == app }.sorted { $0.key < $1.key }
+                return Outcome(output: command.json ? pendingJSON(requests) : pendingText(requests), error: note, status: 0)
+            default:
+                return nil
+            }
+        } catch {
+            return Outcome(output: "", error: "bgtask \(command.name): bgtaskd is not running, and its store could not be read: \(error)\n", status: 1)
+        }
+    }
+}
+
+extension DaemonCommand {
+    /// `bgtask why` from bgtaskd, or `nil` when no daemon runs or the app is not installed
+    /// with it (the embedded app's store answers then).
+    static func liveWhy(_ options: WhyCommand.Options, environment: [String: String]) -> Outcome? {
+        guard let paths = try? DaemonPaths.resolve(environment: environment, uid: getuid()),
+              let link = try? MessageLink.connect(path: paths.socketPath, timeout: .seconds(2)) else { return nil }
+        defer { link.close() }
+        guard case .welcome? = try? link.call(.hello(Hello(role: .admin))),
+              let reply = try? link.call(.admin(.why(app: AppID(options.app), identifier: options.identifier))) else { return nil }
+        if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
+        return render(reply, json: options.json, command: "why")
+    }
+}

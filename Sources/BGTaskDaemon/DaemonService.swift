@@ -150,7 +150,7 @@ public final class DaemonService: Sendable {
             return supervisor
         }
         let refresh = ((try? store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh)) ?? nil) != "off"
-        driver.install(AppRegistration(app: app.app, manifest: app.manifest, backgroundRefreshEnabled: refresh), host: supervisor)
+        driver.install(AppRegistration(app: app.app, manifest: app.manifest.permittingSystemIdentifiers(for: app.app), backgroundRefreshEnabled: refresh), host: supervisor)
     }
 
     /// The installed apps.
@@ -434,7 +434,10 @@ public final class DaemonService: Sendable {
         request.remoteNotificationPayload = payload
         do {
             try driver.submit(request)
-            try driver.simulateLaunch(request.key)
+            // Ready at once, it may have launched already; otherwise it launches now.
+            if driver.pendingRequests(of: app).contains(where: { $0.key == request.key }) {
+                try driver.simulateLaunch(request.key)
+            }
         } catch {
             return .failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error)"))
         }

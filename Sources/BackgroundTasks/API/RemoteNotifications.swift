@@ -50,11 +50,11 @@ extension BGApplication {
         remoteNotifications.withLock { $0.handler = handler }
     }
 
-    /// Registers the system's handler for remote wakes (called when the context is made,
-    /// when the manifest has `remote-notification`).
+    /// Registers the system's handler for remote wakes (called when the context is made).
+    /// Always: only bgtaskd launches the identifier, and only when the installed manifest
+    /// has `remote-notification` (the manifest in the app's code may differ).
     func registerRemoteWakeHandler() {
         let context = requiredContext
-        guard context.manifest.hasBackgroundMode("remote-notification") else { return }
         let application = self
         context.scheduler.registerInternally(forTaskWithIdentifier: RemoteWake.identifier(for: context.app)) { task in
             application.performRemoteWake(task)

@@ -63,7 +63,7 @@ let package = Package(
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
             name: "bgtask-bench",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision"],
             path: "Benchmarks/bgtask-bench"
         ),
         // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.
@@ -77,6 +77,13 @@ let package = Package(
             name: "bgtask-ownership-probe",
             dependencies: ["BackgroundTasks", "DeviceConditions"],
             path: "Tests/OwnershipProbe"
+        ),
+        // An app for the daemon's end-to-end tests: installed with bgtaskd, launched by it,
+        // its handlers' behaviour chosen by its launch arguments (complete, hang, crash...).
+        .executableTarget(
+            name: "bgtask-daemon-testapp",
+            dependencies: ["BackgroundTasks"],
+            path: "Tests/DaemonTestApp"
         ),
         // iOS-shaped code compiled in Swift 5 language mode (docs/porting.md): a library the
         // source-compatibility tests run, and a real process around it.
@@ -108,7 +115,7 @@ let package = Package(
         // End to end: a real bgtaskd, the example app and bgtask, as processes.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BGTaskDaemon", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader"]
+            dependencies: ["BGTaskDaemon", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp"]
         ),
         .testTarget(
             name: "BackgroundTasksTests",

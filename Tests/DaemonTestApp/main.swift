@@ -1,0 +1,3 @@
+// Placeholder: the daemon end-to-end tests' app (filled in by the tests' author).
+import BackgroundTasks
+print("bgtask-daemon-testapp")

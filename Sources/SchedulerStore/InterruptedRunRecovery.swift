@@ -38,7 +38,7 @@ enum InterruptedRunRecovery {
                 let decoded: RunRecord?
                 do throws(StoreError) {
                     decoded = try connection.query(
-                        "SELECT \(RunColumns.names) FROM runs WHERE id = ?", [.integer(id)], row: RunColumns.decode
+                        "SELECT \(RunColumns.selectNames(withMeasurements: false)) FROM runs WHERE id = ?", [.integer(id)], row: RunColumns.decode
                     ).first
                 } catch {
                     // Still ended, so it is not found again at every start; its request is

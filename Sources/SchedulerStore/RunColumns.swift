@@ -36,7 +36,23 @@ enum RunColumns {
         ]
     }
 
-    /// Reads a run from a row selected with ``names``.
+    /// The columns a read selects: ``names`` and the run's measurements (step 5), or NULLs
+    /// in their place in a store older than step 5 (readers never migrate).
+    static func selectNames(withMeasurements: Bool) -> String {
+        names + (withMeasurements ? ", m.measured_by, m.bytes_read, m.bytes_written" : ", NULL, NULL, NULL")
+    }
+
+    /// What a read selects from: the runs, with their measurements when the store has them.
+    static func source(withMeasurements: Bool) -> String {
+        withMeasurements ? "runs LEFT JOIN run_measurements m ON m.run_id = runs.id" : "runs"
+    }
+
+    /// Records the measurements of a finished run, when it has any.
+    static let measurementSQL = """
+        INSERT OR REPLACE INTO run_measurements (run_id, measured_by, bytes_read, bytes_written) VALUES (?, ?, ?, ?)
+        """
+
+    /// Reads a run from a row selected with ``selectNames(withMeasurements:)``.
     static func decode(_ row: SQLiteRow) throws(StoreError) -> RunRecord {
         let id = RunID(row.int64(0))
         let request = try RequestColumns.decode(row, from: 1)
@@ -58,7 +74,10 @@ enum RunColumns {
             stopReason: row.optionalText(end + 3),
             cpuTime: row.optionalDouble(end + 4),
             peakMemoryBytes: row.optionalInt64(end + 5),
-            energyJoules: row.optionalDouble(end + 6)
+            energyJoules: row.optionalDouble(end + 6),
+            measuredBy: row.optionalText(end + 7),
+            bytesRead: row.optionalInt64(end + 8),
+            bytesWritten: row.optionalInt64(end + 9)
         )
     }
 }

@@ -37,6 +37,11 @@ extension SchedulerStore {
                         message: "cannot record the end of \(run.id): it was never recorded as started"
                     )
                 }
+                if let measuredBy = run.measuredBy {
+                    try connection.execute(RunColumns.measurementSQL, [
+                        .integer(run.id.rawValue), .text(measuredBy), .optionalInteger(run.bytesRead), .optionalInteger(run.bytesWritten),
+                    ])
+                }
                 for (name, value) in appSettings.sorted(by: { $0.key < $1.key }) {
                     try Self.setAppSetting(value, app: run.app, name: name, on: connection)
                 }
@@ -65,9 +70,10 @@ extension SchedulerStore {
         // Newest first so LIMIT keeps the newest runs, then reversed. A negative LIMIT means
         // none, which keeps the number of distinct (cached) statements small.
         values.append(.integer(Int64(limit.map { max(0, $0) } ?? -1)))
-        let sql = "SELECT \(RunColumns.names) FROM runs \(filter) ORDER BY started_at DESC, id DESC LIMIT ?"
         let newestFirst = try withConnection { (connection) throws(StoreError) in
-            try connection.query(sql, values, row: RunColumns.decode)
+            let measured = try SchemaMigrations.hasTable("run_measurements", on: connection)
+            let sql = "SELECT \(RunColumns.selectNames(withMeasurements: measured)) FROM \(RunColumns.source(withMeasurements: measured)) \(filter) ORDER BY started_at DESC, id DESC LIMIT ?"
+            return try connection.query(sql, values, row: RunColumns.decode)
         }
         return newestFirst.reversed()
     }
@@ -75,8 +81,9 @@ extension SchedulerStore {
     /// The run numbered `id`, or `nil` if there is none.
     public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
         try withConnection { (connection) throws(StoreError) in
-            try connection.query(
-                "SELECT \(RunColumns.names) FROM runs WHERE id = ?",
+            let measured = try SchemaMigrations.hasTable("run_measurements", on: connection)
+            return try connection.query(
+                "SELECT \(RunColumns.selectNames(withMeasurements: measured)) FROM \(RunColumns.source(withMeasurements: measured)) WHERE id = ?",
                 [.integer(id.rawValue)],
                 row: RunColumns.decode
             ).first
@@ -109,7 +116,11 @@ extension SchedulerStore {
                 """,
                 [.date(cutoff)]
             )
-            return connection.changes
+            let deleted = connection.changes
+            if deleted > 0, try SchemaMigrations.hasTable("run_measurements", on: connection) {
+                try connection.execute("DELETE FROM run_measurements WHERE run_id NOT IN (SELECT id FROM runs)")
+            }
+            return deleted
         }
     }
 

@@ -110,6 +110,17 @@ enum SchemaMigrations {
             started_at REAL NOT NULL
         ) WITHOUT ROWID;
         """,
+        // Step 5: how a run out of process was measured (bgtaskd): where its CPU time and
+        // memory came from (cgroup, rusage, procfs) and its energy (RAPL or the model), and
+        // its I/O. A table of its own, so readers of older stores select runs as before.
+        """
+        CREATE TABLE run_measurements (
+            run_id INTEGER NOT NULL PRIMARY KEY,
+            measured_by TEXT NOT NULL,
+            bytes_read INTEGER,
+            bytes_written INTEGER
+        );
+        """,
     ]
 
     /// `PRAGMA application_id` of a scheduler store ("BGTK"): what tells our files from other
@@ -173,7 +184,8 @@ enum SchemaMigrations {
     /// The oldest version a read-only reader (`bgtask why/log/energy`) can read without
     /// migrating: step 2 added the run measurements the readers select; step 3 only added
     /// the quarantine table, which they do not need; step 4 the installed apps, which a
-    /// reader of an older store lists as none. Readers never migrate.
+    /// reader of an older store lists as none; step 5 the run measurements of bgtaskd, which
+    /// a reader of an older store reads as none. Readers never migrate.
     static let minimumReadableVersion = 2
 
     /// Whether the database has the table `name` (a reader may face a store older than

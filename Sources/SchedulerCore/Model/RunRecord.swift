@@ -42,6 +42,14 @@ public struct RunRecord: Hashable, Sendable, Codable {
     public var peakMemoryBytes: Int64?
     /// Estimated energy of the run, in joules (see `EnergyModel`), when measured.
     public var energyJoules: Double?
+    /// Where the measurements came from, for a run out of process (bgtaskd): `cgroup`,
+    /// `rusage` or `procfs` for CPU and memory, then `RAPL` or `model` for energy (for
+    /// example "cgroup; energy: RAPL"); `nil` for in-process runs.
+    public var measuredBy: String?
+    /// Bytes the run's process read from storage, when measured.
+    public var bytesRead: Int64?
+    /// Bytes the run's process wrote to storage, when measured.
+    public var bytesWritten: Int64?
 
     /// Creates a run record.
     public init(
@@ -54,8 +62,14 @@ public struct RunRecord: Hashable, Sendable, Codable {
         stopReason: String? = nil,
         cpuTime: TimeInterval? = nil,
         peakMemoryBytes: Int64? = nil,
-        energyJoules: Double? = nil
+        energyJoules: Double? = nil,
+        measuredBy: String? = nil,
+        bytesRead: Int64? = nil,
+        bytesWritten: Int64? = nil
     ) {
+        self.measuredBy = measuredBy
+        self.bytesRead = bytesRead
+        self.bytesWritten = bytesWritten
         self.id = id
         self.request = request
         self.startedAt = startedAt

@@ -65,27 +65,34 @@ extension DaemonSocketTests {
             server.close()
         }
 
-        @Test func aSynchronousRequestOnTheConnectionsOwnQueueIsRefused() throws {
+        @Test func synchronousRequestsWorkFromQueuesButNotFromTheConnectionsOwn() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let echo = try EchoServer(path: path)
-            let connection = try FrameClient.connect(path: path)
+            let channel = try RequestChannel(path: path)
             let results = Collector<String>()
-            // A channel whose frames arrive on the connection's queue; a request made from
-            // inside that queue could never see its reply.
-            let channel = RequestChannel(connection: connection)
-            try channel.send(Data("first".utf8))
-            _ = try channel.receive(timeout: .seconds(5))
-            let probe = try FrameClient.connect(path: path)
-            probe.start(onFrame: { _ in }, onClose: { _ in })
-            DispatchQueue.global().async {
-                // Runs on a plain queue: allowed and answered.
-                let reply = try? channel.request(Data("from a queue".utf8), timeout: .seconds(5))
-                results.add(reply.map { String(decoding: $0.payload, as: UTF8.self) } ?? "none")
+            // From a serial queue and from the main-thread-like global queue: answered.
+            let serial = DispatchQueue(label: "caller")
+            for (index, queue) in [serial, DispatchQueue.global()].enumerated() {
+                queue.async {
+                    let reply = try? channel.request(Data("from a queue".utf8), timeout: .seconds(5))
+                    results.add(reply.map { String(decoding: $0.payload, as: UTF8.self) } ?? "none")
+                }
+                _ = results.wait(count: index + 1)
             }
-            #expect(results.wait(count: 1) == ["echo:from a queue"])
+            #expect(results.all == ["echo:from a queue", "echo:from a queue"])
+            // On the connection's own queue the reply could never be delivered: refused at
+            // once instead of hanging.
+            let refusal: RequestChannel.RequestError? = channel.connection.queue.sync {
+                do throws(RequestChannel.RequestError) {
+                    _ = try channel.request(Data("deadlock?".utf8), timeout: .seconds(5))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            #expect(refusal == .calledOnConnectionQueue)
             channel.close()
-            probe.close()
             _ = echo
         }
 
@@ -149,6 +156,51 @@ extension DaemonSocketTests {
                 try channel.send(Data(count: FrameFormat.maximumPayloadLength + 1))
             }
             #expect(try channel.request(Data("fine".utf8)).payload == Data("echo:fine".utf8))
+            _ = echo
+        }
+
+        @Test func onCloseIsCalledExactlyOnceWhateverRaces() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let serverSide = Collector<FrameConnection>()
+            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+                serverSide.add(connection)
+                connection.start(onFrame: { _ in }, onClose: { _ in })
+            }
+            for round in 0..<20 {
+                let connection = try FrameClient.connect(path: path)
+                let closes = Collector<FrameConnection.CloseReason>()
+                connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+                try connection.send(Data("x".utf8))
+                let accepted = serverSide.wait(count: round + 1)
+                let peer = accepted.count > round ? accepted[round] : nil
+                #expect(peer != nil)
+                // Both ends and many threads close at once.
+                DispatchQueue.concurrentPerform(iterations: 16) { index in
+                    if index == 0 { peer?.close() } else { connection.close(reason: "race \(index)") }
+                }
+                let first = closes.wait(count: 1)
+                #expect(first.count == 1)
+                #expect(closes.wait(count: 2, timeout: 0.05).count == 1, "a second onClose")
+                #expect(connection.closeReason == first.first)
+                // Starting again after the close reports the same reason, once.
+                let late = Collector<FrameConnection.CloseReason>()
+                connection.start(onFrame: { _ in }, onClose: { late.add($0) })
+                #expect(late.wait(count: 1) == [first[0]])
+            }
+            server.close()
+        }
+
+        @Test func aConnectionClosedBeforeItStartedReportsItOnStart() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let connection = try FrameClient.connect(path: path)
+            connection.close(reason: "changed my mind")
+            #expect(throws: FrameConnection.SendError.closed(.closedLocally("changed my mind"))) { try connection.send(Data()) }
+            let closes = Collector<FrameConnection.CloseReason>()
+            connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            #expect(closes.wait(count: 1) == [.closedLocally("changed my mind")])
             _ = echo
         }
 
@@ -282,7 +334,8 @@ extension DaemonSocketTests {
             let closes = echo.closes.wait(count: 1)
             #expect(closes == [expected])
             let line = echo.recorder.wait(for: text)
-            #expect(line?.hasPrefix("warning:") == true, "logged: \(echo.recorder.all)")
+            #expect(line?.hasPrefix("\(expected.logLevel):") == true, "logged: \(echo.recorder.all)")
+            if case .malformedFrame = expected { #expect(expected.logLevel == .error) } else { #expect(expected.logLevel == .warning) }
 
             #expect(try good.request(Data("after".utf8)).payload == Data("echo:after".utf8))
             #expect(echo.server.connectionCount == 1)

@@ -204,6 +204,25 @@ extension DaemonSocketTests {
             _ = echo
         }
 
+        @Test func aServerOfAnotherUIDIsNotTrustedByTheClient() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let expected = getuid() &+ 4242
+            #expect {
+                try FrameClient.connect(path: path, serverUID: expected)
+            } throws: { error in
+                guard let error = error as? ConnectError else { return false }
+                return error.code == .foreignServer
+                    && error.message == "refusing the socket \(path): the process listening on it (pid \(getpid())) runs as uid \(getuid()), not uid \(expected); nothing was sent"
+            }
+            // By default the server must be this user, and its credentials are kept.
+            let connection = try FrameClient.connect(path: path)
+            #expect(connection.peer == PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+            connection.close()
+            _ = echo
+        }
+
         @Test func connectErrorsAreClassified() {
             #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).code == .noDaemon)
             #expect(FrameClient.connectError(for: ECONNREFUSED, path: "/p", timeout: .seconds(1)).message.contains("nobody listens on /p"))

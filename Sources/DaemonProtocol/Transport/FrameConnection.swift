@@ -136,8 +136,8 @@ public final class FrameConnection: Sendable {
         }
     }
 
-    /// The credentials of the peer when the connection was accepted by a ``FrameServer``
-    /// (nil for a connection a client opened).
+    /// The credentials of the peer: the client's for a connection a ``FrameServer``
+    /// accepted, the server's for one ``FrameClient`` opened (nil if unknown).
     public let peer: PeerCredentials?
     /// A short name for log lines: `connection 12 (pid 1234, uid 1000)`.
     public let name: String

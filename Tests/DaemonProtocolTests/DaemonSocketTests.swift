@@ -591,6 +591,18 @@ extension DaemonSocketTests {
             #expect(FileManager.default.contents(atPath: path) == Data("precious".utf8))
         }
 
+        @Test func resolvedPathsPreparedDirectoryServerAndClientTogether() throws {
+            let scratch = try TemporaryDirectory()
+            let resolved = try DaemonPaths.resolve(environment: ["XDG_RUNTIME_DIR": scratch.path, "HOME": scratch.path], uid: getuid())
+            #expect(resolved.socketPath == scratch.path + "/bgtaskd/socket")
+            try DaemonPaths.prepareSocketDirectory(resolved.socketDirectory)
+            let echo = try EchoServer(path: resolved.socketPath)
+            let channel = try RequestChannel(path: resolved.socketPath)
+            #expect(try channel.request(Data("together".utf8)).payload == Data("echo:together".utf8))
+            channel.close()
+            _ = echo
+        }
+
         @Test func aPathTooLongIsRefused() throws {
             let path = "/tmp/" + String(repeating: "s", count: 120)
             #expect {

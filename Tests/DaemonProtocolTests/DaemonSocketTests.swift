@@ -65,27 +65,34 @@ extension DaemonSocketTests {
             server.close()
         }
 
-        @Test func aSynchronousRequestOnTheConnectionsOwnQueueIsRefused() throws {
+        @Test func synchronousRequestsWorkFromQueuesButNotFromTheConnectionsOwn() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let echo = try EchoServer(path: path)
-            let connection = try FrameClient.connect(path: path)
+            let channel = try RequestChannel(path: path)
             let results = Collector<String>()
-            // A channel whose frames arrive on the connection's queue; a request made from
-            // inside that queue could never see its reply.
-            let channel = RequestChannel(connection: connection)
-            try channel.send(Data("first".utf8))
-            _ = try channel.receive(timeout: .seconds(5))
-            let probe = try FrameClient.connect(path: path)
-            probe.start(onFrame: { _ in }, onClose: { _ in })
-            DispatchQueue.global().async {
-                // Runs on a plain queue: allowed and answered.
-                let reply = try? channel.request(Data("from a queue".utf8), timeout: .seconds(5))
-                results.add(reply.map { String(decoding: $0.payload, as: UTF8.self) } ?? "none")
+            // From a serial queue and from the main-thread-like global queue: answered.
+            let serial = DispatchQueue(label: "caller")
+            for (index, queue) in [serial, DispatchQueue.global()].enumerated() {
+                queue.async {
+                    let reply = try? channel.request(Data("from a queue".utf8), timeout: .seconds(5))
+                    results.add(reply.map { String(decoding: $0.payload, as: UTF8.self) } ?? "none")
+                }
+                _ = results.wait(count: index + 1)
             }
-            #expect(results.wait(count: 1) == ["echo:from a queue"])
+            #expect(results.all == ["echo:from a queue", "echo:from a queue"])
+            // On the connection's own queue the reply could never be delivered: refused at
+            // once instead of hanging.
+            let refusal: RequestChannel.RequestError? = channel.connection.queue.sync {
+                do throws(RequestChannel.RequestError) {
+                    _ = try channel.request(Data("deadlock?".utf8), timeout: .seconds(5))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            #expect(refusal == .calledOnConnectionQueue)
             channel.close()
-            probe.close()
             _ = echo
         }
 
@@ -149,6 +156,70 @@ extension DaemonSocketTests {
                 try channel.send(Data(count: FrameFormat.maximumPayloadLength + 1))
             }
             #expect(try channel.request(Data("fine".utf8)).payload == Data("echo:fine".utf8))
+            _ = echo
+        }
+
+        @Test func onCloseIsCalledExactlyOnceWhateverRaces() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let serverSide = Collector<FrameConnection>()
+            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+                serverSide.add(connection)
+                connection.start(onFrame: { _ in }, onClose: { _ in })
+            }
+            for round in 0..<20 {
+                let connection = try FrameClient.connect(path: path)
+                let closes = Collector<FrameConnection.CloseReason>()
+                connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+                try connection.send(Data("x".utf8))
+                let accepted = serverSide.wait(count: round + 1)
+                let peer = accepted.count > round ? accepted[round] : nil
+                #expect(peer != nil)
+                // Both ends and many threads close at once.
+                DispatchQueue.concurrentPerform(iterations: 16) { index in
+                    if index == 0 { peer?.close() } else { connection.close(reason: "race \(index)") }
+                }
+                let first = closes.wait(count: 1)
+                #expect(first.count == 1)
+                #expect(closes.wait(count: 2, timeout: 0.05).count == 1, "a second onClose")
+                #expect(connection.closeReason == first.first)
+                // Starting again after the close reports the same reason, once.
+                let late = Collector<FrameConnection.CloseReason>()
+                connection.start(onFrame: { _ in }, onClose: { late.add($0) })
+                #expect(late.wait(count: 1) == [first[0]])
+            }
+            server.close()
+        }
+
+        @Test func aConnectionClosedBeforeItStartedReportsItOnStart() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let connection = try FrameClient.connect(path: path)
+            connection.close(reason: "changed my mind")
+            #expect(throws: FrameConnection.SendError.closed(.closedLocally("changed my mind"))) { try connection.send(Data()) }
+            let closes = Collector<FrameConnection.CloseReason>()
+            connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            #expect(closes.wait(count: 1) == [.closedLocally("changed my mind")])
+            _ = echo
+        }
+
+        @Test func aServerOfAnotherUIDIsNotTrustedByTheClient() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path)
+            let expected = getuid() &+ 4242
+            #expect {
+                try FrameClient.connect(path: path, serverUID: expected)
+            } throws: { error in
+                guard let error = error as? ConnectError else { return false }
+                return error.code == .foreignServer
+                    && error.message == "refusing the socket \(path): the process listening on it (pid \(getpid())) runs as uid \(getuid()), not uid \(expected); nothing was sent"
+            }
+            // By default the server must be this user, and its credentials are kept.
+            let connection = try FrameClient.connect(path: path)
+            #expect(connection.peer == PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+            connection.close()
             _ = echo
         }
 
@@ -282,7 +353,8 @@ extension DaemonSocketTests {
             let closes = echo.closes.wait(count: 1)
             #expect(closes == [expected])
             let line = echo.recorder.wait(for: text)
-            #expect(line?.hasPrefix("warning:") == true, "logged: \(echo.recorder.all)")
+            #expect(line?.hasPrefix("\(expected.logLevel):") == true, "logged: \(echo.recorder.all)")
+            if case .malformedFrame = expected { #expect(expected.logLevel == .error) } else { #expect(expected.logLevel == .warning) }
 
             #expect(try good.request(Data("after".utf8)).payload == Data("echo:after".utf8))
             #expect(echo.server.connectionCount == 1)
@@ -517,6 +589,18 @@ extension DaemonSocketTests {
                 (error as? FrameServer.ListenError)?.code == .notASocket && "\(error)".contains("\(path): it exists and is a regular file, not a socket")
             }
             #expect(FileManager.default.contents(atPath: path) == Data("precious".utf8))
+        }
+
+        @Test func resolvedPathsPreparedDirectoryServerAndClientTogether() throws {
+            let scratch = try TemporaryDirectory()
+            let resolved = try DaemonPaths.resolve(environment: ["XDG_RUNTIME_DIR": scratch.path, "HOME": scratch.path], uid: getuid())
+            #expect(resolved.socketPath == scratch.path + "/bgtaskd/socket")
+            try DaemonPaths.prepareSocketDirectory(resolved.socketDirectory)
+            let echo = try EchoServer(path: resolved.socketPath)
+            let channel = try RequestChannel(path: resolved.socketPath)
+            #expect(try channel.request(Data("together".utf8)).payload == Data("echo:together".utf8))
+            channel.close()
+            _ = echo
         }
 
         @Test func aPathTooLongIsRefused() throws {

@@ -21,6 +21,10 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
         case timedOut
         /// The path cannot be a socket address (too long, empty).
         case invalidPath
+        /// The process listening on the socket runs as another user than required (in a
+        /// shared directory such as `/tmp`, someone else may have put a socket where the
+        /// daemon's was expected); nothing was sent to it.
+        case foreignServer
         /// Any other failure.
         case other
     }
@@ -51,20 +55,23 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Opens connections to a ``FrameServer`` at a socket path.
 ///
-/// Two ways to use one: ``connect(path:timeout:options:log:)`` gives an unstarted
+/// Two ways to use one: ``connect(path:timeout:serverUID:options:targetQueue:log:)`` gives an unstarted
 /// ``FrameConnection`` for a long-lived connection on which the daemon pushes frames (the
 /// app side); ``RequestChannel`` wraps it for synchronous request and reply (`bgtask`).
 public enum FrameClient {
     /// Connects to the Unix stream socket at `path`, waiting at most `timeout` for the
-    /// server to accept (a full backlog); the result is not started yet.
+    /// server to accept (a full backlog), and checks with `SO_PEERCRED` that the server runs
+    /// as `serverUID` (this process's uid by default; nil skips the check); the result is
+    /// not started yet.
     ///
     /// - Throws: ``ConnectError`` naming the path: ``ConnectError/Code/noDaemon`` when no
     ///   socket exists or nobody listens on it, ``ConnectError/Code/permissionDenied``,
-    ///   ``ConnectError/Code/timedOut``, ``ConnectError/Code/invalidPath`` or
-    ///   ``ConnectError/Code/other``.
+    ///   ``ConnectError/Code/timedOut``, ``ConnectError/Code/invalidPath``,
+    ///   ``ConnectError/Code/foreignServer`` or ``ConnectError/Code/other``.
     public static func connect(
         path: String,
         timeout: Duration = .seconds(5),
+        serverUID: UInt32? = getuid(),
         options: FrameConnection.Options = .client,
         targetQueue: DispatchQueue? = nil,
         log: TransportLog? = nil
@@ -97,7 +104,22 @@ public enum FrameClient {
         }
         var none = timeval()
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
-        return FrameConnection(adopting: descriptor, peer: nil, options: options, targetQueue: targetQueue, log: log)
+        let server: PeerCredentials
+        switch PeerCredentials.of(descriptor: descriptor) {
+        case .success(let credentials):
+            server = credentials
+        case .failure(let failure):
+            Glibc.close(descriptor)
+            throw ConnectError(code: .other, path: path, errno: failure.code, message: "cannot connect to \(path): \(failure)")
+        }
+        if let serverUID, server.uid != serverUID {
+            Glibc.close(descriptor)
+            throw ConnectError(
+                code: .foreignServer, path: path, errno: nil,
+                message: "refusing the socket \(path): the process listening on it (pid \(server.pid)) runs as uid \(server.uid), not uid \(serverUID); nothing was sent"
+            )
+        }
+        return FrameConnection(adopting: descriptor, peer: server, options: options, targetQueue: targetQueue, log: log)
     }
 
     /// The ``ConnectError`` for a failed `connect` with `code`.
@@ -182,10 +204,10 @@ public final class RequestChannel: Sendable {
         )
     }
 
-    /// Connects to `path` (see ``FrameClient/connect(path:timeout:options:targetQueue:log:)``)
+    /// Connects to `path` (see ``FrameClient/connect(path:timeout:serverUID:options:targetQueue:log:)``)
     /// and wraps the connection.
-    public convenience init(path: String, timeout: Duration = .seconds(5), log: TransportLog? = nil) throws(ConnectError) {
-        self.init(connection: try FrameClient.connect(path: path, timeout: timeout, options: .client, log: log))
+    public convenience init(path: String, timeout: Duration = .seconds(5), serverUID: UInt32? = getuid(), log: TransportLog? = nil) throws(ConnectError) {
+        self.init(connection: try FrameClient.connect(path: path, timeout: timeout, serverUID: serverUID, options: .client, log: log))
     }
 
     /// Sends `payload` and waits up to `timeout` for the next frame, the reply.

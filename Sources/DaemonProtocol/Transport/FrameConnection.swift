@@ -85,12 +85,22 @@ public final class FrameConnection: Sendable {
         /// This side called ``FrameConnection/close(reason:)`` with this reason.
         case closedLocally(String)
 
-        /// Whether the peer did something wrong (worth a warning in a log) rather than
-        /// simply leaving or being closed by this side.
+        /// Whether the peer did something wrong rather than simply leaving or being closed
+        /// by this side.
         public var isPeerFault: Bool {
             switch self {
             case .peerClosed, .closedLocally: return false
             case .truncatedFrame, .malformedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return true
+            }
+        }
+
+        /// How the close is logged: a frame this side refuses is an error (a broken or
+        /// hostile client), other faults of the peer are warnings, a normal end is debug.
+        public var logLevel: TransportLogLevel {
+            switch self {
+            case .malformedFrame: return .error
+            case .peerClosed, .closedLocally: return .debug
+            case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return .warning
             }
         }
 
@@ -126,15 +136,16 @@ public final class FrameConnection: Sendable {
         }
     }
 
-    /// The credentials of the peer when the connection was accepted by a ``FrameServer``
-    /// (nil for a connection a client opened).
+    /// The credentials of the peer: the client's for a connection a ``FrameServer``
+    /// accepted, the server's for one ``FrameClient`` opened (nil if unknown).
     public let peer: PeerCredentials?
     /// A short name for log lines: `connection 12 (pid 1234, uid 1000)`.
     public let name: String
     /// The options the connection was made with.
     public let options: Options
 
-    private let queue: DispatchQueue
+    /// The connection's serial queue, where its callbacks run.
+    let queue: DispatchQueue
     private let identifier: UInt64
     private let log: TransportLog?
     private let state: Mutex<State>
@@ -440,7 +451,7 @@ public final class FrameConnection: Sendable {
             return .some(onClose)
         }
         guard case .some(let callback) = onClose else { return }
-        log?(reason.isPeerFault ? .warning : .debug, "\(name): closed: \(reason)")
+        log?(reason.logLevel, "\(name): closed: \(reason)")
         if let callback { queue.async { callback(reason) } }
         for observer in observers { observer() }
     }

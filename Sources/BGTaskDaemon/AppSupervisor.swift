@@ -75,12 +75,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var link: (any AppLink)?
         var timer: (any DriverTimer)?
         weak var driver: SchedulerDriver?
+        /// Runs handed to the current process so far (the first one's cost includes the launch).
+        var runsInProcess = 0
     }
 
     private let state: Mutex<State>
     private let clock: any DriverClock
     private let spawner: any AppSpawner
     private let log: DiagnosticLog
+    private let measurement: RunMeasurement?
     /// Called (not under the lock) when the daemon's process of the app starts or ends,
     /// so the daemon can record it for orphan clean-up after a crash.
     private let processChanged: @Sendable (AppID, (any AppProcess)?) -> Void
@@ -92,8 +95,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         clock: any DriverClock,
         spawner: any AppSpawner,
         log: DiagnosticLog,
+        measurement: RunMeasurement? = nil,
         processChanged: @escaping @Sendable (AppID, (any AppProcess)?) -> Void = { _, _ in }
     ) {
+        self.measurement = measurement
         self.app = target.app
         self.clock = clock
         self.spawner = spawner
@@ -196,6 +201,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                     self?.processExited(how)
                 }
                 state.process = process
+                state.runsInProcess = 0
                 pending.append(.spawned(pid: process.pid))
                 let changed = processChanged
                 afterLock.append {
@@ -207,6 +213,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 afterLock.append { log(.error, app: app, "could not start \(app): \(error)") }
             }
         case .push(let message):
+            if case .launch(let record, _) = message, let process = state.process {
+                // A process started for this run is charged its launch too.
+                measurement?.begin(record.id, in: process, atLaunch: state.runsInProcess == 0 && state.machine.spawnedByDaemon)
+                state.runsInProcess += 1
+            }
             state.link?.push(message)
         case .resume:
             state.process?.resume()

@@ -89,13 +89,14 @@ public final class Daemon: Sendable {
         try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 
         let conditions = LinuxConditionsReader(stateDirectory: stateDirectory)
+        let measurement = RunMeasurement()
         let driver = SchedulerDriver(
             configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
             conditions: conditions.read(),
             clock: clock,
             store: store,
             log: log,
-            meter: nil)
+            meter: DaemonRunMeter(measurement: measurement))
         ConditionsMonitor.start(conditions, driver: driver)
 
         let service = DaemonService(
@@ -106,6 +107,7 @@ public final class Daemon: Sendable {
             status: .init(pid: getpid(), socketPath: paths.socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),
                           containment: delegation.map { "cgroups under \($0.appsCgroup)" } ?? "process groups (no delegated cgroup)"),
             pushLimit: options.pushLimit,
+            measurement: measurement,
             log: log)
 
         // systemd: a socket it passed, and readiness and the watchdog.

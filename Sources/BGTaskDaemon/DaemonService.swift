@@ -21,6 +21,7 @@ public final class DaemonService: Sendable {
     private let status: StatusFacts
     private let apps = Mutex<[AppID: InstalledAppEntry]>([:])
     private let pushes: PushLimiter
+    private let measurement: RunMeasurement?
 
     /// One installed app and its supervisor.
     struct InstalledAppEntry: Sendable {
@@ -88,8 +89,10 @@ public final class DaemonService: Sendable {
         launchEnvironment: LaunchEnvironment,
         status: StatusFacts,
         pushLimit: PushLimiter.Limit = .init(),
+        measurement: RunMeasurement? = nil,
         log: DiagnosticLog
     ) {
+        self.measurement = measurement
         self.driver = driver
         self.store = store
         self.spawner = spawner
@@ -128,6 +131,7 @@ public final class DaemonService: Sendable {
             let log = self.log
             let supervisor = AppSupervisor(
                 target: target, timing: timing, clock: driver.clock, spawner: spawner, log: log,
+                measurement: measurement,
                 processChanged: { id, process in
                     // Recorded so that a daemon restarted after a crash ends the orphan
                     // (docs/daemon.md, "Crash safety").

@@ -40,14 +40,20 @@ public struct ProcessSpawner: AppSpawner {
             standardError: .appendToFile(output),
             cgroup: cgroup)
         let process = try ProcessLauncher.launch(spec)
-        process.onExit { status, _ in onExit("\(status)") }
-        return SupervisedAppProcess(process: process)
+        let app = SupervisedAppProcess(process: process)
+        process.onExit { [app] status, usage in
+            app.reaped.withLock { $0 = usage }
+            onExit("\(status)")
+        }
+        return app
     }
 }
 
 /// A ``SupervisedProcess`` as the supervisor drives it.
 final class SupervisedAppProcess: AppProcess, ProcessStartTimeReporting {
     let process: SupervisedProcess
+    /// The leader's rusage once it was reaped (the end of a run cut off by its exit).
+    let reaped = Mutex<ResourceUsage?>(nil)
 
     init(process: SupervisedProcess) { self.process = process }
 

@@ -59,6 +59,12 @@ enum LogCommand {
             ]
         }
         output += RunLogFormat.table(header: header, rows: rows)
+        // Runs bgtaskd launched say where their figures came from (cgroup or rusage; RAPL
+        // or the model): one line per source in use, under the table.
+        let sources = Set(reading.runs.compactMap(\.run.measuredBy)).sorted()
+        if !sources.isEmpty {
+            output += "\nmeasured by: " + sources.joined(separator: " | ") + " (runs launched by bgtaskd; --json has it per run)\n"
+        }
         return output + reading.skippedText
     }
 
@@ -84,6 +90,12 @@ enum LogCommand {
         var cpuTime: Double?
         var peakMemoryBytes: Int64?
         var energyJoules: Double?
+        /// Bytes read and written, when measured (runs bgtaskd launched).
+        var bytesRead: Int64?
+        var bytesWritten: Int64?
+        /// Where the measurements came from (`cgroup; energy: RAPL ...`), for runs bgtaskd
+        /// launched; `null` for in-process runs (their process's CPU and memory; energy: model).
+        var measuredBy: String?
 
         init(store: String, run: RunRecord) {
             self.store = store
@@ -100,11 +112,14 @@ enum LogCommand {
             cpuTime = run.cpuTime
             peakMemoryBytes = run.peakMemoryBytes
             energyJoules = run.energyJoules
+            bytesRead = run.bytesRead
+            bytesWritten = run.bytesWritten
+            measuredBy = run.measuredBy
         }
 
         private enum CodingKeys: String, CodingKey {
             case store, id, app, identifier, kind, startedAt, endedAt, outcome, success, stopReason
-            case wallTime, cpuTime, peakMemoryBytes, energyJoules
+            case wallTime, cpuTime, peakMemoryBytes, energyJoules, bytesRead, bytesWritten, measuredBy
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -124,6 +139,9 @@ enum LogCommand {
             try container.encode(cpuTime, forKey: .cpuTime)
             try container.encode(peakMemoryBytes, forKey: .peakMemoryBytes)
             try container.encode(energyJoules, forKey: .energyJoules)
+            try container.encode(bytesRead, forKey: .bytesRead)
+            try container.encode(bytesWritten, forKey: .bytesWritten)
+            try container.encode(measuredBy, forKey: .measuredBy)
         }
     }
 

@@ -1,0 +1,74 @@
+import BackgroundTasks
+import Foundation
+import ProcessSupervision
+import SchedulerCore
+import Synchronization
+
+/// What one run of an app process cost, as bgtaskd measures it (docs/daemon.md,
+/// "Measurement"): CPU time, peak memory and I/O from the app's cgroup when it has one,
+/// else from the reaped leader's rusage, else from procfs; energy from RAPL's package
+/// counters when they are readable (the whole machine's energy during the run: an upper
+/// bound for the app's), else the energy model. The run log says which.
+public final class RunMeasurement: Sendable {
+    private struct Started: Sendable {
+        let meter: ProcessSupervision.RunMeter
+        let process: SupervisedAppProcess
+        let energy: RAPLEnergyReader.Sample?
+    }
+
+    private let started = Mutex<[RunID: Started]>([:])
+    private let rapl: RAPLEnergyReader
+
+    /// A measurement reading energy from `rapl`.
+    public init(rapl: RAPLEnergyReader = RAPLEnergyReader()) {
+        self.rapl = rapl
+    }
+
+    /// Starts measuring `run` in `process` (`atLaunch`: the process was started for it, so
+    /// everything it used since counts, its launch included).
+    func begin(_ run: RunID, in process: any AppProcess, atLaunch: Bool) {
+        guard let process = process as? SupervisedAppProcess else { return }
+        let meter = ProcessSupervision.RunMeter.begin(process.process, atLaunch: atLaunch)
+        let energy = rapl.sample()
+        started.withLock { $0[run] = Started(meter: meter, process: process, energy: energy) }
+    }
+
+    /// Ends the measurement of `record`: the record with its CPU time, memory, I/O and
+    /// energy, and where each came from.
+    func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
+        var measured = record
+        let wall = record.duration ?? 0
+        guard let start = started.withLock({ $0.removeValue(forKey: record.id) }) else {
+            measured.energyJoules = model.estimate(cpuTime: nil, wallTime: wall)
+            measured.measuredBy = "not measured (the app never ran it); energy: model"
+            return measured
+        }
+        let usage = start.meter.finish(reaped: start.process.reaped.withLock { $0 })
+        measured.cpuTime = usage?.cpuSeconds
+        measured.peakMemoryBytes = usage?.peakMemoryBytes.flatMap { Int64(exactly: $0) }
+        measured.bytesRead = usage?.bytesRead.flatMap { Int64(exactly: $0) }
+        measured.bytesWritten = usage?.bytesWritten.flatMap { Int64(exactly: $0) }
+        if let first = start.energy, let last = rapl.sample(), let joules = RAPLEnergyReader.joules(from: first, to: last) {
+            measured.energyJoules = joules
+            measured.measuredBy = "\(usage?.source.rawValue ?? "unmeasured"); energy: RAPL (package, whole machine)"
+        } else {
+            measured.energyJoules = model.estimate(cpuTime: usage?.cpuSeconds, wallTime: wall)
+            measured.measuredBy = "\(usage?.source.rawValue ?? "unmeasured"); energy: model"
+        }
+        return measured
+    }
+}
+
+/// The driver's ``BackgroundTasks/RunMeter`` in bgtaskd: the measurement of out-of-process
+/// runs, begun by the app's supervisor when it hands the run over.
+final class DaemonRunMeter: BackgroundTasks.RunMeter {
+    let measurement: RunMeasurement
+
+    init(measurement: RunMeasurement) { self.measurement = measurement }
+
+    func runStarted(_ run: RunID) {}
+
+    func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
+        measurement.finish(record, model: model)
+    }
+}

@@ -284,6 +284,10 @@ final class DaemonSession: AppLink, Sendable {
             return
         case (_, .hello):
             reply = .failed(DaemonFailure(.invalid, "hello was already said on this connection"))
+        case (.app(let app), .app(.submit(let request))):
+            // Answered when its group commit is on disk, from whichever thread commits.
+            service.submit(request, from: app) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
+            return
         case (.app(let app), .app(let request)):
             reply = service.handle(request, from: app)
         case (.admin, .admin(let request)):

@@ -22,6 +22,7 @@ public final class DaemonService: Sendable {
     private let apps = Mutex<[AppID: InstalledAppEntry]>([:])
     private let pushes: PushLimiter
     private let measurement: RunMeasurement?
+    private let committer: GroupCommitter
 
     /// One installed app and its supervisor.
     struct InstalledAppEntry: Sendable {
@@ -101,6 +102,7 @@ public final class DaemonService: Sendable {
         self.status = status
         self.log = log
         self.pushes = PushLimiter(limit: pushLimit)
+        self.committer = GroupCommitter(driver: driver)
         loadInstalledApps()
     }
 
@@ -221,6 +223,21 @@ public final class DaemonService: Sendable {
     }
 
     // MARK: App requests
+
+    /// A submission of `app`'s, by group commit: `reply` is called once it is on disk (one
+    /// commit for every submission waiting meanwhile) or refused.
+    public func submit(_ request: PendingRequest, from app: AppID, reply: @escaping @Sendable (Reply) -> Void) {
+        guard request.app == app else {
+            reply(.failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(request.app)'s")))
+            return
+        }
+        committer.submit(request) { result in
+            switch result {
+            case .success: reply(.done(nil))
+            case .failure(let error): reply(.failed(DaemonFailure(.submitRejected, error.message, rejection: error.code)))
+            }
+        }
+    }
 
     /// Answers a request of `app`'s own connection (it may read and change only its own
     /// requests and runs).

@@ -13,6 +13,22 @@ extension SchedulerStore {
         }
     }
 
+    /// Inserts or replaces every request of `requests` in one transaction: one commit (one
+    /// `fsync` with `synchronous=FULL`) for all, all or none. Committed when it returns.
+    public func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
+        guard !requests.isEmpty else { return }
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                for request in requests {
+                    try connection.execute(
+                        "INSERT OR REPLACE INTO pending_requests (\(RequestColumns.names)) VALUES (\(RequestColumns.placeholders))",
+                        RequestColumns.values(of: request)
+                    )
+                }
+            }
+        }
+    }
+
     /// Removes the pending request named `key`, if any. Committed when it returns.
     public func deleteRequest(_ key: RequestKey) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in

@@ -395,6 +395,50 @@ public final class SchedulerDriver: Sendable {
         if let rejection { throw rejection }
     }
 
+    /// Submits several requests with one commit (group commit): each is checked as
+    /// ``submit(_:)`` checks it, the accepted ones are written in one transaction, and only
+    /// then applied, all under one hold of the lock. Returns each request's result, in
+    /// order; a request that returned success is on disk. At most one request per app:
+    /// the checks of one app's requests depend on each other (its pending limits), so a
+    /// caller batches across apps (bgtaskd's `GroupCommitter`).
+    /// - Precondition: no two requests of the same app.
+    public func submit(batch requests: [PendingRequest]) -> [Result<Void, SubmitRejection>] {
+        precondition(Set(requests.map(\.app)).count == requests.count, "submit(batch:) takes at most one request per app")
+        guard uplink == nil else { return requests.map { request in Result { () throws(SubmitRejection) in try submit(request) } } }
+        var results: [Result<Void, SubmitRejection>] = []
+        var accepted: [PendingRequest] = []
+        mutate { state, now in
+            for request in requests {
+                do throws(SubmitRejection) {
+                    try state.engine.checkSubmit(request, at: now)
+                    accepted.append(request)
+                    results.append(.success(()))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            guard !accepted.isEmpty else { return [] }
+            do {
+                guard let store else { throw SubmitRejection(.unavailable, unavailableReason ?? "no store") }
+                try store.upsertRequests(accepted)
+            } catch {
+                let rejection = error as? SubmitRejection ?? SubmitRejection(.unavailable, "\(error)")
+                results = results.map { result in
+                    guard case .success = result else { return result }
+                    return .failure(SubmitRejection(.unavailable, "the scheduler cannot schedule the request: \(rejection.message)"))
+                }
+                accepted.removeAll()
+                return []
+            }
+            var effects: [EngineEffect] = []
+            for request in accepted {
+                effects += state.engine.submit(request, at: now)
+            }
+            return effects
+        } prefix: { now in accepted.map { .submitted($0, at: now) } }
+        return results
+    }
+
     /// Removes a pending request: from disk, then from the engine, in one hold of the lock
     /// (as ``submit(_:)``), so a racing submission lands wholly before or after it. When the
     /// delete fails the request stays pending (in memory too, as on disk, so a restart

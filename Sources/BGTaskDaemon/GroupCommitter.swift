@@ -1,0 +1,65 @@
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// Group commit of submissions (docs/daemon.md, "Many apps at once"): submits that arrive
+/// while a commit is in flight wait in a queue, and the next commit takes them all (at
+/// most one per app per commit, see ``SchedulerDriver/submit(batch:)``) with one `fsync`.
+/// Every submit is answered only once its commit is on disk.
+///
+/// No thread waits: the first submitter finding no commit in flight becomes the leader and
+/// commits until the queue is empty; the others enqueue and return, and their completions
+/// are called by the leader.
+final class GroupCommitter: Sendable {
+    typealias Completion = @Sendable (Result<Void, SubmitRejection>) -> Void
+
+    private struct Waiting {
+        var request: PendingRequest
+        var completion: Completion
+    }
+
+    private struct State {
+        var queue: [Waiting] = []
+        var committing = false
+    }
+
+    private let driver: SchedulerDriver
+    private let state = Mutex(State())
+
+    init(driver: SchedulerDriver) { self.driver = driver }
+
+    /// Submits `request`; `completion` is called once it is on disk or refused.
+    func submit(_ request: PendingRequest, completion: @escaping Completion) {
+        let leads = state.withLock { state -> Bool in
+            state.queue.append(Waiting(request: request, completion: completion))
+            if state.committing { return false }
+            state.committing = true
+            return true
+        }
+        guard leads else { return }
+        while let batch = nextBatch() {
+            let results = driver.submit(batch: batch.map(\.request))
+            for (waiting, result) in zip(batch, results) { waiting.completion(result) }
+        }
+    }
+
+    /// The next commit's submissions, in arrival order, one per app; `nil` (and no commit
+    /// in flight any more) when none waits.
+    private func nextBatch() -> [Waiting]? {
+        state.withLock { state in
+            guard !state.queue.isEmpty else {
+                state.committing = false
+                return nil
+            }
+            var apps = Set<AppID>()
+            var batch: [Waiting] = []
+            var later: [Waiting] = []
+            for waiting in state.queue {
+                if apps.insert(waiting.request.app).inserted { batch.append(waiting) } else { later.append(waiting) }
+            }
+            state.queue = later
+            return batch
+        }
+    }
+}

@@ -1,0 +1,58 @@
+@testable import BGTaskDaemon
+import BackgroundTasks
+import Dispatch
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+import Testing
+
+/// Group commit: concurrent submissions from many apps share commits, and each is answered
+/// only once it is on disk.
+@Suite struct GroupCommitterTests {
+    final class NoHost: RemoteTaskHost {
+        func launch(_ run: RunRecord, budget: TimeInterval?) {}
+        func expire(_ run: RunID, reason: String) {}
+        func terminate(_ run: RunID, reason: String) {}
+        func finished(_ run: RunRecord) {}
+        func sampleProgress(_ run: RunID) {}
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func concurrentSubmissionsOfSixteenAppsAreAllDurable() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtaskd-group-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("scheduler.sqlite")
+        let start = Date(timeIntervalSince1970: 1_796_083_200)
+        let store = try SchedulerStore.open(at: url, now: start).0
+        let driver = SchedulerDriver(clock: DispatchDriverClock(), store: store, log: .collecting(), meter: nil)
+        let apps = (0..<16).map { AppID("com.example.app\($0)") }
+        for app in apps {
+            let identifiers = (0..<10).map { "\(app).task\($0)" }
+            driver.install(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "test")), host: NoHost())
+        }
+        let committer = GroupCommitter(driver: driver)
+        let acknowledged = Mutex<[RequestKey]>([])
+        let group = DispatchGroup()
+        for app in apps {
+            for number in 0..<10 {
+                group.enter()
+                DispatchQueue.global().async {
+                    let request = PendingRequest(app: app, identifier: "\(app).task\(number)", kind: .processing,
+                                                 earliestBeginDate: Date().addingTimeInterval(86_400), submittedAt: Date())
+                    committer.submit(request) { result in
+                        if case .success = result { acknowledged.withLock { $0.append(request.key) } }
+                        group.leave()
+                    }
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 50) == .success)
+        let onDisk = Set(try SchedulerStore.openForReading(at: url).pendingRequests().map(\.key))
+        let acked = acknowledged.withLock { $0 }
+        #expect(acked.count == 160)
+        #expect(Set(acked).isSubset(of: onDisk), "every acknowledged submission is on disk")
+        store.close()
+    }
+}

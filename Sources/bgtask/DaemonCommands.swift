@@ -276,3 +276,24 @@ extension DaemonCommand {
         return render(reply, json: options.json, command: "why")
     }
 }
+
+extension DaemonCommand {
+    /// The "Daemon commands" section of docs/cli.md, generated from ``table`` (a test checks
+    /// the page against it, so the reference and `--help` cannot drift).
+    static var reference: String {
+        var lines = [
+            "## Daemon commands",
+            "",
+            "Generated from the table in `Sources/bgtask/DaemonCommands.swift` (the same table as `bgtask --help`).",
+            "Each takes `--socket PATH` (default `$XDG_RUNTIME_DIR/bgtaskd/socket`) and `--help`; read commands take `--json`.",
+            "",
+            "| command | what it does |",
+            "|---|---|",
+        ]
+        for spec in table {
+            // A pipe inside a table cell must be escaped, even in code.
+            lines.append("| `bgtask \(spec.synopsis.replacingOccurrences(of: "|", with: "\\|"))` | \(spec.summary) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -200,3 +200,41 @@ import Testing
         } throws: { "\($0)".contains("minimumLaunchInterval") && "\($0)".contains("line 2") }
     }
 }
+
+/// The daemon commands: parsed from one table that also makes `--help` and docs/cli.md.
+@Suite struct DaemonCommandLineTests {
+    @Test func theCLIReferenceIsGeneratedFromTheTable() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/cli.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
+        #expect(text.contains(DaemonCommand.reference), "docs/cli.md's daemon section differs from the table; replace it with:\n\(DaemonCommand.reference)")
+        for spec in DaemonCommand.table {
+            #expect(CommandLineParser.usage.contains(spec.synopsis), "bgtask --help lacks \(spec.name)")
+        }
+    }
+
+    @Test func parsesEveryDaemonCommand() {
+        #expect(CommandLineParser.parse(["status", "--json"]) == .success(.daemon(DaemonCommand(name: "status", request: .status, json: true))))
+        #expect(CommandLineParser.parse(["run", "com.example.a", "com.example.a.refresh"]) == .success(.daemon(DaemonCommand(name: "run", request: .run(app: AppID("com.example.a"), identifier: "com.example.a.refresh")))))
+        #expect(CommandLineParser.parse(["settings", "com.example.a", "background-refresh", "off", "--socket", "/tmp/s"]) == .success(.daemon(DaemonCommand(name: "settings", request: .setBackgroundRefresh(app: AppID("com.example.a"), enabled: false), socket: "/tmp/s"))))
+        #expect(CommandLineParser.parse(["push", "com.example.a", "--payload", "{\"k\":1}"]) == .success(.daemon(DaemonCommand(name: "push", request: .push(app: AppID("com.example.a"), payload: "{\"k\":1}")))))
+        #expect(CommandLineParser.parse(["pending"]) == .success(.daemon(DaemonCommand(name: "pending", request: .pending(app: nil)))))
+        #expect(CommandLineParser.parse(["force-quit", "--help"]) == .success(.daemon(DaemonCommand(name: "force-quit", request: .status, help: true))))
+    }
+
+    @Test(arguments: [
+        (["run", "com.example.a"], "run takes <app> <identifier>, got 1 argument(s)"),
+        (["settings", "a", "background-refresh", "maybe"], "background-refresh must be on or off, got 'maybe'"),
+        (["settings", "a", "wifi", "on"], "settings knows only background-refresh, got 'wifi'"),
+        (["install", "m.json", "--json"], "install prints no report; --json is for read commands"),
+        (["apps", "--socket"], "--socket needs a socket path"),
+        (["open", "--frobnicate"], "unknown option for open: '--frobnicate'"),
+        (["uninstall", ""], "uninstall needs an argument, got an empty string"),
+    ])
+    func refusesBadDaemonCommands(arguments: [String], message: String) {
+        guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+            Issue.record("\(arguments) parsed")
+            return
+        }
+        #expect(error.message == message)
+    }
+}

@@ -284,6 +284,18 @@ public final class DaemonService: Sendable {
         case .lifecycle(let transition):
             lifecycle(transition, of: app)
             return .done(nil)
+        case .setRetryPolicy(let identifier, let terms):
+            guard let terms else {
+                driver.setRetryPolicyOf(RequestKey(app: app, identifier: identifier), to: nil)
+                return .done(nil)
+            }
+            switch terms.policy() {
+            case .success(let policy):
+                driver.setRetryPolicyOf(RequestKey(app: app, identifier: identifier), to: policy)
+                return .done(nil)
+            case .failure(let failure):
+                return .failed(failure)
+            }
         case .checkpointGet(let key):
             return storeCall { .data(try store.checkpoint(app: app, key: key)) }
         case .checkpointSet(let key, let value):

@@ -1,3 +1,4 @@
+import DaemonProtocol
 import Foundation
 import SchedulerStore
 import Synchronization
@@ -345,7 +346,17 @@ public final class SchedulerDriver: Sendable {
     /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine
     /// retries failed runs itself (see ``RetryPolicy``).
     func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
+        if let uplink {
+            uplink.post(.setRetryPolicy(identifier: key.identifier, policy: policy.map(RetryPolicyTerms.init)))
+            return
+        }
         state.withLock { $0.engine.setRetryPolicy(policy, for: key) }
+    }
+
+    /// Sets (or with `nil` removes) the retry policy of `key`'s identifier, for a request
+    /// an app made through bgtaskd.
+    public func setRetryPolicyOf(_ key: RequestKey, to policy: RetryPolicy?) {
+        setRetryPolicy(policy, for: key)
     }
 
     /// Whether the app's Background App Refresh switch is on.

@@ -75,6 +75,8 @@ public enum AppRequest: Codable, Sendable, Hashable {
     case backgroundRefreshStatus
     /// The app's own lifecycle transition.
     case lifecycle(AppTransition)
+    /// `BGTaskScheduler.setRetryPolicy` for one identifier (`nil` removes it).
+    case setRetryPolicy(identifier: String, policy: RetryPolicyTerms?)
     /// Reads a durable checkpoint (`BGCheckpointStore`).
     case checkpointGet(key: String)
     /// Writes a durable checkpoint; acknowledged once on disk.
@@ -83,6 +85,44 @@ public enum AppRequest: Codable, Sendable, Hashable {
     case checkpointRemove(key: String)
     /// The checkpoint keys that have values.
     case checkpointKeys
+}
+
+/// A retry policy as it travels: checked by the daemon before it becomes a `RetryPolicy`
+/// (whose initializer refuses a negative delay or a multiplier below 1).
+public struct RetryPolicyTerms: Codable, Sendable, Hashable {
+    /// The delay before the first retry, in seconds.
+    public var initialDelay: Double
+    /// Each further retry waits this many times longer.
+    public var multiplier: Double
+    /// No retry waits longer, in seconds.
+    public var maximumDelay: Double
+    /// Give up after this many consecutive failures (`nil`: never).
+    public var maximumAttempts: Int?
+
+    /// The terms of `policy`.
+    public init(_ policy: RetryPolicy) {
+        initialDelay = policy.initialDelay
+        multiplier = policy.multiplier
+        maximumDelay = policy.maximumDelay
+        maximumAttempts = policy.maximumAttempts
+    }
+
+    /// The policy, or a message naming the field out of range.
+    public func policy() -> Result<RetryPolicy, DaemonFailure> {
+        guard initialDelay.isFinite, (0...31_536_000).contains(initialDelay) else {
+            return .failure(DaemonFailure(.invalid, "retry policy: initialDelay must be 0 to 31536000 seconds, got \(initialDelay)"))
+        }
+        guard multiplier.isFinite, (1...1000).contains(multiplier) else {
+            return .failure(DaemonFailure(.invalid, "retry policy: multiplier must be 1 to 1000, got \(multiplier)"))
+        }
+        guard maximumDelay.isFinite, (0...31_536_000).contains(maximumDelay) else {
+            return .failure(DaemonFailure(.invalid, "retry policy: maximumDelay must be 0 to 31536000 seconds, got \(maximumDelay)"))
+        }
+        if let maximumAttempts, maximumAttempts < 0 {
+            return .failure(DaemonFailure(.invalid, "retry policy: maximumAttempts must not be negative, got \(maximumAttempts)"))
+        }
+        return .success(RetryPolicy(initialDelay: initialDelay, multiplier: multiplier, maximumDelay: maximumDelay, maximumAttempts: maximumAttempts))
+    }
 }
 
 /// What `bgtask` asks of the daemon.

@@ -78,7 +78,7 @@ struct EnergyLogStoreTests {
         #expect(report.interruptedRuns.isEmpty)
         let version = try store.withConnection { (connection) throws(StoreError) in try SchemaMigrations.version(of: connection) }
         #expect(version == SchemaMigrations.latestVersion)
-        #expect(version == 4)
+        #expect(version == 5)
 
         let old = try #require(try store.run(RunID(1)))
         #expect(old.request == request)

@@ -155,7 +155,7 @@ struct InstalledAppStoreTests {
         #expect(try reader.pendingRequests().map(\.identifier) == ["r"])
     }
 
-    @Test("a version-3 store migrates to version 4 and keeps its requests, runs, settings and quarantine")
+    @Test("a version-3 store migrates to the latest version and keeps its requests, runs, settings and quarantine")
     func migratesFromVersion3() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
@@ -180,7 +180,7 @@ struct InstalledAppStoreTests {
         let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
         #expect(report.movedAsideCorruptFile == nil)
         let version = try store.withConnection { (connection) throws(StoreError) in try SchemaMigrations.version(of: connection) }
-        #expect(version == 4)
+        #expect(version == 5)
         #expect(version == SchemaMigrations.latestVersion)
         #expect(try store.pendingRequests() == [Sample.requestsUsingEveryField[1]])
         #expect(try store.appSetting(app: Sample.app, name: AppSettingName.backgroundRefresh) == "off")

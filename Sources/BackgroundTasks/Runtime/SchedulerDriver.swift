@@ -267,6 +267,12 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
+    /// `app` moved to the background. Under bgtaskd the daemon learns it (an app it
+    /// launched is suspended once idle); the embedded engine has nothing to do with it.
+    public func appBackgrounded(_ app: AppID) {
+        uplink?.post(.lifecycle(.background))
+    }
+
     /// The user force-quit `app`: no background launches until it is opened again.
     public func appForceQuit(_ app: AppID) {
         if let uplink { uplink.post(.lifecycle(.forceQuit)); return }

@@ -1,0 +1,45 @@
+import Foundation
+@testable import SchedulerCore
+import Testing
+
+private typealias F = EngineFixtures
+private let t0 = F.t0
+
+/// Installing and uninstalling apps (bgtaskd) are engine events: they judge again and end
+/// what must end, through the one path every event takes.
+@Suite struct EngineInstallTests {
+    @Test func uninstallEndsTheRunsByForceAndForgetsTheApp() throws {
+        var engine = F.engine()
+        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        _ = try F.submit(F.processing(F.processingID(1), earliest: t0 + 3600), to: &engine, at: t0)
+        let effects = engine.handle(.appUninstalled(F.app), at: t0 + 10)
+        #expect(effects.contains(.terminate(run.id, reason: "the app was uninstalled")))
+        let finished = effects.compactMap { if case .runFinished(let record) = $0 { record } else { nil } }
+        #expect(finished.map(\.outcome) == [.terminated])
+        #expect(engine.pendingRequests(of: F.app).isEmpty)
+        #expect(engine.activeRuns.isEmpty)
+        #expect(engine.registration(of: F.app) == nil)
+        #expect(F.rejection(of: F.processing(), by: engine, at: t0 + 20) != nil, "an uninstalled app cannot submit")
+        // The other app is untouched.
+        #expect(engine.registration(of: F.otherApp) != nil)
+    }
+
+    @Test func anUninstallFilesNoRetry() throws {
+        var engine = F.engine()
+        engine.setRetryPolicy(.fixed(60), for: F.key(F.syncID))
+        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        let effects = engine.handle(.appUninstalled(F.app), at: t0 + 10)
+        #expect(!effects.contains { if case .retryScheduled = $0 { true } else { false } })
+        #expect(engine.pendingRequests(of: F.app).isEmpty)
+        _ = run
+    }
+
+    @Test func installingAgainReleasesWhatTheSwitchHeld() throws {
+        var engine = F.engine()
+        _ = engine.handle(.backgroundRefreshChanged(F.app, enabled: false), at: t0)
+        #expect(F.rejection(of: F.refresh(), by: engine, at: t0)?.code == .unavailable)
+        let effects = EngineEffectSummary(engine.handle(.appInstalled(AppRegistration(app: F.app, manifest: F.manifest, backgroundRefreshEnabled: true)), at: t0 + 1))
+        #expect(effects.launched.isEmpty)
+        #expect(try F.submit(F.refresh(), to: &engine, at: t0 + 2).launched.map(\.identifier) == [F.refreshID])
+    }
+}

@@ -459,20 +459,17 @@ public final class DaemonService: Sendable {
             }
         }
         let now = driver.clock.now()
+        let identifier = RemoteWake.identifier(for: app)
+        var request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: now)
+        request.remoteNotificationPayload = payload ?? "{}"
         if let wait = pushes.admit(app, at: now) {
             return .failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed in \(DurationText.spoken(wait))"))
         }
-        let identifier = RemoteWake.identifier(for: app)
-        var request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: now)
-        request.remoteNotificationPayload = payload
         do {
-            try driver.submit(request)
-            // Ready at once, it may have launched already; otherwise it launches now.
-            if driver.pendingRequests(of: app).contains(where: { $0.key == request.key }) {
-                try driver.simulateLaunch(request.key)
-            }
+            try driver.wake(request)
         } catch {
-            return .failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error)"))
+            pushes.forget(app, at: now)
+            return .failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error.message)"))
         }
         return .done("woke \(app) for a remote notification")
     }

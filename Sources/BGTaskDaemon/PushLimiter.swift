@@ -27,6 +27,14 @@ public final class PushLimiter: Sendable {
     /// A limiter with `limit`.
     public init(limit: Limit) { self.limit = limit }
 
+    /// Gives back the push admitted to `app` at `now` (it could not be delivered: a push
+    /// that never woke the app does not count).
+    public func forget(_ app: AppID, at now: Date) {
+        admitted.withLock { admitted in
+            if let index = admitted[app]?.lastIndex(of: now) { admitted[app]?.remove(at: index) }
+        }
+    }
+
     /// Admits a push to `app` at `now` (`nil`), or says how long until the next is allowed.
     public func admit(_ app: AppID, at now: Date) -> TimeInterval? {
         admitted.withLock { admitted in

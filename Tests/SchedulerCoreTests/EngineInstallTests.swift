@@ -42,4 +42,15 @@ private let t0 = F.t0
         #expect(effects.launched.isEmpty)
         #expect(try F.submit(F.refresh(), to: &engine, at: t0 + 2).launched.map(\.identifier) == [F.refreshID])
     }
+
+    @Test func aRemoteWakeLaunchesNowWhateverThePendingLimitsButNotWhatTheAppMayNotRun() throws {
+        var engine = F.engine()
+        _ = try F.submit(F.refresh(earliest: t0 + 3600), to: &engine, at: t0)
+        #expect(F.rejection(of: F.refresh(F.secondRefreshID), by: engine, at: t0)?.code == .tooManyPendingTaskRequests)
+        let woken = EngineEffectSummary(try engine.wake(F.refresh(F.secondRefreshID), at: t0 + 1))
+        #expect(woken.launched.map(\.identifier) == [F.secondRefreshID])
+        #expect(engine.pendingRequests(of: F.app).map(\.identifier) == [F.refreshID], "the queued refresh stays")
+        #expect(throws: SubmitRejection.self) { _ = try engine.wake(F.refresh("com.example.app.unlisted"), at: t0 + 2) }
+        #expect(throws: SubmitRejection.self) { _ = try engine.wake(F.refresh(F.secondRefreshID), at: t0 + 3) }
+    }
 }

@@ -638,6 +638,21 @@ public final class SchedulerDriver: Sendable {
         if let failure { throw failure }
     }
 
+    /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
+    /// so not written as pending; its run is recorded at launch as every run is.
+    public func wake(_ request: PendingRequest) throws(SubmitRejection) {
+        var failure: SubmitRejection?
+        mutate { state, now in
+            do throws(SubmitRejection) {
+                return try state.engine.wake(request, at: now)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).
     public func simulateExpiration(_ key: RequestKey) throws(EngineError) {
         if let uplink {

@@ -315,6 +315,26 @@ public struct SchedulerEngine: Sendable {
         return effects
     }
 
+    /// A remote wake (bgtaskd's silent push, docs/daemon.md "Remote wake"): `request`
+    /// launches now. It is checked as a submission is (the app's manifest, its switch),
+    /// except against the app's pending limits: a push is not a request the app queued, and
+    /// never waits in the queue. A pending request under the same key is replaced.
+    public mutating func wake(_ request: PendingRequest, at now: Date) throws(SubmitRejection) -> [EngineEffect] {
+        do {
+            try checkSubmit(request, at: now)
+        } catch where error.code == .tooManyPendingTaskRequests {
+            // Not queued, so not counted.
+        }
+        if let running = runsByKey[request.key] {
+            throw SubmitRejection(.unavailable, "'\(request.identifier)' of \(request.app) is already running (\(running)); the wake was not delivered")
+        }
+        _ = index.remove(request.key)
+        var effects: [EngineEffect] = []
+        launch(request, at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
     /// Expires the run in progress for `key` now (the public twin of Apple's
     /// `_simulateExpirationForTaskWithIdentifier`).
     public mutating func simulateExpiration(_ key: RequestKey, at now: Date) throws(EngineError) -> [EngineEffect] {

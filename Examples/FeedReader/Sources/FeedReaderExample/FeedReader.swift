@@ -60,6 +60,18 @@ public final class FeedReader: Sendable {
         BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.cleanupIdentifier) { task in
             await self.handleCleanup(task as! BGProcessingTask)
         }
+        // A silent push (`bgtask push com.example.feedreader` under bgtaskd): fetch now.
+        UIApplication.shared.setRemoteNotificationHandler { _, completionHandler in
+            _ = self.service.fetchLatest(since: self.database.newestArticleDate) { result in
+                switch result {
+                case .success(let articles):
+                    self.database.insert(articles)
+                    completionHandler(articles.isEmpty ? .noData : .newData)
+                case .failure:
+                    completionHandler(.failed)
+                }
+            }
+        }
         scheduleAppRefresh()
         scheduleCleanup()
     }

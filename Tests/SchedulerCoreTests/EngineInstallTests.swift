@@ -53,4 +53,17 @@ private let t0 = F.t0
         #expect(throws: SubmitRejection.self) { _ = try engine.wake(F.refresh("com.example.app.unlisted"), at: t0 + 2) }
         #expect(throws: SubmitRejection.self) { _ = try engine.wake(F.refresh(F.secondRefreshID), at: t0 + 3) }
     }
+
+    @Test func whyNamesSinceWhenARequestIsDueAndTheLastSharedTrigger() throws {
+        var engine = F.engine(conditions: F.noPower)
+        _ = try F.submit(F.processing(power: true), to: &engine, at: t0)
+        _ = engine.handle(.conditionsChanged(F.nothing), at: t0 + 10)
+        _ = engine.handle(.conditionsChanged(Conditions(externalPower: false, networkAvailable: true)), at: t0 + 20)
+        let explanation = engine.explain(F.key(F.syncID), at: t0 + 30)
+        #expect(explanation.lastSharedTrigger == t0 + 20, "the network came back at t0 + 20")
+        #expect(explanation.eligibleSince != nil)
+        let text = ExplanationReport.text(explanation, app: F.app, identifier: F.syncID, running: nil, runningWhere: nil, notes: [], conditions: engine.conditions)
+        #expect(text.contains("last shared trigger (power or network back): \(t0 + 20)"))
+        #expect(ExplanationReport.json(explanation, running: nil, notes: [], conditions: engine.conditions, now: t0 + 30).contains("\"lastSharedTrigger\""))
+    }
 }

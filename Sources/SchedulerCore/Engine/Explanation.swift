@@ -18,6 +18,11 @@ public struct Explanation: Hashable, Sendable {
     public var waitingFor: [String]
     /// When the system expects to run it, given what it knows now.
     public var predictedNextRun: Date?
+    /// Since when the request has been due (its wait the policies see), when it is due.
+    public var eligibleSince: Date?
+    /// The last moment every device (and app) saw the same trigger: power or network coming
+    /// back; herd spreading spreads what such a trigger frees.
+    public var lastSharedTrigger: Date?
 
     /// A summary line: "runs now", "waits until ...", "waits for ...".
     public var summary: String {
@@ -36,7 +41,7 @@ extension SchedulerEngine {
     public func explain(_ key: RequestKey, at now: Date) -> Explanation {
         let active = activeRun(for: key)
         guard let request = pendingRequests(of: key.app).first(where: { $0.identifier == key.identifier }) else {
-            return Explanation(request: nil, activeRun: active, location: nil, evaluation: nil, earliestPossibleRun: nil, waitingFor: [], predictedNextRun: nil)
+            return Explanation(request: nil, activeRun: active, location: nil, evaluation: nil, earliestPossibleRun: nil, waitingFor: [], predictedNextRun: nil, lastSharedTrigger: sharedTrigger)
         }
         var evaluation = evaluate(request, at: now)
         let location = self.location(of: key)
@@ -89,7 +94,9 @@ extension SchedulerEngine {
             evaluation: evaluation,
             earliestPossibleRun: earliest,
             waitingFor: waitingFor,
-            predictedNextRun: predicted
+            predictedNextRun: predicted,
+            eligibleSince: eligibleSince(of: key),
+            lastSharedTrigger: sharedTrigger
         )
     }
 }

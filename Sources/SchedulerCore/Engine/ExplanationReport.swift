@@ -22,6 +22,8 @@ public enum ExplanationReport {
             lines.append("  requires: \(request.requiredConditions.map(\.description).joined(separator: ", "))")
         }
         if let location = explanation.location { lines.append("  now: \(location)") }
+        if let since = explanation.eligibleSince { lines.append("  due since: \(since)") }
+        if let trigger = explanation.lastSharedTrigger { lines.append("  last shared trigger (power or network back): \(trigger)") }
         lines.append("  device: \(conditions)")
         lines.append("  verdict: \(explanation.summary)")
         if let evaluation = explanation.evaluation {
@@ -65,6 +67,8 @@ public enum ExplanationReport {
         var earliestPossibleRun: Date?
         var waitingFor: [String]
         var predictedNextRun: Date?
+        var eligibleSince: Date?
+        var lastSharedTrigger: Date?
         var evaluatedAt: Date
         /// Unreadable pending rows, and a run whose process died, as sentences.
         var notes: [String]
@@ -100,6 +104,8 @@ public enum ExplanationReport {
             earliestPossibleRun: explanation.earliestPossibleRun,
             waitingFor: explanation.waitingFor,
             predictedNextRun: explanation.predictedNextRun,
+            eligibleSince: explanation.eligibleSince,
+            lastSharedTrigger: explanation.lastSharedTrigger,
             evaluatedAt: now,
             notes: notes
         )

@@ -282,6 +282,13 @@ public struct SchedulerEngine: Sendable {
     /// Where the pending request under `key` sits (waiting, eligible, blocked...).
     public func location(of key: RequestKey) -> EligibilityIndex.Location? { index.location(of: key) }
 
+    /// Since when the request under `key` has been due, when it is due (what the policies
+    /// see as its wait).
+    public func eligibleSince(of key: RequestKey) -> Date? { index.eligibleSince(of: key) }
+
+    /// The last shared trigger (power or network back), or `nil` when none was seen.
+    public var sharedTrigger: Date? { lastSharedTrigger }
+
     /// The runs in progress.
     public var activeRuns: [RunRecord] { runs.values.map(\.record).sorted { $0.id < $1.id } }
 

@@ -548,12 +548,7 @@ public final class DaemonService: Sendable {
     }
 
     /// Pretty, sorted JSON with ISO 8601 dates (what `--json` prints).
-    static func json<Value: Encodable>(_ value: Value) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return ((try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
-    }
+    static func json<Value: Encodable>(_ value: Value) -> String { ReportJSON.text(value) }
 }
 
 /// A process that knows its start time and cgroup (for the orphan record).

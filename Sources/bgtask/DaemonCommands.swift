@@ -226,12 +226,7 @@ struct DaemonCommand: Equatable {
         }.joined(separator: "\n") + "\n"
     }
 
-    static func pendingJSON(_ requests: [PendingRequest]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return ((try? encoder.encode(requests)).map { String(decoding: $0, as: UTF8.self) } ?? "[]") + "\n"
-    }
+    static func pendingJSON(_ requests: [PendingRequest]) -> String { ReportJSON.text(requests, fallback: "[]") }
 
     /// `apps` and `pending` from the daemon's store, read-only, when it is not running.
     static func offline(_ command: DaemonCommand, stateDirectory: String) -> Outcome? {
@@ -243,12 +238,7 @@ struct DaemonCommand: Equatable {
             switch command.request {
             case .apps:
                 let apps = try store.installedApps().apps
-                if command.json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                    encoder.dateEncodingStrategy = .iso8601
-                    return Outcome(output: ((try? encoder.encode(apps)).map { String(decoding: $0, as: UTF8.self) } ?? "[]") + "\n", error: note, status: 0)
-                }
+                if command.json { return Outcome(output: ReportJSON.text(apps, fallback: "[]"), error: note, status: 0) }
                 let text = apps.isEmpty ? "no app is installed\n" : apps.map { "\($0.app)  not running\n    \($0.executable)\n" }.joined()
                 return Outcome(output: text, error: note, status: 0)
             case .pending(let app):

@@ -109,9 +109,6 @@ public enum ExplanationReport {
             evaluatedAt: now,
             notes: notes
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return ((try? encoder.encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
+        return ReportJSON.text(report)
     }
 }

@@ -264,8 +264,9 @@ final class DaemonChild {
     }
 }
 
-/// The lines of a bench app record file: `start ID NANOS`, `expired ID NANOS`, `error ...`.
+/// The lines of a bench app record file: `main ID NANOS`, `start ID NANOS`, `expired ID NANOS`, `error ...`.
 struct AppRecord {
+    var mains: [String: [Int64]] = [:]
     var starts: [String: [Int64]] = [:]
     var expirations: [String: [Int64]] = [:]
     var errors: [String] = []
@@ -277,6 +278,7 @@ struct AppRecord {
             if fields.first == "error" { errors.append(String(line)); continue }
             guard fields.count == 3, let instant = Int64(fields[2]) else { continue }
             switch fields[0] {
+            case "main": mains[String(fields[1]), default: []].append(instant)
             case "start": starts[String(fields[1]), default: []].append(instant)
             case "expired": expirations[String(fields[1]), default: []].append(instant)
             default: continue

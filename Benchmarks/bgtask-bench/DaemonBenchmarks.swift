@@ -78,6 +78,11 @@ enum DaemonBenchmarks {
             let toHandler = Distribution(zip(entered, handled).map { Double($1 - $0) / 1e6 })
             breakdown = ["to_main_p50_ms": toMain.median, "main_to_handler_p50_ms": toHandler.median]
             say("  of which: run launched -> the app's main code begins (spawn, exec, loading): p50 \(format(toMain.median, 2)) ms; main -> handler (API set-up, connect, hello, registration, hand-over): p50 \(format(toHandler.median, 2)) ms")
+            // The app's executable alone (no arguments: it stops at once with a usage
+            // error), started and waited for here: what loading a Swift program costs.
+            let bare = try spawnMilliseconds(executables.app, count: 30)
+            breakdown["app_bare_spawn_p50_ms"] = bare.median
+            say("  machine: posix_spawn + wait of bgtask-bench-app doing nothing (loading Swift and Foundation, then exit): p50 \(format(bare.median, 2)) ms (30 spawns)")
         }
         say("  machine: posix_spawn + wait of /bin/true: p50 \(format(spawn.median, 2)) ms  p99 \(format(spawn.percentile(99), 2)) ms (200 spawns)")
         let targetP50 = warm ? 2.0 : 30.0
@@ -127,16 +132,20 @@ enum DaemonBenchmarks {
             }
         }
         var lateness: [Double] = []
+        var byPosition: [[Double]] = []
         for app in apps {
             let expirations = AppRecord(path: sandbox.appFile("\(app).record")).expirations[refreshIdentifier] ?? []
             let logged = try loggedRuns(of: app, in: sandbox)
             guard logged.count == expirations.count else {
                 throw DaemonBenchError("the run log holds \(logged.count) runs of \(app) but the app recorded \(expirations.count) expirations")
             }
+            var own: [Double] = []
             for (run, expired) in zip(logged, expirations) {
                 let deadline = nanoseconds(since1970: run.startedAt.addingTimeInterval(budget))
-                lateness.append(Double(expired - deadline) / 1e6)
+                own.append(Double(expired - deadline) / 1e6)
             }
+            lateness += own
+            byPosition.append(own)
         }
         let sample = Distribution(lateness)
         let sleeps = absoluteSleepLateness(count: 200, intervalMilliseconds: 5)
@@ -144,6 +153,9 @@ enum DaemonBenchmarks {
         let p99 = sample.percentile(99)
         say("  \(sample.count) runs (\(appCount) apps x \(rounds) rounds), budget \(format(budget, 0)) s, bgtaskd child")
         say("  expiration handler called after the deadline: p50 \(format(sample.median, 2)) ms  p99 \(format(p99, 2)) ms  min \(format(sample.min, 2))  max \(format(sample.max, 2)) ms")
+        // Deadlines of one round are as far apart as the launches were: a late expiration
+        // that grows with the app's place in the round is waiting behind the ones before.
+        say("  p50 by the app's place in each round (its deadline follows the previous one by one launch): \(byPosition.map { format(Distribution($0).median, 2) }.joined(separator: ", ")) ms")
         say("  machine: clock_nanosleep(TIMER_ABSTIME) lateness p50 \(format(sleeps.median * 1000, 1)) us  p99 \(format(sleeps.percentile(99) * 1000, 1)) us (200 x 5 ms)")
         say("  machine: DispatchSource wall timer (1 ms leeway, as the daemon's clock) lateness p50 \(format(dispatch.median, 3)) ms  p99 \(format(dispatch.percentile(99), 3)) ms (100 x 10 ms)")
         return BenchmarkResult(

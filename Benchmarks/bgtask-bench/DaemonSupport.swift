@@ -309,13 +309,18 @@ func loggedRuns(of app: String, in sandbox: DaemonSandbox) throws -> [RunRecord]
 /// `/bin/true` spawned with posix_spawn and waited for: the machine's floor for starting a
 /// process, in milliseconds per spawn.
 func trueSpawnMilliseconds(count: Int) throws -> Distribution {
+    try spawnMilliseconds("/bin/true", count: count)
+}
+
+/// `path` (with no arguments) spawned with posix_spawn and waited for, in milliseconds.
+func spawnMilliseconds(_ path: String, count: Int) throws -> Distribution {
     var samples: [Double] = []
     for _ in 0..<count {
         let start = monotonicNanoseconds()
-        let pid = try spawnProcess("/bin/true", [], environment: ["PATH": "/usr/bin:/bin"])
+        let pid = try spawnProcess(path, [], environment: ["PATH": "/usr/bin:/bin"])
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw DaemonBenchError("waitpid of /bin/true failed: errno \(errno)") }
+            guard errno == EINTR else { throw DaemonBenchError("waitpid of \(path) failed: errno \(errno)") }
         }
         samples.append(Double(monotonicNanoseconds() - start) / 1e6)
     }

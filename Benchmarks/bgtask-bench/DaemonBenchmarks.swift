@@ -297,9 +297,10 @@ enum DaemonBenchmarks {
         let cpuFromStat = Double(ticksAfter - ticksBefore) / ticksPerSecond
         let cpuFromSchedstat = Double(runtime) / 1e9
         let perMinute = Double(switches) / elapsed * 60
-        // schedstat counts nanoseconds; utime+stime counts 1/CLK_TCK ticks, too coarse for
-        // 0.01 % of a core over a minute (6 ms): the verdict takes the larger of the two.
-        let cpu = max(cpuFromSchedstat, cpuFromStat)
+        // schedstat counts nanoseconds on CPU exactly; utime+stime is charged in whole
+        // 1/CLK_TCK ticks to whoever runs when the tick lands, too coarse for 0.01 % of a
+        // core over a minute (6 ms): the verdict uses schedstat when the kernel has it.
+        let cpu = runtime > 0 ? cpuFromSchedstat : cpuFromStat
         let percent = cpu / elapsed * 100
         say("  bgtaskd child (pid \(daemon.pid)), 1,000 pending requests of 100 apps, none due within the hour; window \(format(elapsed, 1)) s; threads seen \(Set(first.keys).union(last.keys).count), \(exited) exited in the window")
         say("  CPU: \(format(cpuFromStat * 1000, 1)) ms by utime+stime (\(Int(ticksPerSecond)) Hz ticks), \(format(cpuFromSchedstat * 1000, 3)) ms by schedstat = \(format(percent, 4)) % of a core (target < 0.01 %)")
@@ -469,18 +470,23 @@ enum DaemonBenchmarks {
         guard apps == appCount, pending == appCount * requestsPerApp else {
             throw DaemonBenchError("bgtaskd reports \(apps) apps and \(pending) pending requests, expected \(appCount) and \(appCount * requestsPerApp)")
         }
+        // Resident memory at readiness still holds start-up's temporary buffers, or not,
+        // depending on when the allocator returned them: read again 1 s later (the daemon
+        // is idle then) for the verdict, and the peak.
+        let rssAtReady = Double(memoryKiB(pid: daemon.pid, field: "VmRSS")) / 1024
+        pause(milliseconds: 1000)
         let rss = memoryKiB(pid: daemon.pid, field: "VmRSS")
         let peak = memoryKiB(pid: daemon.pid, field: "VmHWM")
         let rssMiB = Double(rss) / 1024
         say("  store seeded in \(format(seedSeconds, 1)) s (\(appCount) apps, \(pending) pending requests); bgtaskd child")
         say("  reading the \(appsRead) apps and \(pendingRead) requests alone (SchedulerStore, read-only, in bgtask-bench): \(format(readSeconds * 1000, 0)) ms")
         say("  spawn -> status answered: \(format(ready * 1000, 0)) ms (target <= 1000 ms) \(ready <= 1 ? "PASS" : "MISS")")
-        say("  resident memory when ready: VmRSS \(format(rssMiB, 1)) MiB, peak VmHWM \(format(Double(peak) / 1024, 1)) MiB (target <= 200 MiB) \(rssMiB <= 200 ? "PASS" : "MISS")")
+        say("  resident memory: VmRSS \(format(rssAtReady, 1)) MiB when ready, \(format(rssMiB, 1)) MiB 1 s later (target <= 200 MiB) \(rssMiB <= 200 ? "PASS" : "MISS"); peak VmHWM \(format(Double(peak) / 1024, 1)) MiB")
         return BenchmarkResult(
             name: "daemon-start-at-scale",
             title: "bgtaskd start-up with \(appCount) apps and \(pending) pending requests",
             target: "<= 1 s, RSS <= 200 MiB", value: ready, unit: "s", pass: ready <= 1 && rssMiB <= 200,
-            metrics: ["startup_s": ready, "rss_mib": rssMiB, "peak_rss_mib": Double(peak) / 1024, "seed_s": seedSeconds, "store_read_s": readSeconds],
+            metrics: ["startup_s": ready, "rss_mib": rssMiB, "rss_at_ready_mib": rssAtReady, "peak_rss_mib": Double(peak) / 1024, "seed_s": seedSeconds, "store_read_s": readSeconds],
             notes: ["start-up: posix_spawn of bgtaskd to its first answer to status over the socket (polled every 0.5 ms)"])
     }
 

@@ -85,6 +85,13 @@ let package = Package(
             dependencies: ["BackgroundTasks"],
             path: "Tests/DaemonTestApp"
         ),
+        // The app bgtask-bench installs with bgtaskd: a refresh handler that records when it
+        // starts (launch benchmarks), or a loop of submits (the concurrent-submit benchmark).
+        .executableTarget(
+            name: "bgtask-bench-app",
+            dependencies: ["BackgroundTasks"],
+            path: "Benchmarks/BenchApp"
+        ),
         // iOS-shaped code compiled in Swift 5 language mode (docs/porting.md): a library the
         // source-compatibility tests run, and a real process around it.
         .target(

@@ -26,11 +26,12 @@ let usage = """
     usage: bgtask-bench [--quick] [--json FILE] [--only LETTERS]
       --quick         a reduced run (fewer iterations; numbers are noisier)
       --json FILE     also write the results as JSON to FILE
-      --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h)
+      --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
+                      i, j, k, l, m, n: the bgtaskd benchmarks need bgtaskd and bgtask-bench-app built beside bgtask-bench)
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -135,6 +136,24 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         }),
         ("h", "h. Scheduling quality: the policy against a naive baseline", {
             try await SimulationBenchmarks.quality(days: 28)
+        }),
+        ("i", "i. bgtaskd: cold launch of a not-running app for its task, run launched -> handler start", {
+            try DaemonBenchmarks.launches(warm: false, runs: quick ? 15 : 30, warmup: 2)
+        }),
+        ("j", "j. bgtaskd: warm launch of a suspended app for its task, run launched -> handler start", {
+            try DaemonBenchmarks.launches(warm: true, runs: quick ? 15 : 30, warmup: 2)
+        }),
+        ("k", "k. bgtaskd: expiration punctuality, deadline -> expiration handler", {
+            try DaemonBenchmarks.expiration(apps: quick ? 2 : 6, rounds: quick ? 3 : 5)
+        }),
+        ("l", "l. bgtaskd: idle cost with 1,000 pending requests none due within the hour", {
+            try DaemonBenchmarks.idleCost(seconds: quick ? 10 : 60)
+        }),
+        ("m", "m. bgtaskd: concurrent submits from 16 apps vs one app alone", {
+            try DaemonBenchmarks.concurrentSubmits(appCount: 16, seconds: quick ? 2 : 5)
+        }),
+        ("n", "n. bgtaskd: start-up with 10,000 installed apps and 100,000 pending requests", {
+            try DaemonBenchmarks.startUpAtScale(apps: 10_000, requestsPerApp: 10)
         }),
     ]
     var failed = false

@@ -117,11 +117,29 @@ public final class DaemonService: Sendable {
         for row in listed.unreadable {
             log(.error, app: nil, "an installed app could not be read (\(row)); reinstall it with bgtask install")
         }
-        for app in listed.apps { register(app) }
+        // One query for every app's switch and policy state, one lock hold for the engine.
+        let switches = (try? store.appSettings(named: AppSettingName.backgroundRefresh)) ?? [:]
+        let installs = listed.apps.map { app in
+            (makeSupervisor(for: app), registration(of: app, refresh: switches[app.app] != "off"))
+        }
+        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, savedPolicyStates: driver.savedPolicyStates())
+    }
+
+    /// What the engine knows of `app`: its manifest with the system's identifiers.
+    private func registration(of app: InstalledApp, refresh: Bool) -> AppRegistration {
+        AppRegistration(app: app.app, manifest: app.manifest.permittingSystemIdentifiers(for: app.app), backgroundRefreshEnabled: refresh)
     }
 
     /// Makes (or updates) the supervisor of `app` and installs it in the driver.
     private func register(_ app: InstalledApp) {
+        let supervisor = makeSupervisor(for: app)
+        let refresh = ((try? store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh)) ?? nil) != "off"
+        driver.install(registration(of: app, refresh: refresh), host: supervisor)
+    }
+
+    /// The supervisor of `app`: made (and attached to the driver) on first use, updated
+    /// with the app's launch target on a reinstall.
+    private func makeSupervisor(for app: InstalledApp) -> AppSupervisor {
         let target = LaunchTarget(app: app.app, executable: app.executable, arguments: app.launchArguments, environment: launchEnvironment.environment(for: app))
         let supervisor = apps.withLock { apps -> AppSupervisor in
             if let existing = apps[app.app] {
@@ -155,8 +173,7 @@ public final class DaemonService: Sendable {
             apps[app.app] = InstalledAppEntry(installed: app, supervisor: supervisor)
             return supervisor
         }
-        let refresh = ((try? store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh)) ?? nil) != "off"
-        driver.install(AppRegistration(app: app.app, manifest: app.manifest.permittingSystemIdentifiers(for: app.app), backgroundRefreshEnabled: refresh), host: supervisor)
+        return supervisor
     }
 
     /// The installed apps.

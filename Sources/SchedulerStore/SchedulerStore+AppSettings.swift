@@ -22,6 +22,18 @@ extension SchedulerStore {
         }
     }
 
+    /// The setting `name` of every app that has it, in one query (bgtaskd's start-up reads
+    /// the switches and policy states of all its apps at once).
+    public func appSettings(named name: String) throws(StoreError) -> [AppID: String] {
+        try withConnection { (connection) throws(StoreError) in
+            var values: [AppID: String] = [:]
+            for (app, value) in try connection.query("SELECT app, value FROM app_settings WHERE name = ?", [.text(name)], row: { row in (row.text(0), row.text(1)) }) {
+                values[AppID(app)] = value
+            }
+            return values
+        }
+    }
+
     /// Sets the setting `name` of `app` to `value`; `nil` deletes it. Committed when it returns.
     public func setAppSetting(_ value: String?, app: AppID, name: String) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in

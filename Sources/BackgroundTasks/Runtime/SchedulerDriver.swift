@@ -192,15 +192,50 @@ public final class SchedulerDriver: Sendable {
     /// Installs an app that lives in another process: its runs are handed to `host`
     /// (bgtaskd's launcher). Installing again replaces the manifest and the host.
     public func install(_ registration: AppRegistration, host: any RemoteTaskHost) {
-        let saved = loadPolicyState(of: registration.app)
+        install([(registration, host)], savedPolicyStates: [registration.app: loadPolicyState(of: registration.app)].compactMapValues { $0 })
+    }
+
+    /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
+    /// policies learned of each as the store keeps it (``savedPolicyStates()``).
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], savedPolicyStates: [AppID: AppPolicyState]) {
         mutate { state, now in
-            state.remoteHosts[registration.app] = host
-            if var saved, state.engine.policyState(of: registration.app) == nil {
-                saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
-                state.engine.restorePolicyState(saved, of: registration.app)
+            var effects: [EngineEffect] = []
+            for (registration, host) in apps {
+                state.remoteHosts[registration.app] = host
+                if var saved = savedPolicyStates[registration.app], state.engine.policyState(of: registration.app) == nil {
+                    saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
+                    state.engine.restorePolicyState(saved, of: registration.app)
+                }
+                effects += state.engine.handle(.appInstalled(registration), at: now).filter {
+                    if case .wake = $0 { false } else { true }
+                }
             }
-            return state.engine.handle(.appInstalled(registration), at: now)
+            effects.append(.wake(at: state.engine.nextWake))
+            return effects
         }
+    }
+
+    /// What the policies learned of every app, as the store keeps it, read in one query;
+    /// unreadable entries are logged and left out (the app starts afresh).
+    public func savedPolicyStates() -> [AppID: AppPolicyState] {
+        guard let store else { return [:] }
+        let texts: [AppID: String]
+        do {
+            texts = try store.appSettings(named: AppSettingName.policyState)
+        } catch {
+            log(.warning, app: nil, "could not read the saved usage histories: \(error)")
+            return [:]
+        }
+        var states: [AppID: AppPolicyState] = [:]
+        let decoder = JSONDecoder()
+        for (app, text) in texts {
+            do {
+                states[app] = try decoder.decode(AppPolicyState.self, from: Data(text.utf8))
+            } catch {
+                log(.warning, app: app, "the saved usage history could not be read (\(error)); starting afresh")
+            }
+        }
+        return states
     }
 
     /// Uninstalls an app installed with ``install(_:host:)``: `removeFromStore` runs first

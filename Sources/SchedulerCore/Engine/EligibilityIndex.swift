@@ -119,6 +119,14 @@ public struct EligibilityIndex: Sendable {
         self.refreshRequiresNetwork = refreshRequiresNetwork
     }
 
+    /// Makes room for `count` requests at once (a restore of a large store), so the
+    /// tables are not grown one insert at a time.
+    public mutating func reserveCapacity(_ count: Int) {
+        records.reserveCapacity(count)
+        filings.reserveCapacity(count)
+        slotsByKey.reserveCapacity(count)
+    }
+
     /// Changes ``refreshRequiresNetwork`` and re-files the refreshes it concerns.
     public mutating func setRefreshRequiresNetwork(_ requires: Bool, conditions: Conditions) -> [Transition] {
         guard requires != refreshRequiresNetwork else { return [] }

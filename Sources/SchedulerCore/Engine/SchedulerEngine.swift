@@ -251,6 +251,7 @@ public struct SchedulerEngine: Sendable {
     @discardableResult
     public mutating func restore(_ requests: [PendingRequest], at now: Date) -> [PendingRequest] {
         var refused: [PendingRequest] = []
+        index.reserveCapacity(index.count + requests.count)
         for request in requests.sorted(by: { ($0.submittedAt, $0.key) < ($1.submittedAt, $1.key) }) {
             let limitClass = request.kind.limitClass
             let replacing = index.request(for: request.key)?.kind.limitClass == limitClass

@@ -81,8 +81,10 @@ final class TestProcess: Sendable {
         self.errorPath = errorPath
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let error = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        process.standardOutput = output
+        process.standardError = error
         process.standardInput = FileHandle.nullDevice
         let box = self.box
         process.terminationHandler = { finished in
@@ -92,6 +94,12 @@ final class TestProcess: Sendable {
                 error: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""))
         }
         self.process = process
+        // The child has its copies: ours are closed now, so a test that starts hundreds of
+        // processes does not pile up descriptors (Foundation closes only pipes it made).
+        defer {
+            try? output.close()
+            try? error.close()
+        }
         try process.run()
         pid = process.processIdentifier
     }
@@ -161,7 +169,11 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts a process and remembers it for clean-up.
     func spawn(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, name: String) throws -> TestProcess {
         let process = try TestProcess(executable, arguments, environment: environment ?? self.environment, directory: root + "/logs", name: name)
-        started.withLock { $0.append(process) }
+        // Finished ones need no clean-up: only the running are kept.
+        started.withLock { list in
+            list.removeAll { $0.result != nil }
+            list.append(process)
+        }
         return process
     }
 

@@ -79,18 +79,5 @@ struct RawClient {
         }
     }
 
-    /// Reads one frame's envelope (the first reply), or `nil` when the peer closed or the timeout passed first.
-    func readEnvelope() -> DaemonEnvelope? {
-        var decoder = FrameDecoder()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            if let frame = try? decoder.next() { return try? MessageCoding.decode(DaemonEnvelope.self, from: frame.payload) }
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 { decoder.append(buffer[0..<count]); continue }
-            if count < 0, errno == EINTR { continue }
-            return nil
-        }
-    }
-
     func close() { _ = Glibc.close(descriptor) }
 }

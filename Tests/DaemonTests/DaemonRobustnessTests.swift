@@ -38,6 +38,25 @@ extension DaemonProcessTests {
             #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
         }
 
+        @Test("SIGTERM of the daemon mid-run: the run gets its expiration and is recorded, the app is ended (even one ignoring SIGTERM) before the daemon exits")
+        func sigtermMidRun() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang", "--ignore-sigterm"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+
+            let stopped = try await harness.stopDaemon()
+            #expect(stopped.status == 0 && !stopped.signalled, "\(stopped)")
+            #expect(!DaemonHarness.isAlive(pid), "the app outlived the daemon: \(stopped.error)")
+            #expect(harness.events(Self.app).contains("expired \(Self.refresh)"), "\(harness.events(Self.app))")
+            let runs = try harness.runs(of: Self.app)
+            #expect(runs.map(\.outcome) == [.expired], "\(runs)")
+        }
+
         @Test("a second daemon on the same state refuses to start, naming the first one's pid (exit 1)")
         func secondDaemonRefused() async throws {
             let harness = try DaemonHarness()

@@ -13,6 +13,7 @@
 //   handler <id> <pid>                  a launch handler started
 //   completed <id> <true|false>         the handler called setTaskCompleted
 //   expired <id>                        the expiration handler ran
+//   remote-notification <keys>          the remote-notification handler ran (a push)
 //   sigterm                             SIGTERM arrived (with --ignore-sigterm)
 //   state <state>                       the application's lifecycle state changed
 //
@@ -169,6 +170,13 @@ func handle(_ task: BGTask) {
 for identifier in options.registered + [options.unknown].compactMap({ $0 }) {
     let accepted = BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { handle($0) }
     record("registered \(identifier) \(accepted)")
+}
+
+// application(_:didReceiveRemoteNotification:fetchCompletionHandler:): a remote wake.
+application.setRemoteNotificationHandler { userInfo, completion in
+    let keys = userInfo.userInfo.keys.map { "\($0)" }.sorted().joined(separator: ",")
+    record("remote-notification \(keys)")
+    completion(.newData)
 }
 
 /// Kept for the life of the process (a released source stops delivering).

@@ -20,13 +20,14 @@
 // usage: bgtask-daemon-testapp --events FILE [--behaviour B] [--register ID]...
 //        [--submit ID]... [--submit-processing ID]... [--submit-after S]
 //        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
-//        [--exit-after-launch] [--state DIR]
+//        [--rounds N] [--exit-after-launch] [--state DIR]
 //
 //   B: complete (default: completes after --work seconds), hang (never completes; its
 //      expiration handler completes), ignore-expiration (never completes, not even when
 //      expired), crash (aborts in the handler), exit-before-register (exits with status 3
 //      before registering), stall-before-launch (never touches the API: never connects)
 //   --submit ID: a refresh request, earliest begin --submit-after seconds from now (3600)
+//   --rounds N: submit the --submit-processing requests N times over (later ones replace)
 //   --exit-after-launch: exit 0 once the submissions and the simulated launch are done
 //   --unknown ID: the manifest given in code also permits ID (the installed one does
 //      not); the app registers and submits it, and records what the scheduler said.
@@ -56,6 +57,7 @@ struct Options: Sendable {
     var work: TimeInterval = 0
     var ignoreSigterm = false
     var exitAfterLaunch = false
+    var submitRounds = 1
     var stateDirectory: URL?
 
     static func parse(_ given: [String]) -> Options {
@@ -85,6 +87,9 @@ struct Options: Sendable {
             case "--simulate-launch": options.simulateLaunch = value
             case "--unknown": options.unknown = value
             case "--work": options.work = seconds()
+            case "--rounds":
+                guard let rounds = Int(value), (1...100_000).contains(rounds) else { usage("--rounds needs a whole number from 1 to 100000, got '\(value)'") }
+                options.submitRounds = rounds
             case "--state": options.stateDirectory = URL(fileURLWithPath: value)
             default: usage("unknown option '\(option)'")
             }
@@ -203,7 +208,26 @@ func submit(_ request: BGTaskRequest) {
     }
 }
 for identifier in options.refreshSubmits + [options.unknown].compactMap({ $0 }) { submit(BGAppRefreshTaskRequest(identifier: identifier)) }
-for identifier in options.processingSubmits { submit(BGProcessingTaskRequest(identifier: identifier)) }
+if options.submitRounds == 1 {
+    for identifier in options.processingSubmits { submit(BGProcessingTaskRequest(identifier: identifier)) }
+} else {
+    // Resubmits replace: round r asks for --submit-after + 10 r seconds, recorded as
+    // `submitted <id> <earliest begin, whole seconds since 1970>` once submit returned.
+    let base = Date().timeIntervalSince1970.rounded(.down) + options.submitAfter
+    for round in 0..<options.submitRounds {
+        for identifier in options.processingSubmits {
+            let request = BGProcessingTaskRequest(identifier: identifier)
+            let earliest = base + Double(round * 10)
+            request.earliestBeginDate = Date(timeIntervalSince1970: earliest)
+            do {
+                try BGTaskScheduler.shared.submit(request)
+                record("submitted \(identifier) \(Int(earliest))")
+            } catch {
+                record("submit-failed \(identifier) \(error)")
+            }
+        }
+    }
+}
 if let simulateLaunch = options.simulateLaunch {
     do {
         try BGTaskScheduler.shared.simulateLaunch(forTaskWithIdentifier: simulateLaunch)

@@ -49,7 +49,7 @@ extension DaemonProcessTests {
             #expect(bad.status == 1 && bad.error.contains("JSON object"), "\(bad)")
         }
 
-        @Test("force-quit ends the running app; uninstall ends it and removes its requests")
+        @Test("force-quit ends the running app (its task expired, it exits on SIGTERM); uninstall removes its requests")
         func forceQuitAndUninstall() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
@@ -59,12 +59,19 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
             #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
             let pid = try #require(harness.launchedPID(Self.app))
+            let quitAt = ContinuousClock.now
             let quit = try await harness.bgtask("force-quit", Self.app)
             #expect(quit.status == 0, "\(quit)")
             #expect(await harness.poll(timeout: .seconds(6)) { !DaemonHarness.isAlive(pid) }, "pid \(pid) still alive")
+            // SIGTERM: the handler got its expiration and the app exited by itself, before
+            // the SIGKILL due 3 s later.
+            #expect(ContinuousClock.now - quitAt < .milliseconds(2500))
+            #expect(harness.events(Self.app).contains("expired \(Self.refresh)"), "\(harness.events(Self.app))")
+            #expect(await harness.poll(timeout: .seconds(2)) { harness.daemon?.standardError.contains("\(Self.app)'s process exited with code 0") == true },
+                    "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.appState(Self.app) == "notRunning")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
-            #expect(logged?["outcome"] != nil && logged?["outcome"] as? String != "success", "\(String(describing: logged))")
+            #expect(logged?["outcome"] as? String == "failure", "the handler completed unsuccessfully on its expiration: \(String(describing: logged))")
 
             #expect(try await harness.bgtask("open", Self.app).status == 0)
             try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)

@@ -18,7 +18,7 @@ extension DaemonProcessTests {
             try await harness.startDaemon()
             let missing = try harness.writeManifest(app: "com.example.missing", executable: harness.root + "/nowhere", arguments: [], identifiers: [], name: "missing")
             let plain = harness.root + "/plain"
-            FileManager.default.createFile(atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
+            _ = FileManager.default.createFile(atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
             let notExecutable = try harness.writeManifest(app: "com.example.plain", executable: plain, arguments: [], identifiers: [], name: "plain")
             let link = harness.root + "/link"
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: harness.testApp)

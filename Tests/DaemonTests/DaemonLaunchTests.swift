@@ -105,6 +105,11 @@ extension DaemonProcessTests {
             try await harness.startDaemon()
             let after = try await harness.bgtask("pending", "--json")
             #expect(after.output == before.output, "before: \(before.output)\nafter: \(after.output)")
+            // bgtask why answers from the live engine (the app has no embedded state to read).
+            let why = try await harness.bgtask("why", Self.app, Self.refresh, "--json")
+            #expect(why.status == 0, "\(why)")
+            #expect((try? JSONSerialization.jsonObject(with: Data(why.output.utf8))) is [String: Any], "\(why.output)")
+            #expect(!FileManager.default.fileExists(atPath: harness.stateHome + "/bgtask/" + Self.app))
         }
 
         @Test("a handler that ignores its expiration is terminated within grace + 3 s and logged terminated; SIGTERM ignored, SIGKILL ends it")

@@ -83,5 +83,23 @@ extension DaemonProcessTests {
             let again = try await harness.bgtask("run", Self.app, Self.refresh)
             #expect(again.status == 1 && again.error.contains("not installed"), "\(again)")
         }
+
+        @Test("a suspended app is ended after the idle timeout, and exits by itself on SIGTERM")
+        func idleAppIsEnded() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon(["--idle-timeout", "0.5"])
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh) true") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+            // Suspend delay 0.2 s, idle 0.5 s, then SIGTERM (thawed first): well before a SIGKILL.
+            #expect(await harness.poll(timeout: .seconds(3)) { !DaemonHarness.isAlive(pid) }, "pid \(pid) still alive")
+            #expect(await harness.poll(timeout: .seconds(2)) { harness.daemon?.standardError.contains("\(Self.app)'s process exited with code 0") == true },
+                    "\(harness.daemon?.standardError ?? "")")
+            #expect(harness.daemon?.standardError.contains("idle for") == true)
+            #expect(try await harness.appState(Self.app) == "notRunning")
+        }
     }
 }

@@ -189,6 +189,8 @@ public struct AppSupervision: Sendable, Equatable {
             pid = nil
             phase = .notRunning
             spawnedByDaemon = false
+            // Foreground is the state of a process: the next one starts in the background.
+            foreground = false
             actions.append(.disarm)
             crashActive("the app's process \(how) during the run", into: &actions)
             failQueued(wasEnding ? "the app was ended before the task could start" : "the app's process \(how) before it finished launching", into: &actions)
@@ -222,8 +224,11 @@ public struct AppSupervision: Sendable, Equatable {
                 // A process of ours without its connection cannot run tasks: end it.
                 if phase != .ending { end(reason: "it closed its connection", into: &actions) }
             } else {
+                // The user's process is gone: the app is no longer open, and a process the
+                // daemon starts for the next run is suspended when its work is done.
                 phase = .notRunning
                 spawnedByDaemon = false
+                foreground = false
                 actions.append(.disarm)
                 if !queued.isEmpty {
                     // Runs were waiting for this process: start one of our own for them.

@@ -28,6 +28,8 @@ public final class Daemon: Sendable {
     private let stopping = Mutex(false)
     nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
     private let watchdog: WatchdogPinger?
+    /// SIGTERM to SIGKILL for app processes: how long stopping waits for them to end.
+    private let killGrace: TimeInterval
 
     /// Why the daemon did not start; the message names the path, the holder or the flag.
     public struct StartError: Error, CustomStringConvertible, Sendable {
@@ -149,15 +151,16 @@ public final class Daemon: Sendable {
             throw StartError(message: "\(error)")
         }
         let notifier = try? SystemdNotifier(environment: environment)
-        let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log)
+        let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace)
         box.withLock { $0 = daemon }
         try? notifier?.ready(status: "\(service.installedApps.count) app(s) installed, \(driver.allPendingRequests.count) request(s) pending")
         log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory)")
         return daemon
     }
 
-    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog) {
+    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog, killGrace: TimeInterval) {
         self.service = service
+        self.killGrace = min(max(killGrace, 0), 60)
         self.paths = paths
         self.server = server
         self.notifier = notifier
@@ -223,11 +226,34 @@ public final class Daemon: Sendable {
             for app in service.installedApps {
                 service.supervisor(of: app.app)?.quit(reason: "bgtaskd is stopping")
             }
-            server.close()
-            watchdog?.cancel()
-            service.store.close()
-            log(.info, app: nil, "stopped; \(driver.allPendingRequests.count) request(s) pending stay on disk")
-            exit(0)
+            // The apps get SIGTERM, and SIGKILL after the kill grace: wait for them (bounded),
+            // so no app outlives its daemon, not even one that ignores SIGTERM.
+            waitForAppProcesses(until: .now() + killGrace + 1) { [self] in
+                server.close()
+                watchdog?.cancel()
+                service.store.close()
+                log(.info, app: nil, "stopped; \(driver.allPendingRequests.count) request(s) pending stay on disk")
+                exit(0)
+            }
+        }
+    }
+
+    /// Calls `done` on the main queue once no app process of this daemon runs, or at
+    /// `deadline` (a process still there then is recorded in the store: the next start
+    /// ends it). Checks every 20 ms: this runs only while stopping.
+    private func waitForAppProcesses(until deadline: DispatchTime, _ done: @escaping @Sendable () -> Void) {
+        let running = service.installedApps.compactMap { app in service.supervisor(of: app.app)?.processID.map { (app.app, $0) } }
+        if running.isEmpty {
+            done()
+        } else if DispatchTime.now() >= deadline {
+            for (app, pid) in running {
+                log(.warning, app: app, "\(app)'s process \(pid) did not end in time; the next bgtaskd ends it")
+            }
+            done()
+        } else {
+            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+                waitForAppProcesses(until: deadline, done)
+            }
         }
     }
 }

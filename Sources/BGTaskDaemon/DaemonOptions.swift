@@ -11,7 +11,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var timing = AppSupervision.Timing()
     /// `--no-cgroups`: process groups only, even where a cgroup subtree is delegated.
     public var cgroups = true
-    /// How long a new connection may take to say hello.
+    /// `--first-frame-timeout`: whole seconds a new connection may take to send its first
+    /// frame (hello) before it is closed.
     public var firstFrameTimeout: Int = 10
     /// Remote wakes per app and period.
     public var pushLimit = PushLimiter.Limit()
@@ -24,7 +25,7 @@ public struct DaemonOptions: Sendable, Equatable {
     /// The usage text (`bgtaskd --help`).
     public static let usage = """
         usage: bgtaskd [--state-dir DIR] [--socket PATH] [--launch-timeout S] [--suspend-delay S]
-                       [--idle-timeout S] [--no-cgroups]
+                       [--idle-timeout S] [--first-frame-timeout S] [--no-cgroups]
 
         The per-user background task service: launches installed apps for their tasks,
         enforces their budgets, and answers bgtask. Runs in the foreground, logs to stderr.
@@ -35,6 +36,9 @@ public struct DaemonOptions: Sendable, Equatable {
           --launch-timeout S   seconds an app has to connect and finish launching (default 10)
           --suspend-delay S    seconds after its last run before an app is suspended (default 1)
           --idle-timeout S     seconds a suspended app stays before it is ended (default 300)
+          --first-frame-timeout S
+                               whole seconds a new connection has to send its first request
+                               before it is closed (default 10, from 1 to 3600)
           --no-cgroups         process groups only, even where a cgroup subtree is delegated
 
         environment: BGTASK_LOG=debug|info|warning|error (default info); systemd's
@@ -111,6 +115,17 @@ public struct DaemonOptions: Sendable, Equatable {
             case "--idle-timeout":
                 switch seconds(argument, in: 0...604_800) {
                 case .success(let number): options.timing.idleTimeout = number
+                case .failure(let error): return .failure(error)
+                }
+            case "--first-frame-timeout":
+                switch value(argument, "a whole number of seconds") {
+                case .success(let text):
+                    // Checked as text first: Int("1e9") is nil, and no Double is ever converted.
+                    guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), text.utf8.count <= 4,
+                          let number = Int(text), (1...3600).contains(number) else {
+                        return .failure(UsageError(message: "\(argument) must be a whole number of seconds from 1 to 3600, got '\(text)'"))
+                    }
+                    options.firstFrameTimeout = number
                 case .failure(let error): return .failure(error)
                 }
             case "--no-cgroups":

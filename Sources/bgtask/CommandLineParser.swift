@@ -106,6 +106,10 @@ enum CommandLineParser {
     static func parse(_ arguments: [String]) -> Result<Command, UsageError> {
         guard let first = arguments.first else { return .success(.help) }
         let rest = Array(arguments.dropFirst())
+        // Every command takes --help (exit 0); these three print the usage, which lists them.
+        if ["why", "conditions", "policy"].contains(first), rest.contains("--help") || rest.contains("-h") {
+            return .success(.help)
+        }
         switch first {
         case "help", "--help", "-h":
             guard rest.isEmpty else { return .failure(UsageError(message: "help takes no arguments, got '\(rest[0])'")) }

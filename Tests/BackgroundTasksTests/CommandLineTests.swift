@@ -9,6 +9,11 @@ import Testing
     @Test func parsesTheCommands() {
         #expect(CommandLineParser.parse([]) == .success(.help))
         #expect(CommandLineParser.parse(["--help"]) == .success(.help))
+        // Every command takes --help.
+        for command in ["why", "conditions", "policy"] {
+            #expect(CommandLineParser.parse([command, "--help"]) == .success(.help), "\(command)")
+            #expect(CommandLineParser.parse([command, "x", "-h"]) == .success(.help), "\(command)")
+        }
         #expect(CommandLineParser.parse(["version"]) == .success(.version))
         #expect(CommandLineParser.parse(["demo"]) == .success(.demo(days: 1, report: nil)))
         #expect(CommandLineParser.parse(["demo", "--days", "3", "--report", "x.html"]) == .success(.demo(days: 3, report: "x.html")))

@@ -1,3 +1,244 @@
-// Placeholder: the daemon end-to-end tests' app (filled in by the tests' author).
+// bgtask-daemon-testapp: an app written as iOS code (bootstrap, launch, register in
+// didFinishLaunching, finishLaunching, dispatchMain) for the daemon's end-to-end tests
+// (Tests/DaemonTests, docs/testing.md). Installed with bgtaskd, its manifest's
+// BGTaskLaunchArguments choose what its handlers do; run by hand (no daemon), the same
+// code uses the embedded scheduler. It appends one line per event to the --events file,
+// so tests poll that file instead of sleeping:
+//
+//   launched <pid> <daemon|embedded>    the scheduler context is up (and linked or not)
+//   registered <id> <true|false>        register(forTaskWithIdentifier:) returned
+//   finished-launching                  finishLaunching() returned
+//   submitted <id> | submit-failed <id> <error>
+//   simulated <id> | simulate-failed <id> <error>
+//   handler <id> <pid>                  a launch handler started
+//   completed <id> <true|false>         the handler called setTaskCompleted
+//   expired <id>                        the expiration handler ran
+//   remote-notification <keys>          the remote-notification handler ran (a push)
+//   sigterm                             SIGTERM arrived (with --ignore-sigterm)
+//   state <state>                       the application's lifecycle state changed
+//
+// usage: bgtask-daemon-testapp --events FILE [--behaviour B] [--register ID]...
+//        [--submit ID]... [--submit-processing ID]... [--submit-after S]
+//        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
+//        [--rounds N] [--exit-after-launch] [--state DIR]
+//
+//   B: complete (default: completes after --work seconds), hang (never completes; its
+//      expiration handler completes), ignore-expiration (never completes, not even when
+//      expired), crash (aborts in the handler), exit-before-register (exits with status 3
+//      before registering), stall-before-launch (never touches the API: never connects)
+//   --submit ID: a refresh request, earliest begin --submit-after seconds from now (3600)
+//   --rounds N: submit the --submit-processing requests N times over (later ones replace)
+//   --exit-after-launch: exit 0 once the submissions and the simulated launch are done
+//   --unknown ID: the manifest given in code also permits ID (the installed one does
+//      not); the app registers and submits it, and records what the scheduler said.
 import BackgroundTasks
-print("bgtask-daemon-testapp")
+import Foundation
+
+func usage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("bgtask-daemon-testapp: \(message)\n".utf8))
+    exit(64)
+}
+
+enum Behaviour: String, Sendable {
+    case complete, hang, ignoreExpiration = "ignore-expiration", crash
+    case exitBeforeRegister = "exit-before-register", stallBeforeLaunch = "stall-before-launch"
+}
+
+/// What the command line asked for.
+struct Options: Sendable {
+    var eventsPath = ""
+    var behaviour = Behaviour.complete
+    var registered: [String] = []
+    var refreshSubmits: [String] = []
+    var processingSubmits: [String] = []
+    var submitAfter: TimeInterval = 3600
+    var simulateLaunch: String?
+    var unknown: String?
+    var work: TimeInterval = 0
+    var ignoreSigterm = false
+    var exitAfterLaunch = false
+    var submitRounds = 1
+    var stateDirectory: URL?
+
+    static func parse(_ given: [String]) -> Options {
+        var options = Options()
+        var arguments = given
+        while !arguments.isEmpty {
+            let option = arguments.removeFirst()
+            if option == "--ignore-sigterm" { options.ignoreSigterm = true; continue }
+            if option == "--exit-after-launch" { options.exitAfterLaunch = true; continue }
+            guard let value = arguments.first else { usage("\(option) needs a value") }
+            arguments.removeFirst()
+            func seconds() -> TimeInterval {
+                guard let number = TimeInterval(value), number.isFinite, (0...86_400).contains(number) else {
+                    usage("\(option) needs a number of seconds from 0 to 86400, got '\(value)'")
+                }
+                return number
+            }
+            switch option {
+            case "--events": options.eventsPath = value
+            case "--behaviour":
+                guard let parsed = Behaviour(rawValue: value) else { usage("unknown --behaviour '\(value)'") }
+                options.behaviour = parsed
+            case "--register": options.registered.append(value)
+            case "--submit": options.refreshSubmits.append(value)
+            case "--submit-processing": options.processingSubmits.append(value)
+            case "--submit-after": options.submitAfter = seconds()
+            case "--simulate-launch": options.simulateLaunch = value
+            case "--unknown": options.unknown = value
+            case "--work": options.work = seconds()
+            case "--rounds":
+                guard let rounds = Int(value), (1...100_000).contains(rounds) else { usage("--rounds needs a whole number from 1 to 100000, got '\(value)'") }
+                options.submitRounds = rounds
+            case "--state": options.stateDirectory = URL(fileURLWithPath: value)
+            default: usage("unknown option '\(option)'")
+            }
+        }
+        guard !options.eventsPath.isEmpty else { usage("--events FILE is required") }
+        return options
+    }
+}
+
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+
+/// Appends one line with one write(2) on an O_APPEND descriptor: lines never interleave.
+let events: Int32 = open(options.eventsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+guard events >= 0 else { usage("cannot open --events \(options.eventsPath): errno \(errno)") }
+@Sendable func record(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(events, $0.baseAddress, $0.count) }
+}
+
+if options.behaviour == .stallBeforeLaunch {
+    record("launched \(getpid()) none")
+    while true { pause() }
+}
+
+var configuration = EmbeddedScheduler.Configuration(stateDirectory: options.stateDirectory)
+if let unknown = options.unknown {
+    // The app believes it may use `unknown`; the daemon judges with the installed manifest.
+    do {
+        var manifest = try EmbeddedScheduler.loadManifest(configuration)
+        manifest.permittedIdentifiers.append(unknown)
+        configuration.manifest = manifest
+    } catch {
+        usage("cannot load the manifest: \(error)")
+    }
+}
+do {
+    try EmbeddedScheduler.bootstrap(configuration)
+} catch {
+    record("bootstrap-failed \(error)")
+    exit(1)
+}
+
+let application = UIApplication.shared
+application.launch()
+// Test instrumentation (not iOS API): whether the scheduler is bgtaskd's.
+record("launched \(getpid()) \(AppContext.resolve().driver.isLinkedToDaemon ? "daemon" : "embedded")")
+application.observeState { record("state \($0)") }
+
+if options.behaviour == .exitBeforeRegister {
+    record("exiting")
+    exit(3)
+}
+
+// didFinishLaunching: register the handlers.
+func handle(_ task: BGTask) {
+    let identifier = task.identifier
+    record("handler \(identifier) \(getpid())")
+    switch options.behaviour {
+    case .complete:
+        task.expirationHandler = {
+            record("expired \(identifier)")
+            task.setTaskCompleted(success: false)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + options.work) {
+            record("completed \(identifier) true")
+            task.setTaskCompleted(success: true)
+        }
+    case .hang:
+        task.expirationHandler = {
+            record("expired \(identifier)")
+            record("completed \(identifier) false")
+            task.setTaskCompleted(success: false)
+        }
+    case .ignoreExpiration:
+        task.expirationHandler = { record("expired \(identifier)") }
+    case .crash:
+        record("crashing \(identifier)")
+        abort()
+    case .exitBeforeRegister, .stallBeforeLaunch:
+        break
+    }
+}
+for identifier in options.registered + [options.unknown].compactMap({ $0 }) {
+    let accepted = BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { handle($0) }
+    record("registered \(identifier) \(accepted)")
+}
+
+// application(_:didReceiveRemoteNotification:fetchCompletionHandler:): a remote wake.
+application.setRemoteNotificationHandler { userInfo, completion in
+    let keys = userInfo.userInfo.keys.map { "\($0)" }.sorted().joined(separator: ",")
+    record("remote-notification \(keys)")
+    completion(.newData)
+}
+
+/// Kept for the life of the process (a released source stops delivering).
+nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
+if options.ignoreSigterm {
+    signal(SIGTERM, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
+    source.setEventHandler { record("sigterm") }
+    source.activate()
+    signalSources.append(source)
+} else {
+    application.handleTerminationSignals()
+}
+application.finishLaunching()
+record("finished-launching")
+
+func submit(_ request: BGTaskRequest) {
+    request.earliestBeginDate = Date(timeIntervalSinceNow: options.submitAfter)
+    do {
+        try BGTaskScheduler.shared.submit(request)
+        record("submitted \(request.identifier)")
+    } catch {
+        record("submit-failed \(request.identifier) \(error)")
+    }
+}
+for identifier in options.refreshSubmits + [options.unknown].compactMap({ $0 }) { submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+if options.submitRounds == 1 {
+    for identifier in options.processingSubmits { submit(BGProcessingTaskRequest(identifier: identifier)) }
+} else {
+    // Resubmits replace: round r asks for --submit-after + 10 r seconds, recorded as
+    // `submitted <id> <earliest begin, whole seconds since 1970>` once submit returned.
+    let base = Date().timeIntervalSince1970.rounded(.down) + options.submitAfter
+    for round in 0..<options.submitRounds {
+        for identifier in options.processingSubmits {
+            let request = BGProcessingTaskRequest(identifier: identifier)
+            let earliest = base + Double(round * 10)
+            request.earliestBeginDate = Date(timeIntervalSince1970: earliest)
+            do {
+                try BGTaskScheduler.shared.submit(request)
+                record("submitted \(identifier) \(Int(earliest))")
+            } catch {
+                record("submit-failed \(identifier) \(error)")
+            }
+        }
+    }
+}
+if let simulateLaunch = options.simulateLaunch {
+    do {
+        try BGTaskScheduler.shared.simulateLaunch(forTaskWithIdentifier: simulateLaunch)
+        record("simulated \(simulateLaunch)")
+    } catch {
+        record("simulate-failed \(simulateLaunch) \(error)")
+    }
+}
+if options.exitAfterLaunch {
+    // Submissions are durable when submit returns: nothing is lost by leaving now.
+    record("exiting")
+    exit(0)
+}
+dispatchMain()

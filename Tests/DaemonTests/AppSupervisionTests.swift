@@ -153,4 +153,32 @@ import Testing
         #expect(machine.queued == [first])
         #expect(machine.handle(.disconnected("peer closed")) == [.disarm, .spawn, .arm(.launch, after: 10)])
     }
+
+    @Test func aProcessTheDaemonStartsAfterTheUserClosedTheAppIsSuspendedWhenDone() {
+        var machine = AppSupervision()
+        // The user ran the app and opened it, then quit it.
+        _ = machine.handle(.connected(pid: 50))
+        _ = machine.handle(.opened)
+        _ = machine.handle(.finishedLaunching)
+        _ = machine.handle(.disconnected("peer closed"))
+        #expect(!machine.foreground)
+        // Later the daemon launches it for a run: in the background, suspended when done.
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        _ = machine.handle(.finishedLaunching)
+        var finished = first
+        finished.outcome = .success
+        #expect(machine.handle(.finished(finished)) == [.push(.finished(finished)), .arm(.suspend, after: 1)])
+        #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
+    }
+
+    @Test func anOpenedProcessThatExitsLeavesTheAppInTheBackground() {
+        var (machine, first) = launched()
+        _ = machine.handle(.opened)
+        _ = machine.handle(.processExited("exited with status 0"))
+        #expect(!machine.foreground)
+        _ = first
+    }
 }

@@ -281,6 +281,15 @@ public final class BGApplication: @unchecked Sendable {
                 // Only a process that is about to exit stops launching and expires its runs;
                 // one that stays (exitWhenDone: false) goes on running background work.
                 if exitWhenDone { context.driver.appTerminating(context.app) }
+                // Launched in the background by bgtaskd, whose SIGTERM means the process is
+                // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
+                // whatever its lifecycle state (no transition of it would end the process).
+                if exitWhenDone, context.driver.isLinkedToDaemon, context.launchedInBackground {
+                    context.driver.whenRunsEnd(of: context.app) { [weak self] in
+                        self?.waitForPostedNotifications(timeout: 2)
+                        exit(0)
+                    }
+                }
                 self?.enterBackground()
             }
             source.activate()

@@ -630,6 +630,8 @@ public final class SchedulerDriver: Sendable {
     /// (expired, or terminated after the grace period), not found unfinished at the next
     /// start and restored as if nothing had happened.
     public func appTerminating(_ app: AppID) {
+        // Under bgtaskd the runs are the daemon's: this process expires what it was handed.
+        if uplink != nil { expireLinkedRuns(reason: "the app is terminating"); return }
         mutate { state, now in state.engine.handle(.appTerminating(app), at: now) }
     }
 

@@ -61,6 +61,17 @@ extension SchedulerDriver {
         }
     }
 
+    /// The process is about to exit (SIGTERM from bgtaskd, which ends its processes so):
+    /// every run it was handed gets its expiration now, as iOS gives a task before the app
+    /// is killed; the daemon records how each ends when the app reports it.
+    func expireLinkedRuns(reason: String) {
+        let tasks = linkedRuns.withLock { Array($0.values) }
+        for task in tasks {
+            trace(.expired(task.runID, task.key, reason: reason, at: clock.now()))
+            task.deliverExpiration()
+        }
+    }
+
     /// The linked app's runs in progress (handed down by the daemon, not yet finished).
     var linkedRunCount: Int { linkedRuns.withLock { $0.count } }
 

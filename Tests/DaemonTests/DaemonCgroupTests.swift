@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The one end-to-end test with cgroups (every other passes --no-cgroups: daemons on this
+/// machine share the delegated subtree's names). Its app id is unique, so its cgroup is too.
+extension DaemonProcessTests {
+    @Suite struct Cgroups {
+        @Test("with a delegated cgroup v2 subtree the app runs in its own cgroup and is frozen when suspended")
+        func appInItsOwnCgroup() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            harness.daemonFlags.removeAll { $0 == "--no-cgroups" }
+            let daemon = try await harness.startDaemon()
+            guard let line = daemon.standardError.split(separator: "\n").first(where: { $0.contains("app processes go into cgroups under ") }) else {
+                // No writable delegated subtree here: the daemon said so and uses process groups
+                // (covered by every other test); nothing cgroup-specific to check.
+                #expect(daemon.standardError.contains("process group only"), "\(daemon.standardError)")
+                return
+            }
+            let appsCgroup = String(line.split(separator: " ").last ?? "")
+            let app = "com.example.cg" + UUID().uuidString.prefix(8).lowercased()
+            let refresh = app + ".refresh"
+            try await harness.installTestApp(app, identifiers: [refresh], arguments: ["--register", refresh])
+            try await Launching.submitByHand(harness, app: app, identifier: refresh)
+            #expect(try await harness.bgtask("run", app, refresh).status == 0)
+            let logged = try await harness.waitForLoggedRun(app, refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let pid = try #require(harness.launchedPID(app))
+            // Its cgroup: `app-<id>` under the daemon's apps cgroup (docs/process-supervision.md).
+            let cgroup = appsCgroup + "/app-" + app
+            let membership = (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)) ?? ""
+            #expect(membership.split(separator: "\n").contains { $0.hasPrefix("0::") && cgroup.hasSuffix($0.dropFirst(3)) }, "\(membership)")
+            // Suspended with the cgroup freezer.
+            let events = cgroup + "/cgroup.events"
+            #expect(try await harness.poll(timeout: .seconds(5)) {
+                try await harness.appState(app) == "suspended"
+                    && ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").contains("frozen 1")
+            }, "\((try? String(contentsOfFile: events, encoding: .utf8)) ?? "no \(events)")")
+            #expect(try await harness.bgtask("uninstall", app).status == 0)
+            #expect(await harness.poll(timeout: .seconds(6)) { !DaemonHarness.isAlive(pid) })
+            _ = try await harness.stopDaemon()
+            // Leave the shared subtree as it was.
+            _ = rmdir(cgroup)
+        }
+    }
+}

@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// bgtaskd launching apps for their tasks, end to end: real daemon, real apps, real bgtask
+/// (docs/daemon.md, "Launching for tasks"; docs/testing.md, "End-to-end daemon tests").
+extension DaemonProcessTests {
+    @Suite struct Launching {
+        static let app = "com.example.testapp"
+        static let refresh = "com.example.testapp.refresh"
+
+        /// Runs the test app by hand (not by the daemon) so it submits `identifier` through
+        /// the daemon (it is reachable and the app installed), then exits.
+        static func submitByHand(_ harness: DaemonHarness, app: String, identifier: String, extra: [String] = []) async throws {
+            let result = try await harness.run(harness.testApp, ["--events", harness.eventsPath(app) + ".hand", "--register", identifier, "--submit", identifier, "--exit-after-launch"] + extra, environment: harness.handEnvironment(app))
+            #expect(result.status == 0, "\(result)")
+            let lines = ((try? String(contentsOfFile: harness.eventsPath(app) + ".hand", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            #expect(lines.contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(lines)")
+            #expect(lines.contains("submitted \(identifier)"), "\(lines)")
+        }
+
+        @Test("bgtask run launches the installed example app (feedreader serve), not running, and its handler completes")
+        func feedReaderLaunchedForItsTask() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let feedreader = try Product.locate("feedreader")
+            let manifest = try harness.writeManifest(
+                app: "com.example.feedreader", executable: feedreader, arguments: ["serve"],
+                identifiers: ["com.example.feedreader.refresh", "com.example.feedreader.cleanup"],
+                modes: ["fetch", "processing", "remote-notification"])
+            let installed = try await harness.bgtask("install", manifest)
+            #expect(installed.status == 0, "\(installed)")
+
+            // The user runs the app once (it submits its refresh through the daemon), then quits it.
+            let opened = try harness.spawn(feedreader, ["serve"], name: "feedreader")
+            let submitted = try await harness.poll(timeout: .seconds(10)) {
+                try await harness.pendingIdentifiers("com.example.feedreader").contains("com.example.feedreader.refresh")
+            }
+            #expect(submitted, "feedreader: \(opened.standardError)")
+            opened.signal(SIGTERM)
+            #expect(await opened.waitForExit(timeout: .seconds(10)) != nil)
+            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState("com.example.feedreader") == "notRunning" })
+
+            let run = try await harness.bgtask("run", "com.example.feedreader", "com.example.feedreader.refresh")
+            #expect(run.status == 0, "\(run)")
+            let logged = try await harness.waitForLoggedRun("com.example.feedreader", "com.example.feedreader.refresh")
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged)); daemon: \(harness.daemon?.standardError ?? "")")
+            // Launched by the daemon (it was not running), then suspended once its task was done.
+            #expect(harness.daemon?.standardError.contains("started com.example.feedreader in the background") == true)
+            var state: String?
+            #expect(try await harness.poll(timeout: .seconds(5)) {
+                state = try await harness.appState("com.example.feedreader")
+                return state == "suspended"
+            }, "state \(state ?? "none"); daemon: \(harness.daemon?.standardError ?? "")")
+        }
+
+        @Test("bgtask run launches the test app (not running) for its task; the handler completes; the app is suspended")
+        func testAppLaunchedAndCompletes() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "complete"])
+            // Not running, nothing pending: run fails clearly.
+            let nothing = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(nothing.status == 1)
+            #expect(nothing.error.contains(Self.refresh), "\(nothing)")
+
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 0, "\(run)")
+            #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh) true") != nil, "\(harness.events(Self.app))")
+            let launched = harness.events(Self.app).first { $0.hasPrefix("launched ") }
+            #expect(launched?.hasSuffix(" daemon") == true, "started by the daemon, linked to it: \(String(describing: launched))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "suspended" })
+            #expect(try await harness.pendingIdentifiers(Self.app).isEmpty)
+        }
+
+        @Test("a request the app submitted survives a daemon restart (SIGTERM, start again): pending unchanged")
+        func pendingSurvivesRestart() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let cleanup = Self.app + ".cleanup"
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh, cleanup], arguments: ["--register", Self.refresh])
+            let result = try await harness.run(harness.testApp, ["--events", harness.eventsPath(Self.app) + ".hand", "--register", Self.refresh, "--register", cleanup, "--submit", Self.refresh, "--submit-processing", cleanup, "--exit-after-launch"], environment: harness.handEnvironment(Self.app))
+            #expect(result.status == 0, "\(result)")
+            let before = try await harness.bgtask("pending", "--json")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh, cleanup].sorted())
+
+            let stopped = try await harness.stopDaemon()
+            #expect(stopped.status == 0 && !stopped.signalled, "\(stopped)")
+            #expect(stopped.error.contains("2 request(s) pending stay on disk"), "\(stopped.error)")
+            // No daemon: read commands answer from the state directory, read-only.
+            let offline = try await harness.bgtask("pending", "--json")
+            #expect(offline.status == 0, "\(offline)")
+            #expect(offline.error.contains("bgtaskd is not running"), "\(offline)")
+            #expect(offline.output == before.output)
+
+            try await harness.startDaemon()
+            let after = try await harness.bgtask("pending", "--json")
+            #expect(after.output == before.output, "before: \(before.output)\nafter: \(after.output)")
+            // bgtask why answers from the live engine (the app has no embedded state to read).
+            let why = try await harness.bgtask("why", Self.app, Self.refresh, "--json")
+            #expect(why.status == 0, "\(why)")
+            #expect((try? JSONSerialization.jsonObject(with: Data(why.output.utf8))) is [String: Any], "\(why.output)")
+            #expect(!FileManager.default.fileExists(atPath: harness.stateHome + "/bgtask/" + Self.app))
+        }
+
+        @Test("a handler that ignores its expiration is terminated within grace + 3 s and logged terminated; SIGTERM ignored, SIGKILL ends it")
+        func ignoredExpirationIsTerminated() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "ignore-expiration", "--ignore-sigterm"])
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+
+            let expiredAt = ContinuousClock.now
+            let expire = try await harness.bgtask("expire", Self.app, Self.refresh)
+            #expect(expire.status == 0, "\(expire)")
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)") != nil)
+            // Grace 2 s (SchedulerConfiguration.expirationGrace), then SIGTERM, SIGKILL 3 s later.
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh, timeout: .seconds(8))
+            #expect(logged?["outcome"] as? String == "terminated", "\(String(describing: logged))")
+            let gone = await harness.poll(timeout: .seconds(8)) { !DaemonHarness.isAlive(pid) }
+            let elapsed = ContinuousClock.now - expiredAt
+            #expect(gone, "pid \(pid) still alive")
+            #expect(elapsed <= .seconds(2 + 3 + 1), "ended \(elapsed) after the expiration")
+            #expect(harness.events(Self.app).contains("sigterm"), "it got SIGTERM first: \(harness.events(Self.app))")
+        }
+
+        @Test("a handler that crashes is logged crashed; the app can be launched again")
+        func crashingHandlerIsLoggedCrashed() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "crash"])
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "crashed", "\(String(describing: logged))")
+            #expect(harness.events(Self.app).contains("crashing \(Self.refresh)"))
+            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "notRunning" })
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("an app that exits before registering, or never connects, is recorded as a failed launch and disturbs no other app")
+        func failedLaunchesAreRecorded() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let quitter = "com.example.quitter", staller = "com.example.staller", good = "com.example.good"
+            try await harness.installTestApp(quitter, identifiers: [quitter + ".refresh"], arguments: ["--register", quitter + ".refresh", "--behaviour", "exit-before-register"])
+            try await harness.installTestApp(staller, identifiers: [staller + ".refresh"], arguments: ["--behaviour", "stall-before-launch"])
+            try await harness.installTestApp(good, identifiers: [good + ".refresh"], arguments: ["--register", good + ".refresh", "--work", "0.5"])
+            for app in [quitter, staller, good] {
+                try await Self.submitByHand(harness, app: app, identifier: app + ".refresh")
+            }
+            for app in [quitter, staller, good] {
+                let run = try await harness.bgtask("run", app, app + ".refresh")
+                #expect(run.status == 0, "\(app): \(run)")
+            }
+            let quit = try await harness.waitForLoggedRun(quitter, quitter + ".refresh")
+            #expect(quit?["outcome"] as? String == "failure", "\(String(describing: quit))")
+            // Its connection or its exit may reach the daemon first: both end the launch.
+            #expect((quit?["stopReason"] as? String)?.isEmpty == false, "\(String(describing: quit))")
+            // The launch timeout is 2 s (--launch-timeout).
+            let stalled = try await harness.waitForLoggedRun(staller, staller + ".refresh", timeout: .seconds(8))
+            #expect(stalled?["outcome"] as? String == "failure", "\(String(describing: stalled))")
+            #expect((stalled?["stopReason"] as? String)?.contains("did not connect and finish launching") == true, "\(String(describing: stalled))")
+            let stallerPID = try #require(harness.launchedPID(staller))
+            #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(stallerPID) }, "the app that never connected is ended")
+
+            let ok = try await harness.waitForLoggedRun(good, good + ".refresh")
+            #expect(ok?["outcome"] as? String == "success", "\(String(describing: ok))")
+        }
+
+        @Test("an app registering and submitting an identifier its installed manifest does not permit is refused by the daemon")
+        func unknownIdentifierIsRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let sneaky = Self.app + ".sneaky"
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh, extra: ["--unknown", sneaky])
+            let lines = ((try? String(contentsOfFile: harness.eventsPath(Self.app) + ".hand", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            // The app's own (code) manifest permits it; the daemon judges with the installed one.
+            #expect(lines.contains("registered \(sneaky) true"), "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("submit-failed \(sneaky)") }, "\(lines)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Apps from outside, end to end: install errors, uninstall, force-quit and open, remote
+/// wakes (docs/daemon.md, "Apps and manifests", "Lifecycle from outside", "Remote wake").
+extension DaemonProcessTests {
+    @Suite struct Lifecycle {
+        static let app = "com.example.testapp"
+        static let refresh = "com.example.testapp.refresh"
+
+        @Test("install refuses a manifest whose executable is missing, not executable, or a symbolic link, naming the file and key")
+        func installRefusesBadExecutables() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let missing = try harness.writeManifest(app: "com.example.missing", executable: harness.root + "/nowhere", arguments: [], identifiers: [], name: "missing")
+            let plain = harness.root + "/plain"
+            _ = FileManager.default.createFile(atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
+            let notExecutable = try harness.writeManifest(app: "com.example.plain", executable: plain, arguments: [], identifiers: [], name: "plain")
+            let link = harness.root + "/link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: harness.testApp)
+            let symlink = try harness.writeManifest(app: "com.example.link", executable: link, arguments: [], identifiers: [], name: "link")
+            for manifest in [missing, notExecutable, symlink] {
+                let result = try await harness.bgtask("install", manifest)
+                #expect(result.status == 1, "\(manifest): \(result)")
+                #expect(result.error.contains(manifest) && result.error.contains("CFBundleExecutable"), "\(result.error)")
+            }
+            let apps = try await harness.bgtask("apps")
+            #expect(apps.output.contains("no app is installed"), "\(apps)")
+        }
+
+        @Test("bgtask push wakes the (not running) app: its remote-notification handler runs with the payload")
+        func pushWakesTheApp() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let path = try harness.writeManifest(app: Self.app, executable: harness.testApp, arguments: ["--events", harness.eventsPath(Self.app)],
+                                                 identifiers: [Self.refresh], modes: ["fetch", "remote-notification"])
+            #expect(try await harness.bgtask("install", path).status == 0)
+            let push = try await harness.bgtask("push", Self.app, "--payload", #"{"feed":"news","count":3}"#)
+            #expect(push.status == 0, "\(push)")
+            #expect(await harness.waitForEvent(Self.app, "remote-notification count,feed") != nil, "\(harness.events(Self.app))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.app + ".remote-notification")
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let bad = try await harness.bgtask("push", Self.app, "--payload", "[1]")
+            #expect(bad.status == 1 && bad.error.contains("JSON object"), "\(bad)")
+        }
+
+        @Test("force-quit ends the running app (its task expired, it exits on SIGTERM); uninstall removes its requests")
+        func forceQuitAndUninstall() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+            let quitAt = ContinuousClock.now
+            let quit = try await harness.bgtask("force-quit", Self.app)
+            #expect(quit.status == 0, "\(quit)")
+            #expect(await harness.poll(timeout: .seconds(6)) { !DaemonHarness.isAlive(pid) }, "pid \(pid) still alive")
+            // SIGTERM: the handler got its expiration and the app exited by itself, before
+            // the SIGKILL due 3 s later.
+            #expect(ContinuousClock.now - quitAt < .milliseconds(2500))
+            #expect(harness.events(Self.app).contains("expired \(Self.refresh)"), "\(harness.events(Self.app))")
+            #expect(await harness.poll(timeout: .seconds(2)) { harness.daemon?.standardError.contains("\(Self.app)'s process exited with code 0") == true },
+                    "\(harness.daemon?.standardError ?? "")")
+            #expect(try await harness.appState(Self.app) == "notRunning")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "failure", "the handler completed unsuccessfully on its expiration: \(String(describing: logged))")
+
+            #expect(try await harness.bgtask("open", Self.app).status == 0)
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            let uninstall = try await harness.bgtask("uninstall", Self.app)
+            #expect(uninstall.status == 0, "\(uninstall)")
+            #expect(uninstall.output.contains("1 pending request(s) removed"), "\(uninstall)")
+            let pending = try await harness.bgtask("pending")
+            #expect(pending.output.contains("no request is pending"), "\(pending)")
+            let again = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(again.status == 1 && again.error.contains("not installed"), "\(again)")
+        }
+
+        @Test("a suspended app is ended after the idle timeout, and exits by itself on SIGTERM")
+        func idleAppIsEnded() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon(["--idle-timeout", "0.5"])
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh) true") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+            // Suspend delay 0.2 s, idle 0.5 s, then SIGTERM (thawed first): well before a SIGKILL.
+            #expect(await harness.poll(timeout: .seconds(3)) { !DaemonHarness.isAlive(pid) }, "pid \(pid) still alive")
+            #expect(await harness.poll(timeout: .seconds(2)) { harness.daemon?.standardError.contains("\(Self.app)'s process exited with code 0") == true },
+                    "\(harness.daemon?.standardError ?? "")")
+            #expect(harness.daemon?.standardError.contains("idle for") == true)
+            #expect(try await harness.appState(Self.app) == "notRunning")
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import BGTaskDaemon
+import Testing
+
+/// bgtaskd's command line, as a pure function.
+@Suite struct DaemonOptionsTests {
+    @Test("--first-frame-timeout takes whole seconds from 1 to 3600 and names itself when refused")
+    func firstFrameTimeout() {
+        guard case .success(.run(let options)) = DaemonOptions.parse(["--first-frame-timeout", "3"], environment: [:]) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(options.firstFrameTimeout == 3)
+        #expect(DaemonOptions().firstFrameTimeout == 10)
+        for bad in ["0", "3601", "1.5", "-1", "1e3", "99999999999999999999", " 2"] {
+            guard case .failure(let error) = DaemonOptions.parse(["--first-frame-timeout", bad], environment: [:]) else {
+                Issue.record("'\(bad)' accepted")
+                continue
+            }
+            #expect(error.message.contains("--first-frame-timeout"), "\(error)")
+        }
+        #expect(DaemonOptions.usage.contains("--first-frame-timeout"))
+    }
+}

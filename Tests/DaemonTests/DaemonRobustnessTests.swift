@@ -1,0 +1,337 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BGTaskDaemon
+import DaemonProtocol
+import Foundation
+import SchedulerCore
+import Testing
+
+/// bgtaskd against bad peers and crashes, end to end (docs/daemon.md, "Crash safety" and
+/// "Bad input"; docs/protocol.md, "What closes a connection").
+extension DaemonProcessTests {
+    @Suite struct Robustness {
+        static let app = "com.example.testapp"
+        static let refresh = "com.example.testapp.refresh"
+
+        @Test("SIGKILL of the daemon mid-run: after a restart the run is interrupted, its request restored, the orphaned app ended")
+        func sigkillMidRun() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let orphan = try #require(harness.launchedPID(Self.app))
+            #expect(try await harness.pendingIdentifiers(Self.app).isEmpty, "running, not pending")
+
+            first.signal(SIGKILL)
+            #expect(await first.waitForExit(timeout: .seconds(5))?.signalled == true)
+            #expect(DaemonHarness.isAlive(orphan), "the app outlives the killed daemon (its own process group)")
+
+            try await harness.startDaemon()
+            #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(orphan) }, "orphan \(orphan) still alive")
+            #expect(harness.daemon?.standardError.contains("process \(orphan) left by a previous bgtaskd") == true, "\(harness.daemon?.standardError ?? "")")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the request is restored")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
+        }
+
+        @Test("SIGKILL of the daemon while an app submits: every submit acknowledged before the kill is pending (or replaced by a later one) after a restart")
+        func sigkillWhileSubmitting() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon()
+            // Ten processing requests (Apple's limit per app), resubmitted round after round.
+            let identifiers = (0..<10).map { "\(Self.app).task\($0)" }
+            try await harness.installTestApp(Self.app, identifiers: identifiers, arguments: [])
+            let submitter = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("submitter"), "--rounds", "1000"] + identifiers.flatMap { ["--register", $0, "--submit-processing", $0] },
+                environment: harness.handEnvironment(Self.app), name: "submitter")
+            func acknowledged() -> [String] { harness.events("submitter").filter { $0.hasPrefix("submitted ") } }
+            #expect(await harness.poll(timeout: .seconds(20)) { acknowledged().count >= 30 }, "\(harness.events("submitter").suffix(3))")
+            first.signal(SIGKILL)
+            _ = await first.waitForExit(timeout: .seconds(5))
+            submitter.signal(SIGKILL)
+            _ = await submitter.waitForExit(timeout: .seconds(5))
+            // The last acknowledged earliest begin of each identifier.
+            var last: [String: Int] = [:]
+            for line in acknowledged() {
+                let fields = line.split(separator: " ")
+                if fields.count == 3, let seconds = Int(fields[2]) { last[String(fields[1])] = seconds }
+            }
+
+            try await harness.startDaemon()
+            let result = try await harness.bgtask("pending", Self.app, "--json")
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]], "\(result)")
+            let formatter = ISO8601DateFormatter()
+            var pending: [String: Int] = [:]
+            for row in rows {
+                if let identifier = row["identifier"] as? String, let text = row["earliestBeginDate"] as? String, let date = formatter.date(from: text) {
+                    pending[identifier] = Int(date.timeIntervalSince1970.rounded())
+                }
+            }
+            #expect(!last.isEmpty)
+            for (identifier, seconds) in last {
+                // The acknowledged submit, or one after it that was in flight at the kill.
+                #expect((pending[identifier] ?? 0) >= seconds, "\(identifier): acknowledged \(seconds), pending \(pending[identifier].map(String.init) ?? "none")")
+            }
+        }
+
+        @Test("SIGTERM of the daemon mid-run: the run gets its expiration and is recorded, the app is ended (even one ignoring SIGTERM) before the daemon exits")
+        func sigtermMidRun() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang", "--ignore-sigterm"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+
+            let stopped = try await harness.stopDaemon()
+            #expect(stopped.status == 0 && !stopped.signalled, "\(stopped)")
+            #expect(!DaemonHarness.isAlive(pid), "the app outlived the daemon: \(stopped.error)")
+            #expect(harness.events(Self.app).contains("expired \(Self.refresh)"), "\(harness.events(Self.app))")
+            let runs = try harness.runs(of: Self.app)
+            #expect(runs.map(\.outcome) == [.expired], "\(runs)")
+        }
+
+        @Test("a second daemon on the same state refuses to start, naming the first one's pid (exit 1)")
+        func secondDaemonRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon()
+            let second = try await harness.run(harness.bgtaskd, harness.daemonFlags)
+            #expect(second.status == 1, "\(second)")
+            #expect(second.error.contains("another bgtaskd owns \(harness.stateDirectory)"), "\(second.error)")
+            #expect(second.error.contains("\(first.pid)"), "names the holder: \(second.error)")
+            #expect(try await harness.bgtask("status").status == 0, "the first is undisturbed")
+        }
+
+        @Test("bgtask without a daemon says how to start it (exit 1); apps and pending answer read-only from the state")
+        func noDaemon() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let status = try await harness.bgtask("status")
+            #expect(status.status == 1)
+            #expect(status.error.contains("bgtaskd &"), "\(status.error)")
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 1)
+            #expect(run.error.contains("bgtaskd &"), "\(run.error)")
+
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            _ = try await harness.stopDaemon()
+            let apps = try await harness.bgtask("apps")
+            #expect(apps.status == 0, "\(apps)")
+            #expect(apps.output.contains(Self.app) && apps.output.contains("not running"), "\(apps)")
+            #expect(apps.error.contains("bgtaskd is not running; read from \(harness.databasePath)"), "\(apps)")
+            let pending = try await harness.bgtask("pending", Self.app)
+            #expect(pending.status == 0 && pending.output.contains(Self.refresh), "\(pending)")
+            // Read-only: nothing was created or changed beside the store.
+            #expect(!FileManager.default.fileExists(atPath: harness.socketPath))
+        }
+
+        @Test("usage errors exit 64; every daemon command's --help exits 0; bgtaskd's flags are range-checked")
+        func usageAndHelp() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            for arguments in [["run", Self.app], ["pending", "--bogus"], ["status", "extra"], ["settings", Self.app, "background-refresh", "maybe"], ["install"], ["apps", "--socket"]] {
+                let result = try await harness.run(harness.bgtask, arguments)
+                #expect(result.status == 64, "bgtask \(arguments.joined(separator: " ")): \(result)")
+                #expect(!result.error.isEmpty)
+            }
+            for command in ["status", "apps", "install", "uninstall", "pending", "run", "expire", "settings", "open", "background", "force-quit", "push", "log", "energy", "why", "conditions", "policy", "simulate", "fleet"] {
+                let result = try await harness.bgtask(command, "--help")
+                #expect(result.status == 0, "bgtask \(command) --help: \(result)")
+                #expect(result.output.contains(command), "\(command): \(result.output)")
+            }
+            for flags in [["--launch-timeout", "0"], ["--launch-timeout", "1e99"], ["--first-frame-timeout", "0"], ["--first-frame-timeout", "99999999999999999999"], ["--bogus"], ["--socket"]] {
+                let result = try await harness.run(harness.bgtaskd, flags)
+                #expect(result.status == 64, "bgtaskd \(flags.joined(separator: " ")): \(result)")
+                #expect(result.error.contains(flags[0]), "names the flag: \(result.error)")
+            }
+            #expect(try await harness.run(harness.bgtaskd, ["--help"]).status == 0)
+        }
+
+        @Test("another executable claiming an installed app's identifier is refused; bgtask keeps working")
+        func anotherExecutableRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            // This test process is not the installed executable.
+            let link = try MessageLink.connect(path: harness.socketPath)
+            defer { link.close() }
+            let reply = try link.call(.hello(Hello(role: .app, app: AppID(Self.app))))
+            guard case .failed(let failure) = reply else {
+                Issue.record("expected a refusal, got \(reply)")
+                return
+            }
+            #expect(failure.code == .notPermitted, "\(failure)")
+            #expect(await harness.poll(timeout: .seconds(5)) { link.isClosed }, "the refused connection is closed")
+            // A real app process claiming another installed app: the test app, started as if
+            // by the daemon, says it is the installed feedreader.
+            let feedreader = try harness.writeManifest(
+                app: "com.example.feedreader", executable: try Product.locate("feedreader"), arguments: ["serve"],
+                identifiers: ["com.example.feedreader.refresh"])
+            #expect(try await harness.bgtask("install", feedreader).status == 0)
+            let impostor = try await harness.run(
+                harness.testApp, ["--events", harness.eventsPath("impostor"), "--exit-after-launch"],
+                environment: harness.environment.merging(["BGTASK_MANIFEST": feedreader, "BGTASK_DAEMON_SOCKET": harness.socketPath]) { $1 })
+            #expect(impostor.status == 0, "\(impostor)")
+            #expect(impostor.error.contains("refused com.example.feedreader"), "\(impostor.error)")
+            #expect(harness.events("impostor").contains { $0.hasSuffix(" embedded") }, "refused, it falls back to the embedded scheduler: \(harness.events("impostor"))")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("garbage, truncated, oversized, unknown-version and non-protocol frames close that connection only")
+        func badFramesCloseOnlyTheirConnection() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            // An administrator connection open throughout.
+            let bystander = try MessageLink.connect(path: harness.socketPath)
+            defer { bystander.close() }
+            guard case .welcome = try bystander.call(.hello(Hello(role: .admin))) else { Issue.record("no welcome"); return }
+
+            let validPayload = [UInt8](try MessageCoding.encode(ClientEnvelope(id: 1, request: .hello(Hello(role: .admin)))))
+            func header(_ length: UInt32, version: UInt8 = 1) -> [UInt8] {
+                [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), version]
+            }
+            var random = SystemRandomNumberGenerator()
+            let statusBeforeHello = try RawClient.frame(.admin(.status))
+            let cases: [(String, [UInt8])] = [
+                ("garbage", (0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }),
+                ("oversized", header(UInt32(FrameFormat.maximumPayloadLength + 1)) + [1, 2, 3]),
+                ("unknown version", header(UInt32(validPayload.count), version: 9) + validPayload),
+                ("not JSON", header(5) + Array("hello".utf8)),
+                ("JSON but no message", header(2) + Array("{}".utf8)),
+                ("a request before hello", statusBeforeHello),
+            ]
+            for (name, bytes) in cases {
+                let client = try RawClient(path: harness.socketPath)
+                defer { client.close() }
+                try? client.send(bytes)
+                let (_, ending) = client.readUntilClosed()
+                #expect(ending == .closed, "\(name): the daemon closes the connection")
+                let reply = try bystander.call(.admin(.status))
+                guard case .report = reply else { Issue.record("\(name): the bystander got \(reply)"); continue }
+            }
+            // Truncated: the client hangs up mid-frame.
+            let truncated = try RawClient(path: harness.socketPath)
+            try truncated.send(header(UInt32(validPayload.count)) + validPayload.prefix(10))
+            truncated.close()
+            #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("in the middle of a frame") }, "\(daemon.standardError)")
+            #expect(daemon.result == nil, "the daemon is up")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("a client that connects and sends nothing is closed after the first-frame timeout")
+        func silentClientTimesOut() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon(["--first-frame-timeout", "1"])
+            let silent = try RawClient(path: harness.socketPath, receiveTimeout: 6)
+            defer { silent.close() }
+            let start = ContinuousClock.now
+            let (bytes, ending) = silent.readUntilClosed()
+            let elapsed = ContinuousClock.now - start
+            #expect(ending == .closed && bytes.isEmpty)
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(4), "closed after \(elapsed)")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        /// 1,000 clients from one process (python3: a separate process keeps the test's own
+        /// descriptors few; Foundation's Process watches children with select(2), which
+        /// cannot see descriptors past 1024).
+        static let thousandClientsScript = """
+            import json, socket, struct, sys
+            def frame(request_id, request):
+                payload = json.dumps({"id": request_id, "request": request}).encode()
+                return struct.pack(">IB", len(payload), 1) + payload
+            hello = frame(1, {"hello": {"_0": {"role": "admin"}}})
+            status = frame(2, {"admin": {"_0": {"status": {}}}})
+            clients = []
+            for _ in range(int(sys.argv[2])):
+                client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                client.connect(sys.argv[1])
+                client.settimeout(10)
+                client.sendall(hello + status)
+                clients.append(client)
+            answered = closed = silent = 0
+            for client in clients:
+                received = b""
+                try:
+                    while True:
+                        chunk = client.recv(65536)
+                        if not chunk:
+                            closed += 1
+                            break
+                        received += chunk
+                        if b'"report"' in received:
+                            answered += 1
+                            break
+                except socket.timeout:
+                    silent += 1
+            print(answered, closed, silent)
+            """
+
+        @Test("1,000 clients connecting at once all get answers or clean closes; the daemon stays up",
+              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs /usr/bin/python3"))
+        func thousandClients() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            // All 1,000 connect and send before any reply is read.
+            let result = try await harness.run("/usr/bin/python3", ["-c", Self.thousandClientsScript, harness.socketPath, "1000"], timeout: .seconds(60))
+            #expect(result.status == 0, "\(result)")
+            let counts = result.output.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+            try #require(counts.count == 3, "\(result)")
+            #expect(counts[2] == 0, "answered \(counts[0]), closed \(counts[1]), silent \(counts[2])")
+            #expect(counts[0] + counts[1] == 1000)
+            #expect(counts[0] >= 990, "answered \(counts[0]), closed \(counts[1])")
+            #expect(daemon.result == nil, "the daemon is up")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("a peer of another uid is refused (socket activation on a socket it can reach); the daemon's uid is served",
+              .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                  && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
+                       "switching uid needs root and setpriv; the launcher is python3 (docs/testing.md)"))
+        func anotherUIDRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // A directory and socket uid 65534 can reach (the daemon's own socket directory
+            // is 0700 and refused otherwise): systemd-style socket activation passes it.
+            let shared = harness.root + "/shared"
+            try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            chmod(harness.root, 0o755)
+            let socket = shared + "/socket"
+            let launcher = """
+                import os, socket, sys
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(64)
+                if s.fileno() != 3:
+                    os.dup2(s.fileno(), 3)
+                os.set_inheritable(3, True)
+                env = dict(os.environ); env["LISTEN_FDS"] = "1"; env["LISTEN_PID"] = str(os.getpid())
+                os.execve(sys.argv[2], [sys.argv[2]] + sys.argv[3:], env)
+                """
+            let daemon = try harness.spawn("/usr/bin/python3", ["-c", launcher, socket, harness.bgtaskd] + harness.daemonFlags, name: "bgtaskd-activated")
+            #expect(await harness.poll(timeout: .seconds(10)) { daemon.standardError.contains(" ready on ") || daemon.result != nil }, "\(daemon.standardError)")
+            #expect(daemon.standardError.contains("using the socket systemd passed"), "\(daemon.standardError)")
+
+            let asNobody = try await harness.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtask, "status", "--socket", socket])
+            #expect(asNobody.status == 1, "\(asNobody)")
+            #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("uid 65534") }, "logged: \(daemon.standardError)")
+            let asOwner = try await harness.bgtask("status", "--socket", socket)
+            #expect(asOwner.status == 0, "\(asOwner)")
+            daemon.signal(SIGTERM)
+            _ = await daemon.waitForExit(timeout: .seconds(10))
+        }
+    }
+}

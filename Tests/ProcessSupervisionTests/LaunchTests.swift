@@ -204,7 +204,15 @@ extension ProcessSupervisionProcessTests {
             #expect(process.startTime != nil)
             #expect(process.startTime == ProcessStat.read(pid: process.pid)?.startTime)
             // The child has exec'd once its launch returned; list its descriptors from outside.
-            let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/fd").compactMap(Int.init).sorted()
+            // Right after exec the dynamic loader briefly holds a library open (fd 3 on a
+            // loaded machine), so look until the program runs: a leaked descriptor stays.
+            var descriptors: [Int] = []
+            let deadline = Date().addingTimeInterval(5)
+            repeat {
+                descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/fd").compactMap(Int.init).sorted()
+                if descriptors == [0, 1, 2] { break }
+                usleep(10_000)
+            } while Date() < deadline
             #expect(descriptors == [0, 1, 2])
         }
     }

@@ -166,12 +166,15 @@ public struct AppSupervision: Sendable, Equatable {
         case .expire(let run, let reason):
             if active.contains(run) { actions.append(.push(.expire(run: run, reason: reason))) }
         case .terminate(let run, let reason):
+            // A run still waiting for the launch is over for the engine: never hand it over.
+            dropQueued(run)
             guard active.remove(run) != nil else { break }
             actions.append(.push(.terminate(run: run, reason: reason)))
             // The engine already recorded the run as terminated: the rest of the app's
             // work dies with it (iOS kills the app whose task overran its grace).
             end(reason: "\(run) overran its grace period: \(reason)", into: &actions)
         case .finished(let record):
+            dropQueued(record.id)
             if active.remove(record.id) != nil, connected {
                 actions.append(.push(.finished(record)))
             }
@@ -193,10 +196,19 @@ public struct AppSupervision: Sendable, Equatable {
             foreground = false
             actions.append(.disarm)
             crashActive("the app's process \(how) during the run", into: &actions)
-            failQueued(wasEnding ? "the app was ended before the task could start" : "the app's process \(how) before it finished launching", into: &actions)
             if linkWasOurs {
                 connected = false
                 actions.append(.disconnect(reason: "its process \(how)"))
+            }
+            if wasEnding, !queued.isEmpty {
+                // Runs came while the daemon was ending the app: the daemon's decision is
+                // no fault of the app's, so a new process is started for them.
+                phase = .starting
+                spawnedByDaemon = true
+                actions.append(.spawn)
+                actions.append(.arm(.launch, after: timing.launchTimeout))
+            } else {
+                failQueued("the app's process \(how) before it finished launching", into: &actions)
             }
         case .connected(let peer):
             // The shell accepts a connection only when ``accepts(pid:)`` says so.
@@ -206,6 +218,8 @@ public struct AppSupervision: Sendable, Equatable {
                 // never suspends or ends what it did not start.
                 spawnedByDaemon = false
                 phase = .starting
+                // Runs wait for its registration window as for a process of the daemon's.
+                actions.append(.arm(.launch, after: timing.launchTimeout))
             } else if pid != peer {
                 connected = false
             }
@@ -251,6 +265,9 @@ public struct AppSupervision: Sendable, Equatable {
             guard phase == .suspended else { break }
             end(reason: "idle for \(DurationText.spoken(timing.idleTimeout))", into: &actions)
         case .opened:
+            // Foreground is the state of a process: with none connected there is nothing
+            // open (the next process the daemon starts is in the background).
+            guard connected else { break }
             foreground = true
             if phase == .suspended {
                 phase = .ready
@@ -267,7 +284,7 @@ public struct AppSupervision: Sendable, Equatable {
             if spawnedByDaemon, pid != nil {
                 end(reason: reason, into: &actions)
             } else if connected {
-                actions.append(.disconnect(reason: reason))
+                disconnect(reason: reason, into: &actions)
             }
         }
         return actions
@@ -289,6 +306,23 @@ public struct AppSupervision: Sendable, Equatable {
         actions.append(.arm(.suspend, after: timing.suspendDelay))
     }
 
+    /// Closes the connection of a process the daemon did not start: the app is not
+    /// running as far as the daemon knows, and its next process may connect.
+    private mutating func disconnect(reason: String, into actions: inout [Action]) {
+        connected = false
+        foreground = false
+        phase = .notRunning
+        crashActive("the app's connection was closed during the run (\(reason))", into: &actions)
+        actions.append(.disarm)
+        actions.append(.disconnect(reason: reason))
+    }
+
+    private mutating func dropQueued(_ run: RunID) {
+        guard let index = queued.firstIndex(where: { $0.id == run }) else { return }
+        queued.remove(at: index)
+        budgets[run] = nil
+    }
+
     private mutating func failQueued(_ reason: String, into actions: inout [Action]) {
         for run in queued { actions.append(.launchFailed(run.id, reason: reason)) }
         queued.removeAll()
@@ -302,7 +336,7 @@ public struct AppSupervision: Sendable, Equatable {
 
     private mutating func end(reason: String, into actions: inout [Action]) {
         guard pid != nil || phase == .starting else {
-            if connected { actions.append(.disconnect(reason: reason)) }
+            if connected { disconnect(reason: reason, into: &actions) }
             return
         }
         if phase == .suspended { actions.append(.resume) }

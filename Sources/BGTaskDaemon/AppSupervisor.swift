@@ -141,13 +141,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// Offers the connection of process `pid`; `false` when another connection is the
     /// app's, or the daemon's own process of the app is another process.
     public func connect(_ link: any AppLink, pid: Int32) -> Bool {
-        let accepted = state.withLock { state -> Bool in
+        // The check, the link and the event in one hold: a spawn in between cannot leave
+        // the link set while the supervision thinks nobody is connected.
+        feed(.connected(pid: pid)) { state in
             guard state.machine.accepts(pid: pid) else { return false }
             state.link = link
             return true
         }
-        if accepted { feed(.connected(pid: pid)) }
-        return accepted
     }
 
     /// The app said it finished launching (its registration window closed).
@@ -172,18 +172,24 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
 
     // MARK: The shell
 
-    private func feed(_ event: AppSupervision.Event) {
+    /// Feeds `event` under the lock, first asking `prepare` (under the same hold) whether
+    /// it applies; returns that answer.
+    @discardableResult
+    private func feed(_ event: AppSupervision.Event, prepare: (inout State) -> Bool = { _ in true }) -> Bool {
         var pending: [(AppSupervision.Event)] = [event]
         var afterLock: [@Sendable () -> Void] = []
-        state.withLock { state in
+        let applies = state.withLock { state -> Bool in
+            guard prepare(&state) else { return false }
             while !pending.isEmpty {
                 let next = pending.removeFirst()
                 for action in state.machine.handle(next) {
                     perform(action, in: &state, feeding: &pending, after: &afterLock)
                 }
             }
+            return true
         }
         for call in afterLock { call() }
+        return applies
     }
 
     private func perform(

@@ -181,4 +181,74 @@ import Testing
         #expect(!machine.foreground)
         _ = first
     }
+
+    // Found in review: each of these wedged an app or punished it for the daemon's doing.
+
+    @Test func aForceQuitOfAUserProcessLetsItsNextProcessConnect() {
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 555))
+        _ = machine.handle(.finishedLaunching)
+        let actions = machine.handle(.quit("the user force-quit the app"))
+        #expect(actions.contains(.disconnect(reason: "the user force-quit the app")))
+        #expect(machine.connected == false)
+        #expect(machine.accepts(pid: 556), "the user opens the app again")
+    }
+
+    @Test func aTerminatedRunOfAUserProcessLetsItsNextProcessConnect() {
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 555))
+        _ = machine.handle(.finishedLaunching)
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.terminate(first.id, reason: "budget exhausted"))
+        #expect(machine.accepts(pid: 556))
+    }
+
+    @Test func aRunTheEngineFinishedWhileItWaitedIsNeverHandedOver() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        var over = first
+        over.outcome = .terminated
+        _ = machine.handle(.finished(over))
+        #expect(machine.queued.isEmpty)
+        #expect(!machine.handle(.finishedLaunching).contains(.push(.launch(first, budget: 30))))
+        #expect(machine.active.isEmpty)
+    }
+
+    @Test func aUserProcessThatNeverFinishesLaunchingHasItsRunsFailedInTime() {
+        var machine = AppSupervision()
+        #expect(machine.handle(.connected(pid: 555)) == [.arm(.launch, after: 10)])
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        #expect(machine.handle(.launchTimedOut).first == .launchFailed(first.id, reason: "the app did not connect and finish launching within 10 s"))
+    }
+
+    @Test func aRunArrivingWhileTheAppIsEndedStartsAFreshProcessInsteadOfFailing() {
+        var (machine, first) = launched()
+        _ = machine.handle(.finished(first))
+        _ = machine.handle(.suspendDue)
+        _ = machine.handle(.idleDue)
+        #expect(machine.phase == .ending)
+        let second = run(2)
+        _ = machine.handle(.launch(second, budget: 30))
+        let actions = machine.handle(.processExited("was killed by signal 15"))
+        #expect(!actions.contains { if case .launchFailed = $0 { true } else { false } })
+        #expect(actions.contains(.spawn))
+        #expect(machine.queued == [second])
+    }
+
+    @Test func openingAnAppThatIsNotRunningLeavesItsNextBackgroundProcessSuspendable() {
+        var machine = AppSupervision()
+        _ = machine.handle(.opened)
+        #expect(machine.foreground == false)
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        _ = machine.handle(.finishedLaunching)
+        #expect(machine.handle(.finished(first)).contains(.arm(.suspend, after: 1)))
+    }
 }

@@ -51,6 +51,9 @@ public struct AppSupervision: Sendable, Equatable {
         case finishedLaunching
         /// The app's connection closed.
         case disconnected(String)
+        /// The user started a process of the app while the daemon's own, idle, lived: the
+        /// daemon's is ended and the user's (the peer's pid) is the app from now on.
+        case handOver(to: Int32)
         /// The launch timer fired.
         case launchTimedOut
         /// The suspend timer fired.
@@ -140,6 +143,13 @@ public struct AppSupervision: Sendable, Equatable {
     /// while the daemon's own process of the app lives, only from that process.
     public func accepts(pid peer: Int32) -> Bool {
         !connected && (pid == nil || pid == peer)
+    }
+
+    /// Whether a connection from `peer` may take the app over from the daemon's own
+    /// process (``Event/handOver(to:)``): that process is idle (nothing handed to it or
+    /// waiting) and not already being ended.
+    public func canHandOver(to peer: Int32) -> Bool {
+        spawnedByDaemon && pid != nil && pid != peer && active.isEmpty && queued.isEmpty && phase != .ending
     }
 
     /// Feeds `event`; returns the actions, in order.
@@ -252,6 +262,17 @@ public struct AppSupervision: Sendable, Equatable {
                     actions.append(.arm(.launch, after: timing.launchTimeout))
                 }
             }
+        case .handOver:
+            // The shell closed the old connection and holds the new one.
+            if phase == .suspended { actions.append(.resume) }
+            actions.append(.disarm)
+            actions.append(.terminateProcess(reason: "the user started another process of the app"))
+            pid = nil
+            spawnedByDaemon = false
+            connected = true
+            foreground = false
+            phase = .starting
+            actions.append(.arm(.launch, after: timing.launchTimeout))
         case .launchTimedOut:
             guard phase == .starting else { break }
             failQueued("the app did not connect and finish launching within \(DurationText.spoken(timing.launchTimeout))", into: &actions)

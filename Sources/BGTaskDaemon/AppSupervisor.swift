@@ -143,8 +143,17 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     public func connect(_ link: any AppLink, pid: Int32) -> Bool {
         // The check, the link and the event in one hold: a spawn in between cannot leave
         // the link set while the supervision thinks nobody is connected.
-        feed(.connected(pid: pid)) { state in
+        if feed(.connected(pid: pid), prepare: { state in
             guard state.machine.accepts(pid: pid) else { return false }
+            state.link = link
+            return true
+        }) { return true }
+        // The user started the app while the daemon's own process of it sat idle: that one
+        // is ended and the user's becomes the app (one process per app, never two
+        // schedulers for it).
+        return feed(.handOver(to: pid)) { state in
+            guard state.machine.canHandOver(to: pid) else { return false }
+            state.link?.close(reason: "the user started another process of the app")
             state.link = link
             return true
         }
@@ -203,9 +212,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         switch action {
         case .spawn:
             do {
+                // Which process exited: filled under this lock hold, which the exit's own
+                // handling must take first, so it is always set when read.
+                let spawned = Mutex<Int32?>(nil)
                 let process = try spawner.spawn(state.target) { [weak self] how in
-                    self?.processExited(how)
+                    self?.processExited(how, pid: spawned.withLock { $0 })
                 }
+                spawned.withLock { $0 = process.pid }
                 state.process = process
                 state.runsInProcess = 0
                 pending.append(.spawned(pid: process.pid))
@@ -236,6 +249,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             if let process = state.process {
                 process.terminate(gracePeriod: state.machine.timing.killGrace)
                 afterLock.append { log(.info, app: app, "ending \(app) (pid \(process.pid)): \(reason)") }
+                // Handed over to a process the user started: the ended one is no longer
+                // the app's, and its exit changes nothing.
+                if !state.machine.spawnedByDaemon { state.process = nil }
             }
         case .disconnect(let reason):
             state.link?.close(reason: reason)
@@ -268,9 +284,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
     }
 
-    private func processExited(_ how: String) {
-        state.withLock { $0.process = nil }
-        log(.info, app: app, "\(app)'s process \(how)")
+    private func processExited(_ how: String, pid: Int32?) {
+        let current = state.withLock { state -> Bool in
+            guard let pid, state.process?.pid == pid else { return false }
+            state.process = nil
+            return true
+        }
+        log(.info, app: app, "\(app)'s process\(pid.map { " \($0)" } ?? "") \(how)")
+        // A process handed over to the user's (or replaced) is no longer the app's.
+        guard current else { return }
         processChanged(app, nil)
         feed(.processExited(how))
     }

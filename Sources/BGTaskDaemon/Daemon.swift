@@ -358,7 +358,13 @@ final class DaemonSession: AppLink, Sendable {
 
     private func send(_ envelope: DaemonEnvelope) {
         do {
-            try connection.send(try MessageCoding.encode(envelope))
+            var payload = try MessageCoding.encode(envelope)
+            if payload.count > FrameFormat.maximumPayloadLength, case .reply(let id, _) = envelope {
+                // A reply that cannot travel is answered, not dropped (the client would wait).
+                payload = try MessageCoding.encode(DaemonEnvelope.reply(id: id, .failed(DaemonFailure(
+                    .invalid, "the answer is \(payload.count) bytes, over the protocol's \(FrameFormat.maximumPayloadLength)-byte frame limit; ask for less (for example bgtask pending <app>)"))))
+            }
+            try connection.send(payload)
         } catch {
             log(.warning, app: nil, "could not send to \(connection.name): \(error)")
         }

@@ -248,6 +248,15 @@ public final class DaemonService: Sendable {
             reply(.failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(request.app)'s")))
             return
         }
+        guard isInstalled(app) else {
+            reply(notInstalled(app))
+            return
+        }
+        // What the daemon decides is not taken from the wire: when it accepted the request,
+        // and whether it is a remote wake (only `bgtask push` makes those).
+        var request = request
+        request.submittedAt = driver.clock.now()
+        request.remoteNotificationPayload = nil
         committer.submit(request) { result in
             switch result {
             case .success: reply(.done(nil))
@@ -259,14 +268,18 @@ public final class DaemonService: Sendable {
     /// Answers a request of `app`'s own connection (it may read and change only its own
     /// requests and runs).
     public func handle(_ request: AppRequest, from app: AppID) -> Reply {
+        // A connection that outlived its app's uninstall changes nothing any more.
+        guard isInstalled(app) else { return notInstalled(app) }
         switch request {
         case .finishedLaunching:
             supervisor(of: app)?.finishedLaunching()
             return .done(nil)
-        case .submit(let pending):
+        case .submit(var pending):
             guard pending.app == app else {
                 return .failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(pending.app)'s"))
             }
+            pending.submittedAt = driver.clock.now()
+            pending.remoteNotificationPayload = nil
             do {
                 try driver.submit(pending)
                 return .done(nil)

@@ -251,4 +251,24 @@ import Testing
         _ = machine.handle(.finishedLaunching)
         #expect(machine.handle(.finished(first)).contains(.arm(.suspend, after: 1)))
     }
+
+    @Test func theUserStartingTheAppTakesItOverFromTheDaemonsIdleProcess() {
+        var (machine, first) = launched()
+        _ = machine.handle(.finished(first))
+        _ = machine.handle(.suspendDue)
+        #expect(machine.accepts(pid: 777) == false)
+        #expect(machine.canHandOver(to: 777))
+        let actions = machine.handle(.handOver(to: 777))
+        #expect(actions.contains(.resume))
+        #expect(actions.contains(.terminateProcess(reason: "the user started another process of the app")))
+        #expect(machine.connected && !machine.spawnedByDaemon && machine.pid == nil)
+        _ = machine.handle(.finishedLaunching)
+        let second = run(2)
+        #expect(machine.handle(.launch(second, budget: 30)).contains(.push(.launch(second, budget: 30))))
+    }
+
+    @Test func noTakeOverWhileTheDaemonsProcessWorks() {
+        let (machine, _) = launched()
+        #expect(machine.canHandOver(to: 777) == false, "run 1 is in progress in the daemon's process")
+    }
 }

@@ -66,4 +66,12 @@ private let t0 = F.t0
         #expect(text.contains("last shared trigger (power or network back): \(t0 + 20)"))
         #expect(ExplanationReport.json(explanation, running: nil, notes: [], conditions: engine.conditions, now: t0 + 30).contains("\"lastSharedTrigger\""))
     }
+
+    @Test func aRemoteWakeDoesNotLaunchAForceQuitApp() {
+        var engine = F.engine()
+        _ = engine.handle(.appForceQuit(F.app), at: t0)
+        #expect(throws: SubmitRejection.self) { _ = try engine.wake(F.refresh(), at: t0 + 1) }
+        _ = engine.handle(.appForegrounded(F.app), at: t0 + 2)
+        #expect((try? engine.wake(F.refresh(), at: t0 + 3)).map { EngineEffectSummary($0).launched.count } == 1)
+    }
 }

@@ -75,7 +75,7 @@ extension EmbeddedScheduler {
             if expected { log(.error, app: app, "cannot reach bgtaskd: \(error); using the embedded scheduler") }
             return nil
         }
-        let hello = Hello(role: .app, app: app, launchToken: environment["BGTASK_LAUNCH_TOKEN"])
+        let hello = Hello(role: .app, app: app)
         do {
             switch try link.call(.hello(hello), timeout: daemonGreetingTimeout) {
             case .welcome(let welcome):
@@ -113,8 +113,9 @@ extension EmbeddedScheduler {
             app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
             launchedInBackground: environment["BGTASK_LAUNCH"] == "background")
         uplink.link.onPush { [weak driver] push in driver?.handle(push) }
-        uplink.link.onClose { reason in
-            log(.error, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): submissions now fail; runs in progress cannot report their end")
+        uplink.link.onClose { [weak driver] reason in
+            log(.error, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): submissions now fail (restart the app to reconnect); the runs it had handed over are ended")
+            driver?.linkClosed(reason: reason)
         }
         log(.info, app: app, "scheduling through \(uplink.daemonDescription)")
         return context

@@ -43,9 +43,11 @@ extension SchedulerDriver {
             trace(.expired(run, task.key, reason: reason, at: clock.now()))
             task.deliverExpiration()
         case .terminate(let run, let reason):
-            guard let task = linkedRuns.withLock({ $0[run] }) else { return }
+            // The daemon recorded the run as terminated: no end follows, so it is over here.
+            guard let task = linkedRuns.withLock({ $0.removeValue(forKey: run) }) else { return }
             trace(.terminated(run, task.key, reason: reason, at: clock.now()))
             task.terminate(reason: reason)
+            if linkedRuns.withLock({ $0.isEmpty }) { linkedRunsEnded() }
         case .finished(let record):
             guard let task = linkedRuns.withLock({ $0.removeValue(forKey: record.id) }) else { return }
             trace(.finished(record))
@@ -54,11 +56,24 @@ extension SchedulerDriver {
         case .sampleProgress(let run):
             guard let task = linkedRuns.withLock({ $0[run] }) else { return }
             uplink.post(.progressSampled(run: run, completedUnitCount: task.progressCompletedUnitCount))
-        case .backgroundRefreshChanged:
-            break
         case .quit(let reason):
             log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason)")
         }
+    }
+
+    /// The connection to the daemon closed: the runs it handed over can no longer report
+    /// their end (the daemon recorded them as crashed when the connection went), so they
+    /// are ended here, and whoever waits for the runs to end (a SIGTERM exit) is called.
+    func linkClosed(reason: String) {
+        let tasks = linkedRuns.withLock { runs -> [BGTask] in
+            defer { runs.removeAll() }
+            return Array(runs.values)
+        }
+        for task in tasks {
+            trace(.terminated(task.runID, task.key, reason: "the connection to bgtaskd closed: \(reason)", at: clock.now()))
+            task.terminate(reason: "the connection to bgtaskd closed: \(reason)")
+        }
+        linkedRunsEnded()
     }
 
     /// The process is about to exit (SIGTERM from bgtaskd, which ends its processes so):

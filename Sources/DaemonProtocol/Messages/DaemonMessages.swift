@@ -21,16 +21,14 @@ public enum ClientRole: String, Codable, Sendable, Hashable {
 public struct Hello: Codable, Sendable, Hashable {
     /// Who the connection speaks for.
     public var role: ClientRole
-    /// The app an app connection speaks for (its `CFBundleIdentifier`).
+    /// The app an app connection speaks for (its `CFBundleIdentifier`); the daemon checks
+    /// that the process runs the app's installed executable.
     public var app: AppID?
-    /// The token of the launch, when the daemon started this process (`BGTASK_LAUNCH_TOKEN`).
-    public var launchToken: String?
 
     /// Creates a hello.
-    public init(role: ClientRole, app: AppID? = nil, launchToken: String? = nil) {
+    public init(role: ClientRole, app: AppID? = nil) {
         self.role = role
         self.app = app
-        self.launchToken = launchToken
     }
 }
 
@@ -269,8 +267,6 @@ public enum AppPush: Codable, Sendable, Hashable {
     case finished(RunRecord)
     /// Report the continued-processing run's progress.
     case sampleProgress(run: RunID)
-    /// The Background App Refresh switch changed.
-    case backgroundRefreshChanged(enabled: Bool)
     /// The daemon asks the app to leave: the user force-quit it, or it was uninstalled.
     case quit(reason: String)
 }

@@ -336,6 +336,12 @@ public struct SchedulerEngine: Sendable {
         if let running = runsByKey[request.key] {
             throw SubmitRejection(.unavailable, "'\(request.identifier)' of \(request.app) is already running (\(running)); the wake was not delivered")
         }
+        if appStates[request.app]?.forceQuit == true {
+            throw SubmitRejection(.unavailable, "\(request.app) was force-quit: no background launches until the user opens it again")
+        }
+        if terminatingApps.contains(request.app) {
+            throw SubmitRejection(.unavailable, "\(request.app)'s process is terminating; the wake was not delivered")
+        }
         _ = index.remove(request.key)
         var effects: [EngineEffect] = []
         launch(request, at: now, into: &effects)

@@ -290,7 +290,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             state.process = nil
             return true
         }
-        log(.info, app: app, "\(app)'s process\(pid.map { " \($0)" } ?? "") \(how)")
+        log(.info, app: app, "\(app)'s process \(how)\(pid.map { " (pid \($0))" } ?? "")")
         // A process handed over to the user's (or replaced) is no longer the app's.
         guard current else { return }
         processChanged(app, nil)

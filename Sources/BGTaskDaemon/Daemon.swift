@@ -98,7 +98,8 @@ public final class Daemon: Sendable {
             clock: clock,
             store: store,
             log: log,
-            meter: DaemonRunMeter(measurement: measurement))
+            meter: DaemonRunMeter(measurement: measurement),
+            loadedRequests: report.loadedRequests)
         ConditionsMonitor.start(conditions, driver: driver)
 
         let service = DaemonService(

@@ -48,8 +48,16 @@ enum RequestQuarantine {
     /// Moves every pending request that cannot be loaded: a row that does not decode
     /// (unknown kind, bad extras JSON, a date or flag of the wrong type), or, when `app` is given (a store owned by one app), a row
     /// of another app. One transaction.
-    static func quarantineUnloadable(app: AppID?, now: Date, on connection: SQLiteConnection) throws(StoreError) -> [QuarantinedRequest] {
-        try connection.transaction { () throws(StoreError) -> [QuarantinedRequest] in
+    /// A pending row as read: its request, or why it must be moved.
+    private enum LoadedRow {
+        case request(PendingRequest)
+        case problem(QuarantinedRequest)
+    }
+
+    /// Returns what was moved, and the requests that loaded (what the owner restores, so it
+    /// need not read and decode every row a second time).
+    static func quarantineUnloadable(app: AppID?, now: Date, on connection: SQLiteConnection) throws(StoreError) -> (quarantined: [QuarantinedRequest], loaded: [PendingRequest]) {
+        try connection.transaction { () throws(StoreError) -> ([QuarantinedRequest], [PendingRequest]) in
             var quarantined: [QuarantinedRequest] = []
             // Rows whose key is not text cannot be named by a text key: move them in one go.
             let badKeyFilter = "typeof(app) != 'text' OR typeof(identifier) != 'text'"
@@ -69,24 +77,31 @@ enum RequestQuarantine {
                 quarantined += badKeys.map { QuarantinedRequest(app: $0.0, identifier: $0.1, reason: reason, quarantinedAt: now) }
             }
             // Decode every row; collect the problems first (no writes while the table is read).
-            let problems = try connection.query("SELECT \(RequestColumns.names) FROM pending_requests") { row -> (String, String, String)? in
+            let rows = try connection.query("SELECT \(RequestColumns.names) FROM pending_requests") { row -> LoadedRow in
                 let rowApp = row.text(0)
                 let identifier = row.text(1)
                 do throws(StoreError) {
                     let request = try RequestColumns.decode(row)
                     if let app, request.app != app {
-                        return (rowApp, identifier, "it belongs to the app \(rowApp), and this store is \(app)'s")
+                        return .problem(QuarantinedRequest(app: rowApp, identifier: identifier, reason: "it belongs to the app \(rowApp), and this store is \(app)'s", quarantinedAt: now))
                     }
-                    return nil
+                    return .request(request)
                 } catch {
-                    return (rowApp, identifier, error.message)
+                    return .problem(QuarantinedRequest(app: rowApp, identifier: identifier, reason: error.message, quarantinedAt: now))
                 }
             }
-            for case let (rowApp, identifier, reason)? in problems {
-                try move(app: rowApp, identifier: identifier, reason: reason, now: now, on: connection)
-                quarantined.append(QuarantinedRequest(app: rowApp, identifier: identifier, reason: reason, quarantinedAt: now))
+            var loaded: [PendingRequest] = []
+            loaded.reserveCapacity(rows.count)
+            for row in rows {
+                switch row {
+                case .request(let request):
+                    loaded.append(request)
+                case .problem(let problem):
+                    try move(app: problem.app, identifier: problem.identifier, reason: problem.reason, now: now, on: connection)
+                    quarantined.append(problem)
+                }
             }
-            return quarantined
+            return (quarantined, loaded)
         }
     }
 }

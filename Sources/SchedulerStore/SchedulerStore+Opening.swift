@@ -91,7 +91,7 @@ extension SchedulerStore {
         report.interruptedRuns = recovery.interruptedRuns
         report.restoredRequests = recovery.restoredRequests
         report.unreadableRuns = recovery.unreadableRuns
-        report.quarantinedRequests = try RequestQuarantine.quarantineUnloadable(app: options.app, now: now, on: connection)
+        (report.quarantinedRequests, report.loadedRequests) = try RequestQuarantine.quarantineUnloadable(app: options.app, now: now, on: connection)
         return (SchedulerStore(connection: connection, url: url, ownership: ownership), report)
     }
 

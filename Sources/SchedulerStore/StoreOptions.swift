@@ -57,6 +57,10 @@ public struct StoreOpenReport: Sendable {
     /// Runs without an end whose row could not be read, as `run-N: why`: recorded as
     /// interrupted, their requests not restored.
     public var unreadableRuns: [String]
+    /// The pending requests as loaded at the opening, after the quarantine and the
+    /// recovery: what the owner restores (``SchedulerStore/pendingRequests(app:)`` reads the
+    /// same rows again, at a cost a store of 100,000 requests feels at start-up).
+    public var loadedRequests: [PendingRequest] = []
 
     /// Creates a report; an empty one means nothing needed repair.
     public init(

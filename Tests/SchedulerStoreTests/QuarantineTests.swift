@@ -42,6 +42,8 @@ struct QuarantineTests {
         let (store, report) = try SchedulerStore.open(at: url, now: later, options: StoreOptions(app: Sample.app))
 
         #expect(try store.pendingRequests() == Self.good)
+        // What the opening loaded is what the owner restores without reading again.
+        #expect(Set(report.loadedRequests) == Set(Self.good))
         let byIdentifier = Dictionary(uniqueKeysWithValues: report.quarantinedRequests.map { ($0.identifier, $0) })
         #expect(Set(byIdentifier.keys) == ["com.example.feedreader.kind", "com.example.feedreader.json", "com.example.feedreader.date", "com.example.photos.sync"])
         #expect(byIdentifier["com.example.feedreader.kind"]?.reason.contains("unknown task kind \"teleport\"") == true)

@@ -142,10 +142,12 @@ public enum EmbeddedScheduler {
         }
         let clock = DispatchDriverClock()
         var store: SchedulerStore?
+        var loaded: [PendingRequest]?
         do {
             let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
             let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
             store = opened
+            loaded = report.loadedRequests
             reportOpening(report, of: opened, app: app, now: clock.now(), log: log)
         } catch let error as StoreError where error.code == .locked {
             // Another process of the app owns the state: this one is refused, not a second
@@ -163,7 +165,8 @@ public enum EmbeddedScheduler {
             clock: clock,
             store: store,
             unavailableReason: problems.joined(separator: "; "),
-            log: log
+            log: log,
+            loadedRequests: loaded
         )
         for problem in problems { log(.error, app: app, problem) }
         let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions)

@@ -82,6 +82,8 @@ public final class SchedulerDriver: Sendable {
     /// Creates a driver over `store` (pending requests are restored from it).
     /// - Parameters:
     ///   - store: the durable store, or `nil` when it could not be opened.
+    ///   - loadedRequests: the store's pending requests as its opening loaded them
+    ///     (``StoreOpenReport/loadedRequests``); `nil` reads them from `store`.
     ///   - unavailableReason: why there is no store (shown in `unavailable` errors).
     public init(
         configuration: SchedulerConfiguration = .init(),
@@ -95,7 +97,8 @@ public final class SchedulerDriver: Sendable {
         policies: PolicySet = PolicySet(),
         meter: (any RunMeter)? = RunResourceMeter(),
         energyModel: EnergyModel = .init(),
-        uplink: (any SchedulerUplink)? = nil
+        uplink: (any SchedulerUplink)? = nil,
+        loadedRequests: [PendingRequest]? = nil
     ) {
         self.uplink = uplink
         self.serializesAppWork = serializesAppWork
@@ -112,7 +115,8 @@ public final class SchedulerDriver: Sendable {
                 // The limits hold for what is loaded too (docs/ARCHITECTURE.md, "One owner per
                 // state directory"): the excess is reported and quarantined, never launched.
                 let now = clock.now()
-                let refused = engine.restore(try store.pendingRequests(), at: now)
+                // The rows the opening already read and checked, when the caller has them.
+                let refused = engine.restore(try loadedRequests ?? store.pendingRequests(), at: now)
                 if !refused.isEmpty {
                     let reason = "over the app's pending limit for its kind when the scheduler started"
                     try store.quarantineRequests(refused.map(\.key), reason: reason, now: now)

@@ -154,7 +154,7 @@ public final class Daemon: Sendable {
         let notifier = try? SystemdNotifier(environment: environment)
         let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace)
         box.withLock { $0 = daemon }
-        try? notifier?.ready(status: "\(service.installedApps.count) app(s) installed, \(driver.allPendingRequests.count) request(s) pending")
+        try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
         log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory)")
         return daemon
     }

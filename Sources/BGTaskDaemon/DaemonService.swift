@@ -176,6 +176,9 @@ public final class DaemonService: Sendable {
         return supervisor
     }
 
+    /// How many apps are installed (without sorting them all).
+    public var installedAppCount: Int { apps.withLock { $0.count } }
+
     /// The installed apps.
     public var installedApps: [InstalledApp] { apps.withLock { $0.values.map(\.installed).sorted { $0.app < $1.app } } }
 
@@ -562,7 +565,7 @@ public final class DaemonService: Sendable {
         let report = StatusReport(
             pid: status.pid, socket: status.socketPath, stateDirectory: status.stateDirectory,
             startedAt: status.startedAt, containment: status.containment,
-            apps: apps.withLock { $0.count }, pending: driver.allPendingRequests.count,
+            apps: apps.withLock { $0.count }, pending: driver.pendingCount,
             running: driver.activeRuns.count, nextWake: driver.nextWake, conditions: driver.conditions)
         let text = """
             bgtaskd running (pid \(report.pid)) since \(report.startedAt)

@@ -133,16 +133,3 @@ extension BGApplication {
             what: "the background fetch handler")
     }
 }
-
-extension AppManifest {
-    /// The manifest with the legacy fetch identifier permitted when `UIBackgroundModes`
-    /// has `fetch` (iOS needs no identifier for the old API).
-    func permittingLegacyFetch(for app: AppID) -> AppManifest {
-        guard hasBackgroundMode("fetch") else { return self }
-        let identifier = BGApplication.backgroundFetchTaskIdentifier(for: app)
-        guard !permits(identifier: identifier, allowWildcard: false) else { return self }
-        var manifest = self
-        manifest.permittedIdentifiers.append(identifier)
-        return manifest
-    }
-}

@@ -88,11 +88,15 @@ extension AppManifest {
     /// legacy fetch's when `UIBackgroundModes` has `fetch`, the remote wake's when it has
     /// `remote-notification` (iOS needs no identifier for either).
     public func permittingSystemIdentifiers(for app: AppID) -> AppManifest {
-        var manifest = permittingLegacyFetch(for: app)
-        let identifier = RemoteWake.identifier(for: app)
-        if manifest.hasBackgroundMode("remote-notification"), !manifest.permits(identifier: identifier, allowWildcard: false) {
-            manifest.permittedIdentifiers.append(identifier)
+        var additions: [String] = []
+        for (mode, identifier) in [("fetch", BGApplication.backgroundFetchTaskIdentifier(for: app)), ("remote-notification", RemoteWake.identifier(for: app))]
+        where hasBackgroundMode(mode) && !permits(identifier: identifier, allowWildcard: false) {
+            additions.append(identifier)
         }
+        guard !additions.isEmpty else { return self }
+        // One append: the identifier index is rebuilt once (bgtaskd starts 10,000 apps).
+        var manifest = self
+        manifest.permittedIdentifiers += additions
         return manifest
     }
 }

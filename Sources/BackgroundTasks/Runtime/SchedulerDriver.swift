@@ -554,6 +554,9 @@ public final class SchedulerDriver: Sendable {
         return state.withLock { $0.engine.pendingRequests(of: app) }
     }
 
+    /// How many requests are pending (without copying them).
+    public var pendingCount: Int { state.withLock { $0.engine.pendingCount } }
+
     /// Every pending request.
     public var allPendingRequests: [PendingRequest] { state.withLock { $0.engine.allPendingRequests } }
 

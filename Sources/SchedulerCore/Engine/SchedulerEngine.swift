@@ -268,6 +268,9 @@ public struct SchedulerEngine: Sendable {
     /// Copies of the pending requests of `app`, in submission order.
     public func pendingRequests(of app: AppID) -> [PendingRequest] { index.requests(of: app) }
 
+    /// How many requests are pending.
+    public var pendingCount: Int { index.count }
+
     /// Whether any request is pending or any run in progress.
     public var hasWork: Bool { index.count > 0 || !runs.isEmpty }
 

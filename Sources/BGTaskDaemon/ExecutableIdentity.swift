@@ -87,7 +87,7 @@ public enum ExecutableIdentity {
         guard let wanted = fileIdentity(installed.executable) else {
             throw ExecutableIdentityError(
                 code: .installedExecutableMissing, pid: pid,
-                message: "process \(pid) runs \(peer.path), but \(expected) cannot be examined (\(String(cString: strerror(errno)))); reinstall the app")
+                message: "process \(pid) runs \(peer.path), but \(expected) cannot be examined (\(systemErrorText(errno))); reinstall the app")
         }
         guard let identity = peer.identity, identity == wanted else {
             throw ExecutableIdentityError(
@@ -140,7 +140,7 @@ public enum ExecutableIdentity {
             switch code {
             case ENOENT: why = "there is no such process (it exited)"
             case EACCES, EPERM: why = "the kernel does not show it (another user's process)"
-            default: why = String(cString: strerror(code))
+            default: why = systemErrorText(code)
             }
             throw ExecutableIdentityError(code: .unreadable, pid: pid, message: "process \(pid): cannot read \(link): \(why)")
         }

@@ -114,16 +114,3 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `cannot launch /path/app: execve: No such file or directory (ENOENT)`.
     public var description: String { "cannot launch \(executable): \(reason)" }
 }
-
-/// `strerror` text with the symbolic name for the common cases: "Permission denied (EACCES)".
-func systemErrorText(_ code: Int32) -> String {
-    let text = String(cString: strerror(code))
-    let names: [Int32: String] = [
-        ENOENT: "ENOENT", EACCES: "EACCES", ENOEXEC: "ENOEXEC", EPERM: "EPERM", ENOTDIR: "ENOTDIR",
-        ELOOP: "ELOOP", E2BIG: "E2BIG", ENOMEM: "ENOMEM", EAGAIN: "EAGAIN", ETXTBSY: "ETXTBSY",
-        EISDIR: "EISDIR", ENAMETOOLONG: "ENAMETOOLONG", ESRCH: "ESRCH", EBUSY: "EBUSY", EINVAL: "EINVAL",
-        ENOSYS: "ENOSYS", EROFS: "EROFS", EMFILE: "EMFILE", ENFILE: "ENFILE", EOPNOTSUPP: "EOPNOTSUPP",
-    ]
-    if let name = names[code] { return "\(text) (\(name))" }
-    return "\(text) (errno \(code))"
-}

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
 
 /// Ends the app processes a previous daemon left behind (it was killed, so they were never
 /// ended), from what the store recorded at launch: pid, process group, start time and

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinux
 import Foundation
+import SchedulerCore
 
 /// Starts app executables for background tasks (docs/process-supervision.md):
 ///

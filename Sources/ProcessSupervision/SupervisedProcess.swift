@@ -4,6 +4,7 @@ import Glibc
 import CLinux
 import Dispatch
 import Foundation
+import SchedulerCore
 import Synchronization
 
 /// A process started by ``ProcessLauncher``: its identity, its exit, and the controls the

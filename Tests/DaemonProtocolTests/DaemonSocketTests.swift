@@ -5,6 +5,7 @@ import CLinux
 @testable import DaemonProtocol
 import Dispatch
 import Foundation
+import SchedulerCore
 import Synchronization
 import Testing
 
@@ -151,7 +152,7 @@ extension DaemonSocketTests {
                 client.write(Array(try FrameEncoder.encode(Data("bye".utf8))))
             }
             clientGone.signal()
-            #expect(sendResults.wait(count: 1) == ["cannot send: the connection is closed (write failed: \(String(cString: strerror(EPIPE))))"])
+            #expect(sendResults.wait(count: 1) == ["cannot send: the connection is closed (write failed: \(systemErrorText(EPIPE)))"])
             #expect(closes.wait(count: 1) == [.writeFailed(errno: EPIPE)])
             server.close()
         }

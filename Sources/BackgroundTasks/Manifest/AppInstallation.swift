@@ -159,7 +159,7 @@ public enum AppInstallation {
             if code == ENOENT || code == ENOTDIR {
                 throw fail(.executableMissing, "\(names), which does not exist")
             }
-            throw fail(.executableUnreadable, "\(names), which cannot be examined (\(String(cString: strerror(code))))")
+            throw fail(.executableUnreadable, "\(names), which cannot be examined (\(systemErrorText(code)))")
         }
         if info.st_mode & S_IFMT == S_IFLNK {
             let target = linkTarget(path) ?? "a target that cannot be read"
@@ -187,7 +187,7 @@ public enum AppInstallation {
                 "\(names), which \(who) may write (mode \(octal(info.st_mode)), owner uid \(info.st_uid)); expected a file only its owner may write (chmod go-w), since another user could replace it with another program")
         }
         guard let real = realPath(path) else {
-            throw fail(.executableUnreadable, "\(names), whose real path cannot be resolved (\(String(cString: strerror(errno))))")
+            throw fail(.executableUnreadable, "\(names), whose real path cannot be resolved (\(systemErrorText(errno)))")
         }
         // A file only its owner may write is still replaced by renaming another file over
         // it, which whoever may write its directory can do (unless the sticky bit stops

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import SchedulerCore
 
 /// How much a transport log line matters.
 public enum TransportLogLevel: Int, Comparable, Sendable, CustomStringConvertible {
@@ -80,6 +81,6 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         self.code = code
     }
 
-    /// `bind: Address already in use`.
-    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+    /// `bind: Address already in use (errno 98)`.
+    public var description: String { "\(call): \(systemErrorText(code))" }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
 
 /// Small wrappers over the socket calls the transport makes (Linux ABI). Internal: the
 /// public types own their descriptors.
@@ -19,8 +20,8 @@ enum UnixSocket {
     /// `sizeof(sun_path)`: a path (with its terminating NUL) must fit.
     static let pathCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
 
-    /// `strerror(code)`.
-    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+    /// The text of `code` (``systemErrorText(_:)``).
+    static func errorText(_ code: Int32) -> String { systemErrorText(code) }
 
     /// Where a Unix socket lives: a path in the file system, or a name in the abstract
     /// namespace (Linux; written `@name`, stored with a leading NUL).

@@ -36,21 +36,7 @@ public enum SystemdActivation {
     }
 
     /// Why the activation variables or descriptors cannot be used.
-    public struct ActivationError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// The variable or descriptor concerned (`LISTEN_FDS`, `fd 3`).
-        public var culprit: String
-        /// The explanation, naming the culprit.
-        public var message: String
-
-        /// An error from its parts.
-        public init(culprit: String, message: String) {
-            self.culprit = culprit
-            self.message = message
-        }
-
-        /// ``message``.
-        public var description: String { message }
-    }
+    public typealias ActivationError = SystemdError
 
     /// Reads the variables (pure).
     ///

@@ -13,21 +13,7 @@ import Foundation
 /// `WATCHDOG_PID` itself so children do not inherit them.
 public struct SystemdNotifier: Sendable {
     /// Why notifying failed (or a variable is unusable).
-    public struct NotifyError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// The variable or address concerned.
-        public var culprit: String
-        /// The explanation, naming the culprit.
-        public var message: String
-
-        /// An error from its parts.
-        public init(culprit: String, message: String) {
-            self.culprit = culprit
-            self.message = message
-        }
-
-        /// ``message``.
-        public var description: String { message }
-    }
+    public typealias NotifyError = SystemdError
 
     /// Where notifications go: `NOTIFY_SOCKET` (a path, or `@name` in the abstract
     /// namespace), or nil when it is unset.

@@ -44,10 +44,6 @@ struct DaemonCommand: Equatable {
     /// `--help`.
     var help = false
 
-    static func == (lhs: DaemonCommand, rhs: DaemonCommand) -> Bool {
-        lhs.name == rhs.name && lhs.request == rhs.request && lhs.json == rhs.json && lhs.socket == rhs.socket && lhs.help == rhs.help
-    }
-
     private static func app(_ text: String) -> Result<AppID, UsageError> {
         text.isEmpty ? .failure(UsageError(message: "an app identifier cannot be empty")) : .success(AppID(text))
     }
@@ -184,24 +180,26 @@ struct DaemonCommand: Equatable {
         } catch {
             return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
         }
-        let link: MessageLink
         do {
-            link = try MessageLink.connect(path: paths.socketPath, timeout: .seconds(5))
-        } catch {
+            return render(try ask(command.request, socket: paths.socketPath), json: command.json, command: command.name)
+        } catch let error as ConnectError {
             if error.isNoDaemon, let offline = offline(command, stateDirectory: paths.stateDirectory) { return offline }
             let hint = error.isNoDaemon ? "; start it with `bgtaskd &` (or `systemctl --user start bgtaskd.socket`, see docs/daemon.md)" : ""
             return Outcome(output: "", error: "bgtask \(command.name): \(error)\(hint)\n", status: 1)
-        }
-        defer { link.close() }
-        do {
-            guard case .welcome = try link.call(.hello(Hello(role: .admin))) else {
-                return Outcome(output: "", error: "bgtask \(command.name): bgtaskd at \(paths.socketPath) did not accept this administrator connection\n", status: 1)
-            }
-            let reply = try link.call(.admin(command.request), timeout: .seconds(30))
-            return render(reply, json: command.json, command: command.name)
         } catch {
             return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
         }
+    }
+
+    /// Connects to the daemon at `socket` as the administrator, sends `request` and returns
+    /// its reply. Throws the ``ConnectError`` (no daemon...) or the ``DaemonFailure``.
+    static func ask(_ request: AdminRequest, socket: String, connectTimeout: Duration = .seconds(5)) throws -> Reply {
+        let link = try MessageLink.connect(path: socket, timeout: connectTimeout)
+        defer { link.close() }
+        guard case .welcome = try link.call(.hello(Hello(role: .admin))) else {
+            throw DaemonFailure(.notPermitted, "bgtaskd at \(socket) did not accept this administrator connection")
+        }
+        return try link.call(.admin(request), timeout: .seconds(30))
     }
 
     static func render(_ reply: Reply, json: Bool, command: String) -> Outcome {
@@ -258,10 +256,8 @@ extension DaemonCommand {
     /// with it (the embedded app's store answers then).
     static func liveWhy(_ options: WhyCommand.Options, environment: [String: String]) -> Outcome? {
         guard let paths = try? DaemonPaths.resolve(environment: environment, uid: getuid()),
-              let link = try? MessageLink.connect(path: paths.socketPath, timeout: .seconds(2)) else { return nil }
-        defer { link.close() }
-        guard case .welcome? = try? link.call(.hello(Hello(role: .admin))),
-              let reply = try? link.call(.admin(.why(app: AppID(options.app), identifier: options.identifier))) else { return nil }
+              let reply = try? ask(.why(app: AppID(options.app), identifier: options.identifier), socket: paths.socketPath, connectTimeout: .seconds(2))
+        else { return nil }
         if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
         return render(reply, json: options.json, command: "why")
     }

@@ -1,4 +1,5 @@
 import BackgroundTasks
+import DaemonProtocol
 import Foundation
 import SchedulerStore
 
@@ -447,9 +448,11 @@ struct RunLogReading {
         }
         let root = base.appendingPathComponent("bgtask")
         let apps = (try? fileManager.contentsOfDirectory(atPath: root.path)) ?? []
-        // Every embedded app's store, and bgtaskd's (the apps installed with the daemon).
-        let daemonStore = base.appendingPathComponent("bgtaskd/scheduler.sqlite")
-        let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + [daemonStore])
+        // Every embedded app's store, and bgtaskd's (the apps installed with the daemon),
+        // found by the daemon's own rules for its state directory.
+        let daemonStore = (try? DaemonPaths.resolve(environment: environment, uid: getuid()))
+            .map { URL(fileURLWithPath: $0.stateDirectory).appendingPathComponent("scheduler.sqlite") }
+        let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + (daemonStore.map { [$0] } ?? []))
             .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
         return (stores, stores.count == 1 ? stores[0].path : root.path)
     }

@@ -256,20 +256,16 @@ public final class BGApplication: @unchecked Sendable {
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
-            observeState { newState in
+            observeState { [weak self] newState in
                 let status: Int32
                 switch newState {
                 case .suspended: status = 0
                 case .notRunning: status = 1
                 default: return
                 }
-                // Exiting ends the process's runs too: they get their expiration first; and
-                // the notifications of this change (willTerminate...) reach their observers.
+                // Exiting ends the process's runs too: they get their expiration first.
                 context.driver.appTerminating(context.app)
-                context.driver.whenRunsEnd(of: context.app) { [weak self] in
-                    self?.waitForPostedNotifications(timeout: 2)
-                    exit(status)
-                }
+                self?.exitWhenRunsEnd(status: status)
             }
         }
         var sources: [any DispatchSourceSignal] = []
@@ -285,10 +281,7 @@ public final class BGApplication: @unchecked Sendable {
                 // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
                 // whatever its lifecycle state (no transition of it would end the process).
                 if exitWhenDone, context.driver.isLinkedToDaemon, context.launchedInBackground {
-                    context.driver.whenRunsEnd(of: context.app) { [weak self] in
-                        self?.waitForPostedNotifications(timeout: 2)
-                        exit(0)
-                    }
+                    self?.exitWhenRunsEnd(status: 0)
                 }
                 self?.enterBackground()
             }
@@ -296,6 +289,16 @@ public final class BGApplication: @unchecked Sendable {
             sources.append(source)
         }
         state.withLock { $0.signalSources += sources }
+    }
+
+    /// Exits with `status` once no run of the app is in progress, after the notifications of
+    /// the last change (willTerminate...) reached their observers.
+    private func exitWhenRunsEnd(status: Int32) {
+        let context = requiredContext
+        context.driver.whenRunsEnd(of: context.app) { [weak self] in
+            self?.waitForPostedNotifications(timeout: 2)
+            exit(status)
+        }
     }
 
     // MARK: Internals

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SchedulerCore
 import Synchronization
 
 /// A client's connection to bgtaskd in terms of messages: numbered requests whose replies
@@ -90,11 +91,11 @@ public final class MessageLink: Sendable {
             _ = state.withLock { $0.waiting.removeValue(forKey: id) }
             throw error
         }
-        let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        let deadline = DispatchTime.now() + timeout.dispatchInterval
         if waiter.arrived.wait(timeout: deadline) == .timedOut {
             _ = state.withLock { $0.waiting.removeValue(forKey: id) }
             if let reply = waiter.reply.withLock({ $0 }) { return reply }
-            throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(timeout)")
+            throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(DurationText.spoken(timeout.transportSeconds))")
         }
         if let reply = waiter.reply.withLock({ $0 }) { return reply }
         throw lost(state.withLock { $0.closed } ?? "closed")

@@ -9,6 +9,11 @@ import Synchronization
 public protocol AppProcess: AnyObject, Sendable {
     /// The process id (also its process group).
     var pid: Int32 { get }
+    /// Field 22 of `/proc/<pid>/stat` (0 when unknown): with the pid, what identifies the
+    /// process to a restarted daemon ending orphans (a reused pid has another start time).
+    var startTime: UInt64 { get }
+    /// The app's cgroup, when it has one.
+    var cgroupPath: String? { get }
     /// Freezes the process (cgroup freezer, else SIGSTOP to its group).
     func suspend()
     /// Thaws it.
@@ -77,6 +82,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         weak var driver: SchedulerDriver?
         /// Runs handed to the current process so far (the first one's cost includes the launch).
         var runsInProcess = 0
+        /// Called once the daemon's process of the app is gone (``whenProcessEnds(_:)``).
+        var processWaiters: [@Sendable () -> Void] = []
     }
 
     private let state: Mutex<State>
@@ -119,6 +126,17 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
 
     /// The supervision's state (for `bgtask apps` and tests).
     public var supervision: AppSupervision { state.withLock { $0.machine } }
+
+    /// Calls `body` (not under the lock) once the daemon's process of the app is gone: now
+    /// when there is none. bgtaskd's stop waits on it, so no app outlives its daemon.
+    public func whenProcessEnds(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.process != nil else { return true }
+            state.processWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
 
     /// The pid of the daemon's process of the app, if it runs.
     public var processID: Int32? { state.withLock { $0.process?.pid } }
@@ -251,7 +269,12 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 afterLock.append { log(.info, app: app, "ending \(app) (pid \(process.pid)): \(reason)") }
                 // Handed over to a process the user started: the ended one is no longer
                 // the app's, and its exit changes nothing.
-                if !state.machine.spawnedByDaemon { state.process = nil }
+                if !state.machine.spawnedByDaemon {
+                    state.process = nil
+                    let waiters = state.processWaiters
+                    state.processWaiters = []
+                    afterLock += waiters
+                }
             }
         case .disconnect(let reason):
             state.link?.close(reason: reason)
@@ -285,11 +308,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     }
 
     private func processExited(_ how: String, pid: Int32?) {
-        let current = state.withLock { state -> Bool in
-            guard let pid, state.process?.pid == pid else { return false }
+        let (current, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
+            guard let pid, state.process?.pid == pid else { return (false, []) }
             state.process = nil
-            return true
+            defer { state.processWaiters = [] }
+            return (true, state.processWaiters)
         }
+        for waiter in waiters { waiter() }
         log(.info, app: app, "\(app)'s process \(how)\(pid.map { " (pid \($0))" } ?? "")")
         // A process handed over to the user's (or replaced) is no longer the app's.
         guard current else { return }

@@ -53,7 +53,7 @@ public final class Daemon: Sendable {
         // The state directory, owned by this daemon alone (the store's lock).
         let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
         do {
-            _ = try EmbeddedScheduler.stateDirectory(for: AppID("bgtaskd"), configured: stateDirectory)
+            _ = try EmbeddedScheduler.prepareStateDirectory(stateDirectory)
         } catch {
             throw StartError(message: "\(error)")
         }
@@ -233,28 +233,36 @@ public final class Daemon: Sendable {
                 server.close()
                 watchdog?.cancel()
                 service.store.close()
-                log(.info, app: nil, "stopped; \(driver.allPendingRequests.count) request(s) pending stay on disk")
+                log(.info, app: nil, "stopped; \(driver.pendingCount) request(s) pending stay on disk")
                 exit(0)
             }
         }
     }
 
-    /// Calls `done` on the main queue once no app process of this daemon runs, or at
-    /// `deadline` (a process still there then is recorded in the store: the next start
-    /// ends it). Checks every 20 ms: this runs only while stopping.
+    /// Calls `done` on the main queue once no app process of this daemon runs (each
+    /// supervisor reports its process's exit), or at `deadline` (a process still there then
+    /// is recorded in the store: the next start ends it).
     private func waitForAppProcesses(until deadline: DispatchTime, _ done: @escaping @Sendable () -> Void) {
-        let running = service.installedApps.compactMap { app in service.supervisor(of: app.app)?.processID.map { (app.app, $0) } }
-        if running.isEmpty {
-            done()
-        } else if DispatchTime.now() >= deadline {
-            for (app, pid) in running {
-                log(.warning, app: app, "\(app)'s process \(pid) did not end in time; the next bgtaskd ends it")
+        let once = Mutex(false)
+        let finish: @Sendable () -> Void = {
+            guard once.withLock({ called in defer { called = true }; return !called }) else { return }
+            DispatchQueue.main.async(execute: done)
+        }
+        let group = DispatchGroup()
+        let supervisors = service.installedApps.compactMap { service.supervisor(of: $0.app) }
+        for supervisor in supervisors {
+            group.enter()
+            supervisor.whenProcessEnds { group.leave() }
+        }
+        group.notify(queue: .main, execute: finish)
+        DispatchQueue.main.asyncAfter(deadline: deadline) { [self] in
+            guard !once.withLock({ $0 }) else { return }
+            for supervisor in supervisors {
+                if let pid = supervisor.processID {
+                    log(.warning, app: supervisor.app, "\(supervisor.app)'s process \(pid) did not end in time; the next bgtaskd ends it")
+                }
             }
-            done()
-        } else {
-            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
-                waitForAppProcesses(until: deadline, done)
-            }
+            finish()
         }
     }
 }
@@ -311,12 +319,11 @@ final class DaemonSession: AppLink, Sendable {
             return
         case (_, .hello):
             reply = .failed(DaemonFailure(.invalid, "hello was already said on this connection"))
-        case (.app(let app), .app(.submit(let request))):
-            // Answered when its group commit is on disk, from whichever thread commits.
-            service.submit(request, from: app) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
-            return
         case (.app(let app), .app(let request)):
-            reply = service.handle(request, from: app)
+            // A submission is answered when its group commit is on disk, from whichever
+            // thread commits; the rest at once.
+            service.handle(request, from: app) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
+            return
         case (.admin, .admin(let request)):
             reply = service.handle(request)
         case (.app, .admin):
@@ -352,7 +359,7 @@ final class DaemonSession: AppLink, Sendable {
                     return .failed(DaemonFailure(.notPermitted, "another process of \(app) is already connected to bgtaskd (pid \(supervisor.processID.map(String.init) ?? "unknown")); one process per app"))
                 }
                 log(.debug, app: app, "\(app) connected (pid \(pid))")
-                return .welcome(Welcome(daemonPID: getpid(), backgroundRefreshEnabled: service.driver.isBackgroundRefreshEnabled(for: app)))
+                return .welcome(Welcome(daemonPID: getpid(), backgroundRefreshEnabled: service.driver.backgroundRefreshEnabled(for: app)))
             }
         }
     }

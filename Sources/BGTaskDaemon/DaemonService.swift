@@ -149,6 +149,7 @@ public final class DaemonService: Sendable {
             }
             let store = self.store
             let log = self.log
+            let clock = driver.clock
             let supervisor = AppSupervisor(
                 target: target, timing: timing, clock: driver.clock, spawner: spawner, log: log,
                 measurement: measurement,
@@ -159,9 +160,8 @@ public final class DaemonService: Sendable {
                         if let process {
                             try store.recordAppProcess(AppProcessRecord(
                                 app: id, pid: process.pid, processGroup: process.pid,
-                                startTime: (process as? any ProcessStartTimeReporting)?.startTime ?? 0,
-                                cgroupPath: (process as? any ProcessStartTimeReporting)?.cgroupPath,
-                                startedAt: Date()))
+                                startTime: process.startTime, cgroupPath: process.cgroupPath,
+                                startedAt: clock.now()))
                         } else {
                             _ = try store.removeAppProcess(app: id)
                         }
@@ -244,23 +244,22 @@ public final class DaemonService: Sendable {
 
     // MARK: App requests
 
-    /// A submission of `app`'s, by group commit: `reply` is called once it is on disk (one
-    /// commit for every submission waiting meanwhile) or refused.
-    public func submit(_ request: PendingRequest, from app: AppID, reply: @escaping @Sendable (Reply) -> Void) {
-        guard request.app == app else {
-            reply(.failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(request.app)'s")))
-            return
-        }
-        guard isInstalled(app) else {
-            reply(notInstalled(app))
-            return
+    /// Answers a request of `app`'s own connection (it may read and change only its own
+    /// requests and runs). `reply` is called once: at once, or for a submission once its
+    /// group commit is on disk (one commit for every submission waiting meanwhile), from
+    /// whichever thread commits.
+    public func handle(_ request: AppRequest, from app: AppID, reply: @escaping @Sendable (Reply) -> Void) {
+        // A connection that outlived its app's uninstall changes nothing any more.
+        guard isInstalled(app) else { return reply(notInstalled(app)) }
+        guard case .submit(var pending) = request else { return reply(answer(request, from: app)) }
+        guard pending.app == app else {
+            return reply(.failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(pending.app)'s")))
         }
         // What the daemon decides is not taken from the wire: when it accepted the request,
         // and whether it is a remote wake (only `bgtask push` makes those).
-        var request = request
-        request.submittedAt = driver.clock.now()
-        request.remoteNotificationPayload = nil
-        committer.submit(request) { result in
+        pending.submittedAt = driver.clock.now()
+        pending.remoteNotificationPayload = nil
+        committer.submit(pending) { result in
             switch result {
             case .success: reply(.done(nil))
             case .failure(let error): reply(.failed(DaemonFailure(.submitRejected, error.message, rejection: error.code)))
@@ -268,27 +267,15 @@ public final class DaemonService: Sendable {
         }
     }
 
-    /// Answers a request of `app`'s own connection (it may read and change only its own
-    /// requests and runs).
-    public func handle(_ request: AppRequest, from app: AppID) -> Reply {
-        // A connection that outlived its app's uninstall changes nothing any more.
-        guard isInstalled(app) else { return notInstalled(app) }
+    /// The answer to an app request other than a submission.
+    private func answer(_ request: AppRequest, from app: AppID) -> Reply {
         switch request {
         case .finishedLaunching:
             supervisor(of: app)?.finishedLaunching()
             return .done(nil)
-        case .submit(var pending):
-            guard pending.app == app else {
-                return .failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(pending.app)'s"))
-            }
-            pending.submittedAt = driver.clock.now()
-            pending.remoteNotificationPayload = nil
-            do {
-                try driver.submit(pending)
-                return .done(nil)
-            } catch {
-                return .failed(DaemonFailure(.submitRejected, error.message, rejection: error.code))
-            }
+        case .submit:
+            // Never reached: handle(_:from:reply:) sends submissions to the group commit.
+            return .failed(DaemonFailure(.failed, "a submission is answered by the group commit"))
         case .cancel(let identifier):
             driver.cancel(RequestKey(app: app, identifier: identifier))
             return .done(nil)
@@ -310,21 +297,21 @@ public final class DaemonService: Sendable {
         case .simulateExpiration(let identifier):
             return engineCall { () throws(EngineError) in try driver.simulateExpiration(RequestKey(app: app, identifier: identifier)) }
         case .setBackgroundRefresh(let enabled):
-            driver.setBackgroundRefreshSwitch(enabled, for: app)
-            return .flag(driver.isBackgroundRefreshEnabled(for: app))
+            driver.setBackgroundRefresh(enabled, for: app)
+            return .flag(driver.backgroundRefreshEnabled(for: app))
         case .backgroundRefreshStatus:
-            return .flag(driver.isBackgroundRefreshEnabled(for: app))
+            return .flag(driver.backgroundRefreshEnabled(for: app))
         case .lifecycle(let transition):
             lifecycle(transition, of: app)
             return .done(nil)
         case .setRetryPolicy(let identifier, let terms):
             guard let terms else {
-                driver.setRetryPolicyOf(RequestKey(app: app, identifier: identifier), to: nil)
+                driver.setRetryPolicy(nil, for: RequestKey(app: app, identifier: identifier))
                 return .done(nil)
             }
             switch terms.policy() {
             case .success(let policy):
-                driver.setRetryPolicyOf(RequestKey(app: app, identifier: identifier), to: policy)
+                driver.setRetryPolicy(policy, for: RequestKey(app: app, identifier: identifier))
                 return .done(nil)
             case .failure(let failure):
                 return .failed(failure)
@@ -439,14 +426,14 @@ public final class DaemonService: Sendable {
                 json: ExplanationReport.json(explanation, running: running, notes: [], conditions: conditions, now: driver.clock.now()))
         case .conditions:
             let conditions = driver.conditions
-            return .report(text: "\(conditions)\n", json: Self.json(conditions))
+            return .report(text: "\(conditions)\n", json: ReportJSON.text(conditions))
         case .policy:
             let policy = driver.policyConfiguration
-            return .report(text: Self.json(policy), json: Self.json(policy))
+            return .report(text: ReportJSON.text(policy), json: ReportJSON.text(policy))
         case .setBackgroundRefresh(let app, let enabled):
             guard isInstalled(app) else { return notInstalled(app) }
-            driver.setBackgroundRefreshSwitch(enabled, for: app)
-            let now = driver.isBackgroundRefreshEnabled(for: app)
+            driver.setBackgroundRefresh(enabled, for: app)
+            let now = driver.backgroundRefreshEnabled(for: app)
             return now == enabled ? .done("Background App Refresh of \(app) is \(enabled ? "on" : "off")") : .failed(DaemonFailure(.failed, "the switch of \(app) could not be saved; it stays \(now ? "on" : "off") (see the daemon's log)"))
         case .open(let app):
             guard isInstalled(app) else { return notInstalled(app) }
@@ -534,7 +521,7 @@ public final class DaemonService: Sendable {
                 pid: entry.supervisor.processID,
                 pending: pending.filter { $0.app == entry.installed.app }.count,
                 running: running.filter { $0.app == entry.installed.app }.count,
-                backgroundRefresh: driver.isBackgroundRefreshEnabled(for: entry.installed.app))
+                backgroundRefresh: driver.backgroundRefreshEnabled(for: entry.installed.app))
         }
     }
 
@@ -545,7 +532,7 @@ public final class DaemonService: Sendable {
             lines.append("\(row.app)  \(row.state)\(row.pid.map { " (pid \($0))" } ?? "")  pending \(row.pending), running \(row.running), background refresh \(row.backgroundRefresh ? "on" : "off")")
             lines.append("    \(row.executable)")
         }
-        return .report(text: lines.joined(separator: "\n") + "\n", json: Self.json(rows))
+        return .report(text: lines.joined(separator: "\n") + "\n", json: ReportJSON.text(rows))
     }
 
     private struct StatusReport: Encodable {
@@ -577,17 +564,7 @@ public final class DaemonService: Sendable {
               device: \(report.conditions)
 
             """
-        return .report(text: text, json: Self.json(report))
+        return .report(text: text, json: ReportJSON.text(report))
     }
 
-    /// Pretty, sorted JSON with ISO 8601 dates (what `--json` prints).
-    static func json<Value: Encodable>(_ value: Value) -> String { ReportJSON.text(value) }
-}
-
-/// A process that knows its start time and cgroup (for the orphan record).
-public protocol ProcessStartTimeReporting {
-    /// Field 22 of `/proc/<pid>/stat`: with the pid, what identifies the process.
-    var startTime: UInt64 { get }
-    /// The app's cgroup, when it has one.
-    var cgroupPath: String? { get }
 }

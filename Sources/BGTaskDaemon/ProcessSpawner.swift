@@ -50,7 +50,7 @@ public struct ProcessSpawner: AppSpawner {
 }
 
 /// A ``SupervisedProcess`` as the supervisor drives it.
-final class SupervisedAppProcess: AppProcess, ProcessStartTimeReporting {
+final class SupervisedAppProcess: AppProcess {
     let process: SupervisedProcess
     /// The leader's rusage once it was reaped (the end of a run cut off by its exit).
     let reaped = Mutex<ResourceUsage?>(nil)

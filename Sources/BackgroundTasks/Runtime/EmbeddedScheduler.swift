@@ -248,6 +248,13 @@ public enum EmbeddedScheduler {
         } else {
             directory = try stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
+        return try prepareStateDirectory(directory)
+    }
+
+    /// Creates `directory` (0700, parents included) if it is missing and checks that it is a
+    /// usable directory: what every owner of a store does first (an embedded app, bgtaskd).
+    /// - Throws: ``EmbeddedSchedulerError`` naming the directory and the problem.
+    public static func prepareStateDirectory(_ directory: URL) throws(EmbeddedSchedulerError) -> URL {
         if let problem = StoreLocation.directoryProblem(directory.path) {
             throw EmbeddedSchedulerError(message: "cannot use the state directory \(directory.path): \(problem)")
         }

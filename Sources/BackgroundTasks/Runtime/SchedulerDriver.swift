@@ -358,7 +358,7 @@ public final class SchedulerDriver: Sendable {
     /// event (turned on, what the switch held is judged again and may launch at once).
     /// When the save fails the switch does not change (in memory either: a restart would
     /// read the old value) and an error is logged.
-    func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
+    public func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
         if let uplink {
             do { _ = try linkedCall(.setBackgroundRefresh(enabled: enabled), uplink: uplink) } catch {
                 log(.error, app: app, "could not change the Background App Refresh switch: \(error)")
@@ -376,21 +376,9 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// Turns `app`'s Background App Refresh switch on or off (as the app's own
-    /// `setBackgroundRefreshEnabled`; bgtaskd's `bgtask settings`). Saved first; when the
-    /// save fails the switch keeps its value and an error is logged.
-    public func setBackgroundRefreshSwitch(_ enabled: Bool, for app: AppID) {
-        setBackgroundRefresh(enabled, for: app)
-    }
-
-    /// Whether `app`'s Background App Refresh switch is on.
-    public func isBackgroundRefreshEnabled(for app: AppID) -> Bool {
-        backgroundRefreshEnabled(for: app)
-    }
-
     /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine
     /// retries failed runs itself (see ``RetryPolicy``).
-    func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
+    public func setRetryPolicy(_ policy: RetryPolicy?, for key: RequestKey) {
         if let uplink {
             uplink.post(.setRetryPolicy(identifier: key.identifier, policy: policy.map(RetryPolicyTerms.init)))
             return
@@ -398,14 +386,8 @@ public final class SchedulerDriver: Sendable {
         state.withLock { $0.engine.setRetryPolicy(policy, for: key) }
     }
 
-    /// Sets (or with `nil` removes) the retry policy of `key`'s identifier, for a request
-    /// an app made through bgtaskd.
-    public func setRetryPolicyOf(_ key: RequestKey, to policy: RetryPolicy?) {
-        setRetryPolicy(policy, for: key)
-    }
-
     /// Whether the app's Background App Refresh switch is on.
-    func backgroundRefreshEnabled(for app: AppID) -> Bool {
+    public func backgroundRefreshEnabled(for app: AppID) -> Bool {
         if let uplink {
             guard case .flag(let enabled)? = try? linkedCall(.backgroundRefreshStatus, uplink: uplink) else { return false }
             return enabled

@@ -24,10 +24,19 @@ final class GroupCommitter: Sendable {
         var committing = false
     }
 
-    private let driver: SchedulerDriver
+    /// Writes one batch and answers each of its requests, in order.
+    typealias Commit = @Sendable ([PendingRequest]) -> [Result<Void, SubmitRejection>]
+
+    private let commit: Commit
     private let state = Mutex(State())
 
-    init(driver: SchedulerDriver) { self.driver = driver }
+    /// Commits with `driver`'s ``SchedulerDriver/submit(batch:)``.
+    convenience init(driver: SchedulerDriver) {
+        self.init { [driver] batch in driver.submit(batch: batch) }
+    }
+
+    /// Commits with `commit` (tests watch the batches it is given).
+    init(commit: @escaping Commit) { self.commit = commit }
 
     /// Submits `request`; `completion` is called once it is on disk or refused.
     func submit(_ request: PendingRequest, completion: @escaping Completion) {
@@ -39,7 +48,7 @@ final class GroupCommitter: Sendable {
         }
         guard leads else { return }
         while let batch = nextBatch() {
-            let results = driver.submit(batch: batch.map(\.request))
+            let results = commit(batch.map(\.request))
             for (waiting, result) in zip(batch, results) { waiting.completion(result) }
         }
     }

@@ -55,4 +55,43 @@ import Testing
         #expect(Set(acked).isSubset(of: onDisk), "every acknowledged submission is on disk")
         store.close()
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func submissionsArrivingDuringACommitShareTheNextOneAtMostOnePerApp() {
+        // The first commit blocks until the others have queued behind it.
+        let firstCommitStarted = DispatchSemaphore(value: 0)
+        let releaseFirstCommit = DispatchSemaphore(value: 0)
+        let batches = Mutex<[[PendingRequest]]>([])
+        let committer = GroupCommitter { batch in
+            let isFirst = batches.withLock { batches in
+                batches.append(batch)
+                return batches.count == 1
+            }
+            if isFirst {
+                firstCommitStarted.signal()
+                releaseFirstCommit.wait()
+            }
+            return batch.map { _ in .success(()) }
+        }
+        @Sendable func request(_ app: String, _ number: Int) -> PendingRequest {
+            PendingRequest(app: AppID(app), identifier: "\(app).task\(number)", kind: .processing, submittedAt: Date(timeIntervalSince1970: 0))
+        }
+        let answered = DispatchGroup()
+        answered.enter()
+        DispatchQueue.global().async { committer.submit(request("com.example.a", 0)) { _ in answered.leave() } }
+        firstCommitStarted.wait()
+        // While that commit is in flight: three apps, one of them twice.
+        for (app, number) in [("com.example.b", 0), ("com.example.c", 0), ("com.example.b", 1), ("com.example.d", 0)] {
+            answered.enter()
+            committer.submit(request(app, number)) { _ in answered.leave() }
+        }
+        releaseFirstCommit.signal()
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        let sizes = batches.withLock { $0.map { $0.map(\.identifier) } }
+        #expect(sizes == [
+            ["com.example.a.task0"],
+            ["com.example.b.task0", "com.example.c.task0", "com.example.d.task0"],
+            ["com.example.b.task1"],
+        ], "one commit for all that waited, an app's second submission in the next")
+    }
 }

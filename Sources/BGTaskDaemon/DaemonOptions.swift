@@ -1,5 +1,6 @@
 import BackgroundTasks
 import Foundation
+import SchedulerCore
 
 /// bgtaskd's command line (docs/daemon.md, "Running it"), parsed by a pure function.
 public struct DaemonOptions: Sendable, Equatable {
@@ -54,12 +55,8 @@ public struct DaemonOptions: Sendable, Equatable {
         case help
     }
 
-    /// A usage error; the message names the flag and the value.
-    public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-        /// What was wrong.
-        public var message: String
-        public var description: String { message }
-    }
+    /// A usage error; the message names the flag and the value (the same rules as bgtask's).
+    public typealias UsageError = CommandLineUsageError
 
     /// Parses `arguments` (without the program name) and the `BGTASK_LOG` of `environment`.
     public static func parse(_ arguments: [String], environment: [String: String]) -> Result<Parsed, UsageError> {
@@ -72,20 +69,10 @@ public struct DaemonOptions: Sendable, Equatable {
         }
         var index = 0
         func value(_ option: String, _ what: String) -> Result<String, UsageError> {
-            guard index + 1 < arguments.count else { return .failure(UsageError(message: "\(option) needs \(what)")) }
-            let value = arguments[index + 1]
-            guard !value.isEmpty else { return .failure(UsageError(message: "\(option) needs \(what), got an empty string")) }
-            guard !value.hasPrefix("--") else { return .failure(UsageError(message: "\(option) needs \(what), got the option '\(value)'")) }
-            index += 1
-            return .success(value)
+            CommandLineValue.take(arguments, at: &index, for: option, what: what)
         }
         func seconds(_ option: String, in range: ClosedRange<Double>) -> Result<Double, UsageError> {
-            value(option, "a number of seconds").flatMap { text in
-                guard let number = Double(text), number.isFinite, range.contains(number) else {
-                    return .failure(UsageError(message: "\(option) must be a number of seconds from \(Int(range.lowerBound)) to \(Int(range.upperBound)), got '\(text)'"))
-                }
-                return .success(number)
-            }
+            value(option, "a number of seconds").flatMap { CommandLineValue.seconds($0, for: option, in: range) }
         }
         while index < arguments.count {
             let argument = arguments[index]
@@ -118,14 +105,8 @@ public struct DaemonOptions: Sendable, Equatable {
                 case .failure(let error): return .failure(error)
                 }
             case "--first-frame-timeout":
-                switch value(argument, "a whole number of seconds") {
-                case .success(let text):
-                    // Checked as text first: Int("1e9") is nil, and no Double is ever converted.
-                    guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), text.utf8.count <= 4,
-                          let number = Int(text), (1...3600).contains(number) else {
-                        return .failure(UsageError(message: "\(argument) must be a whole number of seconds from 1 to 3600, got '\(text)'"))
-                    }
-                    options.firstFrameTimeout = number
+                switch value(argument, "a whole number of seconds").flatMap({ CommandLineValue.integer($0, for: argument, in: 1...3600) }) {
+                case .success(let number): options.firstFrameTimeout = number
                 case .failure(let error): return .failure(error)
                 }
             case "--no-cgroups":

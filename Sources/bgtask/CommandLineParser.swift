@@ -1,3 +1,5 @@
+import SchedulerCore
+
 /// The commands of `bgtask`, parsed from the arguments by a pure function (no
 /// swift-argument-parser on this toolchain), so tests can call it directly.
 enum Command: Equatable {
@@ -25,50 +27,13 @@ enum Command: Equatable {
     case version
 }
 
-/// A usage error: printed with the usage on standard error, exit status 64.
-struct UsageError: Error, Equatable, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
+/// A usage error: printed with the usage on standard error, exit status 64 (shared with
+/// bgtaskd's flags: SchedulerCore's `CommandLineUsageError`).
+typealias UsageError = CommandLineUsageError
 
-/// Reading option values the same way in every command: a value flag needs a value, and
-/// an empty string or another option (`--json`) in its place is refused rather than taken
-/// as a file name; numbers are whole decimal numbers within a stated range.
-enum OptionValue {
-    /// The value after the option at `index` (which is advanced past it). `what` names the
-    /// kind of value for the message ("a file path", "a number").
-    static func take(_ arguments: [String], at index: inout Int, for option: String, what: String) -> Result<String, UsageError> {
-        guard index + 1 < arguments.count else { return .failure(UsageError(message: "\(option) needs \(what)")) }
-        let value = arguments[index + 1]
-        if value.isEmpty { return .failure(UsageError(message: "\(option) needs \(what), got an empty string")) }
-        if value.hasPrefix("--") { return .failure(UsageError(message: "\(option) needs \(what), got the option '\(value)'")) }
-        index += 1
-        return .success(value)
-    }
-
-    /// A whole decimal number in `range` (`Int(text)` alone would accept `+5`).
-    static func integer(_ text: String, for option: String, in range: ClosedRange<Int>) -> Result<Int, UsageError> {
-        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), range.contains(number) else {
-            return .failure(UsageError(message: "\(option) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"))
-        }
-        return .success(number)
-    }
-
-    /// A seed: a whole decimal number from 0 to `UInt64.max`.
-    static func seed(_ text: String, for option: String) -> Result<UInt64, UsageError> {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seed = UInt64(text) else {
-            return .failure(UsageError(message: "\(option) must be a whole number from 0 to \(UInt64.max), got '\(text)'"))
-        }
-        return .success(seed)
-    }
-
-    /// A positional argument that must say something: not empty, not an option.
-    static func positional(_ text: String, what: String, command: String) -> UsageError? {
-        if text.isEmpty { return UsageError(message: "\(command) needs \(what), got an empty string") }
-        return nil
-    }
-}
+/// Reading option values the same way in every command and in bgtaskd (SchedulerCore's
+/// `CommandLineValue`).
+typealias OptionValue = CommandLineValue
 
 enum CommandLineParser {
     static let usage = """

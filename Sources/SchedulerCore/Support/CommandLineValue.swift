@@ -1,0 +1,59 @@
+import Foundation
+
+/// A usage error of a command line (`bgtask`, `bgtaskd`): the message names the flag and
+/// the value; the program prints it with its usage and exits 64.
+public struct CommandLineUsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What was wrong.
+    public var message: String
+    /// An error saying `message`.
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Reading option values the same way in every command: a value flag needs a value, and
+/// an empty string or another option (`--json`) in its place is refused rather than taken
+/// as a file name; numbers are whole decimal numbers within a stated range.
+public enum CommandLineValue {
+    /// The value after the option at `index` (which is advanced past it). `what` names the
+    /// kind of value for the message ("a file path", "a number").
+    public static func take(_ arguments: [String], at index: inout Int, for option: String, what: String) -> Result<String, CommandLineUsageError> {
+        guard index + 1 < arguments.count else { return .failure(CommandLineUsageError(message: "\(option) needs \(what)")) }
+        let value = arguments[index + 1]
+        if value.isEmpty { return .failure(CommandLineUsageError(message: "\(option) needs \(what), got an empty string")) }
+        if value.hasPrefix("--") { return .failure(CommandLineUsageError(message: "\(option) needs \(what), got the option '\(value)'")) }
+        index += 1
+        return .success(value)
+    }
+
+    /// A whole decimal number in `range` (`Int(text)` alone would accept `+5`).
+    public static func integer(_ text: String, for option: String, in range: ClosedRange<Int>) -> Result<Int, CommandLineUsageError> {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), range.contains(number) else {
+            return .failure(CommandLineUsageError(message: "\(option) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"))
+        }
+        return .success(number)
+    }
+
+    /// A number of seconds in `range` (decimals allowed; NaN, infinities and `1e999` are
+    /// refused before anything is converted).
+    public static func seconds(_ text: String, for option: String, in range: ClosedRange<Double>) -> Result<Double, CommandLineUsageError> {
+        guard let number = Double(text), number.isFinite, range.contains(number) else {
+            return .failure(CommandLineUsageError(message: "\(option) must be a number of seconds from \(Int(saturating: range.lowerBound)) to \(Int(saturating: range.upperBound)), got '\(text)'"))
+        }
+        return .success(number)
+    }
+
+    /// A seed: a whole decimal number from 0 to `UInt64.max`.
+    public static func seed(_ text: String, for option: String) -> Result<UInt64, CommandLineUsageError> {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seed = UInt64(text) else {
+            return .failure(CommandLineUsageError(message: "\(option) must be a whole number from 0 to \(UInt64.max), got '\(text)'"))
+        }
+        return .success(seed)
+    }
+
+    /// A positional argument that must say something: not empty, not an option.
+    public static func positional(_ text: String, what: String, command: String) -> CommandLineUsageError? {
+        if text.isEmpty { return CommandLineUsageError(message: "\(command) needs \(what), got an empty string") }
+        return nil
+    }
+}

@@ -91,19 +91,62 @@ extension DaemonSocketTests {
                 _ = results.wait(count: index + 1)
             }
             #expect(results.all == ["echo:from a queue", "echo:from a queue"])
-            // On the connection's own queue the reply could never be delivered: refused at
-            // once instead of hanging.
+            // In one of the connection's callbacks (on its own queue) the reply could never
+            // be delivered: refused at once instead of hanging.
             let refusal: RequestChannel.RequestError? = channel.connection.queue.sync {
-                do throws(RequestChannel.RequestError) {
-                    _ = try channel.request(Data("deadlock?".utf8), timeout: .seconds(5))
-                    return nil
-                } catch {
-                    return error
+                channel.connection.onQueue {
+                    do throws(RequestChannel.RequestError) {
+                        _ = try channel.request(Data("deadlock?".utf8), timeout: .seconds(5))
+                        return nil
+                    } catch {
+                        return error
+                    }
                 }
             }
+            // Outside a callback the same thread is not marked: the mark is per call.
+            #expect(!channel.connection.isCurrentQueue)
             #expect(refusal == .calledOnConnectionQueue)
             channel.close()
             _ = echo
+        }
+
+        /// An app's push handler (run on the connection's queue) that calls the daemon back
+        /// synchronously is refused at once, not left to time out; a call from elsewhere
+        /// while the handler runs is unaffected.
+        @Test func aCallFromAPushHandlerIsRefusedAtOnce() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            // Answers every request with a push (the app's run ends), then its reply.
+            let server = try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { frame in
+                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
+                        if let push = try? MessageCoding.encode(DaemonEnvelope.push(.quit(reason: "test"))) { try? connection.send(push) }
+                        if let reply = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, .failed(DaemonFailure(.failed, "test reply")))) {
+                            try? connection.send(reply)
+                        }
+                    },
+                    onClose: { _ in }
+                )
+            }
+            defer { server.close() }
+            let link = try MessageLink.connect(path: path)
+            defer { link.close() }
+            let fromHandler = Collector<String>()
+            let started = ContinuousClock.now
+            link.onPush { _ in
+                do {
+                    _ = try link.call(.app(.pending), timeout: .seconds(5))
+                    fromHandler.add("answered")
+                } catch {
+                    fromHandler.add("\(error)")
+                }
+            }
+            let reply = try link.call(.app(.pending), timeout: .seconds(5))
+            #expect(reply == .failed(DaemonFailure(.failed, "test reply")))
+            let outcome = fromHandler.wait(count: 1)
+            #expect(outcome.first?.contains("connection's own queue") == true, "\(outcome)")
+            #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after the call's timeout")
         }
 
         @Test func stoppingTheServerRemovesItsSocketAndClientsSeeNoDaemon() throws {

@@ -133,7 +133,7 @@ public struct SystemdNotifier: Sendable {
     /// Starts pinging `WATCHDOG=1` at half of ``watchdogInterval`` on a Dispatch timer;
     /// nil when there is no watchdog. A failed ping is reported to `onError` (the daemon
     /// logs it) and pinging goes on. Cancel the returned timer to stop.
-    public func startWatchdog(queue: DispatchQueue = .global(), onError: @escaping @Sendable (NotifyError) -> Void = { _ in }) -> WatchdogPinger? {
+    public func startWatchdog(queue: DispatchQueue = DispatchQueue(label: "bgtaskd.watchdog"), onError: @escaping @Sendable (NotifyError) -> Void = { _ in }) -> WatchdogPinger? {
         guard let watchdogInterval, isEnabled else { return nil }
         return WatchdogPinger(notifier: self, period: watchdogInterval / 2, queue: queue, onError: onError)
     }

@@ -151,9 +151,13 @@ public final class FrameConnection: Sendable {
     private let state: Mutex<State>
 
     private static let counter = Atomic<UInt64>(0)
-    /// Marks each connection's queue with its identifier, so a synchronous wait on that
-    /// very queue can be refused instead of deadlocking (``RequestChannel``).
-    static let queueKey = DispatchSpecificKey<UInt64>()
+    /// The thread running one of the connection's callbacks on its queue, 0 when none, so
+    /// a synchronous wait on that very queue can be refused instead of deadlocking
+    /// (``RequestChannel``). Not `DispatchQueue.setSpecific`: libdispatch frees a disposed
+    /// queue's specific values on a global (non-overcommit) queue, and on Linux the first
+    /// block run there starts a pool monitor that wakes the process every second for the
+    /// rest of its life (docs/daemon.md, "Idle cost"); connections come and go.
+    private let callbackThread = Atomic<UInt>(0)
 
     private enum Phase { case created, started, closed }
     private enum WriteSourceState { case none, inactive, running, suspended }
@@ -186,7 +190,11 @@ public final class FrameConnection: Sendable {
     ///
     /// - Parameters:
     ///   - peer: the peer's credentials, when known (a server reads them at accept).
-    ///   - targetQueue: where the connection's serial queue runs (a global queue by default).
+    ///   - targetQueue: where the connection's serial queue runs. By default it runs on
+    ///     libdispatch's overcommit pool like any serial queue, never on a global
+    ///     (non-overcommit) queue: on Linux the first block run there starts a pool monitor
+    ///     that wakes the process every second for the rest of its life (docs/daemon.md,
+    ///     "Idle cost").
     ///   - log: where to log closes; nil logs nothing.
     public init(
         adopting descriptor: Int32,
@@ -203,8 +211,8 @@ public final class FrameConnection: Sendable {
         self.options = options
         self.name = peer.map { "connection \(identifier) (\($0))" } ?? "connection \(identifier)"
         self.log = log
-        let queue = DispatchQueue(label: "bgtaskd.connection.\(identifier)", target: targetQueue ?? .global())
-        queue.setSpecific(key: Self.queueKey, value: identifier)
+        let queue = targetQueue.map { DispatchQueue(label: "bgtaskd.connection.\(identifier)", target: $0) }
+            ?? DispatchQueue(label: "bgtaskd.connection.\(identifier)")
         self.queue = queue
         self.state = Mutex(State(descriptor: descriptor, decoder: FrameDecoder(maximumPayloadLength: options.maximumPayloadLength)))
     }
@@ -240,11 +248,11 @@ public final class FrameConnection: Sendable {
             state.onClose = onClose
 
             let readSource = DispatchSource.makeReadSource(fileDescriptor: state.descriptor, queue: queue)
-            readSource.setEventHandler { self.handleReadable() }
-            readSource.setCancelHandler { self.sourceCancelled() }
+            readSource.setEventHandler { self.onQueue { self.handleReadable() } }
+            readSource.setCancelHandler { self.onQueue { self.sourceCancelled() } }
             let writeSource = DispatchSource.makeWriteSource(fileDescriptor: state.descriptor, queue: queue)
-            writeSource.setEventHandler { self.handleWritable() }
-            writeSource.setCancelHandler { self.sourceCancelled() }
+            writeSource.setEventHandler { self.onQueue { self.handleWritable() } }
+            writeSource.setCancelHandler { self.onQueue { self.sourceCancelled() } }
             state.readSource = readSource
             state.writeSource = writeSource
             state.writeSourceState = .inactive
@@ -252,7 +260,7 @@ public final class FrameConnection: Sendable {
             if state.bufferedOutput > 0 { Self.resumeWriting(&state) }
             if let timeout = options.firstFrameTimeout ?? options.idleTimeout {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
-                timer.setEventHandler { self.handleTimer() }
+                timer.setEventHandler { self.onQueue { self.handleTimer() } }
                 timer.schedule(deadline: .now() + timeout.dispatchInterval, leeway: .milliseconds(10))
                 state.timer = timer
                 timer.activate()
@@ -260,7 +268,7 @@ public final class FrameConnection: Sendable {
             readSource.activate()
             return nil
         }
-        if let alreadyClosed { queue.async { onClose(alreadyClosed) } }
+        if let alreadyClosed { queue.async { self.onQueue { onClose(alreadyClosed) } } }
     }
 
     /// Queues one frame carrying `payload`, writing at once what the socket takes. Never
@@ -452,7 +460,7 @@ public final class FrameConnection: Sendable {
         }
         guard case .some(let callback) = onClose else { return }
         log?(reason.logLevel, "\(name): closed: \(reason)")
-        if let callback { queue.async { callback(reason) } }
+        if let callback { queue.async { self.onQueue { callback(reason) } } }
         for observer in observers { observer() }
     }
 
@@ -507,5 +515,14 @@ public final class FrameConnection: Sendable {
 
     /// Whether the caller runs on this connection's queue (a synchronous wait there would
     /// never see its reply).
-    var isCurrentQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == identifier }
+    var isCurrentQueue: Bool { callbackThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Runs `body`, one of the connection's callbacks, on its queue, marked as running
+    /// there for ``isCurrentQueue``. Only the thread that set the mark clears it, so no
+    /// other thread can ever read its own id there by mistake.
+    func onQueue<Result>(_ body: () throws -> Result) rethrows -> Result {
+        callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { callbackThread.store(0, ordering: .relaxed) }
+        return try body()
+    }
 }

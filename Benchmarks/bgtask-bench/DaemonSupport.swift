@@ -150,7 +150,15 @@ final class DaemonSandbox {
         for request in requests { try store.upsertRequest(request) }
     }
 
-    func remove() { scratch.remove() }
+    /// Removes the sandbox, unless `BGTASK_BENCH_KEEP_SANDBOX` is set: then it stays for
+    /// inspection (its store, the daemon's log) and its path is printed.
+    func remove() {
+        if ProcessInfo.processInfo.environment["BGTASK_BENCH_KEEP_SANDBOX"] != nil {
+            say("  sandbox kept (BGTASK_BENCH_KEEP_SANDBOX): \(scratch.url.path)")
+            return
+        }
+        scratch.remove()
+    }
 }
 
 /// The real `bgtaskd`, started as a child process on a sandbox.

@@ -40,6 +40,15 @@ public final class Daemon: Sendable {
 
     /// Starts a daemon with `options`; returns once it listens.
     public static func start(_ options: DaemonOptions, environment: [String: String]) throws(StartError) -> Daemon {
+        // Start-up's phases, for the ready line (docs/daemon.md, "Start-up").
+        let started = ContinuousClock.now
+        var phases: [(String, Duration)] = []
+        var phaseStart = started
+        func endPhase(_ name: String) {
+            let now = ContinuousClock.now
+            phases.append((name, now - phaseStart))
+            phaseStart = now
+        }
         let log = DiagnosticLog.standardError(minimumLevel: options.logLevel)
         let uid = getuid()
         let paths: DaemonPaths.Resolved
@@ -69,6 +78,7 @@ public final class Daemon: Sendable {
         }
         EmbeddedScheduler.reportOpening(report, of: store, app: nil, now: clock.now(), log: log)
         endOrphans(recordedIn: store, log: log)
+        endPhase("store")
 
         // Where app processes go.
         let delegation: CgroupDelegation?
@@ -101,6 +111,7 @@ public final class Daemon: Sendable {
             meter: DaemonRunMeter(measurement: measurement),
             loadedRequests: report.loadedRequests)
         ConditionsMonitor.start(conditions, driver: driver)
+        endPhase("engine")
 
         let service = DaemonService(
             driver: driver, store: store,
@@ -112,6 +123,7 @@ public final class Daemon: Sendable {
             pushLimit: options.pushLimit,
             measurement: measurement,
             log: log)
+        endPhase("apps")
 
         // systemd: a socket it passed, and readiness and the watchdog.
         let transportLog: TransportLog = { level, text in
@@ -155,7 +167,9 @@ public final class Daemon: Sendable {
         let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace)
         box.withLock { $0 = daemon }
         try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
-        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory)")
+        endPhase("socket")
+        let took = phases.map { "\($0.0) \(Self.milliseconds($0.1))" }.joined(separator: ", ")
+        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(Self.milliseconds(ContinuousClock.now - started)) (\(took))")
         return daemon
     }
 
@@ -167,6 +181,11 @@ public final class Daemon: Sendable {
         self.notifier = notifier
         self.log = log
         self.watchdog = notifier?.startWatchdog()
+    }
+
+    /// `duration` in whole milliseconds, for log lines.
+    private static func milliseconds(_ duration: Duration) -> String {
+        "\(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) ms"
     }
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was

@@ -41,26 +41,30 @@ enum RequestColumns {
     /// dates, 0 or 1 for flags, JSON extras), so a row written by hand or by another program
     /// is reported (``StoreError/Code/invalidData``, naming the row and the column) instead
     /// of read as something else, such as a TEXT date read as 2001-01-01.
-    static func decode(_ row: SQLiteRow, from offset: Int32 = 0) throws(StoreError) -> PendingRequest {
-        let app = AppID(row.text(offset))
+    ///
+    /// `previousApp`, the app of the row read before, is reused when this row's app is the
+    /// same (rows in key order come app by app).
+    static func decode(_ row: SQLiteRow, from offset: Int32 = 0, previousApp: AppID? = nil) throws(StoreError) -> PendingRequest {
+        let app = AppID(row.text(offset, reusing: previousApp?.rawValue))
         let identifier = row.text(offset + 1)
-        let name = "\(app)/\(identifier)"
+        // Built only for an error message (a daemon reads 100,000 rows at start-up).
+        func name() -> String { "\(app)/\(identifier)" }
         guard row.isText(offset), row.isText(offset + 1) else {
-            throw invalid("the row \(name) has \(row.typeName(offset)) as its app and \(row.typeName(offset + 1)) as its identifier, not text")
+            throw invalid("the row \(name()) has \(row.typeName(offset)) as its app and \(row.typeName(offset + 1)) as its identifier, not text")
         }
         guard row.isText(offset + 2) else {
-            throw invalid("the task kind of \(name) is \(row.typeName(offset + 2)), not text")
+            throw invalid("the task kind of \(name()) is \(row.typeName(offset + 2)), not text")
         }
         let kindName = row.text(offset + 2)
         guard let kind = TaskKind(rawValue: kindName) else {
-            throw invalid("unknown task kind \"\(kindName)\" for \(name)")
+            throw invalid("unknown task kind \"\(kindName)\" for \(name())")
         }
         let submittedAt = try date(row, offset + 4, column: "submitted_at", of: name)
         let earliestBegin = row.isNull(offset + 3) ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
         let requiresNetwork = try flag(row, offset + 5, column: "requires_network", of: name)
         let requiresPower = try flag(row, offset + 6, column: "requires_power", of: name)
         if !row.isNull(offset + 7), !row.isText(offset + 7) {
-            throw invalid("the extra fields of \(name) are \(row.typeName(offset + 7)), not JSON text")
+            throw invalid("the extra fields of \(name()) are \(row.typeName(offset + 7)), not JSON text")
         }
         let extras = try decodeExtras(row.optionalText(offset + 7), of: name)
         var request = PendingRequest(
@@ -79,22 +83,22 @@ enum RequestColumns {
     }
 
     /// A date column: a finite number of seconds since 2001 (see ``SQLiteValue/date(_:)``).
-    private static func date(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> Date {
+    private static func date(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Date {
         guard row.isNumber(index) else {
             let shown = row.isText(index) ? " (\"\(row.text(index).prefix(40))\")" : ""
-            throw invalid("\(column) of \(name) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
+            throw invalid("\(column) of \(name()) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
         }
         let seconds = row.double(index)
         guard seconds.isFinite else {
-            throw invalid("\(column) of \(name) is \(seconds), not a finite date")
+            throw invalid("\(column) of \(name()) is \(seconds), not a finite date")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// A flag column: the integer 0 or 1.
-    private static func flag(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> Bool {
+    private static func flag(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Bool {
         guard row.isNumber(index), row.double(index) == 0 || row.double(index) == 1 else {
-            throw invalid("\(column) of \(name) is \(row.typeName(index)) \(row.text(index)), not 0 or 1")
+            throw invalid("\(column) of \(name()) is \(row.typeName(index)) \(row.text(index)), not 0 or 1")
         }
         return row.bool(index)
     }
@@ -116,12 +120,12 @@ enum RequestColumns {
         }
     }
 
-    private static func decodeExtras(_ json: String?, of name: String) throws(StoreError) -> Extras {
+    private static func decodeExtras(_ json: String?, of name: () -> String) throws(StoreError) -> Extras {
         guard let json else { return Extras() }
         do {
             return try JSONDecoder().decode(Extras.self, from: Data(json.utf8))
         } catch {
-            throw invalid("cannot decode the extra fields of \(name): \(error)")
+            throw invalid("cannot decode the extra fields of \(name()): \(error)")
         }
     }
 

@@ -66,23 +66,30 @@ final class SQLiteConnection {
         _ = try query(sql, bindings) { _ in () }
     }
 
+    /// Runs one statement and calls `body` with each row it returns, in order (for readers
+    /// that sort rows into more than one result as they go).
+    func execute(_ sql: String, _ bindings: [SQLiteValue] = [], forEachRow body: (SQLiteRow) throws(StoreError) -> Void) throws(StoreError) {
+        let statement = try preparedStatement(sql)
+        defer { statement.reset() }
+        let bound = statement.bind(bindings)
+        guard bound == SQLITE_OK else { throw error(result: bound, action: "cannot bind values for `\(sql)`") }
+        while true {
+            let stepped = sqlite3_step(statement.handle)
+            if stepped == SQLITE_DONE { return }
+            guard stepped == SQLITE_ROW else { throw error(result: stepped, action: "cannot run `\(sql)`") }
+            try body(SQLiteRow(handle: statement.handle))
+        }
+    }
+
     /// Runs one statement and maps each row it returns.
     func query<Row>(
         _ sql: String,
         _ bindings: [SQLiteValue] = [],
         row makeRow: (SQLiteRow) throws(StoreError) -> Row
     ) throws(StoreError) -> [Row] {
-        let statement = try preparedStatement(sql)
-        defer { statement.reset() }
-        let bound = statement.bind(bindings)
-        guard bound == SQLITE_OK else { throw error(result: bound, action: "cannot bind values for `\(sql)`") }
         var rows: [Row] = []
-        while true {
-            let stepped = sqlite3_step(statement.handle)
-            if stepped == SQLITE_DONE { return rows }
-            guard stepped == SQLITE_ROW else { throw error(result: stepped, action: "cannot run `\(sql)`") }
-            rows.append(try makeRow(SQLiteRow(handle: statement.handle)))
-        }
+        try execute(sql, bindings) { (row) throws(StoreError) in rows.append(try makeRow(row)) }
+        return rows
     }
 
     /// Runs several statements separated by semicolons, uncached (migrations, set-up).

@@ -146,6 +146,16 @@ struct SQLiteRow {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// ``text(_:)``, but `candidate` itself when the column holds exactly its bytes: rows
+    /// read in key order repeat their first column (an app's requests), and sharing one
+    /// string saves an allocation per row and makes comparisons of it instant.
+    func text(_ index: Int32, reusing candidate: String?) -> String {
+        guard var candidate, let bytes = sqlite3_column_text(handle, index) else { return text(index) }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        let same = candidate.withUTF8 { known in known.count == count && (count == 0 || memcmp(known.baseAddress!, bytes, count) == 0) }
+        return same ? candidate : text(index)
+    }
+
     func blob(_ index: Int32) -> Data {
         // Zero-length blobs come back as a NULL pointer.
         guard let bytes = sqlite3_column_blob(handle, index) else { return Data() }

@@ -318,6 +318,10 @@ private enum StoredColumn {
 
     static func stringArray(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> [String] {
         let json = try text(row, index, column: column, of: name)
+        // What `encode` writes for plain strings is read without a JSONDecoder (a daemon
+        // reads three arrays for each of 10,000 apps at start-up); anything else (escapes,
+        // control characters, invalid UTF-8, another shape) goes to the strict decoder.
+        if let strings = PlainStringArray.parse(json) { return strings }
         do {
             return try JSONDecoder().decode([String].self, from: Data(json.utf8))
         } catch {
@@ -333,6 +337,53 @@ private enum StoredColumn {
             return String(decoding: try encoder.encode(strings), as: UTF8.self)
         } catch {
             throw invalid("cannot encode \(column) of \(name): \(error)")
+        }
+    }
+}
+
+/// A reader of JSON arrays of strings in their plain form, `["a", "b"]`: strings without
+/// escapes or control characters, whitespace between tokens. It answers nil for anything
+/// else, which the caller hands to `JSONDecoder`, so it never accepts what the strict
+/// decoder would refuse.
+enum PlainStringArray {
+    static func parse(_ json: String) -> [String]? {
+        var json = json
+        return json.withUTF8 { bytes -> [String]? in
+            var index = 0
+            func skipWhitespace() {
+                while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return nil }
+            index += 1
+            var strings: [String] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+            } else {
+                while true {
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                    index += 1
+                    let start = index
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                        // An escape or a control character: the strict decoder's business.
+                        if bytes[index] == UInt8(ascii: "\\") || bytes[index] < 0x20 { return nil }
+                        index += 1
+                    }
+                    guard index < bytes.count,
+                          let string = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) else { return nil }
+                    strings.append(string)
+                    index += 1
+                    skipWhitespace()
+                    guard index < bytes.count else { return nil }
+                    if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+                    guard bytes[index] == UInt8(ascii: ",") else { return nil }
+                    index += 1
+                    skipWhitespace()
+                }
+            }
+            skipWhitespace()
+            return index == bytes.count ? strings : nil
         }
     }
 }

@@ -138,8 +138,12 @@ struct ManifestTests {
 
     // MARK: Queries
 
-    @Test func permitsExactIdentifiers() {
-        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.refresh"], backgroundModes: [])
+    /// `count` other entries, so that a list is long enough for the set lookup (short lists
+    /// are scanned): every query test runs both ways.
+    static func otherEntries(_ count: Int) -> [String] { (0..<count).map { "com.example.other.task\($0)" } }
+
+    @Test(arguments: [0, 20]) func permitsExactIdentifiers(others: Int) {
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.refresh"] + Self.otherEntries(others), backgroundModes: [])
         #expect(manifest.permits(identifier: "com.example.app.refresh", allowWildcard: false))
         #expect(manifest.permits(identifier: "com.example.app.refresh", allowWildcard: true))
         #expect(!manifest.permits(identifier: "com.example.app.refresh2", allowWildcard: true))
@@ -147,8 +151,8 @@ struct ManifestTests {
         #expect(!manifest.permits(identifier: "com.example.app.refresh.x", allowWildcard: true))
     }
 
-    @Test func wildcardPermitsOnlyWhenAllowedAndNeverTheBarePrefix() {
-        let manifest = AppManifest(permittedIdentifiers: ["com.example.app.export.*"], backgroundModes: [])
+    @Test(arguments: [0, 20]) func wildcardPermitsOnlyWhenAllowedAndNeverTheBarePrefix(others: Int) {
+        let manifest = AppManifest(permittedIdentifiers: Self.otherEntries(others) + ["com.example.app.export.*"], backgroundModes: [])
         #expect(manifest.permits(identifier: "com.example.app.export.1", allowWildcard: true))
         #expect(manifest.permits(identifier: "com.example.app.export.photos.batch-7", allowWildcard: true))
         #expect(!manifest.permits(identifier: "com.example.app.export.1", allowWildcard: false))
@@ -161,9 +165,9 @@ struct ManifestTests {
         #expect(!manifest.permits(identifier: "com.example.app.export.*", allowWildcard: false))
     }
 
-    @Test func comparesIdentifiersByBytes() {
+    @Test(arguments: [0, 20]) func comparesIdentifiersByBytes(others: Int) {
         // "é" precomposed versus "e" + combining acute: equal as Swift Strings, not as keys.
-        let manifest = AppManifest(permittedIdentifiers: ["com.example.caf\u{E9}"], backgroundModes: [])
+        let manifest = AppManifest(permittedIdentifiers: ["com.example.caf\u{E9}"] + Self.otherEntries(others), backgroundModes: [])
         #expect(manifest.permits(identifier: "com.example.caf\u{E9}", allowWildcard: false))
         #expect(!manifest.permits(identifier: "com.example.cafe\u{301}", allowWildcard: false))
     }

@@ -23,6 +23,27 @@ struct InstalledAppStoreTests {
         AppProcessRecord(app: app, pid: pid, processGroup: pid, startTime: 123_456_789, cgroupPath: "/sys/fs/cgroup/user.slice/bgtaskd/\(app)", startedAt: Sample.now)
     }
 
+    @Test("the plain reader of string arrays reads what it reads as JSONDecoder does, and leaves the rest to it")
+    func plainStringArraysAgreeWithJSONDecoder() throws {
+        let plain = [#"[]"#, #" [ ] "#, #"["a"]"#, #"["--background","","ünïcödé / slashed"]"#, "[\n \"a\" ,\t\"b\"\r\n]"]
+        for json in plain {
+            let decoded = try JSONDecoder().decode([String].self, from: Data(json.utf8))
+            #expect(PlainStringArray.parse(json) == decoded, "\(json)")
+        }
+        // Escapes, control characters, other shapes and broken JSON: not the plain form.
+        let other = [#"["a \"quoted\" one"]"#, #"["\u00e9"]"#, "[\"tab\there\"]", #"["a",]"#, #"["a""b"]"#, #"["a"] x"#,
+                     #"{"a": "b"}"#, #"[1]"#, #"["a"#, #"[""#, "", #"[null]"#, #""a""#]
+        for json in other {
+            #expect(PlainStringArray.parse(json) == nil, "\(json)")
+        }
+        // What the store writes is read back either way.
+        for strings in [["com.example.a", "com.example.b"], ["a \"quoted\" \\ one", "line\nbreak", "é"], []] {
+            let encoded = String(decoding: try JSONEncoder().encode(strings), as: UTF8.self)
+            let read = try PlainStringArray.parse(encoded) ?? JSONDecoder().decode([String].self, from: Data(encoded.utf8))
+            #expect(read == strings)
+        }
+    }
+
     @Test("install, list, look up, reinstall replaces, across a reopen")
     func installAndReinstall() throws {
         let directory = try TemporaryDirectory()

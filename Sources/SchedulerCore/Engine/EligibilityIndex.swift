@@ -105,8 +105,36 @@ public struct EligibilityIndex: Sendable {
     private var parkedForApp: [AppID: Set<Slot>] = [:]
     private var parkedForDevice: Set<Slot> = []
     private var running: Set<RequestKey> = []
-    private var slotsByApp: [AppID: Set<Slot>] = [:]
-    private var countsByApp: [AppID: [PendingLimitClass: Int]] = [:]
+    /// Each app's pending requests (one lookup per app for both the slots and the counts).
+    private var byApp: [AppID: AppRequests] = [:]
+
+    /// One app's pending requests: their slots, and how many there are of each limit class.
+    private struct AppRequests: Sendable {
+        var slots: Set<Slot> = []
+        private var counts = (refresh: 0, processing: 0, continuedProcessing: 0)
+
+        subscript(limitClass: PendingLimitClass) -> Int {
+            get {
+                switch limitClass {
+                case .refresh: counts.refresh
+                case .processing: counts.processing
+                case .continuedProcessing: counts.continuedProcessing
+                }
+            }
+            set {
+                switch limitClass {
+                case .refresh: counts.refresh = newValue
+                case .processing: counts.processing = newValue
+                case .continuedProcessing: counts.continuedProcessing = newValue
+                }
+            }
+        }
+
+        mutating func add(_ slot: Slot, of limitClass: PendingLimitClass) {
+            slots.insert(slot)
+            self[limitClass] += 1
+        }
+    }
 
     /// Whether app refresh is filed as needing the network, although its request cannot say
     /// so (``PolicyConfiguration/refreshRequiresNetwork``): offline, it then waits in the
@@ -153,6 +181,9 @@ public struct EligibilityIndex: Sendable {
     /// The pending request under `key`.
     public func request(for key: RequestKey) -> PendingRequest? { slotsByKey[key].flatMap { records[Int($0)]?.request } }
 
+    /// The kind of the pending request under `key` (without copying the request).
+    public func kind(of key: RequestKey) -> TaskKind? { slotsByKey[key].flatMap { records[Int($0)]?.request.kind } }
+
     /// Where the request under `key` sits.
     public func location(of key: RequestKey) -> Location? { slotsByKey[key].map { filings[Int($0)].location } }
 
@@ -161,7 +192,7 @@ public struct EligibilityIndex: Sendable {
 
     /// The pending requests of `app`, in submission order.
     public func requests(of app: AppID) -> [PendingRequest] {
-        inSubmissionOrder(slotsByApp[app] ?? []).compactMap { records[Int($0)]?.request }
+        inSubmissionOrder(byApp[app]?.slots ?? []).compactMap { records[Int($0)]?.request }
     }
 
     /// Every pending request, in submission order.
@@ -171,7 +202,7 @@ public struct EligibilityIndex: Sendable {
 
     /// How many requests of `limitClass` `app` has pending.
     public func pendingCount(of app: AppID, in limitClass: PendingLimitClass) -> Int {
-        countsByApp[app]?[limitClass] ?? 0
+        byApp[app]?[limitClass] ?? 0
     }
 
     /// The earliest instant a request not yet due becomes due, or a deferral ends: the
@@ -209,6 +240,18 @@ public struct EligibilityIndex: Sendable {
     public mutating func insert(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) -> PendingRequest? {
         let key = request.key
         let replaced = remove(key)
+        insert(request, key: key, sequence: sequence, now: now, conditions: conditions)
+        return replaced
+    }
+
+    /// ``insert(_:sequence:now:conditions:)`` for a request whose key is not pending
+    /// (nothing to replace): what restoring a store's rows does, one lookup fewer each.
+    public mutating func insertNew(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) {
+        insert(request, key: request.key, sequence: sequence, now: now, conditions: conditions)
+    }
+
+    private mutating func insert(_ request: PendingRequest, key: RequestKey, sequence: UInt64, now: Date, conditions: Conditions) {
+        assert(slotsByKey[key] == nil, "\(key) is already pending")
         let order = Order(due: request.dueDate, sequence: sequence)
         let slot: Slot
         if let free = freeSlots.popLast() {
@@ -225,14 +268,12 @@ public struct EligibilityIndex: Sendable {
             isContinuedProcessing: request.kind == .continuedProcessing,
             requiresExternalPower: request.requiresExternalPower,
             requiresNetwork: request.requiresNetworkConnectivity || (request.kind == .appRefresh && refreshRequiresNetwork),
-            keyIsRunning: running.contains(key),
+            keyIsRunning: !running.isEmpty && running.contains(key),
             eligibleSince: isDue ? max(now, order.due) : nil
         )
         slotsByKey[key] = slot
-        slotsByApp[request.app, default: []].insert(slot)
-        countsByApp[request.app, default: [:]][request.kind.limitClass, default: 0] += 1
+        byApp[request.app, default: AppRequests()].add(slot, of: request.kind.limitClass)
         place(slot, at: isDue ? classify(slot, conditions: conditions) : .waiting)
-        return replaced
     }
 
     /// Removes the request under `key` and returns it.
@@ -242,15 +283,17 @@ public struct EligibilityIndex: Sendable {
         unplace(slot, from: filings[Int(slot)].location)
         records[Int(slot)] = nil
         freeSlots.append(slot)
-        slotsByApp[key.app]?.remove(slot)
-        if slotsByApp[key.app]?.isEmpty == true { slotsByApp[key.app] = nil }
-        countsByApp[key.app]?[request.kind.limitClass, default: 1] -= 1
+        if let entry = byApp.index(forKey: key.app) {
+            byApp.values[entry].slots.remove(slot)
+            byApp.values[entry][request.kind.limitClass] -= 1
+            if byApp.values[entry].slots.isEmpty { byApp.remove(at: entry) }
+        }
         return request
     }
 
     /// Removes every request of `app` and returns them, in identifier order.
     public mutating func removeAll(of app: AppID) -> [PendingRequest] {
-        let keys = (slotsByApp[app] ?? []).compactMap { records[Int($0)]?.key }.sorted()
+        let keys = (byApp[app]?.slots ?? []).compactMap { records[Int($0)]?.key }.sorted()
         return keys.compactMap { remove($0) }
     }
 

@@ -252,15 +252,28 @@ public struct SchedulerEngine: Sendable {
     public mutating func restore(_ requests: [PendingRequest], at now: Date) -> [PendingRequest] {
         var refused: [PendingRequest] = []
         index.reserveCapacity(index.count + requests.count)
-        for request in requests.sorted(by: { ($0.submittedAt, $0.key) < ($1.submittedAt, $1.key) }) {
+        // Sorted by position (a request is large to move); a store's rows usually come in
+        // submission order already, which the check finds in one pass.
+        let inOrder: (Int, Int) -> Bool = { a, b in
+            let (first, second) = (requests[a].submittedAt, requests[b].submittedAt)
+            return first != second ? first < second : requests[a].key < requests[b].key
+        }
+        var order = Array(requests.indices)
+        if zip(order, order.dropFirst()).contains(where: { !inOrder($0, $1) }) { order.sort(by: inOrder) }
+        for position in order {
+            let request = requests[position]
             let limitClass = request.kind.limitClass
-            let replacing = index.request(for: request.key)?.kind.limitClass == limitClass
-            if !replacing, index.pendingCount(of: request.app, in: limitClass) >= configuration.pendingLimit(for: limitClass) {
+            let pending = index.kind(of: request.key)
+            if pending?.limitClass != limitClass, index.pendingCount(of: request.app, in: limitClass) >= configuration.pendingLimit(for: limitClass) {
                 refused.append(request)
                 continue
             }
             nextSequence += 1
-            index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+            if pending == nil {
+                index.insertNew(request, sequence: nextSequence, now: now, conditions: conditions)
+            } else {
+                index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+            }
         }
         return refused
     }

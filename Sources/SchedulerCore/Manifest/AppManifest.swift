@@ -46,21 +46,31 @@ public struct AppManifest: Hashable, Sendable {
     public var launchArguments: [String]
 
     /// ``permittedIdentifiers`` indexed for ``permits(identifier:allowWildcard:)``, which
-    /// runs on every submit: exact entries in a set (by UTF-8 bytes), wildcard prefixes apart.
+    /// runs on every submit: wildcard prefixes apart, and the exact entries of a long list
+    /// in a set (by UTF-8 bytes). A short list is scanned instead: building a set for every
+    /// app costs more than it saves (bgtaskd builds 10,000 manifests at start-up).
     private var lookup: PermittedLookup
 
     private struct PermittedLookup: Hashable, Sendable {
-        var exact: Set<[UInt8]> = []
+        /// Lists with more exact entries than this get a set.
+        static let scanLimit = 16
+        /// The exact entries, for a list longer than ``scanLimit``.
+        var exact: Set<[UInt8]>?
         var wildcardPrefixes: [[UInt8]] = []
 
         init(_ entries: [String]) {
+            var exactCount = 0
             for entry in entries {
                 if let prefix = TaskIdentifierRules.wildcardPrefix(of: entry) {
                     wildcardPrefixes.append(Array(prefix.utf8))
                 } else {
-                    exact.insert(Array(entry.utf8))
+                    exactCount += 1
                 }
             }
+            guard exactCount > Self.scanLimit else { return }
+            var exact = Set<[UInt8]>(minimumCapacity: exactCount)
+            for entry in entries where TaskIdentifierRules.wildcardPrefix(of: entry) == nil { exact.insert(Array(entry.utf8)) }
+            self.exact = exact
         }
     }
 
@@ -91,9 +101,13 @@ public struct AppManifest: Hashable, Sendable {
     /// Comparison is by UTF-8 bytes, not Unicode equivalence, because identifiers are keys
     /// in the store and on the wire, where two spellings of "é" are different keys.
     public func permits(identifier: String, allowWildcard: Bool) -> Bool {
+        if let exact = lookup.exact {
+            if exact.contains(Array(identifier.utf8)) { return true }
+        } else if permittedIdentifiers.contains(where: { $0.utf8.elementsEqual(identifier.utf8) && TaskIdentifierRules.wildcardPrefix(of: $0) == nil }) {
+            return true
+        }
+        guard allowWildcard, !lookup.wildcardPrefixes.isEmpty else { return false }
         let wanted = Array(identifier.utf8)
-        if lookup.exact.contains(wanted) { return true }
-        guard allowWildcard else { return false }
         return lookup.wildcardPrefixes.contains { prefix in
             // Needs the prefix, a dot, and at least one more byte.
             wanted.count > prefix.count + 1 && wanted.starts(with: prefix) && wanted[prefix.count] == UInt8(ascii: ".")

@@ -14,8 +14,11 @@ public protocol AppProcess: AnyObject, Sendable {
     var startTime: UInt64 { get }
     /// The app's cgroup, when it has one.
     var cgroupPath: String? { get }
-    /// Freezes the process (cgroup freezer, else SIGSTOP to its group).
-    func suspend()
+    /// Freezes the process (cgroup freezer, else SIGSTOP to its group). Returns whether it
+    /// is confirmed frozen (the freezer said so): nothing in it runs, so its counters stay
+    /// as they are until ``resume()``. A stop signal is not confirmed.
+    @discardableResult
+    func suspend() -> Bool
     /// Thaws it.
     func resume()
     /// SIGTERM to its group (or cgroup), SIGKILL after `gracePeriod` if it still runs.
@@ -82,6 +85,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         weak var driver: SchedulerDriver?
         /// Runs handed to the current process so far (the first one's cost includes the launch).
         var runsInProcess = 0
+        /// The next run's measurement start, taken when the process was confirmed frozen:
+        /// its counters are the same when it is thawed for that run, so a warm launch reads
+        /// nothing on its way to the app (docs/daemon.md, "Measurement"). Cleared by a thaw.
+        var frozenBaseline: RunMeasurement.Baseline?
         /// Called once the daemon's process of the app is gone (``whenProcessEnds(_:)``).
         var processWaiters: [@Sendable () -> Void] = []
     }
@@ -207,10 +214,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var afterLock: [@Sendable () -> Void] = []
         let applies = state.withLock { state -> Bool in
             guard prepare(&state) else { return false }
+            // A baseline taken while frozen serves only a launch thawed in this same hold:
+            // once the process has run, its counters have moved.
+            var thawed: RunMeasurement.Baseline?
             while !pending.isEmpty {
                 let next = pending.removeFirst()
                 for action in state.machine.handle(next) {
-                    perform(action, in: &state, feeding: &pending, after: &afterLock)
+                    perform(action, in: &state, thawed: &thawed, feeding: &pending, after: &afterLock)
                 }
             }
             return true
@@ -222,6 +232,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     private func perform(
         _ action: AppSupervision.Action,
         in state: inout State,
+        thawed: inout RunMeasurement.Baseline?,
         feeding pending: inout [AppSupervision.Event],
         after afterLock: inout [@Sendable () -> Void]
     ) {
@@ -252,14 +263,19 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .push(let message):
             if case .launch(let record, _) = message, let process = state.process {
                 // A process started for this run is charged its launch too.
-                measurement?.begin(record.id, in: process, atLaunch: state.runsInProcess == 0 && state.machine.spawnedByDaemon)
+                measurement?.begin(record.id, in: process, atLaunch: state.runsInProcess == 0 && state.machine.spawnedByDaemon, baseline: thawed)
+                thawed = nil
                 state.runsInProcess += 1
             }
             state.link?.push(message)
         case .resume:
+            thawed = state.frozenBaseline
+            state.frozenBaseline = nil
             state.process?.resume()
         case .suspend:
-            state.process?.suspend()
+            if let process = state.process, process.suspend() {
+                state.frozenBaseline = measurement?.baseline(of: process)
+            }
             if let pid = state.process?.pid {
                 afterLock.append { log(.debug, app: app, "suspended \(app) (pid \(pid))") }
             }

@@ -24,11 +24,28 @@ public final class RunMeasurement: Sendable {
         self.rapl = rapl
     }
 
+    /// A run's starting counters taken ahead of time, from a process confirmed frozen
+    /// (``AppProcess/suspend()``): nothing in it runs until it is thawed, so they are the
+    /// counters at the start of the run it is thawed for.
+    struct Baseline: Sendable {
+        fileprivate let meter: ProcessSupervision.RunMeter
+        fileprivate let process: SupervisedAppProcess
+    }
+
+    /// The counters of `process` now, for ``begin(_:in:atLaunch:baseline:)`` of its next run.
+    func baseline(of process: any AppProcess) -> Baseline? {
+        guard let process = process as? SupervisedAppProcess else { return nil }
+        return Baseline(meter: ProcessSupervision.RunMeter.begin(process.process), process: process)
+    }
+
     /// Starts measuring `run` in `process` (`atLaunch`: the process was started for it, so
-    /// everything it used since counts, its launch included).
-    func begin(_ run: RunID, in process: any AppProcess, atLaunch: Bool) {
+    /// everything it used since counts, its launch included). `baseline`, taken while the
+    /// process was frozen and used only for that same process, saves reading its counters
+    /// now, on the way to a warm launch.
+    func begin(_ run: RunID, in process: any AppProcess, atLaunch: Bool, baseline: Baseline? = nil) {
         guard let process = process as? SupervisedAppProcess else { return }
-        let meter = ProcessSupervision.RunMeter.begin(process.process, atLaunch: atLaunch)
+        let meter = baseline.flatMap { $0.process === process && !atLaunch ? $0.meter : nil }
+            ?? ProcessSupervision.RunMeter.begin(process.process, atLaunch: atLaunch)
         let energy = rapl.sample()
         started.withLock { $0[run] = Started(meter: meter, process: process, energy: energy) }
     }

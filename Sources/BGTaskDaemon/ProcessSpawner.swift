@@ -61,7 +61,7 @@ final class SupervisedAppProcess: AppProcess {
     var startTime: UInt64 { process.startTime ?? 0 }
     var cgroupPath: String? { process.cgroupPath }
 
-    func suspend() { _ = try? process.suspend() }
+    func suspend() -> Bool { (try? process.suspend()) == .cgroupFreezer }
     func resume() { try? process.resume() }
     func terminate(gracePeriod: TimeInterval) {
         let milliseconds = Int64(min(max(gracePeriod, 0), 3600) * 1000)

@@ -23,7 +23,8 @@ extension DaemonProcessTests {
             let appsCgroup = String(line.split(separator: " ").last ?? "")
             let app = "com.example.cg" + UUID().uuidString.prefix(8).lowercased()
             let refresh = app + ".refresh"
-            try await harness.installTestApp(app, identifiers: [refresh], arguments: ["--register", refresh])
+            // Each launch of the app submits the refresh again (the next run's request).
+            try await harness.installTestApp(app, identifiers: [refresh], arguments: ["--register", refresh, "--submit", refresh])
             try await Launching.submitByHand(harness, app: app, identifier: refresh)
             #expect(try await harness.bgtask("run", app, refresh).status == 0)
             let logged = try await harness.waitForLoggedRun(app, refresh)
@@ -39,6 +40,23 @@ extension DaemonProcessTests {
                 try await harness.appState(app) == "suspended"
                     && ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").contains("frozen 1")
             }, "\((try? String(contentsOfFile: events, encoding: .utf8)) ?? "no \(events)")")
+            // A warm launch: the frozen process is thawed for its next run, which is measured
+            // from the counters taken while it was frozen (docs/daemon.md, "Measurement").
+            #expect(try await harness.bgtask("run", app, refresh).status == 0)
+            var runs: [[String: Any]] = []
+            #expect(try await harness.poll(timeout: .seconds(10)) {
+                let result = try await harness.bgtask("log", "--json", "--app", app)
+                let document = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+                runs = ((document?["runs"] as? [[String: Any]]) ?? []).filter { $0["outcome"] is String }
+                return runs.count == 2
+            }, "\(runs)")
+            #expect(harness.launchedPID(app) == pid, "the same process ran both runs")
+            if let warm = runs.last {
+                #expect(warm["outcome"] as? String == "success", "\(warm)")
+                #expect((warm["measuredBy"] as? String)?.hasPrefix("cgroup") == true, "\(warm)")
+                let cpu = (warm["cpuTime"] as? NSNumber)?.doubleValue ?? -1
+                #expect(cpu >= 0 && cpu < 5, "the warm run's CPU time counts from its thaw: \(warm)")
+            }
             #expect(try await harness.bgtask("uninstall", app).status == 0)
             #expect(await harness.poll(timeout: .seconds(6)) { !DaemonHarness.isAlive(pid) })
             _ = try await harness.stopDaemon()

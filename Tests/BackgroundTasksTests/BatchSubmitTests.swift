@@ -34,6 +34,28 @@ import Testing
         #expect(byKey(try file.pendingOnDisk()).map(\.app) == [ids[0], ids[2]])
     }
 
+    @Test func theContinuedProcessingCapHoldsAcrossTheAppsOfOneBatch() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let ids = apps(3)
+        let driver = SchedulerDriver(
+            configuration: SchedulerConfiguration(maximumConcurrentContinuedProcessing: 1),
+            clock: VirtualClock(start: testStart), store: try file.open(), log: .collecting(), policies: .foundation, meter: nil)
+        for app in ids {
+            let manifest = AppManifest(appID: app, permittedIdentifiers: ["\(app).export.*", "\(app).sync"], backgroundModes: ["processing"], source: "test")
+            driver.install(AppRegistration(app: app, manifest: manifest), host: RecordingHost())
+        }
+        func export(_ app: AppID, _ strategy: ContinuedProcessingStrategy) -> PendingRequest {
+            PendingRequest(app: app, identifier: "\(app).export.1", kind: .continuedProcessing,
+                           continuedProcessing: ContinuedProcessingOptions(title: "Export", subtitle: "", strategy: strategy), submittedAt: testStart)
+        }
+        // Two apps that each must start now, and a third that queues: one slot between them.
+        let results = driver.submit(batch: [export(ids[0], .fail), export(ids[1], .fail), request(ids[2])])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true])
+        if case .failure(let rejection) = results[1] { #expect(rejection.code == .immediateRunIneligible, "\(rejection)") }
+        #expect(byKey(try file.pendingOnDisk()).map(\.app).contains(ids[1]) == false)
+    }
+
     @Test func aFailedCommitFailsEveryAcceptedRequestAndKeepsMemoryAsTheDisk() throws {
         let file = try TemporaryStoreFile()
         defer { file.cleanUp() }

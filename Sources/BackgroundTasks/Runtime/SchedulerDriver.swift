@@ -438,11 +438,23 @@ public final class SchedulerDriver: Sendable {
     /// then applied, all under one hold of the lock. Returns each request's result, in
     /// order; a request that returned success is on disk. At most one request per app:
     /// the checks of one app's requests depend on each other (its pending limits), so a
-    /// caller batches across apps (bgtaskd's `GroupCommitter`).
+    /// caller batches across apps (bgtaskd's `GroupCommitter`). A continued-processing
+    /// request that must start at once (strategy `fail`) is judged against the runs in
+    /// progress, which the batch's other requests change as they are applied: it is
+    /// submitted on its own, after the batch, so the cap on concurrent continued
+    /// processing holds across apps.
     /// - Precondition: no two requests of the same app.
     public func submit(batch requests: [PendingRequest]) -> [Result<Void, SubmitRejection>] {
         precondition(Set(requests.map(\.app)).count == requests.count, "submit(batch:) takes at most one request per app")
         guard uplink == nil else { return requests.map { request in Result { () throws(SubmitRejection) in try submit(request) } } }
+        let mustStartNow = requests.indices.filter { requests[$0].continuedProcessing?.strategy == .fail }
+        guard mustStartNow.isEmpty else {
+            let alone = Set(mustStartNow)
+            var results = submit(batch: requests.indices.filter { !alone.contains($0) }.map { requests[$0] })[...]
+            return requests.indices.map { index in
+                alone.contains(index) ? Result { () throws(SubmitRejection) in try submit(requests[index]) } : results.removeFirst()
+            }
+        }
         var results: [Result<Void, SubmitRejection>] = []
         var accepted: [PendingRequest] = []
         mutate { state, now in

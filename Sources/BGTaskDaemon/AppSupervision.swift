@@ -245,6 +245,12 @@ public struct AppSupervision: Sendable, Equatable {
             connected = false
             crashActive("the app closed its connection during the run (\(reason))", into: &actions)
             if spawnedByDaemon, pid != nil {
+                // Gone before it finished launching: the runs it was started for failed to
+                // launch (the app's doing, a throttle strike), not runs for a fresh process
+                // when it exits, which would start one after another without end.
+                if phase == .starting {
+                    failQueued("the app closed its connection before it finished launching (\(reason))", into: &actions)
+                }
                 // A process of ours without its connection cannot run tasks: end it.
                 if phase != .ending { end(reason: "it closed its connection", into: &actions) }
             } else {

@@ -87,6 +87,24 @@ import Testing
         #expect(actions.contains(.launchFailed(first.id, reason: "the app's process exited with status 1 before it finished launching")))
     }
 
+    /// Its connection's close may reach the daemon before its exit: the same failed
+    /// launch, once, and no new process for the run (a loop of them, before this rule).
+    @Test func anAppThatClosesItsConnectionBeforeRegisteringFailsItsRunsOnce() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        let closed = machine.handle(.disconnected("the peer closed the connection"))
+        #expect(closed.first == .launchFailed(first.id, reason: "the app closed its connection before it finished launching (the peer closed the connection)"))
+        #expect(closed.contains { if case .terminateProcess = $0 { true } else { false } })
+        let exited = machine.handle(.processExited("exited with status 3"))
+        #expect(!exited.contains(.spawn), "no new process for a run that already failed")
+        #expect(!exited.contains { if case .launchFailed = $0 { true } else { false } })
+        #expect(machine.phase == .notRunning)
+        #expect(machine.queued.isEmpty)
+    }
+
     @Test func aCrashDuringARunIsRecordedAsCrashed() {
         var (machine, first) = launched()
         let actions = machine.handle(.processExited("was killed by signal 11"))

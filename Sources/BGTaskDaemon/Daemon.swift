@@ -180,7 +180,10 @@ public final class Daemon: Sendable {
         self.server = server
         self.notifier = notifier
         self.log = log
-        self.watchdog = notifier?.startWatchdog()
+        // The watchdog pings only while the engine's lock and the apps' table can be taken.
+        self.watchdog = notifier?.startWatchdog(
+            probe: { [service] in _ = service.livenessProbe() },
+            onError: { [log] error in log(.warning, app: nil, "systemd watchdog ping failed: \(error)") })
     }
 
     /// `duration` in whole milliseconds, for log lines.

@@ -179,6 +179,13 @@ public final class DaemonService: Sendable {
     /// How many apps are installed (without sorting them all).
     public var installedAppCount: Int { apps.withLock { $0.count } }
 
+    /// Takes, one after the other, the locks every request needs (the engine's, the apps'
+    /// table), and returns what they hold: it returns only while neither is stuck (the
+    /// systemd watchdog pings after it). Counts, so the work cannot be optimised away.
+    public func livenessProbe() -> Int {
+        driver.pendingCount + installedAppCount
+    }
+
     /// The installed apps.
     public var installedApps: [InstalledApp] { apps.withLock { $0.values.map(\.installed).sorted { $0.app < $1.app } } }
 

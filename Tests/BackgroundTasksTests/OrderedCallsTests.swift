@@ -8,11 +8,11 @@ import Testing
 @Suite("Ordered host calls") struct OrderedCallsTests {
     @Test(.timeLimit(.minutes(1)))
     func callsEnqueuedWhileAnotherThreadDrainsRunAfterItsCallsInOrder() {
-        let calls = OrderedCalls()
+        let calls = OrderedCalls<String>()
         let made = Mutex<[String]>([])
         let firstRunning = DispatchSemaphore(value: 0)
         let secondEnqueued = DispatchSemaphore(value: 0)
-        calls.enqueue {
+        calls.enqueue("a") {
             firstRunning.signal()
             secondEnqueued.wait()
             made.withLock { $0.append("launch") }
@@ -25,7 +25,7 @@ import Testing
         firstRunning.wait()
         // Another thread, later in lock order: its drain returns at once, and its call is
         // made by the thread already draining, after the first.
-        calls.enqueue { made.withLock { $0.append("finished") } }
+        calls.enqueue("a") { made.withLock { $0.append("finished") } }
         calls.drain()
         #expect(made.withLock { $0 }.isEmpty, "not made out of order by the second thread")
         secondEnqueued.signal()
@@ -33,12 +33,40 @@ import Testing
         #expect(made.withLock { $0 } == ["launch", "finished"])
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aKeyStuckInACallHoldsUpOnlyItsOwnCalls() {
+        let calls = OrderedCalls<String>()
+        let stuck = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let made = Mutex<[String]>([])
+        calls.enqueue("a") {
+            entered.signal()
+            stuck.wait()
+            made.withLock { $0.append("a1") }
+        }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "a").async {
+            calls.drain()
+            done.signal()
+        }
+        entered.wait()
+        // Another app's expiration is made at once, by this thread, while app a's host is
+        // busy; a's next call waits for its first.
+        calls.enqueue("a") { made.withLock { $0.append("a2") } }
+        calls.enqueue("b") { made.withLock { $0.append("b1") } }
+        calls.drain()
+        #expect(made.withLock { $0 } == ["b1"])
+        stuck.signal()
+        done.wait()
+        #expect(made.withLock { $0 } == ["b1", "a1", "a2"])
+    }
+
     @Test func aCallThatEnqueuesMoreIsFollowedByThemWithoutDeadlock() {
-        let calls = OrderedCalls()
+        let calls = OrderedCalls<String>()
         let made = Mutex<[Int]>([])
-        calls.enqueue {
+        calls.enqueue("a") {
             made.withLock { $0.append(1) }
-            calls.enqueue { made.withLock { $0.append(3) } }
+            calls.enqueue("a") { made.withLock { $0.append(3) } }
             calls.drain()  // re-entered: returns, the outer drain makes 3
             made.withLock { $0.append(2) }
         }

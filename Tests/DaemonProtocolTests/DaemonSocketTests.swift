@@ -772,9 +772,9 @@ extension DaemonSocketTests {
 
             deinit { close(descriptor) }
 
-            func receive() -> String? {
+            func receive(waiting: Bool = true) -> String? {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, waiting ? 0 : Int32(MSG_DONTWAIT)) }
                 return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
             }
         }
@@ -814,6 +814,31 @@ extension DaemonSocketTests {
             let pinger = try #require(notifier.startWatchdog())
             #expect(pinger.period == .milliseconds(50))
             #expect(receiver.receive() == "WATCHDOG=1")
+            #expect(receiver.receive() == "WATCHDOG=1")
+            pinger.cancel()
+        }
+
+        /// A service stuck on a lock its probe takes sends no ping (systemd then restarts
+        /// it); once the probe returns, pinging goes on.
+        @Test(.timeLimit(.minutes(1)))
+        func noPingWhileTheProbeIsStuck() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/notify"
+            let receiver = try Receiver(address: path)
+            let notifier = try SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "\(getpid())"], pid: getpid())
+            let probing = DispatchSemaphore(value: 0)
+            let unstuck = DispatchSemaphore(value: 0)
+            let stuck = Mutex(true)
+            let probe: @Sendable () -> Void = {
+                guard stuck.withLock({ $0 }) else { return }
+                probing.signal()
+                unstuck.wait()
+            }
+            let pinger = try #require(notifier.startWatchdog(probe: probe))
+            probing.wait()
+            #expect(receiver.receive(waiting: false) == nil, "no ping before the probe returned")
+            stuck.withLock { $0 = false }
+            unstuck.signal()
             #expect(receiver.receive() == "WATCHDOG=1")
             pinger.cancel()
         }

@@ -1,50 +1,60 @@
 import Synchronization
 
-/// Calls made in the order they were enqueued, one at a time, never under the enqueuer's
-/// lock: what the driver uses for its remote hosts (bgtaskd's app supervisors), so that a
-/// run's `launch` always reaches its host before its `expire`, `terminate` or `finished`,
-/// even when two threads change the engine one right after the other.
+/// Calls made, for each key, in the order they were enqueued, one at a time, never under
+/// the enqueuer's lock: what the driver uses for its remote hosts (bgtaskd's app
+/// supervisors, one key per app), so that a run's `launch` always reaches its host before
+/// its `expire`, `terminate` or `finished`, even when two threads change the engine one
+/// right after the other. Keys are independent: a host that is slow to take a call (its
+/// supervisor busy freezing the app) holds up its own calls only, never another app's
+/// expiration.
 ///
 /// Enqueue while holding the lock that orders the calls (the driver's), then ``drain()``
-/// after releasing it. Whoever finds nobody draining runs the calls, including those others
-/// enqueue meanwhile; a call that enqueues more (a host reporting back into the driver)
-/// finds the queue being drained and returns, and its calls run next, in order.
-final class OrderedCalls: Sendable {
+/// after releasing it. Whoever finds a key's calls waiting and nobody making them makes
+/// them, including those others enqueue meanwhile; a call that enqueues more for its own
+/// key (a host reporting back into the driver) finds that key being drained and returns,
+/// and its calls run next, in order.
+final class OrderedCalls<Key: Hashable & Sendable>: Sendable {
     private struct Queue {
         var calls: [@Sendable () -> Void] = []
         var draining = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queues = Mutex<[Key: Queue]>([:])
 
-    /// Adds `call` after every call enqueued before it.
-    func enqueue(_ call: @escaping @Sendable () -> Void) {
-        queue.withLock { $0.calls.append(call) }
+    /// Adds `call` after every call enqueued before it for `key`.
+    func enqueue(_ key: Key, _ call: @escaping @Sendable () -> Void) {
+        queues.withLock { $0[key, default: Queue()].calls.append(call) }
     }
 
-    /// Runs the waiting calls, in order, unless another thread is already doing so (it
-    /// will run them).
+    /// Makes the waiting calls of every key nobody else is draining, each key's in order.
     func drain() {
-        let starts = queue.withLock { queue -> Bool in
-            guard !queue.draining, !queue.calls.isEmpty else { return false }
-            queue.draining = true
-            return true
-        }
-        guard starts else { return }
-        while let batch = nextBatch() {
-            for call in batch { call() }
+        while let key = claimKey() {
+            while let batch = nextBatch(of: key) {
+                for call in batch { call() }
+            }
         }
     }
 
-    /// The calls waiting now; nil (and no longer draining) when there are none.
-    private func nextBatch() -> [@Sendable () -> Void]? {
-        queue.withLock { queue in
-            guard !queue.calls.isEmpty else {
-                queue.draining = false
+    /// A key with calls waiting and nobody making them, now marked as drained by the
+    /// caller; nil when there is none.
+    private func claimKey() -> Key? {
+        queues.withLock { queues in
+            guard let key = queues.first(where: { !$0.value.draining && !$0.value.calls.isEmpty })?.key else { return nil }
+            queues[key]?.draining = true
+            return key
+        }
+    }
+
+    /// The calls waiting for `key` now; nil (the key no longer drained, and forgotten)
+    /// when there are none.
+    private func nextBatch(of key: Key) -> [@Sendable () -> Void]? {
+        queues.withLock { queues in
+            guard let calls = queues[key]?.calls, !calls.isEmpty else {
+                queues[key] = nil
                 return nil
             }
-            defer { queue.calls.removeAll(keepingCapacity: true) }
-            return queue.calls
+            queues[key]?.calls.removeAll()
+            return calls
         }
     }
 }

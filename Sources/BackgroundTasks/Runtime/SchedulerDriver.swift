@@ -67,7 +67,7 @@ public final class SchedulerDriver: Sendable {
     private let state: Mutex<State>
     /// The remote hosts' calls, enqueued under `state`'s lock and made after it, in that
     /// order (``OrderedCalls``).
-    private let hostCalls = OrderedCalls()
+    private let hostCalls = OrderedCalls<AppID>()
 
     /// Things to do once the lock is released.
     private enum Action {
@@ -755,7 +755,7 @@ public final class SchedulerDriver: Sendable {
             actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
             if let host = state.remoteHosts[record.app] {
                 state.remoteRuns[record.id] = record.request.key
-                hostCalls.enqueue { host.launch(record, budget: budget) }
+                hostCalls.enqueue(record.app) { host.launch(record, budget: budget) }
                 return
             }
             guard let context = state.contexts[record.app] else {
@@ -774,7 +774,7 @@ public final class SchedulerDriver: Sendable {
                 actions.append(.expire(task))
             } else if let (host, key) = remoteRun(run, in: state) {
                 actions.append(.trace(.expired(run, key, reason: reason, at: now)))
-                hostCalls.enqueue { host.expire(run, reason: reason) }
+                hostCalls.enqueue(key.app) { host.expire(run, reason: reason) }
             }
         case .runFinished(let finished):
             let record = measured(finished)
@@ -792,7 +792,7 @@ public final class SchedulerDriver: Sendable {
             if let task = state.tasks.removeValue(forKey: record.id) {
                 actions.append(.finish(task, record))
             } else if let key = state.remoteRuns.removeValue(forKey: record.id), let host = state.remoteHosts[key.app] {
-                hostCalls.enqueue { host.finished(record) }
+                hostCalls.enqueue(record.app) { host.finished(record) }
             }
             if !state.runWaiters.isEmpty, let waiters = state.runWaiters[record.app],
                !state.engine.activeRuns.contains(where: { $0.app == record.app }) {
@@ -805,7 +805,7 @@ public final class SchedulerDriver: Sendable {
                 actions.append(.terminate(task, reason))
             } else if let (host, key) = remoteRun(run, in: state) {
                 actions.append(.trace(.terminated(run, key, reason: reason, at: now)))
-                hostCalls.enqueue { host.terminate(run, reason: reason) }
+                hostCalls.enqueue(key.app) { host.terminate(run, reason: reason) }
             }
         case .retryScheduled(let request):
             // The engine filed the retry already; it must be on disk too, or memory and a
@@ -823,8 +823,8 @@ public final class SchedulerDriver: Sendable {
         case .sampleProgress(let run):
             if let task = state.tasks[run] {
                 actions.append(.sampleProgress(task))
-            } else if let (host, _) = remoteRun(run, in: state) {
-                hostCalls.enqueue { host.sampleProgress(run) }
+            } else if let (host, key) = remoteRun(run, in: state) {
+                hostCalls.enqueue(key.app) { host.sampleProgress(run) }
             }
         case .requestsMoved(let transitions):
             for transition in transitions {

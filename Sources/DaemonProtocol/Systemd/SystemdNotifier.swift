@@ -131,11 +131,18 @@ public struct SystemdNotifier: Sendable {
     }
 
     /// Starts pinging `WATCHDOG=1` at half of ``watchdogInterval`` on a Dispatch timer;
-    /// nil when there is no watchdog. A failed ping is reported to `onError` (the daemon
-    /// logs it) and pinging goes on. Cancel the returned timer to stop.
-    public func startWatchdog(queue: DispatchQueue = DispatchQueue(label: "bgtaskd.watchdog"), onError: @escaping @Sendable (NotifyError) -> Void = { _ in }) -> WatchdogPinger? {
+    /// nil when there is no watchdog. Each ping first calls `probe`, which should take the
+    /// locks the service cannot work without: a service stuck on one of them stops pinging,
+    /// and systemd restarts it (a timer alone would ping on through a deadlock). A failed
+    /// ping is reported to `onError` (the daemon logs it) and pinging goes on. Cancel the
+    /// returned timer to stop.
+    public func startWatchdog(
+        queue: DispatchQueue = DispatchQueue(label: "bgtaskd.watchdog"),
+        probe: @escaping @Sendable () -> Void = {},
+        onError: @escaping @Sendable (NotifyError) -> Void = { _ in }
+    ) -> WatchdogPinger? {
         guard let watchdogInterval, isEnabled else { return nil }
-        return WatchdogPinger(notifier: self, period: watchdogInterval / 2, queue: queue, onError: onError)
+        return WatchdogPinger(notifier: self, period: watchdogInterval / 2, queue: queue, probe: probe, onError: onError)
     }
 
     /// `text` with line breaks turned into spaces (a newline would start a new assignment).
@@ -144,17 +151,23 @@ public struct SystemdNotifier: Sendable {
     }
 }
 
-/// Pings systemd's watchdog periodically until cancelled (``SystemdNotifier/startWatchdog(queue:onError:)``).
+/// Pings systemd's watchdog periodically until cancelled (``SystemdNotifier/startWatchdog(queue:probe:onError:)``).
 public final class WatchdogPinger: Sendable {
     /// The time between pings (half the watchdog interval).
     public let period: Duration
     // A Dispatch timer is thread-safe to cancel; it is only stored, never mutated.
     nonisolated(unsafe) private let timer: any DispatchSourceTimer
 
-    init(notifier: SystemdNotifier, period: Duration, queue: DispatchQueue, onError: @escaping @Sendable (SystemdNotifier.NotifyError) -> Void) {
+    init(
+        notifier: SystemdNotifier, period: Duration, queue: DispatchQueue,
+        probe: @escaping @Sendable () -> Void = {},
+        onError: @escaping @Sendable (SystemdNotifier.NotifyError) -> Void
+    ) {
         self.period = period
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler {
+            // Returns only if the service's locks can be taken: no ping from a stuck service.
+            probe()
             do throws(SystemdNotifier.NotifyError) { try notifier.watchdog() } catch { onError(error) }
         }
         let interval = period.dispatchInterval

@@ -283,6 +283,13 @@ public enum DaemonEnvelope: Codable, Sendable, Hashable {
 public enum MessageCoding {
     /// The JSON form of `message`.
     public static func encode<Message: Encodable>(_ message: Message) throws -> Data {
+        // An app's launch and submit messages are written by hand (the same JSON).
+        if let envelope = message as? ClientEnvelope, let written = ClientEnvelopeWriter.encode(envelope) { return written }
+        return try jsonEncoded(message)
+    }
+
+    /// `message` through `JSONEncoder`, with the protocol's date and data forms.
+    static func jsonEncoded<Message: Encodable>(_ message: Message) throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.dataEncodingStrategy = .base64

@@ -287,6 +287,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 // the app's, and its exit changes nothing.
                 if !state.machine.spawnedByDaemon {
                     state.process = nil
+                    state.frozenBaseline = nil
                     let waiters = state.processWaiters
                     state.processWaiters = []
                     afterLock += waiters
@@ -327,6 +328,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         let (current, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
             guard let pid, state.process?.pid == pid else { return (false, []) }
             state.process = nil
+            state.frozenBaseline = nil
             defer { state.processWaiters = [] }
             return (true, state.processWaiters)
         }

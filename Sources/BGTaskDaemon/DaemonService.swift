@@ -224,7 +224,8 @@ public final class DaemonService: Sendable {
         } catch {
             throw DaemonFailure(.failed, "could not uninstall \(app): \(error)")
         }
-        entry.supervisor.quit(reason: "the app was uninstalled")
+        let supervisor = entry.supervisor
+        driver.afterHostCalls(of: app) { supervisor.quit(reason: "the app was uninstalled") }
         _ = apps.withLock { $0.removeValue(forKey: app) }
         log(.info, app: app, "uninstalled \(app)")
         return report ?? UninstallReport(app: app, wasInstalled: true, removedRequests: [], removedSettings: [], removedCheckpoints: [], removedProcess: nil, removedProcessRow: false, keptRuns: 0)
@@ -382,7 +383,9 @@ public final class DaemonService: Sendable {
             supervisor(of: app)?.backgrounded()
         case .forceQuit:
             driver.appForceQuit(app)
-            supervisor(of: app)?.quit(reason: "the user force-quit the app")
+            if let supervisor = supervisor(of: app) {
+                driver.afterHostCalls(of: app) { supervisor.quit(reason: "the user force-quit the app") }
+            }
         }
     }
 

@@ -61,6 +61,19 @@ import Testing
         #expect(made.withLock { $0 } == ["b1", "a1", "a2"])
     }
 
+    @Test func aCallThatEnqueuesForAnotherKeyDoesNotRunItInside() {
+        let calls = OrderedCalls<String>()
+        let made = Mutex<[String]>([])
+        calls.enqueue("a") {
+            made.withLock { $0.append("a begins") }
+            calls.enqueue("b") { made.withLock { $0.append("b") } }
+            calls.drain()  // nested: returns at once, b runs after this call
+            made.withLock { $0.append("a ends") }
+        }
+        calls.drain()
+        #expect(made.withLock { $0 } == ["a begins", "a ends", "b"])
+    }
+
     @Test func aCallThatEnqueuesMoreIsFollowedByThemWithoutDeadlock() {
         let calls = OrderedCalls<String>()
         let made = Mutex<[Int]>([])

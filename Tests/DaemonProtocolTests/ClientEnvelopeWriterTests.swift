@@ -40,6 +40,17 @@ import Testing
         #expect(try MessageCoding.encode(envelope) == data)
     }
 
+    /// The writer names every stored property of what it writes: one added later must be
+    /// added there too (or the message left to JSONEncoder), not dropped from the wire.
+    @Test func theWriterKnowsEveryFieldOfWhatItWrites() {
+        let request = Self.request("com.example.app.x", submitted: Date(timeIntervalSince1970: 0))
+        #expect(Mirror(reflecting: request).children.compactMap(\.label) == [
+            "app", "identifier", "kind", "earliestBeginDate", "requiresNetworkConnectivity", "requiresExternalPower",
+            "protectionTypeOfRequiredData", "continuedProcessing", "submittedAt", "remoteNotificationPayload",
+        ], "PendingRequest changed: update ClientEnvelopeWriter")
+        #expect(Mirror(reflecting: Hello(role: .app)).children.compactMap(\.label) == ["role", "app"], "Hello changed: update ClientEnvelopeWriter")
+    }
+
     @Test func everythingElseIsLeftToJSONEncoder() throws {
         let date = Date(timeIntervalSince1970: 1_796_096_541)
         var continued = Self.request("com.example.app.export.1", submitted: date, kind: .continuedProcessing)

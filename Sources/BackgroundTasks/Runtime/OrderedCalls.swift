@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Calls made, for each key, in the order they were enqueued, one at a time, never under
@@ -12,22 +15,33 @@ import Synchronization
 /// after releasing it. Whoever finds a key's calls waiting and nobody making them makes
 /// them, including those others enqueue meanwhile; a call that enqueues more for its own
 /// key (a host reporting back into the driver) finds that key being drained and returns,
-/// and its calls run next, in order.
+/// and its calls run next, in order. A drain inside a call (the host reporting back into the
+/// driver) returns at once on that thread: the outer drain takes the other keys' calls after
+/// the call returns, so calls never nest one app inside another's.
 final class OrderedCalls<Key: Hashable & Sendable>: Sendable {
     private struct Queue {
         var calls: [@Sendable () -> Void] = []
         var draining = false
     }
 
-    private let queues = Mutex<[Key: Queue]>([:])
+    private struct State {
+        var queues: [Key: Queue] = [:]
+        /// The threads inside ``drain()`` (by `pthread_self`), so a nested drain returns.
+        var drainers: Set<UInt> = []
+    }
+
+    private let state = Mutex(State())
 
     /// Adds `call` after every call enqueued before it for `key`.
     func enqueue(_ key: Key, _ call: @escaping @Sendable () -> Void) {
-        queues.withLock { $0[key, default: Queue()].calls.append(call) }
+        state.withLock { $0.queues[key, default: Queue()].calls.append(call) }
     }
 
     /// Makes the waiting calls of every key nobody else is draining, each key's in order.
     func drain() {
+        let thread = UInt(pthread_self())
+        guard state.withLock({ $0.drainers.insert(thread).inserted }) else { return }
+        defer { _ = state.withLock { $0.drainers.remove(thread) } }
         while let key = claimKey() {
             while let batch = nextBatch(of: key) {
                 for call in batch { call() }
@@ -38,9 +52,9 @@ final class OrderedCalls<Key: Hashable & Sendable>: Sendable {
     /// A key with calls waiting and nobody making them, now marked as drained by the
     /// caller; nil when there is none.
     private func claimKey() -> Key? {
-        queues.withLock { queues in
-            guard let key = queues.first(where: { !$0.value.draining && !$0.value.calls.isEmpty })?.key else { return nil }
-            queues[key]?.draining = true
+        state.withLock { state in
+            guard let key = state.queues.first(where: { !$0.value.draining && !$0.value.calls.isEmpty })?.key else { return nil }
+            state.queues[key]?.draining = true
             return key
         }
     }
@@ -48,12 +62,12 @@ final class OrderedCalls<Key: Hashable & Sendable>: Sendable {
     /// The calls waiting for `key` now; nil (the key no longer drained, and forgotten)
     /// when there are none.
     private func nextBatch(of key: Key) -> [@Sendable () -> Void]? {
-        queues.withLock { queues in
-            guard let calls = queues[key]?.calls, !calls.isEmpty else {
-                queues[key] = nil
+        state.withLock { state in
+            guard let calls = state.queues[key]?.calls, !calls.isEmpty else {
+                state.queues[key] = nil
                 return nil
             }
-            queues[key]?.calls.removeAll()
+            state.queues[key]?.calls.removeAll()
             return calls
         }
     }

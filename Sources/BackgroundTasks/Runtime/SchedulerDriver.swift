@@ -617,6 +617,15 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.progressSampled(run, completedUnitCount: completedUnitCount), at: now) }
     }
 
+    /// Calls `body` after every call the engine has made so far to `app`'s remote host, in
+    /// the same per-app order, never under the driver's lock: bgtaskd tells an app's
+    /// supervisor to quit only after the terminations and launches the engine sent it, so a
+    /// launch still on its way cannot start a process after the quit.
+    public func afterHostCalls(of app: AppID, _ body: @escaping @Sendable () -> Void) {
+        hostCalls.enqueue(app, body)
+        hostCalls.drain()
+    }
+
     /// The host could not start `run` (the app never connected, had no handler...).
     public func launchFailed(_ run: RunID, reason: String) {
         mutate { state, now in state.engine.handle(.launchFailed(run, reason: reason), at: now) }

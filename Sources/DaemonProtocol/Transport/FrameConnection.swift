@@ -518,11 +518,12 @@ public final class FrameConnection: Sendable {
     var isCurrentQueue: Bool { callbackThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Runs `body`, one of the connection's callbacks, on its queue, marked as running
-    /// there for ``isCurrentQueue``. Only the thread that set the mark clears it, so no
-    /// other thread can ever read its own id there by mistake.
+    /// there for ``isCurrentQueue``. Only the thread that set the mark puts back what was
+    /// there before (so a callback inside another stays marked), so no other thread can
+    /// ever read its own id there by mistake.
     func onQueue<Result>(_ body: () throws -> Result) rethrows -> Result {
-        callbackThread.store(UInt(pthread_self()), ordering: .relaxed)
-        defer { callbackThread.store(0, ordering: .relaxed) }
+        let previous = callbackThread.exchange(UInt(pthread_self()), ordering: .relaxed)
+        defer { callbackThread.store(previous, ordering: .relaxed) }
         return try body()
     }
 }

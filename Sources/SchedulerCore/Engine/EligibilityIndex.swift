@@ -246,7 +246,9 @@ public struct EligibilityIndex: Sendable {
 
     /// ``insert(_:sequence:now:conditions:)`` for a request whose key is not pending
     /// (nothing to replace): what restoring a store's rows does, one lookup fewer each.
-    public mutating func insertNew(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) {
+    /// Internal: only ``SchedulerEngine/restore(_:at:)`` calls it, right after finding the
+    /// key absent (a pending key would leave its old slot filed: checked in debug builds).
+    mutating func insertNew(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) {
         insert(request, key: request.key, sequence: sequence, now: now, conditions: conditions)
     }
 

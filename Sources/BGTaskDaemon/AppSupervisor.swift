@@ -27,9 +27,10 @@ public protocol AppProcess: AnyObject, Sendable {
 
 /// Starts an app's executable for the daemon.
 public protocol AppSpawner: Sendable {
-    /// Starts `target` in the background; `onExit` is called once when it exits, with how
-    /// it exited in words ("exited with status 3", "was killed by signal 9").
-    func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (String) -> Void) throws -> any AppProcess
+    /// Starts `target` in the background; `onExit` is called once when it exits, with its
+    /// pid and how it exited in words ("exited with status 3", "was killed by signal 9"),
+    /// possibly before `spawn` returns.
+    func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess
 }
 
 /// What the daemon starts for an app: the installed executable, its arguments and the
@@ -241,13 +242,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         switch action {
         case .spawn:
             do {
-                // Which process exited: filled under this lock hold, which the exit's own
-                // handling must take first, so it is always set when read.
-                let spawned = Mutex<Int32?>(nil)
-                let process = try spawner.spawn(state.target) { [weak self] how in
-                    self?.processExited(how, pid: spawned.withLock { $0 })
+                // The exit may be reported before spawn returns: it names its pid, and its
+                // handling takes this lock, so it finds the process recorded here.
+                let process = try spawner.spawn(state.target) { [weak self] pid, how in
+                    self?.processExited(how, pid: pid)
                 }
-                spawned.withLock { $0 = process.pid }
                 state.process = process
                 state.runsInProcess = 0
                 pending.append(.spawned(pid: process.pid))
@@ -285,13 +284,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 afterLock.append { log(.info, app: app, "ending \(app) (pid \(process.pid)): \(reason)") }
                 // Handed over to a process the user started: the ended one is no longer
                 // the app's, and its exit changes nothing.
-                if !state.machine.spawnedByDaemon {
-                    state.process = nil
-                    state.frozenBaseline = nil
-                    let waiters = state.processWaiters
-                    state.processWaiters = []
-                    afterLock += waiters
-                }
+                if !state.machine.spawnedByDaemon { afterLock += Self.forgetProcess(in: &state) }
             }
         case .disconnect(let reason):
             state.link?.close(reason: reason)
@@ -324,16 +317,22 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
     }
 
-    private func processExited(_ how: String, pid: Int32?) {
+    /// The app has no process of the daemon's any more: what was kept about it goes, and
+    /// the callers waiting for its end are returned, to be called after the lock.
+    private static func forgetProcess(in state: inout State) -> [@Sendable () -> Void] {
+        state.process = nil
+        state.frozenBaseline = nil
+        defer { state.processWaiters = [] }
+        return state.processWaiters
+    }
+
+    private func processExited(_ how: String, pid: Int32) {
         let (current, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
-            guard let pid, state.process?.pid == pid else { return (false, []) }
-            state.process = nil
-            state.frozenBaseline = nil
-            defer { state.processWaiters = [] }
-            return (true, state.processWaiters)
+            guard state.process?.pid == pid else { return (false, []) }
+            return (true, Self.forgetProcess(in: &state))
         }
         for waiter in waiters { waiter() }
-        log(.info, app: app, "\(app)'s process \(how)\(pid.map { " (pid \($0))" } ?? "")")
+        log(.info, app: app, "\(app)'s process \(how) (pid \(pid))")
         // A process handed over to the user's (or replaced) is no longer the app's.
         guard current else { return }
         processChanged(app, nil)

@@ -108,7 +108,7 @@ public final class Daemon: Sendable {
             clock: clock,
             store: store,
             log: log,
-            meter: DaemonRunMeter(measurement: measurement),
+            meter: measurement,
             loadedRequests: report.loadedRequests)
         ConditionsMonitor.start(conditions, driver: driver)
         endPhase("engine")
@@ -168,8 +168,8 @@ public final class Daemon: Sendable {
         box.withLock { $0 = daemon }
         try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
         endPhase("socket")
-        let took = phases.map { "\($0.0) \(Self.milliseconds($0.1))" }.joined(separator: ", ")
-        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(Self.milliseconds(ContinuousClock.now - started)) (\(took))")
+        let took = phases.map { "\($0.0) \(DurationText.measured($0.1.transportSeconds))" }.joined(separator: ", ")
+        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(DurationText.measured((ContinuousClock.now - started).transportSeconds)) (\(took))")
         return daemon
     }
 
@@ -184,11 +184,6 @@ public final class Daemon: Sendable {
         self.watchdog = notifier?.startWatchdog(
             probe: { [service] in _ = service.livenessProbe() },
             onError: { [log] error in log(.warning, app: nil, "systemd watchdog ping failed: \(error)") })
-    }
-
-    /// `duration` in whole milliseconds, for log lines.
-    private static func milliseconds(_ duration: Duration) -> String {
-        "\(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) ms"
     }
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was

@@ -52,7 +52,7 @@ public final class RunMeasurement: Sendable {
 
     /// Ends the measurement of `record`: the record with its CPU time, memory, I/O and
     /// energy, and where each came from.
-    func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
+    public func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
         var measured = record
         let wall = record.duration ?? 0
         guard let start = started.withLock({ $0.removeValue(forKey: record.id) }) else {
@@ -76,16 +76,8 @@ public final class RunMeasurement: Sendable {
     }
 }
 
-/// The driver's ``BackgroundTasks/RunMeter`` in bgtaskd: the measurement of out-of-process
-/// runs, begun by the app's supervisor when it hands the run over.
-final class DaemonRunMeter: BackgroundTasks.RunMeter {
-    let measurement: RunMeasurement
-
-    init(measurement: RunMeasurement) { self.measurement = measurement }
-
-    func runStarted(_ run: RunID) {}
-
-    func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
-        measurement.finish(record, model: model)
-    }
+/// The driver's ``BackgroundTasks/RunMeter`` in bgtaskd: a run's measurement is begun by
+/// the app's supervisor when it hands the run over, not when the engine launches it.
+extension RunMeasurement: BackgroundTasks.RunMeter {
+    public func runStarted(_ run: RunID) {}
 }

@@ -22,7 +22,7 @@ public struct ProcessSpawner: AppSpawner {
         self.log = log
     }
 
-    public func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (String) -> Void) throws -> any AppProcess {
+    public func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess {
         var cgroup: String?
         if let delegation {
             do {
@@ -41,9 +41,10 @@ public struct ProcessSpawner: AppSpawner {
             cgroup: cgroup)
         let process = try ProcessLauncher.launch(spec)
         let app = SupervisedAppProcess(process: process)
+        let pid = process.pid
         process.onExit { [app] status, usage in
             app.reaped.withLock { $0 = usage }
-            onExit("\(status)")
+            onExit(pid, "\(status)")
         }
         return app
     }

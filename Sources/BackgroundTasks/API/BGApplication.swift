@@ -333,7 +333,7 @@ public final class BGApplication: @unchecked Sendable {
             case .stateChanged(let old, let new):
                 context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
                 if new == .active { context.driver.appForegrounded(context.app) }
-                if new == .background, old != .background { context.driver.appBackgrounded(context.app) }
+                if new == .background { context.driver.appBackgrounded(context.app) }
                 post(Self.notifications(from: old, to: new))
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):

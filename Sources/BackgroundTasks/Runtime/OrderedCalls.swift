@@ -40,7 +40,8 @@ final class OrderedCalls<Key: Hashable & Sendable>: Sendable {
     /// Makes the waiting calls of every key nobody else is draining, each key's in order.
     func drain() {
         let thread = UInt(pthread_self())
-        guard state.withLock({ $0.drainers.insert(thread).inserted }) else { return }
+        // Nothing waiting (every call of an app without remote hosts): one lock, no more.
+        guard state.withLock({ !$0.queues.isEmpty && $0.drainers.insert(thread).inserted }) else { return }
         defer { _ = state.withLock { $0.drainers.remove(thread) } }
         while let key = claimKey() {
             while let batch = nextBatch(of: key) {

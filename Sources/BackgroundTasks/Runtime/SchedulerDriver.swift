@@ -250,18 +250,10 @@ public final class SchedulerDriver: Sendable {
     /// throws nothing changes. Then its runs in progress are ended by force (their host is
     /// told to terminate them) and the engine forgets the app.
     public func uninstall(_ app: AppID, removeFromStore: (SchedulerStore) throws -> Void) throws {
-        var failure: (any Error)?
-        mutate { state, now in
-            if let store {
-                do { try removeFromStore(store) } catch {
-                    failure = error
-                    return []
-                }
-            }
-            let effects = state.engine.handle(.appUninstalled(app), at: now)
-            return effects
+        try mutate { (state, now) throws(any Error) in
+            if let store { try removeFromStore(store) }
+            return state.engine.handle(.appUninstalled(app), at: now)
         }
-        if let failure { throw failure }
         state.withLock { state in
             state.remoteHosts[app] = nil
             state.remoteRuns = state.remoteRuns.filter { $0.value.app != app }
@@ -413,27 +405,20 @@ public final class SchedulerDriver: Sendable {
             trace(.submitted(request, at: clock.now()))
             return
         }
-        var rejection: SubmitRejection?
-        mutate { state, now in
-            do throws(SubmitRejection) {
-                try state.engine.checkSubmit(request, at: now)
-                guard let store else {
-                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
-                }
-                do {
-                    try store.upsertRequest(request)
-                } catch {
-                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
-                }
+        try mutate { (state, now) throws(SubmitRejection) in
+            try state.engine.checkSubmit(request, at: now)
+            guard let store else {
+                throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
+            }
+            do {
+                try store.upsertRequest(request)
             } catch {
-                rejection = error
-                return []
+                throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
             }
             return state.engine.submit(request, at: now)
         } prefix: { now in
-            rejection == nil ? [.submitted(request, at: now)] : []
+            [.submitted(request, at: now)]
         }
-        if let rejection { throw rejection }
     }
 
     /// Submits several requests with one commit (group commit): each is checked as
@@ -676,31 +661,13 @@ public final class SchedulerDriver: Sendable {
             do { _ = try linkedCall(.simulateLaunch(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
             return
         }
-        var failure: EngineError?
-        mutate { state, now in
-            do throws(EngineError) {
-                return try state.engine.simulateLaunch(key, at: now)
-            } catch {
-                failure = error
-                return []
-            }
-        }
-        if let failure { throw failure }
+        try mutate { (state, now) throws(EngineError) in try state.engine.simulateLaunch(key, at: now) }
     }
 
     /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
     /// so not written as pending; its run is recorded at launch as every run is.
     public func wake(_ request: PendingRequest) throws(SubmitRejection) {
-        var failure: SubmitRejection?
-        mutate { state, now in
-            do throws(SubmitRejection) {
-                return try state.engine.wake(request, at: now)
-            } catch {
-                failure = error
-                return []
-            }
-        }
-        if let failure { throw failure }
+        try mutate { (state, now) throws(SubmitRejection) in try state.engine.wake(request, at: now) }
     }
 
     /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).
@@ -709,16 +676,7 @@ public final class SchedulerDriver: Sendable {
             do { _ = try linkedCall(.simulateExpiration(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
             return
         }
-        var failure: EngineError?
-        mutate { state, now in
-            do throws(EngineError) {
-                return try state.engine.simulateExpiration(key, at: now)
-            } catch {
-                failure = error
-                return []
-            }
-        }
-        if let failure { throw failure }
+        try mutate { (state, now) throws(EngineError) in try state.engine.simulateExpiration(key, at: now) }
     }
 
     // MARK: Effects
@@ -726,14 +684,20 @@ public final class SchedulerDriver: Sendable {
     /// Runs `change` on the engine under the lock, carries out its effects (store writes
     /// under the lock, app calls after), and reports trace events to observers. `prefix`
     /// runs after `change`, under the lock, and gives the trace events that come first.
-    private func mutate(
-        _ change: (inout State, Date) -> [EngineEffect],
+    ///
+    /// A change that may refuse throws: then nothing it returned is carried out, `prefix`
+    /// is not asked, and the error is rethrown after the lock is released (a change that
+    /// cannot fail has `Failure` == `Never`).
+    private func mutate<Failure: Error>(
+        _ change: (inout State, Date) throws(Failure) -> [EngineEffect],
         prefix: (Date) -> [SchedulerTraceEvent] = { _ in [] }
-    ) {
+    ) throws(Failure) {
+        var failure: Failure?
         let (actions, observers) = state.withLock { state -> ([Action], [@Sendable (SchedulerTraceEvent) -> Void]) in
             let now = clock.now()
-            let effects = change(&state, now)
-            var actions = prefix(now).map(Action.trace)
+            var effects: [EngineEffect] = []
+            do throws(Failure) { effects = try change(&state, now) } catch { failure = error }
+            var actions = failure == nil ? prefix(now).map(Action.trace) : []
             for effect in effects {
                 apply(effect, to: &state, at: now, actions: &actions)
             }
@@ -750,6 +714,7 @@ public final class SchedulerDriver: Sendable {
         }
         perform(actions, observers: observers)
         hostCalls.drain()
+        if let failure { throw failure }
     }
 
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {

@@ -283,9 +283,13 @@ public enum DaemonEnvelope: Codable, Sendable, Hashable {
 public enum MessageCoding {
     /// The JSON form of `message`.
     public static func encode<Message: Encodable>(_ message: Message) throws -> Data {
-        // An app's launch and submit messages are written by hand (the same JSON).
-        if let envelope = message as? ClientEnvelope, let written = ClientEnvelopeWriter.encode(envelope) { return written }
-        return try jsonEncoded(message)
+        try jsonEncoded(message)
+    }
+
+    /// The JSON form of a client's `envelope`: an app's launch and submit messages are
+    /// written by hand (``ClientEnvelopeWriter``, the same JSON), the others as above.
+    public static func encode(_ envelope: ClientEnvelope) throws -> Data {
+        try ClientEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
     }
 
     /// `message` through `JSONEncoder`, with the protocol's date and data forms.

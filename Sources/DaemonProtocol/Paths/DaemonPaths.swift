@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
 
 /// Where the daemon's socket and state live (docs/protocol.md, "Socket paths and
 /// permissions"), resolved from an environment passed in explicitly (never read here), and
@@ -122,12 +123,12 @@ public enum DaemonPaths {
             chmod(directory, 0o700)
         } else if errno != EEXIST {
             let code = errno
-            throw PathError(path: directory, message: "cannot create the socket directory \(directory): \(UnixSocket.errorText(code))")
+            throw PathError(path: directory, message: "cannot create the socket directory \(directory): \(systemErrorText(code))")
         }
         var info = stat()
         guard lstat(directory, &info) == 0 else {
             let code = errno
-            throw PathError(path: directory, message: "cannot check the socket directory \(directory): \(UnixSocket.errorText(code))")
+            throw PathError(path: directory, message: "cannot check the socket directory \(directory): \(systemErrorText(code))")
         }
         let mode = info.st_mode & 0o7777
         let describe = "owner uid \(info.st_uid), mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4))"

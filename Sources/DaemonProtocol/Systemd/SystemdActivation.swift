@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SchedulerCore
 
 /// systemd socket activation without libsystemd (`sd_listen_fds(3)`): the listening
 /// sockets a service manager passed to this process (docs/protocol.md, "Socket activation
@@ -90,7 +91,7 @@ public enum SystemdActivation {
             let name = names?[index]
             try verify(descriptor, name: name)
             guard UnixSocket.setCloseOnExec(descriptor) else {
-                throw ActivationError(culprit: "fd \(descriptor)", message: "cannot set close-on-exec on fd \(descriptor) from LISTEN_FDS: \(UnixSocket.errorText(errno))")
+                throw ActivationError(culprit: "fd \(descriptor)", message: "cannot set close-on-exec on fd \(descriptor) from LISTEN_FDS: \(systemErrorText(errno))")
             }
             sockets.append(ListeningSocket(descriptor: descriptor, name: name))
         }
@@ -103,10 +104,10 @@ public enum SystemdActivation {
             ActivationError(culprit: "fd \(descriptor)", message: "\(label) from LISTEN_FDS \(problem); the socket unit must be ListenStream= on a path")
         }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw fail("is not open (\(UnixSocket.errorText(errno)))") }
+        guard fstat(descriptor, &info) == 0 else { throw fail("is not open (\(systemErrorText(errno)))") }
         guard info.st_mode & S_IFMT == S_IFSOCK else { throw fail("is \(FileKind(mode: info.st_mode)), not a socket") }
         guard let domain = UnixSocket.integerOption(descriptor, UnixSocket.socketOptionDomain) else {
-            throw fail("cannot be queried (\(UnixSocket.errorText(errno)))")
+            throw fail("cannot be queried (\(systemErrorText(errno)))")
         }
         guard domain == AF_UNIX else { throw fail("is not a Unix socket (address family \(domain))") }
         guard let type = UnixSocket.integerOption(descriptor, UnixSocket.socketOptionType), type == UnixSocket.stream else {

@@ -124,7 +124,7 @@ public enum FrameClient {
 
     /// The ``ConnectError`` for a failed `connect` with `code`.
     static func connectError(for code: Int32, path: String, timeout: Duration) -> ConnectError {
-        let reason = UnixSocket.errorText(code)
+        let reason = systemErrorText(code)
         switch code {
         case ENOENT:
             return ConnectError(code: .noDaemon, path: path, errno: code, message: "no daemon is running: there is no socket at \(path) (\(reason))")

@@ -85,15 +85,6 @@ public final class FrameConnection: Sendable {
         /// This side called ``FrameConnection/close(reason:)`` with this reason.
         case closedLocally(String)
 
-        /// Whether the peer did something wrong rather than simply leaving or being closed
-        /// by this side.
-        public var isPeerFault: Bool {
-            switch self {
-            case .peerClosed, .closedLocally: return false
-            case .truncatedFrame, .malformedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return true
-            }
-        }
-
         /// How the close is logged: a frame this side refuses is an error (a broken or
         /// hostile client), other faults of the peer are warnings, a normal end is debug.
         public var logLevel: TransportLogLevel {
@@ -110,8 +101,8 @@ public final class FrameConnection: Sendable {
             case .peerClosed: return "the peer closed the connection"
             case .truncatedFrame(let received): return "the peer closed the connection in the middle of a frame (\(received) bytes of it received)"
             case .malformedFrame(let error): return "malformed frame: \(error)"
-            case .readFailed(let code): return "read failed: \(UnixSocket.errorText(code))"
-            case .writeFailed(let code): return "write failed: \(UnixSocket.errorText(code))"
+            case .readFailed(let code): return "read failed: \(systemErrorText(code))"
+            case .writeFailed(let code): return "write failed: \(systemErrorText(code))"
             case .outputLimitExceeded(let buffered, let limit): return "the peer does not read: \(buffered) bytes of output waiting, over the limit of \(limit)"
             case .firstFrameTimeout(let duration): return "no complete frame within \(DurationText.spoken(duration.transportSeconds)) of connecting"
             case .idleTimeout(let duration): return "no frame for \(DurationText.spoken(duration.transportSeconds))"

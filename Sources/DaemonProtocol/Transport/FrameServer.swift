@@ -232,7 +232,7 @@ public final class FrameServer: Sendable {
                     pauseAccepting(code)
                     return
                 default:
-                    log(.error, "accept on \(path ?? "fd \(listener)") failed: \(UnixSocket.errorText(code)); retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
+                    log(.error, "accept on \(path ?? "fd \(listener)") failed: \(systemErrorText(code)); retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
                     pauseAccepting(nil)
                     return
                 }
@@ -253,7 +253,7 @@ public final class FrameServer: Sendable {
         }
         guard suspended else { return }
         if let code {
-            log(.error, "cannot accept connections on \(path ?? "fd \(listener)"): \(UnixSocket.errorText(code)) (\(connectionCount) open); clients wait in the backlog, retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
+            log(.error, "cannot accept connections on \(path ?? "fd \(listener)"): \(systemErrorText(code)) (\(connectionCount) open); clients wait in the backlog, retrying in \(DurationText.spoken(retryDelay.transportSeconds))")
         }
         queue.asyncAfter(deadline: .now() + retryDelay.dispatchInterval) { [weak self] in
             guard let self else { return }

@@ -20,9 +20,6 @@ enum UnixSocket {
     /// `sizeof(sun_path)`: a path (with its terminating NUL) must fit.
     static let pathCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
 
-    /// The text of `code` (``systemErrorText(_:)``).
-    static func errorText(_ code: Int32) -> String { systemErrorText(code) }
-
     /// Where a Unix socket lives: a path in the file system, or a name in the abstract
     /// namespace (Linux; written `@name`, stored with a leading NUL).
     enum Address: Equatable {
@@ -115,8 +112,8 @@ enum UnixSocket {
 }
 
 extension Duration {
-    /// The duration in seconds as a `Double` (for Dispatch and `timeval`).
-    var transportSeconds: Double {
+    /// The duration in seconds as a `Double` (for Dispatch, `timeval` and log lines).
+    public var transportSeconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }

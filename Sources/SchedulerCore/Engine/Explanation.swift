@@ -41,7 +41,7 @@ extension SchedulerEngine {
     public func explain(_ key: RequestKey, at now: Date) -> Explanation {
         let active = activeRun(for: key)
         guard let request = pendingRequests(of: key.app).first(where: { $0.identifier == key.identifier }) else {
-            return Explanation(request: nil, activeRun: active, location: nil, evaluation: nil, earliestPossibleRun: nil, waitingFor: [], predictedNextRun: nil, lastSharedTrigger: sharedTrigger)
+            return Explanation(request: nil, activeRun: active, location: nil, evaluation: nil, earliestPossibleRun: nil, waitingFor: [], predictedNextRun: nil, lastSharedTrigger: lastSharedTrigger)
         }
         var evaluation = evaluate(request, at: now)
         let location = self.location(of: key)
@@ -96,7 +96,7 @@ extension SchedulerEngine {
             waitingFor: waitingFor,
             predictedNextRun: predicted,
             eligibleSince: eligibleSince(of: key),
-            lastSharedTrigger: sharedTrigger
+            lastSharedTrigger: lastSharedTrigger
         )
     }
 }

@@ -51,7 +51,8 @@ public struct SchedulerEngine: Sendable {
     private let usageConfiguration: UsageModelConfiguration
     private var appStates: [AppID: AppPolicyState] = [:]
     private var lastRunStart: [RequestKey: Date] = [:]
-    private var lastSharedTrigger: Date?
+    /// The last shared trigger (power or network back), or `nil` when none was seen.
+    public private(set) var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
     /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
@@ -183,6 +184,23 @@ public struct SchedulerEngine: Sendable {
     /// 6. `immediateRunIneligible`: continued processing with strategy `.fail` that
     ///    cannot start at once.
     public func checkSubmit(_ request: PendingRequest, at now: Date) throws(SubmitRejection) {
+        try checkPermitted(request, at: now)
+        let id = request.identifier
+        let limitClass = request.kind.limitClass
+        let replacing = index.kind(of: request.key)?.limitClass == limitClass
+        let pending = index.pendingCount(of: request.app, in: limitClass) - (replacing ? 1 : 0)
+        let limit = configuration.pendingLimit(for: limitClass)
+        if pending >= limit {
+            throw SubmitRejection(.tooManyPendingTaskRequests, "\(request.app) already has \(pending) pending \(limitClass.rawValue) request(s), the limit is \(limit); '\(id)' was not submitted")
+        }
+        if let options = request.continuedProcessing, options.strategy == .fail, !canStartContinuedProcessingNow(replacing: request.key) {
+            throw SubmitRejection(.immediateRunIneligible, "'\(id)' cannot start now: \(runningContinuedProcessingCount) continued-processing run(s) in progress, the cap is \(configuration.maximumConcurrentContinuedProcessing)")
+        }
+    }
+
+    /// Checks 1 to 4 of ``checkSubmit(_:at:)``: whether the app may ask for `request` at
+    /// all, whatever is pending or running (what a remote wake, never queued, is held to).
+    public func checkPermitted(_ request: PendingRequest, at now: Date) throws(SubmitRejection) {
         let id = request.identifier
         if let problem = TaskIdentifierRules.problem(with: id) {
             throw SubmitRejection(.notPermitted, "identifier rejected: \(problem)")
@@ -217,16 +235,6 @@ public struct SchedulerEngine: Sendable {
         }
         if let options = request.continuedProcessing, options.title.isEmpty {
             throw SubmitRejection(.invalidRequest, "'\(id)': a continued-processing request needs a non-empty title")
-        }
-        let limitClass = request.kind.limitClass
-        let replacing = index.request(for: request.key)?.kind.limitClass == limitClass
-        let pending = index.pendingCount(of: request.app, in: limitClass) - (replacing ? 1 : 0)
-        let limit = configuration.pendingLimit(for: limitClass)
-        if pending >= limit {
-            throw SubmitRejection(.tooManyPendingTaskRequests, "\(request.app) already has \(pending) pending \(limitClass.rawValue) request(s), the limit is \(limit); '\(id)' was not submitted")
-        }
-        if let options = request.continuedProcessing, options.strategy == .fail, !canStartContinuedProcessingNow(replacing: request.key) {
-            throw SubmitRejection(.immediateRunIneligible, "'\(id)' cannot start now: \(runningContinuedProcessingCount) continued-processing run(s) in progress, the cap is \(configuration.maximumConcurrentContinuedProcessing)")
         }
     }
 
@@ -303,8 +311,6 @@ public struct SchedulerEngine: Sendable {
     /// see as its wait).
     public func eligibleSince(of key: RequestKey) -> Date? { index.eligibleSince(of: key) }
 
-    /// The last shared trigger (power or network back), or `nil` when none was seen.
-    public var sharedTrigger: Date? { lastSharedTrigger }
 
     /// The runs in progress.
     public var activeRuns: [RunRecord] { runs.values.map(\.record).sorted { $0.id < $1.id } }
@@ -344,11 +350,8 @@ public struct SchedulerEngine: Sendable {
     /// except against the app's pending limits: a push is not a request the app queued, and
     /// never waits in the queue. A pending request under the same key is replaced.
     public mutating func wake(_ request: PendingRequest, at now: Date) throws(SubmitRejection) -> [EngineEffect] {
-        do {
-            try checkSubmit(request, at: now)
-        } catch where error.code == .tooManyPendingTaskRequests {
-            // Not queued, so not counted.
-        }
+        // Not queued, so neither the pending limits nor the queue's cap apply.
+        try checkPermitted(request, at: now)
         if let running = runsByKey[request.key] {
             throw SubmitRejection(.unavailable, "'\(request.identifier)' of \(request.app) is already running (\(running)); the wake was not delivered")
         }

@@ -161,10 +161,7 @@ public struct AppSupervision: Sendable, Equatable {
             budgets[run.id] = budget
             switch phase {
             case .notRunning:
-                phase = .starting
-                spawnedByDaemon = true
-                actions.append(.spawn)
-                actions.append(.arm(.launch, after: timing.launchTimeout))
+                startProcess(into: &actions)
             case .suspended:
                 phase = .ready
                 actions.append(.resume)
@@ -213,10 +210,7 @@ public struct AppSupervision: Sendable, Equatable {
             if wasEnding, !queued.isEmpty {
                 // Runs came while the daemon was ending the app: the daemon's decision is
                 // no fault of the app's, so a new process is started for them.
-                phase = .starting
-                spawnedByDaemon = true
-                actions.append(.spawn)
-                actions.append(.arm(.launch, after: timing.launchTimeout))
+                startProcess(into: &actions)
             } else {
                 failQueued("the app's process \(how) before it finished launching", into: &actions)
             }
@@ -262,10 +256,7 @@ public struct AppSupervision: Sendable, Equatable {
                 actions.append(.disarm)
                 if !queued.isEmpty {
                     // Runs were waiting for this process: start one of our own for them.
-                    phase = .starting
-                    spawnedByDaemon = true
-                    actions.append(.spawn)
-                    actions.append(.arm(.launch, after: timing.launchTimeout))
+                    startProcess(into: &actions)
                 }
             }
         case .handOver:
@@ -315,6 +306,15 @@ public struct AppSupervision: Sendable, Equatable {
             }
         }
         return actions
+    }
+
+    /// Starts a process of the daemon's for the queued runs; it has the launch timeout to
+    /// connect and finish launching.
+    private mutating func startProcess(into actions: inout [Action]) {
+        phase = .starting
+        spawnedByDaemon = true
+        actions.append(.spawn)
+        actions.append(.arm(.launch, after: timing.launchTimeout))
     }
 
     /// Hands the queued runs to a launched, connected app.

@@ -84,8 +84,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var link: (any AppLink)?
         var timer: (any DriverTimer)?
         weak var driver: SchedulerDriver?
-        /// Runs handed to the current process so far (the first one's cost includes the launch).
-        var runsInProcess = 0
+        /// Whether a run of the current process has been charged its launch (only the first is).
+        var launchCharged = false
         /// The next run's measurement start, taken when the process was confirmed frozen:
         /// its counters are the same when it is thawed for that run, so a warm launch reads
         /// nothing on its way to the app (docs/daemon.md, "Measurement"). Cleared by a thaw.
@@ -248,7 +248,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                     self?.processExited(how, pid: pid)
                 }
                 state.process = process
-                state.runsInProcess = 0
+                state.launchCharged = false
                 pending.append(.spawned(pid: process.pid))
                 let changed = processChanged
                 afterLock.append {
@@ -262,9 +262,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .push(let message):
             if case .launch(let record, _) = message, let process = state.process {
                 // A process started for this run is charged its launch too.
-                measurement?.begin(record.id, in: process, atLaunch: state.runsInProcess == 0 && state.machine.spawnedByDaemon, baseline: thawed)
+                measurement?.begin(record.id, in: process, atLaunch: !state.launchCharged && state.machine.spawnedByDaemon, baseline: thawed)
                 thawed = nil
-                state.runsInProcess += 1
+                state.launchCharged = true
             }
             state.link?.push(message)
         case .resume:

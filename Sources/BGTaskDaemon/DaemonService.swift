@@ -122,7 +122,7 @@ public final class DaemonService: Sendable {
         let installs = listed.apps.map { app in
             (makeSupervisor(for: app), registration(of: app, refresh: switches[app.app] != "off"))
         }
-        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, savedPolicyStates: driver.savedPolicyStates())
+        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
     }
 
     /// What the engine knows of `app`: its manifest with the system's identifiers.

@@ -199,12 +199,13 @@ public final class SchedulerDriver: Sendable {
     /// Installs an app that lives in another process: its runs are handed to `host`
     /// (bgtaskd's launcher). Installing again replaces the manifest and the host.
     public func install(_ registration: AppRegistration, host: any RemoteTaskHost) {
-        install([(registration, host)], savedPolicyStates: [registration.app: loadPolicyState(of: registration.app)].compactMapValues { $0 })
+        install([(registration, host)])
     }
 
     /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
-    /// policies learned of each as the store keeps it (``savedPolicyStates()``).
-    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], savedPolicyStates: [AppID: AppPolicyState]) {
+    /// policies learned of each as the store keeps it.
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)]) {
+        let savedPolicyStates = savedPolicyStates(of: apps.map(\.0.app))
         mutate { state, now in
             var effects: [EngineEffect] = []
             for (registration, host) in apps {
@@ -222,10 +223,12 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// What the policies learned of every app, as the store keeps it, read in one query;
-    /// unreadable entries are logged and left out (the app starts afresh).
-    public func savedPolicyStates() -> [AppID: AppPolicyState] {
-        guard let store else { return [:] }
+    /// What the policies learned of `apps`, as the store keeps it: one app's own row, or
+    /// for many (bgtaskd's start-up) every row in one query. Unreadable entries are logged
+    /// and left out (the app starts afresh).
+    private func savedPolicyStates(of apps: [AppID]) -> [AppID: AppPolicyState] {
+        if apps.count == 1, let app = apps.first { return [app: loadPolicyState(of: app)].compactMapValues { $0 } }
+        guard let store, !apps.isEmpty else { return [:] }
         let texts: [AppID: String]
         do {
             texts = try store.appSettings(named: AppSettingName.policyState)
@@ -233,16 +236,9 @@ public final class SchedulerDriver: Sendable {
             log(.warning, app: nil, "could not read the saved usage histories: \(error)")
             return [:]
         }
-        var states: [AppID: AppPolicyState] = [:]
-        let decoder = JSONDecoder()
-        for (app, text) in texts {
-            do {
-                states[app] = try decoder.decode(AppPolicyState.self, from: Data(text.utf8))
-            } catch {
-                log(.warning, app: app, "the saved usage history could not be read (\(error)); starting afresh")
-            }
+        return texts.reduce(into: [:]) { states, entry in
+            states[entry.key] = decodePolicyState(entry.value, of: entry.key)
         }
-        return states
     }
 
     /// Uninstalls an app installed with ``install(_:host:)``: `removeFromStore` runs first
@@ -264,6 +260,11 @@ public final class SchedulerDriver: Sendable {
 
     private func loadPolicyState(of app: AppID) -> AppPolicyState? {
         guard let text = try? store?.appSetting(app: app, name: AppSettingName.policyState) else { return nil }
+        return decodePolicyState(text, of: app)
+    }
+
+    /// A saved usage history, or nil (and a warning) when it cannot be read.
+    private func decodePolicyState(_ text: String, of app: AppID) -> AppPolicyState? {
         do {
             return try JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8))
         } catch {

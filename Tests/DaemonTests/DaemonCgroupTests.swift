@@ -47,10 +47,8 @@ extension DaemonProcessTests {
             // from the counters taken while it was frozen (docs/daemon.md, "Measurement").
             #expect(try await harness.bgtask("run", app, refresh).status == 0)
             var runs: [[String: Any]] = []
-            #expect(try await harness.poll(timeout: .seconds(10)) {
-                let result = try await harness.bgtask("log", "--json", "--app", app)
-                let document = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
-                runs = ((document?["runs"] as? [[String: Any]]) ?? []).filter { $0["outcome"] is String }
+            #expect(try await harness.poll(timeout: .seconds(10), every: .milliseconds(100)) {
+                runs = try await harness.loggedRuns(app)
                 return runs.count == 2
             }, "\(runs)")
             #expect(harness.launchedPID(app) == pid, "the same process ran both runs")

@@ -300,32 +300,34 @@ final class DaemonHarness: @unchecked Sendable {
         return try store.runs(app: AppID(app))
     }
 
+    /// The finished runs of `app` in `bgtask log --json` (those with an outcome), oldest first.
+    func loggedRuns(_ app: String) async throws -> [[String: Any]] {
+        let result = try await bgtask("log", "--json", "--app", app)
+        guard result.status == 0,
+              let document = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] else { return [] }
+        return ((document["runs"] as? [[String: Any]]) ?? []).filter { $0["outcome"] is String }
+    }
+
     /// Waits until a finished run of `app`/`identifier` is in `bgtask log --json`; returns its entry.
     func waitForLoggedRun(_ app: String, _ identifier: String, timeout: Duration = .seconds(10)) async throws -> [String: Any]? {
         var entry: [String: Any]?
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let result = try await bgtask("log", "--json", "--app", app)
-            if result.status == 0,
-               let document = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any],
-               let runs = document["runs"] as? [[String: Any]] {
-                entry = runs.last { ($0["identifier"] as? String) == identifier && !($0["outcome"] is NSNull) && $0["outcome"] != nil }
-                if entry != nil { return entry }
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        _ = try await poll(timeout: timeout, every: .milliseconds(100)) {
+            entry = try await loggedRuns(app).last { ($0["identifier"] as? String) == identifier }
+            return entry != nil
         }
         return entry
     }
 
     // MARK: Waiting
 
-    /// Calls `condition` every 20 ms until it holds (`true`) or `timeout` passes (`false`).
-    func poll(timeout: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    /// Calls `condition` every `interval` (20 ms) until it holds (`true`) or `timeout`
+    /// passes (`false`).
+    func poll(timeout: Duration, every interval: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
             if try await condition() { return true }
             if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: interval)
         }
     }
 

@@ -22,6 +22,16 @@ import Testing
         #expect(limiter.admit(app, at: start.addingTimeInterval(3601)) != nil)
     }
 
+    @Test func anUndeliveredPushIsForgottenAndDoesNotCount() {
+        let limiter = PushLimiter(limit: .init(count: 1, period: 100))
+        let app = AppID("com.example.a")
+        #expect(limiter.admit(app, at: start) == nil)
+        // The wake could not be delivered (the app was force-quit...): its slot is given back.
+        limiter.forget(app, at: start)
+        #expect(limiter.admit(app, at: start.addingTimeInterval(1)) == nil)
+        #expect(limiter.admit(app, at: start.addingTimeInterval(2)) != nil)
+    }
+
     @Test func aRefusedPushIsNotCounted() {
         let limiter = PushLimiter(limit: .init(count: 1, period: 100))
         let app = AppID("com.example.a")

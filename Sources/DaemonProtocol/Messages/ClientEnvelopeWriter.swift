@@ -2,10 +2,10 @@ import Foundation
 import SchedulerCore
 
 /// Writes the messages an app sends on its way to its first task, and with every submit,
-/// as the JSON `JSONEncoder` would give for them (docs/protocol.md, "Messages"), without
-/// Codable: a process's first Codable encoding instantiates the metadata of every nested
-/// type it meets, which cost a cold launch about 5 ms before the app's handler could run,
-/// and each submit 25 us of encoding after that.
+/// as the JSON `JSONEncoder` would give for them (docs/protocol.md, "Coding of the frequent
+/// messages"), without Codable: a process's first Codable encoding instantiates the
+/// metadata of every nested type it meets, which cost a cold launch about 5 ms before the
+/// app's handler could run, and each submit 25 us of encoding after that.
 ///
 /// Only the hello, `finishedLaunching` and a plain submit (no continued-processing options,
 /// data protection class or remote payload, finite dates) are written here; for anything
@@ -14,80 +14,90 @@ import SchedulerCore
 enum ClientEnvelopeWriter {
     /// The JSON of `envelope`, or nil when it is not one of the messages written here.
     static func encode(_ envelope: ClientEnvelope) -> Data? {
-        var json = "{\"id\":\(envelope.id),\"request\":"
+        var json = PlainJSONWriter()
+        json.raw("{\"id\":")
+        json.integer(envelope.id)
+        json.raw(",\"request\":")
         switch envelope.request {
         case .hello(let hello):
-            json += "{\"hello\":{\"_0\":{\"role\":"
-            string(hello.role.rawValue, into: &json)
+            json.raw("{\"hello\":{\"_0\":{\"role\":")
+            json.string(hello.role.rawValue)
             if let app = hello.app {
-                json += ",\"app\":"
-                string(app.rawValue, into: &json)
+                json.raw(",\"app\":")
+                json.string(app.rawValue)
             }
-            json += "}}}"
+            json.raw("}}}")
         case .app(.finishedLaunching(let registered)):
-            json += "{\"app\":{\"_0\":{\"finishedLaunching\":{\"registered\":["
+            json.raw("{\"app\":{\"_0\":{\"finishedLaunching\":{\"registered\":[")
             for (index, identifier) in registered.enumerated() {
-                if index > 0 { json += "," }
-                string(identifier, into: &json)
+                if index > 0 { json.raw(",") }
+                json.string(identifier)
             }
-            json += "]}}}}"
+            json.raw("]}}}}")
         case .app(.submit(let request)):
             guard request.continuedProcessing == nil, request.protectionTypeOfRequiredData == nil,
                   request.remoteNotificationPayload == nil else { return nil }
-            json += "{\"app\":{\"_0\":{\"submit\":{\"_0\":{\"app\":"
-            string(request.app.rawValue, into: &json)
-            json += ",\"identifier\":"
-            string(request.identifier, into: &json)
-            json += ",\"kind\":"
-            string(request.kind.rawValue, into: &json)
+            json.raw("{\"app\":{\"_0\":{\"submit\":{\"_0\":{\"app\":")
+            json.string(request.app.rawValue)
+            json.raw(",\"identifier\":")
+            json.string(request.identifier)
+            json.raw(",\"kind\":")
+            json.string(request.kind.rawValue)
             if let earliest = request.earliestBeginDate {
-                guard let seconds = number(earliest) else { return nil }
-                json += ",\"earliestBeginDate\":" + seconds
+                json.raw(",\"earliestBeginDate\":")
+                guard json.seconds(earliest) else { return nil }
             }
-            json += ",\"requiresNetworkConnectivity\":\(request.requiresNetworkConnectivity)"
-            json += ",\"requiresExternalPower\":\(request.requiresExternalPower)"
-            guard let submitted = number(request.submittedAt) else { return nil }
-            json += ",\"submittedAt\":" + submitted
-            json += "}}}}}"
+            json.raw(",\"requiresNetworkConnectivity\":")
+            json.bool(request.requiresNetworkConnectivity)
+            json.raw(",\"requiresExternalPower\":")
+            json.bool(request.requiresExternalPower)
+            json.raw(",\"submittedAt\":")
+            guard json.seconds(request.submittedAt) else { return nil }
+            json.raw("}}}}}")
+        case .app(.taskCompleted(let run, let success)):
+            json.raw("{\"app\":{\"_0\":{\"taskCompleted\":{\"run\":")
+            json.integer(run.rawValue)
+            json.raw(",\"success\":")
+            json.bool(success)
+            json.raw("}}}}")
         default:
             return nil
         }
-        json += "}"
-        return Data(json.utf8)
+        json.raw("}")
+        return json.data
     }
+}
 
-    /// A date as `JSONEncoder`'s `.secondsSince1970` writes it: the shortest decimal that
-    /// reads back as the same double (Swift's description); nil when not finite, which
-    /// `JSONEncoder` refuses (the caller then lets it say so).
-    private static func number(_ date: Date) -> String? {
-        let seconds = date.timeIntervalSince1970
-        return seconds.isFinite ? "\(seconds)" : nil
-    }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
-    private static func string(_ text: String, into json: inout String) {
-        json += "\""
-        var plainStart = text.unicodeScalars.startIndex
-        var index = plainStart
-        let scalars = text.unicodeScalars
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let escape: String? = switch scalar {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            default: scalar.value < 0x20 ? "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16) : nil
+/// Writes the daemon's frequent replies, `done` and `welcome`, as `JSONEncoder` would give
+/// them (see ``ClientEnvelopeWriter``): every submit is answered with a `done`.
+enum DaemonEnvelopeWriter {
+    /// The JSON of `envelope`, or nil when it is not one of the messages written here.
+    static func encode(_ envelope: DaemonEnvelope) -> Data? {
+        guard case .reply(let id, let reply) = envelope else { return nil }
+        var json = PlainJSONWriter()
+        json.raw("{\"reply\":{\"id\":")
+        json.integer(id)
+        json.raw(",\"_1\":")
+        switch reply {
+        case .done(let text):
+            json.raw("{\"done\":{")
+            if let text {
+                json.raw("\"_0\":")
+                json.string(text)
             }
-            if let escape {
-                json.unicodeScalars.append(contentsOf: scalars[plainStart..<index])
-                json += escape
-                plainStart = scalars.index(after: index)
+            json.raw("}}")
+        case .welcome(let welcome):
+            json.raw("{\"welcome\":{\"_0\":{\"daemonPID\":")
+            json.integer(welcome.daemonPID)
+            if let enabled = welcome.backgroundRefreshEnabled {
+                json.raw(",\"backgroundRefreshEnabled\":")
+                json.bool(enabled)
             }
-            index = scalars.index(after: index)
+            json.raw("}}}")
+        default:
+            return nil
         }
-        json.unicodeScalars.append(contentsOf: scalars[plainStart..<scalars.endIndex])
-        json += "\""
+        json.raw("}}")
+        return json.data
     }
 }

@@ -286,10 +286,17 @@ public enum MessageCoding {
         try jsonEncoded(message)
     }
 
-    /// The JSON form of a client's `envelope`: an app's launch and submit messages are
-    /// written by hand (``ClientEnvelopeWriter``, the same JSON), the others as above.
+    /// The JSON form of a client's `envelope`: an app's launch, submit and completion
+    /// messages are written by hand (``ClientEnvelopeWriter``, the same JSON), the others
+    /// as above.
     public static func encode(_ envelope: ClientEnvelope) throws -> Data {
         try ClientEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
+    }
+
+    /// The JSON form of the daemon's `envelope`: `done` and `welcome` replies are written
+    /// by hand (``DaemonEnvelopeWriter``, the same JSON), the others as above.
+    public static func encode(_ envelope: DaemonEnvelope) throws -> Data {
+        try DaemonEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
     }
 
     /// `message` through `JSONEncoder`, with the protocol's date and data forms.
@@ -300,10 +307,30 @@ public enum MessageCoding {
         return try encoder.encode(message)
     }
 
+    /// A client's envelope: the frequent messages through ``PlainMessageReader``, any
+    /// other (and anything it does not take on) as ``decode(_:from:)-generic`` decodes it.
+    public static func decode(_ type: ClientEnvelope.Type, from payload: Data) throws(MessageDecodingError) -> ClientEnvelope {
+        if let envelope = PlainMessageReader.clientEnvelope(payload) { return envelope }
+        return try foundationDecoded(type, from: payload)
+    }
+
+    /// The daemon's envelope: the frequent replies through ``PlainMessageReader``, the rest
+    /// as ``decode(_:from:)-generic`` decodes it.
+    public static func decode(_ type: DaemonEnvelope.Type, from payload: Data) throws(MessageDecodingError) -> DaemonEnvelope {
+        if let envelope = PlainMessageReader.daemonEnvelope(payload) { return envelope }
+        return try foundationDecoded(type, from: payload)
+    }
+
     /// Decodes `payload` after the strict checks every outside document passes
     /// (`StrictJSON`: duplicate keys refused, syntax errors with line and column).
     /// - Throws: ``MessageDecodingError`` naming what was wrong.
     public static func decode<Message: Decodable>(_ type: Message.Type, from payload: Data) throws(MessageDecodingError) -> Message {
+        try foundationDecoded(type, from: payload)
+    }
+
+    /// `payload` through `StrictJSON` and `JSONDecoder`, with the protocol's date and data
+    /// forms.
+    static func foundationDecoded<Message: Decodable>(_ type: Message.Type, from payload: Data) throws(MessageDecodingError) -> Message {
         do {
             try StrictJSON.validate(payload)
         } catch {

@@ -1,0 +1,114 @@
+import Foundation
+import SchedulerCore
+
+/// Reads the frequent messages without Codable (docs/protocol.md, "Coding of the frequent
+/// messages"): on the daemon's side an app's hello, `finishedLaunching`, plain submit,
+/// `taskCompleted` and `cancel`; on the app's side the `done` and `welcome` replies.
+///
+/// Each reader accepts exactly the wire form Swift's synthesized Codable gives (see
+/// `DaemonMessages.swift`) with only the keys it knows, and answers nil for anything else:
+/// another message, a key it does not know, an optional written as `null`, a string with
+/// an escape, a number in a rarer form. `MessageCoding` then decodes the payload with
+/// `StrictJSON` and `JSONDecoder`, so a message reads the same either way and every error
+/// is still theirs. Tests check both paths against each other.
+enum PlainMessageReader {
+    /// A client's envelope, or nil.
+    static func clientEnvelope(_ payload: Data) -> ClientEnvelope? {
+        guard let envelope = PlainJSONReader.read(payload)?.object(keys: ["id", "request"]),
+              let id = envelope["id"]?.integer(UInt64.self),
+              let request = envelope["request"].flatMap(clientRequest) else { return nil }
+        return ClientEnvelope(id: id, request: request)
+    }
+
+    /// The daemon's envelope, or nil.
+    static func daemonEnvelope(_ payload: Data) -> DaemonEnvelope? {
+        guard let (name, body) = PlainJSONReader.read(payload)?.onlyMember, name == "reply",
+              let envelope = body.object(keys: ["id", "_1"]),
+              let id = envelope["id"]?.integer(UInt64.self),
+              let reply = envelope["_1"].flatMap(reply) else { return nil }
+        return .reply(id: id, reply)
+    }
+
+    /// The value of an enum case with one unlabelled associated value: `{"_0": value}`.
+    private static func onlyValue(_ body: PlainJSONValue) -> PlainJSONValue? {
+        body.object(keys: ["_0"])?["_0"]
+    }
+
+    private static func clientRequest(_ value: PlainJSONValue) -> ClientRequest? {
+        guard let (name, body) = value.onlyMember, let payload = onlyValue(body) else { return nil }
+        switch name {
+        case "hello": return hello(payload).map(ClientRequest.hello)
+        case "app": return appRequest(payload).map(ClientRequest.app)
+        default: return nil
+        }
+    }
+
+    private static func hello(_ value: PlainJSONValue) -> Hello? {
+        guard let hello = value.object(keys: ["role", "app"]),
+              let role = hello["role"]?.string.flatMap(ClientRole.init(rawValue:)) else { return nil }
+        guard let app = hello["app"] else { return Hello(role: role) }
+        guard let name = app.string else { return nil }
+        return Hello(role: role, app: AppID(name))
+    }
+
+    private static func appRequest(_ value: PlainJSONValue) -> AppRequest? {
+        guard let (name, body) = value.onlyMember else { return nil }
+        switch name {
+        case "finishedLaunching":
+            guard case .array(let elements) = body.object(keys: ["registered"])?["registered"] else { return nil }
+            var registered: [String] = []
+            registered.reserveCapacity(elements.count)
+            for element in elements {
+                guard let identifier = element.string else { return nil }
+                registered.append(identifier)
+            }
+            return .finishedLaunching(registered: registered)
+        case "submit":
+            return onlyValue(body).flatMap(pendingRequest).map(AppRequest.submit)
+        case "taskCompleted":
+            guard let fields = body.object(keys: ["run", "success"]),
+                  let run = fields["run"]?.integer(Int64.self), let success = fields["success"]?.bool else { return nil }
+            return .taskCompleted(run: RunID(run), success: success)
+        case "cancel":
+            return body.object(keys: ["identifier"])?["identifier"]?.string.map(AppRequest.cancel)
+        default:
+            return nil
+        }
+    }
+
+    /// A request without the rarer fields (continued processing, data protection, a remote
+    /// payload): those go through `JSONDecoder`.
+    private static func pendingRequest(_ value: PlainJSONValue) -> PendingRequest? {
+        guard let fields = value.object(keys: ["app", "identifier", "kind", "earliestBeginDate",
+                                               "requiresNetworkConnectivity", "requiresExternalPower", "submittedAt"]),
+              let app = fields["app"]?.string, let identifier = fields["identifier"]?.string,
+              let kind = fields["kind"]?.string.flatMap(TaskKind.init(rawValue:)),
+              let network = fields["requiresNetworkConnectivity"]?.bool, let power = fields["requiresExternalPower"]?.bool,
+              let submitted = fields["submittedAt"]?.plainDouble else { return nil }
+        var earliest: Date?
+        if let value = fields["earliestBeginDate"] {
+            guard let seconds = value.plainDouble else { return nil }
+            earliest = Date(timeIntervalSince1970: seconds)
+        }
+        return PendingRequest(app: AppID(app), identifier: identifier, kind: kind, earliestBeginDate: earliest,
+                              requiresNetworkConnectivity: network, requiresExternalPower: power,
+                              submittedAt: Date(timeIntervalSince1970: submitted))
+    }
+
+    private static func reply(_ value: PlainJSONValue) -> Reply? {
+        guard let (name, body) = value.onlyMember else { return nil }
+        switch name {
+        case "done":
+            guard let fields = body.object(keys: ["_0"]) else { return nil }
+            guard let text = fields["_0"] else { return .done(nil) }
+            return text.string.map(Reply.done)
+        case "welcome":
+            guard let fields = onlyValue(body)?.object(keys: ["daemonPID", "backgroundRefreshEnabled"]),
+                  let pid = fields["daemonPID"]?.integer(Int32.self) else { return nil }
+            guard let enabled = fields["backgroundRefreshEnabled"] else { return .welcome(Welcome(daemonPID: pid)) }
+            return enabled.bool.map { .welcome(Welcome(daemonPID: pid, backgroundRefreshEnabled: $0)) }
+        default:
+            return nil
+        }
+    }
+}

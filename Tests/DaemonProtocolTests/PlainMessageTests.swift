@@ -1,0 +1,192 @@
+@testable import DaemonProtocol
+import Foundation
+import SchedulerCore
+import Testing
+
+/// The frequent messages read without Codable read as `StrictJSON` and `JSONDecoder` read
+/// them, and anything the plain reader does not take on is left to those two.
+@Suite struct PlainMessageTests {
+    static let date = Date(timeIntervalSince1970: 1_796_096_541.190_512_7)
+
+    static var clientMessages: [ClientEnvelope] {
+        ClientEnvelopeWriterTests.written + [
+            ClientEnvelope(id: 3, request: .app(.taskCompleted(run: RunID(42), success: true))),
+            ClientEnvelope(id: 4, request: .app(.taskCompleted(run: RunID(Int64.max), success: false))),
+            ClientEnvelope(id: 5, request: .app(.cancel(identifier: "com.example.app.refresh"))),
+            ClientEnvelope(id: 6, request: .app(.cancelAll)),
+            ClientEnvelope(id: 7, request: .admin(.status)),
+        ]
+    }
+
+    static let daemonMessages: [DaemonEnvelope] = [
+        .reply(id: 1, .done(nil)),
+        .reply(id: UInt64.max, .done("installed com.example.app")),
+        .reply(id: 2, .done("quote \" back\\slash\ttab \u{01} é 🚀")),
+        .reply(id: 3, .welcome(Welcome(daemonPID: 4242))),
+        .reply(id: 4, .welcome(Welcome(daemonPID: Int32.max, backgroundRefreshEnabled: false))),
+        .reply(id: 5, .failed(DaemonFailure(.submitRejected, "too many", rejection: .tooManyPendingTaskRequests))),
+        .reply(id: 6, .flag(true)),
+        .push(.quit(reason: "uninstalled")),
+    ]
+
+    /// Both decoders of a client payload: the plain one (nil when it leaves it) and
+    /// JSONDecoder's (nil when it refuses).
+    static func bothReadings(client payload: Data) -> (plain: ClientEnvelope?, foundation: ClientEnvelope?) {
+        (PlainMessageReader.clientEnvelope(payload), try? MessageCoding.foundationDecoded(ClientEnvelope.self, from: payload))
+    }
+
+    static func bothReadings(daemon payload: Data) -> (plain: DaemonEnvelope?, foundation: DaemonEnvelope?) {
+        (PlainMessageReader.daemonEnvelope(payload), try? MessageCoding.foundationDecoded(DaemonEnvelope.self, from: payload))
+    }
+
+    @Test(arguments: clientMessages)
+    func clientMessagesReadAsJSONDecoderReadsThem(_ envelope: ClientEnvelope) throws {
+        for payload in [try MessageCoding.encode(envelope), try MessageCoding.jsonEncoded(envelope)] {
+            let (plain, foundation) = Self.bothReadings(client: payload)
+            let text = String(decoding: payload, as: UTF8.self)
+            #expect(foundation != nil, "\(text)")
+            if let plain { #expect(plain == foundation, "\(text)") }
+            #expect(try MessageCoding.decode(ClientEnvelope.self, from: payload) == foundation)
+        }
+    }
+
+    /// What an app writes on every launch and submit is read without JSONDecoder.
+    @Test func theFrequentMessagesTakeThePlainPath() throws {
+        let request = PendingRequest(app: AppID("com.example.app"), identifier: "com.example.app.refresh", kind: .appRefresh,
+                                     earliestBeginDate: Self.date.addingTimeInterval(900), submittedAt: Self.date)
+        let frequent: [ClientEnvelope] = [
+            ClientEnvelope(id: 1, request: .hello(Hello(role: .app, app: AppID("com.example.app")))),
+            ClientEnvelope(id: 2, request: .app(.finishedLaunching(registered: ["com.example.app.refresh", "com.example.app.clean"]))),
+            ClientEnvelope(id: 3, request: .app(.submit(request))),
+            ClientEnvelope(id: 4, request: .app(.taskCompleted(run: RunID(7), success: true))),
+        ]
+        for envelope in frequent {
+            #expect(PlainMessageReader.clientEnvelope(try MessageCoding.encode(envelope)) == envelope)
+        }
+        for envelope in [DaemonEnvelope.reply(id: 3, .done(nil)), .reply(id: 1, .welcome(Welcome(daemonPID: 9, backgroundRefreshEnabled: true)))] {
+            #expect(PlainMessageReader.daemonEnvelope(try MessageCoding.encode(envelope)) == envelope)
+        }
+    }
+
+    @Test(arguments: daemonMessages)
+    func daemonMessagesReadAsJSONDecoderReadsThem(_ envelope: DaemonEnvelope) throws {
+        let written = try MessageCoding.encode(envelope)
+        for payload in [written, try MessageCoding.jsonEncoded(envelope)] {
+            let (plain, foundation) = Self.bothReadings(daemon: payload)
+            let text = String(decoding: payload, as: UTF8.self)
+            #expect(foundation == envelope, "\(text)")
+            if let plain { #expect(plain == foundation, "\(text)") }
+            #expect(try MessageCoding.decode(DaemonEnvelope.self, from: payload) == envelope)
+        }
+        if DaemonEnvelopeWriter.encode(envelope) != nil, !envelope.hasEscapedText {
+            #expect(PlainMessageReader.daemonEnvelope(written) == envelope)
+        }
+    }
+
+    /// The writer names every stored property of what it writes.
+    @Test func theDaemonWriterKnowsEveryFieldOfWhatItWrites() {
+        #expect(Mirror(reflecting: Welcome(daemonPID: 1)).children.compactMap(\.label) == ["daemonPID", "backgroundRefreshEnabled"],
+                "Welcome changed: update DaemonEnvelopeWriter and PlainMessageReader")
+    }
+
+    /// Forms the plain reader leaves to JSONDecoder: it answers nil, and MessageCoding then
+    /// reads or refuses them as before.
+    @Test(arguments: [
+        // a key twice: StrictJSON refuses it
+        #"{"id":1,"id":2,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        // an unknown key: JSONDecoder ignores it in a struct
+        #"{"id":1,"extra":true,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        // an optional written as null
+        #"{"id":1,"request":{"hello":{"_0":{"role":"app","app":null}}}}"#,
+        // an escaped string
+        #"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"a\/b"}}}}}"#,
+        // trailing text, a leading zero, an exponent, a negative id, a fraction for an integer
+        #"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}} x"#,
+        #"{"id":01,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        #"{"id":1e2,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        #"{"id":-1,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        #"{"id":1.5,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        // an id past UInt64, a date past Double, a kind that does not exist
+        #"{"id":18446744073709551616,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
+        #"{"id":1,"request":{"app":{"_0":{"submit":{"_0":{"app":"a","identifier":"i","kind":"refresh","requiresNetworkConnectivity":false,"requiresExternalPower":false,"submittedAt":1e400}}}}}}"#,
+        #"{"id":1,"request":{"app":{"_0":{"submit":{"_0":{"app":"a","identifier":"i","kind":"nap","requiresNetworkConnectivity":false,"requiresExternalPower":false,"submittedAt":1}}}}}}"#,
+        // a missing field, two cases at once, an unterminated document
+        #"{"id":1,"request":{"app":{"_0":{"submit":{"_0":{"app":"a","identifier":"i","kind":"refresh","requiresExternalPower":false,"submittedAt":1}}}}}}"#,
+        #"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"x"},"cancelAll":{}}}}}"#,
+        #"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}"#,
+        // a control character inside a string
+        "{\"id\":1,\"request\":{\"app\":{\"_0\":{\"cancel\":{\"identifier\":\"a\u{01}b\"}}}}}",
+    ])
+    func formsLeftToJSONDecoder(_ text: String) {
+        let payload = Data(text.utf8)
+        #expect(PlainMessageReader.clientEnvelope(payload) == nil)
+        let viaCoding = try? MessageCoding.decode(ClientEnvelope.self, from: payload)
+        #expect(viaCoding == (try? MessageCoding.foundationDecoded(ClientEnvelope.self, from: payload)))
+    }
+
+    @Test func invalidUTF8AndDeepNestingAreLeftToJSONDecoder() {
+        var invalid = Data(#"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"x"#.utf8)
+        invalid.append(contentsOf: [0xC3, 0x28])
+        invalid.append(contentsOf: Data(#""}}}}}"#.utf8))
+        #expect(PlainMessageReader.clientEnvelope(invalid) == nil)
+        #expect(throws: MessageDecodingError.self) { try MessageCoding.decode(ClientEnvelope.self, from: invalid) }
+        let deep = Data((String(repeating: "[", count: 100) + String(repeating: "]", count: 100)).utf8)
+        #expect(PlainJSONReader.read(deep) == nil)
+        #expect(PlainJSONReader.read(Data("[[1,2],{\"a\":null}]".utf8)) == .array([.array([.number("1"), .number("2")]), .object([("a", .null)])]))
+    }
+
+    /// Damaged messages: whatever the plain reader accepts, JSONDecoder accepts as the same
+    /// message. Deterministic: a fixed generator over every byte position.
+    @Test func damagedMessagesNeverReadDifferently() throws {
+        var generator = SplitMix(seed: 0x5EED)
+        let alphabet = Array(#"{}[]":,\ 0123456789.-eE+tfnulrs_aA"#.utf8)
+        var accepted = 0
+        let clientPayloads = try Self.clientMessages.map { try MessageCoding.encode($0) }
+        let daemonPayloads = try Self.daemonMessages.map { try MessageCoding.encode($0) }
+        for round in 0..<4000 {
+            let isClient = round.isMultiple(of: 2)
+            let payloads = isClient ? clientPayloads : daemonPayloads
+            var bytes = [UInt8](payloads[Int(generator.next() % UInt64(payloads.count))])
+            for _ in 0...(generator.next() % 3) {
+                let position = Int(generator.next() % UInt64(bytes.count))
+                switch generator.next() % 3 {
+                case 0: bytes.remove(at: position)
+                case 1: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: position)
+                default: bytes[position] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                }
+                if bytes.isEmpty { bytes = [UInt8(ascii: "{")] }
+            }
+            let payload = Data(bytes)
+            let text = String(decoding: payload, as: UTF8.self)
+            if isClient {
+                let (plain, foundation) = Self.bothReadings(client: payload)
+                if let plain { accepted += 1; #expect(plain == foundation, "\(text)") }
+            } else {
+                let (plain, foundation) = Self.bothReadings(daemon: payload)
+                if let plain { accepted += 1; #expect(plain == foundation, "\(text)") }
+            }
+        }
+        // Some damage leaves a valid message (a digit changed in an id): the comparison ran.
+        #expect(accepted > 50)
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for the damaged messages.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private extension DaemonEnvelope {
+    var hasEscapedText: Bool {
+        guard case .reply(_, .done(let text?)) = self else { return false }
+        return text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+}

@@ -6,7 +6,8 @@ import SchedulerCore
 
 /// `bgtask simulate <scenario|file> [--app A]... [--days N] [--seed N] [--json] [--report FILE]`:
 /// a scenario played through simulated days, with the example app's real handlers or with
-/// apps modelled from their manifests.
+/// apps modelled from their manifests; with `--compare-baselines [--seeds A-B]`, the full
+/// policy against two timers (``BaselineComparison``).
 enum SimulateCommand {
     /// What the command line asks for.
     struct Options: Equatable {
@@ -19,6 +20,8 @@ enum SimulateCommand {
         var json = false
         var report: String?
         var help = false
+        /// `--compare-baselines`: the seeds compared (by default 1-5, or `--seed`'s alone).
+        var compareSeeds: ClosedRange<UInt64>?
     }
 
     /// The usage lines for `bgtask help`.
@@ -29,7 +32,16 @@ enum SimulateCommand {
                         (default 7): the example app's real handlers, or apps modelled from
                         their manifests; prints the timeline and a summary, --json the full
                         trace, --report an HTML energy report
+      simulate <scenario|FILE> --compare-baselines [--app feedreader|MANIFEST] [--days N] [--seeds A-B] [--json]
+                        the full policy against a 15-minute timer and a timer with the
+                        policy's number of wakeups, both obeying only what the device
+                        forbids: staleness at launch, wakeups and energy, and whether the
+                        policy's goals hold (default: 28 days, seeds 1-5, the example app
+                        modelled; --app feedreader runs its real handlers)
     """
+
+    /// The most seeds one comparison plays.
+    static let maximumSeeds: UInt64 = 100
 
     /// The most days one simulation may cover.
     static let maximumDays = 3_660
@@ -42,6 +54,9 @@ enum SimulateCommand {
         var options = Options(scenario: "")
         var positional: [String] = []
         var index = 0
+        var compares = false
+        var daysGiven = false
+        var seeds: ClosedRange<UInt64>?
         func value(_ option: String) -> Result<String, UsageError> {
             OptionValue.take(arguments, at: &index, for: option, what: option == "--app" ? "feedreader or a manifest path" : option == "--report" ? "a file path" : "a number")
         }
@@ -52,6 +67,17 @@ enum SimulateCommand {
                 options.help = true
             case "--json":
                 options.json = true
+            case "--compare-baselines":
+                compares = true
+            case "--seeds":
+                switch value(argument) {
+                case .success(let text):
+                    switch seedRange(text) {
+                    case .success(let range): seeds = range
+                    case .failure(let error): return .failure(error)
+                    }
+                case .failure(let error): return .failure(error)
+                }
             case "--app":
                 switch value(argument) {
                 case .success(let app): options.apps.append(app)
@@ -66,7 +92,7 @@ enum SimulateCommand {
                 switch value(argument) {
                 case .success(let text):
                     switch OptionValue.integer(text, for: "--days", in: 1...maximumDays) {
-                    case .success(let days): options.days = days
+                    case .success(let days): options.days = days; daysGiven = true
                     case .failure(let error): return .failure(error)
                     }
                 case .failure(let error): return .failure(error)
@@ -103,6 +129,24 @@ enum SimulateCommand {
         if Scenario.builtIn(named: options.scenario) == nil, !FileManager.default.fileExists(atPath: options.scenario) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
         }
+        if compares {
+            if seeds != nil, options.seed != nil {
+                return .failure(UsageError(message: "--seeds and --seed cannot be combined: --seeds A-B compares seeds A to B, --seed N one seed"))
+            }
+            if options.report != nil {
+                return .failure(UsageError(message: "--report cannot be combined with --compare-baselines; print the comparison, or --json for its figures"))
+            }
+            if options.apps.count > 1 {
+                return .failure(UsageError(message: "--compare-baselines measures one app: pass one --app (feedreader or a manifest), or none for the example app modelled"))
+            }
+            options.compareSeeds = seeds ?? options.seed.map { $0...$0 } ?? 1...5
+            options.seed = nil
+            if !daysGiven { options.days = 28 }
+            return .success(options)
+        }
+        if seeds != nil {
+            return .failure(UsageError(message: "--seeds goes with --compare-baselines; to play one seed, use --seed N"))
+        }
         if options.apps.isEmpty { options.apps = ["feedreader"] }
         if options.apps.contains("feedreader"), options.apps.count > 1 {
             return .failure(UsageError(message: "--app feedreader (real handlers) cannot be combined with modelled apps; pass manifests only, or feedreader alone"))
@@ -111,6 +155,27 @@ enum SimulateCommand {
             return .failure(UsageError(message: "--days \(options.days) with \(options.apps.count) apps is more than the \(maximumAppDays) app-days one simulation keeps a trace of; simulate fewer days, or use bgtask fleet for load planning"))
         }
         return .success(options)
+    }
+
+    /// `A-B` or `N`: at most ``maximumSeeds`` seeds, in order.
+    static func seedRange(_ text: String) -> Result<ClosedRange<UInt64>, UsageError> {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        var bounds: [UInt64] = []
+        for part in parts {
+            switch OptionValue.seed(part, for: "--seeds") {
+            case .success(let seed): bounds.append(seed)
+            case .failure:
+                return .failure(UsageError(message: "--seeds must be a seed or a range A-B of whole numbers from 0 to \(UInt64.max), got '\(text)'"))
+            }
+        }
+        guard bounds[0] <= bounds[bounds.count - 1] else {
+            return .failure(UsageError(message: "--seeds \(text): the first seed must not be above the last"))
+        }
+        let range = bounds[0]...bounds[bounds.count - 1]
+        guard range.upperBound - range.lowerBound < maximumSeeds else {
+            return .failure(UsageError(message: "--seeds \(text) is more than the \(maximumSeeds) seeds one comparison plays"))
+        }
+        return .success(range)
     }
 
     /// The scenario named or read from a file.
@@ -140,6 +205,19 @@ enum SimulateCommand {
     static func run(_ options: Options, environment: [String: String] = [:]) async throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
+        if let seeds = options.compareSeeds {
+            let subject: BaselineComparison.Subject
+            switch options.apps {
+            case ["feedreader"]:
+                subject = .real(app: FeedReader.manifest.appID!) { device in FeedReader.install(on: device) }
+            case []:
+                subject = .modelled([.feedReader()])
+            default:
+                subject = .modelled(try loadModelledApps(options.apps))
+            }
+            let comparison = try await BaselineComparison.run(scenario: scenario, days: options.days, seeds: Array(seeds), subject: subject)
+            return options.json ? comparison.json() : comparison.text()
+        }
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
         let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: environment))

@@ -1,0 +1,257 @@
+import Foundation
+import SchedulerCore
+
+/// A plain timer as a scheduler (docs/scenarios.md, "Comparing with timers"): what it
+/// would do is run every refresh `interval` after the app submitted it, obeying only what
+/// the device forbids. Apps resubmit their refresh first thing in its handler (the example
+/// app and modelled apps do), so a refresh runs every `interval` while the device allows
+/// it; with the example's 15-minute request and an interval of 15 minutes the timer adds
+/// nothing to the request's own earliest begin date.
+public struct TimerBaselinePolicy: SchedulingPolicy {
+    public let name = "timer"
+    /// How long after its submission a refresh runs.
+    public let interval: TimeInterval
+
+    /// A timer that runs each refresh `interval` after its submission.
+    public init(interval: TimeInterval) { self.interval = interval }
+
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard context.request.kind == .appRefresh else { return (.canProceed(score: 1), nil) }
+        let fires = context.request.submittedAt.addingTimeInterval(interval)
+        return fires > context.now ? (.mustNotProceed, .until(fires)) : (.canProceed(score: 1), nil)
+    }
+
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let (verdict, wait) = self.verdict(context)
+        let rationale = context.request.kind != .appRefresh
+            ? "the timer runs only refreshes on its own clock"
+            : "a timer every \(DurationText.spoken(interval)) after the submission"
+        return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
+    }
+}
+
+extension PolicySet {
+    /// What a device forbids and nothing else: required power, the network for work that
+    /// needs it (refreshes fetch content), critical battery and Low Power Mode. No
+    /// prediction, rate limit, budget, throttle, coalescing or herd spreading. With an
+    /// `interval`, refreshes also wait for a ``TimerBaselinePolicy``.
+    public static func deviceRulesOnly(timerInterval interval: TimeInterval? = nil) -> PolicySet {
+        var policies: [any SchedulingPolicy] = [RequiredExternalPowerPolicy(), RequiredNetworkPolicy(), CriticalBatteryPolicy(), LowPowerModePolicy()]
+        if let interval { policies.append(TimerBaselinePolicy(interval: interval)) }
+        return PolicySet(configuration: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0), policies: policies)
+    }
+}
+
+/// The full policy against two timers on one life (docs/scenarios.md, "Comparing with
+/// timers"), over several seeds:
+///
+/// - **timer15**: every refresh 15 minutes after the last (what the example app asks for),
+///   obeying only what the device forbids (``PolicySet/deviceRulesOnly(timerInterval:)``);
+/// - **equalBudgetTimer**: the same timer with the interval at which it wakes the device
+///   as often as the policy did (found by bisection, over the same seeds).
+///
+/// The goals, which must hold on every life with one configuration: the policy wakes at
+/// most a quarter as often as timer15, its median staleness at launch is at most 1.25 times
+/// timer15's, and its p90 is no worse than the equal-budget timer's.
+public struct BaselineComparison: Sendable {
+    /// One scheduler's figures over every seed.
+    public struct Figures: Hashable, Sendable, Encodable {
+        /// Median age of the app's content at the user's launches (pooled over seeds), in
+        /// minutes; nil when no launch found content.
+        public var stalenessMedianMinutes: Double?
+        /// 90th percentile of the same.
+        public var stalenessP90Minutes: Double?
+        /// Device wakeups (instants at which runs started) per simulated day.
+        public var wakeupsPerDay: Double
+        /// Estimated joules of background runs per simulated day.
+        public var joulesPerDay: Double
+        /// The user's launches of the app, over every seed.
+        public var launches: Int
+        /// Launches before any refresh had succeeded (not in the staleness figures).
+        public var launchesWithoutContent: Int
+        /// Successful refreshes per simulated day.
+        public var refreshesPerDay: Double
+    }
+
+    /// Whether each goal holds.
+    public struct Goals: Hashable, Sendable, Encodable {
+        /// Policy wakeups at most a quarter of timer15's.
+        public var wakeups: Bool
+        /// Policy median staleness at most 1.25 times timer15's.
+        public var median: Bool
+        /// Policy p90 staleness no worse than the equal-budget timer's.
+        public var p90: Bool
+        /// All three.
+        public var all: Bool { wakeups && median && p90 }
+    }
+
+    /// Which app is simulated.
+    public enum Subject: Sendable {
+        /// Apps whose handlers are modelled (by default the example feed reader's model).
+        case modelled([ModelledApp])
+        /// Real handler code, installed by this closure on each fresh device.
+        case real(app: AppID, install: @Sendable (SimulatedDevice) throws -> Void)
+    }
+
+    /// The scenario's name.
+    public var scenario: String
+    /// Days simulated per seed.
+    public var days: Int
+    /// The seeds.
+    public var seeds: [UInt64]
+    /// The app whose staleness is measured.
+    public var app: AppID
+    /// The full policy's figures.
+    public var policy: Figures
+    /// The 15-minute timer's.
+    public var timer15: Figures
+    /// The equal-budget timer's.
+    public var equalBudgetTimer: Figures
+    /// The equal-budget timer's interval, in seconds.
+    public var equalBudgetInterval: TimeInterval
+
+    /// The goals, judged from the figures. A life in which no launch found content under
+    /// some scheduler compares nothing: the staleness goals hold only when both sides have
+    /// a figure.
+    public var goals: Goals {
+        let wakeups = policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4
+        var median = false
+        if let mine = policy.stalenessMedianMinutes, let theirs = timer15.stalenessMedianMinutes { median = mine <= 1.25 * theirs }
+        var p90 = false
+        if let mine = policy.stalenessP90Minutes, let theirs = equalBudgetTimer.stalenessP90Minutes { p90 = mine <= theirs }
+        return Goals(wakeups: wakeups, median: median, p90: p90)
+    }
+
+    /// The shortest and longest intervals the equal-budget timer is looked for in.
+    static let intervalRange: ClosedRange<TimeInterval> = 15 * 60...7 * 86_400
+
+    /// Runs the comparison: `subject` through `scenario` for `days` days with each seed,
+    /// under `policies` (the standard set by default), timer15 and the equal-budget timer.
+    public static func run(
+        scenario: Scenario, days: Int, seeds: [UInt64], subject: Subject = .modelled([.feedReader()]),
+        policies: PolicySet = PolicySet()
+    ) async throws -> BaselineComparison {
+        let app: AppID
+        switch subject {
+        case .modelled(let apps): app = apps.first?.app ?? AppID("")
+        case .real(let real, _): app = real
+        }
+        func play(_ policies: PolicySet) async throws -> [SimulationResult] {
+            var results: [SimulationResult] = []
+            for seed in seeds {
+                let simulation = Simulation(scenario: scenario, days: days, seed: seed, policies: policies)
+                switch subject {
+                case .modelled(let apps): results.append(simulation.run(modelled: apps, recordsTrace: false))
+                case .real(_, let install): results.append(try await simulation.run(installing: install))
+                }
+            }
+            return results
+        }
+        let policy = figures(of: try await play(policies), app: app)
+        let timer15 = figures(of: try await play(.deviceRulesOnly()), app: app)
+        // Wakeups fall as the interval grows: bisect (on a log scale) for the interval that
+        // spends the policy's wakeups, keeping the closest one tried.
+        var low = log(intervalRange.lowerBound)
+        var high = log(intervalRange.upperBound)
+        var best = (interval: intervalRange.lowerBound, figures: timer15)
+        for _ in 0..<14 {
+            let interval = exp((low + high) / 2)
+            let tried = figures(of: try await play(.deviceRulesOnly(timerInterval: interval)), app: app)
+            if abs(tried.wakeupsPerDay - policy.wakeupsPerDay) < abs(best.figures.wakeupsPerDay - policy.wakeupsPerDay) {
+                best = (interval, tried)
+            }
+            if tried.wakeupsPerDay > policy.wakeupsPerDay { low = log(interval) } else { high = log(interval) }
+            if abs(tried.wakeupsPerDay - policy.wakeupsPerDay) <= max(0.01 * policy.wakeupsPerDay, 0.05) { break }
+        }
+        return BaselineComparison(
+            scenario: scenario.name, days: days, seeds: seeds, app: app,
+            policy: policy, timer15: timer15, equalBudgetTimer: best.figures, equalBudgetInterval: best.interval
+        )
+    }
+
+    /// The figures of `app` over `results` (one per seed): staleness pooled over every
+    /// launch, rates averaged over every simulated day.
+    static func figures(of results: [SimulationResult], app: AppID) -> Figures {
+        var ages: [Double] = []
+        var launches = 0
+        var withoutContent = 0
+        var wakeups = 0
+        var joules = 0.0
+        var refreshes = 0
+        var days = 0.0
+        for result in results {
+            for staleness in result.staleness(of: app) {
+                launches += 1
+                if let age = staleness.age { ages.append(age / 60) } else { withoutContent += 1 }
+            }
+            wakeups += result.wakeups
+            joules += result.joules()
+            refreshes += result.runs.filter { $0.app == app && $0.request.kind == .appRefresh && $0.outcome == .success }.count
+            days += result.days
+        }
+        let perDay = max(days, 1)
+        return Figures(
+            stalenessMedianMinutes: EnergySummary.percentile(0.5, of: ages),
+            stalenessP90Minutes: EnergySummary.percentile(0.9, of: ages),
+            wakeupsPerDay: Double(wakeups) / perDay, joulesPerDay: joules / perDay,
+            launches: launches, launchesWithoutContent: withoutContent, refreshesPerDay: Double(refreshes) / perDay
+        )
+    }
+
+    // MARK: Output
+
+    /// The comparison for people: one row per scheduler, then the goals.
+    public func text() -> String {
+        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f min", $0) } ?? "n/a" }
+        func row(_ name: String, _ figures: Figures) -> String {
+            name.padding(toLength: 22, withPad: " ", startingAt: 0)
+                + minutes(figures.stalenessMedianMinutes).leftPadded(to: 11) + minutes(figures.stalenessP90Minutes).leftPadded(to: 12)
+                + "\(figures.launchesWithoutContent)/\(figures.launches)".leftPadded(to: 11)
+                + String(format: "%.1f", figures.wakeupsPerDay).leftPadded(to: 13) + String(format: "%.0f J", figures.joulesPerDay).leftPadded(to: 11)
+        }
+        let seedsText = seeds.count == 1 ? "seed \(seeds[0])" : "seeds \(seeds.first!)-\(seeds.last!)"
+        var lines = [
+            "\(scenario): \(days) day\(days == 1 ? "" : "s") x \(seedsText), staleness of \(app) at the user's launches",
+            "",
+            "scheduler".padding(toLength: 22, withPad: " ", startingAt: 0) + "median".leftPadded(to: 11) + "p90".leftPadded(to: 12)
+                + "no content".leftPadded(to: 11) + "wakeups/day".leftPadded(to: 13) + "energy/day".leftPadded(to: 11),
+            row("policy", policy),
+            row("timer, 15 min", timer15),
+            row("timer, equal budget", equalBudgetTimer) + "   (every \(DurationText.spoken(equalBudgetInterval)))",
+            "",
+        ]
+        let goals = self.goals
+        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        lines.append("goal 1, wakeups <= 1/4 of the 15-min timer's: \(String(format: "%.1f", policy.wakeupsPerDay)) vs \(String(format: "%.1f", timer15.wakeupsPerDay / 4))  \(verdict(goals.wakeups))")
+        lines.append("goal 2, median <= 1.25 x the 15-min timer's: \(minutes(policy.stalenessMedianMinutes)) vs \(minutes(timer15.stalenessMedianMinutes.map { $0 * 1.25 }))  \(verdict(goals.median))")
+        lines.append("goal 3, p90 <= the equal-budget timer's: \(minutes(policy.stalenessP90Minutes)) vs \(minutes(equalBudgetTimer.stalenessP90Minutes))  \(verdict(goals.p90))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The comparison as JSON (keys sorted): `policy`, `timer15`, `equalBudgetTimer` with
+    /// their figures, `equalBudgetIntervalMinutes`, and `goals`.
+    public func json() -> String {
+        ReportJSON.text(Document(
+            scenario: scenario, days: days, seeds: seeds, app: app.rawValue, policy: policy, timer15: timer15,
+            equalBudgetTimer: equalBudgetTimer, equalBudgetIntervalMinutes: equalBudgetInterval / 60, goals: goals
+        ))
+    }
+
+    private struct Document: Encodable {
+        var scenario: String
+        var days: Int
+        var seeds: [UInt64]
+        var app: String
+        var policy: Figures
+        var timer15: Figures
+        var equalBudgetTimer: Figures
+        var equalBudgetIntervalMinutes: Double
+        var goals: Goals
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? " " + self : String(repeating: " ", count: width - count) + self
+    }
+}

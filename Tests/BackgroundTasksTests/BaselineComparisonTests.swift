@@ -1,0 +1,135 @@
+@testable import bgtask
+import BackgroundTasks
+import BackgroundTasksTesting
+import FeedReaderExample
+import Foundation
+import SchedulerCore
+import Testing
+
+/// The full policy against the two timers (`bgtask simulate --compare-baselines`), and the
+/// lives of `docs/lives/` that the comparison is played on.
+@Suite("Baseline comparison") struct BaselineComparisonTests {
+    /// The repository's `docs/lives/`, found from this file.
+    static let livesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/lives")
+
+    static var lifeFiles: [URL] {
+        ((try? FileManager.default.contentsOfDirectory(at: livesDirectory, includingPropertiesForKeys: nil)) ?? [])
+            .filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+    }
+
+    // MARK: The timers
+
+    @Test func theTimerHoldsARefreshUntilItsIntervalAfterTheSubmission() {
+        let submitted = Date(timeIntervalSince1970: 1_800_000_000)
+        let refresh = PendingRequest(app: AppID("com.example.app"), identifier: "com.example.app.refresh", kind: .appRefresh,
+                                     earliestBeginDate: submitted.addingTimeInterval(900), submittedAt: submitted)
+        let timer = TimerBaselinePolicy(interval: 3600)
+        func verdict(_ request: PendingRequest, at now: Date) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+            timer.verdict(PolicyContext(request: request, now: now, eligibleSince: request.earliestBeginDate ?? now, conditions: .favorable,
+                                        app: AppPolicyState(usage: UsageModel(createdAt: submitted))))
+        }
+        #expect(verdict(refresh, at: submitted.addingTimeInterval(900)).verdict == .mustNotProceed)
+        #expect(verdict(refresh, at: submitted.addingTimeInterval(900)).wait == .until(submitted.addingTimeInterval(3600)))
+        #expect(verdict(refresh, at: submitted.addingTimeInterval(3600)).verdict == .canProceed(score: 1))
+        var processing = refresh
+        processing.kind = .processing
+        #expect(verdict(processing, at: submitted).verdict == .canProceed(score: 1), "only refreshes follow the timer")
+        // The timers obey what the device forbids, and nothing else.
+        #expect(PolicySet.deviceRulesOnly().policies.map(\.name) == ["requires-external-power", "requires-network", "critical-battery", "low-power-mode"])
+        #expect(PolicySet.deviceRulesOnly(timerInterval: 60).policies.map(\.name).last == "timer")
+        #expect(PolicySet.deviceRulesOnly().configuration.coalescingTolerance == 0 && PolicySet.deviceRulesOnly().configuration.herdSpreadWindow == 0)
+    }
+
+    // MARK: The comparison
+
+    @Test func theComparisonMatchesTheEqualBudgetTimerToThePolicysWakeups() async throws {
+        let scenario = try #require(Scenario.builtIn(named: "commuter"))
+        let comparison = try await BaselineComparison.run(scenario: scenario, days: 4, seeds: [1, 2])
+        #expect(comparison.timer15.wakeupsPerDay > 3 * comparison.policy.wakeupsPerDay)
+        // The equal-budget timer spends what the policy spends, within a few percent.
+        #expect(abs(comparison.equalBudgetTimer.wakeupsPerDay - comparison.policy.wakeupsPerDay) <= 0.1 * comparison.policy.wakeupsPerDay)
+        #expect(comparison.equalBudgetInterval > 15 * 60)
+        #expect(comparison.policy.launches == comparison.timer15.launches, "the same lives: the same launches")
+        let goals = comparison.goals
+        #expect(goals.wakeups == (comparison.policy.wakeupsPerDay <= comparison.timer15.wakeupsPerDay / 4))
+        #expect(goals.median == (comparison.policy.stalenessMedianMinutes! <= 1.25 * comparison.timer15.stalenessMedianMinutes!))
+        #expect(goals.p90 == (comparison.policy.stalenessP90Minutes! <= comparison.equalBudgetTimer.stalenessP90Minutes!))
+        // JSON with the documented keys.
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(comparison.json().utf8)) as? [String: Any])
+        for key in ["policy", "timer15", "equalBudgetTimer"] {
+            let figures = try #require(json[key] as? [String: Any], "\(key)")
+            for field in ["stalenessMedianMinutes", "stalenessP90Minutes", "wakeupsPerDay", "joulesPerDay", "launches", "launchesWithoutContent"] {
+                #expect(figures[field] != nil, "\(key).\(field)")
+            }
+        }
+        let goalsJSON = try #require(json["goals"] as? [String: Bool])
+        #expect(goalsJSON == ["wakeups": goals.wakeups, "median": goals.median, "p90": goals.p90])
+        #expect(comparison.text().contains("timer, equal budget"))
+    }
+
+    @Test func realHandlersCompareToo() async throws {
+        let scenario = try #require(Scenario.builtIn(named: "night-charger"))
+        let comparison = try await BaselineComparison.run(scenario: scenario, days: 2, seeds: [3], subject: .real(app: AppID("com.example.feedreader")) { device in
+            FeedReader.install(on: device)
+        })
+        #expect(comparison.policy.launches > 0)
+        #expect(comparison.timer15.wakeupsPerDay > comparison.policy.wakeupsPerDay)
+    }
+
+    // MARK: The command
+
+    @Test func compareBaselinesDefaultsToFourWeeksOfFiveSeedsOfTheModelledApp() {
+        #expect(SimulateCommand.parse(["commuter", "--compare-baselines"]) == .success(.init(scenario: "commuter", apps: [], days: 28, compareSeeds: 1...5)))
+        #expect(SimulateCommand.parse(["office", "--compare-baselines", "--days", "3", "--seeds", "2-4", "--json", "--app", "feedreader"])
+            == .success(.init(scenario: "office", apps: ["feedreader"], days: 3, json: true, compareSeeds: 2...4)))
+        #expect(SimulateCommand.parse(["office", "--compare-baselines", "--seed", "9"]) == .success(.init(scenario: "office", apps: [], days: 28, compareSeeds: 9...9)))
+        #expect(SimulateCommand.parse(["office", "--compare-baselines", "--seeds", "7"]) == .success(.init(scenario: "office", apps: [], days: 28, compareSeeds: 7...7)))
+    }
+
+    @Test(arguments: [
+        (["commuter", "--seeds", "1-5"], "--seeds goes with --compare-baselines"),
+        (["commuter", "--compare-baselines", "--seeds", "1-5", "--seed", "2"], "--seeds and --seed cannot be combined"),
+        (["commuter", "--compare-baselines", "--seeds", "5-1"], "the first seed must not be above the last"),
+        (["commuter", "--compare-baselines", "--seeds", "1-500"], "more than the 100 seeds"),
+        (["commuter", "--compare-baselines", "--seeds", "a-b"], "--seeds must be a seed or a range A-B"),
+        (["commuter", "--compare-baselines", "--seeds", "1-"], "got '1-'"),
+        (["commuter", "--compare-baselines", "--report", "r.html"], "--report cannot be combined with --compare-baselines"),
+        (["commuter", "--compare-baselines", "--app", "a.json", "--app", "b.json"], "measures one app"),
+    ])
+    func compareBaselinesUsageErrorsNameTheCulprit(arguments: [String], message: String) throws {
+        guard case .failure(let error) = SimulateCommand.parse(arguments) else {
+            Issue.record("\(arguments) parsed")
+            return
+        }
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    @Test func theCommandPrintsTheComparison() async throws {
+        let options = try SimulateCommand.parse(["night-charger", "--compare-baselines", "--days", "2", "--seeds", "1-2"]).get()
+        let text = try await SimulateCommand.run(options)
+        #expect(text.contains("night-charger: 2 days x seeds 1-2"))
+        #expect(text.contains("goal 3, p90 <= the equal-budget timer's"))
+        let json = try await SimulateCommand.run(try SimulateCommand.parse(["night-charger", "--compare-baselines", "--days", "2", "--seeds", "1", "--json"]).get())
+        #expect(json.hasPrefix("{") && json.contains("\"equalBudgetTimer\""))
+    }
+
+    // MARK: Lives nobody tuned for
+
+    /// Every life in docs/lives parses, plays, and is compared (a quick version: a week,
+    /// one seed). The goals are printed by bgtask-bench h over 28 days and seeds 1-5; they
+    /// do not hold on every life yet (issue 10), so this checks the comparison runs and
+    /// its figures are sane, not the goals.
+    @Test func everyLifeInTheDocsPlaysAndCompares() async throws {
+        let files = Self.lifeFiles
+        #expect(files.count >= 8, "docs/lives holds \(files.count) lives")
+        for file in files {
+            let scenario = try Scenario.load(from: file)
+            #expect(scenario.name == file.deletingPathExtension().lastPathComponent)
+            #expect(Scenario.builtIn(named: scenario.name) == nil, "\(scenario.name) is a built-in")
+            let comparison = try await BaselineComparison.run(scenario: scenario, days: 7, seeds: [1])
+            #expect(comparison.policy.launches > 0, "\(scenario.name): no launch in a week")
+            #expect(comparison.timer15.wakeupsPerDay > comparison.policy.wakeupsPerDay, "\(scenario.name)")
+        }
+    }
+}

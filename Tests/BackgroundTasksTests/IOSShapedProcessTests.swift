@@ -13,7 +13,7 @@ extension ProcessTests {
             let directory = scratch.url.appendingPathComponent("app", isDirectory: true)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let executable = directory.appendingPathComponent("ios-shaped-app")
-            try FileManager.default.copyItem(at: try ProductBinary.locate("ios-shaped-app"), to: executable)
+            try Self.copyExecutable(from: try ProductBinary.locate("ios-shaped-app"), to: executable)
             let manifest: [String: Any] = [
                 "CFBundleIdentifier": "com.example.shaped",
                 "BGTaskSchedulerPermittedIdentifiers": ["com.example.shaped.refresh"],
@@ -22,6 +22,28 @@ extension ProcessTests {
             let data = try PropertyListSerialization.data(fromPropertyList: manifest, format: .xml, options: 0)
             try data.write(to: directory.appendingPathComponent("Info.plist"))
             return executable
+        }
+
+        /// Copies an executable through a close-on-exec descriptor. FileManager.copyItem's
+        /// descriptor is inherited by any child another test spawns meanwhile, and a child
+        /// that keeps a file open for writing makes its exec fail with ETXTBSY (Text file
+        /// busy) until that child exits.
+        static func copyExecutable(from source: URL, to destination: URL) throws {
+            let bytes = try Data(contentsOf: source)
+            let descriptor = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            defer { close(descriptor) }
+            try bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    }
+                    offset += written
+                }
+            }
         }
 
         /// Only what the child needs: its state under the scratch directory, the switch on.

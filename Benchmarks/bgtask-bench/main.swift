@@ -134,7 +134,7 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         ("g", "g. Simulation: the trace is deterministic", {
             try await SimulationBenchmarks.determinism(days: 7)
         }),
-        ("h", "h. Scheduling quality: the policy against a naive baseline", {
+        ("h", "h. Scheduling quality: the policy against timers on every life", {
             try await SimulationBenchmarks.quality(days: 28)
         }),
         ("i", "i. bgtaskd: cold launch of a not-running app for its task, run launched -> handler start", {

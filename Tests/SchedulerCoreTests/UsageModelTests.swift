@@ -99,42 +99,49 @@ struct UsageModelTests {
 
     // MARK: Placing refreshes
 
+    /// The evening before: the content's last refresh, long before any of the checks below.
+    static let lastEvening = at(week: 2, day: 6, 22)
+
     @Test func refreshIsPlacedShortlyBeforeTheLikelyLaunch() {
         let model = Self.commuter
         let eligible = Self.at(week: 3, day: 0, 5)
         #expect(model.nextLikelyLaunch(after: eligible, now: eligible) == Self.at(week: 3, day: 0, 8))
-        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
         // Asked earlier in the night, the answer is the same.
-        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1)) == Self.at(week: 3, day: 0, 7, 50))
-        // After the morning launch, the next refresh goes before lunch.
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1), lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
+        // After the morning launch's refreshes, the next one goes shortly before lunch.
         let afterBreakfast = Self.at(week: 3, day: 2, 9, 15)
-        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast) == Self.at(week: 3, day: 2, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast, lastBackgroundLaunch: Self.at(week: 3, day: 2, 8, 45)) == Self.at(week: 3, day: 2, 11, 50))
+        // With no known last refresh, the content's age is unknown: when eligible.
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == eligible)
     }
 
-    @Test func refreshRunsWhenEligibleWithNothingLikelyWithinTheHorizon() {
+    @Test func nightsGetNothingAndAnotherKindOfDayLittle() {
         let model = Self.commuter
-        let saturday = Self.at(week: 3, day: 5, 5)
-        #expect(model.nextLikelyLaunch(after: saturday, now: saturday) == nil)
-        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday)
-        // Friday afternoon: the next likely launch (Monday 08:00) is beyond 12 hours.
-        let friday = Self.at(week: 3, day: 4, 13)
+        // Friday 23:00, three weeks of weekday habits only: the night gets nothing; the
+        // weekday habit leaves Saturday 08:00 a small likelihood (fading as weekends without
+        // it accumulate), so one refresh goes before it, far sparser than on a weekday.
+        let friday = Self.at(week: 3, day: 4, 23)
         #expect(model.nextLikelyLaunch(after: friday, now: friday) == nil)
-        #expect(model.preferredRefreshTime(eligibleAt: friday, now: friday) == friday)
-        // Sunday 20:00: Monday 08:00 is exactly 12 hours ahead, at the edge of the horizon.
+        #expect(model.preferredRefreshTime(eligibleAt: friday, now: friday, lastBackgroundLaunch: friday) == Self.at(week: 3, day: 5, 7, 50))
+        let saturdays = model.refreshSpacings(startingAt: Self.at(week: 3, day: 5, 0), now: friday)
+        #expect(saturdays[0..<7].allSatisfy { $0 == nil })
+        #expect(saturdays[8]! > 2 * model.refreshSpacings(startingAt: Self.at(week: 4, day: 0, 0), now: friday)[8]!)
+        // Sunday 20:00: Monday 08:00 is within the horizon.
         let sunday = Self.at(week: 3, day: 6, 20)
-        #expect(model.preferredRefreshTime(eligibleAt: sunday, now: sunday) == Self.at(week: 4, day: 0, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: sunday, now: sunday, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 4, day: 0, 7, 50))
     }
 
     @Test func refreshIsNeverEarlierThanEligible() {
         let model = Self.commuter
         // Eligible five minutes before the usual launch: the lead time cannot pull it earlier.
         let late = Self.at(week: 3, day: 1, 7, 55)
-        #expect(model.preferredRefreshTime(eligibleAt: late, now: late) == late)
+        #expect(model.preferredRefreshTime(eligibleAt: late, now: late, lastBackgroundLaunch: Self.lastEvening) == late)
         // Every ten minutes of a week, asked at the eligible instant and from the night before.
         for step in 0..<(7 * 24 * 6) {
             let eligible = Self.at(week: 3, day: 0, 0).addingTimeInterval(Double(step) * 600)
             for now in [eligible, eligible.addingTimeInterval(-10 * Self.hour)] {
-                let preferred = model.preferredRefreshTime(eligibleAt: eligible, now: now)
+                let preferred = model.preferredRefreshTime(eligibleAt: eligible, now: now, lastBackgroundLaunch: eligible.addingTimeInterval(-900))
                 #expect(preferred >= eligible)
                 #expect(preferred <= eligible.addingTimeInterval(12 * Self.hour))
             }
@@ -151,14 +158,18 @@ struct UsageModelTests {
         let at9 = model.launchProbability(hourOfWeek: Self.how(day: 0, 9), at: now)
         #expect(at9 > 0.75)
         #expect(at8 < 0.3, "the old habit fell below the threshold")
-        #expect(model.preferredRefreshTime(eligibleAt: now, now: now) == Self.at(week: 7, day: 0, 8, 50))
+        // The refreshes move with the habit: 09:00 gets them far closer than 08:00.
+        let spacings = model.refreshSpacings(startingAt: Self.at(week: 7, day: 0, 0), now: now)
+        let decayedRatio = (spacings[8] ?? .infinity) / spacings[9]!
 
         // Without decay the three old weeks still count as much as the four new ones
         // (3 of 7 weeks is above the threshold): the refresh stays at the old hour.
         var undecayed = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)], configuration: .init(halfLife: .infinity))
         Self.record(&undecayed, weeks: 3..<7, times: [(9, 0)])
         #expect(abs(undecayed.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) - 3.0 / 7.0) < 1e-12)
-        #expect(undecayed.preferredRefreshTime(eligibleAt: now, now: now) == Self.at(week: 7, day: 0, 7, 50))
+        let undecayedSpacings = undecayed.refreshSpacings(startingAt: Self.at(week: 7, day: 0, 0), now: now)
+        let undecayedRatio = undecayedSpacings[8]! / undecayedSpacings[9]!
+        #expect(spacings[8]! > 900 && decayedRatio > 1.2 * undecayedRatio, "decayed \(decayedRatio), undecayed \(undecayedRatio)")
     }
 
     // MARK: Local time
@@ -177,8 +188,8 @@ struct UsageModelTests {
         #expect(utc.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) == 0)
         // The same instants, so the same absolute refresh time: 05:50 UTC = 07:50 local.
         let eligible = Self.at(week: 3, day: 0, 2)
-        #expect(local.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 5, 50))
-        #expect(utc.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(local.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(utc.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
         #expect(local.explanation(at: eligible).hasPrefix("usually opened around 08:00 on weekdays"))
         #expect(utc.explanation(at: eligible).hasPrefix("usually opened around 06:00 on weekdays"))
     }
@@ -286,7 +297,7 @@ struct UsageModelTests {
         let decoded = try JSONDecoder().decode(UsageModel.self, from: data)
         #expect(decoded == model)
         let eligible = Self.at(week: 3, day: 0, 5)
-        #expect(decoded.preferredRefreshTime(eligibleAt: eligible, now: eligible) == Self.at(week: 3, day: 0, 7, 50))
+        #expect(decoded.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
 
         // A damaged record (wrong number of weights) is refused, not trusted.
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -309,8 +320,14 @@ struct UsageLikelihoodTests {
         let tuesdayNight = T.at(week: 0, day: 1, 0)
         #expect(model.launchProbability(hourOfWeek: T.how(day: 1, 8), at: tuesdayNight) == 0, "Tuesday 08:00 has no launch of its own")
         #expect(model.likelihood(hourOfWeek: T.how(day: 1, 8), at: tuesdayNight) >= 0.3, "but Monday's says weekdays at 08:00 are likely")
-        #expect(model.likelihood(hourOfWeek: T.how(day: 5, 8), at: tuesdayNight) == 0, "weekends are their own routine")
         #expect(model.nextLikelyLaunch(after: tuesdayNight, now: tuesdayNight) == T.at(week: 0, day: 1, 8))
+        // With no weekend seen yet, the same hour on any day is the best guess; a weekend
+        // day without the launch makes the weekend its own routine.
+        #expect(model.likelihood(hourOfWeek: T.how(day: 5, 8), at: tuesdayNight) >= 0.3)
+        let sunday = T.at(week: 0, day: 6, 0)
+        let weekday = model.likelihood(hourOfWeek: T.how(day: 1, 8), at: sunday)
+        let weekend = model.likelihood(hourOfWeek: T.how(day: 6, 8), at: sunday)
+        #expect(weekend < 0.3 && weekend < weekday / 2, "weekend \(weekend), weekday \(weekday)")
     }
 
     @Test func oneWeekendDayTeachesTheOther() {
@@ -318,7 +335,8 @@ struct UsageLikelihoodTests {
         model.recordForeground(at: T.at(week: 0, day: 5, 10, 5))
         let sunday = T.at(week: 0, day: 6, 0)
         #expect(model.likelihood(hourOfWeek: T.how(day: 6, 10), at: sunday) >= 0.3)
-        #expect(model.likelihood(hourOfWeek: T.how(day: 0, 10), at: sunday) == 0)
+        // Five weekdays without it: weekdays are their own routine.
+        #expect(model.likelihood(hourOfWeek: T.how(day: 0, 10), at: sunday) < 0.1)
     }
 
     @Test func aWeeklyRhythmOutweighsThePoolAsWeeksAccumulate() {
@@ -326,7 +344,7 @@ struct UsageLikelihoodTests {
         var model = UsageModel(createdAt: T.monday)
         T.record(&model, weeks: 0..<4, times: [(21, 0)], days: 0..<4)
         let now = T.at(week: 4, day: 4, 12)
-        #expect(model.likelihood(hourOfWeek: T.how(day: 3, 21), at: now) > 0.6)
+        #expect(model.likelihood(hourOfWeek: T.how(day: 3, 21), at: now) > 0.55)
         #expect(model.likelihood(hourOfWeek: T.how(day: 4, 21), at: now) < 0.3, "four Fridays without a launch")
     }
 
@@ -345,21 +363,96 @@ struct UsageLikelihoodTests {
         #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastBackgroundLaunch: inTheHour.addingTimeInterval(-900)) == inTheHour)
     }
 
-    @Test func withNothingPredictedRefreshesAreKeptTwoHoursApart() {
+    @Test func anHourWhoseLaunchHappenedGetsNoMoreRefreshes() {
+        var model = T.commuter
+        // Tuesday of week 3: opened at 08:10, as predicted; at 08:20 the 08:00 hour's launch
+        // has happened, so its refreshes stop until the lead before lunch.
+        model.recordForeground(at: T.at(week: 3, day: 1, 8, 10))
+        let now = T.at(week: 3, day: 1, 8, 20)
+        #expect(model.refreshSpacings(startingAt: now, now: now)[0] == nil)
+        #expect(model.preferredRefreshTime(eligibleAt: now, now: now, lastBackgroundLaunch: now.addingTimeInterval(-900)) == T.at(week: 3, day: 1, 11, 50))
+        // A day the launch has not come yet, the hour keeps its cadence.
+        let wednesday = T.at(week: 3, day: 2, 8, 20)
+        #expect(model.preferredRefreshTime(eligibleAt: wednesday, now: wednesday, lastBackgroundLaunch: wednesday.addingTimeInterval(-900)) == wednesday)
+    }
+
+    @Test func spacingFollowsTheSquareRootOfTheLikelihood() {
         let model = T.commuter
+        let monday = T.at(week: 3, day: 0, 0)
+        let spacings = model.refreshSpacings(startingAt: monday, now: monday)
+        #expect(spacings.count == 24)
+        // The habit's hours at the app's cadence, the night without any.
+        #expect(spacings[8] == 900 && spacings[12] == 900, "\(spacings)")
+        #expect(spacings[3] == nil)
+        // Two hours not at the cadence: spacing ∝ 1 / √likelihood.
+        let unclamped = (0..<24).filter { (spacings[$0] ?? 0) > 900 }
+        for (first, second) in zip(unclamped, unclamped.dropFirst()) {
+            let ratio = spacings[first]! / spacings[second]!
+            let expected = (model.likelihood(hourOfWeek: T.how(day: 0, second), at: monday) / model.likelihood(hourOfWeek: T.how(day: 0, first), at: monday)).squareRoot()
+            #expect(abs(ratio - expected) < 1e-9)
+        }
+    }
+
+    /// Refreshes a day for `spacings`, counting each hour at most at `cadence`.
+    static func refreshesPerDay(_ spacings: [TimeInterval?], cadence: TimeInterval = 900) -> Double {
+        spacings.compactMap { $0 }.reduce(0) { $0 + min(3600 / cadence, 3600 / $1) }
+    }
+
+    @Test func aDayOfRefreshesStaysWithinTheBudget() {
+        // Opened every hour from 07:00 to 22:00 for three weeks: every waking hour likely.
+        var heavy = UsageModel(createdAt: T.monday)
+        T.record(&heavy, weeks: 0..<3, times: (7...22).map { ($0, 5) }, days: 0..<7)
+        let monday = T.at(week: 3, day: 0, 0)
+        let budget = UsageModelConfiguration().refreshBudgetShare * 86_400 / 900
+        let spent = Self.refreshesPerDay(heavy.refreshSpacings(startingAt: monday, now: monday))
+        #expect(abs(spent - budget) < 0.01, "\(spent) of \(budget)")
+        // An hourly request gets a fifth of 24.
+        // An hourly request gets at most a fifth of 24 (hours whose spacing would pass the
+        // maximum get none, so it may get fewer).
+        let hourly = Self.refreshesPerDay(heavy.refreshSpacings(startingAt: monday, now: monday, requestedInterval: 3600), cadence: 3600)
+        #expect(hourly <= 0.2 * 24 + 0.01 && hourly > 0, "\(hourly)")
+        // Opened once a week: far fewer than the budget (a refresh must be worth its cost).
+        var weekly = UsageModel(createdAt: T.monday)
+        for week in 0..<3 { weekly.recordForeground(at: T.at(week: week, day: 6, 19, 30)) }
+        #expect(Self.refreshesPerDay(weekly.refreshSpacings(startingAt: monday, now: monday)) < budget / 2)
+    }
+
+    @Test func littleHistoryMeansRefreshesSpreadOut() {
+        // One Monday at 08:10: most hours keep some of the overall rate, so they get refreshes.
+        var model = UsageModel(createdAt: T.monday)
+        model.recordForeground(at: T.at(week: 0, day: 0, 8, 10))
+        let tuesday = T.at(week: 0, day: 1, 0)
+        let early = model.refreshSpacings(startingAt: tuesday, now: tuesday).compactMap { $0 }.count
+        // Three weeks of the same habit: the other hours are known to stay unused.
+        let sure = T.weekdayHabit(weeks: 0..<3, times: [(8, 10)])
+        let later = T.at(week: 3, day: 1, 0)
+        let settled = sure.refreshSpacings(startingAt: later, now: later).compactMap { $0 }.count
+        #expect(early > settled, "\(early) hours with refreshes early, \(settled) once sure")
+        #expect(settled >= 1)
+    }
+
+    @Test func aRefreshThatWaitedRunsInTheNextHourThatGetsRefreshes() {
+        let model = T.commuter
+        // Offline all morning: eligible since 06:00, the network is back at 08:10, content
+        // from the evening before: in a likely hour the refresh is due at once.
+        let back = T.at(week: 3, day: 1, 8, 10)
+        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: back, lastBackgroundLaunch: T.lastEvening) == back)
+        // Back at 10:30, an hour that gets no refreshes: shortly before lunch.
+        let late = T.at(week: 3, day: 1, 10, 30)
+        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: late, lastBackgroundLaunch: T.lastEvening) == T.at(week: 3, day: 1, 11, 50))
+        // An app never opened spreads its budget evenly: a fifth of its cadence.
+        let fresh = UsageModel(createdAt: T.monday)
         let saturday = T.at(week: 3, day: 5, 5)
         let last = saturday.addingTimeInterval(-1800)
-        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == last.addingTimeInterval(2 * T.hour))
-        #expect(model.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday, "with no known last refresh, when eligible")
-        // An app never opened runs its refreshes when eligible, whatever the last one.
-        let fresh = UsageModel(createdAt: T.monday)
-        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == saturday)
+        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == last.addingTimeInterval(5 * 900))
+        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday, "with no known last refresh, when eligible")
     }
 
     @Test func storedConfigurationsWithoutNewKeysTakeTheDefaults() throws {
-        let old = #"{"utcOffset": 3600, "halfLife": 1209600, "leadTime": 600, "likelyThreshold": 0.3, "horizon": 43200, "unusedProcessingCutoff": 604800}"#
+        let old = #"{"utcOffset": 3600, "halfLife": 1209600, "leadTime": 600, "likelyThreshold": 0.3, "horizon": 43200, "unusedProcessingCutoff": 604800, "unpredictedRefreshInterval": 7200}"#
         let configuration = try JSONDecoder().decode(UsageModelConfiguration.self, from: Data(old.utf8))
         #expect(configuration.utcOffset == 3600)
-        #expect(configuration.unpredictedRefreshInterval == 2 * 3600)
+        #expect(configuration.refreshBudgetShare == 0.2)
+        #expect(configuration.maximumRefreshSpacing == 2 * 3600)
     }
 }

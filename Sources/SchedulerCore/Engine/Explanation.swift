@@ -84,7 +84,8 @@ extension SchedulerEngine {
             if request.kind == .appRefresh, let state = policyState(of: request.app) {
                 predicted = state.usage.preferredRefreshTime(
                     eligibleAt: earliest ?? now, now: now, lastBackgroundLaunch: state.lastLaunch,
-                    leadSpread: AppUsagePolicy.leadSpread(of: request.key, salt: configuration.deviceSalt))
+                    leadSpread: AppUsagePolicy.leadSpread(of: request.key, salt: configuration.deviceSalt),
+                    requestedInterval: AppUsagePolicy.requestedInterval(of: request))
             }
         }
         return Explanation(

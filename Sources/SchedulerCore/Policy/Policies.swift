@@ -225,11 +225,21 @@ public struct AppUsagePolicy: SchedulingPolicy {
         Double(HerdSpreadingPolicy.stableHash(of: key, salt: ~salt) % 10_000) / 10_000
     }
 
+    /// The interval between refreshes a request asks for: its earliest begin date after
+    /// its submission (nil when it has none, or none later than the submission).
+    static func requestedInterval(of request: PendingRequest) -> TimeInterval? {
+        guard let earliest = request.earliestBeginDate else { return nil }
+        let interval = earliest.timeIntervalSince(request.submittedAt)
+        return interval.isFinite && interval > 0 ? interval : nil
+    }
+
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
-            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastBackgroundLaunch: context.app.lastLaunch, leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt))
+            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastBackgroundLaunch: context.app.lastLaunch,
+                                                       leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt),
+                                                       requestedInterval: Self.requestedInterval(of: context.request))
             // Only when the usage model moved the run later than it became eligible.
             if preferred > context.eligibleSince, preferred > context.now { return (.mustNotProceed, .until(preferred)) }
             return (.canProceed(score: 1), nil)

@@ -144,37 +144,79 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ``likelihood(hourOfWeek:at:)``).
     public static let dailyPatternPriorWeeks = 2.0
 
+    /// How many days of evidence the app's overall launch rate is worth when it is blended
+    /// into the estimate of one hour of the day over all days (see
+    /// ``likelihood(hourOfWeek:at:)``).
+    public static let overallRatePriorDays = 2.0
+
+    /// How many days of evidence the estimate of an hour of the day over all days is worth
+    /// when it is blended into the estimate over the days of the same kind.
+    public static let allDaysPriorDays = 1.0
+
     /// How likely (0...1) a launch is in local hour of the week `hourOfWeek` (modulo 168),
     /// as the scheduler judges at `now`: the hour of the week's own evidence shrunk toward
-    /// the same hour on the days of the same kind (Monday to Friday, or the weekend),
+    /// the same hour on the days of the same kind (Monday to Friday, or the weekend), that
+    /// toward the same hour on every day, and that toward the app's overall rate:
     ///
     /// ```
-    /// likelihood = (launched(h) + k · pooled(h)) / (observed(h) + k)
+    /// overall   = decayed launch-hours / decayed observed hours, over every hour
+    /// allDays   = (launched(all days' h) + a · overall) / (observed(all days' h) + a)
+    /// kind      = (launched(same kind's h) + d · allDays) / (observed(same kind's h) + d)
+    /// likelihood = (launched(h) + k · kind) / (observed(h) + k)
     /// ```
     ///
     /// where `launched` and `observed` are the decayed numerator and denominator of
-    /// ``launchProbability(hourOfWeek:at:)``, `pooled` is the decayed share of the
-    /// occurrences of that hour of the day on days of the same kind with a launch, and `k`
-    /// is ``dailyPatternPriorWeeks`` (2). So a weekday routine is learned after one
-    /// weekday, a weekend one after one weekend day, a weekly rhythm (nothing on Friday
-    /// evenings) takes over as the weeks show it, and one odd week does not erase a habit.
-    /// An occurrence still in progress without a launch is left out: whether the user
-    /// opens the app this hour is not known yet.
+    /// ``launchProbability(hourOfWeek:at:)``, `a` is ``overallRatePriorDays`` (2), `d`
+    /// ``allDaysPriorDays`` (1) and `k` ``dailyPatternPriorWeeks`` (2). So a weekday
+    /// routine is learned after one weekday, a weekend one after one weekend day, a weekly
+    /// rhythm (nothing on Friday evenings) takes over as the weeks show it, and one odd
+    /// week does not erase a habit. With little evidence every hour keeps some of the
+    /// app's overall rate (the scheduler is unsure, so it refreshes more); an hour of the
+    /// day never used loses it as the days show it stays unused. An occurrence still in
+    /// progress without a launch is left out: whether the user opens the app this hour is
+    /// not known yet.
     public func likelihood(hourOfWeek: Int, at now: Date) -> Double {
+        likelihood(hourOfWeek: hourOfWeek, at: now, overall: overallRate(at: now))
+    }
+
+    /// ``likelihood(hourOfWeek:at:)`` with the overall rate computed once by the caller.
+    func likelihood(hourOfWeek: Int, at now: Date, overall: Double) -> Double {
         let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
         var own = (launched: 0.0, observed: 0.0)
-        var launched = 0.0
-        var observed = 0.0
+        var kind = (launched: 0.0, observed: 0.0)
+        var all = (launched: 0.0, observed: 0.0)
         let weekend = bucket / 24 >= 5
-        for day in 0..<7 where (day >= 5) == weekend {
+        for day in 0..<7 {
             let sameHour = evidence(hourOfWeek: bucket % 24 + 24 * day, at: now, excludingOpenOccurrence: true)
             if day == bucket / 24 { own = sameHour }  // the hour asked about is one of its pool
-            launched += sameHour.launched
-            observed += sameHour.observed
+            if (day >= 5) == weekend {
+                kind.launched += sameHour.launched
+                kind.observed += sameHour.observed
+            }
+            all.launched += sameHour.launched
+            all.observed += sameHour.observed
         }
-        let pooled = observed > 0 ? min(1, launched / observed) : 0
+        let allDays = (all.launched + Self.overallRatePriorDays * overall) / (all.observed + Self.overallRatePriorDays)
+        let sameKind = (kind.launched + Self.allDaysPriorDays * allDays) / (kind.observed + Self.allDaysPriorDays)
         let k = Self.dailyPatternPriorWeeks
-        return min(1, max(0, (own.launched + k * pooled) / (own.observed + k)))
+        return min(1, max(0, (own.launched + k * sameKind) / (own.observed + k)))
+    }
+
+    /// The app's overall launch rate at `now`: decayed hours with a launch per decayed
+    /// observed hour (0 when nothing is recorded).
+    func overallRate(at now: Date) -> Double {
+        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(observedSince), now > observedSince else { return 0 }
+        let launched = launchWeights.reduce(0, +) * configuration.decayFactor(age: now.timeIntervalSince(epoch))
+        let hours = max(1, (now.timeIntervalSince(observedSince) / 3600).rounded(.up))
+        let halfLife = configuration.halfLife
+        let observed: Double
+        if halfLife > 0, halfLife.isFinite {
+            let logQ = -3600 / halfLife * M_LN2
+            observed = expm1(hours * logQ) / expm1(logQ)
+        } else {
+            observed = hours
+        }
+        return min(1, launched / observed)
     }
 
     /// The decayed launches (numerator) and observed occurrences (denominator) of one hour
@@ -261,38 +303,123 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return nil
     }
 
-    /// When a refresh that may run from `eligibleAt` should run, as known at `now`.
+    /// How far apart refreshes should be in each of the 24 local hours that begin with the
+    /// one containing `start`, as judged at `now`, for an app that asks for a refresh
+    /// every `requestedInterval`; nil for an hour that gets none.
     ///
-    /// The rules, from `from = max(eligibleAt, now)`:
-    /// 1. `from` lies in a likely launch hour: `eligibleAt` (while the user is likely to
-    ///    open the app, refreshes run at the cadence the app asks for);
-    /// 2. a likely launch hour begins within the horizon (``nextLikelyLaunch(after:now:)``):
-    ///    `max(eligibleAt, launch − leadTime × (0.5 + leadSpread))` (by default 5 to 15 min
-    ///    before that hour: `leadSpread` in 0..<1 is a stable per-device, per-request draw,
-    ///    so that devices sharing a habit do not all wake at the same minute);
-    /// 3. no likely launch within the horizon, for an app the user has opened: `max(eligibleAt,
-    ///    lastBackgroundLaunch + unpredictedRefreshInterval)` (default 2 h) when the app's
-    ///    last background launch (of any of its tasks) is known, else `eligibleAt`.
+    /// **Where.** The spacing follows the square-root rule of refreshing for readers who
+    /// arrive at random: with launches at rate `λ` in an hour and a refresh costing as
+    /// much as `c` of staleness, the expected cost per hour `c / T + λ · T / 2` is least at
+    /// `T = √(2c / λ)`. So an hour four times as likely gets refreshes twice as close, an
+    /// unlikely hour far apart, an hour never used none: `spacing(h) = scale / √likelihood(h)`,
+    /// and an hour whose spacing would exceed ``UsageModelConfiguration/maximumRefreshSpacing``
+    /// gets none.
     ///
-    /// The result is never earlier than `eligibleAt`: the model only ever holds a refresh
-    /// back, it never runs one before the date the app asked for. A result at or before
-    /// `now` means "now".
-    ///
-    /// An app never opened runs its refresh at `eligibleAt`: with nothing learned, the
-    /// conservative default is to do what the app asks rather than guess an hour (which
-    /// could only leave its first launch stale). Once opened, the two-hour spacing of rule
-    /// 3 keeps content from going very stale for the launches no habit predicts, without
-    /// waking the device every quarter of an hour.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastBackgroundLaunch: Date? = nil, leadSpread: Double = 0.5) -> Date {
-        guard weightsAsOf != nil else { return eligibleAt }
-        let from = max(eligibleAt, now)
-        if isLikelyHour(containing: from, now: now) { return eligibleAt }
-        if let launch = nextLikelyLaunch(after: from, now: now) {
-            let lead = configuration.leadTime * (0.5 + min(max(leadSpread, 0), 1))
-            return max(eligibleAt, launch.addingTimeInterval(-lead))
+    /// **How many.** `scale` is set so that the day's refreshes add up to
+    /// ``UsageModelConfiguration/refreshBudgetShare`` of what the app asks for (a fifth:
+    /// about 19 a day for a refresh every 15 minutes), counting an hour at most at the
+    /// app's own cadence. The budget is spent where this device's own history says the
+    /// user opens the app; with little history every hour keeps some likelihood, so the
+    /// refreshes spread out, and they gather before the habits as the days show them.
+    public func refreshSpacings(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> [TimeInterval?] {
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(now) else { return Array(repeating: nil, count: 24) }
+        let overall = overallRate(at: now)
+        let first = week.absoluteHour(of: start)
+        var roots = (0..<24).map { likelihood(hourOfWeek: LocalWeek.hourOfWeek(ofHour: first + $0), at: now, overall: overall).squareRoot() }
+        // The likelihood is of a first launch in the hour: once the user opened the app in
+        // this hour, the launch it predicted has happened, and refreshing for it is waste.
+        if let lastUse, lastUse >= week.start(ofHour: first), lastUse <= now { roots[0] = 0 }
+        let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+        let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
+        // refreshes(scale) = Σ min(3600 / cadence, 3600 · root / scale) falls as scale grows:
+        // bisect for the scale that spends the budget.
+        func refreshes(_ scale: Double) -> Double {
+            roots.reduce(0) { sum, root in
+                guard root > 0, scale / root <= configuration.maximumRefreshSpacing else { return sum }
+                return sum + min(3600 / cadence, 3600 * root / scale)
+            }
         }
-        guard let lastBackgroundLaunch else { return eligibleAt }
-        return max(eligibleAt, lastBackgroundLaunch.addingTimeInterval(configuration.unpredictedRefreshInterval))
+        var low = cadence * (roots.max() ?? 0)  // every hour at the cadence: the most refreshes
+        var high = configuration.maximumRefreshSpacing
+        guard low > 0 else { return Array(repeating: nil, count: 24) }
+        if refreshes(low) <= budget {
+            high = 0  // the budget does not bind: the square-root rule's own cost decides
+        } else {
+            for _ in 0..<40 {
+                let middle = (low + high) / 2
+                if refreshes(middle) > budget { low = middle } else { high = middle }
+            }
+        }
+        // Never closer than the square-root rule's own cost puts them: an app opened once a
+        // week is not worth its whole budget.
+        let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
+        return roots.map { root in
+            guard root > 0 else { return nil }
+            let spacing = max(cadence, scale / root)
+            return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
+        }
+    }
+
+    /// The refresh interval the budget assumes when the request does not say: 15 minutes.
+    public static let standardRefreshInterval: TimeInterval = 15 * 60
+
+    /// When a refresh that may run from `eligibleAt` should run, as known at `now`, given
+    /// the app's last background launch (its content's last refresh) and the interval the
+    /// app asks for between refreshes (its request's earliest begin date after its
+    /// submission).
+    ///
+    /// From `from = max(eligibleAt, now)`, hour by hour up to the horizon: the first
+    /// instant `s` at which the content's age `s − lastBackgroundLaunch` reaches the
+    /// hour's spacing (``refreshSpacings(startingAt:now:requestedInterval:)``). In the
+    /// last `leadTime × (0.5 + leadSpread)` of an hour (by default 5 to 15 minutes;
+    /// `leadSpread` in 0..<1 is a stable per-device, per-request draw, so that devices
+    /// sharing a habit do not all wake at the same minute) the next hour's spacing counts
+    /// too when it is tighter: content is refreshed shortly *before* a likely launch, not
+    /// after it began. An hour that gets no refreshes places nothing; when no hour within
+    /// the horizon places the refresh, it is held to the horizon's end and judged again.
+    ///
+    /// A refresh that waited for the network or the battery runs as soon as it is allowed
+    /// again in an hour that gets refreshes, because its content is by then older than any
+    /// spacing; in an hour that gets none it waits for the next one that does. The result is never
+    /// earlier than `eligibleAt`: the model only ever holds a refresh back. An app never
+    /// opened, or with no known background launch, runs its refresh at `eligibleAt`: with
+    /// nothing learned, it does what the app asks.
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastBackgroundLaunch: Date? = nil, leadSpread: Double = 0.5, requestedInterval: TimeInterval? = nil) -> Date {
+        guard let last = lastBackgroundLaunch,
+              LocalWeek.isRepresentable(eligibleAt), LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(last) else { return eligibleAt }
+        guard weightsAsOf != nil else {
+            // Never opened: nothing says when a launch may come, so the budget is spread
+            // evenly over the day.
+            let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+            let spacing = max(cadence, cadence / max(configuration.refreshBudgetShare, 0.001))
+            return max(eligibleAt, last.addingTimeInterval(spacing))
+        }
+        let from = max(eligibleAt, now)
+        let lead = configuration.leadTime * (0.5 + min(max(leadSpread, 0), 1))
+        let end = from.addingTimeInterval(min(configuration.horizon, 23 * 3600))
+        let week = self.week
+        let first = week.absoluteHour(of: from)
+        let spacings = refreshSpacings(startingAt: from, now: now, requestedInterval: requestedInterval)
+        var hour = first
+        while week.start(ofHour: hour) < end, hour - first + 1 < spacings.count {
+            let spacing = spacings[hour - first]
+            let next = spacings[hour - first + 1]
+            let hourStart = max(from, week.start(ofHour: hour))
+            let hourEnd = week.start(ofHour: hour + 1)
+            let leadStart = hourEnd.addingTimeInterval(-lead)
+            // The hour's own spacing, then the tighter of it and the next hour's in the lead.
+            let segments: [(start: Date, end: Date, spacing: TimeInterval?)] = [
+                (hourStart, min(leadStart, hourEnd), spacing),
+                (max(hourStart, leadStart), hourEnd, [spacing, next].compactMap { $0 }.min()),
+            ]
+            for segment in segments where segment.start < segment.end {
+                guard let spacing = segment.spacing else { continue }
+                let due = max(segment.start, last.addingTimeInterval(spacing))
+                if due < min(segment.end, end) { return max(eligibleAt, due) }
+            }
+            hour += 1
+        }
+        return max(eligibleAt, end)
     }
 
     /// Whether the app may get processing runs at `now`: true while it was brought to the

@@ -48,13 +48,17 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
     /// Default 7 days (Apple: processing runs "as long as the user has used the app within
     /// the past week").
     public var unusedProcessingCutoff: TimeInterval
-    /// How long after the app's last background launch a refresh waits when no launch is
-    /// likely within the horizon (a night, a weekend without a habit) for an app the user
-    /// has opened; an app never opened is not held. Default 2 hours.
-    ///
-    /// Often enough that a launch no habit predicts finds content at most a couple of hours
-    /// old; rare enough that an unpredictable app costs twelve wakes a day, not ninety-six.
-    public var unpredictedRefreshInterval: TimeInterval
+    /// The share of the refreshes an app asks for that it gets, placed where its launches
+    /// are (see ``UsageModel/refreshSpacings(startingAt:now:requestedInterval:)``).
+    /// Default 0.2: about 19 a day for a refresh asked every 15 minutes.
+    public var refreshBudgetShare: Double
+    /// The spacing of refreshes in an hour whose launch likelihood is ``likelyThreshold``
+    /// when the budget allows more: the cost of a refresh in the square-root rule, so that
+    /// an app used rarely gets fewer refreshes than its budget. Default 15 minutes.
+    public var refreshSpacingAtThreshold: TimeInterval
+    /// An hour whose refreshes would be further apart than this gets none: launches there
+    /// are too rare to refresh for. Default 2 hours.
+    public var maximumRefreshSpacing: TimeInterval
 
     /// Creates a configuration; every default is documented on its property.
     public init(
@@ -64,23 +68,29 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
         likelyThreshold: Double = 0.3,
         horizon: TimeInterval = 12 * 3_600,
         unusedProcessingCutoff: TimeInterval = 7 * 86_400,
-        unpredictedRefreshInterval: TimeInterval = 2 * 3_600
+        refreshBudgetShare: Double = 0.2,
+        refreshSpacingAtThreshold: TimeInterval = 15 * 60,
+        maximumRefreshSpacing: TimeInterval = 2 * 3_600
     ) {
+        self.refreshBudgetShare = refreshBudgetShare
+        self.refreshSpacingAtThreshold = refreshSpacingAtThreshold
+        self.maximumRefreshSpacing = maximumRefreshSpacing
         self.utcOffset = utcOffset
         self.halfLife = halfLife
         self.leadTime = leadTime
         self.likelyThreshold = likelyThreshold
         self.horizon = horizon
         self.unusedProcessingCutoff = unusedProcessingCutoff
-        self.unpredictedRefreshInterval = unpredictedRefreshInterval
     }
 
     private enum CodingKeys: String, CodingKey {
-        case utcOffset, halfLife, leadTime, likelyThreshold, horizon, unusedProcessingCutoff, unpredictedRefreshInterval
+        case utcOffset, halfLife, leadTime, likelyThreshold, horizon, unusedProcessingCutoff
+        case refreshBudgetShare, refreshSpacingAtThreshold, maximumRefreshSpacing
     }
 
     /// Decodes a stored configuration; keys added since it was written take their defaults,
-    /// so an upgrade keeps what the model learned.
+    /// and keys no longer used (`unpredictedRefreshInterval`, replaced by the refresh budget)
+    /// are ignored, so an upgrade keeps what the model learned.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = UsageModelConfiguration()
@@ -91,7 +101,9 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
             likelyThreshold: try container.decodeIfPresent(Double.self, forKey: .likelyThreshold) ?? defaults.likelyThreshold,
             horizon: try container.decodeIfPresent(TimeInterval.self, forKey: .horizon) ?? defaults.horizon,
             unusedProcessingCutoff: try container.decodeIfPresent(TimeInterval.self, forKey: .unusedProcessingCutoff) ?? defaults.unusedProcessingCutoff,
-            unpredictedRefreshInterval: try container.decodeIfPresent(TimeInterval.self, forKey: .unpredictedRefreshInterval) ?? defaults.unpredictedRefreshInterval
+            refreshBudgetShare: try container.decodeIfPresent(Double.self, forKey: .refreshBudgetShare) ?? defaults.refreshBudgetShare,
+            refreshSpacingAtThreshold: try container.decodeIfPresent(TimeInterval.self, forKey: .refreshSpacingAtThreshold) ?? defaults.refreshSpacingAtThreshold,
+            maximumRefreshSpacing: try container.decodeIfPresent(TimeInterval.self, forKey: .maximumRefreshSpacing) ?? defaults.maximumRefreshSpacing
         )
     }
 

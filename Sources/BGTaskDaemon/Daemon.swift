@@ -182,7 +182,7 @@ public final class Daemon: Sendable {
         self.log = log
         // The watchdog pings only while the engine's lock and the apps' table can be taken.
         self.watchdog = notifier?.startWatchdog(
-            probe: { [service] in _ = service.livenessProbe() },
+            probe: { [service] in service.livenessProbe() },
             onError: { [log] error in log(.warning, app: nil, "systemd watchdog ping failed: \(error)") })
     }
 

@@ -236,7 +236,9 @@ public final class SchedulerDriver: Sendable {
             log(.warning, app: nil, "could not read the saved usage histories: \(error)")
             return [:]
         }
+        let wanted = Set(apps)
         return texts.reduce(into: [:]) { states, entry in
+            guard wanted.contains(entry.key) else { return }
             states[entry.key] = decodePolicyState(entry.value, of: entry.key)
         }
     }
@@ -259,8 +261,15 @@ public final class SchedulerDriver: Sendable {
     // MARK: What the policies learn
 
     private func loadPolicyState(of app: AppID) -> AppPolicyState? {
-        guard let text = try? store?.appSetting(app: app, name: AppSettingName.policyState) else { return nil }
-        return decodePolicyState(text, of: app)
+        guard let store else { return nil }
+        let text: String?
+        do {
+            text = try store.appSetting(app: app, name: AppSettingName.policyState)
+        } catch {
+            log(.warning, app: app, "could not read the saved usage history: \(error)")
+            return nil
+        }
+        return text.flatMap { decodePolicyState($0, of: app) }
     }
 
     /// A saved usage history, or nil (and a warning) when it cannot be read.

@@ -160,7 +160,7 @@ public final class WatchdogPinger: Sendable {
 
     init(
         notifier: SystemdNotifier, period: Duration, queue: DispatchQueue,
-        probe: @escaping @Sendable () -> Void = {},
+        probe: @escaping @Sendable () -> Void,
         onError: @escaping @Sendable (SystemdNotifier.NotifyError) -> Void
     ) {
         self.period = period

@@ -52,7 +52,7 @@ public struct SchedulerEngine: Sendable {
     private var appStates: [AppID: AppPolicyState] = [:]
     private var lastRunStart: [RequestKey: Date] = [:]
     /// The last shared trigger (power or network back), or `nil` when none was seen.
-    public private(set) var lastSharedTrigger: Date?
+    private(set) var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
     /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
@@ -310,7 +310,6 @@ public struct SchedulerEngine: Sendable {
     /// Since when the request under `key` has been due, when it is due (what the policies
     /// see as its wait).
     public func eligibleSince(of key: RequestKey) -> Date? { index.eligibleSince(of: key) }
-
 
     /// The runs in progress.
     public var activeRuns: [RunRecord] { runs.values.map(\.record).sorted { $0.id < $1.id } }

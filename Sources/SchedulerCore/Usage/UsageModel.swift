@@ -176,47 +176,76 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// progress without a launch is left out: whether the user opens the app this hour is
     /// not known yet.
     public func likelihood(hourOfWeek: Int, at now: Date) -> Double {
-        likelihood(hourOfWeek: hourOfWeek, at: now, overall: overallRate(at: now))
+        likelihoods(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
 
-    /// ``likelihood(hourOfWeek:at:)`` with the overall rate computed once by the caller.
-    func likelihood(hourOfWeek: Int, at now: Date, overall: Double) -> Double {
-        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
-        var own = (launched: 0.0, observed: 0.0)
-        var kind = (launched: 0.0, observed: 0.0)
-        var all = (launched: 0.0, observed: 0.0)
-        let weekend = bucket / 24 >= 5
-        for day in 0..<7 {
-            let sameHour = evidence(hourOfWeek: bucket % 24 + 24 * day, at: now, excludingOpenOccurrence: true)
-            if day == bucket / 24 { own = sameHour }  // the hour asked about is one of its pool
-            if (day >= 5) == weekend {
-                kind.launched += sameHour.launched
-                kind.observed += sameHour.observed
+    /// ``likelihood(hourOfWeek:at:)`` of all 168 hours of the week at once, in one pass
+    /// over the evidence: the scheduler asks for a day of them on every judged refresh.
+    ///
+    /// Hour `nowHour − b` (b = 0 ... 167) is the latest occurrence of its hour of the week
+    /// to have begun, so its weight is `w(age of nowHour) · w(1 h)^b`, and the occurrences
+    /// of that hour observed since ``observedSince`` form the geometric series of
+    /// ``observedWeeks(hourOfWeek:upTo:at:)``; the hour in progress without a launch counts
+    /// from the occurrence a week earlier.
+    func likelihoods(at now: Date) -> [Double] {
+        var result = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
+        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(observedSince) else { return result }
+        let week = self.week
+        let nowHour = week.absoluteHour(of: now)
+        let firstObserved = week.absoluteHour(of: observedSince)
+        let launchedFactor = configuration.decayFactor(age: now.timeIntervalSince(epoch))
+        let hourDecay = configuration.decayFactor(age: LocalWeek.secondsPerHour)
+        let weekDecay = configuration.decayFactor(age: LocalWeek.secondsPerWeek)
+        var series: (count: Int, sum: Double) = (0, 0)
+        func observedSeries(_ count: Int) -> Double {
+            if series.count != count { series = (count, geometricWeeks(count)) }
+            return series.sum
+        }
+        var launched = result
+        var observed = result
+        var ageFactor = configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: nowHour)))
+        for back in 0..<LocalWeek.hoursPerWeek {
+            let hour = nowHour - back
+            let bucket = LocalWeek.hourOfWeek(ofHour: hour)
+            var latest = hour
+            var factor = ageFactor
+            if back == 0, lastCountedOccurrence[bucket] != week.start(ofHour: hour) {
+                // Whether the user opens the app this hour is not known yet.
+                latest -= LocalWeek.hoursPerWeek
+                factor *= weekDecay
             }
-            all.launched += sameHour.launched
-            all.observed += sameHour.observed
+            if latest >= firstObserved {
+                observed[bucket] = factor * observedSeries((latest - firstObserved) / LocalWeek.hoursPerWeek + 1)
+                launched[bucket] = launchWeights[bucket] * launchedFactor
+            }
+            ageFactor *= hourDecay
         }
-        let allDays = (all.launched + Self.overallRatePriorDays * overall) / (all.observed + Self.overallRatePriorDays)
-        let sameKind = (kind.launched + Self.allDaysPriorDays * allDays) / (kind.observed + Self.allDaysPriorDays)
+        // The pools: the same hour of the day on days of each kind and on every day.
+        var weekday = [(launched: Double, observed: Double)](repeating: (0, 0), count: 24)
+        var weekend = weekday
+        for bucket in 0..<LocalWeek.hoursPerWeek {
+            if bucket / 24 >= 5 {
+                weekend[bucket % 24].launched += launched[bucket]
+                weekend[bucket % 24].observed += observed[bucket]
+            } else {
+                weekday[bucket % 24].launched += launched[bucket]
+                weekday[bucket % 24].observed += observed[bucket]
+            }
+        }
+        let totalObserved = observed.reduce(0, +)
+        guard totalObserved > 0 else { return result }
+        let overall = min(1, launched.reduce(0, +) / totalObserved)
         let k = Self.dailyPatternPriorWeeks
-        return min(1, max(0, (own.launched + k * sameKind) / (own.observed + k)))
-    }
-
-    /// The app's overall launch rate at `now`: decayed hours with a launch per decayed
-    /// observed hour (0 when nothing is recorded).
-    func overallRate(at now: Date) -> Double {
-        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(observedSince), now > observedSince else { return 0 }
-        let launched = launchWeights.reduce(0, +) * configuration.decayFactor(age: now.timeIntervalSince(epoch))
-        let hours = max(1, (now.timeIntervalSince(observedSince) / 3600).rounded(.up))
-        let halfLife = configuration.halfLife
-        let observed: Double
-        if halfLife > 0, halfLife.isFinite {
-            let logQ = -3600 / halfLife * M_LN2
-            observed = expm1(hours * logQ) / expm1(logQ)
-        } else {
-            observed = hours
+        for bucket in 0..<LocalWeek.hoursPerWeek {
+            let hourOfDay = bucket % 24
+            let kind = bucket / 24 >= 5 ? weekend[hourOfDay] : weekday[hourOfDay]
+            let allLaunched = weekday[hourOfDay].launched + weekend[hourOfDay].launched
+            let allObserved = weekday[hourOfDay].observed + weekend[hourOfDay].observed
+            let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
+            let sameKind = (kind.launched + Self.allDaysPriorDays * allDays) / (kind.observed + Self.allDaysPriorDays)
+            result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
         }
-        return min(1, launched / observed)
+        return result
     }
 
     /// The decayed launches (numerator) and observed occurrences (denominator) of one hour
@@ -253,24 +282,27 @@ public struct UsageModel: Sendable, Codable, Hashable {
         guard first <= nowHour else { return 0 }
         let count = (nowHour - first) / LocalWeek.hoursPerWeek + 1
         let latest = first + (count - 1) * LocalWeek.hoursPerWeek
-        let newest = configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: latest)))
-        let halfLife = configuration.halfLife
-        guard halfLife > 0, halfLife.isFinite else { return Double(count) }  // no decay: each week counts 1
         // (1 − qⁿ) / (1 − q) through expm1: exact for n = 1 (a new app's first week, where
-        // a launch must give p = 1, not 0.999...), and precise when q is close to 1. log q
-        // is written out (q = 2^(−week / halfLife)): the scheduler asks this for several
-        // hours of every judged refresh, and pow and log cost more than the rest.
+        // a launch must give p = 1, not 0.999...), and precise when q is close to 1.
+        let newest = configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: latest)))
+        return newest * geometricWeeks(count)
+    }
+
+    /// `1 + q + ... + q^(count−1)` with `q = w(1 week)`: the decayed number of `count`
+    /// weekly occurrences, the latest weighing 1 (`count` without decay).
+    private func geometricWeeks(_ count: Int) -> Double {
+        let halfLife = configuration.halfLife
+        guard halfLife > 0, halfLife.isFinite else { return Double(count) }
         let logQ = -LocalWeek.secondsPerWeek / halfLife * M_LN2
-        return newest * (expm1(Double(count) * logQ) / expm1(logQ))
+        return expm1(Double(count) * logQ) / expm1(logQ)
     }
 
     /// The hours of the week (ascending) whose ``likelihood(hourOfWeek:at:)`` at `now` is
     /// at least ``UsageModelConfiguration/likelyThreshold``.
     public func likelyHours(at now: Date) -> [Int] {
         guard weightsAsOf != nil else { return [] }
-        return (0..<LocalWeek.hoursPerWeek).filter {
-            likelihood(hourOfWeek: $0, at: now) >= configuration.likelyThreshold
-        }
+        let likelihoods = self.likelihoods(at: now)
+        return (0..<LocalWeek.hoursPerWeek).filter { likelihoods[$0] >= configuration.likelyThreshold }
     }
 
     /// Whether the local hour that contains `date` is a likely launch hour, as judged at `now`.
@@ -292,12 +324,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let end = start.addingTimeInterval(configuration.horizon)
         var hour = week.absoluteHour(of: start)
         if week.start(ofHour: hour) < start { hour += 1 }
+        let likelihoods = self.likelihoods(at: now)
         // A probability depends only on the hour of the week: after one week of
         // candidates every further one repeats an answer already given.
         for candidate in hour..<(hour + LocalWeek.hoursPerWeek) {
             let candidateStart = week.start(ofHour: candidate)
             if candidateStart > end { return nil }
-            let probability = likelihood(hourOfWeek: LocalWeek.hourOfWeek(ofHour: candidate), at: now)
+            let probability = likelihoods[LocalWeek.hourOfWeek(ofHour: candidate)]
             if probability >= configuration.likelyThreshold { return candidateStart }
         }
         return nil
@@ -323,9 +356,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// refreshes spread out, and they gather before the habits as the days show them.
     public func refreshSpacings(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> [TimeInterval?] {
         guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(now) else { return Array(repeating: nil, count: 24) }
-        let overall = overallRate(at: now)
+        let likelihoods = self.likelihoods(at: now)
         let first = week.absoluteHour(of: start)
-        var roots = (0..<24).map { likelihood(hourOfWeek: LocalWeek.hourOfWeek(ofHour: first + $0), at: now, overall: overall).squareRoot() }
+        var roots = (0..<24).map { likelihoods[LocalWeek.hourOfWeek(ofHour: first + $0)].squareRoot() }
         // The likelihood is of a first launch in the hour: once the user opened the app in
         // this hour, the launch it predicted has happened, and refreshing for it is waste.
         if let lastUse, lastUse >= week.start(ofHour: first), lastUse <= now { roots[0] = 0 }
@@ -359,6 +392,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
             return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
         }
     }
+
+    /// How close to now a placed refresh counts as now: one minute.
+    public static let placementGrain: TimeInterval = 60
 
     /// The refresh interval the budget assumes when the request does not say: 15 minutes.
     public static let standardRefreshInterval: TimeInterval = 15 * 60
@@ -400,6 +436,16 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let week = self.week
         let first = week.absoluteHour(of: from)
         let spacings = refreshSpacings(startingAt: from, now: now, requestedInterval: requestedInterval)
+        // The first instant of [start, stop) at which the content's age reaches `spacing`;
+        // within ``placementGrain`` of `from`, `from` itself. The spacings move a little as
+        // `now` moves (decay, the day's window): asked again at the instant it named, the
+        // model must not name one a few seconds later, again and again.
+        func due(from start: Date, to stop: Date, spacing: TimeInterval?) -> Date? {
+            guard let spacing, start < stop else { return nil }
+            var due = max(start, last.addingTimeInterval(spacing))
+            if due < from.addingTimeInterval(Self.placementGrain) { due = from }
+            return due < min(stop, end) ? due : nil
+        }
         var hour = first
         while week.start(ofHour: hour) < end, hour - first + 1 < spacings.count {
             let spacing = spacings[hour - first]
@@ -408,14 +454,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let hourEnd = week.start(ofHour: hour + 1)
             let leadStart = hourEnd.addingTimeInterval(-lead)
             // The hour's own spacing, then the tighter of it and the next hour's in the lead.
-            let segments: [(start: Date, end: Date, spacing: TimeInterval?)] = [
-                (hourStart, min(leadStart, hourEnd), spacing),
-                (max(hourStart, leadStart), hourEnd, [spacing, next].compactMap { $0 }.min()),
-            ]
-            for segment in segments where segment.start < segment.end {
-                guard let spacing = segment.spacing else { continue }
-                let due = max(segment.start, last.addingTimeInterval(spacing))
-                if due < min(segment.end, end) { return max(eligibleAt, due) }
+            let tighter = spacing.map { own in next.map { min(own, $0) } ?? own } ?? next
+            if let at = due(from: hourStart, to: min(leadStart, hourEnd), spacing: spacing)
+                ?? due(from: max(hourStart, leadStart), to: hourEnd, spacing: tighter) {
+                return max(eligibleAt, at)
             }
             hour += 1
         }

@@ -348,6 +348,28 @@ struct UsageLikelihoodTests {
         #expect(model.likelihood(hourOfWeek: T.how(day: 4, 21), at: now) < 0.3, "four Fridays without a launch")
     }
 
+    @Test func theLikelihoodsHoldForTheWholeHourAndFollowEveryChange() {
+        var model = T.commuter
+        let early = T.at(week: 3, day: 1, 10, 5)
+        let late = T.at(week: 3, day: 1, 10, 55)
+        let before = (0..<168).map { model.likelihood(hourOfWeek: $0, at: early) }
+        #expect(before == (0..<168).map { model.likelihood(hourOfWeek: $0, at: late) }, "taken as of the hour's start")
+        #expect(before != (0..<168).map { model.likelihood(hourOfWeek: $0, at: T.at(week: 3, day: 1, 11, 5)) }, "the next hour has aged")
+        // A copy made after the table was kept, then changed, answers from its own evidence;
+        // the original keeps its answer, and equality ignores what was kept.
+        let original = model
+        model.recordForeground(at: T.at(week: 3, day: 1, 10, 20))
+        let tuesdayTen = T.how(day: 1, 10)
+        #expect(model.likelihood(hourOfWeek: tuesdayTen, at: late) > before[tuesdayTen])
+        #expect(original.likelihood(hourOfWeek: tuesdayTen, at: late) == before[tuesdayTen])
+        #expect(original == T.commuter)
+        // A new configuration is a new table: a shorter memory weighs the habit's recent
+        // weeks, and the unused hours' evidence, differently.
+        var reconfigured = original
+        reconfigured.configuration.halfLife = 86_400
+        #expect((0..<168).map { reconfigured.likelihood(hourOfWeek: $0, at: late) } != before)
+    }
+
     @Test func theHourInProgressIsNotCountedAsMissedBeforeItEnds() {
         // Opened Mondays at 08:40 for one week; now it is Monday 08:05 of the next week.
         var model = UsageModel(createdAt: T.monday)

@@ -60,8 +60,9 @@ public struct ModelledDevice: Sendable {
     private let options: Options
     private let apps: [ModelledApp]
     private var tasks: [RequestKey: ModelledTask] = [:]
-    private var queue = IndexedHeap<UInt64, Moment>()
-    private var events: [UInt64: Event] = [:]
+    /// What happens next, in order. A superseded wake stays queued and is skipped when it
+    /// comes up (see ``scheduledWake``): cheaper than finding it to remove it.
+    private var queue = EventQueue()
     private var nextSequence: UInt64 = 0
     /// The engine's pending wake: when, and its place in the queue (replaced, not stacked).
     private var scheduledWake: (at: Date, sequence: UInt64)?
@@ -131,10 +132,10 @@ public struct ModelledDevice: Sendable {
 
     /// Runs the device until `end`, handling everything due on the way in order.
     public mutating func run(until end: Date) {
-        while let next = queue.min, next.priority.at <= end {
-            queue.remove(next.key)
-            now = max(now, next.priority.at)
-            if let event = events.removeValue(forKey: next.key) { handle(event) }
+        while let next = queue.popFirst(notAfter: end) {
+            if case .wake = next.event, next.moment.sequence != scheduledWake?.sequence { continue }  // superseded
+            now = max(now, next.moment.at)
+            handle(next.event)
         }
         now = max(now, end)
     }
@@ -232,10 +233,8 @@ public struct ModelledDevice: Sendable {
 
     private mutating func rescheduleWake(_ instant: Date?) {
         guard instant != scheduledWake?.at else { return }
-        if let previous = scheduledWake {
-            queue.remove(previous.sequence)
-            events[previous.sequence] = nil
-        }
+        // The previous wake, if any, is skipped when it comes up: its sequence is no longer
+        // the scheduled one.
         scheduledWake = instant.map { ($0, schedule(.wake, at: max($0, now))) }
     }
 
@@ -243,9 +242,43 @@ public struct ModelledDevice: Sendable {
     @discardableResult
     private mutating func schedule(_ event: Event, at instant: Date) -> UInt64 {
         nextSequence += 1
-        queue.update(nextSequence, priority: Moment(at: instant, sequence: nextSequence))
-        events[nextSequence] = event
+        queue.insert(event, at: Moment(at: instant, sequence: nextSequence))
         return nextSequence
+    }
+
+    /// A binary min-heap of events by moment: the device's timeline.
+    private struct EventQueue {
+        private var entries: [(moment: Moment, event: Event)] = []
+
+        mutating func insert(_ event: Event, at moment: Moment) {
+            entries.append((moment, event))
+            var child = entries.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard entries[child].moment < entries[parent].moment else { break }
+                entries.swapAt(child, parent)
+                child = parent
+            }
+        }
+
+        /// Removes and returns the earliest event if it happens at or before `limit`.
+        mutating func popFirst(notAfter limit: Date) -> (moment: Moment, event: Event)? {
+            guard let first = entries.first, first.moment.at <= limit else { return nil }
+            let last = entries.removeLast()
+            guard !entries.isEmpty else { return first }
+            entries[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                guard left < entries.count else { break }
+                let right = left + 1
+                let smaller = right < entries.count && entries[right].moment < entries[left].moment ? right : left
+                guard entries[smaller].moment < entries[parent].moment else { break }
+                entries.swapAt(parent, smaller)
+                parent = smaller
+            }
+            return first
+        }
     }
 }
 

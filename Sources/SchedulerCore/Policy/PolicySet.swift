@@ -79,12 +79,16 @@ public struct PolicySet: Sendable {
     private let quickPolicies: [any SchedulingPolicy]
     /// Each policy's place in `policies`, for listing decisions.
     private let listingRank: [String: Int]
+    /// Whether every policy's name is its own (the usual case): decisions made in the
+    /// set's order are then listed by moving the blocking ones first, without a sort.
+    private let namesAreDistinct: Bool
 
     /// The standard policies with `configuration`.
     public init(configuration: PolicyConfiguration = .init(), policies: [any SchedulingPolicy] = PolicySet.standardPolicies) {
         self.configuration = configuration
         self.policies = policies
         listingRank = Dictionary(policies.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        namesAreDistinct = listingRank.count == policies.count
         quickPolicies = Self.quickOrder.compactMap { name in policies.first { $0.name == name } }
     }
 
@@ -131,22 +135,33 @@ public struct PolicySet: Sendable {
         return evaluation(of: policies.map { $0.evaluate(context) })
     }
 
-    /// Scores `decisions` and sorts them: blocking first, then in the set's order.
+    /// Scores `decisions` (made by ``policies``, in their order) and lists them: blocking
+    /// first, then in the set's order.
     private func evaluation(of decisions: [PolicyDecision]) -> PolicyEvaluation {
         var decisions = decisions
         var weighted = 0.0
         var total = 0.0
+        var blockingCount = 0
+        let weighsAlike = configuration.weights.isEmpty  // no name to look up
         for decision in decisions {
             if case .canProceed(let score) = decision.verdict {
-                let weight = configuration.weight(of: decision.policy)
+                let weight = weighsAlike ? 1 : configuration.weight(of: decision.policy)
                 weighted += weight * min(1, max(0, score))
                 total += weight
             }
+            if decision.blocks { blockingCount += 1 }
         }
-        let order = listingRank
-        decisions.sort { lhs, rhs in
-            if lhs.blocks != rhs.blocks { return lhs.blocks }
-            return (order[lhs.policy] ?? 0) < (order[rhs.policy] ?? 0)
+        if blockingCount > 0, blockingCount < decisions.count {
+            if namesAreDistinct {
+                // Already in the set's order: a stable move of the blocking ones to the front.
+                decisions = decisions.filter(\.blocks) + decisions.filter { !$0.blocks }
+            } else {
+                let order = listingRank
+                decisions.sort { lhs, rhs in
+                    if lhs.blocks != rhs.blocks { return lhs.blocks }
+                    return (order[lhs.policy] ?? 0) < (order[rhs.policy] ?? 0)
+                }
+            }
         }
         return PolicyEvaluation(decisions: decisions, score: total > 0 ? weighted / total : 1, threshold: configuration.threshold)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What the system has learned of one app from the moments the user brought it to the
 /// foreground: how likely a launch is in each hour of the week, when the next likely
@@ -48,7 +49,9 @@ import Foundation
 public struct UsageModel: Sendable, Codable, Hashable {
     /// The tunables (offset, half-life, lead time, threshold, horizon, cutoff). The driver
     /// may replace it, for example when the time zone changes.
-    public var configuration: UsageModelConfiguration
+    public var configuration: UsageModelConfiguration {
+        didSet { likelihoodMemo = LikelihoodMemo() }
+    }
     /// When the model was created (the app first became known to the scheduler); the
     /// start of the 7-day grace of an app that was never opened.
     public let createdAt: Date
@@ -67,6 +70,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Per hour of the week, the start of the latest occurrence already counted, so
     /// another launch in the same hour adds nothing.
     private var lastCountedOccurrence: [Date?]
+    /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``);
+    /// replaced by an empty one whenever the evidence or the configuration changes.
+    private var likelihoodMemo = LikelihoodMemo()
 
     /// Creates an empty model: nothing observed yet, processing allowed for the first 7
     /// days (see "An app that is never used").
@@ -91,6 +97,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ignored.
     public mutating func recordForeground(at date: Date) {
         guard LocalWeek.isRepresentable(date) else { return }
+        likelihoodMemo = LikelihoodMemo()
         foregroundCount += 1
         lastUse = max(lastUse ?? date, date)
         observedSince = min(observedSince, date)
@@ -187,11 +194,28 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// of that hour observed since ``observedSince`` form the geometric series of
     /// ``observedWeeks(hourOfWeek:upTo:at:)``; the hour in progress without a launch counts
     /// from the occurrence a week earlier.
+    ///
+    /// The table is taken as of the start of the hour in progress (ages measured from
+    /// there), so it stays the same for the whole hour and is computed once per hour: the
+    /// engine asks for it on every judgement of every refresh, and within an hour the
+    /// decay moves a likelihood by less than a thousandth.
     func likelihoods(at now: Date) -> [Double] {
-        var result = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
-        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(observedSince) else { return result }
-        let week = self.week
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(observedSince) else {
+            return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
+        }
         let nowHour = week.absoluteHour(of: now)
+        if let table = likelihoodMemo.table(forHour: nowHour) { return table }
+        let table = likelihoods(asOfHour: nowHour)
+        likelihoodMemo.keep(table, forHour: nowHour)
+        return table
+    }
+
+    /// ``likelihoods(at:)`` computed as of the start of absolute hour `nowHour`.
+    private func likelihoods(asOfHour nowHour: Int) -> [Double] {
+        let hours = LocalWeek.hoursPerWeek
+        guard let epoch = weightsAsOf else { return [Double](repeating: 0, count: hours) }
+        let week = self.week
+        let now = week.start(ofHour: nowHour)
         let firstObserved = week.absoluteHour(of: observedSince)
         let launchedFactor = configuration.decayFactor(age: now.timeIntervalSince(epoch))
         let hourDecay = configuration.decayFactor(age: LocalWeek.secondsPerHour)
@@ -201,51 +225,57 @@ public struct UsageModel: Sendable, Codable, Hashable {
             if series.count != count { series = (count, geometricWeeks(count)) }
             return series.sum
         }
-        var launched = result
-        var observed = result
-        var ageFactor = configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: nowHour)))
-        for back in 0..<LocalWeek.hoursPerWeek {
-            let hour = nowHour - back
-            let bucket = LocalWeek.hourOfWeek(ofHour: hour)
-            var latest = hour
-            var factor = ageFactor
-            if back == 0, lastCountedOccurrence[bucket] != week.start(ofHour: hour) {
-                // Whether the user opens the app this hour is not known yet.
-                latest -= LocalWeek.hoursPerWeek
-                factor *= weekDecay
+        // Per hour of the week its decayed launches and observed occurrences; per hour of
+        // the day the same summed over weekdays (0..<24) and over weekend days (24..<48).
+        // Scratch space on the stack: this runs once per app and hour of every simulation.
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * hours + 4 * 24) { scratch in
+            scratch.initialize(repeating: 0)
+            let launched = UnsafeMutableBufferPointer(rebasing: scratch[0..<hours])
+            let observed = UnsafeMutableBufferPointer(rebasing: scratch[hours..<(2 * hours)])
+            let poolLaunched = UnsafeMutableBufferPointer(rebasing: scratch[(2 * hours)..<(2 * hours + 48)])
+            let poolObserved = UnsafeMutableBufferPointer(rebasing: scratch[(2 * hours + 48)..<(2 * hours + 96)])
+            var totalLaunched = 0.0
+            var totalObserved = 0.0
+            var ageFactor = 1.0
+            var bucket = LocalWeek.hourOfWeek(ofHour: nowHour)
+            for back in 0..<hours {
+                // Hour `nowHour − back` is the latest occurrence of `bucket` to have begun.
+                var latest = nowHour - back
+                var factor = ageFactor
+                if back == 0, lastCountedOccurrence[bucket] != now {
+                    // Whether the user opens the app this hour is not known yet.
+                    latest -= hours
+                    factor *= weekDecay
+                }
+                if latest >= firstObserved {
+                    let seen = factor * observedSeries((latest - firstObserved) / hours + 1)
+                    let opened = launchWeights[bucket] * launchedFactor
+                    observed[bucket] = seen
+                    launched[bucket] = opened
+                    let pool = (bucket >= 5 * 24 ? 24 : 0) + bucket % 24
+                    poolObserved[pool] += seen
+                    poolLaunched[pool] += opened
+                    totalObserved += seen
+                    totalLaunched += opened
+                }
+                ageFactor *= hourDecay
+                bucket = bucket == 0 ? hours - 1 : bucket - 1
             }
-            if latest >= firstObserved {
-                observed[bucket] = factor * observedSeries((latest - firstObserved) / LocalWeek.hoursPerWeek + 1)
-                launched[bucket] = launchWeights[bucket] * launchedFactor
+            var result = [Double](repeating: 0, count: hours)
+            guard totalObserved > 0 else { return result }
+            let overall = min(1, totalLaunched / totalObserved)
+            let k = Self.dailyPatternPriorWeeks
+            for bucket in 0..<hours {
+                let hourOfDay = bucket % 24
+                let kind = (bucket >= 5 * 24 ? 24 : 0) + hourOfDay
+                let allLaunched = poolLaunched[hourOfDay] + poolLaunched[24 + hourOfDay]
+                let allObserved = poolObserved[hourOfDay] + poolObserved[24 + hourOfDay]
+                let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
+                let sameKind = (poolLaunched[kind] + Self.allDaysPriorDays * allDays) / (poolObserved[kind] + Self.allDaysPriorDays)
+                result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
             }
-            ageFactor *= hourDecay
+            return result
         }
-        // The pools: the same hour of the day on days of each kind and on every day.
-        var weekday = [(launched: Double, observed: Double)](repeating: (0, 0), count: 24)
-        var weekend = weekday
-        for bucket in 0..<LocalWeek.hoursPerWeek {
-            if bucket / 24 >= 5 {
-                weekend[bucket % 24].launched += launched[bucket]
-                weekend[bucket % 24].observed += observed[bucket]
-            } else {
-                weekday[bucket % 24].launched += launched[bucket]
-                weekday[bucket % 24].observed += observed[bucket]
-            }
-        }
-        let totalObserved = observed.reduce(0, +)
-        guard totalObserved > 0 else { return result }
-        let overall = min(1, launched.reduce(0, +) / totalObserved)
-        let k = Self.dailyPatternPriorWeeks
-        for bucket in 0..<LocalWeek.hoursPerWeek {
-            let hourOfDay = bucket % 24
-            let kind = bucket / 24 >= 5 ? weekend[hourOfDay] : weekday[hourOfDay]
-            let allLaunched = weekday[hourOfDay].launched + weekend[hourOfDay].launched
-            let allObserved = weekday[hourOfDay].observed + weekend[hourOfDay].observed
-            let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
-            let sameKind = (kind.launched + Self.allDaysPriorDays * allDays) / (kind.observed + Self.allDaysPriorDays)
-            result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
-        }
-        return result
     }
 
     /// The decayed launches (numerator) and observed occurrences (denominator) of one hour
@@ -513,4 +543,31 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
         }
     }
+}
+
+/// The likelihood table of one hour, shared by the copies of one ``UsageModel``.
+///
+/// A copy shares its original's memo, which is right because every change to the evidence
+/// or the configuration gives the changed model a new, empty memo: the models sharing one
+/// memo always hold the same evidence. It takes no part in equality, hashing or coding.
+struct LikelihoodMemo: Sendable, Hashable {
+    /// The reference the copies share; its entry behind a mutex, because copies of a model
+    /// may be read on several threads.
+    private final class Storage: Sendable {
+        let entry = Mutex<(hour: Int, table: [Double])?>(nil)
+    }
+    private let storage = Storage()
+
+    /// The table kept for absolute hour `hour`, if that is the hour kept.
+    func table(forHour hour: Int) -> [Double]? {
+        storage.entry.withLock { entry in entry.flatMap { $0.hour == hour ? $0.table : nil } }
+    }
+
+    /// Keeps `table` as the table of absolute hour `hour`, replacing any other.
+    func keep(_ table: [Double], forHour hour: Int) {
+        storage.entry.withLock { $0 = (hour, table) }
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }

@@ -14,7 +14,7 @@ import SchedulerCore
 /// ```
 /// <own>/daemon            the daemon itself (a leaf)      enterDaemonLeaf(pid:)
 /// <own>/apps              controllers enabled for its children
-/// <own>/apps/app-<name>   one per app                     makeAppCgroup(for:)
+/// <own>/apps/app-<name>   one per app, made fresh per process   makeAppCgroup(for:)
 /// ```
 public struct CgroupDelegation: Sendable, Hashable {
     /// The outcome of ``detect(procRoot:mountsFile:)``.
@@ -190,11 +190,25 @@ public struct CgroupDelegation: Sendable, Hashable {
         return "app-" + name
     }
 
-    /// Creates (or reuses) the cgroup of `appID` under `apps` and returns its absolute path.
+    /// Creates the cgroup of `appID` under `apps`, fresh for the process about to start in
+    /// it, and returns its absolute path.
+    ///
+    /// An empty cgroup left by the app's previous process is removed and made again, never
+    /// reused: once a cgroup has been killed through `cgroup.kill` (by
+    /// ``SupervisedProcess/killNow()`` or the ``OrphanReaper``), Linux (seen on 6.18) sends
+    /// `SIGKILL` to every process later started into it with `CLONE_INTO_CGROUP`, so the
+    /// app's every next launch would die at birth; a fresh cgroup also starts unfrozen and
+    /// with zeroed counters. A cgroup that still holds processes (`EBUSY`) is reused as it is.
     public func makeAppCgroup(for appID: String) throws(KernelFileError) -> String {
         if mkdir(appsCgroup, 0o755) != 0, errno != EEXIST { throw KernelFileError(path: appsCgroup, code: errno) }
         let path = appsCgroup + "/" + Self.cgroupName(for: appID)
-        if mkdir(path, 0o755) != 0, errno != EEXIST { throw KernelFileError(path: path, code: errno) }
+        if mkdir(path, 0o755) == 0 { return path }
+        guard errno == EEXIST else { throw KernelFileError(path: path, code: errno) }
+        if rmdir(path) != 0 {
+            if errno == EBUSY { return path }
+            throw KernelFileError(path: path, code: errno)
+        }
+        if mkdir(path, 0o755) != 0 { throw KernelFileError(path: path, code: errno) }
         return path
     }
 

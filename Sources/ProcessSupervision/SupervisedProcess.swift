@@ -117,8 +117,9 @@ public final class SupervisedProcess: Sendable {
             // ECHILD: someone reaped it behind our back (SIGCHLD set to SIG_IGN, waitpid(-1)).
             exit = (.unknown("wait4(\(pid)): \(systemErrorText(errno))"), .zero)
         }
-        let (handlers, source, timer) = state.withLock { state in
+        let (handlers, source, timer, frozen) = state.withLock { state in
             state.exit = exit
+            let frozen = state.suspension == .cgroupFreezer
             state.suspension = nil
             let handlers = state.handlers
             state.handlers = []
@@ -126,8 +127,14 @@ public final class SupervisedProcess: Sendable {
                 state.source = nil
                 state.graceTimer = nil
             }
-            return (handlers, state.source, state.graceTimer)
+            return (handlers, state.source, state.graceTimer, frozen)
         }
+        // A process that dies frozen (SIGKILL, or a fatal signal such as an unhandled SIGTERM,
+        // passes the freezer) leaves its cgroup with `cgroup.freeze` 1, and a later resume
+        // sees no suspension to undo: thaw the cgroup here, before the handlers learn of the
+        // exit, so that no cgroup outlives its process frozen (the next process started in it
+        // would be frozen at once).
+        if frozen, let cgroup = cgroupPath { try? KernelFiles.write("0", to: "\(cgroup)/cgroup.freeze") }
         timer?.source.cancel()
         source?.source.cancel()
         for handler in handlers { handler(exit.status, exit.usage) }

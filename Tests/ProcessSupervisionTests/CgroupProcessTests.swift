@@ -126,6 +126,49 @@ extension ProcessSupervisionProcessTests {
             #expect(KernelFiles.keyedNumbers(KernelFiles.text(app + "/cgroup.events") ?? "")["frozen"] == 0)
         }
 
+        /// A process killed while frozen (a fatal signal passes the freezer) must not leave
+        /// its cgroup frozen: the next process started in it would be frozen at once. (The
+        /// exit used to clear the suspension without thawing, so a terminate that lost the
+        /// race with the exit left `cgroup.freeze` 1; seen in CI.)
+        @Test func aProcessKilledWhileFrozenLeavesItsCgroupThawed() throws {
+            let cgroup = try TestCgroup()
+            defer { cgroup.remove() }
+            let app = try cgroup.delegation.makeAppCgroup(for: "com.example.frozen-kill")
+            let process = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"], cgroup: app))
+            #expect(try process.suspend() == .cgroupFreezer)
+            process.killNow()
+            #expect(process.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(process.suspension == nil)
+            #expect(KernelFiles.text(app + "/cgroup.freeze")?.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            #expect(KernelFiles.keyedNumbers(KernelFiles.text(app + "/cgroup.events") ?? "")["frozen"] == 0)
+        }
+
+        /// After `cgroup.kill`, the kernel kills every process later cloned into that cgroup
+        /// (seen on Linux 6.18): the app's next process gets a fresh cgroup, so it lives,
+        /// and so do the ones after it; a cgroup still holding a process is reused.
+        @Test func aKilledCgroupIsMadeFreshForTheNextProcess() throws {
+            let cgroup = try TestCgroup()
+            defer { cgroup.remove() }
+            let name = "com.example.killed"
+            let first = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"], cgroup: try cgroup.delegation.makeAppCgroup(for: name)))
+            first.killNow()
+            #expect(first.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGKILL, coreDumped: false))
+            for _ in 0..<2 {
+                let next = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"], cgroup: try cgroup.delegation.makeAppCgroup(for: name)))
+                #expect(next.cgroupPath != nil)
+                next.terminate()
+                #expect(next.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGTERM, coreDumped: false))
+            }
+            let living = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"], cgroup: try cgroup.delegation.makeAppCgroup(for: name)))
+            defer {
+                living.killNow()
+                _ = living.waitForExit(timeout: ProcessTestSupport.exitTimeout)
+            }
+            let again = try cgroup.delegation.makeAppCgroup(for: name)
+            #expect(again == living.cgroupPath, "a populated cgroup is reused")
+            #expect(living.isRunning)
+        }
+
         @Test func cgroupKillReachesAGrandchildOutsideTheGroup() throws {
             let cgroup = try TestCgroup()
             defer { cgroup.remove() }

@@ -107,3 +107,45 @@ import Testing
         #expect(calls.withLock { $0 } == [true])
     }
 }
+
+/// An app bgtaskd launched into the background for its tasks (`BGTASK_LAUNCH=background`)
+/// reports `.background`, as iOS does for a background launch.
+@Suite struct BackgroundLaunchTests {
+    @Test func anAppLaunchedIntoTheBackgroundIsInTheBackgroundAndKeepsItsAssertions() async throws {
+        let device = try SimulatedDevice(start: testStart, policies: .foundation)
+        let names = Mutex<[String]>([])
+        let application = Mutex<ObjectIdentifier?>(nil)
+        let observer = NotificationCenter.default.addObserver(forName: nil, object: nil, queue: nil) { note in
+            // Every app of every test posts on the default center: keep this app's.
+            guard note.name.rawValue.hasPrefix("UIApplication"), let object = note.object as? BGApplication,
+                  application.withLock({ $0 }) == ObjectIdentifier(object) else { return }
+            names.withLock { $0.append(note.name.rawValue) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let context = AppContext(app: testApp, manifest: testManifest, driver: device.driver, launchedInBackground: true)
+        application.withLock { $0 = ObjectIdentifier(context.application) }
+        context.withCurrent {
+            context.application.launch()
+            context.application.finishLaunching()
+        }
+        await device.settle()
+        #expect(context.application.applicationState == .background)
+        #expect(context.application.lifecycleState == .background)
+        #expect(context.application.hasFinishedLaunching)
+        #expect(names.withLock { $0 } == ["UIApplicationDidFinishLaunchingNotification"], "no foreground was left: no didEnterBackground")
+        #expect(context.application.backgroundTimeRemaining == .greatestFiniteMagnitude, "the task's budget is the daemon's")
+        // The daemon suspends it, not the 5 s delay of an app that left the foreground.
+        await device.run(for: 60)
+        #expect(context.application.lifecycleState == .background)
+        // An assertion a minute in still buys its whole window.
+        let identifier = context.withCurrent { UIApplication.shared.beginBackgroundTask(withName: "Save draft") {} }
+        #expect(identifier != .invalid)
+        #expect(abs(context.application.backgroundTimeRemaining - 30) < 0.001)
+        context.withCurrent { UIApplication.shared.endBackgroundTask(identifier) }
+        await device.run(for: 60)
+        #expect(context.application.lifecycleState == .background)
+        // Opened by the user, it is an ordinary app.
+        context.withCurrent { UIApplication.shared.enterForeground() }
+        #expect(context.application.applicationState == .active)
+    }
+}

@@ -51,6 +51,52 @@ struct ApplicationLifecycleTests {
         #expect(lifecycle.hasFinishedLaunching)
     }
 
+    // MARK: Launched into the background
+
+    @Test func aBackgroundLaunchIsInTheBackgroundAndNeverSuspendsItself() {
+        var lifecycle = ApplicationLifecycle()
+        #expect(lifecycle.finishLaunchingIntoBackground(at: t0) == [
+            .stateChanged(from: .notRunning, to: .inactive),
+            .stateChanged(from: .inactive, to: .background),
+        ])
+        #expect(lifecycle.hasFinishedLaunching)
+        #expect(lifecycle.launchedIntoBackground)
+        // The system that launched it suspends it: no deadline of its own, no clock.
+        #expect(lifecycle.nextDeadline == nil)
+        #expect(lifecycle.tick(at: t0 + 3600).isEmpty)
+        #expect(lifecycle.state == .background)
+        #expect(lifecycle.backgroundTimeRemaining(at: t0 + 3600) == .greatestFiniteMagnitude, "the task's budget is the system's")
+        // Twice is nothing more.
+        #expect(lifecycle.finishLaunchingIntoBackground(at: t0 + 1).isEmpty)
+    }
+
+    @Test func inABackgroundLaunchEachAssertionWindowStartsWithItsFirstAssertion() throws {
+        var lifecycle = ApplicationLifecycle()
+        _ = lifecycle.finishLaunchingIntoBackground(at: t0)
+        // Ten minutes into the launch, an assertion still gets its whole 30 s.
+        let first = try begin(&lifecycle, name: "save", hasExpirationHandler: true, at: t0 + 600)
+        #expect(lifecycle.backgroundTimeRemaining(at: t0 + 610) == 20)
+        #expect(lifecycle.nextDeadline == t0 + 630)
+        #expect(try lifecycle.endAssertion(first, at: t0 + 615).isEmpty, "ending the last assertion does not suspend")
+        #expect(lifecycle.state == .background)
+        #expect(lifecycle.nextDeadline == nil)
+        // Thawed for another task an hour later: a fresh window, and its expiration as usual.
+        _ = try begin(&lifecycle, name: "upload", hasExpirationHandler: true, at: t0 + 4200)
+        #expect(lifecycle.tick(at: t0 + 4229.9).isEmpty)
+        #expect(lifecycle.tick(at: t0 + 4230).contains { if case .expireAssertions = $0 { true } else { false } })
+    }
+
+    @Test func openingABackgroundLaunchedAppMakesItAnOrdinaryForegroundApp() {
+        var lifecycle = ApplicationLifecycle()
+        _ = lifecycle.finishLaunchingIntoBackground(at: t0)
+        #expect(lifecycle.enterForeground(at: t0 + 10) == [.stateChanged(from: .background, to: .active)])
+        #expect(!lifecycle.launchedIntoBackground)
+        // Back in the background it suspends itself as any app does.
+        _ = lifecycle.enterBackground(at: t0 + 20)
+        #expect(lifecycle.nextDeadline == t0 + 25)
+        #expect(lifecycle.tick(at: t0 + 25) == [.stateChanged(from: .background, to: .suspended)])
+    }
+
     // MARK: Suspension without assertions
 
     @Test func backgroundWithoutAssertionsSuspendsAtFiveSeconds() {

@@ -124,11 +124,19 @@ public final class BGApplication: @unchecked Sendable {
     /// - Parameter activate: false when the system launched the app into the background
     ///   (the user did not open it): it does not become active, and no foreground is
     ///   recorded for the usage model.
+    ///
+    /// Launched by bgtaskd for a task (iOS's background launch), the app is in the
+    /// background from here (`applicationState` `.background`), as iOS reports it:
+    /// `didFinishLaunchingNotification` is posted, `didEnterBackgroundNotification` is not
+    /// (there was no foreground to leave), and the daemon, not the app, suspends it.
     public func finishLaunching(activate: Bool = true) {
-        // Launched by bgtaskd for a task, the app stays in the background as on iOS.
-        let activate = activate && !requiredContext.launchedInBackground
-        let deferred = change(finishingLaunch: true) { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
         let context = requiredContext
+        let deferred: [BGTask]
+        if context.launchedInBackground {
+            deferred = change(finishingLaunch: true, intoBackground: true) { lifecycle, now in lifecycle.finishLaunchingIntoBackground(at: now) }
+        } else {
+            deferred = change(finishingLaunch: true) { lifecycle, now in lifecycle.finishLaunching(at: now, activate: activate) }
+        }
         for task in deferred { context.deliver(task) }
         context.driver.runDueWork()
     }
@@ -306,7 +314,9 @@ public final class BGApplication: @unchecked Sendable {
     /// Applies a lifecycle change and its effects; returns tasks deferred until launch.
     /// `finishingLaunch`: the change is `finishLaunching`, so `didFinishLaunchingNotification`
     /// is posted (once, before the state notifications) when launch did finish.
-    private func change(finishingLaunch: Bool = false, _ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
+    /// `intoBackground`: the change is a background launch, whose move to the background
+    /// posts no `didEnterBackgroundNotification`.
+    private func change(finishingLaunch: Bool = false, intoBackground: Bool = false, _ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
         let context = requiredContext
         let now = context.driver.clock.now()
         let (effects, deferred, observers, finished) = state.withLock { state in
@@ -321,20 +331,22 @@ public final class BGApplication: @unchecked Sendable {
         }
         // Outside the lock: observers of the notifications are app code.
         if finished { post([Self.didFinishLaunchingNotification]) }
-        perform(effects, observers: observers, at: now)
+        perform(effects, observers: observers, at: now, intoBackground: intoBackground)
         rescheduleTimer()
         return deferred
     }
 
-    private func perform(_ effects: [LifecycleEffect], observers: [@Sendable (ApplicationLifecycleState) -> Void], at now: Date) {
+    private func perform(_ effects: [LifecycleEffect], observers: [@Sendable (ApplicationLifecycleState) -> Void], at now: Date, intoBackground: Bool = false) {
         let context = requiredContext
         for effect in effects {
             switch effect {
             case .stateChanged(let old, let new):
                 context.driver.trace(.lifecycle(context.app, from: old, to: new, at: now))
                 if new == .active { context.driver.appForegrounded(context.app) }
-                if new == .background { context.driver.appBackgrounded(context.app) }
-                post(Self.notifications(from: old, to: new))
+                // A background launch is no news to the system that made it.
+                if new == .background, !intoBackground { context.driver.appBackgrounded(context.app) }
+                let names = Self.notifications(from: old, to: new)
+                post(intoBackground ? names.filter { $0 != Self.didEnterBackgroundNotification } : names)
                 for observer in observers { observer(new) }
             case .expireAssertions(let identifiers):
                 context.driver.trace(.assertionsExpired(context.app, identifiers, at: now))

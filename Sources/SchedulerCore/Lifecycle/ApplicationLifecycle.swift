@@ -141,6 +141,12 @@ public struct ApplicationLifecycle: Sendable {
         var hasExpirationHandler: Bool
     }
 
+    /// Whether the system launched the process into the background for its tasks
+    /// (``finishLaunchingIntoBackground(at:)``) and it has not been in the foreground
+    /// since: the system that launched it (bgtaskd) suspends it, so the lifecycle does not
+    /// suspend itself, and the assertion clock starts with the first assertion.
+    public private(set) var launchedIntoBackground = false
+
     private var outstanding: [Int: Assertion] = [:]
     private var nextIdentifier = 1
     private var backgroundEnteredAt: Date?
@@ -175,6 +181,25 @@ public struct ApplicationLifecycle: Sendable {
         return effects
     }
 
+    /// The system launched the app into the background for its tasks (bgtaskd, iOS's
+    /// background launch): the registration window closes and the app is in the background
+    /// (`applicationState` `.background`, as on iOS), never active and never suspended by
+    /// its own delay (the system that launched it suspends it). Background time starts
+    /// with the first assertion; `backgroundTimeRemaining` is unbounded without one (the
+    /// task's budget is the system's). Only from launching (not running or inactive).
+    public mutating func finishLaunchingIntoBackground(at now: Date) -> [LifecycleEffect] {
+        var effects = launch(at: now)
+        hasFinishedLaunching = true
+        guard state == .inactive else { return effects }
+        launchedIntoBackground = true
+        backgroundEnteredAt = nil
+        assertionsThisBackground = 0
+        lastEndedAt = nil
+        expiredAt = nil
+        effects += move(to: .background)
+        return effects
+    }
+
     /// The app moved to the background (on Linux also: SIGTERM to an embedded server).
     public mutating func enterBackground(at now: Date) -> [LifecycleEffect] {
         guard state == .active || state == .inactive else { return [] }
@@ -190,6 +215,7 @@ public struct ApplicationLifecycle: Sendable {
         guard state == .background || state == .suspended else { return [] }
         backgroundEnteredAt = nil
         expiredAt = nil
+        launchedIntoBackground = false
         return move(to: .active)
     }
 
@@ -202,6 +228,9 @@ public struct ApplicationLifecycle: Sendable {
         let identifier = nextIdentifier
         nextIdentifier += 1
         outstanding[identifier] = Assertion(name: name, hasExpirationHandler: hasExpirationHandler)
+        // Launched into the background, the app's background time starts with its first
+        // assertion (there was no foreground to leave).
+        if launchedIntoBackground, state == .background, backgroundEnteredAt == nil { backgroundEnteredAt = now }
         if backgroundEnteredAt != nil { assertionsThisBackground += 1 }
         return identifier
     }
@@ -221,6 +250,14 @@ public struct ApplicationLifecycle: Sendable {
     public mutating func tick(at now: Date) -> [LifecycleEffect] {
         guard state == .background, let entered = backgroundEnteredAt else { return [] }
         if outstanding.isEmpty {
+            // The system that launched the app into the background suspends it, not this
+            // delay; the next assertion starts a window of its own (the process may have
+            // been suspended and thawed for another task in between, as iOS does).
+            if launchedIntoBackground {
+                backgroundEnteredAt = nil
+                expiredAt = nil
+                return []
+            }
             let suspendAt = max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)
             return now >= suspendAt ? move(to: .suspended) : []
         }
@@ -239,6 +276,7 @@ public struct ApplicationLifecycle: Sendable {
     public var nextDeadline: Date? {
         guard state == .background, let entered = backgroundEnteredAt else { return nil }
         if outstanding.isEmpty {
+            if launchedIntoBackground { return nil }
             return max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)
         }
         if let expiredAt { return expiredAt.addingTimeInterval(configuration.expirationAllowance) }
@@ -252,6 +290,9 @@ public struct ApplicationLifecycle: Sendable {
         case .active, .inactive: return .greatestFiniteMagnitude
         case .suspended, .notRunning: return 0
         case .background:
+            // Launched into the background and holding no assertion: the time left is the
+            // task's budget, which the system (not this process) keeps.
+            if launchedIntoBackground, outstanding.isEmpty { return .greatestFiniteMagnitude }
             guard let deadline = outstanding.isEmpty ? nextDeadline : windowEnd else { return 0 }
             return max(0, deadline.timeIntervalSince(now))
         }

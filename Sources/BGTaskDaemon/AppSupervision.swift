@@ -51,9 +51,15 @@ public struct AppSupervision: Sendable, Equatable {
         case finishedLaunching
         /// The app's connection closed.
         case disconnected(String)
-        /// The user started a process of the app while the daemon's own, idle, lived: the
-        /// daemon's is ended and the user's (the peer's pid) is the app from now on.
+        /// The user started a process of the app while the daemon's own lived with nothing
+        /// handed to it: the daemon's is ended and the user's (the peer's pid) is the app
+        /// from now on; runs waiting for the daemon's process to finish launching wait for
+        /// the user's instead.
         case handOver(to: Int32)
+        /// The user started a process of the app while the daemon's own runs tasks
+        /// (``isBusy(for:)``): those runs get their expiration now, so that the user's
+        /// process, asking again, can take the app over once they end.
+        case userWaiting
         /// The launch timer fired.
         case launchTimedOut
         /// The suspend timer fired.
@@ -86,6 +92,8 @@ public struct AppSupervision: Sendable, Equatable {
         case launchFailed(RunID, reason: String)
         /// Tell the engine the run's process died.
         case runCrashed(RunID, reason: String)
+        /// Ask the engine to expire the app's runs in progress now.
+        case expireRuns(reason: String)
         /// Arm (or re-arm) the one timer for `after` seconds, firing `event`.
         case arm(Timer, after: TimeInterval)
         /// Cancel the timer.
@@ -146,10 +154,19 @@ public struct AppSupervision: Sendable, Equatable {
     }
 
     /// Whether a connection from `peer` may take the app over from the daemon's own
-    /// process (``Event/handOver(to:)``): that process is idle (nothing handed to it or
-    /// waiting) and not already being ended.
+    /// process (``Event/handOver(to:)``): that process has nothing handed to it (runs
+    /// waiting for it to finish launching go to the user's process instead) and is not
+    /// already being ended.
     public func canHandOver(to peer: Int32) -> Bool {
-        spawnedByDaemon && pid != nil && pid != peer && active.isEmpty && queued.isEmpty && phase != .ending
+        spawnedByDaemon && pid != nil && pid != peer && active.isEmpty && phase != .ending
+    }
+
+    /// Whether a connection from `peer` must wait for the daemon's own process of the app
+    /// (``FailureCode/busy``): that process is running tasks, or being ended. It is neither
+    /// accepted nor handed over now, but will be once those runs end (``Event/userWaiting``
+    /// expires them).
+    public func isBusy(for peer: Int32) -> Bool {
+        spawnedByDaemon && pid != nil && pid != peer && (!active.isEmpty || phase == .ending)
     }
 
     /// Feeds `event`; returns the actions, in order.
@@ -270,6 +287,12 @@ public struct AppSupervision: Sendable, Equatable {
             foreground = false
             phase = .starting
             actions.append(.arm(.launch, after: timing.launchTimeout))
+        case .userWaiting:
+            // The user's process is the app's future: the runs of the daemon's end early, as
+            // processing does when the user starts using the device.
+            if !active.isEmpty, phase != .ending {
+                actions.append(.expireRuns(reason: "the user started another process of the app"))
+            }
         case .launchTimedOut:
             guard phase == .starting else { break }
             failQueued("the app did not connect and finish launching within \(DurationText.spoken(timing.launchTimeout))", into: &actions)

@@ -164,25 +164,39 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
 
     // MARK: The app's connection and lifecycle
 
-    /// Offers the connection of process `pid`; `false` when another connection is the
-    /// app's, or the daemon's own process of the app is another process.
-    public func connect(_ link: any AppLink, pid: Int32) -> Bool {
+    /// What ``connect(_:pid:)`` decided.
+    public enum ConnectAnswer: Sendable, Equatable {
+        /// The connection is the app's.
+        case accepted
+        /// The daemon's own process of the app is finishing its runs (their expiration
+        /// was asked for): ask again shortly.
+        case busy
+        /// Another connection is the app's.
+        case refused
+    }
+
+    /// Offers the connection of process `pid`: accepted when nobody is the app (or `pid`
+    /// is the daemon's own process of it, or that process has nothing handed to it and
+    /// the user's takes over); busy while the daemon's process runs tasks (they are
+    /// expired now); refused when another connection is the app's.
+    public func connect(_ link: any AppLink, pid: Int32) -> ConnectAnswer {
         // The check, the link and the event in one hold: a spawn in between cannot leave
         // the link set while the supervision thinks nobody is connected.
         if feed(.connected(pid: pid), prepare: { state in
             guard state.machine.accepts(pid: pid) else { return false }
             state.link = link
             return true
-        }) { return true }
-        // The user started the app while the daemon's own process of it sat idle: that one
-        // is ended and the user's becomes the app (one process per app, never two
+        }) { return .accepted }
+        // The user started the app while the daemon's own process of it had nothing to do:
+        // that one is ended and the user's becomes the app (one process per app, never two
         // schedulers for it).
-        return feed(.handOver(to: pid)) { state in
+        if feed(.handOver(to: pid), prepare: { state in
             guard state.machine.canHandOver(to: pid) else { return false }
             state.link?.close(reason: "the user started another process of the app")
             state.link = link
             return true
-        }
+        }) { return .accepted }
+        return feed(.userWaiting) { $0.machine.isBusy(for: pid) } ? .busy : .refused
     }
 
     /// The app said it finished launching (its registration window closed).
@@ -300,6 +314,12 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             afterLock.append {
                 log(.error, app: app, "\(run) crashed: \(reason)")
                 driver?.runCrashed(run, reason: reason)
+            }
+        case .expireRuns(let reason):
+            let driver = state.driver
+            afterLock.append {
+                log(.info, app: app, "expiring \(app)'s runs in progress: \(reason)")
+                driver?.expireRuns(of: app, reason: reason)
             }
         case .arm(let timer, let delay):
             state.timer?.cancel()

@@ -350,7 +350,8 @@ final class DaemonSession: AppLink, Sendable {
         }
         send(.reply(id: envelope.id, reply))
         if case .failed(let failure) = reply, case .unknown = role.withLock({ $0 }) {
-            log(.warning, app: nil, "refused \(connection.name): \(failure.message)")
+            // A busy answer is asked again every few hundred milliseconds: not a warning each time.
+            log(failure.code == .busy ? .debug : .warning, app: nil, "refused \(connection.name): \(failure.message)")
             connection.close(reason: failure.message)
         }
     }
@@ -371,7 +372,13 @@ final class DaemonSession: AppLink, Sendable {
                 }
                 // The role is set first: a push the supervisor sends at once is this app's.
                 role.withLock { $0 = .app(app) }
-                guard supervisor.connect(self, pid: pid) else {
+                switch supervisor.connect(self, pid: pid) {
+                case .accepted:
+                    break
+                case .busy:
+                    role.withLock { $0 = .unknown }
+                    return .failed(DaemonFailure(.busy, "bgtaskd's own process of \(app) (pid \(supervisor.processID.map(String.init) ?? "unknown")) is finishing its tasks, which are being expired; ask again shortly (one process per app)"))
+                case .refused:
                     role.withLock { $0 = .unknown }
                     return .failed(DaemonFailure(.notPermitted, "another process of \(app) is already connected to bgtaskd (pid \(supervisor.processID.map(String.init) ?? "unknown")); one process per app"))
                 }

@@ -20,7 +20,7 @@
 // usage: bgtask-daemon-testapp --events FILE [--behaviour B] [--register ID]...
 //        [--submit ID]... [--submit-processing ID]... [--submit-after S]
 //        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
-//        [--rounds N] [--exit-after-launch] [--state DIR]
+//        [--rounds N] [--exit-after-launch] [--state DIR] [--submit-on-signal ID]
 //
 //   B: complete (default: completes after --work seconds), hang (never completes; its
 //      expiration handler completes), ignore-expiration (never completes, not even when
@@ -31,6 +31,8 @@
 //   --exit-after-launch: exit 0 once the submissions and the simulated launch are done
 //   --unknown ID: the manifest given in code also permits ID (the installed one does
 //      not); the app registers and submits it, and records what the scheduler said.
+//   --submit-on-signal ID: on each SIGUSR1, submits a refresh request for ID (earliest
+//      begin --submit-after seconds from then) and records submitted/submit-failed.
 import BackgroundTasks
 import Foundation
 
@@ -59,6 +61,7 @@ struct Options: Sendable {
     var exitAfterLaunch = false
     var submitRounds = 1
     var stateDirectory: URL?
+    var submitOnSignal: String?
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -91,6 +94,7 @@ struct Options: Sendable {
                 guard let rounds = Int(value), (1...100_000).contains(rounds) else { usage("--rounds needs a whole number from 1 to 100000, got '\(value)'") }
                 options.submitRounds = rounds
             case "--state": options.stateDirectory = URL(fileURLWithPath: value)
+            case "--submit-on-signal": options.submitOnSignal = value
             default: usage("unknown option '\(option)'")
             }
         }
@@ -235,6 +239,13 @@ if let simulateLaunch = options.simulateLaunch {
     } catch {
         record("simulate-failed \(simulateLaunch) \(error)")
     }
+}
+if let identifier = options.submitOnSignal {
+    signal(SIGUSR1, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: DispatchQueue(label: "submit-on-signal"))
+    source.setEventHandler { submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+    source.activate()
+    signalSources.append(source)
 }
 if options.exitAfterLaunch {
     // Submissions are durable when submit returns: nothing is lost by leaving now.

@@ -289,4 +289,46 @@ import Testing
         let (machine, _) = launched()
         #expect(machine.canHandOver(to: 777) == false, "run 1 is in progress in the daemon's process")
     }
+
+    @Test func aUserProcessArrivingWhileTheDaemonsWorksWaitsAndItsRunsAreExpired() {
+        var (machine, first) = launched()
+        #expect(machine.isBusy(for: 777))
+        #expect(!machine.isBusy(for: 100), "the daemon's own process is never busy for itself")
+        #expect(machine.handle(.userWaiting) == [.expireRuns(reason: "the user started another process of the app")])
+        // The engine expires run 1; the daemon's process completes it: now it is idle, and
+        // the user's process, asking again, takes over.
+        _ = machine.handle(.expire(first.id, reason: "the user started another process of the app"))
+        _ = machine.handle(.finished(first))
+        #expect(!machine.isBusy(for: 777))
+        #expect(machine.canHandOver(to: 777))
+        // Asked while nothing runs: nothing to expire.
+        #expect(machine.handle(.userWaiting).isEmpty)
+    }
+
+    @Test func aProcessBeingEndedIsBusyUntilItExits() {
+        var (machine, first) = launched()
+        _ = machine.handle(.terminate(first.id, reason: "overran its grace"))
+        #expect(machine.phase == .ending)
+        #expect(machine.isBusy(for: 777))
+        #expect(machine.handle(.userWaiting).isEmpty, "already being ended: nothing more to ask")
+        _ = machine.handle(.processExited("was killed by signal 9"))
+        #expect(machine.accepts(pid: 777))
+    }
+
+    @Test func runsWaitingForTheDaemonsProcessToLaunchGoToTheUsersProcessInstead() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        // The user starts the app before the daemon's process finished launching.
+        #expect(!machine.isBusy(for: 777))
+        #expect(machine.canHandOver(to: 777))
+        let actions = machine.handle(.handOver(to: 777))
+        #expect(actions.contains(.terminateProcess(reason: "the user started another process of the app")))
+        #expect(machine.queued == [first], "run 1 waits for the user's process")
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30))])
+        #expect(machine.active == [first.id])
+        // The ended process's exit is no longer the app's (the shell forgets it): nothing crashes.
+        #expect(!machine.spawnedByDaemon)
+    }
 }

@@ -43,6 +43,22 @@ private typealias Summary = EngineEffectSummary
         #expect(Summary(engine.handle(.appForegrounded(F.app), at: t0 + 20)).launchedIdentifiers == [F.processingID(1)])
     }
 
+    @Test func expiringAnAppsRunsExpiresThemOnceAndLaunchesGoOn() throws {
+        var engine = F.engine()
+        let started = try F.submit(F.processing(), to: &engine, at: t0)
+        let run = try #require(started.launched.first)
+        _ = try F.submit(F.processing(F.processingID(1), earliest: t0 + 10), to: &engine, at: t0)
+        let reason = "the user started another process of the app"
+        let expired = Summary(engine.handle(.runsExpired(F.app, reason: reason), at: t0 + 1))
+        #expect(expired.expired == [run.id])
+        #expect(expired.expireReasons == [reason])
+        #expect(Summary(engine.handle(.runsExpired(F.app, reason: reason), at: t0 + 1.5)).expired.isEmpty, "a run already expiring is not expired again")
+        #expect(Summary(engine.handle(.taskCompleted(run.id, success: true), at: t0 + 2)).finished.map(\.outcome) == [.expired])
+        #expect(Summary(engine.handle(.runsExpired(AppID("com.example.other"), reason: reason), at: t0 + 3)).expired.isEmpty)
+        // Unlike a terminating app, the app's next request launches when due.
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 10)).launchedIdentifiers == [F.processingID(1)])
+    }
+
     @Test func aFailedRunIsRetriedWithinItsEndAndTheCountIsKeptInThePolicyState() throws {
         var engine = F.engine()
         engine.setRetryPolicy(RetryPolicy(initialDelay: 60, multiplier: 2, maximumDelay: 600, maximumAttempts: 3), for: F.key(F.syncID))

@@ -597,13 +597,21 @@ public final class SchedulerDriver: Sendable {
 
     /// The handler of `run` called `setTaskCompleted(success:)`.
     public func taskCompleted(_ run: RunID, success: Bool) {
-        if let uplink { uplink.post(.taskCompleted(run: run, success: success)); return }
+        if let uplink {
+            // A run of a connection that closed was ended with it: the daemon that follows
+            // never handed it out.
+            if linkedRuns.withLock({ $0[run] != nil }) { uplink.post(.taskCompleted(run: run, success: success)) }
+            return
+        }
         mutate { state, now in state.engine.handle(.taskCompleted(run, success: success), at: now) }
     }
 
     /// The expiration of `run` was delivered; `handlerWasSet` says whether the app had one.
     public func expirationDelivered(_ run: RunID, handlerWasSet: Bool) {
-        if let uplink { uplink.post(.expirationDelivered(run: run, handlerWasSet: handlerWasSet)); return }
+        if let uplink {
+            if linkedRuns.withLock({ $0[run] != nil }) { uplink.post(.expirationDelivered(run: run, handlerWasSet: handlerWasSet)) }
+            return
+        }
         mutate { state, now in state.engine.handle(.expirationDelivered(run, handlerWasSet: handlerWasSet), at: now) }
     }
 
@@ -641,6 +649,13 @@ public final class SchedulerDriver: Sendable {
         // Under bgtaskd the runs are the daemon's: this process expires what it was handed.
         if uplink != nil { expireLinkedRuns(reason: "the app is terminating"); return }
         mutate { state, now in state.engine.handle(.appTerminating(app), at: now) }
+    }
+
+    /// Gives every run of `app` in progress its expiration now, `reason` saying why (an
+    /// out-of-process host: bgtaskd, when the user starts another process of an app whose
+    /// own process runs a task); launches go on.
+    public func expireRuns(of app: AppID, reason: String) {
+        mutate { state, now in state.engine.handle(.runsExpired(app, reason: reason), at: now) }
     }
 
     /// Calls `body` (not under the lock) once no run of `app` is in progress: now when none is.

@@ -199,6 +199,10 @@ public enum FailureCode: String, Codable, Sendable, Hashable {
     case invalid
     /// The daemon could not carry it out (a store write failed...).
     case failed
+    /// Not now, shortly: the daemon's own process of the app is finishing the runs it was
+    /// started for (the daemon expires them), so another process of the app cannot be the
+    /// app yet; ask again in a moment (docs/daemon.md, "One process per app").
+    case busy
 }
 
 /// A failure: a code and a message that names the culprit.

@@ -106,6 +106,10 @@ public enum EngineEvent: Hashable, Sendable {
     /// in progress get their expiration now (and their grace period), and none of its
     /// requests launches until it registers again.
     case appTerminating(AppID)
+    /// The host asks that the app's runs in progress get their expiration now, `reason`
+    /// saying why (bgtaskd: the user started another process of the app while the
+    /// daemon's own ran a task); unlike ``appTerminating(_:)``, launches go on.
+    case runsExpired(AppID, reason: String)
     /// An app was installed with the daemon (or installed again): the engine learns its
     /// manifest and switch, and what it held for the app is judged again.
     case appInstalled(AppRegistration)

@@ -418,10 +418,9 @@ public struct SchedulerEngine: Sendable {
             if enabled { report(index.releaseHeld(for: app, conditions: conditions), into: &effects) }
         case .appTerminating(let app):
             terminatingApps.insert(app)
-            let running = runs.values.filter { $0.record.app == app && $0.phase == .running }.map(\.record.id).sorted()
-            for runID in running {
-                expire(runID, reason: "the app's process is terminating", at: now, into: &effects)
-            }
+            expireRunning(of: app, reason: "the app's process is terminating", at: now, into: &effects)
+        case .runsExpired(let app, let reason):
+            expireRunning(of: app, reason: reason, at: now, into: &effects)
         case .appInstalled(let registration):
             apps[registration.app] = registration
             terminatingApps.remove(registration.app)
@@ -708,6 +707,14 @@ public struct SchedulerEngine: Sendable {
     private func nextProgressCheck(after now: Date, budgetDeadline: Date?) -> Date {
         let check = now.addingTimeInterval(configuration.progressStallTimeout)
         return budgetDeadline.map { min($0, check) } ?? check
+    }
+
+    /// Expires every run of `app` still running (not those already expiring), in run order.
+    private mutating func expireRunning(of app: AppID, reason: String, at now: Date, into effects: inout [EngineEffect]) {
+        let running = runs.values.filter { $0.record.app == app && $0.phase == .running }.map(\.record.id).sorted()
+        for runID in running {
+            expire(runID, reason: reason, at: now, into: &effects)
+        }
     }
 
     private mutating func expire(_ runID: RunID, reason: String, at now: Date, into effects: inout [EngineEffect]) {

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+import Testing
+
+/// An app's connection to the daemon outlives the daemon's restarts, and a user's process
+/// of an app never falls back to a scheduler of its own while the daemon's process of the
+/// app works (docs/daemon.md, "Reconnecting" and "One process per app").
+extension DaemonProcessTests {
+    @Suite struct Reconnecting {
+        static let app = "com.example.testapp"
+        static let refresh = "com.example.testapp.refresh"
+
+        @Test("an app the user started reconnects after the daemon is killed and started again: it submits and runs tasks through the new daemon")
+        func aUserProcessReconnectsAfterADaemonRestart() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(harness.events("user").contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(harness.events("user"))")
+
+            // The daemon dies at once (no goodbye) and a new one starts on the same state.
+            let first = try #require(harness.daemon)
+            first.signal(SIGKILL)
+            #expect(await first.waitForExit(timeout: .seconds(10)) != nil)
+            try await harness.startDaemon()
+
+            // A submission made now waits for the new connection, then is the new daemon's.
+            user.signal(SIGUSR1)
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(!harness.events("user").contains { $0.hasPrefix("submit-failed") }, "\(harness.events("user"))")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+            #expect(user.standardError.contains("reconnecting"), "the lost connection is logged: \(user.standardError)")
+
+            // The new daemon knows the process finished launching: a run goes to it.
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 0, "\(run)")
+            #expect(await harness.waitForEvent("user", "completed \(Self.refresh) true") != nil, "\(harness.events("user"))")
+            #expect(harness.events("user").contains("handler \(Self.refresh) \(user.pid)"), "\(harness.events("user"))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            #expect(DaemonHarness.isAlive(user.pid), "a process the user started is never ended by the daemon")
+        }
+
+        @Test("a process the user starts while the daemon's own process of the app runs a task waits: the task is expired, then the user's process is the app")
+        func aUserProcessTakesOverOnceTheDaemonsRunsAreExpired() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            // The daemon's process hangs in its handler until its expiration, which completes it.
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let background = try #require(harness.launchedPID(Self.app))
+
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            // Linked to the daemon at once (never the embedded scheduler, whose requests the
+            // daemon would not see), while the daemon expires its own process's task.
+            #expect(await harness.waitForEvent("user", "launched ") != nil)
+            #expect(harness.events("user").contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(harness.events("user")); \(user.standardError)")
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "expired", "\(String(describing: logged))")
+
+            // The user's process becomes the app; the daemon's is ended.
+            #expect(await harness.poll(timeout: .seconds(10)) { !DaemonHarness.isAlive(background) }, "pid \(background) still alive")
+            user.signal(SIGUSR1)
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the user's submission is the daemon's")
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent("user", "handler \(Self.refresh) \(user.pid)") != nil, "\(harness.events("user"))")
+        }
+    }
+}

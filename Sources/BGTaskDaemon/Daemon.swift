@@ -30,6 +30,8 @@ public final class Daemon: Sendable {
     private let watchdog: WatchdogPinger?
     /// SIGTERM to SIGKILL for app processes: how long stopping waits for them to end.
     private let killGrace: TimeInterval
+    /// `--policy`: read again on SIGHUP.
+    private let policyFile: String?
 
     /// Why the daemon did not start; the message names the path, the holder or the flag.
     public struct StartError: Error, CustomStringConvertible, Sendable {
@@ -58,6 +60,19 @@ public final class Daemon: Sendable {
             throw StartError(message: "\(error)")
         }
         for warning in paths.warnings { log(.warning, app: nil, warning) }
+
+        // The policy configuration, first: a file that cannot be read or parsed stops the
+        // start, naming the file and key, before anything is opened (never a daemon judging
+        // with something else than it was asked to).
+        var policies = PolicySet()
+        if let file = options.policyFile {
+            do {
+                policies = PolicySet(configuration: try PolicyConfiguration.load(path: file))
+            } catch {
+                throw StartError(message: "--policy: \(error)")
+            }
+            log(.info, app: nil, "policy configuration from \(file)")
+        }
 
         // The state directory, owned by this daemon alone (the store's lock).
         let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
@@ -108,6 +123,7 @@ public final class Daemon: Sendable {
             clock: clock,
             store: store,
             log: log,
+            policies: policies,
             meter: measurement,
             loadedRequests: report.loadedRequests)
         ConditionsMonitor.start(conditions, driver: driver)
@@ -122,6 +138,8 @@ public final class Daemon: Sendable {
                           containment: delegation.map { "cgroups under \($0.appsCgroup)" } ?? "process groups (no delegated cgroup)"),
             pushLimit: options.pushLimit,
             measurement: measurement,
+            conditionsReader: conditions,
+            policySource: options.policyFile ?? "defaults",
             log: log)
         endPhase("apps")
 
@@ -164,7 +182,7 @@ public final class Daemon: Sendable {
             throw StartError(message: "\(error)")
         }
         let notifier = try? SystemdNotifier(environment: environment)
-        let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace)
+        let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace, policyFile: options.policyFile)
         box.withLock { $0 = daemon }
         try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
         endPhase("socket")
@@ -173,8 +191,9 @@ public final class Daemon: Sendable {
         return daemon
     }
 
-    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog, killGrace: TimeInterval) {
+    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog, killGrace: TimeInterval, policyFile: String?) {
         self.service = service
+        self.policyFile = policyFile
         self.killGrace = min(max(killGrace, 0), 60)
         self.paths = paths
         self.server = server
@@ -220,6 +239,30 @@ public final class Daemon: Sendable {
             source.setEventHandler { [weak self] in self?.stop(reason: "signal \(signalNumber)") }
             source.activate()
             signalSources.append(source)
+        }
+    }
+
+    /// Handles SIGHUP: reads the `--policy` file again and judges with it; a file that
+    /// cannot be read or parsed leaves the configuration in force, with an error logged.
+    public func handleReloadSignal() {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+        source.setEventHandler { [weak self] in self?.reloadPolicy() }
+        source.activate()
+        signalSources.append(source)
+    }
+
+    /// Reads the `--policy` file again (SIGHUP).
+    func reloadPolicy() {
+        guard let file = policyFile else {
+            log(.info, app: nil, "SIGHUP: no --policy file to read again; the defaults stay")
+            return
+        }
+        do {
+            service.setPolicyConfiguration(try PolicyConfiguration.load(path: file), source: file)
+            log(.info, app: nil, "SIGHUP: policy configuration read again from \(file)")
+        } catch {
+            log(.error, app: nil, "SIGHUP: \(error); the configuration in force stays")
         }
     }
 

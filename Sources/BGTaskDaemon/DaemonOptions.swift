@@ -17,6 +17,9 @@ public struct DaemonOptions: Sendable, Equatable {
     public var firstFrameTimeout: Int = 10
     /// Remote wakes per app and period.
     public var pushLimit = PushLimiter.Limit()
+    /// `--policy`: the policy configuration file (JSON, docs/policies.md); read at start
+    /// and again on SIGHUP. Without it, the defaults.
+    public var policyFile: String?
     /// `BGTASK_LOG`: the least level logged (default info).
     public var logLevel: DiagnosticMessage.Level = .info
 
@@ -26,7 +29,7 @@ public struct DaemonOptions: Sendable, Equatable {
     /// The usage text (`bgtaskd --help`).
     public static let usage = """
         usage: bgtaskd [--state-dir DIR] [--socket PATH] [--launch-timeout S] [--suspend-delay S]
-                       [--idle-timeout S] [--first-frame-timeout S] [--no-cgroups]
+                       [--idle-timeout S] [--first-frame-timeout S] [--policy FILE] [--no-cgroups]
 
         The per-user background task service: launches installed apps for their tasks,
         enforces their budgets, and answers bgtask. Runs in the foreground, logs to stderr.
@@ -40,10 +43,13 @@ public struct DaemonOptions: Sendable, Equatable {
           --first-frame-timeout S
                                whole seconds a new connection has to send its first request
                                before it is closed (default 10, from 1 to 3600)
+          --policy FILE        the policy configuration (JSON; see bgtask policy --check FILE),
+                               read at start and again on SIGHUP (default: the defaults)
           --no-cgroups         process groups only, even where a cgroup subtree is delegated
 
         environment: BGTASK_LOG=debug|info|warning|error (default info); systemd's
         LISTEN_FDS (socket activation), NOTIFY_SOCKET and WATCHDOG_USEC are honoured.
+        signals: SIGTERM/SIGINT stop (runs expired first), SIGHUP reads --policy FILE again.
         exit status: 0 stopped by SIGTERM/SIGINT, 1 could not start, 64 usage error.
         """
 
@@ -107,6 +113,11 @@ public struct DaemonOptions: Sendable, Equatable {
             case "--first-frame-timeout":
                 switch value(argument, "a whole number of seconds").flatMap({ CommandLineValue.integer($0, for: argument, in: 1...3600) }) {
                 case .success(let number): options.firstFrameTimeout = number
+                case .failure(let error): return .failure(error)
+                }
+            case "--policy":
+                switch value(argument, "a policy configuration file") {
+                case .success(let path): options.policyFile = path
                 case .failure(let error): return .failure(error)
                 }
             case "--no-cgroups":

@@ -1,5 +1,6 @@
 import BackgroundTasks
 import DaemonProtocol
+import DeviceConditions
 import Foundation
 import SchedulerCore
 import SchedulerStore
@@ -22,6 +23,18 @@ public final class DaemonService: Sendable {
     private let apps = Mutex<[AppID: InstalledAppEntry]>([:])
     private let pushes: PushLimiter
     private let measurement: RunMeasurement?
+    /// The device's readers with their sources, for `bgtask conditions` (`nil` in tests
+    /// that script the conditions: the engine's conditions are answered then).
+    private let conditionsReader: LinuxConditionsReader?
+    /// Where the policy configuration in force came from ("defaults", or its file).
+    private let policySource: Mutex<String>
+
+    /// Replaces the policy configuration in force (the engine judges everything again with
+    /// it), saying where it came from.
+    public func setPolicyConfiguration(_ configuration: PolicyConfiguration, source: String) {
+        driver.setPolicyConfiguration(configuration)
+        policySource.withLock { $0 = source }
+    }
     private let committer: GroupCommitter
 
     /// One installed app and its supervisor.
@@ -91,8 +104,12 @@ public final class DaemonService: Sendable {
         status: StatusFacts,
         pushLimit: PushLimiter.Limit = .init(),
         measurement: RunMeasurement? = nil,
+        conditionsReader: LinuxConditionsReader? = nil,
+        policySource: String = "defaults",
         log: DiagnosticLog
     ) {
+        self.conditionsReader = conditionsReader
+        self.policySource = Mutex(policySource)
         self.measurement = measurement
         self.driver = driver
         self.store = store
@@ -435,11 +452,17 @@ public final class DaemonService: Sendable {
                 text: ExplanationReport.text(explanation, app: app, identifier: identifier, running: running, runningWhere: place, notes: [], conditions: conditions),
                 json: ExplanationReport.json(explanation, running: running, notes: [], conditions: conditions, now: driver.clock.now()))
         case .conditions:
-            let conditions = driver.conditions
-            return .report(text: "\(conditions)\n", json: ReportJSON.text(conditions))
+            guard let reader = conditionsReader else {
+                let conditions = driver.conditions
+                return .report(text: "\(conditions)\n", json: ReportJSON.text(conditions))
+            }
+            // Read now, with each value's source, as `bgtask conditions` prints it: the
+            // daemon's own reading (its state directory's overrides included).
+            let reading = reader.reading(now: driver.clock.now())
+            return .report(text: reading.table(), json: (try? reading.jsonString()) ?? ReportJSON.text(driver.conditions))
         case .policy:
             let policy = driver.policyConfiguration
-            return .report(text: ReportJSON.text(policy), json: ReportJSON.text(policy))
+            return .report(text: policy.summary(source: "bgtaskd (pid \(status.pid)): \(policySource.withLock { $0 })"), json: policy.json() + "\n")
         case .setBackgroundRefresh(let app, let enabled):
             guard isInstalled(app) else { return notInstalled(app) }
             driver.setBackgroundRefresh(enabled, for: app)
@@ -551,6 +574,7 @@ public final class DaemonService: Sendable {
         var stateDirectory: String
         var startedAt: Date
         var containment: String
+        var policy: String
         var apps: Int
         var pending: Int
         var running: Int
@@ -561,7 +585,7 @@ public final class DaemonService: Sendable {
     private func statusReport() -> Reply {
         let report = StatusReport(
             pid: status.pid, socket: status.socketPath, stateDirectory: status.stateDirectory,
-            startedAt: status.startedAt, containment: status.containment,
+            startedAt: status.startedAt, containment: status.containment, policy: policySource.withLock { $0 },
             apps: apps.withLock { $0.count }, pending: driver.pendingCount,
             running: driver.activeRuns.count, nextWake: driver.nextWake, conditions: driver.conditions)
         let text = """
@@ -569,6 +593,7 @@ public final class DaemonService: Sendable {
               socket: \(report.socket)
               state: \(report.stateDirectory)
               app processes: \(report.containment)
+              policy configuration: \(report.policy)
               apps installed: \(report.apps); requests pending: \(report.pending); runs in progress: \(report.running)
               next wake: \(report.nextWake.map { "\($0)" } ?? "none")
               device: \(report.conditions)

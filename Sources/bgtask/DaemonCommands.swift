@@ -255,11 +255,18 @@ extension DaemonCommand {
     /// `bgtask why` from bgtaskd, or `nil` when no daemon runs or the app is not installed
     /// with it (the embedded app's store answers then).
     static func liveWhy(_ options: WhyCommand.Options, environment: [String: String]) -> Outcome? {
+        live(.why(app: AppID(options.app), identifier: options.identifier), json: options.json, command: "why", environment: environment)
+    }
+
+    /// `request` answered by bgtaskd at its default socket, or `nil` when no daemon runs
+    /// there (or, for `why`, the app is not installed with it): the caller answers itself
+    /// then (`conditions` and `policy` read the device and the defaults directly).
+    static func live(_ request: AdminRequest, json: Bool, command: String, environment: [String: String]) -> Outcome? {
         guard let paths = try? DaemonPaths.resolve(environment: environment, uid: getuid()),
-              let reply = try? ask(.why(app: AppID(options.app), identifier: options.identifier), socket: paths.socketPath, connectTimeout: .seconds(2))
+              let reply = try? ask(request, socket: paths.socketPath, connectTimeout: .seconds(2))
         else { return nil }
         if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
-        return render(reply, json: options.json, command: "why")
+        return render(reply, json: json, command: command)
     }
 }
 

@@ -120,24 +120,13 @@ enum PolicyCommand {
         return .success((json, check))
     }
 
+    /// The configuration of FILE (validated), or the defaults.
     static func run(json: Bool, check: String?) throws -> String {
         var configuration = PolicyConfiguration()
         if let check {
             configuration = try PolicyConfiguration.load(path: check)
         }
         if json { return configuration.json() + "\n" }
-        var lines = ["policy configuration version \(configuration.version)\(check.map { " (from \($0))" } ?? " (defaults)")"]
-        lines.append("  threshold \(configuration.threshold); runs due within \(Int(saturating: configuration.coalescingTolerance)) s of a wake start in it")
-        lines.append("  policies, in the order `why` lists them (weight):")
-        for name in PolicySet.names {
-            lines.append("    \(name) (\(configuration.weight(of: name)))")
-        }
-        lines.append("  critical battery \(Int(saturating: configuration.criticalBatteryLevel * 100)) %; low power mode holds \(configuration.lowPowerModeBlocks.map(\.rawValue).joined(separator: ", "))")
-        lines.append("  thermal: processing waits from \(configuration.thermalDefersProcessingAt), refresh from \(configuration.thermalDefersRefreshAt), running work expires from \(configuration.thermalExpiresAt)")
-        lines.append("  processing needs an idle device: \(configuration.processingRequiresIdleDevice); CPU pressure limit \(Int(saturating: configuration.processingCPUPressureLimit * 100)) %")
-        lines.append("  energy budget \(Int(saturating: configuration.energyBudgetPerAppPerDay)) J per app per day; launches of one app at least \(Int(saturating: configuration.minimumLaunchInterval)) s apart")
-        lines.append("  herd spreading over \(Int(saturating: configuration.herdSpreadWindow)) s after a shared trigger; starvation guard after \(Int(saturating: configuration.maximumDeferral / 3600)) h")
-        lines.append("  see docs/policies.md for each policy's input and rationale")
-        return lines.joined(separator: "\n") + "\n"
+        return configuration.summary(source: check.map { "from \($0)" } ?? "defaults")
     }
 }

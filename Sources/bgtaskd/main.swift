@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 
 // bgtaskd: the per-user background task service (docs/daemon.md). Parses its flags, starts
-// the daemon, and runs the main queue until SIGTERM or SIGINT.
+// the daemon, and runs the main queue until SIGTERM or SIGINT (SIGHUP reads --policy again).
 
 let environment = ProcessInfo.processInfo.environment
 switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
@@ -19,6 +19,7 @@ case .success(.run(let options)):
     do {
         let daemon = try Daemon.start(options, environment: environment)
         daemon.handleTerminationSignals()
+        daemon.handleReloadSignal()
     } catch {
         FileHandle.standardError.write(Data("bgtaskd: \(error)\n".utf8))
         exit(1)

@@ -20,4 +20,22 @@ import Testing
         }
         #expect(DaemonOptions.usage.contains("--first-frame-timeout"))
     }
+
+    @Test("--policy takes a file; without a value it is a usage error naming it")
+    func policyFile() {
+        guard case .success(.run(let options)) = DaemonOptions.parse(["--policy", "/etc/bgtask/policy.json"], environment: [:]) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(options.policyFile == "/etc/bgtask/policy.json")
+        #expect(DaemonOptions().policyFile == nil, "the defaults without it")
+        for bad in [["--policy"], ["--policy", ""], ["--policy", "--no-cgroups"]] {
+            guard case .failure(let error) = DaemonOptions.parse(bad, environment: [:]) else {
+                Issue.record("\(bad) accepted")
+                continue
+            }
+            #expect(error.message.contains("--policy"), "\(error)")
+        }
+        #expect(DaemonOptions.usage.contains("--policy FILE"))
+    }
 }

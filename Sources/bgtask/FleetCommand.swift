@@ -5,8 +5,9 @@ import SchedulerCore
 import Synchronization
 
 /// `bgtask fleet --devices N --days D [--mix ...] [--seed S] [--shared-outage HH:MM-HH:MM]
-/// [--no-herd-spreading] [--json] [--report FILE]`: many simulated devices running the
-/// example app (modelled), and the load they put on its backend.
+/// [--no-herd-spreading] [--compare-herd-spreading] [--compare-baselines] [--json]
+/// [--report FILE]`: many simulated devices running the example app (modelled), the load
+/// they put on its backend, and what the policy buys against plain timers.
 enum FleetCommand {
     /// What the command line asks for.
     struct Options: Equatable {
@@ -17,6 +18,7 @@ enum FleetCommand {
         var sharedOutage: String?
         var herdSpreading = true
         var compareHerd = false
+        var compareBaselines = false
         var json = false
         var report: String?
         var progress = true
@@ -27,7 +29,7 @@ enum FleetCommand {
     static let usage = """
       fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,...] [--seed S]
             [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--compare-herd-spreading]
-            [--json] [--report FILE.html]
+            [--compare-baselines] [--json] [--report FILE.html]
                         simulate N devices (default 1000) for D days (default 1), each its own
                         seeded variation of a scenario from the mix, running the example app
                         (modelled); prints task runs per minute (backend load), the peak and
@@ -35,7 +37,11 @@ enum FleetCommand {
                         the energy per device per day; --shared-outage takes every device
                         offline daily in that window so they all regain the network at once;
                         --compare-herd-spreading runs the fleet again with herd spreading
-                        switched the other way and shows both (twice the time)
+                        switched the other way and shows both (twice the time);
+                        --compare-baselines runs it again under a 15-minute timer and a timer
+                        that wakes as often as the policy, and shows staleness at launch
+                        (median, p90), wakeups and energy of each and whether the goals hold
+                        (about four times the time)
     """
 
     /// Parses the arguments after `fleet`.
@@ -52,6 +58,7 @@ enum FleetCommand {
             case "--json": options.json = true
             case "--no-herd-spreading": options.herdSpreading = false
             case "--compare-herd-spreading": options.compareHerd = true
+            case "--compare-baselines": options.compareBaselines = true
             case "--no-progress": options.progress = false
             case "--devices", "--days":
                 let range = argument == "--devices" ? 1...Fleet.maximumDevices : 1...Fleet.maximumDays
@@ -113,10 +120,24 @@ enum FleetCommand {
         let bar = options.progress && progressOnTerminal ? ProgressBar(total: fleet.devices) : nil
         var progress: (@Sendable (Int) -> Void)?
         if let bar { progress = { done in bar.update(done) } }
-        let result = fleet.run(progress: progress)
-        bar?.finish()
+        let result: FleetResult
+        var baselines: FleetComparison?
+        if options.compareBaselines {
+            // The policy's run is the comparison's first; the bar follows the three whole runs.
+            let runs = ProgressBar(total: fleet.devices * 3)
+            let told = bar.map { _ in { @Sendable (run: Int, done: Int) in runs.update((run - 1) * fleet.devices + done) } }
+            let compared = fleet.compareWithTimers(progress: told)
+            if bar != nil { runs.finish() }
+            baselines = compared
+            result = compared.policyRun
+        } else {
+            result = fleet.run(progress: progress)
+            bar?.finish()
+        }
         let elapsed = ContinuousClock.now - began
         var rows = result.summaryRows(sharedOutage: fleet.sharedOutage)
+        // The report shows the comparison as rows; the text prints it as its own table.
+        let reportRows = baselines.map { Self.baselineRows($0) } ?? []
         var comparison: FleetReport.Comparison?
         var compared: FleetResult?
         if options.compareHerd {
@@ -151,7 +172,7 @@ enum FleetCommand {
             let report = FleetReport(
                 title: "\(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s")",
                 devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
-                runsPerMinute: result.runsPerMinute, markers: markers, summary: rows, notes: notes, comparison: comparison
+                runsPerMinute: result.runsPerMinute, markers: markers, summary: rows + reportRows, notes: notes, comparison: comparison
             )
             try SimulateCommand.writeReport(HTMLReport.render(report), to: path)
             saved = "report written to \(path)\n"
@@ -164,7 +185,11 @@ enum FleetCommand {
                 peakToMean: result.peakToMean, worstMinute: result.peak.minute, launches: result.launches,
                 freshLaunchShare: result.freshShare, joulesPerDevicePerDay: result.joulesPerDevicePerDay,
                 wakeupsPerDevicePerDay: result.wakeupsPerDevicePerDay, runsPerMinute: result.runsPerMinute,
-                comparison: compared.map { Document.Comparison(herdSpreading: !options.herdSpreading, runs: $0.runs, peakRunsPerMinute: $0.peak.runs, runsPerMinute: $0.runsPerMinute) }
+                comparison: compared.map { Document.Comparison(herdSpreading: !options.herdSpreading, runs: $0.runs, peakRunsPerMinute: $0.peak.runs, runsPerMinute: $0.runsPerMinute) },
+                stalenessMedianMinutes: result.stalenessMinutes(quantile: 0.5), stalenessP90Minutes: result.stalenessMinutes(quantile: 0.9),
+                baselines: baselines.map { Document.Baselines(
+                    policy: $0.policy, timer15: $0.timer15, equalBudgetTimer: $0.equalBudgetTimer,
+                    equalBudgetIntervalMinutes: $0.equalBudgetInterval / 60, goals: $0.goals) }
             )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -174,12 +199,36 @@ enum FleetCommand {
         text += notes[0] + "\n\n"
         let width = rows.map { $0.name.count }.max() ?? 0
         for row in rows { text += "  \(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)\n" }
-        text += "\nsimulated \(fleet.devices * fleet.days) device-days in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))\n"
+        if let baselines {
+            text += "\n" + BaselineComparison.text(
+                heading: "the policy against plain timers across the fleet (staleness pooled over every launch, to 10 s; rates per device)",
+                policy: baselines.policy, timer15: baselines.timer15, equalBudgetTimer: baselines.equalBudgetTimer,
+                equalBudgetInterval: baselines.equalBudgetInterval)
+        }
+        text += "\nsimulated \(fleet.devices * fleet.days) device-days\(options.compareBaselines ? " under each scheduler" : "") in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))\n"
         return text + saved
     }
 
+    /// The summary rows of the comparison with the timers.
+    static func baselineRows(_ comparison: FleetComparison) -> [FleetReport.Row] {
+        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f min", $0) } ?? "n/a" }
+        func row(_ name: String, _ figures: BaselineComparison.Figures) -> FleetReport.Row {
+            FleetReport.Row(
+                name: "staleness at launch (median / p90), wakeups and energy a day: \(name)",
+                value: "\(minutes(figures.stalenessMedianMinutes)) / \(minutes(figures.stalenessP90Minutes)), \(String(format: "%.1f", figures.wakeupsPerDay)), \(String(format: "%.0f J", figures.joulesPerDay))")
+        }
+        let goals = comparison.goals
+        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        return [
+            row("policy", comparison.policy),
+            row("timer, 15 min", comparison.timer15),
+            row("timer, equal budget (\(DurationText.spoken(comparison.equalBudgetInterval)))", comparison.equalBudgetTimer),
+            FleetReport.Row(name: "goals (wakeups, median, p90; docs/scenarios.md)", value: "\(verdict(goals.wakeups)), \(verdict(goals.median)), \(verdict(goals.p90))"),
+        ]
+    }
+
     /// The `--json` document.
-    struct Document: Codable, Equatable {
+    struct Document: Encodable, Equatable {
         var devices: Int
         var days: Int
         var mix: String
@@ -198,6 +247,20 @@ enum FleetCommand {
         var runsPerMinute: [Int]
         /// With `--compare-herd-spreading`: the same fleet with herd spreading the other way.
         var comparison: Comparison?
+        /// The content's age at launches (pooled over the fleet, to 10 s), median and p90.
+        var stalenessMedianMinutes: Double?
+        var stalenessP90Minutes: Double?
+        /// With `--compare-baselines`: the policy against the two timers.
+        var baselines: Baselines?
+
+        /// The keys of `bgtask simulate --compare-baselines --json`, per device per day.
+        struct Baselines: Encodable, Equatable {
+            var policy: BaselineComparison.Figures
+            var timer15: BaselineComparison.Figures
+            var equalBudgetTimer: BaselineComparison.Figures
+            var equalBudgetIntervalMinutes: Double
+            var goals: BaselineComparison.Goals
+        }
 
         /// The compared run.
         struct Comparison: Codable, Equatable {

@@ -32,12 +32,13 @@ enum SimulateCommand {
                         (default 7): the example app's real handlers, or apps modelled from
                         their manifests; prints the timeline and a summary, --json the full
                         trace, --report an HTML energy report
-      simulate <scenario|FILE> --compare-baselines [--app feedreader|MANIFEST] [--days N] [--seeds A-B] [--json]
+      simulate <scenario|FILE> --compare-baselines [--app feedreader|MANIFEST] [--days N] [--seeds A-B] [--json] [--report FILE.html]
                         the full policy against a 15-minute timer and a timer with the
                         policy's number of wakeups, both obeying only what the device
                         forbids: staleness at launch, wakeups and energy, and whether the
                         policy's goals hold (default: 28 days, seeds 1-5, the example app
-                        modelled; --app feedreader runs its real handlers)
+                        modelled; --app feedreader runs its real handlers; --report writes
+                        the comparison as an HTML page)
     """
 
     /// The most seeds one comparison plays.
@@ -133,9 +134,6 @@ enum SimulateCommand {
             if seeds != nil, options.seed != nil {
                 return .failure(UsageError(message: "--seeds and --seed cannot be combined: --seeds A-B compares seeds A to B, --seed N one seed"))
             }
-            if options.report != nil {
-                return .failure(UsageError(message: "--report cannot be combined with --compare-baselines; print the comparison, or --json for its figures"))
-            }
             if options.apps.count > 1 {
                 return .failure(UsageError(message: "--compare-baselines measures one app: pass one --app (feedreader or a manifest), or none for the example app modelled"))
             }
@@ -216,7 +214,13 @@ enum SimulateCommand {
                 subject = .modelled(try loadModelledApps(options.apps))
             }
             let comparison = try await BaselineComparison.run(scenario: scenario, days: options.days, seeds: Array(seeds), subject: subject)
-            return options.json ? comparison.json() : comparison.text()
+            var written = ""
+            if let path = options.report {
+                try writeReport(HTMLReport.render(comparison), to: path)
+                written = "comparison report written to \(path)\n"
+            }
+            // JSON alone on standard output stays parseable.
+            return options.json ? comparison.json() : comparison.text() + written
         }
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.

@@ -94,7 +94,6 @@ import Testing
         (["commuter", "--compare-baselines", "--seeds", "1-500"], "more than the 100 seeds"),
         (["commuter", "--compare-baselines", "--seeds", "a-b"], "--seeds must be a seed or a range A-B"),
         (["commuter", "--compare-baselines", "--seeds", "1-"], "got '1-'"),
-        (["commuter", "--compare-baselines", "--report", "r.html"], "--report cannot be combined with --compare-baselines"),
         (["commuter", "--compare-baselines", "--app", "a.json", "--app", "b.json"], "measures one app"),
     ])
     func compareBaselinesUsageErrorsNameTheCulprit(arguments: [String], message: String) throws {
@@ -112,6 +111,23 @@ import Testing
         #expect(text.contains("goal 3, p90 <= the equal-budget timer's"))
         let json = try await SimulateCommand.run(try SimulateCommand.parse(["night-charger", "--compare-baselines", "--days", "2", "--seeds", "1", "--json"]).get())
         #expect(json.hasPrefix("{") && json.contains("\"equalBudgetTimer\""))
+    }
+
+    @Test func theComparisonIsAlsoAnHTMLReport() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-compare-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("compare.html").path
+        let options = try SimulateCommand.parse(["night-charger", "--compare-baselines", "--days", "2", "--seeds", "1", "--report", path]).get()
+        #expect(options.report == path)
+        let text = try await SimulateCommand.run(options)
+        #expect(text.hasSuffix("comparison report written to \(path)\n"))
+        let html = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        for piece in ["night-charger: the policy against plain timers", "timer, 15 min", "timer, equal budget", "p90 no worse than the equal-budget timer", "PASS", "Wakeups a day"] {
+            #expect(html.contains(piece), "\(piece)")
+        }
+        #expect(!html.contains("<script"), "self-contained, no scripts")
     }
 
     // MARK: Lives nobody tuned for

@@ -172,6 +172,38 @@ import Testing
         #expect(FleetResult.clock(1439) == "23:59")
     }
 
+    // MARK: Against the timers
+
+    @Test func stalenessQuantilesOfTheFleetAreThoseOfItsLaunchesToTenSeconds() throws {
+        let fleet = try Self.fleet(devices: 40)
+        let result = fleet.run()
+        let devices = (0..<fleet.devices).map(fleet.simulateDevice)
+        let ages = devices.flatMap(\.ages)
+        #expect(result.launchesWithoutContent == ages.filter { $0 == nil }.count)
+        let found = ages.compactMap { $0 }.map { $0 / 60 }
+        for quantile in [0.1, 0.5, 0.9, 1.0] {
+            let exact = try #require(EnergySummary.percentile(quantile, of: found))
+            let binned = try #require(result.stalenessMinutes(quantile: quantile))
+            #expect(abs(binned - exact) <= 10.0 / 60 / 2 + 1e-9, "quantile \(quantile): \(binned) vs \(exact)")
+        }
+        #expect(result.figures.refreshesPerDay == Double(devices.reduce(0) { $0 + $1.refreshes }) / 40)
+        #expect(FleetResult(devices: 0, days: 1, freshWithin: 60).stalenessMinutes(quantile: 0.5) == nil, "no launch, no figure")
+    }
+
+    @Test func theFleetAgainstTheTimersSpendsAQuarterOfTheTimersWakeupsAndTheSameInEachThread() throws {
+        let fleet = try Self.fleet(devices: 24)
+        let comparison = fleet.compareWithTimers(workers: 2)
+        #expect(comparison.policyRun.runsPerMinute == fleet.run().runsPerMinute, "the policy's run is the fleet's own")
+        #expect(comparison.timer15.wakeupsPerDay > 3 * comparison.policy.wakeupsPerDay, "\(comparison.timer15.wakeupsPerDay) vs \(comparison.policy.wakeupsPerDay)")
+        // The equal-budget timer wakes about as often as the policy (the sample is the fleet).
+        #expect(abs(comparison.equalBudgetTimer.wakeupsPerDay - comparison.policy.wakeupsPerDay) <= 0.1 * comparison.policy.wakeupsPerDay,
+                "\(comparison.equalBudgetTimer.wakeupsPerDay) vs \(comparison.policy.wakeupsPerDay)")
+        #expect(comparison.equalBudgetInterval > 15 * 60)
+        #expect(comparison.goals == .judging(policy: comparison.policy, timer15: comparison.timer15, equalBudgetTimer: comparison.equalBudgetTimer))
+        let again = fleet.compareWithTimers(workers: 1)
+        #expect(again.timer15 == comparison.timer15 && again.equalBudgetTimer == comparison.equalBudgetTimer && again.policy == comparison.policy)
+    }
+
     @Test func theResultDoesNotDependOnTheNumberOfThreads() throws {
         let fleet = try Fleet(devices: 60, days: 1, seed: 9)
         let one = fleet.run(workers: 1)
@@ -179,5 +211,6 @@ import Testing
         #expect(one.runsPerMinute == three.runsPerMinute)
         #expect(one.joules == three.joules)
         #expect(one.launches == three.launches && one.freshLaunches == three.freshLaunches && one.wakeups == three.wakeups)
+        #expect(one.figures == three.figures)
     }
 }

@@ -203,12 +203,13 @@ import Testing
         expected.seed = 3
         expected.sharedOutage = "07:00-08:00"
         expected.herdSpreading = false
+        expected.compareBaselines = true
         expected.json = true
         expected.progress = false
         expected.report = "r.html"
         let arguments = [
             "--devices", "50", "--days", "2", "--mix", "commuter=1", "--seed", "3", "--shared-outage", "07:00-08:00",
-            "--no-herd-spreading", "--json", "--no-progress", "--report", "r.html",
+            "--no-herd-spreading", "--compare-baselines", "--json", "--no-progress", "--report", "r.html",
         ]
         #expect(FleetCommand.parse(arguments) == .success(expected))
         #expect(CommandLineParser.parse(["fleet"] + arguments) == .success(.fleet(expected)))
@@ -293,6 +294,34 @@ import Testing
         #expect((0...1).contains(share))
         // Nobody runs while the network is down everywhere.
         #expect(perMinute[420..<480].allSatisfy { $0 == 0 } && perMinute[1860..<1920].allSatisfy { $0 == 0 })
+    }
+
+    @Test func fleetComparesThePolicyWithTheTimersInTextJSONAndTheReport() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appendingPathComponent("fleet-\(UUID().uuidString).html").path
+        var options = Self.smallFleet(report: report)
+        options.devices = 20
+        options.compareBaselines = true
+        let text = try FleetCommand.run(options, progressOnTerminal: false)
+        for line in ["the policy against plain timers across the fleet", "timer, 15 min", "timer, equal budget", "goal 1, wakeups", "goal 3, p90"] {
+            #expect(text.contains(line), "\(text)")
+        }
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.contains("goals (wakeups, median, p90"))
+        options.report = nil
+        options.json = true
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(try FleetCommand.run(options, progressOnTerminal: false).utf8)) as? [String: Any])
+        let baselines = try #require(document["baselines"] as? [String: Any])
+        for key in ["policy", "timer15", "equalBudgetTimer"] {
+            let figures = try #require(baselines[key] as? [String: Any], "\(key)")
+            for field in ["stalenessMedianMinutes", "stalenessP90Minutes", "wakeupsPerDay", "joulesPerDay", "launches"] {
+                #expect(figures[field] != nil, "\(key).\(field)")
+            }
+        }
+        let goals = try #require(baselines["goals"] as? [String: Bool])
+        #expect(Set(goals.keys) == ["wakeups", "median", "p90"])
+        #expect(document["stalenessMedianMinutes"] as? Double == (baselines["policy"] as? [String: Any])?["stalenessMedianMinutes"] as? Double)
     }
 
     @Test func theFleetReportsReproduceLineParses() throws {

@@ -50,6 +50,50 @@ public enum HTMLReport {
         return page.document(title: report.title)
     }
 
+    /// The policy against the two timers on one life (``BaselineComparison``) as an HTML
+    /// page: the life, seeds and app, each scheduler's figures, and each goal with its bound
+    /// and verdict, as `bgtask simulate --compare-baselines` prints them.
+    public static func render(_ comparison: BaselineComparison) -> String {
+        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "n/a" }
+        func row(_ name: String, _ figures: BaselineComparison.Figures) -> [String] {
+            [name, minutes(figures.stalenessMedianMinutes), minutes(figures.stalenessP90Minutes),
+             "\(figures.launchesWithoutContent) of \(figures.launches)", String(format: "%.1f", figures.wakeupsPerDay),
+             String(format: "%.1f", figures.refreshesPerDay), String(format: "%.0f", figures.joulesPerDay)]
+        }
+        let title = "\(comparison.scenario): the policy against plain timers"
+        var page = Page()
+        page.heading(title, notes: [
+            "staleness: the age of \(comparison.app)'s content when the user opened it, pooled over every seed's launches",
+            "the timers obey only what the device forbids (required power, the network for refreshes, critical battery, Low Power Mode)",
+        ])
+        let seeds = comparison.seeds.count == 1 ? "\(comparison.seeds[0])" : "\(comparison.seeds.first ?? 0)-\(comparison.seeds.last ?? 0)"
+        page.facts([("Life", comparison.scenario), ("Days", "\(comparison.days) per seed"), ("Seeds", seeds), ("App", comparison.app.rawValue)])
+        page.section("Schedulers")
+        page.table(
+            ["Scheduler", "Median (min)", "p90 (min)", "No content yet", "Wakeups a day", "Refreshes a day", "Energy a day (J)"],
+            rows: [
+                row("policy", comparison.policy),
+                row("timer, 15 min", comparison.timer15),
+                row("timer, equal budget (every \(DurationText.spoken(comparison.equalBudgetInterval)))", comparison.equalBudgetTimer),
+            ],
+            total: nil, textColumns: 1)
+        page.section("Goals")
+        let goals = comparison.goals
+        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        page.table(
+            ["Goal", "Policy", "Bound", "Verdict"],
+            rows: [
+                ["wakeups at most a quarter of the 15-minute timer's", String(format: "%.1f", comparison.policy.wakeupsPerDay),
+                 String(format: "%.1f", comparison.timer15.wakeupsPerDay / 4), verdict(goals.wakeups)],
+                ["median at most 1.25 x the 15-minute timer's", minutes(comparison.policy.stalenessMedianMinutes),
+                 minutes(comparison.timer15.stalenessMedianMinutes.map { $0 * 1.25 }), verdict(goals.median)],
+                ["p90 no worse than the equal-budget timer's", minutes(comparison.policy.stalenessP90Minutes),
+                 minutes(comparison.equalBudgetTimer.stalenessP90Minutes), verdict(goals.p90)],
+            ],
+            total: nil, textColumns: 1)
+        return page.document(title: title)
+    }
+
     /// `2024-01-01 00:00 – 2024-01-08 00:00 UTC (7.0 d)`.
     static func spanText(_ report: DeviceReport) -> String {
         let length = report.end.timeIntervalSince(report.start)

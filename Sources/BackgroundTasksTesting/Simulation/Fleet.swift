@@ -231,14 +231,72 @@ public struct Fleet: Sendable {
             runs: device.runs, launches: device.launches, wakeups: device.wakeups, trace: [], bands: []
         )
         let ages = apps.flatMap { result.staleness(of: $0.app) }.map(\.age)
+        let appIDs = Set(apps.map(\.app))
         return FleetResult.Device(
             runStarts: device.runs.map { Int($0.startedAt.timeIntervalSince(start) / 60) },
             launches: ages.count,
             freshLaunches: ages.filter { $0.map { $0 <= freshWithin } ?? false }.count,
+            ages: ages,
+            refreshes: device.runs.filter { appIDs.contains($0.app) && $0.request.kind == .appRefresh && $0.outcome == .success }.count,
             joules: result.joules(),
             wakeups: device.wakeups
         )
     }
+
+    /// The policy against the two timers across the fleet (docs/scenarios.md, "Comparing
+    /// with timers"): the fleet as it is, then with every device under timer15 and under
+    /// the equal-budget timer (``PolicySet/deviceRulesOnly(timerInterval:)``), whose
+    /// interval is found by bisection on the fleet's first ``equalBudgetSample`` devices
+    /// (every device when fewer), then played by the whole fleet. Staleness is pooled over
+    /// every launch of the fleet, to 10 seconds. `progress` is told of each of the three
+    /// whole-fleet runs.
+    public func compareWithTimers(workers: Int? = nil, progress: (@Sendable (_ run: Int, _ devicesDone: Int) -> Void)? = nil) -> FleetComparison {
+        func played(_ fleet: Fleet, run: Int?) -> FleetResult {
+            var told: (@Sendable (Int) -> Void)?
+            if let run, let progress {
+                told = { done in progress(run, done) }
+            }
+            return fleet.run(workers: workers, progress: told)
+        }
+        func timer(_ interval: TimeInterval, devices: Int? = nil) -> Fleet {
+            var fleet = self
+            fleet.policies = .deviceRulesOnly(timerInterval: interval)
+            if let devices { fleet.devices = devices }
+            return fleet
+        }
+        let policy = played(self, run: 1)
+        let timer15 = played(timer(15 * 60), run: 2)
+        let sample = min(devices, Self.equalBudgetSample)
+        // On the whole fleet when it is the sample; else the sample's own figures steer.
+        let sampled = sample == devices ? policy : played({ var fleet = self; fleet.devices = sample; return fleet }(), run: nil)
+        let sampledTimer15 = sample == devices ? timer15 : played(timer(15 * 60, devices: sample), run: nil)
+        var search = BaselineComparison.EqualBudgetSearch(target: sampled.figures.wakeupsPerDay, timer15: sampledTimer15.figures)
+        while let interval = search.next {
+            search.record(played(timer(interval, devices: sample), run: nil).figures, for: interval)
+        }
+        let equalBudget = played(timer(search.best.interval), run: 3)
+        return FleetComparison(policyRun: policy, timer15: timer15.figures, equalBudgetTimer: equalBudget.figures, equalBudgetInterval: search.best.interval)
+    }
+
+    /// How many devices the equal-budget timer's interval is looked for on.
+    public static let equalBudgetSample = 2_000
+}
+
+/// The policy against the two timers across a fleet (``Fleet/compareWithTimers(workers:progress:)``),
+/// with the same figures and goals as ``BaselineComparison`` on one life.
+public struct FleetComparison: Sendable {
+    /// The fleet's run under the full policy (the fleet as it was given).
+    public var policyRun: FleetResult
+    /// The full policy's figures (per device per day).
+    public var policy: BaselineComparison.Figures { policyRun.figures }
+    /// The 15-minute timer's.
+    public var timer15: BaselineComparison.Figures
+    /// The equal-budget timer's.
+    public var equalBudgetTimer: BaselineComparison.Figures
+    /// The equal-budget timer's interval, in seconds.
+    public var equalBudgetInterval: TimeInterval
+    /// Whether each goal holds.
+    public var goals: BaselineComparison.Goals { .judging(policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer) }
 }
 
 /// What a fleet simulation measured.
@@ -251,6 +309,10 @@ public struct FleetResult: Sendable {
         public var launches: Int
         /// Launches that found content at most ``Fleet/freshWithin`` old.
         public var freshLaunches: Int
+        /// The content's age at each launch (`nil`: no refresh had succeeded yet).
+        public var ages: [TimeInterval?]
+        /// Successful refreshes of the fleet's apps.
+        public var refreshes: Int
         /// Estimated joules of all runs.
         public var joules: Double
         /// Device wakes for background work.
@@ -276,12 +338,50 @@ public struct FleetResult: Sendable {
     public var joules: Double { Double(millijoules) / 1000 }
     /// Device wakes for background work, across the fleet.
     public private(set) var wakeups = 0
+    /// Successful refreshes across the fleet.
+    public private(set) var refreshes = 0
+    /// Launches before any refresh had succeeded.
+    public private(set) var launchesWithoutContent = 0
+    /// Launches by the content's age, in bins of ``ageBin`` seconds; the last bin holds
+    /// every older age. Whole counts, so sums do not depend on the devices' order.
+    private var ageCounts: [Int]
+
+    /// The width of an age bin: staleness figures are to this precision.
+    public static let ageBin: TimeInterval = 10
+    /// Ages beyond this share the last bin (two weeks).
+    public static let ageBins = 14 * 86_400 / 10
 
     init(devices: Int, days: Int, freshWithin: TimeInterval) {
         self.devices = devices
         self.days = days
         self.freshWithin = freshWithin
         runsPerMinute = Array(repeating: 0, count: days * 1440)
+        ageCounts = Array(repeating: 0, count: Self.ageBins)
+    }
+
+    /// The `fraction` quantile (0...1) of the content's age at launches that found content,
+    /// in minutes, at the middle of its 10-second bin; `nil` when no launch found content.
+    public func stalenessMinutes(quantile fraction: Double) -> Double? {
+        let found = launches - launchesWithoutContent
+        guard found > 0 else { return nil }
+        // The nearest-rank quantile, as EnergySummary.percentile takes it on a sorted list.
+        let rank = min(found, max(1, Int((min(max(fraction, 0), 1) * Double(found)).rounded(.up))))
+        var seen = 0
+        for (bin, count) in ageCounts.enumerated() {
+            seen += count
+            if seen >= rank { return (Double(bin) + 0.5) * Self.ageBin / 60 }
+        }
+        return nil
+    }
+
+    /// The figures of the fleet, per device per day, as ``BaselineComparison`` gives them
+    /// for one life.
+    public var figures: BaselineComparison.Figures {
+        let deviceDays = Double(max(1, devices) * max(1, days))
+        return BaselineComparison.Figures(
+            stalenessMedianMinutes: stalenessMinutes(quantile: 0.5), stalenessP90Minutes: stalenessMinutes(quantile: 0.9),
+            wakeupsPerDay: Double(wakeups) / deviceDays, joulesPerDay: joules / deviceDays,
+            launches: launches, launchesWithoutContent: launchesWithoutContent, refreshesPerDay: Double(refreshes) / deviceDays)
     }
 
     mutating func add(_ device: Device) {
@@ -291,6 +391,15 @@ public struct FleetResult: Sendable {
         freshLaunches += device.freshLaunches
         millijoules += Int64((device.joules * 1000).rounded())
         wakeups += device.wakeups
+        refreshes += device.refreshes
+        for age in device.ages {
+            guard let age else {
+                launchesWithoutContent += 1
+                continue
+            }
+            let bin = age.isFinite && age > 0 ? min(Self.ageBins - 1, Int(min(age / Self.ageBin, Double(Self.ageBins)))) : 0
+            ageCounts[bin] += 1
+        }
     }
 
     mutating func merge(_ other: FleetResult) {
@@ -300,6 +409,9 @@ public struct FleetResult: Sendable {
         freshLaunches += other.freshLaunches
         millijoules += other.millijoules
         wakeups += other.wakeups
+        refreshes += other.refreshes
+        launchesWithoutContent += other.launchesWithoutContent
+        for bin in ageCounts.indices { ageCounts[bin] += other.ageCounts[bin] }
     }
 
     /// Runs across the fleet.

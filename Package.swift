@@ -108,6 +108,14 @@ let package = Package(
             path: "Tests/ios-shaped-app",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
+        // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
+        // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
+        .executableTarget(
+            name: "ios-appdelegate-app",
+            dependencies: ["BackgroundTasks"],
+            path: "Tests/AppDelegateApp",
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
+        ),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
@@ -122,7 +130,7 @@ let package = Package(
         // End to end: a real bgtaskd, the example app and bgtask, as processes.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp"]
+            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app"]
         ),
         .testTarget(
             name: "BackgroundTasksTests",

@@ -124,10 +124,9 @@ import Testing
         defer { NotificationCenter.default.removeObserver(observer) }
         let context = AppContext(app: testApp, manifest: testManifest, driver: device.driver, launchedInBackground: true)
         application.withLock { $0 = ObjectIdentifier(context.application) }
-        context.withCurrent {
-            context.application.launch()
-            context.application.finishLaunching()
-        }
+        context.withCurrent { context.application.launch() }
+        #expect(context.application.applicationState == .background, "already while the launch methods run, as on iOS")
+        context.withCurrent { context.application.finishLaunching() }
         await device.settle()
         #expect(context.application.applicationState == .background)
         #expect(context.application.lifecycleState == .background)

@@ -55,10 +55,7 @@ struct ApplicationLifecycleTests {
 
     @Test func aBackgroundLaunchIsInTheBackgroundAndNeverSuspendsItself() {
         var lifecycle = ApplicationLifecycle()
-        #expect(lifecycle.finishLaunchingIntoBackground(at: t0) == [
-            .stateChanged(from: .notRunning, to: .inactive),
-            .stateChanged(from: .inactive, to: .background),
-        ])
+        #expect(lifecycle.finishLaunchingIntoBackground(at: t0) == [.stateChanged(from: .notRunning, to: .background)])
         #expect(lifecycle.hasFinishedLaunching)
         #expect(lifecycle.launchedIntoBackground)
         // The system that launched it suspends it: no deadline of its own, no clock.
@@ -68,6 +65,20 @@ struct ApplicationLifecycleTests {
         #expect(lifecycle.backgroundTimeRemaining(at: t0 + 3600) == .greatestFiniteMagnitude, "the task's budget is the system's")
         // Twice is nothing more.
         #expect(lifecycle.finishLaunchingIntoBackground(at: t0 + 1).isEmpty)
+    }
+
+    @Test func aBackgroundLaunchIsInTheBackgroundWhileTheLaunchMethodsRun() {
+        var lifecycle = ApplicationLifecycle()
+        #expect(lifecycle.launch(at: t0, intoBackground: true) == [.stateChanged(from: .notRunning, to: .background)])
+        #expect(!lifecycle.hasFinishedLaunching, "registrations are still open")
+        #expect(lifecycle.tick(at: t0 + 60).isEmpty, "not suspended by its own delay")
+        #expect(lifecycle.finishLaunchingIntoBackground(at: t0 + 1).isEmpty)
+        #expect(lifecycle.hasFinishedLaunching)
+        // A process that launched as an ordinary one and is then told it is a background
+        // launch moves from inactive.
+        var ordinary = ApplicationLifecycle()
+        _ = ordinary.launch(at: t0)
+        #expect(ordinary.finishLaunchingIntoBackground(at: t0) == [.stateChanged(from: .inactive, to: .background)])
     }
 
     @Test func inABackgroundLaunchEachAssertionWindowStartsWithItsFirstAssertion() throws {

@@ -209,6 +209,56 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         ])
     }
 
+    // MARK: An app delegate
+
+    @Test func aResponderAppDelegateHearsTheLifecycleAndTheFetchesAsOnIOS() async throws {
+        let device = try compatDevice()
+        // Launched as UIApplicationMain launches (it runs the main run loop for ever, so a
+        // test sets the delegate and calls its launch method itself), on the main actor.
+        let (delegate, context) = await MainActor.run {
+            let delegate = ResponderAppDelegate()
+            let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: true) {
+                MainActor.assumeIsolated {
+                    let application = UIApplication.shared
+                    application.delegate = delegate
+                    _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
+                }
+            }
+            return (delegate, context)
+        }
+        await device.settle()
+        #expect(await MainActor.run { UIApplication.LaunchOptionsKey.remoteNotification.rawValue } == "UIApplicationLaunchOptionsRemoteNotificationKey")
+        #expect(await MainActor.run { context.application.delegate === delegate })
+        // Installed by the user: launched, active, then sent to the background.
+        #expect(await MainActor.run { delegate.events } == ["didFinishLaunching plain", "didBecomeActive", "willResignActive", "didEnterBackground"])
+        context.withCurrent { context.application.enterForeground() }
+        await device.settle()
+        #expect(await MainActor.run { delegate.events.suffix(2) } == ["willEnterForeground", "didBecomeActive"])
+        // Its handler and its fetch method are the system's to call.
+        try context.withCurrent {
+            let request = BGAppRefreshTaskRequest(identifier: ResponderAppDelegate.refreshIdentifier)
+            request.earliestBeginDate = Date(timeIntervalSinceNow: 60)
+            try BGTaskScheduler.shared.submit(request)
+        }
+        await device.run(for: 120)
+        // The refresh ran (its request is consumed): the legacy fetch may take the app's slot.
+        context.withCurrent { UIApplication.shared.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalMinimum) }
+        await device.run(for: 3600)
+        let events = await MainActor.run { delegate.events }
+        #expect(events.contains("refresh"), "\(events)")
+        #expect(events.contains("performFetch"), "\(events)")
+    }
+
+    @Test @MainActor func aDelegateIsMadeFromItsClassNameAsUIApplicationMainDoes() throws {
+        let made = try makeApplicationDelegate(named: NSStringFromClass(ResponderAppDelegate.self)).get()
+        #expect(made is ResponderAppDelegate)
+        #expect(throws: ApplicationDelegateError.self) { try makeApplicationDelegate(named: nil).get() }
+        let missing = makeApplicationDelegate(named: "SourceCompatibilityTests.NoSuchDelegate")
+        #expect(throws: ApplicationDelegateError(message: "no UIResponder subclass named 'SourceCompatibilityTests.NoSuchDelegate' was found")) { try missing.get() }
+        let plain = makeApplicationDelegate(named: NSStringFromClass(UIWindow.self))
+        #expect((try? plain.get()) == nil, "a responder that is no delegate")
+    }
+
     // MARK: Value types
 
     @Test func statesSwitchWithDefaultAsImportedEnumsDo() async throws {

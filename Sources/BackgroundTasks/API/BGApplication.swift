@@ -61,6 +61,19 @@ public final class BGApplication: @unchecked Sendable {
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 
+    /// The app delegate (Apple: `UIApplication.delegate`), set by ``UIApplicationMain(delegate:)``
+    /// or by the program; kept for the life of the application. Once set, the system calls
+    /// its methods: the lifecycle ones as the app changes state (after each change's
+    /// notification, on the main actor), and its fetch and remote-notification methods
+    /// (replacing the handlers given to ``setBackgroundFetchHandler(_:)`` and
+    /// ``setRemoteNotificationHandler(_:)``). Its launch methods are ``UIApplicationMain(delegate:)``'s
+    /// to call.
+    @MainActor public var delegate: (any UIApplicationDelegate)? {
+        didSet { if delegateObservers.isEmpty, delegate != nil { connectDelegate() } }
+    }
+    /// The notification observers that forward state changes to ``delegate``.
+    @MainActor var delegateObservers: [any NSObjectProtocol] = []
+
     init(assertions: AssertionConfiguration) {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
     }
@@ -114,9 +127,12 @@ public final class BGApplication: @unchecked Sendable {
 
     // MARK: Lifecycle (driven by the program or the simulator on Linux)
 
-    /// The process started (not running -> inactive); registrations are open.
+    /// The process started (not running -> inactive); registrations are open. Launched by
+    /// bgtaskd for a task, the app is in the background from here (iOS's background launch:
+    /// `applicationState` is `.background` while the delegate's launch methods run).
     public func launch() {
-        _ = change { lifecycle, now in lifecycle.launch(at: now) }
+        let intoBackground = requiredContext.launchedInBackground
+        _ = change(intoBackground: intoBackground) { lifecycle, now in lifecycle.launch(at: now, intoBackground: intoBackground) }
     }
 
     /// `didFinishLaunching` returned: closes the registration window, makes the app

@@ -165,10 +165,14 @@ public struct ApplicationLifecycle: Sendable {
     /// The name an assertion was begun with.
     public func name(of identifier: Int) -> String? { outstanding[identifier]?.name }
 
-    /// The process started: not running -> inactive.
-    public mutating func launch(at now: Date) -> [LifecycleEffect] {
+    /// The process started: not running -> inactive; with `intoBackground`, the system
+    /// launched it for its tasks: not running -> background, as iOS reports a background
+    /// launch while the app delegate's launch methods run (``launchedIntoBackground``).
+    public mutating func launch(at now: Date, intoBackground: Bool = false) -> [LifecycleEffect] {
         guard state == .notRunning else { return [] }
-        return move(to: .inactive)
+        guard intoBackground else { return move(to: .inactive) }
+        launchedIntoBackground = true
+        return move(to: .background)
     }
 
     /// `application(_:didFinishLaunchingWithOptions:)` returned: the registration window
@@ -188,7 +192,7 @@ public struct ApplicationLifecycle: Sendable {
     /// with the first assertion; `backgroundTimeRemaining` is unbounded without one (the
     /// task's budget is the system's). Only from launching (not running or inactive).
     public mutating func finishLaunchingIntoBackground(at now: Date) -> [LifecycleEffect] {
-        var effects = launch(at: now)
+        var effects = launch(at: now, intoBackground: true)
         hasFinishedLaunching = true
         guard state == .inactive else { return effects }
         launchedIntoBackground = true

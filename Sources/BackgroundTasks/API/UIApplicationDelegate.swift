@@ -1,0 +1,230 @@
+import Dispatch
+import Foundation
+
+// iOS's app delegate, so that an `AppDelegate` written for iOS compiles and runs unchanged
+// (docs/porting.md, "An app delegate"):
+//
+//     @main
+//     class AppDelegate: UIResponder, UIApplicationDelegate {
+//         var window: UIWindow?
+//         func application(_ application: UIApplication,
+//                          didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+//             BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.refresh", using: nil) { task in ... }
+//             return true
+//         }
+//         func applicationDidEnterBackground(_ application: UIApplication) { scheduleAppRefresh() }
+//     }
+//
+// `@main` runs ``UIApplicationMain(delegate:)``: the delegate's launch methods, the
+// registration window closed after `didFinishLaunching`, the lifecycle methods called as
+// the app changes state, SIGTERM as "entering the background", and the main queue served
+// on the main thread by its run loop.
+
+/// The base class of an iOS app delegate (Apple: `UIResponder`). On Linux it has no events
+/// to respond to; it gives `AppDelegate` its superclass and the initializer
+/// ``UIApplicationMain(delegate:)`` creates it with.
+@MainActor
+open class UIResponder: NSObject {
+    /// Creates a responder. `required`, so that `@main` can create the app delegate from its
+    /// type, as `UIApplicationMain` does on iOS.
+    public required override init() {
+        super.init()
+    }
+}
+
+/// A window (Apple: `UIWindow`). Linux draws no user interface: this type exists so that an
+/// app delegate's `var window: UIWindow?` compiles; nothing shows it.
+@MainActor
+open class UIWindow: UIResponder {}
+
+extension BGApplication {
+    /// The keys of the launch options an app delegate is given (Apple:
+    /// `UIApplication.LaunchOptionsKey`). On Linux a launch has no options (`nil`); the keys
+    /// exist so that code reading them compiles.
+    public struct LaunchOptionsKey: Hashable, RawRepresentable, Sendable {
+        /// The key's name.
+        public let rawValue: String
+        /// A key by name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A key by name.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// A remote notification launched the app.
+        public static let remoteNotification = LaunchOptionsKey("UIApplicationLaunchOptionsRemoteNotificationKey")
+        /// A URL was opened.
+        public static let url = LaunchOptionsKey("UIApplicationLaunchOptionsURLKey")
+        /// The app that opened the URL.
+        public static let sourceApplication = LaunchOptionsKey("UIApplicationLaunchOptionsSourceApplicationKey")
+        /// A location event launched the app.
+        public static let location = LaunchOptionsKey("UIApplicationLaunchOptionsLocationKey")
+        /// A Home Screen quick action launched the app.
+        public static let shortcutItem = LaunchOptionsKey("UIApplicationLaunchOptionsShortcutItemKey")
+        /// A user activity continued in the app.
+        public static let userActivityDictionary = LaunchOptionsKey("UIApplicationLaunchOptionsUserActivityDictionaryKey")
+        /// The type of that activity.
+        public static let userActivityType = LaunchOptionsKey("UIApplicationLaunchOptionsUserActivityTypeKey")
+    }
+}
+
+/// iOS's app delegate protocol (Apple: `UIApplicationDelegate`), with the methods the
+/// system calls about launching, the app's states and background work. Every method has a
+/// default that does nothing (for the fetch and remote-notification methods: completes
+/// with `.noData`), as Apple's are optional; implement the ones you need with Apple's
+/// signatures. The system calls them on the main actor.
+@MainActor
+public protocol UIApplicationDelegate: AnyObject {
+    /// Launch has begun; registrations are open.
+    func application(_ application: UIApplication, willFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
+    /// Launch is about to finish: register the background task handlers here. The
+    /// registration window closes when it returns.
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
+    /// The app became active (in the foreground).
+    func applicationDidBecomeActive(_ application: UIApplication)
+    /// The app is about to stop being active.
+    func applicationWillResignActive(_ application: UIApplication)
+    /// The app is in the background (a good moment to schedule a refresh).
+    func applicationDidEnterBackground(_ application: UIApplication)
+    /// The app is about to come back to the foreground.
+    func applicationWillEnterForeground(_ application: UIApplication)
+    /// The app is about to be ended while it runs.
+    func applicationWillTerminate(_ application: UIApplication)
+    /// A background fetch (``BGApplication/setMinimumBackgroundFetchInterval(_:)``): call
+    /// the completion handler once with what it found.
+    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+    /// A remote wake (`bgtask push`, iOS's silent push): call the completion handler once.
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+}
+
+extension UIApplicationDelegate {
+    public func application(_ application: UIApplication, willFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
+    public func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
+    public func applicationDidBecomeActive(_ application: UIApplication) {}
+    public func applicationWillResignActive(_ application: UIApplication) {}
+    public func applicationDidEnterBackground(_ application: UIApplication) {}
+    public func applicationWillEnterForeground(_ application: UIApplication) {}
+    public func applicationWillTerminate(_ application: UIApplication) {}
+    public func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        completionHandler(.noData)
+    }
+    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        completionHandler(.noData)
+    }
+}
+
+extension UIApplicationDelegate where Self: UIResponder {
+    /// `@main` on an app delegate: creates it and runs ``UIApplicationMain(delegate:)``, as
+    /// iOS does for `@main class AppDelegate: UIResponder, UIApplicationDelegate`.
+    public static func main() {
+        UIApplicationMain(delegate: Self())
+    }
+}
+
+/// Runs the app around `delegate` and never returns (Apple: `UIApplicationMain`): makes it
+/// ``BGApplication/delegate``, starts the launch (`willFinishLaunching`, then
+/// `didFinishLaunching`, where handlers are registered), connects the delegate's fetch and
+/// remote-notification methods, closes the registration window, then runs the main run
+/// loop. The lifecycle methods follow the app's state changes (each after its
+/// notification is posted, on the main actor). SIGTERM means "entering the background"
+/// (``BGApplication/handleTerminationSignals(exitWhenDone:)``): background tasks get their
+/// expiration and the process exits once they ended. The main queue is served by the main
+/// run loop on the main thread, as on iOS. Call ``EmbeddedScheduler/bootstrap(_:)``
+/// before, if at all (the manifest is otherwise found as `BGTaskScheduler.shared` finds it).
+@MainActor
+public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
+    let application = UIApplication.shared
+    application.delegate = delegate
+    application.launch()
+    _ = delegate.application(application, willFinishLaunchingWithOptions: nil)
+    _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
+    application.handleTerminationSignals()
+    application.finishLaunching()
+    runMainRunLoop()
+}
+
+/// Serves the main queue on the main thread for ever, as iOS's main run loop does: blocks
+/// on the main queue (and so the main actor) run on the main thread, where
+/// `Thread.isMainThread` is true, as iOS code expects. (`dispatchMain()` parks the main
+/// thread and drains the main queue on another one.) A timer due at the end of time keeps
+/// the run loop waiting rather than returning: no wakeups while nothing happens.
+@MainActor
+func runMainRunLoop() -> Never {
+    let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+    RunLoop.main.add(keepAlive, forMode: .default)
+    while true {
+        _ = RunLoop.main.run(mode: .default, before: .distantFuture)
+    }
+}
+
+/// Apple's `UIApplicationMain(argc, argv, principalClassName, delegateClassName)` for a
+/// `main.swift` that names its delegate class, as in
+/// `UIApplicationMain(CommandLine.argc, CommandLine.unsafeArgv, nil, NSStringFromClass(AppDelegate.self))`.
+/// The delegate class must be a ``UIResponder`` adopting ``UIApplicationDelegate``; one
+/// that cannot be found or created stops the program with a message naming it. The
+/// principal class is ignored (there is one application class).
+@MainActor
+public func UIApplicationMain(
+    _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
+    _ principalClassName: String?, _ delegateClassName: String?
+) -> Int32 {
+    switch makeApplicationDelegate(named: delegateClassName) {
+    case .success(let delegate): UIApplicationMain(delegate: delegate)
+    case .failure(let problem): fatalError("UIApplicationMain: \(problem.message)")
+    }
+}
+
+/// Why ``makeApplicationDelegate(named:)`` made no delegate.
+public struct ApplicationDelegateError: Error, Equatable, Sendable {
+    /// What is wrong, naming the class.
+    public var message: String
+    /// An error with `message`.
+    public init(message: String) { self.message = message }
+}
+
+/// Creates the app delegate whose class is named `name` (as `NSStringFromClass` gives it:
+/// `Module.AppDelegate`), as `UIApplicationMain` does with its last argument.
+@MainActor
+public func makeApplicationDelegate(named name: String?) -> Result<any UIApplicationDelegate, ApplicationDelegateError> {
+    guard let name, !name.isEmpty else {
+        return .failure(ApplicationDelegateError(message: "no delegate class named; pass NSStringFromClass(AppDelegate.self)"))
+    }
+    guard let type = NSClassFromString(name) as? UIResponder.Type else {
+        return .failure(ApplicationDelegateError(message: "no UIResponder subclass named '\(name)' was found"))
+    }
+    guard let delegate = type.init() as? any UIApplicationDelegate else {
+        return .failure(ApplicationDelegateError(message: "'\(name)' is a UIResponder that does not adopt UIApplicationDelegate"))
+    }
+    return .success(delegate)
+}
+
+extension BGApplication {
+    /// Forwards the system's calls to the app delegate: fetches and remote wakes to its
+    /// methods, each state change to its lifecycle method (after the change's notification,
+    /// on the main actor, in the order of the notifications).
+    @MainActor
+    func connectDelegate() {
+        let application = self
+        setBackgroundFetchHandler { @MainActor completion in
+            guard let delegate = application.delegate else { return completion(.noData) }
+            delegate.application(application, performFetchWithCompletionHandler: completion)
+        }
+        setRemoteNotificationHandler { @MainActor userInfo, completion in
+            guard let delegate = application.delegate else { return completion(.noData) }
+            delegate.application(application, didReceiveRemoteNotification: userInfo.userInfo, fetchCompletionHandler: completion)
+        }
+        let forwards: [(Notification.Name, @MainActor (any UIApplicationDelegate) -> Void)] = [
+            (Self.didBecomeActiveNotification, { $0.applicationDidBecomeActive(application) }),
+            (Self.willResignActiveNotification, { $0.applicationWillResignActive(application) }),
+            (Self.didEnterBackgroundNotification, { $0.applicationDidEnterBackground(application) }),
+            (Self.willEnterForegroundNotification, { $0.applicationWillEnterForeground(application) }),
+            (Self.willTerminateNotification, { $0.applicationWillTerminate(application) }),
+        ]
+        for (name, forward) in forwards {
+            let token = NotificationCenter.default.addObserver(forName: name, object: application, queue: .main) { _ in
+                MainActor.assumeIsolated {
+                    if let delegate = application.delegate { forward(delegate) }
+                }
+            }
+            delegateObservers.append(token)
+        }
+    }
+}

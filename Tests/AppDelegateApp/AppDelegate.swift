@@ -1,0 +1,67 @@
+// An iOS app delegate as Apple's sample "Refreshing and Maintaining Your App Using
+// Background Tasks" and public apps write it: `@main`, `UIResponder, UIApplicationDelegate`,
+// handlers registered in didFinishLaunching, the refresh scheduled on entering the
+// background, an OperationQueue cancelled on expiration. Compiled in Swift 5 language mode
+// with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
+// iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp).
+import BackgroundTasks
+
+@main
+class AppDelegate: UIResponder, UIApplicationDelegate {
+    var window: UIWindow?
+    let operationQueue = OperationQueue()
+    let refreshIdentifier = "com.example.delegateapp.refresh"
+
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        setvbuf(stdout, nil, _IOLBF, 0)
+        print("event didFinishLaunching state=\(describe(application.applicationState)) options=\(launchOptions == nil ? "none" : "some")")
+        BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in
+            self.handleAppRefresh(task: task as! BGAppRefreshTask)
+        }
+        return true
+    }
+
+    func applicationDidBecomeActive(_ application: UIApplication) {
+        print("event applicationDidBecomeActive")
+    }
+
+    func applicationDidEnterBackground(_ application: UIApplication) {
+        print("event applicationDidEnterBackground")
+        scheduleAppRefresh()
+    }
+
+    func scheduleAppRefresh() {
+        let request = BGAppRefreshTaskRequest(identifier: refreshIdentifier)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 15 * 60)
+        do {
+            try BGTaskScheduler.shared.submit(request)
+            print("event submitted")
+        } catch {
+            print("Could not schedule app refresh: \(error)")
+        }
+    }
+
+    func handleAppRefresh(task: BGAppRefreshTask) {
+        print("event handleAppRefresh state=\(describe(UIApplication.shared.applicationState)) main=\(Thread.isMainThread)")
+        scheduleAppRefresh()
+        let operation = BlockOperation {
+            print("event refreshed")
+        }
+        task.expirationHandler = {
+            self.operationQueue.cancelAllOperations()
+        }
+        operation.completionBlock = {
+            task.setTaskCompleted(success: !operation.isCancelled)
+        }
+        operationQueue.addOperation(operation)
+    }
+
+    func describe(_ state: UIApplication.State) -> String {
+        switch state {
+        case .active: return "active"
+        case .inactive: return "inactive"
+        case .background: return "background"
+        @unknown default: return "unknown"
+        }
+    }
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Testing
+
+/// An iOS `@main` app delegate (Tests/AppDelegateApp, Swift 5 mode), unchanged, embedded and
+/// under bgtaskd (docs/porting.md, "An app delegate").
+extension DaemonProcessTests {
+    @Suite struct AppDelegateApp {
+        static let app = "com.example.delegateapp"
+        static let refresh = "com.example.delegateapp.refresh"
+
+        /// The `event ...` lines of a file the app printed to.
+        static func events(in path: String) -> [String] {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init).filter { $0.hasPrefix("event ") }
+        }
+
+        /// Starts the app as the user would, waits until it is active, sends SIGTERM (the
+        /// user leaves it: it enters the background and schedules its refresh) and waits for
+        /// it to exit by itself.
+        static func openAndLeave(_ harness: DaemonHarness, executable: String, name: String) async throws -> [String] {
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app), name: name)
+            #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains("event applicationDidBecomeActive") },
+                    "\(events(in: process.outputPath)); \(process.standardError)")
+            process.signal(SIGTERM)
+            let result = await process.waitForExit(timeout: .seconds(15))
+            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result))")
+            return events(in: process.outputPath)
+        }
+
+        @Test("embedded: didFinishLaunching (inactive, no options), didBecomeActive; SIGTERM: didEnterBackground, the refresh submitted, exit 0")
+        func embedded() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let executable = try Product.locate("ios-appdelegate-app")
+            _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            let events = try await Self.openAndLeave(harness, executable: executable, name: "embedded")
+            #expect(events == [
+                "event didFinishLaunching state=inactive options=none", "event applicationDidBecomeActive",
+                "event applicationDidEnterBackground", "event submitted",
+            ])
+            let store = try SchedulerStore.openForReading(at: URL(fileURLWithPath: harness.stateHome + "/bgtask/\(Self.app)/scheduler.sqlite"))
+            defer { store.close() }
+            #expect(try store.pendingRequests().map(\.identifier) == [Self.refresh])
+        }
+
+        @Test("under bgtaskd: the user's process submits to the daemon; bgtask run launches the delegate in the background, its handler runs on the main actor and reschedules")
+        func underTheDaemon() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-appdelegate-app")
+            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let events = try await Self.openAndLeave(harness, executable: executable, name: "user")
+            #expect(events.suffix(2) == ["event applicationDidEnterBackground", "event submitted"], "\(events)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 0, "\(run)")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
+            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains("event refreshed") }, "\(Self.events(in: log))")
+            let launched = Self.events(in: log)
+            #expect(launched.first == "event didFinishLaunching state=background options=none", "a background launch, as iOS reports it: \(launched)")
+            #expect(launched.contains("event handleAppRefresh state=background main=true"), "\(launched)")
+            #expect(!launched.contains("event applicationDidBecomeActive"), "nobody opened it: \(launched)")
+            // The handler rescheduled first thing, through the daemon.
+            #expect(await harness.poll(timeout: .seconds(5)) { (try? await harness.pendingIdentifiers(Self.app)) == [Self.refresh] })
+        }
+    }
+}

@@ -116,6 +116,13 @@ let package = Package(
             path: "Tests/AppDelegateApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
+        // A scene-based iOS app (AppDelegate and SceneDelegate), Swift 5 mode, run by DaemonTests.
+        .executableTarget(
+            name: "ios-scene-app",
+            dependencies: ["BackgroundTasks"],
+            path: "Tests/SceneApp",
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
+        ),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
@@ -130,7 +137,7 @@ let package = Package(
         // End to end: a real bgtaskd, the example app and bgtask, as processes.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app"]
+            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app", "ios-scene-app"]
         ),
         .testTarget(
             name: "BackgroundTasksTests",

@@ -31,6 +31,61 @@ extension DaemonProcessTests {
             return events(in: process.outputPath)
         }
 
+        /// The scene app's manifest: its scene delegate named as Xcode writes it.
+        static func writeSceneManifest(_ harness: DaemonHarness, executable: String) throws -> String {
+            let directory = harness.root + "/apps/" + sceneApp
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let manifest: [String: Any] = [
+                "CFBundleIdentifier": sceneApp, "CFBundleExecutable": executable,
+                "BGTaskSchedulerPermittedIdentifiers": [sceneRefresh], "UIBackgroundModes": ["fetch"],
+                "UIApplicationSceneManifest": [
+                    "UIApplicationSupportsMultipleScenes": false,
+                    "UISceneConfigurations": ["UIWindowSceneSessionRoleApplication": [
+                        ["UISceneConfigurationName": "Default Configuration", "UISceneDelegateClassName": "$(PRODUCT_MODULE_NAME).SceneDelegate"],
+                    ]],
+                ],
+            ]
+            let path = directory + "/app.json"
+            try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        static let sceneApp = "com.example.sceneapp"
+        static let sceneRefresh = "com.example.sceneapp.refresh"
+
+        @Test("a scene-based app: its scene connects on the user's launch and hears the life the app delegate is no longer told; a background launch connects none")
+        func sceneBasedApp() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let executable = try Product.locate("ios-scene-app")
+            let manifest = try Self.writeSceneManifest(harness, executable: executable)
+            try await harness.startDaemon()
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            // Started by the user, then left (SIGTERM): the scene hears it all.
+            var environment = harness.environment
+            environment["BGTASK_MANIFEST"] = manifest
+            let process = try harness.spawn(executable, [], environment: environment, name: "scene")
+            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains("event sceneDidBecomeActive") },
+                    "\(Self.events(in: process.outputPath)); \(process.standardError)")
+            process.signal(SIGTERM)
+            let result = await process.waitForExit(timeout: .seconds(15))
+            #expect(result?.status == 0, "\(String(describing: result))")
+            #expect(Self.events(in: process.outputPath) == [
+                "event didFinishLaunching", "event configurationForConnecting", "event willConnectTo role=UIWindowSceneSessionRoleApplication",
+                "event sceneWillEnterForeground", "event sceneDidBecomeActive", "event sceneWillResignActive",
+                "event sceneDidEnterBackground state=background", "event submitted",
+            ], "\(process.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.sceneApp) == [Self.sceneRefresh], "submitted to the daemon")
+
+            // Launched by bgtaskd in the background for the refresh: no scene connects.
+            #expect(try await harness.bgtask("run", Self.sceneApp, Self.sceneRefresh).status == 0)
+            let logged = try await harness.waitForLoggedRun(Self.sceneApp, Self.sceneRefresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let log = harness.stateDirectory + "/logs/app-\(Self.sceneApp).log"
+            let launched = Self.events(in: log)
+            #expect(launched.contains("event handleAppRefresh scenes=0"), "\(launched)")
+            #expect(!launched.contains { $0.hasPrefix("event willConnectTo") || $0.hasPrefix("event configurationForConnecting") }, "\(launched)")
+        }
+
         @Test("embedded: didFinishLaunching (inactive, no options), didBecomeActive; SIGTERM: didEnterBackground, the refresh submitted, exit 0")
         func embedded() async throws {
             let harness = try DaemonHarness()

@@ -68,6 +68,57 @@ struct ManifestTests {
         return parseError(parsing: data, source: "app.json")
     }
 
+    // MARK: Scenes
+
+    @Test func sceneConfigurationsAreReadFromTheSceneManifest() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0">
+            <dict>
+                <key>UIApplicationSceneManifest</key>
+                <dict>
+                    <key>UIApplicationSupportsMultipleScenes</key>
+                    <false/>
+                    <key>UISceneConfigurations</key>
+                    <dict>
+                        <key>UIWindowSceneSessionRoleApplication</key>
+                        <array>
+                            <dict>
+                                <key>UISceneConfigurationName</key>
+                                <string>Default Configuration</string>
+                                <key>UISceneDelegateClassName</key>
+                                <string>$(PRODUCT_MODULE_NAME).SceneDelegate</string>
+                                <key>UISceneStoryboardFile</key>
+                                <string>Main</string>
+                            </dict>
+                        </array>
+                    </dict>
+                </dict>
+            </dict>
+            </plist>
+            """
+        let manifest = try AppManifest.parse(Data(xml.utf8), source: "Info.plist")
+        #expect(manifest.sceneConfigurations == [.init(name: "Default Configuration", delegateClassName: "$(PRODUCT_MODULE_NAME).SceneDelegate")])
+        #expect(try parseJSON([:]).sceneConfigurations.isEmpty, "no scenes declared")
+        #expect(try parseJSON(["UIApplicationSceneManifest": ["UIApplicationSupportsMultipleScenes": false]]).sceneConfigurations.isEmpty)
+    }
+
+    @Test(arguments: [
+        (#"{"UIApplicationSceneManifest": "scenes"}"#, "UIApplicationSceneManifest"),
+        (#"{"UIApplicationSceneManifest": {"UISceneConfigurations": [1]}}"#, "UIApplicationSceneManifest.UISceneConfigurations"),
+        (#"{"UIApplicationSceneManifest": {"UISceneConfigurations": {"UIWindowSceneSessionRoleApplication": {"x": 1}}}}"#,
+         "UIApplicationSceneManifest.UISceneConfigurations.UIWindowSceneSessionRoleApplication"),
+        (#"{"UIApplicationSceneManifest": {"UISceneConfigurations": {"UIWindowSceneSessionRoleApplication": ["one"]}}}"#,
+         "UIApplicationSceneManifest.UISceneConfigurations.UIWindowSceneSessionRoleApplication[0]"),
+        (#"{"UIApplicationSceneManifest": {"UISceneConfigurations": {"UIWindowSceneSessionRoleApplication": [{"UISceneDelegateClassName": 7}]}}}"#,
+         "UIApplicationSceneManifest.UISceneConfigurations.UIWindowSceneSessionRoleApplication[0].UISceneDelegateClassName"),
+    ])
+    func aSceneManifestOfTheWrongShapeNamesTheKey(json: String, key: String) throws {
+        let error = try #require(parseError(parsing: json, source: "app.json"))
+        #expect(error.code == .wrongType)
+        #expect(error.key == key, "\(error)")
+    }
+
     // MARK: Formats
 
     @Test func parsesXMLPropertyList() throws {

@@ -26,3 +26,18 @@ final class ResponderAppDelegate: UIResponder, UIApplicationDelegate {
         completionHandler(.newData)
     }
 }
+
+/// A scene delegate the iOS way, in Swift 6 language mode.
+final class ResponderSceneDelegate: UIResponder, UIWindowSceneDelegate {
+    var window: UIWindow?
+    private(set) var events: [String] = []
+
+    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
+        guard let windowScene = scene as? UIWindowScene else { return }
+        events.append("willConnectTo \(windowScene.windows.count) \(session.role == .windowApplication)")
+    }
+
+    func sceneDidEnterBackground(_ scene: UIScene) {
+        events.append("didEnterBackground")
+    }
+}

@@ -259,6 +259,19 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect((try? plain.get()) == nil, "a responder that is no delegate")
     }
 
+    @Test @MainActor func sceneTypesHaveApplesShapes() {
+        let configuration = UISceneConfiguration(name: "Default Configuration", sessionRole: .windowApplication)
+        configuration.delegateClass = ResponderSceneDelegate.self
+        #expect(configuration.name == "Default Configuration" && configuration.role.rawValue == "UIWindowSceneSessionRoleApplication")
+        let session = UISceneSession(role: .windowApplication, configuration: configuration)
+        let scene = UIWindowScene(session: session, connectionOptions: UIScene.ConnectionOptions())
+        let delegate = ResponderSceneDelegate()
+        scene.delegate = delegate
+        delegate.scene(scene, willConnectTo: session, options: UIScene.ConnectionOptions())
+        #expect(delegate.events == ["willConnectTo 0 true"])
+        #expect(scene.activationState == .unattached && UIScene.ActivationState.background.rawValue == 2)
+    }
+
     // MARK: Value types
 
     @Test func statesSwitchWithDefaultAsImportedEnumsDo() async throws {

@@ -73,6 +73,12 @@ public final class BGApplication: @unchecked Sendable {
     }
     /// The notification observers that forward state changes to ``delegate``.
     @MainActor var delegateObservers: [any NSObjectProtocol] = []
+    /// The app's scene, connected by ``UIApplicationMain(delegate:)`` when the user started a
+    /// scene-based app (UIScene.swift).
+    @MainActor var connectedScene: UIScene?
+    /// The app's connected scenes (Apple: `UIApplication.connectedScenes`): the one scene of
+    /// a scene-based app the user started, else none.
+    @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }
 
     init(assertions: AssertionConfiguration) {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))

@@ -93,6 +93,11 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
     /// A remote wake (`bgtask push`, iOS's silent push): call the completion handler once.
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+    /// The configuration of the scene about to connect (the default: the manifest's
+    /// "Default Configuration" for the session's role, see ``UISceneConfiguration``).
+    func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration
+    /// Scene sessions were discarded.
+    func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>)
 }
 
 extension UIApplicationDelegate {
@@ -109,6 +114,10 @@ extension UIApplicationDelegate {
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
     }
+    public func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {
+        UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
+    }
+    public func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>) {}
 }
 
 extension UIApplicationDelegate where Self: UIResponder {
@@ -136,6 +145,12 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
     application.launch()
     _ = delegate.application(application, willFinishLaunchingWithOptions: nil)
     _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
+    // The user's launch connects the app's scene (a background launch connects none).
+    if !application.requiredContext.launchedInBackground, let scene = application.connectScene(for: delegate) {
+        application.connectedScene = scene
+        scene.activationState = .foregroundInactive
+        scene.delegate?.sceneWillEnterForeground(scene)
+    }
     application.handleTerminationSignals()
     application.finishLaunching()
     runMainRunLoop()
@@ -211,20 +226,49 @@ extension BGApplication {
             guard let delegate = application.delegate else { return completion(.noData) }
             delegate.application(application, didReceiveRemoteNotification: userInfo.userInfo, fetchCompletionHandler: completion)
         }
-        let forwards: [(Notification.Name, @MainActor (any UIApplicationDelegate) -> Void)] = [
-            (Self.didBecomeActiveNotification, { $0.applicationDidBecomeActive(application) }),
-            (Self.willResignActiveNotification, { $0.applicationWillResignActive(application) }),
-            (Self.didEnterBackgroundNotification, { $0.applicationDidEnterBackground(application) }),
-            (Self.willEnterForegroundNotification, { $0.applicationWillEnterForeground(application) }),
-            (Self.willTerminateNotification, { $0.applicationWillTerminate(application) }),
-        ]
-        for (name, forward) in forwards {
+        for name in [Self.didBecomeActiveNotification, Self.willResignActiveNotification, Self.didEnterBackgroundNotification,
+                     Self.willEnterForegroundNotification, Self.willTerminateNotification] {
             let token = NotificationCenter.default.addObserver(forName: name, object: application, queue: .main) { _ in
-                MainActor.assumeIsolated {
-                    if let delegate = application.delegate { forward(delegate) }
-                }
+                MainActor.assumeIsolated { application.forwardToDelegates(name) }
             }
             delegateObservers.append(token)
+        }
+    }
+
+    /// One state change, told to the scene's delegate when the app has a connected scene
+    /// (iOS then tells the app delegate nothing of it but termination), else to the app
+    /// delegate.
+    @MainActor
+    private func forwardToDelegates(_ name: Notification.Name) {
+        if let scene = connectedScene {
+            let sceneDelegate = scene.delegate
+            switch name {
+            case Self.didBecomeActiveNotification:
+                scene.activationState = .foregroundActive
+                sceneDelegate?.sceneDidBecomeActive(scene)
+            case Self.willResignActiveNotification:
+                scene.activationState = .foregroundInactive
+                sceneDelegate?.sceneWillResignActive(scene)
+            case Self.didEnterBackgroundNotification:
+                scene.activationState = .background
+                sceneDelegate?.sceneDidEnterBackground(scene)
+            case Self.willEnterForegroundNotification:
+                scene.activationState = .foregroundInactive
+                sceneDelegate?.sceneWillEnterForeground(scene)
+            default:
+                delegate?.applicationWillTerminate(self)
+                scene.activationState = .unattached
+                sceneDelegate?.sceneDidDisconnect(scene)
+            }
+            return
+        }
+        guard let delegate else { return }
+        switch name {
+        case Self.didBecomeActiveNotification: delegate.applicationDidBecomeActive(self)
+        case Self.willResignActiveNotification: delegate.applicationWillResignActive(self)
+        case Self.didEnterBackgroundNotification: delegate.applicationDidEnterBackground(self)
+        case Self.willEnterForegroundNotification: delegate.applicationWillEnterForeground(self)
+        default: delegate.applicationWillTerminate(self)
         }
     }
 }

@@ -21,6 +21,26 @@ public struct AppManifest: Hashable, Sendable {
         /// `BGTaskLaunchArguments`: the arguments `bgtaskd` passes to the executable after
         /// its name (optional; not an Apple key: iOS launches apps without arguments).
         public static let launchArguments = "BGTaskLaunchArguments"
+        /// `UIApplicationSceneManifest`: the app's scenes; its
+        /// `UISceneConfigurations.UIWindowSceneSessionRoleApplication` entries name the
+        /// scene delegate classes (optional).
+        public static let sceneManifest = "UIApplicationSceneManifest"
+    }
+
+    /// One entry of `UIApplicationSceneManifest.UISceneConfigurations.UIWindowSceneSessionRoleApplication`:
+    /// a window scene configuration, as iOS reads it to connect the app's scene.
+    public struct SceneConfiguration: Hashable, Sendable {
+        /// `UISceneConfigurationName` (optional).
+        public var name: String?
+        /// `UISceneDelegateClassName`, as written (Xcode's `$(PRODUCT_MODULE_NAME).SceneDelegate`
+        /// is expanded by the app, which knows its module).
+        public var delegateClassName: String?
+
+        /// A configuration.
+        public init(name: String? = nil, delegateClassName: String? = nil) {
+            self.name = name
+            self.delegateClassName = delegateClassName
+        }
     }
 
     /// The app's identifier (`CFBundleIdentifier`), when the manifest declares one.
@@ -44,6 +64,9 @@ public struct AppManifest: Hashable, Sendable {
     /// `BGTaskLaunchArguments`: what `bgtaskd` passes to the executable after its name, as
     /// an argv array (never through a shell); empty when the key is absent.
     public var launchArguments: [String]
+    /// The window scene configurations of `UIApplicationSceneManifest`, in order; empty
+    /// when the app declares no scenes.
+    public var sceneConfigurations: [SceneConfiguration] = []
 
     /// ``permittedIdentifiers`` indexed for ``permits(identifier:allowWildcard:)``, which
     /// runs on every submit: wildcard prefixes apart, and the exact entries of a long list
@@ -226,9 +249,10 @@ public struct AppManifest: Hashable, Sendable {
         let modes = try stringArray(dictionary, key: Key.backgroundModes, source: source)
         let arguments = try stringArray(dictionary, key: Key.launchArguments, source: source, limit: maximumLaunchArguments)
 
-        let manifest = AppManifest(
+        var manifest = AppManifest(
             appID: appID, permittedIdentifiers: permitted, backgroundModes: Set(modes), source: source,
             executableName: executableName, launchArguments: arguments)
+        manifest.sceneConfigurations = try sceneConfigurations(dictionary, source: source)
         try manifest.validate()
         return manifest
     }
@@ -245,6 +269,41 @@ public struct AppManifest: Hashable, Sendable {
         }
         return nil
     }
+
+    /// The window scene configurations under `UIApplicationSceneManifest`; each level is
+    /// optional, and one of the wrong type is refused with its key path.
+    private static func sceneConfigurations(_ dictionary: [String: Any], source: String) throws(ManifestError) -> [SceneConfiguration] {
+        func wrongType(_ key: String, _ expected: String, _ value: Any) -> ManifestError {
+            ManifestError(code: .wrongType, file: source, key: key, message: "expected \(expected), found \(SerializedValue.describe(value))")
+        }
+        guard let value = dictionary[Key.sceneManifest] else { return [] }
+        guard let sceneManifest = SerializedValue.dictionary(value) else { throw wrongType(Key.sceneManifest, "a dictionary", value) }
+        let configurationsKey = Key.sceneManifest + ".UISceneConfigurations"
+        guard let configurationsValue = sceneManifest["UISceneConfigurations"] else { return [] }
+        guard let configurations = SerializedValue.dictionary(configurationsValue) else { throw wrongType(configurationsKey, "a dictionary", configurationsValue) }
+        let roleKey = configurationsKey + ".UIWindowSceneSessionRoleApplication"
+        guard let roleValue = configurations["UIWindowSceneSessionRoleApplication"] else { return [] }
+        guard let entries = roleValue as? [Any] else { throw wrongType(roleKey, "an array of dictionaries", roleValue) }
+        guard entries.count <= maximumSceneConfigurations else {
+            throw ManifestError(code: .invalidValue, file: source, key: roleKey, message: "expected at most \(maximumSceneConfigurations) entries, found \(entries.count)")
+        }
+        var result: [SceneConfiguration] = []
+        for (index, entryValue) in entries.enumerated() {
+            let entryKey = "\(roleKey)[\(index)]"
+            guard let entry = SerializedValue.dictionary(entryValue) else { throw wrongType(entryKey, "a dictionary", entryValue) }
+            var configuration = SceneConfiguration()
+            for (field, path) in [("UISceneConfigurationName", \SceneConfiguration.name), ("UISceneDelegateClassName", \SceneConfiguration.delegateClassName)] {
+                guard let fieldValue = entry[field] else { continue }
+                guard let string = SerializedValue.string(fieldValue) else { throw wrongType("\(entryKey).\(field)", "a string", fieldValue) }
+                configuration[keyPath: path] = string
+            }
+            result.append(configuration)
+        }
+        return result
+    }
+
+    /// The most window scene configurations a manifest may list.
+    public static let maximumSceneConfigurations = 64
 
     /// The array of strings under `key`; empty when the key is absent (Apple's behaviour).
     private static func stringArray(

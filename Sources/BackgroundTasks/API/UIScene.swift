@@ -1,0 +1,204 @@
+import Foundation
+
+// iOS 13's scenes, so that a scene-based app's `SceneDelegate` compiles and hears its life
+// (docs/porting.md, "Scenes"). Linux has no windows: the app has one scene, connected when
+// the user starts the app (not for a background launch), whose delegate is told of the
+// app's state changes instead of the app delegate, as iOS does for an app with scenes:
+//
+//     class SceneDelegate: UIResponder, UIWindowSceneDelegate {
+//         var window: UIWindow?
+//         func sceneDidEnterBackground(_ scene: UIScene) {
+//             (UIApplication.shared.delegate as? AppDelegate)?.scheduleAppRefresh()
+//         }
+//     }
+
+/// A scene of the app (Apple: `UIScene`): on Linux, the one the user's launch connects.
+@MainActor
+open class UIScene: UIResponder {
+    /// Where a scene is in its life (Apple: `UIScene.ActivationState`).
+    public enum ActivationState: Int, Sendable {
+        /// Not connected, or disconnected.
+        case unattached = -1
+        /// In the foreground, receiving events.
+        case foregroundActive = 0
+        /// In the foreground, not receiving events.
+        case foregroundInactive = 1
+        /// In the background.
+        case background = 2
+    }
+
+    /// The options a scene connects with (Apple: `UIScene.ConnectionOptions`); none on Linux.
+    @MainActor
+    open class ConnectionOptions: NSObject {
+        /// No options.
+        public override init() { super.init() }
+    }
+
+    /// The scene's session.
+    public private(set) var session: UISceneSession
+    /// The scene's delegate, told of its life.
+    public var delegate: (any UISceneDelegate)?
+    /// Where the scene is.
+    public internal(set) var activationState: ActivationState = .unattached
+    /// A title (unused on Linux).
+    public var title: String = ""
+
+    /// A scene of `session`.
+    public required init(session: UISceneSession, connectionOptions: ConnectionOptions) {
+        self.session = session
+        super.init()
+    }
+
+    /// A scene with a session of its own (`@main` needs a `required init()` on responders).
+    public required init() {
+        session = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
+        super.init()
+    }
+}
+
+/// A window scene (Apple: `UIWindowScene`).
+@MainActor
+open class UIWindowScene: UIScene {
+    /// The scene's windows (none on Linux).
+    public var windows: [UIWindow] { [] }
+}
+
+/// The session of a scene (Apple: `UISceneSession`).
+@MainActor
+open class UISceneSession: NSObject {
+    /// A session's role (Apple: `UISceneSession.Role`).
+    public struct Role: Hashable, RawRepresentable, Sendable {
+        /// The role's name.
+        public let rawValue: String
+        /// A role by name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A role by name.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The app's main windows: `UIWindowSceneSessionRoleApplication`.
+        public static let windowApplication = Role("UIWindowSceneSessionRoleApplication")
+    }
+
+    /// The session's role.
+    public let role: Role
+    /// The configuration the scene connected with.
+    public let configuration: UISceneConfiguration
+    /// An identifier for the session.
+    public let persistentIdentifier: String
+    /// The session's scene, while connected.
+    public internal(set) weak var scene: UIScene?
+
+    /// A session of `role` with `configuration`.
+    public init(role: Role, configuration: UISceneConfiguration) {
+        self.role = role
+        self.configuration = configuration
+        persistentIdentifier = UUID().uuidString
+        super.init()
+    }
+}
+
+/// How a scene is created (Apple: `UISceneConfiguration`). Made with a name, it takes the
+/// delegate class of the manifest's scene configuration of that name and role
+/// (`UIApplicationSceneManifest`), as iOS reads Info.plist; `delegateClass` may be set.
+@MainActor
+open class UISceneConfiguration: NSObject {
+    /// The configuration's name.
+    public let name: String?
+    /// The role of its sessions.
+    public let role: UISceneSession.Role
+    /// The scene delegate's class: set it, or name it in the manifest.
+    public var delegateClass: AnyClass?
+    /// The scene's class (a ``UIWindowScene`` when `nil`).
+    public var sceneClass: AnyClass?
+
+    /// A configuration named `name` for `sessionRole`. Its delegate class, unless set, is
+    /// the manifest's for that name (read when the scene connects).
+    public init(name: String?, sessionRole: UISceneSession.Role) {
+        self.name = name
+        role = sessionRole
+        super.init()
+    }
+
+    /// The manifest's `UISceneDelegateClassName` for this configuration, as written: the
+    /// entry of its name, else (as iOS takes a lone unnamed configuration) the first.
+    func manifestDelegateClassName(in manifest: AppManifest) -> String? {
+        guard role == .windowApplication else { return nil }
+        let configurations = manifest.sceneConfigurations
+        return (configurations.first { $0.name == name } ?? configurations.first)?.delegateClassName
+    }
+}
+
+/// What a scene's delegate hears (Apple: `UISceneDelegate`). Every method has a default that
+/// does nothing, as Apple's are optional; the system calls them on the main actor.
+@MainActor
+public protocol UISceneDelegate: AnyObject {
+    /// The scene connected (the user started the app).
+    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions)
+    /// The scene was released.
+    func sceneDidDisconnect(_ scene: UIScene)
+    /// The scene became active.
+    func sceneDidBecomeActive(_ scene: UIScene)
+    /// The scene is about to stop being active.
+    func sceneWillResignActive(_ scene: UIScene)
+    /// The scene is about to come to the foreground.
+    func sceneWillEnterForeground(_ scene: UIScene)
+    /// The scene is in the background (a good moment to schedule a refresh).
+    func sceneDidEnterBackground(_ scene: UIScene)
+}
+
+extension UISceneDelegate {
+    public func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {}
+    public func sceneDidDisconnect(_ scene: UIScene) {}
+    public func sceneDidBecomeActive(_ scene: UIScene) {}
+    public func sceneWillResignActive(_ scene: UIScene) {}
+    public func sceneWillEnterForeground(_ scene: UIScene) {}
+    public func sceneDidEnterBackground(_ scene: UIScene) {}
+}
+
+/// A window scene's delegate (Apple: `UIWindowSceneDelegate`), with its `window`.
+@MainActor
+public protocol UIWindowSceneDelegate: UISceneDelegate {
+    /// The scene's window (Linux draws none).
+    var window: UIWindow? { get set }
+}
+
+extension UIWindowSceneDelegate {
+    public var window: UIWindow? {
+        get { nil }
+        set {}
+    }
+}
+
+extension BGApplication {
+    /// Connects the app's scene, as iOS does when the user starts a scene-based app: asks
+    /// the delegate for the configuration, creates the scene delegate of its class (or the
+    /// manifest's; `$(PRODUCT_MODULE_NAME)` is the app delegate's module), tells it the
+    /// scene will connect and enter the foreground. Returns the scene, or `nil` when the app
+    /// declares no scene delegate (it is then told nothing: the app delegate is).
+    @MainActor
+    func connectScene(for delegate: any UIApplicationDelegate) -> UIScene? {
+        let options = UIScene.ConnectionOptions()
+        let probe = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
+        let configuration = delegate.application(self, configurationForConnecting: probe, options: options)
+        let module = NSStringFromClass(type(of: delegate)).split(separator: ".").first.map(String.init) ?? ""
+        var delegateClass: AnyClass? = configuration.delegateClass
+        if delegateClass == nil, let written = configuration.manifestDelegateClassName(in: requiredContext.manifest) {
+            let name = written.replacingOccurrences(of: "$(PRODUCT_MODULE_NAME)", with: module)
+            delegateClass = NSClassFromString(name) ?? NSClassFromString(module + "." + name)
+            if delegateClass == nil {
+                requiredContext.driver.log(.error, app: requiredContext.app, "the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)'): no scene delegate is told of the app's life")
+            }
+        }
+        guard let responderClass = delegateClass as? UIResponder.Type else { return nil }
+        guard let sceneDelegate = responderClass.init() as? any UISceneDelegate else {
+            requiredContext.driver.log(.error, app: requiredContext.app, "\(NSStringFromClass(responderClass)) is not a UISceneDelegate: no scene delegate is told of the app's life")
+            return nil
+        }
+        let session = UISceneSession(role: .windowApplication, configuration: configuration)
+        let sceneType = (configuration.sceneClass as? UIScene.Type) ?? UIWindowScene.self
+        let scene = sceneType.init(session: session, connectionOptions: options)
+        session.scene = scene
+        scene.delegate = sceneDelegate
+        sceneDelegate.scene(scene, willConnectTo: session, options: options)
+        return scene
+    }
+}

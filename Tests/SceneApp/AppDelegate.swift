@@ -1,0 +1,69 @@
+// A scene-based iOS app (iOS 13+ templates): the app delegate registers the background
+// task and says which scene configuration to use; the scene delegate schedules the refresh
+// when its scene enters the background. Compiled in Swift 5 language mode with warnings as
+// errors (docs/porting.md, "Scenes"); the `print`s are what the tests read
+// (DaemonTests.SceneApp). The manifest names SceneDelegate in UIApplicationSceneManifest.
+import BackgroundTasks
+
+@main
+class AppDelegate: UIResponder, UIApplicationDelegate {
+    static let refreshIdentifier = "com.example.sceneapp.refresh"
+
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        setvbuf(stdout, nil, _IOLBF, 0)
+        print("event didFinishLaunching")
+        BGTaskScheduler.shared.register(forTaskWithIdentifier: AppDelegate.refreshIdentifier, using: nil) { task in
+            print("event handleAppRefresh scenes=\(UIApplication.shared.connectedScenes.count)")
+            self.scheduleAppRefresh()
+            task.setTaskCompleted(success: true)
+        }
+        return true
+    }
+
+    func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {
+        print("event configurationForConnecting")
+        return UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
+    }
+
+    func applicationDidBecomeActive(_ application: UIApplication) {
+        // Not called in an app with scenes: the scene delegate is.
+        print("event applicationDidBecomeActive")
+    }
+
+    func scheduleAppRefresh() {
+        let request = BGAppRefreshTaskRequest(identifier: AppDelegate.refreshIdentifier)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 15 * 60)
+        do {
+            try BGTaskScheduler.shared.submit(request)
+            print("event submitted")
+        } catch {
+            print("Could not schedule app refresh: \(error)")
+        }
+    }
+}
+
+class SceneDelegate: UIResponder, UIWindowSceneDelegate {
+    var window: UIWindow?
+
+    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
+        guard let _ = (scene as? UIWindowScene) else { return }
+        print("event willConnectTo role=\(session.role.rawValue)")
+    }
+
+    func sceneDidBecomeActive(_ scene: UIScene) {
+        print("event sceneDidBecomeActive")
+    }
+
+    func sceneWillResignActive(_ scene: UIScene) {
+        print("event sceneWillResignActive")
+    }
+
+    func sceneWillEnterForeground(_ scene: UIScene) {
+        print("event sceneWillEnterForeground")
+    }
+
+    func sceneDidEnterBackground(_ scene: UIScene) {
+        print("event sceneDidEnterBackground state=\(scene.activationState == .background ? "background" : "other")")
+        (UIApplication.shared.delegate as? AppDelegate)?.scheduleAppRefresh()
+    }
+}

@@ -24,6 +24,22 @@ private let t0 = F.t0
         #expect(changed.launched.map(\.identifier) == [F.refreshID])
     }
 
+    @Test func onlyASuccessfulRefreshMakesTheContentNew() throws {
+        // The refresh placement measures the content's age from the last refresh that
+        // succeeded, not from any background launch: a clean-up fetched nothing.
+        var engine = engine()
+        let cleanup = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.taskCompleted(cleanup.id, success: true), at: t0 + 180)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == t0)
+        #expect(engine.policyState(of: F.app)?.lastRefresh == nil)
+        let failed = try #require(try F.submit(F.refresh(), to: &engine, at: t0 + 200).launched.first)
+        _ = engine.handle(.taskCompleted(failed.id, success: false), at: t0 + 204)
+        #expect(engine.policyState(of: F.app)?.lastRefresh == nil, "a failed refresh left the content as old as it was")
+        let refresh = try #require(try F.submit(F.refresh(F.secondRefreshID), to: &engine, at: t0 + 300).launched.first)
+        _ = engine.handle(.taskCompleted(refresh.id, success: true), at: t0 + 304)
+        #expect(engine.policyState(of: F.app)?.lastRefresh == t0 + 300, "the content is as old as the fetch's start")
+    }
+
     @Test func forceQuitHoldsUntilTheAppIsOpened() throws {
         var engine = engine()
         _ = engine.handle(.appForceQuit(F.app), at: t0)

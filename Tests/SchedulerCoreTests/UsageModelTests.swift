@@ -106,12 +106,12 @@ struct UsageModelTests {
         let model = Self.commuter
         let eligible = Self.at(week: 3, day: 0, 5)
         #expect(model.nextLikelyLaunch(after: eligible, now: eligible) == Self.at(week: 3, day: 0, 8))
-        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
         // Asked earlier in the night, the answer is the same.
-        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1), lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1), lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
         // After the morning launch's refreshes, the next one goes shortly before lunch.
         let afterBreakfast = Self.at(week: 3, day: 2, 9, 15)
-        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast, lastBackgroundLaunch: Self.at(week: 3, day: 2, 8, 45)) == Self.at(week: 3, day: 2, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast, lastRefresh: Self.at(week: 3, day: 2, 8, 45)) == Self.at(week: 3, day: 2, 11, 50))
         // With no known last refresh, the content's age is unknown: when eligible.
         #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == eligible)
     }
@@ -123,25 +123,25 @@ struct UsageModelTests {
         // it accumulate), so one refresh goes before it, far sparser than on a weekday.
         let friday = Self.at(week: 3, day: 4, 23)
         #expect(model.nextLikelyLaunch(after: friday, now: friday) == nil)
-        #expect(model.preferredRefreshTime(eligibleAt: friday, now: friday, lastBackgroundLaunch: friday) == Self.at(week: 3, day: 5, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: friday, now: friday, lastRefresh: friday) == Self.at(week: 3, day: 5, 7, 50))
         let saturdays = model.refreshSpacings(startingAt: Self.at(week: 3, day: 5, 0), now: friday)
         #expect(saturdays[0..<7].allSatisfy { $0 == nil })
         #expect(saturdays[8]! > 2 * model.refreshSpacings(startingAt: Self.at(week: 4, day: 0, 0), now: friday)[8]!)
         // Sunday 20:00: Monday 08:00 is within the horizon.
         let sunday = Self.at(week: 3, day: 6, 20)
-        #expect(model.preferredRefreshTime(eligibleAt: sunday, now: sunday, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 4, day: 0, 7, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: sunday, now: sunday, lastRefresh: Self.lastEvening) == Self.at(week: 4, day: 0, 7, 50))
     }
 
     @Test func refreshIsNeverEarlierThanEligible() {
         let model = Self.commuter
         // Eligible five minutes before the usual launch: the lead time cannot pull it earlier.
         let late = Self.at(week: 3, day: 1, 7, 55)
-        #expect(model.preferredRefreshTime(eligibleAt: late, now: late, lastBackgroundLaunch: Self.lastEvening) == late)
+        #expect(model.preferredRefreshTime(eligibleAt: late, now: late, lastRefresh: Self.lastEvening) == late)
         // Every ten minutes of a week, asked at the eligible instant and from the night before.
         for step in 0..<(7 * 24 * 6) {
             let eligible = Self.at(week: 3, day: 0, 0).addingTimeInterval(Double(step) * 600)
             for now in [eligible, eligible.addingTimeInterval(-10 * Self.hour)] {
-                let preferred = model.preferredRefreshTime(eligibleAt: eligible, now: now, lastBackgroundLaunch: eligible.addingTimeInterval(-900))
+                let preferred = model.preferredRefreshTime(eligibleAt: eligible, now: now, lastRefresh: eligible.addingTimeInterval(-900))
                 #expect(preferred >= eligible)
                 #expect(preferred <= eligible.addingTimeInterval(12 * Self.hour))
             }
@@ -188,8 +188,8 @@ struct UsageModelTests {
         #expect(utc.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) == 0)
         // The same instants, so the same absolute refresh time: 05:50 UTC = 07:50 local.
         let eligible = Self.at(week: 3, day: 0, 2)
-        #expect(local.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
-        #expect(utc.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(local.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
+        #expect(utc.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 5, 50))
         #expect(local.explanation(at: eligible).hasPrefix("usually opened around 08:00 on weekdays"))
         #expect(utc.explanation(at: eligible).hasPrefix("usually opened around 06:00 on weekdays"))
     }
@@ -297,7 +297,7 @@ struct UsageModelTests {
         let decoded = try JSONDecoder().decode(UsageModel.self, from: data)
         #expect(decoded == model)
         let eligible = Self.at(week: 3, day: 0, 5)
-        #expect(decoded.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastBackgroundLaunch: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
+        #expect(decoded.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
 
         // A damaged record (wrong number of weights) is refused, not trusted.
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -382,7 +382,7 @@ struct UsageLikelihoodTests {
     @Test func refreshRunsAtTheAppsCadenceDuringALikelyHour() {
         let model = T.commuter
         let inTheHour = T.at(week: 3, day: 1, 8, 20)
-        #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastBackgroundLaunch: inTheHour.addingTimeInterval(-900)) == inTheHour)
+        #expect(model.preferredRefreshTime(eligibleAt: inTheHour, now: inTheHour, lastRefresh: inTheHour.addingTimeInterval(-900)) == inTheHour)
     }
 
     @Test func anHourWhoseLaunchHappenedGetsNoMoreRefreshes() {
@@ -392,10 +392,10 @@ struct UsageLikelihoodTests {
         model.recordForeground(at: T.at(week: 3, day: 1, 8, 10))
         let now = T.at(week: 3, day: 1, 8, 20)
         #expect(model.refreshSpacings(startingAt: now, now: now)[0] == nil)
-        #expect(model.preferredRefreshTime(eligibleAt: now, now: now, lastBackgroundLaunch: now.addingTimeInterval(-900)) == T.at(week: 3, day: 1, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: now.addingTimeInterval(-900)) == T.at(week: 3, day: 1, 11, 50))
         // A day the launch has not come yet, the hour keeps its cadence.
         let wednesday = T.at(week: 3, day: 2, 8, 20)
-        #expect(model.preferredRefreshTime(eligibleAt: wednesday, now: wednesday, lastBackgroundLaunch: wednesday.addingTimeInterval(-900)) == wednesday)
+        #expect(model.preferredRefreshTime(eligibleAt: wednesday, now: wednesday, lastRefresh: wednesday.addingTimeInterval(-900)) == wednesday)
     }
 
     @Test func spacingFollowsTheSquareRootOfTheLikelihood() {
@@ -463,15 +463,15 @@ struct UsageLikelihoodTests {
         // Offline all morning: eligible since 06:00, the network is back at 08:10, content
         // from the evening before: in a likely hour the refresh is due at once.
         let back = T.at(week: 3, day: 1, 8, 10)
-        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: back, lastBackgroundLaunch: T.lastEvening) == back)
+        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: back, lastRefresh: T.lastEvening) == back)
         // Back at 10:30, an hour that gets no refreshes: shortly before lunch.
         let late = T.at(week: 3, day: 1, 10, 30)
-        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: late, lastBackgroundLaunch: T.lastEvening) == T.at(week: 3, day: 1, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: late, lastRefresh: T.lastEvening) == T.at(week: 3, day: 1, 11, 50))
         // An app never opened spreads its budget evenly: a fifth of its cadence.
         let fresh = UsageModel(createdAt: T.monday)
         let saturday = T.at(week: 3, day: 5, 5)
         let last = saturday.addingTimeInterval(-1800)
-        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastBackgroundLaunch: last) == last.addingTimeInterval(5 * 900))
+        #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday, lastRefresh: last) == last.addingTimeInterval(5 * 900))
         #expect(fresh.preferredRefreshTime(eligibleAt: saturday, now: saturday) == saturday, "with no known last refresh, when eligible")
     }
 

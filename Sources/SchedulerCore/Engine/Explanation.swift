@@ -83,7 +83,7 @@ extension SchedulerEngine {
             predicted = earliest ?? now
             if request.kind == .appRefresh, let state = policyState(of: request.app) {
                 predicted = state.usage.preferredRefreshTime(
-                    eligibleAt: earliest ?? now, now: now, lastBackgroundLaunch: state.lastLaunch,
+                    eligibleAt: earliest ?? now, now: now, lastRefresh: state.lastRefresh,
                     leadSpread: AppUsagePolicy.leadSpread(of: request.key, salt: configuration.deviceSalt),
                     requestedInterval: AppUsagePolicy.requestedInterval(of: request))
             }

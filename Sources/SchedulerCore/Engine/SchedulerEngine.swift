@@ -741,6 +741,7 @@ public struct SchedulerEngine: Sendable {
         if finished.request.kind != .continuedProcessing {
             var state = appState(key.app, at: now)
             state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+            if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
             appStates[key.app] = state
         }
         report(index.markFinished(key, conditions: conditions), into: &effects)

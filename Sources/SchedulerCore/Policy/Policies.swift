@@ -237,7 +237,7 @@ public struct AppUsagePolicy: SchedulingPolicy {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
-            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastBackgroundLaunch: context.app.lastLaunch,
+            let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastRefresh,
                                                        leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt),
                                                        requestedInterval: Self.requestedInterval(of: context.request))
             // Only when the usage model moved the run later than it became eligible.

@@ -14,8 +14,14 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
     public var energyUsed: Double
     /// The local day (days since 1970 in the usage model's time zone) `energyUsed` counts.
     public var energyDay: Int
-    /// When the app was last launched in the background.
+    /// When the app was last launched in the background (any task: the rate limit's input).
     public var lastLaunch: Date?
+    /// When the latest app-refresh run that succeeded started: how old the app's content
+    /// is, which is what refresh placement measures (`nil` until one succeeds; state saved
+    /// before it was kept decodes without it). Not ``lastLaunch``: a clean-up launched
+    /// while the device charges fetched nothing, and a refresh that failed left the
+    /// content as old as it was.
+    public var lastRefresh: Date?
     /// Consecutive failed runs per task identifier that has a ``RetryPolicy`` (`nil` when
     /// none: state saved before retries were counted decodes without it).
     public var retryAttempts: [String: Int]?

@@ -39,7 +39,7 @@ import Synchronization
 /// ## An app that is never used
 ///
 /// With no launch recorded, no hour is likely, and
-/// ``preferredRefreshTime(eligibleAt:now:lastBackgroundLaunch:leadSpread:)`` returns the
+/// ``preferredRefreshTime(eligibleAt:now:lastRefresh:leadSpread:)`` returns the
 /// eligible instant: spacing is left to rate limiting and throttling (guessing an hour
 /// would delay the refresh with nothing to gain). Processing is allowed
 /// for the first ``UsageModelConfiguration/unusedProcessingCutoff`` (7 days) after
@@ -430,12 +430,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     public static let standardRefreshInterval: TimeInterval = 15 * 60
 
     /// When a refresh that may run from `eligibleAt` should run, as known at `now`, given
-    /// the app's last background launch (its content's last refresh) and the interval the
+    /// the start of the app's last successful refresh (its content's age; a clean-up's
+    /// launch fetched nothing, ``AppPolicyState/lastRefresh``) and the interval the
     /// app asks for between refreshes (its request's earliest begin date after its
     /// submission).
     ///
     /// From `from = max(eligibleAt, now)`, hour by hour up to the horizon: the first
-    /// instant `s` at which the content's age `s − lastBackgroundLaunch` reaches the
+    /// instant `s` at which the content's age `s − lastRefresh` reaches the
     /// hour's spacing (``refreshSpacings(startingAt:now:requestedInterval:)``). In the
     /// last `leadTime × (0.5 + leadSpread)` of an hour (by default 5 to 15 minutes;
     /// `leadSpread` in 0..<1 is a stable per-device, per-request draw, so that devices
@@ -448,10 +449,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// again in an hour that gets refreshes, because its content is by then older than any
     /// spacing; in an hour that gets none it waits for the next one that does. The result is never
     /// earlier than `eligibleAt`: the model only ever holds a refresh back. An app never
-    /// opened, or with no known background launch, runs its refresh at `eligibleAt`: with
+    /// opened, or with no successful refresh known, runs its refresh at `eligibleAt`: with
     /// nothing learned, it does what the app asks.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastBackgroundLaunch: Date? = nil, leadSpread: Double = 0.5, requestedInterval: TimeInterval? = nil) -> Date {
-        guard let last = lastBackgroundLaunch,
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil, leadSpread: Double = 0.5, requestedInterval: TimeInterval? = nil) -> Date {
+        guard let last = lastRefresh,
               LocalWeek.isRepresentable(eligibleAt), LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(last) else { return eligibleAt }
         guard weightsAsOf != nil else {
             // Never opened: nothing says when a launch may come, so the budget is spread

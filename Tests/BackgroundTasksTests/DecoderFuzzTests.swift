@@ -109,6 +109,7 @@ struct Mutator {
                 case "energyBudgetPerAppPerDay": configuration.energyBudgetPerAppPerDay
                 case "minimumLaunchInterval": configuration.minimumLaunchInterval
                 case "herdSpreadWindow": configuration.herdSpreadWindow
+                case "herdSpreadWindowBeforeLaunch": configuration.herdSpreadWindowBeforeLaunch
                 case "maximumDeferral": configuration.maximumDeferral
                 default: configuration.coalescingTolerance
                 }

@@ -174,7 +174,7 @@ private func scratchDirectory() throws -> URL {
     }
 
     @Test(arguments: ["threshold", "criticalBatteryLevel", "processingCPUPressureLimit", "energyBudgetPerAppPerDay",
-                      "minimumLaunchInterval", "herdSpreadWindow", "maximumDeferral", "coalescingTolerance"])
+                      "minimumLaunchInterval", "herdSpreadWindow", "herdSpreadWindowBeforeLaunch", "maximumDeferral", "coalescingTolerance"])
     func hugeNumbersAreRefusedWithTheKeyAndRange(key: String) throws {
         for value in ["1e19", "1e300", "-1", "9223372036854775808", "1e400"] {
             let refused = try #require(error("{\"\(key)\": \(value)}"), "\(key)=\(value) accepted")

@@ -136,6 +136,28 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(!verdict(HerdSpreadingPolicy(), context(request(), now: trigger.addingTimeInterval(600), trigger: trigger)).blocks)
     }
 
+    @Test func herdSpreadingGivesARefreshAboutToBeSeenTheShorterWindow() throws {
+        // The user opened the app at t0 + 1 h on each of the last 7 days: at t0 + 55 min the
+        // likely hour begins within the lead time.
+        var habit = state(createdAt: t0.addingTimeInterval(-8 * 86_400))
+        for day in (1...7).reversed() { habit.usage.recordForeground(at: t0.addingTimeInterval(3600 + 60 - Double(day) * 86_400)) }
+        let trigger = t0.addingTimeInterval(55 * 60)
+        func offset(_ request: PendingRequest, _ app: AppPolicyState) -> TimeInterval? {
+            let decision = verdict(HerdSpreadingPolicy(), context(request, app: app, now: trigger, trigger: trigger))
+            guard case .until(let start)? = decision.wait else { return nil }
+            return start.timeIntervalSince(trigger)
+        }
+        let full = try #require(offset(request(), state()), "an app with no habit waits its turn in the whole window")
+        let beforeLaunch = try #require(offset(request(), habit))
+        // The same share of a 120 s window instead of a 600 s one.
+        #expect(abs(beforeLaunch - full * 120 / 600) < 1e-6, "\(beforeLaunch) vs \(full)")
+        #expect(offset(request(.processing), habit) == full, "processing is not about content the user sees")
+        // Two hours after the habit's hour, the refresh takes its full turn.
+        let later = t0.addingTimeInterval(3 * 3600)
+        let decision = verdict(HerdSpreadingPolicy(), context(request(), app: habit, now: later, trigger: later))
+        #expect(decision.wait == .until(later.addingTimeInterval(full)))
+    }
+
     /// The offset comes from FNV-1a over the key's text: documented, and the same on every
     /// machine (Swift's own hashing is seeded per process).
     @Test func herdSpreadingHashIsFNV1aOfTheKeyText() {

@@ -369,26 +369,36 @@ public struct ConcurrencyPolicy: SchedulingPolicy {
 public struct HerdSpreadingPolicy: SchedulingPolicy {
     public let name = "herd-spreading"
     public init() {}
-    /// The last shared trigger and this request's offset after it, or `nil` when no recent
-    /// trigger concerns the request.
-    private func turn(_ context: PolicyContext) -> (trigger: Date, offset: TimeInterval)? {
+    /// The last shared trigger, this request's offset after it, and whether its app is
+    /// about to be opened; `nil` when no recent trigger concerns the request.
+    ///
+    /// The offset is the same fraction of the window for a request every time; an app
+    /// refresh whose app is likely to be opened within the lead time
+    /// (``UsageModel/isLikelyHour(containing:now:)`` at `now + leadTime`) takes that
+    /// fraction of ``PolicyConfiguration/herdSpreadWindowBeforeLaunch`` instead, so the
+    /// content is there when the user is, and a fleet's stampede is still spread.
+    private func turn(_ context: PolicyContext) -> (trigger: Date, offset: TimeInterval, beforeLaunch: Bool)? {
         let window = context.configuration.herdSpreadWindow
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
               context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
-        let hash = Self.stableHash(of: context.request.key, salt: context.deviceSalt)
-        return (trigger, Double(hash % 10_000) / 10_000 * window)
+        let usage = context.app.usage
+        let beforeLaunch = context.request.kind == .appRefresh
+            && usage.isLikelyHour(containing: context.now.addingTimeInterval(usage.configuration.leadTime), now: context.now)
+        let share = Double(Self.stableHash(of: context.request.key, salt: context.deviceSalt) % 10_000) / 10_000
+        return (trigger, share * (beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window), beforeLaunch)
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard let (trigger, offset) = turn(context), trigger.addingTimeInterval(offset) > context.now else { return (.canProceed(score: 1), nil) }
+        guard let (trigger, offset, _) = turn(context), trigger.addingTimeInterval(offset) > context.now else { return (.canProceed(score: 1), nil) }
         return (.mustNotProceed, .until(trigger.addingTimeInterval(offset)))
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard let (trigger, offset) = turn(context) else {
+        guard let (trigger, offset, beforeLaunch) = turn(context) else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent shared trigger")
         }
         let (verdict, wait) = self.verdict(context)
         if verdict == .mustNotProceed {
-            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(DurationText.spoken(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(DurationText.spoken(offset)) after it", wait: wait)
+            let window = beforeLaunch ? " (the app is likely to be opened soon: the shorter window)" : ""
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(DurationText.spoken(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(DurationText.spoken(offset)) after it\(window)", wait: wait)
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: "its turn after the shared trigger has come")
     }

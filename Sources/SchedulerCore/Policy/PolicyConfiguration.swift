@@ -36,6 +36,10 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
     public var minimumLaunchInterval: TimeInterval
     /// After a shared trigger (power plugged in, network back), launches are spread over this window.
     public var herdSpreadWindow: TimeInterval
+    /// The shorter window an app refresh gets after a shared trigger when its app is likely
+    /// to be opened within the lead time: content the user is about to see does not wait
+    /// its full turn (it is still spread, over this window).
+    public var herdSpreadWindowBeforeLaunch: TimeInterval
     /// A request eligible this long is run even if its score is below the threshold (processing is
     /// "fulfilled within the next two days"); blocking verdicts still hold.
     public var maximumDeferral: TimeInterval
@@ -58,6 +62,7 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         energyBudgetPerAppPerDay: Double = 2_000,
         minimumLaunchInterval: TimeInterval = 60,
         herdSpreadWindow: TimeInterval = 600,
+        herdSpreadWindowBeforeLaunch: TimeInterval = 120,
         maximumDeferral: TimeInterval = 2 * 86_400,
         coalescingTolerance: TimeInterval = 60
     ) {
@@ -75,6 +80,7 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         self.energyBudgetPerAppPerDay = energyBudgetPerAppPerDay
         self.minimumLaunchInterval = minimumLaunchInterval
         self.herdSpreadWindow = herdSpreadWindow
+        self.herdSpreadWindowBeforeLaunch = herdSpreadWindowBeforeLaunch
         self.maximumDeferral = maximumDeferral
         self.coalescingTolerance = coalescingTolerance
     }
@@ -112,6 +118,7 @@ extension PolicyConfiguration {
         "energyBudgetPerAppPerDay": \.energyBudgetPerAppPerDay,
         "minimumLaunchInterval": \.minimumLaunchInterval,
         "herdSpreadWindow": \.herdSpreadWindow,
+        "herdSpreadWindowBeforeLaunch": \.herdSpreadWindowBeforeLaunch,
         "maximumDeferral": \.maximumDeferral,
         "coalescingTolerance": \.coalescingTolerance,
     ] }
@@ -132,6 +139,7 @@ extension PolicyConfiguration {
         "energyBudgetPerAppPerDay": 0...maximumEnergyBudget,
         "minimumLaunchInterval": 0...maximumDuration,
         "herdSpreadWindow": 0...maximumDuration,
+        "herdSpreadWindowBeforeLaunch": 0...maximumDuration,
         "maximumDeferral": 0...maximumDuration,
         "coalescingTolerance": 0...maximumDuration,
     ] }

@@ -15,7 +15,7 @@ extension PolicyConfiguration {
         lines.append("  thermal: processing waits from \(thermalDefersProcessingAt), refresh from \(thermalDefersRefreshAt), running work expires from \(thermalExpiresAt)")
         lines.append("  processing needs an idle device: \(processingRequiresIdleDevice); CPU pressure limit \(Int(saturating: processingCPUPressureLimit * 100)) %")
         lines.append("  energy budget \(Int(saturating: energyBudgetPerAppPerDay)) J per app per day; launches of one app at least \(Int(saturating: minimumLaunchInterval)) s apart")
-        lines.append("  herd spreading over \(Int(saturating: herdSpreadWindow)) s after a shared trigger; starvation guard after \(Int(saturating: maximumDeferral / 3600)) h")
+        lines.append("  herd spreading over \(Int(saturating: herdSpreadWindow)) s after a shared trigger (\(Int(saturating: herdSpreadWindowBeforeLaunch)) s for a refresh whose app is likely to be opened soon); starvation guard after \(Int(saturating: maximumDeferral / 3600)) h")
         lines.append("  see docs/policies.md for each policy's input and rationale")
         return lines.joined(separator: "\n") + "\n"
     }

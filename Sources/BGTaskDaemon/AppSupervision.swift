@@ -183,8 +183,14 @@ public struct AppSupervision: Sendable, Equatable {
                 phase = .ready
                 actions.append(.resume)
                 actions.append(.disarm)
-            case .starting, .ready, .ending:
-                if phase == .ready { actions.append(.disarm) }
+            case .starting:
+                // A process the user started that is still launching: the run waits at most
+                // the launch timeout for it (its earlier deadline may have passed).
+                if !spawnedByDaemon, connected { actions.append(.arm(.launch, after: timing.launchTimeout)) }
+            case .ready:
+                actions.append(.disarm)
+            case .ending:
+                break
             }
             flush(into: &actions)
         case .expire(let run, let reason):
@@ -296,7 +302,9 @@ public struct AppSupervision: Sendable, Equatable {
         case .launchTimedOut:
             guard phase == .starting else { break }
             failQueued("the app did not connect and finish launching within \(DurationText.spoken(timing.launchTimeout))", into: &actions)
-            end(reason: "it did not finish launching in time", into: &actions)
+            // A process of ours that does not launch is ended; one the user started is not
+            // the daemon's to end: it keeps its connection and gets runs once it launches.
+            if spawnedByDaemon { end(reason: "it did not finish launching in time", into: &actions) }
         case .suspendDue:
             guard phase == .ready, spawnedByDaemon, !foreground, active.isEmpty, queued.isEmpty else { break }
             phase = .suspended
@@ -385,7 +393,9 @@ public struct AppSupervision: Sendable, Equatable {
     }
 
     private mutating func end(reason: String, into actions: inout [Action]) {
-        guard pid != nil || phase == .starting else {
+        // Only a process of the daemon's is ended; one the user started loses its
+        // connection (the daemon cannot end what it did not start).
+        guard spawnedByDaemon, pid != nil || phase == .starting else {
             if connected { disconnect(reason: reason, into: &actions) }
             return
         }

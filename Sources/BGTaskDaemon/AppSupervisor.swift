@@ -180,23 +180,32 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// the user's takes over); busy while the daemon's process runs tasks (they are
     /// expired now); refused when another connection is the app's.
     public func connect(_ link: any AppLink, pid: Int32) -> ConnectAnswer {
-        // The check, the link and the event in one hold: a spawn in between cannot leave
-        // the link set while the supervision thinks nobody is connected.
-        if feed(.connected(pid: pid), prepare: { state in
-            guard state.machine.accepts(pid: pid) else { return false }
-            state.link = link
-            return true
-        }) { return .accepted }
-        // The user started the app while the daemon's own process of it had nothing to do:
-        // that one is ended and the user's becomes the app (one process per app, never two
-        // schedulers for it).
-        if feed(.handOver(to: pid), prepare: { state in
-            guard state.machine.canHandOver(to: pid) else { return false }
-            state.link?.close(reason: "the user started another process of the app")
-            state.link = link
-            return true
-        }) { return .accepted }
-        return feed(.userWaiting) { $0.machine.isBusy(for: pid) } ? .busy : .refused
+        // The decision, the link and the event in one hold: a spawn or an exit in between
+        // cannot leave the link set while the supervision thinks nobody is connected, nor
+        // turn a wait into a refusal.
+        var answer = ConnectAnswer.refused
+        feed(deciding: { state -> AppSupervision.Event? in
+            if state.machine.accepts(pid: pid) {
+                state.link = link
+                answer = .accepted
+                return .connected(pid: pid)
+            }
+            // The user started the app while the daemon's own process of it had nothing to
+            // do: that one is ended and the user's becomes the app (one process per app,
+            // never two schedulers for it).
+            if state.machine.canHandOver(to: pid) {
+                state.link?.close(reason: "the user started another process of the app")
+                state.link = link
+                answer = .accepted
+                return .handOver(to: pid)
+            }
+            if state.machine.isBusy(for: pid) {
+                answer = .busy
+                return .userWaiting
+            }
+            return nil
+        })
+        return answer
     }
 
     /// The app said it finished launching (its registration window closed).
@@ -225,10 +234,18 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// it applies; returns that answer.
     @discardableResult
     private func feed(_ event: AppSupervision.Event, prepare: (inout State) -> Bool = { _ in true }) -> Bool {
-        var pending: [(AppSupervision.Event)] = [event]
+        feed(deciding: { state in prepare(&state) ? event : nil })
+    }
+
+    /// Feeds the event `decide` gives under the lock (nothing when it gives `nil`), with
+    /// its consequences in the same hold; returns whether there was one.
+    @discardableResult
+    private func feed(deciding decide: (inout State) -> AppSupervision.Event?) -> Bool {
+        var pending: [AppSupervision.Event] = []
         var afterLock: [@Sendable () -> Void] = []
         let applies = state.withLock { state -> Bool in
-            guard prepare(&state) else { return false }
+            guard let event = decide(&state) else { return false }
+            pending.append(event)
             // A baseline taken while frozen serves only a launch thawed in this same hold:
             // once the process has run, its counters have moved.
             var thawed: RunMeasurement.Baseline?
@@ -318,7 +335,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .expireRuns(let reason):
             let driver = state.driver
             afterLock.append {
-                log(.info, app: app, "expiring \(app)'s runs in progress: \(reason)")
+                // Asked again at every retry of the waiting process: detail, not news.
+                log(.debug, app: app, "expiring \(app)'s runs in progress: \(reason)")
                 driver?.expireRuns(of: app, reason: reason)
             }
         case .arm(let timer, let delay):

@@ -117,7 +117,8 @@ public struct DaemonOptions: Sendable, Equatable {
                 }
             case "--policy":
                 switch value(argument, "a policy configuration file") {
-                case .success(let path): options.policyFile = path
+                // Absolute, so that SIGHUP reads the same file whatever the directory then.
+                case .success(let path): options.policyFile = URL(fileURLWithPath: path).standardizedFileURL.path
                 case .failure(let error): return .failure(error)
                 }
             case "--no-cgroups":

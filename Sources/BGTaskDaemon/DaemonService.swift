@@ -29,12 +29,6 @@ public final class DaemonService: Sendable {
     /// Where the policy configuration in force came from ("defaults", or its file).
     private let policySource: Mutex<String>
 
-    /// Replaces the policy configuration in force (the engine judges everything again with
-    /// it), saying where it came from.
-    public func setPolicyConfiguration(_ configuration: PolicyConfiguration, source: String) {
-        driver.setPolicyConfiguration(configuration)
-        policySource.withLock { $0 = source }
-    }
     private let committer: GroupCommitter
 
     /// One installed app and its supervisor.
@@ -121,6 +115,13 @@ public final class DaemonService: Sendable {
         self.pushes = PushLimiter(limit: pushLimit)
         self.committer = GroupCommitter(driver: driver)
         loadInstalledApps()
+    }
+
+    /// Replaces the policy configuration in force (the engine judges everything again with
+    /// it), saying where it came from.
+    public func setPolicyConfiguration(_ configuration: PolicyConfiguration, source: String) {
+        driver.setPolicyConfiguration(configuration)
+        policySource.withLock { $0 = source }
     }
 
     private func loadInstalledApps() {

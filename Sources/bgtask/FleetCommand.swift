@@ -123,8 +123,9 @@ enum FleetCommand {
         let result: FleetResult
         var baselines: FleetComparison?
         if options.compareBaselines {
-            // The policy's run is the comparison's first; the bar follows the three whole runs.
-            let runs = ProgressBar(total: fleet.devices * 3)
+            // The policy's run is the comparison's first; the bar follows the three whole runs
+            // (the interval search on the sample between them is not counted).
+            let runs = ProgressBar(total: fleet.devices * 3, unit: "device runs")
             let told = bar.map { _ in { @Sendable (run: Int, done: Int) in runs.update((run - 1) * fleet.devices + done) } }
             let compared = fleet.compareWithTimers(progress: told)
             if bar != nil { runs.finish() }
@@ -275,9 +276,13 @@ enum FleetCommand {
 /// A one-line progress bar on standard error, redrawn in place.
 final class ProgressBar: Sendable {
     private let total: Int
+    private let unit: String
     private let last = Mutex(-1)
 
-    init(total: Int) { self.total = total }
+    init(total: Int, unit: String = "devices") {
+        self.total = total
+        self.unit = unit
+    }
 
     func update(_ done: Int) {
         let percent = min(100, done * 100 / max(1, total))
@@ -288,7 +293,7 @@ final class ProgressBar: Sendable {
         guard changed else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(percent) % (\(done)/\(total) devices)".utf8))
+        FileHandle.standardError.write(Data("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))".utf8))
     }
 
     func finish() {

@@ -14,8 +14,10 @@ case .success(.help):
     print(DaemonOptions.usage)
     exit(0)
 case .success(.run(let options)):
-    // A broken pipe to a client is an error on that connection, never the daemon's end.
+    // A broken pipe to a client is an error on that connection, never the daemon's end;
+    // a SIGHUP before its handler is installed is not the daemon's end either.
     signal(SIGPIPE, SIG_IGN)
+    signal(SIGHUP, SIG_IGN)
     do {
         let daemon = try Daemon.start(options, environment: environment)
         daemon.handleTerminationSignals()

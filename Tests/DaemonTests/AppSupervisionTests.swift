@@ -315,6 +315,23 @@ import Testing
         #expect(machine.accepts(pid: 777))
     }
 
+    @Test func aUserProcessSlowToLaunchFailsWhatWaitedButStaysTheAppAndLaunchesLater() {
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 777))
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        let timedOut = machine.handle(.launchTimedOut)
+        #expect(timedOut.contains(.launchFailed(first.id, reason: "the app did not connect and finish launching within 10 s")))
+        #expect(!timedOut.contains { if case .terminateProcess = $0 { true } else { false } }, "the daemon never ends what it did not start")
+        #expect(!timedOut.contains { if case .disconnect = $0 { true } else { false } })
+        #expect(machine.connected && machine.phase == .starting)
+        // A run arriving now waits its own launch timeout, then the process launches and gets it.
+        let second = run(2)
+        #expect(machine.handle(.launch(second, budget: 30)).contains(.arm(.launch, after: 10)))
+        #expect(machine.handle(.finishedLaunching).contains(.push(.launch(second, budget: 30))))
+        #expect(machine.phase == .ready)
+    }
+
     @Test func runsWaitingForTheDaemonsProcessToLaunchGoToTheUsersProcessInstead() {
         var machine = AppSupervision()
         let first = run(1)

@@ -1,4 +1,5 @@
 import BGTaskDaemon
+import Foundation
 import Testing
 
 /// bgtaskd's command line, as a pure function.
@@ -28,6 +29,12 @@ import Testing
             return
         }
         #expect(options.policyFile == "/etc/bgtask/policy.json")
+        // A relative path is made absolute at once: SIGHUP reads the same file later.
+        guard case .success(.run(let relative)) = DaemonOptions.parse(["--policy", "conf/policy.json"], environment: [:]) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(relative.policyFile == FileManager.default.currentDirectoryPath + "/conf/policy.json")
         #expect(DaemonOptions().policyFile == nil, "the defaults without it")
         for bad in [["--policy"], ["--policy", ""], ["--policy", "--no-cgroups"]] {
             guard case .failure(let error) = DaemonOptions.parse(bad, environment: [:]) else {

@@ -143,3 +143,9 @@ public final class LegacyAppDelegate {
         }
     }
 }
+
+/// `main.swift` of an app that names its delegate class, compiled in Swift 5 mode (never
+/// called: `UIApplicationMain` does not return).
+public func startAsApplicationMainNamesIt() -> Int32 {
+    UIApplicationMain(CommandLine.argc, CommandLine.unsafeArgv, nil, "IOSShapedApp.NoDelegateHere")
+}

@@ -145,7 +145,8 @@ extension ProcessSupervisionProcessTests {
 
         /// After `cgroup.kill`, the kernel kills every process later cloned into that cgroup
         /// (seen on Linux 6.18): the app's next process gets a fresh cgroup, so it lives,
-        /// and so do the ones after it; a cgroup still holding a process is reused.
+        /// and so do the ones after it; while a cgroup still holds a process, the next one
+        /// gets a spare beside it.
         @Test func aKilledCgroupIsMadeFreshForTheNextProcess() throws {
             let cgroup = try TestCgroup()
             defer { cgroup.remove() }
@@ -164,8 +165,14 @@ extension ProcessSupervisionProcessTests {
                 living.killNow()
                 _ = living.waitForExit(timeout: ProcessTestSupport.exitTimeout)
             }
-            let again = try cgroup.delegation.makeAppCgroup(for: name)
-            #expect(again == living.cgroupPath, "a populated cgroup is reused")
+            // Its cgroup is busy: the next process gets a spare beside it, which is removed
+            // once empty, at the app's process after.
+            let spare = try cgroup.delegation.makeAppCgroup(for: name)
+            #expect(spare == (living.cgroupPath ?? "") + "-2", "a busy cgroup is not reused")
+            let next = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/true", cgroup: spare))
+            #expect(next.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .exited(code: 0))
+            let third = try cgroup.delegation.makeAppCgroup(for: name)
+            #expect(third == spare, "the empty spare is made again, not a new one")
             #expect(living.isRunning)
         }
 

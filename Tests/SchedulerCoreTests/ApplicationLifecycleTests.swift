@@ -97,6 +97,19 @@ struct ApplicationLifecycleTests {
         #expect(lifecycle.tick(at: t0 + 4230).contains { if case .expireAssertions = $0 { true } else { false } })
     }
 
+    @Test func inABackgroundLaunchACumulativeBudgetStartsAgainWithEachWindow() throws {
+        var lifecycle = ApplicationLifecycle(configuration: AssertionConfiguration(budgetPolicy: .cumulative))
+        _ = lifecycle.finishLaunchingIntoBackground(at: t0)
+        for window in 0..<3 {
+            let start = t0 + Double(window) * 3600
+            let first = try begin(&lifecycle, name: "a", hasExpirationHandler: true, at: start)
+            let second = try begin(&lifecycle, name: "b", hasExpirationHandler: true, at: start)
+            #expect(lifecycle.backgroundTimeRemaining(at: start) == 60, "two assertions, two windows, in window \(window)")
+            _ = try lifecycle.endAssertion(first, at: start + 1)
+            _ = try lifecycle.endAssertion(second, at: start + 1)
+        }
+    }
+
     @Test func openingABackgroundLaunchedAppMakesItAnOrdinaryForegroundApp() {
         var lifecycle = ApplicationLifecycle()
         _ = lifecycle.finishLaunchingIntoBackground(at: t0)

@@ -54,6 +54,7 @@ private typealias Summary = EngineEffectSummary
         #expect(expired.expireReasons == [reason])
         #expect(Summary(engine.handle(.runsExpired(F.app, reason: reason), at: t0 + 1.5)).expired.isEmpty, "a run already expiring is not expired again")
         #expect(Summary(engine.handle(.taskCompleted(run.id, success: true), at: t0 + 2)).finished.map(\.outcome) == [.expired])
+        #expect(engine.policyState(of: F.app)?.throttle.strikes == 0, "the host's decision is no strike against the app")
         #expect(Summary(engine.handle(.runsExpired(AppID("com.example.other"), reason: reason), at: t0 + 3)).expired.isEmpty)
         // Unlike a terminating app, the app's next request launches when due.
         #expect(Summary(engine.handle(.timerFired, at: t0 + 10)).launchedIdentifiers == [F.processingID(1)])

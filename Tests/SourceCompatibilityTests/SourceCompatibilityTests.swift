@@ -254,7 +254,9 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(made is ResponderAppDelegate)
         #expect(throws: ApplicationDelegateError.self) { try makeApplicationDelegate(named: nil).get() }
         let missing = makeApplicationDelegate(named: "SourceCompatibilityTests.NoSuchDelegate")
-        #expect(throws: ApplicationDelegateError(message: "no UIResponder subclass named 'SourceCompatibilityTests.NoSuchDelegate' was found")) { try missing.get() }
+        #expect(throws: ApplicationDelegateError(message: "no class named 'SourceCompatibilityTests.NoSuchDelegate' was found (NSStringFromClass(AppDelegate.self) gives the name with its module)")) { try missing.get() }
+        let notAResponder = makeApplicationDelegate(named: NSStringFromClass(NSObject.self))
+        #expect((try? notAResponder.get()) == nil)
         let plain = makeApplicationDelegate(named: NSStringFromClass(UIWindow.self))
         #expect((try? plain.get()) == nil, "a responder that is no delegate")
     }

@@ -76,6 +76,9 @@ public final class BGApplication: @unchecked Sendable {
     /// The app's scene, connected by ``UIApplicationMain(delegate:)`` when the user started a
     /// scene-based app (UIScene.swift).
     @MainActor var connectedScene: UIScene?
+    /// Whether the app's scene was asked for (at the user's launch, or at the first move to
+    /// the foreground of a process launched in the background).
+    @MainActor var sceneConnectionTried = false
     /// The app's connected scenes (Apple: `UIApplication.connectedScenes`): the one scene of
     /// a scene-based app the user started, else none.
     @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }

@@ -33,9 +33,26 @@ open class UIResponder: NSObject {
 }
 
 /// A window (Apple: `UIWindow`). Linux draws no user interface: this type exists so that an
-/// app delegate's `var window: UIWindow?` compiles; nothing shows it.
+/// app or scene delegate's `var window: UIWindow?`, `UIWindow(windowScene:)` and
+/// `makeKeyAndVisible()` compile; nothing shows it.
 @MainActor
-open class UIWindow: UIResponder {}
+open class UIWindow: UIResponder {
+    /// The scene the window belongs to.
+    public private(set) weak var windowScene: UIWindowScene?
+    /// Whether ``makeKeyAndVisible()`` was called.
+    public private(set) var isKeyWindow = false
+
+    /// A window of `windowScene`.
+    public convenience init(windowScene: UIWindowScene) {
+        self.init()
+        self.windowScene = windowScene
+    }
+
+    /// Makes the window the key window (it shows nothing on Linux).
+    open func makeKeyAndVisible() {
+        isKeyWindow = true
+    }
+}
 
 extension BGApplication {
     /// The keys of the launch options an app delegate is given (Apple:
@@ -93,6 +110,9 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
     /// A remote wake (`bgtask push`, iOS's silent push): call the completion handler once.
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+    /// The same, in its `async` form (the system calls this one; by default it calls the
+    /// completion-handler form).
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult
     /// The configuration of the scene about to connect (the default: the manifest's
     /// "Default Configuration" for the session's role, see ``UISceneConfiguration``).
     func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration
@@ -100,6 +120,9 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>)
 }
 
+/// The defaults of the delegate's methods: the launch methods return `true`, the state
+/// methods do nothing, and the fetch and remote-notification methods complete with
+/// `.noData`; the `async` remote-notification method calls the completion-handler one.
 extension UIApplicationDelegate {
     public func application(_ application: UIApplication, willFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
     public func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
@@ -113,6 +136,11 @@ extension UIApplicationDelegate {
     }
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
+    }
+    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {
+        await withCheckedContinuation { continuation in
+            self.application(application, didReceiveRemoteNotification: userInfo) { result in continuation.resume(returning: result) }
+        }
     }
     public func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {
         UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
@@ -146,10 +174,13 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
     _ = delegate.application(application, willFinishLaunchingWithOptions: nil)
     _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
     // The user's launch connects the app's scene (a background launch connects none).
-    if !application.requiredContext.launchedInBackground, let scene = application.connectScene(for: delegate) {
-        application.connectedScene = scene
-        scene.activationState = .foregroundInactive
-        scene.delegate?.sceneWillEnterForeground(scene)
+    if !application.requiredContext.launchedInBackground {
+        application.sceneConnectionTried = true
+        if let scene = application.connectScene(for: delegate) {
+            application.connectedScene = scene
+            scene.activationState = .foregroundInactive
+            scene.delegate?.sceneWillEnterForeground(scene)
+        }
     }
     application.handleTerminationSignals()
     application.finishLaunching()
@@ -175,15 +206,18 @@ func runMainRunLoop() -> Never {
 /// `UIApplicationMain(CommandLine.argc, CommandLine.unsafeArgv, nil, NSStringFromClass(AppDelegate.self))`.
 /// The delegate class must be a ``UIResponder`` adopting ``UIApplicationDelegate``; one
 /// that cannot be found or created stops the program with a message naming it. The
-/// principal class is ignored (there is one application class).
-@MainActor
+/// principal class is ignored (there is one application class). Call it from the main
+/// thread (top-level code of `main.swift`), as on iOS; it is nonisolated so that Swift 5
+/// code calls it as it does Apple's.
 public func UIApplicationMain(
     _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
     _ principalClassName: String?, _ delegateClassName: String?
 ) -> Int32 {
-    switch makeApplicationDelegate(named: delegateClassName) {
-    case .success(let delegate): UIApplicationMain(delegate: delegate)
-    case .failure(let problem): fatalError("UIApplicationMain: \(problem.message)")
+    MainActor.assumeIsolated {
+        switch makeApplicationDelegate(named: delegateClassName) {
+        case .success(let delegate): UIApplicationMain(delegate: delegate)
+        case .failure(let problem): fatalError("UIApplicationMain: \(problem.message)")
+        }
     }
 }
 
@@ -202,8 +236,11 @@ public func makeApplicationDelegate(named name: String?) -> Result<any UIApplica
     guard let name, !name.isEmpty else {
         return .failure(ApplicationDelegateError(message: "no delegate class named; pass NSStringFromClass(AppDelegate.self)"))
     }
-    guard let type = NSClassFromString(name) as? UIResponder.Type else {
-        return .failure(ApplicationDelegateError(message: "no UIResponder subclass named '\(name)' was found"))
+    guard let found = NSClassFromString(name) else {
+        return .failure(ApplicationDelegateError(message: "no class named '\(name)' was found (NSStringFromClass(AppDelegate.self) gives the name with its module)"))
+    }
+    guard let type = found as? UIResponder.Type else {
+        return .failure(ApplicationDelegateError(message: "'\(name)' is not a UIResponder subclass (an app delegate is 'class AppDelegate: UIResponder, UIApplicationDelegate')"))
     }
     guard let delegate = type.init() as? any UIApplicationDelegate else {
         return .failure(ApplicationDelegateError(message: "'\(name)' is a UIResponder that does not adopt UIApplicationDelegate"))
@@ -224,7 +261,11 @@ extension BGApplication {
         }
         setRemoteNotificationHandler { @MainActor userInfo, completion in
             guard let delegate = application.delegate else { return completion(.noData) }
-            delegate.application(application, didReceiveRemoteNotification: userInfo.userInfo, fetchCompletionHandler: completion)
+            // The async form, which by default calls the completion-handler one: whichever
+            // the delegate implements is called.
+            Task { @MainActor in
+                completion(await delegate.application(application, didReceiveRemoteNotification: userInfo.userInfo))
+            }
         }
         for name in [Self.didBecomeActiveNotification, Self.willResignActiveNotification, Self.didEnterBackgroundNotification,
                      Self.willEnterForegroundNotification, Self.willTerminateNotification] {
@@ -240,6 +281,19 @@ extension BGApplication {
     /// delegate.
     @MainActor
     private func forwardToDelegates(_ name: Notification.Name) {
+        // A process launched in the background gets its scene when it first comes to the
+        // foreground, as iOS connects the scene when the user opens the app.
+        let toForeground = name == Self.willEnterForegroundNotification || name == Self.didBecomeActiveNotification
+        if connectedScene == nil, !sceneConnectionTried, toForeground, let delegate {
+            sceneConnectionTried = true
+            if let scene = connectScene(for: delegate) {
+                connectedScene = scene
+                if name == Self.didBecomeActiveNotification {
+                    scene.activationState = .foregroundInactive
+                    scene.delegate?.sceneWillEnterForeground(scene)
+                }
+            }
+        }
         if let scene = connectedScene {
             let sceneDelegate = scene.delegate
             switch name {
@@ -263,6 +317,9 @@ extension BGApplication {
             return
         }
         guard let delegate else { return }
+        // An app whose manifest declares scenes is told of its states by its scene only,
+        // as on iOS: without one connected, its app delegate hears termination alone.
+        if !requiredContext.manifest.sceneConfigurations.isEmpty, name != Self.willTerminateNotification { return }
         switch name {
         case Self.didBecomeActiveNotification: delegate.applicationDidBecomeActive(self)
         case Self.willResignActiveNotification: delegate.applicationWillResignActive(self)

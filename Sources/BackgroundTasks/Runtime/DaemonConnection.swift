@@ -45,22 +45,30 @@ struct ReconnectBackoff: Sendable, Equatable {
 ///
 /// When the connection closes (the daemon restarted, or stopped), the runs it had handed
 /// over are ended (``SchedulerDriver/linkClosed(reason:)``) and the uplink tries again with
-/// ``ReconnectBackoff``, saying hello again and then what the daemon must know of the app
-/// from before: that it finished launching (with its registered identifiers), and its retry
-/// policies. A call made meanwhile waits for the connection at most
-/// ``reconnectionWait``, then fails (a submit with `unavailable` naming the daemon): it is
-/// never acknowledged unless the daemon has it. A daemon that says the app is not (or no
-/// longer) installed, or that another process is the app, ends the attempts for good; one
-/// that says it is busy with its own process of the app (``FailureCode/busy``) is asked
-/// again shortly.
+/// ``ReconnectBackoff``, saying hello again and then, before anything else is sent on the
+/// new connection, what the daemon must know of the app: that it finished launching (with
+/// its registered identifiers), its retry policies, and a lifecycle transition it could not
+/// send while disconnected. A call made meanwhile waits for the connection at most
+/// ``reconnectionWait`` (and asks for an attempt at once), then fails (a submit with
+/// `unavailable` naming the daemon): it is never acknowledged unless the daemon has it. A
+/// daemon that says the app is not (or no longer) installed ends the attempts for good, as
+/// do three refusals in a row because another process is the app, and the daemon asking the
+/// app to leave (`quit`); one that says it is busy with its own process of the app
+/// (``FailureCode/busy``) is asked again shortly. An uplink made with `reconnects` false (a
+/// process the daemon launched, which the next daemon ends anyway) never tries again.
 ///
-/// Ownership: everything mutable is in one `Mutex`; attempts run one at a time on the
+/// Ownership: everything mutable is in one `Mutex`; messages to the daemon are sent under
+/// it (sending never blocks and calls nothing of ours), so a message is either recorded
+/// before a new connection's replay or sent on it after; attempts run one at a time on the
 /// uplink's serial queue; app code is never called under the lock.
 final class DaemonUplink: SchedulerUplink {
     /// How long a call waits for a lost connection to come back.
     static let reconnectionWait: Duration = .seconds(5)
-    /// How long one attempt waits to connect, and then for the daemon's greeting.
+    /// How long one attempt waits to connect (the greeting then has
+    /// ``EmbeddedScheduler/daemonGreetingTimeout``).
     static let attemptConnectTimeout: Duration = .milliseconds(500)
+    /// Refusals in a row because another process is the app before the attempts end.
+    static let refusalsBeforeGivingUp = 3
 
     /// What the daemon answered a hello.
     enum Greeting {
@@ -68,7 +76,7 @@ final class DaemonUplink: SchedulerUplink {
         case welcome(MessageLink, daemonPID: Int32)
         /// The daemon's own process of the app is finishing its runs: ask again soon.
         case busy(String)
-        /// Refused for good (not installed, another process is the app...), or no answer.
+        /// Refused (not installed, another process is the app...), or no answer.
         case refused(DaemonFailure)
     }
 
@@ -77,17 +85,26 @@ final class DaemonUplink: SchedulerUplink {
         var daemonPID: Int32 = 0
         /// Consecutive failed attempts since the link was lost.
         var failures = 0
+        /// Consecutive refusals because another process is the app.
+        var refusals = 0
         /// Set when no more attempts are made, with why.
         var givenUp: String?
         /// When the link was lost (for messages).
         var lostAt: Date?
         /// Whether an attempt is scheduled or under way.
         var attempting = false
+        /// The number of the attempt scheduled last; an attempt whose number is not it any
+        /// more (``attemptNow()`` ran one sooner) does nothing.
+        var attemptNumber = 0
+        /// Whether the attempt scheduled last still waits for its delay.
+        var waitingForDelay = false
         /// Callers waiting for a link.
         var waiters: [DispatchSemaphore] = []
         /// What is told again to every new daemon connection.
         var finishedLaunching: [String]?
         var retryPolicies: [String: RetryPolicyTerms?] = [:]
+        /// A lifecycle transition posted while disconnected, sent on the next connection.
+        var unsentLifecycle: AppTransition?
         var onPush: (@Sendable (AppPush) -> Void)?
         var onLost: (@Sendable (String) -> Void)?
     }
@@ -96,21 +113,29 @@ final class DaemonUplink: SchedulerUplink {
     let path: String
     let app: AppID
     let log: DiagnosticLog
+    /// Whether a lost connection is made again.
+    let reconnects: Bool
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "bgtask.daemon-uplink")
 
     /// An uplink that starts connected through `link` (accepted by the daemon `daemonPID`),
     /// or, with no link, not yet: its first attempt is scheduled (the daemon said busy).
-    init(path: String, app: AppID, log: DiagnosticLog, link: MessageLink?, daemonPID: Int32) {
+    init(path: String, app: AppID, log: DiagnosticLog, link: MessageLink?, daemonPID: Int32, reconnects: Bool = true) {
         self.path = path
         self.app = app
         self.log = log
+        self.reconnects = reconnects
         state.withLock { state in
             state.link = link
             state.daemonPID = daemonPID
             if link == nil { state.lostAt = Date() }
         }
-        if let link { watch(link) } else { scheduleAttempt(cause: .busy) }
+        if let link {
+            routePushes(of: link)
+            watch(link)
+        } else {
+            scheduleAttempt(cause: .busy)
+        }
     }
 
     /// Says hello for `app` on `link` and reads the answer.
@@ -127,15 +152,13 @@ final class DaemonUplink: SchedulerUplink {
         }
     }
 
-    /// Routes pushes to `onPush` and reports each lost link to `onLost` (on the
-    /// connection's queue), for this link and every later one.
+    /// Sends pushes to `onPush` and reports each lost link to `onLost` (on the connection's
+    /// queue), for this link and every later one.
     func start(onPush: @escaping @Sendable (AppPush) -> Void, onLost: @escaping @Sendable (String) -> Void) {
-        let link = state.withLock { state -> MessageLink? in
+        state.withLock { state in
             state.onPush = onPush
             state.onLost = onLost
-            return state.link
         }
-        link?.onPush(onPush)
     }
 
     var daemonDescription: String {
@@ -151,23 +174,38 @@ final class DaemonUplink: SchedulerUplink {
     }
 
     func post(_ request: AppRequest) {
-        let link = state.withLock { state -> MessageLink? in
+        let outcome = state.withLock { state -> DaemonFailure?? in
             // What a new connection must be told again.
             switch request {
             case .finishedLaunching(let registered): state.finishedLaunching = registered
             case .setRetryPolicy(let identifier, let policy): state.retryPolicies[identifier] = .some(policy)
             default: break
             }
-            return state.link
+            guard let link = state.link else {
+                if case .lifecycle(let transition) = request { state.unsentLifecycle = transition }
+                return .none
+            }
+            return .some(link.post(.app(request)))
         }
-        guard let link else {
+        switch outcome {
+        case .none:
             // Runs of a lost connection were ended with it; state messages are told again.
             log(.debug, app: app, "not connected to \(daemonDescription): \(request) is not sent now")
-            return
-        }
-        if let failure = link.post(.app(request)) {
+        case .some(let failure?):
             log(.error, app: app, "could not tell \(daemonDescription): \(failure)")
+        case .some(nil):
+            break
         }
+    }
+
+    /// No more attempts: the daemon asked the app to leave (`quit`), or it refused the app.
+    func stopReconnecting(reason: String) {
+        let waiters = state.withLock { state -> [DispatchSemaphore] in
+            state.givenUp = state.givenUp ?? reason
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.signal() }
     }
 
     /// The link, waiting for a lost one to come back at most ``reconnectionWait``.
@@ -184,6 +222,8 @@ final class DaemonUplink: SchedulerUplink {
         case .failure(let failure)?: throw failure
         case nil: break
         }
+        // Somebody waits: the next attempt is not left to its backoff.
+        attemptNow()
         _ = semaphore.wait(timeout: .now() + .milliseconds(Int(Self.reconnectionWait.components.seconds * 1000)))
         let after = state.withLock { state -> Result<MessageLink, DaemonFailure> in
             state.waiters.removeAll { $0 === semaphore }
@@ -192,6 +232,13 @@ final class DaemonUplink: SchedulerUplink {
             return .failure(DaemonFailure(.failed, "not connected to bgtaskd at \(path)\(since): \(state.givenUp ?? "reconnecting")"))
         }
         return try after.get()
+    }
+
+    /// Every push of `link` goes to the `onPush` in force when it arrives.
+    private func routePushes(of link: MessageLink) {
+        link.onPush { [weak self] push in
+            self?.state.withLock { $0.onPush }?(push)
+        }
     }
 
     /// Watches `link` for its close.
@@ -205,6 +252,7 @@ final class DaemonUplink: SchedulerUplink {
             state.link = nil
             state.lostAt = Date()
             state.failures = 0
+            if !reconnects { state.givenUp = state.givenUp ?? "the connection to the daemon that launched this process closed" }
             return (true, state.onLost)
         }
         guard current else { return }
@@ -213,19 +261,41 @@ final class DaemonUplink: SchedulerUplink {
     }
 
     private func scheduleAttempt(cause: ReconnectBackoff.Cause) {
-        let delay = state.withLock { state -> TimeInterval? in
+        let scheduled = state.withLock { state -> (number: Int, delay: TimeInterval)? in
             guard state.link == nil, state.givenUp == nil, !state.attempting else { return nil }
             state.attempting = true
+            state.waitingForDelay = true
             state.failures += 1
-            return ReconnectBackoff.delay(after: state.failures, cause: cause, unit: Double.random(in: 0..<1))
+            state.attemptNumber += 1
+            return (state.attemptNumber, ReconnectBackoff.delay(after: state.failures, cause: cause, unit: Double.random(in: 0..<1)))
         }
-        guard let delay else { return }
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(delay * 1000))) { [weak self] in self?.attempt() }
+        guard let scheduled else { return }
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(scheduled.delay * 1000))) { [weak self] in
+            self?.attempt(number: scheduled.number)
+        }
+    }
+
+    /// Runs the attempt that waits for its delay now (a caller waits for the connection).
+    private func attemptNow() {
+        let number = state.withLock { state -> Int? in
+            guard state.attempting, state.waitingForDelay else { return nil }
+            // The delayed one will find its number taken and do nothing.
+            state.attemptNumber += 1
+            return state.attemptNumber
+        }
+        guard let number else { return }
+        queue.async { [weak self] in self?.attempt(number: number) }
     }
 
     /// One attempt: connect, hello, then tell the new daemon what it must know.
-    private func attempt() {
-        state.withLock { $0.attempting = false }
+    private func attempt(number: Int) {
+        let proceed = state.withLock { state -> Bool in
+            guard state.attemptNumber == number, state.waitingForDelay else { return false }
+            state.waitingForDelay = false
+            state.attempting = false
+            return state.link == nil && state.givenUp == nil
+        }
+        guard proceed else { return }
         let link: MessageLink
         do {
             link = try MessageLink.connect(path: path, timeout: Self.attemptConnectTimeout)
@@ -242,12 +312,16 @@ final class DaemonUplink: SchedulerUplink {
             scheduleAttempt(cause: .busy)
         case .refused(let failure) where failure.code == .notInstalled || failure.code == .notPermitted:
             link.close()
-            let waiters = state.withLock { state -> [DispatchSemaphore] in
-                state.givenUp = "bgtaskd refused \(app): \(failure.message)"
-                defer { state.waiters = [] }
-                return state.waiters
+            // Another process being the app may be a close the daemon has not seen yet.
+            let refusals = state.withLock { state -> Int in
+                state.refusals += 1
+                return state.refusals
             }
-            waiters.forEach { $0.signal() }
+            if failure.code == .notPermitted, refusals < Self.refusalsBeforeGivingUp {
+                scheduleAttempt(cause: .busy)
+                return
+            }
+            stopReconnecting(reason: "bgtaskd refused \(app): \(failure.message)")
             log(.error, app: app, "bgtaskd at \(path) refused \(app) when it reconnected: \(failure.message); submissions fail until the app is restarted")
         case .refused:
             link.close()
@@ -255,24 +329,26 @@ final class DaemonUplink: SchedulerUplink {
         }
     }
 
-    /// Makes `link` the app's: pushes routed, the app's launch and retry policies told
-    /// again, then the callers waiting for it let through.
+    /// Makes `link` the app's, in one hold of the lock: the app's launch, retry policies and
+    /// a transition it could not send are sent first, then the link is the uplink's and the
+    /// callers waiting for it are let through.
     private func adopt(_ link: MessageLink, daemonPID: Int32) {
-        let (onPush, finished, policies, lostAt) = state.withLock { state in
-            (state.onPush, state.finishedLaunching, state.retryPolicies, state.lostAt)
-        }
-        if let onPush { link.onPush(onPush) }
-        // Before anyone else may send on it: the daemon learns the app's state first.
-        for (identifier, policy) in policies.sorted(by: { $0.key < $1.key }) {
-            link.post(.app(.setRetryPolicy(identifier: identifier, policy: policy)))
-        }
-        if let finished { link.post(.app(.finishedLaunching(registered: finished))) }
-        let waiters = state.withLock { state -> [DispatchSemaphore] in
+        routePushes(of: link)
+        let (waiters, lostAt) = state.withLock { state -> ([DispatchSemaphore], Date?) in
+            for (identifier, policy) in state.retryPolicies.sorted(by: { $0.key < $1.key }) {
+                link.post(.app(.setRetryPolicy(identifier: identifier, policy: policy)))
+            }
+            if let transition = state.unsentLifecycle {
+                link.post(.app(.lifecycle(transition)))
+                state.unsentLifecycle = nil
+            }
+            if let finished = state.finishedLaunching { link.post(.app(.finishedLaunching(registered: finished))) }
             state.link = link
             state.daemonPID = daemonPID
             state.failures = 0
+            state.refusals = 0
             defer { state.waiters = [] }
-            return state.waiters
+            return (state.waiters, state.lostAt)
         }
         watch(link)
         waiters.forEach { $0.signal() }
@@ -316,15 +392,17 @@ extension EmbeddedScheduler {
             if expected { log(.error, app: app, "cannot reach bgtaskd: \(error); using the embedded scheduler") }
             return nil
         }
+        // A process the daemon launched does not reconnect: the daemon that follows ends it.
+        let reconnects = environment["BGTASK_LAUNCH"] != "background"
         switch DaemonUplink.greet(link, app: app, timeout: daemonGreetingTimeout) {
         case .welcome(let link, let daemonPID):
-            return DaemonUplink(path: path, app: app, log: log, link: link, daemonPID: daemonPID)
+            return DaemonUplink(path: path, app: app, log: log, link: link, daemonPID: daemonPID, reconnects: reconnects)
         case .busy(let message):
             // The daemon's own process of the app is finishing a task it was started for (the
             // daemon expires it now): this process is the app as soon as that one is done.
             link.close()
             log(.info, app: app, "bgtaskd at \(path): \(message); this process becomes the app once it is done")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0)
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
         case .refused(let failure):
             link.close()
             if expected || failure.code != .notInstalled {
@@ -351,6 +429,13 @@ extension EmbeddedScheduler {
         uplink.start(
             onPush: { [weak driver] push in driver?.handle(push) },
             onLost: { [weak driver] reason in
+                guard uplink.reconnects else {
+                    // Launched by the daemon, which is gone: its successor would end this
+                    // process anyway (orphan clean-up), as iOS ends apps the system started.
+                    log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended and the process exits")
+                    driver?.linkClosed(reason: reason)
+                    exit(0)
+                }
                 log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): reconnecting; the runs it had handed over are ended")
                 driver?.linkClosed(reason: reason)
             })

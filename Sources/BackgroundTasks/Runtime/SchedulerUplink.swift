@@ -14,6 +14,9 @@ public protocol SchedulerUplink: AnyObject, Sendable {
     func post(_ request: AppRequest)
     /// Where the daemon is, for messages ("bgtaskd (pid 12, /run/user/1000/bgtaskd/socket)").
     var daemonDescription: String { get }
+    /// The daemon asked the app to leave (``AppPush/quit(reason:)``): a connection lost from
+    /// now on is not made again.
+    func stopReconnecting(reason: String)
 }
 
 extension SchedulerDriver {
@@ -57,7 +60,8 @@ extension SchedulerDriver {
             guard let task = linkedRuns.withLock({ $0[run] }) else { return }
             uplink.post(.progressSampled(run: run, completedUnitCount: task.progressCompletedUnitCount))
         case .quit(let reason):
-            log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason)")
+            log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason); it will not reconnect")
+            uplink.stopReconnecting(reason: "bgtaskd asked the app to leave: \(reason)")
         }
     }
 

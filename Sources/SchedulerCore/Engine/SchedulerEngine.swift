@@ -420,7 +420,9 @@ public struct SchedulerEngine: Sendable {
             terminatingApps.insert(app)
             expireRunning(of: app, reason: "the app's process is terminating", at: now, into: &effects)
         case .runsExpired(let app, let reason):
-            expireRunning(of: app, reason: reason, at: now, into: &effects)
+            // The host's decision, not the app's behaviour: no throttle strike (as for runs
+            // expired because conditions changed).
+            expireRunning(of: app, reason: reason, noFaultOfTheApp: true, at: now, into: &effects)
         case .appInstalled(let registration):
             apps[registration.app] = registration
             terminatingApps.remove(registration.app)
@@ -709,10 +711,12 @@ public struct SchedulerEngine: Sendable {
         return budgetDeadline.map { min($0, check) } ?? check
     }
 
-    /// Expires every run of `app` still running (not those already expiring), in run order.
-    private mutating func expireRunning(of app: AppID, reason: String, at now: Date, into effects: inout [EngineEffect]) {
+    /// Expires every run of `app` still running (not those already expiring), in run order;
+    /// `noFaultOfTheApp` keeps the expiration from counting as a throttle strike.
+    private mutating func expireRunning(of app: AppID, reason: String, noFaultOfTheApp: Bool = false, at now: Date, into effects: inout [EngineEffect]) {
         let running = runs.values.filter { $0.record.app == app && $0.phase == .running }.map(\.record.id).sorted()
         for runID in running {
+            if noFaultOfTheApp { runs[runID]?.expiredForConditions = true }
             expire(runID, reason: reason, at: now, into: &effects)
         }
     }

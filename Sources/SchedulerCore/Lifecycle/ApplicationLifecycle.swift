@@ -260,6 +260,7 @@ public struct ApplicationLifecycle: Sendable {
             if launchedIntoBackground {
                 backgroundEnteredAt = nil
                 expiredAt = nil
+                assertionsThisBackground = 0
                 return []
             }
             let suspendAt = max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)

@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
+        // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
+        .library(name: "UIKit", targets: ["UIKit"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -108,18 +110,20 @@ let package = Package(
             path: "Tests/ios-shaped-app",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
+        // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
+        .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(
             name: "ios-appdelegate-app",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "UIKit"],
             path: "Tests/AppDelegateApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         // A scene-based iOS app (AppDelegate and SceneDelegate), Swift 5 mode, run by DaemonTests.
         .executableTarget(
             name: "ios-scene-app",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "UIKit"],
             path: "Tests/SceneApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),

@@ -4,6 +4,7 @@
 // background, an OperationQueue cancelled on expiration. Compiled in Swift 5 language mode
 // with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
 // iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp).
+import UIKit
 import BackgroundTasks
 
 @main

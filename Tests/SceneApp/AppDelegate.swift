@@ -3,6 +3,7 @@
 // when its scene enters the background. Compiled in Swift 5 language mode with warnings as
 // errors (docs/porting.md, "Scenes"); the `print`s are what the tests read
 // (DaemonTests.SceneApp). The manifest names SceneDelegate in UIApplicationSceneManifest.
+import UIKit
 import BackgroundTasks
 
 @main

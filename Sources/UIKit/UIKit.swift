@@ -1,0 +1,5 @@
+// `import UIKit`, as every iOS app delegate begins, on Linux: the part of UIKit that
+// background execution needs (UIApplication and its delegate, background assertions,
+// scenes; docs/porting.md, "Imports"), which the BackgroundTasks module defines. Linux draws
+// no user interface: views, view controllers and the rest of UIKit are not here.
+@_exported import BackgroundTasks

@@ -60,6 +60,8 @@ public struct AppSupervision: Sendable, Equatable {
         /// (``isBusy(for:)``): those runs get their expiration now, so that the user's
         /// process, asking again, can take the app over once they end.
         case userWaiting
+        /// The budget deadline of a run handed to the app passed (``Action/armDeadline(_:at:)``).
+        case deadlineDue(RunID)
         /// The launch timer fired.
         case launchTimedOut
         /// The suspend timer fired.
@@ -96,6 +98,10 @@ public struct AppSupervision: Sendable, Equatable {
         case expireRuns(reason: String)
         /// Arm (or re-arm) the one timer for `after` seconds, firing `event`.
         case arm(Timer, after: TimeInterval)
+        /// Arm the budget deadline of a run handed over, firing ``Event/deadlineDue(_:)``.
+        case armDeadline(RunID, at: Date)
+        /// Cancel the budget deadline of a run that is over.
+        case disarmDeadline(RunID)
         /// Cancel the timer.
         case disarm
     }
@@ -141,6 +147,11 @@ public struct AppSupervision: Sendable, Equatable {
     private var budgets: [RunID: TimeInterval?] = [:]
     /// Runs handed to the app and not yet over.
     public private(set) var active: Set<RunID> = []
+    /// The budgets of the runs handed over that have one.
+    private var activeBudgets: [RunID: TimeInterval] = [:]
+    /// Runs whose expiration was pushed to the app (by their deadline or by the engine):
+    /// it is pushed once.
+    public private(set) var expirationPushed: Set<RunID> = []
 
     /// A supervision with `timing`.
     public init(timing: Timing = .init()) {
@@ -194,19 +205,27 @@ public struct AppSupervision: Sendable, Equatable {
             }
             flush(into: &actions)
         case .expire(let run, let reason):
-            if active.contains(run) { actions.append(.push(.expire(run: run, reason: reason))) }
+            if active.contains(run), expirationPushed.insert(run).inserted { actions.append(.push(.expire(run: run, reason: reason))) }
+        case .deadlineDue(let run):
+            // The app hears of its budget's end at the deadline itself, not when the engine,
+            // which may be busy writing the store, gets to it; the engine then expires the
+            // run as well (grace, termination), and that expiration is not pushed again.
+            guard active.contains(run), let budget = activeBudgets[run], expirationPushed.insert(run).inserted else { break }
+            actions.append(.push(.expire(run: run, reason: "budget of \(Int(budget)) s exhausted")))
         case .terminate(let run, let reason):
             // A run still waiting for the launch is over for the engine: never hand it over.
             dropQueued(run)
             guard active.remove(run) != nil else { break }
+            forget(run, into: &actions)
             actions.append(.push(.terminate(run: run, reason: reason)))
             // The engine already recorded the run as terminated: the rest of the app's
             // work dies with it (iOS kills the app whose task overran its grace).
             end(reason: "\(run) overran its grace period: \(reason)", into: &actions)
         case .finished(let record):
             dropQueued(record.id)
-            if active.remove(record.id) != nil, connected {
-                actions.append(.push(.finished(record)))
+            if active.remove(record.id) != nil {
+                forget(record.id, into: &actions)
+                if connected { actions.append(.push(.finished(record))) }
             }
             armWhenIdle(into: &actions)
         case .spawned(let pid):
@@ -348,14 +367,26 @@ public struct AppSupervision: Sendable, Equatable {
         actions.append(.arm(.launch, after: timing.launchTimeout))
     }
 
-    /// Hands the queued runs to a launched, connected app.
+    /// Hands the queued runs to a launched, connected app, each with its budget's deadline
+    /// armed (from the run's start, as the engine counts it).
     private mutating func flush(into actions: inout [Action]) {
         guard phase == .ready, connected else { return }
         for run in queued {
             active.insert(run.id)
-            actions.append(.push(.launch(run, budget: budgets.removeValue(forKey: run.id) ?? nil)))
+            let budget = budgets.removeValue(forKey: run.id) ?? nil
+            actions.append(.push(.launch(run, budget: budget)))
+            if let budget {
+                activeBudgets[run.id] = budget
+                actions.append(.armDeadline(run.id, at: run.startedAt.addingTimeInterval(budget)))
+            }
         }
         queued.removeAll()
+    }
+
+    /// A run handed over is over: its deadline goes.
+    private mutating func forget(_ run: RunID, into actions: inout [Action]) {
+        expirationPushed.remove(run)
+        if activeBudgets.removeValue(forKey: run) != nil { actions.append(.disarmDeadline(run)) }
     }
 
     /// With nothing to run, an app the daemon launched is suspended after the delay.
@@ -388,7 +419,10 @@ public struct AppSupervision: Sendable, Equatable {
     }
 
     private mutating func crashActive(_ reason: String, into actions: inout [Action]) {
-        for run in active.sorted() { actions.append(.runCrashed(run, reason: reason)) }
+        for run in active.sorted() {
+            forget(run, into: &actions)
+            actions.append(.runCrashed(run, reason: reason))
+        }
         active.removeAll()
     }
 

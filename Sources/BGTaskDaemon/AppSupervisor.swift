@@ -83,6 +83,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var process: (any AppProcess)?
         var link: (any AppLink)?
         var timer: (any DriverTimer)?
+        /// The budget deadlines of the runs handed over (AppSupervision's `armDeadline`).
+        var deadlines: [RunID: any DriverTimer] = [:]
         weak var driver: SchedulerDriver?
         /// Whether a run of the current process has been charged its launch (only the first is).
         var launchCharged = false
@@ -96,6 +98,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
 
     private let state: Mutex<State>
     private let clock: any DriverClock
+    /// The clock of the runs' budget deadlines: a queue of their own, so that no
+    /// supervisor's freeze (which waits for the cgroup freezer) delays an expiration.
+    private let deadlineClock: any DriverClock
     private let spawner: any AppSpawner
     private let log: DiagnosticLog
     private let measurement: RunMeasurement?
@@ -108,6 +113,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         target: LaunchTarget,
         timing: AppSupervision.Timing,
         clock: any DriverClock,
+        deadlineClock: (any DriverClock)? = nil,
         spawner: any AppSpawner,
         log: DiagnosticLog,
         measurement: RunMeasurement? = nil,
@@ -116,6 +122,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         self.measurement = measurement
         self.app = target.app
         self.clock = clock
+        self.deadlineClock = deadlineClock ?? clock
         self.spawner = spawner
         self.log = log
         self.processChanged = processChanged
@@ -352,6 +359,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .disarm:
             state.timer?.cancel()
             state.timer = nil
+        case .armDeadline(let run, let deadline):
+            state.deadlines[run]?.cancel()
+            state.deadlines[run] = deadlineClock.schedule(at: deadline) { [weak self] in
+                self?.feed(.deadlineDue(run))
+            }
+        case .disarmDeadline(let run):
+            state.deadlines.removeValue(forKey: run)?.cancel()
         }
     }
 

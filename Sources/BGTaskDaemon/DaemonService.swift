@@ -28,6 +28,14 @@ public final class DaemonService: Sendable {
     private let conditionsReader: LinuxConditionsReader?
     /// Where the policy configuration in force came from ("defaults", or its file).
     private let policySource: Mutex<String>
+    /// The clock of the supervisors' timers (launch timeouts, suspension, idle end): the
+    /// driver's wall clock, on a queue of their own. A suspension waits for the cgroup
+    /// freezer (milliseconds, up to tens), and on the driver's timer queue it held back the
+    /// engine's next expiration by as much (bgtask-bench k: 30 ms late behind a freeze).
+    private let supervisionClock: any DriverClock
+    /// The clock of the runs' budget deadlines (the supervisors push each expiration at its
+    /// deadline): a queue neither the engine's store writes nor a freeze can hold up.
+    private let deadlineClock: any DriverClock
 
     private let committer: GroupCommitter
 
@@ -104,6 +112,9 @@ public final class DaemonService: Sendable {
     ) {
         self.conditionsReader = conditionsReader
         self.policySource = Mutex(policySource)
+        let realTime = driver.clock is DispatchDriverClock
+        self.supervisionClock = realTime ? DispatchDriverClock(queue: DispatchQueue(label: "bgtaskd.supervision")) : driver.clock
+        self.deadlineClock = realTime ? DispatchDriverClock(queue: DispatchQueue(label: "bgtaskd.deadlines")) : driver.clock
         self.measurement = measurement
         self.driver = driver
         self.store = store
@@ -169,7 +180,7 @@ public final class DaemonService: Sendable {
             let log = self.log
             let clock = driver.clock
             let supervisor = AppSupervisor(
-                target: target, timing: timing, clock: driver.clock, spawner: spawner, log: log,
+                target: target, timing: timing, clock: supervisionClock, deadlineClock: deadlineClock, spawner: spawner, log: log,
                 measurement: measurement,
                 processChanged: { id, process in
                     // Recorded so that a daemon restarted after a crash ends the orphan

@@ -34,7 +34,7 @@ import Testing
         #expect(machine.handle(.spawned(pid: 100)).isEmpty)
         // Connected is not launched: nothing is handed over before the window closes.
         #expect(machine.handle(.connected(pid: 100)).isEmpty)
-        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30))])
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30)])
         #expect(machine.phase == .ready)
         #expect(machine.active == [first.id])
     }
@@ -49,7 +49,7 @@ import Testing
         var (machine, first) = launched()
         var finished = first
         finished.outcome = .success
-        #expect(machine.handle(.finished(finished)) == [.push(.finished(finished)), .arm(.suspend, after: 1)])
+        #expect(machine.handle(.finished(finished)) == [.disarmDeadline(first.id), .push(.finished(finished)), .arm(.suspend, after: 1)])
         #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
         #expect(machine.phase == .suspended)
         #expect(machine.handle(.idleDue) == [.resume, .disarm, .terminateProcess(reason: "idle for 5 min")])
@@ -61,7 +61,7 @@ import Testing
         _ = machine.handle(.finished(first))
         _ = machine.handle(.suspendDue)
         let second = run(2)
-        #expect(machine.handle(.launch(second, budget: 30)) == [.resume, .disarm, .push(.launch(second, budget: 30))])
+        #expect(machine.handle(.launch(second, budget: 30)) == [.resume, .disarm, .push(.launch(second, budget: 30)), .armDeadline(second.id, at: start + 30)])
         #expect(machine.phase == .ready)
     }
 
@@ -117,7 +117,7 @@ import Testing
         var (machine, first) = launched()
         #expect(machine.handle(.expire(first.id, reason: "budget exhausted")) == [.push(.expire(run: first.id, reason: "budget exhausted"))])
         let actions = machine.handle(.terminate(first.id, reason: "budget exhausted"))
-        #expect(actions.first == .push(.terminate(run: first.id, reason: "budget exhausted")))
+        #expect(Array(actions.prefix(2)) == [.disarmDeadline(first.id), .push(.terminate(run: first.id, reason: "budget exhausted"))])
         #expect(actions.contains(.terminateProcess(reason: "run#1 overran its grace period: budget exhausted")))
         #expect(machine.phase == .ending)
     }
@@ -129,8 +129,8 @@ import Testing
         _ = machine.handle(.finishedLaunching)
         #expect(machine.spawnedByDaemon == false)
         let first = run(1)
-        #expect(machine.handle(.launch(first, budget: 30)) == [.disarm, .push(.launch(first, budget: 30))])
-        #expect(machine.handle(.finished(first)) == [.push(.finished(first))])
+        #expect(machine.handle(.launch(first, budget: 30)) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30)])
+        #expect(machine.handle(.finished(first)) == [.disarmDeadline(first.id), .push(.finished(first))])
         #expect(machine.handle(.suspendDue).isEmpty)
     }
 
@@ -147,7 +147,7 @@ import Testing
     @Test func anOpenedAppIsNotSuspended() {
         var (machine, first) = launched()
         _ = machine.handle(.opened)
-        #expect(machine.handle(.finished(first)) == [.push(.finished(first))])
+        #expect(machine.handle(.finished(first)) == [.disarmDeadline(first.id), .push(.finished(first))])
         #expect(machine.handle(.suspendDue).isEmpty)
         #expect(machine.handle(.backgrounded) == [.arm(.suspend, after: 1)])
     }
@@ -188,7 +188,7 @@ import Testing
         _ = machine.handle(.finishedLaunching)
         var finished = first
         finished.outcome = .success
-        #expect(machine.handle(.finished(finished)) == [.push(.finished(finished)), .arm(.suspend, after: 1)])
+        #expect(machine.handle(.finished(finished)) == [.disarmDeadline(first.id), .push(.finished(finished)), .arm(.suspend, after: 1)])
         #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
     }
 
@@ -315,6 +315,29 @@ import Testing
         #expect(machine.accepts(pid: 777))
     }
 
+    @Test func theBudgetsDeadlinePushesTheExpirationOnceWhateverTheEngineDoesAfter() {
+        var (machine, first) = launched()
+        #expect(machine.handle(.deadlineDue(first.id)) == [.push(.expire(run: first.id, reason: "budget of 30 s exhausted"))])
+        #expect(machine.expirationPushed == [first.id])
+        #expect(machine.handle(.expire(first.id, reason: "budget of 30 s exhausted")).isEmpty, "the engine's expiration is not pushed again")
+        #expect(machine.handle(.deadlineDue(first.id)).isEmpty)
+        // The run ends: its deadline goes with it, and a late timer changes nothing.
+        #expect(machine.handle(.finished(first)).contains(.disarmDeadline(first.id)))
+        #expect(machine.expirationPushed.isEmpty)
+        #expect(machine.handle(.deadlineDue(first.id)).isEmpty)
+        // An expiration the engine decides first (conditions changed) is pushed by it, once.
+        let second = run(2)
+        _ = machine.handle(.launch(second, budget: 30))
+        #expect(machine.handle(.expire(second.id, reason: "the user started using the device")) == [.push(.expire(run: second.id, reason: "the user started using the device"))])
+        #expect(machine.handle(.deadlineDue(second.id)).isEmpty)
+        // A run without a budget (continued processing) has no deadline; a crash disarms one.
+        let third = run(3)
+        #expect(!machine.handle(.launch(third, budget: nil)).contains { if case .armDeadline = $0 { true } else { false } })
+        let fourth = run(4)
+        _ = machine.handle(.launch(fourth, budget: 30))
+        #expect(machine.handle(.processExited("was killed by signal 9")).contains(.disarmDeadline(fourth.id)))
+    }
+
     @Test func aUserProcessSlowToLaunchFailsWhatWaitedButStaysTheAppAndLaunchesLater() {
         var machine = AppSupervision()
         _ = machine.handle(.connected(pid: 777))
@@ -343,7 +366,7 @@ import Testing
         let actions = machine.handle(.handOver(to: 777))
         #expect(actions.contains(.terminateProcess(reason: "the user started another process of the app")))
         #expect(machine.queued == [first], "run 1 waits for the user's process")
-        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30))])
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30)])
         #expect(machine.active == [first.id])
         // The ended process's exit is no longer the app's (the shell forgets it): nothing crashes.
         #expect(!machine.spawnedByDaemon)

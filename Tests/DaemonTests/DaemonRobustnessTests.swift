@@ -14,28 +14,43 @@ extension DaemonProcessTests {
         static let app = "com.example.testapp"
         static let refresh = "com.example.testapp.refresh"
 
-        @Test("SIGKILL of the daemon mid-run: after a restart the run is interrupted, its request restored, the orphaned app ended")
+        @Test("SIGKILL of the daemon mid-run: the app it launched exits by itself, one that never connected is ended by the next daemon; runs are interrupted, requests restored")
         func sigkillMidRun() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            let first = try await harness.startDaemon()
+            // A long launch timeout: the app that never connects must still be there at the kill.
+            let first = try await harness.startDaemon(["--launch-timeout", "60"])
             try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang"])
             try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
             #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
             #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
             let orphan = try #require(harness.launchedPID(Self.app))
             #expect(try await harness.pendingIdentifiers(Self.app).isEmpty, "running, not pending")
+            // A second app the daemon starts that never connects (so nothing tells it the
+            // daemon died): only the next daemon's orphan clean-up can end it.
+            let stall = "com.example.stallapp"
+            let stallRefresh = stall + ".refresh"
+            try await harness.installTestApp(stall, identifiers: [stallRefresh], arguments: ["--behaviour", "stall-before-launch"])
+            try await Launching.submitByHand(harness, app: stall, identifier: stallRefresh)
+            #expect(try await harness.bgtask("run", stall, stallRefresh).status == 0)
+            #expect(await harness.waitForEvent(stall, "launched ") != nil, "\(harness.events(stall))")
+            let silent = try #require(harness.launchedPID(stall))
 
             first.signal(SIGKILL)
             #expect(await first.waitForExit(timeout: .seconds(5))?.signalled == true)
-            #expect(DaemonHarness.isAlive(orphan), "the app outlives the killed daemon (its own process group)")
+            // The launched app learns it from its connection, ends its runs and exits, as iOS
+            // ends the apps the system started.
+            #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(orphan) }, "the app \(orphan) outlived its daemon")
+            #expect(DaemonHarness.isAlive(silent), "the app that never connected outlives the killed daemon (its own process group)")
 
             try await harness.startDaemon()
-            #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(orphan) }, "orphan \(orphan) still alive")
-            #expect(harness.daemon?.standardError.contains("process \(orphan) left by a previous bgtaskd") == true, "\(harness.daemon?.standardError ?? "")")
-            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the request is restored")
-            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
-            #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
+            #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(silent) }, "orphan \(silent) still alive")
+            #expect(harness.daemon?.standardError.contains("process \(silent) left by a previous bgtaskd") == true, "\(harness.daemon?.standardError ?? "")")
+            for (app, identifier) in [(Self.app, Self.refresh), (stall, stallRefresh)] {
+                #expect(try await harness.pendingIdentifiers(app) == [identifier], "the request of \(app) is restored")
+                let logged = try await harness.waitForLoggedRun(app, identifier)
+                #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
+            }
         }
 
         @Test("SIGKILL of the daemon while an app submits: every submit acknowledged before the kill is pending (or replaced by a later one) after a restart")

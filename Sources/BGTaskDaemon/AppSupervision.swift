@@ -24,6 +24,11 @@ public struct AppSupervision: Sendable, Equatable {
         public var idleTimeout: TimeInterval = 300
         /// SIGTERM to SIGKILL.
         public var killGrace: TimeInterval = 3
+        /// How long a process holding background assertions is left running after its last
+        /// run before it is suspended anyway: the assertion window (30 s) and the time the
+        /// expiration handlers have (5 s), with a margin. The app's own lifecycle ends its
+        /// assertions within that; this bounds an app that does not say so.
+        public var assertionWindow: TimeInterval = 40
 
         /// The defaults.
         public init() {}
@@ -72,6 +77,8 @@ public struct AppSupervision: Sendable, Equatable {
         case opened
         /// The app went to the background.
         case backgrounded
+        /// The app began its first background assertion (`true`) or ended its last.
+        case assertions(held: Bool)
         /// The user force-quit the app, or it was uninstalled.
         case quit(String)
     }
@@ -142,6 +149,9 @@ public struct AppSupervision: Sendable, Equatable {
     public private(set) var connected = false
     /// Whether the user has the app open (never suspended then).
     public private(set) var foreground = false
+    /// Whether the app holds background assertions (suspended only after
+    /// ``Timing/assertionWindow`` then).
+    public private(set) var assertionsHeld = false
     /// Runs waiting for the app to finish launching.
     public private(set) var queued: [RunRecord] = []
     private var budgets: [RunID: TimeInterval?] = [:]
@@ -241,8 +251,10 @@ public struct AppSupervision: Sendable, Equatable {
             pid = nil
             phase = .notRunning
             spawnedByDaemon = false
-            // Foreground is the state of a process: the next one starts in the background.
+            // Foreground and assertions are the state of a process: the next one starts
+            // in the background, holding none.
             foreground = false
+            assertionsHeld = false
             actions.append(.disarm)
             crashActive("the app's process \(how) during the run", into: &actions)
             if linkWasOurs {
@@ -279,6 +291,7 @@ public struct AppSupervision: Sendable, Equatable {
             armWhenIdle(into: &actions)
         case .disconnected(let reason):
             connected = false
+            assertionsHeld = false
             crashActive("the app closed its connection during the run (\(reason))", into: &actions)
             if spawnedByDaemon, pid != nil {
                 // Gone before it finished launching: the runs it was started for failed to
@@ -310,6 +323,7 @@ public struct AppSupervision: Sendable, Equatable {
             spawnedByDaemon = false
             connected = true
             foreground = false
+            assertionsHeld = false
             phase = .starting
             actions.append(.arm(.launch, after: timing.launchTimeout))
         case .userWaiting:
@@ -344,6 +358,10 @@ public struct AppSupervision: Sendable, Equatable {
             actions.append(.disarm)
         case .backgrounded:
             foreground = false
+            armWhenIdle(into: &actions)
+        case .assertions(let held):
+            assertionsHeld = held
+            // The suspension waits out the assertion window, or comes soon now none is held.
             armWhenIdle(into: &actions)
         case .quit(let reason):
             foreground = false
@@ -389,10 +407,12 @@ public struct AppSupervision: Sendable, Equatable {
         if activeBudgets.removeValue(forKey: run) != nil { actions.append(.disarmDeadline(run)) }
     }
 
-    /// With nothing to run, an app the daemon launched is suspended after the delay.
+    /// With nothing to run, an app the daemon launched is suspended after the delay (after
+    /// the assertion window while it holds background assertions, as iOS gives an app
+    /// holding one its time).
     private mutating func armWhenIdle(into actions: inout [Action]) {
         guard phase == .ready, spawnedByDaemon, !foreground, active.isEmpty, queued.isEmpty else { return }
-        actions.append(.arm(.suspend, after: timing.suspendDelay))
+        actions.append(.arm(.suspend, after: assertionsHeld ? timing.assertionWindow : timing.suspendDelay))
     }
 
     /// Closes the connection of a process the daemon did not start: the app is not

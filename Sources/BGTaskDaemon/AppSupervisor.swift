@@ -232,6 +232,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     public func opened() { feed(.opened) }
     /// The app went to the background.
     public func backgrounded() { feed(.backgrounded) }
+    /// The app began its first background assertion (`true`) or ended its last.
+    public func assertionsChanged(held: Bool) { feed(.assertions(held: held)) }
     /// The user force-quit the app, or it is being uninstalled.
     public func quit(reason: String) { feed(.quit(reason)) }
 

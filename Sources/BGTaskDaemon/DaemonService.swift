@@ -341,6 +341,9 @@ public final class DaemonService: Sendable {
         case .lifecycle(let transition):
             lifecycle(transition, of: app)
             return .done(nil)
+        case .assertionsHeld(let held):
+            supervisor(of: app)?.assertionsChanged(held: held)
+            return .done(nil)
         case .setRetryPolicy(let identifier, let terms):
             guard let terms else {
                 driver.setRetryPolicy(nil, for: RequestKey(app: app, identifier: identifier))

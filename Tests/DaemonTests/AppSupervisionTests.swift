@@ -56,6 +56,22 @@ import Testing
         #expect(machine.phase == .ending)
     }
 
+    @Test func anAppHoldingBackgroundAssertionsIsSuspendedOnlyAfterTheirWindow() {
+        var (machine, first) = launched()
+        #expect(machine.handle(.assertions(held: true)).isEmpty, "a run is in progress: nothing to arm")
+        // Its run is done, its assertion is not: the suspension waits out the window.
+        #expect(machine.handle(.finished(first)).contains(.arm(.suspend, after: 40)))
+        // It ends its last assertion: suspended after the usual delay.
+        #expect(machine.handle(.assertions(held: false)) == [.arm(.suspend, after: 1)])
+        #expect(machine.handle(.assertions(held: true)) == [.arm(.suspend, after: 40)])
+        // An app that never says it ended them is suspended when the window is over.
+        #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
+        #expect(machine.phase == .suspended)
+        // The next process holds none.
+        _ = machine.handle(.processExited("exited with code 0"))
+        #expect(!machine.assertionsHeld)
+    }
+
     @Test func aSuspendedAppIsThawedForItsNextRun() {
         var (machine, first) = launched()
         _ = machine.handle(.finished(first))

@@ -215,11 +215,12 @@ public final class BGApplication: @unchecked Sendable {
     func beginAssertion(named taskName: String?, expiration handler: ExpirationHandlerCall?) -> UIBackgroundTaskIdentifier {
         let context = requiredContext
         let now = context.driver.clock.now()
-        let identifier = state.withLock { state -> Int? in
+        let (identifier, first) = state.withLock { state -> (Int?, Bool) in
             let identifier = state.lifecycle.beginAssertion(name: taskName, hasExpirationHandler: handler != nil, at: now)
             if let identifier, let handler { state.expirationHandlers[identifier] = handler }
-            return identifier
+            return (identifier, identifier != nil && state.lifecycle.outstandingAssertions.count == 1)
         }
+        if first { context.driver.appAssertionsChanged(context.app, held: true) }
         guard let identifier else {
             context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): background time cannot be granted (state \(lifecycleState)); returned .invalid")
             return .invalid
@@ -258,9 +259,13 @@ public final class BGApplication: @unchecked Sendable {
                 return []
             }
         }
-        state.withLock { _ = $0.expirationHandlers.removeValue(forKey: identifier.rawValue) }
+        let none = state.withLock { state -> Bool in
+            _ = state.expirationHandlers.removeValue(forKey: identifier.rawValue)
+            return state.lifecycle.outstandingAssertions.isEmpty
+        }
         if let failure { throw failure }
         let context = requiredContext
+        if none { context.driver.appAssertionsChanged(context.app, held: false) }
         context.driver.trace(.assertionEnded(context.app, identifier.rawValue, at: context.driver.clock.now()))
     }
 
@@ -383,6 +388,8 @@ public final class BGApplication: @unchecked Sendable {
                 context.driver.log(.error, app: context.app, "terminated by the system: \(reason)")
                 context.driver.trace(.appTerminated(context.app, reason, at: now))
                 state.withLock { $0.expirationHandlers.removeAll() }
+                // The watchdog ended the assertions it held.
+                context.driver.appAssertionsChanged(context.app, held: false)
             }
         }
     }

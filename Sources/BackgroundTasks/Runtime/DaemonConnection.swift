@@ -105,6 +105,8 @@ final class DaemonUplink: SchedulerUplink {
         var retryPolicies: [String: RetryPolicyTerms?] = [:]
         /// A lifecycle transition posted while disconnected, sent on the next connection.
         var unsentLifecycle: AppTransition?
+        /// Whether the app holds background assertions (told again to a new daemon).
+        var assertionsHeld = false
         var onPush: (@Sendable (AppPush) -> Void)?
         var onLost: (@Sendable (String) -> Void)?
     }
@@ -179,6 +181,7 @@ final class DaemonUplink: SchedulerUplink {
             switch request {
             case .finishedLaunching(let registered): state.finishedLaunching = registered
             case .setRetryPolicy(let identifier, let policy): state.retryPolicies[identifier] = .some(policy)
+            case .assertionsHeld(let held): state.assertionsHeld = held
             default: break
             }
             guard let link = state.link else {
@@ -342,6 +345,7 @@ final class DaemonUplink: SchedulerUplink {
                 link.post(.app(.lifecycle(transition)))
                 state.unsentLifecycle = nil
             }
+            if state.assertionsHeld { link.post(.app(.assertionsHeld(true))) }
             if let finished = state.finishedLaunching { link.post(.app(.finishedLaunching(registered: finished))) }
             state.link = link
             state.daemonPID = daemonPID

@@ -317,6 +317,13 @@ public final class SchedulerDriver: Sendable {
         uplink?.post(.lifecycle(.background))
     }
 
+    /// `app` began its first background assertion or ended its last. Under bgtaskd the
+    /// daemon learns it (it does not suspend a process holding one); the embedded engine has
+    /// nothing to do with it (the app's lifecycle keeps the window).
+    public func appAssertionsChanged(_ app: AppID, held: Bool) {
+        uplink?.post(.assertionsHeld(held))
+    }
+
     /// The user force-quit `app`: no background launches until it is opened again.
     public func appForceQuit(_ app: AppID) {
         if let uplink { uplink.post(.lifecycle(.forceQuit)); return }

@@ -73,6 +73,10 @@ public enum AppRequest: Codable, Sendable, Hashable {
     case backgroundRefreshStatus
     /// The app's own lifecycle transition.
     case lifecycle(AppTransition)
+    /// The app began its first background assertion (`beginBackgroundTask`), or ended its
+    /// last: while it holds one, a process the daemon launched is not suspended (up to the
+    /// assertion window).
+    case assertionsHeld(Bool)
     /// `BGTaskScheduler.setRetryPolicy` for one identifier (`nil` removes it).
     case setRetryPolicy(identifier: String, policy: RetryPolicyTerms?)
     /// Reads a durable checkpoint (`BGCheckpointStore`).

@@ -1,5 +1,11 @@
 // `import UIKit`, as every iOS app delegate begins, on Linux: the part of UIKit that
 // background execution needs (UIApplication and its delegate, background assertions,
-// scenes; docs/porting.md, "Imports"), which the BackgroundTasks module defines. Linux draws
+// scenes; docs/porting.md, "Imports"), which the BackgroundTasks module defines, and
+// URLSession. Linux draws
 // no user interface: views, view controllers and the rest of UIKit are not here.
 @_exported import BackgroundTasks
+#if canImport(FoundationNetworking)
+// On iOS `import UIKit` brings URLSession with Foundation; on Linux it lives in
+// FoundationNetworking (libcurl), so that a refresh handler's `URLSession.shared` compiles.
+@_exported import FoundationNetworking
+#endif

@@ -46,7 +46,9 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         print("event handleAppRefresh state=\(describe(UIApplication.shared.applicationState)) main=\(Thread.isMainThread)")
         scheduleAppRefresh()
         let operation = BlockOperation {
-            print("event refreshed")
+            // A real app fetches here; `import UIKit` brings URLSession, as on iOS.
+            let session = URLSession.shared
+            print("event refreshed \(session.configuration.timeoutIntervalForRequest > 0)")
         }
         task.expirationHandler = {
             self.operationQueue.cancelAllOperations()

@@ -119,7 +119,7 @@ extension DaemonProcessTests {
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
             let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
-            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains("event refreshed") }, "\(Self.events(in: log))")
+            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains("event refreshed true") }, "\(Self.events(in: log))")
             let launched = Self.events(in: log)
             #expect(launched.first == "event didFinishLaunching state=background options=none", "a background launch, as iOS reports it: \(launched)")
             #expect(launched.contains("event handleAppRefresh state=background main=true"), "\(launched)")

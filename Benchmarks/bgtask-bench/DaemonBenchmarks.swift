@@ -122,6 +122,7 @@ enum DaemonBenchmarks {
         let daemon = try DaemonChild(sandbox: sandbox, flags: ["--suspend-delay", "0.05", "--idle-timeout", "3600"], extraEnvironment: environment)
         defer { daemon.stop() }
         _ = try daemon.waitUntilReady()
+        let stealBefore = ProcessorTimes.read()
         for round in 0..<rounds {
             for app in apps {
                 if round > 0 { try daemon.waitForAppState(app, ["suspended", "notRunning"]) }
@@ -131,6 +132,7 @@ enum DaemonBenchmarks {
                 _ = try AppRecord.wait(path: sandbox.appFile("\(app).record"), timeout: budget + 15) { ($0.expirations[refreshIdentifier]?.count ?? 0) > round }
             }
         }
+        let stealAfter = ProcessorTimes.read()
         var lateness: [Double] = []
         var byPosition: [[Double]] = []
         for app in apps {
@@ -159,6 +161,11 @@ enum DaemonBenchmarks {
         // The first round is each process's first expiration (code paths it has not run yet).
         let byRound = (0..<rounds).map { round in byPosition.compactMap { round < $0.count ? $0[round] : nil }.max() ?? .nan }
         say("  worst by round: \(byRound.map { format($0, 2) }.joined(separator: ", ")) ms")
+        if let before = stealBefore, let after = stealAfter {
+            // A virtual machine's host may take its processors away (steal): a run stalled
+            // for tens of milliseconds is then no fault of the daemon's.
+            say("  machine: processor time taken by the host (steal, /proc/stat) during the runs: \(format(after.stealShare(since: before) * 100, 1)) %")
+        }
         say("  machine: clock_nanosleep(TIMER_ABSTIME) lateness p50 \(format(sleeps.median * 1000, 1)) us  p99 \(format(sleeps.percentile(99) * 1000, 1)) us (200 x 5 ms)")
         say("  machine: DispatchSource wall timer (1 ms leeway, as the daemon's clock) lateness p50 \(format(dispatch.median, 3)) ms  p99 \(format(dispatch.percentile(99), 3)) ms (100 x 10 ms)")
         return BenchmarkResult(

@@ -111,3 +111,26 @@ func say(_ line: String = "") {
         }
     }
 }
+
+/// The machine's processor time so far, from the first line of /proc/stat (clock ticks).
+struct ProcessorTimes {
+    var total: UInt64
+    var steal: UInt64
+
+    /// The counters now, or nil when /proc/stat cannot be read.
+    static func read() -> ProcessorTimes? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        // user nice system idle iowait irq softirq steal ...
+        guard fields.count >= 8 else { return nil }
+        return ProcessorTimes(total: fields.prefix(8).reduce(0, +), steal: fields[7])
+    }
+
+    /// The share of processor time the host took since `earlier` (0...1).
+    func stealShare(since earlier: ProcessorTimes) -> Double {
+        let total = total >= earlier.total ? total - earlier.total : 0
+        let steal = steal >= earlier.steal ? steal - earlier.steal : 0
+        return total > 0 ? Double(steal) / Double(total) : 0
+    }
+}

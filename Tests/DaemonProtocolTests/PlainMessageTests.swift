@@ -27,6 +27,17 @@ import Testing
         .reply(id: 5, .failed(DaemonFailure(.submitRejected, "too many", rejection: .tooManyPendingTaskRequests))),
         .reply(id: 6, .flag(true)),
         .push(.quit(reason: "uninstalled")),
+        .push(.launch(RunRecord(id: RunID(7), request: PendingRequest(
+            app: AppID("com.example.app"), identifier: "com.example.app.refresh", kind: .appRefresh,
+            earliestBeginDate: date.addingTimeInterval(900), submittedAt: date), startedAt: date.addingTimeInterval(901)), budget: 30)),
+        .push(.launch(RunRecord(id: RunID(Int64.max), request: PendingRequest(
+            app: AppID("com.example.app"), identifier: "com.example.app.clean", kind: .processing,
+            requiresNetworkConnectivity: true, requiresExternalPower: true, submittedAt: date), startedAt: date), budget: nil)),
+        .push(.expire(run: RunID(7), reason: "budget of 30 s exhausted")),
+        .push(.terminate(run: RunID(8), reason: "not completed within the 2 s grace period")),
+        .push(.finished(RunRecord(id: RunID(9), request: PendingRequest(
+            app: AppID("com.example.app"), identifier: "com.example.app.refresh", kind: .appRefresh, submittedAt: date),
+            startedAt: date, endedAt: date.addingTimeInterval(3), outcome: .success, success: true))),
     ]
 
     /// Both decoders of a client payload: the plain one (nil when it leaves it) and
@@ -63,8 +74,11 @@ import Testing
         for envelope in frequent {
             #expect(PlainMessageReader.clientEnvelope(try MessageCoding.encode(envelope)) == envelope)
         }
-        for envelope in [DaemonEnvelope.reply(id: 3, .done(nil)), .reply(id: 1, .welcome(Welcome(daemonPID: 9, backgroundRefreshEnabled: true)))] {
-            #expect(PlainMessageReader.daemonEnvelope(try MessageCoding.encode(envelope)) == envelope)
+        let run = RunRecord(id: RunID(7), request: request, startedAt: Self.date.addingTimeInterval(901))
+        for envelope in [DaemonEnvelope.reply(id: 3, .done(nil)), .reply(id: 1, .welcome(Welcome(daemonPID: 9, backgroundRefreshEnabled: true))),
+                         .push(.launch(run, budget: 30)), .push(.launch(run, budget: nil)),
+                         .push(.expire(run: RunID(7), reason: "budget of 30 s exhausted")), .push(.terminate(run: RunID(7), reason: "overran"))] {
+            #expect(PlainMessageReader.daemonEnvelope(try MessageCoding.encode(envelope)) == envelope, "\(envelope)")
         }
     }
 

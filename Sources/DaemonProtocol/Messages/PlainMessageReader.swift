@@ -3,7 +3,8 @@ import SchedulerCore
 
 /// Reads the frequent messages without Codable (docs/protocol.md, "Coding of the frequent
 /// messages"): on the daemon's side an app's hello, `finishedLaunching`, plain submit,
-/// `taskCompleted` and `cancel`; on the app's side the `done` and `welcome` replies.
+/// `taskCompleted` and `cancel`; on the app's side the `done` and `welcome` replies and the
+/// `launch`, `expire` and `terminate` pushes.
 ///
 /// Each reader accepts exactly the wire form Swift's synthesized Codable gives (see
 /// `DaemonMessages.swift`) with only the keys it knows, and answers nil for anything else:
@@ -22,11 +23,47 @@ enum PlainMessageReader {
 
     /// The daemon's envelope, or nil.
     static func daemonEnvelope(_ payload: Data) -> DaemonEnvelope? {
-        guard let (name, body) = PlainJSONReader.read(payload)?.onlyMember, name == "reply",
-              let envelope = body.object(keys: ["id", "_1"]),
-              let id = envelope["id"]?.integer(UInt64.self),
-              let reply = envelope["_1"].flatMap(reply) else { return nil }
-        return .reply(id: id, reply)
+        guard let (name, body) = PlainJSONReader.read(payload)?.onlyMember else { return nil }
+        switch name {
+        case "reply":
+            guard let envelope = body.object(keys: ["id", "_1"]),
+                  let id = envelope["id"]?.integer(UInt64.self),
+                  let reply = envelope["_1"].flatMap(reply) else { return nil }
+            return .reply(id: id, reply)
+        case "push":
+            // A launch is what a cold-launched app reads first: through JSONDecoder, its first
+            // Codable use would instantiate the metadata of every nested type (milliseconds).
+            return onlyValue(body).flatMap(push).map(DaemonEnvelope.push)
+        default:
+            return nil
+        }
+    }
+
+    /// A run's launch (a run not yet ended: no outcome or measurement), expiration or
+    /// termination.
+    private static func push(_ value: PlainJSONValue) -> AppPush? {
+        guard let (name, body) = value.onlyMember else { return nil }
+        switch name {
+        case "launch":
+            guard let fields = body.object(keys: ["_0", "budget"]), let record = fields["_0"].flatMap(launchedRun) else { return nil }
+            guard let budget = fields["budget"] else { return .launch(record, budget: nil) }
+            return budget.plainDouble.map { .launch(record, budget: $0) }
+        case "expire", "terminate":
+            guard let fields = body.object(keys: ["run", "reason"]), let run = fields["run"]?.integer(Int64.self),
+                  let reason = fields["reason"]?.string else { return nil }
+            return name == "expire" ? .expire(run: RunID(run), reason: reason) : .terminate(run: RunID(run), reason: reason)
+        default:
+            return nil
+        }
+    }
+
+    /// A run as the daemon hands it over: its number, request and start only.
+    private static func launchedRun(_ value: PlainJSONValue) -> RunRecord? {
+        guard let fields = value.object(keys: ["id", "request", "startedAt"]),
+              let id = fields["id"]?.integer(Int64.self),
+              let request = fields["request"].flatMap(pendingRequest),
+              let started = fields["startedAt"]?.plainDouble else { return nil }
+        return RunRecord(id: RunID(id), request: request, startedAt: Date(timeIntervalSince1970: started))
     }
 
     /// The value of an enum case with one unlabelled associated value: `{"_0": value}`.

@@ -101,6 +101,11 @@ import Testing
     @Test func theDaemonWriterKnowsEveryFieldOfWhatItWrites() {
         #expect(Mirror(reflecting: Welcome(daemonPID: 1)).children.compactMap(\.label) == ["daemonPID", "backgroundRefreshEnabled"],
                 "Welcome changed: update DaemonEnvelopeWriter and PlainMessageReader")
+        let request = PendingRequest(app: AppID("a"), identifier: "a.b", kind: .appRefresh, submittedAt: Self.date)
+        #expect(Mirror(reflecting: RunRecord(id: RunID(1), request: request, startedAt: Self.date)).children.compactMap(\.label) == [
+            "id", "request", "startedAt", "endedAt", "outcome", "success", "stopReason", "cpuTime", "peakMemoryBytes",
+            "energyJoules", "measuredBy", "bytesRead", "bytesWritten",
+        ], "RunRecord changed: update DaemonEnvelopeWriter's launch (it must refuse a record it cannot write whole)")
     }
 
     /// Forms the plain reader leaves to JSONDecoder: it answers nil, and MessageCoding then

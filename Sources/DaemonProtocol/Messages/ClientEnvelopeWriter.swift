@@ -35,25 +35,9 @@ enum ClientEnvelopeWriter {
             }
             json.raw("]}}}}")
         case .app(.submit(let request)):
-            guard request.continuedProcessing == nil, request.protectionTypeOfRequiredData == nil,
-                  request.remoteNotificationPayload == nil else { return nil }
-            json.raw("{\"app\":{\"_0\":{\"submit\":{\"_0\":{\"app\":")
-            json.string(request.app.rawValue)
-            json.raw(",\"identifier\":")
-            json.string(request.identifier)
-            json.raw(",\"kind\":")
-            json.string(request.kind.rawValue)
-            if let earliest = request.earliestBeginDate {
-                json.raw(",\"earliestBeginDate\":")
-                guard json.seconds(earliest) else { return nil }
-            }
-            json.raw(",\"requiresNetworkConnectivity\":")
-            json.bool(request.requiresNetworkConnectivity)
-            json.raw(",\"requiresExternalPower\":")
-            json.bool(request.requiresExternalPower)
-            json.raw(",\"submittedAt\":")
-            guard json.seconds(request.submittedAt) else { return nil }
-            json.raw("}}}}}")
+            json.raw("{\"app\":{\"_0\":{\"submit\":{\"_0\":")
+            guard json.plainRequest(request) else { return nil }
+            json.raw("}}}}")
         case .app(.taskCompleted(let run, let success)):
             json.raw("{\"app\":{\"_0\":{\"taskCompleted\":{\"run\":")
             json.integer(run.rawValue)
@@ -68,11 +52,13 @@ enum ClientEnvelopeWriter {
     }
 }
 
-/// Writes the daemon's frequent replies, `done` and `welcome`, as `JSONEncoder` would give
-/// them (see ``ClientEnvelopeWriter``): every submit is answered with a `done`.
+/// Writes the daemon's frequent messages as `JSONEncoder` would give them (see
+/// ``ClientEnvelopeWriter``): the `done` and `welcome` replies (every submit is answered
+/// with a `done`) and the `launch`, `expire` and `terminate` pushes of every run.
 enum DaemonEnvelopeWriter {
     /// The JSON of `envelope`, or nil when it is not one of the messages written here.
     static func encode(_ envelope: DaemonEnvelope) -> Data? {
+        if case .push(let push) = envelope { return encode(push) }
         guard case .reply(let id, let reply) = envelope else { return nil }
         var json = PlainJSONWriter()
         json.raw("{\"reply\":{\"id\":")
@@ -94,6 +80,40 @@ enum DaemonEnvelopeWriter {
                 json.bool(enabled)
             }
             json.raw("}}}")
+        default:
+            return nil
+        }
+        json.raw("}}")
+        return json.data
+    }
+
+    /// A run's launch (not yet ended, its request plain), expiration or termination, or nil.
+    private static func encode(_ push: AppPush) -> Data? {
+        var json = PlainJSONWriter()
+        json.raw("{\"push\":{\"_0\":")
+        switch push {
+        case .launch(let record, let budget):
+            guard record.endedAt == nil, record.outcome == nil, record.success == nil, record.stopReason == nil,
+                  record.cpuTime == nil, record.peakMemoryBytes == nil, record.energyJoules == nil, record.measuredBy == nil,
+                  record.bytesRead == nil, record.bytesWritten == nil else { return nil }
+            json.raw("{\"launch\":{\"_0\":{\"id\":")
+            json.integer(record.id.rawValue)
+            json.raw(",\"request\":")
+            guard json.plainRequest(record.request) else { return nil }
+            json.raw(",\"startedAt\":")
+            guard json.seconds(record.startedAt) else { return nil }
+            json.raw("}")
+            if let budget {
+                json.raw(",\"budget\":")
+                guard json.double(budget) else { return nil }
+            }
+            json.raw("}}")
+        case .expire(let run, let reason), .terminate(let run, let reason):
+            if case .expire = push { json.raw("{\"expire\":{\"run\":") } else { json.raw("{\"terminate\":{\"run\":") }
+            json.integer(run.rawValue)
+            json.raw(",\"reason\":")
+            json.string(reason)
+            json.raw("}}")
         default:
             return nil
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 // The small JSON writer and reader of the messages on every submit and launch (docs/protocol.md,
 // "Coding of the frequent messages"). Codable through JSONEncoder and JSONDecoder cost
@@ -53,9 +54,40 @@ struct PlainJSONWriter {
     /// writing nothing, when it is not finite, which `JSONEncoder` refuses (the caller then
     /// lets it say so).
     mutating func seconds(_ date: Date) -> Bool {
-        let seconds = date.timeIntervalSince1970
-        guard seconds.isFinite else { return false }
-        bytes.append(contentsOf: seconds.description.utf8)
+        double(date.timeIntervalSince1970)
+    }
+
+    /// Appends a number as the shortest decimal that reads back as the same double;
+    /// false, writing nothing, when it is not finite.
+    mutating func double(_ value: Double) -> Bool {
+        guard value.isFinite else { return false }
+        bytes.append(contentsOf: value.description.utf8)
+        return true
+    }
+
+    /// Appends a plain request (no continued-processing options, data protection class or
+    /// remote payload, finite dates) in `PendingRequest`'s Codable form; false, with the
+    /// writer to be thrown away, for any other.
+    mutating func plainRequest(_ request: PendingRequest) -> Bool {
+        guard request.continuedProcessing == nil, request.protectionTypeOfRequiredData == nil,
+              request.remoteNotificationPayload == nil else { return false }
+        raw("{\"app\":")
+        string(request.app.rawValue)
+        raw(",\"identifier\":")
+        string(request.identifier)
+        raw(",\"kind\":")
+        string(request.kind.rawValue)
+        if let earliest = request.earliestBeginDate {
+            raw(",\"earliestBeginDate\":")
+            guard seconds(earliest) else { return false }
+        }
+        raw(",\"requiresNetworkConnectivity\":")
+        bool(request.requiresNetworkConnectivity)
+        raw(",\"requiresExternalPower\":")
+        bool(request.requiresExternalPower)
+        raw(",\"submittedAt\":")
+        guard seconds(request.submittedAt) else { return false }
+        raw("}")
         return true
     }
 

@@ -215,12 +215,14 @@ public final class BGApplication: @unchecked Sendable {
     func beginAssertion(named taskName: String?, expiration handler: ExpirationHandlerCall?) -> UIBackgroundTaskIdentifier {
         let context = requiredContext
         let now = context.driver.clock.now()
-        let (identifier, first) = state.withLock { state -> (Int?, Bool) in
+        let identifier = state.withLock { state -> Int? in
             let identifier = state.lifecycle.beginAssertion(name: taskName, hasExpirationHandler: handler != nil, at: now)
             if let identifier, let handler { state.expirationHandlers[identifier] = handler }
-            return (identifier, identifier != nil && state.lifecycle.outstandingAssertions.count == 1)
+            // Told under the lock, so that a begin and an end on two threads reach the daemon
+            // in the order they happened (the message is only queued on the connection).
+            if identifier != nil, state.lifecycle.outstandingAssertions.count == 1 { context.driver.appAssertionsChanged(context.app, held: true) }
+            return identifier
         }
-        if first { context.driver.appAssertionsChanged(context.app, held: true) }
         guard let identifier else {
             context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): background time cannot be granted (state \(lifecycleState)); returned .invalid")
             return .invalid
@@ -259,13 +261,13 @@ public final class BGApplication: @unchecked Sendable {
                 return []
             }
         }
-        let none = state.withLock { state -> Bool in
+        let context = requiredContext
+        state.withLock { state in
             _ = state.expirationHandlers.removeValue(forKey: identifier.rawValue)
-            return state.lifecycle.outstandingAssertions.isEmpty
+            // Under the lock, in order with the begins (see beginAssertion).
+            if failure == nil, state.lifecycle.outstandingAssertions.isEmpty { context.driver.appAssertionsChanged(context.app, held: false) }
         }
         if let failure { throw failure }
-        let context = requiredContext
-        if none { context.driver.appAssertionsChanged(context.app, held: false) }
         context.driver.trace(.assertionEnded(context.app, identifier.rawValue, at: context.driver.clock.now()))
     }
 

@@ -139,6 +139,26 @@ struct SchedulerEngineTests {
         #expect(engine.activeRuns.isEmpty)
     }
 
+    @Test func completionAfterTheDeadlineBeforeTheTimerIsRecordedAsExpired() throws {
+        // An out-of-process host pushes the expiration at the deadline itself; the app's
+        // completion can reach the engine before the engine's own timer event does.
+        var engine = F.engine()
+        let run = try launch(F.refresh(), in: &engine, at: t0)
+        let done = Summary(engine.handle(.taskCompleted(run.id, success: true), at: t0 + 30.001))
+        let record = try #require(done.finished.first)
+        #expect(record.outcome == .expired)
+        #expect(record.success == true)
+        #expect(engine.activeRuns.isEmpty)
+    }
+
+    @Test func completionJustBeforeTheDeadlineIsStillASuccess() throws {
+        var engine = F.engine()
+        let run = try launch(F.refresh(), in: &engine, at: t0)
+        let done = Summary(engine.handle(.taskCompleted(run.id, success: true), at: t0 + 29.999))
+        #expect(done.finished.first?.outcome == .success)
+        #expect(done.expired.isEmpty)
+    }
+
     @Test func runNotCompletedWithinDefaultGraceIsTerminatedAtTwoSeconds() throws {
         var engine = F.engine()
         let run = try launch(F.refresh(), in: &engine, at: t0)

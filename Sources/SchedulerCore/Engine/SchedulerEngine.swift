@@ -385,6 +385,17 @@ public struct SchedulerEngine: Sendable {
     /// The last effect is always `.wake(at:)`, the next instant the engine needs.
     public mutating func handle(_ event: EngineEvent, at now: Date) -> [EngineEffect] {
         var effects: [EngineEffect] = []
+        // A run's own report that comes after its budget's deadline, before the engine's
+        // timer got to it (an out-of-process host pushes the expiration at the deadline
+        // itself): the deadline applies first, so the run ends as expired, as it would have.
+        switch event {
+        case .taskCompleted(let runID, _), .expirationDelivered(let runID, _), .progressSampled(let runID, _):
+            if let deadline = runs[runID]?.budgetDeadline, deadline < now, case .running? = runs[runID]?.phase {
+                processDeadlines(at: now, into: &effects)
+            }
+        default:
+            break
+        }
         switch event {
         case .timerFired:
             processDeadlines(at: now, into: &effects)

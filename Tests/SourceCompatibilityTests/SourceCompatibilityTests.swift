@@ -249,6 +249,14 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(events.contains("performFetch"), "\(events)")
     }
 
+    @Test @MainActor func theAsyncRemoteNotificationDefaultTakesTheFirstOfTwoCompletions() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: true) {}
+        let delegate = TwiceCompletingDelegate()
+        let result = await delegate.application(context.application, didReceiveRemoteNotification: [:])
+        #expect(result == .newData, "the first completion counts; the second neither traps nor changes it")
+    }
+
     @Test @MainActor func aDelegateIsMadeFromItsClassNameAsUIApplicationMainDoes() throws {
         let made = try makeApplicationDelegate(named: NSStringFromClass(ResponderAppDelegate.self)).get()
         #expect(made is ResponderAppDelegate)
@@ -340,5 +348,14 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         }
         await device.run(for: 1)
         #expect(reported.withLock { $0 } == 100)
+    }
+}
+
+/// An app delegate that calls its remote-notification completion handler twice, as a
+/// careless app may: the `async` default must not resume its continuation twice.
+final class TwiceCompletingDelegate: UIResponder, UIApplicationDelegate {
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        completionHandler(.newData)
+        completionHandler(.failed)
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 // iOS's app delegate, so that an `AppDelegate` written for iOS compiles and runs unchanged
 // (docs/porting.md, "An app delegate"):
@@ -137,9 +138,18 @@ extension UIApplicationDelegate {
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
     }
+    /// Calls the completion-handler method and returns the first result it completes with;
+    /// an app that calls its handler twice does not trap (only the first call counts, as on iOS).
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {
         await withCheckedContinuation { continuation in
-            self.application(application, didReceiveRemoteNotification: userInfo) { result in continuation.resume(returning: result) }
+            let pending = Mutex<CheckedContinuation<UIBackgroundFetchResult, Never>?>(continuation)
+            self.application(application, didReceiveRemoteNotification: userInfo) { result in
+                pending.withLock { waiting in
+                    let first = waiting
+                    waiting = nil
+                    return first
+                }?.resume(returning: result)
+            }
         }
     }
     public func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {

@@ -201,14 +201,15 @@ public struct CgroupDelegation: Sendable, Hashable {
     /// with zeroed counters. When that cgroup still holds processes (`EBUSY`: a process the
     /// app was handed over from, still being ended, and perhaps killed through `cgroup.kill`
     /// in a moment), the new process gets a cgroup of its own beside it
-    /// (`app-<name>-2`, `-3`...); such spares are removed once empty, at the app's next
-    /// process. Only when 64 are busy is the first reused as it is.
+    /// (`app-<name>@2`, `@3`...: `@` is a byte ``cgroupName(for:)`` never writes, so a spare
+    /// can never be another app's cgroup); such spares are removed once empty, at the app's
+    /// next process. Only when 64 are busy is the first reused as it is.
     public func makeAppCgroup(for appID: String) throws(KernelFileError) -> String {
         if mkdir(appsCgroup, 0o755) != 0, errno != EEXIST { throw KernelFileError(path: appsCgroup, code: errno) }
         let base = appsCgroup + "/" + Self.cgroupName(for: appID)
         removeEmptySpares(of: base)
         for number in 1...Self.spareCgroups {
-            let path = number == 1 ? base : base + "-\(number)"
+            let path = number == 1 ? base : Self.spareCgroupPath(base, number)
             if mkdir(path, 0o755) == 0 { return path }
             guard errno == EEXIST else { throw KernelFileError(path: path, code: errno) }
             if rmdir(path) == 0 {
@@ -223,12 +224,17 @@ public struct CgroupDelegation: Sendable, Hashable {
     /// How many cgroups one app may have at once (its process and those still being ended).
     static let spareCgroups = 64
 
-    /// Removes the empty spare cgroups (`<base>-2`...) of an app; busy ones stay. Spares are
+    /// The path of spare `number` of the cgroup at `base`: `<base>@<number>`.
+    static func spareCgroupPath(_ base: String, _ number: Int) -> String {
+        base + "@\(number)"
+    }
+
+    /// Removes the empty spare cgroups (`<base>@2`...) of an app; busy ones stay. Spares are
     /// made in order, so the search stops after a few missing numbers in a row.
     private func removeEmptySpares(of base: String) {
         var missing = 0
         for number in 2...Self.spareCgroups {
-            if rmdir(base + "-\(number)") != 0, errno == ENOENT {
+            if rmdir(Self.spareCgroupPath(base, number)) != 0, errno == ENOENT {
                 missing += 1
                 if missing == 4 { break }
             } else {

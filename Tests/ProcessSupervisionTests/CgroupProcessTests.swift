@@ -168,7 +168,7 @@ extension ProcessSupervisionProcessTests {
             // Its cgroup is busy: the next process gets a spare beside it, which is removed
             // once empty, at the app's process after.
             let spare = try cgroup.delegation.makeAppCgroup(for: name)
-            #expect(spare == (living.cgroupPath ?? "") + "-2", "a busy cgroup is not reused")
+            #expect(spare == (living.cgroupPath ?? "") + "@2", "a busy cgroup is not reused")
             let next = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/true", cgroup: spare))
             #expect(next.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .exited(code: 0))
             let third = try cgroup.delegation.makeAppCgroup(for: name)

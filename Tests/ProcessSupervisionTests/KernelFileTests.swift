@@ -165,6 +165,13 @@ private func writeTree(_ root: String, _ files: [String: String]) throws {
         #expect(long.utf8.count < 255)
         #expect(long != CgroupDelegation.cgroupName(for: String(repeating: "x", count: 999)))
     }
+
+    @Test func aSpareCgroupIsNeverAnotherAppsCgroup() {
+        let spare = CgroupDelegation.spareCgroupPath("/apps/" + CgroupDelegation.cgroupName(for: "x"), 2)
+        #expect(spare != "/apps/" + CgroupDelegation.cgroupName(for: "x-2"))
+        #expect(spare != "/apps/" + CgroupDelegation.cgroupName(for: "x@2"))
+        #expect(!CgroupDelegation.cgroupName(for: "x@2").contains("@"), "no app's own name holds the spare's separator")
+    }
 }
 
 @Suite struct RAPLReading {

@@ -152,6 +152,10 @@ public struct AppSupervision: Sendable, Equatable {
     /// Whether the app holds background assertions (suspended only after
     /// ``Timing/assertionWindow`` then).
     public private(set) var assertionsHeld = false
+    /// Whether the assertion window was granted in this idle period: it is granted once
+    /// (a new run handed over, the app opened or a new process start a new period), so an
+    /// app that begins and ends assertions over and over is not left running for ever.
+    public private(set) var assertionWindowGranted = false
     /// Runs waiting for the app to finish launching.
     public private(set) var queued: [RunRecord] = []
     private var budgets: [RunID: TimeInterval?] = [:]
@@ -255,6 +259,7 @@ public struct AppSupervision: Sendable, Equatable {
             // in the background, holding none.
             foreground = false
             assertionsHeld = false
+            assertionWindowGranted = false
             actions.append(.disarm)
             crashActive("the app's process \(how) during the run", into: &actions)
             if linkWasOurs {
@@ -292,6 +297,7 @@ public struct AppSupervision: Sendable, Equatable {
         case .disconnected(let reason):
             connected = false
             assertionsHeld = false
+            assertionWindowGranted = false
             crashActive("the app closed its connection during the run (\(reason))", into: &actions)
             if spawnedByDaemon, pid != nil {
                 // Gone before it finished launching: the runs it was started for failed to
@@ -324,6 +330,7 @@ public struct AppSupervision: Sendable, Equatable {
             connected = true
             foreground = false
             assertionsHeld = false
+            assertionWindowGranted = false
             phase = .starting
             actions.append(.arm(.launch, after: timing.launchTimeout))
         case .userWaiting:
@@ -351,6 +358,7 @@ public struct AppSupervision: Sendable, Equatable {
             // open (the next process the daemon starts is in the background).
             guard connected else { break }
             foreground = true
+            assertionWindowGranted = false
             if phase == .suspended {
                 phase = .ready
                 actions.append(.resume)
@@ -361,6 +369,13 @@ public struct AppSupervision: Sendable, Equatable {
             armWhenIdle(into: &actions)
         case .assertions(let held):
             assertionsHeld = held
+            if held, phase == .suspended, spawnedByDaemon, !foreground, !assertionWindowGranted {
+                // Sent before the freeze, read after it: the app began an assertion while it
+                // still ran, so it gets its window, as it would have.
+                phase = .ready
+                actions.append(.resume)
+                actions.append(.disarm)
+            }
             // The suspension waits out the assertion window, or comes soon now none is held.
             armWhenIdle(into: &actions)
         case .quit(let reason):
@@ -389,6 +404,8 @@ public struct AppSupervision: Sendable, Equatable {
     /// armed (from the run's start, as the engine counts it).
     private mutating func flush(into actions: inout [Action]) {
         guard phase == .ready, connected else { return }
+        // Runs handed over start a new idle period after them, with its own window.
+        if !queued.isEmpty { assertionWindowGranted = false }
         for run in queued {
             active.insert(run.id)
             let budget = budgets.removeValue(forKey: run.id) ?? nil
@@ -409,10 +426,17 @@ public struct AppSupervision: Sendable, Equatable {
 
     /// With nothing to run, an app the daemon launched is suspended after the delay (after
     /// the assertion window while it holds background assertions, as iOS gives an app
-    /// holding one its time).
+    /// holding one its time). The window is granted once per idle period: asked again
+    /// within it, the timer already running is left alone.
     private mutating func armWhenIdle(into actions: inout [Action]) {
         guard phase == .ready, spawnedByDaemon, !foreground, active.isEmpty, queued.isEmpty else { return }
-        actions.append(.arm(.suspend, after: assertionsHeld ? timing.assertionWindow : timing.suspendDelay))
+        if assertionsHeld {
+            guard !assertionWindowGranted else { return }
+            assertionWindowGranted = true
+            actions.append(.arm(.suspend, after: timing.assertionWindow))
+        } else {
+            actions.append(.arm(.suspend, after: timing.suspendDelay))
+        }
     }
 
     /// Closes the connection of a process the daemon did not start: the app is not

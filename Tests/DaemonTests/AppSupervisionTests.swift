@@ -63,13 +63,50 @@ import Testing
         #expect(machine.handle(.finished(first)).contains(.arm(.suspend, after: 40)))
         // It ends its last assertion: suspended after the usual delay.
         #expect(machine.handle(.assertions(held: false)) == [.arm(.suspend, after: 1)])
-        #expect(machine.handle(.assertions(held: true)) == [.arm(.suspend, after: 40)])
+        // Its window was granted in this idle period: beginning another does not grant it again.
+        #expect(machine.handle(.assertions(held: true)).isEmpty)
         // An app that never says it ended them is suspended when the window is over.
         #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
         #expect(machine.phase == .suspended)
         // The next process holds none.
         _ = machine.handle(.processExited("exited with code 0"))
         #expect(!machine.assertionsHeld)
+    }
+
+    @Test func beginningAndEndingAssertionsOverAndOverDoesNotKeepAnAppRunning() {
+        var (machine, first) = launched()
+        _ = machine.handle(.assertions(held: true))
+        #expect(machine.handle(.finished(first)).contains(.arm(.suspend, after: 40)))
+        for _ in 0..<100 {
+            // Never a window again in this idle period; the end of one still shortens it.
+            #expect(machine.handle(.assertions(held: true)).isEmpty)
+            #expect(machine.handle(.assertions(held: false)) == [.arm(.suspend, after: 1)])
+        }
+        #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
+    }
+
+    @Test func aNewRunGrantsANewAssertionWindowAfterIt() {
+        var (machine, first) = launched()
+        _ = machine.handle(.assertions(held: true))
+        _ = machine.handle(.finished(first))
+        let second = run(2)
+        _ = machine.handle(.launch(second, budget: 30))
+        #expect(machine.handle(.finished(second)).contains(.arm(.suspend, after: 40)), "the system gave the app new time")
+    }
+
+    @Test func anAssertionBegunJustBeforeTheFreezeThawsTheAppForItsWindow() {
+        var (machine, first) = launched()
+        _ = machine.handle(.finished(first))
+        _ = machine.handle(.suspendDue)
+        #expect(machine.phase == .suspended)
+        // Sent while it ran, read after the freeze.
+        #expect(machine.handle(.assertions(held: true)) == [.resume, .disarm, .arm(.suspend, after: 40)])
+        #expect(machine.phase == .ready)
+        // Once its window is spent, a stale message does not thaw it again.
+        _ = machine.handle(.suspendDue)
+        _ = machine.handle(.assertions(held: false))
+        #expect(machine.handle(.assertions(held: true)).isEmpty)
+        #expect(machine.phase == .suspended)
     }
 
     @Test func aSuspendedAppIsThawedForItsNextRun() {

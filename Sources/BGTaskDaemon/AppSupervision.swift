@@ -166,6 +166,8 @@ public struct AppSupervision: Sendable, Equatable {
     /// Runs whose expiration was pushed to the app (by their deadline or by the engine):
     /// it is pushed once.
     public private(set) var expirationPushed: Set<RunID> = []
+    /// Expirations of runs still waiting for the launch, pushed right after them.
+    private var expirationsWaiting: [RunID: String] = [:]
 
     /// A supervision with `timing`.
     public init(timing: Timing = .init()) {
@@ -219,7 +221,13 @@ public struct AppSupervision: Sendable, Equatable {
             }
             flush(into: &actions)
         case .expire(let run, let reason):
-            if active.contains(run), expirationPushed.insert(run).inserted { actions.append(.push(.expire(run: run, reason: reason))) }
+            if active.contains(run), expirationPushed.insert(run).inserted {
+                actions.append(.push(.expire(run: run, reason: reason)))
+            } else if queued.contains(where: { $0.id == run }) {
+                // Expired before the app finished launching: the expiration follows the
+                // launch when it is handed over, so the handler still hears of it in time.
+                expirationsWaiting[run] = reason
+            }
         case .deadlineDue(let run):
             // The app hears of its budget's end at the deadline itself, not when the engine,
             // which may be busy writing the store, gets to it; the engine then expires the
@@ -410,7 +418,10 @@ public struct AppSupervision: Sendable, Equatable {
             active.insert(run.id)
             let budget = budgets.removeValue(forKey: run.id) ?? nil
             actions.append(.push(.launch(run, budget: budget)))
-            if let budget {
+            if let reason = expirationsWaiting.removeValue(forKey: run.id) {
+                expirationPushed.insert(run.id)
+                actions.append(.push(.expire(run: run.id, reason: reason)))
+            } else if let budget {
                 activeBudgets[run.id] = budget
                 actions.append(.armDeadline(run.id, at: run.startedAt.addingTimeInterval(budget)))
             }
@@ -454,12 +465,14 @@ public struct AppSupervision: Sendable, Equatable {
         guard let index = queued.firstIndex(where: { $0.id == run }) else { return }
         queued.remove(at: index)
         budgets[run] = nil
+        expirationsWaiting[run] = nil
     }
 
     private mutating func failQueued(_ reason: String, into actions: inout [Action]) {
         for run in queued { actions.append(.launchFailed(run.id, reason: reason)) }
         queued.removeAll()
         budgets.removeAll()
+        expirationsWaiting.removeAll()
     }
 
     private mutating func crashActive(_ reason: String, into actions: inout [Action]) {

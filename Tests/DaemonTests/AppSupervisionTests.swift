@@ -109,6 +109,20 @@ import Testing
         #expect(machine.phase == .suspended)
     }
 
+    @Test func anExpirationBeforeTheLaunchFinishedFollowsTheLaunch() {
+        var machine = AppSupervision()
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        _ = machine.handle(.connected(pid: 100))
+        // The engine expires the run (conditions failed) while the app is still launching.
+        #expect(machine.handle(.expire(first.id, reason: "the network went away")).isEmpty)
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .push(.expire(run: first.id, reason: "the network went away"))])
+        // Pushed once: neither its deadline nor the engine's next word pushes it again.
+        #expect(machine.handle(.expire(first.id, reason: "again")).isEmpty)
+        #expect(machine.handle(.deadlineDue(first.id)).isEmpty)
+    }
+
     @Test func aSuspendedAppIsThawedForItsNextRun() {
         var (machine, first) = launched()
         _ = machine.handle(.finished(first))

@@ -73,10 +73,12 @@ public struct AppSupervision: Sendable, Equatable {
         case suspendDue
         /// The idle timer fired.
         case idleDue
-        /// The user opened the app (`bgtask open`, or the app's own report).
-        case opened
-        /// The app went to the background.
-        case backgrounded
+        /// The user opened the app: `bgtask open` (`tellApp`: the app is told to come to
+        /// the foreground), or the app's own report.
+        case opened(tellApp: Bool = false)
+        /// The app went to the background: `bgtask background` (`tellApp`: the app is
+        /// told), or the app's own report.
+        case backgrounded(tellApp: Bool = false)
         /// The app began its first background assertion (`true`) or ended its last.
         case assertions(held: Bool)
         /// The user force-quit the app, or it was uninstalled.
@@ -361,7 +363,7 @@ public struct AppSupervision: Sendable, Equatable {
         case .idleDue:
             guard phase == .suspended else { break }
             end(reason: "idle for \(DurationText.spoken(timing.idleTimeout))", into: &actions)
-        case .opened:
+        case .opened(let tellApp):
             // Foreground is the state of a process: with none connected there is nothing
             // open (the next process the daemon starts is in the background).
             guard connected else { break }
@@ -372,8 +374,11 @@ public struct AppSupervision: Sendable, Equatable {
                 actions.append(.resume)
             }
             actions.append(.disarm)
-        case .backgrounded:
+            // The app's own report needs no echo; the user's word from outside is news to it.
+            if tellApp { actions.append(.push(.foreground)) }
+        case .backgrounded(let tellApp):
             foreground = false
+            if tellApp, connected { actions.append(.push(.background)) }
             armWhenIdle(into: &actions)
         case .assertions(let held):
             assertionsHeld = held

@@ -228,10 +228,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         if current { feed(.disconnected(reason)) }
     }
 
-    /// The user opened the app.
-    public func opened() { feed(.opened) }
-    /// The app went to the background.
-    public func backgrounded() { feed(.backgrounded) }
+    /// The user opened the app; `tellApp` when the word comes from outside the app
+    /// (`bgtask open`), so that it comes to the foreground.
+    public func opened(tellApp: Bool = false) { feed(.opened(tellApp: tellApp)) }
+    /// The app went to the background; `tellApp` when the word comes from outside the app.
+    public func backgrounded(tellApp: Bool = false) { feed(.backgrounded(tellApp: tellApp)) }
     /// The app began its first background assertion (`true`) or ended its last.
     public func assertionsChanged(held: Bool) { feed(.assertions(held: held)) }
     /// The user force-quit the app, or it is being uninstalled.

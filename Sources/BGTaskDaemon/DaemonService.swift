@@ -406,13 +406,15 @@ public final class DaemonService: Sendable {
         }
     }
 
-    private func lifecycle(_ transition: AppTransition, of app: AppID) {
+    /// A lifecycle transition of `app`: its own report, or (`fromOutside`) the user's word
+    /// through `bgtask`, which the app is told of.
+    private func lifecycle(_ transition: AppTransition, of app: AppID, fromOutside: Bool = false) {
         switch transition {
         case .foreground:
             driver.appForegrounded(app)
-            supervisor(of: app)?.opened()
+            supervisor(of: app)?.opened(tellApp: fromOutside)
         case .background:
-            supervisor(of: app)?.backgrounded()
+            supervisor(of: app)?.backgrounded(tellApp: fromOutside)
         case .forceQuit:
             driver.appForceQuit(app)
             if let supervisor = supervisor(of: app) {
@@ -485,11 +487,11 @@ public final class DaemonService: Sendable {
             return now == enabled ? .done("Background App Refresh of \(app) is \(enabled ? "on" : "off")") : .failed(DaemonFailure(.failed, "the switch of \(app) could not be saved; it stays \(now ? "on" : "off") (see the daemon's log)"))
         case .open(let app):
             guard isInstalled(app) else { return notInstalled(app) }
-            lifecycle(.foreground, of: app)
+            lifecycle(.foreground, of: app, fromOutside: true)
             return .done("\(app) opened: counted as a use; background launches are allowed again")
         case .background(let app):
             guard isInstalled(app) else { return notInstalled(app) }
-            lifecycle(.background, of: app)
+            lifecycle(.background, of: app, fromOutside: true)
             return .done("\(app) moved to the background")
         case .forceQuit(let app):
             guard isInstalled(app) else { return notInstalled(app) }

@@ -213,10 +213,22 @@ import Testing
 
     @Test func anOpenedAppIsNotSuspended() {
         var (machine, first) = launched()
-        _ = machine.handle(.opened)
+        _ = machine.handle(.opened())
         #expect(machine.handle(.finished(first)) == [.disarmDeadline(first.id), .push(.finished(first))])
         #expect(machine.handle(.suspendDue).isEmpty)
-        #expect(machine.handle(.backgrounded) == [.arm(.suspend, after: 1)])
+        #expect(machine.handle(.backgrounded()) == [.arm(.suspend, after: 1)])
+    }
+
+    @Test func theUsersWordFromOutsideIsToldToTheAppAndItsOwnReportIsNotEchoed() {
+        var (machine, _) = launched()
+        #expect(machine.handle(.opened(tellApp: true)) == [.disarm, .push(.foreground)])
+        #expect(machine.handle(.opened()) == [.disarm], "the app's own report")
+        #expect(machine.handle(.backgrounded(tellApp: true)).first == .push(.background))
+        #expect(!machine.handle(.backgrounded()).contains(.push(.background)))
+        // With no process connected there is nobody to tell.
+        var idle = AppSupervision()
+        #expect(idle.handle(.opened(tellApp: true)).isEmpty)
+        #expect(idle.handle(.backgrounded(tellApp: true)).isEmpty)
     }
 
     @Test func forceQuitEndsTheAppAndFailsWhatWaited() {
@@ -243,7 +255,7 @@ import Testing
         var machine = AppSupervision()
         // The user ran the app and opened it, then quit it.
         _ = machine.handle(.connected(pid: 50))
-        _ = machine.handle(.opened)
+        _ = machine.handle(.opened())
         _ = machine.handle(.finishedLaunching)
         _ = machine.handle(.disconnected("peer closed"))
         #expect(!machine.foreground)
@@ -261,7 +273,7 @@ import Testing
 
     @Test func anOpenedProcessThatExitsLeavesTheAppInTheBackground() {
         var (machine, first) = launched()
-        _ = machine.handle(.opened)
+        _ = machine.handle(.opened())
         _ = machine.handle(.processExited("exited with status 0"))
         #expect(!machine.foreground)
         _ = first
@@ -327,7 +339,7 @@ import Testing
 
     @Test func openingAnAppThatIsNotRunningLeavesItsNextBackgroundProcessSuspendable() {
         var machine = AppSupervision()
-        _ = machine.handle(.opened)
+        _ = machine.handle(.opened())
         #expect(machine.foreground == false)
         let first = run(1)
         _ = machine.handle(.launch(first, budget: 30))

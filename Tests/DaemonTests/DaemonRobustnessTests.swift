@@ -53,6 +53,27 @@ extension DaemonProcessTests {
             }
         }
 
+        @Test("SIGKILL of the daemon while the user has the app it launched open: the app stays open")
+        func sigkillWhileTheUserHasTheAppOpen() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+            defer { kill(pid, SIGKILL) }
+            #expect(try await harness.bgtask("open", Self.app).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "state active") != nil, "\(harness.events(Self.app))")
+            daemon.signal(SIGKILL)
+            #expect(await daemon.waitForExit(timeout: .seconds(5))?.signalled == true)
+            // A process the daemon launched exits within milliseconds of losing it (the test
+            // above); one the user has in the foreground is the user's to close.
+            #expect(await harness.poll(timeout: .seconds(1)) { !DaemonHarness.isAlive(pid) } == false, "the open app \(pid) exited with its daemon")
+            #expect(!harness.events(Self.app).contains("exiting"), "\(harness.events(Self.app))")
+        }
+
         @Test("SIGKILL of the daemon while an app submits: every submit acknowledged before the kill is pending (or replaced by a later one) after a restart")
         func sigkillWhileSubmitting() async throws {
             let harness = try DaemonHarness()

@@ -188,14 +188,21 @@ final class DaemonUplink: SchedulerUplink {
                 if case .lifecycle(let transition) = request { state.unsentLifecycle = transition }
                 return .none
             }
-            return .some(link.post(.app(request)))
+            let failure = link.post(.app(request))
+            // A link closed but not yet reported lost: the transition goes with the next one.
+            if failure != nil, case .lifecycle(let transition) = request { state.unsentLifecycle = transition }
+            return .some(failure)
         }
+        // Written from the uplink's queue: `post` may be called under the application's
+        // lock, and a log sink is the app's code (it may well call the application).
         switch outcome {
         case .none:
             // Runs of a lost connection were ended with it; state messages are told again.
-            log(.debug, app: app, "not connected to \(daemonDescription): \(request) is not sent now")
+            let message = "not connected to \(daemonDescription): \(request) is not sent now"
+            queue.async { [log, app] in log(.debug, app: app, message) }
         case .some(let failure?):
-            log(.error, app: app, "could not tell \(daemonDescription): \(failure)")
+            let message = "could not tell \(daemonDescription): \(failure)"
+            queue.async { [log, app] in log(.error, app: app, message) }
         case .some(nil):
             break
         }
@@ -432,13 +439,20 @@ extension EmbeddedScheduler {
             launchedInBackground: environment["BGTASK_LAUNCH"] == "background")
         uplink.start(
             onPush: { [weak driver] push in driver?.handle(push) },
-            onLost: { [weak driver] reason in
+            onLost: { [weak driver, weak context] reason in
                 guard uplink.reconnects else {
-                    // Launched by the daemon, which is gone: its successor would end this
-                    // process anyway (orphan clean-up), as iOS ends apps the system started.
-                    log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended and the process exits")
+                    let inForeground = context.map { [.active, .inactive].contains($0.application.lifecycleState) } ?? false
+                    guard inForeground else {
+                        // Launched by the daemon, which is gone: its successor would end this
+                        // process anyway (orphan clean-up), as iOS ends apps the system started.
+                        log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended and the process exits")
+                        driver?.linkClosed(reason: reason)
+                        exit(0)
+                    }
+                    // The user has it open since: theirs to close, not the daemon's loss to end.
+                    log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended; the app stays open (the user has it in the foreground) without a scheduler until it is started again")
                     driver?.linkClosed(reason: reason)
-                    exit(0)
+                    return
                 }
                 log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): reconnecting; the runs it had handed over are ended")
                 driver?.linkClosed(reason: reason)

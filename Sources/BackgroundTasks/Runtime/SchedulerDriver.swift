@@ -41,6 +41,9 @@ public final class SchedulerDriver: Sendable {
     public let uplink: (any SchedulerUplink)?
     /// Runs the daemon handed to this process, by run (only with an ``uplink``).
     let linkedRuns = Mutex<[RunID: BGTask]>([:])
+    /// Set while the app's lifecycle moves because the daemon said so (`bgtask open`,
+    /// `bgtask background`): that move is not reported back to the daemon.
+    let movingAtTheDaemonsWord = Mutex(false)
 
     private struct State: @unchecked Sendable {
         // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
@@ -303,7 +306,10 @@ public final class SchedulerDriver: Sendable {
 
     /// The user brought `app` to the foreground: learned by the usage model; lifts a force-quit.
     public func appForegrounded(_ app: AppID) {
-        if let uplink { uplink.post(.lifecycle(.foreground)); return }
+        if let uplink {
+            if !movingAtTheDaemonsWord.withLock({ $0 }) { uplink.post(.lifecycle(.foreground)) }
+            return
+        }
         mutate { state, now in
             let effects = state.engine.handle(.appForegrounded(app), at: now)
             savePolicyState(of: app, in: &state)
@@ -314,6 +320,7 @@ public final class SchedulerDriver: Sendable {
     /// `app` moved to the background. Under bgtaskd the daemon learns it (an app it
     /// launched is suspended once idle); the embedded engine has nothing to do with it.
     public func appBackgrounded(_ app: AppID) {
+        if movingAtTheDaemonsWord.withLock({ $0 }) { return }
         uplink?.post(.lifecycle(.background))
     }
 

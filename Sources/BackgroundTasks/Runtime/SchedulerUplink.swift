@@ -59,6 +59,16 @@ extension SchedulerDriver {
         case .sampleProgress(let run):
             guard let task = linkedRuns.withLock({ $0[run] }) else { return }
             uplink.post(.progressSampled(run: run, completedUnitCount: task.progressCompletedUnitCount))
+        case .foreground, .background:
+            // The user's word from outside (`bgtask open`, `bgtask background`): the app's
+            // lifecycle moves as it does on iOS (its delegate and observers hear it), and the
+            // daemon, which said it, is not told again.
+            let toForeground = push == .foreground
+            for context in linkedContexts {
+                movingAtTheDaemonsWord.withLock { $0 = true }
+                defer { movingAtTheDaemonsWord.withLock { $0 = false } }
+                if toForeground { context.application.enterForeground() } else { context.application.enterBackground() }
+            }
         case .quit(let reason):
             log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason); it will not reconnect")
             uplink.stopReconnecting(reason: "bgtaskd asked the app to leave: \(reason)")

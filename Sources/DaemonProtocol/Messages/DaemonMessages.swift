@@ -277,6 +277,10 @@ public enum AppPush: Codable, Sendable, Hashable {
     case sampleProgress(run: RunID)
     /// The daemon asks the app to leave: the user force-quit it, or it was uninstalled.
     case quit(reason: String)
+    /// The user opened the app (`bgtask open`): it comes to the foreground.
+    case foreground
+    /// The user sent the app to the background (`bgtask background`).
+    case background
 }
 
 /// What the daemon sends.

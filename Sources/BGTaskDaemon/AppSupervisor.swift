@@ -63,12 +63,14 @@ public protocol AppLink: AnyObject, Sendable {
 }
 
 /// The shell around one app's ``AppSupervision``: it is the driver's ``RemoteTaskHost``
-/// for the app, spawns and signals its process, keeps its one timer on the driver's
-/// clock, and talks to its connection.
+/// for the app, spawns and signals its process, keeps the supervision's one timer on its
+/// clock (the daemon's `bgtaskd.supervision` queue) and the runs' budget deadlines on a
+/// clock of their own (`bgtaskd.deadlines`), and talks to its connection.
 ///
-/// Locking: the supervision, the process, the link and the timer are guarded by one
-/// mutex; spawning, signals, timers and pushes (all non-blocking) happen under it, so
-/// the app sees pushes in the order the engine decided. Calls into the driver
+/// Locking: the supervision, the process, the link and the timers are guarded by one
+/// mutex; spawning, signals, timers and pushes happen under it (none blocks, except a
+/// freeze's bounded wait for the cgroup freezer, at most 1 s), so the app sees pushes in
+/// the order the engine decided. Calls into the driver
 /// (``SchedulerDriver/launchFailed(_:reason:)``, ``SchedulerDriver/runCrashed(_:reason:)``)
 /// happen after it is released: the driver calls back into this host.
 public final class AppSupervisor: RemoteTaskHost, Sendable {

@@ -34,7 +34,7 @@ import Testing
             Issue.record("not parsed")
             return
         }
-        #expect(relative.policyFile == FileManager.default.currentDirectoryPath + "/conf/policy.json")
+        #expect(relative.policyFile == URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("conf/policy.json").path)
         #expect(DaemonOptions().policyFile == nil, "the defaults without it")
         for bad in [["--policy"], ["--policy", ""], ["--policy", "--no-cgroups"]] {
             guard case .failure(let error) = DaemonOptions.parse(bad, environment: [:]) else {

@@ -168,6 +168,9 @@ final class DaemonUplink: SchedulerUplink {
         return pid > 0 ? "bgtaskd (pid \(pid), \(path))" : "bgtaskd (\(path))"
     }
 
+    /// Why the uplink stopped reconnecting, once it has (``stopReconnecting(reason:)``).
+    var givenUpReason: String? { state.withLock { $0.givenUp } }
+
     /// Whether the uplink holds a connection now.
     var isConnected: Bool { state.withLock { $0.link != nil } }
 
@@ -310,6 +313,8 @@ final class DaemonUplink: SchedulerUplink {
         do {
             link = try MessageLink.connect(path: path, timeout: Self.attemptConnectTimeout)
         } catch {
+            // Refusals count only in a row: any other answer starts the count again.
+            state.withLock { $0.refusals = 0 }
             scheduleAttempt(cause: .unreachable)
             return
         }
@@ -318,6 +323,7 @@ final class DaemonUplink: SchedulerUplink {
             adopt(link, daemonPID: daemonPID)
         case .busy(let message):
             link.close()
+            state.withLock { $0.refusals = 0 }
             log(.debug, app: app, "\(path): \(message); asking again shortly")
             scheduleAttempt(cause: .busy)
         case .refused(let failure) where failure.code == .notInstalled || failure.code == .notPermitted:
@@ -335,6 +341,7 @@ final class DaemonUplink: SchedulerUplink {
             log(.error, app: app, "bgtaskd at \(path) refused \(app) when it reconnected: \(failure.message); submissions fail until the app is restarted")
         case .refused:
             link.close()
+            state.withLock { $0.refusals = 0 }
             scheduleAttempt(cause: .unreachable)
         }
     }
@@ -454,7 +461,8 @@ extension EmbeddedScheduler {
                     driver?.linkClosed(reason: reason)
                     return
                 }
-                log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): reconnecting; the runs it had handed over are ended")
+                let next = uplink.givenUpReason.map { "not reconnecting (\($0))" } ?? "reconnecting"
+                log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): \(next); the runs it had handed over are ended")
                 driver?.linkClosed(reason: reason)
             })
         log(.info, app: app, "scheduling through \(uplink.daemonDescription)")

@@ -19,6 +19,11 @@ public protocol SchedulerUplink: AnyObject, Sendable {
     func stopReconnecting(reason: String)
 }
 
+extension SchedulerUplink {
+    /// An uplink that never reconnects (a test's, a fixed link) has nothing to stop.
+    public func stopReconnecting(reason: String) {}
+}
+
 extension SchedulerDriver {
     /// Whether this driver's app runs under bgtaskd (its engine is the daemon's).
     public var isLinkedToDaemon: Bool { uplink != nil }

@@ -305,8 +305,9 @@ public enum MessageCoding {
         try ClientEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
     }
 
-    /// The JSON form of the daemon's `envelope`: `done` and `welcome` replies are written
-    /// by hand (``DaemonEnvelopeWriter``, the same JSON), the others as above.
+    /// The JSON form of the daemon's `envelope`: `done` and `welcome` replies and the
+    /// launch, expire and terminate pushes are written by hand (``DaemonEnvelopeWriter``,
+    /// the same JSON), the others as above.
     public static func encode(_ envelope: DaemonEnvelope) throws -> Data {
         try DaemonEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
     }
@@ -326,8 +327,9 @@ public enum MessageCoding {
         return try foundationDecoded(type, from: payload)
     }
 
-    /// The daemon's envelope: the frequent replies through ``PlainMessageReader``, the rest
-    /// as ``decode(_:from:)-generic`` decodes it.
+    /// The daemon's envelope: the frequent replies and the launch, expire and terminate
+    /// pushes through ``PlainMessageReader``, the rest as ``decode(_:from:)-generic``
+    /// decodes it.
     public static func decode(_ type: DaemonEnvelope.Type, from payload: Data) throws(MessageDecodingError) -> DaemonEnvelope {
         if let envelope = PlainMessageReader.daemonEnvelope(payload) { return envelope }
         return try foundationDecoded(type, from: payload)

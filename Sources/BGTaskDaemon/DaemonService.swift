@@ -249,7 +249,9 @@ public final class DaemonService: Sendable {
         }
         var report: UninstallReport?
         do {
-            try driver.uninstall(app) { store in report = try store.uninstallApp(app) }
+            // The daemon's store is its own SQLite file (the driver holds the same object).
+            let store = self.store
+            try driver.uninstall(app) { _ in report = try store.uninstallApp(app) }
         } catch {
             throw DaemonFailure(.failed, "could not uninstall \(app): \(error)")
         }

@@ -6,7 +6,8 @@
 public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What kind of failure this is.
     public var code: Code
-    /// The database file involved, or `nil` for an in-memory store.
+    /// The database file involved, or `nil` for an in-memory store; for a server's store,
+    /// its address without credentials.
     public var path: String?
     /// A human-readable explanation, naming the path when there is one.
     public var message: String
@@ -69,6 +70,15 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         /// The store was closed (``SchedulerStore/close()``): it gave up its file and its
         /// ownership, and reads and writes through it fail.
         public static let closed = Code("closed")
+
+        /// The store's server cannot be reached or stopped answering (PostgreSQL restarted,
+        /// the network gone): the call was not committed, and may be tried again.
+        public static let unavailable = Code("unavailable")
+        /// The server refused the statement (the message carries its SQLSTATE and text).
+        public static let server = Code("server")
+        /// The store's address (`BGTASK_STORE_URL`, a connection string) is malformed; the
+        /// message names the part at fault and never shows a password.
+        public static let invalidAddress = Code("invalidAddress")
 
         /// The code's name, for example `cannotOpen`.
         public var description: String { name }

@@ -86,7 +86,7 @@ public struct BGCheckpointStore: Sendable {
         }
     }
 
-    private func store(for key: String) throws -> SchedulerStore {
+    private func store(for key: String) throws -> any SchedulerStorage {
         guard let store = context.driver.store else {
             throw Error(key: key, message: context.driver.unavailableReason ?? "no store")
         }

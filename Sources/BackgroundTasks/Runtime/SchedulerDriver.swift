@@ -19,7 +19,7 @@ public final class SchedulerDriver: Sendable {
     /// Where time comes from.
     public let clock: any DriverClock
     /// The durable store, or `nil` when it could not be opened (see ``unavailableReason``).
-    public let store: SchedulerStore?
+    public let store: (any SchedulerStorage)?
     /// Why the store is missing: every submission then fails with `unavailable` and this text.
     public let unavailableReason: String?
     /// App work in flight (the virtual-time driver waits for it to settle).
@@ -95,7 +95,7 @@ public final class SchedulerDriver: Sendable {
         configuration: SchedulerConfiguration = .init(),
         conditions: Conditions = .favorable,
         clock: any DriverClock,
-        store: SchedulerStore?,
+        store: (any SchedulerStorage)?,
         unavailableReason: String? = nil,
         activity: ActivityTracker = ActivityTracker(),
         log: DiagnosticLog = .standardError(),
@@ -250,7 +250,7 @@ public final class SchedulerDriver: Sendable {
     /// under the driver's lock (one transaction removing the app and its requests); when it
     /// throws nothing changes. Then its runs in progress are ended by force (their host is
     /// told to terminate them) and the engine forgets the app.
-    public func uninstall(_ app: AppID, removeFromStore: (SchedulerStore) throws -> Void) throws {
+    public func uninstall(_ app: AppID, removeFromStore: (any SchedulerStorage) throws -> Void) throws {
         try mutate { (state, now) throws(any Error) in
             if let store { try removeFromStore(store) }
             return state.engine.handle(.appUninstalled(app), at: now)

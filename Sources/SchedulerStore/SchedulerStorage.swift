@@ -1,0 +1,95 @@
+import Foundation
+import SchedulerCore
+
+/// The contract every durable store of the scheduler keeps (docs/replicas.md, "Two stores,
+/// one contract"): ``SchedulerStore`` (SQLite, the default, one file per owner) and the
+/// PostgreSQL store (`PostgreSQLStore`, shared by replicas) both implement it, and one test
+/// suite holds both to it.
+///
+/// The promises, whatever the implementation:
+/// - every mutating call commits before it returns: what a caller was told is saved is
+///   durable, and on a thrown error nothing of the call was written;
+/// - a run's start consumes its request in the same transaction (``recordRunStarted(_:)``),
+///   and its end writes the app's settings in the same transaction as the record
+///   (``recordRunFinished(_:appSettings:)``);
+/// - a row that cannot be read back is never returned as something else: it is reported
+///   or set aside (``quarantineRequests(_:reason:now:)``);
+/// - errors are ``StoreError``s whose message names the store (a file, or a server without
+///   its password).
+///
+/// Implementations are safe to call from any thread.
+public protocol SchedulerStorage: AnyObject, Sendable {
+    /// Where the store is, for messages: a file's path, or a server's address without its
+    /// credentials.
+    var storeDescription: String { get }
+
+    // MARK: Pending requests
+
+    /// Saves `request`, replacing the pending one with the same app and identifier.
+    func upsertRequest(_ request: PendingRequest) throws(StoreError)
+    /// Saves every request of `requests` in one transaction: all or none.
+    func upsertRequests(_ requests: [PendingRequest]) throws(StoreError)
+    /// Removes the pending request `key` (nothing when there is none).
+    func deleteRequest(_ key: RequestKey) throws(StoreError)
+    /// Removes every pending request of `app`.
+    func deleteAllRequests(app: AppID) throws(StoreError)
+    /// The pending requests (of `app`, or of every app), ordered by app and identifier.
+    func pendingRequests(app: AppID?) throws(StoreError) -> [PendingRequest]
+    /// Moves the pending requests `keys` aside with `reason` (they are not loaded again,
+    /// and never deleted); returns what was moved.
+    @discardableResult
+    func quarantineRequests(_ keys: [RequestKey], reason: String, now: Date) throws(StoreError) -> [QuarantinedRequest]
+    /// The requests set aside so far, oldest first.
+    func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest]
+
+    // MARK: The run log
+
+    /// Records that `run` was launched and consumes its request, in one transaction.
+    func recordRunStarted(_ run: RunRecord) throws(StoreError)
+    /// Records how `run` ended and writes `appSettings` (name to value; `nil` deletes) for
+    /// its app in the same transaction. The run must have been recorded as started.
+    func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError)
+    /// The run log, oldest first: of `app` (or every app), started at or after `since`, at
+    /// most the newest `limit`.
+    func runs(app: AppID?, since: Date?, limit: Int?) throws(StoreError) -> [RunRecord]
+    /// One run, or `nil` when the log has none with that id.
+    func run(_ id: RunID) throws(StoreError) -> RunRecord?
+    /// The highest run id this store's owner has recorded (runs are numbered from it).
+    func maxRunID() throws(StoreError) -> RunID?
+    /// Deletes the runs that ended before `cutoff`; returns how many.
+    func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int
+    /// Energy and time per app and task kind, from the run log.
+    func energySummary(app: AppID?, since: Date?) throws(StoreError) -> [EnergySummary.Row]
+
+    // MARK: Per-app settings and checkpoints
+
+    /// The setting `name` of `app`, or `nil`.
+    func appSetting(app: AppID, name: String) throws(StoreError) -> String?
+    /// The setting `name` of every app that has one.
+    func appSettings(named name: String) throws(StoreError) -> [AppID: String]
+    /// Writes (or, with `nil`, deletes) the setting `name` of `app`.
+    func setAppSetting(_ value: String?, app: AppID, name: String) throws(StoreError)
+    /// The checkpoint `key` of `app`, or `nil`.
+    func checkpoint(app: AppID, key: String) throws(StoreError) -> Data?
+    /// Writes the checkpoint `key` of `app`.
+    func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError)
+    /// Removes the checkpoint `key` of `app`.
+    func removeCheckpoint(app: AppID, key: String) throws(StoreError)
+    /// The keys of `app`'s checkpoints, sorted.
+    func checkpointKeys(app: AppID) throws(StoreError) -> [String]
+
+    /// Gives the store up: later calls fail with ``StoreError/Code/closed``. Twice does nothing.
+    func close()
+}
+
+extension SchedulerStorage {
+    /// Every app's pending requests.
+    public func pendingRequests() throws(StoreError) -> [PendingRequest] { try pendingRequests(app: nil) }
+    /// Records how `run` ended, writing no setting.
+    public func recordRunFinished(_ run: RunRecord) throws(StoreError) { try recordRunFinished(run, appSettings: [:]) }
+}
+
+extension SchedulerStore: SchedulerStorage {
+    /// The database file's path, or "an in-memory store".
+    public var storeDescription: String { url?.path ?? "an in-memory store" }
+}

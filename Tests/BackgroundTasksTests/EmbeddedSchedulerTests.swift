@@ -21,8 +21,40 @@ import Testing
             // Nothing from this machine or the developer's environment (BGTASK_MANUAL_LAUNCH...).
             scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil),
             conditions: FixedConditions(),
-            log: .collecting()
+            log: .collecting(),
+            policy: PolicyConfiguration()
         )
+    }
+
+    @Test func bgtaskPolicyNamesAProfileOrAFile() throws {
+        #expect(try EmbeddedScheduler.policyConfiguration(from: nil).get() == PolicyConfiguration())
+        #expect(try EmbeddedScheduler.policyConfiguration(from: "").get() == PolicyConfiguration())
+        #expect(try EmbeddedScheduler.policyConfiguration(from: "phone").get() == PolicyProfile.phone.defaults)
+        #expect(try EmbeddedScheduler.policyConfiguration(from: "server").get() == PolicyProfile.server.defaults)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("policy.json")
+        try Data(#"{"profile": "server", "maximumDeferral": 3600}"#.utf8).write(to: file)
+        let loaded = try EmbeddedScheduler.policyConfiguration(from: file.path).get()
+        #expect(loaded.profile == .server && loaded.maximumDeferral == 3600)
+        // A misspelt profile is not taken for a file; a missing file is named.
+        guard case .failure(let typo) = EmbeddedScheduler.policyConfiguration(from: "sever") else { Issue.record("accepted"); return }
+        #expect(typo.description.contains("BGTASK_POLICY") && typo.description.contains("\"sever\""), "\(typo)")
+        let missing = directory.appendingPathComponent("none.json").path
+        guard case .failure(let absent) = EmbeddedScheduler.policyConfiguration(from: missing) else { Issue.record("accepted"); return }
+        #expect(absent.description.contains(missing), "\(absent)")
+        // The default reads the variable, and a bad one falls back to the phone's profile.
+        #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: ["BGTASK_POLICY": "server"]).profile == .server)
+        #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: [:]).profile == .phone)
+    }
+
+    @Test func anEmbeddedSchedulerJudgesWithItsConfiguredProfile() throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        var configuration = configuration(state: state)
+        configuration.policy = PolicyProfile.server.defaults
+        let context = EmbeddedScheduler.makeContext(configuration, environment: [:])
+        #expect(context.driver.policyConfiguration.profile == .server)
     }
 
     /// docs/ARCHITECTURE.md, "One owner per state directory": a second scheduler on the same

@@ -32,6 +32,9 @@ public enum EmbeddedScheduler {
         public var log: DiagnosticLog?
         /// Whether to schedule through bgtaskd (docs/daemon.md, "The app side").
         public var daemon: DaemonChoice
+        /// The policies' configuration and profile (docs/policies.md, "Profiles"); default:
+        /// `BGTASK_POLICY` (``policyConfiguration(from:)``), else the phone's.
+        public var policy: PolicyConfiguration
 
         /// Creates a configuration; every `nil` takes the default.
         public init(
@@ -43,9 +46,11 @@ public enum EmbeddedScheduler {
             assertions: AssertionConfiguration = .init(),
             conditions: (any ConditionsProvider)? = nil,
             log: DiagnosticLog? = nil,
-            daemon: DaemonChoice = .automatic
+            daemon: DaemonChoice = .automatic,
+            policy: PolicyConfiguration? = nil
         ) {
             self.daemon = daemon
+            self.policy = policy ?? EmbeddedScheduler.defaultPolicyConfiguration()
             self.app = app
             self.manifest = manifest
             self.manifestURL = manifestURL
@@ -89,6 +94,34 @@ public enum EmbeddedScheduler {
         default:
             FileHandle.standardError.write(Data("bgtask: BGTASK_MANUAL_LAUNCH=\(value) is not 1, yes, true, 0, no or false; the manual launch switch stays off\n".utf8))
             return false
+        }
+    }
+
+    /// `BGTASK_POLICY` from `environment` (``policyConfiguration(from:)``); a value that
+    /// cannot be used is reported on standard error and the phone's profile is used.
+    public static func defaultPolicyConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) -> PolicyConfiguration {
+        switch policyConfiguration(from: environment["BGTASK_POLICY"]) {
+        case .success(let configuration):
+            return configuration
+        case .failure(let error):
+            FileHandle.standardError.write(Data("bgtask: BGTASK_POLICY: \(error); the phone's policy profile is used\n".utf8))
+            return PolicyConfiguration()
+        }
+    }
+
+    /// What `BGTASK_POLICY` selects: unset or empty, the phone's profile; a profile's name
+    /// (`phone`, `server`), that profile with its defaults; anything else is the path of a
+    /// policy file (docs/policies.md, "Configuration"; its `profile` key picks the profile).
+    public static func policyConfiguration(from value: String?) -> Result<PolicyConfiguration, PolicyConfigurationError> {
+        guard let value, !value.isEmpty else { return .success(PolicyConfiguration()) }
+        if let profile = PolicyProfile(rawValue: value) { return .success(profile.defaults) }
+        guard value.hasPrefix("/") || value.hasPrefix(".") || value.contains("/") || value.hasSuffix(".json") else {
+            return .failure(PolicyConfigurationError(source: "BGTASK_POLICY", key: nil, message: "expected \(PolicyProfile.allCases.map(\.rawValue).joined(separator: ", ")) or the path of a policy file, found \"\(value)\""))
+        }
+        do {
+            return .success(try PolicyConfiguration.load(path: value))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -166,6 +199,7 @@ public enum EmbeddedScheduler {
             store: store,
             unavailableReason: problems.joined(separator: "; "),
             log: log,
+            policies: PolicySet(configuration: configuration.policy),
             loadedRequests: loaded
         )
         for problem in problems { log(.error, app: app, problem) }

@@ -9,6 +9,9 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
 
     /// The format version (`currentVersion`).
     public var version: Int
+    /// Which standard policies judge (``PolicyProfile``): the phone's (all), or a server's.
+    /// A file's `profile` key also picks the defaults its other keys override.
+    public var profile: PolicyProfile = .phone
     /// The weighted score (0...1) at or above which a request with no blocking verdict runs.
     public var threshold: Double
     /// Each policy's weight in the score (policy name -> weight >= 0). Policies not listed weigh 1.
@@ -106,6 +109,13 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
     /// What was expected and found.
     public var message: String
 
+    /// An error about `source`, at `key` when one is at fault.
+    public init(source: String, key: String?, message: String) {
+        self.source = source
+        self.key = key
+        self.message = message
+    }
+
     public var description: String { "\(source): \(key.map { "\($0): " } ?? "")\(message)" }
 }
 
@@ -198,9 +208,18 @@ extension PolicyConfiguration {
             throw fail(nil, "not valid JSON: \(error.localizedDescription)")
         }
         guard let dictionary = object as? [String: Any] else { throw fail(nil, "expected a JSON object at the top level") }
+        // The profile first: it picks the defaults the other keys override.
         var configuration = PolicyConfiguration()
+        if let value = dictionary["profile"] {
+            guard let name = value as? String, let profile = PolicyProfile(rawValue: name) else {
+                throw fail("profile", "expected one of \(PolicyProfile.allCases.map(\.rawValue).joined(separator: ", ")), found \(SerializedValue.describe(value))")
+            }
+            configuration = profile.defaults
+        }
         for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-            if key == "version" {
+            if key == "profile" {
+                continue
+            } else if key == "version" {
                 guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.intValue == currentVersion, number.doubleValue == Double(currentVersion) else {
                     throw fail(key, "expected \(currentVersion), found \(SerializedValue.describe(value))")
                 }

@@ -37,10 +37,16 @@ public struct PolicyEvaluation: Hashable, Sendable {
 
 /// The policies the engine consults, in a fixed order, with their configuration.
 public struct PolicySet: Sendable {
-    /// The tunables.
-    public var configuration: PolicyConfiguration
-    /// The policies, in evaluation order.
-    public let policies: [any SchedulingPolicy]
+    /// The tunables; their ``PolicyConfiguration/profile`` chooses which of the set's
+    /// policies judge (``policies``).
+    public var configuration: PolicyConfiguration {
+        didSet { if configuration.profile != oldValue.profile { selectPolicies() } }
+    }
+    /// The policies that judge, in evaluation order: those the set was made with that the
+    /// configuration's profile includes.
+    public private(set) var policies: [any SchedulingPolicy]
+    /// Every policy the set was made with, whatever the profile.
+    private let givenPolicies: [any SchedulingPolicy]
 
     /// The names of the standard policies (for weights and documentation).
     public static let names: [String] = standardPolicies.map(\.name)
@@ -76,17 +82,34 @@ public struct PolicySet: Sendable {
     }
 
     /// The policies ``judge(_:)`` asks first, in that order.
-    private let quickPolicies: [any SchedulingPolicy]
+    private var quickPolicies: [any SchedulingPolicy] = []
     /// Each policy's place in `policies`, for listing decisions.
-    private let listingRank: [String: Int]
+    private var listingRank: [String: Int] = [:]
     /// Whether every policy's name is its own (the usual case): decisions made in the
     /// set's order are then listed by moving the blocking ones first, without a sort.
-    private let namesAreDistinct: Bool
+    private var namesAreDistinct = true
 
-    /// The standard policies with `configuration`.
+    /// `policies` (the standard ones by default) with `configuration`; its profile
+    /// chooses which of them judge.
     public init(configuration: PolicyConfiguration = .init(), policies: [any SchedulingPolicy] = PolicySet.standardPolicies) {
         self.configuration = configuration
+        self.givenPolicies = policies
         self.policies = policies
+        selectPolicies()
+    }
+
+    /// The standard policies under `profile`, with its defaults.
+    public init(profile: PolicyProfile) {
+        self.init(configuration: profile.defaults)
+    }
+
+    /// The server profile (``PolicyProfile/server``): `BGTASK_POLICY=server`.
+    public static var server: PolicySet { PolicySet(profile: .server) }
+
+    /// Keeps the given policies the profile includes, and the tables derived from them.
+    private mutating func selectPolicies() {
+        let profile = configuration.profile
+        policies = givenPolicies.filter { profile.includes($0.name) }
         listingRank = Dictionary(policies.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         namesAreDistinct = listingRank.count == policies.count
         quickPolicies = Self.quickOrder.compactMap { name in policies.first { $0.name == name } }

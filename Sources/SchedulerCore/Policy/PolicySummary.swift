@@ -5,11 +5,14 @@ extension PolicyConfiguration {
     /// bgtaskd answers or the tool reads a file); `source` says where it came from
     /// ("defaults", a file path, "bgtaskd (pid 12): /etc/bgtask/policy.json").
     public func summary(source: String) -> String {
-        var lines = ["policy configuration version \(version) (\(source))"]
+        var lines = ["policy configuration version \(version), profile \(profile) (\(source))"]
         lines.append("  threshold \(threshold); runs due within \(Int(saturating: coalescingTolerance)) s of a wake start in it")
         lines.append("  policies, in the order `why` lists them (weight):")
-        for name in PolicySet.names {
+        for name in PolicySet.names where profile.includes(name) {
             lines.append("    \(name) (\(weight(of: name)))")
+        }
+        if !profile.excludedPolicies.isEmpty {
+            lines.append("  left out by the \(profile) profile: \(PolicySet.names.filter { !profile.includes($0) }.joined(separator: ", "))")
         }
         lines.append("  critical battery \(Int(saturating: criticalBatteryLevel * 100)) %; low power mode holds \(lowPowerModeBlocks.map(\.rawValue).joined(separator: ", "))")
         lines.append("  thermal: processing waits from \(thermalDefersProcessingAt), refresh from \(thermalDefersRefreshAt), running work expires from \(thermalExpiresAt)")

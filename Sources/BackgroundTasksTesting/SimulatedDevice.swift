@@ -55,7 +55,7 @@ public final class SimulatedDevice: Sendable {
         configuration: SchedulerConfiguration = .simulation(),
         assertions: AssertionConfiguration = .init(),
         conditions: Conditions = .favorable,
-        store: SchedulerStore? = nil,
+        store: (any SchedulerStorage)? = nil,
         policies: PolicySet = PolicySet(),
         stuckWorkLimit: Duration = .seconds(30),
         costs: CostModel = .init(),

@@ -242,6 +242,21 @@ struct SchedulerEngineTests {
         #expect(crashed.finished.first?.outcome == .crashed)
     }
 
+    @Test func aRunNotClaimedInASharedStoreIsForgottenWithoutARecord() throws {
+        var engine = F.engine(SchedulerConfiguration(maximumConcurrentRuns: 1))
+        let first = try launch(F.refresh(), in: &engine, at: t0)
+        // A second request waits for the one slot.
+        #expect(try F.submit(F.processing(), to: &engine, at: t0).launched.isEmpty)
+        let lost = Summary(engine.handle(.runNotClaimed(first.id), at: t0 + 0.01))
+        #expect(lost.finished.isEmpty, "another replica runs it: nothing is recorded here")
+        #expect(lost.launched.map(\.identifier) == [F.syncID], "its slot is free again")
+        #expect(!engine.activeRuns.contains { $0.id == first.id })
+        #expect(Summary(engine.handle(.timerFired, at: t0 + 30)).expired.isEmpty, "no deadline is left for it")
+        #expect(engine.policyState(of: F.app)?.throttle.delay(at: t0 + 31) == 0, "no strike")
+        // The same identifier may be submitted and run again.
+        #expect(Summary(engine.handle(.runNotClaimed(first.id), at: t0 + 32)).all.count == 1, "a second word changes nothing")
+    }
+
     // MARK: Concurrency
 
     @Test func atMostMaximumConcurrentRunsRunAtOnce() throws {

@@ -83,6 +83,7 @@ public final class SchedulerDriver: Sendable {
         case trace(SchedulerTraceEvent)
         case log(DiagnosticMessage)
         case call([@Sendable () -> Void])
+        case sharedRunStarted
     }
 
     /// Creates a driver over `store` (pending requests are restored from it).
@@ -104,8 +105,11 @@ public final class SchedulerDriver: Sendable {
         meter: (any RunMeter)? = RunResourceMeter(),
         energyModel: EnergyModel = .init(),
         uplink: (any SchedulerUplink)? = nil,
-        loadedRequests: [PendingRequest]? = nil
+        loadedRequests: [PendingRequest]? = nil,
+        sharedStoreLease: TimeInterval = SchedulerDriver.defaultSharedStoreLease
     ) {
+        self.sharedStoreLease = sharedStoreLease
+        self.sharedCoordinator = (store as? any SharedSchedulerStorage).map { SharedStoreCoordinator(store: $0, lease: sharedStoreLease) }
         self.uplink = uplink
         self.serializesAppWork = serializesAppWork
         self.meter = meter
@@ -135,6 +139,75 @@ public final class SchedulerDriver: Sendable {
             }
         }
         state = Mutex(State(engine: engine, dependedOnReadings: engine.dependsOnSlowReadings))
+        sharedCoordinator?.start(driver: self)
+    }
+
+    /// How long a claim in a shared store holds without renewal before another replica may
+    /// run the request (docs/replicas.md, "The guarantee").
+    public static let defaultSharedStoreLease: TimeInterval = 30
+
+    /// The lease of this driver's claims in a shared store.
+    public let sharedStoreLease: TimeInterval
+    /// The listener and heartbeat of a shared store (`nil` for a store of one's own).
+    let sharedCoordinator: SharedStoreCoordinator?
+
+    deinit { sharedCoordinator?.stop() }
+
+    /// The runs in progress, by id.
+    var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) } }
+
+    /// Applies what another replica changed in the shared store: reads the request (or
+    /// every pending request of this driver's apps) again and brings the engine to it,
+    /// without writing anything back. A request equal to the engine's is left alone, so
+    /// this replica's own changes, heard back, cost nothing.
+    func applySharedChange(_ change: SharedStoreChange) {
+        guard let shared = store as? any SharedSchedulerStorage else { return }
+        let apps = state.withLock { Set($0.contexts.keys) }
+        switch change {
+        case .request(let key):
+            guard apps.contains(key.app) else { return }
+            let row: PendingRequest?
+            do {
+                row = try shared.pendingRequest(key)
+            } catch {
+                log(.error, app: key.app, "could not read '\(key.identifier)' from \(shared.storeDescription) after another replica changed it: \(error)")
+                return
+            }
+            mutate { state, now in Self.bring(&state.engine, key: key, to: row, at: now) }
+        case .everything:
+            for app in apps.sorted() {
+                let rows: [PendingRequest]
+                do {
+                    rows = try shared.pendingRequests(app: app)
+                } catch {
+                    log(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)")
+                    continue
+                }
+                mutate { state, now in
+                    let stored = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+                    let known = Set(state.engine.pendingRequests(of: app).map(\.key))
+                    var effects: [EngineEffect] = []
+                    for key in known.union(stored.keys).sorted() {
+                        effects += Self.bring(&state.engine, key: key, to: stored[key], at: now).filter { if case .wake = $0 { false } else { true } }
+                    }
+                    effects.append(.wake(at: state.engine.nextWake))
+                    return effects
+                }
+            }
+        case .listening:
+            break
+        }
+    }
+
+    /// The engine's effects of making its pending request `key` be `row` (or none).
+    private static func bring(_ engine: inout SchedulerEngine, key: RequestKey, to row: PendingRequest?, at now: Date) -> [EngineEffect] {
+        let current = engine.pendingRequest(for: key)
+        if let row {
+            guard current != row else { return [] }
+            return engine.submit(row, at: now)
+        }
+        guard current != nil else { return [] }
+        return engine.handle(.requestCancelled(key), at: now)
     }
 
     /// The engine's configuration.
@@ -197,6 +270,8 @@ public final class SchedulerDriver: Sendable {
             }
             return []
         }
+        // What other replicas changed between the store's loading and now.
+        if sharedCoordinator != nil { applySharedChange(.everything) }
     }
 
     /// Installs an app that lives in another process: its runs are handed to `host`
@@ -759,10 +834,29 @@ public final class SchedulerDriver: Sendable {
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
         switch effect {
         case .launch(let record, let budget, let evaluation):
-            do {
-                try store?.recordRunStarted(record)
-            } catch {
-                actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
+            if let shared = store as? any SharedSchedulerStorage {
+                // A store shared by replicas: the run is this replica's only once its claim
+                // is committed; otherwise another replica has it, or nobody can have it now.
+                var claimed = false
+                do {
+                    claimed = try shared.claimRun(record, lease: sharedStoreLease)
+                    if !claimed { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
+                } catch {
+                    actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); it is not run here now")))
+                }
+                guard claimed else {
+                    for effect in state.engine.handle(.runNotClaimed(record.id), at: now) {
+                        apply(effect, to: &state, at: now, actions: &actions)
+                    }
+                    return
+                }
+                actions.append(.sharedRunStarted)
+            } else {
+                do {
+                    try store?.recordRunStarted(record)
+                } catch {
+                    actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
+                }
             }
             meter?.runStarted(record.id)
             actions.append(.trace(.launched(record, budget: budget, evaluation: evaluation)))
@@ -843,7 +937,10 @@ public final class SchedulerDriver: Sendable {
             for transition in transitions {
                 actions.append(.trace(.moved(transition.key, transition.location, at: now)))
             }
-        case .wake(let instant):
+        case .wake:
+            // The engine's own next instant: an effect applied inside another's (a run not
+            // claimed frees a slot that launches more) may have moved it since.
+            let instant = state.engine.nextWake
             guard instant != state.wakeAt else { return }
             state.wakeTimer?.cancel()
             state.wakeAt = instant
@@ -888,6 +985,8 @@ public final class SchedulerDriver: Sendable {
                 log.record(message)
             case .call(let bodies):
                 for body in bodies { body() }
+            case .sharedRunStarted:
+                sharedCoordinator?.runStarted()
             case .invoke(let task, let context):
                 context.deliver(task)
             case .launchFailed(let run, let reason):

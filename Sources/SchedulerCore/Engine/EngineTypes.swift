@@ -88,6 +88,12 @@ public enum EngineEvent: Hashable, Sendable {
     case launchFailed(RunID, reason: String)
     /// The process running the handler died.
     case runCrashed(RunID, reason: String)
+    /// The host could not claim the run's request in a store shared by several schedulers
+    /// (another replica claimed it first, it was replaced or cancelled there, or the store
+    /// could not be reached): the run never started here and is forgotten, with no record,
+    /// no strike and no retry. The request is the store's: the replica that claimed it runs
+    /// it, or this engine learns of it again when the store is read (docs/replicas.md).
+    case runNotClaimed(RunID)
     /// The host read the progress of a continued-processing run (completed fraction).
     case progressSampled(RunID, completedUnitCount: Int64)
     /// The user brought the app to the foreground (usage history; lifts a force-quit).

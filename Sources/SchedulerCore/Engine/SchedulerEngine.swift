@@ -288,6 +288,8 @@ public struct SchedulerEngine: Sendable {
 
     /// Copies of the pending requests of `app`, in submission order.
     public func pendingRequests(of app: AppID) -> [PendingRequest] { index.requests(of: app) }
+    /// The pending request `key`, or `nil`.
+    public func pendingRequest(for key: RequestKey) -> PendingRequest? { index.request(for: key) }
 
     /// How many requests are pending.
     public var pendingCount: Int { index.count }
@@ -469,6 +471,13 @@ public struct SchedulerEngine: Sendable {
             finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
         case .runCrashed(let runID, let reason):
             finish(runID, outcome: .crashed, success: nil, reason: reason, at: now, into: &effects)
+        case .runNotClaimed(let runID):
+            guard let run = runs.removeValue(forKey: runID) else { break }
+            if run.isContinuedProcessing { runningContinuedProcessingCount -= 1 }
+            deadlines.remove(runID)
+            let key = run.record.request.key
+            if runsByKey[key] == runID { runsByKey[key] = nil }
+            report(index.markFinished(key, conditions: conditions), into: &effects)
         case .progressSampled(let runID, let completed):
             if var run = runs[runID], run.phase == .running {
                 if completed > run.lastProgress {

@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+
+/// The driver's companion on a store shared by replicas (docs/replicas.md): it hears of
+/// the changes other replicas make and has the driver read them, renews the leases of the
+/// runs this process holds, ends the runs of replicas that died, and reads the whole store
+/// on a slow safety poll while word of changes cannot come.
+///
+/// Nothing here wakes while there is nothing to watch: the heartbeat runs only while this
+/// process has runs in progress, another replica has (its lease may run out), or the
+/// listening connection is down. A change from elsewhere arrives as a notification.
+///
+/// Ownership: the timer and the listener belong to `state` (one mutex); the heartbeat's
+/// store calls run on `queue`, never under that mutex nor the driver's lock.
+final class SharedStoreCoordinator: Sendable {
+    private struct State: @unchecked Sendable {
+        // @unchecked: the timer is a DispatchSourceTimer (thread-safe, not marked Sendable)
+        // and this struct lives only inside the mutex below, its one owner.
+        var listener: (any SharedStoreListener)?
+        var timer: DispatchSourceTimer?
+        var listeningDown = false
+        var runsElsewhere = 0
+        var stopped = false
+    }
+
+    let store: any SharedSchedulerStorage
+    /// How long a claim holds without renewal.
+    let lease: TimeInterval
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "bgtask.shared-store")
+    private let driverReference = Mutex<WeakDriver>(WeakDriver())
+
+    private struct WeakDriver: @unchecked Sendable {
+        // @unchecked: a weak reference to a Sendable class, read and written only under
+        // the mutex that holds it.
+        weak var driver: SchedulerDriver?
+    }
+
+    /// The heartbeat: a third of the lease, so that two renewals may fail before it runs out.
+    var heartbeat: TimeInterval { lease / 3 }
+
+    init(store: any SharedSchedulerStorage, lease: TimeInterval) {
+        self.store = store
+        self.lease = lease
+    }
+
+    private var driver: SchedulerDriver? { driverReference.withLock { $0.driver } }
+
+    /// Starts listening for `driver`, and sweeps once (runs a dead replica left).
+    func start(driver: SchedulerDriver) {
+        driverReference.withLock { $0.driver = driver }
+        let listener = store.listen { [weak self] change in self?.received(change) }
+        let stopNow = state.withLock { state -> Bool in
+            if state.stopped { return true }
+            state.listener = listener
+            return false
+        }
+        if stopNow { listener.stop(); return }
+        queue.async { [weak self] in self?.beat() }
+    }
+
+    /// Stops the listener and the heartbeat.
+    func stop() {
+        let (listener, timer) = state.withLock { state -> ((any SharedStoreListener)?, DispatchSourceTimer?) in
+            state.stopped = true
+            defer { state.listener = nil; state.timer = nil }
+            return (state.listener, state.timer)
+        }
+        timer?.cancel()
+        listener?.stop()
+    }
+
+    /// One heartbeat now, on the calling thread (tests drive it in virtual time).
+    func beatNow() { queue.sync { beat() } }
+
+    /// A run started here: its lease needs the heartbeat.
+    func runStarted() {
+        armHeartbeat()
+    }
+
+    private func received(_ change: SharedStoreChange) {
+        switch change {
+        case .listening(let down):
+            state.withLock { $0.listeningDown = down }
+            if down {
+                driver?.log(.warning, app: nil, "lost the notification connection to \(store.storeDescription): reading it every \(Int(heartbeat)) s until it is back")
+                armHeartbeat()
+            } else {
+                driver?.log(.info, app: nil, "notifications from \(store.storeDescription) are back")
+                driver?.applySharedChange(.everything)
+            }
+        case .request, .everything:
+            driver?.applySharedChange(change)
+            // A claim elsewhere is a run in progress elsewhere: watch its lease.
+            armHeartbeat()
+        }
+    }
+
+    private func armHeartbeat() {
+        state.withLock { state in
+            guard !state.stopped, state.timer == nil else { return }
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(Int(heartbeat * 100)))
+            timer.setEventHandler { [weak self] in self?.beat() }
+            state.timer = timer
+            timer.resume()
+        }
+    }
+
+    /// One heartbeat (on `queue`): renew this process's leases, end the runs whose lease
+    /// ran out, read everything while notifications are down; stop beating when nothing
+    /// needs it.
+    private func beat() {
+        guard let driver else { return }
+        let mine = driver.activeRunIDs
+        do {
+            if !mine.isEmpty { try store.renewLeases(mine, lease: lease) }
+        } catch {
+            driver.log(.error, app: nil, "could not renew the leases of \(mine.count) run(s) in \(store.storeDescription): \(error); another replica may run them once they run out")
+        }
+        var runsElsewhere = 0
+        do {
+            let sweep = try store.recoverExpiredLeases()
+            runsElsewhere = sweep.runsInProgress
+            for run in sweep.ended {
+                driver.log(.warning, app: run.app, "\(run.id) ('\(run.identifier)') lost its lease (its replica stopped renewing it): recorded as interrupted, its request restored")
+            }
+        } catch {
+            driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
+            runsElsewhere = 1
+        }
+        let down = state.withLock { $0.listeningDown }
+        if down { driver.applySharedChange(.everything) }
+        let timer = state.withLock { state -> DispatchSourceTimer? in
+            state.runsElsewhere = runsElsewhere
+            guard mine.isEmpty, runsElsewhere == 0, !state.listeningDown else { return nil }
+            defer { state.timer = nil }
+            return state.timer
+        }
+        if let timer {
+            timer.cancel()
+        } else if !mine.isEmpty || runsElsewhere > 0 || down {
+            armHeartbeat()
+        }
+    }
+}

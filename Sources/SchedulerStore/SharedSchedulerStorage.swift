@@ -1,0 +1,78 @@
+import Foundation
+import SchedulerCore
+
+/// A store several schedulers share: the replicas of one service on PostgreSQL
+/// (docs/replicas.md). Beyond the ``SchedulerStorage`` contract it decides which replica
+/// runs a request (a claim, with a lease that a heartbeat renews), ends the runs of a
+/// replica that died, and tells every replica of the changes the others make.
+///
+/// The guarantee it exists for: while a run's lease is valid, no other replica runs the
+/// same request; a replica that dies mid-run loses its lease, the run is recorded as
+/// interrupted and its request restored, and another replica runs it (at least once
+/// overall).
+public protocol SharedSchedulerStorage: SchedulerStorage {
+    /// This scheduler's name among the replicas: its runs are recorded, and its leases
+    /// held, under it.
+    var replica: String { get }
+
+    /// Claims the request `run` was made from, for this replica: in one transaction, the
+    /// pending row is taken if it is still that request (same app, identifier and
+    /// submission instant) and the run is recorded with a lease of `lease` seconds from
+    /// the server's clock. Returns `false`, writing nothing, when the request is no longer
+    /// pending as such (another replica claimed it, or it was replaced or cancelled).
+    func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool
+
+    /// Extends the leases of this replica's runs `runs` (those this process has in
+    /// progress: a restarted replica of the same name never renews its predecessor's) to
+    /// `lease` seconds from the server's now.
+    func renewLeases(_ runs: [RunID], lease: TimeInterval) throws(StoreError)
+
+    /// Ends every run whose lease expired (a replica that died or lost the server): it is
+    /// recorded as interrupted and its request restored unless one with the same key is
+    /// pending again. Safe to call from every replica at once: each run is ended once.
+    @discardableResult
+    func recoverExpiredLeases() throws(StoreError) -> LeaseSweep
+
+    /// The pending request `key`, or `nil`.
+    func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest?
+
+    /// Starts listening for the changes every replica makes to pending requests;
+    /// `onChange` is called on the listener's own thread, never under a lock of the
+    /// store's. Stop the listener before the store is closed.
+    func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener
+}
+
+/// What changed in a shared store.
+public enum SharedStoreChange: Sendable, Hashable {
+    /// The pending request `key` was submitted, replaced, claimed or cancelled somewhere:
+    /// read it again.
+    case request(RequestKey)
+    /// Word of changes may have been missed (the listening connection was lost and made
+    /// again): read every pending request again.
+    case everything
+    /// The listening connection is down (`true`) or back (`false`); while down, the
+    /// scheduler reads the store on a slow safety poll.
+    case listening(down: Bool)
+}
+
+/// A running listener of a shared store.
+public protocol SharedStoreListener: AnyObject, Sendable {
+    /// Stops listening and closes its connection; no call of `onChange` starts after it
+    /// returns.
+    func stop()
+}
+
+/// What ``SharedSchedulerStorage/recoverExpiredLeases()`` did and saw.
+public struct LeaseSweep: Sendable, Hashable {
+    /// The runs it ended (recorded as interrupted; their requests restored).
+    public var ended: [RunRecord]
+    /// Runs still in progress under a valid lease, of every replica: while there are any,
+    /// a replica sweeps again at its heartbeat, in case their replica dies.
+    public var runsInProgress: Int
+
+    /// A sweep's result.
+    public init(ended: [RunRecord], runsInProgress: Int) {
+        self.ended = ended
+        self.runsInProgress = runsInProgress
+    }
+}

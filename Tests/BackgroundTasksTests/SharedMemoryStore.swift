@@ -1,0 +1,201 @@
+import Dispatch
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+
+/// A store shared by several in-process replicas, in memory: the driver's side of
+/// replicas (claims, word of changes, leases) tested in virtual time without a server.
+/// The PostgreSQL store keeps the same contract against a real server
+/// (Tests/StoreContractTests); this one is only as faithful as the contract says.
+final class SharedMemoryBackend: Sendable {
+    struct Run: Sendable {
+        var record: RunRecord
+        var leaseUntil: Date
+    }
+
+    struct State: Sendable {
+        var pending: [RequestKey: PendingRequest] = [:]
+        var runs: [String: [RunID: Run]] = [:]
+        var settings: [AppID: [String: String]] = [:]
+        var checkpoints: [AppID: [String: Data]] = [:]
+        var listeners: [UUID: @Sendable (SharedStoreChange) -> Void] = [:]
+        var reachable = true
+        var claims = 0
+    }
+
+    let state = Mutex(State())
+    /// The server's clock.
+    let now: @Sendable () -> Date
+    /// Word of changes goes out on its own queue, as a notification connection's would.
+    let delivery = DispatchQueue(label: "shared-memory-store.delivery")
+
+    init(now: @escaping @Sendable () -> Date) {
+        self.now = now
+    }
+
+    /// A replica's view.
+    func store(replica: String) -> SharedMemoryStore { SharedMemoryStore(backend: self, replica: replica) }
+
+    /// Waits until every change word sent so far was delivered.
+    func drain() { delivery.sync {} }
+
+    func notify(_ keys: [RequestKey]) {
+        let listeners = state.withLock { Array($0.listeners.values) }
+        for key in keys {
+            delivery.async { for listener in listeners { listener(.request(key)) } }
+        }
+    }
+}
+
+final class SharedMemoryStore: SharedSchedulerStorage {
+    let backend: SharedMemoryBackend
+    let replica: String
+    var storeDescription: String { "shared memory store (replica \(replica))" }
+
+    init(backend: SharedMemoryBackend, replica: String) {
+        self.backend = backend
+        self.replica = replica
+    }
+
+    private func access<Result>(_ body: (inout SharedMemoryBackend.State) throws(StoreError) -> Result) throws(StoreError) -> Result {
+        try backend.state.withLock { (state) throws(StoreError) -> Result in
+            guard state.reachable else { throw StoreError(code: .unavailable, path: storeDescription, message: "\(storeDescription) cannot be reached") }
+            return try body(&state)
+        }
+    }
+
+    func upsertRequest(_ request: PendingRequest) throws(StoreError) { try upsertRequests([request]) }
+    func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
+        try access { state in for request in requests { state.pending[request.key] = request } }
+        backend.notify(requests.map(\.key))
+    }
+    func deleteRequest(_ key: RequestKey) throws(StoreError) {
+        try access { state in state.pending[key] = nil }
+        backend.notify([key])
+    }
+    func deleteAllRequests(app: AppID) throws(StoreError) {
+        let keys = try access { state in
+            let keys = state.pending.keys.filter { $0.app == app }
+            for key in keys { state.pending[key] = nil }
+            return Array(keys)
+        }
+        backend.notify(keys)
+    }
+    func pendingRequests(app: AppID?) throws(StoreError) -> [PendingRequest] {
+        try access { state in state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key } }
+    }
+    func quarantineRequests(_ keys: [RequestKey], reason: String, now: Date) throws(StoreError) -> [QuarantinedRequest] {
+        try access { state in
+            keys.compactMap { key in state.pending.removeValue(forKey: key).map { QuarantinedRequest(app: $0.app.rawValue, identifier: $0.identifier, reason: reason, quarantinedAt: now) } }
+        }
+    }
+    func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] { [] }
+    func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+        _ = try claimRun(run, lease: 30)
+    }
+    func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError) {
+        try access { (state) throws(StoreError) in
+            guard let held = state.runs[replica]?[run.id], held.record.endedAt == nil else {
+                throw StoreError(code: .invalidData, path: nil, message: "cannot record the end of \(run.id): it is not in progress")
+            }
+            _ = held
+            state.runs[replica]?[run.id]?.record = run
+            for (name, value) in appSettings { state.settings[run.app, default: [:]][name] = value }
+        }
+    }
+    func runs(app: AppID?, since: Date?, limit: Int?) throws(StoreError) -> [RunRecord] {
+        try access { state in
+            let all = state.runs.values.flatMap(\.values).map(\.record)
+                .filter { (app == nil || $0.app == app) && (since == nil || $0.startedAt >= since!) }
+                .sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+            return limit.map { Array(all.suffix($0)) } ?? all
+        }
+    }
+    func run(_ id: RunID) throws(StoreError) -> RunRecord? { try access { $0.runs[replica]?[id]?.record } }
+    func maxRunID() throws(StoreError) -> RunID? { try access { $0.runs[replica]?.keys.max() } }
+    func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int { 0 }
+    func energySummary(app: AppID?, since: Date?) throws(StoreError) -> [EnergySummary.Row] { [] }
+    func appSetting(app: AppID, name: String) throws(StoreError) -> String? { try access { $0.settings[app]?[name] } }
+    func appSettings(named name: String) throws(StoreError) -> [AppID: String] {
+        try access { state in state.settings.compactMapValues { $0[name] } }
+    }
+    func setAppSetting(_ value: String?, app: AppID, name: String) throws(StoreError) {
+        try access { state in state.settings[app, default: [:]][name] = value }
+    }
+    func checkpoint(app: AppID, key: String) throws(StoreError) -> Data? { try access { $0.checkpoints[app]?[key] } }
+    func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
+        try access { state in state.checkpoints[app, default: [:]][key] = data }
+    }
+    func removeCheckpoint(app: AppID, key: String) throws(StoreError) {
+        try access { state in state.checkpoints[app]?[key] = nil }
+    }
+    func checkpointKeys(app: AppID) throws(StoreError) -> [String] { try access { ($0.checkpoints[app] ?? [:]).keys.sorted() } }
+    func close() {}
+
+    func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool {
+        let now = backend.now()
+        let claimed = try access { state in
+            guard let pending = state.pending[run.request.key], pending.submittedAt == run.request.submittedAt else { return false }
+            state.pending[run.request.key] = nil
+            state.runs[replica, default: [:]][run.id] = .init(record: run, leaseUntil: now.addingTimeInterval(lease))
+            state.claims += 1
+            return true
+        }
+        if claimed { backend.notify([run.request.key]) }
+        return claimed
+    }
+    func renewLeases(_ runs: [RunID], lease: TimeInterval) throws(StoreError) {
+        let now = backend.now()
+        try access { state in
+            for id in runs where state.runs[replica]?[id]?.record.endedAt == nil {
+                state.runs[replica]?[id]?.leaseUntil = now.addingTimeInterval(lease)
+            }
+        }
+    }
+    func recoverExpiredLeases() throws(StoreError) -> LeaseSweep {
+        let now = backend.now()
+        let (ended, inProgress, restored) = try access { state -> ([RunRecord], Int, [RequestKey]) in
+            var ended: [RunRecord] = []
+            var restored: [RequestKey] = []
+            var inProgress = 0
+            for (name, runs) in state.runs {
+                for (id, run) in runs where run.record.endedAt == nil {
+                    guard run.leaseUntil <= now else { inProgress += 1; continue }
+                    var record = run.record
+                    record.endedAt = now
+                    record.outcome = .interrupted
+                    record.stopReason = "its lease ran out"
+                    state.runs[name]?[id]?.record = record
+                    ended.append(record)
+                    if state.pending[record.request.key] == nil {
+                        state.pending[record.request.key] = record.request
+                        restored.append(record.request.key)
+                    }
+                }
+            }
+            return (ended, inProgress, restored)
+        }
+        backend.notify(restored)
+        return LeaseSweep(ended: ended, runsInProgress: inProgress)
+    }
+    func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest? { try access { $0.pending[key] } }
+
+    func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener {
+        let id = UUID()
+        backend.state.withLock { $0.listeners[id] = onChange }
+        return Listener(backend: backend, id: id)
+    }
+
+    final class Listener: SharedStoreListener {
+        let backend: SharedMemoryBackend
+        let id: UUID
+        init(backend: SharedMemoryBackend, id: UUID) {
+            self.backend = backend
+            self.id = id
+        }
+        func stop() {
+            _ = backend.state.withLock { $0.listeners.removeValue(forKey: id) }
+        }
+    }
+}

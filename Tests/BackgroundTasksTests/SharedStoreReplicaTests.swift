@@ -1,0 +1,157 @@
+@testable import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Testing
+
+/// Replicas of one app on a shared store, in virtual time (docs/replicas.md): a request
+/// submitted on one replica reaches the others by word of the change, exactly one replica
+/// runs it, and a run whose replica died is run by another once its lease runs out.
+@Suite struct SharedStoreReplicaTests {
+    /// Replicas of the test app, each a simulated device on `backend`, counting the runs
+    /// of every handler into `ran`.
+    final class Cluster: Sendable {
+        let backend: SharedMemoryBackend
+        let replicas: [SimulatedDevice]
+        let contexts: [AppContext]
+        let ran = LockedBox<[String]>([])
+        /// The task of `com.example.test.p10` on replica 0, whose handler never ends.
+        let hung = LockedBox<BGTask?>(nil)
+
+        init(count: Int) throws {
+            // The server's clock is the first replica's (they advance together).
+            let serverClock = LockedBox<VirtualClock?>(nil)
+            let backend = SharedMemoryBackend(now: { serverClock.withLock { $0?.now() } ?? testStart })
+            self.backend = backend
+            var replicas: [SimulatedDevice] = []
+            var contexts: [AppContext] = []
+            let ran = self.ran
+            let hung = self.hung
+            for number in 0..<count {
+                let device = try SimulatedDevice(start: testStart, store: backend.store(replica: "r\(number)"), policies: PolicySet(profile: .server))
+                let context = device.install(app: testApp, manifest: testManifest, launchedByUser: false) {
+                    BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.test.p10", using: nil) { task in
+                        guard number != 0 else { hung.withLock { $0 = task }; return }
+                        ran.withLock { $0.append("r\(number) com.example.test.p10") }
+                        task.setTaskCompleted(success: true)
+                    }
+                    for identifier in [refreshID, processingID] + (0..<10).map({ "com.example.test.p\($0)" }) {
+                        BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                            ran.withLock { $0.append("r\(number) \(identifier)") }
+                            task.setTaskCompleted(success: true)
+                        }
+                    }
+                }
+                if number == 0 { serverClock.withLock { $0 = device.clock } }
+                replicas.append(device)
+                contexts.append(context)
+            }
+            self.replicas = replicas
+            self.contexts = contexts
+        }
+
+        /// Advances every replica by `seconds`, in small steps, letting word of changes
+        /// arrive between steps.
+        func run(for seconds: TimeInterval, step: TimeInterval = 1) async {
+            var elapsed: TimeInterval = 0
+            while elapsed < seconds {
+                for replica in replicas { await replica.run(for: step) }
+                backend.drain()
+                for replica in replicas { await replica.settle() }
+                elapsed += step
+            }
+        }
+
+        /// Submits a processing request `identifier` on replica `number`, beginning after
+        /// `delay`, and lets every replica hear of it.
+        func submitProcessing(_ identifier: String, on number: Int, after delay: TimeInterval) async throws {
+            let request = BGProcessingTaskRequest(identifier: identifier)
+            request.earliestBeginDate = Date(timeIntervalSinceNow: delay)
+            try submit(request, in: contexts[number])
+            backend.drain()
+            for replica in replicas { await replica.settle() }
+        }
+    }
+
+    @Test func aRequestSubmittedOnOneReplicaRunsOnceAcrossAll() async throws {
+        let cluster = try Cluster(count: 3)
+        try await cluster.submitProcessing(processingID, on: 1, after: 60)
+        // Every replica heard of it.
+        for context in cluster.contexts {
+            #expect(context.driver.pendingRequests(of: testApp).map(\.identifier) == [processingID])
+        }
+        // Word of the first claim is held back until every replica has reached the instant:
+        // all three try to claim it.
+        cluster.backend.delivery.suspend()
+        for replica in cluster.replicas { await replica.run(for: 61) }
+        cluster.backend.delivery.resume()
+        await cluster.run(for: 60)
+        #expect(cluster.ran.withLock { $0.count } == 1, "\(cluster.ran.withLock { $0 })")
+        // The others tried at the same instant and lost the claim.
+        let lost = cluster.replicas.dropFirst().flatMap(\.log.messages).filter { $0.text.contains("claimed by another replica") }
+        #expect(!lost.isEmpty, "the claims raced")
+        for context in cluster.contexts { #expect(context.driver.pendingRequests(of: testApp).isEmpty) }
+    }
+
+    @Test func manyRequestsFromEveryReplicaEachRunOnce() async throws {
+        let cluster = try Cluster(count: 3)
+        for number in 0..<10 {
+            let request = BGProcessingTaskRequest(identifier: "com.example.test.p\(number)")
+            try submit(request, in: cluster.contexts[number % 3])
+        }
+        await cluster.run(for: 30)
+        let ran = cluster.ran.withLock { $0 }
+        #expect(ran.count == 10, "\(ran)")
+        #expect(Set(ran.map { $0.split(separator: " ")[1] }).count == 10, "each request once: \(ran)")
+    }
+
+    @Test func aCancellationOnOneReplicaReachesTheOthers() async throws {
+        let cluster = try Cluster(count: 2)
+        try await cluster.submitProcessing(processingID, on: 0, after: 3600)
+        #expect(cluster.contexts[1].driver.pendingRequests(of: testApp).count == 1)
+        cluster.contexts[1].withCurrent { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: processingID) }
+        cluster.backend.drain()
+        await cluster.replicas[0].settle()
+        #expect(cluster.contexts[0].driver.pendingRequests(of: testApp).isEmpty)
+    }
+
+    @Test func aRequestClaimedElsewhereIsNotRunHereAndLeavesNoRecord() async throws {
+        let cluster = try Cluster(count: 2)
+        // Replica 1 never hears of the claim in time: its word is held back.
+        let request = BGProcessingTaskRequest(identifier: processingID)
+        try submit(request, in: cluster.contexts[0])
+        cluster.backend.drain()
+        await cluster.run(for: 5)
+        #expect(cluster.ran.withLock { $0.count } == 1)
+        #expect(cluster.backend.state.withLock { $0.claims } == 1, "one claim committed")
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.count == 1 && runs.first?.outcome == .success, "\(runs)")
+    }
+
+    @Test func aRunWhoseReplicaDiedIsRunByAnotherOnceItsLeaseRunsOut() async throws {
+        let cluster = try Cluster(count: 2)
+        // Replica 0 claims the request but its handler never ends, and it stops renewing
+        // (its process is gone: its heartbeat is never called).
+        let hung = cluster.hung
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p10"), in: cluster.contexts[0])
+        cluster.backend.drain()
+        await cluster.replicas[0].settle()
+        #expect(hung.withLock { $0 != nil })
+        cluster.contexts[0].driver.sharedCoordinator?.stop()
+        cluster.backend.drain()
+        await cluster.replicas[1].settle()
+        #expect(cluster.contexts[1].driver.pendingRequests(of: testApp).isEmpty, "claimed by replica 0")
+        // Replica 1's heartbeat before the lease runs out changes nothing.
+        await cluster.run(for: 20)
+        cluster.contexts[1].driver.sharedCoordinator?.beatNow()
+        #expect(cluster.ran.withLock { $0.isEmpty })
+        // After it, the run is ended as interrupted and the request runs on replica 1.
+        await cluster.run(for: 11)
+        cluster.contexts[1].driver.sharedCoordinator?.beatNow()
+        await cluster.run(for: 2)
+        #expect(cluster.ran.withLock { $0 } == ["r1 com.example.test.p10"])
+        let runs = try cluster.contexts[1].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.map(\.outcome) == [.interrupted, .success], "\(runs)")
+    }
+}

@@ -143,6 +143,9 @@ let package = Package(
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
+        // One store test suite run against both stores (SQLite in memory, and a throwaway
+        // PostgreSQL server), and the PostgreSQL store's own tests.
+        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
         .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
         .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),

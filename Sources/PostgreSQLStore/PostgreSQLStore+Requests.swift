@@ -17,18 +17,18 @@ extension PostgreSQLStore {
     /// - Throws: ``StoreError/Code/invalidData`` for a value PostgreSQL cannot hold (a NUL
     ///   byte in a name, a date that is not finite); nothing is written then.
     public func upsertRequest(_ request: PendingRequest) throws(StoreError) {
-        let values = try PostgreSQLColumns.requestValues(of: request)
         try withConnection { (connection) throws(StoreError) in
-            _ = try connection.execute(Self.upsertSQL, values, commits: true)
+            _ = try connection.execute(Self.upsertSQL, PostgreSQLColumns.requestValues(of: request), commits: true)
         }
     }
 
     /// Saves every request of `requests` in one transaction: one commit for all, all or none.
     public func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
         guard !requests.isEmpty else { return }
-        var rows: [[PostgreSQLValue]] = []
-        for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
         try withConnection { (connection) throws(StoreError) in
+            // Every value first: one that PostgreSQL cannot hold fails the batch before it starts.
+            var rows: [[PostgreSQLValue]] = []
+            for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
             try connection.transaction { () throws(StoreError) in
                 for values in rows { try connection.execute(Self.upsertSQL, values) }
             }

@@ -8,8 +8,8 @@ extension PostgreSQLStore {
     /// - Throws: ``StoreError/Code/server`` when this replica already recorded a run with
     ///   that number (the request stays pending).
     public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
-        let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
         try withConnection { (connection) throws(StoreError) in
+            let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
             try connection.transaction { () throws(StoreError) in
                 try connection.execute(
                     "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2",
@@ -30,8 +30,8 @@ extension PostgreSQLStore {
     /// - Throws: ``StoreError/Code/invalidData`` naming the run when this replica never
     ///   recorded it as started.
     public func recordRunFinished(_ run: RunRecord, appSettings: [String: String?] = [:]) throws(StoreError) {
-        let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
         try withConnection { (connection) throws(StoreError) in
+            let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
             try connection.transaction { () throws(StoreError) in
                 let updated = try connection.execute(PostgreSQLColumns.finishSQL, values)
                 guard updated.affectedRows == 1 else {

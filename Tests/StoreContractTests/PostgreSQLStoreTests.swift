@@ -168,6 +168,7 @@ extension PostgreSQLServerTests {
             }
             #expect(error.code == .invalidData)
             #expect(error.message.contains("NUL"))
+            #expect(error.path == store.storeDescription)
             #expect(throws: StoreError.self) { try store.setAppSetting("a\0b", app: Sample.app, name: "n") }
             #expect(try store.pendingRequests().isEmpty)
             #expect(try store.appSetting(app: Sample.app, name: "n") == nil)
@@ -181,6 +182,7 @@ extension PostgreSQLServerTests {
             request.earliestBeginDate = Date(timeIntervalSinceReferenceDate: .infinity)
             let error = try #require(throws: StoreError.self) { try store.upsertRequest(request) }
             #expect(error.code == .invalidData && error.message.contains("earliest_begin"))
+            #expect(error.path == store.storeDescription && error.message.contains(store.storeDescription))
             #expect(try store.pendingRequests().isEmpty)
         }
 

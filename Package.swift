@@ -20,6 +20,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libpq from Debian's libpq-dev: the PostgreSQL store's client library.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // UIKit's enums as C enums, imported as open (non-frozen) enums exactly as on iOS.
         .target(name: "CUIKitTypes"),
         // Tiny C shims over Linux calls Swift cannot make directly (SO_PEERCRED, clone3, pidfd).
@@ -34,6 +40,8 @@ let package = Package(
         .target(name: "SchedulerCore"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
         .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
+        // Durable state in PostgreSQL, shared by the replicas of a service (docs/replicas.md).
+        .target(name: "PostgreSQLStore", dependencies: ["CLibPQ", "SchedulerStore", "SchedulerCore"]),
         // Readers of the Linux device (power, network) behind an injectable root.
         .target(name: "DeviceConditions", dependencies: ["SchedulerCore"]),
         // The Apple-compatible public API and the drivers that host the engine.
@@ -135,6 +143,9 @@ let package = Package(
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
+        // One store test suite run against both stores (SQLite in memory, and a throwaway
+        // PostgreSQL server), and the PostgreSQL store's own tests.
+        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
         .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
         .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),

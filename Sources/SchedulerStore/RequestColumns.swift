@@ -4,8 +4,10 @@ import SchedulerCore
 /// How a ``PendingRequest`` maps to the columns that `pending_requests` and `runs` share.
 ///
 /// Both tables store the full request (a run keeps its request so that an interrupted run can
-/// put it back), so the mapping lives in one place.
-enum RequestColumns {
+/// put it back), so the mapping lives in one place. The PostgreSQL store (another target of
+/// this package) uses its `package` part, so both stores encode and check a request's task
+/// kind and extra fields the same way.
+package enum RequestColumns {
     /// The request columns, in the order ``values(of:)`` binds them and ``decode(_:from:)``
     /// reads them.
     static let names = "app, identifier, kind, earliest_begin, submitted_at, requires_network, requires_power, extras"
@@ -55,10 +57,7 @@ enum RequestColumns {
         guard row.isText(offset + 2) else {
             throw invalid("the task kind of \(name()) is \(row.typeName(offset + 2)), not text")
         }
-        let kindName = row.text(offset + 2)
-        guard let kind = TaskKind(rawValue: kindName) else {
-            throw invalid("unknown task kind \"\(kindName)\" for \(name())")
-        }
+        let kind = try kind(row.text(offset + 2), of: name)
         let submittedAt = try date(row, offset + 4, column: "submitted_at", of: name)
         let earliestBegin = row.isNull(offset + 3) ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
         let requiresNetwork = try flag(row, offset + 5, column: "requires_network", of: name)
@@ -66,7 +65,28 @@ enum RequestColumns {
         if !row.isNull(offset + 7), !row.isText(offset + 7) {
             throw invalid("the extra fields of \(name()) are \(row.typeName(offset + 7)), not JSON text")
         }
-        let extras = try decodeExtras(row.optionalText(offset + 7), of: name)
+        return try assemble(
+            app: app, identifier: identifier, kind: kind, earliestBegin: earliestBegin, submittedAt: submittedAt,
+            requiresNetwork: requiresNetwork, requiresPower: requiresPower, extras: row.optionalText(offset + 7), of: name
+        )
+    }
+
+    /// The task kind stored as `kindName`, or ``StoreError/Code/invalidData`` naming the row.
+    package static func kind(_ kindName: String, of name: () -> String) throws(StoreError) -> TaskKind {
+        guard let kind = TaskKind(rawValue: kindName) else {
+            throw invalid("unknown task kind \"\(kindName)\" for \(name())")
+        }
+        return kind
+    }
+
+    /// A request from columns already checked one by one, its extra fields decoded from
+    /// their JSON (strictly: JSON that does not decode is ``StoreError/Code/invalidData``
+    /// naming the row).
+    package static func assemble(
+        app: AppID, identifier: String, kind: TaskKind, earliestBegin: Date?, submittedAt: Date,
+        requiresNetwork: Bool, requiresPower: Bool, extras json: String?, of name: () -> String
+    ) throws(StoreError) -> PendingRequest {
+        let extras = try decodeExtras(json, of: name)
         var request = PendingRequest(
             app: app,
             identifier: identifier,
@@ -103,7 +123,9 @@ enum RequestColumns {
         return row.bool(index)
     }
 
-    private static func encodeExtras(of request: PendingRequest) throws(StoreError) -> String? {
+    /// The JSON of the fields few requests use, or `nil` when the request uses none of them
+    /// (the column is then NULL rather than "{}").
+    package static func encodeExtras(of request: PendingRequest) throws(StoreError) -> String? {
         let extras = Extras(
             protectionTypeOfRequiredData: request.protectionTypeOfRequiredData,
             continuedProcessing: request.continuedProcessing,

@@ -1,0 +1,161 @@
+import Foundation
+import SchedulerStore
+
+/// The PostgreSQL store's schema, as an ordered list of migration steps (docs/replicas.md,
+/// "The schema").
+///
+/// `bgtask_schema_migrations` holds one row per step applied (its version, when, and by
+/// which replica). Opening applies the missing steps, each in its own transaction together
+/// with its row, under a transaction-scoped advisory lock, so that replicas started at once
+/// (processes on several machines) migrate one after the other and each step is applied
+/// once. Never edit a released step: append a new one.
+///
+/// Every table is prefixed `bgtask_`, so the scheduler can share a database (and its
+/// `search_path`) with the service's own tables.
+enum PostgreSQLSchema {
+    /// Step `n` (1-based) brings a database from version `n - 1` to version `n`.
+    static let steps: [String] = [
+        // 1: what the SQLite store holds, for many replicas.
+        //
+        // Dates are double precision seconds since 2001-01-01 UTC (`Date`'s own value, as in
+        // SQLite): exact, and the same numbers in both stores. Keys are COLLATE "C", so
+        // ordering is by code point as in SQLite and Swift, whatever the database's locale.
+        // Runs are keyed by (replica, id): each replica numbers its own runs, as each SQLite
+        // file does, and the log is shared. The measurements live in the runs table (SQLite
+        // has them in a table of their own only for its older files). The quarantine keeps
+        // its rows in arrival order (`seq`).
+        """
+        CREATE TABLE bgtask_pending_requests (
+            app text COLLATE "C" NOT NULL,
+            identifier text COLLATE "C" NOT NULL,
+            kind text NOT NULL,
+            earliest_begin double precision,
+            submitted_at double precision NOT NULL,
+            requires_network boolean NOT NULL,
+            requires_power boolean NOT NULL,
+            extras text,
+            PRIMARY KEY (app, identifier)
+        );
+
+        CREATE TABLE bgtask_runs (
+            replica text COLLATE "C" NOT NULL,
+            id bigint NOT NULL,
+            app text COLLATE "C" NOT NULL,
+            identifier text COLLATE "C" NOT NULL,
+            kind text NOT NULL,
+            earliest_begin double precision,
+            submitted_at double precision NOT NULL,
+            requires_network boolean NOT NULL,
+            requires_power boolean NOT NULL,
+            extras text,
+            started_at double precision NOT NULL,
+            ended_at double precision,
+            outcome text,
+            success boolean,
+            stop_reason text,
+            cpu_time double precision,
+            peak_memory bigint,
+            energy_joules double precision,
+            measured_by text,
+            bytes_read bigint,
+            bytes_written bigint,
+            PRIMARY KEY (replica, id)
+        );
+        -- The log is read newest first, by app or whole.
+        CREATE INDEX bgtask_runs_by_start ON bgtask_runs (started_at, id);
+        CREATE INDEX bgtask_runs_by_app_and_start ON bgtask_runs (app, started_at);
+        -- Pruning deletes finished runs by end; without this it scans the whole log.
+        CREATE INDEX bgtask_runs_by_end ON bgtask_runs (ended_at) WHERE ended_at IS NOT NULL;
+
+        CREATE TABLE bgtask_quarantined_requests (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            app text NOT NULL,
+            identifier text NOT NULL,
+            kind text NOT NULL,
+            earliest_begin double precision,
+            submitted_at double precision NOT NULL,
+            requires_network boolean NOT NULL,
+            requires_power boolean NOT NULL,
+            extras text,
+            reason text NOT NULL,
+            quarantined_at double precision NOT NULL
+        );
+
+        CREATE TABLE bgtask_checkpoints (
+            app text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            data bytea NOT NULL,
+            updated_at double precision NOT NULL,
+            PRIMARY KEY (app, key)
+        );
+
+        CREATE TABLE bgtask_app_settings (
+            app text COLLATE "C" NOT NULL,
+            name text COLLATE "C" NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (app, name)
+        );
+        """,
+    ]
+
+    /// The version a database has once every step known here is applied.
+    static var latestVersion: Int { steps.count }
+
+    /// The table of applied steps. Created outside the steps (by the first opener, under the
+    /// lock): it is what says which steps exist.
+    static let migrationsTable = """
+        CREATE TABLE bgtask_schema_migrations (
+            version integer PRIMARY KEY,
+            applied_at timestamp with time zone NOT NULL DEFAULT now(),
+            applied_by text NOT NULL
+        )
+        """
+
+    /// The advisory lock openers take around migrating ("BGTKSCHM"): one number for the
+    /// whole database, since the steps touch several tables.
+    static let lockKey: Int64 = 0x4247_544B_5343_484D
+
+    /// The database's version: the highest step applied, 0 when none (or no table yet).
+    static func version(on connection: PostgreSQLConnection) throws(StoreError) -> Int {
+        let exists = try connection.execute("SELECT to_regclass('bgtask_schema_migrations') IS NOT NULL")
+        guard exists.rowCount == 1, exists.row(0).text(0) == "t" else { return 0 }
+        let result = try connection.execute("SELECT coalesce(max(version), 0) FROM bgtask_schema_migrations")
+        guard result.rowCount == 1, let version = Int(result.row(0).text(0)) else {
+            throw StoreError(code: .invalidData, path: connection.server, message: "the schema version in \(connection.server) cannot be read")
+        }
+        return version
+    }
+
+    /// Applies every step the database lacks, one transaction per step, each under the
+    /// advisory lock: a replica that waited for another's step reads the version again and
+    /// finds it done. `replica` is written into each step's row.
+    /// - Throws: ``StoreError/Code/schemaTooNew`` when the database is at a version newer
+    ///   than ``latestVersion``; nothing is written then.
+    static func migrate(_ connection: PostgreSQLConnection, replica: String) throws(StoreError) {
+        var finished = false
+        while !finished {
+            finished = try connection.transaction { () throws(StoreError) -> Bool in
+                try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(lockKey)])
+                let version = try version(on: connection)
+                guard version <= latestVersion else {
+                    throw StoreError(
+                        code: .schemaTooNew,
+                        path: connection.server,
+                        message: "the scheduler's tables in the PostgreSQL database \(connection.server) have schema version \(version), "
+                            + "but this build knows versions up to \(latestVersion); they were written by a newer version and are left untouched"
+                    )
+                }
+                guard version < latestVersion else { return true }
+                if version == 0, try connection.execute("SELECT to_regclass('bgtask_schema_migrations') IS NULL").row(0).text(0) == "t" {
+                    try connection.executeScript(migrationsTable)
+                }
+                try connection.executeScript(steps[version])
+                try connection.execute(
+                    "INSERT INTO bgtask_schema_migrations (version, applied_by) VALUES ($1::integer, $2::text)",
+                    [.integer(Int64(version + 1)), .text(replica)]
+                )
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import SchedulerCore
+import SchedulerStore
+
+extension PostgreSQLStore {
+    /// Inserts `$1...$8` (``PostgreSQLColumns/requestNames``) or replaces the pending request
+    /// with the same key, as submitting again does on iOS.
+    private static let upsertSQL = """
+        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames)) VALUES (\(PostgreSQLColumns.placeholders(8))) \
+        ON CONFLICT (app, identifier) DO UPDATE SET kind = excluded.kind, earliest_begin = excluded.earliest_begin, \
+        submitted_at = excluded.submitted_at, requires_network = excluded.requires_network, \
+        requires_power = excluded.requires_power, extras = excluded.extras
+        """
+
+    /// Saves `request` as pending, replacing the pending request with the same app and
+    /// identifier (from any replica). Committed when it returns.
+    /// - Throws: ``StoreError/Code/invalidData`` for a value PostgreSQL cannot hold (a NUL
+    ///   byte in a name, a date that is not finite); nothing is written then.
+    public func upsertRequest(_ request: PendingRequest) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            _ = try connection.execute(Self.upsertSQL, PostgreSQLColumns.requestValues(of: request), commits: true)
+        }
+    }
+
+    /// Saves every request of `requests` in one transaction: one commit for all, all or none.
+    public func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
+        guard !requests.isEmpty else { return }
+        try withConnection { (connection) throws(StoreError) in
+            // Every value first: one that PostgreSQL cannot hold fails the batch before it starts.
+            var rows: [[PostgreSQLValue]] = []
+            for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
+            try connection.transaction { () throws(StoreError) in
+                for values in rows { try connection.execute(Self.upsertSQL, values) }
+            }
+        }
+    }
+
+    /// Removes the pending request `key`, if any. Committed when it returns.
+    public func deleteRequest(_ key: RequestKey) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            _ = try connection.execute(
+                "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2",
+                [.text(key.app.rawValue), .text(key.identifier)], commits: true
+            )
+        }
+    }
+
+    /// Removes every pending request of `app`, and only of `app`. Committed when it returns.
+    public func deleteAllRequests(app: AppID) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            _ = try connection.execute("DELETE FROM bgtask_pending_requests WHERE app = $1", [.text(app.rawValue)], commits: true)
+        }
+    }
+
+    /// The pending requests of `app` (or of every app), ordered by app, then submission time,
+    /// then identifier, as the SQLite store orders them.
+    /// - Throws: ``StoreError/Code/invalidData`` naming a row that cannot be read (written
+    ///   since the store was opened by another program; the next open quarantines it).
+    public func pendingRequests(app: AppID? = nil) throws(StoreError) -> [PendingRequest] {
+        var sql = "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests"
+        var values: [PostgreSQLValue] = []
+        if let app {
+            sql += " WHERE app = $1"
+            values.append(.text(app.rawValue))
+        }
+        sql += " ORDER BY app, submitted_at, identifier"
+        return try withConnection { (connection) throws(StoreError) in
+            try connection.execute(sql, values).map { (row) throws(StoreError) in try PostgreSQLColumns.decodeRequest(row) }
+        }
+    }
+
+    // MARK: Quarantine
+
+    /// Moves the pending request `$1`/`$2` into the quarantine with the reason `$3` at `$4`,
+    /// in one statement (the row is deleted and inserted together, with its values as
+    /// they were).
+    private static let moveSQL = """
+        WITH moved AS (DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 \
+        RETURNING \(PostgreSQLColumns.requestNames)) \
+        INSERT INTO bgtask_quarantined_requests (\(PostgreSQLColumns.requestNames), reason, quarantined_at) \
+        SELECT \(PostgreSQLColumns.requestNames), $3::text, $4::double precision FROM moved
+        """
+
+    /// Sets the pending requests `keys` aside (into the quarantine, with `reason`) instead of
+    /// deleting them, in one transaction. Returns what was moved (keys with no pending
+    /// request are skipped). Committed when it returns.
+    @discardableResult
+    public func quarantineRequests(_ keys: [RequestKey], reason: String, now: Date) throws(StoreError) -> [QuarantinedRequest] {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) -> [QuarantinedRequest] in
+                var moved: [QuarantinedRequest] = []
+                for key in keys {
+                    let result = try connection.execute(
+                        Self.moveSQL, [.text(key.app.rawValue), .text(key.identifier), .text(reason), .date(now)]
+                    )
+                    if result.affectedRows == 1 {
+                        moved.append(QuarantinedRequest(app: key.app.rawValue, identifier: key.identifier, reason: reason, quarantinedAt: now))
+                    }
+                }
+                return moved
+            }
+        }
+    }
+
+    /// Every request in the quarantine, oldest first.
+    public func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute("SELECT app, identifier, reason, quarantined_at FROM bgtask_quarantined_requests ORDER BY seq").map { (row) throws(StoreError) in
+                QuarantinedRequest(
+                    app: row.text(0), identifier: row.text(1), reason: row.text(2),
+                    quarantinedAt: try PostgreSQLColumns.date(row, 3, column: "quarantined_at", of: { "\(row.text(0))/\(row.text(1))" })
+                )
+            }
+        }
+    }
+
+    /// Moves every pending request that cannot be read to the quarantine, with the reason,
+    /// in one transaction; returns what was moved.
+    ///
+    /// Only the rows that may be bad are read, and locked (`FOR UPDATE`) so that a replica
+    /// replacing one meanwhile does not see its new row quarantined: an unknown kind, a date
+    /// that is not finite, or extras (their JSON is decoded here, strictly). Every app's
+    /// rows are loaded: the store is shared.
+    static func quarantineUnreadable(on connection: PostgreSQLConnection, now: Date) throws(StoreError) -> [QuarantinedRequest] {
+        let kinds = "{" + TaskKind.allCases.map(\.rawValue).joined(separator: ",") + "}"
+        let notFinite = "('NaN'::double precision, 'Infinity'::double precision, '-Infinity'::double precision)"
+        return try connection.transaction { () throws(StoreError) -> [QuarantinedRequest] in
+            let suspects = try connection.execute(
+                """
+                SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests \
+                WHERE NOT (kind = ANY ($1::text[])) OR submitted_at IN \(notFinite) \
+                OR earliest_begin IN \(notFinite) OR extras IS NOT NULL FOR UPDATE
+                """,
+                [.text(kinds)]
+            )
+            var problems: [QuarantinedRequest] = []
+            for index in 0..<suspects.rowCount {
+                let row = suspects.row(index)
+                do throws(StoreError) {
+                    _ = try PostgreSQLColumns.decodeRequest(row)
+                } catch {
+                    problems.append(QuarantinedRequest(app: row.text(0), identifier: row.text(1), reason: error.message, quarantinedAt: now))
+                }
+            }
+            for problem in problems {
+                try connection.execute(moveSQL, [.text(problem.app), .text(problem.identifier), .text(problem.reason), .date(now)])
+            }
+            return problems
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import SchedulerCore
+import SchedulerStore
+
+extension PostgreSQLStore {
+    /// Records that `run` was launched by this replica and consumes its request, in one
+    /// transaction: either both happened or neither did.
+    /// - Throws: ``StoreError/Code/server`` when this replica already recorded a run with
+    ///   that number (the request stays pending).
+    public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
+            try connection.transaction { () throws(StoreError) in
+                try connection.execute(
+                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2",
+                    [.text(run.app.rawValue), .text(run.identifier)]
+                )
+                try connection.execute(
+                    "INSERT INTO bgtask_runs (replica, \(PostgreSQLColumns.runNames)) VALUES (\(PostgreSQLColumns.placeholders(values.count)))",
+                    values
+                )
+            }
+        }
+    }
+
+    /// Records how this replica's `run` ended (its end, outcome, success, stop reason and
+    /// measurements replace the stored ones; the measurement's source and I/O only when
+    /// `measuredBy` is set), and writes `appSettings` (name to value; `nil` deletes) for its
+    /// app in the same transaction. Committed when it returns; on an error nothing is written.
+    /// - Throws: ``StoreError/Code/invalidData`` naming the run when this replica never
+    ///   recorded it as started.
+    public func recordRunFinished(_ run: RunRecord, appSettings: [String: String?] = [:]) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
+            try connection.transaction { () throws(StoreError) in
+                let updated = try connection.execute(PostgreSQLColumns.finishSQL, values)
+                guard updated.affectedRows == 1 else {
+                    throw StoreError(
+                        code: .invalidData, path: nil,
+                        message: "cannot record the end of \(run.id): the replica \(replica) never recorded it as started"
+                    )
+                }
+                for (name, value) in appSettings.sorted(by: { $0.key < $1.key }) {
+                    try Self.setAppSetting(value, app: run.app, name: name, on: connection, commits: false)
+                }
+            }
+        }
+    }
+
+    /// The run log of every replica, oldest first: of `app` (or every app), started at or
+    /// after `since`, at most the newest `limit`. Runs that start at the same instant are
+    /// ordered by number, then by replica.
+    public func runs(app: AppID? = nil, since: Date? = nil, limit: Int? = nil) throws(StoreError) -> [RunRecord] {
+        var conditions: [String] = []
+        var values: [PostgreSQLValue] = []
+        if let app {
+            values.append(.text(app.rawValue))
+            conditions.append("app = $\(values.count)")
+        }
+        if let since {
+            values.append(.date(since))
+            conditions.append("started_at >= $\(values.count)::double precision")
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        // Newest first so LIMIT keeps the newest runs, then reversed. LIMIT NULL is no limit.
+        values.append(.integer(limit.map { Int64(max(0, $0)) }))
+        let sql = "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs \(filter) "
+            + "ORDER BY started_at DESC, id DESC, replica DESC LIMIT $\(values.count)::bigint"
+        let newestFirst = try withConnection { (connection) throws(StoreError) in
+            try connection.execute(sql, values).map(PostgreSQLColumns.decodeRun)
+        }
+        return newestFirst.reversed()
+    }
+
+    /// This replica's run numbered `id`, or `nil`.
+    public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(
+                "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs WHERE replica = $1 AND id = $2::bigint",
+                [.text(replica), .integer(id.rawValue)]
+            ).map(PostgreSQLColumns.decodeRun).first
+        }
+    }
+
+    /// The highest run number this replica recorded, or `nil` when it recorded none, so
+    /// that its run numbers keep increasing across restarts.
+    public func maxRunID() throws(StoreError) -> RunID? {
+        try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute("SELECT max(id) FROM bgtask_runs WHERE replica = $1", [.text(replica)])
+            guard result.rowCount == 1, !result.row(0).isNull(0) else { return nil }
+            guard let id = Int64(result.row(0).text(0)) else {
+                throw PostgreSQLColumns.invalid("the highest run number \"\(result.row(0).text(0).prefix(40))\" is not a 64-bit integer")
+            }
+            return RunID(id)
+        }
+    }
+
+    /// Deletes the finished runs of every replica that ended before `cutoff` and returns
+    /// how many. Never deleted: runs still in progress, and each replica's highest-numbered
+    /// run, so that every replica's ``maxRunID()`` keeps its run numbers increasing.
+    /// Committed when it returns.
+    @discardableResult
+    public func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int {
+        try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute(
+                """
+                DELETE FROM bgtask_runs r WHERE r.ended_at IS NOT NULL AND r.ended_at < $1::double precision \
+                AND r.id < (SELECT max(m.id) FROM bgtask_runs m WHERE m.replica = r.replica)
+                """,
+                [.date(cutoff)], commits: true
+            )
+            return result.affectedRows ?? 0
+        }
+    }
+
+    /// The energy log of every replica summed per app and task identifier (see
+    /// ``EnergySummary``), over the runs ``runs(app:since:limit:)`` returns for `app` and `since`.
+    public func energySummary(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> [EnergySummary.Row] {
+        EnergySummary.make(from: try runs(app: app, since: since, limit: nil))
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SchedulerCore
+import SchedulerStore
+
+extension PostgreSQLStore {
+    // MARK: App settings
+
+    /// The setting `name` of `app`, or `nil` when it was never set.
+    public func appSetting(app: AppID, name: String) throws(StoreError) -> String? {
+        try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute(
+                "SELECT value FROM bgtask_app_settings WHERE app = $1 AND name = $2", [.text(app.rawValue), .text(name)]
+            )
+            return result.rowCount == 0 ? nil : result.row(0).text(0)
+        }
+    }
+
+    /// The setting `name` of every app that has it, in one query.
+    public func appSettings(named name: String) throws(StoreError) -> [AppID: String] {
+        try withConnection { (connection) throws(StoreError) in
+            var values: [AppID: String] = [:]
+            let result = try connection.execute("SELECT app, value FROM bgtask_app_settings WHERE name = $1", [.text(name)])
+            for index in 0..<result.rowCount {
+                values[AppID(result.row(index).text(0))] = result.row(index).text(1)
+            }
+            return values
+        }
+    }
+
+    /// Sets the setting `name` of `app` to `value`; `nil` deletes it. Committed when it returns.
+    public func setAppSetting(_ value: String?, app: AppID, name: String) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try Self.setAppSetting(value, app: app, name: name, on: connection, commits: true)
+        }
+    }
+
+    /// Writes one setting on `connection`: `commits` when it is a statement of its own,
+    /// not when it is part of a transaction.
+    static func setAppSetting(_ value: String?, app: AppID, name: String, on connection: PostgreSQLConnection, commits: Bool) throws(StoreError) {
+        if let value {
+            try connection.execute(
+                """
+                INSERT INTO bgtask_app_settings (app, name, value) VALUES ($1, $2, $3) \
+                ON CONFLICT (app, name) DO UPDATE SET value = excluded.value
+                """,
+                [.text(app.rawValue), .text(name), .text(value)], commits: commits
+            )
+        } else {
+            try connection.execute(
+                "DELETE FROM bgtask_app_settings WHERE app = $1 AND name = $2", [.text(app.rawValue), .text(name)], commits: commits
+            )
+        }
+    }
+
+    // MARK: Checkpoints
+
+    /// The checkpoint `key` of `app`, or `nil` if none was saved.
+    public func checkpoint(app: AppID, key: String) throws(StoreError) -> Data? {
+        try withConnection { (connection) throws(StoreError) in
+            // Hex, whatever the session's bytea_output says.
+            let result = try connection.execute(
+                "SELECT encode(data, 'hex') FROM bgtask_checkpoints WHERE app = $1 AND key = $2", [.text(app.rawValue), .text(key)]
+            )
+            guard result.rowCount > 0 else { return nil }
+            let hex = result.row(0).text(0)
+            guard let data = Data(hex: hex) else {
+                throw PostgreSQLColumns.invalid("the checkpoint \(key) of \(app) does not read back as bytes")
+            }
+            return data
+        }
+    }
+
+    /// Saves `data` as the checkpoint `key` of `app`, replacing an older one; `at` records
+    /// when. Committed when it returns.
+    public func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            guard at.timeIntervalSinceReferenceDate.isFinite else {
+                throw PostgreSQLColumns.invalid("the time of the checkpoint \(key) of \(app) is not a finite date; nothing was written")
+            }
+            _ = try connection.execute(
+                """
+                INSERT INTO bgtask_checkpoints (app, key, data, updated_at) VALUES ($1, $2, $3::bytea, $4) \
+                ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+                """,
+                [.text(app.rawValue), .text(key), .bytes(data), .date(at)], commits: true
+            )
+        }
+    }
+
+    /// Deletes the checkpoint `key` of `app`, if any. Committed when it returns.
+    public func removeCheckpoint(app: AppID, key: String) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            _ = try connection.execute(
+                "DELETE FROM bgtask_checkpoints WHERE app = $1 AND key = $2", [.text(app.rawValue), .text(key)], commits: true
+            )
+        }
+    }
+
+    /// The keys of `app`'s checkpoints, sorted (by code point).
+    public func checkpointKeys(app: AppID) throws(StoreError) -> [String] {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute("SELECT key FROM bgtask_checkpoints WHERE app = $1 ORDER BY key", [.text(app.rawValue)]).map { row in row.text(0) }
+        }
+    }
+}
+
+extension Data {
+    /// Bytes from lowercase or uppercase hexadecimal text, or `nil` when it is not that.
+    fileprivate init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self.init(bytes)
+    }
+}

@@ -47,7 +47,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -81,6 +81,13 @@ let package = Package(
             name: "bgtask-durability-probe",
             dependencies: ["BackgroundTasks", "SchedulerStore"],
             path: "Tests/DurabilityProbe"
+        ),
+        // One replica of a service for the replica tests: bootstraps the embedded scheduler on
+        // BGTASK_STORE_URL, submits its share, records every run it starts.
+        .executableTarget(
+            name: "bgtask-replica-probe",
+            dependencies: ["BackgroundTasks"],
+            path: "Tests/ReplicaProbe"
         ),
         // A child process for the two-process ownership test: one process of an app, driven by stdin.
         .executableTarget(
@@ -145,7 +152,8 @@ let package = Package(
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         // One store test suite run against both stores (SQLite in memory, and a throwaway
         // PostgreSQL server), and the PostgreSQL store's own tests.
-        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore"]),
+        // Replicas as processes on that server too (bgtask-replica-probe).
+        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore", "bgtask-replica-probe"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
         .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
         .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),

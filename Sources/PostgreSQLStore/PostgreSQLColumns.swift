@@ -81,14 +81,16 @@ enum PostgreSQLColumns {
 
     /// Sets the end of this replica's run `$9` (`$10` is the replica): ``endValues(of:)``,
     /// then its measurement's source and I/O, replaced only when the run was measured (a
-    /// run without a source keeps what it had, as in the SQLite store).
+    /// run without a source keeps what it had, as in the SQLite store). A run already ended
+    /// as interrupted (its lease ran out and another replica may have run its request) is
+    /// not ended again: its replica's late word is refused.
     static let finishSQL = """
         UPDATE bgtask_runs SET ended_at = $1, outcome = $2, success = $3, stop_reason = $4, \
         cpu_time = $5, peak_memory = $6, energy_joules = $7, \
         measured_by = coalesce($8::text, measured_by), \
         bytes_read = CASE WHEN $8::text IS NULL THEN bytes_read ELSE $11::bigint END, \
         bytes_written = CASE WHEN $8::text IS NULL THEN bytes_written ELSE $12::bigint END \
-        WHERE id = $9 AND replica = $10
+        WHERE id = $9 AND replica = $10 AND (ended_at IS NULL OR outcome IS DISTINCT FROM 'interrupted')
         """
 
     /// The values for ``finishSQL``.

@@ -96,6 +96,42 @@ enum PostgreSQLSchema {
             PRIMARY KEY (app, name)
         );
         """,
+        // 2: replicas share the queue (docs/replicas.md, "The guarantee", "No polling").
+        //
+        // A run claimed by a replica holds a lease, from the server's clock (replicas'
+        // clocks may differ); a sweep ends runs whose lease ran out. Every change of a
+        // pending row notifies `bgtask_requests` with `["app","identifier"]` in the same
+        // transaction (a trigger, so that no writer can forget it); a key too long for a
+        // notification's 8000 bytes sends an empty payload: "read everything".
+        """
+        ALTER TABLE bgtask_runs ADD COLUMN lease_expires_at timestamp with time zone;
+        CREATE INDEX bgtask_runs_leased ON bgtask_runs (lease_expires_at) WHERE ended_at IS NULL;
+
+        CREATE FUNCTION bgtask_notify_request_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            payload text;
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                payload := json_build_array(OLD.app, OLD.identifier)::text;
+            ELSE
+                payload := json_build_array(NEW.app, NEW.identifier)::text;
+            END IF;
+            IF octet_length(payload) > 7900 THEN
+                payload := '';
+            END IF;
+            PERFORM pg_notify('bgtask_requests', payload);
+            IF TG_OP = 'UPDATE' AND (OLD.app, OLD.identifier) IS DISTINCT FROM (NEW.app, NEW.identifier) THEN
+                payload := json_build_array(OLD.app, OLD.identifier)::text;
+                PERFORM pg_notify('bgtask_requests', CASE WHEN octet_length(payload) > 7900 THEN '' ELSE payload END);
+            END IF;
+            RETURN NULL;
+        END
+        $$;
+
+        CREATE TRIGGER bgtask_pending_requests_changed
+            AFTER INSERT OR UPDATE OR DELETE ON bgtask_pending_requests
+            FOR EACH ROW EXECUTE FUNCTION bgtask_notify_request_change();
+        """,
     ]
 
     /// The version a database has once every step known here is applied.

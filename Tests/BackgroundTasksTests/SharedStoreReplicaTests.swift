@@ -134,11 +134,13 @@ import Testing
         // Replica 0 claims the request but its handler never ends, and it stops renewing
         // (its process is gone: its heartbeat is never called).
         let hung = cluster.hung
+        // Replica 1 hears of the request only once replica 0 holds it.
+        cluster.backend.delivery.suspend()
         try submit(BGProcessingTaskRequest(identifier: "com.example.test.p10"), in: cluster.contexts[0])
-        cluster.backend.drain()
         await cluster.replicas[0].settle()
         #expect(hung.withLock { $0 != nil })
         cluster.contexts[0].driver.sharedCoordinator?.stop()
+        cluster.backend.delivery.resume()
         cluster.backend.drain()
         await cluster.replicas[1].settle()
         #expect(cluster.contexts[1].driver.pendingRequests(of: testApp).isEmpty, "claimed by replica 0")

@@ -1,4 +1,5 @@
 import Foundation
+import PostgreSQLStore
 import SchedulerStore
 import DeviceConditions
 import Synchronization
@@ -35,6 +36,15 @@ public enum EmbeddedScheduler {
         /// The policies' configuration and profile (docs/policies.md, "Profiles"); default:
         /// `BGTASK_POLICY` (``policyConfiguration(from:)``), else the phone's.
         public var policy: PolicyConfiguration
+        /// Where the scheduler's state lives (docs/replicas.md): by default
+        /// `BGTASK_STORE_URL` when it is set, else the SQLite file in the state directory.
+        public var store: StoreChoice
+        /// This process's name among the replicas of a shared store; default:
+        /// `BGTASK_REPLICA`, else `<host name>:<pid>`.
+        public var replica: String?
+        /// How long a claim in a shared store holds without renewal; default:
+        /// `BGTASK_STORE_LEASE` (seconds, 1 to 3600), else 30 s.
+        public var storeLease: TimeInterval?
 
         /// Creates a configuration; every `nil` takes the default.
         public init(
@@ -47,9 +57,15 @@ public enum EmbeddedScheduler {
             conditions: (any ConditionsProvider)? = nil,
             log: DiagnosticLog? = nil,
             daemon: DaemonChoice = .automatic,
-            policy: PolicyConfiguration? = nil
+            policy: PolicyConfiguration? = nil,
+            store: StoreChoice = .automatic,
+            replica: String? = nil,
+            storeLease: TimeInterval? = nil
         ) {
             self.daemon = daemon
+            self.store = store
+            self.replica = replica
+            self.storeLease = storeLease
             self.policy = policy ?? EmbeddedScheduler.defaultPolicyConfiguration()
             self.app = app
             self.manifest = manifest
@@ -125,6 +141,28 @@ public enum EmbeddedScheduler {
         }
     }
 
+    /// `<host name>:<pid>`: unique among the replicas running now, so a restarted process
+    /// never renews its predecessor's leases.
+    static func defaultReplicaName() -> String {
+        "\(ProcessInfo.processInfo.hostName):\(getpid())"
+    }
+
+    /// The lease of a shared store's claims: `configured`, else `BGTASK_STORE_LEASE`, else
+    /// 30 s; a value outside 1...3600 s is refused with a message naming it (the default
+    /// is used).
+    static func sharedStoreLease(configured: TimeInterval?, environment: [String: String]) -> (lease: TimeInterval, problem: String?) {
+        let range: ClosedRange<TimeInterval> = 1...3600
+        let fallback = SchedulerDriver.defaultSharedStoreLease
+        if let configured {
+            return range.contains(configured) ? (configured, nil) : (fallback, "storeLease \(configured) is not from 1 to 3600 seconds; the lease is 30 s")
+        }
+        guard let text = environment["BGTASK_STORE_LEASE"], !text.isEmpty else { return (fallback, nil) }
+        guard let seconds = Double(text), seconds.isFinite, range.contains(seconds) else {
+            return (fallback, "BGTASK_STORE_LEASE=\(text) is not a number of seconds from 1 to 3600; the lease is 30 s")
+        }
+        return (seconds, nil)
+    }
+
     /// The process's bootstrap configuration, handed over once.
     private static let bootstrapGate = BootstrapGate<Configuration>()
 
@@ -174,21 +212,38 @@ public enum EmbeddedScheduler {
             return makeLinkedContext(configuration, app: app, manifest: manifest, uplink: uplink, environment: environment, log: log)
         }
         let clock = DispatchDriverClock()
-        var store: SchedulerStore?
+        var store: (any SchedulerStorage)?
         var loaded: [PendingRequest]?
-        do {
-            let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
-            let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
-            store = opened
-            loaded = report.loadedRequests
-            reportOpening(report, of: opened, app: app, now: clock.now(), log: log)
-        } catch let error as StoreError where error.code == .locked {
-            // Another process of the app owns the state: this one is refused, not a second
-            // owner (docs/ARCHITECTURE.md, "One owner per state directory").
-            problems.append("another process of \(app) owns its scheduler state: \(error.message); "
-                + "this process's scheduler does nothing: submissions fail, pending requests read as none")
-        } catch {
-            problems.append("\(error)")
+        var lease = SchedulerDriver.defaultSharedStoreLease
+        if let address = configuration.store.sharedAddress(environment: environment) {
+            // A store shared by replicas: no state directory, no lock (every replica is an owner).
+            let replica = configuration.replica ?? environment["BGTASK_REPLICA"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultReplicaName()
+            let (seconds, problem) = sharedStoreLease(configured: configuration.storeLease, environment: environment)
+            lease = seconds
+            if let problem { log(.error, app: app, problem) }
+            do {
+                let opened = try PostgreSQLStore.open(address: address, replica: replica, now: clock.now())
+                loaded = try opened.pendingRequests(app: app)
+                store = opened
+                log(.info, app: app, "scheduling in \(opened.storeDescription) as replica \(replica)")
+            } catch {
+                problems.append("the shared store could not be opened: \(error)")
+            }
+        } else {
+            do {
+                let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
+                let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
+                store = opened
+                loaded = report.loadedRequests
+                reportOpening(report, of: opened, app: app, now: clock.now(), log: log)
+            } catch let error as StoreError where error.code == .locked {
+                // Another process of the app owns the state: this one is refused, not a second
+                // owner (docs/ARCHITECTURE.md, "One owner per state directory").
+                problems.append("another process of \(app) owns its scheduler state: \(error.message); "
+                    + "this process's scheduler does nothing: submissions fail, pending requests read as none")
+            } catch {
+                problems.append("\(error)")
+            }
         }
         // Override files (low-power-mode, device-idle) live beside every app's state.
         let conditions = configuration.conditions ?? LinuxConditionsReader(stateDirectory: try? stateRoot())
@@ -200,7 +255,8 @@ public enum EmbeddedScheduler {
             unavailableReason: problems.joined(separator: "; "),
             log: log,
             policies: PolicySet(configuration: configuration.policy),
-            loadedRequests: loaded
+            loadedRequests: loaded,
+            sharedStoreLease: lease
         )
         for problem in problems { log(.error, app: app, problem) }
         let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions)

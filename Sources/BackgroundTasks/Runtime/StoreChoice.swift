@@ -1,0 +1,25 @@
+/// Where an embedded scheduler keeps its state (docs/replicas.md, "Choosing the store").
+public enum StoreChoice: Sendable, Equatable {
+    /// `BGTASK_STORE_URL` when it is set and not empty (a PostgreSQL address: replicas
+    /// share it), else the SQLite file in the app's state directory.
+    case automatic
+    /// The SQLite file in the app's state directory, whatever the environment says.
+    case sqlite
+    /// The PostgreSQL store at `address`: a `postgresql://` or `postgres://` URI, or
+    /// libpq's `key=value` form. Credentials may come from it, the `PG*` environment or a
+    /// pgpass file; they are never logged.
+    case postgreSQL(address: String)
+
+    /// The shared store's address this choice names in `environment`, or `nil` for SQLite.
+    func sharedAddress(environment: [String: String]) -> String? {
+        switch self {
+        case .automatic:
+            guard let address = environment["BGTASK_STORE_URL"], !address.isEmpty else { return nil }
+            return address
+        case .sqlite:
+            return nil
+        case .postgreSQL(let address):
+            return address
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import CLibPQ
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+
+/// Word of the changes every replica makes (docs/replicas.md, "No polling"): a connection
+/// of its own that `LISTEN`s on ``PostgreSQLStore/changeChannel``, on a thread of its own
+/// that sleeps in `poll(2)` on the connection's socket and a wake-up pipe, so it costs
+/// nothing while nothing changes.
+///
+/// A lost connection is reported (``SharedStoreChange/listening(down:)``) and made again
+/// with backoff (100 ms doubling to 5 s, ±25 % jitter); once back, ``SharedStoreChange/everything``
+/// is reported too, since the notifications sent meanwhile are gone.
+///
+/// Ownership: the connection is the thread's alone; the mutex holds only the stop flag.
+final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
+    // @unchecked: `connection` and `wakePipe` are touched only by the listening thread
+    // (and by `stop`, after that thread was told to stop and its descriptor written); the
+    // shared state is the `stopped` mutex.
+    private let address: PostgreSQLAddress
+    private let applicationName: String
+    private let onChange: @Sendable (SharedStoreChange) -> Void
+    private let stopped = Mutex(false)
+    private let wakePipe: (read: Int32, write: Int32)
+    private let finished = DispatchSemaphore(value: 0)
+
+    private init(address: PostgreSQLAddress, replica: String, onChange: @escaping @Sendable (SharedStoreChange) -> Void, wakePipe: (Int32, Int32)) {
+        self.address = address
+        var name = "bgtask listen \(replica)"
+        while name.utf8.count > 63 { name.removeLast() }
+        self.applicationName = name
+        self.onChange = onChange
+        self.wakePipe = wakePipe
+    }
+
+    /// Starts listening on a thread of its own.
+    static func start(address: PostgreSQLAddress, replica: String, onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> PostgreSQLListener {
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            // Not inherited by processes the app starts; never blocks a write of stop().
+            for fd in fds {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            }
+        } else {
+            fds = [-1, -1]
+        }
+        let listener = PostgreSQLListener(address: address, replica: replica, onChange: onChange, wakePipe: (fds[0], fds[1]))
+        let thread = Thread { listener.run() }
+        thread.name = "bgtask.postgresql-listener"
+        thread.start()
+        return listener
+    }
+
+    /// Stops listening; returns once the thread has ended (no call of `onChange` after).
+    func stop() {
+        let already = stopped.withLock { flag -> Bool in
+            defer { flag = true }
+            return flag
+        }
+        guard !already else { return }
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
+        if Thread.current.name != "bgtask.postgresql-listener" { finished.wait() }
+    }
+
+    private var isStopped: Bool { stopped.withLock { $0 } }
+
+    private func run() {
+        defer {
+            close(wakePipe.read)
+            close(wakePipe.write)
+            finished.signal()
+        }
+        var delay = 0.1
+        var wasDown = false
+        while !isStopped {
+            guard let connection = connect() else {
+                if !wasDown { wasDown = true; onChange(.listening(down: true)) }
+                let jittered = delay * Double.random(in: 0.75...1.25)
+                delay = min(delay * 2, 5)
+                if sleepOrStop(seconds: jittered) { return }
+                continue
+            }
+            delay = 0.1
+            if wasDown {
+                wasDown = false
+                onChange(.listening(down: false))
+                onChange(.everything)
+            }
+            serve(connection)
+            PQfinish(connection)
+            if !isStopped { wasDown = true; onChange(.listening(down: true)) }
+        }
+    }
+
+    /// A listening connection, or `nil` when the server cannot be reached now.
+    private func connect() -> OpaquePointer? {
+        let options = address.connectionOptions(applicationName: applicationName)
+        let keywords = options.map { strdup($0.keyword) } + [nil]
+        let values = options.map { strdup($0.value) } + [nil]
+        defer { for pointer in keywords + values { free(pointer) } }
+        let handle = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 0)
+            }
+        }
+        guard let handle else { return nil }
+        guard PQstatus(handle) == CONNECTION_OK else { PQfinish(handle); return nil }
+        clibpq_silence_notices(handle)
+        guard let result = PQexec(handle, "LISTEN \(PostgreSQLStore.changeChannel)") else { PQfinish(handle); return nil }
+        let ok = PQresultStatus(result) == PGRES_COMMAND_OK
+        PQclear(result)
+        guard ok else { PQfinish(handle); return nil }
+        return handle
+    }
+
+    /// Reads notifications until the connection breaks or the listener is stopped.
+    private func serve(_ connection: OpaquePointer) {
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { return }
+        while !isStopped {
+            var fds = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[1].revents != 0 { return }
+            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
+            while let notification = PQnotifies(connection) {
+                let payload = notification.pointee.extra.map { String(cString: $0) } ?? ""
+                PQfreemem(notification)
+                onChange(Self.change(fromPayload: payload))
+            }
+        }
+    }
+
+    /// Sleeps `seconds`, or less when stopped; returns whether it was stopped.
+    private func sleepOrStop(seconds: Double) -> Bool {
+        var fds = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 1, Int32(max(1, min(seconds * 1000, 10_000))))
+        return isStopped
+    }
+
+    /// The change a notification's payload names: `["app","identifier"]`, or anything
+    /// else (an empty payload for a key too long to notify): read everything.
+    static func change(fromPayload payload: String) -> SharedStoreChange {
+        guard let data = payload.data(using: .utf8),
+              let array = try? JSONSerialization.jsonObject(with: data) as? [String], array.count == 2 else {
+            return .everything
+        }
+        return .request(RequestKey(app: AppID(array[0]), identifier: array[1]))
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+@testable import PostgreSQLStore
+import SchedulerCore
+import SchedulerStore
+import Synchronization
+import Testing
+
+/// The PostgreSQL store shared by replicas (docs/replicas.md): claims, leases from the
+/// server's clock, the sweep of expired leases, and word of changes through LISTEN/NOTIFY.
+extension PostgreSQLServerTests {
+    @Suite("PostgreSQL shared by replicas")
+    struct Sharing {
+        private func open(_ server: TestPostgreSQLServer, _ database: String, replica: String) throws -> PostgreSQLStore {
+            try PostgreSQLStore.open(address: server.address(database: database), replica: replica, now: Sample.now)
+        }
+
+        /// Collects what a listener hears; `wait` polls for a condition on it (the
+        /// notification crosses the server: no virtual time to drive).
+        final class Heard: Sendable {
+            let changes = Mutex<[SharedStoreChange]>([])
+            func record(_ change: SharedStoreChange) { changes.withLock { $0.append(change) } }
+            func wait(timeout: Duration = .seconds(10), _ condition: ([SharedStoreChange]) -> Bool) -> Bool {
+                waitDoing(timeout: timeout, {}, condition)
+            }
+            /// Repeats `action` until `condition` holds (a LISTEN takes effect some time after
+            /// the listener starts: a change is made again until one is heard).
+            func waitDoing(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(50), _ action: () -> Void, _ condition: ([SharedStoreChange]) -> Bool) -> Bool {
+                let deadline = ContinuousClock.now + timeout
+                var nextAction = ContinuousClock.now
+                while ContinuousClock.now < deadline {
+                    if ContinuousClock.now >= nextAction {
+                        action()
+                        nextAction = ContinuousClock.now + interval
+                    }
+                    let seen = changes.withLock { $0 }
+                    if condition(seen) { return true }
+                    usleep(2_000)
+                }
+                return condition(changes.withLock { $0 })
+            }
+        }
+
+        @Test("one claim of two commits; the loser writes nothing; a replaced request cannot be claimed by its old run")
+        func claimsAreExclusive() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let b = try open(server, database, replica: "b")
+            let request = Sample.request("job")
+            try a.upsertRequest(request)
+            #expect(try a.claimRun(Sample.run(1, of: request), lease: 30))
+            #expect(try b.claimRun(Sample.run(1, of: request), lease: 30) == false)
+            #expect(try b.run(RunID(1)) == nil, "the loser recorded nothing")
+            #expect(try a.run(RunID(1))?.identifier == "job")
+            #expect(try a.pendingRequests().isEmpty)
+            // Resubmitted: a run made from the first submission cannot take the second.
+            let again = Sample.request("job", submittedAt: Sample.now.addingTimeInterval(5))
+            try b.upsertRequest(again)
+            #expect(try a.claimRun(Sample.run(2, of: request), lease: 30) == false)
+            #expect(try b.pendingRequest(again.key) == again)
+            #expect(try b.claimRun(Sample.run(1, of: again), lease: 30))
+        }
+
+        @Test("a lease that runs out ends the run as interrupted and restores its request, once, whoever sweeps; a renewed lease holds")
+        func expiredLeasesAreSweptOnce() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let b = try open(server, database, replica: "b")
+            let c = try open(server, database, replica: "c")
+            let short = Sample.request("short")
+            let renewed = Sample.request("renewed")
+            try a.upsertRequests([short, renewed])
+            #expect(try a.claimRun(Sample.run(1, of: short), lease: 1))
+            #expect(try a.claimRun(Sample.run(2, of: renewed), lease: 1))
+            #expect(try b.recoverExpiredLeases() == LeaseSweep(ended: [], runsInProgress: 2))
+            // Wait out the first lease on the server's clock while renewing the second.
+            try a.renewLeases([RunID(2)], lease: 60)
+            let expired = try server.query("SELECT pg_sleep(1.2)::text", in: database)
+            _ = expired
+            let sweeps = [try b.recoverExpiredLeases(), try c.recoverExpiredLeases()]
+            let ended = sweeps.flatMap(\.ended)
+            #expect(ended.map(\.identifier) == ["short"], "ended once, by one sweeper")
+            #expect(ended.first?.outcome == .interrupted)
+            #expect(ended.first?.stopReason?.contains("lease") == true)
+            #expect(sweeps.last?.runsInProgress == 1, "the renewed run is still in progress")
+            #expect(try a.pendingRequests().map(\.identifier) == ["short"], "restored")
+            #expect(try a.run(RunID(1))?.outcome == .interrupted)
+            // Its late end is refused: the run was already ended.
+            #expect(throws: StoreError.self) { try a.recordRunFinished(Sample.finished(Sample.run(1, of: short), after: 2)) }
+        }
+
+        @Test("a request pending again is not overwritten by the restore of an expired run")
+        func restoreKeepsANewerSubmission() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let first = Sample.request("job")
+            try a.upsertRequest(first)
+            #expect(try a.claimRun(Sample.run(1, of: first), lease: 1))
+            let newer = Sample.request("job", submittedAt: Sample.now.addingTimeInterval(60))
+            try a.upsertRequest(newer)
+            _ = try server.query("SELECT pg_sleep(1.2)::text", in: database)
+            #expect(try a.recoverExpiredLeases().ended.count == 1)
+            #expect(try a.pendingRequests() == [newer])
+        }
+
+        @Test("every change of a pending row is heard by every listener, its own writer's included; a listener that stops hears nothing more")
+        func changesAreNotified() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let b = try open(server, database, replica: "b")
+            let heardByB = Heard()
+            let listener = b.listen { heardByB.record($0) }
+            defer { listener.stop() }
+            // The LISTEN is in place once a first change is heard.
+            let probe = Sample.request("probe")
+            #expect(heardByB.waitDoing({ try? a.upsertRequest(probe) }) { $0.contains(.request(probe.key)) })
+            heardByB.changes.withLock { $0.removeAll() }
+            let job = Sample.request("job")
+            try a.upsertRequest(job)
+            #expect(heardByB.wait { $0.contains(.request(job.key)) })
+            heardByB.changes.withLock { $0.removeAll() }
+            #expect(try a.claimRun(Sample.run(1, of: job), lease: 30))
+            #expect(heardByB.wait { $0.contains(.request(job.key)) }, "a claim deletes the row: heard")
+            heardByB.changes.withLock { $0.removeAll() }
+            try a.deleteRequest(probe.key)
+            #expect(heardByB.wait { $0.contains(.request(probe.key)) })
+            listener.stop()
+            heardByB.changes.withLock { $0.removeAll() }
+            try a.upsertRequest(Sample.request("after"))
+            usleep(200_000)
+            #expect(heardByB.changes.withLock { $0.isEmpty }, "stopped")
+        }
+
+        @Test("a listener whose server restarts says it is down, then back, and asks for everything to be read again")
+        func aListenerSurvivesARestart() throws {
+            let server = try TestPostgreSQLServer.start(name: "listener-restart")
+            defer { server.remove() }
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let heard = Heard()
+            let listener = a.listen { heard.record($0) }
+            defer { listener.stop() }
+            let first = Sample.request("first")
+            #expect(heard.waitDoing({ try? a.upsertRequest(first) }) { $0.contains(.request(first.key)) })
+            try server.stop()
+            try server.start()
+            #expect(heard.wait(timeout: .seconds(20)) { $0.contains(.listening(down: true)) && $0.contains(.everything) })
+            let down = heard.changes.withLock { $0.firstIndex(of: .listening(down: true)) ?? -1 }
+            let back = heard.changes.withLock { $0.firstIndex(of: .listening(down: false)) ?? -1 }
+            #expect(down >= 0 && back > down)
+            // The store's own connection learns of the restart on its next call (whose
+            // outcome may then be unknown): the write is made again until it is heard.
+            let second = Sample.request("second")
+            #expect(heard.waitDoing({ try? a.upsertRequest(second) }) { $0.contains(.request(second.key)) }, "listening again")
+        }
+
+        @Test("the payload of a notification names the key, or asks for everything")
+        func payloads() {
+            #expect(PostgreSQLListener.change(fromPayload: #"["com.example.app", "com.example.app.refresh"]"#) == .request(RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.refresh")))
+            #expect(PostgreSQLListener.change(fromPayload: "") == .everything)
+            #expect(PostgreSQLListener.change(fromPayload: "[1, 2]") == .everything)
+            #expect(PostgreSQLListener.change(fromPayload: #"["only one"]"#) == .everything)
+        }
+    }
+}

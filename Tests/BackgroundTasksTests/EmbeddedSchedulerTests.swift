@@ -48,6 +48,33 @@ import Testing
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: [:]).profile == .phone)
     }
 
+    @Test func aBadSharedStoreAddressMakesEverySubmitUnavailableWithoutShowingThePassword() throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        for address in ["postgresql://worker:s3cret-Pw@db.example:99999/jobs", "postgresql://worker:s3cret-Pw@/jobs?sslmode=bogus", "nonsense s3cret-Pw"] {
+            var configuration = configuration(state: state)
+            configuration.store = .postgreSQL(address: address)
+            let context = EmbeddedScheduler.makeContext(configuration, environment: [:])
+            #expect(context.driver.store == nil)
+            do {
+                try context.driver.submit(PendingRequest(app: testApp, identifier: processingID, kind: .processing, submittedAt: testStart))
+                Issue.record("accepted with \(address)")
+            } catch {
+                #expect(error.code == .unavailable)
+                let text = "\(error)"
+                #expect(text.contains("shared store"), "\(text)")
+                #expect(!text.contains("s3cret-Pw"), "the password is shown: \(text)")
+            }
+        }
+        // BGTASK_STORE_URL chooses it too, and an empty one is no choice.
+        #expect(StoreChoice.automatic.sharedAddress(environment: ["BGTASK_STORE_URL": "postgresql:///jobs"]) == "postgresql:///jobs")
+        #expect(StoreChoice.automatic.sharedAddress(environment: ["BGTASK_STORE_URL": ""]) == nil)
+        #expect(StoreChoice.sqlite.sharedAddress(environment: ["BGTASK_STORE_URL": "postgresql:///jobs"]) == nil)
+        #expect(EmbeddedScheduler.sharedStoreLease(configured: nil, environment: ["BGTASK_STORE_LEASE": "5"]).lease == 5)
+        #expect(EmbeddedScheduler.sharedStoreLease(configured: nil, environment: ["BGTASK_STORE_LEASE": "1e9"]).problem?.contains("BGTASK_STORE_LEASE=1e9") == true)
+        #expect(EmbeddedScheduler.sharedStoreLease(configured: 0, environment: [:]).lease == 30)
+    }
+
     @Test func anEmbeddedSchedulerJudgesWithItsConfiguredProfile() throws {
         let state = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }

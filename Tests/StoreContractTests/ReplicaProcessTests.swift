@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+import Synchronization
+import Testing
+
+/// Replicas as processes (bgtask-replica-probe, the embedded scheduler of an app that only
+/// sets BGTASK_STORE_URL) on a real server (docs/replicas.md, "The guarantee").
+extension PostgreSQLServerTests {
+    @Suite("Replica processes")
+    struct ReplicaProcesses {
+        /// One probe process: its standard output in a file, killed at the end.
+        final class Probe: Sendable {
+            let pid: pid_t
+            let output: String
+
+            init(_ arguments: [String], replica: String, address: String, lease: Int, directory: String) throws {
+                output = "\(directory)/\(replica).out"
+                let executable = try Self.locate("bgtask-replica-probe")
+                let environment = [
+                    "PATH=/usr/bin:/bin", "HOME=\(directory)", "XDG_STATE_HOME=\(directory)/state", "XDG_RUNTIME_DIR=\(directory)/run",
+                    "BGTASK_STORE_URL=\(address)", "BGTASK_REPLICA=\(replica)", "BGTASK_STORE_LEASE=\(lease)", "BGTASK_POLICY=server",
+                ]
+                var actions = posix_spawn_file_actions_t()
+                posix_spawn_file_actions_init(&actions)
+                defer { posix_spawn_file_actions_destroy(&actions) }
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+                posix_spawn_file_actions_addopen(&actions, 2, "\(directory)/\(replica).err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+                let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+                let envp = environment.map { strdup($0) } + [nil]
+                defer { for pointer in argv + envp { free(pointer) } }
+                var pid: pid_t = 0
+                let status = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+                guard status == 0 else { throw TestServerError(description: "cannot start \(executable): error \(status)") }
+                self.pid = pid
+            }
+
+            static func locate(_ name: String) throws -> String {
+                let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+                let candidate = ((executable as NSString).deletingLastPathComponent as NSString).appendingPathComponent(name)
+                guard FileManager.default.isExecutableFile(atPath: candidate) else {
+                    throw TestServerError(description: "\(candidate) was not found; it is built by `swift build --build-tests`")
+                }
+                return candidate
+            }
+
+            /// The lines it printed so far.
+            var lines: [String] {
+                ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            }
+
+            func kill(_ signal: Int32 = SIGKILL) {
+                _ = Glibc.kill(pid, signal)
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+            }
+        }
+
+        /// A directory for one test's probes.
+        private func directory() throws -> String {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-replicas-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            return path
+        }
+
+        /// Polls `condition` every 20 ms until it holds or `timeout` passes (processes and
+        /// a server: no virtual time to drive).
+        private func poll(timeout: Duration, _ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if condition() { return true }
+                usleep(20_000)
+            }
+            return condition()
+        }
+
+        /// The identifiers `probes` ran, with repeats.
+        private func ran(_ probes: [Probe]) -> [String] {
+            probes.flatMap(\.lines).filter { $0.hasPrefix("ran ") }.map { String($0.split(separator: " ")[1]) }
+        }
+
+        @Test("three replica processes and 1,000 requests submitted from all of them: each runs once")
+        func exactlyOnce() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let address = server.address(database: try server.createDatabase())
+            let place = try directory()
+            defer { try? FileManager.default.removeItem(atPath: place) }
+            let probes = try (0..<3).map { number in
+                try Probe(["--count", "1000", "--submit-from", "\(number)", "--submit-stride", "3"], replica: "r\(number)", address: address, lease: 30, directory: place)
+            }
+            defer { for probe in probes { probe.kill() } }
+            #expect(poll(timeout: .seconds(120)) { ran(probes).count >= 1000 }, "ran \(ran(probes).count)")
+            // Late doubles would come within a moment: none may.
+            usleep(300_000)
+            let all = ran(probes)
+            #expect(all.count == 1000)
+            #expect(Set(all).count == 1000, "a request ran twice")
+            #expect(probes.allSatisfy { $0.lines.filter { $0.hasPrefix("ran ") }.count > 0 }, "every replica took a share")
+        }
+
+        @Test("kill -9 of a replica mid-run: another replica runs the request once the lease runs out")
+        func aKilledReplicasRunIsTakenOver() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let address = server.address(database: database)
+            let place = try directory()
+            defer { try? FileManager.default.removeItem(atPath: place) }
+            let hung = "com.example.replica.0"
+            // Replica a submits the one request and claims it (due now); its handler hangs.
+            let a = try Probe(["--count", "1", "--submit-from", "0", "--submit-stride", "1", "--hang", hung], replica: "a", address: address, lease: 2, directory: place)
+            defer { a.kill() }
+            #expect(poll(timeout: .seconds(30)) { a.lines.contains("hung \(hung) a") }, "\(a.lines)")
+            // Replica b starts (submitting nothing) and sees a's run in progress.
+            let b = try Probe(["--count", "1", "--submit-from", "1", "--submit-stride", "1"], replica: "b", address: address, lease: 2, directory: place)
+            defer { b.kill() }
+            #expect(poll(timeout: .seconds(30)) { b.lines.contains("done submitting") })
+            a.kill()
+            // The lease (2 s) runs out; b's heartbeat (every 2/3 s) ends the run and restores it.
+            #expect(poll(timeout: .seconds(30)) { b.lines.contains("ran \(hung) b") }, "\(b.lines)")
+            let interrupted = try server.query("SELECT replica, outcome FROM bgtask_runs WHERE identifier = '\(hung)' ORDER BY replica", in: database)
+            #expect(interrupted == [["a", "interrupted"], ["b", "success"]])
+        }
+
+        @Test("PostgreSQL stopped and started again in the middle of a submit loop: nothing acknowledged is lost, the loop resumes")
+        func aServerRestartLosesNothingAcknowledged() throws {
+            let server = try TestPostgreSQLServer.start(name: "replica-restart")
+            defer { server.remove() }
+            let database = try server.createDatabase()
+            let address = server.address(database: database)
+            let place = try directory()
+            defer { try? FileManager.default.removeItem(atPath: place) }
+            let probe = try Probe(["--count", "3000", "--submit-from", "0", "--submit-stride", "1"], replica: "r", address: address, lease: 30, directory: place)
+            defer { probe.kill() }
+            func acknowledged() -> [String] { probe.lines.filter { $0.hasPrefix("submitted ") }.map { String($0.dropFirst(10)) } }
+            #expect(poll(timeout: .seconds(60)) { acknowledged().count >= 200 })
+            try server.stop()
+            let whileDown = acknowledged().count
+            usleep(500_000)
+            try server.start()
+            #expect(poll(timeout: .seconds(120)) { probe.lines.contains("done submitting") }, "the loop resumed: \(acknowledged().count) acknowledged, \(whileDown) before the restart")
+            #expect(acknowledged().count == 3000)
+            // Every acknowledged request ran, or is pending, or is being run.
+            let ranOrPending = Set(try server.query("SELECT identifier FROM bgtask_runs UNION SELECT identifier FROM bgtask_pending_requests", in: database).compactMap(\.first).compactMap { $0 })
+            let lost = Set(acknowledged()).subtracting(ranOrPending)
+            #expect(lost.isEmpty, "acknowledged but not in the store: \(lost.sorted().prefix(5))")
+        }
+    }
+}

@@ -68,7 +68,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "bgtask",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "BGTaskDaemon"]
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "DaemonProtocol", "BGTaskDaemon"]
         ),
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
@@ -153,7 +153,7 @@ let package = Package(
         // One store test suite run against both stores (SQLite in memory, and a throwaway
         // PostgreSQL server), and the PostgreSQL store's own tests.
         // Replicas as processes on that server too (bgtask-replica-probe).
-        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore", "bgtask-replica-probe"]),
+        .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore", "bgtask-replica-probe", "bgtask"]),
         .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
         .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
         .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),

@@ -84,6 +84,26 @@ public final class PostgreSQLStore: SchedulerStorage {
         return PostgreSQLStore(address: address, replica: replica, connection: connection, quarantined: quarantined)
     }
 
+    /// Opens the store at `address` to read it (`bgtask log --store`, `bgtask pending`):
+    /// nothing is created, migrated or quarantined. A database without the scheduler's
+    /// tables is refused (``StoreError/Code/invalidData``, saying so), one a newer version
+    /// wrote too (``StoreError/Code/schemaTooNew``). Its writes would go under the replica
+    /// name `bgtask-reader`; read commands make none.
+    public static func openForReading(address: String) throws(StoreError) -> PostgreSQLStore {
+        let parsed = try PostgreSQLAddress.parse(address)
+        let connection = try PostgreSQLConnection.connect(to: parsed, applicationName: "bgtask reader")
+        let version = try PostgreSQLSchema.version(on: connection)
+        guard version > 0 else {
+            throw StoreError(code: .invalidData, path: parsed.redacted, message: "the PostgreSQL database \(parsed.redacted) holds no scheduler store (no replica has opened it yet)")
+        }
+        guard version <= PostgreSQLSchema.latestVersion else {
+            throw StoreError(
+                code: .schemaTooNew, path: parsed.redacted,
+                message: "the scheduler's tables in the PostgreSQL database \(parsed.redacted) have schema version \(version), but this build knows versions up to \(PostgreSQLSchema.latestVersion)")
+        }
+        return PostgreSQLStore(address: parsed, replica: "bgtask-reader", connection: connection, quarantined: [])
+    }
+
     private static func checkReplicaName(_ replica: String) throws(StoreError) {
         let bad = replica.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.value == 0 }
         guard !replica.isEmpty, !bad, replica.utf8.count <= 200 else {

@@ -45,7 +45,7 @@ enum CommandLineParser {
                         days (default 1) of a commuter's phone, print the timeline and a
                         summary, and write the HTML energy report (default: in the temporary
                         directory)
-      why <app> <identifier> [--json] [--state DIR] [--policy FILE]
+      why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]
                         why hasn't the task run: every policy's verdict, blocking ones first,
                         the earliest instant it could run, and the predicted next run; from
                         bgtaskd's live engine when the app is installed with it, else from the

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import DaemonProtocol
 import Foundation
+import PostgreSQLStore
 import SchedulerStore
 
 /// The commands that talk to bgtaskd (docs/cli.md), from one table: the parser, `--help`
@@ -41,6 +42,8 @@ struct DaemonCommand: Equatable {
     var json = false
     /// `--socket PATH`.
     var socket: String?
+    /// `--store URL` (`pending` only): the store replicas share, read instead of bgtaskd.
+    var store: String?
     /// `--help`.
     var help = false
 
@@ -59,7 +62,7 @@ struct DaemonCommand: Equatable {
         Spec(name: "uninstall", arguments: ["<app>"], summary: "remove the app, its pending requests, settings and checkpoints (its run history stays)", reads: false) { positional, _ in
             app(positional[0]).map { .uninstall(app: $0) }
         },
-        Spec(name: "pending", arguments: ["[app]"], summary: "the pending requests, of one app or of all", reads: true) { positional, _ in
+        Spec(name: "pending", arguments: ["[app]"], options: ["[--store URL]"], summary: "the pending requests, of one app or of all; with --store URL (or BGTASK_STORE_URL, unless --socket is given), those of the store replicas share on PostgreSQL", reads: true) { positional, _ in
             guard let first = positional.first else { return .success(.pending(app: nil)) }
             return app(first).map { .pending(app: $0) }
         },
@@ -138,6 +141,11 @@ struct DaemonCommand: Equatable {
                 case .success(let value): command.socket = value
                 case .failure(let error): return .failure(error)
                 }
+            case "--store" where spec.name == "pending":
+                switch OptionValue.take(arguments, at: &index, for: argument, what: "a PostgreSQL address (postgresql://...)") {
+                case .success(let value): command.store = value
+                case .failure(let error): return .failure(error)
+                }
             case "--payload" where takesPayload:
                 // A JSON object may start with anything but "--"; OptionValue refuses those.
                 switch OptionValue.take(arguments, at: &index, for: argument, what: "a JSON object") {
@@ -173,6 +181,9 @@ struct DaemonCommand: Equatable {
     static func run(_ command: DaemonCommand, environment: [String: String]) -> Outcome {
         if command.help, let spec = spec(named: command.name) {
             return Outcome(output: "usage: bgtask \(spec.synopsis)\n\n\(wrap(spec.summary, indent: 2))\n", error: "", status: 0)
+        }
+        if case .pending(let app) = command.request, let address = command.store ?? (command.socket == nil ? environment["BGTASK_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 } : nil) {
+            return sharedPending(app: app, address: address, json: command.json)
         }
         let paths: DaemonPaths.Resolved
         do {
@@ -225,6 +236,18 @@ struct DaemonCommand: Equatable {
     }
 
     static func pendingJSON(_ requests: [PendingRequest]) -> String { ReportJSON.text(requests, fallback: "[]") }
+
+    /// `pending` from the store replicas share (`--store URL`, else `BGTASK_STORE_URL`).
+    static func sharedPending(app: AppID?, address: String, json: Bool) -> Outcome {
+        do {
+            let store = try PostgreSQLStore.openForReading(address: address)
+            defer { store.close() }
+            let requests = try store.pendingRequests(app: app)
+            return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)
+        } catch {
+            return Outcome(output: "", error: "bgtask pending: \(error.message)\n", status: 1)
+        }
+    }
 
     /// `apps` and `pending` from the daemon's store, read-only, when it is not running.
     static func offline(_ command: DaemonCommand, stateDirectory: String) -> Outcome? {

@@ -1,7 +1,7 @@
 import BackgroundTasks
 import Foundation
 
-/// `bgtask energy [--app A] [--since T] [--state DIR] [--json]`: the energy log summed per
+/// `bgtask energy [--app A] [--since T] [--state DIR | --store URL] [--json]`: the energy log summed per
 /// app and task (Xcode Organizer's energy report): runs, expirations, mean and p95 wall
 /// time, CPU seconds and estimated joules.
 enum EnergyCommand {
@@ -10,7 +10,7 @@ enum EnergyCommand {
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      energy [--app A] [--since T] [--state DIR] [--json]
+      energy [--app A] [--since T] [--state DIR | --store URL] [--json]
                         sum the run log per app and task: runs, expirations, mean and p95
                         duration, CPU seconds, estimated energy
     """

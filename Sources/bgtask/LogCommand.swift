@@ -1,9 +1,10 @@
 import BackgroundTasks
 import DaemonProtocol
 import Foundation
+import PostgreSQLStore
 import SchedulerStore
 
-/// `bgtask log [--app A] [--since T] [--state DIR] [--json]`: the run log (the energy log's
+/// `bgtask log [--app A] [--since T] [--state DIR | --store URL] [--json]`: the run log (the energy log's
 /// rows), oldest first, from the apps' state stores.
 enum LogCommand {
     /// The options of `log` (shared with `energy`).
@@ -11,7 +12,7 @@ enum LogCommand {
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      log [--app A] [--since T] [--state DIR] [--json]
+      log [--app A] [--since T] [--state DIR | --store URL] [--json]
                         list recorded runs: start, end, app, task, kind, outcome, wall time,
                         CPU time, peak memory, estimated energy and stop reason
     """
@@ -222,6 +223,9 @@ struct RunLogOptions: Equatable {
     var since: Since?
     /// The state directory to read (holding `scheduler.sqlite`), instead of every app's.
     var stateDirectory: String?
+    /// A shared store's address (`--store URL`; else `BGTASK_STORE_URL` when no
+    /// `--state` is given), read instead of the files.
+    var storeAddress: String?
     /// Print JSON instead of a table.
     var json = false
     /// `--help`: print the command's usage.
@@ -286,6 +290,9 @@ struct RunLogOptions: Equatable {
                      2026-11-30) or a span back from now (30m, 24h, 7d, 2w)
       --state DIR    read DIR/scheduler.sqlite instead of every app's store under
                      $XDG_STATE_HOME/bgtask/ (else ~/.local/state/bgtask/)
+      --store URL    read the store replicas share on PostgreSQL (postgresql://...,
+                     or libpq's key=value form); default: $BGTASK_STORE_URL, unless
+                     --state is given
       --json         print JSON
     """
 
@@ -308,7 +315,7 @@ struct RunLogOptions: Equatable {
                 options.help = true
                 index += 1
                 continue
-            case "--app", "--since", "--state":
+            case "--app", "--since", "--state", "--store":
                 break
             default:
                 return failure("unknown option for \(command): '\(argument)'")
@@ -317,7 +324,7 @@ struct RunLogOptions: Equatable {
                 return failure("\(argument) given more than once")
             }
             let value: String
-            switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--app" ? "an app identifier" : argument == "--since" ? "an instant or a span" : "a directory") {
+            switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--app" ? "an app identifier" : argument == "--since" ? "an instant or a span" : argument == "--store" ? "a store address" : "a directory") {
             case .success(let text): value = text
             case .failure(let error): return .failure(error)
             }
@@ -336,12 +343,20 @@ struct RunLogOptions: Equatable {
                     )
                 }
                 options.since = since
+            case "--store":
+                guard !value.isEmpty, !value.hasPrefix("-") else {
+                    return failure("--store needs a PostgreSQL address (postgresql://...), got '\(value)'")
+                }
+                options.storeAddress = value
             default:
                 guard !value.isEmpty, !value.hasPrefix("-") else {
                     return failure("--state needs a directory, got '\(value)'")
                 }
                 options.stateDirectory = value
             }
+        }
+        if options.stateDirectory != nil, options.storeAddress != nil {
+            return failure("--state and --store name two stores; give one")
         }
         return .success(options)
     }
@@ -392,8 +407,24 @@ struct RunLogReading {
     /// A store that cannot be read is skipped and named; when none could be read at all,
     /// this throws, naming each failure.
     static func read(_ options: RunLogOptions, environment: [String: String], now: Date) throws -> RunLogReading {
-        let (urls, whereDescription) = try locate(options, environment: environment)
         let since = options.since?.resolve(now: now)
+        if let address = options.sharedStoreAddress(environment: environment) {
+            // The store replicas share: one log, every replica's runs.
+            let store: PostgreSQLStore
+            do {
+                store = try PostgreSQLStore.openForReading(address: address)
+            } catch {
+                throw RunLogError(message: "cannot read the run log: \(error.message)")
+            }
+            defer { store.close() }
+            do {
+                let runs = try store.runs(app: options.app, since: since, limit: nil)
+                return RunLogReading(stores: [store.storeDescription], skipped: [], runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
+            } catch {
+                throw RunLogError(message: "cannot read the run log: \(error.message)")
+            }
+        }
+        let (urls, whereDescription) = try locate(options, environment: environment)
         var reading = RunLogReading(stores: [], skipped: [], runs: [], since: since, whereDescription: whereDescription)
         for url in urls {
             do throws(StoreError) {
@@ -455,6 +486,16 @@ struct RunLogReading {
         let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + (daemonStore.map { [$0] } ?? []))
             .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
         return (stores, stores.count == 1 ? stores[0].path : root.path)
+    }
+}
+
+extension RunLogOptions {
+    /// The shared store to read: `--store`, else `BGTASK_STORE_URL` unless `--state` names
+    /// a directory; `nil` for the files.
+    func sharedStoreAddress(environment: [String: String]) -> String? {
+        if let storeAddress { return storeAddress }
+        guard stateDirectory == nil, let address = environment["BGTASK_STORE_URL"], !address.isEmpty else { return nil }
+        return address
     }
 }
 

@@ -1,9 +1,10 @@
 import BackgroundTasks
 import DeviceConditions
 import Foundation
+import PostgreSQLStore
 import SchedulerStore
 
-/// `bgtask why <app> <identifier> [--json] [--state DIR] [--policy FILE]`: why hasn't my
+/// `bgtask why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]`: why hasn't my
 /// task run? Rebuilds the engine's view from the app's store (pending requests, what the
 /// policies learned, runs in progress) and the device's current conditions, and asks it.
 enum WhyCommand {
@@ -13,6 +14,8 @@ enum WhyCommand {
         var json = false
         var state: String?
         var policy: String?
+        /// `--store URL`: the store replicas share on PostgreSQL.
+        var store: String?
     }
 
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
@@ -24,9 +27,15 @@ enum WhyCommand {
             switch argument {
             case "--json":
                 options.json = true
-            case "--state", "--policy":
-                switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--state" ? "a directory" : "a file path") {
-                case .success(let value): if argument == "--state" { options.state = value } else { options.policy = value }
+            case "--state", "--policy", "--store":
+                let what = argument == "--state" ? "a directory" : argument == "--store" ? "a PostgreSQL address (postgresql://...)" : "a file path"
+                switch OptionValue.take(arguments, at: &index, for: argument, what: what) {
+                case .success(let value):
+                    switch argument {
+                    case "--state": options.state = value
+                    case "--store": options.store = value
+                    default: options.policy = value
+                    }
                 case .failure(let error): return .failure(error)
                 }
             default:
@@ -43,6 +52,9 @@ enum WhyCommand {
         }
         options.app = positional[0]
         options.identifier = positional[1]
+        if options.state != nil, options.store != nil {
+            return .failure(UsageError(message: "--state and --store name two stores; give one"))
+        }
         return .success(options)
     }
 
@@ -53,6 +65,18 @@ enum WhyCommand {
 
     static func run(_ options: Options, environment: [String: String], now: Date, conditions: Conditions) throws -> String {
         let app = AppID(options.app)
+        // The policy the app judges with: the file given, else its own BGTASK_POLICY.
+        let policy = try options.policy.map { path throws in try PolicyConfiguration.load(path: path) } ?? EmbeddedScheduler.defaultPolicyConfiguration(environment: environment)
+        if let address = options.store ?? (options.state == nil ? environment["BGTASK_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 } : nil) {
+            // The store replicas share: read-only; a run without an end holds a lease.
+            let store = try PostgreSQLStore.openForReading(address: address)
+            defer { store.close() }
+            let pending = try store.pendingRequests(app: app)
+            let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
+            return options.json
+                ? ExplanationReport.json(explanation, running: unfinished, notes: [], conditions: conditions, now: now)
+                : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: unfinished, runningWhere: unfinished.map { _ in "a replica of \(store.storeDescription)" }, notes: [], conditions: conditions)
+        }
         let directory: URL
         if let state = options.state {
             directory = URL(fileURLWithPath: state)
@@ -63,29 +87,12 @@ enum WhyCommand {
         guard FileManager.default.fileExists(atPath: database.path) else {
             throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")
         }
-        var policy = PolicyConfiguration()
-        if let path = options.policy {
-            policy = try PolicyConfiguration.load(path: path)
-        }
         // Read-only, beside the app that may own the store and be running the task: a
         // diagnostic recovers nothing (docs/ARCHITECTURE.md, "One owner per state directory").
         let store = try SchedulerStore.openForReading(at: database)
-        // The embedded scheduler's own tunables (its herd and lead-time salt from this
-        // machine's identity), so `why` predicts the instants the scheduler will pick.
-        var engine = SchedulerEngine(
-            configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
-            conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
-        let refresh = try store.appSetting(app: app, name: AppSettingName.backgroundRefresh) != "off"
-        engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))
-        if let saved = try store.appSetting(app: app, name: AppSettingName.policyState),
-           let state = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) {
-            engine.restorePolicyState(state, of: app)
-        }
         // One unreadable row hides nothing else; it is listed instead.
         let (pending, unreadable) = try store.readablePendingRequests(app: app)
-        engine.restore(pending, at: now)
-        let explanation = engine.explain(RequestKey(app: app, identifier: options.identifier), at: now)
-        let unfinished = try store.runs(app: app).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
         // A run without an end is in progress only while its owner lives (holds the lock).
         let owner = SchedulerStore.owner(of: database)
         let running = owner == nil ? nil : unfinished
@@ -128,5 +135,30 @@ enum PolicyCommand {
         }
         if json { return configuration.json() + "\n" }
         return configuration.summary(source: check.map { "from \($0)" } ?? "defaults")
+    }
+}
+
+extension WhyCommand {
+    /// The engine's explanation of the request, rebuilt from `store` (what the policies
+    /// learned, the app's switch) and `pending`, and the task's run without an end, if any.
+    fileprivate static func explain(
+        _ options: Options, app: AppID, store: any SchedulerStorage, pending: [PendingRequest], policy: PolicyConfiguration,
+        environment: [String: String], now: Date, conditions: Conditions
+    ) throws -> (Explanation, RunRecord?) {
+        // The embedded scheduler's own tunables (its herd and lead-time salt from this
+        // machine's identity), so `why` predicts the instants the scheduler will pick.
+        var engine = SchedulerEngine(
+            configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
+            conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
+        let refresh = try store.appSetting(app: app, name: AppSettingName.backgroundRefresh) != "off"
+        engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))
+        if let saved = try store.appSetting(app: app, name: AppSettingName.policyState),
+           let state = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) {
+            engine.restorePolicyState(state, of: app)
+        }
+        engine.restore(pending, at: now)
+        let explanation = engine.explain(RequestKey(app: app, identifier: options.identifier), at: now)
+        let unfinished = try store.runs(app: app, since: nil, limit: nil).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        return (explanation, unfinished)
     }
 }

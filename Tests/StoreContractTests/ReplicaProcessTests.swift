@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PostgreSQLStore
 import SchedulerCore
 import Synchronization
 import Testing
@@ -146,6 +147,63 @@ extension PostgreSQLServerTests {
             let ranOrPending = Set(try server.query("SELECT identifier FROM bgtask_runs UNION SELECT identifier FROM bgtask_pending_requests", in: database).compactMap(\.first).compactMap { $0 })
             let lost = Set(acknowledged()).subtracting(ranOrPending)
             #expect(lost.isEmpty, "acknowledged but not in the store: \(lost.sorted().prefix(5))")
+        }
+    }
+}
+
+extension PostgreSQLServerTests {
+    /// `bgtask log`, `energy`, `pending` and `why` on the shared store (docs/cli.md).
+    @Suite("bgtask on the shared store")
+    struct Commands {
+        /// Runs bgtask with `arguments` and `environment`; its output, error and status.
+        private func bgtask(_ arguments: [String], environment: [String: String] = [:]) throws -> (output: String, error: String, status: Int32) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try PostgreSQLServerTests.ReplicaProcesses.Probe.locate("bgtask"))
+            process.arguments = arguments
+            process.environment = ["PATH": "/usr/bin:/bin", "HOME": FileManager.default.temporaryDirectory.path].merging(environment) { _, new in new }
+            let output = Pipe()
+            let error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            try process.run()
+            let out = output.fileHandleForReading.readDataToEndOfFile()
+            let err = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self), process.terminationStatus)
+        }
+
+        @Test("log, energy, pending and why read the store replicas share, from --store or BGTASK_STORE_URL; a bad address is named without its password")
+        func readsTheSharedStore() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let address = server.address(database: database)
+            let a = try PostgreSQLStore.open(address: address, replica: "a", now: Sample.now)
+            let b = try PostgreSQLStore.open(address: address, replica: "b", now: Sample.now)
+            let done = Sample.request("done")
+            let waiting = Sample.request("waiting")
+            try a.upsertRequests([done, waiting])
+            #expect(try b.claimRun(Sample.run(1, of: done), lease: 30))
+            try b.recordRunFinished(Sample.finished(Sample.run(1, of: done), after: 3))
+
+            let log = try bgtask(["log", "--store", address, "--json"])
+            #expect(log.status == 0, "\(log)")
+            #expect(log.output.contains("\"done\""), "\(log.output)")
+            let fromEnvironment = try bgtask(["log"], environment: ["BGTASK_STORE_URL": address])
+            #expect(fromEnvironment.status == 0 && fromEnvironment.output.contains("done"), "\(fromEnvironment)")
+            let energy = try bgtask(["energy", "--store", address])
+            #expect(energy.status == 0, "\(energy)")
+            let pending = try bgtask(["pending", "--store", address])
+            #expect(pending.status == 0 && pending.output.contains("waiting") && !pending.output.contains("done"), "\(pending)")
+            let why = try bgtask(["why", Sample.app.rawValue, "waiting", "--store", address])
+            #expect(why.status == 0 && why.output.contains("waiting"), "\(why)")
+            #expect(try bgtask(["log", "--store", address, "--state", "/tmp"]).status == 64)
+
+            // A database no replica opened, and an address with a password that is wrong.
+            let empty = try bgtask(["log", "--store", server.address(database: try server.createDatabase())])
+            #expect(empty.status == 1 && empty.error.contains("no scheduler store"), "\(empty)")
+            let secret = "Wr0ng-S3cret"
+            let refused = try bgtask(["pending", "--store", "postgresql://\(TestPostgreSQLServer.passwordRole):\(secret)@/\(database)?host=\(server.socketDirectory)"])
+            #expect(refused.status == 1 && !refused.error.contains(secret) && !refused.output.contains(secret), "\(refused)")
         }
     }
 }

@@ -72,7 +72,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let closed = Code("closed")
 
         /// The store's server cannot be reached or stopped answering (PostgreSQL restarted,
-        /// the network gone): the call was not committed, and may be tried again.
+        /// the network gone): the call was not committed, or, when the connection was lost
+        /// while a write was committing, its outcome is unknown (the message says which);
+        /// submissions, cancellations and settings may be tried again either way.
         public static let unavailable = Code("unavailable")
         /// The server refused the statement (the message carries its SQLSTATE and text).
         public static let server = Code("server")

@@ -73,7 +73,7 @@ let package = Package(
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
             name: "bgtask-bench",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision", "PostgreSQLStore", "CLibPQ"],
             path: "Benchmarks/bgtask-bench"
         ),
         // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.

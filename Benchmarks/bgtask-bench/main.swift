@@ -31,7 +31,7 @@ let usage = """
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -154,6 +154,15 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         }),
         ("n", "n. bgtaskd: start-up with 10,000 installed apps and 100,000 pending requests", {
             try DaemonBenchmarks.startUpAtScale(apps: 10_000, requestsPerApp: 10)
+        }),
+        ("o", "o. Replicas: durable submit to PostgreSQL vs raw libpq single-row inserts", {
+            try ReplicaBenchmarks.durableSubmit(count: quick ? 320 : 1_600, blocks: quick ? 4 : 8)
+        }),
+        ("p", "p. Replicas: submit on replica A -> handler start on replica B", {
+            try ReplicaBenchmarks.crossReplicaLatency(runs: quick ? 50 : 200, warmup: 10)
+        }),
+        ("q", "q. Replicas: three replicas competing over due requests", {
+            try ReplicaBenchmarks.competingClaims(count: quick ? 10_000 : 100_000)
         }),
     ]
     var failed = false

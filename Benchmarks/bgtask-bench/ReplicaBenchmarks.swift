@@ -1,0 +1,310 @@
+import BackgroundTasks
+import CLibPQ
+import Foundation
+import PostgreSQLStore
+import SchedulerStore
+import Synchronization
+
+/// A throwaway PostgreSQL server for the replica benchmarks: `initdb` and `pg_ctl` from
+/// Debian's postgresql package in a scratch directory, on a Unix socket only, as the
+/// `postgres` user when the benchmark runs as root. `fsync` stays on (the default): the
+/// figures are of durable commits.
+final class BenchPostgreSQLServer {
+    let directory: String
+    let socketDirectory: String
+
+    init() throws {
+        let binaries = "/usr/lib/postgresql/15/bin"
+        guard FileManager.default.isExecutableFile(atPath: "\(binaries)/initdb") else {
+            throw BenchError("PostgreSQL 15 is not installed (apt-get install postgresql)")
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-bench-pg-\(UUID().uuidString)").path
+        socketDirectory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let asServer = getuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
+        if getuid() == 0 { try Self.shell("chown postgres:postgres '\(directory)'") }
+        try Self.shell("\(asServer)\(binaries)/initdb -D '\(directory)/data' -A trust -U postgres > '\(directory)/initdb.log' 2>&1 < /dev/null")
+        try Self.shell("\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -l '\(directory)/server.log' -w -s -o \"-c listen_addresses='' -c unix_socket_directories='\(directory)' -c max_connections=100\" start > '\(directory)/pg_ctl.log' 2>&1 < /dev/null")
+        self.stopCommand = "\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -m immediate -w -s stop > /dev/null 2>&1 < /dev/null"
+    }
+
+    private let stopCommand: String
+
+    /// The key/value address of `database`.
+    func address(_ database: String = "postgres") -> String { "host=\(socketDirectory) port=5432 dbname=\(database) user=postgres" }
+
+    /// Creates a database and returns its address.
+    func createDatabase(_ name: String) throws -> String {
+        let connection = try RawConnection(address: address())
+        try connection.exec("CREATE DATABASE \(name)")
+        return address(name)
+    }
+
+    func stop() {
+        try? Self.shell(stopCommand)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `command` with /bin/sh and waits for it (`system`: a plain waitpid, unlike
+    /// Foundation's Process, which waits for descriptors the server keeps open).
+    static func shell(_ command: String) throws {
+        let status = system(command)
+        guard status == 0 else { throw BenchError("`\(command)` failed with status \(status)") }
+    }
+}
+
+/// An error that stops one benchmark.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A bare libpq connection: the baseline of raw single-row inserts.
+final class RawConnection: @unchecked Sendable {
+    // @unchecked: used by one thread at a time (each benchmark thread owns its own).
+    let handle: OpaquePointer
+
+    init(address: String) throws {
+        guard let handle = PQconnectdb(address), PQstatus(handle) == CONNECTION_OK else {
+            throw BenchError("cannot connect to \(address)")
+        }
+        self.handle = handle
+    }
+
+    deinit { PQfinish(handle) }
+
+    func exec(_ sql: String) throws {
+        guard let result = PQexec(handle, sql) else { throw BenchError("\(sql): no result") }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw BenchError("\(sql): \(String(cString: PQresultErrorMessage(result)))")
+        }
+    }
+
+    /// One single-row insert, its own transaction (autocommit), with parameters.
+    func insert(_ id: Int, payload: String) throws {
+        let values = [String(id), payload]
+        let pointers = values.map { strdup($0) }
+        defer { pointers.forEach { free($0) } }
+        let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { buffer in
+            PQexecParams(handle, "INSERT INTO raw_requests (id, payload, submitted_at) VALUES ($1, $2, 1.5)", 2, nil, buffer.baseAddress, nil, nil, 0)
+        }
+        guard let result else { throw BenchError("insert: no result") }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw BenchError("insert: \(String(cString: PQresultErrorMessage(result)))") }
+    }
+}
+
+/// Benchmarks of replicas sharing a PostgreSQL store (docs/replicas.md).
+enum ReplicaBenchmarks {
+    static let app = AppID("com.example.bench.replicas")
+
+    /// A driver of one replica over `address`, with the app attached (its handler counts
+    /// runs into `ran` and completes at once), under the server profile.
+    static func replica(_ name: String, address: String, identifiers: [String], manual: Bool = false, concurrency: Int = 16,
+                        onRun: @escaping @Sendable (String) -> Void) throws -> (SchedulerDriver, AppContext) {
+        let store = try PostgreSQLStore.open(address: address, replica: name, now: Date())
+        var configuration = SchedulerConfiguration()
+        configuration.pendingLimits = [.refresh: 1, .processing: 10_000_000, .continuedProcessing: 10]
+        configuration.maximumConcurrentRuns = concurrency
+        configuration.launchesOnlyWhenSimulated = manual
+        let driver = SchedulerDriver(configuration: configuration, conditions: .favorable, clock: DispatchDriverClock(), store: store,
+                                     log: .collecting(), policies: PolicySet(profile: .server), loadedRequests: try store.pendingRequests(app: app))
+        let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-bench")
+        let context = AppContext(app: app, manifest: manifest, driver: driver)
+        context.withCurrent {
+            let application = BGApplication.shared
+            application.launch()
+            for identifier in identifiers {
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: DispatchQueue.global()) { task in
+                    onRun(task.identifier)
+                    task.setTaskCompleted(success: true)
+                }
+            }
+            application.finishLaunching()
+        }
+        return (driver, context)
+    }
+
+    /// (o) Durable submits into the shared store against raw libpq single-row inserts on
+    /// the same server, one submitter and 16 (16 replicas, each its own connection,
+    /// against 16 raw connections), in alternating blocks.
+    static func durableSubmit(count: Int, blocks: Int) throws -> BenchmarkResult {
+        let server = try BenchPostgreSQLServer()
+        defer { server.stop() }
+        let address = try server.createDatabase("bench_submit")
+        let identifiers = (0..<(count * 17)).map { "com.example.bench.replicas.t\($0)" }
+        let notBefore = Date().addingTimeInterval(86_400)
+        let (driver, context) = try replica("solo", address: address, identifiers: identifiers) { _ in }
+        let raw = try RawConnection(address: address)
+        try raw.exec("CREATE TABLE raw_requests (id bigint PRIMARY KEY, payload text NOT NULL, submitted_at double precision NOT NULL)")
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        var oursTime: UInt64 = 0
+        var theirsTime: UInt64 = 0
+        let perBlock = count / blocks
+        for block in 0..<blocks {
+            let start = monotonicNanoseconds()
+            for index in (block * perBlock)..<((block + 1) * perBlock) {
+                let t = monotonicNanoseconds()
+                try driver.submit(PendingRequest(app: app, identifier: identifiers[index], kind: .processing, earliestBeginDate: notBefore, submittedAt: Date()))
+                ours.append(Double(monotonicNanoseconds() - t) / 1_000)
+            }
+            oursTime += monotonicNanoseconds() - start
+            let rawStart = monotonicNanoseconds()
+            for index in (block * perBlock)..<((block + 1) * perBlock) {
+                let t = monotonicNanoseconds()
+                try raw.insert(index, payload: identifiers[index])
+                theirs.append(Double(monotonicNanoseconds() - t) / 1_000)
+            }
+            theirsTime += monotonicNanoseconds() - rawStart
+        }
+        withExtendedLifetime(context) {}
+        let oursRate = Double(ours.count) / (Double(oursTime) / 1e9)
+        let theirsRate = Double(theirs.count) / (Double(theirsTime) / 1e9)
+
+        // 16 at once: 16 replicas (each its own connection) against 16 raw connections.
+        let submitters = 16
+        let each = max(1, count / submitters)
+        var replicas: [(SchedulerDriver, AppContext)] = []
+        for number in 0..<submitters {
+            replicas.append(try replica("r\(number)", address: address, identifiers: identifiers) { _ in })
+        }
+        let raws = try (0..<submitters).map { _ in try RawConnection(address: address) }
+        let failures = Mutex(0)
+        let drivers = replicas.map(\.0)
+        let concurrentOurs = measureConcurrently(submitters) { worker in
+            let replicaDriver = drivers[worker]
+            for index in 0..<each {
+                let position = count + worker * each + index
+                do {
+                    try replicaDriver.submit(PendingRequest(app: app, identifier: identifiers[position], kind: .processing, earliestBeginDate: notBefore, submittedAt: Date()))
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        let concurrentTheirs = measureConcurrently(submitters) { worker in
+            for index in 0..<each {
+                do { try raws[worker].insert(1_000_000 + worker * each + index, payload: "x") } catch { failures.withLock { $0 += 1 } }
+            }
+        }
+        let concurrentOursRate = Double(submitters * each) / concurrentOurs
+        let concurrentTheirsRate = Double(submitters * each) / concurrentTheirs
+        let ratio = oursRate / theirsRate
+        let concurrentRatio = concurrentOursRate / concurrentTheirsRate
+        let oursDistribution = Distribution(ours)
+        let theirsDistribution = Distribution(theirs)
+        say("  ours (SchedulerDriver.submit, PostgreSQLStore, synchronous_commit on): \(format(oursRate)) /s, p50 \(format(oursDistribution.median)) us, p99 \(format(oursDistribution.percentile(99))) us")
+        say("  raw libpq single-row INSERTs, same server:                          \(format(theirsRate)) /s, p50 \(format(theirsDistribution.median)) us, p99 \(format(theirsDistribution.percentile(99))) us")
+        say("  16 at once: ours (16 replicas) \(format(concurrentOursRate)) /s, raw (16 connections) \(format(concurrentTheirsRate)) /s, ratio \(format(concurrentRatio, 3)); failures \(failures.withLock { $0 })")
+        for (replicaDriver, replicaContext) in replicas { withExtendedLifetime((replicaDriver, replicaContext)) {} }
+        return BenchmarkResult(
+            name: "replica-durable-submit", title: "durable submit to PostgreSQL vs raw libpq inserts",
+            target: "ratio >= 0.5", value: ratio, unit: "ratio", pass: ratio >= 0.5 && concurrentRatio >= 0.5 && failures.withLock { $0 } == 0,
+            metrics: [
+                "ours_per_s": oursRate, "raw_per_s": theirsRate, "ours_p50_us": oursDistribution.median, "ours_p99_us": oursDistribution.percentile(99),
+                "raw_p50_us": theirsDistribution.median, "raw_p99_us": theirsDistribution.percentile(99),
+                "concurrent16_ours_per_s": concurrentOursRate, "concurrent16_raw_per_s": concurrentTheirsRate, "concurrent16_ratio": concurrentRatio,
+            ],
+            notes: ["the same server (fsync on, synchronous_commit on), alternating blocks; 16 at once: 16 replicas in one process, each its own connection, against 16 raw connections; the pass needs both ratios >= 0.5"])
+    }
+
+    /// Runs `body(worker)` on `count` threads at once; the seconds from the start to the
+    /// last one's end.
+    static func measureConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
+        let group = DispatchGroup()
+        let start = monotonicNanoseconds()
+        for worker in 0..<count {
+            group.enter()
+            Thread.detachNewThread {
+                body(worker)
+                group.leave()
+            }
+        }
+        group.wait()
+        return Double(monotonicNanoseconds() - start) / 1e9
+    }
+
+    /// (p) A submit on replica A to its handler's start on replica B: A never launches by
+    /// itself (its manual launch switch is on), so B hears of the request (NOTIFY) and runs it.
+    static func crossReplicaLatency(runs: Int, warmup: Int) throws -> BenchmarkResult {
+        let server = try BenchPostgreSQLServer()
+        defer { server.stop() }
+        let address = try server.createDatabase("bench_latency")
+        let identifiers = (0..<(runs + warmup)).map { "com.example.bench.replicas.l\($0)" }
+        let started = Mutex<[String: UInt64]>([:])
+        let (a, contextA) = try replica("a", address: address, identifiers: identifiers, manual: true) { _ in }
+        let (b, contextB) = try replica("b", address: address, identifiers: identifiers) { identifier in
+            let now = monotonicNanoseconds()
+            started.withLock { $0[identifier] = now }
+        }
+        // Let B's LISTEN take effect: a first submit must reach it.
+        var samples: [Double] = []
+        for (index, identifier) in identifiers.enumerated() {
+            let submittedAt = monotonicNanoseconds()
+            try a.submit(PendingRequest(app: app, identifier: identifier, kind: .processing, submittedAt: Date()))
+            let deadline = submittedAt + 10_000_000_000
+            var ranAt: UInt64?
+            while monotonicNanoseconds() < deadline {
+                if let at = started.withLock({ $0[identifier] }) { ranAt = at; break }
+                usleep(100)
+            }
+            guard let ranAt else { throw BenchError("\(identifier) did not start on replica b within 10 s") }
+            if index >= warmup { samples.append(Double(ranAt - submittedAt) / 1e6) }
+            // The run's end is written before the next submit.
+            usleep(2_000)
+        }
+        withExtendedLifetime((contextA, contextB, b)) {}
+        let distribution = Distribution(samples)
+        say("  submit on A -> handler start on B: p50 \(format(distribution.median, 2)) ms, p99 \(format(distribution.percentile(99), 2)) ms, max \(format(distribution.max, 2)) ms (\(samples.count) runs)")
+        let pass = distribution.median <= 5 && distribution.percentile(99) <= 20
+        return BenchmarkResult(
+            name: "replica-latency", title: "submit on replica A -> handler start on replica B",
+            target: "p50 <= 5, p99 <= 20 ms", value: distribution.median, unit: "ms", pass: pass,
+            metrics: ["p50_ms": distribution.median, "p99_ms": distribution.percentile(99), "max_ms": distribution.max],
+            notes: ["A's manual launch switch is on, so only B launches; B learns of the request through LISTEN/NOTIFY, reads it, claims it (one commit) and starts the handler"])
+    }
+
+    /// (q) Three replicas competing over `count` due requests: claims per second, and how
+    /// many requests were launched twice (the target is none).
+    static func competingClaims(count: Int) throws -> BenchmarkResult {
+        let server = try BenchPostgreSQLServer()
+        defer { server.stop() }
+        let address = try server.createDatabase("bench_claims")
+        let identifiers = (0..<count).map { "com.example.bench.replicas.c\($0)" }
+        // The queue, written before the replicas start (in batches of 1,000).
+        let loader = try PostgreSQLStore.open(address: address, replica: "loader", now: Date())
+        let submittedAt = Date()
+        for start in stride(from: 0, to: count, by: 1_000) {
+            try loader.upsertRequests(identifiers[start..<min(count, start + 1_000)].map {
+                PendingRequest(app: app, identifier: $0, kind: .processing, submittedAt: submittedAt)
+            })
+        }
+        loader.close()
+        let launches = Mutex<[String: Int]>([:])
+        let begin = monotonicNanoseconds()
+        var replicas: [(SchedulerDriver, AppContext)] = []
+        for name in ["a", "b", "c"] {
+            replicas.append(try replica(name, address: address, identifiers: identifiers) { identifier in
+                launches.withLock { $0[identifier, default: 0] += 1 }
+            })
+        }
+        let deadline = begin + 600_000_000_000
+        while launches.withLock({ $0.count }) < count, monotonicNanoseconds() < deadline { usleep(20_000) }
+        let elapsed = Double(monotonicNanoseconds() - begin) / 1e9
+        let counts = launches.withLock { $0 }
+        let doubles = counts.values.filter { $0 > 1 }.count
+        let rate = Double(counts.count) / elapsed
+        let verify = try RawConnection(address: address)
+        _ = verify
+        for (driver, context) in replicas { withExtendedLifetime((driver, context)) {} }
+        say("  3 replicas, \(count) due requests: \(counts.count) launched in \(format(elapsed, 1)) s = \(format(rate)) claims/s; launched twice: \(doubles)")
+        return BenchmarkResult(
+            name: "replica-claims", title: "claims per second, three replicas competing over \(count) due requests",
+            target: "0 double launches", value: Double(doubles), unit: "double launches", pass: doubles == 0 && counts.count == count,
+            metrics: ["claims_per_s": rate, "seconds": elapsed, "launched": Double(counts.count), "double_launches": Double(doubles)],
+            notes: ["each claim is one transaction (delete the pending row if it is still the submission, insert the run with a lease), each end another; the start-up of the three replicas (loading the queue) is in the time"])
+    }
+}

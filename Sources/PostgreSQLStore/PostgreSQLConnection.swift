@@ -192,6 +192,10 @@ final class PostgreSQLConnection {
         }
     }
 
+    /// The server process serving this connection (`PQbackendPID`): the notifications its
+    /// own writes cause carry it.
+    var backendPID: Int32 { PQbackendPID(handle) }
+
     /// Whether the connection still works, found without waiting: libpq reads what the
     /// server sent meanwhile (`PQconsumeInput` does not block), so a server that restarted
     /// or closed the session since the last call shows here as a broken connection.

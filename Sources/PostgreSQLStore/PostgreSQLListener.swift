@@ -21,12 +21,15 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
     private let address: PostgreSQLAddress
     private let applicationName: String
     private let onChange: @Sendable (SharedStoreChange) -> Void
+    /// The server process of the store's own connection (its writes are not news).
+    private let ownBackend: @Sendable () -> Int32?
     private let stopped = Mutex(false)
     private let wakePipe: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
 
-    private init(address: PostgreSQLAddress, replica: String, onChange: @escaping @Sendable (SharedStoreChange) -> Void, wakePipe: (Int32, Int32)) {
+    private init(address: PostgreSQLAddress, replica: String, ownBackend: @escaping @Sendable () -> Int32?, onChange: @escaping @Sendable (SharedStoreChange) -> Void, wakePipe: (Int32, Int32)) {
         self.address = address
+        self.ownBackend = ownBackend
         var name = "bgtask listen \(replica)"
         while name.utf8.count > 63 { name.removeLast() }
         self.applicationName = name
@@ -35,7 +38,7 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
     }
 
     /// Starts listening on a thread of its own.
-    static func start(address: PostgreSQLAddress, replica: String, onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> PostgreSQLListener {
+    static func start(address: PostgreSQLAddress, replica: String, ownBackend: @escaping @Sendable () -> Int32? = { nil }, onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> PostgreSQLListener {
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             // Not inherited by processes the app starts; never blocks a write of stop().
@@ -46,7 +49,7 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         } else {
             fds = [-1, -1]
         }
-        let listener = PostgreSQLListener(address: address, replica: replica, onChange: onChange, wakePipe: (fds[0], fds[1]))
+        let listener = PostgreSQLListener(address: address, replica: replica, ownBackend: ownBackend, onChange: onChange, wakePipe: (fds[0], fds[1]))
         let thread = Thread { listener.run() }
         thread.name = "bgtask.postgresql-listener"
         thread.start()
@@ -129,9 +132,12 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
             }
             if fds[1].revents != 0 { return }
             guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
+            let own = ownBackend()
             while let notification = PQnotifies(connection) {
                 let payload = notification.pointee.extra.map { String(cString: $0) } ?? ""
+                let sender = notification.pointee.be_pid
                 PQfreemem(notification)
+                if let own, sender == own { continue }
                 onChange(Self.change(fromPayload: payload))
             }
         }

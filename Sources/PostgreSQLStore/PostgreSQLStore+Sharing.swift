@@ -97,8 +97,10 @@ extension PostgreSQLStore: SharedSchedulerStorage {
         }
     }
 
-    /// Listens on a connection of its own (``PostgreSQLListener``).
+    /// Listens on a connection of its own (``PostgreSQLListener``). Word of this store's
+    /// own writes is not passed on: its replica's engine made them (the sweep's restores
+    /// excepted, which the sweeping replica applies from ``recoverExpiredLeases()``'s result).
     public func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener {
-        PostgreSQLListener.start(address: address, replica: replica, onChange: onChange)
+        PostgreSQLListener.start(address: address, replica: replica, ownBackend: { [weak self] in self?.ownBackendPID.withLock { $0 } }, onChange: onChange)
     }
 }

@@ -37,11 +37,15 @@ public final class PostgreSQLStore: SchedulerStorage {
 
     /// The connection; `nil` once ``close()`` gave it up.
     private let held: Mutex<PostgreSQLConnection?>
+    /// The server process of the connection's current session: a notification it sent is
+    /// this store's own write, which its replica's engine already has.
+    let ownBackendPID = Mutex<Int32>(0)
 
     private init(address: PostgreSQLAddress, replica: String, connection: sending PostgreSQLConnection, quarantined: [QuarantinedRequest]) {
         self.address = address
         self.replica = replica
         self.quarantinedAtOpen = quarantined
+        self.ownBackendPID.withLock { $0 = connection.backendPID }
         self.held = Mutex(connection)
     }
 
@@ -143,6 +147,7 @@ public final class PostgreSQLStore: SchedulerStorage {
                 }
             }
             connection.beginCall()
+            ownBackendPID.withLock { $0 = connection.backendPID }
             do throws(StoreError) {
                 return try body(connection)
             } catch where connection.lost {
@@ -162,6 +167,7 @@ public final class PostgreSQLStore: SchedulerStorage {
             }
             // Reconnected after a loss before anything committed: the call once more.
             connection.beginCall()
+            ownBackendPID.withLock { $0 = connection.backendPID }
             do throws(StoreError) {
                 return try body(connection)
             } catch {

@@ -36,9 +36,11 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
     /// The pending request `key`, or `nil`.
     func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest?
 
-    /// Starts listening for the changes every replica makes to pending requests;
-    /// `onChange` is called on the listener's own thread, never under a lock of the
-    /// store's. Stop the listener before the store is closed.
+    /// Starts listening for the changes the replicas make to pending requests (an
+    /// implementation may leave out this store's own writes, which its replica's engine
+    /// made; the restores of ``recoverExpiredLeases()`` are then applied by the replica
+    /// that swept, from its result). `onChange` is called on the listener's own thread,
+    /// never under a lock of the store's. Stop the listener before the store is closed.
     func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener
 }
 

@@ -19,7 +19,7 @@ final class SharedMemoryBackend: Sendable {
         var runs: [String: [RunID: Run]] = [:]
         var settings: [AppID: [String: String]] = [:]
         var checkpoints: [AppID: [String: Data]] = [:]
-        var listeners: [UUID: @Sendable (SharedStoreChange) -> Void] = [:]
+        var listeners: [UUID: (replica: String, onChange: @Sendable (SharedStoreChange) -> Void)] = [:]
         var reachable = true
         var claims = 0
     }
@@ -40,8 +40,10 @@ final class SharedMemoryBackend: Sendable {
     /// Waits until every change word sent so far was delivered.
     func drain() { delivery.sync {} }
 
-    func notify(_ keys: [RequestKey]) {
-        let listeners = state.withLock { Array($0.listeners.values) }
+    /// Tells every listener but `writer`'s own of `keys` (as PostgreSQL's store leaves out
+    /// its own writes).
+    func notify(_ keys: [RequestKey], from writer: String) {
+        let listeners = state.withLock { $0.listeners.values.filter { $0.replica != writer }.map(\.onChange) }
         for key in keys {
             delivery.async { for listener in listeners { listener(.request(key)) } }
         }
@@ -68,11 +70,11 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     func upsertRequest(_ request: PendingRequest) throws(StoreError) { try upsertRequests([request]) }
     func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
         try access { state in for request in requests { state.pending[request.key] = request } }
-        backend.notify(requests.map(\.key))
+        backend.notify(requests.map(\.key), from: replica)
     }
     func deleteRequest(_ key: RequestKey) throws(StoreError) {
         try access { state in state.pending[key] = nil }
-        backend.notify([key])
+        backend.notify([key], from: replica)
     }
     func deleteAllRequests(app: AppID) throws(StoreError) {
         let keys = try access { state in
@@ -80,7 +82,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             for key in keys { state.pending[key] = nil }
             return Array(keys)
         }
-        backend.notify(keys)
+        backend.notify(keys, from: replica)
     }
     func pendingRequests(app: AppID?) throws(StoreError) -> [PendingRequest] {
         try access { state in state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key } }
@@ -142,7 +144,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             state.claims += 1
             return true
         }
-        if claimed { backend.notify([run.request.key]) }
+        if claimed { backend.notify([run.request.key], from: replica) }
         return claimed
     }
     func renewLeases(_ runs: [RunID], lease: TimeInterval) throws(StoreError) {
@@ -176,14 +178,14 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             }
             return (ended, inProgress, restored)
         }
-        backend.notify(restored)
+        backend.notify(restored, from: replica)
         return LeaseSweep(ended: ended, runsInProgress: inProgress)
     }
     func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest? { try access { $0.pending[key] } }
 
     func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener {
         let id = UUID()
-        backend.state.withLock { $0.listeners[id] = onChange }
+        backend.state.withLock { $0.listeners[id] = (replica, onChange) }
         return Listener(backend: backend, id: id)
     }
 

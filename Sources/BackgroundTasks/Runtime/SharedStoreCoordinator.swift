@@ -127,6 +127,9 @@ final class SharedStoreCoordinator: Sendable {
             runsElsewhere = sweep.runsInProgress
             for run in sweep.ended {
                 driver.log(.warning, app: run.app, "\(run.id) ('\(run.identifier)') lost its lease (its replica stopped renewing it): recorded as interrupted, its request restored")
+                // The store does not pass on word of its own writes: this engine learns of
+                // the restore here.
+                driver.applySharedChange(.request(run.request.key))
             }
         } catch {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")

@@ -290,9 +290,18 @@ enum ReplicaBenchmarks {
             replicas.append(try replica(name, address: address, identifiers: identifiers) { identifier in
                 launches.withLock { $0[identifier, default: 0] += 1 }
             })
+            say("    replica \(name) started after \(format(Double(monotonicNanoseconds() - begin) / 1e9, 1)) s")
         }
         let deadline = begin + 600_000_000_000
-        while launches.withLock({ $0.count }) < count, monotonicNanoseconds() < deadline { usleep(20_000) }
+        var nextReport = monotonicNanoseconds() + 10_000_000_000
+        while launches.withLock({ $0.count }) < count, monotonicNanoseconds() < deadline {
+            usleep(20_000)
+            if monotonicNanoseconds() >= nextReport {
+                nextReport += 10_000_000_000
+                let states = replicas.map { "\($0.0.pendingRequests(of: app).count) pending, \($0.0.activeRuns.count) running" }
+                say("    after \(format(Double(monotonicNanoseconds() - begin) / 1e9, 0)) s: \(launches.withLock { $0.count }) launched; replicas: \(states.joined(separator: "; "))")
+            }
+        }
         let elapsed = Double(monotonicNanoseconds() - begin) / 1e9
         let counts = launches.withLock { $0 }
         let doubles = counts.values.filter { $0 > 1 }.count

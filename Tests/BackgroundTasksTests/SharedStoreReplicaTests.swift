@@ -19,11 +19,13 @@ import Testing
         /// The task of `com.example.test.p10` on replica 0, whose handler never ends.
         let hung = LockedBox<BGTask?>(nil)
 
-        init(count: Int) throws {
+        /// `prepare` writes into the shared store before any replica starts.
+        init(count: Int, prepare: (SharedMemoryBackend) throws -> Void = { _ in }) throws {
             // The server's clock is the first replica's (they advance together).
             let serverClock = LockedBox<VirtualClock?>(nil)
             let backend = SharedMemoryBackend(now: { serverClock.withLock { $0?.now() } ?? testStart })
             self.backend = backend
+            try prepare(backend)
             var replicas: [SimulatedDevice] = []
             var contexts: [AppContext] = []
             let ran = self.ran
@@ -155,5 +157,17 @@ import Testing
         #expect(cluster.ran.withLock { $0 } == ["r1 com.example.test.p10"])
         let runs = try cluster.contexts[1].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
         #expect(runs.map(\.outcome) == [.interrupted, .success], "\(runs)")
+    }
+
+    @Test func requestsAlreadyDueWhenAReplicaStartsRunOnceItsHandlersAreRegistered() async throws {
+        let cluster = try Cluster(count: 1) { backend in
+            try backend.store(replica: "earlier").upsertRequests((0..<3).map {
+                PendingRequest(app: testApp, identifier: "com.example.test.p\($0)", kind: .processing, submittedAt: testStart)
+            })
+        }
+        await cluster.run(for: 5)
+        #expect(cluster.ran.withLock { $0.sorted() } == ["r0 com.example.test.p0", "r0 com.example.test.p1", "r0 com.example.test.p2"])
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.allSatisfy { $0.outcome == .success }, "none launched before its handler was registered: \(runs.map(\.stopReason))")
     }
 }

@@ -57,6 +57,10 @@ public final class SchedulerDriver: Sendable {
         var lastPrune: Date?
         /// Messages noted under the lock, sent to ``log`` once it is released.
         var notes: [DiagnosticMessage] = []
+        /// Effects of an engine event the driver itself raised while applying others (a run
+        /// not claimed in a shared store), applied after them: a loop, not a recursion, so a
+        /// long series of lost claims cannot exhaust the stack.
+        var followUps: [EngineEffect] = []
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
         var dependedOnReadings = false
         var workListeners: [@Sendable () -> Void] = []
@@ -162,7 +166,12 @@ public final class SchedulerDriver: Sendable {
     /// this replica's own changes, heard back, cost nothing.
     func applySharedChange(_ change: SharedStoreChange) {
         guard let shared = store as? any SharedSchedulerStorage else { return }
-        let apps = state.withLock { Set($0.contexts.keys) }
+        // Only apps that finished launching: a change brought in earlier could launch a
+        // run before the app registered its handlers. `runDueWork` catches up at the end
+        // of the launch.
+        // (The application's lock is taken outside the driver's.)
+        let contexts = state.withLock { Array($0.contexts.values) }
+        let apps = Set(contexts.filter(\.application.hasFinishedLaunching).map(\.app))
         switch change {
         case .request(let key):
             guard apps.contains(key.app) else { return }
@@ -185,13 +194,11 @@ public final class SchedulerDriver: Sendable {
                 }
                 mutate { state, now in
                     let stored = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-                    let known = Set(state.engine.pendingRequests(of: app).map(\.key))
-                    var effects: [EngineEffect] = []
-                    for key in known.union(stored.keys).sorted() {
-                        effects += Self.bring(&state.engine, key: key, to: stored[key], at: now).filter { if case .wake = $0 { false } else { true } }
-                    }
-                    effects.append(.wake(at: state.engine.nextWake))
-                    return effects
+                    let known = state.engine.pendingRequests(of: app)
+                    let removed = known.map(\.key).filter { stored[$0] == nil }
+                    let upserted = rows.filter { state.engine.pendingRequest(for: $0.key) != $0 }
+                    guard !removed.isEmpty || !upserted.isEmpty else { return [] }
+                    return state.engine.applySharedChanges(removed: removed, upserted: upserted, at: now)
                 }
             }
         case .listening:
@@ -204,10 +211,10 @@ public final class SchedulerDriver: Sendable {
         let current = engine.pendingRequest(for: key)
         if let row {
             guard current != row else { return [] }
-            return engine.submit(row, at: now)
+            return engine.applySharedChanges(removed: [], upserted: [row], at: now)
         }
         guard current != nil else { return [] }
-        return engine.handle(.requestCancelled(key), at: now)
+        return engine.applySharedChanges(removed: [key], upserted: [], at: now)
     }
 
     /// The engine's configuration.
@@ -270,8 +277,6 @@ public final class SchedulerDriver: Sendable {
             }
             return []
         }
-        // What other replicas changed between the store's loading and now.
-        if sharedCoordinator != nil { applySharedChange(.everything) }
     }
 
     /// Installs an app that lives in another process: its runs are handed to `host`
@@ -445,6 +450,9 @@ public final class SchedulerDriver: Sendable {
             uplink.post(.finishedLaunching(registered: registered))
             return
         }
+        // What other replicas changed while the app was launching (not applied then: its
+        // handlers were not registered yet).
+        if sharedCoordinator != nil { applySharedChange(.everything) }
         mutate { state, now in state.engine.handle(.timerFired, at: now) }
     }
 
@@ -815,6 +823,11 @@ public final class SchedulerDriver: Sendable {
             for effect in effects {
                 apply(effect, to: &state, at: now, actions: &actions)
             }
+            while !state.followUps.isEmpty {
+                let next = state.followUps
+                state.followUps = []
+                for effect in next { apply(effect, to: &state, at: now, actions: &actions) }
+            }
             if !state.notes.isEmpty {
                 actions.append(contentsOf: state.notes.map(Action.log))
                 state.notes.removeAll()
@@ -845,9 +858,7 @@ public final class SchedulerDriver: Sendable {
                     actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); it is not run here now")))
                 }
                 guard claimed else {
-                    for effect in state.engine.handle(.runNotClaimed(record.id), at: now) {
-                        apply(effect, to: &state, at: now, actions: &actions)
-                    }
+                    state.followUps += state.engine.handle(.runNotClaimed(record.id), at: now)
                     return
                 }
                 actions.append(.sharedRunStarted)

@@ -248,6 +248,28 @@ public struct SchedulerEngine: Sendable {
         return effects
     }
 
+    /// Brings the pending requests to what a store shared by replicas holds, after other
+    /// replicas changed it: each of `removed` goes (claimed, replaced or cancelled there),
+    /// each of `upserted` is filed as they submitted it (not counted by this replica's
+    /// throttle: the submission was not this app process's), and only then is what is
+    /// ready launched, once. Removing first matters: a replica that was away has many
+    /// requests the others already took, and launching after each removal would try to
+    /// claim those one after the other.
+    public mutating func applySharedChanges(removed: [RequestKey], upserted: [PendingRequest], at now: Date) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        for key in removed { _ = index.remove(key) }
+        for request in upserted {
+            nextSequence += 1
+            index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+            if let location = index.location(of: request.key) {
+                effects.append(.requestsMoved([.init(key: request.key, location: location)]))
+            }
+        }
+        launchWhatIsReady(at: now, into: &effects)
+        effects.append(.wake(at: nextWake))
+        return effects
+    }
+
     /// Restores requests read from the store at start-up (no effects; call
     /// ``handle(_:at:)`` with `.timerFired` afterwards to run what is due).
     ///

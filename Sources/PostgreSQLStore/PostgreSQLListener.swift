@@ -56,6 +56,14 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         return listener
     }
 
+    deinit {
+        // Here, not when the thread ends: `stop()` may still write to the pipe then, and a
+        // closed descriptor's number can be another file's by that time. The thread holds
+        // the listener, so it has ended when this runs.
+        if wakePipe.read >= 0 { close(wakePipe.read) }
+        if wakePipe.write >= 0 { close(wakePipe.write) }
+    }
+
     /// Stops listening; returns once the thread has ended (no call of `onChange` after).
     func stop() {
         let already = stopped.withLock { flag -> Bool in
@@ -71,11 +79,7 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
     private var isStopped: Bool { stopped.withLock { $0 } }
 
     private func run() {
-        defer {
-            close(wakePipe.read)
-            close(wakePipe.write)
-            finished.signal()
-        }
+        defer { finished.signal() }
         var delay = 0.1
         var wasDown = false
         while !isStopped {
@@ -90,8 +94,10 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
             if wasDown {
                 wasDown = false
                 onChange(.listening(down: false))
-                onChange(.everything)
             }
+            // What changed before this LISTEN took effect (the store's first read, or a
+            // gap) was not heard: read everything once.
+            onChange(.everything)
             serve(connection)
             PQfinish(connection)
             if !isStopped { wasDown = true; onChange(.listening(down: true)) }
@@ -100,7 +106,14 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
 
     /// A listening connection, or `nil` when the server cannot be reached now.
     private func connect() -> OpaquePointer? {
-        let options = address.connectionOptions(applicationName: applicationName)
+        // TCP keepalives, unless the address sets them: a listening connection only reads,
+        // so a peer gone silently (a partition, a dropped NAT entry) is found in about 25 s
+        // rather than the system's two hours, and the safety poll starts.
+        var options = address.connectionOptions(applicationName: applicationName)
+        for (keyword, value) in [("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3")]
+        where !options.contains(where: { $0.keyword == keyword }) {
+            options.append(.init(keyword: keyword, value: value))
+        }
         let keywords = options.map { strdup($0.keyword) } + [nil]
         let values = options.map { strdup($0.value) } + [nil]
         defer { for pointer in keywords + values { free(pointer) } }
@@ -125,7 +138,8 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         guard socket >= 0 else { return }
         while !isStopped {
             var fds = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
+            // Without a wake pipe (pipe() failed), stop() is seen within a second.
+            let ready = poll(&fds, 2, wakePipe.read >= 0 ? -1 : 1_000)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return

@@ -170,4 +170,21 @@ import Testing
         let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
         #expect(runs.allSatisfy { $0.outcome == .success }, "none launched before its handler was registered: \(runs.map(\.stopReason))")
     }
+
+    @Test func claimsThatFailWhileTheStoreIsUnreachableAreMadeAgainOnceItAnswers() async throws {
+        let cluster = try Cluster(count: 1) { backend in
+            try backend.store(replica: "earlier").upsertRequests((0..<3).map {
+                PendingRequest(app: testApp, identifier: "com.example.test.p\($0)", kind: .processing, earliestBeginDate: testStart.addingTimeInterval(60), submittedAt: testStart)
+            })
+        }
+        cluster.backend.state.withLock { $0.reachable = false }
+        await cluster.run(for: 70)
+        #expect(cluster.ran.withLock { $0.isEmpty }, "nothing runs without a claim")
+        #expect(cluster.contexts[0].driver.sharedClaimsFailing)
+        cluster.backend.state.withLock { $0.reachable = true }
+        cluster.contexts[0].driver.sharedCoordinator?.beatNow()
+        await cluster.run(for: 2)
+        #expect(cluster.ran.withLock { $0.count } == 3, "the forgotten requests came back: \(cluster.ran.withLock { $0 })")
+        #expect(!cluster.contexts[0].driver.sharedClaimsFailing)
+    }
 }

@@ -257,6 +257,14 @@ struct SchedulerEngineTests {
         #expect(Summary(engine.handle(.runNotClaimed(first.id), at: t0 + 32)).all.count == 1, "a second word changes nothing")
     }
 
+    @Test func aRunNotClaimedLeavesThePoliciesMemoryAsBefore() throws {
+        var engine = F.engine()
+        let run = try launch(F.refresh(), in: &engine, at: t0)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == t0)
+        _ = engine.handle(.runNotClaimed(run.id), at: t0 + 1)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == nil, "the launch never happened here")
+    }
+
     @Test func sharedChangesRemoveFirstThenLaunchOnceAndCountNoSubmission() throws {
         var engine = F.engine(SchedulerConfiguration(maximumConcurrentRuns: 1))
         let later = F.t0 + 3600

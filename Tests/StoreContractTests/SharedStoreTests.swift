@@ -157,10 +157,12 @@ extension PostgreSQLServerTests {
             #expect(heard.waitDoing({ try? writer.upsertRequest(first) }) { $0.contains(.request(first.key)) })
             try server.stop()
             try server.start()
-            #expect(heard.wait(timeout: .seconds(20)) { $0.contains(.listening(down: true)) && $0.contains(.everything) })
-            let down = heard.changes.withLock { $0.firstIndex(of: .listening(down: true)) ?? -1 }
-            let back = heard.changes.withLock { $0.firstIndex(of: .listening(down: false)) ?? -1 }
-            #expect(down >= 0 && back > down)
+            // Down, then back, then "read everything" (notifications sent meanwhile are lost).
+            #expect(heard.wait(timeout: .seconds(20)) { changes in
+                guard let down = changes.firstIndex(of: .listening(down: true)),
+                      let back = changes[down...].firstIndex(of: .listening(down: false)) else { return false }
+                return changes[back...].contains(.everything)
+            }, "\(heard.changes.withLock { $0 })")
             // The store's own connection learns of the restart on its next call (whose
             // outcome may then be unknown): the write is made again until it is heard.
             let second = Sample.request("second")

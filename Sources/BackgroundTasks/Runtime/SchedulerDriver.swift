@@ -61,6 +61,11 @@ public final class SchedulerDriver: Sendable {
         /// not claimed in a shared store), applied after them: a loop, not a recursion, so a
         /// long series of lost claims cannot exhaust the stack.
         var followUps: [EngineEffect] = []
+        /// A claim in the shared store failed with an error (the server unreachable): later
+        /// launches are forgotten at once instead of each waiting for the server, until a
+        /// read of the whole store succeeds again (the heartbeat tries), which also brings
+        /// back the requests forgotten meanwhile.
+        var sharedClaimsFailing = false
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
         var dependedOnReadings = false
         var workListeners: [@Sendable () -> Void] = []
@@ -160,6 +165,9 @@ public final class SchedulerDriver: Sendable {
     /// The runs in progress, by id.
     var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) } }
 
+    /// Whether a claim in the shared store failed and no read has succeeded since.
+    var sharedClaimsFailing: Bool { state.withLock { $0.sharedClaimsFailing } }
+
     /// Applies what another replica changed in the shared store: reads the request (or
     /// every pending request of this driver's apps) again and brings the engine to it,
     /// without writing anything back. A request equal to the engine's is left alone, so
@@ -172,27 +180,34 @@ public final class SchedulerDriver: Sendable {
         // (The application's lock is taken outside the driver's.)
         let contexts = state.withLock { Array($0.contexts.values) }
         let apps = Set(contexts.filter(\.application.hasFinishedLaunching).map(\.app))
+        // The store is read under the driver's lock (driver, then store: the order claims
+        // take too), so that no submit of this replica's can fall between the read and its
+        // application and be undone by a stale snapshot.
         switch change {
         case .request(let key):
             guard apps.contains(key.app) else { return }
-            let row: PendingRequest?
-            do {
-                row = try shared.pendingRequest(key)
-            } catch {
-                log(.error, app: key.app, "could not read '\(key.identifier)' from \(shared.storeDescription) after another replica changed it: \(error)")
-                return
+            mutate { state, now in
+                let row: PendingRequest?
+                do {
+                    row = try shared.pendingRequest(key)
+                } catch {
+                    note(.error, app: key.app, "could not read '\(key.identifier)' from \(shared.storeDescription) after another replica changed it: \(error)", in: &state)
+                    return []
+                }
+                return Self.bring(&state.engine, key: key, to: row, at: now)
             }
-            mutate { state, now in Self.bring(&state.engine, key: key, to: row, at: now) }
         case .everything:
             for app in apps.sorted() {
-                let rows: [PendingRequest]
-                do {
-                    rows = try shared.pendingRequests(app: app)
-                } catch {
-                    log(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)")
-                    continue
-                }
                 mutate { state, now in
+                    let rows: [PendingRequest]
+                    do {
+                        rows = try shared.pendingRequests(app: app)
+                    } catch {
+                        note(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)", in: &state)
+                        return []
+                    }
+                    // The store answered: claims may be tried again.
+                    state.sharedClaimsFailing = false
                     let stored = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
                     let known = state.engine.pendingRequests(of: app)
                     let removed = known.map(\.key).filter { stored[$0] == nil }
@@ -851,11 +866,15 @@ public final class SchedulerDriver: Sendable {
                 // A store shared by replicas: the run is this replica's only once its claim
                 // is committed; otherwise another replica has it, or nobody can have it now.
                 var claimed = false
-                do {
-                    claimed = try shared.claimRun(record, lease: sharedStoreLease)
-                    if !claimed { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
-                } catch {
-                    actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); it is not run here now")))
+                if !state.sharedClaimsFailing {
+                    do {
+                        claimed = try shared.claimRun(record, lease: sharedStoreLease)
+                        if !claimed { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
+                    } catch {
+                        state.sharedClaimsFailing = true
+                        actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); nothing is launched here until the store answers again (its requests stay pending there)")))
+                        actions.append(.sharedRunStarted)
+                    }
                 }
                 guard claimed else {
                     state.followUps += state.engine.handle(.runNotClaimed(record.id), at: now)

@@ -24,6 +24,9 @@ final class SharedStoreCoordinator: Sendable {
         var listeningDown = false
         var runsElsewhere = 0
         var stopped = false
+        /// Counts the asks for the heartbeat: a beat that saw nothing to watch stops the
+        /// timer only if nobody asked since it began (a run claimed meanwhile needs it).
+        var asks = 0
     }
 
     let store: any SharedSchedulerStorage
@@ -101,6 +104,7 @@ final class SharedStoreCoordinator: Sendable {
 
     private func armHeartbeat() {
         state.withLock { state in
+            state.asks += 1
             guard !state.stopped, state.timer == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(Int(heartbeat * 100)))
@@ -115,6 +119,7 @@ final class SharedStoreCoordinator: Sendable {
     /// needs it.
     private func beat() {
         guard let driver else { return }
+        let asksAtStart = state.withLock { $0.asks }
         let mine = driver.activeRunIDs
         do {
             if !mine.isEmpty { try store.renewLeases(mine, lease: lease) }
@@ -135,11 +140,13 @@ final class SharedStoreCoordinator: Sendable {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
             runsElsewhere = 1
         }
-        let down = state.withLock { $0.listeningDown }
+        // Read everything while word of changes cannot come, or while claims fail (a
+        // successful read lets claims be tried again and brings back what was forgotten).
+        let down = state.withLock { $0.listeningDown } || driver.sharedClaimsFailing
         if down { driver.applySharedChange(.everything) }
         let timer = state.withLock { state -> DispatchSourceTimer? in
             state.runsElsewhere = runsElsewhere
-            guard mine.isEmpty, runsElsewhere == 0, !state.listeningDown else { return nil }
+            guard mine.isEmpty, runsElsewhere == 0, !down, state.asks == asksAtStart else { return nil }
             defer { state.timer = nil }
             return state.timer
         }

@@ -72,6 +72,11 @@ public struct SchedulerEngine: Sendable {
         /// not advanced, and is expired.
         var lastProgress: Int64 = 0
         var lastProgressAt: Date
+        /// What the launch replaced, given back if the run is not claimed in a shared
+        /// store (``EngineEvent/runNotClaimed(_:)``): the identifier's previous run start
+        /// and the app's previous launch.
+        var previousRunStart: Date?
+        var previousLaunch: Date?
         /// Expired because the device changed (user became active, heat), not the app's fault.
         var expiredForConditions = false
         var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
@@ -499,6 +504,12 @@ public struct SchedulerEngine: Sendable {
             deadlines.remove(runID)
             let key = run.record.request.key
             if runsByKey[key] == runID { runsByKey[key] = nil }
+            // The run never happened here: the policies' memory is as before it.
+            lastRunStart[key] = run.previousRunStart
+            if run.record.request.kind != .continuedProcessing, var state = appStates[key.app] {
+                state.lastLaunch = run.previousLaunch
+                appStates[key.app] = state
+            }
             report(index.markFinished(key, conditions: conditions), into: &effects)
         case .progressSampled(let runID, let completed):
             if var run = runs[runID], run.phase == .running {
@@ -729,7 +740,9 @@ public struct SchedulerEngine: Sendable {
         let record = RunRecord(id: runID, request: request, startedAt: now)
         let budget = configuration.budget(for: request.kind)
         let budgetDeadline = budget.map { now.addingTimeInterval($0) }
-        runs[runID] = ActiveRun(record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now)
+        runs[runID] = ActiveRun(
+            record: record, phase: .running, budgetDeadline: budgetDeadline, lastProgressAt: now,
+            previousRunStart: lastRunStart[request.key], previousLaunch: appStates[request.app]?.lastLaunch)
         if request.kind == .continuedProcessing { runningContinuedProcessingCount += 1 }
         runsByKey[request.key] = runID
         index.markRunning(request.key)

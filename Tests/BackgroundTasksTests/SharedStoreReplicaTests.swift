@@ -187,4 +187,11 @@ import Testing
         #expect(cluster.ran.withLock { $0.count } == 3, "the forgotten requests came back: \(cluster.ran.withLock { $0 })")
         #expect(!cluster.contexts[0].driver.sharedClaimsFailing)
     }
+
+    @Test func aRemoteWakeIsRefusedOnASharedStore() throws {
+        let cluster = try Cluster(count: 1)
+        #expect(throws: SubmitRejection.self) {
+            try cluster.contexts[0].driver.wake(PendingRequest(app: testApp, identifier: refreshID, kind: .appRefresh, submittedAt: testStart))
+        }
+    }
 }

@@ -804,6 +804,11 @@ public final class SchedulerDriver: Sendable {
     /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
     /// so not written as pending; its run is recorded at launch as every run is.
     public func wake(_ request: PendingRequest) throws(SubmitRejection) {
+        // A wake is no pending row a replica could claim: refused, not run unclaimed
+        // (remote wakes are bgtaskd's, whose store is its own; docs/replicas.md).
+        if let shared = store as? any SharedSchedulerStorage {
+            throw SubmitRejection(.unavailable, "a remote wake cannot be run on a store replicas share (\(shared.storeDescription)): no replica could claim it")
+        }
         try mutate { (state, now) throws(SubmitRejection) in try state.engine.wake(request, at: now) }
     }
 

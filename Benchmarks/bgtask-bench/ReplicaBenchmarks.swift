@@ -240,7 +240,7 @@ enum ReplicaBenchmarks {
             let now = monotonicNanoseconds()
             started.withLock { $0[identifier] = now }
         }
-        // Let B's LISTEN take effect: a first submit must reach it.
+        // The first `warmup` runs are not counted (B's LISTEN and connections settling).
         var samples: [Double] = []
         for (index, identifier) in identifiers.enumerated() {
             let submittedAt = monotonicNanoseconds()
@@ -306,8 +306,6 @@ enum ReplicaBenchmarks {
         let counts = launches.withLock { $0 }
         let doubles = counts.values.filter { $0 > 1 }.count
         let rate = Double(counts.count) / elapsed
-        let verify = try RawConnection(address: address)
-        _ = verify
         for (driver, context) in replicas { withExtendedLifetime((driver, context)) {} }
         say("  3 replicas, \(count) due requests: \(counts.count) launched in \(format(elapsed, 1)) s = \(format(rate)) claims/s; launched twice: \(doubles)")
         return BenchmarkResult(

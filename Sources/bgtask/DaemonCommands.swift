@@ -182,7 +182,7 @@ struct DaemonCommand: Equatable {
         if command.help, let spec = spec(named: command.name) {
             return Outcome(output: "usage: bgtask \(spec.synopsis)\n\n\(wrap(spec.summary, indent: 2))\n", error: "", status: 0)
         }
-        if case .pending(let app) = command.request, let address = command.store ?? (command.socket == nil ? environment["BGTASK_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 } : nil) {
+        if case .pending(let app) = command.request, let address = command.store ?? (command.socket == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil) {
             return sharedPending(app: app, address: address, json: command.json)
         }
         let paths: DaemonPaths.Resolved

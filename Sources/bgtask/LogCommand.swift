@@ -493,9 +493,7 @@ extension RunLogOptions {
     /// The shared store to read: `--store`, else `BGTASK_STORE_URL` unless `--state` names
     /// a directory; `nil` for the files.
     func sharedStoreAddress(environment: [String: String]) -> String? {
-        if let storeAddress { return storeAddress }
-        guard stateDirectory == nil, let address = environment["BGTASK_STORE_URL"], !address.isEmpty else { return nil }
-        return address
+        storeAddress ?? (stateDirectory == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil)
     }
 }
 

@@ -67,7 +67,7 @@ enum WhyCommand {
         let app = AppID(options.app)
         // The policy the app judges with: the file given, else its own BGTASK_POLICY.
         let policy = try options.policy.map { path throws in try PolicyConfiguration.load(path: path) } ?? EmbeddedScheduler.defaultPolicyConfiguration(environment: environment)
-        if let address = options.store ?? (options.state == nil ? environment["BGTASK_STORE_URL"].flatMap { $0.isEmpty ? nil : $0 } : nil) {
+        if let address = options.store ?? (options.state == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil) {
             // The store replicas share: read-only; a run without an end holds a lease.
             let store = try PostgreSQLStore.openForReading(address: address)
             defer { store.close() }

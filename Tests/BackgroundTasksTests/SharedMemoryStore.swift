@@ -98,10 +98,9 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     }
     func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError) {
         try access { (state) throws(StoreError) in
-            guard let held = state.runs[replica]?[run.id], held.record.endedAt == nil else {
+            guard state.runs[replica]?[run.id]?.record.endedAt == nil, state.runs[replica]?[run.id] != nil else {
                 throw StoreError(code: .invalidData, path: nil, message: "cannot record the end of \(run.id): it is not in progress")
             }
-            _ = held
             state.runs[replica]?[run.id]?.record = run
             for (name, value) in appSettings { state.settings[run.app, default: [:]][name] = value }
         }

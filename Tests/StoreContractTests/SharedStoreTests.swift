@@ -74,10 +74,10 @@ extension PostgreSQLServerTests {
             #expect(try a.claimRun(Sample.run(1, of: short), lease: 1))
             #expect(try a.claimRun(Sample.run(2, of: renewed), lease: 1))
             #expect(try b.recoverExpiredLeases() == LeaseSweep(ended: [], runsInProgress: 2))
-            // Wait out the first lease on the server's clock while renewing the second.
+            // Wait out the first lease on the server's clock (leases are the server's time,
+            // not this process's) while renewing the second.
             try a.renewLeases([RunID(2)], lease: 60)
-            let expired = try server.query("SELECT pg_sleep(1.2)::text", in: database)
-            _ = expired
+            _ = try server.query("SELECT pg_sleep(1.2)::text", in: database)
             let sweeps = [try b.recoverExpiredLeases(), try c.recoverExpiredLeases()]
             let ended = sweeps.flatMap(\.ended)
             #expect(ended.map(\.identifier) == ["short"], "ended once, by one sweeper")

@@ -22,7 +22,6 @@ final class SharedStoreCoordinator: Sendable {
         var listener: (any SharedStoreListener)?
         var timer: DispatchSourceTimer?
         var listeningDown = false
-        var runsElsewhere = 0
         var stopped = false
         /// Counts the asks for the heartbeat: a beat that saw nothing to watch stops the
         /// timer only if nobody asked since it began (a run claimed meanwhile needs it).
@@ -145,7 +144,6 @@ final class SharedStoreCoordinator: Sendable {
         let down = state.withLock { $0.listeningDown } || driver.sharedClaimsFailing
         if down { driver.applySharedChange(.everything) }
         let timer = state.withLock { state -> DispatchSourceTimer? in
-            state.runsElsewhere = runsElsewhere
             guard mine.isEmpty, runsElsewhere == 0, !down, state.asks == asksAtStart else { return nil }
             defer { state.timer = nil }
             return state.timer

@@ -10,8 +10,9 @@ public enum StoreChoice: Sendable, Equatable {
     /// pgpass file; they are never logged.
     case postgreSQL(address: String)
 
-    /// The shared store's address this choice names in `environment`, or `nil` for SQLite.
-    func sharedAddress(environment: [String: String]) -> String? {
+    /// The shared store's address this choice names in `environment`, or `nil` for SQLite
+    /// (the one reading of `BGTASK_STORE_URL`, for the scheduler and `bgtask` alike).
+    public func sharedAddress(environment: [String: String]) -> String? {
         switch self {
         case .automatic:
             guard let address = environment["BGTASK_STORE_URL"], !address.isEmpty else { return nil }

@@ -48,6 +48,11 @@ extension PostgreSQLServerTests {
                 return candidate
             }
 
+            /// What it wrote to standard error so far (for failure messages).
+            var errors: String {
+                (try? String(contentsOfFile: output.replacingOccurrences(of: ".out", with: ".err"), encoding: .utf8)) ?? ""
+            }
+
             /// The lines it printed so far.
             var lines: [String] {
                 ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -113,14 +118,14 @@ extension PostgreSQLServerTests {
             // Replica a submits the one request and claims it (due now); its handler hangs.
             let a = try Probe(["--count", "1", "--submit-from", "0", "--submit-stride", "1", "--hang", hung], replica: "a", address: address, lease: 2, directory: place)
             defer { a.kill() }
-            #expect(poll(timeout: .seconds(30)) { a.lines.contains("hung \(hung) a") }, "\(a.lines)")
+            #expect(poll(timeout: .seconds(30)) { a.lines.contains("hung \(hung) a") }, "out: \(a.lines) err: \(a.errors)")
             // Replica b starts (submitting nothing) and sees a's run in progress.
             let b = try Probe(["--count", "1", "--submit-from", "1", "--submit-stride", "1"], replica: "b", address: address, lease: 2, directory: place)
             defer { b.kill() }
             #expect(poll(timeout: .seconds(30)) { b.lines.contains("done submitting") })
             a.kill()
             // The lease (2 s) runs out; b's heartbeat (every 2/3 s) ends the run and restores it.
-            #expect(poll(timeout: .seconds(30)) { b.lines.contains("ran \(hung) b") }, "\(b.lines)")
+            #expect(poll(timeout: .seconds(30)) { b.lines.contains("ran \(hung) b") }, "out: \(b.lines) err: \(b.errors)")
             let interrupted = try server.query("SELECT replica, outcome FROM bgtask_runs WHERE identifier = '\(hung)' ORDER BY replica", in: database)
             #expect(interrupted == [["a", "interrupted"], ["b", "success"]])
         }

@@ -389,10 +389,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             return (true, Self.forgetProcess(in: &state))
         }
         for waiter in waiters { waiter() }
-        log(.info, app: app, "\(app)'s process \(how) (pid \(pid))")
         // A process handed over to the user's (or replaced) is no longer the app's.
-        guard current else { return }
-        processChanged(app, nil)
-        feed(.processExited(how))
+        if current {
+            processChanged(app, nil)
+            feed(.processExited(how))
+        }
+        // Logged once the app's state says so: whoever reads this line and then asks
+        // (`bgtask apps`) sees the process gone.
+        log(.info, app: app, "\(app)'s process \(how) (pid \(pid))")
     }
 }

@@ -17,8 +17,9 @@ extension DaemonProcessTests {
             let result = try await harness.run(harness.testApp, ["--events", harness.eventsPath(app) + ".hand", "--register", identifier, "--submit", identifier, "--exit-after-launch"] + extra, environment: harness.handEnvironment(app))
             #expect(result.status == 0, "\(result)")
             let lines = ((try? String(contentsOfFile: harness.eventsPath(app) + ".hand", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-            #expect(lines.contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(lines)")
-            #expect(lines.contains("submitted \(identifier)"), "\(lines)")
+            // On failure, the app's standard error says why it did not use the daemon.
+            #expect(lines.contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(lines)\n\(result)\nbgtaskd: \(harness.daemon?.standardError ?? "")")
+            #expect(lines.contains("submitted \(identifier)"), "\(lines)\n\(result)\nbgtaskd: \(harness.daemon?.standardError ?? "")")
         }
 
         @Test("bgtask run launches the installed example app (feedreader serve), not running, and its handler completes")

@@ -407,7 +407,13 @@ extension EmbeddedScheduler {
         do {
             link = try MessageLink.connect(path: path, timeout: expected ? daemonGreetingTimeout : .milliseconds(500))
         } catch {
-            if expected { log(.error, app: app, "cannot reach bgtaskd: \(error); using the embedded scheduler") }
+            if expected {
+                log(.error, app: app, "cannot reach bgtaskd: \(error); using the embedded scheduler")
+            } else if error.code != .noDaemon {
+                // A socket is there but cannot be used (overloaded, another user's, not a
+                // socket): the app runs on its own, and says why.
+                log(.warning, app: app, "bgtaskd's socket exists but \(error); using the embedded scheduler")
+            }
             return nil
         }
         // A process the daemon launched does not reconnect: the daemon that follows ends it.

@@ -46,7 +46,7 @@ enum PostgreSQLColumns {
 
     /// Reads a request from `row`, whose columns `offset ..< offset + requestCount` are
     /// ``requestNames``.
-    static func decodeRequest(_ row: PostgreSQLRow, from offset: Int32 = 0) throws(StoreError) -> PendingRequest {
+    static func decodeRequest(_ row: some PostgreSQLColumnSource, from offset: Int32 = 0) throws(StoreError) -> PendingRequest {
         let app = AppID(row.text(offset))
         let identifier = row.text(offset + 1)
         func name() -> String { "\(app)/\(identifier)" }
@@ -142,7 +142,7 @@ enum PostgreSQLColumns {
     // MARK: Columns
 
     /// A date column: finite seconds since 2001-01-01 (the text of a `double precision`).
-    static func date(_ row: PostgreSQLRow, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Date {
+    static func date(_ row: some PostgreSQLColumnSource, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Date {
         let text = row.text(column)
         guard let seconds = Double(text), seconds.isFinite else {
             throw invalid("\(name) of \(rowName()) is \(text.prefix(40)), not a finite number of seconds since 2001-01-01")
@@ -151,7 +151,7 @@ enum PostgreSQLColumns {
     }
 
     /// A `boolean` column: `t` or `f`.
-    private static func flag(_ row: PostgreSQLRow, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Bool {
+    private static func flag(_ row: some PostgreSQLColumnSource, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Bool {
         switch row.text(column) {
         case "t": return true
         case "f": return false
@@ -179,5 +179,65 @@ enum PostgreSQLColumns {
 
     static func invalid(_ message: String) -> StoreError {
         StoreError(code: .invalidData, path: nil, message: message)
+    }
+}
+
+/// Where a row's text columns come from: a result row, or a notification's payload.
+protocol PostgreSQLColumnSource {
+    /// Whether column `column` (0-based) is NULL.
+    func isNull(_ column: Int32) -> Bool
+    /// The text of column `column` (empty for NULL).
+    func text(_ column: Int32) -> String
+}
+
+extension PostgreSQLColumnSource {
+    /// The text of column `column`, or `nil` for NULL.
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}
+
+extension PostgreSQLRow: PostgreSQLColumnSource {}
+
+/// Text columns carried by a notification (``PostgreSQLColumns/Payload``).
+struct PostgreSQLPayloadColumns: PostgreSQLColumnSource {
+    var values: [String?]
+    func isNull(_ column: Int32) -> Bool { Int(column) >= values.count || values[Int(column)] == nil }
+    func text(_ column: Int32) -> String { Int(column) < values.count ? values[Int(column)] ?? "" : "" }
+}
+
+extension PostgreSQLColumns {
+    /// What the trigger's notification on ``PostgreSQLStore/changeChannel`` carries (schema
+    /// step 3), a JSON array of strings and nulls, columns in the text the server writes:
+    /// - `["submitted", <the columns of requestNames>]`: pending as this;
+    /// - `["removed", "app", "identifier", "submitted_at"]`: that submission is gone;
+    /// - `["app", "identifier"]`: the request changed, read it again (a row too long for a
+    ///   notification's 8000 bytes, and the word of schema step 2);
+    /// - anything else, an empty payload included: read everything.
+    enum Payload {
+        /// The change `payload` says; `nil` for "read everything".
+        static func change(from payload: String) -> SharedRequestChange? {
+            guard let data = payload.data(using: .utf8),
+                  let array = try? JSONSerialization.jsonObject(with: data) as? [Any] else { return nil }
+            let values = array.map { $0 as? String }
+            // Anything but strings and nulls is not a payload of ours.
+            guard zip(array, values).allSatisfy({ $1 != nil || $0 is NSNull }) else { return nil }
+            switch values.first ?? nil {
+            case "submitted" where values.count == 1 + Int(requestCount):
+                if let request = try? decodeRequest(PostgreSQLPayloadColumns(values: Array(values.dropFirst()))) { return .upserted(request) }
+            case "removed" where values.count == 4:
+                if let app = values[1], let identifier = values[2], let instant = values[3], let seconds = Double(instant), seconds.isFinite {
+                    return .removed(RequestKey(app: AppID(app), identifier: identifier), submittedAt: Date(timeIntervalSinceReferenceDate: seconds))
+                }
+            default:
+                if values.count == 2, let app = values[0], let identifier = values[1] {
+                    return .changed(RequestKey(app: AppID(app), identifier: identifier))
+                }
+                return nil
+            }
+            // A word of ours this replica cannot read: its key, read again.
+            if values.count >= 3, let app = values[1], let identifier = values[2] {
+                return .changed(RequestKey(app: AppID(app), identifier: identifier))
+            }
+            return nil
+        }
     }
 }

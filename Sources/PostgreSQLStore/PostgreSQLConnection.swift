@@ -243,6 +243,31 @@ final class PostgreSQLConnection {
     ///   with a NUL byte (PostgreSQL's text cannot hold one, and libpq would cut it there).
     @discardableResult
     func execute(_ sql: String, _ values: [PostgreSQLValue] = [], commits: Bool = false) throws(StoreError) -> PostgreSQLResult {
+        let result = try withParameters(values) { count, valuePointers, lengths, formats in
+            PQexecParams(handle, sql, count, nil, valuePointers, lengths, formats, 0)
+        }
+        guard let result else {
+            // No result at all: out of memory, or the connection is gone.
+            lost = true
+            lostWhileCommitting = commits
+            throw unavailableNow("the statement could not be sent")
+        }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            defer { PQclear(result) }
+            throw failure(of: result, commits: commits)
+        }
+        return PostgreSQLResult(handle: result)
+    }
+
+    /// Calls `body` with libpq's parameter arrays for `values` (count, values, lengths,
+    /// formats), valid only during the call.
+    /// - Throws: ``StoreError/Code/invalidData`` for a text value with a NUL byte, a value
+    ///   too large to send, or too many values.
+    private func withParameters<T>(
+        _ values: [PostgreSQLValue],
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) throws(StoreError) -> T {
         var pointers: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
         var formats: [Int32] = []
@@ -283,25 +308,13 @@ final class PostgreSQLConnection {
             throw StoreError(code: .invalidData, path: server, message: "too many parameters (\(values.count))")
         }
         let constPointers = pointers.map { UnsafePointer($0) }
-        let result = constPointers.withUnsafeBufferPointer { valuePointers in
+        return constPointers.withUnsafeBufferPointer { valuePointers in
             lengths.withUnsafeBufferPointer { lengthPointer in
                 formats.withUnsafeBufferPointer { formatPointer in
-                    PQexecParams(handle, sql, count, nil, valuePointers.baseAddress, lengthPointer.baseAddress, formatPointer.baseAddress, 0)
+                    body(count, valuePointers.baseAddress, lengthPointer.baseAddress, formatPointer.baseAddress)
                 }
             }
         }
-        guard let result else {
-            // No result at all: out of memory, or the connection is gone.
-            lost = true
-            lostWhileCommitting = commits
-            throw unavailableNow("the statement could not be sent")
-        }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            defer { PQclear(result) }
-            throw failure(of: result, commits: commits)
-        }
-        return PostgreSQLResult(handle: result)
     }
 
     /// The error a failed result stands for: the connection's loss, or the server's refusal.

@@ -147,12 +147,21 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
             if fds[1].revents != 0 { return }
             guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else { return }
             let own = ownBackend()
+            // Everything that arrived together goes out as one change: while the replica
+            // is busy, word piles up here and is caught up with in one read.
+            var changes: [SharedRequestChange] = []
+            var everything = false
             while let notification = PQnotifies(connection) {
                 let payload = notification.pointee.extra.map { String(cString: $0) } ?? ""
                 let sender = notification.pointee.be_pid
                 PQfreemem(notification)
                 if let own, sender == own { continue }
-                onChange(Self.change(fromPayload: payload))
+                if let change = PostgreSQLColumns.Payload.change(from: payload) { changes.append(change) } else { everything = true }
+            }
+            if everything {
+                onChange(.everything)
+            } else if !changes.isEmpty {
+                onChange(.requests(changes))
             }
         }
     }
@@ -162,15 +171,5 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         var fds = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
         _ = poll(&fds, 1, Int32(max(1, min(seconds * 1000, 10_000))))
         return isStopped
-    }
-
-    /// The change a notification's payload names: `["app","identifier"]`, or anything
-    /// else (an empty payload for a key too long to notify): read everything.
-    static func change(fromPayload payload: String) -> SharedStoreChange {
-        guard let data = payload.data(using: .utf8),
-              let array = try? JSONSerialization.jsonObject(with: data) as? [String], array.count == 2 else {
-            return .everything
-        }
-        return .request(RequestKey(app: AppID(array[0]), identifier: array[1]))
     }
 }

@@ -132,6 +132,40 @@ enum PostgreSQLSchema {
             AFTER INSERT OR UPDATE OR DELETE ON bgtask_pending_requests
             FOR EACH ROW EXECUTE FUNCTION bgtask_notify_request_change();
         """,
+        // 3: word carries the row (docs/replicas.md, "No polling"; ``PostgreSQLColumns/Payload``).
+        //
+        // A replica that hears only a key must read the row back: with n replicas, every
+        // write cost n - 1 reads. The trigger now sends the submission itself, or which
+        // submission was removed, in the text the server writes for each column; the key
+        // alone when that does not fit in a notification, and nothing (read everything)
+        // when even the key does not.
+        """
+        CREATE OR REPLACE FUNCTION bgtask_notify_request_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            gone text;
+            word text;
+        BEGIN
+            IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND (OLD.app, OLD.identifier) IS DISTINCT FROM (NEW.app, NEW.identifier)) THEN
+                gone := json_build_array('removed', OLD.app, OLD.identifier, OLD.submitted_at::text)::text;
+                IF octet_length(gone) > 7900 THEN
+                    gone := json_build_array(OLD.app, OLD.identifier)::text;
+                    IF octet_length(gone) > 7900 THEN gone := ''; END IF;
+                END IF;
+                PERFORM pg_notify('bgtask_requests', gone);
+            END IF;
+            IF TG_OP <> 'DELETE' THEN
+                word := json_build_array('submitted', NEW.app, NEW.identifier, NEW.kind, NEW.earliest_begin::text, NEW.submitted_at::text,
+                    CASE WHEN NEW.requires_network THEN 't' ELSE 'f' END, CASE WHEN NEW.requires_power THEN 't' ELSE 'f' END, NEW.extras)::text;
+                IF octet_length(word) > 7900 THEN
+                    word := json_build_array(NEW.app, NEW.identifier)::text;
+                    IF octet_length(word) > 7900 THEN word := ''; END IF;
+                END IF;
+                PERFORM pg_notify('bgtask_requests', word);
+            END IF;
+            RETURN NULL;
+        END
+        $$;
+        """,
     ]
 
     /// The version a database has once every step known here is applied.

@@ -4,7 +4,8 @@ import SchedulerStore
 
 /// The store shared by replicas (docs/replicas.md, "The guarantee"): claims with a lease
 /// from the server's clock, their renewal and sweep, and word of changes through
-/// `LISTEN`/`NOTIFY` (the trigger of schema step 2 notifies every change of a pending row).
+/// `LISTEN`/`NOTIFY` (the trigger of schema steps 2 and 3 notifies every change of a
+/// pending row, with the row: ``PostgreSQLColumns/Payload``).
 extension PostgreSQLStore: SharedSchedulerStorage {
     /// The channel the pending requests' trigger notifies.
     static let changeChannel = "bgtask_requests"
@@ -18,21 +19,24 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     /// claimed it, or it was replaced or cancelled): the row must have the run's app,
     /// identifier and submission instant.
     public func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool {
-        let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
-        let leaseSlot = values.count + 1
+        let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run)) + [.optionalReal(lease)]
+        let keySlot = values.count + 1
         return try withConnection { (connection) throws(StoreError) -> Bool in
-            try connection.transaction { () throws(StoreError) -> Bool in
-                let taken = try connection.execute(
-                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 AND submitted_at = $3",
-                    [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
+            // One statement, one round trip: the row is taken only if it is still the run's
+            // submission, and the run recorded only if it was taken.
+            let result = try connection.execute(
+                """
+                WITH taken AS (
+                    DELETE FROM bgtask_pending_requests WHERE app = $\(keySlot) AND identifier = $\(keySlot + 1) AND submitted_at = $\(keySlot + 2)
+                    RETURNING 1
                 )
-                guard taken.affectedRows == 1 else { return false }
-                try connection.execute(
-                    "INSERT INTO bgtask_runs (replica, \(PostgreSQLColumns.runNames), lease_expires_at) VALUES (\(PostgreSQLColumns.placeholders(values.count)), now() + make_interval(secs => $\(leaseSlot)))",
-                    values + [.optionalReal(lease)]
-                )
-                return true
-            }
+                INSERT INTO bgtask_runs (replica, \(PostgreSQLColumns.runNames), lease_expires_at)
+                SELECT \(PostgreSQLColumns.placeholders(values.count - 1)), now() + make_interval(secs => $\(values.count)) FROM taken
+                """,
+                values + [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)],
+                commits: true
+            )
+            return result.affectedRows == 1
         }
     }
 
@@ -85,15 +89,24 @@ extension PostgreSQLStore: SharedSchedulerStorage {
         }
     }
 
-    /// The pending request `key`, or `nil`.
-    public func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest? {
-        try withConnection { (connection) throws(StoreError) -> PendingRequest? in
+    /// The pending requests among `keys`, in one statement (the keys travel as one JSON
+    /// array of `[app, identifier]` pairs, so no SQL is built from them).
+    public func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] {
+        guard !keys.isEmpty else { return [] }
+        let pairs = keys.sorted { ($0.app.rawValue, $0.identifier) < ($1.app.rawValue, $1.identifier) }.map { [$0.app.rawValue, $0.identifier] }
+        guard let data = try? JSONSerialization.data(withJSONObject: pairs), let list = String(data: data, encoding: .utf8) else {
+            throw StoreError(code: .invalidData, path: address.redacted, message: "the keys of \(keys.count) pending request(s) cannot be written as JSON")
+        }
+        return try withConnection { (connection) throws(StoreError) -> [PendingRequest] in
             let result = try connection.execute(
-                "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2",
-                [.text(key.app.rawValue), .text(key.identifier)]
+                """
+                SELECT \(PostgreSQLColumns.requestNames.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")) \
+                FROM json_array_elements($1::json) AS k(pair) \
+                JOIN bgtask_pending_requests AS r ON r.app = k.pair->>0 AND r.identifier = k.pair->>1
+                """,
+                [.text(list)]
             )
-            guard result.rowCount == 1 else { return nil }
-            return try PostgreSQLColumns.decodeRequest(result.row(0))
+            return try result.map { row throws(StoreError) in try PostgreSQLColumns.decodeRequest(row) }
         }
     }
 

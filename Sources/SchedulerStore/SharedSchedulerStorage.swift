@@ -33,8 +33,9 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
     @discardableResult
     func recoverExpiredLeases() throws(StoreError) -> LeaseSweep
 
-    /// The pending request `key`, or `nil`.
-    func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest?
+    /// The pending requests among `keys` (those not pending are left out), read at once:
+    /// how a replica catches up with a burst of changes the others made.
+    func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest]
 
     /// Starts listening for the changes the replicas make to pending requests (an
     /// implementation may leave out this store's own writes, which its replica's engine
@@ -46,15 +47,39 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
 
 /// What changed in a shared store.
 public enum SharedStoreChange: Sendable, Hashable {
-    /// The pending request `key` was submitted, replaced, claimed or cancelled somewhere:
-    /// read it again.
-    case request(RequestKey)
+    /// Pending requests were submitted, replaced, claimed or cancelled somewhere, in this
+    /// order of arrival (a listener gathers what arrived together, so that a burst of
+    /// changes is applied at once).
+    case requests([SharedRequestChange])
     /// Word of changes may have been missed (the listening connection was lost and made
     /// again): read every pending request again.
     case everything
     /// The listening connection is down (`true`) or back (`false`); while down, the
     /// scheduler reads the store on a slow safety poll.
     case listening(down: Bool)
+}
+
+/// One change of a pending request that another replica made, as word of it arrived.
+///
+/// Word is a hint, never the truth: it may arrive after this replica's own later change of
+/// the same request. The truth is the store, and a claim checks it before anything runs
+/// (docs/replicas.md, "No polling").
+public enum SharedRequestChange: Sendable, Hashable {
+    /// The request was submitted or replaced, and is pending as this.
+    case upserted(PendingRequest)
+    /// The submission of `key` made at `submittedAt` is no longer pending: claimed (it runs
+    /// somewhere), cancelled, or replaced.
+    case removed(RequestKey, submittedAt: Date)
+    /// The request `key` changed, and how is not said: read it again.
+    case changed(RequestKey)
+
+    /// The request the change is about.
+    public var key: RequestKey {
+        switch self {
+        case .upserted(let request): return request.key
+        case .removed(let key, _), .changed(let key): return key
+        }
+    }
 }
 
 /// A running listener of a shared store.

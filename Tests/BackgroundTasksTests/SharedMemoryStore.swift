@@ -42,10 +42,17 @@ final class SharedMemoryBackend: Sendable {
 
     /// Tells every listener but `writer`'s own of `keys` (as PostgreSQL's store leaves out
     /// its own writes).
+    /// Tells every other replica's listener of `keys` (read them again).
     func notify(_ keys: [RequestKey], from writer: String) {
+        notify(changes: keys.map { .changed($0) }, from: writer)
+    }
+
+    /// Tells every other replica's listener of `changes`, one word each, as the PostgreSQL
+    /// store's listener does when word arrives spread out.
+    func notify(changes: [SharedRequestChange], from writer: String) {
         let listeners = state.withLock { $0.listeners.values.filter { $0.replica != writer }.map(\.onChange) }
-        for key in keys {
-            delivery.async { for listener in listeners { listener(.request(key)) } }
+        for change in changes {
+            delivery.async { for listener in listeners { listener(.requests([change])) } }
         }
     }
 }
@@ -70,7 +77,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     func upsertRequest(_ request: PendingRequest) throws(StoreError) { try upsertRequests([request]) }
     func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
         try access { state in for request in requests { state.pending[request.key] = request } }
-        backend.notify(requests.map(\.key), from: replica)
+        backend.notify(changes: requests.map { .upserted($0) }, from: replica)
     }
     func deleteRequest(_ key: RequestKey) throws(StoreError) {
         try access { state in state.pending[key] = nil }
@@ -143,7 +150,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             state.claims += 1
             return true
         }
-        if claimed { backend.notify([run.request.key], from: replica) }
+        if claimed { backend.notify(changes: [.removed(run.request.key, submittedAt: run.request.submittedAt)], from: replica) }
         return claimed
     }
     func renewLeases(_ runs: [RunID], lease: TimeInterval) throws(StoreError) {
@@ -180,7 +187,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         backend.notify(restored, from: replica)
         return LeaseSweep(ended: ended, runsInProgress: inProgress)
     }
-    func pendingRequest(_ key: RequestKey) throws(StoreError) -> PendingRequest? { try access { $0.pending[key] } }
+    func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] { try access { state in keys.compactMap { state.pending[$0] } } }
 
     func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener {
         let id = UUID()

@@ -194,4 +194,65 @@ import Testing
             try cluster.contexts[0].driver.wake(PendingRequest(app: testApp, identifier: refreshID, kind: .appRefresh, submittedAt: testStart))
         }
     }
+
+    @Test func staleWordOfASubmissionThisReplicaClaimedMeanwhileRunsNothingTwice() async throws {
+        let cluster = try Cluster(count: 2)
+        // Replica 1 submits; replica 0 claims and runs it before word of the submission
+        // reaches it (read from the store when its launch ends); then the late word arrives.
+        cluster.backend.delivery.suspend()
+        let request = PendingRequest(app: testApp, identifier: processingID, kind: .processing, submittedAt: testStart)
+        try cluster.contexts[1].driver.store?.upsertRequest(request)
+        cluster.contexts[0].driver.applySharedChange(.everything)
+        await cluster.replicas[0].settle()
+        await cluster.replicas[0].run(for: 2)
+        #expect(cluster.ran.withLock { $0 } == ["r0 \(processingID)"])
+        // The late word says the submission is pending: replica 0 takes it as it comes,
+        // tries to claim it, loses, reads the store, and runs nothing.
+        cluster.contexts[0].driver.applySharedChange(.requests([.upserted(request)]))
+        cluster.backend.delivery.resume()
+        await cluster.run(for: 5)
+        #expect(cluster.ran.withLock { $0 } == ["r0 \(processingID)"], "run once")
+        #expect(cluster.contexts[0].driver.pendingRequests(of: testApp).isEmpty)
+        #expect(cluster.backend.state.withLock { $0.claims } == 1)
+    }
+
+    @Test func aReplacementWhoseWordWasLostIsFoundByTheLostClaim() async throws {
+        let cluster = try Cluster(count: 1)
+        let first = PendingRequest(app: testApp, identifier: processingID, kind: .processing, earliestBeginDate: testStart.addingTimeInterval(30), submittedAt: testStart)
+        try cluster.contexts[0].driver.submit(first)
+        // Another replica replaced it, and its word never came.
+        let replacement = PendingRequest(app: testApp, identifier: processingID, kind: .processing, earliestBeginDate: testStart.addingTimeInterval(3600), submittedAt: testStart.addingTimeInterval(1))
+        cluster.backend.state.withLock { $0.pending[replacement.key] = replacement }
+        await cluster.run(for: 40)
+        #expect(cluster.ran.withLock { $0.isEmpty }, "the old submission could not be claimed")
+        #expect(cluster.contexts[0].driver.pendingRequests(of: testApp) == [replacement], "the lost claim read the replacement")
+    }
+
+    @Test func wordIsTakenAsItComesOnlyWhereItCannotUndoThisReplicasOwnChange() {
+        var engine = SchedulerEngine(policies: PolicySet(profile: .server))
+        engine.register(AppRegistration(app: testApp, manifest: testManifest))
+        let mine = PendingRequest(app: testApp, identifier: "mine", kind: .processing, submittedAt: testStart.addingTimeInterval(5))
+        _ = engine.submit(mine, at: testStart)
+        let elsewhere = PendingRequest(app: testApp, identifier: "elsewhere", kind: .processing, submittedAt: testStart)
+        let olderMine = PendingRequest(app: testApp, identifier: "mine", kind: .processing, submittedAt: testStart)
+        // A submission this replica does not have, and the claim of the one it has: taken.
+        var sorted = SchedulerDriver.sort([.upserted(elsewhere), .removed(mine.key, submittedAt: mine.submittedAt)], against: engine)
+        #expect(sorted.known == [elsewhere.key: .some(elsewhere), mine.key: Optional<PendingRequest>.none])
+        #expect(sorted.doubtful.isEmpty)
+        // Another version of one it has, the claim of another submission, a bare key: read again.
+        sorted = SchedulerDriver.sort([.upserted(olderMine)], against: engine)
+        #expect(sorted.known.isEmpty && sorted.doubtful == [mine.key])
+        sorted = SchedulerDriver.sort([.removed(mine.key, submittedAt: olderMine.submittedAt)], against: engine)
+        #expect(sorted.known.isEmpty && sorted.doubtful == [mine.key])
+        sorted = SchedulerDriver.sort([.changed(elsewhere.key)], against: engine)
+        #expect(sorted.known.isEmpty && sorted.doubtful == [elsewhere.key])
+        // In one burst, later word builds on earlier word; doubt is final for the burst.
+        sorted = SchedulerDriver.sort([.upserted(elsewhere), .removed(elsewhere.key, submittedAt: elsewhere.submittedAt)], against: engine)
+        #expect(sorted.known == [elsewhere.key: Optional<PendingRequest>.none] && sorted.doubtful.isEmpty)
+        sorted = SchedulerDriver.sort([.changed(elsewhere.key), .upserted(elsewhere)], against: engine)
+        #expect(sorted.known.isEmpty && sorted.doubtful == [elsewhere.key])
+        // Word equal to what it has, and a claim of what it does not have: nothing to do.
+        sorted = SchedulerDriver.sort([.upserted(mine), .removed(elsewhere.key, submittedAt: testStart)], against: engine)
+        #expect(sorted.known == [mine.key: .some(mine), elsewhere.key: Optional<PendingRequest>.none] && sorted.doubtful.isEmpty)
+    }
 }

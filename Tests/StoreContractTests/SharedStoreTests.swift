@@ -57,7 +57,7 @@ extension PostgreSQLServerTests {
             let again = Sample.request("job", submittedAt: Sample.now.addingTimeInterval(5))
             try b.upsertRequest(again)
             #expect(try a.claimRun(Sample.run(2, of: request), lease: 30) == false)
-            #expect(try b.pendingRequest(again.key) == again)
+            #expect(try b.pendingRequests(keys: [again.key, Sample.request("absent").key]) == [again])
             #expect(try b.claimRun(Sample.run(1, of: again), lease: 30))
         }
 
@@ -118,23 +118,23 @@ extension PostgreSQLServerTests {
             let own = Sample.request("own")
             // The LISTEN is in place once a first change is heard.
             let probe = Sample.request("probe")
-            #expect(heardByB.waitDoing({ try? a.upsertRequest(probe) }) { $0.contains(.request(probe.key)) })
+            #expect(heardByB.waitDoing({ try? a.upsertRequest(probe) }) { $0.mention(probe.key) })
             heardByB.changes.withLock { $0.removeAll() }
             try b.upsertRequest(own)
             let marker = Sample.request("marker")
             try a.upsertRequest(marker)
-            #expect(heardByB.wait { $0.contains(.request(marker.key)) })
-            #expect(!heardByB.changes.withLock { $0.contains(.request(own.key)) }, "b heard its own write")
+            #expect(heardByB.wait { $0.mention(marker.key) })
+            #expect(!heardByB.changes.withLock { $0.mention(own.key) }, "b heard its own write")
             heardByB.changes.withLock { $0.removeAll() }
             let job = Sample.request("job")
             try a.upsertRequest(job)
-            #expect(heardByB.wait { $0.contains(.request(job.key)) })
+            #expect(heardByB.wait { $0.mention(job.key) })
             heardByB.changes.withLock { $0.removeAll() }
             #expect(try a.claimRun(Sample.run(1, of: job), lease: 30))
-            #expect(heardByB.wait { $0.contains(.request(job.key)) }, "a claim deletes the row: heard")
+            #expect(heardByB.wait { $0.mention(job.key) }, "a claim deletes the row: heard")
             heardByB.changes.withLock { $0.removeAll() }
             try a.deleteRequest(probe.key)
-            #expect(heardByB.wait { $0.contains(.request(probe.key)) })
+            #expect(heardByB.wait { $0.mention(probe.key) })
             listener.stop()
             heardByB.changes.withLock { $0.removeAll() }
             try a.upsertRequest(Sample.request("after"))
@@ -154,7 +154,7 @@ extension PostgreSQLServerTests {
             let listener = a.listen { heard.record($0) }
             defer { listener.stop() }
             let first = Sample.request("first")
-            #expect(heard.waitDoing({ try? writer.upsertRequest(first) }) { $0.contains(.request(first.key)) })
+            #expect(heard.waitDoing({ try? writer.upsertRequest(first) }) { $0.mention(first.key) })
             try server.stop()
             try server.start()
             // Down, then back, then "read everything" (notifications sent meanwhile are lost).
@@ -166,15 +166,118 @@ extension PostgreSQLServerTests {
             // The store's own connection learns of the restart on its next call (whose
             // outcome may then be unknown): the write is made again until it is heard.
             let second = Sample.request("second")
-            #expect(heard.waitDoing({ try? writer.upsertRequest(second) }) { $0.contains(.request(second.key)) }, "listening again")
+            #expect(heard.waitDoing({ try? writer.upsertRequest(second) }) { $0.mention(second.key) }, "listening again")
         }
 
-        @Test("the payload of a notification names the key, or asks for everything")
+        @Test("word of a change is read as the trigger writes it: a submission, a removal, a key; anything else asks for everything")
         func payloads() {
-            #expect(PostgreSQLListener.change(fromPayload: #"["com.example.app", "com.example.app.refresh"]"#) == .request(RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.refresh")))
-            #expect(PostgreSQLListener.change(fromPayload: "") == .everything)
-            #expect(PostgreSQLListener.change(fromPayload: "[1, 2]") == .everything)
-            #expect(PostgreSQLListener.change(fromPayload: #"["only one"]"#) == .everything)
+            typealias Payload = PostgreSQLColumns.Payload
+            let key = RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.refresh")
+            #expect(Payload.change(from: #"["submitted", "com.example.app", "com.example.app.refresh", "refresh", null, "762843967.5", "t", "f", null]"#)
+                    == .upserted(PendingRequest(app: key.app, identifier: key.identifier, kind: .appRefresh, requiresNetworkConnectivity: true, submittedAt: Date(timeIntervalSinceReferenceDate: 762_843_967.5))))
+            #expect(Payload.change(from: #"["removed", "com.example.app", "com.example.app.refresh", "0.1"]"#) == .removed(key, submittedAt: Date(timeIntervalSinceReferenceDate: 0.1)))
+            #expect(Payload.change(from: #"["com.example.app", "com.example.app.refresh"]"#) == .changed(key))
+            // A word of ours it cannot read (a kind it does not know): its key, read again.
+            #expect(Payload.change(from: #"["submitted", "com.example.app", "com.example.app.refresh", "teleport", null, "1", "t", "f", null]"#) == .changed(key))
+            #expect(Payload.change(from: #"["removed", "com.example.app", "com.example.app.refresh", "NaN"]"#) == .changed(key))
+            for garbage in ["", "[1, 2]", #"["only one"]"#, "{}", "not json", "[null, null]"] {
+                #expect(Payload.change(from: garbage) == nil, "\(garbage)")
+            }
         }
+
+        /// Replica a's store, and what replica b's listener heard, once b is listening
+        /// (a probe request of a's was heard; stop the listener).
+        private func listeningPair() throws -> (server: TestPostgreSQLServer, database: String, a: PostgreSQLStore, b: PostgreSQLStore, heardByB: Heard, listener: any SharedStoreListener) {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let b = try open(server, database, replica: "b")
+            let heardByB = Heard()
+            let listener = b.listen { heardByB.record($0) }
+            let probe = Sample.request("probe")
+            guard heardByB.waitDoing({ try? a.upsertRequest(probe) }, { $0.mention(probe.key) }) else {
+                listener.stop()
+                throw StoreError(code: .unavailable, path: nil, message: "replica b never heard replica a")
+            }
+            return (server, database, a, b, heardByB, listener)
+        }
+
+        @Test("the trigger's word carries each submission exactly, and which submission a claim or a cancellation removed; too long, the key alone; longer, read everything")
+        func wordCarriesTheRow() throws {
+            let (_, _, a, b, heardByB, listener) = try listeningPair()
+            defer { listener.stop(); withExtendedLifetime(b) {} }
+            var odd = Sample.request("quote\"d, ünïcødé ✓")
+            odd.earliestBeginDate = Date(timeIntervalSinceReferenceDate: 1.0 / 3.0)
+            odd.requiresNetworkConnectivity = true
+            odd.submittedAt = Date(timeIntervalSinceReferenceDate: 762_843_967.123_456_7)
+            try a.upsertRequest(odd)
+            #expect(heardByB.wait { $0.said(.upserted(odd)) }, "\(heardByB.changes.withLock { $0 })")
+            #expect(try a.claimRun(Sample.run(1, of: odd), lease: 30))
+            #expect(heardByB.wait { $0.said(.removed(odd.key, submittedAt: odd.submittedAt)) })
+            // Too long for the row: the key alone. Longer than the key can be: everything.
+            let long = Sample.request(String(repeating: "x", count: 7_850))
+            try a.upsertRequest(long)
+            #expect(heardByB.wait { $0.said(.changed(long.key)) })
+            let huge = Sample.request(String(repeating: "z", count: 8_000))
+            heardByB.changes.withLock { $0.removeAll() }
+            try a.upsertRequest(huge)
+            #expect(heardByB.wait { $0.contains(.everything) })
+        }
+
+        @Test("every writer is heard, SQL from outside included; a lost claim says nothing")
+        func everyWriterIsHeard() throws {
+            let (server, database, a, b, heardByB, listener) = try listeningPair()
+            defer { listener.stop() }
+            let probe = Sample.request("probe")
+            // An operator's SQL: the trigger notifies.
+            try server.administer(
+                "INSERT INTO bgtask_pending_requests (app, identifier, kind, submitted_at, requires_network, requires_power) VALUES ('\(Sample.app.rawValue)', 'by-hand', 'processing', 1.5, false, false)",
+                in: database)
+            #expect(heardByB.wait { $0.mention(RequestKey(app: Sample.app, identifier: "by-hand")) })
+            // Deleting every request of the app: one word per row.
+            heardByB.changes.withLock { $0.removeAll() }
+            try a.deleteAllRequests(app: Sample.app)
+            #expect(heardByB.wait { $0.mention(probe.key) }, "deleting every request of the app is heard through the trigger")
+            // A claim that loses notifies nothing.
+            let job = Sample.request("job")
+            try b.upsertRequest(job)
+            #expect(try b.claimRun(Sample.run(1, of: job), lease: 30))
+            heardByB.changes.withLock { $0.removeAll() }
+            #expect(try a.claimRun(Sample.run(1, of: job), lease: 30) == false)
+            let marker = Sample.request("marker")
+            try a.upsertRequest(marker)
+            #expect(heardByB.wait { $0.mention(marker.key) })
+            #expect(!heardByB.changes.withLock { $0.mention(job.key) }, "\(heardByB.changes.withLock { $0 })")
+        }
+
+        @Test("the pending requests of several keys are read at once, whatever characters the keys hold")
+        func pendingRequestsByKey() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let odd = ["quote\"d", "back\\slash", "comma,{brace}", "ünïcødé ✓", "'single'"].map { Sample.request($0) }
+            for request in odd { try a.upsertRequest(request) }
+            let keys = Set(odd.map(\.key) + [Sample.request("absent").key])
+            #expect(Set(try a.pendingRequests(keys: keys)) == Set(odd))
+            #expect(try a.pendingRequests(keys: []).isEmpty)
+        }
+    }
+}
+
+extension SharedStoreChange {
+    /// Whether this change names `key`.
+    func mention(_ key: RequestKey) -> Bool {
+        if case .requests(let changes) = self { return changes.contains { $0.key == key } }
+        return false
+    }
+}
+
+extension Array where Element == SharedStoreChange {
+    /// Whether one of the changes names `key`.
+    func mention(_ key: RequestKey) -> Bool { contains { $0.mention(key) } }
+
+    /// Whether one of the changes says exactly `change`.
+    func said(_ change: SharedRequestChange) -> Bool {
+        contains { if case .requests(let changes) = $0 { changes.contains(change) } else { false } }
     }
 }

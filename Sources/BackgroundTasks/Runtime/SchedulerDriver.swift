@@ -184,17 +184,22 @@ public final class SchedulerDriver: Sendable {
         // take too), so that no submit of this replica's can fall between the read and its
         // application and be undone by a stale snapshot.
         switch change {
-        case .request(let key):
-            guard apps.contains(key.app) else { return }
+        case .requests(let changes):
+            let relevant = changes.filter { apps.contains($0.key.app) }
+            guard !relevant.isEmpty else { return }
             mutate { state, now in
-                let row: PendingRequest?
-                do {
-                    row = try shared.pendingRequest(key)
-                } catch {
-                    note(.error, app: key.app, "could not read '\(key.identifier)' from \(shared.storeDescription) after another replica changed it: \(error)", in: &state)
-                    return []
+                let (known, doubtful) = Self.sort(relevant, against: state.engine)
+                var rows = known.values.compactMap { $0 }
+                if !doubtful.isEmpty {
+                    do {
+                        rows += try shared.pendingRequests(keys: doubtful)
+                    } catch {
+                        let what = doubtful.count == 1 ? "'\(doubtful.first!.identifier)'" : "\(doubtful.count) pending requests"
+                        note(.error, app: doubtful.count == 1 ? doubtful.first!.app : nil, "could not read \(what) from \(shared.storeDescription) after another replica changed them: \(error)", in: &state)
+                        return Self.bring(&state.engine, keys: Set(known.keys), to: rows, at: now)
+                    }
                 }
-                return Self.bring(&state.engine, key: key, to: row, at: now)
+                return Self.bring(&state.engine, keys: Set(known.keys).union(doubtful), to: rows, at: now)
             }
         case .everything:
             for app in apps.sorted() {
@@ -208,12 +213,8 @@ public final class SchedulerDriver: Sendable {
                     }
                     // The store answered: claims may be tried again.
                     state.sharedClaimsFailing = false
-                    let stored = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-                    let known = state.engine.pendingRequests(of: app)
-                    let removed = known.map(\.key).filter { stored[$0] == nil }
-                    let upserted = rows.filter { state.engine.pendingRequest(for: $0.key) != $0 }
-                    guard !removed.isEmpty || !upserted.isEmpty else { return [] }
-                    return state.engine.applySharedChanges(removed: removed, upserted: upserted, at: now)
+                    let keys = Set(state.engine.pendingRequests(of: app).map(\.key) + rows.map(\.key))
+                    return Self.bring(&state.engine, keys: keys, to: rows, at: now)
                 }
             }
         case .listening:
@@ -221,15 +222,56 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// The engine's effects of making its pending request `key` be `row` (or none).
-    private static func bring(_ engine: inout SchedulerEngine, key: RequestKey, to row: PendingRequest?, at now: Date) -> [EngineEffect] {
-        let current = engine.pendingRequest(for: key)
-        if let row {
-            guard current != row else { return [] }
-            return engine.applySharedChanges(removed: [], upserted: [row], at: now)
+    /// What word of other replicas' changes says, against what the engine has: the keys
+    /// whose state it tells (pending as the row, or not pending: `nil`), and the keys it
+    /// leaves in doubt, to be read from the store.
+    ///
+    /// Word is taken as it comes for a request the engine does not have (a submission
+    /// elsewhere) and for the removal of the submission it has (claimed or cancelled
+    /// elsewhere). Anything else may be older than this replica's own change of the same
+    /// request (word of its own writes is not passed on, so word from before it may
+    /// arrive after it): a replacement of a request it has, the removal of another
+    /// submission, or a bare key, are read again. Taking word as it comes cannot run anything twice or wrongly: a
+    /// launch claims the row first, and a lost claim reads it again (docs/replicas.md,
+    /// "No polling").
+    static func sort(_ changes: [SharedRequestChange], against engine: SchedulerEngine) -> (known: [RequestKey: PendingRequest?], doubtful: Set<RequestKey>) {
+        var known: [RequestKey: PendingRequest?] = [:]
+        var doubtful = Set<RequestKey>()
+        for change in changes {
+            let key = change.key
+            guard !doubtful.contains(key) else { continue }
+            let current: PendingRequest? = known[key] ?? engine.pendingRequest(for: key)
+            switch change {
+            case .upserted(let row):
+                if current == nil || current == row {
+                    known[key] = .some(row)
+                } else {
+                    doubtful.insert(key)
+                }
+            case .removed(_, let submittedAt):
+                if current == nil || current?.submittedAt == submittedAt {
+                    known[key] = .some(nil)
+                } else {
+                    doubtful.insert(key)
+                }
+            case .changed:
+                doubtful.insert(key)
+            }
+            if doubtful.contains(key) { known.removeValue(forKey: key) }
         }
-        guard current != nil else { return [] }
-        return engine.applySharedChanges(removed: [key], upserted: [], at: now)
+        return (known, doubtful)
+    }
+
+    /// The engine's effects of making its pending requests among `keys` be the store's
+    /// `rows` (a key without a row is not pending). Only what differs is applied: this
+    /// replica's own changes, heard back, cost nothing.
+    private static func bring(_ engine: inout SchedulerEngine, keys: Set<RequestKey>, to rows: [PendingRequest], at now: Date) -> [EngineEffect] {
+        let stored = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        let removed = keys.filter { stored[$0] == nil && engine.pendingRequest(for: $0) != nil }
+            .sorted { ($0.app.rawValue, $0.identifier) < ($1.app.rawValue, $1.identifier) }
+        let upserted = rows.filter { keys.contains($0.key) && engine.pendingRequest(for: $0.key) != $0 }
+        guard !removed.isEmpty || !upserted.isEmpty else { return [] }
+        return engine.applySharedChanges(removed: removed, upserted: upserted, at: now)
     }
 
     /// The engine's configuration.
@@ -864,6 +906,21 @@ public final class SchedulerDriver: Sendable {
         if let failure { throw failure }
     }
 
+    /// After a lost claim, the request as the store has it now: the engine's view came
+    /// from word of other replicas, which may have been stale (a replacement made elsewhere
+    /// is brought in; a request claimed or cancelled elsewhere stays gone). The submission
+    /// the claim was for is never brought back: the store no longer has it as such.
+    private func catchUpAfterLostClaim(_ record: RunRecord, shared: any SharedSchedulerStorage, state: inout State, at now: Date, actions: inout [Action]) -> [EngineEffect] {
+        let key = record.request.key
+        do {
+            let rows = try shared.pendingRequests(keys: [key]).filter { $0.key == key && $0.submittedAt != record.request.submittedAt }
+            return Self.bring(&state.engine, keys: [key], to: rows, at: now)
+        } catch {
+            actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error)")))
+            return []
+        }
+    }
+
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
         switch effect {
         case .launch(let record, let budget, let evaluation):
@@ -871,10 +928,12 @@ public final class SchedulerDriver: Sendable {
                 // A store shared by replicas: the run is this replica's only once its claim
                 // is committed; otherwise another replica has it, or nobody can have it now.
                 var claimed = false
+                var lost = false
                 if !state.sharedClaimsFailing {
                     do {
                         claimed = try shared.claimRun(record, lease: sharedStoreLease)
-                        if !claimed { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
+                        lost = !claimed
+                        if lost { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
                     } catch {
                         state.sharedClaimsFailing = true
                         actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); nothing is launched here until the store answers again (its requests stay pending there)")))
@@ -883,6 +942,7 @@ public final class SchedulerDriver: Sendable {
                 }
                 guard claimed else {
                     state.followUps += state.engine.handle(.runNotClaimed(record.id), at: now)
+                    if lost { state.followUps += catchUpAfterLostClaim(record, shared: shared, state: &state, at: now, actions: &actions) }
                     return
                 }
                 actions.append(.sharedRunStarted)

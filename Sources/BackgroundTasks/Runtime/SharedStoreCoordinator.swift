@@ -94,7 +94,7 @@ final class SharedStoreCoordinator: Sendable {
                 driver?.log(.info, app: nil, "notifications from \(store.storeDescription) are back")
                 driver?.applySharedChange(.everything)
             }
-        case .request, .everything:
+        case .requests, .everything:
             driver?.applySharedChange(change)
             // A claim elsewhere is a run in progress elsewhere: watch its lease.
             armHeartbeat()
@@ -131,10 +131,10 @@ final class SharedStoreCoordinator: Sendable {
             runsElsewhere = sweep.runsInProgress
             for run in sweep.ended {
                 driver.log(.warning, app: run.app, "\(run.id) ('\(run.identifier)') lost its lease (its replica stopped renewing it): recorded as interrupted, its request restored")
-                // The store does not pass on word of its own writes: this engine learns of
-                // the restore here.
-                driver.applySharedChange(.request(run.request.key))
             }
+            // The store does not pass on word of its own writes: this engine learns of the
+            // restores here.
+            if !sweep.ended.isEmpty { driver.applySharedChange(.requests(sweep.ended.map { .changed($0.request.key) })) }
         } catch {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
             runsElsewhere = 1

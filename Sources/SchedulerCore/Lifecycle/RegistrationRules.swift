@@ -27,7 +27,10 @@ public enum RegistrationRules {
             : TaskIdentifierRules.problem(with: identifier) {
             return .notPermitted("identifier rejected: \(problem)")
         }
-        let listedExactly = manifest.permittedIdentifiers.contains(identifier)
+        // By bytes and through the manifest's lookup (a set for a long list), as
+        // submissions are checked: a linear scan here made registering n handlers O(n²).
+        // A wildcard registration is continued processing whatever the list says.
+        let listedExactly = !isWildcardRegistration && manifest.permits(identifier: identifier, allowWildcard: false)
         guard listedExactly || manifest.permits(identifier: identifier, allowWildcard: true) else {
             return .notPermitted("'\(identifier)' is not listed in BGTaskSchedulerPermittedIdentifiers of \(manifest.source ?? "the manifest")")
         }

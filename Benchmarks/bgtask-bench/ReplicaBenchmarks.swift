@@ -173,7 +173,8 @@ enum ReplicaBenchmarks {
 
         // 16 at once: 16 replicas (each its own connection) against 16 raw connections.
         let submitters = 16
-        let each = max(1, count / submitters)
+        // A whole number of requests per submitter and block.
+        let each = max(1, count / submitters / blocks) * blocks
         var replicas: [(SchedulerDriver, AppContext)] = []
         for number in 0..<submitters {
             replicas.append(try replica("r\(number)", address: address, identifiers: identifiers + warm) { _ in })
@@ -184,7 +185,7 @@ enum ReplicaBenchmarks {
         // In alternating blocks, as above. Every replica hears of every submission of a
         // block before the raw inserts start, so that hearing is not measured against them;
         // how long it took is shown.
-        let perBlockEach = max(1, each / blocks)
+        let perBlockEach = each / blocks
         var concurrentOurs = 0.0
         var concurrentTheirs = 0.0
         var heardAfter = 0.0

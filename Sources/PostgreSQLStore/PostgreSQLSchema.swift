@@ -138,9 +138,12 @@ enum PostgreSQLSchema {
         // write cost n - 1 reads. The trigger now sends the submission itself, or which
         // submission was removed, in the text the server writes for each column; the key
         // alone when that does not fit in a notification, and nothing (read everything)
-        // when even the key does not.
+        // when even the key does not. Dates are written with every digit whatever the
+        // writer's session says (`extra_float_digits`), so that they read back exactly; a
+        // `TRUNCATE`, which row triggers do not see, says "read everything".
         """
-        CREATE OR REPLACE FUNCTION bgtask_notify_request_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE OR REPLACE FUNCTION bgtask_notify_request_change() RETURNS trigger LANGUAGE plpgsql
+        SET extra_float_digits = 3 AS $$
         DECLARE
             gone text;
             word text;
@@ -165,6 +168,17 @@ enum PostgreSQLSchema {
             RETURN NULL;
         END
         $$;
+
+        CREATE FUNCTION bgtask_notify_requests_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('bgtask_requests', '');
+            RETURN NULL;
+        END
+        $$;
+
+        CREATE TRIGGER bgtask_pending_requests_truncated
+            AFTER TRUNCATE ON bgtask_pending_requests
+            FOR EACH STATEMENT EXECUTE FUNCTION bgtask_notify_requests_truncated();
         """,
     ]
 

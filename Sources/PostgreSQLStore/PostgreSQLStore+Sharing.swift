@@ -90,7 +90,8 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     }
 
     /// The pending requests among `keys`, in one statement (the keys travel as one JSON
-    /// array of `[app, identifier]` pairs, so no SQL is built from them).
+    /// array of `[app, identifier]` pairs, so no SQL is built from them). A row that cannot
+    /// be read is left out (the store's full read reports and quarantines such rows).
     public func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] {
         guard !keys.isEmpty else { return [] }
         let pairs = keys.sorted { ($0.app.rawValue, $0.identifier) < ($1.app.rawValue, $1.identifier) }.map { [$0.app.rawValue, $0.identifier] }
@@ -106,7 +107,9 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                 """,
                 [.text(list)]
             )
-            return try result.map { row throws(StoreError) in try PostgreSQLColumns.decodeRequest(row) }
+            // Row by row: one row this build cannot read (a newer kind) leaves the others
+            // readable; it is left out, as a key that is not pending.
+            return (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRequest(result.row($0)) }
         }
     }
 

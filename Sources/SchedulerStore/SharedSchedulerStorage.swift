@@ -68,7 +68,7 @@ public enum SharedRequestChange: Sendable, Hashable {
     /// The request was submitted or replaced, and is pending as this.
     case upserted(PendingRequest)
     /// The submission of `key` made at `submittedAt` is no longer pending: claimed (it runs
-    /// somewhere), cancelled, or replaced.
+    /// somewhere) or cancelled (a replacement comes as ``upserted(_:)``).
     case removed(RequestKey, submittedAt: Date)
     /// The request `key` changed, and how is not said: read it again.
     case changed(RequestKey)

@@ -22,6 +22,8 @@ final class SharedMemoryBackend: Sendable {
         var listeners: [UUID: (replica: String, onChange: @Sendable (SharedStoreChange) -> Void)] = [:]
         var reachable = true
         var claims = 0
+        /// Claims that found the row gone or changed.
+        var lostClaims = 0
     }
 
     let state = Mutex(State())
@@ -40,9 +42,8 @@ final class SharedMemoryBackend: Sendable {
     /// Waits until every change word sent so far was delivered.
     func drain() { delivery.sync {} }
 
-    /// Tells every listener but `writer`'s own of `keys` (as PostgreSQL's store leaves out
-    /// its own writes).
-    /// Tells every other replica's listener of `keys` (read them again).
+    /// Tells every listener but `writer`'s own (as PostgreSQL's store leaves out its own
+    /// writes) of `keys`: read them again.
     func notify(_ keys: [RequestKey], from writer: String) {
         notify(changes: keys.map { .changed($0) }, from: writer)
     }
@@ -79,17 +80,18 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         try access { state in for request in requests { state.pending[request.key] = request } }
         backend.notify(changes: requests.map { .upserted($0) }, from: replica)
     }
+    // Deletes say which submission went, and nothing for a row that was not there, as the
+    // PostgreSQL store's trigger does.
     func deleteRequest(_ key: RequestKey) throws(StoreError) {
-        try access { state in state.pending[key] = nil }
-        backend.notify([key], from: replica)
+        let gone = try access { state in state.pending.removeValue(forKey: key) }
+        backend.notify(changes: gone.map { [.removed($0.key, submittedAt: $0.submittedAt)] } ?? [], from: replica)
     }
     func deleteAllRequests(app: AppID) throws(StoreError) {
-        let keys = try access { state in
+        let gone = try access { state in
             let keys = state.pending.keys.filter { $0.app == app }
-            for key in keys { state.pending[key] = nil }
-            return Array(keys)
+            return keys.compactMap { state.pending.removeValue(forKey: $0) }
         }
-        backend.notify(keys, from: replica)
+        backend.notify(changes: gone.map { .removed($0.key, submittedAt: $0.submittedAt) }, from: replica)
     }
     func pendingRequests(app: AppID?) throws(StoreError) -> [PendingRequest] {
         try access { state in state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key } }
@@ -144,7 +146,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool {
         let now = backend.now()
         let claimed = try access { state in
-            guard let pending = state.pending[run.request.key], pending.submittedAt == run.request.submittedAt else { return false }
+            guard let pending = state.pending[run.request.key], pending.submittedAt == run.request.submittedAt else {
+                state.lostClaims += 1
+                return false
+            }
             state.pending[run.request.key] = nil
             state.runs[replica, default: [:]][run.id] = .init(record: run, leaseUntil: now.addingTimeInterval(lease))
             state.claims += 1

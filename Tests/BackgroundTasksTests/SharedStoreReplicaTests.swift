@@ -214,6 +214,24 @@ import Testing
         #expect(cluster.ran.withLock { $0 } == ["r0 \(processingID)"], "run once")
         #expect(cluster.contexts[0].driver.pendingRequests(of: testApp).isEmpty)
         #expect(cluster.backend.state.withLock { $0.claims } == 1)
+        // The word came after replica 0's own claim: doubted and read, not taken, so no
+        // launch tried to claim it again.
+        #expect(cluster.backend.state.withLock { $0.lostClaims } == 0)
+    }
+
+    @Test func lateWordOfARequestThisReplicaCancelledDoesNotBringItBack() async throws {
+        let cluster = try Cluster(count: 2)
+        // Replica 1 submits; replica 0's app cancels it before word of the submission came.
+        cluster.backend.delivery.suspend()
+        let request = BGProcessingTaskRequest(identifier: processingID)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
+        try submit(request, in: cluster.contexts[1])
+        cluster.contexts[0].withCurrent { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: processingID) }
+        cluster.backend.delivery.resume()
+        cluster.backend.drain()
+        await cluster.replicas[0].settle()
+        #expect(cluster.contexts[0].driver.pendingRequests(of: testApp).isEmpty, "the late word was read against the store, where it is gone")
+        #expect(cluster.backend.state.withLock { $0.pending.isEmpty })
     }
 
     @Test func aReplacementWhoseWordWasLostIsFoundByTheLostClaim() async throws {
@@ -250,6 +268,9 @@ import Testing
         sorted = SchedulerDriver.sort([.upserted(elsewhere), .removed(elsewhere.key, submittedAt: elsewhere.submittedAt)], against: engine)
         #expect(sorted.known == [elsewhere.key: Optional<PendingRequest>.none] && sorted.doubtful.isEmpty)
         sorted = SchedulerDriver.sort([.changed(elsewhere.key), .upserted(elsewhere)], against: engine)
+        #expect(sorted.known.isEmpty && sorted.doubtful == [elsewhere.key])
+        // A submission it removed lately: read again.
+        sorted = SchedulerDriver.sort([.upserted(elsewhere)], against: engine) { $0 == elsewhere.key }
         #expect(sorted.known.isEmpty && sorted.doubtful == [elsewhere.key])
         // Word equal to what it has, and a claim of what it does not have: nothing to do.
         sorted = SchedulerDriver.sort([.upserted(mine), .removed(elsewhere.key, submittedAt: testStart)], against: engine)

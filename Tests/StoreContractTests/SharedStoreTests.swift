@@ -234,6 +234,17 @@ extension PostgreSQLServerTests {
                 "INSERT INTO bgtask_pending_requests (app, identifier, kind, submitted_at, requires_network, requires_power) VALUES ('\(Sample.app.rawValue)', 'by-hand', 'processing', 1.5, false, false)",
                 in: database)
             #expect(heardByB.wait { $0.mention(RequestKey(app: Sample.app, identifier: "by-hand")) })
+            // A session that writes rounded floats still gives exact word.
+            try server.administer(
+                "SET extra_float_digits = 0; INSERT INTO bgtask_pending_requests (app, identifier, kind, submitted_at, requires_network, requires_power) VALUES ('\(Sample.app.rawValue)', 'third', 'processing', 1.0::float8 / 3, false, true)",
+                in: database)
+            #expect(heardByB.wait { $0.said(.upserted(PendingRequest(app: Sample.app, identifier: "third", kind: .processing, requiresExternalPower: true, submittedAt: Date(timeIntervalSinceReferenceDate: 1.0 / 3)))) },
+                    "\(heardByB.changes.withLock { $0 })")
+            // TRUNCATE, which row triggers do not see: read everything.
+            heardByB.changes.withLock { $0.removeAll() }
+            try server.administer("TRUNCATE bgtask_pending_requests", in: database)
+            #expect(heardByB.wait { $0.contains(.everything) })
+            try a.upsertRequest(probe)
             // Deleting every request of the app: one word per row.
             heardByB.changes.withLock { $0.removeAll() }
             try a.deleteAllRequests(app: Sample.app)

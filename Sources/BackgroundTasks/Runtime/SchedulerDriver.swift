@@ -66,6 +66,11 @@ public final class SchedulerDriver: Sendable {
         /// read of the whole store succeeds again (the heartbeat tries), which also brings
         /// back the requests forgotten meanwhile.
         var sharedClaimsFailing = false
+        /// What this replica removed from a shared store lately (cancelled or claimed: by
+        /// key; cancelled all: by app), and when: word of another replica's earlier
+        /// submission of it that arrives late is read from the store, not taken
+        /// (``sort(_:against:removedHere:)``).
+        var removedHere = RecentRemovals()
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
         var dependedOnReadings = false
         var workListeners: [@Sendable () -> Void] = []
@@ -168,10 +173,11 @@ public final class SchedulerDriver: Sendable {
     /// Whether a claim in the shared store failed and no read has succeeded since.
     var sharedClaimsFailing: Bool { state.withLock { $0.sharedClaimsFailing } }
 
-    /// Applies what another replica changed in the shared store: reads the request (or
-    /// every pending request of this driver's apps) again and brings the engine to it,
-    /// without writing anything back. A request equal to the engine's is left alone, so
-    /// this replica's own changes, heard back, cost nothing.
+    /// Applies what another replica changed in the shared store, without writing anything
+    /// back: word of the changes as it came where it cannot undo this replica's own changes,
+    /// the store read again where it might (``sort(_:against:removedHere:)``), or every
+    /// pending request of this driver's apps read again (`.everything`). A request equal to
+    /// the engine's is left alone.
     func applySharedChange(_ change: SharedStoreChange) {
         guard let shared = store as? any SharedSchedulerStorage else { return }
         // Only apps that finished launching: a change brought in earlier could launch a
@@ -188,14 +194,19 @@ public final class SchedulerDriver: Sendable {
             let relevant = changes.filter { apps.contains($0.key.app) }
             guard !relevant.isEmpty else { return }
             mutate { state, now in
-                let (known, doubtful) = Self.sort(relevant, against: state.engine)
+                let removedHere = state.removedHere
+                let (known, doubtful) = Self.sort(relevant, against: state.engine) { removedHere.contains($0, at: now) }
                 var rows = known.values.compactMap { $0 }
                 if !doubtful.isEmpty {
                     do {
                         rows += try shared.pendingRequests(keys: doubtful)
                     } catch {
                         let what = doubtful.count == 1 ? "'\(doubtful.first!.identifier)'" : "\(doubtful.count) pending requests"
-                        note(.error, app: doubtful.count == 1 ? doubtful.first!.app : nil, "could not read \(what) from \(shared.storeDescription) after another replica changed them: \(error)", in: &state)
+                        note(.error, app: doubtful.count == 1 ? doubtful.first!.app : nil, "could not read \(what) from \(shared.storeDescription) after another replica changed them: \(error); reading everything once the store answers", in: &state)
+                        // What could not be read is caught up by the heartbeat's full read
+                        // (as after a failed claim).
+                        state.sharedClaimsFailing = true
+                        sharedCoordinator?.runStarted()
                         return Self.bring(&state.engine, keys: Set(known.keys), to: rows, at: now)
                     }
                 }
@@ -227,14 +238,17 @@ public final class SchedulerDriver: Sendable {
     /// leaves in doubt, to be read from the store.
     ///
     /// Word is taken as it comes for a request the engine does not have (a submission
-    /// elsewhere) and for the removal of the submission it has (claimed or cancelled
-    /// elsewhere). Anything else may be older than this replica's own change of the same
+    /// elsewhere), unless this replica removed it lately (`removedHere`), and for the
+    /// removal of the submission it has (claimed or cancelled elsewhere). Anything else may be older than this replica's own change of the same
     /// request (word of its own writes is not passed on, so word from before it may
     /// arrive after it): a replacement of a request it has, the removal of another
     /// submission, or a bare key, are read again. Taking word as it comes cannot run anything twice or wrongly: a
     /// launch claims the row first, and a lost claim reads it again (docs/replicas.md,
     /// "No polling").
-    static func sort(_ changes: [SharedRequestChange], against engine: SchedulerEngine) -> (known: [RequestKey: PendingRequest?], doubtful: Set<RequestKey>) {
+    static func sort(
+        _ changes: [SharedRequestChange], against engine: SchedulerEngine,
+        removedHere: (RequestKey) -> Bool = { _ in false }
+    ) -> (known: [RequestKey: PendingRequest?], doubtful: Set<RequestKey>) {
         var known: [RequestKey: PendingRequest?] = [:]
         var doubtful = Set<RequestKey>()
         for change in changes {
@@ -243,7 +257,8 @@ public final class SchedulerDriver: Sendable {
             let current: PendingRequest? = known[key] ?? engine.pendingRequest(for: key)
             switch change {
             case .upserted(let row):
-                if current == nil || current == row {
+                // A request this replica removed lately may be word from before the removal.
+                if (current == nil && !(known[key] == nil && removedHere(key))) || current == row {
                     known[key] = .some(row)
                 } else {
                     doubtful.insert(key)
@@ -661,6 +676,7 @@ public final class SchedulerDriver: Sendable {
                 return []
             }
             deleted = true
+            state.removedHere.note(key, at: now)
             return state.engine.handle(.requestCancelled(key), at: now)
         } prefix: { now in deleted ? [.cancelled(key, at: now)] : [] }
     }
@@ -683,6 +699,7 @@ public final class SchedulerDriver: Sendable {
                 return []
             }
             removed = state.engine.pendingRequests(of: app).map(\.key)
+            state.removedHere.note(app, at: now)
             return state.engine.handle(.allRequestsCancelled(app), at: now)
         } prefix: { now in removed.map { .cancelled($0, at: now) } }
     }
@@ -945,6 +962,7 @@ public final class SchedulerDriver: Sendable {
                     if lost { state.followUps += catchUpAfterLostClaim(record, shared: shared, state: &state, at: now, actions: &actions) }
                     return
                 }
+                state.removedHere.note(record.request.key, at: now)
                 actions.append(.sharedRunStarted)
             } else {
                 do {
@@ -1100,5 +1118,39 @@ public final class SchedulerDriver: Sendable {
                 mutate { state, now in state.engine.handle(.progressSampled(task.runID, completedUnitCount: completed), at: now) }
             }
         }
+    }
+}
+
+/// What a replica removed from a shared store in the last ``window`` seconds (see
+/// `SchedulerDriver.State.removedHere`): a few entries, pruned as new ones come.
+struct RecentRemovals: Sendable {
+    /// How long a removal keeps late word in doubt: word normally arrives within
+    /// milliseconds, and a doubtful key costs one read.
+    static let window: TimeInterval = 10
+    private var keys: [RequestKey: Date] = [:]
+    private var apps: [AppID: Date] = [:]
+    /// The size at which the next note prunes (doubling: amortized O(1) per note).
+    private var pruneAt = 64
+
+    mutating func note(_ key: RequestKey, at now: Date) {
+        keys[key] = now
+        if keys.count + apps.count >= pruneAt { prune(at: now) }
+    }
+
+    mutating func note(_ app: AppID, at now: Date) {
+        apps[app] = now
+        if keys.count + apps.count >= pruneAt { prune(at: now) }
+    }
+
+    func contains(_ key: RequestKey, at now: Date) -> Bool {
+        if let at = keys[key], now.timeIntervalSince(at) < Self.window { return true }
+        if let at = apps[key.app], now.timeIntervalSince(at) < Self.window { return true }
+        return false
+    }
+
+    private mutating func prune(at now: Date) {
+        keys = keys.filter { now.timeIntervalSince($0.value) < Self.window }
+        apps = apps.filter { now.timeIntervalSince($0.value) < Self.window }
+        pruneAt = max(64, 2 * (keys.count + apps.count))
     }
 }

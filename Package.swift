@@ -76,23 +76,25 @@ let package = Package(
             dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision", "PostgreSQLStore", "CLibPQ"],
             path: "Benchmarks/bgtask-bench"
         ),
+        // How the probes below write to standard output (unbuffered) and fail.
+        .target(name: "ProbeSupport", path: "Tests/ProbeSupport"),
         // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.
         .executableTarget(
             name: "bgtask-durability-probe",
-            dependencies: ["BackgroundTasks", "SchedulerStore"],
+            dependencies: ["BackgroundTasks", "SchedulerStore", "ProbeSupport"],
             path: "Tests/DurabilityProbe"
         ),
         // One replica of a service for the replica tests: bootstraps the embedded scheduler on
         // BGTASK_STORE_URL, submits its share, records every run it starts.
         .executableTarget(
             name: "bgtask-replica-probe",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "ProbeSupport"],
             path: "Tests/ReplicaProbe"
         ),
         // A child process for the two-process ownership test: one process of an app, driven by stdin.
         .executableTarget(
             name: "bgtask-ownership-probe",
-            dependencies: ["BackgroundTasks", "DeviceConditions"],
+            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport"],
             path: "Tests/OwnershipProbe"
         ),
         // An app for the daemon's end-to-end tests: installed with bgtaskd, launched by it,

@@ -171,6 +171,9 @@ enum ReplicaBenchmarks {
         let oursRate = Double(ours.count) / (Double(oursTime) / 1e9)
         let theirsRate = Double(theirs.count) / (Double(theirsTime) / 1e9)
 
+        // The lone replica stops listening: 16 at once means 16 listeners.
+        driver.stopSharing()
+
         // 16 at once: 16 replicas (each its own connection) against 16 raw connections.
         let submitters = 16
         // A whole number of requests per submitter and block.
@@ -182,6 +185,9 @@ enum ReplicaBenchmarks {
         let raws = try (0..<submitters).map { _ in try RawConnection(address: address) }
         let failures = Mutex(0)
         let drivers = replicas.map(\.0)
+        // Before the server stops (the deferred stop above runs after this one): listeners
+        // that lose it would only log.
+        defer { for replicaDriver in drivers { replicaDriver.stopSharing() } }
         // In alternating blocks, as above. Every replica hears of every submission of a
         // block before the raw inserts start, so that hearing is not measured against them;
         // how long it took is shown.
@@ -229,9 +235,11 @@ enum ReplicaBenchmarks {
         for (replicaDriver, replicaContext) in replicas { withExtendedLifetime((replicaDriver, replicaContext)) {} }
         return BenchmarkResult(
             name: "replica-durable-submit", title: "durable submit to PostgreSQL vs raw libpq inserts",
-            target: "ratio >= 0.5", value: ratio, unit: "ratio", pass: ratio >= 0.5 && concurrentRatio >= 0.5 && failures.withLock { $0 } == 0 && everyoneHeard,
+            // The headline is the worse of the two ratios, so that it and the verdict agree.
+            target: "both ratios >= 0.5", value: min(ratio, concurrentRatio), unit: "ratio",
+            pass: ratio >= 0.5 && concurrentRatio >= 0.5 && failures.withLock { $0 } == 0 && everyoneHeard,
             metrics: [
-                "ours_per_s": oursRate, "raw_per_s": theirsRate, "ours_p50_us": oursDistribution.median, "ours_p99_us": oursDistribution.percentile(99),
+                "ratio": ratio, "ours_per_s": oursRate, "raw_per_s": theirsRate, "ours_p50_us": oursDistribution.median, "ours_p99_us": oursDistribution.percentile(99),
                 "raw_p50_us": theirsDistribution.median, "raw_p99_us": theirsDistribution.percentile(99),
                 "concurrent16_ours_per_s": concurrentOursRate, "concurrent16_raw_per_s": concurrentTheirsRate, "concurrent16_ratio": concurrentRatio,
                 "concurrent16_all_heard_s": heardAfter,

@@ -27,7 +27,8 @@ let usage = """
       --quick         a reduced run (fewer iterations; numbers are noisier)
       --json FILE     also write the results as JSON to FILE
       --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
-                      i, j, k, l, m, n: the bgtaskd benchmarks need bgtaskd and bgtask-bench-app built beside bgtask-bench)
+                      i, j, k, l, m, n, o, p, q: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
+                      built beside bgtask-bench; the replica benchmarks o-q need PostgreSQL installed)
     """
 
 /// The benchmarks' letters, in the order they run.

@@ -1,7 +1,7 @@
 #include <libpq-fe.h>
 
 /// The PG_DIAG_* field codes are character-literal macros (postgres_ext.h), which Swift does
-/// not import; these name the two fields the store reads from an error.
+/// not import; these name the fields the store reads from an error.
 static inline int clibpq_diag_sqlstate(void) { return PG_DIAG_SQLSTATE; }
 static inline int clibpq_diag_message_primary(void) { return PG_DIAG_MESSAGE_PRIMARY; }
 static inline int clibpq_diag_message_detail(void) { return PG_DIAG_MESSAGE_DETAIL; }

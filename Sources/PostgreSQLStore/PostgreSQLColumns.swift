@@ -15,9 +15,9 @@ enum PostgreSQLColumns {
     /// How many columns ``requestNames`` lists.
     static let requestCount: Int32 = 8
 
-    /// `$first, $first+1, ...` for `count` parameters.
-    static func placeholders(_ count: Int, from first: Int = 1) -> String {
-        (first..<(first + count)).map { "$\($0)" }.joined(separator: ", ")
+    /// `$1, $2, ...` for `count` parameters.
+    static func placeholders(_ count: Int) -> String {
+        (0..<count).map { "$\($0 + 1)" }.joined(separator: ", ")
     }
 
     /// The values for ``requestNames``.

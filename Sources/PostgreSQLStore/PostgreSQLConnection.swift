@@ -99,8 +99,6 @@ struct PostgreSQLRow {
         return String(cString: value)
     }
 
-    /// The text of column `column`, or `nil` for NULL.
-    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 }
 
 /// One libpq connection (`PGconn`) to the store's server. Not thread-safe, as libpq's

@@ -15,15 +15,17 @@ import Synchronization
 ///
 /// Ownership: the connection is the thread's alone; the mutex holds only the stop flag.
 final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
-    // @unchecked: `connection` and `wakePipe` are touched only by the listening thread
-    // (and by `stop`, after that thread was told to stop and its descriptor written); the
-    // shared state is the `stopped` mutex.
+    // @unchecked: `wakePipe`'s read end is touched only by the listening thread, its write
+    // end only by `stop` (once); the connection is a local of the thread's; the shared
+    // state is in mutexes (`stopped`, `thread`).
     private let address: PostgreSQLAddress
     private let applicationName: String
     private let onChange: @Sendable (SharedStoreChange) -> Void
     /// The server process of the store's own connection (its writes are not news).
     private let ownBackend: @Sendable () -> Int32?
     private let stopped = Mutex(false)
+    /// The listening thread (a stop from within it, from `onChange`, cannot wait for it).
+    private let thread = Mutex<ObjectIdentifier?>(nil)
     private let wakePipe: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -50,7 +52,10 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
             fds = [-1, -1]
         }
         let listener = PostgreSQLListener(address: address, replica: replica, ownBackend: ownBackend, onChange: onChange, wakePipe: (fds[0], fds[1]))
-        let thread = Thread { listener.run() }
+        let thread = Thread {
+            listener.thread.withLock { $0 = ObjectIdentifier(Thread.current) }
+            listener.run()
+        }
         thread.name = "bgtask.postgresql-listener"
         thread.start()
         return listener
@@ -73,7 +78,7 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         guard !already else { return }
         var byte: UInt8 = 1
         _ = write(wakePipe.write, &byte, 1)
-        if Thread.current.name != "bgtask.postgresql-listener" { finished.wait() }
+        if thread.withLock({ $0 }) != ObjectIdentifier(Thread.current) { finished.wait() }
     }
 
     private var isStopped: Bool { stopped.withLock { $0 } }

@@ -6,7 +6,7 @@ extension PostgreSQLStore {
     /// Inserts `$1...$8` (``PostgreSQLColumns/requestNames``) or replaces the pending request
     /// with the same key, as submitting again does on iOS.
     private static let upsertSQL = """
-        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames)) VALUES (\(PostgreSQLColumns.placeholders(8))) \
+        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames)) VALUES (\(PostgreSQLColumns.placeholders(Int(PostgreSQLColumns.requestCount)))) \
         ON CONFLICT (app, identifier) DO UPDATE SET kind = excluded.kind, earliest_begin = excluded.earliest_begin, \
         submitted_at = excluded.submitted_at, requires_network = excluded.requires_network, \
         requires_power = excluded.requires_power, extras = excluded.extras

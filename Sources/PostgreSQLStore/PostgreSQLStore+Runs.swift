@@ -28,7 +28,8 @@ extension PostgreSQLStore {
     /// `measuredBy` is set), and writes `appSettings` (name to value; `nil` deletes) for its
     /// app in the same transaction. Committed when it returns; on an error nothing is written.
     /// - Throws: ``StoreError/Code/invalidData`` naming the run when this replica never
-    ///   recorded it as started.
+    ///   recorded it as started, or it was already ended as interrupted (its lease ran out
+    ///   and another replica's sweep ended it: docs/replicas.md, "The guarantee").
     public func recordRunFinished(_ run: RunRecord, appSettings: [String: String?] = [:]) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
@@ -37,7 +38,7 @@ extension PostgreSQLStore {
                 guard updated.affectedRows == 1 else {
                     throw StoreError(
                         code: .invalidData, path: nil,
-                        message: "cannot record the end of \(run.id): the replica \(replica) never recorded it as started"
+                        message: "cannot record the end of \(run.id): the replica \(replica) never recorded it as started, or it was already ended as interrupted when its lease ran out"
                     )
                 }
                 for (name, value) in appSettings.sorted(by: { $0.key < $1.key }) {

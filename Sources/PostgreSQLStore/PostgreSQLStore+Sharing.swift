@@ -59,30 +59,32 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     /// `SKIP LOCKED`, so replicas sweeping at once end each run once.
     public func recoverExpiredLeases() throws(StoreError) -> LeaseSweep {
         try withConnection { (connection) throws(StoreError) -> LeaseSweep in
-            let ended = try connection.transaction { () throws(StoreError) -> [RunRecord] in
-                let result = try connection.execute(
-                    """
-                    WITH expired AS (
-                        SELECT replica, id FROM bgtask_runs
-                        WHERE ended_at IS NULL AND lease_expires_at < now()
-                        FOR UPDATE SKIP LOCKED
-                    ), ended AS (
-                        UPDATE bgtask_runs AS r
-                        SET ended_at = \(Self.serverNow), outcome = 'interrupted', success = NULL,
-                            stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
-                            lease_expires_at = NULL
-                        FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
-                        RETURNING r.*
-                    ), restored AS (
-                        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames))
-                        SELECT \(PostgreSQLColumns.requestNames) FROM ended
-                        ON CONFLICT (app, identifier) DO NOTHING
-                    )
-                    SELECT \(PostgreSQLColumns.runNames) FROM ended ORDER BY replica, id
-                    """
+            // One statement, its own transaction.
+            let result = try connection.execute(
+                """
+                WITH expired AS (
+                    SELECT replica, id FROM bgtask_runs
+                    WHERE ended_at IS NULL AND lease_expires_at < now()
+                    FOR UPDATE SKIP LOCKED
+                ), ended AS (
+                    UPDATE bgtask_runs AS r
+                    SET ended_at = \(Self.serverNow), outcome = 'interrupted', success = NULL,
+                        stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
+                        lease_expires_at = NULL
+                    FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
+                    RETURNING r.*
+                ), restored AS (
+                    INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames))
+                    SELECT \(PostgreSQLColumns.requestNames) FROM ended
+                    ON CONFLICT (app, identifier) DO NOTHING
                 )
-                return try result.map { row throws(StoreError) in try PostgreSQLColumns.decodeRun(row) }
-            }
+                SELECT \(PostgreSQLColumns.runNames) FROM ended ORDER BY replica, id
+                """,
+                commits: true
+            )
+            // Row by row: a run this build cannot read (a newer kind) was ended and its
+            // request restored all the same; only its record is left out of the answer.
+            let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
             let counted = try connection.execute("SELECT count(*) FROM bgtask_runs WHERE ended_at IS NULL AND lease_expires_at IS NOT NULL")
             let inProgress = counted.rowCount == 1 ? Int(counted.row(0).text(0)) ?? 0 : 0
             return LeaseSweep(ended: ended, runsInProgress: inProgress)
@@ -101,9 +103,9 @@ extension PostgreSQLStore: SharedSchedulerStorage {
         return try withConnection { (connection) throws(StoreError) -> [PendingRequest] in
             let result = try connection.execute(
                 """
-                SELECT \(PostgreSQLColumns.requestNames.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")) \
+                SELECT \(PostgreSQLColumns.requestNames) \
                 FROM json_array_elements($1::json) AS k(pair) \
-                JOIN bgtask_pending_requests AS r ON r.app = k.pair->>0 AND r.identifier = k.pair->>1
+                JOIN bgtask_pending_requests ON app = k.pair->>0 AND identifier = k.pair->>1
                 """,
                 [.text(list)]
             )

@@ -23,8 +23,8 @@ import Synchronization
 ///   committed: the call throws ``StoreError/Code/unavailable`` saying so, never success.
 /// - Statements the server refuses are ``StoreError/Code/server`` with the SQLSTATE.
 ///
-/// Not done here (the replica work of issue 11 that comes later): claims and leases of
-/// pending requests, and recovery of runs a dead replica left without an end.
+/// What replicas share beyond the contract (claims, leases, the sweep, word of changes) is
+/// in `PostgreSQLStore+Sharing.swift`.
 public final class PostgreSQLStore: SchedulerStorage {
     /// Where the store is.
     public let address: PostgreSQLAddress
@@ -88,6 +88,14 @@ public final class PostgreSQLStore: SchedulerStorage {
         return PostgreSQLStore(address: address, replica: replica, connection: connection, quarantined: quarantined)
     }
 
+    /// Calls `body` with the store at `address` opened for reading (``openForReading(address:)``)
+    /// and closes it afterwards.
+    public static func reading<T>(address: String, _ body: (PostgreSQLStore) throws -> T) throws -> T {
+        let store = try openForReading(address: address)
+        defer { store.close() }
+        return try body(store)
+    }
+
     /// Opens the store at `address` to read it (`bgtask log --store`, `bgtask pending`):
     /// nothing is created, migrated or quarantined. A database without the scheduler's
     /// tables is refused (``StoreError/Code/invalidData``, saying so), one a newer version
@@ -109,7 +117,7 @@ public final class PostgreSQLStore: SchedulerStorage {
     }
 
     private static func checkReplicaName(_ replica: String) throws(StoreError) {
-        let bad = replica.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.value == 0 }
+        let bad = replica.unicodeScalars.contains { $0.properties.generalCategory == .control }
         guard !replica.isEmpty, !bad, replica.utf8.count <= 200 else {
             throw StoreError(
                 code: .invalidData, path: nil,

@@ -182,7 +182,7 @@ struct DaemonCommand: Equatable {
         if command.help, let spec = spec(named: command.name) {
             return Outcome(output: "usage: bgtask \(spec.synopsis)\n\n\(wrap(spec.summary, indent: 2))\n", error: "", status: 0)
         }
-        if case .pending(let app) = command.request, let address = command.store ?? (command.socket == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil) {
+        if case .pending(let app) = command.request, let address = StoreChoice.readerAddress(given: command.store, otherPlaceGiven: command.socket != nil, environment: environment) {
             return sharedPending(app: app, address: address, json: command.json)
         }
         let paths: DaemonPaths.Resolved
@@ -240,12 +240,10 @@ struct DaemonCommand: Equatable {
     /// `pending` from the store replicas share (`--store URL`, else `BGTASK_STORE_URL`).
     static func sharedPending(app: AppID?, address: String, json: Bool) -> Outcome {
         do {
-            let store = try PostgreSQLStore.openForReading(address: address)
-            defer { store.close() }
-            let requests = try store.pendingRequests(app: app)
+            let requests = try PostgreSQLStore.reading(address: address) { try $0.pendingRequests(app: app) }
             return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)
         } catch {
-            return Outcome(output: "", error: "bgtask pending: \(error.message)\n", status: 1)
+            return Outcome(output: "", error: "bgtask pending: \((error as? StoreError)?.message ?? "\(error)")\n", status: 1)
         }
     }
 

@@ -410,18 +410,13 @@ struct RunLogReading {
         let since = options.since?.resolve(now: now)
         if let address = options.sharedStoreAddress(environment: environment) {
             // The store replicas share: one log, every replica's runs.
-            let store: PostgreSQLStore
             do {
-                store = try PostgreSQLStore.openForReading(address: address)
+                return try PostgreSQLStore.reading(address: address) { store in
+                    let runs = try store.runs(app: options.app, since: since, limit: nil)
+                    return RunLogReading(stores: [store.storeDescription], skipped: [], runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
+                }
             } catch {
-                throw RunLogError(message: "cannot read the run log: \(error.message)")
-            }
-            defer { store.close() }
-            do {
-                let runs = try store.runs(app: options.app, since: since, limit: nil)
-                return RunLogReading(stores: [store.storeDescription], skipped: [], runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
-            } catch {
-                throw RunLogError(message: "cannot read the run log: \(error.message)")
+                throw RunLogError(message: "cannot read the run log: \((error as? StoreError)?.message ?? "\(error)")")
             }
         }
         let (urls, whereDescription) = try locate(options, environment: environment)
@@ -493,7 +488,7 @@ extension RunLogOptions {
     /// The shared store to read: `--store`, else `BGTASK_STORE_URL` unless `--state` names
     /// a directory; `nil` for the files.
     func sharedStoreAddress(environment: [String: String]) -> String? {
-        storeAddress ?? (stateDirectory == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil)
+        StoreChoice.readerAddress(given: storeAddress, otherPlaceGiven: stateDirectory != nil, environment: environment)
     }
 }
 

@@ -67,15 +67,16 @@ enum WhyCommand {
         let app = AppID(options.app)
         // The policy the app judges with: the file given, else its own BGTASK_POLICY.
         let policy = try options.policy.map { path throws in try PolicyConfiguration.load(path: path) } ?? EmbeddedScheduler.defaultPolicyConfiguration(environment: environment)
-        if let address = options.store ?? (options.state == nil ? StoreChoice.automatic.sharedAddress(environment: environment) : nil) {
-            // The store replicas share: read-only; a run without an end holds a lease.
-            let store = try PostgreSQLStore.openForReading(address: address)
-            defer { store.close() }
-            let pending = try store.pendingRequests(app: app)
-            let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
-            return options.json
-                ? ExplanationReport.json(explanation, running: unfinished, notes: [], conditions: conditions, now: now)
-                : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: unfinished, runningWhere: unfinished.map { _ in "a replica of \(store.storeDescription)" }, notes: [], conditions: conditions)
+        if let address = StoreChoice.readerAddress(given: options.store, otherPlaceGiven: options.state != nil, environment: environment) {
+            // The store replicas share, read-only: a run without an end is one a replica
+            // claimed and has not ended (or whose lease ran out and no sweep ended yet).
+            return try PostgreSQLStore.reading(address: address) { store in
+                let pending = try store.pendingRequests(app: app)
+                let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
+                return options.json
+                    ? ExplanationReport.json(explanation, running: unfinished, notes: [], conditions: conditions, now: now)
+                    : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: unfinished, runningWhere: unfinished.map { _ in "a replica of \(store.storeDescription)" }, notes: [], conditions: conditions)
+            }
         }
         let directory: URL
         if let state = options.state {

@@ -23,37 +23,18 @@
 // handler (which writes "expired" and completes unsuccessfully) runs.
 import BackgroundTasks
 import Foundation
+import ProbeSupport
 import SchedulerStore
 
 /// The app the probe submits for (the test reads its requests back).
 let probeApp = AppID("com.example.durable")
 
-func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("bgtask-durability-probe: \(message)\n".utf8))
-    exit(status)
-}
-
-/// Writes all of `text` to standard output, unbuffered: once this returns, the line is in
-/// the pipe, whatever happens to this process next.
-func acknowledge(_ text: String) {
-    let bytes = Array(text.utf8)
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                fail("cannot write to standard output: \(String(cString: strerror(errno)))", status: 1)
-            }
-            offset += written
-        }
-    }
-}
+let probe = Probe(name: "bgtask-durability-probe")
 
 let arguments = CommandLine.arguments
 let untilSigterm = arguments.count == 3 && arguments[2] == "--until-sigterm"
 guard arguments.count == 3, untilSigterm || (Int(arguments[2]).map { $0 > 0 } ?? false) else {
-    fail("usage: bgtask-durability-probe <state-dir> <count> | <state-dir> --until-sigterm", status: 64)
+    probe.fail("usage: bgtask-durability-probe <state-dir> <count> | <state-dir> --until-sigterm", status: 64)
 }
 let stateDirectory = URL(fileURLWithPath: arguments[1], isDirectory: true)
 
@@ -61,7 +42,7 @@ let store: SchedulerStore
 do {
     store = try EmbeddedScheduler.openStore(in: stateDirectory, now: Date()).0
 } catch {
-    fail("cannot open the store in \(stateDirectory.path): \(error)", status: 1)
+    probe.fail("cannot open the store in \(stateDirectory.path): \(error)", status: 1)
 }
 
 if untilSigterm {
@@ -74,10 +55,10 @@ if untilSigterm {
         application.launch()
         BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
             task.expirationHandler = {
-                acknowledge("expired\n")
+                probe.write("expired\n")
                 task.setTaskCompleted(success: false)
             }
-            acknowledge("running\n")
+            probe.write("running\n")
         }
         application.handleTerminationSignals()
         application.finishLaunching()
@@ -85,7 +66,7 @@ if untilSigterm {
     do {
         try driver.submit(PendingRequest(app: probeApp, identifier: identifier, kind: .processing, submittedAt: driver.clock.now()))
     } catch {
-        fail("submit of \(identifier) refused: \(error)", status: 1)
+        probe.fail("submit of \(identifier) refused: \(error)", status: 1)
     }
     withExtendedLifetime(context) { dispatchMain() }
 }
@@ -105,9 +86,9 @@ for identifier in identifiers {
     do {
         try driver.submit(request)
     } catch {
-        fail("submit of \(identifier) refused: \(error)", status: 1)
+        probe.fail("submit of \(identifier) refused: \(error)", status: 1)
     }
-    acknowledge(identifier + "\n")
+    probe.write(identifier + "\n")
 }
 withExtendedLifetime(context) {}
 exit(0)

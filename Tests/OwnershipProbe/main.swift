@@ -19,22 +19,12 @@
 import BackgroundTasks
 import DeviceConditions
 import Foundation
+import ProbeSupport
 
 let app = AppID("com.example.owner")
 let pid = getpid()
 
-/// Writes one line to standard output, unbuffered.
-func say(_ text: String) {
-    let line = Array((text + "\n").utf8)
-    line.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 { if errno == EINTR { continue }; exit(1) }
-            offset += written
-        }
-    }
-}
+let probe = Probe(name: "bgtask-ownership-probe")
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), (0...10).contains(count) else {
@@ -60,7 +50,7 @@ let scheduler = context.scheduler
 nonisolated func registerHandlers(_ identifiers: [String], on scheduler: BGTaskScheduler, pid: Int32) {
     for identifier in identifiers {
         scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
-            say("running \(pid) \(task.identifier)")
+            probe.say("running \(pid) \(task.identifier)")
             // A run in progress until the process dies.
             while true { pause() }
         }
@@ -76,14 +66,14 @@ for identifier in identifiers.prefix(count) {
     request.earliestBeginDate = notBefore
     do {
         try scheduler.submit(request)
-        say("accepted \(identifier)")
+        probe.say("accepted \(identifier)")
     } catch let error as BGTaskScheduler.Error {
-        say("refused \(identifier) \(error.code): \(error.message)")
+        probe.say("refused \(identifier) \(error.code): \(error.message)")
     } catch {
-        say("refused \(identifier) \(error)")
+        probe.say("refused \(identifier) \(error)")
     }
 }
-say("ready \(pid)")
+probe.say("ready \(pid)")
 
 while let command = readLine() {
     switch command {
@@ -91,18 +81,18 @@ while let command = readLine() {
         do {
             try scheduler.simulateLaunch(forTaskWithIdentifier: identifiers[0])
         } catch {
-            say("launch failed: \(error)")
+            probe.say("launch failed: \(error)")
         }
     case "pending":
         let pending = context.driver.pendingRequests(of: app).map(\.identifier).sorted()
-        say("pending \(pending.count) \(pending.joined(separator: ","))")
+        probe.say("pending \(pending.count) \(pending.joined(separator: ","))")
     case "cancelAll":
         scheduler.cancelAllTaskRequests()
-        say("cancelled")
+        probe.say("cancelled")
     case "exit":
         exit(0)
     default:
-        say("unknown command \(command)")
+        probe.say("unknown command \(command)")
     }
 }
 exit(0)

@@ -19,26 +19,9 @@
 // (those are retried: the test restarts the server mid-loop), 64 on a usage error.
 import BackgroundTasks
 import Foundation
+import ProbeSupport
 
-func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("bgtask-replica-probe: \(message)\n".utf8))
-    exit(status)
-}
-
-func say(_ text: String) {
-    let bytes = Array((text + "\n").utf8)
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                fail("cannot write to standard output: \(String(cString: strerror(errno)))", status: 1)
-            }
-            offset += written
-        }
-    }
-}
+let probe = Probe(name: "bgtask-replica-probe")
 
 var count = 0
 var from = 0
@@ -46,17 +29,17 @@ var stride = 1
 var hang: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
-    guard let value = arguments.popFirst() else { fail("\(flag) needs a value", status: 64) }
+    guard let value = arguments.popFirst() else { probe.fail("\(flag) needs a value", status: 64) }
     switch flag {
     case "--count": count = Int(value) ?? -1
     case "--submit-from": from = Int(value) ?? -1
     case "--submit-stride": stride = Int(value) ?? -1
     case "--hang": hang = value
-    default: fail("unknown flag \(flag)", status: 64)
+    default: probe.fail("unknown flag \(flag)", status: 64)
     }
 }
 guard (1...100_000).contains(count), from >= 0, (1...1000).contains(stride) else {
-    fail("usage: bgtask-replica-probe --count N --submit-from K --submit-stride S [--hang IDENTIFIER]", status: 64)
+    probe.fail("usage: bgtask-replica-probe --count N --submit-from K --submit-stride S [--hang IDENTIFIER]", status: 64)
 }
 let replica = ProcessInfo.processInfo.environment["BGTASK_REPLICA"] ?? "replica"
 let app = AppID("com.example.replica")
@@ -73,17 +56,17 @@ do {
         scheduler: scheduler,
         daemon: .never))
 } catch {
-    fail("\(error)", status: 1)
+    probe.fail("\(error)", status: 1)
 }
 let application = UIApplication.shared
 application.launch()
 for identifier in identifiers {
     BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
         if identifier == hang {
-            say("hung \(identifier) \(replica)")
+            probe.say("hung \(identifier) \(replica)")
             return
         }
-        say("ran \(identifier) \(replica)")
+        probe.say("ran \(identifier) \(replica)")
         task.setTaskCompleted(success: true)
     }
 }
@@ -93,15 +76,15 @@ for index in Swift.stride(from: from, to: count, by: stride) {
     while true {
         do {
             try BGTaskScheduler.shared.submit(BGProcessingTaskRequest(identifier: identifier))
-            say("submitted \(identifier)")
+            probe.say("submitted \(identifier)")
             break
         } catch let error as BGTaskScheduler.Error where error.code == .unavailable {
             // The server is being restarted: nothing was acknowledged, so try again.
             usleep(50_000)
         } catch {
-            fail("submit of \(identifier) refused: \(error)", status: 1)
+            probe.fail("submit of \(identifier) refused: \(error)", status: 1)
         }
     }
 }
-say("done submitting")
+probe.say("done submitting")
 dispatchMain()

@@ -108,14 +108,4 @@ struct QuarantineTests {
         #expect(ended == "interrupted 1")
     }
 
-    @Test("requests set aside by key go to the quarantine with the reason")
-    func quarantineByKey() throws {
-        let directory = try TemporaryDirectory()
-        let store = try openStore(directory.file("store.sqlite"))
-        for request in Self.good { try store.upsertRequest(request) }
-        let moved = try store.quarantineRequests([Self.good[1].key, RequestKey(app: Sample.app, identifier: "absent")], reason: "over the limit", now: Sample.now)
-        #expect(moved.map(\.identifier) == ["com.example.feedreader.sync"])
-        #expect(try store.pendingRequests() == [Self.good[0]])
-        #expect(try store.quarantinedRequests().map(\.reason) == ["over the limit"])
-    }
 }

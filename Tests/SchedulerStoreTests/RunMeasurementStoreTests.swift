@@ -21,31 +21,6 @@ struct RunMeasurementStoreTests {
         return run
     }
 
-    @Test func aMeasuredRunReadsBackWithItsSourceAndIO() throws {
-        let directory = try TemporaryDirectory()
-        let store = try openStore(directory.file("store.sqlite"))
-        let run = measuredRun(1, startedAt: Sample.now)
-        var started = run
-        started.endedAt = nil
-        started.outcome = nil
-        started.success = nil
-        started.stopReason = nil
-        try store.recordRunStarted(started)
-        try store.recordRunFinished(run)
-        let read = try #require(try store.run(RunID(1)))
-        #expect(read.measuredBy == run.measuredBy)
-        #expect(read.bytesRead == 4096)
-        #expect(read.bytesWritten == 8192)
-        #expect(try store.runs().first == read)
-        // An in-process run has no measurement row: its fields read as nil.
-        var plain = Sample.run(2, of: Sample.request("com.example.app.cleanup"), startedAt: Sample.now.addingTimeInterval(10))
-        try store.recordRunStarted(plain)
-        plain.endedAt = plain.startedAt.addingTimeInterval(1)
-        plain.outcome = .success
-        try store.recordRunFinished(plain)
-        #expect(try store.run(RunID(2))?.measuredBy == nil)
-    }
-
     @Test func pruningARunRemovesItsMeasurement() throws {
         let directory = try TemporaryDirectory()
         let store = try openStore(directory.file("store.sqlite"))

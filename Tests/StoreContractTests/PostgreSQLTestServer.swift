@@ -89,8 +89,10 @@ final class TestPostgreSQLServer: Sendable {
             counter += 1
             return "bgtask_test_\(counter)"
         }
-        // FILE_COPY: a copy of template1's files, faster than WAL_LOG for a tiny template.
-        try administer("CREATE DATABASE \(name) OWNER \(owner) STRATEGY = FILE_COPY")
+        // FILE_COPY: a copy of the template's files, faster than WAL_LOG for a tiny one. A
+        // linguistic collation (ICU's root locale), as production databases have, so that
+        // the store's own `COLLATE "C"` is what orders its names (the cluster's is C).
+        try administer("CREATE DATABASE \(name) OWNER \(owner) TEMPLATE template0 STRATEGY = FILE_COPY LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C'")
         return name
     }
 

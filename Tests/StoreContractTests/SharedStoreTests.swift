@@ -107,18 +107,11 @@ extension PostgreSQLServerTests {
 
         @Test("every change of a pending row by another replica is heard; the store's own writes are not passed on; a listener that stops hears nothing more")
         func changesAreNotified() throws {
-            let server = try TestPostgreSQLServer.shared()
-            let database = try server.createDatabase()
-            let a = try open(server, database, replica: "a")
-            let b = try open(server, database, replica: "b")
-            let heardByB = Heard()
-            let listener = b.listen { heardByB.record($0) }
+            let (_, _, a, b, heardByB, listener) = try listeningPair()
             defer { listener.stop() }
+            let probe = Sample.request("probe")
             // b's own write is not news to b (its engine made it); a's write after it is.
             let own = Sample.request("own")
-            // The LISTEN is in place once a first change is heard.
-            let probe = Sample.request("probe")
-            #expect(heardByB.waitDoing({ try? a.upsertRequest(probe) }) { $0.mention(probe.key) })
             heardByB.changes.withLock { $0.removeAll() }
             try b.upsertRequest(own)
             let marker = Sample.request("marker")
@@ -131,14 +124,18 @@ extension PostgreSQLServerTests {
             #expect(heardByB.wait { $0.mention(job.key) })
             heardByB.changes.withLock { $0.removeAll() }
             #expect(try a.claimRun(Sample.run(1, of: job), lease: 30))
-            #expect(heardByB.wait { $0.mention(job.key) }, "a claim deletes the row: heard")
+            #expect(heardByB.wait { $0.said(.removed(job.key, submittedAt: job.submittedAt)) }, "a claim deletes the row: heard")
             heardByB.changes.withLock { $0.removeAll() }
             try a.deleteRequest(probe.key)
-            #expect(heardByB.wait { $0.mention(probe.key) })
+            #expect(heardByB.wait { $0.said(.removed(probe.key, submittedAt: probe.submittedAt)) })
             listener.stop()
             heardByB.changes.withLock { $0.removeAll() }
-            try a.upsertRequest(Sample.request("after"))
-            usleep(200_000)
+            // Another listener hears the next write: by then b's would have too.
+            let heardByC = Heard()
+            let other = b.listen { heardByC.record($0) }
+            defer { other.stop() }
+            let after = Sample.request("after")
+            #expect(heardByC.waitDoing({ try? a.upsertRequest(after) }) { $0.mention(after.key) })
             #expect(heardByB.changes.withLock { $0.isEmpty }, "stopped")
         }
 
@@ -146,15 +143,9 @@ extension PostgreSQLServerTests {
         func aListenerSurvivesARestart() throws {
             let server = try TestPostgreSQLServer.start(name: "listener-restart")
             defer { server.remove() }
-            let database = try server.createDatabase()
-            let a = try open(server, database, replica: "a")
             // The writer is another replica (a store's own writes are not passed on).
-            let writer = try open(server, database, replica: "w")
-            let heard = Heard()
-            let listener = a.listen { heard.record($0) }
-            defer { listener.stop() }
-            let first = Sample.request("first")
-            #expect(heard.waitDoing({ try? writer.upsertRequest(first) }) { $0.mention(first.key) })
+            let (_, _, writer, listening, heard, listener) = try listeningPair(on: server)
+            defer { listener.stop(); withExtendedLifetime(listening) {} }
             try server.stop()
             try server.start()
             // Down, then back, then "read everything" (notifications sent meanwhile are lost).
@@ -187,8 +178,8 @@ extension PostgreSQLServerTests {
 
         /// Replica a's store, and what replica b's listener heard, once b is listening
         /// (a probe request of a's was heard; stop the listener).
-        private func listeningPair() throws -> (server: TestPostgreSQLServer, database: String, a: PostgreSQLStore, b: PostgreSQLStore, heardByB: Heard, listener: any SharedStoreListener) {
-            let server = try TestPostgreSQLServer.shared()
+        private func listeningPair(on given: TestPostgreSQLServer? = nil) throws -> (server: TestPostgreSQLServer, database: String, a: PostgreSQLStore, b: PostgreSQLStore, heardByB: Heard, listener: any SharedStoreListener) {
+            let server = try given ?? TestPostgreSQLServer.shared()
             let database = try server.createDatabase()
             let a = try open(server, database, replica: "a")
             let b = try open(server, database, replica: "b")
@@ -248,7 +239,7 @@ extension PostgreSQLServerTests {
             // Deleting every request of the app: one word per row.
             heardByB.changes.withLock { $0.removeAll() }
             try a.deleteAllRequests(app: Sample.app)
-            #expect(heardByB.wait { $0.mention(probe.key) }, "deleting every request of the app is heard through the trigger")
+            #expect(heardByB.wait { $0.said(.removed(probe.key, submittedAt: probe.submittedAt)) }, "deleting every request of the app is heard through the trigger")
             // A claim that loses notifies nothing.
             let job = Sample.request("job")
             try b.upsertRequest(job)

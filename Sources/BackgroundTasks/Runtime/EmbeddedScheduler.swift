@@ -223,9 +223,15 @@ public enum EmbeddedScheduler {
             if let problem { log(.error, app: app, problem) }
             do {
                 let opened = try PostgreSQLStore.open(address: address, replica: replica, now: clock.now())
-                loaded = try opened.pendingRequests(app: app)
+                do {
+                    loaded = try opened.pendingRequests(app: app)
+                } catch {
+                    opened.close()
+                    throw error
+                }
                 store = opened
                 log(.info, app: app, "scheduling in \(opened.storeDescription) as replica \(replica)")
+                logQuarantined(opened.quarantinedAtOpen, in: opened.storeDescription, app: app, log: log)
             } catch {
                 problems.append("the shared store could not be opened: \(error)")
             }
@@ -268,9 +274,7 @@ public enum EmbeddedScheduler {
     /// cut off by a stop) and prunes the run log: what every owner does once it has opened
     /// its store (an embedded app, bgtaskd). `app` is the store's app, `nil` for the daemon's.
     public static func reportOpening(_ report: StoreOpenReport, of store: SchedulerStore, app: AppID?, now: Date, log: DiagnosticLog) {
-        for row in report.quarantinedRequests {
-            log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(store.url?.path ?? "the store")")
-        }
+        logQuarantined(report.quarantinedRequests, in: store.url?.path ?? "the store", app: app, log: log)
         for run in report.unreadableRuns {
             log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
         }
@@ -285,6 +289,13 @@ public enum EmbeddedScheduler {
         }
         for run in report.interruptedRuns {
             log(.warning, app: run.app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored, and the stop counts as a throttle strike")
+        }
+    }
+
+    /// Logs each pending row an opening set aside, naming it, its reason and the store.
+    static func logQuarantined(_ rows: [QuarantinedRequest], in store: String, app: AppID?, log: DiagnosticLog) {
+        for row in rows {
+            log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(store)")
         }
     }
 

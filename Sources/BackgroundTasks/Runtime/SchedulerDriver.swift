@@ -123,7 +123,8 @@ public final class SchedulerDriver: Sendable {
         sharedStoreLease: TimeInterval = SchedulerDriver.defaultSharedStoreLease
     ) {
         self.sharedStoreLease = sharedStoreLease
-        self.sharedCoordinator = (store as? any SharedSchedulerStorage).map { SharedStoreCoordinator(store: $0, lease: sharedStoreLease) }
+        self.sharedStore = store as? any SharedSchedulerStorage
+        self.sharedCoordinator = sharedStore.map { SharedStoreCoordinator(store: $0, lease: sharedStoreLease) }
         self.uplink = uplink
         self.serializesAppWork = serializesAppWork
         self.meter = meter
@@ -162,10 +163,17 @@ public final class SchedulerDriver: Sendable {
 
     /// The lease of this driver's claims in a shared store.
     public let sharedStoreLease: TimeInterval
+    /// The store, when replicas share it (`nil` for a store of one's own).
+    private let sharedStore: (any SharedSchedulerStorage)?
     /// The listener and heartbeat of a shared store (`nil` for a store of one's own).
     let sharedCoordinator: SharedStoreCoordinator?
 
     deinit { sharedCoordinator?.stop() }
+
+    /// Stops listening to a shared store and the heartbeat (nothing for a store of one's
+    /// own): what a replica does before its store or server goes away. Its runs' leases are
+    /// no longer renewed.
+    public func stopSharing() { sharedCoordinator?.stop() }
 
     /// The runs in progress, by id.
     var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) } }
@@ -179,7 +187,7 @@ public final class SchedulerDriver: Sendable {
     /// pending request of this driver's apps read again (`.everything`). A request equal to
     /// the engine's is left alone.
     func applySharedChange(_ change: SharedStoreChange) {
-        guard let shared = store as? any SharedSchedulerStorage else { return }
+        guard let shared = sharedStore else { return }
         // Only apps that finished launching: a change brought in earlier could launch a
         // run before the app registered its handlers. `runDueWork` catches up at the end
         // of the launch.
@@ -206,24 +214,28 @@ public final class SchedulerDriver: Sendable {
                         // What could not be read is caught up by the heartbeat's full read
                         // (as after a failed claim).
                         state.sharedClaimsFailing = true
-                        sharedCoordinator?.runStarted()
+                        sharedCoordinator?.needsHeartbeat()
                         return Self.bring(&state.engine, keys: Set(known.keys), to: rows, at: now)
                     }
                 }
                 return Self.bring(&state.engine, keys: Set(known.keys).union(doubtful), to: rows, at: now)
             }
         case .everything:
-            for app in apps.sorted() {
+            let sortedApps = apps.sorted()
+            var failed = false
+            for app in sortedApps {
                 mutate { state, now in
                     let rows: [PendingRequest]
                     do {
                         rows = try shared.pendingRequests(app: app)
                     } catch {
+                        failed = true
                         note(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)", in: &state)
                         return []
                     }
-                    // The store answered: claims may be tried again.
-                    state.sharedClaimsFailing = false
+                    // Every app's requests read: claims may be tried again (an app whose read
+                    // failed keeps the next full read coming).
+                    if !failed, app == sortedApps.last { state.sharedClaimsFailing = false }
                     let keys = Set(state.engine.pendingRequests(of: app).map(\.key) + rows.map(\.key))
                     return Self.bring(&state.engine, keys: keys, to: rows, at: now)
                 }
@@ -524,7 +536,7 @@ public final class SchedulerDriver: Sendable {
         }
         // What other replicas changed while the app was launching (not applied then: its
         // handlers were not registered yet).
-        if sharedCoordinator != nil { applySharedChange(.everything) }
+        if sharedStore != nil { applySharedChange(.everything) }
         mutate { state, now in state.engine.handle(.timerFired, at: now) }
     }
 
@@ -865,7 +877,7 @@ public final class SchedulerDriver: Sendable {
     public func wake(_ request: PendingRequest) throws(SubmitRejection) {
         // A wake is no pending row a replica could claim: refused, not run unclaimed
         // (remote wakes are bgtaskd's, whose store is its own; docs/replicas.md).
-        if let shared = store as? any SharedSchedulerStorage {
+        if let shared = sharedStore {
             throw SubmitRejection(.unavailable, "a remote wake cannot be run on a store replicas share (\(shared.storeDescription)): no replica could claim it")
         }
         try mutate { (state, now) throws(SubmitRejection) in try state.engine.wake(request, at: now) }
@@ -941,7 +953,7 @@ public final class SchedulerDriver: Sendable {
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
         switch effect {
         case .launch(let record, let budget, let evaluation):
-            if let shared = store as? any SharedSchedulerStorage {
+            if let shared = sharedStore {
                 // A store shared by replicas: the run is this replica's only once its claim
                 // is committed; otherwise another replica has it, or nobody can have it now.
                 var claimed = false
@@ -1099,7 +1111,7 @@ public final class SchedulerDriver: Sendable {
             case .call(let bodies):
                 for body in bodies { body() }
             case .sharedRunStarted:
-                sharedCoordinator?.runStarted()
+                sharedCoordinator?.needsHeartbeat()
             case .invoke(let task, let context):
                 context.deliver(task)
             case .launchFailed(let run, let reason):

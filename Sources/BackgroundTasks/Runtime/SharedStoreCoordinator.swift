@@ -78,8 +78,9 @@ final class SharedStoreCoordinator: Sendable {
     /// One heartbeat now, on the calling thread (tests drive it in virtual time).
     func beatNow() { queue.sync { beat() } }
 
-    /// A run started here: its lease needs the heartbeat.
-    func runStarted() {
+    /// Something needs the heartbeat: a run started here (its lease), or a read or claim
+    /// failed (the full read the heartbeat makes).
+    func needsHeartbeat() {
         armHeartbeat()
     }
 
@@ -94,9 +95,13 @@ final class SharedStoreCoordinator: Sendable {
                 driver?.log(.info, app: nil, "notifications from \(store.storeDescription) are back")
                 driver?.applySharedChange(.everything)
             }
-        case .requests, .everything:
+        case .requests(let changes):
             driver?.applySharedChange(change)
-            // A claim elsewhere is a run in progress elsewhere: watch its lease.
+            // A claim elsewhere is a run in progress elsewhere: watch its lease (a submission
+            // elsewhere is not).
+            if changes.contains(where: { if case .upserted = $0 { false } else { true } }) { armHeartbeat() }
+        case .everything:
+            driver?.applySharedChange(change)
             armHeartbeat()
         }
     }
@@ -126,6 +131,7 @@ final class SharedStoreCoordinator: Sendable {
             driver.log(.error, app: nil, "could not renew the leases of \(mine.count) run(s) in \(store.storeDescription): \(error); another replica may run them once they run out")
         }
         var runsElsewhere = 0
+        var sweepFailed = false
         do {
             let sweep = try store.recoverExpiredLeases()
             runsElsewhere = sweep.runsInProgress
@@ -137,20 +143,22 @@ final class SharedStoreCoordinator: Sendable {
             if !sweep.ended.isEmpty { driver.applySharedChange(.requests(sweep.ended.map { .changed($0.request.key) })) }
         } catch {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
-            runsElsewhere = 1
+            sweepFailed = true
         }
         // Read everything while word of changes cannot come, or while claims fail (a
         // successful read lets claims be tried again and brings back what was forgotten).
         let down = state.withLock { $0.listeningDown } || driver.sharedClaimsFailing
         if down { driver.applySharedChange(.everything) }
+        let needed = !mine.isEmpty || runsElsewhere > 0 || sweepFailed || down
+        // Stops only if nobody asked for a beat meanwhile (a run claimed during this one).
         let timer = state.withLock { state -> DispatchSourceTimer? in
-            guard mine.isEmpty, runsElsewhere == 0, !down, state.asks == asksAtStart else { return nil }
+            guard !needed, state.asks == asksAtStart else { return nil }
             defer { state.timer = nil }
             return state.timer
         }
         if let timer {
             timer.cancel()
-        } else if !mine.isEmpty || runsElsewhere > 0 || down {
+        } else if needed {
             armHeartbeat()
         }
     }

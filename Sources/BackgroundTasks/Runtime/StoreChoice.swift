@@ -23,4 +23,12 @@ public enum StoreChoice: Sendable, Equatable {
             return address
         }
     }
+
+    /// What a reader such as `bgtask log`, `why` or `pending` reads: the shared store
+    /// `given` (`--store`), else, unless the reader was pointed at another place
+    /// (`--state`, `--socket`), the one `BGTASK_STORE_URL` names; `nil` for the reader's
+    /// own place.
+    public static func readerAddress(given: String?, otherPlaceGiven: Bool, environment: [String: String]) -> String? {
+        given ?? (otherPlaceGiven ? nil : StoreChoice.automatic.sharedAddress(environment: environment))
+    }
 }

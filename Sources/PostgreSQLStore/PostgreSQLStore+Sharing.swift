@@ -59,35 +59,48 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     /// `SKIP LOCKED`, so replicas sweeping at once end each run once.
     public func recoverExpiredLeases() throws(StoreError) -> LeaseSweep {
         try withConnection { (connection) throws(StoreError) -> LeaseSweep in
-            // One statement, its own transaction.
-            let result = try connection.execute(
-                """
-                WITH expired AS (
-                    SELECT replica, id FROM bgtask_runs
-                    WHERE ended_at IS NULL AND lease_expires_at < now()
-                    FOR UPDATE SKIP LOCKED
-                ), ended AS (
-                    UPDATE bgtask_runs AS r
-                    SET ended_at = \(Self.serverNow), outcome = 'interrupted', success = NULL,
-                        stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
-                        lease_expires_at = NULL
-                    FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
-                    RETURNING r.*
-                ), restored AS (
-                    INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames))
-                    SELECT \(PostgreSQLColumns.requestNames) FROM ended
-                    ON CONFLICT (app, identifier) DO NOTHING
+            // One transaction: the runs ended, their requests restored, and one throttle
+            // strike per app, as a stop does to a store of one's own.
+            try connection.transaction { () throws(StoreError) -> LeaseSweep in
+                let result = try connection.execute(
+                    """
+                    WITH expired AS (
+                        SELECT replica, id FROM bgtask_runs
+                        WHERE ended_at IS NULL AND lease_expires_at < now()
+                        FOR UPDATE SKIP LOCKED
+                    ), ended AS (
+                        UPDATE bgtask_runs AS r
+                        SET ended_at = \(Self.serverNow), outcome = 'interrupted', success = NULL,
+                            stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
+                            lease_expires_at = NULL
+                        FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
+                        RETURNING r.*
+                    ), restored AS (
+                        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames))
+                        SELECT \(PostgreSQLColumns.requestNames) FROM ended
+                        ON CONFLICT (app, identifier) DO NOTHING
+                    )
+                    SELECT \(PostgreSQLColumns.runNames) FROM ended ORDER BY replica, id
+                    """
                 )
-                SELECT \(PostgreSQLColumns.runNames) FROM ended ORDER BY replica, id
-                """,
-                commits: true
-            )
-            // Row by row: a run this build cannot read (a newer kind) was ended and its
-            // request restored all the same; only its record is left out of the answer.
-            let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
-            let counted = try connection.execute("SELECT count(*) FROM bgtask_runs WHERE ended_at IS NULL AND lease_expires_at IS NOT NULL")
-            let inProgress = counted.rowCount == 1 ? Int(counted.row(0).text(0)) ?? 0 : 0
-            return LeaseSweep(ended: ended, runsInProgress: inProgress)
+                // Row by row: a run this build cannot read (a newer kind) was ended and its
+                // request restored all the same; only its record is left out of the answer.
+                let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
+                let endings = Dictionary(ended.map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
+                for (app, at) in endings.sorted(by: { $0.key < $1.key }) {
+                    let saved = try connection.execute(
+                        "SELECT value FROM bgtask_app_settings WHERE app = $1 AND name = $2 FOR UPDATE",
+                        [.text(app.rawValue), .text(AppSettingName.policyState)]
+                    )
+                    let text = saved.rowCount == 1 ? saved.row(0).text(0) : nil
+                    if let struck = InterruptedRunRecovery.policyState(text, struckBy: at) {
+                        try Self.setAppSetting(struck, app: app, name: AppSettingName.policyState, on: connection, commits: false)
+                    }
+                }
+                let counted = try connection.execute("SELECT count(*) FROM bgtask_runs WHERE ended_at IS NULL AND lease_expires_at IS NOT NULL")
+                let inProgress = counted.rowCount == 1 ? Int(counted.row(0).text(0)) ?? 0 : 0
+                return LeaseSweep(ended: ended, runsInProgress: inProgress)
+            }
         }
     }
 

@@ -10,7 +10,7 @@ import SchedulerCore
 /// recorded as interrupted, its request is made pending again, and the stop counts as one
 /// throttle strike of its app (a handler that kills the process would otherwise be relaunched after
 /// every restart with no delay: a crash loop).
-enum InterruptedRunRecovery {
+package enum InterruptedRunRecovery {
     /// The stop reason written on recovered runs.
     static let stopReason = "the scheduler stopped while the run was in progress"
 
@@ -82,15 +82,24 @@ enum InterruptedRunRecovery {
             "SELECT value FROM app_settings WHERE app = ? AND name = ?",
             [.text(app.rawValue), .text(AppSettingName.policyState)]
         ) { row in row.text(0) }.first
+        guard let struck = policyState(saved, struckBy: now) else { return }
+        try SchedulerStore.setAppSetting(struck, app: app, name: AppSettingName.policyState, on: connection)
+    }
+
+    /// The app's saved policy state (`saved`, the JSON of `AppSettingName.policyState`, or
+    /// `nil` for none) with one throttle strike for a run interrupted at `now`; `nil` when
+    /// the saved state cannot be read (it is left alone). Both stores record the strike
+    /// with it, in the transaction that ends the run.
+    package static func policyState(_ saved: String?, struckBy now: Date) -> String? {
         var state: AppPolicyState
         if let saved {
-            guard let decoded = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) else { return }
+            guard let decoded = try? JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)) else { return nil }
             state = decoded
         } else {
             state = AppPolicyState(usage: UsageModel(createdAt: now))
         }
         state.throttle.recordRunEnded(outcome: .interrupted, calledSetTaskCompleted: false, at: now)
-        guard let data = try? JSONEncoder().encode(state) else { return }
-        try SchedulerStore.setAppSetting(String(decoding: data, as: UTF8.self), app: app, name: AppSettingName.policyState, on: connection)
+        guard let data = try? JSONEncoder().encode(state) else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -93,8 +93,9 @@ public protocol SharedStoreListener: AnyObject, Sendable {
 public struct LeaseSweep: Sendable, Hashable {
     /// The runs it ended (recorded as interrupted; their requests restored).
     public var ended: [RunRecord]
-    /// Runs still in progress under a valid lease, of every replica: while there are any,
-    /// a replica sweeps again at its heartbeat, in case their replica dies.
+    /// Runs without an end that hold a lease, of every replica (this one's included, and
+    /// a run another sweeper is ending at the same moment): while there are any, a replica
+    /// sweeps again at its heartbeat, in case their replica dies.
     public var runsInProgress: Int
 
     /// A sweep's result.

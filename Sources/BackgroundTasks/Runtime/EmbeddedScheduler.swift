@@ -131,7 +131,7 @@ public enum EmbeddedScheduler {
     public static func policyConfiguration(from value: String?) -> Result<PolicyConfiguration, PolicyConfigurationError> {
         guard let value, !value.isEmpty else { return .success(PolicyConfiguration()) }
         if let profile = PolicyProfile(rawValue: value) { return .success(profile.defaults) }
-        guard value.hasPrefix("/") || value.hasPrefix(".") || value.contains("/") || value.hasSuffix(".json") else {
+        guard value.contains("/") || value.hasSuffix(".json") else {
             return .failure(PolicyConfigurationError(source: "BGTASK_POLICY", key: nil, message: "expected \(PolicyProfile.allCases.map(\.rawValue).joined(separator: ", ")) or the path of a policy file, found \"\(value)\""))
         }
         do {

@@ -53,6 +53,10 @@ struct Distribution: Sendable {
     var max: Double { sorted.last ?? .nan }
     var mean: Double { sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count) }
     var median: Double { percentile(50) }
+    /// The share (0...1) of the sample for which `condition` holds.
+    func share(where condition: (Double) -> Bool) -> Double {
+        sorted.isEmpty ? .nan : Double(sorted.filter(condition).count) / Double(sorted.count)
+    }
 
     /// The nearest-rank percentile (`p` in 0...100): the smallest value with at least
     /// p% of the sample at or below it.

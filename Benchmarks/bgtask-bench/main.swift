@@ -145,7 +145,7 @@ func runAll(_ options: BenchOptions) async -> Int32 {
             try DaemonBenchmarks.launches(warm: true, runs: quick ? 15 : 30, warmup: 2)
         }),
         ("k", "k. bgtaskd: expiration punctuality, deadline -> expiration handler", {
-            try DaemonBenchmarks.expiration(apps: quick ? 2 : 6, rounds: quick ? 3 : 5)
+            try DaemonBenchmarks.expiration(apps: quick ? 2 : 6, rounds: quick ? 3 : 20)
         }),
         ("l", "l. bgtaskd: idle cost with 1,000 pending requests none due within the hour", {
             try DaemonBenchmarks.idleCost(seconds: quick ? 10 : 60)

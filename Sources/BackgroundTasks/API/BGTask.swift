@@ -23,6 +23,11 @@ open class BGTask: NSObject, @unchecked Sendable {
         var completed = false
         var finished = false
         var terminated = false
+        /// The expiration was delivered (or is being delivered): a run expires once, whoever
+        /// says so first (the daemon's push, the app's own deadline timer, a SIGTERM).
+        var expirationBegun = false
+        /// A linked run's own budget-deadline timer (``armDeadline(_:)``).
+        var deadlineTimer: (any DriverTimer)?
         var onExpiration: [@Sendable () -> Void] = []
     }
 
@@ -93,10 +98,37 @@ open class BGTask: NSObject, @unchecked Sendable {
         state.withLock { $0.onExpiration.append(action) }
     }
 
+    /// Keeps the timer of this run's budget deadline, cancelled when the run ends or
+    /// expires otherwise (a linked run: SchedulerUplink.swift, "armDeadline").
+    func armDeadline(_ timer: any DriverTimer) {
+        let stale = state.withLock { state -> (any DriverTimer)? in
+            guard !state.expirationBegun, !state.finished, !state.terminated else { return timer }
+            defer { state.deadlineTimer = timer }
+            return state.deadlineTimer
+        }
+        stale?.cancel()
+    }
+
+    /// Cancels the budget-deadline timer, if one is armed.
+    private func cancelDeadline() {
+        state.withLock { state -> (any DriverTimer)? in
+            defer { state.deadlineTimer = nil }
+            return state.deadlineTimer
+        }?.cancel()
+    }
+
     /// Calls the expiration handler (on the app's expiration queue, or on its actor when it
-    /// is isolated) and reports whether one was set.
-    func deliverExpiration() {
-        guard let context else { return }
+    /// is isolated) and reports whether one was set; returns false, and does nothing, when
+    /// the run's expiration was delivered already (a run expires once).
+    @discardableResult
+    func deliverExpiration() -> Bool {
+        guard let context else { return false }
+        let first = state.withLock { state -> Bool in
+            defer { state.expirationBegun = true }
+            return !state.expirationBegun
+        }
+        guard first else { return false }
+        cancelDeadline()
         // Read on the expiration queue, at the moment the handler is due: a task completed
         // meanwhile has no handler to call.
         context.dispatch(on: context.expirationQueue) { [self] in
@@ -117,6 +149,7 @@ open class BGTask: NSObject, @unchecked Sendable {
             // Isolated (set from a main-actor type): on its actor; otherwise here again.
             context.invoke(ExpirationHandlerCall(body: handler), otherwiseOn: context.expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
         }
+        return true
     }
 
     /// The run is over (completed, failed, terminated): later completions are ignored.
@@ -125,11 +158,13 @@ open class BGTask: NSObject, @unchecked Sendable {
             $0.finished = true
             $0.expirationHandler = nil
         }
+        cancelDeadline()
     }
 
     /// The grace period passed without completion.
     func terminate(reason: String) {
         state.withLock { $0.terminated = true }
+        cancelDeadline()
         if let context {
             context.driver.log(.warning, app: context.app, "task '\(identifier)' (\(runID)) terminated: \(reason); call setTaskCompleted(success:) from the expiration handler")
         }

@@ -14,6 +14,12 @@ public protocol DriverClock: AnyObject, Sendable {
     func now() -> Date
     /// Calls `action` once at `instant` (or as soon as possible when it has passed).
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
+    /// Calls `action` once at `instant`, on `queue` where the clock's timers can fire there
+    /// directly (the real clock: one thread wake-up fewer than firing on its own queue and
+    /// hopping, which the deadline of a run handed down by bgtaskd wants:
+    /// SchedulerUplink.swift); other clocks call it as ``schedule(at:_:)`` does, in their
+    /// own order, so `action` must not depend on the queue it runs on.
+    func schedule(at instant: Date, on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
     /// This clock's instant for a date that app code computed from the wall clock
     /// (`Date(timeIntervalSinceNow:)`, as iOS code does) in the work running now. Real
     /// clocks return `date`; the simulator's virtual clock moves it to virtual time.
@@ -29,6 +35,10 @@ extension DriverClock {
     public func instant(forWallClockDate date: Date) -> Date { date }
     /// Nothing: a clock that runs on wall time needs no mark.
     public func appWorkStarted() {}
+    /// The clock's own timer: a virtual clock fires in its deterministic order, not on `queue`.
+    public func schedule(at instant: Date, on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
+        schedule(at: instant, action)
+    }
 }
 
 /// The real-time clock: `Date()` and Dispatch wall-clock timers on one serial queue.
@@ -43,6 +53,10 @@ public final class DispatchDriverClock: DriverClock {
     public func now() -> Date { Date() }
 
     public func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
+        schedule(at: instant, on: queue, action)
+    }
+
+    public func schedule(at instant: Date, on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
         let source = DispatchSource.makeTimerSource(queue: queue)
         // Wall-clock deadlines keep firing at the right instant across system sleep.
         let delay = max(0, instant.timeIntervalSinceNow)

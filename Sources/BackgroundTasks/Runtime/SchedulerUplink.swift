@@ -32,7 +32,7 @@ extension SchedulerDriver {
     public func handle(_ push: AppPush) {
         guard let uplink else { return }
         switch push {
-        case .launch(let record, _):
+        case .launch(let record, let budget):
             guard let context = linkedContext(of: record.app) else {
                 uplink.post(.launchFailed(run: record.id, reason: "\(record.app) is not the app of this process"))
                 return
@@ -45,11 +45,11 @@ extension SchedulerDriver {
             }
             linkedRuns.withLock { $0[record.id] = task }
             trace(.launched(record, budget: nil, evaluation: nil))
+            if let budget { armDeadline(of: task, at: record.startedAt.addingTimeInterval(budget), budget: budget) }
             context.deliver(task)
         case .expire(let run, let reason):
             guard let task = linkedRuns.withLock({ $0[run] }) else { return }
-            trace(.expired(run, task.key, reason: reason, at: clock.now()))
-            task.deliverExpiration()
+            expireLinked(task, reason: reason)
         case .terminate(let run, let reason):
             // The daemon recorded the run as terminated: no end follows, so it is over here.
             guard let task = linkedRuns.withLock({ $0.removeValue(forKey: run) }) else { return }
@@ -80,6 +80,32 @@ extension SchedulerDriver {
         }
     }
 
+    /// Arms the app's own timer for a linked run's budget deadline. The daemon's engine
+    /// expires the run at the same instant (`startedAt + budget` on the same wall clock) and
+    /// pushes `expire`, but the push crosses the daemon's deadline queue, its connection and
+    /// this process's reader before the handler runs, and any of those threads may be late;
+    /// the app's own timer is one hop from the handler. Whichever comes first delivers the
+    /// expiration, the other finds it delivered. The daemon stays the authority: a report
+    /// of this run that reaches it after the deadline is judged after the deadline's
+    /// expiration (SchedulerEngine.handle), and its grace period and termination are its
+    /// own (docs/daemon.md, "Expiration").
+    private func armDeadline(of task: BGTask, at deadline: Date, budget: TimeInterval) {
+        let reason = "budget of \(Int(budget)) s exhausted"
+        guard let queue = task.context?.expirationQueue else { return }
+        let timer = clock.schedule(at: deadline, on: queue) { [weak self, weak task] in
+            guard let self, let task, self.linkedRuns.withLock({ $0[task.runID] === task }) else { return }
+            self.expireLinked(task, reason: reason)
+        }
+        task.armDeadline(timer)
+    }
+
+    /// Delivers a linked run's expiration, once (the daemon's push or the app's own timer).
+    private func expireLinked(_ task: BGTask, reason: String) {
+        let now = clock.now()
+        guard task.deliverExpiration() else { return }
+        trace(.expired(task.runID, task.key, reason: reason, at: now))
+    }
+
     /// The connection to the daemon closed: the runs it handed over can no longer report
     /// their end (the daemon recorded them as crashed when the connection went), so they
     /// are ended here, and whoever waits for the runs to end (a SIGTERM exit) is called.
@@ -100,10 +126,7 @@ extension SchedulerDriver {
     /// is killed; the daemon records how each ends when the app reports it.
     func expireLinkedRuns(reason: String) {
         let tasks = linkedRuns.withLock { Array($0.values) }
-        for task in tasks {
-            trace(.expired(task.runID, task.key, reason: reason, at: clock.now()))
-            task.deliverExpiration()
-        }
+        for task in tasks { expireLinked(task, reason: reason) }
     }
 
     /// The linked app's runs in progress (handed down by the daemon, not yet finished).

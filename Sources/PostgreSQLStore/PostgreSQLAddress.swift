@@ -85,10 +85,26 @@ public struct PostgreSQLAddress: Sendable, Equatable, CustomStringConvertible {
         options.first { $0.keyword == keyword }?.value
     }
 
+    /// The TCP settings a connection gets unless the address sets them (libpq ignores them
+    /// on a Unix socket). Without them a server gone silently (a partition, a host that
+    /// died, a dropped NAT entry) holds a call for as long as the system's TCP takes to give
+    /// up: two hours for a connection waiting for an answer, about 15 minutes for one whose
+    /// request was never acknowledged. Keepalives find the first in about 25 s (10 s idle,
+    /// then 3 probes 5 s apart), `tcp_user_timeout` the second in 30 s; the call then
+    /// fails as unavailable, naming the server, and the replica reconnects.
+    static let defaultTCPOptions: [Option] = [
+        Option(keyword: "keepalives", value: "1"),
+        Option(keyword: "keepalives_idle", value: "10"),
+        Option(keyword: "keepalives_interval", value: "5"),
+        Option(keyword: "keepalives_count", value: "3"),
+        Option(keyword: "tcp_user_timeout", value: "30000"),
+    ]
+
     /// What to connect with: the address's options, `client_encoding` forced to UTF8 (Swift
     /// strings are UTF-8; another encoding would garble every name), ``defaultConnectTimeout``
-    /// when nothing sets a timeout, and `applicationName` as the fallback application name
-    /// (so `pg_stat_activity` shows which replica a connection is).
+    /// when nothing sets a timeout, ``defaultTCPOptions`` the address does not set, and
+    /// `applicationName` as the fallback application name (so `pg_stat_activity` shows which
+    /// replica a connection is).
     func connectionOptions(applicationName: String) -> [Option] {
         var result = options.filter { $0.keyword != "client_encoding" }
         result.append(Option(keyword: "client_encoding", value: "UTF8"))
@@ -99,6 +115,7 @@ public struct PostgreSQLAddress: Sendable, Equatable, CustomStringConvertible {
         if value(of: "fallback_application_name") == nil {
             result.append(Option(keyword: "fallback_application_name", value: applicationName))
         }
+        result += Self.defaultTCPOptions.filter { value(of: $0.keyword) == nil }
         return result
     }
 

@@ -157,17 +157,30 @@ final class PostgreSQLConnection {
         return connection
     }
 
+    /// The statement timeout a session gets when neither the address (`options=-c
+    /// statement_timeout=...`) nor the server (`ALTER ROLE` or `ALTER DATABASE ... SET`,
+    /// postgresql.conf) gives it one: a statement waiting on a lock nobody releases (an
+    /// administrator's `LOCK TABLE`, a session idle in a transaction) fails after a minute,
+    /// naming the server and SQLSTATE 57014, instead of holding the submit forever. The
+    /// store's statements take milliseconds; schema steps run without it
+    /// (PostgreSQLSchema.migrate).
+    static let defaultStatementTimeout = "60s"
+
     /// The session's settings, set again after every reconnection (a new session starts
     /// from the server's defaults): commits wait for the server's disk (what the store
-    /// promises, whatever the server's default), and floats are written with every digit
-    /// (PostgreSQL 12 and later write the shortest exact text anyway; older ones need it).
+    /// promises, whatever the server's default), floats are written with every digit
+    /// (PostgreSQL 12 and later write the shortest exact text anyway; older ones need it),
+    /// and a session without a statement timeout gets ``defaultStatementTimeout``.
     private func configureSession() throws(StoreError) {
-        // Constant settings, no parameter: PQexec takes several statements in one round trip.
-        guard let result = PQexec(handle, "SET synchronous_commit = on; SET extra_float_digits = 3; SET client_min_messages = warning") else {
+        // Constant settings, no parameter: PQexec takes several statements in one round trip
+        // and returns the last one's result.
+        let script = "SET synchronous_commit = on; SET extra_float_digits = 3; SET client_min_messages = warning; "
+            + "SELECT set_config('statement_timeout', '\(Self.defaultStatementTimeout)', false) WHERE current_setting('statement_timeout') = '0'"
+        guard let result = PQexec(handle, script) else {
             throw unavailable("its session could not be set up", reason: libpqMessage)
         }
         defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else {
             throw failure(of: result, commits: false)
         }
     }

@@ -111,14 +111,10 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
 
     /// A listening connection, or `nil` when the server cannot be reached now.
     private func connect() -> OpaquePointer? {
-        // TCP keepalives, unless the address sets them: a listening connection only reads,
-        // so a peer gone silently (a partition, a dropped NAT entry) is found in about 25 s
-        // rather than the system's two hours, and the safety poll starts.
-        var options = address.connectionOptions(applicationName: applicationName)
-        for (keyword, value) in [("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3")]
-        where !options.contains(where: { $0.keyword == keyword }) {
-            options.append(.init(keyword: keyword, value: value))
-        }
+        // With TCP keepalives (PostgreSQLAddress.defaultTCPOptions): a listening connection
+        // only reads, so a peer gone silently is found in about 25 s rather than the
+        // system's two hours, and the safety poll starts.
+        let options = address.connectionOptions(applicationName: applicationName)
         let keywords = options.map { strdup($0.keyword) } + [nil]
         let values = options.map { strdup($0.value) } + [nil]
         defer { for pointer in keywords + values { free(pointer) } }

@@ -70,7 +70,7 @@ struct PostgreSQLAddressTests {
         #expect(odd.redacted == #"host='/run/my postgres' dbname='it\'s'"#)
     }
 
-    @Test("a connect timeout is added when the address has none, and kept when it has one")
+    @Test("a connect timeout and TCP keepalives are added when the address has none, and kept when it has them")
     func connectTimeout() throws {
         func timeout(_ text: String) throws -> [String] {
             try PostgreSQLAddress.parse(text).connectionOptions(applicationName: "bgtask test")
@@ -81,6 +81,12 @@ struct PostgreSQLAddressTests {
         }
         #expect(try timeout("postgresql:///x?connect_timeout=3") == ["3"])
         let options = try PostgreSQLAddress.parse("host=/tmp client_encoding=LATIN1").connectionOptions(applicationName: "bgtask a")
+        #expect(options.filter { $0.keyword.hasPrefix("keepalives") || $0.keyword == "tcp_user_timeout" }.map { "\($0.keyword)=\($0.value)" }
+            == ["keepalives=1", "keepalives_idle=10", "keepalives_interval=5", "keepalives_count=3", "tcp_user_timeout=30000"],
+            "a server gone silently is found, not waited for")
+        let own = try PostgreSQLAddress.parse("postgresql://db.example.com/x?keepalives_idle=60&tcp_user_timeout=5000").connectionOptions(applicationName: "bgtask a")
+        #expect(own.filter { $0.keyword == "keepalives_idle" }.map(\.value) == ["60"], "the address's own is kept, once")
+        #expect(own.filter { $0.keyword == "tcp_user_timeout" }.map(\.value) == ["5000"])
         #expect(options.filter { $0.keyword == "client_encoding" }.map(\.value) == ["UTF8"])
         #expect(options.filter { $0.keyword == "fallback_application_name" }.map(\.value) == ["bgtask a"])
     }

@@ -320,6 +320,66 @@ extension PostgreSQLServerTests {
             #expect(try store.pendingRequests().map(\.identifier) == ["kept"])
         }
 
+        // MARK: Waits that must end
+
+        /// The session's `statement_timeout`, as the store's own connection sees it.
+        private func statementTimeout(of store: PostgreSQLStore) throws -> String? {
+            try store.withConnection { (connection) throws(StoreError) in
+                try connection.execute("SELECT current_setting('statement_timeout')").row(0).text(0)
+            }
+        }
+
+        @Test("a session gets a one-minute statement timeout unless the address or the server gives it one")
+        func statementTimeoutDefaults() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let plain = try open(server, database)
+            defer { plain.close() }
+            #expect(try statementTimeout(of: plain) == "1min")
+            let fromAddress = try PostgreSQLStore.open(
+                address: server.address(database: database) + " options='-c statement_timeout=250'", replica: "replica-b", now: Sample.now)
+            defer { fromAddress.close() }
+            #expect(try statementTimeout(of: fromAddress) == "250ms", "the address's own is kept")
+            try server.administer("ALTER DATABASE \(database) SET statement_timeout = '7s'")
+            let fromServer = try open(server, database, replica: "replica-c")
+            defer { fromServer.close() }
+            #expect(try statementTimeout(of: fromServer) == "7s", "the database's setting is kept")
+            try server.administer("ALTER DATABASE \(database) SET statement_timeout = 0")
+            let disabled = try open(server, database, replica: "replica-d")
+            defer { disabled.close() }
+            #expect(try statementTimeout(of: disabled) == "1min", "no timeout at all gets the store's")
+            // A reconnected session is set up again.
+            try plain.withConnection { (connection) throws(StoreError) in _ = connection.reset() }
+            #expect(try statementTimeout(of: plain) == "1min")
+        }
+
+        @Test("a submit held by a lock nobody releases fails after the statement timeout, naming the server; nothing is lost, and it works once the lock goes")
+        func aLockNobodyReleasesEndsInAnError() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let store = try PostgreSQLStore.open(
+                address: server.address(database: database) + " options='-c statement_timeout=300'", replica: "replica-a", now: Sample.now)
+            defer { store.close() }
+            try store.upsertRequest(Sample.request("before"))
+            // Another session (an administrator's) takes the table and keeps its transaction open.
+            let administrator = try open(server, database, replica: "administrator")
+            defer { administrator.close() }
+            try administrator.withConnection { (connection) throws(StoreError) in
+                try connection.execute("BEGIN")
+                try connection.execute("LOCK TABLE bgtask_pending_requests IN ACCESS EXCLUSIVE MODE")
+            }
+            let started = ContinuousClock.now
+            let error = try #require(throws: StoreError.self) { try store.upsertRequest(Sample.request("held")) }
+            let waited = ContinuousClock.now - started
+            #expect(error.message.contains("57014"), "\(error.message)")
+            #expect(error.message.contains("dbname=\(database)"), "names the server: \(error.message)")
+            #expect(waited < .seconds(20), "the wait ended: \(waited)")
+            // The administrator's next call rolls its transaction back (and so frees the table).
+            #expect(try administrator.pendingRequests().map(\.identifier) == ["before"])
+            try store.upsertRequest(Sample.request("after"))
+            #expect(try store.pendingRequests().map(\.identifier) == ["after", "before"])
+        }
+
         // MARK: Credentials
 
         @Test("a password from the URL or a pgpass file authenticates; a wrong one is refused without being shown")

@@ -69,6 +69,62 @@ extension PostgreSQLStore {
         }
     }
 
+    /// The pending requests of `app` (or of every app) that can be read, in the order of
+    /// ``pendingRequests(app:)``, with the rows that cannot moved to the quarantine (rows
+    /// another program or a newer version wrote since the store was opened, which opening
+    /// would have quarantined): one bad row never hides the others. A bad row is locked
+    /// and decoded again before it is moved, so a replica that replaced it meanwhile keeps
+    /// its new row (which is then returned).
+    public func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest]) {
+        var sql = "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests"
+        var values: [PostgreSQLValue] = []
+        if let app {
+            sql += " WHERE app = $1"
+            values.append(.text(app.rawValue))
+        }
+        sql += " ORDER BY app, submitted_at, identifier"
+        return try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute(sql, values)
+            var loaded: [PendingRequest] = []
+            var unreadable: [RequestKey] = []
+            for index in 0..<result.rowCount {
+                let row = result.row(index)
+                do throws(StoreError) {
+                    loaded.append(try PostgreSQLColumns.decodeRequest(row))
+                } catch {
+                    unreadable.append(RequestKey(app: AppID(row.text(0)), identifier: row.text(1)))
+                }
+            }
+            guard !unreadable.isEmpty else { return (loaded, []) }
+            let (replaced, quarantined) = try connection.transaction { () throws(StoreError) -> ([PendingRequest], [QuarantinedRequest]) in
+                var replaced: [PendingRequest] = []
+                var quarantined: [QuarantinedRequest] = []
+                for key in unreadable {
+                    let again = try connection.execute(
+                        "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 FOR UPDATE",
+                        [.text(key.app.rawValue), .text(key.identifier)]
+                    )
+                    guard again.rowCount == 1 else { continue }  // gone meanwhile
+                    do throws(StoreError) {
+                        replaced.append(try PostgreSQLColumns.decodeRequest(again.row(0)))
+                    } catch {
+                        try connection.execute(Self.moveSQL, [.text(key.app.rawValue), .text(key.identifier), .text(error.message), .date(now)])
+                        quarantined.append(QuarantinedRequest(app: key.app.rawValue, identifier: key.identifier, reason: error.message, quarantinedAt: now))
+                    }
+                }
+                return (replaced, quarantined)
+            }
+            guard !replaced.isEmpty else { return (loaded, quarantined) }
+            // In the statement's order: app and identifier byte by byte (COLLATE "C").
+            let ordered = (loaded + replaced).sorted { first, second in
+                if first.app != second.app { return first.app.rawValue.utf8.lexicographicallyPrecedes(second.app.rawValue.utf8) }
+                if first.submittedAt != second.submittedAt { return first.submittedAt < second.submittedAt }
+                return first.identifier.utf8.lexicographicallyPrecedes(second.identifier.utf8)
+            }
+            return (ordered, quarantined)
+        }
+    }
+
     // MARK: Quarantine
 
     /// Moves the pending request `$1`/`$2` into the quarantine with the reason `$3` at `$4`,

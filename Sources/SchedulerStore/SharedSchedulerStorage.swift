@@ -33,6 +33,13 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
     @discardableResult
     func recoverExpiredLeases() throws(StoreError) -> LeaseSweep
 
+    /// The pending requests of `app` (or of every app) that can be read, ordered as
+    /// ``SchedulerStorage/pendingRequests(app:)`` orders them, with every row that cannot
+    /// be read moved to the quarantine (rows written since the store was opened by another
+    /// program, or by a newer version): how a replica reads everything again without one
+    /// bad row hiding the others.
+    func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest])
+
     /// The pending requests among `keys` (those not pending are left out), read at once:
     /// how a replica catches up with a burst of changes the others made.
     func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest]

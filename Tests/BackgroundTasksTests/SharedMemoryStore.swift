@@ -21,6 +21,10 @@ final class SharedMemoryBackend: Sendable {
         var checkpoints: [AppID: [String: Data]] = [:]
         var listeners: [UUID: (replica: String, onChange: @Sendable (SharedStoreChange) -> Void)] = [:]
         var reachable = true
+        /// Rows another program wrote badly: the plain read fails on them, the loading read
+        /// moves them to `quarantined`, as the PostgreSQL store does.
+        var unreadable: Set<RequestKey> = []
+        var quarantined: [QuarantinedRequest] = []
         var claims = 0
         /// Claims that found the row gone or changed.
         var lostClaims = 0
@@ -94,14 +98,19 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         backend.notify(changes: gone.map { .removed($0.key, submittedAt: $0.submittedAt) }, from: replica)
     }
     func pendingRequests(app: AppID?) throws(StoreError) -> [PendingRequest] {
-        try access { state in state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key } }
+        try access { (state) throws(StoreError) in
+            if let bad = state.unreadable.first(where: { app == nil || $0.app == app }) {
+                throw StoreError(code: .invalidData, path: nil, message: "the pending request \(bad.app)/\(bad.identifier) cannot be read")
+            }
+            return state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key }
+        }
     }
     func quarantineRequests(_ keys: [RequestKey], reason: String, now: Date) throws(StoreError) -> [QuarantinedRequest] {
         try access { state in
             keys.compactMap { key in state.pending.removeValue(forKey: key).map { QuarantinedRequest(app: $0.app.rawValue, identifier: $0.identifier, reason: reason, quarantinedAt: now) } }
         }
     }
-    func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] { [] }
+    func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] { try access { $0.quarantined } }
     func recordRunStarted(_ run: RunRecord) throws(StoreError) {
         _ = try claimRun(run, lease: 30)
     }
@@ -191,6 +200,18 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         }
         backend.notify(restored, from: replica)
         return LeaseSweep(ended: ended, runsInProgress: inProgress)
+    }
+    func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest]) {
+        try access { state in
+            let bad = state.unreadable.filter { app == nil || $0.app == app }.sorted()
+            state.unreadable.subtract(bad)
+            let moved = bad.map { key in
+                state.pending.removeValue(forKey: key)
+                return QuarantinedRequest(app: key.app.rawValue, identifier: key.identifier, reason: "cannot be read", quarantinedAt: now)
+            }
+            state.quarantined += moved
+            return (state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key }, moved)
+        }
     }
     func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] { try access { state in keys.compactMap { state.pending[$0] } } }
 

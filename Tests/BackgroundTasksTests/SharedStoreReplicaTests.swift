@@ -179,6 +179,24 @@ import Testing
         #expect(!cluster.contexts[0].driver.sharedClaimsFailing)
     }
 
+    @Test func aRowAnotherProgramWroteBadlyIsQuarantinedByTheFullReadAndHidesNothing() async throws {
+        let cluster = try Cluster(count: 1)
+        let good = PendingRequest(app: testApp, identifier: processingID, kind: .processing, earliestBeginDate: testStart.addingTimeInterval(3600), submittedAt: testStart)
+        let bad = RequestKey(app: testApp, identifier: "com.example.test.p3")
+        cluster.backend.delivery.suspend()
+        try cluster.backend.store(replica: "outside").upsertRequest(good)
+        cluster.backend.state.withLock { state in
+            state.pending[bad] = PendingRequest(app: testApp, identifier: bad.identifier, kind: .processing, submittedAt: testStart)
+            state.unreadable.insert(bad)
+        }
+        cluster.contexts[0].driver.applySharedChange(.everything)
+        await cluster.replicas[0].settle()
+        #expect(cluster.contexts[0].driver.pendingRequests(of: testApp).map(\.key) == [good.key], "the readable request is known")
+        #expect(cluster.backend.state.withLock { $0.quarantined.map(\.identifier) } == [bad.identifier])
+        #expect(cluster.contexts[0].driver.log.messages.contains { $0.level == .error && $0.text.contains(bad.identifier) && $0.text.contains("quarantine") })
+        cluster.backend.delivery.resume()
+    }
+
     @Test func aRemoteWakeIsRefusedOnASharedStore() throws {
         let cluster = try Cluster(count: 1)
         #expect(throws: SubmitRejection.self) {

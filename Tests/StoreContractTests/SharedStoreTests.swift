@@ -269,6 +269,29 @@ extension PostgreSQLServerTests {
             #expect(!heardByB.changes.withLock { $0.mention(job.key) }, "\(heardByB.changes.withLock { $0 })")
         }
 
+        @Test("the loading read moves rows written badly since the open to the quarantine and returns the rest in order")
+        func loadingReadQuarantinesWhatCannotBeRead() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let good = [Sample.request("good-b", submittedAt: Sample.now.addingTimeInterval(2)), Sample.request("good-a", submittedAt: Sample.now.addingTimeInterval(1))]
+            for request in good { try a.upsertRequest(request) }
+            try a.upsertRequest(Sample.request("other", app: Sample.otherApp))
+            // Another program writes a kind no build knows, and a date that is not finite.
+            try server.administer(
+                "INSERT INTO bgtask_pending_requests (app, identifier, kind, submitted_at, requires_network, requires_power) "
+                    + "VALUES ('\(Sample.app)', 'teleporter', 'teleport', 0, false, false), ('\(Sample.app)', 'forever', 'appRefresh', 'Infinity', false, false)",
+                in: database)
+            #expect(throws: StoreError.self) { try a.pendingRequests(app: Sample.app) }
+            let read = try a.loadPendingRequests(app: Sample.app, now: Sample.now)
+            #expect(read.loaded == good.reversed(), "the readable rows, by submission")
+            #expect(Set(read.quarantined.map(\.identifier)) == ["teleporter", "forever"])
+            #expect(read.quarantined.contains { $0.identifier == "teleporter" && $0.reason.contains("teleport") })
+            #expect(Set(try a.quarantinedRequests().map(\.identifier)) == ["teleporter", "forever"], "kept, not deleted")
+            #expect(try a.pendingRequests(app: Sample.app) == good.reversed(), "the plain read works again")
+            #expect(try a.loadPendingRequests(app: nil, now: Sample.now).quarantined.isEmpty)
+        }
+
         @Test("the pending requests of several keys are read at once, whatever characters the keys hold")
         func pendingRequestsByKey() throws {
             let server = try TestPostgreSQLServer.shared()

@@ -223,15 +223,18 @@ public enum EmbeddedScheduler {
             if let problem { log(.error, app: app, problem) }
             do {
                 let opened = try PostgreSQLStore.open(address: address, replica: replica, now: clock.now())
+                let read: (loaded: [PendingRequest], quarantined: [QuarantinedRequest])
                 do {
-                    loaded = try opened.pendingRequests(app: app)
+                    // A row written badly between the open and this read is quarantined too.
+                    read = try opened.loadPendingRequests(app: app, now: clock.now())
                 } catch {
                     opened.close()
                     throw error
                 }
+                loaded = read.loaded
                 store = opened
                 log(.info, app: app, "scheduling in \(opened.storeDescription) as replica \(replica)")
-                logQuarantined(opened.quarantinedAtOpen, in: opened.storeDescription, app: app, log: log)
+                logQuarantined(opened.quarantinedAtOpen + read.quarantined, in: opened.storeDescription, app: app, log: log)
             } catch {
                 problems.append("the shared store could not be opened: \(error)")
             }

@@ -227,7 +227,11 @@ public final class SchedulerDriver: Sendable {
                 mutate { state, now in
                     let rows: [PendingRequest]
                     do {
-                        rows = try shared.pendingRequests(app: app)
+                        let read = try shared.loadPendingRequests(app: app, now: now)
+                        rows = read.loaded
+                        for row in read.quarantined {
+                            note(.error, app: app, "the pending request \(row.app)/\(row.identifier) in \(shared.storeDescription) cannot be read: \(row.reason); it was moved to the quarantine", in: &state)
+                        }
                     } catch {
                         failed = true
                         note(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)", in: &state)

@@ -52,18 +52,21 @@ extension PostgreSQLStore {
         }
     }
 
+    /// The statement that reads the pending requests of `app` (or of every app), ordered by
+    /// app, then submission time, then identifier, with its values.
+    private static func pendingSelect(app: AppID?) -> (sql: String, values: [PostgreSQLValue]) {
+        let columns = "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests"
+        let order = " ORDER BY app, submitted_at, identifier"
+        guard let app else { return (columns + order, []) }
+        return (columns + " WHERE app = $1" + order, [.text(app.rawValue)])
+    }
+
     /// The pending requests of `app` (or of every app), ordered by app, then submission time,
     /// then identifier, as the SQLite store orders them.
     /// - Throws: ``StoreError/Code/invalidData`` naming a row that cannot be read (written
     ///   since the store was opened by another program; the next open quarantines it).
     public func pendingRequests(app: AppID? = nil) throws(StoreError) -> [PendingRequest] {
-        var sql = "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests"
-        var values: [PostgreSQLValue] = []
-        if let app {
-            sql += " WHERE app = $1"
-            values.append(.text(app.rawValue))
-        }
-        sql += " ORDER BY app, submitted_at, identifier"
+        let (sql, values) = Self.pendingSelect(app: app)
         return try withConnection { (connection) throws(StoreError) in
             try connection.execute(sql, values).map { (row) throws(StoreError) in try PostgreSQLColumns.decodeRequest(row) }
         }
@@ -76,13 +79,7 @@ extension PostgreSQLStore {
     /// and decoded again before it is moved, so a replica that replaced it meanwhile keeps
     /// its new row (which is then returned).
     public func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest]) {
-        var sql = "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests"
-        var values: [PostgreSQLValue] = []
-        if let app {
-            sql += " WHERE app = $1"
-            values.append(.text(app.rawValue))
-        }
-        sql += " ORDER BY app, submitted_at, identifier"
+        let (sql, values) = Self.pendingSelect(app: app)
         return try withConnection { (connection) throws(StoreError) in
             let result = try connection.execute(sql, values)
             var loaded: [PendingRequest] = []

@@ -54,7 +54,8 @@ enum CommandLineParser {
                         the device as the scheduler reads it (power, battery, low power mode,
                         thermal, network, idleness, CPU pressure) and where each value came from
       policy [--json] [--check FILE]
-                        the policy configuration with its defaults (or FILE, validated)
+                        the policy configuration in use: bgtaskd's, else BGTASK_POLICY's, else
+                        the defaults (or FILE, validated)
     \(DaemonCommand.usage)
     \(LogCommand.usage)
     \(EnergyCommand.usage)

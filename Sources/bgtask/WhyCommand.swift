@@ -128,14 +128,27 @@ enum PolicyCommand {
         return .success((json, check))
     }
 
-    /// The configuration of FILE (validated), or the defaults.
-    static func run(json: Bool, check: String?) throws -> String {
+    /// The configuration of FILE (validated); else the one an embedded app started with
+    /// `environment` judges with (`BGTASK_POLICY`: a profile or a policy file), refused
+    /// when it cannot be used (an app would fall back to the phone's profile, warning);
+    /// else the defaults.
+    static func run(json: Bool, check: String?, environment: [String: String] = [:]) throws -> String {
         var configuration = PolicyConfiguration()
+        var source = "defaults"
         if let check {
             configuration = try PolicyConfiguration.load(path: check)
+            source = "from \(check)"
+        } else if let value = environment["BGTASK_POLICY"], !value.isEmpty {
+            switch EmbeddedScheduler.policyConfiguration(from: value) {
+            case .success(let chosen):
+                configuration = chosen
+                source = "from BGTASK_POLICY=\(value)"
+            case .failure(let error):
+                throw WhyCommand.Failure(description: "BGTASK_POLICY=\(value) cannot be used (an app started so would warn and judge with the phone's profile): \(error)")
+            }
         }
         if json { return configuration.json() + "\n" }
-        return configuration.summary(source: check.map { "from \($0)" } ?? "defaults")
+        return configuration.summary(source: source)
     }
 }
 

@@ -47,11 +47,12 @@ case .success(.conditions(let json)):
     run("conditions") { ConditionsCommand.run(json: json, reader: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot())) }
 case .success(.policy(let json, let check)):
     // The configuration bgtaskd judges with when it runs (its --policy file or the
-    // defaults); --check FILE always validates FILE here.
+    // defaults), else the one BGTASK_POLICY gives an embedded app; --check FILE always
+    // validates FILE here.
     if check == nil, let live = DaemonCommand.live(.policy, json: json, command: "policy", environment: ProcessInfo.processInfo.environment) {
         finish(live)
     }
-    run("policy") { try PolicyCommand.run(json: json, check: check) }
+    run("policy") { try PolicyCommand.run(json: json, check: check, environment: ProcessInfo.processInfo.environment) }
 case .success(.log(let options)):
     run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
 case .success(.energy(let options)):

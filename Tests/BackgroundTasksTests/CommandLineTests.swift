@@ -118,6 +118,21 @@ import Testing
         } throws: { "\($0)".contains("threshold") && "\($0)".contains(file.path) }
     }
 
+    @Test func policyShowsWhatBGTASK_POLICYGivesAnEmbeddedAppAndRefusesWhatItCouldNotUse() throws {
+        let server = try PolicyCommand.run(json: false, check: nil, environment: ["BGTASK_POLICY": "server"])
+        #expect(server.contains("profile server (from BGTASK_POLICY=server)"))
+        #expect(try PolicyCommand.run(json: false, check: nil, environment: [:]).contains("profile phone (defaults)"))
+        #expect {
+            try PolicyCommand.run(json: false, check: nil, environment: ["BGTASK_POLICY": "serverr"])
+        } throws: { "\($0)".contains("BGTASK_POLICY=serverr") && "\($0)".contains("phone, server") }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"profile": "server", "threshold": 0.5}"#.utf8).write(to: file)
+        let fromFile = try PolicyCommand.run(json: false, check: nil, environment: ["BGTASK_POLICY": file.path])
+        #expect(fromFile.contains("profile server") && fromFile.contains("threshold 0.5"))
+        #expect(try PolicyCommand.run(json: false, check: nil, environment: ["BGTASK_POLICY": "server"]) != PolicyCommand.run(json: false, check: nil, environment: [:]))
+    }
+
     @Test func conditionsCommandParsesJSONFlagAndRefusesOthers() {
         #expect(ConditionsCommand.parse(["--json"]) == .success(true))
         #expect(ConditionsCommand.parse([]) == .success(false))

@@ -48,6 +48,32 @@ import Testing
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: [:]).profile == .phone)
     }
 
+    @Test func defaultsComeFromTheEnvironmentTheSchedulerStartsWithAndWhatCodeSetsWins() throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let environment = ["BGTASK_POLICY": "server", "BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES", "BGTASK_MANUAL_LAUNCH": "1"]
+        // Nothing chosen in code: the start's environment decides (not the process's).
+        let unchosen = EmbeddedScheduler.Configuration(app: testApp, manifest: testManifest, stateDirectory: state, conditions: FixedConditions(), log: .collecting())
+        let fromEnvironment = EmbeddedScheduler.makeContext(unchosen, environment: environment)
+        #expect(fromEnvironment.driver.policyConfiguration.profile == .server)
+        #expect(fromEnvironment.driver.configuration.budget(for: .appRefresh) == 5)
+        #expect(fromEnvironment.driver.configuration.launchesOnlyWhenSimulated)
+        fromEnvironment.driver.store?.close()
+        let plain = EmbeddedScheduler.makeContext(unchosen, environment: [:])
+        #expect(plain.driver.policyConfiguration.profile == .phone)
+        #expect(plain.driver.configuration.budget(for: .appRefresh) == SchedulerConfiguration().budget(for: .appRefresh))
+        #expect(!plain.driver.configuration.launchesOnlyWhenSimulated)
+        plain.driver.store?.close()
+        // Chosen in code (here, by changing one value): the environment is not read for it.
+        var chosen = unchosen
+        chosen.policy = PolicyProfile.phone.defaults
+        chosen.scheduler = EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil)
+        let fromCode = EmbeddedScheduler.makeContext(chosen, environment: environment)
+        #expect(fromCode.driver.policyConfiguration.profile == .phone)
+        #expect(!fromCode.driver.configuration.launchesOnlyWhenSimulated)
+        fromCode.driver.store?.close()
+    }
+
     @Test func aBadSharedStoreAddressMakesEverySubmitUnavailableWithoutShowingThePassword() throws {
         let state = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }

@@ -440,7 +440,7 @@ extension EmbeddedScheduler {
     /// up `uplink`, runs come down it.
     static func makeLinkedContext(_ configuration: Configuration, app: AppID, manifest: AppManifest, uplink: DaemonUplink, environment: [String: String], log: DiagnosticLog) -> AppContext {
         let driver = SchedulerDriver(
-            configuration: configuration.scheduler,
+            configuration: configuration.scheduler(environment: environment),
             clock: DispatchDriverClock(),
             store: nil,
             unavailableReason: "the app's scheduler is bgtaskd's",

@@ -23,8 +23,16 @@ public enum EmbeddedScheduler {
         public var manifestURL: URL?
         /// Where the state lives; default: `$XDG_STATE_HOME/bgtask/<app>/`.
         public var stateDirectory: URL?
-        /// The engine's tunables.
-        public var scheduler: SchedulerConfiguration
+        /// The engine's tunables; default: ``EmbeddedScheduler/defaultSchedulerConfiguration(environment:machineIDFile:)``,
+        /// with the environment the scheduler starts with (``EmbeddedScheduler/makeContext(_:environment:)``).
+        /// Read before one is set, it is the process's.
+        public var scheduler: SchedulerConfiguration {
+            get { chosenScheduler ?? EmbeddedScheduler.defaultSchedulerConfiguration() }
+            set { chosenScheduler = newValue }
+        }
+        /// The tunables given in code, or `nil` for the defaults of the start's environment
+        /// (so that building a configuration reads no environment: tests inject theirs).
+        var chosenScheduler: SchedulerConfiguration?
         /// Background assertion tunables.
         public var assertions: AssertionConfiguration
         /// Reads the device; default: the Linux readers under `/sys` and `/proc`.
@@ -34,8 +42,19 @@ public enum EmbeddedScheduler {
         /// Whether to schedule through bgtaskd (docs/daemon.md, "The app side").
         public var daemon: DaemonChoice
         /// The policies' configuration and profile (docs/policies.md, "Profiles"); default:
-        /// `BGTASK_POLICY` (``policyConfiguration(from:)``), else the phone's.
-        public var policy: PolicyConfiguration
+        /// `BGTASK_POLICY` (``policyConfiguration(from:)``) of the environment the scheduler
+        /// starts with, else the phone's. Read before one is set, it is the process's.
+        public var policy: PolicyConfiguration {
+            get { chosenPolicy ?? EmbeddedScheduler.defaultPolicyConfiguration() }
+            set { chosenPolicy = newValue }
+        }
+        /// The policy given in code, or `nil` for `BGTASK_POLICY` of the start's environment.
+        var chosenPolicy: PolicyConfiguration?
+
+        /// The engine's tunables: those given in code, else the defaults of `environment`.
+        func scheduler(environment: [String: String]) -> SchedulerConfiguration {
+            chosenScheduler ?? EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment)
+        }
         /// Where the scheduler's state lives (docs/replicas.md): by default
         /// `BGTASK_STORE_URL` when it is set, else the SQLite file in the state directory.
         public var store: StoreChoice
@@ -52,7 +71,7 @@ public enum EmbeddedScheduler {
             manifest: AppManifest? = nil,
             manifestURL: URL? = nil,
             stateDirectory: URL? = nil,
-            scheduler: SchedulerConfiguration = EmbeddedScheduler.defaultSchedulerConfiguration(),
+            scheduler: SchedulerConfiguration? = nil,
             assertions: AssertionConfiguration = .init(),
             conditions: (any ConditionsProvider)? = nil,
             log: DiagnosticLog? = nil,
@@ -66,12 +85,12 @@ public enum EmbeddedScheduler {
             self.store = store
             self.replica = replica
             self.storeLease = storeLease
-            self.policy = policy ?? EmbeddedScheduler.defaultPolicyConfiguration()
+            self.chosenPolicy = policy
             self.app = app
             self.manifest = manifest
             self.manifestURL = manifestURL
             self.stateDirectory = stateDirectory
-            self.scheduler = scheduler
+            self.chosenScheduler = scheduler
             self.assertions = assertions
             self.conditions = conditions
             self.log = log
@@ -257,13 +276,13 @@ public enum EmbeddedScheduler {
         // Override files (low-power-mode, device-idle) live beside every app's state.
         let conditions = configuration.conditions ?? LinuxConditionsReader(stateDirectory: try? stateRoot())
         let driver = SchedulerDriver(
-            configuration: configuration.scheduler,
+            configuration: configuration.scheduler(environment: environment),
             conditions: conditions.read(),
             clock: clock,
             store: store,
             unavailableReason: problems.joined(separator: "; "),
             log: log,
-            policies: PolicySet(configuration: configuration.policy),
+            policies: PolicySet(configuration: configuration.chosenPolicy ?? defaultPolicyConfiguration(environment: environment)),
             loadedRequests: loaded,
             sharedStoreLease: lease
         )

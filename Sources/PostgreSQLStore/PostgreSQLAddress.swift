@@ -115,7 +115,9 @@ public struct PostgreSQLAddress: Sendable, Equatable, CustomStringConvertible {
         if value(of: "fallback_application_name") == nil {
             result.append(Option(keyword: "fallback_application_name", value: applicationName))
         }
-        result += Self.defaultTCPOptions.filter { value(of: $0.keyword) == nil }
+        // keepalives=0 turns them off: their timings are not added either.
+        let keepalivesOff = value(of: "keepalives") == "0"
+        result += Self.defaultTCPOptions.filter { value(of: $0.keyword) == nil && !(keepalivesOff && $0.keyword.hasPrefix("keepalives")) }
         return result
     }
 

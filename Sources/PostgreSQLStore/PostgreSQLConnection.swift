@@ -159,7 +159,7 @@ final class PostgreSQLConnection {
 
     /// The statement timeout a session gets when neither the address (`options=-c
     /// statement_timeout=...`) nor the server (`ALTER ROLE` or `ALTER DATABASE ... SET`,
-    /// postgresql.conf) gives it one: a statement waiting on a lock nobody releases (an
+    /// postgresql.conf) gives it one (an explicit 0, no timeout, is kept as chosen): a statement waiting on a lock nobody releases (an
     /// administrator's `LOCK TABLE`, a session idle in a transaction) fails after a minute,
     /// naming the server and SQLSTATE 57014, instead of holding the submit forever. The
     /// store's statements take milliseconds; schema steps run without it
@@ -170,12 +170,14 @@ final class PostgreSQLConnection {
     /// from the server's defaults): commits wait for the server's disk (what the store
     /// promises, whatever the server's default), floats are written with every digit
     /// (PostgreSQL 12 and later write the shortest exact text anyway; older ones need it),
-    /// and a session without a statement timeout gets ``defaultStatementTimeout``.
+    /// and a session whose statement timeout is the built-in default gets
+    /// ``defaultStatementTimeout``.
     private func configureSession() throws(StoreError) {
         // Constant settings, no parameter: PQexec takes several statements in one round trip
         // and returns the last one's result.
         let script = "SET synchronous_commit = on; SET extra_float_digits = 3; SET client_min_messages = warning; "
-            + "SELECT set_config('statement_timeout', '\(Self.defaultStatementTimeout)', false) WHERE current_setting('statement_timeout') = '0'"
+            + "SELECT set_config('statement_timeout', '\(Self.defaultStatementTimeout)', false) "
+            + "WHERE (SELECT source FROM pg_settings WHERE name = 'statement_timeout') = 'default'"
         guard let result = PQexec(handle, script) else {
             throw unavailable("its session could not be set up", reason: libpqMessage)
         }

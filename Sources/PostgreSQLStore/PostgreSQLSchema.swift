@@ -219,10 +219,12 @@ enum PostgreSQLSchema {
         var finished = false
         while !finished {
             finished = try connection.transaction { () throws(StoreError) -> Bool in
-                // A step may take as long as it needs (an index over a large table), and a
-                // replica waits for another's step as long as that takes: no statement
-                // timeout in this transaction (the session's applies again after it).
+                // A step may take as long as it needs (an index over a large table): no
+                // statement timeout in this transaction (the session's applies again after
+                // it). Waits for locks are bounded instead: for another replica's step (the
+                // advisory lock), or behind a lock nobody releases, 10 minutes.
                 try connection.execute("SET LOCAL statement_timeout = 0")
+                try connection.execute("SET LOCAL lock_timeout = '10min'")
                 try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(lockKey)])
                 let version = try version(on: connection)
                 guard version <= latestVersion else {

@@ -70,7 +70,7 @@ private final class Counter: Sendable {
 
 /// A run handed down by bgtaskd expires at its budget's deadline by the app's own timer as
 /// well as by the daemon's push, and exactly once whichever comes first (docs/daemon.md,
-/// "Expiration").
+/// "Launching for tasks").
 @Suite struct LinkedExpirationTests {
     private struct Linked {
         let clock: ManualClock
@@ -153,7 +153,11 @@ private final class Counter: Sendable {
         var run = record(3)
         linked.driver.handle(.launch(run, budget: 30))
         await settle(linked)
-        #expect(linked.clock.armed.count == 1)
+        #expect(linked.clock.armed.isEmpty, "the completion disarmed it, before the daemon's word that the run is over")
+        linked.clock.advance(to: testStart.addingTimeInterval(30))
+        linked.driver.handle(.expire(run: run.id, reason: "budget of 30 s exhausted"))
+        await settle(linked)
+        #expect(linked.uplink.expirationReports.isEmpty, "a completed run is not expired, even by a late push")
         run.endedAt = testStart.addingTimeInterval(1)
         run.outcome = .success
         linked.driver.handle(.finished(run))
@@ -161,6 +165,22 @@ private final class Counter: Sendable {
         linked.clock.advance(to: testStart.addingTimeInterval(60))
         await settle(linked)
         #expect(linked.uplink.expirationReports.isEmpty)
+    }
+
+    @Test func theRealClockFiresATimerOnTheQueueItIsGiven() {
+        let queue = DispatchQueue(label: "linked-expiration-test.target")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 7)
+        let fired = DispatchSemaphore(value: 0)
+        let onQueue = Mutex<Int?>(nil)
+        // An instant already past: fires at once (no wait on the wall clock).
+        let timer = DispatchDriverClock().schedule(at: Date(timeIntervalSinceNow: -1), on: queue) {
+            onQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) }
+            fired.signal()
+        }
+        #expect(fired.wait(timeout: .now() + 10) == .success)
+        #expect(onQueue.withLock { $0 } == 7, "run on the queue given, not the clock's own")
+        timer.cancel()
     }
 
     @Test func aRunWithoutBudgetHasNoDeadline() async {
@@ -176,6 +196,7 @@ private final class Counter: Sendable {
         linked.clock.advance(to: testStart.addingTimeInterval(45))
         let run = record(5)
         linked.driver.handle(.launch(run, budget: 30))
+        await settle(linked)
         // The clock fires a timer for the past as soon as it is run (as Dispatch and the
         // virtual clock do).
         linked.clock.advance(to: testStart.addingTimeInterval(45))

@@ -213,7 +213,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             return (state.pending.values.filter { app == nil || $0.app == app }.sorted { $0.key < $1.key }, moved)
         }
     }
-    func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] { try access { state in keys.compactMap { state.pending[$0] } } }
+    /// Unreadable rows are left out, as the PostgreSQL store leaves them out.
+    func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest] {
+        try access { state in keys.subtracting(state.unreadable).compactMap { state.pending[$0] } }
+    }
 
     func listen(_ onChange: @escaping @Sendable (SharedStoreChange) -> Void) -> any SharedStoreListener {
         let id = UUID()

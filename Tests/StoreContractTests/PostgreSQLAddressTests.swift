@@ -87,6 +87,8 @@ struct PostgreSQLAddressTests {
         let own = try PostgreSQLAddress.parse("postgresql://db.example.com/x?keepalives_idle=60&tcp_user_timeout=5000").connectionOptions(applicationName: "bgtask a")
         #expect(own.filter { $0.keyword == "keepalives_idle" }.map(\.value) == ["60"], "the address's own is kept, once")
         #expect(own.filter { $0.keyword == "tcp_user_timeout" }.map(\.value) == ["5000"])
+        let off = try PostgreSQLAddress.parse("host=db.example.com keepalives=0").connectionOptions(applicationName: "bgtask a")
+        #expect(off.filter { $0.keyword.hasPrefix("keepalives") }.map { "\($0.keyword)=\($0.value)" } == ["keepalives=0"], "off means off")
         #expect(options.filter { $0.keyword == "client_encoding" }.map(\.value) == ["UTF8"])
         #expect(options.filter { $0.keyword == "fallback_application_name" }.map(\.value) == ["bgtask a"])
     }

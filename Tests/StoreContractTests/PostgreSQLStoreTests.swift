@@ -329,7 +329,7 @@ extension PostgreSQLServerTests {
             }
         }
 
-        @Test("a session gets a one-minute statement timeout unless the address or the server gives it one")
+        @Test("a session gets a one-minute statement timeout unless the address or the server gives it one, 0 included")
         func statementTimeoutDefaults() throws {
             let server = try TestPostgreSQLServer.shared()
             let database = try server.createDatabase()
@@ -347,7 +347,8 @@ extension PostgreSQLServerTests {
             try server.administer("ALTER DATABASE \(database) SET statement_timeout = 0")
             let disabled = try open(server, database, replica: "replica-d")
             defer { disabled.close() }
-            #expect(try statementTimeout(of: disabled) == "1min", "no timeout at all gets the store's")
+            #expect(try statementTimeout(of: disabled) == "0", "no timeout, set on purpose, is kept")
+            try server.administer("ALTER DATABASE \(database) RESET statement_timeout")
             // A reconnected session is set up again.
             try plain.withConnection { (connection) throws(StoreError) in _ = connection.reset() }
             #expect(try statementTimeout(of: plain) == "1min")

@@ -73,6 +73,8 @@ open class BGTask: NSObject, @unchecked Sendable {
             state.expirationHandler = nil
             return true
         }
+        // A completed run has nothing left to expire: its own deadline timer goes.
+        if first { cancelDeadline() }
         guard let context else { return }
         guard first else {
             context.driver.log(.warning, app: context.app, "setTaskCompleted(success:) called again for task '\(identifier)' (\(runID)); ignored")
@@ -123,12 +125,14 @@ open class BGTask: NSObject, @unchecked Sendable {
     @discardableResult
     func deliverExpiration() -> Bool {
         guard let context else { return false }
+        // A run expires once; and one that is over (completed, finished, terminated) not
+        // at all: its deadline timer or a late push may still come.
         let first = state.withLock { state -> Bool in
             defer { state.expirationBegun = true }
-            return !state.expirationBegun
+            return !state.expirationBegun && !state.completed && !state.finished && !state.terminated
         }
-        guard first else { return false }
         cancelDeadline()
+        guard first else { return false }
         // Read on the expiration queue, at the moment the handler is due: a task completed
         // meanwhile has no handler to call.
         context.dispatch(on: context.expirationQueue) { [self] in

@@ -25,7 +25,9 @@ public enum EmbeddedScheduler {
         public var stateDirectory: URL?
         /// The engine's tunables; default: ``EmbeddedScheduler/defaultSchedulerConfiguration(environment:machineIDFile:)``,
         /// with the environment the scheduler starts with (``EmbeddedScheduler/makeContext(_:environment:)``).
-        /// Read before one is set, it is the process's.
+        /// Read before one is set, it is the process's; so changing one value of it in
+        /// code (`configuration.scheduler.maximumConcurrentRuns = 1`) sets the others to
+        /// the process's defaults, as read then.
         public var scheduler: SchedulerConfiguration {
             get { chosenScheduler ?? EmbeddedScheduler.defaultSchedulerConfiguration() }
             set { chosenScheduler = newValue }
@@ -43,7 +45,8 @@ public enum EmbeddedScheduler {
         public var daemon: DaemonChoice
         /// The policies' configuration and profile (docs/policies.md, "Profiles"); default:
         /// `BGTASK_POLICY` (``policyConfiguration(from:)``) of the environment the scheduler
-        /// starts with, else the phone's. Read before one is set, it is the process's.
+        /// starts with, else the phone's. Read before one is set, it is the process's (so
+        /// changing one value of it in code starts from the process's `BGTASK_POLICY`).
         public var policy: PolicyConfiguration {
             get { chosenPolicy ?? EmbeddedScheduler.defaultPolicyConfiguration() }
             set { chosenPolicy = newValue }
@@ -218,7 +221,7 @@ public enum EmbeddedScheduler {
             manifest = given
         } else {
             do {
-                manifest = try loadManifest(configuration)
+                manifest = try loadManifest(configuration, environment: environment)
             } catch {
                 problems.append("\(error)")
                 manifest = AppManifest(permittedIdentifiers: [], backgroundModes: [], source: "no manifest")
@@ -259,7 +262,7 @@ public enum EmbeddedScheduler {
             }
         } else {
             do {
-                let directory = try stateDirectory(for: app, configured: configuration.stateDirectory)
+                let directory = try stateDirectory(for: app, configured: configuration.stateDirectory, environment: environment)
                 let (opened, report) = try openStore(in: directory, now: clock.now(), app: app)
                 store = opened
                 loaded = report.loadedRequests
@@ -274,7 +277,7 @@ public enum EmbeddedScheduler {
             }
         }
         // Override files (low-power-mode, device-idle) live beside every app's state.
-        let conditions = configuration.conditions ?? LinuxConditionsReader(stateDirectory: try? stateRoot())
+        let conditions = configuration.conditions ?? LinuxConditionsReader(stateDirectory: try? stateRoot(environment: environment))
         let driver = SchedulerDriver(
             configuration: configuration.scheduler(environment: environment),
             conditions: conditions.read(),

@@ -949,7 +949,10 @@ public final class SchedulerDriver: Sendable {
             let rows = try shared.pendingRequests(keys: [key]).filter { $0.key == key && $0.submittedAt != record.request.submittedAt }
             return Self.bring(&state.engine, keys: [key], to: rows, at: now)
         } catch {
-            actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error)")))
+            actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error); reading everything once the store answers")))
+            // Caught up by the heartbeat's full read, which also quarantines a bad row.
+            state.sharedClaimsFailing = true
+            sharedCoordinator?.needsHeartbeat()
             return []
         }
     }

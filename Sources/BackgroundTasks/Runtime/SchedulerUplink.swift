@@ -88,7 +88,7 @@ extension SchedulerDriver {
     /// expiration, the other finds it delivered. The daemon stays the authority: a report
     /// of this run that reaches it after the deadline is judged after the deadline's
     /// expiration (SchedulerEngine.handle), and its grace period and termination are its
-    /// own (docs/daemon.md, "Expiration").
+    /// own (docs/daemon.md, "Launching for tasks").
     private func armDeadline(of task: BGTask, at deadline: Date, budget: TimeInterval) {
         let reason = "budget of \(Int(budget)) s exhausted"
         guard let queue = task.context?.expirationQueue else { return }

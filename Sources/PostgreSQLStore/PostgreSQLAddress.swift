@@ -121,6 +121,22 @@ public struct PostgreSQLAddress: Sendable, Equatable, CustomStringConvertible {
         return result
     }
 
+    /// A libpq connection made with ``connectionOptions(applicationName:)``
+    /// (`PQconnectdbParams`, blocking up to the connect timeout), whatever its status; `nil`
+    /// only when libpq is out of memory. The caller checks `PQstatus` and finishes it.
+    func openHandle(applicationName: String) -> OpaquePointer? {
+        let options = connectionOptions(applicationName: applicationName)
+        let keywords = options.map { strdup($0.keyword) } + [nil]
+        let values = options.map { strdup($0.value) } + [nil]
+        defer { for pointer in keywords + values { free(pointer) } }
+        return keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                // expand_dbname 0: a dbname is a name, never a second connection string.
+                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 0)
+            }
+        }
+    }
+
     // MARK: Checks
 
     private static func invalid(_ why: String) -> StoreError {

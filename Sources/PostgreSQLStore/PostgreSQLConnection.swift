@@ -134,18 +134,7 @@ final class PostgreSQLConnection {
     static func connect(to address: PostgreSQLAddress, applicationName: String) throws(StoreError) -> PostgreSQLConnection {
         let options = address.connectionOptions(applicationName: applicationName)
         let secrets = AddressSecrets(values: options.filter { $0.keyword.hasSuffix("password") }.map(\.value).filter { !$0.isEmpty })
-        let keywords = options.map { strdup($0.keyword) } + [nil]
-        let values = options.map { strdup($0.value) } + [nil]
-        defer {
-            for pointer in keywords + values { free(pointer) }
-        }
-        let handle = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
-            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
-                // expand_dbname 0: a dbname is a name, never a second connection string.
-                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 0)
-            }
-        }
-        guard let handle else {
+        guard let handle = address.openHandle(applicationName: applicationName) else {
             throw StoreError(code: .unavailable, path: address.redacted, message: "cannot connect to the PostgreSQL server \(address.redacted): libpq is out of memory")
         }
         let connection = PostgreSQLConnection(handle: handle, server: address.redacted)

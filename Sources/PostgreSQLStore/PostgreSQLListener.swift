@@ -114,16 +114,7 @@ final class PostgreSQLListener: SharedStoreListener, @unchecked Sendable {
         // With TCP keepalives (PostgreSQLAddress.defaultTCPOptions): a listening connection
         // only reads, so a peer gone silently is found in about 25 s rather than the
         // system's two hours, and the safety poll starts.
-        let options = address.connectionOptions(applicationName: applicationName)
-        let keywords = options.map { strdup($0.keyword) } + [nil]
-        let values = options.map { strdup($0.value) } + [nil]
-        defer { for pointer in keywords + values { free(pointer) } }
-        let handle = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
-            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
-                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 0)
-            }
-        }
-        guard let handle else { return nil }
+        guard let handle = address.openHandle(applicationName: applicationName) else { return nil }
         guard PQstatus(handle) == CONNECTION_OK else { PQfinish(handle); return nil }
         clibpq_silence_notices(handle)
         guard let result = PQexec(handle, "LISTEN \(PostgreSQLStore.changeChannel)") else { PQfinish(handle); return nil }

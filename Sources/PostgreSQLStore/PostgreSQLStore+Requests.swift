@@ -74,51 +74,23 @@ extension PostgreSQLStore {
 
     /// The pending requests of `app` (or of every app) that can be read, in the order of
     /// ``pendingRequests(app:)``, with the rows that cannot moved to the quarantine (rows
-    /// another program or a newer version wrote since the store was opened, which opening
-    /// would have quarantined): one bad row never hides the others. A bad row is locked
-    /// and decoded again before it is moved, so a replica that replaced it meanwhile keeps
-    /// its new row (which is then returned).
+    /// another program or a newer version wrote since the store was opened): one bad row
+    /// never hides the others. A bad row found sends the whole store through what opening
+    /// does (``quarantineUnreadable(on:now:)``: suspects locked, decoded again, moved), and
+    /// the rows are read again.
     public func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest]) {
         let (sql, values) = Self.pendingSelect(app: app)
         return try withConnection { (connection) throws(StoreError) in
-            let result = try connection.execute(sql, values)
-            var loaded: [PendingRequest] = []
-            var unreadable: [RequestKey] = []
-            for index in 0..<result.rowCount {
-                let row = result.row(index)
-                do throws(StoreError) {
-                    loaded.append(try PostgreSQLColumns.decodeRequest(row))
-                } catch {
-                    unreadable.append(RequestKey(app: AppID(row.text(0)), identifier: row.text(1)))
-                }
+            func read() throws(StoreError) -> (loaded: [PendingRequest], complete: Bool) {
+                let result = try connection.execute(sql, values)
+                let loaded = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRequest(result.row($0)) }
+                return (loaded, loaded.count == Int(result.rowCount))
             }
-            guard !unreadable.isEmpty else { return (loaded, []) }
-            let (replaced, quarantined) = try connection.transaction { () throws(StoreError) -> ([PendingRequest], [QuarantinedRequest]) in
-                var replaced: [PendingRequest] = []
-                var quarantined: [QuarantinedRequest] = []
-                for key in unreadable {
-                    let again = try connection.execute(
-                        "SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 FOR UPDATE",
-                        [.text(key.app.rawValue), .text(key.identifier)]
-                    )
-                    guard again.rowCount == 1 else { continue }  // gone meanwhile
-                    do throws(StoreError) {
-                        replaced.append(try PostgreSQLColumns.decodeRequest(again.row(0)))
-                    } catch {
-                        try connection.execute(Self.moveSQL, [.text(key.app.rawValue), .text(key.identifier), .text(error.message), .date(now)])
-                        quarantined.append(QuarantinedRequest(app: key.app.rawValue, identifier: key.identifier, reason: error.message, quarantinedAt: now))
-                    }
-                }
-                return (replaced, quarantined)
-            }
-            guard !replaced.isEmpty else { return (loaded, quarantined) }
-            // In the statement's order: app and identifier byte by byte (COLLATE "C").
-            let ordered = (loaded + replaced).sorted { first, second in
-                if first.app != second.app { return first.app.rawValue.utf8.lexicographicallyPrecedes(second.app.rawValue.utf8) }
-                if first.submittedAt != second.submittedAt { return first.submittedAt < second.submittedAt }
-                return first.identifier.utf8.lexicographicallyPrecedes(second.identifier.utf8)
-            }
-            return (ordered, quarantined)
+            let first = try read()
+            guard !first.complete else { return (first.loaded, []) }
+            let quarantined = try Self.quarantineUnreadable(on: connection, now: now)
+            // A row written badly again meanwhile is left out, for the next full read.
+            return (try read().loaded, quarantined)
         }
     }
 

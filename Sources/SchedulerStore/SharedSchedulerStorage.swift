@@ -37,7 +37,8 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
     /// ``SchedulerStorage/pendingRequests(app:)`` orders them, with every row that cannot
     /// be read moved to the quarantine (rows written since the store was opened by another
     /// program, or by a newer version): how a replica reads everything again without one
-    /// bad row hiding the others.
+    /// bad row hiding the others. An implementation may set other apps' unreadable rows
+    /// aside in the same pass; it reports every row it moved.
     func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest])
 
     /// The pending requests among `keys` (those not pending are left out), read at once:

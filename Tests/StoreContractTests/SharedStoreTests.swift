@@ -280,14 +280,16 @@ extension PostgreSQLServerTests {
             // Another program writes a kind no build knows, and a date that is not finite.
             try server.administer(
                 "INSERT INTO bgtask_pending_requests (app, identifier, kind, submitted_at, requires_network, requires_power) "
-                    + "VALUES ('\(Sample.app)', 'teleporter', 'teleport', 0, false, false), ('\(Sample.app)', 'forever', 'appRefresh', 'Infinity', false, false)",
+                    + "VALUES ('\(Sample.app)', 'teleporter', 'teleport', 0, false, false), ('\(Sample.app)', 'forever', 'appRefresh', 'Infinity', false, false), "
+                    + "('\(Sample.otherApp)', 'elsewhere', 'teleport', 0, false, false)",
                 in: database)
             #expect(throws: StoreError.self) { try a.pendingRequests(app: Sample.app) }
             let read = try a.loadPendingRequests(app: Sample.app, now: Sample.now)
             #expect(read.loaded == good.reversed(), "the readable rows, by submission")
-            #expect(Set(read.quarantined.map(\.identifier)) == ["teleporter", "forever"])
+            #expect(Set(read.quarantined.map(\.identifier)) == ["teleporter", "forever", "elsewhere"], "another app's bad row goes in the same pass, and is reported")
             #expect(read.quarantined.contains { $0.identifier == "teleporter" && $0.reason.contains("teleport") })
-            #expect(Set(try a.quarantinedRequests().map(\.identifier)) == ["teleporter", "forever"], "kept, not deleted")
+            #expect(Set(try a.quarantinedRequests().map(\.identifier)) == ["teleporter", "forever", "elsewhere"], "kept, not deleted")
+            #expect(try a.pendingRequests(app: Sample.otherApp).map(\.identifier) == ["other"])
             #expect(try a.pendingRequests(app: Sample.app) == good.reversed(), "the plain read works again")
             #expect(try a.loadPendingRequests(app: nil, now: Sample.now).quarantined.isEmpty)
         }

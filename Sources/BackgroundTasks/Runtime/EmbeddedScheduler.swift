@@ -58,6 +58,10 @@ public enum EmbeddedScheduler {
         func scheduler(environment: [String: String]) -> SchedulerConfiguration {
             chosenScheduler ?? EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment)
         }
+        /// The policy: the one given in code, else `BGTASK_POLICY` of `environment`.
+        func policy(environment: [String: String]) -> PolicyConfiguration {
+            chosenPolicy ?? EmbeddedScheduler.defaultPolicyConfiguration(environment: environment)
+        }
         /// Where the scheduler's state lives (docs/replicas.md): by default
         /// `BGTASK_STORE_URL` when it is set, else the SQLite file in the state directory.
         public var store: StoreChoice
@@ -285,7 +289,7 @@ public enum EmbeddedScheduler {
             store: store,
             unavailableReason: problems.joined(separator: "; "),
             log: log,
-            policies: PolicySet(configuration: configuration.chosenPolicy ?? defaultPolicyConfiguration(environment: environment)),
+            policies: PolicySet(configuration: configuration.policy(environment: environment)),
             loadedRequests: loaded,
             sharedStoreLease: lease
         )
@@ -319,9 +323,7 @@ public enum EmbeddedScheduler {
 
     /// Logs each pending row an opening set aside, naming it, its reason and the store.
     static func logQuarantined(_ rows: [QuarantinedRequest], in store: String, app: AppID?, log: DiagnosticLog) {
-        for row in rows {
-            log(.error, app: app, "the pending request \(row.app)/\(row.identifier) was not loaded: \(row.reason); it was moved to the quarantine of \(store)")
-        }
+        for row in rows { log(.error, app: app, row.setAsideMessage(in: store)) }
     }
 
     /// The manifest for `configuration`: given in code, else `manifestURL`, else
@@ -441,5 +443,12 @@ final class BootstrapGate<Value: Sendable>: Sendable {
             state.closed = true
             return state.offered
         }
+    }
+}
+
+extension QuarantinedRequest {
+    /// The log line for this row, set aside in `store`: what it is, why, and where it went.
+    func setAsideMessage(in store: String) -> String {
+        "the pending request \(app)/\(identifier) was not loaded: \(reason); it was moved to the quarantine of \(store)"
     }
 }

@@ -211,10 +211,7 @@ public final class SchedulerDriver: Sendable {
                     } catch {
                         let what = doubtful.count == 1 ? "'\(doubtful.first!.identifier)'" : "\(doubtful.count) pending requests"
                         note(.error, app: doubtful.count == 1 ? doubtful.first!.app : nil, "could not read \(what) from \(shared.storeDescription) after another replica changed them: \(error); reading everything once the store answers", in: &state)
-                        // What could not be read is caught up by the heartbeat's full read
-                        // (as after a failed claim).
-                        state.sharedClaimsFailing = true
-                        sharedCoordinator?.needsHeartbeat()
+                        readEverythingLater(&state)
                         return Self.bring(&state.engine, keys: Set(known.keys), to: rows, at: now)
                     }
                 }
@@ -229,9 +226,7 @@ public final class SchedulerDriver: Sendable {
                     do {
                         let read = try shared.loadPendingRequests(app: app, now: now)
                         rows = read.loaded
-                        for row in read.quarantined {
-                            note(.error, app: app, "the pending request \(row.app)/\(row.identifier) in \(shared.storeDescription) cannot be read: \(row.reason); it was moved to the quarantine", in: &state)
-                        }
+                        for row in read.quarantined { note(.error, app: app, row.setAsideMessage(in: shared.storeDescription), in: &state) }
                     } catch {
                         failed = true
                         note(.error, app: app, "could not read the pending requests from \(shared.storeDescription): \(error)", in: &state)
@@ -939,6 +934,14 @@ public final class SchedulerDriver: Sendable {
         if let failure { throw failure }
     }
 
+    /// A read of a shared store failed: what it was for is caught up by the heartbeat's full
+    /// read (which also quarantines a bad row), as after a failed claim; nothing launches
+    /// here until that read succeeds.
+    private func readEverythingLater(_ state: inout State) {
+        state.sharedClaimsFailing = true
+        sharedCoordinator?.needsHeartbeat()
+    }
+
     /// After a lost claim, the request as the store has it now: the engine's view came
     /// from word of other replicas, which may have been stale (a replacement made elsewhere
     /// is brought in; a request claimed or cancelled elsewhere stays gone). The submission
@@ -950,9 +953,7 @@ public final class SchedulerDriver: Sendable {
             return Self.bring(&state.engine, keys: [key], to: rows, at: now)
         } catch {
             actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error); reading everything once the store answers")))
-            // Caught up by the heartbeat's full read, which also quarantines a bad row.
-            state.sharedClaimsFailing = true
-            sharedCoordinator?.needsHeartbeat()
+            readEverythingLater(&state)
             return []
         }
     }

@@ -34,17 +34,35 @@ extension PostgreSQLStore {
         try withConnection { (connection) throws(StoreError) in
             let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
             try connection.transaction { () throws(StoreError) in
-                let updated = try connection.execute(PostgreSQLColumns.finishSQL, values)
-                guard updated.affectedRows == 1 else {
-                    throw StoreError(
-                        code: .invalidData, path: nil,
-                        message: "cannot record the end of \(run.id): the replica \(replica) never recorded it as started, or it was already ended as interrupted when its lease ran out"
-                    )
-                }
+                try Self.recordEnd(of: run, values: values, replica: replica, on: connection)
                 for (name, value) in appSettings.sorted(by: { $0.key < $1.key }) {
                     try Self.setAppSetting(value, app: run.app, name: name, on: connection, commits: false)
                 }
             }
+        }
+    }
+
+    /// Records the end of `run` as ``recordRunFinished(_:appSettings:)`` does and, in the
+    /// same transaction, sets the app's setting `name` to what `update` makes of the value
+    /// stored now, under its row lock (``updateAppSetting(app:name:_:)``).
+    public func recordRunFinished(_ run: RunRecord, updatingAppSetting name: String, _ update: (String?) -> String?) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            let values = try PostgreSQLColumns.finishValues(of: run, replica: replica)
+            try connection.transaction { () throws(StoreError) in
+                try Self.recordEnd(of: run, values: values, replica: replica, on: connection)
+                try Self.updateAppSetting(app: run.app, name: name, on: connection, update)
+            }
+        }
+    }
+
+    /// The statement that ends a run this replica started, in a transaction on `connection`.
+    private static func recordEnd(of run: RunRecord, values: [PostgreSQLValue], replica: String, on connection: PostgreSQLConnection) throws(StoreError) {
+        let updated = try connection.execute(PostgreSQLColumns.finishSQL, values)
+        guard updated.affectedRows == 1 else {
+            throw StoreError(
+                code: .invalidData, path: nil,
+                message: "cannot record the end of \(run.id): the replica \(replica) never recorded it as started, or it was already ended as interrupted when its lease ran out"
+            )
         }
     }
 

@@ -52,6 +52,41 @@ extension PostgreSQLStore {
         }
     }
 
+    /// Sets the setting `name` of `app` to what `update` makes of the value stored now
+    /// (`nil` when there is none; `update` returning `nil` leaves the row as it is), in one
+    /// transaction holding the row's lock: how replicas add their changes to one app's
+    /// shared memory instead of overwriting each other's.
+    public func updateAppSetting(app: AppID, name: String, _ update: (String?) -> String?) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try Self.updateAppSetting(app: app, name: name, on: connection, update)
+            }
+        }
+    }
+
+    /// ``updateAppSetting(app:name:_:)`` inside a transaction on `connection`. A row that
+    /// does not exist yet cannot be locked: the first value is inserted if nobody else
+    /// inserted one meanwhile; if somebody did, their committed row is locked, read and
+    /// updated (read committed: the next statement sees it).
+    static func updateAppSetting(app: AppID, name: String, on connection: PostgreSQLConnection, _ update: (String?) -> String?) throws(StoreError) {
+        let key: [PostgreSQLValue] = [.text(app.rawValue), .text(name)]
+        for _ in 0..<2 {
+            let stored = try connection.execute("SELECT value FROM bgtask_app_settings WHERE app = $1 AND name = $2 FOR UPDATE", key)
+            if stored.rowCount == 1 {
+                let current = stored.row(0).text(0)
+                guard let value = update(current), value != current else { return }
+                try connection.execute("UPDATE bgtask_app_settings SET value = $3 WHERE app = $1 AND name = $2", key + [.text(value)])
+                return
+            }
+            guard let value = update(nil) else { return }
+            let inserted = try connection.execute(
+                "INSERT INTO bgtask_app_settings (app, name, value) VALUES ($1, $2, $3) ON CONFLICT (app, name) DO NOTHING", key + [.text(value)]
+            )
+            if inserted.affectedRows == 1 { return }
+        }
+        throw StoreError(code: .server, path: connection.server, message: "the setting '\(name)' of \(app) was inserted and removed by others while this replica tried to update it; try again")
+    }
+
     // MARK: Checkpoints
 
     /// The checkpoint `key` of `app`, or `nil` if none was saved.

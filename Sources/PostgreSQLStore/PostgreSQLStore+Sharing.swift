@@ -88,13 +88,8 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                 let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
                 let endings = Dictionary(ended.map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
                 for (app, at) in endings.sorted(by: { $0.key < $1.key }) {
-                    let saved = try connection.execute(
-                        "SELECT value FROM bgtask_app_settings WHERE app = $1 AND name = $2 FOR UPDATE",
-                        [.text(app.rawValue), .text(AppSettingName.policyState)]
-                    )
-                    let text = saved.rowCount == 1 ? saved.row(0).text(0) : nil
-                    if let struck = InterruptedRunRecovery.policyState(text, struckBy: at) {
-                        try Self.setAppSetting(struck, app: app, name: AppSettingName.policyState, on: connection, commits: false)
+                    try Self.updateAppSetting(app: app, name: AppSettingName.policyState, on: connection) { saved in
+                        InterruptedRunRecovery.policyState(saved, struckBy: at)
                     }
                 }
                 let counted = try connection.execute("SELECT count(*) FROM bgtask_runs WHERE ended_at IS NULL AND lease_expires_at IS NOT NULL")

@@ -41,6 +41,19 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
     /// aside in the same pass; it reports every row it moved.
     func loadPendingRequests(app: AppID?, now: Date) throws(StoreError) -> (loaded: [PendingRequest], quarantined: [QuarantinedRequest])
 
+    /// Sets the setting `name` of `app` to what `update` makes of the value stored now
+    /// (`nil` when there is none; `update` returning `nil` leaves it), atomically: no
+    /// other replica's write lands between the read and the write. How replicas add their
+    /// changes to an app's shared memory (the policies' state) instead of overwriting the
+    /// others'. `update` may be called more than once (a retried transaction); it must only
+    /// compute.
+    func updateAppSetting(app: AppID, name: String, _ update: (String?) -> String?) throws(StoreError)
+
+    /// Records the end of `run` (as ``SchedulerStorage/recordRunFinished(_:appSettings:)``)
+    /// and, in the same transaction, updates the app's setting `name` as
+    /// ``updateAppSetting(app:name:_:)`` does.
+    func recordRunFinished(_ run: RunRecord, updatingAppSetting name: String, _ update: (String?) -> String?) throws(StoreError)
+
     /// The pending requests among `keys` (those not pending are left out), read at once:
     /// how a replica catches up with a burst of changes the others made.
     func pendingRequests(keys: Set<RequestKey>) throws(StoreError) -> [PendingRequest]

@@ -123,6 +123,20 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             for (name, value) in appSettings { state.settings[run.app, default: [:]][name] = value }
         }
     }
+    func recordRunFinished(_ run: RunRecord, updatingAppSetting name: String, _ update: (String?) -> String?) throws(StoreError) {
+        try access { (state) throws(StoreError) in
+            guard state.runs[replica]?[run.id]?.record.endedAt == nil, state.runs[replica]?[run.id] != nil else {
+                throw StoreError(code: .invalidData, path: nil, message: "cannot record the end of \(run.id): it is not in progress")
+            }
+            state.runs[replica]?[run.id]?.record = run
+            if let value = update(state.settings[run.app]?[name]) { state.settings[run.app, default: [:]][name] = value }
+        }
+    }
+    func updateAppSetting(app: AppID, name: String, _ update: (String?) -> String?) throws(StoreError) {
+        try access { state in
+            if let value = update(state.settings[app]?[name]) { state.settings[app, default: [:]][name] = value }
+        }
+    }
     func runs(app: AppID?, since: Date?, limit: Int?) throws(StoreError) -> [RunRecord] {
         try access { state in
             let all = state.runs.values.flatMap(\.values).map(\.record)
@@ -190,6 +204,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
                     record.stopReason = "its lease ran out"
                     state.runs[name]?[id]?.record = record
                     ended.append(record)
+                    // A throttle strike in the app's shared policy state, as PostgreSQL's sweep writes.
+                    if let struck = InterruptedRunRecovery.policyState(state.settings[record.app]?[AppSettingName.policyState], struckBy: now) {
+                        state.settings[record.app, default: [:]][AppSettingName.policyState] = struck
+                    }
                     if state.pending[record.request.key] == nil {
                         state.pending[record.request.key] = record.request
                         restored.append(record.request.key)

@@ -19,8 +19,9 @@ import Testing
         /// The task of `com.example.test.p10` on replica 0, whose handler never ends.
         let hung = LockedBox<BGTask?>(nil)
 
-        /// `prepare` writes into the shared store before any replica starts.
-        init(count: Int, prepare: (SharedMemoryBackend) throws -> Void = { _ in }) throws {
+        /// `prepare` writes into the shared store before any replica starts; every handler
+        /// but the hung one works for `workSeconds` of virtual time (0: it completes at once).
+        init(count: Int, workSeconds: TimeInterval = 0, prepare: (SharedMemoryBackend) throws -> Void = { _ in }) throws {
             // The server's clock is the first replica's (they advance together).
             let serverClock = LockedBox<VirtualClock?>(nil)
             let backend = SharedMemoryBackend(now: { serverClock.withLock { $0?.now() } ?? testStart })
@@ -41,7 +42,8 @@ import Testing
                     for identifier in [refreshID, processingID] + (0..<10).map({ "com.example.test.p\($0)" }) {
                         BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
                             ran.withLock { $0.append("r\(number) \(identifier)") }
-                            task.setTaskCompleted(success: true)
+                            guard workSeconds > 0 else { return task.setTaskCompleted(success: true) }
+                            device.schedule(after: workSeconds) { task.setTaskCompleted(success: true) }
                         }
                     }
                 }
@@ -51,6 +53,12 @@ import Testing
             }
             self.replicas = replicas
             self.contexts = contexts
+        }
+
+        /// What the policies learned of the test app, as the shared store keeps it.
+        func sharedPolicyState() throws -> AppPolicyState? {
+            let text = backend.state.withLock { $0.settings[testApp]?[AppSettingName.policyState] }
+            return try text.map { try JSONDecoder().decode(AppPolicyState.self, from: Data($0.utf8)) }
         }
 
         /// Advances every replica by `seconds`, in small steps, letting word of changes
@@ -148,6 +156,69 @@ import Testing
         #expect(cluster.ran.withLock { $0 } == ["r1 com.example.test.p10"])
         let runs = try cluster.contexts[1].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
         #expect(runs.map(\.outcome) == [.interrupted, .success], "\(runs)")
+        // The sweep's throttle strike is in the app's shared memory, and replica 1's run end
+        // (which writes its own memory) added to it rather than writing over it; replica 1
+        // judges with it from then on.
+        let stored = try #require(try cluster.sharedPolicyState())
+        #expect(stored.throttle.strikes == 1, "the interrupted run's strike survives the next run end")
+        #expect(cluster.contexts[1].driver.policyState(of: testApp)?.throttle.strikes == 1)
+    }
+
+    @Test func runsOnEveryReplicaAddUpInTheAppsSharedMemory() async throws {
+        let cluster = try Cluster(count: 3, workSeconds: 5)
+        for number in 0..<9 {
+            try submit(BGProcessingTaskRequest(identifier: "com.example.test.p\(number)"), in: cluster.contexts[number % 3])
+        }
+        await cluster.run(for: 30)
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.count == 9)
+        let byReplica = cluster.backend.state.withLock { $0.runs.mapValues(\.count) }
+        #expect(byReplica.count > 1, "the runs were spread over replicas: \(byReplica)")
+        let spent = runs.compactMap(\.energyJoules).reduce(0, +)
+        #expect(spent > 0)
+        // What each replica learned from its runs (energy spent, the latest launch) adds up
+        // in the stored state: no replica's write replaced another's.
+        let stored = try #require(try cluster.sharedPolicyState())
+        #expect(abs(stored.energyUsed - spent) < 1e-9 * max(1, spent), "stored \(stored.energyUsed) J, runs spent \(spent) J")
+        #expect(stored.lastLaunch == runs.map(\.startedAt).max())
+        // The last replica to write holds the stored state as its memory (runs end at the
+        // same virtual instant on several replicas, so which one wrote last is not known).
+        let memories = cluster.contexts.map { $0.driver.policyState(of: testApp)?.energyUsed ?? 0 }
+        #expect(memories.contains(stored.energyUsed), "\(memories) vs \(stored.energyUsed)")
+    }
+
+    @Test func aStrikeWrittenElsewhereWeighsOnEveryReplicaAtItsNextHeartbeat() async throws {
+        let cluster = try Cluster(count: 2, workSeconds: 5)
+        for number in 0..<2 {
+            try submit(BGProcessingTaskRequest(identifier: "com.example.test.p\(number)"), in: cluster.contexts[number])
+        }
+        await cluster.run(for: 10)
+        let before = try #require(try cluster.sharedPolicyState())
+        #expect(before.throttle.strikes == 0 && before.energyUsed > 0)
+        // Another replica (or its sweep) records a strike in the stored state.
+        var struck = before
+        struck.throttle.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, at: cluster.replicas[0].now)
+        let text = String(decoding: try JSONEncoder().encode(struck), as: UTF8.self)
+        cluster.backend.state.withLock { $0.settings[testApp]?[AppSettingName.policyState] = text }
+        for context in cluster.contexts {
+            #expect(context.driver.policyState(of: testApp)?.throttle.strikes == 0)
+            context.driver.sharedCoordinator?.beatNow()
+            let memory = context.driver.policyState(of: testApp)
+            #expect(memory?.throttle.strikes == 1, "the strike weighs here")
+            #expect(memory?.energyUsed == before.energyUsed, "what was learned before is kept")
+        }
+        // The next request waits out the throttle's delay (15 min for one strike) on both
+        // replicas; its run's end keeps the strike and adds its energy.
+        let submitted = cluster.replicas[1].now
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p5"), in: cluster.contexts[1])
+        await cluster.run(for: 600, step: 10)
+        #expect(!cluster.ran.withLock { $0 }.contains { $0.hasSuffix("p5") }, "held by the throttle")
+        await cluster.run(for: 600, step: 10)
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: submitted, limit: nil) ?? []
+        #expect(runs.map(\.identifier) == ["com.example.test.p5"])
+        let after = try #require(try cluster.sharedPolicyState())
+        #expect(after.throttle.strikes == 1)
+        #expect(after.energyUsed > before.energyUsed)
     }
 
     @Test func requestsAlreadyDueWhenAReplicaStartsRunOnceItsHandlersAreRegistered() async throws {

@@ -107,6 +107,42 @@ extension PostgreSQLServerTests {
             #expect(throws: StoreError.self) { try a.recordRunFinished(Sample.finished(Sample.run(1, of: short), after: 2)) }
         }
 
+        @Test("updates of one app setting from replicas at once each see the one before: none is lost, the first insert included; a run's end updates it in its transaction")
+        func settingUpdatesAreAtomicAcrossReplicas() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let replicas = try ["a", "b", "c"].map { try open(server, database, replica: $0) }
+            let failures = Mutex<[String]>([])
+            // Every replica adds 1 to a counter 40 times, starting at once on a row that does
+            // not exist yet.
+            DispatchQueue.concurrentPerform(iterations: replicas.count) { index in
+                for _ in 0..<40 {
+                    do {
+                        try replicas[index].updateAppSetting(app: Sample.app, name: "counter") { String((Int($0 ?? "0") ?? 0) + 1) }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "120")
+            // An update that returns nil leaves the row as it is.
+            try replicas[1].updateAppSetting(app: Sample.app, name: "counter") { _ in nil }
+            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "120")
+            // The end of a run and its update commit together; the end of a run this replica
+            // never started is refused and updates nothing.
+            let request = Sample.request("job")
+            try replicas[0].upsertRequest(request)
+            #expect(try replicas[0].claimRun(Sample.run(1, of: request), lease: 30))
+            try replicas[0].recordRunFinished(Sample.finished(Sample.run(1, of: request), after: 2), updatingAppSetting: "counter") { String((Int($0 ?? "0") ?? 0) + 1) }
+            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "121")
+            #expect(try replicas[0].run(RunID(1))?.endedAt != nil)
+            #expect(throws: StoreError.self) {
+                try replicas[0].recordRunFinished(Sample.finished(Sample.run(9, of: request), after: 3), updatingAppSetting: "counter") { _ in "0" }
+            }
+            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "121", "rolled back with the refused end")
+        }
+
         @Test("a request pending again is not overwritten by the restore of an expired run")
         func restoreKeepsANewerSubmission() throws {
             let server = try TestPostgreSQLServer.shared()

@@ -71,6 +71,10 @@ public final class SchedulerDriver: Sendable {
         /// submission of it that arrives late is read from the store, not taken
         /// (``sort(_:against:removedHere:)``).
         var removedHere = RecentRemovals()
+        /// A shared store: what the policies' state of each app was as this replica last
+        /// read or wrote it (the base of a three-way merge: what this replica changed since
+        /// then is written into what is stored now, ``writeSharedPolicyState(of:in:write:)``).
+        var sharedPolicyBaselines: [AppID: AppPolicyState] = [:]
         /// Whether the engine had work after the last lock hold (see ``onWorkChanged(_:)``).
         var dependedOnReadings = false
         var workListeners: [@Sendable () -> Void] = []
@@ -354,6 +358,7 @@ public final class SchedulerDriver: Sendable {
         mutate { state, _ in
             state.contexts[context.app] = context
             state.engine.register(AppRegistration(app: context.app, manifest: context.manifest, backgroundRefreshEnabled: backgroundRefreshEnabled))
+            if sharedStore != nil, let saved { state.sharedPolicyBaselines[context.app] = saved }
             if var saved {
                 saved.backgroundRefreshEnabled = backgroundRefreshEnabled
                 state.engine.restorePolicyState(saved, of: context.app)
@@ -377,6 +382,7 @@ public final class SchedulerDriver: Sendable {
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
                 if var saved = savedPolicyStates[registration.app], state.engine.policyState(of: registration.app) == nil {
+                    if sharedStore != nil { state.sharedPolicyBaselines[registration.app] = saved }
                     saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
                     state.engine.restorePolicyState(saved, of: registration.app)
                 }
@@ -459,12 +465,48 @@ public final class SchedulerDriver: Sendable {
     /// Persists what the policies learned of `app`, under the driver's lock so that saves
     /// land in the order the engine learned (a restart and `bgtask why` see the latest).
     private func savePolicyState(of app: AppID, in state: inout State) {
-        guard let store, let text = policyStateText(of: app, in: state) else { return }
         do {
+            if let shared = sharedStore {
+                try writeSharedPolicyState(of: app, in: &state) { (update) throws(StoreError) in
+                    try shared.updateAppSetting(app: app, name: AppSettingName.policyState, update)
+                }
+                return
+            }
+            guard let store, let text = policyStateText(of: app, in: state) else { return }
             try store.setAppSetting(text, app: app, name: AppSettingName.policyState)
         } catch {
             note(.error, app: app, "could not save the usage history: \(error)", in: &state)
         }
+    }
+
+    /// Writes what the policies learned of `app` into a shared store without losing what
+    /// other replicas wrote meanwhile: `write` hands the store an update that merges this
+    /// replica's changes since its baseline into the state stored now
+    /// (``AppPolicyState/merging(changesIn:since:)``, under the row's lock). Once written,
+    /// the merge is this replica's memory and its new baseline, so the others' runs,
+    /// strikes and energy count in its judgement from here on. A stored state that cannot
+    /// be read is replaced by this replica's (and said in the log).
+    private func writeSharedPolicyState(of app: AppID, in state: inout State, write: ((String?) -> String?) throws(StoreError) -> Void) throws(StoreError) {
+        guard let mine = state.engine.policyState(of: app) else { return try write { _ in nil } }
+        let baseline = state.sharedPolicyBaselines[app]
+        var merged = mine
+        var unreadable: String?
+        try write { stored in
+            merged = mine
+            unreadable = nil
+            if let stored {
+                do {
+                    merged = try JSONDecoder().decode(AppPolicyState.self, from: Data(stored.utf8)).merging(changesIn: mine, since: baseline)
+                } catch {
+                    unreadable = "\(error)"
+                }
+            }
+            guard let data = try? JSONEncoder().encode(merged) else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        if let unreadable { note(.warning, app: app, "the shared usage history could not be read (\(unreadable)); this replica's replaced it", in: &state) }
+        state.engine.restorePolicyState(merged, of: app)
+        state.sharedPolicyBaselines[app] = merged
     }
 
     /// The user brought `app` to the foreground: learned by the usage model; lifts a force-quit.
@@ -713,6 +755,42 @@ public final class SchedulerDriver: Sendable {
             state.removedHere.note(app, at: now)
             return state.engine.handle(.allRequestsCancelled(app), at: now)
         } prefix: { now in removed.map { .cancelled($0, at: now) } }
+    }
+
+    /// A shared store: takes into this replica's memory what other replicas (and the sweep
+    /// of expired leases) wrote into the apps' stored policy state since this replica last
+    /// read or wrote it, keeping what it learned itself and has not written yet (a
+    /// three-way merge; the stored state becomes the baseline). Called at each heartbeat,
+    /// so a strike another replica recorded weighs here within one beat, not only after
+    /// this replica's next write. Under the driver's lock, so a write of this replica
+    /// cannot land between the read and the merge.
+    func refreshSharedPolicyStates() {
+        guard sharedStore != nil, let store else { return }
+        mutate { state, _ in
+            let texts: [AppID: String]
+            do {
+                texts = try store.appSettings(named: AppSettingName.policyState)
+            } catch {
+                note(.warning, app: nil, "could not read the apps' shared usage histories: \(error)", in: &state)
+                return []
+            }
+            var changed = false
+            for (app, text) in texts.sorted(by: { $0.key < $1.key }) {
+                guard let mine = state.engine.policyState(of: app),
+                      let stored = try? JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8)),
+                      stored != state.sharedPolicyBaselines[app] else { continue }
+                state.engine.restorePolicyState(stored.merging(changesIn: mine, since: state.sharedPolicyBaselines[app]), of: app)
+                state.sharedPolicyBaselines[app] = stored
+                changed = true
+            }
+            return changed ? [.wake(at: state.engine.nextWake)] : []
+        }
+    }
+
+    /// What the policies know of `app` now (usage history, throttle, energy spent), or
+    /// `nil` before they learned anything.
+    func policyState(of app: AppID) -> AppPolicyState? {
+        state.withLock { $0.engine.policyState(of: app) }
     }
 
     /// Copies of the pending requests of `app`.
@@ -1021,9 +1099,15 @@ public final class SchedulerDriver: Sendable {
             state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
             // What the run taught the policies (throttle, energy spent) is saved with its
             // record: one commit per run, not two.
-            let learned = policyStateText(of: record.app, in: state).map { [AppSettingName.policyState: $0] } ?? [:]
             do {
-                try store?.recordRunFinished(record, appSettings: learned)
+                if let shared = sharedStore {
+                    try writeSharedPolicyState(of: record.app, in: &state) { (update) throws(StoreError) in
+                        try shared.recordRunFinished(record, updatingAppSetting: AppSettingName.policyState, update)
+                    }
+                } else {
+                    let learned = policyStateText(of: record.app, in: state).map { [AppSettingName.policyState: $0] } ?? [:]
+                    try store?.recordRunFinished(record, appSettings: learned)
+                }
             } catch {
                 actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }

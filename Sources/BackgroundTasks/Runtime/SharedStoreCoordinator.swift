@@ -145,6 +145,8 @@ final class SharedStoreCoordinator: Sendable {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
             sweepFailed = true
         }
+        // What the others (and their sweeps) taught the policies weighs here from now on.
+        if !sweepFailed { driver.refreshSharedPolicyStates() }
         // Read everything while word of changes cannot come, or while claims fail (a
         // successful read lets claims be tried again and brings back what was forgotten).
         let down = state.withLock { $0.listeningDown } || driver.sharedClaimsFailing

@@ -210,3 +210,49 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         return "throttled \(DurationText.spoken(current)): " + parts.joined(separator: "; ")
     }
 }
+
+// MARK: Replicas
+
+extension ThrottleState {
+    /// This state (the one stored now, which other writers may have changed) with what
+    /// `mine` changed since `baseline` (the stored state it started from): how replicas
+    /// sharing one app's memory add their strikes up instead of overwriting each other's
+    /// (docs/replicas.md, "Per-replica judgement, shared memory").
+    ///
+    /// When only one side changed, that side is the answer. When both did: the strikes
+    /// `mine` recorded since `baseline` join this state's (each once, oldest first, within
+    /// the reason window and the recent-strike limit), the strike count adds `mine`'s new
+    /// ones, and the penalty is the larger of the two delays, as of the later instant (a
+    /// strike on one side and a success on the other leave the stricter). This state's
+    /// configuration is kept.
+    public func merging(changesIn mine: ThrottleState, since baseline: ThrottleState) -> ThrottleState {
+        if mine == baseline { return self }
+        if self == baseline { return mine }
+        var merged = self
+        let known = Set(recentStrikes)
+        let added = mine.recentStrikes.filter { !baseline.recentStrikes.contains($0) && !known.contains($0) }
+        merged.strikes = strikes + max(0, mine.strikes - baseline.strikes)
+        merged.lastStrikeAt = [lastStrikeAt, mine.lastStrikeAt].compactMap { $0 }.max()
+        var recent = (recentStrikes + added).sorted { $0.at < $1.at }
+        if let latest = recent.last?.at {
+            let horizon = latest.addingTimeInterval(-configuration.reasonWindow)
+            recent.removeAll { $0.at < horizon }
+        }
+        let excess = recent.count - max(0, configuration.recentStrikeLimit)
+        if excess > 0 { recent.removeFirst(excess) }
+        merged.recentStrikes = recent
+        let asOf = [penaltyAsOf, mine.penaltyAsOf].compactMap { $0 }.max()
+        if let asOf {
+            merged.penalty = max(undecayedDelay(at: asOf), mine.undecayedDelay(at: asOf))
+            merged.penaltyAsOf = asOf
+        }
+        return merged
+    }
+
+    /// The penalty decayed to `now` (not cut to 0 below a second, nor capped): what a
+    /// merge compares and keeps.
+    private func undecayedDelay(at now: Date) -> TimeInterval {
+        guard penalty > 0, let asOf = penaltyAsOf else { return 0 }
+        return penalty * configuration.decayFactor(elapsed: now.timeIntervalSince(asOf))
+    }
+}

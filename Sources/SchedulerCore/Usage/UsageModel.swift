@@ -104,8 +104,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
         let week = self.week
         let hour = week.absoluteHour(of: date)
-        let start = week.start(ofHour: hour)
-        let bucket = LocalWeek.hourOfWeek(ofHour: hour)
+        countOccurrence(startingAt: week.start(ofHour: hour), bucket: LocalWeek.hourOfWeek(ofHour: hour))
+    }
+
+    /// Counts the occurrence of hour of the week `bucket` that starts at `start` as one in
+    /// which the app was opened, unless it (or a later occurrence of that hour) already is.
+    private mutating func countOccurrence(startingAt start: Date, bucket: Int) {
         if let counted = lastCountedOccurrence[bucket], start <= counted { return }
         lastCountedOccurrence[bucket] = start
 
@@ -571,4 +575,39 @@ struct LikelihoodMemo: Sendable, Hashable {
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }
     func hash(into hasher: inout Hasher) {}
+}
+
+// MARK: Replicas
+
+extension UsageModel {
+    /// This model (the one stored now, which other writers may have changed) with what
+    /// `mine` learned since `baseline` (the stored model it started from): how replicas
+    /// sharing one app's memory add their foregrounds up instead of overwriting each
+    /// other's (docs/replicas.md, "Per-replica judgement, shared memory").
+    ///
+    /// When only one side changed, that side is the answer. When both did, the latest
+    /// occurrence `mine` counted in each hour of the week since `baseline` is counted here
+    /// too (once: an hour this model counted already adds nothing), oldest first, as
+    /// ``recordForeground(at:)`` would have; the foreground count adds `mine`'s new ones,
+    /// and the last use is the later. Replicas write after every foreground, so `mine` is
+    /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
+    /// replica that counted the same hour in two different weeks since `baseline` passes
+    /// on the later week only. This model's configuration is kept.
+    public func merging(changesIn mine: UsageModel, since baseline: UsageModel) -> UsageModel {
+        if mine == baseline { return self }
+        if self == baseline { return mine }
+        var merged = self
+        let counted = (0..<LocalWeek.hoursPerWeek).compactMap { bucket -> (start: Date, bucket: Int)? in
+            guard let start = mine.lastCountedOccurrence[bucket], start != baseline.lastCountedOccurrence[bucket] else { return nil }
+            return (start, bucket)
+        }
+        merged.likelihoodMemo = LikelihoodMemo()
+        for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
+            merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket)
+        }
+        merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
+        merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
+        merged.observedSince = min(observedSince, mine.observedSince)
+        return merged
+    }
 }

@@ -41,7 +41,8 @@ struct PolicyStateMergeTests {
         #expect(merged.throttle.lastStrikeAt == t0 + 60)
         // Each side alone was one strike (15 min); the merge keeps the stricter delay, never less.
         #expect(merged.throttle.delay(at: t0 + 120) >= theirs.throttle.delay(at: t0 + 120))
-        // Merging the same changes again adds nothing twice to the strikes' list.
+        // Merging the same changes again lists no strike twice (the count is a count: a
+        // replica merges each change once, from its baseline, which moves on with each write).
         let again = merged.merging(changesIn: mine, since: baseline)
         #expect(again.throttle.recentStrikes.count == 2)
     }
@@ -77,6 +78,12 @@ struct PolicyStateMergeTests {
         var later = baseline
         later.energyDay = day + 1
         later.energyUsed = 8
+        // The stored state went back a day (written over): this replica's count of its day stays.
+        var overwritten = baseline
+        overwritten.energyDay = day - 1
+        var spentMore = baseline
+        spentMore.energyUsed = 55
+        #expect(overwritten.merging(changesIn: spentMore, since: baseline).energyUsed == 55)
         var sameDayMine = baseline
         sameDayMine.energyUsed = 60
         #expect(later.merging(changesIn: sameDayMine, since: baseline).energyUsed == 8)
@@ -126,14 +133,14 @@ struct PolicyStateMergeTests {
         var mine = baseline
         var stored = baseline
         mine.forceQuit = true
-        mine.retryAttempts = ["b": 2, "c": 1]  // a succeeded here; c failed here
+        mine.retryAttempts = ["b": 3, "c": 1]  // a succeeded here; b and c failed here
         stored.backgroundRefreshEnabled = false
-        stored.retryAttempts = ["a": 1, "b": 3]  // b failed again there
+        stored.retryAttempts = ["a": 1, "b": 3]  // b failed there too
         stored.lastRefresh = t0
         let merged = stored.merging(changesIn: mine, since: baseline)
         #expect(merged.forceQuit)
         #expect(!merged.backgroundRefreshEnabled)
-        #expect(merged.retryAttempts == ["b": 3, "c": 1])
+        #expect(merged.retryAttempts == ["b": 4, "c": 1], "both failures of b count")
         #expect(merged.lastRefresh == t0)
     }
 }

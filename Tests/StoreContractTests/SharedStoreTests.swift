@@ -140,7 +140,7 @@ extension PostgreSQLServerTests {
             #expect(throws: StoreError.self) {
                 try replicas[0].recordRunFinished(Sample.finished(Sample.run(9, of: request), after: 3), updatingAppSetting: "counter") { _ in "0" }
             }
-            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "121", "rolled back with the refused end")
+            #expect(try replicas[0].appSetting(app: Sample.app, name: "counter") == "121", "the refused end updated nothing")
         }
 
         @Test("a request pending again is not overwritten by the restore of an expired run")

@@ -776,10 +776,17 @@ public final class SchedulerDriver: Sendable {
             }
             var changed = false
             for (app, text) in texts.sorted(by: { $0.key < $1.key }) {
-                guard let mine = state.engine.policyState(of: app),
+                guard let registration = state.engine.registration(of: app),
                       let stored = try? JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8)),
                       stored != state.sharedPolicyBaselines[app] else { continue }
-                state.engine.restorePolicyState(stored.merging(changesIn: mine, since: state.sharedPolicyBaselines[app]), of: app)
+                if let mine = state.engine.policyState(of: app) {
+                    state.engine.restorePolicyState(stored.merging(changesIn: mine, since: state.sharedPolicyBaselines[app]), of: app)
+                } else {
+                    // Nothing learned here yet: the stored state, with this replica's switch.
+                    var adopted = stored
+                    adopted.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
+                    state.engine.restorePolicyState(adopted, of: app)
+                }
                 state.sharedPolicyBaselines[app] = stored
                 changed = true
             }

@@ -145,7 +145,11 @@ final class SharedStoreCoordinator: Sendable {
             driver.log(.error, app: nil, "could not end the runs whose lease ran out in \(store.storeDescription): \(error)")
             sweepFailed = true
         }
-        // What the others (and their sweeps) taught the policies weighs here from now on.
+        // What the others (and their sweeps) taught the policies weighs here from now on:
+        // after the restores above, on purpose. The run that lost its lease is taken over at
+        // once (the guarantee's "another replica runs it after the lease"); its strike weighs
+        // on the app's later runs, so a handler that keeps killing its replica slows down
+        // from its second interruption (docs/replicas.md, "Per-replica judgement").
         if !sweepFailed { driver.refreshSharedPolicyStates() }
         // Read everything while word of changes cannot come, or while claims fail (a
         // successful read lets claims be tried again and brings back what was forgotten).

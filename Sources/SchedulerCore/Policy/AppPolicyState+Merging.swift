@@ -16,7 +16,8 @@ extension AppPolicyState {
     /// - energy: of one local day, this state's joules plus what `mine` spent since
     ///   `baseline`; of different days, the later day's;
     /// - the last launch and the last successful refresh: the later;
-    /// - retries: per task identifier, as for a field.
+    /// - retries: per task identifier, failures `mine` counted since `baseline` add to the
+    ///   stored count; a reset by `mine` (a success) clears it.
     ///
     /// The tunables of the usage model and the throttle are `mine`'s (this replica's time
     /// zone and policy configuration).
@@ -38,8 +39,10 @@ extension AppPolicyState {
         merged.usage = usage.merging(changesIn: mine.usage, since: baseline.usage)
         merged.throttle = throttle.merging(changesIn: mine.throttle, since: baseline.throttle)
         if mine.energyDay > energyDay {
+            // The stored state has nothing of that day (it is older, or was written over):
+            // this replica's count of it is all that is known.
             merged.energyDay = mine.energyDay
-            merged.energyUsed = mine.energyDay == baseline.energyDay ? mine.energyUsed - baseline.energyUsed : mine.energyUsed
+            merged.energyUsed = mine.energyUsed
         } else if mine.energyDay == energyDay {
             let spent = mine.energyDay == baseline.energyDay ? mine.energyUsed - baseline.energyUsed : mine.energyUsed
             merged.energyUsed = energyUsed + max(0, spent)
@@ -50,7 +53,16 @@ extension AppPolicyState {
         var retries: [String: Int] = [:]
         for identifier in identifiers {
             let ours = mine.retryAttempts?[identifier]
-            retries[identifier] = ours != baseline.retryAttempts?[identifier] ? ours : retryAttempts?[identifier]
+            let before = baseline.retryAttempts?[identifier]
+            let stored = retryAttempts?[identifier]
+            if let ours, ours > (before ?? 0) {
+                // Failures here since the baseline add to the ones stored (a count, not a switch).
+                retries[identifier] = (stored ?? 0) + ours - (before ?? 0)
+            } else if ours != before {
+                retries[identifier] = ours  // a success here reset it
+            } else {
+                retries[identifier] = stored
+            }
         }
         merged.retryAttempts = retries.isEmpty && retryAttempts == nil ? nil : retries
         return merged

@@ -21,6 +21,9 @@ final class SharedMemoryBackend: Sendable {
         var checkpoints: [AppID: [String: Data]] = [:]
         var listeners: [UUID: (replica: String, onChange: @Sendable (SharedStoreChange) -> Void)] = [:]
         var reachable = true
+        /// The next run end commits, then reports the server lost (a commit whose outcome
+        /// its writer cannot know).
+        var loseNextRunEndAfterCommit = false
         /// Rows another program wrote badly: the plain read fails on them, the loading read
         /// moves them to `quarantined`, as the PostgreSQL store does.
         var unreadable: Set<RequestKey> = []
@@ -130,6 +133,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             }
             state.runs[replica]?[run.id]?.record = run
             if let value = update(state.settings[run.app]?[name]) { state.settings[run.app, default: [:]][name] = value }
+            if state.loseNextRunEndAfterCommit {
+                state.loseNextRunEndAfterCommit = false
+                throw StoreError(code: .unavailable, path: storeDescription, message: "the server was lost during COMMIT")
+            }
         }
     }
     func updateAppSetting(app: AppID, name: String, _ update: (String?) -> String?) throws(StoreError) {

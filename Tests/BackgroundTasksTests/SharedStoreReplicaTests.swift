@@ -221,6 +221,21 @@ import Testing
         #expect(after.energyUsed > before.energyUsed)
     }
 
+    @Test func aMergeWhoseCommitLandedUnbeknownIsNotCountedTwice() async throws {
+        let cluster = try Cluster(count: 1, workSeconds: 5)
+        cluster.backend.state.withLock { $0.loseNextRunEndAfterCommit = true }
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
+        await cluster.run(for: 10)
+        #expect(cluster.contexts[0].driver.log.messages.contains { $0.level == .error && $0.text.contains("lost during COMMIT") })
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p2"), in: cluster.contexts[0])
+        await cluster.run(for: 10)
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        let spent = runs.compactMap(\.energyJoules).reduce(0, +)
+        #expect(runs.count == 2 && spent > 0)
+        let stored = try #require(try cluster.sharedPolicyState())
+        #expect(stored.energyUsed == spent, "the first run's joules once, not twice")
+    }
+
     @Test func requestsAlreadyDueWhenAReplicaStartsRunOnceItsHandlersAreRegistered() async throws {
         let cluster = try Cluster(count: 1) { backend in
             try backend.store(replica: "earlier").upsertRequests((0..<3).map {

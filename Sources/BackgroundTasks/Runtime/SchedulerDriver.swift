@@ -491,18 +491,30 @@ public final class SchedulerDriver: Sendable {
         let baseline = state.sharedPolicyBaselines[app]
         var merged = mine
         var unreadable: String?
-        try write { stored in
-            merged = mine
-            unreadable = nil
-            if let stored {
-                do {
-                    merged = try JSONDecoder().decode(AppPolicyState.self, from: Data(stored.utf8)).merging(changesIn: mine, since: baseline)
-                } catch {
-                    unreadable = "\(error)"
+        var written: String?
+        do {
+            try write { stored in
+                merged = mine
+                unreadable = nil
+                if let stored {
+                    do {
+                        merged = try JSONDecoder().decode(AppPolicyState.self, from: Data(stored.utf8)).merging(changesIn: mine, since: baseline)
+                    } catch {
+                        unreadable = "\(error)"
+                    }
                 }
+                written = (try? JSONEncoder().encode(merged)).map { String(decoding: $0, as: UTF8.self) }
+                return written
             }
-            guard let data = try? JSONEncoder().encode(merged) else { return nil }
-            return String(decoding: data, as: UTF8.self)
+        } catch {
+            // The server may have been lost during the commit: if the merge is what the
+            // store holds now, it landed, and merging the same changes again would count
+            // them twice. Otherwise memory and baseline stay, and the next write retries.
+            if let written, let store, (try? store.appSetting(app: app, name: AppSettingName.policyState)) == written {
+                state.engine.restorePolicyState(merged, of: app)
+                state.sharedPolicyBaselines[app] = merged
+            }
+            throw error
         }
         if let unreadable { note(.warning, app: app, "the shared usage history could not be read (\(unreadable)); this replica's replaced it", in: &state) }
         state.engine.restorePolicyState(merged, of: app)

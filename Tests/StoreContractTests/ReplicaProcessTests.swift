@@ -20,9 +20,17 @@ extension PostgreSQLServerTests {
             init(_ arguments: [String], replica: String, address: String, lease: Int, directory: String) throws {
                 output = "\(directory)/\(replica).out"
                 let executable = try Self.locate("bgtask-replica-probe")
+                // The replicas judge with a calm machine's CPU pressure, not this one's: the
+                // server profile holds processing while the CPU is busy, and the test run's
+                // other suites keep it busy (a replica would then launch nothing in time).
+                let proc = "\(directory)/proc"
+                try FileManager.default.createDirectory(atPath: "\(proc)/pressure", withIntermediateDirectories: true)
+                try "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                    .write(toFile: "\(proc)/pressure/cpu", atomically: true, encoding: .utf8)
                 let environment = [
                     "PATH=/usr/bin:/bin", "HOME=\(directory)", "XDG_STATE_HOME=\(directory)/state", "XDG_RUNTIME_DIR=\(directory)/run",
                     "BGTASK_STORE_URL=\(address)", "BGTASK_REPLICA=\(replica)", "BGTASK_STORE_LEASE=\(lease)", "BGTASK_POLICY=server",
+                    "BGTASK_PROC_ROOT=\(proc)",
                 ]
                 var actions = posix_spawn_file_actions_t()
                 posix_spawn_file_actions_init(&actions)

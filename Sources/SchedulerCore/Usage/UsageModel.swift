@@ -382,10 +382,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// and an hour whose spacing would exceed ``UsageModelConfiguration/maximumRefreshSpacing``
     /// gets none.
     ///
-    /// **How many.** `scale` is set so that the day's refreshes add up to
-    /// ``UsageModelConfiguration/refreshBudgetShare`` of what the app asks for (a fifth:
-    /// about 19 a day for a refresh every 15 minutes), counting an hour at most at the
-    /// app's own cadence. The budget is spent where this device's own history says the
+    /// **How many.** `scale` is set so that the refreshes the placement places over the
+    /// 24 hours add up to ``UsageModelConfiguration/refreshBudgetShare`` of what the app
+    /// asks for (about 22 a day for a refresh every 15 minutes): counted as placed,
+    /// each stretch of hours that get refreshes beginning with one and each hour at most at
+    /// the app's own cadence. The budget is spent where this device's own history says the
     /// user opens the app; with little history every hour keeps some likelihood, so the
     /// refreshes spread out, and they gather before the habits as the days show them.
     public func refreshSpacings(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> [TimeInterval?] {
@@ -398,13 +399,41 @@ public struct UsageModel: Sendable, Codable, Hashable {
         if let lastUse, lastUse >= week.start(ofHour: first), lastUse <= now { roots[0] = 0 }
         let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
         let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
-        // refreshes(scale) = Σ min(3600 / cadence, 3600 · root / scale) falls as scale grows:
-        // bisect for the scale that spends the budget.
+        let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
+        // refreshes(scale) falls as scale grows (by steps, and not strictly: an hour that
+        // drops out splits a stretch in two): bisect for a scale that spends the budget.
         func refreshes(_ scale: Double) -> Double {
-            roots.reduce(0) { sum, root in
-                guard root > 0, scale / root <= configuration.maximumRefreshSpacing else { return sum }
-                return sum + min(3600 / cadence, 3600 * root / scale)
+            // What the placement places over the day at this scale, as
+            // ``preferredRefreshTime`` places it (with the mean lead), not the hours' shares
+            // of it: a stretch of hours that get refreshes begins with one in the lead before
+            // it (the content is old by then), then one a spacing apart. Counting shares
+            // (3600 / spacing an hour) missed the first refresh of every stretch, and the day
+            // spent more than its budget.
+            let spacings = roots.map { root -> Double? in
+                guard root > 0 else { return nil }
+                let spacing = max(cadence, scale / root)
+                return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
             }
+            var last = -Double.infinity
+            var count = 0.0
+            func place(from start: Double, to stop: Double, every spacing: Double?) {
+                guard let spacing else { return }
+                var at = max(start, last + spacing)
+                while at < stop {
+                    count += 1
+                    last = at
+                    at += spacing
+                }
+            }
+            for index in 0..<24 {
+                let hourStart = Double(index) * 3600
+                let leadStart = hourStart + 3600 - lead
+                let own = spacings[index]
+                let next = index + 1 < 24 ? spacings[index + 1] : nil
+                place(from: hourStart, to: leadStart, every: own)
+                place(from: leadStart, to: hourStart + 3600, every: own.map { own in next.map { min(own, $0) } ?? own } ?? next)
+            }
+            return count
         }
         var low = cadence * (roots.max() ?? 0)  // every hour at the cadence: the most refreshes
         var high = configuration.maximumRefreshSpacing

@@ -254,10 +254,31 @@ enum SimulateCommand {
         return text + output
     }
 
-    /// Writes `html` to `path`, naming the path when it cannot.
+    /// Writes `html` to `path`, naming the path when it cannot. The write is atomic (a
+    /// temporary file renamed over the old one), so it goes only where a regular file is or
+    /// may be: a symbolic link is followed and its target replaced (not the link), and a
+    /// device, a FIFO, a socket or a directory is refused (renaming over `/dev/full` would
+    /// replace the device; opening a FIFO would block).
     static func writeReport(_ html: String, to path: String) throws {
+        var destination = URL(fileURLWithPath: path)
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            destination = destination.resolvingSymlinksInPath()
+        }
+        if lstat(destination.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            let kind: String
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: kind = "a directory"
+            case S_IFIFO: kind = "a FIFO"
+            case S_IFCHR, S_IFBLK: kind = "a device"
+            case S_IFSOCK: kind = "a socket"
+            case S_IFLNK: kind = "a symbolic link that leads nowhere"
+            default: kind = "not a regular file"
+            }
+            throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
+        }
         do {
-            try Data(html.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try Data(html.utf8).write(to: destination, options: .atomic)
         } catch {
             throw UsageError(message: "cannot write the report to \(path): \(error.localizedDescription)")
         }

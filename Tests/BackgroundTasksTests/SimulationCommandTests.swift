@@ -180,6 +180,34 @@ import Testing
         }
     }
 
+    @Test func aReportGoesOnlyWhereARegularFileIsOrMayBe() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A link is followed: its target is replaced, the link stays a link.
+        let target = directory.appendingPathComponent("target.html").path
+        try "old".write(toFile: target, atomically: true, encoding: .utf8)
+        let link = directory.appendingPathComponent("link.html").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try SimulateCommand.writeReport("<!DOCTYPE html>", to: link)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "<!DOCTYPE html>")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
+        // A FIFO (opening it would block), a directory, a device: refused, left as they are.
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let subdirectory = directory.appendingPathComponent("sub").path
+        try FileManager.default.createDirectory(atPath: subdirectory, withIntermediateDirectories: false)
+        for (path, kind) in [(fifo, "a FIFO"), (subdirectory, "a directory"), ("/dev/null", "a device")] {
+            #expect {
+                try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
+            } throws: { error in
+                "\(error)".contains(path) && "\(error)".contains(kind)
+            }
+        }
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
+        #expect(lstat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "still a device")
+    }
+
     @Test func theReportsReproduceLineRunsTheSameModelledApps() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -360,6 +360,42 @@ struct ManifestTests {
         #expect(dataError.message == "expected a string, found data (3 bytes)")
     }
 
+    /// A binary property list written by hand: `objects` in order, one-byte offsets and
+    /// references, the first object the top.
+    static func binaryPropertyList(_ objects: [[UInt8]]) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(bytes.count))
+            bytes += object
+        }
+        let table = bytes.count
+        bytes += offsets
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1]
+        bytes += (0..<8).map { UInt8(truncatingIfNeeded: objects.count >> (8 * (7 - $0))) }
+        bytes += [UInt8](repeating: 0, count: 8)
+        bytes += (0..<8).map { UInt8(truncatingIfNeeded: table >> (8 * (7 - $0))) }
+        return Data(bytes)
+    }
+
+    @Test func aBinaryPropertyListWithASetIsRefusedBeforeFoundationSeesIt() throws {
+        // {"k": {"a"}}: Foundation on Linux crashes the process bridging a set (a fuzzing
+        // helper's find: `bgtask install` of such a file ended bgtaskd).
+        let withSet = Self.binaryPropertyList([[0xD1, 1, 2], [0x51, UInt8(ascii: "k")], [0xC1, 3], [0x51, UInt8(ascii: "a")]])
+        let error = try #require(parseError(parsing: withSet))
+        #expect(error.code == .malformed)
+        #expect(error.message.contains("found a set"), "\(error.message)")
+        // A UID (a keyed archive's) and a marker the format does not define go too.
+        let withUID = Self.binaryPropertyList([[0xD1, 1, 2], [0x51, UInt8(ascii: "k")], [0x80, 7]])
+        #expect(try #require(parseError(parsing: withUID)).message.contains("found a UID"))
+        let unknown = Self.binaryPropertyList([[0xD1, 1, 2], [0x51, UInt8(ascii: "k")], [0x70]])
+        #expect(try #require(parseError(parsing: unknown)).message.contains("unknown type 0x7"))
+        // The same hand-written form without the set is read (the writer is right).
+        let plain = Self.binaryPropertyList([[0xD1, 1, 2], [0x52] + Array("CF".utf8), [0x51, UInt8(ascii: "a")]])
+        #expect(BinaryPropertyListKeys.firstUnsupportedObject(in: plain) == nil)
+        #expect((try PropertyListSerialization.propertyList(from: plain, options: [], format: nil) as? [String: String]) == ["CF": "a"])
+    }
+
     @Test func bundleIdentifierMustBeAString() throws {
         for (value, found) in [(7, "a number (7)"), (true, "a boolean (true)")] as [(Any, String)] {
             let error = try #require(parseError(parsingJSON: ["CFBundleIdentifier": value]))

@@ -387,6 +387,11 @@ public struct AppManifest: Hashable, Sendable {
                             message: "expected <dict> and <array> nested at most \(StrictJSON.maximumDepth) deep, found deeper nesting")
                     }
                 }
+                if let object = BinaryPropertyListKeys.firstUnsupportedObject(in: data) {
+                    throw ManifestError(
+                        code: .malformed, file: source,
+                        message: "expected a property list of dictionaries, arrays, strings, numbers, booleans, dates and data, found \(object) in the binary property list")
+                }
                 if let key = BinaryPropertyListKeys.firstDuplicate(in: data) {
                     throw ManifestError(
                         code: .malformed, file: source, key: key,

@@ -152,25 +152,72 @@ public enum XMLPropertyListKeys {
 /// once, and every offset, count and reference is bounds-checked: malformed data yields
 /// `nil` and is left for Foundation to report.
 public enum BinaryPropertyListKeys {
-    /// The first repeated key (as text), or `nil`.
-    public static func firstDuplicate(in data: Data) -> String? {
+    /// The first object of a kind a manifest cannot hold and Foundation must not be given,
+    /// named (`"a set"`, `"a UID"`, `"an object of unknown type 0x7"`), or `nil`. A set
+    /// (marker `0xC`) makes `PropertyListSerialization` on Linux crash the process while it
+    /// bridges it (seen with swift-corelibs-foundation of Swift 6.3), so it is refused before
+    /// parsing; UIDs (keyed archives) and markers no version of the format defines go too.
+    public static func firstUnsupportedObject(in data: Data) -> String? {
         let bytes = [UInt8](data)
-        guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return nil }
-        func integer(at offset: Int, size: Int) -> Int? {
+        guard let table = ObjectTable(bytes) else { return nil }
+        for index in 0..<table.objectCount {
+            guard let offset = table.objectOffset(index) else { continue }
+            switch bytes[offset] >> 4 {
+            case 0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0xA, 0xD: continue
+            case 0xC: return "a set"
+            case 0x8: return "a UID"
+            case let other: return "an object of unknown type 0x\(String(other, radix: 16, uppercase: true))"
+            }
+        }
+        return nil
+    }
+
+    /// A binary property list's trailer and offset table, every read bounds-checked.
+    private struct ObjectTable {
+        let bytes: [UInt8]
+        let trailer: Int
+        let offsetSize: Int
+        let referenceSize: Int
+        let objectCount: Int
+        let tableOffset: Int
+
+        init?(_ bytes: [UInt8]) {
+            guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return nil }
+            let trailer = bytes.count - 32
+            let offsetSize = Int(bytes[trailer + 6])
+            guard let count = Self.integer(in: bytes, at: trailer + 8, size: 8), let table = Self.integer(in: bytes, at: trailer + 24, size: 8),
+                  count <= bytes.count, table < trailer,
+                  count.multipliedReportingOverflow(by: offsetSize).partialValue <= trailer - table else { return nil }
+            self.bytes = bytes
+            self.trailer = trailer
+            self.offsetSize = offsetSize
+            self.referenceSize = Int(bytes[trailer + 7])
+            self.objectCount = count
+            self.tableOffset = table
+        }
+
+        func integer(at offset: Int, size: Int) -> Int? { Self.integer(in: bytes, at: offset, size: size) }
+
+        static func integer(in bytes: [UInt8], at offset: Int, size: Int) -> Int? {
             guard size >= 1, size <= 8, offset >= 0, offset + size <= bytes.count else { return nil }
             var value: UInt64 = 0
             for index in offset..<offset + size { value = value << 8 | UInt64(bytes[index]) }
             return value > UInt64(Int.max) ? nil : Int(value)
         }
-        let trailer = bytes.count - 32
-        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
-        guard let objectCount = integer(at: trailer + 8, size: 8), let tableOffset = integer(at: trailer + 24, size: 8),
-              objectCount <= bytes.count, tableOffset < trailer,
-              objectCount.multipliedReportingOverflow(by: offsetSize).partialValue <= trailer - tableOffset else { return nil }
+
         func objectOffset(_ index: Int) -> Int? {
             guard index >= 0, index < objectCount, let offset = integer(at: tableOffset + index * offsetSize, size: offsetSize), offset < trailer else { return nil }
             return offset
         }
+    }
+
+    /// The first repeated key (as text), or `nil`.
+    public static func firstDuplicate(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard let table = ObjectTable(bytes) else { return nil }
+        let trailer = table.trailer, referenceSize = table.referenceSize, objectCount = table.objectCount
+        func integer(at offset: Int, size: Int) -> Int? { table.integer(at: offset, size: size) }
+        func objectOffset(_ index: Int) -> Int? { table.objectOffset(index) }
         /// The count in a marker's low nibble, or the integer object after it; and where the content starts.
         func count(at offset: Int) -> (count: Int, start: Int)? {
             let low = Int(bytes[offset] & 0x0F)

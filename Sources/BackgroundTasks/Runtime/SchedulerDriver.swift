@@ -457,9 +457,13 @@ public final class SchedulerDriver: Sendable {
     /// What the policies learned of `app` (usage history, throttle, energy used), as the
     /// store keeps it, or `nil` when there is nothing to keep.
     private func policyStateText(of app: AppID, in state: State) -> String? {
-        guard store != nil, let policyState = state.engine.policyState(of: app),
-              let data = try? JSONEncoder().encode(policyState) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        guard store != nil, let policyState = state.engine.policyState(of: app) else { return nil }
+        return Self.policyStateText(policyState)
+    }
+
+    /// A policy state as the store keeps it (JSON), or `nil` when it cannot be encoded.
+    private static func policyStateText(_ policyState: AppPolicyState) -> String? {
+        (try? JSONEncoder().encode(policyState)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Persists what the policies learned of `app`, under the driver's lock so that saves
@@ -503,7 +507,7 @@ public final class SchedulerDriver: Sendable {
                         unreadable = "\(error)"
                     }
                 }
-                written = (try? JSONEncoder().encode(merged)).map { String(decoding: $0, as: UTF8.self) }
+                written = Self.policyStateText(merged)
                 return written
             }
         } catch {
@@ -511,12 +515,16 @@ public final class SchedulerDriver: Sendable {
             // store holds now, it landed, and merging the same changes again would count
             // them twice. Otherwise memory and baseline stay, and the next write retries.
             if let written, let store, (try? store.appSetting(app: app, name: AppSettingName.policyState)) == written {
-                state.engine.restorePolicyState(merged, of: app)
-                state.sharedPolicyBaselines[app] = merged
+                adoptWritten(merged, of: app, in: &state)
             }
             throw error
         }
         if let unreadable { note(.warning, app: app, "the shared usage history could not be read (\(unreadable)); this replica's replaced it", in: &state) }
+        adoptWritten(merged, of: app, in: &state)
+    }
+
+    /// What this replica wrote into the shared store is its memory and its baseline.
+    private func adoptWritten(_ merged: AppPolicyState, of app: AppID, in state: inout State) {
         state.engine.restorePolicyState(merged, of: app)
         state.sharedPolicyBaselines[app] = merged
     }

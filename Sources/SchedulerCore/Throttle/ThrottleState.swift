@@ -162,8 +162,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     /// ``ThrottleConfiguration/maximumPenalty``; 0 when it has faded below one second or
     /// the app never misbehaved.
     public func delay(at now: Date) -> TimeInterval {
-        guard penalty > 0, let asOf = penaltyAsOf else { return 0 }
-        let decayed = min(configuration.maximumPenalty, penalty * configuration.decayFactor(elapsed: now.timeIntervalSince(asOf)))
+        let decayed = min(configuration.maximumPenalty, undecayedDelay(at: now))
         return decayed < Self.negligibleDelay ? 0 : decayed
     }
 
@@ -249,8 +248,8 @@ extension ThrottleState {
         return merged
     }
 
-    /// The penalty decayed to `now` (not cut to 0 below a second, nor capped): what a
-    /// merge compares and keeps.
+    /// The penalty decayed to `now`, neither capped nor cut to 0 below a second: what
+    /// ``delay(at:)`` reports once capped and cut, and what a merge compares and keeps.
     private func undecayedDelay(at now: Date) -> TimeInterval {
         guard penalty > 0, let asOf = penaltyAsOf else { return 0 }
         return penalty * configuration.decayFactor(elapsed: now.timeIntervalSince(asOf))

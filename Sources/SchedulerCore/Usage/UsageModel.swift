@@ -431,7 +431,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 let own = spacings[index]
                 let next = index + 1 < 24 ? spacings[index + 1] : nil
                 place(from: hourStart, to: leadStart, every: own)
-                place(from: leadStart, to: hourStart + 3600, every: own.map { own in next.map { min(own, $0) } ?? own } ?? next)
+                place(from: leadStart, to: hourStart + 3600, every: Self.leadSpacing(own: own, next: next))
             }
             return count
         }
@@ -454,6 +454,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let spacing = max(cadence, scale / root)
             return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
         }
+    }
+
+    /// The spacing in the lead at the end of an hour: the tighter of the hour's own and the
+    /// next hour's (either may get none). One rule for the placement and for the budget's
+    /// count of it.
+    static func leadSpacing(own: TimeInterval?, next: TimeInterval?) -> TimeInterval? {
+        guard let own else { return next }
+        return next.map { min(own, $0) } ?? own
     }
 
     /// How close to now a placed refresh counts as now: one minute.
@@ -518,7 +526,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let hourEnd = week.start(ofHour: hour + 1)
             let leadStart = hourEnd.addingTimeInterval(-lead)
             // The hour's own spacing, then the tighter of it and the next hour's in the lead.
-            let tighter = spacing.map { own in next.map { min(own, $0) } ?? own } ?? next
+            let tighter = Self.leadSpacing(own: spacing, next: next)
             if let at = due(from: hourStart, to: min(leadStart, hourEnd), spacing: spacing)
                 ?? due(from: max(hourStart, leadStart), to: hourEnd, spacing: tighter) {
                 return max(eligibleAt, at)

@@ -47,6 +47,7 @@ final class SQLiteConnection {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readWriteExisting: flags |= SQLITE_OPEN_READWRITE
         }
+        if let path { try refuseSpecialFiles(at: path) }
         let result = sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let sqliteMessage = handle.map { String(cString: sqlite3_errmsg($0)) }
@@ -57,6 +58,36 @@ final class SQLiteConnection {
         // Report extended codes (for example SQLITE_READONLY_DBMOVED) in messages.
         sqlite3_extended_result_codes(handle, 1)
         return SQLiteConnection(handle: handle, path: path)
+    }
+
+    /// Refuses a database, or a `-wal`, `-shm` or `-journal` file beside it, that is
+    /// something other than a regular file (a FIFO, a device, a socket, a directory).
+    ///
+    /// SQLite would open such a thing as it is: a read-only open of a FIFO blocks until a
+    /// writer comes, forever, and a device is read as a database. Symbolic links are followed,
+    /// as SQLite follows them. A file that does not exist is no problem here.
+    static func refuseSpecialFiles(at path: String) throws(StoreError) {
+        for candidate in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            var info = stat()
+            guard stat(candidate, &info) == 0 else { continue }
+            let kind = info.st_mode & S_IFMT
+            guard kind != S_IFREG else { continue }
+            let what: String
+            switch kind {
+            case S_IFDIR: what = "a directory"
+            case S_IFIFO: what = "a FIFO (named pipe)"
+            case S_IFSOCK: what = "a socket"
+            case S_IFCHR: what = "a character device"
+            case S_IFBLK: what = "a block device"
+            default: what = "not a regular file"
+            }
+            throw StoreError(
+                code: .cannotOpen,
+                path: path,
+                message: "cannot open the scheduler store at \(path): \(candidate) is \(what), "
+                    + "not a regular file; remove what is there"
+            )
+        }
     }
 
     // MARK: Running SQL

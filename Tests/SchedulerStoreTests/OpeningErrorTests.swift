@@ -154,4 +154,28 @@ struct ReadOnlyLocationTests {
         #expect(try Data(contentsOf: existing) == bytesBefore)
         #expect(try FileManager.default.contentsOfDirectory(atPath: locked.path).sorted() == ["store.sqlite", "store.sqlite.lock"])
     }
+
+    @Test("a FIFO, a device or a socket in place of the database or its -wal file is refused, never opened")
+    func specialFilesAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let pipe = directory.file("pipe.sqlite")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        let walPipe = directory.file("wal.sqlite")
+        do { try openStore(walPipe).upsertRequest(Sample.request("keep-me")) }
+        #expect(mkfifo(walPipe.path + "-wal", 0o600) == 0)
+        let device = directory.file("device.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: device.path, withDestinationPath: "/dev/null")
+        // A read-only open of a FIFO would block until a writer came; a device would be
+        // read as a database. Each is refused before SQLite sees it, naming the file.
+        for (url, culprit, what) in [(pipe, pipe.path, "FIFO"), (walPipe, walPipe.path + "-wal", "FIFO"), (device, device.path, "character device")] {
+            let writing = try #require(throws: StoreError.self) { _ = try SchedulerStore.open(at: url, now: Sample.now) }
+            #expect(writing.code == .cannotOpen)
+            #expect(writing.message.contains(culprit) && writing.message.contains(what), "\(writing.message)")
+            let reading = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: url) }
+            #expect(reading.code == .cannotOpen)
+            #expect(reading.message.contains(culprit), "\(reading.message)")
+        }
+        var info = stat()
+        #expect(lstat(pipe.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO was left as it is")
+    }
 }

@@ -267,6 +267,9 @@ struct RunLogOptions: Equatable {
                 else { return nil }
                 return .ago(value * seconds)
             }
+            // Foundation's formatter rolls impossible fields over (25:00 is the next day,
+            // February 30 is March 2): such a bound is a typo, refused rather than moved.
+            guard fieldsAreInRange(text) else { return nil }
             for options: ISO8601DateFormatter.Options in [
                 [.withInternetDateTime],
                 [.withInternetDateTime, .withFractionalSeconds],
@@ -278,6 +281,31 @@ struct RunLogOptions: Equatable {
                 if let date = formatter.date(from: text) { return .instant(date) }
             }
             return nil
+        }
+
+        /// Whether the date and time fields at the start of `text` (`YYYY-MM-DD`, then
+        /// optionally `Thh:mm:ss`) name a real day and time: month 1-12, a day the month has
+        /// (leap years counted), hour 0-23, minute and second 0-59. The formatter checks
+        /// the shape; this checks the values.
+        static func fieldsAreInRange(_ text: String) -> Bool {
+            let characters = Array(text.utf8)
+            func number(_ start: Int, _ length: Int) -> Int? {
+                guard start + length <= characters.count else { return nil }
+                var value = 0
+                for byte in characters[start ..< start + length] {
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+                  (1 ... 12).contains(month) else { return false }
+            let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+            let daysInMonth = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+            guard (1 ... daysInMonth).contains(day) else { return false }
+            guard characters.count > 10 else { return true }
+            guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2) else { return false }
+            return hour <= 23 && minute <= 59 && second <= 59
         }
     }
 

@@ -102,6 +102,7 @@ import Testing
         #expect(try parseLog(["--since", "2026-11-30T09:00:00.5+01:00"]).since
             == .instant(Date(timeIntervalSince1970: 1_796_025_600.5)))
         #expect(try parseLog(["--since", "2026-11-30"]).since == .instant(Date(timeIntervalSince1970: 1_795_996_800)))
+        #expect(try parseLog(["--since", "2028-02-29T23:59:59Z"]).since == .instant(Date(timeIntervalSince1970: 1_835_481_599)))
         #expect(try parseLog(["--since", "30m"]).since == .ago(1_800))
         #expect(try parseLog(["--since", "7d"]).since == .ago(7 * 86_400))
         #expect(try parseLog(["--since", "1.5h"]).since == .ago(5_400))
@@ -116,6 +117,11 @@ import Testing
         (["--since", "0h"], "0h"),
         (["--since", "1e3h"], "1e3h"),
         (["--since", "2026-13-40T00:00:00Z"], "2026-13-40"),
+        (["--since", "2026-12-02T25:00:00Z"], "T25:00:00Z"),
+        (["--since", "2026-12-02T23:99:99Z"], "T23:99:99Z"),
+        (["--since", "2026-02-30"], "2026-02-30"),
+        (["--since", "2025-02-29T00:00:00Z"], "2025-02-29"),
+        (["--since", "2026-04-31"], "2026-04-31"),
         (["--since"], "--since"),
         (["--app"], "--app"),
         (["--app", "--json"], "--app"),

@@ -351,6 +351,74 @@ extension DaemonSocketTests {
             #expect(echo.closes.all.allSatisfy { $0 == .peerClosed })
         }
 
+        @Test func atTheConnectionCapANewClientIsClosedAtOnceAndLoggedOncePerStretch() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, maximumConnections: 2)
+            let first = try RequestChannel(path: path)
+            let second = try RequestChannel(path: path)
+            #expect(try first.request(Data("a".utf8)).payload == Data("echo:a".utf8))
+            #expect(try second.request(Data("b".utf8)).payload == Data("echo:b".utf8))
+            // Full: the next two see their connection end at once, never wait.
+            for _ in 0..<2 {
+                let refused = try RawClient(path: path)
+                refused.write(Array(try FrameEncoder.encode(Data("c".utf8))))
+                let (closed, bytes) = refused.readUntilClosed()
+                #expect(closed && bytes.isEmpty)
+            }
+            #expect(echo.server.refusedForCapacityCount == 2)
+            #expect(echo.recorder.count(containing: "2 connections are open, the most this server keeps; new ones are closed") == 1)
+            // A slot frees: the next client is served.
+            first.close()
+            let deadline = Date().addingTimeInterval(10)
+            while echo.server.connectionCount > 1, Date() < deadline { usleep(1_000) }
+            let third = try RequestChannel(path: path)
+            #expect(try third.request(Data("d".utf8)).payload == Data("echo:d".utf8))
+            #expect(echo.server.acceptedCount == 3)
+            second.close()
+            third.close()
+            echo.server.close()
+        }
+
+        @Test func aClientThatSendsRequestsWithoutReadingRepliesIsNotReadEither() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let handled = Atomic<Int>(0)
+            let connections = Collector<FrameConnection>()
+            let replySize = 16 * 1_024
+            let server = try FrameServer(endpoint: .path(path), log: LogRecorder().log) { connection in
+                connections.add(connection)
+                connection.start(
+                    onFrame: { _ in
+                        handled.add(1, ordering: .relaxed)
+                        try? connection.send(Data(count: replySize))
+                    },
+                    onClose: { _ in }
+                )
+            }
+            let requests = 2_000
+            let client = try RawClient(path: path)
+            var bytes: [UInt8] = []
+            for index in 0..<requests { bytes += Array(try FrameEncoder.encode(Data("request \(index)".utf8))) }
+            client.write(bytes)
+            let connection = try #require(connections.wait(count: 1).first)
+            let deadline = Date().addingTimeInterval(30)
+            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
+            #expect(connection.isReadingPaused)
+            // Paused: what was handled is what the socket and the pause mark hold, a few dozen
+            // replies, not all 2,000 (each kept in memory until the connection closed at its cap).
+            let handledWhilePaused = handled.load(ordering: .relaxed)
+            #expect(handledWhilePaused < 200, "\(handledWhilePaused) requests handled for a peer that reads nothing")
+            #expect(!connection.isClosed)
+            // Reading the replies lets the rest through: every request is answered, none lost.
+            let frameLength = FrameFormat.headerLength + replySize
+            let received = client.read(count: requests * frameLength)
+            #expect(received.count == requests * frameLength)
+            #expect(handled.load(ordering: .relaxed) == requests)
+            #expect(!connection.isReadingPaused)
+            server.close()
+        }
+
         @Test func runningOutOfDescriptorsPausesAcceptingWithoutSpinning() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"

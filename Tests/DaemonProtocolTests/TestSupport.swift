@@ -83,11 +83,17 @@ final class EchoServer: Sendable {
     let closes = Collector<FrameConnection.CloseReason>()
     let peers = Collector<PeerCredentials>()
 
-    init(path: String, options: FrameConnection.Options = .server, allowedUID: UInt32 = getuid(), recorder: LogRecorder = LogRecorder()) throws {
+    init(
+        path: String, options: FrameConnection.Options = .server, allowedUID: UInt32 = getuid(),
+        maximumConnections: Int = FrameServer.defaultMaximumConnections, recorder: LogRecorder = LogRecorder()
+    ) throws {
         self.recorder = recorder
         let closes = self.closes
         let peers = self.peers
-        server = try FrameServer(endpoint: .path(path), allowedUID: allowedUID, connectionOptions: options, log: recorder.log) { connection in
+        server = try FrameServer(
+            endpoint: .path(path), allowedUID: allowedUID, connectionOptions: options,
+            maximumConnections: maximumConnections, log: recorder.log
+        ) { connection in
             if let peer = connection.peer { peers.add(peer) }
             connection.start(
                 onFrame: { frame in try? connection.send(Data("echo:".utf8) + frame.payload) },
@@ -135,6 +141,24 @@ final class RawClient {
     }
 
     func shutdownWriting() { shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// Reads until `count` bytes arrived or `timeout` passed; the bytes read.
+    func read(count: Int, timeout: Double = 30) -> [UInt8] {
+        var received: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while received.count < count {
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { break }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(remaining * 1000) + 1)
+            if ready <= 0 { continue }
+            let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if got <= 0 { break }
+            received.append(contentsOf: buffer[0..<got])
+        }
+        return received
+    }
 
     /// Reads until end of stream (the server closed), up to `timeout`: whether it closed,
     /// and the bytes read before.

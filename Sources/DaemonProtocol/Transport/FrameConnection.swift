@@ -16,7 +16,10 @@ import Synchronization
 /// that went away is an error, never a `SIGPIPE` that would kill the process), keeps the
 /// rest and writes it when the socket is writable again; output that piles up beyond
 /// ``Options/maximumBufferedOutput`` (a peer that never reads) closes the connection
-/// instead of growing this process's memory.
+/// instead of growing this process's memory. A server's connection also stops reading (and
+/// so answering) while more than ``Options/pauseReadingAboveBufferedOutput`` waits: a peer
+/// that sends requests without reading the replies gets no more work done for it than it
+/// takes away, and its requests wait in the socket, lost never.
 ///
 /// `onClose` is called exactly once, with the ``CloseReason``: the peer closed, a bad
 /// frame, a failed read or write, the output cap, a timeout, or ``close(reason:)``. No
@@ -44,24 +47,35 @@ public final class FrameConnection: Sendable {
         /// The largest payload accepted from the peer (at most
         /// ``FrameFormat/maximumPayloadLength``).
         public var maximumPayloadLength: Int
+        /// While more output than this waits for the peer, no more frames are read or
+        /// handed on; reading resumes once the output has drained. Nil never pauses. A
+        /// server's connections pause (default 64 KiB) so that a peer sending requests
+        /// without reading replies cannot make this process compute and hold them without
+        /// end; a client's never do, or client and server could each wait for the other
+        /// to read.
+        public var pauseReadingAboveBufferedOutput: Int?
 
         /// Options from their parts.
         public init(
             firstFrameTimeout: Duration? = .seconds(10),
             idleTimeout: Duration? = nil,
             maximumBufferedOutput: Int = 4 * 1_048_576,
-            maximumPayloadLength: Int = FrameFormat.maximumPayloadLength
+            maximumPayloadLength: Int = FrameFormat.maximumPayloadLength,
+            pauseReadingAboveBufferedOutput: Int? = 64 * 1_024
         ) {
             self.firstFrameTimeout = firstFrameTimeout
             self.idleTimeout = idleTimeout
             self.maximumBufferedOutput = maximumBufferedOutput
             self.maximumPayloadLength = maximumPayloadLength
+            self.pauseReadingAboveBufferedOutput = pauseReadingAboveBufferedOutput
         }
 
-        /// For connections a server accepts: a peer must speak within 10 s.
+        /// For connections a server accepts: a peer must speak within 10 s, and one that
+        /// does not read its replies is not read either.
         public static var server: Options { Options() }
-        /// For connections a client opens: the daemon may stay silent as long as it likes.
-        public static var client: Options { Options(firstFrameTimeout: nil) }
+        /// For connections a client opens: the daemon may stay silent as long as it likes,
+        /// and replies are always read.
+        public static var client: Options { Options(firstFrameTimeout: nil, pauseReadingAboveBufferedOutput: nil) }
     }
 
     /// Why a connection closed.
@@ -162,6 +176,9 @@ public final class FrameConnection: Sendable {
         var readSource: (any DispatchSourceRead)?
         var writeSource: (any DispatchSourceWrite)?
         var writeSourceState: WriteSourceState = .none
+        /// Whether the read source is suspended because output waits
+        /// (``Options/pauseReadingAboveBufferedOutput``).
+        var readingPaused = false
         var timer: (any DispatchSourceTimer)?
         var receivedFrame = false
         /// Sources whose cancel handler has not run; the descriptor is closed when the last
@@ -223,6 +240,10 @@ public final class FrameConnection: Sendable {
 
     /// Bytes sent but not yet taken by the socket.
     public var bufferedOutputCount: Int { state.withLock { $0.bufferedOutput } }
+
+    /// Whether reading is paused until waiting output drains
+    /// (``Options/pauseReadingAboveBufferedOutput``).
+    public var isReadingPaused: Bool { state.withLock { $0.readingPaused } }
 
     /// Starts reading: `onFrame` is called for every frame, `onClose` once when the
     /// connection ends; both on the connection's queue. Call once; later calls are ignored.
@@ -288,7 +309,13 @@ public final class FrameConnection: Sendable {
             let waiting = state.bufferedOutput + bytes.count - offset
             if waiting > limit { return .outputLimitExceeded(buffered: waiting, limit: limit) }
             state.output.append(contentsOf: bytes[(bytes.startIndex + offset)...])
-            if state.phase == .started { Self.resumeWriting(&state) }
+            if state.phase == .started {
+                Self.resumeWriting(&state)
+                if let pause = options.pauseReadingAboveBufferedOutput, state.bufferedOutput > pause, !state.readingPaused {
+                    state.readSource?.suspend()
+                    state.readingPaused = true
+                }
+            }
             return nil
         }
         if let failure {
@@ -310,60 +337,94 @@ public final class FrameConnection: Sendable {
     /// streams without pause cannot starve the rest.
     private static let readBudget = 16 * readChunk
 
+    /// One step of ``handleReadable()``, decided under the lock and carried out outside it.
+    private enum ReadStep {
+        /// Hand this frame to the callback, then go on.
+        case deliver(Frame, (@Sendable (Frame) -> Void)?)
+        /// Bytes were read; decode them.
+        case readMore
+        /// Nothing more now: the socket is empty, the read budget spent, reading paused, or
+        /// the connection closed.
+        case stop
+        /// The connection ends for this reason.
+        case end(CloseReason)
+    }
+
+    /// Hands on the frames already decoded, one at a time, and reads more only when none is
+    /// left: a frame is delivered only while reading is not paused, so the replies a peer
+    /// leaves unread stop its requests from being handled; the rest wait in the decoder and
+    /// the socket.
     private func handleReadable() {
-        var frames: [Frame] = []
-        var ending: CloseReason?
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
         defer { buffer.deallocate() }
-        let onFrame = state.withLock { state -> (@Sendable (Frame) -> Void)? in
-            guard state.phase == .started else { return nil }
-            var budget = Self.readBudget
-            reading: while budget > 0 {
-                let count = read(state.descriptor, buffer.baseAddress, buffer.count)
-                if count > 0 {
-                    budget -= count
-                    state.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                    do throws(FrameError) {
-                        while let frame = try state.decoder.next() { frames.append(frame) }
-                    } catch {
-                        ending = .malformedFrame(error)
-                        break reading
+        var budget = Self.readBudget
+        while true {
+            let step = state.withLock { state -> ReadStep in
+                guard state.phase == .started, !state.readingPaused else { return .stop }
+                do throws(FrameError) {
+                    if let frame = try state.decoder.next() {
+                        noteFrameReceived(&state)
+                        return .deliver(frame, state.onFrame)
                     }
-                } else if count == 0 {
-                    let partial = state.decoder.bufferedByteCount
-                    ending = partial > 0 ? .truncatedFrame(received: partial) : .peerClosed
-                    break reading
-                } else {
+                } catch {
+                    return .end(.malformedFrame(error))
+                }
+                // Level-triggered: bytes left in the socket when the budget is spent make
+                // the source fire again, after the other queues had their turn.
+                guard budget > 0 else { return .stop }
+                while true {
+                    let count = read(state.descriptor, buffer.baseAddress, buffer.count)
+                    if count > 0 {
+                        budget -= count
+                        state.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                        return .readMore
+                    }
+                    if count == 0 {
+                        let partial = state.decoder.bufferedByteCount
+                        return .end(partial > 0 ? .truncatedFrame(received: partial) : .peerClosed)
+                    }
                     let code = errno
                     if code == EINTR { continue }
-                    if code == EAGAIN || code == EWOULDBLOCK { break reading }
-                    ending = .readFailed(errno: code)
-                    break reading
+                    if code == EAGAIN || code == EWOULDBLOCK { return .stop }
+                    return .end(.readFailed(errno: code))
                 }
             }
-            if !frames.isEmpty {
-                state.receivedFrame = true
-                if let idle = options.idleTimeout, let timer = state.timer {
-                    timer.schedule(deadline: .now() + idle.dispatchInterval, leeway: .milliseconds(10))
-                } else if let timer = state.timer {
-                    timer.cancel()
-                    state.timer = nil
-                }
-            }
-            return state.onFrame
-        }
-        if let onFrame {
-            for frame in frames {
-                if isClosed { break }
-                onFrame(frame)
+            switch step {
+            case .deliver(let frame, let onFrame): onFrame?(frame)
+            case .readMore: continue
+            case .stop: return
+            case .end(let reason):
+                finish(reason)
+                return
             }
         }
-        if let ending { finish(ending) }
+    }
+
+    /// A frame arrived: the first-frame timer is done with, the idle timer starts again.
+    private func noteFrameReceived(_ state: inout State) {
+        state.receivedFrame = true
+        if let idle = options.idleTimeout, let timer = state.timer {
+            timer.schedule(deadline: .now() + idle.dispatchInterval, leeway: .milliseconds(10))
+        } else if let timer = state.timer {
+            timer.cancel()
+            state.timer = nil
+        }
     }
 
     private func handleWritable() {
+        var resumedReading = false
         let failure = state.withLock { state -> CloseReason? in
             guard state.phase == .started else { return nil }
+            defer {
+                // Drained to half the pause mark: read again, and hand on what was decoded
+                // before the pause (the source fires only for new bytes).
+                if state.readingPaused, state.phase == .started,
+                   state.bufferedOutput <= (options.pauseReadingAboveBufferedOutput ?? 0) / 2 {
+                    state.readingPaused = false
+                    state.readSource?.resume()
+                    resumedReading = true
+                }
+            }
             let result = state.output.withUnsafeBytes { raw in
                 Self.write(state.descriptor, UnsafeRawBufferPointer(rebasing: raw[state.outputIndex...]))
             }
@@ -386,7 +447,11 @@ public final class FrameConnection: Sendable {
                 return nil
             }
         }
-        if let failure { finish(failure) }
+        if let failure {
+            finish(failure)
+        } else if resumedReading {
+            handleReadable()
+        }
     }
 
     private func handleTimer() {
@@ -426,6 +491,9 @@ public final class FrameConnection: Sendable {
             state.timer = nil
             if wasStarted {
                 state.readSource?.cancel()
+                // A suspended source runs its cancel handler only once resumed.
+                if state.readingPaused { state.readSource?.resume() }
+                state.readingPaused = false
                 if let writeSource = state.writeSource {
                     writeSource.cancel()
                     // A cancel handler only runs once the source runs.

@@ -17,7 +17,10 @@ import Synchronization
 /// `SO_PEERCRED`, and a peer of another uid than ``allowedUID`` is closed at once with a
 /// logged line naming its pid and uid. When the process is out of descriptors (`EMFILE`,
 /// `ENFILE`) the server logs it, stops accepting for a moment and tries again: waiting
-/// clients stay in the kernel's backlog, no thread spins.
+/// clients stay in the kernel's backlog, no thread spins. While ``maximumConnections``
+/// are open, a new peer is closed at once (it sees the connection end, never a hang), and
+/// the first refusal of each such stretch is logged: a flood of connections cannot grow
+/// this process without bound.
 ///
 /// Each accepted ``FrameConnection`` is handed to `onConnection`, which must call
 /// ``FrameConnection/start(onFrame:onClose:)`` on it; a bad frame or a timeout closes that
@@ -70,6 +73,13 @@ public final class FrameServer: Sendable {
     public let path: String?
     /// The options each accepted connection gets.
     public let connectionOptions: FrameConnection.Options
+    /// How many connections may be open at once; a peer beyond them is closed at once.
+    public let maximumConnections: Int
+    /// The default of ``maximumConnections``: far more than a user's apps and tools hold
+    /// (1,000 clients connecting at once are all served). With each connection's unread
+    /// output bounded by ``FrameConnection/Options/pauseReadingAboveBufferedOutput``, this
+    /// bounds what a flood of same-uid clients can make the process hold.
+    public static let defaultMaximumConnections = 2_048
 
     private let listener: Int32
     private let queue: DispatchQueue
@@ -95,6 +105,10 @@ public final class FrameServer: Sendable {
 
     private struct State {
         var suspendedForDescriptors = false
+        /// Whether a peer was refused since the connections last fell below
+        /// ``maximumConnections`` (only the first refusal of a stretch is logged).
+        var refusedAtCapacity = false
+        var refusedForCapacityCount = 0
         var closed = false
         var connections: [ObjectIdentifier: FrameConnection] = [:]
         var refusedCount = 0
@@ -118,12 +132,14 @@ public final class FrameServer: Sendable {
         endpoint: Endpoint,
         allowedUID: UInt32 = getuid(),
         connectionOptions: FrameConnection.Options = .server,
+        maximumConnections: Int = FrameServer.defaultMaximumConnections,
         connectionQueue: DispatchQueue? = nil,
         log: @escaping TransportLog,
         onConnection: @escaping @Sendable (FrameConnection) -> Void
     ) throws(ListenError) {
         try self.init(
-            endpoint: endpoint, allowedUID: allowedUID, connectionOptions: connectionOptions, connectionQueue: connectionQueue,
+            endpoint: endpoint, allowedUID: allowedUID, connectionOptions: connectionOptions,
+            maximumConnections: maximumConnections, connectionQueue: connectionQueue,
             log: log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
             onConnection: onConnection
         )
@@ -135,6 +151,7 @@ public final class FrameServer: Sendable {
         endpoint: Endpoint,
         allowedUID: UInt32,
         connectionOptions: FrameConnection.Options,
+        maximumConnections: Int = FrameServer.defaultMaximumConnections,
         connectionQueue: DispatchQueue?,
         log: @escaping TransportLog,
         retryDelay: Duration,
@@ -143,6 +160,7 @@ public final class FrameServer: Sendable {
     ) throws(ListenError) {
         self.allowedUID = allowedUID
         self.connectionOptions = connectionOptions
+        self.maximumConnections = max(1, maximumConnections)
         self.connectionQueue = connectionQueue
         self.log = log
         self.onConnection = onConnection
@@ -183,6 +201,8 @@ public final class FrameServer: Sendable {
     public var connectionCount: Int { state.withLock { $0.connections.count } }
     /// How many peers of another uid were refused so far.
     public var refusedCount: Int { state.withLock { $0.refusedCount } }
+    /// How many peers were closed at once because ``maximumConnections`` were open.
+    public var refusedForCapacityCount: Int { state.withLock { $0.refusedForCapacityCount } }
     /// How many connections were admitted so far.
     public var acceptedCount: Int { state.withLock { $0.acceptedCount } }
 
@@ -282,14 +302,29 @@ public final class FrameServer: Sendable {
             return
         }
         let connection = FrameConnection(adopting: descriptor, peer: credentials, options: connectionOptions, targetQueue: connectionQueue, log: log)
-        let admitted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        enum Admission { case admitted, closing, full(firstOfStretch: Bool) }
+        let admission = state.withLock { state -> Admission in
+            guard !state.closed else { return .closing }
+            guard state.connections.count < maximumConnections else {
+                state.refusedForCapacityCount += 1
+                defer { state.refusedAtCapacity = true }
+                return .full(firstOfStretch: !state.refusedAtCapacity)
+            }
             state.connections[ObjectIdentifier(connection)] = connection
             state.acceptedCount += 1
-            return true
+            return .admitted
         }
-        guard admitted else {
+        switch admission {
+        case .admitted:
+            break
+        case .closing:
             connection.close(reason: "the server is shutting down")
+            return
+        case .full(let firstOfStretch):
+            connection.close(reason: "\(maximumConnections) connections are open, the most this server keeps")
+            if firstOfStretch {
+                log(.warning, "refused a connection from pid \(credentials.pid): \(maximumConnections) connections are open, the most this server keeps; new ones are closed at once until one ends")
+            }
             return
         }
         connection.addCloseObserver { [weak self] in self?.forget(connection) }
@@ -299,7 +334,10 @@ public final class FrameServer: Sendable {
 
     /// Forgets a closed connection (called from its close observer).
     private func forget(_ connection: FrameConnection) {
-        state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+        state.withLock { state in
+            _ = state.connections.removeValue(forKey: ObjectIdentifier(connection))
+            if state.connections.count < maximumConnections { state.refusedAtCapacity = false }
+        }
     }
 
     // MARK: Binding

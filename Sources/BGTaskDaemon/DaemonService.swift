@@ -517,18 +517,8 @@ public final class DaemonService: Sendable {
     /// app's system identifier `<app>.remote-notification`, launched now (docs/daemon.md,
     /// "Remote wake"), at most as often as ``PushLimiter`` allows.
     private func push(_ payload: String?, to app: AppID) -> Reply {
-        if let payload {
-            guard payload.utf8.count <= 4096 else {
-                return .failed(DaemonFailure(.invalid, "the push payload is \(payload.utf8.count) bytes; at most 4096 (as APNs allows for a push)"))
-            }
-            do {
-                try StrictJSON.validate(Data(payload.utf8))
-                guard (try JSONSerialization.jsonObject(with: Data(payload.utf8))) is [String: Any] else {
-                    return .failed(DaemonFailure(.invalid, "the push payload must be a JSON object"))
-                }
-            } catch {
-                return .failed(DaemonFailure(.invalid, "the push payload is not valid JSON: \(error)"))
-            }
+        if let payload, let problem = RemoteWake.payloadProblem(payload) {
+            return .failed(DaemonFailure(.invalid, problem))
         }
         let now = driver.clock.now()
         let identifier = RemoteWake.identifier(for: app)

@@ -149,7 +149,11 @@ struct DaemonCommand: Equatable {
             case "--payload" where takesPayload:
                 // A JSON object may start with anything but "--"; OptionValue refuses those.
                 switch OptionValue.take(arguments, at: &index, for: argument, what: "a JSON object") {
-                case .success(let value): values[argument] = value
+                case .success(let value):
+                    if let problem = RemoteWake.payloadProblem(value) {
+                        return .failure(UsageError(message: "--payload: \(problem)"))
+                    }
+                    values[argument] = value
                 case .failure(let error): return .failure(error)
                 }
             default:

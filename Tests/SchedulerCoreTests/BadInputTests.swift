@@ -95,6 +95,30 @@ private func scratchDirectory() throws -> URL {
         }
     }
 
+    @Test func numbersBeyondADoubleAreRefusedNamingTheirPathShortened() throws {
+        #expect(scan("[1e308, -1.7976931348623157e308, 1e-999, 0.000]") == nil, "in range (an underflow is 0)")
+        let huge = try #require(scan("{\"policy\": {\"threshold\": 1e999}}"))
+        #expect(huge.path == "$.policy.threshold")
+        #expect(huge.message.contains("within the range of a Double") && huge.message.contains("1e999"), "\(huge.message)")
+        #expect(huge.column == 26)
+        let digits = String(repeating: "9", count: 100_000)
+        let long = try #require(scan("{\"days\": [\(digits)]}"))
+        #expect(long.path == "$.days[0]")
+        #expect(long.message.contains("(100000 characters)") && long.message.count < 200, "the number is not echoed whole")
+    }
+
+    @Test func aLoneSurrogateIsRefusedNamingIt() throws {
+        #expect(scan("[\"\\ud83d\\ude00\", \"\\u00e9\"]") == nil, "a pair and a plain escape")
+        let high = try #require(scan("{\"name\": \"a\\ud800\"}"))
+        #expect(high.path == "$.name")
+        #expect(high.message.contains("\\uD800") && high.message.contains("high surrogate"), "\(high.message)")
+        #expect(high.column == 12)
+        let low = try #require(scan("[\"\\udc00x\"]"))
+        #expect(low.message.contains("low surrogate with no high surrogate"), "\(low.message)")
+        let unpaired = try #require(scan("[\"\\ud800\\u0041\"]"))
+        #expect(unpaired.message.contains("\\uD800"))
+    }
+
     @Test func manyKeysAreCheckedInLinearTime() throws {
         // 100,000 distinct keys and a duplicate at the very end: a quadratic scan would take minutes.
         var text = "{"

@@ -13,6 +13,32 @@ import Synchronization
 public enum RemoteWake {
     /// The app-refresh identifier a remote wake runs as: `<app id>.remote-notification`.
     public static func identifier(for app: AppID) -> String { app.rawValue + ".remote-notification" }
+
+    /// The most bytes a push payload may have (as APNs allows for a push).
+    public static let maximumPayloadBytes = 4_096
+
+    /// What is wrong with `payload` as a push's payload, in one sentence naming it; `nil`
+    /// when it is a JSON object of at most ``maximumPayloadBytes`` (what `userInfo` is
+    /// decoded from). The CLI checks before it sends, the daemon again when it receives.
+    public static func payloadProblem(_ payload: String) -> String? {
+        let count = payload.utf8.count
+        guard count <= maximumPayloadBytes else {
+            return "the push payload is \(count) bytes; at most \(maximumPayloadBytes) (as APNs allows for a push)"
+        }
+        let data = Data(payload.utf8)
+        do {
+            try StrictJSON.validate(data)
+        } catch {
+            return "the push payload is not valid JSON: \(error.explanation(in: data))"
+        }
+        guard let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            return "the push payload is not valid JSON"
+        }
+        guard value is [String: Any] else {
+            return "the push payload must be a JSON object ({\"key\": value}), found \(SerializedValue.describe(value))"
+        }
+        return nil
+    }
 }
 
 /// The app delegate's remote-notification method, as set.

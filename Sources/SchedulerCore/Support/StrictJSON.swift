@@ -9,7 +9,11 @@ import Foundation
 /// - **the position of a syntax error**, as line and column (1-based, columns in bytes);
 /// - **the encoding**: JSON files must be UTF-8 (a UTF-16 or UTF-32 document is refused
 ///   with that said, rather than as "invalid value around character 0");
-/// - **depth**: nesting deeper than ``maximumDepth`` is refused.
+/// - **depth**: nesting deeper than ``maximumDepth`` is refused;
+/// - **numbers beyond a Double** (`1e999`, 400 digits): Foundation refuses them without
+///   saying where, or would make them infinite;
+/// - **lone surrogates** (`"\ud800"` with no low half): not a character; Foundation says
+///   only "Unexpected end of file".
 ///
 /// The scan is iterative (an explicit stack, no recursion, so no input can overflow the
 /// call stack) and linear in the input: each byte is looked at a bounded number of times
@@ -311,6 +315,7 @@ public enum StrictJSON {
         }
 
         mutating func number() throws(Failure) {
+            let start = offset
             func digits() -> Int {
                 let start = offset
                 while offset < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
@@ -332,6 +337,12 @@ public enum StrictJSON {
                 if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
                 guard digits() > 0 else { throw failure(.syntax, "expected a digit in the exponent, found \(found)") }
             }
+            // Grammatical, but is it a number a decoder can hold? Double's range is what
+            // every field of ours reads numbers into.
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+            if let value = Double(text), value.isFinite { return }
+            let shown = text.count > 24 ? String(text.prefix(24)) + "... (\(text.count) characters)" : text
+            throw failure(.syntax, "expected a number within the range of a Double (about ±1.8e308), found \(shown)", at: start)
         }
 
         /// Reads a string; returns its decoded value when `decode` (keys), else `nil`.
@@ -377,6 +388,7 @@ public enum StrictJSON {
                 case UInt8(ascii: "r"): scalar = "\r"
                 case UInt8(ascii: "t"): scalar = "\t"
                 case UInt8(ascii: "u"):
+                    let escapeStart = offset - 2
                     let high = try hex4()
                     if (0xD800...0xDBFF).contains(high), offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") {
                         let save = offset
@@ -388,8 +400,15 @@ public enum StrictJSON {
                             offset = save
                         }
                     }
-                    // A lone surrogate is grammatical JSON; as a key it compares as U+FFFD.
-                    if scalar == nil { scalar = Unicode.Scalar(high) ?? "\u{FFFD}" }
+                    // A lone surrogate is grammatical JSON but no character: Foundation
+                    // cannot decode it and says only "Unexpected end of file".
+                    if scalar == nil {
+                        guard let single = Unicode.Scalar(high) else {
+                            let half = (0xD800...0xDBFF).contains(high) ? "a high surrogate with no low surrogate (\\uDC00-\\uDFFF) after it" : "a low surrogate with no high surrogate before it"
+                            throw failure(.syntax, "expected a character escape, found \\u\(String(format: "%04X", high)), \(half): a lone surrogate is not a character", at: escapeStart)
+                        }
+                        scalar = single
+                    }
                 default:
                     offset -= 1
                     throw failure(.syntax, "expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found \(found)")

@@ -280,6 +280,18 @@ enum SimulateCommand {
         do {
             try Data(html.utf8).write(to: destination, options: .atomic)
         } catch {
+            // Foundation's own text ("The file doesn't exist" for /proc/version) hides which
+            // step failed and why: the system's error is in the underlying error.
+            let directory = destination.deletingLastPathComponent().path
+            let nsError = error as NSError
+            // On Linux the underlying error is a Swift POSIXError, elsewhere an NSError.
+            let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            if let underlying, underlying.domain == NSPOSIXErrorDomain, let code = Int32(exactly: underlying.code) {
+                throw UsageError(
+                    message: "cannot write the report to \(path): writing a temporary file in \(directory) and renaming it "
+                        + "over the report failed: \(systemErrorText(code)); nothing was written"
+                )
+            }
             throw UsageError(message: "cannot write the report to \(path): \(error.localizedDescription)")
         }
     }

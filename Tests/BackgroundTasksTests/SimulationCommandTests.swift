@@ -203,6 +203,12 @@ import Testing
                 "\(error)".contains(path) && "\(error)".contains(kind)
             }
         }
+        // A directory that takes no new file: the system's reason, not Foundation's "doesn't exist".
+        #expect {
+            try SimulateCommand.writeReport("<!DOCTYPE html>", to: "/proc/version")
+        } throws: { error in
+            "\(error)".contains("temporary file in /proc") && "\(error)".contains("(ENOENT)")
+        }
         var info = stat()
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
         #expect(lstat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "still a device")

@@ -301,6 +301,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         (#"{"version": 2}"#, "version"),
         (#"{"processingRequiresIdleDevice": 1}"#, "processingRequiresIdleDevice"),
         (#"{"lowPowerModeBlocks": ["refresh", "nap"]}"#, "lowPowerModeBlocks[1]"),
+        (#"{"lowPowerModeBlocks": ["refresh", 1]}"#, "lowPowerModeBlocks[1]"),
         (#"{"thermalExpiresAt": "hot"}"#, "thermalExpiresAt"),
     ])
     func malformedConfigurationIsRefusedNamingTheKey(json: String, key: String) {

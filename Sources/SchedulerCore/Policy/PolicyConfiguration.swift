@@ -238,11 +238,12 @@ extension PolicyConfiguration {
                 guard let number = value as? NSNumber, SerializedValue.isBoolean(number) else { throw fail(key, "expected true or false, found \(SerializedValue.describe(value))") }
                 configuration[keyPath: path] = number.boolValue
             } else if key == "lowPowerModeBlocks" {
-                guard let names = value as? [String] else { throw fail(key, "expected an array of task kinds, found \(SerializedValue.describe(value))") }
+                guard let elements = value as? [Any] else { throw fail(key, "expected an array of task kinds, found \(SerializedValue.describe(value))") }
                 var kinds: [TaskKind] = []
-                for (index, name) in names.enumerated() {
-                    guard let kind = TaskKind(rawValue: name) else {
-                        throw fail("\(key)[\(index)]", "expected one of \(TaskKind.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name)\"")
+                let names = TaskKind.allCases.map(\.rawValue).joined(separator: ", ")
+                for (index, element) in elements.enumerated() {
+                    guard let name = element as? String, let kind = TaskKind(rawValue: name) else {
+                        throw fail("\(key)[\(index)]", "expected one of \(names), found \(SerializedValue.describe(element))")
                     }
                     if !kinds.contains(kind) { kinds.append(kind) }
                 }

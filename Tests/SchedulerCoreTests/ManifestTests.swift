@@ -396,6 +396,27 @@ struct ManifestTests {
         #expect((try PropertyListSerialization.propertyList(from: plain, options: [], format: nil) as? [String: String]) == ["CF": "a"])
     }
 
+    @Test func aTruncatedOrDamagedBinaryPropertyListIsRefusedAsOne() throws {
+        let whole = try PropertyListSerialization.data(
+            fromPropertyList: ["CFBundleIdentifier": "com.example.a", "BGTaskSchedulerPermittedIdentifiers": ["com.example.a.refresh"]],
+            format: .binary, options: 0)
+        #expect(BinaryPropertyListKeys.structuralProblem(in: whole) == nil)
+        // Foundation would read these as old-style text: "Unexpected character b", or the
+        // string "bplist00". Every cut of a real file is refused as a damaged binary list.
+        for length in [8, 11, 39] + Array(stride(from: 40, to: whole.count, by: 7)) {
+            let error = try #require(parseError(parsing: whole.prefix(length)), "cut at \(length)")
+            #expect(error.code == .malformed)
+            #expect(error.message.contains("expected a binary property list") && error.message.contains("damaged"), "cut at \(length): \(error.message)")
+        }
+        // A trailer whose offset size is 0, and one naming a top object past the count.
+        var badSize = [UInt8](whole)
+        badSize[badSize.count - 32 + 6] = 0
+        #expect(BinaryPropertyListKeys.structuralProblem(in: Data(badSize))?.contains("1 to 8") == true)
+        var badTop = [UInt8](whole)
+        badTop[badTop.count - 32 + 23] = 0xFF
+        #expect(BinaryPropertyListKeys.structuralProblem(in: Data(badTop))?.contains("top object") == true)
+    }
+
     @Test func bundleIdentifierMustBeAString() throws {
         for (value, found) in [(7, "a number (7)"), (true, "a boolean (true)")] as [(Any, String)] {
             let error = try #require(parseError(parsingJSON: ["CFBundleIdentifier": value]))

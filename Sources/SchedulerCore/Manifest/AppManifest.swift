@@ -387,6 +387,11 @@ public struct AppManifest: Hashable, Sendable {
                             message: "expected <dict> and <array> nested at most \(StrictJSON.maximumDepth) deep, found deeper nesting")
                     }
                 }
+                if let problem = BinaryPropertyListKeys.structuralProblem(in: data) {
+                    throw ManifestError(
+                        code: .malformed, file: source,
+                        message: "expected a binary property list (the file starts with \"bplist\"), found a damaged one: \(problem)")
+                }
                 if let object = BinaryPropertyListKeys.firstUnsupportedObject(in: data) {
                     throw ManifestError(
                         code: .malformed, file: source,

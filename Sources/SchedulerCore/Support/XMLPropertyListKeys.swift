@@ -172,6 +172,36 @@ public enum BinaryPropertyListKeys {
         return nil
     }
 
+    /// What makes `data`, which starts with `bplist`, no readable binary property list
+    /// (too short for a header and a trailer, a trailer whose sizes, count or offsets are out
+    /// of range, an object offset outside the objects), or `nil` when its structure holds.
+    /// Foundation, given a damaged one, falls back to reading the bytes as old-style text
+    /// ("Unexpected character b", or the string "bplist00").
+    public static func structuralProblem(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard bytes.starts(with: Array("bplist".utf8)) else { return nil }
+        guard bytes.count >= 40 else {
+            return "it is \(bytes.count) bytes, too short for the 8-byte header and the 32-byte trailer"
+        }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
+            return "its trailer gives offsets of \(offsetSize) and references of \(referenceSize) bytes (each must be 1 to 8): the file is truncated or damaged"
+        }
+        guard let table = ObjectTable(bytes) else {
+            return "its trailer's object count or offset table lies outside the file: the file is truncated or damaged"
+        }
+        guard let top = table.integer(at: trailer + 16, size: 8), top < table.objectCount else {
+            return "its trailer names a top object that does not exist: the file is truncated or damaged"
+        }
+        for index in 0..<table.objectCount {
+            guard let offset = table.objectOffset(index), offset >= 8 else {
+                return "object \(index) of \(table.objectCount) lies outside the objects: the file is truncated or damaged"
+            }
+        }
+        return nil
+    }
+
     /// A binary property list's trailer and offset table, every read bounds-checked.
     private struct ObjectTable {
         let bytes: [UInt8]

@@ -168,6 +168,9 @@ public final class Daemon: Sendable {
         }
         let box = Mutex<Daemon?>(nil)
         let server: FrameServer
+        // Before the server sizes its connection cap from the limit (docs/protocol.md, "Limits").
+        let descriptorLimit = FrameServer.raiseDescriptorLimit()
+        log(.debug, app: nil, "descriptor limit \(descriptorLimit); at most \(FrameServer.defaultMaximumConnections) connections")
         do {
             server = try FrameServer(
                 endpoint: endpoint,

@@ -67,7 +67,14 @@ final class SQLiteConnection {
     /// writer comes, forever, and a device is read as a database. Symbolic links are followed,
     /// as SQLite follows them. A file that does not exist is no problem here.
     static func refuseSpecialFiles(at path: String) throws(StoreError) {
-        for candidate in [path, path + "-wal", path + "-shm", path + "-journal"] {
+        // SQLite keeps its -wal, -shm and -journal files beside the database a symbolic
+        // link leads to, not beside the link.
+        var base = path
+        if let resolved = realpath(path, nil) {
+            base = String(cString: resolved)
+            free(resolved)
+        }
+        for candidate in [path, base + "-wal", base + "-shm", base + "-journal"] {
             var info = stat()
             guard stat(candidate, &info) == 0 else { continue }
             let kind = info.st_mode & S_IFMT

@@ -283,10 +283,10 @@ struct RunLogOptions: Equatable {
             return nil
         }
 
-        /// Whether the date and time fields at the start of `text` (`YYYY-MM-DD`, then
-        /// optionally `Thh:mm:ss`) name a real day and time: month 1-12, a day the month has
-        /// (leap years counted), hour 0-23, minute and second 0-59. The formatter checks
-        /// the shape; this checks the values.
+        /// Whether the fields of `text` (`YYYY-MM-DD`, then optionally `Thh:mm:ss`, a
+        /// fraction and a zone `Z` or `±hh:mm`) name a real day and time: month 1-12, a day
+        /// the month has (leap years counted), hour 0-23, minute and second 0-59, an offset
+        /// of at most 23:59. The formatter checks the shape; this checks the values.
         static func fieldsAreInRange(_ text: String) -> Bool {
             let characters = Array(text.utf8)
             func number(_ start: Int, _ length: Int) -> Int? {
@@ -304,8 +304,26 @@ struct RunLogOptions: Equatable {
             let daysInMonth = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
             guard (1 ... daysInMonth).contains(day) else { return false }
             guard characters.count > 10 else { return true }
-            guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2) else { return false }
-            return hour <= 23 && minute <= 59 && second <= 59
+            guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+                  hour <= 23, minute <= 59, second <= 59 else { return false }
+            // The zone: Z, or an offset of at most 23:59 (the formatter folds +25:00 or
+            // +01:99 into some other instant).
+            var zone = 19
+            if zone < characters.count, characters[zone] == UInt8(ascii: ".") {
+                zone += 1
+                while zone < characters.count, characters[zone] >= UInt8(ascii: "0"), characters[zone] <= UInt8(ascii: "9") { zone += 1 }
+            }
+            guard zone < characters.count else { return false }
+            switch characters[zone] {
+            case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+                return zone + 1 == characters.count
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard let offsetHours = number(zone + 1, 2), let offsetMinutes = number(zone + 4, 2),
+                      characters[zone + 3] == UInt8(ascii: ":"), zone + 6 == characters.count else { return false }
+                return offsetHours <= 23 && offsetMinutes <= 59
+            default:
+                return false
+            }
         }
     }
 

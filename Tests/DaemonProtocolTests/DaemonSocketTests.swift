@@ -389,9 +389,12 @@ extension DaemonSocketTests {
             let server = try FrameServer(endpoint: .path(path), log: LogRecorder().log) { connection in
                 connections.add(connection)
                 connection.start(
-                    onFrame: { _ in
+                    onFrame: { frame in
                         handled.add(1, ordering: .relaxed)
-                        try? connection.send(Data(count: replySize))
+                        // The reply starts with the request's text, so order can be checked.
+                        var reply = Data(count: replySize)
+                        reply.replaceSubrange(0..<frame.payload.count, with: frame.payload)
+                        try? connection.send(reply)
                     },
                     onClose: { _ in }
                 )
@@ -399,23 +402,60 @@ extension DaemonSocketTests {
             let requests = 2_000
             let client = try RawClient(path: path)
             var bytes: [UInt8] = []
-            for index in 0..<requests { bytes += Array(try FrameEncoder.encode(Data("request \(index)".utf8))) }
+            for index in 0..<requests { bytes += Array(try FrameEncoder.encode(Data(String(format: "request %05d", index).utf8))) }
             client.write(bytes)
             let connection = try #require(connections.wait(count: 1).first)
             let deadline = Date().addingTimeInterval(30)
             while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
             #expect(connection.isReadingPaused)
-            // Paused: what was handled is what the socket and the pause mark hold, a few dozen
-            // replies, not all 2,000 (each kept in memory until the connection closed at its cap).
-            let handledWhilePaused = handled.load(ordering: .relaxed)
-            #expect(handledWhilePaused < 200, "\(handledWhilePaused) requests handled for a peer that reads nothing")
-            #expect(!connection.isClosed)
-            // Reading the replies lets the rest through: every request is answered, none lost.
+            // Paused: this process holds at most the pause mark and one reply, and handles
+            // nothing more while the peer reads nothing (whatever the kernel's buffer sizes).
             let frameLength = FrameFormat.headerLength + replySize
+            #expect(connection.bufferedOutputCount <= 64 * 1_024 + frameLength)
+            let handledWhilePaused = handled.load(ordering: .relaxed)
+            usleep(200_000)
+            #expect(handled.load(ordering: .relaxed) == handledWhilePaused, "nothing handled while paused")
+            #expect(handledWhilePaused < requests)
+            #expect(!connection.isClosed)
+            // Reading the replies lets the rest through: every request is answered, in order.
             let received = client.read(count: requests * frameLength)
             #expect(received.count == requests * frameLength)
+            let order = stride(from: 0, to: received.count, by: frameLength).map { start in
+                String(decoding: received[(start + FrameFormat.headerLength)..<(start + FrameFormat.headerLength + 13)], as: UTF8.self)
+            }
+            #expect(order == (0..<requests).map { String(format: "request %05d", $0) })
             #expect(handled.load(ordering: .relaxed) == requests)
             #expect(!connection.isReadingPaused)
+            server.close()
+        }
+
+        @Test func aPausedConnectionClosesCleanlyAndItsIdleTimerWaits() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let connections = Collector<FrameConnection>()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let options = FrameConnection.Options(idleTimeout: .milliseconds(100))
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: options, log: LogRecorder().log) { connection in
+                connections.add(connection)
+                connection.start(
+                    onFrame: { _ in
+                        // Replied from another thread, as the daemon's engine replies.
+                        DispatchQueue.global().async { try? connection.send(Data(count: 512 * 1_024)) }
+                    },
+                    onClose: { closes.add($0) }
+                )
+            }
+            let client = try RawClient(path: path)
+            client.write(Array(try FrameEncoder.encode(Data("one".utf8))) + Array(try FrameEncoder.encode(Data("two".utf8))))
+            let connection = try #require(connections.wait(count: 1).first)
+            let deadline = Date().addingTimeInterval(30)
+            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
+            #expect(connection.isReadingPaused)
+            // Three idle timeouts pass while paused: not idle, the peer's frame waits unread.
+            #expect(closes.wait(count: 1, timeout: 0.35).isEmpty)
+            connection.close(reason: "test")
+            #expect(closes.wait(count: 1) == [.closedLocally("test")])
+            #expect(client.readUntilClosed(timeout: 10).closed, "the descriptor was closed (the paused source was cancelled)")
             server.close()
         }
 

@@ -163,11 +163,16 @@ struct ReadOnlyLocationTests {
         let walPipe = directory.file("wal.sqlite")
         do { try openStore(walPipe).upsertRequest(Sample.request("keep-me")) }
         #expect(mkfifo(walPipe.path + "-wal", 0o600) == 0)
+        // Through a link, the -wal that counts is beside the link's target.
+        let linked = directory.file("linked.sqlite")
+        do { try openStore(directory.file("target.sqlite")).upsertRequest(Sample.request("keep-me")) }
+        try FileManager.default.createSymbolicLink(atPath: linked.path, withDestinationPath: directory.file("target.sqlite").path)
+        #expect(mkfifo(directory.file("target.sqlite").path + "-wal", 0o600) == 0)
         let device = directory.file("device.sqlite")
         try FileManager.default.createSymbolicLink(atPath: device.path, withDestinationPath: "/dev/null")
         // A read-only open of a FIFO would block until a writer came; a device would be
         // read as a database. Each is refused before SQLite sees it, naming the file.
-        for (url, culprit, what) in [(pipe, pipe.path, "FIFO"), (walPipe, walPipe.path + "-wal", "FIFO"), (device, device.path, "character device")] {
+        for (url, culprit, what) in [(pipe, pipe.path, "FIFO"), (walPipe, walPipe.path + "-wal", "FIFO"), (linked, directory.file("target.sqlite").path + "-wal", "FIFO"), (device, device.path, "character device")] {
             let writing = try #require(throws: StoreError.self) { _ = try SchedulerStore.open(at: url, now: Sample.now) }
             #expect(writing.code == .cannotOpen)
             #expect(writing.message.contains(culprit) && writing.message.contains(what), "\(writing.message)")

@@ -67,7 +67,8 @@ public final class FrameConnection: Sendable {
             self.idleTimeout = idleTimeout
             self.maximumBufferedOutput = maximumBufferedOutput
             self.maximumPayloadLength = maximumPayloadLength
-            self.pauseReadingAboveBufferedOutput = pauseReadingAboveBufferedOutput
+            // Negative marks would never be drained below: at least 0.
+            self.pauseReadingAboveBufferedOutput = pauseReadingAboveBufferedOutput.map { max(0, $0) }
         }
 
         /// For connections a server accepts: a peer must speak within 10 s, and one that
@@ -269,7 +270,10 @@ public final class FrameConnection: Sendable {
             state.writeSource = writeSource
             state.writeSourceState = .inactive
             state.liveSources = 2
-            if state.bufferedOutput > 0 { Self.resumeWriting(&state) }
+            if state.bufferedOutput > 0 {
+                Self.resumeWriting(&state)
+                Self.pauseReadingIfBehind(&state, mark: options.pauseReadingAboveBufferedOutput)
+            }
             if let timeout = options.firstFrameTimeout ?? options.idleTimeout {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.setEventHandler { self.onQueue { self.handleTimer() } }
@@ -311,10 +315,7 @@ public final class FrameConnection: Sendable {
             state.output.append(contentsOf: bytes[(bytes.startIndex + offset)...])
             if state.phase == .started {
                 Self.resumeWriting(&state)
-                if let pause = options.pauseReadingAboveBufferedOutput, state.bufferedOutput > pause, !state.readingPaused {
-                    state.readSource?.suspend()
-                    state.readingPaused = true
-                }
+                Self.pauseReadingIfBehind(&state, mark: options.pauseReadingAboveBufferedOutput)
             }
             return nil
         }
@@ -457,6 +458,12 @@ public final class FrameConnection: Sendable {
     private func handleTimer() {
         let reason = state.withLock { state -> CloseReason? in
             guard state.phase == .started else { return nil }
+            // Paused, this side is not reading: the peer's frames wait unread, so it is not
+            // silent. The timeout starts again from now.
+            if state.readingPaused, let timeout = options.idleTimeout ?? options.firstFrameTimeout, let timer = state.timer {
+                timer.schedule(deadline: .now() + timeout.dispatchInterval, leeway: .milliseconds(10))
+                return nil
+            }
             if !state.receivedFrame, let timeout = options.firstFrameTimeout { return .firstFrameTimeout(timeout) }
             if let idle = options.idleTimeout { return .idleTimeout(idle) }
             return nil
@@ -535,6 +542,14 @@ public final class FrameConnection: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Suspends the read source when more output than `mark` waits (once: the flag keeps
+    /// suspends and resumes paired). The source must exist (the connection started).
+    private static func pauseReadingIfBehind(_ state: inout State, mark: Int?) {
+        guard let mark, state.bufferedOutput > mark, !state.readingPaused, let readSource = state.readSource else { return }
+        readSource.suspend()
+        state.readingPaused = true
+    }
 
     private static func resumeWriting(_ state: inout State) {
         switch state.writeSourceState {

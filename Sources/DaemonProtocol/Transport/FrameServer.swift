@@ -75,11 +75,37 @@ public final class FrameServer: Sendable {
     public let connectionOptions: FrameConnection.Options
     /// How many connections may be open at once; a peer beyond them is closed at once.
     public let maximumConnections: Int
-    /// The default of ``maximumConnections``: far more than a user's apps and tools hold
-    /// (1,000 clients connecting at once are all served). With each connection's unread
-    /// output bounded by ``FrameConnection/Options/pauseReadingAboveBufferedOutput``, this
-    /// bounds what a flood of same-uid clients can make the process hold.
-    public static let defaultMaximumConnections = 2_048
+    /// The default of ``maximumConnections``: 2,048, far more than a user's apps and tools
+    /// hold (1,000 clients connecting at once are all served), but never more than the
+    /// process's descriptor limit leaves after 128 kept for its own files, pipes and
+    /// children (at least 16): a cap above the limit would never apply, and a flood would
+    /// leave the process without descriptors instead (see ``raiseDescriptorLimit(to:)``).
+    /// With each connection's unread output bounded by
+    /// ``FrameConnection/Options/pauseReadingAboveBufferedOutput``, this bounds what a
+    /// flood of same-uid clients can make the process hold.
+    public static var defaultMaximumConnections: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 16 }
+        let soft = Int(clamping: limit.rlim_cur) // RLIM_INFINITY (all ones) clamps to Int.max
+        return min(2_048, max(16, soft - 128))
+    }
+
+    /// Raises this process's soft descriptor limit (`RLIMIT_NOFILE`) towards `wanted`, as far
+    /// as the hard limit allows, and returns the soft limit in force afterwards. A server
+    /// calls it once at start: the usual soft limit of 1,024 is below a useful
+    /// ``maximumConnections``, and the hard limit is there to be used (systemd sets 1,024
+    /// soft for select(2)-era programs, and a much higher hard limit).
+    @discardableResult
+    public static func raiseDescriptorLimit(to wanted: Int = 65_536) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let soft = Int(clamping: limit.rlim_cur)
+        let hard = Int(clamping: limit.rlim_max)
+        let target = min(max(wanted, 0), hard)
+        guard target > soft else { return soft }
+        limit.rlim_cur = rlim_t(target)
+        return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? target : soft
+    }
 
     private let listener: Int32
     private let queue: DispatchQueue

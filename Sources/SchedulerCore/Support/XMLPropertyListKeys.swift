@@ -195,7 +195,8 @@ public enum BinaryPropertyListKeys {
             return "its trailer names a top object that does not exist: the file is truncated or damaged"
         }
         for index in 0..<table.objectCount {
-            guard let offset = table.objectOffset(index), offset >= 8 else {
+            // Objects lie between the 8-byte header and the offset table.
+            guard let offset = table.objectOffset(index), offset >= 8, offset < table.tableOffset else {
                 return "object \(index) of \(table.objectCount) lies outside the objects: the file is truncated or damaged"
             }
         }

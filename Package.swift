@@ -56,7 +56,7 @@ let package = Package(
             dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "ProcessSupervision"]
         ),
         // The daemon executable: parses its flags and runs BGTaskDaemon.
-        .executableTarget(name: "bgtaskd", dependencies: ["BGTaskDaemon"]),
+        .executableTarget(name: "bgtaskd", dependencies: ["BGTaskDaemon", "SchedulerCore"]),
         // Virtual-time driver and simulated devices for tests and the demo.
         .target(
             name: "BackgroundTasksTesting",

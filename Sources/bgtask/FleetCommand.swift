@@ -293,11 +293,11 @@ final class ProgressBar: Sendable {
         guard changed else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))".utf8))
+        StandardStream.writeError("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
     }
 
     func finish() {
         update(total)
-        FileHandle.standardError.write(Data("\n".utf8))
+        StandardStream.writeError("\n")
     }
 }

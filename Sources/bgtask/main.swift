@@ -2,32 +2,41 @@ import BackgroundTasks
 import DeviceConditions
 import Foundation
 
+/// Writes `text` to standard output; when it cannot (a full disk, a closed pipe), says so on
+/// standard error and exits 1: output that went nowhere is not a success.
+func output(_ text: String, command: String) {
+    if let code = StandardStream.writeOutput(text) {
+        StandardStream.writeError("bgtask\(command.isEmpty ? "" : " " + command): cannot write the output: \(systemErrorText(code))\n")
+        exit(1)
+    }
+}
+
 /// Prints what `body` returns, or the error on standard error with exit status 1.
 func run(_ command: String, _ body: () throws -> String) {
     do {
-        print(try body(), terminator: "")
+        output(try body(), command: command)
     } catch {
-        FileHandle.standardError.write(Data("bgtask \(command): \(error)\n".utf8))
+        StandardStream.writeError("bgtask \(command): \(error)\n")
         exit(1)
     }
 }
 
 /// Prints a daemon command's outcome and exits with its status.
 func finish(_ outcome: DaemonCommand.Outcome) -> Never {
-    print(outcome.output, terminator: "")
-    FileHandle.standardError.write(Data(outcome.error.utf8))
+    output(outcome.output, command: "")
+    StandardStream.writeError(outcome.error)
     exit(outcome.status)
 }
 
 // bgtask: the command-line tool of swift-background-tasks.
 switch CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):
-    FileHandle.standardError.write(Data("bgtask: \(error.message)\n\n\(CommandLineParser.usage)\n".utf8))
+    StandardStream.writeError("bgtask: \(error.message)\n\n\(CommandLineParser.usage)\n")
     exit(64)
 case .success(.help):
-    print(CommandLineParser.usage)
+    output(CommandLineParser.usage + "\n", command: "help")
 case .success(.version):
-    print("bgtask 0.1.0 (swift-background-tasks)")
+    output("bgtask 0.1.0 (swift-background-tasks)\n", command: "version")
 case .success(.daemon(let command)):
     finish(DaemonCommand.run(command, environment: ProcessInfo.processInfo.environment))
 case .success(.why(let options)):
@@ -59,18 +68,18 @@ case .success(.energy(let options)):
     run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
 case .success(.simulate(let options)):
     do {
-        print(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), terminator: "")
+        output(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), command: "simulate")
     } catch {
-        FileHandle.standardError.write(Data("bgtask simulate: \(error)\n".utf8))
+        StandardStream.writeError("bgtask simulate: \(error)\n")
         exit(1)
     }
 case .success(.fleet(let options)):
     run("fleet") { try FleetCommand.run(options, environment: ProcessInfo.processInfo.environment) }
 case .success(.demo(let days, let report)):
     do {
-        print(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), terminator: "")
+        output(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), command: "demo")
     } catch {
-        FileHandle.standardError.write(Data("bgtask demo: \(error)\n".utf8))
+        StandardStream.writeError("bgtask demo: \(error)\n")
         exit(1)
     }
 }

@@ -1,4 +1,5 @@
 import BGTaskDaemon
+import SchedulerCore
 import Dispatch
 import Foundation
 
@@ -8,7 +9,7 @@ import Foundation
 let environment = ProcessInfo.processInfo.environment
 switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
 case .failure(let error):
-    FileHandle.standardError.write(Data("bgtaskd: \(error)\n\n\(DaemonOptions.usage)\n".utf8))
+    StandardStream.writeError("bgtaskd: \(error)\n\n\(DaemonOptions.usage)\n")
     exit(64)
 case .success(.help):
     print(DaemonOptions.usage)
@@ -23,7 +24,7 @@ case .success(.run(let options)):
         daemon.handleTerminationSignals()
         daemon.handleReloadSignal()
     } catch {
-        FileHandle.standardError.write(Data("bgtaskd: \(error)\n".utf8))
+        StandardStream.writeError("bgtaskd: \(error)\n")
         exit(1)
     }
     dispatchMain()

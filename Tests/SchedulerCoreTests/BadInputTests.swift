@@ -333,3 +333,18 @@ private func scratchDirectory() throws -> URL {
         #expect(error(huge)?.message.contains("at most 1 MiB") == true)
     }
 }
+
+/// Standard streams that fail (a full disk, a reader gone) are reported, never a trap.
+@Suite struct StandardStreamTests {
+    @Test func aFailingWriteReturnsItsErrnoInsteadOfTrapping() throws {
+        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        try #require(full >= 0)
+        defer { close(full) }
+        // FileHandle.write would trap here (a try! inside Foundation).
+        #expect(StandardStream.write("a log line\n", to: full) == ENOSPC)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        try #require(null >= 0)
+        defer { close(null) }
+        #expect(StandardStream.write(String(repeating: "x", count: 1_000_000), to: null) == nil)
+    }
+}

@@ -53,7 +53,7 @@ public final class DiagnosticLog: Sendable {
     public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning) -> DiagnosticLog {
         DiagnosticLog { message in
             guard message.level >= minimumLevel else { return }
-            FileHandle.standardError.write(Data((message.description + "\n").utf8))
+            StandardStream.writeError((message.description + "\n"))
         }
     }
 

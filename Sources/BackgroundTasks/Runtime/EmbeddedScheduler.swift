@@ -134,7 +134,7 @@ public enum EmbeddedScheduler {
         case "1", "yes", "true": return true
         case "", "0", "no", "false": return false
         default:
-            FileHandle.standardError.write(Data("bgtask: BGTASK_MANUAL_LAUNCH=\(value) is not 1, yes, true, 0, no or false; the manual launch switch stays off\n".utf8))
+            StandardStream.writeError("bgtask: BGTASK_MANUAL_LAUNCH=\(value) is not 1, yes, true, 0, no or false; the manual launch switch stays off\n")
             return false
         }
     }
@@ -146,7 +146,7 @@ public enum EmbeddedScheduler {
         case .success(let configuration):
             return configuration
         case .failure(let error):
-            FileHandle.standardError.write(Data("bgtask: BGTASK_POLICY: \(error); the phone's policy profile is used\n".utf8))
+            StandardStream.writeError("bgtask: BGTASK_POLICY: \(error); the phone's policy profile is used\n")
             return PolicyConfiguration()
         }
     }

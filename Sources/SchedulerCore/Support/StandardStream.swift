@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Writing to standard output and standard error without ever trapping.
+///
+/// `FileHandle.write(_:)` traps (a `try!` inside Foundation) when the write fails: a daemon
+/// whose stderr reader went away (EPIPE, with SIGPIPE ignored) or whose log disk is full
+/// (ENOSPC) would die at its next log line. These write with write(2), retrying interrupted
+/// and partial writes, and report failure instead.
+public enum StandardStream {
+    /// Writes `text` to standard error; whether all of it was written. A failure is
+    /// dropped: there is nowhere left to report it.
+    @discardableResult
+    public static func writeError(_ text: String) -> Bool { write(text, to: STDERR_FILENO) == nil }
+
+    /// Writes `text` to standard output: `nil` when all of it was written, else the errno
+    /// (a CLI exits 1 naming it, rather than claim success for output that went nowhere).
+    public static func writeOutput(_ text: String) -> Int32? { write(text, to: STDOUT_FILENO) }
+
+    /// Writes all of `text` to `descriptor`: `nil`, or the errno of the first real failure
+    /// (`EIO` for a write that took nothing).
+    public static func write(_ text: String, to descriptor: Int32) -> Int32? {
+        var bytes = Array(text.utf8)
+        return bytes.withUnsafeMutableBytes { buffer -> Int32? in
+            var offset = 0
+            while offset < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count > 0 {
+                    offset += count
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    return count < 0 ? errno : EIO
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -143,6 +143,17 @@ import Testing
         #expect(viaCoding == (try? MessageCoding.foundationDecoded(ClientEnvelope.self, from: payload)))
     }
 
+    @Test func aMessageWithAHundredThousandKeysIsReadInLinearTime() throws {
+        // One 1 MiB frame of keys: a quadratic duplicate check made it cost minutes of CPU.
+        var text = #"{"id":2,"x":{"#
+        for index in 0..<100_000 { text += "\"k\(index)\":1," }
+        text += #""k0":1},"request":{"admin":{"_0":{"status":{}}}}}"#
+        let began = ContinuousClock.now
+        #expect(PlainJSONReader.read(Data(text.utf8)) == nil, "the repeated k0 is refused")
+        #expect(throws: MessageDecodingError.self) { try MessageCoding.decode(ClientEnvelope.self, from: Data(text.utf8)) }
+        #expect(ContinuousClock.now - began < .seconds(20))
+    }
+
     @Test func invalidUTF8AndDeepNestingAreLeftToJSONDecoder() {
         var invalid = Data(#"{"id":1,"request":{"app":{"_0":{"cancel":{"identifier":"x"#.utf8)
         invalid.append(contentsOf: [0xC3, 0x28])

@@ -293,13 +293,35 @@ struct AddressSecrets {
         return values
     }
 
+    /// `text` with `value` replaced by `(hidden)`. A value of 6 characters or more is
+    /// replaced wherever it appears; a shorter one only where it stands alone (no letter or
+    /// digit on either side): replacing a password "e" inside every word made the message
+    /// unreadable and gave the password away by elimination.
+    static func hide(_ value: String, in text: String) -> String {
+        guard value.count < 6 else { return text.replacingOccurrences(of: value, with: "(hidden)") }
+        func isWordCharacter(_ character: Character?) -> Bool {
+            guard let character else { return false }
+            return character.isLetter || character.isNumber
+        }
+        var result = ""
+        var rest = Substring(text)
+        while let found = rest.range(of: value) {
+            let before = found.lowerBound > text.startIndex ? text[text.index(before: found.lowerBound)] : nil
+            let after = found.upperBound < text.endIndex ? text[found.upperBound] : nil
+            result += rest[..<found.lowerBound]
+            result += isWordCharacter(before) || isWordCharacter(after) ? String(rest[found]) : "(hidden)"
+            rest = rest[found.upperBound...]
+        }
+        return result + rest
+    }
+
     /// `message` with every candidate replaced, and every quoted piece of it that is part of
     /// a candidate (libpq quotes the token it stumbled on, which may be a slice of the
     /// password) hidden.
     func scrub(_ message: String) -> String {
         var result = message
-        for value in values {
-            result = result.replacingOccurrences(of: value, with: "(hidden)")
+        for value in values where !value.isEmpty {
+            result = Self.hide(value, in: result)
         }
         var cleaned = ""
         var rest = Substring(result)

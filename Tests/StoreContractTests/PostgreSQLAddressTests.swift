@@ -51,6 +51,16 @@ struct PostgreSQLAddressTests {
         #expect(error.path == nil)
     }
 
+    @Test("a short password is hidden where it stands alone, not inside every word")
+    func shortPasswordsAreHiddenAsWholeTokens() {
+        let said = "connection to server on socket \"/nonexist/.s.PGSQL.5432\" failed: password e for user e rejected"
+        #expect(AddressSecrets.hide("e", in: said)
+            == "connection to server on socket \"/nonexist/.s.PGSQL.5432\" failed: password (hidden) for user (hidden) rejected")
+        #expect(AddressSecrets.hide("e", in: "u:e@host") == "u:(hidden)@host")
+        // Six characters or more: hidden wherever they appear, even inside a word.
+        #expect(AddressSecrets.hide("secret", in: "xsecretx and secret") == "x(hidden)x and (hidden)")
+    }
+
     @Test("both forms parse; the redacted address names the server and user, never the password")
     func redaction() throws {
         let forms = [

@@ -519,6 +519,10 @@ struct RunLogReading {
             throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set; name a state directory with --state DIR")
         }
         let root = base.appendingPathComponent("bgtask")
+        // A file or FIFO where the state directory should be is said, not read as "no runs".
+        if let problem = StoreLocation.directoryProblem(root.path) {
+            throw RunLogError(message: "cannot read the state directory \(root.path): \(problem)")
+        }
         let apps = (try? fileManager.contentsOfDirectory(atPath: root.path)) ?? []
         // Every embedded app's store, and bgtaskd's (the apps installed with the daemon),
         // found by the daemon's own rules for its state directory.

@@ -186,6 +186,21 @@ import Testing
         #expect(!output.contains("2026-11-29T06:00:00Z"))
     }
 
+    @Test func aStateHomeThatIsAFileIsSaidNotReadAsNoRuns() throws {
+        let home = try StateHome()
+        let file = home.url.appendingPathComponent("not-a-directory")
+        try Data("x".utf8).write(to: file)
+        let environment = ["XDG_STATE_HOME": file.path, "XDG_RUNTIME_DIR": home.url.path]
+        for run in [{ try LogCommand.run(RunLogOptions(), environment: environment, now: Self.now) },
+                    { try EnergyCommand.run(RunLogOptions(), environment: environment, now: Self.now) }] {
+            #expect {
+                _ = try run()
+            } throws: { error in
+                "\(error)".contains(file.path) && "\(error)".contains("is a regular file")
+            }
+        }
+    }
+
     @Test func logJSONDecodesWithEveryField() throws {
         let home = try StateHome()
         try fill(home)

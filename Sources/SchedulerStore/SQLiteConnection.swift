@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import SchedulerCore
 
 /// One SQLite connection with a cache of prepared statements.
 ///
@@ -76,18 +77,7 @@ final class SQLiteConnection {
         }
         for candidate in [path, base + "-wal", base + "-shm", base + "-journal"] {
             var info = stat()
-            guard stat(candidate, &info) == 0 else { continue }
-            let kind = info.st_mode & S_IFMT
-            guard kind != S_IFREG else { continue }
-            let what: String
-            switch kind {
-            case S_IFDIR: what = "a directory"
-            case S_IFIFO: what = "a FIFO (named pipe)"
-            case S_IFSOCK: what = "a socket"
-            case S_IFCHR: what = "a character device"
-            case S_IFBLK: what = "a block device"
-            default: what = "not a regular file"
-            }
+            guard stat(candidate, &info) == 0, let what = BoundedFile.nonRegularKind(info.st_mode) else { continue }
             throw StoreError(
                 code: .cannotOpen,
                 path: path,

@@ -23,6 +23,9 @@ enum Command: Equatable {
     case daemon(DaemonCommand)
     /// `bgtask help` / `--help`.
     case help
+    /// `bgtask <command> --help` of a command without options of its own to carry it: the
+    /// text to print.
+    case commandHelp(String)
     /// `bgtask version` / `--version`.
     case version
 }
@@ -36,26 +39,43 @@ typealias UsageError = CommandLineUsageError
 typealias OptionValue = CommandLineValue
 
 enum CommandLineParser {
-    static let usage = """
-    usage: bgtask <command> [options]
-
-    commands:
+    /// The usage lines of `demo`.
+    static let demoUsage = """
       demo [--days N] [--report FILE.html]
                         run the example feed reader's real handler code through N simulated
                         days (default 1) of a commuter's phone, print the timeline and a
                         summary, and write the HTML energy report (default: in the temporary
                         directory)
+    """
+    /// The usage lines of `why`.
+    static let whyUsage = """
       why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]
                         why hasn't the task run: every policy's verdict, blocking ones first,
                         the earliest instant it could run, and the predicted next run; from
                         bgtaskd's live engine when the app is installed with it, else from the
                         app's own state (read-only)
+    """
+    /// The usage lines of `conditions`.
+    static let conditionsUsage = """
       conditions [--json]
                         the device as the scheduler reads it (power, battery, low power mode,
                         thermal, network, idleness, CPU pressure) and where each value came from
+    """
+    /// The usage lines of `policy`.
+    static let policyUsage = """
       policy [--json] [--check FILE]
                         the policy configuration in use: bgtaskd's, else BGTASK_POLICY's, else
                         the defaults (or FILE, validated)
+    """
+
+    static let usage = """
+    usage: bgtask <command> [options]
+
+    commands:
+    \(demoUsage)
+    \(whyUsage)
+    \(conditionsUsage)
+    \(policyUsage)
     \(DaemonCommand.usage)
     \(LogCommand.usage)
     \(EnergyCommand.usage)
@@ -69,12 +89,20 @@ enum CommandLineParser {
     0 success, 1 failure, 64 usage error.
     """
 
+    /// The help `bgtask <command> --help` prints for the commands this file parses: the
+    /// command's own usage lines, not the whole list.
+    static func commandHelp(_ lines: String) -> String {
+        "usage: bgtask\n" + lines + "\n\nExit status: 0 success, 1 failure, 64 usage error. bgtask --help lists every command."
+    }
+
     static func parse(_ arguments: [String]) -> Result<Command, UsageError> {
         guard let first = arguments.first else { return .success(.help) }
         let rest = Array(arguments.dropFirst())
-        // Every command takes --help (exit 0); these three print the usage, which lists them.
-        if ["why", "conditions", "policy"].contains(first), rest.contains("--help") || rest.contains("-h") {
-            return .success(.help)
+        // Every command takes --help (exit 0), wherever it stands: these three print their
+        // own usage lines.
+        let ownUsage = ["why": whyUsage, "conditions": conditionsUsage, "policy": policyUsage]
+        if let lines = ownUsage[first], rest.contains("--help") || rest.contains("-h") {
+            return .success(.commandHelp(commandHelp(lines)))
         }
         switch first {
         case "help", "--help", "-h":
@@ -116,7 +144,7 @@ enum CommandLineParser {
                     }
                     index += 1
                 case "--help", "-h":
-                    return .success(.help)
+                    return .success(.commandHelp(commandHelp(demoUsage)))
                 default:
                     return .failure(UsageError(message: "unknown option for demo: '\(rest[index])'"))
                 }

@@ -48,7 +48,7 @@ struct DaemonCommand: Equatable {
     var help = false
 
     private static func app(_ text: String) -> Result<AppID, UsageError> {
-        text.isEmpty ? .failure(UsageError(message: "an app identifier cannot be empty")) : .success(AppID(text))
+        OptionValue.app(text, for: "<app>")
     }
 
     /// Every daemon command.

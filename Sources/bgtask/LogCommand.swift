@@ -377,10 +377,13 @@ struct RunLogOptions: Equatable {
             index += 1
             switch argument {
             case "--app":
-                guard !value.isEmpty, !value.hasPrefix("-") else {
+                guard !value.hasPrefix("-") else {
                     return failure("--app needs an app identifier, got '\(value)'")
                 }
-                options.app = AppID(value)
+                switch OptionValue.app(value, for: "--app") {
+                case .success(let app): options.app = app
+                case .failure(let error): return .failure(error)
+                }
             case "--since":
                 guard let since = Since.parse(value) else {
                     return failure(

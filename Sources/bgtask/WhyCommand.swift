@@ -50,6 +50,7 @@ enum WhyCommand {
         guard positional.count == 2 else {
             return .failure(UsageError(message: "why needs an app and a task identifier, got \(positional.count) argument(s)"))
         }
+        if case .failure(let error) = OptionValue.app(positional[0], for: "why <app>") { return .failure(error) }
         options.app = positional[0]
         options.identifier = positional[1]
         if options.state != nil, options.store != nil {

@@ -35,6 +35,8 @@ case .failure(let error):
     exit(64)
 case .success(.help):
     output(CommandLineParser.usage + "\n", command: "help")
+case .success(.commandHelp(let text)):
+    output(text + "\n", command: "help")
 case .success(.version):
     output("bgtask 0.1.0 (swift-background-tasks)\n", command: "version")
 case .success(.daemon(let command)):

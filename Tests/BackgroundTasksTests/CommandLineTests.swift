@@ -9,10 +9,16 @@ import Testing
     @Test func parsesTheCommands() {
         #expect(CommandLineParser.parse([]) == .success(.help))
         #expect(CommandLineParser.parse(["--help"]) == .success(.help))
-        // Every command takes --help.
-        for command in ["why", "conditions", "policy"] {
-            #expect(CommandLineParser.parse([command, "--help"]) == .success(.help), "\(command)")
-            #expect(CommandLineParser.parse([command, "x", "-h"]) == .success(.help), "\(command)")
+        // Every command takes --help, and prints its own usage, not the whole list.
+        for command in ["why", "conditions", "policy", "demo"] {
+            for arguments in [[command, "--help"], [command, "x", "-h"]] where !(command == "demo" && arguments.count == 3) {
+                guard case .success(.commandHelp(let text)) = CommandLineParser.parse(arguments) else {
+                    Issue.record("\(arguments) should print the command's help")
+                    continue
+                }
+                #expect(text.contains("  \(command) "), "\(text)")
+                #expect(!text.contains("fleet"), "\(arguments): the whole list instead of the command's help")
+            }
         }
         #expect(CommandLineParser.parse(["version"]) == .success(.version))
         #expect(CommandLineParser.parse(["demo"]) == .success(.demo(days: 1, report: nil)))
@@ -32,6 +38,33 @@ import Testing
             return
         }
         #expect(error.message.contains(culprit), "\(error.message)")
+    }
+
+    /// An app identifier becomes a directory name under the state root: one that could
+    /// name another directory or hold control characters is a usage error in every command
+    /// that takes one, never a path that is opened.
+    @Test(arguments: ["../x", "..", ".", "a/b", "/tmp", "com.example\u{1B}x", "com.example\u{0}x", String(repeating: "a", count: 256)])
+    func appIdentifiersThatAreNotOneNameAreRefused(app: String) {
+        let commands: [[String]] = [
+            ["why", app, "com.example.task"],
+            ["log", "--app", app],
+            ["energy", "--app", app],
+            ["pending", app],
+            ["run", app, "com.example.task"],
+            ["uninstall", app],
+            ["open", app],
+            ["push", app],
+        ]
+        for arguments in commands {
+            guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) should be a usage error")
+                continue
+            }
+            #expect(error.message.contains("app identifier"), "\(arguments): \(error.message)")
+            #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 }, "the message repeats a control character: \(error.message)")
+        }
+        // What an app without CFBundleIdentifier is called (local.<process name>) passes.
+        #expect((try? CommandLineParser.parse(["why", "local.my tool", "com.example.task"]).get()) != nil)
     }
 
     private func temporaryReport() -> String {

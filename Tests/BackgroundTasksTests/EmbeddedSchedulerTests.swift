@@ -213,6 +213,22 @@ import Testing
         }
     }
 
+    /// An app named in code with a name that leaves the state root gets no directory
+    /// there (it would become the owner of another app's, or of any, directory).
+    @Test func anAppNameThatIsNotOneDirectoryNameGetsNoStateDirectory() throws {
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: base) }
+        for name in ["..", "../com.example.other", "com.example/sub", ""] {
+            #expect(throws: EmbeddedSchedulerError.self, "\(name)") {
+                try EmbeddedScheduler.stateDirectory(for: AppID(name), configured: nil, environment: ["XDG_STATE_HOME": base.path])
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base.path).isEmpty)
+        // A process name that is not reverse-DNS still gets its own directory.
+        let local = try EmbeddedScheduler.stateDirectory(for: AppID("local.my tool+1"), configured: nil, environment: ["XDG_STATE_HOME": base.path])
+        #expect(local.lastPathComponent == "local.my tool+1")
+    }
+
     @Test func realTimeDriverRunsADueTaskInProcess() async throws {
         let state = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }

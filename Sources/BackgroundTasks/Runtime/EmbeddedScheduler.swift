@@ -374,6 +374,11 @@ public enum EmbeddedScheduler {
         if let configured {
             directory = configured
         } else {
+            // The app's name becomes a path component: one that leaves the state root
+            // (`../x`, `a/b`) would make this app another's owner.
+            if let problem = AppID.problem(with: app.rawValue) {
+                throw EmbeddedSchedulerError(message: "cannot choose a state directory for the app: \(problem); give the app a reverse-DNS identifier (CFBundleIdentifier) or a state directory")
+            }
             directory = try stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
         return try prepareStateDirectory(directory)

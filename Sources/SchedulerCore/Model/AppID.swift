@@ -10,6 +10,31 @@ public struct AppID: Hashable, Sendable, Codable, Comparable, CustomStringConver
 
     public var description: String { rawValue }
 
+    /// Why `text` cannot name an app, or `nil` when it can.
+    ///
+    /// An app identifier becomes one file-name component (the embedded scheduler's state
+    /// directory `$XDG_STATE_HOME/bgtask/<app>/`, the daemon's log file), so whatever names
+    /// an app from outside (a command-line argument, a configuration in code) must be one:
+    /// not empty, at most ``TaskIdentifierRules/maximumLength`` bytes of UTF-8, not `.` or
+    /// `..`, and without `/` or control characters. That is looser than the reverse-DNS
+    /// rule manifests follow (``TaskIdentifierRules``), because an app without
+    /// `CFBundleIdentifier` is named `local.<process name>`, and a process name may hold
+    /// characters reverse-DNS does not allow; it is strict exactly where a name could
+    /// reach another directory (`../x`) or the terminal (an escape sequence).
+    public static func problem(with text: String) -> String? {
+        if text.isEmpty { return "an app identifier cannot be empty" }
+        let bytes = text.utf8.count
+        if bytes > TaskIdentifierRules.maximumLength {
+            return "an app identifier is at most \(TaskIdentifierRules.maximumLength) bytes of UTF-8; this one has \(bytes)"
+        }
+        if text == "." || text == ".." { return "'\(text)' is not an app identifier (it names a directory)" }
+        if let control = text.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            return "an app identifier cannot contain control characters; this one has U+\(String(control.value, radix: 16, uppercase: true).leftPadded(to: 4))"
+        }
+        if text.contains("/") { return "an app identifier cannot contain '/' (it names a directory of its own); got '\(text)'" }
+        return nil
+    }
+
     public static func < (lhs: AppID, rhs: AppID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public init(from decoder: any Decoder) throws {
@@ -62,5 +87,12 @@ public struct RunID: Hashable, Sendable, Codable, Comparable, CustomStringConver
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
+    }
+}
+
+extension String {
+    /// The string with `0`s in front up to `width` characters (for `U+000A`-style code points).
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -51,6 +51,14 @@ public enum CommandLineValue {
         return .success(seed)
     }
 
+    /// An app identifier given on the command line (``AppID/problem(with:)``): one that
+    /// could name another directory (`../x`) or hold control characters is refused here,
+    /// before it becomes a path or reaches the terminal.
+    public static func app(_ text: String, for option: String) -> Result<AppID, CommandLineUsageError> {
+        if let problem = AppID.problem(with: text) { return .failure(CommandLineUsageError(message: "\(option): \(problem)")) }
+        return .success(AppID(text))
+    }
+
     /// A positional argument that must say something: not empty, not an option.
     public static func positional(_ text: String, what: String, command: String) -> CommandLineUsageError? {
         if text.isEmpty { return CommandLineUsageError(message: "\(command) needs \(what), got an empty string") }

@@ -367,8 +367,12 @@ final class DaemonSession: AppLink, Sendable {
         do {
             envelope = try MessageCoding.decode(ClientEnvelope.self, from: frame.payload)
         } catch {
-            log(.warning, app: nil, "closing \(connection.name): \(error)")
-            connection.close(reason: "malformed message: \(error)")
+            // Said in words naming the field; the request is answered `invalid` when its
+            // number could be read, so a client waiting for it learns why (docs/protocol.md).
+            let problem = MessageProblem.diagnose(clientPayload: frame.payload)
+            log(.warning, app: nil, "closing \(connection.name): malformed message: \(problem.message)")
+            if let id = problem.id { send(.reply(id: id, .failed(DaemonFailure(.invalid, problem.message)))) }
+            connection.close(reason: "malformed message: \(problem.message)")
             return
         }
         let reply: Reply

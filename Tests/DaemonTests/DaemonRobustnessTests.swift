@@ -266,6 +266,44 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("status").status == 0)
         }
 
+        @Test("a malformed request whose number can be read is answered invalid, naming the field, then the connection closes")
+        func aMalformedRequestIsAnsweredBeforeTheClose() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            let cases: [(payload: String, expected: String)] = [
+                (#"{"id":7,"request":{"admin":{"_0":{"nosuch":{}}}}}"#, #"unknown admin request "nosuch""#),
+                (#"{"id":7,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, "at request.admin._0.uninstall.app: expected a string"),
+                (#"{"id":7,"request":{"hello":{"_0":{"role":"king"}}}}"#, #"at request.hello.role: unknown value "king""#),
+            ]
+            for (payload, expected) in cases {
+                let client = try RawClient(path: harness.socketPath)
+                defer { client.close() }
+                let hello = payload.contains("hello") ? [] : try RawClient.frame(.hello(Hello(role: .admin)), id: 1)
+                try client.send(hello + [UInt8](try FrameEncoder.encode(Data(payload.utf8))))
+                let (bytes, ending) = client.readUntilClosed()
+                #expect(ending == .closed, "\(payload): the daemon closes the connection")
+                var decoder = FrameDecoder()
+                decoder.append(bytes)
+                var replies: [DaemonEnvelope] = []
+                while let frame = try decoder.next() { replies.append(try MessageCoding.decode(DaemonEnvelope.self, from: frame.payload)) }
+                guard case .reply(7, .failed(let failure)) = replies.last else {
+                    Issue.record("\(payload): no failure for request 7: \(replies)")
+                    continue
+                }
+                #expect(failure.code == .invalid)
+                #expect(failure.message.contains(expected), "\(failure.message)")
+                #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains(expected) }, "logged: \(daemon.standardError)")
+            }
+            // An id that is not a request number: logged as such, not as "not valid JSON".
+            let client = try RawClient(path: harness.socketPath)
+            defer { client.close() }
+            try client.send([UInt8](try FrameEncoder.encode(Data(#"{"id":-1,"request":{"hello":{"_0":{"role":"admin"}}}}"#.utf8))))
+            #expect(client.readUntilClosed().ending == .closed)
+            #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("'id' must be a whole number from 0 to 18446744073709551615, got -1") }, "\(daemon.standardError)")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
         @Test("a client that connects and sends nothing is closed after the first-frame timeout")
         func silentClientTimesOut() async throws {
             let harness = try DaemonHarness()

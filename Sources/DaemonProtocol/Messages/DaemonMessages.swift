@@ -89,6 +89,43 @@ public enum AppRequest: Codable, Sendable, Hashable {
     case checkpointKeys
 }
 
+extension AppRequest {
+    /// The name of the request on the wire (the key of its case in the synthesized form).
+    public var caseName: String {
+        switch self {
+        case .finishedLaunching: "finishedLaunching"
+        case .submit: "submit"
+        case .cancel: "cancel"
+        case .cancelAll: "cancelAll"
+        case .pending: "pending"
+        case .taskCompleted: "taskCompleted"
+        case .expirationDelivered: "expirationDelivered"
+        case .progressSampled: "progressSampled"
+        case .launchFailed: "launchFailed"
+        case .simulateLaunch: "simulateLaunch"
+        case .simulateExpiration: "simulateExpiration"
+        case .setBackgroundRefresh: "setBackgroundRefresh"
+        case .backgroundRefreshStatus: "backgroundRefreshStatus"
+        case .lifecycle: "lifecycle"
+        case .assertionsHeld: "assertionsHeld"
+        case .setRetryPolicy: "setRetryPolicy"
+        case .checkpointGet: "checkpointGet"
+        case .checkpointSet: "checkpointSet"
+        case .checkpointRemove: "checkpointRemove"
+        case .checkpointKeys: "checkpointKeys"
+        }
+    }
+
+    /// Every app request's name, for the message that refuses an unknown one (a test
+    /// checks it against ``caseName`` of one request of every case).
+    public static let caseNames = [
+        "finishedLaunching", "submit", "cancel", "cancelAll", "pending", "taskCompleted", "expirationDelivered",
+        "progressSampled", "launchFailed", "simulateLaunch", "simulateExpiration", "setBackgroundRefresh",
+        "backgroundRefreshStatus", "lifecycle", "assertionsHeld", "setRetryPolicy", "checkpointGet", "checkpointSet",
+        "checkpointRemove", "checkpointKeys",
+    ]
+}
+
 /// A retry policy as it travels: checked by the daemon before it becomes a `RetryPolicy`
 /// (whose initializer refuses a negative delay or a multiplier below 1).
 public struct RetryPolicyTerms: Codable, Sendable, Hashable {
@@ -159,6 +196,36 @@ public enum AdminRequest: Codable, Sendable, Hashable {
     case forceQuit(app: AppID)
     /// A remote wake (the silent-push analogue) with an optional JSON payload.
     case push(app: AppID, payload: String?)
+}
+
+extension AdminRequest {
+    /// The name of the request on the wire (the key of its case in the synthesized form).
+    public var caseName: String {
+        switch self {
+        case .status: "status"
+        case .apps: "apps"
+        case .install: "install"
+        case .uninstall: "uninstall"
+        case .pending: "pending"
+        case .run: "run"
+        case .expire: "expire"
+        case .why: "why"
+        case .conditions: "conditions"
+        case .policy: "policy"
+        case .setBackgroundRefresh: "setBackgroundRefresh"
+        case .open: "open"
+        case .background: "background"
+        case .forceQuit: "forceQuit"
+        case .push: "push"
+        }
+    }
+
+    /// Every administrator request's name, for the message that refuses an unknown one (a
+    /// test checks it against ``caseName`` of one request of every case).
+    public static let caseNames = [
+        "status", "apps", "install", "uninstall", "pending", "run", "expire", "why", "conditions", "policy",
+        "setBackgroundRefresh", "open", "background", "forceQuit", "push",
+    ]
 }
 
 /// A request of any role.
@@ -350,14 +417,19 @@ public enum MessageCoding {
         } catch {
             throw MessageDecodingError(message: "the message is not valid JSON: \(error)")
         }
+        do {
+            return try jsonDecoder().decode(type, from: payload)
+        } catch {
+            throw MessageDecodingError(message: "the message is not a \(Message.self): \(DecodingErrorText.describe(error))")
+        }
+    }
+
+    /// A `JSONDecoder` with the protocol's date and data forms.
+    static func jsonDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         decoder.dataDecodingStrategy = .base64
-        do {
-            return try decoder.decode(type, from: payload)
-        } catch {
-            throw MessageDecodingError(message: "the message is not a \(Message.self): \(error)")
-        }
+        return decoder
     }
 }
 

@@ -1,0 +1,183 @@
+import Foundation
+import SchedulerCore
+
+/// Why a client's frame is not a request of the protocol, said so that the sender can act:
+/// the field at fault and what it should hold, and the request's number when it can be read,
+/// so that the daemon answers `invalid` to that request before it closes the connection
+/// (docs/protocol.md, "Malformed messages").
+///
+/// Only a frame that failed to decode is looked at again, so the common path pays nothing.
+/// Foundation's own decoding errors name neither the field nor the fault in words a client's
+/// author knows (an unknown request reads as "Key '_0' not found", an id of -1 as "not valid
+/// JSON"); this walks the message's shape from the outside in and stops at the first fault.
+public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The request's number, when the frame had a valid one.
+    public var id: UInt64?
+    /// What is wrong, naming the field.
+    public var message: String
+
+    public var description: String { message }
+
+    /// The first fault of a client's frame `payload` that ``MessageCoding`` could not decode.
+    public static func diagnose(clientPayload payload: Data) -> MessageProblem {
+        do {
+            try StrictJSON.validate(payload)
+        } catch {
+            return MessageProblem(id: nil, message: "the message is not valid JSON: \(error)")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed])) as? [String: Any] else {
+            return MessageProblem(id: nil, message: "a message must be a JSON object with the keys 'id' and 'request'")
+        }
+        if let extra = object.keys.sorted().first(where: { $0 != "id" && $0 != "request" }) {
+            return MessageProblem(id: nil, message: "unknown key \(shown(extra)) in the message: it has only 'id' and 'request'")
+        }
+        guard let rawID = object["id"] else { return MessageProblem(id: nil, message: "the message has no 'id' (the request's number)") }
+        guard let id = requestNumber(payload) else {
+            return MessageProblem(id: nil, message: "'id' must be a whole number from 0 to \(UInt64.max), got \(shown(rawID))")
+        }
+        guard let request = object["request"] else { return MessageProblem(id: id, message: "the message has no 'request'") }
+        let roles = ["hello", "app", "admin"]
+        guard let requestObject = request as? [String: Any], requestObject.count == 1, let role = requestObject.keys.first else {
+            return MessageProblem(id: id, message: "'request' must be an object with one key: \(roles.joined(separator: ", ")); got \(shown(request))")
+        }
+        guard roles.contains(role) else {
+            return MessageProblem(id: id, message: "unknown kind of request \(shown(role)): expected \(roles.joined(separator: ", "))")
+        }
+        // The synthesized form of a case with one unlabelled value: {"_0": value}.
+        guard let wrapper = requestObject[role] as? [String: Any], wrapper.count == 1, let body = wrapper["_0"] else {
+            return MessageProblem(id: id, message: "'request.\(role)' must be an object with one key, '_0', holding the \(role) request")
+        }
+        let known: [String]
+        switch role {
+        case "hello":
+            if let problem = decodingProblem(Hello.self, body, at: "request.hello") { return MessageProblem(id: id, message: problem) }
+            known = []
+        case "app":
+            known = AppRequest.caseNames
+        default:
+            known = AdminRequest.caseNames
+        }
+        if role != "hello" {
+            guard let cases = body as? [String: Any], cases.count == 1, let name = cases.keys.first else {
+                return MessageProblem(id: id, message: "'request.\(role)._0' must be an object with one key naming the \(role) request, one of: \(known.joined(separator: ", "))")
+            }
+            guard known.contains(name) else {
+                return MessageProblem(id: id, message: "unknown \(role) request \(shown(name)); the \(role) requests are: \(known.joined(separator: ", "))")
+            }
+        }
+        // The shape holds up to the request's name: its arguments are at fault.
+        do {
+            _ = try MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: payload)
+            return MessageProblem(id: id, message: "the message could not be read")
+        } catch {
+            return MessageProblem(id: id, message: DecodingErrorText.describe(error))
+        }
+    }
+
+    /// The request's number, read exactly (JSONSerialization would give 2^64 and 1.5 as
+    /// numbers like any other).
+    private static func requestNumber(_ payload: Data) -> UInt64? {
+        struct Numbered: Decodable { var id: UInt64 }
+        return try? JSONDecoder().decode(Numbered.self, from: payload).id
+    }
+
+    /// A value from the message as it may be shown in a log line: JSON text, at most 60
+    /// characters, control characters escaped.
+    private static func shown(_ value: Any) -> String {
+        let text: String
+        if let string = value as? String {
+            text = "\"\(string)\""
+        } else if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]) {
+            text = String(decoding: data, as: UTF8.self)
+        } else {
+            text = "\(value)"
+        }
+        return DecodingErrorText.printable(text, limit: 60)
+    }
+
+    /// `body` decoded as `type`, or the fault in words, with paths under `path`.
+    private static func decodingProblem<Value: Decodable>(_ type: Value.Type, _ body: Any, at path: String) -> String? {
+        guard let data = try? JSONSerialization.data(withJSONObject: body, options: [.fragmentsAllowed]) else { return nil }
+        do {
+            _ = try MessageCoding.jsonDecoder().decode(type, from: data)
+            return nil
+        } catch {
+            return DecodingErrorText.describe(error, under: path)
+        }
+    }
+}
+
+/// Foundation's `DecodingError` in words: where (the key path, as `request.app._0.submit`)
+/// and what (the kind of value expected, the key missing), without Swift's type names.
+public enum DecodingErrorText {
+    /// `error` as one line naming its key path (under `root`, when the decoded value sat
+    /// there in a larger document).
+    public static func describe(_ error: any Error, under root: String? = nil) -> String {
+        guard let error = error as? DecodingError else { return printable("\(error)") }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(place(context.codingPath, root)): expected \(kind(of: type))"
+        case .valueNotFound(let type, let context):
+            return "\(place(context.codingPath, root)): expected \(kind(of: type)), got null or nothing"
+        case .keyNotFound(let key, let context):
+            let where_ = place(context.codingPath, root)
+            return key.stringValue == "_0" ? "\(where_): the value is missing (expected {\"_0\": ...})" : "\(where_): the key '\(printable(key.stringValue))' is missing"
+        case .dataCorrupted(let context):
+            // A string enum's unknown value: Foundation names the Swift type
+            // ("Cannot initialize ClientRole from invalid String value king").
+            let text = context.debugDescription
+            if text.hasPrefix("Cannot initialize "), let range = text.range(of: " from invalid String value ") {
+                return "\(place(context.codingPath, root)): unknown value \"\(printable(String(text[range.upperBound...]), limit: 60))\""
+            }
+            return "\(place(context.codingPath, root)): \(printable(text))"
+        @unknown default:
+            return printable("\(error)")
+        }
+    }
+
+    /// A key path as `request.app._0.submit._0.earliestBeginDate` (array indices as `[2]`).
+    private static func place(_ path: [any CodingKey], _ root: String?) -> String {
+        var text = root ?? ""
+        for key in path {
+            if let index = key.intValue, key.stringValue.hasPrefix("Index") || key.stringValue == "\(index)" {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + printable(key.stringValue)
+            }
+        }
+        return text.isEmpty ? "the message" : "at \(text)"
+    }
+
+    /// What a Swift type holds, as a client's author would call it.
+    private static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt64.Type, is UInt32.Type, is UInt.Type: return "a whole number in range"
+        case is Double.Type, is Float.Type, is Date.Type: return "a number"
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Data.Type: return "a base64 string"
+        default:
+            let name = "\(type)"
+            if name.hasPrefix("Array") { return "an array" }
+            if name.hasPrefix("Dictionary") { return "an object" }
+            return "an object"
+        }
+    }
+
+    /// `text` with control characters escaped and cut to 200 characters: safe in a log line
+    /// and a terminal whatever the peer sent.
+    public static func printable(_ text: String, limit: Int = 200) -> String {
+        var result = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count >= limit { result += "..."; break }
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+            count += 1
+        }
+        return result
+    }
+}

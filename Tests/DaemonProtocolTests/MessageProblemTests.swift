@@ -1,0 +1,78 @@
+@testable import DaemonProtocol
+import Foundation
+import SchedulerCore
+import Testing
+
+/// A frame that is not a request is diagnosed in words naming the field, with the
+/// request's number when it can be read (the daemon answers that request `invalid`).
+@Suite struct MessageProblemTests {
+    @Test(arguments: [
+        (#"{"id":-1,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 0 to 18446744073709551615, got -1"),
+        (#"{"id":1.5,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "got 1.5"),
+        (#"{"id":18446744073709551616,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number"),
+        (#"{"id":"7","request":{"admin":{"_0":{"status":{}}}}}"#, nil, #"got "7""#),
+        (#"{"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "no 'id'"),
+        (#"[1,2]"#, nil, "a message must be a JSON object"),
+        (#"{"id":1,"request":{},"x":2}"#, nil, #"unknown key "x""#),
+        (#"{"id":3}"#, 3, "no 'request'"),
+        (#"{"id":3,"request":{"king":{"_0":{}}}}"#, 3, #"unknown kind of request "king": expected hello, app, admin"#),
+        (#"{"id":3,"request":{"admin":{"_0":{"nosuch":{}}}}}"#, 3, #"unknown admin request "nosuch"; the admin requests are: status, apps"#),
+        (#"{"id":3,"request":{"app":{"_0":{"nosuch":{}}}}}"#, 3, #"unknown app request "nosuch"; the app requests are: finishedLaunching"#),
+        (#"{"id":4,"request":{"hello":{"_0":{"role":"king"}}}}"#, 4, #"at request.hello.role: unknown value "king""#),
+        (#"{"id":4,"request":{"hello":{"_0":{}}}}"#, 4, "at request.hello: the key 'role' is missing"),
+        (#"{"id":5,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, 5, "at request.admin._0.uninstall.app: expected a string"),
+        (#"{"id":6,"request":{"app":{"_0":{"submit":{"_0":"x"}}}}}"#, 6, "at request.app._0.submit._0: expected an object"),
+        (#"{"id":7,"request":{"admin":{"status":{}}}}"#, 7, "'request.admin' must be an object with one key, '_0'"),
+        ("{\"id\":8,\"request\":{\"admin\":{\"_0\":{\"no\\u001b[2Jsuch\":{}}}}}", 8, "\\u{1b}"),
+    ] as [(String, UInt64?, String)])
+    func aMalformedRequestIsNamed(payload: String, id: UInt64?, expected: String) {
+        // It is malformed: the decoder refuses it.
+        #expect(throws: MessageDecodingError.self) { try MessageCoding.decode(ClientEnvelope.self, from: Data(payload.utf8)) }
+        let problem = MessageProblem.diagnose(clientPayload: Data(payload.utf8))
+        #expect(problem.id == id, "\(problem)")
+        #expect(problem.message.contains(expected), "\(problem.message)")
+        #expect(!problem.message.unicodeScalars.contains { $0.value < 0x20 }, "a control character reached the message: \(problem.message)")
+        for word in ["CodingKeys", "DecodingError", "ClientRole", "Cannot initialize"] {
+            #expect(!problem.message.contains(word), "Swift's words: \(problem.message)")
+        }
+    }
+
+    @Test func notJSONIsSaidSo() {
+        let problem = MessageProblem.diagnose(clientPayload: Data("{\"id\":1,".utf8))
+        #expect(problem.id == nil)
+        #expect(problem.message.hasPrefix("the message is not valid JSON"))
+    }
+
+    /// The lists the refusal of an unknown request names are the wire's names of every case.
+    @Test func theListsOfRequestNamesAreTheWiresNames() throws {
+        let date = Date(timeIntervalSince1970: 0)
+        let request = PendingRequest(app: AppID("com.example.app"), identifier: "com.example.app.x", kind: .processing, earliestBeginDate: nil,
+                                     requiresNetworkConnectivity: false, requiresExternalPower: false, submittedAt: date)
+        let app: [AppRequest] = [
+            .finishedLaunching(registered: []), .submit(request), .cancel(identifier: "a.b"), .cancelAll, .pending,
+            .taskCompleted(run: RunID(1), success: true), .expirationDelivered(run: RunID(1), handlerWasSet: true),
+            .progressSampled(run: RunID(1), completedUnitCount: 1), .launchFailed(run: RunID(1), reason: ""),
+            .simulateLaunch(identifier: "a.b"), .simulateExpiration(identifier: "a.b"), .setBackgroundRefresh(enabled: true),
+            .backgroundRefreshStatus, .lifecycle(.foreground), .assertionsHeld(true), .setRetryPolicy(identifier: "a.b", policy: nil),
+            .checkpointGet(key: "k"), .checkpointSet(key: "k", value: Data()), .checkpointRemove(key: "k"), .checkpointKeys,
+        ]
+        let admin: [AdminRequest] = [
+            .status, .apps, .install(manifestPath: "/m"), .uninstall(app: AppID("a.b")), .pending(app: nil), .run(app: AppID("a.b"), identifier: "a.b"),
+            .expire(app: AppID("a.b"), identifier: "a.b"), .why(app: AppID("a.b"), identifier: "a.b"), .conditions, .policy,
+            .setBackgroundRefresh(app: AppID("a.b"), enabled: true), .open(app: AppID("a.b")), .background(app: AppID("a.b")),
+            .forceQuit(app: AppID("a.b")), .push(app: AppID("a.b"), payload: nil),
+        ]
+        #expect(app.map(\.caseName) == AppRequest.caseNames)
+        #expect(admin.map(\.caseName) == AdminRequest.caseNames)
+        for request in app { #expect(try wireName(.app(request)) == request.caseName) }
+        for request in admin { #expect(try wireName(.admin(request)) == request.caseName) }
+    }
+
+    /// The key under which JSONEncoder writes the request: `{"request":{"app":{"_0":{NAME:...}}}}`.
+    private func wireName(_ request: ClientRequest) throws -> String? {
+        let data = try MessageCoding.jsonEncoded(ClientEnvelope(id: 1, request: request))
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let role = (object?["request"] as? [String: Any])?.values.first as? [String: Any]
+        return (role?["_0"] as? [String: Any])?.keys.first
+    }
+}

@@ -359,13 +359,20 @@ public final class DaemonService: Sendable {
                 return .failed(failure)
             }
         case .checkpointGet(let key):
+            if let problem = CheckpointRules.keyProblem(key) { return .failed(DaemonFailure(.invalid, problem)) }
             return storeCall { .data(try store.checkpoint(app: app, key: key)) }
         case .checkpointSet(let key, let value):
             return storeCall {
+                // One app cannot fill the store every app's requests live in.
+                let others = try store.checkpointUsage(app: app, excluding: key)
+                if let problem = CheckpointRules.saveProblem(key: key, valueBytes: value.count, others: others) {
+                    return .failed(DaemonFailure(.invalid, problem))
+                }
                 try store.setCheckpoint(value, app: app, key: key, at: driver.clock.now())
                 return .done(nil)
             }
         case .checkpointRemove(let key):
+            if let problem = CheckpointRules.keyProblem(key) { return .failed(DaemonFailure(.invalid, problem)) }
             return storeCall {
                 try store.removeCheckpoint(app: app, key: key)
                 return .done(nil)

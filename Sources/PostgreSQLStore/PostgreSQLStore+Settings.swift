@@ -139,6 +139,23 @@ extension PostgreSQLStore {
     }
 }
 
+extension PostgreSQLStore {
+    /// How much `app`'s checkpoints other than `key` hold: their number and their keys' and
+    /// values' bytes.
+    public func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage {
+        try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute(
+                "SELECT count(*)::text, coalesce(sum(octet_length(key) + octet_length(data)), 0)::text FROM bgtask_checkpoints WHERE app = $1 AND key <> $2",
+                [.text(app.rawValue), .text(key)]
+            )
+            guard result.rowCount > 0, let keys = Int(result.row(0).text(0)), let bytes = Int(result.row(0).text(1)) else {
+                throw PostgreSQLColumns.invalid("the checkpoints of \(app) could not be counted")
+            }
+            return CheckpointUsage(keys: keys, bytes: bytes)
+        }
+    }
+}
+
 extension Data {
     /// Bytes from lowercase or uppercase hexadecimal text, or `nil` when it is not that.
     fileprivate init?(hex: String) {

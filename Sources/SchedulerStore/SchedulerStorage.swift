@@ -77,6 +77,8 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     func removeCheckpoint(app: AppID, key: String) throws(StoreError)
     /// The keys of `app`'s checkpoints, sorted.
     func checkpointKeys(app: AppID) throws(StoreError) -> [String]
+    /// How much `app`'s checkpoints other than `key` hold (``CheckpointRules``).
+    func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage
 
     /// Gives the store up: later calls fail with ``StoreError/Code/closed``. Twice does nothing.
     func close()

@@ -46,4 +46,15 @@ extension SchedulerStore {
             ) { row in row.text(0) }
         }
     }
+
+    /// How much `app`'s checkpoints other than `key` hold: their number and their keys' and
+    /// values' bytes.
+    public func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query(
+                "SELECT count(*), coalesce(sum(length(CAST(key AS BLOB)) + length(data)), 0) FROM checkpoints WHERE app = ? AND key <> ?",
+                [.text(app.rawValue), .text(key)]
+            ) { row in CheckpointUsage(keys: Int(row.int64(0)), bytes: Int(row.int64(1))) }.first ?? CheckpointUsage(keys: 0, bytes: 0)
+        }
+    }
 }

@@ -33,8 +33,9 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         lhs.code == rhs.code && lhs.path == rhs.path && lhs.message == rhs.message
     }
 
-    /// The code and the message, for logs.
-    public var description: String { "StoreError.\(code): \(message)" }
+    /// The message, which names the file or server (the code is for programs: a Swift type
+    /// name in front of it told a person nothing).
+    public var description: String { message }
 
     /// The kinds of store failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -120,6 +120,49 @@ import Testing
         #expect(saved == 8, "chunks finished at 70, 140 ... 560 s; the ninth was cancelled at 600 s")
     }
 
+    /// A checkpoint holds progress: a bad key, an oversized value, or more keys or bytes
+    /// than one app may hold are refused naming the limit, and nothing is written.
+    @Test func checkpointsBeyondTheirLimitsAreRefused() throws {
+        let (_, context) = try makeDevice {}
+        try context.withCurrent {
+            let checkpoints = BGTaskScheduler.shared.checkpoints
+            for key in ["", String(repeating: "k", count: 256), "a\u{0}b"] {
+                #expect(throws: BGCheckpointStore.Error.self) { try checkpoints.save(1, forKey: key) }
+                #expect(throws: BGCheckpointStore.Error.self) { try checkpoints.load(Int.self, forKey: key) }
+            }
+            let big = String(repeating: "x", count: CheckpointRules.maximumValueBytes)  // its JSON form has two quotes more
+            do {
+                try checkpoints.save(big, forKey: "big")
+                Issue.record("a value over the limit was saved")
+            } catch let error as BGCheckpointStore.Error {
+                #expect(error.message.contains("at most \(CheckpointRules.maximumValueBytes) bytes"), "\(error)")
+            }
+            #expect(try checkpoints.keys().isEmpty)
+            // The per-app count: 1,000 keys, then a new key is refused, a replaced one is not.
+            for index in 0..<CheckpointRules.maximumKeysPerApp { try checkpoints.save(index, forKey: "k\(index)") }
+            #expect(throws: BGCheckpointStore.Error.self) { try checkpoints.save(1, forKey: "one-more") }
+            try checkpoints.save(7, forKey: "k0")
+            #expect(try checkpoints.load(Int.self, forKey: "k0") == 7)
+            // The per-app bytes: 16 MiB in values just under the value limit.
+            for index in 0..<CheckpointRules.maximumKeysPerApp { try checkpoints.remove(forKey: "k\(index)") }
+            let chunk = String(repeating: "y", count: CheckpointRules.maximumValueBytes - 100)
+            var saved = 0
+            var refusal: BGCheckpointStore.Error?
+            while refusal == nil, saved < 100 {
+                do { try checkpoints.save(chunk, forKey: "chunk\(saved)"); saved += 1 } catch let error as BGCheckpointStore.Error { refusal = error }
+            }
+            // Each holds its key's bytes and the chunk's JSON form (two quotes more).
+            var expected = 0
+            var total = 0
+            while total + "chunk\(expected)".utf8.count + chunk.utf8.count + 2 <= CheckpointRules.maximumBytesPerApp {
+                total += "chunk\(expected)".utf8.count + chunk.utf8.count + 2
+                expected += 1
+            }
+            #expect(saved == expected && saved > 50, "\(saved) saved, \(expected) expected")
+            #expect(refusal?.message.contains("over the \(CheckpointRules.maximumBytesPerApp)") == true, "\(String(describing: refusal))")
+        }
+    }
+
     @Test func retryPolicyResubmitsAFailedTaskWithBackoff() async throws {
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: false) }

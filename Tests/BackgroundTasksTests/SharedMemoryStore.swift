@@ -171,6 +171,12 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         try access { state in state.checkpoints[app]?[key] = nil }
     }
     func checkpointKeys(app: AppID) throws(StoreError) -> [String] { try access { ($0.checkpoints[app] ?? [:]).keys.sorted() } }
+    func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage {
+        try access { state in
+            let others = (state.checkpoints[app] ?? [:]).filter { $0.key != key }
+            return CheckpointUsage(keys: others.count, bytes: others.reduce(0) { $0 + $1.key.utf8.count + $1.value.count })
+        }
+    }
     func close() {}
 
     func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool {

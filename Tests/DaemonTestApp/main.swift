@@ -33,6 +33,9 @@
 //      not); the app registers and submits it, and records what the scheduler said.
 //   --submit-on-signal ID: on each SIGUSR1, submits a refresh request for ID (earliest
 //      begin --submit-after seconds from then) and records submitted/submit-failed.
+//   --fill-checkpoints: saves checkpoints of 262,044 bytes until one is refused (at most
+//      100), records `checkpoints-saved N` and `checkpoint-refused <error>`, and tries an
+//      empty key (`checkpoint-empty-key <error>`).
 import BackgroundTasks
 import Foundation
 
@@ -62,6 +65,7 @@ struct Options: Sendable {
     var submitRounds = 1
     var stateDirectory: URL?
     var submitOnSignal: String?
+    var fillCheckpoints = false
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -70,6 +74,7 @@ struct Options: Sendable {
             let option = arguments.removeFirst()
             if option == "--ignore-sigterm" { options.ignoreSigterm = true; continue }
             if option == "--exit-after-launch" { options.exitAfterLaunch = true; continue }
+            if option == "--fill-checkpoints" { options.fillCheckpoints = true; continue }
             guard let value = arguments.first else { usage("\(option) needs a value") }
             arguments.removeFirst()
             func seconds() -> TimeInterval {
@@ -246,6 +251,25 @@ if let identifier = options.submitOnSignal {
     source.setEventHandler { submit(BGAppRefreshTaskRequest(identifier: identifier)) }
     source.activate()
     signalSources.append(source)
+}
+if options.fillCheckpoints {
+    let checkpoints = BGTaskScheduler.shared.checkpoints
+    let chunk = String(repeating: "y", count: 262_044)
+    var saved = 0
+    do {
+        while saved < 100 {
+            try checkpoints.save(chunk, forKey: "chunk\(saved)")
+            saved += 1
+        }
+    } catch {
+        record("checkpoint-refused \(error)")
+    }
+    record("checkpoints-saved \(saved)")
+    do {
+        try checkpoints.save(1, forKey: "")
+    } catch {
+        record("checkpoint-empty-key \(error)")
+    }
 }
 if options.exitAfterLaunch {
     // Submissions are durable when submit returns: nothing is lost by leaving now.

@@ -304,6 +304,25 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("status").status == 0)
         }
 
+        @Test("an app cannot fill bgtaskd's store with checkpoints: its bytes are capped, a bad key refused")
+        func checkpointsAreCappedPerApp() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let app = "com.example.testapp"
+            try await harness.installTestApp(app, identifiers: ["com.example.testapp.refresh"], arguments: [])
+            let events = harness.eventsPath(app) + ".hand"
+            let result = try await harness.run(harness.testApp, ["--events", events, "--fill-checkpoints", "--exit-after-launch"], environment: harness.handEnvironment(app))
+            #expect(result.status == 0, "\(result)")
+            let lines = ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            #expect(lines.contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(lines)")
+            // 16 MiB over values of 262,044 + 2 bytes (their JSON form) and keys chunk0...: 64.
+            #expect(lines.contains("checkpoints-saved 64"), "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("checkpoint-refused") && $0.contains("over the 16777216") }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("checkpoint-empty-key") && $0.contains("cannot be empty") }, "\(lines)")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
         @Test("a client that connects and sends nothing is closed after the first-frame timeout")
         func silentClientTimesOut() async throws {
             let harness = try DaemonHarness()

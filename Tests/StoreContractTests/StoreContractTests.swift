@@ -387,6 +387,18 @@ extension PostgreSQLServerTests {
             #expect(try store.checkpointKeys(app: Sample.otherApp) == ["offset"])
         }
 
+        @Test("a checkpoint usage counts the app's other keys and their bytes", arguments: StoreKind.allCases)
+        func checkpointUsage(kind: StoreKind) throws {
+            let store = try StoreFixture(kind).store
+            #expect(try store.checkpointUsage(app: Sample.app, excluding: "a") == CheckpointUsage(keys: 0, bytes: 0))
+            try store.setCheckpoint(Data(count: 10), app: Sample.app, key: "a", at: Sample.now)
+            try store.setCheckpoint(Data(count: 100), app: Sample.app, key: "bé", at: Sample.now)
+            try store.setCheckpoint(Data(count: 1000), app: Sample.otherApp, key: "a", at: Sample.now)
+            // Keys count in bytes of UTF-8 ("bé" is 3).
+            #expect(try store.checkpointUsage(app: Sample.app, excluding: "none") == CheckpointUsage(keys: 2, bytes: 1 + 10 + 3 + 100))
+            #expect(try store.checkpointUsage(app: Sample.app, excluding: "a") == CheckpointUsage(keys: 1, bytes: 103))
+        }
+
         // MARK: Closing
 
         @Test("after close every call fails with closed; closing twice does nothing", arguments: StoreKind.allCases)

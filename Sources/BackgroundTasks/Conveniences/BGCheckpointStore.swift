@@ -12,7 +12,9 @@ import SchedulerStore
 /// ```
 ///
 /// Values are JSON-encoded and committed to the scheduler's SQLite store before `save`
-/// returns; they belong to the app and survive restarts.
+/// returns; they belong to the app and survive restarts. A key is 1 to 255 bytes without
+/// control characters, a value at most 256 KiB, and one app holds at most 1,000 keys and
+/// 16 MiB (``CheckpointRules``): a checkpoint records progress, not data.
 public struct BGCheckpointStore: Sendable {
     let context: AppContext
 
@@ -44,14 +46,23 @@ public struct BGCheckpointStore: Sendable {
             throw Error(key: key, message: "cannot encode \(Value.self): \(error)")
         }
         if let uplink = context.driver.uplink {
+            // The key and the value's size here, before they travel; the app's totals at bgtaskd.
+            if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: CheckpointUsage(keys: 0, bytes: 0)) {
+                throw Error(key: key, message: problem)
+            }
             _ = try linked(.checkpointSet(key: key, value: data), key: key, uplink: uplink)
             return
         }
-        try store(for: key).setCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now())
+        let store = try store(for: key)
+        if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: try store.checkpointUsage(app: context.app, excluding: key)) {
+            throw Error(key: key, message: problem)
+        }
+        try store.setCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now())
     }
 
     /// Removes the value under `key`.
     public func remove(forKey key: String) throws {
+        if let problem = CheckpointRules.keyProblem(key) { throw Error(key: key, message: problem) }
         if let uplink = context.driver.uplink {
             _ = try linked(.checkpointRemove(key: key), key: key, uplink: uplink)
             return
@@ -71,6 +82,7 @@ public struct BGCheckpointStore: Sendable {
     /// The stored bytes under `key`: from the scheduler's store, or from bgtaskd's when the
     /// app runs under the daemon (which keeps the app's checkpoints; docs/daemon.md).
     private func rawValue(forKey key: String) throws -> Data? {
+        if let problem = CheckpointRules.keyProblem(key) { throw Error(key: key, message: problem) }
         if let uplink = context.driver.uplink {
             guard case .data(let data) = try linked(.checkpointGet(key: key), key: key, uplink: uplink) else { return nil }
             return data

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// Checks that a store path can be opened for writing before SQLite touches it, so the
 /// error names the real problem (SQLite would say only "unable to open database file", or
@@ -35,8 +36,34 @@ public enum StoreLocation {
             case EACCES:
                 return "\(prefix) cannot be searched: permission denied"
             default:
-                return "\(prefix): \(String(cString: strerror(failure)))"
+                return "\(prefix): \(systemErrorText(failure))"
             }
+        }
+        return nil
+    }
+
+    /// Creates `directory` and its missing parents with `mode` (as `mkdir -p`), one
+    /// mkdir(2) per missing component; an existing directory is left as it is. Returns why
+    /// it could not, naming the component and the system's reason (Foundation says only
+    /// "The file doesn't exist" for `/proc/x`, or "You don't have permission" for `/sys/x`),
+    /// or `nil` when `directory` is a directory now.
+    public static func createDirectory(_ directory: String, mode: mode_t = 0o700) -> String? {
+        if let problem = directoryProblem(directory) { return problem }
+        let components = directory.split(separator: "/", omittingEmptySubsequences: true)
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in components {
+            prefix += "/" + component
+            if mkdir(prefix, mode) == 0 { continue }
+            let failure = errno
+            var info = stat()
+            if failure == EEXIST, stat(prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { continue }
+            if failure == EEXIST { return "\(prefix) appeared as something other than a directory while it was being created" }
+            if failure == ENOENT {
+                // Its parent is a directory (checked above) and yet mkdir says it does not
+                // exist: a file system that makes no directories (procfs).
+                return "\(prefix) cannot be created: its file system does not allow it (\(systemErrorText(failure)))"
+            }
+            return "\(prefix) cannot be created: \(systemErrorText(failure))"
         }
         return nil
     }

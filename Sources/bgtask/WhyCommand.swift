@@ -145,7 +145,10 @@ enum PolicyCommand {
                 configuration = chosen
                 source = "from BGTASK_POLICY=\(value)"
             case .failure(let error):
-                throw WhyCommand.Failure(description: "BGTASK_POLICY=\(value) cannot be used (an app started so would warn and judge with the phone's profile): \(error)")
+                // The variable is named once: its own error starts with it when the value is
+                // not a file (a file's error names the file).
+                let reason = error.source == "BGTASK_POLICY" ? error.message : "\(error)"
+                throw WhyCommand.Failure(description: "BGTASK_POLICY=\(value) cannot be used (an app started so would warn and judge with the phone's profile): \(reason)")
             }
         }
         if json { return configuration.json() + "\n" }

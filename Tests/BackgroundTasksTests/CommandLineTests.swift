@@ -157,7 +157,7 @@ import Testing
         #expect(try PolicyCommand.run(json: false, check: nil, environment: [:]).contains("profile phone (defaults)"))
         #expect {
             try PolicyCommand.run(json: false, check: nil, environment: ["BGTASK_POLICY": "serverr"])
-        } throws: { "\($0)".contains("BGTASK_POLICY=serverr") && "\($0)".contains("phone, server") }
+        } throws: { "\($0)".contains("BGTASK_POLICY=serverr") && "\($0)".contains("phone, server") && "\($0)".components(separatedBy: "BGTASK_POLICY").count == 2 }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"profile": "server", "threshold": 0.5}"#.utf8).write(to: file)

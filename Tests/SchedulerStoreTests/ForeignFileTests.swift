@@ -93,4 +93,19 @@ struct ForeignFileTests {
         try FileManager.default.createSymbolicLink(atPath: directory.file("dangling").path, withDestinationPath: directory.file("nowhere").path)
         #expect(StoreLocation.directoryProblem(directory.file("dangling/x").path)?.contains("which does not exist") == true)
     }
+
+    @Test("a state directory is created with its parents, mode 0700, or the component and the system's reason are named")
+    func creatingDirectories() throws {
+        let directory = try TemporaryDirectory()
+        let deep = directory.file("one/two/three").path
+        #expect(StoreLocation.createDirectory(deep) == nil)
+        var info = stat()
+        #expect(stat(deep, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && (info.st_mode & 0o777) == 0o700)
+        #expect(StoreLocation.createDirectory(deep) == nil, "an existing directory is fine")
+        // procfs makes no directories: Foundation said only "The file doesn't exist".
+        let proc = StoreLocation.createDirectory("/proc/bgtask-test-\(getpid())")
+        #expect(proc?.contains("/proc/bgtask-test-\(getpid()) cannot be created: its file system does not allow it") == true, "\(proc ?? "nil")")
+        try Data("x".utf8).write(to: directory.file("plain"))
+        #expect(StoreLocation.createDirectory(directory.file("plain/x").path)?.contains("is a regular file") == true)
+    }
 }

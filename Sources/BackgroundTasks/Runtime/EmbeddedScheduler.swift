@@ -391,12 +391,8 @@ public enum EmbeddedScheduler {
         if let problem = StoreLocation.directoryProblem(directory.path) {
             throw EmbeddedSchedulerError(message: "cannot use the state directory \(directory.path): \(problem)")
         }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            // A race with another process, or a cause the check above does not know.
-            let cause = StoreLocation.directoryProblem(directory.path) ?? "\(error.localizedDescription)"
-            throw EmbeddedSchedulerError(message: "cannot create the state directory \(directory.path): \(cause)")
+        if let problem = StoreLocation.createDirectory(directory.path, mode: 0o700) {
+            throw EmbeddedSchedulerError(message: "cannot create the state directory \(directory.path): \(problem)")
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {

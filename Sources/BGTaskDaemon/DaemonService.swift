@@ -347,6 +347,9 @@ public final class DaemonService: Sendable {
             supervisor(of: app)?.assertionsChanged(held: held)
             return .done(nil)
         case .setRetryPolicy(let identifier, let terms):
+            guard apps.withLock({ $0[app]?.installed.manifest })?.permits(identifier: identifier, allowWildcard: true) == true else {
+                return .failed(DaemonFailure(.notPermitted, "\(identifier) is not in the BGTaskSchedulerPermittedIdentifiers of \(app)'s installed manifest"))
+            }
             guard let terms else {
                 driver.setRetryPolicy(nil, for: RequestKey(app: app, identifier: identifier))
                 return .done(nil)

@@ -163,6 +163,20 @@ import Testing
         }
     }
 
+    /// A retry policy for a task the manifest does not list would never apply: it is
+    /// refused with an error naming the identifier, and the listed task's policy is kept.
+    @Test func aRetryPolicyForAnUnlistedTaskIsRefusedNamingIt() async throws {
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: false) }
+            BGTaskScheduler.shared.setRetryPolicy(.fixed(60, maximumAttempts: 1), forTaskWithIdentifier: processingID)
+            BGTaskScheduler.shared.setRetryPolicy(.fixed(60), forTaskWithIdentifier: "com.example.other.task")
+        }
+        #expect(device.log.messages.contains { $0.level == .error && $0.text.contains("com.example.other.task is not in BGTaskSchedulerPermittedIdentifiers") }, "\(device.log.messages)")
+        try submit(BGProcessingTaskRequest(identifier: processingID), in: context)
+        await device.run(for: 600)
+        #expect(device.runs(of: processingID).count == 2, "the listed task's policy retried once")
+    }
+
     @Test func retryPolicyResubmitsAFailedTaskWithBackoff() async throws {
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { $0.setTaskCompleted(success: false) }

@@ -37,6 +37,19 @@ import Testing
         }
     }
 
+    /// A retry policy from the wire is checked field by field; a cap below the first delay
+    /// (which RetryPolicy would silently raise) is refused naming both.
+    @Test func retryTermsAreChecked() {
+        var terms = RetryPolicyTerms(.fixed(60))
+        #expect((try? terms.policy().get()) == .fixed(60))
+        terms.maximumDelay = 30
+        guard case .failure(let failure) = terms.policy() else { Issue.record("a cap below the first delay was accepted"); return }
+        #expect(failure.code == .invalid && failure.message.contains("maximumDelay (30.0 s) must not be below initialDelay (60.0 s)"), "\(failure)")
+        terms = RetryPolicyTerms(.fixed(60))
+        terms.multiplier = .nan
+        #expect((try? terms.policy().get()) == nil)
+    }
+
     @Test func notJSONIsSaidSo() {
         let problem = MessageProblem.diagnose(clientPayload: Data("{\"id\":1,".utf8))
         #expect(problem.id == nil)

@@ -139,6 +139,30 @@ struct SchedulerEngineSubmitTests {
         #expect(F.rejection(of: F.continued(title: ""), by: engine, at: t0)?.code == .invalidRequest)
     }
 
+    /// A date Foundation cannot print is said in days, not as "<description unavailable>".
+    @Test func aFarAwayEarliestBeginDateIsSaidInDays() {
+        let engine = F.engine()
+        let rejection = F.rejection(of: F.processing(earliest: Date(timeIntervalSinceReferenceDate: 1e308)), by: engine, at: t0)
+        #expect(rejection?.code == .invalidRequest)
+        #expect(rejection?.message.contains("is over a billion days away, more than 366 days") == true, "\(rejection?.message ?? "")")
+        #expect(F.rejection(of: F.processing(earliest: t0 + 400 * 86_400), by: engine, at: t0)?.message.contains("is 400 days away") == true)
+    }
+
+    /// Text an app gives is stored and shown: a NUL (which PostgreSQL cannot store) or
+    /// another control character, or an overlong value, is refused naming the field.
+    @Test func requestTextWithControlCharactersIsInvalid() {
+        let engine = F.engine()
+        var protected = F.processing()
+        protected.protectionTypeOfRequiredData = "NSFileProtection\u{0}Complete"
+        #expect(F.rejection(of: protected, by: engine, at: t0)?.message.contains("protectionTypeOfRequiredData holds the control character U+0") == true)
+        protected.protectionTypeOfRequiredData = String(repeating: "p", count: 256)
+        #expect(F.rejection(of: protected, by: engine, at: t0)?.message.contains("256 bytes") == true)
+        protected.protectionTypeOfRequiredData = "NSFileProtectionComplete"
+        #expect(F.rejection(of: protected, by: engine, at: t0) == nil)
+        #expect(F.rejection(of: F.continued(title: "Export\u{1B}[2J"), by: engine, at: t0)?.message.contains("title holds the control character U+1B") == true)
+        #expect(F.rejection(of: F.continued(title: "Export\nphotos"), by: engine, at: t0) == nil, "a line break in a title is fine")
+    }
+
     // MARK: Order of the checks
 
     @Test func malformedIdentifierWinsOverUnknownApp() {

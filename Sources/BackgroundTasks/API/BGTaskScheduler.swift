@@ -263,6 +263,11 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// register handlers); `nil` removes the policy and forgets the count.
     public func setRetryPolicy(_ policy: BGRetryPolicy?, forTaskWithIdentifier identifier: String) {
         let context = requiredContext
+        // A policy for a task the app may not submit would never apply: said, not kept.
+        guard context.manifest.permits(identifier: identifier, allowWildcard: true) else {
+            context.driver.log(.error, app: context.app, "setRetryPolicy(_:forTaskWithIdentifier:) ignored: \(identifier) is not in BGTaskSchedulerPermittedIdentifiers of \(context.manifest.source ?? "the manifest")")
+            return
+        }
         context.driver.setRetryPolicy(policy, for: RequestKey(app: context.app, identifier: identifier))
     }
 

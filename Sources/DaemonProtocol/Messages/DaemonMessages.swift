@@ -157,6 +157,11 @@ public struct RetryPolicyTerms: Codable, Sendable, Hashable {
         guard maximumDelay.isFinite, (0...31_536_000).contains(maximumDelay) else {
             return .failure(DaemonFailure(.invalid, "retry policy: maximumDelay must be 0 to 31536000 seconds, got \(maximumDelay)"))
         }
+        // RetryPolicy raises a cap below the first delay to it; a client built on it never
+        // sends one, so one that does is not ours.
+        guard maximumDelay >= initialDelay else {
+            return .failure(DaemonFailure(.invalid, "retry policy: maximumDelay (\(maximumDelay) s) must not be below initialDelay (\(initialDelay) s)"))
+        }
         if let maximumAttempts, maximumAttempts < 0 {
             return .failure(DaemonFailure(.invalid, "retry policy: maximumAttempts must not be negative, got \(maximumAttempts)"))
         }

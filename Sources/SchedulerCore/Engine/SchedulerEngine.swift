@@ -234,13 +234,41 @@ public struct SchedulerEngine: Sendable {
             if seconds.isNaN || seconds.isInfinite {
                 throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) (not a finite date)")
             }
-            if date.timeIntervalSince(now) > configuration.maximumEarliestBeginDelay {
-                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate \(date) is more than \(Int(configuration.maximumEarliestBeginDelay / 86_400)) days away")
+            let ahead = date.timeIntervalSince(now)
+            if ahead > configuration.maximumEarliestBeginDelay {
+                // In days, not as a date: Foundation cannot print a date 1e308 s away.
+                let days = ahead / 86_400
+                let shown = days < 1e9 ? "\(Int(days.rounded(.down))) days" : "over a billion days"
+                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(shown) away, more than \(Int(configuration.maximumEarliestBeginDelay / 86_400)) days")
             }
         }
-        if let options = request.continuedProcessing, options.title.isEmpty {
-            throw SubmitRejection(.invalidRequest, "'\(id)': a continued-processing request needs a non-empty title")
+        if let options = request.continuedProcessing {
+            if options.title.isEmpty {
+                throw SubmitRejection(.invalidRequest, "'\(id)': a continued-processing request needs a non-empty title")
+            }
+            for (name, text) in [("title", options.title), ("subtitle", options.subtitle)] {
+                if let problem = Self.textProblem(text, maximumBytes: 1024, allowsLineBreaks: true) {
+                    throw SubmitRejection(.invalidRequest, "'\(id)': the continued-processing \(name) \(problem)")
+                }
+            }
         }
+        if let protection = request.protectionTypeOfRequiredData, let problem = Self.textProblem(protection, maximumBytes: 255, allowsLineBreaks: false) {
+            throw SubmitRejection(.invalidRequest, "'\(id)': protectionTypeOfRequiredData \(problem)")
+        }
+    }
+
+    /// Why a text an app gave cannot be stored and shown, or `nil`: it is at most
+    /// `maximumBytes` bytes of UTF-8 and holds no NUL (PostgreSQL cannot store one, SQLite
+    /// cuts C strings at it) nor another control character (line breaks where a title may
+    /// hold them).
+    static func textProblem(_ text: String, maximumBytes: Int, allowsLineBreaks: Bool) -> String? {
+        let bytes = text.utf8.count
+        if bytes > maximumBytes { return "is \(bytes) bytes of UTF-8, more than \(maximumBytes)" }
+        for scalar in text.unicodeScalars where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+            if allowsLineBreaks, scalar == "\n" || scalar == "\t" { continue }
+            return "holds the control character U+\(String(scalar.value, radix: 16, uppercase: true))"
+        }
+        return nil
     }
 
     /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.

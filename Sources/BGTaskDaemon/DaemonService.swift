@@ -225,6 +225,11 @@ public final class DaemonService: Sendable {
 
     /// Validates the manifest at `path`, records the app, and installs it in the engine.
     public func install(manifestPath path: String) throws(DaemonFailure) -> InstalledApp {
+        // The daemon's working directory is not the caller's: a relative path would name
+        // another file (bgtask sends an absolute one).
+        guard path.hasPrefix("/") else {
+            throw DaemonFailure(.invalid, "install needs the manifest's absolute path, got '\(path)'")
+        }
         let app: InstalledApp
         do {
             app = try AppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: driver.clock.now())

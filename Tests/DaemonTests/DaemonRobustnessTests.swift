@@ -323,6 +323,19 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("status").status == 0)
         }
 
+        @Test("a relative manifest path over the protocol is refused (the daemon's working directory is not the caller's)")
+        func installRefusesARelativePath() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let admin = try MessageLink.connect(path: harness.socketPath)
+            defer { admin.close() }
+            guard case .welcome = try admin.call(.hello(Hello(role: .admin))) else { Issue.record("no welcome"); return }
+            let relative = try admin.call(.admin(.install(manifestPath: "Info.plist")))
+            guard case .failed(let failure) = relative else { Issue.record("a relative path was taken: \(relative)"); return }
+            #expect(failure.message.contains("absolute path, got 'Info.plist'"), "\(failure)")
+        }
+
         @Test("a client that connects and sends nothing is closed after the first-frame timeout")
         func silentClientTimesOut() async throws {
             let harness = try DaemonHarness()

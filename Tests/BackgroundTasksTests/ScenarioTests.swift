@@ -95,6 +95,12 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "huge jitter", json: document(extra: #""jitterMinutes": 1e19,"#), path: "$.jitterMinutes", expectations: ["between 0 and 120"]),
         .init(name: "huge drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 1e300, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["from 0 to 100"]),
         .init(name: "huge launch", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 1e19}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["at most 1440"]),
+        // A Double would round these to 2^53, the largest seed: they are read as written.
+        .init(name: "seed one above 2^53", json: document(extra: #""seed": 9007199254740993,"#), path: "$.seed", expectations: ["expected a whole number between 0 and 9007199254740992, found 9007199254740993"]),
+        .init(name: "seed above 2^53 with an exponent", json: document(extra: #""seed": 90071992547409930e-1,"#), path: "$.seed", expectations: ["found 9007199254740993"]),
+        .init(name: "fractional seed next to 2^53", json: document(extra: #""seed": 9007199254740992.5,"#), path: "$.seed", expectations: ["found 9007199254740992.5"]),
+        .init(name: "fractional seed a Double makes 1", json: document(extra: #""seed": 0.99999999999999999999,"#), path: "$.seed", expectations: ["found 0.99999999999999999999"]),
+        .init(name: "seed of UInt64.max", json: document(extra: #""seed": 18446744073709551615,"#), path: "$.seed", expectations: ["found 18446744073709551615"]),
         .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
         .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
@@ -136,6 +142,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         try Data(document(days: [#"{"name": "only"}"#]).utf8).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(try Scenario.load(from: url).days.map(\.name) == ["only"])
+    }
+
+    @Test(arguments: [
+        ("9007199254740992", 9_007_199_254_740_992), ("9.007199254740992e15", 9_007_199_254_740_992), ("90071992547409920e-1", 9_007_199_254_740_992),
+        ("9007199254740991", 9_007_199_254_740_991), ("1e3", 1000), ("1000.000", 1000), ("-0", 0), ("0e99", 0), ("42", 42),
+    ] as [(String, UInt64)])
+    func aSeedIsReadExactlyAsWritten(text: String, seed: UInt64) throws {
+        #expect(try parse(document(extra: #""seed": \#(text),"#)).seed == seed, "\(text)")
     }
 
     @Test func documentedExampleParses() throws {

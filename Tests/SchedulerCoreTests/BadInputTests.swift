@@ -107,6 +107,16 @@ private func scratchDirectory() throws -> URL {
         #expect(long.message.contains("(100000 characters)") && long.message.count < 200, "the number is not echoed whole")
     }
 
+    @Test func theTopLevelObjectsNumbersAreKeptAsWritten() throws {
+        let literals = try StrictJSON.topLevelNumberLiterals(validating: Data(#"{"seed": 9007199254740993e0, "a": {"b": 1}, "c": [2], "d": -0.50, "e": "3"}"#.utf8))
+        // Only numbers directly in the root object, exactly as written.
+        #expect(literals == ["seed": "9007199254740993e0", "d": "-0.50"])
+        #expect(try StrictJSON.topLevelNumberLiterals(validating: Data("[1, 2]".utf8)).isEmpty)
+        #expect(try StrictJSON.topLevelNumberLiterals(validating: Data("7".utf8)).isEmpty)
+        // The same checks as validate.
+        #expect(throws: StrictJSON.Failure.self) { try StrictJSON.topLevelNumberLiterals(validating: Data(#"{"a": 1, "a": 2}"#.utf8)) }
+    }
+
     @Test func aLoneSurrogateIsRefusedNamingIt() throws {
         #expect(scan("[\"\\ud83d\\ude00\", \"\\u00e9\"]") == nil, "a pair and a plain escape")
         let high = try #require(scan("{\"name\": \"a\\ud800\"}"))

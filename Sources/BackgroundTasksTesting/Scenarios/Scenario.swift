@@ -260,12 +260,20 @@ enum ScenarioParser {
 
     /// Seeds stop at 2^53, the largest whole number every JSON reader holds exactly, so a
     /// seed written down reproduces the same run anywhere.
+    static let maximumSeed: UInt64 = 1 << 53
+
+    /// The seed is read from its text as written: through a Double, `9007199254740993` or
+    /// `9007199254740992.5` would become 2^53 and be taken for a seed they are not.
     static func seed(_ node: JSONNode) throws(ScenarioError) -> UInt64 {
-        let seed = try node.number()
-        guard seed >= 0, seed <= 0x1p53, seed == seed.rounded() else {
-            throw node.failure("expected a whole number between 0 and 9007199254740992, found \(JSONNode.render(seed))")
-        }
-        return UInt64(seed)
+        let value = try node.number()
+        let exact = node.literal.map(JSONNode.wholeNumber(ofLiteral:)) ?? (value >= 0 && value <= 0x1p53 && value == value.rounded() ? UInt64(value) : nil)
+        if let exact, exact <= maximumSeed { return exact }
+        // The value as written when the Double would look like a valid seed (a rounded
+        // 9007199254740993 reads 9007199254740992); else as JSON would write it.
+        let shown = exact.map { String($0) }
+            ?? (value >= 0 && value <= 0x1p53 && value == value.rounded() ? node.literal.map(JSONNode.shortened) : nil)
+            ?? JSONNode.render(value)
+        throw node.failure("expected a whole number between 0 and \(maximumSeed), found \(shown)")
     }
 
     static func jitterMinutes(_ node: JSONNode) throws(ScenarioError) -> Int {
@@ -427,10 +435,17 @@ enum JSONKind {
 struct JSONNode {
     let kind: JSONKind
     let path: String
+    /// A number's text as written, for the members of the top-level object (the seed is
+    /// read from it); `nil` elsewhere.
+    let literal: String?
+    /// The root's: the text of the top-level object's numbers, by key (``StrictJSON``).
+    let memberLiterals: [String: String]
 
-    init(_ value: Any, path: String) {
+    init(_ value: Any, path: String, literal: String? = nil, memberLiterals: [String: String] = [:]) {
         kind = JSONKind(value)
         self.path = path
+        self.literal = literal
+        self.memberLiterals = memberLiterals
     }
 
     /// The root of `data`; invalid JSON fails at `$`, with the position when Foundation gives one.
@@ -440,13 +455,14 @@ struct JSONNode {
         }
         // Duplicate keys (JSONSerialization keeps the last silently), the encoding, the depth
         // and syntax errors with their position, before Foundation decodes.
+        let literals: [String: String]
         do {
-            try StrictJSON.validate(data)
+            literals = try StrictJSON.topLevelNumberLiterals(validating: data)
         } catch {
             throw ScenarioError(path: error.duplicateKeyPath == nil ? "$" : error.path, message: error.explanation(in: data))
         }
         do {
-            return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$")
+            return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$", memberLiterals: literals)
         } catch {
             throw ScenarioError(path: "$", message: "expected valid JSON, found \(JSONPosition.describe(error, in: data))")
         }
@@ -478,7 +494,7 @@ struct JSONNode {
         if let unknown = entries.keys.sorted().first(where: { !keys.contains($0) }) {
             throw ScenarioError(path: path + Self.component(unknown), message: "expected one of the keys \(keys.joined(separator: ", ")), found unknown key \(Self.quoted(unknown))")
         }
-        return JSONObject(entries: entries, path: path)
+        return JSONObject(entries: entries, path: path, literals: memberLiterals)
     }
 
     func array() throws(ScenarioError) -> [JSONNode] {
@@ -535,6 +551,46 @@ struct JSONNode {
         return hours * 60 + minutes
     }
 
+    /// The exact value of a JSON number's text (`9007199254740993`, `9.007199254740993e15`,
+    /// `-0`) when it is a whole number from 0 to `UInt64.max`; `nil` for a fraction, a
+    /// negative number or a larger one. Exact at any length, unlike a Double.
+    static func wholeNumber(ofLiteral literal: String) -> UInt64? {
+        var text = Substring(literal)
+        var negative = false
+        if text.first == "-" {
+            negative = true
+            text = text.dropFirst()
+        }
+        let parts = text.split(omittingEmptySubsequences: false) { $0 == "e" || $0 == "E" }
+        guard parts.count <= 2, let mantissa = parts.first else { return nil }
+        // Clamped far beyond any exponent that can matter (a document is at most 1 MiB), so
+        // the arithmetic below cannot overflow.
+        var exponent = 0
+        if parts.count == 2 {
+            let written = parts[1].hasPrefix("+") ? parts[1].dropFirst() : parts[1]
+            exponent = Int(written) ?? (written.hasPrefix("-") ? -10_000_000 : 10_000_000)
+            exponent = min(max(exponent, -10_000_000), 10_000_000)
+        }
+        let pieces = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let fraction = pieces.count == 2 ? pieces[1] : ""
+        var digits = Substring(pieces[0] + fraction).drop { $0 == "0" }
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        if digits.isEmpty { return 0 }
+        guard !negative else { return nil }
+        var scale = exponent - fraction.count
+        while digits.last == "0" {
+            digits = digits.dropLast()
+            scale += 1
+        }
+        guard scale >= 0, digits.count + scale <= 20 else { return nil }
+        return UInt64(String(digits) + String(repeating: "0", count: scale))
+    }
+
+    /// A number's text for a message: at most 24 characters, then its length.
+    static func shortened(_ literal: String) -> String {
+        literal.count > 24 ? String(literal.prefix(24)) + "... (\(literal.count) characters)" : literal
+    }
+
     /// A number as JSON would write it: whole numbers without a decimal point.
     static func render(_ number: Double) -> String {
         if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
@@ -556,11 +612,13 @@ struct JSONNode {
 struct JSONObject {
     let entries: [String: Any]
     let path: String
+    /// The numbers' text as written, by key (the top-level object only).
+    var literals: [String: String] = [:]
 
     /// The value under `key`, or `nil` when absent (an explicit `null` is a value: it is
     /// refused where null is not allowed, not taken for a default).
     func optional(_ key: String) -> JSONNode? {
-        entries[key].map { JSONNode($0, path: path + JSONNode.component(key)) }
+        entries[key].map { JSONNode($0, path: path + JSONNode.component(key), literal: literals[key]) }
     }
 
     func required(_ key: String, expecting expectation: String) throws(ScenarioError) -> JSONNode {

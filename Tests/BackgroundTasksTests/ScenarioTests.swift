@@ -101,6 +101,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "fractional seed next to 2^53", json: document(extra: #""seed": 9007199254740992.5,"#), path: "$.seed", expectations: ["found 9007199254740992.5"]),
         .init(name: "fractional seed a Double makes 1", json: document(extra: #""seed": 0.99999999999999999999,"#), path: "$.seed", expectations: ["found 0.99999999999999999999"]),
         .init(name: "seed of UInt64.max", json: document(extra: #""seed": 18446744073709551615,"#), path: "$.seed", expectations: ["found 18446744073709551615"]),
+        // Control characters in printed strings, escaped in JSON or raw where JSON allows it.
+        .init(name: "ESC in the name", json: #"{"version": 1, "name": "a\u001b[2Jb", "days": [{}]}"#, path: "$.name", expectations: [
+            "expected a string without control characters (U+0000-U+001F, U+007F-U+009F), found U+001B in \"a\\u001B[2Jb\"",
+        ]),
+        .init(name: "NUL in the description", json: document(extra: #""description": "x\u0000y","#), path: "$.description", expectations: ["found U+0000"]),
+        .init(name: "raw DEL in a day's name", json: document(days: ["{\"name\": \"d\u{7F}\"}"]), path: "$.days[0].name", expectations: ["found U+007F in \"d\\u007F\""]),
+        .init(name: "C1 control in a launch's app", json: document(days: ["{\"launches\": [{\"at\": \"08:00\", \"app\": \"com.\u{9B}x\"}]}"]), path: "$.days[0].launches[0].app", expectations: ["found U+009B"]),
+        .init(name: "tab in a thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "fair\t"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found U+0009"]),
         .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
         .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
@@ -113,6 +121,20 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         for expectation in errorCase.expectations {
             #expect(error.message.contains(expectation), "\(error)")
         }
+    }
+
+    /// Keys and values are shown escaped in every message: a raw ESC would reach the terminal.
+    @Test(arguments: [
+        #"{"version": 1, "name": "x", "days": [{}], "\u001b[31m": 1}"#,
+        #"{"version": 1, "name": "x", "days": [{"\u001b]0;t\u0007": []}]}"#,
+        #"{"version": 1, "name": "x", "days": [{}], "k\u009b": 1, "k\u009b": 2}"#,
+        #"{"version": 1, "name": "x", "days": [{"network": [{"from": "00:00", "to": "01:00", "metered": "\u001b"}]}]}"#,
+        #"{"version": 1, "name": "x", "days": [{"inUse": [{"from": "\u001b", "to": "01:00"}]}]}"#,
+    ])
+    func errorsNeverEchoAControlCharacter(json: String) throws {
+        let error = try #require(parseError(json))
+        #expect(!error.description.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(error.description.debugDescription)")
+        #expect(error.description.contains("\\u001B") || error.description.contains("\\u009B"), "\(error.description)")
     }
 
     @Test func describesAnErrorAsFilePathMessage() throws {

@@ -405,6 +405,7 @@ enum ScenarioParser {
         guard case .string(let app) = node.kind, !app.isEmpty else {
             throw node.expected("a non-empty string (an app identifier) or null")
         }
+        try node.refuseControlCharacters(app)
         return app
     }
 }
@@ -502,9 +503,18 @@ struct JSONNode {
         return elements.enumerated().map { JSONNode($0.element, path: "\(path)[\($0.offset)]") }
     }
 
+    /// A string without control characters: every string of a scenario is printed (names,
+    /// descriptions, app identifiers in timelines and reports) or compared with names that
+    /// have none, and a raw ESC or NUL would reach the terminal.
     func string() throws(ScenarioError) -> String {
         guard case .string(let value) = kind else { throw expected("a string") }
+        try refuseControlCharacters(value)
         return value
+    }
+
+    func refuseControlCharacters(_ value: String) throws(ScenarioError) {
+        guard let scalar = StrictJSON.firstControlCharacter(in: value) else { return }
+        throw failure("expected a string without control characters (U+0000-U+001F, U+007F-U+009F), found \(StrictJSON.codePoint(scalar)) in \(Self.quoted(value))")
     }
 
     func nonEmptyString() throws(ScenarioError) -> String {
@@ -597,8 +607,10 @@ struct JSONNode {
         return "\(number)"
     }
 
+    /// In double quotes, escaped as JSON writes it (control characters too: messages go to
+    /// terminals).
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + StrictJSON.escaped(text) + "\""
     }
 
     /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays

@@ -125,7 +125,38 @@ public enum StrictJSON {
     /// A string in double quotes with `\` and `"` escaped, shortened to 60 characters.
     static func quoted(_ text: String) -> String {
         let shown = text.count > 60 ? String(text.prefix(60)) + "..." : text
-        return "\"" + shown.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + escaped(shown) + "\""
+    }
+
+    /// `text` with `\`, `"` and control characters (U+0000-U+001F, U+007F-U+009F) escaped as
+    /// JSON writes them (`\u001B`), for messages: a key or value read from a file is shown
+    /// to a terminal, where a raw ESC would be obeyed rather than seen.
+    public static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case _ where scalar.properties.generalCategory == .control: result += "\\u" + hex4(scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// The first control character (U+0000-U+001F, U+007F-U+009F) of `text`, or `nil`.
+    public static func firstControlCharacter(in text: String) -> Unicode.Scalar? {
+        text.unicodeScalars.first { $0.properties.generalCategory == .control }
+    }
+
+    /// `U+001B`: a scalar as Unicode writes it.
+    public static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        "U+" + hex4(scalar.value)
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     private struct Scanner {

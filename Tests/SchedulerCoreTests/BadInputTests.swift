@@ -316,6 +316,34 @@ private func scratchDirectory() throws -> URL {
         #expect(ContinuousClock.now - began < .seconds(20))
     }
 
+    /// PropertyListSerialization stops at </plist> and ignores what follows.
+    @Test(arguments: [
+        ("</plist>\njunk <foo/> trailing\n", "\"junk <foo/> trailing\" at line 2"),
+        ("</plist><plist version=\"1.0\"><dict/></plist>", "\"<plist version=\\\"1.0\\\"><di\" at line 1"),
+        ("</plist>\n<!-- a comment -->\n\u{1B}[2J", "\"\\u001B[2J\" at line 3"),
+        ("</plist>\u{0}", "\"\\u0000\" at line 1"),
+    ])
+    func contentAfterTheClosingPlistIsRefused(ending: String, found: String) throws {
+        let xml = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict>"# + ending
+        let refused = try #require(error(Data(xml.utf8)), "\(ending.debugDescription) accepted")
+        #expect(refused.code == .malformed)
+        #expect(refused.description.hasPrefix("m: expected nothing but whitespace and comments after </plist>, found \(found)"), "\(refused)")
+        // The same in UTF-16.
+        var utf16 = Data([0xFF, 0xFE])
+        utf16.append(xml.data(using: .utf16LittleEndian)!)
+        #expect(error(utf16)?.message.contains("after </plist>") == true)
+    }
+
+    @Test func whitespaceCommentsAndInstructionsAfterTheClosingPlistAreXMLAndAccepted() throws {
+        for ending in ["</plist>", "</plist>\n\n", "</plist>\n<!-- generated -->\n<?pi x?>\n", "</plist>\r\n\t "] {
+            let xml = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict>"# + ending
+            #expect(try AppManifest.parse(Data(xml.utf8), source: "m").appID == AppID("com.a"), "\(ending.debugDescription)")
+        }
+        // A comment or CDATA inside that mentions </plist> is not the end of the root.
+        let inside = #"<plist version="1.0"><dict><!-- </plist> junk --><key>CFBundleIdentifier</key><string><![CDATA[com.a]]></string></dict></plist>"#
+        #expect(try AppManifest.parse(Data(inside.utf8), source: "m").appID == AppID("com.a"))
+    }
+
     @Test func aUTF16JSONManifestSaysJSONMustBeUTF8() throws {
         var data = Data([0xFF, 0xFE])
         data.append(#"{"CFBundleIdentifier": "com.a"}"#.data(using: .utf16LittleEndian)!)

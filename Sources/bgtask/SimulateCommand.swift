@@ -127,7 +127,7 @@ enum SimulateCommand {
         if options.scenario.isEmpty {
             return .failure(UsageError(message: "simulate needs a scenario (\(Scenario.builtInNames.joined(separator: ", ")), or a scenario file), got an empty string"))
         }
-        if Scenario.builtIn(named: options.scenario) == nil, !FileManager.default.fileExists(atPath: options.scenario) {
+        if Scenario.builtIn(named: options.scenario) == nil, !somethingIsAt(options.scenario) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
         }
         if compares {
@@ -176,10 +176,21 @@ enum SimulateCommand {
         return .success(range)
     }
 
+    /// Whether anything is at `path`, even what cannot be read (a symbolic link loop or a
+    /// link that leads nowhere, a file behind a directory that cannot be searched): reading
+    /// it then says what it is. `FileManager.fileExists` follows links and calls all of
+    /// these "no file", which made them "neither a built-in scenario nor a file".
+    static func somethingIsAt(_ path: String) -> Bool {
+        var info = stat()
+        if lstat(path, &info) == 0 { return true }
+        let code = errno
+        return code != ENOENT && code != ENOTDIR
+    }
+
     /// The scenario named or read from a file.
     static func loadScenario(_ name: String) throws -> Scenario {
         if let scenario = Scenario.builtIn(named: name) { return scenario }
-        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name)
+        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || somethingIsAt(name)
         guard looksLikeFile else {
             throw UsageError(message: "unknown scenario '\(name)': built-in are \(Scenario.builtInNames.joined(separator: ", ")); or pass a scenario file (docs/scenarios.md)")
         }

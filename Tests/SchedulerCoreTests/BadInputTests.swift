@@ -185,6 +185,11 @@ private func scratchDirectory() throws -> URL {
         try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: loop.path)
         #expect(problem(loop.path) == .symbolicLinkLoop)
         #expect(BoundedFile.Problem.symbolicLinkLoop.found.contains("symbolic link loop"))
+        // A link that is there but leads nowhere is not "no such file".
+        let dangling = directory.appendingPathComponent("dangling")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/\u{1B}x")
+        #expect(problem(dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
+        #expect(problem(dangling.path)?.found == #"a symbolic link to "missing/\u001Bx", which does not exist"#)
     }
 
     @Test func saturatingConversionNeverTraps() {

@@ -48,8 +48,13 @@ enum FleetCommand {
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var options = Options()
         var index = 0
+        // A second value of an option is refused rather than silently replacing the first.
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
+            if ["--devices", "--days", "--seed", "--mix", "--shared-outage", "--report"].contains(argument), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             func value(_ what: String) -> Result<String, UsageError> {
                 OptionValue.take(arguments, at: &index, for: argument, what: what)
             }

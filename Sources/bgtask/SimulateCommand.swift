@@ -58,11 +58,17 @@ enum SimulateCommand {
         var compares = false
         var daysGiven = false
         var seeds: ClosedRange<UInt64>?
+        // Every option but --app (one per app) and the flags takes one value: a second one
+        // is refused rather than silently replacing the first.
+        var given: Set<String> = []
         func value(_ option: String) -> Result<String, UsageError> {
             OptionValue.take(arguments, at: &index, for: option, what: option == "--app" ? "feedreader or a manifest path" : option == "--report" ? "a file path" : "a number")
         }
         while index < arguments.count {
             let argument = arguments[index]
+            if ["--seeds", "--report", "--days", "--seed"].contains(argument), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             switch argument {
             case "--help", "-h":
                 options.help = true

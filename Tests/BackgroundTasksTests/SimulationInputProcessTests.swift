@@ -50,6 +50,17 @@ extension ProcessTests {
             #expect(absent.error.hasPrefix("bgtask: simulate: '\(missing)' is neither a built-in scenario"), "\(absent.error)")
         }
 
+        @Test func aRepeatedOptionIsAUsageError() async throws {
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let simulate = try await bgtask(["simulate", "commuter", "--days", "2", "--days", "1"], scratch: scratch.url)
+            #expect(simulate.status == 64, "\(simulate)")
+            #expect(simulate.error.hasPrefix("bgtask: --days given more than once\n\nusage: bgtask"), "\(simulate.error)")
+            let fleet = try await bgtask(["fleet", "--shared-outage", "07:00-08:00", "--shared-outage", "09:00-10:00"], scratch: scratch.url)
+            #expect(fleet.status == 64, "\(fleet)")
+            #expect(fleet.error.hasPrefix("bgtask: --shared-outage given more than once\n"), "\(fleet.error)")
+        }
+
         @Test(.enabled(if: getuid() != 0 || FileManager.default.isExecutableFile(atPath: setpriv), "as root, reading as another user needs setpriv"))
         func aScenarioThatCannotBeReadSaysPermissionDenied() async throws {
             let scratch = try ScratchDirectory()

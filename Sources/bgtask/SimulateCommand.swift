@@ -203,15 +203,22 @@ enum SimulateCommand {
         return try Scenario.load(from: URL(fileURLWithPath: name))
     }
 
-    /// The modelled apps of manifest files.
+    /// The modelled apps of manifest files. Two manifests of one app are refused: the
+    /// device would register the app twice, its tasks and launches merged under one
+    /// identifier, and the summary would not say which file was played.
     static func loadModelledApps(_ paths: [String]) throws -> [ModelledApp] {
-        try paths.map { path in
+        var loaded: [(path: String, app: ModelledApp)] = []
+        for path in paths {
             let manifest = try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
             guard let app = ModelledApp(manifest: manifest) else {
                 throw UsageError(message: "--app \(path): the manifest names no app identifier or no task identifier to model")
             }
-            return app
+            if let first = loaded.first(where: { $0.app.app == app.app }) {
+                throw UsageError(message: "--app \(path) and --app \(first.path) both describe the app \(app.app.rawValue) (CFBundleIdentifier): each app may be simulated once; pass one of them")
+            }
+            loaded.append((path, app))
         }
+        return loaded.map(\.app)
     }
 
     /// Runs the simulation and returns what to print; writes the report when asked.

@@ -118,6 +118,26 @@ import Testing
         #expect(error.message == "--app \(anonymous): the manifest names no app identifier or no task identifier to model")
     }
 
+    @Test func twoManifestsOfOneAppAreRefusedNamingBothFilesAndTheApp() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        // Another file, other tasks, the same CFBundleIdentifier (as a property list).
+        let again = try Self.write("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>\(Self.newsApp)</string>
+            <key>BGTaskSchedulerPermittedIdentifiers</key><array><string>\(Self.newsApp).sync</string></array>
+            <key>UIBackgroundModes</key><array><string>fetch</string></array></dict></plist>
+            """, to: "Info.plist", in: directory)
+        let other = try Self.write(#"{"CFBundleIdentifier": "com.example.other", "BGTaskSchedulerPermittedIdentifiers": ["com.example.other.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "other.json", in: directory)
+        let error = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, other, again]) }
+        #expect(error.message == "--app \(again) and --app \(news) both describe the app \(Self.newsApp) (CFBundleIdentifier): each app may be simulated once; pass one of them")
+        // The same file twice is the same app twice.
+        let twice = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, news]) }
+        #expect(twice.message.contains("both describe the app \(Self.newsApp)"))
+        #expect(try SimulateCommand.loadModelledApps([news, other]).map(\.app.rawValue) == [Self.newsApp, "com.example.other"])
+    }
+
     // MARK: simulate: running
 
     /// The news app modelled through two commuter days with seed 5, as the library runs it.

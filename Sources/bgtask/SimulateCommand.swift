@@ -193,6 +193,18 @@ enum SimulateCommand {
         return code != ENOENT && code != ENOTDIR
     }
 
+    /// `scenario`'s launches must name apps that are simulated (``Scenario/checkLaunchApps(among:)``);
+    /// the error names the scenario's file when it came from one.
+    static func checkLaunchApps(of scenario: Scenario, named name: String, among apps: [AppID]) throws {
+        do {
+            try scenario.checkLaunchApps(among: apps.map(\.rawValue))
+        } catch {
+            var located = error
+            if Scenario.builtIn(named: name) == nil { located.file = name }
+            throw located
+        }
+    }
+
     /// The scenario named or read from a file.
     static func loadScenario(_ name: String) throws -> Scenario {
         if let scenario = Scenario.builtIn(named: name) { return scenario }
@@ -232,10 +244,14 @@ enum SimulateCommand {
             switch options.apps {
             case ["feedreader"]:
                 subject = .real(app: FeedReader.manifest.appID!) { device in FeedReader.install(on: device) }
+                try checkLaunchApps(of: scenario, named: options.scenario, among: [FeedReader.manifest.appID!])
             case []:
                 subject = .modelled([.feedReader()])
+                try checkLaunchApps(of: scenario, named: options.scenario, among: [ModelledApp.feedReader().app])
             default:
-                subject = .modelled(try loadModelledApps(options.apps))
+                let apps = try loadModelledApps(options.apps)
+                subject = .modelled(apps)
+                try checkLaunchApps(of: scenario, named: options.scenario, among: apps.map(\.app))
             }
             let comparison = try await BaselineComparison.run(scenario: scenario, days: options.days, seeds: Array(seeds), subject: subject)
             var written = ""
@@ -247,6 +263,7 @@ enum SimulateCommand {
             return options.json ? comparison.json() : comparison.text() + written
         }
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
+        try checkLaunchApps(of: scenario, named: options.scenario, among: apps?.map(\.app) ?? [FeedReader.manifest.appID!])
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
         let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: environment))
         let began = ContinuousClock.now

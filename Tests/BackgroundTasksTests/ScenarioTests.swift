@@ -85,6 +85,10 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "launch of negative minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": -5}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["found -5"]),
         .init(name: "probability above 1", json: document(days: [#"{"launches": [{"at": "12:00", "probability": 1.2}]}"#]), path: "$.days[0].launches[0].probability", expectations: ["expected a probability between 0 and 1, found 1.2"]),
         .init(name: "empty app", json: document(days: [#"{"launches": [{"at": "12:00", "app": ""}]}"#]), path: "$.days[0].launches[0].app", expectations: ["expected a non-empty string (an app identifier) or null"]),
+        .init(name: "app of one label", json: document(days: [#"{"launches": [{"at": "12:00", "app": "feedreader"}]}"#]), path: "$.days[0].launches[0].app", expectations: [
+            "expected an app identifier (as a manifest's CFBundleIdentifier) or null, found \"feedreader\"", "only one label",
+        ]),
+        .init(name: "app with a space", json: document(days: [#"{"launches": [{"at": "12:00", "app": "com.example.feedreader "}]}"#]), path: "$.days[0].launches[0].app", expectations: ["a space"]),
         .init(name: "jitter above 120", json: document(extra: #""jitterMinutes": 121,"#), path: "$.jitterMinutes", expectations: ["expected a whole number of minutes between 0 and 120, found 121"]),
         .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
         .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
@@ -172,6 +176,17 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
     ] as [(String, UInt64)])
     func aSeedIsReadExactlyAsWritten(text: String, seed: UInt64) throws {
         #expect(try parse(document(extra: #""seed": \#(text),"#)).seed == seed, "\(text)")
+    }
+
+    @Test func launchesMustNameSimulatedApps() throws {
+        let day = Scenario.Day(launches: [.init(at: 60), .init(at: 120, app: "com.example.a")])
+        let scenario = Scenario(name: "s", days: [Scenario.Day(), day])
+        #expect(throws: ScenarioError(path: "$.days[1].launches[1].app", message: "expected an app that is simulated (com.example.b, com.example.c) or null for every app, found \"com.example.a\", which no app simulated is")) {
+            try scenario.checkLaunchApps(among: ["com.example.b", "com.example.c"])
+        }
+        #expect(throws: Never.self) { try scenario.checkLaunchApps(among: ["com.example.b", "com.example.a"]) }
+        // Launches for every app fit any set of apps.
+        #expect(throws: Never.self) { try Scenario(name: "s", days: [Scenario.Day(launches: [.init(at: 60)])]).checkLaunchApps(among: []) }
     }
 
     @Test func documentedExampleParses() throws {

@@ -138,6 +138,32 @@ import Testing
         #expect(try SimulateCommand.loadModelledApps([news, other]).map(\.app.rawValue) == [Self.newsApp, "com.example.other"])
     }
 
+    /// A scenario file whose launches name an app that is not simulated.
+    static func scenario(launching app: String) -> String {
+        #"{"version": 1, "name": "typo", "days": [{"launches": [{"at": "08:00"}]}, {"launches": [{"at": "08:00", "app": null}, {"at": "09:00", "app": "\#(app)"}]}]}"#
+    }
+
+    @Test func aScenarioLaunchingAnAppThatIsNotSimulatedIsRefusedNamingTheKeyAndTheApps() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let typo = try Self.write(Self.scenario(launching: "com.example.feedreadr"), to: "typo.json", in: directory)
+        let expected = "expected an app that is simulated (com.example.feedreader) or null for every app, found \"com.example.feedreadr\", which no app simulated is"
+        // The example app, real or modelled for the comparison.
+        for options in [SimulateCommand.Options(scenario: typo, apps: ["feedreader"], days: 1), .init(scenario: typo, days: 1, compareSeeds: 1...1)] {
+            let error = try await #require(throws: ScenarioError.self) { _ = try await SimulateCommand.run(options) }
+            #expect(error.description == "\(typo): $.days[1].launches[1].app: \(expected)")
+        }
+        // Modelled apps: every simulated app is listed.
+        let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let other = try Self.write(#"{"CFBundleIdentifier": "com.example.other", "BGTaskSchedulerPermittedIdentifiers": ["com.example.other.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "other.json", in: directory)
+        let modelled = try await #require(throws: ScenarioError.self) { _ = try await SimulateCommand.run(.init(scenario: typo, apps: [news, other], days: 1)) }
+        #expect(modelled.message.hasPrefix("expected an app that is simulated (\(Self.newsApp), com.example.other) or null"), "\(modelled)")
+        // Naming an app that is simulated plays.
+        let right = try Self.write(Self.scenario(launching: Self.newsApp), to: "right.json", in: directory)
+        let output = try await SimulateCommand.run(.init(scenario: right, apps: [news, other], days: 2))
+        #expect(output.hasPrefix("bgtask simulate: typo, 2 days"), "\(output.prefix(200))")
+    }
+
     // MARK: simulate: running
 
     /// The news app modelled through two commuter days with seed 5, as the library runs it.

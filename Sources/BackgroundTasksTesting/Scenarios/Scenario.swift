@@ -187,6 +187,23 @@ public struct Scenario: Hashable, Sendable {
         return try parse(data, file: url.path)
     }
 
+    /// Checks that every launch naming an app names one of `apps`, the identifiers of the
+    /// apps simulated: a launch for any other app would never open one (a typo such as
+    /// `com.example.feedreadr` would leave the app's launches out silently). The error
+    /// names the launch's key path (`$.days[1].launches[0].app`) and the apps simulated;
+    /// its `file` is left for the caller. Launches without an app open every app.
+    public func checkLaunchApps(among apps: [String]) throws(ScenarioError) {
+        for (dayIndex, day) in days.enumerated() {
+            for (launchIndex, launch) in day.launches.enumerated() {
+                guard let app = launch.app, !apps.contains(app) else { continue }
+                let simulated = apps.isEmpty ? "none" : apps.joined(separator: ", ")
+                throw ScenarioError(
+                    path: "$.days[\(dayIndex)].launches[\(launchIndex)].app",
+                    message: "expected an app that is simulated (\(simulated)) or null for every app, found \(JSONNode.quoted(app)), which no app simulated is")
+            }
+        }
+    }
+
     /// The largest scenario file read (the built-in ones are under 4 KiB).
     public static let maximumFileSize = 1 << 20
 
@@ -399,13 +416,18 @@ enum ScenarioParser {
         return Scenario.Launch(at: at, minutes: minutes, probability: probability, app: app)
     }
 
-    /// An app identifier, or `null` for every installed app.
+    /// An app identifier, or `null` for every installed app. The identifier follows the
+    /// rules of a manifest's `CFBundleIdentifier` (``TaskIdentifierRules``): a launch for
+    /// `com.example.feedreader ` (a trailing space) could never match an app.
     static func app(_ node: JSONNode) throws(ScenarioError) -> String? {
         if case .null = node.kind { return nil }
         guard case .string(let app) = node.kind, !app.isEmpty else {
             throw node.expected("a non-empty string (an app identifier) or null")
         }
         try node.refuseControlCharacters(app)
+        if let problem = TaskIdentifierRules.problem(with: app) {
+            throw node.failure("expected an app identifier (as a manifest's CFBundleIdentifier) or null, found \(JSONNode.quoted(app)): \(problem)")
+        }
         return app
     }
 }

@@ -282,14 +282,23 @@ enum FleetCommand {
 final class ProgressBar: Sendable {
     private let total: Int
     private let unit: String
+    /// The bar is drawn only once this much wall time has passed: a run that ends sooner
+    /// leaves the terminal as it was.
+    private let showsAfter: Duration
+    private let began = ContinuousClock.now
+    private let write: @Sendable (String) -> Void
+    /// The percentage last drawn, -1 before the first.
     private let last = Mutex(-1)
 
-    init(total: Int, unit: String = "devices") {
+    init(total: Int, unit: String = "devices", showsAfter: Duration = .zero, write: @escaping @Sendable (String) -> Void = { StandardStream.writeError($0) }) {
         self.total = total
         self.unit = unit
+        self.showsAfter = showsAfter
+        self.write = write
     }
 
     func update(_ done: Int) {
+        guard ContinuousClock.now - began >= showsAfter else { return }
         let percent = min(100, done * 100 / max(1, total))
         let changed = last.withLock { last in
             defer { last = percent }
@@ -298,11 +307,13 @@ final class ProgressBar: Sendable {
         guard changed else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        StandardStream.writeError("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
+        write("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
     }
 
+    /// Draws the bar full and ends its line, if it was drawn at all.
     func finish() {
+        guard last.withLock({ $0 }) >= 0 else { return }
         update(total)
-        StandardStream.writeError("\n")
+        write("\n")
     }
 }

@@ -20,18 +20,22 @@ enum SimulateCommand {
         var json = false
         var report: String?
         var help = false
+        /// Whether a long run draws a progress bar on standard error when it is a terminal
+        /// (`--no-progress`: never).
+        var progress = true
         /// `--compare-baselines`: the seeds compared (by default 1-5, or `--seed`'s alone).
         var compareSeeds: ClosedRange<UInt64>?
     }
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      simulate <scenario|FILE> [--app feedreader|MANIFEST]... [--days N] [--seed N] [--json] [--report FILE.html]
+      simulate <scenario|FILE> [--app feedreader|MANIFEST]... [--days N] [--seed N] [--json] [--report FILE.html] [--no-progress]
                         play a scenario (\(Scenario.builtInNames.joined(separator: ", ")),
                         or a scenario file, see docs/scenarios.md) through N simulated days
                         (default 7): the example app's real handlers, or apps modelled from
                         their manifests; prints the timeline and a summary, --json the full
-                        trace, --report an HTML energy report
+                        trace, --report an HTML energy report; a run longer than a second
+                        shows its days on standard error when it is a terminal
       simulate <scenario|FILE> --compare-baselines [--app feedreader|MANIFEST] [--days N] [--seeds A-B] [--json] [--report FILE.html]
                         the full policy against a 15-minute timer and a timer with the
                         policy's number of wakeups, both obeying only what the device
@@ -76,6 +80,8 @@ enum SimulateCommand {
                 options.json = true
             case "--compare-baselines":
                 compares = true
+            case "--no-progress":
+                options.progress = false
             case "--seeds":
                 switch value(argument) {
                 case .success(let text):
@@ -236,7 +242,10 @@ enum SimulateCommand {
     /// Runs the simulation and returns what to print; writes the report when asked.
     /// `environment`: the variables a real device honours (`BACKGROUND_TASK_SIMULATE_EXPIRATION`);
     /// `main` passes the process's, tests pass none.
-    static func run(_ options: Options, environment: [String: String] = [:]) async throws -> String {
+    /// `progressOnTerminal`: whether standard error is a terminal, where a run that lasts
+    /// more than a second draws its days simulated (never on standard output, which may be
+    /// JSON).
+    static func run(_ options: Options, environment: [String: String] = [:], progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) async throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
         if let seeds = options.compareSeeds {
@@ -267,13 +276,17 @@ enum SimulateCommand {
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
         let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: environment))
         let began = ContinuousClock.now
+        // Ten years take about a minute: past a second, the days played so far.
+        let bar = options.progress && progressOnTerminal ? ProgressBar(total: options.days, unit: "days", showsAfter: .seconds(1)) : nil
+        let progress = bar.map { bar in { (day: Int) in bar.update(day) } }
         let result: SimulationResult
         if let apps {
-            result = simulation.run(modelled: apps)
+            result = simulation.run(modelled: apps, progress: progress)
         } else {
             // The demo's backlog: the first clean-up expires and the next resumes from its checkpoint.
-            result = try await simulation.run { device in FeedReader.install(on: device, backlog: 8_000) }
+            result = try await simulation.run(installing: { device in FeedReader.install(on: device, backlog: 8_000) }, progress: progress)
         }
+        bar?.finish()
         let elapsed = ContinuousClock.now - began
         let appsText = apps.map { "modelled " + $0.map(\.app.rawValue).joined(separator: ", ") } ?? "the example feed reader (real handlers)"
         var output = ""

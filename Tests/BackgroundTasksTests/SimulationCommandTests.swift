@@ -1,7 +1,9 @@
 @testable import bgtask
 import BackgroundTasks
 import BackgroundTasksTesting
+import FeedReaderExample
 import Foundation
+import Synchronization
 import SchedulerCore
 import Testing
 
@@ -187,6 +189,50 @@ import Testing
         #expect(output.contains("\(Self.newsApp)/\(Self.newsApp).cleanup: "))
         #expect(output.contains("\nsimulated 48 h in "))
         #expect(!output.contains("report written"))
+    }
+
+    // MARK: simulate: progress
+
+    @Test func playingDayByDayForProgressGivesTheSameResult() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let apps = try SimulateCommand.loadModelledApps([try Self.write(Self.newsManifest, to: "news.json", in: directory)])
+        let simulation = Simulation(scenario: try #require(Scenario.builtIn(named: "travel")), days: 3, seed: 5)
+        var told: [Int] = []
+        let modelled = simulation.run(modelled: apps) { told.append($0) }
+        #expect(told == [1, 2, 3])
+        #expect(modelled.traceJSON() == simulation.run(modelled: apps).traceJSON())
+
+        // Real handlers: each day ends with the device's clock, as one run would.
+        let days = Mutex<[Int]>([])
+        let real = try await simulation.run(installing: { FeedReader.install(on: $0, backlog: 100) }, progress: { day in days.withLock { $0.append(day) } })
+        #expect(days.withLock { $0 } == [1, 2, 3])
+        let plain = try await simulation.run { FeedReader.install(on: $0, backlog: 100) }
+        #expect(real.traceJSON() == plain.traceJSON())
+    }
+
+    @Test func theProgressBarWaitsBeforeDrawingAndNeverTouchesStandardOutput() async throws {
+        let drawn = Mutex<[String]>([])
+        let patient = ProgressBar(total: 10, unit: "days", showsAfter: .seconds(3600)) { text in drawn.withLock { $0.append(text) } }
+        for day in 1...10 { patient.update(day) }
+        patient.finish()
+        #expect(drawn.withLock { $0 }.isEmpty, "a short run leaves the terminal as it was")
+        let eager = ProgressBar(total: 4, unit: "days") { text in drawn.withLock { $0.append(text) } }
+        for day in 1...4 { eager.update(day) }
+        eager.finish()
+        #expect(drawn.withLock { $0 } == [
+            "\r[#######.......................] 25 % (1/4 days)", "\r[###############...............] 50 % (2/4 days)",
+            "\r[######################........] 75 % (3/4 days)", "\r[##############################] 100 % (4/4 days)", "\n",
+        ])
+
+        // With standard error a terminal, standard output is the same trace.
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let options = SimulateCommand.Options(scenario: "commuter", apps: [manifest], days: 2, seed: 5, json: true)
+        let onTerminal = try await SimulateCommand.run(options, progressOnTerminal: true)
+        #expect(onTerminal == (try await SimulateCommand.run(options, progressOnTerminal: false)))
+        #expect(SimulateCommand.parse(["commuter", "--no-progress"]) == .success(.init(scenario: "commuter", apps: ["feedreader"], progress: false)))
     }
 
     @Test func simulateJSONIsTheTrace() async throws {

@@ -283,13 +283,13 @@ enum ScenarioParser {
     /// `9007199254740992.5` would become 2^53 and be taken for a seed they are not.
     static func seed(_ node: JSONNode) throws(ScenarioError) -> UInt64 {
         let value = try node.number()
-        let exact = node.literal.map(JSONNode.wholeNumber(ofLiteral:)) ?? (value >= 0 && value <= 0x1p53 && value == value.rounded() ? UInt64(value) : nil)
+        let looksValid = value >= 0 && value <= 0x1p53 && value == value.rounded()
+        // From the text when there is one (always, in a document); from the Double otherwise.
+        let exact = node.literal.map(JSONNode.wholeNumber(ofLiteral:)) ?? (looksValid ? UInt64(value) : nil)
         if let exact, exact <= maximumSeed { return exact }
-        // The value as written when the Double would look like a valid seed (a rounded
-        // 9007199254740993 reads 9007199254740992); else as JSON would write it.
-        let shown = exact.map { String($0) }
-            ?? (value >= 0 && value <= 0x1p53 && value == value.rounded() ? node.literal.map(JSONNode.shortened) : nil)
-            ?? JSONNode.render(value)
+        // Whole numbers exactly; else the text as written where the Double would look like
+        // a valid seed (9007199254740992.5 reads 9007199254740992); else as JSON writes it.
+        let shown = exact.map { String($0) } ?? (looksValid ? node.literal.map(JSONNode.shortened) : nil) ?? JSONNode.render(value)
         throw node.failure("expected a whole number between 0 and \(maximumSeed), found \(shown)")
     }
 

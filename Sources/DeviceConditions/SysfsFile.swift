@@ -67,11 +67,12 @@ enum SysfsFile {
             data = try BoundedFile.read(path: url.path, limit: limit)
         } catch {
             switch error.problem {
-            case .missing: return .missing
+            // A link that leads nowhere is an attribute that is not there.
+            case .missing, .danglingSymbolicLink: return .missing
             case .symbolicLinkLoop: return .unreadable("a symbolic link loop")
             case .notRegularFile(let what): return .unreadable("it is \(what), not a regular file")
             case .tooLarge(let limit): return .unreadable("larger than \(BoundedFile.describe(bytes: limit))")
-            case .failed(let why): return .unreadable(why)
+            case .failed(let why), .unreachable(let why): return .unreadable(why)
             }
         }
         return .text(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))

@@ -129,7 +129,12 @@ enum CommandLineParser {
             var days = 1
             var report: String?
             var index = 0
+            // A second value of an option is refused rather than silently replacing the first.
+            var given: Set<String> = []
             while index < rest.count {
+                if ["--days", "--report"].contains(rest[index]), !given.insert(rest[index]).inserted {
+                    return .failure(UsageError(message: "\(rest[index]) given more than once"))
+                }
                 switch rest[index] {
                 case "--days":
                     switch OptionValue.take(rest, at: &index, for: "--days", what: "a number").flatMap({ OptionValue.integer($0, for: "--days", in: 1...30) }) {

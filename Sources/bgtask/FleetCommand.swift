@@ -48,8 +48,13 @@ enum FleetCommand {
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var options = Options()
         var index = 0
+        // A second value of an option is refused rather than silently replacing the first.
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
+            if ["--devices", "--days", "--seed", "--mix", "--shared-outage", "--report"].contains(argument), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             func value(_ what: String) -> Result<String, UsageError> {
                 OptionValue.take(arguments, at: &index, for: argument, what: what)
             }
@@ -277,14 +282,23 @@ enum FleetCommand {
 final class ProgressBar: Sendable {
     private let total: Int
     private let unit: String
+    /// The bar is drawn only once this much wall time has passed: a run that ends sooner
+    /// leaves the terminal as it was.
+    private let showsAfter: Duration
+    private let began = ContinuousClock.now
+    private let write: @Sendable (String) -> Void
+    /// The percentage last drawn, -1 before the first.
     private let last = Mutex(-1)
 
-    init(total: Int, unit: String = "devices") {
+    init(total: Int, unit: String = "devices", showsAfter: Duration = .zero, write: @escaping @Sendable (String) -> Void = { StandardStream.writeError($0) }) {
         self.total = total
         self.unit = unit
+        self.showsAfter = showsAfter
+        self.write = write
     }
 
     func update(_ done: Int) {
+        guard ContinuousClock.now - began >= showsAfter else { return }
         let percent = min(100, done * 100 / max(1, total))
         let changed = last.withLock { last in
             defer { last = percent }
@@ -293,11 +307,13 @@ final class ProgressBar: Sendable {
         guard changed else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        StandardStream.writeError("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
+        write("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
     }
 
+    /// Draws the bar full and ends its line, if it was drawn at all.
     func finish() {
+        guard last.withLock({ $0 }) >= 0 else { return }
         update(total)
-        StandardStream.writeError("\n")
+        write("\n")
     }
 }

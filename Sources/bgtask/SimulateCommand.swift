@@ -20,18 +20,22 @@ enum SimulateCommand {
         var json = false
         var report: String?
         var help = false
+        /// Whether a long run draws a progress bar on standard error when it is a terminal
+        /// (`--no-progress`: never).
+        var progress = true
         /// `--compare-baselines`: the seeds compared (by default 1-5, or `--seed`'s alone).
         var compareSeeds: ClosedRange<UInt64>?
     }
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      simulate <scenario|FILE> [--app feedreader|MANIFEST]... [--days N] [--seed N] [--json] [--report FILE.html]
+      simulate <scenario|FILE> [--app feedreader|MANIFEST]... [--days N] [--seed N] [--json] [--report FILE.html] [--no-progress]
                         play a scenario (\(Scenario.builtInNames.joined(separator: ", ")),
                         or a scenario file, see docs/scenarios.md) through N simulated days
                         (default 7): the example app's real handlers, or apps modelled from
                         their manifests; prints the timeline and a summary, --json the full
-                        trace, --report an HTML energy report
+                        trace, --report an HTML energy report; a run longer than a second
+                        shows its days on standard error when it is a terminal
       simulate <scenario|FILE> --compare-baselines [--app feedreader|MANIFEST] [--days N] [--seeds A-B] [--json] [--report FILE.html]
                         the full policy against a 15-minute timer and a timer with the
                         policy's number of wakeups, both obeying only what the device
@@ -58,11 +62,17 @@ enum SimulateCommand {
         var compares = false
         var daysGiven = false
         var seeds: ClosedRange<UInt64>?
+        // Every option but --app (one per app) and the flags takes one value: a second one
+        // is refused rather than silently replacing the first.
+        var given: Set<String> = []
         func value(_ option: String) -> Result<String, UsageError> {
             OptionValue.take(arguments, at: &index, for: option, what: option == "--app" ? "feedreader or a manifest path" : option == "--report" ? "a file path" : "a number")
         }
         while index < arguments.count {
             let argument = arguments[index]
+            if ["--seeds", "--report", "--days", "--seed"].contains(argument), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             switch argument {
             case "--help", "-h":
                 options.help = true
@@ -70,6 +80,8 @@ enum SimulateCommand {
                 options.json = true
             case "--compare-baselines":
                 compares = true
+            case "--no-progress":
+                options.progress = false
             case "--seeds":
                 switch value(argument) {
                 case .success(let text):
@@ -127,7 +139,7 @@ enum SimulateCommand {
         if options.scenario.isEmpty {
             return .failure(UsageError(message: "simulate needs a scenario (\(Scenario.builtInNames.joined(separator: ", ")), or a scenario file), got an empty string"))
         }
-        if Scenario.builtIn(named: options.scenario) == nil, !FileManager.default.fileExists(atPath: options.scenario) {
+        if Scenario.builtIn(named: options.scenario) == nil, !somethingIsAt(options.scenario) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
         }
         if compares {
@@ -176,31 +188,64 @@ enum SimulateCommand {
         return .success(range)
     }
 
+    /// Whether anything is at `path`, even what cannot be read (a symbolic link loop or a
+    /// link that leads nowhere, a file behind a directory that cannot be searched): reading
+    /// it then says what it is. `FileManager.fileExists` follows links and calls all of
+    /// these "no file", which made them "neither a built-in scenario nor a file".
+    static func somethingIsAt(_ path: String) -> Bool {
+        var info = stat()
+        if lstat(path, &info) == 0 { return true }
+        let code = errno
+        return code != ENOENT && code != ENOTDIR
+    }
+
+    /// `scenario`'s launches must name apps that are simulated (``Scenario/checkLaunchApps(among:)``);
+    /// the error names the scenario's file when it came from one.
+    static func checkLaunchApps(of scenario: Scenario, named name: String, among apps: [AppID]) throws {
+        do {
+            try scenario.checkLaunchApps(among: apps.map(\.rawValue))
+        } catch {
+            var located = error
+            if Scenario.builtIn(named: name) == nil { located.file = name }
+            throw located
+        }
+    }
+
     /// The scenario named or read from a file.
     static func loadScenario(_ name: String) throws -> Scenario {
         if let scenario = Scenario.builtIn(named: name) { return scenario }
-        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || FileManager.default.fileExists(atPath: name)
+        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || somethingIsAt(name)
         guard looksLikeFile else {
             throw UsageError(message: "unknown scenario '\(name)': built-in are \(Scenario.builtInNames.joined(separator: ", ")); or pass a scenario file (docs/scenarios.md)")
         }
         return try Scenario.load(from: URL(fileURLWithPath: name))
     }
 
-    /// The modelled apps of manifest files.
+    /// The modelled apps of manifest files. Two manifests of one app are refused: the
+    /// device would register the app twice, its tasks and launches merged under one
+    /// identifier, and the summary would not say which file was played.
     static func loadModelledApps(_ paths: [String]) throws -> [ModelledApp] {
-        try paths.map { path in
+        var loaded: [(path: String, app: ModelledApp)] = []
+        for path in paths {
             let manifest = try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
             guard let app = ModelledApp(manifest: manifest) else {
                 throw UsageError(message: "--app \(path): the manifest names no app identifier or no task identifier to model")
             }
-            return app
+            if let first = loaded.first(where: { $0.app.app == app.app }) {
+                throw UsageError(message: "--app \(path) and --app \(first.path) both describe the app \(app.app.rawValue) (CFBundleIdentifier): each app may be simulated once; pass one of them")
+            }
+            loaded.append((path, app))
         }
+        return loaded.map(\.app)
     }
 
     /// Runs the simulation and returns what to print; writes the report when asked.
     /// `environment`: the variables a real device honours (`BACKGROUND_TASK_SIMULATE_EXPIRATION`);
     /// `main` passes the process's, tests pass none.
-    static func run(_ options: Options, environment: [String: String] = [:]) async throws -> String {
+    /// `progressOnTerminal`: whether standard error is a terminal, where a run that lasts
+    /// more than a second draws its days simulated (never on standard output, which may be
+    /// JSON).
+    static func run(_ options: Options, environment: [String: String] = [:], progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) async throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
         if let seeds = options.compareSeeds {
@@ -208,10 +253,14 @@ enum SimulateCommand {
             switch options.apps {
             case ["feedreader"]:
                 subject = .real(app: FeedReader.manifest.appID!) { device in FeedReader.install(on: device) }
+                try checkLaunchApps(of: scenario, named: options.scenario, among: [FeedReader.manifest.appID!])
             case []:
                 subject = .modelled([.feedReader()])
+                try checkLaunchApps(of: scenario, named: options.scenario, among: [ModelledApp.feedReader().app])
             default:
-                subject = .modelled(try loadModelledApps(options.apps))
+                let apps = try loadModelledApps(options.apps)
+                subject = .modelled(apps)
+                try checkLaunchApps(of: scenario, named: options.scenario, among: apps.map(\.app))
             }
             let comparison = try await BaselineComparison.run(scenario: scenario, days: options.days, seeds: Array(seeds), subject: subject)
             var written = ""
@@ -223,16 +272,21 @@ enum SimulateCommand {
             return options.json ? comparison.json() : comparison.text() + written
         }
         let apps = options.apps == ["feedreader"] ? nil : try loadModelledApps(options.apps)
+        try checkLaunchApps(of: scenario, named: options.scenario, among: apps?.map(\.app) ?? [FeedReader.manifest.appID!])
         // The command honours BACKGROUND_TASK_SIMULATE_EXPIRATION like a real device.
         let simulation = Simulation(scenario: scenario, days: options.days, seed: options.seed, configuration: .simulation(environment: environment))
         let began = ContinuousClock.now
+        // Ten years take about a minute: past a second, the days played so far.
+        let bar = options.progress && progressOnTerminal ? ProgressBar(total: options.days, unit: "days", showsAfter: .seconds(1)) : nil
+        let progress = bar.map { bar in { (day: Int) in bar.update(day) } }
         let result: SimulationResult
         if let apps {
-            result = simulation.run(modelled: apps)
+            result = simulation.run(modelled: apps, progress: progress)
         } else {
             // The demo's backlog: the first clean-up expires and the next resumes from its checkpoint.
-            result = try await simulation.run { device in FeedReader.install(on: device, backlog: 8_000) }
+            result = try await simulation.run(installing: { device in FeedReader.install(on: device, backlog: 8_000) }, progress: progress)
         }
+        bar?.finish()
         let elapsed = ContinuousClock.now - began
         let appsText = apps.map { "modelled " + $0.map(\.app.rawValue).joined(separator: ", ") } ?? "the example feed reader (real handlers)"
         var output = ""

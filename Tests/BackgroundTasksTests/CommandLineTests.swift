@@ -223,6 +223,44 @@ import Testing
         #expect(error.message.contains(culprit), "\(arguments): \(error.message)")
     }
 
+    /// An option of one value given twice is refused, whatever the values: keeping the last
+    /// one silently hid a mistake (`--days 7 ... --days 1` ran one day).
+    @Test(arguments: [
+        ["simulate", "commuter", "--days", "7", "--days", "1"],
+        ["simulate", "commuter", "--seed", "1", "--seed", "1"],
+        ["simulate", "commuter", "--report", "a.html", "--json", "--report", "b.html"],
+        ["simulate", "commuter", "--compare-baselines", "--seeds", "1-2", "--seeds", "3-4"],
+        ["fleet", "--days", "2", "--days", "3"],
+        ["fleet", "--devices", "10", "--devices", "20"],
+        ["fleet", "--seed", "1", "--seed", "2"],
+        ["fleet", "--mix", "commuter=1", "--mix", "office=1"],
+        ["fleet", "--shared-outage", "07:00-08:00", "--shared-outage", "09:00-10:00"],
+        ["fleet", "--report", "a.html", "--report", "a.html"],
+        ["demo", "--days", "1", "--days", "2"],
+        ["demo", "--report", "a.html", "--report", "b.html"],
+    ])
+    func anOptionOfOneValueGivenTwiceIsAUsageError(arguments: [String]) throws {
+        guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+            Issue.record("\(arguments) should be a usage error")
+            return
+        }
+        let option = try #require(arguments.first { option in option.hasPrefix("--") && arguments.filter { $0 == option }.count == 2 })
+        #expect(error.message == "\(option) given more than once", "\(arguments): \(error.message)")
+    }
+
+    @Test func repeatableOptionsAndFlagsMayRepeat() {
+        // --app names one app each time; a flag given twice says the same thing twice.
+        guard case .success(.simulate(let options)) = CommandLineParser.parse(["simulate", "commuter", "--app", "a.json", "--app", "b.json", "--json", "--json"]) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(options.apps == ["a.json", "b.json"] && options.json)
+        guard case .success(.fleet) = CommandLineParser.parse(["fleet", "--no-progress", "--no-progress", "--json", "--json"]) else {
+            Issue.record("refused")
+            return
+        }
+    }
+
     @Test func strictValuesStillAcceptWhatIsRight() {
         guard case .success(.fleet(let options)) = CommandLineParser.parse(["fleet", "--devices", "10", "--shared-outage", "01:00-02:00", "--mix", "commuter=1000000", "--no-progress"]) else {
             Issue.record("a valid fleet command was refused")

@@ -85,6 +85,10 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "launch of negative minutes", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": -5}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["found -5"]),
         .init(name: "probability above 1", json: document(days: [#"{"launches": [{"at": "12:00", "probability": 1.2}]}"#]), path: "$.days[0].launches[0].probability", expectations: ["expected a probability between 0 and 1, found 1.2"]),
         .init(name: "empty app", json: document(days: [#"{"launches": [{"at": "12:00", "app": ""}]}"#]), path: "$.days[0].launches[0].app", expectations: ["expected a non-empty string (an app identifier) or null"]),
+        .init(name: "app of one label", json: document(days: [#"{"launches": [{"at": "12:00", "app": "feedreader"}]}"#]), path: "$.days[0].launches[0].app", expectations: [
+            "expected an app identifier (as a manifest's CFBundleIdentifier) or null, found \"feedreader\"", "only one label",
+        ]),
+        .init(name: "app with a space", json: document(days: [#"{"launches": [{"at": "12:00", "app": "com.example.feedreader "}]}"#]), path: "$.days[0].launches[0].app", expectations: ["a space"]),
         .init(name: "jitter above 120", json: document(extra: #""jitterMinutes": 121,"#), path: "$.jitterMinutes", expectations: ["expected a whole number of minutes between 0 and 120, found 121"]),
         .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
         .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
@@ -95,6 +99,20 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "huge jitter", json: document(extra: #""jitterMinutes": 1e19,"#), path: "$.jitterMinutes", expectations: ["between 0 and 120"]),
         .init(name: "huge drain", json: document(battery: #"{"level": 0.5, "drainPerHour": 1e300, "chargePerHour": 0.2}"#), path: "$.battery.drainPerHour", expectations: ["from 0 to 100"]),
         .init(name: "huge launch", json: document(days: [#"{"launches": [{"at": "12:00", "minutes": 1e19}]}"#]), path: "$.days[0].launches[0].minutes", expectations: ["at most 1440"]),
+        // A Double would round these to 2^53, the largest seed: they are read as written.
+        .init(name: "seed one above 2^53", json: document(extra: #""seed": 9007199254740993,"#), path: "$.seed", expectations: ["expected a whole number between 0 and 9007199254740992, found 9007199254740993"]),
+        .init(name: "seed above 2^53 with an exponent", json: document(extra: #""seed": 90071992547409930e-1,"#), path: "$.seed", expectations: ["found 9007199254740993"]),
+        .init(name: "fractional seed next to 2^53", json: document(extra: #""seed": 9007199254740992.5,"#), path: "$.seed", expectations: ["found 9007199254740992.5"]),
+        .init(name: "fractional seed a Double makes 1", json: document(extra: #""seed": 0.99999999999999999999,"#), path: "$.seed", expectations: ["found 0.99999999999999999999"]),
+        .init(name: "seed of UInt64.max", json: document(extra: #""seed": 18446744073709551615,"#), path: "$.seed", expectations: ["found 18446744073709551615"]),
+        // Control characters in printed strings, escaped in JSON or raw where JSON allows it.
+        .init(name: "ESC in the name", json: #"{"version": 1, "name": "a\u001b[2Jb", "days": [{}]}"#, path: "$.name", expectations: [
+            "expected a string without control characters (U+0000-U+001F, U+007F-U+009F), found U+001B in \"a\\u001B[2Jb\"",
+        ]),
+        .init(name: "NUL in the description", json: document(extra: #""description": "x\u0000y","#), path: "$.description", expectations: ["found U+0000"]),
+        .init(name: "raw DEL in a day's name", json: document(days: ["{\"name\": \"d\u{7F}\"}"]), path: "$.days[0].name", expectations: ["found U+007F in \"d\\u007F\""]),
+        .init(name: "C1 control in a launch's app", json: document(days: ["{\"launches\": [{\"at\": \"08:00\", \"app\": \"com.\u{9B}x\"}]}"]), path: "$.days[0].launches[0].app", expectations: ["found U+009B"]),
+        .init(name: "tab in a thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "fair\t"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found U+0009"]),
         .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
         .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
@@ -107,6 +125,20 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         for expectation in errorCase.expectations {
             #expect(error.message.contains(expectation), "\(error)")
         }
+    }
+
+    /// Keys and values are shown escaped in every message: a raw ESC would reach the terminal.
+    @Test(arguments: [
+        #"{"version": 1, "name": "x", "days": [{}], "\u001b[31m": 1}"#,
+        #"{"version": 1, "name": "x", "days": [{"\u001b]0;t\u0007": []}]}"#,
+        #"{"version": 1, "name": "x", "days": [{}], "k\u009b": 1, "k\u009b": 2}"#,
+        #"{"version": 1, "name": "x", "days": [{"network": [{"from": "00:00", "to": "01:00", "metered": "\u001b"}]}]}"#,
+        #"{"version": 1, "name": "x", "days": [{"inUse": [{"from": "\u001b", "to": "01:00"}]}]}"#,
+    ])
+    func errorsNeverEchoAControlCharacter(json: String) throws {
+        let error = try #require(parseError(json))
+        #expect(!error.description.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(error.description.debugDescription)")
+        #expect(error.description.contains("\\u001B") || error.description.contains("\\u009B"), "\(error.description)")
     }
 
     @Test func describesAnErrorAsFilePathMessage() throws {
@@ -136,6 +168,25 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         try Data(document(days: [#"{"name": "only"}"#]).utf8).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(try Scenario.load(from: url).days.map(\.name) == ["only"])
+    }
+
+    @Test(arguments: [
+        ("9007199254740992", 9_007_199_254_740_992), ("9.007199254740992e15", 9_007_199_254_740_992), ("90071992547409920e-1", 9_007_199_254_740_992),
+        ("9007199254740991", 9_007_199_254_740_991), ("1e3", 1000), ("1000.000", 1000), ("-0", 0), ("0e99", 0), ("42", 42),
+    ] as [(String, UInt64)])
+    func aSeedIsReadExactlyAsWritten(text: String, seed: UInt64) throws {
+        #expect(try parse(document(extra: #""seed": \#(text),"#)).seed == seed, "\(text)")
+    }
+
+    @Test func launchesMustNameSimulatedApps() throws {
+        let day = Scenario.Day(launches: [.init(at: 60), .init(at: 120, app: "com.example.a")])
+        let scenario = Scenario(name: "s", days: [Scenario.Day(), day])
+        #expect(throws: ScenarioError(path: "$.days[1].launches[1].app", message: "expected an app that is simulated (com.example.b, com.example.c) or null for every app, found \"com.example.a\", which no app simulated is")) {
+            try scenario.checkLaunchApps(among: ["com.example.b", "com.example.c"])
+        }
+        #expect(throws: Never.self) { try scenario.checkLaunchApps(among: ["com.example.b", "com.example.a"]) }
+        // Launches for every app fit any set of apps.
+        #expect(throws: Never.self) { try Scenario(name: "s", days: [Scenario.Day(launches: [.init(at: 60)])]).checkLaunchApps(among: []) }
     }
 
     @Test func documentedExampleParses() throws {

@@ -1,7 +1,9 @@
 @testable import bgtask
 import BackgroundTasks
 import BackgroundTasksTesting
+import FeedReaderExample
 import Foundation
+import Synchronization
 import SchedulerCore
 import Testing
 
@@ -118,6 +120,52 @@ import Testing
         #expect(error.message == "--app \(anonymous): the manifest names no app identifier or no task identifier to model")
     }
 
+    @Test func twoManifestsOfOneAppAreRefusedNamingBothFilesAndTheApp() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        // Another file, other tasks, the same CFBundleIdentifier (as a property list).
+        let again = try Self.write("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>\(Self.newsApp)</string>
+            <key>BGTaskSchedulerPermittedIdentifiers</key><array><string>\(Self.newsApp).sync</string></array>
+            <key>UIBackgroundModes</key><array><string>fetch</string></array></dict></plist>
+            """, to: "Info.plist", in: directory)
+        let other = try Self.write(#"{"CFBundleIdentifier": "com.example.other", "BGTaskSchedulerPermittedIdentifiers": ["com.example.other.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "other.json", in: directory)
+        let error = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, other, again]) }
+        #expect(error.message == "--app \(again) and --app \(news) both describe the app \(Self.newsApp) (CFBundleIdentifier): each app may be simulated once; pass one of them")
+        // The same file twice is the same app twice.
+        let twice = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, news]) }
+        #expect(twice.message.contains("both describe the app \(Self.newsApp)"))
+        #expect(try SimulateCommand.loadModelledApps([news, other]).map(\.app.rawValue) == [Self.newsApp, "com.example.other"])
+    }
+
+    /// A scenario file whose launches name an app that is not simulated.
+    static func scenario(launching app: String) -> String {
+        #"{"version": 1, "name": "typo", "days": [{"launches": [{"at": "08:00"}]}, {"launches": [{"at": "08:00", "app": null}, {"at": "09:00", "app": "\#(app)"}]}]}"#
+    }
+
+    @Test func aScenarioLaunchingAnAppThatIsNotSimulatedIsRefusedNamingTheKeyAndTheApps() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let typo = try Self.write(Self.scenario(launching: "com.example.feedreadr"), to: "typo.json", in: directory)
+        let expected = "expected an app that is simulated (com.example.feedreader) or null for every app, found \"com.example.feedreadr\", which no app simulated is"
+        // The example app, real or modelled for the comparison.
+        for options in [SimulateCommand.Options(scenario: typo, apps: ["feedreader"], days: 1), .init(scenario: typo, days: 1, compareSeeds: 1...1)] {
+            let error = try await #require(throws: ScenarioError.self) { _ = try await SimulateCommand.run(options) }
+            #expect(error.description == "\(typo): $.days[1].launches[1].app: \(expected)")
+        }
+        // Modelled apps: every simulated app is listed.
+        let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let other = try Self.write(#"{"CFBundleIdentifier": "com.example.other", "BGTaskSchedulerPermittedIdentifiers": ["com.example.other.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "other.json", in: directory)
+        let modelled = try await #require(throws: ScenarioError.self) { _ = try await SimulateCommand.run(.init(scenario: typo, apps: [news, other], days: 1)) }
+        #expect(modelled.message.hasPrefix("expected an app that is simulated (\(Self.newsApp), com.example.other) or null"), "\(modelled)")
+        // Naming an app that is simulated plays.
+        let right = try Self.write(Self.scenario(launching: Self.newsApp), to: "right.json", in: directory)
+        let output = try await SimulateCommand.run(.init(scenario: right, apps: [news, other], days: 2))
+        #expect(output.hasPrefix("bgtask simulate: typo, 2 days"), "\(output.prefix(200))")
+    }
+
     // MARK: simulate: running
 
     /// The news app modelled through two commuter days with seed 5, as the library runs it.
@@ -141,6 +189,50 @@ import Testing
         #expect(output.contains("\(Self.newsApp)/\(Self.newsApp).cleanup: "))
         #expect(output.contains("\nsimulated 48 h in "))
         #expect(!output.contains("report written"))
+    }
+
+    // MARK: simulate: progress
+
+    @Test func playingDayByDayForProgressGivesTheSameResult() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let apps = try SimulateCommand.loadModelledApps([try Self.write(Self.newsManifest, to: "news.json", in: directory)])
+        let simulation = Simulation(scenario: try #require(Scenario.builtIn(named: "travel")), days: 3, seed: 5)
+        var told: [Int] = []
+        let modelled = simulation.run(modelled: apps) { told.append($0) }
+        #expect(told == [1, 2, 3])
+        #expect(modelled.traceJSON() == simulation.run(modelled: apps).traceJSON())
+
+        // Real handlers: each day ends with the device's clock, as one run would.
+        let days = Mutex<[Int]>([])
+        let real = try await simulation.run(installing: { FeedReader.install(on: $0, backlog: 100) }, progress: { day in days.withLock { $0.append(day) } })
+        #expect(days.withLock { $0 } == [1, 2, 3])
+        let plain = try await simulation.run { FeedReader.install(on: $0, backlog: 100) }
+        #expect(real.traceJSON() == plain.traceJSON())
+    }
+
+    @Test func theProgressBarWaitsBeforeDrawingAndNeverTouchesStandardOutput() async throws {
+        let drawn = Mutex<[String]>([])
+        let patient = ProgressBar(total: 10, unit: "days", showsAfter: .seconds(3600)) { text in drawn.withLock { $0.append(text) } }
+        for day in 1...10 { patient.update(day) }
+        patient.finish()
+        #expect(drawn.withLock { $0 }.isEmpty, "a short run leaves the terminal as it was")
+        let eager = ProgressBar(total: 4, unit: "days") { text in drawn.withLock { $0.append(text) } }
+        for day in 1...4 { eager.update(day) }
+        eager.finish()
+        #expect(drawn.withLock { $0 } == [
+            "\r[#######.......................] 25 % (1/4 days)", "\r[###############...............] 50 % (2/4 days)",
+            "\r[######################........] 75 % (3/4 days)", "\r[##############################] 100 % (4/4 days)", "\n",
+        ])
+
+        // With standard error a terminal, standard output is the same trace.
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let options = SimulateCommand.Options(scenario: "commuter", apps: [manifest], days: 2, seed: 5, json: true)
+        let onTerminal = try await SimulateCommand.run(options, progressOnTerminal: true)
+        #expect(onTerminal == (try await SimulateCommand.run(options, progressOnTerminal: false)))
+        #expect(SimulateCommand.parse(["commuter", "--no-progress"]) == .success(.init(scenario: "commuter", apps: ["feedreader"], progress: false)))
     }
 
     @Test func simulateJSONIsTheTrace() async throws {

@@ -107,6 +107,16 @@ private func scratchDirectory() throws -> URL {
         #expect(long.message.contains("(100000 characters)") && long.message.count < 200, "the number is not echoed whole")
     }
 
+    @Test func theTopLevelObjectsNumbersAreKeptAsWritten() throws {
+        let literals = try StrictJSON.topLevelNumberLiterals(validating: Data(#"{"seed": 9007199254740993e0, "a": {"b": 1}, "c": [2], "d": -0.50, "e": "3"}"#.utf8))
+        // Only numbers directly in the root object, exactly as written.
+        #expect(literals == ["seed": "9007199254740993e0", "d": "-0.50"])
+        #expect(try StrictJSON.topLevelNumberLiterals(validating: Data("[1, 2]".utf8)).isEmpty)
+        #expect(try StrictJSON.topLevelNumberLiterals(validating: Data("7".utf8)).isEmpty)
+        // The same checks as validate.
+        #expect(throws: StrictJSON.Failure.self) { try StrictJSON.topLevelNumberLiterals(validating: Data(#"{"a": 1, "a": 2}"#.utf8)) }
+    }
+
     @Test func aLoneSurrogateIsRefusedNamingIt() throws {
         #expect(scan("[\"\\ud83d\\ude00\", \"\\u00e9\"]") == nil, "a pair and a plain escape")
         let high = try #require(scan("{\"name\": \"a\\ud800\"}"))
@@ -175,6 +185,11 @@ private func scratchDirectory() throws -> URL {
         try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: loop.path)
         #expect(problem(loop.path) == .symbolicLinkLoop)
         #expect(BoundedFile.Problem.symbolicLinkLoop.found.contains("symbolic link loop"))
+        // A link that is there but leads nowhere is not "no such file".
+        let dangling = directory.appendingPathComponent("dangling")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/\u{1B}x")
+        #expect(problem(dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
+        #expect(problem(dangling.path)?.found == #"a symbolic link to "missing/\u001Bx", which does not exist"#)
     }
 
     @Test func saturatingConversionNeverTraps() {
@@ -304,6 +319,34 @@ private func scratchDirectory() throws -> URL {
         #expect(duplicate?.key == "k7")
         #expect(!tooDeep)
         #expect(ContinuousClock.now - began < .seconds(20))
+    }
+
+    /// PropertyListSerialization stops at </plist> and ignores what follows.
+    @Test(arguments: [
+        ("</plist>\njunk <foo/> trailing\n", "\"junk <foo/> trailing\" at line 2"),
+        ("</plist><plist version=\"1.0\"><dict/></plist>", "\"<plist version=\\\"1.0\\\"><di\" at line 1"),
+        ("</plist>\n<!-- a comment -->\n\u{1B}[2J", "\"\\u001B[2J\" at line 3"),
+        ("</plist>\u{0}", "\"\\u0000\" at line 1"),
+    ])
+    func contentAfterTheClosingPlistIsRefused(ending: String, found: String) throws {
+        let xml = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict>"# + ending
+        let refused = try #require(error(Data(xml.utf8)), "\(ending.debugDescription) accepted")
+        #expect(refused.code == .malformed)
+        #expect(refused.description.hasPrefix("m: expected nothing but whitespace and comments after </plist>, found \(found)"), "\(refused)")
+        // The same in UTF-16.
+        var utf16 = Data([0xFF, 0xFE])
+        utf16.append(xml.data(using: .utf16LittleEndian)!)
+        #expect(error(utf16)?.message.contains("after </plist>") == true)
+    }
+
+    @Test func whitespaceCommentsAndInstructionsAfterTheClosingPlistAreXMLAndAccepted() throws {
+        for ending in ["</plist>", "</plist>\n\n", "</plist>\n<!-- generated -->\n<?pi x?>\n", "</plist>\r\n\t "] {
+            let xml = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.a</string></dict>"# + ending
+            #expect(try AppManifest.parse(Data(xml.utf8), source: "m").appID == AppID("com.a"), "\(ending.debugDescription)")
+        }
+        // A comment or CDATA inside that mentions </plist> is not the end of the root.
+        let inside = #"<plist version="1.0"><dict><!-- </plist> junk --><key>CFBundleIdentifier</key><string><![CDATA[com.a]]></string></dict></plist>"#
+        #expect(try AppManifest.parse(Data(inside.utf8), source: "m").appID == AppID("com.a"))
     }
 
     @Test func aUTF16JSONManifestSaysJSONMustBeUTF8() throws {

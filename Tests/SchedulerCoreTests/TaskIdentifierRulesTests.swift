@@ -42,6 +42,13 @@ struct TaskIdentifierRulesTests {
         #expect(description.contains("com.example.app.refresh"), "shows a good example: \(description)")
     }
 
+    @Test(arguments: ["com.exa\u{1B}[2Jmple.app", "com.example.\u{0}", "com.example.\u{85}x", "com.\u{7F}.x"])
+    func aControlCharacterIsNamedNeverPrinted(identifier: String) throws {
+        let description = try #require(TaskIdentifierRules.problem(with: identifier)).description
+        #expect(description.contains("the control character U+00"), "\(description)")
+        #expect(!description.unicodeScalars.contains { $0.properties.generalCategory == .control }, "raw control character in \(description.debugDescription)")
+    }
+
     @Test func lengthLimitIs255BytesOfASCII() {
         let base = "com.example."
         let exactly255 = base + String(repeating: "a", count: 255 - base.utf8.count)

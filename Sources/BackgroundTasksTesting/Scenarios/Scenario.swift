@@ -187,6 +187,23 @@ public struct Scenario: Hashable, Sendable {
         return try parse(data, file: url.path)
     }
 
+    /// Checks that every launch naming an app names one of `apps`, the identifiers of the
+    /// apps simulated: a launch for any other app would never open one (a typo such as
+    /// `com.example.feedreadr` would leave the app's launches out silently). The error
+    /// names the launch's key path (`$.days[1].launches[0].app`) and the apps simulated;
+    /// its `file` is left for the caller. Launches without an app open every app.
+    public func checkLaunchApps(among apps: [String]) throws(ScenarioError) {
+        for (dayIndex, day) in days.enumerated() {
+            for (launchIndex, launch) in day.launches.enumerated() {
+                guard let app = launch.app, !apps.contains(app) else { continue }
+                let simulated = apps.isEmpty ? "none" : apps.joined(separator: ", ")
+                throw ScenarioError(
+                    path: "$.days[\(dayIndex)].launches[\(launchIndex)].app",
+                    message: "expected an app that is simulated (\(simulated)) or null for every app, found \(JSONNode.quoted(app)), which no app simulated is")
+            }
+        }
+    }
+
     /// The largest scenario file read (the built-in ones are under 4 KiB).
     public static let maximumFileSize = 1 << 20
 
@@ -260,12 +277,20 @@ enum ScenarioParser {
 
     /// Seeds stop at 2^53, the largest whole number every JSON reader holds exactly, so a
     /// seed written down reproduces the same run anywhere.
+    static let maximumSeed: UInt64 = 1 << 53
+
+    /// The seed is read from its text as written: through a Double, `9007199254740993` or
+    /// `9007199254740992.5` would become 2^53 and be taken for a seed they are not.
     static func seed(_ node: JSONNode) throws(ScenarioError) -> UInt64 {
-        let seed = try node.number()
-        guard seed >= 0, seed <= 0x1p53, seed == seed.rounded() else {
-            throw node.failure("expected a whole number between 0 and 9007199254740992, found \(JSONNode.render(seed))")
-        }
-        return UInt64(seed)
+        let value = try node.number()
+        let looksValid = value >= 0 && value <= 0x1p53 && value == value.rounded()
+        // From the text when there is one (always, in a document); from the Double otherwise.
+        let exact = node.literal.map(JSONNode.wholeNumber(ofLiteral:)) ?? (looksValid ? UInt64(value) : nil)
+        if let exact, exact <= maximumSeed { return exact }
+        // Whole numbers exactly; else the text as written where the Double would look like
+        // a valid seed (9007199254740992.5 reads 9007199254740992); else as JSON writes it.
+        let shown = exact.map { String($0) } ?? (looksValid ? node.literal.map(JSONNode.shortened) : nil) ?? JSONNode.render(value)
+        throw node.failure("expected a whole number between 0 and \(maximumSeed), found \(shown)")
     }
 
     static func jitterMinutes(_ node: JSONNode) throws(ScenarioError) -> Int {
@@ -391,11 +416,17 @@ enum ScenarioParser {
         return Scenario.Launch(at: at, minutes: minutes, probability: probability, app: app)
     }
 
-    /// An app identifier, or `null` for every installed app.
+    /// An app identifier, or `null` for every installed app. The identifier follows the
+    /// rules of a manifest's `CFBundleIdentifier` (``TaskIdentifierRules``): a launch for
+    /// `com.example.feedreader ` (a trailing space) could never match an app.
     static func app(_ node: JSONNode) throws(ScenarioError) -> String? {
         if case .null = node.kind { return nil }
         guard case .string(let app) = node.kind, !app.isEmpty else {
             throw node.expected("a non-empty string (an app identifier) or null")
+        }
+        try node.refuseControlCharacters(app)
+        if let problem = TaskIdentifierRules.problem(with: app) {
+            throw node.failure("expected an app identifier (as a manifest's CFBundleIdentifier) or null, found \(JSONNode.quoted(app)): \(problem)")
         }
         return app
     }
@@ -427,10 +458,17 @@ enum JSONKind {
 struct JSONNode {
     let kind: JSONKind
     let path: String
+    /// A number's text as written, for the members of the top-level object (the seed is
+    /// read from it); `nil` elsewhere.
+    let literal: String?
+    /// The root's: the text of the top-level object's numbers, by key (``StrictJSON``).
+    let memberLiterals: [String: String]
 
-    init(_ value: Any, path: String) {
+    init(_ value: Any, path: String, literal: String? = nil, memberLiterals: [String: String] = [:]) {
         kind = JSONKind(value)
         self.path = path
+        self.literal = literal
+        self.memberLiterals = memberLiterals
     }
 
     /// The root of `data`; invalid JSON fails at `$`, with the position when Foundation gives one.
@@ -440,13 +478,14 @@ struct JSONNode {
         }
         // Duplicate keys (JSONSerialization keeps the last silently), the encoding, the depth
         // and syntax errors with their position, before Foundation decodes.
+        let literals: [String: String]
         do {
-            try StrictJSON.validate(data)
+            literals = try StrictJSON.topLevelNumberLiterals(validating: data)
         } catch {
             throw ScenarioError(path: error.duplicateKeyPath == nil ? "$" : error.path, message: error.explanation(in: data))
         }
         do {
-            return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$")
+            return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$", memberLiterals: literals)
         } catch {
             throw ScenarioError(path: "$", message: "expected valid JSON, found \(JSONPosition.describe(error, in: data))")
         }
@@ -478,7 +517,7 @@ struct JSONNode {
         if let unknown = entries.keys.sorted().first(where: { !keys.contains($0) }) {
             throw ScenarioError(path: path + Self.component(unknown), message: "expected one of the keys \(keys.joined(separator: ", ")), found unknown key \(Self.quoted(unknown))")
         }
-        return JSONObject(entries: entries, path: path)
+        return JSONObject(entries: entries, path: path, literals: memberLiterals)
     }
 
     func array() throws(ScenarioError) -> [JSONNode] {
@@ -486,9 +525,18 @@ struct JSONNode {
         return elements.enumerated().map { JSONNode($0.element, path: "\(path)[\($0.offset)]") }
     }
 
+    /// A string without control characters: every string of a scenario is printed (names,
+    /// descriptions, app identifiers in timelines and reports) or compared with names that
+    /// have none, and a raw ESC or NUL would reach the terminal.
     func string() throws(ScenarioError) -> String {
         guard case .string(let value) = kind else { throw expected("a string") }
+        try refuseControlCharacters(value)
         return value
+    }
+
+    func refuseControlCharacters(_ value: String) throws(ScenarioError) {
+        guard let scalar = StrictJSON.firstControlCharacter(in: value) else { return }
+        throw failure("expected a string without control characters (U+0000-U+001F, U+007F-U+009F), found \(StrictJSON.codePoint(scalar)) in \(Self.quoted(value))")
     }
 
     func nonEmptyString() throws(ScenarioError) -> String {
@@ -535,14 +583,56 @@ struct JSONNode {
         return hours * 60 + minutes
     }
 
+    /// The exact value of a JSON number's text (`9007199254740993`, `9.007199254740993e15`,
+    /// `-0`) when it is a whole number from 0 to `UInt64.max`; `nil` for a fraction, a
+    /// negative number or a larger one. Exact at any length, unlike a Double.
+    static func wholeNumber(ofLiteral literal: String) -> UInt64? {
+        var text = Substring(literal)
+        var negative = false
+        if text.first == "-" {
+            negative = true
+            text = text.dropFirst()
+        }
+        let parts = text.split(omittingEmptySubsequences: false) { $0 == "e" || $0 == "E" }
+        guard parts.count <= 2, let mantissa = parts.first else { return nil }
+        // Clamped far beyond any exponent that can matter (a document is at most 1 MiB), so
+        // the arithmetic below cannot overflow.
+        var exponent = 0
+        if parts.count == 2 {
+            let written = parts[1].hasPrefix("+") ? parts[1].dropFirst() : parts[1]
+            exponent = Int(written) ?? (written.hasPrefix("-") ? -10_000_000 : 10_000_000)
+            exponent = min(max(exponent, -10_000_000), 10_000_000)
+        }
+        let pieces = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let fraction = pieces.count == 2 ? pieces[1] : ""
+        var digits = Substring(pieces[0] + fraction).drop { $0 == "0" }
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        if digits.isEmpty { return 0 }
+        guard !negative else { return nil }
+        var scale = exponent - fraction.count
+        while digits.last == "0" {
+            digits = digits.dropLast()
+            scale += 1
+        }
+        guard scale >= 0, digits.count + scale <= 20 else { return nil }
+        return UInt64(String(digits) + String(repeating: "0", count: scale))
+    }
+
+    /// A number's text for a message: at most 24 characters, then its length.
+    static func shortened(_ literal: String) -> String {
+        literal.count > 24 ? String(literal.prefix(24)) + "... (\(literal.count) characters)" : literal
+    }
+
     /// A number as JSON would write it: whole numbers without a decimal point.
     static func render(_ number: Double) -> String {
         if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
         return "\(number)"
     }
 
+    /// In double quotes, escaped as JSON writes it (control characters too: messages go to
+    /// terminals).
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + StrictJSON.escaped(text) + "\""
     }
 
     /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays
@@ -556,11 +646,13 @@ struct JSONNode {
 struct JSONObject {
     let entries: [String: Any]
     let path: String
+    /// The numbers' text as written, by key (the top-level object only).
+    var literals: [String: String] = [:]
 
     /// The value under `key`, or `nil` when absent (an explicit `null` is a value: it is
     /// refused where null is not allowed, not taken for a default).
     func optional(_ key: String) -> JSONNode? {
-        entries[key].map { JSONNode($0, path: path + JSONNode.component(key)) }
+        entries[key].map { JSONNode($0, path: path + JSONNode.component(key), literal: literals[key]) }
     }
 
     func required(_ key: String, expecting expectation: String) throws(ScenarioError) -> JSONNode {

@@ -58,21 +58,36 @@ public struct Simulation: Sendable {
 
     /// Runs real apps: `install` installs them on a fresh ``SimulatedDevice`` (launched
     /// into the background: the scenario alone says when the user opens them); then the
-    /// script plays for ``days`` days.
-    public func run(installing install: (SimulatedDevice) throws -> Void) async throws -> SimulationResult {
+    /// script plays for ``days`` days. `progress`, when given, is told the number of days
+    /// played after each one (for a progress bar on a long run; the result is the same).
+    public func run(installing install: (SimulatedDevice) throws -> Void, progress: ((Int) -> Void)? = nil) async throws -> SimulationResult {
         let script = self.script
         let configuration = self.configuration.salted(by: script.seed)
         let device = try SimulatedDevice(start: start, configuration: configuration, conditions: script.initialConditions, policies: policies, costs: costs, installsLaunchedByUser: false)
         try install(device)
         device.play(script)
+        if let progress {
+            for day in 1...max(1, days) {
+                await device.run(until: min(script.end, script.start.addingTimeInterval(TimeInterval(day) * 86_400)))
+                progress(day)
+            }
+        }
         await device.run(until: script.end)
         return SimulationResult(trace: device.trace, scenario: scenario.name, seed: script.seed, start: script.start, end: script.end, bands: script.bands)
     }
 
-    /// Runs modelled apps on a ``ModelledDevice``.
-    public func run(modelled apps: [ModelledApp], recordsTrace: Bool = true) -> SimulationResult {
+    /// Runs modelled apps on a ``ModelledDevice``. `progress`, when given, is told the
+    /// number of days played after each one (for a progress bar on a long run; the result
+    /// is the same).
+    public func run(modelled apps: [ModelledApp], recordsTrace: Bool = true, progress: ((Int) -> Void)? = nil) -> SimulationResult {
         let script = self.script
         var device = ModelledDevice(apps: apps, script: script, options: .init(configuration: configuration, policies: policies, recordsTrace: recordsTrace))
+        if let progress {
+            for day in 1...max(1, days) {
+                device.run(until: min(script.end, script.start.addingTimeInterval(TimeInterval(day) * 86_400)))
+                progress(day)
+            }
+        }
         device.run(until: script.end)
         return SimulationResult(
             scenario: scenario.name, seed: script.seed, start: script.start, end: script.end,

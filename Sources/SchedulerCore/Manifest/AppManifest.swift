@@ -386,6 +386,11 @@ public struct AppManifest: Hashable, Sendable {
                             code: .malformed, file: source,
                             message: "expected <dict> and <array> nested at most \(StrictJSON.maximumDepth) deep, found deeper nesting")
                     }
+                    if let (text, line, root) = XMLPropertyListKeys.contentAfterRoot(in: xml) {
+                        throw ManifestError(
+                            code: .malformed, file: source,
+                            message: "expected nothing but whitespace and comments after </\(StrictJSON.escaped(root))>, found \"\(text)\" at line \(line) (the property list parser would ignore it silently)")
+                    }
                 }
                 if let problem = BinaryPropertyListKeys.structuralProblem(in: data) {
                     throw ManifestError(

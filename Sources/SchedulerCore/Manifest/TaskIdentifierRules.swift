@@ -93,7 +93,10 @@ public enum TaskIdentifierRules {
             case .singleLabel:
                 return "\(subject) has only one label (reverse-DNS needs at least one dot)"
             case .badCharacter(let scalar):
-                let shown = scalar == " " ? "a space" : "'\(scalar)' (U+\(hex(scalar.value)))"
+                // A control character is named, never printed: messages go to terminals.
+                let shown = scalar == " " ? "a space"
+                    : scalar.properties.generalCategory == .control ? "the control character U+\(hex(scalar.value))"
+                    : "'\(scalar)' (U+\(hex(scalar.value)))"
                 return "\(subject) contains \(shown)"
             }
         }
@@ -125,7 +128,7 @@ public enum TaskIdentifierProblem: Hashable, Sendable, CustomStringConvertible {
             return "the identifier is \(bytes) bytes of UTF-8, longer than the maximum of "
                 + "\(TaskIdentifierRules.maximumLength); \(Self.advice)"
         case .notReverseDNS(let identifier):
-            return "\"\(identifier)\" is not reverse-DNS: \(Self.reason(for: identifier)); \(Self.advice)"
+            return "\"\(StrictJSON.escaped(identifier))\" is not reverse-DNS: \(Self.reason(for: identifier)); \(Self.advice)"
         }
     }
 

@@ -23,6 +23,11 @@ public enum BoundedFile {
         case missing
         /// Too many levels of symbolic links: a link loop.
         case symbolicLinkLoop
+        /// A symbolic link whose target (as the link gives it) does not exist.
+        case danglingSymbolicLink(target: String)
+        /// The path cannot even be looked up (a directory on the way cannot be searched);
+        /// the text is the system's reason and which step failed.
+        case unreachable(String)
         /// The path exists but is not a regular file; the text says what it is
         /// ("a FIFO (named pipe)", "a character device", "a directory"...).
         case notRegularFile(String)
@@ -36,6 +41,8 @@ public enum BoundedFile {
             switch self {
             case .missing: return "nothing: no such file or directory"
             case .symbolicLinkLoop: return "a symbolic link loop (too many levels of symbolic links)"
+            case .danglingSymbolicLink(let target): return "a symbolic link to \"\(StrictJSON.escaped(target))\", which does not exist"
+            case .unreachable(let why): return "a path that cannot be reached (\(why))"
             case .notRegularFile(let what): return what
             case .tooLarge(let limit): return "a file larger than \(BoundedFile.describe(bytes: limit))"
             case .failed(let why): return "a file that cannot be read (\(why))"
@@ -64,7 +71,16 @@ public enum BoundedFile {
     public static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
         func fail(_ problem: Problem) -> Failure { Failure(path: path, problem: problem) }
         var info = stat()
-        if stat(path, &info) != 0 { throw fail(problem(errno: errno)) }
+        if stat(path, &info) != 0 {
+            let code = errno
+            // "No such file" for a link that is there but leads nowhere would send the user
+            // looking for a file they can see in `ls`.
+            if code == ENOENT, let target = danglingLinkTarget(path) { throw fail(.danglingSymbolicLink(target: target)) }
+            // stat needs no permission on the file itself, only to search the directories
+            // on the way: say so rather than blame the file.
+            if code == EACCES { throw fail(.unreachable("\(String(cString: strerror(code))): a directory on the way to it cannot be searched")) }
+            throw fail(problem(errno: code))
+        }
         if let what = nonRegularKind(info.st_mode) { throw fail(.notRegularFile(what)) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw fail(problem(errno: errno)) }
@@ -113,6 +129,17 @@ public enum BoundedFile {
         case S_IFLNK: return "a symbolic link"
         default: return "not a regular file"
         }
+    }
+
+    /// The target of the symbolic link at `path`, when `path` is one (its own target may be
+    /// missing); `nil` otherwise.
+    private static func danglingLinkTarget(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func problem(errno code: Int32) -> Problem {

@@ -88,18 +88,32 @@ public enum StrictJSON {
     /// Checks `data`; returns normally when it is one well-formed UTF-8 JSON value (any
     /// type at the top level) without duplicate keys and not nested too deeply.
     public static func validate(_ data: Data) throws(Failure) {
+        _ = try scan(data, keepsTopLevelNumbers: false)
+    }
+
+    /// Checks `data` as ``validate(_:)`` does and returns the numbers that are members of
+    /// the top-level object, as written, by key (`["seed": "9007199254740993"]`; empty when
+    /// the document is not an object). `JSONSerialization` rounds every number it is not
+    /// sure of through a Double (`9007199254740993e0` becomes 2^53), so a field that must be
+    /// read exactly, such as a 64-bit seed, is read from its text.
+    public static func topLevelNumberLiterals(validating data: Data) throws(Failure) -> [String: String] {
+        try scan(data, keepsTopLevelNumbers: true)
+    }
+
+    private static func scan(_ data: Data, keepsTopLevelNumbers: Bool) throws(Failure) -> [String: String] {
         // Copied once so the scanner works on a plain buffer (Data's own subscripts are slow).
         let bytes = [UInt8](data)
-        let failure: Failure? = bytes.withUnsafeBufferPointer { buffer in
+        let outcome: Result<[String: String], Failure> = bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(bytes: buffer)
+            scanner.keepsTopLevelNumbers = keepsTopLevelNumbers
             do throws(Failure) {
                 try scanner.document()
-                return nil
+                return .success(scanner.topLevelNumbers)
             } catch {
-                return error
+                return .failure(error)
             }
         }
-        if let failure { throw failure }
+        return try outcome.get()
     }
 
     /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays unambiguous.
@@ -111,7 +125,38 @@ public enum StrictJSON {
     /// A string in double quotes with `\` and `"` escaped, shortened to 60 characters.
     static func quoted(_ text: String) -> String {
         let shown = text.count > 60 ? String(text.prefix(60)) + "..." : text
-        return "\"" + shown.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + escaped(shown) + "\""
+    }
+
+    /// `text` with `\`, `"` and control characters (U+0000-U+001F, U+007F-U+009F) escaped as
+    /// JSON writes them (`\u001B`), for messages: a key or value read from a file is shown
+    /// to a terminal, where a raw ESC would be obeyed rather than seen.
+    public static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case _ where scalar.properties.generalCategory == .control: result += "\\u" + hex4(scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// The first control character (U+0000-U+001F, U+007F-U+009F) of `text`, or `nil`.
+    public static func firstControlCharacter(in text: String) -> Unicode.Scalar? {
+        text.unicodeScalars.first { $0.properties.generalCategory == .control }
+    }
+
+    /// `U+001B`: a scalar as Unicode writes it.
+    public static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        "U+" + hex4(scalar.value)
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     private struct Scanner {
@@ -128,6 +173,10 @@ public enum StrictJSON {
         /// inserting mutates the set in place (inside an enum payload every insert would
         /// copy the whole set, which is quadratic).
         var objectKeys: [Set<String>] = []
+        /// Whether ``topLevelNumbers`` is filled (only the callers that need it pay for it).
+        var keepsTopLevelNumbers = false
+        /// The text of each number directly in the top-level object, by key.
+        var topLevelNumbers: [String: String] = [:]
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
@@ -340,7 +389,10 @@ public enum StrictJSON {
             // Grammatical, but is it a number a decoder can hold? Double's range is what
             // every field of ours reads numbers into.
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
-            if let value = Double(text), value.isFinite { return }
+            if let value = Double(text), value.isFinite {
+                if keepsTopLevelNumbers, stack.count == 1, case .object(let key?) = stack[0] { topLevelNumbers[key] = text }
+                return
+            }
             let shown = text.count > 24 ? String(text.prefix(24)) + "... (\(text.count) characters)" : text
             throw failure(.syntax, "expected a number within the range of a Double (about ±1.8e308), found \(shown)", at: start)
         }

@@ -112,6 +112,82 @@ public enum XMLPropertyListKeys {
         return (nil, false)
     }
 
+    /// What follows the root element (`<plist>...</plist>`) besides whitespace, comments and
+    /// processing instructions, which is all XML allows there: its first characters (at
+    /// most 24, escaped for a message), its 1-based line and the root's name; `nil` when
+    /// nothing does, or when the root never closes (malformed XML is left for Foundation to
+    /// report). `PropertyListSerialization` stops at `</plist>` and ignores the rest
+    /// silently, so a second `<plist>` or a half-pasted edit after it would be lost unseen.
+    public static func contentAfterRoot(in data: Data) -> (text: String, line: Int, root: String)? {
+        let bytes = [UInt8](data)
+        func find(_ needle: String, from start: Int) -> Int? {
+            let needle = Array(needle.utf8)
+            var position = start
+            while position + needle.count <= bytes.count {
+                if bytes[position] == needle[0], bytes[position..<position + needle.count].elementsEqual(needle) { return position }
+                position += 1
+            }
+            return nil
+        }
+        /// Where a comment, processing instruction, CDATA section or declaration starting at
+        /// `index` ends (after its closing delimiter); `nil` when `index` starts none of them.
+        func endOfSkipped(at index: Int) -> Int?? {
+            let rest = bytes[index...]
+            for (open, close) in [("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">")] where rest.starts(with: open.utf8) {
+                return .some(find(close, from: index + open.utf8.count).map { $0 + close.utf8.count })
+            }
+            return .none
+        }
+        // Find where the root element ends: its depth returns to 0.
+        var index = 0
+        var depth = 0
+        var root: String?
+        var rootEnd: Int?
+        while index < bytes.count, rootEnd == nil {
+            guard bytes[index] == UInt8(ascii: "<") else {
+                index += 1
+                continue
+            }
+            if let skipped = endOfSkipped(at: index) {
+                guard let end = skipped else { return nil }
+                index = end
+                continue
+            }
+            guard let close = find(">", from: index + 1) else { return nil }
+            let closing = bytes[index + 1] == UInt8(ascii: "/")
+            let selfClosing = bytes[close - 1] == UInt8(ascii: "/")
+            if root == nil, !closing {
+                let nameStart = index + 1
+                var nameEnd = nameStart
+                while nameEnd < close, ![UInt8(ascii: " "), 0x09, 0x0A, 0x0D, UInt8(ascii: "/")].contains(bytes[nameEnd]) { nameEnd += 1 }
+                root = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self)
+            }
+            if closing { depth -= 1 } else if !selfClosing { depth += 1 }
+            index = close + 1
+            if depth <= 0 { rootEnd = index }
+        }
+        guard let rootEnd, let root else { return nil }
+        // After it: only whitespace, comments and processing instructions.
+        index = rootEnd
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D:
+                index += 1
+                continue
+            case UInt8(ascii: "<") where bytes[index...].starts(with: "<!--".utf8) || bytes[index...].starts(with: "<?".utf8):
+                guard let skipped = endOfSkipped(at: index), let end = skipped else { return nil }
+                index = end
+                continue
+            default:
+                break
+            }
+            let line = 1 + bytes[..<index].count(where: { $0 == 0x0A })
+            let shown = String(decoding: bytes[index...].prefix(24), as: UTF8.self).prefix { $0 != "\n" && $0 != "\r\n" }
+            return (StrictJSON.escaped(String(shown)), line, root)
+        }
+        return nil
+    }
+
     /// The five predefined entities and numeric character references.
     private static func decodeEntities(_ bytes: ArraySlice<UInt8>) -> String {
         let text = String(decoding: bytes, as: UTF8.self)

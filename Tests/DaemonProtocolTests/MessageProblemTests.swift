@@ -23,7 +23,7 @@ import Testing
         (#"{"id":5,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, 5, "at request.admin._0.uninstall.app: expected a string"),
         (#"{"id":6,"request":{"app":{"_0":{"submit":{"_0":"x"}}}}}"#, 6, "at request.app._0.submit._0: expected an object"),
         (#"{"id":7,"request":{"admin":{"status":{}}}}"#, 7, "'request.admin' must be an object with one key, '_0'"),
-        ("{\"id\":8,\"request\":{\"admin\":{\"_0\":{\"no\\u001b[2Jsuch\":{}}}}}", 8, "\\u{1b}"),
+        ("{\"id\":8,\"request\":{\"admin\":{\"_0\":{\"no\\u001b[2Jsuch\":{}}}}}", 8, "\\u001B"),
     ] as [(String, UInt64?, String)])
     func aMalformedRequestIsNamed(payload: String, id: UInt64?, expected: String) {
         // It is malformed: the decoder refuses it.

@@ -154,12 +154,12 @@ struct SchedulerEngineSubmitTests {
         let engine = F.engine()
         var protected = F.processing()
         protected.protectionTypeOfRequiredData = "NSFileProtection\u{0}Complete"
-        #expect(F.rejection(of: protected, by: engine, at: t0)?.message.contains("protectionTypeOfRequiredData holds the control character U+0") == true)
+        #expect(F.rejection(of: protected, by: engine, at: t0)?.message.contains("protectionTypeOfRequiredData holds the control character U+0000") == true)
         protected.protectionTypeOfRequiredData = String(repeating: "p", count: 256)
         #expect(F.rejection(of: protected, by: engine, at: t0)?.message.contains("256 bytes") == true)
         protected.protectionTypeOfRequiredData = "NSFileProtectionComplete"
         #expect(F.rejection(of: protected, by: engine, at: t0) == nil)
-        #expect(F.rejection(of: F.continued(title: "Export\u{1B}[2J"), by: engine, at: t0)?.message.contains("title holds the control character U+1B") == true)
+        #expect(F.rejection(of: F.continued(title: "Export\u{1B}[2J"), by: engine, at: t0)?.message.contains("title holds the control character U+001B") == true)
         #expect(F.rejection(of: F.continued(title: "Export\nphotos"), by: engine, at: t0) == nil, "a line break in a title is fine")
     }
 

@@ -167,17 +167,9 @@ public enum DecodingErrorText {
     /// `text` with control characters escaped and cut to 200 characters: safe in a log line
     /// and a terminal whatever the peer sent.
     public static func printable(_ text: String, limit: Int = 200) -> String {
-        var result = ""
-        var count = 0
-        for scalar in text.unicodeScalars {
-            if count >= limit { result += "..."; break }
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                result += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-            count += 1
-        }
-        return result
+        let shown = text.count > limit ? String(text.prefix(limit)) + "..." : text
+        return shown.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? shown.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u" + StrictJSON.codePoint($0).dropFirst(2) : String($0) }.joined()
+            : shown
     }
 }

@@ -264,11 +264,10 @@ public struct SchedulerEngine: Sendable {
     static func textProblem(_ text: String, maximumBytes: Int, allowsLineBreaks: Bool) -> String? {
         let bytes = text.utf8.count
         if bytes > maximumBytes { return "is \(bytes) bytes of UTF-8, more than \(maximumBytes)" }
-        for scalar in text.unicodeScalars where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-            if allowsLineBreaks, scalar == "\n" || scalar == "\t" { continue }
-            return "holds the control character U+\(String(scalar.value, radix: 16, uppercase: true))"
-        }
-        return nil
+        let control = allowsLineBreaks
+            ? text.unicodeScalars.first { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }
+            : StrictJSON.firstControlCharacter(in: text)
+        return control.map { "holds the control character \(StrictJSON.codePoint($0))" }
     }
 
     /// Applies a submission that ``checkSubmit(_:at:)`` accepted and the driver persisted.

@@ -28,8 +28,8 @@ public struct AppID: Hashable, Sendable, Codable, Comparable, CustomStringConver
             return "an app identifier is at most \(TaskIdentifierRules.maximumLength) bytes of UTF-8; this one has \(bytes)"
         }
         if text == "." || text == ".." { return "'\(text)' is not an app identifier (it names a directory)" }
-        if let control = text.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            return "an app identifier cannot contain control characters; this one has U+\(String(control.value, radix: 16, uppercase: true).leftPadded(to: 4))"
+        if let control = StrictJSON.firstControlCharacter(in: text) {
+            return "an app identifier cannot contain control characters; this one has \(StrictJSON.codePoint(control))"
         }
         if text.contains("/") { return "an app identifier cannot contain '/' (it names a directory of its own); got '\(text)'" }
         return nil
@@ -87,12 +87,5 @@ public struct RunID: Hashable, Sendable, Codable, Comparable, CustomStringConver
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
-    }
-}
-
-extension String {
-    /// The string with `0`s in front up to `width` characters (for `U+000A`-style code points).
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

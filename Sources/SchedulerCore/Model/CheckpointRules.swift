@@ -24,8 +24,8 @@ public enum CheckpointRules {
         if bytes > maximumKeyBytes {
             return "a checkpoint key is at most \(maximumKeyBytes) bytes of UTF-8; this one has \(bytes)"
         }
-        if key.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            return "a checkpoint key cannot contain control characters"
+        if let control = StrictJSON.firstControlCharacter(in: key) {
+            return "a checkpoint key cannot contain control characters; this one has \(StrictJSON.codePoint(control))"
         }
         return nil
     }

@@ -319,16 +319,9 @@ enum SimulateCommand {
         if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
             destination = destination.resolvingSymlinksInPath()
         }
-        if lstat(destination.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-            let kind: String
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR: kind = "a directory"
-            case S_IFIFO: kind = "a FIFO"
-            case S_IFCHR, S_IFBLK: kind = "a device"
-            case S_IFSOCK: kind = "a socket"
-            case S_IFLNK: kind = "a symbolic link that leads nowhere"
-            default: kind = "not a regular file"
-            }
+        if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
+            // Still a link after resolving: one that leads nowhere (or in a loop).
+            let kind = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link that leads nowhere" : named
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
         }
         do {

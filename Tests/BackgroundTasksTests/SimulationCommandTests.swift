@@ -288,7 +288,7 @@ import Testing
         #expect(mkfifo(fifo, 0o600) == 0)
         let subdirectory = directory.appendingPathComponent("sub").path
         try FileManager.default.createDirectory(atPath: subdirectory, withIntermediateDirectories: false)
-        for (path, kind) in [(fifo, "a FIFO"), (subdirectory, "a directory"), ("/dev/null", "a device")] {
+        for (path, kind) in [(fifo, "a FIFO"), (subdirectory, "a directory"), ("/dev/null", "a character device")] {
             #expect {
                 try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
             } throws: { error in

@@ -351,7 +351,7 @@ extension DaemonSocketTests {
             #expect(echo.closes.all.allSatisfy { $0 == .peerClosed })
         }
 
-        @Test func atTheConnectionCapANewClientIsClosedAtOnceAndLoggedOncePerStretch() throws {
+        @Test func atTheConnectionCapANewClientIsClosedAtOnceAndLoggedOnceAMinute() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let echo = try EchoServer(path: path, maximumConnections: 2)
@@ -375,6 +375,12 @@ extension DaemonSocketTests {
             let third = try RequestChannel(path: path)
             #expect(try third.request(Data("d".utf8)).payload == Data("echo:d".utf8))
             #expect(echo.server.acceptedCount == 3)
+            // Full again after a slot freed (churn at the cap): refused, not logged again
+            // within the minute.
+            let refusedAgain = try RawClient(path: path)
+            #expect(refusedAgain.readUntilClosed().0)
+            #expect(echo.server.refusedForCapacityCount == 3)
+            #expect(echo.recorder.count(containing: "the most this server keeps; new ones are closed") == 1)
             second.close()
             third.close()
             echo.server.close()

@@ -19,8 +19,8 @@ import Synchronization
 /// `ENFILE`) the server logs it, stops accepting for a moment and tries again: waiting
 /// clients stay in the kernel's backlog, no thread spins. While ``maximumConnections``
 /// are open, a new peer is closed at once (it sees the connection end, never a hang), and
-/// the first refusal of each such stretch is logged: a flood of connections cannot grow
-/// this process without bound.
+/// such refusals are logged at most once a minute, with how many came in between: a flood
+/// of connections cannot grow this process, or its log, without bound.
 ///
 /// Each accepted ``FrameConnection`` is handed to `onConnection`, which must call
 /// ``FrameConnection/start(onFrame:onClose:)`` on it; a bad frame or a timeout closes that
@@ -75,6 +75,10 @@ public final class FrameServer: Sendable {
     public let connectionOptions: FrameConnection.Options
     /// How many connections may be open at once; a peer beyond them is closed at once.
     public let maximumConnections: Int
+    /// The least time between two log lines about refusals at ``maximumConnections``: a
+    /// minute (the line says how many were refused in between).
+    public static let capacityLogInterval: Duration = .seconds(60)
+
     /// The default of ``maximumConnections``: 2,048, far more than a user's apps and tools
     /// hold (1,000 clients connecting at once are all served), but never more than the
     /// process's descriptor limit leaves after 128 kept for its own files, pipes and
@@ -131,9 +135,11 @@ public final class FrameServer: Sendable {
 
     private struct State {
         var suspendedForDescriptors = false
-        /// Whether a peer was refused since the connections last fell below
-        /// ``maximumConnections`` (only the first refusal of a stretch is logged).
-        var refusedAtCapacity = false
+        /// When a refusal at ``maximumConnections`` was last logged, and how many were
+        /// refused since then: one line a minute at most, however the connections churn at
+        /// the cap (``capacityLogInterval``).
+        var capacityLoggedAt: ContinuousClock.Instant?
+        var refusedSinceCapacityLog = 0
         var refusedForCapacityCount = 0
         var closed = false
         var connections: [ObjectIdentifier: FrameConnection] = [:]
@@ -328,13 +334,23 @@ public final class FrameServer: Sendable {
             return
         }
         let connection = FrameConnection(adopting: descriptor, peer: credentials, options: connectionOptions, targetQueue: connectionQueue, log: log)
-        enum Admission { case admitted, closing, full(firstOfStretch: Bool) }
+        // `full` carries the refusals not logged before this one, or nil when this one is
+        // not logged either.
+        enum Admission { case admitted, closing, full(loggingAfter: Int?) }
         let admission = state.withLock { state -> Admission in
             guard !state.closed else { return .closing }
             guard state.connections.count < maximumConnections else {
                 state.refusedForCapacityCount += 1
-                defer { state.refusedAtCapacity = true }
-                return .full(firstOfStretch: !state.refusedAtCapacity)
+                let now = ContinuousClock.now
+                if let last = state.capacityLoggedAt, now - last < Self.capacityLogInterval {
+                    state.refusedSinceCapacityLog += 1
+                    return .full(loggingAfter: nil)
+                }
+                defer {
+                    state.capacityLoggedAt = now
+                    state.refusedSinceCapacityLog = 0
+                }
+                return .full(loggingAfter: state.refusedSinceCapacityLog)
             }
             state.connections[ObjectIdentifier(connection)] = connection
             state.acceptedCount += 1
@@ -346,10 +362,11 @@ public final class FrameServer: Sendable {
         case .closing:
             connection.close(reason: "the server is shutting down")
             return
-        case .full(let firstOfStretch):
+        case .full(let unlogged):
             connection.close(reason: "\(maximumConnections) connections are open, the most this server keeps")
-            if firstOfStretch {
-                log(.warning, "refused a connection from pid \(credentials.pid): \(maximumConnections) connections are open, the most this server keeps; new ones are closed at once until one ends")
+            if let unlogged {
+                let before = unlogged > 0 ? " (\(unlogged) more refused since the last such line)" : ""
+                log(.warning, "refused a connection from pid \(credentials.pid): \(maximumConnections) connections are open, the most this server keeps; new ones are closed at once until one ends\(before)")
             }
             return
         }
@@ -362,7 +379,6 @@ public final class FrameServer: Sendable {
     private func forget(_ connection: FrameConnection) {
         state.withLock { state in
             _ = state.connections.removeValue(forKey: ObjectIdentifier(connection))
-            if state.connections.count < maximumConnections { state.refusedAtCapacity = false }
         }
     }
 

@@ -267,27 +267,17 @@ struct RunLogOptions: Equatable {
                 else { return nil }
                 return .ago(value * seconds)
             }
-            // Foundation's formatter rolls impossible fields over (25:00 is the next day,
-            // February 30 is March 2): such a bound is a typo, refused rather than moved.
-            guard fieldsAreInRange(text) else { return nil }
-            for options: ISO8601DateFormatter.Options in [
-                [.withInternetDateTime],
-                [.withInternetDateTime, .withFractionalSeconds],
-                [.withFullDate],
-            ] {
-                let formatter = ISO8601DateFormatter()
-                formatter.formatOptions = options
-                formatter.timeZone = TimeZone(identifier: "UTC")
-                if let date = formatter.date(from: text) { return .instant(date) }
-            }
-            return nil
+            return instant(from: text).map { .instant($0) }
         }
 
-        /// Whether the fields of `text` (`YYYY-MM-DD`, then optionally `Thh:mm:ss`, a
-        /// fraction and a zone `Z` or `±hh:mm`) name a real day and time: month 1-12, a day
-        /// the month has (leap years counted), hour 0-23, minute and second 0-59, an offset
-        /// of at most 23:59. The formatter checks the shape; this checks the values.
-        static func fieldsAreInRange(_ text: String) -> Bool {
+        /// The instant `text` names: `YYYY-MM-DD` (midnight UTC), or that followed by
+        /// `Thh:mm:ss`, an optional fraction and a zone (`Z` or `±hh:mm`); `nil` when it is
+        /// not one of these or a field is out of range (month 1-12, a day the month has,
+        /// hour 0-23, minute and second 0-59, an offset of at most 23:59). One strict
+        /// reading that builds the instant itself: Foundation's formatter rolls impossible
+        /// fields over (25:00 is the next day, February 30 is March 2), so a typo would
+        /// silently name another instant.
+        static func instant(from text: String) -> Date? {
             let characters = Array(text.utf8)
             func number(_ start: Int, _ length: Int) -> Int? {
                 guard start + length <= characters.count else { return nil }
@@ -298,32 +288,34 @@ struct RunLogOptions: Equatable {
                 }
                 return value
             }
-            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-                  (1 ... 12).contains(month) else { return false }
-            let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-            let daysInMonth = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-            guard (1 ... daysInMonth).contains(day) else { return false }
-            guard characters.count > 10 else { return true }
-            guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-                  hour <= 23, minute <= 59, second <= 59 else { return false }
-            // The zone: Z, or an offset of at most 23:59 (the formatter folds +25:00 or
-            // +01:99 into some other instant).
+            func character(_ index: Int, is expected: Character) -> Bool {
+                index < characters.count && characters[index] == expected.asciiValue
+            }
+            guard let year = number(0, 4), character(4, is: "-"), let month = number(5, 2), character(7, is: "-"),
+                  let day = number(8, 2), (1 ... 12).contains(month), (1 ... GregorianDate.daysInMonth(month, of: year)).contains(day)
+            else { return nil }
+            let midnight = Double(GregorianDate.daysSince1970(year: year, month: month, day: day)) * 86_400
+            guard characters.count > 10 else { return Date(timeIntervalSince1970: midnight) }
+            guard character(10, is: "T"), let hour = number(11, 2), character(13, is: ":"), let minute = number(14, 2),
+                  character(16, is: ":"), let second = number(17, 2), hour <= 23, minute <= 59, second <= 59
+            else { return nil }
+            var seconds = midnight + Double(hour * 3_600 + minute * 60 + second)
             var zone = 19
-            if zone < characters.count, characters[zone] == UInt8(ascii: ".") {
-                zone += 1
+            if character(zone, is: ".") {
+                let digits = zone + 1
+                zone = digits
                 while zone < characters.count, characters[zone] >= UInt8(ascii: "0"), characters[zone] <= UInt8(ascii: "9") { zone += 1 }
+                guard zone > digits, let fraction = Double("0." + String(decoding: characters[digits ..< zone], as: UTF8.self)) else { return nil }
+                seconds += fraction
             }
-            guard zone < characters.count else { return false }
-            switch characters[zone] {
-            case UInt8(ascii: "Z"), UInt8(ascii: "z"):
-                return zone + 1 == characters.count
-            case UInt8(ascii: "+"), UInt8(ascii: "-"):
-                guard let offsetHours = number(zone + 1, 2), let offsetMinutes = number(zone + 4, 2),
-                      characters[zone + 3] == UInt8(ascii: ":"), zone + 6 == characters.count else { return false }
-                return offsetHours <= 23 && offsetMinutes <= 59
-            default:
-                return false
+            if character(zone, is: "Z") || character(zone, is: "z") {
+                return zone + 1 == characters.count ? Date(timeIntervalSince1970: seconds) : nil
             }
+            guard character(zone, is: "+") || character(zone, is: "-"), let offsetHours = number(zone + 1, 2), character(zone + 3, is: ":"),
+                  let offsetMinutes = number(zone + 4, 2), zone + 6 == characters.count, offsetHours <= 23, offsetMinutes <= 59
+            else { return nil }
+            let offset = Double(offsetHours * 3_600 + offsetMinutes * 60)
+            return Date(timeIntervalSince1970: character(zone, is: "+") ? seconds - offset : seconds + offset)
         }
     }
 

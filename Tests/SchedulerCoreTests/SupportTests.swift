@@ -12,6 +12,19 @@ import Testing
         #expect(GregorianDate.utc(secondsSince1970: -86_400) == (1969, 12, 31, 0, 0, 0))
     }
 
+    /// Days from a civil date are the inverse of the civil date of days, across four
+    /// centuries either side of 1970 (leap years and the century rule included).
+    @Test func daysFromACivilDateInvertTheCivilDateOfDays() {
+        for days in stride(from: -146_097 * 2, through: 146_097 * 2, by: 37) {
+            let (year, month, day) = GregorianDate.civil(daysSince1970: days)
+            #expect(GregorianDate.daysSince1970(year: year, month: month, day: day) == days, "\(year)-\(month)-\(day)")
+            #expect((1...GregorianDate.daysInMonth(month, of: year)).contains(day))
+        }
+        #expect(GregorianDate.daysSince1970(year: 1970, month: 1, day: 1) == 0)
+        #expect(GregorianDate.daysSince1970(year: 2000, month: 3, day: 1) == 11_017)
+        #expect(GregorianDate.daysInMonth(2, of: 1900) == 28 && GregorianDate.daysInMonth(2, of: 2000) == 29 && GregorianDate.daysInMonth(2, of: 2028) == 29)
+    }
+
     @Test func fnv1aMatchesTheReferenceVectors() {
         // From the FNV reference test suite: "" and "a" and "foobar".
         #expect(StableHash.fnv1a([UInt8]()) == 0xcbf2_9ce4_8422_2325)

@@ -16,6 +16,24 @@ public enum GregorianDate {
         return (year, month, day)
     }
 
+    /// The count of days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+    /// `days_from_civil`, the inverse of ``civil(daysSince1970:)``); the fields are not
+    /// checked (February 30 is March 2).
+    public static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// How many days `month` (1-12) of `year` has, leap years counted.
+    public static func daysInMonth(_ month: Int, of year: Int) -> Int {
+        let isLeap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        return [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+    }
+
     /// The UTC calendar date and time of the whole second `secondsSince1970` falls in.
     public static func utc(secondsSince1970 seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400  // rounded down

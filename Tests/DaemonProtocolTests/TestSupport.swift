@@ -144,39 +144,32 @@ final class RawClient {
 
     /// Reads until `count` bytes arrived or `timeout` passed; the bytes read.
     func read(count: Int, timeout: Double = 30) -> [UInt8] {
-        var received: [UInt8] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while received.count < count {
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { break }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(remaining * 1000) + 1)
-            if ready <= 0 { continue }
-            let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if got <= 0 { break }
-            received.append(contentsOf: buffer[0..<got])
-        }
-        return received
+        read(timeout: timeout) { $0.count >= count }.bytes
     }
 
     /// Reads until end of stream (the server closed), up to `timeout`: whether it closed,
     /// and the bytes read before.
     func readUntilClosed(timeout: Double = 5) -> (closed: Bool, bytes: [UInt8]) {
+        read(timeout: timeout) { _ in false }
+    }
+
+    /// Reads until `enough` says so of what arrived, the peer closes (or resets), or
+    /// `timeout` passes: whether it closed, and the bytes read.
+    private func read(timeout: Double, until enough: ([UInt8]) -> Bool) -> (closed: Bool, bytes: [UInt8]) {
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
+        while !enough(received) {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return (false, received) }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(remaining * 1000) + 1)
-            if ready < 0 && errno == EINTR { continue }
             if ready <= 0 { continue }
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count == 0 { return (true, received) }
             if count < 0 { return (errno == ECONNRESET, received) }
             received.append(contentsOf: buffer[0..<count])
         }
+        return (false, received)
     }
 }

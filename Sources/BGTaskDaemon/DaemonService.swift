@@ -352,7 +352,7 @@ public final class DaemonService: Sendable {
             supervisor(of: app)?.assertionsChanged(held: held)
             return .done(nil)
         case .setRetryPolicy(let identifier, let terms):
-            guard apps.withLock({ $0[app]?.installed.manifest })?.permits(identifier: identifier, allowWildcard: true) == true else {
+            guard apps.withLock({ $0[app]?.installed.manifest })?.permittingSystemIdentifiers(for: app).permits(identifier: identifier, allowWildcard: true) == true else {
                 return .failed(DaemonFailure(.notPermitted, "\(identifier) is not in the BGTaskSchedulerPermittedIdentifiers of \(app)'s installed manifest"))
             }
             guard let terms else {

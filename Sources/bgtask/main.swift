@@ -5,7 +5,8 @@ import Foundation
 /// Writes `text` to standard output; when it cannot (a full disk, a closed pipe), says so on
 /// standard error and exits 1: output that went nowhere is not a success.
 func output(_ text: String, command: String) {
-    if let code = StandardStream.writeOutput(text) {
+    // What bgtask prints may come from bgtaskd, a store or a file: shown, never obeyed.
+    if let code = StandardStream.writeOutput(StandardStream.terminalSafe(text)) {
         StandardStream.writeError("bgtask\(command.isEmpty ? "" : " " + command): cannot write the output: \(systemErrorText(code))\n")
         exit(1)
     }
@@ -16,7 +17,7 @@ func run(_ command: String, _ body: () throws -> String) {
     do {
         output(try body(), command: command)
     } catch {
-        StandardStream.writeError("bgtask \(command): \(error)\n")
+        StandardStream.writeError(StandardStream.terminalSafe("bgtask \(command): \(error)") + "\n")
         exit(1)
     }
 }
@@ -24,14 +25,14 @@ func run(_ command: String, _ body: () throws -> String) {
 /// Prints a daemon command's outcome and exits with its status.
 func finish(_ outcome: DaemonCommand.Outcome) -> Never {
     output(outcome.output, command: "")
-    StandardStream.writeError(outcome.error)
+    StandardStream.writeError(StandardStream.terminalSafe(outcome.error))
     exit(outcome.status)
 }
 
 // bgtask: the command-line tool of swift-background-tasks.
 switch CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):
-    StandardStream.writeError("bgtask: \(error.message)\n\n\(CommandLineParser.usage)\n")
+    StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage)\n")
     exit(64)
 case .success(.help):
     output(CommandLineParser.usage + "\n", command: "help")
@@ -72,7 +73,7 @@ case .success(.simulate(let options)):
     do {
         output(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), command: "simulate")
     } catch {
-        StandardStream.writeError("bgtask simulate: \(error)\n")
+        StandardStream.writeError(StandardStream.terminalSafe("bgtask simulate: \(error)") + "\n")
         exit(1)
     }
 case .success(.fleet(let options)):
@@ -81,7 +82,7 @@ case .success(.demo(let days, let report)):
     do {
         output(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), command: "demo")
     } catch {
-        StandardStream.writeError("bgtask demo: \(error)\n")
+        StandardStream.writeError(StandardStream.terminalSafe("bgtask demo: \(error)") + "\n")
         exit(1)
     }
 }

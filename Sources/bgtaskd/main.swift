@@ -9,7 +9,7 @@ import Foundation
 let environment = ProcessInfo.processInfo.environment
 switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
 case .failure(let error):
-    StandardStream.writeError("bgtaskd: \(error)\n\n\(DaemonOptions.usage)\n")
+    StandardStream.writeError(StandardStream.terminalSafe("bgtaskd: \(error)") + "\n\n\(DaemonOptions.usage)\n")
     exit(64)
 case .success(.help):
     print(DaemonOptions.usage)
@@ -24,7 +24,7 @@ case .success(.run(let options)):
         daemon.handleTerminationSignals()
         daemon.handleReloadSignal()
     } catch {
-        StandardStream.writeError("bgtaskd: \(error)\n")
+        StandardStream.writeError(StandardStream.terminalSafe("bgtaskd: \(error)") + "\n")
         exit(1)
     }
     dispatchMain()

@@ -336,6 +336,39 @@ extension DaemonProcessTests {
             #expect(failure.message.contains("absolute path, got 'Info.plist'"), "\(failure)")
         }
 
+        @Test("bgtask shows what a hostile or broken daemon sends, control characters escaped, never obeyed")
+        func bgtaskEscapesWhatTheDaemonSays() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try FileManager.default.createDirectory(atPath: harness.runtimeDirectory + "/bgtaskd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Not bgtaskd: a server that welcomes, then answers every request with escapes.
+            let server = try FrameServer(endpoint: .path(harness.socketPath), log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { frame in
+                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
+                        let reply: Reply = if case .hello = envelope.request {
+                            .welcome(Welcome(daemonPID: 1))
+                        } else if case .admin(.status) = envelope.request {
+                            .report(text: "\u{1B}[2J\u{1B}]0;pwned\u{07} status\n", json: "{}")
+                        } else {
+                            .failed(DaemonFailure(.failed, "\u{1B}[2Jbad"))
+                        }
+                        try? connection.send(MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, reply)))
+                    },
+                    onClose: { _ in })
+            }
+            defer { server.close() }
+            let status = try await harness.bgtask("status")
+            #expect(status.status == 0, "\(status)")
+            #expect(status.output.contains(#"\u001B[2J\u001B]0;pwned\u0007 status"#), "\(status.output)")
+            let failed = try await harness.bgtask("apps")
+            #expect(failed.status == 1, "\(failed)")
+            #expect(failed.error.contains(#"\u001B[2Jbad"#), "\(failed.error)")
+            for text in [status.output, status.error, failed.output, failed.error] {
+                #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "a control character reached the terminal: \(text)")
+            }
+        }
+
         @Test("a client that connects and sends nothing is closed after the first-frame timeout")
         func silentClientTimesOut() async throws {
             let harness = try DaemonHarness()

@@ -379,6 +379,11 @@ private func scratchDirectory() throws -> URL {
 
 /// Standard streams that fail (a full disk, a reader gone) are reported, never a trap.
 @Suite struct StandardStreamTests {
+    @Test func textFromElsewhereIsShownNotObeyed() {
+        #expect(StandardStream.terminalSafe("plain, é ✓\n\ttabbed") == "plain, é ✓\n\ttabbed", "line feeds, tabs and text pass")
+        #expect(StandardStream.terminalSafe("\u{1B}[2J\u{1B}]0;pwned\u{07}\r\u{0}\u{7F}\u{9B}x") == #"\u001B[2J\u001B]0;pwned\u0007\u000D\u0000\u007F\u009Bx"#)
+    }
+
     @Test func aFailingWriteReturnsItsErrnoInsteadOfTrapping() throws {
         let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
         try #require(full >= 0)

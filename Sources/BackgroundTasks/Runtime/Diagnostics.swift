@@ -53,7 +53,8 @@ public final class DiagnosticLog: Sendable {
     public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning) -> DiagnosticLog {
         DiagnosticLog { message in
             guard message.level >= minimumLevel else { return }
-            StandardStream.writeError((message.description + "\n"))
+            // A message may quote what an app or a file said: shown, never obeyed.
+            StandardStream.writeError(StandardStream.terminalSafe(message.description) + "\n")
         }
     }
 

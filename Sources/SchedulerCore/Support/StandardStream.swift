@@ -19,6 +19,29 @@ public enum StandardStream {
     /// (a CLI exits 1 naming it, rather than claim success for output that went nowhere).
     public static func writeOutput(_ text: String) -> Int32? { write(text, to: STDOUT_FILENO) }
 
+    /// `text` with every control character but line feed and tab written as `\u001B`: text
+    /// that comes from elsewhere (bgtaskd's replies, a run's stop reason an app gave, a
+    /// file or argument named in an error) is shown, never obeyed, when it reaches a
+    /// terminal or a log viewed in one (an escape sequence could clear the screen, retitle
+    /// the window or hide what came before).
+    public static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                result += "\\u" + StrictJSON.codePoint(scalar).dropFirst(2)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
+    }
+
     /// Writes all of `text` to `descriptor`: `nil`, or the errno of the first real failure
     /// (`EIO` for a write that took nothing).
     public static func write(_ text: String, to descriptor: Int32) -> Int32? {

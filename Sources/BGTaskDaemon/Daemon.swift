@@ -389,7 +389,11 @@ final class DaemonSession: AppLink, Sendable {
         case (.app(let app), .app(let request)):
             // A submission is answered when its group commit is on disk, from whichever
             // thread commits; the rest at once.
-            service.handle(request, from: app) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
+            service.handle(request, from: app) { [weak self] reply in
+                // A request the app posted without waiting never sees its reply: the log does.
+                if case .failed(let failure) = reply { self?.log(.debug, app: app, "\(request.caseName) of \(app) refused: \(failure.message)") }
+                self?.send(.reply(id: envelope.id, reply))
+            }
             return
         case (.admin, .admin(let request)):
             reply = service.handle(request)

@@ -30,7 +30,8 @@
 //   --rounds N: submit the --submit-processing requests N times over (later ones replace)
 //   --exit-after-launch: exit 0 once the submissions and the simulated launch are done
 //   --unknown ID: the manifest given in code also permits ID (the installed one does
-//      not); the app registers and submits it, and records what the scheduler said.
+//      not); the app registers and submits it, sets a retry policy for it, and records
+//      what the scheduler said.
 //   --submit-on-signal ID: on each SIGUSR1, submits a refresh request for ID (earliest
 //      begin --submit-after seconds from then) and records submitted/submit-failed.
 //   --fill-checkpoints: saves checkpoints of 262,044 bytes until one is refused (at most
@@ -180,6 +181,10 @@ func handle(_ task: BGTask) {
     case .exitBeforeRegister, .stallBeforeLaunch:
         break
     }
+}
+if let unknown = options.unknown {
+    // The API passes it (the code's manifest permits it); bgtaskd judges by the installed one.
+    BGTaskScheduler.shared.setRetryPolicy(.fixed(60), forTaskWithIdentifier: unknown)
 }
 for identifier in options.registered + [options.unknown].compactMap({ $0 }) {
     let accepted = BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { handle($0) }

@@ -196,6 +196,10 @@ extension DaemonProcessTests {
             // The app's own (code) manifest permits it; the daemon judges with the installed one.
             #expect(lines.contains("registered \(sneaky) true"), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("submit-failed \(sneaky)") }, "\(lines)")
+            // Its retry policy, posted without waiting, is refused too (the daemon says so).
+            #expect(await harness.poll(timeout: .seconds(5)) {
+                harness.daemon?.standardError.contains("setRetryPolicy of \(Self.app) refused: \(sneaky) is not in the BGTaskSchedulerPermittedIdentifiers") == true
+            }, "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
             #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)

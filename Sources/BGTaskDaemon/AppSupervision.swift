@@ -235,7 +235,7 @@ public struct AppSupervision: Sendable, Equatable {
             // which may be busy writing the store, gets to it; the engine then expires the
             // run as well (grace, termination), and that expiration is not pushed again.
             guard active.contains(run), let budget = activeBudgets[run], expirationPushed.insert(run).inserted else { break }
-            actions.append(.push(.expire(run: run, reason: "budget of \(Int(budget)) s exhausted")))
+            actions.append(.push(.expire(run: run, reason: "budget of \(Int(saturating: budget)) s exhausted")))
         case .terminate(let run, let reason):
             // A run still waiting for the launch is over for the engine: never hand it over.
             dropQueued(run)

@@ -183,6 +183,19 @@ private final class Counter: Sendable {
         timer.cancel()
     }
 
+    /// A launch whose budget no real daemon gives (1e300 s, negative, infinite) is
+    /// refused, not armed: `Int(budget)` trapped the app's process before.
+    @Test(arguments: [1e300, -1e300, -1, Double.infinity, Double.nan])
+    func aLaunchWithAnImpossibleBudgetIsRefusedNotCrashed(budget: Double) async {
+        let linked = linkedApp()
+        let run = record(9)
+        linked.driver.handle(.launch(run, budget: budget))
+        await settle(linked)
+        #expect(linked.started.count == 0)
+        #expect(linked.clock.armed.isEmpty)
+        #expect(linked.uplink.posted.withLock { $0 }.contains { if case .launchFailed(run.id, let reason) = $0 { reason.contains("budget") } else { false } })
+    }
+
     @Test func aRunWithoutBudgetHasNoDeadline() async {
         let linked = linkedApp()
         linked.driver.handle(.launch(record(4), budget: nil))

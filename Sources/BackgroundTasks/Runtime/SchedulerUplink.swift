@@ -43,6 +43,14 @@ extension SchedulerDriver {
                 uplink.post(.launchFailed(run: record.id, reason: reason))
                 return
             }
+            // A budget no real daemon gives (not finite, negative, over a year): the run is
+            // refused, not armed (a deadline far beyond any date is no deadline at all).
+            if let budget, !(budget.isFinite && (0...Self.longestLinkedBudget).contains(budget)) {
+                let reason = "bgtaskd handed over \(record.id) with a budget of \(budget) s, outside 0 to \(Int(Self.longestLinkedBudget)) s; not started"
+                log(.error, app: record.app, reason)
+                uplink.post(.launchFailed(run: record.id, reason: reason))
+                return
+            }
             linkedRuns.withLock { $0[record.id] = task }
             trace(.launched(record, budget: nil, evaluation: nil))
             if let budget { armDeadline(of: task, at: record.startedAt.addingTimeInterval(budget), budget: budget) }
@@ -80,6 +88,10 @@ extension SchedulerDriver {
         }
     }
 
+    /// The longest budget a run handed over by bgtaskd may carry: a year (no kind of task
+    /// has one near it; continued processing has none).
+    static let longestLinkedBudget: TimeInterval = 366 * 86_400
+
     /// Arms the app's own timer for a linked run's budget deadline. The daemon's engine
     /// expires the run at the same instant (`startedAt + budget` on the same wall clock) and
     /// pushes `expire`, but the push crosses the daemon's deadline queue, its connection and
@@ -90,7 +102,7 @@ extension SchedulerDriver {
     /// expiration (SchedulerEngine.handle), and its grace period and termination are its
     /// own (docs/daemon.md, "Launching for tasks").
     private func armDeadline(of task: BGTask, at deadline: Date, budget: TimeInterval) {
-        let reason = "budget of \(Int(budget)) s exhausted"
+        let reason = "budget of \(Int(saturating: budget)) s exhausted"
         guard let queue = task.context?.expirationQueue else { return }
         let timer = clock.schedule(at: deadline, on: queue) { [weak self, weak task] in
             guard let self, let task, self.linkedRuns.withLock({ $0[task.runID] === task }) else { return }

@@ -115,6 +115,58 @@ public final class Daemon: Sendable {
         let logDirectory = stateDirectory.appendingPathComponent("logs").path
         try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 
+        // The socket, before anything can launch an app: a daemon that cannot listen (a
+        // socket directory of the wrong mode, another bgtaskd on the socket) stops here, with
+        // no app process started for a run it could not see through (systemd: a socket it
+        // passed, and readiness and the watchdog below).
+        let transportLog: TransportLog = { level, text in
+            let mapped: DiagnosticMessage.Level = switch level {
+            case .debug: .debug
+            case .info: .info
+            case .warning: .warning
+            case .error: .error
+            }
+            log(mapped, app: nil, text)
+        }
+        let endpoint: FrameServer.Endpoint
+        do {
+            let passed = try SystemdActivation.listeningSockets(environment: environment)
+            if let first = passed.first {
+                endpoint = .adopted(descriptor: first.descriptor)
+                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor))")
+            } else {
+                try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
+                endpoint = .path(paths.socketPath)
+            }
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        // Connections that arrive before the daemon is ready wait here, unread, and are
+        // taken up once it is (a client's request waits for the start-up to end).
+        let box = Mutex<(daemon: Daemon?, early: [FrameConnection])>((nil, []))
+        let server: FrameServer
+        // Before the server sizes its connection cap from the limit (docs/protocol.md, "Limits").
+        let descriptorLimit = FrameServer.raiseDescriptorLimit()
+        log(.debug, app: nil, "descriptor limit \(descriptorLimit); at most \(FrameServer.defaultMaximumConnections) connections")
+        do {
+            server = try FrameServer(
+                endpoint: endpoint,
+                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
+                log: transportLog
+            ) { connection in
+                let daemon = box.withLock { box -> Daemon? in
+                    if box.daemon == nil { box.early.append(connection) }
+                    return box.daemon
+                }
+                daemon?.accept(connection)
+            }
+        } catch where error.code == .inUse {
+            throw StartError(message: "another bgtaskd is listening on \(paths.socketPath); stop it first, or give this one another --socket")
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+        endPhase("socket")
+
         let conditions = LinuxConditionsReader(stateDirectory: stateDirectory)
         let measurement = RunMeasurement()
         let driver = SchedulerDriver(
@@ -143,52 +195,15 @@ public final class Daemon: Sendable {
             log: log)
         endPhase("apps")
 
-        // systemd: a socket it passed, and readiness and the watchdog.
-        let transportLog: TransportLog = { level, text in
-            let mapped: DiagnosticMessage.Level = switch level {
-            case .debug: .debug
-            case .info: .info
-            case .warning: .warning
-            case .error: .error
-            }
-            log(mapped, app: nil, text)
-        }
-        let endpoint: FrameServer.Endpoint
-        do {
-            let passed = try SystemdActivation.listeningSockets(environment: environment)
-            if let first = passed.first {
-                endpoint = .adopted(descriptor: first.descriptor)
-                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor))")
-            } else {
-                try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
-                endpoint = .path(paths.socketPath)
-            }
-        } catch {
-            throw StartError(message: "\(error)")
-        }
-        let box = Mutex<Daemon?>(nil)
-        let server: FrameServer
-        // Before the server sizes its connection cap from the limit (docs/protocol.md, "Limits").
-        let descriptorLimit = FrameServer.raiseDescriptorLimit()
-        log(.debug, app: nil, "descriptor limit \(descriptorLimit); at most \(FrameServer.defaultMaximumConnections) connections")
-        do {
-            server = try FrameServer(
-                endpoint: endpoint,
-                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
-                log: transportLog
-            ) { connection in
-                box.withLock { $0 }?.accept(connection)
-            }
-        } catch where error.code == .inUse {
-            throw StartError(message: "another bgtaskd is listening on \(paths.socketPath); stop it first, or give this one another --socket")
-        } catch {
-            throw StartError(message: "\(error)")
-        }
         let notifier = try? SystemdNotifier(environment: environment)
         let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace, policyFile: options.policyFile)
-        box.withLock { $0 = daemon }
+        let early = box.withLock { box -> [FrameConnection] in
+            box.daemon = daemon
+            defer { box.early = [] }
+            return box.early
+        }
+        for connection in early { daemon.accept(connection) }
         try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
-        endPhase("socket")
         let took = phases.map { "\($0.0) \(DurationText.measured($0.1.transportSeconds))" }.joined(separator: ", ")
         log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(DurationText.measured((ContinuousClock.now - started).transportSeconds)) (\(took))")
         return daemon

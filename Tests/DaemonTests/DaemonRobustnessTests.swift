@@ -369,6 +369,46 @@ extension DaemonProcessTests {
             }
         }
 
+        @Test("a process bgtaskd launched that cannot greet bgtaskd exits instead of running a scheduler of its own")
+        func aLaunchedProcessWithoutItsDaemonExits() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let app = "com.example.testapp"
+            let refresh = app + ".refresh"
+            let manifest = try harness.writeManifest(app: app, executable: harness.testApp, arguments: [], identifiers: [refresh])
+            // Nobody listens at the socket: bgtaskd died (or stalled) right after starting it.
+            let result = try await harness.run(
+                harness.testApp, ["--events", harness.eventsPath(app), "--register", refresh, "--submit", refresh, "--exit-after-launch"],
+                environment: harness.environment.merging(["BGTASK_MANIFEST": manifest, "BGTASK_DAEMON_SOCKET": harness.socketPath, "BGTASK_LAUNCH": "background"]) { $1 })
+            #expect(result.status == 1, "\(result)")
+            #expect(result.error.contains("it exits rather than run a scheduler of its own"), "\(result.error)")
+            #expect(!result.error.contains("using the embedded scheduler"), "\(result.error)")
+            #expect(harness.events(app).isEmpty, "it neither launched a scheduler nor acknowledged a submit: \(harness.events(app))")
+            #expect(!FileManager.default.fileExists(atPath: harness.stateHome + "/bgtask/" + app), "no store of its own")
+        }
+
+        @Test("bgtaskd that cannot listen stops before it launches any app")
+        func aDaemonThatCannotListenLaunchesNothing() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let app = "com.example.testapp"
+            let refresh = app + ".refresh"
+            // A refresh due at once, submitted while nothing launched by itself.
+            try await harness.startDaemon(environment: harness.environment.merging(["BGTASK_MANUAL_LAUNCH": "1"]) { $1 })
+            try await harness.installTestApp(app, identifiers: [refresh], arguments: ["--register", refresh])
+            try await DaemonProcessTests.Launching.submitByHand(harness, app: app, identifier: refresh, extra: ["--submit-after", "0"])
+            _ = try await harness.stopDaemon()
+            #expect(try await harness.pendingIdentifiers(app) == [refresh])
+            // The socket directory is now of the wrong mode: the next start fails.
+            #expect(chmod(harness.runtimeDirectory + "/bgtaskd", 0o755) == 0)
+            let failed = try await harness.run(harness.bgtaskd, harness.daemonFlags)
+            #expect(failed.status == 1, "\(failed)")
+            #expect(failed.error.contains("0755"), "\(failed.error)")
+            #expect(!failed.error.contains("started \(app)"), "it launched the app before failing: \(failed.error)")
+            #expect(harness.events(app).isEmpty, "\(harness.events(app))")
+            #expect(try await harness.pendingIdentifiers(app) == [refresh], "the request waits for a daemon that can listen")
+        }
+
         @Test("a client that connects and sends nothing is closed after the first-frame timeout")
         func silentClientTimesOut() async throws {
             let harness = try DaemonHarness()

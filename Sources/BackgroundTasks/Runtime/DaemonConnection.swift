@@ -403,12 +403,14 @@ extension EmbeddedScheduler {
             path = resolved.socketPath
             expected = false
         }
+        // A process bgtaskd launched does not fall back: it ends (EmbeddedScheduler.makeContext).
+        let fallback = launchedByDaemon(choice, environment: environment) == nil ? "; using the embedded scheduler" : ""
         let link: MessageLink
         do {
             link = try MessageLink.connect(path: path, timeout: expected ? daemonGreetingTimeout : .milliseconds(500))
         } catch {
             if expected {
-                log(.error, app: app, "cannot reach bgtaskd: \(error); using the embedded scheduler")
+                log(.error, app: app, "cannot reach bgtaskd: \(error)\(fallback)")
             } else if error.code != .noDaemon {
                 // A socket is there but cannot be used (overloaded, another user's, not a
                 // socket): the app runs on its own, and says why.
@@ -430,7 +432,9 @@ extension EmbeddedScheduler {
         case .refused(let failure):
             link.close()
             if expected || failure.code != .notInstalled {
-                log(expected ? .error : .warning, app: app, "bgtaskd at \(path) refused \(app): \(failure.message); using the embedded scheduler")
+                // A refusal says so; a daemon that did not answer or closed did not refuse.
+                let what = failure.code == .failed ? "could not greet bgtaskd at \(path) as \(app)" : "bgtaskd at \(path) refused \(app)"
+                log(expected ? .error : .warning, app: app, "\(what): \(failure.message)\(fallback)")
             }
             return nil
         }

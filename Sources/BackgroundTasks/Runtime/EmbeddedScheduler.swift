@@ -237,6 +237,16 @@ public enum EmbeddedScheduler {
             environment: environment, log: log) {
             return makeLinkedContext(configuration, app: app, manifest: manifest, uplink: uplink, environment: environment, log: log)
         }
+        if let socket = launchedByDaemon(configuration.daemon, environment: environment) {
+            // bgtaskd started this process for its tasks and cannot be reached (it stalled,
+            // died, or is not bgtaskd): a scheduler of its own would acknowledge submits into
+            // a store bgtaskd never reads, and keep a background process alive that nothing
+            // ends (docs/daemon.md, "Reconnecting"). The process ends instead; a daemon that
+            // lives records the launch as failed.
+            let cause = problems.isEmpty ? "bgtaskd at \(socket) cannot be reached (see above)" : problems.joined(separator: "; ")
+            log(.error, app: app, "bgtaskd started this process for its tasks, but \(cause); it exits rather than run a scheduler of its own, whose requests bgtaskd would never see")
+            exit(1)
+        }
         let clock = DispatchDriverClock()
         var store: (any SchedulerStorage)?
         var loaded: [PendingRequest]?
@@ -354,6 +364,15 @@ public enum EmbeddedScheduler {
             return try AppManifest.load(contentsOf: candidate)
         }
         throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one")
+    }
+
+    /// The socket of the bgtaskd that started this process for its tasks
+    /// (`BGTASK_LAUNCH=background` with `BGTASK_DAEMON_SOCKET`, and no choice in code that
+    /// overrides the environment), or `nil`.
+    static func launchedByDaemon(_ choice: DaemonChoice, environment: [String: String]) -> String? {
+        guard choice == .automatic, environment["BGTASK_LAUNCH"] == "background",
+              let socket = environment["BGTASK_DAEMON_SOCKET"], !socket.isEmpty else { return nil }
+        return socket
     }
 
     /// The directory holding every app's state: `$XDG_STATE_HOME/bgtask`, else

@@ -396,6 +396,33 @@ struct ManifestTests {
         #expect((try PropertyListSerialization.propertyList(from: plain, options: [], format: nil) as? [String: String]) == ["CF": "a"])
     }
 
+    /// Shared references can make a few hundred bytes stand for billions of objects, which
+    /// PropertyListSerialization builds (bgtaskd grew to 5 GB installing a 240-byte one; a
+    /// fuzzing helper's find); a container that contains itself, or nesting past the limit,
+    /// goes the same way: all refused before Foundation sees the file.
+    @Test func aBinaryPropertyListThatExpandsBeyondAManifestIsRefused() throws {
+        // 40 arrays, each holding the next twice, then a string: 2^40 objects once read.
+        let chain = Self.binaryPropertyList((0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x51, UInt8(ascii: "x")]])
+        let expanded = try #require(parseError(parsing: chain))
+        #expect(expanded.code == .malformed)
+        #expect(expanded.message.contains("more than \(BinaryPropertyListKeys.maximumExpandedObjects) objects"), "\(expanded.message)")
+        // Ten such levels (1,024 leaves) are a list like any other.
+        let small = Self.binaryPropertyList((0..<10).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x51, UInt8(ascii: "x")]])
+        #expect(BinaryPropertyListKeys.expansionProblem(in: small) == nil)
+        // An array holding itself.
+        let loop = Self.binaryPropertyList([[0xA1, 0]])
+        #expect(try #require(parseError(parsing: loop)).message.contains("contains itself"))
+        // Nesting deeper than the limit (here 50, to keep the hand-written file small).
+        let deep = Self.binaryPropertyList((0..<60).map { [0xA1, UInt8($0 + 1)] } + [[0x51, UInt8(ascii: "x")]])
+        #expect(BinaryPropertyListKeys.expansionProblem(in: deep, maximumDepth: 50)?.contains("nested more than 50 deep") == true)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: deep, maximumDepth: 100) == nil)
+        // A real manifest passes.
+        let real = try PropertyListSerialization.data(
+            fromPropertyList: ["CFBundleIdentifier": "com.example.a", "BGTaskSchedulerPermittedIdentifiers": ["com.example.a.refresh"], "UIBackgroundModes": ["fetch"]],
+            format: .binary, options: 0)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: real) == nil)
+    }
+
     @Test func aTruncatedOrDamagedBinaryPropertyListIsRefusedAsOne() throws {
         let whole = try PropertyListSerialization.data(
             fromPropertyList: ["CFBundleIdentifier": "com.example.a", "BGTaskSchedulerPermittedIdentifiers": ["com.example.a.refresh"]],

@@ -407,6 +407,11 @@ public struct AppManifest: Hashable, Sendable {
                         code: .malformed, file: source, key: key,
                         message: "duplicate key \"\(key)\" in a dictionary of a binary property list: each key may appear once (the property list parser would keep the last one silently)")
                 }
+                if let problem = BinaryPropertyListKeys.expansionProblem(in: data) {
+                    throw ManifestError(
+                        code: .malformed, file: source,
+                        message: "expected a manifest-sized binary property list, found one that cannot be read safely: \(problem)")
+                }
                 return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             }
             do {

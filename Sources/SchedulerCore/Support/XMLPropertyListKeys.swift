@@ -279,6 +279,68 @@ public enum BinaryPropertyListKeys {
         return nil
     }
 
+    /// The most objects a binary property list may stand for once read, a reference counted
+    /// each time it is used: far more than a manifest holds, far less than a parser given
+    /// shared references can be made to build from a few hundred bytes.
+    public static let maximumExpandedObjects = 200_000
+
+    /// What makes the objects reachable from the top of `data` unfit to be read, or `nil`:
+    /// an array or dictionary that contains itself, nesting deeper than `maximumDepth`, or
+    /// more than ``maximumExpandedObjects`` objects once every reference is followed.
+    ///
+    /// The format lets objects share references, so 40 arrays of 240 bytes, each holding the
+    /// next twice, stand for 2^40 objects: `PropertyListSerialization` builds them all (bgtaskd
+    /// grew to 5 GB installing one such manifest). Each object is visited once here (its
+    /// expanded size and depth kept), iteratively, with every read bounds-checked.
+    public static func expansionProblem(in data: Data, maximumDepth: Int = StrictJSON.maximumDepth) -> String? {
+        let bytes = [UInt8](data)
+        guard let table = ObjectTable(bytes), let top = table.integer(at: table.trailer + 16, size: 8), top < table.objectCount else { return nil }
+        let limit = maximumExpandedObjects
+        // The references of a container object (array: its elements; dictionary: its keys
+        // and values), or none.
+        func children(_ index: Int) -> [Int] {
+            guard let offset = table.objectOffset(index) else { return [] }
+            let marker = bytes[offset] >> 4
+            guard marker == 0xA || marker == 0xD, let (count, start) = table.count(at: offset) else { return [] }
+            let references = marker == 0xD ? count.multipliedReportingOverflow(by: 2).partialValue : count
+            guard references >= 0, references <= (table.trailer - start) / max(1, table.referenceSize) else { return [] }
+            return (0..<references).compactMap { table.integer(at: start + $0 * table.referenceSize, size: table.referenceSize) }.filter { $0 < table.objectCount }
+        }
+        enum Visit { case open, done(size: Int, depth: Int) }
+        var visits: [Int: Visit] = [:]
+        var stack: [(index: Int, children: [Int], next: Int, size: Int, depth: Int)] = [(top, children(top), 0, 1, 1)]
+        visits[top] = .open
+        while !stack.isEmpty {
+            let frame = stack.count - 1
+            if stack.count > maximumDepth { return "arrays and dictionaries are nested more than \(maximumDepth) deep" }
+            if stack[frame].next < stack[frame].children.count {
+                let child = stack[frame].children[stack[frame].next]
+                stack[frame].next += 1
+                switch visits[child] {
+                case .open?:
+                    return "an array or dictionary contains itself"
+                case .done(let size, let depth)?:
+                    stack[frame].size = min(limit + 1, stack[frame].size + size)
+                    stack[frame].depth = max(stack[frame].depth, depth + 1)
+                case nil:
+                    visits[child] = .open
+                    stack.append((child, children(child), 0, 1, 1))
+                }
+                if stack[frame].size > limit { break }
+                continue
+            }
+            let finished = stack.removeLast()
+            visits[finished.index] = .done(size: finished.size, depth: finished.depth)
+            if let parent = stack.indices.last {
+                stack[parent].size = min(limit + 1, stack[parent].size + finished.size)
+                stack[parent].depth = max(stack[parent].depth, finished.depth + 1)
+            }
+            if finished.depth > maximumDepth { return "arrays and dictionaries are nested more than \(maximumDepth) deep" }
+        }
+        if case .done(let size, _)? = visits[top], size <= limit { return nil }
+        return "it stands for more than \(limit) objects once its shared references are followed (each counts every time it is used), more than a manifest holds"
+    }
+
     /// A binary property list's trailer and offset table, every read bounds-checked.
     private struct ObjectTable {
         let bytes: [UInt8]
@@ -316,6 +378,17 @@ public enum BinaryPropertyListKeys {
             guard index >= 0, index < objectCount, let offset = integer(at: tableOffset + index * offsetSize, size: offsetSize), offset < trailer else { return nil }
             return offset
         }
+
+        /// The count in a marker's low nibble, or the integer object after it; and where the
+        /// content starts.
+        func count(at offset: Int) -> (count: Int, start: Int)? {
+            let low = Int(bytes[offset] & 0x0F)
+            if low != 0x0F { return (low, offset + 1) }
+            guard offset + 1 < bytes.count, bytes[offset + 1] & 0xF0 == 0x10 else { return nil }
+            let size = 1 << Int(bytes[offset + 1] & 0x0F)
+            guard let value = integer(at: offset + 2, size: size) else { return nil }
+            return (value, offset + 2 + size)
+        }
     }
 
     /// The first repeated key (as text), or `nil`.
@@ -325,15 +398,7 @@ public enum BinaryPropertyListKeys {
         let trailer = table.trailer, referenceSize = table.referenceSize, objectCount = table.objectCount
         func integer(at offset: Int, size: Int) -> Int? { table.integer(at: offset, size: size) }
         func objectOffset(_ index: Int) -> Int? { table.objectOffset(index) }
-        /// The count in a marker's low nibble, or the integer object after it; and where the content starts.
-        func count(at offset: Int) -> (count: Int, start: Int)? {
-            let low = Int(bytes[offset] & 0x0F)
-            if low != 0x0F { return (low, offset + 1) }
-            guard offset + 1 < bytes.count, bytes[offset + 1] & 0xF0 == 0x10 else { return nil }
-            let size = 1 << Int(bytes[offset + 1] & 0x0F)
-            guard let value = integer(at: offset + 2, size: size) else { return nil }
-            return (value, offset + 2 + size)
-        }
+        func count(at offset: Int) -> (count: Int, start: Int)? { table.count(at: offset) }
         var strings: [Int: String] = [:]
         func string(_ index: Int) -> String? {
             if let known = strings[index] { return known }

@@ -169,6 +169,25 @@ extension DaemonSocketTests {
             }
         }
 
+        /// Linux refuses a connect to a regular file, a FIFO or a directory with
+        /// ECONNREFUSED, as to a socket nobody listens on: what is there is named, and it is
+        /// not "no daemon is running" (whose advice, start bgtaskd, would fail on that path).
+        @Test func aPathThatIsNoSocketIsNamedNotTakenForAStoppedDaemon() throws {
+            let scratch = try TemporaryDirectory()
+            let file = scratch.path + "/file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+            let fifo = scratch.path + "/fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            for (path, kind) in [(file, "a regular file"), (fifo, "a FIFO"), (scratch.path, "a directory")] {
+                #expect {
+                    try FrameClient.connect(path: path)
+                } throws: { error in
+                    guard let error = error as? ConnectError else { return false }
+                    return !error.isNoDaemon && error.message.contains("\(path): it is \(kind)") && error.message.contains("not a socket")
+                }
+            }
+        }
+
         @Test func replyingToAPeerThatLeftIsAWriteErrorNotASignal() throws {
             // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.
             let scratch = try TemporaryDirectory()

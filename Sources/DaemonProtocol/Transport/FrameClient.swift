@@ -129,6 +129,13 @@ public enum FrameClient {
         case ENOENT:
             return ConnectError(code: .noDaemon, path: path, errno: code, message: "no daemon is running: there is no socket at \(path) (\(reason))")
         case ECONNREFUSED:
+            // Linux refuses a connect to a path that is no socket at all the same way: say
+            // what is there instead of suggesting a daemon start that would fail on it.
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+                let kind = BoundedFile.nonRegularKind(info.st_mode) ?? "a regular file"
+                return ConnectError(code: .other, path: path, errno: code, message: "cannot connect to \(path): it is \(kind), not a socket")
+            }
             return ConnectError(code: .noDaemon, path: path, errno: code, message: "no daemon is running: nobody listens on \(path) (\(reason))")
         case EACCES, EPERM:
             return ConnectError(code: .permissionDenied, path: path, errno: code, message: "cannot connect to \(path): \(reason) (the socket or its directory belongs to another user, or is not writable)")

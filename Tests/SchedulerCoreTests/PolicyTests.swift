@@ -316,4 +316,15 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
     @Test func notJSONIsRefused() {
         #expect(throws: PolicyConfigurationError.self) { try PolicyConfiguration.parse(Data("threshold=1".utf8), source: "x") }
     }
+
+    /// A document that is valid JSON but not an object says what it is, not Foundation's
+    /// "The data is not in the correct format".
+    @Test(arguments: [("null", "found null"), ("true", "found a boolean"), (#""x""#, "found a string"), ("5", "found a number"), ("[1]", "found an array")])
+    func aTopLevelThatIsNoObjectIsNamed(json: String, found: String) {
+        #expect {
+            try PolicyConfiguration.parse(Data(json.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)".contains("expected a JSON object at the top level, \(found)") && !"\(error)".contains("correct format")
+        }
+    }
 }

@@ -203,11 +203,15 @@ extension PolicyConfiguration {
         }
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            // Fragments too: a document of `null` or `"x"` is valid JSON, and is said to be
+            // the wrong kind of value, not "not in the correct format".
+            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
             throw fail(nil, "not valid JSON: \(error.localizedDescription)")
         }
-        guard let dictionary = object as? [String: Any] else { throw fail(nil, "expected a JSON object at the top level") }
+        guard let dictionary = object as? [String: Any] else {
+            throw fail(nil, "expected a JSON object at the top level, found \(SerializedValue.describe(object))")
+        }
         // The profile first: it picks the defaults the other keys override.
         var configuration = PolicyConfiguration()
         if let value = dictionary["profile"] {

@@ -51,6 +51,13 @@ struct DaemonCommand: Equatable {
         OptionValue.app(text, for: "<app>")
     }
 
+    /// A task identifier argument: one no request can have (`TaskIdentifierRules`: not
+    /// reverse-DNS, or with a control character) is a usage error, not a question bgtaskd
+    /// answers with the text echoed.
+    private static func task(_ text: String) -> Result<String, UsageError> {
+        OptionValue.taskIdentifier(text, for: "<identifier>")
+    }
+
     /// Every daemon command.
     static let table: [Spec] = [
         Spec(name: "status", arguments: [], summary: "whether bgtaskd runs, its socket, state, apps, pending and running counts", reads: true) { _, _ in .success(.status) },
@@ -67,10 +74,10 @@ struct DaemonCommand: Equatable {
             return app(first).map { .pending(app: $0) }
         },
         Spec(name: "run", arguments: ["<app>", "<identifier>"], summary: "launch a pending request now, starting the app if it is not running (Apple's simulate launch)", reads: false) { positional, _ in
-            app(positional[0]).map { .run(app: $0, identifier: positional[1]) }
+            app(positional[0]).flatMap { app in task(positional[1]).map { .run(app: app, identifier: $0) } }
         },
         Spec(name: "expire", arguments: ["<app>", "<identifier>"], summary: "expire the task's run in progress now (Apple's simulate expiration)", reads: false) { positional, _ in
-            app(positional[0]).map { .expire(app: $0, identifier: positional[1]) }
+            app(positional[0]).flatMap { app in task(positional[1]).map { .expire(app: app, identifier: $0) } }
         },
         Spec(name: "settings", arguments: ["<app>", "background-refresh", "<on|off>"], summary: "turn the app's Background App Refresh switch on or off", reads: false) { positional, _ in
             guard positional[1] == "background-refresh" else {
@@ -224,6 +231,11 @@ struct DaemonCommand: Equatable {
         case .failed(let failure):
             return Outcome(output: "", error: "bgtask \(command): \(failure.message)\n", status: 1)
         case .report(let text, let jsonText):
+            // What --json promises is JSON: a reply that is not (a broken or foreign daemon)
+            // is a failure, not output a script would choke on after exit 0.
+            if json, (try? JSONSerialization.jsonObject(with: Data(jsonText.utf8), options: [.fragmentsAllowed])) == nil {
+                return Outcome(output: "", error: "bgtask \(command): bgtaskd's answer is not valid JSON; nothing is printed\n", status: 1)
+            }
             return Outcome(output: json ? jsonText : text, error: "", status: 0)
         case .pending(let requests):
             return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)

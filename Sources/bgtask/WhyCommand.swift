@@ -51,6 +51,7 @@ enum WhyCommand {
             return .failure(UsageError(message: "why needs an app and a task identifier, got \(positional.count) argument(s)"))
         }
         if case .failure(let error) = OptionValue.app(positional[0], for: "why <app>") { return .failure(error) }
+        if case .failure(let error) = OptionValue.taskIdentifier(positional[1], for: "why <identifier>") { return .failure(error) }
         options.app = positional[0]
         options.identifier = positional[1]
         if options.state != nil, options.store != nil {

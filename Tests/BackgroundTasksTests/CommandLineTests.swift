@@ -67,6 +67,30 @@ import Testing
         #expect((try? CommandLineParser.parse(["why", "local.my tool", "com.example.task"]).get()) != nil)
     }
 
+    /// A task identifier no request could have is a usage error in the commands that take
+    /// one, never echoed back by bgtaskd.
+    @Test func taskIdentifiersThatNoRequestCanHaveAreRefused() {
+        for identifier in ["com.example.app.\u{1B}[31mRED", "not reverse dns", "", "com.example.*"] {
+            for arguments in [["run", "com.example.app", identifier], ["expire", "com.example.app", identifier], ["why", "com.example.app", identifier]] {
+                guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+                    Issue.record("\(arguments) should be a usage error")
+                    continue
+                }
+                #expect(!error.message.unicodeScalars.contains { $0.value == 0x1B }, "\(error.message)")
+            }
+        }
+        #expect((try? CommandLineParser.parse(["run", "com.example.app", "com.example.app.refresh"]).get()) != nil)
+    }
+
+    /// --json prints JSON or fails: a report whose JSON does not parse (a broken or foreign
+    /// daemon) is exit 1, never printed after exit 0.
+    @Test func aReportThatIsNotJSONFailsUnderJSON() {
+        let broken = DaemonCommand.render(.report(text: "text\n", json: #"{"a":"#), json: true, command: "status")
+        #expect(broken.status == 1 && broken.output.isEmpty && broken.error.contains("not valid JSON"))
+        #expect(DaemonCommand.render(.report(text: "text\n", json: #"{"a":"#), json: false, command: "status").status == 0)
+        #expect(DaemonCommand.render(.report(text: "text\n", json: #"{"a": 1}"#), json: true, command: "status").output == #"{"a": 1}"#)
+    }
+
     private func temporaryReport() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo-test-\(UUID().uuidString).html").path
     }

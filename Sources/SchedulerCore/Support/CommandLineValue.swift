@@ -59,6 +59,13 @@ public enum CommandLineValue {
         return .success(AppID(text))
     }
 
+    /// A task identifier given on the command line: one ``TaskIdentifierRules`` refuses
+    /// could never name a request, so it is a usage error naming the rule it breaks.
+    public static func taskIdentifier(_ text: String, for option: String) -> Result<String, CommandLineUsageError> {
+        if let problem = TaskIdentifierRules.problem(with: text) { return .failure(CommandLineUsageError(message: "\(option): \(problem)")) }
+        return .success(text)
+    }
+
     /// A positional argument that must say something: not empty, not an option.
     public static func positional(_ text: String, what: String, command: String) -> CommandLineUsageError? {
         if text.isEmpty { return CommandLineUsageError(message: "\(command) needs \(what), got an empty string") }

@@ -317,6 +317,17 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(throws: PolicyConfigurationError.self) { try PolicyConfiguration.parse(Data("threshold=1".utf8), source: "x") }
     }
 
+    /// A key, a value or an excerpt of a policy file with a control character is named in
+    /// the message escaped (`\u001B`), never carried raw to a terminal or a log.
+    @Test(arguments: ["{\"\\u001b[2Jbad\": 1}", "{\"lowPowerModeBlocks\": [\"\\u001b[2J\"]}", "{\"threshold\": 0.5} \u{1B}[2J", "{\"threshold\": 0.5} \u{0}"])
+    func controlCharactersFromAPolicyFileAreEscapedInTheMessage(json: String) {
+        #expect {
+            try PolicyConfiguration.parse(Data(json.utf8), source: "policy.json")
+        } throws: { error in
+            !"\(error)".unicodeScalars.contains { $0.properties.generalCategory == .control } && "\(error)".contains("\\u00")
+        }
+    }
+
     /// A document that is valid JSON but not an object says what it is, not Foundation's
     /// "The data is not in the correct format".
     @Test(arguments: [("null", "found null"), ("true", "found a boolean"), (#""x""#, "found a string"), ("5", "found a number"), ("[1]", "found an array")])

@@ -116,7 +116,9 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
         self.message = message
     }
 
-    public var description: String { "\(source): \(key.map { "\($0): " } ?? "")\(message)" }
+    /// The source, the key (escaped as JSON writes it: a key read from the file is shown,
+    /// never obeyed by a terminal) and the message.
+    public var description: String { "\(source): \(key.map { "\(StrictJSON.escaped($0)): " } ?? "")\(message)" }
 }
 
 extension PolicyConfiguration {

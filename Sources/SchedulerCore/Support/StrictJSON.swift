@@ -81,7 +81,9 @@ public enum StrictJSON {
             let rest = data.dropFirst(offset).prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
             guard !rest.isEmpty else { return "" }
             let text = String(decoding: rest, as: UTF8.self)
-            return " near \"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            // Escaped as JSON writes it, control characters included: the excerpt is shown,
+            // never obeyed by a terminal.
+            return " near \"" + escaped(text) + "\""
         }
     }
 

@@ -335,7 +335,7 @@ public final class DaemonService: Sendable {
         case .progressSampled(let run, let completed):
             return ownRun(run, of: app) { driver.progressSampled(run, completedUnitCount: completed) }
         case .launchFailed(let run, let reason):
-            return ownRun(run, of: app) { driver.launchFailed(run, reason: reason) }
+            return ownRun(run, of: app) { driver.launchFailed(run, reason: Self.recordedReason(reason)) }
         case .simulateLaunch(let identifier):
             return engineCall { () throws(EngineError) in try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
         case .simulateExpiration(let identifier):
@@ -388,6 +388,12 @@ public final class DaemonService: Sendable {
         case .checkpointKeys:
             return storeCall { .names(try store.checkpointKeys(app: app)) }
         }
+    }
+
+    /// What an app says of a run it could not start, as the run log keeps it: at most
+    /// 1,000 characters, control characters escaped (`bgtask log` and this log show it).
+    public static func recordedReason(_ reason: String) -> String {
+        StandardStream.terminalSafe(reason.count > 1_000 ? String(reason.prefix(1_000)) + "..." : reason)
     }
 
     private func ownRun(_ run: RunID, of app: AppID, _ body: () -> Void) -> Reply {

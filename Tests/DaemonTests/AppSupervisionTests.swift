@@ -451,3 +451,14 @@ import Testing
         #expect(!machine.spawnedByDaemon)
     }
 }
+
+/// An app's words for a run it could not start go into the run log bounded and escaped.
+@Suite struct RecordedReasonTests {
+    @Test func aLaunchFailureReasonIsBoundedAndEscaped() {
+        #expect(DaemonService.recordedReason("no handler") == "no handler")
+        let hostile = DaemonService.recordedReason(String(repeating: "\u{1B}[2J", count: 1_000))
+        #expect(!hostile.unicodeScalars.contains { $0.value == 0x1B })
+        #expect(hostile.hasPrefix(#"\u001B[2J"#))
+        #expect(DaemonService.recordedReason(String(repeating: "x", count: 5_000)).count == 1_003)
+    }
+}

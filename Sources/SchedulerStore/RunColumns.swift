@@ -52,6 +52,17 @@ enum RunColumns {
         INSERT OR REPLACE INTO run_measurements (run_id, measured_by, bytes_read, bytes_written) VALUES (?, ?, ?, ?)
         """
 
+    /// A run's start or end: a number of seconds since 2001 (text read as 0 before, so a
+    /// damaged row showed 2001-01-01) within about 300 years of it (1e300 printed a year
+    /// 506713 and a 300-digit duration).
+    private static func runDate(_ row: SQLiteRow, _ index: Int32, column: String, of id: RunID) throws(StoreError) -> Date {
+        let date = try RequestColumns.date(row, index, column: column, of: { "\(id)" })
+        guard abs(date.timeIntervalSinceReferenceDate) <= 1e10 else {
+            throw StoreError(code: .invalidData, path: nil, message: "\(column) of \(id) is \(date.timeIntervalSinceReferenceDate) seconds from 2001-01-01, not a date a run can have")
+        }
+        return date
+    }
+
     /// Reads a run from a row selected with ``selectNames(withMeasurements:)``.
     static func decode(_ row: SQLiteRow) throws(StoreError) -> RunRecord {
         let id = RunID(row.int64(0))
@@ -67,8 +78,8 @@ enum RunColumns {
         return RunRecord(
             id: id,
             request: request,
-            startedAt: row.date(1 + RequestColumns.count),
-            endedAt: row.optionalDate(end),
+            startedAt: try runDate(row, 1 + RequestColumns.count, column: "started_at", of: id),
+            endedAt: row.isNull(end) ? nil : try runDate(row, end, column: "ended_at", of: id),
             outcome: outcome,
             success: row.optionalBool(end + 2),
             stopReason: row.optionalText(end + 3),

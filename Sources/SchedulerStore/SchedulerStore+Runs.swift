@@ -78,6 +78,43 @@ extension SchedulerStore {
         return newestFirst.reversed()
     }
 
+    /// The run log as ``runs(app:since:limit:)`` reads it, but a row that cannot be read
+    /// (an unknown outcome, a date that is text or out of any range) is listed with its
+    /// number and the reason instead of failing the whole read: a diagnostic shows the rest.
+    public func readableRuns(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let app {
+            conditions.append("app = ?")
+            values.append(.text(app.rawValue))
+        }
+        if let since {
+            conditions.append("started_at >= ?")
+            values.append(.date(since))
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let rows = try withConnection { (connection) throws(StoreError) in
+            let measured = try SchemaMigrations.hasTable("run_measurements", on: connection)
+            let sql = "SELECT \(RunColumns.selectNames(withMeasurements: measured)) FROM \(RunColumns.source(withMeasurements: measured)) \(filter) ORDER BY started_at, id"
+            return try connection.query(sql, values) { (row) throws(StoreError) -> (id: RunID, result: Result<RunRecord, StoreError>) in
+                do throws(StoreError) {
+                    return (RunID(row.int64(0)), .success(try RunColumns.decode(row)))
+                } catch {
+                    return (RunID(row.int64(0)), .failure(error))
+                }
+            }
+        }
+        var runs: [RunRecord] = []
+        var unreadable: [(id: RunID, reason: String)] = []
+        for row in rows {
+            switch row.result {
+            case .success(let run): runs.append(run)
+            case .failure(let error): unreadable.append((row.id, error.message))
+            }
+        }
+        return (runs, unreadable)
+    }
+
     /// The run numbered `id`, or `nil` if there is none.
     public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
         try withConnection { (connection) throws(StoreError) in

@@ -465,9 +465,11 @@ struct RunLogReading {
         for url in urls {
             do throws(StoreError) {
                 let store = try SchedulerStore.openForReading(at: url)
-                let runs = try store.runs(app: options.app, since: since)
+                // One damaged row hides nothing else: it is named, the others are shown.
+                let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
                 reading.stores.append(url.path)
                 reading.runs += runs.map { (url.path, $0) }
+                reading.skipped += unreadable.map { Skipped(store: "\(url.path) \($0.id)", error: "unreadable run row: \($0.reason)") }
             } catch {
                 reading.skipped.append(Skipped(store: url.path, error: error.message))
             }

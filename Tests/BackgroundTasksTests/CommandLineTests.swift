@@ -70,7 +70,7 @@ import Testing
     /// A task identifier no request could have is a usage error in the commands that take
     /// one, never echoed back by bgtaskd.
     @Test func taskIdentifiersThatNoRequestCanHaveAreRefused() {
-        for identifier in ["com.example.app.\u{1B}[31mRED", "not reverse dns", "", "com.example.*"] {
+        for identifier in ["com.example.app.\u{1B}[31mRED", "", "com.example.\u{0}", String(repeating: "a", count: 256)] {
             for arguments in [["run", "com.example.app", identifier], ["expire", "com.example.app", identifier], ["why", "com.example.app", identifier]] {
                 guard case .failure(let error) = CommandLineParser.parse(arguments) else {
                     Issue.record("\(arguments) should be a usage error")

@@ -1,4 +1,5 @@
 @testable import bgtask
+import CSQLite
 import BackgroundTasks
 import Foundation
 import SchedulerStore
@@ -199,6 +200,28 @@ import Testing
                 "\(error)".contains(file.path) && "\(error)".contains("is a regular file")
             }
         }
+    }
+
+    /// A run row damaged by hand (an unknown outcome, a date that is text, a date no run can
+    /// have) is named in `skipped`; the other runs are shown, in log and energy alike.
+    @Test func damagedRunRowsAreNamedAndTheOthersShown() throws {
+        let home = try StateHome()
+        try fill(home)
+        let database = home.url.appendingPathComponent("bgtask/com.example.feedreader/scheduler.sqlite").path
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(database, &handle) == SQLITE_OK)
+        let sql = "UPDATE runs SET outcome = 'weird' WHERE id = 1; UPDATE runs SET ended_at = 'abc' WHERE id = 2; UPDATE runs SET ended_at = 1e300 WHERE id = 3;"
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(options, environment: [:], now: Self.now).utf8))
+        #expect(document.runs.map(\.id).contains(4), "the undamaged runs are shown")
+        #expect(!document.runs.contains { [1, 2, 3].contains($0.id) })
+        let skipped = document.envelope.skipped.map(\.error).joined(separator: "\n")
+        #expect(skipped.contains("unknown outcome \"weird\" for run#1"), "\(skipped)")
+        #expect(skipped.contains("ended_at of run#2 is text"), "\(skipped)")
+        #expect(skipped.contains("ended_at of run#3 is 1e+300 seconds"), "\(skipped)")
+        #expect(throws: Never.self) { _ = try EnergyCommand.run(options, environment: [:], now: Self.now) }
     }
 
     @Test func logJSONDecodesWithEveryField() throws {

@@ -59,10 +59,18 @@ public enum CommandLineValue {
         return .success(AppID(text))
     }
 
-    /// A task identifier given on the command line: one ``TaskIdentifierRules`` refuses
-    /// could never name a request, so it is a usage error naming the rule it breaks.
+    /// A task identifier given on the command line: empty, longer than
+    /// ``TaskIdentifierRules/maximumLength`` bytes or holding a control character, it could
+    /// never name a request, so it is a usage error (its shape is left to the store's answer:
+    /// a diagnostic may be asked about any row there is).
     public static func taskIdentifier(_ text: String, for option: String) -> Result<String, CommandLineUsageError> {
-        if let problem = TaskIdentifierRules.problem(with: text) { return .failure(CommandLineUsageError(message: "\(option): \(problem)")) }
+        if text.isEmpty { return .failure(CommandLineUsageError(message: "\(option): a task identifier cannot be empty")) }
+        if text.utf8.count > TaskIdentifierRules.maximumLength {
+            return .failure(CommandLineUsageError(message: "\(option): a task identifier is at most \(TaskIdentifierRules.maximumLength) bytes of UTF-8; this one has \(text.utf8.count)"))
+        }
+        if let control = StrictJSON.firstControlCharacter(in: text) {
+            return .failure(CommandLineUsageError(message: "\(option): a task identifier cannot contain control characters; this one has \(StrictJSON.codePoint(control))"))
+        }
         return .success(text)
     }
 

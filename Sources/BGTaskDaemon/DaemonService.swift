@@ -69,6 +69,9 @@ public final class DaemonService: Sendable {
             environment["BGTASK_APP"] = app.app.rawValue
             environment["BGTASK_MANIFEST"] = app.manifestPath
             environment["BGTASK_LAUNCH"] = "background"
+            // The app's own children inherit all of these; the parent's pid tells the
+            // launched app from them (EmbeddedScheduler.isDaemonLaunch).
+            environment["BGTASK_DAEMON_PID"] = String(getpid())
             return environment
         }
     }
@@ -372,11 +375,9 @@ public final class DaemonService: Sendable {
         case .checkpointSet(let key, let value):
             return storeCall {
                 // One app cannot fill the store every app's requests live in.
-                let others = try store.checkpointUsage(app: app, excluding: key)
-                if let problem = CheckpointRules.saveProblem(key: key, valueBytes: value.count, others: others) {
+                if let problem = try store.saveCheckpoint(value, app: app, key: key, at: driver.clock.now()) {
                     return .failed(DaemonFailure(.invalid, problem))
                 }
-                try store.setCheckpoint(value, app: app, key: key, at: driver.clock.now())
                 return .done(nil)
             }
         case .checkpointRemove(let key):
@@ -391,9 +392,10 @@ public final class DaemonService: Sendable {
     }
 
     /// What an app says of a run it could not start, as the run log keeps it: at most
-    /// 1,000 characters, control characters escaped (`bgtask log` and this log show it).
+    /// 1,000 Unicode scalars (then `...`), control characters escaped (`bgtask log` and
+    /// this log show it), so at most about 6 KB.
     public static func recordedReason(_ reason: String) -> String {
-        StandardStream.terminalSafe(reason.count > 1_000 ? String(reason.prefix(1_000)) + "..." : reason)
+        StandardStream.terminalSafe(reason.excerpt(scalars: 1_000))
     }
 
     private func ownRun(_ run: RunID, of app: AppID, _ body: () -> Void) -> Reply {

@@ -229,6 +229,33 @@ import Testing
         #expect(local.lastPathComponent == "local.my tool+1")
     }
 
+    /// A program that bgtaskd's launched app runs inherits the launch variables; only the
+    /// process whose parent is the daemon (or whose daemon is gone) is the launched app.
+    @Test func onlyTheDaemonsOwnChildIsTheLaunchedApp() {
+        let daemon: pid_t = 4242
+        let launch = ["BGTASK_LAUNCH": "background", "BGTASK_DAEMON_SOCKET": "/run/bgtaskd.sock", "BGTASK_DAEMON_PID": "4242"]
+        let alive: (pid_t) -> Bool = { _ in true }
+        #expect(EmbeddedScheduler.isDaemonLaunch(environment: launch, parentPID: daemon, isRunning: alive))
+        // The app's own child: its parent is the app.
+        #expect(!EmbeddedScheduler.isDaemonLaunch(environment: launch, parentPID: 5000, isRunning: alive))
+        // The daemon died and the app was reparented: still the launched app.
+        #expect(EmbeddedScheduler.isDaemonLaunch(environment: launch, parentPID: 1, isRunning: { _ in false }))
+        // A daemon that does not say its pid: the variable alone decides, as before.
+        var unnamed = launch
+        unnamed["BGTASK_DAEMON_PID"] = nil
+        #expect(EmbeddedScheduler.isDaemonLaunch(environment: unnamed, parentPID: 5000, isRunning: alive))
+        // Not a launch, and a pid that cannot be one.
+        #expect(!EmbeddedScheduler.isDaemonLaunch(environment: ["BGTASK_DAEMON_PID": "4242"], parentPID: daemon, isRunning: alive))
+        for bad in ["", "0", "-3", "x", "99999999999"] {
+            var broken = launch
+            broken["BGTASK_DAEMON_PID"] = bad
+            #expect(!EmbeddedScheduler.isDaemonLaunch(environment: broken, parentPID: daemon, isRunning: alive), "\(bad)")
+        }
+        // The real check of a process's liveness: this process is running and is not its
+        // own parent, so a process claiming it as its daemon is not the launched app.
+        #expect(!EmbeddedScheduler.isDaemonLaunch(environment: ["BGTASK_LAUNCH": "background", "BGTASK_DAEMON_PID": String(getpid())], parentPID: 1))
+    }
+
     @Test func realTimeDriverRunsADueTaskInProcess() async throws {
         let state = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }

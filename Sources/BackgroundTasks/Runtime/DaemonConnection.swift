@@ -419,7 +419,7 @@ extension EmbeddedScheduler {
             return nil
         }
         // A process the daemon launched does not reconnect: the daemon that follows ends it.
-        let reconnects = environment["BGTASK_LAUNCH"] != "background"
+        let reconnects = !EmbeddedScheduler.isDaemonLaunch(environment: environment)
         switch DaemonUplink.greet(link, app: app, timeout: daemonGreetingTimeout) {
         case .welcome(let link, let daemonPID):
             return DaemonUplink(path: path, app: app, log: log, link: link, daemonPID: daemonPID, reconnects: reconnects)
@@ -453,7 +453,7 @@ extension EmbeddedScheduler {
             uplink: uplink)
         let context = AppContext(
             app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
-            launchedInBackground: environment["BGTASK_LAUNCH"] == "background")
+            launchedInBackground: EmbeddedScheduler.isDaemonLaunch(environment: environment))
         uplink.start(
             onPush: { [weak driver] push in driver?.handle(push) },
             onLost: { [weak driver, weak context] reason in

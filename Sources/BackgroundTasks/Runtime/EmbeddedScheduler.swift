@@ -216,7 +216,10 @@ public enum EmbeddedScheduler {
 
     /// Builds a context with a real-time driver from `configuration`. Failures (no
     /// manifest, unusable state directory) leave a context whose submissions fail with
-    /// `unavailable` naming the cause, rather than a crash.
+    /// `unavailable` naming the cause, rather than a crash. One exception: a process bgtaskd
+    /// launched for its tasks (``isDaemonLaunch(environment:parentPID:isRunning:)``) that
+    /// cannot reach or greet bgtaskd logs why and exits with status 1, because a scheduler
+    /// of its own would acknowledge submissions bgtaskd never sees.
     public static func makeContext(_ configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) -> AppContext {
         let log = configuration.log ?? .standardError()
         var manifest: AppManifest
@@ -370,9 +373,25 @@ public enum EmbeddedScheduler {
     /// (`BGTASK_LAUNCH=background` with `BGTASK_DAEMON_SOCKET`, and no choice in code that
     /// overrides the environment), or `nil`.
     static func launchedByDaemon(_ choice: DaemonChoice, environment: [String: String]) -> String? {
-        guard choice == .automatic, environment["BGTASK_LAUNCH"] == "background",
+        guard choice == .automatic, isDaemonLaunch(environment: environment),
               let socket = environment["BGTASK_DAEMON_SOCKET"], !socket.isEmpty else { return nil }
         return socket
+    }
+
+    /// Whether this process is the one bgtaskd spawned for its tasks: `BGTASK_LAUNCH` is
+    /// `background` and, when bgtaskd said its pid (`BGTASK_DAEMON_PID`), that process is
+    /// this one's parent, or is gone (an app whose daemon died is reparented, and is still
+    /// the launched app).
+    ///
+    /// The variables are inherited: a program the launched app runs that links
+    /// BackgroundTasks too sees them, but its parent is the app, not the daemon, so it is
+    /// an ordinary process (it must not exit as a launched app that lost its daemon would).
+    static func isDaemonLaunch(environment: [String: String], parentPID: pid_t = getppid(),
+                               isRunning: (pid_t) -> Bool = { kill($0, 0) == 0 || errno != ESRCH }) -> Bool {
+        guard environment["BGTASK_LAUNCH"] == "background" else { return false }
+        guard let text = environment["BGTASK_DAEMON_PID"] else { return true }
+        guard let daemon = pid_t(text), daemon > 0 else { return false }
+        return parentPID == daemon || !isRunning(daemon)
     }
 
     /// The directory holding every app's state: `$XDG_STATE_HOME/bgtask`, else

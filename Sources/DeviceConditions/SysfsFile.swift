@@ -92,7 +92,7 @@ enum SysfsFile {
 
     /// `value` quoted for a message, shortened so a garbage file cannot flood the output.
     static func quoted(_ value: String) -> String {
-        let shown = value.count > 40 ? String(value.prefix(40)) + "..." : value
+        let shown = value.excerpt(scalars: 40)
         return "\"" + shown.replacingOccurrences(of: "\n", with: "\\n") + "\""
     }
 

@@ -145,7 +145,7 @@ enum PostgreSQLColumns {
     static func date(_ row: some PostgreSQLColumnSource, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Date {
         let text = row.text(column)
         guard let seconds = Double(text), seconds.isFinite else {
-            throw invalid("\(name) of \(rowName()) is \(text.prefix(40)), not a finite number of seconds since 2001-01-01")
+            throw invalid("\(name) of \(rowName()) is \(text.excerpt(scalars: 40)), not a finite number of seconds since 2001-01-01")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
@@ -155,7 +155,7 @@ enum PostgreSQLColumns {
         switch row.text(column) {
         case "t": return true
         case "f": return false
-        case let other: throw invalid("\(name) of \(rowName()) is \"\(other.prefix(40))\", not a boolean")
+        case let other: throw invalid("\(name) of \(rowName()) is \"\(other.excerpt(scalars: 40))\", not a boolean")
         }
     }
 
@@ -163,7 +163,7 @@ enum PostgreSQLColumns {
     private static func integer(_ row: PostgreSQLRow, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Int64? {
         guard !row.isNull(column) else { return nil }
         guard let number = Int64(row.text(column)) else {
-            throw invalid("\(name) of \(rowName()) is \"\(row.text(column).prefix(40))\", not a 64-bit integer")
+            throw invalid("\(name) of \(rowName()) is \"\(row.text(column).excerpt(scalars: 40))\", not a 64-bit integer")
         }
         return number
     }
@@ -172,7 +172,7 @@ enum PostgreSQLColumns {
     private static func real(_ row: PostgreSQLRow, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Double? {
         guard !row.isNull(column) else { return nil }
         guard let number = Double(row.text(column)) else {
-            throw invalid("\(name) of \(rowName()) is \"\(row.text(column).prefix(40))\", not a number")
+            throw invalid("\(name) of \(rowName()) is \"\(row.text(column).excerpt(scalars: 40))\", not a number")
         }
         return number.isFinite ? number : nil
     }

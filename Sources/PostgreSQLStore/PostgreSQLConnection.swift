@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import SchedulerCore
 import SchedulerStore
 
 /// A value for one `$n` parameter of a statement. Every parameter is sent as text (libpq's
@@ -286,7 +287,7 @@ final class PostgreSQLConnection {
                 guard !text.utf8.contains(0) else {
                     throw StoreError(
                         code: .invalidData, path: server,
-                        message: "value $\(offset + 1) (\"\(text.prefix(40).replacingOccurrences(of: "\0", with: "\\0"))\") holds a NUL byte, which PostgreSQL's text cannot store; nothing was written"
+                        message: "value $\(offset + 1) (\"\(text.excerpt(scalars: 40).replacingOccurrences(of: "\0", with: "\\0"))\") holds a NUL byte, which PostgreSQL's text cannot store; nothing was written"
                     )
                 }
                 pointers.append(strdup(text))

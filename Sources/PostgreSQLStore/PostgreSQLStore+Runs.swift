@@ -70,6 +70,48 @@ extension PostgreSQLStore {
     /// after `since`, at most the newest `limit`. Runs that start at the same instant are
     /// ordered by number, then by replica.
     public func runs(app: AppID? = nil, since: Date? = nil, limit: Int? = nil) throws(StoreError) -> [RunRecord] {
+        let (filter, filterValues) = Self.runFilter(app: app, since: since)
+        var values = filterValues
+        // Newest first so LIMIT keeps the newest runs, then reversed. LIMIT NULL is no limit.
+        values.append(.integer(limit.map { Int64(max(0, $0)) }))
+        let sql = "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs \(filter) "
+            + "ORDER BY started_at DESC, id DESC, replica DESC LIMIT $\(values.count)::bigint"
+        let newestFirst = try withConnection { (connection) throws(StoreError) in
+            try connection.execute(sql, values).map(PostgreSQLColumns.decodeRun)
+        }
+        return newestFirst.reversed()
+    }
+
+    /// The run log of every replica as ``runs(app:since:limit:)`` reads it (no limit), but
+    /// a row that cannot be read is listed with its number and the reason instead of
+    /// failing the whole read.
+    public func readableRuns(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
+        let (filter, values) = Self.runFilter(app: app, since: since)
+        let sql = "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs \(filter) ORDER BY started_at, id, replica"
+        let rows = try withConnection { (connection) throws(StoreError) in
+            try connection.execute(sql, values).map { (row) throws(StoreError) -> (id: RunID, result: Result<RunRecord, StoreError>) in
+                let id = RunID(Int64(row.text(0)) ?? 0)
+                do throws(StoreError) {
+                    return (id, .success(try PostgreSQLColumns.decodeRun(row)))
+                } catch {
+                    return (id, .failure(error))
+                }
+            }
+        }
+        var runs: [RunRecord] = []
+        var unreadable: [(id: RunID, reason: String)] = []
+        for row in rows {
+            switch row.result {
+            case .success(let run): runs.append(run)
+            case .failure(let error): unreadable.append((row.id, error.message))
+            }
+        }
+        return (runs, unreadable)
+    }
+
+    /// The `WHERE` clause and its values that select the runs of `app` (every app's when
+    /// `nil`) started at or after `since`: one filter for both readers of the run log.
+    private static func runFilter(app: AppID?, since: Date?) -> (filter: String, values: [PostgreSQLValue]) {
         var conditions: [String] = []
         var values: [PostgreSQLValue] = []
         if let app {
@@ -80,15 +122,7 @@ extension PostgreSQLStore {
             values.append(.date(since))
             conditions.append("started_at >= $\(values.count)::double precision")
         }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        // Newest first so LIMIT keeps the newest runs, then reversed. LIMIT NULL is no limit.
-        values.append(.integer(limit.map { Int64(max(0, $0)) }))
-        let sql = "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs \(filter) "
-            + "ORDER BY started_at DESC, id DESC, replica DESC LIMIT $\(values.count)::bigint"
-        let newestFirst = try withConnection { (connection) throws(StoreError) in
-            try connection.execute(sql, values).map(PostgreSQLColumns.decodeRun)
-        }
-        return newestFirst.reversed()
+        return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), values)
     }
 
     /// This replica's run numbered `id`, or `nil`.
@@ -108,7 +142,7 @@ extension PostgreSQLStore {
             let result = try connection.execute("SELECT max(id) FROM bgtask_runs WHERE replica = $1", [.text(replica)])
             guard result.rowCount == 1, !result.row(0).isNull(0) else { return nil }
             guard let id = Int64(result.row(0).text(0)) else {
-                throw PostgreSQLColumns.invalid("the highest run number \"\(result.row(0).text(0).prefix(40))\" is not a 64-bit integer")
+                throw PostgreSQLColumns.invalid("the highest run number \"\(result.row(0).text(0).excerpt(scalars: 40))\" is not a 64-bit integer")
             }
             return RunID(id)
         }

@@ -143,15 +143,45 @@ extension PostgreSQLStore {
     /// How much `app`'s checkpoints other than `key` hold: their number and their keys' and
     /// values' bytes.
     public func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage {
-        try withConnection { (connection) throws(StoreError) in
-            let result = try connection.execute(
-                "SELECT count(*)::text, coalesce(sum(octet_length(key) + octet_length(data)), 0)::text FROM bgtask_checkpoints WHERE app = $1 AND key <> $2",
-                [.text(app.rawValue), .text(key)]
-            )
-            guard result.rowCount > 0, let keys = Int(result.row(0).text(0)), let bytes = Int(result.row(0).text(1)) else {
-                throw PostgreSQLColumns.invalid("the checkpoints of \(app) could not be counted")
+        try withConnection { (connection) throws(StoreError) in try Self.checkpointUsage(app: app, excluding: key, on: connection) }
+    }
+
+    private static func checkpointUsage(app: AppID, excluding key: String, on connection: PostgreSQLConnection) throws(StoreError) -> CheckpointUsage {
+        let result = try connection.execute(
+            "SELECT count(*)::text, coalesce(sum(octet_length(key) + octet_length(data)), 0)::text FROM bgtask_checkpoints WHERE app = $1 AND key <> $2",
+            [.text(app.rawValue), .text(key)]
+        )
+        guard result.rowCount > 0, let keys = Int(result.row(0).text(0)), let bytes = Int(result.row(0).text(1)) else {
+            throw PostgreSQLColumns.invalid("the checkpoints of \(app) could not be counted")
+        }
+        return CheckpointUsage(keys: keys, bytes: bytes)
+    }
+
+    /// Saves `data` as the checkpoint `key` of `app` unless ``CheckpointRules`` refuse it.
+    /// Replicas may save at once: a transaction-scoped advisory lock on the app (its name's
+    /// hash) makes their count-then-write steps take turns, so together they cannot pass
+    /// the app's totals (``SchedulerStorage/saveCheckpoint(_:app:key:at:)``).
+    public func saveCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) -> String? {
+        if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: CheckpointUsage(keys: 0, bytes: 0)) {
+            return problem
+        }
+        guard at.timeIntervalSinceReferenceDate.isFinite else {
+            throw PostgreSQLColumns.invalid("the time of the checkpoint \(key) of \(app) is not a finite date; nothing was written")
+        }
+        return try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) -> String? in
+                _ = try connection.execute("SELECT pg_advisory_xact_lock(hashtextextended('bgtask checkpoints ' || $1, 0))", [.text(app.rawValue)])
+                let others = try Self.checkpointUsage(app: app, excluding: key, on: connection)
+                if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: others) { return problem }
+                _ = try connection.execute(
+                    """
+                    INSERT INTO bgtask_checkpoints (app, key, data, updated_at) VALUES ($1, $2, $3::bytea, $4) \
+                    ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+                    """,
+                    [.text(app.rawValue), .text(key), .bytes(data), .date(at)]
+                )
+                return nil
             }
-            return CheckpointUsage(keys: keys, bytes: bytes)
         }
     }
 }

@@ -105,7 +105,7 @@ package enum RequestColumns {
     /// A date column: a finite number of seconds since 2001 (see ``SQLiteValue/date(_:)``).
     static func date(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Date {
         guard row.isNumber(index) else {
-            let shown = row.isText(index) ? " (\"\(row.text(index).prefix(40))\")" : ""
+            let shown = row.isText(index) ? " (\"\(row.text(index).excerpt(scalars: 40))\")" : ""
             throw invalid("\(column) of \(name()) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
         }
         let seconds = row.double(index)

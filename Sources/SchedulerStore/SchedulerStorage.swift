@@ -52,6 +52,10 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     /// The run log, oldest first: of `app` (or every app), started at or after `since`, at
     /// most the newest `limit`.
     func runs(app: AppID?, since: Date?, limit: Int?) throws(StoreError) -> [RunRecord]
+    /// The run log as ``runs(app:since:limit:)`` reads it (no limit), but a row that cannot
+    /// be read is listed with its number and the reason instead of failing the whole read,
+    /// so that a diagnostic (`bgtask log`, `why`) shows the rest.
+    func readableRuns(app: AppID?, since: Date?) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)])
     /// One run, or `nil` when the log has none with that id.
     func run(_ id: RunID) throws(StoreError) -> RunRecord?
     /// The highest run id this store's owner has recorded (runs are numbered from it).
@@ -79,6 +83,12 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     func checkpointKeys(app: AppID) throws(StoreError) -> [String]
     /// How much `app`'s checkpoints other than `key` hold (``CheckpointRules``).
     func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage
+    /// Writes the checkpoint `key` of `app` unless ``CheckpointRules`` refuse it (the key,
+    /// the value's size, or the app's totals with it), the totals counted and the value
+    /// written in one transaction, so that writers at once (threads, replicas) cannot
+    /// together pass the limits each checked alone. Returns the rule's complaint, with
+    /// nothing written, or `nil` once the value is committed.
+    func saveCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) -> String?
 
     /// Gives the store up: later calls fail with ``StoreError/Code/closed``. Twice does nothing.
     func close()

@@ -302,7 +302,7 @@ private enum StoredColumn {
 
     static func integer(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> Int64 {
         guard row.isNumber(index), row.double(index) == Double(row.int64(index)) else {
-            throw invalid("\(column) of \(name) is \(row.typeName(index)) \(row.text(index).prefix(40)), not an integer")
+            throw invalid("\(column) of \(name) is \(row.typeName(index)) \(row.text(index).excerpt(scalars: 40)), not an integer")
         }
         return row.int64(index)
     }
@@ -325,7 +325,7 @@ private enum StoredColumn {
         do {
             return try JSONDecoder().decode([String].self, from: Data(json.utf8))
         } catch {
-            throw invalid("\(column) of \(name) is not a JSON array of strings (\"\(json.prefix(40))\")")
+            throw invalid("\(column) of \(name) is not a JSON array of strings (\"\(json.excerpt(scalars: 40))\")")
         }
     }
 

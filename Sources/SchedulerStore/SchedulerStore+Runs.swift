@@ -56,17 +56,8 @@ extension SchedulerStore {
     ///   - since: Only runs started at or after this instant.
     ///   - limit: At most this many runs: the newest ones.
     public func runs(app: AppID? = nil, since: Date? = nil, limit: Int? = nil) throws(StoreError) -> [RunRecord] {
-        var conditions: [String] = []
-        var values: [SQLiteValue] = []
-        if let app {
-            conditions.append("app = ?")
-            values.append(.text(app.rawValue))
-        }
-        if let since {
-            conditions.append("started_at >= ?")
-            values.append(.date(since))
-        }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let (filter, filterValues) = Self.runFilter(app: app, since: since)
+        var values = filterValues
         // Newest first so LIMIT keeps the newest runs, then reversed. A negative LIMIT means
         // none, which keeps the number of distinct (cached) statements small.
         values.append(.integer(Int64(limit.map { max(0, $0) } ?? -1)))
@@ -82,17 +73,7 @@ extension SchedulerStore {
     /// (an unknown outcome, a date that is text or out of any range) is listed with its
     /// number and the reason instead of failing the whole read: a diagnostic shows the rest.
     public func readableRuns(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
-        var conditions: [String] = []
-        var values: [SQLiteValue] = []
-        if let app {
-            conditions.append("app = ?")
-            values.append(.text(app.rawValue))
-        }
-        if let since {
-            conditions.append("started_at >= ?")
-            values.append(.date(since))
-        }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let (filter, values) = Self.runFilter(app: app, since: since)
         let rows = try withConnection { (connection) throws(StoreError) in
             let measured = try SchemaMigrations.hasTable("run_measurements", on: connection)
             let sql = "SELECT \(RunColumns.selectNames(withMeasurements: measured)) FROM \(RunColumns.source(withMeasurements: measured)) \(filter) ORDER BY started_at, id"
@@ -113,6 +94,22 @@ extension SchedulerStore {
             }
         }
         return (runs, unreadable)
+    }
+
+    /// The `WHERE` clause and its values that select the runs of `app` (every app's when
+    /// `nil`) started at or after `since`: one filter for both readers of the run log.
+    private static func runFilter(app: AppID?, since: Date?) -> (filter: String, values: [SQLiteValue]) {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let app {
+            conditions.append("app = ?")
+            values.append(.text(app.rawValue))
+        }
+        if let since {
+            conditions.append("started_at >= ?")
+            values.append(.date(since))
+        }
+        return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), values)
     }
 
     /// The run numbered `id`, or `nil` if there is none.

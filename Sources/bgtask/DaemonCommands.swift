@@ -51,9 +51,9 @@ struct DaemonCommand: Equatable {
         OptionValue.app(text, for: "<app>")
     }
 
-    /// A task identifier argument: one no request can have (`TaskIdentifierRules`: not
-    /// reverse-DNS, or with a control character) is a usage error, not a question bgtaskd
-    /// answers with the text echoed.
+    /// A task identifier argument: one no request can have (empty, over 255 bytes, or with
+    /// a control character: `CommandLineValue.taskIdentifier`) is a usage error, not a
+    /// question bgtaskd answers with the text echoed.
     private static func task(_ text: String) -> Result<String, UsageError> {
         OptionValue.taskIdentifier(text, for: "<identifier>")
     }

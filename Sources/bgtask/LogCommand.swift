@@ -420,7 +420,8 @@ struct RunLogReading {
 
     /// The stores read, in order.
     var stores: [String]
-    /// The stores that could not be read.
+    /// The stores that could not be read, and the run rows of a read store that could not
+    /// be (the error names the run).
     var skipped: [Skipped]
     /// The runs, with the store each came from, oldest first.
     var runs: [(store: String, run: RunRecord)]
@@ -453,8 +454,10 @@ struct RunLogReading {
             // The store replicas share: one log, every replica's runs.
             do {
                 return try PostgreSQLStore.reading(address: address) { store in
-                    let runs = try store.runs(app: options.app, since: since, limit: nil)
-                    return RunLogReading(stores: [store.storeDescription], skipped: [], runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
+                    // One damaged row hides nothing else, as in a SQLite store.
+                    let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
+                    let skipped = unreadable.map { Skipped(store: store.storeDescription, error: "unreadable run row: \($0.reason)") }
+                    return RunLogReading(stores: [store.storeDescription], skipped: skipped, runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
                 }
             } catch {
                 throw RunLogError(message: "cannot read the run log: \((error as? StoreError)?.message ?? "\(error)")")
@@ -469,7 +472,8 @@ struct RunLogReading {
                 let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
                 reading.stores.append(url.path)
                 reading.runs += runs.map { (url.path, $0) }
-                reading.skipped += unreadable.map { Skipped(store: "\(url.path) \($0.id)", error: "unreadable run row: \($0.reason)") }
+                // The reason names the run (run#N); `store` stays the store's path.
+                reading.skipped += unreadable.map { Skipped(store: url.path, error: "unreadable run row: \($0.reason)") }
             } catch {
                 reading.skipped.append(Skipped(store: url.path, error: error.message))
             }

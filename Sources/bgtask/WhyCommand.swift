@@ -177,7 +177,8 @@ extension WhyCommand {
         }
         engine.restore(pending, at: now)
         let explanation = engine.explain(RequestKey(app: app, identifier: options.identifier), at: now)
-        let unfinished = try store.runs(app: app, since: nil, limit: nil).last { $0.identifier == options.identifier && $0.endedAt == nil }
+        // A damaged run row elsewhere in the app's log does not stop the answer.
+        let unfinished = try store.readableRuns(app: app, since: nil).runs.last { $0.identifier == options.identifier && $0.endedAt == nil }
         return (explanation, unfinished)
     }
 }

@@ -152,6 +152,9 @@ final class SharedMemoryStore: SharedSchedulerStorage {
             return limit.map { Array(all.suffix($0)) } ?? all
         }
     }
+    func readableRuns(app: AppID?, since: Date?) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
+        (try runs(app: app, since: since, limit: nil), [])  // records in memory are always readable
+    }
     func run(_ id: RunID) throws(StoreError) -> RunRecord? { try access { $0.runs[replica]?[id]?.record } }
     func maxRunID() throws(StoreError) -> RunID? { try access { $0.runs[replica]?.keys.max() } }
     func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int { 0 }
@@ -175,6 +178,15 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         try access { state in
             let others = (state.checkpoints[app] ?? [:]).filter { $0.key != key }
             return CheckpointUsage(keys: others.count, bytes: others.reduce(0) { $0 + $1.key.utf8.count + $1.value.count })
+        }
+    }
+    func saveCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) -> String? {
+        try access { state in
+            let others = (state.checkpoints[app] ?? [:]).filter { $0.key != key }
+            let usage = CheckpointUsage(keys: others.count, bytes: others.reduce(0) { $0 + $1.key.utf8.count + $1.value.count })
+            if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: usage) { return problem }
+            state.checkpoints[app, default: [:]][key] = data
+            return nil
         }
     }
     func close() {}

@@ -51,6 +51,24 @@ import Testing
         #expect((object["notes"] as? [String])?.count == 2)
     }
 
+    /// One damaged row elsewhere in the app's run log (an unknown outcome, a date written
+    /// as text) does not stop `why` from answering about the task.
+    @Test func aDamagedRunRowElsewhereDoesNotStopTheAnswer() throws {
+        let state = try stateLeftByADeadOwner()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let database = state.appendingPathComponent("scheduler.sqlite")
+        let (store, _) = try SchedulerStore.open(at: database, now: testStart)
+        let other = PendingRequest(app: testApp, identifier: "com.example.test.other", kind: .appRefresh, submittedAt: testStart)
+        try store.recordRunStarted(RunRecord(id: RunID(7), request: other, startedAt: testStart))
+        try store.withConnection { (connection) throws(StoreError) in
+            try connection.executeScript("UPDATE runs SET outcome = 'weird', ended_at = 'abc' WHERE id = 7")
+        }
+        store.close()
+        let options = WhyCommand.Options(app: testApp.rawValue, identifier: Self.cleanup, state: state.path)
+        let text = try WhyCommand.run(options, environment: [:], now: testStart.addingTimeInterval(60), conditions: .favorable)
+        #expect(text.contains(Self.cleanup), "\(text)")
+    }
+
     @Test func whyBesideALiveOwnerReportsTheRunInProgress() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-ro-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -188,6 +188,45 @@ extension DaemonSocketTests {
             }
         }
 
+        /// `connect` follows a symbolic link, so the check of what is there follows it too:
+        /// a link to a socket nobody listens on is a stopped daemon, a link to a file is
+        /// named as the file.
+        @Test func aLinkIsJudgedByWhatItPointsTo() throws {
+            let scratch = try TemporaryDirectory()
+            let socketPath = scratch.path + "/dead.sock"
+            // A socket file nobody listens on: bound, then closed.
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(descriptor >= 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(bound == 0)
+            close(descriptor)
+            let toSocket = scratch.path + "/to-socket"
+            #expect(symlink(socketPath, toSocket) == 0)
+            #expect {
+                try FrameClient.connect(path: toSocket)
+            } throws: { error in
+                guard let error = error as? ConnectError else { return false }
+                return error.isNoDaemon && error.message.contains("nobody listens on \(toSocket)")
+            }
+            let file = scratch.path + "/file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+            let toFile = scratch.path + "/to-file"
+            #expect(symlink(file, toFile) == 0)
+            #expect {
+                try FrameClient.connect(path: toFile)
+            } throws: { error in
+                guard let error = error as? ConnectError else { return false }
+                return !error.isNoDaemon && error.message.contains("\(toFile): it is a regular file, not a socket")
+            }
+        }
+
         @Test func replyingToAPeerThatLeftIsAWriteErrorNotASignal() throws {
             // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.
             let scratch = try TemporaryDirectory()

@@ -460,5 +460,9 @@ import Testing
         #expect(!hostile.unicodeScalars.contains { $0.value == 0x1B })
         #expect(hostile.hasPrefix(#"\u001B[2J"#))
         #expect(DaemonService.recordedReason(String(repeating: "x", count: 5_000)).count == 1_003)
+        // One character of half a million combining marks is bounded too: by scalars.
+        let cluster = "a" + String(repeating: "\u{301}", count: 500_000)
+        #expect(cluster.count == 1)
+        #expect(DaemonService.recordedReason(cluster).utf8.count <= 1_000 * 4 + 3)
     }
 }

@@ -396,3 +396,15 @@ private func scratchDirectory() throws -> URL {
         #expect(StandardStream.write(String(repeating: "x", count: 1_000_000), to: null) == nil)
     }
 }
+
+/// Excerpts of outside text in messages are bounded by Unicode scalars, so one grapheme
+/// cluster of any length cannot pass whole.
+@Suite struct TextExcerptTests {
+    @Test func anExcerptIsBoundedByScalarsAndMarkedWhenCut() {
+        #expect("short".excerpt(scalars: 40) == "short")
+        #expect(String(repeating: "x", count: 40).excerpt(scalars: 40) == String(repeating: "x", count: 40))
+        #expect(String(repeating: "x", count: 41).excerpt(scalars: 40) == String(repeating: "x", count: 40) + "...")
+        let cluster = "a" + String(repeating: "\u{301}", count: 100_000)
+        #expect(cluster.excerpt(scalars: 40).unicodeScalars.count == 43)
+    }
+}

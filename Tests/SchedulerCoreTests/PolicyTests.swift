@@ -328,6 +328,22 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         }
     }
 
+    /// A duplicate key's path comes quoted and escaped from the JSON reader: the message
+    /// shows it once so, not with its backslashes doubled.
+    @Test func aDuplicateKeyWithSpacesOrControlCharactersIsEscapedOnce() {
+        #expect {
+            try PolicyConfiguration.parse(Data(#"{"a b": 1, "a b": 2}"#.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)".contains(#"["a b"]"#) && !"\(error)".contains(#"\""#)
+        }
+        #expect {
+            try PolicyConfiguration.parse(Data(#"{"\u001b": 1, "\u001b": 2}"#.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)".contains(#"["\u001B"]"#) && !"\(error)".contains(#"\\u001B"#)
+                && !"\(error)".unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+    }
+
     /// A document that is valid JSON but not an object says what it is, not Foundation's
     /// "The data is not in the correct format".
     @Test(arguments: [("null", "found null"), ("true", "found a boolean"), (#""x""#, "found a string"), ("5", "found a number"), ("[1]", "found an array")])

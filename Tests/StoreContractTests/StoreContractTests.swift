@@ -387,6 +387,41 @@ extension PostgreSQLServerTests {
             #expect(try store.checkpointKeys(app: Sample.otherApp) == ["offset"])
         }
 
+        @Test("writers saving checkpoints at once cannot together pass the app's limits: each counts and writes in one transaction", arguments: StoreKind.allCases)
+        func checkpointLimitsHoldUnderConcurrentSaves(kind: StoreKind) throws {
+            let fixture = try StoreFixture(kind)
+            let store = fixture.store
+            for index in 0..<(CheckpointRules.maximumKeysPerApp - 1) {
+                try store.setCheckpoint(Data([1]), app: Sample.app, key: "k\(index)", at: Sample.now)
+            }
+            // One key is left. Six writers want it at once: six threads on one store, or
+            // six replicas with connections of their own.
+            let writers = 6
+            let stores: [any SchedulerStorage] = try (0..<writers).map { index in
+                kind == .postgreSQL ? try fixture.openAnother(replica: "writer-\(index)") : store
+            }
+            let outcomes = Mutex<[String?]>([])
+            DispatchQueue.concurrentPerform(iterations: writers) { index in
+                let outcome: String?
+                do {
+                    outcome = try stores[index].saveCheckpoint(Data([2]), app: Sample.app, key: "new\(index)", at: Sample.now)
+                } catch {
+                    outcome = "error: \(error)"
+                }
+                outcomes.withLock { $0.append(outcome) }
+            }
+            let results = outcomes.withLock { $0 }
+            #expect(results.filter { $0 == nil }.count == 1, "\(results)")
+            #expect(results.compactMap { $0 }.allSatisfy { $0.contains("the most one app may hold is \(CheckpointRules.maximumKeysPerApp)") }, "\(results)")
+            #expect(try store.checkpointKeys(app: Sample.app).count == CheckpointRules.maximumKeysPerApp)
+            // The key's and value's own rules are checked too, before anything is counted.
+            #expect(try store.saveCheckpoint(Data(), app: Sample.app, key: "", at: Sample.now) != nil)
+            // Replacing a key the app has is within its limits.
+            #expect(try store.saveCheckpoint(Data([3]), app: Sample.app, key: "k0", at: Sample.now) == nil)
+            #expect(try store.checkpoint(app: Sample.app, key: "k0") == Data([3]))
+            for other in stores where (other as AnyObject) !== (store as AnyObject) { other.close() }
+        }
+
         @Test("a checkpoint usage counts the app's other keys and their bytes", arguments: StoreKind.allCases)
         func checkpointUsage(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store

@@ -53,11 +53,11 @@ public struct BGCheckpointStore: Sendable {
             _ = try linked(.checkpointSet(key: key, value: data), key: key, uplink: uplink)
             return
         }
-        let store = try store(for: key)
-        if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: try store.checkpointUsage(app: context.app, excluding: key)) {
+        // Counted and written in one transaction: threads (or replicas) saving at once
+        // cannot together pass the app's totals.
+        if let problem = try store(for: key).saveCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now()) {
             throw Error(key: key, message: problem)
         }
-        try store.setCheckpoint(data, app: context.app, key: key, at: context.driver.clock.now())
     }
 
     /// Removes the value under `key`.

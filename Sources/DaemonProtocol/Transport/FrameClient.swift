@@ -132,7 +132,7 @@ public enum FrameClient {
             // Linux refuses a connect to a path that is no socket at all the same way: say
             // what is there instead of suggesting a daemon start that would fail on it.
             var info = stat()
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {  // connect follows links; so does this
                 let kind = BoundedFile.nonRegularKind(info.st_mode) ?? "a regular file"
                 return ConnectError(code: .other, path: path, errno: code, message: "cannot connect to \(path): it is \(kind), not a socket")
             }

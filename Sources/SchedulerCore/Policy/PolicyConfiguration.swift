@@ -116,9 +116,17 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
         self.message = message
     }
 
-    /// The source, the key (escaped as JSON writes it: a key read from the file is shown,
-    /// never obeyed by a terminal) and the message.
-    public var description: String { "\(source): \(key.map { "\(StrictJSON.escaped($0)): " } ?? "")\(message)" }
+    /// The source, the key and the message. The key's control characters (line feed and
+    /// tab too) are escaped (a
+    /// key read from the file is shown, never obeyed by a terminal), and nothing else: a
+    /// duplicate key's path arrives already quoted and escaped by ``StrictJSON``
+    /// (`["a b"]`), and escaping it again would double its backslashes.
+    public var description: String {
+        let shownKey = key.map {
+            StandardStream.terminalSafe($0).replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t") + ": "
+        }
+        return "\(source): \(shownKey ?? "")\(message)"
+    }
 }
 
 extension PolicyConfiguration {

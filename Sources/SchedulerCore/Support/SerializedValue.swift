@@ -49,8 +49,6 @@ public enum SerializedValue {
     /// Quotes a string for a message, shortened so one bad value cannot flood a terminal,
     /// and escaped as JSON writes it (control characters too) so it is shown, not obeyed.
     private static func quoted(_ string: String) -> String {
-        let limit = 60
-        if string.count <= limit { return "\"\(StrictJSON.escaped(string))\"" }
-        return "\"\(StrictJSON.escaped(String(string.prefix(limit))))...\""
+        "\"\(StrictJSON.escaped(string.excerpt(scalars: 60)))\""
     }
 }

@@ -124,10 +124,9 @@ public enum StrictJSON {
         return simple ? "." + key : "[\(quoted(key))]"
     }
 
-    /// A string in double quotes with `\` and `"` escaped, shortened to 60 characters.
+    /// A string in double quotes with `\` and `"` escaped, shortened to 60 Unicode scalars.
     static func quoted(_ text: String) -> String {
-        let shown = text.count > 60 ? String(text.prefix(60)) + "..." : text
-        return "\"" + escaped(shown) + "\""
+        "\"" + escaped(text.excerpt(scalars: 60)) + "\""
     }
 
     /// `text` with `\`, `"` and control characters (U+0000-U+001F, U+007F-U+009F) escaped as

@@ -149,13 +149,10 @@ open class BGHealthResearchTaskRequest: BGProcessingTaskRequest, @unchecked Send
 /// visible progress (Apple: `BGContinuedProcessingTaskRequest`, iOS 26).
 /// `earliestBeginDate` is ignored: the work starts at once, or is queued or refused.
 open class BGContinuedProcessingTaskRequest: BGTaskRequest, @unchecked Sendable {
-    /// What to do when the work cannot start at once.
-    public enum SubmissionStrategy: Int, Sendable, Hashable {
-        /// Refuse the submission with `immediateRunIneligible`.
-        case fail = 0
-        /// Queue it behind other continued-processing work (the default).
-        case queue = 1
-    }
+    /// What to do when the work cannot start at once: `.fail` or `.queue`. The C enum
+    /// `BGContinuedProcessingTaskRequestSubmissionStrategy` (CUIKitTypes), as on iOS, so a
+    /// `switch` over it takes `default:` or `@unknown default:` without a warning.
+    public typealias SubmissionStrategy = BGContinuedProcessingTaskRequestSubmissionStrategy
 
     /// Resources the work needs.
     public struct Resources: OptionSet, Sendable, Hashable {
@@ -215,5 +212,17 @@ open class BGContinuedProcessingTaskRequest: BGTaskRequest, @unchecked Sendable 
             requiredResources: requiredResources.names
         )
         return record
+    }
+}
+
+extension BGContinuedProcessingTaskRequestSubmissionStrategy: @retroactive CustomStringConvertible {
+    /// `"fail"` or `"queue"` (`"strategy 7"` for a value without a name), as the strategy
+    /// printed when it was a Swift enum.
+    public var description: String {
+        switch self {
+        case .fail: "fail"
+        case .queue: "queue"
+        default: "strategy \(rawValue)"
+        }
     }
 }

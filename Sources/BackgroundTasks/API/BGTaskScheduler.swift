@@ -91,7 +91,9 @@ public final class BGTaskScheduler: @unchecked Sendable {
     ///     async `main`); after 5 s without it running, an error naming the task is logged.
     ///   - launchHandler: called with the task when the system runs it. It takes the
     ///     isolation of the code that registers it (`@isolated(any)`), as a closure passed
-    ///     to `Task {}` does.
+    ///     to `Task {}` does. As in Apple's declaration it need not be `@Sendable`: it may
+    ///     capture the app's non-`Sendable` objects, and is called once per launch on its
+    ///     queue or actor (what it shares with other threads is the app's to guard, as on iOS).
     /// - Returns: `false` when the identifier is not permitted by the manifest.
     /// - Precondition: not a second registration of `identifier`, and not after launch
     ///   finished (except continued processing). Apple raises an exception; this stops
@@ -100,9 +102,14 @@ public final class BGTaskScheduler: @unchecked Sendable {
     public func register(
         forTaskWithIdentifier identifier: String,
         using queue: DispatchQueue?,
-        @_inheritActorContext launchHandler: @escaping @isolated(any) @Sendable (BGTask) -> Void
+        launchHandler: @escaping @isolated(any) (BGTask) -> Void
     ) -> Bool {
-        register(Registration(identifier: identifier, handler: .closure(queue: queue, body: launchHandler)))
+        // Apple's parameter is a plain `(BGTask) -> Void`: iOS code captures non-Sendable
+        // services in it. The scheduler hands it to one queue or actor per launch, as iOS
+        // does; `@Sendable` is not part of a function's representation, so the cast keeps
+        // the closure and its isolation unchanged.
+        let handler = unsafeBitCast(launchHandler, to: (@isolated(any) @Sendable (BGTask) -> Void).self)
+        return register(Registration(identifier: identifier, handler: .closure(queue: queue, body: handler)))
     }
 
     /// Registers an `async` launch handler: it runs in a Swift task that is cancelled when

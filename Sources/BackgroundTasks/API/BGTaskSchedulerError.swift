@@ -15,22 +15,11 @@ extension BGTaskScheduler {
     /// `"BGTaskSchedulerErrorDomain"`, `.code` is ``Code-swift.enum``'s raw value, and the
     /// message is the `NSLocalizedDescriptionKey` of `userInfo`.
     public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible, LocalizedError, CustomNSError {
-        /// Apple's codes, plus this project's `invalidRequest`.
-        public enum Code: Int, Hashable, Sendable {
-            /// Background refresh is off for the app, or the system cannot schedule now.
-            case unavailable = 1
-            /// The app already has the maximum number of pending requests of this kind
-            /// (1 refresh, 10 processing).
-            case tooManyPendingTaskRequests = 2
-            /// The identifier is not in `BGTaskSchedulerPermittedIdentifiers`, the kind's
-            /// background mode is missing from `UIBackgroundModes`, or a resource is unsupported.
-            case notPermitted = 3
-            /// A continued-processing request with strategy `.fail` cannot start now.
-            case immediateRunIneligible = 4
-            /// Beyond Apple: the request is malformed (`earliestBeginDate` NaN, infinite,
-            /// or more than a year away; an empty continued-processing title).
-            case invalidRequest = 100
-        }
+        /// The code (Apple: `BGTaskScheduler.Error.Code`): Apple's four, imported from C as on
+        /// iOS (`Sources/CUIKitTypes`), so a `switch` over them takes `@unknown default:` or
+        /// `default:` without a warning, and this project's ``BGTaskSchedulerErrorCode/invalidRequest``
+        /// (100) reaches that `default`. `rawValue` is the `NSError` code.
+        public typealias Code = BGTaskSchedulerErrorCode
 
         /// The code.
         public let code: Code
@@ -77,7 +66,7 @@ extension BGTaskScheduler {
         /// `CustomNSError`: what `(error as NSError).userInfo` holds (``userInfo``).
         public var errorUserInfo: [String: Any] { userInfo }
 
-        public var description: String { "BGTaskScheduler.Error(\(code)): \(message)" }
+        public var description: String { "BGTaskScheduler.Error(\(code.name)): \(message)" }
         public var errorDescription: String? { message }
 
         /// Equal when code and message are (user info is not compared: its values are `Any`).
@@ -100,6 +89,31 @@ extension BGTaskScheduler {
             // put in, as in an NSError (which Foundation also treats as Sendable).
             let values: [String: Any]
             init(_ values: [String: Any]) { self.values = values }
+        }
+    }
+}
+
+extension BGTaskSchedulerErrorCode: @retroactive CustomStringConvertible {
+    /// Beyond Apple: the request is malformed (`earliestBeginDate` NaN, infinite, or more
+    /// than a year away; an empty continued-processing title), code 100. Not one of the
+    /// enum's cases, as Apple's enum has no such case: a `switch` written for iOS handles
+    /// it in its `default:` / `@unknown default:`; `error.code == .invalidRequest` and
+    /// `case .invalidRequest:` match it.
+    public static var invalidRequest: BGTaskSchedulerErrorCode { BGTaskSchedulerErrorCode(rawValue: 100)! }
+
+    /// The code's name as Swift spells it (`"notPermitted"`; `"invalidRequest"`; `"code 7"` for
+    /// a value without a name), so `print(error.code)` reads as it did when the codes were a
+    /// Swift enum (an imported C enum otherwise prints as `BGTaskSchedulerErrorCode(rawValue: 3)`).
+    public var description: String { name }
+
+    /// The code's name as Swift spells it.
+    var name: String {
+        switch self {
+        case .unavailable: "unavailable"
+        case .tooManyPendingTaskRequests: "tooManyPendingTaskRequests"
+        case .notPermitted: "notPermitted"
+        case .immediateRunIneligible: "immediateRunIneligible"
+        default: rawValue == 100 ? "invalidRequest" : "code \(rawValue)"
         }
     }
 }

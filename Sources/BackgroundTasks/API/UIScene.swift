@@ -15,17 +15,10 @@ import Foundation
 /// A scene of the app (Apple: `UIScene`): on Linux, the one the user's launch connects.
 @MainActor
 open class UIScene: UIResponder {
-    /// Where a scene is in its life (Apple: `UIScene.ActivationState`).
-    public enum ActivationState: Int, Sendable {
-        /// Not connected, or disconnected.
-        case unattached = -1
-        /// In the foreground, receiving events.
-        case foregroundActive = 0
-        /// In the foreground, not receiving events.
-        case foregroundInactive = 1
-        /// In the background.
-        case background = 2
-    }
+    /// Where a scene is in its life (Apple: `UIScene.ActivationState`): the C enum
+    /// `UISceneActivationState` (CUIKitTypes), as on iOS, so a `switch` over it takes
+    /// `default:` or `@unknown default:` without a warning (docs/porting.md).
+    public typealias ActivationState = UISceneActivationState
 
     /// The options a scene connects with (Apple: `UIScene.ConnectionOptions`); none on Linux.
     @MainActor
@@ -200,5 +193,19 @@ extension BGApplication {
         scene.delegate = sceneDelegate
         sceneDelegate.scene(scene, willConnectTo: session, options: options)
         return scene
+    }
+}
+
+extension UISceneActivationState: @retroactive CustomStringConvertible {
+    /// The state's name as Swift spells it (`"foregroundActive"`; `"state 7"` for a value
+    /// without a name), as it printed when it was a Swift enum.
+    public var description: String {
+        switch self {
+        case .unattached: "unattached"
+        case .foregroundActive: "foregroundActive"
+        case .foregroundInactive: "foregroundInactive"
+        case .background: "background"
+        default: "state \(rawValue)"
+        }
     }
 }

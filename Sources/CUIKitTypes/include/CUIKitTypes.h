@@ -1,4 +1,4 @@
-// UIKit's enums as iOS declares them: C enums that Swift imports as non-frozen (open)
+// UIKit's enums (and BackgroundTasks' error code) as iOS declares them: C enums that Swift imports as non-frozen (open)
 // enums, so `switch` statements written for iOS compile here exactly as there: `default:`
 // and `@unknown default:` without a warning, a switch over the known cases alone with the
 // warning (Swift 5) or error (Swift 6) Apple's SDK gives. docs/porting.md, "Enums in switch".
@@ -37,5 +37,46 @@ typedef BGTASK_OPEN_ENUM UIBackgroundFetchResult : unsigned long {
     /// The fetch failed (the run is recorded as failed).
     UIBackgroundFetchResultFailed = 2,
 } UIBackgroundFetchResult;
+
+/// Where a scene is in its life (Apple: `UIScene.ActivationState`, `UISceneActivationState`).
+typedef BGTASK_OPEN_ENUM UISceneActivationState : long {
+    /// Not connected, or disconnected.
+    UISceneActivationStateUnattached = -1,
+    /// In the foreground, receiving events.
+    UISceneActivationStateForegroundActive = 0,
+    /// In the foreground, not receiving events.
+    UISceneActivationStateForegroundInactive = 1,
+    /// In the background.
+    UISceneActivationStateBackground = 2,
+} UISceneActivationState;
+
+/// What to do with a continued-processing request that cannot start at once (Apple:
+/// `BGContinuedProcessingTaskRequest.SubmissionStrategy`,
+/// `BGContinuedProcessingTaskRequestSubmissionStrategy`).
+typedef BGTASK_OPEN_ENUM BGContinuedProcessingTaskRequestSubmissionStrategy : long {
+    /// Refuse the submission with `immediateRunIneligible`.
+    BGContinuedProcessingTaskRequestSubmissionStrategyFail = 0,
+    /// Queue it behind other continued-processing work (the default).
+    BGContinuedProcessingTaskRequestSubmissionStrategyQueue = 1,
+} BGContinuedProcessingTaskRequestSubmissionStrategy;
+
+/// The codes of `BGTaskScheduler.Error` (Apple: `BGTaskSchedulerErrorCode`, an
+/// `NS_ERROR_ENUM` that Swift imports as the non-frozen `BGTaskScheduler.Error.Code`).
+/// Declared here, as on iOS, so that a `switch` over the four codes with `@unknown default:`
+/// or `default:` compiles as with Apple's SDK; this project's own `invalidRequest` (100) is
+/// a value beyond the known cases (`BGTaskScheduler.Error.Code.invalidRequest`), which such
+/// a `default` receives, as it would a code a later iOS adds.
+typedef BGTASK_OPEN_ENUM BGTaskSchedulerErrorCode : long {
+    /// Background refresh is off for the app, or the system cannot schedule now.
+    BGTaskSchedulerErrorCodeUnavailable = 1,
+    /// The app already has the maximum number of pending requests of this kind
+    /// (1 refresh, 10 processing).
+    BGTaskSchedulerErrorCodeTooManyPendingTaskRequests = 2,
+    /// The identifier is not in `BGTaskSchedulerPermittedIdentifiers`, the kind's background
+    /// mode is missing from `UIBackgroundModes`, or a resource is unsupported.
+    BGTaskSchedulerErrorCodeNotPermitted = 3,
+    /// A continued-processing request with strategy `.fail` cannot start now.
+    BGTaskSchedulerErrorCodeImmediateRunIneligible = 4,
+} BGTaskSchedulerErrorCode;
 
 #endif

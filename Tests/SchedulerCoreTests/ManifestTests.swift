@@ -423,6 +423,150 @@ struct ManifestTests {
         #expect(BinaryPropertyListKeys.expansionProblem(in: real) == nil)
     }
 
+    /// A binary property list laid out by hand: `body` follows the 8-byte header (so the
+    /// first object is at offset 8), then the offset table `offsets` and the trailer.
+    static func binaryPropertyList(body: [UInt8], offsets: [Int], offsetSize: Int, referenceSize: Int, top: Int = 0) -> Data {
+        var bytes = Array("bplist00".utf8) + body
+        let table = bytes.count
+        for offset in offsets { bytes += bigEndian(offset, size: offsetSize) }
+        bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
+        bytes += bigEndian(offsets.count, size: 8) + bigEndian(top, size: 8) + bigEndian(table, size: 8)
+        return Data(bytes)
+    }
+
+    static func bigEndian(_ value: Int, size: Int) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: value >> (8 * (size - 1 - $0))) }
+    }
+
+    /// Many offset-table entries naming one dictionary whose keys are not strings: every
+    /// entry used to be checked in full (a reviewer's 180 KB file took 20 s; a 1 MiB
+    /// manifest would have held bgtaskd for minutes). Only dictionaries reachable from the
+    /// top are checked now, each once.
+    @Test func manyOffsetsNamingOneDictionaryAreCheckedOnce() throws {
+        // Index 1: the integer 5 at 8. Index 0 (the top) and 150,000 more: one dictionary at
+        // 10 of 60,000 entries whose keys and values are all that integer.
+        let entries = 60_000
+        let dictionary: [UInt8] = [0xDF, 0x12] + Self.bigEndian(entries, size: 4) + [UInt8](repeating: 1, count: 2 * entries)
+        let aliased = Self.binaryPropertyList(
+            body: [0x10, 5] + dictionary, offsets: [10, 8] + Array(repeating: 10, count: 150_000), offsetSize: 1, referenceSize: 1)
+        #expect(aliased.count > 250_000)
+        #expect(BinaryPropertyListKeys.structuralProblem(in: aliased) == nil)
+        #expect(BinaryPropertyListKeys.firstUnsupportedObject(in: aliased) == nil)
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: aliased) == nil)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: aliased) == nil)
+        // The dictionary's 120,000 references are read once, not once per entry naming it.
+        #expect(BinaryPropertyListKeys.walk(aliased).work == 2 * entries)
+
+        // A top array naming each alias of a smaller such dictionary: it stands for 100,000
+        // copies of it, and is refused as such (after reading a bounded part of it).
+        let small = 1_000
+        let smallDictionary: [UInt8] = [0xDF, 0x12] + Self.bigEndian(small, size: 4) + (0..<2 * small).flatMap { _ in Self.bigEndian(1, size: 3) }
+        let arrayOffset = 10 + smallDictionary.count
+        let aliases = 100_000
+        let array: [UInt8] = [0xAF, 0x12] + Self.bigEndian(aliases, size: 4) + (0..<aliases).flatMap { Self.bigEndian(2 + $0, size: 3) }
+        let shared = Self.binaryPropertyList(
+            body: [0x10, 5] + smallDictionary + array, offsets: [arrayOffset, 8] + Array(repeating: 10, count: aliases), offsetSize: 2, referenceSize: 3)
+        #expect(shared.count > 250_000)
+        #expect(BinaryPropertyListKeys.structuralProblem(in: shared) == nil)
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: shared) == nil)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: shared)?.contains("more than \(BinaryPropertyListKeys.maximumExpandedObjects) objects") == true)
+        #expect(BinaryPropertyListKeys.walk(shared).work <= BinaryPropertyListKeys.maximumExpandedObjects + 1)
+    }
+
+    /// Keys whose strings overlap in the file (each header inside the previous one's text)
+    /// would be decoded in full one after another, the file's size many times over; no writer
+    /// lays keys out so, and such a list is refused.
+    @Test func keysThatOverlapInTheFileAreRefused() throws {
+        // Index 0 (the top): a dictionary at 8 of 2,000 keys, indices 1 to 2,000, each with the
+        // value index 1. Index j: a string of 60,000 bytes, its header 4(j - 1) bytes after
+        // the dictionary, its text the next headers and then filler.
+        let keys = 2_000, length = 60_000
+        let dictionary: [UInt8] = [0xDF, 0x11] + Self.bigEndian(keys, size: 2) + (1...keys).flatMap { Self.bigEndian($0, size: 2) } + (1...keys).flatMap { _ in Self.bigEndian(1, size: 2) }
+        var body = dictionary
+        for _ in 1...keys { body += [0x5F, 0x11] + Self.bigEndian(length, size: 2) }
+        body += [UInt8](repeating: UInt8(ascii: "a"), count: length)
+        let offsets = [8] + (1...keys).map { 8 + dictionary.count + 4 * ($0 - 1) }
+        let overlapping = Self.binaryPropertyList(body: body, offsets: offsets, offsetSize: 4, referenceSize: 2)
+        #expect(BinaryPropertyListKeys.structuralProblem(in: overlapping) == nil)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: overlapping)?.contains("keys overlap") == true)
+        #expect(BinaryPropertyListKeys.walk(overlapping).work <= 2 * overlapping.count)
+    }
+
+    /// Only dictionaries reachable from the top are checked (Foundation reads no other), each
+    /// however deep, and two keys naming one string object are one key given twice.
+    @Test func repeatedKeysAreFoundInTheDictionariesReachableFromTheTop() throws {
+        // {"k": [{"a": "k", "a": "k"}]}, the two keys distinct objects with one text.
+        let nested = Self.binaryPropertyList([[0xD1, 1, 2], [0x51, UInt8(ascii: "k")], [0xA1, 3], [0xD2, 4, 5, 1, 1], [0x51, UInt8(ascii: "a")], [0x51, UInt8(ascii: "a")]])
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: nested) == "a")
+        #expect(BinaryPropertyListKeys.expansionProblem(in: nested) == nil)
+        // The same with index 5 naming index 4's bytes.
+        let aliased = Self.binaryPropertyList(
+            body: [0xD1, 1, 2, 0x51, UInt8(ascii: "k"), 0xA1, 3, 0xD2, 4, 5, 1, 1, 0x51, UInt8(ascii: "a")],
+            offsets: [8, 11, 13, 15, 20, 20], offsetSize: 1, referenceSize: 1)
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: aliased) == "a")
+        // The dictionary unreachable (the array holds the string): nothing to report.
+        var unreachable = [UInt8](nested)
+        unreachable[8 + 3 + 2 + 1] = 1
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: Data(unreachable)) == nil)
+        // A list that expands beyond a manifest is refused as such even with a repeated key:
+        // {"a": chain, "a": chain}, the chain of 40 arrays each holding the next twice.
+        let chain = (0..<40).map { [0xA2, UInt8($0 + 3), UInt8($0 + 3)] } + [[0x51, UInt8(ascii: "x")]]
+        let both = Self.binaryPropertyList([[0xD2, 1, 1, 2, 2], [0x51, UInt8(ascii: "a")]] + chain)
+        #expect(BinaryPropertyListKeys.firstDuplicate(in: both) == "a")
+        let refused = try #require(parseError(parsing: both))
+        #expect(refused.message.contains("more than \(BinaryPropertyListKeys.maximumExpandedObjects) objects"), "\(refused.message)")
+    }
+
+    /// Arrays that overlap in the file, each one's header inside the previous one's
+    /// references, each with 100,000 references: every level of the walk used to hold its
+    /// array's references (260 MB for a 300 KB file before "nested more than 512 deep").
+    @Test func overlappingArraysAreWalkedWithoutCopyingTheirReferences() throws {
+        // Index 600 and up (to 65,535, so every 2-byte reference names an object): the string
+        // "x" at 8. Index i < 600: an array at 10 + 8i of 100,000 references, the first
+        // naming index i + 1, the others whatever bytes follow (the next headers, then
+        // references to the string).
+        let levels = 600, count = 100_000
+        var body: [UInt8] = [0x51, UInt8(ascii: "x")]
+        for level in 0..<levels { body += [0xAF, 0x12] + Self.bigEndian(count, size: 4) + Self.bigEndian(level + 1, size: 2) }
+        for _ in 0..<count { body += Self.bigEndian(levels, size: 2) }
+        let offsets = (0..<levels).map { 10 + 8 * $0 } + Array(repeating: 8, count: 65_536 - levels)
+        let overlapping = Self.binaryPropertyList(body: body, offsets: offsets, offsetSize: 2, referenceSize: 2)
+        #expect(overlapping.count > 300_000)
+        #expect(BinaryPropertyListKeys.structuralProblem(in: overlapping) == nil)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: overlapping)?.contains("nested more than 512 deep") == true)
+        // One reference read per level: none of the others is copied (or read).
+        #expect(BinaryPropertyListKeys.walk(overlapping).work == 512)
+    }
+
+    /// Nesting is limited as in JSON and XML property lists: 512 arrays inside one another
+    /// holding a string are read, 513 are refused (a string inside used to count as a level).
+    @Test func binaryNestingStopsAtTheLimitJSONAndXMLHave() throws {
+        let limit = StrictJSON.maximumDepth
+        #expect(limit == 512)
+        // Arrays at 8 + 3i, each of one 2-byte reference to the next; then the string.
+        func nested(_ levels: Int) -> Data {
+            var body: [UInt8] = []
+            for level in 0..<levels { body += [0xA1] + Self.bigEndian(level + 1, size: 2) }
+            body += [0x51, UInt8(ascii: "x")]
+            return Self.binaryPropertyList(body: body, offsets: (0...levels).map { 8 + 3 * $0 }, offsetSize: 2, referenceSize: 2)
+        }
+        #expect(BinaryPropertyListKeys.expansionProblem(in: nested(limit)) == nil)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: nested(limit + 1)) == "arrays and dictionaries are nested more than \(limit) deep")
+        // Foundation reads the one at the limit as the arrays and the string.
+        var value = try PropertyListSerialization.propertyList(from: nested(limit), options: [], format: nil)
+        for _ in 0..<limit { value = try #require((value as? [Any])?.first) }
+        #expect(value as? String == "x")
+        // JSON and XML property lists draw the line at the same place.
+        func json(_ levels: Int) -> Data { Data((String(repeating: "[", count: levels) + "\"x\"" + String(repeating: "]", count: levels)).utf8) }
+        #expect((try? StrictJSON.validate(json(limit))) != nil)
+        #expect((try? StrictJSON.validate(json(limit + 1))) == nil)
+        func xml(_ levels: Int) -> Data {
+            Data(("<plist version=\"1.0\">" + String(repeating: "<array>", count: levels) + "<string>x</string>" + String(repeating: "</array>", count: levels) + "</plist>").utf8)
+        }
+        #expect(XMLPropertyListKeys.firstDuplicate(in: xml(limit)).tooDeep == false)
+        #expect(XMLPropertyListKeys.firstDuplicate(in: xml(limit + 1)).tooDeep == true)
+    }
+
     @Test func aTruncatedOrDamagedBinaryPropertyListIsRefusedAsOne() throws {
         let whole = try PropertyListSerialization.data(
             fromPropertyList: ["CFBundleIdentifier": "com.example.a", "BGTaskSchedulerPermittedIdentifiers": ["com.example.a.refresh"]],

@@ -402,15 +402,18 @@ public struct AppManifest: Hashable, Sendable {
                         code: .malformed, file: source,
                         message: "expected a property list of dictionaries, arrays, strings, numbers, booleans, dates and data, found \(object) in the binary property list")
                 }
-                if let key = BinaryPropertyListKeys.firstDuplicate(in: data) {
-                    throw ManifestError(
-                        code: .malformed, file: source, key: key,
-                        message: "duplicate key \"\(key)\" in a dictionary of a binary property list: each key may appear once (the property list parser would keep the last one silently)")
-                }
-                if let problem = BinaryPropertyListKeys.expansionProblem(in: data) {
+                // One walk finds both; its expansion, loop and depth problems come first, as
+                // a repeated key found in a list that cannot be read safely matters less.
+                let walk = BinaryPropertyListKeys.walk(data)
+                if let problem = walk.problem {
                     throw ManifestError(
                         code: .malformed, file: source,
                         message: "expected a manifest-sized binary property list, found one that cannot be read safely: \(problem)")
+                }
+                if let key = walk.duplicate {
+                    throw ManifestError(
+                        code: .malformed, file: source, key: key,
+                        message: "duplicate key \"\(key)\" in a dictionary of a binary property list: each key may appear once (the property list parser would keep the last one silently)")
                 }
                 return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             }

@@ -222,11 +222,12 @@ public enum XMLPropertyListKeys {
     }
 }
 
-/// Finds a dictionary of a binary property list (`bplist00`) whose keys repeat, which
-/// `PropertyListSerialization` also accepts silently. Every object is visited once through
-/// the offset table (no traversal, so no depth to limit), each key string is decoded at most
-/// once, and every offset, count and reference is bounds-checked: malformed data yields
-/// `nil` and is left for Foundation to report.
+/// Checks a binary property list (`bplist00`) before `PropertyListSerialization` reads it:
+/// its structure, the kinds of its objects, and, in one walk over the objects reachable from
+/// the top, a dictionary whose keys repeat (which Foundation accepts silently), shared
+/// references that stand for too many objects, loops and nesting. Every check is linear in
+/// the file's size, and every offset, count and reference is bounds-checked: malformed
+/// data the checks cannot judge yields `nil` and is left for Foundation to report.
 public enum BinaryPropertyListKeys {
     /// The first object of a kind a manifest cannot hold and Foundation must not be given,
     /// named (`"a set"`, `"a UID"`, `"an object of unknown type 0x7"`), or `nil`. A set
@@ -285,60 +286,191 @@ public enum BinaryPropertyListKeys {
     public static let maximumExpandedObjects = 200_000
 
     /// What makes the objects reachable from the top of `data` unfit to be read, or `nil`:
-    /// an array or dictionary that contains itself, nesting deeper than `maximumDepth`, or
-    /// more than ``maximumExpandedObjects`` objects once every reference is followed.
+    /// an array or dictionary that contains itself, more than `maximumDepth` arrays and
+    /// dictionaries inside one another (as in JSON and XML property lists: a string inside
+    /// the innermost is no level), more than ``maximumExpandedObjects`` objects once every
+    /// reference is followed, or dictionary keys that overlap one another in the file.
     ///
     /// The format lets objects share references, so 40 arrays of 240 bytes, each holding the
     /// next twice, stand for 2^40 objects: `PropertyListSerialization` builds them all (bgtaskd
     /// grew to 5 GB installing one such manifest). Each object is visited once here (its
-    /// expanded size and depth kept), iteratively, with every read bounds-checked.
+    /// expanded size and depth kept), iteratively, with every read bounds-checked; the work
+    /// and the memory are linear in the file's size, however its objects overlap.
     public static func expansionProblem(in data: Data, maximumDepth: Int = StrictJSON.maximumDepth) -> String? {
+        walk(data, maximumDepth: maximumDepth).problem
+    }
+
+    /// The first key repeated in one dictionary reachable from the top object (as text), or
+    /// `nil`: none, or the walk stopped first at a problem ``expansionProblem(in:maximumDepth:)``
+    /// reports, which comes first. Dictionaries nothing reaches are not read by Foundation
+    /// either, so they are not checked.
+    public static func firstDuplicate(in data: Data) -> String? {
+        walk(data).duplicate
+    }
+
+    /// What one walk over the objects reachable from a binary property list's top finds.
+    struct Walk {
+        /// As ``BinaryPropertyListKeys/expansionProblem(in:maximumDepth:)`` reports it.
+        var problem: String?
+        /// The first repeated key, as ``BinaryPropertyListKeys/firstDuplicate(in:)`` reports it.
+        var duplicate: String?
+        /// References read plus bytes of keys decoded: at most
+        /// ``BinaryPropertyListKeys/maximumExpandedObjects`` plus the file's size (plus one), so
+        /// a crafted file costs no more than a manifest-sized one (tests check it).
+        var work = 0
+    }
+
+    /// Walks the arrays and dictionaries reachable from the top of `data` depth first, each
+    /// once (an object is known by its offset: offset-table entries naming the same bytes
+    /// are one object), checking expansion, depth, loops and repeated keys together. Nothing
+    /// is read up front: a level of the walk keeps where its container's references start,
+    /// how many there are and which is next, and reads each when it comes to it, so the
+    /// memory grows with the depth and the objects visited, never with the size of
+    /// containers that overlap in the file.
+    ///
+    /// The work is bounded without trusting the file's layout. Every reference read counts
+    /// at least once in the expanded size (each container is visited once, and its size is
+    /// part of the top's), so reading more than ``maximumExpandedObjects`` references means
+    /// the file stands for more objects than that. Each key's text is decoded once per offset
+    /// and interned, so a dictionary compares numbers, not strings; keys whose distinct texts
+    /// add up to more bytes than the file holds must overlap, which no writer does, and are
+    /// refused rather than decoded again and again.
+    static func walk(_ data: Data, maximumDepth: Int = StrictJSON.maximumDepth) -> Walk {
+        var result = Walk()
         let bytes = [UInt8](data)
-        guard let table = ObjectTable(bytes), let top = table.integer(at: table.trailer + 16, size: 8), top < table.objectCount else { return nil }
-        let limit = maximumExpandedObjects
-        // The references of a container object (array: its elements; dictionary: its keys
-        // and values), or none.
-        func children(_ index: Int) -> [Int] {
-            guard let offset = table.objectOffset(index) else { return [] }
-            let marker = bytes[offset] >> 4
-            guard marker == 0xA || marker == 0xD, let (count, start) = table.count(at: offset) else { return [] }
-            let references = marker == 0xD ? count.multipliedReportingOverflow(by: 2).partialValue : count
-            guard references >= 0, references <= (table.trailer - start) / max(1, table.referenceSize) else { return [] }
-            return (0..<references).compactMap { table.integer(at: start + $0 * table.referenceSize, size: table.referenceSize) }.filter { $0 < table.objectCount }
+        guard let table = ObjectTable(bytes), let top = table.integer(at: table.trailer + 16, size: 8), top < table.objectCount,
+              let topOffset = table.objectOffset(top) else { return result }
+        let limit = maximumExpandedObjects, referenceSize = table.referenceSize
+        let tooDeep = "arrays and dictionaries are nested more than \(maximumDepth) deep"
+        let tooMany = "it stands for more than \(limit) objects once its shared references are followed (each counts every time it is used), more than a manifest holds"
+
+        /// An array or dictionary being walked: where its references start, how many (a
+        /// dictionary's keys first, then its values), how many of them are keys, the next
+        /// one to read, its expanded size and depth so far, and the keys it has shown.
+        struct Frame {
+            let offset: Int
+            let start: Int
+            let references: Int
+            let keys: Int
+            var next = 0
+            var size = 1
+            var depth = 1
+            var shownKeys: Set<Int> = []
         }
+        /// The array or dictionary at `offset`, or `nil` for any other object (a leaf) and for
+        /// a container whose references would run past the objects (Foundation reports it).
+        func container(at offset: Int) -> Frame? {
+            let marker = bytes[offset] >> 4
+            guard marker == 0xA || marker == 0xD, let (count, start) = table.count(at: offset) else { return nil }
+            let (references, overflow) = marker == 0xD ? count.multipliedReportingOverflow(by: 2) : (count, false)
+            guard !overflow, references >= 0, references <= (table.trailer - start) / max(1, referenceSize) else { return nil }
+            return Frame(offset: offset, start: start, references: references, keys: marker == 0xD ? count : 0)
+        }
+
+        // Key texts, interned: a key object's offset to the number of its text (nil: not a
+        // string), and the texts by number for the message.
+        var keyNumbers: [Int: Int?] = [:]
+        var numbersByText: [String: Int] = [:]
+        var texts: [String] = []
+        var keyBytes = 0
+        /// The number of the text of the key at `offset`; `.none` when the keys decoded so far
+        /// overlap (see above).
+        func keyNumber(at offset: Int) -> Int?? {
+            if let known = keyNumbers[offset] { return known }
+            guard let (length, start) = table.count(at: offset) else { return .some(nil) }
+            var text: String?
+            switch bytes[offset] >> 4 {
+            case 0x5 where length <= table.trailer - start:
+                keyBytes += length
+                guard keyBytes <= bytes.count else { return .none }
+                text = String(decoding: bytes[start..<start + length], as: UTF8.self)
+            case 0x6 where length <= (table.trailer - start) / 2:
+                keyBytes += 2 * length
+                guard keyBytes <= bytes.count else { return .none }
+                text = String(decoding: (0..<length).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }, as: UTF16.self)
+            default:
+                break
+            }
+            var number: Int?
+            if let text {
+                number = numbersByText[text] ?? texts.count
+                if number == texts.count {
+                    numbersByText[text] = texts.count
+                    texts.append(text)
+                }
+            }
+            keyNumbers[offset] = number
+            return .some(number)
+        }
+
         enum Visit { case open, done(size: Int, depth: Int) }
         var visits: [Int: Visit] = [:]
-        var stack: [(index: Int, children: [Int], next: Int, size: Int, depth: Int)] = [(top, children(top), 0, 1, 1)]
-        visits[top] = .open
-        while !stack.isEmpty {
-            let frame = stack.count - 1
-            if stack.count > maximumDepth { return "arrays and dictionaries are nested more than \(maximumDepth) deep" }
-            if stack[frame].next < stack[frame].children.count {
-                let child = stack[frame].children[stack[frame].next]
-                stack[frame].next += 1
-                switch visits[child] {
-                case .open?:
-                    return "an array or dictionary contains itself"
-                case .done(let size, let depth)?:
-                    stack[frame].size = min(limit + 1, stack[frame].size + size)
-                    stack[frame].depth = max(stack[frame].depth, depth + 1)
-                case nil:
-                    visits[child] = .open
-                    stack.append((child, children(child), 0, 1, 1))
-                }
-                if stack[frame].size > limit { break }
-                continue
-            }
-            let finished = stack.removeLast()
-            visits[finished.index] = .done(size: finished.size, depth: finished.depth)
-            if let parent = stack.indices.last {
+        var referencesRead = 0
+        guard let root = container(at: topOffset) else { return result }
+        var stack = [root]
+        visits[topOffset] = .open
+        while let frame = stack.indices.last {
+            guard stack[frame].next < stack[frame].references else {
+                let finished = stack.removeLast()
+                visits[finished.offset] = .done(size: finished.size, depth: finished.depth)
+                guard let parent = stack.indices.last else { break }
                 stack[parent].size = min(limit + 1, stack[parent].size + finished.size)
                 stack[parent].depth = max(stack[parent].depth, finished.depth + 1)
+                continue
             }
-            if finished.depth > maximumDepth { return "arrays and dictionaries are nested more than \(maximumDepth) deep" }
+            let position = stack[frame].next
+            stack[frame].next += 1
+            referencesRead += 1
+            result.work += 1
+            guard referencesRead <= limit else {
+                result.problem = tooMany
+                return result
+            }
+            guard let child = table.integer(at: stack[frame].start + position * referenceSize, size: referenceSize),
+                  child < table.objectCount, let offset = table.objectOffset(child) else {
+                // Foundation refuses a reference to no object; counted like a leaf, so that
+                // the references read stay within the expanded size.
+                stack[frame].size = min(limit + 1, stack[frame].size + 1)
+                continue
+            }
+            if position < stack[frame].keys, result.duplicate == nil {
+                let before = keyBytes
+                guard let number = keyNumber(at: offset) else {
+                    result.problem = "its dictionary keys overlap one another in the file (they add up to more bytes than the file holds): the file is damaged"
+                    return result
+                }
+                result.work += keyBytes - before
+                if let number, !stack[frame].shownKeys.insert(number).inserted { result.duplicate = texts[number] }
+            }
+            guard let opened = container(at: offset) else {
+                stack[frame].size = min(limit + 1, stack[frame].size + 1)
+                continue
+            }
+            switch visits[offset] {
+            case .open?:
+                result.problem = "an array or dictionary contains itself"
+                return result
+            case .done(let size, let depth)?:
+                // The levels open here plus the ones it holds.
+                guard stack.count + depth <= maximumDepth else {
+                    result.problem = tooDeep
+                    return result
+                }
+                stack[frame].size = min(limit + 1, stack[frame].size + size)
+                stack[frame].depth = max(stack[frame].depth, depth + 1)
+            case nil:
+                guard stack.count < maximumDepth else {
+                    result.problem = tooDeep
+                    return result
+                }
+                visits[offset] = .open
+                stack.append(opened)
+            }
         }
-        if case .done(let size, _)? = visits[top], size <= limit { return nil }
-        return "it stands for more than \(limit) objects once its shared references are followed (each counts every time it is used), more than a manifest holds"
+        if case .done(let size, let depth)? = visits[topOffset] {
+            if depth > maximumDepth { result.problem = tooDeep } else if size > limit { result.problem = tooMany }
+        }
+        return result
     }
 
     /// A binary property list's trailer and offset table, every read bounds-checked.
@@ -389,44 +521,5 @@ public enum BinaryPropertyListKeys {
             guard let value = integer(at: offset + 2, size: size) else { return nil }
             return (value, offset + 2 + size)
         }
-    }
-
-    /// The first repeated key (as text), or `nil`.
-    public static func firstDuplicate(in data: Data) -> String? {
-        let bytes = [UInt8](data)
-        guard let table = ObjectTable(bytes) else { return nil }
-        let trailer = table.trailer, referenceSize = table.referenceSize, objectCount = table.objectCount
-        func integer(at offset: Int, size: Int) -> Int? { table.integer(at: offset, size: size) }
-        func objectOffset(_ index: Int) -> Int? { table.objectOffset(index) }
-        func count(at offset: Int) -> (count: Int, start: Int)? { table.count(at: offset) }
-        var strings: [Int: String] = [:]
-        func string(_ index: Int) -> String? {
-            if let known = strings[index] { return known }
-            guard let offset = objectOffset(index), let (length, start) = count(at: offset) else { return nil }
-            var text: String?
-            switch bytes[offset] >> 4 {
-            case 0x5:
-                guard length <= trailer - start else { return nil }
-                text = String(decoding: bytes[start..<start + length], as: UTF8.self)
-            case 0x6:
-                guard length <= (trailer - start) / 2 else { return nil }
-                let units = (0..<length).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
-                text = String(decoding: units, as: UTF16.self)
-            default:
-                return nil
-            }
-            strings[index] = text
-            return text
-        }
-        for index in 0..<objectCount {
-            guard let offset = objectOffset(index), bytes[offset] >> 4 == 0xD, let (entries, start) = count(at: offset),
-                  entries <= (trailer - start) / max(1, referenceSize) else { continue }
-            var keys: Set<String> = []
-            for entry in 0..<entries {
-                guard let reference = integer(at: start + entry * referenceSize, size: referenceSize), let key = string(reference) else { continue }
-                if !keys.insert(key).inserted { return key }
-            }
-        }
-        return nil
     }
 }

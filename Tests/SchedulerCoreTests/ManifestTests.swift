@@ -423,6 +423,40 @@ struct ManifestTests {
         #expect(BinaryPropertyListKeys.expansionProblem(in: real) == nil)
     }
 
+    /// Foundation on Linux copies a string for every reference to it: 2,000 references to
+    /// one 100 KB string, a 104 KB file, took 215 MB to read, and 200,000 references to a
+    /// string of half a megabyte would stand for 100 GB. The bytes a file stands for once
+    /// its references are followed are bounded like its objects.
+    @Test func aBinaryPropertyListWhoseSharedStringsExpandBeyondAManifestIsRefused() throws {
+        // Index 0 (the top): an array at 8 of `count` references (2 bytes each) to index 1,
+        // a string of `length` bytes just after it.
+        func shared(count: Int, length: Int, marker: UInt8 = 0x5) -> Data {
+            let array: [UInt8] = [0xAF, 0x12] + Self.bigEndian(count, size: 4) + (0..<count).flatMap { _ in Self.bigEndian(1, size: 2) }
+            let string: [UInt8] = [marker << 4 | 0x0F, 0x12] + Self.bigEndian(length, size: 4) + [UInt8](repeating: 0x78, count: marker == 0x6 ? 2 * length : length)
+            return Self.binaryPropertyList(body: array + string, offsets: [8, 8 + array.count], offsetSize: 4, referenceSize: 2)
+        }
+        let limit = BinaryPropertyListKeys.maximumExpandedBytes
+        let refused = shared(count: 2_000, length: 100_000)
+        #expect(refused.count < 110_000)
+        let error = try #require(parseError(parsing: refused))
+        #expect(error.code == .malformed)
+        #expect(error.message.contains("strings and data stand for more than \(limit >> 20) MiB"), "\(error.message)")
+        // Data, and UTF-16 strings (two bytes a unit), count the same way.
+        #expect(BinaryPropertyListKeys.expansionProblem(in: shared(count: 2_000, length: 100_000, marker: 0x4))?.contains("MiB") == true)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: shared(count: 100, length: limit / 200 + 1, marker: 0x6))?.contains("MiB") == true)
+        // Within the bound, a shared string is a list like any other, and reads.
+        let fine = shared(count: 160, length: 100_000)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: fine) == nil)
+        #expect((try PropertyListSerialization.propertyList(from: fine, options: [], format: nil) as? [String])?.count == 160)
+        // Shared inside a container that is itself shared: counted every time too.
+        let inner: [UInt8] = [0xA4, 2, 2, 2, 2]  // index 1: an array of four references to index 2
+        let string: [UInt8] = [0x5F, 0x12] + Self.bigEndian(1_000_000, size: 4) + [UInt8](repeating: 0x78, count: 1_000_000)
+        let outer: [UInt8] = [0xA5, 1, 1, 1, 1, 1]  // index 0: five references to index 1
+        let nested = Self.binaryPropertyList(
+            body: outer + inner + string, offsets: [8, 8 + outer.count, 8 + outer.count + inner.count], offsetSize: 4, referenceSize: 1)
+        #expect(BinaryPropertyListKeys.expansionProblem(in: nested)?.contains("MiB") == true)  // 5 x 4 x 1 MB
+    }
+
     /// A binary property list laid out by hand: `body` follows the 8-byte header (so the
     /// first object is at offset 8), then the offset table `offsets` and the trailer.
     static func binaryPropertyList(body: [UInt8], offsets: [Int], offsetSize: Int, referenceSize: Int, top: Int = 0) -> Data {

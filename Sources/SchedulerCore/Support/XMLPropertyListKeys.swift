@@ -285,11 +285,19 @@ public enum BinaryPropertyListKeys {
     /// shared references can be made to build from a few hundred bytes.
     public static let maximumExpandedObjects = 200_000
 
+    /// The most bytes of strings and data a binary property list may stand for once every
+    /// shared reference is followed: 16 MiB. `PropertyListSerialization` on Linux makes a
+    /// copy of a string for every reference to it, so 2,000 references to one 100 KB string
+    /// (a 104 KB file) took 215 MB to read, and the 200,000 references a manifest may hold
+    /// to one string of half a megabyte would stand for 100 GB.
+    public static let maximumExpandedBytes = 16 << 20
+
     /// What makes the objects reachable from the top of `data` unfit to be read, or `nil`:
     /// an array or dictionary that contains itself, more than `maximumDepth` arrays and
     /// dictionaries inside one another (as in JSON and XML property lists: a string inside
-    /// the innermost is no level), more than ``maximumExpandedObjects`` objects once every
-    /// reference is followed, or dictionary keys that overlap one another in the file.
+    /// the innermost is no level), more than ``maximumExpandedObjects`` objects or
+    /// ``maximumExpandedBytes`` of strings and data once every reference is followed, or
+    /// dictionary keys that overlap one another in the file.
     ///
     /// The format lets objects share references, so 40 arrays of 240 bytes, each holding the
     /// next twice, stand for 2^40 objects: `PropertyListSerialization` builds them all (bgtaskd
@@ -343,6 +351,17 @@ public enum BinaryPropertyListKeys {
         let limit = maximumExpandedObjects, referenceSize = table.referenceSize
         let tooDeep = "arrays and dictionaries are nested more than \(maximumDepth) deep"
         let tooMany = "it stands for more than \(limit) objects once its shared references are followed (each counts every time it is used), more than a manifest holds"
+        let byteLimit = maximumExpandedBytes
+        let tooLarge = "its strings and data stand for more than \(byteLimit >> 20) MiB once its shared references are followed (each counts every time it is used), more than a manifest holds"
+        /// The bytes a leaf at `offset` is read into: a string's or data's length (UTF-16
+        /// strings two per unit), nothing for any other object.
+        func leafBytes(at offset: Int) -> Int {
+            let marker = bytes[offset] >> 4
+            guard marker == 0x4 || marker == 0x5 || marker == 0x6, let (length, _) = table.count(at: offset), length >= 0 else { return 0 }
+            // Capped before doubling: a length the file states may be near Int.max.
+            let capped = min(byteLimit + 1, length)
+            return min(byteLimit + 1, marker == 0x6 ? capped * 2 : capped)
+        }
 
         /// An array or dictionary being walked: where its references start, how many (a
         /// dictionary's keys first, then its values), how many of them are keys, the next
@@ -355,6 +374,8 @@ public enum BinaryPropertyListKeys {
             var next = 0
             var size = 1
             var depth = 1
+            /// Bytes of strings and data, each counted every time it is referenced.
+            var expandedBytes = 0
             var shownKeys: Set<Int> = []
         }
         /// The array or dictionary at `offset`, or `nil` for any other object (a leaf) and for
@@ -403,7 +424,7 @@ public enum BinaryPropertyListKeys {
             return .some(number)
         }
 
-        enum Visit { case open, done(size: Int, depth: Int) }
+        enum Visit { case open, done(size: Int, depth: Int, expandedBytes: Int) }
         var visits: [Int: Visit] = [:]
         var referencesRead = 0
         guard let root = container(at: topOffset) else { return result }
@@ -412,10 +433,11 @@ public enum BinaryPropertyListKeys {
         while let frame = stack.indices.last {
             guard stack[frame].next < stack[frame].references else {
                 let finished = stack.removeLast()
-                visits[finished.offset] = .done(size: finished.size, depth: finished.depth)
+                visits[finished.offset] = .done(size: finished.size, depth: finished.depth, expandedBytes: finished.expandedBytes)
                 guard let parent = stack.indices.last else { break }
                 stack[parent].size = min(limit + 1, stack[parent].size + finished.size)
                 stack[parent].depth = max(stack[parent].depth, finished.depth + 1)
+                stack[parent].expandedBytes = min(byteLimit + 1, stack[parent].expandedBytes + finished.expandedBytes)
                 continue
             }
             let position = stack[frame].next
@@ -444,13 +466,19 @@ public enum BinaryPropertyListKeys {
             }
             guard let opened = container(at: offset) else {
                 stack[frame].size = min(limit + 1, stack[frame].size + 1)
+                stack[frame].expandedBytes = min(byteLimit + 1, stack[frame].expandedBytes + leafBytes(at: offset))
+                guard stack[frame].expandedBytes <= byteLimit else {
+                    // Too many objects, when that is so too, says more about such a file.
+                    result.problem = stack[frame].size > limit ? tooMany : tooLarge
+                    return result
+                }
                 continue
             }
             switch visits[offset] {
             case .open?:
                 result.problem = "an array or dictionary contains itself"
                 return result
-            case .done(let size, let depth)?:
+            case .done(let size, let depth, let expandedBytes)?:
                 // The levels open here plus the ones it holds.
                 guard stack.count + depth <= maximumDepth else {
                     result.problem = tooDeep
@@ -458,6 +486,12 @@ public enum BinaryPropertyListKeys {
                 }
                 stack[frame].size = min(limit + 1, stack[frame].size + size)
                 stack[frame].depth = max(stack[frame].depth, depth + 1)
+                stack[frame].expandedBytes = min(byteLimit + 1, stack[frame].expandedBytes + expandedBytes)
+                guard stack[frame].expandedBytes <= byteLimit else {
+                    // Too many objects, when that is so too, says more about such a file.
+                    result.problem = stack[frame].size > limit ? tooMany : tooLarge
+                    return result
+                }
             case nil:
                 guard stack.count < maximumDepth else {
                     result.problem = tooDeep
@@ -467,8 +501,14 @@ public enum BinaryPropertyListKeys {
                 stack.append(opened)
             }
         }
-        if case .done(let size, let depth)? = visits[topOffset] {
-            if depth > maximumDepth { result.problem = tooDeep } else if size > limit { result.problem = tooMany }
+        if case .done(let size, let depth, let expandedBytes)? = visits[topOffset] {
+            if depth > maximumDepth {
+                result.problem = tooDeep
+            } else if size > limit {
+                result.problem = tooMany
+            } else if expandedBytes > byteLimit {
+                result.problem = tooLarge
+            }
         }
         return result
     }

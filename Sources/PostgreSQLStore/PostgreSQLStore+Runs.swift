@@ -98,15 +98,7 @@ extension PostgreSQLStore {
                 }
             }
         }
-        var runs: [RunRecord] = []
-        var unreadable: [(id: RunID, reason: String)] = []
-        for row in rows {
-            switch row.result {
-            case .success(let run): runs.append(run)
-            case .failure(let error): unreadable.append((row.id, error.message))
-            }
-        }
-        return (runs, unreadable)
+        return RunLogRows.split(rows)
     }
 
     /// The `WHERE` clause and its values that select the runs of `app` (every app's when

@@ -105,23 +105,6 @@ extension PostgreSQLStore {
         }
     }
 
-    /// Saves `data` as the checkpoint `key` of `app`, replacing an older one; `at` records
-    /// when. Committed when it returns.
-    public func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
-        try withConnection { (connection) throws(StoreError) in
-            guard at.timeIntervalSinceReferenceDate.isFinite else {
-                throw PostgreSQLColumns.invalid("the time of the checkpoint \(key) of \(app) is not a finite date; nothing was written")
-            }
-            _ = try connection.execute(
-                """
-                INSERT INTO bgtask_checkpoints (app, key, data, updated_at) VALUES ($1, $2, $3::bytea, $4) \
-                ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
-                """,
-                [.text(app.rawValue), .text(key), .bytes(data), .date(at)], commits: true
-            )
-        }
-    }
-
     /// Deletes the checkpoint `key` of `app`, if any. Committed when it returns.
     public func removeCheckpoint(app: AppID, key: String) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in

@@ -75,23 +75,40 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     func setAppSetting(_ value: String?, app: AppID, name: String) throws(StoreError)
     /// The checkpoint `key` of `app`, or `nil`.
     func checkpoint(app: AppID, key: String) throws(StoreError) -> Data?
-    /// Writes the checkpoint `key` of `app`.
-    func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError)
     /// Removes the checkpoint `key` of `app`.
     func removeCheckpoint(app: AppID, key: String) throws(StoreError)
     /// The keys of `app`'s checkpoints, sorted.
     func checkpointKeys(app: AppID) throws(StoreError) -> [String]
     /// How much `app`'s checkpoints other than `key` hold (``CheckpointRules``).
     func checkpointUsage(app: AppID, excluding key: String) throws(StoreError) -> CheckpointUsage
-    /// Writes the checkpoint `key` of `app` unless ``CheckpointRules`` refuse it (the key,
-    /// the value's size, or the app's totals with it), the totals counted and the value
-    /// written in one transaction, so that writers at once (threads, replicas) cannot
-    /// together pass the limits each checked alone. Returns the rule's complaint, with
-    /// nothing written, or `nil` once the value is committed.
+    /// Writes the checkpoint `key` of `app` (replacing an older one; `at` records when)
+    /// unless ``CheckpointRules`` refuse it (the key, the value's size, or the app's totals
+    /// with it), the totals counted and the value written in one transaction, so that
+    /// writers at once (threads, replicas) cannot together pass the limits each checked
+    /// alone. The only way a checkpoint is written: no caller can skip the rules. Returns
+    /// the rule's complaint, with nothing written, or `nil` once the value is committed.
     func saveCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) -> String?
 
     /// Gives the store up: later calls fail with ``StoreError/Code/closed``. Twice does nothing.
     func close()
+}
+
+/// The run log's rows as ``SchedulerStorage/readableRuns(app:since:)`` reads them, one at
+/// a time: the same for every store.
+public enum RunLogRows {
+    /// The runs that were read, in order, and the number and reason of every row that could
+    /// not be.
+    public static func split(_ rows: [(id: RunID, result: Result<RunRecord, StoreError>)]) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
+        var runs: [RunRecord] = []
+        var unreadable: [(id: RunID, reason: String)] = []
+        for row in rows {
+            switch row.result {
+            case .success(let run): runs.append(run)
+            case .failure(let error): unreadable.append((row.id, error.message))
+            }
+        }
+        return (runs, unreadable)
+    }
 }
 
 extension SchedulerStorage {

@@ -13,14 +13,6 @@ extension SchedulerStore {
         }
     }
 
-    /// Saves `data` as the checkpoint `key` of `app`, replacing an older one; `at` records
-    /// when. Committed when it returns.
-    public func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
-        try withConnection { (connection) throws(StoreError) in
-            try connection.execute(Self.upsertCheckpointSQL, [.text(app.rawValue), .text(key), .blob(data), .date(at)])
-        }
-    }
-
     /// Saves `data` as the checkpoint `key` of `app` unless ``CheckpointRules`` refuse it;
     /// the app's totals are counted and the value written in one `BEGIN IMMEDIATE`
     /// transaction (``SchedulerStorage/saveCheckpoint(_:app:key:at:)``).
@@ -32,16 +24,17 @@ extension SchedulerStore {
             try connection.transaction { () throws(StoreError) -> String? in
                 let others = try Self.checkpointUsage(app: app, excluding: key, on: connection)
                 if let problem = CheckpointRules.saveProblem(key: key, valueBytes: data.count, others: others) { return problem }
-                try connection.execute(Self.upsertCheckpointSQL, [.text(app.rawValue), .text(key), .blob(data), .date(at)])
+                try connection.execute(
+                    """
+                    INSERT INTO checkpoints (app, key, data, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+                    """,
+                    [.text(app.rawValue), .text(key), .blob(data), .date(at)]
+                )
                 return nil
             }
         }
     }
-
-    private static let upsertCheckpointSQL = """
-        INSERT INTO checkpoints (app, key, data, updated_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT (app, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
-        """
 
     /// Deletes the checkpoint `key` of `app`, if any. Committed when it returns.
     public func removeCheckpoint(app: AppID, key: String) throws(StoreError) {

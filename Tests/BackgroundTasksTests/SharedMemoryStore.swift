@@ -167,9 +167,6 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         try access { state in state.settings[app, default: [:]][name] = value }
     }
     func checkpoint(app: AppID, key: String) throws(StoreError) -> Data? { try access { $0.checkpoints[app]?[key] } }
-    func setCheckpoint(_ data: Data, app: AppID, key: String, at: Date) throws(StoreError) {
-        try access { state in state.checkpoints[app, default: [:]][key] = data }
-    }
     func removeCheckpoint(app: AppID, key: String) throws(StoreError) {
         try access { state in state.checkpoints[app]?[key] = nil }
     }

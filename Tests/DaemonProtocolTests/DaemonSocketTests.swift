@@ -194,19 +194,7 @@ extension DaemonSocketTests {
         @Test func aLinkIsJudgedByWhatItPointsTo() throws {
             let scratch = try TemporaryDirectory()
             let socketPath = scratch.path + "/dead.sock"
-            // A socket file nobody listens on: bound, then closed.
-            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            #expect(descriptor >= 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            #expect(bound == 0)
-            close(descriptor)
+            try makeStaleSocket(at: socketPath)  // a socket file nobody listens on
             let toSocket = scratch.path + "/to-socket"
             #expect(symlink(socketPath, toSocket) == 0)
             #expect {

@@ -328,8 +328,8 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         }
     }
 
-    /// A duplicate key's path comes quoted and escaped from the JSON reader: the message
-    /// shows it once so, not with its backslashes doubled.
+    /// A key from the file is shown as a path, quoted and escaped once: a duplicate key's
+    /// path as the JSON reader gives it, an unknown key the same way.
     @Test func aDuplicateKeyWithSpacesOrControlCharactersIsEscapedOnce() {
         #expect {
             try PolicyConfiguration.parse(Data(#"{"a b": 1, "a b": 2}"#.utf8), source: "policy.json")
@@ -341,6 +341,21 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         } throws: { error in
             "\(error)".contains(#"["\u001B"]"#) && !"\(error)".contains(#"\\u001B"#)
                 && !"\(error)".unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+        #expect {
+            try PolicyConfiguration.parse(Data(#"{"a b": 1}"#.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)" == #"policy.json: ["a b"]: unknown key"#
+        }
+        #expect {
+            try PolicyConfiguration.parse(Data(#"{"bogus": 1}"#.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)" == #"policy.json: bogus: unknown key"#
+        }
+        #expect {
+            try PolicyConfiguration.parse(Data(#"{"weights": {"no\"pe": 1, "thermal": 1}}"#.utf8), source: "policy.json")
+        } throws: { error in
+            "\(error)".hasPrefix(#"policy.json: weights["no\"pe"]: no policy has this name"#)
         }
     }
 

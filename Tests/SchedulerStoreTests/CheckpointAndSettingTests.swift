@@ -13,10 +13,10 @@ struct CheckpointAndSettingTests {
         do {
             let store = try openStore(url)
             #expect(try store.checkpoint(app: Sample.app, key: "offset") == nil)
-            try store.setCheckpoint(Data("first".utf8), app: Sample.app, key: "offset", at: Sample.now)
-            try store.setCheckpoint(bytes, app: Sample.app, key: "offset", at: Sample.now.addingTimeInterval(1))
-            try store.setCheckpoint(Data(), app: Sample.app, key: "empty", at: Sample.now)
-            try store.setCheckpoint(Data("theirs".utf8), app: Sample.otherApp, key: "offset", at: Sample.now)
+            #expect(try store.saveCheckpoint(Data("first".utf8), app: Sample.app, key: "offset", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(bytes, app: Sample.app, key: "offset", at: Sample.now.addingTimeInterval(1)) == nil)
+            #expect(try store.saveCheckpoint(Data(), app: Sample.app, key: "empty", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(Data("theirs".utf8), app: Sample.otherApp, key: "offset", at: Sample.now) == nil)
         }
         let store = try openStore(url)
         #expect(try store.checkpoint(app: Sample.app, key: "offset") == bytes)

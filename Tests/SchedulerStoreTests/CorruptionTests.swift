@@ -45,7 +45,7 @@ struct CorruptionTests {
         for index in 0..<600 {
             try store.upsertRequest(Sample.request("com.example.task.\(index).\(padding)"))
             if index.isMultiple(of: 3) {
-                try store.setCheckpoint(Data(repeating: UInt8(index % 256), count: 300), app: Sample.app, key: "k\(index)", at: Sample.now)
+                #expect(try store.saveCheckpoint(Data(repeating: UInt8(index % 256), count: 300), app: Sample.app, key: "k\(index)", at: Sample.now) == nil)
             }
         }
     }

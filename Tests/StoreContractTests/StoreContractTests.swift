@@ -372,10 +372,10 @@ extension PostgreSQLServerTests {
             let store = try StoreFixture(kind).store
             let everyByte = Data((0...255).map { UInt8($0) } + (0...255).reversed().map { UInt8($0) })
             #expect(try store.checkpoint(app: Sample.app, key: "offset") == nil)
-            try store.setCheckpoint(Data("first".utf8), app: Sample.app, key: "offset", at: Sample.now)
-            try store.setCheckpoint(everyByte, app: Sample.app, key: "offset", at: Sample.now.addingTimeInterval(1))
-            try store.setCheckpoint(Data(), app: Sample.app, key: "empty", at: Sample.now)
-            try store.setCheckpoint(Data("theirs".utf8), app: Sample.otherApp, key: "offset", at: Sample.now)
+            #expect(try store.saveCheckpoint(Data("first".utf8), app: Sample.app, key: "offset", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(everyByte, app: Sample.app, key: "offset", at: Sample.now.addingTimeInterval(1)) == nil)
+            #expect(try store.saveCheckpoint(Data(), app: Sample.app, key: "empty", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(Data("theirs".utf8), app: Sample.otherApp, key: "offset", at: Sample.now) == nil)
             #expect(try store.checkpoint(app: Sample.app, key: "offset") == everyByte)
             #expect(try store.checkpoint(app: Sample.app, key: "empty") == Data())
             #expect(try store.checkpoint(app: Sample.otherApp, key: "offset") == Data("theirs".utf8))
@@ -392,7 +392,7 @@ extension PostgreSQLServerTests {
             let fixture = try StoreFixture(kind)
             let store = fixture.store
             for index in 0..<(CheckpointRules.maximumKeysPerApp - 1) {
-                try store.setCheckpoint(Data([1]), app: Sample.app, key: "k\(index)", at: Sample.now)
+                #expect(try store.saveCheckpoint(Data([1]), app: Sample.app, key: "k\(index)", at: Sample.now) == nil)
             }
             // One key is left. Six writers want it at once: six threads on one store, or
             // six replicas with connections of their own.
@@ -426,9 +426,9 @@ extension PostgreSQLServerTests {
         func checkpointUsage(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store
             #expect(try store.checkpointUsage(app: Sample.app, excluding: "a") == CheckpointUsage(keys: 0, bytes: 0))
-            try store.setCheckpoint(Data(count: 10), app: Sample.app, key: "a", at: Sample.now)
-            try store.setCheckpoint(Data(count: 100), app: Sample.app, key: "bé", at: Sample.now)
-            try store.setCheckpoint(Data(count: 1000), app: Sample.otherApp, key: "a", at: Sample.now)
+            #expect(try store.saveCheckpoint(Data(count: 10), app: Sample.app, key: "a", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(Data(count: 100), app: Sample.app, key: "bé", at: Sample.now) == nil)
+            #expect(try store.saveCheckpoint(Data(count: 1000), app: Sample.otherApp, key: "a", at: Sample.now) == nil)
             // Keys count in bytes of UTF-8 ("bé" is 3).
             #expect(try store.checkpointUsage(app: Sample.app, excluding: "none") == CheckpointUsage(keys: 2, bytes: 1 + 10 + 3 + 100))
             #expect(try store.checkpointUsage(app: Sample.app, excluding: "a") == CheckpointUsage(keys: 1, bytes: 103))

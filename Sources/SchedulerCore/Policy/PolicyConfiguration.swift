@@ -116,17 +116,10 @@ public struct PolicyConfigurationError: Error, Hashable, Sendable, CustomStringC
         self.message = message
     }
 
-    /// The source, the key and the message. The key's control characters (line feed and
-    /// tab too) are escaped (a
-    /// key read from the file is shown, never obeyed by a terminal), and nothing else: a
-    /// duplicate key's path arrives already quoted and escaped by ``StrictJSON``
-    /// (`["a b"]`), and escaping it again would double its backslashes.
-    public var description: String {
-        let shownKey = key.map {
-            StandardStream.terminalSafe($0).replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t") + ": "
-        }
-        return "\(source): \(shownKey ?? "")\(message)"
-    }
+    /// The source, the key and the message. The key is shown as it is: every key that
+    /// comes from the file is written as a path when it enters (``StrictJSON``'s form:
+    /// `weights["odd key"]`, control characters escaped), so it is shown, never obeyed.
+    public var description: String { "\(source): \(key.map { "\($0): " } ?? "")\(message)" }
 }
 
 extension PolicyConfiguration {
@@ -266,7 +259,7 @@ extension PolicyConfiguration {
                 guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(SerializedValue.describe(value))") }
                 for (name, weight) in weights.sorted(by: { $0.key < $1.key }) {
                     guard PolicySet.names.contains(name) else {
-                        throw fail("weights.\(name)", "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
+                        throw fail("weights" + StrictJSON.pathComponent(name), "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
                     guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite,
                           (0...maximumWeight).contains(number.doubleValue) else {
@@ -275,7 +268,9 @@ extension PolicyConfiguration {
                     configuration.weights[name] = number.doubleValue
                 }
             } else {
-                throw fail(key, "unknown key")
+                // The file's own text: as a path, so an odd key is quoted and escaped.
+                let path = StrictJSON.pathComponent(key)
+                throw fail(path.hasPrefix(".") ? String(path.dropFirst()) : path, "unknown key")
             }
         }
         return configuration

@@ -151,7 +151,9 @@ public final class Daemon: Sendable {
         do {
             server = try FrameServer(
                 endpoint: endpoint,
-                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
+                // Each connection read by a thread of its own: a request wakes only that
+                // thread, which answers it (docs/daemon.md, "Many apps at once").
+                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout)), reading: .readerThread),
                 log: transportLog
             ) { connection in
                 let daemon = box.withLock { box -> Daemon? in

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <sys/socket.h>
 #include <errno.h>
+#include <sys/prctl.h>
 #include "CLinuxSocket.h"
 
 int clinux_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
@@ -12,4 +13,8 @@ int clinux_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) 
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+int clinux_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }

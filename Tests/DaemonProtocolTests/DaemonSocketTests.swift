@@ -17,10 +17,10 @@ import Testing
 extension DaemonSocketTests {
     /// docs/protocol.md, "Frames and connections": request and reply through a real server.
     @Suite struct RoundTrip {
-        @Test func requestAndReplyWithPeerCredentials() throws {
+        @Test(arguments: readingModes) func requestAndReplyWithPeerCredentials(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path)
+            let echo = try EchoServer(path: path, options: .server.reading(reading))
             var info = stat()
             #expect(lstat(path, &info) == 0)
             #expect(info.st_mode & 0o777 == 0o600, "the socket is private")
@@ -110,6 +110,20 @@ extension DaemonSocketTests {
             _ = echo
         }
 
+        /// A daemon stand-in answering every request with a push (`quit`), then `reply`.
+        static func pushThenReplyServer(path: String, reply: Reply) throws -> FrameServer {
+            try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { frame in
+                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
+                        if let push = try? MessageCoding.encode(DaemonEnvelope.push(.quit(reason: "test"))) { try? connection.send(push) }
+                        if let answer = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, reply)) { try? connection.send(answer) }
+                    },
+                    onClose: { _ in }
+                )
+            }
+        }
+
         /// An app's push handler (run on the connection's queue) that calls the daemon back
         /// synchronously is refused at once, not left to time out; a call from elsewhere
         /// while the handler runs is unaffected.
@@ -117,18 +131,7 @@ extension DaemonSocketTests {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             // Answers every request with a push (the app's run ends), then its reply.
-            let server = try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
-                connection.start(
-                    onFrame: { frame in
-                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
-                        if let push = try? MessageCoding.encode(DaemonEnvelope.push(.quit(reason: "test"))) { try? connection.send(push) }
-                        if let reply = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, .failed(DaemonFailure(.failed, "test reply")))) {
-                            try? connection.send(reply)
-                        }
-                    },
-                    onClose: { _ in }
-                )
-            }
+            let server = try Self.pushThenReplyServer(path: path, reply: .failed(DaemonFailure(.failed, "test reply")))
             defer { server.close() }
             let link = try MessageLink.connect(path: path)
             defer { link.close() }
@@ -147,6 +150,80 @@ extension DaemonSocketTests {
             let outcome = fromHandler.wait(count: 1)
             #expect(outcome.first?.contains("connection's own queue") == true, "\(outcome)")
             #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after the call's timeout")
+        }
+
+        /// A reply that comes after a push waits for the push's handler: the caller never
+        /// sees its reply before the daemon's earlier pushes were handled (the reader thread
+        /// wakes callers itself only when no push is waiting or running on the queue).
+        @Test func aReplyAfterAPushWaitsForThePushHandler() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let server = try Self.pushThenReplyServer(path: path, reply: .done(nil))
+            defer { server.close() }
+            let link = try MessageLink.connect(path: path)
+            defer { link.close() }
+            #expect(link.connection.options.reading == .readerThread, "a client's default")
+            let events = Collector<String>()
+            let release = DispatchSemaphore(value: 0)
+            link.onPush { _ in
+                events.add("push started")
+                _ = release.wait(timeout: .now() + 10)
+                events.add("push done")
+            }
+            DispatchQueue(label: "caller").async {
+                let reply = try? link.call(.app(.pending), timeout: .seconds(10))
+                events.add(reply == .done(nil) ? "reply" : "no reply: \(String(describing: reply))")
+            }
+            #expect(events.wait(count: 1) == ["push started"])
+            #expect(events.wait(count: 2, timeout: 0.1) == ["push started"], "the reply waits while the push is handled")
+            release.signal()
+            #expect(events.wait(count: 3) == ["push started", "push done", "reply"])
+        }
+
+        /// A connection read by its own thread hands every frame on in order on that thread,
+        /// and calls onClose on its queue only after the last of them; closing it from
+        /// another thread wakes the thread blocked in recv.
+        @Test func aReaderThreadHandsOnEveryFrameBeforeTheClose() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let serverSide = Collector<FrameConnection>()
+            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+                serverSide.add(connection)
+                connection.start(
+                    onFrame: { frame in
+                        guard frame.payload == Data("go".utf8) else { return }
+                        for index in 0..<50 { try? connection.send(Data("frame \(index)".utf8)) }
+                        connection.close(reason: "done")
+                    },
+                    onClose: { _ in }
+                )
+            }
+            defer { server.close() }
+            let connection = try FrameClient.connect(path: path, options: .client)
+            let events = Collector<String>()
+            connection.start(
+                onFrame: { frame in
+                    let text = String(decoding: frame.payload, as: UTF8.self)
+                    // The reader thread counts as the connection's own: a synchronous wait
+                    // there is refused.
+                    events.add(connection.isCurrentQueue ? text : "\(text) off the reader thread")
+                    // A slow last frame: a close queued before it was handed on would overtake it.
+                    if text == "frame 49" { usleep(50_000) }
+                },
+                onClose: { reason in events.add("closed: \(reason)") }
+            )
+            try connection.send(Data("go".utf8))
+            let all = events.wait(count: 51)
+            #expect(all == (0..<50).map { "frame \($0)" } + ["closed: \(FrameConnection.CloseReason.peerClosed)"])
+
+            // Closing from another thread wakes a reader blocked in recv; the peer sees the end.
+            let second = try FrameClient.connect(path: path, options: .client)
+            let closes = Collector<FrameConnection.CloseReason>()
+            second.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            try second.send(Data("hello".utf8))
+            _ = serverSide.wait(count: 2)
+            DispatchQueue.global().async { second.close(reason: "from elsewhere") }
+            #expect(closes.wait(count: 1) == [.closedLocally("from elsewhere")])
         }
 
         @Test func stoppingTheServerRemovesItsSocketAndClientsSeeNoDaemon() throws {
@@ -215,14 +292,14 @@ extension DaemonSocketTests {
             }
         }
 
-        @Test func replyingToAPeerThatLeftIsAWriteErrorNotASignal() throws {
+        @Test(arguments: readingModes) func replyingToAPeerThatLeftIsAWriteErrorNotASignal(reading: FrameConnection.Options.Reading) throws {
             // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let clientGone = DispatchSemaphore(value: 0)
             let sendResults = Collector<String>()
             let closes = Collector<FrameConnection.CloseReason>()
-            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: .server.reading(reading), log: { _, _ in }) { connection in
                 connection.start(
                     onFrame: { _ in
                         clientGone.wait()
@@ -258,16 +335,16 @@ extension DaemonSocketTests {
             _ = echo
         }
 
-        @Test func onCloseIsCalledExactlyOnceWhateverRaces() throws {
+        @Test(arguments: readingModes) func onCloseIsCalledExactlyOnceWhateverRaces(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let serverSide = Collector<FrameConnection>()
-            let server = try FrameServer(endpoint: .path(path), log: { _, _ in }) { connection in
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: .server.reading(reading), log: { _, _ in }) { connection in
                 serverSide.add(connection)
                 connection.start(onFrame: { _ in }, onClose: { _ in })
             }
             for round in 0..<20 {
-                let connection = try FrameClient.connect(path: path)
+                let connection = try FrameClient.connect(path: path, options: .client.reading(reading))
                 let closes = Collector<FrameConnection.CloseReason>()
                 connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
                 try connection.send(Data("x".utf8))
@@ -364,7 +441,7 @@ extension DaemonSocketTests {
     /// docs/protocol.md, "Frames and connections" and issue 9's bad input: 1,000 clients at
     /// once, all answered.
     @Suite struct ManyClients {
-        @Test func aThousandConcurrentClientsAreAllAnswered() throws {
+        @Test(arguments: readingModes) func aThousandConcurrentClientsAreAllAnswered(reading: FrameConnection.Options.Reading) throws {
             var limit = rlimit()
             getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
             if limit.rlim_cur < 4_096 && limit.rlim_max >= 4_096 {
@@ -373,7 +450,7 @@ extension DaemonSocketTests {
             }
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path)
+            let echo = try EchoServer(path: path, options: .server.reading(reading))
             let count = 1_000
             // All connect first (they wait in the backlog while the server accepts), then all
             // send, then the replies are counted.
@@ -432,13 +509,13 @@ extension DaemonSocketTests {
             echo.server.close()
         }
 
-        @Test func aClientThatSendsRequestsWithoutReadingRepliesIsNotReadEither() throws {
+        @Test(arguments: readingModes) func aClientThatSendsRequestsWithoutReadingRepliesIsNotReadEither(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let handled = Atomic<Int>(0)
             let connections = Collector<FrameConnection>()
             let replySize = 16 * 1_024
-            let server = try FrameServer(endpoint: .path(path), log: LogRecorder().log) { connection in
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: .server.reading(reading), log: LogRecorder().log) { connection in
                 connections.add(connection)
                 connection.start(
                     onFrame: { frame in
@@ -481,12 +558,12 @@ extension DaemonSocketTests {
             server.close()
         }
 
-        @Test func aPausedConnectionClosesCleanlyAndItsIdleTimerWaits() throws {
+        @Test(arguments: readingModes) func aPausedConnectionClosesCleanlyAndItsIdleTimerWaits(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let connections = Collector<FrameConnection>()
             let closes = Collector<FrameConnection.CloseReason>()
-            let options = FrameConnection.Options(idleTimeout: .milliseconds(100))
+            let options = FrameConnection.Options(idleTimeout: .milliseconds(100), reading: reading)
             let server = try FrameServer(endpoint: .path(path), connectionOptions: options, log: LogRecorder().log) { connection in
                 connections.add(connection)
                 connection.start(
@@ -550,11 +627,12 @@ extension DaemonSocketTests {
     /// only their own connection, with a logged error; another client keeps working.
     @Suite struct BadClients {
         static func expectOnlyThatConnectionCloses(
-            sending bytes: [UInt8], thenShutdown: Bool = false, reason expected: FrameConnection.CloseReason, logged text: String
+            sending bytes: [UInt8], thenShutdown: Bool = false, reason expected: FrameConnection.CloseReason, logged text: String,
+            reading: FrameConnection.Options.Reading
         ) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path)
+            let echo = try EchoServer(path: path, options: .server.reading(reading))
             let good = try RequestChannel(path: path)
             #expect(try good.request(Data("before".utf8)).payload == Data("echo:before".utf8))
 
@@ -574,7 +652,7 @@ extension DaemonSocketTests {
             good.close()
         }
 
-        @Test func randomGarbage() throws {
+        @Test(arguments: readingModes) func randomGarbage(reading: FrameConnection.Options.Reading) throws {
             // Seeded garbage whose first header claims far more than 1 MiB.
             var bytes: [UInt8] = [0x9C, 0x41, 0x07, 0xEE]
             var state: UInt64 = 42
@@ -585,31 +663,35 @@ extension DaemonSocketTests {
             try Self.expectOnlyThatConnectionCloses(
                 sending: bytes,
                 reason: .malformedFrame(.lengthOverLimit(length: 0x9C41_07EE, limit: FrameFormat.maximumPayloadLength)),
-                logged: "malformed frame: frame length \(0x9C41_07EE) is over the limit"
+                logged: "malformed frame: frame length \(0x9C41_07EE) is over the limit",
+                reading: reading
             )
         }
 
-        @Test func oversizedHeader() throws {
+        @Test(arguments: readingModes) func oversizedHeader(reading: FrameConnection.Options.Reading) throws {
             try Self.expectOnlyThatConnectionCloses(
                 sending: [0xFF, 0xFF, 0xFF, 0xFF, 1],
                 reason: .malformedFrame(.lengthOverLimit(length: 4_294_967_295, limit: FrameFormat.maximumPayloadLength)),
-                logged: "frame length 4294967295 is over the limit of 1048576 bytes"
+                logged: "frame length 4294967295 is over the limit of 1048576 bytes",
+                reading: reading
             )
         }
 
-        @Test func unknownVersion() throws {
+        @Test(arguments: readingModes) func unknownVersion(reading: FrameConnection.Options.Reading) throws {
             try Self.expectOnlyThatConnectionCloses(
                 sending: [0, 0, 0, 2, 7, 0x7B, 0x7D],
                 reason: .malformedFrame(.unknownVersion(7)),
-                logged: "frame protocol version 7 is unknown"
+                logged: "frame protocol version 7 is unknown",
+                reading: reading
             )
         }
 
-        @Test func truncatedFrameThenClose() throws {
+        @Test(arguments: readingModes) func truncatedFrameThenClose(reading: FrameConnection.Options.Reading) throws {
             try Self.expectOnlyThatConnectionCloses(
                 sending: [0, 0, 0, 100, 1] + Array(repeating: 0x41, count: 40), thenShutdown: true,
                 reason: .truncatedFrame(received: 45),
-                logged: "in the middle of a frame (45 bytes of it received)"
+                logged: "in the middle of a frame (45 bytes of it received)",
+                reading: reading
             )
         }
     }
@@ -619,10 +701,10 @@ extension DaemonSocketTests {
     /// Issue 9, "Bad input": a client that connects and sends nothing is closed after the
     /// first-frame timeout, and nobody waits for it meanwhile.
     @Suite struct Timeouts {
-        @Test func silentAndHalfFrameClientsAreClosedAfterTheFirstFrameTimeout() throws {
+        @Test(arguments: readingModes) func silentAndHalfFrameClientsAreClosedAfterTheFirstFrameTimeout(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .milliseconds(200)))
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .milliseconds(200), reading: reading))
             let started = DispatchTime.now()
             // 50 silent clients and one that sent half a header.
             let silent = try (0..<50).map { _ in try RawClient(path: path) }
@@ -645,10 +727,10 @@ extension DaemonSocketTests {
             good.close()
         }
 
-        @Test func anIdleTimeoutClosesAConnectionThatStopsSpeaking() throws {
+        @Test(arguments: readingModes) func anIdleTimeoutClosesAConnectionThatStopsSpeaking(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .seconds(10), idleTimeout: .milliseconds(200)))
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .seconds(10), idleTimeout: .milliseconds(200), reading: reading))
             let channel = try RequestChannel(path: path)
             #expect(try channel.request(Data("x".utf8)).payload == Data("echo:x".utf8))
             #expect(throws: RequestChannel.RequestError.closed(.peerClosed)) { try channel.receive(timeout: .seconds(5)) }
@@ -656,22 +738,22 @@ extension DaemonSocketTests {
             #expect(echo.recorder.wait(for: "no frame for 0.2 s") != nil)
         }
 
-        @Test func anIdleTimeoutAloneAlsoCoversTheFirstFrame() throws {
+        @Test(arguments: readingModes) func anIdleTimeoutAloneAlsoCoversTheFirstFrame(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: nil, idleTimeout: .milliseconds(150)))
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: nil, idleTimeout: .milliseconds(150), reading: reading))
             let silent = try RawClient(path: path)
             #expect(silent.readUntilClosed().closed)
             #expect(echo.closes.wait(count: 1) == [.idleTimeout(.milliseconds(150))])
         }
 
-        @Test func aClientThatNeverReadsIsClosedAtTheOutputCap() throws {
+        @Test(arguments: readingModes) func aClientThatNeverReadsIsClosedAtTheOutputCap(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
             let recorder = LogRecorder()
             let sendErrors = Collector<FrameConnection.SendError>()
             let closes = Collector<FrameConnection.CloseReason>()
-            let server = try FrameServer(endpoint: .path(path), log: recorder.log) { connection in
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: .server.reading(reading), log: recorder.log) { connection in
                 connection.start(
                     onFrame: { _ in
                         // Answer one request with 8 MiB in 512 KiB frames.

@@ -53,6 +53,18 @@ final class LogRecorder: Sendable {
     }
 }
 
+/// Both ways a connection can read: server tests run with each.
+let readingModes: [FrameConnection.Options.Reading] = [.dispatchSource, .readerThread]
+
+extension FrameConnection.Options {
+    /// These options, read the given way.
+    func reading(_ reading: Reading) -> Self {
+        var options = self
+        options.reading = reading
+        return options
+    }
+}
+
 /// Collects values from callbacks and lets a test wait for a number of them.
 final class Collector<Value: Sendable>: Sendable {
     private let values = Mutex<[Value]>([])

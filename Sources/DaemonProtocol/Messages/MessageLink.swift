@@ -7,9 +7,14 @@ import Synchronization
 /// are matched by number, and the messages the daemon pushes (docs/protocol.md,
 /// "Messages"). The app side and `bgtask` both use it.
 ///
-/// Replies and pushes arrive on the connection's queue. A caller of ``call(_:timeout:)``
-/// waits on a semaphore of its own, so a call from any thread or queue but the
-/// connection's (where ``onPush`` runs) cannot deadlock, and every wait is bounded.
+/// Pushes are handled on the connection's queue, in the order the daemon sent them. A
+/// caller of ``call(_:timeout:)`` waits on a semaphore of its own, so a call from any
+/// thread or queue but the connection's (where ``onPush`` runs) cannot deadlock, and every
+/// wait is bounded. On a connection read by its own thread
+/// (``FrameConnection/Options/Reading/readerThread``, a client's default) that thread
+/// wakes the caller of a reply itself, unless pushes sent before the reply are still
+/// waiting for or running on the queue: then the reply waits behind them there, so a
+/// caller never sees its reply before the daemon's earlier pushes were handled.
 public final class MessageLink: Sendable {
     private struct State {
         var nextID: UInt64 = 1
@@ -17,6 +22,9 @@ public final class MessageLink: Sendable {
         var closed: String?
         var onPush: (@Sendable (AppPush) -> Void)?
         var onClose: (@Sendable (String) -> Void)?
+        /// Messages the reader thread queued on the connection's queue that have not been
+        /// handled yet.
+        var queuedMessages = 0
     }
 
     /// One caller waiting for its reply.
@@ -146,6 +154,28 @@ public final class MessageLink: Sendable {
             connection.close(reason: "bgtaskd sent a message this client does not understand: \(error)")
             return
         }
+        guard connection.options.reading == .readerThread else {
+            handle(envelope)  // already on the connection's queue
+            return
+        }
+        let handledHere = state.withLock { state -> Bool in
+            if case .reply = envelope, state.queuedMessages == 0 { return true }
+            state.queuedMessages += 1
+            return false
+        }
+        if handledHere {
+            handle(envelope)
+            return
+        }
+        let connection = connection
+        connection.queue.async {
+            connection.onQueue { self.handle(envelope) }
+            self.state.withLock { $0.queuedMessages -= 1 }
+        }
+    }
+
+    /// Wakes the caller of a reply, or hands a push to ``onPush(_:)``.
+    private func handle(_ envelope: DaemonEnvelope) {
         switch envelope {
         case .reply(let id, let reply):
             guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }

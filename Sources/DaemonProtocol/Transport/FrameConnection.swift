@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Dispatch
 import Foundation
 import SchedulerCore
@@ -9,9 +10,10 @@ import Synchronization
 /// One end of a connected Unix stream socket carrying frames (docs/protocol.md, "Frames
 /// and connections").
 ///
-/// The connection owns its non-blocking descriptor. After ``start(onFrame:onClose:)`` a
-/// Dispatch read source on the connection's own serial queue reads what arrives, decodes it
-/// with a ``FrameDecoder`` and calls `onFrame` once per frame, in order. ``send(_:)`` may be
+/// The connection owns its descriptor. After ``start(onFrame:onClose:)`` what arrives is
+/// read, decoded with a ``FrameDecoder`` and handed to `onFrame` once per frame, in order:
+/// by a Dispatch read source on the connection's own serial queue, or by a thread of the
+/// connection's own (``Options/Reading``). ``send(_:)`` may be
 /// called from any thread: it writes what the socket takes at once (`MSG_NOSIGNAL`: a peer
 /// that went away is an error, never a `SIGPIPE` that would kill the process), keeps the
 /// rest and writes it when the socket is writable again; output that piles up beyond
@@ -23,13 +25,16 @@ import Synchronization
 ///
 /// `onClose` is called exactly once, with the ``CloseReason``: the peer closed, a bad
 /// frame, a failed read or write, the output cap, a timeout, or ``close(reason:)``. No
-/// thread ever waits for a peer: reads and writes only happen when the kernel says they
-/// will not block, and a peer that sends no complete frame within
-/// ``Options/firstFrameTimeout`` is closed.
+/// shared thread ever waits for a peer: writes never block, reads on a Dispatch source only
+/// happen when the kernel says they will not block, a reader thread waits only for its own
+/// peer (closing the connection shuts the socket down, which wakes it), and a peer that
+/// sends no complete frame within ``Options/firstFrameTimeout`` is closed.
 ///
-/// `onFrame` and `onClose` run on the connection's queue, never while its lock is held, so
-/// they may call ``send(_:)`` and ``close(reason:)``. The connection stays alive while it is
-/// open (its Dispatch sources hold it); after closing it lets go of the callbacks.
+/// `onFrame` runs on the connection's queue or its reader thread, `onClose` on the queue
+/// after the last `onFrame`; neither while the connection's lock is held, so they may call
+/// ``send(_:)`` and ``close(reason:)``. The connection stays alive while it is
+/// open (its Dispatch sources and reader thread hold it); after closing it lets go of the
+/// callbacks.
 public final class FrameConnection: Sendable {
     /// Limits and timeouts of a connection.
     public struct Options: Sendable, Hashable {
@@ -54,6 +59,26 @@ public final class FrameConnection: Sendable {
         /// end; a client's never do, or client and server could each wait for the other
         /// to read.
         public var pauseReadingAboveBufferedOutput: Int?
+        /// Who reads the socket, and where `onFrame` runs (see ``Reading``).
+        public var reading: Reading
+
+        /// Who reads a connection's socket, and so where `onFrame` runs.
+        public enum Reading: Sendable, Hashable {
+            /// A Dispatch read source on the connection's queue; `onFrame` runs on the
+            /// queue. One event thread serves any number of connections (a server's), at
+            /// the price of three thread wake-ups per frame: libdispatch's event thread,
+            /// a worker for the queue, and whoever the callback wakes.
+            case dispatchSource
+            /// A thread of the connection's own, blocked in `recv(2)` on the socket, which
+            /// calls `onFrame` itself, in order; `onClose` runs on the queue once that
+            /// thread has handed on its last frame. A frame costs one wake-up (this thread),
+            /// plus the one of whoever it wakes: a client's connection, whose synchronous
+            /// requests wait for their replies, and bgtaskd's connections, whose requests
+            /// are answered on that thread (docs/protocol.md, "Frames and connections").
+            /// While more than ``pauseReadingAboveBufferedOutput`` waits to be sent, the
+            /// thread waits before handing on the next frame.
+            case readerThread
+        }
 
         /// Options from their parts.
         public init(
@@ -61,7 +86,8 @@ public final class FrameConnection: Sendable {
             idleTimeout: Duration? = nil,
             maximumBufferedOutput: Int = 4 * 1_048_576,
             maximumPayloadLength: Int = FrameFormat.maximumPayloadLength,
-            pauseReadingAboveBufferedOutput: Int? = 64 * 1_024
+            pauseReadingAboveBufferedOutput: Int? = 64 * 1_024,
+            reading: Reading = .dispatchSource
         ) {
             self.firstFrameTimeout = firstFrameTimeout
             self.idleTimeout = idleTimeout
@@ -69,14 +95,16 @@ public final class FrameConnection: Sendable {
             self.maximumPayloadLength = maximumPayloadLength
             // Negative marks would never be drained below: at least 0.
             self.pauseReadingAboveBufferedOutput = pauseReadingAboveBufferedOutput.map { max(0, $0) }
+            self.reading = reading
         }
 
         /// For connections a server accepts: a peer must speak within 10 s, and one that
-        /// does not read its replies is not read either.
+        /// does not read its replies is not read either; one event thread reads them all.
         public static var server: Options { Options() }
         /// For connections a client opens: the daemon may stay silent as long as it likes,
-        /// and replies are always read.
-        public static var client: Options { Options(firstFrameTimeout: nil, pauseReadingAboveBufferedOutput: nil) }
+        /// replies are always read, and by a thread of the connection's own, so a caller
+        /// waiting for its reply is woken by the thread that read it.
+        public static var client: Options { Options(firstFrameTimeout: nil, pauseReadingAboveBufferedOutput: nil, reading: .readerThread) }
     }
 
     /// Why a connection closed.
@@ -164,6 +192,13 @@ public final class FrameConnection: Sendable {
     /// block run there starts a pool monitor that wakes the process every second for the
     /// rest of its life (docs/daemon.md, "Idle cost"); connections come and go.
     private let callbackThread = Atomic<UInt>(0)
+    /// The connection's reader thread while it runs (``Options/Reading/readerThread``), 0
+    /// otherwise: a synchronous wait there would never see its reply either. A slot of its
+    /// own, since that thread and the queue run callbacks at the same time.
+    private let readerThread = Atomic<UInt>(0)
+    /// Signalled when a paused reader thread may go on: the output drained, or the
+    /// connection closed.
+    private let outputDrained = DispatchSemaphore(value: 0)
 
     private enum Phase { case created, started, closed }
     private enum WriteSourceState { case none, inactive, running, suspended }
@@ -177,9 +212,16 @@ public final class FrameConnection: Sendable {
         var readSource: (any DispatchSourceRead)?
         var writeSource: (any DispatchSourceWrite)?
         var writeSourceState: WriteSourceState = .none
-        /// Whether the read source is suspended because output waits
-        /// (``Options/pauseReadingAboveBufferedOutput``).
+        /// Whether reading waits for output to drain
+        /// (``Options/pauseReadingAboveBufferedOutput``): the read source is suspended, or
+        /// the reader thread hands on nothing more.
         var readingPaused = false
+        /// Whether the reader thread waits on ``outputDrained`` (signalled once for each
+        /// wait, by whoever clears this).
+        var readerWaitsForDrain = false
+        /// The close callback and its reason, kept for the reader thread to queue once it
+        /// has handed on its last frame (``Options/Reading/readerThread``).
+        var closeAfterReader: (callback: @Sendable (CloseReason) -> Void, reason: CloseReason)?
         var timer: (any DispatchSourceTimer)?
         var receivedFrame = false
         /// Sources whose cancel handler has not run; the descriptor is closed when the last
@@ -260,9 +302,16 @@ public final class FrameConnection: Sendable {
             state.onFrame = onFrame
             state.onClose = onClose
 
-            let readSource = DispatchSource.makeReadSource(fileDescriptor: state.descriptor, queue: queue)
-            readSource.setEventHandler { self.onQueue { self.handleReadable() } }
-            readSource.setCancelHandler { self.onQueue { self.sourceCancelled() } }
+            let readSource: (any DispatchSourceRead)?
+            switch options.reading {
+            case .dispatchSource:
+                let source = DispatchSource.makeReadSource(fileDescriptor: state.descriptor, queue: queue)
+                source.setEventHandler { self.onQueue { self.handleReadable() } }
+                source.setCancelHandler { self.onQueue { self.sourceCancelled() } }
+                readSource = source
+            case .readerThread:
+                readSource = nil
+            }
             let writeSource = DispatchSource.makeWriteSource(fileDescriptor: state.descriptor, queue: queue)
             writeSource.setEventHandler { self.onQueue { self.handleWritable() } }
             writeSource.setCancelHandler { self.onQueue { self.sourceCancelled() } }
@@ -281,7 +330,18 @@ public final class FrameConnection: Sendable {
                 state.timer = timer
                 timer.activate()
             }
-            readSource.activate()
+            if let readSource {
+                readSource.activate()
+            } else {
+                // The thread's recv blocks (sends never do: MSG_DONTWAIT); it counts as
+                // the read source among the live sources, so the descriptor stays open
+                // until it has returned.
+                UnixSocket.setBlocking(state.descriptor)
+                let descriptor = state.descriptor
+                let thread = Thread { self.readOnThread(descriptor) }
+                thread.stackSize = Self.readerStackSize
+                thread.start()
+            }
             return nil
         }
         if let alreadyClosed { queue.async { self.onQueue { onClose(alreadyClosed) } } }
@@ -334,6 +394,10 @@ public final class FrameConnection: Sendable {
     // MARK: Events (on the connection's queue)
 
     private static let readChunk = 64 * 1024
+    /// The reader thread's stack: room for whatever `onFrame` does (a daemon answers
+    /// requests there), a fraction of libdispatch's 8 MiB workers; untouched pages cost
+    /// nothing.
+    private static let readerStackSize = 1 << 20
     /// Bytes read per readiness event before yielding the queue to others: one peer that
     /// streams without pause cannot starve the rest.
     private static let readBudget = 16 * readChunk
@@ -347,6 +411,8 @@ public final class FrameConnection: Sendable {
         /// Nothing more now: the socket is empty, the read budget spent, reading paused, or
         /// the connection closed.
         case stop
+        /// The reader thread waits for the output to drain.
+        case waitForOutput
         /// The connection ends for this reason.
         case end(CloseReason)
     }
@@ -362,14 +428,7 @@ public final class FrameConnection: Sendable {
         while true {
             let step = state.withLock { state -> ReadStep in
                 guard state.phase == .started, !state.readingPaused else { return .stop }
-                do throws(FrameError) {
-                    if let frame = try state.decoder.next() {
-                        noteFrameReceived(&state)
-                        return .deliver(frame, state.onFrame)
-                    }
-                } catch {
-                    return .end(.malformedFrame(error))
-                }
+                if let step = decodedFrame(&state) { return step }
                 // Level-triggered: bytes left in the socket when the budget is spent make
                 // the source fire again, after the other queues had their turn.
                 guard budget > 0 else { return .stop }
@@ -393,11 +452,95 @@ public final class FrameConnection: Sendable {
             switch step {
             case .deliver(let frame, let onFrame): onFrame?(frame)
             case .readMore: continue
-            case .stop: return
+            case .stop, .waitForOutput: return
             case .end(let reason):
                 finish(reason)
                 return
             }
+        }
+    }
+
+    /// The reader thread's loop (``Options/Reading/readerThread``): hands on each decoded
+    /// frame, in order, on this thread, and blocks in `recv` when none is left, until the
+    /// peer closes, a frame is refused, or ``finish(_:)`` shuts the socket down to wake it.
+    private func readOnThread(_ descriptor: Int32) {
+        readerThread.store(UInt(pthread_self()), ordering: .relaxed)
+        // Named for ps and perf (a new thread takes its creator's name otherwise).
+        _ = clinux_set_thread_name("bgtask-reader")
+        defer {
+            readerThread.store(0, ordering: .relaxed)
+            let close = state.withLock { state in
+                defer { state.closeAfterReader = nil }
+                return state.closeAfterReader
+            }
+            sourceCancelled()
+            if let close { queue.async { self.onQueue { close.callback(close.reason) } } }
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
+        defer { buffer.deallocate() }
+        while true {
+            let step = state.withLock { state -> ReadStep in
+                guard state.phase == .started else { return .stop }
+                // The peer does not read what it was sent: its next request waits (in the
+                // decoder and the socket) until the output drains.
+                if state.readingPaused {
+                    state.readerWaitsForDrain = true
+                    return .waitForOutput
+                }
+                if let step = decodedFrame(&state) { return step }
+                return .readMore
+            }
+            switch step {
+            case .deliver(let frame, let onFrame):
+                onFrame?(frame)
+                continue
+            case .waitForOutput:
+                outputDrained.wait()
+                continue
+            case .stop:
+                return
+            case .end(let reason):
+                finish(reason)
+                return
+            case .readMore:
+                break
+            }
+            // Outside the lock: the descriptor stays open while this thread runs.
+            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            if count > 0 {
+                state.withLock { $0.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                continue
+            }
+            let code = errno
+            if count < 0, code == EINTR { continue }
+            if count < 0, code == EAGAIN || code == EWOULDBLOCK {
+                // Only if someone made the socket non-blocking again: wait for bytes.
+                var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                _ = poll(&waiting, 1, -1)
+                continue
+            }
+            // The end of the stream, or a failure; after a local close (the shutdown that
+            // woke this thread) there is nothing to report.
+            let reason = state.withLock { state -> CloseReason? in
+                guard state.phase == .started else { return nil }
+                if count < 0 { return .readFailed(errno: code) }
+                let partial = state.decoder.bufferedByteCount
+                return partial > 0 ? .truncatedFrame(received: partial) : .peerClosed
+            }
+            if let reason { finish(reason) }
+            return
+        }
+    }
+
+    /// The next frame already decoded, to hand on, or the end of a connection whose bytes
+    /// are no frame; nil when the decoder needs more bytes.
+    private func decodedFrame(_ state: inout State) -> ReadStep? {
+        do throws(FrameError) {
+            guard let frame = try state.decoder.next() else { return nil }
+            noteFrameReceived(&state)
+            return .deliver(frame, state.onFrame)
+        } catch {
+            return .end(.malformedFrame(error))
         }
     }
 
@@ -422,8 +565,16 @@ public final class FrameConnection: Sendable {
                 if state.readingPaused, state.phase == .started,
                    state.bufferedOutput <= (options.pauseReadingAboveBufferedOutput ?? 0) / 2 {
                     state.readingPaused = false
-                    state.readSource?.resume()
-                    resumedReading = true
+                    switch options.reading {
+                    case .dispatchSource:
+                        state.readSource?.resume()
+                        resumedReading = true
+                    case .readerThread:
+                        if state.readerWaitsForDrain {
+                            state.readerWaitsForDrain = false
+                            outputDrained.signal()
+                        }
+                    }
                 }
             }
             let result = state.output.withUnsafeBytes { raw in
@@ -497,10 +648,18 @@ public final class FrameConnection: Sendable {
             state.timer?.cancel()
             state.timer = nil
             if wasStarted {
+                // A reader thread blocked in recv wakes to the shutdown and leaves; the
+                // descriptor is closed once it has (it is one of the live sources).
+                if options.reading == .readerThread, state.descriptor >= 0 { shutdown(state.descriptor, Int32(SHUT_RDWR)) }
                 state.readSource?.cancel()
-                // A suspended source runs its cancel handler only once resumed.
+                // A suspended source runs its cancel handler only once resumed; a paused
+                // reader thread must wake to leave.
                 if state.readingPaused { state.readSource?.resume() }
                 state.readingPaused = false
+                if state.readerWaitsForDrain {
+                    state.readerWaitsForDrain = false
+                    outputDrained.signal()
+                }
                 if let writeSource = state.writeSource {
                     writeSource.cancel()
                     // A cancel handler only runs once the source runs.
@@ -517,7 +676,12 @@ public final class FrameConnection: Sendable {
             state.readSource = nil
             state.writeSource = nil
             state.writeSourceState = .none
-            let onClose = state.onClose
+            var onClose = state.onClose
+            if wasStarted, options.reading == .readerThread, let callback = onClose {
+                // Called once the reader thread has handed on its last frame.
+                state.closeAfterReader = (callback, reason)
+                onClose = nil
+            }
             observers = state.closeObservers
             state.onClose = nil
             state.onFrame = nil
@@ -543,11 +707,12 @@ public final class FrameConnection: Sendable {
 
     // MARK: Helpers
 
-    /// Suspends the read source when more output than `mark` waits (once: the flag keeps
-    /// suspends and resumes paired). The source must exist (the connection started).
+    /// Pauses reading when more output than `mark` waits (once: the flag keeps suspends
+    /// and resumes paired): suspends the read source, or tells the reader thread to hand
+    /// on nothing more. The connection must have started.
     private static func pauseReadingIfBehind(_ state: inout State, mark: Int?) {
-        guard let mark, state.bufferedOutput > mark, !state.readingPaused, let readSource = state.readSource else { return }
-        readSource.suspend()
+        guard let mark, state.bufferedOutput > mark, !state.readingPaused else { return }
+        state.readSource?.suspend()
         state.readingPaused = true
     }
 
@@ -587,9 +752,12 @@ public final class FrameConnection: Sendable {
         return .written(offset)
     }
 
-    /// Whether the caller runs on this connection's queue (a synchronous wait there would
-    /// never see its reply).
-    var isCurrentQueue: Bool { callbackThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+    /// Whether the caller runs on this connection's queue or its reader thread (a
+    /// synchronous wait there would never see its reply).
+    var isCurrentQueue: Bool {
+        let current = UInt(pthread_self())
+        return callbackThread.load(ordering: .relaxed) == current || readerThread.load(ordering: .relaxed) == current
+    }
 
     /// Runs `body`, one of the connection's callbacks, on its queue, marked as running
     /// there for ``isCurrentQueue``. Only the thread that set the mark puts back what was

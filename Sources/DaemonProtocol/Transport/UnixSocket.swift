@@ -87,6 +87,14 @@ enum UnixSocket {
         return fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0
     }
 
+    /// Clears `O_NONBLOCK` on `descriptor`; false with errno set on failure.
+    @discardableResult
+    static func setBlocking(_ descriptor: Int32) -> Bool {
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0 else { return false }
+        return fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0
+    }
+
     /// Sets `FD_CLOEXEC` on `descriptor`; false with errno set on failure.
     @discardableResult
     static func setCloseOnExec(_ descriptor: Int32) -> Bool {

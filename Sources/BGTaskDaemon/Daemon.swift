@@ -151,9 +151,7 @@ public final class Daemon: Sendable {
         do {
             server = try FrameServer(
                 endpoint: endpoint,
-                // Each connection read by a thread of its own: a request wakes only that
-                // thread, which answers it (docs/daemon.md, "Many apps at once").
-                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout)), reading: .readerThread),
+                connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
                 log: transportLog
             ) { connection in
                 let daemon = box.withLock { box -> Daemon? in

@@ -181,8 +181,9 @@ extension DaemonSocketTests {
         }
 
         /// A connection read by its own thread hands every frame on in order on that thread,
-        /// and calls onClose on its queue only after the last of them; closing it from
-        /// another thread wakes the thread blocked in recv.
+        /// and calls onClose on its queue only after the last of them, even when another
+        /// thread closes it while a frame is being handled; a close from elsewhere also
+        /// wakes the thread blocked in recv.
         @Test func aReaderThreadHandsOnEveryFrameBeforeTheClose() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
@@ -207,23 +208,59 @@ extension DaemonSocketTests {
                     // The reader thread counts as the connection's own: a synchronous wait
                     // there is refused.
                     events.add(connection.isCurrentQueue ? text : "\(text) off the reader thread")
-                    // A slow last frame: a close queued before it was handed on would overtake it.
-                    if text == "frame 49" { usleep(50_000) }
                 },
                 onClose: { reason in events.add("closed: \(reason)") }
             )
             try connection.send(Data("go".utf8))
-            let all = events.wait(count: 51)
-            #expect(all == (0..<50).map { "frame \($0)" } + ["closed: \(FrameConnection.CloseReason.peerClosed)"])
+            #expect(events.wait(count: 51) == (0..<50).map { "frame \($0)" } + ["closed: \(FrameConnection.CloseReason.peerClosed)"])
 
-            // Closing from another thread wakes a reader blocked in recv; the peer sees the end.
+            // Closed by another thread while a frame is handled: onClose waits for it.
             let second = try FrameClient.connect(path: path, options: .client)
-            let closes = Collector<FrameConnection.CloseReason>()
-            second.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            let order = Collector<String>()
+            let release = DispatchSemaphore(value: 0)
+            second.start(
+                onFrame: { _ in
+                    order.add("frame started")
+                    _ = release.wait(timeout: .now() + 10)
+                    order.add("frame done")
+                },
+                onClose: { reason in order.add("closed: \(reason)") }
+            )
             try second.send(Data("hello".utf8))
-            _ = serverSide.wait(count: 2)
-            DispatchQueue.global().async { second.close(reason: "from elsewhere") }
+            let accepted = serverSide.wait(count: 2)
+            try #require(accepted.count == 2)
+            try accepted[1].send(Data("one frame".utf8))
+            #expect(order.wait(count: 1) == ["frame started"])
+            second.close(reason: "from elsewhere")
+            #expect(order.wait(count: 2, timeout: 0.1) == ["frame started"], "no onClose while the frame is handled")
+            release.signal()
+            #expect(order.wait(count: 3) == ["frame started", "frame done", "closed: \(FrameConnection.CloseReason.closedLocally("from elsewhere"))"])
+
+            // Closing from another thread wakes a reader blocked in recv.
+            let third = try FrameClient.connect(path: path, options: .client)
+            let closes = Collector<FrameConnection.CloseReason>()
+            third.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            try third.send(Data("hello".utf8))
+            _ = serverSide.wait(count: 3)
+            DispatchQueue.global().async { third.close(reason: "from elsewhere") }
             #expect(closes.wait(count: 1) == [.closedLocally("from elsewhere")])
+        }
+
+        /// A reader thread that cannot be started (the process out of threads) closes the
+        /// connection with a reason naming it: onClose comes, the descriptor is closed.
+        @Test func aReaderThreadThatCannotStartClosesTheConnection() throws {
+            var ends: [Int32] = [-1, -1]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            defer { close(ends[1]) }
+            let recorder = LogRecorder()
+            let connection = FrameConnection(adopting: ends[0], peer: nil, options: .client, targetQueue: nil, log: recorder.log, startReader: { _ in EAGAIN })
+            let closes = Collector<FrameConnection.CloseReason>()
+            connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            #expect(closes.wait(count: 1) == [.readerUnavailable(errno: EAGAIN)])
+            #expect(recorder.wait(for: "no thread could be started to read the connection")?.hasPrefix("error:") == true)
+            // The other end sees the end of the stream: the descriptor was closed.
+            var byte: UInt8 = 0
+            #expect(recv(ends[1], &byte, 1, 0) == 0)
         }
 
         @Test func stoppingTheServerRemovesItsSocketAndClientsSeeNoDaemon() throws {
@@ -586,6 +623,38 @@ extension DaemonSocketTests {
             #expect(closes.wait(count: 1) == [.closedLocally("test")])
             #expect(client.readUntilClosed(timeout: 10).closed, "the descriptor was closed (the paused source was cancelled)")
             server.close()
+        }
+
+        /// A reader thread paused because its peer reads nothing (the reply to its first
+        /// request is over the pause mark) waits, hands on nothing more, and leaves when the
+        /// connection is closed: onClose comes only once it has.
+        @Test func aPausedReaderThreadLeavesWhenTheConnectionCloses() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let connections = Collector<FrameConnection>()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let handled = Atomic<Int>(0)
+            let server = try FrameServer(endpoint: .path(path), connectionOptions: .server.reading(.readerThread), log: LogRecorder().log) { connection in
+                connections.add(connection)
+                connection.start(
+                    onFrame: { _ in
+                        handled.add(1, ordering: .relaxed)
+                        try? connection.send(Data(count: 512 * 1_024))
+                    },
+                    onClose: { closes.add($0) }
+                )
+            }
+            defer { server.close() }
+            let client = try RawClient(path: path)
+            client.write(Array(try FrameEncoder.encode(Data("one".utf8))) + Array(try FrameEncoder.encode(Data("two".utf8))))
+            let connection = try #require(connections.wait(count: 1).first)
+            let deadline = Date().addingTimeInterval(30)
+            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
+            #expect(connection.isReadingPaused)
+            #expect(handled.load(ordering: .relaxed) == 1, "the second request waits")
+            connection.close(reason: "test")
+            #expect(closes.wait(count: 1) == [.closedLocally("test")])
+            #expect(handled.load(ordering: .relaxed) == 1)
         }
 
         @Test func runningOutOfDescriptorsPausesAcceptingWithoutSpinning() throws {

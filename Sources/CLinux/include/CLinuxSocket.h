@@ -2,6 +2,7 @@
 #define CLINUX_SOCKET_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /// The credentials of the process at the other end of the connected Unix socket `fd`, as
 /// the kernel recorded them at connect() (`SO_PEERCRED`; `struct ucred` is hidden from
@@ -11,5 +12,11 @@ int clinux_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 /// Names the calling thread (at most 15 bytes are kept; prctl PR_SET_NAME), for ps and
 /// perf: a new thread otherwise carries its creator's name. 0, or -1 with errno set.
 int clinux_set_thread_name(const char *name);
+
+/// Starts a detached thread running `body(context)` with a stack of `stack_size` bytes.
+/// Returns 0, or the error number pthread_create gave (EAGAIN when the process or user is
+/// out of threads): unlike Foundation's Thread.start, a thread that could not start is
+/// reported, not ignored.
+int clinux_start_thread(void *(*body)(void *), void *context, size_t stack_size);
 
 #endif

@@ -152,10 +152,10 @@ public enum FrameClient {
 /// A connection used from synchronous code: send a request, wait for the reply with a
 /// timeout (`bgtask`), or wait for the next pushed frame.
 ///
-/// Frames arrive on the connection's own queue and are queued here; the caller's thread
-/// waits on a semaphore, so calling from the main thread or any Dispatch queue cannot
-/// deadlock, except from the connection's own queue, which is refused with
-/// ``RequestError/calledOnConnectionQueue``.
+/// Frames are queued here by the connection's reader thread (or its queue); the caller's
+/// thread waits on a semaphore, so calling from the main thread or any Dispatch queue
+/// cannot deadlock, except from the connection's own callbacks (its queue or reader
+/// thread), which is refused with ``RequestError/calledOnConnectionQueue``.
 public final class RequestChannel: Sendable {
     /// Why a request or a wait failed.
     public enum RequestError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -165,8 +165,8 @@ public final class RequestChannel: Sendable {
         case closed(FrameConnection.CloseReason)
         /// The request could not be sent.
         case send(FrameConnection.SendError)
-        /// Called from a callback on the connection's own queue, where the reply could
-        /// never be delivered.
+        /// Called from one of the connection's own callbacks (on its queue or reader
+        /// thread), where the reply could never be delivered.
         case calledOnConnectionQueue
 
         /// One phrase naming what went wrong.

@@ -127,12 +127,16 @@ public final class FrameConnection: Sendable {
         case idleTimeout(Duration)
         /// This side called ``FrameConnection/close(reason:)`` with this reason.
         case closedLocally(String)
+        /// No thread could be started to read the connection
+        /// (``Options/Reading/readerThread``): `pthread_create` failed with this errno
+        /// (`EAGAIN`: the process or its user is out of threads).
+        case readerUnavailable(errno: Int32)
 
         /// How the close is logged: a frame this side refuses is an error (a broken or
         /// hostile client), other faults of the peer are warnings, a normal end is debug.
         public var logLevel: TransportLogLevel {
             switch self {
-            case .malformedFrame: return .error
+            case .malformedFrame, .readerUnavailable: return .error
             case .peerClosed, .closedLocally: return .debug
             case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return .warning
             }
@@ -150,6 +154,7 @@ public final class FrameConnection: Sendable {
             case .firstFrameTimeout(let duration): return "no complete frame within \(DurationText.spoken(duration.transportSeconds)) of connecting"
             case .idleTimeout(let duration): return "no frame for \(DurationText.spoken(duration.transportSeconds))"
             case .closedLocally(let reason): return "closed by this side: \(reason)"
+            case .readerUnavailable(let code): return "no thread could be started to read the connection: \(systemErrorText(code))"
             }
         }
     }
@@ -182,6 +187,8 @@ public final class FrameConnection: Sendable {
     let queue: DispatchQueue
     private let identifier: UInt64
     private let log: TransportLog?
+    /// Starts the reader thread (``Options/Reading/readerThread``): 0, or an errno.
+    private let startReader: @Sendable (@escaping @Sendable () -> Void) -> Int32
     private let state: Mutex<State>
 
     private static let counter = Atomic<UInt64>(0)
@@ -222,6 +229,8 @@ public final class FrameConnection: Sendable {
         /// The close callback and its reason, kept for the reader thread to queue once it
         /// has handed on its last frame (``Options/Reading/readerThread``).
         var closeAfterReader: (callback: @Sendable (CloseReason) -> Void, reason: CloseReason)?
+        /// Whether the reader thread was started (it then queues `onClose` itself).
+        var readerStarted = false
         var timer: (any DispatchSourceTimer)?
         var receivedFrame = false
         /// Sources whose cancel handler has not run; the descriptor is closed when the last
@@ -247,13 +256,27 @@ public final class FrameConnection: Sendable {
     ///     that wakes the process every second for the rest of its life (docs/daemon.md,
     ///     "Idle cost").
     ///   - log: where to log closes; nil logs nothing.
-    public init(
+    public convenience init(
         adopting descriptor: Int32,
         peer: PeerCredentials? = nil,
         options: Options = .server,
         targetQueue: DispatchQueue? = nil,
         log: TransportLog? = nil
     ) {
+        self.init(adopting: descriptor, peer: peer, options: options, targetQueue: targetQueue, log: log, startReader: Self.startThread)
+    }
+
+    /// As the public initializer, with the function that starts the reader thread (a test
+    /// makes it fail).
+    init(
+        adopting descriptor: Int32,
+        peer: PeerCredentials?,
+        options: Options,
+        targetQueue: DispatchQueue?,
+        log: TransportLog?,
+        startReader: @escaping @Sendable (@escaping @Sendable () -> Void) -> Int32
+    ) {
+        self.startReader = startReader
         UnixSocket.setNonBlocking(descriptor)
         UnixSocket.setCloseOnExec(descriptor)
         let identifier = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
@@ -288,10 +311,13 @@ public final class FrameConnection: Sendable {
     /// (``Options/pauseReadingAboveBufferedOutput``).
     public var isReadingPaused: Bool { state.withLock { $0.readingPaused } }
 
-    /// Starts reading: `onFrame` is called for every frame, `onClose` once when the
-    /// connection ends; both on the connection's queue. Call once; later calls are ignored.
-    /// A connection closed before it started calls `onClose` at once (on its queue).
+    /// Starts reading: `onFrame` is called for every frame (on the connection's queue, or
+    /// its reader thread: ``Options/Reading``), `onClose` once when the connection ends, on
+    /// the queue, after the last `onFrame`. Call once; later calls are ignored. A
+    /// connection closed before it started calls `onClose` at once (on its queue); one
+    /// whose reader thread cannot start closes with ``CloseReason/readerUnavailable(errno:)``.
     public func start(onFrame: @escaping @Sendable (Frame) -> Void, onClose: @escaping @Sendable (CloseReason) -> Void) {
+        var readerFailure: CloseReason?
         let alreadyClosed = state.withLock { state -> CloseReason? in
             switch state.phase {
             case .started: return nil
@@ -338,13 +364,18 @@ public final class FrameConnection: Sendable {
                 // until it has returned.
                 UnixSocket.setBlocking(state.descriptor)
                 let descriptor = state.descriptor
-                let thread = Thread { self.readOnThread(descriptor) }
-                thread.stackSize = Self.readerStackSize
-                thread.start()
+                let code = startReader { self.readOnThread(descriptor) }
+                if code == 0 {
+                    state.readerStarted = true
+                } else {
+                    state.liveSources -= 1
+                    readerFailure = .readerUnavailable(errno: code)
+                }
             }
             return nil
         }
         if let alreadyClosed { queue.async { self.onQueue { onClose(alreadyClosed) } } }
+        if let readerFailure { finish(readerFailure) }
     }
 
     /// Queues one frame carrying `payload`, writing at once what the socket takes. Never
@@ -394,10 +425,29 @@ public final class FrameConnection: Sendable {
     // MARK: Events (on the connection's queue)
 
     private static let readChunk = 64 * 1024
-    /// The reader thread's stack: room for whatever `onFrame` does (a daemon answers
-    /// requests there), a fraction of libdispatch's 8 MiB workers; untouched pages cost
-    /// nothing.
-    private static let readerStackSize = 1 << 20
+    /// The reader thread's stack: 8 MiB of address space, as libdispatch's workers and
+    /// glibc's default have, since `onFrame` may parse what the peer sent (nesting up to
+    /// 512 levels); untouched pages cost nothing.
+    private static let readerStackSize = 8 << 20
+    /// The reader thread's buffer, held while the thread lives (a frame of 1 MiB takes
+    /// 64 reads).
+    private static let readerChunk = 16 * 1024
+
+    /// Starts a detached thread running `body`; 0, or the errno of `pthread_create`.
+    private static func startThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        final class Body {
+            let run: @Sendable () -> Void
+            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        }
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let code = clinux_start_thread({ raw in
+            guard let raw else { return nil }
+            Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context, readerStackSize)
+        if code != 0 { Unmanaged<Body>.fromOpaque(context).release() }
+        return code
+    }
     /// Bytes read per readiness event before yielding the queue to others: one peer that
     /// streams without pause cannot starve the rest.
     private static let readBudget = 16 * readChunk
@@ -476,7 +526,7 @@ public final class FrameConnection: Sendable {
             sourceCancelled()
             if let close { queue.async { self.onQueue { close.callback(close.reason) } } }
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 1)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readerChunk, alignment: 1)
         defer { buffer.deallocate() }
         while true {
             let step = state.withLock { state -> ReadStep in
@@ -650,7 +700,7 @@ public final class FrameConnection: Sendable {
             if wasStarted {
                 // A reader thread blocked in recv wakes to the shutdown and leaves; the
                 // descriptor is closed once it has (it is one of the live sources).
-                if options.reading == .readerThread, state.descriptor >= 0 { shutdown(state.descriptor, Int32(SHUT_RDWR)) }
+                if state.readerStarted, state.descriptor >= 0 { shutdown(state.descriptor, Int32(SHUT_RDWR)) }
                 state.readSource?.cancel()
                 // A suspended source runs its cancel handler only once resumed; a paused
                 // reader thread must wake to leave.
@@ -677,7 +727,7 @@ public final class FrameConnection: Sendable {
             state.writeSource = nil
             state.writeSourceState = .none
             var onClose = state.onClose
-            if wasStarted, options.reading == .readerThread, let callback = onClose {
+            if wasStarted, state.readerStarted, let callback = onClose {
                 // Called once the reader thread has handed on its last frame.
                 state.closeAfterReader = (callback, reason)
                 onClose = nil

@@ -95,6 +95,27 @@ enum CommandLineParser {
         "usage: bgtask\n" + lines + "\n\nExit status: 0 success, 1 failure, 64 usage error. bgtask --help lists every command."
     }
 
+    /// What to print after a usage error in `arguments`: the usage lines of the command
+    /// they name (a mistake in one command's options is answered with that command's
+    /// usage, not all 30), or the whole usage when they name none.
+    static func usage(afterErrorIn arguments: [String]) -> String {
+        guard let command = arguments.first else { return usage }
+        let own: String?
+        switch command {
+        case "why": own = whyUsage
+        case "conditions": own = conditionsUsage
+        case "policy": own = policyUsage
+        case "demo": own = demoUsage
+        case "log": own = LogCommand.usage
+        case "energy": own = EnergyCommand.usage
+        case "simulate": own = SimulateCommand.usage
+        case "fleet": own = FleetCommand.usage
+        default: own = DaemonCommand.spec(named: command).map(DaemonCommand.usage(of:))
+        }
+        guard let own else { return usage }
+        return "usage: bgtask\n" + own + "\n\nbgtask --help lists every command."
+    }
+
     static func parse(_ arguments: [String]) -> Result<Command, UsageError> {
         guard let first = arguments.first else { return .success(.help) }
         let rest = Array(arguments.dropFirst())

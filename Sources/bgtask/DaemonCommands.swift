@@ -104,9 +104,12 @@ struct DaemonCommand: Equatable {
 
     /// The usage lines of every daemon command (part of `bgtask --help`).
     static var usage: String {
-        table.map { spec in
-            "  \(spec.synopsis)\n" + wrap(spec.summary, indent: 20)
-        }.joined(separator: "\n")
+        table.map(usage(of:)).joined(separator: "\n")
+    }
+
+    /// The usage lines of one daemon command: its synopsis and what it does.
+    static func usage(of spec: Spec) -> String {
+        "  \(spec.synopsis)\n" + wrap(spec.summary, indent: 20)
     }
 
     private static func wrap(_ text: String, indent: Int) -> String {

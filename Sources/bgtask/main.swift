@@ -32,7 +32,7 @@ func finish(_ outcome: DaemonCommand.Outcome) -> Never {
 // bgtask: the command-line tool of swift-background-tasks.
 switch CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):
-    StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage)\n")
+    StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage(afterErrorIn: Array(CommandLine.arguments.dropFirst())))\n")
     exit(64)
 case .success(.help):
     output(CommandLineParser.usage + "\n", command: "help")

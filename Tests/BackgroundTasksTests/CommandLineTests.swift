@@ -327,6 +327,24 @@ import Testing
         }
     }
 
+    /// A usage error in one command's arguments is answered with that command's usage
+    /// lines, not the whole list; an unknown command gets the whole list.
+    @Test func aUsageErrorShowsTheCommandsOwnUsage() {
+        for (arguments, expected) in [(["why", "--bogus"], CommandLineParser.whyUsage), (["log", "--bogus"], LogCommand.usage),
+                                      (["simulate", "--days"], SimulateCommand.usage), (["demo", "--x"], CommandLineParser.demoUsage),
+                                      (["push"], DaemonCommand.usage(of: DaemonCommand.spec(named: "push")!))] {
+            guard case .failure = CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) parsed")
+                continue
+            }
+            let shown = CommandLineParser.usage(afterErrorIn: arguments)
+            #expect(shown == "usage: bgtask\n" + expected + "\n\nbgtask --help lists every command.", "\(arguments)")
+            #expect(!shown.contains("commands:"), "not the whole list for \(arguments)")
+        }
+        #expect(CommandLineParser.usage(afterErrorIn: ["bogus"]) == CommandLineParser.usage)
+        #expect(CommandLineParser.usage(afterErrorIn: []) == CommandLineParser.usage)
+    }
+
     @Test func parsesEveryDaemonCommand() {
         #expect(CommandLineParser.parse(["status", "--json"]) == .success(.daemon(DaemonCommand(name: "status", request: .status, json: true))))
         #expect(CommandLineParser.parse(["run", "com.example.a", "com.example.a.refresh"]) == .success(.daemon(DaemonCommand(name: "run", request: .run(app: AppID("com.example.a"), identifier: "com.example.a.refresh")))))

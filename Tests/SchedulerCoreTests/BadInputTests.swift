@@ -382,6 +382,11 @@ private func scratchDirectory() throws -> URL {
     @Test func textFromElsewhereIsShownNotObeyed() {
         #expect(StandardStream.terminalSafe("plain, é ✓\n\ttabbed") == "plain, é ✓\n\ttabbed", "line feeds, tabs and text pass")
         #expect(StandardStream.terminalSafe("\u{1B}[2J\u{1B}]0;pwned\u{07}\r\u{0}\u{7F}\u{9B}x") == #"\u001B[2J\u001B]0;pwned\u0007\u000D\u0000\u007F\u009Bx"#)
+        // Bidirectional controls and line separators are shown, not obeyed (a right-to-left
+        // override would turn the rest of a message around); other format characters and
+        // right-to-left text itself pass.
+        #expect(StandardStream.terminalSafe("a\u{202E}nosj.live\u{202C}b\u{2066}c\u{2069}\u{200F}\u{061C}\u{2028}\u{2029}") == #"a\u202Enosj.live\u202Cb\u2066c\u2069\u200F\u061C\u2028\u2029"#)
+        #expect(StandardStream.terminalSafe("שלום \u{200D}👍") == "שלום \u{200D}👍", "Hebrew and a zero-width joiner pass")
     }
 
     @Test func aFailingWriteReturnsItsErrnoInsteadOfTrapping() throws {

@@ -19,11 +19,14 @@ public enum StandardStream {
     /// (a CLI exits 1 naming it, rather than claim success for output that went nowhere).
     public static func writeOutput(_ text: String) -> Int32? { write(text, to: STDOUT_FILENO) }
 
-    /// `text` with every control character but line feed and tab written as `\u001B`: text
-    /// that comes from elsewhere (bgtaskd's replies, a run's stop reason an app gave, a
-    /// file or argument named in an error) is shown, never obeyed, when it reaches a
-    /// terminal or a log viewed in one (an escape sequence could clear the screen, retitle
-    /// the window or hide what came before).
+    /// `text` with every control character but line feed and tab written as `\u001B`, and
+    /// so are the bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066
+    /// to U+2069) and the line and paragraph separators (U+2028, U+2029): text that comes
+    /// from elsewhere (bgtaskd's replies, a run's stop reason an app gave, a file or
+    /// argument named in an error) is shown, never obeyed, when it reaches a terminal or a
+    /// log viewed in one (an escape sequence could clear the screen, retitle the window or
+    /// hide what came before; a right-to-left override could make `evil.json` read as
+    /// `nosj.live` and turn the rest of a message around).
     public static func terminalSafe(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var result = ""
@@ -39,7 +42,11 @@ public enum StandardStream {
     }
 
     private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
+        switch scalar.value {
+        case 0x0A, 0x09: return false
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: return true
+        default: return scalar.properties.generalCategory == .control
+        }
     }
 
     /// Writes all of `text` to `descriptor`: `nil`, or the errno of the first real failure

@@ -240,10 +240,10 @@ public enum StrictJSON {
                 ([0xFE, 0xFF], "UTF-16"), ([0xFF, 0xFE], "UTF-16"),
             ]
             for (mark, name) in marks where prefix.starts(with: mark) {
-                throw Failure(kind: .encoding, message: "JSON must be UTF-8, found a \(name) byte-order mark; convert the file to UTF-8", path: "$", line: 1, column: 1, offset: 0)
+                throw Failure(kind: .encoding, message: "JSON must be UTF-8, found a \(name) byte-order mark", path: "$", line: 1, column: 1, offset: 0)
             }
             if prefix.count >= 2, prefix[0] == 0 || prefix[1] == 0 {
-                throw Failure(kind: .encoding, message: "JSON must be UTF-8, found NUL bytes at the start (UTF-16 or UTF-32 text?); convert the file to UTF-8", path: "$", line: 1, column: 1, offset: 0)
+                throw Failure(kind: .encoding, message: "JSON must be UTF-8, found NUL bytes at the start (UTF-16 or UTF-32 text?)", path: "$", line: 1, column: 1, offset: 0)
             }
         }
 

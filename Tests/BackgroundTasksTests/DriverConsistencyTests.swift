@@ -161,6 +161,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
                 }
             }
         }
+        BGTaskScheduler.callbackQueue.sync {}  // the completion handlers called so far have run
         #expect(failures.withLock { $0 }.isEmpty)
         let memory = byKey(driver.allPendingRequests)
         let disk = byKey(try file.pendingOnDisk())
@@ -192,6 +193,33 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(device.trace.filter { if case .cancelled = $0 { true } else { false } }.count == 3)
     }
 
+    /// iOS code that holds a lock while it asks, and takes the lock in the handler (or
+    /// waits for the handler on the queue it asked from), finishes: the handler runs later,
+    /// on the scheduler's queue. Called on the spot it would deadlock (or trap, for
+    /// `DispatchQueue.main.sync` from the main queue).
+    @Test(.timeLimit(.minutes(1))) func completionHandlersRunLaterSoACallerHoldingALockCannotDeadlock() throws {
+        let (_, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        let lock = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        context.withCurrent {
+            lock.withLock { _ in
+                BGTaskScheduler.shared.getPendingTaskRequests { _ in
+                    lock.withLock { $0 += 1 }
+                    done.signal()
+                }
+                BGTaskScheduler.shared.submitTaskRequest(BGAppRefreshTaskRequest(identifier: refreshID)) { error in
+                    lock.withLock { $0 += error == nil ? 10 : 100 }
+                    done.signal()
+                }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(lock.withLock { $0 } == 11, "both handlers ran, in call order, the submit accepted")
+    }
+
     @Test func getPendingTaskRequestsHandsOutCopiesOfWhatIsPending() throws {
         let (_, context) = try makeDevice {
             for identifier in [refreshID, processingID] {
@@ -204,7 +232,18 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         later.earliestBeginDate = Date(timeIntervalSinceNow: 7200)  // from the wall clock, as iOS code does
         try submit(later, in: context)
         let received = Mutex<[BGTaskRequest]>([])
-        context.withCurrent { BGTaskScheduler.shared.getPendingTaskRequests { requests in received.withLock { $0 = requests } } }
+        let arrived = DispatchSemaphore(value: 0)
+        let caller = pthread_self()
+        let onCaller = Mutex(true)
+        context.withCurrent {
+            BGTaskScheduler.shared.getPendingTaskRequests { requests in
+                received.withLock { $0 = requests }
+                onCaller.withLock { $0 = pthread_equal(pthread_self(), caller) != 0 }
+                arrived.signal()
+            }
+        }
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        #expect(!onCaller.withLock { $0 }, "called later, on the scheduler's queue, as iOS does")
         let requests = received.withLock { $0 }.sorted { $0.identifier < $1.identifier }
         #expect(requests.map(\.identifier) == [processingID, refreshID])
         #expect(requests[0] is BGProcessingTaskRequest)

@@ -145,7 +145,10 @@ struct SchedulerEngineSubmitTests {
         let rejection = F.rejection(of: F.processing(earliest: Date(timeIntervalSinceReferenceDate: 1e308)), by: engine, at: t0)
         #expect(rejection?.code == .invalidRequest)
         #expect(rejection?.message.contains("is over a billion days away, more than 366 days") == true, "\(rejection?.message ?? "")")
-        #expect(F.rejection(of: F.processing(earliest: t0 + 400 * 86_400), by: engine, at: t0)?.message.contains("is 400 days away") == true)
+        #expect(F.rejection(of: F.processing(earliest: t0 + 400 * 86_400), by: engine, at: t0)?.message.contains("is 400 d away, more than 366 days") == true)
+        // Just over the limit is not shown as the limit itself.
+        let justOver = F.rejection(of: F.processing(earliest: t0 + 366 * 86_400 + 23 * 3_600), by: engine, at: t0)?.message ?? ""
+        #expect(justOver.contains("is 366 d 23 h away, more than 366 days"), "\(justOver)")
     }
 
     /// Text an app gives is stored and shown: a NUL (which PostgreSQL cannot store) or

@@ -86,11 +86,18 @@ import Testing
         }()
         #expect(pending.map(\.identifier) == [identifier])
         #expect(pending.first is BGProcessingTaskRequest)
-        context.withCurrent {
-            let scheduler: any BackgroundTaskScheduling = BGTaskScheduler.shared
-            scheduler.cancel(taskRequestWithIdentifier: identifier)
-            scheduler.getPendingTaskRequests { requests in #expect(requests.isEmpty) }
+        let afterCancel = Mutex<[String]?>(nil)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            context.withCurrent {
+                let scheduler: any BackgroundTaskScheduling = BGTaskScheduler.shared
+                scheduler.cancel(taskRequestWithIdentifier: identifier)
+                scheduler.getPendingTaskRequests { requests in
+                    afterCancel.withLock { $0 = requests.map(\.identifier) }
+                    done.resume()
+                }
+            }
         }
+        #expect(afterCancel.withLock { $0 } == [])
         await device.run(for: 2 * 3600)
         #expect(ran.withLock { $0 } == 0, "cancelled before it was due")
     }

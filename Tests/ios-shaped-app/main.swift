@@ -26,9 +26,13 @@ MainActor.assumeIsolated {
     _ = delegate.application(application)
     application.finishLaunching()
     delegate.scheduleAppRefresh(after: 0)
-    // Called before it returns here (iOS calls it later: this is a test program).
+    // Called later, on the scheduler's queue (as iOS does): waited for here.
     let pending = PendingBox()
-    BGTaskScheduler.shared.getPendingTaskRequests { requests in pending.identifiers = requests.map(\.identifier) }
+    BGTaskScheduler.shared.getPendingTaskRequests { requests in
+        pending.identifiers = requests.map(\.identifier)
+        pending.arrived.signal()
+    }
+    pending.arrived.wait()
     print("pending \(pending.identifiers.contains(identifier))")
     do {
         try BGTaskScheduler.shared.simulateLaunch(forTaskWithIdentifier: identifier)
@@ -42,8 +46,10 @@ MainActor.assumeIsolated {
 
 /// The identifiers getPendingTaskRequests reported.
 final class PendingBox: @unchecked Sendable {
-    // @unchecked: written once by a callback that runs before it is read, on this thread.
+    // @unchecked: written once by the callback before it signals `arrived`, read only after
+    // the wait for that signal (the semaphore orders the two).
     var identifiers: [String] = []
+    let arrived = DispatchSemaphore(value: 0)
 }
 
 /// Keeps the delegate alive for the process's life.

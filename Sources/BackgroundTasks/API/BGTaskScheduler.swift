@@ -210,13 +210,18 @@ public final class BGTaskScheduler: @unchecked Sendable {
     }
 
     /// Submits a request and reports the outcome to `completionHandler` (`nil` on success).
+    /// The request is submitted before this returns; the handler runs later, as on iOS,
+    /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread.
     public func submitTaskRequest(_ taskRequest: BGTaskRequest, completionHandler: @escaping @Sendable ((any Swift.Error)?) -> Void) {
+        let context = requiredContext
+        let outcome: (any Swift.Error)?
         do {
             try submit(taskRequest)
-            completionHandler(nil)
+            outcome = nil
         } catch {
-            completionHandler(error)
+            outcome = error
         }
+        Self.callLater(in: context) { completionHandler(outcome) }
     }
 
     /// Cancels the pending request with `identifier` (a running task is not affected).
@@ -231,10 +236,27 @@ public final class BGTaskScheduler: @unchecked Sendable {
         context.driver.cancelAll(of: context.app)
     }
 
-    /// Calls `completionHandler` with copies of the pending requests.
+    /// Calls `completionHandler` with copies of the pending requests, as they are when this
+    /// is called. The handler runs later, as on iOS ("may execute on a background thread"),
+    /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread:
+    /// a caller that holds a lock the handler takes, or that waits for the handler on its
+    /// own queue (`DispatchQueue.main.sync` from the main queue), cannot deadlock or trap.
     public func getPendingTaskRequests(completionHandler: @escaping @Sendable ([BGTaskRequest]) -> Void) {
+        let context = requiredContext
         let requests = pendingRequestCopies()
-        completionHandler(requests)
+        Self.callLater(in: context) { completionHandler(requests) }
+    }
+
+    /// Where completion handlers run: one serial queue (handlers run in the order their
+    /// calls were made), on libdispatch's overcommit pool, not a global queue (whose first
+    /// block starts a pool monitor that wakes the process every second on Linux,
+    /// docs/daemon.md "Idle cost").
+    static let callbackQueue = DispatchQueue(label: "bgtask.scheduler.completion-handlers")
+
+    /// Runs `handler` on ``callbackQueue`` with `context` current, so that
+    /// `BGTaskScheduler.shared` inside it is this app's scheduler.
+    private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
+        callbackQueue.async { context.withCurrent(handler) }
     }
 
     /// Copies of the pending requests.

@@ -238,7 +238,8 @@ public struct SchedulerEngine: Sendable {
             if ahead > configuration.maximumEarliestBeginDelay {
                 // In days, not as a date: Foundation cannot print a date 1e308 s away.
                 let days = ahead / 86_400
-                let shown = days < 1e9 ? "\(Int(days.rounded(.down))) days" : "over a billion days"
+                // Days and hours: 366.99 days is not shown as the limit it exceeds.
+                let shown = days < 1e9 ? DurationText.spoken(ahead) : "over a billion days"
                 throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(shown) away, more than \(Int(configuration.maximumEarliestBeginDelay / 86_400)) days")
             }
         }

@@ -56,6 +56,8 @@ extension ProcessTests {
             defer { scratch.remove() }
             let child = try ChildProcess(try install(in: scratch), arguments: ["launch"], scratch: scratch.url, environment: environment(scratch))
             let termination = await child.termination()
+            // The exit can come before the reader has the last lines: read to the end.
+            await child.output.waitForEndOfFile()
             #expect(termination.reason == .exit && termination.status == 0, "\(termination); stderr: \(child.standardError())")
             #expect(child.output.lines == [
                 "identifier com.example.shaped.refresh",
@@ -70,6 +72,7 @@ extension ProcessTests {
             defer { scratch.remove() }
             let child = try ChildProcess(try install(in: scratch), arguments: ["no-main-loop"], scratch: scratch.url, environment: environment(scratch))
             let termination = await child.termination()
+            await child.output.waitForEndOfFile()
             #expect(termination.reason == .exit && termination.status == 4, "\(termination)")
             #expect(child.output.lines.last == "main queue never drained")
             let stderr = child.standardError()

@@ -134,6 +134,73 @@ struct ApplicationLifecycleTests {
         #expect(lifecycle.nextDeadline == nil)
     }
 
+    // MARK: Scheduled tasks
+
+    /// A task of a suspended app resumes it into the background, as iOS does: it may ask
+    /// for background time there, is not suspended while the task runs, and is suspended
+    /// again once the task is over.
+    @Test func aTaskResumesASuspendedAppIntoTheBackgroundUntilItIsOver() throws {
+        var lifecycle = activeApp()
+        _ = lifecycle.enterBackground(at: t0)
+        _ = lifecycle.tick(at: t0 + 5)
+        #expect(lifecycle.state == .suspended)
+        #expect(lifecycle.beginAssertion(name: "early", hasExpirationHandler: true, at: t0 + 6) == nil, "suspended: no time")
+        #expect(lifecycle.taskStarted(at: t0 + 100) == [.stateChanged(from: .suspended, to: .background)])
+        #expect(lifecycle.runningTasks == 1)
+        #expect(lifecycle.backgroundTimeRemaining(at: t0 + 100) == .greatestFiniteMagnitude, "the task's budget is the system's")
+        #expect(lifecycle.nextDeadline == nil)
+        #expect(lifecycle.tick(at: t0 + 200).isEmpty, "not suspended while the task runs")
+        let id = try begin(&lifecycle, name: "save", hasExpirationHandler: true, at: t0 + 200)
+        #expect(try lifecycle.endAssertion(id, at: t0 + 201).isEmpty)
+        #expect(lifecycle.taskEnded(at: t0 + 300) == [.stateChanged(from: .background, to: .suspended)], "over after the suspend delay: suspended at once")
+        #expect(lifecycle.runningTasks == 0)
+    }
+
+    /// An app in the background (not yet suspended) is not suspended while a task runs,
+    /// may ask for background time during it however long it has run, and is suspended
+    /// the suspend delay after the task's end.
+    @Test func aRunningTaskKeepsABackgroundAppFromSuspending() throws {
+        var lifecycle = activeApp()
+        _ = lifecycle.enterBackground(at: t0)
+        #expect(lifecycle.taskStarted(at: t0 + 1).isEmpty)
+        #expect(lifecycle.tick(at: t0 + 60).isEmpty)
+        #expect(lifecycle.state == .background)
+        let id = try begin(&lifecycle, name: "late", hasExpirationHandler: true, at: t0 + 60)
+        #expect(lifecycle.backgroundTimeRemaining(at: t0 + 60) == 30, "a window of its own from the first assertion")
+        #expect(try lifecycle.endAssertion(id, at: t0 + 61).isEmpty)
+        #expect(lifecycle.taskEnded(at: t0 + 62).isEmpty)
+        #expect(lifecycle.tick(at: t0 + 65) == [.stateChanged(from: .background, to: .suspended)], "five seconds after the window began, as without a task")
+
+        var resumed = activeApp()
+        _ = resumed.enterBackground(at: t0)
+        _ = resumed.tick(at: t0 + 5)
+        _ = resumed.taskStarted(at: t0 + 10)
+        #expect(resumed.taskEnded(at: t0 + 11).isEmpty)
+        #expect(resumed.nextDeadline == t0 + 16, "the suspend delay from the task's end")
+        #expect(resumed.tick(at: t0 + 16) == [.stateChanged(from: .background, to: .suspended)])
+    }
+
+    /// Starts and ends come from different threads: an end reported before its start
+    /// leaves the count right (no task running), and two tasks keep the app up until both
+    /// are over.
+    @Test func taskStartsAndEndsInAnyOrderBalance() {
+        var lifecycle = activeApp()
+        _ = lifecycle.enterBackground(at: t0)
+        _ = lifecycle.tick(at: t0 + 5)
+        #expect(lifecycle.taskEnded(at: t0 + 10).isEmpty)
+        #expect(lifecycle.runningTasks == 0)
+        _ = lifecycle.taskStarted(at: t0 + 10)
+        #expect(lifecycle.runningTasks == 0)
+        #expect(lifecycle.state == .suspended, "the balance is back at none: no resume")
+        _ = lifecycle.taskStarted(at: t0 + 20)
+        _ = lifecycle.taskStarted(at: t0 + 21)
+        #expect(lifecycle.runningTasks == 2)
+        #expect(lifecycle.taskEnded(at: t0 + 40).isEmpty)
+        #expect(lifecycle.tick(at: t0 + 100).isEmpty, "one task still runs")
+        #expect(lifecycle.taskEnded(at: t0 + 101).isEmpty)
+        #expect(lifecycle.tick(at: t0 + 106) == [.stateChanged(from: .background, to: .suspended)])
+    }
+
     @Test func suspendDelayIsConfigurable() {
         var lifecycle = activeApp(AssertionConfiguration(suspendDelay: 3))
         _ = lifecycle.enterBackground(at: t0)

@@ -193,6 +193,18 @@ public final class BGApplication: @unchecked Sendable {
         if deliverNow { requiredContext.deliver(task) }
     }
 
+    /// One of the app's scheduled tasks is handed to its handler: a suspended app is
+    /// resumed into the background for it (no `didEnterBackgroundNotification`: the user
+    /// did nothing), and the app is not suspended while it runs.
+    func taskRunStarted() {
+        _ = change(intoBackground: true) { lifecycle, now in lifecycle.taskStarted(at: now) }
+    }
+
+    /// One of the app's scheduled tasks is over.
+    func taskRunEnded() {
+        _ = change { lifecycle, now in lifecycle.taskEnded(at: now) }
+    }
+
     // MARK: Assertions
 
     /// Asks for extra background time to finish critical work (Apple:

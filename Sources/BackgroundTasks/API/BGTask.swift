@@ -29,6 +29,9 @@ open class BGTask: NSObject, @unchecked Sendable {
         /// A linked run's own budget-deadline timer (``armDeadline(_:)``).
         var deadlineTimer: (any DriverTimer)?
         var onExpiration: [@Sendable () -> Void] = []
+        /// Whether the app's lifecycle counts this run as running (from its hand-over to
+        /// its handler until it is over): counted once, uncounted once.
+        var countedAsRunning = false
     }
 
     private let state = Locked(State())
@@ -163,12 +166,34 @@ open class BGTask: NSObject, @unchecked Sendable {
             $0.expirationHandler = nil
         }
         cancelDeadline()
+        noteRunOver()
+    }
+
+    /// The run is handed to its handler: the app's lifecycle counts it as running (a
+    /// suspended app is resumed into the background for it).
+    func noteHandedOver() {
+        let first = state.withLock { state -> Bool in
+            guard !state.countedAsRunning, !state.finished, !state.terminated else { return false }
+            state.countedAsRunning = true
+            return true
+        }
+        if first { context?.application.taskRunStarted() }
+    }
+
+    /// The run is over (finished or terminated): the lifecycle stops counting it.
+    private func noteRunOver() {
+        let counted = state.withLock { state -> Bool in
+            defer { state.countedAsRunning = false }
+            return state.countedAsRunning
+        }
+        if counted { context?.application.taskRunEnded() }
     }
 
     /// The grace period passed without completion.
     func terminate(reason: String) {
         state.withLock { $0.terminated = true }
         cancelDeadline()
+        noteRunOver()
         if let context {
             context.driver.log(.warning, app: context.app, "task '\(identifier)' (\(runID)) terminated: \(reason); call setTaskCompleted(success:) from the expiration handler")
         }

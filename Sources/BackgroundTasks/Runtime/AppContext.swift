@@ -131,6 +131,7 @@ public final class AppContext: Sendable {
             task.setTaskCompleted(success: false)
             return
         }
+        task.noteHandedOver()
         registration.invoke(task, context: self)
     }
 }

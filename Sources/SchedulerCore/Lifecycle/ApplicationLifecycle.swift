@@ -148,6 +148,12 @@ public struct ApplicationLifecycle: Sendable {
     public private(set) var launchedIntoBackground = false
 
     private var outstanding: [Int: Assertion] = [:]
+    /// Scheduled tasks (BGTask runs) of the app running now: the system does not suspend
+    /// a process while one runs, and resumes a suspended one to run it.
+    public var runningTasks: Int { max(0, taskBalance) }
+    /// Starts minus ends. Each run reports one of each, but from different threads, so an
+    /// end may come first: the balance is then -1 for a moment, which counts as none.
+    private var taskBalance = 0
     private var nextIdentifier = 1
     private var backgroundEnteredAt: Date?
     private var assertionsThisBackground = 0
@@ -223,6 +229,37 @@ public struct ApplicationLifecycle: Sendable {
         return move(to: .active)
     }
 
+    /// A scheduled task of the app starts: a suspended app is resumed into the background
+    /// to run it, as iOS does, and no app is suspended while one of its tasks runs. While
+    /// it runs, the background time is the task's (the scheduler keeps its budget): an app
+    /// holding no assertion starts a window with its first one, as a background launch
+    /// does.
+    public mutating func taskStarted(at now: Date) -> [LifecycleEffect] {
+        taskBalance += 1
+        guard taskBalance > 0, state == .suspended || state == .background else { return [] }
+        if outstanding.isEmpty {
+            backgroundEnteredAt = nil
+            assertionsThisBackground = 0
+            lastEndedAt = nil
+            expiredAt = nil
+        }
+        return move(to: .background)
+    }
+
+    /// A scheduled task of the app ended (completed, expired and over, or terminated): with
+    /// none left and no assertion, the app is suspended after the suspend delay, counted
+    /// from the end (or from its last assertion's end, whichever is later).
+    public mutating func taskEnded(at now: Date) -> [LifecycleEffect] {
+        taskBalance -= 1
+        guard taskBalance == 0, state == .background else { return [] }
+        if backgroundEnteredAt == nil {
+            if !launchedIntoBackground { backgroundEnteredAt = now }
+        } else {
+            lastEndedAt = now
+        }
+        return tick(at: now)
+    }
+
     /// `beginBackgroundTask`: returns the new identifier, or `nil` (`.invalid`) when no
     /// time can be granted (suspended, not running, window already expired, too many).
     public mutating func beginAssertion(name: String?, hasExpirationHandler: Bool, at now: Date) -> Int? {
@@ -234,7 +271,8 @@ public struct ApplicationLifecycle: Sendable {
         outstanding[identifier] = Assertion(name: name, hasExpirationHandler: hasExpirationHandler)
         // Launched into the background, the app's background time starts with its first
         // assertion (there was no foreground to leave).
-        if launchedIntoBackground, state == .background, backgroundEnteredAt == nil { backgroundEnteredAt = now }
+        // So does a task's run: the task's own time is the scheduler's.
+        if launchedIntoBackground || taskBalance > 0, state == .background, backgroundEnteredAt == nil { backgroundEnteredAt = now }
         if backgroundEnteredAt != nil { assertionsThisBackground += 1 }
         return identifier
     }
@@ -254,6 +292,8 @@ public struct ApplicationLifecycle: Sendable {
     public mutating func tick(at now: Date) -> [LifecycleEffect] {
         guard state == .background, let entered = backgroundEnteredAt else { return [] }
         if outstanding.isEmpty {
+            // Not suspended while a task runs.
+            if runningTasks > 0 { return [] }
             // The system that launched the app into the background suspends it, not this
             // delay; the next assertion starts a window of its own (the process may have
             // been suspended and thawed for another task in between, as iOS does).
@@ -281,7 +321,7 @@ public struct ApplicationLifecycle: Sendable {
     public var nextDeadline: Date? {
         guard state == .background, let entered = backgroundEnteredAt else { return nil }
         if outstanding.isEmpty {
-            if launchedIntoBackground { return nil }
+            if launchedIntoBackground || runningTasks > 0 { return nil }
             return max(entered.addingTimeInterval(configuration.suspendDelay), lastEndedAt ?? entered)
         }
         if let expiredAt { return expiredAt.addingTimeInterval(configuration.expirationAllowance) }
@@ -297,7 +337,7 @@ public struct ApplicationLifecycle: Sendable {
         case .background:
             // Launched into the background and holding no assertion: the time left is the
             // task's budget, which the system (not this process) keeps.
-            if launchedIntoBackground, outstanding.isEmpty { return .greatestFiniteMagnitude }
+            if launchedIntoBackground || runningTasks > 0, outstanding.isEmpty { return .greatestFiniteMagnitude }
             guard let deadline = outstanding.isEmpty ? nextDeadline : windowEnd else { return 0 }
             return max(0, deadline.timeIntervalSince(now))
         }

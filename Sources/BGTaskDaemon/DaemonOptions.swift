@@ -80,8 +80,13 @@ public struct DaemonOptions: Sendable, Equatable {
         func seconds(_ option: String, in range: ClosedRange<Double>) -> Result<Double, UsageError> {
             value(option, "a number of seconds").flatMap { CommandLineValue.seconds($0, for: option, in: range) }
         }
+        // An option given twice is refused, as bgtask does, not the later one silently taken.
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
+            if argument.hasPrefix("--"), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             switch argument {
             case "--help", "-h":
                 return .success(.help)

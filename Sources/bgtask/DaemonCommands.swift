@@ -137,8 +137,13 @@ struct DaemonCommand: Equatable {
         var command = DaemonCommand(name: spec.name, request: .status)
         var index = 0
         let takesPayload = spec.options.contains { $0.contains("--payload") }
+        // An option given twice is refused (docs/cli.md), not the later one silently taken.
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
+            if argument.hasPrefix("--"), argument != "--help", !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             switch argument {
             case "--help", "-h":
                 command.help = true
@@ -174,6 +179,9 @@ struct DaemonCommand: Equatable {
             index += 1
         }
         guard spec.arity.contains(positional.count) else {
+            if spec.arguments.isEmpty {
+                return .failure(UsageError(message: "\(spec.name) takes no arguments, got '\(positional[0])'"))
+            }
             return .failure(UsageError(message: "\(spec.name) takes \(spec.arguments.joined(separator: " ")), got \(positional.count) argument(s)"))
         }
         return spec.request(positional, values).map { request in

@@ -345,6 +345,24 @@ import Testing
         #expect(CommandLineParser.usage(afterErrorIn: []) == CommandLineParser.usage)
     }
 
+    /// A daemon command's option given twice is refused, and a stray argument to a command
+    /// that takes none is named.
+    @Test func daemonCommandsRefuseRepeatedOptionsAndStrayArguments() {
+        for arguments in [["open", "com.example.a", "--socket", "/x", "--socket", "/y"], ["status", "--json", "--json"],
+                          ["push", "com.example.a", "--payload", "{}", "--payload", "{}"]] {
+            guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) parsed")
+                continue
+            }
+            #expect(error.message.hasSuffix("given more than once"), "\(error.message)")
+        }
+        guard case .failure(let stray) = CommandLineParser.parse(["status", "extra"]) else {
+            Issue.record("a stray argument parsed")
+            return
+        }
+        #expect(stray.message == "status takes no arguments, got 'extra'")
+    }
+
     @Test func parsesEveryDaemonCommand() {
         #expect(CommandLineParser.parse(["status", "--json"]) == .success(.daemon(DaemonCommand(name: "status", request: .status, json: true))))
         #expect(CommandLineParser.parse(["run", "com.example.a", "com.example.a.refresh"]) == .success(.daemon(DaemonCommand(name: "run", request: .run(app: AppID("com.example.a"), identifier: "com.example.a.refresh")))))

@@ -180,7 +180,16 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts bgtaskd and waits until it answers `bgtask status`.
     @discardableResult
     func startDaemon(_ extra: [String] = [], environment: [String: String]? = nil) async throws -> TestProcess {
-        let process = try spawn(bgtaskd, daemonFlags + extra, environment: environment, name: "bgtaskd")
+        // An option in `extra` replaces the default one (bgtaskd refuses an option twice).
+        var flags: [String] = []
+        var index = 0
+        while index < daemonFlags.count {
+            let flag = daemonFlags[index]
+            let takesValue = index + 1 < daemonFlags.count && !daemonFlags[index + 1].hasPrefix("--")
+            if !extra.contains(flag) { flags += takesValue ? [flag, daemonFlags[index + 1]] : [flag] }
+            index += takesValue ? 2 : 1
+        }
+        let process = try spawn(bgtaskd, flags + extra, environment: environment, name: "bgtaskd")
         daemon = process
         let ready = await poll(timeout: .seconds(10)) {
             if process.result != nil { return true }

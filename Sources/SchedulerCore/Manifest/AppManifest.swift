@@ -428,6 +428,13 @@ public struct AppManifest: Hashable, Sendable {
         } catch let error as ManifestError {
             throw error
         } catch {
+            if isPropertyList, significantBytes(of: data).starts(with: Array("bplist".utf8)) {
+                // Foundation reads a binary list it cannot parse as text next, and reports
+                // that parse ("Unexpected character b at line 1"): say what the file is.
+                throw ManifestError(
+                    code: .malformed, file: source,
+                    message: "expected a binary property list (the file starts with \"bplist\"), found a damaged one that the property list parser refuses (read as text instead, it said: \(parserMessage(error)))")
+            }
             let format = isPropertyList ? "a valid property list" : "valid JSON"
             throw ManifestError(
                 code: .malformed, file: source,

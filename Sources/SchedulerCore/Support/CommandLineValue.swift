@@ -37,10 +37,25 @@ public enum CommandLineValue {
     /// A number of seconds in `range` (decimals allowed; NaN, infinities and `1e999` are
     /// refused before anything is converted).
     public static func seconds(_ text: String, for option: String, in range: ClosedRange<Double>) -> Result<Double, CommandLineUsageError> {
-        guard let number = Double(text), number.isFinite, range.contains(number) else {
-            return .failure(CommandLineUsageError(message: "\(option) must be a number of seconds from \(Int(saturating: range.lowerBound)) to \(Int(saturating: range.upperBound)), got '\(text)'"))
+        // Plain decimal notation only (`30`, `0.5`): no sign, exponent, hex (`0x10`, `0x1p3`)
+        // or digits of other scripts, as bgtask's other numbers.
+        guard isPlainDecimal(text), let number = Double(text), number.isFinite, range.contains(number) else {
+            return .failure(CommandLineUsageError(message: "\(option) must be a number of seconds from \(boundText(range.lowerBound)) to \(boundText(range.upperBound)), got '\(text)'"))
         }
         return .success(number)
+    }
+
+    /// Whether `text` is digits with at most one decimal point between digits.
+    static func isPlainDecimal(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count) else { return false }
+        return parts.allSatisfy { part in !part.isEmpty && part.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
+    /// A bound as a person writes it: `3600`, `0.1`.
+    static func boundText(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
     }
 
     /// A seed: a whole decimal number from 0 to `UInt64.max`.

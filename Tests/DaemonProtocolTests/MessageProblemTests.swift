@@ -24,6 +24,9 @@ import Testing
         (#"{"id":6,"request":{"app":{"_0":{"submit":{"_0":"x"}}}}}"#, 6, "at request.app._0.submit._0: expected an object"),
         (#"{"id":7,"request":{"admin":{"status":{}}}}"#, 7, "'request.admin' must be an object with one key, '_0'"),
         ("{\"id\":8,\"request\":{\"admin\":{\"_0\":{\"no\\u001b[2Jsuch\":{}}}}}", 8, "\\u001B"),
+        // Numbers no field can hold: Foundation says only "not valid JSON", with no place.
+        (#"{"id":9,"request":{"app":{"_0":{"taskCompleted":{"run":9223372036854775808,"success":true}}}}}"#, 9, "at request.app._0.taskCompleted.run: expected a whole number within the field's range"),
+        (#"{"id":10,"request":{"app":{"_0":{"taskCompleted":{"run":1.5,"success":true}}}}}"#, 10, "at request.app._0.taskCompleted.run: expected a whole number"),
     ] as [(String, UInt64?, String)])
     func aMalformedRequestIsNamed(payload: String, id: UInt64?, expected: String) {
         // It is malformed: the decoder refuses it.

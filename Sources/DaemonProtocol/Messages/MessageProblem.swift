@@ -70,8 +70,76 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
             _ = try MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: payload)
             return MessageProblem(id: id, message: "the message could not be read")
         } catch {
+            // A number no field's type can hold (2^63 for a run, 1.5 for a count) makes
+            // Foundation's decoder say only "The given data was not valid JSON.", with no
+            // place: find the number whose replacement by 0 lets the message decode.
+            if case .dataCorrupted(let context)? = error as? DecodingError, context.codingPath.isEmpty,
+               let (path, number) = unfitNumber(in: object) {
+                return MessageProblem(id: id, message: "at \(path): expected a whole number within the field's range (at most 64 bits), got \(number)")
+            }
             return MessageProblem(id: id, message: DecodingErrorText.describe(error))
         }
+    }
+
+    /// Where `message` holds a number that the envelope cannot decode, with the number: the
+    /// first fractional or out-of-range number (not exactly an `Int64`) whose
+    /// replacement by 0 makes the whole message decode.
+    private static func unfitNumber(in message: [String: Any]) -> (path: String, number: String)? {
+        var candidates: [(path: [PathStep], text: String)] = []
+        collectNumbers(message, path: [], into: &candidates)
+        for candidate in candidates.prefix(64) {
+            let replaced = replacing(candidate.path[...], in: message, with: 0)
+            guard let data = try? JSONSerialization.data(withJSONObject: replaced, options: []) else { continue }
+            if (try? MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: data)) != nil {
+                return (pathText(candidate.path), candidate.text)
+            }
+        }
+        return nil
+    }
+
+    private enum PathStep {
+        case key(String)
+        case index(Int)
+    }
+
+    /// Every number in `value` that is not exactly a 64-bit integer, with its path.
+    private static func collectNumbers(_ value: Any, path: [PathStep], into found: inout [(path: [PathStep], text: String)]) {
+        if let object = value as? [String: Any] {
+            for key in object.keys.sorted() { collectNumbers(object[key]!, path: path + [.key(key)], into: &found) }
+        } else if let array = value as? [Any] {
+            for (index, element) in array.enumerated() { collectNumbers(element, path: path + [.index(index)], into: &found) }
+        } else if let number = value as? NSNumber, !(value is Bool) {
+            // Candidates only: a fractional date is right where it is; the decode decides.
+            let double = number.doubleValue
+            if double.rounded() != double || Int64(exactly: double) == nil {
+                found.append((path, DecodingErrorText.printable("\(number)", limit: 40)))
+            }
+        }
+    }
+
+    private static func replacing(_ path: ArraySlice<PathStep>, in value: Any, with replacement: Any) -> Any {
+        guard let step = path.first else { return replacement }
+        switch step {
+        case .key(let key):
+            guard var object = value as? [String: Any], let inner = object[key] else { return value }
+            object[key] = replacing(path.dropFirst(), in: inner, with: replacement)
+            return object
+        case .index(let index):
+            guard var array = value as? [Any], array.indices.contains(index) else { return value }
+            array[index] = replacing(path.dropFirst(), in: array[index], with: replacement)
+            return array
+        }
+    }
+
+    private static func pathText(_ path: [PathStep]) -> String {
+        var text = ""
+        for step in path {
+            switch step {
+            case .key(let key): text += (text.isEmpty ? "" : ".") + DecodingErrorText.printable(key, limit: 60)
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return text.isEmpty ? "the message" : text
     }
 
     /// The request's number, read exactly (JSONSerialization would give 2^64 and 1.5 as

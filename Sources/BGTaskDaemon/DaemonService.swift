@@ -314,6 +314,15 @@ public final class DaemonService: Sendable {
         }
     }
 
+    /// The refusal of a task identifier no request could have (empty, over 255 bytes, a
+    /// control character), by the rule `bgtask` applies to its arguments: a client that
+    /// skips `bgtask` (100,000 bytes sent by hand) gets the same answer, not a report
+    /// echoing it.
+    private func unusableIdentifier(_ identifier: String) -> Reply? {
+        guard case .failure(let problem) = CommandLineValue.taskIdentifier(identifier, for: "identifier") else { return nil }
+        return .failed(DaemonFailure(.invalid, problem.message))
+    }
+
     /// The answer to an app request other than a submission.
     private func answer(_ request: AppRequest, from app: AppID) -> Reply {
         switch request {
@@ -478,12 +487,15 @@ public final class DaemonService: Sendable {
             }
             return .pending(driver.allPendingRequests.sorted { $0.key < $1.key })
         case .run(let app, let identifier):
+            if let refusal = unusableIdentifier(identifier) { return refusal }
             guard isInstalled(app) else { return notInstalled(app) }
             return engineCall { () throws(EngineError) in try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
         case .expire(let app, let identifier):
+            if let refusal = unusableIdentifier(identifier) { return refusal }
             guard isInstalled(app) else { return notInstalled(app) }
             return engineCall { () throws(EngineError) in try driver.simulateExpiration(RequestKey(app: app, identifier: identifier)) }
         case .why(let app, let identifier):
+            if let refusal = unusableIdentifier(identifier) { return refusal }
             guard isInstalled(app) else { return notInstalled(app) }
             let key = RequestKey(app: app, identifier: identifier)
             let explanation = driver.explain(key)

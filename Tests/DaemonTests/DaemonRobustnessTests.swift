@@ -234,6 +234,17 @@ extension DaemonProcessTests {
             defer { bystander.close() }
             guard case .welcome = try bystander.call(.hello(Hello(role: .admin))) else { Issue.record("no welcome"); return }
 
+            // An identifier no request could have, sent past bgtask's own check, is refused by
+            // the rule bgtask applies, not echoed back in a report.
+            for identifier in [String(repeating: "x", count: 100_000), "", "a\u{1B}b"] {
+                for request in [AdminRequest.why(app: AppID("com.example.testapp"), identifier: identifier),
+                                .run(app: AppID("com.example.testapp"), identifier: identifier)] {
+                    guard case .failed(let failure) = try bystander.call(.admin(request)) else { Issue.record("\(request) answered"); continue }
+                    #expect(failure.code == .invalid && failure.message.contains("a task identifier"), "\(failure)")
+                    #expect(failure.message.utf8.count < 200)
+                }
+            }
+
             let validPayload = [UInt8](try MessageCoding.encode(ClientEnvelope(id: 1, request: .hello(Hello(role: .admin)))))
             func header(_ length: UInt32, version: UInt8 = 1) -> [UInt8] {
                 [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), version]

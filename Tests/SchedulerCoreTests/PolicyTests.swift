@@ -302,6 +302,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         (#"{"processingRequiresIdleDevice": 1}"#, "processingRequiresIdleDevice"),
         (#"{"lowPowerModeBlocks": ["refresh", "nap"]}"#, "lowPowerModeBlocks[1]"),
         (#"{"lowPowerModeBlocks": ["refresh", 1]}"#, "lowPowerModeBlocks[1]"),
+        (#"{"lowPowerModeBlocks": ["refresh", "refresh"]}"#, "lowPowerModeBlocks[1]"),
         (#"{"thermalExpiresAt": "hot"}"#, "thermalExpiresAt"),
     ])
     func malformedConfigurationIsRefusedNamingTheKey(json: String, key: String) {

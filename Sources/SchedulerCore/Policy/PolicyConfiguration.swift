@@ -252,7 +252,9 @@ extension PolicyConfiguration {
                     guard let name = element as? String, let kind = TaskKind(rawValue: name) else {
                         throw fail("\(key)[\(index)]", "expected one of \(names), found \(SerializedValue.describe(element))")
                     }
-                    if !kinds.contains(kind) { kinds.append(kind) }
+                    // A kind twice is a slip (another kind was meant): refused, as a repeated key is.
+                    guard !kinds.contains(kind) else { throw fail("\(key)[\(index)]", "\(name) is listed twice") }
+                    kinds.append(kind)
                 }
                 configuration.lowPowerModeBlocks = kinds
             } else if key == "weights" {

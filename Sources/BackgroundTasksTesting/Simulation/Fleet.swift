@@ -51,8 +51,10 @@ public struct Fleet: Sendable {
             var entries: [Entry] = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pieces.count == 2, let weight = Double(pieces[1]), weight.isFinite, weight > 0, weight <= maximumWeight else {
-                    throw FleetError("--mix: expected name=weight with a weight above 0 and at most \(formatWeight(maximumWeight)), found '\(part)'")
+                // Plain decimals only: Double would take 0x10, 1e-320 or "inf".
+                guard pieces.count == 2, CommandLineValue.isPlainDecimal(pieces[1]), let weight = Double(pieces[1]), weight.isFinite,
+                      weight >= 1e-9, weight <= maximumWeight else {
+                    throw FleetError("--mix: expected name=weight with a weight above 0 and at most \(formatWeight(maximumWeight)), written in plain decimals (at least 0.000000001), found '\(part)'")
                 }
                 guard let scenario = Scenario.builtIn(named: pieces[0]) else {
                     throw FleetError("--mix: unknown scenario '\(pieces[0])' (built-in: \(Scenario.builtInNames.joined(separator: ", ")))")

@@ -45,8 +45,9 @@ public enum CommandLineValue {
         return .success(number)
     }
 
-    /// Whether `text` is digits with at most one decimal point between digits.
-    static func isPlainDecimal(_ text: String) -> Bool {
+    /// Whether `text` is digits with at most one decimal point between digits (`30`, `0.5`;
+    /// not `+3`, `1e3`, `0x10`, `.5` or digits of other scripts).
+    public static func isPlainDecimal(_ text: String) -> Bool {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count) else { return false }
         return parts.allSatisfy { part in !part.isEmpty && part.allSatisfy { (0x30...0x39).contains($0) } }

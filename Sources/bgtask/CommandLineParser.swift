@@ -99,21 +99,23 @@ enum CommandLineParser {
     /// they name (a mistake in one command's options is answered with that command's
     /// usage, not all 30), or the whole usage when they name none.
     static func usage(afterErrorIn arguments: [String]) -> String {
-        guard let command = arguments.first else { return usage }
-        let own: String?
-        switch command {
-        case "why": own = whyUsage
-        case "conditions": own = conditionsUsage
-        case "policy": own = policyUsage
-        case "demo": own = demoUsage
-        case "log": own = LogCommand.usage
-        case "energy": own = EnergyCommand.usage
-        case "simulate": own = SimulateCommand.usage
-        case "fleet": own = FleetCommand.usage
-        default: own = DaemonCommand.spec(named: command).map(DaemonCommand.usage(of:))
-        }
-        guard let own else { return usage }
+        guard let own = arguments.first.flatMap(usageLines(of:)) else { return usage }
         return "usage: bgtask\n" + own + "\n\nbgtask --help lists every command."
+    }
+
+    /// The usage lines of one command (part of ``usage``), nil for a name that is none.
+    static func usageLines(of command: String) -> String? {
+        switch command {
+        case "why": return whyUsage
+        case "conditions": return conditionsUsage
+        case "policy": return policyUsage
+        case "demo": return demoUsage
+        case "log": return LogCommand.usage
+        case "energy": return EnergyCommand.usage
+        case "simulate": return SimulateCommand.usage
+        case "fleet": return FleetCommand.usage
+        default: return DaemonCommand.spec(named: command).map(DaemonCommand.usage(of:))
+        }
     }
 
     static func parse(_ arguments: [String]) -> Result<Command, UsageError> {
@@ -121,8 +123,7 @@ enum CommandLineParser {
         let rest = Array(arguments.dropFirst())
         // Every command takes --help (exit 0), wherever it stands: these three print their
         // own usage lines.
-        let ownUsage = ["why": whyUsage, "conditions": conditionsUsage, "policy": policyUsage]
-        if let lines = ownUsage[first], rest.contains("--help") || rest.contains("-h") {
+        if ["why", "conditions", "policy"].contains(first), let lines = usageLines(of: first), rest.contains("--help") || rest.contains("-h") {
             return .success(.commandHelp(commandHelp(lines)))
         }
         switch first {

@@ -293,12 +293,8 @@ extension DaemonSocketTests {
             let fifo = scratch.path + "/fifo"
             #expect(mkfifo(fifo, 0o600) == 0)
             for (path, kind) in [(file, "a regular file"), (fifo, "a FIFO"), (scratch.path, "a directory")] {
-                #expect {
-                    try FrameClient.connect(path: path)
-                } throws: { error in
-                    guard let error = error as? ConnectError else { return false }
-                    return !error.isNoDaemon && error.message.contains("\(path): it is \(kind)") && error.message.contains("not a socket")
-                }
+                let error = try #require(Self.connectError(at: path))
+                #expect(!error.isNoDaemon && error.message.contains("\(path): it is \(kind)") && error.message.contains("not a socket"), "\(error)")
             }
         }
 
@@ -311,21 +307,25 @@ extension DaemonSocketTests {
             try makeStaleSocket(at: socketPath)  // a socket file nobody listens on
             let toSocket = scratch.path + "/to-socket"
             #expect(symlink(socketPath, toSocket) == 0)
-            #expect {
-                try FrameClient.connect(path: toSocket)
-            } throws: { error in
-                guard let error = error as? ConnectError else { return false }
-                return error.isNoDaemon && error.message.contains("nobody listens on \(toSocket)")
-            }
+            let stopped = try #require(Self.connectError(at: toSocket))
+            #expect(stopped.isNoDaemon && stopped.message.contains("nobody listens on \(toSocket)"), "\(stopped)")
             let file = scratch.path + "/file"
             #expect(FileManager.default.createFile(atPath: file, contents: Data()))
             let toFile = scratch.path + "/to-file"
             #expect(symlink(file, toFile) == 0)
-            #expect {
-                try FrameClient.connect(path: toFile)
-            } throws: { error in
-                guard let error = error as? ConnectError else { return false }
-                return !error.isNoDaemon && error.message.contains("\(toFile): it is a regular file, not a socket")
+            let named = try #require(Self.connectError(at: toFile))
+            #expect(!named.isNoDaemon && named.message.contains("\(toFile): it is a regular file, not a socket"), "\(named)")
+        }
+
+        /// Why connecting to `path` failed; nil (an issue recorded) when it did not.
+        static func connectError(at path: String) -> ConnectError? {
+            do {
+                let connection = try FrameClient.connect(path: path)
+                connection.close()
+                Issue.record("connected to \(path)")
+                return nil
+            } catch {
+                return error
             }
         }
 

@@ -87,7 +87,9 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
     private static func unfitNumber(in message: [String: Any]) -> (path: String, number: String)? {
         var candidates: [(path: [PathStep], text: String)] = []
         collectNumbers(message, path: [], into: &candidates)
-        for candidate in candidates.prefix(64) {
+        // Each try decodes the whole message again: a few suspects only (a hostile frame of
+        // 1 MiB could hold thousands), since the answer is a courtesy to a broken client.
+        for candidate in candidates.prefix(16) {
             let replaced = replacing(candidate.path[...], in: message, with: 0)
             guard let data = try? JSONSerialization.data(withJSONObject: replaced, options: []) else { continue }
             if (try? MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: data)) != nil {

@@ -38,8 +38,10 @@ extension DaemonProcessTests {
 
             first.signal(SIGKILL)
             #expect(await first.waitForExit(timeout: .seconds(5))?.signalled == true)
-            // The launched app learns it from its connection, ends its runs and exits, as iOS
-            // ends the apps the system started.
+            // The launched app learns it from its connection: its run gets its expiration (the
+            // handler completes it), then the process exits, as iOS ends the apps the system
+            // started.
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)") != nil, "\(harness.events(Self.app))")
             #expect(await harness.poll(timeout: .seconds(5)) { !DaemonHarness.isAlive(orphan) }, "the app \(orphan) outlived its daemon")
             #expect(DaemonHarness.isAlive(silent), "the app that never connected outlives the killed daemon (its own process group)")
 
@@ -51,6 +53,24 @@ extension DaemonProcessTests {
                 let logged = try await harness.waitForLoggedRun(app, identifier)
                 #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
             }
+        }
+
+        @Test("SIGKILL of the daemon mid-run, the handler ignoring its expiration: the app it launched still exits after the grace period")
+        func sigkillMidRunWithAHandlerThatIgnoresExpiration() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "ignore-expiration"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let pid = try #require(harness.launchedPID(Self.app))
+            defer { kill(pid, SIGKILL) }
+            daemon.signal(SIGKILL)
+            #expect(await daemon.waitForExit(timeout: .seconds(5))?.signalled == true)
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            // The grace period is 2 s; nothing else keeps the process.
+            #expect(await harness.poll(timeout: .seconds(8)) { !DaemonHarness.isAlive(pid) }, "the app \(pid) outlived its daemon")
         }
 
         @Test("SIGKILL of the daemon while the user has the app it launched open: the app stays open")

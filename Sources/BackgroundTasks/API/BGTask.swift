@@ -17,6 +17,11 @@ open class BGTask: NSObject, @unchecked Sendable {
     /// A remote wake's payload (RemoteNotifications.swift).
     let remoteNotificationPayload: String?
     weak var context: AppContext?
+    /// Where this run's expiration handler runs (when it is not isolated to an actor): a
+    /// serial queue of the run's own, apart from its launch handler's queue (so it runs
+    /// while the handler's queue is busy with the work it cancels) and from every other
+    /// run's (so one expiration handler that blocks delays no other run's).
+    let expirationQueue: DispatchQueue
 
     private struct State {
         var expirationHandler: (@isolated(any) () -> Void)?
@@ -32,6 +37,8 @@ open class BGTask: NSObject, @unchecked Sendable {
         /// Whether the app's lifecycle counts this run as running (from its hand-over to
         /// its handler until it is over): counted once, uncounted once.
         var countedAsRunning = false
+        /// Called once the app completes the task (``whenCompleted(_:)``).
+        var completionWaiters: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -43,6 +50,8 @@ open class BGTask: NSObject, @unchecked Sendable {
         self.kind = record.request.kind
         self.remoteNotificationPayload = record.request.remoteNotificationPayload
         self.context = context
+        self.expirationQueue = DispatchQueue(label: "bgtask.expiration.\(record.identifier).\(record.id)", target: .global(qos: .userInitiated))
+        context.bind(expirationQueue)
     }
 
     static func make(for record: RunRecord, context: AppContext) -> BGTask {
@@ -70,14 +79,16 @@ open class BGTask: NSObject, @unchecked Sendable {
     /// Tells the system the work is done. Call it exactly once; a second call is ignored
     /// with a warning. After expiration, call it within the grace period.
     open func setTaskCompleted(success: Bool) {
-        let first = state.withLock { state -> Bool in
-            guard !state.completed else { return false }
+        let (first, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
+            guard !state.completed else { return (false, []) }
             state.completed = true
             state.expirationHandler = nil
-            return true
+            defer { state.completionWaiters.removeAll() }
+            return (true, state.completionWaiters)
         }
         // A completed run has nothing left to expire: its own deadline timer goes.
         if first { cancelDeadline() }
+        for waiter in waiters { waiter() }
         guard let context else { return }
         guard first else {
             context.driver.log(.warning, app: context.app, "setTaskCompleted(success:) called again for task '\(identifier)' (\(runID)); ignored")
@@ -122,7 +133,7 @@ open class BGTask: NSObject, @unchecked Sendable {
         }?.cancel()
     }
 
-    /// Calls the expiration handler (on the app's expiration queue, or on its actor when it
+    /// Calls the expiration handler (on the run's expiration queue, or on its actor when it
     /// is isolated) and reports whether one was set; returns false, and does nothing, when
     /// the run's expiration was delivered already (a run expires once).
     @discardableResult
@@ -138,7 +149,7 @@ open class BGTask: NSObject, @unchecked Sendable {
         guard first else { return false }
         // Read on the expiration queue, at the moment the handler is due: a task completed
         // meanwhile has no handler to call.
-        context.dispatch(on: context.expirationQueue) { [self] in
+        context.dispatch(on: expirationQueue) { [self] in
             let (handler, extra) = state.withLock { state -> ((@isolated(any) () -> Void)?, [@Sendable () -> Void]) in
                 defer {
                     state.expirationHandler = nil
@@ -154,7 +165,7 @@ open class BGTask: NSObject, @unchecked Sendable {
             }
             guard let handler else { return finish() }
             // Isolated (set from a main-actor type): on its actor; otherwise here again.
-            context.invoke(ExpirationHandlerCall(body: handler), otherwiseOn: context.expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
+            context.invoke(ExpirationHandlerCall(body: handler), otherwiseOn: expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
         }
         return true
     }
@@ -189,13 +200,26 @@ open class BGTask: NSObject, @unchecked Sendable {
         if counted { context?.application.taskRunEnded() }
     }
 
-    /// The grace period passed without completion.
-    func terminate(reason: String) {
+    /// Calls `body` once the app has called ``setTaskCompleted(success:)`` (at once if it has).
+    func whenCompleted(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard !state.completed else { return true }
+            state.completionWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// The grace period passed without completion (or, with `advise` false, the run ended
+    /// for a reason of the system's, such as the loss of bgtaskd, and the app was told by
+    /// its expiration).
+    func terminate(reason: String, advise: Bool = true) {
         state.withLock { $0.terminated = true }
         cancelDeadline()
         noteRunOver()
         if let context {
-            context.driver.log(.warning, app: context.app, "task '\(identifier)' (\(runID)) terminated: \(reason); call setTaskCompleted(success:) from the expiration handler")
+            let advice = advise ? "; call setTaskCompleted(success:) from the expiration handler" : ""
+            context.driver.log(.warning, app: context.app, "task '\(identifier)' (\(runID)) terminated: \(reason)\(advice)")
         }
     }
 

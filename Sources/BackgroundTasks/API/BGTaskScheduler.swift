@@ -32,7 +32,10 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     struct Registration: Sendable {
         enum Handler: Sendable {
-            case closure(queue: DispatchQueue?, body: @isolated(any) @Sendable (BGTask) -> Void)
+            /// `queue` is the app's, or, when it passed `nil`, a serial queue of this
+            /// registration's own: a handler that blocks its queue delays no other
+            /// identifier's handler.
+            case closure(queue: DispatchQueue, body: @isolated(any) @Sendable (BGTask) -> Void)
             case async(priority: TaskPriority?, body: @Sendable (BGTask) async -> Bool)
         }
         let identifier: String
@@ -41,7 +44,6 @@ public final class BGTaskScheduler: @unchecked Sendable {
         func invoke(_ task: BGTask, context: AppContext) {
             switch handler {
             case .closure(let queue, let body):
-                let queue = queue ?? context.defaultHandlerQueue
                 context.bind(queue)
                 context.invoke(LaunchHandlerCall(body: body, task: task), otherwiseOn: queue, what: "the launch handler of task '\(task.identifier)'")
             case .async(let priority, let body):
@@ -109,7 +111,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         // does; `@Sendable` is not part of a function's representation, so the cast keeps
         // the closure and its isolation unchanged.
         let handler = unsafeBitCast(launchHandler, to: (@isolated(any) @Sendable (BGTask) -> Void).self)
-        return register(Registration(identifier: identifier, handler: .closure(queue: queue, body: handler)))
+        return register(Registration(identifier: identifier, handler: .closure(queue: queue ?? Self.defaultQueue(for: identifier), body: handler)))
     }
 
     /// Registers an `async` launch handler: it runs in a Swift task that is cancelled when
@@ -128,8 +130,14 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// replacing an earlier one: it is not the app's registration, so the launch window
     /// and duplicate rules do not apply.
     func registerInternally(forTaskWithIdentifier identifier: String, launchHandler: @escaping @Sendable (BGTask) -> Void) {
-        let registration = Registration(identifier: identifier, handler: .closure(queue: nil, body: launchHandler))
+        let registration = Registration(identifier: identifier, handler: .closure(queue: Self.defaultQueue(for: identifier), body: launchHandler))
         state.withLock { $0.registrations[identifier] = registration }
+    }
+
+    /// The "default background queue" of a registration made with `using: nil`: serial, and
+    /// one per identifier (two identifiers' handlers never wait for each other).
+    private static func defaultQueue(for identifier: String) -> DispatchQueue {
+        DispatchQueue(label: "bgtask.handler.\(identifier)", target: .global(qos: .utility))
     }
 
     private func register(_ registration: Registration) -> Bool {

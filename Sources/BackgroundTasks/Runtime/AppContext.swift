@@ -23,10 +23,14 @@ public final class AppContext: Sendable {
     public let scheduler: BGTaskScheduler
     /// The app's `UIApplication`.
     public let application: BGApplication
-    /// The serial queue handlers registered with `using: nil` run on.
+    /// The serial queue the app's background-fetch and remote-notification handlers run on
+    /// (when not isolated to an actor). Launch handlers registered with `using: nil` get a
+    /// serial queue of their own registration's (BGTaskScheduler.swift).
     public let defaultHandlerQueue: DispatchQueue
-    /// Where expiration handlers run: separate from handler queues, so an expiration
-    /// handler runs even while the handler's own queue is busy with the work it cancels.
+    /// Where the expiration handlers of background assertions and the termination signals
+    /// are handled: separate from handler queues, so an expiration handler runs even while
+    /// the handler's own queue is busy with the work it cancels. A task's expiration
+    /// handler runs on its run's own queue (``BGTask``).
     let expirationQueue: DispatchQueue
     /// Whether submitted `earliestBeginDate`s are computed from the wall clock and must be
     /// moved to virtual time (simulated apps written as iOS code is).

@@ -462,17 +462,28 @@ extension EmbeddedScheduler {
                     guard inForeground else {
                         // Launched by the daemon, which is gone: its successor would end this
                         // process anyway (orphan clean-up), as iOS ends apps the system started.
-                        log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended and the process exits")
-                        driver?.linkClosed(reason: reason)
+                        // Its runs get their expiration and the grace period to complete
+                        // first, as a run the daemon expires does (nobody is left to end it).
+                        guard let driver else { exit(0) }
+                        let grace = driver.configuration.expirationGrace
+                        let runs = driver.linkClosed(reason: reason)
+                        if runs.isEmpty {
+                            log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): the process exits")
+                        } else {
+                            log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its \(runs.count == 1 ? "run gets its" : "\(runs.count) runs get their") expiration and \(DurationText.spoken(grace)) to complete, then the process exits")
+                            if !driver.waitForCompletion(of: runs, timeout: grace) {
+                                log(.warning, app: app, "not every run completed within \(DurationText.spoken(grace)) of its expiration; the process exits")
+                            }
+                        }
                         exit(0)
                     }
                     // The user has it open since: theirs to close, not the daemon's loss to end.
-                    log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs are ended; the app stays open (the user has it in the foreground) without a scheduler until it is started again")
+                    log(.warning, app: app, "the connection to \(uplink.daemonDescription), which launched this process, closed (\(reason)): its runs get their expiration and are ended; the app stays open (the user has it in the foreground) without a scheduler until it is started again")
                     driver?.linkClosed(reason: reason)
                     return
                 }
                 let next = uplink.givenUpReason.map { "not reconnecting (\($0))" } ?? "reconnecting"
-                log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): \(next); the runs it had handed over are ended")
+                log(.warning, app: app, "the connection to \(uplink.daemonDescription) closed (\(reason)): \(next); the runs it had handed over get their expiration and are ended")
                 driver?.linkClosed(reason: reason)
             })
         log(.info, app: app, "scheduling through \(uplink.daemonDescription)")

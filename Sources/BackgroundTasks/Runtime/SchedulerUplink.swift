@@ -103,8 +103,7 @@ extension SchedulerDriver {
     /// own (docs/daemon.md, "Launching for tasks").
     private func armDeadline(of task: BGTask, at deadline: Date, budget: TimeInterval) {
         let reason = "budget of \(Int(saturating: budget)) s exhausted"
-        guard let queue = task.context?.expirationQueue else { return }
-        let timer = clock.schedule(at: deadline, on: queue) { [weak self, weak task] in
+        let timer = clock.schedule(at: deadline, on: task.expirationQueue) { [weak self, weak task] in
             guard let self, let task, self.linkedRuns.withLock({ $0[task.runID] === task }) else { return }
             self.expireLinked(task, reason: reason)
         }
@@ -119,18 +118,39 @@ extension SchedulerDriver {
     }
 
     /// The connection to the daemon closed: the runs it handed over can no longer report
-    /// their end (the daemon recorded them as crashed when the connection went), so they
-    /// are ended here, and whoever waits for the runs to end (a SIGTERM exit) is called.
-    func linkClosed(reason: String) {
+    /// their end (the daemon recorded them as crashed when the connection went, or the next
+    /// daemon restores them as interrupted), so each gets its expiration, the app's cue to
+    /// stop the work and save what it can (the daemon hands the request out again), and is
+    /// ended here; whoever waits for the runs to end (a SIGTERM exit) is called. Returns the
+    /// runs, for a caller that waits for the app to complete them
+    /// (``waitForCompletion(of:timeout:)``) before the process exits.
+    @discardableResult
+    func linkClosed(reason: String) -> [BGTask] {
         let tasks = linkedRuns.withLock { runs -> [BGTask] in
             defer { runs.removeAll() }
             return Array(runs.values)
         }
+        let why = "the connection to bgtaskd closed: \(reason)"
         for task in tasks {
-            trace(.terminated(task.runID, task.key, reason: "the connection to bgtaskd closed: \(reason)", at: clock.now()))
-            task.terminate(reason: "the connection to bgtaskd closed: \(reason)")
+            // Taken out of the linked runs first: what the handlers report now has no daemon.
+            if task.deliverExpiration() { trace(.expired(task.runID, task.key, reason: why, at: clock.now())) }
+            trace(.terminated(task.runID, task.key, reason: why, at: clock.now()))
+            task.terminate(reason: why, advise: false)
         }
         linkedRunsEnded()
+        return tasks
+    }
+
+    /// Waits at most `timeout` seconds for the app to call `setTaskCompleted` on each of
+    /// `tasks` (after their expiration); returns whether all were completed. Never call it
+    /// on a queue an expiration handler needs (the main queue, an app queue).
+    func waitForCompletion(of tasks: [BGTask], timeout: TimeInterval) -> Bool {
+        let group = DispatchGroup()
+        for task in tasks {
+            group.enter()
+            task.whenCompleted { group.leave() }
+        }
+        return group.wait(timeout: .now() + .milliseconds(Int(max(0, min(timeout, 3600)) * 1000))) == .success
     }
 
     /// The process is about to exit (SIGTERM from bgtaskd, which ends its processes so):

@@ -44,6 +44,45 @@ import Testing
         #expect(reason?.message.contains("Upload") == true)
     }
 
+    /// An embedded process that nothing ended after the watchdog terminated its app runs on
+    /// "not running" (no background time, `.invalid` assertions) until it shows signs of
+    /// life: the user opening it, or one of its tasks starting, launches it again.
+    @Test func aProcessThatOutlivesItsTerminationIsLaunchedAgainByTheUserOrATask() async throws {
+        let ran = LockedBox(0)
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
+                ran.withLock { $0 += 1 }
+                task.setTaskCompleted(success: true)
+            }
+        }
+        // Opened, then backgrounded with an assertion never ended: the watchdog ends the app.
+        func leakUntilTerminated() async {
+            context.withCurrent {
+                UIApplication.shared.enterForeground()
+                _ = UIApplication.shared.beginBackgroundTask(withName: "Leak", expirationHandler: nil)
+                UIApplication.shared.enterBackground()
+            }
+            await device.run(for: 36)
+            #expect(context.application.lifecycleState == .notRunning)
+        }
+        await leakUntilTerminated()
+        #expect(context.withCurrent { UIApplication.shared.beginBackgroundTask(expirationHandler: nil) } == .invalid)
+        // A task of the app (due at once on this favourable device) launches it into the
+        // background.
+        try submit(BGAppRefreshTaskRequest(identifier: refreshID), in: context)
+        await device.settle()
+        #expect(ran.withLock { $0 } == 1)
+        await device.run(for: 10)
+        #expect(context.application.lifecycleState == .suspended, "launched for the task, then suspended as any app")
+        // Leaked again, terminated again; then the user opens it.
+        await leakUntilTerminated()
+        context.withCurrent { UIApplication.shared.enterForeground() }
+        #expect(context.application.lifecycleState == .active, "the user opened it: launched again")
+        let identifier = context.withCurrent { UIApplication.shared.beginBackgroundTask(withName: "Upload", expirationHandler: nil) }
+        #expect(identifier != .invalid)
+        context.withCurrent { UIApplication.shared.endBackgroundTask(identifier) }
+    }
+
     @Test func endingTheAssertionSuspendsTheApp() async throws {
         let (device, context) = try makeDevice()
         let identifier = context.withCurrent { () -> UIBackgroundTaskIdentifier in

@@ -238,6 +238,47 @@ struct ApplicationLifecycleTests {
         #expect(lifecycle.outstandingAssertions.isEmpty)
     }
 
+    /// A terminated app whose process lives on (embedded, nothing ended it).
+    private func terminatedApp() throws -> ApplicationLifecycle {
+        var lifecycle = activeApp()
+        _ = lifecycle.enterBackground(at: t0)
+        _ = try begin(&lifecycle, name: "leak", hasExpirationHandler: false, at: t0)
+        _ = lifecycle.tick(at: t0 + 30)
+        #expect(terminations(lifecycle.tick(at: t0 + 35)).count == 1)
+        #expect(lifecycle.outlivedTermination)
+        #expect(lifecycle.beginAssertion(name: nil, hasExpirationHandler: true, at: t0 + 36) == nil, "no time while not running")
+        return lifecycle
+    }
+
+    @Test func aProcessThatOutlivedItsTerminationIsLaunchedAgainWhenTheUserOpensIt() throws {
+        var lifecycle = try terminatedApp()
+        #expect(lifecycle.enterForeground(at: t0 + 100) == [.stateChanged(from: .notRunning, to: .inactive), .stateChanged(from: .inactive, to: .active)])
+        #expect(!lifecycle.outlivedTermination)
+        // Alive again: a background with an assertion works as for any launched app.
+        _ = lifecycle.enterBackground(at: t0 + 200)
+        #expect(lifecycle.beginAssertion(name: "upload", hasExpirationHandler: true, at: t0 + 200) != nil)
+        #expect(lifecycle.backgroundTimeRemaining(at: t0 + 200) == 30)
+    }
+
+    @Test func aProcessThatOutlivedItsTerminationIsLaunchedIntoTheBackgroundForATask() throws {
+        var lifecycle = try terminatedApp()
+        #expect(lifecycle.taskStarted(at: t0 + 100) == [.stateChanged(from: .notRunning, to: .background)])
+        let save = try begin(&lifecycle, name: "save", hasExpirationHandler: true, at: t0 + 101)
+        _ = try lifecycle.endAssertion(save, at: t0 + 102)
+        // The task ends: suspended after the delay, as a resumed app is.
+        #expect(lifecycle.taskEnded(at: t0 + 103).isEmpty)
+        #expect(lifecycle.nextDeadline == t0 + 106, "the suspend delay from the background time's start")
+        #expect(lifecycle.tick(at: t0 + 106) == [.stateChanged(from: .background, to: .suspended)])
+    }
+
+    @Test func anAppNotYetLaunchedIsNotLaunchedByForegroundOrTask() {
+        var lifecycle = ApplicationLifecycle()
+        #expect(!lifecycle.outlivedTermination)
+        #expect(lifecycle.enterForeground(at: t0).isEmpty)
+        #expect(lifecycle.taskStarted(at: t0).isEmpty)
+        #expect(lifecycle.state == .notRunning)
+    }
+
     @Test func assertionWithoutExpirationHandlerIsTerminatedAsLeaked() throws {
         var lifecycle = activeApp()
         _ = lifecycle.enterBackground(at: t0)

@@ -220,8 +220,21 @@ public struct ApplicationLifecycle: Sendable {
         return move(to: .background) + tick(at: now)
     }
 
-    /// The user brought the app back: dormant again, the clock stops.
+    /// Whether the process outlived a termination: the watchdog ended the app
+    /// (``LifecycleEffect/terminate(_:)``) but nothing ended the process (an embedded app
+    /// without `handleTerminationSignals`), so its code runs on in the not-running state.
+    /// The next sign of life launches it again, as iOS launches a terminated app anew: the
+    /// user opening it (``enterForeground(at:)``) or a task of it starting
+    /// (``taskStarted(at:)``). Its registrations stand (the process kept them).
+    public var outlivedTermination: Bool { state == .notRunning && hasFinishedLaunching }
+
+    /// The user brought the app back: dormant again, the clock stops. A process that
+    /// outlived its termination is launched again (not running -> inactive -> active).
     public mutating func enterForeground(at now: Date) -> [LifecycleEffect] {
+        if outlivedTermination {
+            launchedIntoBackground = false
+            return move(to: .inactive) + move(to: .active)
+        }
         guard state == .background || state == .suspended else { return [] }
         backgroundEnteredAt = nil
         expiredAt = nil
@@ -230,13 +243,16 @@ public struct ApplicationLifecycle: Sendable {
     }
 
     /// A scheduled task of the app starts: a suspended app is resumed into the background
-    /// to run it, as iOS does, and no app is suspended while one of its tasks runs. While
+    /// to run it, as iOS does (a process that outlived its termination is launched into it),
+    /// and no app is suspended while one of its tasks runs. While
     /// it runs, the background time is the task's (the scheduler keeps its budget): an app
     /// holding no assertion starts a window with its first one, as a background launch
     /// does.
     public mutating func taskStarted(at now: Date) -> [LifecycleEffect] {
         taskBalance += 1
-        guard taskBalance > 0, state == .suspended || state == .background else { return [] }
+        // A process that outlived its termination is launched into the background for the
+        // task, as iOS launches a terminated app for one, and then goes as a resumed one.
+        guard taskBalance > 0, state == .suspended || state == .background || outlivedTermination else { return [] }
         if outstanding.isEmpty {
             backgroundEnteredAt = nil
             assertionsThisBackground = 0

@@ -21,6 +21,7 @@
 //        [--submit ID]... [--submit-processing ID]... [--submit-after S]
 //        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
 //        [--rounds N] [--exit-after-launch] [--state DIR] [--submit-on-signal ID]
+//        [--cancel-on-signal ID]
 //
 //   B: complete (default: completes after --work seconds), hang (never completes; its
 //      expiration handler completes), ignore-expiration (never completes, not even when
@@ -34,6 +35,8 @@
 //      what the scheduler said.
 //   --submit-on-signal ID: on each SIGUSR1, submits a refresh request for ID (earliest
 //      begin --submit-after seconds from then) and records submitted/submit-failed.
+//   --cancel-on-signal ID: on each SIGUSR2, cancels the request for ID and records
+//      `cancelled <id>` once cancel returned.
 //   --fill-checkpoints: saves checkpoints of 262,044 bytes until one is refused (at most
 //      100), records `checkpoints-saved N` and `checkpoint-refused <error>`, and tries an
 //      empty key (`checkpoint-empty-key <error>`).
@@ -66,6 +69,7 @@ struct Options: Sendable {
     var submitRounds = 1
     var stateDirectory: URL?
     var submitOnSignal: String?
+    var cancelOnSignal: String?
     var fillCheckpoints = false
 
     static func parse(_ given: [String]) -> Options {
@@ -101,6 +105,7 @@ struct Options: Sendable {
                 options.submitRounds = rounds
             case "--state": options.stateDirectory = URL(fileURLWithPath: value)
             case "--submit-on-signal": options.submitOnSignal = value
+            case "--cancel-on-signal": options.cancelOnSignal = value
             default: usage("unknown option '\(option)'")
             }
         }
@@ -254,6 +259,16 @@ if let identifier = options.submitOnSignal {
     signal(SIGUSR1, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: DispatchQueue(label: "submit-on-signal"))
     source.setEventHandler { submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+    source.activate()
+    signalSources.append(source)
+}
+if let identifier = options.cancelOnSignal {
+    signal(SIGUSR2, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: DispatchQueue(label: "cancel-on-signal"))
+    source.setEventHandler {
+        BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: identifier)
+        record("cancelled \(identifier)")
+    }
     source.activate()
     signalSources.append(source)
 }

@@ -51,6 +51,33 @@ extension DaemonProcessTests {
             #expect(DaemonHarness.isAlive(user.pid), "a process the user started is never ended by the daemon")
         }
 
+        @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")
+        func aCancelDuringAnOutageReachesTheNextDaemon() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit", Self.refresh, "--cancel-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer { user.signal(SIGKILL) }
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+
+            let first = try #require(harness.daemon)
+            first.signal(SIGKILL)
+            #expect(await first.waitForExit(timeout: .seconds(10)) != nil)
+            // The cancel waits for the connection (5 s), then is kept for the next one.
+            user.signal(SIGUSR2)
+            #expect(await harness.waitForEvent("user", "cancelled \(Self.refresh)", timeout: .seconds(15)) != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(user.standardError.contains("the cancel is sent when bgtaskd is back"), "\(user.standardError)")
+
+            // The next daemon restores the request from its store; the app's cancel follows.
+            try await harness.startDaemon()
+            let cancelled = await harness.poll(timeout: .seconds(20)) { (try? await harness.pendingIdentifiers(Self.app))?.isEmpty == true }
+            #expect(cancelled, "still pending; \(user.standardError)")
+        }
+
         @Test("a process the user starts while the daemon's own process of the app runs a task waits: the task is expired, then the user's process is the app")
         func aUserProcessTakesOverOnceTheDaemonsRunsAreExpired() async throws {
             let harness = try DaemonHarness()

@@ -47,8 +47,8 @@ struct ReconnectBackoff: Sendable, Equatable {
 /// over are ended (``SchedulerDriver/linkClosed(reason:)``) and the uplink tries again with
 /// ``ReconnectBackoff``, saying hello again and then, before anything else is sent on the
 /// new connection, what the daemon must know of the app: that it finished launching (with
-/// its registered identifiers), its retry policies, and a lifecycle transition it could not
-/// send while disconnected. A call made meanwhile waits for the connection at most
+/// its registered identifiers), its retry policies, a lifecycle transition it could not
+/// send while disconnected, and the cancels the daemon did not answer. A call made meanwhile waits for the connection at most
 /// ``reconnectionWait`` (and asks for an attempt at once), then fails (a submit with
 /// `unavailable` naming the daemon): it is never acknowledged unless the daemon has it. A
 /// daemon that says the app is not (or no longer) installed ends the attempts for good, as
@@ -107,6 +107,10 @@ final class DaemonUplink: SchedulerUplink {
         var unsentLifecycle: AppTransition?
         /// Whether the app holds background assertions (told again to a new daemon).
         var assertionsHeld = false
+        /// Cancels the daemon did not answer, sent first on the next connection
+        /// (``sendWhenConnected(_:)``): every request, or these identifiers.
+        var unsentCancelAll = false
+        var unsentCancels: [String] = []
         var onPush: (@Sendable (AppPush) -> Void)?
         var onLost: (@Sendable (String) -> Void)?
     }
@@ -208,6 +212,24 @@ final class DaemonUplink: SchedulerUplink {
             queue.async { [log, app] in log(.error, app: app, message) }
         case .some(nil):
             break
+        }
+    }
+
+    func sendWhenConnected(_ cancel: AppRequest) -> Bool {
+        state.withLock { state -> Bool in
+            guard reconnects, state.givenUp == nil else { return false }
+            // Back already (between the failed call and now): sent at once, in order.
+            if let link = state.link, link.post(.app(cancel)) == nil { return true }
+            switch cancel {
+            case .cancelAll:
+                state.unsentCancelAll = true
+                state.unsentCancels.removeAll()
+            case .cancel(let identifier):
+                if !state.unsentCancelAll, !state.unsentCancels.contains(identifier) { state.unsentCancels.append(identifier) }
+            default:
+                return false
+            }
+            return true
         }
     }
 
@@ -355,6 +377,11 @@ final class DaemonUplink: SchedulerUplink {
             for (identifier, policy) in state.retryPolicies.sorted(by: { $0.key < $1.key }) {
                 link.post(.app(.setRetryPolicy(identifier: identifier, policy: policy)))
             }
+            // Cancels first: a submit that follows on this connection must outlive them.
+            if state.unsentCancelAll { link.post(.app(.cancelAll)) }
+            for identifier in state.unsentCancels { link.post(.app(.cancel(identifier: identifier))) }
+            state.unsentCancelAll = false
+            state.unsentCancels.removeAll()
             if let transition = state.unsentLifecycle {
                 link.post(.app(.lifecycle(transition)))
                 state.unsentLifecycle = nil

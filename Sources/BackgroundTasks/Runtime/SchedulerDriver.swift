@@ -735,9 +735,7 @@ public final class SchedulerDriver: Sendable {
     /// agrees) and an error is logged.
     public func cancel(_ key: RequestKey) {
         if let uplink {
-            do { _ = try linkedCall(.cancel(identifier: key.identifier), uplink: uplink) } catch {
-                log(.error, app: key.app, "could not cancel '\(key.identifier)': \(error)")
-            }
+            cancelLinked(.cancel(identifier: key.identifier), app: key.app, what: "'\(key.identifier)'", uplink: uplink)
             return
         }
         var deleted = false
@@ -754,13 +752,30 @@ public final class SchedulerDriver: Sendable {
         } prefix: { now in deleted ? [.cancelled(key, at: now)] : [] }
     }
 
+    /// Cancels through bgtaskd; a cancel the daemon did not answer (it is out, or stopped)
+    /// is sent again first thing on the next connection (a cancel is idempotent), so the
+    /// request does not run later as if the app had not cancelled it. One the daemon
+    /// refused is not.
+    private func cancelLinked(_ request: AppRequest, app: AppID, what: String, uplink: any SchedulerUplink) {
+        do {
+            // A failure the daemon answered is its refusal; one thrown is the connection's.
+            if case .failed(let refusal) = try uplink.call(request) {
+                log(.error, app: app, "could not cancel \(what): \(refusal)")
+            }
+        } catch {
+            if uplink.sendWhenConnected(request) {
+                log(.warning, app: app, "could not cancel \(what) now (\(error)); the cancel is sent when bgtaskd is back")
+            } else {
+                log(.error, app: app, "could not cancel \(what): \(error)")
+            }
+        }
+    }
+
     /// Removes every pending request of `app`, atomically as ``cancel(_:)``; when the delete
     /// fails every request stays pending and an error is logged.
     public func cancelAll(of app: AppID) {
         if let uplink {
-            do { _ = try linkedCall(.cancelAll, uplink: uplink) } catch {
-                log(.error, app: app, "could not cancel the pending requests: \(error)")
-            }
+            cancelLinked(.cancelAll, app: app, what: "the pending requests", uplink: uplink)
             return
         }
         var removed: [RequestKey] = []

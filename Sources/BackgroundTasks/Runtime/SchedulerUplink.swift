@@ -17,11 +17,17 @@ public protocol SchedulerUplink: AnyObject, Sendable {
     /// The daemon asked the app to leave (``AppPush/quit(reason:)``): a connection lost from
     /// now on is not made again.
     func stopReconnecting(reason: String)
+    /// A cancel (`cancel` or `cancelAll`) that could not reach the daemon: sent on the
+    /// next connection before anything else, so the app's intent is not lost to an
+    /// outage. Returns false when there will be no next connection.
+    func sendWhenConnected(_ cancel: AppRequest) -> Bool
 }
 
 extension SchedulerUplink {
     /// An uplink that never reconnects (a test's, a fixed link) has nothing to stop.
     public func stopReconnecting(reason: String) {}
+    /// An uplink that never reconnects has no next connection.
+    public func sendWhenConnected(_ cancel: AppRequest) -> Bool { false }
 }
 
 extension SchedulerDriver {

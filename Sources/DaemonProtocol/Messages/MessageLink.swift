@@ -103,7 +103,8 @@ public final class MessageLink: Sendable {
         if waiter.arrived.wait(timeout: deadline) == .timedOut {
             _ = state.withLock { $0.waiting.removeValue(forKey: id) }
             if let reply = waiter.reply.withLock({ $0 }) { return reply }
-            throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(DurationText.spoken(timeout.transportSeconds))")
+            // Sent, so not "never happened": a stopped daemon that resumes carries it out.
+            throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(DurationText.spoken(timeout.transportSeconds)) (the request was sent; it may still take effect if bgtaskd resumes)")
         }
         if let reply = waiter.reply.withLock({ $0 }) { return reply }
         throw lost(state.withLock { $0.closed } ?? "closed")

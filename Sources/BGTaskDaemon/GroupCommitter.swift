@@ -5,7 +5,8 @@ import Synchronization
 
 /// Group commit of submissions (docs/daemon.md, "Many apps at once"): submits that arrive
 /// while a commit is in flight wait in a queue, and the next commit takes them all (at
-/// most one per app per commit, see ``SchedulerDriver/submit(batch:)``) with one `fsync`.
+/// most one per request key per commit, see ``SchedulerDriver/submit(batch:)``) with one
+/// `fsync`.
 /// Every submit is answered only once its commit is on disk.
 ///
 /// No thread waits: the first submitter finding no commit in flight becomes the leader and
@@ -53,7 +54,7 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// The next commit's submissions, in arrival order, one per app; `nil` (and no commit
+    /// The next commit's submissions, in arrival order, one per key; `nil` (and no commit
     /// in flight any more) when none waits.
     private func nextBatch() -> [Waiting]? {
         state.withLock { state in
@@ -61,11 +62,11 @@ final class GroupCommitter: Sendable {
                 state.committing = false
                 return nil
             }
-            var apps = Set<AppID>()
+            var keys = Set<RequestKey>()
             var batch: [Waiting] = []
             var later: [Waiting] = []
             for waiting in state.queue {
-                if apps.insert(waiting.request.app).inserted { batch.append(waiting) } else { later.append(waiting) }
+                if keys.insert(waiting.request.key).inserted { batch.append(waiting) } else { later.append(waiting) }
             }
             state.queue = later
             return batch

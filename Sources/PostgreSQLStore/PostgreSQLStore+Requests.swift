@@ -5,12 +5,25 @@ import SchedulerStore
 extension PostgreSQLStore {
     /// Inserts `$1...$8` (``PostgreSQLColumns/requestNames``) or replaces the pending request
     /// with the same key, as submitting again does on iOS.
-    private static let upsertSQL = """
-        INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames)) VALUES (\(PostgreSQLColumns.placeholders(Int(PostgreSQLColumns.requestCount)))) \
-        ON CONFLICT (app, identifier) DO UPDATE SET kind = excluded.kind, earliest_begin = excluded.earliest_begin, \
-        submitted_at = excluded.submitted_at, requires_network = excluded.requires_network, \
-        requires_power = excluded.requires_power, extras = excluded.extras
-        """
+    private static let upsertSQL = upsertSQL(rows: 1)
+
+    /// The upsert of `rows` requests in one statement (their placeholders numbered in order).
+    private static func upsertSQL(rows: Int) -> String {
+        let columns = Int(PostgreSQLColumns.requestCount)
+        let values = (0..<rows).map { row in
+            "(" + (0..<columns).map { "$\(row * columns + $0 + 1)" }.joined(separator: ", ") + ")"
+        }.joined(separator: ", ")
+        return """
+            INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames)) VALUES \(values) \
+            ON CONFLICT (app, identifier) DO UPDATE SET kind = excluded.kind, earliest_begin = excluded.earliest_begin, \
+            submitted_at = excluded.submitted_at, requires_network = excluded.requires_network, \
+            requires_power = excluded.requires_power, extras = excluded.extras
+            """
+    }
+
+    /// The most requests one multi-row upsert carries (PostgreSQL takes at most 65,535
+    /// parameters in a statement; a group commit rarely comes near).
+    static let rowsPerUpsert = 256
 
     /// Saves `request` as pending, replacing the pending request with the same app and
     /// identifier (from any replica). Committed when it returns.
@@ -23,14 +36,23 @@ extension PostgreSQLStore {
     }
 
     /// Saves every request of `requests` in one transaction: one commit for all, all or none.
+    /// Up to ``rowsPerUpsert`` requests go in one statement, committed by itself (one round
+    /// trip: a group commit's latency is its submitters'); more take one transaction.
+    /// - Precondition: no two requests with the same key (one statement cannot upsert a
+    ///   row twice).
     public func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
         guard !requests.isEmpty else { return }
         try withConnection { (connection) throws(StoreError) in
             // Every value first: one that PostgreSQL cannot hold fails the batch before it starts.
             var rows: [[PostgreSQLValue]] = []
             for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
+            let chunks = stride(from: 0, to: rows.count, by: Self.rowsPerUpsert).map { rows[$0..<min($0 + Self.rowsPerUpsert, rows.count)] }
+            if chunks.count == 1 {
+                _ = try connection.execute(Self.upsertSQL(rows: rows.count), rows.flatMap { $0 }, commits: true)
+                return
+            }
             try connection.transaction { () throws(StoreError) in
-                for values in rows { try connection.execute(Self.upsertSQL, values) }
+                for chunk in chunks { _ = try connection.execute(Self.upsertSQL(rows: chunk.count), chunk.flatMap { $0 }) }
             }
         }
     }

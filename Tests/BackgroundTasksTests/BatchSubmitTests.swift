@@ -56,6 +56,32 @@ import Testing
         #expect(byKey(try file.pendingOnDisk()).map(\.app).contains(ids[1]) == false)
     }
 
+    /// Several requests of one app in one batch: each counts toward the app's pending
+    /// limit for the ones after it, as if submitted one after the other.
+    @Test func requestsOfOneAppInOneBatchCountTowardItsPendingLimits() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let app = AppID("com.example.batch")
+        let driver = SchedulerDriver(
+            configuration: SchedulerConfiguration(pendingLimits: [.refresh: 1, .processing: 2, .continuedProcessing: 10]),
+            clock: VirtualClock(start: testStart), store: try file.open(), log: .collecting(), policies: .foundation, meter: nil)
+        let identifiers = (0..<4).map { "\(app).t\($0)" }
+        let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing", "fetch"], source: "test")
+        driver.install(AppRegistration(app: app, manifest: manifest), host: RecordingHost())
+        func refresh(_ identifier: String) -> PendingRequest {
+            PendingRequest(app: app, identifier: identifier, kind: .appRefresh, earliestBeginDate: testStart.addingTimeInterval(3600), submittedAt: testStart)
+        }
+        // t0 is pending as a processing request; the batch turns it into a refresh (out of
+        // the processing count, into the refresh one), then asks for two more processing
+        // and a second refresh.
+        try driver.submit(request(app, identifiers[0]))
+        let results = driver.submit(batch: [refresh(identifiers[0]), request(app, identifiers[1]), request(app, identifiers[2]), refresh(identifiers[3])])
+        #expect(results.map { (try? $0.get()) != nil } == [true, true, true, false])
+        if case .failure(let rejection) = results[3] { #expect(rejection.code == .tooManyPendingTaskRequests, "\(rejection)") }
+        #expect(driver.submit(batch: [request(app, identifiers[3])]).map { (try? $0.get()) != nil } == [false], "two processing pending: the limit")
+        #expect(Set(try file.pendingOnDisk().map(\.identifier)) == Set(identifiers[0..<3]))
+    }
+
     @Test func aFailedCommitFailsEveryAcceptedRequestAndKeepsMemoryAsTheDisk() throws {
         let file = try TemporaryStoreFile()
         defer { file.cleanUp() }

@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func submissionsArrivingDuringACommitShareTheNextOneAtMostOnePerApp() {
+    func submissionsArrivingDuringACommitShareTheNextOneAtMostOnePerKey() {
         // The first commit blocks until the others have queued behind it.
         let firstCommitStarted = DispatchSemaphore(value: 0)
         let releaseFirstCommit = DispatchSemaphore(value: 0)
@@ -80,8 +80,8 @@ import Testing
         answered.enter()
         DispatchQueue.global().async { committer.submit(request("com.example.a", 0)) { _ in answered.leave() } }
         firstCommitStarted.wait()
-        // While that commit is in flight: three apps, one of them twice.
-        for (app, number) in [("com.example.b", 0), ("com.example.c", 0), ("com.example.b", 1), ("com.example.d", 0)] {
+        // While that commit is in flight: three apps, one with two requests, one request twice.
+        for (app, number) in [("com.example.b", 0), ("com.example.c", 0), ("com.example.b", 1), ("com.example.b", 0), ("com.example.d", 0)] {
             answered.enter()
             committer.submit(request(app, number)) { _ in answered.leave() }
         }
@@ -90,8 +90,8 @@ import Testing
         let sizes = batches.withLock { $0.map { $0.map(\.identifier) } }
         #expect(sizes == [
             ["com.example.a.task0"],
-            ["com.example.b.task0", "com.example.c.task0", "com.example.d.task0"],
-            ["com.example.b.task1"],
-        ], "one commit for all that waited, an app's second submission in the next")
+            ["com.example.b.task0", "com.example.c.task0", "com.example.b.task1", "com.example.d.task0"],
+            ["com.example.b.task0"],
+        ], "one commit for all that waited, a key's second submission in the next")
     }
 }

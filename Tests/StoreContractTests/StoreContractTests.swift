@@ -81,6 +81,19 @@ extension PostgreSQLServerTests {
             #expect(try store.pendingRequests(app: Sample.app).map(\.identifier) == ["a", "b", "f"])
         }
 
+        @Test("a batch larger than one statement carries is saved whole, or not at all", arguments: StoreKind.allCases)
+        func largeBatchIsAllOrNone(kind: StoreKind) throws {
+            let fixture = try StoreFixture(kind)
+            let store = fixture.store
+            let batch = (0..<600).map { Sample.request("bulk\($0)") }
+            try store.upsertRequests(batch)
+            #expect(try store.pendingRequests(app: Sample.app).count == 600)
+            try fixture.poisonIdentifier()
+            let failing = (0..<599).map { Sample.request("more\($0)") } + [Sample.request("poison")]
+            #expect(throws: StoreError.self) { try store.upsertRequests(failing) }
+            #expect(try store.pendingRequests(app: Sample.app).count == 600, "none of the failed batch's rows, from any of its statements")
+        }
+
         @Test("deleting one request, or every request of one app, leaves the others", arguments: StoreKind.allCases)
         func deleting(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store

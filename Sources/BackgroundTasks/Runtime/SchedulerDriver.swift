@@ -26,6 +26,8 @@ public final class SchedulerDriver: Sendable {
     public let activity: ActivityTracker
     /// Where warnings go.
     public let log: DiagnosticLog
+    /// Shares commits among threads that submit at once (``submit(_:)``).
+    private let submitGroup = SubmitGroup()
     /// Measures what runs cost: the process's CPU time and memory for in-process runs, or,
     /// in the simulator (whose runs take virtual time, so measuring the real CPU would make
     /// traces differ between runs), a cost model (`SimulatedRunMeter`).
@@ -651,12 +653,23 @@ public final class SchedulerDriver: Sendable {
     // MARK: Requests
 
     /// Checks, persists, then applies a submission: when it returns, the request is on disk.
+    /// Threads that submit at once share commits (``SubmitGroup``): one transaction writes
+    /// every request that arrived while the previous one was in flight.
     public func submit(_ request: PendingRequest) throws(SubmitRejection) {
         if let uplink {
             do { _ = try linkedCall(.submit(request), uplink: uplink) } catch { throw Self.submitRejection(error) }
             trace(.submitted(request, at: clock.now()))
             return
         }
+        try submitGroup.submit(request) { batch in
+            // Alone (the simulator, a single submitter): the plain path, as before.
+            guard batch.count > 1 else { return [Result { () throws(SubmitRejection) in try submitAlone(batch[0]) }] }
+            return submit(batch: batch)
+        }.get()
+    }
+
+    /// ``submit(_:)`` of one request in a commit of its own.
+    private func submitAlone(_ request: PendingRequest) throws(SubmitRejection) {
         try mutate { (state, now) throws(SubmitRejection) in
             try state.engine.checkSubmit(request, at: now)
             guard let store else {
@@ -674,25 +687,27 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Submits several requests with one commit (group commit): each is checked as
-    /// ``submit(_:)`` checks it, the accepted ones are written in one transaction, and only
-    /// then applied, all under one hold of the lock. Returns each request's result, in
-    /// order; a request that returned success is on disk. At most one request per app:
-    /// the checks of one app's requests depend on each other (its pending limits), so a
-    /// caller batches across apps (bgtaskd's `GroupCommitter`). A continued-processing
+    /// ``submit(_:)`` checks it, counting the batch's earlier accepted requests among the
+    /// app's pending ones (``SchedulerEngine/checkSubmit(_:at:after:)``), the accepted ones
+    /// are written in one transaction, and only then applied, all under one hold of the
+    /// lock. Returns each request's result, in order; a request that returned success is
+    /// on disk. At most one request per key (a second would replace the first within one
+    /// statement; callers keep it for the next batch: bgtaskd's `GroupCommitter`,
+    /// ``SubmitGroup``). A continued-processing
     /// request that must start at once (strategy `fail`) is judged against the runs in
     /// progress, which the batch's other requests change as they are applied: it is
     /// submitted on its own, after the batch, so the cap on concurrent continued
     /// processing holds across apps.
-    /// - Precondition: no two requests of the same app.
+    /// - Precondition: no two requests with the same key.
     public func submit(batch requests: [PendingRequest]) -> [Result<Void, SubmitRejection>] {
-        precondition(Set(requests.map(\.app)).count == requests.count, "submit(batch:) takes at most one request per app")
+        precondition(Set(requests.map(\.key)).count == requests.count, "submit(batch:) takes at most one request per key")
         guard uplink == nil else { return requests.map { request in Result { () throws(SubmitRejection) in try submit(request) } } }
         let mustStartNow = requests.indices.filter { requests[$0].continuedProcessing?.strategy == .fail }
         guard mustStartNow.isEmpty else {
             let alone = Set(mustStartNow)
             var results = submit(batch: requests.indices.filter { !alone.contains($0) }.map { requests[$0] })[...]
             return requests.indices.map { index in
-                alone.contains(index) ? Result { () throws(SubmitRejection) in try submit(requests[index]) } : results.removeFirst()
+                alone.contains(index) ? Result { () throws(SubmitRejection) in try submitAlone(requests[index]) } : results.removeFirst()
             }
         }
         var results: [Result<Void, SubmitRejection>] = []
@@ -700,7 +715,7 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in
             for request in requests {
                 do throws(SubmitRejection) {
-                    try state.engine.checkSubmit(request, at: now)
+                    try state.engine.checkSubmit(request, at: now, after: accepted)
                     accepted.append(request)
                     results.append(.success(()))
                 } catch {

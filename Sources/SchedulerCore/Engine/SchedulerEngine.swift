@@ -189,11 +189,28 @@ public struct SchedulerEngine: Sendable {
     /// 6. `immediateRunIneligible`: continued processing with strategy `.fail` that
     ///    cannot start at once.
     public func checkSubmit(_ request: PendingRequest, at now: Date) throws(SubmitRejection) {
+        try checkSubmit(request, at: now, after: [])
+    }
+
+    /// ``checkSubmit(_:at:)`` for a request that follows `earlier` in one group commit:
+    /// those were checked and accepted but are not applied yet, so the app's pending
+    /// counts include them (a request moves between limit classes when it replaces one of
+    /// another kind).
+    /// - Precondition: no request of `earlier` has `request`'s key (a batch holds one
+    ///   request per key).
+    public func checkSubmit(_ request: PendingRequest, at now: Date, after earlier: [PendingRequest]) throws(SubmitRejection) {
         try checkPermitted(request, at: now)
         let id = request.identifier
         let limitClass = request.kind.limitClass
         let replacing = index.kind(of: request.key)?.limitClass == limitClass
-        let pending = index.pendingCount(of: request.app, in: limitClass) - (replacing ? 1 : 0)
+        var batched = 0
+        for other in earlier where other.app == request.app {
+            let before = index.kind(of: other.key)?.limitClass
+            let after = other.kind.limitClass
+            if after == limitClass, before != limitClass { batched += 1 }
+            if after != limitClass, before == limitClass { batched -= 1 }
+        }
+        let pending = index.pendingCount(of: request.app, in: limitClass) + batched - (replacing ? 1 : 0)
         let limit = configuration.pendingLimit(for: limitClass)
         if pending >= limit {
             throw SubmitRejection(.tooManyPendingTaskRequests, "\(request.app) already has \(pending) pending \(limitClass.rawValue) request(s), the limit is \(limit); '\(id)' was not submitted")

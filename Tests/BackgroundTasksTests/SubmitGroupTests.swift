@@ -1,0 +1,97 @@
+@testable import BackgroundTasks
+import Dispatch
+import Foundation
+import SchedulerStore
+import Synchronization
+import Testing
+
+/// Group commit of the embedded scheduler's synchronous submits (``SubmitGroup``): threads
+/// that submit while a commit is in flight share the next one, each gets its own answer,
+/// and every acknowledged request is on disk.
+@Suite struct SubmitGroupTests {
+    private func request(_ identifier: String, app: String = "com.example.group") -> PendingRequest {
+        PendingRequest(app: AppID(app), identifier: identifier, kind: .processing, submittedAt: testStart)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func submittersThatArriveDuringACommitShareTheNextOneAndGetTheirOwnAnswers() async {
+        let group = SubmitGroup()
+        let firstCommitStarted = DispatchSemaphore(value: 0)
+        let releaseFirstCommit = DispatchSemaphore(value: 0)
+        let batches = Mutex<[[String]]>([])
+        // Refuses "bad", accepts the rest; the first commit waits until the others queued.
+        let commit: @Sendable ([PendingRequest]) -> [SubmitGroup.Outcome] = { batch in
+            let isFirst = batches.withLock { batches in
+                batches.append(batch.map(\.identifier))
+                return batches.count == 1
+            }
+            if isFirst {
+                firstCommitStarted.signal()
+                releaseFirstCommit.wait()
+            }
+            return batch.map { $0.identifier == "bad" ? .failure(SubmitRejection(.notPermitted, "bad")) : .success(()) }
+        }
+        let outcomes = Mutex<[String: Bool]>([:])
+        let done = DispatchGroup()
+        func start(_ identifier: String) {
+            done.enter()
+            Thread.detachNewThread {
+                let outcome = group.submit(request(identifier), commit: commit)
+                outcomes.withLock { $0[identifier + "#\(Thread.current.hashValue)"] = (try? outcome.get()) != nil }
+                done.leave()
+            }
+        }
+        start("first")
+        firstCommitStarted.wait()
+        for identifier in ["a", "bad", "b", "a"] { start(identifier) }
+        // Give the four a moment to queue behind the commit in flight (a bounded wait on
+        // their arrival, not on the scheduler: the batches below hold whatever the timing).
+        var waited = 0
+        while group.queuedCount < 4, waited < 2_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        releaseFirstCommit.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let seen = batches.withLock { $0 }
+        #expect(seen.first == ["first"])
+        #expect(seen.dropFirst().flatMap { $0 }.sorted() == ["a", "a", "b", "bad"], "every submission committed once")
+        #expect(seen.dropFirst().allSatisfy { Set($0).count == $0.count }, "one request per key per commit: \(seen)")
+        #expect(seen.count == 3, "the four that waited share one commit, but for the second 'a': \(seen)")
+        let answers = outcomes.withLock { $0 }
+        #expect(answers.filter { $0.key.hasPrefix("bad#") }.values.allSatisfy { !$0 })
+        #expect(answers.filter { !$0.key.hasPrefix("bad#") }.values.allSatisfy { $0 })
+        #expect(answers.count == 5)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sixteenThreadsSubmittingThroughOneDriverAreAllOnDisk() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let app = AppID("com.example.group")
+        let identifiers = (0..<320).map { "\(app).t\($0)" }
+        let driver = SchedulerDriver(
+            configuration: SchedulerConfiguration(pendingLimits: [.refresh: 1, .processing: 1_000, .continuedProcessing: 10]),
+            clock: DispatchDriverClock(), store: try file.open(), log: .collecting(), policies: .foundation, meter: nil)
+        let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "test")
+        driver.install(AppRegistration(app: app, manifest: manifest), host: RecordingHost())
+        let acknowledged = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for worker in 0..<16 {
+            done.enter()
+            Thread.detachNewThread {
+                for number in 0..<20 {
+                    let identifier = identifiers[worker * 20 + number]
+                    let request = PendingRequest(app: app, identifier: identifier, kind: .processing, earliestBeginDate: Date().addingTimeInterval(86_400), submittedAt: Date())
+                    if (try? driver.submit(request)) != nil { acknowledged.withLock { $0.append(identifier) } }
+                }
+                done.leave()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 50) == .success)
+        let acked = acknowledged.withLock { $0 }
+        #expect(acked.count == 320)
+        #expect(Set(try file.pendingOnDisk().map(\.identifier)) == Set(acked), "every acknowledged submission is on disk")
+        #expect(driver.pendingRequests(of: app).count == 320)
+    }
+}

@@ -13,6 +13,16 @@ import Testing
         PendingRequest(app: AppID(app), identifier: identifier, kind: .processing, submittedAt: testStart)
     }
 
+    /// Waits for `count` submitters to queue behind the commit in flight: a bounded wait on
+    /// their arrival (threads just started), not on the scheduler.
+    private func waitUntil(_ group: SubmitGroup, holds count: Int) {
+        var waited = 0
+        while group.queuedCount < count, waited < 2_000 {
+            usleep(1_000)
+            waited += 1
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func submittersThatArriveDuringACommitShareTheNextOneAndGetTheirOwnAnswers() async {
         let group = SubmitGroup()
@@ -20,7 +30,7 @@ import Testing
         let releaseFirstCommit = DispatchSemaphore(value: 0)
         let batches = Mutex<[[String]]>([])
         // Refuses "bad", accepts the rest; the first commit waits until the others queued.
-        let commit: @Sendable ([PendingRequest]) -> [SubmitGroup.Outcome] = { batch in
+        let commit: @Sendable ([PendingRequest]) -> ([SubmitGroup.Outcome], () -> Void) = { batch in
             let isFirst = batches.withLock { batches in
                 batches.append(batch.map(\.identifier))
                 return batches.count == 1
@@ -29,7 +39,7 @@ import Testing
                 firstCommitStarted.signal()
                 releaseFirstCommit.wait()
             }
-            return batch.map { $0.identifier == "bad" ? .failure(SubmitRejection(.notPermitted, "bad")) : .success(()) }
+            return (batch.map { $0.identifier == "bad" ? .failure(SubmitRejection(.notPermitted, "bad")) : .success(()) }, {})
         }
         let outcomes = Mutex<[String: Bool]>([:])
         let done = DispatchGroup()
@@ -44,13 +54,7 @@ import Testing
         start("first")
         firstCommitStarted.wait()
         for identifier in ["a", "bad", "b", "a"] { start(identifier) }
-        // Give the four a moment to queue behind the commit in flight (a bounded wait on
-        // their arrival, not on the scheduler: the batches below hold whatever the timing).
-        var waited = 0
-        while group.queuedCount < 4, waited < 2_000 {
-            usleep(1_000)
-            waited += 1
-        }
+        waitUntil(group, holds: 4)
         releaseFirstCommit.signal()
         #expect(done.wait(timeout: .now() + 30) == .success)
         let seen = batches.withLock { $0 }
@@ -62,6 +66,52 @@ import Testing
         #expect(answers.filter { $0.key.hasPrefix("bad#") }.values.allSatisfy { !$0 })
         #expect(answers.filter { !$0.key.hasPrefix("bad#") }.values.allSatisfy { $0 })
         #expect(answers.count == 5)
+    }
+
+    /// What a commit leads to (traces, launches: app code) runs on the leader's thread only
+    /// once the leader has answered the others and given up the lead: app code there that
+    /// waits for another submitter, or submits again itself, does not deadlock.
+    @Test(.timeLimit(.minutes(1)))
+    func theLeaderCarriesOutItsCommitOnlyOnceItLeadsNoMore() {
+        let group = SubmitGroup()
+        let firstCommitStarted = DispatchSemaphore(value: 0)
+        let releaseFirstCommit = DispatchSemaphore(value: 0)
+        let followerAnswered = DispatchSemaphore(value: 0)
+        let commits = Mutex(0)
+        let resubmitted = Mutex<Bool?>(nil)
+        @Sendable func commit(_ batch: [PendingRequest]) -> ([SubmitGroup.Outcome], () -> Void) {
+            let number = commits.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            guard number == 1 else { return (batch.map { _ in .success(()) }, {}) }
+            firstCommitStarted.signal()
+            releaseFirstCommit.wait()
+            return (batch.map { _ in .success(()) }, {
+                // App code on the leader's thread: it waits for the follower's answer (a
+                // deadlock if the leader still held it), then submits again.
+                let answered = followerAnswered.wait(timeout: .now() + 10) == .success
+                let again = group.submit(self.request("again"), commit: commit)
+                resubmitted.withLock { $0 = answered && (try? again.get()) != nil }
+            })
+        }
+        let done = DispatchGroup()
+        done.enter()
+        Thread.detachNewThread {
+            _ = group.submit(self.request("leader"), commit: commit)
+            done.leave()
+        }
+        firstCommitStarted.wait()
+        done.enter()
+        Thread.detachNewThread {
+            _ = group.submit(self.request("follower"), commit: commit)
+            followerAnswered.signal()
+            done.leave()
+        }
+        waitUntil(group, holds: 1)
+        releaseFirstCommit.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(resubmitted.withLock { $0 } == true, "the follower was answered before the leader's app code ran, and a submit from there went through")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -661,29 +661,53 @@ public final class SchedulerDriver: Sendable {
             trace(.submitted(request, at: clock.now()))
             return
         }
+        // One that must start at once is judged against the runs in progress, which a
+        // batch changes as it is applied: alone, as `submit(batch:)` would take it.
+        if request.continuedProcessing?.strategy == .fail { return try submitAlone(request) }
         try submitGroup.submit(request) { batch in
             // Alone (the simulator, a single submitter): the plain path, as before.
-            guard batch.count > 1 else { return [Result { () throws(SubmitRejection) in try submitAlone(batch[0]) }] }
-            return submit(batch: batch)
+            guard batch.count > 1 else {
+                var outcome: Result<Void, SubmitRejection> = .success(())
+                let carryOut = prepareSubmit(batch[0], outcome: &outcome)
+                return ([outcome], carryOut)
+            }
+            return submitDeferringEffects(batch: batch)
         }.get()
     }
 
     /// ``submit(_:)`` of one request in a commit of its own.
     private func submitAlone(_ request: PendingRequest) throws(SubmitRejection) {
-        try mutate { (state, now) throws(SubmitRejection) in
-            try state.engine.checkSubmit(request, at: now)
-            guard let store else {
-                throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
-            }
-            do {
-                try store.upsertRequest(request)
+        var outcome: Result<Void, SubmitRejection> = .success(())
+        prepareSubmit(request, outcome: &outcome)()
+        try outcome.get()
+    }
+
+    /// Checks, persists and applies one submission under the lock, its outcome into
+    /// `outcome`; returns what is to be carried out after (``changeState(_:prefix:)``).
+    private func prepareSubmit(_ request: PendingRequest, outcome: inout Result<Void, SubmitRejection>) -> () -> Void {
+        var result: Result<Void, SubmitRejection> = .success(())
+        let carryOut = changeState({ (state, now) -> [EngineEffect] in
+            do throws(SubmitRejection) {
+                try state.engine.checkSubmit(request, at: now)
+                guard let store else {
+                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
+                }
+                do {
+                    try store.upsertRequest(request)
+                } catch {
+                    throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
+                }
+                return state.engine.submit(request, at: now)
             } catch {
-                throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
+                result = .failure(error)
+                return []
             }
-            return state.engine.submit(request, at: now)
-        } prefix: { now in
-            [.submitted(request, at: now)]
-        }
+        }, prefix: { now in
+            if case .failure = result { return [] }
+            return [.submitted(request, at: now)]
+        })
+        outcome = result
+        return carryOut
     }
 
     /// Submits several requests with one commit (group commit): each is checked as
@@ -710,9 +734,19 @@ public final class SchedulerDriver: Sendable {
                 alone.contains(index) ? Result { () throws(SubmitRejection) in try submitAlone(requests[index]) } : results.removeFirst()
             }
         }
+        let (results, carryOut) = submitDeferringEffects(batch: requests)
+        carryOut()
+        return results
+    }
+
+    /// ``submit(batch:)`` of requests none of which must start at once, without carrying
+    /// out what the commit leads to (traces, launches): that is returned, for a group
+    /// commit's leader to run once it has answered the batch's other submitters, so that
+    /// none of them waits on app code run on the leader's thread.
+    private func submitDeferringEffects(batch requests: [PendingRequest]) -> ([Result<Void, SubmitRejection>], () -> Void) {
         var results: [Result<Void, SubmitRejection>] = []
         var accepted: [PendingRequest] = []
-        mutate { state, now in
+        let carryOut = changeState({ state, now in
             for request in requests {
                 do throws(SubmitRejection) {
                     try state.engine.checkSubmit(request, at: now, after: accepted)
@@ -740,8 +774,8 @@ public final class SchedulerDriver: Sendable {
                 effects += state.engine.submit(request, at: now)
             }
             return effects
-        } prefix: { now in accepted.map { .submitted($0, at: now) } }
-        return results
+        }, prefix: { now in accepted.map { .submitted($0, at: now) } })
+        return (results, carryOut)
     }
 
     /// Removes a pending request: from disk, then from the engine, in one hold of the lock
@@ -1040,11 +1074,28 @@ public final class SchedulerDriver: Sendable {
         prefix: (Date) -> [SchedulerTraceEvent] = { _ in [] }
     ) throws(Failure) {
         var failure: Failure?
+        let carryOut = changeState({ (state, now) -> [EngineEffect] in
+            do throws(Failure) { return try change(&state, now) } catch {
+                failure = error
+                return []
+            }
+        }, prefix: { now in failure == nil ? prefix(now) : [] })
+        carryOut()
+        if let failure { throw failure }
+    }
+
+    /// The first half of ``mutate(_:prefix:)``: changes the state under the lock and
+    /// returns what must then be carried out outside it (traces to observers, launches,
+    /// host calls: app code among them), for the caller to run when it is ready (a group
+    /// commit's leader, once it has let its followers go).
+    private func changeState(
+        _ change: (inout State, Date) -> [EngineEffect],
+        prefix: (Date) -> [SchedulerTraceEvent]
+    ) -> () -> Void {
         let (actions, observers) = state.withLock { state -> ([Action], [@Sendable (SchedulerTraceEvent) -> Void]) in
             let now = clock.now()
-            var effects: [EngineEffect] = []
-            do throws(Failure) { effects = try change(&state, now) } catch { failure = error }
-            var actions = failure == nil ? prefix(now).map(Action.trace) : []
+            let effects = change(&state, now)
+            var actions = prefix(now).map(Action.trace)
             for effect in effects {
                 apply(effect, to: &state, at: now, actions: &actions)
             }
@@ -1064,9 +1115,10 @@ public final class SchedulerDriver: Sendable {
             }
             return (actions, state.observers)
         }
-        perform(actions, observers: observers)
-        hostCalls.drain()
-        if let failure { throw failure }
+        return { [self] in
+            perform(actions, observers: observers)
+            hostCalls.drain()
+        }
     }
 
     /// A read of a shared store failed: what it was for is caught up by the heartbeat's full

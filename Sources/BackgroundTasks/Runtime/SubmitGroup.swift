@@ -11,7 +11,10 @@ import Synchronization
 /// No thread of its own: the first submitter that finds no commit in flight leads. It
 /// commits batches until its own request is answered, wakes the submitters answered with
 /// it, and hands the lead to the first one still waiting (so no thread serves others for
-/// long). A submitter alone commits at once: a batch of one is the plain path.
+/// long). Only then does it carry out what its commits led to (traces, launches: app code
+/// among them), so no submitter ever waits on app code running on the leader's thread,
+/// and app code that submits again from there finds no lead of its own in the way. A
+/// submitter alone commits at once: a batch of one is the plain path.
 final class SubmitGroup: Sendable {
     typealias Outcome = Result<Void, SubmitRejection>
 
@@ -36,10 +39,11 @@ final class SubmitGroup: Sendable {
 
     private let state = Mutex(State())
 
-    /// Submits `request`: `commit` writes a batch (in order, one request per key) and
-    /// answers each of its requests; it is called by whichever submitter leads, never under
-    /// this group's lock.
-    func submit(_ request: PendingRequest, commit: ([PendingRequest]) -> [Outcome]) -> Outcome {
+    /// Submits `request`: `commit` writes a batch (in order, one request per key), answers
+    /// each of its requests and returns what is to be carried out after; it is called by
+    /// whichever submitter leads, never under this group's lock, and what it returns is run
+    /// by that leader once it leads no more.
+    func submit(_ request: PendingRequest, commit: ([PendingRequest]) -> ([Outcome], () -> Void)) -> Outcome {
         let waiter = Waiter(request)
         let leads = state.withLock { state -> Bool in
             state.queue.append(waiter)
@@ -52,9 +56,11 @@ final class SubmitGroup: Sendable {
             if let outcome = state.withLock({ _ in waiter.outcome }) { return outcome }
             // Woken to lead: the previous leader handed over.
         }
+        var carryOuts: [() -> Void] = []
         while true {
             let batch = nextBatch()
-            let outcomes = commit(batch.map(\.request))
+            let (outcomes, carryOut) = commit(batch.map(\.request))
+            carryOuts.append(carryOut)
             state.withLock { _ in
                 for (member, outcome) in zip(batch, outcomes) { member.outcome = outcome }
             }
@@ -66,6 +72,7 @@ final class SubmitGroup: Sendable {
                 return state.queue.first
             }
             next?.wake.signal()
+            for carryOut in carryOuts { carryOut() }
             return own
         }
     }

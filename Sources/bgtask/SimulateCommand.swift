@@ -366,8 +366,9 @@ enum SimulateCommand {
             destination = destination.resolvingSymlinksInPath()
         }
         if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
-            // Still a link after resolving: one that leads nowhere (or in a loop).
-            let kind = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link that leads nowhere" : named
+            // Still a link after resolving: one in a loop, or one that leads nowhere.
+            let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
+            let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
         }
         do {

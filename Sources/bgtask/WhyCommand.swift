@@ -103,8 +103,14 @@ enum WhyCommand {
             directory = try EmbeddedScheduler.stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
         let database = directory.appendingPathComponent("scheduler.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else {
+        switch BoundedFile.lookupProblem(at: database.path) {
+        case .missing?:
             throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")
+        case let problem?:
+            // A link loop on the way is there, not missing: "has the app run?" would mislead.
+            throw Failure(description: "the scheduler state for \(app) at \(database.path) cannot be read: it is \(problem.found)")
+        case nil:
+            break
         }
         // Read-only, beside the app that may own the store and be running the task: a
         // diagnostic recovers nothing (docs/ARCHITECTURE.md, "One owner per state directory").

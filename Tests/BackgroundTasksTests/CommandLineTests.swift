@@ -165,6 +165,19 @@ import Testing
         } throws: { "\($0)".contains("/nonexistent-bgtask/bgtask/com.example.none") }
     }
 
+    @Test func whyWithAStateThatIsALinkLoopNamesTheLoop() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let loop = directory.appendingPathComponent("loop").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        #expect {
+            try WhyCommand.run(WhyCommand.Options(app: "com.example.a", identifier: "com.example.a.x", state: loop), environment: [:], now: testStart, conditions: .favorable)
+        } throws: {
+            "\($0)" == "the scheduler state for com.example.a at \(loop)/scheduler.sqlite cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
+        }
+    }
+
     @Test func policyPrintsDefaultsAndRefusesABadFileNamingTheKey() throws {
         #expect(try PolicyCommand.run(json: false, check: nil).contains("threshold 0.4"))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")

@@ -338,6 +338,18 @@ import Testing
                 "\(error)".contains(path) && "\(error)".contains(kind)
             }
         }
+        // A link in a loop, and one that leads nowhere: each named for what it is.
+        let loop = directory.appendingPathComponent("loop.html").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        let dangling = directory.appendingPathComponent("dangling.html").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.appendingPathComponent("gone/report.html").path)
+        for (path, kind) in [(loop, "a symbolic link loop"), (dangling, "a symbolic link that leads nowhere")] {
+            #expect {
+                try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
+            } throws: { error in
+                "\(error)" == "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written"
+            }
+        }
         // A directory that takes no new file: the system's reason, not Foundation's "doesn't exist".
         #expect {
             try SimulateCommand.writeReport("<!DOCTYPE html>", to: "/proc/version")

@@ -190,6 +190,14 @@ private func scratchDirectory() throws -> URL {
         try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/\u{1B}x")
         #expect(problem(dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
         #expect(problem(dangling.path)?.found == #"a symbolic link to "missing/\u001Bx", which does not exist"#)
+        // The same words for a path that is only looked up (a state directory): missing only
+        // when nothing is there, a loop on the way named as one.
+        #expect(BoundedFile.lookupProblem(at: directory.path) == nil)
+        #expect(BoundedFile.lookupProblem(at: "/dev/null") == nil)
+        #expect(BoundedFile.lookupProblem(at: directory.appendingPathComponent("missing").path) == .missing)
+        #expect(BoundedFile.lookupProblem(at: loop.path) == .symbolicLinkLoop)
+        #expect(BoundedFile.lookupProblem(at: loop.appendingPathComponent("scheduler.sqlite").path) == .symbolicLinkLoop)
+        #expect(BoundedFile.lookupProblem(at: dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
     }
 
     @Test func saturatingConversionNeverTraps() {

@@ -147,11 +147,14 @@ public final class Daemon: Sendable {
         let server: FrameServer
         // Before the server sizes its connection cap from the limit (docs/protocol.md, "Limits").
         let descriptorLimit = FrameServer.raiseDescriptorLimit()
-        log(.debug, app: nil, "descriptor limit \(descriptorLimit); at most \(FrameServer.defaultMaximumConnections) connections")
+        let maximumConnections = FrameServer.defaultMaximumConnections
+        log(.debug, app: nil, "descriptor limit \(descriptorLimit); at most \(maximumConnections) connections")
         do {
             server = try FrameServer(
                 endpoint: endpoint,
                 connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
+                maximumConnections: maximumConnections,
+                refusalAtCapacity: Self.connectionLimitRefusal(socketPath: paths.socketPath, limit: maximumConnections),
                 log: transportLog
             ) { connection in
                 let daemon = box.withLock { box -> Daemon? in
@@ -221,6 +224,14 @@ public final class Daemon: Sendable {
         self.watchdog = notifier?.startWatchdog(
             probe: { [service] in service.livenessProbe() },
             onError: { [log] error in log(.warning, app: nil, "systemd watchdog ping failed: \(error)") })
+    }
+
+    /// What a client refused at the connection cap is told before its connection closes:
+    /// the reply to the connection itself (docs/protocol.md, "Limits"), so `bgtask` says the
+    /// daemon is full instead of reporting a reset. Encoded once: the cap does not change.
+    static func connectionLimitRefusal(socketPath: String, limit: Int) -> Data? {
+        let failure = DaemonFailure(.connectionLimit, "bgtaskd at \(socketPath) is at its connection limit (\(limit)); try again")
+        return try? MessageCoding.encode(DaemonEnvelope.reply(id: MessageLink.connectionReplyID, .failed(failure)))
     }
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was

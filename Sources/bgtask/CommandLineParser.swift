@@ -7,10 +7,10 @@ enum Command: Equatable {
     case demo(days: Int, report: String?)
     /// `bgtask why <app> <identifier>`: why hasn't the task run?
     case why(WhyCommand.Options)
-    /// `bgtask conditions [--json]`: the device as the scheduler reads it.
-    case conditions(json: Bool)
-    /// `bgtask policy`: the policy configuration.
-    case policy(json: Bool, check: String?)
+    /// `bgtask conditions [--json] [--socket PATH]`: the device as the scheduler reads it.
+    case conditions(json: Bool, socket: String?)
+    /// `bgtask policy [--json] [--check FILE] [--socket PATH]`: the policy configuration.
+    case policy(json: Bool, check: String?, socket: String?)
     /// `bgtask log`: the run log.
     case log(LogCommand.Options)
     /// `bgtask energy`: runs, durations, CPU and energy per app and task.
@@ -49,23 +49,26 @@ enum CommandLineParser {
     """
     /// The usage lines of `why`.
     static let whyUsage = """
-      why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]
+      why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE] [--socket PATH]
                         why hasn't the task run: every policy's verdict, blocking ones first,
                         the earliest instant it could run, and the predicted next run; from
                         bgtaskd's live engine when the app is installed with it, else from the
-                        app's own state (read-only)
+                        app's own state (read-only); with --socket, the bgtaskd there must run
     """
     /// The usage lines of `conditions`.
     static let conditionsUsage = """
-      conditions [--json]
+      conditions [--json] [--socket PATH]
                         the device as the scheduler reads it (power, battery, low power mode,
-                        thermal, network, idleness, CPU pressure) and where each value came from
+                        thermal, network, idleness, CPU pressure) and where each value came
+                        from: bgtaskd's reading when it runs, else read here; with --socket,
+                        the bgtaskd there must run
     """
     /// The usage lines of `policy`.
     static let policyUsage = """
-      policy [--json] [--check FILE]
+      policy [--json] [--check FILE] [--socket PATH]
                         the policy configuration in use: bgtaskd's, else BGTASK_POLICY's, else
-                        the defaults (or FILE, validated)
+                        the defaults (or FILE, validated); with --socket, the bgtaskd there
+                        must run
     """
 
     static let usage = """
@@ -85,7 +88,8 @@ enum CommandLineParser {
       version           show the version
 
     The scheduler runs embedded in each app when no daemon runs; with bgtaskd, installed apps
-    are launched for their tasks (docs/daemon.md). Every command takes --help. Exit status:
+    are launched for their tasks (docs/daemon.md). Every command takes --help; those that ask
+    bgtaskd take --socket PATH (default $XDG_RUNTIME_DIR/bgtaskd/socket). Exit status:
     0 success, 1 failure, 64 usage error.
     """
 
@@ -136,9 +140,9 @@ enum CommandLineParser {
         case "why":
             return WhyCommand.parse(rest).map(Command.why)
         case "conditions":
-            return ConditionsCommand.parse(rest).map { Command.conditions(json: $0) }
+            return ConditionsCommand.parse(rest).map { Command.conditions(json: $0.json, socket: $0.socket) }
         case "policy":
-            return PolicyCommand.parse(rest).map { Command.policy(json: $0.json, check: $0.check) }
+            return PolicyCommand.parse(rest).map { Command.policy(json: $0.json, check: $0.check, socket: $0.socket) }
         case "log":
             return LogCommand.parse(rest).map(Command.log)
         case "energy":

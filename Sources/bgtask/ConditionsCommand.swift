@@ -1,24 +1,26 @@
 import DeviceConditions
 import Foundation
 
-/// `bgtask conditions [--json]`: prints the device conditions as the scheduler reads them,
-/// each with the file or service it came from (or `unknown: <why>`), as a table or as JSON
-/// (the keys documented on ``DeviceReading``).
+/// `bgtask conditions [--json] [--socket PATH]`: prints the device conditions as the
+/// scheduler reads them, each with the file or service it came from (or `unknown: <why>`),
+/// as a table or as JSON (the keys documented on ``DeviceReading``).
 enum ConditionsCommand {
-    /// The line for the tool's usage text.
-    static let usage = "conditions [--json]  print the device conditions (power, battery, low power mode, thermal,\n                    network, idle, CPU pressure) and where each was read from"
-
-    /// Parses the arguments after `conditions`: `--json` selects JSON (`true`); nothing
-    /// else is accepted.
-    static func parse(_ arguments: [String]) -> Result<Bool, UsageError> {
+    /// Parses the arguments after `conditions`: `--json` selects JSON, `--socket PATH`
+    /// names the bgtaskd to ask; nothing else is accepted.
+    static func parse(_ arguments: [String]) -> Result<(json: Bool, socket: String?), UsageError> {
         var json = false
-        for argument in arguments {
-            switch argument {
+        var socket: String?
+        var index = 0
+        while index < arguments.count {
+            switch arguments[index] {
             case "--json": json = true
-            default: return .failure(UsageError(message: "unknown option for conditions: '\(argument)'"))
+            case "--socket":
+                if let error = DaemonCommand.readSocket(arguments, at: &index, into: &socket) { return .failure(error) }
+            default: return .failure(UsageError(message: "unknown option for conditions: '\(arguments[index])'"))
             }
+            index += 1
         }
-        return .success(json)
+        return .success((json, socket))
     }
 
     /// Reads the device now and renders the reading: the table, or the JSON.

@@ -130,6 +130,18 @@ struct DaemonCommand: Equatable {
     /// The spec named `name`, if it is a daemon command.
     static func spec(named name: String) -> Spec? { table.first { $0.name == name } }
 
+    /// Reads the value of the `--socket` at `index` (which is advanced past it) into
+    /// `socket`, the same way in every command that asks bgtaskd (these and `why`,
+    /// `conditions`, `policy`): a socket path, given once. The usage error, if any.
+    static func readSocket(_ arguments: [String], at index: inout Int, into socket: inout String?) -> UsageError? {
+        guard socket == nil else { return UsageError(message: "--socket given more than once") }
+        switch OptionValue.take(arguments, at: &index, for: "--socket", what: "a socket path") {
+        case .success(let value): socket = value
+        case .failure(let error): return error
+        }
+        return nil
+    }
+
     /// Parses the arguments after the command's name.
     static func parse(_ spec: Spec, _ arguments: [String]) -> Result<DaemonCommand, UsageError> {
         var positional: [String] = []
@@ -152,10 +164,7 @@ struct DaemonCommand: Equatable {
                 guard spec.reads else { return .failure(UsageError(message: "\(spec.name) prints no report; --json is for read commands")) }
                 command.json = true
             case "--socket":
-                switch OptionValue.take(arguments, at: &index, for: argument, what: "a socket path") {
-                case .success(let value): command.socket = value
-                case .failure(let error): return .failure(error)
-                }
+                if let error = readSocket(arguments, at: &index, into: &command.socket) { return .failure(error) }
             case "--store" where spec.name == "pending":
                 switch OptionValue.take(arguments, at: &index, for: argument, what: "a PostgreSQL address (postgresql://...)") {
                 case .success(let value): command.store = value
@@ -211,17 +220,22 @@ struct DaemonCommand: Equatable {
         do {
             paths = try DaemonPaths.resolve(environment: environment, socketOverride: command.socket, uid: getuid())
         } catch {
-            return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
+            return failure(error, command: command.name)
         }
         do {
             return render(try ask(command.request, socket: paths.socketPath), json: command.json, command: command.name)
-        } catch let error as ConnectError {
-            if error.isNoDaemon, let offline = offline(command, stateDirectory: paths.stateDirectory) { return offline }
-            let hint = error.isNoDaemon ? "; start it with `bgtaskd &` (or `systemctl --user start bgtaskd.socket`, see docs/daemon.md)" : ""
-            return Outcome(output: "", error: "bgtask \(command.name): \(error)\(hint)\n", status: 1)
+        } catch let error as ConnectError where error.isNoDaemon {
+            return offline(command, stateDirectory: paths.stateDirectory) ?? failure(error, command: command.name)
         } catch {
-            return Outcome(output: "", error: "bgtask \(command.name): \(error)\n", status: 1)
+            return failure(error, command: command.name)
         }
+    }
+
+    /// The outcome of a command bgtaskd could not answer: the error (a ``ConnectError``, or
+    /// the ``DaemonFailure`` the call ended with), with how to start a daemon when none runs.
+    static func failure(_ error: any Error, command: String) -> Outcome {
+        let hint = (error as? ConnectError)?.isNoDaemon == true ? "; start it with `bgtaskd &` (or `systemctl --user start bgtaskd.socket`, see docs/daemon.md)" : ""
+        return Outcome(output: "", error: "bgtask \(command): \(error)\(hint)\n", status: 1)
     }
 
     /// Connects to the daemon at `socket` as the administrator, sends `request` and returns
@@ -300,21 +314,37 @@ struct DaemonCommand: Equatable {
 }
 
 extension DaemonCommand {
-    /// `bgtask why` from bgtaskd, or `nil` when no daemon runs or the app is not installed
-    /// with it (the embedded app's store answers then).
+    /// `bgtask why` from bgtaskd, or `nil` when the app's own store is to answer (see
+    /// ``live(_:json:command:socket:environment:)``).
     static func liveWhy(_ options: WhyCommand.Options, environment: [String: String]) -> Outcome? {
-        live(.why(app: AppID(options.app), identifier: options.identifier), json: options.json, command: "why", environment: environment)
+        live(.why(app: AppID(options.app), identifier: options.identifier), json: options.json, command: "why", socket: options.socket, environment: environment)
     }
 
-    /// `request` answered by bgtaskd at its default socket, or `nil` when no daemon runs
-    /// there (or, for `why`, the app is not installed with it): the caller answers itself
-    /// then (`conditions` and `policy` read the device and the defaults directly).
-    static func live(_ request: AdminRequest, json: Bool, command: String, environment: [String: String]) -> Outcome? {
-        guard let paths = try? DaemonPaths.resolve(environment: environment, uid: getuid()),
-              let reply = try? ask(request, socket: paths.socketPath, connectTimeout: .seconds(2))
-        else { return nil }
-        if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
-        return render(reply, json: json, command: command)
+    /// `request` answered by bgtaskd at `socket` (`--socket PATH`), else at its default
+    /// socket; or `nil` when the caller is to answer itself (`conditions` and `policy` read
+    /// the device and the defaults here, `why` the app's own store): no daemon runs at the
+    /// default socket, or, for `why`, the app is not installed with it. A daemon named with
+    /// `--socket` must answer: none running there fails (exit 1) saying how to start one, as
+    /// every daemon command does, rather than answering from here unasked. So does a daemon
+    /// that is there but will not answer (at its connection limit, another user's, stuck):
+    /// an answer from here would not be the daemon's, and would not say so.
+    static func live(_ request: AdminRequest, json: Bool, command: String, socket: String?, environment: [String: String]) -> Outcome? {
+        let paths: DaemonPaths.Resolved
+        do {
+            paths = try DaemonPaths.resolve(environment: environment, socketOverride: socket, uid: getuid())
+        } catch {
+            // Without --socket: nowhere a daemon could listen, so none to ask.
+            return socket == nil ? nil : failure(error, command: command)
+        }
+        do {
+            let reply = try ask(request, socket: paths.socketPath, connectTimeout: .seconds(2))
+            if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
+            return render(reply, json: json, command: command)
+        } catch let error as ConnectError where error.isNoDaemon && socket == nil {
+            return nil
+        } catch {
+            return failure(error, command: command)
+        }
     }
 }
 

@@ -501,15 +501,19 @@ struct RunLogReading {
         var isDirectory: ObjCBool = false
         if let state = options.stateDirectory {
             let url = URL(fileURLWithPath: state)
-            guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-                throw RunLogError(message: "the state directory \(url.path) does not exist")
+            // A link loop or a link leading nowhere is there, in `ls`: named, not "missing".
+            switch BoundedFile.lookupProblem(at: url.path) {
+            case .missing?: throw RunLogError(message: "the state directory \(url.path) does not exist")
+            case let problem?: throw RunLogError(message: "the state directory \(url.path) cannot be read: it is \(problem.found)")
+            case nil: break
             }
-            guard isDirectory.boolValue else { return ([url], url.path) }
+            guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return ([url], url.path) }
             let store = url.appendingPathComponent("scheduler.sqlite")
-            guard fileManager.fileExists(atPath: store.path) else {
-                throw RunLogError(message: "there is no scheduler store in \(url.path) (no scheduler.sqlite)")
+            switch BoundedFile.lookupProblem(at: store.path) {
+            case .missing?: throw RunLogError(message: "there is no scheduler store in \(url.path) (no scheduler.sqlite)")
+            case let problem?: throw RunLogError(message: "the scheduler store \(store.path) cannot be read: it is \(problem.found)")
+            case nil: return ([store], store.path)
             }
-            return ([store], store.path)
         }
         let base: URL
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {

@@ -51,8 +51,19 @@ enum SimulateCommand {
     /// The most days one simulation may cover.
     static let maximumDays = 3_660
     /// The most app-days one simulation may cover: its whole trace is kept (about 300 KB a
-    /// day for the example app), so ten years of one app or a year of ten apps at most.
+    /// day for the example app), so ten years of one app or a year of ten apps at most. A
+    /// comparison keeps every seed's simulation until it draws its figures, and plays each
+    /// up to 16 times: its seed-days have the same bound.
     static let maximumAppDays = 3_660
+    /// The most scenario events (``Scenario/eventBound(days:)``, for each app and seed) one
+    /// simulation may play. The trace keeps several records for each event, and it is all
+    /// in memory until the end: a launch of the example app's real handlers costs about
+    /// 12 KB, an interval's boundary about 2 KB (measured on a scenario of nothing else),
+    /// so a scenario opening an app every minute grew by 12 MB a simulated day, and ten
+    /// years of it would have needed 45 GB. This bounds the events' part near 1.5 GB, and
+    /// still plays ten years of every built-in scenario and of every life in docs/lives
+    /// (the busiest, heavy-user, holds 67 a day: 245,000 in ten years).
+    static let maximumScenarioEvents = 250_000
 
     /// Parses the arguments after `simulate`.
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
@@ -149,9 +160,15 @@ enum SimulateCommand {
             if options.apps.count > 1 {
                 return .failure(UsageError(message: "--compare-baselines measures one app: pass one --app (feedreader or a manifest), or none for the example app modelled"))
             }
-            options.compareSeeds = seeds ?? options.seed.map { $0...$0 } ?? 1...5
+            let compared = seeds ?? options.seed.map { $0...$0 } ?? 1...5
+            options.compareSeeds = compared
             options.seed = nil
             if !daysGiven { options.days = 28 }
+            let seedCount = Int(compared.upperBound - compared.lowerBound) + 1
+            if options.days * seedCount > maximumAppDays {
+                return .failure(UsageError(message: "--days \(options.days) with \(seedCount) seeds is more than the \(maximumAppDays) seed-days one comparison plays (it keeps every seed's simulation, and plays each up to 16 times); compare fewer days or seeds"))
+            }
+            if let error = scenarioEventsProblem(options, apps: 1, seeds: seedCount) { return .failure(error) }
             return .success(options)
         }
         if seeds != nil {
@@ -164,7 +181,36 @@ enum SimulateCommand {
         if options.days * options.apps.count > maximumAppDays {
             return .failure(UsageError(message: "--days \(options.days) with \(options.apps.count) apps is more than the \(maximumAppDays) app-days one simulation keeps a trace of; simulate fewer days, or use bgtask fleet for load planning"))
         }
+        if let error = scenarioEventsProblem(options, apps: options.apps.count, seeds: 1) { return .failure(error) }
         return .success(options)
+    }
+
+    /// The usage error of a run that would play more than ``maximumScenarioEvents`` (for
+    /// each of `apps` apps and `seeds` seeds), with the most days that fit; nil when it
+    /// fits. Decided before anything runs, from the scenario's pattern. A scenario file
+    /// that cannot be read is not judged here: running says what is wrong with it.
+    static func scenarioEventsProblem(_ options: Options, apps: Int, seeds: Int) -> UsageError? {
+        guard let scenario = try? loadScenario(options.scenario) else { return nil }
+        func events(_ days: Int) -> Int {
+            let (total, overflow) = scenario.eventBound(days: days).multipliedReportingOverflow(by: max(1, apps) * max(1, seeds))
+            return overflow ? .max : total
+        }
+        let total = events(options.days)
+        guard total > maximumScenarioEvents else { return nil }
+        // The most days that fit (events grow with days): events(fits) fits, events(over) not.
+        var fits = 0, over = options.days
+        while over - fits > 1 {
+            let middle = (fits + over) / 2
+            if events(middle) <= maximumScenarioEvents { fits = middle } else { over = middle }
+        }
+        var each = "about \(Int((Double(scenario.eventBound(days: options.days)) / Double(options.days)).rounded())) a day"
+        if apps > 1 { each += " for each of \(apps) apps" }
+        if seeds > 1 { each += (apps > 1 ? " and" : "") + " for each of \(seeds) seeds" }
+        let advice = fits > 0 ? "\(seeds > 1 ? "compare" : "simulate") at most \(fits) day\(fits == 1 ? "" : "s")" : "even one day is too many: the scenario needs fewer intervals or launches"
+        let why = options.compareSeeds == nil
+            ? "one simulation may play, since its trace of every event is kept in memory"
+            : "one comparison may play, since it keeps every seed's simulation until it draws the figures, and plays each up to 16 times"
+        return UsageError(message: "--days \(options.days) plays \(total) scenario events (\(each): each interval and launch of \(options.scenario) starts and ends), more than the \(maximumScenarioEvents) \(why); \(advice)")
     }
 
     /// `A-B` or `N`: at most ``maximumSeeds`` seeds, in order.
@@ -320,8 +366,9 @@ enum SimulateCommand {
             destination = destination.resolvingSymlinksInPath()
         }
         if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
-            // Still a link after resolving: one that leads nowhere (or in a loop).
-            let kind = info.st_mode & S_IFMT == S_IFLNK ? "a symbolic link that leads nowhere" : named
+            // Still a link after resolving: one in a loop, or one that leads nowhere.
+            let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
+            let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
         }
         do {

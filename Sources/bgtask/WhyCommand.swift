@@ -4,9 +4,11 @@ import Foundation
 import PostgreSQLStore
 import SchedulerStore
 
-/// `bgtask why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]`: why hasn't my
-/// task run? Rebuilds the engine's view from the app's store (pending requests, what the
-/// policies learned, runs in progress) and the device's current conditions, and asks it.
+/// `bgtask why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]
+/// [--socket PATH]`: why hasn't my task run? Asks bgtaskd's live engine when the app is
+/// installed with it (main.swift); else rebuilds the engine's view from the app's store
+/// (pending requests, what the policies learned, runs in progress) and the device's current
+/// conditions, and asks it.
 enum WhyCommand {
     struct Options: Equatable {
         var app: String
@@ -16,17 +18,26 @@ enum WhyCommand {
         var policy: String?
         /// `--store URL`: the store replicas share on PostgreSQL.
         var store: String?
+        /// `--socket PATH`: the bgtaskd to ask, which must be running there.
+        var socket: String?
     }
 
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var positional: [String] = []
         var options = Options(app: "", identifier: "")
         var index = 0
+        // An option of one value given twice is refused (docs/cli.md), as in every command.
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
+            if ["--state", "--policy", "--store"].contains(argument), !given.insert(argument).inserted {
+                return .failure(UsageError(message: "\(argument) given more than once"))
+            }
             switch argument {
             case "--json":
                 options.json = true
+            case "--socket":
+                if let error = DaemonCommand.readSocket(arguments, at: &index, into: &options.socket) { return .failure(error) }
             case "--state", "--policy", "--store":
                 let what = argument == "--state" ? "a directory" : argument == "--store" ? "a PostgreSQL address (postgresql://...)" : "a file path"
                 switch OptionValue.take(arguments, at: &index, for: argument, what: what) {
@@ -56,6 +67,11 @@ enum WhyCommand {
         options.identifier = positional[1]
         if options.state != nil, options.store != nil {
             return .failure(UsageError(message: "--state and --store name two stores; give one"))
+        }
+        // --socket asks the daemon's engine, which judges with its own store and policy:
+        // another place or policy would be silently ignored.
+        if options.socket != nil, let other = options.state != nil ? "--state" : options.store != nil ? "--store" : options.policy != nil ? "--policy" : nil {
+            return .failure(UsageError(message: "--socket asks bgtaskd, which judges with its own store and policy; \(other) answers from here instead: give one"))
         }
         return .success(options)
     }
@@ -87,8 +103,14 @@ enum WhyCommand {
             directory = try EmbeddedScheduler.stateRoot(environment: environment).appendingPathComponent(app.rawValue)
         }
         let database = directory.appendingPathComponent("scheduler.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else {
+        switch BoundedFile.lookupProblem(at: database.path) {
+        case .missing?:
             throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")
+        case let problem?:
+            // A link loop on the way is there, not missing: "has the app run?" would mislead.
+            throw Failure(description: "the scheduler state for \(app) at \(database.path) cannot be read: it is \(problem.found)")
+        case nil:
+            break
         }
         // Read-only, beside the app that may own the store and be running the task: a
         // diagnostic recovers nothing (docs/ARCHITECTURE.md, "One owner per state directory").
@@ -109,25 +131,34 @@ enum WhyCommand {
     }
 }
 
-/// `bgtask policy [--json] [--check FILE]`: the policy configuration and its defaults.
+/// `bgtask policy [--json] [--check FILE] [--socket PATH]`: the policy configuration and
+/// its defaults.
 enum PolicyCommand {
-    static func parse(_ arguments: [String]) -> Result<(json: Bool, check: String?), UsageError> {
+    static func parse(_ arguments: [String]) -> Result<(json: Bool, check: String?, socket: String?), UsageError> {
         var json = false
         var check: String?
+        var socket: String?
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
             case "--json": json = true
             case "--check":
+                guard check == nil else { return .failure(UsageError(message: "--check given more than once")) }
                 switch OptionValue.take(arguments, at: &index, for: "--check", what: "a file path") {
                 case .success(let path): check = path
                 case .failure(let error): return .failure(error)
                 }
+            case "--socket":
+                if let error = DaemonCommand.readSocket(arguments, at: &index, into: &socket) { return .failure(error) }
             default: return .failure(UsageError(message: "unknown option for policy: '\(arguments[index])'"))
             }
             index += 1
         }
-        return .success((json, check))
+        // --check validates a file here and never asks bgtaskd.
+        if check != nil, socket != nil {
+            return .failure(UsageError(message: "--check FILE validates the file here and --socket asks bgtaskd; give one"))
+        }
+        return .success((json, check, socket))
     }
 
     /// The configuration of FILE (validated); else the one an embedded app started with

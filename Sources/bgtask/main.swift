@@ -50,18 +50,18 @@ case .success(.why(let options)):
         finish(live)
     }
     run("why") { try WhyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), conditions: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot()).read()) }
-case .success(.conditions(let json)):
+case .success(.conditions(let json, let socket)):
     // bgtaskd's own reading when it runs (its state directory's overrides are its own);
     // else the device read here.
-    if let live = DaemonCommand.live(.conditions, json: json, command: "conditions", environment: ProcessInfo.processInfo.environment) {
+    if let live = DaemonCommand.live(.conditions, json: json, command: "conditions", socket: socket, environment: ProcessInfo.processInfo.environment) {
         finish(live)
     }
     run("conditions") { ConditionsCommand.run(json: json, reader: LinuxConditionsReader(stateDirectory: try? EmbeddedScheduler.stateRoot())) }
-case .success(.policy(let json, let check)):
+case .success(.policy(let json, let check, let socket)):
     // The configuration bgtaskd judges with when it runs (its --policy file or the
     // defaults), else the one BGTASK_POLICY gives an embedded app; --check FILE always
     // validates FILE here.
-    if check == nil, let live = DaemonCommand.live(.policy, json: json, command: "policy", environment: ProcessInfo.processInfo.environment) {
+    if check == nil, let live = DaemonCommand.live(.policy, json: json, command: "policy", socket: socket, environment: ProcessInfo.processInfo.environment) {
         finish(live)
     }
     run("policy") { try PolicyCommand.run(json: json, check: check, environment: ProcessInfo.processInfo.environment) }

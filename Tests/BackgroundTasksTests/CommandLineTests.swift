@@ -165,6 +165,19 @@ import Testing
         } throws: { "\($0)".contains("/nonexistent-bgtask/bgtask/com.example.none") }
     }
 
+    @Test func whyWithAStateThatIsALinkLoopNamesTheLoop() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let loop = directory.appendingPathComponent("loop").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        #expect {
+            try WhyCommand.run(WhyCommand.Options(app: "com.example.a", identifier: "com.example.a.x", state: loop), environment: [:], now: testStart, conditions: .favorable)
+        } throws: {
+            "\($0)" == "the scheduler state for com.example.a at \(loop)/scheduler.sqlite cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
+        }
+    }
+
     @Test func policyPrintsDefaultsAndRefusesABadFileNamingTheKey() throws {
         #expect(try PolicyCommand.run(json: false, check: nil).contains("threshold 0.4"))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
@@ -191,10 +204,43 @@ import Testing
     }
 
     @Test func conditionsCommandParsesJSONFlagAndRefusesOthers() {
-        #expect(ConditionsCommand.parse(["--json"]) == .success(true))
-        #expect(ConditionsCommand.parse([]) == .success(false))
+        #expect(CommandLineParser.parse(["conditions", "--json"]) == .success(.conditions(json: true, socket: nil)))
+        #expect(CommandLineParser.parse(["conditions"]) == .success(.conditions(json: false, socket: nil)))
         guard case .failure(let error) = ConditionsCommand.parse(["--yaml"]) else { Issue.record("--yaml should fail"); return }
         #expect(error.message.contains("--yaml"))
+    }
+
+    /// `why`, `conditions` and `policy` ask bgtaskd too, so they take `--socket PATH` as
+    /// the daemon commands do: the same value checks, once, and shown in their usage.
+    @Test func judgementCommandsTakeSocketAsTheDaemonCommandsDo() {
+        #expect(CommandLineParser.parse(["conditions", "--socket", "/tmp/s", "--json"]) == .success(.conditions(json: true, socket: "/tmp/s")))
+        #expect(CommandLineParser.parse(["policy", "--socket", "/tmp/s"]) == .success(.policy(json: false, check: nil, socket: "/tmp/s")))
+        #expect(CommandLineParser.parse(["why", "com.example.a", "com.example.a.x", "--socket", "/tmp/s"])
+            == .success(.why(.init(app: "com.example.a", identifier: "com.example.a.x", socket: "/tmp/s"))))
+        for command in [["conditions"], ["policy"], ["why", "com.example.a", "com.example.a.x"], ["status"]] {
+            for (extra, message) in [(["--socket"], "--socket needs a socket path"), (["--socket", ""], "--socket needs a socket path, got an empty string"),
+                                     (["--socket", "--json"], "--socket needs a socket path, got the option '--json'"),
+                                     (["--socket", "/a", "--socket", "/b"], "--socket given more than once")] {
+                guard case .failure(let error) = CommandLineParser.parse(command + extra) else {
+                    Issue.record("\(command + extra) parsed")
+                    continue
+                }
+                #expect(error.message == message, "\(command + extra)")
+            }
+            let lines = CommandLineParser.usageLines(of: command[0]) ?? ""
+            #expect(lines.split(separator: "\n").first?.hasSuffix("[--socket PATH]") == true, "\(lines)")
+        }
+        // Where --socket would be silently ignored, the two are refused together.
+        for (arguments, culprit) in [(["policy", "--check", "p.json", "--socket", "/s"], "--check FILE validates the file here"),
+                                     (["why", "a.b", "a.b.c", "--socket", "/s", "--state", "/d"], "--state answers from here"),
+                                     (["why", "a.b", "a.b.c", "--store", "postgresql://x", "--socket", "/s"], "--store answers from here"),
+                                     (["why", "a.b", "a.b.c", "--socket", "/s", "--policy", "p.json"], "--policy answers from here")] {
+            guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) parsed")
+                continue
+            }
+            #expect(error.message.contains(culprit), "\(arguments): \(error.message)")
+        }
     }
 
     /// Every value flag refuses a missing value, an empty string and another option in its
@@ -262,6 +308,9 @@ import Testing
         ["fleet", "--report", "a.html", "--report", "a.html"],
         ["demo", "--days", "1", "--days", "2"],
         ["demo", "--report", "a.html", "--report", "b.html"],
+        ["why", "a.b", "a.b.c", "--state", "/a", "--state", "/b"],
+        ["why", "a.b", "a.b.c", "--policy", "p.json", "--policy", "p.json"],
+        ["policy", "--check", "a.json", "--check", "b.json"],
     ])
     func anOptionOfOneValueGivenTwiceIsAUsageError(arguments: [String]) throws {
         guard case .failure(let error) = CommandLineParser.parse(arguments) else {
@@ -324,6 +373,12 @@ import Testing
         #expect(text.contains(DaemonCommand.reference), "docs/cli.md's daemon section differs from the table; replace it with:\n\(DaemonCommand.reference)")
         for spec in DaemonCommand.table {
             #expect(CommandLineParser.usage.contains(spec.synopsis), "bgtask --help lacks \(spec.name)")
+        }
+        // The commands that also ask bgtaskd but have a table of their own on the page:
+        // each row's synopsis is the usage's.
+        for command in ["why", "conditions", "policy"] {
+            let synopsis = try #require(CommandLineParser.usageLines(of: command)?.split(separator: "\n").first).trimmingCharacters(in: .whitespaces)
+            #expect(text.contains("| `bgtask \(synopsis.replacingOccurrences(of: "|", with: "\\|"))` |"), "docs/cli.md lacks `bgtask \(synopsis)`")
         }
     }
 

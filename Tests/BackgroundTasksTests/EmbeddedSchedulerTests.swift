@@ -319,6 +319,23 @@ import Testing
         }
     }
 
+    /// A candidate beside the executable that is a link loop is skipped, as Bundle.main
+    /// skips it, but named in the error instead of left for the user to find in `ls`.
+    @Test func aManifestBesideTheExecutableThatIsALinkLoopIsNamed() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let loop = directory.appendingPathComponent("Info.plist").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        #expect {
+            try EmbeddedScheduler.loadManifest(.init(), environment: [:], executable: directory.appendingPathComponent("server"))
+        } throws: { error in
+            "\(error)".hasPrefix("no app manifest: ") && "\(error)".hasSuffix("; \(loop) is there but cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
+        }
+        // A readable candidate after it is still found.
+        try Data(json.utf8).write(to: directory.appendingPathComponent("server.bgtask.json"))
+        #expect(try EmbeddedScheduler.loadManifest(.init(), environment: [:], executable: directory.appendingPathComponent("server")).appID == AppID("com.example.found"))
+    }
+
     @Test func manifestWithAWrongTypeNamesTheFileAndKey() throws {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }

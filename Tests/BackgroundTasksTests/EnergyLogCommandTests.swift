@@ -302,6 +302,27 @@ import Testing
         #expect(noHome.message.contains("--state"))
     }
 
+    /// A --state that is a symbolic link loop (or whose store is one) is there, in `ls`:
+    /// named for what it is, never "does not exist".
+    @Test func aStateDirectoryOrStoreThatIsALinkLoopIsNamedNotMissing() throws {
+        let home = try StateHome()
+        let loop = home.url.appendingPathComponent("loop").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        for run in [{ try LogCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now) },
+                    { try EnergyCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now) }] {
+            let error = try #require(throws: RunLogError.self) { _ = try run() }
+            #expect(error.message == "the state directory \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
+        }
+        let directory = home.url.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = directory.appendingPathComponent("scheduler.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: store, withDestinationPath: store)
+        let storeLoop = try #require(throws: RunLogError.self) {
+            try LogCommand.run(try parseLog(["--state", directory.path]), environment: [:], now: Self.now)
+        }
+        #expect(storeLoop.message == "the scheduler store \(store) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
+    }
+
     @Test func aDamagedStoreIsSkippedNamedAndLeftInPlace() throws {
         let home = try StateHome()
         try fill(home)

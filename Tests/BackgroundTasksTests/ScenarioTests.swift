@@ -248,6 +248,32 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         #expect(script.bands == script.bands.sorted { ($0.kind, $0.from) < ($1.kind, $1.from) })
     }
 
+    /// docs/scenarios.md, "How long a simulation may be": the bound counts each interval's
+    /// start and end (power only with a battery) and each launch's, over the days played
+    /// as the pattern cycles, and no script holds more condition changes than it.
+    @Test func eventBoundCountsTheBoundariesOfTheDaysPlayed() throws {
+        let busy = Scenario.Day(power: [.init(from: 0, to: 60)], network: [.init(from: 0, to: 600), .init(from: 700, to: 1440)],
+                                inUse: [.init(from: 100, to: 200)], launches: [.init(at: 300), .init(at: 900, probability: 0.5)])
+        let quiet = Scenario.Day(network: [.init(from: 0, to: 1440)])
+        let withBattery = Scenario(name: "t", battery: .init(level: 0.5, drainPerHour: 0.1, chargePerHour: 0.1), days: [busy, quiet])
+        #expect(withBattery.eventBound(days: 0) == 0)
+        #expect(withBattery.eventBound(days: 1) == 2 * (1 + 2 + 1 + 2))
+        #expect(withBattery.eventBound(days: 2) == 12 + 2)
+        #expect(withBattery.eventBound(days: 5) == 3 * 12 + 2 * 2)
+        // Without a battery the device is always on power: the power list plays no part.
+        let plugged = Scenario(name: "t", days: [busy, quiet])
+        #expect(plugged.eventBound(days: 5) == 3 * 10 + 2 * 2)
+        #expect(Scenario(name: "empty", days: []).eventBound(days: 3) == 0)
+        // Jitter and probability only take away: without a battery's reports, the changes of
+        // a script are at most the bound.
+        let jittered = Scenario(name: "t", jitterMinutes: 30, days: [busy, quiet])
+        for seed in 1...20 as ClosedRange<UInt64> {
+            #expect(jittered.script(start: testStart, days: 9, seed: seed).changes.count <= jittered.eventBound(days: 9))
+        }
+        let server = try #require(Scenario.builtIn(named: "always-plugged-server"))
+        #expect(server.script(start: testStart, days: 30).changes.count <= server.eventBound(days: 30))
+    }
+
     @Test func unknownBuiltInIsNil() {
         #expect(Scenario.builtIn(named: "submarine") == nil)
         #expect(Scenario.builtInJSON(named: "submarine") == nil)

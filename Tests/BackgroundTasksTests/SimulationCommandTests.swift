@@ -59,6 +59,49 @@ import Testing
         #expect(SimulateCommand.parse(["--help"]) == .success(.init(scenario: "", help: true)))
     }
 
+    /// A scenario dense with events keeps a large trace for every simulated day (one that
+    /// opened an app every minute grew by 12 MB a day): how much a run plays is bounded
+    /// before it starts, naming --days, the limit, why, and the most days that fit.
+    @Test func aRunOfTooManyScenarioEventsIsRefusedUpFront() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A launch every minute and the network toggled every other: 4,320 events a day.
+        func clock(_ minute: Int) -> String { minute >= 1440 ? "24:00" : String(format: "%02d:%02d", minute / 60, minute % 60) }
+        let launches = stride(from: 0, to: 1440, by: 1).map { "{\"at\": \"\(clock($0))\", \"minutes\": 0.5}" }
+        let network = stride(from: 0, to: 1440, by: 2).map { "{\"from\": \"\(clock($0))\", \"to\": \"\(clock($0 + 1))\"}" }
+        let dense = try Self.write("""
+            {"version": 1, "name": "dense", "days": [{"network": [\(network.joined(separator: ","))], "launches": [\(launches.joined(separator: ","))]}]}
+            """, to: "dense.json", in: directory)
+        let fits = SimulateCommand.maximumScenarioEvents / 4_320
+        #expect(fits == 57)
+        let error = try #require(Self.usageError(SimulateCommand.parse, [dense, "--days", "3660"]))
+        #expect(error.message == "--days 3660 plays 15811200 scenario events (about 4320 a day: each interval and launch of \(dense) starts and ends), more than the 250000 one simulation may play, since its trace of every event is kept in memory; simulate at most 57 days")
+        #expect((try? SimulateCommand.parse([dense, "--days", "\(fits)"]).get()) != nil)
+        #expect(Self.usageError(SimulateCommand.parse, [dense, "--days", "\(fits + 1)"])?.message.hasSuffix("simulate at most 57 days") == true)
+        // Each modelled app plays every event again; each compared seed too.
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        #expect(Self.usageError(SimulateCommand.parse, [dense, "--days", "\(fits)", "--app", manifest, "--app", "other.json"])?.message
+            .contains("(about 4320 a day for each of 2 apps:") == true)
+        let compared = try #require(Self.usageError(SimulateCommand.parse, [dense, "--compare-baselines", "--days", "20", "--seeds", "1-5"]))
+        #expect(compared.message.contains("--days 20 plays 432000 scenario events (about 4320 a day for each of 5 seeds:"), "\(compared.message)")
+        #expect(compared.message.contains("one comparison may play, since it keeps every seed's simulation") && compared.message.hasSuffix("compare at most 11 days"), "\(compared.message)")
+        // A comparison's seed-days are bounded as a simulation's app-days are.
+        #expect(Self.usageError(SimulateCommand.parse, ["commuter", "--compare-baselines", "--days", "100", "--seeds", "1-100"])?.message
+            == "--days 100 with 100 seeds is more than the 3660 seed-days one comparison plays (it keeps every seed's simulation, and plays each up to 16 times); compare fewer days or seeds")
+        // A file that is no scenario is not judged here: running it says what is wrong.
+        #expect((try? SimulateCommand.parse([directory.appendingPathComponent("news.json").path, "--days", "3660"]).get()) != nil)
+    }
+
+    /// The bound leaves ten years of every built-in scenario and of every life in
+    /// docs/lives, as before it (the busiest, heavy-user, holds 67 events a day).
+    @Test func tenYearsOfEveryShippedScenarioAndLifeStillFit() throws {
+        let lives = BaselineComparisonTests.lifeFiles.map(\.path)
+        #expect(lives.count >= 13)
+        for scenario in Scenario.builtInNames + lives {
+            #expect((try? SimulateCommand.parse([scenario, "--days", "\(SimulateCommand.maximumDays)"]).get()) != nil, "\(scenario)")
+        }
+    }
+
     @Test(arguments: [
         (["commuter", "--days", "0"], "--days must be a whole number from 1 to 3660, got '0'"),
         (["commuter", "--days", "4000"], "got '4000'"),
@@ -293,6 +336,18 @@ import Testing
                 try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
             } throws: { error in
                 "\(error)".contains(path) && "\(error)".contains(kind)
+            }
+        }
+        // A link in a loop, and one that leads nowhere: each named for what it is.
+        let loop = directory.appendingPathComponent("loop.html").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        let dangling = directory.appendingPathComponent("dangling.html").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.appendingPathComponent("gone/report.html").path)
+        for (path, kind) in [(loop, "a symbolic link loop"), (dangling, "a symbolic link that leads nowhere")] {
+            #expect {
+                try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
+            } throws: { error in
+                "\(error)" == "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written"
             }
         }
         // A directory that takes no new file: the system's reason, not Foundation's "doesn't exist".

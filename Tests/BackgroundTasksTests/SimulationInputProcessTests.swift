@@ -50,6 +50,17 @@ extension ProcessTests {
             #expect(absent.error.hasPrefix("bgtask: simulate: '\(missing)' is neither a built-in scenario"), "\(absent.error)")
         }
 
+        @Test func tooManyScenarioEventsIsAUsageErrorBeforeAnythingRuns() async throws {
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let launches = (0..<1440).map { minute in "{\"at\": \"" + String(format: "%02d:%02d", minute / 60, minute % 60) + "\"}" }
+            let dense = scratch.url.appendingPathComponent("dense.json")
+            try Data("{\"version\": 1, \"name\": \"dense\", \"days\": [{\"launches\": [\(launches.joined(separator: ","))]}]}".utf8).write(to: dense)
+            let refused = try await bgtask(["simulate", dense.path, "--days", "3660"], scratch: scratch.url)
+            #expect(refused.status == 64, "\(refused)")
+            #expect(refused.error.hasPrefix("bgtask: --days 3660 plays 10540800 scenario events (about 2880 a day: each interval and launch of \(dense.path) starts and ends), more than the 250000 one simulation may play, since its trace of every event is kept in memory; simulate at most 86 days\n\nusage: bgtask"), "\(refused.error)")
+        }
+
         @Test func aRepeatedOptionIsAUsageError() async throws {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }

@@ -246,6 +246,56 @@ extension DaemonSocketTests {
             #expect(closes.wait(count: 1) == [.closedLocally("from elsewhere")])
         }
 
+        /// A client connection over a socket pair, unstarted, whose reader thread reads
+        /// only once `gate` is signalled; `peer` is the other end, the test's to close.
+        private static func connectionWithGatedReader() throws -> (connection: FrameConnection, peer: Int32, gate: DispatchSemaphore) {
+            var ends: [Int32] = [-1, -1]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            let gate = DispatchSemaphore(value: 0)
+            let connection = FrameConnection(adopting: ends[0], peer: nil, options: .client, targetQueue: nil, log: nil, startReader: { body in
+                Thread.detachNewThread {
+                    gate.wait()
+                    body()
+                }
+                return 0
+            })
+            return (connection, ends[1], gate)
+        }
+
+        /// A send that finds the peer gone (EPIPE) before the reader thread has read what the
+        /// peer sent first (a server's answer, then its close) does not drop that answer: the
+        /// thread hands it on, then the connection closes with the write's failure.
+        @Test func aWriteToAGonePeerLeavesWhatItSentToTheReader() throws {
+            let (connection, peer, gate) = try Self.connectionWithGatedReader()
+            let events = Collector<String>()
+            connection.start(
+                onFrame: { events.add("frame: " + String(decoding: $0.payload, as: UTF8.self)) },
+                onClose: { events.add("closed: \($0)") })
+            let last = Array(try FrameEncoder.encode(Data("last word".utf8)))
+            #expect(send(peer, last, last.count, Int32(MSG_NOSIGNAL)) == last.count)
+            close(peer)
+            #expect(throws: FrameConnection.SendError.closed(.writeFailed(errno: EPIPE))) { try connection.send(Data("request".utf8)) }
+            #expect(!connection.isClosed, "still open for the reader to read")
+            gate.signal()
+            #expect(events.wait(count: 2) == ["frame: last word", "closed: \(FrameConnection.CloseReason.writeFailed(errno: EPIPE))"])
+        }
+
+        /// The same, when the reader never gets to read: the connection closes after
+        /// ``FrameConnection/peerGoneGrace`` all the same, never held open.
+        @Test func aWriteToAGonePeerClosesAfterTheGraceIfTheReaderNeverReads() throws {
+            let (connection, peer, gate) = try Self.connectionWithGatedReader()
+            let closes = Collector<FrameConnection.CloseReason>()
+            connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            close(peer)
+            #expect(throws: FrameConnection.SendError.closed(.writeFailed(errno: EPIPE))) { try connection.send(Data("request".utf8)) }
+            // onClose waits for the reader thread to leave: it is let go once closed.
+            let deadline = Date().addingTimeInterval(10)
+            while !connection.isClosed, Date() < deadline { usleep(1_000) }
+            #expect(connection.isClosed)
+            gate.signal()
+            #expect(closes.wait(count: 1) == [.writeFailed(errno: EPIPE)])
+        }
+
         /// A reader thread that cannot be started (the process out of threads) closes the
         /// connection with a reason naming it: onClose comes, the descriptor is closed.
         @Test func aReaderThreadThatCannotStartClosesTheConnection() throws {
@@ -543,6 +593,41 @@ extension DaemonSocketTests {
             #expect(echo.recorder.count(containing: "the most this server keeps; new ones are closed") == 1)
             second.close()
             third.close()
+            echo.server.close()
+        }
+
+        /// docs/protocol.md, "Limits": a peer refused at the cap is sent the server's refusal
+        /// before the close, and a message link reports that instead of the reset, whether
+        /// the refusal arrives before its first request goes out or after.
+        @Test func aClientRefusedAtTheCapIsToldWhy() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let refusal = DaemonFailure(.connectionLimit, "bgtaskd at \(path) is at its connection limit (1); try again")
+            let payload = try MessageCoding.encode(DaemonEnvelope.reply(id: MessageLink.connectionReplyID, .failed(refusal)))
+            let echo = try EchoServer(path: path, maximumConnections: 1, refusalAtCapacity: payload)
+            let first = try RequestChannel(path: path)
+            #expect(try first.request(Data("a".utf8)).payload == Data("echo:a".utf8))
+
+            // The bytes: one frame with the refusal, then the end of the stream.
+            let raw = try RawClient(path: path)
+            raw.write(Array(try FrameEncoder.encode(Data("c".utf8))))
+            let (closed, bytes) = raw.readUntilClosed()
+            #expect(closed)
+            #expect(bytes == Array(try FrameEncoder.encode(payload)))
+
+            // The link closed before its first call: the call fails with the refusal.
+            let early = try MessageLink.connect(path: path)
+            let closedLink = DispatchSemaphore(value: 0)
+            early.onClose { _ in closedLink.signal() }
+            #expect(closedLink.wait(timeout: .now() + 10) == .success)
+            #expect(throws: refusal) { try early.call(.hello(Hello(role: .admin))) }
+            // A call made at once, as bgtask makes it: whichever comes first, the same.
+            for _ in 0..<20 {
+                let link = try MessageLink.connect(path: path)
+                #expect(throws: refusal) { try link.call(.hello(Hello(role: .admin)), timeout: .seconds(10)) }
+            }
+            #expect(echo.server.refusedForCapacityCount == 22)
+            first.close()
             echo.server.close()
         }
 

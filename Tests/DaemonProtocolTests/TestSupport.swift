@@ -97,14 +97,15 @@ final class EchoServer: Sendable {
 
     init(
         path: String, options: FrameConnection.Options = .server, allowedUID: UInt32 = getuid(),
-        maximumConnections: Int = FrameServer.defaultMaximumConnections, recorder: LogRecorder = LogRecorder()
+        maximumConnections: Int = FrameServer.defaultMaximumConnections, refusalAtCapacity: Data? = nil,
+        recorder: LogRecorder = LogRecorder()
     ) throws {
         self.recorder = recorder
         let closes = self.closes
         let peers = self.peers
         server = try FrameServer(
             endpoint: .path(path), allowedUID: allowedUID, connectionOptions: options,
-            maximumConnections: maximumConnections, log: recorder.log
+            maximumConnections: maximumConnections, refusalAtCapacity: refusalAtCapacity, log: recorder.log
         ) { connection in
             if let peer = connection.peer { peers.add(peer) }
             connection.start(

@@ -177,9 +177,11 @@ final class DaemonHarness: @unchecked Sendable {
         return process
     }
 
-    /// Starts bgtaskd and waits until it answers `bgtask status`.
+    /// Starts bgtaskd and waits until it answers `bgtask status`. With `descriptorLimit`,
+    /// it runs with that `RLIMIT_NOFILE` (soft and hard, set by `sh -c 'ulimit -n'`), so
+    /// its connection cap is small (docs/protocol.md, "Limits").
     @discardableResult
-    func startDaemon(_ extra: [String] = [], environment: [String: String]? = nil) async throws -> TestProcess {
+    func startDaemon(_ extra: [String] = [], environment: [String: String]? = nil, descriptorLimit: Int? = nil) async throws -> TestProcess {
         // An option in `extra` replaces the default one (bgtaskd refuses an option twice).
         var flags: [String] = []
         var index = 0
@@ -189,7 +191,11 @@ final class DaemonHarness: @unchecked Sendable {
             if !extra.contains(flag) { flags += takesValue ? [flag, daemonFlags[index + 1]] : [flag] }
             index += takesValue ? 2 : 1
         }
-        let process = try spawn(bgtaskd, flags + extra, environment: environment, name: "bgtaskd")
+        let process = if let descriptorLimit {
+            try spawn("/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", bgtaskd] + flags + extra, environment: environment, name: "bgtaskd")
+        } else {
+            try spawn(bgtaskd, flags + extra, environment: environment, name: "bgtaskd")
+        }
         daemon = process
         let ready = await poll(timeout: .seconds(10)) {
             if process.result != nil { return true }

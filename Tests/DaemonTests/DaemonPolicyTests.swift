@@ -68,6 +68,42 @@ extension DaemonProcessTests {
             #expect(!direct.output.contains(override), "without a daemon the tool reads the device with its own state root: \(direct.output)")
         }
 
+        @Test("bgtask why, conditions and policy take --socket as the other daemon commands do: the daemon there answers, and none running there is a failure, not an answer from here")
+        func judgementCommandsTakeSocket() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // Not the default socket: without --socket, no daemon is found.
+            let socket = harness.root + "/other/socket"
+            try await harness.startDaemon(["--socket", socket])
+            let override = harness.stateDirectory + "/low-power-mode"
+            try "on".write(toFile: override, atomically: true, encoding: .utf8)
+            let app = "com.example.testapp"
+            let manifest = try harness.writeManifest(app: app, executable: harness.testApp, arguments: [], identifiers: [app + ".refresh"])
+            #expect(try await harness.run(harness.bgtask, ["install", manifest, "--socket", socket]).status == 0)
+
+            let conditions = try await harness.run(harness.bgtask, ["conditions", "--socket", socket])
+            #expect(conditions.status == 0 && conditions.output.contains("override \(override)"), "\(conditions)")
+            let here = try await harness.bgtask("conditions")
+            #expect(here.status == 0 && !here.output.contains(override), "\(here)")
+            let policy = try await harness.run(harness.bgtask, ["policy", "--socket", socket])
+            #expect(policy.status == 0 && policy.output.contains("bgtaskd (pid \(harness.daemon?.pid ?? 0))"), "\(policy)")
+            let why = try await harness.run(harness.bgtask, ["why", app, app + ".refresh", "--socket", socket, "--json"])
+            #expect(why.status == 0, "\(why)")
+            #expect((try? JSONSerialization.jsonObject(with: Data(why.output.utf8))) != nil, "\(why.output)")
+            // Without it, the app's own store (it has none): the daemon was not asked.
+            let whyHere = try await harness.bgtask("why", app, app + ".refresh")
+            #expect(whyHere.status == 1 && whyHere.error.contains("no scheduler state for \(app)"), "\(whyHere)")
+
+            let nowhere = harness.root + "/none/socket"
+            for command in [["conditions"], ["policy", "--json"], ["why", app, app + ".refresh"]] {
+                let result = try await harness.run(harness.bgtask, command + ["--socket", nowhere])
+                #expect(result.status == 1, "\(command): \(result)")
+                #expect(result.output.isEmpty, "\(command): answered from here: \(result.output)")
+                #expect(result.error.hasPrefix("bgtask \(command[0]): no daemon is running: there is no socket at \(nowhere)"), "\(command): \(result.error)")
+                #expect(result.error.contains("start it with `bgtaskd &`"), "\(command): \(result.error)")
+            }
+        }
+
         private func policyJSON(_ harness: DaemonHarness) async throws -> [String: Any] {
             let result = try await harness.bgtask("policy", "--json")
             return (try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]) ?? [:]

@@ -508,6 +508,34 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("status").status == 0)
         }
 
+        @Test("at its connection cap bgtaskd tells a client so before it closes; bgtask says it is full (exit 1), not that the connection was reset")
+        func atTheConnectionCapBgtaskSaysTheDaemonIsFull() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // 144 descriptors leave the cap at its floor, 16 (the limit less 128, at least 16).
+            try await harness.startDaemon(descriptorLimit: 144)
+            var links: [MessageLink] = []
+            defer { for link in links { link.close() } }
+            for _ in 0..<16 {
+                let link = try MessageLink.connect(path: harness.socketPath)
+                links.append(link)
+                // Welcomed: admitted, so the daemon holds exactly these 16.
+                guard case .welcome = try link.call(.hello(Hello(role: .admin))) else { Issue.record("no welcome"); return }
+            }
+            let message = "bgtaskd at \(harness.socketPath) is at its connection limit (16); try again"
+            for command in [["status"], ["apps", "--json"], ["conditions"], ["policy", "--socket", harness.socketPath], ["why", "com.example.a", "com.example.a.refresh"]] {
+                let result = try await harness.run(harness.bgtask, command)
+                #expect(result.status == 1, "\(command): \(result)")
+                #expect(result.error == "bgtask \(command[0]): \(message)\n", "\(command): \(result)")
+                #expect(result.output.isEmpty, "\(command): nothing answered from here instead: \(result)")
+            }
+            #expect(harness.daemon?.standardError.contains("16 connections are open, the most this server keeps") == true)
+            // A slot frees: served again.
+            links.removeLast().close()
+            let served = try await harness.poll(timeout: .seconds(10)) { try await harness.bgtask("status").status == 0 }
+            #expect(served)
+        }
+
         @Test("a peer of another uid is refused (socket activation on a socket it can reach); the daemon's uid is served",
               .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),

@@ -190,6 +190,14 @@ private func scratchDirectory() throws -> URL {
         try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/\u{1B}x")
         #expect(problem(dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
         #expect(problem(dangling.path)?.found == #"a symbolic link to "missing/\u001Bx", which does not exist"#)
+        // The same words for a path that is only looked up (a state directory): missing only
+        // when nothing is there, a loop on the way named as one.
+        #expect(BoundedFile.lookupProblem(at: directory.path) == nil)
+        #expect(BoundedFile.lookupProblem(at: "/dev/null") == nil)
+        #expect(BoundedFile.lookupProblem(at: directory.appendingPathComponent("missing").path) == .missing)
+        #expect(BoundedFile.lookupProblem(at: loop.path) == .symbolicLinkLoop)
+        #expect(BoundedFile.lookupProblem(at: loop.appendingPathComponent("scheduler.sqlite").path) == .symbolicLinkLoop)
+        #expect(BoundedFile.lookupProblem(at: dangling.path) == .danglingSymbolicLink(target: "missing/\u{1B}x"))
     }
 
     @Test func saturatingConversionNeverTraps() {
@@ -347,6 +355,42 @@ private func scratchDirectory() throws -> URL {
         // A comment or CDATA inside that mentions </plist> is not the end of the root.
         let inside = #"<plist version="1.0"><dict><!-- </plist> junk --><key>CFBundleIdentifier</key><string><![CDATA[com.a]]></string></dict></plist>"#
         #expect(try AppManifest.parse(Data(inside.utf8), source: "m").appID == AppID("com.a"))
+    }
+
+    /// Foundation refuses a byte that is not UTF-8 with "Unable to convert string to
+    /// correct encoding" and no place: the error names the byte, its line, column and
+    /// offset, and keeps the parser's words.
+    @Test(arguments: [
+        ([0xFF], 0xFF as UInt8),                      // never in UTF-8
+        ([0xC3, UInt8(ascii: "x")], 0xC3),            // a sequence cut short
+        ([0x80], 0x80),                               // a stray continuation byte
+        ([0xC0, 0xAF], 0xC0),                         // an overlong "/"
+        ([0xED, 0xA0, 0x80], 0xED),                   // a UTF-16 surrogate
+        ([0xF4, 0x90, 0x80, 0x80], 0xF4),             // beyond U+10FFFF
+    ] as [([UInt8], UInt8)])
+    func aByteThatIsNotUTF8InAnXMLManifestIsNamedWithItsLine(bad: [UInt8], byte: UInt8) throws {
+        let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n  <!-- caf\u{E9} -->\n  <key>CFBundleIdentifier</key>\n  <string>com.a"
+        let data = Data(Array(head.utf8) + bad + Array("</string>\n</dict>\n</plist>\n".utf8))
+        let refused = try #require(error(data))
+        #expect(refused.code == .malformed)
+        let offset = head.utf8.count
+        let hex = String(byte, radix: 16, uppercase: true)
+        #expect(refused.description == "m: expected a property list in UTF-8 (no other encoding is declared), found a byte that is not UTF-8 (0x\(hex)) at line 6, column 16 (byte offset \(offset)); the parser said: Unable to convert string to correct encoding", "\(refused)")
+        #expect(XMLPropertyListKeys.firstInvalidUTF8(in: data) == .init(byte: byte, offset: offset, line: 6, column: 16))
+    }
+
+    /// What the parser accepts stays accepted: bytes that are not UTF-8 in a comment (it
+    /// skips comments unread), or in a list whose declaration names another encoding.
+    @Test func bytesThatAreNotUTF8WhereTheParserTakesThemAreNotSought() throws {
+        let comment = Data(Array("<?xml version=\"1.0\"?><plist version=\"1.0\"><!-- caf".utf8) + [0xE9] + Array(" --><dict><key>CFBundleIdentifier</key><string>com.a</string></dict></plist>".utf8))
+        #expect(XMLPropertyListKeys.firstInvalidUTF8(in: comment) == nil)
+        #expect(try AppManifest.parse(comment, source: "m").appID == AppID("com.a"))
+        let latin1 = Data(Array("<?xml version='1.0' encoding='ISO-8859-1'?><plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>com.a</string><key>CFBundleName</key><string>caf".utf8) + [0xE9] + Array("</string></dict></plist>".utf8))
+        #expect(XMLPropertyListKeys.firstInvalidUTF8(in: latin1) == nil)
+        #expect(try AppManifest.parse(latin1, source: "m").appID == AppID("com.a"))
+        // Every well-formed sequence, one to four bytes, passes.
+        let text = "<plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>com.a</string><key>N</key><string>a\u{E9}\u{20AC}\u{10FFFF}\u{1F600}</string></dict></plist>"
+        #expect(XMLPropertyListKeys.firstInvalidUTF8(in: Data(text.utf8)) == nil)
     }
 
     @Test func aUTF16JSONManifestSaysJSONMustBeUTF8() throws {

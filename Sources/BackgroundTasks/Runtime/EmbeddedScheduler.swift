@@ -366,7 +366,14 @@ public enum EmbeddedScheduler {
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path) {
             return try AppManifest.load(contentsOf: candidate)
         }
-        throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one")
+        // Skipped as Bundle.main skips them, but there in `ls`: a candidate that is a link
+        // loop or leads nowhere is named, or "no app manifest" sends the user looking for a
+        // file they can see.
+        let unreadable = candidates.compactMap { candidate -> String? in
+            guard let problem = BoundedFile.lookupProblem(at: candidate.path), problem != .missing else { return nil }
+            return "; \(candidate.path) is there but cannot be read: it is \(problem.found)"
+        }
+        throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one" + unreadable.joined())
     }
 
     /// The socket of the bgtaskd that started this process for its tasks

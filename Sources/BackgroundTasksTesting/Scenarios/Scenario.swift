@@ -204,6 +204,28 @@ public struct Scenario: Hashable, Sendable {
         }
     }
 
+    /// The most scenario events `days` simulated days of this scenario hold: each interval
+    /// of a day (`power` only with a battery) starts and ends, and each launch opens and
+    /// closes a session. Jitter moves them and a launch's probability may drop it, never
+    /// add one, so a script holds at most this many (the battery's reports aside, at most
+    /// two an hour). Computed from the pattern, without playing it: what a simulation
+    /// keeps grows with it (its trace holds several records for each event), so
+    /// `bgtask simulate` bounds it before it starts (docs/scenarios.md, "How long a
+    /// simulation may be"). Saturates at `Int.max`.
+    public func eventBound(days: Int) -> Int {
+        guard days > 0, !self.days.isEmpty else { return 0 }
+        let perDay = self.days.map { day in
+            let intervals = (battery == nil ? 0 : day.power.count) + day.network.count + day.lowPowerMode.count + day.thermal.count + day.inUse.count
+            return 2 * (intervals + day.launches.count)
+        }
+        // Whole cycles of the pattern, then the days of the last, partial one.
+        let (cycles, rest) = days.quotientAndRemainder(dividingBy: perDay.count)
+        let (total, overflow) = perDay.reduce(0, +).multipliedReportingOverflow(by: cycles)
+        guard !overflow else { return .max }
+        let (sum, overflowed) = total.addingReportingOverflow(perDay[..<rest].reduce(0, +))
+        return overflowed ? .max : sum
+    }
+
     /// The largest scenario file read (the built-in ones are under 4 KiB).
     public static let maximumFileSize = 1 << 20
 

@@ -279,6 +279,11 @@ public enum FailureCode: String, Codable, Sendable, Hashable {
     /// started for (the daemon expires them), so another process of the app cannot be the
     /// app yet; ask again in a moment (docs/daemon.md, "One process per app").
     case busy
+    /// The daemon has as many connections open as it keeps
+    /// (`FrameServer.maximumConnections`): sent as the reply to the connection itself
+    /// (``MessageLink/connectionReplyID``) before the connection is closed; try again once
+    /// others have closed (docs/protocol.md, "Limits").
+    case connectionLimit
 }
 
 /// A failure: a code and a message that names the culprit.

@@ -15,7 +15,15 @@ import Synchronization
 /// wakes the caller of a reply itself, unless pushes sent before the reply are still
 /// waiting for or running on the queue: then the reply waits behind them there, so a
 /// caller never sees its reply before the daemon's earlier pushes were handled.
+///
+/// A reply numbered ``connectionReplyID`` answers no request but the connection itself:
+/// a daemon at its connection limit sends one (`failed`) and closes, and every call on the
+/// link then fails with what it said instead of a reset (docs/protocol.md, "Limits").
 public final class MessageLink: Sendable {
+    /// The number of the reply that answers the connection as a whole: requests are
+    /// numbered from 1, so no request's reply carries it.
+    public static let connectionReplyID: UInt64 = 0
+
     private struct State {
         var nextID: UInt64 = 1
         var waiting: [UInt64: Waiter] = [:]
@@ -25,6 +33,14 @@ public final class MessageLink: Sendable {
         /// Messages the reader thread queued on the connection's queue that have not been
         /// handled yet.
         var queuedMessages = 0
+        /// The daemon's failure of the connection itself (``connectionReplyID``): why it
+        /// closes, so calls fail with it.
+        var refusal: DaemonFailure?
+
+        /// What a call on the closed link fails with: the daemon's word when it gave one.
+        func failureOfClosedLink(path: String) -> DaemonFailure {
+            refusal ?? DaemonFailure(.failed, "the connection to bgtaskd at \(path) is closed: \(closed ?? "closed")")
+        }
     }
 
     /// One caller waiting for its reply.
@@ -82,7 +98,7 @@ public final class MessageLink: Sendable {
         }
         let waiter = Waiter()
         let registered = state.withLock { state -> Result<UInt64, DaemonFailure> in
-            if let reason = state.closed { return .failure(lost(reason)) }
+            if state.closed != nil { return .failure(state.failureOfClosedLink(path: path)) }
             let id = state.nextID
             state.nextID += 1
             state.waiting[id] = waiter
@@ -93,13 +109,19 @@ public final class MessageLink: Sendable {
         case .success(let value): id = value
         case .failure(let failure): throw failure
         }
-        do {
-            try send(ClientEnvelope(id: id, request: request))
-        } catch {
-            _ = state.withLock { $0.waiting.removeValue(forKey: id) }
-            throw error
-        }
         let deadline = DispatchTime.now() + timeout.dispatchInterval
+        if let failure = send(ClientEnvelope(id: id, request: request)) {
+            // The daemon may have answered the connection itself and closed it before this
+            // request went out (a refusal at its connection limit): once the reader has
+            // handed that answer on, the link closes (waking this waiter), and the answer
+            // says more than the failed send.
+            if failure.closedLink { _ = waiter.arrived.wait(timeout: deadline) }
+            let refusal = state.withLock { state -> DaemonFailure? in
+                state.waiting.removeValue(forKey: id)
+                return state.refusal
+            }
+            throw refusal ?? failure.failure
+        }
         if waiter.arrived.wait(timeout: deadline) == .timedOut {
             _ = state.withLock { $0.waiting.removeValue(forKey: id) }
             if let reply = waiter.reply.withLock({ $0 }) { return reply }
@@ -107,7 +129,7 @@ public final class MessageLink: Sendable {
             throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(DurationText.spoken(timeout.transportSeconds)) (the request was sent; it may still take effect if bgtaskd resumes)")
         }
         if let reply = waiter.reply.withLock({ $0 }) { return reply }
-        throw lost(state.withLock { $0.closed } ?? "closed")
+        throw state.withLock { $0.failureOfClosedLink(path: path) }
     }
 
     /// Sends `request` without waiting for its reply (it is dropped when it comes);
@@ -118,33 +140,29 @@ public final class MessageLink: Sendable {
             defer { state.nextID += 1 }
             return state.nextID
         }
-        do {
-            try send(ClientEnvelope(id: id, request: request))
-            return nil
-        } catch {
-            return error
-        }
+        return send(ClientEnvelope(id: id, request: request))?.failure
     }
 
     /// Closes the link.
     public func close() { connection.close(reason: "closed by the client") }
 
-    private func send(_ envelope: ClientEnvelope) throws(DaemonFailure) {
+    /// Sends `envelope`: nil, or why it could not be sent and whether the connection is
+    /// closed (or closing) for it.
+    private func send(_ envelope: ClientEnvelope) -> (failure: DaemonFailure, closedLink: Bool)? {
         let payload: Data
         do {
             payload = try MessageCoding.encode(envelope)
         } catch {
-            throw DaemonFailure(.invalid, "the request could not be encoded: \(error)")
+            return (DaemonFailure(.invalid, "the request could not be encoded: \(error)"), false)
         }
         do {
             try connection.send(payload)
+            return nil
         } catch {
-            throw DaemonFailure(.failed, "could not send to bgtaskd at \(path): \(error)")
+            var closedLink = false
+            if case .closed = error { closedLink = true }
+            return (DaemonFailure(.failed, "could not send to bgtaskd at \(path): \(error)"), closedLink)
         }
-    }
-
-    private func lost(_ reason: String) -> DaemonFailure {
-        DaemonFailure(.failed, "the connection to bgtaskd at \(path) is closed: \(reason)")
     }
 
     private func received(_ frame: Frame) {
@@ -178,6 +196,10 @@ public final class MessageLink: Sendable {
     /// Wakes the caller of a reply, or hands a push to ``onPush(_:)``.
     private func handle(_ envelope: DaemonEnvelope) {
         switch envelope {
+        case .reply(Self.connectionReplyID, let reply):
+            // Kept for every call until the close that follows; anything but a failure
+            // here says nothing a call could use.
+            if case .failed(let failure) = reply { state.withLock { $0.refusal = failure } }
         case .reply(let id, let reply):
             guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
             waiter.reply.withLock { $0 = reply }

@@ -231,6 +231,9 @@ public final class FrameConnection: Sendable {
         var closeAfterReader: (callback: @Sendable (CloseReason) -> Void, reason: CloseReason)?
         /// Whether the reader thread was started (it then queues `onClose` itself).
         var readerStarted = false
+        /// The errno of a write that found the peer gone while the reader thread runs: the
+        /// thread reads what the peer sent before, then closes with this write failure.
+        var peerGoneOnWrite: Int32?
         var timer: (any DispatchSourceTimer)?
         var receivedFrame = false
         /// Sources whose cancel handler has not run; the descriptor is closed when the last
@@ -384,37 +387,72 @@ public final class FrameConnection: Sendable {
     /// - Throws: ``SendError/frame(_:)`` for a payload over the limit (the connection stays
     ///   open), ``SendError/closed(_:)`` when the connection is closed, including when this
     ///   frame would push the waiting output over ``Options/maximumBufferedOutput`` or the
-    ///   write fails (the connection is then closed by this call).
+    ///   write fails (the connection is then closed by this call, except that a connection
+    ///   read by its own thread whose peer is gone closes once that thread has handed on
+    ///   what the peer sent before it went: ``peerGoneGrace``).
     public func send(_ payload: Data) throws(SendError) {
         let bytes: Data
         do { bytes = try FrameEncoder.encode(payload) } catch { throw .frame(error) }
         let limit = max(options.maximumBufferedOutput, FrameFormat.maximumPayloadLength + FrameFormat.headerLength)
-        // nil: queued; a reason: the connection is (or must now be) closed.
-        let failure = state.withLock { state -> CloseReason? in
-            if state.phase == .closed { return state.closeReason ?? .closedLocally("closed") }
+        enum Outcome {
+            case queued
+            /// The connection is (or must now be) closed, for this reason.
+            case close(CloseReason)
+            /// The peer is gone; the reader thread closes the connection once it has read
+            /// what is left (`firstTime`: this send found it out).
+            case readerDrains(CloseReason, firstTime: Bool)
+        }
+        let outcome = state.withLock { state -> Outcome in
+            if state.phase == .closed { return .close(state.closeReason ?? .closedLocally("closed")) }
+            if let code = state.peerGoneOnWrite { return .readerDrains(.writeFailed(errno: code), firstTime: false) }
             var offset = 0
             if state.bufferedOutput == 0 {
                 let result = bytes.withUnsafeBytes { Self.write(state.descriptor, $0) }
                 switch result {
                 case .written(let count): offset = count
-                case .failed(let code): return .writeFailed(errno: code)
+                case .failed(let code):
+                    // A server that answered and closed (a refusal at its connection cap)
+                    // before this request went out: its answer is still in the socket, and
+                    // closing now would drop it unread. Only a reader thread can wait for
+                    // it; a read source's connection closes as before.
+                    guard code == EPIPE || code == ECONNRESET, state.phase == .started, state.readerStarted else {
+                        return .close(.writeFailed(errno: code))
+                    }
+                    state.peerGoneOnWrite = code
+                    return .readerDrains(.writeFailed(errno: code), firstTime: true)
                 }
             }
-            guard offset < bytes.count else { return nil }
+            guard offset < bytes.count else { return .queued }
             let waiting = state.bufferedOutput + bytes.count - offset
-            if waiting > limit { return .outputLimitExceeded(buffered: waiting, limit: limit) }
+            if waiting > limit { return .close(.outputLimitExceeded(buffered: waiting, limit: limit)) }
             state.output.append(contentsOf: bytes[(bytes.startIndex + offset)...])
             if state.phase == .started {
                 Self.resumeWriting(&state)
                 Self.pauseReadingIfBehind(&state, mark: options.pauseReadingAboveBufferedOutput)
             }
-            return nil
+            return .queued
         }
-        if let failure {
+        switch outcome {
+        case .queued:
+            return
+        case .close(let failure):
             finish(failure)
             throw .closed(closeReason ?? failure)
+        case .readerDrains(let failure, let firstTime):
+            // The peer is gone, so the thread meets the end of the stream at once; a peer
+            // that only stopped reading (shutdown(SHUT_RD)) and keeps the connection open
+            // must not keep it open here: closed after a grace in any case.
+            if firstTime {
+                queue.asyncAfter(deadline: .now() + Self.peerGoneGrace.dispatchInterval) { self.finish(failure) }
+            }
+            throw .closed(failure)
         }
     }
+
+    /// How long a reader thread has, after a write found its peer gone, to hand on what the
+    /// peer sent before it went; the connection is closed then if the end of the stream
+    /// has not come (it comes at once from a peer that closed).
+    static let peerGoneGrace: Duration = .seconds(1)
 
     /// Closes the connection (idempotent): pending output is dropped, `onClose` is called
     /// with ``CloseReason/closedLocally(_:)`` unless the connection had already closed.
@@ -573,6 +611,8 @@ public final class FrameConnection: Sendable {
             // woke this thread) there is nothing to report.
             let reason = state.withLock { state -> CloseReason? in
                 guard state.phase == .started else { return nil }
+                // What went wrong first: a write found the peer gone before this read did.
+                if let written = state.peerGoneOnWrite { return .writeFailed(errno: written) }
                 if count < 0 { return .readFailed(errno: code) }
                 let partial = state.decoder.bufferedByteCount
                 return partial > 0 ? .truncatedFrame(received: partial) : .peerClosed

@@ -18,9 +18,10 @@ import Synchronization
 /// logged line naming its pid and uid. When the process is out of descriptors (`EMFILE`,
 /// `ENFILE`) the server logs it, stops accepting for a moment and tries again: waiting
 /// clients stay in the kernel's backlog, no thread spins. While ``maximumConnections``
-/// are open, a new peer is closed at once (it sees the connection end, never a hang), and
-/// such refusals are logged at most once a minute, with how many came in between: a flood
-/// of connections cannot grow this process, or its log, without bound.
+/// are open, a new peer is sent ``refusalAtCapacity`` (when given) and closed at once (it
+/// learns why, or sees the connection end, never a hang), and such refusals are logged at
+/// most once a minute, with how many came in between: a flood of connections cannot grow
+/// this process, or its log, without bound.
 ///
 /// Each accepted ``FrameConnection`` is handed to `onConnection`, which must call
 /// ``FrameConnection/start(onFrame:onClose:)`` on it; a bad frame or a timeout closes that
@@ -75,6 +76,11 @@ public final class FrameServer: Sendable {
     public let connectionOptions: FrameConnection.Options
     /// How many connections may be open at once; a peer beyond them is closed at once.
     public let maximumConnections: Int
+    /// The payload of the one frame a peer refused at ``maximumConnections`` is sent before
+    /// its connection is closed, so that it can say why (the daemon's "at its connection
+    /// limit" failure, docs/protocol.md, "Limits") rather than report a reset; nil sends
+    /// nothing. The transport does not read it: what it means is the messages' business.
+    public let refusalAtCapacity: Data?
     /// The least time between two log lines about refusals at ``maximumConnections``: a
     /// minute (the line says how many were refused in between).
     public static let capacityLogInterval: Duration = .seconds(60)
@@ -156,6 +162,8 @@ public final class FrameServer: Sendable {
     ///   - allowedUID: the only uid admitted (this process's real uid by default).
     ///   - connectionOptions: timeouts and limits of accepted connections.
     ///   - connectionQueue: the target queue of the connections' serial queues.
+    ///   - refusalAtCapacity: the payload of a frame sent to a peer refused at
+    ///     `maximumConnections` before it is closed (nil: none).
     ///   - log: receives every log line (level and text); never called under a lock.
     ///   - onConnection: called on the server's queue with each admitted connection.
     /// - Throws: ``ListenError`` naming the path: in use by a live listener (with its pid
@@ -166,13 +174,14 @@ public final class FrameServer: Sendable {
         connectionOptions: FrameConnection.Options = .server,
         maximumConnections: Int = FrameServer.defaultMaximumConnections,
         connectionQueue: DispatchQueue? = nil,
+        refusalAtCapacity: Data? = nil,
         log: @escaping TransportLog,
         onConnection: @escaping @Sendable (FrameConnection) -> Void
     ) throws(ListenError) {
         try self.init(
             endpoint: endpoint, allowedUID: allowedUID, connectionOptions: connectionOptions,
             maximumConnections: maximumConnections, connectionQueue: connectionQueue,
-            log: log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
+            refusalAtCapacity: refusalAtCapacity, log: log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
             onConnection: onConnection
         )
     }
@@ -185,6 +194,7 @@ public final class FrameServer: Sendable {
         connectionOptions: FrameConnection.Options,
         maximumConnections: Int = FrameServer.defaultMaximumConnections,
         connectionQueue: DispatchQueue?,
+        refusalAtCapacity: Data? = nil,
         log: @escaping TransportLog,
         retryDelay: Duration,
         accept: @escaping @Sendable (Int32) -> Int32,
@@ -193,6 +203,7 @@ public final class FrameServer: Sendable {
         self.allowedUID = allowedUID
         self.connectionOptions = connectionOptions
         self.maximumConnections = max(1, maximumConnections)
+        self.refusalAtCapacity = refusalAtCapacity
         self.connectionQueue = connectionQueue
         self.log = log
         self.onConnection = onConnection
@@ -363,6 +374,10 @@ public final class FrameServer: Sendable {
             connection.close(reason: "the server is shutting down")
             return
         case .full(let unlogged):
+            // A fresh socket's buffer takes one small frame whole, so this never waits; a
+            // peer already gone just misses it. Its request may still be unread here: its
+            // side then reads this frame first, and the reset after it.
+            if let refusalAtCapacity { try? connection.send(refusalAtCapacity) }
             connection.close(reason: "\(maximumConnections) connections are open, the most this server keeps")
             if let unlogged {
                 let before = unlogged > 0 ? " (\(unlogged) more refused since the last such line)" : ""

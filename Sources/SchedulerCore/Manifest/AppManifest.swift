@@ -435,6 +435,13 @@ public struct AppManifest: Hashable, Sendable {
                     code: .malformed, file: source,
                     message: "expected a binary property list (the file starts with \"bplist\"), found a damaged one that the property list parser refuses (read as text instead, it said: \(parserMessage(error)))")
             }
+            // Foundation names no place for a byte that is not UTF-8 (its whole message is
+            // "Unable to convert string to correct encoding"): find it.
+            if isPropertyList, first == UInt8(ascii: "<"), let invalid = XMLPropertyListKeys.firstInvalidUTF8(in: data) {
+                throw ManifestError(
+                    code: .malformed, file: source,
+                    message: "expected a property list in UTF-8 (no other encoding is declared), found a byte that is not UTF-8 (0x\(String(invalid.byte, radix: 16, uppercase: true))) at line \(invalid.line), column \(invalid.column) (byte offset \(invalid.offset)); the parser said: \(parserMessage(error))")
+            }
             let format = isPropertyList ? "a valid property list" : "valid JSON"
             throw ManifestError(
                 code: .malformed, file: source,

@@ -71,16 +71,7 @@ public enum BoundedFile {
     public static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
         func fail(_ problem: Problem) -> Failure { Failure(path: path, problem: problem) }
         var info = stat()
-        if stat(path, &info) != 0 {
-            let code = errno
-            // "No such file" for a link that is there but leads nowhere would send the user
-            // looking for a file they can see in `ls`.
-            if code == ENOENT, let target = danglingLinkTarget(path) { throw fail(.danglingSymbolicLink(target: target)) }
-            // stat needs no permission on the file itself, only to search the directories
-            // on the way: say so rather than blame the file.
-            if code == EACCES { throw fail(.unreachable("\(String(cString: strerror(code))): a directory on the way to it cannot be searched")) }
-            throw fail(problem(errno: code))
-        }
+        if stat(path, &info) != 0 { throw fail(lookupProblem(errno: errno, path: path)) }
         if let what = nonRegularKind(info.st_mode) { throw fail(.notRegularFile(what)) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw fail(problem(errno: errno)) }
@@ -106,6 +97,27 @@ public enum BoundedFile {
             if data.count > limit { throw fail(.tooLarge(limit: limit)) }
         }
         return data
+    }
+
+    /// Why `path` cannot be looked at (`stat`, which follows links, fails), in the words
+    /// ``read(path:limit:)`` uses: ``Problem/missing`` only when nothing is there, never for
+    /// a link loop, a link that leads nowhere or a directory on the way that cannot be
+    /// searched, each named for what it is; nil when something is there (of any kind: its
+    /// reader judges it). For the paths a command is given that are not read as files (a
+    /// state directory), whose "does not exist" would hide a link loop in `ls`'s sight.
+    public static func lookupProblem(at path: String) -> Problem? {
+        var info = stat()
+        return stat(path, &info) == 0 ? nil : lookupProblem(errno: errno, path: path)
+    }
+
+    private static func lookupProblem(errno code: Int32, path: String) -> Problem {
+        // "No such file" for a link that is there but leads nowhere would send the user
+        // looking for a file they can see in `ls`.
+        if code == ENOENT, let target = danglingLinkTarget(path) { return .danglingSymbolicLink(target: target) }
+        // stat needs no permission on the file itself, only to search the directories
+        // on the way: say so rather than blame the file.
+        if code == EACCES { return .unreachable("\(String(cString: strerror(code))): a directory on the way to it cannot be searched") }
+        return problem(errno: code)
     }
 
     private static func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {

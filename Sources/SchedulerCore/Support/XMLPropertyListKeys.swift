@@ -120,15 +120,7 @@ public enum XMLPropertyListKeys {
     /// silently, so a second `<plist>` or a half-pasted edit after it would be lost unseen.
     public static func contentAfterRoot(in data: Data) -> (text: String, line: Int, root: String)? {
         let bytes = [UInt8](data)
-        func find(_ needle: String, from start: Int) -> Int? {
-            let needle = Array(needle.utf8)
-            var position = start
-            while position + needle.count <= bytes.count {
-                if bytes[position] == needle[0], bytes[position..<position + needle.count].elementsEqual(needle) { return position }
-                position += 1
-            }
-            return nil
-        }
+        func find(_ needle: String, from start: Int) -> Int? { Self.find(needle, in: bytes, from: start) }
         /// Where a comment, processing instruction, CDATA section or declaration starting at
         /// `index` ends (after its closing delimiter); `nil` when `index` starts none of them.
         func endOfSkipped(at index: Int) -> Int?? {
@@ -184,6 +176,102 @@ public enum XMLPropertyListKeys {
             let line = 1 + bytes[..<index].count(where: { $0 == 0x0A })
             let shown = String(decoding: bytes[index...].prefix(24), as: UTF8.self).prefix { $0 != "\n" && $0 != "\r\n" }
             return (StrictJSON.escaped(String(shown)), line, root)
+        }
+        return nil
+    }
+
+    /// A byte sequence that is not UTF-8 in an XML property list, and where it starts.
+    public struct InvalidUTF8: Hashable, Sendable {
+        /// Its first byte.
+        public var byte: UInt8
+        /// Its offset from the start of the file, from 0 (as `od` and `xxd` count).
+        public var offset: Int
+        /// Its line, from 1.
+        public var line: Int
+        /// Its column in bytes, from 1.
+        public var column: Int
+
+        /// A sequence found at `offset`, on `line` at `column`, starting with `byte`.
+        public init(byte: UInt8, offset: Int, line: Int, column: Int) {
+            self.byte = byte
+            self.offset = offset
+            self.line = line
+            self.column = column
+        }
+    }
+
+    /// The first byte sequence of `data` that is not UTF-8 (a stray continuation byte, a
+    /// sequence cut short, an overlong form, a surrogate, a value beyond U+10FFFF), outside
+    /// comments, which the property list parser skips unread; `nil` when there is none, or
+    /// when the XML declaration names another encoding (the parser then reads the bytes in
+    /// that one: `ISO-8859-1`...). Foundation refuses such a byte with "Unable to convert
+    /// string to correct encoding" and no place, so a manifest's error names it instead.
+    public static func firstInvalidUTF8(in data: Data) -> InvalidUTF8? {
+        let bytes = [UInt8](data)
+        if let encoding = declaredEncoding(bytes), !["utf-8", "utf8"].contains(encoding.lowercased()) { return nil }
+        func invalid(at offset: Int) -> InvalidUTF8 {
+            var lineStart = 0
+            var line = 1
+            for index in 0..<offset where bytes[index] == 0x0A {
+                line += 1
+                lineStart = index + 1
+            }
+            return InvalidUTF8(byte: bytes[offset], offset: offset, line: line, column: offset - lineStart + 1)
+        }
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                if lead == UInt8(ascii: "<"), bytes[index...].starts(with: "<!--".utf8) {
+                    // Unclosed: malformed XML, left for the parser to report.
+                    guard let end = find("-->", in: bytes, from: index + 4) else { return nil }
+                    index = end + 3
+                } else {
+                    index += 1
+                }
+                continue
+            }
+            // The well-formed sequences (Unicode, table 3-7): the second byte's range
+            // depends on the first, which rules out overlong forms and surrogates.
+            let length: Int
+            var second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; second = 0xA0...0xBF
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; second = 0x80...0x9F
+            case 0xF0: length = 4; second = 0x90...0xBF
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; second = 0x80...0x8F
+            default: return invalid(at: index)
+            }
+            guard index + length <= bytes.count, second.contains(bytes[index + 1]),
+                  bytes[(index + 2)..<(index + length)].allSatisfy({ (0x80...0xBF).contains($0) }) else { return invalid(at: index) }
+            index += length
+        }
+        return nil
+    }
+
+    /// The `encoding` the XML declaration at the start names (after a byte-order mark and
+    /// whitespace), or `nil` when there is no declaration or it names none.
+    private static func declaredEncoding(_ bytes: [UInt8]) -> String? {
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
+        guard bytes[start...].starts(with: "<?xml".utf8), let end = find("?>", in: bytes, from: start) else { return nil }
+        let declaration = String(decoding: bytes[start..<end], as: UTF8.self)
+        guard let name = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[name.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        return String(rest.dropFirst().prefix { $0 != quote })
+    }
+
+    /// Where `needle` first starts in `bytes` at or after `start`.
+    private static func find(_ needle: String, in bytes: [UInt8], from start: Int) -> Int? {
+        let needle = Array(needle.utf8)
+        var position = start
+        while position + needle.count <= bytes.count {
+            if bytes[position] == needle[0], bytes[position..<position + needle.count].elementsEqual(needle) { return position }
+            position += 1
         }
         return nil
     }

@@ -235,12 +235,20 @@ final class DaemonUplink: SchedulerUplink {
 
     /// No more attempts: the daemon asked the app to leave (`quit`), or it refused the app.
     func stopReconnecting(reason: String) {
-        let waiters = state.withLock { state -> [DispatchSemaphore] in
+        let (waiters, dropped) = state.withLock { state -> ([DispatchSemaphore], String?) in
             state.givenUp = state.givenUp ?? reason
+            // Kept for a connection that will not come: said, not dropped silently.
+            let dropped = state.unsentCancelAll ? "every pending request" : state.unsentCancels.isEmpty ? nil : state.unsentCancels.map { "'\($0)'" }.joined(separator: ", ")
+            state.unsentCancelAll = false
+            state.unsentCancels.removeAll()
             defer { state.waiters = [] }
-            return state.waiters
+            return (state.waiters, dropped)
         }
         waiters.forEach { $0.signal() }
+        if let dropped {
+            let message = "the cancel of \(dropped), kept for bgtaskd's return, is not sent: \(reason)"
+            queue.async { [log, app] in log(.error, app: app, message) }
+        }
     }
 
     /// The link, waiting for a lost one to come back at most ``reconnectionWait``.

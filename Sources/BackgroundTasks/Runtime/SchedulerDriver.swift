@@ -28,6 +28,8 @@ public final class SchedulerDriver: Sendable {
     public let log: DiagnosticLog
     /// Shares commits among threads that submit at once (``submit(_:)``).
     private let submitGroup = SubmitGroup()
+    /// The most submissions one shared commit has written (for tests).
+    var submitGroupLargestBatch: Int { submitGroup.largestBatchCommitted }
     /// Measures what runs cost: the process's CPU time and memory for in-process runs, or,
     /// in the simulator (whose runs take virtual time, so measuring the real CPU would make
     /// traces differ between runs), a cost model (`SimulatedRunMeter`).
@@ -654,7 +656,11 @@ public final class SchedulerDriver: Sendable {
 
     /// Checks, persists, then applies a submission: when it returns, the request is on disk.
     /// Threads that submit at once share commits (``SubmitGroup``): one transaction writes
-    /// every request that arrived while the previous one was in flight.
+    /// every request that arrived while the previous one was in flight. What a shared commit
+    /// leads to (its `.submitted` traces to ``observe(_:)``'s observers, launches) is carried
+    /// out by the thread that led it, which may be after this call returned on another
+    /// thread: the order of trace events is the order of the state's changes, not of each
+    /// submitting thread's later calls (a cancel made at once may be traced first).
     public func submit(_ request: PendingRequest) throws(SubmitRejection) {
         if let uplink {
             do { _ = try linkedCall(.submit(request), uplink: uplink) } catch { throw Self.submitRejection(error) }
@@ -757,14 +763,23 @@ public final class SchedulerDriver: Sendable {
                 }
             }
             guard !accepted.isEmpty else { return [] }
-            do {
-                guard let store else { throw SubmitRejection(.unavailable, unavailableReason ?? "no store") }
-                try store.upsertRequests(accepted)
-            } catch {
-                let rejection = error as? SubmitRejection ?? SubmitRejection(.unavailable, "\(error)")
-                results = results.map { result in
+            // Worded as a submission alone is (``prepareSubmit(_:outcome:)``): whether
+            // another thread submitted at the same moment does not change the message.
+            let problem: String?
+            if let store {
+                do {
+                    try store.upsertRequests(accepted)
+                    problem = nil
+                } catch {
+                    problem = "\(error)"
+                }
+            } else {
+                problem = unavailableReason ?? "no store"
+            }
+            if let problem {
+                results = zip(requests, results).map { request, result in
                     guard case .success = result else { return result }
-                    return .failure(SubmitRejection(.unavailable, "the scheduler cannot schedule the request: \(rejection.message)"))
+                    return .failure(SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(problem)"))
                 }
                 accepted.removeAll()
                 return []

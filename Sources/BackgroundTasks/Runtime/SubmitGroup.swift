@@ -32,6 +32,7 @@ final class SubmitGroup: Sendable {
     private struct State {
         var queue: [Waiter] = []
         var committing = false
+        var largestBatch = 0
     }
 
     /// The most requests one commit writes (a bound on one transaction's size).
@@ -57,6 +58,8 @@ final class SubmitGroup: Sendable {
             // Woken to lead: the previous leader handed over.
         }
         var carryOuts: [() -> Void] = []
+        // A leader is first in the queue (a fresh one found it empty; a handed-over one is
+        // its first), so its own request is in its first batch; the loop is a safeguard.
         while true {
             let batch = nextBatch()
             let (outcomes, carryOut) = commit(batch.map(\.request))
@@ -80,6 +83,9 @@ final class SubmitGroup: Sendable {
     /// How many submissions wait for a commit (for tests).
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
+    /// The most requests one commit of this group has written so far (for tests).
+    var largestBatchCommitted: Int { state.withLock { $0.largestBatch } }
+
     /// The next commit's requests, in arrival order, one per key, at most
     /// ``largestBatch``; the rest stay queued for the next one.
     private func nextBatch() -> [Waiter] {
@@ -95,6 +101,7 @@ final class SubmitGroup: Sendable {
                 }
             }
             state.queue = later
+            state.largestBatch = max(state.largestBatch, batch.count)
             return batch
         }
     }

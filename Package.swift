@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
+        .library(name: "os", targets: ["os"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -129,6 +130,8 @@ let package = Package(
         ),
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
         .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
+        // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
+        .target(name: "os"),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(
@@ -147,7 +150,7 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Logs a C-style format (Apple: `os_log(_:dso:log:type:_:)`). A conversion may carry a
+/// privacy modifier, `%{public}@` or `%{private}d`; without one, strings and objects (`%@`,
+/// `%s`) are redacted and numbers shown, as Apple's log does. A format whose arguments do
+/// not match is written as is, with its arguments after it, never read past them.
+public func os_log(_ message: StaticString, dso: UnsafeRawPointer? = #dsohandle, log: OSLog = .default, type: OSLogType = .default, _ args: any CVarArg...) {
+    guard log.isEnabled(type: type) else { return }
+    LogSink.write(type, log: log, OSLogFormat.render("\(message)", args))
+}
+
+/// Logs a C-style format at `type` (Apple: `os_log(_:dso:log:_:_:)`, the type first).
+public func os_log(_ type: OSLogType, dso: UnsafeRawPointer? = #dsohandle, log: OSLog = .default, _ message: StaticString, _ args: any CVarArg...) {
+    guard log.isEnabled(type: type) else { return }
+    LogSink.write(type, log: log, OSLogFormat.render("\(message)", args))
+}
+
+/// The C-style formats of `os_log`.
+enum OSLogFormat {
+    /// `format` with each conversion replaced by its argument, as its privacy shows it.
+    static func render(_ format: String, _ args: [any CVarArg]) -> String {
+        var output = ""
+        var remaining = args[...]
+        var index = format.startIndex
+        while index < format.endIndex {
+            let character = format[index]
+            guard character == "%" else {
+                output.append(character)
+                index = format.index(after: index)
+                continue
+            }
+            var cursor = format.index(after: index)
+            if cursor < format.endIndex, format[cursor] == "%" {
+                output.append("%")
+                index = format.index(after: cursor)
+                continue
+            }
+            // Optional {modifiers}: public, private, sensitive (and others Apple knows).
+            var privacy = OSLogPrivacy.auto
+            if cursor < format.endIndex, format[cursor] == "{", let close = format[cursor...].firstIndex(of: "}") {
+                let modifiers = format[format.index(after: cursor)..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                if modifiers.contains("public") { privacy = .public }
+                if modifiers.contains("private") { privacy = .private }
+                if modifiers.contains("sensitive") { privacy = .sensitive }
+                cursor = format.index(after: close)
+            }
+            // Flags, width, precision and length, then the conversion character.
+            var specification = "%"
+            while cursor < format.endIndex, "-+ #0123456789.hlqLzjt".contains(format[cursor]) {
+                specification.append(format[cursor])
+                cursor = format.index(after: cursor)
+            }
+            guard cursor < format.endIndex else {
+                output += format[index...]
+                break
+            }
+            let conversion = format[cursor]
+            specification.append(conversion)
+            index = format.index(after: cursor)
+            guard let argument = remaining.popFirst() else {
+                // Fewer arguments than conversions: the conversion stays as written.
+                output += specification
+                continue
+            }
+            let dynamic = conversion == "@" || conversion == "s"
+            let text: String
+            switch conversion {
+            case "@", "s":
+                text = String(describing: argument)
+            case "d", "i", "u", "x", "X", "o", "c", "f", "F", "e", "E", "g", "G", "a", "A", "p":
+                text = String(format: specification, argument)
+            default:
+                text = String(describing: argument)
+            }
+            output += LogSink.shown(text, privacy: privacy, dynamic: dynamic)
+        }
+        if !remaining.isEmpty { output += " " + remaining.map { String(describing: $0) }.joined(separator: " ") }
+        return output
+    }
+}

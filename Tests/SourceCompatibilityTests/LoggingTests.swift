@@ -1,0 +1,65 @@
+import Foundation
+@testable import os
+import Testing
+
+/// `import os`: the lines Logger and os_log write, values redacted as Apple's log shows
+/// them (docs/porting.md, "Logging").
+@Suite struct LoggingTests {
+    private func rendered(_ message: OSLogMessage) -> String { message.rendered() }
+
+    @Test func stringsAreRedactedUnlessPublicAndNumbersShownUnlessPrivate() {
+        let name = "secret.txt"
+        let count = 42
+        #expect(rendered("file \(name) count \(count)") == "file <private> count 42")
+        #expect(rendered("file \(name, privacy: .public) count \(count, privacy: .private)") == "file secret.txt count <private>")
+        #expect(rendered("flag \(true) \(false, format: .answer)") == "flag true NO")
+        #expect(rendered("type \(Int.self)") == "type Int")
+        #expect(rendered("\(name, privacy: .private(mask: .hash))").hasPrefix("<mask.hash: '"))
+    }
+
+    @Test func numbersFollowTheirFormats() {
+        #expect(rendered("\(255, format: .hex)") == "ff")
+        #expect(rendered("\(255, format: .hex(includePrefix: true, uppercase: true))") == "0xFF")
+        #expect(rendered("\(7, format: .decimal(explicitPositiveSign: true, minDigits: 3))") == "+007")
+        #expect(rendered("\(-7, format: .decimal(minDigits: 3))") == "-007")
+        #expect(rendered("\(3.14159, format: .fixed(precision: 2))") == "3.14")
+        #expect(rendered("[\(12, align: .right(columns: 4))][\(12, align: .left(columns: 4))]") == "[  12][12  ]")
+    }
+
+    @Test func valuesAreOnlyEvaluatedWhenTheLineIsWritten() {
+        final class Counter: @unchecked Sendable {
+            // @unchecked: touched by this test's thread only.
+            var calls = 0
+            var value: Int { calls += 1; return calls }
+        }
+        let counter = Counter()
+        // Debug lines are off unless BGTASK_LOG=debug, which the test run does not set.
+        if !LogSink.verbose {
+            Logger(subsystem: "test", category: "lazy").debug("value \(counter.value)")
+            #expect(counter.calls == 0)
+        }
+        Logger(OSLog.disabled).error("value \(counter.value)")
+        #expect(counter.calls == 0, "a disabled log evaluates nothing")
+        _ = rendered("value \(counter.value)")
+        #expect(counter.calls == 1)
+    }
+
+    @Test func osLogFormatsHonourTheirPrivacyModifiersAndNeverReadPastTheirArguments() {
+        #expect(OSLogFormat.render("task %{public}@ attempt %d", ["refresh" as NSString, 3]) == "task refresh attempt 3")
+        #expect(OSLogFormat.render("task %@ in %{private}d s", ["refresh" as NSString, 3]) == "task <private> in <private> s")
+        #expect(OSLogFormat.render("100%% done", []) == "100% done")
+        #expect(OSLogFormat.render("%d and %d", [1]) == "1 and %d", "a missing argument is not read")
+        #expect(OSLogFormat.render("only %d", [1, 2]) == "only 1 2", "an extra argument is shown after")
+        #expect(OSLogFormat.render("%05.1f|%x|%{public}s", [2.5, 255, "x" as NSString]) == "002.5|ff|x")
+        #expect(OSLogFormat.render("%n %{public}n", [1, 2]) == "1 2", "%n writes nothing anywhere")
+        #expect(OSLogFormat.render("trailing %", []) == "trailing %")
+    }
+
+    @Test func aLineIsOneLineWithItsOrigin() {
+        let log = OSLog(subsystem: "com.example", category: "Sync")
+        #expect(LogSink.line(.error, log: log, "failed\nforged: line") == "com.example[Sync] error: failed\\nforged: line\n")
+        #expect(LogSink.line(.default, log: .default, "hello") == "notice: hello\n")
+        #expect(log.isEnabled(type: .error))
+        #expect(!OSLog.disabled.isEnabled(type: .fault))
+    }
+}

@@ -40,6 +40,10 @@ enum LegacyLogging {
         os_log("Attempt %d of %{private}@", log: log, type: .error, attempts, identifier)
         os_log(.debug, log: log, "Sync done")
         os_log("default log, default level")
+        // The interpolated forms (iOS 14).
+        os_log("Fetched \(attempts) items for \(identifier, privacy: .public)")
+        os_log(.error, log: log, "Sync of \(identifier) failed after \(attempts) attempts")
+        os_log(log: log, "done")
     }
 }
 

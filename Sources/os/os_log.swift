@@ -15,6 +15,21 @@ public func os_log(_ type: OSLogType, dso: UnsafeRawPointer? = #dsohandle, log: 
     LogSink.write(type, log: log, OSLogFormat.render("\(message)", args))
 }
 
+/// Logs a message written as Logger's are, with interpolations and their privacy
+/// (Apple: `os_log(_:log:_:)`, iOS 14). A plain literal with no interpolation goes to the
+/// C-format form instead (this one is disfavored), which writes it the same unless it holds a `%`.
+@_disfavoredOverload
+public func os_log(_ logLevel: OSLogType = .default, log logObject: OSLog = .default, _ message: OSLogMessage) {
+    guard logObject.isEnabled(type: logLevel) else { return }
+    LogSink.write(logLevel, log: logObject, message.rendered())
+}
+
+/// Logs a message to the default log at the default level (Apple: `os_log(_:)`, iOS 14).
+@_disfavoredOverload
+public func os_log(_ message: OSLogMessage) {
+    os_log(.default, log: .default, message)
+}
+
 /// The C-style formats of `os_log`.
 enum OSLogFormat {
     /// `format` with each conversion replaced by its argument, as its privacy shows it.

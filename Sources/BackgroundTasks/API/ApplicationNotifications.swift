@@ -50,6 +50,13 @@ extension BGApplication {
     /// Posted when ``backgroundRefreshStatus`` changed (``setBackgroundRefreshEnabled(_:)``).
     public static let backgroundRefreshStatusDidChangeNotification = Notification.Name("UIApplicationBackgroundRefreshStatusDidChangeNotification")
 
+    /// Posted on iOS when the device locks and files protected with `.complete` become
+    /// unreadable; never posted here (Linux has no Data Protection: ``isProtectedDataAvailable``).
+    public static let protectedDataWillBecomeUnavailableNotification = Notification.Name("UIApplicationProtectedDataWillBecomeUnavailable")
+    /// Posted on iOS when the device unlocks and protected files become readable; never
+    /// posted here (``isProtectedDataAvailable`` is always `true`).
+    public static let protectedDataDidBecomeAvailableNotification = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
+
     /// The notifications iOS posts when the app moves from `old` to `new`, in order.
     static func notifications(from old: ApplicationLifecycleState, to new: ApplicationLifecycleState) -> [Notification.Name] {
         var names: [Notification.Name] = []

@@ -109,6 +109,13 @@ public final class BGApplication: @unchecked Sendable {
     /// Whether the app finished launching (registrations are closed).
     public var hasFinishedLaunching: Bool { state.withLock { $0.lifecycle.hasFinishedLaunching } }
 
+    /// Whether files protected with `FileProtectionType.complete` can be read: `true`
+    /// when the device is unlocked or content protection is not enabled (Apple). Linux has
+    /// no Data Protection (a file's readability does not change with the screen lock), so
+    /// it is always `true`, and the protected-data notifications and delegate methods never
+    /// come.
+    public var isProtectedDataAvailable: Bool { true }
+
     /// Whether the system may run the app's scheduled tasks.
     public var backgroundRefreshStatus: UIBackgroundRefreshStatus {
         let context = requiredContext

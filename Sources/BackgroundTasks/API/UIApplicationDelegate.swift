@@ -106,6 +106,11 @@ public protocol UIApplicationDelegate: AnyObject {
     func applicationWillEnterForeground(_ application: UIApplication)
     /// The app is about to be ended while it runs.
     func applicationWillTerminate(_ application: UIApplication)
+    /// Protected files are about to become unreadable (the device locks). Never called on
+    /// Linux, which has no Data Protection (``BGApplication/isProtectedDataAvailable``).
+    func applicationProtectedDataWillBecomeUnavailable(_ application: UIApplication)
+    /// Protected files are readable again (the device unlocked). Never called on Linux.
+    func applicationProtectedDataDidBecomeAvailable(_ application: UIApplication)
     /// A background fetch (``BGApplication/setMinimumBackgroundFetchInterval(_:)``): call
     /// the completion handler once with what it found.
     func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
@@ -132,6 +137,8 @@ extension UIApplicationDelegate {
     public func applicationDidEnterBackground(_ application: UIApplication) {}
     public func applicationWillEnterForeground(_ application: UIApplication) {}
     public func applicationWillTerminate(_ application: UIApplication) {}
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: UIApplication) {}
+    public func applicationProtectedDataDidBecomeAvailable(_ application: UIApplication) {}
     public func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
     }

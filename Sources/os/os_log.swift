@@ -94,22 +94,3 @@ enum OSLogFormat {
     }
 }
 
-/// Logs a message with interpolations at the default level (Apple: `os_log(_:)`, iOS 14).
-public func os_log(_ message: OSLogMessage) {
-    Logger().log(message)
-}
-
-/// Logs a message with interpolations to `log` (Apple: `os_log(log:_:)`).
-public func os_log(log: OSLog, _ message: OSLogMessage) {
-    Logger(log).log(message)
-}
-
-/// Logs a message with interpolations at `type` (Apple: `os_log(_:_:)`).
-public func os_log(_ type: OSLogType, _ message: OSLogMessage) {
-    Logger().log(level: type, message)
-}
-
-/// Logs a message with interpolations to `log` at `type` (Apple: `os_log(_:log:_:)`).
-public func os_log(_ type: OSLogType, log: OSLog, _ message: OSLogMessage) {
-    Logger(log).log(level: type, message)
-}

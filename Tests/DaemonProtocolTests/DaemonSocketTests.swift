@@ -528,6 +528,20 @@ extension DaemonSocketTests {
     /// docs/protocol.md, "Frames and connections" and issue 9's bad input: 1,000 clients at
     /// once, all answered.
     @Suite struct ManyClients {
+        /// Waits (at most 30 s) for `connection` to pause its reading; returns whether it did.
+        static func waitUntilReadingPaused(_ connection: FrameConnection) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
+            return connection.isReadingPaused
+        }
+
+        /// A client that has sent two requests, "one" and "two", and reads nothing.
+        static func clientSendingTwoRequests(to path: String) throws -> RawClient {
+            let client = try RawClient(path: path)
+            client.write(Array(try FrameEncoder.encode(Data("one".utf8))) + Array(try FrameEncoder.encode(Data("two".utf8))))
+            return client
+        }
+
         @Test(arguments: readingModes) func aThousandConcurrentClientsAreAllAnswered(reading: FrameConnection.Options.Reading) throws {
             var limit = rlimit()
             getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
@@ -656,9 +670,7 @@ extension DaemonSocketTests {
             for index in 0..<requests { bytes += Array(try FrameEncoder.encode(Data(String(format: "request %05d", index).utf8))) }
             client.write(bytes)
             let connection = try #require(connections.wait(count: 1).first)
-            let deadline = Date().addingTimeInterval(30)
-            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
-            #expect(connection.isReadingPaused)
+            #expect(Self.waitUntilReadingPaused(connection))
             // Paused: this process holds at most the pause mark and one reply, and handles
             // nothing more while the peer reads nothing (whatever the kernel's buffer sizes).
             let frameLength = FrameFormat.headerLength + replySize
@@ -696,12 +708,9 @@ extension DaemonSocketTests {
                     onClose: { closes.add($0) }
                 )
             }
-            let client = try RawClient(path: path)
-            client.write(Array(try FrameEncoder.encode(Data("one".utf8))) + Array(try FrameEncoder.encode(Data("two".utf8))))
+            let client = try Self.clientSendingTwoRequests(to: path)
             let connection = try #require(connections.wait(count: 1).first)
-            let deadline = Date().addingTimeInterval(30)
-            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
-            #expect(connection.isReadingPaused)
+            #expect(Self.waitUntilReadingPaused(connection))
             // Three idle timeouts pass while paused: not idle, the peer's frame waits unread.
             #expect(closes.wait(count: 1, timeout: 0.35).isEmpty)
             connection.close(reason: "test")
@@ -730,12 +739,9 @@ extension DaemonSocketTests {
                 )
             }
             defer { server.close() }
-            let client = try RawClient(path: path)
-            client.write(Array(try FrameEncoder.encode(Data("one".utf8))) + Array(try FrameEncoder.encode(Data("two".utf8))))
+            let client = try Self.clientSendingTwoRequests(to: path)
             let connection = try #require(connections.wait(count: 1).first)
-            let deadline = Date().addingTimeInterval(30)
-            while !connection.isReadingPaused, Date() < deadline { usleep(1_000) }
-            #expect(connection.isReadingPaused)
+            #expect(Self.waitUntilReadingPaused(connection))
             #expect(handled.load(ordering: .relaxed) == 1, "the second request waits")
             connection.close(reason: "test")
             #expect(closes.wait(count: 1) == [.closedLocally("test")])

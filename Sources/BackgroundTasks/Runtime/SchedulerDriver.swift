@@ -673,8 +673,7 @@ public final class SchedulerDriver: Sendable {
         try submitGroup.submit(request) { batch in
             // Alone (the simulator, a single submitter): the plain path, as before.
             guard batch.count > 1 else {
-                var outcome: Result<Void, SubmitRejection> = .success(())
-                let carryOut = prepareSubmit(batch[0], outcome: &outcome)
+                let (outcome, carryOut) = prepareSubmit(batch[0])
                 return ([outcome], carryOut)
             }
             return submitDeferringEffects(batch: batch)
@@ -683,14 +682,14 @@ public final class SchedulerDriver: Sendable {
 
     /// ``submit(_:)`` of one request in a commit of its own.
     private func submitAlone(_ request: PendingRequest) throws(SubmitRejection) {
-        var outcome: Result<Void, SubmitRejection> = .success(())
-        prepareSubmit(request, outcome: &outcome)()
+        let (outcome, carryOut) = prepareSubmit(request)
+        carryOut()
         try outcome.get()
     }
 
-    /// Checks, persists and applies one submission under the lock, its outcome into
-    /// `outcome`; returns what is to be carried out after (``changeState(_:prefix:)``).
-    private func prepareSubmit(_ request: PendingRequest, outcome: inout Result<Void, SubmitRejection>) -> () -> Void {
+    /// Checks, persists and applies one submission under the lock; returns its outcome and
+    /// what is to be carried out after (``changeState(_:prefix:)``).
+    private func prepareSubmit(_ request: PendingRequest) -> (Result<Void, SubmitRejection>, () -> Void) {
         var result: Result<Void, SubmitRejection> = .success(())
         let carryOut = changeState({ (state, now) -> [EngineEffect] in
             do throws(SubmitRejection) {
@@ -712,8 +711,7 @@ public final class SchedulerDriver: Sendable {
             if case .failure = result { return [] }
             return [.submitted(request, at: now)]
         })
-        outcome = result
-        return carryOut
+        return (result, carryOut)
     }
 
     /// Submits several requests with one commit (group commit): each is checked as
@@ -763,7 +761,7 @@ public final class SchedulerDriver: Sendable {
                 }
             }
             guard !accepted.isEmpty else { return [] }
-            // Worded as a submission alone is (``prepareSubmit(_:outcome:)``): whether
+            // Worded as a submission alone is (``prepareSubmit(_:)``): whether
             // another thread submitted at the same moment does not change the message.
             let problem: String?
             if let store {

@@ -9,7 +9,7 @@ import Synchronization
 /// `submit` still returns only once its own request is on disk, or refused.
 ///
 /// No thread of its own: the first submitter that finds no commit in flight leads. It
-/// commits batches until its own request is answered, wakes the submitters answered with
+/// commits one batch, which opens with its own request, wakes the submitters answered with
 /// it, and hands the lead to the first one still waiting (so no thread serves others for
 /// long). Only then does it carry out what its commits led to (traces, launches: app code
 /// among them), so no submitter ever waits on app code running on the leader's thread,
@@ -43,7 +43,7 @@ final class SubmitGroup: Sendable {
     /// Submits `request`: `commit` writes a batch (in order, one request per key), answers
     /// each of its requests and returns what is to be carried out after; it is called by
     /// whichever submitter leads, never under this group's lock, and what it returns is run
-    /// by that leader once it leads no more.
+    /// by that leader once it leads no more. It returns one outcome per request.
     func submit(_ request: PendingRequest, commit: ([PendingRequest]) -> ([Outcome], () -> Void)) -> Outcome {
         let waiter = Waiter(request)
         let leads = state.withLock { state -> Bool in
@@ -57,27 +57,23 @@ final class SubmitGroup: Sendable {
             if let outcome = state.withLock({ _ in waiter.outcome }) { return outcome }
             // Woken to lead: the previous leader handed over.
         }
-        var carryOuts: [() -> Void] = []
         // A leader is first in the queue (a fresh one found it empty; a handed-over one is
-        // its first), so its own request is in its first batch; the loop is a safeguard.
-        while true {
-            let batch = nextBatch()
-            let (outcomes, carryOut) = commit(batch.map(\.request))
-            carryOuts.append(carryOut)
-            state.withLock { _ in
-                for (member, outcome) in zip(batch, outcomes) { member.outcome = outcome }
-            }
-            for member in batch where member !== waiter { member.wake.signal() }
-            guard let own = state.withLock({ _ in waiter.outcome }) else { continue }
-            // Woken without an outcome, the first one still waiting leads next.
-            let next = state.withLock { state -> Waiter? in
-                if state.queue.isEmpty { state.committing = false }
-                return state.queue.first
-            }
-            next?.wake.signal()
-            for carryOut in carryOuts { carryOut() }
-            return own
+        // its first), so its request opens the batch it commits.
+        let batch = nextBatch()
+        assert(batch.first === waiter, "a leader's own request opens its batch")
+        let (outcomes, carryOut) = commit(batch.map(\.request))
+        state.withLock { _ in
+            for (member, outcome) in zip(batch, outcomes) { member.outcome = outcome }
         }
+        for member in batch.dropFirst() { member.wake.signal() }
+        // Woken without an outcome, the first one still waiting leads next.
+        let next = state.withLock { state -> Waiter? in
+            if state.queue.isEmpty { state.committing = false }
+            return state.queue.first
+        }
+        next?.wake.signal()
+        carryOut()
+        return outcomes[0]
     }
 
     /// How many submissions wait for a commit (for tests).

@@ -231,23 +231,12 @@ public enum XMLPropertyListKeys {
                 }
                 continue
             }
-            // The well-formed sequences (Unicode, table 3-7): the second byte's range
-            // depends on the first, which rules out overlong forms and surrogates.
-            let length: Int
-            var second: ClosedRange<UInt8> = 0x80...0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; second = 0xA0...0xBF
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; second = 0x80...0x9F
-            case 0xF0: length = 4; second = 0x90...0xBF
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; second = 0x80...0x8F
-            default: return invalid(at: index)
-            }
-            guard index + length <= bytes.count, second.contains(bytes[index + 1]),
-                  bytes[(index + 2)..<(index + length)].allSatisfy({ (0x80...0xBF).contains($0) }) else { return invalid(at: index) }
-            index += length
+            // The standard library's UTF-8 parser (the one `String(validating:)` uses):
+            // it refuses overlong forms, surrogates and values beyond U+10FFFF.
+            var parser = Unicode.UTF8.ForwardParser()
+            var rest = bytes[index...].makeIterator()
+            guard case .valid(let scalar) = parser.parseScalar(from: &rest) else { return invalid(at: index) }
+            index += scalar.count
         }
         return nil
     }

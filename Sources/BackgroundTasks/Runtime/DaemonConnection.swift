@@ -48,8 +48,9 @@ struct ReconnectBackoff: Sendable, Equatable {
 /// ``ReconnectBackoff``, saying hello again and then, before anything else is sent on the
 /// new connection, what the daemon must know of the app: that it finished launching (with
 /// its registered identifiers), its retry policies, a lifecycle transition it could not
-/// send while disconnected, and the cancels the daemon did not answer. A call made meanwhile waits for the connection at most
-/// ``reconnectionWait`` (and asks for an attempt at once), then fails (a submit with
+/// send while disconnected, and the cancels the daemon did not answer. A call made
+/// meanwhile waits for the connection at most ``reconnectionWait`` (and asks for an
+/// attempt at once), then fails (a submit with
 /// `unavailable` naming the daemon): it is never acknowledged unless the daemon has it. A
 /// daemon that says the app is not (or no longer) installed ends the attempts for good, as
 /// do three refusals in a row because another process is the app, and the daemon asking the

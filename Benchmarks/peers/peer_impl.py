@@ -126,6 +126,23 @@ def huey_enqueue(a) -> dict:
     return {"rounds": rounds, "observed": observed, "queued": h.pending_count()}
 
 
+def write_thread_names(path: str | None) -> None:
+    """Python thread names by native thread id, for the idle report (Linux comm is just 'python')."""
+    if path:
+        names = {str(t.native_id): t.name for t in threading.enumerate()}
+        with open(path + ".tmp", "w") as f:
+            json.dump(names, f)
+        os.replace(path + ".tmp", path)
+
+
+def write_thread_names_later(path: str | None, delay: float = 1.0) -> None:
+    # A short-lived helper thread: it names the consumer's threads once they exist, then exits
+    # (long before peers.py opens its measurement window).
+    if path:
+        threading.Thread(target=lambda: (time.sleep(delay), write_thread_names(path)), name="names",
+                         daemon=True).start()
+
+
 def huey_consumer(a, rest: list[str]) -> None:
     # The same steps as huey's own huey_consumer entry point (huey/bin/huey_consumer.py),
     # with the Huey instance built here instead of imported by dotted path.
@@ -141,6 +158,7 @@ def huey_consumer(a, rest: list[str]) -> None:
     config.validate()
     h, _ = make_huey(a.db, "defaults")
     config.setup_logger(logging.getLogger("huey"))
+    write_thread_names_later(a.thread_names)
     h.create_consumer(**config.values).run()
 
 
@@ -232,6 +250,7 @@ def aps_hold(a) -> None:
     when = dt.datetime.now(UTC) + dt.timedelta(seconds=a.ahead)
     for i in range(a.jobs):
         sched.add_job(aps_noop, "date", run_date=when, args=[i])
+    write_thread_names(a.thread_names)
     emit({"ready": True, "jobs": len(sched.get_jobs()), "observed": aps_observed(store)})
     threading.Event().wait()  # the main thread sleeps; the scheduler thread does the work
 
@@ -448,6 +467,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--report-fd", type=int)
     p.add_argument("--jobs", type=int, default=1000)
     p.add_argument("--ahead", type=float, default=7200.0)
+    p.add_argument("--thread-names")
     a = p.parse_args(argv)
     a.system = a.positional[0] if a.positional else None
     a.variant = a.positional[1] if len(a.positional) > 1 else (a.positional[0] if a.command == "procrastinate-worker" and a.positional else "defaults")

@@ -172,7 +172,8 @@ ENQUEUE_ROWS = [
                    "job in autocommit; schema from Queries.install() (durability=durable: all tables LOGGED); "
                    "server fsync=on, synchronous_commit=on"),
          notes=["driver: asyncpg (the driver PgQueuer's README and quick start use; psycopg is the alternative)",
-                "pgqueuer/adapters/persistence/qb.py build_enqueue_query also inserts a pgqueuer_log row"]),
+                "pgqueuer/adapters/persistence/qb.py:588 build_enqueue_query: the same statement also inserts a "
+                "pgqueuer_log row (and the table trigger sends a NOTIFY)"]),
     dict(system="pgqueuer", variant="throughput", durable=True,
          label="PgQueuer {pgqueuer} Queries.enqueue batch of {batch} (asyncpg)",
          settings=("Queries.enqueue(list of entrypoints, list of payloads, list of priorities): one statement "
@@ -187,7 +188,7 @@ ENQUEUE_ROWS = [
          notes=["async API (procrastinate is async-first); the sync task.defer() goes through the same SQL"]),
     dict(system="procrastinate", variant="throughput", durable=True,
          label="procrastinate {procrastinate} batch_defer_async of {batch}",
-         settings="await task.batch_defer_async(*[{{'index': i}} ...]): one call per batch of {batch} jobs",
+         settings="await task.batch_defer_async(*[{'index': i} ...]): one call per batch of {batch} jobs",
          notes=["p50_ms/p99_ms are per call, i.e. per batch of {batch} jobs; per_s counts jobs",
                 "p99 over count/{batch} calls only"]),
 ]
@@ -238,9 +239,11 @@ DISPATCH_ROWS = [
                    "fetch_job_polling_interval=5.0 s; job deferred with configure(schedule_at=T)"),
          worker=["procrastinate-worker", "defaults"], max_samples=10,
          notes=["procrastinate/worker.py:28-30 WORKER_CONCURRENCY=1, FETCH_JOB_POLLING_INTERVAL=5.0, "
-                "ABORT_JOB_POLLING_INTERVAL=5.0; worker.py:693-698 the loop waits for a NOTIFY, the stop event "
-                "or the polling interval",
-                "the insert NOTIFY arrives before the job is due, so a scheduled job is found by the next poll"]),
+                "ABORT_JOB_POLLING_INTERVAL=5.0; worker.py:695-699 the loop waits for a NOTIFY, the stop event "
+                "or a fresh asyncio.sleep(fetch_job_polling_interval)",
+                "the insert NOTIFY wakes the worker before the job is due; its fetch finds nothing due and the next "
+                "wait starts a new 5 s sleep, so the job starts ~5 s after it was deferred (latency ~ 5 s minus "
+                "the 0.2-0.5 s lead)"]),
     dict(system="procrastinate", variant="throughput",
          label="procrastinate {procrastinate} worker (fetch_job_polling_interval=0.1)",
          settings=("app.run_worker(fetch_job_polling_interval=0.1): the knob the docstring names for how often "
@@ -263,7 +266,9 @@ class Bench:
         self.vers = {p: ver(p) for p in PACKAGES}
 
     def fmt(self, s: str) -> str:
-        return s.format(batch=self.a.batch, **self.vers)
+        for k, v in {"batch": str(self.a.batch), **self.vers}.items():
+            s = s.replace("{" + k + "}", v)
+        return s
 
     def fresh_sqlite(self, name: str) -> str:
         d = os.path.join(self.a.work, "sqlite")
@@ -403,6 +408,9 @@ class Bench:
                           "defaults; process main thread blocked on an Event",
                  notes=["the scheduler thread waits on an Event until the next run time (2 h away)"]),
         ]
+        def names_file(system: str) -> str:
+            return os.path.join(self.a.work, f"idle-{system}-threads.json")
+
         state: dict[str, dict] = {}
         procs: list[subprocess.Popen] = []
         try:
@@ -411,7 +419,8 @@ class Bench:
                 hdb = self.fresh_sqlite("idle-huey")
                 self.ch.run("idle-huey-fill", ["huey-fill", "--db", hdb, "--jobs", str(jobs), "--ahead", "7200"],
                             timeout=120)
-                hp = self.ch.start("idle-huey-consumer", ["huey-consumer", "--db", hdb, "--"])
+                hp = self.ch.start("idle-huey-consumer", ["huey-consumer", "--db", hdb, "--thread-names",
+                                                          names_file("huey"), "--"])
                 procs.append(hp)
                 deadline = time.time() + 60
                 while True:
@@ -431,7 +440,8 @@ class Bench:
                 state["huey"] = {"error": str(e)}
             try:
                 ap = self.ch.start("idle-apscheduler", ["apscheduler-hold", "--db", self.fresh_sqlite("idle-aps"),
-                                                       "--jobs", str(jobs), "--ahead", "7200"],
+                                                       "--jobs", str(jobs), "--ahead", "7200",
+                                                       "--thread-names", names_file("apscheduler")],
                                    stdout=subprocess.PIPE)
                 procs.append(ap)
                 line = read_line(ap, 120)
@@ -466,6 +476,14 @@ class Bench:
                 if "error" in st:
                     raise RowError(st["error"])
                 r = samplers[spec["system"]].result(elapsed)
+                try:
+                    with open(names_file(spec["system"])) as f:
+                        names = json.load(f)
+                except (OSError, ValueError):
+                    names = {}
+                for t in r["threads"]:
+                    if t["pid"] == st["proc"].pid:
+                        t["name"] = names.get(str(t["tid"]), "?")
                 notes.append("measured concurrently with the other idle peer in one window (both idle, 2 cores); "
                              "CPU = utime+stime of every process of the tree from /proc/PID/stat; wakeups = "
                              "voluntary+nonvoluntary context switches of every thread (/proc/PID/task/*/status), "
@@ -563,6 +581,7 @@ def main(argv: list[str]) -> int:
     pg_version = None
     pg_error = None
     bench = None
+    crash = None
     interrupted = False
     started = dt.datetime.now(dt.timezone.utc)
     try:
@@ -588,6 +607,9 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print("[peers] interrupted; stopping workers", file=sys.stderr, flush=True)
+    except Exception as e:  # a bug here must still stop the workers and the cluster, and leave a JSON
+        traceback.print_exc()
+        crash = f"{type(e).__name__}: {e}"
     finally:
         children.kill_all()
         if own_pg:
@@ -605,13 +627,15 @@ def main(argv: list[str]) -> int:
            "python": platform.python_version(), "packages": bench.vers if bench else {},
            "machine": machine(), "postgres": pg_version or (f"unavailable: {pg_error}" if pg_error else None),
            "work": a.work, "interrupted": interrupted, "results": results}
+    if crash:
+        out["error"] = crash
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
     print(f"[peers] wrote {a.json}", file=sys.stderr)
     if interrupted:
         return 130
-    return 1 if any("error" in r for r in results) else 0
+    return 1 if crash or any("error" in r for r in results) else 0
 
 
 if __name__ == "__main__":

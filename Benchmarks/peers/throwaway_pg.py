@@ -143,9 +143,12 @@ def server_version(socket_dir: str, port: int = PORT) -> str:
 
 def main(argv: list[str]) -> int:
     usage = "usage: throwaway_pg.py start DIR | stop DIR | createdb DIR NAME"
-    if len(argv) < 2 or argv[0] in ("-h", "--help"):
-        print(usage, file=sys.stderr if len(argv) < 2 and not argv[:1] == ["--help"] else sys.stdout)
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage + "\n\n" + (__doc__ or "").strip())
+        return 0
+    if len(argv) < 2:
+        print(usage, file=sys.stderr)
+        return 2
     cmd, directory = argv[0], argv[1]
     try:
         if cmd == "start" and len(argv) == 2:

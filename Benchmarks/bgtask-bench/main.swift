@@ -193,6 +193,10 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         let report = BenchmarkReport(date: date, configuration: buildConfiguration, processors: processors, quick: quick, swiftVersion: swiftCompilerVersion(), machine: machine, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd, results: results)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // A figure that could not be measured is NaN (a life with no launch has no median
+        // staleness); JSON has no NaN, so it is written as the string "nan" rather than
+        // failing the whole report.
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         do {
             try encoder.encode(report).write(to: URL(fileURLWithPath: path))
             say("results written to \(path)")

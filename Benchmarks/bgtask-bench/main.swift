@@ -29,6 +29,14 @@ let usage = """
       --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
                       i, j, k, l, m, n, o, p, q, r: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
                       built beside bgtask-bench; the replica benchmarks o-q need PostgreSQL installed)
+    environment:
+      BGTASK_BENCH_POSTGRES_SOCKET=DIR
+                      the replica benchmarks o-q use the PostgreSQL server listening in DIR (a
+                      directory holding .s.PGSQL.5432; port 5432, user postgres, trust
+                      authentication) instead of starting a throwaway one: each creates a
+                      database of its own with a unique name there and drops it at the end;
+                      that server is never stopped, and its fsync setting is its own (our
+                      store and the raw baseline both commit with synchronous_commit on)
     """
 
 /// The benchmarks' letters, in the order they run.

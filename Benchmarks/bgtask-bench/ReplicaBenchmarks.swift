@@ -5,44 +5,121 @@ import PostgreSQLStore
 import SchedulerStore
 import Synchronization
 
-/// A throwaway PostgreSQL server for the replica benchmarks: `initdb` and `pg_ctl` from
-/// Debian's postgresql package in a scratch directory, on a Unix socket only, as the
-/// `postgres` user when the benchmark runs as root. `fsync` stays on (the default): the
-/// figures are of durable commits.
+/// The PostgreSQL server of the replica benchmarks: a throwaway one, `initdb` and
+/// `pg_ctl` from Debian's postgresql package in a scratch directory, on a Unix socket only,
+/// as the `postgres` user when the benchmark runs as root (`fsync` stays on, the default:
+/// the figures are of durable commits); or, when ``socketVariable`` names a directory, the
+/// server already listening there, so that other queues can be measured on the same one.
 final class BenchPostgreSQLServer {
-    let directory: String
-    let socketDirectory: String
+    /// The environment variable naming an existing server's socket directory.
+    static let socketVariable = "BGTASK_BENCH_POSTGRES_SOCKET"
 
-    init() throws {
-        let binaries = "/usr/lib/postgresql/15/bin"
-        guard FileManager.default.isExecutableFile(atPath: "\(binaries)/initdb") else {
-            throw BenchError("PostgreSQL 15 is not installed (apt-get install postgresql)")
+    /// The throwaway server's directory (data, logs, socket); `nil` for an existing server.
+    let directory: String?
+    let socketDirectory: String
+    /// What the benchmarks were measured on, for their notes: which server, and the
+    /// settings that decide what a commit costs.
+    private(set) var summary = ""
+
+    /// The databases created on an existing server, dropped by ``stop()``.
+    private var createdDatabases: [String] = []
+    /// The command that stops the throwaway server; `nil` for an existing one, which is
+    /// never stopped.
+    private let stopCommand: String?
+
+    /// Starts a throwaway server, or checks the one ``socketVariable`` names.
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        if let given = environment[Self.socketVariable] {
+            try Self.checkSocketDirectory(given)
+            directory = nil
+            socketDirectory = given
+            stopCommand = nil
+            summary = "the existing server at \(given) (\(Self.socketVariable))"
+        } else {
+            let binaries = "/usr/lib/postgresql/15/bin"
+            guard FileManager.default.isExecutableFile(atPath: "\(binaries)/initdb") else {
+                throw BenchError("PostgreSQL 15 is not installed (apt-get install postgresql), and \(Self.socketVariable) names no running server")
+            }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-bench-pg-\(UUID().uuidString)").path
+            self.directory = directory
+            socketDirectory = directory
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            let asServer = getuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
+            if getuid() == 0 { try Self.shell("chown postgres:postgres '\(directory)'") }
+            try Self.shell("\(asServer)\(binaries)/initdb -D '\(directory)/data' -A trust -U postgres > '\(directory)/initdb.log' 2>&1 < /dev/null")
+            try Self.shell("\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -l '\(directory)/server.log' -w -s -o \"-c listen_addresses='' -c unix_socket_directories='\(directory)' -c max_connections=100\" start > '\(directory)/pg_ctl.log' 2>&1 < /dev/null")
+            stopCommand = "\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -m immediate -w -s stop > /dev/null 2>&1 < /dev/null"
+            summary = "a throwaway server (initdb in \(directory))"
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-bench-pg-\(UUID().uuidString)").path
-        socketDirectory = directory
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        let asServer = getuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
-        if getuid() == 0 { try Self.shell("chown postgres:postgres '\(directory)'") }
-        try Self.shell("\(asServer)\(binaries)/initdb -D '\(directory)/data' -A trust -U postgres > '\(directory)/initdb.log' 2>&1 < /dev/null")
-        try Self.shell("\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -l '\(directory)/server.log' -w -s -o \"-c listen_addresses='' -c unix_socket_directories='\(directory)' -c max_connections=100\" start > '\(directory)/pg_ctl.log' 2>&1 < /dev/null")
-        self.stopCommand = "\(asServer)\(binaries)/pg_ctl -D '\(directory)/data' -m immediate -w -s stop > /dev/null 2>&1 < /dev/null"
+        do {
+            let connection = try RawConnection(address: address())
+            let settings = try ["server_version", "fsync", "synchronous_commit"].map { "\($0)=\(try connection.single("SHOW \($0)"))" }
+            summary += ", " + settings.joined(separator: ", ")
+        } catch {
+            stop()
+            throw error
+        }
+        say("  PostgreSQL: \(summary)")
     }
 
-    private let stopCommand: String
+    /// Checks that `path`, the value of ``socketVariable``, is a directory holding the
+    /// socket of a server on port 5432.
+    static func checkSocketDirectory(_ path: String) throws {
+        let named = "\(socketVariable)=\(path)"
+        guard path.hasPrefix("/") else {
+            throw BenchError("\(named): not an absolute path (libpq reads a relative one as a host name)")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw BenchError("\(named): no such directory")
+        }
+        guard isDirectory.boolValue else { throw BenchError("\(named): not a directory") }
+        let socket = "\(path)/.s.PGSQL.5432"
+        var status = stat()
+        guard lstat(socket, &status) == 0 else {
+            throw BenchError("\(named): the directory holds no \(socket) (\(String(cString: strerror(errno)))); is a server listening there on port 5432?")
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw BenchError("\(named): \(socket) is not a socket")
+        }
+    }
 
     /// The key/value address of `database`.
     func address(_ database: String = "postgres") -> String { "host=\(socketDirectory) port=5432 dbname=\(database) user=postgres" }
 
-    /// Creates a database and returns its address.
+    /// Creates a database and returns its address. On an existing server its name gets
+    /// this process's id and a random suffix, so runs side by side (and databases a killed
+    /// run left) never collide.
     func createDatabase(_ name: String) throws -> String {
+        let database = directory == nil ? "\(name)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))" : name
         let connection = try RawConnection(address: address())
-        try connection.exec("CREATE DATABASE \(name)")
-        return address(name)
+        try connection.exec("CREATE DATABASE \(database)")
+        if directory == nil {
+            createdDatabases.append(database)
+            say("  database \(database) created there (dropped at the end)")
+        }
+        return address(database)
     }
 
+    /// Stops a throwaway server and removes its directory; on an existing server, drops the
+    /// databases this benchmark created (forcing off connections a replica still holds).
     func stop() {
-        try? Self.shell(stopCommand)
-        try? FileManager.default.removeItem(atPath: directory)
+        if let stopCommand {
+            try? Self.shell(stopCommand)
+        }
+        if let directory {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        guard !createdDatabases.isEmpty else { return }
+        do {
+            let connection = try RawConnection(address: address())
+            for database in createdDatabases {
+                try connection.exec("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+            }
+            createdDatabases.removeAll()
+        } catch {
+            FileHandle.standardError.write(Data("bgtask-bench: could not drop the databases \(createdDatabases.joined(separator: ", ")) on \(socketDirectory): \(error)\n".utf8))
+        }
     }
 
     /// Runs `command` with /bin/sh and waits for it (`system`: a plain waitpid, unlike
@@ -65,10 +142,16 @@ final class RawConnection: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(address: String) throws {
-        guard let handle = PQconnectdb(address), PQstatus(handle) == CONNECTION_OK else {
-            throw BenchError("cannot connect to \(address)")
+        guard let handle = PQconnectdb(address) else { throw BenchError("cannot connect to \(address): libpq is out of memory") }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(handle)
+            throw BenchError("cannot connect to \(address): \(message)")
         }
         self.handle = handle
+        // The store sets this on each of its sessions; the baseline commits as durably
+        // whatever the server's default (an existing server may have it off).
+        try exec("SET synchronous_commit = on")
     }
 
     deinit { PQfinish(handle) }
@@ -80,6 +163,16 @@ final class RawConnection: @unchecked Sendable {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw BenchError("\(sql): \(String(cString: PQresultErrorMessage(result)))")
         }
+    }
+
+    /// The first column of the first row `sql` returns, as text.
+    func single(_ sql: String) throws -> String {
+        guard let result = PQexec(handle, sql) else { throw BenchError("\(sql): no result") }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK, PQntuples(result) >= 1, PQnfields(result) >= 1, let value = PQgetvalue(result, 0, 0) else {
+            throw BenchError("\(sql): \(String(cString: PQresultErrorMessage(result)))")
+        }
+        return String(cString: value)
     }
 
     /// One single-row insert, its own transaction (autocommit), with parameters.
@@ -277,11 +370,15 @@ enum ReplicaBenchmarks {
             metrics: [
                 "ratio": ratio, "ours_per_s": oursRate, "raw_per_s": theirsRate, "ours_p50_us": oursDistribution.median, "ours_p99_us": oursDistribution.percentile(99),
                 "raw_p50_us": theirsDistribution.median, "raw_p99_us": theirsDistribution.percentile(99),
+                // One submitter's figures again under the names benchmark a and the comparison
+                // with other queues use (latencies in milliseconds).
+                "submit_per_s": oursRate, "submit_p50_ms": oursDistribution.median / 1_000, "submit_p99_ms": oursDistribution.percentile(99) / 1_000,
+                "raw_p50_ms": theirsDistribution.median / 1_000, "raw_p99_ms": theirsDistribution.percentile(99) / 1_000,
                 "threads16_ours_per_s": threadsOursRate, "threads16_raw_per_s": threadsTheirsRate, "threads16_ratio": threadsRatio,
                 "concurrent16_ours_per_s": concurrentOursRate, "concurrent16_raw_per_s": concurrentTheirsRate, "concurrent16_ratio": concurrentRatio,
                 "concurrent16_all_heard_s": heardAfter,
             ],
-            notes: ["the same server (fsync on, synchronous_commit on), alternating blocks; 16 submitters: 16 threads of one replica (its submits share commits) against 16 raw connections; 16 replicas at once (shown, not in the verdict): 16 replicas in one process, each its own connection and listener, against 16 raw connections, each block of ours heard by every replica before the raw one starts (docs/replicas.md, \"Figures\"); the pass needs the one-submitter and 16-submitter ratios >= 0.5"])
+            notes: ["the same server, alternating blocks; 16 submitters: 16 threads of one replica (its submits share commits) against 16 raw connections; 16 replicas at once (shown, not in the verdict): 16 replicas in one process, each its own connection and listener, against 16 raw connections, each block of ours heard by every replica before the raw one starts (docs/replicas.md, \"Figures\"); the pass needs the one-submitter and 16-submitter ratios >= 0.5", "server: \(server.summary)"])
     }
 
     /// Runs `body(worker)` on `count` threads at once; the seconds from the start to the
@@ -337,7 +434,7 @@ enum ReplicaBenchmarks {
             name: "replica-latency", title: "submit on replica A -> handler start on replica B",
             target: "p50 <= 5, p99 <= 20 ms", value: distribution.median, unit: "ms", pass: pass,
             metrics: ["p50_ms": distribution.median, "p99_ms": distribution.percentile(99), "max_ms": distribution.max],
-            notes: ["A's manual launch switch is on, so only B launches; B learns of the request through LISTEN/NOTIFY, reads it, claims it (one commit) and starts the handler"])
+            notes: ["A's manual launch switch is on, so only B launches; B learns of the request through LISTEN/NOTIFY, reads it, claims it (one commit) and starts the handler", "server: \(server.summary)"])
     }
 
     /// (q) Three replicas competing over `count` due requests: claims per second, and how
@@ -385,6 +482,6 @@ enum ReplicaBenchmarks {
             name: "replica-claims", title: "claims per second, three replicas competing over \(count) due requests",
             target: "0 double launches", value: Double(doubles), unit: "double launches", pass: doubles == 0 && counts.count == count,
             metrics: ["claims_per_s": rate, "seconds": elapsed, "launched": Double(counts.count), "double_launches": Double(doubles)],
-            notes: ["each claim is one transaction (delete the pending row if it is still the submission, insert the run with a lease), each end another; the start-up of the three replicas (loading the queue) is in the time"])
+            notes: ["each claim is one transaction (delete the pending row if it is still the submission, insert the run with a lease), each end another; the start-up of the three replicas (loading the queue) is in the time", "server: \(server.summary)"])
     }
 }

@@ -27,12 +27,20 @@ let usage = """
       --quick         a reduced run (fewer iterations; numbers are noisier)
       --json FILE     also write the results as JSON to FILE
       --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
-                      i, j, k, l, m, n, o, p, q: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
+                      i, j, k, l, m, n, o, p, q, r: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
                       built beside bgtask-bench; the replica benchmarks o-q need PostgreSQL installed)
+    environment:
+      BGTASK_BENCH_POSTGRES_SOCKET=DIR
+                      the replica benchmarks o-q use the PostgreSQL server listening in DIR (a
+                      directory holding .s.PGSQL.5432; port 5432, user postgres, trust
+                      authentication) instead of starting a throwaway one: each creates a
+                      database of its own with a unique name there and drops it at the end;
+                      that server is never stopped, and its fsync setting is its own (our
+                      store and the raw baseline both commit with synchronous_commit on)
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -165,6 +173,9 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         ("q", "q. Replicas: three replicas competing over due requests", {
             try ReplicaBenchmarks.competingClaims(count: quick ? 10_000 : 100_000)
         }),
+        ("r", "r. Scale: choosing the next run with 1,000 to 1,000,000 pending requests, and the engine's memory", {
+            try ScaleBenchmark.run(sizes: quick ? Array(ScaleBenchmark.fullSizes.prefix(3)) : ScaleBenchmark.fullSizes, decisions: quick ? 1_000 : 5_000, warmup: quick ? 50 : 200)
+        }),
     ]
     var failed = false
     for (letter, title, body) in benchmarks where options.only.isEmpty || options.only.contains(letter) {
@@ -206,6 +217,12 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         }
     }
     return failed ? 1 : 0
+}
+
+// Benchmark r runs each size in a child: bgtask-bench itself with the hidden
+// `--scale-child PENDING DECISIONS WARMUP` first, which prints one JSON line and exits.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == ScaleBenchmark.childFlag {
+    exit(ScaleBenchmark.childMain(Array(CommandLine.arguments.dropFirst(2))))
 }
 
 switch parseBenchArguments(Array(CommandLine.arguments.dropFirst())) {

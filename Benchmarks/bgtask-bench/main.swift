@@ -29,10 +29,11 @@ let usage = """
       --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
                       i, j, k, l, m, n, o, p, q: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
                       built beside bgtask-bench; the replica benchmarks o-q need PostgreSQL installed)
+                      s (an idle embedded app) needs bgtask-bench-app; t (termination) bgtaskd too
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "s", "t"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -164,6 +165,12 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         }),
         ("q", "q. Replicas: three replicas competing over due requests", {
             try ReplicaBenchmarks.competingClaims(count: quick ? 10_000 : 100_000)
+        }),
+        ("s", "s. Embedded app (no daemon): idle cost with 1,000 pending requests none due within the hour", {
+            try EmbeddedIdleBenchmark.run(seconds: quick ? 10 : 60, pending: 1000)
+        }),
+        ("t", "t. bgtaskd: termination punctuality, deadline + grace -> SIGTERM in the app", {
+            try DaemonBenchmarks.termination(apps: quick ? 2 : 4, rounds: quick ? 2 : 5)
         }),
     ]
     var failed = false

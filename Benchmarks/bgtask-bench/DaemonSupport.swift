@@ -39,12 +39,14 @@ struct DaemonExecutables {
     let daemon: String
     let app: String
 
-    static func locate() throws -> DaemonExecutables {
+    /// Both executables' paths; each must exist, except `bgtaskd` when `needsDaemon` is
+    /// false (the embedded app's benchmark, s, starts the app alone).
+    static func locate(needsDaemon: Bool = true) throws -> DaemonExecutables {
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let directory = URL(fileURLWithPath: own).deletingLastPathComponent()
         let daemon = directory.appendingPathComponent("bgtaskd").path
         let app = directory.appendingPathComponent("bgtask-bench-app").path
-        for path in [daemon, app] where !FileManager.default.isExecutableFile(atPath: path) {
+        for path in (needsDaemon ? [daemon, app] : [app]) where !FileManager.default.isExecutableFile(atPath: path) {
             throw DaemonBenchError("\(path) is missing: build it beside bgtask-bench first (swift build -c release --product bgtaskd; swift build -c release --product bgtask-bench-app)")
         }
         return DaemonExecutables(daemon: daemon, app: app)
@@ -272,11 +274,14 @@ final class DaemonChild {
     }
 }
 
-/// The lines of a bench app record file: `main ID NANOS`, `start ID NANOS`, `expired ID NANOS`, `error ...`.
+/// The lines of a bench app record file: `main ID NANOS`, `start ID NANOS`, `expired ID NANOS`,
+/// `sigterm ID NANOS`, `error ...`.
 struct AppRecord {
     var mains: [String: [Int64]] = [:]
     var starts: [String: [Int64]] = [:]
     var expirations: [String: [Int64]] = [:]
+    /// When the app's SIGTERM arrived (its signal thread's sigwait returned), once per process.
+    var sigterms: [String: [Int64]] = [:]
     var errors: [String] = []
 
     init(path: String) {
@@ -289,6 +294,7 @@ struct AppRecord {
             case "main": mains[String(fields[1]), default: []].append(instant)
             case "start": starts[String(fields[1]), default: []].append(instant)
             case "expired": expirations[String(fields[1]), default: []].append(instant)
+            case "sigterm": sigterms[String(fields[1]), default: []].append(instant)
             default: continue
             }
         }

@@ -27,8 +27,9 @@ let usage = """
       --quick         a reduced run (fewer iterations; numbers are noisier)
       --json FILE     also write the results as JSON to FILE
       --only LETTERS  run only these benchmarks, comma-separated (a, b, c, c', d, e, f, g, h,
-                      i, j, k, l, m, n, o, p, q, r: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
+                      i, j, k, l, m, n, o, p, q, r, s, t: the bgtaskd benchmarks i-n need bgtaskd and bgtask-bench-app
                       built beside bgtask-bench; the replica benchmarks o-q need PostgreSQL installed)
+                      s (an idle embedded app) needs bgtask-bench-app; t (termination) bgtaskd too
     environment:
       BGTASK_BENCH_POSTGRES_SOCKET=DIR
                       the replica benchmarks o-q use the PostgreSQL server listening in DIR (a
@@ -40,7 +41,7 @@ let usage = """
     """
 
 /// The benchmarks' letters, in the order they run.
-let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r"]
+let benchmarkLetters = ["a", "b", "d", "c", "c'", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t"]
 
 /// Parses the arguments (without the program name).
 func parseBenchArguments(_ arguments: [String]) -> BenchCommand {
@@ -175,6 +176,12 @@ func runAll(_ options: BenchOptions) async -> Int32 {
         }),
         ("r", "r. Scale: choosing the next run with 1,000 to 1,000,000 pending requests, and the engine's memory", {
             try ScaleBenchmark.run(sizes: quick ? Array(ScaleBenchmark.fullSizes.prefix(3)) : ScaleBenchmark.fullSizes, decisions: quick ? 1_000 : 5_000, warmup: quick ? 50 : 200)
+        }),
+        ("s", "s. Embedded app (no daemon): idle cost with 1,000 pending requests none due within the hour", {
+            try EmbeddedIdleBenchmark.run(seconds: quick ? 10 : 60, pending: 1000)
+        }),
+        ("t", "t. bgtaskd: termination punctuality, deadline + grace -> SIGTERM in the app", {
+            try DaemonBenchmarks.termination(apps: quick ? 2 : 4, rounds: quick ? 2 : 5)
         }),
     ]
     var failed = false

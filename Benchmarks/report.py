@@ -156,6 +156,18 @@ def paired_ratios(numerators, denominators):
     return ratios
 
 
+def ratio_cell(numerators, denominators):
+    """A ratio cell: round by round where both were measured in the same rounds; else the
+    ratio of the two medians, marked as such (measured in different parts of the run)."""
+    ratios = paired_ratios(numerators, denominators)
+    if ratios:
+        return cell(ratios)
+    a, b = summary(numerators.values()), summary(denominators.values())
+    if a and b and b[0]:
+        return fmt(a[0] / b[0]) + " (medians, apart)"
+    return "n/a"
+
+
 def ms_from_us(values):
     return [None if finite(v) is None else finite(v) / 1000 for v in values]
 
@@ -203,7 +215,7 @@ def combine(run):
         single = run.metric_by_part("daemon-concurrent-submits", "single_per_s")
         rows.append(["**ours, through bgtaskd**: one app's `submit`, acknowledged once durable", "yes",
                      cell(single.values()), cell(run.metric("daemon-concurrent-submits", "single_p50_ms")),
-                     cell(run.metric("daemon-concurrent-submits", "single_p99_ms")), cell(paired_ratios(single, raw_sqlite))])
+                     cell(run.metric("daemon-concurrent-submits", "single_p99_ms")), ratio_cell(single, raw_sqlite)])
     if run.ours("replica-durable-submit"):
         rows.append(["raw libpq: one INSERT per transaction, synchronous_commit on (the limit)", "yes",
                      cell(raw_pq.values()), cell(ms_from_us(run.metric("replica-durable-submit", "raw_p50_us"))),
@@ -223,7 +235,6 @@ def combine(run):
         limit = raw_pq if on_postgres else raw_sqlite
         ours = o_parts if on_postgres else a_parts
         per_part = {part: row.get("per_s") for part, row in found if not row.get("error")}
-        versus = paired_ratios(ours, per_part)
         batch = found[0][1].get("batch")
         # The verdict compares like with like: a durable enqueue of one job per call (huey's
         # defaults and fsync=True, which are the same pragmas; every other peer's defaults).
@@ -233,7 +244,7 @@ def combine(run):
         rows.append([label + (f" (error: {errors[0]})" if errors else ""), "yes" if found[0][1].get("durable") else "**no**",
                      cell(per_part.values()), cell([row.get("p50_ms") for _, row in found]) + (f" per {batch}" if batch else ""),
                      cell([row.get("p99_ms") for _, row in found]) + (f" per {batch}" if batch else ""),
-                     cell(paired_ratios(per_part, limit)) + f"; ours/this {cell(versus)}"])
+                     ratio_cell(per_part, limit) + f"; ours/this {ratio_cell(ours, per_part)}"])
     if rows:
         sections.append({
             "id": "enqueue", "title": "Durable enqueue, one caller",
@@ -409,7 +420,7 @@ def verdict(target):
 def header(results):
     machine = results.get("machine", "unknown machine")
     return (f"Measured {results.get('date', '?')} on commit {results.get('commit', '?')}, {machine}; "
-            f"{results.get('rounds', 0)} rounds; `{results.get('command', 'Benchmarks/compare.sh')}` "
+            f"{results.get('rounds', 0)} round{'' if results.get('rounds') == 1 else 's'}; `{results.get('command', 'Benchmarks/compare.sh')}` "
             f"took {fmt(finite(results.get('seconds')) and finite(results.get('seconds')) / 60, 2)} min.")
 
 

@@ -135,7 +135,8 @@ say "once: bgtask-bench b, r, d, e, f, g, h, i, j, k, t, l, s, m, n, p"
 # 6. The report.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- Sources Benchmarks Package.swift 2>/dev/null || commit="$commit+changes"
-command="Benchmarks/compare.sh${quick:+ --quick}$( ((rounds != 3)) && echo " --rounds $rounds")"
+command="Benchmarks/compare.sh${quick:+ --quick}"
+if ((rounds != 3)); then command="$command --rounds $rounds"; fi
 python3 Benchmarks/report.py combine "$work" --out "$out" --commit "$commit" --command "$command" --seconds "$(( $(date +%s) - started ))"
 if [[ -z "$out_given" ]]; then
   python3 Benchmarks/report.py update "$out/results.json" README.md BENCHMARKS.md

@@ -175,13 +175,26 @@ final class RawConnection: @unchecked Sendable {
         return String(cString: value)
     }
 
-    /// One single-row insert, its own transaction (autocommit), with parameters.
+    /// Whether the insert is prepared on this connection.
+    private var insertPrepared = false
+
+    /// One single-row insert, its own transaction (autocommit), with parameters; prepared
+    /// once per connection (`PQprepare`), as the store prepares its upsert, so the
+    /// baseline pays no parsing or planning that ours does not.
     func insert(_ id: Int, payload: String) throws {
+        if !insertPrepared {
+            guard let prepared = PQprepare(handle, "raw_insert", "INSERT INTO raw_requests (id, payload, submitted_at) VALUES ($1, $2, 1.5)", 2, nil) else {
+                throw BenchError("prepare: no result")
+            }
+            defer { PQclear(prepared) }
+            guard PQresultStatus(prepared) == PGRES_COMMAND_OK else { throw BenchError("prepare: \(String(cString: PQresultErrorMessage(prepared)))") }
+            insertPrepared = true
+        }
         let values = [String(id), payload]
         let pointers = values.map { strdup($0) }
         defer { pointers.forEach { free($0) } }
         let result = pointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { buffer in
-            PQexecParams(handle, "INSERT INTO raw_requests (id, payload, submitted_at) VALUES ($1, $2, 1.5)", 2, nil, buffer.baseAddress, nil, nil, 0)
+            PQexecPrepared(handle, "raw_insert", 2, buffer.baseAddress, nil, nil, 0)
         }
         guard let result else { throw BenchError("insert: no result") }
         defer { PQclear(result) }

@@ -211,6 +211,8 @@ final class PostgreSQLConnection {
     /// and sets the session up again. Returns whether the connection works.
     func reset() -> Bool {
         PQreset(handle)
+        // A new session has none of the old one's prepared statements.
+        preparedStatements = [:]
         guard PQstatus(handle) == CONNECTION_OK else { return false }
         clibpq_silence_notices(handle)
         do {
@@ -244,10 +246,22 @@ final class PostgreSQLConnection {
     ///   set), ``StoreError/Code/server`` with the SQLSTATE and the server's text when the
     ///   server refused the statement, ``StoreError/Code/invalidData`` for a text value
     ///   with a NUL byte (PostgreSQL's text cannot hold one, and libpq would cut it there).
+    ///
+    /// With `prepared`, the statement is parsed and planned once per connection
+    /// (`PQprepare`, then `PQexecPrepared`): for the statements a replica runs for every
+    /// submit, parsing and planning the upsert again each time cost about as much as the
+    /// trigger that follows it. At most ``preparedLimit`` statements are kept per connection;
+    /// past that a statement runs unprepared, so statements built per call cannot grow the
+    /// server's memory.
     @discardableResult
-    func execute(_ sql: String, _ values: [PostgreSQLValue] = [], commits: Bool = false) throws(StoreError) -> PostgreSQLResult {
+    func execute(_ sql: String, _ values: [PostgreSQLValue] = [], commits: Bool = false, prepared: Bool = false) throws(StoreError) -> PostgreSQLResult {
+        let name = prepared ? try preparedName(for: sql, parameters: values.count) : nil
         let result = try withParameters(values) { count, valuePointers, lengths, formats in
-            PQexecParams(handle, sql, count, nil, valuePointers, lengths, formats, 0)
+            if let name {
+                PQexecPrepared(handle, name, count, valuePointers, lengths, formats, 0)
+            } else {
+                PQexecParams(handle, sql, count, nil, valuePointers, lengths, formats, 0)
+            }
         }
         guard let result else {
             // No result at all: out of memory, or the connection is gone.
@@ -261,6 +275,33 @@ final class PostgreSQLConnection {
             throw failure(of: result, commits: commits)
         }
         return PostgreSQLResult(handle: result)
+    }
+
+    /// The statements prepared on this connection, by SQL text: the server's names for them.
+    /// A new connection (after the server went away) starts with none, as the server does.
+    private var preparedStatements: [String: String] = [:]
+
+    /// The most statements one connection keeps prepared.
+    static let preparedLimit = 32
+
+    /// The name `sql` is prepared under on this connection, preparing it first if needed;
+    /// nil when ``preparedLimit`` statements are prepared already (it then runs unprepared).
+    /// - Throws: as ``execute(_:_:commits:prepared:)`` when the server refuses to prepare it
+    ///   (a syntax error, a missing table) or the connection broke.
+    private func preparedName(for sql: String, parameters: Int) throws(StoreError) -> String? {
+        if let name = preparedStatements[sql] { return name }
+        guard preparedStatements.count < Self.preparedLimit, let count = Int32(exactly: parameters) else { return nil }
+        let name = "bgtask_statement_\(preparedStatements.count + 1)"
+        guard let result = PQprepare(handle, name, sql, count, nil) else {
+            lost = true
+            throw unavailableNow("the statement could not be prepared")
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw failure(of: result, commits: false)
+        }
+        preparedStatements[sql] = name
+        return name
     }
 
     /// Calls `body` with libpq's parameter arrays for `values` (count, values, lengths,

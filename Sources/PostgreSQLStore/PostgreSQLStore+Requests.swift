@@ -31,7 +31,7 @@ extension PostgreSQLStore {
     ///   byte in a name, a date that is not finite); nothing is written then.
     public func upsertRequest(_ request: PendingRequest) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
-            _ = try connection.execute(Self.upsertSQL, PostgreSQLColumns.requestValues(of: request), commits: true)
+            _ = try connection.execute(Self.upsertSQL, PostgreSQLColumns.requestValues(of: request), commits: true, prepared: true)
         }
     }
 
@@ -48,7 +48,9 @@ extension PostgreSQLStore {
             for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
             let chunks = stride(from: 0, to: rows.count, by: Self.rowsPerUpsert).map { rows[$0..<min($0 + Self.rowsPerUpsert, rows.count)] }
             if chunks.count == 1 {
-                _ = try connection.execute(Self.upsertSQL(rows: rows.count), rows.flatMap { $0 }, commits: true)
+                // Group commits of up to 16 requests (threads of one replica submitting at
+                // once) run prepared too; larger ones are rare and their statements vary.
+                _ = try connection.execute(Self.upsertSQL(rows: rows.count), rows.flatMap { $0 }, commits: true, prepared: rows.count <= 16)
                 return
             }
             try connection.transaction { () throws(StoreError) in

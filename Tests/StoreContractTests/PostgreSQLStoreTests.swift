@@ -289,6 +289,13 @@ extension PostgreSQLServerTests {
             try server.stop()
             try server.start()
             #expect(try store.pendingRequests().count == 2)
+            // The submit's statement was prepared in a session that is gone: it is prepared
+            // again in the new one, not run by a name the server no longer knows.
+            try server.stop()
+            try server.start()
+            try store.upsertRequest(Sample.request("after-second-restart"))
+            try store.upsertRequests([Sample.request("batch-1"), Sample.request("batch-2")])
+            #expect(try store.pendingRequests().count == 5)
         }
 
         @Test("a connection lost while a write commits says the outcome is unknown; one lost inside a transaction writes nothing; both reconnect")

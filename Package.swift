@@ -98,6 +98,13 @@ let package = Package(
             dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport"],
             path: "Tests/OwnershipProbe"
         ),
+        // An embedded app that runs one task of each ordinary handler kind and then idles,
+        // for the test that it then takes no wakeups (IdleWakeupTests).
+        .executableTarget(
+            name: "bgtask-idle-probe",
+            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport"],
+            path: "Tests/IdleProbe"
+        ),
         // An app for the daemon's end-to-end tests: installed with bgtaskd, launched by it,
         // its handlers' behaviour chosen by its launch arguments (complete, hang, crash...).
         .executableTarget(
@@ -171,7 +178,7 @@ let package = Package(
             name: "BackgroundTasksTests",
             dependencies: [
                 "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
-                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask", "ios-shaped-app",
+                "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask-idle-probe", "bgtask", "ios-shaped-app",
             ]
         ),
     ],

@@ -46,8 +46,8 @@ extension AppContext {
     static let isolatedCallStallWarning: TimeInterval = 5
 
     /// Calls `call` as app work: on its actor when it is isolated, else synchronously on
-    /// `queue`; `then` runs after it returned (on the same executor). `what` names the
-    /// closure in the diagnostic given when its actor does not run it within
+    /// `queue`; `then` runs after it returned (on the actor, or on `queue`). `what` names
+    /// the closure in the diagnostic given when its actor does not run it within
     /// ``isolatedCallStallWarning``.
     func invoke(_ call: some AppCall, otherwiseOn queue: DispatchQueue, what: String, then: (@Sendable () -> Void)? = nil) {
         guard let isolation = call.isolation else {
@@ -61,38 +61,92 @@ extension AppContext {
             }
             return
         }
-        let box = StartedFlag()
         driver.runAppWork {
-            self.driver.activity.enter()
-            Task.immediate {
-                await AppContext.$current.withValue(self) {
-                    await AppContext.run(on: isolation, call, started: box, clock: self.driver.clock)
-                }
-                then?()
-                self.driver.activity.leave()
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + AppContext.isolatedCallStallWarning) { [weak self] in
-                guard let self, !box.flag.load(ordering: .acquiring) else { return }
+            // Armed before the task starts: on the actor's own thread the call may run to
+            // its end inside `immediate`, and it cancels the check when it starts.
+            let stall = IsolatedCallStall(queue: AppContext.stallCheckQueue) { [weak self] in
+                guard let self else { return }
                 let actor = (isolation as AnyObject) === MainActor.shared ? "the main actor" : "actor \(type(of: isolation))"
                 let hint = (isolation as AnyObject) === MainActor.shared
                     ? "the main queue is not being drained: end main with dispatchMain() or RunLoop.main.run() (or await something in an async main), or make the closure nonisolated"
                     : "that actor is busy"
                 self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(DurationText.spoken(AppContext.isolatedCallStallWarning)): \(hint)")
             }
+            self.driver.activity.enter()
+            // The task's own code is nonisolated: without an executor preference, once the
+            // call returns from the actor the task would resume on Swift concurrency's
+            // global executor (swift_task_switch -> swift_task_enqueueGlobal), a global
+            // non-overcommit queue whose first block starts libdispatch's worker-pool
+            // monitor, a 1 s timer for the rest of the process's life (docs/daemon.md,
+            // "Idle cost"). So `then` and `leave` run on the actor, inside `run`, and the
+            // task prefers a serial queue of ours for whatever nonisolated code remains
+            // (the return from `run`). `immediate` still starts on this thread at once, so
+            // the hop to the actor is enqueued in the order of the calls.
+            Task.immediate(executorPreference: AppContext.continuationExecutor) {
+                await AppContext.$current.withValue(self) {
+                    await AppContext.run(on: isolation, call, stall: stall, clock: self.driver.clock) {
+                        then?()
+                        self.driver.activity.leave()
+                    }
+                }
+            }
         }
     }
 
-    /// Runs `call` on `actor` (its own isolation, so calling it does not hop).
-    private static func run(on actor: isolated any Actor, _ call: some AppCall, started: StartedFlag, clock: any DriverClock) async {
-        started.flag.store(true, ordering: .releasing)
+    /// Where an isolated call's task runs its nonisolated code (see ``invoke(_:otherwiseOn:what:then:)``).
+    static let continuationExecutor = SerialQueueTaskExecutor(label: "bgtask.isolated-call-continuations")
+
+    /// Where the stall diagnostic's timer fires: serial, never a global queue (docs/daemon.md, "Idle cost").
+    static let stallCheckQueue = DispatchQueue(label: "bgtask.isolated-call-stall")
+
+    /// Runs `call` on `actor` (its own isolation, so calling it does not hop), then `then`, there.
+    private static func run(on actor: isolated any Actor, _ call: some AppCall, stall: IsolatedCallStall, clock: any DriverClock, then: @Sendable () -> Void) async {
+        stall.started()
         // The app's code starts now, on its actor: dates it computes from the wall clock are
         // measured from here (the simulator's exact virtual dates), not from before the hop.
         clock.appWorkStarted()
         await call.call()
+        then()
     }
 }
 
-/// Whether an isolated call started (read by the stall diagnostic).
-final class StartedFlag: Sendable {
-    let flag = Atomic<Bool>(false)
+/// The stall diagnostic of an isolated call: a one-shot timer on a serial queue, cancelled
+/// when the call starts (a cancelled timer leaves nothing to wake the process later).
+final class IsolatedCallStall: @unchecked Sendable {
+    // @unchecked: DispatchSourceTimer is thread-safe, just not annotated Sendable; `flag`
+    // is atomic.
+    private let flag = Atomic<Bool>(false)
+    private let timer: any DispatchSourceTimer
+
+    init(queue: DispatchQueue, _ report: @escaping @Sendable () -> Void) {
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + AppContext.isolatedCallStallWarning)
+        timer.setEventHandler { [weak self] in
+            guard let self, !self.flag.load(ordering: .acquiring) else { return }
+            report()
+        }
+        timer.activate()
+    }
+
+    /// The call started: the diagnostic is not needed.
+    func started() {
+        flag.store(true, ordering: .releasing)
+        timer.cancel()
+    }
+}
+
+/// A task executor that runs its jobs on a serial Dispatch queue of the runtime's (the
+/// overcommit pool), so that the nonisolated code of a task that prefers it never reaches
+/// Swift concurrency's global executor (docs/daemon.md, "Idle cost").
+final class SerialQueueTaskExecutor: TaskExecutor {
+    let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
 }

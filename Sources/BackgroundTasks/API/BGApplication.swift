@@ -457,7 +457,10 @@ extension ProcessInfo {
             return
         }
         identifier.withLock { $0 = assertion }
-        context.dispatch(on: DispatchQueue.global()) {
+        // A serial queue of its own per call (concurrent with other calls' blocks, as on a
+        // global queue), never `DispatchQueue.global()`, whose first block starts
+        // libdispatch's worker-pool monitor (docs/daemon.md, "Idle cost").
+        context.dispatch(on: DispatchQueue(label: "bgtask.expiring-activity")) {
             block(false)
             application.endBackgroundTask(identifier.withLock { $0 })
         }

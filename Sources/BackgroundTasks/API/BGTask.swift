@@ -50,8 +50,14 @@ open class BGTask: NSObject, @unchecked Sendable {
         self.kind = record.request.kind
         self.remoteNotificationPayload = record.request.remoteNotificationPayload
         self.context = context
-        self.expirationQueue = DispatchQueue(label: "bgtask.expiration.\(record.identifier).\(record.id)", target: .global(qos: .userInitiated))
-        context.bind(expirationQueue)
+        // Serial with a QoS, not targeting `.global(qos:)` (that is the non-overcommit pool),
+        // and not bound to the app's context with `setSpecific`: the queue is released with
+        // the run, and libdispatch frees a released queue's specific values with a block on
+        // a global queue. Either would start libdispatch's worker-pool monitor, a wakeup a
+        // second for the rest of the process's life (docs/daemon.md, "Idle cost"). Nothing
+        // needs the binding: everything the queue runs is app work started by
+        // `AppContext.dispatch(on:)`, with the context current (a task-local).
+        self.expirationQueue = DispatchQueue(label: "bgtask.expiration.\(record.identifier).\(record.id)", qos: .userInitiated)
     }
 
     static func make(for record: RunRecord, context: AppContext) -> BGTask {

@@ -130,14 +130,23 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// replacing an earlier one: it is not the app's registration, so the launch window
     /// and duplicate rules do not apply.
     func registerInternally(forTaskWithIdentifier identifier: String, launchHandler: @escaping @Sendable (BGTask) -> Void) {
-        let registration = Registration(identifier: identifier, handler: .closure(queue: Self.defaultQueue(for: identifier), body: launchHandler))
-        state.withLock { $0.registrations[identifier] = registration }
+        state.withLock { state in
+            // A replacement keeps the queue: a queue that ran a handler carries the app's
+            // context (`setSpecific`), and releasing such a queue has libdispatch free the
+            // value with a block on a global queue (docs/daemon.md, "Idle cost").
+            var queue = Self.defaultQueue(for: identifier)
+            if case .closure(let existing, _)? = state.registrations[identifier]?.handler { queue = existing }
+            state.registrations[identifier] = Registration(identifier: identifier, handler: .closure(queue: queue, body: launchHandler))
+        }
     }
 
     /// The "default background queue" of a registration made with `using: nil`: serial, and
-    /// one per identifier (two identifiers' handlers never wait for each other).
+    /// one per identifier (two identifiers' handlers never wait for each other). Given a QoS,
+    /// not a global queue as target: a serial queue targeting `.global(qos:)` runs on the
+    /// non-overcommit pool, whose first block starts libdispatch's worker-pool monitor (a
+    /// wakeup a second for the rest of the process's life, docs/daemon.md "Idle cost").
     private static func defaultQueue(for identifier: String) -> DispatchQueue {
-        DispatchQueue(label: "bgtask.handler.\(identifier)", target: .global(qos: .utility))
+        DispatchQueue(label: "bgtask.handler.\(identifier)", qos: .utility)
     }
 
     private func register(_ registration: Registration) -> Bool {

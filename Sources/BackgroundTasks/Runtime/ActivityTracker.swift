@@ -80,9 +80,13 @@ public final class ActivityTracker: Sendable {
             whenIdle { resume(true) }
             let (seconds, attoseconds) = timeout.components
             let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { resume(false) }
+            ActivityTracker.timeoutQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { resume(false) }
         }
     }
+
+    /// Where ``waitUntilIdle(timeout:)``'s timeouts fire: serial, not a global queue
+    /// (docs/daemon.md, "Idle cost").
+    private static let timeoutQueue = DispatchQueue(label: "bgtask.activity.timeouts")
 
     /// Calls `action` once nothing is in flight (at once when idle now).
     private func whenIdle(_ action: @escaping @Sendable () -> Void) {

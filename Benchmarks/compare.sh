@@ -18,7 +18,8 @@ usage() {
   cat <<'EOF'
 usage: Benchmarks/compare.sh [--rounds N] [--quick] [--out DIR] [--no-install] [--keep]
   --rounds N     rounds of the figures compared pair by pair (enqueue, in-process dispatch); default 3, 1-10
-  --quick        reduced iterations everywhere (a smoke test: figures are noisy)
+  --quick        reduced iterations everywhere (a smoke test: figures are noisy; written to
+                 .build/compare-quick unless --out is given, never into README.md)
   --out DIR      where results.json and results.md go (default Benchmarks/results; only then
                  are README.md's and BENCHMARKS.md's generated tables rewritten)
   --no-install   install nothing (the packages and the virtual environment must be there)
@@ -53,6 +54,13 @@ while (($#)); do
     *) echo "compare.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
   esac
 done
+
+# A smoke test must not replace the committed figures: --quick writes elsewhere.
+if [[ -n "$quick" && -z "$out_given" ]]; then out=".build/compare-quick"; out_given=1; fi
+if [[ -n "$install" && $(id -u) -ne 0 ]] && ! dpkg -s libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv util-linux >/dev/null 2>&1; then
+  echo "compare.sh: Debian packages are missing and installing them needs root (run as root, or install them and pass --no-install)" >&2
+  exit 1
+fi
 
 started=$(date +%s)
 say() { printf '[compare %4ds] %s\n' "$(( $(date +%s) - started ))" "$*"; }
@@ -134,7 +142,11 @@ say "once: bgtask-bench b, r, d, e, f, g, h, i, j, k, t, l, s, m, n, p"
 
 # 6. The report.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- Sources Benchmarks Package.swift 2>/dev/null || commit="$commit+changes"
+# Changed or new files of the code that was measured (the results directory is output, not code).
+if ! git diff --quiet HEAD -- Sources Benchmarks Package.swift ':!Benchmarks/results' 2>/dev/null \
+   || [[ -n "$(git ls-files --others --exclude-standard -- Sources Benchmarks ':!Benchmarks/results' 2>/dev/null)" ]]; then
+  commit="$commit+changes"
+fi
 command="Benchmarks/compare.sh${quick:+ --quick}"
 if ((rounds != 3)); then command="$command --rounds $rounds"; fi
 python3 Benchmarks/report.py combine "$work" --out "$out" --commit "$commit" --command "$command" --seconds "$(( $(date +%s) - started ))"

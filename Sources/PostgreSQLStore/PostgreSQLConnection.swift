@@ -213,6 +213,8 @@ final class PostgreSQLConnection {
         PQreset(handle)
         // A new session has none of the old one's prepared statements.
         preparedStatements = [:]
+        preparedCount = 0
+        preparingStopped = false
         guard PQstatus(handle) == CONNECTION_OK else { return false }
         clibpq_silence_notices(handle)
         do {
@@ -272,14 +274,41 @@ final class PostgreSQLConnection {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             defer { PQclear(result) }
+            // The server no longer has the statement as prepared (a pooler that reset the
+            // session, `DISCARD ALL`) or refuses its cached plan after a schema change: the
+            // statement did not run, so outside a transaction it is forgotten and run once
+            // unprepared, rather than failing every later call on this connection.
+            let state = sqlState(of: result) ?? ""
+            if prepared, name != nil, Self.stalePreparedStates.contains(state), PQtransactionStatus(handle) == PQTRANS_IDLE {
+                preparedStatements[sql] = nil
+                // A statement that vanished may vanish again (a pooler handing each call
+                // another server session): this connection stops preparing.
+                if state == "26000" { preparingStopped = true }
+                return try execute(sql, values, commits: commits, prepared: false)
+            }
             throw failure(of: result, commits: commits)
         }
         return PostgreSQLResult(handle: result)
     }
 
+    /// SQLSTATEs that say a prepared statement is unusable, not that the statement failed:
+    /// 26000 (invalid SQL statement name: not prepared in this session) and 0A000 (cached
+    /// plan must not change result type).
+    static let stalePreparedStates: Set<String> = ["26000", "0A000"]
+
+    /// The SQLSTATE of a failed result, if the server gave one.
+    private func sqlState(of result: OpaquePointer) -> String? {
+        PQresultErrorField(result, clibpq_diag_sqlstate()).map { String(cString: $0) }
+    }
+
     /// The statements prepared on this connection, by SQL text: the server's names for them.
     /// A new connection (after the server went away) starts with none, as the server does.
     private var preparedStatements: [String: String] = [:]
+    /// How many statements this session prepared: names are never reused, even for a
+    /// statement forgotten after it went stale (the server may still hold the old name).
+    private var preparedCount = 0
+    /// Set once a prepared statement vanished from the session (see ``execute(_:_:commits:prepared:)``).
+    private var preparingStopped = false
 
     /// The most statements one connection keeps prepared.
     static let preparedLimit = 32
@@ -290,8 +319,9 @@ final class PostgreSQLConnection {
     ///   (a syntax error, a missing table) or the connection broke.
     private func preparedName(for sql: String, parameters: Int) throws(StoreError) -> String? {
         if let name = preparedStatements[sql] { return name }
-        guard preparedStatements.count < Self.preparedLimit, let count = Int32(exactly: parameters) else { return nil }
-        let name = "bgtask_statement_\(preparedStatements.count + 1)"
+        guard !preparingStopped, preparedStatements.count < Self.preparedLimit, let count = Int32(exactly: parameters) else { return nil }
+        preparedCount += 1
+        let name = "bgtask_statement_\(preparedCount)"
         guard let result = PQprepare(handle, name, sql, count, nil) else {
             lost = true
             throw unavailableNow("the statement could not be prepared")

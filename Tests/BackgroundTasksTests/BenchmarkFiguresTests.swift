@@ -33,7 +33,7 @@ extension ProcessTests {
             process.arguments = [root.appendingPathComponent("Benchmarks/report.py").path, "check", results.path] + files.map(\.path)
             process.environment = ["LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"]
             let errorURL = scratch.appendingPathComponent("stderr")
-            FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
             let errorHandle = try FileHandle(forWritingTo: errorURL)
             defer { try? errorHandle.close() }
             process.standardError = errorHandle

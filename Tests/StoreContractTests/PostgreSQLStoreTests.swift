@@ -298,6 +298,19 @@ extension PostgreSQLServerTests {
             #expect(try store.pendingRequests().count == 5)
         }
 
+        @Test("a prepared submit whose statement the session lost (DISCARD ALL, as a pooler does) runs unprepared instead of failing")
+        func preparedStatementDiscarded() throws {
+            let fixture = try StoreFixture(.postgreSQL)
+            let store = try #require(fixture.store as? PostgreSQLStore)
+            try store.upsertRequest(Sample.request("first"))
+            try store.withConnection { (connection) throws(StoreError) in
+                _ = try connection.execute("DISCARD ALL")
+            }
+            try store.upsertRequest(Sample.request("second"))
+            try store.upsertRequest(Sample.request("third"))
+            #expect(try store.pendingRequests().map(\.identifier) == ["first", "second", "third"])
+        }
+
         @Test("a connection lost while a write commits says the outcome is unknown; one lost inside a transaction writes nothing; both reconnect")
         func connectionLostDuringACall() throws {
             let fixture = try StoreFixture(.postgreSQL)

@@ -46,7 +46,7 @@ extension AppContext {
     static let isolatedCallStallWarning: TimeInterval = 5
 
     /// Calls `call` as app work: on its actor when it is isolated, else synchronously on
-    /// `queue`; `then` runs after it returned (on the actor, or on `queue`). `what` names
+    /// `queue`; `then` runs after it returned (on a serial queue of ours, or on `queue`). `what` names
     /// the closure in the diagnostic given when its actor does not run it within
     /// ``isolatedCallStallWarning``.
     func invoke(_ call: some AppCall, otherwiseOn queue: DispatchQueue, what: String, then: (@Sendable () -> Void)? = nil) {
@@ -78,17 +78,17 @@ extension AppContext {
             // global executor (swift_task_switch -> swift_task_enqueueGlobal), a global
             // non-overcommit queue whose first block starts libdispatch's worker-pool
             // monitor, a 1 s timer for the rest of the process's life (docs/daemon.md,
-            // "Idle cost"). So `then` and `leave` run on the actor, inside `run`, and the
-            // task prefers a serial queue of ours for whatever nonisolated code remains
-            // (the return from `run`). `immediate` still starts on this thread at once, so
-            // the hop to the actor is enqueued in the order of the calls.
+            // "Idle cost"). So the task prefers a serial queue of ours: `then` and `leave`
+            // run there after the call returns, off the actor (they take the driver's lock
+            // and may write the store, which the app's main actor should not wait for).
+            // `immediate` still starts on this thread at once, so the hop to the actor is
+            // enqueued in the order of the calls.
             Task.immediate(executorPreference: AppContext.continuationExecutor) {
                 await AppContext.$current.withValue(self) {
-                    await AppContext.run(on: isolation, call, stall: stall, clock: self.driver.clock) {
-                        then?()
-                        self.driver.activity.leave()
-                    }
+                    await AppContext.run(on: isolation, call, stall: stall, clock: self.driver.clock)
                 }
+                then?()
+                self.driver.activity.leave()
             }
         }
     }
@@ -99,14 +99,13 @@ extension AppContext {
     /// Where the stall diagnostic's timer fires: serial, never a global queue (docs/daemon.md, "Idle cost").
     static let stallCheckQueue = DispatchQueue(label: "bgtask.isolated-call-stall")
 
-    /// Runs `call` on `actor` (its own isolation, so calling it does not hop), then `then`, there.
-    private static func run(on actor: isolated any Actor, _ call: some AppCall, stall: IsolatedCallStall, clock: any DriverClock, then: @Sendable () -> Void) async {
+    /// Runs `call` on `actor` (its own isolation, so calling it does not hop).
+    private static func run(on actor: isolated any Actor, _ call: some AppCall, stall: IsolatedCallStall, clock: any DriverClock) async {
         stall.started()
         // The app's code starts now, on its actor: dates it computes from the wall clock are
         // measured from here (the simulator's exact virtual dates), not from before the hop.
         clock.appWorkStarted()
         await call.call()
-        then()
     }
 }
 

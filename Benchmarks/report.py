@@ -21,6 +21,7 @@ Only the standard library is used, so the check runs wherever python3 does.
 """
 import json
 import math
+import re
 import os
 import statistics
 import sys
@@ -31,7 +32,11 @@ SCHEMA = 1
 
 
 class ReportError(Exception):
-    """A problem with the inputs, named for the user."""
+    """A problem with the inputs, named for the user (exit 1)."""
+
+
+class UsageError(ReportError):
+    """A command line that cannot be run (exit 64)."""
 
 
 # ---------------------------------------------------------------- numbers and cells
@@ -146,14 +151,19 @@ class Run:
         return None
 
 
-def paired_ratios(numerators, denominators):
-    """Ratios round by round: {part: a} / {part: b} for the parts both measured."""
-    ratios = []
+def ratios_by_part(numerators, denominators):
+    """Ratios round by round: {part: a / b} for the parts both measured."""
+    ratios = {}
     for part, a in numerators.items():
         a, b = finite(a), finite(denominators.get(part))
         if a is not None and b not in (None, 0):
-            ratios.append(a / b)
+            ratios[part] = a / b
     return ratios
+
+
+def paired_ratios(numerators, denominators):
+    """The ratios of ``ratios_by_part``, in round order."""
+    return list(ratios_by_part(numerators, denominators).values())
 
 
 def ratio_cell(numerators, denominators):
@@ -241,10 +251,9 @@ def combine(run):
         if found[0][1].get("durable") and not batch:
             # A peer that could not be measured in a round counts as a miss of that round
             # (ratio 0), so a round whose peers all failed cannot pass.
-            ratios_by_part = {part: 0.0 for part, row in found if row.get("error")}
-            ratios_by_part.update({part: finite(ours.get(part)) / finite(rate) for part, rate in per_part.items()
-                                   if finite(ours.get(part)) is not None and finite(rate)})
-            ahead.append((label, ratios_by_part))
+            by_part = {part: 0.0 for part, row in found if row.get("error")}
+            by_part.update(ratios_by_part(ours, per_part))
+            ahead.append((label, by_part))
         rows.append([label + (f" (error: {errors[0]})" if errors else ""), "yes" if found[0][1].get("durable") else "**no**",
                      cell(per_part.values()), cell([row.get("p50_ms") for _, row in found]) + (f" per {batch}" if batch else ""),
                      cell([row.get("p99_ms") for _, row in found]) + (f" per {batch}" if batch else ""),
@@ -259,18 +268,16 @@ def combine(run):
                       "a peer's batch rows enqueue many jobs per call (its documentation's advice for throughput): jobs/s counts jobs, p50 and p99 are per call; our API takes one request per call"],
         })
     if run.ours("durable-submit") and run.ours("replica-durable-submit"):
-        ratios = paired_ratios(a_parts, raw_sqlite)
-        ratios_pq = paired_ratios(o_parts, raw_pq)
+        sqlite = ratios_by_part(a_parts, raw_sqlite)
+        libpq = ratios_by_part(o_parts, raw_pq)
+        ratios, ratios_pq = list(sqlite.values()), list(libpq.values())
         # A round passes when both of its own ratios reach 0.5 (paired by round, not position).
         both = [part for part in a_parts if part in o_parts]
-        def ratio_in(part, ours, limit):
-            a, b = finite(ours.get(part)), finite(limit.get(part))
-            return a / b if a is not None and b else None
         targets.append({"id": "enqueue-vs-limits", "what": "durable enqueue against raw SQLite and raw libpq single-row transactions",
                         "target": ">= 0.5 each", "measured": f"SQLite {cell(ratios)}; libpq {cell(ratios_pq)}",
                         "runs": len(both),
                         "passes": sum(1 for part in both
-                                      if (ratio_in(part, a_parts, raw_sqlite) or 0) >= 0.5 and (ratio_in(part, o_parts, raw_pq) or 0) >= 0.5),
+                                      if sqlite.get(part, 0) >= 0.5 and libpq.get(part, 0) >= 0.5),
                         "source": "report.py"})
     if ahead:
         # A round passes when ours is ahead of every peer measured in it.
@@ -382,9 +389,10 @@ def combine(run):
         rows.append(["one device, 20 apps, 365 days", cell([None if finite(s) in (None, 0) else 365 / s for s in seconds]), cell(seconds, suffix=" s")])
     if run.ours("fleet"):
         found = run.ours("fleet")
-        devices = [100_000 if "100000" in r.get("title", "").replace(",", "") else 10_000 for _, r in found]
+        devices = [fleet_devices(r) for _, r in found]
         seconds = [r["metrics"].get("seconds") for _, r in found]
-        rows.append([f"a fleet of {devices[0]:,} devices, one day, every core", cell([d / s if finite(s) else None for d, s in zip(devices, seconds)]), cell(seconds, suffix=" s")])
+        rows.append([f"a fleet of {fmt(devices[0])} devices, one day, every core",
+                     cell([d / s if d and finite(s) else None for d, s in zip(devices, seconds)]), cell(seconds, suffix=" s")])
     if rows:
         sections.append({"id": "simulation", "title": "Simulation speed", "columns": ["what", "device-days/s", "time"], "rows": rows, "notes": []})
     quality = run.ours("scheduling-quality")
@@ -404,6 +412,16 @@ def combine(run):
                          "rows": rows, "notes": ["goals: wakeups <= 1/4 of the 15-min timer's; median <= 1.25x its; p90 <= the equal-budget timer's (docs/scenarios.md)"]})
 
     return sections, targets
+
+
+def fleet_devices(result):
+    """How many devices benchmark f simulated: its `devices` metric; reports written before
+    it had one say it only as the first number of the title ("100000 devices for ...")."""
+    devices = finite(result.get("metrics", {}).get("devices"))
+    if devices is not None:
+        return devices
+    match = re.match(r"\s*(\d+) devices", result.get("title", ""))
+    return float(match.group(1)) if match else None
 
 
 # ---------------------------------------------------------------- Markdown
@@ -432,11 +450,16 @@ def verdict(target):
     return f"**MISS** in {runs - passes} of {runs}"
 
 
+def minutes(seconds):
+    seconds = finite(seconds)
+    return fmt(seconds / 60, 2) if seconds is not None else "n/a"
+
+
 def header(results):
     machine = results.get("machine", "unknown machine")
     return (f"Measured {results.get('date', '?')} on commit {results.get('commit', '?')}, {machine}; "
             f"{results.get('rounds', 0)} round{'' if results.get('rounds') == 1 else 's'}; `{results.get('command', 'Benchmarks/compare.sh')}` "
-            f"took {fmt(finite(results.get('seconds')) and finite(results.get('seconds')) / 60, 2)} min.")
+            f"took {minutes(results.get('seconds'))} min.")
 
 
 def render_readme(results):
@@ -496,26 +519,28 @@ def main(argv):
     try:
         if command == "combine":
             if not rest:
-                raise ReportError("combine needs RUN_DIR")
+                raise UsageError("combine needs RUN_DIR")
             directory, options = rest[0], {}
             args = rest[1:]
             while args:
                 key = args.pop(0)
                 if key not in ("--out", "--commit", "--command", "--seconds") or not args:
-                    raise ReportError(f"combine: unknown option or missing value: {key}")
+                    raise UsageError(f"combine: unknown option or missing value: {key}")
                 if key in options:
-                    raise ReportError(f"combine: {key} given twice")
+                    raise UsageError(f"combine: {key} given twice")
                 options[key] = args.pop(0)
             if "--out" not in options:
-                raise ReportError("combine needs --out DIR")
+                raise UsageError("combine needs --out DIR")
             run = Run(directory)
             sections, targets = combine(run)
             seconds = None
             if "--seconds" in options:
                 try:
                     seconds = float(options["--seconds"])
+                    if not math.isfinite(seconds) or seconds < 0:
+                        raise ValueError
                 except ValueError:
-                    raise ReportError(f"--seconds: not a number: {options['--seconds']!r}")
+                    raise UsageError(f"--seconds: not a number: {options['--seconds']!r}")
             results = {
                 "schema": SCHEMA, "date": run.first("date"), "commit": options.get("--commit", "?"),
                 "machine": f"{run.first('machine')}, Swift {run.first('swiftVersion')}, Python {run.first_peers('python') or '?'}, PostgreSQL {run.first_peers('postgres') or '?'}",
@@ -535,12 +560,12 @@ def main(argv):
             return 0
         if command == "render":
             if len(rest) != 2 or rest[1] not in ("readme", "benchmarks"):
-                raise ReportError("render needs RESULTS_JSON and readme or benchmarks")
+                raise UsageError("render needs RESULTS_JSON and readme or benchmarks")
             print(render(load_results(rest[0]), rest[1]))
             return 0
         if command in ("update", "check"):
             if len(rest) < 2:
-                raise ReportError(f"{command} needs RESULTS_JSON and at least one Markdown file")
+                raise UsageError(f"{command} needs RESULTS_JSON and at least one Markdown file")
             results = load_results(rest[0])
             stale = []
             for path in rest[1:]:
@@ -562,10 +587,13 @@ def main(argv):
                       f"run: python3 Benchmarks/report.py update {rest[0]} {' '.join(stale)}", file=sys.stderr)
                 return 1
             return 0
-        raise ReportError(f"unknown command {command!r}")
-    except ReportError as error:
+        raise UsageError(f"unknown command {command!r}")
+    except UsageError as error:
         print(f"report.py: {error}\n{usage}", file=sys.stderr)
-        return 64 if "needs" in str(error) or "unknown" in str(error) or "given twice" in str(error) else 1
+        return 64
+    except ReportError as error:
+        print(f"report.py: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -162,14 +162,6 @@ enum DurableSubmitBenchmark {
                 "durable_p99_us": durableStats.percentile(99),
                 "raw_p50_us": rawStats.median,
                 "raw_p99_us": rawStats.percentile(99),
-                // The same figures under the names the replica benchmark (o) and the
-                // comparison with other queues use (latencies in milliseconds).
-                "submit_per_s": durable.rate,
-                "raw_per_s": baseline.rate,
-                "submit_p50_ms": durableStats.median / 1_000,
-                "submit_p99_ms": durableStats.percentile(99) / 1_000,
-                "raw_p50_ms": rawStats.median / 1_000,
-                "raw_p99_ms": rawStats.percentile(99) / 1_000,
                 "store_upsert_per_s": storeOnly.rate,
                 "store_upsert_p50_us": storeStats.median,
                 "engine_check_submit_p50_us_large_manifest": engineLarge.median,

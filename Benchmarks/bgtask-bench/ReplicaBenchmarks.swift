@@ -383,10 +383,6 @@ enum ReplicaBenchmarks {
             metrics: [
                 "ratio": ratio, "ours_per_s": oursRate, "raw_per_s": theirsRate, "ours_p50_us": oursDistribution.median, "ours_p99_us": oursDistribution.percentile(99),
                 "raw_p50_us": theirsDistribution.median, "raw_p99_us": theirsDistribution.percentile(99),
-                // One submitter's figures again under the names benchmark a and the comparison
-                // with other queues use (latencies in milliseconds).
-                "submit_per_s": oursRate, "submit_p50_ms": oursDistribution.median / 1_000, "submit_p99_ms": oursDistribution.percentile(99) / 1_000,
-                "raw_p50_ms": theirsDistribution.median / 1_000, "raw_p99_ms": theirsDistribution.percentile(99) / 1_000,
                 "threads16_ours_per_s": threadsOursRate, "threads16_raw_per_s": threadsTheirsRate, "threads16_ratio": threadsRatio,
                 "concurrent16_ours_per_s": concurrentOursRate, "concurrent16_raw_per_s": concurrentTheirsRate, "concurrent16_ratio": concurrentRatio,
                 "concurrent16_all_heard_s": heardAfter,

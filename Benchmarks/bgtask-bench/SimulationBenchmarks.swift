@@ -47,7 +47,7 @@ enum SimulationBenchmarks {
         return BenchmarkResult(
             name: "fleet", title: "\(devices) devices for \(days) simulated day(s)",
             target: "<= 60 s and <= 2 GiB", value: seconds, unit: "s", pass: seconds <= 60 && memoryOK,
-            metrics: ["seconds": seconds, "peak_rss_mib": Double(peakBytes) / 1_048_576, "runs": Double(result.runs), "peak_runs_per_minute": Double(result.peak.runs)],
+            metrics: ["seconds": seconds, "devices": Double(devices), "days": Double(days), "peak_rss_mib": Double(peakBytes) / 1_048_576, "runs": Double(result.runs), "peak_runs_per_minute": Double(result.peak.runs)],
             notes: ["Fleet.run on every core; peak RSS from getrusage (process-wide)"]
         )
     }

@@ -27,33 +27,21 @@ extension ProcessTests {
         }
 
         /// Runs `report.py check RESULTS FILES...`; its exit status and standard error.
-        static func check(results: URL, files: [URL], scratch: URL) throws -> (status: Int32, standardError: String) {
-            let process = Process()
-            process.executableURL = try python()
-            process.arguments = [root.appendingPathComponent("Benchmarks/report.py").path, "check", results.path] + files.map(\.path)
-            process.environment = ["LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"]
-            let errorURL = scratch.appendingPathComponent("stderr")
-            _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-            let errorHandle = try FileHandle(forWritingTo: errorURL)
-            defer { try? errorHandle.close() }
-            process.standardError = errorHandle
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            let finished = DispatchSemaphore(value: 0)
-            process.terminationHandler = { _ in finished.signal() }
-            try process.run()
-            if finished.wait(timeout: .now() + 60) == .timedOut {
-                process.terminate()
-                throw CheckError(message: "report.py check did not finish within 60 s")
-            }
-            let standardError = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-            return (process.terminationStatus, standardError)
+        static func check(results: URL, files: [URL], scratch: URL) async throws -> (status: Int32, standardError: String) {
+            let child = try ChildProcess(
+                try python(),
+                arguments: [root.appendingPathComponent("Benchmarks/report.py").path, "check", results.path] + files.map(\.path),
+                scratch: scratch, environment: ["LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"]
+            )
+            let termination = await child.termination()
+            #expect(termination.reason == .exit, "report.py check: \(termination)")
+            return (termination.status, child.standardError())
         }
 
-        @Test func generatedTablesAgreeWithTheMeasuredResults() throws {
+        @Test func generatedTablesAgreeWithTheMeasuredResults() async throws {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }
-            let outcome = try Self.check(
+            let outcome = try await Self.check(
                 results: Self.root.appendingPathComponent("Benchmarks/results/results.json"),
                 files: [Self.root.appendingPathComponent("README.md"), Self.root.appendingPathComponent("BENCHMARKS.md")],
                 scratch: scratch.url)
@@ -62,7 +50,7 @@ extension ProcessTests {
 
         /// The check is not one that cannot fail: a README whose table says one figure
         /// differently is named.
-        @Test func aFigureEditedByHandIsNamed() throws {
+        @Test func aFigureEditedByHandIsNamed() async throws {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }
             let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
@@ -75,7 +63,7 @@ extension ProcessTests {
             edited.replaceSubrange(verdict, with: readme[verdict] == "PASS" ? "MISS" : "PASS")
             let copy = scratch.url.appendingPathComponent("README.md")
             try edited.write(to: copy, atomically: true, encoding: .utf8)
-            let outcome = try Self.check(results: Self.root.appendingPathComponent("Benchmarks/results/results.json"), files: [copy], scratch: scratch.url)
+            let outcome = try await Self.check(results: Self.root.appendingPathComponent("Benchmarks/results/results.json"), files: [copy], scratch: scratch.url)
             #expect(outcome.status == 1)
             #expect(outcome.standardError.contains(copy.path))
         }

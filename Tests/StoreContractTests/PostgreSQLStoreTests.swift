@@ -296,6 +296,15 @@ extension PostgreSQLServerTests {
             try store.upsertRequest(Sample.request("after-second-restart"))
             try store.upsertRequests([Sample.request("batch-1"), Sample.request("batch-2")])
             #expect(try store.pendingRequests().count == 5)
+            // And it still prepares: the new session holds the submit's and the batch's statements.
+            #expect(try preparedStatements(of: store) == 2)
+        }
+
+        /// How many statements the store's own session holds prepared, as the server says.
+        private func preparedStatements(of store: PostgreSQLStore) throws -> Int? {
+            try store.withConnection { (connection) throws(StoreError) in
+                Int(try connection.execute("SELECT count(*) FROM pg_prepared_statements").row(0).text(0))
+            }
         }
 
         @Test("a prepared submit whose statement the session lost (DISCARD ALL, as a pooler does) runs unprepared instead of failing")
@@ -303,12 +312,15 @@ extension PostgreSQLServerTests {
             let fixture = try StoreFixture(.postgreSQL)
             let store = try #require(fixture.store as? PostgreSQLStore)
             try store.upsertRequest(Sample.request("first"))
+            #expect(try preparedStatements(of: store) == 1)
             try store.withConnection { (connection) throws(StoreError) in
                 _ = try connection.execute("DISCARD ALL")
             }
             try store.upsertRequest(Sample.request("second"))
             try store.upsertRequest(Sample.request("third"))
             #expect(try store.pendingRequests().map(\.identifier) == ["first", "second", "third"])
+            // A statement that vanished once may vanish again: the connection stopped preparing.
+            #expect(try preparedStatements(of: store) == 0)
         }
 
         @Test("a connection lost while a write commits says the outcome is unknown; one lost inside a transaction writes nothing; both reconnect")

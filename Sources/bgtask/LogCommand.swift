@@ -246,9 +246,10 @@ struct RunLogOptions: Equatable {
             }
         }
 
-        /// The longest span back from now (100 years): runs are not older, and a bound keeps
-        /// date arithmetic finite.
-        static let maximumSpan: TimeInterval = 100 * 366 * 86_400
+        /// The longest span back from now: 100 years of 365.25 days (36,525 days, so 5217w
+        /// is taken and 5218w refused, as the message's "at most 100 years" says). Runs are
+        /// not older, and a bound keeps date arithmetic finite.
+        static let maximumSpan: TimeInterval = 36_525 * 86_400
 
         /// Units of relative values, in seconds.
         static let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]

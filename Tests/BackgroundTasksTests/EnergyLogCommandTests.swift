@@ -107,6 +107,9 @@ import Testing
         #expect(try parseLog(["--since", "30m"]).since == .ago(1_800))
         #expect(try parseLog(["--since", "7d"]).since == .ago(7 * 86_400))
         #expect(try parseLog(["--since", "1.5h"]).since == .ago(5_400))
+        // The bound is 100 years of 365.25 days, to the day.
+        #expect(try parseLog(["--since", "36525d"]).since == .ago(36_525 * 86_400))
+        #expect(try parseLog(["--since", "5217w"]).since == .ago(5_217 * 604_800))
         #expect(try parseLog(["--help"]).help)
         #expect(RunLogOptions.Since.ago(3_600).resolve(now: Self.now) == Self.now.addingTimeInterval(-3_600))
     }
@@ -117,6 +120,8 @@ import Testing
         (["--since", "-5h"], "-5h"),
         (["--since", "0h"], "0h"),
         (["--since", "1e3h"], "1e3h"),
+        (["--since", "36526d"], "36526d"),
+        (["--since", "5218w"], "5218w"),
         (["--since", "2026-13-40T00:00:00Z"], "2026-13-40"),
         (["--since", "2026-12-02T25:00:00Z"], "T25:00:00Z"),
         (["--since", "2026-12-02T23:99:99Z"], "T23:99:99Z"),

@@ -40,6 +40,33 @@ private let t0 = F.t0
         #expect(engine.policyState(of: F.app)?.lastRefresh == t0 + 300, "the content is as old as the fetch's start")
     }
 
+    @Test func runStartsThatCanNoLongerEarnAStrikeAreForgotten() throws {
+        // The over-scheduling check keeps when each key last started a run. A process that
+        // launches ever new identifiers must not keep one entry per identifier it ever ran:
+        // starts older than every cadence of the app's throttle are dropped as the table
+        // doubles, and the recent ones still count.
+        let app = AppID("com.example.many")
+        let identifiers = (0..<1_100).map { "com.example.many.task\($0)" }
+        var engine = F.engine()
+        engine.register(AppRegistration(app: app, manifest: AppManifest(
+            appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "fixtures/many/Info.plist")))
+        for (number, identifier) in identifiers.enumerated() {
+            let at = t0 + Double(number) * 10
+            let run = try #require(try F.submit(F.processing(identifier, app: app, submittedAt: at), to: &engine, at: at).launched.first)
+            _ = engine.handle(.taskCompleted(run.id, success: true), at: at + 5)
+        }
+        // The prune at 1,024 starts kept the last hour's 360 (processing's cadence, the
+        // longest), and 76 came since: not 1,100.
+        #expect(engine.lastRunStartCount == 360 + 76)
+        let strikes = engine.policyState(of: app)?.throttle.recentStrikes.count ?? 0
+        // A start 10 minutes old is still there: asking again at once is over-scheduling.
+        let now = t0 + 11_000
+        _ = try F.submit(F.processing(identifiers[1_039], app: app, submittedAt: now), to: &engine, at: now)
+        #expect(engine.policyState(of: app)?.throttle.recentStrikes.count == strikes + 1)
+        _ = engine.handle(.appUninstalled(app), at: now + 1)
+        #expect(engine.lastRunStartCount == 0, "an uninstalled app's starts go with it")
+    }
+
     @Test func forceQuitHoldsUntilTheAppIsOpened() throws {
         var engine = engine()
         _ = engine.handle(.appForceQuit(F.app), at: t0)

@@ -50,7 +50,17 @@ public struct SchedulerEngine: Sendable {
     public private(set) var policies: PolicySet
     private let usageConfiguration: UsageModelConfiguration
     private var appStates: [AppID: AppPolicyState] = [:]
+    /// When each request key last started a run, for the throttle's over-scheduling check
+    /// (a submission asking to begin sooner than the kind's cadence after it). Pruned of
+    /// starts older than every cadence the app's throttle has (they can no longer make a
+    /// strike) whenever it doubles past ``lastRunStartPruneAt``, so a long-running process
+    /// that launches ever new identifiers keeps what matters, not one entry per identifier
+    /// it ever ran.
     private var lastRunStart: [RequestKey: Date] = [:]
+    /// The size at which the next launch prunes ``lastRunStart`` (doubling: amortized O(1)).
+    private var lastRunStartPruneAt = SchedulerEngine.lastRunStartPruneFloor
+    /// ``lastRunStart``'s pruning threshold never goes below this.
+    static let lastRunStartPruneFloor = 1_024
     /// The last shared trigger (power or network back), or `nil` when none was seen.
     private(set) var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
@@ -524,6 +534,7 @@ public struct SchedulerEngine: Sendable {
             }
             apps[app] = nil
             appStates[app] = nil
+            lastRunStart = lastRunStart.filter { $0.key.app != app }
             terminatingApps.remove(app)
 
         case .expirationDelivered(let runID, let handlerWasSet):
@@ -779,6 +790,27 @@ public struct SchedulerEngine: Sendable {
         )
     }
 
+    /// Drops the run starts that can no longer earn an over-scheduling strike: those at
+    /// least the longest cadence of their app's throttle before `now` (a submission's
+    /// begin is never before `now`, so its interval from them is at least that cadence).
+    /// Behaviour is unchanged; only memory is returned.
+    private mutating func pruneLastRunStarts(at now: Date) {
+        var longest: [AppID: TimeInterval] = [:]
+        lastRunStart = lastRunStart.filter { key, start in
+            let cadence = longest[key.app] ?? {
+                let configuration = appStates[key.app]?.throttle.configuration ?? ThrottleConfiguration()
+                let value = TaskKind.allCases.compactMap { configuration.minimumCadence(for: $0) }.max() ?? 0
+                longest[key.app] = value
+                return value
+            }()
+            return now.timeIntervalSince(start) < cadence
+        }
+        lastRunStartPruneAt = max(Self.lastRunStartPruneFloor, 2 * lastRunStart.count)
+    }
+
+    /// How many run starts the engine keeps for the over-scheduling check (for tests).
+    var lastRunStartCount: Int { lastRunStart.count }
+
     private mutating func launch(_ request: PendingRequest, evaluation: PolicyEvaluation? = nil, at now: Date, into effects: inout [EngineEffect]) {
         let runID = RunID(nextRunNumber)
         nextRunNumber += 1
@@ -792,6 +824,7 @@ public struct SchedulerEngine: Sendable {
         runsByKey[request.key] = runID
         index.markRunning(request.key)
         lastRunStart[request.key] = now
+        if lastRunStart.count >= lastRunStartPruneAt { pruneLastRunStarts(at: now) }
         if request.kind != .continuedProcessing {
             var state = appState(request.app, at: now)
             state.lastLaunch = now

@@ -138,7 +138,7 @@ let package = Package(
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
         .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
-        .target(name: "os"),
+        .target(name: "os", dependencies: ["SchedulerCore"]),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(

@@ -5,7 +5,7 @@
 // log shows them outside a debugger.
 
 import Foundation
-import Synchronization
+import SchedulerCore
 
 /// A log's level (Apple: `OSLogType`).
 public struct OSLogType: RawRepresentable, Hashable, Sendable {
@@ -108,51 +108,65 @@ public struct Logger: Sendable {
 
 /// Where lines go: standard error, one `write(2)` each so lines of threads never mix.
 enum LogSink {
-    /// Whether debug and info lines are written: `BGTASK_LOG=debug` (read once).
-    static let verbose = ProcessInfo.processInfo.environment["BGTASK_LOG"]?.lowercased() == "debug"
+    /// The least level written, from `BGTASK_LOG` as bgtaskd reads it (read once; bgtaskd
+    /// passes its own on to the apps it launches): `debug` writes every level, `info` all
+    /// but debug, `error` errors and faults; unset or anything else (`warning`), the default
+    /// level and above, as Apple's log keeps by default.
+    static let minimumLevel = minimumLevel(setting: ProcessInfo.processInfo.environment["BGTASK_LOG"])
     /// Whether private values are shown: `BGTASK_LOG_PRIVATE=1` (read once), as Apple's log
-    /// shows them to a debugger.
+    /// shows them to a debugger. Sensitive values stay redacted.
     static let showsPrivate = ProcessInfo.processInfo.environment["BGTASK_LOG_PRIVATE"] == "1"
 
-    static func writes(_ type: OSLogType) -> Bool {
-        verbose || (type != .debug && type != .info)
+    /// The rank of the least level written under `BGTASK_LOG=setting` (see ``rank(of:)``).
+    static func minimumLevel(setting: String?) -> Int {
+        switch setting?.lowercased() {
+        case "debug": rank(of: .debug)
+        case "info": rank(of: .info)
+        case "error": rank(of: .error)
+        default: rank(of: .default)
+        }
+    }
+
+    /// Levels in order of importance: debug 0, info 1, default 2, error 3, fault 4 (Apple's
+    /// raw values are not in that order: debug is 2, default 0).
+    static func rank(of type: OSLogType) -> Int {
+        switch type {
+        case .debug: 0
+        case .info: 1
+        case .error: 3
+        case .fault: 4
+        default: 2
+        }
+    }
+
+    static func writes(_ type: OSLogType, minimum: Int = minimumLevel) -> Bool {
+        rank(of: type) >= minimum
     }
 
     /// The line written for `text`: its origin, level and text, line breaks escaped (a
-    /// break inside a message would forge another line).
+    /// break inside a message would forge another line) and every other control character
+    /// shown, not obeyed (``StandardStream/terminalSafe(_:)``, as the runtime's own lines).
     static func line(_ type: OSLogType, log: OSLog, _ text: String) -> String {
         let origin = log.subsystem.isEmpty ? "" : log.category.isEmpty ? "\(log.subsystem) " : "\(log.subsystem)[\(log.category)] "
-        let flat = text.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
-        return "\(origin)\(type.name): \(flat)\n"
+        let flat = StandardStream.terminalSafe("\(origin)\(type.name): \(text)".replacingOccurrences(of: "\n", with: "\\n"))
+        return flat + "\n"
     }
 
     static func write(_ type: OSLogType, log: OSLog, _ text: String) {
-        let bytes = Array(line(type, log: log, text).utf8)
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        StandardStream.writeError(line(type, log: log, text))
     }
 
     /// A value as the line shows it under `privacy`; `dynamic` says whether `.auto` hides
     /// it (strings and objects: yes; numbers and booleans: no, as Apple's).
-    static func shown(_ text: String, privacy: OSLogPrivacy, dynamic: Bool) -> String {
+    static func shown(_ text: String, privacy: OSLogPrivacy, dynamic: Bool, showsPrivate: Bool = showsPrivate) -> String {
         let hidden: Bool
         switch privacy.level {
         case .public: hidden = false
         case .private, .sensitive: hidden = true
         case .auto: hidden = dynamic
         }
-        guard hidden, !showsPrivate else { return text }
+        // BGTASK_LOG_PRIVATE shows private values, never sensitive ones (as Apple's).
+        guard hidden, privacy.level == .sensitive || !showsPrivate else { return text }
         if privacy.mask == .hash {
             var hasher = Hasher()
             hasher.combine(text)

@@ -169,8 +169,11 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(LogSink.shown(String(describing: value()), privacy: privacy, dynamic: false)) }
     }
 
-    /// An integer: shown unless private. One overload per type, as Apple's: a generic one
-    /// would lose to the `CustomStringConvertible` one, which redacts.
+    /// An integer: shown unless private. One overload per standard integer type, as Apple's:
+    /// a plain generic one would lose to the `CustomStringConvertible` one, which redacts
+    /// (`\(count)`, `\(42)`, `\(x ?? 0)` would print `<private>`). Disfavouring that one
+    /// would let a generic win, but it takes an underscored attribute and would show an
+    /// integer type of the app's own that Apple's log redacts.
     private mutating func appendInteger<T: BinaryInteger>(_ value: @escaping () -> T, format: OSLogIntegerFormatting, align: OSLogIntegerAlignment, privacy: OSLogPrivacy) {
         pieces.append { align.apply(LogSink.shown(format.apply(value()), privacy: privacy, dynamic: false)) }
     }

@@ -34,7 +34,7 @@ import Testing
         }
         let counter = Counter()
         // Debug lines are off unless BGTASK_LOG=debug, which the test run does not set.
-        if !LogSink.verbose {
+        if !LogSink.writes(.debug) {
             Logger(subsystem: "test", category: "lazy").debug("value \(counter.value)")
             #expect(counter.calls == 0)
         }
@@ -55,10 +55,32 @@ import Testing
         #expect(OSLogFormat.render("trailing %", []) == "trailing %")
     }
 
+    @Test func bgtaskLogSetsTheLeastLevelWrittenAsBgtaskdReadsIt() {
+        func written(_ setting: String?) -> [String] {
+            let minimum = LogSink.minimumLevel(setting: setting)
+            return [OSLogType.debug, .info, .default, .error, .fault].filter { LogSink.writes($0, minimum: minimum) }.map(\.name)
+        }
+        #expect(written(nil) == ["notice", "error", "fault"])
+        #expect(written("debug") == ["debug", "info", "notice", "error", "fault"])
+        #expect(written("INFO") == ["info", "notice", "error", "fault"])
+        #expect(written("warning") == ["notice", "error", "fault"])
+        #expect(written("error") == ["error", "fault"])
+    }
+
+    @Test func bgtaskLogPrivateShowsPrivateValuesButNeverSensitiveOnes() {
+        #expect(LogSink.shown("alice", privacy: .private, dynamic: true, showsPrivate: true) == "alice")
+        #expect(LogSink.shown("alice", privacy: .auto, dynamic: true, showsPrivate: true) == "alice")
+        #expect(LogSink.shown("1234", privacy: .sensitive, dynamic: false, showsPrivate: true) == "<private>")
+        #expect(LogSink.shown("alice", privacy: .private, dynamic: true, showsPrivate: false) == "<private>")
+        #expect(LogSink.shown("alice", privacy: .public, dynamic: true, showsPrivate: false) == "alice")
+    }
+
     @Test func aLineIsOneLineWithItsOrigin() {
         let log = OSLog(subsystem: "com.example", category: "Sync")
         #expect(LogSink.line(.error, log: log, "failed\nforged: line") == "com.example[Sync] error: failed\\nforged: line\n")
         #expect(LogSink.line(.default, log: .default, "hello") == "notice: hello\n")
+        // A public value that holds an escape sequence is shown, not obeyed by a terminal.
+        #expect(LogSink.line(.error, log: .default, "a\u{1B}[2Jb\rc") == "error: a\\u001B[2Jb\\u000Dc\n")
         #expect(log.isEnabled(type: .error))
         #expect(!OSLog.disabled.isEnabled(type: .fault))
     }

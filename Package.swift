@@ -74,7 +74,7 @@ let package = Package(
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(
             name: "bgtask-bench",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision", "PostgreSQLStore", "CLibPQ"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "CSQLite", "BGTaskDaemon", "DaemonProtocol", "ProcessSupervision", "PostgreSQLStore", "CLibPQ", "ProbeSupport"],
             path: "Benchmarks/bgtask-bench"
         ),
         // How the probes below write to standard output (unbuffered) and fail.
@@ -179,6 +179,7 @@ let package = Package(
             dependencies: [
                 "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions",
                 "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask-idle-probe", "bgtask", "ios-shaped-app",
+                "ProbeSupport",
             ]
         ),
     ],

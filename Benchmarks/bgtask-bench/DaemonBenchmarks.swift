@@ -1,6 +1,7 @@
 import BackgroundTasks
 import DaemonProtocol
 import Foundation
+import ProbeSupport
 import SchedulerCore
 import SchedulerStore
 import Synchronization
@@ -294,10 +295,12 @@ enum DaemonBenchmarks {
             let sigterms = record.sigterms[refreshIdentifier] ?? []
             let expirations = record.expirations[refreshIdentifier] ?? []
             let logged = try loggedRuns(of: app, in: sandbox)
-            guard logged.count == sigterms.count else {
-                throw DaemonBenchError("the run log holds \(logged.count) runs of \(app) but the app recorded \(sigterms.count) SIGTERMs")
+            // Runs, SIGTERMs and expirations are paired by position: one missing would shift
+            // every later pair, so all three counts must agree.
+            guard logged.count == sigterms.count, logged.count == expirations.count else {
+                throw DaemonBenchError("the run log holds \(logged.count) runs of \(app) but the app recorded \(sigterms.count) SIGTERMs and \(expirations.count) expirations")
             }
-            for (index, (run, signalled)) in zip(logged, sigterms).enumerated() {
+            for (run, (signalled, expired)) in zip(logged, zip(sigterms, expirations)) {
                 outcomes[run.outcome.map { "\($0)" } ?? "none", default: 0] += 1
                 let deadline = nanoseconds(since1970: run.startedAt.addingTimeInterval(budget + grace))
                 lateness.append(Double(signalled - deadline) / 1e6)
@@ -308,9 +311,7 @@ enum DaemonBenchmarks {
                     recordedLate.append(Double(nanoseconds(since1970: ended) - deadline) / 1e6)
                     signalAfterRecord.append(Double(signalled - nanoseconds(since1970: ended)) / 1e6)
                 }
-                if index < expirations.count {
-                    expiredLate.append(Double(expirations[index] - nanoseconds(since1970: run.startedAt.addingTimeInterval(budget))) / 1e6)
-                }
+                expiredLate.append(Double(expired - nanoseconds(since1970: run.startedAt.addingTimeInterval(budget))) / 1e6)
             }
         }
         let terminated = outcomes["\(RunOutcome.terminated)"] ?? 0
@@ -338,7 +339,7 @@ enum DaemonBenchmarks {
                       "recorded_p50_ms": recorded.median, "recorded_p99_ms": recorded.percentile(99),
                       "signal_after_record_p50_ms": afterRecord.median, "signal_after_record_p99_ms": afterRecord.percentile(99),
                       "expiration_p50_ms": expired.median, "expiration_p99_ms": expired.percentile(99)].merging(machine.metrics) { $1 },
-            notes: ["instant = the run's startedAt in the daemon's run log + the simulated-expiration budget + the engine's expiration grace; lateness = CLOCK_REALTIME when the app's sigwait for SIGTERM returned - instant",
+            notes: ["instant = the run's startedAt in the daemon's run log + the simulated-expiration budget + the engine's expiration grace; lateness = CLOCK_REALTIME read in the app's SIGTERM handler - instant",
                     "the engine arms the grace from when it expired the run, so a late expiration timer makes the termination late by as much (recorded_*)"])
     }
 
@@ -444,13 +445,6 @@ enum DaemonBenchmarks {
 
     // MARK: l: idle cost
 
-    /// What the kernel counted for one thread of a process.
-    struct ThreadCounters {
-        var name: String
-        var contextSwitches: Int64
-        var runtimeNanoseconds: Int64
-    }
-
     /// utime + stime of the whole process (exited threads included), in clock ticks.
     static func cpuTicks(pid: pid_t) throws -> Int64 {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -459,28 +453,6 @@ enum DaemonBenchmarks {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let utime = Int64(fields[11]), let stime = Int64(fields[12]) else { throw DaemonBenchError("unexpected /proc/\(pid)/stat: \(stat)") }
         return utime + stime
-    }
-
-    /// Every thread's context switches (voluntary + nonvoluntary, from its status) and
-    /// nanoseconds on CPU (schedstat), by thread id.
-    static func threadCounters(pid: pid_t) -> [String: ThreadCounters] {
-        var threads: [String: ThreadCounters] = [:]
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            var counters = ThreadCounters(name: "?", contextSwitches: 0, runtimeNanoseconds: 0)
-            for line in status.split(separator: "\n") {
-                if line.hasPrefix("Name:") { counters.name = line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
-                    counters.contextSwitches += Int64(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
-                }
-            }
-            if let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
-               let onCPU = schedstat.split(separator: " ").first.flatMap({ Int64($0) }) {
-                counters.runtimeNanoseconds = onCPU
-            }
-            threads[task] = counters
-        }
-        return threads
     }
 
     /// What the kernel counted for one process over an idle window (``measureIdle(pid:seconds:)``).
@@ -534,36 +506,23 @@ enum DaemonBenchmarks {
     /// Watches process `pid` for `seconds` without waking it: `/proc/<pid>/stat` (utime +
     /// stime) at both ends, and every thread's schedstat and context switches every 100 ms.
     static func measureIdle(pid: pid_t, seconds: Double) throws -> IdleMeasurement {
-        // Threads come and go (a thread pool retires idle workers): every thread's counters
-        // are sampled every 100 ms (reading /proc does not wake the process), so one that
-        // exits in the window still counts up to its last sample, one born in it from zero.
+        // Every thread's counters are sampled every 100 ms (ThreadWindow, shared with the
+        // idle test): reading /proc does not wake the process.
         let ticksBefore = try cpuTicks(pid: pid)
-        let first = threadCounters(pid: pid)
-        var last = first
+        var window = ThreadWindow(pid: pid)
         let start = monotonicNanoseconds()
         let end = start + UInt64(seconds * 1e9)
         while monotonicNanoseconds() < end {
             pause(milliseconds: min(100, Double(end - min(end, monotonicNanoseconds())) / 1e6))
-            for (tid, counters) in threadCounters(pid: pid) { last[tid] = counters }
+            window.sample()
         }
         let ticksAfter = try cpuTicks(pid: pid)
         let elapsed = Double(monotonicNanoseconds() - start) / 1e9
-        var switches: Int64 = 0
-        var runtime: Int64 = 0
-        var woke: [String] = []
-        for (tid, now) in last.sorted(by: { $0.key < $1.key }) {
-            let then = first[tid] ?? ThreadCounters(name: now.name, contextSwitches: 0, runtimeNanoseconds: 0)
-            let delta = now.contextSwitches - then.contextSwitches
-            switches += delta
-            runtime += now.runtimeNanoseconds - then.runtimeNanoseconds
-            if delta > 0 { woke.append("\(now.name) (tid \(tid)\(first[tid] == nil ? ", born in the window" : "")): \(delta)") }
-        }
-        let remaining = threadCounters(pid: pid)
-        let exited = last.filter { remaining[$0.key] == nil }.sorted { $0.key < $1.key }.map { "\($0.value.name) (tid \($0.key))" }
+        guard !window.first.isEmpty else { throw DaemonBenchError("cannot list the threads of process \(pid) (/proc/\(pid)/task)") }
         let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
         return IdleMeasurement(
-            elapsed: elapsed, cpuFromStat: Double(ticksAfter - ticksBefore) / ticksPerSecond, cpuFromSchedstat: Double(runtime) / 1e9,
-            switches: switches, threadsSeen: Set(first.keys).union(last.keys).count, exited: exited, woke: woke, ticksPerSecond: ticksPerSecond)
+            elapsed: elapsed, cpuFromStat: Double(ticksAfter - ticksBefore) / ticksPerSecond, cpuFromSchedstat: Double(window.runtimeNanoseconds) / 1e9,
+            switches: window.switches, threadsSeen: window.threadsSeen, exited: window.exited(), woke: window.woke, ticksPerSecond: ticksPerSecond)
     }
 
     /// A `bgtaskd` holding 1,000 pending processing requests (100 apps x 10), none due
@@ -822,11 +781,11 @@ enum DaemonBenchmarks {
         // Resident memory at readiness still holds start-up's temporary buffers, or not,
         // depending on when the allocator returned them: read again 1 s later (the daemon
         // is idle then) for the verdict, and the peak.
-        let rssAtReady = Double(memoryKiB(pid: daemon.pid, field: "VmRSS")) / 1024
+        let rssAtReady = Double(try ProcessMemory.read(pid: daemon.pid).residentKiB) / 1024
         pause(milliseconds: 1000)
-        let rss = memoryKiB(pid: daemon.pid, field: "VmRSS")
-        let peak = memoryKiB(pid: daemon.pid, field: "VmHWM")
-        let rssMiB = Double(rss) / 1024
+        let memory = try ProcessMemory.read(pid: daemon.pid)
+        let peak = memory.peakKiB
+        let rssMiB = Double(memory.residentKiB) / 1024
         say("  store seeded in \(format(seedSeconds, 1)) s (\(appCount) apps, \(pending) pending requests); bgtaskd child")
         say("  reading the \(appsRead) apps and \(pendingRead) requests alone (SchedulerStore, read-only, in bgtask-bench): \(format(readSeconds * 1000, 0)) ms")
         say("  spawn -> status answered: \(format(ready * 1000, 0)) ms (target <= 1000 ms) \(ready <= 1 ? "PASS" : "MISS")")
@@ -837,14 +796,5 @@ enum DaemonBenchmarks {
             target: "<= 1 s, RSS <= 200 MiB", value: ready, unit: "s", pass: ready <= 1 && rssMiB <= 200,
             metrics: ["startup_s": ready, "rss_mib": rssMiB, "rss_at_ready_mib": rssAtReady, "peak_rss_mib": Double(peak) / 1024, "seed_s": seedSeconds, "store_read_s": readSeconds],
             notes: ["start-up: posix_spawn of bgtaskd to its first answer to status over the socket (polled every 0.5 ms)"])
-    }
-
-    /// A `Vm*` field of /proc/<pid>/status, in KiB (0 when unreadable).
-    static func memoryKiB(pid: pid_t, field: String) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 }

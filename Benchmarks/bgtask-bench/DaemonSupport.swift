@@ -42,8 +42,7 @@ struct DaemonExecutables {
     /// Both executables' paths; each must exist, except `bgtaskd` when `needsDaemon` is
     /// false (the embedded app's benchmark, s, starts the app alone).
     static func locate(needsDaemon: Bool = true) throws -> DaemonExecutables {
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let directory = URL(fileURLWithPath: own).deletingLastPathComponent()
+        let directory = URL(fileURLWithPath: ownExecutablePath()).deletingLastPathComponent()
         let daemon = directory.appendingPathComponent("bgtaskd").path
         let app = directory.appendingPathComponent("bgtask-bench-app").path
         for path in (needsDaemon ? [daemon, app] : [app]) where !FileManager.default.isExecutableFile(atPath: path) {
@@ -280,7 +279,7 @@ struct AppRecord {
     var mains: [String: [Int64]] = [:]
     var starts: [String: [Int64]] = [:]
     var expirations: [String: [Int64]] = [:]
-    /// When the app's SIGTERM arrived (its signal thread's sigwait returned), once per process.
+    /// When the app's SIGTERM arrived (read in its SIGTERM handler), once per process.
     var sigterms: [String: [Int64]] = [:]
     var errors: [String] = []
 

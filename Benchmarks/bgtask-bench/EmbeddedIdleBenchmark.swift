@@ -1,5 +1,6 @@
 import BackgroundTasks
 import Foundation
+import ProcessSupervision
 import SchedulerCore
 import SchedulerStore
 
@@ -49,7 +50,7 @@ enum EmbeddedIdleBenchmark {
         store.close()
         say("  embedded app (pid \(pid)), no daemon, \(pending) pending processing requests none due within the hour (submitted in \(format(readySeconds, 1)) s from spawn), active, idle in dispatchMain(); window \(format(idle.elapsed, 1)) s; threads seen \(idle.threadsSeen), \(idle.threadsExited) exited in the window")
         idle.report()
-        let ended = exitStatus.map { status in (status & 0x7f) == 0 ? "exit status \((status >> 8) & 0xff)" : "signal \(status & 0x7f)" } ?? "still running 15 s after SIGTERM (killed)"
+        let ended = exitStatus.map { ProcessExitStatus(waitStatus: $0).description } ?? "still running 15 s after SIGTERM (killed)"
         say("  after SIGTERM: \(ended); its store holds \(stored) pending requests")
         guard stored == pending else { throw DaemonBenchError("the embedded app's store holds \(stored) pending requests, expected \(pending)") }
         return BenchmarkResult(
@@ -71,7 +72,7 @@ enum EmbeddedIdleBenchmark {
                 return count
             }
             if let status = waitForExit(pid, timeout: 0) {
-                throw DaemonBenchError("the embedded app exited (wait status \(status)) before it was ready; its output:\n\(text.split(separator: "\n").suffix(8).joined(separator: "\n"))")
+                throw DaemonBenchError("the embedded app \(ProcessExitStatus(waitStatus: status)) before it was ready; its output:\n\(text.split(separator: "\n").suffix(8).joined(separator: "\n"))")
             }
             pause(milliseconds: 10)
         }

@@ -123,7 +123,7 @@ enum ScaleBenchmark {
 
     /// This executable, to re-execute as a child.
     private static func ownExecutable() throws -> String {
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = ownExecutablePath()
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw BenchmarkError("scale: cannot find bgtask-bench's own executable to re-run it (\(path))")
         }
@@ -249,7 +249,7 @@ extension Int {
     }
 }
 
-/// The memory figures of this process, from `/proc/self/status` (kernel values in KiB).
+/// The memory figures of a process, from `/proc/<pid>/status` (kernel values in KiB).
 struct ProcessMemory {
     /// VmRSS: resident now.
     var residentKiB: Int
@@ -258,9 +258,11 @@ struct ProcessMemory {
     /// RssAnon: the resident anonymous part (heap and anonymous maps, no mapped files).
     var anonymousKiB: Int
 
-    static func read() throws -> ProcessMemory {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
-            throw BenchmarkError("cannot read /proc/self/status")
+    /// The figures of process `pid`, or of this process when `nil`.
+    static func read(pid: pid_t? = nil) throws -> ProcessMemory {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+        guard let status = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw BenchmarkError("cannot read \(path)")
         }
         var fields: [String: Int] = [:]
         for line in status.split(separator: "\n") {
@@ -269,12 +271,12 @@ struct ProcessMemory {
             // "   123456 kB"
             let value = parts[1].split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard value.count == 2, value[1] == "kB", let kibibytes = Int(value[0]), kibibytes >= 0 else {
-                throw BenchmarkError("/proc/self/status: cannot read \(line)")
+                throw BenchmarkError("\(path): cannot read \(line)")
             }
             fields[String(parts[0])] = kibibytes
         }
         guard let resident = fields["VmRSS"], let peak = fields["VmHWM"], let anonymous = fields["RssAnon"] else {
-            throw BenchmarkError("/proc/self/status lacks VmRSS, VmHWM or RssAnon")
+            throw BenchmarkError("\(path) lacks VmRSS, VmHWM or RssAnon")
         }
         return ProcessMemory(residentKiB: resident, peakKiB: peak, anonymousKiB: anonymous)
     }

@@ -138,3 +138,9 @@ struct ProcessorTimes {
         return total > 0 ? Double(steal) / Double(total) : 0
     }
 }
+
+/// This executable's path (`/proc/self/exe`, else how it was called): where its sibling
+/// products are, and what the scale benchmark re-executes as a child.
+func ownExecutablePath() -> String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+}

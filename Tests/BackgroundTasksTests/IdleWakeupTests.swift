@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ProbeSupport
 import Testing
 
 extension ProcessTests {
@@ -13,54 +14,18 @@ extension ProcessTests {
     /// global executor) would start libdispatch's worker-pool monitor, which wakes the
     /// process once a second for the rest of its life: about 3 context switches here.
     @Suite struct IdleWakeups {
-        /// One thread's name and context switches (voluntary + nonvoluntary).
-        struct ThreadSample {
-            var name: String
-            var switches: Int64
-        }
-
-        /// Every thread of `pid` now, by thread id. Reading /proc does not wake the process.
-        static func threads(of pid: Int32) -> [Int: ThreadSample] {
-            let directory = "/proc/\(pid)/task"
-            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [:] }
-            var samples: [Int: ThreadSample] = [:]
-            for entry in entries {
-                guard let tid = Int(entry), let status = try? String(contentsOfFile: "\(directory)/\(entry)/status", encoding: .utf8) else { continue }
-                var sample = ThreadSample(name: "?", switches: 0)
-                for line in status.split(separator: "\n") {
-                    let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                    guard parts.count == 2 else { continue }
-                    switch parts[0] {
-                    case "Name": sample.name = parts[1]
-                    case "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches": sample.switches += Int64(parts[1]) ?? 0
-                    default: break
-                    }
-                }
-                samples[tid] = sample
-            }
-            return samples
-        }
-
-        /// The threads of `pid` that switched over `seconds`, sampled every 100 ms, as
-        /// bgtask-bench's DaemonBenchmarks.measureIdle counts: a thread that exits in the
-        /// window counts up to its last sample (its wakeup to exit is not seen), one born in
-        /// it from zero.
+        /// The threads of `pid` that switched over `seconds`, sampled every 100 ms
+        /// (``ThreadWindow``, as bgtask-bench's idle benchmarks count).
         static func wakeups(of pid: Int32, seconds: Double) async throws -> (total: Int64, woke: [String]) {
-            let first = threads(of: pid)
-            var last = first
+            var window = ThreadWindow(pid: pid)
+            // An unlistable /proc entry would read as a quiet process.
+            try #require(!window.first.isEmpty, "cannot list the threads of process \(pid) (/proc/\(pid)/task)")
             let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
             while ContinuousClock.now < end {
                 try await Task.sleep(for: .milliseconds(100))
-                for (tid, sample) in threads(of: pid) { last[tid] = sample }
+                window.sample()
             }
-            var total: Int64 = 0
-            var woke: [String] = []
-            for (tid, now) in last.sorted(by: { $0.key < $1.key }) {
-                let delta = now.switches - (first[tid]?.switches ?? 0)
-                total += delta
-                if delta > 0 { woke.append("\(now.name) (tid \(tid)\(first[tid] == nil ? ", born in the window" : "")): \(delta)") }
-            }
-            return (total, woke)
+            return (window.switches, window.woke)
         }
 
         @Test func embeddedAppIsQuietAfterRunningEachHandlerKind() async throws {

@@ -57,25 +57,27 @@ done
 
 # A smoke test must not replace the committed figures: --quick writes elsewhere.
 if [[ -n "$quick" && -z "$out_given" ]]; then out=".build/compare-quick"; out_given=1; fi
-if [[ -n "$install" && $(id -u) -ne 0 ]] && ! dpkg -s libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv util-linux >/dev/null 2>&1; then
-  echo "compare.sh: Debian packages are missing and installing them needs root (run as root, or install them and pass --no-install)" >&2
-  exit 1
+# What a fresh machine lacks (Debian packages), installed in step 1.
+packages=(libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv util-linux)
+missing=()
+if [[ -n "$install" ]]; then
+  for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  if ((${#missing[@]})) && [[ $(id -u) -ne 0 ]]; then
+    echo "compare.sh: Debian packages are missing (${missing[*]}) and installing them needs root (run as root, or install them and pass --no-install)" >&2
+    exit 1
+  fi
 fi
 
 started=$(date +%s)
 say() { printf '[compare %4ds] %s\n' "$(( $(date +%s) - started ))" "$*"; }
 
 # 1. What a fresh machine lacks.
-if [[ -n "$install" ]]; then
-  missing=()
-  for package in libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv util-linux; do
-    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-  done
-  if ((${#missing[@]})); then
-    say "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
+if ((${#missing[@]})); then
+  say "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 venv="$root/.build/peers-venv"
 if [[ -n "$install" ]]; then
@@ -129,6 +131,9 @@ for ((round = 1; round <= rounds; round++)); do
   say "round $round of $rounds: peers' enqueue"
   peers --only enqueue --rounds 1 "${peer_sizes[@]}" --json "$dir/peers.json" > "$dir/peers.log" 2>&1 \
     || say "  a peer failed (its row says why); log: $dir/peers.log"
+  # A row that failed is in the file; no file at all (peers.py itself failed) is not a result.
+  [[ -s "$dir/peers.json" ]] \
+    || { echo "compare.sh: peers.py wrote no $dir/peers.json in round $round; its output:" >&2; tail -n 30 "$dir/peers.log" >&2; exit 1; }
 done
 
 # 5. Once: the figures that are slow, or compared with the machine within their own run.

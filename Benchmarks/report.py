@@ -8,8 +8,9 @@ keeps the generated tables of README.md and BENCHMARKS.md equal to what results.
     report.py check RESULTS_JSON FILE...      exit 1 naming each file whose block differs
 
 RUN_DIR holds one directory per round (round-1, round-2, ...) and one named once, each with
-ours.json (bgtask-bench --json) and peers.json (Benchmarks/peers/peers.py --json), either
-optional. A ratio between two systems is computed within each round (the two were measured
+ours.json (bgtask-bench --json) and peers.json (Benchmarks/peers/peers.py --json): a round
+needs both (its ratios pair them; a round with one only would drop out of a verdict
+silently), `once` either. A ratio between two systems is computed within each round (the two were measured
 minutes apart on the same machine), then summarised over the rounds: absolute times drift on
 a shared machine, ratios much less.
 
@@ -108,6 +109,10 @@ class Run:
         if not any(ours or peers for _, ours, peers in self.parts):
             raise ReportError(f"{directory}: no round-N/ours.json, round-N/peers.json or once/*.json in it")
         for part, ours, peers in self.parts:
+            if part != "once" and (ours is None) != (peers is None):
+                missing = "ours.json" if ours is None else "peers.json"
+                raise ReportError(f"{directory}/{part}/{missing}: missing, and a round's ratios pair it with the other file "
+                                  "(a round without it would drop out of the verdicts unseen)")
             if ours is not None and not isinstance(ours.get("results"), list):
                 raise ReportError(f"{directory}/{part}/ours.json: no results list (not bgtask-bench --json output)")
             if peers is not None and not isinstance(peers.get("results"), list):
@@ -344,7 +349,8 @@ def combine(run):
     if rows:
         sections.append({"id": "idle", "title": "Idle cost, pending jobs none due within the hour",
                          "columns": ["process", "pending", "wakeups/min", "CPU % of a core", "CPU ms in the window", "window s"], "rows": rows,
-                         "notes": ["wakeups: every context switch of every thread (and child process), sampled from /proc every 100 ms; the limit is 0"]})
+                         "notes": ["wakeups: every context switch of every thread (and child process), sampled from /proc every 100 ms; the limit is 0",
+                                   "CPU: ours from schedstat (nanoseconds on CPU); the peers' from utime+stime (procstats.py), whole 10 ms ticks, so a peer's 0 is under one tick in its window"]})
     if run.ours("daemon-idle"):
         wake = run.metric("daemon-idle", "context_switches_per_minute")
         cpu = run.metric("daemon-idle", "cpu_percent_of_core")

@@ -3,7 +3,6 @@
 
     throwaway_pg.py start DIR          # initdb + start; prints the socket directory
     throwaway_pg.py stop DIR           # pg_ctl stop -m immediate
-    throwaway_pg.py createdb DIR NAME  # a fresh database in that cluster
 
 The cluster listens on a Unix socket in DIR only (listen_addresses=''), trusts
 local connections as user ``postgres``, and keeps PostgreSQL's default
@@ -123,11 +122,6 @@ def stop(directory: str, mode: str = "immediate") -> None:
                          "stop"], log=p["log"], timeout=45)
 
 
-def createdb(directory: str, name: str, port: int = PORT) -> None:
-    p = _paths(directory)
-    createdb_at(p["sock"], name, port)
-
-
 def createdb_at(socket_dir: str, name: str, port: int = PORT) -> None:
     """CREATE DATABASE NAME on the server listening in SOCKET_DIR (runs as the caller)."""
     _run(f"createdb {name}", [os.path.join(bindir(), "createdb"), "-h", socket_dir, "-p", str(port),
@@ -142,7 +136,7 @@ def server_version(socket_dir: str, port: int = PORT) -> str:
 
 
 def main(argv: list[str]) -> int:
-    usage = "usage: throwaway_pg.py start DIR | stop DIR | createdb DIR NAME"
+    usage = "usage: throwaway_pg.py start DIR | stop DIR"
     if argv[:1] in (["-h"], ["--help"]):
         print(usage + "\n\n" + (__doc__ or "").strip())
         return 0
@@ -155,8 +149,6 @@ def main(argv: list[str]) -> int:
             print(start(directory))
         elif cmd == "stop" and len(argv) == 2:
             stop(directory)
-        elif cmd == "createdb" and len(argv) == 3:
-            createdb(directory, argv[2])
         else:
             print(usage, file=sys.stderr)
             return 2

@@ -25,6 +25,12 @@ extension PostgreSQLStore {
     /// parameters in a statement; a group commit rarely comes near).
     static let rowsPerUpsert = 256
 
+    /// The largest batch whose upsert runs prepared: each row count is a statement of its
+    /// own, so batches of 1 to 16 (threads of one replica submitting at once) keep at most
+    /// 16 statements prepared, well within the connection's limit of 32; larger batches are
+    /// rare and their statements vary.
+    static let preparedUpsertRows = 16
+
     /// Saves `request` as pending, replacing the pending request with the same app and
     /// identifier (from any replica). Committed when it returns.
     /// - Throws: ``StoreError/Code/invalidData`` for a value PostgreSQL cannot hold (a NUL
@@ -48,9 +54,7 @@ extension PostgreSQLStore {
             for request in requests { rows.append(try PostgreSQLColumns.requestValues(of: request)) }
             let chunks = stride(from: 0, to: rows.count, by: Self.rowsPerUpsert).map { rows[$0..<min($0 + Self.rowsPerUpsert, rows.count)] }
             if chunks.count == 1 {
-                // Group commits of up to 16 requests (threads of one replica submitting at
-                // once) run prepared too; larger ones are rare and their statements vary.
-                _ = try connection.execute(Self.upsertSQL(rows: rows.count), rows.flatMap { $0 }, commits: true, prepared: rows.count <= 16)
+                _ = try connection.execute(Self.upsertSQL(rows: rows.count), rows.flatMap { $0 }, commits: true, prepared: rows.count <= Self.preparedUpsertRows)
                 return
             }
             try connection.transaction { () throws(StoreError) in

@@ -85,6 +85,15 @@ import Testing
             try BGTaskScheduler.shared.submit(BGProcessingTaskRequest(identifier: IndexRebuild.identifier))
         }
         await device.run(for: 60)
+        // The snippet completes its task from a block on a global queue, a real thread the
+        // simulator does not count as app work (only what the runtime starts is), so the
+        // run may still be open when virtual time has moved on: wait for that thread (at
+        // most 10 s of wall time), not for the scheduler.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while device.runs(of: IndexRebuild.identifier).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+            await device.settle()
+        }
         #expect(device.runs(of: IndexRebuild.identifier).map(\.outcome) == [.success])
     }
 

@@ -795,16 +795,12 @@ public struct SchedulerEngine: Sendable {
     /// begin is never before `now`, so its interval from them is at least that cadence).
     /// Behaviour is unchanged; only memory is returned.
     private mutating func pruneLastRunStarts(at now: Date) {
-        var longest: [AppID: TimeInterval] = [:]
-        lastRunStart = lastRunStart.filter { key, start in
-            let cadence = longest[key.app] ?? {
-                let configuration = appStates[key.app]?.throttle.configuration ?? ThrottleConfiguration()
-                let value = TaskKind.allCases.compactMap { configuration.minimumCadence(for: $0) }.max() ?? 0
-                longest[key.app] = value
-                return value
-            }()
-            return now.timeIntervalSince(start) < cadence
+        var cadences: [AppID: TimeInterval] = [:]
+        for app in Set(lastRunStart.keys.map(\.app)) {
+            let configuration = appStates[app]?.throttle.configuration ?? ThrottleConfiguration()
+            cadences[app] = TaskKind.allCases.compactMap(configuration.minimumCadence(for:)).max() ?? 0
         }
+        lastRunStart = lastRunStart.filter { key, start in now.timeIntervalSince(start) < cadences[key.app, default: 0] }
         lastRunStartPruneAt = max(Self.lastRunStartPruneFloor, 2 * lastRunStart.count)
     }
 

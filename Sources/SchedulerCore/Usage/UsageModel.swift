@@ -409,9 +409,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // it (the content is old by then), then one a spacing apart. Counting shares
             // (3600 / spacing an hour) missed the first refresh of every stretch, and the day
             // spent more than its budget.
-            let spacings = roots.map { root -> Double? in
-                guard root > 0 else { return nil }
-                let spacing = max(cadence, scale / root)
+            func spacing(_ index: Int) -> Double? {
+                guard index < 24, roots[index] > 0 else { return nil }
+                let spacing = max(cadence, scale / roots[index])
                 return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
             }
             var last = -Double.infinity
@@ -425,11 +425,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     at += spacing
                 }
             }
+            var next = spacing(0)
             for index in 0..<24 {
                 let hourStart = Double(index) * 3600
                 let leadStart = hourStart + 3600 - lead
-                let own = spacings[index]
-                let next = index + 1 < 24 ? spacings[index + 1] : nil
+                let own = next
+                next = spacing(index + 1)
                 place(from: hourStart, to: leadStart, every: own)
                 place(from: leadStart, to: hourStart + 3600, every: Self.leadSpacing(own: own, next: next))
             }
@@ -441,7 +442,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         if refreshes(low) <= budget {
             high = 0  // the budget does not bind: the square-root rule's own cost decides
         } else {
-            for _ in 0..<40 {
+            // To a hundredth of a second of spacing at the likeliest hour: finer moves no
+            // placement (placed instants are judged to the minute).
+            for _ in 0..<40 where high - low > 0.01 {
                 let middle = (low + high) / 2
                 if refreshes(middle) > budget { low = middle } else { high = middle }
             }

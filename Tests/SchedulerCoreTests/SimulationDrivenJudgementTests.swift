@@ -110,14 +110,14 @@ private let t0 = F.t0
 
     @Test func theLeadBeforeALikelyHourVariesPerDevice() {
         var usage = UsageModel(createdAt: t0)
-        // Opened at 08:xx every day for a week: 08:00 is likely.
+        // Opened at 08:10 every day for a week: 08:00 is likely, its launches begin at 08:10.
         let midnight = Date(timeIntervalSince1970: (t0.timeIntervalSince1970 / 86_400).rounded(.up) * 86_400)
         for day in 0..<7 { usage.recordForeground(at: midnight.addingTimeInterval(Double(day) * 86_400 + 8 * 3600 + 600)) }
         let eligible = midnight.addingTimeInterval(7 * 86_400 + 3600)
-        let eight = midnight.addingTimeInterval(7 * 86_400 + 8 * 3600)
-        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600), leadSpread: 0) == eight.addingTimeInterval(-300))
-        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600), leadSpread: 1) == eight.addingTimeInterval(-900))
-        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600)) == eight.addingTimeInterval(-600), "the middle by default")
+        let launches = midnight.addingTimeInterval(7 * 86_400 + 8 * 3600 + 600)
+        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600), leadSpread: 0) == launches.addingTimeInterval(-300))
+        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600), leadSpread: 1) == launches.addingTimeInterval(-900))
+        #expect(usage.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: eligible.addingTimeInterval(-3 * 3600)) == launches.addingTimeInterval(-600), "the middle by default")
         let spreads = Set((1...20).map { AppUsagePolicy.leadSpread(of: F.key(F.refreshID), salt: UInt64($0) &* 0x9E37_79B9_7F4A_7C15) })
         #expect(spreads.count >= 18 && spreads.allSatisfy { (0..<1).contains($0) })
     }

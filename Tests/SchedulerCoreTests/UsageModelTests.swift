@@ -109,9 +109,10 @@ struct UsageModelTests {
         #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible, lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
         // Asked earlier in the night, the answer is the same.
         #expect(model.preferredRefreshTime(eligibleAt: eligible, now: Self.at(week: 3, day: 0, 1), lastRefresh: Self.lastEvening) == Self.at(week: 3, day: 0, 7, 50))
-        // After the morning launch's refreshes, the next one goes shortly before lunch.
+        // After the morning launch's refreshes, the next one goes shortly before lunch: the
+        // lunch launches come at 12:30, so 10 minutes before them, not before 12:00.
         let afterBreakfast = Self.at(week: 3, day: 2, 9, 15)
-        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast, lastRefresh: Self.at(week: 3, day: 2, 8, 45)) == Self.at(week: 3, day: 2, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: afterBreakfast, now: afterBreakfast, lastRefresh: Self.at(week: 3, day: 2, 8, 45)) == Self.at(week: 3, day: 2, 12, 20))
         // With no known last refresh, the content's age is unknown: when eligible.
         #expect(model.preferredRefreshTime(eligibleAt: eligible, now: eligible) == eligible)
     }
@@ -242,6 +243,8 @@ struct UsageModelTests {
         let model = Self.commuter
         let now = Self.at(week: 3, day: 1, 5)
         #expect(model.explanation(at: now) == "usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 08:00 (p=1.00)")
+        // Lunch launches come at 12:30: the explanation says where they begin.
+        #expect(model.explanation(at: Self.at(week: 3, day: 1, 9)) == "usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 12:00, usually from 12:30 (p=1.00)")
         let weekend = Self.at(week: 3, day: 5, 9)
         // Last opened Friday 12:30 of the week before: processing is denied too.
         #expect(model.explanation(at: weekend)
@@ -388,11 +391,12 @@ struct UsageLikelihoodTests {
     @Test func anHourWhoseLaunchHappenedGetsNoMoreRefreshes() {
         var model = T.commuter
         // Tuesday of week 3: opened at 08:10, as predicted; at 08:20 the 08:00 hour's launch
-        // has happened, so its refreshes stop until the lead before lunch.
+        // has happened, so its refreshes stop until the lead before lunch (whose launches
+        // come at 12:30).
         model.recordForeground(at: T.at(week: 3, day: 1, 8, 10))
         let now = T.at(week: 3, day: 1, 8, 20)
         #expect(model.refreshSpacings(startingAt: now, now: now)[0] == nil)
-        #expect(model.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: now.addingTimeInterval(-900)) == T.at(week: 3, day: 1, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: now.addingTimeInterval(-900)) == T.at(week: 3, day: 1, 12, 20))
         // A day the launch has not come yet, the hour keeps its cadence.
         let wednesday = T.at(week: 3, day: 2, 8, 20)
         #expect(model.preferredRefreshTime(eligibleAt: wednesday, now: wednesday, lastRefresh: wednesday.addingTimeInterval(-900)) == wednesday)
@@ -487,9 +491,9 @@ struct UsageLikelihoodTests {
         // from the evening before: in a likely hour the refresh is due at once.
         let back = T.at(week: 3, day: 1, 8, 10)
         #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: back, lastRefresh: T.lastEvening) == back)
-        // Back at 10:30, an hour that gets no refreshes: shortly before lunch.
+        // Back at 10:30, an hour that gets no refreshes: shortly before lunch's 12:30.
         let late = T.at(week: 3, day: 1, 10, 30)
-        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: late, lastRefresh: T.lastEvening) == T.at(week: 3, day: 1, 11, 50))
+        #expect(model.preferredRefreshTime(eligibleAt: T.at(week: 3, day: 1, 6), now: late, lastRefresh: T.lastEvening) == T.at(week: 3, day: 1, 12, 20))
         // An app never opened spreads its budget evenly: its cadence over the budget's share.
         let fresh = UsageModel(createdAt: T.monday)
         let saturday = T.at(week: 3, day: 5, 5)
@@ -504,5 +508,97 @@ struct UsageLikelihoodTests {
         #expect(configuration.utcOffset == 3600)
         #expect(configuration.refreshBudgetShare == UsageModelConfiguration().refreshBudgetShare)
         #expect(configuration.maximumRefreshSpacing == 2 * 3600)
+    }
+}
+
+/// Where in its hour an hour's launches begin (its onset), which the placement follows, and
+/// a kind of day used more than the other lending its rate to its hours not yet observed.
+@Suite("Usage model: onsets and kinds of day")
+struct UsageOnsetTests {
+    typealias T = UsageModelTests
+
+    @Test func refreshesFollowWhereInTheHourLaunchesBegin() {
+        // Weekdays of three weeks, lunch at 12:20, 12:30, 12:40 or 12:50 in turn.
+        var model = UsageModel(createdAt: T.monday)
+        for week in 0..<3 {
+            for day in 0..<5 { model.recordForeground(at: T.at(week: week, day: day, 12, [20, 30, 40, 50][(week * 5 + day) % 4])) }
+        }
+        let monday = T.at(week: 3, day: 0, 6)
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: monday) == 20 * 60)
+        // The weekend has no lunch launches of its own: every day's count.
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 5, 12), at: monday) == 20 * 60)
+        // An hour never opened begins at its start.
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 9), at: monday) == 0)
+        // The refresh before lunch comes 10 minutes (the lead) before 12:20, not before 12:00.
+        #expect(model.preferredRefreshTime(eligibleAt: monday, now: monday, lastRefresh: T.lastEvening) == T.at(week: 3, day: 0, 12, 10))
+        // The hour before lunch gets none up to then, the lunch stretch its spacing after it.
+        let spacings = model.refreshSpacings(startingAt: monday, now: monday)
+        #expect(spacings[5] == nil && spacings[6] != nil, "\(spacings)")
+        // A day's placement stays within the budget (the stretch runs from onset to onset).
+        let placed = UsageLikelihoodTests.placedInADay(model, from: T.at(week: 3, day: 0, 0))
+        #expect(Double(placed) <= UsageModelConfiguration().refreshBudgetShare * 86_400 / 900 + 1, "\(placed)")
+    }
+
+    @Test func anOnsetNeedsThreeLaunchesOfEvidence() {
+        // Monday and Tuesday at 12:40: too little to move the hour's onset.
+        var model = UsageModel(createdAt: T.monday)
+        for day in 0..<2 { model.recordForeground(at: T.at(week: 0, day: day, 12, 40)) }
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 2, 12), at: T.at(week: 0, day: 2, 6)) == 0)
+        // The whole week: it moves to 12:40.
+        for day in 2..<5 { model.recordForeground(at: T.at(week: 0, day: day, 12, 40)) }
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 1, day: 0, 6)) == 40 * 60)
+        // Evidence decays as the likelihoods do: ten weeks without a launch, back to the start.
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 10, day: 0, 6)) == 0)
+        // Launches that moved within the hour move the onset: 12:05 for two weeks.
+        for week in 1..<3 {
+            for day in 0..<5 { model.recordForeground(at: T.at(week: week, day: day, 12, 5)) }
+        }
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 3, day: 0, 6)) == 5 * 60)
+    }
+
+    @Test func aKindOfDayUsedMoreLendsItsRateToItsHoursNotYetObserved() {
+        // Installed on a Monday, never opened on a weekday, first opened on Saturday at 09:10.
+        var model = UsageModel(createdAt: T.monday)
+        model.recordForeground(at: T.at(week: 0, day: 5, 9, 10))
+        let saturday = T.at(week: 0, day: 5, 10)
+        // Five silent weekdays do not make Saturday afternoon look unused: it takes the
+        // weekend's rate (a launch-hour in 10 hours, shrunk by 24 hours of the overall rate's
+        // 1 in 129), not the weekdays' silence (about 0.002), and gets refreshes.
+        let afternoon = model.likelihood(hourOfWeek: T.how(day: 5, 15), at: saturday)
+        #expect(afternoon > 0.02, "\(afternoon)")
+        #expect(model.refreshSpacings(startingAt: saturday, now: saturday)[5] != nil)
+        // Three more weekends opened only at 09:10: Saturday afternoon is known to stay unused.
+        for week in 1..<4 { model.recordForeground(at: T.at(week: week, day: 5, 9, 10)) }
+        let later = T.at(week: 4, day: 5, 10)
+        #expect(model.refreshSpacings(startingAt: later, now: later)[5] == nil)
+    }
+
+    @Test func kindsOfDayUsedAlikeLendNothing() {
+        // The same habit every day: an unused hour is as unlikely at the weekend as on a weekday
+        // with the same evidence (both kinds' rates are the overall rate).
+        var model = UsageModel(createdAt: T.monday)
+        T.record(&model, weeks: 0..<3, times: [(8, 10), (19, 30)], days: 0..<7)
+        let now = T.at(week: 3, day: 0, 6)
+        let saturday = model.likelihood(hourOfWeek: T.how(day: 5, 15), at: now)
+        let monday = model.likelihood(hourOfWeek: T.how(day: 0, 15), at: now)
+        #expect(saturday < 0.01 && monday < 0.01, "\(saturday), \(monday)")
+    }
+
+    @Test func aRecordWithoutSlotsStillDecodesAndDamagedSlotsAreRefused() throws {
+        var model = UsageModel(createdAt: T.monday)
+        T.record(&model, weeks: 0..<2, times: [(12, 40)])
+        let data = try JSONEncoder().encode(model)
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["launchMinuteWeights"] != nil)
+        // Written before onsets were kept: decodes, with every hour beginning at its start.
+        object["launchMinuteWeights"] = nil
+        let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(old.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == 0)
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == 40 * 60)
+        for damaged: [Double] in [[1, 2], Array(repeating: -1, count: 576)] {
+            object["launchMinuteWeights"] = damaged
+            let bytes = try JSONSerialization.data(withJSONObject: object)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: bytes) }
+        }
     }
 }

@@ -6,6 +6,7 @@ extension UsageModel {
     /// local under ``UsageModelConfiguration/utcOffset``. For example:
     ///
     /// - `usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 08:00 (p=0.80)`
+    /// - `usually opened around 12:00 on weekdays; next likely launch Tue 12:00, usually from 12:20 (p=0.90)`
     /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
     /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
     /// - `...; not opened for 9 d: no processing runs until the app is opened`
@@ -28,7 +29,11 @@ extension UsageModel {
 
         if let launch = nextLikelyLaunch(after: now, now: now) {
             let probability = launchProbability(hourOfWeek: week.hourOfWeek(of: launch), at: now)
-            parts.append("next likely launch \(week.dayAndClock(launch)) (p=\(String(format: "%.2f", probability)))")
+            // Where in that hour its launches usually begin, when not at its start: what the
+            // refresh is placed before.
+            let onset = launchOnset(hourOfWeek: week.hourOfWeek(of: launch), at: now)
+            let from = onset > 0 ? ", usually from \(week.clock(launch.addingTimeInterval(onset)))" : ""
+            parts.append("next likely launch \(week.dayAndClock(launch))\(from) (p=\(String(format: "%.2f", probability)))")
         } else {
             parts.append("no likely launch within \(DurationText.spoken(configuration.horizon))")
         }

@@ -35,6 +35,8 @@ import Synchronization
 /// Storage is 168 decayed weights (the numerator, kept as of the latest counted
 /// occurrence), the latest counted occurrence per hour (to count each once), and
 /// ``observedSince``; the denominator is a geometric series computed in closed form.
+/// Beside them, per hour of the day and kind of day, 12 decayed weights of the five-minute
+/// slot in which the hour's first launch came (see ``launchOnset(hourOfWeek:at:)``).
 ///
 /// ## An app that is never used
 ///
@@ -67,6 +69,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private var launchWeights: [Double]
     /// The start of the latest occurrence counted in `launchWeights`: the weights' epoch.
     private var weightsAsOf: Date?
+    /// Decayed count of the first launch's five-minute slot within the hour, per hour of
+    /// the day and kind of day (weekdays 0..<24, the weekend 24..<48), 12 slots each, as
+    /// of `weightsAsOf` (the same epoch as `launchWeights`).
+    private var launchMinuteWeights: [Double]
     /// Per hour of the week, the start of the latest occurrence already counted, so
     /// another launch in the same hour adds nothing.
     private var lastCountedOccurrence: [Date?]
@@ -81,6 +87,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         self.createdAt = createdAt
         self.observedSince = createdAt
         self.launchWeights = Array(repeating: 0, count: LocalWeek.hoursPerWeek)
+        self.launchMinuteWeights = Array(repeating: 0, count: Self.minuteWeightCount)
         self.lastCountedOccurrence = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
     }
 
@@ -104,18 +111,32 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
         let week = self.week
         let hour = week.absoluteHour(of: date)
-        countOccurrence(startingAt: week.start(ofHour: hour), bucket: LocalWeek.hourOfWeek(ofHour: hour))
+        let start = week.start(ofHour: hour)
+        let slot = min(Self.slotsPerHour - 1, max(0, Int(date.timeIntervalSince(start) / Self.slotLength)))
+        countOccurrence(startingAt: start, bucket: LocalWeek.hourOfWeek(ofHour: hour), slot: slot)
     }
+
+    /// Five-minute slots in an hour, for where in its hour a launch comes.
+    static let slotsPerHour = 12
+    /// The length of one slot: five minutes.
+    static let slotLength: TimeInterval = 300
+    /// 48 hour-of-day pools (weekdays, the weekend) of 12 slots.
+    static let minuteWeightCount = 48 * 12
+
+    /// The hour-of-day pool of hour of the week `bucket`: weekdays 0..<24, the weekend 24..<48.
+    static func pool(ofBucket bucket: Int) -> Int { (bucket >= 5 * 24 ? 24 : 0) + bucket % 24 }
 
     /// Counts the occurrence of hour of the week `bucket` that starts at `start` as one in
     /// which the app was opened, unless it (or a later occurrence of that hour) already is.
-    private mutating func countOccurrence(startingAt start: Date, bucket: Int) {
+    private mutating func countOccurrence(startingAt start: Date, bucket: Int, slot: Int?) {
         if let counted = lastCountedOccurrence[bucket], start <= counted { return }
         lastCountedOccurrence[bucket] = start
+        let slotIndex = slot.map { Self.pool(ofBucket: bucket) * Self.slotsPerHour + $0 }
 
         guard let epoch = weightsAsOf else {
             weightsAsOf = start
             launchWeights[bucket] = 1
+            if let slotIndex { launchMinuteWeights[slotIndex] = 1 }
             return
         }
         if start > epoch {
@@ -123,12 +144,57 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // while the app is in use: everything recorded so far ages by the gap.
             let factor = configuration.decayFactor(age: start.timeIntervalSince(epoch))
             for index in launchWeights.indices { launchWeights[index] *= factor }
+            for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
             weightsAsOf = start
             launchWeights[bucket] += 1
+            if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
         } else {
-            launchWeights[bucket] += configuration.decayFactor(age: epoch.timeIntervalSince(start))
+            let weight = configuration.decayFactor(age: epoch.timeIntervalSince(start))
+            launchWeights[bucket] += weight
+            if let slotIndex { launchMinuteWeights[slotIndex] += weight }
         }
     }
+
+    /// Where the launches of hour of the week `bucket` usually begin within their hour, as
+    /// known at `now`: seconds after the hour's start (a multiple of five minutes, 0 ... 55).
+    ///
+    /// The five-minute slot by which ``launchOnsetShare`` of the hour's first launches had
+    /// come, on days of the same kind (weekdays, the weekend) or, while those weigh less
+    /// than ``launchOnsetEvidence`` decayed launches, on every day; 0 (the hour's start) while
+    /// every day's weigh less than that too. Launches are counted with the same decay as
+    /// the likelihoods, so a habit that moved within its hour moves the onset after it.
+    public func launchOnset(hourOfWeek: Int, at now: Date) -> TimeInterval {
+        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now) else { return 0 }
+        let factor = configuration.decayFactor(age: max(0, now.timeIntervalSince(epoch)))
+        let pool = Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: hourOfWeek))
+        let slots = Self.slotsPerHour
+        let sameKind = pool * slots
+        let otherKind = ((pool + 24) % 48) * slots
+        var kindTotal = 0.0
+        var otherTotal = 0.0
+        for slot in 0..<slots {
+            kindTotal += launchMinuteWeights[sameKind + slot]
+            otherTotal += launchMinuteWeights[otherKind + slot]
+        }
+        let evidence = Self.launchOnsetEvidence / factor  // in the weights' epoch
+        let pooled = kindTotal < evidence
+        let total = pooled ? kindTotal + otherTotal : kindTotal
+        guard total >= evidence, total > 0 else { return 0 }
+        var cumulative = 0.0
+        for slot in 0..<slots {
+            cumulative += launchMinuteWeights[sameKind + slot] + (pooled ? launchMinuteWeights[otherKind + slot] : 0)
+            if cumulative >= Self.launchOnsetShare * total { return Double(slot) * Self.slotLength }
+        }
+        return 0
+    }
+
+    /// The share of an hour's first launches that come before its onset
+    /// (``launchOnset(hourOfWeek:at:)``): 0.1.
+    public static let launchOnsetShare = 0.1
+
+    /// How many decayed first launches an hour needs (on days of its kind, else on every
+    /// day) before its onset moves from the hour's start: 3.
+    public static let launchOnsetEvidence = 3.0
 
     // MARK: Questions
 
@@ -160,6 +226,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ``likelihood(hourOfWeek:at:)``).
     public static let overallRatePriorDays = 2.0
 
+    /// How many hours of evidence the app's overall launch rate is worth when it is blended
+    /// into the launch rate of one kind of day (weekdays, the weekend).
+    public static let kindRatePriorHours = 24.0
+
     /// How many days of evidence the estimate of an hour of the day over all days is worth
     /// when it is blended into the estimate over the days of the same kind.
     public static let allDaysPriorDays = 1.0
@@ -172,13 +242,21 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ```
     /// overall   = decayed launch-hours / decayed observed hours, over every hour
     /// allDays   = (launched(all days' h) + a · overall) / (observed(all days' h) + a)
-    /// kind      = (launched(same kind's h) + d · allDays) / (observed(same kind's h) + d)
+    /// kindRate  = (launch-hours on days of h's kind + r · overall) / (observed hours on them + r)
+    /// kindPrior = allDays + max(0, kindRate − overall) / (observed(same kind's h) + 1)
+    /// kind      = (launched(same kind's h) + d · kindPrior) / (observed(same kind's h) + d)
     /// likelihood = (launched(h) + k · kind) / (observed(h) + k)
     /// ```
     ///
     /// where `launched` and `observed` are the decayed numerator and denominator of
-    /// ``launchProbability(hourOfWeek:at:)``, `a` is ``overallRatePriorDays`` (2), `d`
-    /// ``allDaysPriorDays`` (1) and `k` ``dailyPatternPriorWeeks`` (2). So a weekday
+    /// ``launchProbability(hourOfWeek:at:)``, `a` is ``overallRatePriorDays`` (2), `r`
+    /// ``kindRatePriorHours`` (24), `d` ``allDaysPriorDays`` (1) and `k`
+    /// ``dailyPatternPriorWeeks`` (2). `kindPrior` serves a kind of day on which the app is
+    /// used more than on the other: an hour of it observed little on days of its kind takes
+    /// that kind's rate rather than what the other kind's hours say (an app opened only at
+    /// weekends: on its first Saturday, five silent weekdays must not make Saturday
+    /// afternoon look unused), and the inheritance fades as the hour is observed on days of
+    /// its kind. So a weekday
     /// routine is learned after one weekday, a weekend one after one weekend day, a weekly
     /// rhythm (nothing on Friday evenings) takes over as the weeks show it, and one odd
     /// week does not erase a habit. With little evidence every hour keeps some of the
@@ -268,14 +346,31 @@ public struct UsageModel: Sendable, Codable, Hashable {
             var result = [Double](repeating: 0, count: hours)
             guard totalObserved > 0 else { return result }
             let overall = min(1, totalLaunched / totalObserved)
+            var kindRates = (weekdays: 0.0, weekend: 0.0)
+            do {
+                var sums = (weekdaysLaunched: 0.0, weekdaysObserved: 0.0, weekendLaunched: 0.0, weekendObserved: 0.0)
+                for hour in 0..<24 {
+                    sums.weekdaysLaunched += poolLaunched[hour]
+                    sums.weekdaysObserved += poolObserved[hour]
+                    sums.weekendLaunched += poolLaunched[24 + hour]
+                    sums.weekendObserved += poolObserved[24 + hour]
+                }
+                let prior = Self.kindRatePriorHours
+                kindRates.weekdays = (sums.weekdaysLaunched + prior * overall) / (sums.weekdaysObserved + prior)
+                kindRates.weekend = (sums.weekendLaunched + prior * overall) / (sums.weekendObserved + prior)
+            }
             let k = Self.dailyPatternPriorWeeks
             for bucket in 0..<hours {
                 let hourOfDay = bucket % 24
-                let kind = (bucket >= 5 * 24 ? 24 : 0) + hourOfDay
+                let isWeekend = bucket >= 5 * 24
+                let kind = (isWeekend ? 24 : 0) + hourOfDay
                 let allLaunched = poolLaunched[hourOfDay] + poolLaunched[24 + hourOfDay]
                 let allObserved = poolObserved[hourOfDay] + poolObserved[24 + hourOfDay]
                 let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
-                let sameKind = (poolLaunched[kind] + Self.allDaysPriorDays * allDays) / (poolObserved[kind] + Self.allDaysPriorDays)
+                let kindRate = isWeekend ? kindRates.weekend : kindRates.weekdays
+                let unfamiliarity = 1 / (poolObserved[kind] + 1)
+                let kindPrior = allDays + unfamiliarity * max(0, kindRate - overall)
+                let sameKind = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
                 result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
             }
             return result
@@ -382,6 +477,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// and an hour whose spacing would exceed ``UsageModelConfiguration/maximumRefreshSpacing``
     /// gets none.
     ///
+    /// **When in the hour.** Each hour runs, for the placement, from its onset
+    /// (``launchOnset(hourOfWeek:at:)``: where its launches usually begin) to the next
+    /// hour's, so the refreshes before a habit at 12:35 come before 12:20, not before 12:00.
+    ///
     /// **How many.** `scale` is set so that the refreshes the placement places over the
     /// 24 hours add up to ``UsageModelConfiguration/refreshBudgetShare`` of what the app
     /// asks for (about 22 a day for a refresh every 15 minutes): counted as placed,
@@ -390,16 +489,52 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// user opens the app; with little history every hour keeps some likelihood, so the
     /// refreshes spread out, and they gather before the habits as the days show them.
     public func refreshSpacings(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> [TimeInterval?] {
-        guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(now) else { return Array(repeating: nil, count: 24) }
+        guard let plan = refreshPlan(startingAt: start, now: now, requestedInterval: requestedInterval) else {
+            return Array(repeating: nil, count: 24)
+        }
+        return (0..<24).map { plan.spacing($0) }
+    }
+
+    /// The placement's view of the hours around the one containing its start: each hour's
+    /// spacing (nil: none) and its onset, for the hours −1 ... 24 relative to that one (the
+    /// hour before it too, because the hour containing the start may not have reached its
+    /// onset yet, so the start may still lie in the stretch of the hour before).
+    struct RefreshPlan {
+        /// Spacings of the relative hours −1 ... 24, at index `relative + 1`.
+        var spacings: [TimeInterval?]
+        /// Onsets of the same hours, in seconds after each hour's start.
+        var onsets: [TimeInterval]
+        /// The spacing of relative hour `relative` (−1 ... 24).
+        func spacing(_ relative: Int) -> TimeInterval? { spacings[relative + 1] }
+        /// The onset of relative hour `relative` (−1 ... 24).
+        func onset(_ relative: Int) -> TimeInterval { onsets[relative + 1] }
+    }
+
+    /// The spacings and onsets of the hours around the one containing `start`, judged at
+    /// `now` (see ``refreshSpacings(startingAt:now:requestedInterval:)``); nil when the app
+    /// was never opened or no hour is likely at all. The budget is counted over the 24
+    /// hours from the one containing `start`, each running from its onset to the next's.
+    func refreshPlan(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> RefreshPlan? {
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(now) else { return nil }
         let likelihoods = self.likelihoods(at: now)
         let first = week.absoluteHour(of: start)
-        var roots = (0..<24).map { likelihoods[LocalWeek.hourOfWeek(ofHour: first + $0)].squareRoot() }
+        // Relative hours −1 ... 24 at index + 1.
+        var roots = (-1..<25).map { likelihoods[LocalWeek.hourOfWeek(ofHour: first + $0)].squareRoot() }
         // The likelihood is of a first launch in the hour: once the user opened the app in
         // this hour, the launch it predicted has happened, and refreshing for it is waste.
-        if let lastUse, lastUse >= week.start(ofHour: first), lastUse <= now { roots[0] = 0 }
+        if let lastUse, lastUse <= now {
+            if lastUse >= week.start(ofHour: first) { roots[1] = 0 }
+            if lastUse >= week.start(ofHour: first - 1) { roots[0] = 0 }
+        }
+        let onsets = (-1..<25).map { launchOnset(hourOfWeek: LocalWeek.hourOfWeek(ofHour: first + $0), at: now) }
         let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
         let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
+        func spacing(_ index: Int, scale: Double) -> Double? {
+            guard index >= 0, index < roots.count, roots[index] > 0 else { return nil }
+            let spacing = max(cadence, scale / roots[index])
+            return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
+        }
         // refreshes(scale) falls as scale grows (by steps, and not strictly: an hour that
         // drops out splits a stretch in two): bisect for a scale that spends the budget.
         func refreshes(_ scale: Double) -> Double {
@@ -409,11 +544,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // it (the content is old by then), then one a spacing apart. Counting shares
             // (3600 / spacing an hour) missed the first refresh of every stretch, and the day
             // spent more than its budget.
-            func spacing(_ index: Int) -> Double? {
-                guard index < 24, roots[index] > 0 else { return nil }
-                let spacing = max(cadence, scale / roots[index])
-                return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
-            }
             var last = -Double.infinity
             var count = 0.0
             func place(from start: Double, to stop: Double, every spacing: Double?) {
@@ -425,20 +555,21 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     at += spacing
                 }
             }
-            var next = spacing(0)
-            for index in 0..<24 {
-                let hourStart = Double(index) * 3600
-                let leadStart = hourStart + 3600 - lead
+            var next = spacing(1, scale: scale)
+            for relative in 0..<24 {
+                let hourStart = Double(relative) * 3600 + onsets[relative + 1]
+                let hourEnd = Double(relative + 1) * 3600 + onsets[relative + 2]
+                let leadStart = hourEnd - lead
                 let own = next
-                next = spacing(index + 1)
+                next = relative < 23 ? spacing(relative + 2, scale: scale) : nil
                 place(from: hourStart, to: leadStart, every: own)
-                place(from: leadStart, to: hourStart + 3600, every: Self.leadSpacing(own: own, next: next))
+                place(from: leadStart, to: hourEnd, every: Self.leadSpacing(own: own, next: next))
             }
             return count
         }
-        var low = cadence * (roots.max() ?? 0)  // every hour at the cadence: the most refreshes
+        var low = cadence * (roots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
         var high = configuration.maximumRefreshSpacing
-        guard low > 0 else { return Array(repeating: nil, count: 24) }
+        guard low > 0 else { return nil }
         if refreshes(low) <= budget {
             high = 0  // the budget does not bind: the square-root rule's own cost decides
         } else {
@@ -452,11 +583,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // Never closer than the square-root rule's own cost puts them: an app opened once a
         // week is not worth its whole budget.
         let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
-        return roots.map { root in
-            guard root > 0 else { return nil }
-            let spacing = max(cadence, scale / root)
-            return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
-        }
+        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale) }, onsets: onsets)
     }
 
     /// The spacing in the lead at the end of an hour: the tighter of the hour's own and the
@@ -479,7 +606,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// app asks for between refreshes (its request's earliest begin date after its
     /// submission).
     ///
-    /// From `from = max(eligibleAt, now)`, hour by hour up to the horizon: the first
+    /// From `from = max(eligibleAt, now)`, hour by hour up to the horizon (each hour running
+    /// from its onset to the next hour's, ``launchOnset(hourOfWeek:at:)``): the first
     /// instant `s` at which the content's age `s − lastRefresh` reaches the
     /// hour's spacing (``refreshSpacings(startingAt:now:requestedInterval:)``). In the
     /// last `leadTime × (0.5 + leadSpread)` of an hour (by default 5 to 15 minutes;
@@ -510,7 +638,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let end = from.addingTimeInterval(min(configuration.horizon, 23 * 3600))
         let week = self.week
         let first = week.absoluteHour(of: from)
-        let spacings = refreshSpacings(startingAt: from, now: now, requestedInterval: requestedInterval)
+        guard let plan = refreshPlan(startingAt: from, now: now, requestedInterval: requestedInterval) else {
+            return max(eligibleAt, end)
+        }
         // The first instant of [start, stop) at which the content's age reaches `spacing`;
         // within ``placementGrain`` of `from`, `from` itself. The spacings move a little as
         // `now` moves (decay, the day's window): asked again at the instant it named, the
@@ -521,12 +651,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
             if due < from.addingTimeInterval(Self.placementGrain) { due = from }
             return due < min(stop, end) ? due : nil
         }
-        var hour = first
-        while week.start(ofHour: hour) < end, hour - first + 1 < spacings.count {
-            let spacing = spacings[hour - first]
-            let next = spacings[hour - first + 1]
-            let hourStart = max(from, week.start(ofHour: hour))
-            let hourEnd = week.start(ofHour: hour + 1)
+        var relative = -1
+        while relative < 23, week.start(ofHour: first + relative) < end {
+            defer { relative += 1 }
+            let spacing = plan.spacing(relative)
+            let next = plan.spacing(relative + 1)
+            let hourEnd = week.start(ofHour: first + relative + 1).addingTimeInterval(plan.onset(relative + 1))
+            if hourEnd <= from { continue }
+            let hourStart = max(from, week.start(ofHour: first + relative).addingTimeInterval(plan.onset(relative)))
             let leadStart = hourEnd.addingTimeInterval(-lead)
             // The hour's own spacing, then the tighter of it and the next hour's in the lead.
             let tighter = Self.leadSpacing(own: spacing, next: next)
@@ -534,7 +666,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 ?? due(from: max(hourStart, leadStart), to: hourEnd, spacing: tighter) {
                 return max(eligibleAt, at)
             }
-            hour += 1
         }
         return max(eligibleAt, end)
     }
@@ -560,7 +691,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
-        case launchWeights, weightsAsOf, lastCountedOccurrence
+        case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights
     }
 
     /// Decodes a stored model, refusing one whose per-hour tables do not have 168 entries
@@ -575,12 +706,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
         launchWeights = try container.decode([Double].self, forKey: .launchWeights)
         weightsAsOf = try container.decodeIfPresent(Date.self, forKey: .weightsAsOf)
         lastCountedOccurrence = try container.decode([Date?].self, forKey: .lastCountedOccurrence)
-        guard launchWeights.count == LocalWeek.hoursPerWeek,
-            launchWeights.allSatisfy({ $0.isFinite && $0 >= 0 })
-        else {
+        launchMinuteWeights = try container.decodeIfPresent([Double].self, forKey: .launchMinuteWeights)
+            ?? Array(repeating: 0, count: Self.minuteWeightCount)
+        // A damaged table (wrong length, a negative or non-finite weight) is refused.
+        for (weights, count, key) in [(launchWeights, LocalWeek.hoursPerWeek, CodingKeys.launchWeights),
+                                      (launchMinuteWeights, Self.minuteWeightCount, .launchMinuteWeights)]
+        where weights.count != count || !weights.allSatisfy({ $0.isFinite && $0 >= 0 }) {
             throw DecodingError.dataCorruptedError(
-                forKey: .launchWeights, in: container,
-                debugDescription: "expected \(LocalWeek.hoursPerWeek) finite, non-negative weights")
+                forKey: key, in: container, debugDescription: "expected \(count) finite, non-negative weights")
         }
         guard lastCountedOccurrence.count == LocalWeek.hoursPerWeek else {
             throw DecodingError.dataCorruptedError(
@@ -628,7 +761,9 @@ extension UsageModel {
     /// When only one side changed, that side is the answer. When both did, the latest
     /// occurrence `mine` counted in each hour of the week since `baseline` is counted here
     /// too (once: an hour this model counted already adds nothing), oldest first, as
-    /// ``recordForeground(at:)`` would have; the foreground count adds `mine`'s new ones,
+    /// ``recordForeground(at:)`` would have, but for the slot within the hour, which `mine`
+    /// does not keep per occurrence (the onsets then learn from this model's own records
+    /// until the next write); the foreground count adds `mine`'s new ones,
     /// and the last use is the later. Replicas write after every foreground, so `mine` is
     /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
     /// replica that counted the same hour in two different weeks since `baseline` passes
@@ -643,7 +778,7 @@ extension UsageModel {
         }
         merged.likelihoodMemo = LikelihoodMemo()
         for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
-            merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket)
+            merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: nil)
         }
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()

@@ -531,9 +531,10 @@ struct UsageOnsetTests {
         #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 9), at: monday) == 0)
         // The refresh before lunch comes 10 minutes (the lead) before 12:20, not before 12:00.
         #expect(model.preferredRefreshTime(eligibleAt: monday, now: monday, lastRefresh: T.lastEvening) == T.at(week: 3, day: 0, 12, 10))
-        // The hour before lunch gets none up to then, the lunch stretch its spacing after it.
-        let spacings = model.refreshSpacings(startingAt: monday, now: monday)
-        #expect(spacings[5] == nil && spacings[6] != nil, "\(spacings)")
+        // Asked at 12:05 with old content, between the hour's start and its onset: still the
+        // hour before's stretch (which gets none), so 12:10, not at once.
+        let early = T.at(week: 3, day: 0, 12, 5)
+        #expect(model.preferredRefreshTime(eligibleAt: early, now: early, lastRefresh: T.lastEvening) == T.at(week: 3, day: 0, 12, 10))
         // A day's placement stays within the budget (the stretch runs from onset to onset).
         let placed = UsageLikelihoodTests.placedInADay(model, from: T.at(week: 3, day: 0, 0))
         #expect(Double(placed) <= UsageModelConfiguration().refreshBudgetShare * 86_400 / 900 + 1, "\(placed)")
@@ -554,6 +555,12 @@ struct UsageOnsetTests {
             for day in 0..<5 { model.recordForeground(at: T.at(week: week, day: day, 12, 5)) }
         }
         #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 3, day: 0, 6)) == 5 * 60)
+        // Moved later (12:50), the onset follows only as the earlier launches decay: still
+        // 12:05 after a week, 12:50 after eight.
+        for week in 3..<11 {
+            for day in 0..<5 { model.recordForeground(at: T.at(week: week, day: day, 12, 50)) }
+        }
+        #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 11, day: 0, 6)) == 50 * 60)
     }
 
     @Test func aKindOfDayUsedMoreLendsItsRateToItsHoursNotYetObserved() {
@@ -574,14 +581,14 @@ struct UsageOnsetTests {
     }
 
     @Test func kindsOfDayUsedAlikeLendNothing() {
-        // The same habit every day: an unused hour is as unlikely at the weekend as on a weekday
-        // with the same evidence (both kinds' rates are the overall rate).
+        // Opened every hour from 07:00 to 22:00, every day of one week: both kinds' rates are
+        // about the overall rate, so Saturday 03:00 (observed once, never opened) keeps what
+        // every day's 03:00 says, about 0.037. Lending the kind's rate to every unused hour
+        // (comparing it with the hour's own estimate, not the overall rate) gives 0.079.
         var model = UsageModel(createdAt: T.monday)
-        T.record(&model, weeks: 0..<3, times: [(8, 10), (19, 30)], days: 0..<7)
-        let now = T.at(week: 3, day: 0, 6)
-        let saturday = model.likelihood(hourOfWeek: T.how(day: 5, 15), at: now)
-        let monday = model.likelihood(hourOfWeek: T.how(day: 0, 15), at: now)
-        #expect(saturday < 0.01 && monday < 0.01, "\(saturday), \(monday)")
+        T.record(&model, weeks: 0..<1, times: (7...22).map { ($0, 10) }, days: 0..<7)
+        let saturday = model.likelihood(hourOfWeek: T.how(day: 5, 3), at: T.at(week: 1, day: 0, 6))
+        #expect(saturday < 0.05, "\(saturday)")
     }
 
     @Test func aRecordWithoutSlotsStillDecodesAndDamagedSlotsAreRefused() throws {
@@ -595,10 +602,40 @@ struct UsageOnsetTests {
         let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
         #expect(old.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == 0)
         #expect(model.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == 40 * 60)
+        object["lastCountedSlot"] = nil
+        let older = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(older.launchOnset(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == 0)
+        #expect(older.likelihood(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)) == model.likelihood(hourOfWeek: T.how(day: 0, 12), at: T.at(week: 2, day: 0, 6)))
         for damaged: [Double] in [[1, 2], Array(repeating: -1, count: 576)] {
             object["launchMinuteWeights"] = damaged
             let bytes = try JSONSerialization.data(withJSONObject: object)
             #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: bytes) }
         }
+        object["launchMinuteWeights"] = nil
+        object["lastCountedSlot"] = Array(repeating: 12, count: 168)
+        let slotOutOfItsHour = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: slotOutOfItsHour) }
+    }
+
+    @Test func aReplicasMergeCountsTheSlotOfTheLaunchItMerges() {
+        // Two weeks of 12:40 on weekdays, then each replica records one more Monday: this one
+        // at 12:45 in hour 12, the other (the stored model) at 08:15.
+        var baseline = UsageModel(createdAt: T.monday)
+        T.record(&baseline, weeks: 0..<2, times: [(12, 40)])
+        var mine = baseline
+        mine.recordForeground(at: T.at(week: 2, day: 0, 12, 45))
+        var stored = baseline
+        stored.recordForeground(at: T.at(week: 2, day: 0, 8, 15))
+        let merged = stored.merging(changesIn: mine, since: baseline)
+        // The merge is what recording both launches in order gives, slot included.
+        var both = baseline
+        both.recordForeground(at: T.at(week: 2, day: 0, 8, 15))
+        both.recordForeground(at: T.at(week: 2, day: 0, 12, 45))
+        let later = T.at(week: 2, day: 1, 6)
+        for hour in [8, 12] {
+            #expect(merged.launchOnset(hourOfWeek: T.how(day: 1, hour), at: later) == both.launchOnset(hourOfWeek: T.how(day: 1, hour), at: later))
+        }
+        #expect(merged.launchOnset(hourOfWeek: T.how(day: 1, 12), at: later) == 40 * 60)
+        #expect(merged.foregroundCount == both.foregroundCount)
     }
 }

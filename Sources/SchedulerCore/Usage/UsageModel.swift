@@ -76,6 +76,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Per hour of the week, the start of the latest occurrence already counted, so
     /// another launch in the same hour adds nothing.
     private var lastCountedOccurrence: [Date?]
+    /// Per hour of the week, the five-minute slot of the first launch in its latest counted
+    /// occurrence (nil: not known), so a replica's merge can count it too.
+    private var lastCountedSlot: [Int?]
     /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``);
     /// replaced by an empty one whenever the evidence or the configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
@@ -89,6 +92,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         self.launchWeights = Array(repeating: 0, count: LocalWeek.hoursPerWeek)
         self.launchMinuteWeights = Array(repeating: 0, count: Self.minuteWeightCount)
         self.lastCountedOccurrence = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        self.lastCountedSlot = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
     }
 
     private var week: LocalWeek { LocalWeek(utcOffset: configuration.utcOffset) }
@@ -121,7 +125,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The length of one slot: five minutes.
     static let slotLength: TimeInterval = 300
     /// 48 hour-of-day pools (weekdays, the weekend) of 12 slots.
-    static let minuteWeightCount = 48 * 12
+    static let minuteWeightCount = 48 * slotsPerHour
 
     /// The hour-of-day pool of hour of the week `bucket`: weekdays 0..<24, the weekend 24..<48.
     static func pool(ofBucket bucket: Int) -> Int { (bucket >= 5 * 24 ? 24 : 0) + bucket % 24 }
@@ -131,6 +135,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private mutating func countOccurrence(startingAt start: Date, bucket: Int, slot: Int?) {
         if let counted = lastCountedOccurrence[bucket], start <= counted { return }
         lastCountedOccurrence[bucket] = start
+        lastCountedSlot[bucket] = slot
         let slotIndex = slot.map { Self.pool(ofBucket: bucket) * Self.slotsPerHour + $0 }
 
         guard let epoch = weightsAsOf else {
@@ -162,11 +167,25 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// come, on days of the same kind (weekdays, the weekend) or, while those weigh less
     /// than ``launchOnsetEvidence`` decayed launches, on every day; 0 (the hour's start) while
     /// every day's weigh less than that too. Launches are counted with the same decay as
-    /// the likelihoods, so a habit that moved within its hour moves the onset after it.
+    /// the likelihoods: a habit that moved earlier in its hour moves the onset at once, one
+    /// that moved later as the earlier launches decay (half-life 14 days: for a daily habit,
+    /// weeks).
     public func launchOnset(hourOfWeek: Int, at now: Date) -> TimeInterval {
-        guard let epoch = weightsAsOf, LocalWeek.isRepresentable(now) else { return 0 }
-        let factor = configuration.decayFactor(age: max(0, now.timeIntervalSince(epoch)))
-        let pool = Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: hourOfWeek))
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(now) else { return 0 }
+        return launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: hourOfWeek)), evidence: onsetEvidenceInEpoch(at: now))
+    }
+
+    /// ``launchOnsetEvidence`` in the weights' epoch: the minute weights are kept as of
+    /// `weightsAsOf`, so the decayed evidence at `now` reaches the threshold when the kept
+    /// weights reach it divided by the decay since (infinite when everything decayed away).
+    private func onsetEvidenceInEpoch(at now: Date) -> Double {
+        guard let epoch = weightsAsOf else { return .infinity }
+        return Self.launchOnsetEvidence / configuration.decayFactor(age: max(0, now.timeIntervalSince(epoch)))
+    }
+
+    /// The onset of hour-of-day pool `pool` (see ``launchOnset(hourOfWeek:at:)``), with the
+    /// evidence threshold `evidence` in the weights' epoch.
+    private func launchOnset(pool: Int, evidence: Double) -> TimeInterval {
         let slots = Self.slotsPerHour
         let sameKind = pool * slots
         let otherKind = ((pool + 24) % 48) * slots
@@ -176,7 +195,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
             kindTotal += launchMinuteWeights[sameKind + slot]
             otherTotal += launchMinuteWeights[otherKind + slot]
         }
-        let evidence = Self.launchOnsetEvidence / factor  // in the weights' epoch
         let pooled = kindTotal < evidence
         let total = pooled ? kindTotal + otherTotal : kindTotal
         guard total >= evidence, total > 0 else { return 0 }
@@ -334,7 +352,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     let opened = launchWeights[bucket] * launchedFactor
                     observed[bucket] = seen
                     launched[bucket] = opened
-                    let pool = (bucket >= 5 * 24 ? 24 : 0) + bucket % 24
+                    let pool = Self.pool(ofBucket: bucket)
                     poolObserved[pool] += seen
                     poolLaunched[pool] += opened
                     totalObserved += seen
@@ -368,6 +386,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 let allObserved = poolObserved[hourOfDay] + poolObserved[24 + hourOfDay]
                 let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
                 let kindRate = isWeekend ? kindRates.weekend : kindRates.weekdays
+                // The kind's excess fades as the hour is observed on days of its kind: all of it
+                // before the first, a half after one, a sixth after five.
                 let unfamiliarity = 1 / (poolObserved[kind] + 1)
                 let kindPrior = allDays + unfamiliarity * max(0, kindRate - overall)
                 let sameKind = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
@@ -526,7 +546,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
             if lastUse >= week.start(ofHour: first) { roots[1] = 0 }
             if lastUse >= week.start(ofHour: first - 1) { roots[0] = 0 }
         }
-        let onsets = (-1..<25).map { launchOnset(hourOfWeek: LocalWeek.hourOfWeek(ofHour: first + $0), at: now) }
         let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
         let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
@@ -562,22 +581,28 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 let leadStart = hourEnd - lead
                 let own = next
                 next = relative < 23 ? spacing(relative + 2, scale: scale) : nil
+                // As the placement does: a stretch shorter than the lead is all lead.
                 place(from: hourStart, to: leadStart, every: own)
-                place(from: leadStart, to: hourEnd, every: Self.leadSpacing(own: own, next: next))
+                place(from: max(hourStart, leadStart), to: hourEnd, every: Self.leadSpacing(own: own, next: next))
             }
             return count
         }
         var low = cadence * (roots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
         var high = configuration.maximumRefreshSpacing
         guard low > 0 else { return nil }
+        let evidence = onsetEvidenceInEpoch(at: now)
+        let onsets = (-1..<25).map { launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: first + $0)), evidence: evidence) }
         if refreshes(low) <= budget {
             high = 0  // the budget does not bind: the square-root rule's own cost decides
         } else {
-            // To a hundredth of a second of spacing at the likeliest hour: finer moves no
-            // placement (placed instants are judged to the minute).
-            for _ in 0..<40 where high - low > 0.01 {
+            // To a hundredth of a second of scale (a spacing is the scale over the root of its
+            // hour's likelihood, so a few hundredths at most): finer moves no placement, whose
+            // instants are judged to the minute. At most 40 halvings either way.
+            var halvings = 0
+            while high - low > 0.01, halvings < 40 {
                 let middle = (low + high) / 2
                 if refreshes(middle) > budget { low = middle } else { high = middle }
+                halvings += 1
             }
         }
         // Never closer than the square-root rule's own cost puts them: an app opened once a
@@ -586,7 +611,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale) }, onsets: onsets)
     }
 
-    /// The spacing in the lead at the end of an hour: the tighter of the hour's own and the
+    /// The spacing in the lead at the end of an hour's stretch (before the next hour's
+    /// onset): the tighter of the hour's own and the
     /// next hour's (either may get none). One rule for the placement and for the budget's
     /// count of it.
     static func leadSpacing(own: TimeInterval?, next: TimeInterval?) -> TimeInterval? {
@@ -610,7 +636,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// from its onset to the next hour's, ``launchOnset(hourOfWeek:at:)``): the first
     /// instant `s` at which the content's age `s − lastRefresh` reaches the
     /// hour's spacing (``refreshSpacings(startingAt:now:requestedInterval:)``). In the
-    /// last `leadTime × (0.5 + leadSpread)` of an hour (by default 5 to 15 minutes;
+    /// last `leadTime × (0.5 + leadSpread)` before the next hour's onset (by default 5 to 15 minutes;
     /// `leadSpread` in 0..<1 is a stable per-device, per-request draw, so that devices
     /// sharing a habit do not all wake at the same minute) the next hour's spacing counts
     /// too when it is tighter: content is refreshed shortly *before* a likely launch, not
@@ -691,11 +717,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
-        case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights
+        case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
     }
 
-    /// Decodes a stored model, refusing one whose per-hour tables do not have 168 entries
-    /// (a damaged record must not crash the scheduler later).
+    /// Decodes a stored model, refusing one whose tables do not have their sizes (168 per
+    /// hour of the week, 576 slots) or hold a negative or non-finite weight or a slot
+    /// outside its hour: a damaged record must not crash the scheduler later.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         configuration = try container.decode(UsageModelConfiguration.self, forKey: .configuration)
@@ -706,14 +733,28 @@ public struct UsageModel: Sendable, Codable, Hashable {
         launchWeights = try container.decode([Double].self, forKey: .launchWeights)
         weightsAsOf = try container.decodeIfPresent(Date.self, forKey: .weightsAsOf)
         lastCountedOccurrence = try container.decode([Date?].self, forKey: .lastCountedOccurrence)
+        // Records written before onsets were kept have neither table: every hour then
+        // begins at its start until launches show otherwise.
         launchMinuteWeights = try container.decodeIfPresent([Double].self, forKey: .launchMinuteWeights)
             ?? Array(repeating: 0, count: Self.minuteWeightCount)
-        // A damaged table (wrong length, a negative or non-finite weight) is refused.
-        for (weights, count, key) in [(launchWeights, LocalWeek.hoursPerWeek, CodingKeys.launchWeights),
-                                      (launchMinuteWeights, Self.minuteWeightCount, .launchMinuteWeights)]
-        where weights.count != count || !weights.allSatisfy({ $0.isFinite && $0 >= 0 }) {
+        lastCountedSlot = try container.decodeIfPresent([Int?].self, forKey: .lastCountedSlot)
+            ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        // A damaged table (wrong length, a negative or non-finite weight, a slot out of its
+        // hour) is refused.
+        func check(_ weights: [Double], count: Int, key: CodingKeys) throws {
+            guard weights.count == count, weights.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "expected \(count) finite, non-negative weights")
+            }
+        }
+        try check(launchWeights, count: LocalWeek.hoursPerWeek, key: .launchWeights)
+        try check(launchMinuteWeights, count: Self.minuteWeightCount, key: .launchMinuteWeights)
+        guard lastCountedSlot.count == LocalWeek.hoursPerWeek,
+            lastCountedSlot.allSatisfy({ $0.map { (0..<Self.slotsPerHour).contains($0) } ?? true })
+        else {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: container, debugDescription: "expected \(count) finite, non-negative weights")
+                forKey: .lastCountedSlot, in: container,
+                debugDescription: "expected \(LocalWeek.hoursPerWeek) slots, each 0 to \(Self.slotsPerHour - 1) or null")
         }
         guard lastCountedOccurrence.count == LocalWeek.hoursPerWeek else {
             throw DecodingError.dataCorruptedError(
@@ -761,9 +802,8 @@ extension UsageModel {
     /// When only one side changed, that side is the answer. When both did, the latest
     /// occurrence `mine` counted in each hour of the week since `baseline` is counted here
     /// too (once: an hour this model counted already adds nothing), oldest first, as
-    /// ``recordForeground(at:)`` would have, but for the slot within the hour, which `mine`
-    /// does not keep per occurrence (the onsets then learn from this model's own records
-    /// until the next write); the foreground count adds `mine`'s new ones,
+    /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
+    /// for the onsets); the foreground count adds `mine`'s new ones,
     /// and the last use is the later. Replicas write after every foreground, so `mine` is
     /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
     /// replica that counted the same hour in two different weeks since `baseline` passes
@@ -772,13 +812,13 @@ extension UsageModel {
         if mine == baseline { return self }
         if self == baseline { return mine }
         var merged = self
-        let counted = (0..<LocalWeek.hoursPerWeek).compactMap { bucket -> (start: Date, bucket: Int)? in
+        let counted = (0..<LocalWeek.hoursPerWeek).compactMap { bucket -> (start: Date, bucket: Int, slot: Int?)? in
             guard let start = mine.lastCountedOccurrence[bucket], start != baseline.lastCountedOccurrence[bucket] else { return nil }
-            return (start, bucket)
+            return (start, bucket, mine.lastCountedSlot[bucket])
         }
         merged.likelihoodMemo = LikelihoodMemo()
         for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
-            merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: nil)
+            merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: occurrence.slot)
         }
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()

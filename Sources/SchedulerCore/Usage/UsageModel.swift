@@ -364,28 +364,20 @@ public struct UsageModel: Sendable, Codable, Hashable {
             var result = [Double](repeating: 0, count: hours)
             guard totalObserved > 0 else { return result }
             let overall = min(1, totalLaunched / totalObserved)
-            var kindRates = (weekdays: 0.0, weekend: 0.0)
-            do {
-                var sums = (weekdaysLaunched: 0.0, weekdaysObserved: 0.0, weekendLaunched: 0.0, weekendObserved: 0.0)
-                for hour in 0..<24 {
-                    sums.weekdaysLaunched += poolLaunched[hour]
-                    sums.weekdaysObserved += poolObserved[hour]
-                    sums.weekendLaunched += poolLaunched[24 + hour]
-                    sums.weekendObserved += poolObserved[24 + hour]
-                }
-                let prior = Self.kindRatePriorHours
-                kindRates.weekdays = (sums.weekdaysLaunched + prior * overall) / (sums.weekdaysObserved + prior)
-                kindRates.weekend = (sums.weekendLaunched + prior * overall) / (sums.weekendObserved + prior)
+            // Each kind of day's launch rate (pools 0..<24 weekdays, 24..<48 the weekend).
+            func kindRate(_ pools: Range<Int>) -> Double {
+                (poolLaunched[pools].reduce(0, +) + Self.kindRatePriorHours * overall)
+                    / (poolObserved[pools].reduce(0, +) + Self.kindRatePriorHours)
             }
+            let kindRates = (weekdays: kindRate(0..<24), weekend: kindRate(24..<48))
             let k = Self.dailyPatternPriorWeeks
             for bucket in 0..<hours {
                 let hourOfDay = bucket % 24
-                let isWeekend = bucket >= 5 * 24
-                let kind = (isWeekend ? 24 : 0) + hourOfDay
+                let kind = Self.pool(ofBucket: bucket)
                 let allLaunched = poolLaunched[hourOfDay] + poolLaunched[24 + hourOfDay]
                 let allObserved = poolObserved[hourOfDay] + poolObserved[24 + hourOfDay]
                 let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
-                let kindRate = isWeekend ? kindRates.weekend : kindRates.weekdays
+                let kindRate = kind >= 24 ? kindRates.weekend : kindRates.weekdays
                 // The kind's excess fades as the hour is observed on days of its kind: all of it
                 // before the first, a half after one, a sixth after five.
                 let unfamiliarity = 1 / (poolObserved[kind] + 1)

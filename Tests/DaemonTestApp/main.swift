@@ -169,14 +169,16 @@ func handle(_ task: BGTask) {
             task.setTaskCompleted(success: false)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + options.work) {
-            record("completed \(identifier) true")
+            // Recorded after the call: a test that signals the app once it reads this line
+            // must find the completion already handed to the scheduler.
             task.setTaskCompleted(success: true)
+            record("completed \(identifier) true")
         }
     case .hang:
         task.expirationHandler = {
             record("expired \(identifier)")
-            record("completed \(identifier) false")
             task.setTaskCompleted(success: false)
+            record("completed \(identifier) false")
         }
     case .ignoreExpiration:
         task.expirationHandler = { record("expired \(identifier)") }

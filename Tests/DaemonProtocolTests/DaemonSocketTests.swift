@@ -250,7 +250,7 @@ extension DaemonSocketTests {
         /// only once `gate` is signalled; `peer` is the other end, the test's to close.
         private static func connectionWithGatedReader() throws -> (connection: FrameConnection, peer: Int32, gate: DispatchSemaphore) {
             var ends: [Int32] = [-1, -1]
-            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
             let gate = DispatchSemaphore(value: 0)
             let connection = FrameConnection(adopting: ends[0], peer: nil, options: .client, targetQueue: nil, log: nil, startReader: { body in
                 Thread.detachNewThread {
@@ -273,6 +273,9 @@ extension DaemonSocketTests {
                 onClose: { events.add("closed: \($0)") })
             let last = Array(try FrameEncoder.encode(Data("last word".utf8)))
             #expect(send(peer, last, last.count, Int32(MSG_NOSIGNAL)) == last.count)
+            // Shut down, not only closed: a child another test forks at this moment may hold a
+            // copy of the descriptor, and the socket must be gone for the send all the same.
+            shutdown(peer, Int32(SHUT_RDWR))
             close(peer)
             #expect(throws: FrameConnection.SendError.closed(.writeFailed(errno: EPIPE))) { try connection.send(Data("request".utf8)) }
             #expect(!connection.isClosed, "still open for the reader to read")
@@ -286,6 +289,9 @@ extension DaemonSocketTests {
             let (connection, peer, gate) = try Self.connectionWithGatedReader()
             let closes = Collector<FrameConnection.CloseReason>()
             connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            // Shut down, not only closed: a child another test forks at this moment may hold a
+            // copy of the descriptor, and the socket must be gone for the send all the same.
+            shutdown(peer, Int32(SHUT_RDWR))
             close(peer)
             #expect(throws: FrameConnection.SendError.closed(.writeFailed(errno: EPIPE))) { try connection.send(Data("request".utf8)) }
             // onClose waits for the reader thread to leave: it is let go once closed.
@@ -300,7 +306,7 @@ extension DaemonSocketTests {
         /// connection with a reason naming it: onClose comes, the descriptor is closed.
         @Test func aReaderThreadThatCannotStartClosesTheConnection() throws {
             var ends: [Int32] = [-1, -1]
-            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
             defer { close(ends[1]) }
             let recorder = LogRecorder()
             let connection = FrameConnection(adopting: ends[0], peer: nil, options: .client, targetQueue: nil, log: recorder.log, startReader: { _ in EAGAIN })

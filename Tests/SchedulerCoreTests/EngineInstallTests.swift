@@ -74,3 +74,36 @@ private let t0 = F.t0
         #expect((try? engine.wake(F.refresh(), at: t0 + 3)).map { EngineEffectSummary($0).launched.count } == 1)
     }
 }
+
+/// The engine teaches the usage models where the network usually goes away
+/// (docs/policies.md, "The usage model").
+@Suite struct EngineNetworkLossTests {
+    @Test func aLossOfAnHourOrMoreIsLearnedByEveryAppWhenTheNetworkComesBack() {
+        var engine = F.engine()
+        _ = engine.handle(.appForegrounded(F.app), at: t0)
+        // Forty minutes away: too short to learn.
+        _ = engine.handle(.conditionsChanged(F.noNetwork), at: t0 + 600)
+        _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 3_000)
+        #expect(engine.networkLossesRecorded == 0)
+        // Two hours away: learned when the network is back, at the hour the loss began.
+        let lost = t0 + 7_200
+        _ = engine.handle(.conditionsChanged(F.noNetwork), at: lost)
+        _ = engine.handle(.conditionsChanged(F.nothing), at: lost + 3_600)  // the power went too: still away
+        #expect(engine.networkLossesRecorded == 0)
+        _ = engine.handle(.conditionsChanged(.favorable), at: lost + 7_200)
+        #expect(engine.networkLossesRecorded == 1)
+        for app in [F.app, F.otherApp] {
+            let usage = engine.policyState(of: app)?.usage
+            let share = usage.map { $0.networkLossShare(hourOfWeek: $0.hourOfWeek(of: lost), at: lost + 7_200) } ?? 0
+            #expect(share > 0.99, "\(app): \(share)")
+        }
+        #expect(engine.appsWithPolicyState == [F.app, F.otherApp].sorted())
+    }
+
+    @Test func aLossThatBeganBeforeTheEngineIsNotLearned() {
+        var engine = F.engine(conditions: F.noNetwork)
+        _ = engine.handle(.appForegrounded(F.app), at: t0)
+        _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 7_200)
+        #expect(engine.networkLossesRecorded == 0)
+    }
+}

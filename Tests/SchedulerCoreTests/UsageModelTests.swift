@@ -639,3 +639,121 @@ struct UsageOnsetTests {
         #expect(merged.foregroundCount == both.foregroundCount)
     }
 }
+
+/// The refresh before the network usually goes away (docs/policies.md, "The usage model").
+struct UsageNetworkLossTests {
+    typealias T = UsageModelTests
+
+    /// Three weeks of weekday launches at 07:00, 12:30 and 21:00, and the network gone every
+    /// Friday from 19:55 (the weekend away) when `losses`.
+    static func weekender(losses: Bool) -> UsageModel {
+        var model = UsageModel(createdAt: T.monday)
+        for week in 0..<3 {
+            for day in 0..<5 {
+                for (hour, minute) in [(7, 0), (12, 30), (21, 0)] where !(day == 4 && hour == 21) {
+                    model.recordForeground(at: T.at(week: week, day: day, hour, minute))
+                }
+            }
+            if losses { model.recordNetworkLoss(at: T.at(week: week, day: 4, 19, 55)) }
+        }
+        return model
+    }
+
+    @Test func aRefreshComesBeforeTheNetworkUsuallyGoesAway() {
+        let friday = T.at(week: 3, day: 4, 13)
+        let lunch = T.at(week: 3, day: 4, 12, 25)
+        let learned = Self.weekender(losses: true)
+        #expect(learned.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: friday) > 0.99)
+        #expect(learned.networkLossShare(hourOfWeek: T.how(day: 3, 19), at: friday) == 0)
+        #expect(learned.networkLossShare(hourOfWeek: T.how(day: 4, 18), at: friday) == 0)
+        // After lunch, the next refresh: before 19:00 (the lead before the hour whose network
+        // usually goes), where without the losses it waits for the next morning's lead.
+        let before = learned.preferredRefreshTime(eligibleAt: friday, now: friday, lastRefresh: lunch)
+        #expect(before >= T.at(week: 3, day: 4, 18, 40) && before <= T.at(week: 3, day: 4, 19), "\(before)")
+        let unaware = Self.weekender(losses: false).preferredRefreshTime(eligibleAt: friday, now: friday, lastRefresh: lunch)
+        #expect(unaware > T.at(week: 3, day: 4, 19, 55), "\(unaware)")
+        // `bgtask why` says so.
+        #expect(learned.networkLossHours(at: friday) == [T.how(day: 4, 19)])
+        #expect(learned.explanation(at: friday).contains("the network usually goes away around 19:00 on Fridays: refreshed before it"), "\(learned.explanation(at: friday))")
+        #expect(!Self.weekender(losses: false).explanation(at: friday).contains("network"))
+    }
+
+    @Test func aLossInTheHourBeforeItsLaunchesBeginMovesTheLeadBeforeTheLoss() {
+        // Weekday launches at 20:45 (so the hour's onset is 20:45) and the network gone at
+        // 20:05 every Friday: the refresh comes before 20:00, not in the lead before 20:45.
+        var model = UsageModel(createdAt: T.monday)
+        T.record(&model, weeks: 0..<3, times: [(20, 45)])
+        for week in 0..<3 { model.recordNetworkLoss(at: T.at(week: week, day: 4, 20, 5)) }
+        let friday = T.at(week: 3, day: 4, 13)
+        let at = model.preferredRefreshTime(eligibleAt: friday, now: friday, lastRefresh: T.at(week: 3, day: 3, 21))
+        #expect(at >= T.at(week: 3, day: 4, 19, 40) && at < T.at(week: 3, day: 4, 20), "\(at)")
+        // Thursday, whose network stays: the lead before the 20:45 onset.
+        let thursday = T.at(week: 3, day: 3, 13)
+        let usual = model.preferredRefreshTime(eligibleAt: thursday, now: thursday, lastRefresh: T.at(week: 3, day: 2, 21))
+        #expect(usual >= T.at(week: 3, day: 3, 20, 25) && usual < T.at(week: 3, day: 3, 20, 45), "\(usual)")
+    }
+
+    @Test func aRareLossChangesNothingAndLossesAreOutsideTheBudget() {
+        // One Friday in three weeks lost the network: a share of about a third of the decayed
+        // weeks is the threshold; one in five weeks is below it.
+        var rare = UsageModelTests.weekdayHabit(weeks: 0..<5, times: [(7, 0), (12, 30)])
+        let plain = rare
+        rare.recordNetworkLoss(at: T.at(week: 0, day: 4, 19, 55))
+        let friday = T.at(week: 5, day: 4, 13)
+        #expect(rare.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: friday) < UsageModel.networkLossShareThreshold)
+        #expect(rare.refreshSpacings(startingAt: friday, now: friday) == plain.refreshSpacings(startingAt: friday, now: friday))
+        // Learned losses add refreshes in their hours and leave every other hour's spacing
+        // as it was: the budget is counted on the launches alone.
+        let learned = Self.weekender(losses: true).refreshSpacings(startingAt: friday, now: friday)
+        let unaware = Self.weekender(losses: false).refreshSpacings(startingAt: friday, now: friday)
+        #expect(unaware[19 - 13] == nil && learned[19 - 13] != nil)
+        for hour in 0..<24 where hour != 19 - 13 { #expect(learned[hour] == unaware[hour], "hour \(hour)") }
+    }
+
+    @Test func lossesAreRecordedOncePerHourInOrderAndDecodeOrAreRefused() throws {
+        var model = Self.weekender(losses: true)
+        let recorded = model
+        model.recordNetworkLoss(at: T.at(week: 2, day: 4, 19, 58))  // the same hour again
+        model.recordNetworkLoss(at: T.at(week: 1, day: 2, 9))  // before the latest
+        model.recordNetworkLoss(at: Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(model == recorded)
+        let data = try JSONEncoder().encode(model)
+        #expect(try JSONDecoder().decode(UsageModel.self, from: data) == model)
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["networkLosses"] as? [Any])?.count == 3)
+        // Written before losses were kept: decodes, with none.
+        object["networkLosses"] = nil
+        let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(old.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: T.at(week: 3, day: 4, 13)) == 0)
+        // Out of order, two in one hour, or more than the model keeps: refused.
+        let friday = T.at(week: 0, day: 4, 19, 55).timeIntervalSinceReferenceDate
+        for damaged: [Double] in [[friday + 604_800, friday], [friday, friday + 60], (0..<257).map { friday + Double($0) * 3_600 }] {
+            object["networkLosses"] = damaged
+            let bytes = try JSONSerialization.data(withJSONObject: object)
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(UsageModel.self, from: bytes) }
+        }
+        // The oldest go once the model holds its most.
+        var many = UsageModel(createdAt: T.monday)
+        for hour in 0..<300 { many.recordNetworkLoss(at: T.monday.addingTimeInterval(Double(hour) * 3_600)) }
+        let kept = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(many)) as? [String: Any])
+        #expect((kept["networkLosses"] as? [Double])?.first == T.monday.addingTimeInterval(44 * 3_600).timeIntervalSinceReferenceDate)
+    }
+
+    @Test func aReplicasMergeKeepsTheLossesEitherSideLearned() {
+        let baseline = UsageModelTests.weekdayHabit(weeks: 0..<2, times: [(7, 0)])
+        var mine = baseline
+        mine.recordNetworkLoss(at: T.at(week: 1, day: 4, 19, 55))
+        mine.recordForeground(at: T.at(week: 2, day: 0, 7))
+        var stored = baseline
+        stored.recordNetworkLoss(at: T.at(week: 0, day: 4, 19, 50))
+        stored.recordNetworkLoss(at: T.at(week: 1, day: 4, 19, 57))  // the same loss, seen by both
+        stored.recordForeground(at: T.at(week: 2, day: 0, 7, 5))
+        let merged = stored.merging(changesIn: mine, since: baseline)
+        var both = baseline
+        both.recordNetworkLoss(at: T.at(week: 0, day: 4, 19, 50))
+        both.recordNetworkLoss(at: T.at(week: 1, day: 4, 19, 55))
+        let later = T.at(week: 2, day: 4, 13)
+        #expect(merged.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: later) == both.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: later))
+        #expect(merged.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: later) > 0.99)
+    }
+}

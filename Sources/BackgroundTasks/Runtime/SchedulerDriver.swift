@@ -940,7 +940,13 @@ public final class SchedulerDriver: Sendable {
     /// The device conditions changed.
     public func conditionsChanged(_ conditions: Conditions) {
         mutate { state, now in
-            state.engine.handle(.conditionsChanged(conditions), at: now)
+            let learned = state.engine.networkLossesRecorded
+            let effects = state.engine.handle(.conditionsChanged(conditions), at: now)
+            // The network came back after a long loss, which every app's usage model learned.
+            if state.engine.networkLossesRecorded != learned {
+                for app in state.engine.appsWithPolicyState { savePolicyState(of: app, in: &state) }
+            }
+            return effects
         } prefix: { now in [.conditionsChanged(conditions, at: now)] }
     }
 

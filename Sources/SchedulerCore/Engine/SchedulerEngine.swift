@@ -67,6 +67,16 @@ public struct SchedulerEngine: Sendable {
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
     /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
     private var terminatingApps: Set<AppID> = []
+    /// When the network went away, while it is away (nil while it is up, and when it was
+    /// already away as this engine began: a loss whose start is unknown is not learned).
+    private var networkLostAt: Date?
+    /// How many times the engine taught the apps' usage models a network loss
+    /// (``UsageModel/recordNetworkLoss(at:)``): a driver that sees it change saves every
+    /// app's policy state.
+    public private(set) var networkLossesRecorded = 0
+    /// The shortest network loss the usage models learn: an hour. Shorter gaps (a lift, a
+    /// tunnel) are not worth a refresh before them.
+    public static let minimumNetworkLoss: TimeInterval = 3600
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -150,6 +160,9 @@ public struct SchedulerEngine: Sendable {
 
     /// What the policies know of `app` (created on first use at `now`).
     public func policyState(of app: AppID) -> AppPolicyState? { appStates[app] }
+
+    /// The apps the policies know something of (``policyState(of:)``), in order.
+    public var appsWithPolicyState: [AppID] { appStates.keys.sorted() }
 
     private mutating func appState(_ app: AppID, at now: Date) -> AppPolicyState {
         if let state = appStates[app] { return state }
@@ -489,6 +502,21 @@ public struct SchedulerEngine: Sendable {
             // A shared trigger: every device (and app) sees it at once, so spread what it frees.
             if (!old.externalPower && newConditions.externalPower) || (!old.networkAvailable && newConditions.networkAvailable) {
                 lastSharedTrigger = now
+            }
+            if old.networkAvailable, !newConditions.networkAvailable {
+                networkLostAt = now
+            } else if !old.networkAvailable, newConditions.networkAvailable {
+                // A loss is learned once it proved long (the network is back): every app
+                // the engine knows learns that the network usually goes away then.
+                if let lost = networkLostAt, now.timeIntervalSince(lost) >= Self.minimumNetworkLoss {
+                    for app in Set(apps.keys).union(appStates.keys).sorted() {
+                        var state = appState(app, at: now)
+                        state.usage.recordNetworkLoss(at: lost)
+                        appStates[app] = state
+                    }
+                    networkLossesRecorded += 1
+                }
+                networkLostAt = nil
             }
             report(index.conditionsChanged(to: newConditions), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)

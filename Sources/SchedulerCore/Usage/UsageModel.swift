@@ -79,6 +79,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Per hour of the week, the five-minute slot of the first launch in its latest counted
     /// occurrence (nil: not known), so a replica's merge can count it too.
     private var lastCountedSlot: [Int?]
+    /// The starts of the device's network losses of an hour or more
+    /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
+    /// ``networkLossMemory`` of them (the oldest go first).
+    private var networkLosses: [Date] = []
     /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``);
     /// replaced by an empty one whenever the evidence or the configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
@@ -118,6 +122,74 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let start = week.start(ofHour: hour)
         let slot = min(Self.slotsPerHour - 1, max(0, Int(date.timeIntervalSince(start) / Self.slotLength)))
         countOccurrence(startingAt: start, bucket: LocalWeek.hourOfWeek(ofHour: hour), slot: slot)
+    }
+
+    /// Records that the device lost its network at `start` and stayed offline for an hour or
+    /// more (the engine calls it when the network comes back, for every app it knows;
+    /// ``SchedulerEngine``'s ``minimumNetworkLoss``).
+    ///
+    /// Losses are expected in time order: one in an hour already holding one, or before the
+    /// latest recorded, adds nothing. A non-finite or absurd instant is ignored. See
+    /// ``networkLossShare(hourOfWeek:at:)`` for what the placement makes of them.
+    public mutating func recordNetworkLoss(at start: Date) {
+        guard LocalWeek.isRepresentable(start) else { return }
+        let week = self.week
+        if let latest = networkLosses.last, week.absoluteHour(of: latest) >= week.absoluteHour(of: start) { return }
+        networkLosses.append(start)
+        if networkLosses.count > Self.networkLossMemory {
+            networkLosses.removeFirst(networkLosses.count - Self.networkLossMemory)
+        }
+    }
+
+    /// How many network losses a model keeps: 256, months of daily ones (by then the oldest
+    /// weigh a few percent at the default half-life of 14 days).
+    public static let networkLossMemory = 256
+
+    /// The share of the observed occurrences of hour of the week `hourOfWeek` (an absolute
+    /// hour is reduced to its hour of the week) in which the network went away for an hour
+    /// or more, each weighed with the same decay as the launches, as known at `now`
+    /// (0 ... 1).
+    ///
+    /// The placement treats an hour whose share is at least ``networkLossShareThreshold``
+    /// as one whose launch is that likely: its lead gets a refresh, so the content taken
+    /// offline (a flight, a weekend off the grid, a commute through a tunnel) is as fresh as
+    /// the budget allows. Those refreshes are not counted in the day's budget: they are few,
+    /// and an hour that loses the network cannot spend what the budget gives it.
+    public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
+        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return 0 }
+        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
+        return networkLossShares(at: now, buckets: [bucket])[bucket] ?? 0
+    }
+
+    /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
+    /// is at least ``networkLossShareThreshold``: those refreshed before the loss.
+    public func networkLossHours(at now: Date) -> [Int] {
+        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return [] }
+        let shares = networkLossShares(at: now, buckets: Set(0..<LocalWeek.hoursPerWeek))
+        return shares.filter { $0.value >= Self.networkLossShareThreshold }.keys.sorted()
+    }
+
+    /// An hour is refreshed for as if its launch were as likely as its network loss from a
+    /// share of 0.3 (about one week in three).
+    public static let networkLossShareThreshold = 0.3
+
+    /// ``networkLossShare(hourOfWeek:at:)`` of each hour of the week in `buckets`, in one
+    /// pass over the losses.
+    private func networkLossShares(at now: Date, buckets: Set<Int>) -> [Int: Double] {
+        let week = self.week
+        var weights: [Int: Double] = [:]
+        for loss in networkLosses where loss <= now {
+            let hour = week.absoluteHour(of: loss)
+            let bucket = LocalWeek.hourOfWeek(ofHour: hour)
+            guard buckets.contains(bucket) else { continue }
+            weights[bucket, default: 0] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
+        }
+        // The device was watched from its first loss on, even before the app was known.
+        let since = min(observedSince, networkLosses.first ?? observedSince)
+        return weights.reduce(into: [:]) { shares, entry in
+            let observed = observedWeeks(hourOfWeek: entry.key, upTo: now, at: now, since: since)
+            shares[entry.key] = observed > 0 ? min(1, entry.value / observed) : 0
+        }
     }
 
     /// Five-minute slots in an hour, for where in its hour a launch comes.
@@ -410,16 +482,18 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 
     /// The decayed number of occurrences of `bucket` that had begun by `upTo`, weighed by
-    /// their age at `now` (the denominator).
+    /// their age at `now` (the denominator), counted from `since` (by default
+    /// ``observedSince``).
     ///
     /// The occurrences are `first, first + 1 week, ...` up to the latest that has begun;
     /// with `q = w(1 week)` and `a` the age of the latest, the sum of their weights is
     /// `w(a) · (1 − qⁿ) / (1 − q)`.
-    private func observedWeeks(hourOfWeek bucket: Int, upTo: Date, at now: Date) -> Double {
-        guard LocalWeek.isRepresentable(observedSince), LocalWeek.isRepresentable(upTo) else { return 0 }
+    private func observedWeeks(hourOfWeek bucket: Int, upTo: Date, at now: Date, since: Date? = nil) -> Double {
+        let since = since ?? observedSince
+        guard LocalWeek.isRepresentable(since), LocalWeek.isRepresentable(upTo) else { return 0 }
         let week = self.week
         let nowHour = week.absoluteHour(of: upTo)
-        let first = LocalWeek.firstHour(atOrAfter: week.absoluteHour(of: observedSince), withHourOfWeek: bucket)
+        let first = LocalWeek.firstHour(atOrAfter: week.absoluteHour(of: since), withHourOfWeek: bucket)
         guard first <= nowHour else { return 0 }
         let count = (nowHour - first) / LocalWeek.hoursPerWeek + 1
         let latest = first + (count - 1) * LocalWeek.hoursPerWeek
@@ -538,10 +612,25 @@ public struct UsageModel: Sendable, Codable, Hashable {
             if lastUse >= week.start(ofHour: first) { roots[1] = 0 }
             if lastUse >= week.start(ofHour: first - 1) { roots[0] = 0 }
         }
+        // The budget is counted on the launches alone; an hour that usually loses the
+        // network is then refreshed for as if its launch were as likely as the loss
+        // (networkLossShare), outside the count, and from its start: the loss may come
+        // before the hour's launches begin, and the lead must come before the loss.
+        let countedRoots = roots
+        var lossHours: [Int] = []
+        if !networkLosses.isEmpty {
+            let shares = networkLossShares(at: now, buckets: Set((-1..<25).map { LocalWeek.hourOfWeek(ofHour: first + $0) }))
+            for relative in -1..<25 {
+                let share = shares[LocalWeek.hourOfWeek(ofHour: first + relative)] ?? 0
+                guard share >= Self.networkLossShareThreshold else { continue }
+                roots[relative + 1] = max(roots[relative + 1], share.squareRoot())
+                lossHours.append(relative + 1)
+            }
+        }
         let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
         let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
-        func spacing(_ index: Int, scale: Double) -> Double? {
+        func spacing(_ index: Int, scale: Double, roots: [Double] = countedRoots) -> Double? {
             guard index >= 0, index < roots.count, roots[index] > 0 else { return nil }
             let spacing = max(cadence, scale / roots[index])
             return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
@@ -579,7 +668,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             }
             return count
         }
-        var low = cadence * (roots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
+        var low = cadence * (countedRoots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
         var high = configuration.maximumRefreshSpacing
         guard low > 0 else { return nil }
         let evidence = onsetEvidenceInEpoch(at: now)
@@ -600,7 +689,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // Never closer than the square-root rule's own cost puts them: an app opened once a
         // week is not worth its whole budget.
         let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
-        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale) }, onsets: onsets)
+        var placedOnsets = onsets
+        for index in lossHours { placedOnsets[index] = 0 }
+        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale, roots: roots) }, onsets: placedOnsets)
     }
 
     /// The spacing in the lead at the end of an hour's stretch (before the next hour's
@@ -710,6 +801,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
+        case networkLosses
     }
 
     /// Decodes a stored model, refusing one whose tables do not have their sizes (168 per
@@ -752,6 +844,17 @@ public struct UsageModel: Sendable, Codable, Hashable {
             throw DecodingError.dataCorruptedError(
                 forKey: .lastCountedOccurrence, in: container,
                 debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
+        }
+        // Records written before network losses were kept have none.
+        networkLosses = try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? []
+        let week = self.week
+        guard networkLosses.count <= Self.networkLossMemory,
+            networkLosses.allSatisfy(LocalWeek.isRepresentable),
+            zip(networkLosses, networkLosses.dropFirst()).allSatisfy({ week.absoluteHour(of: $0) < week.absoluteHour(of: $1) })
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .networkLosses, in: container,
+                debugDescription: "expected at most \(Self.networkLossMemory) representable instants, ascending, at most one per hour")
         }
     }
 }
@@ -796,7 +899,8 @@ extension UsageModel {
     /// too (once: an hour this model counted already adds nothing), oldest first, as
     /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
     /// for the onsets); the foreground count adds `mine`'s new ones,
-    /// and the last use is the later. Replicas write after every foreground, so `mine` is
+    /// and the last use is the later; the network losses either side recorded join, one
+    /// per hour, the latest ``networkLossMemory`` kept. Replicas write after every foreground, so `mine` is
     /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
     /// replica that counted the same hour in two different weeks since `baseline` passes
     /// on the later week only. This model's configuration is kept.
@@ -815,6 +919,14 @@ extension UsageModel {
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
         merged.observedSince = min(observedSince, mine.observedSince)
+        // Losses either side recorded, one per hour, the newest kept.
+        let week = self.week
+        var losses: [Date] = []
+        for loss in (networkLosses + mine.networkLosses).sorted() {
+            if let latest = losses.last, week.absoluteHour(of: latest) >= week.absoluteHour(of: loss) { continue }
+            losses.append(loss)
+        }
+        merged.networkLosses = Array(losses.suffix(Self.networkLossMemory))
         return merged
     }
 }

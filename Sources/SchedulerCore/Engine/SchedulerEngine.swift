@@ -508,6 +508,8 @@ public struct SchedulerEngine: Sendable {
             } else if !old.networkAvailable, newConditions.networkAvailable {
                 // A loss is learned once it proved long (the network is back): every app
                 // the engine knows learns that the network usually goes away then.
+                // (A clock stepped back past the loss makes no loss; one stepped forward while
+                // offline can make one: accepted, it is one week's evidence among many.)
                 if let lost = networkLostAt, now.timeIntervalSince(lost) >= Self.minimumNetworkLoss {
                     for app in Set(apps.keys).union(appStates.keys).sorted() {
                         var state = appState(app, at: now)

@@ -9,7 +9,7 @@ extension UsageModel {
     /// - `usually opened around 12:00 on weekdays; next likely launch Tue 12:00, usually from 12:20 (p=0.90)`
     /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
     /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
-    /// - `...; the network usually goes away around 19:00 on Fridays: refreshed before it`
+    /// - `...; the network usually goes away around 19:00 on Fridays: refreshes go before it`
     /// - `...; not opened for 9 d: no processing runs until the app is opened`
     public func explanation(at now: Date) -> String {
         let week = LocalWeek(utcOffset: configuration.utcOffset)
@@ -40,7 +40,7 @@ extension UsageModel {
         }
 
         if let losses = Self.describeHabits(networkLossHours(at: now)) {
-            parts.append("the network usually goes away around \(losses): refreshed before it")
+            parts.append("the network usually goes away around \(losses): refreshes go before it")
         }
 
         if !allowsProcessing(at: now) {

@@ -126,7 +126,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
     /// Records that the device lost its network at `start` and stayed offline for an hour or
     /// more (the engine calls it when the network comes back, for every app it knows;
-    /// ``SchedulerEngine``'s ``minimumNetworkLoss``).
+    /// ``SchedulerEngine/minimumNetworkLoss``).
     ///
     /// Losses are expected in time order: one in an hour already holding one, or before the
     /// latest recorded, adds nothing. A non-finite or absurd instant is ignored. See
@@ -141,8 +141,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         }
     }
 
-    /// How many network losses a model keeps: 256, months of daily ones (by then the oldest
-    /// weigh a few percent at the default half-life of 14 days).
+    /// How many network losses a model keeps: 256, months of daily ones (a loss 70 days old
+    /// weighs 3 % at the default half-life of 14 days; the 256th daily one, next to nothing).
     public static let networkLossMemory = 256
 
     /// The share of the observed occurrences of hour of the week `hourOfWeek` (an absolute
@@ -153,12 +153,25 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The placement treats an hour whose share is at least ``networkLossShareThreshold``
     /// as one whose launch is that likely: its lead gets a refresh, so the content taken
     /// offline (a flight, a weekend off the grid, a commute through a tunnel) is as fresh as
-    /// the budget allows. Those refreshes are not counted in the day's budget: they are few,
-    /// and an hour that loses the network cannot spend what the budget gives it.
+    /// the budget allows. Those refreshes are not counted in the day's budget (an hour that
+    /// loses the network cannot spend what the budget gives it), and nothing caps them: a
+    /// device that loses its network at the same hours most days spends more than the
+    /// budget's share (docs/policies.md, "The usage model").
     public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
         guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return 0 }
         let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
         return networkLossShares(at: now, buckets: [bucket])[bucket] ?? 0
+    }
+
+    /// `losses` as a model keeps them: representable instants, ascending, the first of each
+    /// hour, the latest ``networkLossMemory``.
+    static func oneLossPerHour(_ losses: [Date], week: LocalWeek) -> [Date] {
+        var kept: [Date] = []
+        for loss in losses.filter(LocalWeek.isRepresentable).sorted() {
+            if let latest = kept.last, week.absoluteHour(of: latest) >= week.absoluteHour(of: loss) { continue }
+            kept.append(loss)
+        }
+        return Array(kept.suffix(networkLossMemory))
     }
 
     /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
@@ -178,7 +191,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private func networkLossShares(at now: Date, buckets: Set<Int>) -> [Int: Double] {
         let week = self.week
         var weights: [Int: Double] = [:]
-        for loss in networkLosses where loss <= now {
+        for loss in networkLosses {
+            guard loss <= now else { break }  // in time order
             let hour = week.absoluteHour(of: loss)
             let bucket = LocalWeek.hourOfWeek(ofHour: hour)
             guard buckets.contains(bucket) else { continue }
@@ -187,6 +201,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // The device was watched from its first loss on, even before the app was known.
         let since = min(observedSince, networkLosses.first ?? observedSince)
         return weights.reduce(into: [:]) { shares, entry in
+            // The occurrence in progress counts as observed although its loss, if any, is
+            // learned only an hour later: the share dips as the hour begins. Counting it from
+            // an hour on (tried) raised every share and travel's wakeups past their bound.
             let observed = observedWeeks(hourOfWeek: entry.key, upTo: now, at: now, since: since)
             shares[entry.key] = observed > 0 ? min(1, entry.value / observed) : 0
         }
@@ -846,16 +863,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
         }
         // Records written before network losses were kept have none.
-        networkLosses = try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? []
-        let week = self.week
-        guard networkLosses.count <= Self.networkLossMemory,
-            networkLosses.allSatisfy(LocalWeek.isRepresentable),
-            zip(networkLosses, networkLosses.dropFirst()).allSatisfy({ week.absoluteHour(of: $0) < week.absoluteHour(of: $1) })
-        else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .networkLosses, in: container,
-                debugDescription: "expected at most \(Self.networkLossMemory) representable instants, ascending, at most one per hour")
-        }
+        // Put in order rather than refused: a record written under another UTC offset (a
+        // replica's, or before the time zone changed) may hold two losses in what is one hour
+        // here, and refusing it would lose the whole usage history.
+        networkLosses = Self.oneLossPerHour(try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? [], week: week)
     }
 }
 
@@ -919,14 +930,7 @@ extension UsageModel {
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
         merged.observedSince = min(observedSince, mine.observedSince)
-        // Losses either side recorded, one per hour, the newest kept.
-        let week = self.week
-        var losses: [Date] = []
-        for loss in (networkLosses + mine.networkLosses).sorted() {
-            if let latest = losses.last, week.absoluteHour(of: latest) >= week.absoluteHour(of: loss) { continue }
-            losses.append(loss)
-        }
-        merged.networkLosses = Array(losses.suffix(Self.networkLossMemory))
+        merged.networkLosses = Self.oneLossPerHour(networkLosses + mine.networkLosses, week: week)
         return merged
     }
 }

@@ -405,6 +405,24 @@ import Testing
         #expect(rateLimit.verdict == .mustNotProceed, "\(rateLimit)")
         #expect(rateLimit.rationale.contains("20 s ago"), "\(rateLimit.rationale)")
     }
+
+    @Test func aNetworkLossLearnedIsSavedAsTheNetworkComesBack() async throws {
+        let store = try SchedulerStore.inMemory()
+        let device = try SimulatedDevice(start: testStart, store: store, policies: .foundation)
+        let context = device.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(refresh(after: 60), in: context)
+        device.driver.appForegrounded(testApp)
+        let lost = device.now.addingTimeInterval(600)
+        device.setConditions(Conditions(externalPower: true, networkAvailable: false), at: lost)
+        await device.run(for: 3 * 3_600)
+        #expect(try savedState(in: store).usage.networkLossHours(at: device.now).isEmpty, "not learned while still away")
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true))
+        await device.settle()
+        let usage = try savedState(in: store).usage
+        #expect(usage.networkLossShare(hourOfWeek: usage.hourOfWeek(of: lost), at: device.now) > 0.99)
+    }
 }
 
 /// `EmbeddedScheduler.bootstrap` racing the first use of the API (its gate, on an instance:

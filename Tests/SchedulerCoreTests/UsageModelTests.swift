@@ -746,6 +746,27 @@ struct UsageNetworkLossTests {
         #expect((kept["networkLosses"] as? [Double])?.first == T.monday.addingTimeInterval(44 * 3_600).timeIntervalSinceReferenceDate)
     }
 
+    @Test func aStoredConfigurationThatWouldOverflowAnHourIsRefused() throws {
+        var model = Self.weekender(losses: true)
+        model.recordForeground(at: T.at(week: 3, day: 0, 7))
+        let data = try JSONEncoder().encode(model)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        for (key, value) in [("utcOffset", 1e300), ("utcOffset", -90_000), ("horizon", 1e300), ("horizon", -1)] {
+            var damaged = object
+            var configuration = try #require(object["configuration"] as? [String: Any])
+            configuration[key] = value
+            damaged["configuration"] = configuration
+            let bytes = try JSONSerialization.data(withJSONObject: damaged)
+            #expect(throws: DecodingError.self, "\(key) \(value)") { try JSONDecoder().decode(UsageModel.self, from: bytes) }
+        }
+        // A real time zone's offset decodes.
+        var east = object
+        var configuration = try #require(object["configuration"] as? [String: Any])
+        configuration["utcOffset"] = 14 * 3_600.0
+        east["configuration"] = configuration
+        #expect(try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: east)).configuration.utcOffset == 14 * 3_600)
+    }
+
     @Test func aReplicasMergeKeepsTheLossesEitherSideLearned() throws {
         let baseline = UsageModelTests.weekdayHabit(weeks: 0..<2, times: [(7, 0)])
         var mine = baseline

@@ -94,7 +94,10 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
 
     /// Decodes a stored configuration; keys added since it was written take their defaults,
     /// and keys no longer used (`unpredictedRefreshInterval`, replaced by the refresh budget)
-    /// are ignored, so an upgrade keeps what the model learned.
+    /// are ignored, so an upgrade keeps what the model learned. A stored record with a
+    /// non-finite value, a UTC offset beyond a day either way or a horizon beyond a week is
+    /// refused (`DecodingError`, naming the key): the model turns instants shifted by the
+    /// offset, and the horizon's end, into hour numbers, which such values would overflow.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = UsageModelConfiguration()
@@ -109,6 +112,17 @@ public struct UsageModelConfiguration: Hashable, Sendable, Codable {
             refreshSpacingAtThreshold: try container.decodeIfPresent(TimeInterval.self, forKey: .refreshSpacingAtThreshold) ?? defaults.refreshSpacingAtThreshold,
             maximumRefreshSpacing: try container.decodeIfPresent(TimeInterval.self, forKey: .maximumRefreshSpacing) ?? defaults.maximumRefreshSpacing
         )
+        let values: [(CodingKeys, Double, ClosedRange<Double>?)] = [
+            (.utcOffset, utcOffset, -86_400...86_400), (.halfLife, halfLife, nil), (.leadTime, leadTime, nil),
+            (.likelyThreshold, likelyThreshold, nil), (.horizon, horizon, 0...604_800),
+            (.unusedProcessingCutoff, unusedProcessingCutoff, nil), (.refreshBudgetShare, refreshBudgetShare, nil),
+            (.refreshSpacingAtThreshold, refreshSpacingAtThreshold, nil), (.maximumRefreshSpacing, maximumRefreshSpacing, nil),
+        ]
+        for (key, value, range) in values where !value.isFinite || !(range?.contains(value) ?? true) {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container,
+                debugDescription: "\(value) is out of range\(range.map { " (\($0.lowerBound) to \($0.upperBound) seconds)" } ?? " (not finite)")")
+        }
     }
 
     /// The weight, relative to a fresh one, of an observation `age` seconds old:

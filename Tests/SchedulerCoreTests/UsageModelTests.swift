@@ -744,6 +744,15 @@ struct UsageNetworkLossTests {
         for hour in 0..<300 { many.recordNetworkLoss(at: T.monday.addingTimeInterval(Double(hour) * 3_600)) }
         let kept = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(many)) as? [String: Any])
         #expect((kept["networkLosses"] as? [Double])?.first == T.monday.addingTimeInterval(44 * 3_600).timeIntervalSinceReferenceDate)
+        // A device losing its network ten times a day, every day for five weeks, fills the
+        // memory in under four weeks: the weeks whose losses were dropped do not count as
+        // weeks without one (the share of a daily loss hour stays near 1).
+        var busy = UsageModel(createdAt: T.monday)
+        for day in 0..<35 {
+            for hour in stride(from: 3, to: 23, by: 2) { busy.recordNetworkLoss(at: T.at(week: 0, day: day, hour, 10)) }
+        }
+        let share = busy.networkLossShare(hourOfWeek: T.how(day: 4, 21), at: T.at(week: 5, day: 0, 1))
+        #expect(share > 0.95, "\(share)")
     }
 
     @Test func aStoredConfigurationThatWouldOverflowAnHourIsRefused() throws {

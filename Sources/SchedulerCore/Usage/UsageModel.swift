@@ -198,8 +198,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
             guard buckets.contains(bucket) else { continue }
             weights[bucket, default: 0] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
         }
-        // The device was watched from its first loss on, even before the app was known.
-        let since = min(observedSince, networkLosses.first ?? observedSince)
+        // The device was watched from its first loss on, even before the app was known; once
+        // the memory is full, older losses may have been dropped, so the weeks before the
+        // oldest kept one are not counted as weeks without a loss.
+        let oldest = networkLosses.first ?? observedSince
+        let since = networkLosses.count >= Self.networkLossMemory ? oldest : min(observedSince, oldest)
         return weights.reduce(into: [:]) { shares, entry in
             // The occurrence in progress counts as observed although its loss, if any, is
             // learned only an hour later: the share dips as the hour begins. Counting it from

@@ -132,13 +132,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// latest recorded, adds nothing. A non-finite or absurd instant is ignored. See
     /// ``networkLossShare(hourOfWeek:at:)`` for what the placement makes of them.
     public mutating func recordNetworkLoss(at start: Date) {
-        guard LocalWeek.isRepresentable(start) else { return }
-        let week = self.week
-        if let latest = networkLosses.last, week.absoluteHour(of: latest) >= week.absoluteHour(of: start) { return }
-        networkLosses.append(start)
-        if networkLosses.count > Self.networkLossMemory {
-            networkLosses.removeFirst(networkLosses.count - Self.networkLossMemory)
-        }
+        if let latest = networkLosses.last, start < latest { return }
+        networkLosses = Self.oneLossPerHour(networkLosses + [start], week: week)
     }
 
     /// How many network losses a model keeps: 256, months of daily ones (a loss 70 days old
@@ -158,9 +153,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// device that loses its network at the same hours most days spends more than the
     /// budget's share (docs/policies.md, "The usage model").
     public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
-        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return 0 }
-        let bucket = LocalWeek.hourOfWeek(ofHour: hourOfWeek)
-        return networkLossShares(at: now, buckets: [bucket])[bucket] ?? 0
+        networkLossShares(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
 
     /// `losses` as a model keeps them: representable instants, ascending, the first of each
@@ -177,39 +170,38 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the loss.
     public func networkLossHours(at now: Date) -> [Int] {
-        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return [] }
-        let shares = networkLossShares(at: now, buckets: Set(0..<LocalWeek.hoursPerWeek))
-        return shares.filter { $0.value >= Self.networkLossShareThreshold }.keys.sorted()
+        let shares = networkLossShares(at: now)
+        return shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
     }
 
     /// An hour is refreshed for as if its launch were as likely as its network loss from a
     /// share of 0.3 (about one week in three).
     public static let networkLossShareThreshold = 0.3
 
-    /// ``networkLossShare(hourOfWeek:at:)`` of each hour of the week in `buckets`, in one
-    /// pass over the losses.
-    private func networkLossShares(at now: Date, buckets: Set<Int>) -> [Int: Double] {
+    /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week (168), in one pass
+    /// over the losses; all 0 when none was learned.
+    private func networkLossShares(at now: Date) -> [Double] {
+        var shares = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
+        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return shares }
         let week = self.week
-        var weights: [Int: Double] = [:]
         for loss in networkLosses {
             guard loss <= now else { break }  // in time order
             let hour = week.absoluteHour(of: loss)
-            let bucket = LocalWeek.hourOfWeek(ofHour: hour)
-            guard buckets.contains(bucket) else { continue }
-            weights[bucket, default: 0] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
+            shares[LocalWeek.hourOfWeek(ofHour: hour)] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
         }
         // The device was watched from its first loss on, even before the app was known; once
         // the memory is full, older losses may have been dropped, so the weeks before the
         // oldest kept one are not counted as weeks without a loss.
         let oldest = networkLosses.first ?? observedSince
         let since = networkLosses.count >= Self.networkLossMemory ? oldest : min(observedSince, oldest)
-        return weights.reduce(into: [:]) { shares, entry in
-            // The occurrence in progress counts as observed although its loss, if any, is
-            // learned only an hour later: the share dips as the hour begins. Counting it from
-            // an hour on (tried) raised every share and travel's wakeups past their bound.
-            let observed = observedWeeks(hourOfWeek: entry.key, upTo: now, at: now, since: since)
-            shares[entry.key] = observed > 0 ? min(1, entry.value / observed) : 0
+        // The occurrence in progress counts as observed although its loss, if any, is learned
+        // only an hour later: the share dips as the hour begins. Counting it from an hour on
+        // (tried) raised every share and travel's wakeups past their bound.
+        for bucket in shares.indices where shares[bucket] > 0 {
+            let observed = observedWeeks(hourOfWeek: bucket, upTo: now, at: now, since: since)
+            shares[bucket] = observed > 0 ? min(1, shares[bucket] / observed) : 0
         }
+        return shares
     }
 
     /// Five-minute slots in an hour, for where in its hour a launch comes.
@@ -639,9 +631,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let countedRoots = roots
         var lossHours: [Int] = []
         if !networkLosses.isEmpty {
-            let shares = networkLossShares(at: now, buckets: Set((-1..<25).map { LocalWeek.hourOfWeek(ofHour: first + $0) }))
+            let shares = networkLossShares(at: now)
             for relative in -1..<25 {
-                let share = shares[LocalWeek.hourOfWeek(ofHour: first + relative)] ?? 0
+                let share = shares[LocalWeek.hourOfWeek(ofHour: first + relative)]
                 guard share >= Self.networkLossShareThreshold else { continue }
                 roots[relative + 1] = max(roots[relative + 1], share.squareRoot())
                 lossHours.append(relative + 1)
@@ -865,10 +857,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 forKey: .lastCountedOccurrence, in: container,
                 debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
         }
-        // Records written before network losses were kept have none.
-        // Put in order rather than refused: a record written under another UTC offset (a
-        // replica's, or before the time zone changed) may hold two losses in what is one hour
-        // here, and refusing it would lose the whole usage history.
+        // Records written before network losses were kept have none. Losses are put in order
+        // rather than refused: a record written under another UTC offset (a replica's, or
+        // before the time zone changed) may hold two in what is one hour here, and refusing
+        // it would lose the whole usage history.
         networkLosses = Self.oneLossPerHour(try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? [], week: week)
     }
 }

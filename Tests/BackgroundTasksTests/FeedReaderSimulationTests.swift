@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "a12cc2c9ce1ab58f"
+    static let recordedFingerprint = "532a32a8c636f29e"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -107,6 +107,10 @@ import Testing
     // background (the trace gained those lifecycle moves), and again the same day when the
     // usage model began to place refreshes from where in the hour launches begin and to let
     // a kind of day used more lend its rate (and the usage rationale to say where the next
-    // likely hour's launches begin); the same in repeated runs.
-    static let recordedRealFingerprint = "88574df4c5b12abd"
+    // likely hour's launches begin); the same in repeated runs. Both recorded again on
+    // 2026-12-04 when processing began to wait for a wake already planned (the
+    // wake-sharing policy: a new verdict in every launch's judgement, clean-ups that start
+    // with a refresh) and the rate limit to let a task join its app's launch at the same
+    // instant; the same in repeated runs.
+    static let recordedRealFingerprint = "f8811b5e51f089ba"
 }

@@ -34,7 +34,7 @@ struct EligibilityIndexTests {
         #expect(index.location(of: request.key) == .blocked(.externalPower))
         #expect(index.popReady(conditions: F.noPower) == nil)
 
-        let moved = index.conditionsChanged(to: .favorable)
+        let moved = index.conditionsChanged(to: .favorable, at: t0)
         #expect(moved == [.init(key: request.key, location: .ready)])
         #expect(index.popReady(conditions: .favorable) == request)
     }
@@ -44,10 +44,10 @@ struct EligibilityIndexTests {
         let request = F.processing(network: true)
         index.insert(request, sequence: 1, now: t0, conditions: F.noNetwork)
         #expect(index.location(of: request.key) == .blocked(.network))
-        #expect(index.conditionsChanged(to: F.noNetwork).isEmpty, "nothing moves while the network is still down")
+        #expect(index.conditionsChanged(to: F.noNetwork, at: t0).isEmpty, "nothing moves while the network is still down")
         #expect(index.popReady(conditions: F.noNetwork) == nil)
 
-        let moved = index.conditionsChanged(to: .favorable)
+        let moved = index.conditionsChanged(to: .favorable, at: t0)
         #expect(moved == [.init(key: request.key, location: .ready)])
         #expect(index.popReady(conditions: .favorable) == request)
     }
@@ -57,8 +57,8 @@ struct EligibilityIndexTests {
         let request = F.processing(network: true, power: true)
         index.insert(request, sequence: 1, now: t0, conditions: F.nothing)
         #expect(index.location(of: request.key) == .blocked(.externalPower))
-        #expect(index.conditionsChanged(to: F.noNetwork) == [.init(key: request.key, location: .blocked(.network))])
-        #expect(index.conditionsChanged(to: .favorable) == [.init(key: request.key, location: .ready)])
+        #expect(index.conditionsChanged(to: F.noNetwork, at: t0) == [.init(key: request.key, location: .blocked(.network))])
+        #expect(index.conditionsChanged(to: .favorable, at: t0) == [.init(key: request.key, location: .ready)])
     }
 
     @Test func readyEntryWhoseConditionWentAwayIsRefiledAtPop() {
@@ -73,7 +73,7 @@ struct EligibilityIndexTests {
         #expect(!index.hasReady)
         #expect(index.count == 1, "the stale entry is re-filed, not dropped")
 
-        #expect(index.conditionsChanged(to: .favorable) == [.init(key: request.key, location: .ready)])
+        #expect(index.conditionsChanged(to: .favorable, at: t0) == [.init(key: request.key, location: .ready)])
         #expect(index.popReady(conditions: .favorable) == request)
     }
 
@@ -96,7 +96,7 @@ struct EligibilityIndexTests {
         #expect(index.location(of: request.key) == .busy)
         #expect(index.popReady(conditions: .favorable) == nil)
 
-        let moved = index.markFinished(request.key, conditions: .favorable)
+        let moved = index.markFinished(request.key, conditions: .favorable, at: t0)
         #expect(moved == [.init(key: request.key, location: .ready)])
         #expect(!index.isRunning(request.key))
         #expect(index.popReady(conditions: .favorable) == request)
@@ -108,13 +108,13 @@ struct EligibilityIndexTests {
         index.markRunning(request.key)
         index.insert(request, sequence: 1, now: t0, conditions: .favorable)
         #expect(index.advance(to: t0 + 10, conditions: .favorable) == [.init(key: request.key, location: .busy)])
-        #expect(index.markFinished(request.key, conditions: .favorable) == [.init(key: request.key, location: .ready)])
+        #expect(index.markFinished(request.key, conditions: .favorable, at: t0) == [.init(key: request.key, location: .ready)])
     }
 
     @Test func markFinishedWithoutBusyRequestMovesNothing() {
         var index = EligibilityIndex()
         index.markRunning(F.key(F.refreshID))
-        #expect(index.markFinished(F.key(F.refreshID), conditions: .favorable).isEmpty)
+        #expect(index.markFinished(F.key(F.refreshID), conditions: .favorable, at: t0).isEmpty)
         #expect(!index.isRunning(F.key(F.refreshID)))
     }
 
@@ -226,13 +226,56 @@ struct EligibilityIndexTests {
         #expect(index.advance(to: t0 + 200, conditions: .favorable).isEmpty)
     }
 
+    @Test func readySinceCountsFromTheDateTheConditionsOrTheRunNotFromAPolicysHold() throws {
+        var index = EligibilityIndex()
+        // Due at t0 + 10 on battery: eligible from then, ready only once plugged in.
+        let request = F.processing(earliest: t0 + 10, power: true)
+        index.insert(request, sequence: 1, now: t0, conditions: F.noPower)
+        _ = index.advance(to: t0 + 10, conditions: F.noPower)
+        _ = index.conditionsChanged(to: .favorable, at: t0 + 500)
+        var peeked = index.peekReady(conditions: .favorable)
+        var candidate = try #require(peeked)
+        #expect(candidate.eligibleSince == t0 + 10)
+        #expect(candidate.readySince == t0 + 500)
+        // Held by a policy and back: still ready since the plug-in.
+        _ = index.holdFirstReady(until: .until(t0 + 900))
+        _ = index.advance(to: t0 + 900, conditions: .favorable)
+        peeked = index.peekReady(conditions: .favorable)
+        candidate = try #require(peeked)
+        #expect(candidate.readySince == t0 + 500)
+        _ = index.holdFirstReady(until: .deviceChange)
+        _ = index.releaseHeldForDevice(conditions: .favorable)
+        #expect(index.readySince(of: request.key) == t0 + 500)
+        // Its key ran meanwhile: ready again from the run's end.
+        index.markRunning(request.key)
+        _ = index.peekReady(conditions: .favorable)
+        _ = index.markFinished(request.key, conditions: .favorable, at: t0 + 2000)
+        peeked = index.peekReady(conditions: .favorable)
+        #expect(try #require(peeked).readySince == t0 + 2000)
+    }
+
+    @Test func theNextDeferralEndIsTheEarliestPolicyHold() throws {
+        var index = EligibilityIndex()
+        index.insert(F.processing(F.processingID(1)), sequence: 1, now: t0, conditions: .favorable)
+        index.insert(F.processing(F.processingID(2)), sequence: 2, now: t0, conditions: .favorable)
+        index.insert(F.refresh(earliest: t0 + 50), sequence: 3, now: t0, conditions: .favorable)
+        #expect(index.nextDeferralEnd == nil, "a request waiting for its date is not a policy's hold")
+        #expect(index.readyCount == 2)
+        _ = index.peekReady(conditions: .favorable)
+        _ = index.holdFirstReady(until: .until(t0 + 300))
+        _ = index.peekReady(conditions: .favorable)
+        _ = index.holdFirstReady(until: .until(t0 + 200))
+        #expect(index.nextDeferralEnd == t0 + 200)
+        #expect(index.readyCount == 0)
+    }
+
     @Test func requestPendingWhenItsKeyStartsRunningIsBusyOnceDue() {
         var index = EligibilityIndex()
         let request = F.refresh(earliest: t0 + 10)
         index.insert(request, sequence: 1, now: t0, conditions: .favorable)
         index.markRunning(request.key)
         #expect(index.advance(to: t0 + 10, conditions: .favorable) == [.init(key: request.key, location: .busy)])
-        #expect(index.markFinished(request.key, conditions: .favorable) == [.init(key: request.key, location: .ready)])
+        #expect(index.markFinished(request.key, conditions: .favorable, at: t0) == [.init(key: request.key, location: .ready)])
     }
 
     @Test func holdFirstReadyHoldsWhatPeekReturned() throws {
@@ -291,7 +334,7 @@ struct EligibilityIndexTests {
                 }
             case 11..<13:
                 conditions = Conditions(externalPower: Bool.random(using: &rng), networkAvailable: Bool.random(using: &rng))
-                _ = index.conditionsChanged(to: conditions)
+                _ = index.conditionsChanged(to: conditions, at: now)
             case 13..<16:
                 now += Double(Int.random(in: 1..<40, using: &rng))
                 _ = index.advance(to: now, conditions: conditions)

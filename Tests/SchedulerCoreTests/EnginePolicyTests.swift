@@ -157,6 +157,66 @@ private let t0 = F.t0
         #expect(Set(both.launched.map(\.identifier)) == [F.refreshID, F.otherRefreshID])
     }
 
+    /// With launches at least 30 minutes apart: launches the other app's refresh at t0 (it
+    /// fails, so the usage model keeps no content age and runs the next one when eligible)
+    /// and submits it again to begin at its cadence, t0 + 15 min; the rate limit then holds
+    /// it until t0 + 30 min, the engine's next wake.
+    /// `before` is submitted first, at its own submission date (after the app was opened once).
+    private func engineWithAWakePlanned(_ conditions: Conditions = .favorable, window: TimeInterval = 3600, before: PendingRequest? = nil) throws -> SchedulerEngine {
+        var engine = engine(conditions, policy: PolicyConfiguration(minimumLaunchInterval: 1800, herdSpreadWindow: 0, coalescingTolerance: 0, wakeSharingWindow: window))
+        // Opened once, four hours earlier: the wake at t0 + 30 min is not before a likely launch.
+        _ = engine.handle(.appForegrounded(F.app), at: t0 - 4 * 3600)
+        if let before { _ = try F.submit(before, to: &engine, at: before.submittedAt) }
+        let first = try #require(try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.taskCompleted(first.id, success: false), at: t0 + 5)
+        _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, submittedAt: t0 + 10, earliest: t0 + 900), to: &engine, at: t0 + 10)
+        #expect(EngineEffectSummary(engine.handle(.timerFired, at: t0 + 900)).launched.isEmpty)
+        #expect(engine.location(of: F.key(F.otherRefreshID, app: F.otherApp)) == .deferred(until: t0 + 1800))
+        return engine
+    }
+
+    @Test func processingWaitsForThePlannedWakeAndStartsInIt() throws {
+        var engine = try engineWithAWakePlanned()
+        // This app's clean-up, ready at t0 + 1000, waits for that wake rather than waking
+        // the device alone, and both start in it.
+        let cleanup = F.processing(submittedAt: t0 + 1000, power: true)
+        #expect(try F.submit(cleanup, to: &engine, at: t0 + 1000).launched.isEmpty, "waits for the wake planned at t0 + 1800")
+        #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
+        #expect(engine.explain(cleanup.key, at: t0 + 1000).evaluation?.blocking.map(\.policy) == ["wake-sharing"])
+        let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
+        #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, F.syncID])
+        #expect(Set(wake.launched.map(\.startedAt)) == [t0 + 1800], "one wake")
+    }
+
+    @Test func processingWithNoWakePlannedWithinTheWindowStartsAtOnce() throws {
+        var engine = try engineWithAWakePlanned(window: 600)
+        // Ready at t0 + 1000; the planned wake (t0 + 1800) is beyond its 10-minute window.
+        let started = try F.submit(F.processing(submittedAt: t0 + 1000, power: true), to: &engine, at: t0 + 1000)
+        #expect(started.launched.map(\.identifier) == [F.syncID])
+    }
+
+    @Test func processingBlockedOnPowerWaitsFromWhenItIsPluggedIn() throws {
+        // Due two hours before on battery: the window counts from the plug-in, not the due date.
+        var engine = try engineWithAWakePlanned(F.noPower, window: 900, before: F.processing(submittedAt: t0 - 7200, power: true))
+        #expect(engine.location(of: F.key(F.syncID)) == .blocked(.externalPower))
+        let plugged = EngineEffectSummary(engine.handle(.conditionsChanged(.favorable), at: t0 + 1200))
+        #expect(plugged.launched.isEmpty, "ready from the plug-in, with a wake planned 10 min later")
+        let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
+        #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, F.syncID])
+    }
+
+    @Test func processingOfTheSameAppJoinsItsLaunchAtTheSameInstant() throws {
+        // The app's refresh starts at t0 + 60 (held by the rate limit since its due date);
+        // its clean-up, held as long by the same limit, starts with it: one launch of the app.
+        var engine = engine(policy: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0, wakeSharingWindow: 0))
+        let first = try #require(try F.submit(F.refresh(F.secondRefreshID), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.taskCompleted(first.id, success: false), at: t0 + 5)
+        _ = try F.submit(F.refresh(submittedAt: t0 + 10), to: &engine, at: t0 + 10)
+        #expect(try F.submit(F.processing(submittedAt: t0 + 20, power: true), to: &engine, at: t0 + 20).launched.isEmpty)
+        let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 60))
+        #expect(Set(wake.launched.map(\.identifier)) == [F.refreshID, F.syncID], "the rate limit lets a task join its app's launch")
+    }
+
     @Test func coalescingNeverHoldsLongerThanTheTolerance() throws {
         var engine = engine(policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 60))
         _ = try F.submit(F.refresh(earliest: t0 + 100), to: &engine, at: t0)

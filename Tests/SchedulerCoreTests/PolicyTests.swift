@@ -20,9 +20,14 @@ private func context(
     now: Date = t0,
     running: Int = 0,
     trigger: Date? = nil,
-    configuration: PolicyConfiguration = .init()
+    configuration: PolicyConfiguration = .init(),
+    readySince: Date? = nil,
+    wakeUnderWay: Bool = false,
+    nextPlannedWake: Date? = nil
 ) -> PolicyContext {
-    PolicyContext(request: request, now: now, eligibleSince: t0, conditions: conditions, app: app, runningCount: running, maximumConcurrentRuns: 4, lastSharedTrigger: trigger, configuration: configuration)
+    PolicyContext(
+        request: request, now: now, eligibleSince: t0, conditions: conditions, app: app, runningCount: running, maximumConcurrentRuns: 4,
+        lastSharedTrigger: trigger, configuration: configuration, readySince: readySince, wakeUnderWay: wakeUnderWay, nextPlannedWake: nextPlannedWake)
 }
 
 /// The policy's full decision; also checks that its bare verdict (what the launch loop
@@ -108,6 +113,81 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(!verdict(RateLimitPolicy(), context(request(), app: app)).blocks)
     }
 
+    @Test func aTaskStartingAtTheInstantOfItsAppsLaunchJoinsIt() {
+        // One wake, one launch of the app with two tasks (as iOS hands an app several):
+        // not a second launch the limit must space out.
+        var app = state()
+        app.lastLaunch = t0
+        let decision = verdict(RateLimitPolicy(), context(request(.processing), app: app))
+        #expect(!decision.blocks)
+        #expect(decision.rationale == "joins the app's background launch at this instant")
+        #expect(verdict(RateLimitPolicy(), context(request(.processing), app: app, now: t0 + 1)).wait == .until(t0 + 60))
+    }
+
+    /// An app opened once, twelve hours before t0: no hour near t0 is likely.
+    private func openedOnce() -> AppPolicyState {
+        var app = state(createdAt: t0.addingTimeInterval(-86_400))
+        app.usage.recordForeground(at: t0.addingTimeInterval(-12 * 3600))
+        return app
+    }
+
+    @Test func processingWaitsForAPlannedWakeWithinTheWindow() {
+        let processing = request(.processing, power: true)
+        let app = openedOnce()
+        let held = verdict(WakeSharingPolicy(), context(processing, app: app, now: t0 + 600, readySince: t0, nextPlannedWake: t0 + 1800))
+        #expect(held.verdict == .mustNotProceed)
+        #expect(held.wait == .until(t0 + 1800))
+        #expect(held.rationale.hasPrefix("waits 20 min for a wake already planned"), "\(held.rationale)")
+        // At most the window from when it became ready: a wake 1 h 1 s after it is not waited for.
+        #expect(!verdict(WakeSharingPolicy(), context(processing, app: app, now: t0 + 600, readySince: t0, nextPlannedWake: t0 + 3601)).blocks)
+        #expect(verdict(WakeSharingPolicy(), context(processing, app: app, now: t0 + 600, readySince: t0, nextPlannedWake: t0 + 3600)).blocks)
+        // Health research is processing too.
+        #expect(verdict(WakeSharingPolicy(), context(request(.healthResearch), app: app, readySince: t0, nextPlannedWake: t0 + 60)).blocks)
+    }
+
+    @Test func processingDoesNotWaitForAWakeJustBeforeTheUserUsuallyReturnsOrWhenNeverOpened() {
+        // Opened at 01:01 past t0's hour every day for a week: that hour is likely.
+        var habit = state(createdAt: t0.addingTimeInterval(-8 * 86_400))
+        for day in (1...7).reversed() { habit.usage.recordForeground(at: t0.addingTimeInterval(3600 + 60 - Double(day) * 86_400)) }
+        let week = LocalWeek(utcOffset: habit.usage.configuration.utcOffset)
+        let hourStart = week.start(ofHour: week.absoluteHour(of: t0) + 1)
+        #expect(habit.usage.isLikelyHour(containing: hourStart, now: t0))
+        // A wake ten minutes (the lead) or less before that hour, or in it: processing there
+        // would be cut short when the user comes back.
+        let before = verdict(WakeSharingPolicy(), context(request(.processing), app: habit, readySince: t0, nextPlannedWake: hourStart - 300))
+        #expect(!before.blocks)
+        #expect(before.rationale.contains("shortly before the user usually opens the app"), "\(before.rationale)")
+        #expect(!verdict(WakeSharingPolicy(), context(request(.processing), app: habit, readySince: t0, nextPlannedWake: hourStart + 600)).blocks)
+        // Earlier than the lead before it: waits.
+        #expect(verdict(WakeSharingPolicy(), context(request(.processing), app: habit, readySince: t0, nextPlannedWake: hourStart - 1200)).blocks)
+        // Never opened: nothing tells a wake before the user's return from another.
+        let never = verdict(WakeSharingPolicy(), context(request(.processing), readySince: t0, nextPlannedWake: t0 + 60))
+        #expect(!never.blocks)
+        #expect(never.rationale.hasPrefix("the app was never opened"))
+    }
+
+    @Test func processingStartsInAWakeUnderWayOrWhenNoneIsPlanned() {
+        let processing = request(.processing)
+        let joins = verdict(WakeSharingPolicy(), context(processing, readySince: t0, wakeUnderWay: true, nextPlannedWake: t0 + 60))
+        #expect(!joins.blocks)
+        #expect(joins.rationale == "starts in the wake under way")
+        let alone = verdict(WakeSharingPolicy(), context(processing, app: openedOnce(), readySince: t0))
+        #expect(!alone.blocks)
+        #expect(alone.rationale == "no wake planned within 1 h of when it became ready")
+        #expect(!verdict(WakeSharingPolicy(), context(processing, app: openedOnce(), now: t0 + 60, readySince: t0, nextPlannedWake: t0 + 60)).blocks, "a wake at this instant is under way, not planned")
+    }
+
+    @Test func onlyProcessingWaitsToShareAWakeAndAWindowOfZeroNeverWaits() {
+        for kind in [TaskKind.appRefresh, .continuedProcessing] {
+            let decision = verdict(WakeSharingPolicy(), context(request(kind), readySince: t0, nextPlannedWake: t0 + 60))
+            #expect(!decision.blocks)
+            #expect(decision.rationale == "only processing waits to share a wake")
+        }
+        let off = verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), configuration: PolicyConfiguration(wakeSharingWindow: 0), readySince: t0, nextPlannedWake: t0 + 60))
+        #expect(!off.blocks)
+        #expect(PolicyProfile.server.defaults.wakeSharingWindow == 0, "a server does not sleep: nothing to share")
+    }
+
     @Test func energyBudgetBlocksUntilLocalMidnight() {
         var app = state()
         app.energyDay = app.usage.localDay(of: t0)
@@ -189,7 +269,9 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         launchedRecently.lastLaunch = t0.addingTimeInterval(-30)
         var launchedLongAgo = state()
         launchedLongAgo.lastLaunch = t0.addingTimeInterval(-86_400)
-        let apps = [state(), refreshOff, forceQuit, launchedRecently, launchedLongAgo, state(createdAt: t0.addingTimeInterval(-30 * 86_400))]
+        var launchedNow = state()
+        launchedNow.lastLaunch = t0
+        let apps = [state(), refreshOff, forceQuit, launchedRecently, launchedLongAgo, launchedNow, state(createdAt: t0.addingTimeInterval(-30 * 86_400))]
         let requests = [request(), request(.processing, power: true, network: true), request(.continuedProcessing), request(.healthResearch, network: true)]
         var checked = 0
         for policy in PolicySet.standardPolicies {
@@ -198,15 +280,19 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
                     for request in requests {
                         for (now, trigger) in [(t0, nil), (t0, t0), (t0.addingTimeInterval(30), t0), (t0.addingTimeInterval(3 * 86_400), t0)] {
                             for running in [0, 4] {
-                                _ = verdict(policy, context(request, conditions: conditions, app: app, now: now, running: running, trigger: trigger))
-                                checked += 1
+                                // Wakes: none planned, one planned soon, one under way.
+                                let wakes: [(Bool, Date?)] = [(false, nil), (false, now.addingTimeInterval(600)), (true, now.addingTimeInterval(600))]
+                                for (underWay, planned) in wakes {
+                                    _ = verdict(policy, context(request, conditions: conditions, app: app, now: now, running: running, trigger: trigger, wakeUnderWay: underWay, nextPlannedWake: planned))
+                                    checked += 1
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        #expect(checked == 16 * 4 * 6 * 4 * 4 * 2)
+        #expect(checked == 17 * 4 * 7 * 4 * 4 * 2 * 3)
     }
 
     @Test func starvationForcesARunAfterTwoDays() {

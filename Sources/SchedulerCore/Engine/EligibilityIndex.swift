@@ -87,6 +87,11 @@ public struct EligibilityIndex: Sendable {
         /// When it first became due (set the first time it leaves `waiting`; what the
         /// starvation and throttle policies measure from).
         var eligibleSince: Date?
+        /// Since when it has been ready to run without a break: stamped when it enters
+        /// `ready` from `waiting`, `blocked` or `busy` (its date came, its conditions came
+        /// to hold, its key's run ended), kept while a policy holds it (what the
+        /// wake-sharing policy measures its wait from).
+        var readySince: Date?
     }
 
     /// A pending request and its key, by slot (`nil` for a free slot).
@@ -190,6 +195,10 @@ public struct EligibilityIndex: Sendable {
     /// Since when the request under `key` has been due (`nil` while it waits for its date).
     public func eligibleSince(of key: RequestKey) -> Date? { slotsByKey[key].flatMap { filings[Int($0)].eligibleSince } }
 
+    /// Since when the pending request under `key` has been ready to run without a break
+    /// (``Candidate/readySince``), if it has been stamped.
+    public func readySince(of key: RequestKey) -> Date? { slotsByKey[key].flatMap { filings[Int($0)].readySince } }
+
     /// The pending requests of `app`, in submission order.
     public func requests(of app: AppID) -> [PendingRequest] {
         inSubmissionOrder(byApp[app]?.slots ?? []).compactMap { records[Int($0)]?.request }
@@ -216,6 +225,14 @@ public struct EligibilityIndex: Sendable {
 
     /// The due date of the first request not yet due (for coalescing: what comes next).
     public var nextWaitingDueDate: Date? { waiting.min?.priority.due }
+
+    /// The earliest instant at which a policy's hold on a request ends: the next time the
+    /// engine judges a held request again (an app refresh placed shortly before a likely
+    /// launch, a rate limit's end), the next wake it plans for.
+    public var nextDeferralEnd: Date? { deferred.min?.priority.due }
+
+    /// Number of requests ready to be judged now.
+    public var readyCount: Int { ready.count }
 
     /// Number of requests a policy holds (deferred or parked).
     public var heldCount: Int { deferred.count + parkedForDevice.count + parkedForApp.values.reduce(0) { $0 + $1.count } }
@@ -271,11 +288,12 @@ public struct EligibilityIndex: Sendable {
             requiresExternalPower: request.requiresExternalPower,
             requiresNetwork: request.requiresNetworkConnectivity || (request.kind == .appRefresh && refreshRequiresNetwork),
             keyIsRunning: !running.isEmpty && running.contains(key),
-            eligibleSince: isDue ? max(now, order.due) : nil
+            eligibleSince: isDue ? max(now, order.due) : nil,
+            readySince: nil
         )
         slotsByKey[key] = slot
         byApp[request.app, default: AppRequests()].add(slot, of: request.kind.limitClass)
-        place(slot, at: isDue ? classify(slot, conditions: conditions) : .waiting)
+        place(slot, at: isDue ? classify(slot, conditions: conditions) : .waiting, readyAt: now)
     }
 
     /// Removes the request under `key` and returns it.
@@ -304,20 +322,21 @@ public struct EligibilityIndex: Sendable {
         var transitions: [Transition] = []
         while let next = waiting.min, next.priority.due <= now {
             waiting.remove(next.key)
-            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, conditions: conditions))
+            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: now, conditions: conditions))
         }
         while let next = deferred.min, next.priority.due <= now {
             deferred.remove(next.key)
-            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, conditions: conditions))
+            // A policy's hold ended: still ready since before it.
+            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: nil, conditions: conditions))
         }
         return transitions
     }
 
     /// Files a slot just taken out of `waiting` or `deferred`.
-    private mutating func refileDue(_ slot: Slot, dueAt due: Date, now: Date, conditions: Conditions) -> Transition {
+    private mutating func refileDue(_ slot: Slot, dueAt due: Date, now: Date, readyAt: Date?, conditions: Conditions) -> Transition {
         if filings[Int(slot)].eligibleSince == nil { filings[Int(slot)].eligibleSince = max(now, due) }
         let location = classify(slot, conditions: conditions)
-        place(slot, at: location)
+        place(slot, at: location, readyAt: readyAt)
         return Transition(key: records[Int(slot)]!.key, location: location)
     }
 
@@ -327,6 +346,9 @@ public struct EligibilityIndex: Sendable {
         public var request: PendingRequest
         /// Since when it has been due.
         public var eligibleSince: Date
+        /// Since when it has been ready to run without a break (due, its required
+        /// conditions holding, no run of its key in progress; time a policy held it counts).
+        public var readySince: Date
     }
 
     /// The first ready request whose conditions hold and whose identifier is not running,
@@ -336,7 +358,8 @@ public struct EligibilityIndex: Sendable {
             let location = classify(next.key, conditions: conditions)
             if location == .ready {
                 let filing = filings[Int(next.key)]
-                return Candidate(request: records[Int(next.key)]!.request, eligibleSince: filing.eligibleSince ?? filing.order.due)
+                let eligibleSince = filing.eligibleSince ?? filing.order.due
+                return Candidate(request: records[Int(next.key)]!.request, eligibleSince: eligibleSince, readySince: filing.readySince ?? eligibleSince)
             }
             unplace(next.key, from: .ready)
             place(next.key, at: location)
@@ -386,18 +409,18 @@ public struct EligibilityIndex: Sendable {
         return transitions
     }
 
-    private mutating func refile(_ slots: [Slot], conditions: Conditions, into transitions: inout [Transition]) {
+    private mutating func refile(_ slots: [Slot], conditions: Conditions, readyAt: Date? = nil, into transitions: inout [Transition]) {
         transitions.reserveCapacity(transitions.count + slots.count)
         for slot in slots {
             let location = classify(slot, conditions: conditions)
-            place(slot, at: location)
+            place(slot, at: location, readyAt: readyAt)
             transitions.append(Transition(key: records[Int(slot)]!.key, location: location))
         }
     }
 
     /// Re-files the requests blocked on a condition that now holds. Requests made
     /// ineligible by a condition that no longer holds are found lazily, at pop.
-    public mutating func conditionsChanged(to conditions: Conditions) -> [Transition] {
+    public mutating func conditionsChanged(to conditions: Conditions, at now: Date) -> [Transition] {
         var transitions: [Transition] = []
         for condition in RequiredCondition.allCases where conditions.satisfies(condition) {
             let bucket = blocked[condition.bucket]
@@ -406,7 +429,7 @@ public struct EligibilityIndex: Sendable {
             // Drain in the heap's array order (deterministic) instead of popping: moving
             // the whole bucket costs one insertion each, not a pop and an insertion.
             ready.reserveCapacity(ready.count + bucket.count)
-            refile(bucket.keys, conditions: conditions, into: &transitions)
+            refile(bucket.keys, conditions: conditions, readyAt: now, into: &transitions)
         }
         return transitions
     }
@@ -431,13 +454,15 @@ public struct EligibilityIndex: Sendable {
         if let slot = slotsByKey[key] { filings[Int(slot)].keyIsRunning = true }
     }
 
-    /// Records that the run of `key` ended; a request waiting for it becomes eligible.
-    public mutating func markFinished(_ key: RequestKey, conditions: Conditions) -> [Transition] {
+    /// Records that the run of `key` ended (at `now`); a request waiting for it becomes eligible.
+    public mutating func markFinished(_ key: RequestKey, conditions: Conditions, at now: Date) -> [Transition] {
         running.remove(key)
         guard let slot = slotsByKey[key] else { return [] }
         filings[Int(slot)].keyIsRunning = false
         guard busy.remove(slot) != nil else { return [] }
-        return refile([slot], conditions: conditions)
+        var transitions: [Transition] = []
+        refile([slot], conditions: conditions, readyAt: now, into: &transitions)
+        return transitions
     }
 
     /// Whether a run of `key` is in progress.
@@ -453,9 +478,12 @@ public struct EligibilityIndex: Sendable {
         return .ready
     }
 
-    private mutating func place(_ slot: Slot, at location: Location) {
+    /// Files `slot` at `location`; `readyAt`, when given, stamps a request that enters
+    /// `ready` (from its date, a condition or its key's run: not from a policy's hold).
+    private mutating func place(_ slot: Slot, at location: Location, readyAt: Date? = nil) {
         let order = filings[Int(slot)].order
         filings[Int(slot)].location = location
+        if location == .ready, let readyAt { filings[Int(slot)].readySince = readyAt }
         switch location {
         case .waiting: waiting.update(slot, priority: order)
         case .ready: ready.update(slot, priority: order)

@@ -64,6 +64,10 @@ public struct SchedulerEngine: Sendable {
     /// The last shared trigger (power or network back), or `nil` when none was seen.
     private(set) var lastSharedTrigger: Date?
     private var coalesceAnchor: Date?
+    /// The instant the latest run started (any app): the device is awake at it, so work
+    /// that waits to share a wake may start then too. Not persisted (a restart forgets
+    /// it; at worst one processing run waits for the next wake).
+    private var lastWake: Date?
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
     /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
     private var terminatingApps: Set<AppID> = []
@@ -520,7 +524,7 @@ public struct SchedulerEngine: Sendable {
                 }
                 networkLostAt = nil
             }
-            report(index.conditionsChanged(to: newConditions), into: &effects)
+            report(index.conditionsChanged(to: newConditions, at: now), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
         case .appForegrounded(let app):
@@ -596,7 +600,7 @@ public struct SchedulerEngine: Sendable {
                 state.lastLaunch = run.previousLaunch
                 appStates[key.app] = state
             }
-            report(index.markFinished(key, conditions: conditions), into: &effects)
+            report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
         case .progressSampled(let runID, let completed):
             if var run = runs[runID], run.phase == .running {
                 if completed > run.lastProgress {
@@ -749,7 +753,7 @@ public struct SchedulerEngine: Sendable {
                 held.append(.init(key: request.key, location: index.holdFirstReady(until: .appChange)))
                 continue
             }
-            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, at: now)
+            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince, isReady: true, at: now)
             var wait: PolicyWait?
             switch policies.judge(context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
@@ -798,10 +802,15 @@ public struct SchedulerEngine: Sendable {
     }
 
     private func policyContext(for request: PendingRequest, at now: Date) -> PolicyContext {
-        policyContext(for: request, eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now), at: now)
+        let eligibleSince = index.eligibleSince(of: request.key) ?? max(request.dueDate, now)
+        return policyContext(
+            for: request, eligibleSince: eligibleSince, readySince: index.readySince(of: request.key) ?? eligibleSince,
+            isReady: index.location(of: request.key) == .ready, at: now)
     }
 
-    private func policyContext(for request: PendingRequest, eligibleSince: Date, at now: Date) -> PolicyContext {
+    /// `isReady`: the request itself is among the index's ready ones (the launch loop's
+    /// candidate), so another ready request makes the count above one.
+    private func policyContext(for request: PendingRequest, eligibleSince: Date, readySince: Date, isReady: Bool, at now: Date) -> PolicyContext {
         let state = appStates[request.app] ?? AppPolicyState(
             backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
             usage: UsageModel(createdAt: now, configuration: usageConfiguration)
@@ -816,7 +825,12 @@ public struct SchedulerEngine: Sendable {
             maximumConcurrentRuns: configuration.maximumConcurrentRuns,
             lastSharedTrigger: lastSharedTrigger,
             configuration: policies.configuration,
-            deviceSalt: configuration.deviceSalt
+            deviceSalt: configuration.deviceSalt,
+            readySince: readySince,
+            // Another request ready at this instant is judged in this same pass: most
+            // likely it starts now, so the device is awake anyway.
+            wakeUnderWay: lastWake == now || index.readyCount > (isReady ? 1 : 0),
+            nextPlannedWake: index.nextDeferralEnd
         )
     }
 
@@ -841,6 +855,7 @@ public struct SchedulerEngine: Sendable {
         let runID = RunID(nextRunNumber)
         nextRunNumber += 1
         let record = RunRecord(id: runID, request: request, startedAt: now)
+        lastWake = now
         let budget = configuration.budget(for: request.kind)
         let budgetDeadline = budget.map { now.addingTimeInterval($0) }
         runs[runID] = ActiveRun(
@@ -907,7 +922,7 @@ public struct SchedulerEngine: Sendable {
             if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
             appStates[key.app] = state
         }
-        report(index.markFinished(key, conditions: conditions), into: &effects)
+        report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
         if !retryPolicies.isEmpty, let retry = retry(after: finished, at: now) {
             var filed: [EngineEffect] = [.retryScheduled(retry)]
             file(retry, at: now, into: &filed)

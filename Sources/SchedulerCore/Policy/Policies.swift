@@ -300,7 +300,9 @@ public struct RateLimitPolicy: SchedulingPolicy {
     public init() {}
     /// When the app may be launched again, or `nil` when the limit does not apply.
     private func nextLaunch(_ context: PolicyContext) -> (last: Date, next: Date)? {
-        guard let last = context.app.lastLaunch, context.request.kind != .continuedProcessing else { return nil }
+        // A second task starting at the instant of the app's launch joins that launch
+        // (one wake, one launch of the app, as iOS hands an app several tasks at once).
+        guard let last = context.app.lastLaunch, last != context.now, context.request.kind != .continuedProcessing else { return nil }
         return (last, last.addingTimeInterval(context.configuration.minimumLaunchInterval))
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
@@ -309,7 +311,8 @@ public struct RateLimitPolicy: SchedulingPolicy {
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         guard let (last, next) = nextLaunch(context) else {
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent background launch of the app")
+            let joins = context.app.lastLaunch == context.now && context.request.kind != .continuedProcessing
+            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: joins ? "joins the app's background launch at this instant" : "no recent background launch of the app")
         }
         let (verdict, wait) = self.verdict(context)
         let ago = DurationText.spoken(context.now.timeIntervalSince(last))
@@ -426,5 +429,67 @@ public struct StarvationPolicy: SchedulingPolicy {
             ? "eligible for \(waited), past the \(DurationText.spoken(context.configuration.maximumDeferral)) the system promises"
             : "eligible for \(waited)"
         return PolicyDecision(policy: name, verdict: verdict, rationale: rationale)
+    }
+}
+
+/// Processing that would wake the device alone waits, for at most `wakeSharingWindow` from
+/// when it became ready, for a wake the engine already plans, and starts in it: one wake
+/// instead of two (the clean-up an app asks for every few hours joins a refresh rather than
+/// waking the phone by itself). The engine knows its next wake
+/// (``PolicyContext/nextPlannedWake``: the end of a policy's hold, mostly a refresh the
+/// usage model placed); a request ready in the same pass as a run that starts now, or as
+/// another ready request, proceeds. Never holds past the window.
+///
+/// It does not wait for a wake shortly before, or in, an hour the user likely opens the
+/// app (the wake's instant plus the lead time falls in a likely hour), nor for any wake
+/// while the app was never opened (nothing tells such a wake apart): processing started
+/// there is cut short when the user comes back and unplugs or picks up the device, which
+/// costs more than the wake it saves.
+public struct WakeSharingPolicy: SchedulingPolicy {
+    public let name = "wake-sharing"
+    public init() {}
+
+    private enum Judgement {
+        case notProcessing, off, underWay, nonePlanned, beforeTheUserReturns(Date), neverOpened, waits(Date)
+    }
+
+    private func judge(_ context: PolicyContext) -> Judgement {
+        let window = context.configuration.wakeSharingWindow
+        guard context.isProcessing else { return .notProcessing }
+        guard window > 0 else { return .off }
+        if context.wakeUnderWay { return .underWay }
+        guard let next = context.nextPlannedWake, next > context.now,
+              next <= context.readySince.addingTimeInterval(window) else { return .nonePlanned }
+        let usage = context.app.usage
+        guard usage.lastUse != nil else { return .neverOpened }
+        if usage.isLikelyHour(containing: next.addingTimeInterval(usage.configuration.leadTime), now: context.now) {
+            return .beforeTheUserReturns(next)
+        }
+        return .waits(next)
+    }
+
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        guard case .waits(let wake) = judge(context) else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .until(wake))
+    }
+
+    public func evaluate(_ context: PolicyContext) -> PolicyDecision {
+        let window = DurationText.spoken(context.configuration.wakeSharingWindow)
+        let rationale: String
+        switch judge(context) {
+        case .waits(let wake):
+            return PolicyDecision(
+                policy: name, verdict: .mustNotProceed,
+                rationale: "waits \(DurationText.spoken(wake.timeIntervalSince(context.now))) for a wake already planned, to start with it rather than wake the device alone (ready \(DurationText.spoken(context.now.timeIntervalSince(context.readySince))) ago, waits at most \(window))",
+                wait: .until(wake))
+        case .notProcessing: rationale = "only processing waits to share a wake"
+        case .off: rationale = "processing does not wait to share a wake (window 0)"
+        case .underWay: rationale = "starts in the wake under way"
+        case .nonePlanned: rationale = "no wake planned within \(window) of when it became ready"
+        case .neverOpened: rationale = "the app was never opened: a planned wake may come as the user returns, so it does not wait"
+        case .beforeTheUserReturns(let wake):
+            rationale = "the wake planned in \(DurationText.spoken(wake.timeIntervalSince(context.now))) comes shortly before the user usually opens the app: it does not wait for it"
+        }
+        return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: rationale)
     }
 }

@@ -48,6 +48,9 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
     public var maximumDeferral: TimeInterval
     /// Runs due within this tolerance of a wake start in that same wake (coalescing).
     public var coalescingTolerance: TimeInterval
+    /// How long a processing run that would wake the device alone may wait, from when it
+    /// became ready, for a wake the engine already plans (wake sharing; 0: never waits).
+    public var wakeSharingWindow: TimeInterval
 
     /// The documented defaults.
     public init(
@@ -67,7 +70,8 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         herdSpreadWindow: TimeInterval = 600,
         herdSpreadWindowBeforeLaunch: TimeInterval = 120,
         maximumDeferral: TimeInterval = 2 * 86_400,
-        coalescingTolerance: TimeInterval = 60
+        coalescingTolerance: TimeInterval = 60,
+        wakeSharingWindow: TimeInterval = 3_600
     ) {
         self.version = version
         self.threshold = threshold
@@ -86,6 +90,7 @@ public struct PolicyConfiguration: Hashable, Sendable, Codable {
         self.herdSpreadWindowBeforeLaunch = herdSpreadWindowBeforeLaunch
         self.maximumDeferral = maximumDeferral
         self.coalescingTolerance = coalescingTolerance
+        self.wakeSharingWindow = wakeSharingWindow
     }
 
     /// The weight of `policy` (1 when not configured).
@@ -134,6 +139,7 @@ extension PolicyConfiguration {
         "herdSpreadWindowBeforeLaunch": \.herdSpreadWindowBeforeLaunch,
         "maximumDeferral": \.maximumDeferral,
         "coalescingTolerance": \.coalescingTolerance,
+        "wakeSharingWindow": \.wakeSharingWindow,
     ] }
     /// The longest duration a configuration may set (366 days, the farthest an
     /// `earliestBeginDate` may be): longer is a mistake, and unbounded values overflow
@@ -155,6 +161,7 @@ extension PolicyConfiguration {
         "herdSpreadWindowBeforeLaunch": 0...maximumDuration,
         "maximumDeferral": 0...maximumDuration,
         "coalescingTolerance": 0...maximumDuration,
+        "wakeSharingWindow": 0...maximumDuration,
     ] }
 
     /// A range for messages: "from 0 to 1", "from 0 to 31622400".

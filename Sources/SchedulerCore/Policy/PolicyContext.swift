@@ -62,6 +62,17 @@ public struct PolicyContext: Sendable {
     public var configuration: PolicyConfiguration
     /// This device's herd-spreading salt (``SchedulerConfiguration/deviceSalt``).
     public var deviceSalt: UInt64
+    /// Since when the request has been ready to run without a break: due, its required
+    /// conditions holding, no run of its identifier in progress (time a policy held it
+    /// counts as ready). At least ``eligibleSince``.
+    public var readySince: Date
+    /// Whether the device is awake for other work at this instant: a run started now, or
+    /// another request is ready and judged now.
+    public var wakeUnderWay: Bool
+    /// The next instant at which the engine judges a request a policy holds (an app
+    /// refresh placed shortly before a likely launch, for example): the next wake it
+    /// plans, when that request then runs. `nil`: none planned.
+    public var nextPlannedWake: Date?
 
     /// Creates a context.
     public init(
@@ -74,7 +85,10 @@ public struct PolicyContext: Sendable {
         maximumConcurrentRuns: Int = 4,
         lastSharedTrigger: Date? = nil,
         configuration: PolicyConfiguration = .init(),
-        deviceSalt: UInt64 = 0
+        deviceSalt: UInt64 = 0,
+        readySince: Date? = nil,
+        wakeUnderWay: Bool = false,
+        nextPlannedWake: Date? = nil
     ) {
         self.request = request
         self.now = now
@@ -86,6 +100,9 @@ public struct PolicyContext: Sendable {
         self.lastSharedTrigger = lastSharedTrigger
         self.configuration = configuration
         self.deviceSalt = deviceSalt
+        self.readySince = max(readySince ?? eligibleSince, eligibleSince)
+        self.wakeUnderWay = wakeUnderWay
+        self.nextPlannedWake = nextPlannedWake
     }
 
     /// Whether the request is processing-like (processing or health research).

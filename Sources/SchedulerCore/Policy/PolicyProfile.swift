@@ -10,7 +10,8 @@ public enum PolicyProfile: String, Hashable, Sendable, Codable, CaseIterable, Cu
     case phone
     /// For services: no usage prediction, per-app rate limit, device-in-use, herd
     /// spreading or per-app energy budget; processing needs no idle device and is held by
-    /// CPU pressure; launches are not coalesced.
+    /// CPU pressure; launches are not coalesced and processing does not wait to share a
+    /// wake (a server does not sleep).
     case server
 
     /// The names of the standard policies this profile leaves out.
@@ -37,6 +38,7 @@ public enum PolicyProfile: String, Hashable, Sendable, Codable, CaseIterable, Cu
             configuration.herdSpreadWindow = 0
             configuration.herdSpreadWindowBeforeLaunch = 0
             configuration.coalescingTolerance = 0
+            configuration.wakeSharingWindow = 0
         }
         return configuration
     }

@@ -68,6 +68,7 @@ public struct PolicySet: Sendable {
         ThrottlePolicy(),
         ConcurrencyPolicy(),
         HerdSpreadingPolicy(),
+        WakeSharingPolicy(),
         StarvationPolicy(),
     ]
 
@@ -118,7 +119,7 @@ public struct PolicySet: Sendable {
     /// Asks the policies that most often hold a request, and cost least, first: the
     /// engine's launch loop stops at the first blocking verdict (a request the herd policy
     /// defers needs no thermal or usage judgement yet), so a shared trigger that frees
-    /// thousands of requests costs a few bare verdicts each, not sixteen rationales.
+    /// thousands of requests costs a few bare verdicts each, not every policy's rationale.
     private static let quickOrder = ["concurrency", "herd-spreading", "rate-limit", "requires-external-power", "requires-network", "background-app-refresh", "force-quit"]
 
     /// The engine's verdict for one request: held by the first blocking decision met, or

@@ -6,7 +6,7 @@ extension PolicyConfiguration {
     /// ("defaults", a file path, "bgtaskd (pid 12): /etc/bgtask/policy.json").
     public func summary(source: String) -> String {
         var lines = ["policy configuration version \(version), profile \(profile) (\(source))"]
-        lines.append("  threshold \(threshold); runs due within \(Int(saturating: coalescingTolerance)) s of a wake start in it")
+        lines.append("  threshold \(threshold); runs due within \(Int(saturating: coalescingTolerance)) s of a wake start in it; processing waits up to \(Int(saturating: wakeSharingWindow)) s for a wake already planned")
         lines.append("  policies, in the order `why` lists them (weight):")
         for name in PolicySet.names where profile.includes(name) {
             lines.append("    \(name) (\(weight(of: name)))")

@@ -50,7 +50,7 @@ enum EngineDecisionBenchmark {
             ],
             notes: [
                 "pure SchedulerEngine, no store, no locks; one request due per decision; each run completed before the next decision",
-                "every decision runs the 16 standard policies (coalescing and the per-app rate limit set to 0 so one request launches per instant)",
+                "every decision runs the 17 standard policies (coalescing and the per-app rate limit set to 0 so one request launches per instant)",
                 "submit = checkSubmit + submit per request (no persistence)",
             ]
         )

@@ -97,7 +97,7 @@ enum ScaleBenchmark {
             pass: ratio <= 2,
             metrics: metrics,
             notes: [
-                "each size in a child process of its own (bgtask-bench \(childFlag)); the engine loaded as in benchmark b: n/\(identifiersPerApp) apps, \(identifiersPerApp) processing requests each, due instants spread over a day; 16 standard policies, coalescing and the per-app rate limit off",
+                "each size in a child process of its own (bgtask-bench \(childFlag)); the engine loaded as in benchmark b: n/\(identifiersPerApp) apps, \(identifiersPerApp) processing requests each, due instants spread over a day; 17 standard policies, coalescing and the per-app rate limit off",
                 "decision = handle(.timerFired) at the instant one more request is due, launching it; its run is completed and the request submitted again for the next day (untimed), so every decision sees n pending",
                 "rss_mib_<n>: growth of the child's RssAnon (resident anonymous memory) from before loading to after it, after malloc_trim returned freed heap; process_rss_mib_<n>: the child's VmRSS then; peak_rss_mib_<n>: its VmHWM at the end (loading's temporaries included)",
                 "build_s_<n>: wall time to build and register the apps, draw the instants, build and submit the requests (checkSubmit + submit each); submit_each_us_<n>: checkSubmit + submit alone",

@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "532a32a8c636f29e"
+    static let recordedFingerprint = "c3f989a4ef16174f"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -112,5 +112,5 @@ import Testing
     // wake-sharing policy: a new verdict in every launch's judgement, clean-ups that start
     // with a refresh) and the rate limit to let a task join its app's launch at the same
     // instant; the same in repeated runs.
-    static let recordedRealFingerprint = "f8811b5e51f089ba"
+    static let recordedRealFingerprint = "82d880d095e87095"
 }

@@ -161,11 +161,17 @@ private let t0 = F.t0
     /// fails, so the usage model keeps no content age and runs the next one when eligible)
     /// and submits it again to begin at its cadence, t0 + 15 min; the rate limit then holds
     /// it until t0 + 30 min, the engine's next wake.
-    /// `before` is submitted first, at its own submission date (after the app was opened once).
+    private let thirdApp = AppID("com.example.third")
+    private let thirdCleanupID = "com.example.third.cleanup"
+
+    /// `before` is submitted first, at its own submission date (after the apps were opened once).
     private func engineWithAWakePlanned(_ conditions: Conditions = .favorable, window: TimeInterval = 3600, before: PendingRequest? = nil) throws -> SchedulerEngine {
         var engine = engine(conditions, policy: PolicyConfiguration(minimumLaunchInterval: 1800, herdSpreadWindow: 0, coalescingTolerance: 0, wakeSharingWindow: window))
+        // A third app with a clean-up.
+        engine.register(AppRegistration(app: thirdApp, manifest: AppManifest(appID: thirdApp, permittedIdentifiers: [thirdCleanupID], backgroundModes: ["processing"], source: "test")))
         // Opened once, four hours earlier: the wake at t0 + 30 min is not before a likely launch.
         _ = engine.handle(.appForegrounded(F.app), at: t0 - 4 * 3600)
+        _ = engine.handle(.appForegrounded(thirdApp), at: t0 - 4 * 3600)
         if let before { _ = try F.submit(before, to: &engine, at: before.submittedAt) }
         let first = try #require(try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp), to: &engine, at: t0).launched.first)
         _ = engine.handle(.taskCompleted(first.id, success: false), at: t0 + 5)
@@ -183,9 +189,32 @@ private let t0 = F.t0
         #expect(try F.submit(cleanup, to: &engine, at: t0 + 1000).launched.isEmpty, "waits for the wake planned at t0 + 1800")
         #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
         #expect(engine.explain(cleanup.key, at: t0 + 1000).evaluation?.blocking.map(\.policy) == ["wake-sharing"])
+        // The planned wake `why` names is another request's: the other app's refresh, held
+        // until t0 + 1800, does not wait for its own hold.
+        let refreshWhy = engine.explain(F.key(F.otherRefreshID, app: F.otherApp), at: t0 + 1000).evaluation
+        #expect(refreshWhy?.decisions.first { $0.policy == "wake-sharing" }?.rationale == "only processing waits to share a wake")
         let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
         #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, F.syncID])
         #expect(Set(wake.launched.map(\.startedAt)) == [t0 + 1800], "one wake")
+    }
+
+    @Test func processingHeldBeforeARunStartsAtTheSameInstantJoinsItWhateverTheOrder() throws {
+        var engine = try engineWithAWakePlanned()
+        // A third app's clean-up, due at t0 + 20 (so it is judged before the other app's
+        // refresh, due at t0 + 15 min, when both are ready), waits for the wake at t0 + 30 min.
+        let cleanup = F.processing(thirdCleanupID, app: thirdApp, submittedAt: t0 + 20)
+        _ = try F.submit(cleanup, to: &engine, at: t0 + 20)
+        #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
+        // This app's refresh, launched at t0 + 10 min, is held by the rate limit until
+        // t0 + 40 min: at t0 + 30 min the clean-up, judged first, sees that later wake
+        // planned and is held for it; the refresh then starts, and the clean-up with it.
+        let own = try #require(try F.submit(F.refresh(submittedAt: t0 + 600), to: &engine, at: t0 + 600).launched.first)
+        _ = engine.handle(.taskCompleted(own.id, success: false), at: t0 + 605)
+        _ = try F.submit(F.refresh(submittedAt: t0 + 610, earliest: t0 + 1500), to: &engine, at: t0 + 610)
+        #expect(EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1500)).launched.isEmpty)
+        #expect(engine.location(of: F.key(F.refreshID)) == .deferred(until: t0 + 2400))
+        let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
+        #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, thirdCleanupID])
     }
 
     @Test func processingWithNoWakePlannedWithinTheWindowStartsAtOnce() throws {

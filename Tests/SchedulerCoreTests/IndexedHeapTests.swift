@@ -22,6 +22,19 @@ struct IndexedHeapTests {
         #expect(heap.popMin() == nil)
     }
 
+    @Test func theSmallestPriorityOfTheOtherKeys() {
+        var heap = IndexedHeap<String, Int>()
+        #expect(heap.minPriority(excluding: "a") == nil)
+        heap.update("a", priority: 10)
+        #expect(heap.minPriority(excluding: "a") == nil)
+        #expect(heap.minPriority(excluding: "z") == 10)
+        heap.update("b", priority: 20)
+        #expect(heap.minPriority(excluding: "a") == 20)
+        for (key, priority) in [("e", 50), ("c", 30), ("d", 40), ("f", 15)] { heap.update(key, priority: priority) }
+        #expect(heap.minPriority(excluding: "a") == 15)
+        #expect(heap.minPriority(excluding: "b") == 10)
+    }
+
     @Test func updateToLowerPriorityMovesKeyUp() {
         var heap = IndexedHeap<String, Int>()
         for (key, priority) in [("a", 10), ("b", 20), ("c", 30), ("d", 40)] { heap.update(key, priority: priority) }

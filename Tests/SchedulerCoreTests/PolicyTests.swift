@@ -168,13 +168,21 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
 
     @Test func processingStartsInAWakeUnderWayOrWhenNoneIsPlanned() {
         let processing = request(.processing)
-        let joins = verdict(WakeSharingPolicy(), context(processing, readySince: t0, wakeUnderWay: true, nextPlannedWake: t0 + 60))
+        let joins = verdict(WakeSharingPolicy(), context(processing, app: openedOnce(), readySince: t0, wakeUnderWay: true, nextPlannedWake: t0 + 60))
         #expect(!joins.blocks)
         #expect(joins.rationale == "starts in the wake under way")
         let alone = verdict(WakeSharingPolicy(), context(processing, app: openedOnce(), readySince: t0))
         #expect(!alone.blocks)
         #expect(alone.rationale == "no wake planned within 1 h of when it became ready")
         #expect(!verdict(WakeSharingPolicy(), context(processing, app: openedOnce(), now: t0 + 60, readySince: t0, nextPlannedWake: t0 + 60)).blocks, "a wake at this instant is under way, not planned")
+    }
+
+    @Test func processingEligibleForTheMaximumDeferralWaitsForNoWake() {
+        // The starvation guard's promise: its must-proceed never overrides a block.
+        let late = verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: t0 + 2 * 86_400, readySince: t0 + 2 * 86_400 - 60, nextPlannedWake: t0 + 2 * 86_400 + 60))
+        #expect(!late.blocks)
+        #expect(late.rationale.hasPrefix("eligible for 2 d: past the 2 d the system promises"), "\(late.rationale)")
+        #expect(verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: t0 + 2 * 86_400 - 1, readySince: t0 + 2 * 86_400 - 60, nextPlannedWake: t0 + 2 * 86_400 + 60)).blocks)
     }
 
     @Test func onlyProcessingWaitsToShareAWakeAndAWindowOfZeroNeverWaits() {
@@ -271,7 +279,9 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         launchedLongAgo.lastLaunch = t0.addingTimeInterval(-86_400)
         var launchedNow = state()
         launchedNow.lastLaunch = t0
-        let apps = [state(), refreshOff, forceQuit, launchedRecently, launchedLongAgo, launchedNow, state(createdAt: t0.addingTimeInterval(-30 * 86_400))]
+        var openedHoursAgo = state(createdAt: t0.addingTimeInterval(-86_400))
+        openedHoursAgo.usage.recordForeground(at: t0.addingTimeInterval(-12 * 3600))
+        let apps = [state(), refreshOff, forceQuit, launchedRecently, launchedLongAgo, launchedNow, openedHoursAgo, state(createdAt: t0.addingTimeInterval(-30 * 86_400))]
         let requests = [request(), request(.processing, power: true, network: true), request(.continuedProcessing), request(.healthResearch, network: true)]
         var checked = 0
         for policy in PolicySet.standardPolicies {
@@ -292,7 +302,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
                 }
             }
         }
-        #expect(checked == 17 * 4 * 7 * 4 * 4 * 2 * 3)
+        #expect(checked == 17 * 4 * 8 * 4 * 4 * 2 * 3)
     }
 
     @Test func starvationForcesARunAfterTwoDays() {

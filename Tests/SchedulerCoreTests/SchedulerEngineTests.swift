@@ -265,6 +265,16 @@ struct SchedulerEngineTests {
         #expect(engine.policyState(of: F.app)?.lastLaunch == nil, "the launch never happened here")
     }
 
+    @Test func aRunNotClaimedLeavesALaunchAnotherTaskJoinedStanding() throws {
+        // Two tasks of one app started at one instant (one launch): the replica that lost
+        // the refresh still launched the app for the clean-up, so the rate limit keeps it.
+        var engine = F.engine()
+        let refresh = try launch(F.refresh(), in: &engine, at: t0)
+        _ = try launch(F.processing(), in: &engine, at: t0)
+        _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 1)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == t0, "the clean-up's launch stands")
+    }
+
     @Test func sharedChangesRemoveFirstThenLaunch() throws {
         // One run at a time: were 0 or 1 launched before their removal, 2 could not be.
         var engine = F.engine(SchedulerConfiguration(maximumConcurrentRuns: 1))

@@ -231,8 +231,13 @@ public struct EligibilityIndex: Sendable {
     /// launch, a rate limit's end), the next wake it plans for.
     public var nextDeferralEnd: Date? { deferred.min?.priority.due }
 
-    /// Number of requests ready to be judged now.
-    public var readyCount: Int { ready.count }
+    /// ``nextDeferralEnd`` leaving out the hold on the request under `key` (a request held
+    /// until an instant does not wait for its own hold to end).
+    public func nextDeferralEnd(excluding key: RequestKey) -> Date? {
+        guard let slot = slotsByKey[key] else { return nextDeferralEnd }
+        return deferred.minPriority(excluding: slot)?.due
+    }
+
 
     /// Number of requests a policy holds (deferred or parked).
     public var heldCount: Int { deferred.count + parkedForDevice.count + parkedForApp.values.reduce(0) { $0 + $1.count } }
@@ -385,6 +390,18 @@ public struct EligibilityIndex: Sendable {
         }
     }
 
+    /// Re-files the requests under `keys` that a policy holds until an instant (those not
+    /// so held are left where they are): what the engine does when the wake they wait
+    /// for came sooner. They stay ready since when they were.
+    public mutating func releaseDeferred(_ keys: [RequestKey], conditions: Conditions) -> [Transition] {
+        let slots = keys.compactMap { key -> Slot? in
+            guard let slot = slotsByKey[key], case .deferred = filings[Int(slot)].location else { return nil }
+            deferred.remove(slot)
+            return slot
+        }
+        return refile(slots, conditions: conditions)
+    }
+
     /// Re-files every request held until `app` changes.
     public mutating func releaseHeld(for app: AppID, conditions: Conditions) -> [Transition] {
         guard let slots = parkedForApp.removeValue(forKey: app) else { return [] }
@@ -403,9 +420,9 @@ public struct EligibilityIndex: Sendable {
     }
 
     /// Files slots that are in no place any more (their place was emptied wholesale).
-    private mutating func refile(_ slots: [Slot], conditions: Conditions) -> [Transition] {
+    private mutating func refile(_ slots: [Slot], conditions: Conditions, readyAt: Date? = nil) -> [Transition] {
         var transitions: [Transition] = []
-        refile(slots, conditions: conditions, into: &transitions)
+        refile(slots, conditions: conditions, readyAt: readyAt, into: &transitions)
         return transitions
     }
 
@@ -460,9 +477,7 @@ public struct EligibilityIndex: Sendable {
         guard let slot = slotsByKey[key] else { return [] }
         filings[Int(slot)].keyIsRunning = false
         guard busy.remove(slot) != nil else { return [] }
-        var transitions: [Transition] = []
-        refile([slot], conditions: conditions, readyAt: now, into: &transitions)
-        return transitions
+        return refile([slot], conditions: conditions, readyAt: now)
     }
 
     /// Whether a run of `key` is in progress.

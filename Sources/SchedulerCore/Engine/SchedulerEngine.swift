@@ -596,7 +596,13 @@ public struct SchedulerEngine: Sendable {
             if runsByKey[key] == runID { runsByKey[key] = nil }
             // The run never happened here: the policies' memory is as before it.
             lastRunStart[key] = run.previousRunStart
-            if run.record.request.kind != .continuedProcessing, var state = appStates[key.app] {
+            // Unless another run of the app started at the same instant (a task that joined
+            // this launch) and still counts: that launch did happen.
+            let launchStands = runs.values.contains {
+                $0.record.request.app == key.app && $0.record.startedAt == run.record.startedAt && $0.record.request.kind != .continuedProcessing
+            }
+            if run.record.request.kind != .continuedProcessing, !launchStands, var state = appStates[key.app],
+               state.lastLaunch == run.record.startedAt {
                 state.lastLaunch = run.previousLaunch
                 appStates[key.app] = state
             }
@@ -739,11 +745,31 @@ public struct SchedulerEngine: Sendable {
     /// are held where what lifts their verdict will find them; a full house stops the loop.
     private mutating func launchWhatIsReady(at now: Date, into effects: inout [EngineEffect]) {
         if holdForCoalescing(at: now) { return }
-        // A full house: whatever is ready stays ready (judged when a slot frees), so a
-        // condition change that frees many requests costs moving them, not judging them.
         // Held requests are reported in one batch per launch, not one effect each: a shared
         // trigger holds thousands at once.
         var held: [EligibilityIndex.Transition] = []
+        let waitingForAWake = judgeReady(at: now, held: &held, into: &effects)
+        // What only wake sharing held before a run started at this instant is judged once
+        // more, and starts in that wake: whichever order the ready requests came in.
+        if !waitingForAWake.isEmpty, lastWake == now {
+            report(held, into: &effects)
+            held.removeAll()
+            report(index.releaseDeferred(waitingForAWake, conditions: conditions), into: &effects)
+            _ = judgeReady(at: now, held: &held, into: &effects)
+        }
+        report(held, into: &effects)
+        while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
+              let request = index.popContinuedProcessing() {
+            launch(request, at: now, into: &effects)
+        }
+    }
+
+    /// One pass over the ready requests (``launchWhatIsReady(at:into:)``); returns the keys
+    /// of those held by wake sharing alone.
+    private mutating func judgeReady(at now: Date, held: inout [EligibilityIndex.Transition], into effects: inout [EngineEffect]) -> [RequestKey] {
+        var waitingForAWake: [RequestKey] = []
+        // A full house: whatever is ready stays ready (judged when a slot frees), so a
+        // condition change that frees many requests costs moving them, not judging them.
         // The manual switch: nothing scheduled launches by itself (only simulateLaunch).
         while !configuration.launchesOnlyWhenSimulated,
               runningScheduledCount < configuration.maximumConcurrentRuns,
@@ -753,8 +779,9 @@ public struct SchedulerEngine: Sendable {
                 held.append(.init(key: request.key, location: index.holdFirstReady(until: .appChange)))
                 continue
             }
-            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince, isReady: true, at: now)
+            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince, at: now)
             var wait: PolicyWait?
+            var onlySharesAWake = false
             switch policies.judge(context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
                 wait = blockingWait ?? .deviceChange
@@ -767,15 +794,14 @@ public struct SchedulerEngine: Sendable {
                     continue
                 }
                 wait = evaluation.wait
+                let blocking = evaluation.blocking
+                onlySharesAWake = !blocking.isEmpty && blocking.allSatisfy { $0.policy == WakeSharingPolicy.policyName }
             }
             guard let wait, wait != .capacity else { break }
             held.append(.init(key: request.key, location: index.holdFirstReady(until: wait)))
+            if onlySharesAWake { waitingForAWake.append(request.key) }
         }
-        report(held, into: &effects)
-        while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
-              let request = index.popContinuedProcessing() {
-            launch(request, at: now, into: &effects)
-        }
+        return waitingForAWake
     }
 
     /// Coalescing: when something is ready and another request comes due within the
@@ -805,12 +831,14 @@ public struct SchedulerEngine: Sendable {
         let eligibleSince = index.eligibleSince(of: request.key) ?? max(request.dueDate, now)
         return policyContext(
             for: request, eligibleSince: eligibleSince, readySince: index.readySince(of: request.key) ?? eligibleSince,
-            isReady: index.location(of: request.key) == .ready, at: now)
+            nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
-    /// `isReady`: the request itself is among the index's ready ones (the launch loop's
-    /// candidate), so another ready request makes the count above one.
-    private func policyContext(for request: PendingRequest, eligibleSince: Date, readySince: Date, isReady: Bool, at now: Date) -> PolicyContext {
+    /// `nextPlannedWake` defaults to the index's next deferral end: right for the launch
+    /// loop's candidate, which is ready, not held.
+    private func policyContext(
+        for request: PendingRequest, eligibleSince: Date, readySince: Date, nextPlannedWake: Date?? = nil, at now: Date
+    ) -> PolicyContext {
         let state = appStates[request.app] ?? AppPolicyState(
             backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
             usage: UsageModel(createdAt: now, configuration: usageConfiguration)
@@ -827,10 +855,8 @@ public struct SchedulerEngine: Sendable {
             configuration: policies.configuration,
             deviceSalt: configuration.deviceSalt,
             readySince: readySince,
-            // Another request ready at this instant is judged in this same pass: most
-            // likely it starts now, so the device is awake anyway.
-            wakeUnderWay: lastWake == now || index.readyCount > (isReady ? 1 : 0),
-            nextPlannedWake: index.nextDeferralEnd
+            wakeUnderWay: lastWake == now,
+            nextPlannedWake: nextPlannedWake ?? index.nextDeferralEnd
         )
     }
 

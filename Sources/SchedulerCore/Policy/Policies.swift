@@ -385,8 +385,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
               context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
         let usage = context.app.usage
-        let beforeLaunch = context.request.kind == .appRefresh
-            && usage.isLikelyHour(containing: context.now.addingTimeInterval(usage.configuration.leadTime), now: context.now)
+        let beforeLaunch = context.request.kind == .appRefresh && usage.isLikelyHour(aLeadTimeAfter: context.now, now: context.now)
         let share = Double(Self.stableHash(of: context.request.key, salt: context.deviceSalt) % 10_000) / 10_000
         return (trigger, share * (beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window), beforeLaunch)
     }
@@ -437,8 +436,10 @@ public struct StarvationPolicy: SchedulingPolicy {
 /// instead of two (the clean-up an app asks for every few hours joins a refresh rather than
 /// waking the phone by itself). The engine knows its next wake
 /// (``PolicyContext/nextPlannedWake``: the end of a policy's hold, mostly a refresh the
-/// usage model placed); a request ready in the same pass as a run that starts now, or as
-/// another ready request, proceeds. Never holds past the window.
+/// usage model placed); a request judged at the instant a run started proceeds (the
+/// engine judges again, in the same pass, what this policy held before a run started), and
+/// so does one eligible for `maximumDeferral` (the starvation guard's promise). Never
+/// holds past the window.
 ///
 /// It does not wait for a wake shortly before, or in, an hour the user likely opens the
 /// app (the wake's instant plus the lead time falls in a likely hour), nor for any wake
@@ -446,11 +447,14 @@ public struct StarvationPolicy: SchedulingPolicy {
 /// there is cut short when the user comes back and unplugs or picks up the device, which
 /// costs more than the wake it saves.
 public struct WakeSharingPolicy: SchedulingPolicy {
-    public let name = "wake-sharing"
+    /// The policy's name, which the engine's launch loop also looks for: a request only
+    /// this policy holds is judged again when a run starts after it at the same instant.
+    public static let policyName = "wake-sharing"
+    public let name = WakeSharingPolicy.policyName
     public init() {}
 
     private enum Judgement {
-        case notProcessing, off, underWay, nonePlanned, beforeTheUserReturns(Date), neverOpened, waits(Date)
+        case notProcessing, off, underWay, starving, nonePlanned, beforeTheUserReturns(Date), neverOpened, waits(Date)
     }
 
     private func judge(_ context: PolicyContext) -> Judgement {
@@ -458,13 +462,12 @@ public struct WakeSharingPolicy: SchedulingPolicy {
         guard context.isProcessing else { return .notProcessing }
         guard window > 0 else { return .off }
         if context.wakeUnderWay { return .underWay }
+        if context.now.timeIntervalSince(context.eligibleSince) >= context.configuration.maximumDeferral { return .starving }
         guard let next = context.nextPlannedWake, next > context.now,
               next <= context.readySince.addingTimeInterval(window) else { return .nonePlanned }
         let usage = context.app.usage
         guard usage.lastUse != nil else { return .neverOpened }
-        if usage.isLikelyHour(containing: next.addingTimeInterval(usage.configuration.leadTime), now: context.now) {
-            return .beforeTheUserReturns(next)
-        }
+        if usage.isLikelyHour(aLeadTimeAfter: next, now: context.now) { return .beforeTheUserReturns(next) }
         return .waits(next)
     }
 
@@ -485,6 +488,7 @@ public struct WakeSharingPolicy: SchedulingPolicy {
         case .notProcessing: rationale = "only processing waits to share a wake"
         case .off: rationale = "processing does not wait to share a wake (window 0)"
         case .underWay: rationale = "starts in the wake under way"
+        case .starving: rationale = "eligible for \(DurationText.spoken(context.now.timeIntervalSince(context.eligibleSince))): past the \(DurationText.spoken(context.configuration.maximumDeferral)) the system promises, it waits for no wake"
         case .nonePlanned: rationale = "no wake planned within \(window) of when it became ready"
         case .neverOpened: rationale = "the app was never opened: a planned wake may come as the user returns, so it does not wait"
         case .beforeTheUserReturns(let wake):

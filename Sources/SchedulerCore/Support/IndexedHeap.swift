@@ -81,6 +81,19 @@ public struct PositionedHeap<Positions: HeapPositions, Priority: Comparable> {
     /// The key with the smallest priority, and that priority, without removing it.
     @inlinable public var min: (key: Key, priority: Priority)? { elements.first }
 
+    /// The smallest priority of a key other than `key`: the root's, or when `key` is the
+    /// root, the smaller of its two children's (the heap property puts the second
+    /// smallest there).
+    @inlinable public func minPriority(excluding key: Key) -> Priority? {
+        guard let first = elements.first else { return nil }
+        guard positions[key] == 0 else { return first.priority }
+        switch elements.count {
+        case 1: return nil
+        case 2: return elements[1].priority
+        default: return Swift.min(elements[1].priority, elements[2].priority)
+        }
+    }
+
     /// Makes room for `capacity` keys at once (bulk moves avoid repeated regrowth).
     @inlinable public mutating func reserveCapacity(_ capacity: Int) {
         elements.reserveCapacity(capacity)

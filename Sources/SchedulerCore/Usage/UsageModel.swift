@@ -538,6 +538,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return likelihood(hourOfWeek: week.hourOfWeek(of: date), at: now) >= configuration.likelyThreshold
     }
 
+    /// Whether the user is likely to open the app shortly after `date`: the instant a lead
+    /// time (``UsageModelConfiguration/leadTime``) after it falls in a likely hour. What
+    /// herd spreading and wake sharing ask of a moment.
+    public func isLikelyHour(aLeadTimeAfter date: Date, now: Date) -> Bool {
+        isLikelyHour(containing: date.addingTimeInterval(configuration.leadTime), now: now)
+    }
+
     /// The start of the first local hour that begins at or after `start`, and no later
     /// than `start + horizon` (default 12 h), whose ``likelihood(hourOfWeek:at:)`` at `now`
     /// is at least ``UsageModelConfiguration/likelyThreshold`` (default 0.3); `nil` when

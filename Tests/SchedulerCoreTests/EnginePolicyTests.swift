@@ -193,6 +193,13 @@ private let t0 = F.t0
         // until t0 + 1800, does not wait for its own hold.
         let refreshWhy = engine.explain(F.key(F.otherRefreshID, app: F.otherApp), at: t0 + 1000).evaluation
         #expect(refreshWhy?.decisions.first { $0.policy == "wake-sharing" }?.rationale == "only processing waits to share a wake")
+        // With the refresh cancelled, the clean-up's own hold is the only one left: `why`
+        // does not take it for a wake to wait for.
+        _ = engine.handle(.requestCancelled(F.key(F.otherRefreshID, app: F.otherApp)), at: t0 + 1100)
+        let alone = engine.explain(cleanup.key, at: t0 + 1100).evaluation
+        #expect(alone?.decisions.first { $0.policy == "wake-sharing" }?.rationale == "no wake planned within 1 h of when it became ready")
+        // Put back, so the wake below is planned again.
+        _ = try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp, submittedAt: t0 + 1200, earliest: t0 + 1200), to: &engine, at: t0 + 1200)
         let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
         #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, F.syncID])
         #expect(Set(wake.launched.map(\.startedAt)) == [t0 + 1800], "one wake")

@@ -182,7 +182,10 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         let late = verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: t0 + 2 * 86_400, readySince: t0 + 2 * 86_400 - 60, nextPlannedWake: t0 + 2 * 86_400 + 60))
         #expect(!late.blocks)
         #expect(late.rationale.hasPrefix("eligible for 2 d: past the 2 d the system promises"), "\(late.rationale)")
-        #expect(verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: t0 + 2 * 86_400 - 1, readySince: t0 + 2 * 86_400 - 60, nextPlannedWake: t0 + 2 * 86_400 + 60)).blocks)
+        // Nor, before it, for a wake that comes after it.
+        let promise = t0 + 2 * 86_400
+        #expect(!verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: promise - 120, readySince: promise - 180, nextPlannedWake: promise + 60)).blocks)
+        #expect(verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: promise - 120, readySince: promise - 180, nextPlannedWake: promise - 60)).blocks)
     }
 
     @Test func onlyProcessingWaitsToShareAWakeAndAWindowOfZeroNeverWaits() {

@@ -275,6 +275,32 @@ struct SchedulerEngineTests {
         #expect(engine.policyState(of: F.app)?.lastLaunch == t0, "the clean-up's launch stands")
     }
 
+    @Test func runsOfOneLaunchNotClaimedOneAfterTheOtherLeaveNoLaunch() throws {
+        var engine = F.engine()
+        let refresh = try launch(F.refresh(), in: &engine, at: t0)
+        let cleanup = try launch(F.processing(), in: &engine, at: t0)
+        _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 1)
+        _ = engine.handle(.runNotClaimed(cleanup.id), at: t0 + 2)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == nil, "another replica ran both: no launch happened here")
+    }
+
+    @Test func aRunNotClaimedLeavesAJoinedTaskThatFinishedStanding() throws {
+        var engine = F.engine()
+        let refresh = try launch(F.refresh(), in: &engine, at: t0)
+        let cleanup = try launch(F.processing(), in: &engine, at: t0)
+        _ = engine.handle(.taskCompleted(cleanup.id, success: true), at: t0 + 1)
+        _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 2)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == t0, "the clean-up ran: its launch happened")
+    }
+
+    @Test func aRunNotClaimedDoesNotWipeALaterLaunch() throws {
+        var engine = F.engine()
+        let first = try launch(F.refresh(), in: &engine, at: t0)
+        _ = try launch(F.processing(), in: &engine, at: t0 + 10)
+        _ = engine.handle(.runNotClaimed(first.id), at: t0 + 11)
+        #expect(engine.policyState(of: F.app)?.lastLaunch == t0 + 10)
+    }
+
     @Test func sharedChangesRemoveFirstThenLaunch() throws {
         // One run at a time: were 0 or 1 launched before their removal, 2 could not be.
         var engine = F.engine(SchedulerConfiguration(maximumConcurrentRuns: 1))

@@ -596,15 +596,21 @@ public struct SchedulerEngine: Sendable {
             if runsByKey[key] == runID { runsByKey[key] = nil }
             // The run never happened here: the policies' memory is as before it.
             lastRunStart[key] = run.previousRunStart
-            // Unless another run of the app started at the same instant (a task that joined
-            // this launch) and still counts: that launch did happen.
-            let launchStands = runs.values.contains {
-                $0.record.request.app == key.app && $0.record.startedAt == run.record.startedAt && $0.record.request.kind != .continuedProcessing
-            }
-            if run.record.request.kind != .continuedProcessing, !launchStands, var state = appStates[key.app],
-               state.lastLaunch == run.record.startedAt {
-                state.lastLaunch = run.previousLaunch
-                appStates[key.app] = state
+            // Unless another task of the app started at the same instant (it joined this
+            // launch, running or finished): that launch did happen. The joined runs still
+            // in progress take this run's memory of the launch before, in case they are not
+            // claimed either.
+            if run.record.request.kind != .continuedProcessing {
+                let startedAt = run.record.startedAt
+                let launchStands = lastRunStart.contains { $0.key.app == key.app && $0.key != key && $0.value == startedAt }
+                if launchStands {
+                    for (otherID, other) in runs where other.record.request.app == key.app && other.record.startedAt == startedAt {
+                        runs[otherID]?.previousLaunch = run.previousLaunch
+                    }
+                } else if var state = appStates[key.app], state.lastLaunch == startedAt {
+                    state.lastLaunch = run.previousLaunch
+                    appStates[key.app] = state
+                }
             }
             report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
         case .progressSampled(let runID, let completed):

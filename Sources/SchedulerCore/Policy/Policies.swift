@@ -463,8 +463,11 @@ public struct WakeSharingPolicy: SchedulingPolicy {
         guard window > 0 else { return .off }
         if context.wakeUnderWay { return .underWay }
         if context.now.timeIntervalSince(context.eligibleSince) >= context.configuration.maximumDeferral { return .starving }
+        // Never past the starvation guard's promise either (its must-proceed cannot
+        // override this policy's block).
         guard let next = context.nextPlannedWake, next > context.now,
-              next <= context.readySince.addingTimeInterval(window) else { return .nonePlanned }
+              next <= context.readySince.addingTimeInterval(window),
+              next < context.eligibleSince.addingTimeInterval(context.configuration.maximumDeferral) else { return .nonePlanned }
         let usage = context.app.usage
         guard usage.lastUse != nil else { return .neverOpened }
         if usage.isLikelyHour(aLeadTimeAfter: next, now: context.now) { return .beforeTheUserReturns(next) }

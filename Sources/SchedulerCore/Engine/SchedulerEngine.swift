@@ -800,8 +800,11 @@ public struct SchedulerEngine: Sendable {
                     continue
                 }
                 wait = evaluation.wait
-                let blocking = evaluation.blocking
-                onlySharesAWake = !blocking.isEmpty && blocking.allSatisfy { $0.policy == WakeSharingPolicy.policyName }
+                // The blocking decisions come first: only wake sharing blocks when the first
+                // does and the second (if any) does not. No array is built per judgement.
+                let decisions = evaluation.decisions
+                onlySharesAWake = decisions.first.map { $0.blocks && $0.policy == WakeSharingPolicy.policyName } == true
+                    && (decisions.count < 2 || !decisions[1].blocks)
             }
             guard let wait, wait != .capacity else { break }
             held.append(.init(key: request.key, location: index.holdFirstReady(until: wait)))

@@ -263,14 +263,30 @@ struct EligibilityIndexTests {
         _ = index.peekReady(conditions: .favorable)
         _ = index.holdFirstReady(until: .until(t0 + 300))
         _ = index.peekReady(conditions: .favorable)
-        _ = index.holdFirstReady(until: .until(t0 + 200))
+        _ = index.holdFirstReady(until: .untilWake(t0 + 200))
         #expect(index.nextDeferralEnd == t0 + 200)
-        // Released early (the wake they waited for came sooner): ready again, the one
-        // waiting for its date left where it is.
-        let released = index.releaseDeferred([F.key(F.processingID(2)), F.key(F.refreshID)], conditions: .favorable)
+        #expect(index.location(of: F.key(F.processingID(2))) == .deferred(until: t0 + 200))
+        // A run started: what was held until a wake is ready again; a plain hold and the
+        // request waiting for its date stay where they are.
+        #expect(index.hasHeldUntilWake)
+        let released = index.releaseHeldUntilWake(conditions: .favorable)
         #expect(released == [.init(key: F.key(F.processingID(2)), location: .ready)])
+        #expect(!index.hasHeldUntilWake)
         #expect(index.nextDeferralEnd == t0 + 300)
         #expect(index.location(of: F.key(F.refreshID)) == .waiting)
+    }
+
+    @Test func aHoldUntilAWakeThatEndsByItsInstantIsForgotten() throws {
+        var index = EligibilityIndex()
+        index.insert(F.processing(), sequence: 1, now: t0, conditions: .favorable)
+        _ = index.peekReady(conditions: .favorable)
+        _ = index.holdFirstReady(until: .untilWake(t0 + 200))
+        #expect(index.advance(to: t0 + 200, conditions: .favorable) == [.init(key: F.key(F.syncID), location: .ready)])
+        #expect(!index.hasHeldUntilWake, "its hold ended at its instant: a later wake releases nothing")
+        _ = index.peekReady(conditions: .favorable)
+        _ = index.holdFirstReady(until: .untilWake(t0 + 400))
+        _ = index.remove(F.key(F.syncID))
+        #expect(!index.hasHeldUntilWake, "removed with its request")
     }
 
     @Test func requestPendingWhenItsKeyStartsRunningIsBusyOnceDue() {

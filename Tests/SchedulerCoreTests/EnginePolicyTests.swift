@@ -189,10 +189,6 @@ private let t0 = F.t0
         #expect(try F.submit(cleanup, to: &engine, at: t0 + 1000).launched.isEmpty, "waits for the wake planned at t0 + 1800")
         #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
         #expect(engine.explain(cleanup.key, at: t0 + 1000).evaluation?.blocking.map(\.policy) == ["wake-sharing"])
-        // The planned wake `why` names is another request's: the other app's refresh, held
-        // until t0 + 1800, does not wait for its own hold.
-        let refreshWhy = engine.explain(F.key(F.otherRefreshID, app: F.otherApp), at: t0 + 1000).evaluation
-        #expect(refreshWhy?.decisions.first { $0.policy == "wake-sharing" }?.rationale == "only processing waits to share a wake")
         // With the refresh cancelled, the clean-up's own hold is the only one left: `why`
         // does not take it for a wake to wait for.
         _ = engine.handle(.requestCancelled(F.key(F.otherRefreshID, app: F.otherApp)), at: t0 + 1100)
@@ -207,21 +203,41 @@ private let t0 = F.t0
 
     @Test func processingHeldBeforeARunStartsAtTheSameInstantJoinsItWhateverTheOrder() throws {
         var engine = try engineWithAWakePlanned()
-        // A third app's clean-up, due at t0 + 20 (so it is judged before the other app's
-        // refresh, due at t0 + 15 min, when both are ready), waits for the wake at t0 + 30 min.
-        let cleanup = F.processing(thirdCleanupID, app: thirdApp, submittedAt: t0 + 20)
-        _ = try F.submit(cleanup, to: &engine, at: t0 + 20)
-        #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
         // This app's refresh, launched at t0 + 10 min, is held by the rate limit until
-        // t0 + 40 min: at t0 + 30 min the clean-up, judged first, sees that later wake
-        // planned and is held for it; the refresh then starts, and the clean-up with it.
+        // t0 + 40 min.
         let own = try #require(try F.submit(F.refresh(submittedAt: t0 + 600), to: &engine, at: t0 + 600).launched.first)
         _ = engine.handle(.taskCompleted(own.id, success: false), at: t0 + 605)
         _ = try F.submit(F.refresh(submittedAt: t0 + 610, earliest: t0 + 1500), to: &engine, at: t0 + 610)
+        // A third app's clean-up, due at t0 + 700 (so it is judged before the other app's
+        // refresh, due at t0 + 15 min, when both are ready), waits for the wake at t0 + 30 min.
+        let cleanup = F.processing(thirdCleanupID, app: thirdApp, submittedAt: t0 + 700)
+        _ = try F.submit(cleanup, to: &engine, at: t0 + 700)
+        #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
         #expect(EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1500)).launched.isEmpty)
         #expect(engine.location(of: F.key(F.refreshID)) == .deferred(until: t0 + 2400))
+        // At t0 + 30 min the clean-up, judged first, sees the later wake planned and is
+        // held for it; the other app's refresh then starts, and the clean-up with it.
         let wake = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 1800))
         #expect(Set(wake.launched.map(\.identifier)) == [F.otherRefreshID, thirdCleanupID])
+    }
+
+    @Test func processingHeldUntilAWakeStartsInAnEarlierOne() throws {
+        var engine = try engineWithAWakePlanned()
+        let cleanup = F.processing(thirdCleanupID, app: thirdApp, submittedAt: t0 + 20)
+        _ = try F.submit(cleanup, to: &engine, at: t0 + 20)
+        #expect(engine.location(of: cleanup.key) == .deferred(until: t0 + 1800))
+        // This app's refresh wakes the device at t0 + 10 min, sooner than the wake planned:
+        // the clean-up starts in it.
+        let own = try F.submit(F.refresh(submittedAt: t0 + 600), to: &engine, at: t0 + 600)
+        #expect(Set(own.launched.map(\.identifier)) == [F.refreshID, thirdCleanupID])
+    }
+
+    @Test func processingHeldUntilAWakeStartsInAPushsWake() throws {
+        var engine = try engineWithAWakePlanned()
+        #expect(try F.submit(F.processing(submittedAt: t0 + 1000, power: true), to: &engine, at: t0 + 1000).launched.isEmpty)
+        // A silent push wakes the device before the planned wake: the clean-up starts in it.
+        let pushed = EngineEffectSummary(try engine.wake(F.refresh(F.secondRefreshID, submittedAt: t0 + 1200), at: t0 + 1200))
+        #expect(Set(pushed.launched.map(\.identifier)) == [F.secondRefreshID, F.syncID])
     }
 
     @Test func processingWithNoWakePlannedWithinTheWindowStartsAtOnce() throws {

@@ -136,7 +136,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         let app = openedOnce()
         let held = verdict(WakeSharingPolicy(), context(processing, app: app, now: t0 + 600, readySince: t0, nextPlannedWake: t0 + 1800))
         #expect(held.verdict == .mustNotProceed)
-        #expect(held.wait == .until(t0 + 1800))
+        #expect(held.wait == .untilWake(t0 + 1800), "held until that wake, or one before it")
         #expect(held.rationale.hasPrefix("waits 20 min for a wake already planned"), "\(held.rationale)")
         // At most the window from when it became ready: a wake 1 h 1 s after it is not waited for.
         #expect(!verdict(WakeSharingPolicy(), context(processing, app: app, now: t0 + 600, readySince: t0, nextPlannedWake: t0 + 3601)).blocks)
@@ -186,6 +186,16 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         let promise = t0 + 2 * 86_400
         #expect(!verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: promise - 120, readySince: promise - 180, nextPlannedWake: promise + 60)).blocks)
         #expect(verdict(WakeSharingPolicy(), context(request(.processing), app: openedOnce(), now: promise - 120, readySince: promise - 180, nextPlannedWake: promise - 60)).blocks)
+    }
+
+    @Test func aHoldUntilAWakeStaysOneOnlyWhenEveryBlockingVerdictSaysSo() {
+        func evaluation(_ waits: [PolicyWait]) -> PolicyEvaluation {
+            PolicyEvaluation(decisions: waits.enumerated().map { PolicyDecision(policy: "p\($0.offset)", verdict: .mustNotProceed, rationale: "", wait: $0.element) }, score: 1, threshold: 0.4)
+        }
+        #expect(evaluation([.untilWake(t0 + 60)]).wait == .untilWake(t0 + 60))
+        #expect(evaluation([.untilWake(t0 + 60), .untilWake(t0 + 90)]).wait == .untilWake(t0 + 90))
+        // Another policy's plain hold is not lifted by a wake: the later instant, plainly.
+        #expect(evaluation([.untilWake(t0 + 90), .until(t0 + 60)]).wait == .until(t0 + 90))
     }
 
     @Test func onlyProcessingWaitsToShareAWakeAndAWindowOfZeroNeverWaits() {

@@ -265,32 +265,21 @@ struct SchedulerEngineTests {
         #expect(engine.policyState(of: F.app)?.lastLaunch == nil, "the launch never happened here")
     }
 
-    @Test func aRunNotClaimedLeavesALaunchAnotherTaskJoinedStanding() throws {
-        // Two tasks of one app started at one instant (one launch): the replica that lost
-        // the refresh still launched the app for the clean-up, so the rate limit keeps it.
-        var engine = F.engine()
-        let refresh = try launch(F.refresh(), in: &engine, at: t0)
-        _ = try launch(F.processing(), in: &engine, at: t0)
-        _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 1)
-        #expect(engine.policyState(of: F.app)?.lastLaunch == t0, "the clean-up's launch stands")
-    }
+    /// What becomes of the clean-up that joined a refresh's launch at t0, when the refresh
+    /// turns out not claimed here (a shared store: another replica ran it).
+    enum JoinedCleanup: CaseIterable { case running, finished, notClaimedEither }
 
-    @Test func runsOfOneLaunchNotClaimedOneAfterTheOtherLeaveNoLaunch() throws {
+    /// Two tasks of one app started at one instant are one launch: it stands while one of
+    /// them ran here, and is forgotten when another replica ran both.
+    @Test(arguments: JoinedCleanup.allCases)
+    func aRunNotClaimedLeavesTheLaunchAJoinedTaskMade(_ cleanupFate: JoinedCleanup) throws {
         var engine = F.engine()
         let refresh = try launch(F.refresh(), in: &engine, at: t0)
         let cleanup = try launch(F.processing(), in: &engine, at: t0)
-        _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 1)
-        _ = engine.handle(.runNotClaimed(cleanup.id), at: t0 + 2)
-        #expect(engine.policyState(of: F.app)?.lastLaunch == nil, "another replica ran both: no launch happened here")
-    }
-
-    @Test func aRunNotClaimedLeavesAJoinedTaskThatFinishedStanding() throws {
-        var engine = F.engine()
-        let refresh = try launch(F.refresh(), in: &engine, at: t0)
-        let cleanup = try launch(F.processing(), in: &engine, at: t0)
-        _ = engine.handle(.taskCompleted(cleanup.id, success: true), at: t0 + 1)
+        if cleanupFate == .finished { _ = engine.handle(.taskCompleted(cleanup.id, success: true), at: t0 + 1) }
         _ = engine.handle(.runNotClaimed(refresh.id), at: t0 + 2)
-        #expect(engine.policyState(of: F.app)?.lastLaunch == t0, "the clean-up ran: its launch happened")
+        if cleanupFate == .notClaimedEither { _ = engine.handle(.runNotClaimed(cleanup.id), at: t0 + 3) }
+        #expect(engine.policyState(of: F.app)?.lastLaunch == (cleanupFate == .notClaimedEither ? nil : t0))
     }
 
     @Test func aRunNotClaimedDoesNotWipeALaterLaunch() throws {

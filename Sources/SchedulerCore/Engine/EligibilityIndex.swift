@@ -107,6 +107,8 @@ public struct EligibilityIndex: Sendable {
     private var busy: Set<Slot> = []
     private var continuedQueue = SlotHeap<Order>()
     private var deferred = SlotHeap<Order>()
+    /// The deferred requests a run starting earlier also releases (held ``PolicyWait/untilWake(_:)``).
+    private var deferredUntilWake: Set<Slot> = []
     private var parkedForApp: [AppID: Set<Slot>] = [:]
     private var parkedForDevice: Set<Slot> = []
     private var running: Set<RequestKey> = []
@@ -238,7 +240,6 @@ public struct EligibilityIndex: Sendable {
         return deferred.minPriority(excluding: slot)?.due
     }
 
-
     /// Number of requests a policy holds (deferred or parked).
     public var heldCount: Int { deferred.count + parkedForDevice.count + parkedForApp.values.reduce(0) { $0 + $1.count } }
 
@@ -330,7 +331,7 @@ public struct EligibilityIndex: Sendable {
             transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: now, conditions: conditions))
         }
         while let next = deferred.min, next.priority.due <= now {
-            deferred.remove(next.key)
+            unplace(next.key, from: .deferred(until: next.priority.due))
             // A policy's hold ended: still ready since before it.
             transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: nil, conditions: conditions))
         }
@@ -378,27 +379,27 @@ public struct EligibilityIndex: Sendable {
         guard let slot = ready.min?.key else { preconditionFailure("holdFirstReady without a ready request") }
         ready.remove(slot)
         place(slot, at: Self.location(holding: wait))
+        if case .untilWake = wait { deferredUntilWake.insert(slot) }
         return filings[Int(slot)].location
     }
 
     /// Where a request held until `wait` is filed.
     private static func location(holding wait: PolicyWait) -> Location {
         switch wait {
-        case .until(let date): return .deferred(until: date)
+        case .until(let date), .untilWake(let date): return .deferred(until: date)
         case .appChange: return .parkedForApp
         case .deviceChange, .capacity: return .parkedForDevice
         }
     }
 
-    /// Re-files the requests under `keys` that a policy holds until an instant (those not
-    /// so held are left where they are): what the engine does when the wake they wait
-    /// for came sooner. They stay ready since when they were.
-    public mutating func releaseDeferred(_ keys: [RequestKey], conditions: Conditions) -> [Transition] {
-        let slots = keys.compactMap { key -> Slot? in
-            guard let slot = slotsByKey[key], case .deferred = filings[Int(slot)].location else { return nil }
-            deferred.remove(slot)
-            return slot
-        }
+    /// Whether a request is held until an instant or a wake before it.
+    public var hasHeldUntilWake: Bool { !deferredUntilWake.isEmpty }
+
+    /// Re-files every request held until an instant or a wake before it: what the engine
+    /// does when a run starts. They stay ready since when they were.
+    public mutating func releaseHeldUntilWake(conditions: Conditions) -> [Transition] {
+        let slots = inSubmissionOrder(deferredUntilWake)
+        for slot in slots { unplace(slot, from: filings[Int(slot)].location) }
         return refile(slots, conditions: conditions)
     }
 
@@ -518,7 +519,9 @@ public struct EligibilityIndex: Sendable {
         case .blocked(let condition): blocked[condition.bucket].remove(slot)
         case .busy: busy.remove(slot)
         case .continuedQueue: continuedQueue.remove(slot)
-        case .deferred: deferred.remove(slot)
+        case .deferred:
+            deferred.remove(slot)
+            deferredUntilWake.remove(slot)
         case .parkedForApp:
             let app = records[Int(slot)]!.key.app
             parkedForApp[app]?.remove(slot)

@@ -67,7 +67,7 @@ extension SchedulerEngine {
         }
         for decision in evaluation.blocking {
             switch decision.wait {
-            case .until(let date)?: instants.append(date)
+            case .until(let date)?, .untilWake(let date)?: instants.append(date)
             case .deviceChange?: waitingFor.append("\(decision.policy): \(decision.rationale)")
             case .appChange?: waitingFor.append("\(decision.policy): \(decision.rationale)")
             case .capacity?: waitingFor.append("a free run slot")

@@ -84,9 +84,7 @@ public enum ExplanationReport {
             case .mustProceed: verdict = "mustProceed"
             case .canProceed(let value): verdict = "canProceed"; score = value
             }
-            var until: Date?
-            if case .until(let date)? = decision.wait { until = date }
-            return Report.Decision(policy: decision.policy, verdict: verdict, score: score, blocks: decision.blocks, rationale: decision.rationale, waitsUntil: until)
+            return Report.Decision(policy: decision.policy, verdict: verdict, score: score, blocks: decision.blocks, rationale: decision.rationale, waitsUntil: decision.wait?.instant)
         }
         let report = Report(
             app: explanation.request?.app.rawValue ?? running?.app.rawValue ?? "",

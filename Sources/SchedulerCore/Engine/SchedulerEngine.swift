@@ -464,6 +464,8 @@ public struct SchedulerEngine: Sendable {
         _ = index.remove(request.key)
         var effects: [EngineEffect] = []
         launch(request, at: now, into: &effects)
+        // The device is awake for the push: what waits for a wake may start in it.
+        if index.hasHeldUntilWake { launchWhatIsReady(at: now, into: &effects) }
         effects.append(.wake(at: nextWake))
         return effects
     }
@@ -754,14 +756,14 @@ public struct SchedulerEngine: Sendable {
         // Held requests are reported in one batch per launch, not one effect each: a shared
         // trigger holds thousands at once.
         var held: [EligibilityIndex.Transition] = []
-        let waitingForAWake = judgeReady(at: now, held: &held, into: &effects)
-        // What only wake sharing held before a run started at this instant is judged once
-        // more, and starts in that wake: whichever order the ready requests came in.
-        if !waitingForAWake.isEmpty, lastWake == now {
+        judgeReady(at: now, held: &held, into: &effects)
+        // What was held until a wake (wake sharing), in this pass before a run started or
+        // earlier, is judged once more now that the device is awake, and starts in it.
+        if lastWake == now, index.hasHeldUntilWake {
             report(held, into: &effects)
             held.removeAll()
-            report(index.releaseDeferred(waitingForAWake, conditions: conditions), into: &effects)
-            _ = judgeReady(at: now, held: &held, into: &effects)
+            report(index.releaseHeldUntilWake(conditions: conditions), into: &effects)
+            judgeReady(at: now, held: &held, into: &effects)
         }
         report(held, into: &effects)
         while runningContinuedProcessingCount < configuration.maximumConcurrentContinuedProcessing,
@@ -770,10 +772,8 @@ public struct SchedulerEngine: Sendable {
         }
     }
 
-    /// One pass over the ready requests (``launchWhatIsReady(at:into:)``); returns the keys
-    /// of those held by wake sharing alone.
-    private mutating func judgeReady(at now: Date, held: inout [EligibilityIndex.Transition], into effects: inout [EngineEffect]) -> [RequestKey] {
-        var waitingForAWake: [RequestKey] = []
+    /// One pass over the ready requests (``launchWhatIsReady(at:into:)``).
+    private mutating func judgeReady(at now: Date, held: inout [EligibilityIndex.Transition], into effects: inout [EngineEffect]) {
         // A full house: whatever is ready stays ready (judged when a slot frees), so a
         // condition change that frees many requests costs moving them, not judging them.
         // The manual switch: nothing scheduled launches by itself (only simulateLaunch).
@@ -787,7 +787,6 @@ public struct SchedulerEngine: Sendable {
             }
             let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince, at: now)
             var wait: PolicyWait?
-            var onlySharesAWake = false
             switch policies.judge(context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
                 wait = blockingWait ?? .deviceChange
@@ -800,17 +799,10 @@ public struct SchedulerEngine: Sendable {
                     continue
                 }
                 wait = evaluation.wait
-                // The blocking decisions come first: only wake sharing blocks when the first
-                // does and the second (if any) does not. No array is built per judgement.
-                let decisions = evaluation.decisions
-                onlySharesAWake = decisions.first.map { $0.blocks && $0.policy == WakeSharingPolicy.policyName } == true
-                    && (decisions.count < 2 || !decisions[1].blocks)
             }
             guard let wait, wait != .capacity else { break }
             held.append(.init(key: request.key, location: index.holdFirstReady(until: wait)))
-            if onlySharesAWake { waitingForAWake.append(request.key) }
         }
-        return waitingForAWake
     }
 
     /// Coalescing: when something is ready and another request comes due within the

@@ -298,28 +298,38 @@ public struct EnergyBudgetPolicy: SchedulingPolicy {
 public struct RateLimitPolicy: SchedulingPolicy {
     public let name = "rate-limit"
     public init() {}
-    /// When the app may be launched again, or `nil` when the limit does not apply.
-    private func nextLaunch(_ context: PolicyContext) -> (last: Date, next: Date)? {
-        // A second task starting at the instant of the app's launch joins that launch
-        // (one wake, one launch of the app, as iOS hands an app several tasks at once).
-        guard let last = context.app.lastLaunch, last != context.now, context.request.kind != .continuedProcessing else { return nil }
-        return (last, last.addingTimeInterval(context.configuration.minimumLaunchInterval))
+    private enum Limit {
+        /// No launch of the app to space from (or a continued-processing task, exempt).
+        case none
+        /// The app was launched at this very instant: a second task joins that launch (one
+        /// wake, one launch of the app, as iOS hands an app several tasks at once).
+        case joinsTheLaunch
+        /// The app was last launched at `last`, so it may be launched again from `next`.
+        case spaced(last: Date, next: Date)
+    }
+    private func limit(_ context: PolicyContext) -> Limit {
+        guard let last = context.app.lastLaunch, context.request.kind != .continuedProcessing else { return .none }
+        if last == context.now { return .joinsTheLaunch }
+        return .spaced(last: last, next: last.addingTimeInterval(context.configuration.minimumLaunchInterval))
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard let (_, next) = nextLaunch(context), next > context.now else { return (.canProceed(score: 1), nil) }
+        guard case .spaced(_, let next) = limit(context), next > context.now else { return (.canProceed(score: 1), nil) }
         return (.mustNotProceed, .until(next))
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard let (last, next) = nextLaunch(context) else {
-            let joins = context.app.lastLaunch == context.now && context.request.kind != .continuedProcessing
-            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: joins ? "joins the app's background launch at this instant" : "no recent background launch of the app")
+        switch limit(context) {
+        case .none:
+            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent background launch of the app")
+        case .joinsTheLaunch:
+            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "joins the app's background launch at this instant")
+        case .spaced(let last, let next):
+            let (verdict, wait) = self.verdict(context)
+            let ago = DurationText.spoken(context.now.timeIntervalSince(last))
+            if next > context.now {
+                return PolicyDecision(policy: name, verdict: verdict, rationale: "the app was launched \(ago) ago; launches are at least \(DurationText.spoken(context.configuration.minimumLaunchInterval)) apart", wait: wait)
+            }
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "last background launch \(ago) ago")
         }
-        let (verdict, wait) = self.verdict(context)
-        let ago = DurationText.spoken(context.now.timeIntervalSince(last))
-        if next > context.now {
-            return PolicyDecision(policy: name, verdict: verdict, rationale: "the app was launched \(ago) ago; launches are at least \(DurationText.spoken(context.configuration.minimumLaunchInterval)) apart", wait: wait)
-        }
-        return PolicyDecision(policy: name, verdict: verdict, rationale: "last background launch \(ago) ago")
     }
 }
 
@@ -436,10 +446,10 @@ public struct StarvationPolicy: SchedulingPolicy {
 /// instead of two (the clean-up an app asks for every few hours joins a refresh rather than
 /// waking the phone by itself). The engine knows its next wake
 /// (``PolicyContext/nextPlannedWake``: the end of a policy's hold, mostly a refresh the
-/// usage model placed); a request judged at the instant a run started proceeds (the
-/// engine judges again, in the same pass, what this policy held before a run started), and
-/// so does one eligible for `maximumDeferral` (the starvation guard's promise). Never
-/// holds past the window.
+/// usage model placed); it holds ``PolicyWait/untilWake(_:)`` that wake, so a run that
+/// starts sooner releases it too, and a request judged at the instant a run started
+/// proceeds; so does one eligible for `maximumDeferral` (the starvation guard's promise).
+/// Never holds past the window.
 ///
 /// It does not wait for a wake shortly before, or in, an hour the user likely opens the
 /// app (the wake's instant plus the lead time falls in a likely hour), nor for any wake
@@ -447,10 +457,7 @@ public struct StarvationPolicy: SchedulingPolicy {
 /// there is cut short when the user comes back and unplugs or picks up the device, which
 /// costs more than the wake it saves.
 public struct WakeSharingPolicy: SchedulingPolicy {
-    /// The policy's name, which the engine's launch loop also looks for: a request only
-    /// this policy holds is judged again when a run starts after it at the same instant.
-    public static let policyName = "wake-sharing"
-    public let name = WakeSharingPolicy.policyName
+    public let name = "wake-sharing"
     public init() {}
 
     private enum Judgement {
@@ -476,7 +483,7 @@ public struct WakeSharingPolicy: SchedulingPolicy {
 
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         guard case .waits(let wake) = judge(context) else { return (.canProceed(score: 1), nil) }
-        return (.mustNotProceed, .until(wake))
+        return (.mustNotProceed, .untilWake(wake))
     }
 
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
@@ -487,7 +494,7 @@ public struct WakeSharingPolicy: SchedulingPolicy {
             return PolicyDecision(
                 policy: name, verdict: .mustNotProceed,
                 rationale: "waits \(DurationText.spoken(wake.timeIntervalSince(context.now))) for a wake already planned, to start with it rather than wake the device alone (ready \(DurationText.spoken(context.now.timeIntervalSince(context.readySince))) ago, waits at most \(window))",
-                wait: .until(wake))
+                wait: .untilWake(wake))
         case .notProcessing: rationale = "only processing waits to share a wake"
         case .off: rationale = "processing does not wait to share a wake (window 0)"
         case .underWay: rationale = "starts in the wake under way"

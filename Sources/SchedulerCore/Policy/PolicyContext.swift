@@ -66,8 +66,7 @@ public struct PolicyContext: Sendable {
     /// conditions holding, no run of its identifier in progress (time a policy held it
     /// counts as ready). At least ``eligibleSince``.
     public var readySince: Date
-    /// Whether the device is awake for other work at this instant: a run started now, or
-    /// another request is ready and judged now.
+    /// Whether the device is awake for other work at this instant: a run started at it.
     public var wakeUnderWay: Bool
     /// The next instant at which the engine judges a request a policy holds (an app
     /// refresh placed shortly before a likely launch, for example): the next wake it

@@ -21,7 +21,8 @@ public struct PolicyEvaluation: Hashable, Sendable {
 
     /// What would let a request that does not proceed run: a free slot first (it runs
     /// as soon as one frees), then an app or device change (the engine files it there),
-    /// then the latest instant a time-bound verdict names; a low score waits for the device.
+    /// then the latest instant a time-bound verdict names (a wake before it lifts the hold
+    /// only when every blocking verdict says so); a low score waits for the device.
     public var wait: PolicyWait? {
         guard !proceeds else { return nil }
         let waits = blocking.compactMap(\.wait)
@@ -29,8 +30,10 @@ public struct PolicyEvaluation: Hashable, Sendable {
         if waits.contains(.capacity) && waits.count == 1 { return .capacity }
         if waits.contains(.appChange) { return .appChange }
         if waits.contains(.deviceChange) { return .deviceChange }
-        let instants = waits.compactMap { wait -> Date? in if case .until(let date) = wait { return date } else { return nil } }
-        if let latest = instants.max() { return .until(latest) }
+        if let latest = waits.compactMap(\.instant).max() {
+            let anyWakeWillDo = waits.allSatisfy { if case .untilWake = $0 { true } else { false } }
+            return anyWakeWillDo ? .untilWake(latest) : .until(latest)
+        }
         return .capacity
     }
 }

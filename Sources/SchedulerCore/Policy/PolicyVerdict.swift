@@ -28,14 +28,26 @@ public enum PolicyWait: Hashable, Sendable, Codable, CustomStringConvertible {
     case appChange
     /// Time must pass until this instant.
     case until(Date)
+    /// Time must pass until this instant, or a run must start earlier (the device wakes
+    /// for it, and the request may start in that wake): what wake sharing holds for.
+    case untilWake(Date)
     /// A run slot must free up.
     case capacity
+
+    /// The instant a time-bound wait ends (`until` or `untilWake`), else `nil`.
+    public var instant: Date? {
+        switch self {
+        case .until(let date), .untilWake(let date): return date
+        case .deviceChange, .appChange, .capacity: return nil
+        }
+    }
 
     public var description: String {
         switch self {
         case .deviceChange: return "a change of the device's conditions"
         case .appChange: return "a change of the app's state"
         case .until(let date): return "\(date)"
+        case .untilWake(let date): return "\(date), or a wake before it"
         case .capacity: return "a free run slot"
         }
     }

@@ -35,6 +35,9 @@ public final class SimulatedDevice: Sendable {
 
     private let recorded = TraceBuffer()
     private let contexts = Mutex<[AppID: AppContext]>([:])
+    /// Per installed app, the played script's sessions open now (see ``setForeground(_:appNamed:)``);
+    /// touched only by the clock's scheduled actions.
+    private let openSessions = Mutex<[AppID: Int]>([:])
     private let assertions: AssertionConfiguration
 
     /// Creates a device at `start`.
@@ -149,9 +152,20 @@ public final class SimulatedDevice: Sendable {
 
     /// Brings the installed app `name` (every installed app when `nil`) to the foreground
     /// or sends it to the background, with its context bound, as the user would.
+    ///
+    /// Sessions may overlap: a session that starts while another of the same app is open
+    /// changes nothing, and the app goes to the background when the last open one ends
+    /// (``openSessions``). An app installed while a session for every app was open goes to
+    /// the background at that session's end, as it always did.
     private func setForeground(_ foreground: Bool, appNamed name: String?) {
         let targets = contexts.withLock { contexts in
             contexts.values.filter { name == nil || $0.app.rawValue == name }.sorted { $0.app < $1.app }
+        }.filter { context in
+            openSessions.withLock { open in
+                let count = open[context.app, default: 0]
+                open[context.app] = foreground ? count + 1 : max(0, count - 1)
+                return foreground ? count == 0 : count <= 1
+            }
         }
         for context in targets {
             context.withCurrent {

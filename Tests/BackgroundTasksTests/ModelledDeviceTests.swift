@@ -144,6 +144,27 @@ import Testing
         #expect(meanJoules(Self.cleanup) > 10 * meanJoules(Self.refresh))
     }
 
+    @Test(arguments: [true, false])
+    func overlappingSessionsAreOneLaunch(recordsTrace: Bool) throws {
+        // The reader from 08:00 for two hours; every app at 08:30 inside it; the reader
+        // again at 09:50 until 10:10, past the first session's end; then alone at 12:00.
+        let script = Scenario(name: "overlapping", days: [.init(
+            network: [.init(from: 0, to: 1440)],
+            launches: [.init(at: 480, minutes: 120, app: Self.reader.app.rawValue), .init(at: 510, minutes: 5),
+                       .init(at: 590, minutes: 20, app: Self.reader.app.rawValue), .init(at: 720, minutes: 5)]
+        )]).script(start: Simulation.defaultStart, days: 1)
+        let device = Self.play(script, recordsTrace: recordsTrace)
+        let start = Simulation.defaultStart
+        #expect(device.launches.map { $0.at.timeIntervalSince(start) } == [480 * 60, 720 * 60])
+        guard recordsTrace else { return }
+        let moves = device.trace.compactMap { event -> String? in
+            guard case .lifecycle(_, let from, let to, let at) = event else { return nil }
+            return "\(from)->\(to) \(Int(at.timeIntervalSince(start)) / 60)"
+        }
+        #expect(moves == ["background->active 480", "active->background 610", "background->active 720", "active->background 725"])
+        #expect(SimulationResult(trace: device.trace, scenario: "overlapping", seed: 1, start: start, end: script.end).launches.count == 2)
+    }
+
     @Test func withoutATraceTheRunsAreTheSame() throws {
         let script = try Self.commuter()
         let traced = Self.play(script, recordsTrace: true)

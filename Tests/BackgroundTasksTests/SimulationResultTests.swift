@@ -338,6 +338,29 @@ import Testing
         #expect(!device.driver.conditions.networkAvailable)
     }
 
+    @Test func overlappingSessionsKeepTheAppInTheForegroundUntilTheLastEnds() async throws {
+        // The test app from 08:00 for two hours; every app at 08:30 for 5 minutes, inside it;
+        // the test app again at 09:50 until 10:10, past the first session's end.
+        let script = Scenario(name: "overlapping", days: [.init(
+            network: [.init(from: 0, to: 1440)],
+            launches: [.init(at: 480, minutes: 120, app: testApp.rawValue), .init(at: 510, minutes: 5), .init(at: 590, minutes: 20, app: testApp.rawValue)]
+        )]).script(start: testStart, days: 1)
+        let device = try SimulatedDevice(start: testStart, configuration: .simulation(environment: [:]))
+        device.install(app: testApp, manifest: testManifest) {}
+        device.install(app: Self.otherApp, manifest: AppManifest(appID: Self.otherApp, permittedIdentifiers: [], backgroundModes: [])) {}
+        device.play(script)
+        await device.run(until: script.end)
+        let moves = Self.lifecycle(device.trace).filter { !$0.hasSuffix(" 0") && ($0.contains("->active") || $0.contains("active->background")) }
+        #expect(moves == [
+            "com.example.test suspended->active 28800",
+            "com.example.other suspended->active 30600",
+            "com.example.other active->background 30900",
+            "com.example.test active->background 36600",
+        ])
+        let result = SimulationResult(trace: device.trace, scenario: "overlapping", seed: 1, start: testStart, end: script.end)
+        #expect(result.launches.map { $0.app } == [testApp, Self.otherApp])
+    }
+
     @Test(arguments: [false, true])
     func onlyTheScriptsSessionsCountAsLaunches(installsLaunchedByUser: Bool) async throws {
         let device = try await Self.playSessions(installsLaunchedByUser: installsLaunchedByUser)

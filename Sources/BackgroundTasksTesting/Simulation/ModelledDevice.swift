@@ -70,6 +70,9 @@ public struct ModelledDevice: Sendable {
     private var now: Date
     private var running: [RunID: RunRecord] = [:]
     private var lastWake: Date?
+    /// Per app, the script's sessions open now: sessions may overlap, and the app is in
+    /// the foreground from the first one's start to the last one's end.
+    private var openSessions: [AppID: Int] = [:]
 
     /// The finished runs, in the order they ended.
     public private(set) var runs: [RunRecord] = []
@@ -149,14 +152,20 @@ public struct ModelledDevice: Sendable {
             apply(engine.handle(.conditionsChanged(conditions), at: now))
         case .sessionStarted(let app):
             for modelled in apps where app == nil || app == modelled.app.rawValue {
+                openSessions[modelled.app, default: 0] += 1
+                // A session that starts while another is open opens nothing: the app is
+                // already in the foreground.
+                guard openSessions[modelled.app] == 1 else { continue }
                 launches.append(AppLaunch(app: modelled.app, at: now))
                 if options.recordsTrace { trace.append(.lifecycle(modelled.app, from: .background, to: .active, at: now)) }
                 apply(engine.handle(.appForegrounded(modelled.app), at: now))
             }
         case .sessionEnded(let app):
-            guard options.recordsTrace else { return }
             for modelled in apps where app == nil || app == modelled.app.rawValue {
-                trace.append(.lifecycle(modelled.app, from: .active, to: .background, at: now))
+                let open = (openSessions[modelled.app] ?? 0) - 1
+                openSessions[modelled.app] = max(0, open)
+                guard open == 0 else { continue }  // another session keeps it in the foreground
+                if options.recordsTrace { trace.append(.lifecycle(modelled.app, from: .active, to: .background, at: now)) }
             }
         case .wake:
             scheduledWake = nil

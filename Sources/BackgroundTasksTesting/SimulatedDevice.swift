@@ -90,6 +90,27 @@ public final class SimulatedDevice: Sendable {
     /// The current virtual instant.
     public var now: Date { clock.now() }
 
+    /// Ends the device, as the end of a simulation does (``Simulation`` calls it once it has
+    /// the trace): the device and its driver forget the installed apps' contexts, and the
+    /// clock drops its pending timers. App code that keeps a reference to the device (a
+    /// handler that calls ``work(for:)``, a simulated service that answers in virtual time)
+    /// no longer forms a cycle with it, so everything is freed once the caller lets go.
+    /// Nothing is played after this; the trace stays readable. A cycle within the app's own
+    /// code (a closure its context keeps that holds the context strongly) is the app's.
+    ///
+    /// Not done when the device is merely let go of: an app's context holds the driver
+    /// (and the driver the context), and a caller may go on using a context whose device it
+    /// dropped. A test that builds devices itself calls this when it is done with one.
+    public func shutDown() {
+        let installed = contexts.withLock { contexts -> [AppID: AppContext] in
+            defer { contexts.removeAll() }
+            return contexts
+        }
+        _ = installed  // released here, outside the lock
+        driver.detachAllApps()
+        clock.cancelAll()
+    }
+
     /// Everything the driver reported, in order.
     public var trace: [SchedulerTraceEvent] { recorded.events }
 

@@ -96,6 +96,17 @@ public final class VirtualClock: DriverClock {
     /// Number of timers pending.
     public var pendingTimerCount: Int { state.withLock { $0.queue.count } }
 
+    /// Drops every pending timer, unrun: a simulation that is over lets go of what they
+    /// would have called (their closures may hold app code, and app code the device).
+    public func cancelAll() {
+        let dropped = state.withLock { state -> [UInt64: @Sendable () -> Void] in
+            state.queue = IndexedHeap()
+            defer { state.actions.removeAll() }
+            return state.actions
+        }
+        _ = dropped  // released here, outside the lock: a closure's deinit may be anything
+    }
+
     /// Removes the next timer due at or before `limit`, moves the clock to its instant,
     /// and returns its action; `nil` when none is due by then.
     func popNext(notAfter limit: Date) -> (@Sendable () -> Void)? {

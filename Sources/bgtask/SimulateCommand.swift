@@ -52,8 +52,8 @@ enum SimulateCommand {
     static let maximumDays = 3_660
     /// The most app-days one simulation may cover: its whole trace is kept (about 300 KB a
     /// day for the example app), so ten years of one app or a year of ten apps at most. A
-    /// comparison keeps every seed's simulation until it draws its figures, and plays each
-    /// up to 16 times: its seed-days have the same bound.
+    /// comparison plays each seed's simulation up to 16 times (one at a time, keeping only
+    /// its figures): its seed-days have the same bound, which bounds its time.
     static let maximumAppDays = 3_660
     /// The most scenario events (``Scenario/eventBound(days:)``, for each app and seed) one
     /// simulation may play. The trace keeps several records for each event, and it is all
@@ -166,7 +166,7 @@ enum SimulateCommand {
             if !daysGiven { options.days = 28 }
             let seedCount = Int(compared.upperBound - compared.lowerBound) + 1
             if options.days * seedCount > maximumAppDays {
-                return .failure(UsageError(message: "--days \(options.days) with \(seedCount) seeds is more than the \(maximumAppDays) seed-days one comparison plays (it keeps every seed's simulation, and plays each up to 16 times); compare fewer days or seeds"))
+                return .failure(UsageError(message: "--days \(options.days) with \(seedCount) seeds is more than the \(maximumAppDays) seed-days one comparison plays (it plays each seed's simulation up to 16 times); compare fewer days or seeds"))
             }
             if let error = scenarioEventsProblem(options, apps: 1, seeds: seedCount) { return .failure(error) }
             return .success(options)
@@ -206,10 +206,19 @@ enum SimulateCommand {
         var each = "about \(Int((Double(scenario.eventBound(days: options.days)) / Double(options.days)).rounded())) a day"
         if apps > 1 { each += " for each of \(apps) apps" }
         if seeds > 1 { each += (apps > 1 ? " and" : "") + " for each of \(seeds) seeds" }
-        let advice = fits > 0 ? "\(seeds > 1 ? "compare" : "simulate") at most \(fits) day\(fits == 1 ? "" : "s")" : "even one day is too many: the scenario needs fewer intervals or launches"
+        // With many seeds, fewer seeds may fit where no number of days does.
+        let (perSeed, perSeedOverflow) = scenario.eventBound(days: options.days).multipliedReportingOverflow(by: max(1, apps))
+        let seedsThatFit = perSeedOverflow || perSeed <= 0 ? 0 : maximumScenarioEvents / perSeed
+        let advice = if fits > 0 {
+            "\(seeds > 1 ? "compare" : "simulate") at most \(fits) day\(fits == 1 ? "" : "s")"
+        } else if seeds > 1, seedsThatFit >= 1 {
+            "compare at most \(seedsThatFit) seed\(seedsThatFit == 1 ? "" : "s") over \(options.days) day\(options.days == 1 ? "" : "s")"
+        } else {
+            "even one day is too many: the scenario needs fewer intervals or launches"
+        }
         let why = options.compareSeeds == nil
             ? "one simulation may play, since its trace of every event is kept in memory"
-            : "one comparison may play, since it keeps every seed's simulation until it draws the figures, and plays each up to 16 times"
+            : "one comparison may play, since it plays each seed's simulation up to 16 times"
         return UsageError(message: "--days \(options.days) plays \(total) scenario events (\(each): each interval and launch of \(options.scenario) starts and ends), more than the \(maximumScenarioEvents) \(why); \(advice)")
     }
 

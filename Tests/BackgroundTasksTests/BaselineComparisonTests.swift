@@ -43,6 +43,18 @@ import Testing
 
     // MARK: The comparison
 
+    @Test func aLifeWithoutLaunchesHasEveryKeyWithNullStaleness() async throws {
+        let quiet = Scenario(name: "quiet", days: [.init(network: [.init(from: 0, to: 1440)])])
+        let comparison = try await BaselineComparison.run(scenario: quiet, days: 2, seeds: [1])
+        #expect(comparison.policy.stalenessMedianMinutes == nil && comparison.policy.launches == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(comparison.json().utf8)) as? [String: Any])
+        for key in ["policy", "timer15", "equalBudgetTimer"] {
+            let figures = try #require(json[key] as? [String: Any], "\(key)")
+            #expect(figures["stalenessMedianMinutes"] is NSNull && figures["stalenessP90Minutes"] is NSNull, "\(key): \(figures)")
+            #expect(Set(figures.keys) == ["stalenessMedianMinutes", "stalenessP90Minutes", "wakeupsPerDay", "joulesPerDay", "launches", "launchesWithoutContent", "refreshesPerDay"])
+        }
+    }
+
     @Test func theComparisonMatchesTheEqualBudgetTimerToThePolicysWakeups() async throws {
         let scenario = try #require(Scenario.builtIn(named: "commuter"))
         let comparison = try await BaselineComparison.run(scenario: scenario, days: 4, seeds: [1, 2])

@@ -84,10 +84,13 @@ import Testing
             .contains("(about 4320 a day for each of 2 apps:") == true)
         let compared = try #require(Self.usageError(SimulateCommand.parse, [dense, "--compare-baselines", "--days", "20", "--seeds", "1-5"]))
         #expect(compared.message.contains("--days 20 plays 432000 scenario events (about 4320 a day for each of 5 seeds:"), "\(compared.message)")
-        #expect(compared.message.contains("one comparison may play, since it keeps every seed's simulation") && compared.message.hasSuffix("compare at most 11 days"), "\(compared.message)")
+        #expect(compared.message.contains("one comparison may play, since it plays each seed's simulation up to 16 times") && compared.message.hasSuffix("compare at most 11 days"), "\(compared.message)")
+        // When no number of days fits that many seeds, fewer seeds may.
+        let seeded = try #require(Self.usageError(SimulateCommand.parse, [dense, "--compare-baselines", "--days", "20", "--seeds", "1-100"]))
+        #expect(seeded.message.hasSuffix("compare at most 2 seeds over 20 days"), "\(seeded.message)")
         // A comparison's seed-days are bounded as a simulation's app-days are.
         #expect(Self.usageError(SimulateCommand.parse, ["commuter", "--compare-baselines", "--days", "100", "--seeds", "1-100"])?.message
-            == "--days 100 with 100 seeds is more than the 3660 seed-days one comparison plays (it keeps every seed's simulation, and plays each up to 16 times); compare fewer days or seeds")
+            == "--days 100 with 100 seeds is more than the 3660 seed-days one comparison plays (it plays each seed's simulation up to 16 times); compare fewer days or seeds")
         // A file that is no scenario is not judged here: running it says what is wrong.
         #expect((try? SimulateCommand.parse([directory.appendingPathComponent("news.json").path, "--days", "3660"]).get()) != nil)
     }

@@ -355,6 +355,17 @@ public final class SchedulerDriver: Sendable {
         for waiter in waiters { waiter() }
     }
 
+    /// Forgets every attached app context: a host that is done with this driver (a
+    /// simulated device at the end of its simulation) breaks the cycle between the driver
+    /// and the contexts, which hold it. Runs are no longer delivered to those apps.
+    public func detachAllApps() {
+        let detached = state.withLock { state -> [AppID: AppContext] in
+            defer { state.contexts.removeAll() }
+            return state.contexts
+        }
+        _ = detached  // released here, outside the lock
+    }
+
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are
     /// delivered to it. Runs that are due now launch.
     func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {

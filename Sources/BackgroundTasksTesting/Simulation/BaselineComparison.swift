@@ -72,6 +72,23 @@ public struct BaselineComparison: Sendable {
         public var launchesWithoutContent: Int
         /// Successful refreshes per simulated day.
         public var refreshesPerDay: Double
+
+        /// Every key, the staleness figures as `null` when no launch found content: the
+        /// JSON's keys are documented as always present.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(stalenessMedianMinutes, forKey: .stalenessMedianMinutes)
+            try container.encode(stalenessP90Minutes, forKey: .stalenessP90Minutes)
+            try container.encode(wakeupsPerDay, forKey: .wakeupsPerDay)
+            try container.encode(joulesPerDay, forKey: .joulesPerDay)
+            try container.encode(launches, forKey: .launches)
+            try container.encode(launchesWithoutContent, forKey: .launchesWithoutContent)
+            try container.encode(refreshesPerDay, forKey: .refreshesPerDay)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case stalenessMedianMinutes, stalenessP90Minutes, wakeupsPerDay, joulesPerDay, launches, launchesWithoutContent, refreshesPerDay
+        }
     }
 
     /// Whether each goal holds.
@@ -171,22 +188,24 @@ public struct BaselineComparison: Sendable {
         case .modelled(let apps): app = apps.first?.app ?? AppID("")
         case .real(let real, _): app = real
         }
-        func play(_ policies: PolicySet) async throws -> [SimulationResult] {
-            var results: [SimulationResult] = []
+        // One seed's simulation at a time, reduced to its figures at once: a comparison
+        // keeps no simulation (a trace of real handlers is large) while it plays the next.
+        func play(_ policies: PolicySet) async throws -> Figures {
+            var tally = Tally()
             for seed in seeds {
                 let simulation = Simulation(scenario: scenario, days: days, seed: seed, policies: policies)
                 switch subject {
-                case .modelled(let apps): results.append(simulation.run(modelled: apps, recordsTrace: false))
-                case .real(_, let install): results.append(try await simulation.run(installing: install))
+                case .modelled(let apps): tally.add(simulation.run(modelled: apps, recordsTrace: false), app: app)
+                case .real(_, let install): tally.add(try await simulation.run(installing: install), app: app)
                 }
             }
-            return results
+            return tally.figures
         }
-        let policy = figures(of: try await play(policies), app: app)
-        let timer15 = figures(of: try await play(.deviceRulesOnly(timerInterval: 15 * 60)), app: app)
+        let policy = try await play(policies)
+        let timer15 = try await play(.deviceRulesOnly(timerInterval: 15 * 60))
         var search = EqualBudgetSearch(target: policy.wakeupsPerDay, timer15: timer15)
         while let interval = search.next {
-            search.record(figures(of: try await play(.deviceRulesOnly(timerInterval: interval)), app: app), for: interval)
+            search.record(try await play(.deviceRulesOnly(timerInterval: interval)), for: interval)
         }
         return BaselineComparison(
             scenario: scenario.name, days: days, seeds: seeds, app: app,
@@ -194,17 +213,18 @@ public struct BaselineComparison: Sendable {
         )
     }
 
-    /// The figures of `app` over `results` (one per seed): staleness pooled over every
-    /// launch, rates averaged over every simulated day.
-    static func figures(of results: [SimulationResult], app: AppID) -> Figures {
-        var ages: [Double] = []
-        var launches = 0
-        var withoutContent = 0
-        var wakeups = 0
-        var joules = 0.0
-        var refreshes = 0
-        var days = 0.0
-        for result in results {
+    /// What the figures need of each seed's simulation, added up as the seeds are played.
+    struct Tally {
+        private var ages: [Double] = []
+        private var launches = 0
+        private var withoutContent = 0
+        private var wakeups = 0
+        private var joules = 0.0
+        private var refreshes = 0
+        private var days = 0.0
+
+        /// Adds one seed's simulation, as seen by `app`.
+        mutating func add(_ result: SimulationResult, app: AppID) {
             for staleness in result.staleness(of: app) {
                 launches += 1
                 if let age = staleness.age { ages.append(age / 60) } else { withoutContent += 1 }
@@ -214,13 +234,17 @@ public struct BaselineComparison: Sendable {
             refreshes += result.runs.filter { $0.app == app && $0.request.kind == .appRefresh && $0.outcome == .success }.count
             days += result.days
         }
-        let perDay = max(days, 1)
-        return Figures(
-            stalenessMedianMinutes: EnergySummary.percentile(0.5, of: ages),
-            stalenessP90Minutes: EnergySummary.percentile(0.9, of: ages),
-            wakeupsPerDay: Double(wakeups) / perDay, joulesPerDay: joules / perDay,
-            launches: launches, launchesWithoutContent: withoutContent, refreshesPerDay: Double(refreshes) / perDay
-        )
+
+        /// Staleness pooled over every launch, rates averaged over every simulated day.
+        var figures: Figures {
+            let perDay = max(days, 1)
+            return Figures(
+                stalenessMedianMinutes: EnergySummary.percentile(0.5, of: ages),
+                stalenessP90Minutes: EnergySummary.percentile(0.9, of: ages),
+                wakeupsPerDay: Double(wakeups) / perDay, joulesPerDay: joules / perDay,
+                launches: launches, launchesWithoutContent: withoutContent, refreshesPerDay: Double(refreshes) / perDay
+            )
+        }
     }
 
     // MARK: Output

@@ -73,6 +73,7 @@ public struct Simulation: Sendable {
             }
         }
         await device.run(until: script.end)
+        defer { device.shutDown() }  // app code holding the device must not keep it alive
         return SimulationResult(trace: device.trace, scenario: scenario.name, seed: script.seed, start: script.start, end: script.end, bands: script.bands)
     }
 

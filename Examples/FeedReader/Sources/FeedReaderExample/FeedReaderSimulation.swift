@@ -18,8 +18,10 @@ extension FeedReader {
         }
         // Only a return to the background from the foreground is the user leaving; the
         // install itself ends in the background before any observer is set.
+        // The context keeps its observers: holding it strongly here would keep it forever.
         let wasActive = Mutex(false)
-        context.application.observeState { state in
+        context.application.observeState { [weak context] state in
+            guard let context else { return }
             let leaving = wasActive.withLock { active in
                 defer { active = state == .active }
                 return active && state == .background

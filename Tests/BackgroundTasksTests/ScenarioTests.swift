@@ -91,6 +91,10 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "app with a space", json: document(days: [#"{"launches": [{"at": "12:00", "app": "com.example.feedreader "}]}"#]), path: "$.days[0].launches[0].app", expectations: ["a space"]),
         .init(name: "jitter above 120", json: document(extra: #""jitterMinutes": 121,"#), path: "$.jitterMinutes", expectations: ["expected a whole number of minutes between 0 and 120, found 121"]),
         .init(name: "fractional jitter", json: document(extra: #""jitterMinutes": 2.5,"#), path: "$.jitterMinutes", expectations: ["found 2.5"]),
+        // A Double would round these to 120 and to 1: read as written.
+        .init(name: "jitter a hair above 120", json: document(extra: #""jitterMinutes": 120.00000000000000001,"#), path: "$.jitterMinutes", expectations: ["found 120.00000000000000001"]),
+        .init(name: "jitter a hair below 120", json: document(extra: #""jitterMinutes": 119.99999999999999999,"#), path: "$.jitterMinutes", expectations: ["found 119.99999999999999999"]),
+        .init(name: "version a hair above 1", json: #"{"version": 1.0000000000000000001, "name": "x", "days": [{}]}"#, path: "$.version", expectations: ["expected version 1, found 1.0000000000000000001"]),
         .init(name: "unknown thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "hot"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["expected one of fair, serious, critical, found \"hot\""]),
         .init(name: "nominal thermal interval", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "nominal"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found \"nominal\""]),
         .init(name: "duplicate top-level key", json: #"{"version": 1, "name": "a", "name": "b", "days": [{}]}"#, path: "$.name", expectations: ["duplicate key \"name\"", "line 1, column 29"]),
@@ -125,6 +129,13 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         for expectation in errorCase.expectations {
             #expect(error.message.contains(expectation), "\(error)")
         }
+    }
+
+    /// Whole numbers however JSON writes them: read from their text, not through a Double.
+    @Test(arguments: [("1", "0", 0), ("1.0", "1.5e1", 15), ("1e0", "120.000", 120), ("10e-1", "12E+1", 120)])
+    func wholeNumbersAreReadAsWritten(version: String, jitter: String, minutes: Int) throws {
+        let scenario = try parse(#"{"version": \#(version), "name": "x", "jitterMinutes": \#(jitter), "days": [{}]}"#)
+        #expect(scenario.jitterMinutes == minutes)
     }
 
     /// Keys and values are shown escaped in every message: a raw ESC would reach the terminal.

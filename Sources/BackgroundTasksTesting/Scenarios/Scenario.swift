@@ -294,7 +294,20 @@ enum ScenarioParser {
 
     static func version(_ node: JSONNode) throws(ScenarioError) {
         let version = try node.number()
-        guard version == 1 else { throw node.failure("expected version 1, found \(JSONNode.render(version))") }
+        guard exactWholeNumber(node, version) == 1 else { throw node.failure("expected version 1, found \(shown(node, version))") }
+    }
+
+    /// The whole number `node` holds, read from its text when it has one (a Double rounds
+    /// `1.0000000000000000001` to 1 and `119.99999999999999999` to 120); `nil` when it is
+    /// not a whole number from 0 to `UInt64.max`. `value` is the node's number.
+    static func exactWholeNumber(_ node: JSONNode, _ value: Double) -> UInt64? {
+        if let literal = node.literal { return JSONNode.wholeNumber(ofLiteral: literal) }
+        return value >= 0 && value < 0x1p64 && value == value.rounded() ? UInt64(value) : nil
+    }
+
+    /// `node`'s number for a message: its text as written when it has one.
+    static func shown(_ node: JSONNode, _ value: Double) -> String {
+        node.literal.map(JSONNode.shortened) ?? JSONNode.render(value)
     }
 
     /// Seeds stop at 2^53, the largest whole number every JSON reader holds exactly, so a
@@ -317,10 +330,10 @@ enum ScenarioParser {
 
     static func jitterMinutes(_ node: JSONNode) throws(ScenarioError) -> Int {
         let jitter = try node.number()
-        guard (0...120).contains(jitter), jitter == jitter.rounded() else {
-            throw node.failure("expected a whole number of minutes between 0 and 120, found \(JSONNode.render(jitter))")
+        guard let minutes = exactWholeNumber(node, jitter), minutes <= 120 else {
+            throw node.failure("expected a whole number of minutes between 0 and 120, found \(shown(node, jitter))")
         }
-        return Int(jitter)
+        return Int(minutes)
     }
 
     static func battery(_ node: JSONNode) throws(ScenarioError) -> Scenario.Battery {

@@ -35,8 +35,8 @@ public final class SimulatedDevice: Sendable {
 
     private let recorded = TraceBuffer()
     private let contexts = Mutex<[AppID: AppContext]>([:])
-    /// Per installed app, the played script's sessions open now (see ``setForeground(_:appNamed:)``);
-    /// touched only by the clock's scheduled actions.
+    /// Per installed app, the played script's sessions open now (see
+    /// ``openSession(for:recordingIn:)``); touched only by the clock's scheduled actions.
     private let openSessions = Mutex<[AppID: Int]>([:])
     private let assertions: AssertionConfiguration
 
@@ -91,17 +91,22 @@ public final class SimulatedDevice: Sendable {
     public var now: Date { clock.now() }
 
     /// Ends the device, as the end of a simulation does (``Simulation`` calls it once it has
-    /// the trace): the device and its driver forget the installed apps' contexts, and the
-    /// clock drops its pending timers. App code that keeps a reference to the device (a
-    /// handler that calls ``work(for:)``, a simulated service that answers in virtual time)
-    /// no longer forms a cycle with it, so everything is freed once the caller lets go.
-    /// Nothing is played after this; the trace stays readable. A cycle within the app's own
-    /// code (a closure its context keeps that holds the context strongly) is the app's.
+    /// the trace). Runs still in progress get their expiration (their work, cancelled,
+    /// stops sleeping on ``swiftClock``), and everything due now happens (``settle()``);
+    /// then the device and its driver forget the installed apps' contexts and the
+    /// tasks of runs in progress, and the clock drops its pending timers. App code that
+    /// keeps a reference to the device (a handler that calls ``work(for:)``, a simulated
+    /// service that answers in virtual time) no longer forms a cycle with it, so everything
+    /// is freed once the caller lets go. Nothing is played after this; the trace stays
+    /// readable, with those expirations at its end. A cycle within the app's own code (a
+    /// closure its context keeps that holds the context strongly) is the app's.
     ///
     /// Not done when the device is merely let go of: an app's context holds the driver
     /// (and the driver the context), and a caller may go on using a context whose device it
     /// dropped. A test that builds devices itself calls this when it is done with one.
-    public func shutDown() {
+    public func shutDown() async {
+        for app in installedApps { driver.expireRuns(of: app, reason: "the simulated device shut down") }
+        await settle()  // the expirations, and what they wake, are app work due now
         let installed = contexts.withLock { contexts -> [AppID: AppContext] in
             defer { contexts.removeAll() }
             return contexts
@@ -166,32 +171,51 @@ public final class SimulatedDevice: Sendable {
         setConditions(script.initialConditions)
         for change in script.changes { setConditions(change.conditions, at: change.at) }
         for session in script.sessions {
-            _ = clock.schedule(at: session.start) { [weak self] in self?.setForeground(true, appNamed: session.app) }
-            _ = clock.schedule(at: session.end) { [weak self] in self?.setForeground(false, appNamed: session.app) }
+            let opened = OpenedApps()
+            _ = clock.schedule(at: session.start) { [weak self] in self?.openSession(for: session.app, recordingIn: opened) }
+            _ = clock.schedule(at: session.end) { [weak self] in self?.closeSession(opened) }
         }
     }
 
-    /// Brings the installed app `name` (every installed app when `nil`) to the foreground
-    /// or sends it to the background, with its context bound, as the user would.
-    ///
-    /// Sessions may overlap: a session that starts while another of the same app is open
-    /// changes nothing, and the app goes to the background when the last open one ends
-    /// (``openSessions``). An app installed while a session for every app was open goes to
-    /// the background at that session's end, as it always did.
-    private func setForeground(_ foreground: Bool, appNamed name: String?) {
+    /// The apps one played session opened, so that its end closes those and no others (an
+    /// app installed during a session for every app was not opened by it).
+    private final class OpenedApps: Sendable {
+        let apps = Mutex<[AppID]>([])
+    }
+
+    /// A session of the installed app `name` (every installed app when `nil`) starts: each
+    /// app it names comes to the foreground, with its context bound, as the user would bring
+    /// it, unless another session of it is open (sessions may overlap, ``openSessions``).
+    private func openSession(for name: String?, recordingIn opened: OpenedApps) {
         let targets = contexts.withLock { contexts in
             contexts.values.filter { name == nil || $0.app.rawValue == name }.sorted { $0.app < $1.app }
-        }.filter { context in
+        }
+        opened.apps.withLock { $0 = targets.map(\.app) }
+        let arriving = targets.filter { context in
             openSessions.withLock { open in
-                let count = open[context.app, default: 0]
-                open[context.app] = foreground ? count + 1 : max(0, count - 1)
-                return foreground ? count == 0 : count <= 1
+                defer { open[context.app, default: 0] += 1 }
+                return open[context.app, default: 0] == 0
             }
         }
-        for context in targets {
-            context.withCurrent {
-                if foreground { context.application.enterForeground() } else { context.application.enterBackground() }
+        for context in arriving {
+            context.withCurrent { context.application.enterForeground() }
+        }
+    }
+
+    /// A session ends: each app it opened goes to the background, unless another of its
+    /// sessions is still open.
+    private func closeSession(_ opened: OpenedApps) {
+        let apps = opened.apps.withLock { $0 }
+        let leaving = apps.filter { app in
+            openSessions.withLock { open in
+                let count = open[app, default: 0]
+                open[app] = max(0, count - 1)
+                return count == 1
             }
+        }
+        let targets = contexts.withLock { contexts in leaving.compactMap { contexts[$0] } }
+        for context in targets {
+            context.withCurrent { context.application.enterBackground() }
         }
     }
 

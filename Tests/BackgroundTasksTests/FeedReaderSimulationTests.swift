@@ -3,7 +3,6 @@ import BackgroundTasksTesting
 import FeedReaderExample
 import Foundation
 import SchedulerCore
-import Synchronization
 import Testing
 
 /// The example app's own tests: its real handler code through a simulated week of a
@@ -16,44 +15,6 @@ import Testing
         let commuter = try #require(Scenario.builtIn(named: "commuter"))
         let week = Simulation(scenario: commuter, days: 7, seed: 1, configuration: configuration)
         return try await week.run { device in FeedReader.install(on: device, backlog: 8_000) }
-    }
-
-    /// Where a test keeps the device a simulation made, to let go of it later.
-    final class DeviceHolder: Sendable {
-        let device = Mutex<SimulatedDevice?>(nil)
-        let context = Mutex<AppContext?>(nil)
-    }
-
-    @Test func aFinishedSimulationLeavesNothingAlive() async throws {
-        // The feed reader's handlers and its simulated service hold the device, and the
-        // device and its driver hold the app: the simulation's end must break that.
-        weak var device: SimulatedDevice?
-        weak var driver: SchedulerDriver?
-        weak var clock: VirtualClock?
-        weak var context: AppContext?
-        do {
-            let holder = DeviceHolder()
-            _ = try await Simulation(scenario: try #require(Scenario.builtIn(named: "commuter")), days: 1, seed: 1).run { device in
-                holder.device.withLock { $0 = device }
-                FeedReader.install(on: device)
-                holder.context.withLock { $0 = device.context(of: Self.app) }
-            }
-            context = holder.context.withLock { held in defer { held = nil }; return held }
-            let played = try #require(holder.device.withLock { held in defer { held = nil }; return held })
-            (device, driver, clock) = (played, played.driver, played.clock)
-        }
-        #expect(device == nil && driver == nil && clock == nil, "a simulation's device outlived it")
-        #expect(context == nil, "context")
-        // A device a test built itself: its driver and the app's context hold each other
-        // until shutDown().
-        do {
-            let bare = try SimulatedDevice(start: Simulation.defaultStart, configuration: .simulation(environment: [:]))
-            bare.install(app: Self.app, manifest: AppManifest(appID: Self.app, permittedIdentifiers: [], backgroundModes: [])) {}
-            await bare.run(until: Simulation.defaultStart.addingTimeInterval(3600))
-            (device, driver, clock) = (bare, bare.driver, bare.clock)
-            bare.shutDown()
-        }
-        #expect(device == nil && driver == nil && clock == nil, "a device's driver outlived its shutDown")
     }
 
     @Test func refreshesFollowTheUserNotTheClock() async throws {

@@ -1,5 +1,5 @@
 import BackgroundTasks
-import BackgroundTasksTesting
+@testable import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
 import Testing
@@ -163,6 +163,20 @@ import Testing
         }
         #expect(moves == ["background->active 480", "active->background 610", "background->active 720", "active->background 725"])
         #expect(SimulationResult(trace: device.trace, scenario: "overlapping", seed: 1, start: start, end: script.end).launches.count == 2)
+    }
+
+    @Test func overlappingSessionsInTheHistoryAreOneForeground() throws {
+        let start = Simulation.defaultStart
+        let script = Scenario(name: "quiet", days: [.init(network: [.init(from: 0, to: 1440)])]).script(start: start, days: 1)
+        func at(_ minutes: Double) -> Date { start.addingTimeInterval((minutes - 1440) * 60) }  // the day before
+        let history: [ScenarioScript.ForegroundSession] = [
+            .init(app: nil, start: at(480), end: at(600)),                                  // opens
+            .init(app: Self.reader.app.rawValue, start: at(500), end: at(620)),              // inside it
+            .init(app: Self.reader.app.rawValue, start: at(610), end: at(615)),              // inside the second
+            .init(app: Self.reader.app.rawValue, start: at(700), end: at(705)),              // opens again
+        ]
+        let device = ModelledDevice(apps: [Self.reader], script: script, options: .init(configuration: .simulation(environment: [:])), history: history)
+        #expect(device.foregroundsLearned(by: Self.reader.app) == 2)
     }
 
     @Test func withoutATraceTheRunsAreTheSame() throws {

@@ -361,6 +361,27 @@ import Testing
         #expect(result.launches.map { $0.app } == [testApp, Self.otherApp])
     }
 
+    @Test func anAppInstalledDuringASessionForEveryAppIsNotSentBackAtItsEnd() async throws {
+        // Every app from 08:00 to 10:00; the test app, installed at 08:30, opened 09:00-11:00.
+        let script = Scenario(name: "late install", days: [.init(
+            network: [.init(from: 0, to: 1440)],
+            launches: [.init(at: 480, minutes: 120), .init(at: 540, minutes: 120, app: testApp.rawValue)]
+        )]).script(start: testStart, days: 1)
+        let device = try SimulatedDevice(start: testStart, configuration: .simulation(environment: [:]), installsLaunchedByUser: false)
+        device.install(app: Self.otherApp, manifest: AppManifest(appID: Self.otherApp, permittedIdentifiers: [], backgroundModes: [])) {}
+        device.play(script)
+        await device.run(until: testStart.addingTimeInterval(510 * 60))
+        device.install(app: testApp, manifest: testManifest) {}
+        await device.run(until: script.end)
+        let moves = Self.lifecycle(device.trace).filter { $0.contains("->active ") || $0.contains(" active->background") }
+        #expect(moves == [
+            "com.example.other suspended->active 28800",
+            "com.example.test suspended->active 32400",
+            "com.example.other active->background 36000",
+            "com.example.test active->background 39600",
+        ])
+    }
+
     @Test(arguments: [false, true])
     func onlyTheScriptsSessionsCountAsLaunches(installsLaunchedByUser: Bool) async throws {
         let device = try await Self.playSessions(installsLaunchedByUser: installsLaunchedByUser)

@@ -355,15 +355,24 @@ public final class SchedulerDriver: Sendable {
         for waiter in waiters { waiter() }
     }
 
-    /// Forgets every attached app context: a host that is done with this driver (a
-    /// simulated device at the end of its simulation) breaks the cycle between the driver
-    /// and the contexts, which hold it. Runs are no longer delivered to those apps.
+    /// For a simulated device that is done (``SimulatedDevice``'s `shutDown`), never a live
+    /// host: forgets every attached app context, the tasks of runs still in progress, the
+    /// waiters for runs to end and the wake timer, breaking the cycle between the driver and
+    /// the contexts (which hold it) and the app code they hold. Nothing is delivered to
+    /// those apps afterwards; a run still in progress stays in progress in the store.
     public func detachAllApps() {
-        let detached = state.withLock { state -> [AppID: AppContext] in
-            defer { state.contexts.removeAll() }
-            return state.contexts
+        let detached = state.withLock { state -> ([AppID: AppContext], [RunID: BGTask], [AppID: [@Sendable () -> Void]], (any DriverTimer)?) in
+            defer {
+                state.contexts.removeAll()
+                state.tasks.removeAll()
+                state.runWaiters.removeAll()
+                state.wakeTimer = nil
+                state.wakeAt = nil
+            }
+            return (state.contexts, state.tasks, state.runWaiters, state.wakeTimer)
         }
-        _ = detached  // released here, outside the lock
+        detached.3?.cancel()
+        _ = detached  // released here, outside the lock: a closure's deinit may be anything
     }
 
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are

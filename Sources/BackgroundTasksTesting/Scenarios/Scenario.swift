@@ -320,7 +320,7 @@ enum ScenarioParser {
         let value = try node.number()
         let looksValid = value >= 0 && value <= 0x1p53 && value == value.rounded()
         // From the text when there is one (always, in a document); from the Double otherwise.
-        let exact = node.literal.map(JSONNode.wholeNumber(ofLiteral:)) ?? (looksValid ? UInt64(value) : nil)
+        let exact = exactWholeNumber(node, value)
         if let exact, exact <= maximumSeed { return exact }
         // Whole numbers exactly; else the text as written where the Double would look like
         // a valid seed (9007199254740992.5 reads 9007199254740992); else as JSON writes it.

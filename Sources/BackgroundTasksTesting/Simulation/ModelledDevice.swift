@@ -110,8 +110,16 @@ public struct ModelledDevice: Sendable {
             for task in app.tasks { tasks[RequestKey(app: app.app, identifier: task.identifier)] = task }
         }
         // Nothing is pending yet, so learning the past changes no request and launches nothing.
+        // As the script's sessions: one that starts while another of the app is open is
+        // no foreground (history is in order of start).
+        var openUntil: [AppID: Date] = [:]
         for session in history where session.start < script.start {
             for app in apps where session.app == nil || session.app == app.app.rawValue {
+                if let until = openUntil[app.app], session.start < until {
+                    openUntil[app.app] = max(until, session.end)
+                    continue
+                }
+                openUntil[app.app] = session.end
                 _ = engine.handle(.appForegrounded(app.app), at: session.start)
             }
         }
@@ -132,6 +140,9 @@ public struct ModelledDevice: Sendable {
 
     /// When the engine needs its next wake.
     var engineNextWake: Date? { engine.nextWake }
+
+    /// The foregrounds `app`'s usage model has learned (tests check the history's).
+    func foregroundsLearned(by app: AppID) -> Int { engine.policyState(of: app)?.usage.foregroundCount ?? 0 }
 
     /// Runs the device until `end`, handling everything due on the way in order.
     public mutating func run(until end: Date) {

@@ -64,7 +64,12 @@ public struct Simulation: Sendable {
         let script = self.script
         let configuration = self.configuration.salted(by: script.seed)
         let device = try SimulatedDevice(start: start, configuration: configuration, conditions: script.initialConditions, policies: policies, costs: costs, installsLaunchedByUser: false)
-        try install(device)
+        do {
+            try install(device)
+        } catch {
+            await device.shutDown()  // apps installed before the failure must not keep it alive
+            throw error
+        }
         device.play(script)
         if let progress {
             for day in 1...max(1, days) {
@@ -73,8 +78,9 @@ public struct Simulation: Sendable {
             }
         }
         await device.run(until: script.end)
-        defer { device.shutDown() }  // app code holding the device must not keep it alive
-        return SimulationResult(trace: device.trace, scenario: scenario.name, seed: script.seed, start: script.start, end: script.end, bands: script.bands)
+        let result = SimulationResult(trace: device.trace, scenario: scenario.name, seed: script.seed, start: script.start, end: script.end, bands: script.bands)
+        await device.shutDown()  // app code holding the device must not keep it alive
+        return result
     }
 
     /// Runs modelled apps on a ``ModelledDevice``. `progress`, when given, is told the

@@ -504,7 +504,7 @@ public final class DaemonService: Sendable {
             let place = supervisor(of: app)?.processID.map { "pid \($0), launched by bgtaskd (pid \(status.pid))" } ?? "bgtaskd (pid \(status.pid))"
             return .report(
                 text: ExplanationReport.text(explanation, app: app, identifier: identifier, running: running, runningWhere: place, notes: [], conditions: conditions),
-                json: ExplanationReport.json(explanation, running: running, notes: [], conditions: conditions, now: driver.clock.now()))
+                json: ExplanationReport.json(explanation, app: app, identifier: identifier, running: running, notes: [], conditions: conditions, now: driver.clock.now()))
         case .conditions:
             guard let reader = conditionsReader else {
                 let conditions = driver.conditions

@@ -92,7 +92,7 @@ enum WhyCommand {
                 let pending = try store.pendingRequests(app: app)
                 let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
                 return options.json
-                    ? ExplanationReport.json(explanation, running: unfinished, notes: [], conditions: conditions, now: now)
+                    ? ExplanationReport.json(explanation, app: app, identifier: options.identifier, running: unfinished, notes: [], conditions: conditions, now: now)
                     : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: unfinished, runningWhere: unfinished.map { _ in "a replica of \(store.storeDescription)" }, notes: [], conditions: conditions)
             }
         }
@@ -126,7 +126,7 @@ enum WhyCommand {
             notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted and its request restored when the app starts")
         }
         return options.json
-            ? ExplanationReport.json(explanation, running: running, notes: notes, conditions: conditions, now: now)
+            ? ExplanationReport.json(explanation, app: app, identifier: options.identifier, running: running, notes: notes, conditions: conditions, now: now)
             : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: running, runningWhere: owner.map { "\($0)" }, notes: notes, conditions: conditions)
     }
 }

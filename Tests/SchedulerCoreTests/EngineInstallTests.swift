@@ -63,7 +63,18 @@ private let t0 = F.t0
         #expect(explanation.eligibleSince != nil)
         let text = ExplanationReport.text(explanation, app: F.app, identifier: F.syncID, running: nil, runningWhere: nil, notes: [], conditions: engine.conditions)
         #expect(text.contains("last shared trigger (power or network back): \(t0 + 20)"))
-        #expect(ExplanationReport.json(explanation, running: nil, notes: [], conditions: engine.conditions, now: t0 + 30).contains("\"lastSharedTrigger\""))
+        #expect(ExplanationReport.json(explanation, app: F.app, identifier: F.syncID, running: nil, notes: [], conditions: engine.conditions, now: t0 + 30).contains("\"lastSharedTrigger\""))
+    }
+
+    @Test func whyJSONNamesTheRequestAskedAboutWhenNothingIsPending() throws {
+        let engine = F.engine()
+        let explanation = engine.explain(F.key("com.example.nothere"), at: t0)
+        #expect(explanation.request == nil)
+        let json = ExplanationReport.json(explanation, app: F.app, identifier: "com.example.nothere", running: nil, notes: [], conditions: engine.conditions, now: t0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["app"] as? String == F.app.rawValue)
+        #expect(object["identifier"] as? String == "com.example.nothere")
+        #expect(object["pending"] as? Bool == false)
     }
 
     @Test func aRemoteWakeDoesNotLaunchAForceQuitApp() {

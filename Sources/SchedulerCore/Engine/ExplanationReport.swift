@@ -74,8 +74,9 @@ public enum ExplanationReport {
         var notes: [String]
     }
 
-    /// The same report as JSON (stable keys, sorted; dates in ISO 8601).
-    public static func json(_ explanation: Explanation, running: RunRecord?, notes: [String], conditions: Conditions, now: Date) -> String {
+    /// The same report as JSON (stable keys, sorted; dates in ISO 8601), for request
+    /// `identifier` of `app` (named even when nothing is pending under it).
+    public static func json(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, notes: [String], conditions: Conditions, now: Date) -> String {
         let decisions = (explanation.evaluation?.decisions ?? []).map { decision -> Report.Decision in
             var score: Double?
             let verdict: String
@@ -87,8 +88,8 @@ public enum ExplanationReport {
             return Report.Decision(policy: decision.policy, verdict: verdict, score: score, blocks: decision.blocks, rationale: decision.rationale, waitsUntil: decision.wait?.instant)
         }
         let report = Report(
-            app: explanation.request?.app.rawValue ?? running?.app.rawValue ?? "",
-            identifier: explanation.request?.identifier ?? running?.identifier ?? "",
+            app: app.rawValue,
+            identifier: identifier,
             pending: explanation.request != nil,
             kind: explanation.request?.kind.rawValue,
             earliestBeginDate: explanation.request?.earliestBeginDate,

@@ -254,8 +254,8 @@ enum FleetCommand {
         /// With `--compare-herd-spreading`: the same fleet with herd spreading the other way.
         var comparison: Comparison?
         /// The content's age at launches (pooled over the fleet, to 10 s), median and p90.
-        var stalenessMedianMinutes: Double?
-        var stalenessP90Minutes: Double?
+        @NullWhenAbsent var stalenessMedianMinutes: Double?
+        @NullWhenAbsent var stalenessP90Minutes: Double?
         /// With `--compare-baselines`: the policy against the two timers.
         var baselines: Baselines?
 

@@ -483,6 +483,16 @@ import Testing
         #expect(perMinute[420..<480].allSatisfy { $0 == 0 } && perMinute[1860..<1920].allSatisfy { $0 == 0 })
     }
 
+    @Test func aFleetWithoutLaunchesWritesNullStaleness() throws {
+        var options = Self.smallFleet(json: true)
+        options.devices = 2
+        options.mix = "always-plugged-server=1"  // a server is never opened
+        let output = try FleetCommand.run(options, progressOnTerminal: false)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        #expect(document["launches"] as? Int == 0)
+        #expect(document["stalenessMedianMinutes"] is NSNull && document["stalenessP90Minutes"] is NSNull, "\(document.keys.sorted())")
+    }
+
     @Test func fleetComparesThePolicyWithTheTimersInTextJSONAndTheReport() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -84,6 +84,14 @@ public final class SchedulerDriver: Sendable {
         var workListeners: [@Sendable () -> Void] = []
         /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
         var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
+
+        /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
+        struct Detached {
+            var contexts: [AppID: AppContext] = [:]
+            var tasks: [RunID: BGTask] = [:]
+            var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
+            var wakeTimer: (any DriverTimer)?
+        }
         /// Apps living in other processes (bgtaskd's), and the runs handed to them.
         var remoteHosts: [AppID: any RemoteTaskHost] = [:]
         var remoteRuns: [RunID: RequestKey] = [:]
@@ -361,18 +369,16 @@ public final class SchedulerDriver: Sendable {
     /// the contexts (which hold it) and the app code they hold. Nothing is delivered to
     /// those apps afterwards; a run still in progress stays in progress in the store.
     public func detachAllApps() {
-        let detached = state.withLock { state -> ([AppID: AppContext], [RunID: BGTask], [AppID: [@Sendable () -> Void]], (any DriverTimer)?) in
-            defer {
-                state.contexts.removeAll()
-                state.tasks.removeAll()
-                state.runWaiters.removeAll()
-                state.wakeTimer = nil
-                state.wakeAt = nil
-            }
-            return (state.contexts, state.tasks, state.runWaiters, state.wakeTimer)
+        // Swapped out under the lock, released after it: a closure's deinit may be anything.
+        var detached = State.Detached()
+        state.withLock { state in
+            swap(&detached.contexts, &state.contexts)
+            swap(&detached.tasks, &state.tasks)
+            swap(&detached.runWaiters, &state.runWaiters)
+            swap(&detached.wakeTimer, &state.wakeTimer)
+            state.wakeAt = nil
         }
-        detached.3?.cancel()
-        _ = detached  // released here, outside the lock: a closure's deinit may be anything
+        detached.wakeTimer?.cancel()
     }
 
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are

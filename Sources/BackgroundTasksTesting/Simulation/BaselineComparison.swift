@@ -58,10 +58,10 @@ public struct BaselineComparison: Sendable {
     /// One scheduler's figures over every seed.
     public struct Figures: Hashable, Sendable, Encodable {
         /// Median age of the app's content at the user's launches (pooled over seeds), in
-        /// minutes; nil when no launch found content.
-        public var stalenessMedianMinutes: Double?
+        /// minutes; nil (`null` in JSON) when no launch found content.
+        @NullWhenAbsent public var stalenessMedianMinutes: Double?
         /// 90th percentile of the same.
-        public var stalenessP90Minutes: Double?
+        @NullWhenAbsent public var stalenessP90Minutes: Double?
         /// Device wakeups (instants at which runs started) per simulated day.
         public var wakeupsPerDay: Double
         /// Estimated joules of background runs per simulated day.
@@ -72,23 +72,6 @@ public struct BaselineComparison: Sendable {
         public var launchesWithoutContent: Int
         /// Successful refreshes per simulated day.
         public var refreshesPerDay: Double
-
-        /// Every key, the staleness figures as `null` when no launch found content: the
-        /// JSON's keys are documented as always present.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(stalenessMedianMinutes, forKey: .stalenessMedianMinutes)
-            try container.encode(stalenessP90Minutes, forKey: .stalenessP90Minutes)
-            try container.encode(wakeupsPerDay, forKey: .wakeupsPerDay)
-            try container.encode(joulesPerDay, forKey: .joulesPerDay)
-            try container.encode(launches, forKey: .launches)
-            try container.encode(launchesWithoutContent, forKey: .launchesWithoutContent)
-            try container.encode(refreshesPerDay, forKey: .refreshesPerDay)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case stalenessMedianMinutes, stalenessP90Minutes, wakeupsPerDay, joulesPerDay, launches, launchesWithoutContent, refreshesPerDay
-        }
     }
 
     /// Whether each goal holds.

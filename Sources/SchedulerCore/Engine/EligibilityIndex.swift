@@ -353,8 +353,9 @@ public struct EligibilityIndex: Sendable {
         /// Since when it has been due.
         public var eligibleSince: Date
         /// Since when it has been ready to run without a break (due, its required
-        /// conditions holding, no run of its key in progress; time a policy held it counts).
-        public var readySince: Date
+        /// conditions holding, no run of its key in progress; time a policy held it counts);
+        /// `nil` when not stamped (``PolicyContext`` then takes ``eligibleSince``).
+        public var readySince: Date?
     }
 
     /// The first ready request whose conditions hold and whose identifier is not running,
@@ -364,8 +365,7 @@ public struct EligibilityIndex: Sendable {
             let location = classify(next.key, conditions: conditions)
             if location == .ready {
                 let filing = filings[Int(next.key)]
-                let eligibleSince = filing.eligibleSince ?? filing.order.due
-                return Candidate(request: records[Int(next.key)]!.request, eligibleSince: eligibleSince, readySince: filing.readySince ?? eligibleSince)
+                return Candidate(request: records[Int(next.key)]!.request, eligibleSince: filing.eligibleSince ?? filing.order.due, readySince: filing.readySince)
             }
             unplace(next.key, from: .ready)
             place(next.key, at: location)

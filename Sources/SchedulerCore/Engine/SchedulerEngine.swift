@@ -785,7 +785,9 @@ public struct SchedulerEngine: Sendable {
                 held.append(.init(key: request.key, location: index.holdFirstReady(until: .appChange)))
                 continue
             }
-            let context = policyContext(for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince, at: now)
+            let context = policyContext(
+                for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince,
+                nextPlannedWake: index.nextDeferralEnd, at: now)
             var wait: PolicyWait?
             switch policies.judge(context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
@@ -829,16 +831,15 @@ public struct SchedulerEngine: Sendable {
     }
 
     private func policyContext(for request: PendingRequest, at now: Date) -> PolicyContext {
-        let eligibleSince = index.eligibleSince(of: request.key) ?? max(request.dueDate, now)
-        return policyContext(
-            for: request, eligibleSince: eligibleSince, readySince: index.readySince(of: request.key) ?? eligibleSince,
-            nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
+        // The request may be held itself: its own hold is no wake it could share.
+        policyContext(
+            for: request, eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now),
+            readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
-    /// `nextPlannedWake` defaults to the index's next deferral end: right for the launch
-    /// loop's candidate, which is ready, not held.
+    /// `readySince` nil: not stamped, taken as `eligibleSince` (``PolicyContext``).
     private func policyContext(
-        for request: PendingRequest, eligibleSince: Date, readySince: Date, nextPlannedWake: Date?? = nil, at now: Date
+        for request: PendingRequest, eligibleSince: Date, readySince: Date?, nextPlannedWake: Date?, at now: Date
     ) -> PolicyContext {
         let state = appStates[request.app] ?? AppPolicyState(
             backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
@@ -857,7 +858,7 @@ public struct SchedulerEngine: Sendable {
             deviceSalt: configuration.deviceSalt,
             readySince: readySince,
             wakeUnderWay: lastWake == now,
-            nextPlannedWake: nextPlannedWake ?? index.nextDeferralEnd
+            nextPlannedWake: nextPlannedWake
         )
     }
 

@@ -121,10 +121,16 @@ enum FleetCommand {
     static func run(_ options: Options, environment: [String: String] = [:], progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let fleet = try fleet(options, environment: environment)
+        // A report that cannot be written is refused before the run, not after it.
+        if let path = options.report { try ReportDestination.check(path) }
         let began = ContinuousClock.now
         let bar = options.progress && progressOnTerminal ? ProgressBar(total: fleet.devices) : nil
         var progress: (@Sendable (Int) -> Void)?
-        if let bar { progress = { done in bar.update(done) } }
+        if let bar {
+            progress = { done in bar.update(done) }
+            // Drawn at once: the first device of a long fleet may take a while.
+            bar.update(0)
+        }
         let result: FleetResult
         var baselines: FleetComparison?
         if options.compareBaselines {
@@ -180,7 +186,7 @@ enum FleetCommand {
                 devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
                 runsPerMinute: result.runsPerMinute, markers: markers, summary: rows + reportRows, notes: notes, comparison: comparison
             )
-            try SimulateCommand.writeReport(HTMLReport.render(report), to: path)
+            try ReportDestination.write(HTMLReport.render(report), to: path)
             saved = "report written to \(path)\n"
         }
         if options.json {
@@ -285,26 +291,41 @@ final class ProgressBar: Sendable {
     /// The bar is drawn only once this much wall time has passed: a run that ends sooner
     /// leaves the terminal as it was.
     private let showsAfter: Duration
-    private let began = ContinuousClock.now
+    private let began: ContinuousClock.Instant
     private let write: @Sendable (String) -> Void
-    /// The percentage last drawn, -1 before the first.
-    private let last = Mutex(-1)
+    /// The time now: the continuous clock, or a test's.
+    private let now: @Sendable () -> ContinuousClock.Instant
+    /// The percentage last drawn (-1 before the first) and when it was drawn.
+    private let last = Mutex<(percent: Int, at: ContinuousClock.Instant?)>((-1, nil))
+    /// A bar whose percentage has not moved is redrawn this often with its count, so a
+    /// long run (a percent of ten million devices is a minute) still shows it is alive.
+    private static let redrawEvery: Duration = .seconds(1)
 
-    init(total: Int, unit: String = "devices", showsAfter: Duration = .zero, write: @escaping @Sendable (String) -> Void = { StandardStream.writeError($0) }) {
+    init(
+        total: Int, unit: String = "devices", showsAfter: Duration = .zero,
+        write: @escaping @Sendable (String) -> Void = { StandardStream.writeError($0) },
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
+        self.now = now
+        began = now()
         self.total = total
         self.unit = unit
         self.showsAfter = showsAfter
         self.write = write
     }
 
+    /// Draws `done` of the total, when the percentage changed or a second has passed since
+    /// the last draw; cheap otherwise, so it may be called for every unit of work.
     func update(_ done: Int) {
-        guard ContinuousClock.now - began >= showsAfter else { return }
+        let now = now()
+        guard now - began >= showsAfter else { return }
         let percent = min(100, done * 100 / max(1, total))
-        let changed = last.withLock { last in
-            defer { last = percent }
-            return last != percent
+        let draws = last.withLock { last in
+            if last.percent == percent, let at = last.at, now - at < Self.redrawEvery { return false }
+            last = (percent, now)
+            return true
         }
-        guard changed else { return }
+        guard draws else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
         write("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
@@ -312,7 +333,7 @@ final class ProgressBar: Sendable {
 
     /// Draws the bar full and ends its line, if it was drawn at all.
     func finish() {
-        guard last.withLock({ $0 }) >= 0 else { return }
+        guard last.withLock({ $0.percent }) >= 0 else { return }
         update(total)
         write("\n")
     }

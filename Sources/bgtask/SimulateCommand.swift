@@ -283,8 +283,10 @@ enum SimulateCommand {
         var loaded: [(path: String, app: ModelledApp)] = []
         for path in paths {
             let manifest = try AppManifest.load(contentsOf: URL(fileURLWithPath: path))
-            guard let app = ModelledApp(manifest: manifest) else {
-                throw UsageError(message: "--app \(path): the manifest names no app identifier or no task identifier to model")
+            let app: ModelledApp
+            switch ModelledApp.modelling(manifest) {
+            case .success(let modelled): app = modelled
+            case .failure(let refusal): throw UsageError(message: "--app \(path): cannot model this app: \(refusal)")
             }
             if let first = loaded.first(where: { $0.app.app == app.app }) {
                 throw UsageError(message: "--app \(path) and --app \(first.path) both describe the app \(app.app.rawValue) (CFBundleIdentifier): each app may be simulated once; pass one of them")
@@ -303,6 +305,8 @@ enum SimulateCommand {
     static func run(_ options: Options, environment: [String: String] = [:], progressOnTerminal: Bool = isatty(STDERR_FILENO) == 1) async throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         let scenario = try loadScenario(options.scenario)
+        // A report that cannot be written is refused before the run, not after it.
+        if let path = options.report { try ReportDestination.check(path) }
         if let seeds = options.compareSeeds {
             let subject: BaselineComparison.Subject
             switch options.apps {
@@ -320,7 +324,7 @@ enum SimulateCommand {
             let comparison = try await BaselineComparison.run(scenario: scenario, days: options.days, seeds: Array(seeds), subject: subject)
             var written = ""
             if let path = options.report {
-                try writeReport(HTMLReport.render(comparison), to: path)
+                try ReportDestination.write(HTMLReport.render(comparison), to: path)
                 written = "comparison report written to \(path)\n"
             }
             // JSON alone on standard output stays parseable.
@@ -350,7 +354,7 @@ enum SimulateCommand {
                 title: "\(scenario.name): \(options.days) day\(options.days == 1 ? "" : "s")",
                 notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
-            try writeReport(HTMLReport.render(report), to: path)
+            try ReportDestination.write(HTMLReport.render(report), to: path)
             output = "energy report written to \(path)\n"
         }
         if options.json {
@@ -361,41 +365,5 @@ enum SimulateCommand {
         text += result.summary() + "\n"
         text += "\nsimulated \(options.days * 24) h in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated)))\n"
         return text + output
-    }
-
-    /// Writes `html` to `path`, naming the path when it cannot. The write is atomic (a
-    /// temporary file renamed over the old one), so it goes only where a regular file is or
-    /// may be: a symbolic link is followed and its target replaced (not the link), and a
-    /// device, a FIFO, a socket or a directory is refused (renaming over `/dev/full` would
-    /// replace the device; opening a FIFO would block).
-    static func writeReport(_ html: String, to path: String) throws {
-        var destination = URL(fileURLWithPath: path)
-        var info = stat()
-        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
-            destination = destination.resolvingSymlinksInPath()
-        }
-        if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
-            // Still a link after resolving: one in a loop, or one that leads nowhere.
-            let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
-            let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
-            throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
-        }
-        do {
-            try Data(html.utf8).write(to: destination, options: .atomic)
-        } catch {
-            // Foundation's own text ("The file doesn't exist" for /proc/version) hides which
-            // step failed and why: the system's error is in the underlying error.
-            let directory = destination.deletingLastPathComponent().path
-            let nsError = error as NSError
-            // On Linux the underlying error is a Swift POSIXError, elsewhere an NSError.
-            let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-            if let underlying, underlying.domain == NSPOSIXErrorDomain, let code = Int32(exactly: underlying.code) {
-                throw UsageError(
-                    message: "cannot write the report to \(path): writing a temporary file in \(directory) and renaming it "
-                        + "over the report failed: \(systemErrorText(code)); nothing was written"
-                )
-            }
-            throw UsageError(message: "cannot write the report to \(path): \(error.localizedDescription)")
-        }
     }
 }

@@ -163,7 +163,24 @@ import Testing
 
         let anonymous = try Self.write(#"{"BGTaskSchedulerPermittedIdentifiers": ["com.example.x.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "anonymous.json", in: directory)
         let error = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([news, anonymous]) }
-        #expect(error.message == "--app \(anonymous): the manifest names no app identifier or no task identifier to model")
+        #expect(error.message == "--app \(anonymous): cannot model this app: the manifest names no app: CFBundleIdentifier is missing")
+        // Each cause its own message, naming what to add.
+        let causes: [(String, String)] = [
+            (#"{"CFBundleIdentifier": "com.example.x", "BGTaskSchedulerPermittedIdentifiers": [], "UIBackgroundModes": ["fetch"]}"#,
+             "the manifest lists no task identifier: BGTaskSchedulerPermittedIdentifiers is missing or empty"),
+            (#"{"CFBundleIdentifier": "com.example.x", "BGTaskSchedulerPermittedIdentifiers": ["com.example.x.export.*"], "UIBackgroundModes": ["processing"]}"#,
+             "the manifest lists only wildcard identifiers (com.example.x.export.*), which permit continued-processing tasks; "
+                + "the simulator models refresh and processing tasks, each named in full in BGTaskSchedulerPermittedIdentifiers"),
+            (#"{"CFBundleIdentifier": "com.example.x", "BGTaskSchedulerPermittedIdentifiers": ["com.example.x.refresh"], "UIBackgroundModes": ["audio", "location"]}"#,
+             "UIBackgroundModes has neither fetch (refresh tasks) nor processing (processing tasks); found: audio, location"),
+            (#"{"CFBundleIdentifier": "com.example.x", "BGTaskSchedulerPermittedIdentifiers": ["com.example.x.refresh"]}"#,
+             "UIBackgroundModes has neither fetch (refresh tasks) nor processing (processing tasks); found: none"),
+        ]
+        for (index, (text, reason)) in causes.enumerated() {
+            let path = try Self.write(text, to: "cause\(index).json", in: directory)
+            let refused = try #require(throws: UsageError.self) { try SimulateCommand.loadModelledApps([path]) }
+            #expect(refused.message == "--app \(path): cannot model this app: \(reason)")
+        }
     }
 
     @Test func twoManifestsOfOneAppAreRefusedNamingBothFilesAndTheApp() throws {
@@ -271,6 +288,24 @@ import Testing
             "\r[######################........] 75 % (3/4 days)", "\r[##############################] 100 % (4/4 days)", "\n",
         ])
 
+        // A percentage that does not move is redrawn with its count once a second, no sooner.
+        drawn.withLock { $0 = [] }
+        let origin = ContinuousClock.now
+        let elapsed = Mutex(Duration.zero)
+        let slow = ProgressBar(
+            total: 1_000, write: { text in drawn.withLock { $0.append(text) } }, now: { origin + elapsed.withLock { value in value } })
+        slow.update(0)
+        slow.update(1)
+        elapsed.withLock { value in value = .milliseconds(999) }
+        slow.update(2)
+        elapsed.withLock { value in value = .milliseconds(1_000) }
+        slow.update(3)
+        slow.update(10)
+        #expect(drawn.withLock { $0 } == [
+            "\r[..............................] 0 % (0/1000 devices)", "\r[..............................] 0 % (3/1000 devices)",
+            "\r[..............................] 1 % (10/1000 devices)",
+        ])
+
         // With standard error a terminal, standard output is the same trace.
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -326,7 +361,7 @@ import Testing
         try "old".write(toFile: target, atomically: true, encoding: .utf8)
         let link = directory.appendingPathComponent("link.html").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
-        try SimulateCommand.writeReport("<!DOCTYPE html>", to: link)
+        try ReportDestination.write("<!DOCTYPE html>", to: link)
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "<!DOCTYPE html>")
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
         // A FIFO (opening it would block), a directory, a device: refused, left as they are.
@@ -336,7 +371,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: subdirectory, withIntermediateDirectories: false)
         for (path, kind) in [(fifo, "a FIFO"), (subdirectory, "a directory"), ("/dev/null", "a character device")] {
             #expect {
-                try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
+                try ReportDestination.write("<!DOCTYPE html>", to: path)
             } throws: { error in
                 "\(error)".contains(path) && "\(error)".contains(kind)
             }
@@ -348,20 +383,56 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.appendingPathComponent("gone/report.html").path)
         for (path, kind) in [(loop, "a symbolic link loop"), (dangling, "a symbolic link that leads nowhere")] {
             #expect {
-                try SimulateCommand.writeReport("<!DOCTYPE html>", to: path)
+                try ReportDestination.write("<!DOCTYPE html>", to: path)
             } throws: { error in
                 "\(error)" == "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written"
             }
         }
         // A directory that takes no new file: the system's reason, not Foundation's "doesn't exist".
         #expect {
-            try SimulateCommand.writeReport("<!DOCTYPE html>", to: "/proc/version")
+            try ReportDestination.write("<!DOCTYPE html>", to: "/proc/version")
         } throws: { error in
             "\(error)".contains("temporary file in /proc") && "\(error)".contains("(ENOENT)")
         }
         var info = stat()
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
         #expect(lstat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "still a device")
+    }
+
+    @Test func aReportThatCannotBeWrittenIsRefusedBeforeTheRun() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("gone/report.html").path
+        let file = directory.appendingPathComponent("file").path
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        let underFile = file + "/report.html"
+        let cases: [(String, String)] = [
+            (missing, "the directory \(directory.path)/gone does not exist; nothing was run"),
+            (underFile, "\(file) is not a directory; nothing was run"),
+            (directory.path, "it is a directory, not a regular file"),
+            ("/proc/report.html", "a new file cannot be created in /proc"),
+        ]
+        for (path, reason) in cases {
+            // "nothing was run" is said only by the check made before the run.
+            await #expect {
+                try await SimulateCommand.run(.init(scenario: "commuter", apps: ["feedreader"], days: 3660, seed: 1, report: path))
+            } throws: { error in
+                "\(error)".hasPrefix("cannot write the report to \(path): ") && "\(error)".contains(reason)
+            }
+            var fleet = FleetCommand.Options()
+            fleet.devices = 200_000
+            fleet.days = 1
+            fleet.report = path
+            #expect {
+                try FleetCommand.run(fleet, progressOnTerminal: false)
+            } throws: { error in
+                "\(error)".hasPrefix("cannot write the report to \(path): ") && "\(error)".contains(reason)
+            }
+        }
+        // The check leaves nothing behind in a directory that takes the report.
+        let good = directory.appendingPathComponent("report.html").path
+        try ReportDestination.check(good)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["file"])
     }
 
     @Test func theReportsReproduceLineRunsTheSameModelledApps() async throws {

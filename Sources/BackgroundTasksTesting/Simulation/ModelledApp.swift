@@ -95,25 +95,59 @@ public struct ModelledApp: Hashable, Sendable {
     /// mention "refresh" or "fetch" after the app's own prefix (`com.fetchly.app.sync` is
     /// processing) are refreshes and the others processing. Refreshes are
     /// ``ModelledTask/refresh(_:)``, processing tasks ``ModelledTask/processing(_:)``.
-    /// Returns `nil` when the manifest names no app or no task.
+    /// Returns `nil` when the manifest cannot be modelled (``modelling(_:)`` says why).
     public init?(manifest: AppManifest) {
-        guard let app = manifest.appID else { return nil }
+        guard case .success(let app) = Self.modelling(manifest) else { return nil }
+        self = app
+    }
+
+    /// Why a manifest cannot be modelled: each cause its own, so the user is told what to
+    /// add to the manifest.
+    public enum Refusal: Error, Equatable, Sendable, CustomStringConvertible {
+        /// No `CFBundleIdentifier`.
+        case noAppIdentifier
+        /// `BGTaskSchedulerPermittedIdentifiers` absent or empty.
+        case noTaskIdentifiers
+        /// Only `prefix.*` wildcards, which permit continued-processing tasks: the simulator
+        /// models refresh and processing tasks, each named in full.
+        case onlyWildcards([String])
+        /// Neither `fetch` nor `processing` among `UIBackgroundModes` (those found).
+        case noBackgroundMode([String])
+
+        public var description: String {
+            switch self {
+            case .noAppIdentifier:
+                return "the manifest names no app: CFBundleIdentifier is missing"
+            case .noTaskIdentifiers:
+                return "the manifest lists no task identifier: BGTaskSchedulerPermittedIdentifiers is missing or empty"
+            case .onlyWildcards(let patterns):
+                return "the manifest lists only wildcard identifiers (\(patterns.joined(separator: ", "))), which permit continued-processing tasks; "
+                    + "the simulator models refresh and processing tasks, each named in full in BGTaskSchedulerPermittedIdentifiers"
+            case .noBackgroundMode(let modes):
+                let found = modes.isEmpty ? "none" : modes.joined(separator: ", ")
+                return "UIBackgroundModes has neither fetch (refresh tasks) nor processing (processing tasks); found: \(found)"
+            }
+        }
+    }
+
+    /// A model of an app from its manifest (see ``init(manifest:)``), or why there is none.
+    public static func modelling(_ manifest: AppManifest) -> Result<ModelledApp, Refusal> {
+        guard let app = manifest.appID else { return .failure(.noAppIdentifier) }
+        guard !manifest.permittedIdentifiers.isEmpty else { return .failure(.noTaskIdentifiers) }
         let fetch = manifest.backgroundModes.contains("fetch")
         let processing = manifest.backgroundModes.contains("processing")
-        let tasks = manifest.permittedIdentifiers.filter { !$0.hasSuffix("*") }.compactMap { identifier -> ModelledTask? in
+        guard fetch || processing else { return .failure(.noBackgroundMode(manifest.backgroundModes.sorted())) }
+        let named = manifest.permittedIdentifiers.filter { !$0.hasSuffix("*") }
+        guard !named.isEmpty else { return .failure(.onlyWildcards(manifest.permittedIdentifiers)) }
+        let tasks = named.map { identifier -> ModelledTask in
             // Only the task's own name: an app called com.fetchly must not make every task a refresh.
             let ownName = identifier.hasPrefix(app.rawValue + ".") ? String(identifier.dropFirst(app.rawValue.count + 1)) : identifier
             let lower = ownName.lowercased()
             let looksLikeRefresh = lower.contains("refresh") || lower.contains("fetch")
-            switch (fetch, processing) {
-            case (true, false): return .refresh(identifier)
-            case (false, true): return .processing(identifier)
-            case (true, true): return looksLikeRefresh ? .refresh(identifier) : .processing(identifier)
-            case (false, false): return nil
-            }
+            if fetch && processing { return looksLikeRefresh ? .refresh(identifier) : .processing(identifier) }
+            return fetch ? .refresh(identifier) : .processing(identifier)
         }
-        guard !tasks.isEmpty else { return nil }
-        self.init(app: app, manifest: manifest, tasks: tasks)
+        return .success(ModelledApp(app: app, manifest: manifest, tasks: tasks))
     }
 
     /// The example feed reader as a model: a refresh every 15 minutes (about 4 s) and a

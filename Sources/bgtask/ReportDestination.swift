@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+
+/// Where `--report FILE.html` goes. The path is checked before the run (`check`), so one
+/// that cannot take the report is refused at once instead of after minutes of simulation
+/// whose output would be lost; the report is then written atomically (`write`), which
+/// checks again because the file system may have changed during the run.
+///
+/// The write is a temporary file renamed over the report, so it goes only where a regular
+/// file is or may be: a symbolic link is followed and its target replaced (not the link),
+/// and a device, a FIFO, a socket or a directory is refused (renaming over `/dev/full`
+/// would replace the device; opening a FIFO would block).
+enum ReportDestination {
+    /// The file the report will replace or create, after following a symbolic link.
+    /// Throws a `UsageError` naming `path` when the report could not be written there:
+    /// the path is not a regular file, its directory is missing or not a directory, or a
+    /// new file cannot be created in the directory (tried for real: a temporary file is
+    /// created and removed, because permissions alone do not tell, e.g. for root or on a
+    /// read-only mount).
+    @discardableResult
+    static func check(_ path: String) throws -> URL {
+        let destination = try resolved(path)
+        let directory = destination.deletingLastPathComponent().path
+        var info = stat()
+        if lstat(directory, &info) != 0 {
+            let code = errno
+            let why = code == ENOENT ? "the directory \(directory) does not exist" : "the directory \(directory) cannot be reached: \(systemErrorText(code))"
+            throw UsageError(message: "cannot write the report to \(path): \(why); nothing was run")
+        }
+        if stat(directory, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR {
+            throw UsageError(message: "cannot write the report to \(path): \(directory) is not a directory; nothing was run")
+        }
+        var template = Array((directory + "/.bgtask-report-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        if descriptor < 0 {
+            throw UsageError(message: "cannot write the report to \(path): a new file cannot be created in \(directory): \(systemErrorText(errno)); nothing was run")
+        }
+        close(descriptor)
+        _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+        return destination
+    }
+
+    /// Writes `html` to `path` atomically, naming the path when it cannot.
+    static func write(_ html: String, to path: String) throws {
+        let destination = try resolved(path)
+        do {
+            try Data(html.utf8).write(to: destination, options: .atomic)
+        } catch {
+            // Foundation's own text ("The file doesn't exist" for /proc/version) hides which
+            // step failed and why: the system's error is in the underlying error.
+            let directory = destination.deletingLastPathComponent().path
+            let nsError = error as NSError
+            // On Linux the underlying error is a Swift POSIXError, elsewhere an NSError.
+            let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            if let underlying, underlying.domain == NSPOSIXErrorDomain, let code = Int32(exactly: underlying.code) {
+                throw UsageError(
+                    message: "cannot write the report to \(path): writing a temporary file in \(directory) and renaming it "
+                        + "over the report failed: \(systemErrorText(code)); nothing was written"
+                )
+            }
+            throw UsageError(message: "cannot write the report to \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// `path` with a symbolic link followed; refuses what is there and is not a regular file.
+    private static func resolved(_ path: String) throws -> URL {
+        var destination = URL(fileURLWithPath: path)
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            destination = destination.resolvingSymlinksInPath()
+        }
+        if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
+            // Still a link after resolving: one in a loop, or one that leads nowhere.
+            let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
+            let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
+            throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
+        }
+        return destination
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// `bgtask demo`: the example app's real handlers through a short built-in simulation (the
 /// commuter scenario, seed 1): `bgtask simulate commuter` with an introduction, ending with
@@ -12,7 +13,7 @@ enum Demo {
     /// Runs the demo and returns what to print; writes the report to `reportPath`.
     static func run(days: Int, reportPath: String = defaultReportPath) async throws -> String {
         let intro = """
-            bgtask demo: the example feed reader's real handlers through \(days) simulated day\(days == 1 ? "" : "s") of a commuter's phone
+            bgtask demo: the example feed reader's real handlers through \(CountText.counted(days, "simulated day")) of a commuter's phone
             (refresh asked every 15 min; nightly clean-up needs network and power; a draft saved under an assertion when the user leaves the app)
             open the energy report named at the end in a browser
 

@@ -182,7 +182,7 @@ enum FleetCommand {
         var saved = ""
         if let path = options.report {
             let report = FleetReport(
-                title: "\(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s")",
+                title: "\(CountText.counted(fleet.devices, "device")), \(CountText.counted(fleet.days, "day"))",
                 devices: fleet.devices, days: fleet.days, mix: fleet.mix.description, seed: fleet.seed,
                 runsPerMinute: result.runsPerMinute, markers: markers, summary: rows + reportRows, notes: notes, comparison: comparison
             )
@@ -207,7 +207,7 @@ enum FleetCommand {
             encoder.outputFormatting = [.sortedKeys]
             return String(decoding: try encoder.encode(document), as: UTF8.self) + "\n"
         }
-        var text = "bgtask fleet: \(fleet.devices) devices, \(fleet.days) day\(fleet.days == 1 ? "" : "s"), mix \(fleet.mix), seed \(fleet.seed)\n"
+        var text = "bgtask fleet: \(CountText.counted(fleet.devices, "device")), \(CountText.counted(fleet.days, "day")), mix \(fleet.mix), seed \(fleet.seed)\n"
         text += notes[0] + "\n\n"
         let width = rows.map { $0.name.count }.max() ?? 0
         for row in rows { text += "  \(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)\n" }
@@ -217,7 +217,7 @@ enum FleetCommand {
                 policy: baselines.policy, timer15: baselines.timer15, equalBudgetTimer: baselines.equalBudgetTimer,
                 equalBudgetInterval: baselines.equalBudgetInterval)
         }
-        text += "\nsimulated \(fleet.devices * fleet.days) device-days\(options.compareBaselines ? " under each scheduler" : "") in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))\n"
+        text += "\nsimulated \(CountText.counted(fleet.devices * fleet.days, "device-day"))\(options.compareBaselines ? " under each scheduler" : "") in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))\n"
         return text + saved
     }
 

@@ -210,9 +210,9 @@ enum SimulateCommand {
         let (perSeed, perSeedOverflow) = scenario.eventBound(days: options.days).multipliedReportingOverflow(by: max(1, apps))
         let seedsThatFit = perSeedOverflow || perSeed <= 0 ? 0 : maximumScenarioEvents / perSeed
         let advice = if fits > 0 {
-            "\(seeds > 1 ? "compare" : "simulate") at most \(fits) day\(fits == 1 ? "" : "s")"
+            "\(seeds > 1 ? "compare" : "simulate") at most \(CountText.counted(fits, "day"))"
         } else if seeds > 1, seedsThatFit >= 1 {
-            "compare at most \(seedsThatFit) seed\(seedsThatFit == 1 ? "" : "s") over \(options.days) day\(options.days == 1 ? "" : "s")"
+            "compare at most \(CountText.counted(seedsThatFit, "seed")) over \(CountText.counted(options.days, "day"))"
         } else {
             "even one day is too many: the scenario needs fewer intervals or launches"
         }
@@ -351,7 +351,7 @@ enum SimulateCommand {
         var output = ""
         if let path = options.report {
             let report = result.deviceReport(
-                title: "\(scenario.name): \(options.days) day\(options.days == 1 ? "" : "s")",
+                title: "\(scenario.name): \(CountText.counted(options.days, "day"))",
                 notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
             try ReportDestination.write(HTMLReport.render(report), to: path)
@@ -360,7 +360,7 @@ enum SimulateCommand {
         if options.json {
             return String(decoding: result.traceJSON(), as: UTF8.self) + "\n"
         }
-        var text = "bgtask simulate: \(scenario.name), \(options.days) day\(options.days == 1 ? "" : "s"), seed \(result.seed), \(appsText)\n\n"
+        var text = "bgtask simulate: \(scenario.name), \(CountText.counted(options.days, "day")), seed \(result.seed), \(appsText)\n\n"
         text += Timeline(trace: result.trace, start: result.start).render() + "\n\n"
         text += result.summary() + "\n"
         text += "\nsimulated \(options.days * 24) h in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated)))\n"

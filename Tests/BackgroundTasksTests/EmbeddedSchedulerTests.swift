@@ -46,6 +46,10 @@ import Testing
         // The default reads the variable, and a bad one falls back to the phone's profile.
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: ["BGTASK_POLICY": "server"]).profile == .server)
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: [:]).profile == .phone)
+        // The warning names the variable once, and a file's error keeps the file's name.
+        guard case .failure(let unknown) = EmbeddedScheduler.policyConfiguration(from: "laptop") else { Issue.record("laptop accepted"); return }
+        #expect(EmbeddedScheduler.policyWarning(unknown).hasPrefix("bgtask: BGTASK_POLICY: expected phone, server or the path of a policy file"), "\(EmbeddedScheduler.policyWarning(unknown))")
+        #expect(EmbeddedScheduler.policyWarning(absent).hasPrefix("bgtask: BGTASK_POLICY: \(missing)"), "\(EmbeddedScheduler.policyWarning(absent))")
     }
 
     @Test func defaultsComeFromTheEnvironmentTheSchedulerStartsWithAndWhatCodeSetsWins() throws {

@@ -530,6 +530,11 @@ import Testing
         }
         #expect(output.contains("\nsimulated 50 device-days in "))
         #expect(output.hasSuffix("report written to \(report)\n"))
+        var one = FleetCommand.Options()
+        one.devices = 1
+        let single = try FleetCommand.run(one, progressOnTerminal: false)
+        #expect(single.hasPrefix("bgtask fleet: 1 device, 1 day, "), "\(single)")
+        #expect(single.contains("\nsimulated 1 device-day in "), "\(single)")
         let html = try String(contentsOfFile: report, encoding: .utf8)
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.contains("50 devices, 1 day"))

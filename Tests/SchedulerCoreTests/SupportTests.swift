@@ -4,6 +4,12 @@ import Testing
 
 /// Calendar arithmetic and stable hashing, the same on every machine.
 @Suite struct SupportTests {
+    @Test func countsTakeTheSingularForOne() {
+        #expect(CountText.counted(1, "device") == "1 device")
+        #expect(CountText.counted(0, "run") == "0 runs")
+        #expect(CountText.counted(2, "earlier strike") == "2 earlier strikes")
+    }
+
     @Test func utcFieldsOfKnownInstants() {
         #expect(GregorianDate.utc(secondsSince1970: 0) == (1970, 1, 1, 0, 0, 0))
         #expect(GregorianDate.utc(secondsSince1970: 1_795_996_800 + 3_723) == (2026, 11, 30, 1, 2, 3))

@@ -146,9 +146,16 @@ public enum EmbeddedScheduler {
         case .success(let configuration):
             return configuration
         case .failure(let error):
-            StandardStream.writeError("bgtask: BGTASK_POLICY: \(error); the phone's policy profile is used\n")
+            StandardStream.writeError(policyWarning(error))
             return PolicyConfiguration()
         }
+    }
+
+    /// The line written when `BGTASK_POLICY` cannot be used. An error of the variable itself
+    /// names it already; one of a policy file names the file, and the variable is added.
+    static func policyWarning(_ error: PolicyConfigurationError) -> String {
+        let named = error.source == "BGTASK_POLICY" ? "\(error)" : "BGTASK_POLICY: \(error)"
+        return "bgtask: \(named); the phone's policy profile is used\n"
     }
 
     /// What `BGTASK_POLICY` selects: unset or empty, the phone's profile; a profile's name

@@ -236,7 +236,7 @@ public struct BaselineComparison: Sendable {
     public func text() -> String {
         let seedsText = seeds.count == 1 ? "seed \(seeds[0])" : "seeds \(seeds.first!)-\(seeds.last!)"
         return Self.text(
-            heading: "\(scenario): \(days) day\(days == 1 ? "" : "s") x \(seedsText), staleness of \(app) at the user's launches",
+            heading: "\(scenario): \(CountText.counted(days, "day")) x \(seedsText), staleness of \(app) at the user's launches",
             policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer, equalBudgetInterval: equalBudgetInterval)
     }
 

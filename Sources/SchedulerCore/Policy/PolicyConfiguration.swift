@@ -270,6 +270,11 @@ extension PolicyConfiguration {
                     guard PolicySet.names.contains(name) else {
                         throw fail("weights" + StrictJSON.pathComponent(name), "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
+                    // A weight for a policy the profile leaves out would do nothing: a slip.
+                    guard configuration.profile.includes(name) else {
+                        throw fail("weights.\(name)", "the \(configuration.profile.rawValue) profile leaves this policy out, so its weight would do nothing; "
+                            + "left out: \(configuration.profile.excludedPolicies.sorted().joined(separator: ", "))")
+                    }
                     guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite,
                           (0...maximumWeight).contains(number.doubleValue) else {
                         throw fail("weights.\(name)", "expected a number \(describe(0...maximumWeight)), found \(SerializedValue.describe(weight))")

@@ -38,7 +38,7 @@ public enum SerializedValue {
             if isBoolean(number) { return "a boolean (\(number.boolValue))" }
             return "a number (\(number))"
         }
-        if let array = value as? [Any] { return "an array (\(array.count) element\(array.count == 1 ? "" : "s"))" }
+        if let array = value as? [Any] { return "an array (\(CountText.counted(array.count, "element")))" }
         if dictionary(value) != nil { return "a dictionary" }
         if value is Date { return "a date" }
         if let data = value as? Data { return "data (\(data.count) bytes)" }

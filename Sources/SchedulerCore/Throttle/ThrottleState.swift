@@ -181,7 +181,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         var runPhrases: [String] = []
         func count(_ cause: ThrottleStrike.Cause, _ verb: String) {
             let n = recent.filter { $0.cause == cause }.count
-            if n > 0 { runPhrases.append("\(n) run\(n == 1 ? "" : "s") \(verb)") }
+            if n > 0 { runPhrases.append("\(CountText.counted(n, "run")) \(verb)") }
         }
         count(.expired, "expired")
         count(.terminated, "terminated after the grace period")
@@ -201,7 +201,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
             if let latest { parts.append(latest.cause.description) }
         }
         if parts.isEmpty {
-            var earlier = "\(strikes) earlier strike\(strikes == 1 ? "" : "s")"
+            var earlier = CountText.counted(strikes, "earlier strike")
             if let lastStrikeAt { earlier += ", the last \(DurationText.spoken(now.timeIntervalSince(lastStrikeAt))) ago" }
             parts.append(earlier)
             parts.append("the delay halves every \(DurationText.spoken(configuration.decayHalfLife)) of good behaviour")

@@ -26,7 +26,7 @@ extension UsageModel {
         var parts: [String] = []
         let habits = Self.describeHabits(likelyHours(at: now))
         parts.append(habits.map { "usually opened around \($0)" }
-            ?? "opened \(foregroundCount) time\(foregroundCount == 1 ? "" : "s"), no regular hours yet")
+            ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet")
 
         if let launch = nextLikelyLaunch(after: now, now: now) {
             let probability = launchProbability(hourOfWeek: week.hourOfWeek(of: launch), at: now)

@@ -27,10 +27,13 @@ enum LogCommand {
     /// - Parameters:
     ///   - environment: Where `XDG_STATE_HOME` and `HOME` come from when `--state` is absent.
     ///   - now: The instant relative `--since` values count back from.
+    ///   - warn: Where the lines naming stores and run rows that could not be read go
+    ///     (standard error), apart from the output, which may be JSON.
     /// - Throws: ``RunLogError`` when no store can be read.
-    static func run(_ options: Options, environment: [String: String], now: Date) throws -> String {
+    static func run(_ options: Options, environment: [String: String], now: Date, warn: (String) -> Void) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp }
         let reading = try RunLogReading.read(options, environment: environment, now: now)
+        if let warnings = reading.warnings { warn(warnings) }
         return options.json ? try json(reading, options: options) : text(reading, options: options)
     }
 
@@ -39,7 +42,6 @@ enum LogCommand {
     private static func text(_ reading: RunLogReading, options: Options) -> String {
         guard !reading.runs.isEmpty else {
             return "no runs recorded in \(reading.whereDescription)\(reading.filterDescription(options))\n"
-                + reading.skippedText
         }
         var output = "\(reading.runs.count) run\(reading.runs.count == 1 ? "" : "s") recorded in "
             + "\(reading.whereDescription)\(reading.filterDescription(options)) (times in UTC)\n\n"
@@ -67,7 +69,7 @@ enum LogCommand {
         if !sources.isEmpty {
             output += "\nmeasured by: " + sources.joined(separator: " | ") + " (runs launched by bgtaskd; --json has it per run)\n"
         }
-        return output + reading.skippedText
+        return output
     }
 
     /// One run in `--json` output; every key is always present (`null` when unknown).
@@ -439,9 +441,10 @@ struct RunLogReading {
         return text
     }
 
-    /// Lines naming the stores that could not be read (empty when none).
-    var skippedText: String {
-        skipped.isEmpty ? "" : "\n" + skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
+    /// Lines naming the stores and run rows that could not be read, for standard error;
+    /// `nil` when there are none.
+    var warnings: String? {
+        skipped.isEmpty ? nil : skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
     }
 
     /// Finds the stores (``locate(_:environment:)``), opens each for reading, and collects

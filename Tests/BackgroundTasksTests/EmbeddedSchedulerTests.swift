@@ -7,6 +7,24 @@ import Synchronization
 import Testing
 
 @Suite struct EmbeddedSchedulerTests {
+    /// The warning about a BGTASK_POLICY an app cannot use names the variable once (it read
+    /// "BGTASK_POLICY: BGTASK_POLICY: expected ..."), and a file's error still names it.
+    @Test func aBadPolicyVariableIsNamedOnce() throws {
+        guard case .failure(let word) = EmbeddedScheduler.policyConfiguration(from: "phoen") else {
+            Issue.record("phoen was accepted")
+            return
+        }
+        let text = EmbeddedScheduler.policyVariableProblem(word)
+        #expect(text.hasPrefix("BGTASK_POLICY: expected"), "\(text)")
+        #expect(text.components(separatedBy: "BGTASK_POLICY").count == 2, "\(text)")
+        let missing = "/nonexistent-bgtask/policy.json"
+        guard case .failure(let file) = EmbeddedScheduler.policyConfiguration(from: missing) else {
+            Issue.record("\(missing) was accepted")
+            return
+        }
+        #expect(EmbeddedScheduler.policyVariableProblem(file).hasPrefix("BGTASK_POLICY: \(missing)"))
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-embedded-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -146,9 +146,16 @@ public enum EmbeddedScheduler {
         case .success(let configuration):
             return configuration
         case .failure(let error):
-            StandardStream.writeError("bgtask: BGTASK_POLICY: \(error); the phone's policy profile is used\n")
+            StandardStream.writeError("bgtask: \(policyVariableProblem(error)); the phone's policy profile is used\n")
             return PolicyConfiguration()
         }
+    }
+
+    /// `error` of ``policyConfiguration(from:)`` with the variable named once: its own error
+    /// starts with it when the value is not a file ("BGTASK_POLICY: BGTASK_POLICY: ..."
+    /// doubled it), a file's error names the file.
+    static func policyVariableProblem(_ error: PolicyConfigurationError) -> String {
+        error.source == "BGTASK_POLICY" ? "\(error)" : "BGTASK_POLICY: \(error)"
     }
 
     /// What `BGTASK_POLICY` selects: unset or empty, the phone's profile; a profile's name

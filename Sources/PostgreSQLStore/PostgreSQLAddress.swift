@@ -213,7 +213,8 @@ public struct PostgreSQLAddress: Sendable, Equatable, CustomStringConvertible {
             guard let given, !given.isEmpty else { continue }
             shown.append("\(part.keyword)=\(quoted(given))")
         }
-        return shown.isEmpty ? "the default PostgreSQL server (libpq's defaults)" : shown.joined(separator: " ")
+        // Not "the default PostgreSQL server": messages say "the PostgreSQL server \(redacted)".
+        return shown.isEmpty ? "(libpq's defaults)" : shown.joined(separator: " ")
     }
 
     /// A value as libpq's key/value form writes it: bare when it is plain, else in single

@@ -109,20 +109,27 @@ enum PostgreSQLColumns {
         ]
     }
 
-    /// Reads a run from a row selected as ``runNames``.
+    /// Reads a run from a row selected as ``runNames``: its columns, then its values within
+    /// ``RunRecordRules`` (the SQLite store's rule), or ``StoreError/Code/invalidData``
+    /// naming the run and the column.
     static func decodeRun(_ row: PostgreSQLRow) throws(StoreError) -> RunRecord {
         let id = RunID(try integer(row, 0, column: "id", of: { "a run" }) ?? 0)
-        let request = try decodeRequest(row, from: 1)
+        let request: PendingRequest
+        do throws(StoreError) {
+            request = try decodeRequest(row, from: 1)
+        } catch {
+            throw RunRecordRules.naming(id, in: error)
+        }
         let end = 1 + requestCount + 1
-        func name() -> String { "\(id)" }
+        func name() -> String { RunRecordRules.name(id, of: request) }
         var outcome: RunOutcome?
         if let outcomeName = row.optionalText(end + 1) {
             guard let known = RunOutcome(rawValue: outcomeName) else {
-                throw invalid("unknown outcome \"\(outcomeName)\" for \(id)")
+                throw invalid("unknown outcome \"\(outcomeName)\" for \(name())")
             }
             outcome = known
         }
-        return RunRecord(
+        return try RunRecordRules.checked(RunRecord(
             id: id,
             request: request,
             startedAt: try date(row, 1 + requestCount, column: "started_at", of: name),
@@ -136,7 +143,7 @@ enum PostgreSQLColumns {
             measuredBy: row.optionalText(end + 7),
             bytesRead: try integer(row, end + 8, column: "bytes_read", of: name),
             bytesWritten: try integer(row, end + 9, column: "bytes_written", of: name)
-        )
+        ))
     }
 
     // MARK: Columns
@@ -168,13 +175,14 @@ enum PostgreSQLColumns {
         return number
     }
 
-    /// A `double precision` measurement, or `nil` for NULL.
+    /// A `double precision` measurement, or `nil` for NULL. `Infinity` and `NaN` are read
+    /// as they are (they were read as "not measured"), for ``RunRecordRules`` to refuse.
     private static func real(_ row: PostgreSQLRow, _ column: Int32, column name: String, of rowName: () -> String) throws(StoreError) -> Double? {
         guard !row.isNull(column) else { return nil }
         guard let number = Double(row.text(column)) else {
             throw invalid("\(name) of \(rowName()) is \"\(row.text(column).excerpt(scalars: 40))\", not a number")
         }
-        return number.isFinite ? number : nil
+        return number
     }
 
     static func invalid(_ message: String) -> StoreError {

@@ -62,6 +62,9 @@ extension PostgreSQLStore: SharedSchedulerStorage {
             // One transaction: the runs ended, their requests restored, and one throttle
             // strike per app, as a stop does to a store of one's own.
             try connection.transaction { () throws(StoreError) -> LeaseSweep in
+                // GREATEST: the start came from the replica's clock, the end from the server's;
+                // a replica ahead of the server must not leave a run that ends before it
+                // starts (RunRecordRules refuses such a row).
                 let result = try connection.execute(
                     """
                     WITH expired AS (
@@ -70,7 +73,7 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                         FOR UPDATE SKIP LOCKED
                     ), ended AS (
                         UPDATE bgtask_runs AS r
-                        SET ended_at = \(Self.serverNow), outcome = 'interrupted', success = NULL,
+                        SET ended_at = GREATEST(\(Self.serverNow), r.started_at), outcome = 'interrupted', success = NULL,
                             stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
                             lease_expires_at = NULL
                         FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id

@@ -52,7 +52,8 @@ package enum InterruptedRunRecovery {
                     continue
                 }
                 guard var run = decoded else { continue }
-                run.endedAt = now
+                // A clock set back since the start must not make a run end before it began.
+                run.endedAt = max(now, run.startedAt)
                 run.outcome = .interrupted
                 run.stopReason = stopReason
                 try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))

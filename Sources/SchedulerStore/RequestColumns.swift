@@ -115,8 +115,8 @@ package enum RequestColumns {
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
-    /// A flag column: the integer 0 or 1.
-    private static func flag(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Bool {
+    /// A flag column: the integer 0 or 1 (a request's requirements, a run's `success`).
+    static func flag(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Bool {
         guard row.isNumber(index), row.double(index) == 0 || row.double(index) == 1 else {
             throw invalid("\(column) of \(name()) is \(row.typeName(index)) \(row.text(index)), not 0 or 1")
         }

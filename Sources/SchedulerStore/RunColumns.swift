@@ -52,43 +52,58 @@ enum RunColumns {
         INSERT OR REPLACE INTO run_measurements (run_id, measured_by, bytes_read, bytes_written) VALUES (?, ?, ?, ?)
         """
 
-    /// A run's start or end: a number of seconds since 2001 (text read as 0 before, so a
-    /// damaged row showed 2001-01-01) within about 300 years of it (1e300 printed a year
-    /// 506713 and a 300-digit duration).
-    private static func runDate(_ row: SQLiteRow, _ index: Int32, column: String, of id: RunID) throws(StoreError) -> Date {
-        let date = try RequestColumns.date(row, index, column: column, of: { "\(id)" })
-        guard abs(date.timeIntervalSinceReferenceDate) <= 1e10 else {
-            throw StoreError(code: .invalidData, path: nil, message: "\(column) of \(id) is \(date.timeIntervalSinceReferenceDate) seconds from 2001-01-01, not a date a run can have")
-        }
-        return date
-    }
-
-    /// Reads a run from a row selected with ``selectNames(withMeasurements:)``.
+    /// Reads a run from a row selected with ``selectNames(withMeasurements:)``: each column
+    /// of the type ``values(of:)`` writes (a TEXT `cpu_time` was read as 0), then the values
+    /// within ``RunRecordRules``, or ``StoreError/Code/invalidData`` naming the run and the column.
     static func decode(_ row: SQLiteRow) throws(StoreError) -> RunRecord {
         let id = RunID(row.int64(0))
-        let request = try RequestColumns.decode(row, from: 1)
+        let request: PendingRequest
+        do throws(StoreError) {
+            request = try RequestColumns.decode(row, from: 1)
+        } catch {
+            throw RunRecordRules.naming(id, in: error)
+        }
+        func name() -> String { RunRecordRules.name(id, of: request) }
         let end = 1 + RequestColumns.count + 1
         var outcome: RunOutcome?
         if let outcomeName = row.optionalText(end + 1) {
             guard let known = RunOutcome(rawValue: outcomeName) else {
-                throw StoreError(code: .invalidData, path: nil, message: "unknown outcome \"\(outcomeName)\" for \(id)")
+                throw StoreError(code: .invalidData, path: nil, message: "unknown outcome \"\(outcomeName)\" for \(name())")
             }
             outcome = known
         }
-        return RunRecord(
+        return try RunRecordRules.checked(RunRecord(
             id: id,
             request: request,
-            startedAt: try runDate(row, 1 + RequestColumns.count, column: "started_at", of: id),
-            endedAt: row.isNull(end) ? nil : try runDate(row, end, column: "ended_at", of: id),
+            startedAt: try RequestColumns.date(row, 1 + RequestColumns.count, column: "started_at", of: name),
+            endedAt: row.isNull(end) ? nil : try RequestColumns.date(row, end, column: "ended_at", of: name),
             outcome: outcome,
-            success: row.optionalBool(end + 2),
+            success: row.isNull(end + 2) ? nil : try RequestColumns.flag(row, end + 2, column: "success", of: name),
             stopReason: row.optionalText(end + 3),
-            cpuTime: row.optionalDouble(end + 4),
-            peakMemoryBytes: row.optionalInt64(end + 5),
-            energyJoules: row.optionalDouble(end + 6),
+            cpuTime: try number(row, end + 4, column: "cpu_time", of: name),
+            peakMemoryBytes: try integer(row, end + 5, column: "peak_memory", of: name),
+            energyJoules: try number(row, end + 6, column: "energy_joules", of: name),
             measuredBy: row.optionalText(end + 7),
-            bytesRead: row.optionalInt64(end + 8),
-            bytesWritten: row.optionalInt64(end + 9)
-        )
+            bytesRead: try integer(row, end + 8, column: "bytes_read", of: name),
+            bytesWritten: try integer(row, end + 9, column: "bytes_written", of: name)
+        ))
+    }
+
+    /// A measurement column: NULL (not measured) or a number.
+    private static func number(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Double? {
+        guard !row.isNull(index) else { return nil }
+        guard row.isNumber(index) else {
+            throw StoreError(code: .invalidData, path: nil, message: "\(column) of \(name()) is \(row.typeName(index)), not a number")
+        }
+        return row.double(index)
+    }
+
+    /// A count column: NULL (not measured) or an integer (a REAL was truncated, TEXT read as 0).
+    private static func integer(_ row: SQLiteRow, _ index: Int32, column: String, of name: () -> String) throws(StoreError) -> Int64? {
+        guard !row.isNull(index) else { return nil }
+        guard row.isInteger(index) else {
+            throw StoreError(code: .invalidData, path: nil, message: "\(column) of \(name()) is \(row.typeName(index)), not an integer")
+        }
+        return row.int64(index)
     }
 }

@@ -17,6 +17,11 @@ final class SQLiteConnection {
         /// Read and write an existing file, never creating one: for a reader that may have to
         /// migrate a store but must not conjure one up where there was none.
         case readWriteExisting
+        /// Read only, and promise SQLite the file does not change while open (`immutable=1`):
+        /// SQLite then takes no locks and needs no `-shm` file, so a WAL database whose
+        /// directory cannot be written can still be read (https://www.sqlite.org/wal.html,
+        /// "Read-Only Databases"). Only safe when no `-wal` holds commits, which it ignores.
+        case readOnlyImmutable
     }
 
     /// The `sqlite3` handle.
@@ -47,9 +52,15 @@ final class SQLiteConnection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readWriteExisting: flags |= SQLITE_OPEN_READWRITE
+        case .readOnlyImmutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         }
         if let path { try refuseSpecialFiles(at: path) }
-        let result = sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
+        var filename = path ?? ":memory:"
+        if mode == .readOnlyImmutable, let path {
+            // A URI, so `?`, `#` and `%` in the path are escaped to stay part of it.
+            filename = "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
+        }
+        let result = sqlite3_open_v2(filename, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let sqliteMessage = handle.map { String(cString: sqlite3_errmsg($0)) }
                 ?? String(cString: sqlite3_errstr(result))
@@ -68,13 +79,7 @@ final class SQLiteConnection {
     /// writer comes, forever, and a device is read as a database. Symbolic links are followed,
     /// as SQLite follows them. A file that does not exist is no problem here.
     static func refuseSpecialFiles(at path: String) throws(StoreError) {
-        // SQLite keeps its -wal, -shm and -journal files beside the database a symbolic
-        // link leads to, not beside the link.
-        var base = path
-        if let resolved = realpath(path, nil) {
-            base = String(cString: resolved)
-            free(resolved)
-        }
+        let base = companionBase(of: path)
         for candidate in [path, base + "-wal", base + "-shm", base + "-journal"] {
             var info = stat()
             guard stat(candidate, &info) == 0, let what = BoundedFile.nonRegularKind(info.st_mode) else { continue }
@@ -85,6 +90,15 @@ final class SQLiteConnection {
                     + "not a regular file; remove what is there"
             )
         }
+    }
+
+    /// Where SQLite keeps the `-wal`, `-shm` and `-journal` files of the database at `path`:
+    /// beside the file a symbolic link leads to, not beside the link (`path` itself when it
+    /// cannot be resolved).
+    static func companionBase(of path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     // MARK: Running SQL
@@ -204,6 +218,15 @@ final class SQLiteConnection {
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
         )
         error.sqliteMessage = sqliteMessage
+        error.sqliteResult = result
         return error
+    }
+
+    /// Whether `error` is SQLite's `SQLITE_READONLY_DIRECTORY`: a read-only connection to a
+    /// WAL database could not create the `-shm` file beside it, because the directory
+    /// cannot be written.
+    static func isReadOnlyDirectory(_ error: StoreError) -> Bool {
+        // sqlite3.h defines it as SQLITE_READONLY | (6<<8), a macro Swift does not import.
+        error.sqliteResult == SQLITE_READONLY | (6 << 8)
     }
 }

@@ -112,6 +112,11 @@ struct SQLiteRow {
         return type == SQLITE_INTEGER || type == SQLITE_FLOAT
     }
 
+    /// Whether column `index` holds an INTEGER (counts of bytes must).
+    func isInteger(_ index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_INTEGER
+    }
+
     /// Whether column `index` holds TEXT.
     func isText(_ index: Int32) -> Bool {
         sqlite3_column_type(handle, index) == SQLITE_TEXT

@@ -107,18 +107,74 @@ extension SchedulerStore {
     /// WAL database, so reading a store nobody has open may leave them (empty of commits)
     /// behind; the owner's next open and close removes them.
     ///
+    ///
+    /// A WAL store in a directory this process cannot write (another user's, a read-only
+    /// mount) needs a `-shm` file SQLite cannot create there. When no `-wal` file holds
+    /// commits, everything is in the database file and nobody can be writing (a writer would
+    /// need the `-wal` too), so it is read as unchanging (`immutable=1`); otherwise the
+    /// error (``StoreError/Code/readOnly``) names the directory and says it is not writable.
+    ///
     /// - Throws: ``StoreError/Code/cannotOpen`` when there is no file at `url`,
     ///   ``StoreError/Code/schemaTooNew`` for a store from a newer version,
     ///   ``StoreError/Code/foreignDatabase`` or ``StoreError/Code/invalidData`` for a
     ///   database that is not a scheduler store, and ``StoreError/Code/readOnly`` for a store
-    ///   too old to read without migrating (open it once with the app, which migrates it).
+    ///   too old to read without migrating (open it once with the app, which migrates it)
+    ///   or one whose commits are in a `-wal` in a directory that cannot be written.
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw StoreError(code: .cannotOpen, path: path, message: "there is no scheduler store at \(path)")
         }
-        let connection = try SQLiteConnection.open(path: path, mode: .readOnly)
+        let connection: SQLiteConnection
+        do throws(StoreError) {
+            connection = try openCheckedForReading(path: path, mode: .readOnly)
+        } catch where refusedForUnwritableDirectory(error, path: path) {
+            connection = try openInUnwritableDirectory(path: path, refused: error)
+        }
+        return SchedulerStore(connection: connection, url: url, ownership: nil)
+    }
+
+    /// Whether SQLite refused to read the WAL store at `path` because it cannot create its
+    /// `-shm` beside it: `SQLITE_READONLY_DIRECTORY`, or (SQLite's answer when a `-wal` is
+    /// there) "unable to open" or "readonly" while the file is readable and its directory is not
+    /// writable. Root may write anywhere, so it never sees this.
+    private static func refusedForUnwritableDirectory(_ error: StoreError, path: String) -> Bool {
+        if SQLiteConnection.isReadOnlyDirectory(error) { return true }
+        guard error.code == .cannotOpen || error.code == .readOnly, access(path, R_OK) == 0 else { return false }
+        return access((SQLiteConnection.companionBase(of: path) as NSString).deletingLastPathComponent, W_OK) != 0
+    }
+
+    /// ``openForReading(at:)`` of a WAL store SQLite refused for want of a writable
+    /// directory (`refused`): read as unchanging when its `-wal` holds no commits, else an
+    /// error naming the directory.
+    private static func openInUnwritableDirectory(path: String, refused: StoreError) throws(StoreError) -> SQLiteConnection {
+        let base = SQLiteConnection.companionBase(of: path)
+        let directory = (base as NSString).deletingLastPathComponent
+        let wal = base + "-wal"
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.int64Value ?? 0
+        let problem = "it is in write-ahead-log mode and its directory \(directory) is not writable, so SQLite cannot create \(base)-shm, which a reader needs"
+        guard walSize == 0 else {
+            throw StoreError(
+                code: .readOnly, path: path,
+                message: "the scheduler store at \(path) cannot be read: \(problem) to read the commits in \(wal) (\(walSize) bytes); "
+                    + "make \(directory) writable, or let the app open and close the store once (it moves them into the database)"
+            )
+        }
+        do throws(StoreError) {
+            return try openCheckedForReading(path: path, mode: .readOnlyImmutable)
+        } catch {
+            throw StoreError(
+                code: error.code, path: path,
+                message: "the scheduler store at \(path) cannot be read: \(problem) (\(refused.sqliteMessage ?? refused.message)), "
+                    + "and reading the file alone failed too: \(error.message)"
+            )
+        }
+    }
+
+    /// Opens `path` read-only in `mode` and checks it is a scheduler store this build can read.
+    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode) throws(StoreError) -> SQLiteConnection {
+        let connection = try SQLiteConnection.open(path: path, mode: mode)
         connection.setBusyTimeout(milliseconds: 5_000)
         // The first read: a file that is not a database fails here, with `corrupt`.
         try SchemaMigrations.refuseIfForeign(connection)
@@ -140,7 +196,7 @@ extension SchedulerStore {
                     + "diagnostics never write, so start the app once (its owner migrates it)"
             )
         }
-        return SchedulerStore(connection: connection, url: url, ownership: nil)
+        return connection
     }
 
     /// Opens the file and brings it to a usable state. Throws ``StoreError/Code/corrupt``

@@ -16,6 +16,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// ``StoreOpenReport/corruptionDetail``).
     var sqliteMessage: String?
 
+    /// SQLite's extended result code, when SQLite reported the failure: what a caller
+    /// decides on (a reader retries a store whose directory is not writable).
+    var sqliteResult: Int32?
+
     /// For ``Code/locked``: the process id of the owner, as it wrote it into the lock file
     /// (`nil` when unknown).
     public var holderPID: Int32?

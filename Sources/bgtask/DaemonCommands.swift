@@ -213,7 +213,8 @@ struct DaemonCommand: Equatable {
         if command.help, let spec = spec(named: command.name) {
             return Outcome(output: "usage: bgtask \(spec.synopsis)\n\n\(wrap(spec.summary, indent: 2))\n", error: "", status: 0)
         }
-        if case .pending(let app) = command.request, let address = StoreChoice.readerAddress(given: command.store, otherPlaceGiven: command.socket != nil, environment: environment) {
+        if case .pending(let app) = command.request,
+           let address = SharedStoreAddress.chosen(given: command.store, otherPlaceGiven: command.socket != nil, otherPlace: "--socket PATH", environment: environment) {
             return sharedPending(app: app, address: address, json: command.json)
         }
         let paths: DaemonPaths.Resolved
@@ -279,9 +280,9 @@ struct DaemonCommand: Equatable {
     static func pendingJSON(_ requests: [PendingRequest]) -> String { ReportJSON.text(requests, fallback: "[]") }
 
     /// `pending` from the store replicas share (`--store URL`, else `BGTASK_STORE_URL`).
-    static func sharedPending(app: AppID?, address: String, json: Bool) -> Outcome {
+    static func sharedPending(app: AppID?, address: SharedStoreAddress, json: Bool) -> Outcome {
         do {
-            let requests = try PostgreSQLStore.reading(address: address) { try $0.pendingRequests(app: app) }
+            let requests = try address.reading { try $0.pendingRequests(app: app) }
             return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)
         } catch {
             return Outcome(output: "", error: "bgtask pending: \((error as? StoreError)?.message ?? "\(error)")\n", status: 1)

@@ -25,10 +25,13 @@ enum EnergyCommand {
     /// - Parameters:
     ///   - environment: Where `XDG_STATE_HOME` and `HOME` come from when `--state` is absent.
     ///   - now: The instant relative `--since` values count back from.
+    ///   - warn: Where the lines naming stores and run rows that could not be read go
+    ///     (standard error), apart from the output, which may be JSON.
     /// - Throws: ``RunLogError`` when no store can be read.
-    static func run(_ options: Options, environment: [String: String], now: Date) throws -> String {
+    static func run(_ options: Options, environment: [String: String], now: Date, warn: (String) -> Void) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp }
         let reading = try RunLogReading.read(options, environment: environment, now: now)
+        if let warnings = reading.warnings { warn(warnings) }
         let runs = reading.runs.map(\.run)
         let tasks = EnergySummary.make(from: runs)
         let apps = EnergySummary.byApp(from: runs)
@@ -82,7 +85,6 @@ enum EnergyCommand {
     ) -> String {
         guard !tasks.isEmpty else {
             return "no runs recorded in \(reading.whereDescription)\(reading.filterDescription(options))\n"
-                + reading.skippedText
         }
         var output = "energy per app and task, from the runs recorded in "
             + "\(reading.whereDescription)\(reading.filterDescription(options))\n\n"
@@ -119,6 +121,6 @@ enum EnergyCommand {
         }
         notes.append("energy is an estimate: CPU seconds × watts per core + wall time × base watts")
         output += "\n" + notes.map { $0 + "\n" }.joined()
-        return output + reading.skippedText
+        return output
     }
 }

@@ -27,10 +27,13 @@ enum LogCommand {
     /// - Parameters:
     ///   - environment: Where `XDG_STATE_HOME` and `HOME` come from when `--state` is absent.
     ///   - now: The instant relative `--since` values count back from.
+    ///   - warn: Where the lines naming stores and run rows that could not be read go
+    ///     (standard error), apart from the output, which may be JSON.
     /// - Throws: ``RunLogError`` when no store can be read.
-    static func run(_ options: Options, environment: [String: String], now: Date) throws -> String {
+    static func run(_ options: Options, environment: [String: String], now: Date, warn: (String) -> Void) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp }
         let reading = try RunLogReading.read(options, environment: environment, now: now)
+        if let warnings = reading.warnings { warn(warnings) }
         return options.json ? try json(reading, options: options) : text(reading, options: options)
     }
 
@@ -39,7 +42,6 @@ enum LogCommand {
     private static func text(_ reading: RunLogReading, options: Options) -> String {
         guard !reading.runs.isEmpty else {
             return "no runs recorded in \(reading.whereDescription)\(reading.filterDescription(options))\n"
-                + reading.skippedText
         }
         var output = "\(reading.runs.count) run\(reading.runs.count == 1 ? "" : "s") recorded in "
             + "\(reading.whereDescription)\(reading.filterDescription(options)) (times in UTC)\n\n"
@@ -67,7 +69,7 @@ enum LogCommand {
         if !sources.isEmpty {
             output += "\nmeasured by: " + sources.joined(separator: " | ") + " (runs launched by bgtaskd; --json has it per run)\n"
         }
-        return output + reading.skippedText
+        return output
     }
 
     /// One run in `--json` output; every key is always present (`null` when unknown).
@@ -439,9 +441,10 @@ struct RunLogReading {
         return text
     }
 
-    /// Lines naming the stores that could not be read (empty when none).
-    var skippedText: String {
-        skipped.isEmpty ? "" : "\n" + skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
+    /// Lines naming the stores and run rows that could not be read, for standard error;
+    /// `nil` when there are none.
+    var warnings: String? {
+        skipped.isEmpty ? nil : skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
     }
 
     /// Finds the stores (``locate(_:environment:)``), opens each for reading, and collects
@@ -454,7 +457,7 @@ struct RunLogReading {
         if let address = options.sharedStoreAddress(environment: environment) {
             // The store replicas share: one log, every replica's runs.
             do {
-                return try PostgreSQLStore.reading(address: address) { store in
+                return try address.reading { store in
                     // One damaged row hides nothing else, as in a SQLite store.
                     let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
                     let skipped = unreadable.map { Skipped(store: store.storeDescription, error: "unreadable run row: \($0.reason)") }
@@ -501,20 +504,8 @@ struct RunLogReading {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         if let state = options.stateDirectory {
-            let url = URL(fileURLWithPath: state)
-            // A link loop or a link leading nowhere is there, in `ls`: named, not "missing".
-            switch BoundedFile.lookupProblem(at: url.path) {
-            case .missing?: throw RunLogError(message: "the state directory \(url.path) does not exist")
-            case let problem?: throw RunLogError(message: "the state directory \(url.path) cannot be read: it is \(problem.found)")
-            case nil: break
-            }
-            guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return ([url], url.path) }
-            let store = url.appendingPathComponent("scheduler.sqlite")
-            switch BoundedFile.lookupProblem(at: store.path) {
-            case .missing?: throw RunLogError(message: "there is no scheduler store in \(url.path) (no scheduler.sqlite)")
-            case let problem?: throw RunLogError(message: "the scheduler store \(store.path) cannot be read: it is \(problem.found)")
-            case nil: return ([store], store.path)
-            }
+            let store = try StateOption.store(named: state)
+            return ([store], store.path)
         }
         let base: URL
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
@@ -540,11 +531,37 @@ struct RunLogReading {
     }
 }
 
+/// What `--state PATH` names, for every command that reads a store (`log`, `energy`, `why`):
+/// one reading, so they accept and refuse the same paths.
+enum StateOption {
+    /// The store file `--state path` names: `path/scheduler.sqlite` when `path` is a
+    /// directory, else `path` itself (the store file, as `log` always took it). A path that
+    /// is missing, a link loop or a link leading nowhere, or a directory without a store, is
+    /// a ``RunLogError`` naming it and saying what is expected.
+    static func store(named path: String) throws(RunLogError) -> URL {
+        let url = URL(fileURLWithPath: path)
+        // A link loop or a link leading nowhere is there, in `ls`: named, not "missing".
+        switch BoundedFile.lookupProblem(at: url.path) {
+        case .missing?: throw RunLogError(message: "the state directory \(url.path) does not exist (--state names a state directory or its scheduler.sqlite)")
+        case let problem?: throw RunLogError(message: "the state directory \(url.path) cannot be read: it is \(problem.found)")
+        case nil: break
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return url }
+        let store = url.appendingPathComponent("scheduler.sqlite")
+        switch BoundedFile.lookupProblem(at: store.path) {
+        case .missing?: throw RunLogError(message: "there is no scheduler store in \(url.path) (no scheduler.sqlite)")
+        case let problem?: throw RunLogError(message: "the scheduler store \(store.path) cannot be read: it is \(problem.found)")
+        case nil: return store
+        }
+    }
+}
+
 extension RunLogOptions {
     /// The shared store to read: `--store`, else `BGTASK_STORE_URL` unless `--state` names
     /// a directory; `nil` for the files.
-    func sharedStoreAddress(environment: [String: String]) -> String? {
-        StoreChoice.readerAddress(given: storeAddress, otherPlaceGiven: stateDirectory != nil, environment: environment)
+    func sharedStoreAddress(environment: [String: String]) -> SharedStoreAddress? {
+        SharedStoreAddress.chosen(given: storeAddress, otherPlaceGiven: stateDirectory != nil, otherPlace: "--state DIR", environment: environment)
     }
 }
 

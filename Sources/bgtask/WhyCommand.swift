@@ -85,10 +85,10 @@ enum WhyCommand {
         let app = AppID(options.app)
         // The policy the app judges with: the file given, else its own BGTASK_POLICY.
         let policy = try options.policy.map { path throws in try PolicyConfiguration.load(path: path) } ?? EmbeddedScheduler.defaultPolicyConfiguration(environment: environment)
-        if let address = StoreChoice.readerAddress(given: options.store, otherPlaceGiven: options.state != nil, environment: environment) {
+        if let address = SharedStoreAddress.chosen(given: options.store, otherPlaceGiven: options.state != nil, otherPlace: "--state DIR", environment: environment) {
             // The store replicas share, read-only: a run without an end is one a replica
             // claimed and has not ended (or whose lease ran out and no sweep ended yet).
-            return try PostgreSQLStore.reading(address: address) { store in
+            return try address.reading { store in
                 let pending = try store.pendingRequests(app: app)
                 let (explanation, unfinished) = try explain(options, app: app, store: store, pending: pending, policy: policy, environment: environment, now: now, conditions: conditions)
                 return options.json
@@ -96,13 +96,13 @@ enum WhyCommand {
                     : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: unfinished, runningWhere: unfinished.map { _ in "a replica of \(store.storeDescription)" }, notes: [], conditions: conditions)
             }
         }
-        let directory: URL
+        let database: URL
         if let state = options.state {
-            directory = URL(fileURLWithPath: state)
+            // The directory or the store file itself, as `log` and `energy` take it.
+            database = try StateOption.store(named: state)
         } else {
-            directory = try EmbeddedScheduler.stateRoot(environment: environment).appendingPathComponent(app.rawValue)
+            database = try EmbeddedScheduler.stateRoot(environment: environment).appendingPathComponent(app.rawValue).appendingPathComponent("scheduler.sqlite")
         }
-        let database = directory.appendingPathComponent("scheduler.sqlite")
         switch BoundedFile.lookupProblem(at: database.path) {
         case .missing?:
             throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")

@@ -22,6 +22,11 @@ func run(_ command: String, _ body: () throws -> String) {
     }
 }
 
+/// Writes a warning to standard error, apart from the output (which may be JSON).
+func warn(_ text: String) {
+    StandardStream.writeError(StandardStream.terminalSafe(text))
+}
+
 /// Prints a daemon command's outcome and exits with its status.
 func finish(_ outcome: DaemonCommand.Outcome) -> Never {
     output(outcome.output, command: "")
@@ -66,9 +71,9 @@ case .success(.policy(let json, let check, let socket)):
     }
     run("policy") { try PolicyCommand.run(json: json, check: check, environment: ProcessInfo.processInfo.environment) }
 case .success(.log(let options)):
-    run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
+    run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), warn: warn) }
 case .success(.energy(let options)):
-    run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date()) }
+    run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), warn: warn) }
 case .success(.simulate(let options)):
     do {
         output(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), command: "simulate")

@@ -174,8 +174,40 @@ import Testing
         #expect {
             try WhyCommand.run(WhyCommand.Options(app: "com.example.a", identifier: "com.example.a.x", state: loop), environment: [:], now: testStart, conditions: .favorable)
         } throws: {
-            "\($0)" == "the scheduler state for com.example.a at \(loop)/scheduler.sqlite cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
+            // The words of `log --state` (one reading of --state, StateOption).
+            "\($0)" == "the state directory \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
         }
+    }
+
+    /// An address from BGTASK_STORE_URL that cannot be used: every reader's error says it
+    /// came from the variable (the user typed none), never shows its password, and one
+    /// given with --store is not blamed on the variable. No server is needed: a port out of
+    /// range is refused by the parser, and a socket directory that does not exist by libpq.
+    @Test(arguments: ["postgresql://app:Hunter2-S3cret@db.example.com:99999/scheduler",
+                      "postgresql://app:Hunter2-S3cret@/scheduler?host=/nonexistent-bgtask-socket"])
+    func aBadStoreAddressFromTheEnvironmentIsNamedAsSuch(address: String) throws {
+        let environment = ["BGTASK_STORE_URL": address]
+        func expectNamed(_ message: String, fromEnvironment: Bool = true, _ what: String) {
+            #expect(message.contains("BGTASK_STORE_URL") == fromEnvironment, "\(what): \(message)")
+            #expect(!message.contains("Hunter2-S3cret"), "\(what): \(message)")
+        }
+        let log = try #require(throws: RunLogError.self) { try LogCommand.run(RunLogOptions(), environment: environment, now: testStart) { _ in } }
+        expectNamed(log.message, "log")
+        let energy = try #require(throws: RunLogError.self) { try EnergyCommand.run(RunLogOptions(), environment: environment, now: testStart) { _ in } }
+        expectNamed(energy.message, "energy")
+        let why = try #require(throws: (any Error).self) {
+            try WhyCommand.run(WhyCommand.Options(app: testApp.rawValue, identifier: processingID), environment: environment, now: testStart, conditions: .favorable)
+        }
+        expectNamed("\(why)", "why")
+        let pending = DaemonCommand.run(DaemonCommand(name: "pending", request: .pending(app: nil)), environment: environment)
+        #expect(pending.status == 1)
+        expectNamed(pending.error, "pending")
+        #expect(pending.error.contains("--socket PATH"), "\(pending.error)")
+
+        var given = RunLogOptions()
+        given.storeAddress = address
+        let typed = try #require(throws: RunLogError.self) { try LogCommand.run(given, environment: [:], now: testStart) { _ in } }
+        expectNamed(typed.message, fromEnvironment: false, "log --store")
     }
 
     @Test func policyPrintsDefaultsAndRefusesABadFileNamingTheKey() throws {

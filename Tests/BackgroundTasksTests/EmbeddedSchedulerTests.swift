@@ -7,6 +7,24 @@ import Synchronization
 import Testing
 
 @Suite struct EmbeddedSchedulerTests {
+    /// The warning about a BGTASK_POLICY an app cannot use names the variable once (it read
+    /// "BGTASK_POLICY: BGTASK_POLICY: expected ..."), and a file's error still names it.
+    @Test func aBadPolicyVariableIsNamedOnce() throws {
+        guard case .failure(let word) = EmbeddedScheduler.policyConfiguration(from: "phoen") else {
+            Issue.record("phoen was accepted")
+            return
+        }
+        let text = EmbeddedScheduler.policyVariableProblem(word)
+        #expect(text.hasPrefix("BGTASK_POLICY: expected"), "\(text)")
+        #expect(text.components(separatedBy: "BGTASK_POLICY").count == 2, "\(text)")
+        let missing = "/nonexistent-bgtask/policy.json"
+        guard case .failure(let file) = EmbeddedScheduler.policyConfiguration(from: missing) else {
+            Issue.record("\(missing) was accepted")
+            return
+        }
+        #expect(EmbeddedScheduler.policyVariableProblem(file).hasPrefix("BGTASK_POLICY: \(missing)"))
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-embedded-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -46,10 +64,6 @@ import Testing
         // The default reads the variable, and a bad one falls back to the phone's profile.
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: ["BGTASK_POLICY": "server"]).profile == .server)
         #expect(EmbeddedScheduler.defaultPolicyConfiguration(environment: [:]).profile == .phone)
-        // The warning names the variable once, and a file's error keeps the file's name.
-        guard case .failure(let unknown) = EmbeddedScheduler.policyConfiguration(from: "laptop") else { Issue.record("laptop accepted"); return }
-        #expect(EmbeddedScheduler.policyWarning(unknown).hasPrefix("bgtask: BGTASK_POLICY: expected phone, server or the path of a policy file"), "\(EmbeddedScheduler.policyWarning(unknown))")
-        #expect(EmbeddedScheduler.policyWarning(absent).hasPrefix("bgtask: BGTASK_POLICY: \(missing)"), "\(EmbeddedScheduler.policyWarning(absent))")
     }
 
     @Test func defaultsComeFromTheEnvironmentTheSchedulerStartsWithAndWhatCodeSetsWins() throws {

@@ -85,6 +85,11 @@ import Testing
                    cpuTime: nil, energyJoules: nil, stopReason: nil)
     }
 
+    /// The warnings of a test that expects none: each one fails it.
+    private static func noWarning(_ text: String) {
+        Issue.record("unexpected warning: \(text)")
+    }
+
     private func parseLog(_ arguments: [String]) throws -> LogCommand.Options {
         try LogCommand.parse(arguments).get()
     }
@@ -162,7 +167,7 @@ import Testing
     @Test func logListsEveryAppsRunsOldestFirst() throws {
         let home = try StateHome()
         try fill(home)
-        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("5 runs recorded in \(home.url.path)/bgtask") == true, "\(output)")
         let header = try #require(lines.first { $0.hasPrefix("START") })
@@ -185,7 +190,7 @@ import Testing
         let home = try StateHome()
         try fill(home)
         let options = try parseLog(["--app", "com.example.feedreader", "--since", "24h"])
-        let output = try LogCommand.run(options, environment: home.environment, now: Self.now)
+        let output = try LogCommand.run(options, environment: home.environment, now: Self.now, warn: Self.noWarning)
         #expect(output.hasPrefix("3 runs recorded in"))
         #expect(output.contains("for com.example.feedreader since 2026-11-29T12:00:00Z"))
         #expect(!output.contains("com.example.photos"))
@@ -197,8 +202,8 @@ import Testing
         let file = home.url.appendingPathComponent("not-a-directory")
         try Data("x".utf8).write(to: file)
         let environment = ["XDG_STATE_HOME": file.path, "XDG_RUNTIME_DIR": home.url.path]
-        for run in [{ try LogCommand.run(RunLogOptions(), environment: environment, now: Self.now) },
-                    { try EnergyCommand.run(RunLogOptions(), environment: environment, now: Self.now) }] {
+        for run in [{ try LogCommand.run(RunLogOptions(), environment: environment, now: Self.now, warn: Self.noWarning) },
+                    { try EnergyCommand.run(RunLogOptions(), environment: environment, now: Self.now, warn: Self.noWarning) }] {
             #expect {
                 _ = try run()
             } throws: { error in
@@ -219,21 +224,81 @@ import Testing
         #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
         sqlite3_close(handle)
         let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
-        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(options, environment: [:], now: Self.now).utf8))
+        var warnings = ""
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(options, environment: [:], now: Self.now) { warnings += $0 }.utf8))
         #expect(document.runs.map(\.id).contains(4), "the undamaged runs are shown")
         #expect(!document.runs.contains { [1, 2, 3].contains($0.id) })
         let skipped = document.envelope.skipped.map(\.error).joined(separator: "\n")
-        #expect(skipped.contains("unknown outcome \"weird\" for run#1"), "\(skipped)")
-        #expect(skipped.contains("ended_at of run#2 is text"), "\(skipped)")
-        #expect(skipped.contains("ended_at of run#3 is 1e+300 seconds"), "\(skipped)")
-        #expect(throws: Never.self) { _ = try EnergyCommand.run(options, environment: [:], now: Self.now) }
+        #expect(skipped.contains("unknown outcome \"weird\" for run#1 (com.example.feedreader/com.example.feedreader.refresh)"), "\(skipped)")
+        #expect(skipped.contains("ended_at of run#2 (com.example.feedreader/com.example.feedreader.refresh) is text"), "\(skipped)")
+        #expect(skipped.contains("ended_at of run#3 (com.example.feedreader/com.example.feedreader.cleanup) is 1e+300 seconds"), "\(skipped)")
+        #expect(warnings.components(separatedBy: "warning: skipped ").count == 4, "one warning per row: \(warnings)")
+        #expect(throws: Never.self) { _ = try EnergyCommand.run(options, environment: [:], now: Self.now) { _ in } }
+    }
+
+    /// Values no run can have (an infinite or negative energy, a negative CPU time, two CPU
+    /// times of 1e308 s whose sum is infinite, an end before the start, a negative peak
+    /// memory, a CPU time that is text) are refused row by row with the run, its app and
+    /// identifier and the column named: `--json` of log and energy never fails in the
+    /// encoder (it did, on the infinities), and no sum takes them in.
+    @Test func impossibleRunValuesAreRefusedByNameAndNeverBreakTheJSON() throws {
+        let home = try StateHome()
+        try fill(home)
+        let reader = try home.store(Self.feedReader)
+        for id in Int64(5) ... 11 {
+            try record(reader, id, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 0.5, duration: 1, cpuTime: 0.1, energyJoules: 1)
+        }
+        let database = home.url.appendingPathComponent("bgtask/com.example.feedreader/scheduler.sqlite").path
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(database, &handle) == SQLITE_OK)
+        let sql = """
+            UPDATE runs SET energy_joules = 9e999 WHERE id = 5; UPDATE runs SET energy_joules = -1 WHERE id = 6;
+            UPDATE runs SET cpu_time = -3 WHERE id = 7; UPDATE runs SET cpu_time = 1e308 WHERE id IN (8, 9);
+            UPDATE runs SET ended_at = started_at - 100 WHERE id = 10; UPDATE runs SET peak_memory = -1, cpu_time = 'lots' WHERE id = 11;
+            """
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
+
+        var warnings = ""
+        let log = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(options, environment: [:], now: Self.now) { warnings += $0 }.utf8))
+        #expect(log.runs.map(\.id) == [1, 2, 3, 4], "only the runs that could have happened")
+        let skipped = log.envelope.skipped.map(\.error)
+        let refresh = "(com.example.feedreader/com.example.feedreader.refresh)"
+        for expected in [
+            "energy_joules of run#5 \(refresh) is inf, not a number of joules from 0 to",
+            "energy_joules of run#6 \(refresh) is -1.0, not a number of joules from 0 to",
+            "cpu_time of run#7 \(refresh) is -3.0, not a number of seconds from 0 to",
+            "cpu_time of run#8 \(refresh) is 1e+308",
+            "cpu_time of run#9 \(refresh) is 1e+308",
+            "ended_at of run#10 \(refresh) is 100.0 seconds before its started_at",
+            "cpu_time of run#11 \(refresh) is text, not a number",
+        ] {
+            #expect(skipped.contains { $0.contains(expected) }, "\(expected) in \(skipped)")
+        }
+        #expect(skipped.count == 7)
+        #expect(warnings.components(separatedBy: "\n").filter { $0.hasPrefix("warning: skipped ") }.count == 7, "\(warnings)")
+
+        let energy = try JSONDecoder().decode(EnergyCommand.Document.self, from: Data(try EnergyCommand.run(options, environment: [:], now: Self.now) { _ in }.utf8))
+        let totals = try #require(energy.apps.first)
+        #expect(totals.cpuSeconds == 41.5)
+        #expect(totals.energyJoules == 388)
+        #expect(energy.envelope.skipped.count == 7)
+
+        // In text, the table goes to the output and the warnings apart (standard error).
+        var text = try parseLog(["--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
+        text.json = false
+        warnings = ""
+        let table = try LogCommand.run(text, environment: [:], now: Self.now) { warnings += $0 }
+        #expect(!table.contains("warning"))
+        #expect(warnings.contains("run#5 \(refresh)"))
     }
 
     @Test func logJSONDecodesWithEveryField() throws {
         let home = try StateHome()
         try fill(home)
         let options = try parseLog(["--json", "--state", home.url.appendingPathComponent("bgtask/com.example.feedreader").path])
-        let output = try LogCommand.run(options, environment: [:], now: Self.now)
+        let output = try LogCommand.run(options, environment: [:], now: Self.now, warn: Self.noWarning)
         let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(output.utf8))
         #expect(document.envelope.stores.count == 1)
         #expect(document.envelope.stores[0].hasSuffix("com.example.feedreader/scheduler.sqlite"))
@@ -264,18 +329,18 @@ import Testing
 
     @Test func anEmptyLogSaysSoAndWhere() throws {
         let home = try StateHome()
-        let nothing = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let nothing = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         #expect(nothing == "no runs recorded in \(home.url.path)/bgtask\n")
 
         _ = try home.store(Self.feedReader)
-        let empty = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let empty = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         #expect(empty.hasPrefix("no runs recorded in \(home.url.path)/bgtask/com.example.feedreader/scheduler.sqlite"))
-        let energy = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let energy = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         #expect(energy.hasPrefix("no runs recorded in"))
 
         var json = RunLogOptions()
         json.json = true
-        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(json, environment: home.environment, now: Self.now).utf8))
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(json, environment: home.environment, now: Self.now, warn: Self.noWarning).utf8))
         #expect(document.runs.isEmpty)
         #expect(document.envelope.stores.count == 1)
     }
@@ -286,7 +351,7 @@ import Testing
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         let store = try SchedulerStore.open(at: base.appendingPathComponent("scheduler.sqlite"), now: Self.now).0
         try record(store, 1, app: AppID("com.example.a"), identifier: "t", hoursAgo: 1, duration: 1)
-        let output = try LogCommand.run(RunLogOptions(), environment: ["HOME": home.url.path, "XDG_STATE_HOME": "relative/ignored"], now: Self.now)
+        let output = try LogCommand.run(RunLogOptions(), environment: ["HOME": home.url.path, "XDG_STATE_HOME": "relative/ignored"], now: Self.now, warn: Self.noWarning)
         #expect(output.hasPrefix("1 run recorded in \(base.path)/scheduler.sqlite"))
     }
 
@@ -294,15 +359,15 @@ import Testing
         let home = try StateHome()
         let missing = home.url.appendingPathComponent("nope").path
         let noDirectory = try #require(throws: RunLogError.self) {
-            try LogCommand.run(try parseLog(["--state", missing]), environment: [:], now: Self.now)
+            try LogCommand.run(try parseLog(["--state", missing]), environment: [:], now: Self.now, warn: Self.noWarning)
         }
         #expect(noDirectory.message.contains(missing))
         let noStore = try #require(throws: RunLogError.self) {
-            try LogCommand.run(try parseLog(["--state", home.url.path]), environment: [:], now: Self.now)
+            try LogCommand.run(try parseLog(["--state", home.url.path]), environment: [:], now: Self.now, warn: Self.noWarning)
         }
         #expect(noStore.message.contains("scheduler.sqlite"))
         let noHome = try #require(throws: RunLogError.self) {
-            try EnergyCommand.run(RunLogOptions(), environment: [:], now: Self.now)
+            try EnergyCommand.run(RunLogOptions(), environment: [:], now: Self.now, warn: Self.noWarning)
         }
         #expect(noHome.message.contains("--state"))
     }
@@ -313,8 +378,8 @@ import Testing
         let home = try StateHome()
         let loop = home.url.appendingPathComponent("loop").path
         try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
-        for run in [{ try LogCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now) },
-                    { try EnergyCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now) }] {
+        for run in [{ try LogCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now, warn: Self.noWarning) },
+                    { try EnergyCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now, warn: Self.noWarning) }] {
             let error = try #require(throws: RunLogError.self) { _ = try run() }
             #expect(error.message == "the state directory \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
         }
@@ -323,7 +388,7 @@ import Testing
         let store = directory.appendingPathComponent("scheduler.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: store, withDestinationPath: store)
         let storeLoop = try #require(throws: RunLogError.self) {
-            try LogCommand.run(try parseLog(["--state", directory.path]), environment: [:], now: Self.now)
+            try LogCommand.run(try parseLog(["--state", directory.path]), environment: [:], now: Self.now, warn: Self.noWarning)
         }
         #expect(storeLoop.message == "the scheduler store \(store) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
     }
@@ -335,15 +400,18 @@ import Testing
         let garbage = Data(String(repeating: "garbage\n", count: 600).utf8)
         try garbage.write(to: broken)
 
-        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        var warnings = ""
+        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now) { warnings += $0 }
         #expect(output.hasPrefix("5 runs recorded"))
-        #expect(output.contains("warning: skipped \(broken.path)"))
+        // The warning goes apart from the output (standard error), which may be JSON.
+        #expect(!output.contains("warning"))
+        #expect(warnings.hasPrefix("warning: skipped \(broken.path)"))
         #expect(try Data(contentsOf: broken) == garbage)
         #expect(try FileManager.default.contentsOfDirectory(atPath: broken.deletingLastPathComponent().path) == ["scheduler.sqlite"])
 
         // The only store named, and unreadable: an error naming it.
         let error = try #require(throws: RunLogError.self) {
-            try LogCommand.run(try parseLog(["--state", broken.deletingLastPathComponent().path]), environment: [:], now: Self.now)
+            try LogCommand.run(try parseLog(["--state", broken.deletingLastPathComponent().path]), environment: [:], now: Self.now, warn: Self.noWarning)
         }
         #expect(error.message.contains(broken.path))
     }
@@ -351,7 +419,7 @@ import Testing
     @Test func readingTheLogLeavesARunInProgressInProgress() throws {
         let home = try StateHome()
         try fill(home)
-        _ = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        _ = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         let store = try SchedulerStore.openForReading(at: home.appDirectory(Self.feedReader).appendingPathComponent("scheduler.sqlite"))
         #expect(try store.run(RunID(4))?.endedAt == nil)
     }
@@ -361,7 +429,7 @@ import Testing
     @Test func energySumsPerAppAndTask() throws {
         let home = try StateHome()
         try fill(home)
-        let output = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now)
+        let output = try EnergyCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
         let lines = output.split(separator: "\n").map(String.init)
         let header = try #require(lines.first { $0.hasPrefix("APP") })
         for column in ["TASK", "RUNS", "EXPIRED", "MEAN", "P95", "CPU", "ENERGY"] {
@@ -384,7 +452,7 @@ import Testing
         let home = try StateHome()
         try fill(home)
         let options = try EnergyCommand.parse(["--json", "--app", "com.example.feedreader", "--since", "2026-11-29T12:00:00Z"]).get()
-        let output = try EnergyCommand.run(options, environment: home.environment, now: Self.now)
+        let output = try EnergyCommand.run(options, environment: home.environment, now: Self.now, warn: Self.noWarning)
         let document = try JSONDecoder().decode(EnergyCommand.Document.self, from: Data(output.utf8))
         #expect(document.envelope.app == "com.example.feedreader")
         #expect(document.envelope.since == "2026-11-29T12:00:00.000Z")

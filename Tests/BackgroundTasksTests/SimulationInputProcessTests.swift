@@ -10,22 +10,10 @@ extension ProcessTests {
     /// that cannot be used), and files another user cannot read (root reads everything, so
     /// those run as uid 65534 through setpriv).
     @Suite struct SimulationInput {
-        static let setpriv = "/usr/bin/setpriv"
-
         /// Runs `bgtask arguments`, as uid 65534 when `unprivileged` and this process is root.
         func bgtask(_ arguments: [String], scratch: URL, unprivileged: Bool = false) async throws -> (status: Int32, error: String) {
-            let bgtask = try ProductBinary.locate("bgtask")
-            let child: ChildProcess
-            if unprivileged, getuid() == 0 {
-                child = try ChildProcess(
-                    URL(fileURLWithPath: Self.setpriv), arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", bgtask.path] + arguments,
-                    scratch: scratch)
-            } else {
-                child = try ChildProcess(bgtask, arguments: arguments, scratch: scratch)
-            }
-            let termination = await child.termination()
-            #expect(termination.reason == .exit, "\(termination)")
-            return (termination.status, child.standardError())
+            let result = try await ProcessTests.bgtask(arguments, scratch: scratch, unprivileged: unprivileged)
+            return (result.status, result.error)
         }
 
         @Test func aScenarioPathThatIsALinkLoopOrLeadsNowhereIsNamedForWhatItIs() async throws {

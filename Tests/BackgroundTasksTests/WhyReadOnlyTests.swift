@@ -69,6 +69,31 @@ import Testing
         #expect(text.contains(Self.cleanup), "\(text)")
     }
 
+    /// `--state` names a state directory or the store file in it, for `why` as for `log`
+    /// (one reading, StateOption): the file itself was "no scheduler state" for `why`, and a
+    /// path that is neither is refused alike by both, naming it.
+    @Test func stateMayNameTheStoreFileAsInLog() throws {
+        let state = try stateLeftByADeadOwner()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let file = state.appendingPathComponent("scheduler.sqlite").path
+        let byFile = try WhyCommand.run(.init(app: testApp.rawValue, identifier: Self.cleanup, state: file),
+                                        environment: [:], now: testStart.addingTimeInterval(60), conditions: .favorable)
+        let byDirectory = try WhyCommand.run(.init(app: testApp.rawValue, identifier: Self.cleanup, state: state.path),
+                                             environment: [:], now: testStart.addingTimeInterval(60), conditions: .favorable)
+        #expect(byFile == byDirectory)
+        #expect(byFile.contains("no process owns the store"), "\(byFile)")
+
+        let missing = state.appendingPathComponent("nope").path
+        let whyError = try #require(throws: RunLogError.self) {
+            try WhyCommand.run(.init(app: testApp.rawValue, identifier: Self.cleanup, state: missing), environment: [:], now: testStart, conditions: .favorable)
+        }
+        let logError = try #require(throws: RunLogError.self) {
+            try LogCommand.run(try LogCommand.parse(["--state", missing]).get(), environment: [:], now: testStart) { _ in }
+        }
+        #expect(whyError == logError)
+        #expect(whyError.message.contains(missing))
+    }
+
     @Test func whyBesideALiveOwnerReportsTheRunInProgress() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-ro-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

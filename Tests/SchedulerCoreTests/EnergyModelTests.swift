@@ -161,6 +161,31 @@ struct EnergyModelTests {
         #expect(EnergySummary.make(from: []).isEmpty)
     }
 
+    /// Records built in code are not checked as a store checks its rows: a figure no run can
+    /// have is left out (an energy counts as unmeasured), and totals of huge ones stop at the
+    /// largest finite Double, so a summary is always JSON (an infinite total failed to encode).
+    @Test("sums never become infinite, and impossible figures are left out")
+    func sumsStayFinite() throws {
+        let huge = Double.greatestFiniteMagnitude / 2 * 1.5
+        let rows = EnergySummary.byApp(from: [
+            run(1, "t", duration: 1, cpuTime: huge, energyJoules: huge),
+            run(2, "t", duration: 1, cpuTime: huge, energyJoules: huge),
+            run(3, "t", duration: 1, cpuTime: .infinity, energyJoules: .infinity),
+            run(4, "t", duration: 1, cpuTime: -5, energyJoules: -5),
+            run(5, "t", duration: 1, cpuTime: .nan, energyJoules: .nan),
+            RunRecord(
+                id: RunID(6), request: PendingRequest(app: Self.app, identifier: "t", kind: .appRefresh, submittedAt: Self.start),
+                startedAt: Date(timeIntervalSinceReferenceDate: -huge), endedAt: Date(timeIntervalSinceReferenceDate: huge), outcome: .success
+            ),
+        ])
+        let row = try #require(rows.first)
+        #expect(row.cpuSeconds == .greatestFiniteMagnitude)
+        #expect(row.energyJoules == .greatestFiniteMagnitude)
+        #expect(row.unmeasuredRuns == 4)
+        #expect(row.meanDuration == 1, "the infinite duration of run 6 is left out")
+        #expect(throws: Never.self) { _ = try JSONEncoder().encode(rows) }
+    }
+
     @Test("summary rows encode every key, nil ones as null, and decode back")
     func rowJSON() throws {
         let row = EnergySummary.Row(app: Self.app, identifier: nil, runs: 1, outcomes: ["success": 1])

@@ -178,6 +178,17 @@ struct SchedulerEngineTests {
         #expect(terminateIndex < finishedIndex, "terminate first, then record the end")
     }
 
+    /// The wall clock was set back during the run: its record ends at its start (a
+    /// duration of 0), never before it, since the stores refuse a run that ends before it starts.
+    @Test func aRunEndingBeforeItsStartByTheClockEndsAtItsStart() throws {
+        var engine = F.engine()
+        let run = try launch(F.refresh(), in: &engine, at: t0 + 100)
+        let done = Summary(engine.handle(.taskCompleted(run.id, success: true), at: t0 + 40))
+        let record = try #require(done.finished.first)
+        #expect(record.endedAt == t0 + 100)
+        #expect(record.duration == 0)
+    }
+
     @Test func expirationGraceIsConfigurable() throws {
         var engine = F.engine(SchedulerConfiguration(expirationGrace: 7))
         let run = try launch(F.refresh(), in: &engine, at: t0)

@@ -37,6 +37,22 @@ struct CrashRecoveryTests {
         #expect(try store.runs() == [finishedRun, expectedRun])
     }
 
+    /// The clock was set back between the start and the restart: the run ends at its start
+    /// (a row ending before it starts is one no reader accepts), and it stays readable.
+    @Test("a run interrupted before its start by the clock ends at its start")
+    func clockSetBackEndsAtTheStart() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let started = Sample.now.addingTimeInterval(3_600)
+        do {
+            let store = try openStore(url)
+            try store.recordRunStarted(Sample.run(1, of: Sample.request("refresh"), startedAt: started))
+        }
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
+        #expect(report.interruptedRuns.map(\.endedAt) == [started])
+        #expect(try store.run(RunID(1))?.endedAt == started)
+    }
+
     @Test("a request resubmitted during the interrupted run wins over the old one")
     func newerPendingRequestWins() throws {
         let directory = try TemporaryDirectory()

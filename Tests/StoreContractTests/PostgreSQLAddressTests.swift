@@ -80,6 +80,15 @@ struct PostgreSQLAddressTests {
         #expect(odd.redacted == #"host='/run/my postgres' dbname='it\'s'"#)
     }
 
+    /// Messages say "the PostgreSQL server \(redacted)": an address naming nothing read
+    /// "the PostgreSQL server the default PostgreSQL server (libpq's defaults)".
+    @Test("an address that names no server is described without repeating the words around it")
+    func defaultServerDescription() {
+        let address = PostgreSQLAddress(options: [], environment: [:])
+        #expect(address.redacted == "(libpq's defaults)")
+        #expect(!"the PostgreSQL server \(address.redacted)".contains("PostgreSQL server the"))
+    }
+
     @Test("a connect timeout and TCP keepalives are added when the address has none, and kept when it has them")
     func connectTimeout() throws {
         func timeout(_ text: String) throws -> [String] {

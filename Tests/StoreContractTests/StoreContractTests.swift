@@ -172,6 +172,39 @@ extension PostgreSQLServerTests {
 
         // MARK: The run log
 
+        /// One rule for both stores (RunRecordRules): a value no run can have is named with
+        /// the run, its app and identifier and the column, never read (the PostgreSQL store
+        /// read an infinite energy as "not measured"), and the other runs are read.
+        @Test("a run row with a value no run can have is named, and the others are read", arguments: StoreKind.allCases)
+        func impossibleRunValues(kind: StoreKind) throws {
+            let fixture = try StoreFixture(kind)
+            let store = fixture.store
+            for id in Int64(1) ... 5 {
+                let run = Sample.run(id, of: Sample.request("task-\(id)"), startedAt: Sample.now.addingTimeInterval(Double(id)))
+                try store.recordRunStarted(run)
+                var ended = Sample.finished(run, after: 10)
+                ended.cpuTime = 1
+                ended.energyJoules = 2
+                try store.recordRunFinished(ended)
+            }
+            try fixture.damageRun(1, sqlite: "energy_joules = 9e999", postgreSQL: "energy_joules = 'Infinity'")
+            try fixture.damageRun(2, sqlite: "cpu_time = -1", postgreSQL: "cpu_time = -1")
+            try fixture.damageRun(3, sqlite: "ended_at = started_at - 5", postgreSQL: "ended_at = started_at - 5")
+            try fixture.damageRun(4, sqlite: "cpu_time = 1e308", postgreSQL: "cpu_time = 1e308")
+            let (runs, unreadable) = try store.readableRuns(app: nil, since: nil)
+            #expect(runs.map(\.id) == [RunID(5)])
+            #expect(unreadable.map(\.id) == [RunID(1), RunID(2), RunID(3), RunID(4)])
+            let reasons = unreadable.map(\.reason)
+            #expect(reasons[0].hasPrefix("energy_joules of run#1 (\(Sample.app)/task-1) is inf,"), "\(reasons)")
+            #expect(reasons[1].hasPrefix("cpu_time of run#2 (\(Sample.app)/task-2) is -1.0,"), "\(reasons)")
+            #expect(reasons[2].hasPrefix("ended_at of run#3 (\(Sample.app)/task-3) is 5.0 seconds before its started_at"), "\(reasons)")
+            #expect(reasons[3].hasPrefix("cpu_time of run#4 (\(Sample.app)/task-4) is 1e+308,"), "\(reasons)")
+            // The strict readers refuse rather than return them.
+            let error = try #require(throws: StoreError.self) { try store.run(RunID(1)) }
+            #expect(error.code == .invalidData)
+            #expect(throws: StoreError.self) { try store.energySummary(app: nil, since: nil) }
+        }
+
         @Test("a run's start consumes its request in the same transaction", arguments: StoreKind.allCases)
         func runStartConsumesTheRequest(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store

@@ -72,6 +72,23 @@ final class StoreFixture {
         }
     }
 
+    /// Sets `assignments` (SQL, for example `energy_joules = 'Infinity'`) on the run `id`:
+    /// values no scheduler writes, as another program or a damaged disk could leave them.
+    func damageRun(_ id: Int64, sqlite: String, postgreSQL: String) throws {
+        switch store {
+        case let sqliteStore as SchedulerStore:
+            try sqliteStore.withConnection { (connection) throws(StoreError) in
+                try connection.execute("UPDATE runs SET \(sqlite) WHERE id = ?", [.integer(id)])
+            }
+        case let postgreSQLStore as PostgreSQLStore:
+            try postgreSQLStore.withConnection { (connection) throws(StoreError) in
+                _ = try connection.execute("UPDATE bgtask_runs SET \(postgreSQL) WHERE id = $1", [.integer(id)])
+            }
+        default:
+            Issue.record("unknown store \(type(of: store))")
+        }
+    }
+
     /// Makes every write of a pending request named `poison` fail inside the database (a
     /// trigger), so that a test can see a transaction fail after some of its statements ran.
     func poisonIdentifier() throws {

@@ -146,16 +146,16 @@ public enum EmbeddedScheduler {
         case .success(let configuration):
             return configuration
         case .failure(let error):
-            StandardStream.writeError(policyWarning(error))
+            StandardStream.writeError("bgtask: \(policyVariableProblem(error)); the phone's policy profile is used\n")
             return PolicyConfiguration()
         }
     }
 
-    /// The line written when `BGTASK_POLICY` cannot be used. An error of the variable itself
-    /// names it already; one of a policy file names the file, and the variable is added.
-    static func policyWarning(_ error: PolicyConfigurationError) -> String {
-        let named = error.source == "BGTASK_POLICY" ? "\(error)" : "BGTASK_POLICY: \(error)"
-        return "bgtask: \(named); the phone's policy profile is used\n"
+    /// `error` of ``policyConfiguration(from:)`` with the variable named once: its own error
+    /// starts with it when the value is not a file ("BGTASK_POLICY: BGTASK_POLICY: ..."
+    /// doubled it), a file's error names the file.
+    static func policyVariableProblem(_ error: PolicyConfigurationError) -> String {
+        error.source == "BGTASK_POLICY" ? "\(error)" : "BGTASK_POLICY: \(error)"
     }
 
     /// What `BGTASK_POLICY` selects: unset or empty, the phone's profile; a profile's name

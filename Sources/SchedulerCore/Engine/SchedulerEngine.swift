@@ -938,7 +938,9 @@ public struct SchedulerEngine: Sendable {
         let key = run.record.request.key
         if runsByKey[key] == runID { runsByKey[key] = nil }
         var finished = run.record
-        finished.endedAt = now
+        // The wall clock may have been set back during the run: the record ends no earlier
+        // than it started (a duration of 0), as the stores require of every run row.
+        finished.endedAt = max(now, finished.startedAt)
         finished.outcome = outcome
         finished.success = success
         finished.stopReason = reason

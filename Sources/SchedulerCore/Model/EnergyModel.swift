@@ -123,12 +123,16 @@ public enum EnergySummary {
         /// The 95th percentile of the same durations, by the nearest-rank method (the
         /// smallest duration that at least 95 % of the runs do not exceed), or `nil`.
         public var p95Duration: TimeInterval?
-        /// CPU seconds (user + system) of the finished runs that were measured.
+        /// CPU seconds (user + system) of the finished runs that were measured. A CPU time
+        /// that is negative, infinite or NaN is left out, and the total stops at the largest
+        /// finite `Double`, so it is always a number JSON can hold.
         public var cpuSeconds: Double
-        /// Estimated joules of the finished runs that have an estimate (see ``EnergyModel``).
+        /// Estimated joules of the finished runs that have an estimate (see ``EnergyModel``),
+        /// summed as ``cpuSeconds`` is.
         public var energyJoules: Double
         /// Finished runs that carry no energy estimate (recorded before the energy log
-        /// existed, or not measured), so the reader knows ``energyJoules`` leaves them out.
+        /// existed, or not measured, or one that is negative, infinite or NaN), so the reader
+        /// knows ``energyJoules`` leaves them out.
         public var unmeasuredRuns: Int
 
         /// Creates a row.
@@ -236,18 +240,35 @@ public enum EnergySummary {
             row.runs += 1
             row.outcomes[outcome.rawValue, default: 0] += 1
             if outcome == .expired || outcome == .terminated { row.expirations += 1 }
-            if outcome != .interrupted { durations.append(max(0, duration)) }
-            row.cpuSeconds += run.cpuTime ?? 0
-            if let joules = run.energyJoules {
-                row.energyJoules += joules
+            if outcome != .interrupted, duration.isFinite { durations.append(max(0, duration)) }
+            // Only what a run can have is summed (the stores refuse anything else when they
+            // read a row; records built in code are not checked): an infinite or NaN figure
+            // made the sum one too, which JSON cannot encode.
+            if let cpuTime = run.cpuTime, usable(cpuTime) { row.cpuSeconds = saturatingSum(row.cpuSeconds, cpuTime) }
+            if let joules = run.energyJoules, usable(joules) {
+                row.energyJoules = saturatingSum(row.energyJoules, joules)
             } else {
                 row.unmeasuredRuns += 1
             }
         }
         if !durations.isEmpty {
-            row.meanDuration = durations.reduce(0, +) / Double(durations.count)
+            let count = Double(durations.count)
+            let total = durations.reduce(0, +)
+            // Dividing each first cannot overflow; the plain sum is kept when finite so that
+            // ordinary means are exactly what they always were.
+            row.meanDuration = total.isFinite ? total / count : durations.reduce(0) { $0 + $1 / count }
             row.p95Duration = percentile(0.95, of: durations)
         }
         return row
+    }
+
+    /// Whether a measurement can be summed: finite and not negative.
+    private static func usable(_ value: Double) -> Bool { value.isFinite && value >= 0 }
+
+    /// `total + value`, or the largest finite `Double` when that would be infinite: a total
+    /// says "at least this much" rather than becoming a value JSON cannot hold.
+    private static func saturatingSum(_ total: Double, _ value: Double) -> Double {
+        let sum = total + value
+        return sum.isFinite ? sum : .greatestFiniteMagnitude
     }
 }

@@ -569,12 +569,12 @@ extension RunLogOptions {
 enum RunLogFormat {
     /// `2026-11-30T08:00:00Z`: UTC, whole seconds, for tables.
     static func time(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle())
+        GregorianDate.iso8601(date)
     }
 
     /// `2026-11-30T08:00:00.250Z`: UTC with milliseconds, for JSON.
     static func preciseTime(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        GregorianDate.iso8601(date, milliseconds: true)
     }
 
     /// Joules: `0.25 J`, `42.5 J`, `1.50 kJ`.

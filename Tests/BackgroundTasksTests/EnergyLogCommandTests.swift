@@ -117,6 +117,12 @@ import Testing
         #expect(try parseLog(["--since", "5217w"]).since == .ago(5_217 * 604_800))
         #expect(try parseLog(["--help"]).help)
         #expect(RunLogOptions.Since.ago(3_600).resolve(now: Self.now) == Self.now.addingTimeInterval(-3_600))
+        // An instant before the Gregorian reform is echoed as it was read (Foundation's
+        // formatter wrote 1500-01-01 as 1499-12-22, in the Julian calendar).
+        for text in ["1500-01-01T00:00:00Z", "0001-03-01T12:30:00Z", "1582-10-10T00:00:00Z", "9999-12-31T23:59:59Z"] {
+            guard case .instant(let date) = try parseLog(["--since", text]).since else { Issue.record("\(text) not an instant"); continue }
+            #expect(RunLogFormat.time(date) == text)
+        }
     }
 
     @Test(arguments: [

@@ -10,6 +10,18 @@ import Testing
         #expect(CountText.counted(2, "earlier strike") == "2 earlier strikes")
     }
 
+    @Test func iso8601IsProlepticGregorianUTC() {
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 1_796_025_600.25), milliseconds: true) == "2026-11-30T08:00:00.250Z")
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: -1.5), milliseconds: true) == "1969-12-31T23:59:58.500Z")
+        let reform = Double(GregorianDate.daysSince1970(year: 1500, month: 1, day: 1)) * 86_400
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: reform)) == "1500-01-01T00:00:00Z", "not the Julian 1499-12-22")
+        let beforeZero = Double(GregorianDate.daysSince1970(year: -1, month: 6, day: 1)) * 86_400
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: beforeZero)) == "-0001-06-01T00:00:00Z")
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: .infinity)).hasSuffix("Z"), "no trap on an instant without a date")
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: .nan)) == "1970-01-01T00:00:00Z")
+    }
+
     @Test func utcFieldsOfKnownInstants() {
         #expect(GregorianDate.utc(secondsSince1970: 0) == (1970, 1, 1, 0, 0, 0))
         #expect(GregorianDate.utc(secondsSince1970: 1_795_996_800 + 3_723) == (2026, 11, 30, 1, 2, 3))

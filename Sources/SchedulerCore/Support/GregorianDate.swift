@@ -1,3 +1,5 @@
+import Foundation
+
 /// Calendar arithmetic without `Calendar`: pure, locale-free and the same on every
 /// machine, for the usage model's explanations and the simulator's traces.
 public enum GregorianDate {
@@ -40,5 +42,27 @@ public enum GregorianDate {
         let inDay = Int(seconds - days * 86_400)
         let (year, month, day) = civil(daysSince1970: Int(days))
         return (year, month, day, inDay / 3600, inDay / 60 % 60, inDay % 60)
+    }
+
+    /// `instant` in ISO 8601, UTC, proleptic Gregorian: `2026-11-30T08:00:00Z`, or with
+    /// `milliseconds` `2026-11-30T08:00:00.250Z` (truncated, never rounded up into the next
+    /// second). Foundation's formatters switch to the Julian calendar before October 1582,
+    /// so a date read as Gregorian (`--since 1500-01-01`) was echoed ten days off. Years
+    /// outside 0...9999 get a sign and at least four digits; an instant beyond the
+    /// representable seconds is written as the nearest one (it has no calendar date).
+    public static func iso8601(_ instant: Date, milliseconds: Bool = false) -> String {
+        let interval = instant.timeIntervalSince1970
+        let limit = 1e15  // about 31 million years either way: far inside Int64 seconds
+        let clamped = interval.isNaN ? 0 : min(max(interval, -limit), limit)
+        let whole = clamped.rounded(.down)
+        let (year, month, day, hour, minute, second) = utc(secondsSince1970: Int64(whole))
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value.magnitude)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let yearText = year < 0 ? "-" + padded(year, 4) : year > 9999 ? "+" + padded(year, 4) : padded(year, 4)
+        var text = "\(yearText)-\(padded(month, 2))-\(padded(day, 2))T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2))"
+        if milliseconds { text += "." + padded(min(999, Int((clamped - whole) * 1000)), 3) }
+        return text + "Z"
     }
 }

@@ -52,8 +52,9 @@ public struct OSAllocatedUnfairLock<State>: @unchecked Sendable {
     public func precondition(_ condition: Ownership) {
         let owned = storage.isOwnedByCurrentThread
         switch condition {
-        case .owner: Swift.precondition(owned, "OSAllocatedUnfairLock is not owned by the current thread")
-        case .notOwner: Swift.precondition(!owned, "OSAllocatedUnfairLock is owned by the current thread")
+        // fatalError, not Swift.precondition: an optimized build would drop the message.
+        case .owner: if !owned { fatalError("OSAllocatedUnfairLock is not owned by the current thread") }
+        case .notOwner: if owned { fatalError("OSAllocatedUnfairLock is owned by the current thread") }
         }
     }
 }
@@ -137,7 +138,7 @@ extension OSAllocatedUnfairLock {
 
         func lock() {
             let result = pthread_mutex_lock(mutex)
-            Swift.precondition(result == 0, "OSAllocatedUnfairLock: lock taken again by the thread that holds it")
+            if result != 0 { fatalError("OSAllocatedUnfairLock: lock taken again by the thread that holds it") }
             owner.store(Self.currentThread, ordering: .relaxed)
         }
 
@@ -150,7 +151,7 @@ extension OSAllocatedUnfairLock {
         func unlock() {
             owner.store(0, ordering: .relaxed)
             let result = pthread_mutex_unlock(mutex)
-            Swift.precondition(result == 0, "OSAllocatedUnfairLock: unlocked by a thread that does not hold it")
+            if result != 0 { fatalError("OSAllocatedUnfairLock: unlocked by a thread that does not hold it") }
         }
 
         var isOwnedByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }

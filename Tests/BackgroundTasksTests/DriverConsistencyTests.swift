@@ -220,6 +220,42 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(lock.withLock { $0 } == 11, "both handlers ran, in call order, the submit accepted")
     }
 
+    /// A completion handler that waits for a nested call's completion (iOS code bridging the
+    /// API synchronously with a semaphore) is not waiting on itself: the nested completion
+    /// runs on the next level's queue (found by an outside probe: it hung for ever, and every
+    /// later completion handler of the process with it).
+    @Test(.timeLimit(.minutes(1))) func aCompletionHandlerMayWaitForANestedCallsCompletion() throws {
+        let (_, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        let outcomes = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        context.withCurrent {
+            BGTaskScheduler.shared.getPendingTaskRequests { _ in
+                let inner = DispatchSemaphore(value: 0)
+                BGTaskScheduler.shared.submitTaskRequest(BGAppRefreshTaskRequest(identifier: refreshID)) { error in
+                    let innermost = DispatchSemaphore(value: 0)
+                    BGTaskScheduler.shared.getPendingTaskRequests { requests in
+                        outcomes.withLock { $0.append(requests.count <= 1 ? "pending" : "pending \(requests.count)") }
+                        innermost.signal()
+                    }
+                    let waited = innermost.wait(timeout: .now() + 10)
+                    outcomes.withLock { $0.append("submit \(error == nil) \(waited == .success)") }
+                    inner.signal()
+                }
+                let waited = inner.wait(timeout: .now() + 10)
+                outcomes.withLock { $0.append("outer \(waited == .success)") }
+                done.signal()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["pending", "submit true true", "outer true"])
+        // Later calls from outside handlers are served as before.
+        let later = DispatchSemaphore(value: 0)
+        context.withCurrent { BGTaskScheduler.shared.getPendingTaskRequests { _ in later.signal() } }
+        #expect(later.wait(timeout: .now() + 10) == .success)
+    }
+
     @Test func getPendingTaskRequestsHandsOutCopiesOfWhatIsPending() throws {
         let (_, context) = try makeDevice {
             for identifier in [refreshID, processingID] {

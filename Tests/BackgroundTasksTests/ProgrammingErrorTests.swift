@@ -51,3 +51,34 @@ extension ProcessTests {
         }
     }
 }
+
+/// The stops app code can reach keep their message in an optimized build (how apps ship):
+/// Swift drops the message of `precondition` and `preconditionFailure` under `-O` and prints
+/// only "precondition failure", so these modules stop with `fatalError`. Exit tests run the
+/// debug build, where both print; this reads the sources so a `precondition` cannot slip back.
+@Suite struct ProgrammingErrorMessages {
+    @Test func appFacingStopsUseFatalError() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let places = ["Sources/BackgroundTasks", "Sources/os", "Sources/UIKit", "Sources/SchedulerCore/Engine/RetryPolicy.swift"]
+        var files: [URL] = []
+        for place in places {
+            let url = root.appendingPathComponent(place)
+            if url.pathExtension == "swift" {
+                files.append(url)
+                continue
+            }
+            let walker = try #require(FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil))
+            for case let file as URL in walker where file.pathExtension == "swift" { files.append(file) }
+        }
+        #expect(files.count > 20, "the sources were found: \(files.count) files")
+        let stop = try #require(try? Regex(#"(^|[^\w.])(Swift\.)?precondition(Failure)?\("#))
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            for (number, line) in lines.enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                guard !code.hasPrefix("//"), !code.contains("func precondition(") else { continue }
+                #expect(code.firstMatch(of: stop) == nil, "\(file.lastPathComponent):\(number + 1): \(code)")
+            }
+        }
+    }
+}

@@ -25,6 +25,21 @@ struct ApplicationLifecycleTests {
         effects.compactMap { if case .terminate(let reason) = $0 { reason } else { nil } }
     }
 
+    /// `.invalid` says why: the cap of outstanding assertions is named as such, not blamed on
+    /// the app's state (found by an outside probe: "cannot be granted (state active)").
+    @Test func aRefusedAssertionSaysWhy() throws {
+        var lifecycle = activeApp(AssertionConfiguration(maximumAssertions: 2))
+        #expect(lifecycle.assertionRefusal(at: t0) == nil)
+        _ = try begin(&lifecycle, name: "a", hasExpirationHandler: true, at: t0)
+        _ = try begin(&lifecycle, name: "b", hasExpirationHandler: true, at: t0)
+        #expect(lifecycle.beginAssertion(name: "c", hasExpirationHandler: true, at: t0) == nil)
+        #expect(lifecycle.assertionRefusal(at: t0) == "2 background tasks are outstanding, the most at once; end some with endBackgroundTask(_:)")
+        var suspended = activeApp()
+        _ = suspended.enterBackground(at: t0)
+        _ = suspended.tick(at: t0 + 5)
+        #expect(suspended.assertionRefusal(at: t0 + 6) == "the app is suspended")
+    }
+
     // MARK: Launch
 
     @Test func launchMovesToInactiveAndFinishLaunchingToActive() {

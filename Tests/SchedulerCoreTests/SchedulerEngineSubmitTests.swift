@@ -126,6 +126,11 @@ struct SchedulerEngineSubmitTests {
         #expect(rejection?.message.contains("366 days") == true)
         #expect(F.rejection(of: F.processing(earliest: t0 + limit), by: engine, at: t0) == nil, "366 days exactly is accepted")
         #expect(F.rejection(of: F.processing(earliest: t0 - 86_400), by: engine, at: t0) == nil, "a past date is accepted")
+        #expect(F.rejection(of: F.processing(earliest: .distantPast), by: engine, at: t0) == nil, "so is Date.distantPast")
+        // Before year 1 there is no date the tools can show: refused, naming the bound.
+        let absurd = F.rejection(of: F.refresh(earliest: Date(timeIntervalSinceReferenceDate: -1e308)), by: engine, at: t0)
+        #expect(absurd?.code == .invalidRequest)
+        #expect(absurd?.message.contains("before 0001-01-01") == true, "\(String(describing: absurd))")
     }
 
     @Test func maximumEarliestBeginDelayIsConfigurable() {

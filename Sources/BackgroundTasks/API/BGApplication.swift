@@ -88,7 +88,7 @@ public final class BGApplication: @unchecked Sendable {
     }
 
     var requiredContext: AppContext {
-        guard let context else { preconditionFailure("BGApplication used after its app context was released") }
+        guard let context else { BGProgrammingError.raise("BGApplication used after its app context was released") }
         return context
     }
 
@@ -234,7 +234,9 @@ public final class BGApplication: @unchecked Sendable {
     func beginAssertion(named taskName: String?, expiration handler: ExpirationHandlerCall?) -> UIBackgroundTaskIdentifier {
         let context = requiredContext
         let now = context.driver.clock.now()
+        var refusal: String?
         let identifier = state.withLock { state -> Int? in
+            refusal = state.lifecycle.assertionRefusal(at: now)
             let identifier = state.lifecycle.beginAssertion(name: taskName, hasExpirationHandler: handler != nil, at: now)
             if let identifier, let handler { state.expirationHandlers[identifier] = handler }
             // Told under the lock, so that a begin and an end on two threads reach the daemon
@@ -243,7 +245,7 @@ public final class BGApplication: @unchecked Sendable {
             return identifier
         }
         guard let identifier else {
-            context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): background time cannot be granted (state \(lifecycleState)); returned .invalid")
+            context.driver.log(.warning, app: context.app, "beginBackgroundTask\(taskName.map { "(withName: \"\($0)\")" } ?? ""): no background time: \(refusal ?? "state \(lifecycleState)"); returned .invalid")
             return .invalid
         }
         context.driver.trace(.assertionBegan(context.app, identifier, name: taskName, at: now))

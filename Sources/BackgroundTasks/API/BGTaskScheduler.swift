@@ -74,7 +74,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
     init() {}
 
     private var requiredContext: AppContext {
-        guard let context else { preconditionFailure("BGTaskScheduler used after its app context was released") }
+        guard let context else { BGProgrammingError.raise("BGTaskScheduler used after its app context was released") }
         return context
     }
 
@@ -264,11 +264,29 @@ public final class BGTaskScheduler: @unchecked Sendable {
         Self.callLater(in: context) { completionHandler(requests) }
     }
 
-    /// Where completion handlers run: one serial queue (handlers run in the order their
-    /// calls were made), on libdispatch's overcommit pool, not a global queue (whose first
-    /// block starts a pool monitor that wakes the process every second on Linux,
-    /// docs/daemon.md "Idle cost").
-    static let callbackQueue = DispatchQueue(label: "bgtask.scheduler.completion-handlers")
+    /// Where completion handlers run: serial queues (handlers of calls made at one level run
+    /// in the order their calls were made), on libdispatch's overcommit pool, not a global
+    /// queue (whose first block starts a pool monitor that wakes the process every second on
+    /// Linux, docs/daemon.md "Idle cost"). A call made inside a completion handler gets its
+    /// completion on the next level's queue: iOS code that bridges the API synchronously
+    /// (a semaphore waited on in one completion handler for another's) would otherwise wait
+    /// for a handler queued behind itself, for ever, and hold up every later handler.
+    /// Beyond ``callbackQueues``' depth, nested calls share the last level.
+    static let callbackQueues: [DispatchQueue] = (0..<8).map { level in
+        let queue = DispatchQueue(label: "bgtask.scheduler.completion-handlers.\(level)")
+        queue.setSpecific(key: callbackLevel, value: level)
+        return queue
+    }
+
+    /// The level of the completion handler running on this thread, if any.
+    private static let callbackLevel = DispatchSpecificKey<Int>()
+
+    /// The queue for the completion of a call made now: one level below the handler the
+    /// caller runs in, the first outside handlers.
+    static var callbackQueue: DispatchQueue {
+        let level = DispatchQueue.getSpecific(key: callbackLevel).map { $0 + 1 } ?? 0
+        return callbackQueues[min(level, callbackQueues.count - 1)]
+    }
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
@@ -323,7 +341,11 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
 /// Programming errors (Apple raises an uncatchable `NSInternalInconsistencyException`).
 enum BGProgrammingError {
+    /// Stops the program with `message` on standard error. `fatalError`, not
+    /// `preconditionFailure`: an optimized build (how an app ships) drops a precondition's
+    /// message and prints only "precondition failure", so the app would not learn which
+    /// identifier or call was wrong.
     static func raise(_ message: String) -> Never {
-        preconditionFailure("BackgroundTasks: \(message)")
+        fatalError("BackgroundTasks: \(message)")
     }
 }

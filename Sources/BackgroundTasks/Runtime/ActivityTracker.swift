@@ -24,7 +24,7 @@ public final class ActivityTracker: Sendable {
     /// The work returned, finished, or parked on the virtual clock.
     public func leave() {
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
-            precondition(state.active > 0, "ActivityTracker.leave() without enter()")
+            if state.active <= 0 { fatalError("ActivityTracker.leave() without enter()") }
             state.active -= 1
             guard state.active == 0 else { return [] }
             defer { state.waiters.removeAll() }

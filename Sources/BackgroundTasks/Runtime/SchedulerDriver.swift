@@ -754,7 +754,7 @@ public final class SchedulerDriver: Sendable {
     /// processing holds across apps.
     /// - Precondition: no two requests with the same key.
     public func submit(batch requests: [PendingRequest]) -> [Result<Void, SubmitRejection>] {
-        precondition(Set(requests.map(\.key)).count == requests.count, "submit(batch:) takes at most one request per key")
+        if Set(requests.map(\.key)).count != requests.count { fatalError("submit(batch:) takes at most one request per key") }
         guard uplink == nil else { return requests.map { request in Result { () throws(SubmitRejection) in try submit(request) } } }
         let mustStartNow = requests.indices.filter { requests[$0].continuedProcessing?.strategy == .fail }
         guard mustStartNow.isEmpty else {

@@ -30,8 +30,9 @@ public struct RetryPolicy: Hashable, Sendable {
     /// - Precondition: `initialDelay` finite and not negative, `multiplier` finite and at
     ///   least 1 (a programming error otherwise, named in the message).
     public init(initialDelay: TimeInterval, multiplier: Double, maximumDelay: TimeInterval, maximumAttempts: Int?) {
-        precondition(initialDelay >= 0 && initialDelay.isFinite, "BGRetryPolicy: initialDelay must be a finite, non-negative number of seconds")
-        precondition(multiplier >= 1 && multiplier.isFinite, "BGRetryPolicy: multiplier must be at least 1")
+        // fatalError, not precondition: an optimized build would drop a precondition's message.
+        if !(initialDelay >= 0 && initialDelay.isFinite) { fatalError("BGRetryPolicy: initialDelay must be a finite, non-negative number of seconds, got \(initialDelay)") }
+        if !(multiplier >= 1 && multiplier.isFinite) { fatalError("BGRetryPolicy: multiplier must be at least 1, got \(multiplier)") }
         self.initialDelay = initialDelay
         self.multiplier = multiplier
         self.maximumDelay = max(initialDelay, maximumDelay)

@@ -209,8 +209,9 @@ public struct SchedulerEngine: Sendable {
     /// 3. `notPermitted`: the identifier is not in `BGTaskSchedulerPermittedIdentifiers`
     ///    (wildcards count for continued processing only), the kind's background mode is
     ///    missing from `UIBackgroundModes`, or a required resource is unsupported;
-    /// 4. `invalidRequest`: `earliestBeginDate` is NaN, infinite or further ahead than
-    ///    `maximumEarliestBeginDelay`, or a continued-processing title is empty;
+    /// 4. `invalidRequest`: `earliestBeginDate` is NaN, infinite, before 0001-01-01
+    ///    (`Date.distantPast`) or further ahead than `maximumEarliestBeginDelay`, or a
+    ///    continued-processing title is empty;
     /// 5. `tooManyPendingTaskRequests`: the kind's per-app limit is reached (a request
     ///    that replaces a pending one with the same identifier does not count);
     /// 6. `immediateRunIneligible`: continued processing with strategy `.fail` that
@@ -277,6 +278,11 @@ public struct SchedulerEngine: Sendable {
             let seconds = date.timeIntervalSinceReferenceDate
             if seconds.isNaN || seconds.isInfinite {
                 throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) (not a finite date)")
+            }
+            // Any past date means "as soon as possible", but one before year 1 has no calendar
+            // date that the tools could show (-1e308 came back as -4712-01-01): a slip, refused.
+            if seconds < Date.distantPast.timeIntervalSinceReferenceDate {
+                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) s from 2001-01-01, before 0001-01-01 (Date.distantPast)")
             }
             let ahead = date.timeIntervalSince(now)
             if ahead > configuration.maximumEarliestBeginDelay {

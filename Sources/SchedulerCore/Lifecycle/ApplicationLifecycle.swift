@@ -277,11 +277,21 @@ public struct ApplicationLifecycle: Sendable {
     }
 
     /// `beginBackgroundTask`: returns the new identifier, or `nil` (`.invalid`) when no
-    /// time can be granted (suspended, not running, window already expired, too many).
+    /// time can be granted (``assertionRefusal(at:)`` says why).
+    /// Why `beginBackgroundTask` at `now` would get no time (`.invalid`), for the app's log;
+    /// `nil` when it would. One rule for the refusal and its reason.
+    public func assertionRefusal(at now: Date) -> String? {
+        if state == .suspended || state == .notRunning { return "the app is \(state)" }
+        if expiredAt != nil { return "this background time already expired" }
+        if outstanding.count >= configuration.maximumAssertions {
+            return "\(outstanding.count) background tasks are outstanding, the most at once; end some with endBackgroundTask(_:)"
+        }
+        if let windowEnd, now >= windowEnd { return "the background time ran out at \(GregorianDate.iso8601(windowEnd))" }
+        return nil
+    }
+
     public mutating func beginAssertion(name: String?, hasExpirationHandler: Bool, at now: Date) -> Int? {
-        guard state != .suspended, state != .notRunning, expiredAt == nil else { return nil }
-        guard outstanding.count < configuration.maximumAssertions else { return nil }
-        if let windowEnd = windowEnd, now >= windowEnd { return nil }
+        guard assertionRefusal(at: now) == nil else { return nil }
         let identifier = nextIdentifier
         nextIdentifier += 1
         outstanding[identifier] = Assertion(name: name, hasExpirationHandler: hasExpirationHandler)

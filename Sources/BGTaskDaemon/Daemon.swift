@@ -468,7 +468,12 @@ final class DaemonSession: AppLink, Sendable {
         }
     }
 
-    private func send(_ envelope: DaemonEnvelope) {
+    private func send(_ envelope: DaemonEnvelope) { Self.send(envelope, on: connection, log: log) }
+
+    /// Sends `envelope` on `connection`. A connection found closed (the peer went before its
+    /// reply: `EPIPE`) is noted at debug only: its close is the server's line to log, once
+    /// (throttled under a flood, docs/protocol.md, "Limits"), not a second warning here.
+    static func send(_ envelope: DaemonEnvelope, on connection: FrameConnection, log: DiagnosticLog) {
         do {
             var payload = try MessageCoding.encode(envelope)
             if payload.count > FrameFormat.maximumPayloadLength, case .reply(let id, _) = envelope {
@@ -477,6 +482,8 @@ final class DaemonSession: AppLink, Sendable {
                     .invalid, "the answer is \(payload.count) bytes, over the protocol's \(FrameFormat.maximumPayloadLength)-byte frame limit; ask for less (for example bgtask pending <app>)"))))
             }
             try connection.send(payload)
+        } catch FrameConnection.SendError.closed(let reason) {
+            log(.debug, app: nil, "could not send to \(connection.name): it is closed (\(reason))")
         } catch {
             log(.warning, app: nil, "could not send to \(connection.name): \(error)")
         }

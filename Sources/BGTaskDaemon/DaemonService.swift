@@ -302,6 +302,9 @@ public final class DaemonService: Sendable {
         guard pending.app == app else {
             return reply(.failed(DaemonFailure(.notPermitted, "\(app) may submit only its own requests, not \(pending.app)'s")))
         }
+        if let refusal = systemOnlyIdentifierRefusal(pending.identifier, of: app) {
+            return reply(.failed(DaemonFailure(.submitRejected, refusal.message, rejection: refusal.code)))
+        }
         // What the daemon decides is not taken from the wire: when it accepted the request,
         // and whether it is a remote wake (only `bgtask push` makes those).
         pending.submittedAt = driver.clock.now()
@@ -312,6 +315,13 @@ public final class DaemonService: Sendable {
             case .failure(let error): reply(.failed(DaemonFailure(.submitRejected, error.message, rejection: error.code)))
             }
         }
+    }
+
+    /// The refusal of an identifier only the system schedules for `app` (its remote wake's),
+    /// which its installed manifest does not list, when the app asks for it itself. Here and
+    /// not in the engine: the engine's manifest permits it, for the system's own wakes.
+    private func systemOnlyIdentifierRefusal(_ identifier: String, of app: AppID) -> SubmitRejection? {
+        apps.withLock { $0[app]?.installed.manifest }?.systemOnlyIdentifierRefusal(identifier, of: app)
     }
 
     /// The refusal of a task identifier no request could have (empty, over 255 bytes, a
@@ -366,6 +376,11 @@ public final class DaemonService: Sendable {
         case .setRetryPolicy(let identifier, let terms):
             guard apps.withLock({ $0[app]?.installed.manifest })?.permittingSystemIdentifiers(for: app).permits(identifier: identifier, allowWildcard: true) == true else {
                 return .failed(DaemonFailure(.notPermitted, "\(identifier) is not in the BGTaskSchedulerPermittedIdentifiers of \(app)'s installed manifest"))
+            }
+            // A retry policy would file the remote wake again after a failed run: a wake
+            // outside the push limit, as a submission of it would be.
+            if let refusal = systemOnlyIdentifierRefusal(identifier, of: app) {
+                return .failed(DaemonFailure(.notPermitted, refusal.message))
             }
             guard let terms else {
                 driver.setRetryPolicy(nil, for: RequestKey(app: app, identifier: identifier))

@@ -16,7 +16,7 @@ import Testing
     static var written: [ClientEnvelope] {
         var envelopes: [ClientEnvelope] = [
             ClientEnvelope(id: 1, request: .hello(Hello(role: .app, app: AppID("com.example.app")))),
-            ClientEnvelope(id: 0, request: .hello(Hello(role: .admin))),
+            ClientEnvelope(id: 3, request: .hello(Hello(role: .admin))),
             ClientEnvelope(id: UInt64.max, request: .app(.finishedLaunching(registered: []))),
             ClientEnvelope(id: 2, request: .app(.finishedLaunching(registered: awkward))),
         ]

@@ -616,6 +616,55 @@ extension DaemonSocketTests {
             echo.server.close()
         }
 
+        /// docs/protocol.md, "Limits": connections closed on a fault (here a peer leaving
+        /// mid-frame, as a client churning thousands a second does) are logged at their level
+        /// at most `faultyCloseLogBurst` times a minute, the rest at debug, and the next line
+        /// says how many there were. The throttle's clock is the test's.
+        @Test func closesOnAFaultAreLoggedAtMostABurstAMinuteThenCounted() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let clock = Mutex(ContinuousClock.now)
+            let recorder = LogRecorder()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let server = try FrameServer(
+                endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, connectionQueue: nil,
+                log: recorder.log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
+                now: { clock.withLock { $0 } }
+            ) { connection in
+                connection.start(onFrame: { _ in }, onClose: { closes.add($0) })
+            }
+            defer { server.close() }
+            let burst = FrameServer.faultyCloseLogBurst
+            func churn(_ count: Int) throws {
+                for _ in 0..<count {
+                    // A header announcing 9 bytes, and 1 of them; then gone.
+                    let client = try RawClient(path: path)
+                    client.write([0, 0, 0, 9, 1, 0x7B])
+                }
+            }
+            let midFrame = "closed: the peer closed the connection in the middle of a frame"
+            func lines(_ level: TransportLogLevel) -> [String] { recorder.all.filter { $0.hasPrefix("\(level): ") && $0.contains(midFrame) } }
+
+            try churn(burst + 5)
+            // A close is logged before its onClose runs.
+            #expect(closes.wait(count: burst + 5).count == burst + 5)
+            #expect(lines(.warning).count == burst, "\(recorder.all)")
+            #expect(lines(.debug).count == 5, "held back, kept at debug: \(recorder.all)")
+            #expect(!lines(.warning).contains { $0.contains("more connections closed") })
+
+            // A minute on: the next close is logged, saying how many were held back.
+            clock.withLock { $0 += FrameServer.capacityLogInterval + .seconds(1) }
+            try churn(1)
+            #expect(closes.wait(count: burst + 6).count == burst + 6)
+            #expect(lines(.warning).count == burst + 1)
+            #expect(lines(.warning).last?.hasSuffix("(5 more connections closed on a fault since the last such line, logged at debug level)") == true, "\(recorder.all)")
+            // A peer that leaves between frames is no fault: debug, and not counted.
+            let polite = try RequestChannel(path: path)
+            polite.close()
+            #expect(closes.wait(count: burst + 7).count == burst + 7)
+            #expect(recorder.all.filter { $0.hasPrefix("warning: ") }.count == burst + 1, "\(recorder.all)")
+        }
+
         /// docs/protocol.md, "Limits": a peer refused at the cap is sent the server's refusal
         /// before the close, and a message link reports that instead of the reset, whether
         /// the refusal arrives before its first request goes out or after.

@@ -7,7 +7,18 @@ import Testing
 /// request's number when it can be read (the daemon answers that request `invalid`).
 @Suite struct MessageProblemTests {
     @Test(arguments: [
-        (#"{"id":-1,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 0 to 18446744073709551615, got -1"),
+        (#"{"id":-1,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got -1"),
+        // 0 is the number of the connection's own reply (MessageLink.connectionReplyID).
+        (#"{"id":0,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got 0"),
+        (#"{"id":-0,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got "),
+        (#"{"id":0,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#, nil, "'id' must be a whole number from 1 to"),
+        // Not JSON: the number at the top level is still read, by a bounded scan.
+        (#"{"id":11,"request":{"hello":{"_0":{"role":"admin","role":"app"}}}}"#, 11, "duplicate key \"role\""),
+        (#"{"id":12,"request":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", 12, "the message is not valid JSON: "),
+        (#"{"id":13,"request":{"hello":{"_0":{"role":"\ud800"}}}}"#, 13, "the message is not valid JSON: "),
+        ("{\"id\":14,\"request\":{\"hello\":{\"_0\":{\"role\":\"a\u{1B}\"}}}}", 14, "the message is not valid JSON: "),
+        (#" {"request":{"admin":{"_0":{"status":{}}}}, "id" : 15 } trailing"#, 15, "the message is not valid JSON: "),
+        (#"{"id":16,"request":{"admin":{"_0":{"status":{}}}}}{"id":17}"#, 16, "the message is not valid JSON: "),
         (#"{"id":1.5,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "got 1.5"),
         (#"{"id":18446744073709551616,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number"),
         (#"{"id":"7","request":{"admin":{"_0":{"status":{}}}}}"#, nil, #"got "7""#),
@@ -53,9 +64,37 @@ import Testing
         #expect((try? terms.policy().get()) == nil)
     }
 
+    /// What the scan for the number of a message that is not JSON refuses to guess: each
+    /// of these is answered nothing (nil), never with a number the peer did not give.
+    @Test(arguments: [
+        #"{"id":1,"id":2,"request":{}"#,                       // twice at the top level
+        #"{"request":{"id":5},"x":[}"#,                        // only inside another value
+        #"{"x":"\"id\":5","x":[}"#,                             // only inside a string
+        #"{"id":01,"request":["#, #"{"id":1.5,"request":["#, #"{"id":1e2,"request":["#, #"{"id":-3,"request":["#,
+        #"{"id":"7","request":["#, #"{"id":0,"request":["#, #"{"id":18446744073709551616,"request":["#,
+        #"{"id":7"#,                                           // nothing after the number
+        #"{"\u0069d":7,"request":["#,                          // an escaped spelling
+        #"[{"id":7}"#, #""id":7"#, "", "{",
+    ])
+    func theScanForTheNumberDoesNotGuess(payload: String) {
+        #expect(MessageProblem.topLevelRequestNumber(Data(payload.utf8)) == nil, "\(payload)")
+        #expect(MessageProblem.diagnose(clientPayload: Data(payload.utf8)).id == nil, "\(payload)")
+    }
+
+    /// The scan reads at most its limit: a number after it is not looked for (a hostile
+    /// megabyte costs 64 KiB of scanning), one before it is found whatever follows.
+    @Test func theScanForTheNumberIsBounded() {
+        let filler = "\"x\":\"" + String(repeating: "a", count: MessageProblem.requestNumberScanLimit) + "\","
+        #expect(MessageProblem.topLevelRequestNumber(Data(("{" + filler + "\"id\":7,\"request\":[}").utf8)) == nil)
+        let deep = String(repeating: "[", count: 500_000)
+        #expect(MessageProblem.topLevelRequestNumber(Data(("{\"id\":7,\"request\":" + deep).utf8)) == 7)
+        #expect(MessageProblem.topLevelRequestNumber(Data(("{\"request\":{\"a\":[1,{\"b\":\"}]\\\"\"}],\"c\":null},\"id\":8 ,\"z\":[").utf8)) == 8)
+    }
+
     @Test func notJSONIsSaidSo() {
         let problem = MessageProblem.diagnose(clientPayload: Data("{\"id\":1,".utf8))
-        #expect(problem.id == nil)
+        // Cut short after a whole number: the number is the peer's, so it is answered.
+        #expect(problem.id == 1)
         #expect(problem.message.hasPrefix("the message is not valid JSON"))
     }
 

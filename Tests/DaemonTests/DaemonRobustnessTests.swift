@@ -306,6 +306,14 @@ extension DaemonProcessTests {
                 (#"{"id":7,"request":{"admin":{"_0":{"nosuch":{}}}}}"#, #"unknown admin request "nosuch""#),
                 (#"{"id":7,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, "at request.admin._0.uninstall.app: expected a string"),
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"king"}}}}"#, #"at request.hello.role: unknown value "king""#),
+                // Not JSON at all, yet the number at its top level can be read (a bounded
+                // scan, not a parse): a duplicate key deep inside, nesting beyond the limit,
+                // a lone surrogate, a raw control character, bytes after the object.
+                (#"{"id":7,"request":{"hello":{"_0":{"role":"admin","role":"app"}}}}"#, "duplicate key \"role\""),
+                (#"{"id":7,"request":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", "the message is not valid JSON: "),
+                (#"{"id":7,"request":{"hello":{"_0":{"role":"\ud800"}}}}"#, "the message is not valid JSON: "),
+                ("{\"id\":7,\"request\":{\"hello\":{\"_0\":{\"role\":\"a\u{1B}\"}}}}", "the message is not valid JSON: "),
+                (#"{"request":{"admin":{"_0":{"status":{}}}},"id":7} trailing"#, "the message is not valid JSON: "),
             ]
             for (payload, expected) in cases {
                 let client = try RawClient(path: harness.socketPath)
@@ -331,7 +339,21 @@ extension DaemonProcessTests {
             defer { client.close() }
             try client.send([UInt8](try FrameEncoder.encode(Data(#"{"id":-1,"request":{"hello":{"_0":{"role":"admin"}}}}"#.utf8))))
             #expect(client.readUntilClosed().ending == .closed)
-            #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("'id' must be a whole number from 0 to 18446744073709551615, got -1") }, "\(daemon.standardError)")
+            #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("'id' must be a whole number from 1 to 18446744073709551615, got -1") }, "\(daemon.standardError)")
+            // 0 numbers no request: a reply numbered 0 is the connection's own failure
+            // (MessageLink.connectionReplyID). Refused, answered nothing, as -1 is.
+            let rule = "'id' must be a whole number from 1 to 18446744073709551615, got "
+            for (index, id) in ["0", "-0"].enumerated() {
+                let zero = try RawClient(path: harness.socketPath)
+                defer { zero.close() }
+                try zero.send([UInt8](try FrameEncoder.encode(Data(#"{"id":\#(id),"request":{"hello":{"_0":{"role":"admin"}}}}"#.utf8))))
+                let (bytes, ending) = zero.readUntilClosed()
+                #expect(ending == .closed && bytes.isEmpty, "id \(id): \(bytes.count) bytes of reply")
+                // Logged as -1 was (JSON reads -0 as 0).
+                #expect(await harness.poll(timeout: .seconds(5)) {
+                    daemon.standardError.split(separator: "\n").filter { $0.contains("warning: closing") && $0.contains(rule) }.count == index + 2
+                }, "\(daemon.standardError)")
+            }
             #expect(try await harness.bgtask("status").status == 0)
         }
 

@@ -110,19 +110,42 @@ extension BGApplication {
 }
 
 extension AppManifest {
+    /// The identifiers the system schedules for an app without its manifest listing them
+    /// (iOS needs no identifier for either): each with the background mode that permits it,
+    /// and, when the app's own code never submits it, what alone schedules it. The legacy
+    /// fetch's is submitted by the app (`setMinimumBackgroundFetchInterval`); the remote
+    /// wake's only by `bgtask push`, within its rate limit.
+    private static func systemIdentifiers(for app: AppID) -> [(mode: String, identifier: String, onlyScheduledBy: String?)] {
+        [("fetch", BGApplication.backgroundFetchTaskIdentifier(for: app), nil),
+         ("remote-notification", RemoteWake.identifier(for: app), "bgtask push")]
+    }
+
     /// The manifest with the identifiers the system schedules for the app itself: the
     /// legacy fetch's when `UIBackgroundModes` has `fetch`, the remote wake's when it has
     /// `remote-notification` (iOS needs no identifier for either).
     public func permittingSystemIdentifiers(for app: AppID) -> AppManifest {
         var additions: [String] = []
-        for (mode, identifier) in [("fetch", BGApplication.backgroundFetchTaskIdentifier(for: app)), ("remote-notification", RemoteWake.identifier(for: app))]
-        where hasBackgroundMode(mode) && !permits(identifier: identifier, allowWildcard: false) {
-            additions.append(identifier)
+        for system in Self.systemIdentifiers(for: app)
+        where hasBackgroundMode(system.mode) && !permits(identifier: system.identifier, allowWildcard: false) {
+            additions.append(system.identifier)
         }
         guard !additions.isEmpty else { return self }
         // One append: the identifier index is rebuilt once (bgtaskd starts 10,000 apps).
         var manifest = self
         manifest.permittedIdentifiers += additions
         return manifest
+    }
+
+    /// The refusal (`notPermitted`, worded as for any identifier the manifest does not
+    /// list) of `identifier` when `app` asks for it itself but only the system schedules it
+    /// (the remote wake's), and this manifest, as written, does not list it; `nil` otherwise.
+    /// bgtaskd checks an app's submissions and retry policies with it: the engine's copy of
+    /// the manifest permits the identifier (``permittingSystemIdentifiers(for:)``) so that
+    /// the system's own wake passes the engine's checks, and an app's submission of it
+    /// would otherwise be a remote wake outside the push limit, in the app's refresh slot.
+    public func systemOnlyIdentifierRefusal(_ identifier: String, of app: AppID) -> SubmitRejection? {
+        guard let scheduler = Self.systemIdentifiers(for: app).first(where: { $0.identifier == identifier })?.onlyScheduledBy,
+              !permits(identifier: identifier, allowWildcard: false) else { return nil }
+        return .notListed(identifier, in: self, why: "it is the system's own identifier, scheduled only by \(scheduler)")
     }
 }

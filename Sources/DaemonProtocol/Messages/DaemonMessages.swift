@@ -245,15 +245,39 @@ public enum ClientRequest: Codable, Sendable, Hashable {
 
 /// A numbered request: the reply carries the same number.
 public struct ClientEnvelope: Codable, Sendable, Hashable {
-    /// The request's number, unique on its connection.
+    /// The request's number, unique on its connection, within ``requestIDs``.
     public var id: UInt64
     /// The request.
     public var request: ClientRequest
+
+    /// The numbers a request may have: from 1. A reply numbered 0
+    /// (``MessageLink/connectionReplyID``) answers the connection itself, so a request
+    /// numbered 0 would be answered by what a client takes for the connection's failure;
+    /// such a message is refused as malformed (docs/protocol.md, "Malformed messages").
+    public static let requestIDs: ClosedRange<UInt64> = 1...UInt64.max
+
+    /// What a request's number must be, as a malformed message's diagnosis says it.
+    public static let requestIDRule = "'id' must be a whole number from \(requestIDs.lowerBound) to \(requestIDs.upperBound)"
 
     /// Creates an envelope.
     public init(id: UInt64, request: ClientRequest) {
         self.id = id
         self.request = request
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, request
+    }
+
+    /// Decodes an envelope, refusing a number outside ``requestIDs``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let id = try container.decode(UInt64.self, forKey: .id)
+        guard Self.requestIDs.contains(id) else {
+            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "\(Self.requestIDRule), got \(id)")
+        }
+        self.id = id
+        request = try container.decode(ClientRequest.self, forKey: .request)
     }
 }
 

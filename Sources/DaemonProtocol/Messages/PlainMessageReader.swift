@@ -16,7 +16,7 @@ enum PlainMessageReader {
     /// A client's envelope, or nil.
     static func clientEnvelope(_ payload: Data) -> ClientEnvelope? {
         guard let envelope = PlainJSONReader.read(payload)?.object(keys: ["id", "request"]),
-              let id = envelope["id"]?.integer(UInt64.self),
+              let id = envelope["id"]?.integer(UInt64.self), ClientEnvelope.requestIDs.contains(id),
               let request = envelope["request"].flatMap(clientRequest) else { return nil }
         return ClientEnvelope(id: id, request: request)
     }

@@ -242,8 +242,9 @@ public final class FrameConnection: Sendable {
         var onFrame: (@Sendable (Frame) -> Void)?
         var onClose: (@Sendable (CloseReason) -> Void)?
         var closeReason: CloseReason?
-        /// Internal observers (the server's bookkeeping), called after `onClose` is queued.
-        var closeObservers: [@Sendable () -> Void] = []
+        /// Internal observers (the server's bookkeeping and its close lines), called before
+        /// `onClose` is queued, so a close is logged before its `onClose` runs.
+        var closeObservers: [@Sendable (CloseReason) -> Void] = []
 
         var bufferedOutput: Int { output.count - outputIndex }
     }
@@ -727,7 +728,7 @@ public final class FrameConnection: Sendable {
     /// Ends the connection once: records the reason, stops the sources (the descriptor is
     /// closed when both have stopped), logs, and calls `onClose` on the queue.
     private func finish(_ reason: CloseReason) {
-        var observers: [@Sendable () -> Void] = []
+        var observers: [@Sendable (CloseReason) -> Void] = []
         let onClose = state.withLock { state -> (@Sendable (CloseReason) -> Void)?? in
             guard state.phase != .closed else { return .none }
             let wasStarted = state.phase == .started
@@ -780,19 +781,19 @@ public final class FrameConnection: Sendable {
         }
         guard case .some(let callback) = onClose else { return }
         log?(reason.logLevel, "\(name): closed: \(reason)")
+        for observer in observers { observer(reason) }
         if let callback { queue.async { self.onQueue { callback(reason) } } }
-        for observer in observers { observer() }
     }
 
-    /// Adds `observer`, called once (on any thread, no lock held) when the connection
-    /// closes; at once if it already has.
-    func addCloseObserver(_ observer: @escaping @Sendable () -> Void) {
-        let closed = state.withLock { state -> Bool in
-            if state.phase == .closed { return true }
+    /// Adds `observer`, called once with the reason (on any thread, no lock held) when the
+    /// connection closes; at once if it already has.
+    func addCloseObserver(_ observer: @escaping @Sendable (CloseReason) -> Void) {
+        let closed = state.withLock { state -> CloseReason? in
+            if state.phase == .closed { return state.closeReason ?? .closedLocally("closed") }
             state.closeObservers.append(observer)
-            return false
+            return nil
         }
-        if closed { observer() }
+        if let closed { observer(closed) }
     }
 
     // MARK: Helpers

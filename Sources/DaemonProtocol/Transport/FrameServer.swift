@@ -20,8 +20,11 @@ import Synchronization
 /// clients stay in the kernel's backlog, no thread spins. While ``maximumConnections``
 /// are open, a new peer is sent ``refusalAtCapacity`` (when given) and closed at once (it
 /// learns why, or sees the connection end, never a hang), and such refusals are logged at
-/// most once a minute, with how many came in between: a flood of connections cannot grow
-/// this process, or its log, without bound.
+/// most once a minute, with how many came in between. A connection that closes on a fault
+/// (a peer gone mid-frame or before its reply, a timeout, a bad frame) is logged by the
+/// server, at most ``faultyCloseLogBurst`` lines a minute at its level, the rest at debug,
+/// the next line saying how many: a flood of connections cannot grow this process, or its
+/// log, without bound.
 ///
 /// Each accepted ``FrameConnection`` is handed to `onConnection`, which must call
 /// ``FrameConnection/start(onFrame:onClose:)`` on it; a bad frame or a timeout closes that
@@ -84,6 +87,12 @@ public final class FrameServer: Sendable {
     /// The least time between two log lines about refusals at ``maximumConnections``: a
     /// minute (the line says how many were refused in between).
     public static let capacityLogInterval: Duration = .seconds(60)
+    /// How many closes on a fault (warning or error: ``FrameConnection/CloseReason/logLevel``)
+    /// are logged at their level per ``capacityLogInterval``; the others are logged at
+    /// debug, and the next line at their level says how many there were. Enough for every
+    /// such close of normal use; a client churning thousands of connections a second
+    /// (connect, part of a frame, close) made two warning lines each.
+    public static let faultyCloseLogBurst = 10
 
     /// The default of ``maximumConnections``: 2,048, far more than a user's apps and tools
     /// hold (1,000 clients connecting at once are all served), but never more than the
@@ -124,6 +133,8 @@ public final class FrameServer: Sendable {
     private let onConnection: @Sendable (FrameConnection) -> Void
     private let accept: @Sendable (Int32) -> Int32
     private let retryDelay: Duration
+    /// The clock of the log throttles (tests pass their own).
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let state: Mutex<State>
 
     /// The file identity of the socket this server bound, so ``close()`` removes only its own.
@@ -141,11 +152,11 @@ public final class FrameServer: Sendable {
 
     private struct State {
         var suspendedForDescriptors = false
-        /// When a refusal at ``maximumConnections`` was last logged, and how many were
-        /// refused since then: one line a minute at most, however the connections churn at
-        /// the cap (``capacityLogInterval``).
-        var capacityLoggedAt: ContinuousClock.Instant?
-        var refusedSinceCapacityLog = 0
+        /// Refusals at ``maximumConnections``: one line a minute at most, however the
+        /// connections churn at the cap (``capacityLogInterval``).
+        var capacityLog = LogThrottle(interval: FrameServer.capacityLogInterval)
+        /// Closes on a fault (``faultyCloseLogBurst``).
+        var faultyCloseLog = LogThrottle(interval: FrameServer.capacityLogInterval, burst: FrameServer.faultyCloseLogBurst)
         var refusedForCapacityCount = 0
         var closed = false
         var connections: [ObjectIdentifier: FrameConnection] = [:]
@@ -187,7 +198,7 @@ public final class FrameServer: Sendable {
     }
 
     /// The designated initializer; tests inject `accept` to simulate running out of
-    /// descriptors.
+    /// descriptors, and `now` to move the log throttles' clock.
     init(
         endpoint: Endpoint,
         allowedUID: UInt32,
@@ -198,8 +209,10 @@ public final class FrameServer: Sendable {
         log: @escaping TransportLog,
         retryDelay: Duration,
         accept: @escaping @Sendable (Int32) -> Int32,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
         onConnection: @escaping @Sendable (FrameConnection) -> Void
     ) throws(ListenError) {
+        self.now = now
         self.allowedUID = allowedUID
         self.connectionOptions = connectionOptions
         self.maximumConnections = max(1, maximumConnections)
@@ -344,7 +357,9 @@ public final class FrameServer: Sendable {
             log(.warning, "refused a connection from pid \(credentials.pid), uid \(credentials.uid): only uid \(allowedUID) may connect")
             return
         }
-        let connection = FrameConnection(adopting: descriptor, peer: credentials, options: connectionOptions, targetQueue: connectionQueue, log: log)
+        // No log of its own: the server logs its close (``closed(_:reason:)``), throttled.
+        let connection = FrameConnection(adopting: descriptor, peer: credentials, options: connectionOptions, targetQueue: connectionQueue, log: nil)
+        let admittedAt = self.now()
         // `full` carries the refusals not logged before this one, or nil when this one is
         // not logged either.
         enum Admission { case admitted, closing, full(loggingAfter: Int?) }
@@ -352,16 +367,7 @@ public final class FrameServer: Sendable {
             guard !state.closed else { return .closing }
             guard state.connections.count < maximumConnections else {
                 state.refusedForCapacityCount += 1
-                let now = ContinuousClock.now
-                if let last = state.capacityLoggedAt, now - last < Self.capacityLogInterval {
-                    state.refusedSinceCapacityLog += 1
-                    return .full(loggingAfter: nil)
-                }
-                defer {
-                    state.capacityLoggedAt = now
-                    state.refusedSinceCapacityLog = 0
-                }
-                return .full(loggingAfter: state.refusedSinceCapacityLog)
+                return .full(loggingAfter: state.capacityLog.admit(at: admittedAt))
             }
             state.connections[ObjectIdentifier(connection)] = connection
             state.acceptedCount += 1
@@ -385,16 +391,28 @@ public final class FrameServer: Sendable {
             }
             return
         }
-        connection.addCloseObserver { [weak self] in self?.forget(connection) }
+        connection.addCloseObserver { [weak self] reason in self?.closed(connection, reason: reason) }
         log(.debug, "\(connection.name): accepted")
         onConnection(connection)
     }
 
-    /// Forgets a closed connection (called from its close observer).
-    private func forget(_ connection: FrameConnection) {
-        state.withLock { state in
+    /// Forgets a closed connection and logs its close (called from its close observer):
+    /// a close on a fault at its level while ``faultyCloseLogBurst`` allows, else at debug.
+    private func closed(_ connection: FrameConnection, reason: FrameConnection.CloseReason) {
+        let line = "\(connection.name): closed: \(reason)"
+        let level = reason.logLevel
+        let at = level >= .warning ? now() : nil
+        let heldBack = state.withLock { state -> Int? in
             _ = state.connections.removeValue(forKey: ObjectIdentifier(connection))
+            guard let at else { return 0 }
+            return state.faultyCloseLog.admit(at: at)
         }
+        guard let heldBack else {
+            // Kept for whoever debugs a client (BGTASK_LOG=debug), not at warning level.
+            log(.debug, line)
+            return
+        }
+        log(level, heldBack > 0 ? "\(line) (\(heldBack) more connections closed on a fault since the last such line, logged at debug level)" : line)
     }
 
     // MARK: Binding

@@ -27,6 +27,13 @@ public struct SubmitRejection: Error, Hashable, Sendable, CustomStringConvertibl
         self.message = message
     }
 
+    /// The refusal of an identifier `manifest` does not list (`notPermitted`), naming it and
+    /// the manifest; `why`, when given, is added as a clause (bgtaskd says the identifier is
+    /// the system's own). One wording for the engine's check and the daemon's.
+    public static func notListed(_ identifier: String, in manifest: AppManifest, why: String? = nil) -> SubmitRejection {
+        SubmitRejection(.notPermitted, "'\(identifier)' is not listed in BGTaskSchedulerPermittedIdentifiers of \(manifest.source ?? "the manifest")" + (why.map { "; \($0)" } ?? ""))
+    }
+
     public var description: String { message }
 }
 

@@ -264,7 +264,7 @@ public struct SchedulerEngine: Sendable {
         let manifest = registration.manifest
         let wildcard = request.kind == .continuedProcessing
         guard manifest.permits(identifier: id, allowWildcard: wildcard) else {
-            throw SubmitRejection(.notPermitted, "'\(id)' is not listed in BGTaskSchedulerPermittedIdentifiers of \(manifest.source ?? "the manifest")")
+            throw SubmitRejection.notListed(id, in: manifest)
         }
         if let mode = request.kind.requiredBackgroundMode, !manifest.hasBackgroundMode(mode) {
             throw SubmitRejection(.notPermitted, "'\(id)' is a \(request.kind) task, which needs \"\(mode)\" in UIBackgroundModes of \(manifest.source ?? "the manifest")")

@@ -154,6 +154,10 @@ public final class Daemon: Sendable {
                 endpoint: endpoint,
                 connectionOptions: FrameConnection.Options(firstFrameTimeout: .seconds(Int64(options.firstFrameTimeout))),
                 maximumConnections: maximumConnections,
+                // Every connection's queue targets this one serial queue: nothing a connection
+                // does waits for another, and without a common target each busy connection
+                // queue took a libdispatch worker of its own (600 connections, 257 threads).
+                connectionQueue: DispatchQueue(label: "bgtaskd.connections"),
                 refusalAtCapacity: Self.connectionLimitRefusal(socketPath: paths.socketPath, limit: maximumConnections),
                 log: transportLog
             ) { connection in

@@ -5,6 +5,7 @@ import BGTaskDaemon
 import DaemonProtocol
 import Foundation
 import SchedulerCore
+import Synchronization
 import Testing
 
 /// bgtaskd against bad peers and crashes, end to end (docs/daemon.md, "Crash safety" and
@@ -518,8 +519,22 @@ extension DaemonProcessTests {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
             let daemon = try await harness.startDaemon()
+            // The daemon's threads while the clients are served: one serial queue serves every
+            // connection, so they stay few (each connection's queue took a worker of its own
+            // before: 257 threads for 600 connections).
+            let peakThreads = Mutex(0)
+            let sampling = Task.detached {
+                while !Task.isCancelled {
+                    let count = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task").count) ?? 0
+                    peakThreads.withLock { $0 = max($0, count) }
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
             // All 1,000 connect and send before any reply is read.
             let result = try await harness.run("/usr/bin/python3", ["-c", Self.thousandClientsScript, harness.socketPath, "1000"], timeout: .seconds(60))
+            sampling.cancel()
+            _ = await sampling.value
+            #expect(peakThreads.withLock { $0 } <= 24, "bgtaskd ran \(peakThreads.withLock { $0 }) threads at once")
             #expect(result.status == 0, "\(result)")
             let counts = result.output.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
             try #require(counts.count == 3, "\(result)")

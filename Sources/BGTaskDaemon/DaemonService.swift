@@ -588,24 +588,13 @@ public final class DaemonService: Sendable {
 
     // MARK: Reports
 
-    private struct AppRow: Encodable {
-        var app: String
-        var executable: String
-        var manifest: String
-        var state: String
-        var pid: Int32?
-        var pending: Int
-        var running: Int
-        var backgroundRefresh: Bool
-    }
-
-    private func rows() -> [AppRow] {
+    private func rows() -> [InstalledAppRow] {
         let entries = apps.withLock { $0.values.sorted { $0.installed.app < $1.installed.app } }
         let pending = driver.allPendingRequests
         let running = driver.activeRuns
         return entries.map { entry in
             let supervision = entry.supervisor.supervision
-            return AppRow(
+            return InstalledAppRow(
                 app: entry.installed.app.rawValue,
                 executable: entry.installed.executable,
                 manifest: entry.installed.manifestPath,
@@ -619,12 +608,7 @@ public final class DaemonService: Sendable {
 
     private func appsReport() -> Reply {
         let rows = rows()
-        var lines = rows.isEmpty ? ["no app is installed (bgtask install <manifest>)"] : []
-        for row in rows {
-            lines.append("\(row.app)  \(row.state)\(row.pid.map { " (pid \($0))" } ?? "")  pending \(row.pending), running \(row.running), background refresh \(row.backgroundRefresh ? "on" : "off")")
-            lines.append("    \(row.executable)")
-        }
-        return .report(text: lines.joined(separator: "\n") + "\n", json: ReportJSON.text(rows))
+        return .report(text: InstalledAppRow.text(rows), json: ReportJSON.text(rows))
     }
 
     private struct StatusReport: Encodable {

@@ -27,9 +27,10 @@ struct DaemonCommand: Equatable {
             ([name] + arguments + options + (reads ? ["[--json]"] : []) + ["[--socket PATH]"]).joined(separator: " ")
         }
 
-        /// How many positional arguments it needs at least and at most.
+        /// How many positional arguments it needs at least and at most: every argument but
+        /// a bracketed one (`[app]`) is required, a literal word (`background-refresh`) too.
         var arity: ClosedRange<Int> {
-            let required = arguments.filter { $0.hasPrefix("<") }.count
+            let required = arguments.filter { !$0.hasPrefix("[") }.count
             return required...arguments.count
         }
     }
@@ -217,16 +218,22 @@ struct DaemonCommand: Equatable {
            let address = SharedStoreAddress.chosen(given: command.store, otherPlaceGiven: command.socket != nil, otherPlace: "--socket PATH", environment: environment) {
             return sharedPending(app: app, address: address, json: command.json)
         }
-        let paths: DaemonPaths.Resolved
+        // The socket alone: the state directory (from HOME) is needed only to read the
+        // store when no daemon answers, so a daemon named with --socket answers without HOME.
+        var warnings: [String] = []
+        let socketPath: String
         do {
-            paths = try DaemonPaths.resolve(environment: environment, socketOverride: command.socket, uid: getuid())
+            socketPath = try DaemonPaths.socketPath(environment: environment, socketOverride: command.socket, uid: getuid(), warnings: &warnings)
         } catch {
             return failure(error, command: command.name)
         }
         do {
-            return render(try ask(command.request, socket: paths.socketPath), json: command.json, command: command.name)
+            return render(try ask(command.request, socket: socketPath), json: command.json, command: command.name)
         } catch let error as ConnectError where error.isNoDaemon {
-            return offline(command, stateDirectory: paths.stateDirectory) ?? failure(error, command: command.name)
+            guard let stateDirectory = try? DaemonPaths.stateDirectory(environment: environment, stateOverride: nil, warnings: &warnings) else {
+                return failure(error, command: command.name)
+            }
+            return offline(command, stateDirectory: stateDirectory) ?? failure(error, command: command.name)
         } catch {
             return failure(error, command: command.name)
         }
@@ -298,10 +305,17 @@ struct DaemonCommand: Equatable {
             let store = try SchedulerStore.openForReading(at: database)
             switch command.request {
             case .apps:
-                let apps = try store.installedApps().apps
-                if command.json { return Outcome(output: ReportJSON.text(apps, fallback: "[]"), error: note, status: 0) }
-                let text = apps.isEmpty ? "no app is installed\n" : apps.map { "\($0.app)  not running\n    \($0.executable)\n" }.joined()
-                return Outcome(output: text, error: note, status: 0)
+                // The daemon's rows, as they are with no daemon: nothing runs, the switch and
+                // the pending requests as stored.
+                let pending = try store.pendingRequests()
+                let switches = try store.appSettings(named: AppSettingName.backgroundRefresh)
+                let rows = try store.installedApps().apps.sorted { $0.app < $1.app }.map { installed in
+                    InstalledAppRow(
+                        app: installed.app.rawValue, executable: installed.executable, manifest: installed.manifestPath,
+                        state: "notRunning", pid: nil, pending: pending.filter { $0.app == installed.app }.count, running: 0,
+                        backgroundRefresh: switches[installed.app] != "off")
+                }
+                return Outcome(output: command.json ? ReportJSON.text(rows, fallback: "[]") : InstalledAppRow.text(rows), error: note, status: 0)
             case .pending(let app):
                 let requests = try store.pendingRequests().filter { app == nil || $0.app == app }.sorted { $0.key < $1.key }
                 return Outcome(output: command.json ? pendingJSON(requests) : pendingText(requests), error: note, status: 0)
@@ -330,15 +344,16 @@ extension DaemonCommand {
     /// that is there but will not answer (at its connection limit, another user's, stuck):
     /// an answer from here would not be the daemon's, and would not say so.
     static func live(_ request: AdminRequest, json: Bool, command: String, socket: String?, environment: [String: String]) -> Outcome? {
-        let paths: DaemonPaths.Resolved
+        var warnings: [String] = []
+        let socketPath: String
         do {
-            paths = try DaemonPaths.resolve(environment: environment, socketOverride: socket, uid: getuid())
+            socketPath = try DaemonPaths.socketPath(environment: environment, socketOverride: socket, uid: getuid(), warnings: &warnings)
         } catch {
             // Without --socket: nowhere a daemon could listen, so none to ask.
             return socket == nil ? nil : failure(error, command: command)
         }
         do {
-            let reply = try ask(request, socket: paths.socketPath, connectTimeout: .seconds(2))
+            let reply = try ask(request, socket: socketPath, connectTimeout: .seconds(2))
             if case .failed(let failure) = reply, failure.code == .notInstalled { return nil }
             return render(reply, json: json, command: command)
         } catch let error as ConnectError where error.isNoDaemon && socket == nil {

@@ -210,6 +210,17 @@ import Testing
         expectNamed(typed.message, fromEnvironment: false, "log --store")
     }
 
+    /// A daemon named with --socket is asked without HOME: the state directory is needed only
+    /// to read the store when no daemon answers (an outside probe found every daemon command
+    /// failing for want of HOME, advising a --state-dir that bgtask does not take).
+    @Test func daemonCommandsWithASocketNeedNoHome() {
+        let socket = "/nonexistent-bgtask-\(UUID().uuidString)/socket"
+        let status = DaemonCommand.run(DaemonCommand(name: "status", request: .status, socket: socket), environment: [:])
+        #expect(status.status == 1)
+        #expect(status.error.contains(socket), "\(status.error)")
+        #expect(!status.error.contains("state directory") && !status.error.contains("--state-dir"), "\(status.error)")
+    }
+
     @Test func policyPrintsDefaultsAndRefusesABadFileNamingTheKey() throws {
         #expect(try PolicyCommand.run(json: false, check: nil).contains("threshold 0.4"))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).json")
@@ -463,6 +474,8 @@ import Testing
         (["run", "com.example.a"], "run takes <app> <identifier>, got 1 argument(s)"),
         (["settings", "a", "background-refresh", "maybe"], "background-refresh must be on or off, got 'maybe'"),
         (["settings", "a", "wifi", "on"], "settings knows only background-refresh, got 'wifi'"),
+        // A literal word counts as an argument: two of three reached the third (a crash).
+        (["settings", "a", "background-refresh"], "settings takes <app> background-refresh <on|off>, got 2 argument(s)"),
         (["install", "m.json", "--json"], "install prints no report; --json is for read commands"),
         (["apps", "--socket"], "--socket needs a socket path"),
         (["open", "--frobnicate"], "unknown option for open: '--frobnicate'"),

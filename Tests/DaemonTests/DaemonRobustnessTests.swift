@@ -181,10 +181,19 @@ extension DaemonProcessTests {
             try await harness.startDaemon()
             try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
             try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            let live = try await harness.bgtask("apps", "--json")
             _ = try await harness.stopDaemon()
             let apps = try await harness.bgtask("apps")
             #expect(apps.status == 0, "\(apps)")
-            #expect(apps.output.contains(Self.app) && apps.output.contains("not running"), "\(apps)")
+            #expect(apps.output.contains(Self.app) && apps.output.contains("notRunning") && apps.output.contains("pending 1"), "\(apps)")
+            // --json has the daemon's keys when read from the store (it had manifestPath for
+            // manifest, and no state, pending or backgroundRefresh).
+            let stored = try await harness.bgtask("apps", "--json")
+            func keys(_ text: String) -> Set<String> {
+                guard let rows = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]], let first = rows.first else { return [] }
+                return Set(first.keys)
+            }
+            #expect(!keys(live.output).isEmpty && keys(stored.output).subtracting(["pid"]) == keys(live.output).subtracting(["pid"]), "\(live.output) against \(stored.output)")
             #expect(apps.error.contains("bgtaskd is not running; read from \(harness.databasePath)"), "\(apps)")
             let pending = try await harness.bgtask("pending", Self.app)
             #expect(pending.status == 0 && pending.output.contains(Self.refresh), "\(pending)")

@@ -65,22 +65,30 @@ public enum DaemonPaths {
         currentDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(PathError) -> Resolved {
         var warnings: [String] = []
-        func absolute(_ path: String) -> String {
-            path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
-        }
-        func usable(_ variable: String) -> String? {
-            guard let value = environment[variable], !value.isEmpty else { return nil }
-            guard value.hasPrefix("/") else {
-                warnings.append("\(variable)=\(value) is not an absolute path; ignored")
-                return nil
-            }
-            return value
-        }
+        let socketPath = try socketPath(environment: environment, socketOverride: socketOverride, uid: uid, currentDirectory: currentDirectory, warnings: &warnings)
+        let stateDirectory = try stateDirectory(environment: environment, stateOverride: stateOverride, currentDirectory: currentDirectory, warnings: &warnings)
+        return Resolved(
+            socketPath: socketPath,
+            socketDirectory: (socketPath as NSString).deletingLastPathComponent,
+            stateDirectory: stateDirectory,
+            warnings: warnings
+        )
+    }
 
+    /// The socket's path alone (see ``resolve(environment:socketOverride:stateOverride:uid:currentDirectory:)``):
+    /// what a client needs to reach the daemon, which does not depend on `HOME`.
+    /// Appends its warnings to `warnings`.
+    public static func socketPath(
+        environment: [String: String],
+        socketOverride: String?,
+        uid: UInt32,
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        warnings: inout [String]
+    ) throws(PathError) -> String {
         let socketPath: String
         if let socketOverride, !socketOverride.isEmpty {
-            socketPath = standardized(absolute(socketOverride))
-        } else if let runtime = usable("XDG_RUNTIME_DIR") {
+            socketPath = standardized(absolute(socketOverride, in: currentDirectory))
+        } else if let runtime = usable("XDG_RUNTIME_DIR", in: environment, warnings: &warnings) {
             socketPath = standardized(runtime + "/" + directoryName + "/" + socketName)
         } else {
             let directory = "/tmp/\(directoryName)-\(uid)"
@@ -90,23 +98,42 @@ public enum DaemonPaths {
         guard socketPath.utf8.count < UnixSocket.pathCapacity else {
             throw PathError(path: socketPath, message: "the socket path \(socketPath) is \(socketPath.utf8.count) bytes, over the limit of \(UnixSocket.pathCapacity - 1) for a Unix socket; choose a shorter one with --socket")
         }
+        return socketPath
+    }
 
-        let stateDirectory: String
+    /// The state directory alone (see ``resolve(environment:socketOverride:stateOverride:uid:currentDirectory:)``).
+    /// Appends its warnings to `warnings`.
+    public static func stateDirectory(
+        environment: [String: String],
+        stateOverride: String?,
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        warnings: inout [String]
+    ) throws(PathError) -> String {
         if let stateOverride, !stateOverride.isEmpty {
-            stateDirectory = standardized(absolute(stateOverride))
-        } else if let stateHome = usable("XDG_STATE_HOME") {
-            stateDirectory = standardized(stateHome + "/" + directoryName)
-        } else if let home = usable("HOME") {
-            stateDirectory = standardized(home + "/.local/state/" + directoryName)
-        } else {
-            throw PathError(path: "HOME", message: "cannot find a state directory: neither XDG_STATE_HOME nor HOME is set to an absolute path; pass --state-dir")
+            return standardized(absolute(stateOverride, in: currentDirectory))
+        } else if let stateHome = usable("XDG_STATE_HOME", in: environment, warnings: &warnings) {
+            return standardized(stateHome + "/" + directoryName)
+        } else if let home = usable("HOME", in: environment, warnings: &warnings) {
+            return standardized(home + "/.local/state/" + directoryName)
         }
-        return Resolved(
-            socketPath: socketPath,
-            socketDirectory: (socketPath as NSString).deletingLastPathComponent,
-            stateDirectory: stateDirectory,
-            warnings: warnings
-        )
+        // bgtaskd takes --state-dir; bgtask needs the directory only to read the store of a
+        // daemon that is not running.
+        throw PathError(path: "HOME", message: "cannot find a state directory: neither XDG_STATE_HOME nor HOME is set to an absolute path; set one (bgtaskd also takes --state-dir)")
+    }
+
+    private static func absolute(_ path: String, in currentDirectory: String) -> String {
+        path.hasPrefix("/") ? path : (currentDirectory as NSString).appendingPathComponent(path)
+    }
+
+    /// The value of `variable` when it is set to an absolute path; a relative one is ignored
+    /// with a warning, as the XDG Base Directory specification requires.
+    private static func usable(_ variable: String, in environment: [String: String], warnings: inout [String]) -> String? {
+        guard let value = environment[variable], !value.isEmpty else { return nil }
+        guard value.hasPrefix("/") else {
+            warnings.append("\(variable)=\(value) is not an absolute path; ignored")
+            return nil
+        }
+        return value
     }
 
     /// Makes sure `directory` is fit to hold the socket: creates it with mode 0700 if it is

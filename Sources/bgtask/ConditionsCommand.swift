@@ -13,7 +13,10 @@ enum ConditionsCommand {
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
-            case "--json": json = true
+            case "--json":
+                // Refused twice, as the daemon commands' --json is.
+                guard !json else { return .failure(UsageError(message: "--json given more than once")) }
+                json = true
             case "--socket":
                 if let error = DaemonCommand.readSocket(arguments, at: &index, into: &socket) { return .failure(error) }
             default: return .failure(UsageError(message: "unknown option for conditions: '\(arguments[index])'"))

@@ -141,7 +141,10 @@ enum PolicyCommand {
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
-            case "--json": json = true
+            case "--json":
+                // Refused twice, as the daemon commands' --json is.
+                guard !json else { return .failure(UsageError(message: "--json given more than once")) }
+                json = true
             case "--check":
                 guard check == nil else { return .failure(UsageError(message: "--check given more than once")) }
                 switch OptionValue.take(arguments, at: &index, for: "--check", what: "a file path") {

@@ -474,6 +474,8 @@ import Testing
         (["run", "com.example.a"], "run takes <app> <identifier>, got 1 argument(s)"),
         (["settings", "a", "background-refresh", "maybe"], "background-refresh must be on or off, got 'maybe'"),
         (["settings", "a", "wifi", "on"], "settings knows only background-refresh, got 'wifi'"),
+        (["conditions", "--json", "--json"], "--json given more than once"),
+        (["policy", "--json", "--json"], "--json given more than once"),
         // A literal word counts as an argument: two of three reached the third (a crash).
         (["settings", "a", "background-refresh"], "settings takes <app> background-refresh <on|off>, got 2 argument(s)"),
         (["install", "m.json", "--json"], "install prints no report; --json is for read commands"),

@@ -107,11 +107,10 @@ extension SchedulerStore {
     /// WAL database, so reading a store nobody has open may leave them (empty of commits)
     /// behind; the owner's next open and close removes them.
     ///
-    ///
     /// A WAL store in a directory this process cannot write (another user's, a read-only
     /// mount) needs a `-shm` file SQLite cannot create there. When no `-wal` file holds
-    /// commits, everything is in the database file and nobody can be writing (a writer would
-    /// need the `-wal` too), so it is read as unchanging (`immutable=1`); otherwise the
+    /// commits and no owner holds the store's lock file, everything is in the database file
+    /// and nobody is writing it, so it is read as unchanging (`immutable=1`); otherwise the
     /// error (``StoreError/Code/readOnly``) names the directory and says it is not writable.
     ///
     /// - Throws: ``StoreError/Code/cannotOpen`` when there is no file at `url`,
@@ -141,6 +140,9 @@ extension SchedulerStore {
     /// writable. Root may write anywhere, so it never sees this.
     private static func refusedForUnwritableDirectory(_ error: StoreError, path: String) -> Bool {
         if SQLiteConnection.isReadOnlyDirectory(error) { return true }
+        // SQLite's own refusal only: this file's errors (a schema too old, `readOnly` too)
+        // keep their message.
+        guard error.sqliteResult != nil else { return false }
         guard error.code == .cannotOpen || error.code == .readOnly, access(path, R_OK) == 0 else { return false }
         return access((SQLiteConnection.companionBase(of: path) as NSString).deletingLastPathComponent, W_OK) != 0
     }
@@ -152,12 +154,30 @@ extension SchedulerStore {
         let base = SQLiteConnection.companionBase(of: path)
         let directory = (base as NSString).deletingLastPathComponent
         let wal = base + "-wal"
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.int64Value ?? 0
         let problem = "it is in write-ahead-log mode and its directory \(directory) is not writable, so SQLite cannot create \(base)-shm, which a reader needs"
+        // Read as unchanging only while no owner has it open: an owner's -wal is empty until
+        // its first write, and a checkpoint would rewrite pages under a reader that takes no
+        // locks. The lock file is tested with a shared lock on a read-only descriptor.
+        if let owner = owner(of: URL(fileURLWithPath: path)) {
+            throw StoreError(
+                code: .readOnly, path: path,
+                message: "the scheduler store at \(path) cannot be read while \(owner) has it open: \(problem); make \(directory) writable, or read it once its owner has stopped"
+            )
+        }
+        // Only a -wal that is not there counts as empty; one that cannot be looked at may hold commits.
+        var info = stat()
+        let walSize: Int64
+        if lstat(wal, &info) == 0 {
+            walSize = Int64(info.st_size)
+        } else if errno == ENOENT {
+            walSize = 0
+        } else {
+            walSize = -1
+        }
         guard walSize == 0 else {
             throw StoreError(
                 code: .readOnly, path: path,
-                message: "the scheduler store at \(path) cannot be read: \(problem) to read the commits in \(wal) (\(walSize) bytes); "
+                message: "the scheduler store at \(path) cannot be read: \(problem) to read the commits in \(wal) (\(walSize < 0 ? "its size unknown" : "\(walSize) bytes")); "
                     + "make \(directory) writable, or let the app open and close the store once (it moves them into the database)"
             )
         }

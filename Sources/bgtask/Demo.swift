@@ -7,7 +7,8 @@ import SchedulerCore
 enum Demo {
     /// Where the report goes when `--report` is not given.
     static var defaultReportPath: String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo.html").path
+        // One per user: in a shared /tmp (sticky), another user's report could not be replaced.
+        FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo-\(getuid()).html").path
     }
 
     /// Runs the demo and returns what to print; writes the report to `reportPath`.

@@ -22,7 +22,7 @@ enum ReportDestination {
     /// read-only mount).
     @discardableResult
     static func check(_ path: String) throws -> URL {
-        let destination = try resolved(path)
+        let destination = try resolved(path, before: "nothing was run")
         let directory = destination.deletingLastPathComponent().path
         var info = stat()
         if lstat(directory, &info) != 0 {
@@ -32,6 +32,16 @@ enum ReportDestination {
         }
         if stat(directory, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR {
             throw UsageError(message: "cannot write the report to \(path): \(directory) is not a directory; nothing was run")
+        }
+        // In a sticky directory (/tmp) only a file's owner, the directory's or root may rename
+        // over it: the new file could be created, but the rename would fail after the run.
+        let uid = getuid()
+        var existing = stat()
+        if info.st_mode & S_ISVTX != 0, uid != 0, info.st_uid != uid, lstat(destination.path, &existing) == 0, existing.st_uid != uid {
+            throw UsageError(
+                message: "cannot write the report to \(path): it belongs to uid \(existing.st_uid) in the sticky directory \(directory), "
+                    + "where only its owner may replace it; nothing was run"
+            )
         }
         var template = Array((directory + "/.bgtask-report-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -45,7 +55,7 @@ enum ReportDestination {
 
     /// Writes `html` to `path` atomically, naming the path when it cannot.
     static func write(_ html: String, to path: String) throws {
-        let destination = try resolved(path)
+        let destination = try resolved(path, before: "nothing was written")
         do {
             try Data(html.utf8).write(to: destination, options: .atomic)
         } catch {
@@ -65,8 +75,9 @@ enum ReportDestination {
         }
     }
 
-    /// `path` with a symbolic link followed; refuses what is there and is not a regular file.
-    private static func resolved(_ path: String) throws -> URL {
+    /// `path` with a symbolic link followed; refuses what is there and is not a regular file,
+    /// saying `outcome` (what was not done).
+    private static func resolved(_ path: String, before outcome: String) throws -> URL {
         var destination = URL(fileURLWithPath: path)
         var info = stat()
         if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
@@ -76,7 +87,7 @@ enum ReportDestination {
             // Still a link after resolving: one in a loop, or one that leads nowhere.
             let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
             let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
-            throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; nothing was written")
+            throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; \(outcome)")
         }
         return destination
     }

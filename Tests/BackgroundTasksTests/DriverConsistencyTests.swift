@@ -233,6 +233,9 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         context.withCurrent {
             BGTaskScheduler.shared.getPendingTaskRequests { _ in
                 let inner = DispatchSemaphore(value: 0)
+                // From inside a queue.sync of the app's own: still a nested call.
+                let appQueue = DispatchQueue(label: "app.state")
+                appQueue.sync {
                 BGTaskScheduler.shared.submitTaskRequest(BGAppRefreshTaskRequest(identifier: refreshID)) { error in
                     let innermost = DispatchSemaphore(value: 0)
                     BGTaskScheduler.shared.getPendingTaskRequests { requests in
@@ -242,6 +245,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
                     let waited = innermost.wait(timeout: .now() + 10)
                     outcomes.withLock { $0.append("submit \(error == nil) \(waited == .success)") }
                     inner.signal()
+                }
                 }
                 let waited = inner.wait(timeout: .now() + 10)
                 outcomes.withLock { $0.append("outer \(waited == .success)") }

@@ -74,6 +74,26 @@ extension ProcessTests {
             #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent("scheduler.sqlite-shm").path))
         }
 
+        /// A store its owner has open is not read as unchanging even with an empty `-wal`
+        /// (the owner may write, and a checkpoint would rewrite pages under a reader that
+        /// takes no locks): refused, naming the owner.
+        @Test func aStoreItsOwnerHasOpenIsNotReadAsUnchanging() async throws {
+            let scratch = try ScratchDirectory()
+            let state = scratch.url.appendingPathComponent("state")
+            defer {
+                try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: state.path)
+                scratch.remove()
+            }
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
+            try writeStore(in: state)
+            let ownership = try StateDirectoryLock.acquire(in: state, name: SchedulerStore.lockFileName(for: state.appendingPathComponent("scheduler.sqlite")))
+            try makeReadOnly(state)
+            let log = try await ProcessTests.bgtask(["log", "--state", state.path], scratch: scratch.url, unprivileged: true, environment: environment(scratch))
+            withExtendedLifetime(ownership) {}
+            #expect(log.status == 1)
+            #expect(log.error.contains("cannot be read while process \(getpid())"), "\(log.error)")
+        }
+
         /// Commits only in the `-wal`, which cannot be read without a `-shm`: refused, naming
         /// the directory and saying it is not writable (it said "attempt to write a readonly
         /// database" or "unable to open database file", naming neither), never read without them.

@@ -407,7 +407,6 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         (#"{"thresold": 0.5}"#, "thresold"),
         (#"{"weights": {"thermals": 1}}"#, "weights.thermals"),
         (#"{"weights": {"thermal": -1}}"#, "weights.thermal"),
-        (#"{"profile": "server", "weights": {"app-usage": 2}}"#, "weights.app-usage"),
         (#"{"version": 2}"#, "version"),
         (#"{"processingRequiresIdleDevice": 1}"#, "processingRequiresIdleDevice"),
         (#"{"lowPowerModeBlocks": ["refresh", "nap"]}"#, "lowPowerModeBlocks[1]"),

@@ -272,26 +272,24 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// (a semaphore waited on in one completion handler for another's) would otherwise wait
     /// for a handler queued behind itself, for ever, and hold up every later handler.
     /// Beyond ``callbackQueues``' depth, nested calls share the last level.
-    static let callbackQueues: [DispatchQueue] = (0..<8).map { level in
-        let queue = DispatchQueue(label: "bgtask.scheduler.completion-handlers.\(level)")
-        queue.setSpecific(key: callbackLevel, value: level)
-        return queue
-    }
+    static let callbackQueues: [DispatchQueue] = (0..<8).map { DispatchQueue(label: "bgtask.scheduler.completion-handlers.\($0)") }
 
-    /// The level of the completion handler running on this thread, if any.
-    private static let callbackLevel = DispatchSpecificKey<Int>()
+    /// The level of the completion handler running on this thread, if any. A task-local:
+    /// bound around the handler in synchronous code it lives in the thread's storage, so it
+    /// holds inside a `queue.sync` the handler makes (a queue-specific value would not).
+    @TaskLocal private static var callbackLevel: Int?
 
     /// The queue for the completion of a call made now: one level below the handler the
     /// caller runs in, the first outside handlers.
     static var callbackQueue: DispatchQueue {
-        let level = DispatchQueue.getSpecific(key: callbackLevel).map { $0 + 1 } ?? 0
-        return callbackQueues[min(level, callbackQueues.count - 1)]
+        callbackQueues[min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1)]
     }
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
     private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
-        callbackQueue.async { context.withCurrent(handler) }
+        let level = min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1)
+        callbackQueues[level].async { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
     }
 
     /// Copies of the pending requests.

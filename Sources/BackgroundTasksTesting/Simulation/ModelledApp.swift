@@ -114,6 +114,7 @@ public struct ModelledApp: Hashable, Sendable {
         /// Neither `fetch` nor `processing` among `UIBackgroundModes` (those found).
         case noBackgroundMode([String])
 
+        /// The cause in a sentence, naming the manifest key to add or fix.
         public var description: String {
             switch self {
             case .noAppIdentifier:

@@ -276,8 +276,6 @@ public struct ApplicationLifecycle: Sendable {
         return tick(at: now)
     }
 
-    /// `beginBackgroundTask`: returns the new identifier, or `nil` (`.invalid`) when no
-    /// time can be granted (``assertionRefusal(at:)`` says why).
     /// Why `beginBackgroundTask` at `now` would get no time (`.invalid`), for the app's log;
     /// `nil` when it would. One rule for the refusal and its reason.
     public func assertionRefusal(at now: Date) -> String? {
@@ -290,6 +288,8 @@ public struct ApplicationLifecycle: Sendable {
         return nil
     }
 
+    /// `beginBackgroundTask`: returns the new identifier, or `nil` (`.invalid`) when no
+    /// time can be granted (``assertionRefusal(at:)`` says why).
     public mutating func beginAssertion(name: String?, hasExpirationHandler: Bool, at now: Date) -> Int? {
         guard assertionRefusal(at: now) == nil else { return nil }
         let identifier = nextIdentifier

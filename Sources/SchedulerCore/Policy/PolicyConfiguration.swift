@@ -270,11 +270,9 @@ extension PolicyConfiguration {
                     guard PolicySet.names.contains(name) else {
                         throw fail("weights" + StrictJSON.pathComponent(name), "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
-                    // A weight for a policy the profile leaves out would do nothing: a slip.
-                    guard configuration.profile.includes(name) else {
-                        throw fail("weights.\(name)", "the \(configuration.profile.rawValue) profile leaves this policy out, so its weight would do nothing; "
-                            + "left out: \(configuration.profile.excludedPolicies.sorted().joined(separator: ", "))")
-                    }
+                    // A weight for a policy the profile leaves out does nothing, but is kept:
+                    // refusing it would refuse the whole file, and an app would fall back to
+                    // the phone's profile for one idle weight.
                     guard let number = weight as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite,
                           (0...maximumWeight).contains(number.doubleValue) else {
                         throw fail("weights.\(name)", "expected a number \(describe(0...maximumWeight)), found \(SerializedValue.describe(weight))")

@@ -26,7 +26,6 @@ public final class Daemon: Sendable {
     private let log: DiagnosticLog
     private let sessions = Mutex<[ObjectIdentifier: DaemonSession]>([:])
     private let stopping = Mutex(false)
-    nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
     private let watchdog: WatchdogPinger?
     /// SIGTERM to SIGKILL for app processes: how long stopping waits for them to end.
     private let killGrace: TimeInterval
@@ -190,7 +189,7 @@ public final class Daemon: Sendable {
 
         let service = DaemonService(
             driver: driver, store: store,
-            spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory) { log(.warning, app: nil, $0) },
+            spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory, killGrace: options.timing.killGrace) { log(.warning, app: nil, $0) },
             timing: options.timing,
             launchEnvironment: .init(socketPath: paths.socketPath, environment: environment),
             status: .init(pid: getpid(), socketPath: paths.socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),
@@ -262,28 +261,6 @@ public final class Daemon: Sendable {
     }
 
     // MARK: Stopping
-
-    /// Handles SIGTERM and SIGINT: every run in progress gets its expiration (and grace),
-    /// then the daemon exits with `exit(0)`. Apps are ended; pending requests stay on disk.
-    public func handleTerminationSignals() {
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-            source.setEventHandler { [weak self] in self?.stop(reason: "signal \(signalNumber)") }
-            source.activate()
-            signalSources.append(source)
-        }
-    }
-
-    /// Handles SIGHUP: reads the `--policy` file again and judges with it; a file that
-    /// cannot be read or parsed leaves the configuration in force, with an error logged.
-    public func handleReloadSignal() {
-        signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
-        source.setEventHandler { [weak self] in self?.reloadPolicy() }
-        source.activate()
-        signalSources.append(source)
-    }
 
     /// Reads the `--policy` file again (SIGHUP).
     func reloadPolicy() {

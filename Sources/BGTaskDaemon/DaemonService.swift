@@ -244,8 +244,18 @@ public final class DaemonService: Sendable {
         } catch {
             throw DaemonFailure(.failed, "could not record \(app.app) in the store: \(error)")
         }
+        let previous = apps.withLock { $0[app.app]?.installed }
         register(app)
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
+        if let previous, previous.executable != app.executable || previous.launchArguments != app.launchArguments,
+           let supervisor = supervisor(of: app.app), supervisor.processID != nil || supervisor.supervision.connected {
+            // The process of the old executable is not the app any more: it would keep the
+            // app's runs as warm launches for as long as they come. It is told to quit, as on
+            // an uninstall, and the next run cold-launches the new executable.
+            let reason = "the app was reinstalled with another executable or arguments (\(app.executable))"
+            log(.info, app: app.app, "\(app.app)'s running process ends: \(reason)")
+            driver.afterHostCalls(of: app.app) { supervisor.quit(reason: reason) }
+        }
         return app
     }
 

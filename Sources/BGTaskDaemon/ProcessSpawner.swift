@@ -14,11 +14,14 @@ public struct ProcessSpawner: AppSpawner {
     public let logDirectory: String
     /// Where diagnostics go.
     public let log: @Sendable (String) -> Void
+    /// SIGTERM to SIGKILL for what an app's process leaves in its group when it exits.
+    public let killGrace: TimeInterval
 
     /// Creates a spawner.
-    public init(delegation: CgroupDelegation?, logDirectory: String, log: @escaping @Sendable (String) -> Void) {
+    public init(delegation: CgroupDelegation?, logDirectory: String, killGrace: TimeInterval = 3, log: @escaping @Sendable (String) -> Void) {
         self.delegation = delegation
         self.logDirectory = logDirectory
+        self.killGrace = killGrace
         self.log = log
     }
 
@@ -42,8 +45,12 @@ public struct ProcessSpawner: AppSpawner {
         let process = try ProcessLauncher.launch(spec)
         let app = SupervisedAppProcess(process: process)
         let pid = process.pid
+        let grace = Duration.milliseconds(Int64(min(max(killGrace, 0), 3600) * 1000))
         process.onExit { [app] status, usage in
             app.reaped.withLock { $0 = usage }
+            // The app is its process: helpers it left in its group (a shell's `cmd &`) end with
+            // it, as on iOS, instead of running on for good where no cgroup holds them.
+            process.endLeftovers(gracePeriod: grace)
             onExit(pid, "\(status)")
         }
         return app

@@ -71,6 +71,8 @@ public struct ProcessStat: Sendable, Hashable {
     public var state: Character
     /// Field 5: the process group.
     public var processGroup: Int32
+    /// Field 6: the session.
+    public var session: Int32
     /// Fields 14 and 15: user and system CPU time in clock ticks.
     public var userTicks: UInt64
     /// System CPU ticks.
@@ -86,7 +88,7 @@ public struct ProcessStat: Sendable, Hashable {
         let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
         // fields[0] is field 3; field n is fields[n - 3].
         guard fields.count >= 20, fields[0].count == 1, let state = fields[0].first,
-              let group = Int32(fields[2]),
+              let group = Int32(fields[2]), let session = Int32(fields[3]),
               let user = UInt64(fields[11]), let system = UInt64(fields[12]),
               let childUser = UInt64(fields[13]), let childSystem = UInt64(fields[14]),
               let start = UInt64(fields[19].trimmingCharacters(in: .whitespacesAndNewlines))
@@ -95,6 +97,7 @@ public struct ProcessStat: Sendable, Hashable {
         guard !overflow else { return nil }
         self.state = state
         self.processGroup = group
+        self.session = session
         self.userTicks = user
         self.systemTicks = system
         self.childrenTicks = children

@@ -17,6 +17,12 @@ public struct OrphanReaper: Sendable {
         case killedProcessGroup(Int32)
         /// `SIGKILL` went to the pid alone (it had left its recorded group).
         case killedProcess(Int32)
+        /// The leader is gone, but processes it left in its group were still there:
+        /// `SIGKILL` went to the group (`count` members were found).
+        case killedLeftoverGroup(Int32, count: Int)
+        /// The leader is gone and a group with its id exists, but its members cannot be the
+        /// app's (one started before the app, or leads the session the id names): left alone.
+        case groupNotTheApps(Int32, String)
         /// No such process any more, and no populated cgroup: nothing to do.
         case notRunning
         /// The pid now belongs to another process (its start time differs): left alone.
@@ -30,6 +36,9 @@ public struct OrphanReaper: Sendable {
             case .killedCgroup(let path): return "killed cgroup \(path)"
             case .killedProcessGroup(let group): return "sent SIGKILL to process group \(group)"
             case .killedProcess(let pid): return "sent SIGKILL to process \(pid)"
+            case .killedLeftoverGroup(let group, let count):
+                return "its leader is gone; sent SIGKILL to the \(count) process(es) left in its group \(group)"
+            case .groupNotTheApps(let group, let why): return "process group \(group) is not the app's (\(why)): left alone"
             case .notRunning: return "not running"
             case .pidReused(let recorded, let current):
                 return "pid reused (recorded start time \(recorded), now \(current)): left alone"
@@ -52,6 +61,9 @@ public struct OrphanReaper: Sendable {
     /// - The leader is gone (or the pid is someone else's) but the recorded cgroup still
     ///   holds processes: the cgroup is the daemon's own (`<own>/apps/...`) and only the
     ///   app's processes can be in it, so it is killed.
+    /// - The leader is gone but its group still has members (helpers it started, without a
+    ///   cgroup to hold them): they get `SIGKILL` if each is the app's by what was recorded
+    ///   (``endLeftoverGroup(_:leader:startTime:)``).
     /// - Otherwise nothing is signalled.
     public func end(pid: Int32, processGroup: Int32, startTime: UInt64, cgroupPath: String?) -> Outcome {
         let current = pid > 0 ? ProcessStat.read(pid: pid, procRoot: procRoot) : nil
@@ -65,9 +77,14 @@ public struct OrphanReaper: Sendable {
                 if !same { return .failed("\(error)") }
             }
         }
-        guard let current else { return .notRunning }
+        guard let current, current.state != "Z", current.state != "X" else {
+            // The leader is gone (or a zombie), but helpers it left in its group may live on:
+            // without a cgroup nothing else would ever end them.
+            return endLeftoverGroup(processGroup, leader: pid, startTime: startTime)
+        }
         guard same else {
-            if current.state == "Z" || current.state == "X" { return .notRunning }
+            // The leader's pid now names another process: the number was free, so no group of
+            // the app can hold it any more (a group's id is not reused while it has members).
             return .pidReused(recordedStartTime: startTime, currentStartTime: current.startTime)
         }
         if processGroup > 0, current.processGroup == processGroup {
@@ -76,6 +93,46 @@ public struct OrphanReaper: Sendable {
         }
         if kill(pid, SIGKILL) == 0 { return .killedProcess(pid) }
         return .failed("kill(\(pid), SIGKILL): \(systemErrorText(errno))")
+    }
+
+    /// Ends the processes the app's leader left in its group `group` after the leader died.
+    ///
+    /// A group's id stays taken while the group has members, so while the app's helpers live,
+    /// `group` is theirs. It could only name someone else's group if the app's group emptied,
+    /// the number was given to a new process that made a group of it, and that process then
+    /// died leaving members: so every member is checked against what the store recorded. The
+    /// app's helpers were started no earlier than the leader (recorded start time), and they
+    /// are in the session the daemon ran in, which the leader (a group leader, never a session
+    /// leader) did not lead: a member started earlier, or in a session whose id is the group's
+    /// (a `setsid` program's), is not the app's, and nothing is signalled.
+    func endLeftoverGroup(_ group: Int32, leader: Int32, startTime: UInt64) -> Outcome {
+        // A group at or below 1 is never signalled (kill(-1) reaches every process); only a
+        // group the leader led is the app's.
+        guard group > 1, group == leader else { return .notRunning }
+        if kill(-group, 0) != 0 { return .notRunning } // ESRCH: no member left (EPERM: not ours)
+        let members = processes(inGroup: group)
+        guard !members.isEmpty else { return .notRunning }
+        if let early = members.first(where: { $0.stat.startTime < startTime }) {
+            return .groupNotTheApps(group, "process \(early.pid) started before the app (start time \(early.stat.startTime) < \(startTime))")
+        }
+        if let leading = members.first(where: { $0.stat.session == group }) {
+            return .groupNotTheApps(group, "process \(leading.pid) is in session \(group), which the app's leader never led")
+        }
+        if kill(-group, SIGKILL) == 0 { return .killedLeftoverGroup(group, count: members.count) }
+        if errno == ESRCH { return .notRunning }
+        return .failed("kill(-\(group), SIGKILL): \(systemErrorText(errno))")
+    }
+
+    /// The live processes whose group is `group`, read from `procRoot`.
+    private func processes(inGroup group: Int32) -> [(pid: Int32, stat: ProcessStat)] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: procRoot) else { return [] }
+        var members: [(pid: Int32, stat: ProcessStat)] = []
+        for name in names {
+            guard let pid = Int32(name), pid > 0, let stat = ProcessStat.read(pid: pid, procRoot: procRoot),
+                  stat.processGroup == group, stat.state != "Z", stat.state != "X" else { continue }
+            members.append((pid, stat))
+        }
+        return members
     }
 
     private func cgroupIsPopulated(_ cgroup: String) -> Bool {

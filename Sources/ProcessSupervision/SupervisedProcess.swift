@@ -244,6 +244,36 @@ public final class SupervisedProcess: Sendable {
         if exited { timer.cancel() }
     }
 
+    /// Once the process has exited (call it from an exit handler): ends what it left behind
+    /// in its process group (and cgroup), helpers that would otherwise run on for good
+    /// (without a cgroup nothing else reaches them). `SIGTERM` (and `SIGCONT`, for helpers
+    /// stopped with the group) to every one, then, after `gracePeriod`, `SIGKILL` to those left
+    /// (`cgroup.kill` with a cgroup). Does nothing while the process runs or when nothing is left.
+    ///
+    /// The group's id cannot be given to another process while the group has members, so
+    /// the `SIGTERM` reaches the app's helpers only. At the grace's end the group may have
+    /// emptied and its id been reused: a process whose pid is the group's id then exists (a
+    /// leftover group has no leader, having outlived it), and nothing is sent to the group.
+    public func endLeftovers(gracePeriod: Duration = .seconds(3)) {
+        guard !isRunning else { return }
+        let cgroupPopulated = cgroupPath.map { Self.isPopulated($0) } ?? false
+        guard cgroupPopulated || kill(-pid, 0) == 0 else { return }
+        sendToAll(SIGTERM)
+        sendToAll(SIGCONT)
+        queue.asyncAfter(deadline: .now() + dispatchInterval(gracePeriod)) { [pid, cgroupPath] in
+            if let cgroup = cgroupPath, Self.isPopulated(cgroup) {
+                try? KernelFiles.write("1", to: "\(cgroup)/cgroup.kill")
+            }
+            // kill(pid, 0) succeeding means a process holds the number again: not ours.
+            if kill(pid, 0) != 0, errno == ESRCH, kill(-pid, 0) == 0 { kill(-pid, SIGKILL) }
+        }
+    }
+
+    private static func isPopulated(_ cgroup: String) -> Bool {
+        guard let text = KernelFiles.text("\(cgroup)/cgroup.events") else { return false }
+        return KernelFiles.keyedNumbers(text)["populated"] == 1
+    }
+
     /// `SIGKILL` now: `cgroup.kill` when there is a cgroup (every process in it, however
     /// it escaped the group), else to the process group. Fatal signals pass the freezer
     /// and `SIGSTOP`.

@@ -6,6 +6,11 @@ import Foundation
 // bgtaskd: the per-user background task service (docs/daemon.md). Parses its flags, starts
 // the daemon, and runs the main queue until SIGTERM or SIGINT (SIGHUP reads --policy again).
 
+// SIGTERM, SIGINT and SIGHUP are blocked and watched before anything else (no thread of the
+// daemon exists yet): one that arrives at any moment of the start, or right after "ready" and
+// systemd's READY=1, stops the daemon gracefully (or reloads its policy) instead of being lost
+// or killing it with the default action (docs/daemon.md, "Stopping").
+let signals = DaemonSignals.install()
 let environment = ProcessInfo.processInfo.environment
 switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
 case .failure(let error):
@@ -15,14 +20,11 @@ case .success(.help):
     print(DaemonOptions.usage)
     exit(0)
 case .success(.run(let options)):
-    // A broken pipe to a client is an error on that connection, never the daemon's end;
-    // a SIGHUP before its handler is installed is not the daemon's end either.
+    // A broken pipe to a client is an error on that connection, never the daemon's end.
     signal(SIGPIPE, SIG_IGN)
-    signal(SIGHUP, SIG_IGN)
     do {
         let daemon = try Daemon.start(options, environment: environment)
-        daemon.handleTerminationSignals()
-        daemon.handleReloadSignal()
+        signals.deliver(to: daemon)
     } catch {
         StandardStream.writeError(StandardStream.terminalSafe("bgtaskd: \(error)") + "\n")
         exit(1)

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// bgtaskd's SIGTERM, SIGINT and SIGHUP, taken from the first moment of start-up
+/// (docs/daemon.md, "Stopping").
+///
+/// ``install()`` blocks the three signals in the calling thread, which must be the main
+/// thread before any other thread exists (every thread created later inherits the mask), and
+/// creates Dispatch signal sources for them on the main queue. A blocked signal stays pending
+/// until the source reads it (libdispatch reads signals through a `signalfd` on Linux), so a
+/// signal that arrives while the daemon starts, while it says "ready", or while a source is
+/// still being registered, is neither lost nor fatal: it is handled once the main queue runs.
+/// Setting the signals to `SIG_IGN` instead, as bgtaskd did, loses one that arrives before the
+/// source is registered, and one before `SIG_IGN` kills with the default action.
+///
+/// The sources act only once ``deliver(to:)`` named the daemon; a signal that arrived before
+/// (the main queue only runs after the start, so this is rare) is acted on then.
+/// The app processes the daemon starts get an empty mask (docs/process-supervision.md).
+public final class DaemonSignals: Sendable {
+    private struct State {
+        var daemon: Daemon?
+        /// Signals received before there was a daemon to act on them, in order.
+        var early: [Int32] = []
+        /// Kept so that they stay registered for the daemon's life.
+        var sources: [SignalSourceBox] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The signals handled: SIGTERM and SIGINT stop the daemon, SIGHUP reloads its policy.
+    public static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    private init() {}
+
+    /// Blocks ``handled`` and starts watching them. Call it first thing in `main`, before
+    /// anything else starts a thread.
+    public static func install() -> DaemonSignals {
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for number in handled { sigaddset(&mask, number) }
+        // Blocked, never ignored: setting SIG_IGN would discard a pending signal (POSIX), and an
+        // ignored signal that is not blocked is dropped by the kernel before signalfd sees it.
+        pthread_sigmask(SIG_BLOCK, &mask, nil)
+        let signals = DaemonSignals()
+        var sources: [SignalSourceBox] = []
+        for number in handled {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { [signals] in signals.received(number) }
+            source.activate()
+            sources.append(SignalSourceBox(source: source))
+        }
+        signals.state.withLock { $0.sources = sources }
+        return signals
+    }
+
+    /// From now on the signals act on `daemon`; one that came before acts now (on the main queue).
+    public func deliver(to daemon: Daemon) {
+        let early = state.withLock { state -> [Int32] in
+            state.daemon = daemon
+            defer { state.early = [] }
+            return state.early
+        }
+        guard !early.isEmpty else { return }
+        DispatchQueue.main.async { for number in early { Self.act(number, on: daemon) } }
+    }
+
+    private func received(_ number: Int32) {
+        let daemon = state.withLock { state -> Daemon? in
+            if state.daemon == nil { state.early.append(number) }
+            return state.daemon
+        }
+        if let daemon { Self.act(number, on: daemon) }
+    }
+
+    private static func act(_ number: Int32, on daemon: Daemon) {
+        if number == SIGHUP {
+            daemon.reloadPolicy()
+        } else {
+            daemon.stop(reason: "signal \(number)")
+        }
+    }
+}
+
+/// A Dispatch signal source kept in locked state: sources are thread-safe, but the Linux
+/// overlay does not mark them `Sendable`.
+private struct SignalSourceBox: @unchecked Sendable {
+    let source: any DispatchSourceSignal
+}

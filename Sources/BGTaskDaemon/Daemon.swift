@@ -128,11 +128,20 @@ public final class Daemon: Sendable {
             log(mapped, app: nil, text)
         }
         let endpoint: FrameServer.Endpoint
+        // Where clients reach this daemon: the socket systemd passed is bound where its unit
+        // says, which need not be the default path (the ready line, `bgtask status`, the
+        // apps' BGTASK_DAEMON_SOCKET and the connection-limit message all name it).
+        var socketPath = paths.socketPath
         do {
             let passed = try SystemdActivation.listeningSockets(environment: environment)
             if let first = passed.first {
                 endpoint = .adopted(descriptor: first.descriptor)
-                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor))")
+                if let bound = first.boundPath {
+                    socketPath = bound
+                } else {
+                    log(.warning, app: nil, "the socket systemd passed (fd \(first.descriptor)) has no path in the file system; apps are told \(socketPath)")
+                }
+                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor)) at \(socketPath)")
             } else {
                 try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
                 endpoint = .path(paths.socketPath)
@@ -157,7 +166,7 @@ public final class Daemon: Sendable {
                 // does waits for another, and without a common target each busy connection
                 // queue took a libdispatch worker of its own (600 connections, 257 threads).
                 connectionQueue: DispatchQueue(label: "bgtaskd.connections"),
-                refusalAtCapacity: Self.connectionLimitRefusal(socketPath: paths.socketPath, limit: maximumConnections),
+                refusalAtCapacity: Self.connectionLimitRefusal(socketPath: socketPath, limit: maximumConnections),
                 log: transportLog
             ) { connection in
                 let daemon = box.withLock { box -> Daemon? in
@@ -167,7 +176,7 @@ public final class Daemon: Sendable {
                 daemon?.accept(connection)
             }
         } catch where error.code == .inUse {
-            throw StartError(message: "another bgtaskd is listening on \(paths.socketPath); stop it first, or give this one another --socket")
+            throw StartError(message: "another bgtaskd is listening on \(socketPath); stop it first, or give this one another --socket")
         } catch {
             throw StartError(message: "\(error)")
         }
@@ -191,8 +200,8 @@ public final class Daemon: Sendable {
             driver: driver, store: store,
             spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory, killGrace: options.timing.killGrace) { log(.warning, app: nil, $0) },
             timing: options.timing,
-            launchEnvironment: .init(socketPath: paths.socketPath, environment: environment),
-            status: .init(pid: getpid(), socketPath: paths.socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),
+            launchEnvironment: .init(socketPath: socketPath, environment: environment),
+            status: .init(pid: getpid(), socketPath: socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),
                           containment: delegation.map { "cgroups under \($0.appsCgroup)" } ?? "process groups (no delegated cgroup)"),
             pushLimit: options.pushLimit,
             measurement: measurement,
@@ -211,7 +220,7 @@ public final class Daemon: Sendable {
         for connection in early { daemon.accept(connection) }
         try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
         let took = phases.map { "\($0.0) \(DurationText.measured($0.1.transportSeconds))" }.joined(separator: ", ")
-        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(paths.socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(DurationText.measured((ContinuousClock.now - started).transportSeconds)) (\(took))")
+        log(.info, app: nil, "bgtaskd \(getpid()) ready on \(socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(DurationText.measured((ContinuousClock.now - started).transportSeconds)) (\(took))")
         return daemon
     }
 

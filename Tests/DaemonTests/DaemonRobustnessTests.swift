@@ -614,6 +614,10 @@ extension DaemonProcessTests {
             #expect(await harness.poll(timeout: .seconds(5)) { daemon.standardError.contains("uid 65534") }, "logged: \(daemon.standardError)")
             let asOwner = try await harness.bgtask("status", "--socket", socket)
             #expect(asOwner.status == 0, "\(asOwner)")
+            // The adopted socket's own path, not the default one (an outside probe: the ready
+            // line, status and the apps' BGTASK_DAEMON_SOCKET named the default path).
+            #expect(daemon.standardError.contains("ready on \(socket) with"), "\(daemon.standardError)")
+            #expect(asOwner.output.contains(socket), "\(asOwner.output)")
             daemon.signal(SIGTERM)
             _ = await daemon.waitForExit(timeout: .seconds(10))
         }

@@ -34,6 +34,10 @@ public enum SystemdActivation {
         public var descriptor: Int32
         /// Its name from `LISTEN_FDNAMES` (the socket unit's `FileDescriptorName=`), if given.
         public var name: String?
+
+        /// The path it is bound to (the unit's `ListenStream=`), or `nil` for an abstract or
+        /// unnamed socket: what clients must connect to, whatever the default path is.
+        public var boundPath: String? { UnixSocket.boundPath(of: descriptor) }
     }
 
     /// Why the activation variables or descriptors cannot be used.

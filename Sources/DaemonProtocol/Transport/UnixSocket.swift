@@ -53,6 +53,26 @@ enum UnixSocket {
         }
     }
 
+    /// The file-system path the Unix socket `descriptor` is bound to (`getsockname`), or
+    /// `nil` for one that is unnamed, abstract (`@name`), not a Unix socket, or unreadable.
+    static func boundPath(of descriptor: Int32) -> String? {
+        var storage = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let read = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard read == 0, storage.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)!
+        let pathLength = min(Int(length) - pathOffset, pathCapacity)
+        guard pathLength > 0 else { return nil }
+        return withUnsafeBytes(of: &storage.sun_path) { bytes -> String? in
+            let path = bytes.prefix(pathLength)
+            // An abstract name starts with a NUL; a path ends at its first NUL.
+            guard let first = path.first, first != 0 else { return nil }
+            return String(decoding: path.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
     /// Calls `body` with a `sockaddr_un` for `address` and its length.
     static func withAddress<R>(_ address: Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) throws(AddressProblem) -> R {
         var storage = sockaddr_un()

@@ -14,9 +14,15 @@ public struct LaunchSpec: Sendable, Hashable {
         /// `/dev/null`.
         case nullDevice
         /// Appended to the file at this absolute path, created 0600 when missing
-        /// (`O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC`).
+        /// (`O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC`). A file that has reached
+        /// ``LaunchSpec/logRotationSize`` at a launch is first renamed to `<path>.1`
+        /// (replacing the one before), so launches after launches keep at most two files of
+        /// about that size; one launch's own output is not cut.
         case appendToFile(String)
     }
+
+    /// The size at which a log file is set aside at the next launch: 1 MiB.
+    public static let logRotationSize: Int64 = 1 << 20
 
     /// Where standard input comes from.
     public enum Input: Sendable, Hashable {

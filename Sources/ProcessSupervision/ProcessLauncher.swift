@@ -40,6 +40,12 @@ public enum ProcessLauncher {
                 opened.append(descriptor)
                 return descriptor
             case .appendToFile(let path):
+                // Set aside a log that has grown to the rotation size (an app that writes a
+                // lot, launched again and again, would fill the state directory's disk).
+                var info = stat()
+                if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) >= LaunchSpec.logRotationSize {
+                    _ = rename(path, path + ".1")
+                }
                 let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0o600)
                 guard descriptor >= 0 else { throw fail(.output, errno, "\(name): log file \(path): \(systemErrorText(errno))") }
                 opened.append(descriptor)

@@ -58,6 +58,27 @@ enum ProcessTestSupport {
 
 extension ProcessSupervisionProcessTests {
     @Suite struct Launching {
+        /// A log that has grown to the rotation size is set aside as `.1` at the next launch,
+        /// so an app launched again and again does not fill the disk (an outside probe saw
+        /// 60 MB from one chatty app, appended to at every launch).
+        @Test func aFullLogIsSetAsideAtTheNextLaunch() throws {
+            let directory = try ProcessTestSupport.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let log = directory + "/app.log"
+            try Data(repeating: UInt8(ascii: "x"), count: Int(LaunchSpec.logRotationSize)).write(to: URL(fileURLWithPath: log))
+            var spec = ProcessTestSupport.shell("echo fresh", output: .appendToFile(log))
+            spec.standardError = .appendToFile(log)
+            let process = try ProcessLauncher.launch(spec)
+            #expect(process.waitForExit(timeout: ProcessTestSupport.exitTimeout) != nil)
+            #expect(try String(contentsOfFile: log, encoding: .utf8) == "fresh\n")
+            let setAside = try FileManager.default.attributesOfItem(atPath: log + ".1")[.size] as? NSNumber
+            #expect(setAside?.int64Value == LaunchSpec.logRotationSize)
+            // A log under the size is appended to.
+            let again = try ProcessLauncher.launch(spec)
+            #expect(again.waitForExit(timeout: ProcessTestSupport.exitTimeout) != nil)
+            #expect(try String(contentsOfFile: log, encoding: .utf8) == "fresh\nfresh\n")
+        }
+
         @Test(arguments: [false, true]) func exitCodeIsReported(forcePosixSpawn: Bool) throws {
             let process = try ProcessLauncher.launch(ProcessTestSupport.shell("exit 7", forcePosixSpawn: forcePosixSpawn))
             #expect(process.usedClone3 == !forcePosixSpawn)

@@ -134,8 +134,11 @@ extension PostgreSQLServerTests {
             a.kill()
             // The lease (2 s) runs out; b's heartbeat (every 2/3 s) ends the run and restores it.
             #expect(poll(timeout: .seconds(30)) { b.lines.contains("ran \(hung) b") }, "out: \(b.lines) err: \(b.errors)")
-            let interrupted = try server.query("SELECT replica, outcome FROM bgtask_runs WHERE identifier = '\(hung)' ORDER BY replica", in: database)
-            #expect(interrupted == [["a", "interrupted"], ["b", "success"]])
+            // "ran" is printed by the handler; its run's end is committed just after.
+            let query = "SELECT replica, outcome FROM bgtask_runs WHERE identifier = '\(hung)' ORDER BY replica"
+            let ended = poll(timeout: .seconds(10)) { (try? server.query(query, in: database))?.last?.last == "success" }
+            let interrupted = try server.query(query, in: database)
+            #expect(ended && interrupted == [["a", "interrupted"], ["b", "success"]], "\(interrupted)")
         }
 
         @Test("PostgreSQL stopped and started again in the middle of a submit loop: nothing acknowledged is lost, the loop resumes")

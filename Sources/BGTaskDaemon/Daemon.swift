@@ -386,9 +386,10 @@ final class DaemonSession: AppLink, Sendable {
             // Said in words naming the field; the request is answered `invalid` when its
             // number could be read, so a client waiting for it learns why (docs/protocol.md).
             let problem = MessageProblem.diagnose(clientPayload: frame.payload)
-            log(.warning, app: nil, "closing \(connection.name): malformed message: \(problem.message)")
             if let id = problem.id { send(.reply(id: id, .failed(DaemonFailure(.invalid, problem.message)))) }
-            connection.close(reason: "malformed message: \(problem.message)")
+            // Logged by the server with its other faulty closes, throttled (a client looping
+            // on malformed messages made a warning each).
+            connection.close(refusingPeer: "malformed message: \(problem.message)")
             return
         }
         let reply: Reply
@@ -398,7 +399,7 @@ final class DaemonSession: AppLink, Sendable {
         case (.unknown, _):
             reply = .failed(DaemonFailure(.invalid, "the first request of a connection must be hello"))
             send(.reply(id: envelope.id, reply))
-            connection.close(reason: "no hello")
+            connection.close(refusingPeer: "the first request was not hello")
             return
         case (_, .hello):
             reply = .failed(DaemonFailure(.invalid, "hello was already said on this connection"))
@@ -420,9 +421,14 @@ final class DaemonSession: AppLink, Sendable {
         }
         send(.reply(id: envelope.id, reply))
         if case .failed(let failure) = reply, case .unknown = role.withLock({ $0 }) {
-            // A busy answer is asked again every few hundred milliseconds: not a warning each time.
-            log(failure.code == .busy ? .debug : .warning, app: nil, "refused \(connection.name): \(failure.message)")
-            connection.close(reason: failure.message)
+            // A busy answer is asked again every few hundred milliseconds: not a warning each
+            // time; any other refusal is the peer's fault, logged with the server's throttle.
+            if failure.code == .busy {
+                log(.debug, app: nil, "refused \(connection.name): \(failure.message)")
+                connection.close(reason: failure.message)
+            } else {
+                connection.close(refusingPeer: "refused: \(failure.message)")
+            }
         }
     }
 

@@ -665,6 +665,33 @@ extension DaemonSocketTests {
             #expect(recorder.all.filter { $0.hasPrefix("warning: ") }.count == burst + 1, "\(recorder.all)")
         }
 
+        /// A connection this side closes for the peer's fault (`close(refusingPeer:)`: a
+        /// malformed message, no hello) is logged at warning level through the same
+        /// throttle, so a client looping on malformed messages cannot flood the log either.
+        @Test func closesRefusingThePeerAreThrottledWithTheOtherFaults() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let recorder = LogRecorder()
+            let closes = Collector<FrameConnection.CloseReason>()
+            let server = try FrameServer(
+                endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, connectionQueue: nil,
+                log: recorder.log, retryDelay: .milliseconds(100), accept: { clinux_accept_nonblocking($0) },
+                now: { ContinuousClock.now }
+            ) { connection in
+                connection.start(onFrame: { _ in connection.close(refusingPeer: "malformed message: test") }, onClose: { closes.add($0) })
+            }
+            defer { server.close() }
+            let burst = FrameServer.faultyCloseLogBurst
+            for _ in 0..<(burst + 3) {
+                let client = try RawClient(path: path)
+                client.write([0, 0, 0, 1, 1, 0x7B])
+            }
+            #expect(closes.wait(count: burst + 3).count == burst + 3)
+            let refused = "the peer at fault: malformed message: test"
+            #expect(recorder.all.filter { $0.hasPrefix("warning: ") && $0.contains(refused) }.count == burst, "\(recorder.all)")
+            #expect(recorder.all.filter { $0.hasPrefix("debug: ") && $0.contains(refused) }.count == 3, "\(recorder.all)")
+        }
+
         /// docs/protocol.md, "Limits": a peer refused at the cap is sent the server's refusal
         /// before the close, and a message link reports that instead of the reset, whether
         /// the refusal arrives before its first request goes out or after.

@@ -127,6 +127,10 @@ public final class FrameConnection: Sendable {
         case idleTimeout(Duration)
         /// This side called ``FrameConnection/close(reason:)`` with this reason.
         case closedLocally(String)
+        /// This side closed it because the peer broke the protocol (a malformed message, a
+        /// first request that was not hello: ``FrameConnection/close(refusingPeer:)``). A
+        /// fault of the peer's, logged at warning level by a server's throttle with the others.
+        case refusedPeer(String)
         /// No thread could be started to read the connection
         /// (``Options/Reading/readerThread``): `pthread_create` failed with this errno
         /// (`EAGAIN`: the process or its user is out of threads).
@@ -138,7 +142,7 @@ public final class FrameConnection: Sendable {
             switch self {
             case .malformedFrame, .readerUnavailable: return .error
             case .peerClosed, .closedLocally: return .debug
-            case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout: return .warning
+            case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout, .refusedPeer: return .warning
             }
         }
 
@@ -154,6 +158,7 @@ public final class FrameConnection: Sendable {
             case .firstFrameTimeout(let duration): return "no complete frame within \(DurationText.spoken(duration.transportSeconds)) of connecting"
             case .idleTimeout(let duration): return "no frame for \(DurationText.spoken(duration.transportSeconds))"
             case .closedLocally(let reason): return "closed by this side: \(reason)"
+            case .refusedPeer(let reason): return "closed by this side, the peer at fault: \(reason)"
             case .readerUnavailable(let code): return "no thread could be started to read the connection: \(systemErrorText(code))"
             }
         }
@@ -459,6 +464,14 @@ public final class FrameConnection: Sendable {
     /// with ``CloseReason/closedLocally(_:)`` unless the connection had already closed.
     public func close(reason: String = "closed") {
         finish(.closedLocally(reason))
+    }
+
+    /// Closes the connection as ``close(reason:)`` does, for a fault of the peer's
+    /// (``CloseReason/refusedPeer(_:)``): a server logs it at warning level through the
+    /// throttle of its faulty closes, so a client sending malformed messages in a loop
+    /// cannot flood the log with a line each.
+    public func close(refusingPeer reason: String) {
+        finish(.refusedPeer(reason))
     }
 
     // MARK: Events (on the connection's queue)

@@ -260,6 +260,22 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(later.wait(timeout: .now() + 10) == .success)
     }
 
+    /// An app may not schedule the system's remote wake itself in-process either (bgtaskd
+    /// refuses it from an app's connection): refused as an unlisted identifier, nothing
+    /// queued, and a retry policy for it is not kept.
+    @Test func anAppCannotScheduleTheSystemsRemoteWakeItself() throws {
+        let (_, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        let wake = "\(testApp.rawValue).remote-notification"
+        let error = try #require(throws: BGTaskScheduler.Error.self) { try submit(BGAppRefreshTaskRequest(identifier: wake), in: context) }
+        #expect(error.code == .notPermitted)
+        #expect(error.message.contains(wake), "\(error.message)")
+        #expect(context.driver.pendingRequests(of: testApp).isEmpty)
+        // The fetch identifier the app's own setMinimumBackgroundFetchInterval submits stays its own.
+        #expect(context.declaredManifest.systemOnlyIdentifierRefusal("\(testApp.rawValue).background-fetch", of: testApp) == nil)
+    }
+
     @Test func getPendingTaskRequestsHandsOutCopiesOfWhatIsPending() throws {
         let (_, context) = try makeDevice {
             for identifier in [refreshID, processingID] {

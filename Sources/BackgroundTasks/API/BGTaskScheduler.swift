@@ -207,6 +207,11 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// accept the write (`unavailable`).
     public func submit(_ taskRequest: BGTaskRequest) throws {
         let context = requiredContext
+        // The system's own identifiers (the remote wake's) are scheduled by the system only,
+        // unless the manifest lists them: refused as bgtaskd refuses them.
+        if let refusal = context.declaredManifest.systemOnlyIdentifierRefusal(taskRequest.identifier, of: context.app) {
+            throw Error(refusal)
+        }
         if TaskIdentifierRules.problem(with: taskRequest.identifier) == nil,
            context.manifest.permits(identifier: taskRequest.identifier, allowWildcard: taskRequest.kind == .continuedProcessing),
            registration(for: taskRequest.identifier) == nil {
@@ -326,7 +331,8 @@ public final class BGTaskScheduler: @unchecked Sendable {
     public func setRetryPolicy(_ policy: BGRetryPolicy?, forTaskWithIdentifier identifier: String) {
         let context = requiredContext
         // A policy for a task the app may not submit would never apply: said, not kept.
-        guard context.manifest.permits(identifier: identifier, allowWildcard: true) else {
+        guard context.manifest.permits(identifier: identifier, allowWildcard: true),
+              context.declaredManifest.systemOnlyIdentifierRefusal(identifier, of: context.app) == nil else {
             context.driver.log(.error, app: context.app, "setRetryPolicy(_:forTaskWithIdentifier:) ignored: \(identifier) is not in BGTaskSchedulerPermittedIdentifiers of \(context.manifest.source ?? "the manifest")")
             return
         }

@@ -17,6 +17,10 @@ public final class AppContext: Sendable {
     public let app: AppID
     /// What the app may schedule.
     public let manifest: AppManifest
+    /// The manifest as the app declared it, without the system's identifiers: what an
+    /// app's own submissions of those are checked against
+    /// (``AppManifest/systemOnlyIdentifierRefusal(_:of:)``).
+    let declaredManifest: AppManifest
     /// The driver that runs the app's tasks.
     public let driver: SchedulerDriver
     /// The app's `BGTaskScheduler`.
@@ -58,6 +62,7 @@ public final class AppContext: Sendable {
         self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
         self.manifest = manifest.permittingSystemIdentifiers(for: app)
+        self.declaredManifest = manifest
         self.driver = driver
         self.defaultHandlerQueue = DispatchQueue(label: "bgtask.\(app.rawValue).handlers")
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")

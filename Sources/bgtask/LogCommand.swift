@@ -43,7 +43,7 @@ enum LogCommand {
         guard !reading.runs.isEmpty else {
             return "no runs recorded in \(reading.whereDescription)\(reading.filterDescription(options))\n"
         }
-        var output = "\(reading.runs.count) run\(reading.runs.count == 1 ? "" : "s") recorded in "
+        var output = "\(CountText.counted(reading.runs.count, "run")) recorded in "
             + "\(reading.whereDescription)\(reading.filterDescription(options)) (times in UTC)\n\n"
         let header = ["START", "END", "APP", "TASK", "KIND", "OUTCOME", "WALL", "CPU", "PEAK MEM", "ENERGY", "STOP REASON"]
         let rows = reading.runs.map { entry -> [String] in

@@ -14,6 +14,9 @@ import Testing
         #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
         #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 1_796_025_600.25), milliseconds: true) == "2026-11-30T08:00:00.250Z")
         #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: -1.5), milliseconds: true) == "1969-12-31T23:59:58.500Z")
+        // Rounded to the nearest millisecond, carrying into the second (the traces' rule).
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 59.9996), milliseconds: true) == "1970-01-01T00:01:00.000Z")
+        #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:00:59Z", "whole seconds are cut, not rounded")
         let reform = Double(GregorianDate.daysSince1970(year: 1500, month: 1, day: 1)) * 86_400
         #expect(GregorianDate.iso8601(Date(timeIntervalSince1970: reform)) == "1500-01-01T00:00:00Z", "not the Julian 1499-12-22")
         let beforeZero = Double(GregorianDate.daysSince1970(year: -1, month: 6, day: 1)) * 86_400

@@ -236,8 +236,9 @@ public final class BGApplication: @unchecked Sendable {
         let now = context.driver.clock.now()
         var refusal: String?
         let identifier = state.withLock { state -> Int? in
-            refusal = state.lifecycle.assertionRefusal(at: now)
             let identifier = state.lifecycle.beginAssertion(name: taskName, hasExpirationHandler: handler != nil, at: now)
+            // Only for a refusal, under the same lock: nothing changed since the begin.
+            if identifier == nil { refusal = state.lifecycle.assertionRefusal(at: now) }
             if let identifier, let handler { state.expirationHandlers[identifier] = handler }
             // Told under the lock, so that a begin and an end on two threads reach the daemon
             // in the order they happened (the message is only queued on the connection).

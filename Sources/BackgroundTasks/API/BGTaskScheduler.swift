@@ -286,14 +286,15 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     /// The queue for the completion of a call made now: one level below the handler the
     /// caller runs in, the first outside handlers.
-    static var callbackQueue: DispatchQueue {
-        callbackQueues[min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1)]
-    }
+    static var callbackQueue: DispatchQueue { callbackQueues[nextCallbackLevel] }
+
+    /// The level of ``callbackQueue``.
+    private static var nextCallbackLevel: Int { min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1) }
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
     private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
-        let level = min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1)
+        let level = nextCallbackLevel
         callbackQueues[level].async { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
     }
 

@@ -59,14 +59,7 @@ public enum TraceJSON {
 
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC, computed by hand: no formatter, no locale.
     static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        let days = Int64((Double(milliseconds) / 86_400_000).rounded(.down))
-        let inDay = milliseconds - days * 86_400_000
-        let (year, month, day) = GregorianDate.civil(daysSince1970: Int(days))
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-            year, month, day, Int(inDay / 3_600_000), Int(inDay / 60_000 % 60), Int(inDay / 1000 % 60), Int(inDay % 1000)
-        )
+        GregorianDate.iso8601(date, milliseconds: true)
     }
 
     private static func record(_ event: SchedulerTraceEvent) -> Record {

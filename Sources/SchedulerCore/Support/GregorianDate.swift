@@ -45,8 +45,8 @@ public enum GregorianDate {
     }
 
     /// `instant` in ISO 8601, UTC, proleptic Gregorian: `2026-11-30T08:00:00Z`, or with
-    /// `milliseconds` `2026-11-30T08:00:00.250Z` (truncated, never rounded up into the next
-    /// second). Foundation's formatters switch to the Julian calendar before October 1582,
+    /// `milliseconds` `2026-11-30T08:00:00.250Z` (to the nearest millisecond: the simulator's
+    /// traces are written with it, so their fingerprints fix its rounding). Foundation's formatters switch to the Julian calendar before October 1582,
     /// so a date read as Gregorian (`--since 1500-01-01`) was echoed ten days off. Years
     /// outside 0...9999 get a sign and at least four digits; an instant beyond the
     /// representable seconds is written as the nearest one (it has no calendar date).
@@ -54,15 +54,22 @@ public enum GregorianDate {
         let interval = instant.timeIntervalSince1970
         let limit = 1e15  // about 31 million years either way: far inside Int64 seconds
         let clamped = interval.isNaN ? 0 : min(max(interval, -limit), limit)
-        let whole = clamped.rounded(.down)
-        let (year, month, day, hour, minute, second) = utc(secondsSince1970: Int64(whole))
+        // Milliseconds rounded first, so 0.9996 s is 1.000 s, not 0.1000.
+        let totalMilliseconds = Int64((clamped * 1000).rounded())
+        let wholeSeconds = milliseconds ? floorDivision(totalMilliseconds, 1000) : Int64(clamped.rounded(.down))
+        let (year, month, day, hour, minute, second) = utc(secondsSince1970: wholeSeconds)
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value.magnitude)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         let yearText = year < 0 ? "-" + padded(year, 4) : year > 9999 ? "+" + padded(year, 4) : padded(year, 4)
         var text = "\(yearText)-\(padded(month, 2))-\(padded(day, 2))T\(padded(hour, 2)):\(padded(minute, 2)):\(padded(second, 2))"
-        if milliseconds { text += "." + padded(min(999, Int((clamped - whole) * 1000)), 3) }
+        if milliseconds { text += "." + padded(Int(totalMilliseconds - wholeSeconds * 1000), 3) }
         return text + "Z"
+    }
+
+    /// `value / divisor` rounded down (Swift's `/` rounds toward zero).
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : -((-value + divisor - 1) / divisor)
     }
 }

@@ -8,11 +8,10 @@ import SchedulerCore
 import Synchronization
 import Testing
 
-/// Defects an outside probe found in bgtaskd (probe 4): signals right after "ready", helpers
-/// an app leaves in its process group, a reinstall with another executable, unbounded app
-/// output logs, a socket passed by systemd (docs/daemon.md).
+/// bgtaskd's signals right after "ready" and a reinstall with another executable
+/// (docs/daemon.md, "Stopping" and "Installing apps"; both found by an outside probe).
 extension DaemonProcessTests {
-    @Suite struct ProbeFour {
+    @Suite struct SignalsAndReinstall {
         @Test("SIGTERM, SIGINT or SIGHUP sent the moment bgtaskd says ready is handled: a graceful stop (exit 0) or a reload, never lost or fatal")
         func signalRightAfterReady() async throws {
             let harness = try DaemonHarness()

@@ -413,7 +413,10 @@ final class DaemonSession: AppLink, Sendable {
             }
             return
         case (.admin, .admin(let request)):
-            reply = service.handle(request)
+            // `run` and `push` are answered once their launch was attempted (a spawn that
+            // failed at once is the answer), possibly from another thread; the rest at once.
+            service.handle(request) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
+            return
         case (.app, .admin):
             reply = .failed(DaemonFailure(.notPermitted, "an app connection cannot make administrator requests"))
         case (.admin, .app):

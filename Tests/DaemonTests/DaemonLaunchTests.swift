@@ -184,6 +184,37 @@ extension DaemonProcessTests {
             #expect(ok?["outcome"] as? String == "success", "\(String(describing: ok))")
         }
 
+        @Test("bgtask run and push fail (exit 1) naming the app, the executable and the cause when the executable cannot be run (ENOEXEC, EACCES); the run is logged failed, the push not counted")
+        func aLaunchThatFailsAtOnceIsTheAnswer() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            // The same app reinstalled with a file the kernel cannot run: neither ELF nor "#!".
+            let broken = harness.root + "/apps/" + Self.app + "/not-a-program"
+            #expect(FileManager.default.createFile(atPath: broken, contents: Data("echo no interpreter line\n".utf8), attributes: [.posixPermissions: 0o755]))
+            let manifest = try harness.writeManifest(app: Self.app, executable: broken, arguments: [], identifiers: [Self.refresh], modes: ["fetch", "remote-notification"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+
+            // An outside probe: this printed nothing and exited 0.
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 1, "\(run)")
+            #expect(run.error.contains("\(Self.app) could not be started: cannot launch ") && run.error.contains("not-a-program: execve: ") && run.error.contains("(ENOEXEC)"), "\(run.error)")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "failure", "\(String(describing: logged))")
+
+            // Not executable any more (EACCES, even for root). More pushes than the 3 an hour:
+            // a wake that never reached the app is not counted.
+            #expect(chmod(broken, 0o644) == 0)
+            for attempt in 1...4 {
+                let push = try await harness.bgtask("push", Self.app)
+                #expect(push.status == 1, "push \(attempt): \(push)")
+                #expect(push.error.contains("\(Self.app) could not be started: cannot launch ") && push.error.contains("(EACCES)"), "push \(attempt): \(push.error)")
+            }
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
         @Test("an app registering and submitting an identifier its installed manifest does not permit is refused by the daemon")
         func unknownIdentifierIsRefused() async throws {
             let harness = try DaemonHarness()

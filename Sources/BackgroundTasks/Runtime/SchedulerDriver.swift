@@ -1077,23 +1077,49 @@ public final class SchedulerDriver: Sendable {
     // MARK: Testing hooks
 
     /// Launches the pending request under `key` now (Apple's `_simulateLaunchForTaskWithIdentifier`).
-    public func simulateLaunch(_ key: RequestKey) throws(EngineError) {
+    /// Returns the run it started (`nil` in an app linked to bgtaskd, whose engine numbers
+    /// it): its host was called by the time this returns, unless another thread was making
+    /// that app's host calls (``afterHostCalls(of:_:)`` waits for them).
+    @discardableResult
+    public func simulateLaunch(_ key: RequestKey) throws(EngineError) -> RunID? {
         if let uplink {
             do { _ = try linkedCall(.simulateLaunch(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
-            return
+            return nil
         }
-        try mutate { (state, now) throws(EngineError) in try state.engine.simulateLaunch(key, at: now) }
+        var launched: RunID?
+        try mutate { (state, now) throws(EngineError) in
+            let effects = try state.engine.simulateLaunch(key, at: now)
+            launched = Self.launchedRun(of: key, in: effects)
+            return effects
+        }
+        return launched
     }
 
     /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
-    /// so not written as pending; its run is recorded at launch as every run is.
-    public func wake(_ request: PendingRequest) throws(SubmitRejection) {
+    /// so not written as pending; its run is recorded at launch as every run is. Returns
+    /// the run, as ``simulateLaunch(_:)`` does.
+    @discardableResult
+    public func wake(_ request: PendingRequest) throws(SubmitRejection) -> RunID? {
         // A wake is no pending row a replica could claim: refused, not run unclaimed
         // (remote wakes are bgtaskd's, whose store is its own; docs/replicas.md).
         if let shared = sharedStore {
             throw SubmitRejection(.unavailable, "a remote wake cannot be run on a store replicas share (\(shared.storeDescription)): no replica could claim it")
         }
-        try mutate { (state, now) throws(SubmitRejection) in try state.engine.wake(request, at: now) }
+        var launched: RunID?
+        try mutate { (state, now) throws(SubmitRejection) in
+            let effects = try state.engine.wake(request, at: now)
+            launched = Self.launchedRun(of: request.key, in: effects)
+            return effects
+        }
+        return launched
+    }
+
+    /// The run of `key` that `effects` launch, if any.
+    private static func launchedRun(of key: RequestKey, in effects: [EngineEffect]) -> RunID? {
+        for effect in effects {
+            if case .launch(let record, _, _) = effect, record.request.key == key { return record.id }
+        }
+        return nil
     }
 
     /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).

@@ -193,7 +193,6 @@ public final class Daemon: Sendable {
             policies: policies,
             meter: measurement,
             loadedRequests: report.loadedRequests)
-        ConditionsMonitor.start(conditions, driver: driver)
         endPhase("engine")
 
         let service = DaemonService(
@@ -208,6 +207,10 @@ public final class Daemon: Sendable {
             conditionsReader: conditions,
             policySource: options.policyFile ?? "defaults",
             log: log)
+        // Only now that every app is installed with its switch and what its policies learned:
+        // a change of the device judges the restored requests, and judged before, a request
+        // was taken for an unknown app's (its switch on, no launch to space from).
+        ConditionsMonitor.start(conditions, driver: driver)
         endPhase("apps")
 
         let notifier = try? SystemdNotifier(environment: environment)

@@ -404,18 +404,31 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
-    /// policies learned of each as the store keeps it.
-    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)]) {
+    /// policies learned of each as the store keeps it, and `lastLaunches` (from the run log,
+    /// ``SchedulerEngine/restoreLastLaunch(_:of:at:)``).
+    ///
+    /// Every app is registered, with its switch and saved state, before any is judged:
+    /// installing one app judges every ready request, and a request of an app installed
+    /// later in the list was judged as an unknown app's (its switch on, no launch to space
+    /// from), then launched at start-up though its Background App Refresh was off or it had
+    /// just been launched (an outside probe: its saved state was never restored either).
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], lastLaunches: [AppID: Date] = [:]) {
         let savedPolicyStates = savedPolicyStates(of: apps.map(\.0.app))
         mutate { state, now in
-            var effects: [EngineEffect] = []
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
+                state.engine.register(registration)
                 if var saved = savedPolicyStates[registration.app], state.engine.policyState(of: registration.app) == nil {
                     if sharedStore != nil { state.sharedPolicyBaselines[registration.app] = saved }
                     saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
                     state.engine.restorePolicyState(saved, of: registration.app)
                 }
+                if let launched = lastLaunches[registration.app] {
+                    state.engine.restoreLastLaunch(launched, of: registration.app, at: now)
+                }
+            }
+            var effects: [EngineEffect] = []
+            for (registration, _) in apps {
                 effects += state.engine.handle(.appInstalled(registration), at: now).filter {
                     if case .wake = $0 { false } else { true }
                 }

@@ -96,6 +96,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var frozenBaseline: RunMeasurement.Baseline?
         /// Called once the daemon's process of the app is gone (``whenProcessEnds(_:)``).
         var processWaiters: [@Sendable () -> Void] = []
+        /// The latest spawn that failed: the runs it was for and why (``spawnFailure(of:)``).
+        var spawnFailure: (runs: Set<RunID>, reason: String)?
     }
 
     private let state: Mutex<State>
@@ -157,6 +159,18 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
 
     /// The pid of the daemon's process of the app, if it runs.
     public var processID: Int32? { state.withLock { $0.process?.pid } }
+
+    /// Why the app could not be started for `run`, when the spawn for it failed at once (a
+    /// failed `execve`: `cannot launch /path: execve: Exec format error (ENOEXEC)`); `nil`
+    /// when it was not spawned for `run` or started. bgtaskd answers `bgtask run` and
+    /// `bgtask push` with it, once the run's launch reached this supervisor. A process that
+    /// starts and fails later is not known then (it is in the run log).
+    public func spawnFailure(of run: RunID) -> String? {
+        state.withLock { state in
+            guard let failure = state.spawnFailure, failure.runs.contains(run) else { return nil }
+            return failure.reason
+        }
+    }
 
     // MARK: RemoteTaskHost
 
@@ -299,6 +313,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                     changed(app, process)
                 }
             } catch {
+                // The runs waiting for this process are failed by the event below; kept so
+                // that whoever asked for one of them (bgtask run) hears why.
+                state.spawnFailure = (Set(state.machine.queued.map(\.id)), "\(error)")
                 pending.append(.spawnFailed("\(error)"))
                 afterLock.append { log(.error, app: app, "could not start \(app): \(error)") }
             }

@@ -176,7 +176,9 @@ public final class Daemon: Sendable {
                 daemon?.accept(connection)
             }
         } catch where error.code == .inUse {
-            throw StartError(message: "another bgtaskd is listening on \(socketPath); stop it first, or give this one another --socket")
+            // The server's message names the holder's pid and uid when the kernel tells
+            // (docs/protocol.md); this one's advice follows it.
+            throw StartError(message: "\(error.message); stop it first, or give this one another --socket")
         } catch {
             throw StartError(message: "\(error)")
         }
@@ -193,7 +195,6 @@ public final class Daemon: Sendable {
             policies: policies,
             meter: measurement,
             loadedRequests: report.loadedRequests)
-        ConditionsMonitor.start(conditions, driver: driver)
         endPhase("engine")
 
         let service = DaemonService(
@@ -208,9 +209,23 @@ public final class Daemon: Sendable {
             conditionsReader: conditions,
             policySource: options.policyFile ?? "defaults",
             log: log)
+        // Only now that every app is installed with its switch and what its policies learned:
+        // a change of the device judges the restored requests, and judged before, a request
+        // was taken for an unknown app's (its switch on, no launch to space from).
+        ConditionsMonitor.start(conditions, driver: driver)
         endPhase("apps")
 
-        let notifier = try? SystemdNotifier(environment: environment)
+        // systemd's notifications are best effort, but never silent: a NOTIFY_SOCKET that
+        // is unusable or names no socket leaves `systemctl start` waiting for READY=1 until
+        // its timeout, and the log should say why.
+        let notifier: SystemdNotifier?
+        do {
+            notifier = try SystemdNotifier(environment: environment)
+        } catch {
+            notifier = nil
+            log(.warning, app: nil, "systemd will not be told bgtaskd is ready: \(error)")
+        }
+        for warning in notifier?.warnings ?? [] { log(.warning, app: nil, warning) }
         let daemon = Daemon(service: service, paths: paths, server: server, notifier: notifier, log: log, killGrace: options.timing.killGrace, policyFile: options.policyFile)
         let early = box.withLock { box -> [FrameConnection] in
             box.daemon = daemon
@@ -218,7 +233,11 @@ public final class Daemon: Sendable {
             return box.early
         }
         for connection in early { daemon.accept(connection) }
-        try? notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
+        do {
+            try notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
+        } catch {
+            log(.warning, app: nil, "systemd was not told bgtaskd is ready (READY=1): \(error)")
+        }
         let took = phases.map { "\($0.0) \(DurationText.measured($0.1.transportSeconds))" }.joined(separator: ", ")
         log(.info, app: nil, "bgtaskd \(getpid()) ready on \(socketPath) with state in \(paths.stateDirectory): \(service.installedAppCount) app(s), \(driver.pendingCount) request(s) pending; started in \(DurationText.measured((ContinuousClock.now - started).transportSeconds)) (\(took))")
         return daemon
@@ -413,7 +432,10 @@ final class DaemonSession: AppLink, Sendable {
             }
             return
         case (.admin, .admin(let request)):
-            reply = service.handle(request)
+            // `run` and `push` are answered once their launch was attempted (a spawn that
+            // failed at once is the answer), possibly from another thread; the rest at once.
+            service.handle(request) { [weak self] reply in self?.send(.reply(id: envelope.id, reply)) }
+            return
         case (.app, .admin):
             reply = .failed(DaemonFailure(.notPermitted, "an app connection cannot make administrator requests"))
         case (.admin, .app):

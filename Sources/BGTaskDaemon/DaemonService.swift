@@ -154,7 +154,15 @@ public final class DaemonService: Sendable {
         let installs = listed.apps.map { app in
             (makeSupervisor(for: app), registration(of: app, refresh: switches[app.app] != "off"))
         }
-        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
+        // The rate limit judges as the daemon before this one did: a launch whose run never
+        // ended (the daemon was killed) is in the run log, not in the saved policy state.
+        var lastLaunches: [AppID: Date] = [:]
+        do {
+            lastLaunches = try store.lastLaunches()
+        } catch {
+            log(.warning, app: nil, "could not read the apps' last launches from the run log: \(error); the rate limit counts only what the saved policy states say")
+        }
+        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, lastLaunches: lastLaunches)
     }
 
     /// What the engine knows of `app`: its manifest with the system's identifiers.
@@ -484,8 +492,33 @@ public final class DaemonService: Sendable {
 
     // MARK: Administrator requests
 
-    /// Answers `bgtask`.
-    public func handle(_ request: AdminRequest) -> Reply {
+    /// Answers `bgtask`: `reply` is called once, at once, or for `run` and `push` once the
+    /// launch they asked for reached the app's supervisor (on the thread that made that
+    /// app's host calls), so that a spawn that failed at once (the executable cannot be
+    /// run: ENOEXEC, EACCES, ENOENT) is the answer, naming the app, the executable and
+    /// the cause, instead of a success (docs/protocol.md, "Messages").
+    public func handle(_ request: AdminRequest, reply: @escaping @Sendable (Reply) -> Void) {
+        var launched: LaunchAsked?
+        let answer = answer(request, launched: &launched)
+        guard let launched else { return reply(answer) }
+        driver.afterHostCalls(of: launched.app) { [self] in
+            guard let reason = supervisor(of: launched.app)?.spawnFailure(of: launched.run) else { return reply(answer) }
+            // A wake that never reached the app is not one of its pushes (as a refused one).
+            if let pushedAt = launched.pushedAt { pushes.forget(launched.app, at: pushedAt) }
+            reply(.failed(DaemonFailure(.failed, "\(launched.app) could not be started: \(reason); \(launched.run) was recorded as failed")))
+        }
+    }
+
+    /// A run `bgtask run` or `bgtask push` started, whose launch the answer waits for.
+    private struct LaunchAsked {
+        var run: RunID
+        var app: AppID
+        /// When the push was admitted (``PushLimiter``), for a push.
+        var pushedAt: Date?
+    }
+
+    /// The answer to `request`; `launched` is set to the run a `run` or `push` started.
+    private func answer(_ request: AdminRequest, launched: inout LaunchAsked?) -> Reply {
         switch request {
         case .status:
             return statusReport()
@@ -514,7 +547,10 @@ public final class DaemonService: Sendable {
         case .run(let app, let identifier):
             if let refusal = unusableIdentifier(identifier) { return refusal }
             guard isInstalled(app) else { return notInstalled(app) }
-            return engineCall { () throws(EngineError) in try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
+            var run: RunID?
+            let reply = engineCall { () throws(EngineError) in run = try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
+            launched = run.map { LaunchAsked(run: $0, app: app) }
+            return reply
         case .expire(let app, let identifier):
             if let refusal = unusableIdentifier(identifier) { return refusal }
             guard isInstalled(app) else { return notInstalled(app) }
@@ -561,7 +597,9 @@ public final class DaemonService: Sendable {
             return .done("\(app) force-quit: no background launches until it is opened again")
         case .push(let app, let payload):
             guard isInstalled(app) else { return notInstalled(app) }
-            return push(payload, to: app)
+            let (reply, run, pushedAt) = push(payload, to: app)
+            launched = run.map { LaunchAsked(run: $0, app: app, pushedAt: pushedAt) }
+            return reply
         }
     }
 
@@ -576,24 +614,26 @@ public final class DaemonService: Sendable {
     /// A remote wake: the analogue of a silent push. It becomes an app-refresh run of the
     /// app's system identifier `<app>.remote-notification`, launched now (docs/daemon.md,
     /// "Remote wake"), at most as often as ``PushLimiter`` allows.
-    private func push(_ payload: String?, to app: AppID) -> Reply {
+    /// Returns the answer, and for a wake delivered its run and the instant it was admitted.
+    private func push(_ payload: String?, to app: AppID) -> (Reply, RunID?, Date?) {
         if let payload, let problem = RemoteWake.payloadProblem(payload) {
-            return .failed(DaemonFailure(.invalid, problem))
+            return (.failed(DaemonFailure(.invalid, problem)), nil, nil)
         }
         let now = driver.clock.now()
         let identifier = RemoteWake.identifier(for: app)
         var request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: now)
         request.remoteNotificationPayload = payload ?? "{}"
         if let wait = pushes.admit(app, at: now) {
-            return .failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed in \(DurationText.spoken(wait))"))
+            return (.failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed in \(DurationText.spoken(wait))")), nil, nil)
         }
+        let run: RunID?
         do {
-            try driver.wake(request)
+            run = try driver.wake(request)
         } catch {
             pushes.forget(app, at: now)
-            return .failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error.message)"))
+            return (.failed(DaemonFailure(.failed, "push to \(app) could not be delivered: \(error.message)")), nil, nil)
         }
-        return .done("woke \(app) for a remote notification")
+        return (.done("woke \(app) for a remote notification"), run, now)
     }
 
     // MARK: Reports

@@ -126,6 +126,27 @@ extension SchedulerStore {
         }
     }
 
+    /// When each app was last launched in the background, from the run log: the latest
+    /// start of its runs other than continued processing (which the rate limit does not
+    /// space; ``SchedulerEngine``'s `lastLaunch`). bgtaskd restores the rate limit's memory
+    /// from it at start-up: the policy state saved with each run's end misses a launch whose
+    /// end was never recorded (the daemon was killed during the run). A start that is not a
+    /// number (a row written by hand) is left out.
+    public func lastLaunches() throws(StoreError) -> [AppID: Date] {
+        try withConnection { (connection) throws(StoreError) in
+            var launches: [AppID: Date] = [:]
+            let sql = """
+                SELECT app, MAX(started_at) FROM runs \
+                WHERE kind <> ? AND typeof(started_at) IN ('real', 'integer') GROUP BY app
+                """
+            for (app, start) in try connection.query(sql, [.text(TaskKind.continuedProcessing.rawValue)], row: { row in (row.text(0), row.double(1)) })
+            where start.isFinite {
+                launches[AppID(app)] = Date(timeIntervalSinceReferenceDate: start)
+            }
+            return launches
+        }
+    }
+
     /// Deletes the finished runs that ended before `cutoff` (the energy log's retention) and
     /// returns how many were deleted. Committed when it returns.
     ///

@@ -6,7 +6,8 @@ import SchedulerCore
 /// silently open a read-only file read-only).
 public enum StoreLocation {
     /// What stops `directory` from being (or being created as) a directory, naming the
-    /// component at fault: a regular file where a directory must be, a symbolic link that
+    /// component at fault (`directory` itself, or one on the way to it): a regular file
+    /// where a directory must be, a symbolic link that
     /// loops or points nowhere, a component that cannot be searched. `nil` when every
     /// existing component is a directory (the missing rest can be created).
     ///
@@ -14,13 +15,16 @@ public enum StoreLocation {
     public static func directoryProblem(_ directory: String) -> String? {
         let components = directory.split(separator: "/", omittingEmptySubsequences: true)
         var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in components {
+        for (index, component) in components.enumerated() {
             prefix += "/" + component
             var info = stat()
             if stat(prefix, &info) == 0 {
                 if (info.st_mode & S_IFMT) == S_IFDIR { continue }
-                let what = (info.st_mode & S_IFMT) == S_IFREG ? "a regular file" : "not a directory"
-                return "\(prefix) is \(what), so \(directory) cannot be a directory in it"
+                let what = (info.st_mode & S_IFMT) == S_IFREG ? "a regular file, not a directory" : "not a directory"
+                // The path itself, or a component on the way to it ("X is a regular file, so
+                // X cannot be a directory in it" said the first as if it were the second).
+                if index == components.count - 1 { return "\(prefix) is \(what)" }
+                return "\(prefix) is \(what), so \(directory) cannot be in it"
             }
             let failure = errno
             switch failure {

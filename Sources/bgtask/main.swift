@@ -35,7 +35,7 @@ func finish(_ outcome: DaemonCommand.Outcome) -> Never {
 }
 
 // bgtask: the command-line tool of swift-background-tasks.
-switch CommandLineParser.parse(Array(CommandLine.arguments.dropFirst())) {
+switch CommandLineValue.processArguments().flatMap(CommandLineParser.parse) {
 case .failure(let error):
     StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage(afterErrorIn: Array(CommandLine.arguments.dropFirst())))\n")
     exit(64)

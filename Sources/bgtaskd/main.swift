@@ -12,7 +12,7 @@ import Foundation
 // or killing it with the default action (docs/daemon.md, "Stopping").
 let signals = DaemonSignals.install()
 let environment = ProcessInfo.processInfo.environment
-switch DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) {
+switch CommandLineValue.processArguments().flatMap({ DaemonOptions.parse($0, environment: environment) }) {
 case .failure(let error):
     StandardStream.writeError(StandardStream.terminalSafe("bgtaskd: \(error)") + "\n\n\(DaemonOptions.usage)\n")
     exit(64)

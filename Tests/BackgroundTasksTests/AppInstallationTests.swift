@@ -112,6 +112,18 @@ struct AppInstallationTests {
         #expect(error.description == "\(manifest.path): CFBundleExecutable: \"feedreader\" names \(directory.path)/feedreader, which does not exist")
     }
 
+    @Test("a regular file where the path needs a directory ('exe/', 'file/exe') is named for what it is, not called missing")
+    func aFileInTheWayIsNamed() throws {
+        let directory = try Directory()
+        try directory.write("feedreader")
+        let slash = try directory.manifest(executable: "feedreader/")
+        let trailing = try #require(refusal(slash))
+        #expect(trailing.code == .executableMissing)
+        #expect(trailing.description == "\(slash.path): CFBundleExecutable: \"feedreader/\" names \(directory.path)/feedreader/, but \(directory.path)/feedreader is a regular file, not a directory")
+        let inside = try #require(refusal(try directory.manifest("other.json", executable: "feedreader/tool")))
+        #expect(inside.message.hasSuffix("names \(directory.path)/feedreader/tool, but \(directory.path)/feedreader is a regular file, not a directory, so \(directory.path)/feedreader/tool cannot be in it"), "\(inside.message)")
+    }
+
     @Test func notExecutableIsRefused() throws {
         let directory = try Directory()
         try directory.write("feedreader", mode: 0o644)

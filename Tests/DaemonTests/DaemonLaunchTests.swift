@@ -113,6 +113,42 @@ extension DaemonProcessTests {
             #expect(!FileManager.default.fileExists(atPath: harness.stateHome + "/bgtask/" + Self.app))
         }
 
+        @Test("a restarted bgtaskd judges as the one before: a refresh the rate limit held still waits for the minute, a switched-off app's refresh waits, whichever app is installed first")
+        func restartKeepsTheRateLimitAndTheSwitch() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // Nothing launches by itself before the restart: the refreshes stay pending.
+            try await harness.startDaemon(environment: harness.environment.merging(["BGTASK_MANUAL_LAUNCH": "1"]) { $1 })
+            // Installed before the others at the restart (apps are read in order): installing
+            // it judged their requests before their switch and policy state were known.
+            let first = "com.example.aaa", switchedOff = "com.example.zzz"
+            try await harness.installTestApp(first, identifiers: [first + ".refresh"], arguments: [])
+            try await harness.installTestApp(switchedOff, identifiers: [switchedOff + ".refresh"], arguments: ["--register", switchedOff + ".refresh"])
+            let manifest = try harness.writeManifest(app: Self.app, executable: harness.testApp, arguments: ["--events", harness.eventsPath(Self.app), "--register", Self.refresh],
+                                                     identifiers: [Self.refresh], modes: ["fetch", "remote-notification"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            // Launched by a push: the rate limit spaces its next launch a minute from it.
+            #expect(try await harness.bgtask("push", Self.app).status == 0)
+            let pushed = try await harness.waitForLoggedRun(Self.app, Self.app + ".remote-notification")
+            #expect(pushed?["outcome"] as? String == "success", "\(String(describing: pushed))")
+            // Due at once (the test app's default is an hour from now).
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh, extra: ["--submit-after", "0"])
+            try await Self.submitByHand(harness, app: switchedOff, identifier: switchedOff + ".refresh", extra: ["--submit-after", "0"])
+            #expect(try await harness.bgtask("settings", switchedOff, "background-refresh", "off").status == 0)
+            let stopped = try await harness.stopDaemon()
+            #expect(stopped.status == 0, "\(stopped)")
+
+            try await harness.startDaemon()
+            let why = try await harness.bgtask("why", Self.app, Self.refresh)
+            #expect(why.status == 0, "\(why)")
+            #expect(why.output.contains("the app was launched ") && why.output.contains("ago; launches are at least 1 min apart"), "\(why.output)")
+            // Neither was launched at the start (an outside probe: both ran before "ready").
+            #expect(try harness.runs(of: Self.app).map(\.identifier) == [Self.app + ".remote-notification"])
+            #expect(try harness.runs(of: switchedOff).isEmpty)
+            #expect(try await harness.pendingIdentifiers(switchedOff) == [switchedOff + ".refresh"])
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+        }
+
         @Test("a handler that ignores its expiration is terminated within grace + 3 s and logged terminated; SIGTERM ignored, SIGKILL ends it")
         func ignoredExpirationIsTerminated() async throws {
             let harness = try DaemonHarness()
@@ -182,6 +218,37 @@ extension DaemonProcessTests {
 
             let ok = try await harness.waitForLoggedRun(good, good + ".refresh")
             #expect(ok?["outcome"] as? String == "success", "\(String(describing: ok))")
+        }
+
+        @Test("bgtask run and push fail (exit 1) naming the app, the executable and the cause when the executable cannot be run (ENOEXEC, EACCES); the run is logged failed, the push not counted")
+        func aLaunchThatFailsAtOnceIsTheAnswer() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            // The same app reinstalled with a file the kernel cannot run: neither ELF nor "#!".
+            let broken = harness.root + "/apps/" + Self.app + "/not-a-program"
+            #expect(FileManager.default.createFile(atPath: broken, contents: Data("echo no interpreter line\n".utf8), attributes: [.posixPermissions: 0o755]))
+            let manifest = try harness.writeManifest(app: Self.app, executable: broken, arguments: [], identifiers: [Self.refresh], modes: ["fetch", "remote-notification"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+
+            // An outside probe: this printed nothing and exited 0.
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 1, "\(run)")
+            #expect(run.error.contains("\(Self.app) could not be started: cannot launch ") && run.error.contains("not-a-program: execve: ") && run.error.contains("(ENOEXEC)"), "\(run.error)")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "failure", "\(String(describing: logged))")
+
+            // Not executable any more (EACCES, even for root). More pushes than the 3 an hour:
+            // a wake that never reached the app is not counted.
+            #expect(chmod(broken, 0o644) == 0)
+            for attempt in 1...4 {
+                let push = try await harness.bgtask("push", Self.app)
+                #expect(push.status == 1, "push \(attempt): \(push)")
+                #expect(push.error.contains("\(Self.app) could not be started: cannot launch ") && push.error.contains("(EACCES)"), "push \(attempt): \(push.error)")
+            }
+            #expect(try await harness.bgtask("status").status == 0)
         }
 
         @Test("an app registering and submitting an identifier its installed manifest does not permit is refused by the daemon")

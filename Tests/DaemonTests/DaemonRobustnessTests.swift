@@ -167,6 +167,58 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("status").status == 0, "the first is undisturbed")
         }
 
+        @Test("a second daemon on a live socket is refused naming the holder's pid and uid; a state directory that is a regular file is said to be one")
+        func startRefusalsSayWhatIsWrong() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon()
+            // Another state (its lock is free), the same socket: the socket is what refuses.
+            let second = try await harness.run(harness.bgtaskd, harness.daemonFlags + ["--state-dir", harness.root + "/second-state"])
+            #expect(second.status == 1, "\(second)")
+            #expect(second.error.contains("cannot listen on \(harness.socketPath): pid \(first.pid) (uid \(getuid())) is listening on it"), "\(second.error)")
+            #expect(second.error.contains("stop it first, or give this one another --socket"), "\(second.error)")
+            #expect(try await harness.bgtask("status").status == 0, "the first is undisturbed")
+
+            let file = harness.root + "/afile"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            let onAFile = try await harness.run(harness.bgtaskd, harness.daemonFlags + ["--state-dir", file, "--socket", harness.root + "/run/other.sock"])
+            #expect(onAFile.status == 1, "\(onAFile)")
+            #expect(onAFile.error.contains("cannot use the state directory \(file): \(file) is a regular file, not a directory"), "\(onAFile.error)")
+        }
+
+        @Test("NOTIFY_SOCKET naming no socket: bgtaskd starts and logs one warning that systemd was not told it is ready")
+        func aMissingNotifySocketIsLogged() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let missing = harness.root + "/no-such-notify-socket"
+            let daemon = try await harness.startDaemon(environment: harness.environment.merging(["NOTIFY_SOCKET": missing]) { $1 })
+            let warnings = daemon.standardError.split(separator: "\n").filter { $0.contains("systemd was not told bgtaskd is ready (READY=1): cannot notify \(missing)") }
+            #expect(warnings.count == 1, "\(daemon.standardError)")
+            #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("as an unprivileged user, a socket directory behind a directory it cannot search is said to be unreachable, naming that directory",
+              .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "switching uid needs root and setpriv"))
+        func anUnreachableSocketDirectoryIsNamed() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            #expect(chmod(harness.root, 0o755) == 0)
+            // A state directory uid 65534 may use; a socket directory that exists, inside one
+            // only root may search (an outside probe: "cannot create ... Permission denied").
+            let writable = harness.root + "/nobody"
+            try FileManager.default.createDirectory(atPath: writable, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+            let locked = harness.root + "/locked"
+            try FileManager.default.createDirectory(atPath: locked + "/inner", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            #expect(chmod(locked, 0o700) == 0)
+            let result = try await harness.run("/usr/bin/setpriv", [
+                "--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtaskd, "--no-cgroups",
+                "--state-dir", writable + "/state", "--socket", locked + "/inner/socket",
+            ], environment: ["HOME": writable, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.error.contains("cannot reach the socket directory \(locked)/inner: \(locked) cannot be searched by uid 65534"), "\(result.error)")
+            #expect(!result.error.contains("cannot create the socket directory"), "\(result.error)")
+        }
+
         @Test("bgtask without a daemon says how to start it (exit 1); apps and pending answer read-only from the state")
         func noDaemon() async throws {
             let harness = try DaemonHarness()
@@ -221,6 +273,29 @@ extension DaemonProcessTests {
                 #expect(result.error.contains(flags[0]), "names the flag: \(result.error)")
             }
             #expect(try await harness.run(harness.bgtaskd, ["--help"]).status == 0)
+        }
+
+        @Test("an argument that is not UTF-8 (a path, an app identifier, a flag's value) is refused by its number, exit 64, never altered and looked up")
+        func argumentsThatAreNotUTF8() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // The file exists under its real name (a byte 0xFF in it): an outside probe was told
+            // "...Inf\u{FFFD}.json: ... no such file or directory".
+            let directory = harness.root + "/apps"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = directory + "/Inf\\377.json"
+            #expect(try await harness.run("/bin/sh", ["-c", "printf '{}' > \"$(printf '\(name)')\""]).status == 0)
+            for (program, arguments, number) in [
+                (harness.bgtask, "install \"$(printf '\(name)')\"", 2),
+                (harness.bgtask, "uninstall \"$(printf 'com.\\377x')\"", 2),
+                (harness.bgtaskd, "--no-cgroups --state-dir \"$(printf '\(harness.root)/st\\377')\"", 3),
+            ] {
+                let result = try await harness.run("/bin/sh", ["-c", "exec \"$0\" \(arguments)", program])
+                #expect(result.status == 64, "\(arguments): \(result)")
+                #expect(result.error.contains("argument \(number) is not valid UTF-8 ('") && result.error.contains("\\xFF"), "\(arguments): \(result.error)")
+                #expect(!result.error.contains("\u{FFFD}"), "\(result.error)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: harness.root + "/st\u{FFFD}"), "bgtaskd made a state directory of the altered name")
         }
 
         @Test("another executable claiming an installed app's identifier is refused; bgtask keeps working")

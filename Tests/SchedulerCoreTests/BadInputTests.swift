@@ -457,3 +457,25 @@ private func scratchDirectory() throws -> URL {
         #expect(cluster.excerpt(scalars: 40).unicodeScalars.count == 43)
     }
 }
+
+/// Arguments that are not UTF-8 (a file name in another encoding): `CommandLine.arguments`
+/// turned their bytes into U+FFFD, and bgtask then called an existing file missing.
+@Suite struct CommandLineArgumentTests {
+    @Test("arguments that are UTF-8 are taken as they are; the first that is not is refused by its number, its bad bytes shown")
+    func invalidUTF8IsRefusedByNumber() {
+        let good: [[UInt8]] = [Array("install".utf8), Array("/tmp/caf\u{E9}.json".utf8)]
+        #expect((try? CommandLineValue.arguments(good).get()) == ["install", "/tmp/caf\u{E9}.json"])
+        let bad = good + [Array("/tmp/Inf".utf8) + [0xFF] + Array(".json".utf8), [0xC3]]
+        switch CommandLineValue.arguments(bad) {
+        case .success(let decoded): Issue.record("decoded \(decoded)")
+        case .failure(let error):
+            #expect(error.message == "argument 3 is not valid UTF-8 ('/tmp/Inf\\xFF.json'); names and paths are read as UTF-8 (rename the file)")
+        }
+        // A truncated sequence and a lone continuation byte, each byte shown.
+        if case .failure(let error) = CommandLineValue.arguments([[0x61, 0xE2, 0x82, 0x62, 0x80]]) {
+            #expect(error.message.hasPrefix("argument 1 is not valid UTF-8 ('a\\xE2\\x82b\\x80')"), "\(error.message)")
+        } else {
+            Issue.record("a truncated sequence was taken")
+        }
+    }
+}

@@ -80,7 +80,10 @@ struct ForeignFileTests {
             _ = try SchedulerStore.open(at: directory.file("plain/state/scheduler.sqlite"), now: Sample.now)
         }
         #expect(underFile.code == .cannotOpen)
-        #expect(underFile.message.contains("\(directory.file("plain").path) is a regular file"), "\(underFile.message)")
+        #expect(underFile.message.contains("\(directory.file("plain").path) is a regular file, not a directory, so \(directory.file("plain/state").path) cannot be in it"), "\(underFile.message)")
+        // The directory itself a regular file: said plainly (it read "X is a regular file, so
+        // X cannot be a directory in it").
+        #expect(StoreLocation.directoryProblem(directory.file("plain").path) == "\(directory.file("plain").path) is a regular file, not a directory")
 
         try FileManager.default.createSymbolicLink(atPath: directory.file("a").path, withDestinationPath: directory.file("b").path)
         try FileManager.default.createSymbolicLink(atPath: directory.file("b").path, withDestinationPath: directory.file("a").path)

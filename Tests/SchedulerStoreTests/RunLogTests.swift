@@ -31,4 +31,21 @@ struct RunLogTests {
         #expect(try reopened.0.run(RunID(99)) == nil)
     }
 
+    @Test("each app's last background launch is its latest run start, continued processing aside (the rate limit's memory across a restart)")
+    func lastLaunches() throws {
+        let directory = try TemporaryDirectory()
+        let store = try openStore(directory.file("store.sqlite"))
+        #expect(try store.lastLaunches().isEmpty)
+        var continued = try #require(Sample.requestsUsingEveryField.first { $0.kind == .continuedProcessing })
+        continued.app = Sample.app
+        let runs = [
+            Sample.run(1, of: Sample.request("a.refresh"), startedAt: Sample.now),
+            Sample.run(2, of: PendingRequest(app: Sample.app, identifier: "a.sync", kind: .processing, submittedAt: Sample.now), startedAt: Sample.now.addingTimeInterval(5)),
+            // User-started, never spaced by the rate limit: not a background launch.
+            Sample.run(3, of: continued, startedAt: Sample.now.addingTimeInterval(10)),
+            Sample.run(4, of: Sample.request("b.refresh", app: Sample.otherApp), startedAt: Sample.now.addingTimeInterval(2)),
+        ]
+        for run in runs { try store.recordRunStarted(run) }
+        #expect(try store.lastLaunches() == [Sample.app: Sample.now.addingTimeInterval(5), Sample.otherApp: Sample.now.addingTimeInterval(2)])
+    }
 }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SchedulerCore
+import SchedulerStore
 
 /// Why an app cannot be installed with `bgtaskd`: its manifest cannot be used, or its
 /// executable is missing, a symbolic link, not a regular file, not executable, or could be
@@ -156,6 +157,11 @@ public enum AppInstallation {
         var info = stat()
         if lstat(path, &info) != 0 {
             let code = errno
+            // A regular file where the path needs a directory ("exe/", "file/exe") is there
+            // to see: named for what it is, not called missing.
+            if code == ENOTDIR, let problem = StoreLocation.directoryProblem(path) {
+                throw fail(.executableMissing, "\(names), but \(problem)")
+            }
             if code == ENOENT || code == ENOTDIR {
                 throw fail(.executableMissing, "\(names), which does not exist")
             }

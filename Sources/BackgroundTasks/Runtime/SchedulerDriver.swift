@@ -404,18 +404,31 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
-    /// policies learned of each as the store keeps it.
-    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)]) {
+    /// policies learned of each as the store keeps it, and `lastLaunches` (from the run log,
+    /// ``SchedulerEngine/restoreLastLaunch(_:of:at:)``).
+    ///
+    /// Every app is registered, with its switch and saved state, before any is judged:
+    /// installing one app judges every ready request, and a request of an app installed
+    /// later in the list was judged as an unknown app's (its switch on, no launch to space
+    /// from), then launched at start-up though its Background App Refresh was off or it had
+    /// just been launched (an outside probe: its saved state was never restored either).
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], lastLaunches: [AppID: Date] = [:]) {
         let savedPolicyStates = savedPolicyStates(of: apps.map(\.0.app))
         mutate { state, now in
-            var effects: [EngineEffect] = []
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
+                state.engine.register(registration)
                 if var saved = savedPolicyStates[registration.app], state.engine.policyState(of: registration.app) == nil {
                     if sharedStore != nil { state.sharedPolicyBaselines[registration.app] = saved }
                     saved.backgroundRefreshEnabled = registration.backgroundRefreshEnabled
                     state.engine.restorePolicyState(saved, of: registration.app)
                 }
+                if let launched = lastLaunches[registration.app] {
+                    state.engine.restoreLastLaunch(launched, of: registration.app, at: now)
+                }
+            }
+            var effects: [EngineEffect] = []
+            for (registration, _) in apps {
                 effects += state.engine.handle(.appInstalled(registration), at: now).filter {
                     if case .wake = $0 { false } else { true }
                 }
@@ -1077,23 +1090,49 @@ public final class SchedulerDriver: Sendable {
     // MARK: Testing hooks
 
     /// Launches the pending request under `key` now (Apple's `_simulateLaunchForTaskWithIdentifier`).
-    public func simulateLaunch(_ key: RequestKey) throws(EngineError) {
+    /// Returns the run it started (`nil` in an app linked to bgtaskd, whose engine numbers
+    /// it): its host was called by the time this returns, unless another thread was making
+    /// that app's host calls (``afterHostCalls(of:_:)`` waits for them).
+    @discardableResult
+    public func simulateLaunch(_ key: RequestKey) throws(EngineError) -> RunID? {
         if let uplink {
             do { _ = try linkedCall(.simulateLaunch(identifier: key.identifier), uplink: uplink) } catch { throw Self.engineError(error) }
-            return
+            return nil
         }
-        try mutate { (state, now) throws(EngineError) in try state.engine.simulateLaunch(key, at: now) }
+        var launched: RunID?
+        try mutate { (state, now) throws(EngineError) in
+            let effects = try state.engine.simulateLaunch(key, at: now)
+            launched = Self.launchedRun(of: key, in: effects)
+            return effects
+        }
+        return launched
     }
 
     /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
-    /// so not written as pending; its run is recorded at launch as every run is.
-    public func wake(_ request: PendingRequest) throws(SubmitRejection) {
+    /// so not written as pending; its run is recorded at launch as every run is. Returns
+    /// the run, as ``simulateLaunch(_:)`` does.
+    @discardableResult
+    public func wake(_ request: PendingRequest) throws(SubmitRejection) -> RunID? {
         // A wake is no pending row a replica could claim: refused, not run unclaimed
         // (remote wakes are bgtaskd's, whose store is its own; docs/replicas.md).
         if let shared = sharedStore {
             throw SubmitRejection(.unavailable, "a remote wake cannot be run on a store replicas share (\(shared.storeDescription)): no replica could claim it")
         }
-        try mutate { (state, now) throws(SubmitRejection) in try state.engine.wake(request, at: now) }
+        var launched: RunID?
+        try mutate { (state, now) throws(SubmitRejection) in
+            let effects = try state.engine.wake(request, at: now)
+            launched = Self.launchedRun(of: request.key, in: effects)
+            return effects
+        }
+        return launched
+    }
+
+    /// The run of `key` that `effects` launch, if any.
+    private static func launchedRun(of key: RequestKey, in effects: [EngineEffect]) -> RunID? {
+        for effect in effects {
+            if case .launch(let record, _, _) = effect, record.request.key == key { return record.id }
+        }
+        return nil
     }
 
     /// Expires the run of `key` now (Apple's `_simulateExpirationForTaskWithIdentifier`).

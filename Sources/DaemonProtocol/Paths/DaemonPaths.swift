@@ -150,11 +150,13 @@ public enum DaemonPaths {
             chmod(directory, 0o700)
         } else if errno != EEXIST {
             let code = errno
+            if code == EACCES, let unreachable = unreachable(directory) { throw unreachable }
             throw PathError(path: directory, message: "cannot create the socket directory \(directory): \(systemErrorText(code))")
         }
         var info = stat()
         guard lstat(directory, &info) == 0 else {
             let code = errno
+            if code == EACCES, let unreachable = unreachable(directory) { throw unreachable }
             throw PathError(path: directory, message: "cannot check the socket directory \(directory): \(systemErrorText(code))")
         }
         let mode = info.st_mode & 0o7777
@@ -168,6 +170,22 @@ public enum DaemonPaths {
         guard mode == 0o700 else {
             throw PathError(path: directory, message: "refusing the socket directory \(directory): its mode is \(String(mode, radix: 8).leftPadded(to: 4)), not 0700 (\(describe)); run chmod 700 on it if it is yours")
         }
+    }
+
+    /// The socket directory cannot be reached: a directory on the way to it may not be
+    /// searched by this user (`EACCES` from `mkdir` or `lstat` said only "Permission
+    /// denied", as if the directory could not be created, though it may exist). `nil` when
+    /// every directory on the way can be searched (the parent is then not writable).
+    private static func unreachable(_ directory: String) -> PathError? {
+        var prefix = ""
+        for component in directory.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            if access(prefix, X_OK) != 0 {
+                let code = errno
+                return PathError(path: directory, message: "cannot reach the socket directory \(directory): \(prefix) cannot be searched by uid \(getuid()) (\(systemErrorText(code))); give this user search permission on it, or choose another --socket")
+            }
+        }
+        return nil
     }
 
     /// `path` without `.`/`..` components or repeated slashes (lexically: no symbolic link

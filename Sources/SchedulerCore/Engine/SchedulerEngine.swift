@@ -196,6 +196,19 @@ public struct SchedulerEngine: Sendable {
         appStates[app] = state
     }
 
+    /// Restores when `app` was last launched in the background from the run log (a launch
+    /// whose run never ended in a saved policy state: its process was killed), for the rate
+    /// limit: the later of `instant` and what the engine knows is kept. An instant after
+    /// `now` (the clock was set back) counts as `now`, so the limit holds no longer than
+    /// one interval from here.
+    public mutating func restoreLastLaunch(_ instant: Date, of app: AppID, at now: Date) {
+        var state = appState(app, at: now)
+        let instant = min(instant, now)
+        guard state.lastLaunch.map({ $0 < instant }) ?? true else { return }
+        state.lastLaunch = instant
+        appStates[app] = state
+    }
+
     /// What the engine knows of `app`.
     public func registration(of app: AppID) -> AppRegistration? { apps[app] }
 

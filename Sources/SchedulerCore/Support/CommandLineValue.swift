@@ -90,6 +90,52 @@ public enum CommandLineValue {
         return .success(text)
     }
 
+    /// The process's arguments after the program's name, each read as UTF-8; the usage
+    /// error naming the first that is not (``arguments(_:)``).
+    public static func processArguments() -> Result<[String], CommandLineUsageError> {
+        let count = Int(CommandLine.argc)
+        guard count > 1 else { return .success([]) }
+        return arguments((1..<count).map { index in
+            CommandLine.unsafeArgv[index].map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map { UInt8(bitPattern: $0) } } ?? []
+        })
+    }
+
+    /// `raw` (arguments as the kernel passed them) as strings, or the usage error naming
+    /// the first that is not valid UTF-8: `argument 2 is not valid UTF-8 ('/tmp/Inf\xFF.json')`.
+    /// Swift's `CommandLine.arguments` decodes such bytes as U+FFFD, and the altered path
+    /// named a file that does not exist (or an app that is not installed) beside the one
+    /// the user can see; a path is never opened from its bytes, so such a name is refused.
+    public static func arguments(_ raw: [[UInt8]]) -> Result<[String], CommandLineUsageError> {
+        var decoded: [String] = []
+        for (offset, bytes) in raw.enumerated() {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                return .failure(CommandLineUsageError(message: "argument \(offset + 1) is not valid UTF-8 ('\(escapingInvalidUTF8(bytes))'); names and paths are read as UTF-8 (rename the file)"))
+            }
+            decoded.append(text)
+        }
+        return .success(decoded)
+    }
+
+    /// `bytes` as text, each byte that is not part of valid UTF-8 written as `\xFF`.
+    static func escapingInvalidUTF8(_ bytes: [UInt8]) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var position = 0
+        var text = ""
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                position += encoded.count
+            case .error(let length):
+                for byte in bytes[position..<position + length] { text += "\\x" + String(byte, radix: 16, uppercase: true) }
+                position += length
+            case .emptyInput:
+                return text
+            }
+        }
+    }
+
     /// A positional argument that must say something: not empty, not an option.
     public static func positional(_ text: String, what: String, command: String) -> CommandLineUsageError? {
         if text.isEmpty { return CommandLineUsageError(message: "\(command) needs \(what), got an empty string") }

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """How far a planner that *knows* a life could go on issue 10's goals.
 
-    Benchmarks/feasibility/oracle.py [--bgtask PATH] [--seeds A-B] [--days N] [LIFE ...]
+    Benchmarks/feasibility/oracle.py [--bgtask PATH] [--seeds A-B] [--days N] [--knowing K] [--hourly] [LIFE ...]
 
 For each life (the built-in scenarios with launches and docs/lives/*.json by default) and
 seed, `bgtask simulate LIFE --days N --seed S --json` gives the user's launches and the
 device's conditions (launches and conditions do not depend on the policy). The oracle then
 plans every day's refreshes knowing, from the *other* seeds' runs of the same life, how
 likely a launch is in each 5-minute slot of that day of the scenario's cycle and how likely
-refreshing is allowed there (network, Low Power Mode, battery above 20 % or on power). It
+refreshing is allowed there (network, Low Power Mode, battery above 20 % or on power); with
+`--knowing K`, from the K seeds after it only (cyclically), so that how much history the
+plan needs can be measured; with `--hourly`, at the policy's resolution only (each hour's
+launch rate, spread evenly from the hour's onset, the slot by which a tenth of its launches
+have come, to its end). It
 places the refreshes the budget allows (a quarter of the 15-minute timer's wakeups, less 3 a
 day for the clean-up's wakes), never closer than the feed reader's 15 minutes, by dynamic
 programming over the day for one objective on every life: the expected number of launches
@@ -114,9 +118,10 @@ def timer(conditions, interval, days):
     return refreshes
 
 
-def knowledge(runs, cycle, days):
+def knowledge(runs, cycle, days, hourly=False):
     """Per day of the cycle and 5-minute slot: expected launches (smoothed over ±10 min) and
-    the share of days on which refreshing is allowed, over the given runs."""
+    the share of days on which refreshing is allowed, over the given runs; `hourly`: each
+    hour's launches spread evenly from its onset (a tenth of them before it) to its end."""
     launches = np.zeros((cycle, SLOTS))
     allowed = np.zeros((cycle, SLOTS))
     seen = np.zeros(cycle)
@@ -128,6 +133,16 @@ def knowledge(runs, cycle, days):
             launches[int(t // DAY) % cycle, int(t % DAY // SLOT)] += 1
     launches /= seen[:, None]
     allowed /= seen[:, None]
+    if hourly:
+        per_hour = SLOTS // 24
+        for row in launches:
+            for hour in range(24):
+                part = row[hour * per_hour:(hour + 1) * per_hour]
+                total = part.sum()
+                if total > 0:
+                    onset = int(np.argmax(np.cumsum(part) >= 0.1 * total))
+                    part[:] = 0
+                    part[onset:] = total / (per_hour - onset)
     kernel = np.array([1, 2, 1]) / 4
     launches = np.array([np.convolve(np.concatenate([row[-1:], row, row[:1]]), kernel, mode="valid") for row in launches])
     return launches, allowed
@@ -190,14 +205,23 @@ def main():
     parser.add_argument("--bgtask", default=os.path.join(ROOT, ".build/release/bgtask"))
     parser.add_argument("--seeds", default="1-5", help="A-B, at least two seeds (default 1-5)")
     parser.add_argument("--days", type=int, default=28)
+    parser.add_argument("--knowing", type=int, help="learn each seed's life from this many other seeds (default: all the others)")
+    parser.add_argument("--hourly", action="store_true", help="know only each hour's launch rate and onset (the policy's resolution)")
     parser.add_argument("lives", nargs="*")
     args = parser.parse_args()
     first, _, last = args.seeds.partition("-")
+    if not (first.isdigit() and (last or first).isdigit()):
+        parser.error(f"--seeds expects A-B (whole numbers), found {args.seeds!r}")
     seeds = list(range(int(first), int(last or first) + 1))
     if len(seeds) < 2:
         parser.error("--seeds needs at least two seeds: the oracle learns each seed's life from the others")
+    if not os.access(args.bgtask, os.X_OK):
+        parser.error(f"--bgtask {args.bgtask}: no executable there (build it: swift build -c release --product bgtask)")
     if not 1 <= args.days <= 366:
         parser.error("--days must be 1 to 366")
+    knowing = len(seeds) - 1 if args.knowing is None else args.knowing
+    if not 1 <= knowing < len(seeds):
+        parser.error(f"--knowing must be 1 to {len(seeds) - 1} (the other seeds)")
     lives = args.lives or list(BUILT_IN_CYCLES) + sorted(
         "docs/lives/" + f for f in os.listdir(os.path.join(ROOT, "docs/lives")) if f.endswith(".json"))
     jobs = [(life, seed) for life in lives for seed in seeds]
@@ -222,7 +246,9 @@ def main():
         count = max(1, int(budget - 3))
         for seed in seeds:
             launches, conditions = sample[seed]
-            density, allowed = knowledge([sample[s] for s in seeds if s != seed], cycle, args.days)
+            position = seeds.index(seed)
+            others = [seeds[(position + k) % len(seeds)] for k in range(1, knowing + 1)]
+            density, allowed = knowledge([sample[s] for s in others], cycle, args.days, args.hourly)
             planned = oracle(conditions, density, allowed, cycle, count, cost, args.days)
             refreshes += len(planned)
             policy_ages += ages(launches, planned)

@@ -21,8 +21,9 @@ package enum RunRecordRules {
     package static let dateBound: TimeInterval = 1e10
     /// The most CPU seconds one run may have used (about 317 years: a month on 3,800 cores).
     package static let cpuTimeBound: TimeInterval = 1e10
-    /// The most joules one run may be estimated at (a petajoule: a megawatt for 30 years).
-    package static let energyBound: Double = 1e15
+    /// The most joules one run may be estimated at (a petajoule: a megawatt for 30 years):
+    /// ``EnergyModel/maximumEstimate``, where the estimates stop.
+    package static let energyBound: Double = EnergyModel.maximumEstimate
 
     /// How messages name a run: `run#3 (com.example.app/com.example.app.refresh)`.
     package static func name(_ id: RunID, of request: PendingRequest) -> String {

@@ -53,6 +53,16 @@ struct EnergyModelTests {
         #expect(model.estimate(cpuTime: .nan, wallTime: .infinity) == 0)
     }
 
+    @Test("an estimate stops at what a store accepts of a run, whatever the wattages set in code")
+    func estimateIsBounded() {
+        let absurd = EnergyModel(perCoreWatts: 1e300, baseWatts: 1e300)
+        #expect(absurd.estimate(cpuTime: 1e10, wallTime: 1e10) == EnergyModel.maximumEstimate)
+        #expect(absurd.estimate(cpuTime: 1e-300, wallTime: 0) == 1)
+        // Wattages that are no number of watts count as none, never as NaN or negative energy.
+        #expect(EnergyModel(perCoreWatts: .nan, baseWatts: -1).estimate(cpuTime: 5, wallTime: 5) == 0)
+        #expect(EnergyModel(perCoreWatts: .infinity, baseWatts: 0.5).estimate(cpuTime: 5, wallTime: 4) == 2)
+    }
+
     @Test("the model round-trips through JSON, and missing keys take their defaults")
     func codable() throws {
         let model = EnergyModel(perCoreWatts: 4.5, baseWatts: 0.1, retention: 86_400)

@@ -52,12 +52,20 @@ public struct EnergyModel: Hashable, Sendable, Codable {
     /// The estimated energy of a run, in joules: `cpuTime × perCoreWatts + wallTime × baseWatts`.
     ///
     /// A missing CPU time (not measured) counts as none, so the result is then the base
-    /// cost alone: a lower bound rather than a guess. Negative or non-finite inputs count
-    /// as 0, so a clock that stepped backwards never yields negative energy.
+    /// cost alone: a lower bound rather than a guess. Negative or non-finite inputs (times
+    /// or wattages) count as 0, so a clock that stepped backwards never yields negative
+    /// energy, and the result is at most ``maximumEstimate``: what the stores accept of a
+    /// run, so a model configured in code with absurd wattages cannot write a run row that
+    /// every later read refuses.
     public func estimate(cpuTime: TimeInterval?, wallTime: TimeInterval) -> Double {
         func usable(_ value: Double) -> Double { value.isFinite && value > 0 ? value : 0 }
-        return usable(cpuTime ?? 0) * perCoreWatts + usable(wallTime) * baseWatts
+        // Every factor is finite and at least 0, so the sum is too, or +infinity on overflow.
+        return min(usable(cpuTime ?? 0) * usable(perCoreWatts) + usable(wallTime) * usable(baseWatts), Self.maximumEstimate)
     }
+
+    /// The most joules one run may be estimated at, and stored with: a petajoule (a megawatt
+    /// for 30 years). Sums of any number of such runs a store can hold stay finite.
+    public static let maximumEstimate: Double = 1e15
 
     /// The instant before which finished runs are pruned, as of `now`.
     public func pruneCutoff(now: Date) -> Date {

@@ -35,9 +35,52 @@ struct ExpirationHandlerCall: AppCall, @unchecked Sendable {
     // @unchecked: `BGTask.expirationHandler` is not `@Sendable` (as on iOS, it is set from
     // anywhere and captures what the app likes); the handler is called once, on its
     // isolation when it has one, else on the expiration queue, never concurrently with itself.
-    let body: @isolated(any) () -> Void
-    var isolation: (any Actor)? { body.isolation }
-    nonisolated(nonsending) func call() async { await body() }
+    private enum Body {
+        case isolated(@isolated(any) () -> Void)
+        case plain(() -> Void)
+    }
+    private let body: Body
+    let isolation: (any Actor)?
+
+    /// A handler that says where it runs (an assertion's).
+    init(body: @escaping @isolated(any) () -> Void) {
+        self.body = .isolated(body)
+        isolation = body.isolation
+    }
+
+    /// A handler of Apple's plain type (``BGTask/expirationHandler``), which does not say:
+    /// on the main actor when `onMainActor`, else nonisolated.
+    init(plain: @escaping () -> Void, onMainActor: Bool) {
+        body = .plain(plain)
+        isolation = onMainActor ? MainActor.shared : nil
+    }
+
+    nonisolated(nonsending) func call() async {
+        switch body {
+        case .isolated(let body): await body()
+        // Called synchronously, so it runs on the executor this call runs on (the main
+        // actor's, or the expiration queue): through `@isolated(any)` with no isolation
+        // it would hop to the global executor, and a main-actor closure would trap there.
+        case .plain(let body): body()
+        }
+    }
+}
+
+/// Whether the caller runs on the main actor, for closures of Apple's plain types that
+/// do not say where they must run (``BGTask/expirationHandler``).
+enum MainActorCheck {
+    /// Marks the main queue, once: the main actor's jobs run as its blocks, on whichever
+    /// thread drains it (an async `main` drains it from a worker thread). The main queue is
+    /// never released, so the value never costs a block on a global queue.
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// True on the main thread (top-level code, a synchronous `main`) and in the main
+    /// queue's blocks (the main actor).
+    static var isCurrent: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: key) == true }
 }
 
 extension AppContext {

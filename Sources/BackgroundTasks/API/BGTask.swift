@@ -24,7 +24,9 @@ open class BGTask: NSObject, @unchecked Sendable {
     let expirationQueue: DispatchQueue
 
     private struct State {
-        var expirationHandler: (@isolated(any) () -> Void)?
+        var expirationHandler: (() -> Void)?
+        /// Whether ``expirationHandler`` was set on the main actor (see its documentation).
+        var expirationHandlerSetOnMainActor = false
         var completed = false
         var finished = false
         var terminated = false
@@ -74,12 +76,23 @@ open class BGTask: NSObject, @unchecked Sendable {
     /// ``setTaskCompleted(success:)``. Cleared after it runs or after completion.
     /// Without one, an expired task is recorded as failed.
     ///
-    /// A handler set from a `@MainActor` type is main-actor isolated and runs on the main
-    /// actor (the main queue); any other runs on a queue of its own, so it runs even while
-    /// the launch handler's queue is busy with the work it cancels.
-    open var expirationHandler: (@isolated(any) () -> Void)? {
+    /// Apple's type, `(() -> Void)?`, so that an app's protocol that copies it (`var
+    /// expirationHandler: (() -> Void)? { get set }`, a common test seam) is satisfied by an
+    /// empty `extension BGTask: ...`, and an earlier handler can be called synchronously.
+    /// A plain closure does not say where it must run, so the handler runs where it was
+    /// set: one set on the main actor (by a launch handler in a `@MainActor` type, which
+    /// runs there, so the closure is main-actor isolated; or on the main thread) runs on the
+    /// main actor (the main queue); any other on a queue of the run's own, so it runs even
+    /// while the launch handler's queue is busy with the work it cancels.
+    open var expirationHandler: (() -> Void)? {
         get { state.withLock { $0.expirationHandler } }
-        set { state.withLock { $0.expirationHandler = newValue } }
+        set {
+            let onMainActor = MainActorCheck.isCurrent
+            state.withLock {
+                $0.expirationHandler = newValue
+                $0.expirationHandlerSetOnMainActor = onMainActor
+            }
+        }
     }
 
     /// Tells the system the work is done. Call it exactly once; a second call is ignored
@@ -156,12 +169,13 @@ open class BGTask: NSObject, @unchecked Sendable {
         // Read on the expiration queue, at the moment the handler is due: a task completed
         // meanwhile has no handler to call.
         context.dispatch(on: expirationQueue) { [self] in
-            let (handler, extra) = state.withLock { state -> ((@isolated(any) () -> Void)?, [@Sendable () -> Void]) in
+            let (handler, extra) = state.withLock { state -> (ExpirationHandlerCall?, [@Sendable () -> Void]) in
                 defer {
                     state.expirationHandler = nil
                     state.onExpiration.removeAll()
                 }
-                return (state.completed ? nil : state.expirationHandler, state.onExpiration)
+                let handler = state.completed ? nil : state.expirationHandler
+                return (handler.map { ExpirationHandlerCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration)
             }
             let runID = runID
             let handlerWasSet = handler != nil || !extra.isEmpty
@@ -170,8 +184,8 @@ open class BGTask: NSObject, @unchecked Sendable {
                 context.driver.expirationDelivered(runID, handlerWasSet: handlerWasSet)
             }
             guard let handler else { return finish() }
-            // Isolated (set from a main-actor type): on its actor; otherwise here again.
-            context.invoke(ExpirationHandlerCall(body: handler), otherwiseOn: expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
+            // Set on the main actor: there; otherwise here again.
+            context.invoke(handler, otherwiseOn: expirationQueue, what: "the expiration handler of task '\(identifier)' (\(runID))", then: finish)
         }
         return true
     }

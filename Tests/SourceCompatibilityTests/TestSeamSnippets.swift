@@ -139,6 +139,26 @@ final class NightlyBackupRequest: BGProcessingTaskRequest, @unchecked Sendable {
         #expect(ranOnMain.withLock { $0 } == true)
     }
 
+    @Test func theHandlerIsStillSetWhileItRunsAndClearedAfter() async throws {
+        let device = try compatDevice()
+        let whileRunning = Mutex<Bool?>(nil)
+        let taskSeen = Mutex<BGTask?>(nil)
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"])) { [identifier] in
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                taskSeen.withLock { $0 = task }
+                task.expirationHandler = {
+                    // Apple: "sets the value to nil after the handler completes".
+                    whileRunning.withLock { $0 = task.expirationHandler != nil }
+                }
+            }
+        }
+        try context.withCurrent { try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+        await device.run(for: 31)
+        #expect(whileRunning.withLock { $0 } == true)
+        let task = try #require(taskSeen.withLock { $0 })
+        #expect(task.expirationHandler == nil)
+    }
+
     @Test func anAppsRequestSubclassIsSubmittedAsItsKind() async throws {
         let device = try compatDevice()
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [NightlyBackupRequest.identifier], backgroundModes: ["processing"])) {

@@ -73,7 +73,8 @@ open class BGTask: NSObject, @unchecked Sendable {
 
     /// Called shortly before the task's time runs out, or early when conditions change:
     /// cancel the work, release locks, save a checkpoint, then call
-    /// ``setTaskCompleted(success:)``. Cleared after it runs or after completion.
+    /// ``setTaskCompleted(success:)``. Cleared after it has run (it is still set while it
+    /// runs) or at completion.
     /// Without one, an expired task is recorded as failed.
     ///
     /// Apple's type, `(() -> Void)?`, so that an app's protocol that copies it (`var
@@ -169,17 +170,18 @@ open class BGTask: NSObject, @unchecked Sendable {
         // Read on the expiration queue, at the moment the handler is due: a task completed
         // meanwhile has no handler to call.
         context.dispatch(on: expirationQueue) { [self] in
+            // The handler stays set while it runs, as on iOS ("sets the value to nil after the
+            // handler completes"): one that reads its own property finds itself. It is called
+            // once whatever it does (the run expires once: `expirationBegun`).
             let (handler, extra) = state.withLock { state -> (ExpirationHandlerCall?, [@Sendable () -> Void]) in
-                defer {
-                    state.expirationHandler = nil
-                    state.onExpiration.removeAll()
-                }
+                defer { state.onExpiration.removeAll() }
                 let handler = state.completed ? nil : state.expirationHandler
                 return (handler.map { ExpirationHandlerCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration)
             }
             let runID = runID
             let handlerWasSet = handler != nil || !extra.isEmpty
-            let finish: @Sendable () -> Void = {
+            let finish: @Sendable () -> Void = { [self] in
+                state.withLock { $0.expirationHandler = nil }
                 for action in extra { action() }
                 context.driver.expirationDelivered(runID, handlerWasSet: handlerWasSet)
             }

@@ -48,4 +48,14 @@ import Testing
         reporter.submit(BGAppRefreshTaskRequest(identifier: ModernAppDelegate.refreshIdentifier), scheduler: ThrowingFakeScheduler(code: 4).submit) { _ in }
         #expect(reporter.lastErrorSummary() == "cannot run now")
     }
+
+    // MARK: File protection types (probe finding 7)
+
+    @Test func fileProtectionTypesSwitchAndHashAsApplesDo() throws {
+        #expect(StudyUploadScheduler.request(protection: .complete) == nil)
+        let request = try #require(StudyUploadScheduler.request(protection: .completeUnlessOpen))
+        #expect(StudyUploadScheduler.describe(request) == "unlessOpen")
+        #expect(StudyUploadScheduler.describe(BGHealthResearchTaskRequest(identifier: "com.example.study.other")) == "untilFirstAuth", "the default")
+        #expect(Set([FileProtectionType.complete, FileProtectionType(rawValue: "NSFileProtectionComplete"), .none]).count == 2)
+    }
 }

@@ -1,7 +1,7 @@
 // Background-task code that leans on the platform around BackgroundTasks (NSError
-// bridging), in the shapes public iOS apps write it, compiled here in Swift 6
-// language mode with warnings as errors. An outside probe found it missing (its
-// finding 3); PlatformSnippetTests runs it.
+// bridging, Foundation's file protection types), in the shapes public iOS apps write it,
+// compiled here in Swift 6 language mode with warnings as errors. An outside probe found
+// each missing (its findings 3 and 7); PlatformSnippetTests runs them.
 import BackgroundTasks
 import UIKit
 
@@ -61,4 +61,28 @@ func submitThroughFake(_ fake: ThrowingFakeScheduler) -> String {
 
 func printedUnderlyingError(_ error: BGTaskScheduler.Error) -> String {
     "\(error._nsError.domain) \(error._nsError.code)"
+}
+
+// MARK: 2. A study app's health-research request, its protection type switched over and kept in a set
+
+enum StudyUploadScheduler {
+    static let identifier = "com.example.study.upload"
+    static let acceptedProtection: Set<FileProtectionType> = [.completeUnlessOpen, .completeUntilFirstUserAuthentication]
+
+    static func request(protection: FileProtectionType) -> BGHealthResearchTaskRequest? {
+        guard acceptedProtection.contains(protection) else { return nil }
+        let request = BGHealthResearchTaskRequest(identifier: identifier)
+        request.protectionTypeOfRequiredData = protection
+        return request
+    }
+
+    static func describe(_ request: BGHealthResearchTaskRequest) -> String {
+        switch request.protectionTypeOfRequiredData {
+        case .complete: return "complete"
+        case .completeUnlessOpen: return "unlessOpen"
+        case .completeUntilFirstUserAuthentication: return "untilFirstAuth"
+        case .none: return "none"
+        default: return "other"
+        }
+    }
 }

@@ -1,7 +1,8 @@
 // Background-task code that leans on the platform around BackgroundTasks (NSError
-// bridging, Foundation's file protection types), in the shapes public iOS apps write it,
-// compiled here in Swift 6 language mode with warnings as errors. An outside probe found
-// each missing (its findings 3 and 7); PlatformSnippetTests runs them.
+// bridging, Foundation's file protection types, UIKit's push registration, badge, Settings
+// and device), in the shapes public iOS apps write it, compiled here in Swift 6
+// language mode with warnings as errors. An outside probe found each missing (its
+// findings 3, 7 and 5); PlatformSnippetTests runs them.
 import BackgroundTasks
 import UIKit
 
@@ -83,6 +84,80 @@ enum StudyUploadScheduler {
         case .completeUntilFirstUserAuthentication: return "untilFirstAuth"
         case .none: return "none"
         default: return "other"
+        }
+    }
+}
+
+// MARK: 3. An app delegate that registers for pushes at launch and sets the badge from a refresh
+
+final class PushRegisteringAppDelegate: UIResponder, UIApplicationDelegate {
+    nonisolated static let refreshIdentifier = "com.example.reader.refresh"
+    var deviceTokenHex: String?
+    var registrationError: (any Error)?
+
+    func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.refreshIdentifier, using: nil) { task in
+            self.handleRefresh(task as! BGAppRefreshTask)
+        }
+        if !application.isRegisteredForRemoteNotifications {
+            application.registerForRemoteNotifications()
+        }
+        return true
+    }
+
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        deviceTokenHex = deviceToken.map { String(format: "%02x", $0) }.joined()
+    }
+
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        registrationError = error
+    }
+
+    func handleRefresh(_ task: BGAppRefreshTask) {
+        UIApplication.shared.applicationIconBadgeNumber = 3
+        task.setTaskCompleted(success: true)
+    }
+
+    func logOut() {
+        UIApplication.shared.unregisterForRemoteNotifications()
+        UIApplication.shared.applicationIconBadgeNumber = 0
+    }
+}
+
+// MARK: 4. A settings row for Background App Refresh, and the battery check of a processing handler
+
+@MainActor
+final class BackgroundRefreshSettingsRow {
+    private(set) var openedSettings: Bool?
+
+    var isDenied: Bool { UIApplication.shared.backgroundRefreshStatus == .denied }
+
+    func openSettings() {
+        guard let url = URL(string: UIApplication.openSettingsURLString) else { return }
+        if UIApplication.shared.canOpenURL(url) {
+            UIApplication.shared.open(url, options: [:], completionHandler: nil)
+        } else {
+            UIApplication.shared.open(url) { opened in
+                self.openedSettings = opened
+            }
+        }
+    }
+
+    func openSettingsAsync() async -> Bool {
+        guard let url = URL(string: UIApplication.openSettingsURLString) else { return false }
+        return await UIApplication.shared.open(url, options: [.universalLinksOnly: false])
+    }
+}
+
+enum HeavyWorkGate {
+    static func shouldRunHeavyWork() -> Bool {
+        UIDevice.current.isBatteryMonitoringEnabled = true
+        defer { UIDevice.current.isBatteryMonitoringEnabled = false }
+        switch UIDevice.current.batteryState {
+        case .charging, .full: return true
+        case .unplugged: return UIDevice.current.batteryLevel > 0.5
+        case .unknown: return UIDevice.current.isMultitaskingSupported
+        @unknown default: return false
         }
     }
 }

@@ -145,7 +145,9 @@ public final class SimulatedDevice: Sendable {
             driver: driver,
             assertions: assertions,
             backgroundRefreshEnabled: backgroundRefreshEnabled,
-            wallClockDateTranslation: dateTranslation
+            wallClockDateTranslation: dateTranslation,
+            // UIDevice's battery is the simulated device's.
+            battery: { [driver] in UIDevice.BatteryReading(conditions: driver.conditions) }
         )
         contexts.withLock { $0[app] = context }
         clock.appWorkStarted()

@@ -56,3 +56,20 @@ extension Logger {
 func logExpiration(of task: BGTask) {
     Logger.backgroundTasks.warning("Task \(task.identifier, privacy: .public) expired before completion")
 }
+
+// MARK: Objects as `%@` arguments of os_log (NSError, NSNumber, NSDate, a request)
+
+enum ObjectArgumentLogging {
+    static let log = OSLog(subsystem: "com.example.feeds", category: "Submit")
+
+    static func submit(_ request: BGTaskRequest) {
+        do {
+            try BGTaskScheduler.shared.submit(request)
+            os_log("Submitted %{public}@ at %{public}@", log: log, type: .info, request, NSDate())
+        } catch {
+            // A contact-tracing app's shape: the error coerced to CVarArg (bridged to NSError).
+            os_log("Submit task request=%@ failed: %@", log: log, type: .error, request.description, error as CVarArg)
+            os_log("Could not schedule %{public}@: %{public}@ (%@ attempts)", log: log, type: .error, request.identifier, error as NSError, NSNumber(value: 3))
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import BackgroundTasks
 import Foundation
 @testable import os
 import Testing
@@ -53,6 +54,26 @@ import Testing
         #expect(OSLogFormat.render("%05.1f|%x|%{public}s", [2.5, 255, "x" as NSString]) == "002.5|ff|x")
         #expect(OSLogFormat.render("%n %{public}n", [1, 2]) == "1 2", "%n writes nothing anywhere")
         #expect(OSLogFormat.render("trailing %", []) == "trailing %")
+    }
+
+    @Test func objectArgumentsAreShownByTheirDescriptionAsApplesPercentAtShowsThem() {
+        final class Named: NSObject {
+            override var description: String { "<Named custom>" }
+        }
+        let error = NSError(domain: "BGTaskSchedulerErrorDomain", code: 3)
+        let request = BGAppRefreshTaskRequest(identifier: "com.example.feeds.refresh")
+        #expect(OSLogFormat.render("failed: %{public}@", [error]) == #"failed: Error Domain=BGTaskSchedulerErrorDomain Code=3 "(null)""#)
+        #expect(OSLogFormat.render("%{public}@ of %{public}@", [NSNumber(value: 3), "x" as NSString]) == "3 of x")
+        #expect(OSLogFormat.render("at %{public}@", [NSDate(timeIntervalSince1970: 0)]) == "at 1970-01-01 00:00:00 +0000")
+        #expect(OSLogFormat.render("%{public}@ %{public}@", [request, Named()]) == "\(request.description) <Named custom>")
+        #expect(OSLogFormat.render("%@ and %d", [error, 2]) == "<private> and 2", "objects are private by default")
+        // `error as CVarArg` bridges any Error to its NSError, as on iOS.
+        let thrown: any Error = BGTaskScheduler.Error(.notPermitted, message: "not listed")
+        #expect(OSLogFormat.render("%{public}@", [thrown as CVarArg]) == #"Error Domain=BGTaskSchedulerErrorDomain Code=3 "(null)"UserInfo={NSLocalizedDescription=not listed}"#)
+        // The conformance is the process's: String(format:) gets the same descriptions (6.3's
+        // Foundation would hand the objects to CoreFoundation as CF objects and halt on them).
+        #expect(String(format: "%@ | %@ | %@ | %d", error, Named(), NSNumber(value: 4), 5) == #"Error Domain=BGTaskSchedulerErrorDomain Code=3 "(null)" | <Named custom> | 4 | 5"#)
+        #expect(NSString(format: "%@ and %@", "a" as NSString, NSDate(timeIntervalSince1970: 0)) == "a and 1970-01-01 00:00:00 +0000")
     }
 
     @Test func bgtaskLogSetsTheLeastLevelWrittenAsBgtaskdReadsIt() {

@@ -83,6 +83,13 @@ enum MainActorCheck {
     static var isCurrent: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: key) == true }
 }
 
+/// A call to the app delegate, made on the main actor as iOS makes it.
+struct DelegateCall: AppCall {
+    let body: @MainActor @Sendable () -> Void
+    var isolation: (any Actor)? { MainActor.shared }
+    nonisolated(nonsending) func call() async { await body() }
+}
+
 extension AppContext {
     /// How long an isolated app closure may wait for its actor before the app is told why
     /// nothing happens (a main thread that runs no loop never drains the main queue).

@@ -56,8 +56,10 @@ public final class BGApplication: @unchecked Sendable {
     private let state: Locked<LockedState>
     /// The legacy background fetch settings (BackgroundFetch.swift).
     let fetch = Locked(BackgroundFetchState())
-    /// The remote-notification handler (RemoteNotifications.swift).
+    /// The remote-notification handler and registration (RemoteNotifications.swift).
     let remoteNotifications = Locked(RemoteNotificationState())
+    /// `applicationIconBadgeNumber` (SystemInterface.swift).
+    let iconBadgeNumber = Locked(0)
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 
@@ -69,7 +71,10 @@ public final class BGApplication: @unchecked Sendable {
     /// ``setRemoteNotificationHandler(_:)``). Its launch methods are ``UIApplicationMain(delegate:)``'s
     /// to call.
     @MainActor public var delegate: (any UIApplicationDelegate)? {
-        didSet { if delegateObservers.isEmpty, delegate != nil { connectDelegate() } }
+        didSet {
+            remoteNotifications.withLock { [delegate] in $0.delegateIsSet = delegate != nil }
+            if delegateObservers.isEmpty, delegate != nil { connectDelegate() }
+        }
     }
     /// The notification observers that forward state changes to ``delegate``.
     @MainActor var delegateObservers: [any NSObjectProtocol] = []

@@ -118,6 +118,16 @@ open class BGProcessingTaskRequest: BGTaskRequest, @unchecked Sendable {
     }
 }
 
+/// `FileProtectionType` (the type of ``BGHealthResearchTaskRequest/protectionTypeOfRequiredData``)
+/// as Apple's: an `NS_TYPED_ENUM` struct that is `Hashable`, so that it can be a `case` of a
+/// `switch` and an element of a `Set`. swift-corelibs-foundation declares it
+/// `RawRepresentable` and `Sendable` only (`==` works through `RawRepresentable`, `~=` and
+/// `Set` do not). Retroactive, and sound as such: equality and hashing are those of the raw
+/// string, which `RawRepresentable` supplies, so a conformance another library adds for the
+/// same reason means the same at run time; a Foundation that one day declares it gets a
+/// warning here ("already stated"), and its own conformance is used.
+extension FileProtectionType: @retroactive Hashable {}
+
 /// A processing request for health research that needs protected data
 /// (Apple: `BGHealthResearchTaskRequest`).
 open class BGHealthResearchTaskRequest: BGProcessingTaskRequest, @unchecked Sendable {

@@ -11,9 +11,11 @@ extension BGTaskScheduler {
     ///
     /// Catch it as on iOS: `catch let error as BGTaskScheduler.Error { switch error.code ... }`
     /// or `catch BGTaskScheduler.Error.notPermitted`. ``message`` says exactly what was wrong.
-    /// It bridges to `NSError` as Apple's does: `(error as NSError).domain` is
+    /// It bridges to and from `NSError` as Apple's does: `(error as NSError).domain` is
     /// `"BGTaskSchedulerErrorDomain"`, `.code` is ``Code-swift.enum``'s raw value, and the
-    /// message is the `NSLocalizedDescriptionKey` of `userInfo`.
+    /// message is the `NSLocalizedDescriptionKey` of `userInfo`; an `NSError` of that domain
+    /// casts back (`as? BGTaskScheduler.Error`) and matches `catch BGTaskScheduler.Error.notPermitted`
+    /// (see the `_BridgedStoredNSError` extension below).
     public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible, LocalizedError, CustomNSError {
         /// The code (Apple: `BGTaskScheduler.Error.Code`): Apple's four, imported from C as on
         /// iOS (`Sources/CUIKitTypes`), so a `switch` over them takes `@unknown default:` or
@@ -79,6 +81,16 @@ extension BGTaskScheduler {
             hasher.combine(message)
         }
 
+        /// The hash of ``hash(into:)``. Written out because `_BridgedStoredNSError` (below)
+        /// supplies a `hashValue` of its own, `_nsError.hash`, which would otherwise be this
+        /// type's and which swift-corelibs-foundation computes with `CFHash` on the NSError:
+        /// it halts the process.
+        public var hashValue: Int {
+            var hasher = Hasher()
+            hash(into: &hasher)
+            return hasher.finalize()
+        }
+
         init(_ rejection: SubmitRejection) {
             self.init(Code(rawValue: rejection.code.rawValue) ?? .unavailable, message: rejection.message)
         }
@@ -118,7 +130,60 @@ extension BGTaskSchedulerErrorCode: @retroactive CustomStringConvertible {
     }
 }
 
-/// Lets `catch BGTaskScheduler.Error.notPermitted { ... }` match, as with Apple's error codes.
-public func ~= (code: BGTaskScheduler.Error.Code, error: any Error) -> Bool {
-    (error as? BGTaskScheduler.Error)?.code == code
+// NSError bridging in both directions, as Apple's imported `BGTaskScheduler.Error` has it
+// (an `NS_ERROR_ENUM` is imported as a `_BridgedStoredNSError` whose `Code` is an
+// `_ErrorCodeProtocol`): `NSError(domain: BGTaskSchedulerErrorDomain, code: 3) as? BGTaskScheduler.Error`
+// gives the error, `catch BGTaskScheduler.Error.notPermitted` matches such an NSError thrown
+// as `any Error`, and an error that went through `as NSError` casts back. On Apple's
+// platforms the runtime casts an NSError to a Swift error through `_ObjectiveCBridgeableError`;
+// the Linux runtime has no such path (a type with only the `_BridgedStoredNSError`
+// conformance does not cast), but it does cast a class instance to a type that is
+// `_ObjectiveCBridgeable` to that class, which is how swift-corelibs-foundation makes its
+// own `CocoaError` bridge (Sources/Foundation/NSError.swift): the same two conformances here.
+
+extension BGTaskScheduler.Error: _BridgedStoredNSError, _ObjectiveCBridgeable {
+    /// The error an `NSError` of `BGTaskSchedulerErrorDomain` stands for (Apple's initializer:
+    /// the domain must be `BGTaskSchedulerErrorDomain`, or the program stops). Its `code` is
+    /// the NSError's code, its ``message`` the `NSLocalizedDescriptionKey` of its user info
+    /// (else empty), its ``userInfo`` the NSError's.
+    public init(_nsError error: NSError) {
+        guard error.domain == BGTaskSchedulerErrorDomain else {
+            BGProgrammingError.raise("BGTaskScheduler.Error(_nsError:) was given an NSError of domain '\(error.domain)', not \(BGTaskSchedulerErrorDomain)")
+        }
+        // An imported C enum takes every raw value: the fallback is never used.
+        self.init(Code(rawValue: error.code) ?? .unavailable, userInfo: error.userInfo)
+    }
+
+    /// The error as an `NSError` (what `as NSError` gives): domain `BGTaskSchedulerErrorDomain`,
+    /// code ``errorCode``, user info ``userInfo``.
+    public var _nsError: NSError {
+        NSError(domain: BGTaskSchedulerErrorDomain, code: errorCode, userInfo: userInfo)
+    }
+
+    /// `BGTaskSchedulerErrorDomain`.
+    public static var _nsErrorDomain: String { BGTaskSchedulerErrorDomain }
+
+    public func _bridgeToObjectiveC() -> NSError { _nsError }
+
+    public static func _forceBridgeFromObjectiveC(_ source: NSError, result: inout BGTaskScheduler.Error?) {
+        result = BGTaskScheduler.Error(_nsError: source)
+    }
+
+    /// Only an NSError of `BGTaskSchedulerErrorDomain` casts (`as?` gives `nil` for another domain).
+    public static func _conditionallyBridgeFromObjectiveC(_ source: NSError, result: inout BGTaskScheduler.Error?) -> Bool {
+        result = source.domain == BGTaskSchedulerErrorDomain ? BGTaskScheduler.Error(_nsError: source) : nil
+        return result != nil
+    }
+
+    public static func _unconditionallyBridgeFromObjectiveC(_ source: NSError?) -> BGTaskScheduler.Error {
+        guard let source else { BGProgrammingError.raise("a nil NSError cannot be a BGTaskScheduler.Error") }
+        return BGTaskScheduler.Error(_nsError: source)
+    }
+}
+
+/// The code of a bridged error: gives `catch BGTaskScheduler.Error.notPermitted { ... }` (and
+/// `case BGTaskScheduler.Error.notPermitted:` over an `any Error`) its `~=`, which matches a
+/// `BGTaskScheduler.Error` and an NSError of its domain alike, as with Apple's error codes.
+extension BGTaskSchedulerErrorCode: @retroactive _ErrorCodeProtocol {
+    public typealias _ErrorType = BGTaskScheduler.Error
 }

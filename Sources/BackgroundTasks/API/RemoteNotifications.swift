@@ -41,9 +41,15 @@ public enum RemoteWake {
     }
 }
 
-/// The app delegate's remote-notification method, as set.
+/// The app delegate's remote-notification method, as set, and the app's registration.
 struct RemoteNotificationState {
     var handler: (@isolated(any) @Sendable (RemoteNotificationUserInfo, @escaping @Sendable (UIBackgroundFetchResult) -> Void) -> Void)?
+    /// `isRegisteredForRemoteNotifications`: registered in this process, not unregistered since.
+    var registered = false
+    /// Whether the application has a delegate to tell the outcome of a registration (kept
+    /// here, off the main actor, so that registering never waits for a main queue that an
+    /// app without a delegate may not drain).
+    var delegateIsSet = false
 }
 
 /// A push's `userInfo`: the payload's JSON object, as iOS hands it to the app delegate.
@@ -107,6 +113,65 @@ extension BGApplication {
             otherwiseOn: context.defaultHandlerQueue,
             what: "the remote notification handler")
     }
+}
+
+extension BGApplication {
+    /// Registers the app for remote notifications (Apple: `registerForRemoteNotifications()`).
+    /// As on iOS the answer comes later, on the main actor, to the app delegate:
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)` with the app's
+    /// ``remoteNotificationDeviceToken``, or, when the manifest's `UIBackgroundModes` lacks
+    /// `remote-notification` (without it `bgtask push` cannot wake the app: the only remote
+    /// notifications Linux delivers are silent pushes),
+    /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` with an `NSError`
+    /// naming the manifest, of the domain and code iOS gives an app without the push
+    /// entitlement (`NSCocoaErrorDomain` 3000). Without a delegate only
+    /// ``isRegisteredForRemoteNotifications`` changes.
+    public func registerForRemoteNotifications() {
+        let context = requiredContext
+        let failure: String? = context.manifest.hasBackgroundMode("remote-notification") ? nil
+            : "\(context.app) cannot receive remote notifications: UIBackgroundModes of \(context.manifest.source ?? "the manifest") has no \"remote-notification\" (bgtask push wakes only apps that declare it)"
+        let tellsDelegate = remoteNotifications.withLock { state in
+            state.registered = failure == nil
+            return state.delegateIsSet
+        }
+        if let failure { context.driver.log(.warning, app: context.app, "registerForRemoteNotifications: \(failure)") }
+        guard tellsDelegate else { return }
+        let application = self
+        let token = remoteNotificationDeviceToken
+        let what = failure == nil ? "application(_:didRegisterForRemoteNotificationsWithDeviceToken:)" : "application(_:didFailToRegisterForRemoteNotificationsWithError:)"
+        context.invoke(DelegateCall { @MainActor in
+            guard let delegate = application.delegate else { return }
+            if let failure {
+                let error = NSError(domain: NSCocoaErrorDomain, code: 3000, userInfo: [NSLocalizedDescriptionKey: failure])
+                delegate.application(application, didFailToRegisterForRemoteNotificationsWithError: error)
+            } else {
+                delegate.application(application, didRegisterForRemoteNotificationsWithDeviceToken: token)
+            }
+        }, otherwiseOn: context.expirationQueue, what: "the app delegate's \(what)")
+    }
+
+    /// Unregisters the app (Apple: `unregisterForRemoteNotifications()`):
+    /// ``isRegisteredForRemoteNotifications`` becomes `false`. It is this process's record
+    /// only: `bgtask push` still wakes an app whose manifest has `remote-notification` (take
+    /// the mode out of the manifest to stop the wakes).
+    public func unregisterForRemoteNotifications() {
+        remoteNotifications.withLock { $0.registered = false }
+    }
+
+    /// Whether the app registered for remote notifications in this process and was given
+    /// its token (Apple: `isRegisteredForRemoteNotifications`): `false` until
+    /// ``registerForRemoteNotifications()`` succeeds, and after
+    /// ``unregisterForRemoteNotifications()``. Not kept across launches.
+    public var isRegisteredForRemoteNotifications: Bool {
+        remoteNotifications.withLock { $0.registered }
+    }
+
+    /// The device token a registration gives the app delegate: the app identifier's UTF-8
+    /// bytes, which identify the app to `bgtask push` on this machine
+    /// (`String(decoding: deviceToken, as: UTF8.self)` is the `<app>` of `bgtask push <app>`),
+    /// where an APNs token identifies the app on one device to Apple's servers. The same in
+    /// every launch.
+    public var remoteNotificationDeviceToken: Data { Data(requiredContext.app.rawValue.utf8) }
 }
 
 extension AppManifest {

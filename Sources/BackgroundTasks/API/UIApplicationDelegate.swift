@@ -119,6 +119,13 @@ public protocol UIApplicationDelegate: AnyObject {
     /// The same, in its `async` form (the system calls this one; by default it calls the
     /// completion-handler form).
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult
+    /// ``BGApplication/registerForRemoteNotifications()`` succeeded: `deviceToken` is
+    /// ``BGApplication/remoteNotificationDeviceToken`` (the app identifier's UTF-8 bytes,
+    /// what `bgtask push` takes).
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
+    /// ``BGApplication/registerForRemoteNotifications()`` failed: the manifest has no
+    /// `remote-notification` background mode.
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error)
     /// The configuration of the scene about to connect (the default: the manifest's
     /// "Default Configuration" for the session's role, see ``UISceneConfiguration``).
     func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration
@@ -127,7 +134,7 @@ public protocol UIApplicationDelegate: AnyObject {
 }
 
 /// The defaults of the delegate's methods: the launch methods return `true`, the state
-/// methods do nothing, and the fetch and remote-notification methods complete with
+/// and registration methods do nothing, and the fetch and remote-notification methods complete with
 /// `.noData`; the `async` remote-notification method calls the completion-handler one.
 extension UIApplicationDelegate {
     public func application(_ application: UIApplication, willFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
@@ -159,6 +166,8 @@ extension UIApplicationDelegate {
             }
         }
     }
+    public func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {}
+    public func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error) {}
     public func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {
         UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
     }

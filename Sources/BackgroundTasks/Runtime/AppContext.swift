@@ -27,6 +27,8 @@ public final class AppContext: Sendable {
     public let scheduler: BGTaskScheduler
     /// The app's `UIApplication`.
     public let application: BGApplication
+    /// The app's `UIDevice`.
+    public let device: UIDevice
     /// The serial queue the app's background-fetch and remote-notification handlers run on
     /// (when not isolated to an actor). Launch handlers registered with `using: nil` get a
     /// serial queue of their own registration's (BGTaskScheduler.swift).
@@ -48,7 +50,8 @@ public final class AppContext: Sendable {
 
     static let queueKey = DispatchSpecificKey<WeakContext>()
 
-    /// Creates a context and attaches it to `driver`.
+    /// Creates a context and attaches it to `driver`. `battery` reads the battery
+    /// ``UIDevice/current`` reports (by default the machine's, as the scheduler reads it).
     public init(
         app: AppID,
         manifest: AppManifest,
@@ -56,7 +59,8 @@ public final class AppContext: Sendable {
         assertions: AssertionConfiguration = .init(),
         backgroundRefreshEnabled: Bool = true,
         wallClockDateTranslation: Bool = false,
-        launchedInBackground: Bool = false
+        launchedInBackground: Bool = false,
+        battery: (@Sendable () -> UIDevice.BatteryReading)? = nil
     ) {
         self.launchedInBackground = launchedInBackground
         self.wallClockDateTranslation = wallClockDateTranslation
@@ -68,6 +72,7 @@ public final class AppContext: Sendable {
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")
         self.scheduler = BGTaskScheduler()
         self.application = BGApplication(assertions: assertions)
+        self.device = UIDevice(readBattery: battery ?? UIDevice.machineBattery())
         scheduler.context = self
         application.context = self
         bind(defaultHandlerQueue)

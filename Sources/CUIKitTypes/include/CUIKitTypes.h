@@ -50,6 +50,18 @@ typedef BGTASK_OPEN_ENUM UISceneActivationState : long {
     UISceneActivationStateBackground = 2,
 } UISceneActivationState;
 
+/// What the device's battery is doing (Apple: `UIDevice.BatteryState`, `UIDeviceBatteryState`).
+typedef BGTASK_OPEN_ENUM UIDeviceBatteryState : long {
+    /// Not known: battery monitoring is off, or the machine has no battery.
+    UIDeviceBatteryStateUnknown = 0,
+    /// On battery, discharging.
+    UIDeviceBatteryStateUnplugged = 1,
+    /// Plugged in, less than 100 %.
+    UIDeviceBatteryStateCharging = 2,
+    /// Plugged in, full (or not charging).
+    UIDeviceBatteryStateFull = 3,
+} UIDeviceBatteryState;
+
 /// What to do with a continued-processing request that cannot start at once (Apple:
 /// `BGContinuedProcessingTaskRequest.SubmissionStrategy`,
 /// `BGContinuedProcessingTaskRequestSubmissionStrategy`).

@@ -1,0 +1,64 @@
+import Foundation
+
+// The members of `UIApplication` that reach the system's user interface (the Home Screen's
+// badge, the Settings app, other apps): background-task code calls them (a refresh sets
+// the badge; a "Background App Refresh is off" row opens Settings), and Linux has none of
+// that interface. They compile and answer as iOS answers when it cannot do the thing
+// (docs/porting.md, "What the system's interface does on Linux").
+
+extension BGApplication {
+    /// The number on the app's icon (Apple: `applicationIconBadgeNumber`, deprecated in
+    /// iOS 17 for `UNUserNotificationCenter.setBadgeCount`). Linux has no Home Screen: the
+    /// number is kept (it reads back what was set; 0 at launch) and shown nowhere.
+    public var applicationIconBadgeNumber: Int {
+        get { iconBadgeNumber.withLock { $0 } }
+        set { iconBadgeNumber.withLock { $0 = newValue } }
+    }
+
+    /// The URL string of the app's page in the Settings app (Apple's value, `"app-settings:"`).
+    /// Linux has no Settings app: ``open(_:options:completionHandler:)`` opens nothing. The
+    /// switch such a page holds here is ``setBackgroundRefreshEnabled(_:)``.
+    public static let openSettingsURLString = "app-settings:"
+
+    /// Options of ``open(_:options:completionHandler:)`` (Apple: `UIApplication.OpenExternalURLOptionsKey`).
+    public struct OpenExternalURLOptionsKey: Hashable, RawRepresentable, Sendable {
+        /// The key's name.
+        public let rawValue: String
+        /// A key by name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Open the URL only if it is a universal link an installed app handles.
+        public static let universalLinksOnly = OpenExternalURLOptionsKey(rawValue: "UIApplicationOpenURLOptionUniversalLinksOnly")
+        /// Tap attribution data for the browser.
+        public static let eventAttribution = OpenExternalURLOptionsKey(rawValue: "UIApplicationOpenExternalURLOptionsEventAttributionKey")
+    }
+
+    /// Opens a URL in the app that handles it (Apple: `open(_:options:completionHandler:)`).
+    /// Linux has no such app (no Settings, no browser the system hands URLs to): nothing is
+    /// opened, and `completion` is called with `false` on the main actor, later, as iOS calls
+    /// it for a URL it cannot open.
+    @preconcurrency
+    public func open(_ url: URL, options: [OpenExternalURLOptionsKey: Any] = [:], completionHandler completion: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+        let context = notOpening(url)
+        guard let completion else { return }
+        context.invoke(DelegateCall { completion(false) }, otherwiseOn: context.expirationQueue, what: "the completion handler of open(\(url.absoluteString))")
+    }
+
+    /// `open(_:options:)` in its `async` form: `false`, nothing opened (see
+    /// ``open(_:options:completionHandler:)``).
+    @discardableResult
+    public func open(_ url: URL, options: [OpenExternalURLOptionsKey: Any] = [:]) async -> Bool {
+        _ = notOpening(url)
+        return false
+    }
+
+    /// Whether an app can open `url` (Apple: `canOpenURL(_:)`): `false`, as no app opens URLs
+    /// for another on Linux.
+    public func canOpenURL(_ url: URL) -> Bool { false }
+
+    /// Logs (at info) that `url` is not opened; the app's context.
+    private func notOpening(_ url: URL) -> AppContext {
+        let context = requiredContext
+        context.driver.log(.info, app: context.app, "open(\(url.absoluteString)): Linux has no app to open it with; nothing was opened")
+        return context
+    }
+}

@@ -1,0 +1,34 @@
+// Objects as `%@` arguments, as Apple's `os_log` takes them (docs/porting.md, "Logging"):
+// `os_log("Submit of %@ failed: %@", log: log, type: .error, request, error as NSError)`
+// with an `NSError`, an `NSNumber`, an `NSDate`, a `BGTaskRequest` (any `NSObject`).
+
+import Foundation
+
+#if !canImport(ObjectiveC) && compiler(<6.4)
+/// Any object may be a `CVarArg`, as on Apple's platforms, where `NSObject` is one: so it
+/// may be an argument of `os_log`, `String(format:)` and `NSString(format:)`, and `%@`
+/// shows its `description`, as Apple's `%@` does.
+///
+/// swift-corelibs-foundation up to Swift 6.3 makes only `NSString` (and `String`) a
+/// `CVarArg`; Swift 6.4's adds this conformance itself (swift-corelibs-foundation#5490 and
+/// its 6.4 cherry-pick #5492), so it is declared only for earlier compilers.
+///
+/// Sound on 6.3's Foundation, which is why the object is not passed as it is: its
+/// `String(format:)` hands a `%@` argument to CoreFoundation as a CF object, which halts the
+/// process for a plain Swift `NSObject` subclass or an `NSError` and prints a CF dump for an
+/// `NSDate`. What the argument list carries instead is an `NSString` of the object's
+/// `description` (``_cVarArgObject``), which CoreFoundation formats as it does any string.
+/// The standard library asks for it, and keeps it alive until the formatting is done,
+/// wherever there is no Objective-C runtime (`withVaList`, which `os_log`,
+/// `String(format:)` and `NSString(format:)` use), as it does for `String`'s own
+/// conformance in Foundation.
+extension NSObject: @retroactive CVarArg, @retroactive _CVarArgObject {
+    /// The object's address, as Apple encodes an object (what `%p` shows); `%@` is given
+    /// ``_cVarArgObject`` instead.
+    public var _cVarArgEncoding: [Int] { _encodeBitsAsWords(self) }
+
+    /// What the argument list carries: a string as it is, any other object's `description`
+    /// as an `NSString`.
+    public var _cVarArgObject: any CVarArg { self as? NSString ?? NSString(string: description) }
+}
+#endif

@@ -1,0 +1,162 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Testing
+
+/// What PlatformSnippets.swift compiles, run where its behaviour is the library's.
+@Suite struct PlatformSnippetTests {
+    // MARK: NSError bridging (probe finding 3)
+
+    @Test func anNSErrorOfTheDomainCastsToTheErrorAndMatchesItsCatch() throws {
+        let nsError = NSError(domain: BGTaskSchedulerErrorDomain, code: 3)
+        let typed = try #require(nsError as? BGTaskScheduler.Error)
+        #expect(typed.code == .notPermitted)
+        #expect(((nsError as any Error) as? BGTaskScheduler.Error)?.code == .notPermitted)
+        #expect(NSError(domain: NSCocoaErrorDomain, code: 3) as? BGTaskScheduler.Error == nil, "another domain does not cast")
+        #expect(BGTaskScheduler.Error(_nsError: nsError) == typed)
+        // A test double's NSErrors, caught by code as iOS catches them.
+        #expect(submitThroughFake(ThrowingFakeScheduler(code: 3)) == "notPermitted")
+        #expect(submitThroughFake(ThrowingFakeScheduler(code: 2)) == "tooMany")
+        #expect(submitThroughFake(ThrowingFakeScheduler(code: 1)) == "typed unavailable")
+        #expect(submitThroughFake(ThrowingFakeScheduler(code: 100)) == "typed invalidRequest")
+    }
+
+    @Test func anErrorRoundTripsThroughNSErrorWithItsMessageAndUserInfo() throws {
+        let original = BGTaskScheduler.Error(.tooManyPendingTaskRequests, userInfo: [NSLocalizedDescriptionKey: "full", "extra": 1])
+        let bridged = original as NSError
+        #expect(bridged.domain == BGTaskSchedulerErrorDomain && bridged.code == 2)
+        let back = try #require((bridged as any Error) as? BGTaskScheduler.Error)
+        #expect(back == original)
+        #expect(back.message == "full")
+        #expect(back.userInfo["extra"] as? Int == 1)
+        #expect(printedUnderlyingError(original) == "BGTaskSchedulerErrorDomain 2")
+        // Hashing stays the error's own (code and message), never the NSError's hash, which
+        // swift-corelibs-foundation computes with CFHash and halts on.
+        #expect(back.hashValue == original.hashValue)
+        #expect(Set([original, back, BGTaskScheduler.Error(.notPermitted)]).count == 2)
+    }
+
+    @Test func aRefusedSubmissionKeptAsNSErrorIsReadBackTyped() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let reporter = RefreshScheduleReporter()
+        var completed: NSError?
+        context.withCurrent {
+            reporter.submit(BGAppRefreshTaskRequest(identifier: "com.example.compat.unlisted"), scheduler: BGTaskScheduler.shared.submit) { completed = $0 }
+        }
+        #expect(completed?.domain == BGTaskSchedulerErrorDomain)
+        #expect(reporter.lastErrorSummary() == "not permitted")
+        reporter.submit(BGAppRefreshTaskRequest(identifier: ModernAppDelegate.refreshIdentifier), scheduler: ThrowingFakeScheduler(code: 4).submit) { _ in }
+        #expect(reporter.lastErrorSummary() == "cannot run now")
+    }
+
+    // MARK: File protection types (probe finding 7)
+
+    @Test func fileProtectionTypesSwitchAndHashAsApplesDo() throws {
+        #expect(StudyUploadScheduler.request(protection: .complete) == nil)
+        let request = try #require(StudyUploadScheduler.request(protection: .completeUnlessOpen))
+        #expect(StudyUploadScheduler.describe(request) == "unlessOpen")
+        #expect(StudyUploadScheduler.describe(BGHealthResearchTaskRequest(identifier: "com.example.study.other")) == "untilFirstAuth", "the default")
+        #expect(Set([FileProtectionType.complete, FileProtectionType(rawValue: "NSFileProtectionComplete"), .none]).count == 2)
+    }
+
+    // MARK: Remote-notification registration and the badge (probe finding 5)
+
+    let reader = AppID("com.example.reader")
+
+    func readerManifest(modes: Set<String>) -> AppManifest {
+        AppManifest(appID: reader, permittedIdentifiers: [PushRegisteringAppDelegate.refreshIdentifier], backgroundModes: modes)
+    }
+
+    /// The push app launched by the user as UIApplicationMain launches it (its delegate set,
+    /// its launch method called, on the main actor), once what it started has settled.
+    func launchPushApp(on device: SimulatedDevice, modes: Set<String>) async -> (PushRegisteringAppDelegate, AppContext) {
+        let launched = await MainActor.run {
+            let delegate = PushRegisteringAppDelegate()
+            let context = device.install(app: reader, manifest: readerManifest(modes: modes), launchedByUser: true) {
+                MainActor.assumeIsolated {
+                    UIApplication.shared.delegate = delegate
+                    _ = delegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil)
+                }
+            }
+            return (delegate, context)
+        }
+        await device.settle()
+        return launched
+    }
+
+    @Test func registeringGivesTheDelegateTheAppsTokenAndTheRefreshSetsTheBadge() async throws {
+        let device = try compatDevice()
+        let (delegate, context) = await launchPushApp(on: device, modes: ["fetch", "remote-notification"])
+        let expectedHex = Data("com.example.reader".utf8).map { String(format: "%02x", $0) }.joined()
+        #expect(await MainActor.run { delegate.deviceTokenHex } == expectedHex, "the token, on the main actor, after didFinishLaunching")
+        #expect(await MainActor.run { delegate.registrationError == nil })
+        #expect(context.application.isRegisteredForRemoteNotifications)
+        #expect(String(decoding: context.application.remoteNotificationDeviceToken, as: UTF8.self) == "com.example.reader", "what bgtask push takes")
+        #expect(context.application.applicationIconBadgeNumber == 0)
+        try context.withCurrent {
+            try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: PushRegisteringAppDelegate.refreshIdentifier))
+        }
+        await device.run(for: 60)
+        #expect(device.runs(of: PushRegisteringAppDelegate.refreshIdentifier).map(\.outcome) == [.success])
+        #expect(context.application.applicationIconBadgeNumber == 3)
+        await MainActor.run { context.withCurrent { delegate.logOut() } }
+        #expect(!context.application.isRegisteredForRemoteNotifications)
+        #expect(context.application.applicationIconBadgeNumber == 0)
+    }
+
+    @Test func registeringWithoutTheRemoteNotificationModeFailsNamingIt() async throws {
+        let device = try compatDevice()
+        let (delegate, context) = await launchPushApp(on: device, modes: ["fetch"])
+        let failure = await MainActor.run { delegate.registrationError.map { $0 as NSError } }
+        #expect(failure?.domain == NSCocoaErrorDomain && failure?.code == 3000, "iOS's error for an app without the push entitlement")
+        #expect(failure?.localizedDescription.contains("\"remote-notification\"") == true, "\(failure?.localizedDescription ?? "")")
+        #expect(await MainActor.run { delegate.deviceTokenHex } == nil)
+        #expect(!context.application.isRegisteredForRemoteNotifications)
+    }
+
+    // MARK: Settings and the device (probe finding 5)
+
+    @Test @MainActor func openingSettingsOpensNothingAndSaysSoOnTheMainActor() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let row = BackgroundRefreshSettingsRow()
+        context.withCurrent { row.openSettings() }
+        await device.settle()
+        #expect(row.openedSettings == false, "the completion handler was called with false")
+        #expect(await context.withCurrent { Task { await row.openSettingsAsync() } }.value == false)
+        #expect(UIApplication.openSettingsURLString == "app-settings:")
+        #expect(!context.application.canOpenURL(try #require(URL(string: "https://example.com"))))
+    }
+
+    @Test func theDeviceReportsTheBatteryTheSchedulerSeesOnceMonitoringIsOn() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        device.setConditions(Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.42))
+        context.withCurrent {
+            let current = UIDevice.current
+            #expect(current === context.device)
+            #expect(current.batteryLevel == -1 && current.batteryState == .unknown, "monitoring is off by default, as on iOS")
+            #expect(!HeavyWorkGate.shouldRunHeavyWork(), "42 % and unplugged")
+            current.isBatteryMonitoringEnabled = true
+            #expect(abs(current.batteryLevel - 0.42) < 0.0001)
+            #expect(current.batteryState == .unplugged)
+            #expect(current.isMultitaskingSupported)
+        }
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, batteryLevel: 0.3))
+        context.withCurrent {
+            #expect(UIDevice.current.batteryState == .charging)
+            #expect(HeavyWorkGate.shouldRunHeavyWork())
+        }
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, batteryLevel: 1, batteryState: .full))
+        context.withCurrent {
+            UIDevice.current.isBatteryMonitoringEnabled = true
+            #expect(UIDevice.current.batteryState == .full)
+        }
+        // A machine without a battery (a server): unknown, as the iOS Simulator reports it.
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true))
+        context.withCurrent {
+            #expect(UIDevice.current.batteryLevel == -1 && UIDevice.current.batteryState == .unknown)
+        }
+        #expect("\(UIDevice.BatteryState.unplugged)" == "unplugged")
+    }
+}

@@ -150,9 +150,17 @@ public final class DaemonService: Sendable {
             log(.error, app: nil, "an installed app could not be read (\(row)); reinstall it with bgtask install")
         }
         // One query for every app's switch and policy state, one lock hold for the engine.
-        let switches = (try? store.appSettings(named: AppSettingName.backgroundRefresh)) ?? [:]
+        // Switches that cannot be read are taken as off: launching an app the user switched
+        // off is the worse mistake, and the log says how to turn them back on.
+        let switches: [AppID: String]?
+        do {
+            switches = try store.appSettings(named: AppSettingName.backgroundRefresh)
+        } catch {
+            switches = nil
+            log(.error, app: nil, "could not read the apps' Background App Refresh switches: \(error); every app's background refresh is held until bgtaskd restarts with a readable store or `bgtask settings APP background-refresh on` sets it")
+        }
         let installs = listed.apps.map { app in
-            (makeSupervisor(for: app), registration(of: app, refresh: switches[app.app] != "off"))
+            (makeSupervisor(for: app), registration(of: app, refresh: switches.map { $0[app.app] != "off" } ?? false))
         }
         // The rate limit judges as the daemon before this one did: a launch whose run never
         // ended (the daemon was killed) is in the run log, not in the saved policy state.
@@ -173,7 +181,14 @@ public final class DaemonService: Sendable {
     /// Makes (or updates) the supervisor of `app` and installs it in the driver.
     private func register(_ app: InstalledApp) {
         let supervisor = makeSupervisor(for: app)
-        let refresh = ((try? store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh)) ?? nil) != "off"
+        let refresh: Bool
+        do {
+            refresh = try store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh) != "off"
+        } catch {
+            // As at start-up: an unknown switch holds the app's refreshes (see loadInstalledApps).
+            refresh = false
+            log(.error, app: app.app, "could not read the Background App Refresh switch: \(error); its background refresh is held until `bgtask settings \(app.app) background-refresh on` sets it")
+        }
         driver.install(registration(of: app, refresh: refresh), host: supervisor)
     }
 

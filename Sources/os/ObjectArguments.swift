@@ -23,8 +23,9 @@ import Foundation
 /// `String(format:)` and `NSString(format:)` use), as it does for `String`'s own
 /// conformance in Foundation.
 extension NSObject: @retroactive CVarArg, @retroactive _CVarArgObject {
-    /// The object's address, as Apple encodes an object (what `%p` shows); `%@` is given
-    /// ``_cVarArgObject`` instead.
+    /// The object's address, as Apple encodes an object. Not what a format sees here: the
+    /// standard library passes ``_cVarArgObject`` in its place for every directive, so
+    /// `%p` or `%d` given an object print the address of its temporary description.
     public var _cVarArgEncoding: [Int] { _encodeBitsAsWords(self) }
 
     /// What the argument list carries: a string as it is, any other object's `description`

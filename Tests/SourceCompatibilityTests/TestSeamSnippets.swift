@@ -159,6 +159,35 @@ final class NightlyBackupRequest: BGProcessingTaskRequest, @unchecked Sendable {
         #expect(task.expirationHandler == nil)
     }
 
+    /// An object a handler holds the last reference to, whose deinit asks the task something.
+    final class TaskWatcher: Sendable {
+        /// What the watchers' deinits found, in order.
+        final class Answers: Sendable { let list = Mutex<[Bool]>([]) }
+        let task: BGTask
+        let answers: Answers
+        init(_ task: BGTask, answers: Answers) { self.task = task; self.answers = answers }
+        deinit { answers.list.withLock { $0.append(task.isCompleted) } }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aHandlerReleasedWhenReplacedOrAtCompletionMayCallBackIntoTheTask() async throws {
+        let device = try compatDevice()
+        let answers = TaskWatcher.Answers()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"])) { [identifier] in
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                // Each handler holds the only reference to a watcher: replacing the handler,
+                // then completing the task, releases them (formerly under the task's lock,
+                // where the watcher's call into the task waited for ever).
+                task.expirationHandler = { [watcher = TaskWatcher(task, answers: answers)] in _ = watcher }
+                task.expirationHandler = { [watcher = TaskWatcher(task, answers: answers)] in _ = watcher }
+                task.setTaskCompleted(success: true)
+            }
+        }
+        try context.withCurrent { try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+        await device.run(for: 1)
+        #expect(answers.list.withLock { $0 } == [false, true])
+        #expect(device.runs(of: identifier).map(\.outcome) == [.success])
+    }
+
     @Test func anAppsRequestSubclassIsSubmittedAsItsKind() async throws {
         let device = try compatDevice()
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [NightlyBackupRequest.identifier], backgroundModes: ["processing"])) {

@@ -9,7 +9,9 @@ import Synchronization
 // synchronously. The API takes them as `@isolated(any)` functions, whose `isolation` says
 // where they must run: an isolated closure is run on its actor (the main actor: the main
 // dispatch queue), a nonisolated one on the queue the API documents (the handler queue,
-// the expiration queue), synchronously, exactly as before. docs/porting.md explains it.
+// the expiration queue), synchronously, exactly as before. A task's expiration handler has
+// Apple's plain type, which says nothing, so it runs where it was set (`MainActorCheck`).
+// docs/porting.md explains it.
 
 /// An app closure with its argument, ready to be called on its isolation.
 protocol AppCall: Sendable {
@@ -18,6 +20,13 @@ protocol AppCall: Sendable {
     /// Calls the closure. `nonisolated(nonsending)`: it runs on the caller's executor, so
     /// a nonisolated synchronous closure is called without any hop.
     nonisolated(nonsending) func call() async
+    /// What to do when the call has not started on its actor after
+    /// ``AppContext/isolatedCallStallWarning``, when the general advice does not apply.
+    var stallHint: String? { get }
+}
+
+extension AppCall {
+    var stallHint: String? { nil }
 }
 
 /// A launch handler and its task.
@@ -53,6 +62,12 @@ struct ExpirationHandlerCall: AppCall, @unchecked Sendable {
     init(plain: @escaping () -> Void, onMainActor: Bool) {
         body = .plain(plain)
         isolation = onMainActor ? MainActor.shared : nil
+    }
+
+    /// A plain handler's place comes from where it was set, not from its isolation.
+    var stallHint: String? {
+        guard case .plain = body, isolation != nil else { return nil }
+        return AppContext.undrainedMainQueue + ", or set the handler from another queue (a handler set on the main actor runs there)"
     }
 
     nonisolated(nonsending) func call() async {
@@ -95,6 +110,9 @@ extension AppContext {
     /// nothing happens (a main thread that runs no loop never drains the main queue).
     static let isolatedCallStallWarning: TimeInterval = 5
 
+    /// Why a main-actor call has not started, and the usual remedy.
+    static let undrainedMainQueue = "the main queue is not being drained: end main with dispatchMain() or RunLoop.main.run() (or await something in an async main)"
+
     /// Calls `call` as app work: on its actor when it is isolated, else synchronously on
     /// `queue`; `then` runs after it returned (on a serial queue of ours, or on `queue`). `what` names
     /// the closure in the diagnostic given when its actor does not run it within
@@ -117,9 +135,9 @@ extension AppContext {
             let stall = IsolatedCallStall(queue: AppContext.stallCheckQueue) { [weak self] in
                 guard let self else { return }
                 let actor = (isolation as AnyObject) === MainActor.shared ? "the main actor" : "actor \(type(of: isolation))"
-                let hint = (isolation as AnyObject) === MainActor.shared
-                    ? "the main queue is not being drained: end main with dispatchMain() or RunLoop.main.run() (or await something in an async main), or make the closure nonisolated"
-                    : "that actor is busy"
+                let hint = call.stallHint ?? ((isolation as AnyObject) === MainActor.shared
+                    ? AppContext.undrainedMainQueue + ", or make the closure nonisolated"
+                    : "that actor is busy")
                 self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(DurationText.spoken(AppContext.isolatedCallStallWarning)): \(hint)")
             }
             self.driver.activity.enter()

@@ -89,23 +89,32 @@ open class BGTask: NSObject, @unchecked Sendable {
         get { state.withLock { $0.expirationHandler } }
         set {
             let onMainActor = MainActorCheck.isCurrent
-            state.withLock {
-                $0.expirationHandler = newValue
-                $0.expirationHandlerSetOnMainActor = onMainActor
+            let replaced = state.withLock { state in
+                defer {
+                    state.expirationHandler = newValue
+                    state.expirationHandlerSetOnMainActor = onMainActor
+                }
+                return state.expirationHandler
             }
+            // Released here, outside the lock: the app's closure may hold the last reference
+            // to an object whose deinit calls back into this task.
+            _ = replaced
         }
     }
 
     /// Tells the system the work is done. Call it exactly once; a second call is ignored
     /// with a warning. After expiration, call it within the grace period.
     open func setTaskCompleted(success: Bool) {
-        let (first, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
-            guard !state.completed else { return (false, []) }
+        let (first, waiters, handler) = state.withLock { state -> (Bool, [@Sendable () -> Void], (() -> Void)?) in
+            guard !state.completed else { return (false, [], nil) }
             state.completed = true
-            state.expirationHandler = nil
-            defer { state.completionWaiters.removeAll() }
-            return (true, state.completionWaiters)
+            defer {
+                state.expirationHandler = nil
+                state.completionWaiters.removeAll()
+            }
+            return (true, state.completionWaiters, state.expirationHandler)
         }
+        _ = handler  // released outside the lock (see expirationHandler's setter)
         // A completed run has nothing left to expire: its own deadline timer goes.
         if first { cancelDeadline() }
         for waiter in waiters { waiter() }
@@ -181,7 +190,11 @@ open class BGTask: NSObject, @unchecked Sendable {
             let runID = runID
             let handlerWasSet = handler != nil || !extra.isEmpty
             let finish: @Sendable () -> Void = { [self] in
-                state.withLock { $0.expirationHandler = nil }
+                let ran = state.withLock { state in
+                    defer { state.expirationHandler = nil }
+                    return state.expirationHandler
+                }
+                _ = ran  // released outside the lock (see expirationHandler's setter)
                 for action in extra { action() }
                 context.driver.expirationDelivered(runID, handlerWasSet: handlerWasSet)
             }
@@ -194,10 +207,14 @@ open class BGTask: NSObject, @unchecked Sendable {
 
     /// The run is over (completed, failed, terminated): later completions are ignored.
     func runDidFinish(_ record: RunRecord) {
-        state.withLock {
-            $0.finished = true
-            $0.expirationHandler = nil
+        let handler = state.withLock { state in
+            defer {
+                state.finished = true
+                state.expirationHandler = nil
+            }
+            return state.expirationHandler
         }
+        _ = handler  // released outside the lock (see expirationHandler's setter)
         cancelDeadline()
         noteRunOver()
     }

@@ -4,7 +4,7 @@ import Foundation
 // badge, the Settings app, other apps): background-task code calls them (a refresh sets
 // the badge; a "Background App Refresh is off" row opens Settings), and Linux has none of
 // that interface. They compile and answer as iOS answers when it cannot do the thing
-// (docs/porting.md, "What the system's interface does on Linux").
+// (docs/porting.md, "Push registration, badge, Settings and the device").
 
 extension BGApplication {
     /// The number on the app's icon (Apple: `applicationIconBadgeNumber`, deprecated in

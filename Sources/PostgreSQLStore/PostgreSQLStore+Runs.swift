@@ -140,6 +140,23 @@ extension PostgreSQLStore {
         }
     }
 
+    /// When this replica last launched `app` in the background (the latest start of its
+    /// runs other than continued processing), or `nil`: what a restarted replica spaces its
+    /// next launch of the app from (``SchedulerStorage/lastLaunch(of:)``). Other replicas'
+    /// launches are theirs to space: the rate limit is each scheduler's own.
+    public func lastLaunch(of app: AppID) throws(StoreError) -> Date? {
+        try withConnection { (connection) throws(StoreError) in
+            let result = try connection.execute(
+                "SELECT max(started_at) FROM bgtask_runs WHERE replica = $1 AND app = $2 AND kind <> $3",
+                [.text(replica), .text(app.rawValue), .text(TaskKind.continuedProcessing.rawValue)])
+            guard result.rowCount == 1, !result.row(0).isNull(0) else { return nil }
+            guard let start = Double(result.row(0).text(0)), start.isFinite else {
+                throw PostgreSQLColumns.invalid("the latest start of \(app)'s runs, \"\(result.row(0).text(0).excerpt(scalars: 40))\", is not a finite number of seconds")
+            }
+            return Date(timeIntervalSinceReferenceDate: start)
+        }
+    }
+
     /// Deletes the finished runs of every replica that ended before `cutoff` and returns
     /// how many. Never deleted: runs still in progress, and each replica's highest-numbered
     /// run, so that every replica's ``maxRunID()`` keeps its run numbers increasing.

@@ -60,6 +60,11 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     func run(_ id: RunID) throws(StoreError) -> RunRecord?
     /// The highest run id this store's owner has recorded (runs are numbered from it).
     func maxRunID() throws(StoreError) -> RunID?
+    /// When this store's owner last launched `app` in the background: the latest start of
+    /// its runs other than continued processing (which the rate limit does not space), or
+    /// `nil`. A restarted scheduler spaces its next launch from it: the policy state saved at
+    /// each run's end misses a run whose end was never recorded (the process was killed).
+    func lastLaunch(of app: AppID) throws(StoreError) -> Date?
     /// Deletes the runs that ended before `cutoff`; returns how many.
     func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int
     /// Energy and time per app and task kind, from the run log.

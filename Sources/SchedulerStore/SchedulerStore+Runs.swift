@@ -147,6 +147,20 @@ extension SchedulerStore {
         }
     }
 
+    /// ``lastLaunches()`` of one app (an embedded scheduler's start-up).
+    public func lastLaunch(of app: AppID) throws(StoreError) -> Date? {
+        try withConnection { (connection) throws(StoreError) in
+            let sql = """
+                SELECT MAX(started_at) FROM runs \
+                WHERE app = ? AND kind <> ? AND typeof(started_at) IN ('real', 'integer')
+                """
+            let start = try connection.query(sql, [.text(app.rawValue), .text(TaskKind.continuedProcessing.rawValue)]) { row in
+                row.isNull(0) ? nil : row.double(0)
+            }.first ?? nil
+            return start.flatMap { $0.isFinite ? Date(timeIntervalSinceReferenceDate: $0) : nil }
+        }
+    }
+
     /// Deletes the finished runs that ended before `cutoff` (the energy log's retention) and
     /// returns how many were deleted. Committed when it returns.
     ///

@@ -99,3 +99,36 @@ import Testing
         #expect(engine.policyState(of: testApp)?.lastLaunch == testStart, "an earlier launch changes nothing")
     }
 }
+
+/// The same for an embedded app (its own process's scheduler): killed during a run, its
+/// launch is in the run log only.
+@Suite("An embedded app restarted after a kill") struct EmbeddedRestartTests {
+    @Test("the rate limit spaces the restarted app's first launch from the run the kill cut off")
+    func rateLimitFromTheRunLog() async throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let first = try SimulatedDevice(start: testStart, store: try file.open(), policies: RemoteHostStartUpTests.policies)
+        // The handler never completes: the process is killed during the run.
+        first.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { _ in }
+        }
+        try submit(BGAppRefreshTaskRequest(identifier: refreshID), in: try #require(first.context(of: testApp)))
+        await first.run(for: 1)
+        #expect(first.driver.activeRuns.map(\.startedAt) == [testStart])
+        first.driver.store?.close()
+
+        let restart = testStart.addingTimeInterval(20)
+        let store = try file.open(now: restart)
+        #expect(try store.lastLaunch(of: testApp) == testStart)
+        let second = try SimulatedDevice(start: restart, store: store, policies: RemoteHostStartUpTests.policies)
+        second.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        try submit(BGAppRefreshTaskRequest(identifier: refreshID), in: try #require(second.context(of: testApp)))
+        await second.run(for: 1)
+        let rateLimit = second.driver.explain(RequestKey(app: testApp, identifier: refreshID)).evaluation?.decisions.first { $0.policy == "rate-limit" }
+        #expect(rateLimit?.rationale == "the app was launched 21 s ago; launches are at least 1 min apart", "\(String(describing: rateLimit))")
+        await second.run(for: 40)
+        #expect(second.runs(of: refreshID).map(\.startedAt) == [testStart.addingTimeInterval(60)], "a minute after the launch the kill cut off")
+    }
+}

@@ -157,6 +157,12 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     }
     func run(_ id: RunID) throws(StoreError) -> RunRecord? { try access { $0.runs[replica]?[id]?.record } }
     func maxRunID() throws(StoreError) -> RunID? { try access { $0.runs[replica]?.keys.max() } }
+    func lastLaunch(of app: AppID) throws(StoreError) -> Date? {
+        try access { state in
+            state.runs[replica]?.values.map(\.record)
+                .filter { $0.app == app && $0.request.kind != .continuedProcessing }.map(\.startedAt).max()
+        }
+    }
     func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int { 0 }
     func energySummary(app: AppID?, since: Date?) throws(StoreError) -> [EnergySummary.Row] { [] }
     func appSetting(app: AppID, name: String) throws(StoreError) -> String? { try access { $0.settings[app]?[name] } }

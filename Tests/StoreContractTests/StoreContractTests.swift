@@ -314,6 +314,24 @@ extension PostgreSQLServerTests {
             #expect(try store.maxRunID() == RunID(12))
         }
 
+        @Test("lastLaunch is an app's latest run start, continued processing left out, nil with none", arguments: StoreKind.allCases)
+        func lastLaunch(kind: StoreKind) throws {
+            let store = try StoreFixture(kind).store
+            #expect(try store.lastLaunch(of: Sample.app) == nil)
+            try store.recordRunStarted(Sample.run(1, of: Sample.request("a"), startedAt: Sample.now))
+            // Ended, and still the latest start: a run's end does not move it.
+            let later = Sample.run(2, of: Sample.request("b"), startedAt: Sample.now.addingTimeInterval(30))
+            try store.recordRunStarted(later)
+            try store.recordRunFinished(Sample.finished(later, after: 5))
+            // Later still, but not spaced by the rate limit, or another app's.
+            var continued = Sample.request("c")
+            continued.kind = .continuedProcessing
+            try store.recordRunStarted(Sample.run(3, of: continued, startedAt: Sample.now.addingTimeInterval(60)))
+            try store.recordRunStarted(Sample.run(4, of: Sample.request("d", app: Sample.otherApp), startedAt: Sample.now.addingTimeInterval(90)))
+            #expect(try store.lastLaunch(of: Sample.app) == Sample.now.addingTimeInterval(30))
+            #expect(try store.lastLaunch(of: Sample.otherApp) == Sample.now.addingTimeInterval(90))
+        }
+
         @Test("runs filter by app and start, keep the newest with a limit, newest last, ties by number", arguments: StoreKind.allCases)
         func runsSinceAndLimit(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store

@@ -385,7 +385,8 @@ public final class SchedulerDriver: Sendable {
     /// delivered to it. Runs that are due now launch.
     func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
         let saved = loadPolicyState(of: context.app)
-        mutate { state, _ in
+        let lastLaunch = loadLastLaunch(of: context.app)
+        mutate { state, now in
             state.contexts[context.app] = context
             state.engine.register(AppRegistration(app: context.app, manifest: context.manifest, backgroundRefreshEnabled: backgroundRefreshEnabled))
             if sharedStore != nil, let saved { state.sharedPolicyBaselines[context.app] = saved }
@@ -393,6 +394,9 @@ public final class SchedulerDriver: Sendable {
                 saved.backgroundRefreshEnabled = backgroundRefreshEnabled
                 state.engine.restorePolicyState(saved, of: context.app)
             }
+            // As bgtaskd does for its apps: a run the process was killed in never saved the
+            // launch with the policy state, but the run log has it.
+            if let lastLaunch { state.engine.restoreLastLaunch(lastLaunch, of: context.app, at: now) }
             return []
         }
     }
@@ -474,6 +478,18 @@ public final class SchedulerDriver: Sendable {
     }
 
     // MARK: What the policies learn
+
+    /// When the store's run log says `app` was last launched (``SchedulerStorage/lastLaunch(of:)``);
+    /// nil, with a warning, when it cannot be read.
+    private func loadLastLaunch(of app: AppID) -> Date? {
+        guard let store else { return nil }
+        do {
+            return try store.lastLaunch(of: app)
+        } catch {
+            log(.warning, app: app, "could not read the app's last launch from the run log: \(error); the rate limit counts only what the saved policy state says")
+            return nil
+        }
+    }
 
     private func loadPolicyState(of app: AppID) -> AppPolicyState? {
         guard let store else { return nil }

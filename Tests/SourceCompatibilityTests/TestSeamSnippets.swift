@@ -97,12 +97,17 @@ final class NightlyBackupRequest: BGProcessingTaskRequest, @unchecked Sendable {
     }
 
     @Test func theSeamTakesTheRealTaskAndItsHandlerRunsAtExpiration() async throws {
+        DispatchQueue.main.setSpecific(key: mainQueueMarker, value: true)
         let device = try compatDevice()
         let refresher = DatasetRefresher()
         let seen = Mutex<Bool?>(nil)
+        let expiredOnMain = Mutex<Bool?>(nil)
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"])) { [identifier] in
             BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
                 // Set from the handler's own queue, not the main actor: it runs on the run's queue.
+                // A nonisolated handler on its queue: where the expiration handler is set, so
+                // it runs off the main queue, on the run's own.
+                task.expirationHandler = { expiredOnMain.withLock { $0 = isOnMainQueue() || Thread.isMainThread } }
                 refresher.handle(task)
                 // The seam's view of the property is the task's own.
                 let seam: BrowserTaskInterface = task
@@ -114,6 +119,7 @@ final class NightlyBackupRequest: BGProcessingTaskRequest, @unchecked Sendable {
         #expect(seen.withLock { $0 } == true)
         await device.run(for: 31)
         #expect(refresher.log.withLock { $0 } == ["expired"])
+        #expect(expiredOnMain.withLock { $0 } == false, "the earlier handler, chained, ran off the main queue")
         #expect(device.runs(of: identifier).map(\.outcome) == [.expired])
     }
 
@@ -156,6 +162,8 @@ final class NightlyBackupRequest: BGProcessingTaskRequest, @unchecked Sendable {
         await device.run(for: 31)
         #expect(whileRunning.withLock { $0 } == true)
         let task = try #require(taskSeen.withLock { $0 })
+        // Cleared after it ran, not by a termination: the run is still in its grace period.
+        #expect(!task.isTerminated)
         #expect(task.expirationHandler == nil)
     }
 

@@ -97,13 +97,10 @@ def ages(launches, refreshes):
 
 
 def percentile(values, q):
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * q
-    low = int(k)
-    high = min(low + 1, len(values) - 1)
-    return values[low] + (values[high] - values[low]) * (k - low)
+    """The nearest-rank q-quantile of the ages that are known, as the simulator takes its
+    median and p90 (EnergySummary.percentile: the smallest age at least q of them reach)."""
+    known = [v for v in values if v is not None]
+    return float(np.quantile(known, q, method="inverted_cdf")) if known else float("nan")
 
 
 def timer(conditions, interval, days):

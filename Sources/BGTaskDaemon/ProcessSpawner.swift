@@ -45,7 +45,7 @@ public struct ProcessSpawner: AppSpawner {
         let process = try ProcessLauncher.launch(spec)
         let app = SupervisedAppProcess(process: process)
         let pid = process.pid
-        let grace = Duration.milliseconds(Int64(min(max(killGrace, 0), 3600) * 1000))
+        let grace = SupervisedAppProcess.duration(ofGrace: killGrace)
         process.onExit { [app] status, usage in
             app.reaped.withLock { $0 = usage }
             // The app is its process: helpers it left in its group (a shell's `cmd &`) end with
@@ -72,7 +72,12 @@ final class SupervisedAppProcess: AppProcess {
     func suspend() -> Bool { (try? process.suspend()) == .cgroupFreezer }
     func resume() { try? process.resume() }
     func terminate(gracePeriod: TimeInterval) {
-        let milliseconds = Int64(min(max(gracePeriod, 0), 3600) * 1000)
-        process.terminate(gracePeriod: .milliseconds(milliseconds))
+        process.terminate(gracePeriod: Self.duration(ofGrace: gracePeriod))
+    }
+
+    /// A SIGTERM-to-SIGKILL grace in seconds as a `Duration`, kept within 0 s ... 1 h (a
+    /// configured value outside it, or not a number, cannot overflow the milliseconds).
+    static func duration(ofGrace seconds: TimeInterval) -> Duration {
+        .milliseconds(Int64(min(max(seconds.isNaN ? 0 : seconds, 0), 3600) * 1000))
     }
 }

@@ -133,31 +133,30 @@ extension SchedulerStore {
     /// end was never recorded (the daemon was killed during the run). A start that is not a
     /// number (a row written by hand) is left out.
     public func lastLaunches() throws(StoreError) -> [AppID: Date] {
-        try withConnection { (connection) throws(StoreError) in
-            var launches: [AppID: Date] = [:]
-            let sql = """
-                SELECT app, MAX(started_at) FROM runs \
-                WHERE kind <> ? AND typeof(started_at) IN ('real', 'integer') GROUP BY app
-                """
-            for (app, start) in try connection.query(sql, [.text(TaskKind.continuedProcessing.rawValue)], row: { row in (row.text(0), row.double(1)) })
-            where start.isFinite {
-                launches[AppID(app)] = Date(timeIntervalSinceReferenceDate: start)
-            }
-            return launches
-        }
+        try latestStarts(of: nil)
     }
 
     /// ``lastLaunches()`` of one app (an embedded scheduler's start-up).
     public func lastLaunch(of app: AppID) throws(StoreError) -> Date? {
+        try latestStarts(of: app)[app]
+    }
+
+    /// The latest start of each app's runs other than continued processing (of `app` alone
+    /// when given), leaving out starts that are not numbers.
+    private func latestStarts(of app: AppID?) throws(StoreError) -> [AppID: Date] {
         try withConnection { (connection) throws(StoreError) in
+            var launches: [AppID: Date] = [:]
             let sql = """
-                SELECT MAX(started_at) FROM runs \
-                WHERE app = ? AND kind <> ? AND typeof(started_at) IN ('real', 'integer')
+                SELECT app, MAX(started_at) FROM runs \
+                WHERE kind <> ? AND typeof(started_at) IN ('real', 'integer')\(app == nil ? "" : " AND app = ?") GROUP BY app
                 """
-            let start = try connection.query(sql, [.text(app.rawValue), .text(TaskKind.continuedProcessing.rawValue)]) { row in
-                row.isNull(0) ? nil : row.double(0)
-            }.first ?? nil
-            return start.flatMap { $0.isFinite ? Date(timeIntervalSinceReferenceDate: $0) : nil }
+            var values: [SQLiteValue] = [.text(TaskKind.continuedProcessing.rawValue)]
+            if let app { values.append(.text(app.rawValue)) }
+            for (app, start) in try connection.query(sql, values, row: { row in (row.text(0), row.double(1)) })
+            where start.isFinite {
+                launches[AppID(app)] = Date(timeIntervalSinceReferenceDate: start)
+            }
+            return launches
         }
     }
 

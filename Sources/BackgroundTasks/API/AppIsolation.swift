@@ -39,8 +39,10 @@ struct LaunchHandlerCall: AppCall, @unchecked Sendable {
     nonisolated(nonsending) func call() async { await body(task) }
 }
 
-/// An expiration handler (a task's, or an assertion's).
-struct ExpirationHandlerCall: AppCall, @unchecked Sendable {
+/// An app closure without arguments: an expiration handler (a task's, or an assertion's),
+/// or a call to the app delegate or a completion handler, made on the main actor as iOS
+/// makes it (a `{ @MainActor in ... }` body).
+struct AppClosureCall: AppCall, @unchecked Sendable {
     // @unchecked: `BGTask.expirationHandler` is not `@Sendable` (as on iOS, it is set from
     // anywhere and captures what the app likes); the handler is called once, on its
     // isolation when it has one, else on the expiration queue, never concurrently with itself.
@@ -96,13 +98,6 @@ enum MainActorCheck {
     /// True on the main thread (top-level code, a synchronous `main`) and in the main
     /// queue's blocks (the main actor).
     static var isCurrent: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: key) == true }
-}
-
-/// A call to the app delegate, made on the main actor as iOS makes it.
-struct DelegateCall: AppCall {
-    let body: @MainActor @Sendable () -> Void
-    var isolation: (any Actor)? { MainActor.shared }
-    nonisolated(nonsending) func call() async { await body() }
 }
 
 extension AppContext {

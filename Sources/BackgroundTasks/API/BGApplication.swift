@@ -45,7 +45,7 @@ public final class BGApplication: @unchecked Sendable {
 
     private struct LockedState {
         var lifecycle: ApplicationLifecycle
-        var expirationHandlers: [Int: ExpirationHandlerCall] = [:]
+        var expirationHandlers: [Int: AppClosureCall] = [:]
         var deferredTasks: [BGTask] = []
         var timer: (any DriverTimer)?
         var timerAt: Date?
@@ -229,14 +229,14 @@ public final class BGApplication: @unchecked Sendable {
     ///   running, an error naming the assertion is logged.
     @preconcurrency
     public func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier {
-        var call: ExpirationHandlerCall?
-        if let handler { call = ExpirationHandlerCall(body: handler) }
+        var call: AppClosureCall?
+        if let handler { call = AppClosureCall(body: handler) }
         return beginAssertion(named: taskName, expiration: call)
     }
 
     /// `beginBackgroundTask`, with an expiration handler of any isolation (a nonisolated
     /// one runs on the expiration queue: ``ProcessInfo/performExpiringActivity(withReason:using:)``).
-    func beginAssertion(named taskName: String?, expiration handler: ExpirationHandlerCall?) -> UIBackgroundTaskIdentifier {
+    func beginAssertion(named taskName: String?, expiration handler: AppClosureCall?) -> UIBackgroundTaskIdentifier {
         let context = requiredContext
         let now = context.driver.clock.now()
         var refusal: String?
@@ -459,7 +459,7 @@ extension ProcessInfo {
         let identifier = Mutex(UIBackgroundTaskIdentifier.invalid)
         // Not `beginBackgroundTask`, whose handler is main-actor: the block runs on a
         // background queue, as on iOS.
-        let assertion = application.beginAssertion(named: reason, expiration: ExpirationHandlerCall(body: { block(true) }))
+        let assertion = application.beginAssertion(named: reason, expiration: AppClosureCall(body: { block(true) }))
         guard assertion != .invalid else {
             context.dispatch(on: context.expirationQueue) { block(true) }
             return

@@ -89,32 +89,36 @@ open class BGTask: NSObject, @unchecked Sendable {
         get { state.withLock { $0.expirationHandler } }
         set {
             let onMainActor = MainActorCheck.isCurrent
-            let replaced = state.withLock { state in
-                defer {
-                    state.expirationHandler = newValue
-                    state.expirationHandlerSetOnMainActor = onMainActor
-                }
-                return state.expirationHandler
+            takingExpirationHandler { state in
+                state.expirationHandler = newValue
+                state.expirationHandlerSetOnMainActor = onMainActor
             }
-            // Released here, outside the lock: the app's closure may hold the last reference
-            // to an object whose deinit calls back into this task.
-            _ = replaced
         }
+    }
+
+    /// Takes the expiration handler out of the state (leaving none), runs `update` on the
+    /// state, both under the lock, and releases the handler taken after the lock is let go:
+    /// the app's closure may hold the last reference to an object whose deinit calls back
+    /// into this task, which under the lock would wait for ever.
+    private func takingExpirationHandler<Result>(_ update: (inout State) -> Result) -> Result {
+        let (result, taken) = state.withLock { state -> (Result, (() -> Void)?) in
+            let taken = state.expirationHandler
+            state.expirationHandler = nil
+            return (update(&state), taken)
+        }
+        _ = taken
+        return result
     }
 
     /// Tells the system the work is done. Call it exactly once; a second call is ignored
     /// with a warning. After expiration, call it within the grace period.
     open func setTaskCompleted(success: Bool) {
-        let (first, waiters, handler) = state.withLock { state -> (Bool, [@Sendable () -> Void], (() -> Void)?) in
-            guard !state.completed else { return (false, [], nil) }
+        let (first, waiters) = takingExpirationHandler { state -> (Bool, [@Sendable () -> Void]) in
+            guard !state.completed else { return (false, []) }
             state.completed = true
-            defer {
-                state.expirationHandler = nil
-                state.completionWaiters.removeAll()
-            }
-            return (true, state.completionWaiters, state.expirationHandler)
+            defer { state.completionWaiters.removeAll() }
+            return (true, state.completionWaiters)
         }
-        _ = handler  // released outside the lock (see expirationHandler's setter)
         // A completed run has nothing left to expire: its own deadline timer goes.
         if first { cancelDeadline() }
         for waiter in waiters { waiter() }
@@ -182,19 +186,15 @@ open class BGTask: NSObject, @unchecked Sendable {
             // The handler stays set while it runs, as on iOS ("sets the value to nil after the
             // handler completes"): one that reads its own property finds itself. It is called
             // once whatever it does (the run expires once: `expirationBegun`).
-            let (handler, extra) = state.withLock { state -> (ExpirationHandlerCall?, [@Sendable () -> Void]) in
+            let (handler, extra) = state.withLock { state -> (AppClosureCall?, [@Sendable () -> Void]) in
                 defer { state.onExpiration.removeAll() }
                 let handler = state.completed ? nil : state.expirationHandler
-                return (handler.map { ExpirationHandlerCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration)
+                return (handler.map { AppClosureCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration)
             }
             let runID = runID
             let handlerWasSet = handler != nil || !extra.isEmpty
             let finish: @Sendable () -> Void = { [self] in
-                let ran = state.withLock { state in
-                    defer { state.expirationHandler = nil }
-                    return state.expirationHandler
-                }
-                _ = ran  // released outside the lock (see expirationHandler's setter)
+                takingExpirationHandler { _ in }
                 for action in extra { action() }
                 context.driver.expirationDelivered(runID, handlerWasSet: handlerWasSet)
             }
@@ -207,14 +207,7 @@ open class BGTask: NSObject, @unchecked Sendable {
 
     /// The run is over (completed, failed, terminated): later completions are ignored.
     func runDidFinish(_ record: RunRecord) {
-        let handler = state.withLock { state in
-            defer {
-                state.finished = true
-                state.expirationHandler = nil
-            }
-            return state.expirationHandler
-        }
-        _ = handler  // released outside the lock (see expirationHandler's setter)
+        takingExpirationHandler { $0.finished = true }
         cancelDeadline()
         noteRunOver()
     }

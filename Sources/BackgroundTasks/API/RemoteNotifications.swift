@@ -139,7 +139,7 @@ extension BGApplication {
         let application = self
         let token = remoteNotificationDeviceToken
         let what = failure == nil ? "application(_:didRegisterForRemoteNotificationsWithDeviceToken:)" : "application(_:didFailToRegisterForRemoteNotificationsWithError:)"
-        context.invoke(DelegateCall { @MainActor in
+        context.invoke(AppClosureCall(body: { @MainActor in
             guard let delegate = application.delegate else { return }
             if let failure {
                 let error = NSError(domain: NSCocoaErrorDomain, code: 3000, userInfo: [NSLocalizedDescriptionKey: failure])
@@ -147,7 +147,7 @@ extension BGApplication {
             } else {
                 delegate.application(application, didRegisterForRemoteNotificationsWithDeviceToken: token)
             }
-        }, otherwiseOn: context.expirationQueue, what: "the app delegate's \(what)")
+        }), otherwiseOn: context.expirationQueue, what: "the app delegate's \(what)")
     }
 
     /// Unregisters the app (Apple: `unregisterForRemoteNotifications()`):

@@ -40,7 +40,7 @@ extension BGApplication {
     public func open(_ url: URL, options: [OpenExternalURLOptionsKey: Any] = [:], completionHandler completion: (@MainActor @Sendable (Bool) -> Void)? = nil) {
         let context = notOpening(url)
         guard let completion else { return }
-        context.invoke(DelegateCall { completion(false) }, otherwiseOn: context.expirationQueue, what: "the completion handler of open(\(url.absoluteString))")
+        context.invoke(AppClosureCall(body: { @MainActor in completion(false) }), otherwiseOn: context.expirationQueue, what: "the completion handler of open(\(url.absoluteString))")
     }
 
     /// `open(_:options:)` in its `async` form: `false`, nothing opened (see

@@ -1,5 +1,6 @@
 import Foundation
 @testable import SchedulerCore
+import Synchronization
 import Testing
 
 private let t0 = Date(timeIntervalSinceReferenceDate: 800_000_000)
@@ -374,6 +375,21 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(!evaluation.proceeds)
     }
 
+    @Test func judgeAsksEveryPolicyForItsVerdictOnce() {
+        // The quick policies' verdicts are kept for the weighing, not asked for again.
+        let asked = AskCounts()
+        let policies = PolicySet.standardPolicies.map { CountingPolicy(wrapped: $0, asked: asked) as any SchedulingPolicy }
+        let set = PolicySet(policies: policies)
+        guard case .evaluated(let evaluation) = set.judge(context(request()), rationales: false) else {
+            Issue.record("nothing holds a plain refresh on a good device")
+            return
+        }
+        #expect(evaluation.decisions.count == policies.count)
+        let counts = asked.counts.withLock { $0 }
+        #expect(counts.count == policies.count)
+        #expect(counts.values.allSatisfy { $0 == 1 }, "\(counts.filter { $0.value != 1 })")
+    }
+
     @Test func timeBoundWaitsCombineToTheLatestInstant() {
         var app = state()
         app.lastLaunch = t0.addingTimeInterval(-30)
@@ -479,4 +495,22 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
             "\(error)".contains("expected a JSON object at the top level, \(found)") && !"\(error)".contains("correct format")
         }
     }
+}
+
+/// A policy that counts how often its verdict is asked for, and otherwise judges as the
+/// policy it wraps.
+private struct CountingPolicy: SchedulingPolicy {
+    let wrapped: any SchedulingPolicy
+    let asked: AskCounts
+    var name: String { wrapped.name }
+    func evaluate(_ context: PolicyContext) -> PolicyDecision { wrapped.evaluate(context) }
+    func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        asked.counts.withLock { $0[wrapped.name, default: 0] += 1 }
+        return wrapped.verdict(context)
+    }
+}
+
+/// How often each policy's verdict was asked for.
+private final class AskCounts: Sendable {
+    let counts = Mutex<[String: Int]>([:])
 }

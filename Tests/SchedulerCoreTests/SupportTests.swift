@@ -53,6 +53,16 @@ import Testing
         #expect(StableHash.fnv1a("foobar".utf8) == 0x8594_4171_f739_67e8)
         #expect(StableHash.fnv1a("bar".utf8, from: StableHash.fnv1a("foo".utf8)) == StableHash.fnv1a("foobar".utf8), "parts hash as their concatenation")
     }
+
+    @Test func contiguousAndByteByByteInputsHashAlike() {
+        // Native strings and arrays take the buffer path; a lazy sequence and a bridged-free
+        // substring's bytes go byte by byte: the same bytes must give the same hash.
+        let text = "com.example.bench.app7/com.example.bench.app7.refresh"
+        let lazyBytes = text.utf8.lazy.map { $0 }
+        #expect(text.utf8.withContiguousStorageIfAvailable { _ in true } == true, "the buffer path is taken")
+        #expect(StableHash.fnv1a(text.utf8) == StableHash.fnv1a(lazyBytes))
+        #expect(StableHash.fnv1a(Array(text.utf8), from: 42) == StableHash.fnv1a(lazyBytes, from: 42))
+    }
 }
 
 @Suite("Duration text") struct DurationTextTests {

@@ -512,7 +512,8 @@ public struct SchedulerEngine: Sendable {
         // itself): the deadline applies first, so the run ends as expired, as it would have.
         switch event {
         case .taskCompleted(let runID, _), .expirationDelivered(let runID, _), .progressSampled(let runID, _):
-            if let deadline = runs[runID]?.budgetDeadline, deadline < now, case .running? = runs[runID]?.phase {
+            // One lookup: a run is a few hundred bytes, copied out on each.
+            if let run = runs[runID], let deadline = run.budgetDeadline, deadline < now, case .running = run.phase {
                 processDeadlines(at: now, into: &effects)
             }
         default:
@@ -808,7 +809,7 @@ public struct SchedulerEngine: Sendable {
                 for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince,
                 nextPlannedWake: index.nextDeferralEnd, at: now)
             var wait: PolicyWait?
-            switch policies.judge(context, rationales: configuration.explainsLaunches) {
+            switch policies.judge(configured: context, rationales: configuration.explainsLaunches) {
             case .held(_, let blockingWait):
                 wait = blockingWait ?? .deviceChange
             case .evaluated(let evaluation):

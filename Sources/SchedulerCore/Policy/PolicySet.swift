@@ -15,7 +15,7 @@ public struct PolicyEvaluation: Hashable, Sendable {
     /// Whether the request runs now: nothing blocks, and a policy says it must or the
     /// score reaches the threshold.
     public var proceeds: Bool {
-        guard blocking.isEmpty else { return false }
+        guard !decisions.contains(where: \.blocks) else { return false }
         return decisions.contains { $0.verdict == .mustProceed } || score >= threshold
     }
 
@@ -85,8 +85,15 @@ public struct PolicySet: Sendable {
         )
     }
 
-    /// The policies ``judge(_:)`` asks first, in that order.
-    private var quickPolicies: [any SchedulingPolicy] = []
+    /// The places in ``policies`` of the ones ``judge(_:rationales:)`` asks first, in that
+    /// order.
+    private var quickIndices: [Int] = []
+    /// Each policy's place in `quickIndices`, or -1: where ``judge(_:rationales:)`` finds
+    /// the bare verdict it already has, rather than asking the policy twice.
+    private var quickSlots: [Int] = []
+    /// ``policies``' names, read once: a name is an existential property read, and every
+    /// judgement labels every decision.
+    private var policyNames: [String] = []
     /// Each policy's place in `policies`, for listing decisions.
     private var listingRank: [String: Int] = [:]
     /// Whether every policy's name is its own (the usual case): decisions made in the
@@ -116,7 +123,10 @@ public struct PolicySet: Sendable {
         policies = givenPolicies.filter { profile.includes($0.name) }
         listingRank = Dictionary(policies.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         namesAreDistinct = listingRank.count == policies.count
-        quickPolicies = Self.quickOrder.compactMap { name in policies.first { $0.name == name } }
+        policyNames = policies.map(\.name)
+        quickIndices = Self.quickOrder.compactMap { name in policyNames.firstIndex(of: name) }
+        quickSlots = Array(repeating: -1, count: policies.count)
+        for (slot, index) in quickIndices.enumerated() { quickSlots[index] = slot }
     }
 
     /// Asks the policies that most often hold a request, and cost least, first: the
@@ -143,14 +153,29 @@ public struct PolicySet: Sendable {
     public func judge(_ context: PolicyContext, rationales: Bool = true) -> Judgement {
         var context = context
         context.configuration = configuration
-        for policy in quickPolicies {
-            let (verdict, wait) = policy.verdict(context)
-            if verdict == .mustNotProceed { return .held(policy: policy.name, wait: wait) }
+        return judge(configured: context, rationales: rationales)
+    }
+
+    /// ``judge(_:rationales:)`` of a context whose configuration is already this set's
+    /// (the engine's own contexts): one copy of the context fewer per judgement.
+    func judge(configured context: PolicyContext, rationales: Bool = true) -> Judgement {
+        // Policies judge from their arguments alone, so a quick verdict is also the
+        // policy's verdict in the full pass: kept, not asked for twice.
+        var quickVerdicts: [(verdict: PolicyVerdict, wait: PolicyWait?)] = []
+        quickVerdicts.reserveCapacity(quickIndices.count)
+        for index in quickIndices {
+            let (verdict, wait) = policies[index].verdict(context)
+            if verdict == .mustNotProceed { return .held(policy: policyNames[index], wait: wait) }
+            quickVerdicts.append((verdict, wait))
         }
-        let bare = evaluation(of: policies.map { policy in
-            let (verdict, wait) = policy.verdict(context)
-            return PolicyDecision(policy: policy.name, verdict: verdict, rationale: "", wait: wait)
-        })
+        var decisions: [PolicyDecision] = []
+        decisions.reserveCapacity(policies.count)
+        for index in policies.indices {
+            let slot = quickSlots[index]
+            let (verdict, wait) = slot >= 0 ? quickVerdicts[slot] : policies[index].verdict(context)
+            decisions.append(PolicyDecision(policy: policyNames[index], verdict: verdict, rationale: "", wait: wait))
+        }
+        let bare = evaluation(of: decisions)
         guard rationales, bare.proceeds else { return .evaluated(bare) }
         return .evaluated(evaluation(of: policies.map { $0.evaluate(context) }))
     }

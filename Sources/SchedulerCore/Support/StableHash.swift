@@ -9,8 +9,25 @@ public enum StableHash {
     /// after the other without being joined).
     @inlinable
     public static func fnv1a<Bytes: Sequence>(_ bytes: Bytes, from hash: UInt64 = offsetBasis) -> UInt64 where Bytes.Element == UInt8 {
+        // Contiguous bytes (a native string's UTF-8) read from their buffer: iterating a
+        // string's UTF-8 view decodes its storage byte by byte, and the herd and usage
+        // policies hash two identifiers on every judgement.
+        if let hashed = bytes.withContiguousStorageIfAvailable({ buffer in fnv1a(buffer: buffer, from: hash) }) {
+            return hashed
+        }
         var hash = hash
         for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// ``fnv1a(_:from:)`` of a buffer.
+    @inlinable
+    static func fnv1a(buffer: UnsafeBufferPointer<UInt8>, from hash: UInt64) -> UInt64 {
+        var hash = hash
+        for byte in buffer {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01B3
         }

@@ -391,9 +391,10 @@ extension DaemonProcessTests {
                 (#"{"id":7,"request":{"admin":{"_0":{"nosuch":{}}}}}"#, #"unknown admin request "nosuch""#),
                 (#"{"id":7,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, "at request.admin._0.uninstall.app: expected a string"),
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"king"}}}}"#, #"at request.hello.role: unknown value "king""#),
-                // Not JSON at all, yet the number at its top level can be read (a bounded
-                // scan, not a parse): a duplicate key deep inside, nesting beyond the limit,
-                // a lone surrogate, a raw control character, bytes after the object.
+                // Not JSON at all, yet the number at its top level, before the fault, was read
+                // by the validating scan (no second parse): a duplicate key deep inside,
+                // nesting beyond the limit, a lone surrogate, a raw control character, bytes
+                // after the object.
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"admin","role":"app"}}}}"#, "duplicate key \"role\""),
                 (#"{"id":7,"request":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", "the message is not valid JSON: "),
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"\ud800"}}}}"#, "the message is not valid JSON: "),

@@ -162,15 +162,9 @@ public final class DaemonService: Sendable {
         let installs = listed.apps.map { app in
             (makeSupervisor(for: app), registration(of: app, refresh: switches.map { $0[app.app] != "off" } ?? false))
         }
-        // The rate limit judges as the daemon before this one did: a launch whose run never
-        // ended (the daemon was killed) is in the run log, not in the saved policy state.
-        var lastLaunches: [AppID: Date] = [:]
-        do {
-            lastLaunches = try store.lastLaunches()
-        } catch {
-            log(.warning, app: nil, "could not read the apps' last launches from the run log: \(error); the rate limit counts only what the saved policy states say")
-        }
-        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, lastLaunches: lastLaunches)
+        // The driver reads their saved policy states and last launches (one query each) and
+        // registers every app before it judges any.
+        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
     }
 
     /// What the engine knows of `app`: its manifest with the system's identifiers.

@@ -210,13 +210,20 @@ extension DaemonProcessTests {
             let locked = harness.root + "/locked"
             try FileManager.default.createDirectory(atPath: locked + "/inner", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             #expect(chmod(locked, 0o700) == 0)
-            let result = try await harness.run("/usr/bin/setpriv", [
-                "--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtaskd, "--no-cgroups",
-                "--state-dir", writable + "/state", "--socket", locked + "/inner/socket",
-            ], environment: ["HOME": writable, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            func bgtaskdAsNobody(state: String, socket: String) async throws -> CommandResult {
+                try await harness.run("/usr/bin/setpriv", [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtaskd, "--no-cgroups", "--state-dir", state, "--socket", socket,
+                ], environment: ["HOME": writable, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            }
+            let result = try await bgtaskdAsNobody(state: writable + "/state", socket: locked + "/inner/socket")
             #expect(result.status == 1, "\(result)")
             #expect(result.error.contains("cannot reach the socket directory \(locked)/inner: \(locked) cannot be searched by uid 65534"), "\(result.error)")
             #expect(!result.error.contains("cannot create the socket directory"), "\(result.error)")
+            // A state directory there: the same walk names the directory that cannot be
+            // searched, not the one below it that could not be looked up.
+            let state = try await bgtaskdAsNobody(state: locked + "/inner/state", socket: writable + "/socket")
+            #expect(state.status == 1, "\(state)")
+            #expect(state.error.contains("cannot use the state directory \(locked)/inner/state: \(locked) cannot be searched: permission denied"), "\(state.error)")
         }
 
         @Test("bgtask without a daemon says how to start it (exit 1); apps and pending answer read-only from the state")

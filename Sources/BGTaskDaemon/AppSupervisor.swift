@@ -140,9 +140,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         state.withLock { $0.driver = driver }
     }
 
-    /// Replaces what is launched (a reinstall); a running process is not restarted.
-    public func update(_ target: LaunchTarget) {
-        state.withLock { $0.target = target }
+    /// Replaces what is launched (a reinstall); a running process is not restarted here.
+    /// Returns whether the executable or its arguments changed while the app had a process
+    /// or a connection: that process is not the app any more, and the caller ends it.
+    public func update(_ target: LaunchTarget) -> Bool {
+        state.withLock { state in
+            let replaced = state.target.executable != target.executable || state.target.arguments != target.arguments
+            state.target = target
+            return replaced && (state.process != nil || state.machine.connected)
+        }
     }
 
     /// The supervision's state (for `bgtask apps` and tests).

@@ -29,8 +29,10 @@ public protocol AppProcess: AnyObject, Sendable {
 public protocol AppSpawner: Sendable {
     /// Starts `target` in the background; `onExit` is called once when it exits, with its
     /// pid and how it exited in words ("exited with status 3", "was killed by signal 9"),
-    /// possibly before `spawn` returns.
-    func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess
+    /// possibly before `spawn` returns. `killGrace` is the SIGTERM-to-SIGKILL grace of what
+    /// the process leaves in its group when it exits: the supervisor's
+    /// ``AppSupervision/Timing/killGrace``, the one it terminates the process with.
+    func spawn(_ target: LaunchTarget, killGrace: TimeInterval, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess
 }
 
 /// What the daemon starts for an app: the installed executable, its arguments and the
@@ -138,9 +140,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         state.withLock { $0.driver = driver }
     }
 
-    /// Replaces what is launched (a reinstall); a running process is not restarted.
-    public func update(_ target: LaunchTarget) {
-        state.withLock { $0.target = target }
+    /// Replaces what is launched (a reinstall); a running process is not restarted here.
+    /// Returns whether the executable or its arguments changed while the app had a process
+    /// or a connection: that process is not the app any more, and the caller ends it.
+    public func update(_ target: LaunchTarget) -> Bool {
+        state.withLock { state in
+            let replaced = state.target.executable != target.executable || state.target.arguments != target.arguments
+            state.target = target
+            return replaced && (state.process != nil || state.machine.connected)
+        }
     }
 
     /// The supervision's state (for `bgtask apps` and tests).
@@ -301,7 +309,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             do {
                 // The exit may be reported before spawn returns: it names its pid, and its
                 // handling takes this lock, so it finds the process recorded here.
-                let process = try spawner.spawn(state.target) { [weak self] pid, how in
+                let process = try spawner.spawn(state.target, killGrace: state.machine.timing.killGrace) { [weak self] pid, how in
                     self?.processExited(how, pid: pid)
                 }
                 state.process = process

@@ -199,7 +199,7 @@ public final class Daemon: Sendable {
 
         let service = DaemonService(
             driver: driver, store: store,
-            spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory, killGrace: options.timing.killGrace) { log(.warning, app: nil, $0) },
+            spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory) { log(.warning, app: nil, $0) },
             timing: options.timing,
             launchEnvironment: .init(socketPath: socketPath, environment: environment),
             status: .init(pid: getpid(), socketPath: socketPath, stateDirectory: paths.stateDirectory, startedAt: clock.now(),

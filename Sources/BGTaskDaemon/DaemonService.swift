@@ -160,17 +160,11 @@ public final class DaemonService: Sendable {
             log(.error, app: nil, "could not read the apps' Background App Refresh switches: \(error); every app's background refresh is held until bgtaskd restarts with a readable store or `bgtask settings APP background-refresh on` sets it")
         }
         let installs = listed.apps.map { app in
-            (makeSupervisor(for: app), registration(of: app, refresh: switches.map { $0[app.app] != "off" } ?? false))
+            (makeSupervisor(for: app).0, registration(of: app, refresh: switches.map { $0[app.app] != "off" } ?? false))
         }
-        // The rate limit judges as the daemon before this one did: a launch whose run never
-        // ended (the daemon was killed) is in the run log, not in the saved policy state.
-        var lastLaunches: [AppID: Date] = [:]
-        do {
-            lastLaunches = try store.lastLaunches()
-        } catch {
-            log(.warning, app: nil, "could not read the apps' last launches from the run log: \(error); the rate limit counts only what the saved policy states say")
-        }
-        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, lastLaunches: lastLaunches)
+        // The driver reads their saved policy states and last launches (one query each) and
+        // registers every app before it judges any.
+        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
     }
 
     /// What the engine knows of `app`: its manifest with the system's identifiers.
@@ -178,9 +172,11 @@ public final class DaemonService: Sendable {
         AppRegistration(app: app.app, manifest: app.manifest.permittingSystemIdentifiers(for: app.app), backgroundRefreshEnabled: refresh)
     }
 
-    /// Makes (or updates) the supervisor of `app` and installs it in the driver.
-    private func register(_ app: InstalledApp) {
-        let supervisor = makeSupervisor(for: app)
+    /// Makes (or updates) the supervisor of `app` and installs it in the driver. Returns the
+    /// supervisor when a reinstall replaced the executable or arguments of a process it holds
+    /// (``AppSupervisor/update(_:)``).
+    private func register(_ app: InstalledApp) -> AppSupervisor? {
+        let (supervisor, replacedLive) = makeSupervisor(for: app)
         let refresh: Bool
         do {
             refresh = try store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh) != "off"
@@ -190,17 +186,19 @@ public final class DaemonService: Sendable {
             log(.error, app: app.app, "could not read the Background App Refresh switch: \(error); its background refresh is held until `bgtask settings \(app.app) background-refresh on` sets it")
         }
         driver.install(registration(of: app, refresh: refresh), host: supervisor)
+        return replacedLive ? supervisor : nil
     }
 
     /// The supervisor of `app`: made (and attached to the driver) on first use, updated
-    /// with the app's launch target on a reinstall.
-    private func makeSupervisor(for app: InstalledApp) -> AppSupervisor {
+    /// with the app's launch target on a reinstall; with whether that update replaced the
+    /// executable or arguments of a process the supervisor holds.
+    private func makeSupervisor(for app: InstalledApp) -> (AppSupervisor, replacedLive: Bool) {
         let target = LaunchTarget(app: app.app, executable: app.executable, arguments: app.launchArguments, environment: launchEnvironment.environment(for: app))
-        let supervisor = apps.withLock { apps -> AppSupervisor in
+        return apps.withLock { apps -> (AppSupervisor, replacedLive: Bool) in
             if let existing = apps[app.app] {
-                existing.supervisor.update(target)
+                let replacedLive = existing.supervisor.update(target)
                 apps[app.app]?.installed = app
-                return existing.supervisor
+                return (existing.supervisor, replacedLive)
             }
             let store = self.store
             let log = self.log
@@ -226,9 +224,8 @@ public final class DaemonService: Sendable {
                 })
             supervisor.attach(to: driver)
             apps[app.app] = InstalledAppEntry(installed: app, supervisor: supervisor)
-            return supervisor
+            return (supervisor, false)
         }
-        return supervisor
     }
 
     /// How many apps are installed (without sorting them all).
@@ -267,11 +264,9 @@ public final class DaemonService: Sendable {
         } catch {
             throw DaemonFailure(.failed, "could not record \(app.app) in the store: \(error)")
         }
-        let previous = apps.withLock { $0[app.app]?.installed }
-        register(app)
+        let replaced = register(app)
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
-        if let previous, previous.executable != app.executable || previous.launchArguments != app.launchArguments,
-           let supervisor = supervisor(of: app.app), supervisor.processID != nil || supervisor.supervision.connected {
+        if let supervisor = replaced {
             // The process of the old executable is not the app any more: it would keep the
             // app's runs as warm launches for as long as they come. It is told to quit, as on
             // an uninstall, and the next run cold-launches the new executable.

@@ -14,18 +14,15 @@ public struct ProcessSpawner: AppSpawner {
     public let logDirectory: String
     /// Where diagnostics go.
     public let log: @Sendable (String) -> Void
-    /// SIGTERM to SIGKILL for what an app's process leaves in its group when it exits.
-    public let killGrace: TimeInterval
 
     /// Creates a spawner.
-    public init(delegation: CgroupDelegation?, logDirectory: String, killGrace: TimeInterval = 3, log: @escaping @Sendable (String) -> Void) {
+    public init(delegation: CgroupDelegation?, logDirectory: String, log: @escaping @Sendable (String) -> Void) {
         self.delegation = delegation
         self.logDirectory = logDirectory
-        self.killGrace = killGrace
         self.log = log
     }
 
-    public func spawn(_ target: LaunchTarget, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess {
+    public func spawn(_ target: LaunchTarget, killGrace: TimeInterval, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess {
         var cgroup: String?
         if let delegation {
             do {

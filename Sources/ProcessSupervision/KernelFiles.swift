@@ -31,6 +31,13 @@ enum KernelFiles {
         return values
     }
 
+    /// Whether the cgroup at `cgroup` holds any process now (`populated 1` in its
+    /// `cgroup.events`, which counts its descendants too); false when it cannot be read.
+    static func cgroupIsPopulated(_ cgroup: String) -> Bool {
+        guard let text = text(cgroup + "/cgroup.events") else { return false }
+        return keyedNumbers(text)["populated"] == 1
+    }
+
     /// Writes `value` to the kernel file at `path` (`O_WRONLY | O_CLOEXEC`, one write, as
     /// cgroupfs expects). Throws the system's reason naming the file.
     static func write(_ value: String, to path: String) throws(KernelFileError) {

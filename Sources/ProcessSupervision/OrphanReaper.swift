@@ -68,7 +68,7 @@ public struct OrphanReaper: Sendable {
     public func end(pid: Int32, processGroup: Int32, startTime: UInt64, cgroupPath: String?) -> Outcome {
         let current = pid > 0 ? ProcessStat.read(pid: pid, procRoot: procRoot) : nil
         let same = current.map { $0.startTime == startTime && $0.state != "Z" && $0.state != "X" } ?? false
-        if let cgroup = cgroupPath, same || cgroupIsPopulated(cgroup) {
+        if let cgroup = cgroupPath, same || KernelFiles.cgroupIsPopulated(cgroup) {
             do throws(KernelFileError) {
                 try KernelFiles.write("1", to: cgroup + "/cgroup.kill")
                 return .killedCgroup(cgroup)
@@ -133,10 +133,5 @@ public struct OrphanReaper: Sendable {
             members.append((pid, stat))
         }
         return members
-    }
-
-    private func cgroupIsPopulated(_ cgroup: String) -> Bool {
-        guard let text = KernelFiles.text(cgroup + "/cgroup.events") else { return false }
-        return KernelFiles.keyedNumbers(text)["populated"] == 1
     }
 }

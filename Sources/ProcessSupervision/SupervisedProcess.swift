@@ -252,26 +252,26 @@ public final class SupervisedProcess: Sendable {
     ///
     /// The group's id cannot be given to another process while the group has members, so
     /// the `SIGTERM` reaches the app's helpers only. At the grace's end the group may have
-    /// emptied and its id been reused: a process whose pid is the group's id then exists (a
-    /// leftover group has no leader, having outlived it), and nothing is sent to the group.
+    /// emptied and its id been reused, so what is left is ended as ``OrphanReaper`` ends a
+    /// gone leader's leftovers: the cgroup killed while it holds anything (only the app's
+    /// processes can be in it), else the group, only when each member started no earlier
+    /// than the leader and is not in a session the group's id leads.
     public func endLeftovers(gracePeriod: Duration = .seconds(3)) {
         guard !isRunning else { return }
-        let cgroupPopulated = cgroupPath.map { Self.isPopulated($0) } ?? false
+        let cgroupPopulated = cgroupPath.map { KernelFiles.cgroupIsPopulated($0) } ?? false
         guard cgroupPopulated || kill(-pid, 0) == 0 else { return }
         sendToAll(SIGTERM)
         sendToAll(SIGCONT)
+        // Without a start time (it could not be read at launch) 0 lets every member pass
+        // the start-time check; the session check still applies.
+        let startTime = startTime ?? 0
         queue.asyncAfter(deadline: .now() + dispatchInterval(gracePeriod)) { [pid, cgroupPath] in
-            if let cgroup = cgroupPath, Self.isPopulated(cgroup) {
-                try? KernelFiles.write("1", to: "\(cgroup)/cgroup.kill")
-            }
-            // kill(pid, 0) succeeding means a process holds the number again: not ours.
-            if kill(pid, 0) != 0, errno == ESRCH, kill(-pid, 0) == 0 { kill(-pid, SIGKILL) }
+            let reaper = OrphanReaper()
+            let outcome = reaper.end(pid: pid, processGroup: pid, startTime: startTime, cgroupPath: cgroupPath)
+            // No cgroup.kill (before Linux 5.14): end gives up on the cgroup of a leader that
+            // is gone, but the group's checked members still get SIGKILL, as without a cgroup.
+            if case .failed = outcome, cgroupPath != nil { _ = reaper.endLeftoverGroup(pid, leader: pid, startTime: startTime) }
         }
-    }
-
-    private static func isPopulated(_ cgroup: String) -> Bool {
-        guard let text = KernelFiles.text("\(cgroup)/cgroup.events") else { return false }
-        return KernelFiles.keyedNumbers(text)["populated"] == 1
     }
 
     /// `SIGKILL` now: `cgroup.kill` when there is a cgroup (every process in it, however

@@ -65,6 +65,9 @@ public protocol SchedulerStorage: AnyObject, Sendable {
     /// `nil`. A restarted scheduler spaces its next launch from it: the policy state saved at
     /// each run's end misses a run whose end was never recorded (the process was killed).
     func lastLaunch(of app: AppID) throws(StoreError) -> Date?
+    /// ``lastLaunch(of:)`` of each of `apps` that has one, in one read where the store can
+    /// (bgtaskd's start-up installs every app at once); by default app by app.
+    func lastLaunches(of apps: [AppID]) throws(StoreError) -> [AppID: Date]
     /// Deletes the runs that ended before `cutoff`; returns how many.
     func pruneRuns(olderThan cutoff: Date) throws(StoreError) -> Int
     /// Energy and time per app and task kind, from the run log.
@@ -121,6 +124,12 @@ extension SchedulerStorage {
     public func pendingRequests() throws(StoreError) -> [PendingRequest] { try pendingRequests(app: nil) }
     /// Records how `run` ended, writing no setting.
     public func recordRunFinished(_ run: RunRecord) throws(StoreError) { try recordRunFinished(run, appSettings: [:]) }
+    /// ``lastLaunch(of:)`` of each app in turn, for a store without a read for many.
+    public func lastLaunches(of apps: [AppID]) throws(StoreError) -> [AppID: Date] {
+        var launches: [AppID: Date] = [:]
+        for app in apps { launches[app] = try lastLaunch(of: app) }
+        return launches
+    }
 }
 
 extension SchedulerStore: SchedulerStorage {

@@ -126,17 +126,20 @@ extension SchedulerStore {
         }
     }
 
-    /// When each app was last launched in the background, from the run log: the latest
-    /// start of its runs other than continued processing (which the rate limit does not
-    /// space; ``SchedulerEngine``'s `lastLaunch`). bgtaskd restores the rate limit's memory
-    /// from it at start-up: the policy state saved with each run's end misses a launch whose
-    /// end was never recorded (the daemon was killed during the run). A start that is not a
-    /// number (a row written by hand) is left out.
-    public func lastLaunches() throws(StoreError) -> [AppID: Date] {
-        try latestStarts(of: nil)
+    /// When each of `apps` was last launched in the background, from the run log: the
+    /// latest start of its runs other than continued processing (which the rate limit does
+    /// not space; ``SchedulerEngine``'s `lastLaunch`). bgtaskd's driver restores the rate
+    /// limit's memory from it at start-up: the policy state saved with each run's end misses a
+    /// launch whose end was never recorded (the daemon was killed during the run). A start
+    /// that is not a number (a row written by hand) is left out. One app's rows are found
+    /// through its index; for more, one query reads every app's.
+    public func lastLaunches(of apps: [AppID]) throws(StoreError) -> [AppID: Date] {
+        if apps.count == 1, let app = apps.first { return try latestStarts(of: app) }
+        let wanted = Set(apps)
+        return try latestStarts(of: nil).filter { wanted.contains($0.key) }
     }
 
-    /// ``lastLaunches()`` of one app (an embedded scheduler's start-up).
+    /// ``lastLaunches(of:)`` of one app (an embedded scheduler's start-up).
     public func lastLaunch(of app: AppID) throws(StoreError) -> Date? {
         try latestStarts(of: app)[app]
     }

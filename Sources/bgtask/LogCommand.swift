@@ -517,7 +517,7 @@ struct RunLogReading {
         }
         let root = base.appendingPathComponent("bgtask")
         // A file or FIFO where the state directory should be is said, not read as "no runs".
-        if let problem = StoreLocation.directoryProblem(root.path) {
+        if let problem = DirectoryProblem.find(in: root.path) {
             throw RunLogError(message: "cannot read the state directory \(root.path): \(problem)")
         }
         let apps = (try? fileManager.contentsOfDirectory(atPath: root.path)) ?? []

@@ -73,11 +73,12 @@ import Testing
         // Restarted 20 s after the launches; the other app installed first.
         let restart = testStart.addingTimeInterval(20)
         let reopened = try file.open(now: restart)
-        let lastLaunches = try reopened.lastLaunches()
+        let lastLaunches = try reopened.lastLaunches(of: [testApp, Self.other])
         #expect(lastLaunches == [testApp: testStart, Self.other: testStart], "the run log's last launches: \(lastLaunches)")
         let (after, clock) = Self.driver(reopened, at: restart)
         let testAfter = RecordingHost(), otherAfter = RecordingHost()
-        after.install([(AppRegistration(app: Self.other, manifest: Self.otherManifest), otherAfter), (AppRegistration(app: testApp, manifest: testManifest), testAfter)], lastLaunches: lastLaunches)
+        // The driver reads them from its store, as it reads the saved policy states.
+        after.install([(AppRegistration(app: Self.other, manifest: Self.otherManifest), otherAfter), (AppRegistration(app: testApp, manifest: testManifest), testAfter)])
         #expect(testAfter.recorded.isEmpty, "the saved state's launch was forgotten: \(testAfter.recorded)")
         #expect(otherAfter.recorded.isEmpty, "the run log's launch was forgotten: \(otherAfter.recorded)")
         for key in [RequestKey(app: testApp, identifier: refreshID), RequestKey(app: Self.other, identifier: Self.otherRefresh)] {

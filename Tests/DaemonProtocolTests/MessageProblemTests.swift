@@ -12,7 +12,8 @@ import Testing
         (#"{"id":0,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got 0"),
         (#"{"id":-0,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got "),
         (#"{"id":0,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#, nil, "'id' must be a whole number from 1 to"),
-        // Not JSON: the number at the top level is still read, by a bounded scan.
+        // Not JSON: the number at the top level is still read, by the validating scan, when
+        // it comes before the fault (as every writer of the protocol puts it).
         (#"{"id":11,"request":{"hello":{"_0":{"role":"admin","role":"app"}}}}"#, 11, "duplicate key \"role\""),
         (#"{"id":12,"request":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", 12, "the message is not valid JSON: "),
         (#"{"id":13,"request":{"hello":{"_0":{"role":"\ud800"}}}}"#, 13, "the message is not valid JSON: "),
@@ -68,27 +69,40 @@ import Testing
     /// of these is answered nothing (nil), never with a number the peer did not give.
     @Test(arguments: [
         #"{"id":1,"id":2,"request":{}"#,                       // twice at the top level
+        #"{"id":1,"request":{"admin":{"_0":{"status":{}}}},"id":1}"#, // twice, even the same number
         #"{"request":{"id":5},"x":[}"#,                        // only inside another value
         #"{"x":"\"id\":5","x":[}"#,                             // only inside a string
         #"{"id":01,"request":["#, #"{"id":1.5,"request":["#, #"{"id":1e2,"request":["#, #"{"id":-3,"request":["#,
         #"{"id":"7","request":["#, #"{"id":0,"request":["#, #"{"id":18446744073709551616,"request":["#,
         #"{"id":7"#,                                           // nothing after the number
-        #"{"\u0069d":7,"request":["#,                          // an escaped spelling
+        #"{"id":12 34,"request":["#,                           // run on: neither 12 nor 1234
         #"[{"id":7}"#, #""id":7"#, "", "{",
+        // After the fault: past it, what looks like a member may be inside a broken value.
+        #"{"request":{"hello":{"_0":{"role":"admin","role":"app"}}},"id":9}"#,
+        #"{"request":"a\q","id":9}"#,
+        "{\"request\":\"a\n\",\"id\":9}",
     ])
     func theScanForTheNumberDoesNotGuess(payload: String) {
-        #expect(MessageProblem.topLevelRequestNumber(Data(payload.utf8)) == nil, "\(payload)")
         #expect(MessageProblem.diagnose(clientPayload: Data(payload.utf8)).id == nil, "\(payload)")
     }
 
-    /// The scan reads at most its limit: a number after it is not looked for (a hostile
-    /// megabyte costs 64 KiB of scanning), one before it is found whatever follows.
-    @Test func theScanForTheNumberIsBounded() {
-        let filler = "\"x\":\"" + String(repeating: "a", count: MessageProblem.requestNumberScanLimit) + "\","
-        #expect(MessageProblem.topLevelRequestNumber(Data(("{" + filler + "\"id\":7,\"request\":[}").utf8)) == nil)
-        let deep = String(repeating: "[", count: 500_000)
-        #expect(MessageProblem.topLevelRequestNumber(Data(("{\"id\":7,\"request\":" + deep).utf8)) == 7)
-        #expect(MessageProblem.topLevelRequestNumber(Data(("{\"request\":{\"a\":[1,{\"b\":\"}]\\\"\"}],\"c\":null},\"id\":8 ,\"z\":[").utf8)) == 8)
+    /// The number is read by the one validating scan of the payload, wherever it stands
+    /// before the fault: after 64 KiB of other members, before nesting far beyond the limit,
+    /// after values holding brackets and quotes in strings; spelled with escapes, it is the
+    /// key `id` as JSON reads it.
+    @Test func theNumberBeforeTheFaultIsRead() {
+        let filler = "\"x\":\"" + String(repeating: "a", count: 64 * 1_024) + "\","
+        let cases: [(String, UInt64)] = [
+            ("{" + filler + "\"id\":7,\"request\":[}", 7),
+            ("{\"id\":7,\"request\":" + String(repeating: "[", count: 500_000), 7),
+            ("{\"request\":{\"a\":[1,{\"b\":\"}]\\\"\"}],\"c\":null},\"id\":8 ,\"z\":[", 8),
+            (#"{"\u0069d":7,"request":["#, 7),
+        ]
+        for (payload, id) in cases {
+            let problem = MessageProblem.diagnose(clientPayload: Data(payload.utf8))
+            #expect(problem.id == id, "\(payload.prefix(80)): \(problem)")
+            #expect(problem.message.hasPrefix("the message is not valid JSON"), "\(problem.message)")
+        }
     }
 
     @Test func notJSONIsSaidSo() {

@@ -210,13 +210,20 @@ extension DaemonProcessTests {
             let locked = harness.root + "/locked"
             try FileManager.default.createDirectory(atPath: locked + "/inner", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             #expect(chmod(locked, 0o700) == 0)
-            let result = try await harness.run("/usr/bin/setpriv", [
-                "--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtaskd, "--no-cgroups",
-                "--state-dir", writable + "/state", "--socket", locked + "/inner/socket",
-            ], environment: ["HOME": writable, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            func bgtaskdAsNobody(state: String, socket: String) async throws -> CommandResult {
+                try await harness.run("/usr/bin/setpriv", [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", harness.bgtaskd, "--no-cgroups", "--state-dir", state, "--socket", socket,
+                ], environment: ["HOME": writable, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            }
+            let result = try await bgtaskdAsNobody(state: writable + "/state", socket: locked + "/inner/socket")
             #expect(result.status == 1, "\(result)")
             #expect(result.error.contains("cannot reach the socket directory \(locked)/inner: \(locked) cannot be searched by uid 65534"), "\(result.error)")
             #expect(!result.error.contains("cannot create the socket directory"), "\(result.error)")
+            // A state directory there: the same walk names the directory that cannot be
+            // searched, not the one below it that could not be looked up.
+            let state = try await bgtaskdAsNobody(state: locked + "/inner/state", socket: writable + "/socket")
+            #expect(state.status == 1, "\(state)")
+            #expect(state.error.contains("cannot use the state directory \(locked)/inner/state: \(locked) cannot be searched: permission denied"), "\(state.error)")
         }
 
         @Test("bgtask without a daemon says how to start it (exit 1); apps and pending answer read-only from the state")
@@ -391,9 +398,10 @@ extension DaemonProcessTests {
                 (#"{"id":7,"request":{"admin":{"_0":{"nosuch":{}}}}}"#, #"unknown admin request "nosuch""#),
                 (#"{"id":7,"request":{"admin":{"_0":{"uninstall":{"app":5}}}}}"#, "at request.admin._0.uninstall.app: expected a string"),
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"king"}}}}"#, #"at request.hello.role: unknown value "king""#),
-                // Not JSON at all, yet the number at its top level can be read (a bounded
-                // scan, not a parse): a duplicate key deep inside, nesting beyond the limit,
-                // a lone surrogate, a raw control character, bytes after the object.
+                // Not JSON at all, yet the number at its top level, before the fault, was read
+                // by the validating scan (no second parse): a duplicate key deep inside,
+                // nesting beyond the limit, a lone surrogate, a raw control character, bytes
+                // after the object.
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"admin","role":"app"}}}}"#, "duplicate key \"role\""),
                 (#"{"id":7,"request":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", "the message is not valid JSON: "),
                 (#"{"id":7,"request":{"hello":{"_0":{"role":"\ud800"}}}}"#, "the message is not valid JSON: "),

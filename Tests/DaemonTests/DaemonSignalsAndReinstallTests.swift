@@ -55,6 +55,9 @@ extension DaemonProcessTests {
             #expect(await harness.waitForEvent(app, "completed \(refresh) ") != nil, "\(harness.events(app))")
             let old = try #require(harness.launchedPID(app))
             #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(app) == "suspended" })
+            // Installed again as it is: its process is still the app's and is kept (checked
+            // below: the only process ended for a reinstall is the one after this).
+            #expect(try await harness.bgtask("install", manifest).status == 0)
 
             // The same app, another executable: a copy of the test app beside the manifest.
             let directory = harness.root + "/apps/" + app
@@ -64,6 +67,10 @@ extension DaemonProcessTests {
             let replaced = try harness.writeManifest(app: app, executable: copy, arguments: arguments, identifiers: [refresh])
             #expect(try await harness.bgtask("install", replaced).status == 0)
             #expect(await harness.poll(timeout: .seconds(10)) { !DaemonHarness.isAlive(old) }, "the old executable's process \(old) was not ended: \(harness.daemon?.standardError ?? "")")
+            // The daemon logs a reinstall's ending before it answers, so the first reinstall's
+            // line would be there by now.
+            let ended = harness.daemon?.standardError.components(separatedBy: "'s running process ends: the app was reinstalled").count ?? 0
+            #expect(ended - 1 == 1, "\(harness.daemon?.standardError ?? "")")
 
             // Submitted by the new executable run by hand (the old one is not the app any more).
             let hand = try await harness.run(copy, ["--events", harness.eventsPath(app) + ".hand2", "--register", refresh, "--submit", refresh, "--exit-after-launch"], environment: harness.handEnvironment(app))

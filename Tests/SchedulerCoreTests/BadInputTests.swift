@@ -117,6 +117,24 @@ private func scratchDirectory() throws -> URL {
         #expect(throws: StrictJSON.Failure.self) { try StrictJSON.topLevelNumberLiterals(validating: Data(#"{"a": 1, "a": 2}"#.utf8)) }
     }
 
+    /// Read up to a failure: the members that ended before it, none after it, none twice.
+    @Test func theTopLevelNumbersBeforeAFailureAreKept() {
+        func read(_ text: String) -> (numbers: [String: String], failure: StrictJSON.Failure?) {
+            StrictJSON.topLevelNumberLiterals(readingUpToFailure: Data(text.utf8))
+        }
+        let valid = read(#"{"a": 1, "b": 2.5}"#)
+        #expect(valid.numbers == ["a": "1", "b": "2.5"] && valid.failure == nil)
+        let cut = read(#"{"a": 1 , "b": [1, 2}, "c": 3}"#)
+        #expect(cut.numbers == ["a": "1"] && cut.failure?.path == "$.b[1]", "\(cut)")
+        // A number whose member does not end is not one the writer finished.
+        #expect(read(#"{"a": 1, "b": 12 34}"#).numbers == ["a": "1"])
+        #expect(read(#"{"a": 1, "b": 7"#).numbers == ["a": "1"])
+        // A key twice at the top level has no number; twice further in, it is not a top-level key.
+        let twice = read(#"{"a": 1, "b": 2, "a": 3}"#)
+        #expect(twice.numbers == ["b": "2"] && twice.failure?.kind == .duplicateKey("a"), "\(twice)")
+        #expect(read(#"{"a": 1, "b": {"c": 1, "c": 2}}"#).numbers == ["a": "1"])
+    }
+
     @Test func aLoneSurrogateIsRefusedNamingIt() throws {
         #expect(scan("[\"\\ud83d\\ude00\", \"\\u00e9\"]") == nil, "a pair and a plain escape")
         let high = try #require(scan("{\"name\": \"a\\ud800\"}"))

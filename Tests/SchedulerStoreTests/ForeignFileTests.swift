@@ -83,7 +83,7 @@ struct ForeignFileTests {
         #expect(underFile.message.contains("\(directory.file("plain").path) is a regular file, not a directory, so \(directory.file("plain/state").path) cannot be in it"), "\(underFile.message)")
         // The directory itself a regular file: said plainly (it read "X is a regular file, so
         // X cannot be a directory in it").
-        #expect(StoreLocation.directoryProblem(directory.file("plain").path) == "\(directory.file("plain").path) is a regular file, not a directory")
+        #expect(DirectoryProblem.find(in: directory.file("plain").path)?.description == "\(directory.file("plain").path) is a regular file, not a directory")
 
         try FileManager.default.createSymbolicLink(atPath: directory.file("a").path, withDestinationPath: directory.file("b").path)
         try FileManager.default.createSymbolicLink(atPath: directory.file("b").path, withDestinationPath: directory.file("a").path)
@@ -92,9 +92,9 @@ struct ForeignFileTests {
         }
         #expect(loop.message.contains("\(directory.file("a").path) is a symbolic link that loops"), "\(loop.message)")
 
-        #expect(StoreLocation.directoryProblem(directory.file("fresh/deeper").path) == nil)
+        #expect(DirectoryProblem.find(in: directory.file("fresh/deeper").path) == nil)
         try FileManager.default.createSymbolicLink(atPath: directory.file("dangling").path, withDestinationPath: directory.file("nowhere").path)
-        #expect(StoreLocation.directoryProblem(directory.file("dangling/x").path)?.contains("which does not exist") == true)
+        #expect(DirectoryProblem.find(in: directory.file("dangling/x").path)?.description.contains("which does not exist") == true)
     }
 
     @Test("a state directory is created with its parents, mode 0700, or the component and the system's reason are named")

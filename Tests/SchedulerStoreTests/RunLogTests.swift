@@ -35,7 +35,8 @@ struct RunLogTests {
     func lastLaunches() throws {
         let directory = try TemporaryDirectory()
         let store = try openStore(directory.file("store.sqlite"))
-        #expect(try store.lastLaunches().isEmpty)
+        let apps = [Sample.app, Sample.otherApp]
+        #expect(try store.lastLaunches(of: apps).isEmpty)
         var continued = try #require(Sample.requestsUsingEveryField.first { $0.kind == .continuedProcessing })
         continued.app = Sample.app
         let runs = [
@@ -46,6 +47,9 @@ struct RunLogTests {
             Sample.run(4, of: Sample.request("b.refresh", app: Sample.otherApp), startedAt: Sample.now.addingTimeInterval(2)),
         ]
         for run in runs { try store.recordRunStarted(run) }
-        #expect(try store.lastLaunches() == [Sample.app: Sample.now.addingTimeInterval(5), Sample.otherApp: Sample.now.addingTimeInterval(2)])
+        #expect(try store.lastLaunches(of: apps) == [Sample.app: Sample.now.addingTimeInterval(5), Sample.otherApp: Sample.now.addingTimeInterval(2)])
+        // One app's through its own query; apps not asked for are left out.
+        #expect(try store.lastLaunches(of: [Sample.otherApp]) == [Sample.otherApp: Sample.now.addingTimeInterval(2)])
+        #expect(try store.lastLaunches(of: [Sample.app, AppID("com.example.none")]) == [Sample.app: Sample.now.addingTimeInterval(5)])
     }
 }

@@ -330,6 +330,9 @@ extension PostgreSQLServerTests {
             try store.recordRunStarted(Sample.run(4, of: Sample.request("d", app: Sample.otherApp), startedAt: Sample.now.addingTimeInterval(90)))
             #expect(try store.lastLaunch(of: Sample.app) == Sample.now.addingTimeInterval(30))
             #expect(try store.lastLaunch(of: Sample.otherApp) == Sample.now.addingTimeInterval(90))
+            // Many at once (bgtaskd's start-up), an app without runs left out.
+            let many = try store.lastLaunches(of: [Sample.app, Sample.otherApp, AppID("com.example.none")])
+            #expect(many == [Sample.app: Sample.now.addingTimeInterval(30), Sample.otherApp: Sample.now.addingTimeInterval(90)], "\(many)")
         }
 
         @Test("runs filter by app and start, keep the newest with a limit, newest last, ties by number", arguments: StoreKind.allCases)

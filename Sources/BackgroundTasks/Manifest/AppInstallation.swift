@@ -159,7 +159,7 @@ public enum AppInstallation {
             let code = errno
             // A regular file where the path needs a directory ("exe/", "file/exe") is there
             // to see: named for what it is, not called missing.
-            if code == ENOTDIR, let problem = StoreLocation.directoryProblem(path) {
+            if code == ENOTDIR, let problem = DirectoryProblem.find(in: path) {
                 throw fail(.executableMissing, "\(names), but \(problem)")
             }
             if code == ENOENT || code == ENOTDIR {

@@ -448,7 +448,7 @@ public enum EmbeddedScheduler {
     /// usable directory: what every owner of a store does first (an embedded app, bgtaskd).
     /// - Throws: ``EmbeddedSchedulerError`` naming the directory and the problem.
     public static func prepareStateDirectory(_ directory: URL) throws(EmbeddedSchedulerError) -> URL {
-        if let problem = StoreLocation.directoryProblem(directory.path) {
+        if let problem = DirectoryProblem.find(in: directory.path) {
             throw EmbeddedSchedulerError(message: "cannot use the state directory \(directory.path): \(problem)")
         }
         if let problem = StoreLocation.createDirectory(directory.path, mode: 0o700) {

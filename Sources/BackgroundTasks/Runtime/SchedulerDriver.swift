@@ -385,7 +385,7 @@ public final class SchedulerDriver: Sendable {
     /// delivered to it. Runs that are due now launch.
     func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
         let saved = loadPolicyState(of: context.app)
-        let lastLaunch = loadLastLaunch(of: context.app)
+        let lastLaunch = loadLastLaunches(of: [context.app])[context.app]
         mutate { state, now in
             state.contexts[context.app] = context
             state.engine.register(AppRegistration(app: context.app, manifest: context.manifest, backgroundRefreshEnabled: backgroundRefreshEnabled))
@@ -408,16 +408,20 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
-    /// policies learned of each as the store keeps it, and `lastLaunches` (from the run log,
-    /// ``SchedulerEngine/restoreLastLaunch(_:of:at:)``).
+    /// policies learned of each as the store keeps it, and when each was last launched as the
+    /// store's run log says (``SchedulerEngine/restoreLastLaunch(_:of:at:)``), both read
+    /// before the lock is taken.
     ///
     /// Every app is registered, with its switch and saved state, before any is judged:
     /// installing one app judges every ready request, and a request of an app installed
     /// later in the list was judged as an unknown app's (its switch on, no launch to space
     /// from), then launched at start-up though its Background App Refresh was off or it had
     /// just been launched (an outside probe: its saved state was never restored either).
-    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], lastLaunches: [AppID: Date] = [:]) {
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)]) {
         let savedPolicyStates = savedPolicyStates(of: apps.map(\.0.app))
+        // The rate limit judges as before the restart: a launch whose run never ended (the
+        // process was killed) is in the run log, not in the saved policy state.
+        let lastLaunches = loadLastLaunches(of: apps.map(\.0.app))
         mutate { state, now in
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
@@ -479,15 +483,20 @@ public final class SchedulerDriver: Sendable {
 
     // MARK: What the policies learn
 
-    /// When the store's run log says `app` was last launched (``SchedulerStorage/lastLaunch(of:)``);
-    /// nil, with a warning, when it cannot be read.
-    private func loadLastLaunch(of app: AppID) -> Date? {
-        guard let store else { return nil }
+    /// When the store's run log says each of `apps` was last launched
+    /// (``SchedulerStorage/lastLaunches(of:)``: one app's, or for many, bgtaskd's start-up,
+    /// every app's in one query); empty, with a warning, when it cannot be read.
+    private func loadLastLaunches(of apps: [AppID]) -> [AppID: Date] {
+        guard let store, !apps.isEmpty else { return [:] }
         do {
-            return try store.lastLaunch(of: app)
+            return try store.lastLaunches(of: apps)
         } catch {
-            log(.warning, app: app, "could not read the app's last launch from the run log: \(error); the rate limit counts only what the saved policy state says")
-            return nil
+            if apps.count == 1 {
+                log(.warning, app: apps.first, "could not read the app's last launch from the run log: \(error); the rate limit counts only what the saved policy state says")
+            } else {
+                log(.warning, app: nil, "could not read the apps' last launches from the run log: \(error); the rate limit counts only what the saved policy states say")
+            }
+            return [:]
         }
     }
 

@@ -20,11 +20,11 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
 
     /// The first fault of a client's frame `payload` that ``MessageCoding`` could not decode.
     public static func diagnose(clientPayload payload: Data) -> MessageProblem {
-        do {
-            try StrictJSON.validate(payload)
-        } catch {
-            // Not JSON, so not parsed again: its number is looked for by a bounded scan.
-            return MessageProblem(id: topLevelRequestNumber(payload), message: "the message is not valid JSON: \(error)")
+        let scanned = StrictJSON.topLevelNumberLiterals(readingUpToFailure: payload)
+        if let failure = scanned.failure {
+            // Not JSON, so not parsed again: its number is the one the validating scan read
+            // before the fault, if any.
+            return MessageProblem(id: requestNumber(literal: scanned.numbers["id"]), message: "the message is not valid JSON: \(failure)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed])) as? [String: Any] else {
             return MessageProblem(id: nil, message: "a message must be a JSON object with the keys 'id' and 'request'")
@@ -153,132 +153,13 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
         return (try? JSONDecoder().decode(Numbered.self, from: payload).id).flatMap { ClientEnvelope.requestIDs.contains($0) ? $0 : nil }
     }
 
-    /// The most bytes of a payload ``topLevelRequestNumber(_:)`` looks at. A message's
-    /// `id` comes first from every writer of this protocol, so this is far more than it
-    /// needs; a hostile megabyte costs a scan of 64 KiB at most.
-    static let requestNumberScanLimit = 64 * 1_024
-
     /// The request's number in a payload that is not valid JSON (a duplicate key, nesting
     /// beyond the limit, a lone surrogate or raw control character in a string, bytes
-    /// after the object), so that its request can still be answered `invalid`; nil when it
-    /// cannot be told.
-    ///
-    /// Never a second parse of what the peer sent: one forward pass over at most
-    /// ``requestNumberScanLimit`` bytes, with no allocation and no recursion (nesting is a
-    /// counter), which skips every value but the top-level object's `"id"`. The number
-    /// must be plain digits (no sign, fraction, exponent or leading zero) within
-    /// ``ClientEnvelope/requestIDs`` and followed by `,` or `}`. Anything that makes the
-    /// number doubtful gives nil: the payload is not an object, `"id"` is missing from the
-    /// scanned bytes or comes twice at the top level in them, or its value is anything else.
-    static func topLevelRequestNumber(_ payload: Data) -> UInt64? {
-        payload.withUnsafeBytes { raw -> UInt64? in
-            let bytes = raw.bindMemory(to: UInt8.self).prefix(requestNumberScanLimit)
-            var scanner = TopLevelScanner(bytes: bytes)
-            return scanner.requestNumber()
-        }
-    }
-
-    /// The forward pass of ``topLevelRequestNumber(_:)``.
-    private struct TopLevelScanner {
-        let bytes: Slice<UnsafeBufferPointer<UInt8>>
-        var index: Int
-
-        init(bytes: Slice<UnsafeBufferPointer<UInt8>>) {
-            self.bytes = bytes
-            index = bytes.startIndex
-        }
-
-        private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        private static let openers: Set<UInt8> = [UInt8(ascii: "{"), UInt8(ascii: "[")]
-        private static let closers: Set<UInt8> = [UInt8(ascii: "}"), UInt8(ascii: "]")]
-
-        private var current: UInt8? { index < bytes.endIndex ? bytes[index] : nil }
-
-        private mutating func skipWhitespace() {
-            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
-        }
-
-        /// Past a string whose opening quote is at `index`; whether its contents were
-        /// exactly `id` (an escaped spelling of it is not recognised).
-        private mutating func skipString() -> Bool {
-            let start = index + 1
-            index = start
-            while let byte = current {
-                index += 1
-                if byte == Self.backslash {
-                    index += 1
-                } else if byte == Self.quote {
-                    return index - start == 3 && bytes[start] == UInt8(ascii: "i") && bytes[start + 1] == UInt8(ascii: "d")
-                }
-            }
-            return false
-        }
-
-        /// Past one value of any kind, up to the `,` or `}` after it; nesting is only
-        /// counted, brackets are not matched.
-        private mutating func skipValue() {
-            var depth = 0
-            while let byte = current {
-                if byte == Self.quote {
-                    _ = skipString()
-                    if depth == 0 { return }
-                } else if Self.openers.contains(byte) {
-                    depth += 1
-                    index += 1
-                } else if Self.closers.contains(byte) {
-                    // At depth 0 it closes the object the value is in: not the value's.
-                    if depth == 0 { return }
-                    depth -= 1
-                    index += 1
-                    if depth == 0 { return }
-                } else if depth == 0, byte == UInt8(ascii: ",") {
-                    return
-                } else {
-                    index += 1
-                }
-            }
-        }
-
-        /// Plain digits within ``ClientEnvelope/requestIDs``, or nil.
-        private mutating func number() -> UInt64? {
-            guard let first = current, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first) else { return nil }
-            var value: UInt64 = 0
-            while let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
-                let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflowB) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-                guard !overflowA, !overflowB else { return nil }
-                value = sum
-                index += 1
-            }
-            skipWhitespace()
-            guard let next = current, next == UInt8(ascii: ",") || next == UInt8(ascii: "}") else { return nil }
-            return ClientEnvelope.requestIDs.contains(value) ? value : nil
-        }
-
-        mutating func requestNumber() -> UInt64? {
-            skipWhitespace()
-            guard current == UInt8(ascii: "{") else { return nil }
-            index += 1
-            var found: UInt64?
-            while true {
-                skipWhitespace()
-                guard current == Self.quote else { return found }
-                let isID = skipString()
-                skipWhitespace()
-                guard current == UInt8(ascii: ":") else { return found }
-                index += 1
-                skipWhitespace()
-                if isID {
-                    guard found == nil, let value = number() else { return nil }
-                    found = value
-                } else {
-                    skipValue()
-                }
-                skipWhitespace()
-                guard current == UInt8(ascii: ",") else { return found }
-                index += 1
-            }
-        }
+    /// after the object), from the text of the top-level `"id"` that ``StrictJSON`` read
+    /// before the fault: only plain digits within ``ClientEnvelope/requestIDs`` (not a
+    /// sign, fraction or exponent); nil when it is missing or anything else.
+    private static func requestNumber(literal: String?) -> UInt64? {
+        literal.flatMap { UInt64($0) }.flatMap { ClientEnvelope.requestIDs.contains($0) ? $0 : nil }
     }
 
     /// A value from the message as it may be shown in a log line: JSON text, at most 60

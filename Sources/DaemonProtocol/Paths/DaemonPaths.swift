@@ -174,18 +174,12 @@ public enum DaemonPaths {
 
     /// The socket directory cannot be reached: a directory on the way to it may not be
     /// searched by this user (`EACCES` from `mkdir` or `lstat` said only "Permission
-    /// denied", as if the directory could not be created, though it may exist). `nil` when
-    /// every directory on the way can be searched (the parent is then not writable).
+    /// denied", as if the directory could not be created, though it may exist), found by
+    /// the walk the state directory is checked with (``DirectoryProblem``). `nil` when every
+    /// directory on the way can be searched (the parent is then not writable).
     private static func unreachable(_ directory: String) -> PathError? {
-        var prefix = ""
-        for component in directory.split(separator: "/").dropLast() {
-            prefix += "/" + component
-            if access(prefix, X_OK) != 0 {
-                let code = errno
-                return PathError(path: directory, message: "cannot reach the socket directory \(directory): \(prefix) cannot be searched by uid \(getuid()) (\(systemErrorText(code))); give this user search permission on it, or choose another --socket")
-            }
-        }
-        return nil
+        guard let problem = DirectoryProblem.find(in: directory), case .unsearchable(let code) = problem.kind else { return nil }
+        return PathError(path: directory, message: "cannot reach the socket directory \(directory): \(problem.component) cannot be searched by uid \(getuid()) (\(systemErrorText(code))); give this user search permission on it, or choose another --socket")
     }
 
     /// `path` without `.`/`..` components or repeated slashes (lexically: no symbolic link

@@ -90,7 +90,7 @@ public enum StrictJSON {
     /// Checks `data`; returns normally when it is one well-formed UTF-8 JSON value (any
     /// type at the top level) without duplicate keys and not nested too deeply.
     public static func validate(_ data: Data) throws(Failure) {
-        _ = try scan(data, keepsTopLevelNumbers: false)
+        if let failure = scan(data, keepsTopLevelNumbers: false).failure { throw failure }
     }
 
     /// Checks `data` as ``validate(_:)`` does and returns the numbers that are members of
@@ -99,23 +99,38 @@ public enum StrictJSON {
     /// sure of through a Double (`9007199254740993e0` becomes 2^53), so a field that must be
     /// read exactly, such as a 64-bit seed, is read from its text.
     public static func topLevelNumberLiterals(validating data: Data) throws(Failure) -> [String: String] {
-        try scan(data, keepsTopLevelNumbers: true)
+        let outcome = scan(data, keepsTopLevelNumbers: true)
+        if let failure = outcome.failure { throw failure }
+        return outcome.numbers
     }
 
-    private static func scan(_ data: Data, keepsTopLevelNumbers: Bool) throws(Failure) -> [String: String] {
+    /// ``topLevelNumberLiterals(validating:)`` that does not stop at a failure: it returns
+    /// the failure, if any, with the numbers read before it, so that a caller answering a
+    /// broken document can still use a field that came before the fault (bgtaskd's reply
+    /// to a malformed request carries the request's `id`) without reading the bytes again.
+    ///
+    /// Before a failure, a number counts only once its member ended (a `,` or `}` after it):
+    /// in `{"id":12 34` neither 12 nor 1234 is what the writer meant. A key the failure found
+    /// twice in the top-level object has no number (which one would be meant?). Nothing
+    /// after the failure is read: past a fault, what looks like a member may be inside a
+    /// string or a value that the fault broke.
+    public static func topLevelNumberLiterals(readingUpToFailure data: Data) -> (numbers: [String: String], failure: Failure?) {
+        scan(data, keepsTopLevelNumbers: true)
+    }
+
+    private static func scan(_ data: Data, keepsTopLevelNumbers: Bool) -> (numbers: [String: String], failure: Failure?) {
         // Copied once so the scanner works on a plain buffer (Data's own subscripts are slow).
         let bytes = [UInt8](data)
-        let outcome: Result<[String: String], Failure> = bytes.withUnsafeBufferPointer { buffer in
+        return bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(bytes: buffer)
             scanner.keepsTopLevelNumbers = keepsTopLevelNumbers
             do throws(Failure) {
                 try scanner.document()
-                return .success(scanner.topLevelNumbers)
+                return (scanner.topLevelNumbers, nil)
             } catch {
-                return .failure(error)
+                return (scanner.topLevelNumbers, error)
             }
         }
-        return try outcome.get()
     }
 
     /// `.key` for identifier-like keys, `["odd key"]` for the rest, so a path stays unambiguous.
@@ -347,6 +362,8 @@ public enum StrictJSON {
             let isNew = objectKeys[objectKeys.count - 1].insert(name).inserted
             stack[stack.count - 1] = .object(key: name)
             guard isNew else {
+                // Neither value is the document's: the first is not kept for the caller.
+                if stack.count == 1 { topLevelNumbers[name] = nil }
                 throw failure(.duplicateKey(name), "duplicate key \(StrictJSON.quoted(name)): each key may appear once in an object (Foundation would keep the last one silently)", at: start)
             }
             skipWhitespace()
@@ -391,11 +408,22 @@ public enum StrictJSON {
             // every field of ours reads numbers into.
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
             if let value = Double(text), value.isFinite {
-                if keepsTopLevelNumbers, stack.count == 1, case .object(let key?) = stack[0] { topLevelNumbers[key] = text }
+                if keepsTopLevelNumbers, stack.count == 1, case .object(let key?) = stack[0], memberEnds(after: offset) { topLevelNumbers[key] = text }
                 return
             }
             let shown = text.count > 24 ? String(text.prefix(24)) + "... (\(text.count) characters)" : text
             throw failure(.syntax, "expected a number within the range of a Double (about ±1.8e308), found \(shown)", at: start)
+        }
+
+        /// Whether the next byte from `position` that is not whitespace ends an object's
+        /// member (`,` or `}`), looked at without moving: in a valid document it always
+        /// does, so only a number cut short or run on before a failure is left out.
+        func memberEnds(after position: Int) -> Bool {
+            // A copy that only moves its offset: its arrays are shared, never copied.
+            var lookahead = self
+            lookahead.offset = position
+            lookahead.skipWhitespace()
+            return lookahead.offset < bytes.count && (bytes[lookahead.offset] == UInt8(ascii: ",") || bytes[lookahead.offset] == UInt8(ascii: "}"))
         }
 
         /// Reads a string; returns its decoded value when `decode` (keys), else `nil`.

@@ -16,21 +16,14 @@ import Synchronization
 /// Setting the signals to `SIG_IGN` instead, as bgtaskd did, loses one that arrives before the
 /// source is registered, and one before `SIG_IGN` kills with the default action.
 ///
-/// The sources are made here, not once the daemon exists: libdispatch registers a source
-/// on its manager thread, after `activate()` returns, and the registration is what replaces
-/// the signal's default action. `dispatchMain()` parks the main thread in `sigsuspend` with an
-/// empty mask, so a signal still pending then, with its source not yet registered, would kill
-/// the daemon (seen: with the sources made after the start, a SIGINT sent at "ready" now and
-/// then ended bgtaskd with the default action).
-///
-/// The handlers run on the main queue, which runs only after bgtaskd's `main` has called
-/// ``deliver(to:)`` (it drains nothing before `dispatchMain()`), so they always find the
-/// daemon. The app processes the daemon starts get an empty mask (docs/process-supervision.md).
+/// The sources act only once ``deliver(to:)`` named the daemon; a signal that arrived before
+/// (the main queue only runs after the start, so this is rare) is acted on then.
+/// The app processes the daemon starts get an empty mask (docs/process-supervision.md).
 public final class DaemonSignals: Sendable {
     private struct State {
-        /// Set by ``deliver(to:)`` before the main queue runs; held for the process's life
-        /// (bgtaskd's `main` keeps no reference of its own).
         var daemon: Daemon?
+        /// Signals received before there was a daemon to act on them, in order.
+        var early: [Int32] = []
         /// Kept so that they stay registered for the daemon's life.
         var sources: [SignalSourceBox] = []
     }
@@ -63,15 +56,26 @@ public final class DaemonSignals: Sendable {
         return signals
     }
 
-    /// The signals act on `daemon`. Call it on the main thread before the main queue runs
-    /// (bgtaskd's `main` does, before `dispatchMain()`).
+    /// From now on the signals act on `daemon`; one that came before acts now (on the main queue).
     public func deliver(to daemon: Daemon) {
-        state.withLock { $0.daemon = daemon }
+        let early = state.withLock { state -> [Int32] in
+            state.daemon = daemon
+            defer { state.early = [] }
+            return state.early
+        }
+        guard !early.isEmpty else { return }
+        DispatchQueue.main.async { for number in early { Self.act(number, on: daemon) } }
     }
 
     private func received(_ number: Int32) {
-        // Never nil: the main queue, where this runs, runs only after deliver(to:).
-        guard let daemon = state.withLock({ $0.daemon }) else { return }
+        let daemon = state.withLock { state -> Daemon? in
+            if state.daemon == nil { state.early.append(number) }
+            return state.daemon
+        }
+        if let daemon { Self.act(number, on: daemon) }
+    }
+
+    private static func act(_ number: Int32, on daemon: Daemon) {
         if number == SIGHUP {
             daemon.reloadPolicy()
         } else {

@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// ``install()`` blocks the three signals in the calling thread, which must be the main
 /// thread before any other thread exists (every thread created later inherits the mask), and
-/// creates Dispatch signal sources for them on the main queue. A blocked signal stays pending
+/// creates Dispatch signal sources for them, waiting until libdispatch has registered them
+/// (from then on its handler, not the default action, meets a signal on any thread; the
+/// sources hand what they read to the main queue). A blocked signal stays pending
 /// until the source reads it (libdispatch reads signals through a `signalfd` on Linux), so a
 /// signal that arrives while the daemon starts, while it says "ready", or while a source is
 /// still being registered, is neither lost nor fatal: it is handled once the main queue runs.
@@ -46,15 +48,33 @@ public final class DaemonSignals: Sendable {
         pthread_sigmask(SIG_BLOCK, &mask, nil)
         let signals = DaemonSignals()
         var sources: [SignalSourceBox] = []
+        // The sources live on a queue of their own so that their registration can be waited
+        // for here, on the main thread: libdispatch registers a source on its manager thread
+        // after activate() returns, and the registration is what replaces the signal's default
+        // action. dispatchMain() later parks the main thread in sigsuspend with an empty mask,
+        // so a signal that came while a source was still unregistered (a loaded machine delays
+        // the manager thread) ended the daemon with the default action.
+        let registered = DispatchGroup()
         for number in handled {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { [signals] in signals.received(number) }
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
+            // Acted on from the main queue, which runs only once the daemon has started.
+            source.setEventHandler { [signals] in DispatchQueue.main.async { signals.received(number) } }
             source.activate()
             sources.append(SignalSourceBox(source: source))
         }
+        // Milliseconds at most; a registration that never comes leaves the old exposure, not a hang.
+        _ = registered.wait(timeout: .now() + registrationTimeout)
         signals.state.withLock { $0.sources = sources }
         return signals
     }
+
+    /// Where the signal sources' handlers run before they hand a signal to the main queue.
+    private static let signalQueue = DispatchQueue(label: "bgtaskd.signals")
+
+    /// The longest ``install()`` waits for libdispatch to register the sources.
+    private static let registrationTimeout: DispatchTimeInterval = .seconds(5)
 
     /// From now on the signals act on `daemon`; one that came before acts now (on the main queue).
     public func deliver(to daemon: Daemon) {

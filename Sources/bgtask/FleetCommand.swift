@@ -223,11 +223,10 @@ enum FleetCommand {
 
     /// The summary rows of the comparison with the timers.
     static func baselineRows(_ comparison: FleetComparison) -> [FleetReport.Row] {
-        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f min", $0) } ?? "n/a" }
         func row(_ name: String, _ figures: BaselineComparison.Figures) -> FleetReport.Row {
             FleetReport.Row(
                 name: "staleness at launch (median / p90), wakeups and energy a day: \(name)",
-                value: "\(minutes(figures.stalenessMedianMinutes)) / \(minutes(figures.stalenessP90Minutes)), \(String(format: "%.1f", figures.wakeupsPerDay)), \(String(format: "%.0f J", figures.joulesPerDay))")
+                value: "\(figures.stalenessText(\.stalenessMedianMinutes)) / \(figures.stalenessText(\.stalenessP90Minutes)), \(String(format: "%.1f", figures.wakeupsPerDay)), \(String(format: "%.0f J", figures.joulesPerDay))")
         }
         let goals = comparison.goals
         func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }

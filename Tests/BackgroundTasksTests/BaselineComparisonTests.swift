@@ -1,6 +1,6 @@
 @testable import bgtask
 import BackgroundTasks
-import BackgroundTasksTesting
+@testable import BackgroundTasksTesting
 import FeedReaderExample
 import Foundation
 import SchedulerCore
@@ -53,6 +53,42 @@ import Testing
             #expect(figures["stalenessMedianMinutes"] is NSNull && figures["stalenessP90Minutes"] is NSNull, "\(key): \(figures)")
             #expect(Set(figures.keys) == ["stalenessMedianMinutes", "stalenessP90Minutes", "wakeupsPerDay", "joulesPerDay", "launches", "launchesWithoutContent", "refreshesPerDay"])
         }
+    }
+
+    @Test func launchesWithoutContentCountAsStalerThanAnyContent() async throws {
+        func figures(median: Double?, p90: Double?, launches: Int = 100, withoutContent: Int = 0) -> BaselineComparison.Figures {
+            .init(stalenessMedianMinutes: median, stalenessP90Minutes: p90, wakeupsPerDay: 1, joulesPerDay: 1,
+                  launches: launches, launchesWithoutContent: withoutContent, refreshesPerDay: 1)
+        }
+        let fed = figures(median: 10, p90: 60)
+        // The launch at the policy's median and p90 found no content: it cannot pass on ages.
+        let starved = figures(median: nil, p90: nil, withoutContent: 70)
+        let goals = BaselineComparison.Goals.judging(policy: starved, timer15: fed, equalBudgetTimer: fed)
+        #expect(!goals.median && !goals.p90)
+        #expect(starved.stalenessText(\.stalenessMedianMinutes) == "no content")
+        // Worse at p90 only where the timer fed every launch.
+        let fewUnfed = figures(median: 5, p90: nil, withoutContent: 20)
+        let both = BaselineComparison.Goals.judging(policy: fewUnfed, timer15: fed, equalBudgetTimer: fed)
+        #expect(both.median && !both.p90)
+        // No scheduler fed the launch at the rank: the policy is no worse.
+        #expect(BaselineComparison.Goals.judging(policy: starved, timer15: starved, equalBudgetTimer: starved).median)
+        // No launch at all: nothing is compared, and nothing passes.
+        let none = figures(median: nil, p90: nil, launches: 0)
+        #expect(!BaselineComparison.Goals.judging(policy: none, timer15: none, equalBudgetTimer: none).median)
+        #expect(none.stalenessText(\.stalenessP90Minutes) == "n/a")
+
+        // End to end: three launches on an offline first day, one on a connected second:
+        // the median launch found no content (the fed launch alone has an age).
+        let late = Scenario(name: "late network", days: [
+            .init(network: [], launches: [.init(at: 600), .init(at: 660), .init(at: 720)]),
+            .init(network: [.init(from: 0, to: 1440)], launches: [.init(at: 720)]),
+        ])
+        let comparison = try await BaselineComparison.run(scenario: late, days: 2, seeds: [1])
+        for figures in [comparison.policy, comparison.timer15] {
+            #expect(figures.launches == 4 && figures.launchesWithoutContent == 3, "\(figures)")
+            #expect(figures.stalenessMedianMinutes == nil && figures.stalenessP90Minutes == nil, "\(figures)")
+        }
+        #expect(comparison.text().contains("no content"))
     }
 
     @Test func theComparisonMatchesTheEqualBudgetTimerToThePolicysWakeups() async throws {

@@ -54,9 +54,8 @@ public enum HTMLReport {
     /// page: the life, seeds and app, each scheduler's figures, and each goal with its bound
     /// and verdict, as `bgtask simulate --compare-baselines` prints them.
     public static func render(_ comparison: BaselineComparison) -> String {
-        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "n/a" }
         func row(_ name: String, _ figures: BaselineComparison.Figures) -> [String] {
-            [name, minutes(figures.stalenessMedianMinutes), minutes(figures.stalenessP90Minutes),
+            [name, figures.stalenessText(\.stalenessMedianMinutes, unit: ""), figures.stalenessText(\.stalenessP90Minutes, unit: ""),
              "\(figures.launchesWithoutContent) of \(figures.launches)", String(format: "%.1f", figures.wakeupsPerDay),
              String(format: "%.1f", figures.refreshesPerDay), String(format: "%.0f", figures.joulesPerDay)]
         }
@@ -85,10 +84,10 @@ public enum HTMLReport {
             rows: [
                 ["wakeups at most a quarter of the 15-minute timer's", String(format: "%.1f", comparison.policy.wakeupsPerDay),
                  String(format: "%.1f", comparison.timer15.wakeupsPerDay / 4), verdict(goals.wakeups)],
-                ["median at most 1.25 x the 15-minute timer's", minutes(comparison.policy.stalenessMedianMinutes),
-                 minutes(comparison.timer15.stalenessMedianMinutes.map { $0 * 1.25 }), verdict(goals.median)],
-                ["p90 no worse than the equal-budget timer's", minutes(comparison.policy.stalenessP90Minutes),
-                 minutes(comparison.equalBudgetTimer.stalenessP90Minutes), verdict(goals.p90)],
+                ["median at most 1.25 x the 15-minute timer's", comparison.policy.stalenessText(\.stalenessMedianMinutes, unit: ""),
+                 comparison.timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25, unit: ""), verdict(goals.median)],
+                ["p90 no worse than the equal-budget timer's", comparison.policy.stalenessText(\.stalenessP90Minutes, unit: ""),
+                 comparison.equalBudgetTimer.stalenessText(\.stalenessP90Minutes, unit: ""), verdict(goals.p90)],
             ],
             total: nil, textColumns: 1)
         return page.document(title: title)

@@ -58,9 +58,11 @@ public struct BaselineComparison: Sendable {
     /// One scheduler's figures over every seed.
     public struct Figures: Hashable, Sendable, Encodable {
         /// Median age of the app's content at the user's launches (pooled over seeds), in
-        /// minutes; nil (`null` in JSON) when no launch found content.
+        /// minutes. A launch that found no content yet counts as older than any content, so
+        /// nil (`null` in JSON) says that the launch at the median found none (or that there
+        /// was no launch: ``launches`` is 0).
         @NullWhenAbsent public var stalenessMedianMinutes: Double?
-        /// 90th percentile of the same.
+        /// 90th percentile of the same (nil when the launch at that rank found no content).
         @NullWhenAbsent public var stalenessP90Minutes: Double?
         /// Device wakeups (instants at which runs started) per simulated day.
         public var wakeupsPerDay: Double
@@ -68,10 +70,25 @@ public struct BaselineComparison: Sendable {
         public var joulesPerDay: Double
         /// The user's launches of the app, over every seed.
         public var launches: Int
-        /// Launches before any refresh had succeeded (not in the staleness figures).
+        /// Launches before any refresh had succeeded (in the staleness figures as older
+        /// than any content).
         public var launchesWithoutContent: Int
         /// Successful refreshes per simulated day.
         public var refreshesPerDay: Double
+
+        /// A staleness figure for comparing: its value, infinity when the launch at its
+        /// rank found no content, nil when there was no launch.
+        func rankedStaleness(_ figure: KeyPath<Figures, Double?>) -> Double? {
+            launches == 0 ? nil : self[keyPath: figure] ?? .infinity
+        }
+
+        /// A staleness figure for people: its minutes (times `factor`, for a goal's bound)
+        /// followed by `unit`, "no content" (the launch at its rank found none) or "n/a" (no
+        /// launch).
+        public func stalenessText(_ figure: KeyPath<Figures, Double?>, times factor: Double = 1, unit: String = " min") -> String {
+            guard let value = rankedStaleness(figure) else { return "n/a" }
+            return value.isFinite ? String(format: "%.1f", value * factor) + unit : "no content"
+        }
     }
 
     /// Whether each goal holds.
@@ -85,15 +102,21 @@ public struct BaselineComparison: Sendable {
         /// All three.
         public var all: Bool { wakeups && median && p90 }
 
-        /// The goals of `policy` against the two timers. A life in which no launch found
-        /// content under some scheduler compares nothing: the staleness goals hold only when
-        /// both sides have a figure.
+        /// The goals of `policy` against the two timers. A launch that found no content is
+        /// staler than any that found some: a figure without a value (the launch at its rank
+        /// found none) is infinitely stale, so a policy that leaves launches without content
+        /// where a timer fed them cannot pass on the ages of the few it fed. A life without
+        /// launches under some scheduler compares nothing: the staleness goals do not hold.
         public static func judging(policy: Figures, timer15: Figures, equalBudgetTimer: Figures) -> Goals {
             let wakeups = policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4
             var median = false
-            if let mine = policy.stalenessMedianMinutes, let theirs = timer15.stalenessMedianMinutes { median = mine <= 1.25 * theirs }
+            if let mine = policy.rankedStaleness(\.stalenessMedianMinutes), let theirs = timer15.rankedStaleness(\.stalenessMedianMinutes) {
+                median = mine <= 1.25 * theirs
+            }
             var p90 = false
-            if let mine = policy.stalenessP90Minutes, let theirs = equalBudgetTimer.stalenessP90Minutes { p90 = mine <= theirs }
+            if let mine = policy.rankedStaleness(\.stalenessP90Minutes), let theirs = equalBudgetTimer.rankedStaleness(\.stalenessP90Minutes) {
+                p90 = mine <= theirs
+            }
             return Goals(wakeups: wakeups, median: median, p90: p90)
         }
     }
@@ -218,12 +241,15 @@ public struct BaselineComparison: Sendable {
             days += result.days
         }
 
-        /// Staleness pooled over every launch, rates averaged over every simulated day.
+        /// Staleness pooled over every launch (one without content older than any content),
+        /// rates averaged over every simulated day.
         var figures: Figures {
             let perDay = max(days, 1)
+            let ranked = ages + Array(repeating: Double.infinity, count: withoutContent)
+            func staleness(_ fraction: Double) -> Double? { EnergySummary.percentile(fraction, of: ranked).flatMap { $0.isFinite ? $0 : nil } }
             return Figures(
-                stalenessMedianMinutes: EnergySummary.percentile(0.5, of: ages),
-                stalenessP90Minutes: EnergySummary.percentile(0.9, of: ages),
+                stalenessMedianMinutes: staleness(0.5),
+                stalenessP90Minutes: staleness(0.9),
                 wakeupsPerDay: Double(wakeups) / perDay, joulesPerDay: joules / perDay,
                 launches: launches, launchesWithoutContent: withoutContent, refreshesPerDay: Double(refreshes) / perDay
             )
@@ -243,10 +269,9 @@ public struct BaselineComparison: Sendable {
     /// The table of three schedulers' figures under `heading`, then the goals (for one
     /// life, and for a fleet).
     public static func text(heading: String, policy: Figures, timer15: Figures, equalBudgetTimer: Figures, equalBudgetInterval: TimeInterval) -> String {
-        func minutes(_ value: Double?) -> String { value.map { String(format: "%.1f min", $0) } ?? "n/a" }
         func row(_ name: String, _ figures: Figures) -> String {
             name.padding(toLength: 22, withPad: " ", startingAt: 0)
-                + minutes(figures.stalenessMedianMinutes).leftPadded(to: 11) + minutes(figures.stalenessP90Minutes).leftPadded(to: 12)
+                + figures.stalenessText(\.stalenessMedianMinutes).leftPadded(to: 11) + figures.stalenessText(\.stalenessP90Minutes).leftPadded(to: 12)
                 + "\(figures.launchesWithoutContent)/\(figures.launches)".leftPadded(to: 11)
                 + String(format: "%.1f", figures.wakeupsPerDay).leftPadded(to: 13) + String(format: "%.0f J", figures.joulesPerDay).leftPadded(to: 11)
         }
@@ -263,8 +288,8 @@ public struct BaselineComparison: Sendable {
         let goals = Goals.judging(policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer)
         func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
         lines.append("goal 1, wakeups <= 1/4 of the 15-min timer's: \(String(format: "%.1f", policy.wakeupsPerDay)) vs \(String(format: "%.1f", timer15.wakeupsPerDay / 4))  \(verdict(goals.wakeups))")
-        lines.append("goal 2, median <= 1.25 x the 15-min timer's: \(minutes(policy.stalenessMedianMinutes)) vs \(minutes(timer15.stalenessMedianMinutes.map { $0 * 1.25 }))  \(verdict(goals.median))")
-        lines.append("goal 3, p90 <= the equal-budget timer's: \(minutes(policy.stalenessP90Minutes)) vs \(minutes(equalBudgetTimer.stalenessP90Minutes))  \(verdict(goals.p90))")
+        lines.append("goal 2, median <= 1.25 x the 15-min timer's: \(policy.stalenessText(\.stalenessMedianMinutes)) vs \(timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25))  \(verdict(goals.median))")
+        lines.append("goal 3, p90 <= the equal-budget timer's: \(policy.stalenessText(\.stalenessP90Minutes)) vs \(equalBudgetTimer.stalenessText(\.stalenessP90Minutes))  \(verdict(goals.p90))")
         return lines.joined(separator: "\n") + "\n"
     }
 

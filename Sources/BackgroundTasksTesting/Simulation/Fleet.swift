@@ -374,13 +374,15 @@ public struct FleetResult: Sendable {
         ageCounts = Array(repeating: 0, count: Self.ageBins)
     }
 
-    /// The `fraction` quantile (0...1) of the content's age at launches that found content,
-    /// in minutes, at the middle of its 10-second bin; `nil` when no launch found content.
+    /// The `fraction` quantile (0...1) of the content's age at the launches, in minutes, at
+    /// the middle of its 10-second bin; a launch that found no content counts as older than
+    /// any content, so `nil` when the launch at that rank found none (or there was none).
     public func stalenessMinutes(quantile fraction: Double) -> Double? {
         let found = launches - launchesWithoutContent
-        guard found > 0 else { return nil }
+        guard launches > 0 else { return nil }
         // The nearest-rank quantile, as EnergySummary.percentile takes it on a sorted list.
-        let rank = min(found, max(1, Int((min(max(fraction, 0), 1) * Double(found)).rounded(.up))))
+        let rank = min(launches, max(1, Int((min(max(fraction, 0), 1) * Double(launches)).rounded(.up))))
+        guard rank <= found else { return nil }
         var seen = 0
         for (bin, count) in ageCounts.enumerated() {
             seen += count

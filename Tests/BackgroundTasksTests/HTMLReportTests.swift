@@ -122,6 +122,15 @@ private func occurrences(of needle: String, in text: String) -> Int {
         #expect(fleetPage.contains("push &lt;burst&gt;"))
     }
 
+    @Test func controlAndBidiCharactersAreShownNotObeyed() {
+        // A right-to-left override in a title reversed the rest of the page's title.
+        var report = deviceReport(tasks: [task(runs: [run(0, 5)])])
+        report.title = "trip\u{202E}lmth.exe\u{0007}"
+        let page = HTMLReport.render(report)
+        #expect(!page.unicodeScalars.contains { [0x202E, 0x07].contains($0.value) })
+        #expect(page.contains("trip\\u202Elmth.exe\\u0007"))
+    }
+
     @Test func pagesAreSelfContained() {
         let quoting = deviceReport(tasks: [task(runs: [run(0, 5)])], notes: ["see https://example.com/run and http://x"])
         for page in [HTMLReport.render(quoting), HTMLReport.render(fleetReport())] {

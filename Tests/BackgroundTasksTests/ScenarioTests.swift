@@ -174,6 +174,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         }
     }
 
+    @Test func aLaunchTooShortToMeasureStillOpensTheApp() throws {
+        // "above 0" allows a length that vanishes next to the instant's magnitude: the
+        // session lasts a second instead, and the launch is not lost.
+        let scenario = try parse(document(days: [#"{"launches": [{"at": "10:00", "minutes": 1e-300}, {"at": "12:00", "minutes": 0.001}]}"#]))
+        let result = Simulation(scenario: scenario, days: 1, seed: 1).run(modelled: [.feedReader()], recordsTrace: false)
+        #expect(result.launches.count == 2, "\(result.launches)")
+    }
+
     @Test func loadReadsAFile() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).json")
         try Data(document(days: [#"{"name": "only"}"#]).utf8).write(to: url)

@@ -61,8 +61,12 @@ struct SVG {
 enum Markup {
     /// `text` safe in HTML text and in quoted attributes: `& < > " '` become entities, and the
     /// slash of `://` becomes `&#47;` so that not even a quoted link appears in the page as a
-    /// URL (it still reads the same in a browser).
+    /// URL (it still reads the same in a browser). Control and bidirectional-override
+    /// characters are shown as `\uXXXX`, as the terminal shows them
+    /// (``StandardStream/terminalSafe(_:)``): a scenario's name with a right-to-left override
+    /// reversed the rest of the page's title.
     static func escape(_ text: String) -> String {
+        let text = StandardStream.terminalSafe(text)
         // Most report text (times, numbers, identifiers) has nothing to escape.
         guard text.utf8.contains(where: { "&<>\"'/".utf8.contains($0) }) else { return text }
         var escaped = ""

@@ -250,12 +250,17 @@ struct ScriptBuilder {
         (0..<days).compactMap { scenario.drawnDay($0, seed: seed) }
     }
 
+    /// The shortest session a launch opens, in seconds (docs/scenarios.md, "A day").
+    static let shortestSession: TimeInterval = 1
+
     /// The launches that happen, as (app, from, to) in seconds, cut at the end.
     func sessions(of drawnDays: [Scenario.Day]) -> [Session] {
         drawnDays.enumerated().flatMap { index, day in
             day.launches.compactMap { launch -> Session? in
                 let from = Self.offset(day: index, minute: launch.at)
-                let to = min(from + launch.minutes * 60, total)
+                // At least a second: a length the file may give (above 0) but that vanishes
+                // next to the offset's magnitude would lose the launch.
+                let to = min(from + max(launch.minutes * 60, Self.shortestSession), total)
                 return to > from ? (launch.app, from, to) : nil
             }
         }

@@ -201,7 +201,9 @@ enum FleetCommand {
                 stalenessMedianMinutes: result.stalenessMinutes(quantile: 0.5), stalenessP90Minutes: result.stalenessMinutes(quantile: 0.9),
                 baselines: baselines.map { Document.Baselines(
                     policy: $0.policy, timer15: $0.timer15, equalBudgetTimer: $0.equalBudgetTimer,
-                    equalBudgetIntervalMinutes: $0.equalBudgetInterval / 60, goals: $0.goals) }
+                    equalBudgetIntervalMinutes: $0.equalBudgetInterval / 60,
+                    equalBudgetMatched: BaselineComparison.equalBudgetMatches(policy: $0.policy, equalBudgetTimer: $0.equalBudgetTimer),
+                    goals: $0.goals) }
             )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -270,6 +272,7 @@ enum FleetCommand {
             var timer15: BaselineComparison.Figures
             var equalBudgetTimer: BaselineComparison.Figures
             var equalBudgetIntervalMinutes: Double
+            var equalBudgetMatched: Bool
             var goals: BaselineComparison.Goals
         }
 

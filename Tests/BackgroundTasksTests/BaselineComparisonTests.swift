@@ -91,6 +91,27 @@ import Testing
         #expect(comparison.text().contains("no content"))
     }
 
+    @Test func anEqualBudgetTimerThatCouldNotMatchThePolicyIsSaidToBeNone() throws {
+        func figures(wakeups: Double) -> BaselineComparison.Figures {
+            .init(stalenessMedianMinutes: 10, stalenessP90Minutes: 60, wakeupsPerDay: wakeups, joulesPerDay: 1,
+                  launches: 10, launchesWithoutContent: 0, refreshesPerDay: 1)
+        }
+        #expect(BaselineComparison.equalBudgetMatches(policy: figures(wakeups: 10), equalBudgetTimer: figures(wakeups: 10.9)))
+        #expect(BaselineComparison.equalBudgetMatches(policy: figures(wakeups: 0), equalBudgetTimer: figures(wakeups: 0.05)))
+        // A policy that wakes less than the 15-minute timer can: the closest timer is that one.
+        let unmatched = BaselineComparison(
+            scenario: "window", days: 2, seeds: [1], app: AppID("com.example.feedreader"), policy: figures(wakeups: 0.3),
+            timer15: figures(wakeups: 1), equalBudgetTimer: figures(wakeups: 1), equalBudgetInterval: 15 * 60)
+        #expect(!unmatched.equalBudgetMatched)
+        #expect(unmatched.text().contains("note: no timer interval between 15 min and 7 d wakes the device as often as the policy (0.3 a day): the closest, every 15 min, wakes it 1.0 a day"))
+        #expect(HTMLReport.render(unmatched).contains("Note: no timer interval"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(unmatched.json().utf8)) as? [String: Any])
+        #expect(json["equalBudgetMatched"] as? Bool == false)
+        var matched = unmatched
+        matched.policy = figures(wakeups: 1)
+        #expect(!matched.text().contains("note:") && matched.equalBudgetMatched)
+    }
+
     @Test func theComparisonMatchesTheEqualBudgetTimerToThePolicysWakeups() async throws {
         let scenario = try #require(Scenario.builtIn(named: "commuter"))
         let comparison = try await BaselineComparison.run(scenario: scenario, days: 4, seeds: [1, 2])

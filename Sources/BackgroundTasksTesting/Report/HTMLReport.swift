@@ -76,6 +76,9 @@ public enum HTMLReport {
                 row("timer, equal budget (every \(DurationText.spoken(comparison.equalBudgetInterval)))", comparison.equalBudgetTimer),
             ],
             total: nil, textColumns: 1)
+        if let note = BaselineComparison.equalBudgetNote(policy: comparison.policy, equalBudgetTimer: comparison.equalBudgetTimer, interval: comparison.equalBudgetInterval) {
+            page.paragraph("Note: " + note + ".")
+        }
         page.section("Goals")
         let goals = comparison.goals
         func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
@@ -183,6 +186,11 @@ struct Page {
     /// A section heading.
     mutating func section(_ title: String) {
         body += "<h2>\(Markup.escape(title))</h2>\n"
+    }
+
+    /// A paragraph of text.
+    mutating func paragraph(_ text: String) {
+        body += "<p>\(Markup.escape(text))</p>\n"
     }
 
     /// Markup built elsewhere (an SVG chart, whose texts are already escaped).

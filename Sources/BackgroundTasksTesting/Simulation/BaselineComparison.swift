@@ -149,6 +149,27 @@ public struct BaselineComparison: Sendable {
     /// The goals, judged from the figures (``Goals/judging(policy:timer15:equalBudgetTimer:)``).
     public var goals: Goals { Goals.judging(policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer) }
 
+    /// Whether the equal-budget timer woke the device about as often as the policy
+    /// (``equalBudgetMatches(policy:equalBudgetTimer:)``).
+    public var equalBudgetMatched: Bool { Self.equalBudgetMatches(policy: policy, equalBudgetTimer: equalBudgetTimer) }
+
+    /// Whether `equalBudgetTimer` wakes the device about as often as `policy`: within a tenth
+    /// (or 0.1 a day). No timer interval in ``intervalRange`` may come close: a policy that
+    /// wakes less than a timer every 7 days would (clean-ups that need power wake it too), or
+    /// more than the 15-minute timer. Goal 3 still compares with the closest timer; the
+    /// outputs say that it is not an equal budget.
+    public static func equalBudgetMatches(policy: Figures, equalBudgetTimer: Figures) -> Bool {
+        abs(equalBudgetTimer.wakeupsPerDay - policy.wakeupsPerDay) <= max(0.1 * policy.wakeupsPerDay, 0.1)
+    }
+
+    /// The sentence that says the equal-budget timer is not one, or nil when it is.
+    static func equalBudgetNote(policy: Figures, equalBudgetTimer: Figures, interval: TimeInterval) -> String? {
+        guard !equalBudgetMatches(policy: policy, equalBudgetTimer: equalBudgetTimer) else { return nil }
+        return "no timer interval between \(DurationText.spoken(intervalRange.lowerBound)) and \(DurationText.spoken(intervalRange.upperBound)) wakes the device as often as the policy"
+            + " (\(String(format: "%.1f", policy.wakeupsPerDay)) a day): the closest, every \(DurationText.spoken(interval)), wakes it"
+            + " \(String(format: "%.1f", equalBudgetTimer.wakeupsPerDay)) a day, and goal 3 compares with it"
+    }
+
     /// The shortest and longest intervals the equal-budget timer is looked for in.
     static let intervalRange: ClosedRange<TimeInterval> = 15 * 60...7 * 86_400
 
@@ -285,6 +306,9 @@ public struct BaselineComparison: Sendable {
             row("timer, equal budget", equalBudgetTimer) + "   (every \(DurationText.spoken(equalBudgetInterval)))",
             "",
         ]
+        if let note = equalBudgetNote(policy: policy, equalBudgetTimer: equalBudgetTimer, interval: equalBudgetInterval) {
+            lines += ["note: " + note, ""]
+        }
         let goals = Goals.judging(policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer)
         func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
         lines.append("goal 1, wakeups <= 1/4 of the 15-min timer's: \(String(format: "%.1f", policy.wakeupsPerDay)) vs \(String(format: "%.1f", timer15.wakeupsPerDay / 4))  \(verdict(goals.wakeups))")
@@ -294,11 +318,12 @@ public struct BaselineComparison: Sendable {
     }
 
     /// The comparison as JSON (keys sorted): `policy`, `timer15`, `equalBudgetTimer` with
-    /// their figures, `equalBudgetIntervalMinutes`, and `goals`.
+    /// their figures, `equalBudgetIntervalMinutes`, `equalBudgetMatched`, and `goals`.
     public func json() -> String {
         ReportJSON.text(Document(
             scenario: scenario, days: days, seeds: seeds, app: app.rawValue, policy: policy, timer15: timer15,
-            equalBudgetTimer: equalBudgetTimer, equalBudgetIntervalMinutes: equalBudgetInterval / 60, goals: goals
+            equalBudgetTimer: equalBudgetTimer, equalBudgetIntervalMinutes: equalBudgetInterval / 60,
+            equalBudgetMatched: equalBudgetMatched, goals: goals
         ))
     }
 
@@ -311,6 +336,7 @@ public struct BaselineComparison: Sendable {
         var timer15: Figures
         var equalBudgetTimer: Figures
         var equalBudgetIntervalMinutes: Double
+        var equalBudgetMatched: Bool
         var goals: Goals
     }
 }

@@ -4,8 +4,10 @@ import Foundation
 /// Turns a trace into a readable timeline: one line per thing that happened, times as
 /// `HH:MM:SS` from the start of the simulated day. Runs of one task that end the same
 /// way in a row are folded into one line ("ran 12 times, all success"), and a reading in
-/// which only the battery level moved is left out (the report draws it), so a day of
-/// 15-minute refreshes stays readable.
+/// which only the battery level moved is left out (the report draws it) unless the level
+/// crossed a line that matters (``batteryMilestone(from:to:)``), so a day of 15-minute
+/// refreshes stays readable. A due request held by a policy is said once per hold (not at
+/// every judgement that holds it again), with the instant or change it waits for.
 public struct Timeline: Sendable {
     /// One line of the timeline.
     public struct Line: Hashable, Sendable {
@@ -26,6 +28,9 @@ public struct Timeline: Sendable {
         self.start = start
         var eligibleSince: [RequestKey: Date] = [:]
         var shownConditions: Conditions?
+        var lastBatteryLevel: Double?
+        // The kind of hold last said for each held request, until it runs or is blocked.
+        var shownHold: [RequestKey: String] = [:]
         // Runs of one task that ended alike, after the one already printed.
         var fold: (identifier: String, outcome: RunOutcome, first: Date, last: Date, count: Int)?
 
@@ -56,6 +61,7 @@ public struct Timeline: Sendable {
                 let waited = eligibleSince.removeValue(forKey: record.request.key).flatMap { since in
                     since < started ? ", eligible since \(Self.offset(since, from: start))" : nil
                 } ?? ""
+                shownHold[record.request.key] = nil
                 let reason = record.stopReason.map { $0 == "completed" ? "" : " (\($0))" } ?? ""
                 lines.append(Line(at: started, text: "\(Self.short(record.identifier)): ran \(duration), \(outcome)\(reason)\(waited)"))
                 fold = (record.identifier, outcome, started, started, 0)
@@ -67,6 +73,17 @@ public struct Timeline: Sendable {
                     eligibleSince[key] = eligibleSince[key] ?? at
                 case .blocked:
                     eligibleSince[key] = eligibleSince[key] ?? at
+                    shownHold[key] = nil
+                    flush()
+                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location)"))
+                case .deferred(let until):
+                    guard shownHold[key] != "deferred" else { continue }
+                    shownHold[key] = "deferred"
+                    flush()
+                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, held by a policy until \(Self.offset(until, from: start))"))
+                case .parkedForApp, .parkedForDevice:
+                    guard shownHold[key] != location.description else { continue }
+                    shownHold[key] = location.description
                     flush()
                     lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location)"))
                 default:
@@ -79,7 +96,9 @@ public struct Timeline: Sendable {
                 flush()
                 lines.append(Line(at: at, text: "\(Self.short(key.identifier)): terminated, \(reason)"))
             case .conditionsChanged(let conditions, let at):
-                if var previous = shownConditions {
+                let milestone = Self.batteryMilestone(from: lastBatteryLevel, to: conditions.batteryLevel)
+                lastBatteryLevel = conditions.batteryLevel
+                if var previous = shownConditions, !milestone {
                     previous.batteryLevel = conditions.batteryLevel
                     if previous == conditions { continue }
                 }
@@ -112,6 +131,16 @@ public struct Timeline: Sendable {
     /// The timeline as text, one line per event, times relative to ``start``.
     public func render() -> String {
         lines.map { "\(Self.offset($0.at, from: start))  \($0.text)" }.joined(separator: "\n")
+    }
+
+    /// Whether a battery reading from `old` to `new` crosses a line a reader needs to see:
+    /// the battery becomes empty or full, or crosses the critical level (the default
+    /// ``PolicyConfiguration/criticalBatteryLevel``, at or below which refreshes and processing
+    /// wait). A reading with no level (a device without a battery) crosses nothing.
+    static func batteryMilestone(from old: Double?, to new: Double?) -> Bool {
+        guard let old, let new, old != new else { return false }
+        let critical = PolicyConfiguration().criticalBatteryLevel
+        return new <= 0 || new >= 1 || (old <= critical) != (new <= critical)
     }
 
     private static func short(_ identifier: String) -> String {

@@ -1,5 +1,5 @@
 import BackgroundTasks
-import BackgroundTasksTesting
+@testable import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
 import Testing
@@ -21,6 +21,40 @@ import Testing
         ]
         let lines = Timeline(trace: trace, start: start).lines.map(\.text)
         #expect(lines == ["device: power=battery network=up battery=90%", "device: power=battery network=down battery=86%"])
+    }
+
+    @Test func batteryReadingsThatCrossALineThatMattersAreShown() {
+        func reading(_ level: Double, _ minutes: Double) -> SchedulerTraceEvent {
+            .conditionsChanged(Conditions(externalPower: false, networkAvailable: true, batteryLevel: level), at: start.addingTimeInterval(minutes * 60))
+        }
+        // 30 % to 25 % is left out; 25 % to 20 % reaches the critical level; to 0 % empties it.
+        let trace = [reading(0.3, 0), reading(0.25, 30), reading(0.2, 60), reading(0.1, 90), reading(0, 120)]
+        let lines = Timeline(trace: trace, start: start).lines.map(\.text)
+        #expect(lines == [
+            "device: power=battery network=up battery=30%", "device: power=battery network=up battery=20%",
+            "device: power=battery network=up battery=0%",
+        ])
+        #expect(Timeline.batteryMilestone(from: 0.99, to: 1) && !Timeline.batteryMilestone(from: nil, to: 0))
+    }
+
+    @Test func aHoldIsSaidOncePerHoldWithWhatItWaitsFor() {
+        let key = RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.refresh")
+        let trace: [SchedulerTraceEvent] = [
+            .moved(key, .ready, at: start),
+            .moved(key, .parkedForDevice, at: start),
+            .moved(key, .ready, at: start.addingTimeInterval(1800)),
+            .moved(key, .parkedForDevice, at: start.addingTimeInterval(1800)),
+            .moved(key, .deferred(until: start.addingTimeInterval(7200)), at: start.addingTimeInterval(3600)),
+            finished(1, at: 7200, outcome: .success),
+            .moved(key, .parkedForDevice, at: start.addingTimeInterval(9000)),
+        ]
+        let lines = Timeline(trace: trace, start: start).lines.map(\.text)
+        #expect(lines == [
+            "refresh: due, held by a policy until the device's conditions change",
+            "refresh: due, held by a policy until 02:00:00",
+            "refresh: ran 4 s, success, eligible since 00:00:00",
+            "refresh: due, held by a policy until the device's conditions change",
+        ])
     }
 
     @Test func runsThatEndAlikeAreFolded() {

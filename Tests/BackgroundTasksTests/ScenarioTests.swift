@@ -174,6 +174,14 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         }
     }
 
+    @Test func aHugeKeyOrValueIsCutInTheMessage() throws {
+        let key = String(repeating: "k", count: 200_000)
+        let error = try #require(throws: ScenarioError.self) { try parse(document(extra: "\"\(key)\": 1,")) }
+        let text = error.description
+        #expect(text.count < 1_000, "\(text.prefix(300))")
+        #expect(text.hasSuffix("..."), "\(text.suffix(300))")
+    }
+
     @Test func aLaunchTooShortToMeasureStillOpensTheApp() throws {
         // "above 0" allows a length that vanishes next to the instant's magnitude: the
         // session lasts a second instead, and the launch is not lost.

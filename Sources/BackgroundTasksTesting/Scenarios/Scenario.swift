@@ -253,10 +253,16 @@ public struct ScenarioError: Error, CustomStringConvertible, Hashable, Sendable 
         self.message = message
     }
 
-    /// `file: path: message`, as compilers print it.
+    /// `file: path: message`, as compilers print it; a path or message that quotes a huge
+    /// key or value is cut (``Swift/String/excerpt(scalars:)``): the file and the path locate
+    /// the culprit, and a 300,000-digit value repeated in full helps nobody.
     public var description: String {
-        [file, path, message].compactMap { $0 }.joined(separator: ": ")
+        [file, path.excerpt(scalars: Self.shownPathLength), message.excerpt(scalars: Self.shownMessageLength)]
+            .compactMap { $0 }.joined(separator: ": ")
     }
+
+    /// The most Unicode scalars of the path and of the message ``description`` shows.
+    static let shownPathLength = 200, shownMessageLength = 600
 }
 
 // MARK: - Reading

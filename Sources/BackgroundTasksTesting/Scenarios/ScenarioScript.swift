@@ -259,8 +259,10 @@ struct ScriptBuilder {
             day.launches.compactMap { launch -> Session? in
                 let from = Self.offset(day: index, minute: launch.at)
                 // At least a second: a length the file may give (above 0) but that vanishes
-                // next to the offset's magnitude would lose the launch.
-                let to = min(from + max(launch.minutes * 60, Self.shortestSession), total)
+                // next to the offset's magnitude would lose the launch. (One of none or less,
+                // in a scenario built in code without the file's checks, opens nothing.)
+                let length = launch.minutes > 0 ? max(launch.minutes * 60, Self.shortestSession) : launch.minutes * 60
+                let to = min(from + length, total)
                 return to > from ? (launch.app, from, to) : nil
             }
         }

@@ -83,7 +83,6 @@ enum SimulationBenchmarks {
         let files = ((try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? [])
             .filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
         for file in files { lives.append(try Scenario.load(from: file)) }
-        func minutes(_ value: Double?) -> String { value.map { format($0, 1) } ?? "n/a" }
         say("  the example feed reader modelled, \(days) days x seeds \(seeds.first!)-\(seeds.last!); staleness at launch in minutes, policy / timer")
         say("    life                     median (15-min)   p90 (equal budget)   wakeups/day (15-min)   goals: wakeups median p90")
         var metrics: [String: Double] = [:]
@@ -94,8 +93,8 @@ enum SimulationBenchmarks {
             if goals.all { passing += 1 }
             func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
             say("    \(scenario.name.padding(toLength: 24, withPad: " ", startingAt: 0)) "
-                + "\(minutes(comparison.policy.stalenessMedianMinutes)) / \(minutes(comparison.timer15.stalenessMedianMinutes))".padding(toLength: 18, withPad: " ", startingAt: 0)
-                + "\(minutes(comparison.policy.stalenessP90Minutes)) / \(minutes(comparison.equalBudgetTimer.stalenessP90Minutes))".padding(toLength: 21, withPad: " ", startingAt: 0)
+                + "\(comparison.policy.stalenessText(\.stalenessMedianMinutes, unit: "")) / \(comparison.timer15.stalenessText(\.stalenessMedianMinutes, unit: ""))".padding(toLength: 18, withPad: " ", startingAt: 0)
+                + "\(comparison.policy.stalenessText(\.stalenessP90Minutes, unit: "")) / \(comparison.equalBudgetTimer.stalenessText(\.stalenessP90Minutes, unit: ""))".padding(toLength: 21, withPad: " ", startingAt: 0)
                 + "\(format(comparison.policy.wakeupsPerDay, 1)) / \(format(comparison.timer15.wakeupsPerDay, 1))".padding(toLength: 23, withPad: " ", startingAt: 0)
                 + "\(verdict(goals.wakeups)) \(verdict(goals.median)) \(verdict(goals.p90))")
             metrics["\(scenario.name)_policy_median_min"] = comparison.policy.stalenessMedianMinutes ?? .nan

@@ -19,7 +19,8 @@ import Synchronization
 /// source is registered, and one before `SIG_IGN` kills with the default action.
 ///
 /// The sources act only once ``deliver(to:)`` named the daemon; a signal that arrived before
-/// (the main queue only runs after the start, so this is rare) is acted on then.
+/// is acted on then. (bgtaskd's `main` names the daemon before the main queue, where the
+/// sources act, first runs, so this is a guard for another caller, not a path bgtaskd takes.)
 /// The app processes the daemon starts get an empty mask (docs/process-supervision.md).
 public final class DaemonSignals: Sendable {
     private struct State {
@@ -28,6 +29,8 @@ public final class DaemonSignals: Sendable {
         var early: [Int32] = []
         /// Kept so that they stay registered for the daemon's life.
         var sources: [SignalSourceBox] = []
+        /// See ``DaemonSignals/registeredInTime``.
+        var registeredInTime = true
     }
 
     private let state = Mutex(State())
@@ -64,11 +67,19 @@ public final class DaemonSignals: Sendable {
             source.activate()
             sources.append(SignalSourceBox(source: source))
         }
-        // Milliseconds at most; a registration that never comes leaves the old exposure, not a hang.
-        _ = registered.wait(timeout: .now() + registrationTimeout)
-        signals.state.withLock { $0.sources = sources }
+        // Milliseconds at most; a registration that never comes leaves the old exposure, not a
+        // hang, and bgtaskd's main says so (registeredInTime).
+        let inTime = registered.wait(timeout: .now() + registrationTimeout) == .success
+        signals.state.withLock {
+            $0.sources = sources
+            $0.registeredInTime = inTime
+        }
         return signals
     }
+
+    /// Whether libdispatch registered every source within ``registrationTimeout``: when not,
+    /// a signal that comes before it does may still end the daemon with its default action.
+    public var registeredInTime: Bool { state.withLock { $0.registeredInTime } }
 
     /// Where the signal sources' handlers run before they hand a signal to the main queue.
     private static let signalQueue = DispatchQueue(label: "bgtaskd.signals")

@@ -22,6 +22,10 @@ public struct ProcessSpawner: AppSpawner {
         self.log = log
     }
 
+    /// Starts `target`'s executable as an app process of the daemon (its own process group,
+    /// or cgroup when delegated; an empty signal mask), ends it with SIGTERM and then SIGKILL
+    /// `killGrace` seconds later when terminated, and calls `onExit` once with its pid and
+    /// how it ended. Throws when the process could not be started.
     public func spawn(_ target: LaunchTarget, killGrace: TimeInterval, onExit: @escaping @Sendable (_ pid: Int32, _ how: String) -> Void) throws -> any AppProcess {
         var cgroup: String?
         if let delegation {

@@ -11,6 +11,9 @@ import Foundation
 // systemd's READY=1, stops the daemon gracefully (or reloads its policy) instead of being lost
 // or killing it with the default action (docs/daemon.md, "Stopping").
 let signals = DaemonSignals.install()
+if !signals.registeredInTime {
+    StandardStream.writeError("bgtaskd: warning: the SIGTERM, SIGINT and SIGHUP handlers were not in place within 5 s; one of these signals sent in the next moments may end bgtaskd at once, without a graceful stop\n")
+}
 let environment = ProcessInfo.processInfo.environment
 switch CommandLineValue.processArguments().flatMap({ DaemonOptions.parse($0, environment: environment) }) {
 case .failure(let error):

@@ -70,8 +70,12 @@ import Testing
         let fewUnfed = figures(median: 5, p90: nil, withoutContent: 20)
         let both = BaselineComparison.Goals.judging(policy: fewUnfed, timer15: fed, equalBudgetTimer: fed)
         #expect(both.median && !both.p90)
-        // No scheduler fed the launch at the rank: the policy is no worse.
+        // No scheduler fed the launch at the rank: the smaller share without content wins.
         #expect(BaselineComparison.Goals.judging(policy: starved, timer15: starved, equalBudgetTimer: starved).median)
+        let allStarved = figures(median: nil, p90: nil, withoutContent: 100)
+        let halfStarved = figures(median: nil, p90: nil, withoutContent: 51)
+        #expect(!BaselineComparison.Goals.judging(policy: allStarved, timer15: halfStarved, equalBudgetTimer: halfStarved).median)
+        #expect(BaselineComparison.Goals.judging(policy: halfStarved, timer15: allStarved, equalBudgetTimer: allStarved).p90)
         // No launch at all: nothing is compared, and nothing passes.
         let none = figures(median: nil, p90: nil, launches: 0)
         #expect(!BaselineComparison.Goals.judging(policy: none, timer15: none, equalBudgetTimer: none).median)
@@ -98,12 +102,13 @@ import Testing
         }
         #expect(BaselineComparison.equalBudgetMatches(policy: figures(wakeups: 10), equalBudgetTimer: figures(wakeups: 10.9)))
         #expect(BaselineComparison.equalBudgetMatches(policy: figures(wakeups: 0), equalBudgetTimer: figures(wakeups: 0.05)))
-        // A policy that wakes less than the 15-minute timer can: the closest timer is that one.
+        // A policy that wakes less than any timer does (the network comes once a day, and every
+        // timer wakes for it): the closest timer is the 15-minute one.
         let unmatched = BaselineComparison(
             scenario: "window", days: 2, seeds: [1], app: AppID("com.example.feedreader"), policy: figures(wakeups: 0.3),
             timer15: figures(wakeups: 1), equalBudgetTimer: figures(wakeups: 1), equalBudgetInterval: 15 * 60)
         #expect(!unmatched.equalBudgetMatched)
-        #expect(unmatched.text().contains("note: no timer interval between 15 min and 7 d wakes the device as often as the policy (0.3 a day): the closest, every 15 min, wakes it 1.0 a day"))
+        #expect(unmatched.text().contains("note: no timer interval tried between 15 min and 7 d woke the device within a tenth as often as the policy (0.3 a day): the closest, every 15 min, wakes it 1.0 a day"))
         #expect(HTMLReport.render(unmatched).contains("Note: no timer interval"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(unmatched.json().utf8)) as? [String: Any])
         #expect(json["equalBudgetMatched"] as? Bool == false)

@@ -151,7 +151,7 @@ import Testing
             "com.example.test/\(refreshID): 2 runs (1 expired, 1 success), 3.0 CPU s, 8 J",
             "wakeups: 4 (2.0 per day)",
             "com.example.other: 1 launches, none with refreshed data",
-            "com.example.test: 2 launches; data age at launch median 17 min, p90 17 min, max 17 min, 1 before any refresh",
+            "com.example.test: 2 launches; data age at launch median 17 min, p90 no content, max 17 min, 1 before any refresh",
         ])
     }
 

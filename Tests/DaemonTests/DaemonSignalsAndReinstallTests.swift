@@ -40,6 +40,19 @@ extension DaemonProcessTests {
             }
         }
 
+        @Test("bgtaskd catches SIGTERM, SIGINT and SIGHUP by the time it says ready (the kernel's view: SigCgt in /proc/PID/status)")
+        func signalHandlersAreInPlaceAtReady() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigCgt:") })
+            let mask = try #require(UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16))
+            for number in [SIGHUP, SIGINT, SIGTERM] {
+                #expect(mask & (1 << UInt64(number - 1)) != 0, "signal \(number) is not caught: \(line)")
+            }
+        }
+
         @Test("a reinstall with another executable ends the old executable's process; the next run cold-launches the new one")
         func reinstallWithAnotherExecutableEndsTheOldProcess() async throws {
             let harness = try DaemonHarness()

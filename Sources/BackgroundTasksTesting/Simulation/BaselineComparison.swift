@@ -76,6 +76,9 @@ public struct BaselineComparison: Sendable {
         /// Successful refreshes per simulated day.
         public var refreshesPerDay: Double
 
+        /// The share of the launches that found no content (0 without launches).
+        var unfedShare: Double { launches > 0 ? Double(launchesWithoutContent) / Double(launches) : 0 }
+
         /// A staleness figure for comparing: its value, infinity when the launch at its
         /// rank found no content, nil when there was no launch.
         func rankedStaleness(_ figure: KeyPath<Figures, Double?>) -> Double? {
@@ -105,17 +108,19 @@ public struct BaselineComparison: Sendable {
         /// The goals of `policy` against the two timers. A launch that found no content is
         /// staler than any that found some: a figure without a value (the launch at its rank
         /// found none) is infinitely stale, so a policy that leaves launches without content
-        /// where a timer fed them cannot pass on the ages of the few it fed. A life without
-        /// launches under some scheduler compares nothing: the staleness goals do not hold.
+        /// where a timer fed them cannot pass on the ages of the few it fed. When neither fed
+        /// the launch at the rank, the one that left the smaller share of launches without
+        /// content is the fresher. A life without launches under some scheduler compares
+        /// nothing: the staleness goals do not hold.
         public static func judging(policy: Figures, timer15: Figures, equalBudgetTimer: Figures) -> Goals {
             let wakeups = policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4
             var median = false
             if let mine = policy.rankedStaleness(\.stalenessMedianMinutes), let theirs = timer15.rankedStaleness(\.stalenessMedianMinutes) {
-                median = mine <= 1.25 * theirs
+                median = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= timer15.unfedShare : mine <= 1.25 * theirs
             }
             var p90 = false
             if let mine = policy.rankedStaleness(\.stalenessP90Minutes), let theirs = equalBudgetTimer.rankedStaleness(\.stalenessP90Minutes) {
-                p90 = mine <= theirs
+                p90 = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= equalBudgetTimer.unfedShare : mine <= theirs
             }
             return Goals(wakeups: wakeups, median: median, p90: p90)
         }
@@ -165,7 +170,7 @@ public struct BaselineComparison: Sendable {
     /// The sentence that says the equal-budget timer is not one, or nil when it is.
     static func equalBudgetNote(policy: Figures, equalBudgetTimer: Figures, interval: TimeInterval) -> String? {
         guard !equalBudgetMatches(policy: policy, equalBudgetTimer: equalBudgetTimer) else { return nil }
-        return "no timer interval between \(DurationText.spoken(intervalRange.lowerBound)) and \(DurationText.spoken(intervalRange.upperBound)) wakes the device as often as the policy"
+        return "no timer interval tried between \(DurationText.spoken(intervalRange.lowerBound)) and \(DurationText.spoken(intervalRange.upperBound)) woke the device within a tenth as often as the policy"
             + " (\(String(format: "%.1f", policy.wakeupsPerDay)) a day): the closest, every \(DurationText.spoken(interval)), wakes it"
             + " \(String(format: "%.1f", equalBudgetTimer.wakeupsPerDay)) a day, and goal 3 compares with it"
     }

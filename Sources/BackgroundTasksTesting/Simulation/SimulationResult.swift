@@ -176,7 +176,14 @@ public struct SimulationResult: Sendable {
                 lines.append("\(app): \(never) launches, none with refreshed data")
             } else {
                 let before = never > 0 ? ", \(never) before any refresh" : ""
-                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(DurationText.spoken(EnergySummary.percentile(0.5, of: ages) ?? 0)), p90 \(DurationText.spoken(EnergySummary.percentile(0.9, of: ages) ?? 0)), max \(DurationText.spoken(ages.last ?? 0))\(before)")
+                // A launch before any refresh ranks as the oldest, as in the comparison with
+                // timers (docs/scenarios.md): a median that falls on one says so.
+                let ranked = ages + Array(repeating: Double.infinity, count: never)
+                func age(_ fraction: Double) -> String {
+                    let value = EnergySummary.percentile(fraction, of: ranked) ?? 0
+                    return value.isFinite ? DurationText.spoken(value) : "no content"
+                }
+                lines.append("\(app): \(ages.count + never) launches; data age at launch median \(age(0.5)), p90 \(age(0.9)), max \(DurationText.spoken(ages.last ?? 0))\(before)")
             }
         }
         return lines.joined(separator: "\n")

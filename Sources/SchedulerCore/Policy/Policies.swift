@@ -8,7 +8,9 @@ public protocol SchedulingPolicy: Sendable {
     func evaluate(_ context: PolicyContext) -> PolicyDecision
     /// The verdict for `context` and what would lift a block, without the rationale: what
     /// the engine's launch loop asks first, for thousands of requests when a shared trigger
-    /// frees them. Must agree with ``evaluate(_:)``; the default asks it.
+    /// frees them. Must agree with ``evaluate(_:)``; the default asks it. A function of
+    /// `context` alone: a judgement asks each policy once and weighs that answer
+    /// (``PolicySet/judge(_:rationales:)``).
     func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?)
 }
 

@@ -33,6 +33,14 @@ enum KernelFiles {
 
     /// Whether the cgroup at `cgroup` holds any process now (`populated 1` in its
     /// `cgroup.events`, which counts its descendants too); false when it cannot be read.
+    /// The inode of the directory at `path` (a cgroup's identity: one removed and made again
+    /// at the same path is another directory), or `nil` when there is none.
+    static func directoryIdentity(_ path: String) -> UInt64? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        return UInt64(status.st_ino)
+    }
+
     static func cgroupIsPopulated(_ cgroup: String) -> Bool {
         guard let text = text(cgroup + "/cgroup.events") else { return false }
         return keyedNumbers(text)["populated"] == 1

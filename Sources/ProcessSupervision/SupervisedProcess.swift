@@ -265,13 +265,26 @@ public final class SupervisedProcess: Sendable {
         // Without a start time (it could not be read at launch) 0 lets every member pass
         // the start-time check; the session check still applies.
         let startTime = startTime ?? 0
+        // The cgroup is the app's while it is this directory: when its leftovers end within the
+        // grace, a launch of the app may remove the empty cgroup and make it again at the same
+        // path for its new process, which cgroup.kill must not reach.
+        let identity = cgroupPath.flatMap(KernelFiles.directoryIdentity)
         queue.asyncAfter(deadline: .now() + dispatchInterval(gracePeriod)) { [pid, cgroupPath] in
             let reaper = OrphanReaper()
+            let cgroupPath = Self.sameCgroup(cgroupPath, identity: identity)
             let outcome = reaper.end(pid: pid, processGroup: pid, startTime: startTime, cgroupPath: cgroupPath)
             // No cgroup.kill (before Linux 5.14): end gives up on the cgroup of a leader that
             // is gone, but the group's checked members still get SIGKILL, as without a cgroup.
             if case .failed = outcome, cgroupPath != nil { _ = reaper.endLeftoverGroup(pid, leader: pid, startTime: startTime) }
         }
+    }
+
+    /// `path` when the directory there is still the one whose identity was `identity`
+    /// (``KernelFiles/directoryIdentity(_:)``), else `nil`: a cgroup made again at the path
+    /// belongs to a newer process of the app.
+    static func sameCgroup(_ path: String?, identity: UInt64?) -> String? {
+        guard let path, let identity, KernelFiles.directoryIdentity(path) == identity else { return nil }
+        return path
     }
 
     /// `SIGKILL` now: `cgroup.kill` when there is a cgroup (every process in it, however

@@ -304,3 +304,23 @@ private func writeTree(_ root: String, _ files: [String: String]) throws {
         #expect(reaper.end(pid: pid, processGroup: pid, startTime: 100, cgroupPath: nil) == .notRunning)
     }
 }
+
+/// The leftovers' cgroup.kill reaches the cgroup it was aimed at, not one made again at its
+/// path for the app's next process (docs/process-supervision.md, "Termination").
+@Suite struct CgroupIdentity {
+    @Test func aCgroupMadeAgainAtItsPathIsAnotherOne() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-identity-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cgroup = root + "/com.example.app"
+        try FileManager.default.createDirectory(atPath: cgroup, withIntermediateDirectories: true)
+        let identity = try #require(KernelFiles.directoryIdentity(cgroup))
+        #expect(SupervisedProcess.sameCgroup(cgroup, identity: identity) == cgroup)
+        // The old directory moved aside (still in use, so its inode cannot be given again) and
+        // a new one made at the path, as makeAppCgroup does for the next launch.
+        #expect(rename(cgroup, root + "/old") == 0)
+        try FileManager.default.createDirectory(atPath: cgroup, withIntermediateDirectories: false)
+        #expect(SupervisedProcess.sameCgroup(cgroup, identity: identity) == nil)
+        #expect(SupervisedProcess.sameCgroup(root + "/missing", identity: identity) == nil)
+        #expect(SupervisedProcess.sameCgroup(nil, identity: identity) == nil && KernelFiles.directoryIdentity(root + "/missing") == nil)
+    }
+}

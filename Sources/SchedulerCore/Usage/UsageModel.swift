@@ -412,12 +412,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // Per hour of the week its decayed launches and observed occurrences; per hour of
         // the day the same summed over weekdays (0..<24) and over weekend days (24..<48).
         // Scratch space on the stack: this runs once per app and hour of every simulation.
-        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * hours + 4 * 24) { scratch in
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * hours + 6 * 24) { scratch in
             scratch.initialize(repeating: 0)
             let launched = UnsafeMutableBufferPointer(rebasing: scratch[0..<hours])
             let observed = UnsafeMutableBufferPointer(rebasing: scratch[hours..<(2 * hours)])
             let poolLaunched = UnsafeMutableBufferPointer(rebasing: scratch[(2 * hours)..<(2 * hours + 48)])
             let poolObserved = UnsafeMutableBufferPointer(rebasing: scratch[(2 * hours + 48)..<(2 * hours + 96)])
+            let sameKindByPool = UnsafeMutableBufferPointer(rebasing: scratch[(2 * hours + 96)..<(2 * hours + 144)])
             var totalLaunched = 0.0
             var totalObserved = 0.0
             var ageFactor = 1.0
@@ -454,10 +455,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     / (poolObserved[pools].reduce(0, +) + Self.kindRatePriorHours)
             }
             let kindRates = (weekdays: kindRate(0..<24), weekend: kindRate(24..<48))
-            let k = Self.dailyPatternPriorWeeks
-            for bucket in 0..<hours {
-                let hourOfDay = bucket % 24
-                let kind = Self.pool(ofBucket: bucket)
+            // Each pool's rate, the prior of its hours of the week: the same for the five (or
+            // two) hours of the week of a pool, so worked out once per pool, not per hour.
+            for kind in 0..<48 {
+                let hourOfDay = kind % 24
                 let allLaunched = poolLaunched[hourOfDay] + poolLaunched[24 + hourOfDay]
                 let allObserved = poolObserved[hourOfDay] + poolObserved[24 + hourOfDay]
                 let allDays = (allLaunched + Self.overallRatePriorDays * overall) / (allObserved + Self.overallRatePriorDays)
@@ -466,8 +467,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 // before the first, a half after one, a sixth after five.
                 let unfamiliarity = 1 / (poolObserved[kind] + 1)
                 let kindPrior = allDays + unfamiliarity * max(0, kindRate - overall)
-                let sameKind = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
-                result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
+                sameKindByPool[kind] = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
+            }
+            let k = Self.dailyPatternPriorWeeks
+            result.withUnsafeMutableBufferPointer { result in
+                for bucket in 0..<hours {
+                    let sameKind = sameKindByPool[Self.pool(ofBucket: bucket)]
+                    result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
+                }
             }
             return result
         }

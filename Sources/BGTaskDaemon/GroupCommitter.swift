@@ -9,9 +9,12 @@ import Synchronization
 /// `fsync`.
 /// Every submit is answered only once its commit is on disk.
 ///
-/// No thread waits: the first submitter finding no commit in flight becomes the leader and
-/// commits until the queue is empty; the others enqueue and return, and their completions
-/// are called by the leader.
+/// No submitter waits: the first finding no commit in flight starts the commits on the
+/// committer's own queue, which commits until nothing waits; every submitter enqueues and
+/// returns, and the completions are called from that queue. The commits must not run on the
+/// submitter's thread: bgtaskd reads every connection on one serial queue, so a commit there
+/// kept the other connections' submits from being read until it was on disk, and every
+/// commit took one submit (16 apps submitted at 1.4 times one app's rate, not 5).
 final class GroupCommitter: Sendable {
     typealias Completion = @Sendable (Result<Void, SubmitRejection>) -> Void
 
@@ -30,6 +33,8 @@ final class GroupCommitter: Sendable {
 
     private let commit: Commit
     private let state = Mutex(State())
+    /// Where the commits run, one after the other.
+    private let queue = DispatchQueue(label: "bgtaskd.group-commit")
 
     /// Commits with `driver`'s ``SchedulerDriver/submit(batch:)``.
     convenience init(driver: SchedulerDriver) {
@@ -48,9 +53,11 @@ final class GroupCommitter: Sendable {
             return true
         }
         guard leads else { return }
-        while let batch = nextBatch() {
-            let results = commit(batch.map(\.request))
-            for (waiting, result) in zip(batch, results) { waiting.completion(result) }
+        queue.async { [self] in
+            while let batch = nextBatch() {
+                let results = commit(batch.map(\.request))
+                for (waiting, result) in zip(batch, results) { waiting.completion(result) }
+            }
         }
     }
 

@@ -94,4 +94,37 @@ import Testing
             ["com.example.b.task0"],
         ], "one commit for all that waited, a key's second submission in the next")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func submissionsFromOneSerialQueueShareCommits() {
+        // bgtaskd reads every connection on one serial queue: a submit there must return at
+        // once, so that the next ones are read and join the commit in flight.
+        let queued = DispatchSemaphore(value: 0)
+        let batches = Mutex<[[String]]>([])
+        let committer = GroupCommitter { batch in
+            let isFirst = batches.withLock { batches in
+                batches.append(batch.map(\.identifier))
+                return batches.count == 1
+            }
+            // The first commit is in flight until the three others have been submitted.
+            if isFirst { for _ in 0..<3 { _ = queued.wait(timeout: .now() + 5) } }
+            return batch.map { _ in .success(()) }
+        }
+        let connections = DispatchQueue(label: "connections")
+        let answered = DispatchGroup()
+        for app in ["a", "b", "c", "d"] {
+            answered.enter()
+            connections.async {
+                let request = PendingRequest(app: AppID("com.example.\(app)"), identifier: "com.example.\(app).task", kind: .processing, submittedAt: Date(timeIntervalSince1970: 0))
+                committer.submit(request) { _ in answered.leave() }
+                if app != "a" { queued.signal() }
+            }
+        }
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        // One commit for all four, or the first alone and one for the rest; one commit each
+        // (the first blocking the queue until it gave up waiting) was the fault.
+        let made = batches.withLock { $0 }
+        #expect(made.count <= 2, "\(made)")
+        #expect(made.flatMap { $0 } == ["a", "b", "c", "d"].map { "com.example.\($0).task" })
+    }
 }

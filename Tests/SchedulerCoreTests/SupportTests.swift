@@ -55,8 +55,8 @@ import Testing
     }
 
     @Test func contiguousAndByteByByteInputsHashAlike() {
-        // Native strings and arrays take the buffer path; a lazy sequence and a bridged-free
-        // substring's bytes go byte by byte: the same bytes must give the same hash.
+        // Native strings and arrays take the buffer path; a lazy sequence goes byte by byte:
+        // the same bytes must give the same hash.
         let text = "com.example.bench.app7/com.example.bench.app7.refresh"
         let lazyBytes = text.utf8.lazy.map { $0 }
         #expect(text.utf8.withContiguousStorageIfAvailable { _ in true } == true, "the buffer path is taken")

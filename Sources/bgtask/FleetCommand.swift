@@ -232,12 +232,17 @@ enum FleetCommand {
         }
         let goals = comparison.goals
         func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
-        return [
+        var rows = [
             row("policy", comparison.policy),
             row("timer, 15 min", comparison.timer15),
             row("timer, equal budget (\(DurationText.spoken(comparison.equalBudgetInterval)))", comparison.equalBudgetTimer),
             FleetReport.Row(name: "goals (wakeups, median, p90; docs/scenarios.md)", value: "\(verdict(goals.wakeups)), \(verdict(goals.median)), \(verdict(goals.p90))"),
         ]
+        // The report says what the text says under its table when the timer is not one.
+        if let note = BaselineComparison.equalBudgetNote(policy: comparison.policy, equalBudgetTimer: comparison.equalBudgetTimer, interval: comparison.equalBudgetInterval) {
+            rows.append(FleetReport.Row(name: "note on the equal-budget timer", value: note))
+        }
+        return rows
     }
 
     /// The `--json` document.

@@ -115,6 +115,10 @@ import Testing
         var matched = unmatched
         matched.policy = figures(wakeups: 1)
         #expect(!matched.text().contains("note:") && matched.equalBudgetMatched)
+        // A fleet's report says so too: a fleet that never woke against timers that did.
+        let fleet = FleetComparison(policyRun: FleetResult(devices: 1, days: 1, freshWithin: 1200), timer15: figures(wakeups: 1),
+                                    equalBudgetTimer: figures(wakeups: 1), equalBudgetInterval: 15 * 60)
+        #expect(FleetCommand.baselineRows(fleet).contains { $0.name == "note on the equal-budget timer" && $0.value.hasPrefix("no timer interval tried") })
     }
 
     @Test func theComparisonMatchesTheEqualBudgetTimerToThePolicysWakeups() async throws {

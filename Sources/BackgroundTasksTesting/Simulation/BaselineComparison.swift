@@ -168,7 +168,7 @@ public struct BaselineComparison: Sendable {
     }
 
     /// The sentence that says the equal-budget timer is not one, or nil when it is.
-    static func equalBudgetNote(policy: Figures, equalBudgetTimer: Figures, interval: TimeInterval) -> String? {
+    public static func equalBudgetNote(policy: Figures, equalBudgetTimer: Figures, interval: TimeInterval) -> String? {
         guard !equalBudgetMatches(policy: policy, equalBudgetTimer: equalBudgetTimer) else { return nil }
         return "no timer interval tried between \(DurationText.spoken(intervalRange.lowerBound)) and \(DurationText.spoken(intervalRange.upperBound)) woke the device within a tenth as often as the policy"
             + " (\(String(format: "%.1f", policy.wakeupsPerDay)) a day): the closest, every \(DurationText.spoken(interval)), wakes it"

@@ -139,9 +139,11 @@ public struct Timeline: Sendable {
     /// wait). A reading with no level (a device without a battery) crosses nothing.
     static func batteryMilestone(from old: Double?, to new: Double?) -> Bool {
         guard let old, let new, old != new else { return false }
-        let critical = PolicyConfiguration().criticalBatteryLevel
-        return new <= 0 || new >= 1 || (old <= critical) != (new <= critical)
+        return new <= 0 || new >= 1 || (old <= criticalBatteryLevel) != (new <= criticalBatteryLevel)
     }
+
+    /// The default critical level, read once (a configuration is made with its tables).
+    private static let criticalBatteryLevel = PolicyConfiguration().criticalBatteryLevel
 
     private static func short(_ identifier: String) -> String {
         identifier.split(separator: ".").last.map(String.init) ?? identifier

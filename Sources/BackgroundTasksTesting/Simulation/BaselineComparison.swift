@@ -271,8 +271,9 @@ public struct BaselineComparison: Sendable {
         /// rates averaged over every simulated day.
         var figures: Figures {
             let perDay = max(days, 1)
-            let ranked = ages + Array(repeating: Double.infinity, count: withoutContent)
-            func staleness(_ fraction: Double) -> Double? { EnergySummary.percentile(fraction, of: ranked).flatMap { $0.isFinite ? $0 : nil } }
+            func staleness(_ fraction: Double) -> Double? {
+                SimulationResult.Staleness.percentile(fraction, ages: ages, withoutContent: withoutContent)
+            }
             return Figures(
                 stalenessMedianMinutes: staleness(0.5),
                 stalenessP90Minutes: staleness(0.9),

@@ -110,6 +110,15 @@ public struct SimulationResult: Sendable {
         public var launch: AppLaunch
         /// Seconds since the app's last successful refresh ended, `nil` when it never had one.
         public var age: TimeInterval?
+
+        /// The `fraction` percentile (nearest rank, as ``EnergySummary/percentile(_:of:)``) of
+        /// the launches' `ages` and `withoutContent` launches that found no content, which rank
+        /// as older than any content: `nil` when the launch at the rank found none, or there
+        /// was no launch (the summary, the comparison with timers).
+        public static func percentile(_ fraction: Double, ages: [Double], withoutContent: Int) -> Double? {
+            let ranked = ages + Array(repeating: Double.infinity, count: withoutContent)
+            return EnergySummary.percentile(fraction, of: ranked).flatMap { $0.isFinite ? $0 : nil }
+        }
     }
 
     /// The staleness of `app`'s data at each of its launches: the time since its last
@@ -170,18 +179,17 @@ public struct SimulationResult: Sendable {
         }
         lines.append(String(format: "wakeups: %d (%.1f per day)", wakeups, wakeupsPerDay))
         for app in Set(launches.map(\.app)).sorted() {
-            let ages = staleness(of: app).compactMap(\.age).sorted()
-            let never = staleness(of: app).filter { $0.age == nil }.count
+            let staleness = staleness(of: app)
+            let ages = staleness.compactMap(\.age).sorted()
+            let never = staleness.count - ages.count
             if ages.isEmpty {
                 lines.append("\(app): \(never) launches, none with refreshed data")
             } else {
                 let before = never > 0 ? ", \(never) before any refresh" : ""
                 // A launch before any refresh ranks as the oldest, as in the comparison with
                 // timers (docs/scenarios.md): a median that falls on one says so.
-                let ranked = ages + Array(repeating: Double.infinity, count: never)
                 func age(_ fraction: Double) -> String {
-                    let value = EnergySummary.percentile(fraction, of: ranked) ?? 0
-                    return value.isFinite ? DurationText.spoken(value) : "no content"
+                    Staleness.percentile(fraction, ages: ages, withoutContent: never).map(DurationText.spoken) ?? "no content"
                 }
                 lines.append("\(app): \(ages.count + never) launches; data age at launch median \(age(0.5)), p90 \(age(0.9)), max \(DurationText.spoken(ages.last ?? 0))\(before)")
             }

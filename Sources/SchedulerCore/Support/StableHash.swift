@@ -15,12 +15,7 @@ public enum StableHash {
         if let hashed = bytes.withContiguousStorageIfAvailable({ buffer in fnv1a(buffer: buffer, from: hash) }) {
             return hashed
         }
-        var hash = hash
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
+        return Array(bytes).withUnsafeBufferPointer { fnv1a(buffer: $0, from: hash) }
     }
 
     /// ``fnv1a(_:from:)`` of a buffer.

@@ -5,6 +5,17 @@ import Synchronization
 public protocol ConditionsProvider: Sendable {
     /// The conditions now. Never throws: what cannot be read takes the documented default.
     func read() -> Conditions
+    /// The battery alone now (what `UIDevice` asks): by default from ``read()``; a provider
+    /// that can read it alone, more cheaply, says so.
+    func readBattery() -> (level: Double?, state: BatteryState)
+}
+
+extension ConditionsProvider {
+    /// The battery of ``read()``.
+    public func readBattery() -> (level: Double?, state: BatteryState) {
+        let conditions = read()
+        return (conditions.batteryLevel, conditions.batteryState)
+    }
 }
 
 /// Conditions set by hand: for tests, the simulator, and machines where reading the

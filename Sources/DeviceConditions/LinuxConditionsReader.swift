@@ -129,6 +129,12 @@ public struct LinuxConditionsReader: ConditionsProvider {
     }
 
     /// The conditions now (``reading(now:)`` at the current time).
+    /// The machine's battery alone: its power supplies, not every condition.
+    public func readBattery() -> (level: Double?, state: BatteryState) {
+        let power = powerReader.read()
+        return (power.batteryLevel.value, power.batteryState.value)
+    }
+
     public func read() -> Conditions {
         reading(now: Date()).conditions
     }

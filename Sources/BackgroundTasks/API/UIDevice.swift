@@ -51,10 +51,10 @@ public final class UIDevice: Sendable {
         self.readBattery = readBattery
     }
 
-    /// The machine's battery, read by the scheduler's own reader (`BGTASK_SYS_ROOT` moves it,
-    /// as for the scheduler).
-    static func machineBattery(_ power: PowerSupplyReader = LinuxConditionsReader().powerReader) -> @Sendable () -> BatteryReading {
-        { let power = power.read(); return BatteryReading(level: power.batteryLevel.value, state: power.batteryState.value) }
+    /// The battery `provider` reads when asked: by default the machine's, through the
+    /// scheduler's own reader (`BGTASK_SYS_ROOT` moves it, as for the scheduler).
+    static func battery(of provider: any ConditionsProvider = LinuxConditionsReader()) -> @Sendable () -> BatteryReading {
+        { let battery = provider.readBattery(); return BatteryReading(level: battery.level, state: battery.state) }
     }
 
     /// Whether the app asked for the battery's values (Apple: `isBatteryMonitoringEnabled`,

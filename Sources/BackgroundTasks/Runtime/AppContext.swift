@@ -72,7 +72,7 @@ public final class AppContext: Sendable {
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")
         self.scheduler = BGTaskScheduler()
         self.application = BGApplication(assertions: assertions)
-        self.device = UIDevice(readBattery: battery ?? UIDevice.machineBattery())
+        self.device = UIDevice(readBattery: battery ?? UIDevice.battery())
         scheduler.context = self
         application.context = self
         bind(defaultHandlerQueue)

@@ -316,13 +316,7 @@ public enum EmbeddedScheduler {
         for problem in problems { log(.error, app: app, problem) }
         // UIDevice reports the battery the scheduler judges by: the machine's, or the
         // configured conditions'.
-        let battery: @Sendable () -> UIDevice.BatteryReading
-        if let reader = conditions as? LinuxConditionsReader {
-            battery = UIDevice.machineBattery(reader.powerReader)
-        } else {
-            battery = { UIDevice.BatteryReading(conditions: conditions.read()) }
-        }
-        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions, battery: battery)
+        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions, battery: UIDevice.battery(of: conditions))
         ConditionsMonitor.start(conditions, driver: driver)
         return context
     }

@@ -95,14 +95,14 @@ private let t0 = F.t0
         // Forty minutes away: too short to learn.
         _ = engine.handle(.conditionsChanged(F.noNetwork), at: t0 + 600)
         _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 3_000)
-        #expect(engine.networkLossesRecorded == 0)
+        #expect(engine.networkHistoryRecorded == 0)
         // Two hours away: learned when the network is back, at the hour the loss began.
         let lost = t0 + 7_200
         _ = engine.handle(.conditionsChanged(F.noNetwork), at: lost)
         _ = engine.handle(.conditionsChanged(F.nothing), at: lost + 3_600)  // the power went too: still away
-        #expect(engine.networkLossesRecorded == 0)
+        #expect(engine.networkHistoryRecorded == 0)
         _ = engine.handle(.conditionsChanged(.favorable), at: lost + 7_200)
-        #expect(engine.networkLossesRecorded == 1)
+        #expect(engine.networkHistoryRecorded == 1)
         for app in [F.app, F.otherApp] {
             let usage = engine.policyState(of: app)?.usage
             let share = usage.map { $0.networkLossShare(hourOfWeek: $0.hourOfWeek(of: lost), at: lost + 7_200) } ?? 0
@@ -115,6 +115,6 @@ private let t0 = F.t0
         var engine = F.engine(conditions: F.noNetwork)
         _ = engine.handle(.appForegrounded(F.app), at: t0)
         _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 7_200)
-        #expect(engine.networkLossesRecorded == 0)
+        #expect(engine.networkHistoryRecorded == 0)
     }
 }

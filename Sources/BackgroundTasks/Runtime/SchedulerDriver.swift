@@ -1004,10 +1004,11 @@ public final class SchedulerDriver: Sendable {
     /// The device conditions changed.
     public func conditionsChanged(_ conditions: Conditions) {
         mutate { state, now in
-            let learned = state.engine.networkLossesRecorded
+            let learned = state.engine.networkHistoryRecorded
             let effects = state.engine.handle(.conditionsChanged(conditions), at: now)
-            // The network came back after a long loss, which every app's usage model learned.
-            if state.engine.networkLossesRecorded != learned {
+            // The network came back after a long loss or a stay worth learning, which every
+            // app's usage model learned.
+            if state.engine.networkHistoryRecorded != learned {
                 for app in state.engine.appsWithPolicyState { savePolicyState(of: app, in: &state) }
             }
             return effects

@@ -74,13 +74,24 @@ public struct SchedulerEngine: Sendable {
     /// When the network went away, while it is away (nil while it is up, and when it was
     /// already away as this engine began: a loss whose start is unknown is not learned).
     private var networkLostAt: Date?
-    /// How many times the engine taught the apps' usage models a network loss
-    /// (``UsageModel/recordNetworkLoss(at:)``): a driver that sees it change saves every
-    /// app's policy state.
-    public private(set) var networkLossesRecorded = 0
+    /// Since when the network has been up, while it is up: when it came back after a gap of
+    /// ``minimumNetworkGap`` or more (a shorter blip does not end a stay). `nil` while it is
+    /// away, and while it has been up since before this engine began (a stay whose start is
+    /// unknown is not learned).
+    private var networkBackSince: Date?
+    /// The start of the stay a gap interrupted, while the network is away: it goes on if the
+    /// network comes back within ``minimumNetworkGap``.
+    private var stayBeforeGap: Date?
+    /// How many times the engine taught the apps' usage models the network's history (a loss,
+    /// ``UsageModel/recordNetworkLoss(at:)``, or a stay, ``UsageModel/recordNetworkStay(from:to:)``):
+    /// a driver that sees it change saves every app's policy state.
+    public private(set) var networkHistoryRecorded = 0
     /// The shortest network loss the usage models learn: an hour. Shorter gaps (a lift, a
     /// tunnel) are not worth a refresh before them.
     public static let minimumNetworkLoss: TimeInterval = 3600
+    /// The shortest gap that ends a network stay: a minute. A blip (an interface that
+    /// renegotiates, a handover between access points) does not.
+    public static let minimumNetworkGap: TimeInterval = 60
 
     private struct ActiveRun: Sendable {
         enum Phase: Sendable, Equatable {
@@ -531,20 +542,10 @@ public struct SchedulerEngine: Sendable {
             }
             if old.networkAvailable, !newConditions.networkAvailable {
                 networkLostAt = now
+                stayBeforeGap = networkBackSince
+                networkBackSince = nil
             } else if !old.networkAvailable, newConditions.networkAvailable {
-                // A loss is learned once it proved long (the network is back): every app
-                // the engine knows learns that the network usually goes away then.
-                // (A clock stepped back past the loss makes no loss; one stepped forward while
-                // offline can make one: accepted, it is one week's evidence among many.)
-                if let lost = networkLostAt, now.timeIntervalSince(lost) >= Self.minimumNetworkLoss {
-                    for app in Set(apps.keys).union(appStates.keys).sorted() {
-                        var state = appState(app, at: now)
-                        state.usage.recordNetworkLoss(at: lost)
-                        appStates[app] = state
-                    }
-                    networkLossesRecorded += 1
-                }
-                networkLostAt = nil
+                learnNetworkHistory(backAt: now)
             }
             report(index.conditionsChanged(to: newConditions, at: now), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
@@ -857,6 +858,33 @@ public struct SchedulerEngine: Sendable {
             readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
+    /// The network came back at `now`: every app the engine knows learns the loss, once it
+    /// proved long (``minimumNetworkLoss``: the network usually goes away then), and the
+    /// stay before it, once the gap proved more than a blip (``minimumNetworkGap``: how long
+    /// the network stays when it comes back at that time of day). A blip continues the stay.
+    /// (A clock stepped back past the loss makes no loss; one stepped forward while offline
+    /// can make one: accepted, it is one week's evidence among many.)
+    private mutating func learnNetworkHistory(backAt now: Date) {
+        let gap = networkLostAt.map { now.timeIntervalSince($0) }
+        let loss = gap.map { $0 >= Self.minimumNetworkLoss } == true ? networkLostAt : nil
+        var stay: (start: Date, end: Date)?
+        if let gap, gap >= Self.minimumNetworkGap, let start = stayBeforeGap, let end = networkLostAt { stay = (start, end) }
+        if loss != nil || stay != nil {
+            for app in Set(apps.keys).union(appStates.keys).sorted() {
+                var state = appState(app, at: now)
+                if let loss { state.usage.recordNetworkLoss(at: loss) }
+                if let stay { state.usage.recordNetworkStay(from: stay.start, to: stay.end) }
+                appStates[app] = state
+            }
+            networkHistoryRecorded += 1
+        }
+        // After a blip the stay goes on from where it began; after a gap, or a loss whose
+        // start was not seen (the engine began offline), a new one begins now.
+        networkBackSince = gap.map { $0 < Self.minimumNetworkGap } == true ? stayBeforeGap : now
+        networkLostAt = nil
+        stayBeforeGap = nil
+    }
+
     /// `readySince` nil: not stamped, taken as `eligibleSince` (``PolicyContext``).
     private func policyContext(
         for request: PendingRequest, eligibleSince: Date, readySince: Date?, nextPlannedWake: Date?, at now: Date
@@ -874,6 +902,7 @@ public struct SchedulerEngine: Sendable {
             runningCount: runningScheduledCount,
             maximumConcurrentRuns: configuration.maximumConcurrentRuns,
             lastSharedTrigger: lastSharedTrigger,
+            networkBackSince: networkBackSince,
             configuration: policies.configuration,
             deviceSalt: configuration.deviceSalt,
             readySince: readySince,

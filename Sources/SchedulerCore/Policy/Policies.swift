@@ -79,20 +79,15 @@ public struct RequiredExternalPowerPolicy: SchedulingPolicy {
 public struct RequiredNetworkPolicy: SchedulingPolicy {
     public let name = "requires-network"
     public init() {}
-    /// Whether the request needs the network: it says so, or it is an app refresh and
-    /// ``PolicyConfiguration/refreshRequiresNetwork`` holds.
-    private func needsNetwork(_ context: PolicyContext) -> Bool {
-        context.request.requiresNetworkConnectivity || (context.request.kind == .appRefresh && context.configuration.refreshRequiresNetwork)
-    }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard needsNetwork(context) else { return (.canProceed(score: 1), nil) }
+        guard context.needsNetwork else { return (.canProceed(score: 1), nil) }
         guard context.conditions.networkAvailable else { return (.mustNotProceed, .deviceChange) }
         return (.canProceed(score: context.conditions.networkMetered == true ? 0.3 : 1), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let (verdict, wait) = self.verdict(context)
         let rationale: String
-        if !needsNetwork(context) {
+        if !context.needsNetwork {
             rationale = "the request does not require the network"
         } else if verdict == .mustNotProceed {
             let what = context.request.requiresNetworkConnectivity ? "requires the network" : "app refresh fetches content: it waits for the network"
@@ -235,7 +230,20 @@ public struct AppUsagePolicy: SchedulingPolicy {
         return interval.isFinite && interval > 0 ? interval : nil
     }
 
-    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+    /// What the policy makes of a request.
+    private enum Judgement {
+        /// Runs now (processing of a used app, continued processing, a refresh not held).
+        case proceeds
+        /// A refresh placed later (the usage model's preferred instant).
+        case refreshAt(Date)
+        /// A refresh that waited for the network, placed after the network usually goes
+        /// again: it runs now (the network came back at `back` and usually stays `stay`).
+        case beforeTheNetworkGoes(back: Date, stay: TimeInterval, placed: Date)
+        /// Processing of an app unused for a week.
+        case unused
+    }
+
+    private func judge(_ context: PolicyContext) -> Judgement {
         let usage = context.app.usage
         switch context.request.kind {
         case .appRefresh:
@@ -243,12 +251,27 @@ public struct AppUsagePolicy: SchedulingPolicy {
                                                        leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt),
                                                        requestedInterval: Self.requestedInterval(of: context.request))
             // Only when the usage model moved the run later than it became eligible.
-            if preferred > context.eligibleSince, preferred > context.now { return (.mustNotProceed, .until(preferred)) }
-            return (.canProceed(score: 1), nil)
+            guard preferred > context.eligibleSince, preferred > context.now else { return .proceeds }
+            // A refresh that was due before the network came back, placed later than the
+            // network usually stays at this time of day (with a minute to run): the placement
+            // would find it gone and the content would wait for its next return.
+            if let (back, stay) = context.usualNetworkStay, context.eligibleSince < back,
+               preferred.addingTimeInterval(UsageModel.placementGrain) > back.addingTimeInterval(stay) {
+                return .beforeTheNetworkGoes(back: back, stay: stay, placed: preferred)
+            }
+            return .refreshAt(preferred)
         case .processing, .healthResearch:
-            return usage.allowsProcessing(at: context.now) ? (.canProceed(score: 1), nil) : (.mustNotProceed, .appChange)
+            return usage.allowsProcessing(at: context.now) ? .proceeds : .unused
         case .continuedProcessing:
-            return (.canProceed(score: 1), nil)
+            return .proceeds
+        }
+    }
+
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        switch judge(context) {
+        case .proceeds, .beforeTheNetworkGoes: return (.canProceed(score: 1), nil)
+        case .refreshAt(let preferred): return (.mustNotProceed, .until(preferred))
+        case .unused: return (.mustNotProceed, .appChange)
         }
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
@@ -258,10 +281,12 @@ public struct AppUsagePolicy: SchedulingPolicy {
         }
         let explanation = context.app.usage.explanation(at: context.now)
         let rationale: String
-        switch (verdict, context.request.kind) {
-        case (.mustNotProceed, .appRefresh): rationale = "waits to run shortly before the next likely launch: \(explanation)"
-        case (.mustNotProceed, _): rationale = "the app has not been used for a week: no processing until it is opened (\(explanation))"
-        default: rationale = explanation
+        switch judge(context) {
+        case .refreshAt: rationale = "waits to run shortly before the next likely launch: \(explanation)"
+        case .unused: rationale = "the app has not been used for a week: no processing until it is opened (\(explanation))"
+        case .beforeTheNetworkGoes(let back, let stay, let placed):
+            rationale = "waited for the network, back \(DurationText.spoken(context.now.timeIntervalSince(back))) ago; it usually stays \(DurationText.spoken(stay)) at this time of day, gone before the placement \(DurationText.spoken(placed.timeIntervalSince(context.now))) from now: runs while it is here (\(explanation))"
+        case .proceeds: rationale = explanation
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
     }
@@ -392,27 +417,54 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
     /// (``UsageModel/isLikelyHour(containing:now:)`` at `now + leadTime`) takes that
     /// fraction of ``PolicyConfiguration/herdSpreadWindowBeforeLaunch`` instead, so the
     /// content is there when the user is, and a fleet's stampede is still spread.
-    private func turn(_ context: PolicyContext) -> (trigger: Date, offset: TimeInterval, beforeLaunch: Bool)? {
+    ///
+    /// A request that needs the network, after the network came back (the trigger), takes
+    /// its share of at most a quarter of how long the network usually stays at this time of day
+    /// (``UsageModel/usualNetworkStay(afterReturnAt:now:)``): on a device online a few
+    /// minutes a day, a turn later than that would come after the network went, every day.
+    private func turn(_ context: PolicyContext) -> Turn? {
         let window = context.configuration.herdSpreadWindow
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
               context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
         let usage = context.app.usage
         let beforeLaunch = context.request.kind == .appRefresh && usage.isLikelyHour(aLeadTimeAfter: context.now, now: context.now)
+        var spread = beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window
+        var shortStay: TimeInterval?
+        if let (back, stay) = context.usualNetworkStay, back == trigger, stay / 4 < spread {
+            spread = stay / 4
+            shortStay = stay
+        }
         let share = Double(Self.stableHash(of: context.request.key, salt: context.deviceSalt) % 10_000) / 10_000
-        return (trigger, share * (beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window), beforeLaunch)
+        return Turn(trigger: trigger, offset: share * spread, beforeLaunch: beforeLaunch, shortStay: shortStay)
+    }
+
+    /// A request's turn after a shared trigger.
+    private struct Turn {
+        /// The trigger: when power or the network came back.
+        var trigger: Date
+        /// The request's turn, after the trigger.
+        var offset: TimeInterval
+        /// Whether its app is about to be opened (the shorter window).
+        var beforeLaunch: Bool
+        /// How long the network usually stays, when that shortened the window.
+        var shortStay: TimeInterval?
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard let (trigger, offset, _) = turn(context), trigger.addingTimeInterval(offset) > context.now else { return (.canProceed(score: 1), nil) }
-        return (.mustNotProceed, .until(trigger.addingTimeInterval(offset)))
+        guard let turn = turn(context), turn.trigger.addingTimeInterval(turn.offset) > context.now else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .until(turn.trigger.addingTimeInterval(turn.offset)))
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        guard let (trigger, offset, beforeLaunch) = turn(context) else {
+        guard let turn = turn(context) else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent shared trigger")
         }
         let (verdict, wait) = self.verdict(context)
         if verdict == .mustNotProceed {
-            let window = beforeLaunch ? " (the app is likely to be opened soon: the shorter window)" : ""
-            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(DurationText.spoken(context.now.timeIntervalSince(trigger))) ago: this request's turn comes \(DurationText.spoken(offset)) after it\(window)", wait: wait)
+            let window = if let stay = turn.shortStay {
+                " (the network usually stays \(DurationText.spoken(stay)) at this time of day: within a quarter of it)"
+            } else if turn.beforeLaunch {
+                " (the app is likely to be opened soon: the shorter window)"
+            } else { "" }
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "spread after a shared trigger (power or network back) \(DurationText.spoken(context.now.timeIntervalSince(turn.trigger))) ago: this request's turn comes \(DurationText.spoken(turn.offset)) after it\(window)", wait: wait)
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: "its turn after the shared trigger has come")
     }

@@ -58,6 +58,11 @@ public struct PolicyContext: Sendable {
     public var maximumConcurrentRuns: Int
     /// The last shared trigger (power plugged in, network back), for herd spreading.
     public var lastSharedTrigger: Date?
+    /// Since when the network has been up after a gap of a minute or more
+    /// (``SchedulerEngine/minimumNetworkGap``), while it is up; `nil` while it is away or
+    /// its return was not seen. With the usage model's ``UsageModel/usualNetworkStay(afterReturnAt:now:)``
+    /// it tells how long the network will likely stay.
+    public var networkBackSince: Date?
     /// The tunables.
     public var configuration: PolicyConfiguration
     /// This device's herd-spreading salt (``SchedulerConfiguration/deviceSalt``).
@@ -83,6 +88,7 @@ public struct PolicyContext: Sendable {
         runningCount: Int = 0,
         maximumConcurrentRuns: Int = 4,
         lastSharedTrigger: Date? = nil,
+        networkBackSince: Date? = nil,
         configuration: PolicyConfiguration = .init(),
         deviceSalt: UInt64 = 0,
         readySince: Date? = nil,
@@ -97,6 +103,7 @@ public struct PolicyContext: Sendable {
         self.runningCount = runningCount
         self.maximumConcurrentRuns = maximumConcurrentRuns
         self.lastSharedTrigger = lastSharedTrigger
+        self.networkBackSince = networkBackSince
         self.configuration = configuration
         self.deviceSalt = deviceSalt
         self.readySince = max(readySince ?? eligibleSince, eligibleSince)
@@ -106,4 +113,20 @@ public struct PolicyContext: Sendable {
 
     /// Whether the request is processing-like (processing or health research).
     var isProcessing: Bool { request.kind == .processing || request.kind == .healthResearch }
+
+    /// Whether the request needs the network: it says so, or it is an app refresh and
+    /// ``PolicyConfiguration/refreshRequiresNetwork`` holds.
+    var needsNetwork: Bool {
+        request.requiresNetworkConnectivity || (request.kind == .appRefresh && configuration.refreshRequiresNetwork)
+    }
+
+    /// How long the network is likely to stay, from its return, for a request that needs it
+    /// (``UsageModel/usualNetworkStay(afterReturnAt:now:)``): nil when the network is away,
+    /// its return was not seen, the request does not need it, or the device's history says
+    /// nothing of a return at this time of day.
+    var usualNetworkStay: (back: Date, stay: TimeInterval)? {
+        guard needsNetwork, conditions.networkAvailable, let back = networkBackSince,
+              let stay = app.usage.usualNetworkStay(afterReturnAt: back, now: now) else { return nil }
+        return (back, stay)
+    }
 }

@@ -45,6 +45,12 @@ struct LocalWeek: Hashable, Sendable {
         Date(timeIntervalSince1970: Double(day) * 86_400 - utcOffset)
     }
 
+    /// Seconds since local midnight of `date` (0 ..< 86,400).
+    func secondOfDay(of date: Date) -> TimeInterval {
+        let seconds = (date.timeIntervalSinceReferenceDate + utcOffset).truncatingRemainder(dividingBy: 86_400)
+        return seconds < 0 ? seconds + 86_400 : seconds
+    }
+
     /// 0 (Monday 00:00) ... 167 (Sunday 23:00) for an absolute hour.
     static func hourOfWeek(ofHour hour: Int) -> Int {
         let remainder = hour % hoursPerWeek

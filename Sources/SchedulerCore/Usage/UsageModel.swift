@@ -83,6 +83,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
     /// ``networkLossMemory`` of them (the oldest go first).
     private var networkLosses: [Date] = []
+    /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
+    /// start, at most ``networkStayMemory`` of them (the oldest go first).
+    var networkStays: [NetworkStay] = []
     /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``);
     /// replaced by an empty one whenever the evidence or the configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
@@ -99,7 +102,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         self.lastCountedSlot = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
     }
 
-    private var week: LocalWeek { LocalWeek(utcOffset: configuration.utcOffset) }
+    var week: LocalWeek { LocalWeek(utcOffset: configuration.utcOffset) }
 
     // MARK: Recording
 
@@ -827,7 +830,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
-        case networkLosses
+        case networkLosses, networkStays
     }
 
     /// Decodes a stored model, refusing one whose tables do not have their sizes (168 per
@@ -876,6 +879,15 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // before the time zone changed) may hold two in what is one hour here, and refusing
         // it would lose the whole usage history.
         networkLosses = Self.oneLossPerHour(try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? [], week: week)
+        // Records written before network stays were kept have none; a stay that is no
+        // instant or no duration is damage, refused as the weights are.
+        let stays = try container.decodeIfPresent([NetworkStay].self, forKey: .networkStays) ?? []
+        guard stays.allSatisfy(\.isValid) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .networkStays, in: container,
+                debugDescription: "expected stays with a representable start and a finite, non-negative duration")
+        }
+        networkStays = Self.latestStays(stays)
     }
 }
 
@@ -920,7 +932,8 @@ extension UsageModel {
     /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
     /// for the onsets); the foreground count adds `mine`'s new ones,
     /// and the last use is the later; the network losses either side recorded join, one
-    /// per hour, the latest ``networkLossMemory`` kept. Replicas write after every foreground, so `mine` is
+    /// per hour, the latest ``networkLossMemory`` kept, and so do the network stays (each
+    /// once, the latest ``networkStayMemory``). Replicas write after every foreground, so `mine` is
     /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
     /// replica that counted the same hour in two different weeks since `baseline` passes
     /// on the later week only. This model's configuration is kept.
@@ -940,6 +953,7 @@ extension UsageModel {
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
         merged.observedSince = min(observedSince, mine.observedSince)
         merged.networkLosses = Self.oneLossPerHour(networkLosses + mine.networkLosses, week: week)
+        merged.networkStays = Self.latestStays(networkStays + mine.networkStays)
         return merged
     }
 }

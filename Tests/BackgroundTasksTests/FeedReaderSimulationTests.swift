@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "c3f989a4ef16174f"
+    static let recordedFingerprint = "2c749c0350d56947"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -111,6 +111,8 @@ import Testing
     // 2026-12-04 when processing began to wait for a wake already planned (the
     // wake-sharing policy: a new verdict in every launch's judgement, clean-ups that start
     // with a refresh) and the rate limit to let a task join its app's launch at the same
-    // instant; the same in repeated runs.
-    static let recordedRealFingerprint = "82d880d095e87095"
+    // instant; the same in repeated runs. Both recorded again on 2026-12-05 when herd
+    // spreading began to let a request join its app's launch at that instant (its hold a
+    // wait for its turn or an earlier wake); the same in repeated runs.
+    static let recordedRealFingerprint = "e7101b4aa768e586"
 }

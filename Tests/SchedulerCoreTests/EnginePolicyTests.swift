@@ -123,26 +123,36 @@ private let t0 = F.t0
         #expect(EngineEffectSummary(engine.handle(.timerFired, at: until)).launched.count == 1)
     }
 
-    @Test func herdSpreadingStaggersWhatAPluggedInChargerFrees() throws {
+    @Test func herdSpreadingStaggersWhatAPluggedInChargerFreesAppByApp() throws {
         var engine = engine(F.noPower, policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 600, coalescingTolerance: 0))
-        for number in 0..<5 {
-            _ = try F.submit(F.processing(F.processingID(number), power: true), to: &engine, at: t0)
+        // Five apps with a processing task each, and the first app with two more.
+        let apps = (0..<5).map { AppID("com.example.spread\($0)") }
+        var requests: [PendingRequest] = []
+        for app in apps {
+            let identifiers = (0..<(app == apps[0] ? 3 : 1)).map { "\(app.rawValue).sync\($0)" }
+            engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "\(app.rawValue)/Info.plist")))
+            requests += identifiers.map { F.processing($0, app: app, power: true) }
         }
+        for request in requests { _ = try F.submit(request, to: &engine, at: t0) }
         let plugged = EngineEffectSummary(engine.handle(.conditionsChanged(.favorable), at: t0 + 3600))
         #expect(plugged.launched.count < 5, "not everything at the trigger instant")
         var starts: [Date] = plugged.launched.map(\.startedAt)
+        var started: [RequestKey: Date] = Dictionary(uniqueKeysWithValues: plugged.launched.map { ($0.request.key, $0.startedAt) })
         var now = t0 + 3600
         while let wake = engine.nextWake, wake <= t0 + 3600 + 600 {
             now = wake
             let fired = EngineEffectSummary(engine.handle(.timerFired, at: now))
             for run in fired.launched {
                 starts.append(run.startedAt)
+                started[run.request.key] = run.startedAt
                 _ = engine.handle(.taskCompleted(run.id, success: true), at: now)
             }
         }
-        #expect(starts.count == 5)
-        #expect(Set(starts).count > 1, "spread over distinct instants")
+        #expect(starts.count == requests.count)
+        #expect(Set(starts).count == apps.count, "each app at its own instant, spread over distinct instants")
         #expect(starts.allSatisfy { $0 >= t0 + 3600 && $0 <= t0 + 3600 + 600 })
+        // The first app's three tasks share one launch: the first of their turns.
+        #expect(Set(requests.filter { $0.app == apps[0] }.map { started[$0.key] }).count == 1)
     }
 
     @Test func requestsDueWithinTheToleranceStartInOneWake() throws {

@@ -147,7 +147,7 @@ private typealias F = EngineFixtures
         let back = T.at(week: 0, day: 3, 3, 17)
         let request = Self.refresh(dueAt: T.at(week: 0, day: 2, 12))
         func offset(_ context: PolicyContext) -> TimeInterval? {
-            guard case .until(let turn)? = HerdSpreadingPolicy().evaluate(context).wait else { return nil }
+            guard let turn = HerdSpreadingPolicy().evaluate(context).wait?.instant else { return nil }
             return turn.timeIntervalSince(back)
         }
         let plain = try #require(offset(Self.context(request, usage: UsageModel(createdAt: T.monday), now: back, eligibleSince: request.earliestBeginDate!, back: back)))
@@ -158,7 +158,7 @@ private typealias F = EngineFixtures
         #expect(decision.rationale.contains("the network usually stays 4 min at this time of day"), "\(decision.rationale)")
         // Power back (not the network's return): the whole window.
         let power = Self.context(request, usage: usage, now: back.addingTimeInterval(60), eligibleSince: request.earliestBeginDate!, back: back, trigger: back.addingTimeInterval(60))
-        #expect(HerdSpreadingPolicy().evaluate(power).wait == .until(back.addingTimeInterval(60 + plain)))
+        #expect(HerdSpreadingPolicy().evaluate(power).wait == .untilWake(back.addingTimeInterval(60 + plain)))
         // Work that does not need the network: the whole window.
         var processing = request
         processing.kind = .processing

@@ -229,13 +229,28 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
     @Test func herdSpreadingGivesEachRequestAStableOffsetAfterTheTrigger() {
         let trigger = t0
         let decision = verdict(HerdSpreadingPolicy(), context(request(), trigger: trigger))
-        guard case .until(let start)? = decision.wait else {
-            Issue.record("expected a time-bound wait, got \(decision)")
+        guard case .untilWake(let start)? = decision.wait else {
+            Issue.record("expected a wait for its turn or an earlier wake, got \(decision)")
             return
         }
         #expect(start > trigger && start < trigger.addingTimeInterval(600))
         #expect(verdict(HerdSpreadingPolicy(), context(request(), trigger: trigger)) == decision, "the offset is stable")
         #expect(!verdict(HerdSpreadingPolicy(), context(request(), now: trigger.addingTimeInterval(600), trigger: trigger)).blocks)
+    }
+
+    @Test func herdSpreadingLetsARequestJoinItsAppsLaunchAtThatInstant() {
+        // Its app was launched for another task at this very instant: it joins that launch.
+        let trigger = t0
+        let now = trigger.addingTimeInterval(5)
+        var launched = state()
+        launched.lastLaunch = now
+        let joins = verdict(HerdSpreadingPolicy(), context(request(), app: launched, now: now, trigger: trigger, wakeUnderWay: true))
+        #expect(!joins.blocks && joins.rationale.contains("joins that launch"), "\(joins.rationale)")
+        // Another app's run at this instant (the app was not launched now): it waits its turn.
+        #expect(verdict(HerdSpreadingPolicy(), context(request(), now: now, trigger: trigger, wakeUnderWay: true)).blocks)
+        // The app's launch earlier, with no wake under way now: it waits its turn.
+        launched.lastLaunch = trigger.addingTimeInterval(1)
+        #expect(verdict(HerdSpreadingPolicy(), context(request(), app: launched, now: now, trigger: trigger, wakeUnderWay: true)).blocks)
     }
 
     @Test func herdSpreadingGivesARefreshAboutToBeSeenTheShorterWindow() throws {
@@ -246,7 +261,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         let trigger = t0.addingTimeInterval(55 * 60)
         func offset(_ request: PendingRequest, _ app: AppPolicyState) -> TimeInterval? {
             let decision = verdict(HerdSpreadingPolicy(), context(request, app: app, now: trigger, trigger: trigger))
-            guard case .until(let start)? = decision.wait else { return nil }
+            guard let start = decision.wait?.instant else { return nil }
             return start.timeIntervalSince(trigger)
         }
         let full = try #require(offset(request(), state()), "an app with no habit waits its turn in the whole window")
@@ -257,7 +272,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         // Two hours after the habit's hour, the refresh takes its full turn.
         let later = t0.addingTimeInterval(3 * 3600)
         let decision = verdict(HerdSpreadingPolicy(), context(request(), app: habit, now: later, trigger: later))
-        #expect(decision.wait == .until(later.addingTimeInterval(full)))
+        #expect(decision.wait == .untilWake(later.addingTimeInterval(full)))
     }
 
     /// The offset comes from FNV-1a over the key's text: documented, and the same on every

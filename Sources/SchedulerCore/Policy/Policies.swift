@@ -450,12 +450,27 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         var shortStay: TimeInterval?
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard let turn = turn(context), turn.trigger.addingTimeInterval(turn.offset) > context.now else { return (.canProceed(score: 1), nil) }
-        return (.mustNotProceed, .until(turn.trigger.addingTimeInterval(turn.offset)))
+        guard let turn = turn(context), turn.trigger.addingTimeInterval(turn.offset) > context.now, !joinsItsAppsLaunch(context) else {
+            return (.canProceed(score: 1), nil)
+        }
+        return (.mustNotProceed, .untilWake(turn.trigger.addingTimeInterval(turn.offset)))
+    }
+
+    /// Whether the request's app was launched into the background at this very instant (one
+    /// of its tasks took its turn): the request joins that launch rather than waking the
+    /// device, and the app, again at its own turn. The fleet stays spread (the launch came at
+    /// the first of the app's turns, a stable draw per device), and so do other apps on the
+    /// device; the hold is ``PolicyWait/untilWake(_:)`` so that a launch before the turn
+    /// has the request judged again at its instant.
+    private func joinsItsAppsLaunch(_ context: PolicyContext) -> Bool {
+        context.wakeUnderWay && context.app.lastLaunch == context.now
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         guard let turn = turn(context) else {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "no recent shared trigger")
+        }
+        if turn.trigger.addingTimeInterval(turn.offset) > context.now, joinsItsAppsLaunch(context) {
+            return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "its turn comes \(DurationText.spoken(turn.offset)) after the shared trigger, but its app was launched for another task just now: it joins that launch")
         }
         let (verdict, wait) = self.verdict(context)
         if verdict == .mustNotProceed {

@@ -664,7 +664,8 @@ struct UsageNetworkLossTests {
         let lunch = T.at(week: 3, day: 4, 12, 25)
         let learned = Self.weekender(losses: true)
         #expect(learned.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: friday) > 0.99)
-        #expect(learned.networkLossShare(hourOfWeek: T.how(day: 3, 19), at: friday) == 0)
+        // Thursday 19:00 gets a little of Friday's through the days' pool, below the threshold.
+        #expect(learned.networkLossShare(hourOfWeek: T.how(day: 3, 19), at: friday) < 0.1)
         #expect(learned.networkLossShare(hourOfWeek: T.how(day: 4, 18), at: friday) == 0)
         // After lunch, the next refresh: before 19:00 (the lead before the hour whose network
         // usually goes), where without the losses it waits for the next morning's lead.
@@ -753,6 +754,31 @@ struct UsageNetworkLossTests {
         }
         let share = busy.networkLossShare(hourOfWeek: T.how(day: 4, 21), at: T.at(week: 5, day: 0, 1))
         #expect(share > 0.95, "\(share)")
+    }
+
+    @Test func aDailyLossIsKnownFromTheSecondDayAndAWeeklyOneStaysItsOwn() {
+        // The network gone at 06:15 on Monday: on Tuesday morning, 06:00 is a loss hour (the
+        // days pooled), where a week's evidence of Tuesdays was needed before.
+        var daily = UsageModel(createdAt: T.monday)
+        T.record(&daily, weeks: 0..<1, times: [(7, 30)], days: 0..<1)
+        daily.recordNetworkLoss(at: T.at(week: 0, day: 0, 6, 15))
+        let tuesday = T.at(week: 0, day: 1, 5)
+        #expect(daily.networkLossShare(hourOfWeek: T.how(day: 1, 6), at: tuesday) >= UsageModel.networkLossShareThreshold)
+        #expect(daily.networkLossHours(at: tuesday).contains(T.how(day: 1, 6)))
+        #expect(daily.networkLossShare(hourOfWeek: T.how(day: 1, 9), at: tuesday) == 0, "another hour of the day learns nothing")
+        // Every Friday evening for three weeks: Friday keeps its own share; the other
+        // evenings get a seventh of it at most, below the threshold.
+        let weekender = Self.weekender(losses: true)
+        let monday = T.at(week: 3, day: 0, 13)
+        #expect(weekender.networkLossShare(hourOfWeek: T.how(day: 4, 19), at: monday) > 0.99)
+        for day in 0..<4 {
+            #expect(weekender.networkLossShare(hourOfWeek: T.how(day: day, 19), at: monday) < UsageModel.networkLossShareThreshold, "day \(day)")
+        }
+        // A one-off loss fades from the other days as they are seen without one.
+        var once = UsageModel(createdAt: T.monday)
+        T.record(&once, weeks: 0..<2, times: [(7, 30)])
+        once.recordNetworkLoss(at: T.at(week: 0, day: 0, 14, 10))
+        #expect(once.networkLossShare(hourOfWeek: T.how(day: 3, 14), at: T.at(week: 1, day: 3, 9)) < UsageModel.networkLossShareThreshold)
     }
 
     @Test func aStoredConfigurationThatWouldOverflowAnHourIsRefused() throws {

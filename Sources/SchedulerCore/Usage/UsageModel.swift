@@ -86,8 +86,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
     /// start, at most ``networkStayMemory`` of them (the oldest go first).
     var networkStays: [NetworkStay] = []
-    /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``);
-    /// replaced by an empty one whenever the evidence or the configuration changes.
+    /// The likelihood table and the network-loss shares of the latest hour asked about (see
+    /// ``likelihoods(at:)``); replaced by an empty one whenever the evidence or the
+    /// configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
 
     /// Creates an empty model: nothing observed yet, processing allowed for the first 7
@@ -137,6 +138,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     public mutating func recordNetworkLoss(at start: Date) {
         if let latest = networkLosses.last, start < latest { return }
         networkLosses = Self.oneLossPerHour(networkLosses + [start], week: week)
+        likelihoodMemo = LikelihoodMemo()
     }
 
     /// How many network losses a model keeps: 256, months of daily ones (a loss 70 days old
@@ -181,17 +183,43 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// share of 0.3 (about one week in three).
     public static let networkLossShareThreshold = 0.3
 
-    /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week (168), in one pass
-    /// over the losses; all 0 when none was learned.
+    /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week (168); all 0 when none
+    /// was learned. Taken as of the start of the hour in progress, as the likelihoods are, and
+    /// kept for the hour: the placement asks on every judged refresh.
     private func networkLossShares(at now: Date) -> [Double] {
-        var shares = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
-        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else { return shares }
+        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else {
+            return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
+        }
+        let nowHour = week.absoluteHour(of: now)
+        if let table = likelihoodMemo.lossShares(forHour: nowHour) { return table }
+        let table = networkLossShares(asOfHour: nowHour)
+        likelihoodMemo.keepLossShares(table, forHour: nowHour)
+        return table
+    }
+
+    /// ``networkLossShares(at:)`` as of the start of absolute hour `nowHour`, in one pass over
+    /// the losses.
+    ///
+    /// Each hour of the week's own share is its decayed losses over its decayed observed
+    /// weeks. Days are pooled as the launches' hours are: the hour of the day's share over
+    /// all days (losses over observed occurrences, every day of the week) is blended in
+    /// as ``dailyPatternPriorWeeks`` weeks of evidence, `(lost(h) + k · allDays) /
+    /// (observed(h) + k)`, and an hour takes the larger of that and its own share. So a
+    /// network that goes away at 06:15 every day is known from the second day (not the
+    /// second week), while a loss every Friday evening keeps its own share and lends the
+    /// other evenings only a seventh of its weight (below the threshold).
+    private func networkLossShares(asOfHour nowHour: Int) -> [Double] {
+        let hours = LocalWeek.hoursPerWeek
+        var lost = [Double](repeating: 0, count: hours)
         let week = self.week
+        let now = week.start(ofHour: nowHour)
         for loss in networkLosses {
             guard loss <= now else { break }  // in time order
             let hour = week.absoluteHour(of: loss)
-            shares[LocalWeek.hourOfWeek(ofHour: hour)] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
+            lost[LocalWeek.hourOfWeek(ofHour: hour)] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
         }
+        var shares = [Double](repeating: 0, count: hours)
+        guard lost.contains(where: { $0 > 0 }) else { return shares }
         // The device was watched from its first loss on, even before the app was known; once
         // the memory is full, older losses may have been dropped, so the weeks before the
         // oldest kept one are not counted as weeks without a loss.
@@ -200,9 +228,20 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // The occurrence in progress counts as observed although its loss, if any, is learned
         // only an hour later: the share dips as the hour begins. Counting it from an hour on
         // (tried) raised every share and travel's wakeups past their bound.
-        for bucket in shares.indices where shares[bucket] > 0 {
-            let observed = observedWeeks(hourOfWeek: bucket, upTo: now, at: now, since: since)
-            shares[bucket] = observed > 0 ? min(1, shares[bucket] / observed) : 0
+        let observed = (0..<hours).map { observedWeeks(hourOfWeek: $0, upTo: now, at: now, since: since) }
+        var allDaysLost = [Double](repeating: 0, count: 24)
+        var allDaysObserved = [Double](repeating: 0, count: 24)
+        for bucket in 0..<hours {
+            allDaysLost[bucket % 24] += lost[bucket]
+            allDaysObserved[bucket % 24] += observed[bucket]
+        }
+        let k = Self.dailyPatternPriorWeeks
+        for bucket in 0..<hours {
+            let hourOfDay = bucket % 24
+            guard allDaysLost[hourOfDay] > 0, allDaysObserved[hourOfDay] > 0 else { continue }
+            let own = observed[bucket] > 0 ? min(1, lost[bucket] / observed[bucket]) : 0
+            let allDays = min(1, allDaysLost[hourOfDay] / allDaysObserved[hourOfDay])
+            shares[bucket] = max(own, min(1, (lost[bucket] + k * allDays) / (observed[bucket] + k)))
         }
         return shares
     }
@@ -891,7 +930,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 }
 
-/// The likelihood table of one hour, shared by the copies of one ``UsageModel``.
+/// The likelihood table and the network-loss shares of one hour, shared by the copies of one
+/// ``UsageModel``.
 ///
 /// A copy shares its original's memo, which is right because every change to the evidence
 /// or the configuration gives the changed model a new, empty memo: the models sharing one
@@ -901,6 +941,7 @@ struct LikelihoodMemo: Sendable, Hashable {
     /// may be read on several threads.
     private final class Storage: Sendable {
         let entry = Mutex<(hour: Int, table: [Double])?>(nil)
+        let lossShares = Mutex<(hour: Int, table: [Double])?>(nil)
     }
     private let storage = Storage()
 
@@ -912,6 +953,16 @@ struct LikelihoodMemo: Sendable, Hashable {
     /// Keeps `table` as the table of absolute hour `hour`, replacing any other.
     func keep(_ table: [Double], forHour hour: Int) {
         storage.entry.withLock { $0 = (hour, table) }
+    }
+
+    /// The network-loss shares kept for absolute hour `hour`, if that is the hour kept.
+    func lossShares(forHour hour: Int) -> [Double]? {
+        storage.lossShares.withLock { entry in entry.flatMap { $0.hour == hour ? $0.table : nil } }
+    }
+
+    /// Keeps `table` as the network-loss shares of absolute hour `hour`, replacing any other.
+    func keepLossShares(_ table: [Double], forHour hour: Int) {
+        storage.lossShares.withLock { $0 = (hour, table) }
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }

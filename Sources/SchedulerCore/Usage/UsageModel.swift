@@ -191,10 +191,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
         }
         let nowHour = week.absoluteHour(of: now)
-        if let table = likelihoodMemo.lossShares(forHour: nowHour) { return table }
-        let table = networkLossShares(asOfHour: nowHour)
-        likelihoodMemo.keepLossShares(table, forHour: nowHour)
-        return table
+        return likelihoodMemo.table(.networkLossShares, forHour: nowHour) { networkLossShares(asOfHour: nowHour) }
     }
 
     /// ``networkLossShares(at:)`` as of the start of absolute hour `nowHour`, in one pass over
@@ -430,10 +427,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
         }
         let nowHour = week.absoluteHour(of: now)
-        if let table = likelihoodMemo.table(forHour: nowHour) { return table }
-        let table = likelihoods(asOfHour: nowHour)
-        likelihoodMemo.keep(table, forHour: nowHour)
-        return table
+        return likelihoodMemo.table(.likelihoods, forHour: nowHour) { likelihoods(asOfHour: nowHour) }
     }
 
     /// ``likelihoods(at:)`` computed as of the start of absolute hour `nowHour`.
@@ -937,32 +931,28 @@ public struct UsageModel: Sendable, Codable, Hashable {
 /// or the configuration gives the changed model a new, empty memo: the models sharing one
 /// memo always hold the same evidence. It takes no part in equality, hashing or coding.
 struct LikelihoodMemo: Sendable, Hashable {
-    /// The reference the copies share; its entry behind a mutex, because copies of a model
+    /// The tables kept, one of each kind.
+    enum Kind: Int, CaseIterable {
+        /// ``UsageModel/likelihood(hourOfWeek:at:)`` of every hour of the week.
+        case likelihoods
+        /// ``UsageModel/networkLossShare(hourOfWeek:at:)`` of every hour of the week.
+        case networkLossShares
+    }
+
+    /// The reference the copies share; its entries behind a mutex, because copies of a model
     /// may be read on several threads.
     private final class Storage: Sendable {
-        let entry = Mutex<(hour: Int, table: [Double])?>(nil)
-        let lossShares = Mutex<(hour: Int, table: [Double])?>(nil)
+        let entries = Mutex<[(hour: Int, table: [Double])?]>(Array(repeating: nil, count: Kind.allCases.count))
     }
     private let storage = Storage()
 
-    /// The table kept for absolute hour `hour`, if that is the hour kept.
-    func table(forHour hour: Int) -> [Double]? {
-        storage.entry.withLock { entry in entry.flatMap { $0.hour == hour ? $0.table : nil } }
-    }
-
-    /// Keeps `table` as the table of absolute hour `hour`, replacing any other.
-    func keep(_ table: [Double], forHour hour: Int) {
-        storage.entry.withLock { $0 = (hour, table) }
-    }
-
-    /// The network-loss shares kept for absolute hour `hour`, if that is the hour kept.
-    func lossShares(forHour hour: Int) -> [Double]? {
-        storage.lossShares.withLock { entry in entry.flatMap { $0.hour == hour ? $0.table : nil } }
-    }
-
-    /// Keeps `table` as the network-loss shares of absolute hour `hour`, replacing any other.
-    func keepLossShares(_ table: [Double], forHour hour: Int) {
-        storage.lossShares.withLock { $0 = (hour, table) }
+    /// The table of `kind` for absolute hour `hour`: the one kept, if it is that hour's, else
+    /// `compute()`'s, kept in its place.
+    func table(_ kind: Kind, forHour hour: Int, compute: () -> [Double]) -> [Double] {
+        if let kept = storage.entries.withLock({ $0[kind.rawValue] }), kept.hour == hour { return kept.table }
+        let table = compute()
+        storage.entries.withLock { $0[kind.rawValue] = (hour, table) }
+        return table
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }

@@ -79,6 +79,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Per hour of the week, the five-minute slot of the first launch in its latest counted
     /// occurrence (nil: not known), so a replica's merge can count it too.
     private var lastCountedSlot: [Int?]
+    /// Decayed count, per hour of the day (24, every day), of the occurrences in which the
+    /// app was opened again in a later five-minute slot at least ``relaunchSlots`` after the
+    /// hour's first launch, as of `weightsAsOf` (the same epoch as `launchWeights`).
+    private var relaunchWeights: [Double]
+    /// Per hour of the week, the start of the latest occurrence whose relaunch is counted, so
+    /// a third launch in it adds nothing.
+    private var lastCountedRelaunch: [Date?]
     /// The starts of the device's network losses of an hour or more
     /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
     /// ``networkLossMemory`` of them (the oldest go first).
@@ -101,6 +108,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         self.launchMinuteWeights = Array(repeating: 0, count: Self.minuteWeightCount)
         self.lastCountedOccurrence = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         self.lastCountedSlot = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        self.relaunchWeights = Array(repeating: 0, count: 24)
+        self.lastCountedRelaunch = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
     }
 
     var week: LocalWeek { LocalWeek(utcOffset: configuration.utcOffset) }
@@ -125,7 +134,41 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let hour = week.absoluteHour(of: date)
         let start = week.start(ofHour: hour)
         let slot = min(Self.slotsPerHour - 1, max(0, Int(date.timeIntervalSince(start) / Self.slotLength)))
-        countOccurrence(startingAt: start, bucket: LocalWeek.hourOfWeek(ofHour: hour), slot: slot)
+        let bucket = LocalWeek.hourOfWeek(ofHour: hour)
+        if lastCountedOccurrence[bucket] == start, let first = lastCountedSlot[bucket], slot - first >= Self.relaunchSlots {
+            countRelaunch(inOccurrenceStartingAt: start, bucket: bucket)
+        }
+        countOccurrence(startingAt: start, bucket: bucket, slot: slot)
+    }
+
+    /// How many five-minute slots after the hour's first launch another launch must come to
+    /// count as a relaunch: 3 (a quarter of an hour, the standard refresh interval, from the
+    /// first launch's slot): content refreshed for the first launch is stale by then.
+    static let relaunchSlots = 3
+
+    /// Counts the occurrence of hour of the week `bucket` that starts at `start` (one already
+    /// counted as opened) as one in which the app was opened again, unless it already is.
+    private mutating func countRelaunch(inOccurrenceStartingAt start: Date, bucket: Int) {
+        if let counted = lastCountedRelaunch[bucket], start <= counted { return }
+        guard let epoch = weightsAsOf, start <= epoch else { return }
+        lastCountedRelaunch[bucket] = start
+        relaunchWeights[bucket % 24] += configuration.decayFactor(age: epoch.timeIntervalSince(start))
+    }
+
+    /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (every
+    /// day) in which the app was opened that saw it opened again a quarter of an hour or more
+    /// after the first launch (``relaunchSlots``): how likely another launch is in an hour
+    /// whose first has come. 0 for an hour never opened.
+    ///
+    /// The placement gives an hour in which the user already opened the app this share as
+    /// its likelihood, where it gave it none: a reader who comes back every few minutes
+    /// for an hour (a commute, a lunch break) finds content refreshed for the rest of it,
+    /// while an hour opened once a day still gets nothing after its launch.
+    public func relaunchShare(hourOfDay: Int) -> Double {
+        let hour = ((hourOfDay % 24) + 24) % 24
+        var opened = 0.0
+        for bucket in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24) { opened += launchWeights[bucket] }
+        return opened > 0 ? min(1, relaunchWeights[hour] / opened) : 0
     }
 
     /// Records that the device lost its network at `start` and stayed offline for an hour or
@@ -273,6 +316,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let factor = configuration.decayFactor(age: start.timeIntervalSince(epoch))
             for index in launchWeights.indices { launchWeights[index] *= factor }
             for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
+            for index in relaunchWeights.indices { relaunchWeights[index] *= factor }
             weightsAsOf = start
             launchWeights[bucket] += 1
             if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
@@ -669,10 +713,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // Relative hours −1 ... 24 at index + 1.
         var roots = (-1..<25).map { likelihoods[LocalWeek.hourOfWeek(ofHour: first + $0)].squareRoot() }
         // The likelihood is of a first launch in the hour: once the user opened the app in
-        // this hour, the launch it predicted has happened, and refreshing for it is waste.
+        // this hour, the launch it predicted has happened; what is left is the chance that the
+        // user comes back later in the hour, as the days showed it (relaunchShare: nothing for
+        // an hour opened once, most of it for a reader who checks every few minutes).
         if let lastUse, lastUse <= now {
-            if lastUse >= week.start(ofHour: first) { roots[1] = 0 }
-            if lastUse >= week.start(ofHour: first - 1) { roots[0] = 0 }
+            if lastUse >= week.start(ofHour: first) { roots[1] = relaunchShare(hourOfDay: LocalWeek.hourOfWeek(ofHour: first) % 24).squareRoot() }
+            if lastUse >= week.start(ofHour: first - 1) { roots[0] = relaunchShare(hourOfDay: LocalWeek.hourOfWeek(ofHour: first - 1) % 24).squareRoot() }
         }
         // The budget is counted on the launches alone; an hour that usually loses the
         // network is then refreshed for as if its launch were as likely as the loss
@@ -863,6 +909,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
+        case relaunchWeights, lastCountedRelaunch
         case networkLosses, networkStays
     }
 
@@ -895,6 +942,16 @@ public struct UsageModel: Sendable, Codable, Hashable {
         }
         try check(launchWeights, count: LocalWeek.hoursPerWeek, key: .launchWeights)
         try check(launchMinuteWeights, count: Self.minuteWeightCount, key: .launchMinuteWeights)
+        // Records written before relaunches were kept have neither: no hour is known to be
+        // opened twice until the days show it.
+        relaunchWeights = try container.decodeIfPresent([Double].self, forKey: .relaunchWeights) ?? Array(repeating: 0, count: 24)
+        try check(relaunchWeights, count: 24, key: .relaunchWeights)
+        lastCountedRelaunch = try container.decodeIfPresent([Date?].self, forKey: .lastCountedRelaunch)
+            ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        guard lastCountedRelaunch.count == LocalWeek.hoursPerWeek else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .lastCountedRelaunch, in: container, debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
+        }
         guard lastCountedSlot.count == LocalWeek.hoursPerWeek,
             lastCountedSlot.allSatisfy({ $0.map { (0..<Self.slotsPerHour).contains($0) } ?? true })
         else {
@@ -971,7 +1028,7 @@ extension UsageModel {
     /// occurrence `mine` counted in each hour of the week since `baseline` is counted here
     /// too (once: an hour this model counted already adds nothing), oldest first, as
     /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
-    /// for the onsets); the foreground count adds `mine`'s new ones,
+    /// for the onsets), and the relaunch each counted in an hour (once); the foreground count adds `mine`'s new ones,
     /// and the last use is the later; the network losses either side recorded join, one
     /// per hour, the latest ``networkLossMemory`` kept, and so do the network stays (each
     /// once, the latest ``networkStayMemory``). Replicas write after every foreground, so `mine` is
@@ -989,6 +1046,10 @@ extension UsageModel {
         merged.likelihoodMemo = LikelihoodMemo()
         for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
             merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: occurrence.slot)
+        }
+        for bucket in 0..<LocalWeek.hoursPerWeek {
+            guard let start = mine.lastCountedRelaunch[bucket], start != baseline.lastCountedRelaunch[bucket] else { continue }
+            merged.countRelaunch(inOccurrenceStartingAt: start, bucket: bucket)
         }
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()

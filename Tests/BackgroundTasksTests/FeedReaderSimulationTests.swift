@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "2c749c0350d56947"
+    static let recordedFingerprint = "7ee15d090c3bfb6f"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -112,7 +112,8 @@ import Testing
     // wake-sharing policy: a new verdict in every launch's judgement, clean-ups that start
     // with a refresh) and the rate limit to let a task join its app's launch at the same
     // instant; the same in repeated runs. Both recorded again on 2026-12-05 when herd
-    // spreading began to let a request join its app's launch at that instant (its hold a
-    // wait for its turn or an earlier wake); the same in repeated runs.
-    static let recordedRealFingerprint = "e7101b4aa768e586"
+    // spreading began to let a request join its app's launch at that instant, and again the
+    // same day when the engine began to judge an app's held requests again as it launches
+    // the app (in place of herd spreading's wait for any wake); the same in repeated runs.
+    static let recordedRealFingerprint = "76dad5ce32e824b8"
 }

@@ -60,11 +60,15 @@ private typealias F = EngineFixtures
     @Test func staysAreRecordedInOrderBoundedAndDecodedOrRefused() throws {
         var model = Self.shortWindows(minutes: 10, days: 3)
         let recorded = model
-        model.recordNetworkStay(from: T.at(week: 0, day: 1, 3, 17), to: T.at(week: 0, day: 1, 4))  // not after the latest
+        model.recordNetworkStay(from: T.at(week: 0, day: 1, 3, 17), to: T.at(week: 0, day: 1, 4))  // a start already kept
         model.recordNetworkStay(from: T.at(week: 0, day: 5, 3), to: T.at(week: 0, day: 5, 2))  // ends before it began
         model.recordNetworkStay(from: Date(timeIntervalSinceReferenceDate: .nan), to: T.at(week: 0, day: 5, 2))
         model.recordNetworkStay(from: T.at(week: 0, day: 5, 3), to: Date(timeIntervalSinceReferenceDate: .infinity))
         #expect(model == recorded)
+        // One that began before the latest (a replica's memory holds another's later stay):
+        // kept in its place.
+        model.recordNetworkStay(from: T.at(week: 0, day: 1, 12), to: T.at(week: 0, day: 1, 13))
+        #expect(model.networkStays.map(\.start) == [T.at(week: 0, day: 0, 3, 17), T.at(week: 0, day: 1, 3, 17), T.at(week: 0, day: 1, 12), T.at(week: 0, day: 2, 3, 17)])
         var many = UsageModel(createdAt: T.monday)
         for hour in 0..<100 { many.recordNetworkStay(from: T.monday.addingTimeInterval(Double(hour) * 3_600), to: T.monday.addingTimeInterval(Double(hour) * 3_600 + 600)) }
         #expect(many.networkStays.count == UsageModel.networkStayMemory)
@@ -158,11 +162,11 @@ private typealias F = EngineFixtures
         #expect(decision.rationale.contains("the network usually stays 4 min at this time of day"), "\(decision.rationale)")
         // Power back (not the network's return): the whole window.
         let power = Self.context(request, usage: usage, now: back.addingTimeInterval(60), eligibleSince: request.earliestBeginDate!, back: back, trigger: back.addingTimeInterval(60))
-        #expect(HerdSpreadingPolicy().evaluate(power).wait == .untilWake(back.addingTimeInterval(60 + plain)))
+        #expect(HerdSpreadingPolicy().evaluate(power).wait == .until(back.addingTimeInterval(60 + plain)))
         // Work that does not need the network: the whole window.
         var processing = request
         processing.kind = .processing
-        #expect(offset(Self.context(processing, usage: usage, now: back, eligibleSince: request.earliestBeginDate!, back: back)) != short)
+        #expect(offset(Self.context(processing, usage: usage, now: back, eligibleSince: request.earliestBeginDate!, back: back)) == plain)
     }
 
     @Test func aRefreshThatWaitedForTheNetworkRunsBeforeTheNetworkUsuallyGoes() {

@@ -229,8 +229,8 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
     @Test func herdSpreadingGivesEachRequestAStableOffsetAfterTheTrigger() {
         let trigger = t0
         let decision = verdict(HerdSpreadingPolicy(), context(request(), trigger: trigger))
-        guard case .untilWake(let start)? = decision.wait else {
-            Issue.record("expected a wait for its turn or an earlier wake, got \(decision)")
+        guard case .until(let start)? = decision.wait else {
+            Issue.record("expected a time-bound wait, got \(decision)")
             return
         }
         #expect(start > trigger && start < trigger.addingTimeInterval(600))
@@ -248,7 +248,10 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(!joins.blocks && joins.rationale.contains("joins that launch"), "\(joins.rationale)")
         // Another app's run at this instant (the app was not launched now): it waits its turn.
         #expect(verdict(HerdSpreadingPolicy(), context(request(), now: now, trigger: trigger, wakeUnderWay: true)).blocks)
-        // The app's launch earlier, with no wake under way now: it waits its turn.
+        // The app launched at this instant but no run started at it (the wake is not under
+        // way for this judgement): it waits its turn.
+        #expect(verdict(HerdSpreadingPolicy(), context(request(), app: launched, now: now, trigger: trigger, wakeUnderWay: false)).blocks)
+        // The app's launch a second earlier: it waits its turn.
         launched.lastLaunch = trigger.addingTimeInterval(1)
         #expect(verdict(HerdSpreadingPolicy(), context(request(), app: launched, now: now, trigger: trigger, wakeUnderWay: true)).blocks)
     }
@@ -272,7 +275,7 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         // Two hours after the habit's hour, the refresh takes its full turn.
         let later = t0.addingTimeInterval(3 * 3600)
         let decision = verdict(HerdSpreadingPolicy(), context(request(), app: habit, now: later, trigger: later))
-        #expect(decision.wait == .untilWake(later.addingTimeInterval(full)))
+        #expect(decision.wait == .until(later.addingTimeInterval(full)))
     }
 
     /// The offset comes from FNV-1a over the key's text: documented, and the same on every

@@ -4,7 +4,7 @@ import Testing
 
 private typealias T = UsageModelTests
 
-/// An hour the user opens the app in again, a quarter of an hour or more after its first
+/// An hour the user opens the app in again, three five-minute slots or more after its first
 /// launch, keeps refreshes after that launch (found from outside: a reader who checks every
 /// few minutes for an hour found content 14, 28 and 46 minutes old, because the hour's first
 /// launch ended its refreshes).
@@ -23,11 +23,14 @@ private typealias T = UsageModelTests
         #expect(Self.evenings(again: [10]).relaunchShare(hourOfDay: 21) == 0)
         // Other hours learn nothing; an hour never opened has none.
         #expect(Self.evenings(again: [20, 40]).relaunchShare(hourOfDay: 20) == 0)
-        // Every other day: about half.
+        // Every other day, twice more (the third launch counts nothing): about half.
         var alternate = UsageModel(createdAt: T.monday)
         for day in 0..<14 {
             alternate.recordForeground(at: T.at(week: 0, day: day, 21, 0))
-            if day.isMultiple(of: 2) { alternate.recordForeground(at: T.at(week: 0, day: day, 21, 30)) }
+            if day.isMultiple(of: 2) {
+                alternate.recordForeground(at: T.at(week: 0, day: day, 21, 30))
+                alternate.recordForeground(at: T.at(week: 0, day: day, 21, 50))
+            }
         }
         let share = alternate.relaunchShare(hourOfDay: 21)
         #expect(share > 0.4 && share < 0.6, "\(share)")

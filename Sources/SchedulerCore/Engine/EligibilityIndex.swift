@@ -403,6 +403,21 @@ public struct EligibilityIndex: Sendable {
         return refile(slots, conditions: conditions)
     }
 
+    /// Whether `app` has a request a policy holds until an instant.
+    public func hasDeferred(of app: AppID) -> Bool {
+        byApp[app]?.slots.contains { if case .deferred = filings[Int($0)].location { true } else { false } } ?? false
+    }
+
+    /// Re-files `app`'s requests a policy holds until an instant (or a wake before it): what
+    /// the engine does when it launches the app, so that a task whose herd-spreading turn has
+    /// not come may join its app's launch. They stay ready since when they were.
+    public mutating func releaseDeferred(of app: AppID, conditions: Conditions) -> [Transition] {
+        guard let slots = byApp[app]?.slots else { return [] }
+        let held = inSubmissionOrder(slots.filter { if case .deferred = filings[Int($0)].location { true } else { false } })
+        for slot in held { unplace(slot, from: filings[Int(slot)].location) }
+        return refile(held, conditions: conditions)
+    }
+
     /// Re-files every request held until `app` changes.
     public mutating func releaseHeld(for app: AppID, conditions: Conditions) -> [Transition] {
         guard let slots = parkedForApp.removeValue(forKey: app) else { return [] }

@@ -68,6 +68,9 @@ public struct SchedulerEngine: Sendable {
     /// that waits to share a wake may start then too. Not persisted (a restart forgets
     /// it; at worst one processing run waits for the next wake).
     private var lastWake: Date?
+    /// The apps launched into the background at ``lastWake``: their other requests held until
+    /// an instant are judged again at it, to join the launch (herd spreading lets them).
+    private var appsLaunchedAtLastWake: Set<AppID> = []
     private var retryPolicies: [RequestKey: RetryPolicy] = [:]
     /// Apps whose process is exiting (``EngineEvent/appTerminating(_:)``): nothing launches for them.
     private var terminatingApps: Set<AppID> = []
@@ -494,8 +497,9 @@ public struct SchedulerEngine: Sendable {
         _ = index.remove(request.key)
         var effects: [EngineEffect] = []
         launch(request, at: now, into: &effects)
-        // The device is awake for the push: what waits for a wake may start in it.
-        if index.hasHeldUntilWake { launchWhatIsReady(at: now, into: &effects) }
+        // The device is awake for the push: what waits for a wake may start in it, and the
+        // app's other held requests may join its launch.
+        if index.hasHeldUntilWake || index.hasDeferred(of: request.app) { launchWhatIsReady(at: now, into: &effects) }
         effects.append(.wake(at: nextWake))
         return effects
     }
@@ -779,11 +783,22 @@ public struct SchedulerEngine: Sendable {
         var held: [EligibilityIndex.Transition] = []
         judgeReady(at: now, held: &held, into: &effects)
         // What was held until a wake (wake sharing), in this pass before a run started or
-        // earlier, is judged once more now that the device is awake, and starts in it.
-        if lastWake == now, index.hasHeldUntilWake {
+        // earlier, is judged once more now that the device is awake, and starts in it; so
+        // are the held requests of each app launched at this instant, which may join its
+        // launch (herd spreading). An app a later pass launches has its own pass: at most
+        // one per app.
+        var released: Set<AppID> = []
+        var wakeReleased = false
+        while lastWake == now {
+            let apps = appsLaunchedAtLastWake.subtracting(released).filter { index.hasDeferred(of: $0) }
+            let wakeHeld = !wakeReleased && index.hasHeldUntilWake
+            guard wakeHeld || !apps.isEmpty else { break }
             report(held, into: &effects)
             held.removeAll()
-            report(index.releaseHeldUntilWake(conditions: conditions), into: &effects)
+            if wakeHeld { report(index.releaseHeldUntilWake(conditions: conditions), into: &effects) }
+            for app in apps.sorted() { report(index.releaseDeferred(of: app, conditions: conditions), into: &effects) }
+            wakeReleased = wakeReleased || wakeHeld
+            released.formUnion(appsLaunchedAtLastWake)
             judgeReady(at: now, held: &held, into: &effects)
         }
         report(held, into: &effects)
@@ -932,6 +947,7 @@ public struct SchedulerEngine: Sendable {
         let runID = RunID(nextRunNumber)
         nextRunNumber += 1
         let record = RunRecord(id: runID, request: request, startedAt: now)
+        if lastWake != now { appsLaunchedAtLastWake.removeAll() }
         lastWake = now
         let budget = configuration.budget(for: request.kind)
         let budgetDeadline = budget.map { now.addingTimeInterval($0) }
@@ -944,6 +960,7 @@ public struct SchedulerEngine: Sendable {
         lastRunStart[request.key] = now
         if lastRunStart.count >= lastRunStartPruneAt { pruneLastRunStarts(at: now) }
         if request.kind != .continuedProcessing {
+            appsLaunchedAtLastWake.insert(request.app)
             var state = appState(request.app, at: now)
             state.lastLaunch = now
             appStates[request.app] = state

@@ -252,10 +252,11 @@ public struct AppUsagePolicy: SchedulingPolicy {
                                                        requestedInterval: Self.requestedInterval(of: context.request))
             // Only when the usage model moved the run later than it became eligible.
             guard preferred > context.eligibleSince, preferred > context.now else { return .proceeds }
-            // A refresh that was due before the network came back, placed later than the
-            // network usually stays at this time of day (with a minute to run): the placement
-            // would find it gone and the content would wait for its next return.
-            if let (back, stay) = context.usualNetworkStay, context.eligibleSince < back,
+            // A refresh that was due before the network came back (it waited for it, or for its
+            // placement across a gap), placed later than the network usually stays at this
+            // time of day (with a minute to run): the placement would find it gone and the
+            // content would wait for its next return.
+            if let back = context.networkBackSince, context.eligibleSince < back, let (_, stay) = context.usualNetworkStay,
                preferred.addingTimeInterval(UsageModel.placementGrain) > back.addingTimeInterval(stay) {
                 return .beforeTheNetworkGoes(back: back, stay: stay, placed: preferred)
             }
@@ -267,25 +268,29 @@ public struct AppUsagePolicy: SchedulingPolicy {
         }
     }
 
-    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        switch judge(context) {
+    private static func verdict(of judgement: Judgement) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        switch judgement {
         case .proceeds, .beforeTheNetworkGoes: return (.canProceed(score: 1), nil)
         case .refreshAt(let preferred): return (.mustNotProceed, .until(preferred))
         case .unused: return (.mustNotProceed, .appChange)
         }
     }
+    public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        Self.verdict(of: judge(context))
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
-        let (verdict, wait) = self.verdict(context)
+        let judgement = judge(context)
+        let (verdict, wait) = Self.verdict(of: judgement)
         guard context.request.kind != .continuedProcessing else {
             return PolicyDecision(policy: name, verdict: verdict, rationale: "continued processing is user-started")
         }
         let explanation = context.app.usage.explanation(at: context.now)
         let rationale: String
-        switch judge(context) {
+        switch judgement {
         case .refreshAt: rationale = "waits to run shortly before the next likely launch: \(explanation)"
         case .unused: rationale = "the app has not been used for a week: no processing until it is opened (\(explanation))"
         case .beforeTheNetworkGoes(let back, let stay, let placed):
-            rationale = "waited for the network, back \(DurationText.spoken(context.now.timeIntervalSince(back))) ago; it usually stays \(DurationText.spoken(stay)) at this time of day, gone before the placement \(DurationText.spoken(placed.timeIntervalSince(context.now))) from now: runs while it is here (\(explanation))"
+            rationale = "due since before the network came back \(DurationText.spoken(context.now.timeIntervalSince(back))) ago; it usually stays \(DurationText.spoken(stay)) at this time of day, gone before the placement \(DurationText.spoken(placed.timeIntervalSince(context.now))) from now: runs while it is here (\(explanation))"
         case .proceeds: rationale = explanation
         }
         return PolicyDecision(policy: name, verdict: verdict, rationale: rationale, wait: wait)
@@ -430,7 +435,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         let beforeLaunch = context.request.kind == .appRefresh && usage.isLikelyHour(aLeadTimeAfter: context.now, now: context.now)
         var spread = beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window
         var shortStay: TimeInterval?
-        if let (back, stay) = context.usualNetworkStay, back == trigger, stay / 4 < spread {
+        if context.networkBackSince == trigger, let (_, stay) = context.usualNetworkStay, stay / 4 < spread {
             spread = stay / 4
             shortStay = stay
         }
@@ -453,15 +458,16 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         guard let turn = turn(context), turn.trigger.addingTimeInterval(turn.offset) > context.now, !joinsItsAppsLaunch(context) else {
             return (.canProceed(score: 1), nil)
         }
-        return (.mustNotProceed, .untilWake(turn.trigger.addingTimeInterval(turn.offset)))
+        return (.mustNotProceed, .until(turn.trigger.addingTimeInterval(turn.offset)))
     }
 
     /// Whether the request's app was launched into the background at this very instant (one
     /// of its tasks took its turn): the request joins that launch rather than waking the
     /// device, and the app, again at its own turn. The fleet stays spread (the launch came at
     /// the first of the app's turns, a stable draw per device), and so do other apps on the
-    /// device; the hold is ``PolicyWait/untilWake(_:)`` so that a launch before the turn
-    /// has the request judged again at its instant.
+    /// device. The engine judges an app's held requests again when it launches the app
+    /// (``EligibilityIndex/releaseDeferred(of:conditions:)``), so a launch before the turn
+    /// finds them.
     private func joinsItsAppsLaunch(_ context: PolicyContext) -> Bool {
         context.wakeUnderWay && context.app.lastLaunch == context.now
     }

@@ -28,16 +28,18 @@ extension UsageModel {
 
     /// Records that the network was up from `start` until `end`, when it went away for a
     /// minute or more (the engine calls it when the network comes back, for every app it
-    /// knows). Stays are expected in time order: one that does not begin after the latest
-    /// recorded adds nothing, and neither does one that is no instant or ends before it
-    /// began. See ``usualNetworkStay(afterReturnAt:now:)`` for what the policies make of them.
+    /// knows). A stay is kept in order of its start, once per start (a replica's memory may
+    /// already hold a later one another replica learned); one that is no instant or ends
+    /// before it began adds nothing. See ``usualNetworkStay(afterReturnAt:now:)`` for what
+    /// the policies make of them.
     public mutating func recordNetworkStay(from start: Date, to end: Date) {
         let stay = NetworkStay(start: start, duration: end.timeIntervalSince(start))
         guard stay.isValid else { return }
-        if let latest = networkStays.last, start <= latest.start { return }
-        networkStays.append(stay)
-        if networkStays.count > Self.networkStayMemory {
-            networkStays.removeFirst(networkStays.count - Self.networkStayMemory)
+        if let latest = networkStays.last, start > latest.start {
+            networkStays.append(stay)  // the usual case: in time order
+            if networkStays.count > Self.networkStayMemory { networkStays.removeFirst(networkStays.count - Self.networkStayMemory) }
+        } else {
+            networkStays = Self.latestStays(networkStays + [stay])
         }
     }
 

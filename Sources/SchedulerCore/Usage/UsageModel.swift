@@ -141,9 +141,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
         countOccurrence(startingAt: start, bucket: bucket, slot: slot)
     }
 
-    /// How many five-minute slots after the hour's first launch another launch must come to
-    /// count as a relaunch: 3 (a quarter of an hour, the standard refresh interval, from the
-    /// first launch's slot): content refreshed for the first launch is stale by then.
+    /// How many five-minute slots after the slot of the hour's first launch another launch
+    /// must come to count as a relaunch: 3 (a quarter of an hour, the standard refresh
+    /// interval, between the slots' starts; 10 to 20 minutes between the launches): content
+    /// refreshed for the first launch is stale by then.
     static let relaunchSlots = 3
 
     /// Counts the occurrence of hour of the week `bucket` that starts at `start` (one already
@@ -156,7 +157,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 
     /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (every
-    /// day) in which the app was opened that saw it opened again a quarter of an hour or more
+    /// day) in which the app was opened that saw it opened again three five-minute slots or more
     /// after the first launch (``relaunchSlots``): how likely another launch is in an hour
     /// whose first has come. 0 for an hour never opened.
     ///
@@ -268,20 +269,22 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // The occurrence in progress counts as observed although its loss, if any, is learned
         // only an hour later: the share dips as the hour begins. Counting it from an hour on
         // (tried) raised every share and travel's wakeups past their bound.
-        let observed = (0..<hours).map { observedWeeks(hourOfWeek: $0, upTo: now, at: now, since: since) }
+        // Only the hours of the day that lost the network on some day have a share: the
+        // observed weeks (a power and an expm1 each) are worked out for their seven hours of
+        // the week alone.
         var allDaysLost = [Double](repeating: 0, count: 24)
-        var allDaysObserved = [Double](repeating: 0, count: 24)
-        for bucket in 0..<hours {
-            allDaysLost[bucket % 24] += lost[bucket]
-            allDaysObserved[bucket % 24] += observed[bucket]
-        }
+        for bucket in 0..<hours { allDaysLost[bucket % 24] += lost[bucket] }
         let k = Self.dailyPatternPriorWeeks
-        for bucket in 0..<hours {
-            let hourOfDay = bucket % 24
-            guard allDaysLost[hourOfDay] > 0, allDaysObserved[hourOfDay] > 0 else { continue }
-            let own = observed[bucket] > 0 ? min(1, lost[bucket] / observed[bucket]) : 0
-            let allDays = min(1, allDaysLost[hourOfDay] / allDaysObserved[hourOfDay])
-            shares[bucket] = max(own, min(1, (lost[bucket] + k * allDays) / (observed[bucket] + k)))
+        for hourOfDay in 0..<24 where allDaysLost[hourOfDay] > 0 {
+            let buckets = stride(from: hourOfDay, to: hours, by: 24)
+            let observed = buckets.map { observedWeeks(hourOfWeek: $0, upTo: now, at: now, since: since) }
+            let allDaysObserved = observed.reduce(0, +)
+            guard allDaysObserved > 0 else { continue }
+            let allDays = min(1, allDaysLost[hourOfDay] / allDaysObserved)
+            for (day, bucket) in buckets.enumerated() {
+                let own = observed[day] > 0 ? min(1, lost[bucket] / observed[day]) : 0
+                shares[bucket] = max(own, min(1, (lost[bucket] + k * allDays) / (observed[day] + k)))
+            }
         }
         return shares
     }

@@ -278,6 +278,25 @@ private func verdict(_ policy: any SchedulingPolicy, _ context: PolicyContext) -
         #expect(decision.wait == .until(later.addingTimeInterval(full)))
     }
 
+    @Test func herdSpreadingGivesTheShorterWindowWhenTheLaunchesBeginWithinTheTurn() throws {
+        // Opened at 07:05 on each of the last 7 days (t0 is 06:13:20). The network comes back
+        // at 06:47: a lead time on (06:57) is not yet the likely hour, but its launches begin
+        // at 07:05, within the window and a lead time: the shorter window, so content stale
+        // since the loss is not held past the user's return.
+        var habit = state(createdAt: t0.addingTimeInterval(-8 * 86_400))
+        for day in (1...7).reversed() { habit.usage.recordForeground(at: t0.addingTimeInterval(3_100 - Double(day) * 86_400)) }
+        func offset(at trigger: Date, _ app: AppPolicyState) -> TimeInterval? {
+            verdict(HerdSpreadingPolicy(), context(request(), app: app, now: trigger, trigger: trigger)).wait?.instant?.timeIntervalSince(trigger)
+        }
+        let back = t0.addingTimeInterval(2_020)  // 06:47
+        let full = try #require(offset(at: back, state()))
+        let short = try #require(offset(at: back, habit))
+        #expect(abs(short - full * 120 / 600) < 1e-6, "\(short) vs \(full)")
+        // At 06:40 the launches begin 25 minutes on, past the window and a lead time: the whole window.
+        let earlier = t0.addingTimeInterval(1_600)
+        #expect(offset(at: earlier, habit) == offset(at: earlier, state()))
+    }
+
     /// The offset comes from FNV-1a over the key's text: documented, and the same on every
     /// machine (Swift's own hashing is seeded per process).
     @Test func herdSpreadingHashIsFNV1aOfTheKeyText() {

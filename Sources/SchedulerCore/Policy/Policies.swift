@@ -432,7 +432,9 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         guard let trigger = context.lastSharedTrigger, window > 0, context.request.kind != .continuedProcessing,
               context.eligibleSince <= trigger, context.now < trigger.addingTimeInterval(window) else { return nil }
         let usage = context.app.usage
-        let beforeLaunch = context.request.kind == .appRefresh && usage.isLikelyHour(aLeadTimeAfter: context.now, now: context.now)
+        let beforeLaunch = context.request.kind == .appRefresh
+            && (usage.isLikelyHour(aLeadTimeAfter: context.now, now: context.now)
+                || usage.likelyLaunchesBegin(within: window + usage.configuration.leadTime, after: context.now, now: context.now))
         var spread = beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window
         var shortStay: TimeInterval?
         if context.networkBackSince == trigger, let (_, stay) = context.usualNetworkStay, stay / 4 < spread {

@@ -635,6 +635,16 @@ public struct UsageModel: Sendable, Codable, Hashable {
         isLikelyHour(containing: date.addingTimeInterval(configuration.leadTime), now: now)
     }
 
+    /// Whether the launches of a likely hour usually begin (its start plus its onset,
+    /// ``launchOnset(hourOfWeek:at:)``) within `interval` after `date`, as judged at `now`:
+    /// what herd spreading asks of the turn it would give a refresh (its window and a lead
+    /// time), so that content stale since a long loss is not held past the user's return.
+    public func likelyLaunchesBegin(within interval: TimeInterval, after date: Date, now: Date) -> Bool {
+        guard let next = nextLikelyLaunch(after: date, now: now) else { return false }
+        let onset = launchOnset(hourOfWeek: week.absoluteHour(of: next), at: now)
+        return next.addingTimeInterval(onset) <= date.addingTimeInterval(interval)
+    }
+
     /// The start of the first local hour that begins at or after `start`, and no later
     /// than `start + horizon` (default 12 h), whose ``likelihood(hourOfWeek:at:)`` at `now`
     /// is at least ``UsageModelConfiguration/likelyThreshold`` (default 0.3); `nil` when

@@ -405,7 +405,7 @@ public struct EligibilityIndex: Sendable {
 
     /// Whether `app` has a request a policy holds until an instant.
     public func hasDeferred(of app: AppID) -> Bool {
-        byApp[app]?.slots.contains { if case .deferred = filings[Int($0)].location { true } else { false } } ?? false
+        byApp[app]?.slots.contains(where: isDeferred) ?? false
     }
 
     /// Re-files `app`'s requests a policy holds until an instant (or a wake before it): what
@@ -413,9 +413,14 @@ public struct EligibilityIndex: Sendable {
     /// not come may join its app's launch. They stay ready since when they were.
     public mutating func releaseDeferred(of app: AppID, conditions: Conditions) -> [Transition] {
         guard let slots = byApp[app]?.slots else { return [] }
-        let held = inSubmissionOrder(slots.filter { if case .deferred = filings[Int($0)].location { true } else { false } })
+        let held = inSubmissionOrder(slots.filter(isDeferred))
         for slot in held { unplace(slot, from: filings[Int(slot)].location) }
         return refile(held, conditions: conditions)
+    }
+
+    /// Whether the request at `slot` is held until an instant.
+    private func isDeferred(_ slot: Slot) -> Bool {
+        if case .deferred = filings[Int(slot)].location { true } else { false }
     }
 
     /// Re-files every request held until `app` changes.

@@ -256,7 +256,7 @@ public struct AppUsagePolicy: SchedulingPolicy {
             // placement across a gap), placed later than the network usually stays at this
             // time of day (with a minute to run): the placement would find it gone and the
             // content would wait for its next return.
-            if let back = context.networkBackSince, context.eligibleSince < back, let (_, stay) = context.usualNetworkStay,
+            if let back = context.networkBackSince, context.eligibleSince < back, let stay = context.usualNetworkStay,
                preferred.addingTimeInterval(UsageModel.placementGrain) > back.addingTimeInterval(stay) {
                 return .beforeTheNetworkGoes(back: back, stay: stay, placed: preferred)
             }
@@ -437,7 +437,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
                 || usage.likelyLaunchesBegin(within: window + usage.configuration.leadTime, after: context.now, now: context.now))
         var spread = beforeLaunch ? min(window, context.configuration.herdSpreadWindowBeforeLaunch) : window
         var shortStay: TimeInterval?
-        if context.networkBackSince == trigger, let (_, stay) = context.usualNetworkStay, stay / 4 < spread {
+        if context.networkBackSince == trigger, let stay = context.usualNetworkStay, stay / 4 < spread {
             spread = stay / 4
             shortStay = stay
         }
@@ -457,10 +457,16 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         var shortStay: TimeInterval?
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
-        guard let turn = turn(context), turn.trigger.addingTimeInterval(turn.offset) > context.now, !joinsItsAppsLaunch(context) else {
-            return (.canProceed(score: 1), nil)
-        }
-        return (.mustNotProceed, .until(turn.trigger.addingTimeInterval(turn.offset)))
+        guard let turn = turn(context) else { return (.canProceed(score: 1), nil) }
+        return verdict(of: turn, context)
+    }
+
+    /// The verdict on a request whose turn is `turn`: held until it, unless it has come or
+    /// the request joins its app's launch.
+    private func verdict(of turn: Turn, _ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
+        let at = turn.trigger.addingTimeInterval(turn.offset)
+        guard at > context.now, !joinsItsAppsLaunch(context) else { return (.canProceed(score: 1), nil) }
+        return (.mustNotProceed, .until(at))
     }
 
     /// Whether the request's app was launched into the background at this very instant (one
@@ -480,7 +486,7 @@ public struct HerdSpreadingPolicy: SchedulingPolicy {
         if turn.trigger.addingTimeInterval(turn.offset) > context.now, joinsItsAppsLaunch(context) {
             return PolicyDecision(policy: name, verdict: .canProceed(score: 1), rationale: "its turn comes \(DurationText.spoken(turn.offset)) after the shared trigger, but its app was launched for another task just now: it joins that launch")
         }
-        let (verdict, wait) = self.verdict(context)
+        let (verdict, wait) = self.verdict(of: turn, context)
         if verdict == .mustNotProceed {
             let window = if let stay = turn.shortStay {
                 " (the network usually stays \(DurationText.spoken(stay)) at this time of day: within a quarter of it)"

@@ -120,13 +120,12 @@ public struct PolicyContext: Sendable {
         request.requiresNetworkConnectivity || (request.kind == .appRefresh && configuration.refreshRequiresNetwork)
     }
 
-    /// How long the network is likely to stay, from its return, for a request that needs it
-    /// (``UsageModel/usualNetworkStay(afterReturnAt:now:)``): nil when the network is away,
-    /// its return was not seen, the request does not need it, or the device's history says
-    /// nothing of a return at this time of day.
-    var usualNetworkStay: (back: Date, stay: TimeInterval)? {
-        guard needsNetwork, conditions.networkAvailable, let back = networkBackSince,
-              let stay = app.usage.usualNetworkStay(afterReturnAt: back, now: now) else { return nil }
-        return (back, stay)
+    /// How long the network is likely to stay from its return (``networkBackSince``), for a
+    /// request that needs it (``UsageModel/usualNetworkStay(afterReturnAt:now:)``): nil when
+    /// the network is away, its return was not seen, the request does not need it, or the
+    /// device's history says nothing of a return at this time of day.
+    var usualNetworkStay: TimeInterval? {
+        guard needsNetwork, conditions.networkAvailable, let back = networkBackSince else { return nil }
+        return app.usage.usualNetworkStay(afterReturnAt: back, now: now)
     }
 }

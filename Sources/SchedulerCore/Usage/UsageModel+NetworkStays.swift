@@ -35,12 +35,7 @@ extension UsageModel {
     public mutating func recordNetworkStay(from start: Date, to end: Date) {
         let stay = NetworkStay(start: start, duration: end.timeIntervalSince(start))
         guard stay.isValid else { return }
-        if let latest = networkStays.last, start > latest.start {
-            networkStays.append(stay)  // the usual case: in time order
-            if networkStays.count > Self.networkStayMemory { networkStays.removeFirst(networkStays.count - Self.networkStayMemory) }
-        } else {
-            networkStays = Self.latestStays(networkStays + [stay])
-        }
+        networkStays = Self.latestStays(networkStays + [stay])
     }
 
     /// `stays` as a model keeps them: ascending by start, one per start (the first given),

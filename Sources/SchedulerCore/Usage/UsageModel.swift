@@ -156,7 +156,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         relaunchWeights[bucket % 24] += configuration.decayFactor(age: epoch.timeIntervalSince(start))
     }
 
-    /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (every
+    /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (any
+    /// hour number is reduced modulo 24, so an absolute hour may be passed; every
     /// day) in which the app was opened that saw it opened again three five-minute slots or more
     /// after the first launch (``relaunchSlots``): how likely another launch is in an hour
     /// whose first has come. 0 for an hour never opened.
@@ -730,8 +731,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // user comes back later in the hour, as the days showed it (relaunchShare: nothing for
         // an hour opened once, most of it for a reader who checks every few minutes).
         if let lastUse, lastUse <= now {
-            if lastUse >= week.start(ofHour: first) { roots[1] = relaunchShare(hourOfDay: LocalWeek.hourOfWeek(ofHour: first) % 24).squareRoot() }
-            if lastUse >= week.start(ofHour: first - 1) { roots[0] = relaunchShare(hourOfDay: LocalWeek.hourOfWeek(ofHour: first - 1) % 24).squareRoot() }
+            // (An absolute hour is reduced to its hour of the day by relaunchShare.)
+            if lastUse >= week.start(ofHour: first) { roots[1] = relaunchShare(hourOfDay: first).squareRoot() }
+            if lastUse >= week.start(ofHour: first - 1) { roots[0] = relaunchShare(hourOfDay: first - 1).squareRoot() }
         }
         // The budget is counted on the launches alone; an hour that usually loses the
         // network is then refreshed for as if its launch were as likely as the loss
@@ -953,6 +955,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     forKey: key, in: container, debugDescription: "expected \(count) finite, non-negative weights")
             }
         }
+        // A per-hour table of another length is refused.
+        func checkHourEntries(_ count: Int, key: CodingKeys) throws {
+            guard count == LocalWeek.hoursPerWeek else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
+            }
+        }
         try check(launchWeights, count: LocalWeek.hoursPerWeek, key: .launchWeights)
         try check(launchMinuteWeights, count: Self.minuteWeightCount, key: .launchMinuteWeights)
         // Records written before relaunches were kept have neither: no hour is known to be
@@ -961,10 +969,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         try check(relaunchWeights, count: 24, key: .relaunchWeights)
         lastCountedRelaunch = try container.decodeIfPresent([Date?].self, forKey: .lastCountedRelaunch)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
-        guard lastCountedRelaunch.count == LocalWeek.hoursPerWeek else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .lastCountedRelaunch, in: container, debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
-        }
+        try checkHourEntries(lastCountedRelaunch.count, key: .lastCountedRelaunch)
         guard lastCountedSlot.count == LocalWeek.hoursPerWeek,
             lastCountedSlot.allSatisfy({ $0.map { (0..<Self.slotsPerHour).contains($0) } ?? true })
         else {
@@ -972,11 +977,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 forKey: .lastCountedSlot, in: container,
                 debugDescription: "expected \(LocalWeek.hoursPerWeek) slots, each 0 to \(Self.slotsPerHour - 1) or null")
         }
-        guard lastCountedOccurrence.count == LocalWeek.hoursPerWeek else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .lastCountedOccurrence, in: container,
-                debugDescription: "expected \(LocalWeek.hoursPerWeek) entries")
-        }
+        try checkHourEntries(lastCountedOccurrence.count, key: .lastCountedOccurrence)
         // Records written before network losses were kept have none. Losses are put in order
         // rather than refused: a record written under another UTC offset (a replica's, or
         // before the time zone changed) may hold two in what is one hour here, and refusing

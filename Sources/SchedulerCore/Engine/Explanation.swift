@@ -85,7 +85,8 @@ extension SchedulerEngine {
                 predicted = state.usage.preferredRefreshTime(
                     eligibleAt: earliest ?? now, now: now, lastRefresh: state.lastRefresh,
                     leadSpread: AppUsagePolicy.leadSpread(of: request.key, salt: configuration.deviceSalt),
-                    requestedInterval: AppUsagePolicy.requestedInterval(of: request))
+                    requestedInterval: AppUsagePolicy.requestedInterval(of: request),
+                    launches: state.launchLedger)
             }
         }
         return Explanation(

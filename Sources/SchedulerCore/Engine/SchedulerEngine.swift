@@ -219,7 +219,7 @@ public struct SchedulerEngine: Sendable {
         var state = appState(app, at: now)
         let instant = min(instant, now)
         guard state.lastLaunch.map({ $0 < instant }) ?? true else { return }
-        state.lastLaunch = instant
+        state.recordLaunch(at: instant, refreshesAllowed: refreshesAllowed(conditions))
         appStates[app] = state
     }
 
@@ -551,6 +551,12 @@ public struct SchedulerEngine: Sendable {
             } else if !old.networkAvailable, newConditions.networkAvailable {
                 learnNetworkHistory(backAt: now)
             }
+            let allowed = refreshesAllowed(newConditions)
+            if allowed != refreshesAllowed(old) {
+                for (app, state) in appStates where state.launchLedger != nil {
+                    appStates[app]?.launchLedger?.refreshesAllowed(allowed, at: now)
+                }
+            }
             report(index.conditionsChanged(to: newConditions, at: now), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
@@ -634,8 +640,9 @@ public struct SchedulerEngine: Sendable {
                     for (otherID, other) in runs where other.record.request.app == key.app && other.record.startedAt == startedAt {
                         runs[otherID]?.previousLaunch = run.previousLaunch
                     }
-                } else if var state = appStates[key.app], state.lastLaunch == startedAt {
-                    state.lastLaunch = run.previousLaunch
+                } else if var state = appStates[key.app] {
+                    if state.lastLaunch == startedAt { state.lastLaunch = run.previousLaunch }
+                    state.launchLedger?.forget(startedAt)
                     appStates[key.app] = state
                 }
             }
@@ -873,6 +880,18 @@ public struct SchedulerEngine: Sendable {
             readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
+    /// Whether the device allows app refreshes under `conditions`, as a timer that obeys only
+    /// what the device forbids would see it: the network is there (when refreshes need it),
+    /// Low Power Mode is off (when it holds refreshes) and the battery is not critical. What
+    /// the launch ledgers count as time the budget could be spent in (``LaunchLedger``).
+    private func refreshesAllowed(_ conditions: Conditions) -> Bool {
+        let rules = policies.configuration
+        if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
+        if conditions.lowPowerMode, rules.lowPowerModeBlocks.contains(.appRefresh) { return false }
+        guard let level = conditions.batteryLevel, !conditions.externalPower else { return true }
+        return level > rules.criticalBatteryLevel
+    }
+
     /// The network came back at `now`: every app the engine knows learns the loss, once it
     /// proved long (``minimumNetworkLoss``: the network usually goes away then), and the
     /// stay before it, once the gap proved more than a blip (``minimumNetworkGap``: how long
@@ -962,7 +981,7 @@ public struct SchedulerEngine: Sendable {
         if request.kind != .continuedProcessing {
             appsLaunchedAtLastWake.insert(request.app)
             var state = appState(request.app, at: now)
-            state.lastLaunch = now
+            state.recordLaunch(at: now, refreshesAllowed: refreshesAllowed(conditions))
             appStates[request.app] = state
         }
         if request.kind == .continuedProcessing {

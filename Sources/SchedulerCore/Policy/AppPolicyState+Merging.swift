@@ -49,6 +49,9 @@ extension AppPolicyState {
         }
         merged.lastLaunch = Self.later(lastLaunch, mine.lastLaunch)
         merged.lastRefresh = Self.later(lastRefresh, mine.lastRefresh)
+        if let ours = mine.launchLedger, ours != baseline.launchLedger {
+            merged.launchLedger = launchLedger.map { $0.merging(changesIn: ours, since: baseline.launchLedger) } ?? ours
+        }
         let identifiers = Set((retryAttempts ?? [:]).keys).union((mine.retryAttempts ?? [:]).keys)
         var retries: [String: Int] = [:]
         for identifier in identifiers {

@@ -249,7 +249,8 @@ public struct AppUsagePolicy: SchedulingPolicy {
         case .appRefresh:
             let preferred = usage.preferredRefreshTime(eligibleAt: context.eligibleSince, now: context.now, lastRefresh: context.app.lastRefresh,
                                                        leadSpread: Self.leadSpread(of: context.request.key, salt: context.deviceSalt),
-                                                       requestedInterval: Self.requestedInterval(of: context.request))
+                                                       requestedInterval: Self.requestedInterval(of: context.request),
+                                                       launches: context.app.launchLedger)
             // Only when the usage model moved the run later than it became eligible.
             guard preferred > context.eligibleSince, preferred > context.now else { return .proceeds }
             // A refresh that was due before the network came back (it waited for it, or for its
@@ -278,6 +279,14 @@ public struct AppUsagePolicy: SchedulingPolicy {
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         Self.verdict(of: judge(context))
     }
+    /// "; the last week's launches ran 1.4 a day over the budget of 22.1: this plan spends
+    /// 16.5", when the launch ledger made the placement spend less; else nothing.
+    private static func spendingNote(_ context: PolicyContext) -> String {
+        let budget = context.app.usage.refreshBudget(requestedInterval: requestedInterval(of: context.request),
+                                                     launches: context.app.launchLedger, at: context.now)
+        guard budget.excess > 0 else { return "" }
+        return String(format: "; the last week's launches ran %.1f a day over the budget of %.1f: this plan spends %.1f", budget.excess, budget.day, budget.planned)
+    }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let judgement = judge(context)
         let (verdict, wait) = Self.verdict(of: judgement)
@@ -287,7 +296,8 @@ public struct AppUsagePolicy: SchedulingPolicy {
         let explanation = context.app.usage.explanation(at: context.now)
         let rationale: String
         switch judgement {
-        case .refreshAt: rationale = "waits to run shortly before the next likely launch: \(explanation)"
+        case .refreshAt:
+            rationale = "waits to run shortly before the next likely launch: \(explanation)\(Self.spendingNote(context))"
         case .unused: rationale = "the app has not been used for a week: no processing until it is opened (\(explanation))"
         case .beforeTheNetworkGoes(let back, let stay, let placed):
             rationale = "due since before the network came back \(DurationText.spoken(context.now.timeIntervalSince(back))) ago; it usually stays \(DurationText.spoken(stay)) at this time of day, gone before the placement \(DurationText.spoken(placed.timeIntervalSince(context.now))) from now: runs while it is here (\(explanation))"

@@ -25,6 +25,19 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
     /// Consecutive failed runs per task identifier that has a ``RetryPolicy`` (`nil` when
     /// none: state saved before retries were counted decodes without it).
     public var retryAttempts: [String: Int]?
+    /// The app's background launches of the last day (`nil` until its first: state saved
+    /// before they were counted decodes without it): what the refresh placement has spent.
+    public var launchLedger: LaunchLedger?
+
+    /// Records a background launch of the app at `instant`: the rate limit's last launch
+    /// (unless a later one is known) and the ledger's count (a ledger begun by it starts
+    /// knowing whether the device allows refreshes, `refreshesAllowed`).
+    public mutating func recordLaunch(at instant: Date, refreshesAllowed: Bool = true) {
+        if lastLaunch.map({ $0 < instant }) ?? true { lastLaunch = instant }
+        var ledger = launchLedger ?? LaunchLedger(since: instant, refreshesAllowed: refreshesAllowed)
+        ledger.record(instant)
+        launchLedger = ledger
+    }
 
     /// A new app: switch on, not force-quit, nothing learned yet.
     public init(backgroundRefreshEnabled: Bool = true, usage: UsageModel, throttle: ThrottleState = ThrottleState()) {

@@ -720,7 +720,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// `now` (see ``refreshSpacings(startingAt:now:requestedInterval:)``); nil when the app
     /// was never opened or no hour is likely at all. The budget is counted over the 24
     /// hours from the one containing `start`, each running from its onset to the next's.
-    func refreshPlan(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil) -> RefreshPlan? {
+    func refreshPlan(startingAt start: Date, now: Date, requestedInterval: TimeInterval? = nil, launches: LaunchLedger? = nil) -> RefreshPlan? {
         guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(now) else { return nil }
         let likelihoods = self.likelihoods(at: now)
         let first = week.absoluteHour(of: start)
@@ -751,7 +751,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             }
         }
         let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
-        let budget = configuration.refreshBudgetShare * 86_400 / cadence  // refreshes a day
+        let budget = refreshBudget(requestedInterval: requestedInterval, launches: launches, at: now).planned
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
         func spacing(_ index: Int, scale: Double, roots: [Double] = countedRoots) -> Double? {
             guard index >= 0, index < roots.count, roots[index] > 0 else { return nil }
@@ -826,6 +826,35 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return next.map { min(own, $0) } ?? own
     }
 
+    /// How many refreshes a day the placement plans for an app that asks for one every
+    /// `requestedInterval` (15 minutes when it does not say), as judged at `now`:
+    /// ``UsageModelConfiguration/refreshBudgetShare`` of what it asks for (`day`: about 22 a
+    /// day at 15 minutes), less ``spendingCorrection`` times what the app's background launches
+    /// lately spent over that a day (`excess`, from `launches`: ``LaunchLedger/excessPerDay(over:at:)``),
+    /// and never less than half of it (`planned`).
+    ///
+    /// The plan is made again at every judgement and each plan spends its 24 hours afresh,
+    /// so what a day really spends drifts from what any one plan counts (the hours whose
+    /// launch came are planned again with less, and the rest goes elsewhere). The ledger
+    /// closes the loop: an app whose last week spent more than its budget (its launches
+    /// counted in the hours the device allowed refreshes) plans fewer until the week is
+    /// back within it. A week that spent less changes nothing: the budget is a ceiling,
+    /// and an app that has nothing worth refreshing for should not be made to spend it.
+    public func refreshBudget(requestedInterval: TimeInterval? = nil, launches: LaunchLedger?, at now: Date) -> (day: Double, excess: Double, planned: Double) {
+        let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+        let day = configuration.refreshBudgetShare * 86_400 / cadence
+        let excess = launches?.excessPerDay(over: day, at: now) ?? 0
+        guard excess > 0 else { return (day, excess, day) }
+        return (day, excess, max(day / 2, day - Self.spendingCorrection * excess))
+    }
+
+    /// How many refreshes a day the plan gives up for each launch a day the app's last week
+    /// spent over its budget: 4. The sum's memory is a week (``LaunchLedger/meanAge``), so a
+    /// small factor would leave an app that overspends a little overspending for good (each
+    /// plan overshoots by a share of what it plans); measured on the lives of
+    /// docs/scenarios.md, 3 to 5 do the same.
+    public static let spendingCorrection = 4.0
+
     /// How close to now a placed refresh counts as now: one minute.
     public static let placementGrain: TimeInterval = 60
 
@@ -855,7 +884,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// earlier than `eligibleAt`: the model only ever holds a refresh back. An app never
     /// opened, or with no successful refresh known, runs its refresh at `eligibleAt`: with
     /// nothing learned, it does what the app asks.
-    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil, leadSpread: Double = 0.5, requestedInterval: TimeInterval? = nil) -> Date {
+    public func preferredRefreshTime(eligibleAt: Date, now: Date, lastRefresh: Date? = nil, leadSpread: Double = 0.5, requestedInterval: TimeInterval? = nil, launches: LaunchLedger? = nil) -> Date {
         guard let last = lastRefresh,
               LocalWeek.isRepresentable(eligibleAt), LocalWeek.isRepresentable(now), LocalWeek.isRepresentable(last) else { return eligibleAt }
         guard weightsAsOf != nil else {
@@ -870,7 +899,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let end = from.addingTimeInterval(min(configuration.horizon, 23 * 3600))
         let week = self.week
         let first = week.absoluteHour(of: from)
-        guard let plan = refreshPlan(startingAt: from, now: now, requestedInterval: requestedInterval) else {
+        guard let plan = refreshPlan(startingAt: from, now: now, requestedInterval: requestedInterval, launches: launches) else {
             return max(eligibleAt, end)
         }
         // The first instant of [start, stop) at which the content's age reaches `spacing`;

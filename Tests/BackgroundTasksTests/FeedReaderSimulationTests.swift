@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "706668e2e13984be"
+    static let recordedFingerprint = "96d7efc7a56cdf6"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -116,6 +116,8 @@ import Testing
     // same day when the engine began to judge an app's held requests again as it launches
     // the app (in place of herd spreading's wait for any wake); the same in repeated runs.
     // Both recorded again on 2026-12-05 (session 27) when the refresh placement began to
-    // spend less while the app's launches of the last week ran over its budget (LaunchLedger).
-    static let recordedRealFingerprint = "a9f2a82121b994da"
+    // spend less while the app's launches of the last week ran over its budget (LaunchLedger),
+    // and again the same day when the engine began to learn the device's holds on refreshes
+    // (the commuter's week has a critical battery); the same in repeated runs.
+    static let recordedRealFingerprint = "b63811889f46a113"
 }

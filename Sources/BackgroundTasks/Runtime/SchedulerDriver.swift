@@ -1006,8 +1006,8 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in
             let learned = state.engine.networkHistoryRecorded
             let effects = state.engine.handle(.conditionsChanged(conditions), at: now)
-            // The network came back after a long loss or a stay worth learning, which every
-            // app's usage model learned.
+            // The network came back after a long loss or a stay worth learning, or a long hold
+            // on refreshes ended, which every app's usage model learned.
             if state.engine.networkHistoryRecorded != learned {
                 for app in state.engine.appsWithPolicyState { savePolicyState(of: app, in: &state) }
             }

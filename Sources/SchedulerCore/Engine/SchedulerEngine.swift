@@ -82,16 +82,25 @@ public struct SchedulerEngine: Sendable {
     /// away, and while it has been up since before this engine began (a stay whose start is
     /// unknown is not learned).
     private var networkBackSince: Date?
+    /// Since when the device has held refreshes with the network there (Low Power Mode,
+    /// heat, a critical battery), while it does: a hold of ``minimumDeviceHold`` or more is
+    /// learned when it ends.
+    private var deviceHoldSince: Date?
     /// The start of the stay a gap interrupted, while the network is away: it goes on if the
     /// network comes back within ``minimumNetworkGap``.
     private var stayBeforeGap: Date?
-    /// How many times the engine taught the apps' usage models the network's history (a loss,
-    /// ``UsageModel/recordNetworkLoss(at:)``, or a stay, ``UsageModel/recordNetworkStay(from:to:)``):
-    /// a driver that sees it change saves every app's policy state.
+    /// How many times the engine taught the apps' usage models the device's history (a network
+    /// loss, ``UsageModel/recordNetworkLoss(at:)``, a stay, ``UsageModel/recordNetworkStay(from:to:)``,
+    /// or a hold on refreshes, ``UsageModel/recordDeviceHold(at:)``): a driver that sees it
+    /// change saves every app's policy state.
     public private(set) var networkHistoryRecorded = 0
     /// The shortest network loss the usage models learn: an hour. Shorter gaps (a lift, a
     /// tunnel) are not worth a refresh before them.
     public static let minimumNetworkLoss: TimeInterval = 3600
+    /// How long the device must hold refreshes, with the network there, for the hold to be
+    /// learned as one that may come again at that hour (``UsageModel/recordDeviceHold(at:)``):
+    /// an hour, as a network loss.
+    public static let minimumDeviceHold: TimeInterval = 3600
     /// The shortest gap that ends a network stay: a minute. A blip (an interface that
     /// renegotiates, a handover between access points) does not.
     public static let minimumNetworkGap: TimeInterval = 60
@@ -551,6 +560,7 @@ public struct SchedulerEngine: Sendable {
             } else if !old.networkAvailable, newConditions.networkAvailable {
                 learnNetworkHistory(backAt: now)
             }
+            learnDeviceHolds(from: old, to: newConditions, at: now)
             let allowed = refreshesAllowed(newConditions)
             if allowed != refreshesAllowed(old) {
                 for (app, state) in appStates where state.launchLedger != nil {
@@ -878,6 +888,38 @@ public struct SchedulerEngine: Sendable {
         policyContext(
             for: request, eligibleSince: index.eligibleSince(of: request.key) ?? max(request.dueDate, now),
             readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
+    }
+
+    /// Whether the device holds refreshes under `conditions` for a reason of its own (Low
+    /// Power Mode when it holds them, a thermal state at which they wait, a critical battery
+    /// not charging), the network aside: what ``learnDeviceHolds(from:to:at:)`` watches.
+    private func holdsRefreshes(_ conditions: Conditions) -> Bool {
+        let rules = policies.configuration
+        if conditions.lowPowerMode, rules.lowPowerModeBlocks.contains(.appRefresh) { return true }
+        if conditions.thermalState >= rules.thermalDefersRefreshAt { return true }
+        guard let level = conditions.batteryLevel, !conditions.externalPower else { return false }
+        return level <= rules.criticalBatteryLevel
+    }
+
+    /// The device began or ended a hold on refreshes (``holdsRefreshes(_:)``): one that ends
+    /// after ``minimumDeviceHold`` or more is recorded, with its start, in every app's usage
+    /// model, so that a daily hold (an evening that runs hot, Low Power Mode every afternoon)
+    /// is refreshed before, as a daily network loss is.
+    private mutating func learnDeviceHolds(from old: Conditions, to new: Conditions, at now: Date) {
+        let wasHeld = holdsRefreshes(old), isHeld = holdsRefreshes(new)
+        if !wasHeld, isHeld {
+            deviceHoldSince = now
+        } else if wasHeld, !isHeld {
+            if let start = deviceHoldSince, now.timeIntervalSince(start) >= Self.minimumDeviceHold {
+                for app in Set(apps.keys).union(appStates.keys).sorted() {
+                    var state = appState(app, at: now)
+                    state.usage.recordDeviceHold(at: start)
+                    appStates[app] = state
+                }
+                networkHistoryRecorded += 1
+            }
+            deviceHoldSince = nil
+        }
     }
 
     /// Whether the device allows app refreshes under `conditions`, as a timer that obeys only

@@ -90,6 +90,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
     /// ``networkLossMemory`` of them (the oldest go first).
     private var networkLosses: [Date] = []
+    /// The starts of the device's holds of an hour or more on refreshes with the network
+    /// there (``recordDeviceHold(at:)``: Low Power Mode, heat, a critical battery), kept as
+    /// the losses are.
+    private var deviceHolds: [Date] = []
     /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
     /// start, at most ``networkStayMemory`` of them (the oldest go first).
     var networkStays: [NetworkStay] = []
@@ -186,6 +190,33 @@ public struct UsageModel: Sendable, Codable, Hashable {
         likelihoodMemo = LikelihoodMemo()
     }
 
+    /// Records that the device began to hold refreshes at `start` for an hour or more with
+    /// the network there: Low Power Mode, a thermal state at which refreshes wait, a
+    /// critical battery (the engine calls it when the hold ends, for every app it knows;
+    /// ``SchedulerEngine/minimumDeviceHold``). Kept and judged as the network losses are
+    /// (``deviceHoldShare(hourOfWeek:at:)``): a daily hold is refreshed before, as a daily
+    /// loss is. Found from outside: a gaming evening that runs hot from 19:30 had content
+    /// 75 minutes old (median) when the heat began, and hours old at the launches in it.
+    public mutating func recordDeviceHold(at start: Date) {
+        if let latest = deviceHolds.last, start < latest { return }
+        deviceHolds = Self.oneLossPerHour(deviceHolds + [start], week: week)
+        likelihoodMemo = LikelihoodMemo()
+    }
+
+    /// As ``networkLossShare(hourOfWeek:at:)``, of the device's holds on refreshes
+    /// (``recordDeviceHold(at:)``): the placement refreshes before an hour whose share is at
+    /// least ``networkLossShareThreshold``, outside the budget.
+    public func deviceHoldShare(hourOfWeek: Int, at now: Date) -> Double {
+        shares(.deviceHoldShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
+    }
+
+    /// The hours of the week (ascending) whose ``deviceHoldShare(hourOfWeek:at:)`` at `now`
+    /// is at least ``networkLossShareThreshold``: those refreshed before the hold.
+    public func deviceHoldHours(at now: Date) -> [Int] {
+        let shares = shares(.deviceHoldShares, at: now)
+        return shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
+    }
+
     /// How many network losses a model keeps: 256, months of daily ones (a loss 70 days old
     /// weighs 3 % at the default half-life of 14 days; the 256th daily one, next to nothing).
     public static let networkLossMemory = 256
@@ -203,7 +234,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// device that loses its network at the same hours most days spends more than the
     /// budget's share (docs/policies.md, "The usage model").
     public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
-        networkLossShares(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
+        shares(.networkLossShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
 
     /// `losses` as a model keeps them: representable instants, ascending, the first of each
@@ -220,7 +251,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the loss.
     public func networkLossHours(at now: Date) -> [Int] {
-        let shares = networkLossShares(at: now)
+        let shares = shares(.networkLossShares, at: now)
         return shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
     }
 
@@ -228,19 +259,22 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// share of 0.3 (about one week in three).
     public static let networkLossShareThreshold = 0.3
 
-    /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week (168); all 0 when none
-    /// was learned. Taken as of the start of the hour in progress, as the likelihoods are, and
-    /// kept for the hour: the placement asks on every judged refresh.
-    private func networkLossShares(at now: Date) -> [Double] {
-        guard !networkLosses.isEmpty, LocalWeek.isRepresentable(now) else {
+    /// ``networkLossShare(hourOfWeek:at:)`` (`kind` ``LikelihoodMemo/Kind/networkLossShares``)
+    /// or ``deviceHoldShare(hourOfWeek:at:)`` (``LikelihoodMemo/Kind/deviceHoldShares``) of
+    /// every hour of the week (168); all 0 when none was learned. Taken as of the start of the
+    /// hour in progress, as the likelihoods are, and kept for the hour: the placement asks on
+    /// every judged refresh.
+    private func shares(_ kind: LikelihoodMemo.Kind, at now: Date) -> [Double] {
+        let starts = kind == .deviceHoldShares ? deviceHolds : networkLosses
+        guard !starts.isEmpty, LocalWeek.isRepresentable(now) else {
             return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
         }
         let nowHour = week.absoluteHour(of: now)
-        return likelihoodMemo.table(.networkLossShares, forHour: nowHour) { networkLossShares(asOfHour: nowHour) }
+        return likelihoodMemo.table(kind, forHour: nowHour) { shares(of: starts, asOfHour: nowHour) }
     }
 
-    /// ``networkLossShares(at:)`` as of the start of absolute hour `nowHour`, in one pass over
-    /// the losses.
+    /// The shares of `starts` (the network losses or the device holds, as kept) as of the
+    /// start of absolute hour `nowHour`, in one pass over them.
     ///
     /// Each hour of the week's own share is its decayed losses over its decayed observed
     /// weeks. Days are pooled as the launches' hours are: the hour of the day's share over
@@ -250,12 +284,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// network that goes away at 06:15 every day is known from the second day (not the
     /// second week), while a loss every Friday evening keeps its own share and lends the
     /// other evenings only a seventh of its weight (below the threshold).
-    private func networkLossShares(asOfHour nowHour: Int) -> [Double] {
+    private func shares(of starts: [Date], asOfHour nowHour: Int) -> [Double] {
         let hours = LocalWeek.hoursPerWeek
         var lost = [Double](repeating: 0, count: hours)
         let week = self.week
         let now = week.start(ofHour: nowHour)
-        for loss in networkLosses {
+        for loss in starts {
             guard loss <= now else { break }  // in time order
             let hour = week.absoluteHour(of: loss)
             lost[LocalWeek.hourOfWeek(ofHour: hour)] += configuration.decayFactor(age: now.timeIntervalSince(week.start(ofHour: hour)))
@@ -265,8 +299,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // The device was watched from its first loss on, even before the app was known; once
         // the memory is full, older losses may have been dropped, so the weeks before the
         // oldest kept one are not counted as weeks without a loss.
-        let oldest = networkLosses.first ?? observedSince
-        let since = networkLosses.count >= Self.networkLossMemory ? oldest : min(observedSince, oldest)
+        let oldest = starts.first ?? observedSince
+        let since = starts.count >= Self.networkLossMemory ? oldest : min(observedSince, oldest)
         // The occurrence in progress counts as observed although its loss, if any, is learned
         // only an hour later: the share dips as the hour begins. Counting it from an hour on
         // (tried) raised every share and travel's wakeups past their bound.
@@ -736,15 +770,18 @@ public struct UsageModel: Sendable, Codable, Hashable {
             if lastUse >= week.start(ofHour: first - 1) { roots[0] = relaunchShare(hourOfDay: first - 1).squareRoot() }
         }
         // The budget is counted on the launches alone; an hour that usually loses the
-        // network is then refreshed for as if its launch were as likely as the loss
-        // (networkLossShare), outside the count, and from its start: the loss may come
-        // before the hour's launches begin, and the lead must come before the loss.
+        // network, or in which the device usually holds refreshes, is then refreshed for as
+        // if its launch were as likely as the loss (networkLossShare, deviceHoldShare),
+        // outside the count, and from its start: the loss may come before the hour's
+        // launches begin, and the lead must come before the loss.
         let countedRoots = roots
         var lossHours: [Int] = []
-        if !networkLosses.isEmpty {
-            let shares = networkLossShares(at: now)
+        if !networkLosses.isEmpty || !deviceHolds.isEmpty {
+            let losses = shares(.networkLossShares, at: now)
+            let holds = shares(.deviceHoldShares, at: now)
             for relative in -1..<25 {
-                let share = shares[LocalWeek.hourOfWeek(ofHour: first + relative)]
+                let hourOfWeek = LocalWeek.hourOfWeek(ofHour: first + relative)
+                let share = max(losses[hourOfWeek], holds[hourOfWeek])
                 guard share >= Self.networkLossShareThreshold else { continue }
                 roots[relative + 1] = max(roots[relative + 1], share.squareRoot())
                 lossHours.append(relative + 1)
@@ -954,7 +991,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
         case relaunchWeights, lastCountedRelaunch
-        case networkLosses, networkStays
+        case networkLosses, networkStays, deviceHolds
     }
 
     /// Decodes a stored model, refusing one whose tables do not have their sizes (168 per
@@ -1012,6 +1049,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // before the time zone changed) may hold two in what is one hour here, and refusing
         // it would lose the whole usage history.
         networkLosses = Self.oneLossPerHour(try container.decodeIfPresent([Date].self, forKey: .networkLosses) ?? [], week: week)
+        deviceHolds = Self.oneLossPerHour(try container.decodeIfPresent([Date].self, forKey: .deviceHolds) ?? [], week: week)
         // Records written before network stays were kept have none; a stay that is no
         // instant or no duration is damage, refused as the weights are.
         let stays = try container.decodeIfPresent([NetworkStay].self, forKey: .networkStays) ?? []
@@ -1037,6 +1075,8 @@ struct LikelihoodMemo: Sendable, Hashable {
         case likelihoods
         /// ``UsageModel/networkLossShare(hourOfWeek:at:)`` of every hour of the week.
         case networkLossShares
+        /// ``UsageModel/deviceHoldShare(hourOfWeek:at:)`` of every hour of the week.
+        case deviceHoldShares
     }
 
     /// The reference the copies share; its entries behind a mutex, because copies of a model
@@ -1098,6 +1138,7 @@ extension UsageModel {
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
         merged.observedSince = min(observedSince, mine.observedSince)
         merged.networkLosses = Self.oneLossPerHour(networkLosses + mine.networkLosses, week: week)
+        merged.deviceHolds = Self.oneLossPerHour(deviceHolds + mine.deviceHolds, week: week)
         merged.networkStays = Self.latestStays(networkStays + mine.networkStays)
         return merged
     }

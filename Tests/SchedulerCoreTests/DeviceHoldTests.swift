@@ -99,6 +99,18 @@ private let t0 = F.t0
             let share = usage.map { $0.deviceHoldShare(hourOfWeek: $0.hourOfWeek(of: held), at: held + 7_200) } ?? 0
             #expect(share > 0.99, "\(app): \(share)")
         }
+        // Not holds: Low Power Mode while offline (the network's loss), a low battery on the
+        // charger, a thermal state refreshes run in.
+        for (condition, name) in [(Conditions(externalPower: false, networkAvailable: false, batteryLevel: 0.6, lowPowerMode: true), "offline"),
+                                  (Conditions(externalPower: true, networkAvailable: true, batteryLevel: 0.1), "charging"),
+                                  (Conditions(externalPower: true, networkAvailable: true, thermalState: .fair), "fair")] {
+            var other = F.engine()
+            _ = other.handle(.appForegrounded(F.app), at: t0)
+            _ = other.handle(.conditionsChanged(condition), at: t0 + 600)
+            _ = other.handle(.conditionsChanged(.favorable), at: t0 + 9_000)
+            let usage = other.policyState(of: F.app)?.usage
+            #expect(usage.map { $0.deviceHoldShare(hourOfWeek: $0.hourOfWeek(of: t0 + 600), at: t0 + 9_000) } == 0, "\(name)")
+        }
         // Low Power Mode that does not hold refreshes (configured) is no hold.
         var lenient = F.engine(policies: PolicySet(configuration: PolicyConfiguration(lowPowerModeBlocks: [.processing])))
         _ = lenient.handle(.appForegrounded(F.app), at: t0)

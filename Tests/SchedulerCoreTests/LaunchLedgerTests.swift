@@ -23,7 +23,8 @@ private let day: TimeInterval = 86_400
             }
             let from = forbiddenHours * 3600
             for launch in 0..<perDay {
-                ledger.record(start + from + (day - from) * Double(launch) / Double(perDay))
+                let at = start + from + (day - from) * Double(launch) / Double(perDay)
+                ledger.record(at, now: at)
             }
         }
         return ledger
@@ -31,22 +32,47 @@ private let day: TimeInterval = 86_400
 
     @Test func aLaunchCountsOnceAndDecaysWithAWeeksMeanAge() {
         var ledger = LaunchLedger(since: t0)
-        ledger.record(t0)
-        ledger.record(t0)  // a task that joined the launch
+        ledger.record(t0, now: t0)
+        ledger.record(t0, now: t0)  // a task that joined the launch
         #expect(ledger.count(at: t0) == 1)
         #expect(abs(ledger.count(at: t0 + 7 * day) - exp(-1)) < 1e-9, "a week later, 1/e of it")
-        ledger.record(t0 + day)
+        ledger.record(t0 + day, now: t0 + day)
         #expect(abs(ledger.count(at: t0 + day) - (1 + exp(-1.0 / 7))) < 1e-9)
-        // A launch restored late (from the run log) adds its weight; one never claimed goes.
-        ledger.record(t0 + 3600)
+        // A launch restored late (from the run log) adds its weight; one not claimed goes, and
+        // a launch at its very instant (the app's next request) counts again.
+        ledger.record(t0 + 3600, now: t0 + day)
         #expect(abs(ledger.count(at: t0 + day) - (1 + exp(-1.0 / 7) + exp(-23.0 / 24 / 7))) < 1e-9)
         ledger.forget(t0 + 3600)
         #expect(abs(ledger.count(at: t0 + day) - (1 + exp(-1.0 / 7))) < 1e-9)
+        ledger.forget(t0 + day)
+        #expect(abs(ledger.count(at: t0 + day) - exp(-1.0 / 7)) < 1e-9)
+        ledger.record(t0 + day, now: t0 + day)
+        #expect(abs(ledger.count(at: t0 + day) - (1 + exp(-1.0 / 7))) < 1e-9, "counted again after the lost claim")
         // Never below nothing; an absurd instant is ignored.
-        for _ in 0..<5 { ledger.forget(t0 + day) }
+        let before = ledger
+        ledger.record(Date(timeIntervalSince1970: .infinity), now: t0 + day)
+        ledger.record(t0 + 2 * day, now: Date(timeIntervalSince1970: .nan))
+        #expect(ledger == before)
+        for _ in 0..<5 { ledger.forget(t0) }
         #expect(ledger.count(at: t0 + day) == 0)
-        ledger.record(Date(timeIntervalSince1970: .infinity))
-        #expect(ledger.count(at: t0 + day) == 0)
+    }
+
+    @Test func aLaunchWhileRefreshesAreForbiddenIsNotCountedAndAClockSteppedBackIsFollowed() {
+        // A clean-up while offline earns no budget and spends none.
+        var ledger = LaunchLedger(since: t0)
+        ledger.refreshesAllowed(false, at: t0 + 60)
+        ledger.record(t0 + 120, now: t0 + 120)
+        #expect(ledger.count(at: t0 + 120) == 0)
+        ledger.refreshesAllowed(true, at: t0 + 3600)
+        ledger.record(t0 + 3700, now: t0 + 3700)
+        #expect(ledger.count(at: t0 + 3700) == 1)
+        // The clock stepped back a year: launches weigh 1 from here, not e^-52.
+        var ahead = Self.ledger(perDay: 10, days: 3)
+        let before = ahead.count(at: ahead.epoch)
+        let back = t0 - 365 * day
+        ahead.record(back, now: back)
+        #expect(abs(ahead.count(at: back) - (before + 1)) < 1e-6, "\(ahead.count(at: back))")
+        #expect(ahead.excessPerDay(over: 22, at: back).isFinite)
     }
 
     @Test func theExcessIsWhatTheDaysSpentOverTheBudgetInTheTimeRefreshesWereAllowed() {
@@ -121,7 +147,7 @@ private let day: TimeInterval = 86_400
 
     @Test func theLedgerIsStoredMergedAndDecodedOrRefused() throws {
         var state = AppPolicyState(usage: UsageModel(createdAt: t0))
-        state.recordLaunch(at: t0 + 60, refreshesAllowed: false)
+        state.recordLaunch(at: t0 + 60, now: t0 + 60, refreshesAllowed: false)
         state.launchLedger?.refreshesAllowed(true, at: t0 + 3600)
         let data = try JSONEncoder().encode(state)
         #expect(try JSONDecoder().decode(AppPolicyState.self, from: data) == state)
@@ -131,9 +157,10 @@ private let day: TimeInterval = 86_400
         object["launchLedger"] = nil
         let old = try JSONDecoder().decode(AppPolicyState.self, from: JSONSerialization.data(withJSONObject: object))
         #expect(old.launchLedger == nil)
-        // A damaged ledger is refused, naming the field.
-        let ledger = try #require(object.isEmpty ? nil : try JSONSerialization.jsonObject(with: JSONEncoder().encode(state.launchLedger)) as? [String: Any])
-        for (key, value) in [("decayedCount", -1.0 as Any), ("decayedForbiddenTime", -5.0 as Any), ("epoch", -1e9 as Any)] {
+        // A damaged ledger is refused, naming the field; the state holding it keeps the rest.
+        let ledger = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(state.launchLedger)) as? [String: Any])
+        for (key, value) in [("decayedCount", -1.0 as Any), ("decayedCount", 1e300 as Any), ("decayedForbiddenTime", -5.0 as Any),
+                             ("decayedForbiddenTime", 1e7 as Any), ("epoch", -1e9 as Any)] {
             var damaged = ledger
             damaged[key] = value
             do {
@@ -142,24 +169,32 @@ private let day: TimeInterval = 86_400
             } catch let DecodingError.dataCorrupted(context) {
                 #expect(context.codingPath.last?.stringValue == key)
             }
+            var holding = object
+            holding["launchLedger"] = damaged
+            let kept = try JSONDecoder().decode(AppPolicyState.self, from: JSONSerialization.data(withJSONObject: holding))
+            #expect(kept.launchLedger == nil && kept.lastLaunch == state.lastLaunch && kept.usage == state.usage)
         }
     }
 
     @Test func replicasAddTheirLaunchesUp() {
         var baseline = AppPolicyState(usage: UsageModel(createdAt: t0))
-        baseline.recordLaunch(at: t0)
+        baseline.recordLaunch(at: t0, now: t0, refreshesAllowed: true)
         var mine = baseline
-        mine.recordLaunch(at: t0 + 600)
+        mine.recordLaunch(at: t0 + 600, now: t0 + 600, refreshesAllowed: true)
         var stored = baseline
-        stored.recordLaunch(at: t0 + 300)
+        stored.recordLaunch(at: t0 + 300, now: t0 + 300, refreshesAllowed: true)
         let merged = stored.merging(changesIn: mine, since: baseline)
         let count = merged.launchLedger?.count(at: t0 + 600) ?? 0
         let expected = [0.0, 300, 600].reduce(0) { $0 + exp(-(600 - $1) / LaunchLedger.meanAge) }
         #expect(abs(count - expected) < 1e-9, "three launches, each once: \(count)")
         // A replica that found nothing stored brings its own.
         var alone = AppPolicyState(usage: UsageModel(createdAt: t0))
-        alone.recordLaunch(at: t0)
+        alone.recordLaunch(at: t0, now: t0, refreshesAllowed: true)
         #expect(AppPolicyState(usage: UsageModel(createdAt: t0)).merging(changesIn: alone, since: nil).launchLedger == alone.launchLedger)
+        // A stored state written without a ledger (an older replica) does not drop ours.
+        var older = stored
+        older.launchLedger = nil
+        #expect(older.merging(changesIn: mine, since: baseline).launchLedger == mine.launchLedger)
     }
 
     @Test func theEngineCountsLaunchesOnceAndTheTimeTheDeviceForbadeRefreshes() throws {
@@ -174,11 +209,23 @@ private let day: TimeInterval = 86_400
         _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 3700)
         let ledger = try #require(engine.policyState(of: F.app)?.launchLedger)
         #expect(abs(ledger.forbiddenTime(at: t0 + 3700) - LaunchLedger.meanAge * (1 - exp(-3600 / LaunchLedger.meanAge))) < 1e-6)
+        // Low Power Mode forbids refreshes, heat does not (the timers obey no thermal rule).
+        _ = engine.handle(.conditionsChanged(Conditions(externalPower: true, networkAvailable: true, thermalState: .serious)), at: t0 + 3800)
+        #expect(engine.policyState(of: F.app)?.launchLedger?.forbiddenSince == nil)
+        _ = engine.handle(.conditionsChanged(Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.6, lowPowerMode: true)), at: t0 + 3850)
+        #expect(engine.policyState(of: F.app)?.launchLedger?.forbiddenSince == t0 + 3850)
+        _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 3900)
         // A launch that turns out not to have happened here is taken back, even after a later one.
         let second = try #require(try F.submit(F.refresh(F.secondRefreshID, submittedAt: t0 + 4000), to: &engine, at: t0 + 4000).launched.first)
         _ = try #require(try F.submit(F.processing(F.processingID(1), submittedAt: t0 + 4100), to: &engine, at: t0 + 4100).launched.first)
         _ = engine.handle(.runNotClaimed(second.id), at: t0 + 4200)
         let after = try #require(engine.policyState(of: F.app)?.launchLedger)
         #expect(abs(after.count(at: t0 + 4100) - (exp(-4100 / LaunchLedger.meanAge) + 1)) < 1e-9)
+        // A claim lost, and the app's next request launched in the same instant: counted.
+        let third = try #require(try F.submit(F.refresh(F.secondRefreshID, submittedAt: t0 + 8000), to: &engine, at: t0 + 8000).launched.first)
+        let counted = try #require(engine.policyState(of: F.app)?.launchLedger).count(at: t0 + 8000)
+        _ = engine.handle(.runNotClaimed(third.id), at: t0 + 8000)
+        _ = try #require(try F.submit(F.processing(F.processingID(2), submittedAt: t0 + 8000), to: &engine, at: t0 + 8000).launched.first)
+        #expect(abs(try #require(engine.policyState(of: F.app)?.launchLedger).count(at: t0 + 8000) - counted) < 1e-9)
     }
 }

@@ -167,6 +167,7 @@ public struct SchedulerEngine: Sendable {
     /// Replaces the policy configuration; everything a policy held is judged again.
     public mutating func setPolicyConfiguration(_ configuration: PolicyConfiguration, at now: Date) -> [EngineEffect] {
         policies.configuration = configuration
+        updateLedgers(at: now)  // the rules of what forbids refreshes may have changed
         var effects: [EngineEffect] = []
         report(index.setRefreshRequiresNetwork(configuration.refreshRequiresNetwork, conditions: conditions), into: &effects)
         releaseAllHeld(at: now, into: &effects)
@@ -228,7 +229,7 @@ public struct SchedulerEngine: Sendable {
         var state = appState(app, at: now)
         let instant = min(instant, now)
         guard state.lastLaunch.map({ $0 < instant }) ?? true else { return }
-        state.recordLaunch(at: instant, refreshesAllowed: refreshesAllowed(conditions))
+        state.recordLaunch(at: instant, now: now, refreshesAllowed: refreshesAllowed(conditions))
         appStates[app] = state
     }
 
@@ -561,12 +562,7 @@ public struct SchedulerEngine: Sendable {
                 learnNetworkHistory(backAt: now)
             }
             learnDeviceHolds(from: old, to: newConditions, at: now)
-            let allowed = refreshesAllowed(newConditions)
-            if allowed != refreshesAllowed(old) {
-                for (app, state) in appStates where state.launchLedger != nil {
-                    appStates[app]?.launchLedger?.refreshesAllowed(allowed, at: now)
-                }
-            }
+            if refreshesAllowed(newConditions) != refreshesAllowed(old) { updateLedgers(at: now) }
             report(index.conditionsChanged(to: newConditions, at: now), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
@@ -890,15 +886,19 @@ public struct SchedulerEngine: Sendable {
             readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
-    /// Whether the device holds refreshes under `conditions` for a reason of its own (Low
-    /// Power Mode when it holds them, a thermal state at which they wait, a critical battery
-    /// not charging), the network aside: what ``learnDeviceHolds(from:to:at:)`` watches.
+    /// Whether the device holds refreshes under `conditions` for a reason of its own, with
+    /// the network there when refreshes need it: Low Power Mode when it holds them, a thermal
+    /// state at which they wait, a critical battery not charging (the policies' own rules:
+    /// ``LowPowerModePolicy/holds(_:_:configuration:)``, ``ThermalPolicy/defers(_:_:configuration:)``,
+    /// ``CriticalBatteryPolicy/isCritical(_:configuration:)``). What
+    /// ``learnDeviceHolds(from:to:at:)`` watches; a hold while offline is the network's loss,
+    /// learned as one, and a refresh placed before it could not run anyway.
     private func holdsRefreshes(_ conditions: Conditions) -> Bool {
         let rules = policies.configuration
-        if conditions.lowPowerMode, rules.lowPowerModeBlocks.contains(.appRefresh) { return true }
-        if conditions.thermalState >= rules.thermalDefersRefreshAt { return true }
-        guard let level = conditions.batteryLevel, !conditions.externalPower else { return false }
-        return level <= rules.criticalBatteryLevel
+        if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
+        return LowPowerModePolicy.holds(.appRefresh, conditions, configuration: rules)
+            || ThermalPolicy.defers(.appRefresh, conditions, configuration: rules)
+            || CriticalBatteryPolicy.isCritical(conditions, configuration: rules)
     }
 
     /// The device began or ended a hold on refreshes (``holdsRefreshes(_:)``): one that ends
@@ -911,27 +911,42 @@ public struct SchedulerEngine: Sendable {
             deviceHoldSince = now
         } else if wasHeld, !isHeld {
             if let start = deviceHoldSince, now.timeIntervalSince(start) >= Self.minimumDeviceHold {
-                for app in Set(apps.keys).union(appStates.keys).sorted() {
-                    var state = appState(app, at: now)
-                    state.usage.recordDeviceHold(at: start)
-                    appStates[app] = state
-                }
-                networkHistoryRecorded += 1
+                teachEveryApp(at: now) { $0.recordDeviceHold(at: start) }
             }
             deviceHoldSince = nil
         }
     }
 
+    /// Teaches every app the engine knows something of the device's history (`lesson` on
+    /// its usage model) and counts it in ``networkHistoryRecorded``, so the driver saves them.
+    private mutating func teachEveryApp(at now: Date, _ lesson: (inout UsageModel) -> Void) {
+        for app in Set(apps.keys).union(appStates.keys).sorted() {
+            var state = appState(app, at: now)
+            lesson(&state.usage)
+            appStates[app] = state
+        }
+        networkHistoryRecorded += 1
+    }
+
     /// Whether the device allows app refreshes under `conditions`, as a timer that obeys only
     /// what the device forbids would see it: the network is there (when refreshes need it),
-    /// Low Power Mode is off (when it holds refreshes) and the battery is not critical. What
-    /// the launch ledgers count as time the budget could be spent in (``LaunchLedger``).
+    /// Low Power Mode does not hold them and the battery is not critical (heat is not among
+    /// them: the timers obey no thermal rule, and the wakeups goal is a share of theirs).
+    /// What the launch ledgers count as time the budget could be spent in (``LaunchLedger``).
     private func refreshesAllowed(_ conditions: Conditions) -> Bool {
         let rules = policies.configuration
         if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
-        if conditions.lowPowerMode, rules.lowPowerModeBlocks.contains(.appRefresh) { return false }
-        guard let level = conditions.batteryLevel, !conditions.externalPower else { return true }
-        return level > rules.criticalBatteryLevel
+        return !LowPowerModePolicy.holds(.appRefresh, conditions, configuration: rules)
+            && !CriticalBatteryPolicy.isCritical(conditions, configuration: rules)
+    }
+
+    /// Tells every app's launch ledger whether the device allows refreshes now (after the
+    /// conditions or the rules changed).
+    private mutating func updateLedgers(at now: Date) {
+        let allowed = refreshesAllowed(conditions)
+        for index in appStates.indices where appStates.values[index].launchLedger != nil {
+            appStates.values[index].launchLedger?.refreshesAllowed(allowed, at: now)
+        }
     }
 
     /// The network came back at `now`: every app the engine knows learns the loss, once it
@@ -946,13 +961,10 @@ public struct SchedulerEngine: Sendable {
         var stay: (start: Date, end: Date)?
         if let gap, gap >= Self.minimumNetworkGap, let start = stayBeforeGap, let end = networkLostAt { stay = (start, end) }
         if loss != nil || stay != nil {
-            for app in Set(apps.keys).union(appStates.keys).sorted() {
-                var state = appState(app, at: now)
-                if let loss { state.usage.recordNetworkLoss(at: loss) }
-                if let stay { state.usage.recordNetworkStay(from: stay.start, to: stay.end) }
-                appStates[app] = state
+            teachEveryApp(at: now) { usage in
+                if let loss { usage.recordNetworkLoss(at: loss) }
+                if let stay { usage.recordNetworkStay(from: stay.start, to: stay.end) }
             }
-            networkHistoryRecorded += 1
         }
         // After a blip the stay goes on from where it began; after a gap, or a loss whose
         // start was not seen (the engine began offline), a new one begins now.
@@ -1023,7 +1035,7 @@ public struct SchedulerEngine: Sendable {
         if request.kind != .continuedProcessing {
             appsLaunchedAtLastWake.insert(request.app)
             var state = appState(request.app, at: now)
-            state.recordLaunch(at: now, refreshesAllowed: refreshesAllowed(conditions))
+            state.recordLaunch(at: now, now: now, refreshesAllowed: refreshesAllowed(conditions))
             appStates[request.app] = state
         }
         if request.kind == .continuedProcessing {

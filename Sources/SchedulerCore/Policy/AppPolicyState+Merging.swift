@@ -16,6 +16,9 @@ extension AppPolicyState {
     /// - energy: of one local day, this state's joules plus what `mine` spent since
     ///   `baseline`; of different days, the later day's;
     /// - the last launch and the last successful refresh: the later;
+    /// - the launch ledger: the launches `mine` counted since `baseline` added to the stored
+    ///   ledger (``LaunchLedger/merging(changesIn:since:)``); a stored state without one
+    ///   takes `mine`'s;
     /// - retries: per task identifier, failures `mine` counted since `baseline` add to the
     ///   stored count; a reset by `mine` (a success) clears it.
     ///
@@ -49,7 +52,7 @@ extension AppPolicyState {
         }
         merged.lastLaunch = Self.later(lastLaunch, mine.lastLaunch)
         merged.lastRefresh = Self.later(lastRefresh, mine.lastRefresh)
-        if let ours = mine.launchLedger, ours != baseline.launchLedger {
+        if let ours = mine.launchLedger, ours != baseline.launchLedger || launchLedger == nil {
             merged.launchLedger = launchLedger.map { $0.merging(changesIn: ours, since: baseline.launchLedger) } ?? ours
         }
         let identifiers = Set((retryAttempts ?? [:]).keys).union((mine.retryAttempts ?? [:]).keys)

@@ -35,6 +35,10 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     /// The latest launch counted, or `nil` before the first.
     public private(set) var latestLaunch: Date?
 
+    /// The most a count can be: a launch every second for ever (the sum of the decay at one
+    /// launch a second tends to the mean age in seconds). More is damage.
+    static let largestCount = meanAge + 1
+
     /// The decay's mean age: 7 days (a half-life of about 4.9 days). A week, so that the
     /// days of a weekly habit average out and one busy day is not a reason to starve the
     /// next; measured on the lives of docs/scenarios.md, 5 to 14 days do about the same.
@@ -49,22 +53,28 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
         self.forbiddenSince = refreshesAllowed ? nil : since
     }
 
-    /// Records a launch at `instant`. One at the instant of the latest is the same launch
-    /// (a task that joined it) and adds nothing; an earlier one (restored from the run log)
-    /// adds its decayed weight. A non-finite instant is ignored.
-    public mutating func record(_ instant: Date) {
-        guard instant.timeIntervalSince1970.isFinite, instant != latestLaunch else { return }
+    /// Records a launch at `instant`, judged at `now` (the launch's own instant, or later for
+    /// one restored from the run log). One at the instant of the latest is the same launch
+    /// (a task that joined it) and adds nothing; an earlier one adds its decayed weight; one
+    /// in the stretch the device has forbidden refreshes since (a clean-up offline) is not
+    /// counted, as that time earns no budget either. A non-finite instant is ignored.
+    public mutating func record(_ instant: Date, now: Date) {
+        guard instant.timeIntervalSince1970.isFinite, now.timeIntervalSince1970.isFinite, instant != latestLaunch else { return }
+        rebase(ifAfter: now)
         advance(to: instant)
-        decayedCount += Self.decay(epoch.timeIntervalSince(instant))
         since = min(since, instant)
         latestLaunch = max(latestLaunch ?? instant, instant)
+        if let forbidden = forbiddenSince, instant >= forbidden { return }
+        decayedCount += Self.decay(epoch.timeIntervalSince(instant))
     }
 
-    /// Takes back the launch at `instant` (one that did not happen after all: its process
-    /// was never claimed). The count never goes below 0.
+    /// Takes back the launch at `instant` (one that did not happen after all: its run was not
+    /// claimed from the store, another replica ran it). The count never goes below 0.
     public mutating func forget(_ instant: Date) {
         guard instant <= epoch, instant.timeIntervalSince1970.isFinite else { return }
         decayedCount = max(0, decayedCount - Self.decay(epoch.timeIntervalSince(instant)))
+        // Another launch may come at this very instant (the next request of the app).
+        if latestLaunch == instant { latestLaunch = nil }
     }
 
     /// Records whether the device allows refreshes from `now` on (the network is there, Low
@@ -72,6 +82,7 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     /// in which no budget could be spent, and a timer could not have run either.
     public mutating func refreshesAllowed(_ allowed: Bool, at now: Date) {
         guard now.timeIntervalSince1970.isFinite else { return }
+        rebase(ifAfter: now)
         advance(to: now)
         if allowed { forbiddenSince = nil } else if forbiddenSince == nil { forbiddenSince = max(now, epoch) }
     }
@@ -102,8 +113,11 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     }
 
     /// This ledger (the one stored now) with the launches `mine` counted since `baseline`
-    /// added, as replicas sharing one app's memory add their launches up (docs/replicas.md).
-    /// The time the device forbade refreshes is `mine`'s: each replica judges its own device.
+    /// added, as replicas sharing one app's memory add their launches up (docs/replicas.md);
+    /// a launch `mine` took back that the stored one counts stays counted. The time the
+    /// device forbade refreshes is `mine`'s (each replica judges its own device; a replica
+    /// that takes another's ledger as it is learns its own device's state at its next
+    /// launch or change of conditions).
     public func merging(changesIn mine: LaunchLedger, since baseline: LaunchLedger?) -> LaunchLedger {
         let latest = max(epoch, mine.epoch, baseline?.epoch ?? epoch)
         var merged = mine
@@ -113,6 +127,18 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
         merged.since = min(since, mine.since)
         merged.latestLaunch = [latestLaunch, mine.latestLaunch].compactMap { $0 }.max()
         return merged
+    }
+
+    /// A clock stepped back (or a replica whose clock ran ahead) left the epoch more than a
+    /// minute after `now`: the sums are kept as they are, as of `now` (the time stepped back
+    /// counts as none), so that the count decays and launches weigh again from here, where
+    /// they would weigh next to nothing against an epoch in the future.
+    private mutating func rebase(ifAfter now: Date) {
+        guard epoch.timeIntervalSince(now) > 60 else { return }
+        epoch = now
+        since = min(since, now)
+        latestLaunch = latestLaunch.map { min($0, now) }
+        forbiddenSince = forbiddenSince.map { min($0, now) }
     }
 
     /// Moves the decayed sums' epoch to `instant` (never back).
@@ -128,9 +154,10 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
         case since, epoch, decayedCount, decayedForbiddenTime, forbiddenSince, latestLaunch
     }
 
-    /// Decodes a stored ledger, refusing one with a negative or non-finite sum, a
-    /// non-finite instant or an epoch before its start: a damaged record must not make the
-    /// placement spend nothing (or everything) later.
+    /// Decodes a stored ledger, refusing one with a sum that is negative, non-finite or more
+    /// than a ledger can hold, a non-finite instant or an epoch before its start: a damaged
+    /// record must not make the placement spend nothing (or everything) later.
+    /// ``AppPolicyState`` drops a refused ledger and keeps the rest of the state.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func instant(_ key: CodingKeys) throws -> Date? {
@@ -140,10 +167,10 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
             }
             return date
         }
-        func sum(_ key: CodingKeys) throws -> Double {
+        func sum(_ key: CodingKeys, atMost limit: Double) throws -> Double {
             let value = try container.decode(Double.self, forKey: key)
-            guard value.isFinite, value >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(value) is not a finite sum of 0 or more")
+            guard value.isFinite, value >= 0, value <= limit else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(value) is not a sum from 0 to \(limit)")
             }
             return value
         }
@@ -155,8 +182,8 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
         }
         self.since = since
         self.epoch = epoch
-        self.decayedCount = try sum(.decayedCount)
-        self.decayedForbiddenTime = try sum(.decayedForbiddenTime)
+        self.decayedCount = try sum(.decayedCount, atMost: Self.largestCount)
+        self.decayedForbiddenTime = try sum(.decayedForbiddenTime, atMost: Self.meanAge)
         self.forbiddenSince = try instant(.forbiddenSince)
         self.latestLaunch = try instant(.latestLaunch)
     }

@@ -103,9 +103,16 @@ public struct RequiredNetworkPolicy: SchedulingPolicy {
 public struct CriticalBatteryPolicy: SchedulingPolicy {
     public let name = "critical-battery"
     public init() {}
+    /// Whether the battery is critical under `conditions`: at or below the configured level
+    /// and not charging. The rule itself, for the engine too (a critical battery is time the
+    /// device forbids refreshes in, and a hold it learns).
+    public static func isCritical(_ conditions: Conditions, configuration: PolicyConfiguration) -> Bool {
+        guard let level = conditions.batteryLevel, !conditions.externalPower else { return false }
+        return level <= configuration.criticalBatteryLevel
+    }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         guard let level = context.conditions.batteryLevel, !context.conditions.externalPower else { return (.canProceed(score: 1), nil) }
-        return level <= context.configuration.criticalBatteryLevel ? (.mustNotProceed, .deviceChange) : (.canProceed(score: level), nil)
+        return Self.isCritical(context.conditions, configuration: context.configuration) ? (.mustNotProceed, .deviceChange) : (.canProceed(score: level), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let (verdict, wait) = self.verdict(context)
@@ -126,9 +133,14 @@ public struct CriticalBatteryPolicy: SchedulingPolicy {
 public struct LowPowerModePolicy: SchedulingPolicy {
     public let name = "low-power-mode"
     public init() {}
+    /// Whether Low Power Mode holds tasks of `kind` under `conditions`: it is on and the
+    /// configuration names the kind. The rule itself, for the engine too.
+    public static func holds(_ kind: TaskKind, _ conditions: Conditions, configuration: PolicyConfiguration) -> Bool {
+        conditions.lowPowerMode && configuration.lowPowerModeBlocks.contains(kind)
+    }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         guard context.conditions.lowPowerMode else { return (.canProceed(score: 1), nil) }
-        return context.configuration.lowPowerModeBlocks.contains(context.request.kind) ? (.mustNotProceed, .deviceChange) : (.canProceed(score: 0.5), nil)
+        return Self.holds(context.request.kind, context.conditions, configuration: context.configuration) ? (.mustNotProceed, .deviceChange) : (.canProceed(score: 0.5), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let (verdict, wait) = self.verdict(context)
@@ -148,12 +160,20 @@ public struct LowPowerModePolicy: SchedulingPolicy {
 public struct ThermalPolicy: SchedulingPolicy {
     public let name = "thermal"
     public init() {}
-    private func limit(_ context: PolicyContext) -> ThermalState {
-        context.isProcessing ? context.configuration.thermalDefersProcessingAt : context.configuration.thermalDefersRefreshAt
+    private func limit(_ context: PolicyContext) -> ThermalState { Self.limit(for: context.request.kind, configuration: context.configuration) }
+    /// The thermal state from which tasks of `kind` wait (processing-like kinds: the
+    /// processing limit; others, the refresh limit).
+    static func limit(for kind: TaskKind, configuration: PolicyConfiguration) -> ThermalState {
+        PolicyContext.isProcessing(kind) ? configuration.thermalDefersProcessingAt : configuration.thermalDefersRefreshAt
+    }
+    /// Whether the thermal state under `conditions` defers tasks of `kind` (continued
+    /// processing never waits for it). The rule itself, for the engine too.
+    public static func defers(_ kind: TaskKind, _ conditions: Conditions, configuration: PolicyConfiguration) -> Bool {
+        kind != .continuedProcessing && conditions.thermalState >= limit(for: kind, configuration: configuration)
     }
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let state = context.conditions.thermalState
-        if context.request.kind != .continuedProcessing, state >= limit(context) { return (.mustNotProceed, .deviceChange) }
+        if Self.defers(context.request.kind, context.conditions, configuration: context.configuration) { return (.mustNotProceed, .deviceChange) }
         return (.canProceed(score: 1 - Double(state.rawValue) / 3), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {

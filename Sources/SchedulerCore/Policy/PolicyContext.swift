@@ -25,18 +25,43 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
     /// Consecutive failed runs per task identifier that has a ``RetryPolicy`` (`nil` when
     /// none: state saved before retries were counted decodes without it).
     public var retryAttempts: [String: Int]?
-    /// The app's background launches of the last day (`nil` until its first: state saved
-    /// before they were counted decodes without it): what the refresh placement has spent.
+    /// The app's background launches of about the last week, decayed (`nil` until its first:
+    /// state saved before they were counted decodes without it, and a damaged ledger is
+    /// dropped, not the state): what the refresh placement has really spent.
     public var launchLedger: LaunchLedger?
 
-    /// Records a background launch of the app at `instant`: the rate limit's last launch
-    /// (unless a later one is known) and the ledger's count (a ledger begun by it starts
-    /// knowing whether the device allows refreshes, `refreshesAllowed`).
-    public mutating func recordLaunch(at instant: Date, refreshesAllowed: Bool = true) {
-        if lastLaunch.map({ $0 < instant }) ?? true { lastLaunch = instant }
+    /// Records a background launch of the app at `instant` (now, or a launch restored from
+    /// the run log): the rate limit's last launch and the ledger's count. The ledger learns
+    /// first whether the device allows refreshes now (`refreshesAllowed`): a state restored
+    /// from the store, or written by another replica, may say otherwise.
+    public mutating func recordLaunch(at instant: Date, now: Date, refreshesAllowed: Bool) {
+        lastLaunch = instant
         var ledger = launchLedger ?? LaunchLedger(since: instant, refreshesAllowed: refreshesAllowed)
-        ledger.record(instant)
+        ledger.refreshesAllowed(refreshesAllowed, at: now)
+        ledger.record(instant, now: now)
         launchLedger = ledger
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case backgroundRefreshEnabled, forceQuit, usage, throttle, energyUsed, energyDay
+        case lastLaunch, lastRefresh, retryAttempts, launchLedger
+    }
+
+    /// Decodes a stored state. A damaged launch ledger is dropped (a new one starts at the
+    /// next launch: it is a week's estimate that rebuilds itself), not the state: refusing
+    /// it would lose the app's usage history and throttle.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        backgroundRefreshEnabled = try container.decode(Bool.self, forKey: .backgroundRefreshEnabled)
+        forceQuit = try container.decode(Bool.self, forKey: .forceQuit)
+        usage = try container.decode(UsageModel.self, forKey: .usage)
+        throttle = try container.decode(ThrottleState.self, forKey: .throttle)
+        energyUsed = try container.decode(Double.self, forKey: .energyUsed)
+        energyDay = try container.decode(Int.self, forKey: .energyDay)
+        lastLaunch = try container.decodeIfPresent(Date.self, forKey: .lastLaunch)
+        lastRefresh = try container.decodeIfPresent(Date.self, forKey: .lastRefresh)
+        retryAttempts = try container.decodeIfPresent([String: Int].self, forKey: .retryAttempts)
+        launchLedger = try? container.decodeIfPresent(LaunchLedger.self, forKey: .launchLedger)
     }
 
     /// A new app: switch on, not force-quit, nothing learned yet.
@@ -125,7 +150,9 @@ public struct PolicyContext: Sendable {
     }
 
     /// Whether the request is processing-like (processing or health research).
-    var isProcessing: Bool { request.kind == .processing || request.kind == .healthResearch }
+    var isProcessing: Bool { Self.isProcessing(request.kind) }
+    /// Whether `kind` is processing-like (processing or health research).
+    static func isProcessing(_ kind: TaskKind) -> Bool { kind == .processing || kind == .healthResearch }
 
     /// Whether the request needs the network: it says so, or it is an app refresh and
     /// ``PolicyConfiguration/refreshRequiresNetwork`` holds.

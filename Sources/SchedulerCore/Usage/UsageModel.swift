@@ -52,7 +52,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The tunables (offset, half-life, lead time, threshold, horizon, cutoff). The driver
     /// may replace it, for example when the time zone changes.
     public var configuration: UsageModelConfiguration {
-        didSet { likelihoodMemo = LikelihoodMemo() }
+        didSet { likelihoodMemo = LikelihoodMemo(); sharesMemo = LikelihoodMemo() }
     }
     /// When the model was created (the app first became known to the scheduler); the
     /// start of the 7-day grace of an app that was never opened.
@@ -101,6 +101,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ``likelihoods(at:)``); replaced by an empty one whenever the evidence or the
     /// configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
+    /// The network-loss and device-hold shares of the latest hour asked about; replaced by an
+    /// empty one when the losses, the holds, the start of observation or the configuration
+    /// change (not at every foreground, as the likelihoods are: the shares do not depend on
+    /// the launches).
+    private var sharesMemo = LikelihoodMemo()
 
     /// Creates an empty model: nothing observed yet, processing allowed for the first 7
     /// days (see "An app that is never used").
@@ -132,7 +137,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
         likelihoodMemo = LikelihoodMemo()
         foregroundCount += 1
         lastUse = max(lastUse ?? date, date)
-        observedSince = min(observedSince, date)
+        if date < observedSince {
+            observedSince = date
+            sharesMemo = LikelihoodMemo()
+        }
 
         let week = self.week
         let hour = week.absoluteHour(of: date)
@@ -185,9 +193,20 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// latest recorded, adds nothing. A non-finite or absurd instant is ignored. See
     /// ``networkLossShare(hourOfWeek:at:)`` for what the placement makes of them.
     public mutating func recordNetworkLoss(at start: Date) {
-        if let latest = networkLosses.last, start < latest { return }
-        networkLosses = Self.oneLossPerHour(networkLosses + [start], week: week)
-        likelihoodMemo = LikelihoodMemo()
+        guard let kept = Self.adding(start, to: networkLosses, week: week) else { return }
+        networkLosses = kept
+        sharesMemo = LikelihoodMemo()
+    }
+
+    /// `starts` (the network losses or the device holds, as kept) with `start` added, or nil
+    /// when it adds nothing: not an instant, before the latest, or in the latest's hour.
+    static func adding(_ start: Date, to starts: [Date], week: LocalWeek) -> [Date]? {
+        guard LocalWeek.isRepresentable(start) else { return nil }
+        if let latest = starts.last, week.absoluteHour(of: start) <= week.absoluteHour(of: latest) { return nil }
+        var kept = starts
+        kept.append(start)
+        if kept.count > networkLossMemory { kept.removeFirst(kept.count - networkLossMemory) }
+        return kept
     }
 
     /// Records that the device began to hold refreshes at `start` for an hour or more with
@@ -198,14 +217,15 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// loss is. Found from outside: a gaming evening that runs hot from 19:30 had content
     /// 75 minutes old (median) when the heat began, and hours old at the launches in it.
     public mutating func recordDeviceHold(at start: Date) {
-        if let latest = deviceHolds.last, start < latest { return }
-        deviceHolds = Self.oneLossPerHour(deviceHolds + [start], week: week)
-        likelihoodMemo = LikelihoodMemo()
+        guard let kept = Self.adding(start, to: deviceHolds, week: week) else { return }
+        deviceHolds = kept
+        sharesMemo = LikelihoodMemo()
     }
 
     /// As ``networkLossShare(hourOfWeek:at:)``, of the device's holds on refreshes
     /// (``recordDeviceHold(at:)``): the placement refreshes before an hour whose share is at
-    /// least ``networkLossShareThreshold``, outside the budget.
+    /// least ``networkLossShareThreshold``, outside the day's plan (the ``LaunchLedger``
+    /// counts those launches as any other).
     public func deviceHoldShare(hourOfWeek: Int, at now: Date) -> Double {
         shares(.deviceHoldShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
@@ -213,8 +233,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The hours of the week (ascending) whose ``deviceHoldShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the hold.
     public func deviceHoldHours(at now: Date) -> [Int] {
-        let shares = shares(.deviceHoldShares, at: now)
-        return shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
+        hoursAtThreshold(shares(.deviceHoldShares, at: now))
+    }
+
+    /// The hours of the week whose share in `shares` is at least ``networkLossShareThreshold``.
+    private func hoursAtThreshold(_ shares: [Double]) -> [Int] {
+        shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
     }
 
     /// How many network losses a model keeps: 256, months of daily ones (a loss 70 days old
@@ -229,10 +253,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The placement treats an hour whose share is at least ``networkLossShareThreshold``
     /// as one whose launch is that likely: its lead gets a refresh, so the content taken
     /// offline (a flight, a weekend off the grid, a commute through a tunnel) is as fresh as
-    /// the budget allows. Those refreshes are not counted in the day's budget (an hour that
-    /// loses the network cannot spend what the budget gives it), and nothing caps them: a
-    /// device that loses its network at the same hours most days spends more than the
-    /// budget's share (docs/policies.md, "The usage model").
+    /// the budget allows. Those refreshes are not counted in the day's plan (an hour that
+    /// loses the network cannot spend what the budget gives it); they are launches like any
+    /// other for the app's ``LaunchLedger``, which makes the following days' plans spend less
+    /// when the week ran over its budget (docs/policies.md, "The usage model").
     public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
         shares(.networkLossShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
@@ -251,9 +275,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the loss.
     public func networkLossHours(at now: Date) -> [Int] {
-        let shares = shares(.networkLossShares, at: now)
-        return shares.indices.filter { shares[$0] >= Self.networkLossShareThreshold }
+        hoursAtThreshold(shares(.networkLossShares, at: now))
     }
+
+    /// Every hour of the week's share when none was learned: 0.
+    private static let noShares = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
 
     /// An hour is refreshed for as if its launch were as likely as its network loss from a
     /// share of 0.3 (about one week in three).
@@ -265,12 +291,15 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// hour in progress, as the likelihoods are, and kept for the hour: the placement asks on
     /// every judged refresh.
     private func shares(_ kind: LikelihoodMemo.Kind, at now: Date) -> [Double] {
-        let starts = kind == .deviceHoldShares ? deviceHolds : networkLosses
-        guard !starts.isEmpty, LocalWeek.isRepresentable(now) else {
-            return [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
+        let starts: [Date]
+        switch kind {
+        case .networkLossShares: starts = networkLosses
+        case .deviceHoldShares: starts = deviceHolds
+        case .likelihoods: preconditionFailure("the likelihoods are not shares of a list of starts")
         }
+        guard !starts.isEmpty, LocalWeek.isRepresentable(now) else { return Self.noShares }
         let nowHour = week.absoluteHour(of: now)
-        return likelihoodMemo.table(kind, forHour: nowHour) { shares(of: starts, asOfHour: nowHour) }
+        return sharesMemo.table(kind, forHour: nowHour) { shares(of: starts, asOfHour: nowHour) }
     }
 
     /// The shares of `starts` (the network losses or the device holds, as kept) as of the
@@ -778,7 +807,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         var lossHours: [Int] = []
         if !networkLosses.isEmpty || !deviceHolds.isEmpty {
             let losses = shares(.networkLossShares, at: now)
-            let holds = shares(.deviceHoldShares, at: now)
+            let holds = deviceHolds.isEmpty ? losses : shares(.deviceHoldShares, at: now)
             for relative in -1..<25 {
                 let hourOfWeek = LocalWeek.hourOfWeek(ofHour: first + relative)
                 let share = max(losses[hourOfWeek], holds[hourOfWeek])
@@ -787,7 +816,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 lossHours.append(relative + 1)
             }
         }
-        let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+        let cadence = Self.cadence(requestedInterval)
         let budget = refreshBudget(requestedInterval: requestedInterval, launches: launches, at: now).planned
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
         func spacing(_ index: Int, scale: Double, roots: [Double] = countedRoots) -> Double? {
@@ -878,7 +907,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// back within it. A week that spent less changes nothing: the budget is a ceiling,
     /// and an app that has nothing worth refreshing for should not be made to spend it.
     public func refreshBudget(requestedInterval: TimeInterval? = nil, launches: LaunchLedger?, at now: Date) -> (day: Double, excess: Double, planned: Double) {
-        let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+        let cadence = Self.cadence(requestedInterval)
         let day = configuration.refreshBudgetShare * 86_400 / cadence
         let excess = launches?.excessPerDay(over: day, at: now) ?? 0
         guard excess > 0 else { return (day, excess, day) }
@@ -894,6 +923,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
 
     /// How close to now a placed refresh counts as now: one minute.
     public static let placementGrain: TimeInterval = 60
+
+    /// The interval between refreshes an app asks for, as the placement counts it: the
+    /// request's (``standardRefreshInterval`` when it does not say), at least a minute.
+    static func cadence(_ requestedInterval: TimeInterval?) -> TimeInterval {
+        let interval = requestedInterval ?? standardRefreshInterval
+        return interval.isFinite ? max(interval, 60) : standardRefreshInterval
+    }
 
     /// The refresh interval the budget assumes when the request does not say: 15 minutes.
     public static let standardRefreshInterval: TimeInterval = 15 * 60
@@ -927,7 +963,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         guard weightsAsOf != nil else {
             // Never opened: nothing says when a launch may come, so the budget is spread
             // evenly over the day.
-            let cadence = max(requestedInterval ?? Self.standardRefreshInterval, 60)
+            let cadence = Self.cadence(requestedInterval)
             let spacing = max(cadence, cadence / max(configuration.refreshBudgetShare, 0.001))
             return max(eligibleAt, last.addingTimeInterval(spacing))
         }
@@ -1113,7 +1149,8 @@ extension UsageModel {
     /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
     /// for the onsets), and the relaunch each counted in an hour (once); the foreground count adds `mine`'s new ones,
     /// and the last use is the later; the network losses either side recorded join, one
-    /// per hour, the latest ``networkLossMemory`` kept, and so do the network stays (each
+    /// per hour, the latest ``networkLossMemory`` kept, as do the device's holds on refreshes,
+    /// and so do the network stays (each
     /// once, the latest ``networkStayMemory``). Replicas write after every foreground, so `mine` is
     /// at most one foreground ahead of `baseline` in practice and nothing is lost; a
     /// replica that counted the same hour in two different weeks since `baseline` passes
@@ -1127,6 +1164,7 @@ extension UsageModel {
             return (start, bucket, mine.lastCountedSlot[bucket])
         }
         merged.likelihoodMemo = LikelihoodMemo()
+        merged.sharesMemo = LikelihoodMemo()
         for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
             merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: occurrence.slot)
         }

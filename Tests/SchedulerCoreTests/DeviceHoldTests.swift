@@ -46,7 +46,7 @@ private let t0 = F.t0
         // `bgtask why` says so.
         #expect(learned.deviceHoldHours(at: thursday) == (0..<5).map { T.how(day: $0, 19) })
         let said = learned.explanation(at: thursday)
-        #expect(said.contains("the device usually holds refreshes around 19:00 on weekdays (Low Power Mode, heat or a low battery): refreshes go before it"), "\(said)")
+        #expect(said.contains("the device usually holds refreshes around 19:00 on weekdays (Low Power Mode or heat): refreshes go before it"), "\(said)")
         #expect(!Self.hotEvenings(holds: false).explanation(at: thursday).contains("holds"))
     }
 
@@ -86,11 +86,10 @@ private let t0 = F.t0
         _ = engine.handle(.conditionsChanged(hot), at: t0 + 600)
         _ = engine.handle(.conditionsChanged(.favorable), at: t0 + 3_000)
         #expect(engine.networkHistoryRecorded == 0)
-        // Two hours: hot, then Low Power Mode, then a critical battery (one hold), learned when it ends.
+        // Two hours: hot, then Low Power Mode (one hold), learned when it ends.
         let held = t0 + 7_200
         _ = engine.handle(.conditionsChanged(hot), at: held)
-        _ = engine.handle(.conditionsChanged(lowPower), at: held + 2_400)
-        _ = engine.handle(.conditionsChanged(critical), at: held + 4_800)
+        _ = engine.handle(.conditionsChanged(lowPower), at: held + 3_600)
         #expect(engine.networkHistoryRecorded == 0)
         _ = engine.handle(.conditionsChanged(.favorable), at: held + 7_200)
         #expect(engine.networkHistoryRecorded == 1, "the driver saves every app's state")
@@ -99,10 +98,10 @@ private let t0 = F.t0
             let share = usage.map { $0.deviceHoldShare(hourOfWeek: $0.hourOfWeek(of: held), at: held + 7_200) } ?? 0
             #expect(share > 0.99, "\(app): \(share)")
         }
-        // Not holds: Low Power Mode while offline (the network's loss), a low battery on the
-        // charger, a thermal state refreshes run in.
+        // Not holds: Low Power Mode while offline (the network's loss), a critical battery (a
+        // refresh ahead of it would spend the charge left), a thermal state refreshes run in.
         for (condition, name) in [(Conditions(externalPower: false, networkAvailable: false, batteryLevel: 0.6, lowPowerMode: true), "offline"),
-                                  (Conditions(externalPower: true, networkAvailable: true, batteryLevel: 0.1), "charging"),
+                                  (critical, "critical"),
                                   (Conditions(externalPower: true, networkAvailable: true, thermalState: .fair), "fair")] {
             var other = F.engine()
             _ = other.handle(.appForegrounded(F.app), at: t0)

@@ -82,8 +82,8 @@ public struct SchedulerEngine: Sendable {
     /// away, and while it has been up since before this engine began (a stay whose start is
     /// unknown is not learned).
     private var networkBackSince: Date?
-    /// Since when the device has held refreshes with the network there (Low Power Mode,
-    /// heat, a critical battery), while it does: a hold of ``minimumDeviceHold`` or more is
+    /// Since when the device has held refreshes with the network there (Low Power Mode
+    /// or heat), while it does: a hold of ``minimumDeviceHold`` or more is
     /// learned when it ends.
     private var deviceHoldSince: Date?
     /// The start of the stay a gap interrupted, while the network is away: it goes on if the
@@ -887,18 +887,18 @@ public struct SchedulerEngine: Sendable {
     }
 
     /// Whether the device holds refreshes under `conditions` for a reason of its own, with
-    /// the network there when refreshes need it: Low Power Mode when it holds them, a thermal
-    /// state at which they wait, a critical battery not charging (the policies' own rules:
-    /// ``LowPowerModePolicy/holds(_:_:configuration:)``, ``ThermalPolicy/defers(_:_:configuration:)``,
-    /// ``CriticalBatteryPolicy/isCritical(_:configuration:)``). What
-    /// ``learnDeviceHolds(from:to:at:)`` watches; a hold while offline is the network's loss,
-    /// learned as one, and a refresh placed before it could not run anyway.
+    /// the network there when refreshes need it: Low Power Mode when it holds them, or a
+    /// thermal state at which they wait (the policies' own rules:
+    /// ``LowPowerModePolicy/holds(_:_:configuration:)``, ``ThermalPolicy/defers(_:_:configuration:)``).
+    /// What ``learnDeviceHolds(from:to:at:)`` watches. Not a critical battery: a refresh ahead
+    /// of it would spend the little charge left (measured, it bought no staleness either),
+    /// and not a hold while offline: that is the network's loss, learned as one, and a
+    /// refresh placed before it could not run.
     private func holdsRefreshes(_ conditions: Conditions) -> Bool {
         let rules = policies.configuration
         if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
         return LowPowerModePolicy.holds(.appRefresh, conditions, configuration: rules)
             || ThermalPolicy.defers(.appRefresh, conditions, configuration: rules)
-            || CriticalBatteryPolicy.isCritical(conditions, configuration: rules)
     }
 
     /// The device began or ended a hold on refreshes (``holdsRefreshes(_:)``): one that ends

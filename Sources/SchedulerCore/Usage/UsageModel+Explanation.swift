@@ -10,7 +10,7 @@ extension UsageModel {
     /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
     /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
     /// - `...; the network usually goes away around 19:00 on Fridays: refreshes go before it`
-    /// - `...; the device usually holds refreshes around 19:00 on weekdays (Low Power Mode, heat or a low battery): refreshes go before it`
+    /// - `...; the device usually holds refreshes around 19:00 on weekdays (Low Power Mode or heat): refreshes go before it`
     /// - `...; not opened for 9 d: no processing runs until the app is opened`
     public func explanation(at now: Date) -> String {
         let week = LocalWeek(utcOffset: configuration.utcOffset)
@@ -44,7 +44,7 @@ extension UsageModel {
             parts.append("the network usually goes away around \(losses): refreshes go before it")
         }
         if let holds = Self.describeHabits(deviceHoldHours(at: now)) {
-            parts.append("the device usually holds refreshes around \(holds) (Low Power Mode, heat or a low battery): refreshes go before it")
+            parts.append("the device usually holds refreshes around \(holds) (Low Power Mode or heat): refreshes go before it")
         }
 
         if !allowsProcessing(at: now) {

@@ -91,7 +91,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ``networkLossMemory`` of them (the oldest go first).
     private var networkLosses: [Date] = []
     /// The starts of the device's holds of an hour or more on refreshes with the network
-    /// there (``recordDeviceHold(at:)``: Low Power Mode, heat, a critical battery), kept as
+    /// there (``recordDeviceHold(at:)``: Low Power Mode, heat), kept as
     /// the losses are.
     private var deviceHolds: [Date] = []
     /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
@@ -210,8 +210,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 
     /// Records that the device began to hold refreshes at `start` for an hour or more with
-    /// the network there: Low Power Mode, a thermal state at which refreshes wait, a
-    /// critical battery (the engine calls it when the hold ends, for every app it knows;
+    /// the network there: Low Power Mode, or a thermal state at which refreshes wait (the
+    /// engine calls it when the hold ends, for every app it knows;
     /// ``SchedulerEngine/minimumDeviceHold``). Kept and judged as the network losses are
     /// (``deviceHoldShare(hourOfWeek:at:)``): a daily hold is refreshed before, as a daily
     /// loss is. Found from outside: a gaming evening that runs hot from 19:30 had content

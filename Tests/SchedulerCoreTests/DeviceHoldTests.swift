@@ -98,6 +98,15 @@ private let t0 = F.t0
             let share = usage.map { $0.deviceHoldShare(hourOfWeek: $0.hourOfWeek(of: held), at: held + 7_200) } ?? 0
             #expect(share > 0.99, "\(app): \(share)")
         }
+        // A network blip during a hold does not end it: learned with its start.
+        var blip = F.engine()
+        _ = blip.handle(.appForegrounded(F.app), at: t0)
+        _ = blip.handle(.conditionsChanged(hot), at: t0 + 600)
+        _ = blip.handle(.conditionsChanged(Conditions(externalPower: true, networkAvailable: false, thermalState: .serious)), at: t0 + 2_000)
+        _ = blip.handle(.conditionsChanged(hot), at: t0 + 2_005)
+        _ = blip.handle(.conditionsChanged(.favorable), at: t0 + 600 + 4_000)
+        let blipped = blip.policyState(of: F.app)?.usage
+        #expect(blipped.map { $0.deviceHoldShare(hourOfWeek: $0.hourOfWeek(of: t0 + 600), at: t0 + 4_600) } ?? 0 > 0.99)
         // Not holds: Low Power Mode while offline (the network's loss), a critical battery (a
         // refresh ahead of it would spend the charge left), a thermal state refreshes run in.
         for (condition, name) in [(Conditions(externalPower: false, networkAvailable: false, batteryLevel: 0.6, lowPowerMode: true), "offline"),

@@ -66,13 +66,22 @@ private let day: TimeInterval = 86_400
         ledger.refreshesAllowed(true, at: t0 + 3600)
         ledger.record(t0 + 3700, now: t0 + 3700)
         #expect(ledger.count(at: t0 + 3700) == 1)
+        // Taking back a launch that was not counted takes back nothing.
+        ledger.refreshesAllowed(false, at: t0 + 3800)
+        ledger.record(t0 + 3900, now: t0 + 3900)
+        ledger.forget(t0 + 3900)
+        #expect(abs(ledger.count(at: t0 + 3900) - exp(-200 / LaunchLedger.meanAge)) < 1e-9)
         // The clock stepped back a year: launches weigh 1 from here, not e^-52.
         var ahead = Self.ledger(perDay: 10, days: 3)
         let before = ahead.count(at: ahead.epoch)
+        let excessBefore = ahead.excessPerDay(over: 22, at: ahead.epoch)
         let back = t0 - 365 * day
         ahead.record(back, now: back)
         #expect(abs(ahead.count(at: back) - (before + 1)) < 1e-6, "\(ahead.count(at: back))")
-        #expect(ahead.excessPerDay(over: 22, at: back).isFinite)
+        // The ledger keeps its age: ten launches a day are still under a budget of 22 (one
+        // launch more), where counting from the step would read them as all over it.
+        let excessAfter = ahead.excessPerDay(over: 22, at: back)
+        #expect(excessBefore < 0 && abs(excessAfter - excessBefore) < 0.3, "\(excessBefore) -> \(excessAfter)")
     }
 
     @Test func theExcessIsWhatTheDaysSpentOverTheBudgetInTheTimeRefreshesWereAllowed() {

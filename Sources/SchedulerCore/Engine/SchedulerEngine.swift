@@ -561,7 +561,7 @@ public struct SchedulerEngine: Sendable {
             } else if !old.networkAvailable, newConditions.networkAvailable {
                 learnNetworkHistory(backAt: now)
             }
-            learnDeviceHolds(from: old, to: newConditions, at: now)
+            learnDeviceHolds(under: newConditions, at: now)
             if refreshesAllowed(newConditions) != refreshesAllowed(old) { updateLedgers(at: now) }
             report(index.conditionsChanged(to: newConditions, at: now), into: &effects)
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
@@ -886,31 +886,31 @@ public struct SchedulerEngine: Sendable {
             readySince: index.readySince(of: request.key), nextPlannedWake: index.nextDeferralEnd(excluding: request.key), at: now)
     }
 
-    /// Whether the device holds refreshes under `conditions` for a reason of its own, with
-    /// the network there when refreshes need it: Low Power Mode when it holds them, or a
-    /// thermal state at which they wait (the policies' own rules:
-    /// ``LowPowerModePolicy/holds(_:_:configuration:)``, ``ThermalPolicy/defers(_:_:configuration:)``).
-    /// What ``learnDeviceHolds(from:to:at:)`` watches. Not a critical battery: a refresh ahead
-    /// of it would spend the little charge left (measured, it bought no staleness either),
-    /// and not a hold while offline: that is the network's loss, learned as one, and a
-    /// refresh placed before it could not run.
+    /// Whether the device holds refreshes under `conditions` for a reason of its own: Low
+    /// Power Mode when it holds them, or a thermal state at which they wait (the policies'
+    /// own rules: ``LowPowerModePolicy/holds(_:_:configuration:)``,
+    /// ``ThermalPolicy/defers(_:_:configuration:)``). What ``learnDeviceHolds(under:at:)``
+    /// watches. Not a critical battery: a refresh ahead of it would spend the little charge
+    /// left (measured, it bought no staleness either).
     private func holdsRefreshes(_ conditions: Conditions) -> Bool {
         let rules = policies.configuration
-        if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
         return LowPowerModePolicy.holds(.appRefresh, conditions, configuration: rules)
             || ThermalPolicy.defers(.appRefresh, conditions, configuration: rules)
     }
 
-    /// The device began or ended a hold on refreshes (``holdsRefreshes(_:)``): one that ends
+    /// The conditions changed to `new`: a hold on refreshes (``holdsRefreshes(_:)``) begins or ends; one that ends
     /// after ``minimumDeviceHold`` or more is recorded, with its start, in every app's usage
     /// model, so that a daily hold (an evening that runs hot, Low Power Mode every afternoon)
-    /// is refreshed before, as a daily network loss is.
-    private mutating func learnDeviceHolds(from old: Conditions, to new: Conditions, at now: Date) {
-        let wasHeld = holdsRefreshes(old), isHeld = holdsRefreshes(new)
-        if !wasHeld, isHeld {
-            deviceHoldSince = now
-        } else if wasHeld, !isHeld {
-            if let start = deviceHoldSince, now.timeIntervalSince(start) >= Self.minimumDeviceHold {
+    /// is refreshed before, as a daily network loss is. A hold begins only with the network
+    /// there (when refreshes need it): one that began offline is the network's loss, learned
+    /// as one, and a refresh placed before it could not run; it begins when the network comes
+    /// back during it. Once begun, the network going (a blip, a tunnel) does not end it.
+    private mutating func learnDeviceHolds(under new: Conditions, at now: Date) {
+        if holdsRefreshes(new) {
+            let networkThere = new.networkAvailable || !policies.configuration.refreshRequiresNetwork
+            if deviceHoldSince == nil, networkThere { deviceHoldSince = now }
+        } else if let start = deviceHoldSince {
+            if now.timeIntervalSince(start) >= Self.minimumDeviceHold {
                 teachEveryApp(at: now) { $0.recordDeviceHold(at: start) }
             }
             deviceHoldSince = nil

@@ -72,9 +72,11 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     /// claimed from the store, another replica ran it). The count never goes below 0.
     public mutating func forget(_ instant: Date) {
         guard instant <= epoch, instant.timeIntervalSince1970.isFinite else { return }
-        decayedCount = max(0, decayedCount - Self.decay(epoch.timeIntervalSince(instant)))
         // Another launch may come at this very instant (the next request of the app).
         if latestLaunch == instant { latestLaunch = nil }
+        // One in the stretch the device forbids refreshes in was not counted (see record).
+        if let forbidden = forbiddenSince, instant >= forbidden { return }
+        decayedCount = max(0, decayedCount - Self.decay(epoch.timeIntervalSince(instant)))
     }
 
     /// Records whether the device allows refreshes from `now` on (the network is there, Low
@@ -130,15 +132,17 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     }
 
     /// A clock stepped back (or a replica whose clock ran ahead) left the epoch more than a
-    /// minute after `now`: the sums are kept as they are, as of `now` (the time stepped back
-    /// counts as none), so that the count decays and launches weigh again from here, where
-    /// they would weigh next to nothing against an epoch in the future.
+    /// minute after `now`: the ledger is moved back whole, its sums kept as of `now` and its
+    /// instants by the same step (the time stepped back counts as none, and the ledger keeps
+    /// its age), so that the count decays and launches weigh again from here, where they
+    /// would weigh next to nothing against an epoch in the future.
     private mutating func rebase(ifAfter now: Date) {
-        guard epoch.timeIntervalSince(now) > 60 else { return }
+        let step = epoch.timeIntervalSince(now)
+        guard step > 60 else { return }
         epoch = now
-        since = min(since, now)
-        latestLaunch = latestLaunch.map { min($0, now) }
-        forbiddenSince = forbiddenSince.map { min($0, now) }
+        since = since.addingTimeInterval(-step)
+        latestLaunch = latestLaunch.map { $0.addingTimeInterval(-step) }
+        forbiddenSince = forbiddenSince.map { $0.addingTimeInterval(-step) }
     }
 
     /// Moves the decayed sums' epoch to `instant` (never back).
@@ -146,7 +150,7 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
         guard instant > epoch else { return }
         let age = instant.timeIntervalSince(epoch)
         decayedCount *= Self.decay(age)
-        decayedForbiddenTime = forbiddenTime(at: instant)
+        decayedForbiddenTime = min(forbiddenTime(at: instant), Self.meanAge)  // rounding never past the whole
         epoch = instant
     }
 

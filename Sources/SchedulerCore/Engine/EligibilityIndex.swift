@@ -292,7 +292,7 @@ public struct EligibilityIndex: Sendable {
             order: order, location: .waiting,
             isContinuedProcessing: request.kind == .continuedProcessing,
             requiresExternalPower: request.requiresExternalPower,
-            requiresNetwork: request.requiresNetworkConnectivity || (request.kind == .appRefresh && refreshRequiresNetwork),
+            requiresNetwork: request.needsNetwork(refreshRequiresNetwork: refreshRequiresNetwork),
             keyIsRunning: !running.isEmpty && running.contains(key),
             eligibleSince: isDue ? max(now, order.due) : nil,
             readySince: nil

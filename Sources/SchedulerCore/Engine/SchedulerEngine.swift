@@ -907,8 +907,7 @@ public struct SchedulerEngine: Sendable {
     /// back during it. Once begun, the network going (a blip, a tunnel) does not end it.
     private mutating func learnDeviceHolds(under new: Conditions, at now: Date) {
         if holdsRefreshes(new) {
-            let networkThere = new.networkAvailable || !policies.configuration.refreshRequiresNetwork
-            if deviceHoldSince == nil, networkThere { deviceHoldSince = now }
+            if deviceHoldSince == nil, networkLetsRefreshesRun(new) { deviceHoldSince = now }
         } else if let start = deviceHoldSince {
             if now.timeIntervalSince(start) >= Self.minimumDeviceHold {
                 teachEveryApp(at: now) { $0.recordDeviceHold(at: start) }
@@ -934,10 +933,17 @@ public struct SchedulerEngine: Sendable {
     /// them: the timers obey no thermal rule, and the wakeups goal is a share of theirs).
     /// What the launch ledgers count as time the budget could be spent in (``LaunchLedger``).
     private func refreshesAllowed(_ conditions: Conditions) -> Bool {
+        guard networkLetsRefreshesRun(conditions) else { return false }
         let rules = policies.configuration
-        if rules.refreshRequiresNetwork, !conditions.networkAvailable { return false }
         return !LowPowerModePolicy.holds(.appRefresh, conditions, configuration: rules)
             && !CriticalBatteryPolicy.isCritical(conditions, configuration: rules)
+    }
+
+    /// Whether the network lets refreshes run under `conditions`: it is there, or refreshes
+    /// do not need it.
+    private func networkLetsRefreshesRun(_ conditions: Conditions) -> Bool {
+        conditions.networkAvailable
+            || !PendingRequest.needsNetwork(kind: .appRefresh, requiresNetworkConnectivity: false, refreshRequiresNetwork: policies.configuration.refreshRequiresNetwork)
     }
 
     /// Tells every app's launch ledger whether the device allows refreshes now (after the

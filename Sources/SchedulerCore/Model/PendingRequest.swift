@@ -95,3 +95,18 @@ public struct PendingRequest: Hashable, Sendable, Codable {
         return earliestBeginDate ?? submittedAt
     }
 }
+
+extension PendingRequest {
+    /// Whether the request needs the network: it says so, or it is an app refresh and
+    /// refreshes need it (``PolicyConfiguration/refreshRequiresNetwork``). The one rule the
+    /// network policy, the eligibility index and the engine's learning all use.
+    public func needsNetwork(refreshRequiresNetwork: Bool) -> Bool {
+        Self.needsNetwork(kind: kind, requiresNetworkConnectivity: requiresNetworkConnectivity, refreshRequiresNetwork: refreshRequiresNetwork)
+    }
+
+    /// ``needsNetwork(refreshRequiresNetwork:)`` for a request of `kind` that does or does not
+    /// ask for the network itself.
+    public static func needsNetwork(kind: TaskKind, requiresNetworkConnectivity: Bool, refreshRequiresNetwork: Bool) -> Bool {
+        requiresNetworkConnectivity || (kind == .appRefresh && refreshRequiresNetwork)
+    }
+}

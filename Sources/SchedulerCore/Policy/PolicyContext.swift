@@ -154,11 +154,8 @@ public struct PolicyContext: Sendable {
     /// Whether `kind` is processing-like (processing or health research).
     static func isProcessing(_ kind: TaskKind) -> Bool { kind == .processing || kind == .healthResearch }
 
-    /// Whether the request needs the network: it says so, or it is an app refresh and
-    /// ``PolicyConfiguration/refreshRequiresNetwork`` holds.
-    var needsNetwork: Bool {
-        request.requiresNetworkConnectivity || (request.kind == .appRefresh && configuration.refreshRequiresNetwork)
-    }
+    /// Whether the request needs the network (``PendingRequest/needsNetwork(refreshRequiresNetwork:)``).
+    var needsNetwork: Bool { request.needsNetwork(refreshRequiresNetwork: configuration.refreshRequiresNetwork) }
 
     /// How long the network is likely to stay from its return (``networkBackSince``), for a
     /// request that needs it (``UsageModel/usualNetworkStay(afterReturnAt:now:)``): nil when

@@ -227,13 +227,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// least ``networkLossShareThreshold``, outside the day's plan (the ``LaunchLedger``
     /// counts those launches as any other).
     public func deviceHoldShare(hourOfWeek: Int, at now: Date) -> Double {
-        shares(.deviceHoldShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
+        holdShares(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
 
     /// The hours of the week (ascending) whose ``deviceHoldShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the hold.
     public func deviceHoldHours(at now: Date) -> [Int] {
-        hoursAtThreshold(shares(.deviceHoldShares, at: now))
+        hoursAtThreshold(holdShares(at: now))
     }
 
     /// The hours of the week whose share in `shares` is at least ``networkLossShareThreshold``.
@@ -258,7 +258,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// other for the app's ``LaunchLedger``, which makes the following days' plans spend less
     /// when the week ran over its budget (docs/policies.md, "The usage model").
     public func networkLossShare(hourOfWeek: Int, at now: Date) -> Double {
-        shares(.networkLossShares, at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
+        lossShares(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
 
     /// `losses` as a model keeps them: representable instants, ascending, the first of each
@@ -275,8 +275,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The hours of the week (ascending) whose ``networkLossShare(hourOfWeek:at:)`` at `now`
     /// is at least ``networkLossShareThreshold``: those refreshed before the loss.
     public func networkLossHours(at now: Date) -> [Int] {
-        hoursAtThreshold(shares(.networkLossShares, at: now))
+        hoursAtThreshold(lossShares(at: now))
     }
+
+    /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week.
+    private func lossShares(at now: Date) -> [Double] { shares(.networkLossShares, of: networkLosses, at: now) }
+    /// ``deviceHoldShare(hourOfWeek:at:)`` of every hour of the week.
+    private func holdShares(at now: Date) -> [Double] { shares(.deviceHoldShares, of: deviceHolds, at: now) }
 
     /// Every hour of the week's share when none was learned: 0.
     private static let noShares = [Double](repeating: 0, count: LocalWeek.hoursPerWeek)
@@ -285,18 +290,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// share of 0.3 (about one week in three).
     public static let networkLossShareThreshold = 0.3
 
-    /// ``networkLossShare(hourOfWeek:at:)`` (`kind` ``LikelihoodMemo/Kind/networkLossShares``)
-    /// or ``deviceHoldShare(hourOfWeek:at:)`` (``LikelihoodMemo/Kind/deviceHoldShares``) of
-    /// every hour of the week (168); all 0 when none was learned. Taken as of the start of the
-    /// hour in progress, as the likelihoods are, and kept for the hour: the placement asks on
-    /// every judged refresh.
-    private func shares(_ kind: LikelihoodMemo.Kind, at now: Date) -> [Double] {
-        let starts: [Date]
-        switch kind {
-        case .networkLossShares: starts = networkLosses
-        case .deviceHoldShares: starts = deviceHolds
-        case .likelihoods: preconditionFailure("the likelihoods are not shares of a list of starts")
-        }
+    /// The shares of `starts` (the network losses or the device holds) of every hour of the
+    /// week (168), kept in the shares memo under `kind`; all 0 when none was learned. Taken as
+    /// of the start of the hour in progress, as the likelihoods are, and kept for the hour:
+    /// the placement asks on every judged refresh.
+    private func shares(_ kind: LikelihoodMemo.Kind, of starts: [Date], at now: Date) -> [Double] {
         guard !starts.isEmpty, LocalWeek.isRepresentable(now) else { return Self.noShares }
         let nowHour = week.absoluteHour(of: now)
         return sharesMemo.table(kind, forHour: nowHour) { shares(of: starts, asOfHour: nowHour) }
@@ -806,8 +804,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let countedRoots = roots
         var lossHours: [Int] = []
         if !networkLosses.isEmpty || !deviceHolds.isEmpty {
-            let losses = shares(.networkLossShares, at: now)
-            let holds = deviceHolds.isEmpty ? losses : shares(.deviceHoldShares, at: now)
+            let losses = lossShares(at: now)
+            let holds = deviceHolds.isEmpty ? losses : holdShares(at: now)
             for relative in -1..<25 {
                 let hourOfWeek = LocalWeek.hourOfWeek(ofHour: first + relative)
                 let share = max(losses[hourOfWeek], holds[hourOfWeek])

@@ -15,7 +15,7 @@ import Testing
         let start = Simulation.defaultStart
         let budget = UsageModelConfiguration().refreshBudgetShare * 86_400 / UsageModel.standardRefreshInterval
         for seed: UInt64 in [1, 2] {
-            let script = try life.script(start: start, days: 21, seed: seed)
+            let script = life.script(start: start, days: 21, seed: seed)
             var device = ModelledDevice(apps: [ModelledApp.feedReader()], script: script,
                                         options: .init(configuration: .simulation(environment: [:]), recordsTrace: false))
             // The first week learns the habit (and spends as the budget allows while it is unsure).

@@ -715,9 +715,19 @@ struct UsageNetworkLossTests {
         var model = Self.weekender(losses: true)
         let recorded = model
         model.recordNetworkLoss(at: T.at(week: 2, day: 4, 19, 58))  // the same hour again
-        model.recordNetworkLoss(at: T.at(week: 1, day: 2, 9))  // before the latest
+        model.recordNetworkLoss(at: T.at(week: 1, day: 4, 19, 30))  // an hour holding one, before the latest
         model.recordNetworkLoss(at: Date(timeIntervalSinceReferenceDate: .nan))
         #expect(model == recorded)
+        // Before the latest, in an hour without one (a clock set back): put in its place,
+        // and a loss recorded after it is learned too (the future-dated latest does not
+        // stop the model learning until the clock passes it).
+        var stepped = model
+        stepped.recordNetworkLoss(at: T.at(week: 1, day: 2, 9))
+        stepped.recordNetworkLoss(at: T.at(week: 1, day: 3, 9))
+        let steppedObject = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(stepped)) as? [String: Any])
+        let steppedLosses = try #require(steppedObject["networkLosses"] as? [Double])
+        #expect(steppedLosses.count == 5 && steppedLosses == steppedLosses.sorted())
+        #expect(steppedLosses.contains(T.at(week: 1, day: 3, 9).timeIntervalSinceReferenceDate))
         let data = try JSONEncoder().encode(model)
         #expect(try JSONDecoder().decode(UsageModel.self, from: data) == model)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

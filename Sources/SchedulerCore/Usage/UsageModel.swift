@@ -189,8 +189,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// more (the engine calls it when the network comes back, for every app it knows;
     /// ``SchedulerEngine/minimumNetworkLoss``).
     ///
-    /// Losses are expected in time order: one in an hour already holding one, or before the
-    /// latest recorded, adds nothing. A non-finite or absurd instant is ignored. See
+    /// One in an hour already holding one adds nothing. Losses come in time order, but one
+    /// before the latest recorded (a clock set back, which leaves the latest in the future)
+    /// is put in its place: future-dated losses must not stop the model learning until the
+    /// clock passes them. A non-finite or absurd instant is ignored. See
     /// ``networkLossShare(hourOfWeek:at:)`` for what the placement makes of them.
     public mutating func recordNetworkLoss(at start: Date) {
         guard let kept = Self.adding(start, to: networkLosses, week: week) else { return }
@@ -199,10 +201,17 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 
     /// `starts` (the network losses or the device holds, as kept) with `start` added, or nil
-    /// when it adds nothing: not an instant, before the latest, or in the latest's hour.
+    /// when it adds nothing: not an instant, or in an hour that holds one. One after the
+    /// latest's hour is appended (O(1), the usual case); an earlier one (a clock set back)
+    /// is put in its place, as ``oneLossPerHour(_:week:)`` keeps them.
     static func adding(_ start: Date, to starts: [Date], week: LocalWeek) -> [Date]? {
         guard LocalWeek.isRepresentable(start) else { return nil }
-        if let latest = starts.last, week.absoluteHour(of: start) <= week.absoluteHour(of: latest) { return nil }
+        if let latest = starts.last, week.absoluteHour(of: start) <= week.absoluteHour(of: latest) {
+            let hour = week.absoluteHour(of: start)
+            if starts.contains(where: { week.absoluteHour(of: $0) == hour }) { return nil }
+            let kept = oneLossPerHour(starts + [start], week: week)
+            return kept == starts ? nil : kept
+        }
         var kept = starts
         kept.append(start)
         if kept.count > networkLossMemory { kept.removeFirst(kept.count - networkLossMemory) }

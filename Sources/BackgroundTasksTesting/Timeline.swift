@@ -67,7 +67,7 @@ public struct Timeline: Sendable {
                 fold = (record.identifier, outcome, started, started, 0)
             case .launched:
                 continue
-            case .moved(let key, let location, let at):
+            case .moved(let key, let location, let at, let heldBy):
                 switch location {
                 case .ready:
                     eligibleSince[key] = eligibleSince[key] ?? at
@@ -80,12 +80,12 @@ public struct Timeline: Sendable {
                     guard shownHold[key] != "deferred" else { continue }
                     shownHold[key] = "deferred"
                     flush()
-                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, held by a policy until \(Self.offset(until, from: start))"))
+                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, held by \(heldBy ?? "a policy") until \(Self.offset(until, from: start))"))
                 case .parkedForApp, .parkedForDevice:
                     guard shownHold[key] != location.description else { continue }
                     shownHold[key] = location.description
                     flush()
-                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location)"))
+                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location.description(heldBy: heldBy))"))
                 default:
                     continue
                 }

@@ -22,7 +22,7 @@ import Testing
         let days = 6
         let start = Simulation.defaultStart
         for seed: UInt64 in [1, 2, 3] {
-            let script = try Self.life(minutes: minutes).script(start: start, days: days, seed: seed)
+            let script = Self.life(minutes: minutes).script(start: start, days: days, seed: seed)
             var device = ModelledDevice(apps: [ModelledApp.feedReader()], script: script,
                                         options: .init(configuration: .simulation(environment: [:]), recordsTrace: false))
             device.run(until: script.end)

@@ -40,20 +40,21 @@ import Testing
     @Test func aHoldIsSaidOncePerHoldWithWhatItWaitsFor() {
         let key = RequestKey(app: AppID("com.example.app"), identifier: "com.example.app.refresh")
         let trace: [SchedulerTraceEvent] = [
-            .moved(key, .ready, at: start),
-            .moved(key, .parkedForDevice, at: start),
-            .moved(key, .ready, at: start.addingTimeInterval(1800)),
-            .moved(key, .parkedForDevice, at: start.addingTimeInterval(1800)),
-            .moved(key, .deferred(until: start.addingTimeInterval(7200)), at: start.addingTimeInterval(3600)),
+            .moved(key, .ready, at: start, heldBy: nil),
+            .moved(key, .parkedForDevice, at: start, heldBy: nil),
+            .moved(key, .ready, at: start.addingTimeInterval(1800), heldBy: nil),
+            .moved(key, .parkedForDevice, at: start.addingTimeInterval(1800), heldBy: nil),
+            .moved(key, .deferred(until: start.addingTimeInterval(7200)), at: start.addingTimeInterval(3600), heldBy: "app-usage"),
             finished(1, at: 7200, outcome: .success),
-            .moved(key, .parkedForDevice, at: start.addingTimeInterval(9000)),
+            .moved(key, .parkedForDevice, at: start.addingTimeInterval(9000), heldBy: "thermal and low-power-mode"),
         ]
         let lines = Timeline(trace: trace, start: start).lines.map(\.text)
+        // The policies that held it are named when the trace knows them.
         #expect(lines == [
             "refresh: due, held by a policy until the device's conditions change",
-            "refresh: due, held by a policy until 02:00:00",
+            "refresh: due, held by app-usage until 02:00:00",
             "refresh: ran 4 s, success, eligible since 00:00:00",
-            "refresh: due, held by a policy until the device's conditions change",
+            "refresh: due, held by thermal and low-power-mode until the device's conditions change",
         ])
     }
 

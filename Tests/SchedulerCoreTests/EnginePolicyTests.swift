@@ -70,8 +70,12 @@ private let t0 = F.t0
     @Test func forceQuitHoldsUntilTheAppIsOpened() throws {
         var engine = engine()
         _ = engine.handle(.appForceQuit(F.app), at: t0)
-        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        let held = try F.submit(F.refresh(), to: &engine, at: t0)
         #expect(engine.location(of: F.key(F.refreshID)) == .parkedForApp)
+        // The move names the policy that held it (what the trace and the timeline say).
+        let move = try #require(held.moves.last { $0.key == F.key(F.refreshID) })
+        #expect(move.heldBy == "force-quit")
+        #expect(move.location.description(heldBy: move.heldBy) == "held by force-quit until the app's state changes")
         // Another app is not affected.
         #expect(try F.submit(F.refresh(F.otherRefreshID, app: F.otherApp), to: &engine, at: t0).launched.count == 1)
         let opened = EngineEffectSummary(engine.handle(.appForegrounded(F.app), at: t0 + 300))
@@ -85,6 +89,7 @@ private let t0 = F.t0
         let second = try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0 + 1)
         #expect(second.launched.isEmpty)
         #expect(engine.location(of: F.key(F.processingID(1))) == .deferred(until: t0 + 60))
+        #expect(second.moves.last { $0.key == F.key(F.processingID(1)) }?.heldBy == "rate-limit")
         #expect(engine.nextWake == t0 + 60)
         let later = EngineEffectSummary(engine.handle(.timerFired, at: t0 + 60))
         #expect(later.launched.map(\.identifier) == [F.processingID(1)])

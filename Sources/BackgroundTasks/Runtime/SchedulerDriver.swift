@@ -1372,7 +1372,7 @@ public final class SchedulerDriver: Sendable {
             }
         case .requestsMoved(let transitions):
             for transition in transitions {
-                actions.append(.trace(.moved(transition.key, transition.location, at: now)))
+                actions.append(.trace(.moved(transition.key, transition.location, at: now, heldBy: transition.heldBy)))
             }
         case .wake:
             // The engine's own next instant: an effect applied inside another's (a run not

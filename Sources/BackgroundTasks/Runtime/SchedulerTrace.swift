@@ -7,8 +7,9 @@ public enum SchedulerTraceEvent: Hashable, Sendable {
     case submitted(PendingRequest, at: Date)
     /// A pending request was cancelled by the app.
     case cancelled(RequestKey, at: Date)
-    /// A pending request moved: became eligible, blocked on a condition, waiting for a run.
-    case moved(RequestKey, EligibilityIndex.Location, at: Date)
+    /// A pending request moved: became eligible, blocked on a condition, waiting for a run,
+    /// held by a policy (`heldBy` names it, or them: ``EligibilityIndex/Transition/heldBy``).
+    case moved(RequestKey, EligibilityIndex.Location, at: Date, heldBy: String?)
     /// A handler was launched; `evaluation` is the policies' judgement that let it run
     /// (`nil` for simulated launches and continued processing).
     case launched(RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?)

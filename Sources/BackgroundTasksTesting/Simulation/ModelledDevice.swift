@@ -216,7 +216,7 @@ public struct ModelledDevice: Sendable {
                 continue  // modelled apps have no continued-processing work
             case .requestsMoved(let transitions):
                 guard options.recordsTrace else { continue }
-                for transition in transitions { trace.append(.moved(transition.key, transition.location, at: now)) }
+                for transition in transitions { trace.append(.moved(transition.key, transition.location, at: now, heldBy: transition.heldBy)) }
             case .wake:
                 // Not the instant this effect carries: effects handled before it may have fed
                 // the engine further events (a launched handler resubmits, an expired one

@@ -15,6 +15,7 @@ public enum TraceJSON {
         var run: Int64?
         var kind: String?
         var location: String?
+        var heldBy: String?
         var reason: String?
         var outcome: String?
         var success: Bool?
@@ -70,8 +71,8 @@ public enum TraceJSON {
             return record
         case .cancelled(let key, let at):
             return Record(at: timestamp(at), event: "cancelled", app: key.app.rawValue, identifier: key.identifier)
-        case .moved(let key, let location, let at):
-            return Record(at: timestamp(at), event: "moved", app: key.app.rawValue, identifier: key.identifier, location: location.description)
+        case .moved(let key, let location, let at, let heldBy):
+            return Record(at: timestamp(at), event: "moved", app: key.app.rawValue, identifier: key.identifier, location: location.description(heldBy: heldBy), heldBy: heldBy)
         case .launched(let run, let budget, let evaluation):
             var record = Record(at: timestamp(run.startedAt), event: "launched", app: run.app.rawValue, identifier: run.identifier, run: run.id.rawValue, kind: run.request.kind.rawValue)
             record.budget = budget

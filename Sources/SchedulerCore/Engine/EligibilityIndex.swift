@@ -40,16 +40,21 @@ public struct EligibilityIndex: Sendable {
         /// A policy holds it until the device's conditions change.
         case parkedForDevice
 
-        public var description: String {
+        public var description: String { description(heldBy: nil) }
+
+        /// The description, naming what holds a held request (`heldBy`, as a
+        /// ``Transition/heldBy``) where it says "a policy" otherwise.
+        public func description(heldBy: String?) -> String {
+            let holder = heldBy ?? "a policy"
             switch self {
             case .waiting: return "waiting for its earliest begin date"
             case .ready: return "eligible"
             case .blocked(let condition): return "blocked on \(condition)"
             case .busy: return "waiting for its previous run to end"
             case .continuedQueue: return "queued behind running continued-processing work"
-            case .deferred(let until): return "held by a policy until \(until)"
-            case .parkedForApp: return "held by a policy until the app's state changes"
-            case .parkedForDevice: return "held by a policy until the device's conditions change"
+            case .deferred(let until): return "held by \(holder) until \(until)"
+            case .parkedForApp: return "held by \(holder) until the app's state changes"
+            case .parkedForDevice: return "held by \(holder) until the device's conditions change"
             }
         }
     }
@@ -60,11 +65,16 @@ public struct EligibilityIndex: Sendable {
         public var key: RequestKey
         /// Where it is now.
         public var location: Location
+        /// The policies that hold it there, for a request the launch loop judged and held
+        /// (the first blocking policy met, or every blocking one, or "a low score"); `nil`
+        /// for any other move. What the trace and the timeline name.
+        public var heldBy: String?
 
         /// Creates a transition.
-        public init(key: RequestKey, location: Location) {
+        public init(key: RequestKey, location: Location, heldBy: String? = nil) {
             self.key = key
             self.location = location
+            self.heldBy = heldBy
         }
     }
 

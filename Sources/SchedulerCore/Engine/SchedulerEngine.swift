@@ -838,9 +838,11 @@ public struct SchedulerEngine: Sendable {
                 for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince,
                 nextPlannedWake: index.nextDeferralEnd, at: now)
             var wait: PolicyWait?
+            var heldBy: String
             switch policies.judge(configured: context, rationales: configuration.explainsLaunches) {
-            case .held(_, let blockingWait):
+            case .held(let policy, let blockingWait):
                 wait = blockingWait ?? .deviceChange
+                heldBy = policy
             case .evaluated(let evaluation):
                 if evaluation.proceeds {
                     index.remove(request.key)
@@ -850,9 +852,11 @@ public struct SchedulerEngine: Sendable {
                     continue
                 }
                 wait = evaluation.wait
+                let blocking = evaluation.blocking.map(\.policy)
+                heldBy = blocking.isEmpty ? "a low score" : blocking.joined(separator: " and ")
             }
             guard let wait, wait != .capacity else { break }
-            held.append(.init(key: request.key, location: index.holdFirstReady(until: wait)))
+            held.append(.init(key: request.key, location: index.holdFirstReady(until: wait), heldBy: heldBy))
         }
     }
 

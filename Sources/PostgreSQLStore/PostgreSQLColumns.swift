@@ -154,7 +154,7 @@ enum PostgreSQLColumns {
         guard let seconds = Double(text), seconds.isFinite else {
             throw invalid("\(name) of \(rowName()) is \(text.excerpt(scalars: 40)), not a finite number of seconds since 2001-01-01")
         }
-        return Date(timeIntervalSinceReferenceDate: seconds)
+        return try RequestColumns.storedDate(seconds, column: name, of: rowName)
     }
 
     /// A `boolean` column: `t` or `f`.

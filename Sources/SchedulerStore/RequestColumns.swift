@@ -108,9 +108,19 @@ package enum RequestColumns {
             let shown = row.isText(index) ? " (\"\(row.text(index).excerpt(scalars: 40))\")" : ""
             throw invalid("\(column) of \(name()) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
         }
-        let seconds = row.double(index)
+        return try storedDate(row.double(index), column: column, of: name)
+    }
+
+    /// A stored date of `seconds` since 2001: finite and between `Date.distantPast` and
+    /// `Date.distantFuture` (0001 to 4001: every date a scheduler writes, and what the tools
+    /// can print; `why` showed "<description unavailable>" for 1e300), else
+    /// ``StoreError/Code/invalidData`` naming the row, the column and the value. Both stores.
+    package static func storedDate(_ seconds: Double, column: String, of name: () -> String) throws(StoreError) -> Date {
         guard seconds.isFinite else {
             throw invalid("\(column) of \(name()) is \(seconds), not a finite date")
+        }
+        guard seconds >= Date.distantPast.timeIntervalSinceReferenceDate, seconds <= Date.distantFuture.timeIntervalSinceReferenceDate else {
+            throw invalid("\(column) of \(name()) is \(seconds) seconds from 2001-01-01, not a date between 0001-01-01 and 4001-01-01")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }

@@ -12,7 +12,9 @@ import SchedulerCore
 /// The write is a temporary file renamed over the report, so it goes only where a regular
 /// file is or may be: a symbolic link is followed and its target replaced (not the link),
 /// and a device, a FIFO, a socket or a directory is refused (renaming over `/dev/full`
-/// would replace the device; opening a FIFO would block).
+/// would replace the device; opening a FIFO would block). An existing file is replaced only
+/// when it is empty or an HTML page (an earlier report): `--report scenario.json`, a
+/// manifest or a program given by mistake is refused, not lost.
 enum ReportDestination {
     /// The file the report will replace or create, after following a symbolic link.
     /// Throws a `UsageError` naming `path` when the report could not be written there:
@@ -89,6 +91,26 @@ enum ReportDestination {
             let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; \(outcome)")
         }
+        if lstat(destination.path, &info) == 0, info.st_size > 0, !startsLikeHTML(destination.path) {
+            throw UsageError(
+                message: "cannot write the report to \(path): it exists and is not an HTML page (a scenario, a manifest or a program given by mistake?); "
+                    + "remove it or name another file; \(outcome)"
+            )
+        }
         return destination
+    }
+
+    /// Whether the regular file at `path` begins (after white space) with `<!DOCTYPE html` or
+    /// `<html`, in any case: what a report, or another HTML page, begins with. Reads at most
+    /// 64 bytes, without blocking (the file was found to be a regular file).
+    static func startsLikeHTML(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 64) }
+        guard count > 0 else { return false }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self).drop { $0.isWhitespace }.lowercased()
+        return text.hasPrefix("<!doctype html") || text.hasPrefix("<html")
     }
 }

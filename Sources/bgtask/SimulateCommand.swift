@@ -104,7 +104,11 @@ enum SimulateCommand {
                 }
             case "--app":
                 switch value(argument) {
-                case .success(let app): options.apps.append(app)
+                case .success(let app):
+                    // The same app twice is a slip (and one app cannot be installed twice):
+                    // said as such, not as the combination it would otherwise be refused for.
+                    if options.apps.contains(app) { return .failure(UsageError(message: "--app \(app) given more than once")) }
+                    options.apps.append(app)
                 case .failure(let error): return .failure(error)
                 }
             case "--report":

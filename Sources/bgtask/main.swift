@@ -35,6 +35,10 @@ func finish(_ outcome: DaemonCommand.Outcome) -> Never {
 }
 
 // bgtask: the command-line tool of swift-background-tasks.
+// A reader that went away (`bgtask simulate ... | head -1`) is a write that fails with EPIPE,
+// said and exit 1 as for any output that cannot be written (docs/cli.md), not a death by
+// SIGPIPE (exit 141, no word). bgtask starts no other program that could inherit this.
+signal(SIGPIPE, SIG_IGN)
 switch CommandLineValue.processArguments().flatMap(CommandLineParser.parse) {
 case .failure(let error):
     StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage(afterErrorIn: Array(CommandLine.arguments.dropFirst())))\n")

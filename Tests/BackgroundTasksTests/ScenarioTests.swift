@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import BackgroundTasksTesting
+@testable import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
 import Testing
@@ -222,6 +222,28 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         let example = try #require(text.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
         let scenario = try Scenario.parse(Data(example.utf8), file: "docs/scenarios.md")
         #expect(scenario.name == "commuter" && scenario.days.first?.launches.first?.app == "com.example.feedreader")
+    }
+
+    /// Whole numbers are read from their text as written, however long (a document may hold
+    /// a megabyte of digits): the reader goes over them once, where stepping back over a
+    /// String's characters took a minute for a seed with 100,000 zeros.
+    @Test func longNumbersAreReadAsWritten() throws {
+        let zeros = String(repeating: "0", count: 200_000)
+        for (seed, expected) in [("5.\(zeros)", UInt64(5)), ("5\(zeros)e-200000", 5), ("0.\(zeros)", 0), ("7\(zeros)e-200000", 7)] {
+            let scenario = try Scenario.parse(Data(document(extra: #""seed": \#(seed),"#).utf8), file: "long.json")
+            #expect(scenario.seed == expected)
+        }
+        #expect(JSONNode.wholeNumber(ofLiteral: "1\(zeros)") == nil, "far beyond UInt64")
+        #expect(JSONNode.wholeNumber(ofLiteral: "12.5e1") == 125 && JSONNode.wholeNumber(ofLiteral: "125E-1") == nil)
+        #expect(JSONNode.wholeNumber(ofLiteral: "-0.0") == 0 && JSONNode.wholeNumber(ofLiteral: "-1") == nil)
+        #expect(JSONNode.wholeNumber(ofLiteral: "18446744073709551615") == .max && JSONNode.wholeNumber(ofLiteral: "18446744073709551616") == nil)
+        #expect(JSONNode.wholeNumber(ofLiteral: "1e19") == 10_000_000_000_000_000_000 && JSONNode.wholeNumber(ofLiteral: "1e+2") == 100)
+        do {
+            _ = try Scenario.parse(Data(document(extra: #""jitterMinutes": 1\#(zeros),"#).utf8), file: "long.json")
+            Issue.record("a jitter of 10^200000 minutes was read")
+        } catch {
+            #expect("\(error)".contains("(200001 characters)"))
+        }
     }
 
     @Test func readsEveryFieldAndItsDefaults() throws {

@@ -119,6 +119,8 @@ import Testing
         (["commuter", "--fast"], "unknown option for simulate: '--fast'"),
         (["commuter", "-x"], "'-x'"),
         (["commuter", "--app", "feedreader", "--app", "m.json"], "--app feedreader (real handlers) cannot be combined with modelled apps"),
+        (["commuter", "--app", "feedreader", "--app", "feedreader"], "--app feedreader given more than once"),
+        (["commuter", "--app", "m.json", "--app", "n.json", "--app", "m.json"], "--app m.json given more than once"),
     ])
     func simulateUsageErrorsNameTheCulprit(arguments: [String], message: String) throws {
         let error = try #require(Self.usageError(SimulateCommand.parse, arguments))
@@ -358,7 +360,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         // A link is followed: its target is replaced, the link stays a link.
         let target = directory.appendingPathComponent("target.html").path
-        try "old".write(toFile: target, atomically: true, encoding: .utf8)
+        try "<!DOCTYPE html><p>an earlier report".write(toFile: target, atomically: true, encoding: .utf8)
         let link = directory.appendingPathComponent("link.html").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         try ReportDestination.write("<!DOCTYPE html>", to: link)
@@ -397,6 +399,34 @@ import Testing
         var info = stat()
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
         #expect(lstat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "still a device")
+    }
+
+    @Test func aReportReplacesOnlyAnEmptyFileOrAnHTMLPage() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The run's own scenario, a manifest, a program: refused before the run, left as they were.
+        let scenario = try Self.write(#"{"version": 1, "name": "s", "days": [{"launches": [{"at": "08:00"}]}]}"#, to: "life.json", in: directory)
+        let manifest = try Self.write(Self.newsManifest, to: "news.json", in: directory)
+        let program = directory.appendingPathComponent("program").path
+        try Data([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]).write(to: URL(fileURLWithPath: program))
+        for path in [scenario, manifest, program] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            await #expect {
+                try await SimulateCommand.run(.init(scenario: scenario, apps: [manifest], days: 1, seed: 1, report: path))
+            } throws: { error in
+                "\(error)".hasPrefix("cannot write the report to \(path): it exists and is not an HTML page") && "\(error)".hasSuffix("; nothing was run")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        }
+        // An empty file and an earlier report (any case, after white space) are replaced.
+        let empty = directory.appendingPathComponent("empty.html").path
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let earlier = directory.appendingPathComponent("earlier.html").path
+        try "\n  <!doctype HTML><p>old".write(toFile: earlier, atomically: true, encoding: .utf8)
+        for path in [empty, earlier] {
+            _ = try await SimulateCommand.run(.init(scenario: scenario, apps: [manifest], days: 1, seed: 1, report: path))
+            #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+        }
     }
 
     @Test func aReportThatCannotBeWrittenIsRefusedBeforeTheRun() async throws {

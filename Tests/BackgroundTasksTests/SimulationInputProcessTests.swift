@@ -49,6 +49,25 @@ extension ProcessTests {
             #expect(refused.error.hasPrefix("bgtask: --days 3660 plays 10540800 scenario events (about 2880 a day: each interval and launch of \(dense.path) starts and ends), more than the 250000 one simulation may play, since its trace of every event is kept in memory; simulate at most 86 days\n\nusage: bgtask"), "\(refused.error)")
         }
 
+        @Test func aReaderThatWentAwayIsAFailureThatSaysSo() throws {
+            // Standard output a pipe whose reading end is closed before anything is written.
+            let process = Process()
+            process.executableURL = try ProductBinary.locate("bgtask")
+            process.arguments = ["simulate", "commuter", "--days", "3"]
+            let output = Pipe()
+            let error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            try output.fileHandleForReading.close()
+            try process.run()
+            try output.fileHandleForWriting.close()
+            let said = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+            #expect(process.terminationStatus == 1)
+            #expect(String(decoding: said, as: UTF8.self).hasPrefix("bgtask simulate: cannot write the output: "), "\(String(decoding: said, as: UTF8.self))")
+        }
+
         @Test func aRepeatedOptionIsAUsageError() async throws {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }

@@ -21,8 +21,9 @@ struct QuarantineTests {
         PendingRequest(app: Sample.app, identifier: "com.example.feedreader.sync", kind: .processing, submittedAt: Sample.now.addingTimeInterval(1)),
     ]
 
-    /// A store with the good requests and four bad rows: an unknown kind, bad extras JSON, a
-    /// TEXT date (which SQLite would read as 2026 s after 2001-01-01), and another app's row.
+    /// A store with the good requests and five bad rows: an unknown kind, bad extras JSON, a
+    /// TEXT date (which SQLite would read as 2026 s after 2001-01-01), a date 1e300 s away
+    /// (no calendar date: `why` printed "<description unavailable>"), and another app's row.
     private func storeWithBadRows(_ url: URL) throws {
         let store = try openStore(url)
         for request in Self.good { try store.upsertRequest(request) }
@@ -30,6 +31,7 @@ struct QuarantineTests {
         try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.kind', 'teleport', NULL, \(submitted), 0, 0, NULL")
         try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.json', 'processing', NULL, \(submitted), 0, 0, '{not json'")
         try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.date', 'processing', '2026-11-30 10:00:00', \(submitted), 0, 0, NULL")
+        try insertRaw(store, "'\(Sample.app)', 'com.example.feedreader.far', 'processing', 1e300, \(submitted), 0, 0, NULL")
         try insertRaw(store, "'\(Sample.otherApp)', 'com.example.photos.sync', 'processing', NULL, \(submitted), 0, 0, NULL")
     }
 
@@ -45,7 +47,8 @@ struct QuarantineTests {
         // What the opening loaded is what the owner restores without reading again.
         #expect(Set(report.loadedRequests) == Set(Self.good))
         let byIdentifier = Dictionary(uniqueKeysWithValues: report.quarantinedRequests.map { ($0.identifier, $0) })
-        #expect(Set(byIdentifier.keys) == ["com.example.feedreader.kind", "com.example.feedreader.json", "com.example.feedreader.date", "com.example.photos.sync"])
+        #expect(Set(byIdentifier.keys) == ["com.example.feedreader.kind", "com.example.feedreader.json", "com.example.feedreader.date", "com.example.feedreader.far", "com.example.photos.sync"])
+        #expect(byIdentifier["com.example.feedreader.far"]?.reason.contains("earliest_begin of com.example.feedreader/com.example.feedreader.far is 1e+300 seconds from 2001-01-01, not a date between 0001-01-01 and 4001-01-01") == true)
         #expect(byIdentifier["com.example.feedreader.kind"]?.reason.contains("unknown task kind \"teleport\"") == true)
         #expect(byIdentifier["com.example.feedreader.json"]?.reason.contains("extra fields") == true)
         #expect(byIdentifier["com.example.feedreader.date"]?.reason.contains("earliest_begin") == true)
@@ -68,7 +71,7 @@ struct QuarantineTests {
         let url = directory.file("store.sqlite")
         try storeWithBadRows(url)
         let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
-        #expect(report.quarantinedRequests.count == 3)
+        #expect(report.quarantinedRequests.count == 4)
         #expect(try store.pendingRequests(app: Sample.otherApp).map(\.identifier) == ["com.example.photos.sync"])
     }
 
@@ -80,7 +83,7 @@ struct QuarantineTests {
         let reader = try SchedulerStore.openForReading(at: url)
         let (requests, unreadable) = try reader.readablePendingRequests(app: Sample.app)
         #expect(requests == Self.good)
-        #expect(unreadable.map(\.identifier).sorted() == ["com.example.feedreader.date", "com.example.feedreader.json", "com.example.feedreader.kind"])
+        #expect(unreadable.map(\.identifier).sorted() == ["com.example.feedreader.date", "com.example.feedreader.far", "com.example.feedreader.json", "com.example.feedreader.kind"])
         #expect(try reader.quarantinedRequests().isEmpty)
     }
 

@@ -628,35 +628,42 @@ struct JSONNode {
     /// `-0`) when it is a whole number from 0 to `UInt64.max`; `nil` for a fraction, a
     /// negative number or a larger one. Exact at any length, unlike a Double.
     static func wholeNumber(ofLiteral literal: String) -> UInt64? {
-        var text = Substring(literal)
+        // Over the bytes, in one pass each: a literal is up to a megabyte of digits, and
+        // stepping a String's characters from the end made this quadratic (a seed written
+        // with 100,000 zeros took a minute).
+        let zero = UInt8(ascii: "0")
+        var text = Array(literal.utf8)[...]
         var negative = false
-        if text.first == "-" {
+        if text.first == UInt8(ascii: "-") {
             negative = true
             text = text.dropFirst()
         }
-        let parts = text.split(omittingEmptySubsequences: false) { $0 == "e" || $0 == "E" }
-        guard parts.count <= 2, let mantissa = parts.first else { return nil }
+        let marks = text.indices.filter { text[$0] == UInt8(ascii: "e") || text[$0] == UInt8(ascii: "E") }
+        guard marks.count <= 1 else { return nil }
+        let mantissa = marks.first.map { text[..<$0] } ?? text
         // Clamped far beyond any exponent that can matter (a document is at most 1 MiB), so
         // the arithmetic below cannot overflow.
         var exponent = 0
-        if parts.count == 2 {
-            let written = parts[1].hasPrefix("+") ? parts[1].dropFirst() : parts[1]
-            exponent = Int(written) ?? (written.hasPrefix("-") ? -10_000_000 : 10_000_000)
+        if let mark = marks.first {
+            var written = text[(mark + 1)...]
+            if written.first == UInt8(ascii: "+") { written = written.dropFirst() }
+            let negativeExponent = written.first == UInt8(ascii: "-")
+            exponent = Int(String(decoding: written, as: UTF8.self)) ?? (negativeExponent ? -10_000_000 : 10_000_000)
             exponent = min(max(exponent, -10_000_000), 10_000_000)
         }
-        let pieces = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let fraction = pieces.count == 2 ? pieces[1] : ""
-        var digits = Substring(pieces[0] + fraction).drop { $0 == "0" }
-        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let dot = mantissa.firstIndex(of: UInt8(ascii: "."))
+        let whole = dot.map { mantissa[..<$0] } ?? mantissa
+        let fraction = dot.map { mantissa[($0 + 1)...] } ?? mantissa[mantissa.endIndex...]
+        guard (whole + fraction).allSatisfy({ $0 >= zero && $0 <= UInt8(ascii: "9") }) else { return nil }
+        var digits = Array((whole + fraction).drop { $0 == zero })
         if digits.isEmpty { return 0 }
         guard !negative else { return nil }
         var scale = exponent - fraction.count
-        while digits.last == "0" {
-            digits = digits.dropLast()
-            scale += 1
-        }
+        let trailingZeros = digits.reversed().prefix { $0 == zero }.count
+        digits.removeLast(trailingZeros)
+        scale += trailingZeros
         guard scale >= 0, digits.count + scale <= 20 else { return nil }
-        return UInt64(String(digits) + String(repeating: "0", count: scale))
+        return UInt64(String(decoding: digits, as: UTF8.self) + String(repeating: "0", count: scale))
     }
 
     /// A number's text for a message: at most 24 characters, then its length.

@@ -252,6 +252,34 @@ private func scratchDirectory() throws -> URL {
         _ = PolicySet(configuration: configuration)
     }
 
+    @Test func runningWorkCannotExpireFromNominal() throws {
+        let refused = try #require(error(#"{"thermalExpiresAt": "nominal"}"#))
+        #expect(refused.key == "thermalExpiresAt" && refused.message.contains("every run would expire as it starts"), "\(refused)")
+        // Waiting from nominal is allowed (that kind waits for good), as is a before-launch
+        // herd window longer than the window (the policy takes the shorter).
+        #expect(error(#"{"thermalDefersProcessingAt": "nominal", "thermalExpiresAt": "fair"}"#) == nil)
+        #expect(error(#"{"herdSpreadWindow": 0}"#) == nil)
+    }
+
+    @Test func theSummaryShowsNumbersAsSetNotRoundedAway() throws {
+        let configuration = try PolicyConfiguration.parse(
+            Data(#"{"maximumDeferral": 10, "minimumLaunchInterval": 0.5, "criticalBatteryLevel": 0.205, "coalescingTolerance": 1e6}"#.utf8), source: "p.json")
+        let summary = configuration.summary(source: "p.json")
+        for text in ["starvation guard after 10 s", "at least 0.5 s apart", "critical battery 20.5 %", "runs due within 1000000 s"] {
+            #expect(summary.contains(text), "\(text) in \(summary)")
+        }
+        #expect(PolicyConfiguration().summary(source: "defaults").contains("starvation guard after 48 h\n"))
+        #expect(PolicyConfiguration().summary(source: "defaults").contains("critical battery 20 %"))
+    }
+
+    @Test func aLongUnknownKeyIsCutShort() throws {
+        let long = String(repeating: "k", count: 60_000)
+        let refused = try #require(error("{\"\(long)\": 1}"))
+        #expect(refused.key == String(repeating: "k", count: 80) + "..." && refused.message == "unknown key")
+        let weight = try #require(error("{\"weights\": {\"\(long)\": 1}}"))
+        #expect(weight.key.map { $0.hasPrefix("weights.kkk") && $0.count < 100 } == true, "\(weight)")
+    }
+
     @Test func weightsAreBounded() throws {
         let refused = try #require(error(#"{"weights": {"thermal": 1e19}}"#))
         #expect(refused.key == "weights.thermal")

@@ -268,7 +268,8 @@ extension PolicyConfiguration {
                 guard let weights = value as? [String: Any] else { throw fail(key, "expected an object of policy name -> weight, found \(SerializedValue.describe(value))") }
                 for (name, weight) in weights.sorted(by: { $0.key < $1.key }) {
                     guard PolicySet.names.contains(name) else {
-                        throw fail("weights" + StrictJSON.pathComponent(name), "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
+                        // A key from the file, however long (a 60 KB key was repeated whole), cut short.
+                        throw fail("weights" + StrictJSON.pathComponent(name).excerpt(scalars: 80), "no policy has this name; known: \(PolicySet.names.joined(separator: ", "))")
                     }
                     // A weight for a policy the profile leaves out does nothing, but is kept:
                     // refusing it would refuse the whole file, and an app would fall back to
@@ -282,8 +283,14 @@ extension PolicyConfiguration {
             } else {
                 // The file's own text: as a path, so an odd key is quoted and escaped.
                 let path = StrictJSON.pathComponent(key)
-                throw fail(path.hasPrefix(".") ? String(path.dropFirst()) : path, "unknown key")
+                throw fail((path.hasPrefix(".") ? String(path.dropFirst()) : path).excerpt(scalars: 80), "unknown key")
             }
+        }
+        // The device is always at least nominal: running work expiring from there would
+        // expire every run as it starts, which no configuration can mean. (Waiting from
+        // nominal is allowed: it holds that kind for good, as a profile may want.)
+        if configuration.thermalExpiresAt == .nominal {
+            throw fail("thermalExpiresAt", "expected fair, serious or critical, found \"nominal\": the device is always at least nominal, so every run would expire as it starts")
         }
         return configuration
     }

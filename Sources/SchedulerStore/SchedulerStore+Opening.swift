@@ -122,8 +122,11 @@ extension SchedulerStore {
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw StoreError(code: .cannotOpen, path: path, message: "there is no scheduler store at \(path)")
+        }
+        guard !isDirectory.boolValue else {
+            throw StoreError(code: .cannotOpen, path: path, message: "\(path) is a directory, not a scheduler store")
         }
         let connection: SQLiteConnection
         do throws(StoreError) {

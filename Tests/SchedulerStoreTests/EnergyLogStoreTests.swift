@@ -187,6 +187,13 @@ struct EnergyLogStoreTests {
         #expect(missing.message.contains("store.sqlite"))
         #expect(try directory.listing().isEmpty)
 
+        // A directory where the store should be is named as one, not as missing.
+        let holder = directory.file("held.sqlite")
+        try FileManager.default.createDirectory(at: holder, withIntermediateDirectories: false)
+        let isDirectory = try #require(throws: StoreError.self) { try SchedulerStore.openForReading(at: holder) }
+        #expect(isDirectory.code == .cannotOpen && isDirectory.message == "\(holder.path) is a directory, not a scheduler store")
+        try FileManager.default.removeItem(at: holder)
+
         let garbage = Data(String(repeating: "not a database\n", count: 100).utf8)
         try garbage.write(to: directory.file("store.sqlite"))
         let damaged = try #require(throws: StoreError.self) {

@@ -67,7 +67,9 @@ public struct EligibilityIndex: Sendable {
         public var location: Location
         /// The policies that hold it there, for a request the launch loop judged and held
         /// (the first blocking policy met, or every blocking one, or "a low score"); `nil`
-        /// for any other move. What the trace and the timeline name.
+        /// for any other move, and for a weighed judgement when the engine keeps no
+        /// rationales (``SchedulerConfiguration/explainsLaunches`` off: fleets and
+        /// simulations that record no trace). What the trace and the timeline name.
         public var heldBy: String?
 
         /// Creates a transition.

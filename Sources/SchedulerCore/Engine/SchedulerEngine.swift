@@ -838,7 +838,7 @@ public struct SchedulerEngine: Sendable {
                 for: request, eligibleSince: candidate.eligibleSince, readySince: candidate.readySince,
                 nextPlannedWake: index.nextDeferralEnd, at: now)
             var wait: PolicyWait?
-            var heldBy: String
+            var heldBy: String?
             switch policies.judge(configured: context, rationales: configuration.explainsLaunches) {
             case .held(let policy, let blockingWait):
                 wait = blockingWait ?? .deviceChange
@@ -852,8 +852,12 @@ public struct SchedulerEngine: Sendable {
                     continue
                 }
                 wait = evaluation.wait
-                let blocking = evaluation.blocking.map(\.policy)
-                heldBy = blocking.isEmpty ? "a low score" : blocking.joined(separator: " and ")
+                // Named only where something reads it (a trace): a string per held request
+                // is no cost a fleet or a year without a trace should pay.
+                if configuration.explainsLaunches {
+                    let blocking = evaluation.blocking.map(\.policy)
+                    heldBy = blocking.isEmpty ? "a low score" : blocking.joined(separator: " and ")
+                }
             }
             guard let wait, wait != .capacity else { break }
             held.append(.init(key: request.key, location: index.holdFirstReady(until: wait), heldBy: heldBy))

@@ -52,7 +52,8 @@ enum PostgreSQLColumns {
         func name() -> String { "\(app)/\(identifier)" }
         let kind = try RequestColumns.kind(row.text(offset + 2), of: name)
         let submittedAt = try date(row, offset + 4, column: "submitted_at", of: name)
-        let earliestBegin = row.isNull(offset + 3) ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
+        let earliestBegin = row.isNull(offset + 3) || Double(row.text(offset + 3)).map({ RequestColumns.ignoresEarliestBegin(kind: kind, seconds: $0) }) == true
+            ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
         return try RequestColumns.assemble(
             app: app, identifier: identifier, kind: kind, earliestBegin: earliestBegin, submittedAt: submittedAt,
             requiresNetwork: try flag(row, offset + 5, column: "requires_network", of: name),

@@ -176,15 +176,16 @@ extension PostgreSQLStore {
     /// rows are loaded: the store is shared.
     static func quarantineUnreadable(on connection: PostgreSQLConnection, now: Date) throws(StoreError) -> [QuarantinedRequest] {
         let kinds = "{" + TaskKind.allCases.map(\.rawValue).joined(separator: ",") + "}"
-        let notFinite = "('NaN'::double precision, 'Infinity'::double precision, '-Infinity'::double precision)"
+        // A date outside what a stored date may be (RequestColumns.storedDate: 0001 to 4001;
+        // NaN sorts above every number in PostgreSQL, and the infinities lie outside too).
         return try connection.transaction { () throws(StoreError) -> [QuarantinedRequest] in
             let suspects = try connection.execute(
                 """
                 SELECT \(PostgreSQLColumns.requestNames) FROM bgtask_pending_requests \
-                WHERE NOT (kind = ANY ($1::text[])) OR submitted_at IN \(notFinite) \
-                OR earliest_begin IN \(notFinite) OR extras IS NOT NULL FOR UPDATE
+                WHERE NOT (kind = ANY ($1::text[])) OR submitted_at NOT BETWEEN $2::double precision AND $3::double precision \
+                OR earliest_begin NOT BETWEEN $2::double precision AND $3::double precision OR extras IS NOT NULL FOR UPDATE
                 """,
-                [.text(kinds)]
+                [.text(kinds), .date(.distantPast), .date(.distantFuture)]
             )
             var problems: [QuarantinedRequest] = []
             for index in 0..<suspects.rowCount {

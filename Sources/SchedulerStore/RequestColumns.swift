@@ -59,7 +59,8 @@ package enum RequestColumns {
         }
         let kind = try kind(row.text(offset + 2), of: name)
         let submittedAt = try date(row, offset + 4, column: "submitted_at", of: name)
-        let earliestBegin = row.isNull(offset + 3) ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
+        let earliestBegin = row.isNull(offset + 3) || (row.isNumber(offset + 3) && ignoresEarliestBegin(kind: kind, seconds: row.double(offset + 3)))
+            ? nil : try date(row, offset + 3, column: "earliest_begin", of: name)
         let requiresNetwork = try flag(row, offset + 5, column: "requires_network", of: name)
         let requiresPower = try flag(row, offset + 6, column: "requires_power", of: name)
         if !row.isNull(offset + 7), !row.isText(offset + 7) {
@@ -109,6 +110,14 @@ package enum RequestColumns {
             throw invalid("\(column) of \(name()) is \(row.typeName(index))\(shown), not seconds since 2001-01-01")
         }
         return try storedDate(row.double(index), column: column, of: name)
+    }
+
+    /// Whether a stored `earliest_begin` of `seconds` is read as none: continued processing
+    /// ignores the date (``PendingRequest/dueDate``), so the engine stores whatever the app
+    /// gave, and one no stored date may be (``storedDate(_:column:of:)``) is no reason to
+    /// set the request aside.
+    package static func ignoresEarliestBegin(kind: TaskKind, seconds: Double) -> Bool {
+        kind == .continuedProcessing && !(seconds >= Date.distantPast.timeIntervalSinceReferenceDate && seconds <= Date.distantFuture.timeIntervalSinceReferenceDate)
     }
 
     /// A stored date of `seconds` since 2001: finite and between `Date.distantPast` and

@@ -311,9 +311,8 @@ private enum StoredColumn {
         guard row.isNumber(index) else {
             throw invalid("\(column) of \(name) is \(row.typeName(index)), not seconds since 2001-01-01")
         }
-        let seconds = row.double(index)
-        guard seconds.isFinite else { throw invalid("\(column) of \(name) is \(seconds), not a finite date") }
-        return Date(timeIntervalSinceReferenceDate: seconds)
+        // One rule for every stored date (finite, 0001 to 4001: what the tools can print).
+        return try RequestColumns.storedDate(row.double(index), column: column, of: { name })
     }
 
     static func stringArray(_ row: SQLiteRow, _ index: Int32, column: String, of name: String) throws(StoreError) -> [String] {

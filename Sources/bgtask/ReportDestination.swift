@@ -91,7 +91,7 @@ enum ReportDestination {
             let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; \(outcome)")
         }
-        if lstat(destination.path, &info) == 0, info.st_size > 0, !startsLikeHTML(destination.path) {
+        if lstat(destination.path, &info) == 0, info.st_size > 0, startsLikeHTML(destination.path) == false {
             throw UsageError(
                 message: "cannot write the report to \(path): it exists and is not an HTML page (a scenario, a manifest or a program given by mistake?); "
                     + "remove it or name another file; \(outcome)"
@@ -100,17 +100,21 @@ enum ReportDestination {
         return destination
     }
 
-    /// Whether the regular file at `path` begins (after white space) with `<!DOCTYPE html` or
-    /// `<html`, in any case: what a report, or another HTML page, begins with. Reads at most
-    /// 64 bytes, without blocking (the file was found to be a regular file).
-    static func startsLikeHTML(_ path: String) -> Bool {
+    /// Whether the regular file at `path` begins (after a byte order mark and white space)
+    /// with `<!DOCTYPE html`, `<html` or an HTML comment, in any case, or holds only white
+    /// space: what a report, or another HTML page, begins with. `nil` when it cannot be read
+    /// (the rename, which needs only the directory, decides then). Reads at most 256 bytes,
+    /// without blocking (the file was found to be a regular file).
+    static func startsLikeHTML(_ path: String) -> Bool? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 64) }
-        guard count > 0 else { return false }
-        let text = String(decoding: buffer[0..<count], as: UTF8.self).drop { $0.isWhitespace }.lowercased()
-        return text.hasPrefix("<!doctype html") || text.hasPrefix("<html")
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 256) }
+        guard count >= 0 else { return nil }
+        var bytes = buffer[0..<count]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let text = String(decoding: bytes, as: UTF8.self).drop { $0.isWhitespace }.lowercased()
+        return text.isEmpty || text.hasPrefix("<!doctype html") || text.hasPrefix("<html") || text.hasPrefix("<!--")
     }
 }

@@ -95,7 +95,7 @@ import Testing
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }
 
-    static let recordedFingerprint = "5531ff369f54b235"
+    static let recordedFingerprint = "b70c396c4ae269f7"
 
     /// The same for the example app's real handlers through the same week.
     @Test func realHandlerTraceMatchesItsRecordedFingerprint() async throws {
@@ -121,5 +121,5 @@ import Testing
     // (the commuter's week has a critical battery), and once more when a critical battery
     // stopped counting as a hold and a launch in a stretch that forbids refreshes stopped
     // counting in the ledger; the same in repeated runs.
-    static let recordedRealFingerprint = "704a2bed93435a4f"
+    static let recordedRealFingerprint = "6069ef1a2c6efa8f"
 }

@@ -418,12 +418,16 @@ import Testing
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         }
-        // An empty file and an earlier report (any case, after white space) are replaced.
+        // An empty file, white space, and an HTML page (any case, after a byte order mark and
+        // white space, or opening with a comment) are replaced.
         let empty = directory.appendingPathComponent("empty.html").path
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
-        let earlier = directory.appendingPathComponent("earlier.html").path
-        try "\n  <!doctype HTML><p>old".write(toFile: earlier, atomically: true, encoding: .utf8)
-        for path in [empty, earlier] {
+        let blank = try Self.write(" \n\t", to: "blank.html", in: directory)
+        let earlier = try Self.write("\n  <!doctype HTML><p>old", to: "earlier.html", in: directory)
+        let marked = directory.appendingPathComponent("marked.html").path
+        try Data([0xEF, 0xBB, 0xBF] + Array("<html><body>old".utf8)).write(to: URL(fileURLWithPath: marked))
+        let commented = try Self.write("<!-- saved by a browser -->\n<html>", to: "commented.html", in: directory)
+        for path in [empty, blank, earlier, marked, commented] {
             _ = try await SimulateCommand.run(.init(scenario: scenario, apps: [manifest], days: 1, seed: 1, report: path))
             #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
         }

@@ -24,6 +24,22 @@ private let t0 = F.t0
         #expect(changed.launched.map(\.identifier) == [F.refreshID])
     }
 
+    @Test func aWeighedHoldNamesEveryBlockingPolicyWhenTheEngineExplains() throws {
+        // Low Power Mode and heat together: neither is among the quick verdicts, so the
+        // weighed judgement holds the refresh and names both.
+        let hotAndSaving = Conditions(externalPower: false, networkAvailable: true, lowPowerMode: true, thermalState: .serious)
+        var explaining = engine(hotAndSaving)
+        let held = try F.submit(F.refresh(), to: &explaining, at: t0)
+        let names = try #require(held.moves.last { $0.key == F.key(F.refreshID) }?.heldBy)
+        #expect(Set(names.components(separatedBy: " and ")) == ["low-power-mode", "thermal"], "\(names)")
+        // Without rationales (fleets, simulations that keep no trace) no name is built.
+        var quiet = F.engine(SchedulerConfiguration(explainsLaunches: false), conditions: hotAndSaving,
+                             policies: PolicySet(configuration: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0)))
+        let unnamed = try F.submit(F.refresh(), to: &quiet, at: t0)
+        let move = try #require(unnamed.moves.last { $0.key == F.key(F.refreshID) })
+        #expect(move.heldBy == nil && move.location == .parkedForDevice)
+    }
+
     @Test func onlyASuccessfulRefreshMakesTheContentNew() throws {
         // The refresh placement measures the content's age from the last refresh that
         // succeeded, not from any background launch: a clean-up fetched nothing.

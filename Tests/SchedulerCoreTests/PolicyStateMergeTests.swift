@@ -19,8 +19,8 @@ struct PolicyStateMergeTests {
         var theirs = baseline
         theirs.throttle.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, at: t0)
         theirs.energyUsed = 3
-        #expect(theirs.merging(changesIn: baseline, since: baseline, at: t0 + 30 * Self.hour) == theirs)
-        #expect(baseline.merging(changesIn: theirs, since: baseline, at: t0 + 30 * Self.hour) == theirs)
+        #expect(theirs.merging(changesIn: baseline, since: baseline) == theirs)
+        #expect(baseline.merging(changesIn: theirs, since: baseline) == theirs)
     }
 
     @Test func twoReplicasStrikesAndEnergyAddUp() {
@@ -34,7 +34,7 @@ struct PolicyStateMergeTests {
         theirs.throttle.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, at: t0 + 60)
         theirs.energyUsed += 6
 
-        let merged = theirs.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour)
+        let merged = theirs.merging(changesIn: mine, since: baseline)
         #expect(merged.energyUsed == 20)
         #expect(merged.throttle.strikes == 2)
         #expect(merged.throttle.recentStrikes.map(\.cause) == [.expired, .crashed])
@@ -43,7 +43,7 @@ struct PolicyStateMergeTests {
         #expect(merged.throttle.delay(at: t0 + 120) >= theirs.throttle.delay(at: t0 + 120))
         // Merging the same changes again lists no strike twice (the count is a count: a
         // replica merges each change once, from its baseline, which moves on with each write).
-        let again = merged.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour)
+        let again = merged.merging(changesIn: mine, since: baseline)
         #expect(again.throttle.recentStrikes.count == 2)
     }
 
@@ -56,7 +56,7 @@ struct PolicyStateMergeTests {
         stored.throttle.recordRunEnded(outcome: .interrupted, calledSetTaskCompleted: false, at: t0 + 600)
         // ... while this replica's run succeeded (which halves the delay).
         mine.throttle.recordRunEnded(outcome: .success, calledSetTaskCompleted: true, at: t0 + 900)
-        let merged = stored.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour)
+        let merged = stored.merging(changesIn: mine, since: baseline)
         #expect(merged.throttle.strikes == 2)
         #expect(merged.throttle.delay(at: t0 + 900) == stored.throttle.delay(at: t0 + 900))
         #expect(merged.throttle.delay(at: t0 + 900) > mine.throttle.delay(at: t0 + 900))
@@ -72,8 +72,8 @@ struct PolicyStateMergeTests {
         var mine = baseline
         mine.energyDay = day + 1
         mine.energyUsed = 5  // this replica's first run of the next day
-        #expect(stored.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour).energyUsed == 5)
-        #expect(stored.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour).energyDay == day + 1)
+        #expect(stored.merging(changesIn: mine, since: baseline).energyUsed == 5)
+        #expect(stored.merging(changesIn: mine, since: baseline).energyDay == day + 1)
         // The other way round: the stored state is of a later day than this replica's spending.
         var later = baseline
         later.energyDay = day + 1
@@ -83,12 +83,12 @@ struct PolicyStateMergeTests {
         overwritten.energyDay = day - 1
         var spentMore = baseline
         spentMore.energyUsed = 55
-        #expect(overwritten.merging(changesIn: spentMore, since: baseline, at: t0 + 30 * Self.hour).energyUsed == 55)
+        #expect(overwritten.merging(changesIn: spentMore, since: baseline).energyUsed == 55)
         var sameDayMine = baseline
         sameDayMine.energyUsed = 60
-        #expect(later.merging(changesIn: sameDayMine, since: baseline, at: t0 + 30 * Self.hour).energyUsed == 8)
+        #expect(later.merging(changesIn: sameDayMine, since: baseline).energyUsed == 8)
         // Both moved on to the next day: this replica's joules of it join the stored ones.
-        #expect(later.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour).energyUsed == 13)
+        #expect(later.merging(changesIn: mine, since: baseline).energyUsed == 13)
     }
 
     @Test func foregroundsOnTwoReplicasBothCount() {
@@ -97,7 +97,7 @@ struct PolicyStateMergeTests {
         var stored = baseline
         mine.usage.recordForeground(at: t0 + 8 * Self.hour)
         stored.usage.recordForeground(at: t0 + 20 * Self.hour)
-        let merged = stored.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour)
+        let merged = stored.merging(changesIn: mine, since: baseline)
         #expect(merged.usage.foregroundCount == 2)
         #expect(merged.usage.lastUse == t0 + 20 * Self.hour)
         // Both hours are learned as if one model had seen both foregrounds.
@@ -121,7 +121,7 @@ struct PolicyStateMergeTests {
         stored.energyUsed = 3
         stored.lastLaunch = t0 + 5
         stored.throttle.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, at: t0 + 5)
-        let merged = stored.merging(changesIn: mine, since: nil, at: t0 + 30 * Self.hour)
+        let merged = stored.merging(changesIn: mine, since: nil)
         #expect(merged.energyUsed == 5)
         #expect(merged.throttle.strikes == 2)
         #expect(merged.lastLaunch == t0 + 5)
@@ -137,7 +137,7 @@ struct PolicyStateMergeTests {
         stored.backgroundRefreshEnabled = false
         stored.retryAttempts = ["a": 1, "b": 3]  // b failed there too
         stored.lastRefresh = t0
-        let merged = stored.merging(changesIn: mine, since: baseline, at: t0 + 30 * Self.hour)
+        let merged = stored.merging(changesIn: mine, since: baseline)
         #expect(merged.forceQuit)
         #expect(!merged.backgroundRefreshEnabled)
         #expect(merged.retryAttempts == ["b": 4, "c": 1], "both failures of b count")

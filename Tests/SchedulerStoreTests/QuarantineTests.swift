@@ -65,6 +65,26 @@ struct QuarantineTests {
         #expect(keptDate == "text 2026-11-30 10:00:00")
     }
 
+    @Test("continued processing ignores its earliest begin date, so one far beyond 4001 loads (as none), where another kind's is set aside")
+    func continuedProcessingFarDateLoads() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        var continued = try #require(Sample.requestsUsingEveryField.first { $0.kind == .continuedProcessing })
+        continued.earliestBeginDate = Date(timeIntervalSinceReferenceDate: 1e300)
+        var processing = PendingRequest(app: continued.app, identifier: "com.example.photos.far", kind: .processing, submittedAt: Sample.now)
+        processing.earliestBeginDate = Date(timeIntervalSinceReferenceDate: 1e300)
+        do {
+            let store = try openStore(url)
+            try store.upsertRequest(continued)
+            try store.upsertRequest(processing)
+        }
+        let (reopened, report) = try SchedulerStore.open(at: url, now: Sample.now)
+        var expected = continued
+        expected.earliestBeginDate = nil
+        #expect(try reopened.pendingRequests() == [expected])
+        #expect(report.quarantinedRequests.map(\.identifier) == ["com.example.photos.far"])
+    }
+
     @Test("without an owning app, another app's row is loaded; unreadable rows are still quarantined")
     func sharedStoreKeepsOtherApps() throws {
         let directory = try TemporaryDirectory()

@@ -554,14 +554,13 @@ public final class SchedulerDriver: Sendable {
     /// Writes what the policies learned of `app` into a shared store without losing what
     /// other replicas wrote meanwhile: `write` hands the store an update that merges this
     /// replica's changes since its baseline into the state stored now
-    /// (``AppPolicyState/merging(changesIn:since:at:)``, under the row's lock). Once written,
+    /// (``AppPolicyState/merging(changesIn:since:)``, under the row's lock). Once written,
     /// the merge is this replica's memory and its new baseline, so the others' runs,
     /// strikes and energy count in its judgement from here on. A stored state that cannot
     /// be read is replaced by this replica's (and said in the log).
     private func writeSharedPolicyState(of app: AppID, in state: inout State, write: ((String?) -> String?) throws(StoreError) -> Void) throws(StoreError) {
         guard let mine = state.engine.policyState(of: app) else { return try write { _ in nil } }
         let baseline = state.sharedPolicyBaselines[app]
-        let now = clock.now()
         var merged = mine
         var unreadable: String?
         var written: String?
@@ -571,7 +570,7 @@ public final class SchedulerDriver: Sendable {
                 unreadable = nil
                 if let stored {
                     do {
-                        merged = try JSONDecoder().decode(AppPolicyState.self, from: Data(stored.utf8)).merging(changesIn: mine, since: baseline, at: now)
+                        merged = try JSONDecoder().decode(AppPolicyState.self, from: Data(stored.utf8)).merging(changesIn: mine, since: baseline)
                     } catch {
                         unreadable = "\(error)"
                     }
@@ -942,7 +941,7 @@ public final class SchedulerDriver: Sendable {
                       let stored = try? JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8)),
                       stored != state.sharedPolicyBaselines[app] else { continue }
                 if let mine = state.engine.policyState(of: app) {
-                    state.engine.restorePolicyState(stored.merging(changesIn: mine, since: state.sharedPolicyBaselines[app], at: clock.now()), of: app)
+                    state.engine.restorePolicyState(stored.merging(changesIn: mine, since: state.sharedPolicyBaselines[app]), of: app)
                 } else {
                     // Nothing learned here yet: the stored state, with this replica's switch.
                     var adopted = stored

@@ -72,7 +72,7 @@ public enum TraceJSON {
         case .cancelled(let key, let at):
             return Record(at: timestamp(at), event: "cancelled", app: key.app.rawValue, identifier: key.identifier)
         case .moved(let key, let location, let at, let heldBy):
-            return Record(at: timestamp(at), event: "moved", app: key.app.rawValue, identifier: key.identifier, location: location.description(heldBy: heldBy), heldBy: heldBy)
+            return Record(at: timestamp(at), event: "moved", app: key.app.rawValue, identifier: key.identifier, location: location.description, heldBy: heldBy)
         case .launched(let run, let budget, let evaluation):
             var record = Record(at: timestamp(run.startedAt), event: "launched", app: run.app.rawValue, identifier: run.identifier, run: run.id.rawValue, kind: run.request.kind.rawValue)
             record.budget = budget

@@ -17,17 +17,17 @@ extension AppPolicyState {
     ///   `baseline`; of different days, the later day's;
     /// - the last launch and the last successful refresh: the later;
     /// - the launch ledger: the launches `mine` counted since `baseline` added to the stored
-    ///   ledger (``LaunchLedger/merging(changesIn:since:at:)``, with `now`, this replica's
-    ///   clock); a stored state without one takes `mine`'s;
+    ///   ledger (``LaunchLedger/merging(changesIn:since:)``); a stored state without one
+    ///   takes `mine`'s;
     /// - retries: per task identifier, failures `mine` counted since `baseline` add to the
     ///   stored count; a reset by `mine` (a success) clears it.
     ///
     /// The tunables of the usage model and the throttle are `mine`'s (this replica's time
     /// zone and policy configuration).
-    public func merging(changesIn mine: AppPolicyState, since baseline: AppPolicyState?, at now: Date) -> AppPolicyState {
+    public func merging(changesIn mine: AppPolicyState, since baseline: AppPolicyState?) -> AppPolicyState {
         let baseline = baseline ?? mine.startingPoint
         if self == baseline { return mine }
-        var merged = mine == baseline ? self : combined(with: mine, since: baseline, at: now)
+        var merged = mine == baseline ? self : combined(with: mine, since: baseline)
         // This replica's tunables (its time zone, its policy file) stay its own.
         merged.usage.configuration = mine.usage.configuration
         merged.throttle.configuration = mine.throttle.configuration
@@ -35,7 +35,7 @@ extension AppPolicyState {
     }
 
     /// Both sides changed since `baseline`: field by field.
-    private func combined(with mine: AppPolicyState, since baseline: AppPolicyState, at now: Date) -> AppPolicyState {
+    private func combined(with mine: AppPolicyState, since baseline: AppPolicyState) -> AppPolicyState {
         var merged = self
         if mine.backgroundRefreshEnabled != baseline.backgroundRefreshEnabled { merged.backgroundRefreshEnabled = mine.backgroundRefreshEnabled }
         if mine.forceQuit != baseline.forceQuit { merged.forceQuit = mine.forceQuit }
@@ -53,7 +53,7 @@ extension AppPolicyState {
         merged.lastLaunch = Self.later(lastLaunch, mine.lastLaunch)
         merged.lastRefresh = Self.later(lastRefresh, mine.lastRefresh)
         if let ours = mine.launchLedger, ours != baseline.launchLedger || launchLedger == nil {
-            merged.launchLedger = launchLedger.map { $0.merging(changesIn: ours, since: baseline.launchLedger, at: now) } ?? ours
+            merged.launchLedger = launchLedger.map { $0.merging(changesIn: ours, since: baseline.launchLedger) } ?? ours
         }
         let identifiers = Set((retryAttempts ?? [:]).keys).union((mine.retryAttempts ?? [:]).keys)
         var retries: [String: Int] = [:]

@@ -120,27 +120,14 @@ public struct LaunchLedger: Hashable, Sendable, Codable {
     /// device forbade refreshes is `mine`'s (each replica judges its own device; a replica
     /// that takes another's ledger as it is learns its own device's state at its next
     /// launch or change of conditions).
-    ///
-    /// `now` is this replica's clock: a ledger whose epoch is more than a minute after it
-    /// (written by a replica whose clock runs ahead, or before this one's was set back) is
-    /// moved back to it whole first, as a launch here would move it. Taking the latest epoch
-    /// as it is would decay this replica's count by the clocks' difference at every merge.
-    public func merging(changesIn mine: LaunchLedger, since baseline: LaunchLedger?, at now: Date) -> LaunchLedger {
-        var stored = self
-        var mine = mine
-        var baseline = baseline
-        if now.timeIntervalSince1970.isFinite {
-            stored.rebase(ifAfter: now)
-            mine.rebase(ifAfter: now)
-            baseline?.rebase(ifAfter: now)
-        }
-        let latest = max(stored.epoch, mine.epoch, baseline?.epoch ?? stored.epoch)
+    public func merging(changesIn mine: LaunchLedger, since baseline: LaunchLedger?) -> LaunchLedger {
+        let latest = max(epoch, mine.epoch, baseline?.epoch ?? epoch)
         var merged = mine
         merged.advance(to: latest)
         let added = mine.count(at: latest) - (baseline?.count(at: latest) ?? 0)
-        merged.decayedCount = min(stored.count(at: latest) + max(0, added), Self.largestCount)
-        merged.since = min(stored.since, mine.since)
-        merged.latestLaunch = [stored.latestLaunch, mine.latestLaunch].compactMap { $0 }.max()
+        merged.decayedCount = count(at: latest) + max(0, added)
+        merged.since = min(since, mine.since)
+        merged.latestLaunch = [latestLaunch, mine.latestLaunch].compactMap { $0 }.max()
         return merged
     }
 

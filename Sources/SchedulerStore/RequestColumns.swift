@@ -166,7 +166,37 @@ package enum RequestColumns {
         do {
             return try JSONDecoder().decode(Extras.self, from: Data(json.utf8))
         } catch {
-            throw invalid("cannot decode the extra fields of \(name()): \(error)")
+            throw invalid("cannot decode the extra fields of \(name()) (\(json.excerpt(scalars: 60).debugDescription)): \(describe(error))")
+        }
+    }
+
+    /// What a Swift type holds, in JSON's words.
+    private static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Int.Type, is Int64.Type, is Double.Type: return "a number"
+        case is [Any].Type, is [String].Type: return "an array"
+        default: return "an object"
+        }
+    }
+
+    /// A decoding error in a line: where (the key path) and what, without Foundation's
+    /// nested contexts and Swift type names.
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)".excerpt(scalars: 200) }
+        func place(_ path: [any CodingKey]) -> String {
+            path.isEmpty ? "" : "at " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") + ": "
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            return place(context.codingPath) + (context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription.excerpt(scalars: 200))
+        case .keyNotFound(let key, let context):
+            return place(context.codingPath) + "the key \"\(key.stringValue.excerpt(scalars: 60))\" is missing"
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            return place(context.codingPath) + "expected \(kind(of: type))"
+        @unknown default:
+            return "\(error)".excerpt(scalars: 200)
         }
     }
 

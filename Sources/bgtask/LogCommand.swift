@@ -383,7 +383,7 @@ struct RunLogOptions: Equatable {
                 guard let since = Since.parse(value) else {
                     return failure(
                         "--since must be an ISO 8601 instant (2026-11-30T08:00:00Z) or a span "
-                            + "such as 30m, 24h or 7d (at most 100 years), got '\(value)'"
+                            + "such as 30m, 24h or 7d (above 0, at most 100 years), got '\(value)'"
                     )
                 }
                 options.since = since

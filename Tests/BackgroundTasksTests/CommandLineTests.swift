@@ -324,6 +324,7 @@ import Testing
         (["simulate", "commuter", "--app", ""], "empty string"),
         (["simulate", "commuter", "--report", "--json"], "got the option '--json'"),
         (["log", "--since", "99999999999999999999d"], "at most 100 years"),
+        (["log", "--since", "0d"], "(above 0, at most 100 years), got '0d'"),
         (["log", "--since", ""], "empty string"),
         (["log", "--state", "--json"], "got the option '--json'"),
         (["energy", "--app", ""], "empty string"),

@@ -306,6 +306,9 @@ public final class DaemonService: Sendable {
         guard let claimed = hello.app else {
             return .failure(DaemonFailure(.invalid, "an app connection must name its app"))
         }
+        if let problem = AppID.problem(with: claimed.rawValue) {
+            return .failure(DaemonFailure(.invalid, "hello: \(problem)"))
+        }
         guard let entry = apps.withLock({ $0[claimed] }) else {
             return .failure(DaemonFailure(.notInstalled, "\(claimed) is not installed with bgtaskd"))
         }
@@ -529,6 +532,12 @@ public final class DaemonService: Sendable {
 
     /// The answer to `request`; `launched` is set to the run a `run` or `push` started.
     private func answer(_ request: AdminRequest, launched: inout LaunchAsked?) -> Reply {
+        // An app named from outside obeys the command line's rules (AppID.problem): a name
+        // no app can have is refused as such, not looked up, and never echoed whole (a
+        // megabyte of name came back as "not installed" in a reply at the frame limit).
+        if let app = request.app, let problem = AppID.problem(with: app.rawValue) {
+            return .failed(DaemonFailure(.invalid, "\(request.caseName): \(problem)"))
+        }
         switch request {
         case .status:
             return statusReport()

@@ -356,6 +356,20 @@ extension DaemonProcessTests {
                     #expect(failure.message.utf8.count < 200)
                 }
             }
+            // So is an app identifier no app can have: refused by the command line's rule,
+            // not looked up and echoed whole as "not installed".
+            for app in [String(repeating: "x", count: 1_000_000), "", "../x", "..", "a\u{1B}b"] {
+                for request in [AdminRequest.uninstall(app: AppID(app)), .open(app: AppID(app)), .pending(app: AppID(app)),
+                                .push(app: AppID(app), payload: nil), .why(app: AppID(app), identifier: "com.example.testapp.refresh")] {
+                    guard case .failed(let failure) = try bystander.call(.admin(request)) else { Issue.record("\(request.caseName) answered"); continue }
+                    #expect(failure.code == .invalid && failure.message.hasPrefix("\(request.caseName): ") && failure.message.contains("app identifier"), "\(failure)")
+                    #expect(failure.message.utf8.count < 300)
+                }
+            }
+            let stranger = try MessageLink.connect(path: harness.socketPath)
+            defer { stranger.close() }
+            guard case .failed(let refusal) = try stranger.call(.hello(Hello(role: .app, app: AppID("../x")))) else { Issue.record("../x greeted"); return }
+            #expect(refusal.code == .invalid && refusal.message.hasPrefix("hello: "), "\(refusal)")
 
             let validPayload = [UInt8](try MessageCoding.encode(ClientEnvelope(id: 1, request: .hello(Hello(role: .admin)))))
             func header(_ length: UInt32, version: UInt8 = 1) -> [UInt8] {

@@ -204,6 +204,16 @@ public enum AdminRequest: Codable, Sendable, Hashable {
 }
 
 extension AdminRequest {
+    /// The app the request names, if it names one.
+    public var app: AppID? {
+        switch self {
+        case .status, .apps, .install, .conditions, .policy: nil
+        case .pending(let app): app
+        case .uninstall(let app), .run(let app, _), .expire(let app, _), .why(let app, _), .setBackgroundRefresh(let app, _),
+             .open(let app), .background(let app), .forceQuit(let app), .push(let app, _): app
+        }
+    }
+
     /// The name of the request on the wire (the key of its case in the synthesized form).
     public var caseName: String {
         switch self {

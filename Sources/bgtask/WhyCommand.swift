@@ -105,6 +105,11 @@ enum WhyCommand {
         }
         switch BoundedFile.lookupProblem(at: database.path) {
         case .missing?:
+            if let socket = options.socket {
+                // The daemon named was asked first (DaemonCommand.liveWhy): say so, not only
+                // that the embedded scheduler's state is missing.
+                throw Failure(description: "\(app) is not installed with the bgtaskd at \(socket), and there is no embedded scheduler state for it at \(database.path) (bgtask apps --socket \(socket) lists what is installed)")
+            }
             throw Failure(description: "no scheduler state for \(app) at \(database.path): has the app run with the embedded scheduler? (use --state DIR for another place)")
         case let problem?:
             // A link loop on the way is there, not missing: "has the app run?" would mislead.

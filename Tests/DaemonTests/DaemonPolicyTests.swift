@@ -93,6 +93,9 @@ extension DaemonProcessTests {
             // Without it, the app's own store (it has none): the daemon was not asked.
             let whyHere = try await harness.bgtask("why", app, app + ".refresh")
             #expect(whyHere.status == 1 && whyHere.error.contains("no scheduler state for \(app)"), "\(whyHere)")
+            // With it, for an app the daemon does not have (nor the embedded scheduler): both said.
+            let stranger = try await harness.run(harness.bgtask, ["why", "com.example.stranger", "com.example.stranger.refresh", "--socket", socket])
+            #expect(stranger.status == 1 && stranger.error.contains("com.example.stranger is not installed with the bgtaskd at \(socket), and there is no embedded scheduler state for it"), "\(stranger)")
 
             let nowhere = harness.root + "/none/socket"
             for command in [["conditions"], ["policy", "--json"], ["why", app, app + ".refresh"]] {

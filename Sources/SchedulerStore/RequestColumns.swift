@@ -117,8 +117,11 @@ package enum RequestColumns {
     /// gave, and one no stored date may be (``storedDate(_:column:of:)``) is no reason to
     /// set the request aside.
     package static func ignoresEarliestBegin(kind: TaskKind, seconds: Double) -> Bool {
-        kind == .continuedProcessing && !(seconds >= Date.distantPast.timeIntervalSinceReferenceDate && seconds <= Date.distantFuture.timeIntervalSinceReferenceDate)
+        kind == .continuedProcessing && !storedDateRange.contains(seconds)
     }
+
+    /// The seconds since 2001 a stored date may be: `Date.distantPast` to `Date.distantFuture`.
+    package static let storedDateRange = Date.distantPast.timeIntervalSinceReferenceDate...Date.distantFuture.timeIntervalSinceReferenceDate
 
     /// A stored date of `seconds` since 2001: finite and between `Date.distantPast` and
     /// `Date.distantFuture` (0001 to 4001: every date a scheduler writes, and what the tools
@@ -128,7 +131,7 @@ package enum RequestColumns {
         guard seconds.isFinite else {
             throw invalid("\(column) of \(name()) is \(seconds), not a finite date")
         }
-        guard seconds >= Date.distantPast.timeIntervalSinceReferenceDate, seconds <= Date.distantFuture.timeIntervalSinceReferenceDate else {
+        guard storedDateRange.contains(seconds) else {
             throw invalid("\(column) of \(name()) is \(seconds) seconds from 2001-01-01, not a date between 0001-01-01 and 4001-01-01")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
@@ -166,37 +169,7 @@ package enum RequestColumns {
         do {
             return try JSONDecoder().decode(Extras.self, from: Data(json.utf8))
         } catch {
-            throw invalid("cannot decode the extra fields of \(name()) (\(json.excerpt(scalars: 60).debugDescription)): \(describe(error))")
-        }
-    }
-
-    /// What a Swift type holds, in JSON's words.
-    private static func kind(of type: Any.Type) -> String {
-        switch type {
-        case is String.Type: return "a string"
-        case is Bool.Type: return "true or false"
-        case is Int.Type, is Int64.Type, is Double.Type: return "a number"
-        case is [Any].Type, is [String].Type: return "an array"
-        default: return "an object"
-        }
-    }
-
-    /// A decoding error in a line: where (the key path) and what, without Foundation's
-    /// nested contexts and Swift type names.
-    private static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)".excerpt(scalars: 200) }
-        func place(_ path: [any CodingKey]) -> String {
-            path.isEmpty ? "" : "at " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") + ": "
-        }
-        switch error {
-        case .dataCorrupted(let context):
-            return place(context.codingPath) + (context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription.excerpt(scalars: 200))
-        case .keyNotFound(let key, let context):
-            return place(context.codingPath) + "the key \"\(key.stringValue.excerpt(scalars: 60))\" is missing"
-        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
-            return place(context.codingPath) + "expected \(kind(of: type))"
-        @unknown default:
-            return "\(error)".excerpt(scalars: 200)
+            throw invalid("cannot decode the extra fields of \(name()) (\(json.excerpt(scalars: 60).debugDescription)): \(DecodingErrorText.describe(error, under: "extras"))")
         }
     }
 

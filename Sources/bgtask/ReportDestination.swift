@@ -78,20 +78,21 @@ enum ReportDestination {
     }
 
     /// `path` with a symbolic link followed; refuses what is there and is not a regular file,
-    /// saying `outcome` (what was not done).
+    /// or a non-empty file that is not an HTML page, saying `outcome` (what was not done).
     private static func resolved(_ path: String, before outcome: String) throws -> URL {
         var destination = URL(fileURLWithPath: path)
         var info = stat()
         if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
             destination = destination.resolvingSymlinksInPath()
         }
-        if lstat(destination.path, &info) == 0, let named = BoundedFile.nonRegularKind(info.st_mode) {
+        let exists = lstat(destination.path, &info) == 0
+        if exists, let named = BoundedFile.nonRegularKind(info.st_mode) {
             // Still a link after resolving: one in a loop, or one that leads nowhere.
             let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
             let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; \(outcome)")
         }
-        if lstat(destination.path, &info) == 0, info.st_size > 0, startsLikeHTML(destination.path) == false {
+        if exists, info.st_size > 0, startsLikeHTML(destination.path) == false {
             throw UsageError(
                 message: "cannot write the report to \(path): it exists and is not an HTML page (a scenario, a manifest or a program given by mistake?); "
                     + "remove it or name another file; \(outcome)"

@@ -50,7 +50,7 @@ struct QuarantineTests {
         #expect(Set(byIdentifier.keys) == ["com.example.feedreader.kind", "com.example.feedreader.json", "com.example.feedreader.date", "com.example.feedreader.far", "com.example.photos.sync"])
         #expect(byIdentifier["com.example.feedreader.far"]?.reason.contains("earliest_begin of com.example.feedreader/com.example.feedreader.far is 1e+300 seconds from 2001-01-01, not a date between 0001-01-01 and 4001-01-01") == true)
         #expect(byIdentifier["com.example.feedreader.kind"]?.reason.contains("unknown task kind \"teleport\"") == true)
-        #expect(byIdentifier["com.example.feedreader.json"]?.reason == "cannot decode the extra fields of com.example.feedreader/com.example.feedreader.json (\"{not json\"): not valid JSON")
+        #expect(byIdentifier["com.example.feedreader.json"]?.reason == "cannot decode the extra fields of com.example.feedreader/com.example.feedreader.json (\"{not json\"): at extras: The given data was not valid JSON.")
         #expect(byIdentifier["com.example.feedreader.date"]?.reason.contains("earliest_begin") == true)
         #expect(byIdentifier["com.example.feedreader.date"]?.reason.contains("2026-11-30") == true)
         #expect(byIdentifier["com.example.photos.sync"]?.reason.contains("belongs to the app com.example.photos") == true)

@@ -153,7 +153,7 @@ extension PostgreSQLServerTests {
             #expect(reasons["kind"]?.contains("unknown task kind \"teleport\"") == true)
             #expect(reasons["nan"]?.contains("submitted_at") == true)
             #expect(reasons["infinite"]?.contains("earliest_begin") == true)
-            #expect(reasons["json"]?.contains("extra fields") == true && reasons["json"]?.hasSuffix(": at continuedProcessing: expected an object") == true, "\(reasons["json"] ?? "")")
+            #expect(reasons["json"]?.contains("extra fields") == true && reasons["json"]?.hasSuffix(": at extras.continuedProcessing: expected an object") == true, "\(reasons["json"] ?? "")")
             #expect(Set(try store.pendingRequests()) == Set(good))
             #expect(try store.quarantinedRequests().allSatisfy { $0.quarantinedAt == later })
             #expect(try server.query("SELECT submitted_at::text FROM bgtask_quarantined_requests WHERE identifier = 'nan'", in: database) == [["NaN"]])

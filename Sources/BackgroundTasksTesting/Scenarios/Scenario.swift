@@ -654,8 +654,9 @@ struct JSONNode {
         let dot = mantissa.firstIndex(of: UInt8(ascii: "."))
         let whole = dot.map { mantissa[..<$0] } ?? mantissa
         let fraction = dot.map { mantissa[($0 + 1)...] } ?? mantissa[mantissa.endIndex...]
-        guard (whole + fraction).allSatisfy({ $0 >= zero && $0 <= UInt8(ascii: "9") }) else { return nil }
-        var digits = Array((whole + fraction).drop { $0 == zero })
+        let written = Array(whole + fraction)
+        guard written.allSatisfy({ $0 >= zero && $0 <= UInt8(ascii: "9") }) else { return nil }
+        var digits = Array(written.drop { $0 == zero })
         if digits.isEmpty { return 0 }
         guard !negative else { return nil }
         var scale = exponent - fraction.count

@@ -206,8 +206,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// is put in its place, as ``oneLossPerHour(_:week:)`` keeps them.
     static func adding(_ start: Date, to starts: [Date], week: LocalWeek) -> [Date]? {
         guard LocalWeek.isRepresentable(start) else { return nil }
-        if let latest = starts.last, week.absoluteHour(of: start) <= week.absoluteHour(of: latest) {
-            let hour = week.absoluteHour(of: start)
+        let hour = week.absoluteHour(of: start)
+        if let latest = starts.last, hour <= week.absoluteHour(of: latest) {
             if starts.contains(where: { week.absoluteHour(of: $0) == hour }) { return nil }
             let kept = oneLossPerHour(starts + [start], week: week)
             return kept == starts ? nil : kept

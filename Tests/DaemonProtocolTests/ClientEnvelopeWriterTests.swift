@@ -44,8 +44,9 @@ import Testing
     /// added there too (or the message left to JSONEncoder), not dropped from the wire.
     @Test func theWriterKnowsEveryFieldOfWhatItWrites() {
         let request = Self.request("com.example.app.x", submitted: Date(timeIntervalSince1970: 0))
+        // The key is the app and the identifier, written as those two fields.
         #expect(Mirror(reflecting: request).children.compactMap(\.label) == [
-            "app", "identifier", "kind", "earliestBeginDate", "requiresNetworkConnectivity", "requiresExternalPower",
+            "key", "kind", "earliestBeginDate", "requiresNetworkConnectivity", "requiresExternalPower",
             "protectionTypeOfRequiredData", "continuedProcessing", "submittedAt", "remoteNotificationPayload",
         ], "PendingRequest changed: update ClientEnvelopeWriter")
         #expect(Mirror(reflecting: Hello(role: .app)).children.compactMap(\.label) == ["role", "app"], "Hello changed: update ClientEnvelopeWriter")

@@ -3,10 +3,23 @@
 public struct AppID: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
     /// The identifier as written, for example `com.example.feedreader`.
     public let rawValue: String
+    /// `rawValue`'s hash value in this process, worked out once: the engine looks apps and
+    /// their requests up in dictionaries many times per run, and hashing the text each time
+    /// was a tenth of a long simulation. (Per process, as `hashValue` is: never stored.)
+    private let hashOfRawValue: Int
 
     /// Wraps an app identifier. Validation happens where identifiers enter the system
     /// (the manifest loader), so that stored values always round-trip.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+        self.hashOfRawValue = rawValue.hashValue
+    }
+
+    public static func == (lhs: AppID, rhs: AppID) -> Bool {
+        lhs.hashOfRawValue == rhs.hashOfRawValue && lhs.rawValue == rhs.rawValue
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashOfRawValue) }
 
     public var description: String { rawValue }
 
@@ -38,7 +51,7 @@ public struct AppID: Hashable, Sendable, Codable, Comparable, CustomStringConver
     public static func < (lhs: AppID, rhs: AppID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
+        self.init(try decoder.singleValueContainer().decode(String.self))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -54,11 +67,36 @@ public struct RequestKey: Hashable, Sendable, Codable, Comparable, CustomStringC
     public let app: AppID
     /// The task identifier, for example `com.example.feedreader.refresh`.
     public let identifier: String
+    /// The hash value of the two in this process, worked out once (see ``AppID``'s).
+    private let hashOfKey: Int
 
     /// Names the request `identifier` of `app`.
     public init(app: AppID, identifier: String) {
         self.app = app
         self.identifier = identifier
+        var hasher = Hasher()
+        hasher.combine(app)
+        hasher.combine(identifier)
+        self.hashOfKey = hasher.finalize()
+    }
+
+    public static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
+        lhs.hashOfKey == rhs.hashOfKey && lhs.app == rhs.app && lhs.identifier == rhs.identifier
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashOfKey) }
+
+    private enum CodingKeys: String, CodingKey { case app, identifier }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(app: try container.decode(AppID.self, forKey: .app), identifier: try container.decode(String.self, forKey: .identifier))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(app, forKey: .app)
+        try container.encode(identifier, forKey: .identifier)
     }
 
     public var description: String { "\(app.rawValue)/\(identifier)" }

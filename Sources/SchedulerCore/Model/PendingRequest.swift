@@ -31,10 +31,20 @@ public struct ContinuedProcessingOptions: Hashable, Sendable, Codable {
 /// A request as the scheduler keeps it: the engine's, the store's and the daemon's view of
 /// what the app submitted. The public `BGTaskRequest` classes convert to and from it.
 public struct PendingRequest: Hashable, Sendable, Codable {
+    /// The key under which the request is pending: its app and task identifier. Kept, not
+    /// made at each use, because a key works out its hash value once (the engine looks a
+    /// request up by its key many times per run).
+    public private(set) var key: RequestKey
     /// The app that submitted the request.
-    public var app: AppID
+    public var app: AppID {
+        get { key.app }
+        set { key = RequestKey(app: newValue, identifier: key.identifier) }
+    }
     /// The task identifier.
-    public var identifier: String
+    public var identifier: String {
+        get { key.identifier }
+        set { key = RequestKey(app: key.app, identifier: newValue) }
+    }
     /// Which kind of task this is.
     public var kind: TaskKind
     /// The earliest instant the task may begin, or `nil` for "as soon as possible".
@@ -66,8 +76,7 @@ public struct PendingRequest: Hashable, Sendable, Codable {
         continuedProcessing: ContinuedProcessingOptions? = nil,
         submittedAt: Date
     ) {
-        self.app = app
-        self.identifier = identifier
+        self.key = RequestKey(app: app, identifier: identifier)
         self.kind = kind
         self.earliestBeginDate = earliestBeginDate
         self.requiresNetworkConnectivity = requiresNetworkConnectivity
@@ -77,8 +86,38 @@ public struct PendingRequest: Hashable, Sendable, Codable {
         self.submittedAt = submittedAt
     }
 
-    /// The key under which the request is pending.
-    public var key: RequestKey { RequestKey(app: app, identifier: identifier) }
+    private enum CodingKeys: String, CodingKey {
+        case app, identifier, kind, earliestBeginDate, requiresNetworkConnectivity, requiresExternalPower
+        case protectionTypeOfRequiredData, continuedProcessing, submittedAt, remoteNotificationPayload
+    }
+
+    /// Decodes a request as it was always encoded: the app and the identifier as two fields.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = RequestKey(app: try container.decode(AppID.self, forKey: .app), identifier: try container.decode(String.self, forKey: .identifier))
+        kind = try container.decode(TaskKind.self, forKey: .kind)
+        earliestBeginDate = try container.decodeIfPresent(Date.self, forKey: .earliestBeginDate)
+        requiresNetworkConnectivity = try container.decode(Bool.self, forKey: .requiresNetworkConnectivity)
+        requiresExternalPower = try container.decode(Bool.self, forKey: .requiresExternalPower)
+        protectionTypeOfRequiredData = try container.decodeIfPresent(String.self, forKey: .protectionTypeOfRequiredData)
+        continuedProcessing = try container.decodeIfPresent(ContinuedProcessingOptions.self, forKey: .continuedProcessing)
+        submittedAt = try container.decode(Date.self, forKey: .submittedAt)
+        remoteNotificationPayload = try container.decodeIfPresent(String.self, forKey: .remoteNotificationPayload)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(app, forKey: .app)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(earliestBeginDate, forKey: .earliestBeginDate)
+        try container.encode(requiresNetworkConnectivity, forKey: .requiresNetworkConnectivity)
+        try container.encode(requiresExternalPower, forKey: .requiresExternalPower)
+        try container.encodeIfPresent(protectionTypeOfRequiredData, forKey: .protectionTypeOfRequiredData)
+        try container.encodeIfPresent(continuedProcessing, forKey: .continuedProcessing)
+        try container.encode(submittedAt, forKey: .submittedAt)
+        try container.encodeIfPresent(remoteNotificationPayload, forKey: .remoteNotificationPayload)
+    }
 
     /// The device conditions this request waits for, in the order they are checked.
     public var requiredConditions: [RequiredCondition] {

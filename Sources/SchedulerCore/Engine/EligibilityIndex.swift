@@ -417,7 +417,10 @@ public struct EligibilityIndex: Sendable {
 
     /// Whether `app` has a request a policy holds until an instant.
     public func hasDeferred(of app: AppID) -> Bool {
-        byApp[app]?.slots.contains(where: isDeferred) ?? false
+        // Loops, not closures over `isDeferred`: a closure would copy the whole index.
+        guard let slots = byApp[app]?.slots else { return false }
+        for slot in slots where isDeferred(slot) { return true }
+        return false
     }
 
     /// Re-files `app`'s requests a policy holds until an instant (or a wake before it): what
@@ -425,7 +428,9 @@ public struct EligibilityIndex: Sendable {
     /// not come may join its app's launch. They stay ready since when they were.
     public mutating func releaseDeferred(of app: AppID, conditions: Conditions) -> [Transition] {
         guard let slots = byApp[app]?.slots else { return [] }
-        let held = inSubmissionOrder(slots.filter(isDeferred))
+        var deferred: [Slot] = []
+        for slot in slots where isDeferred(slot) { deferred.append(slot) }
+        let held = inSubmissionOrder(deferred)
         for slot in held { unplace(slot, from: filings[Int(slot)].location) }
         return refile(held, conditions: conditions)
     }
@@ -449,7 +454,9 @@ public struct EligibilityIndex: Sendable {
     }
 
     private func inSubmissionOrder(_ slots: some Sequence<Slot>) -> [Slot] {
-        slots.sorted { filings[Int($0)].order.sequence < filings[Int($1)].order.sequence }
+        // Over the filings alone: a closure over `self` would copy the whole index.
+        let filings = self.filings
+        return slots.sorted { filings[Int($0)].order.sequence < filings[Int($1)].order.sequence }
     }
 
     /// Files slots that are in no place any more (their place was emptied wholesale).

@@ -133,19 +133,23 @@ public enum EngineEvent: Hashable, Sendable {
 }
 
 /// Something the driver must do, returned by the engine in order.
+///
+/// The cases that carry a whole run record (or request) are `indirect`: the others (a wake,
+/// moved requests) are most of the effects, and an effect is as large as its largest case,
+/// so every effect appended, copied or matched would otherwise move some 350 bytes.
 public enum EngineEffect: Hashable, Sendable {
     /// Persist the run (which consumes its request) and call the app's handler.
     /// `evaluation` is the policies' judgement that let it run (`nil` for a simulated
     /// launch and for continued processing, which the policies do not judge).
-    case launch(RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?)
+    indirect case launch(RunRecord, budget: TimeInterval?, evaluation: PolicyEvaluation?)
     /// Call the run's expiration handler; the run has `grace` seconds to complete.
     case expire(RunID, reason: String, grace: TimeInterval)
     /// The run is over: persist the record; later completions of it are ignored.
-    case runFinished(RunRecord)
+    indirect case runFinished(RunRecord)
     /// Persist this retry of a failed run, which the engine already filed (the app's
     /// ``RetryPolicy``; it comes before the run's `.runFinished`, so the retry is on disk
     /// before the failure count that produced it).
-    case retryScheduled(PendingRequest)
+    indirect case retryScheduled(PendingRequest)
     /// Stop the run's work by force (terminate the process group when out of process).
     case terminate(RunID, reason: String)
     /// Read the progress of a continued-processing run and report `.progressSampled`.

@@ -192,27 +192,41 @@ public struct SchedulerEngine: Sendable {
     /// The apps the policies know something of (``policyState(of:)``), in order.
     public var appsWithPolicyState: [AppID] { appStates.keys.sorted() }
 
-    private mutating func appState(_ app: AppID, at now: Date) -> AppPolicyState {
-        if let state = appStates[app] { return state }
-        let state = AppPolicyState(
+    /// A new app's policy state, as judged at `now`: nothing learned yet.
+    private func newAppState(_ app: AppID, at now: Date) -> AppPolicyState {
+        AppPolicyState(
             backgroundRefreshEnabled: apps[app]?.backgroundRefreshEnabled ?? true,
             usage: UsageModel(createdAt: now, configuration: usageConfiguration)
         )
+    }
+
+    /// Changes the policy state of `app` (made first, at `now`, when it has none) where the
+    /// engine keeps it. In place, not taken out and written back: a copy shares its tables
+    /// (the usage model's, the throttle's, the ledger's) with the one kept, so every table a
+    /// change touched would be copied whole first, at every launch, foreground and
+    /// submission.
+    @discardableResult
+    private mutating func changeAppState<Result>(_ app: AppID, at now: Date, _ change: (inout AppPolicyState) -> Result) -> Result {
+        // Through the values' index: the dictionary's optional subscript would move the
+        // state out and back in, two copies of its bytes.
+        if let index = appStates.index(forKey: app) { return change(&appStates.values[index]) }
+        var state = newAppState(app, at: now)
+        let result = change(&state)
         appStates[app] = state
-        return state
+        return result
     }
 
     /// Counts what a finished run of `app` cost against its daily energy budget. Not an
     /// event: it changes no pending request now, only the next judgement of the app's.
     public mutating func recordEnergy(_ joules: Double, for app: AppID, at now: Date) {
-        var state = appState(app, at: now)
-        let day = state.usage.localDay(of: now)
-        if state.energyDay != day {
-            state.energyDay = day
-            state.energyUsed = 0
+        changeAppState(app, at: now) { state in
+            let day = state.usage.localDay(of: now)
+            if state.energyDay != day {
+                state.energyDay = day
+                state.energyUsed = 0
+            }
+            state.energyUsed += joules
         }
-        state.energyUsed += joules
-        appStates[app] = state
     }
 
     /// Restores what the policies learned of an app (usage history, throttle) from storage.
@@ -226,11 +240,12 @@ public struct SchedulerEngine: Sendable {
     /// `now` (the clock was set back) counts as `now`, so the limit holds no longer than
     /// one interval from here.
     public mutating func restoreLastLaunch(_ instant: Date, of app: AppID, at now: Date) {
-        var state = appState(app, at: now)
         let instant = min(instant, now)
-        guard state.lastLaunch.map({ $0 < instant }) ?? true else { return }
-        state.recordLaunch(at: instant, now: now, refreshesAllowed: refreshesAllowed(conditions))
-        appStates[app] = state
+        let allowed = refreshesAllowed(conditions)
+        changeAppState(app, at: now) { state in
+            guard state.lastLaunch.map({ $0 < instant }) ?? true else { return }
+            state.recordLaunch(at: instant, now: now, refreshesAllowed: allowed)
+        }
     }
 
     /// What the engine knows of `app`.
@@ -567,15 +582,13 @@ public struct SchedulerEngine: Sendable {
             report(index.releaseHeldForDevice(conditions: newConditions), into: &effects)
             expireRunsWhoseConditionsFailed(at: now, into: &effects)
         case .appForegrounded(let app):
-            var state = appState(app, at: now)
-            state.usage.recordForeground(at: now)
-            state.forceQuit = false
-            appStates[app] = state
+            changeAppState(app, at: now) { state in
+                state.usage.recordForeground(at: now)
+                state.forceQuit = false
+            }
             report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         case .appForceQuit(let app):
-            var state = appState(app, at: now)
-            state.forceQuit = true
-            appStates[app] = state
+            changeAppState(app, at: now) { $0.forceQuit = true }
         case .requestCancelled(let key):
             _ = index.remove(key)
         case .allRequestsCancelled(let app):
@@ -646,10 +659,11 @@ public struct SchedulerEngine: Sendable {
                     for (otherID, other) in runs where other.record.request.app == key.app && other.record.startedAt == startedAt {
                         runs[otherID]?.previousLaunch = run.previousLaunch
                     }
-                } else if var state = appStates[key.app] {
-                    if state.lastLaunch == startedAt { state.lastLaunch = run.previousLaunch }
-                    state.launchLedger?.forget(startedAt)
-                    appStates[key.app] = state
+                } else if appStates[key.app] != nil {
+                    changeAppState(key.app, at: now) { state in
+                        if state.lastLaunch == startedAt { state.lastLaunch = run.previousLaunch }
+                        state.launchLedger?.forget(startedAt)
+                    }
                 }
             }
             report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
@@ -676,9 +690,10 @@ public struct SchedulerEngine: Sendable {
     /// Files an accepted submission (the app's, or a retry): counted by the throttle,
     /// replaces a pending request with the same key.
     private mutating func file(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
-        var state = appState(request.app, at: now)
-        state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: lastRunStart[request.key], at: now)
-        appStates[request.app] = state
+        let previousRun = lastRunStart[request.key]
+        changeAppState(request.app, at: now) { state in
+            state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: previousRun, at: now)
+        }
         nextSequence += 1
         index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
         if let location = index.location(of: request.key) {
@@ -694,18 +709,18 @@ public struct SchedulerEngine: Sendable {
     private mutating func retry(after finished: RunRecord, at now: Date) -> PendingRequest? {
         let key = finished.request.key
         guard let policy = retryPolicies[key] else { return nil }
-        var state = appState(key.app, at: now)
         if finished.outcome == .success {
-            if state.retryAttempts?[key.identifier] != nil {
-                state.retryAttempts?[key.identifier] = nil
-                appStates[key.app] = state
+            changeAppState(key.app, at: now) { state in
+                if state.retryAttempts?[key.identifier] != nil { state.retryAttempts?[key.identifier] = nil }
             }
             return nil
         }
-        let attempt = (state.retryAttempts?[key.identifier] ?? 0) + 1
-        state.retryAttempts = state.retryAttempts ?? [:]
-        state.retryAttempts?[key.identifier] = attempt
-        appStates[key.app] = state
+        let attempt = changeAppState(key.app, at: now) { state in
+            let attempt = (state.retryAttempts?[key.identifier] ?? 0) + 1
+            state.retryAttempts = state.retryAttempts ?? [:]
+            state.retryAttempts?[key.identifier] = attempt
+            return attempt
+        }
         guard index.location(of: key) == nil, let delay = policy.delay(afterFailedAttempt: attempt) else { return nil }
         var request = finished.request
         request.earliestBeginDate = now.addingTimeInterval(delay)
@@ -803,7 +818,9 @@ public struct SchedulerEngine: Sendable {
         var released: Set<AppID> = []
         var wakeReleased = false
         while lastWake == now {
-            let apps = appsLaunchedAtLastWake.subtracting(released).filter { index.hasDeferred(of: $0) }
+            // A loop, not a filter: a closure would capture (copy) the whole index.
+            var apps: [AppID] = []
+            for app in appsLaunchedAtLastWake where !released.contains(app) && index.hasDeferred(of: app) { apps.append(app) }
             let wakeHeld = !wakeReleased && index.hasHeldUntilWake
             guard wakeHeld || !apps.isEmpty else { break }
             report(held, into: &effects)
@@ -843,19 +860,17 @@ public struct SchedulerEngine: Sendable {
             case .held(let policy, let blockingWait):
                 wait = blockingWait ?? .deviceChange
                 heldBy = policy
-            case .evaluated(let evaluation):
-                if evaluation.proceeds {
-                    index.remove(request.key)
-                    report(held, into: &effects)
-                    held.removeAll()
-                    launch(request, evaluation: evaluation, at: now, into: &effects)
-                    continue
-                }
-                wait = evaluation.wait
+            case .proceeds(let evaluation):
+                index.remove(request.key)
+                report(held, into: &effects)
+                held.removeAll()
+                launch(request, evaluation: evaluation, at: now, into: &effects)
+                continue
+            case .weighedHeld(let weighedWait, let blocking):
+                wait = weighedWait
                 // Named only where something reads it (a trace): a string per held request
                 // is no cost a fleet or a year without a trace should pay.
                 if configuration.explainsLaunches {
-                    let blocking = evaluation.blocking.map(\.policy)
                     heldBy = blocking.isEmpty ? "a low score" : blocking.joined(separator: " and ")
                 }
             }
@@ -927,10 +942,14 @@ public struct SchedulerEngine: Sendable {
     /// Teaches every app the engine knows something of the device's history (`lesson` on
     /// its usage model) and counts it in ``networkHistoryRecorded``, so the driver saves them.
     private mutating func teachEveryApp(at now: Date, _ lesson: (inout UsageModel) -> Void) {
+        var taught: UsageModel?
         for app in Set(apps.keys).union(appStates.keys).sorted() {
-            var state = appState(app, at: now)
-            lesson(&state.usage)
-            appStates[app] = state
+            changeAppState(app, at: now) { state in
+                lesson(&state.usage)
+                // Apps with the same device history share its shares' memo (per hour).
+                if let taught { state.usage.shareLossMemo(with: taught) }
+                taught = state.usage
+            }
         }
         networkHistoryRecorded += 1
     }
@@ -958,8 +977,12 @@ public struct SchedulerEngine: Sendable {
     /// conditions or the rules changed).
     private mutating func updateLedgers(at now: Date) {
         let allowed = refreshesAllowed(conditions)
-        for index in appStates.indices where appStates.values[index].launchLedger != nil {
-            appStates.values[index].launchLedger?.refreshesAllowed(allowed, at: now)
+        // Index by index, not over `indices`: that view would hold the dictionary while it
+        // is changed, and the first change would copy every app's state.
+        var index = appStates.startIndex
+        while index != appStates.endIndex {
+            if appStates.values[index].launchLedger != nil { appStates.values[index].launchLedger?.refreshesAllowed(allowed, at: now) }
+            appStates.formIndex(after: &index)
         }
     }
 
@@ -991,10 +1014,7 @@ public struct SchedulerEngine: Sendable {
     private func policyContext(
         for request: PendingRequest, eligibleSince: Date, readySince: Date?, nextPlannedWake: Date?, at now: Date
     ) -> PolicyContext {
-        let state = appStates[request.app] ?? AppPolicyState(
-            backgroundRefreshEnabled: apps[request.app]?.backgroundRefreshEnabled ?? true,
-            usage: UsageModel(createdAt: now, configuration: usageConfiguration)
-        )
+        let state = appStates[request.app] ?? newAppState(request.app, at: now)
         return PolicyContext(
             request: request,
             now: now,
@@ -1048,9 +1068,8 @@ public struct SchedulerEngine: Sendable {
         if lastRunStart.count >= lastRunStartPruneAt { pruneLastRunStarts(at: now) }
         if request.kind != .continuedProcessing {
             appsLaunchedAtLastWake.insert(request.app)
-            var state = appState(request.app, at: now)
-            state.recordLaunch(at: now, now: now, refreshesAllowed: refreshesAllowed(conditions))
-            appStates[request.app] = state
+            let allowed = refreshesAllowed(conditions)
+            changeAppState(request.app, at: now) { $0.recordLaunch(at: now, now: now, refreshesAllowed: allowed) }
         }
         if request.kind == .continuedProcessing {
             deadlines.update(runID, priority: nextProgressCheck(after: now, budgetDeadline: budgetDeadline))
@@ -1100,10 +1119,10 @@ public struct SchedulerEngine: Sendable {
         let finishedAt = effects.count
         effects.append(.runFinished(finished))
         if finished.request.kind != .continuedProcessing {
-            var state = appState(key.app, at: now)
-            state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
-            if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
-            appStates[key.app] = state
+            changeAppState(key.app, at: now) { state in
+                state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+                if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
+            }
         }
         report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
         if !retryPolicies.isEmpty, let retry = retry(after: finished, at: now) {

@@ -25,7 +25,12 @@ public struct PolicyEvaluation: Hashable, Sendable {
     /// only when every blocking verdict says so); a low score waits for the device.
     public var wait: PolicyWait? {
         guard !proceeds else { return nil }
-        let waits = blocking.compactMap(\.wait)
+        return Self.wait(ofBlocking: blocking.compactMap(\.wait))
+    }
+
+    /// ``wait`` of a judgement that does not proceed, from the waits its blocking decisions
+    /// name (in any order).
+    static func wait(ofBlocking waits: [PolicyWait]) -> PolicyWait {
         if waits.isEmpty { return .deviceChange }
         if waits.contains(.capacity) && waits.count == 1 { return .capacity }
         if waits.contains(.appChange) { return .appChange }
@@ -153,31 +158,88 @@ public struct PolicySet: Sendable {
     public func judge(_ context: PolicyContext, rationales: Bool = true) -> Judgement {
         var context = context
         context.configuration = configuration
-        return judge(configured: context, rationales: rationales)
+        switch judge(configured: context, rationales: rationales) {
+        case .held(let policy, let wait): return .held(policy: policy, wait: wait)
+        case .proceeds(let evaluation): return .evaluated(evaluation)
+        case .weighedHeld:
+            // The bare evaluation, as the launch loop weighed it.
+            return .evaluated(evaluation(of: policies.indices.map { index in
+                let (verdict, wait) = policies[index].verdict(context)
+                return PolicyDecision(policy: policyNames[index], verdict: verdict, rationale: "", wait: wait)
+            }))
+        }
     }
 
-    /// ``judge(_:rationales:)`` of a context whose configuration is already this set's
-    /// (the engine's own contexts): one copy of the context fewer per judgement.
-    func judge(configured context: PolicyContext, rationales: Bool = true) -> Judgement {
-        // Policies judge from their arguments alone, so a quick verdict is also the
-        // policy's verdict in the full pass: kept, not asked for twice.
-        var quickVerdicts: [(verdict: PolicyVerdict, wait: PolicyWait?)] = []
-        quickVerdicts.reserveCapacity(quickIndices.count)
-        for index in quickIndices {
-            let (verdict, wait) = policies[index].verdict(context)
-            if verdict == .mustNotProceed { return .held(policy: policyNames[index], wait: wait) }
-            quickVerdicts.append((verdict, wait))
+    /// What the engine's launch loop makes of a judgement (``judge(configured:rationales:)``).
+    enum LoopJudgement {
+        /// A policy holds the request (the first one met, in the quick order), until `wait`.
+        case held(policy: String, wait: PolicyWait?)
+        /// Weighed and held until `wait` (``PolicyEvaluation/wait``): by the policies named
+        /// in `blocking` (in the evaluation's order; none for a low score), named only when
+        /// rationales are asked for.
+        case weighedHeld(wait: PolicyWait, blocking: [String])
+        /// Weighed and let through: the evaluation the launch carries.
+        case proceeds(PolicyEvaluation)
+    }
+
+    /// ``judge(_:rationales:)`` of a context whose configuration is already this set's (the
+    /// engine's own contexts): one copy of the context fewer per judgement, and no
+    /// evaluation built for a request that stays held. The bare verdicts are weighed where
+    /// they are gathered (on the stack): most judgements hold a request, and building,
+    /// ordering and dropping sixteen decisions for each was a tenth of a long simulation.
+    func judge(configured context: PolicyContext, rationales: Bool = true) -> LoopJudgement {
+        let count = policies.count
+        return withUnsafeTemporaryAllocation(of: (verdict: PolicyVerdict, wait: PolicyWait?).self, capacity: count) { verdicts in
+            // Policies judge from their arguments alone, so a quick verdict is also the
+            // policy's verdict in the full pass: kept, not asked for twice.
+            var asked = 0
+            for index in quickIndices {
+                let (verdict, wait) = policies[index].verdict(context)
+                if verdict == .mustNotProceed { return .held(policy: policyNames[index], wait: wait) }
+                (verdicts.baseAddress! + index).initialize(to: (verdict, wait))
+                asked += 1
+            }
+            for index in 0..<count where quickSlots[index] < 0 {
+                (verdicts.baseAddress! + index).initialize(to: policies[index].verdict(context))
+                asked += 1
+            }
+            assert(asked == count)
+            // As ``evaluation(of:)`` weighs them, in the set's order.
+            var weighted = 0.0
+            var total = 0.0
+            var blocks = false
+            var mustProceed = false
+            let weighsAlike = configuration.weights.isEmpty
+            for index in 0..<count {
+                switch verdicts[index].verdict {
+                case .canProceed(let score):
+                    let weight = weighsAlike ? 1 : configuration.weight(of: policyNames[index])
+                    weighted += weight * min(1, max(0, score))
+                    total += weight
+                case .mustNotProceed: blocks = true
+                case .mustProceed: mustProceed = true
+                }
+            }
+            let score = total > 0 ? weighted / total : 1
+            guard !blocks, mustProceed || score >= configuration.threshold else {
+                var waits: [PolicyWait] = []
+                var blocking: [String] = []
+                for index in 0..<count where verdicts[index].verdict == .mustNotProceed {
+                    if let wait = verdicts[index].wait { waits.append(wait) }
+                    if rationales { blocking.append(policyNames[index]) }
+                }
+                if rationales, !namesAreDistinct {
+                    // Names shared by several policies: in the evaluation's own order.
+                    blocking = evaluation(of: (0..<count).map { PolicyDecision(policy: policyNames[$0], verdict: verdicts[$0].verdict, rationale: "", wait: verdicts[$0].wait) })
+                        .blocking.map(\.policy)
+                }
+                return .weighedHeld(wait: PolicyEvaluation.wait(ofBlocking: waits), blocking: blocking)
+            }
+            guard rationales else {
+                return .proceeds(evaluation(of: (0..<count).map { PolicyDecision(policy: policyNames[$0], verdict: verdicts[$0].verdict, rationale: "", wait: verdicts[$0].wait) }))
+            }
+            return .proceeds(evaluation(of: policies.map { $0.evaluate(context) }))
         }
-        var decisions: [PolicyDecision] = []
-        decisions.reserveCapacity(policies.count)
-        for index in policies.indices {
-            let slot = quickSlots[index]
-            let (verdict, wait) = slot >= 0 ? quickVerdicts[slot] : policies[index].verdict(context)
-            decisions.append(PolicyDecision(policy: policyNames[index], verdict: verdict, rationale: "", wait: wait))
-        }
-        let bare = evaluation(of: decisions)
-        guard rationales, bare.proceeds else { return .evaluated(bare) }
-        return .evaluated(evaluation(of: policies.map { $0.evaluate(context) }))
     }
 
     /// Weighs every policy for `context` (whose configuration is replaced by this set's).

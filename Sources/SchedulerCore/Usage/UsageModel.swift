@@ -106,6 +106,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// change (not at every foreground, as the likelihoods are: the shares do not depend on
     /// the launches).
     private var sharesMemo = LikelihoodMemo()
+    /// The plan's latest bisections (``budgetScale(_:)``), by their questions: an app's
+    /// refresh is judged when it comes due and again at the instant placed, often within
+    /// the same hour, on the same numbers. Never emptied: an answer depends on its question
+    /// alone.
+    private var budgetScales = BudgetScaleMemo()
 
     /// Creates an empty model: nothing observed yet, processing allowed for the first 7
     /// days (see "An app that is never used").
@@ -287,6 +292,17 @@ public struct UsageModel: Sendable, Codable, Hashable {
         hoursAtThreshold(lossShares(at: now))
     }
 
+    /// Takes `other`'s memo of network-loss and device-hold shares when both models hold
+    /// the same evidence for them (the same losses, holds, start of observation and
+    /// configuration): the engine teaches every app the device's losses and holds together,
+    /// and the apps then work the shares out once an hour between them, not once each. Any
+    /// later change to either model's evidence gives it a memo of its own again.
+    mutating func shareLossMemo(with other: UsageModel) {
+        guard networkLosses == other.networkLosses, deviceHolds == other.deviceHolds,
+              observedSince == other.observedSince, configuration == other.configuration else { return }
+        sharesMemo = other.sharesMemo
+    }
+
     /// ``networkLossShare(hourOfWeek:at:)`` of every hour of the week.
     private func lossShares(at now: Date) -> [Double] { shares(.networkLossShares, of: networkLosses, at: now) }
     /// ``deviceHoldShare(hourOfWeek:at:)`` of every hour of the week.
@@ -413,7 +429,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// weeks).
     public func launchOnset(hourOfWeek: Int, at now: Date) -> TimeInterval {
         guard weightsAsOf != nil, LocalWeek.isRepresentable(now) else { return 0 }
-        return launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: hourOfWeek)), evidence: onsetEvidenceInEpoch(at: now))
+        return Self.launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: hourOfWeek)), evidence: onsetEvidenceInEpoch(at: now), table: onsetTable)
     }
 
     /// ``launchOnsetEvidence`` in the weights' epoch: the minute weights are kept as of
@@ -425,26 +441,57 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 
     /// The onset of hour-of-day pool `pool` (see ``launchOnset(hourOfWeek:at:)``), with the
-    /// evidence threshold `evidence` in the weights' epoch.
-    private func launchOnset(pool: Int, evidence: Double) -> TimeInterval {
-        let slots = Self.slotsPerHour
-        let sameKind = pool * slots
-        let otherKind = ((pool + 24) % 48) * slots
-        var kindTotal = 0.0
-        var otherTotal = 0.0
-        for slot in 0..<slots {
-            kindTotal += launchMinuteWeights[sameKind + slot]
-            otherTotal += launchMinuteWeights[otherKind + slot]
-        }
+    /// evidence threshold `evidence` in the weights' epoch, from the model's `table`
+    /// (``onsetTable``): the hour's own kind of days while they weigh `evidence` or more,
+    /// else every day, while those do; else the hour's start.
+    private static func launchOnset(pool: Int, evidence: Double, table: [Double]) -> TimeInterval {
+        let entry = pool * onsetTableStride
+        let kindTotal = table[entry]
         let pooled = kindTotal < evidence
-        let total = pooled ? kindTotal + otherTotal : kindTotal
+        let total = pooled ? kindTotal + table[entry + 1] : kindTotal
         guard total >= evidence, total > 0 else { return 0 }
-        var cumulative = 0.0
-        for slot in 0..<slots {
-            cumulative += launchMinuteWeights[sameKind + slot] + (pooled ? launchMinuteWeights[otherKind + slot] : 0)
-            if cumulative >= Self.launchOnsetShare * total { return Double(slot) * Self.slotLength }
+        return table[entry + (pooled ? 3 : 2)]
+    }
+
+    /// Numbers per pool in ``onsetTable``.
+    private static let onsetTableStride = 4
+
+    /// Per hour-of-day pool (48), what its onset is made of, kept in the likelihood memo
+    /// until the launches change (not per hour: it does not age, only the evidence
+    /// threshold does, and that is compared at each question): the decayed first launches
+    /// of its own kind of days and of the other kind, the slot by which
+    /// ``launchOnsetShare`` of its own kind's had come, and that of every day's. The plan
+    /// asks for 26 hours' onsets at every judgement of a refresh.
+    private var onsetTable: [Double] {
+        likelihoodMemo.table(.onsets, forHour: .min) {
+            let slots = Self.slotsPerHour
+            var table = [Double](repeating: 0, count: 48 * Self.onsetTableStride)
+            for pool in 0..<48 {
+                let sameKind = pool * slots
+                let otherKind = ((pool + 24) % 48) * slots
+                var kindTotal = 0.0
+                var otherTotal = 0.0
+                for slot in 0..<slots {
+                    kindTotal += launchMinuteWeights[sameKind + slot]
+                    otherTotal += launchMinuteWeights[otherKind + slot]
+                }
+                // The slot by which the share of `total` had come (0: none reached it).
+                func onset(pooled: Bool, total: Double) -> Double {
+                    var cumulative = 0.0
+                    for slot in 0..<slots {
+                        cumulative += launchMinuteWeights[sameKind + slot] + (pooled ? launchMinuteWeights[otherKind + slot] : 0)
+                        if cumulative >= Self.launchOnsetShare * total { return Double(slot) * Self.slotLength }
+                    }
+                    return 0
+                }
+                let entry = pool * Self.onsetTableStride
+                table[entry] = kindTotal
+                table[entry + 1] = otherTotal
+                table[entry + 2] = onset(pooled: false, total: kindTotal)
+                table[entry + 3] = onset(pooled: true, total: kindTotal + otherTotal)
+            }
+            return table
         }
-        return 0
     }
 
     /// The share of an hour's first launches that come before its onset
@@ -577,6 +624,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
             var totalObserved = 0.0
             var ageFactor = 1.0
             var bucket = LocalWeek.hourOfWeek(ofHour: nowHour)
+            // The bucket's hour of the day, stepped down with it (no division per hour).
+            var hourOfDay = bucket % 24
+            let launchWeights = self.launchWeights
             for back in 0..<hours {
                 // Hour `nowHour − back` is the latest occurrence of `bucket` to have begun.
                 var latest = nowHour - back
@@ -591,7 +641,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                     let opened = launchWeights[bucket] * launchedFactor
                     observed[bucket] = seen
                     launched[bucket] = opened
-                    let pool = Self.pool(ofBucket: bucket)
+                    let pool = (bucket >= 5 * 24 ? 24 : 0) + hourOfDay  // Self.pool(ofBucket:)
                     poolObserved[pool] += seen
                     poolLaunched[pool] += opened
                     totalObserved += seen
@@ -599,9 +649,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 }
                 ageFactor *= hourDecay
                 bucket = bucket == 0 ? hours - 1 : bucket - 1
+                hourOfDay = hourOfDay == 0 ? 23 : hourOfDay - 1
             }
-            var result = [Double](repeating: 0, count: hours)
-            guard totalObserved > 0 else { return result }
+            guard totalObserved > 0 else { return [Double](repeating: 0, count: hours) }
             let overall = min(1, totalLaunched / totalObserved)
             // Each kind of day's launch rate (pools 0..<24 weekdays, 24..<48 the weekend).
             func kindRate(_ pools: Range<Int>) -> Double {
@@ -624,13 +674,19 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 sameKindByPool[kind] = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
             }
             let k = Self.dailyPatternPriorWeeks
-            result.withUnsafeMutableBufferPointer { result in
-                for bucket in 0..<hours {
-                    let sameKind = sameKindByPool[Self.pool(ofBucket: bucket)]
-                    result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
+            return [Double](unsafeUninitializedCapacity: hours) { result, count in
+                // Day by day, hour by hour: bucket = 24 · day + hour, its pool the hour of a
+                // weekday (days 0 ... 4) or of the weekend.
+                for day in 0..<7 {
+                    let pools = day >= 5 ? 24 : 0
+                    for hour in 0..<24 {
+                        let bucket = day * 24 + hour
+                        let sameKind = sameKindByPool[pools + hour]
+                        result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
+                    }
                 }
+                count = hours
             }
-            return result
         }
     }
 
@@ -831,46 +887,64 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let spacing = max(cadence, scale / roots[index])
             return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
         }
-        // refreshes(scale) falls as scale grows (by steps, and not strictly: an hour that
-        // drops out splits a stretch in two): bisect for a scale that spends the budget.
-        func refreshes(_ scale: Double) -> Double {
-            // What the placement places over the day at this scale, as
-            // ``preferredRefreshTime`` places it (with the mean lead), not the hours' shares
-            // of it: a stretch of hours that get refreshes begins with one in the lead before
-            // it (the content is old by then), then one a spacing apart. Counting shares
-            // (3600 / spacing an hour) missed the first refresh of every stretch, and the day
-            // spent more than its budget.
-            var last = -Double.infinity
-            var count = 0.0
-            func place(from start: Double, to stop: Double, every spacing: Double?) {
-                guard let spacing else { return }
-                var at = max(start, last + spacing)
-                while at < stop {
-                    count += 1
-                    last = at
-                    at += spacing
+        guard cadence * (countedRoots[1...24].max() ?? 0) > 0 else { return nil }
+        let evidence = onsetEvidenceInEpoch(at: now)
+        let onsetTable = self.onsetTable
+        let onsets = (-1..<25).map { Self.launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: first + $0)), evidence: evidence, table: onsetTable) }
+        // The count of placed refreshes is a whole number, so the budget's whole part alone
+        // decides the bisection.
+        let question = BudgetScaleQuestion(
+            roots: countedRoots, onsets: onsets, cadence: cadence, lead: lead,
+            maximumSpacing: configuration.maximumRefreshSpacing, budget: budget.rounded(.down))
+        let high = budgetScales.scale(for: question) { Self.budgetScale(question) }
+        // Never closer than the square-root rule's own cost puts them: an app opened once a
+        // week is not worth its whole budget.
+        let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
+        var placedOnsets = onsets
+        for index in lossHours { placedOnsets[index] = 0 }
+        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale, roots: roots) }, onsets: placedOnsets)
+    }
+
+    /// What the plan's bisection answers (``budgetScale(_:)``): every number it reads.
+    struct BudgetScaleQuestion: Equatable, Sendable {
+        /// The square roots of the relative hours −1 ... 24's likelihoods (at index + 1), as
+        /// the budget counts them.
+        var roots: [Double]
+        /// The onsets of the same hours.
+        var onsets: [TimeInterval]
+        /// The closest spacing the app asks for.
+        var cadence: TimeInterval
+        /// The placement's mean lead.
+        var lead: TimeInterval
+        /// ``UsageModelConfiguration/maximumRefreshSpacing``.
+        var maximumSpacing: TimeInterval
+        /// The refreshes the plan may place over the day (a whole number).
+        var budget: Double
+    }
+
+    /// The smallest scale (to a hundredth of a second) at which the placement spends no more
+    /// than `question`'s budget, or 0 when even every hour at the cadence does not spend it.
+    static func budgetScale(_ question: BudgetScaleQuestion) -> Double {
+        var low = question.cadence * (question.roots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
+        var high = question.maximumSpacing
+        // The hours' stretches do not move with the scale: worked out once, not at each step
+        // of the bisection below.
+        let hourStarts = (0..<24).map { Double($0) * 3600 + question.onsets[$0 + 1] }
+        let hourEnds = (0..<24).map { Double($0 + 1) * 3600 + question.onsets[$0 + 2] }
+        func placesMore(at scale: Double) -> Bool {
+            question.roots.withUnsafeBufferPointer { roots in
+                hourStarts.withUnsafeBufferPointer { hourStarts in
+                    hourEnds.withUnsafeBufferPointer { hourEnds in
+                        Self.placesMore(than: question.budget, at: scale, roots: roots, hourStarts: hourStarts, hourEnds: hourEnds,
+                                        cadence: question.cadence, maximumSpacing: question.maximumSpacing, lead: question.lead)
+                    }
                 }
             }
-            var next = spacing(1, scale: scale)
-            for relative in 0..<24 {
-                let hourStart = Double(relative) * 3600 + onsets[relative + 1]
-                let hourEnd = Double(relative + 1) * 3600 + onsets[relative + 2]
-                let leadStart = hourEnd - lead
-                let own = next
-                next = relative < 23 ? spacing(relative + 2, scale: scale) : nil
-                // As the placement does: a stretch shorter than the lead is all lead.
-                place(from: hourStart, to: leadStart, every: own)
-                place(from: max(hourStart, leadStart), to: hourEnd, every: Self.leadSpacing(own: own, next: next))
-            }
-            return count
         }
-        var low = cadence * (countedRoots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
-        var high = configuration.maximumRefreshSpacing
-        guard low > 0 else { return nil }
-        let evidence = onsetEvidenceInEpoch(at: now)
-        let onsets = (-1..<25).map { launchOnset(pool: Self.pool(ofBucket: LocalWeek.hourOfWeek(ofHour: first + $0)), evidence: evidence) }
-        if refreshes(low) <= budget {
-            high = 0  // the budget does not bind: the square-root rule's own cost decides
+        // The count falls as the scale grows (by steps, and not strictly: an hour that drops
+        // out splits a stretch in two): bisect for a scale that spends the budget.
+        if !placesMore(at: low) {
+            return 0  // the budget does not bind: the square-root rule's own cost decides
         } else {
             // To a hundredth of a second of scale (a spacing is the scale over the root of its
             // hour's likelihood, so a few hundredths at most): finer moves no placement, whose
@@ -878,16 +952,70 @@ public struct UsageModel: Sendable, Codable, Hashable {
             var halvings = 0
             while high - low > 0.01, halvings < 40 {
                 let middle = (low + high) / 2
-                if refreshes(middle) > budget { low = middle } else { high = middle }
+                if placesMore(at: middle) { low = middle } else { high = middle }
                 halvings += 1
             }
         }
-        // Never closer than the square-root rule's own cost puts them: an app opened once a
-        // week is not worth its whole budget.
-        let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
-        var placedOnsets = onsets
-        for index in lossHours { placedOnsets[index] = 0 }
-        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale, roots: roots) }, onsets: placedOnsets)
+        return high
+    }
+
+    /// Whether the placement at `scale` places more than `limit` refreshes over the day
+    /// (``refreshPlan(startingAt:now:requestedInterval:launches:)``'s bisection), as
+    /// ``preferredRefreshTime`` places them (with the mean `lead`), not the hours' shares
+    /// of it: a stretch of hours that get refreshes begins with one in the lead before it
+    /// (the content is old by then), then one a spacing apart. Counting shares (3600 /
+    /// spacing an hour) missed the first refresh of every stretch, and the day spent more
+    /// than its budget. `roots` are the square roots of the relative hours −1 ... 24's
+    /// likelihoods (at index + 1), `hourStarts` and `hourEnds` the stretches of hours 0 ... 23
+    /// (from their onsets). The count only grows, so it stops once past `limit`.
+    ///
+    /// The bisection asks this some twenty times per plan, and plans are made at every
+    /// judgement of a refresh: one tight loop over buffers, an hour without refreshes
+    /// spaced infinitely apart rather than an optional (the spacings and instants are the
+    /// same numbers as an hour-by-hour placement's, so the plans are too).
+    static func placesMore(
+        than limit: Double, at scale: Double, roots: UnsafeBufferPointer<Double>,
+        hourStarts: UnsafeBufferPointer<Double>, hourEnds: UnsafeBufferPointer<Double>,
+        cadence: TimeInterval, maximumSpacing: TimeInterval, lead: TimeInterval
+    ) -> Bool {
+        @inline(__always) func spacing(_ index: Int) -> Double {
+            let root = roots[index]
+            guard root > 0 else { return .infinity }
+            let spacing = max(cadence, scale / root)
+            return spacing <= maximumSpacing ? spacing : .infinity
+        }
+        var last = -Double.infinity
+        var count = 0.0
+        var next = spacing(1)
+        for relative in 0..<24 {
+            let hourStart = hourStarts[relative]
+            let hourEnd = hourEnds[relative]
+            let leadStart = hourEnd - lead
+            let own = next
+            next = relative < 23 ? spacing(relative + 2) : .infinity
+            // As the placement does: a stretch shorter than the lead is all lead. In the
+            // lead, the tighter of the hour's own spacing and the next hour's
+            // (``leadSpacing(own:next:)``).
+            if own < .infinity {
+                var at = max(hourStart, last + own)
+                while at < leadStart {
+                    count += 1
+                    last = at
+                    at += own
+                }
+            }
+            let tighter = min(own, next)
+            if tighter < .infinity {
+                var at = max(max(hourStart, leadStart), last + tighter)
+                while at < hourEnd {
+                    count += 1
+                    last = at
+                    at += tighter
+                }
+            }
+            if count > limit { return true }
+        }
+        return false
     }
 
     /// The spacing in the lead at the end of an hour's stretch (before the next hour's
@@ -1120,6 +1248,9 @@ struct LikelihoodMemo: Sendable, Hashable {
         case networkLossShares
         /// ``UsageModel/deviceHoldShare(hourOfWeek:at:)`` of every hour of the week.
         case deviceHoldShares
+        /// The launch onsets' table (``UsageModel/onsetTable``), under hour `Int.min`: it
+        /// does not change with the hour.
+        case onsets
     }
 
     /// The reference the copies share; its entries behind a mutex, because copies of a model
@@ -1136,6 +1267,35 @@ struct LikelihoodMemo: Sendable, Hashable {
         let table = compute()
         storage.entries.withLock { $0[kind.rawValue] = (hour, table) }
         return table
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
+/// The answers of the refresh plan's latest bisections (``UsageModel/budgetScale(_:)``) by
+/// their questions, shared by the copies of one ``UsageModel`` (an answer depends on its
+/// question alone, so any copy may use any). It takes no part in equality, hashing or coding.
+struct BudgetScaleMemo: Sendable, Hashable {
+    /// How many answers are kept: the latest.
+    static let capacity = 8
+
+    /// The reference the copies share; its entries behind a mutex, because copies of a model
+    /// may be read on several threads.
+    private final class Storage: Sendable {
+        let entries = Mutex<[(question: UsageModel.BudgetScaleQuestion, scale: Double)]>([])
+    }
+    private let storage = Storage()
+
+    /// The answer kept for `question`, else `compute()`'s, kept in place of the oldest.
+    func scale(for question: UsageModel.BudgetScaleQuestion, compute: () -> Double) -> Double {
+        if let kept = storage.entries.withLock({ entries in entries.first { $0.question == question }?.scale }) { return kept }
+        let scale = compute()
+        storage.entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeFirst() }
+            entries.append((question, scale))
+        }
+        return scale
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool { true }

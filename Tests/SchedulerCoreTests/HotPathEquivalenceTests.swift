@@ -42,7 +42,7 @@ private let t0 = F.t0
     /// verdicts and score; one it holds waits for what the evaluation says, named by the
     /// same blocking policies (or a low score), or by the first quick policy that blocks.
     @Test func theLoopsJudgementDecidesAsTheFullEvaluation() throws {
-        var compared = (proceeds: 0, quick: 0, weighed: 0, weighedUntil: 0)
+        var compared = (proceeds: 0, quick: 0, weighed: 0, weighedUntil: 0, lowScore: 0)
         for configuration in Self.configurations {
             let set = PolicySet(configuration: configuration)
             for conditions in Self.conditionsGrid {
@@ -68,6 +68,7 @@ private let t0 = F.t0
                             case .weighedHeld(let wait, let blocking):
                                 compared.weighed += 1
                                 if case .until = wait { compared.weighedUntil += 1 }
+                                if rationales, blocking.isEmpty { compared.lowScore += 1 }
                                 #expect(!full.proceeds, "\(request.identifier) in \(conditions)")
                                 #expect(wait == full.wait)
                                 #expect(blocking == (rationales ? full.blocking.map(\.policy) : []))
@@ -79,8 +80,39 @@ private let t0 = F.t0
             }
         }
         // The grid reaches all three answers (and a weighed hold until an instant, the
-        // usage model's placement), so none of the comparisons above is empty.
-        #expect(compared.proceeds > 0 && compared.quick > 0 && compared.weighed > 0 && compared.weighedUntil > 0, "\(compared)")
+        // usage model's placement, and one by a low score), so none of the comparisons above
+        // is empty.
+        #expect(compared.proceeds > 0 && compared.quick > 0 && compared.weighed > 0 && compared.weighedUntil > 0 && compared.lowScore > 0, "\(compared)")
+    }
+
+    /// A policy of the tests that blocks until `until` under the name it is given.
+    private struct Blocking: SchedulingPolicy {
+        let name: String
+        let until: Date
+        func evaluate(_ context: PolicyContext) -> PolicyDecision {
+            PolicyDecision(policy: name, verdict: .mustNotProceed, rationale: "held by the test", wait: .until(until))
+        }
+    }
+
+    /// Policies that share a name: a weighed hold names its blocking policies in the
+    /// evaluation's own order (by each name's first place), and waits as it does.
+    @Test func aHoldByPoliciesSharingANameNamesThemAsTheEvaluation() {
+        let policies: [any SchedulingPolicy] = [
+            Blocking(name: "twin", until: t0 + 600), AppUsagePolicy(), Blocking(name: "other", until: t0 + 60),
+            Blocking(name: "twin", until: t0 + 900), StarvationPolicy(),
+        ]
+        let set = PolicySet(configuration: PolicyConfiguration(), policies: policies)
+        let context = PolicyContext(
+            request: F.processing(), now: t0, eligibleSince: t0, conditions: .favorable,
+            app: AppPolicyState(usage: UsageModel(createdAt: t0)), configuration: PolicyConfiguration())
+        let full = set.evaluate(context)
+        guard case .weighedHeld(let wait, let blocking) = set.judge(configured: context, rationales: true) else {
+            Issue.record("expected a weighed hold")
+            return
+        }
+        #expect(blocking == full.blocking.map(\.policy))
+        #expect(blocking.count == 3 && Set(blocking) == ["twin", "other"])
+        #expect(wait == full.wait && wait == .until(t0 + 900), "the latest instant a blocking verdict names")
     }
 
     /// The public judgement still hands back the bare evaluation of a request the weighing
@@ -118,7 +150,9 @@ private let t0 = F.t0
         #expect(request.key == RequestKey(app: F.otherApp, identifier: F.refreshID))
         request.identifier = F.otherRefreshID
         #expect(request.key == RequestKey(app: F.otherApp, identifier: F.otherRefreshID))
-        #expect(Set([request, request]).count == 1)
+        let spelledOneWay = F.refresh("com.example.app.caf\u{E9}", app: composed)
+        let spelledTheOther = F.refresh("com.example.app.cafe\u{301}", app: decomposed)
+        #expect(spelledOneWay == spelledTheOther && Set([spelledOneWay, spelledTheOther]).count == 1)
     }
 
     /// The wire and the stores still see a request's app and identifier as two fields, and
@@ -152,6 +186,74 @@ private let t0 = F.t0
         return UsageModel.BudgetScaleQuestion(
             roots: roots ?? shape.map { $0.squareRoot() }, onsets: (-1..<25).map { Double(($0 + 1) % 4) * 300 },
             cadence: 900, lead: 1_200, maximumSpacing: 7_200, budget: budget)
+    }
+
+    /// The placement's count of refreshes over the day at `scale`, hour by hour with optional
+    /// spacings, as the plan counted it before the count became one loop over buffers.
+    private static func referenceCount(_ question: UsageModel.BudgetScaleQuestion, scale: Double) -> Double {
+        func spacing(_ index: Int) -> Double? {
+            guard index >= 0, index < question.roots.count, question.roots[index] > 0 else { return nil }
+            let spacing = max(question.cadence, scale / question.roots[index])
+            return spacing <= question.maximumSpacing ? spacing : nil
+        }
+        var last = -Double.infinity
+        var count = 0.0
+        func place(from start: Double, to stop: Double, every spacing: Double?) {
+            guard let spacing else { return }
+            var at = max(start, last + spacing)
+            while at < stop {
+                count += 1
+                last = at
+                at += spacing
+            }
+        }
+        var next = spacing(1)
+        for relative in 0..<24 {
+            let hourStart = Double(relative) * 3600 + question.onsets[relative + 1]
+            let hourEnd = Double(relative + 1) * 3600 + question.onsets[relative + 2]
+            let leadStart = hourEnd - question.lead
+            let own = next
+            next = relative < 23 ? spacing(relative + 2) : nil
+            place(from: hourStart, to: leadStart, every: own)
+            place(from: max(hourStart, leadStart), to: hourEnd, every: UsageModel.leadSpacing(own: own, next: next))
+        }
+        return count
+    }
+
+    /// The loop over buffers counts as the hour-by-hour placement did, on hours with no
+    /// likelihood, hours whose spacing passes the longest allowed, and stretches shorter
+    /// than the lead (an onset late in its hour and an early one in the next).
+    @Test func theBufferedCountCountsAsTheHourByHourPlacement() {
+        let shapes: [[Double]] = [
+            (-1..<25).map { hour in [7, 8, 12, 18, 19, 20].contains((hour + 24) % 24) ? 0.8 : 0 },
+            (-1..<25).map { hour in 0.01 + 0.04 * Double((hour + 24) % 24) },  // from far apart to close
+            (-1..<25).map { hour in hour % 3 == 0 ? 1 : 0.002 },
+        ]
+        let onsetPatterns: [[Double]] = [
+            Array(repeating: 0, count: 26),
+            (-1..<25).map { hour in hour % 2 == 0 ? 3_300 : 0 },  // stretches of 300 s and of 6,900 s
+            (-1..<25).map { hour in Double(((hour + 24) * 7) % 12) * 300 },
+        ]
+        var compared = 0
+        for shape in shapes {
+            for onsets in onsetPatterns {
+                for lead in [0.0, 1_200, 3_600] {
+                    let question = UsageModel.BudgetScaleQuestion(
+                        roots: shape.map { $0.squareRoot() }, onsets: onsets, cadence: 900, lead: lead, maximumSpacing: 7_200, budget: 0)
+                    for scale in stride(from: 100.0, through: 12_000, by: 97.3) {
+                        let count = Self.referenceCount(question, scale: scale)
+                        for limit in Set([count - 1, count, max(0, count - 5), count + 2]) where limit >= 0 {
+                            let more = question.roots.withUnsafeBufferPointer { roots in
+                                Self.placesMore(question, budget: limit, scale: scale, roots: roots)
+                            }
+                            #expect(more == (count > limit), "scale \(scale), lead \(lead), limit \(limit), count \(count)")
+                            compared += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(compared > 1_000)
     }
 
     /// The count the bisection compares is a whole number, so a budget and its whole part
@@ -202,7 +304,7 @@ private let t0 = F.t0
     /// Apps taught the same losses share one memo of their shares; one that then learns a
     /// loss of its own answers as a model that never shared, and so does one that shared
     /// nothing because its history differs.
-    @Test func aSharedSharesMemoNeverAnswersForADifferentHistory() {
+    @Test func aSharedSharesMemoNeverAnswersForADifferentHistory() throws {
         let created = t0 - 30 * 86_400
         var first = UsageModel(createdAt: created)
         var second = UsageModel(createdAt: created)
@@ -223,7 +325,8 @@ private let t0 = F.t0
         let firstShares = hours.map { first.networkLossShare(hourOfWeek: $0, at: now) }
         #expect(firstShares.contains { $0 >= UsageModel.networkLossShareThreshold }, "the daily loss is learned")
         #expect(hours.map { second.networkLossShare(hourOfWeek: $0, at: now) } == firstShares)
-        #expect(hours.map { opened.networkLossShare(hourOfWeek: $0, at: now) } == hours.map { Self.fresh(like: opened).networkLossShare(hourOfWeek: $0, at: now) })
+        let openedAlone = try Self.fresh(like: opened)
+        #expect(hours.map { opened.networkLossShare(hourOfWeek: $0, at: now) } == hours.map { openedAlone.networkLossShare(hourOfWeek: $0, at: now) })
         // The second learns one more loss, in an hour the first never lost: its memo is its own.
         let extra = now - 2 * 3600
         second.recordNetworkLoss(at: extra)
@@ -233,7 +336,7 @@ private let t0 = F.t0
     }
 
     /// A model with the same evidence and a memo of its own (by coding it and reading it back).
-    private static func fresh(like model: UsageModel) -> UsageModel {
-        (try? JSONDecoder().decode(UsageModel.self, from: JSONEncoder().encode(model))) ?? model
+    private static func fresh(like model: UsageModel) throws -> UsageModel {
+        try JSONDecoder().decode(UsageModel.self, from: JSONEncoder().encode(model))
     }
 }

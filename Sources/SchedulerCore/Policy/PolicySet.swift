@@ -186,9 +186,13 @@ public struct PolicySet: Sendable {
     /// engine's own contexts): one copy of the context fewer per judgement, and no
     /// evaluation built for a request that stays held. The bare verdicts are weighed where
     /// they are gathered (on the stack): most judgements hold a request, and building,
-    /// ordering and dropping sixteen decisions for each was a tenth of a long simulation.
+    /// ordering and dropping every policy's decision for each was a tenth of a long
+    /// simulation.
     func judge(configured context: PolicyContext, rationales: Bool = true) -> LoopJudgement {
         let count = policies.count
+        // The buffer is never deinitialized (and a quick hold leaves it partly filled): sound
+        // only while a verdict and a wait are plain values, holding no reference.
+        assert(_isPOD((verdict: PolicyVerdict, wait: PolicyWait?).self), "verdicts must stay plain values")
         return withUnsafeTemporaryAllocation(of: (verdict: PolicyVerdict, wait: PolicyWait?).self, capacity: count) { verdicts in
             // Policies judge from their arguments alone, so a quick verdict is also the
             // policy's verdict in the full pass: kept, not asked for twice.

@@ -97,14 +97,15 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
     /// start, at most ``networkStayMemory`` of them (the oldest go first).
     var networkStays: [NetworkStay] = []
-    /// The likelihood table and the network-loss shares of the latest hour asked about (see
-    /// ``likelihoods(at:)``); replaced by an empty one whenever the evidence or the
-    /// configuration changes.
+    /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``), and
+    /// the launch onsets' table (``onsetTable``, for any hour); replaced by an empty one
+    /// whenever the evidence or the configuration changes.
     private var likelihoodMemo = LikelihoodMemo()
     /// The network-loss and device-hold shares of the latest hour asked about; replaced by an
     /// empty one when the losses, the holds, the start of observation or the configuration
     /// change (not at every foreground, as the likelihoods are: the shares do not depend on
-    /// the launches).
+    /// the launches). May be another app's model's, when both hold the same evidence for
+    /// them (``shareLossMemo(with:)``).
     private var sharesMemo = LikelihoodMemo()
     /// The plan's latest bisections (``budgetScale(_:)``), by their questions: an app's
     /// refresh is judged when it comes due and again at the instant placed, often within
@@ -1233,8 +1234,10 @@ public struct UsageModel: Sendable, Codable, Hashable {
     }
 }
 
-/// The likelihood table and the network-loss shares of one hour, shared by the copies of one
-/// ``UsageModel``.
+/// Tables a ``UsageModel`` works out from its evidence (the likelihoods or the network-loss
+/// and device-hold shares of one hour, the onsets' table), shared by the copies of one
+/// model, and a shares memo by models that hold the same losses and holds
+/// (``UsageModel/shareLossMemo(with:)``).
 ///
 /// A copy shares its original's memo, which is right because every change to the evidence
 /// or the configuration gives the changed model a new, empty memo: the models sharing one

@@ -155,6 +155,28 @@ private let t0 = F.t0
         #expect(spelledOneWay == spelledTheOther && Set([spelledOneWay, spelledTheOther]).count == 1)
     }
 
+    /// Sets and dictionaries hash a key by its kept hash value mixed with their seed: equal
+    /// keys alike under every seed, the seed moving every key, and tables of many keys
+    /// finding each one (and nothing else).
+    @Test func tablesHashKeysByTheirKeptValue() {
+        let composed = AppID("com.example.caf\u{E9}")
+        let decomposed = AppID("com.example.cafe\u{301}")
+        for seed in [0, 1, -1, 0x5EED, Int.max] {
+            #expect(composed._rawHashValue(seed: seed) == decomposed._rawHashValue(seed: seed))
+            #expect(RequestKey(app: composed, identifier: "x")._rawHashValue(seed: seed) == RequestKey(app: decomposed, identifier: "x")._rawHashValue(seed: seed))
+        }
+        #expect(Set([0, 1, 2, 3].map { composed._rawHashValue(seed: $0) }).count == 4, "the seed moves the value")
+        let apps = (0..<10_000).map { AppID("com.example.app\($0)") }
+        let byApp = Dictionary(uniqueKeysWithValues: apps.enumerated().map { ($1, $0) })
+        let keys = Set(apps.prefix(2_000).flatMap { app in ["refresh", "cleanup"].map { RequestKey(app: app, identifier: "\(app.rawValue).\($0)") } })
+        #expect(byApp.count == 10_000 && keys.count == 4_000)
+        #expect(apps.enumerated().allSatisfy { byApp[$1] == $0 })
+        #expect(byApp[AppID("com.example.app10000")] == nil && !keys.contains(RequestKey(app: apps[0], identifier: "other")))
+        // The low bits (a table's bucket) of neighbouring keys spread over the buckets.
+        let buckets = Set(apps.prefix(1_024).map { $0._rawHashValue(seed: 42) & 1_023 })
+        #expect(buckets.count > 500, "\(buckets.count) of 1,024 buckets (about 650 expected of random values)")
+    }
+
     /// The wire and the stores still see a request's app and identifier as two fields, and
     /// a key as its two fields; decoding gives back an equal value.
     @Test func requestsAndKeysCodeAsBefore() throws {

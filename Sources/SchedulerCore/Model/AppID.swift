@@ -21,6 +21,11 @@ public struct AppID: Hashable, Sendable, Codable, Comparable, CustomStringConver
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hashOfRawValue) }
 
+    /// What a `Set` or `Dictionary` hashes an app by: the kept hash value mixed with the
+    /// table's seed (``StableHash/mix(_:seed:)``), without running a `Hasher` (its set-up
+    /// and finalization were a twentieth of a long simulation, for one `Int`).
+    public func _rawHashValue(seed: Int) -> Int { StableHash.mix(hashOfRawValue, seed: seed) }
+
     public var description: String { rawValue }
 
     /// Why `text` cannot name an app, or `nil` when it can.
@@ -85,6 +90,9 @@ public struct RequestKey: Hashable, Sendable, Codable, Comparable, CustomStringC
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hashOfKey) }
+
+    /// As ``AppID``'s: the kept hash value mixed with the table's seed, without a `Hasher`.
+    public func _rawHashValue(seed: Int) -> Int { StableHash.mix(hashOfKey, seed: seed) }
 
     private enum CodingKeys: String, CodingKey { case app, identifier }
 

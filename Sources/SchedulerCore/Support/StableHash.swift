@@ -18,6 +18,19 @@ public enum StableHash {
         return Array(bytes).withUnsafeBufferPointer { fnv1a(buffer: $0, from: hash) }
     }
 
+    /// A hash value already well spread (a `hashValue`) mixed with a hash table's seed, for
+    /// keys that keep their hash value (``AppID``, ``RequestKey``): the seed changes every
+    /// bit of the result (a plain exclusive or would keep runs of neighbouring buckets
+    /// together from one table to the next, the clustering a per-table seed exists to
+    /// prevent), with the finalizer of MurmurHash3 (xor-shift, multiply, xor-shift, twice).
+    @inlinable
+    public static func mix(_ value: Int, seed: Int) -> Int {
+        var x = UInt64(truncatingIfNeeded: value) ^ UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+        x = (x ^ (x >> 33)) &* 0xC4CE_B9FE_1A85_EC53
+        return Int(truncatingIfNeeded: x ^ (x >> 33))
+    }
+
     /// ``fnv1a(_:from:)`` of a buffer.
     @inlinable
     static func fnv1a(buffer: UnsafeBufferPointer<UInt8>, from hash: UInt64) -> UInt64 {

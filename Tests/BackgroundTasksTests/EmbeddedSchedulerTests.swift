@@ -425,6 +425,32 @@ import Testing
         #expect(rateLimit.rationale.contains("20 s ago"), "\(rateLimit.rationale)")
     }
 
+    /// A saved state whose launch ledger is damaged is kept without it, and the log says so,
+    /// naming the field; an intact one says nothing.
+    @Test func aDamagedLaunchLedgerIsDroppedWithAWarning() async throws {
+        var state = AppPolicyState(usage: UsageModel(createdAt: testStart))
+        state.recordLaunch(at: testStart, now: testStart, refreshesAllowed: true)
+        var object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? [String: Any])
+        var ledger = try #require(object["launchLedger"] as? [String: Any])
+        ledger["decayedCount"] = -1.0
+        object["launchLedger"] = ledger
+        let damaged = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        let intact = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        for (text, isDamaged) in [(damaged, true), (intact, false)] {
+            let store = try SchedulerStore.inMemory()
+            try store.setAppSetting(text, app: testApp, name: AppSettingName.policyState)
+            let device = try SimulatedDevice(start: testStart.addingTimeInterval(60), store: store, policies: .foundation)
+            _ = device.install(app: testApp, manifest: testManifest) {}
+            let warnings = device.log.messages.filter { $0.level == .warning && $0.text.contains("launch ledger") }
+            if isDamaged {
+                #expect(warnings.count == 1 && warnings.allSatisfy { $0.text.contains("launchLedger.decayedCount") }, "\(warnings)")
+                #expect(device.driver.policyState(of: testApp)?.lastLaunch == testStart, "the rest of the state is kept")
+            } else {
+                #expect(warnings.isEmpty, "\(warnings)")
+            }
+        }
+    }
+
     @Test func aNetworkLossLearnedIsSavedAsTheNetworkComesBack() async throws {
         let store = try SchedulerStore.inMemory()
         let device = try SimulatedDevice(start: testStart, store: store, policies: .foundation)

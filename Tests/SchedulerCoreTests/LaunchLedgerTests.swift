@@ -167,6 +167,8 @@ private let day: TimeInterval = 86_400
         let old = try JSONDecoder().decode(AppPolicyState.self, from: JSONSerialization.data(withJSONObject: object))
         #expect(old.launchLedger == nil)
         // A damaged ledger is refused, naming the field; the state holding it keeps the rest.
+        #expect(AppPolicyState.launchLedgerProblem(in: try JSONEncoder().encode(state)) == nil, "an intact ledger has no problem")
+        #expect(AppPolicyState.launchLedgerProblem(in: try JSONEncoder().encode(AppPolicyState(usage: UsageModel(createdAt: t0)))) == nil, "nor none")
         let ledger = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(state.launchLedger)) as? [String: Any])
         for (key, value) in [("decayedCount", -1.0 as Any), ("decayedCount", 1e300 as Any), ("decayedForbiddenTime", -5.0 as Any),
                              ("decayedForbiddenTime", 1e7 as Any), ("epoch", -1e9 as Any)] {
@@ -180,8 +182,11 @@ private let day: TimeInterval = 86_400
             }
             var holding = object
             holding["launchLedger"] = damaged
-            let kept = try JSONDecoder().decode(AppPolicyState.self, from: JSONSerialization.data(withJSONObject: holding))
+            let data = try JSONSerialization.data(withJSONObject: holding)
+            let kept = try JSONDecoder().decode(AppPolicyState.self, from: data)
             #expect(kept.launchLedger == nil && kept.lastLaunch == state.lastLaunch && kept.usage == state.usage)
+            let problem = AppPolicyState.launchLedgerProblem(in: data)
+            #expect(problem?.contains("launchLedger.\(key)") == true, "\(problem ?? "no problem found")")
         }
     }
 

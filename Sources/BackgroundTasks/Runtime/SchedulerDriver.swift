@@ -512,10 +512,16 @@ public final class SchedulerDriver: Sendable {
         return text.flatMap { decodePolicyState($0, of: app) }
     }
 
-    /// A saved usage history, or nil (and a warning) when it cannot be read.
+    /// A saved usage history, or nil (and a warning) when it cannot be read; a warning too
+    /// when its launch ledger could not be read and was dropped (the rest is kept).
     private func decodePolicyState(_ text: String, of app: AppID) -> AppPolicyState? {
         do {
-            return try JSONDecoder().decode(AppPolicyState.self, from: Data(text.utf8))
+            let data = Data(text.utf8)
+            let state = try JSONDecoder().decode(AppPolicyState.self, from: data)
+            if state.launchLedger == nil, let problem = AppPolicyState.launchLedgerProblem(in: data) {
+                log(.warning, app: app, "the saved launch ledger could not be read (\(problem)); it starts again at the app's next background launch")
+            }
+            return state
         } catch {
             log(.warning, app: app, "the saved usage history could not be read (\(error)); starting afresh")
             return nil

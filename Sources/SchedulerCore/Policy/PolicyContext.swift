@@ -64,6 +64,24 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
         launchLedger = try? container.decodeIfPresent(LaunchLedger.self, forKey: .launchLedger)
     }
 
+    /// Why the launch ledger in `data` (a state as encoded) cannot be read, or `nil` when it
+    /// reads or there is none: decoding drops a damaged ledger and keeps the rest
+    /// (``init(from:)``), and whoever loads a saved state says so in its log with this.
+    public static func launchLedgerProblem(in data: Data) -> String? {
+        /// The ledger alone, read as the state's decoder reads it.
+        struct LedgerOnly: Decodable {
+            init(from decoder: any Decoder) throws {
+                _ = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(LaunchLedger.self, forKey: .launchLedger)
+            }
+        }
+        do {
+            _ = try JSONDecoder().decode(LedgerOnly.self, from: data)
+            return nil
+        } catch {
+            return DecodingErrorText.describe(error)
+        }
+    }
+
     /// A new app: switch on, not force-quit, nothing learned yet.
     public init(backgroundRefreshEnabled: Bool = true, usage: UsageModel, throttle: ThrottleState = ThrottleState()) {
         self.backgroundRefreshEnabled = backgroundRefreshEnabled

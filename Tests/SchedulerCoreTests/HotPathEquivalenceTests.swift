@@ -210,92 +210,18 @@ private let t0 = F.t0
             cadence: 900, lead: 1_200, maximumSpacing: 7_200, budget: budget)
     }
 
-    /// The placement's count of refreshes over the day at `scale`, hour by hour with optional
-    /// spacings, as the plan counted it before the count became one loop over buffers.
-    private static func referenceCount(_ question: UsageModel.BudgetScaleQuestion, scale: Double) -> Double {
-        func spacing(_ index: Int) -> Double? {
-            guard index >= 0, index < question.roots.count, question.roots[index] > 0 else { return nil }
-            let spacing = max(question.cadence, scale / question.roots[index])
-            return spacing <= question.maximumSpacing ? spacing : nil
-        }
-        var last = -Double.infinity
-        var count = 0.0
-        func place(from start: Double, to stop: Double, every spacing: Double?) {
-            guard let spacing else { return }
-            var at = max(start, last + spacing)
-            while at < stop {
-                count += 1
-                last = at
-                at += spacing
-            }
-        }
-        var next = spacing(1)
-        for relative in 0..<24 {
-            let hourStart = Double(relative) * 3600 + question.onsets[relative + 1]
-            let hourEnd = Double(relative + 1) * 3600 + question.onsets[relative + 2]
-            let leadStart = hourEnd - question.lead
-            let own = next
-            next = relative < 23 ? spacing(relative + 2) : nil
-            place(from: hourStart, to: leadStart, every: own)
-            place(from: max(hourStart, leadStart), to: hourEnd, every: UsageModel.leadSpacing(own: own, next: next))
-        }
-        return count
-    }
-
-    /// The loop over buffers counts as the hour-by-hour placement did, on hours with no
-    /// likelihood, hours whose spacing passes the longest allowed, and stretches shorter
-    /// than the lead (an onset late in its hour and an early one in the next).
-    @Test func theBufferedCountCountsAsTheHourByHourPlacement() {
-        let shapes: [[Double]] = [
-            (-1..<25).map { hour in [7, 8, 12, 18, 19, 20].contains((hour + 24) % 24) ? 0.8 : 0 },
-            (-1..<25).map { hour in 0.01 + 0.04 * Double((hour + 24) % 24) },  // from far apart to close
-            (-1..<25).map { hour in hour % 3 == 0 ? 1 : 0.002 },
-        ]
-        let onsetPatterns: [[Double]] = [
-            Array(repeating: 0, count: 26),
-            (-1..<25).map { hour in hour % 2 == 0 ? 3_300 : 0 },  // stretches of 300 s and of 6,900 s
-            (-1..<25).map { hour in Double(((hour + 24) * 7) % 12) * 300 },
-        ]
-        var compared = 0
-        for shape in shapes {
-            for onsets in onsetPatterns {
-                for lead in [0.0, 1_200, 3_600] {
-                    let question = UsageModel.BudgetScaleQuestion(
-                        roots: shape.map { $0.squareRoot() }, onsets: onsets, cadence: 900, lead: lead, maximumSpacing: 7_200, budget: 0)
-                    for scale in stride(from: 100.0, through: 12_000, by: 97.3) {
-                        let count = Self.referenceCount(question, scale: scale)
-                        for limit in Set([count - 1, count, max(0, count - 5), count + 2]) where limit >= 0 {
-                            let more = question.roots.withUnsafeBufferPointer { roots in
-                                Self.placesMore(question, budget: limit, scale: scale, roots: roots)
-                            }
-                            #expect(more == (count > limit), "scale \(scale), lead \(lead), limit \(limit), count \(count)")
-                            compared += 1
-                        }
-                    }
-                }
-            }
-        }
-        #expect(compared > 1_000)
-    }
-
     /// The count the bisection compares is a whole number, so a budget and its whole part
     /// give one answer; the memo answers a question as the bisection does, and a new
     /// question is asked of the bisection.
     @Test func rememberedBisectionsAnswerAsTheBisection() {
-        let scales = stride(from: 300.0, through: 8_000, by: 37.5)
         for budget in [3.0, 11.0, 16.0, 22.0] {
-            let whole = Self.question(budget: budget)
-            let fraction = Self.question(budget: budget + 0.7)
-            for scale in scales {
-                let more = whole.roots.withUnsafeBufferPointer { roots in
-                    Self.placesMore(whole, budget: budget, scale: scale, roots: roots)
-                }
-                let moreThanFraction = fraction.roots.withUnsafeBufferPointer { roots in
-                    Self.placesMore(fraction, budget: budget + 0.7, scale: scale, roots: roots)
-                }
-                #expect(more == moreThanFraction, "budget \(budget), scale \(scale)")
+            let answer = UsageModel.budgetScale(Self.question(budget: budget))
+            #expect(answer > 0, "budget \(budget) binds")
+            for fraction in [0.2, 0.7, 0.99] {
+                #expect(UsageModel.budgetScale(Self.question(budget: budget + fraction)) == answer, "budget \(budget + fraction)")
             }
         }
+        #expect(UsageModel.budgetScale(Self.question(budget: 11)) > UsageModel.budgetScale(Self.question(budget: 16)), "a smaller budget spaces wider")
         let memo = BudgetScaleMemo()
         var asked = 0
         let tight = Self.question(budget: 10)
@@ -310,17 +236,6 @@ private let t0 = F.t0
         for budget in 11..<(11 + BudgetScaleMemo.capacity) { _ = memo.scale(for: Self.question(budget: Double(budget))) { UsageModel.budgetScale(Self.question(budget: Double(budget))) } }
         #expect(memo.scale(for: tight) { asked += 1; return UsageModel.budgetScale(tight) } == answer)
         #expect(asked == 3)
-    }
-
-    private static func placesMore(_ question: UsageModel.BudgetScaleQuestion, budget: Double, scale: Double, roots: UnsafeBufferPointer<Double>) -> Bool {
-        let starts = (0..<24).map { Double($0) * 3600 + question.onsets[$0 + 1] }
-        let ends = (0..<24).map { Double($0 + 1) * 3600 + question.onsets[$0 + 2] }
-        return starts.withUnsafeBufferPointer { starts in
-            ends.withUnsafeBufferPointer { ends in
-                UsageModel.placesMore(than: budget, at: scale, roots: roots, hourStarts: starts, hourEnds: ends,
-                                      cadence: question.cadence, maximumSpacing: question.maximumSpacing, lead: question.lead)
-            }
-        }
     }
 
     /// Apps taught the same losses share one memo of their shares; one that then learns a

@@ -163,10 +163,7 @@ public struct PolicySet: Sendable {
         case .proceeds(let evaluation): return .evaluated(evaluation)
         case .weighedHeld:
             // The bare evaluation, as the launch loop weighed it.
-            return .evaluated(evaluation(of: policies.indices.map { index in
-                let (verdict, wait) = policies[index].verdict(context)
-                return PolicyDecision(policy: policyNames[index], verdict: verdict, rationale: "", wait: wait)
-            }))
+            return .evaluated(bareEvaluation(policies.map { $0.verdict(context) }))
         }
     }
 
@@ -234,16 +231,20 @@ public struct PolicySet: Sendable {
                 }
                 if rationales, !namesAreDistinct {
                     // Names shared by several policies: in the evaluation's own order.
-                    blocking = evaluation(of: (0..<count).map { PolicyDecision(policy: policyNames[$0], verdict: verdicts[$0].verdict, rationale: "", wait: verdicts[$0].wait) })
-                        .blocking.map(\.policy)
+                    blocking = bareEvaluation(verdicts).blocking.map(\.policy)
                 }
                 return .weighedHeld(wait: PolicyEvaluation.wait(ofBlocking: waits), blocking: blocking)
             }
             guard rationales else {
-                return .proceeds(evaluation(of: (0..<count).map { PolicyDecision(policy: policyNames[$0], verdict: verdicts[$0].verdict, rationale: "", wait: verdicts[$0].wait) }))
+                return .proceeds(bareEvaluation(verdicts))
             }
             return .proceeds(evaluation(of: policies.map { $0.evaluate(context) }))
         }
+    }
+
+    /// The evaluation of the policies' bare `verdicts` (in the set's order): no rationales.
+    private func bareEvaluation(_ verdicts: some Collection<(verdict: PolicyVerdict, wait: PolicyWait?)>) -> PolicyEvaluation {
+        evaluation(of: zip(policyNames, verdicts).map { PolicyDecision(policy: $0, verdict: $1.verdict, rationale: "", wait: $1.wait) })
     }
 
     /// Weighs every policy for `context` (whose configuration is replaced by this set's).

@@ -883,11 +883,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let cadence = Self.cadence(requestedInterval)
         let budget = refreshBudget(requestedInterval: requestedInterval, launches: launches, at: now).planned
         let lead = min(max(configuration.leadTime, 0), 3600)  // the placement's mean lead
-        func spacing(_ index: Int, scale: Double, roots: [Double] = countedRoots) -> Double? {
-            guard index >= 0, index < roots.count, roots[index] > 0 else { return nil }
-            let spacing = max(cadence, scale / roots[index])
-            return spacing <= configuration.maximumRefreshSpacing ? spacing : nil
-        }
         guard cadence * (countedRoots[1...24].max() ?? 0) > 0 else { return nil }
         let evidence = onsetEvidenceInEpoch(at: now)
         let onsetTable = self.onsetTable
@@ -903,7 +898,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let scale = max(high, configuration.refreshSpacingAtThreshold * configuration.likelyThreshold.squareRoot())
         var placedOnsets = onsets
         for index in lossHours { placedOnsets[index] = 0 }
-        return RefreshPlan(spacings: roots.indices.map { spacing($0, scale: scale, roots: roots) }, onsets: placedOnsets)
+        return RefreshPlan(
+            spacings: roots.map { Self.spacing(root: $0, scale: scale, cadence: cadence, maximumSpacing: configuration.maximumRefreshSpacing) },
+            onsets: placedOnsets)
     }
 
     /// What the plan's bisection answers (``budgetScale(_:)``): every number it reads.
@@ -928,19 +925,40 @@ public struct UsageModel: Sendable, Codable, Hashable {
     static func budgetScale(_ question: BudgetScaleQuestion) -> Double {
         var low = question.cadence * (question.roots[1...24].max() ?? 0)  // every hour at the cadence: the most refreshes
         var high = question.maximumSpacing
-        // The hours' stretches do not move with the scale: worked out once, not at each step
-        // of the bisection below.
-        let hourStarts = (0..<24).map { Double($0) * 3600 + question.onsets[$0 + 1] }
-        let hourEnds = (0..<24).map { Double($0 + 1) * 3600 + question.onsets[$0 + 2] }
+        // Whether the placement at `scale` places more than the budget over the day, as
+        // ``preferredRefreshTime`` places them (with the mean lead), not the hours' shares
+        // of it: a stretch of hours that get refreshes begins with one in the lead before it
+        // (the content is old by then), then one a spacing apart. Counting shares (3600 /
+        // spacing an hour) missed the first refresh of every stretch, and the day spent more
+        // than its budget. The count only grows, so it stops once past the budget.
         func placesMore(at scale: Double) -> Bool {
-            question.roots.withUnsafeBufferPointer { roots in
-                hourStarts.withUnsafeBufferPointer { hourStarts in
-                    hourEnds.withUnsafeBufferPointer { hourEnds in
-                        Self.placesMore(than: question.budget, at: scale, roots: roots, hourStarts: hourStarts, hourEnds: hourEnds,
-                                        cadence: question.cadence, maximumSpacing: question.maximumSpacing, lead: question.lead)
-                    }
+            func spacing(_ index: Int) -> TimeInterval? {
+                Self.spacing(root: question.roots[index], scale: scale, cadence: question.cadence, maximumSpacing: question.maximumSpacing)
+            }
+            var last = -Double.infinity
+            var count = 0.0
+            func place(from start: Double, to stop: Double, every spacing: Double?) {
+                guard let spacing else { return }
+                var at = max(start, last + spacing)
+                while at < stop {
+                    count += 1
+                    last = at
+                    at += spacing
                 }
             }
+            var next = spacing(1)
+            for relative in 0..<24 {
+                let hourStart = Double(relative) * 3600 + question.onsets[relative + 1]
+                let hourEnd = Double(relative + 1) * 3600 + question.onsets[relative + 2]
+                let leadStart = hourEnd - question.lead
+                let own = next
+                next = relative < 23 ? spacing(relative + 2) : nil
+                // As the placement does: a stretch shorter than the lead is all lead.
+                place(from: hourStart, to: leadStart, every: own)
+                place(from: max(hourStart, leadStart), to: hourEnd, every: Self.leadSpacing(own: own, next: next))
+                if count > question.budget { return true }
+            }
+            return false
         }
         // The count falls as the scale grows (by steps, and not strictly: an hour that drops
         // out splits a stretch in two): bisect for a scale that spends the budget.
@@ -960,63 +978,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return high
     }
 
-    /// Whether the placement at `scale` places more than `limit` refreshes over the day
-    /// (``refreshPlan(startingAt:now:requestedInterval:launches:)``'s bisection), as
-    /// ``preferredRefreshTime`` places them (with the mean `lead`), not the hours' shares
-    /// of it: a stretch of hours that get refreshes begins with one in the lead before it
-    /// (the content is old by then), then one a spacing apart. Counting shares (3600 /
-    /// spacing an hour) missed the first refresh of every stretch, and the day spent more
-    /// than its budget. `roots` are the square roots of the relative hours −1 ... 24's
-    /// likelihoods (at index + 1), `hourStarts` and `hourEnds` the stretches of hours 0 ... 23
-    /// (from their onsets). The count only grows, so it stops once past `limit`.
-    ///
-    /// The bisection asks this some twenty times per plan, and plans are made at every
-    /// judgement of a refresh: one tight loop over buffers, an hour without refreshes
-    /// spaced infinitely apart rather than an optional (the spacings and instants are the
-    /// same numbers as an hour-by-hour placement's, so the plans are too).
-    static func placesMore(
-        than limit: Double, at scale: Double, roots: UnsafeBufferPointer<Double>,
-        hourStarts: UnsafeBufferPointer<Double>, hourEnds: UnsafeBufferPointer<Double>,
-        cadence: TimeInterval, maximumSpacing: TimeInterval, lead: TimeInterval
-    ) -> Bool {
-        @inline(__always) func spacing(_ index: Int) -> Double {
-            let root = roots[index]
-            guard root > 0 else { return .infinity }
-            let spacing = max(cadence, scale / root)
-            return spacing <= maximumSpacing ? spacing : .infinity
-        }
-        var last = -Double.infinity
-        var count = 0.0
-        var next = spacing(1)
-        for relative in 0..<24 {
-            let hourStart = hourStarts[relative]
-            let hourEnd = hourEnds[relative]
-            let leadStart = hourEnd - lead
-            let own = next
-            next = relative < 23 ? spacing(relative + 2) : .infinity
-            // As the placement does: a stretch shorter than the lead is all lead. In the
-            // lead, the tighter of the hour's own spacing and the next hour's
-            // (``leadSpacing(own:next:)``).
-            if own < .infinity {
-                var at = max(hourStart, last + own)
-                while at < leadStart {
-                    count += 1
-                    last = at
-                    at += own
-                }
-            }
-            let tighter = min(own, next)
-            if tighter < .infinity {
-                var at = max(max(hourStart, leadStart), last + tighter)
-                while at < hourEnd {
-                    count += 1
-                    last = at
-                    at += tighter
-                }
-            }
-            if count > limit { return true }
-        }
-        return false
+    /// The spacing of an hour whose likelihood's square root is `root` at `scale`: the scale
+    /// over the root, never closer than `cadence`; nil for an hour with no likelihood, or one
+    /// farther apart than `maximumSpacing` (it gets no refresh). One rule for the plan and
+    /// for the bisection's count of it.
+    static func spacing(root: Double, scale: Double, cadence: TimeInterval, maximumSpacing: TimeInterval) -> TimeInterval? {
+        guard root > 0 else { return nil }
+        let spacing = max(cadence, scale / root)
+        return spacing <= maximumSpacing ? spacing : nil
     }
 
     /// The spacing in the lead at the end of an hour's stretch (before the next hour's

@@ -29,6 +29,12 @@ public struct AppSupervision: Sendable, Equatable {
         /// expiration handlers have (5 s), with a margin. The app's own lifecycle ends its
         /// assertions within that; this bounds an app that does not say so.
         public var assertionWindow: TimeInterval = 40
+        /// The engine's expiration grace (``SchedulerConfiguration/expirationGrace``), when
+        /// the supervision is to end a run itself that this long after its budget's deadline
+        /// is still not over: at that instant, not when the engine gets to it (the engine
+        /// records the run's end durably before it tells the host, and the signal would wait
+        /// for that commit). `nil`: the run is ended when the engine says so.
+        public var terminationGrace: TimeInterval? = nil
 
         /// The defaults.
         public init() {}
@@ -67,6 +73,8 @@ public struct AppSupervision: Sendable, Equatable {
         case userWaiting
         /// The budget deadline of a run handed to the app passed (``Action/armDeadline(_:at:)``).
         case deadlineDue(RunID)
+        /// The grace after a run's budget deadline passed (``Action/armGraceEnd(_:at:)``).
+        case graceEnded(RunID)
         /// The launch timer fired.
         case launchTimedOut
         /// The suspend timer fired.
@@ -109,7 +117,11 @@ public struct AppSupervision: Sendable, Equatable {
         case arm(Timer, after: TimeInterval)
         /// Arm the budget deadline of a run handed over, firing ``Event/deadlineDue(_:)``.
         case armDeadline(RunID, at: Date)
-        /// Cancel the budget deadline of a run that is over.
+        /// Arm the end of the grace after a run's budget deadline, firing
+        /// ``Event/graceEnded(_:)``, in place of the run's deadline (``disarmDeadline(_:)``
+        /// cancels either).
+        case armGraceEnd(RunID, at: Date)
+        /// Cancel the budget deadline (or the grace's end) of a run that is over.
         case disarmDeadline(RunID)
         /// Cancel the timer.
         case disarm
@@ -165,6 +177,8 @@ public struct AppSupervision: Sendable, Equatable {
     public private(set) var active: Set<RunID> = []
     /// The budgets of the runs handed over that have one.
     private var activeBudgets: [RunID: TimeInterval] = [:]
+    /// The budget deadlines of the same runs.
+    private var activeDeadlines: [RunID: Date] = [:]
     /// Runs whose expiration was pushed to the app (by their deadline or by the engine):
     /// it is pushed once.
     public private(set) var expirationPushed: Set<RunID> = []
@@ -234,17 +248,26 @@ public struct AppSupervision: Sendable, Equatable {
             // The app hears of its budget's end at the deadline itself, not when the engine,
             // which may be busy writing the store, gets to it; the engine then expires the
             // run as well (grace, termination), and that expiration is not pushed again.
-            guard active.contains(run), let budget = activeBudgets[run], expirationPushed.insert(run).inserted else { break }
-            actions.append(.push(.expire(run: run, reason: "budget of \(Int(saturating: budget)) s exhausted")))
+            guard active.contains(run), let budget = activeBudgets[run] else { break }
+            if expirationPushed.insert(run).inserted {
+                actions.append(.push(.expire(run: run, reason: "budget of \(Int(saturating: budget)) s exhausted")))
+            }
+            // The app has had its expiration by now (pushed here, or earlier by the engine),
+            // so its grace ends a grace after this deadline: the run is ended then, even
+            // when the engine, slowed by its store, has not said so yet.
+            if let grace = timing.terminationGrace, grace.isFinite, grace >= 0, let deadline = activeDeadlines[run] {
+                actions.append(.armGraceEnd(run, at: deadline.addingTimeInterval(grace)))
+            }
+        case .graceEnded(let run):
+            // The run overran the grace since its expiration reached the app: it is ended
+            // now. The engine records it as terminated at its own grace's end, and its word
+            // then finds the run over.
+            guard active.contains(run), let budget = activeBudgets[run] else { break }
+            terminate(run, reason: "budget of \(Int(saturating: budget)) s exhausted", into: &actions)
         case .terminate(let run, let reason):
             // A run still waiting for the launch is over for the engine: never hand it over.
             dropQueued(run)
-            guard active.remove(run) != nil else { break }
-            forget(run, into: &actions)
-            actions.append(.push(.terminate(run: run, reason: reason)))
-            // The engine already recorded the run as terminated: the rest of the app's
-            // work dies with it (iOS kills the app whose task overran its grace).
-            end(reason: "\(run) overran its grace period: \(reason)", into: &actions)
+            terminate(run, reason: reason, into: &actions)
         case .finished(let record):
             dropQueued(record.id)
             if active.remove(record.id) != nil {
@@ -428,7 +451,9 @@ public struct AppSupervision: Sendable, Equatable {
                 actions.append(.push(.expire(run: run.id, reason: reason)))
             } else if let budget {
                 activeBudgets[run.id] = budget
-                actions.append(.armDeadline(run.id, at: run.startedAt.addingTimeInterval(budget)))
+                let deadline = run.startedAt.addingTimeInterval(budget)
+                activeDeadlines[run.id] = deadline
+                actions.append(.armDeadline(run.id, at: deadline))
             }
         }
         queued.removeAll()
@@ -437,7 +462,18 @@ public struct AppSupervision: Sendable, Equatable {
     /// A run handed over is over: its deadline goes.
     private mutating func forget(_ run: RunID, into actions: inout [Action]) {
         expirationPushed.remove(run)
+        activeDeadlines.removeValue(forKey: run)
         if activeBudgets.removeValue(forKey: run) != nil { actions.append(.disarmDeadline(run)) }
+    }
+
+    /// Ends `run`, handed over and overrunning its grace period, by force: the app hears of
+    /// it, and the rest of the app's work dies with it (iOS kills the app whose task overran
+    /// its grace). Nothing when the run is not (or no longer) the app's.
+    private mutating func terminate(_ run: RunID, reason: String, into actions: inout [Action]) {
+        guard active.remove(run) != nil else { return }
+        forget(run, into: &actions)
+        actions.append(.push(.terminate(run: run, reason: reason)))
+        end(reason: "\(run) overran its grace period: \(reason)", into: &actions)
     }
 
     /// With nothing to run, an app the daemon launched is suspended after the delay (after

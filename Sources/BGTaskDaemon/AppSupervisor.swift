@@ -394,6 +394,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             state.deadlines[run] = deadlineClock.schedule(at: deadline) { [weak self] in
                 self?.feed(.deadlineDue(run))
             }
+        case .armGraceEnd(let run, let end):
+            state.deadlines[run]?.cancel()
+            state.deadlines[run] = deadlineClock.schedule(at: end) { [weak self] in
+                self?.feed(.graceEnded(run))
+            }
         case .disarmDeadline(let run):
             state.deadlines.removeValue(forKey: run)?.cancel()
         }

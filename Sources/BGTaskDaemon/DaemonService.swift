@@ -122,6 +122,10 @@ public final class DaemonService: Sendable {
         self.driver = driver
         self.store = store
         self.spawner = spawner
+        var timing = timing
+        // The supervision ends a run that overran its grace at the instant the grace ends,
+        // the engine's grace, without waiting for the engine's durable record of it.
+        if timing.terminationGrace == nil { timing.terminationGrace = driver.configuration.expirationGrace }
         self.timing = timing
         self.launchEnvironment = launchEnvironment
         self.status = status

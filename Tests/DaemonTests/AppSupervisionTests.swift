@@ -15,9 +15,9 @@ import Testing
         return RunRecord(id: RunID(number), request: request, startedAt: start)
     }
 
-    /// A supervision whose app the daemon launched for run 1, connected and launched.
-    func launched() -> (AppSupervision, RunRecord) {
-        var machine = AppSupervision()
+    /// A supervision (with `timing`) whose app the daemon launched for run 1, connected and launched.
+    func launched(timing: AppSupervision.Timing = .init()) -> (AppSupervision, RunRecord) {
+        var machine = AppSupervision(timing: timing)
         let first = run(1)
         _ = machine.handle(.launch(first, budget: 30))
         _ = machine.handle(.spawned(pid: 100))
@@ -415,6 +415,59 @@ import Testing
         let fourth = run(4)
         _ = machine.handle(.launch(fourth, budget: 30))
         #expect(machine.handle(.processExited("was killed by signal 9")).contains(.disarmDeadline(fourth.id)))
+    }
+
+    /// A supervision with the engine's grace (2 s), launched for run 1 (budget 30 s) as
+    /// ``launched()`` is.
+    func launchedWithGrace() -> (AppSupervision, RunRecord) {
+        var timing = AppSupervision.Timing()
+        timing.terminationGrace = 2
+        return launched(timing: timing)
+    }
+
+    @Test func aRunThatOverrunsItsGraceIsEndedWhenTheGraceEndsNotWhenTheEngineSaysSo() {
+        var (machine, first) = launchedWithGrace()
+        #expect(machine.handle(.deadlineDue(first.id)) == [
+            .push(.expire(run: first.id, reason: "budget of 30 s exhausted")),
+            .armGraceEnd(first.id, at: start + 32),
+        ])
+        let actions = machine.handle(.graceEnded(first.id))
+        #expect(Array(actions.prefix(2)) == [.disarmDeadline(first.id), .push(.terminate(run: first.id, reason: "budget of 30 s exhausted"))])
+        #expect(actions.contains(.terminateProcess(reason: "run#1 overran its grace period: budget of 30 s exhausted")))
+        #expect(machine.phase == .ending)
+        #expect(machine.active.isEmpty)
+        // The engine's own termination, and its record of the end, come later: nothing more.
+        #expect(machine.handle(.terminate(first.id, reason: "budget of 30 s exhausted")).isEmpty)
+        var over = first
+        over.outcome = .terminated
+        #expect(!machine.handle(.finished(over)).contains { if case .push = $0 { true } else { false } })
+    }
+
+    @Test func aRunThatEndsWithinItsGraceIsNotEnded() {
+        var (machine, first) = launchedWithGrace()
+        _ = machine.handle(.deadlineDue(first.id))
+        var finished = first
+        finished.outcome = .success
+        #expect(machine.handle(.finished(finished)).contains(.disarmDeadline(first.id)))
+        // A grace timer that fired as the run ended finds it over.
+        #expect(machine.handle(.graceEnded(first.id)).isEmpty)
+        #expect(machine.phase == .ready)
+    }
+
+    @Test func theGraceEndsAfterTheDeadlineEvenWhenTheEngineExpiredTheRunFirst() {
+        var (machine, first) = launchedWithGrace()
+        // The engine expired the run early (its conditions failed): pushed once, by it.
+        #expect(machine.handle(.expire(first.id, reason: "the network went away")) == [.push(.expire(run: first.id, reason: "the network went away"))])
+        // Its own termination comes a grace after that; the deadline's grace is only a bound.
+        #expect(machine.handle(.deadlineDue(first.id)) == [.armGraceEnd(first.id, at: start + 32)])
+        #expect(machine.handle(.terminate(first.id, reason: "the network went away")).contains(.push(.terminate(run: first.id, reason: "the network went away"))))
+        #expect(machine.handle(.graceEnded(first.id)).isEmpty)
+    }
+
+    @Test func withoutTheEnginesGraceTheSupervisionWaitsForTheEngine() {
+        var (machine, first) = launched()
+        #expect(machine.handle(.deadlineDue(first.id)) == [.push(.expire(run: first.id, reason: "budget of 30 s exhausted"))])
+        #expect(machine.active == [first.id], "the run is the app's until the engine ends it")
     }
 
     @Test func aUserProcessSlowToLaunchFailsWhatWaitedButStaysTheAppAndLaunchesLater() {

@@ -174,6 +174,27 @@ extension DaemonProcessTests {
             #expect(harness.events(Self.app).contains("sigterm"), "it got SIGTERM first: \(harness.events(Self.app))")
         }
 
+        @Test("a handler that overruns its budget is told at the deadline and sent SIGTERM when the grace ends, then logged terminated")
+        func overrunBudgetIsTerminatedAtTheGracesEnd() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // A budget of 5 s (SchedulerConfiguration.simulatedExpirationAfter), grace 2 s.
+            try await harness.startDaemon(environment: harness.environment.merging(["BACKGROUND_TASK_SIMULATE_EXPIRATION": "YES"]) { $1 })
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "ignore-expiration", "--ignore-sigterm"])
+            try await Self.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let startedAt = ContinuousClock.now
+            let pid = try #require(harness.launchedPID(Self.app))
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)", timeout: .seconds(8)) != nil, "\(harness.events(Self.app))")
+            #expect(await harness.waitForEvent(Self.app, "sigterm", timeout: .seconds(6)) != nil, "\(harness.events(Self.app))")
+            let signalledAfter = ContinuousClock.now - startedAt
+            #expect(signalledAfter >= .seconds(5), "SIGTERM \(signalledAfter) after the handler began: before the budget and its grace")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh, timeout: .seconds(8))
+            #expect(logged?["outcome"] as? String == "terminated", "\(String(describing: logged))")
+            #expect(await harness.poll(timeout: .seconds(8)) { !DaemonHarness.isAlive(pid) }, "pid \(pid) still alive")
+        }
+
         @Test("a handler that crashes is logged crashed; the app can be launched again")
         func crashingHandlerIsLoggedCrashed() async throws {
             let harness = try DaemonHarness()

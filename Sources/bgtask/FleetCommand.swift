@@ -231,12 +231,12 @@ enum FleetCommand {
                 value: "\(figures.stalenessText(\.stalenessMedianMinutes)) / \(figures.stalenessText(\.stalenessP90Minutes)), \(String(format: "%.1f", figures.wakeupsPerDay)), \(String(format: "%.0f J", figures.joulesPerDay))")
         }
         let goals = comparison.goals
-        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        let verdict = BaselineComparison.verdict
         var rows = [
             row("policy", comparison.policy),
             row("timer, 15 min", comparison.timer15),
             row("timer, equal budget (\(DurationText.spoken(comparison.equalBudgetInterval)))", comparison.equalBudgetTimer),
-            FleetReport.Row(name: "goals (wakeups, median, p90; docs/scenarios.md)", value: "\(verdict(goals.wakeups)), \(verdict(goals.median)), \(verdict(goals.p90))"),
+            FleetReport.Row(name: "goals (wakeups, median, p90; docs/scenarios.md)", value: "\(verdict(goals.wakeups)), \(verdict(goals.median, comparison.policy, comparison.timer15)), \(verdict(goals.p90, comparison.policy, comparison.equalBudgetTimer))"),
         ]
         // The report says what the text says under its table when the timer is not one.
         if let note = BaselineComparison.equalBudgetNote(policy: comparison.policy, equalBudgetTimer: comparison.equalBudgetTimer, interval: comparison.equalBudgetInterval) {

@@ -53,6 +53,11 @@ import Testing
             #expect(figures["stalenessMedianMinutes"] is NSNull && figures["stalenessP90Minutes"] is NSNull, "\(key): \(figures)")
             #expect(Set(figures.keys) == ["stalenessMedianMinutes", "stalenessP90Minutes", "wakeupsPerDay", "joulesPerDay", "launches", "launchesWithoutContent", "refreshesPerDay"])
         }
+        // The staleness goals do not hold, and the text says why.
+        #expect(!comparison.goals.median && !comparison.goals.p90)
+        let text = comparison.text()
+        #expect(text.contains("goal 2, median <= 1.25 x the 15-min timer's: n/a vs n/a  MISS (no launches: nothing to compare)"), "\(text)")
+        #expect(text.contains("goal 3, p90 <= the equal-budget timer's: n/a vs n/a  MISS (no launches: nothing to compare)"), "\(text)")
     }
 
     @Test func launchesWithoutContentCountAsStalerThanAnyContent() async throws {

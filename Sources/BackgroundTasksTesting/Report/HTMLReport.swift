@@ -81,16 +81,16 @@ public enum HTMLReport {
         }
         page.section("Goals")
         let goals = comparison.goals
-        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        let verdict = BaselineComparison.verdict
         page.table(
             ["Goal", "Policy", "Bound", "Verdict"],
             rows: [
                 ["wakeups at most a quarter of the 15-minute timer's", String(format: "%.1f", comparison.policy.wakeupsPerDay),
                  String(format: "%.1f", comparison.timer15.wakeupsPerDay / 4), verdict(goals.wakeups)],
                 ["median at most 1.25 x the 15-minute timer's", comparison.policy.stalenessText(\.stalenessMedianMinutes, unit: ""),
-                 comparison.timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25, unit: ""), verdict(goals.median)],
+                 comparison.timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25, unit: ""), verdict(goals.median, comparison.policy, comparison.timer15)],
                 ["p90 no worse than the equal-budget timer's", comparison.policy.stalenessText(\.stalenessP90Minutes, unit: ""),
-                 comparison.equalBudgetTimer.stalenessText(\.stalenessP90Minutes, unit: ""), verdict(goals.p90)],
+                 comparison.equalBudgetTimer.stalenessText(\.stalenessP90Minutes, unit: ""), verdict(goals.p90, comparison.policy, comparison.equalBudgetTimer)],
             ],
             total: nil, textColumns: 1)
         return page.document(title: title)

@@ -316,11 +316,20 @@ public struct BaselineComparison: Sendable {
             lines += ["note: " + note, ""]
         }
         let goals = Goals.judging(policy: policy, timer15: timer15, equalBudgetTimer: equalBudgetTimer)
-        func verdict(_ holds: Bool) -> String { holds ? "PASS" : "MISS" }
+        let verdict = Self.verdict
         lines.append("goal 1, wakeups <= 1/4 of the 15-min timer's: \(String(format: "%.1f", policy.wakeupsPerDay)) vs \(String(format: "%.1f", timer15.wakeupsPerDay / 4))  \(verdict(goals.wakeups))")
-        lines.append("goal 2, median <= 1.25 x the 15-min timer's: \(policy.stalenessText(\.stalenessMedianMinutes)) vs \(timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25))  \(verdict(goals.median))")
-        lines.append("goal 3, p90 <= the equal-budget timer's: \(policy.stalenessText(\.stalenessP90Minutes)) vs \(equalBudgetTimer.stalenessText(\.stalenessP90Minutes))  \(verdict(goals.p90))")
+        lines.append("goal 2, median <= 1.25 x the 15-min timer's: \(policy.stalenessText(\.stalenessMedianMinutes)) vs \(timer15.stalenessText(\.stalenessMedianMinutes, times: 1.25))  \(verdict(goals.median, policy, timer15))")
+        lines.append("goal 3, p90 <= the equal-budget timer's: \(policy.stalenessText(\.stalenessP90Minutes)) vs \(equalBudgetTimer.stalenessText(\.stalenessP90Minutes))  \(verdict(goals.p90, policy, equalBudgetTimer))")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A goal's verdict for people: PASS or MISS, and for a staleness goal whose
+    /// `compared` schedulers include one whose life had no launches (no staleness to
+    /// compare: the goal does not hold, ``Goals/judging(policy:timer15:equalBudgetTimer:)``)
+    /// the reason, not a bare MISS beside "n/a".
+    public static func verdict(_ holds: Bool, comparing compared: Figures...) -> String {
+        if compared.contains(where: { $0.launches == 0 }) { return "MISS (no launches: nothing to compare)" }
+        return holds ? "PASS" : "MISS"
     }
 
     /// The comparison as JSON (keys sorted): `policy`, `timer15`, `equalBudgetTimer` with

@@ -73,6 +73,32 @@ public final class Daemon: Sendable {
             log(.info, app: nil, "policy configuration from \(file)")
         }
 
+        // The socket's directory is checked (or the socket systemd passed taken) before the
+        // store is opened: a start refused for it must leave the state directory as it was
+        // (opening the store moves a damaged database aside and creates a fresh one).
+        let endpoint: FrameServer.Endpoint
+        // Where clients reach this daemon: the socket systemd passed is bound where its unit
+        // says, which need not be the default path (the ready line, `bgtask status`, the
+        // apps' BGTASK_DAEMON_SOCKET and the connection-limit message all name it).
+        var socketPath = paths.socketPath
+        do {
+            let passed = try SystemdActivation.listeningSockets(environment: environment)
+            if let first = passed.first {
+                endpoint = .adopted(descriptor: first.descriptor)
+                if let bound = first.boundPath {
+                    socketPath = bound
+                } else {
+                    log(.warning, app: nil, "the socket systemd passed (fd \(first.descriptor)) has no path in the file system; apps are told \(socketPath)")
+                }
+                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor)) at \(socketPath)")
+            } else {
+                try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
+                endpoint = .path(paths.socketPath)
+            }
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+
         // The state directory, owned by this daemon alone (the store's lock).
         let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
         do {
@@ -126,28 +152,6 @@ public final class Daemon: Sendable {
             case .error: .error
             }
             log(mapped, app: nil, text)
-        }
-        let endpoint: FrameServer.Endpoint
-        // Where clients reach this daemon: the socket systemd passed is bound where its unit
-        // says, which need not be the default path (the ready line, `bgtask status`, the
-        // apps' BGTASK_DAEMON_SOCKET and the connection-limit message all name it).
-        var socketPath = paths.socketPath
-        do {
-            let passed = try SystemdActivation.listeningSockets(environment: environment)
-            if let first = passed.first {
-                endpoint = .adopted(descriptor: first.descriptor)
-                if let bound = first.boundPath {
-                    socketPath = bound
-                } else {
-                    log(.warning, app: nil, "the socket systemd passed (fd \(first.descriptor)) has no path in the file system; apps are told \(socketPath)")
-                }
-                log(.info, app: nil, "using the socket systemd passed (fd \(first.descriptor)) at \(socketPath)")
-            } else {
-                try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
-                endpoint = .path(paths.socketPath)
-            }
-        } catch {
-            throw StartError(message: "\(error)")
         }
         // Connections that arrive before the daemon is ready wait here, unread, and are
         // taken up once it is (a client's request waits for the start-up to end).

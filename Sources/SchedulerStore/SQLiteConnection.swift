@@ -64,8 +64,9 @@ final class SQLiteConnection {
         guard result == SQLITE_OK, let handle else {
             let sqliteMessage = handle.map { String(cString: sqlite3_errmsg($0)) }
                 ?? String(cString: sqlite3_errstr(result))
+            let systemError = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw makeError(result: result, sqliteMessage: sqliteMessage, path: path, action: "cannot open")
+            throw makeError(result: result, sqliteMessage: sqliteMessage, path: path, action: "cannot open", systemError: systemError)
         }
         // Report extended codes (for example SQLITE_READONLY_DBMOVED) in messages.
         sqlite3_extended_result_codes(handle, 1)
@@ -87,7 +88,8 @@ final class SQLiteConnection {
                 code: .cannotOpen,
                 path: path,
                 message: "cannot open the scheduler store at \(path): \(candidate) is \(what), "
-                    + "not a regular file; remove what is there"
+                    // The store named is the caller's to correct; a file beside it is the store's.
+                    + (candidate == path ? "not a regular file: a scheduler store is a SQLite file" : "not a regular file; remove what is there")
             )
         }
     }
@@ -198,12 +200,15 @@ final class SQLiteConnection {
 
     /// A ``StoreError`` for a failed SQLite call on this connection.
     func error(result: Int32, action: String) -> StoreError {
-        Self.makeError(result: result, sqliteMessage: String(cString: sqlite3_errmsg(handle)), path: path, action: action)
+        Self.makeError(result: result, sqliteMessage: String(cString: sqlite3_errmsg(handle)), path: path, action: action, systemError: sqlite3_system_errno(handle))
     }
 
     /// Maps SQLite's result code to a store error code and writes a message that names the
-    /// file, so that a log line alone says which store is affected.
-    static func makeError(result: Int32, sqliteMessage: String, path: String?, action: String) -> StoreError {
+    /// file, so that a log line alone says which store is affected. `systemError`, the
+    /// errno of SQLite's last failed system call, is said for a file that could not be
+    /// opened: SQLite's "unable to open database file" alone does not say that the
+    /// permission was denied.
+    static func makeError(result: Int32, sqliteMessage: String, path: String?, action: String, systemError: Int32 = 0) -> StoreError {
         let code: StoreError.Code
         switch result & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB: code = .corrupt
@@ -216,6 +221,7 @@ final class SQLiteConnection {
             code: code,
             path: path,
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
+                + (result & 0xFF == SQLITE_CANTOPEN && systemError != 0 ? ": \(systemErrorText(systemError))" : "")
         )
         error.sqliteMessage = sqliteMessage
         error.sqliteResult = result

@@ -29,7 +29,7 @@ enum EnergyCommand {
     ///     (standard error), apart from the output, which may be JSON.
     /// - Throws: ``RunLogError`` when no store can be read.
     static func run(_ options: Options, environment: [String: String], now: Date, warn: (String) -> Void) throws -> String {
-        if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp }
+        if options.help { return "usage: bgtask\n" + usage + "\n" + RunLogOptions.optionsHelp + "\n" }
         let reading = try RunLogReading.read(options, environment: environment, now: now)
         if let warnings = reading.warnings { warn(warnings) }
         let runs = reading.runs.map(\.run)

@@ -80,16 +80,30 @@ enum ReportDestination {
     /// `path` with a symbolic link followed; refuses what is there and is not a regular file,
     /// or a non-empty file that is not an HTML page, saying `outcome` (what was not done).
     private static func resolved(_ path: String, before outcome: String) throws -> URL {
+        // "report.html/" names a directory: the URL below would drop the slash and write a file.
+        if path.hasSuffix("/") {
+            throw UsageError(message: "cannot write the report to \(path): it names a directory (it ends in /), not a file; \(outcome)")
+        }
         var destination = URL(fileURLWithPath: path)
         var info = stat()
         if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            try refuseForeignLink(at: path, ownedBy: info.st_uid, outcome: outcome)
             destination = destination.resolvingSymlinksInPath()
         }
         let exists = lstat(destination.path, &info) == 0
         if exists, let named = BoundedFile.nonRegularKind(info.st_mode) {
-            // Still a link after resolving: one in a loop, or one that leads nowhere.
-            let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
-            let kind = info.st_mode & S_IFMT != S_IFLNK ? named : loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
+            // Still a link after resolving: a kernel link to a pipe or a terminal
+            // (/dev/stdout), one in a loop, or one that leads nowhere.
+            var kind = named
+            if info.st_mode & S_IFMT == S_IFLNK {
+                var followed = stat()
+                if stat(destination.path, &followed) == 0, let target = BoundedFile.nonRegularKind(followed.st_mode) {
+                    kind = target
+                } else {
+                    let loops = BoundedFile.lookupProblem(at: destination.path) == .symbolicLinkLoop
+                    kind = loops ? "a symbolic link loop" : "a symbolic link that leads nowhere"
+                }
+            }
             throw UsageError(message: "cannot write the report to \(path): it is \(kind), not a regular file; \(outcome)")
         }
         if exists, info.st_size > 0, startsLikeHTML(destination.path) == false {
@@ -99,6 +113,23 @@ enum ReportDestination {
             )
         }
         return destination
+    }
+
+    /// Refuses to follow the symbolic link at `path`, owned by `owner`, when it lies in a
+    /// sticky world-writable directory (/tmp) and belongs neither to the user nor to the
+    /// directory's owner: as the kernel's `protected_symlinks` rule, which this check does
+    /// not rely on (it may be off), because another user could have planted it to have the
+    /// report replace a file of the user's elsewhere (the demo's report has a fixed name in
+    /// /tmp).
+    private static func refuseForeignLink(at path: String, ownedBy owner: uid_t, outcome: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_mode & S_ISVTX != 0, info.st_mode & S_IWOTH != 0,
+              owner != getuid(), owner != info.st_uid else { return }
+        throw UsageError(
+            message: "cannot write the report to \(path): it is a symbolic link of uid \(owner) in the shared directory \(directory), "
+                + "which another user may point at any of your files; remove it or name another file; \(outcome)"
+        )
     }
 
     /// Whether the regular file at `path` begins (after a byte order mark and white space)

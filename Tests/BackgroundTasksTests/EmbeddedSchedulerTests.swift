@@ -7,6 +7,15 @@ import Synchronization
 import Testing
 
 @Suite struct EmbeddedSchedulerTests {
+    /// A diagnostic is one line of standard error: a quoted multi-line error (SQLite's
+    /// integrity report) keeps its line ends written out, control characters are escaped.
+    @Test func aDiagnosticIsOneLineOfStandardError() {
+        let message = DiagnosticMessage(.error, app: nil, "the database was corrupt (*** in database main ***\nPage 4: btreeInitPage() returns error code 11)\u{1B}[2J")
+        let line = DiagnosticLog.line(of: message)
+        #expect(line == "bgtask error: the database was corrupt (*** in database main ***\\nPage 4: btreeInitPage() returns error code 11)\\u001B[2J")
+        #expect(!line.contains("\n"))
+    }
+
     /// The warning about a BGTASK_POLICY an app cannot use names the variable once (it read
     /// "BGTASK_POLICY: BGTASK_POLICY: expected ..."), and a file's error still names it.
     @Test func aBadPolicyVariableIsNamedOnce() throws {

@@ -401,6 +401,51 @@ import Testing
         #expect(lstat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "still a device")
     }
 
+    @Test func aReportIsNotLedByAnotherUsersLinkInASharedDirectoryNorWrittenForADirectoryPath() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let victim = directory.appendingPathComponent("victim.html").path
+        try "<!DOCTYPE html><p>the user's own page".write(toFile: victim, atomically: true, encoding: .utf8)
+        // A shared directory as /tmp is: sticky and writable by all.
+        let shared = directory.appendingPathComponent("shared").path
+        #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
+        let planted = shared + "/bgtask-demo.html"
+        try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)
+        // Another user's link (the tests run as root on CI; a user cannot give a link away).
+        if getuid() == 0, lchown(planted, 65_534, 65_534) == 0 {
+            #expect {
+                try ReportDestination.check(planted)
+            } throws: { error in
+                "\(error)" == "cannot write the report to \(planted): it is a symbolic link of uid 65534 in the shared directory \(shared), "
+                    + "which another user may point at any of your files; remove it or name another file; nothing was run"
+            }
+            #expect(throws: UsageError.self) { try ReportDestination.write("<!DOCTYPE html>", to: planted) }
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "<!DOCTYPE html><p>the user's own page")
+            #expect(lchown(planted, getuid(), getgid()) == 0)
+        }
+        // The user's own link there is followed as anywhere.
+        try ReportDestination.write("<!DOCTYPE html>", to: planted)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "<!DOCTYPE html>")
+        // A path ending in a slash names a directory: no file is written without it.
+        let slashed = directory.appendingPathComponent("new.html").path + "/"
+        #expect {
+            try ReportDestination.check(slashed)
+        } throws: { error in
+            "\(error)" == "cannot write the report to \(slashed): it names a directory (it ends in /), not a file; nothing was run"
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("new.html").path))
+        // A kernel link to a pipe (as /dev/stdout is when the output is piped) is named a FIFO.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let piped = "/proc/self/fd/\(ends[1])"
+        #expect {
+            try ReportDestination.check(piped)
+        } throws: { error in
+            "\(error)" == "cannot write the report to \(piped): it is a FIFO (named pipe), not a regular file; nothing was run"
+        }
+    }
+
     @Test func aReportReplacesOnlyAnEmptyFileOrAnHTMLPage() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -45,6 +45,13 @@ extension DaemonProcessTests {
             #expect(await harness.waitForEvent(Self.app, "remote-notification count,feed") != nil, "\(harness.events(Self.app))")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.app + ".remote-notification")
             #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            // An app without the background mode is told so, not that an identifier is missing.
+            let quiet = "com.example.nopush"
+            let quietPath = try harness.writeManifest(app: quiet, executable: harness.testApp, arguments: [], identifiers: [quiet + ".refresh"], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", quietPath).status == 0)
+            let refused = try await harness.bgtask("push", quiet)
+            #expect(refused.status != 0 && refused.error.contains("does not list remote-notification in UIBackgroundModes"), "\(refused)")
+            #expect(!refused.error.contains("BGTaskSchedulerPermittedIdentifiers"), "\(refused)")
             let bad = try await harness.bgtask("push", Self.app, "--payload", "[1]")
             // Refused by the CLI before it is sent...
             #expect(bad.status == 64 && bad.error.contains("JSON object"), "\(bad)")

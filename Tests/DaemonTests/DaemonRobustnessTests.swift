@@ -184,6 +184,21 @@ extension DaemonProcessTests {
             let onAFile = try await harness.run(harness.bgtaskd, harness.daemonFlags + ["--state-dir", file, "--socket", harness.root + "/run/other.sock"])
             #expect(onAFile.status == 1, "\(onAFile)")
             #expect(onAFile.error.contains("cannot use the state directory \(file): \(file) is a regular file, not a directory"), "\(onAFile.error)")
+
+            // A start refused for its socket directory leaves the state directory as it was:
+            // a damaged store is not moved aside, nor a fresh one made, by a daemon that stops.
+            let kept = harness.root + "/kept-state"
+            try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            let garbage = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            #expect(FileManager.default.createFile(atPath: kept + "/scheduler.sqlite", contents: garbage))
+            let open = harness.root + "/open-sockets"
+            try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+            #expect(chmod(open, 0o755) == 0)
+            let refused = try await harness.run(harness.bgtaskd, harness.daemonFlags + ["--state-dir", kept, "--socket", open + "/s"])
+            #expect(refused.status == 1, "\(refused)")
+            #expect(refused.error.contains("refusing the socket directory \(open): its mode is 0755, not 0700"), "\(refused.error)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: kept) == ["scheduler.sqlite"], "the state directory was touched")
+            #expect(FileManager.default.contents(atPath: kept + "/scheduler.sqlite") == garbage)
         }
 
         @Test("NOTIFY_SOCKET naming no socket: bgtaskd starts and logs one warning that systemd was not told it is ready")
@@ -221,7 +236,8 @@ extension DaemonProcessTests {
             #expect(!result.error.contains("cannot create the socket directory"), "\(result.error)")
             // A state directory there: the same walk names the directory that cannot be
             // searched, not the one below it that could not be looked up.
-            let state = try await bgtaskdAsNobody(state: locked + "/inner/state", socket: writable + "/socket")
+            // (The socket's directory, checked first, is one uid 65534 creates for itself.)
+            let state = try await bgtaskdAsNobody(state: locked + "/inner/state", socket: writable + "/sockets/socket")
             #expect(state.status == 1, "\(state)")
             #expect(state.error.contains("cannot use the state directory \(locked)/inner/state: \(locked) cannot be searched: permission denied"), "\(state.error)")
         }

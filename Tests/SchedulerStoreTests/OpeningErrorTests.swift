@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import SchedulerCore
 import Testing
@@ -179,8 +180,22 @@ struct ReadOnlyLocationTests {
             let reading = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: url) }
             #expect(reading.code == .cannotOpen)
             #expect(reading.message.contains(culprit), "\(reading.message)")
+            // The store named is the caller's to correct, never to remove; a file beside it is the store's.
+            let advice = culprit == url.path ? "not a regular file: a scheduler store is a SQLite file" : "not a regular file; remove what is there"
+            #expect(writing.message.hasSuffix(advice), "\(writing.message)")
         }
         var info = stat()
         #expect(lstat(pipe.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO was left as it is")
+    }
+
+    @Test("a store SQLite cannot open says the system's reason: permission denied is not just \"unable to open\"")
+    func cannotOpenSaysTheSystemsReason() {
+        let error = SQLiteConnection.makeError(result: SQLITE_CANTOPEN, sqliteMessage: "unable to open database file", path: "/s/scheduler.sqlite", action: "cannot open", systemError: EACCES)
+        #expect(error.code == .cannotOpen)
+        #expect(error.message.hasPrefix("the scheduler store at /s/scheduler.sqlite: cannot open: unable to open database file (SQLite result code 14): "), "\(error.message)")
+        #expect(error.message.contains("EACCES"), "\(error.message)")
+        // Another failure keeps SQLite's words alone (its errno may be stale).
+        let busy = SQLiteConnection.makeError(result: SQLITE_BUSY, sqliteMessage: "database is locked", path: "/s/scheduler.sqlite", action: "cannot run", systemError: EACCES)
+        #expect(busy.message == "the scheduler store at /s/scheduler.sqlite: cannot run: database is locked (SQLite result code 5)")
     }
 }

@@ -53,9 +53,16 @@ public final class DiagnosticLog: Sendable {
     public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning) -> DiagnosticLog {
         DiagnosticLog { message in
             guard message.level >= minimumLevel else { return }
-            // A message may quote what an app or a file said: shown, never obeyed.
-            StandardStream.writeError(StandardStream.terminalSafe(message.description) + "\n")
+            StandardStream.writeError(line(of: message) + "\n")
         }
+    }
+
+    /// `message` as one line of standard error (without its line end). A message may quote
+    /// what an app or a file said: shown, never obeyed (control characters escaped); and one
+    /// message is one line (a quoted SQLite error spans several: its line ends are written
+    /// `\n`), as log readers and the journal split records at line ends.
+    static func line(of message: DiagnosticMessage) -> String {
+        StandardStream.terminalSafe(message.description).replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// Keeps every message in memory (see ``messages``) and forwards nothing.

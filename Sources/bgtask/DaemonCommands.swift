@@ -59,13 +59,33 @@ struct DaemonCommand: Equatable {
         OptionValue.taskIdentifier(text, for: "<identifier>")
     }
 
+    /// The manifest path `install` sends: bgtaskd reads the file in its own process, so a
+    /// path that means something else there is made the caller's here. A relative path is
+    /// made absolute (the daemon's working directory is not the caller's); one through the
+    /// caller's own process (`/proc/self/...`, `/dev/stdin`, `/dev/fd/N`) is resolved to
+    /// what it leads to; and one that leads, for the caller, to something other than a
+    /// regular file (a pipe, a terminal, a directory) is refused here, naming what it is.
+    /// Other symbolic links are sent as they are: an installation through a link (to a
+    /// release's directory) follows the link when the daemon reads it again.
+    static func manifestPathForTheDaemon(_ path: String) -> Result<String, UsageError> {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var info = stat()
+        guard stat(absolute, &info) == 0 else { return .success(absolute) }  // the daemon says what is missing
+        if let kind = BoundedFile.nonRegularKind(info.st_mode) {
+            return .failure(UsageError(message: "install: \(path) is \(kind), not a manifest file"))
+        }
+        let throughTheCaller = ["/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr"]
+        guard throughTheCaller.contains(where: { absolute.hasPrefix($0) }), let real = realpath(absolute, nil) else { return .success(absolute) }
+        defer { free(real) }
+        return .success(String(cString: real))
+    }
+
     /// Every daemon command.
     static let table: [Spec] = [
         Spec(name: "status", arguments: [], summary: "whether bgtaskd runs, its socket, state, apps, pending and running counts", reads: true) { _, _ in .success(.status) },
         Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and whether each is running, suspended or stopped", reads: true) { _, _ in .success(.apps) },
         Spec(name: "install", arguments: ["<manifest>"], summary: "install (or reinstall) the app described by an Info.plist-style manifest (property list or JSON)", reads: false) { positional, _ in
-            let path = positional[0]
-            return .success(.install(manifestPath: path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
+            manifestPathForTheDaemon(positional[0]).map { .install(manifestPath: $0) }
         },
         Spec(name: "uninstall", arguments: ["<app>"], summary: "remove the app, its pending requests, settings and checkpoints (its run history stays)", reads: false) { positional, _ in
             app(positional[0]).map { .uninstall(app: $0) }

@@ -82,6 +82,29 @@ import Testing
         #expect((try? CommandLineParser.parse(["run", "com.example.app", "com.example.app.refresh"]).get()) != nil)
     }
 
+    /// bgtaskd reads an installed manifest in its own process: what the path means to the
+    /// caller is sent, and what is no file to the caller is refused before.
+    @Test func installSendsTheCallersManifestPath() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-install-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manifest = directory.appendingPathComponent("Info.plist").path
+        #expect(FileManager.default.createFile(atPath: manifest, contents: Data("<plist/>".utf8)))
+        #expect(try DaemonCommand.manifestPathForTheDaemon(manifest).get() == manifest)
+        // Through the caller's own process: resolved here.
+        let descriptor = open(manifest, O_RDONLY)
+        defer { close(descriptor) }
+        #expect(try DaemonCommand.manifestPathForTheDaemon("/proc/self/fd/\(descriptor)").get() == manifest)
+        // A pipe (bgtask install /dev/stdin with a pipe in front): refused, named.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let piped = "/proc/self/fd/\(ends[0])"
+        #expect(throws: UsageError(message: "install: \(piped) is a FIFO (named pipe), not a manifest file")) { try DaemonCommand.manifestPathForTheDaemon(piped).get() }
+        // A missing file is the daemon's to report, as an absolute path.
+        #expect(try DaemonCommand.manifestPathForTheDaemon("missing.plist").get() == FileManager.default.currentDirectoryPath + "/missing.plist")
+    }
+
     /// --json prints JSON or fails: a report whose JSON does not parse (a broken or foreign
     /// daemon) is exit 1, never printed after exit 0.
     @Test func aReportThatIsNotJSONFailsUnderJSON() {

@@ -73,8 +73,11 @@ public struct AppSupervision: Sendable, Equatable {
         case userWaiting
         /// The budget deadline of a run handed to the app passed (``Action/armDeadline(_:at:)``).
         case deadlineDue(RunID)
-        /// The grace after a run's budget deadline passed (``Action/armGraceEnd(_:at:)``).
+        /// The grace after a run's budget deadline passed (``Action/armGraceEnd(_:after:)``).
         case graceEnded(RunID)
+        /// The app said it completed `run` (before the engine, which records the end durably
+        /// first, says the run is over): the run is not ended by force at its grace's end.
+        case completing(RunID)
         /// The launch timer fired.
         case launchTimedOut
         /// The suspend timer fired.
@@ -117,10 +120,11 @@ public struct AppSupervision: Sendable, Equatable {
         case arm(Timer, after: TimeInterval)
         /// Arm the budget deadline of a run handed over, firing ``Event/deadlineDue(_:)``.
         case armDeadline(RunID, at: Date)
-        /// Arm the end of the grace after a run's budget deadline, firing
-        /// ``Event/graceEnded(_:)``, in place of the run's deadline (``disarmDeadline(_:)``
-        /// cancels either).
-        case armGraceEnd(RunID, at: Date)
+        /// Arm the end of the grace after a run's budget deadline, `after` seconds from now
+        /// (when the deadline was handled: after a system sleep, the app gets its whole grace
+        /// from the resume), firing ``Event/graceEnded(_:)``, in place of the run's deadline
+        /// (``disarmDeadline(_:)`` cancels either).
+        case armGraceEnd(RunID, after: TimeInterval)
         /// Cancel the budget deadline (or the grace's end) of a run that is over.
         case disarmDeadline(RunID)
         /// Cancel the timer.
@@ -177,8 +181,8 @@ public struct AppSupervision: Sendable, Equatable {
     public private(set) var active: Set<RunID> = []
     /// The budgets of the runs handed over that have one.
     private var activeBudgets: [RunID: TimeInterval] = [:]
-    /// The budget deadlines of the same runs.
-    private var activeDeadlines: [RunID: Date] = [:]
+    /// Runs the app said it completed, not yet over for the engine.
+    private var completing: Set<RunID> = []
     /// Runs whose expiration was pushed to the app (by their deadline or by the engine):
     /// it is pushed once.
     public private(set) var expirationPushed: Set<RunID> = []
@@ -255,15 +259,19 @@ public struct AppSupervision: Sendable, Equatable {
             // The app has had its expiration by now (pushed here, or earlier by the engine),
             // so its grace ends a grace after this deadline: the run is ended then, even
             // when the engine, slowed by its store, has not said so yet.
-            if let grace = timing.terminationGrace, grace.isFinite, grace >= 0, let deadline = activeDeadlines[run] {
-                actions.append(.armGraceEnd(run, at: deadline.addingTimeInterval(grace)))
+            if let grace = timing.terminationGrace, grace.isFinite, grace >= 0, !completing.contains(run) {
+                actions.append(.armGraceEnd(run, after: grace))
             }
         case .graceEnded(let run):
             // The run overran the grace since its expiration reached the app: it is ended
             // now. The engine records it as terminated at its own grace's end, and its word
             // then finds the run over.
-            guard active.contains(run), let budget = activeBudgets[run] else { break }
+            // A completion the app sent is the engine's to judge (it may still come within the
+            // engine's grace, which began when it expired the run).
+            guard active.contains(run), !completing.contains(run), let budget = activeBudgets[run] else { break }
             terminate(run, reason: "budget of \(Int(saturating: budget)) s exhausted", into: &actions)
+        case .completing(let run):
+            if active.contains(run) { completing.insert(run) }
         case .terminate(let run, let reason):
             // A run still waiting for the launch is over for the engine: never hand it over.
             dropQueued(run)
@@ -451,9 +459,7 @@ public struct AppSupervision: Sendable, Equatable {
                 actions.append(.push(.expire(run: run.id, reason: reason)))
             } else if let budget {
                 activeBudgets[run.id] = budget
-                let deadline = run.startedAt.addingTimeInterval(budget)
-                activeDeadlines[run.id] = deadline
-                actions.append(.armDeadline(run.id, at: deadline))
+                actions.append(.armDeadline(run.id, at: run.startedAt.addingTimeInterval(budget)))
             }
         }
         queued.removeAll()
@@ -462,7 +468,7 @@ public struct AppSupervision: Sendable, Equatable {
     /// A run handed over is over: its deadline goes.
     private mutating func forget(_ run: RunID, into actions: inout [Action]) {
         expirationPushed.remove(run)
-        activeDeadlines.removeValue(forKey: run)
+        completing.remove(run)
         if activeBudgets.removeValue(forKey: run) != nil { actions.append(.disarmDeadline(run)) }
     }
 

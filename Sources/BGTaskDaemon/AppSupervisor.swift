@@ -186,6 +186,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     public func expire(_ run: RunID, reason: String) { feed(.expire(run, reason: reason)) }
     public func terminate(_ run: RunID, reason: String) { feed(.terminate(run, reason: reason)) }
     public func finished(_ run: RunRecord) { feed(.finished(run)) }
+    /// The app said it completed `run`: not to be ended by force at its grace's end before
+    /// the engine has judged the completion (``AppSupervision/Event/completing(_:)``).
+    public func completing(_ run: RunID) { feed(.completing(run)) }
     public func sampleProgress(_ run: RunID) {
         state.withLock { state in
             guard state.machine.active.contains(run) else { return }
@@ -394,9 +397,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             state.deadlines[run] = deadlineClock.schedule(at: deadline) { [weak self] in
                 self?.feed(.deadlineDue(run))
             }
-        case .armGraceEnd(let run, let end):
+        case .armGraceEnd(let run, let grace):
             state.deadlines[run]?.cancel()
-            state.deadlines[run] = deadlineClock.schedule(at: end) { [weak self] in
+            state.deadlines[run] = deadlineClock.schedule(at: deadlineClock.now().addingTimeInterval(grace)) { [weak self] in
                 self?.feed(.graceEnded(run))
             }
         case .disarmDeadline(let run):

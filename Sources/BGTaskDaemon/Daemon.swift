@@ -73,9 +73,18 @@ public final class Daemon: Sendable {
             log(.info, app: nil, "policy configuration from \(file)")
         }
 
+        // The state directory, owned by this daemon alone (the store's lock).
+        let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
+        do {
+            _ = try EmbeddedScheduler.prepareStateDirectory(stateDirectory)
+        } catch {
+            throw StartError(message: "\(error)")
+        }
+
         // The socket's directory is checked (or the socket systemd passed taken) before the
-        // store is opened: a start refused for it must leave the state directory as it was
-        // (opening the store moves a damaged database aside and creates a fresh one).
+        // store is opened: a start refused for it must leave the store as it was (opening it
+        // moves a damaged database aside and creates a fresh one). After the state directory,
+        // which may hold it (`--socket STATE/run/s` on a first start).
         let endpoint: FrameServer.Endpoint
         // Where clients reach this daemon: the socket systemd passed is bound where its unit
         // says, which need not be the default path (the ready line, `bgtask status`, the
@@ -99,13 +108,6 @@ public final class Daemon: Sendable {
             throw StartError(message: "\(error)")
         }
 
-        // The state directory, owned by this daemon alone (the store's lock).
-        let stateDirectory = URL(fileURLWithPath: paths.stateDirectory)
-        do {
-            _ = try EmbeddedScheduler.prepareStateDirectory(stateDirectory)
-        } catch {
-            throw StartError(message: "\(error)")
-        }
         let clock = DispatchDriverClock()
         let store: SchedulerStore
         let report: StoreOpenReport

@@ -386,7 +386,12 @@ public final class DaemonService: Sendable {
         case .pending:
             return .pending(driver.pendingRequests(of: app))
         case .taskCompleted(let run, let success):
-            return ownRun(run, of: app) { driver.taskCompleted(run, success: success) }
+            return ownRun(run, of: app) {
+                // The supervisor first: its own timer must not end the run at the grace's end
+                // while the engine is recording the completion.
+                supervisor(of: app)?.completing(run)
+                driver.taskCompleted(run, success: success)
+            }
         case .expirationDelivered(let run, let handlerWasSet):
             return ownRun(run, of: app) { driver.expirationDelivered(run, handlerWasSet: handlerWasSet) }
         case .progressSampled(let run, let completed):

@@ -69,15 +69,33 @@ struct DaemonCommand: Equatable {
     /// release's directory) follows the link when the daemon reads it again.
     static func manifestPathForTheDaemon(_ path: String) -> Result<String, UsageError> {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        // "/proc//self" and "/dev/../proc/self" are the caller's too.
+        var collapsed = absolute
+        while collapsed.contains("//") { collapsed = collapsed.replacingOccurrences(of: "//", with: "/") }
+        let normalized = URL(fileURLWithPath: collapsed).standardized.path
+        let throughTheCaller = ["/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr"]
+            .contains { normalized.hasPrefix($0) || normalized + "/" == $0 }
         var info = stat()
-        guard stat(absolute, &info) == 0 else { return .success(absolute) }  // the daemon says what is missing
+        guard stat(absolute, &info) == 0 else {
+            // Missing: the daemon says so; but one of the caller's own descriptors it would
+            // read as its own.
+            if throughTheCaller { return .failure(UsageError(message: "install: \(path) cannot be read: \(systemErrorText(errno))")) }
+            return .success(absolute)
+        }
         if let kind = BoundedFile.nonRegularKind(info.st_mode) {
             return .failure(UsageError(message: "install: \(path) is \(kind), not a manifest file"))
         }
-        let throughTheCaller = ["/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr"]
-        guard throughTheCaller.contains(where: { absolute.hasPrefix($0) }), let real = realpath(absolute, nil) else { return .success(absolute) }
+        guard throughTheCaller else { return .success(absolute) }
+        // A file with no path of its own (deleted, or in memory) cannot be handed over by path.
+        guard let real = realpath(absolute, nil) else {
+            return .failure(UsageError(message: "install: \(path) has no path bgtaskd could read (\(systemErrorText(errno))); name the manifest's file"))
+        }
         defer { free(real) }
-        return .success(String(cString: real))
+        let resolved = String(cString: real)
+        guard resolved.hasPrefix("/"), !resolved.hasPrefix("/proc/"), FileManager.default.fileExists(atPath: resolved) else {
+            return .failure(UsageError(message: "install: \(path) has no path bgtaskd could read (it leads to \(resolved)); name the manifest's file"))
+        }
+        return .success(resolved)
     }
 
     /// Every daemon command.

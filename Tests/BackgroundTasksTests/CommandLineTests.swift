@@ -91,10 +91,20 @@ import Testing
         let manifest = directory.appendingPathComponent("Info.plist").path
         #expect(FileManager.default.createFile(atPath: manifest, contents: Data("<plist/>".utf8)))
         #expect(try DaemonCommand.manifestPathForTheDaemon(manifest).get() == manifest)
+        // (TMPDIR may run through a link: what the caller's descriptor leads to is its real path.)
+        let real = try #require(realpath(manifest, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) })
         // Through the caller's own process: resolved here.
         let descriptor = open(manifest, O_RDONLY)
         defer { close(descriptor) }
-        #expect(try DaemonCommand.manifestPathForTheDaemon("/proc/self/fd/\(descriptor)").get() == manifest)
+        #expect(try DaemonCommand.manifestPathForTheDaemon("/proc/self/fd/\(descriptor)").get() == real)
+        #expect(try DaemonCommand.manifestPathForTheDaemon("/proc//self/fd/\(descriptor)").get() == real)
+        // A deleted file is still open, but has no path the daemon could read.
+        let deleted = directory.appendingPathComponent("Gone.plist").path
+        #expect(FileManager.default.createFile(atPath: deleted, contents: Data("<plist/>".utf8)))
+        let held = open(deleted, O_RDONLY)
+        defer { close(held) }
+        #expect(unlink(deleted) == 0)
+        #expect(throws: UsageError.self) { try DaemonCommand.manifestPathForTheDaemon("/proc/self/fd/\(held)").get() }
         // A pipe (bgtask install /dev/stdin with a pipe in front): refused, named.
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)

@@ -429,7 +429,7 @@ import Testing
         var (machine, first) = launchedWithGrace()
         #expect(machine.handle(.deadlineDue(first.id)) == [
             .push(.expire(run: first.id, reason: "budget of 30 s exhausted")),
-            .armGraceEnd(first.id, at: start + 32),
+            .armGraceEnd(first.id, after: 2),
         ])
         let actions = machine.handle(.graceEnded(first.id))
         #expect(Array(actions.prefix(2)) == [.disarmDeadline(first.id), .push(.terminate(run: first.id, reason: "budget of 30 s exhausted"))])
@@ -454,12 +454,38 @@ import Testing
         #expect(machine.phase == .ready)
     }
 
+    @Test func aRunTheAppSaidItCompletedIsLeftToTheEngineAtTheGracesEnd() {
+        var (machine, first) = launchedWithGrace()
+        _ = machine.handle(.deadlineDue(first.id))
+        // The completion is on its way to the engine, which records it before saying so.
+        #expect(machine.handle(.completing(first.id)).isEmpty)
+        #expect(machine.handle(.graceEnded(first.id)).isEmpty)
+        #expect(machine.active == [first.id] && machine.phase == .ready)
+        // The engine judged it too late after all: its termination still ends the run.
+        #expect(machine.handle(.terminate(first.id, reason: "budget of 30 s exhausted")).contains(.push(.terminate(run: first.id, reason: "budget of 30 s exhausted"))))
+        // A completion said before the deadline arms no grace end.
+        var (early, run) = launchedWithGrace()
+        _ = early.handle(.completing(run.id))
+        #expect(early.handle(.deadlineDue(run.id)) == [.push(.expire(run: run.id, reason: "budget of 30 s exhausted"))])
+    }
+
+    @Test func theAppsOtherRunsCrashWithTheProcessTheGracesEndEndedButNotTheRunItEnded() {
+        var (machine, first) = launchedWithGrace()
+        let second = run(2, "org.example.feeds.cleanup")
+        _ = machine.handle(.launch(second, budget: nil))
+        _ = machine.handle(.deadlineDue(first.id))
+        _ = machine.handle(.graceEnded(first.id))
+        let exited = machine.handle(.processExited("exited with status 0"))
+        #expect(exited.contains { if case .runCrashed(second.id, _) = $0 { true } else { false } }, "\(exited)")
+        #expect(!exited.contains { if case .runCrashed(first.id, _) = $0 { true } else { false } }, "the engine records it terminated: \(exited)")
+    }
+
     @Test func theGraceEndsAfterTheDeadlineEvenWhenTheEngineExpiredTheRunFirst() {
         var (machine, first) = launchedWithGrace()
         // The engine expired the run early (its conditions failed): pushed once, by it.
         #expect(machine.handle(.expire(first.id, reason: "the network went away")) == [.push(.expire(run: first.id, reason: "the network went away"))])
         // Its own termination comes a grace after that; the deadline's grace is only a bound.
-        #expect(machine.handle(.deadlineDue(first.id)) == [.armGraceEnd(first.id, at: start + 32)])
+        #expect(machine.handle(.deadlineDue(first.id)) == [.armGraceEnd(first.id, after: 2)])
         #expect(machine.handle(.terminate(first.id, reason: "the network went away")).contains(.push(.terminate(run: first.id, reason: "the network went away"))))
         #expect(machine.handle(.graceEnded(first.id)).isEmpty)
     }

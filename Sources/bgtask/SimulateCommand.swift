@@ -154,6 +154,10 @@ enum SimulateCommand {
         if options.scenario.isEmpty {
             return .failure(UsageError(message: "simulate needs a scenario (\(Scenario.builtInNames.joined(separator: ", ")), or a scenario file), got an empty string"))
         }
+        // "life.json/" names a directory; Foundation would read the file without the slash.
+        if options.scenario.hasSuffix("/"), options.scenario.count > 1, somethingIsAt(String(options.scenario.dropLast())) {
+            return .failure(UsageError(message: "simulate: '\(options.scenario)' ends in /, which names a directory: a scenario is a file (drop the /)"))
+        }
         if Scenario.builtIn(named: options.scenario) == nil, !somethingIsAt(options.scenario) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
         }

@@ -326,6 +326,7 @@ import Testing
         (["help", "--bogus"], "'--bogus'"),
         (["--version", "x"], "'x'"),
         (["simulate", "nope"], "'nope' is neither a built-in scenario"),
+        (["simulate", "Package.swift/"], "'Package.swift/' ends in /, which names a directory: a scenario is a file (drop the /)"),
         (["simulate", ""], "empty string"),
         (["why", "", ""], "empty string"),
         (["why", "com.a", ""], "empty string"),

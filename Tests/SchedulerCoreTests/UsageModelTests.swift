@@ -152,7 +152,10 @@ struct UsageModelTests {
     // MARK: Habits change
 
     @Test func decayLetsAMovedHabitTakeOver() {
-        var model = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)])
+        // A refresh's cost of 15 minutes at the threshold, so that the hours' spacings are not
+        // all at the app's cadence: the test is about decay, not the cost.
+        let costly = UsageModelConfiguration(refreshSpacingAtThreshold: 15 * 60)
+        var model = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)], configuration: costly)
         Self.record(&model, weeks: 3..<7, times: [(9, 0)])
         let now = Self.at(week: 7, day: 0, 5)
         let at8 = model.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now)
@@ -165,7 +168,7 @@ struct UsageModelTests {
 
         // Without decay the three old weeks still count as much as the four new ones
         // (3 of 7 weeks is above the threshold): the refresh stays at the old hour.
-        var undecayed = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)], configuration: .init(halfLife: .infinity))
+        var undecayed = Self.weekdayHabit(weeks: 0..<3, times: [(8, 0)], configuration: .init(halfLife: .infinity, refreshSpacingAtThreshold: 15 * 60))
         Self.record(&undecayed, weeks: 3..<7, times: [(9, 0)])
         #expect(abs(undecayed.launchProbability(hourOfWeek: Self.how(day: 0, 8), at: now) - 3.0 / 7.0) < 1e-12)
         let undecayedSpacings = undecayed.refreshSpacings(startingAt: Self.at(week: 7, day: 0, 0), now: now)

@@ -254,7 +254,7 @@ public struct AppSupervision: Sendable, Equatable {
             // run as well (grace, termination), and that expiration is not pushed again.
             guard active.contains(run), let budget = activeBudgets[run] else { break }
             if expirationPushed.insert(run).inserted {
-                actions.append(.push(.expire(run: run, reason: "budget of \(Int(saturating: budget)) s exhausted")))
+                actions.append(.push(.expire(run: run, reason: Self.budgetExhausted(budget))))
             }
             // The app has had its expiration by now (pushed here, or earlier by the engine),
             // so its grace ends a grace after this deadline: the run is ended then, even
@@ -265,11 +265,10 @@ public struct AppSupervision: Sendable, Equatable {
         case .graceEnded(let run):
             // The run overran the grace since its expiration reached the app: it is ended
             // now. The engine records it as terminated at its own grace's end, and its word
-            // then finds the run over.
-            // A completion the app sent is the engine's to judge (it may still come within the
-            // engine's grace, which began when it expired the run).
+            // then finds the run over. A completion the app sent is the engine's to judge (it
+            // may still come within the engine's grace, which began when it expired the run).
             guard active.contains(run), !completing.contains(run), let budget = activeBudgets[run] else { break }
-            terminate(run, reason: "budget of \(Int(saturating: budget)) s exhausted", into: &actions)
+            terminate(run, reason: Self.budgetExhausted(budget), into: &actions)
         case .completing(let run):
             if active.contains(run) { completing.insert(run) }
         case .terminate(let run, let reason):
@@ -470,6 +469,11 @@ public struct AppSupervision: Sendable, Equatable {
         expirationPushed.remove(run)
         completing.remove(run)
         if activeBudgets.removeValue(forKey: run) != nil { actions.append(.disarmDeadline(run)) }
+    }
+
+    /// The reason a run whose `budget` ran out is expired and, after its grace, ended.
+    private static func budgetExhausted(_ budget: TimeInterval) -> String {
+        "budget of \(Int(saturating: budget)) s exhausted"
     }
 
     /// Ends `run`, handed over and overrunning its grace period, by force: the app hears of

@@ -650,8 +650,8 @@ public final class DaemonService: Sendable {
         // An app without the background mode gets no remote wakes (iOS delivers silent pushes
         // only to apps with it): said as such, not as its identifier missing from the
         // manifest's list, which the system adds itself for an app with the mode.
-        if let installed = apps.withLock({ $0[app]?.installed }), !installed.backgroundModes.contains("remote-notification") {
-            return (.failed(DaemonFailure(.failed, "push to \(app) could not be delivered: its manifest (\(installed.manifestPath)) does not list remote-notification in UIBackgroundModes, which an app needs to be woken by a push")), nil, nil)
+        if let installed = apps.withLock({ $0[app]?.installed }), !installed.backgroundModes.contains(RemoteWake.backgroundMode) {
+            return (.failed(DaemonFailure(.failed, "push to \(app) could not be delivered: its manifest (\(installed.manifestPath)) does not list \(RemoteWake.backgroundMode) in UIBackgroundModes, which an app needs to be woken by a push")), nil, nil)
         }
         let now = driver.clock.now()
         let identifier = RemoteWake.identifier(for: app)

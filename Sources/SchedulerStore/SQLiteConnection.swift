@@ -221,7 +221,7 @@ final class SQLiteConnection {
             code: code,
             path: path,
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
-                + (result & 0xFF == SQLITE_CANTOPEN && systemError != 0 ? ": \(systemErrorText(systemError))" : "")
+                + (code == .cannotOpen && systemError != 0 ? ": \(systemErrorText(systemError))" : "")
         )
         error.sqliteMessage = sqliteMessage
         error.sqliteResult = result

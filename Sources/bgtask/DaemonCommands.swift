@@ -69,12 +69,12 @@ struct DaemonCommand: Equatable {
     /// release's directory) follows the link when the daemon reads it again.
     static func manifestPathForTheDaemon(_ path: String) -> Result<String, UsageError> {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        // "/proc//self" and "/dev/../proc/self" are the caller's too.
-        var collapsed = absolute
-        while collapsed.contains("//") { collapsed = collapsed.replacingOccurrences(of: "//", with: "/") }
-        let normalized = URL(fileURLWithPath: collapsed).standardized.path
+        // "/proc//self" and "/dev/../proc/self" are the caller's too: empty components dropped,
+        // then "." and ".." resolved.
+        let components = absolute.split(separator: "/", omittingEmptySubsequences: true)
+        let normalized = URL(fileURLWithPath: "/" + components.joined(separator: "/")).standardized.path
         let throughTheCaller = ["/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr"]
-            .contains { normalized.hasPrefix($0) || normalized + "/" == $0 }
+            .contains { normalized.hasPrefix($0) }
         var info = stat()
         guard stat(absolute, &info) == 0 else {
             // Missing: the daemon says so; but one of the caller's own descriptors it would

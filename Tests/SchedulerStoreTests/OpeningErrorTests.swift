@@ -189,7 +189,16 @@ struct ReadOnlyLocationTests {
     }
 
     @Test("a store SQLite cannot open says the system's reason: permission denied is not just \"unable to open\"")
-    func cannotOpenSaysTheSystemsReason() {
+    func cannotOpenSaysTheSystemsReason() throws {
+        // For real, through SQLite: a database behind a regular file (ENOTDIR, for root too).
+        let directory = try TemporaryDirectory()
+        let file = directory.file("plain")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8)))
+        let behind = file.path + "/scheduler.sqlite"
+        let opened = try #require(throws: StoreError.self) { _ = try SQLiteConnection.open(path: behind, mode: .readOnly) }
+        #expect(opened.code == .cannotOpen)
+        #expect(opened.message.contains("(SQLite result code 14): ") && opened.message.contains("ENOTDIR"), "\(opened.message)")
+        // The words for permission denied (root cannot be refused one to show it here).
         let error = SQLiteConnection.makeError(result: SQLITE_CANTOPEN, sqliteMessage: "unable to open database file", path: "/s/scheduler.sqlite", action: "cannot open", systemError: EACCES)
         #expect(error.code == .cannotOpen)
         #expect(error.message.hasPrefix("the scheduler store at /s/scheduler.sqlite: cannot open: unable to open database file (SQLite result code 14): "), "\(error.message)")

@@ -14,6 +14,9 @@ public enum RemoteWake {
     /// The app-refresh identifier a remote wake runs as: `<app id>.remote-notification`.
     public static func identifier(for app: AppID) -> String { app.rawValue + ".remote-notification" }
 
+    /// The `UIBackgroundModes` entry an app needs to be woken by a push.
+    public static let backgroundMode = "remote-notification"
+
     /// The most bytes a push payload may have (as APNs allows for a push).
     public static let maximumPayloadBytes = 4_096
 
@@ -128,7 +131,7 @@ extension BGApplication {
     /// ``isRegisteredForRemoteNotifications`` changes.
     public func registerForRemoteNotifications() {
         let context = requiredContext
-        let failure: String? = context.manifest.hasBackgroundMode("remote-notification") ? nil
+        let failure: String? = context.manifest.hasBackgroundMode(RemoteWake.backgroundMode) ? nil
             : "\(context.app) cannot receive remote notifications: UIBackgroundModes of \(context.manifest.source ?? "the manifest") has no \"remote-notification\" (bgtask push wakes only apps that declare it)"
         let tellsDelegate = remoteNotifications.withLock { state in
             state.registered = failure == nil
@@ -182,7 +185,7 @@ extension AppManifest {
     /// wake's only by `bgtask push`, within its rate limit.
     private static func systemIdentifiers(for app: AppID) -> [(mode: String, identifier: String, onlyScheduledBy: String?)] {
         [("fetch", BGApplication.backgroundFetchTaskIdentifier(for: app), nil),
-         ("remote-notification", RemoteWake.identifier(for: app), "bgtask push")]
+         (RemoteWake.backgroundMode, RemoteWake.identifier(for: app), "bgtask push")]
     }
 
     /// The manifest with the identifiers the system schedules for the app itself: the

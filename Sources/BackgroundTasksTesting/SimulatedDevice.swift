@@ -39,6 +39,8 @@ public final class SimulatedDevice: Sendable {
     /// ``openSession(for:recordingIn:)``); touched only by the clock's scheduled actions.
     private let openSessions = Mutex<[AppID: Int]>([:])
     private let assertions: AssertionConfiguration
+    /// Whether ``shutDown()`` has run: nothing is played after it.
+    private let isShutDown = Mutex(false)
 
     /// Creates a device at `start`.
     /// - Parameters:
@@ -64,6 +66,7 @@ public final class SimulatedDevice: Sendable {
         costs: CostModel = .init(),
         installsLaunchedByUser: Bool = true
     ) throws {
+        if let problem = Self.problem(withInstant: start) { throw SimulatedDeviceError("the simulated device cannot start at \(problem)") }
         self.installsLaunchedByUser = installsLaunchedByUser
         self.stuckWorkLimit = stuckWorkLimit
         let clock = VirtualClock(start: start)
@@ -105,6 +108,7 @@ public final class SimulatedDevice: Sendable {
     /// (and the driver the context), and a caller may go on using a context whose device it
     /// dropped. A test that builds devices itself calls this when it is done with one.
     public func shutDown() async {
+        guard !isShutDown.withLock({ $0 }) else { return }
         for app in installedApps { driver.expireRuns(of: app, reason: "the simulated device shut down") }
         await settle()  // the expirations, and what they wake, are app work due now
         let installed = contexts.withLock { contexts -> [AppID: AppContext] in
@@ -114,6 +118,7 @@ public final class SimulatedDevice: Sendable {
         _ = installed  // released here, outside the lock
         driver.detachAllApps()
         clock.cancelAll()
+        isShutDown.withLock { $0 = true }
     }
 
     /// Everything the driver reported, in order.
@@ -261,7 +266,20 @@ public final class SimulatedDevice: Sendable {
     public let stuckWorkLimit: Duration
 
     /// Advances virtual time to `end`, firing everything due on the way in order.
+    ///
+    /// An `end` that is no instant the engine can keep time in (NaN, infinite, after
+    /// `Date.distantFuture`: `run(for: .infinity)`) plays nothing and is reported in
+    /// ``log`` as an error naming it, as is any run after ``shutDown()``; an `end` before
+    /// now lets what is due now happen.
     public func run(until end: Date) async {
+        if isShutDown.withLock({ $0 }) {
+            log(.error, app: nil, "run(until:): the simulated device was shut down; nothing is played")
+            return
+        }
+        if end > now, let problem = Self.problem(withInstant: end) {
+            log(.error, app: nil, "run(until:) cannot run the simulated device to \(problem) (virtual time \(now)); nothing is played")
+            return
+        }
         await settleAppWork()
         while let action = clock.popNext(notAfter: end) {
             action()
@@ -278,9 +296,27 @@ public final class SimulatedDevice: Sendable {
         log(.error, app: nil, "app work neither returned nor parked on the simulated clock within \(stuckWorkLimit) of wall time (virtual time \(now)); the simulation goes on without it and its trace may vary. Sleep on SimulatedDevice.swiftClock instead of blocking a thread.")
     }
 
-    /// Advances virtual time by `duration` seconds.
+    /// Advances virtual time by `duration` seconds (see ``run(until:)`` for what cannot be
+    /// played: a NaN or infinite duration, or one past `Date.distantFuture`).
     public func run(for duration: TimeInterval) async {
+        guard duration.isFinite else {
+            log(.error, app: nil, "run(for: \(duration)): a duration must be a finite number of seconds; nothing is played")
+            return
+        }
         await run(until: now.addingTimeInterval(duration))
+    }
+
+    /// What makes `instant` no instant a simulated device can keep time at, said for an
+    /// error (nil when it is one): the engine counts days and hours in integers, so an
+    /// instant outside Foundation's `Date.distantPast...Date.distantFuture` (years 1 to
+    /// 4001) would trap deep inside it.
+    static func problem(withInstant instant: Date) -> String? {
+        let seconds = instant.timeIntervalSinceReferenceDate
+        guard seconds.isFinite else { return "\(seconds) s from 2001-01-01 (not a finite date)" }
+        guard instant >= .distantPast, instant <= .distantFuture else {
+            return "\(seconds) s from 2001-01-01, outside Date.distantPast...Date.distantFuture (years 1 to 4001)"
+        }
+        return nil
     }
 
     /// Lets everything due now happen, without advancing time.
@@ -304,4 +340,13 @@ final class TraceBuffer: Sendable {
     private let events_ = Mutex<[SchedulerTraceEvent]>([])
     func append(_ event: SchedulerTraceEvent) { events_.withLock { $0.append(event) } }
     var events: [SchedulerTraceEvent] { events_.withLock { $0 } }
+}
+
+/// A simulated device that cannot be made as asked (a start that is no finite instant in
+/// Foundation's range); the description names the culprit.
+public struct SimulatedDeviceError: Error, CustomStringConvertible, Sendable {
+    /// What was wrong, in a sentence.
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }

@@ -59,12 +59,21 @@ public final class VirtualClock: DriverClock {
     /// minutes, as apps write them, is then found exactly whatever the wall time spent, and
     /// traces do not depend on the machine's speed; an offset with a fraction is found
     /// exactly while the slop stays under that fraction's granularity.
+    ///
+    /// A date Foundation accepts whose offset lands outside Foundation's range
+    /// (`Date.distantPast` itself, which apps pass for "as soon as possible", moved back
+    /// from a virtual now years before the wall clock's) is kept within it: the earliest
+    /// instant is `Date.distantPast`, and an offset that does not fit stays the app's own
+    /// date, so the engine judges (and names) what the app wrote, as it does outside the
+    /// simulator.
     public func instant(forWallClockDate date: Date) -> Date {
         let (anchor, now) = state.withLock { ($0.wallAnchor, $0.now) }
         let longest = date.timeIntervalSince(anchor)
         let shortest = date.timeIntervalSinceNow
         guard longest.isFinite, shortest.isFinite else { return date }
-        return now.addingTimeInterval(Self.roundestOffset(from: min(shortest, longest), to: longest))
+        let instant = now.addingTimeInterval(Self.roundestOffset(from: min(shortest, longest), to: longest))
+        guard instant.timeIntervalSinceReferenceDate.isFinite, instant <= .distantFuture || date > .distantFuture else { return date }
+        return date >= .distantPast ? max(instant, .distantPast) : instant
     }
 
     /// The multiple of the coarsest of 1 h, 1 min, 1 s, 0.1 s, 1 ms that lies in

@@ -24,7 +24,9 @@ public struct BGCheckpointStore: Sendable {
         public var key: String
         /// What went wrong.
         public var message: String
-        public var description: String { "checkpoint '\(key)': \(message)" }
+        /// The key as a message shows it: control characters escaped and cut to 200 scalars
+        /// (a refused key may be 100 KB or hold a NUL), the message whole.
+        public var description: String { "checkpoint '\(DecodingErrorText.printable(key))': \(message)" }
     }
 
     /// The value saved under `key`, or `nil`.

@@ -85,6 +85,8 @@ public final class SchedulerDriver: Sendable {
         /// Called once the app has no run in progress (``whenRunsEnd(of:_:)``).
         var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
 
+        /// Whether ``SchedulerDriver/detachAllApps()`` ran: submissions are refused after it.
+        var detachedAll = false
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
             var contexts: [AppID: AppContext] = [:]
@@ -377,6 +379,7 @@ public final class SchedulerDriver: Sendable {
             swap(&detached.runWaiters, &state.runWaiters)
             swap(&detached.wakeTimer, &state.wakeTimer)
             state.wakeAt = nil
+            state.detachedAll = true
         }
         detached.wakeTimer?.cancel()
     }
@@ -763,6 +766,7 @@ public final class SchedulerDriver: Sendable {
         var result: Result<Void, SubmitRejection> = .success(())
         let carryOut = changeState({ (state, now) -> [EngineEffect] in
             do throws(SubmitRejection) {
+                try Self.checkAttached(request, in: state)
                 try state.engine.checkSubmit(request, at: now)
                 guard let store else {
                     throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(unavailableReason ?? "no store")")
@@ -782,6 +786,13 @@ public final class SchedulerDriver: Sendable {
             return [.submitted(request, at: now)]
         })
         return (result, carryOut)
+    }
+
+    /// Refuses a submission once every app was detached (a simulated device that shut
+    /// down): a context kept past its device's end would otherwise launch a run nobody hosts.
+    private static func checkAttached(_ request: PendingRequest, in state: State) throws(SubmitRejection) {
+        guard state.detachedAll else { return }
+        throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': it has let go of its apps (its simulated device shut down)")
     }
 
     /// Submits several requests with one commit (group commit): each is checked as
@@ -823,6 +834,7 @@ public final class SchedulerDriver: Sendable {
         let carryOut = changeState({ state, now in
             for request in requests {
                 do throws(SubmitRejection) {
+                    try Self.checkAttached(request, in: state)
                     try state.engine.checkSubmit(request, at: now, after: accepted)
                     accepted.append(request)
                     results.append(.success(()))

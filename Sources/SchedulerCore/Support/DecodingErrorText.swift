@@ -59,10 +59,11 @@ public enum DecodingErrorText {
         }
     }
 
-    /// `text` with control characters escaped and cut to 200 characters: safe in a log line
-    /// and a terminal whatever the peer sent.
+    /// `text` with control characters escaped and cut to 200 Unicode scalars: safe in a log
+    /// line and a terminal whatever the peer sent (cut by scalars, not characters, which
+    /// bound nothing: see ``Swift/String/excerpt(scalars:)``).
     public static func printable(_ text: String, limit: Int = 200) -> String {
-        let shown = text.count > limit ? String(text.prefix(limit)) + "..." : text
+        let shown = text.excerpt(scalars: limit)
         return shown.unicodeScalars.contains { $0.properties.generalCategory == .control }
             ? shown.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u" + StrictJSON.codePoint($0).dropFirst(2) : String($0) }.joined()
             : shown

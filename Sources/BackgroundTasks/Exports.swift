@@ -7,3 +7,8 @@
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.
 @_exported import CUIKitTypes
+
+/// Apple's documented Swift signature of `register(forTaskWithIdentifier:using:launchHandler:)`
+/// names the queue `dispatch_queue_t?`, which Darwin's Dispatch makes an alias of
+/// `DispatchQueue`; apps that wrap the scheduler behind a protocol copy that spelling.
+public typealias dispatch_queue_t = DispatchQueue

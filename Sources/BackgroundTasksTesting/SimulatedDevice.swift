@@ -151,8 +151,10 @@ public final class SimulatedDevice: Sendable {
             assertions: assertions,
             backgroundRefreshEnabled: backgroundRefreshEnabled,
             wallClockDateTranslation: dateTranslation,
-            // UIDevice's battery is the simulated device's.
-            battery: { [driver] in UIDevice.BatteryReading(conditions: driver.conditions) }
+            // UIDevice's battery, power management and identity are the simulated device's.
+            battery: { [driver] in UIDevice.BatteryReading(conditions: driver.conditions) },
+            power: { [driver] in UIDevice.PowerReading(conditions: driver.conditions) },
+            deviceIdentity: .simulated(salt: driver.configuration.deviceSalt)
         )
         contexts.withLock { $0[app] = context }
         clock.appWorkStarted()

@@ -1,5 +1,6 @@
 import BackgroundTasks
 import BackgroundTasksTesting
+import Synchronization
 import Testing
 
 /// What PlatformSnippets.swift compiles, run where its behaviour is the library's.
@@ -158,5 +159,77 @@ import Testing
             #expect(UIDevice.current.batteryLevel == -1 && UIDevice.current.batteryState == .unknown)
         }
         #expect("\(UIDevice.BatteryState.unplugged)" == "unplugged")
+    }
+}
+
+/// The device's identity, power management and idle timer as the probe's apps use them.
+@Suite struct DeviceIdentitySnippetTests {
+    @Test func theDeviceSaysWhatItIsAndTheVendorIdentifierIsPerVendorAndDevice() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let sibling = device.install(app: AppID("com.example.sibling"), manifest: AppManifest(appID: AppID("com.example.sibling"), permittedIdentifiers: [], backgroundModes: [])) {}
+        let stranger = device.install(app: AppID("org.other.app"), manifest: AppManifest(appID: AppID("org.other.app"), permittedIdentifiers: [], backgroundModes: [])) {}
+        let header = context.withCurrent { DiagnosticsHeader.line() }
+        #expect(header.hasPrefix("Device: Linux Linux: 1.0 ("), "a simulated device reads nothing of the machine: \(header)")
+        let own = try #require(context.withCurrent { UIDevice.current.identifierForVendor })
+        #expect(context.withCurrent { UIDevice.current.identifierForVendor } == own, "stable")
+        #expect(sibling.withCurrent { UIDevice.current.identifierForVendor } == own, "one vendor, one identifier")
+        #expect(stranger.withCurrent { UIDevice.current.identifierForVendor } != own)
+        #expect(own.uuidString.dropFirst(14).first == "4", "a version 4 UUID: \(own)")
+        // Another device (another seed's salt) gives the same vendor another identifier.
+        var configuration = SchedulerConfiguration.simulation()
+        configuration.deviceSalt = 99
+        let other = try SimulatedDevice(start: compatStart, configuration: configuration)
+        let otherContext = other.install(app: compatApp, manifest: compatManifest) {}
+        #expect(otherContext.withCurrent { UIDevice.current.identifierForVendor } != own)
+        #expect(UIDevice.Identity.machine(salt: 1).systemVersion.split(separator: ".").count == 3)
+    }
+
+    @Test func lowPowerModeAndTheThermalStateAreTheDevicesOwn() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        #expect(context.withCurrent { PowerAwareWork.mayRunHeavyWork() })
+        device.setConditions(Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.5, lowPowerMode: true))
+        context.withCurrent {
+            #expect(ProcessInfo.processInfo.isLowPowerModeEnabled)
+            #expect(!PowerAwareWork.mayRunHeavyWork())
+        }
+        for (state, expected) in [(ThermalState.fair, ProcessInfo.ThermalState.fair), (.serious, .serious), (.critical, .critical), (.nominal, .nominal)] {
+            device.setConditions(Conditions(externalPower: true, networkAvailable: true, thermalState: state))
+            context.withCurrent {
+                #expect(ProcessInfo.processInfo.thermalState == expected)
+                #expect(!ProcessInfo.processInfo.isLowPowerModeEnabled)
+            }
+        }
+        #expect(PowerAwareWork.observedNames.map(\.rawValue) == ["NSProcessInfoPowerStateDidChangeNotification", "NSProcessInfoThermalStateDidChangeNotification"])
+    }
+
+    @MainActor
+    @Test func theIdleTimerSwitchReadsBackWhatWasSet() throws {
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest) {}
+        let keeper = UploadProgressKeeper()
+        #expect(context.application.isIdleTimerDisabled == false)
+        context.withCurrent { keeper.uploadStarted() }
+        #expect(context.application.isIdleTimerDisabled)
+        context.withCurrent { keeper.uploadEnded() }
+        #expect(context.application.isIdleTimerDisabled == false)
+    }
+
+    @Test func aSchedulerSeamSpelledWithDispatchQueueT() async throws {
+        let device = try compatDevice()
+        let ran = Mutex(false)
+        let identifier = ModernAppDelegate.refreshIdentifier
+        let context = device.install(app: compatApp, manifest: compatManifest) {
+            let scheduler: any QueueSpelledScheduling = BGTaskScheduler.shared
+            scheduler.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                ran.withLock { $0 = true }
+                task.setTaskCompleted(success: true)
+            }
+        }
+        try context.withCurrent { try (BGTaskScheduler.shared as any QueueSpelledScheduling).submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+        await device.run(for: 60)
+        #expect(ran.withLock { $0 })
+        await device.shutDown()
     }
 }

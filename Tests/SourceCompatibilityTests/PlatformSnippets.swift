@@ -161,3 +161,42 @@ enum HeavyWorkGate {
         }
     }
 }
+
+// MARK: Found in public apps (2026-12-06 probe): the device's identity in a diagnostics
+// header, Low Power Mode and the thermal state before heavy work, the idle timer held off
+// during an upload, and a scheduler seam spelled with `dispatch_queue_t` (Apple's
+// documented signature).
+
+enum DiagnosticsHeader {
+    static func line() -> String {
+        "Device: \(UIDevice.current.model) \(UIDevice.current.systemName): \(UIDevice.current.systemVersion) "
+            + "(\(UIDevice.current.identifierForVendor?.uuidString ?? "unknown"))"
+    }
+}
+
+enum PowerAwareWork {
+    static func mayRunHeavyWork() -> Bool {
+        guard !ProcessInfo.processInfo.isLowPowerModeEnabled else { return false }
+        switch ProcessInfo.processInfo.thermalState {
+        case .nominal, .fair: return true
+        case .serious, .critical: return false
+        @unknown default: return false
+        }
+    }
+
+    static let observedNames: [Notification.Name] = [.NSProcessInfoPowerStateDidChange, ProcessInfo.thermalStateDidChangeNotification]
+}
+
+@MainActor
+final class UploadProgressKeeper {
+    func uploadStarted() { UIApplication.shared.isIdleTimerDisabled = true }
+    func uploadEnded() { UIApplication.shared.isIdleTimerDisabled = false }
+}
+
+protocol QueueSpelledScheduling {
+    @discardableResult
+    func register(forTaskWithIdentifier identifier: String, using queue: dispatch_queue_t?, launchHandler: @escaping (BGTask) -> Void) -> Bool
+    func submit(_ taskRequest: BGTaskRequest) throws
+}
+
+extension BGTaskScheduler: QueueSpelledScheduling {}

@@ -60,6 +60,8 @@ public final class BGApplication: @unchecked Sendable {
     let remoteNotifications = Locked(RemoteNotificationState())
     /// `applicationIconBadgeNumber` (SystemInterface.swift).
     let iconBadgeNumber = Locked(0)
+    /// `isIdleTimerDisabled` (SystemInterface.swift).
+    let idleTimerDisabled = Locked(false)
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 
@@ -453,6 +455,7 @@ extension ProcessInfo {
     /// background assertion; if the process must suspend while it runs, `block` is called
     /// again with `true`; if no assertion can be taken, it is called with `true` at once
     /// (Apple: `performExpiringActivity(withReason:using:)`).
+    @preconcurrency
     public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {
         let application = BGApplication.shared
         let context = application.requiredContext

@@ -234,6 +234,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// Submits a request and reports the outcome to `completionHandler` (`nil` on success).
     /// The request is submitted before this returns; the handler runs later, as on iOS,
     /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread.
+    @preconcurrency
     public func submitTaskRequest(_ taskRequest: BGTaskRequest, completionHandler: @escaping @Sendable ((any Swift.Error)?) -> Void) {
         let context = requiredContext
         let outcome: (any Swift.Error)?
@@ -263,6 +264,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread:
     /// a caller that holds a lock the handler takes, or that waits for the handler on its
     /// own queue (`DispatchQueue.main.sync` from the main queue), cannot deadlock or trap.
+    @preconcurrency
     public func getPendingTaskRequests(completionHandler: @escaping @Sendable ([BGTaskRequest]) -> Void) {
         let context = requiredContext
         let requests = pendingRequestCopies()

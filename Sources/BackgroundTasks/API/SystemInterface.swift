@@ -15,6 +15,16 @@ extension BGApplication {
         set { iconBadgeNumber.withLock { $0 = newValue } }
     }
 
+    /// Whether the app keeps the screen from locking while it is in front (Apple:
+    /// `isIdleTimerDisabled`; apps set it during a long upload or export). Linux has no
+    /// screen lock an app can hold off: the value is kept (it reads back what was set;
+    /// `false` at launch) and changes nothing, the device's idleness included (the
+    /// scheduler reads that from the session: docs/system.md, "On Linux").
+    public var isIdleTimerDisabled: Bool {
+        get { idleTimerDisabled.withLock { $0 } }
+        set { idleTimerDisabled.withLock { $0 = newValue } }
+    }
+
     /// The URL string of the app's page in the Settings app (Apple's value, `"app-settings:"`).
     /// Linux has no Settings app: ``open(_:options:completionHandler:)`` opens nothing. The
     /// switch such a page holds here is ``setBackgroundRefreshEnabled(_:)``.

@@ -43,12 +43,120 @@ public final class UIDevice: Sendable {
         }
     }
 
-    private let readBattery: @Sendable () -> BatteryReading
-    private let monitoring = Mutex(false)
+    /// What the device's power management says: Low Power Mode and the thermal state
+    /// (what `ProcessInfo.isLowPowerModeEnabled` and `thermalState` report).
+    public struct PowerReading: Sendable, Equatable {
+        /// Whether Low Power Mode is on.
+        public var lowPowerMode: Bool
+        /// How hot the device runs.
+        public var thermalState: SchedulerCore.ThermalState
+        /// A reading.
+        public init(lowPowerMode: Bool, thermalState: SchedulerCore.ThermalState) {
+            self.lowPowerMode = lowPowerMode
+            self.thermalState = thermalState
+        }
+        /// The power management of `conditions`.
+        public init(conditions: Conditions) {
+            self.init(lowPowerMode: conditions.lowPowerMode, thermalState: conditions.thermalState)
+        }
+    }
 
-    /// A device whose battery `readBattery` reads, when asked.
-    init(readBattery: @escaping @Sendable () -> BatteryReading) {
+    /// What the device tells an app of itself (Apple: `name`, `model`, `systemName`,
+    /// `systemVersion`, `identifierForVendor`).
+    public struct Identity: Sendable, Equatable {
+        /// The device's name as apps see it: the generic model name, as iOS 16 and later
+        /// give apps without the user-assigned-name entitlement ("iPhone"): "Linux".
+        public var name: String
+        /// The kind of device: "Linux" (iOS: "iPhone", "iPad").
+        public var model: String
+        /// The operating system's name: "Linux" (iOS: "iOS").
+        public var systemName: String
+        /// The operating system's version: the kernel's release as Foundation reads it,
+        /// "major.minor.patch" ("6.1.0"); a simulated device says "1.0", reading nothing of
+        /// the machine it runs on.
+        public var systemVersion: String
+        /// What ``UIDevice/identifierForVendor`` is derived from with the app's vendor: the
+        /// machine's identity (`/etc/machine-id`, hashed: the scheduler's device salt), a
+        /// simulated device's seed.
+        public var vendorSalt: UInt64
+
+        /// An identity.
+        public init(name: String, model: String, systemName: String, systemVersion: String, vendorSalt: UInt64) {
+            self.name = name
+            self.model = model
+            self.systemName = systemName
+            self.systemVersion = systemVersion
+            self.vendorSalt = vendorSalt
+        }
+
+        /// This machine's: its kernel's release, and `salt` (the scheduler's device salt).
+        public static func machine(salt: UInt64) -> Identity {
+            let version = ProcessInfo.processInfo.operatingSystemVersion
+            return Identity(name: "Linux", model: "Linux", systemName: "Linux",
+                            systemVersion: "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)", vendorSalt: salt)
+        }
+
+        /// A simulated device's: nothing read from the machine, so traces do not depend on it.
+        public static func simulated(salt: UInt64) -> Identity {
+            Identity(name: "Linux", model: "Linux", systemName: "Linux", systemVersion: "1.0", vendorSalt: salt)
+        }
+    }
+
+    private let readBattery: @Sendable () -> BatteryReading
+    private let readPower: @Sendable () -> PowerReading
+    private let monitoring = Mutex(false)
+    private let identity: Identity
+    private let app: AppID
+
+    /// A device whose battery `readBattery` reads and whose power management `readPower`
+    /// reads, when asked, as `app` sees it.
+    init(app: AppID, identity: Identity, readBattery: @escaping @Sendable () -> BatteryReading, readPower: @escaping @Sendable () -> PowerReading) {
+        self.app = app
+        self.identity = identity
         self.readBattery = readBattery
+        self.readPower = readPower
+    }
+
+    /// The device's Low Power Mode and thermal state now (``PowerReading``).
+    public var power: PowerReading { readPower() }
+
+    /// Low Power Mode and the thermal state `provider` reads when asked: by default the
+    /// machine's, through the scheduler's own reader.
+    static func power(of provider: any ConditionsProvider = LinuxConditionsReader()) -> @Sendable () -> PowerReading {
+        { PowerReading(conditions: provider.read()) }
+    }
+
+    /// The device's name (Apple: `name`): the generic model name (``Identity/name``).
+    public var name: String { identity.name }
+    /// The kind of device (Apple: `model`): "Linux".
+    public var model: String { identity.model }
+    /// ``model``, localized (Apple: `localizedModel`): the same here.
+    public var localizedModel: String { identity.model }
+    /// The operating system's name (Apple: `systemName`): "Linux".
+    public var systemName: String { identity.systemName }
+    /// The operating system's version (Apple: `systemVersion`): see ``Identity/systemVersion``.
+    public var systemVersion: String { identity.systemVersion }
+
+    /// An identifier that is the same for every app of one vendor on this device, and
+    /// differs between devices (Apple: `identifierForVendor`). The vendor is the app
+    /// identifier less its last component (`com.example` for `com.example.feedreader`; an
+    /// identifier of one component is its own vendor), as iOS takes it for apps not from
+    /// the App Store; the device is ``Identity/vendorSalt``. Stable across launches, never
+    /// `nil` here.
+    public var identifierForVendor: UUID? {
+        let components = app.rawValue.split(separator: ".", omittingEmptySubsequences: false)
+        let vendor = components.count > 1 ? components.dropLast().joined(separator: ".") : app.rawValue
+        let high = StableHash.fnv1a("vendor \(identity.vendorSalt) \(vendor)".utf8)
+        let low = StableHash.fnv1a("\(vendor) \(identity.vendorSalt) vendor".utf8)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(index)))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(index)))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4 (random-looking: nothing to decode)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
     /// The battery `provider` reads when asked: by default the machine's, through the
@@ -104,4 +212,37 @@ extension UIDeviceBatteryState: @retroactive CustomStringConvertible {
         default: "state \(rawValue)"
         }
     }
+}
+
+extension ProcessInfo {
+    /// How hot the device runs (Apple: `ProcessInfo.ThermalState`): the C enum
+    /// `NSProcessInfoThermalState` (CUIKitTypes), open as Apple's, so a `switch` written for
+    /// iOS compiles the same.
+    public typealias ThermalState = NSProcessInfoThermalState
+
+    /// Whether Low Power Mode is on (Apple: `isLowPowerModeEnabled`): the running app's
+    /// device's, as the scheduler reads it (the machine's power profile, docs/system.md,
+    /// "On Linux"; a simulated device's own).
+    public var isLowPowerModeEnabled: Bool { UIDevice.current.power.lowPowerMode }
+
+    /// How hot the device runs (Apple: `thermalState`), as the scheduler reads it (the
+    /// machine's thermal zones; a simulated device's own).
+    public var thermalState: ThermalState {
+        switch UIDevice.current.power.thermalState {
+        case .nominal: .nominal
+        case .fair: .fair
+        case .serious: .serious
+        case .critical: .critical
+        }
+    }
+
+    /// Posted when the thermal state changes, on iOS. Never posted here (nothing watches
+    /// the device for the app): read ``thermalState`` when it matters.
+    public static let thermalStateDidChangeNotification = Notification.Name("NSProcessInfoThermalStateDidChangeNotification")
+}
+
+extension Notification.Name {
+    /// Posted when Low Power Mode is turned on or off, on iOS. Never posted here: read
+    /// `ProcessInfo.processInfo.isLowPowerModeEnabled` when it matters.
+    public static let NSProcessInfoPowerStateDidChange = Notification.Name("NSProcessInfoPowerStateDidChangeNotification")
 }

@@ -51,7 +51,9 @@ public final class AppContext: Sendable {
     static let queueKey = DispatchSpecificKey<WeakContext>()
 
     /// Creates a context and attaches it to `driver`. `battery` reads the battery
-    /// ``UIDevice/current`` reports (by default the machine's, as the scheduler reads it).
+    /// ``UIDevice/current`` reports, `power` its Low Power Mode and thermal state (both by
+    /// default the machine's, as the scheduler reads them); `deviceIdentity` is what it says
+    /// of itself (by default this machine's, with the driver's device salt).
     public init(
         app: AppID,
         manifest: AppManifest,
@@ -60,7 +62,9 @@ public final class AppContext: Sendable {
         backgroundRefreshEnabled: Bool = true,
         wallClockDateTranslation: Bool = false,
         launchedInBackground: Bool = false,
-        battery: (@Sendable () -> UIDevice.BatteryReading)? = nil
+        battery: (@Sendable () -> UIDevice.BatteryReading)? = nil,
+        power: (@Sendable () -> UIDevice.PowerReading)? = nil,
+        deviceIdentity: UIDevice.Identity? = nil
     ) {
         self.launchedInBackground = launchedInBackground
         self.wallClockDateTranslation = wallClockDateTranslation
@@ -72,7 +76,12 @@ public final class AppContext: Sendable {
         self.expirationQueue = DispatchQueue(label: "bgtask.\(app.rawValue).expiration")
         self.scheduler = BGTaskScheduler()
         self.application = BGApplication(assertions: assertions)
-        self.device = UIDevice(readBattery: battery ?? UIDevice.battery())
+        self.device = UIDevice(
+            app: app,
+            identity: deviceIdentity ?? .machine(salt: driver.configuration.deviceSalt),
+            readBattery: battery ?? UIDevice.battery(),
+            readPower: power ?? UIDevice.power()
+        )
         scheduler.context = self
         application.context = self
         bind(defaultHandlerQueue)

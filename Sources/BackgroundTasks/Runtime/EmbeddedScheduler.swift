@@ -314,9 +314,10 @@ public enum EmbeddedScheduler {
             sharedStoreLease: lease
         )
         for problem in problems { log(.error, app: app, problem) }
-        // UIDevice reports the battery the scheduler judges by: the machine's, or the
-        // configured conditions'.
-        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions, battery: UIDevice.battery(of: conditions))
+        // UIDevice (and ProcessInfo's Low Power Mode and thermal state) report what the
+        // scheduler judges by: the machine's, or the configured conditions'.
+        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
+                                 battery: UIDevice.battery(of: conditions), power: UIDevice.power(of: conditions))
         ConditionsMonitor.start(conditions, driver: driver)
         return context
     }

@@ -164,6 +164,14 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(LogSink.shown(value().description, privacy: privacy, dynamic: true)) }
     }
 
+    /// An error (Apple: `appendInterpolation(_:privacy:attributes:)` of `any Error`, so
+    /// `logger.error("sync failed: \(error)")` compiles as on iOS): its description, redacted
+    /// unless public (by default). `attributes` is accepted and unused, as Apple's tools
+    /// read it and nothing here does.
+    public mutating func appendInterpolation(_ error: @autoclosure @escaping () -> any Error, privacy: OSLogPrivacy = .auto, attributes: String = "") {
+        pieces.append { LogSink.shown(String(describing: error()), privacy: privacy, dynamic: true) }
+    }
+
     /// A type's name, shown.
     public mutating func appendInterpolation(_ value: @autoclosure @escaping () -> Any.Type, align: OSLogStringAlignment = .none, privacy: OSLogPrivacy = .auto) {
         pieces.append { align.apply(LogSink.shown(String(describing: value()), privacy: privacy, dynamic: false)) }

@@ -74,6 +74,12 @@ extension DaemonProcessTests {
                 "event sceneWillEnterForeground", "event sceneDidBecomeActive", "event sceneWillResignActive",
                 "event sceneDidEnterBackground state=background", "event submitted",
             ], "\(process.standardError)")
+            // The scene's notifications, posted after its delegate heard each change, with
+            // the scene as the object.
+            let notified = ((try? String(contentsOfFile: process.outputPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("scene-notification ") }
+            #expect(notified == ["UISceneWillConnectNotification", "UISceneWillEnterForegroundNotification", "UISceneDidActivateNotification",
+                                 "UISceneWillDeactivateNotification", "UISceneDidEnterBackgroundNotification"].map { "scene-notification \($0) true" },
+                    "\(notified)")
             #expect(try await harness.pendingIdentifiers(Self.sceneApp) == [Self.sceneRefresh], "submitted to the daemon")
 
             // Launched by bgtaskd in the background for the refresh: no scene connects.

@@ -13,6 +13,14 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         setvbuf(stdout, nil, _IOLBF, 0)
         print("event didFinishLaunching")
+        // The scene's notifications, as apps observe them beside the delegate (a prefix of
+        // their own: the tests read the delegate's events and these apart).
+        for name in [UIScene.willConnectNotification, UIScene.willEnterForegroundNotification, UIScene.didActivateNotification,
+                     UIScene.willDeactivateNotification, UIScene.didEnterBackgroundNotification] {
+            _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) { notification in
+                print("scene-notification \(notification.name.rawValue) \(notification.object is UIScene)")
+            }
+        }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: AppDelegate.refreshIdentifier, using: nil) { task in
             print("event handleAppRefresh scenes=\(UIApplication.shared.connectedScenes.count)")
             self.scheduleAppRefresh()

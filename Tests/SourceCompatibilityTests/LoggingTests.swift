@@ -18,6 +18,13 @@ import Testing
         #expect(rendered("\(name, privacy: .private(mask: .hash))").hasPrefix("<mask.hash: '"))
     }
 
+    @Test func anErrorIsItsDescriptionRedactedUnlessPublic() {
+        struct SyncError: Error { var code: Int }
+        let error: any Error = SyncError(code: 7)
+        #expect(rendered("failed: \(error)") == "failed: <private>")
+        #expect(rendered("failed: \(error, privacy: .public)") == "failed: SyncError(code: 7)")
+    }
+
     @Test func numbersFollowTheirFormats() {
         #expect(rendered("\(255, format: .hex)") == "ff")
         #expect(rendered("\(255, format: .hex(includePrefix: true, uppercase: true))") == "0xFF")

@@ -5,6 +5,7 @@
 // findings 3, 7 and 5); PlatformSnippetTests runs them.
 import BackgroundTasks
 import UIKit
+import os
 
 // MARK: 1. Submit errors kept as NSError and cast back (completion handlers typed `NSError?`,
 // a stored last error, a test double that throws NSErrors of the domain)
@@ -200,3 +201,51 @@ protocol QueueSpelledScheduling {
 }
 
 extension BGTaskScheduler: QueueSpelledScheduling {}
+
+// MARK: Found in public apps (the second 2026-12-06 probe): `\(error)` in a Logger line,
+// memory warnings and scene notifications observed beside the lifecycle, remote-control
+// events begun in didFinishLaunching, a scene delegate that opens URLs.
+
+enum SchedulingLog {
+    static let logger = Logger(subsystem: "com.example.compat", category: "scheduling")
+
+    static func couldNotSchedule(_ error: any Error) {
+        logger.warning("Could not schedule the processing task: \(error)")
+        logger.error("\(error, privacy: .public)")
+    }
+}
+
+@MainActor
+final class LifecycleWatcher {
+    private var tokens: [any NSObjectProtocol] = []
+    private(set) var heard: [String] = []
+
+    func start() {
+        for name in [UIApplication.didReceiveMemoryWarningNotification, UIApplication.significantTimeChangeNotification,
+                     UIApplication.userDidTakeScreenshotNotification, UIScene.didEnterBackgroundNotification, UIScene.willEnterForegroundNotification] {
+            tokens.append(NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) { [weak self] notification in
+                let name = notification.name.rawValue
+                MainActor.assumeIsolated { self?.heard.append(name) }
+            })
+        }
+        UIApplication.shared.beginReceivingRemoteControlEvents()
+    }
+
+    func stop() {
+        UIApplication.shared.endReceivingRemoteControlEvents()
+        tokens.forEach(NotificationCenter.default.removeObserver)
+    }
+}
+
+final class URLOpeningSceneDelegate: UIResponder, UIWindowSceneDelegate {
+    var window: UIWindow?
+    private(set) var opened: [URL] = []
+
+    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
+        opened += connectionOptions.urlContexts.map(\.url)
+    }
+
+    func scene(_ scene: UIScene, openURLContexts URLContexts: Set<UIOpenURLContext>) {
+        opened += URLContexts.map(\.url)
+    }
+}

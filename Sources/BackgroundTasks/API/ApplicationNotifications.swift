@@ -17,9 +17,15 @@ extension BGApplication {
     /// Posts `names`, in order, from the notification queue, as app work (the simulator
     /// waits for the observers before time moves on).
     func post(_ names: [Notification.Name]) {
+        post(names, object: self)
+    }
+
+    /// Posts `names` with `object` (the application, or its scene), in order, from the
+    /// notification queue, as app work.
+    func post(_ names: [Notification.Name], object: any AnyObject & Sendable) {
         guard !names.isEmpty, let context else { return }
-        context.dispatch(on: notificationQueue) { [self] in
-            for name in names { NotificationCenter.default.post(name: name, object: self) }
+        context.dispatch(on: notificationQueue) {
+            for name in names { NotificationCenter.default.post(name: name, object: object) }
         }
     }
 
@@ -56,6 +62,15 @@ extension BGApplication {
     /// Posted on iOS when the device unlocks and protected files become readable; never
     /// posted here (``isProtectedDataAvailable`` is always `true`).
     public static let protectedDataDidBecomeAvailableNotification = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
+
+    /// Posted on iOS when the system is low on memory; never posted here (Linux has no
+    /// memory warnings: a process over its cgroup's limit is killed, docs/daemon.md).
+    public static let didReceiveMemoryWarningNotification = Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")
+    /// Posted on iOS at a significant change of time (midnight, a new time zone, daylight
+    /// saving); never posted here.
+    public static let significantTimeChangeNotification = Notification.Name("UIApplicationSignificantTimeChangeNotification")
+    /// Posted on iOS when the user takes a screenshot; never posted here.
+    public static let userDidTakeScreenshotNotification = Notification.Name("UIApplicationUserDidTakeScreenshotNotification")
 
     /// The notifications iOS posts when the app moves from `old` to `new`, in order.
     static func notifications(from old: ApplicationLifecycleState, to new: ApplicationLifecycleState) -> [Notification.Name] {

@@ -25,6 +25,16 @@ extension BGApplication {
         set { idleTimerDisabled.withLock { $0 = newValue } }
     }
 
+    /// Starts receiving remote-control events (the lock screen's and headphones' play and
+    /// pause: Apple's `beginReceivingRemoteControlEvents()`, which audio and download apps
+    /// call beside their task registrations). Linux sends an app no such events: it does
+    /// nothing.
+    public func beginReceivingRemoteControlEvents() {}
+
+    /// Stops receiving remote-control events (Apple's `endReceivingRemoteControlEvents()`):
+    /// nothing to stop here.
+    public func endReceivingRemoteControlEvents() {}
+
     /// The URL string of the app's page in the Settings app (Apple's value, `"app-settings:"`).
     /// Linux has no Settings app: ``open(_:options:completionHandler:)`` opens nothing. The
     /// switch such a page holds here is ``setBackgroundRefreshEnabled(_:)``.

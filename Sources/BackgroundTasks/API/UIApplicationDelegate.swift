@@ -206,6 +206,7 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
             application.connectedScene = scene
             scene.activationState = .foregroundInactive
             scene.delegate?.sceneWillEnterForeground(scene)
+            application.post([UIScene.willEnterForegroundNotification], object: scene)
         }
     }
     application.handleTerminationSignals()
@@ -317,6 +318,7 @@ extension BGApplication {
                 if name == Self.didBecomeActiveNotification {
                     scene.activationState = .foregroundInactive
                     scene.delegate?.sceneWillEnterForeground(scene)
+                    post([UIScene.willEnterForegroundNotification], object: scene)
                 }
             }
         }
@@ -326,19 +328,24 @@ extension BGApplication {
             case Self.didBecomeActiveNotification:
                 scene.activationState = .foregroundActive
                 sceneDelegate?.sceneDidBecomeActive(scene)
+                post([UIScene.didActivateNotification], object: scene)
             case Self.willResignActiveNotification:
                 scene.activationState = .foregroundInactive
                 sceneDelegate?.sceneWillResignActive(scene)
+                post([UIScene.willDeactivateNotification], object: scene)
             case Self.didEnterBackgroundNotification:
                 scene.activationState = .background
                 sceneDelegate?.sceneDidEnterBackground(scene)
+                post([UIScene.didEnterBackgroundNotification], object: scene)
             case Self.willEnterForegroundNotification:
                 scene.activationState = .foregroundInactive
                 sceneDelegate?.sceneWillEnterForeground(scene)
+                post([UIScene.willEnterForegroundNotification], object: scene)
             default:
                 delegate?.applicationWillTerminate(self)
                 scene.activationState = .unattached
                 sceneDelegate?.sceneDidDisconnect(scene)
+                post([UIScene.didDisconnectNotification], object: scene)
             }
             return
         }

@@ -25,7 +25,33 @@ open class UIScene: UIResponder {
     open class ConnectionOptions: NSObject {
         /// No options.
         public override init() { super.init() }
+        /// The URLs the scene was opened to show (Apple: `urlContexts`): always empty, as no
+        /// app on Linux opens another with a URL.
+        public var urlContexts: Set<UIOpenURLContext> { [] }
     }
+
+    /// How a URL was opened (Apple: `UIScene.OpenURLOptions`).
+    @MainActor
+    open class OpenURLOptions: NSObject {
+        /// The app that asked (`nil`: not known, as for any other app's on iOS).
+        public var sourceApplication: String? { nil }
+        /// Whether the file is to be opened in place.
+        public var openInPlace: Bool { false }
+    }
+
+    /// Posted when a scene is about to connect (Apple: `willConnectNotification`), with
+    /// the scene as the object, after its delegate's `scene(_:willConnectTo:options:)`.
+    nonisolated public static let willConnectNotification = Notification.Name("UISceneWillConnectNotification")
+    /// Posted when a scene was released (the app terminates), after its delegate heard it.
+    nonisolated public static let didDisconnectNotification = Notification.Name("UISceneDidDisconnectNotification")
+    /// Posted when a scene became active, after its delegate heard it.
+    nonisolated public static let didActivateNotification = Notification.Name("UISceneDidActivateNotification")
+    /// Posted when a scene is about to stop being active, after its delegate heard it.
+    nonisolated public static let willDeactivateNotification = Notification.Name("UISceneWillDeactivateNotification")
+    /// Posted when a scene is about to come to the foreground, after its delegate heard it.
+    nonisolated public static let willEnterForegroundNotification = Notification.Name("UISceneWillEnterForegroundNotification")
+    /// Posted when a scene entered the background, after its delegate heard it.
+    nonisolated public static let didEnterBackgroundNotification = Notification.Name("UISceneDidEnterBackgroundNotification")
 
     /// The scene's session.
     public private(set) var session: UISceneSession
@@ -45,6 +71,23 @@ open class UIScene: UIResponder {
     /// A scene with a session of its own (`@main` needs a `required init()` on responders).
     public required init() {
         session = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
+        super.init()
+    }
+}
+
+/// A URL the app was asked to open (Apple: `UIOpenURLContext`). None ever comes on Linux:
+/// the class exists so that a scene delegate's `scene(_:openURLContexts:)` compiles.
+@MainActor
+open class UIOpenURLContext: NSObject {
+    /// The URL.
+    public let url: URL
+    /// How it was opened.
+    public let options: UIScene.OpenURLOptions
+
+    /// A context for `url`.
+    public init(url: URL, options: UIScene.OpenURLOptions = UIScene.OpenURLOptions()) {
+        self.url = url
+        self.options = options
         super.init()
     }
 }
@@ -136,6 +179,8 @@ public protocol UISceneDelegate: AnyObject {
     func sceneWillEnterForeground(_ scene: UIScene)
     /// The scene is in the background (a good moment to schedule a refresh).
     func sceneDidEnterBackground(_ scene: UIScene)
+    /// The scene is asked to open URLs; never called on Linux (no app opens another).
+    func scene(_ scene: UIScene, openURLContexts URLContexts: Set<UIOpenURLContext>)
 }
 
 extension UISceneDelegate {
@@ -145,6 +190,7 @@ extension UISceneDelegate {
     public func sceneWillResignActive(_ scene: UIScene) {}
     public func sceneWillEnterForeground(_ scene: UIScene) {}
     public func sceneDidEnterBackground(_ scene: UIScene) {}
+    public func scene(_ scene: UIScene, openURLContexts URLContexts: Set<UIOpenURLContext>) {}
 }
 
 /// A window scene's delegate (Apple: `UIWindowSceneDelegate`), with its `window`.
@@ -192,6 +238,7 @@ extension BGApplication {
         session.scene = scene
         scene.delegate = sceneDelegate
         sceneDelegate.scene(scene, willConnectTo: session, options: options)
+        post([UIScene.willConnectNotification], object: scene)
         return scene
     }
 }

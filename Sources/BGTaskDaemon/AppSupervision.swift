@@ -94,6 +94,10 @@ public struct AppSupervision: Sendable, Equatable {
         case assertions(held: Bool)
         /// The user force-quit the app, or it was uninstalled.
         case quit(String)
+        /// bgtaskd is stopping: its own process of the app is told to quit and ended, as on
+        /// a force-quit; a process the user started is left to reconnect to the next bgtaskd
+        /// (the daemon's close drops its connection: docs/daemon.md, "Reconnecting").
+        case daemonStopping(String)
     }
 
     /// What the shell must do, in order.
@@ -429,6 +433,16 @@ public struct AppSupervision: Sendable, Equatable {
                 end(reason: reason, into: &actions)
             } else if connected {
                 disconnect(reason: reason, into: &actions)
+            }
+        case .daemonStopping(let reason):
+            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
+            // Only the daemon's own process is the daemon's to end. Telling a process the user
+            // started to quit would end its attempts to reconnect for good: `systemctl --user
+            // restart bgtaskd` would cut every open app off its scheduler until restarted.
+            if spawnedByDaemon, pid != nil {
+                foreground = false
+                if connected { actions.append(.push(.quit(reason: reason))) }
+                end(reason: reason, into: &actions)
             }
         }
         return actions

@@ -265,6 +265,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// The user force-quit the app, or it is being uninstalled.
     public func quit(reason: String) { feed(.quit(reason)) }
 
+    /// bgtaskd stops: ends the daemon's own process of the app (as ``quit(reason:)``) and
+    /// leaves a process the user started to reconnect to the next bgtaskd.
+    public func daemonStopping(reason: String) { feed(.daemonStopping(reason)) }
+
     // MARK: The shell
 
     /// Feeds `event` under the lock, first asking `prepare` (under the same hold) whether

@@ -329,7 +329,7 @@ public final class Daemon: Sendable {
         }
         group.notify(queue: .main) { [self] in
             for app in service.installedApps {
-                service.supervisor(of: app.app)?.quit(reason: "bgtaskd is stopping")
+                service.supervisor(of: app.app)?.daemonStopping(reason: "bgtaskd is stopping")
             }
             // The apps get SIGTERM, and SIGKILL after the kill grace: wait for them (bounded),
             // so no app outlives its daemon, not even one that ignores SIGTERM.
@@ -484,7 +484,10 @@ final class DaemonSession: AppLink, Sendable {
                     return .failed(DaemonFailure(.busy, "bgtaskd's own process of \(app) (pid \(supervisor.processID.map(String.init) ?? "unknown")) is finishing its tasks, which are being expired; ask again shortly (one process per app)"))
                 case .refused:
                     role.withLock { $0 = .unknown }
-                    return .failed(DaemonFailure(.notPermitted, "another process of \(app) is already connected to bgtaskd (pid \(supervisor.processID.map(String.init) ?? "unknown")); one process per app"))
+                    // The daemon knows the pid of a process it started; one the user started
+                    // is said to be that, rather than "pid unknown".
+                    let holder = supervisor.processID.map { "bgtaskd's own process of \(app) (pid \($0))" } ?? "another process of \(app), started by the user,"
+                    return .failed(DaemonFailure(.notPermitted, "\(holder) is already connected to bgtaskd; one process per app"))
                 }
                 log(.debug, app: app, "\(app) connected (pid \(pid))")
                 return .welcome(Welcome(daemonPID: getpid(), backgroundRefreshEnabled: service.driver.backgroundRefreshEnabled(for: app)))

@@ -616,6 +616,48 @@ extension DaemonSocketTests {
             echo.server.close()
         }
 
+        /// Found from outside: a client that connects and closes in a loop filled the cap
+        /// with connections whose ends the connections' queue had not handled yet, and real
+        /// clients were refused. At the cap the server now lets that queue handle what it
+        /// has before refusing anyone: here the queue is held while four peers come and go,
+        /// and a fifth, arriving at the cap, is served once it is released.
+        @Test func atTheCapTheClosesAlreadyDueAreHandledBeforeAnyoneIsRefused() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let connectionQueue = DispatchQueue(label: "test.connections")
+            let recorder = LogRecorder()
+            let server = try FrameServer(
+                endpoint: .path(path), maximumConnections: 4, connectionQueue: connectionQueue, log: recorder.log
+            ) { connection in
+                connection.start(onFrame: { frame in try? connection.send(Data("echo:".utf8) + frame.payload) }, onClose: { _ in })
+            }
+            defer { server.close() }
+            let gate = DispatchSemaphore(value: 0)
+            connectionQueue.async { gate.wait() }
+            for _ in 0..<4 {
+                let client = try RawClient(path: path)
+                let deadline = Date().addingTimeInterval(10)
+                let before = server.acceptedCount
+                while server.acceptedCount == before, Date() < deadline { usleep(1_000) }
+                shutdown(client.descriptor, Int32(SHUT_RDWR))
+            }
+            #expect(server.connectionCount == 4, "their ends wait behind the held queue")
+            // The fifth peer waits in the backlog while the queue is held.
+            let fifth = try RawClient(path: path)
+            usleep(50_000)
+            #expect(server.refusedForCapacityCount == 0)
+            gate.signal()
+            fifth.write(Array(try FrameEncoder.encode(Data("e".utf8))))
+            let deadline = Date().addingTimeInterval(10)
+            while server.acceptedCount < 5, Date() < deadline { usleep(1_000) }
+            #expect(server.acceptedCount == 5)
+            #expect(server.refusedForCapacityCount == 0)
+            #expect(!fifth.read(count: 5, timeout: 10).isEmpty, "the fifth is answered")
+            shutdown(fifth.descriptor, Int32(SHUT_RDWR))
+            let closedBy = Date().addingTimeInterval(10)
+            while server.connectionCount > 0, Date() < closedBy { usleep(1_000) }
+        }
+
         /// docs/protocol.md, "Limits": connections closed on a fault (here a peer leaving
         /// mid-frame, as a client churning thousands a second does) are logged at their level
         /// at most `faultyCloseLogBurst` times a minute, the rest at debug, and the next line

@@ -241,6 +241,27 @@ import Testing
         #expect(actions.contains(.terminateProcess(reason: "the user force-quit the app")))
     }
 
+    @Test func aStoppingDaemonEndsItsOwnProcessButLeavesTheUsersToReconnect() {
+        // The daemon's own process: told to quit and ended, as on a force-quit.
+        var ours = AppSupervision()
+        let first = run(1)
+        _ = ours.handle(.launch(first, budget: 30))
+        _ = ours.handle(.spawned(pid: 100))
+        _ = ours.handle(.connected(pid: 100))
+        let ended = ours.handle(.daemonStopping("bgtaskd is stopping"))
+        #expect(ended.contains(.push(.quit(reason: "bgtaskd is stopping"))))
+        #expect(ended.contains(.terminateProcess(reason: "bgtaskd is stopping")))
+        // A process the user started: neither told to quit (it would stop reconnecting for
+        // good) nor disconnected here; a run waiting for it fails.
+        var users = AppSupervision()
+        _ = users.handle(.connected(pid: 555))
+        let waiting = run(2)
+        _ = users.handle(.launch(waiting, budget: 30))
+        let left = users.handle(.daemonStopping("bgtaskd is stopping"))
+        #expect(left == [.launchFailed(waiting.id, reason: "the app was stopped before the task could start: bgtaskd is stopping")])
+        #expect(users.connected)
+    }
+
     @Test func aLostConnectionOfAUserProcessStartsOneOfOursForWaitingRuns() {
         var machine = AppSupervision()
         _ = machine.handle(.connected(pid: 555))

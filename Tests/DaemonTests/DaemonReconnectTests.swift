@@ -51,6 +51,35 @@ extension DaemonProcessTests {
             #expect(DaemonHarness.isAlive(user.pid), "a process the user started is never ended by the daemon")
         }
 
+        @Test("an app the user started reconnects after the daemon stops gracefully (SIGTERM, as systemctl restart) and starts again")
+        func aUserProcessReconnectsAfterAGracefulStop() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
+
+            // The daemon stops as systemd stops it: it must not tell the user's process to
+            // leave (the app would stop reconnecting until restarted by hand).
+            let first = try #require(harness.daemon)
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit(timeout: .seconds(15))?.status == 0)
+            #expect(DaemonHarness.isAlive(user.pid), "a process the user started is never ended by the daemon")
+            try await harness.startDaemon()
+
+            user.signal(SIGUSR1)
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(!harness.events("user").contains { $0.hasPrefix("submit-failed") }, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+            #expect(!user.standardError.contains("asked the app to leave"), "\(user.standardError)")
+        }
+
         @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")
         func aCancelDuringAnOutageReachesTheNextDaemon() async throws {
             let harness = try DaemonHarness()

@@ -17,8 +17,10 @@ import Synchronization
 /// `SO_PEERCRED`, and a peer of another uid than ``allowedUID`` is closed at once with a
 /// logged line naming its pid and uid. When the process is out of descriptors (`EMFILE`,
 /// `ENFILE`) the server logs it, stops accepting for a moment and tries again: waiting
-/// clients stay in the kernel's backlog, no thread spins. While ``maximumConnections``
-/// are open, a new peer is sent ``refusalAtCapacity`` (when given) and closed at once (it
+/// clients stay in the kernel's backlog, no thread spins. At ``maximumConnections`` the
+/// connections' queue first handles the closes it holds (once each time the cap is
+/// reached); while they are still open, a new peer is sent ``refusalAtCapacity`` (when
+/// given) and closed at once (it
 /// learns why, or sees the connection end, never a hang), and such refusals are logged at
 /// most once a minute, with how many came in between. A connection that closes on a fault
 /// (a peer gone mid-frame or before its reply, a timeout, a bad frame) is logged by the
@@ -152,6 +154,12 @@ public final class FrameServer: Sendable {
 
     private struct State {
         var suspendedForDescriptors = false
+        /// Accepting waits, at the cap, for the connections' queue to handle the closes it
+        /// has (``waitForClosesAtCapacity(on:)``).
+        var suspendedForCloses = false
+        /// The queue was waited for since the cap was last reached: a peer accepted at the
+        /// cap now is refused.
+        var closesHandledAtCapacity = false
         /// Refusals at ``maximumConnections``: one line a minute at most, however the
         /// connections churn at the cap (``capacityLogInterval``).
         var capacityLog = LogThrottle(interval: FrameServer.capacityLogInterval)
@@ -270,9 +278,10 @@ public final class FrameServer: Sendable {
         let closing = state.withLock { state -> (connections: [FrameConnection], suspended: Bool)? in
             guard !state.closed else { return nil }
             state.closed = true
-            let result = (Array(state.connections.values), state.suspendedForDescriptors)
+            let result = (Array(state.connections.values), state.suspendedForDescriptors || state.suspendedForCloses)
             state.connections = [:]
             state.suspendedForDescriptors = false
+            state.suspendedForCloses = false
             return result
         }
         guard let (connections, suspended) = closing else { return }
@@ -296,6 +305,7 @@ public final class FrameServer: Sendable {
 
     private func acceptWaiting() {
         while true {
+            if let connectionQueue, waitForClosesAtCapacity(on: connectionQueue) { return }
             let descriptor = accept(listener)
             if descriptor < 0 {
                 let code = errno
@@ -339,6 +349,41 @@ public final class FrameServer: Sendable {
                 self.source.resume()
             }
         }
+    }
+
+    /// At ``maximumConnections``, before refusing anyone, lets the connections' queue handle
+    /// what it has, once each time the cap is reached: the peers waiting stay in the backlog
+    /// meanwhile. Accepting runs on the server's queue and a connection's end is handled on
+    /// the connections' queue, so a client that connects and closes in a loop (one connection
+    /// open at a time) made accepting outrun the closes and filled the cap with connections
+    /// already over; real clients were refused (found from outside: 1 `bgtask status` in 60,
+    /// and an app that fell back to a scheduler of its own). Returns whether accepting waits.
+    private func waitForClosesAtCapacity(on connectionQueue: DispatchQueue) -> Bool {
+        let waits = state.withLock { state -> Bool in
+            guard state.connections.count >= maximumConnections else {
+                state.closesHandledAtCapacity = false
+                return false
+            }
+            guard !state.closesHandledAtCapacity, !state.closed, !state.suspendedForDescriptors, !state.suspendedForCloses else { return false }
+            source.suspend()
+            state.suspendedForCloses = true
+            return true
+        }
+        guard waits else { return false }
+        // Behind what the connections' queue holds now, then back on the server's queue.
+        connectionQueue.async { [weak self] in
+            guard let self else { return }
+            self.queue.async { [weak self] in
+                guard let self else { return }
+                self.state.withLock { state in
+                    guard state.suspendedForCloses, !state.closed else { return }
+                    state.suspendedForCloses = false
+                    state.closesHandledAtCapacity = true
+                    self.source.resume()
+                }
+            }
+        }
+        return true
     }
 
     private func admit(_ descriptor: Int32) {

@@ -13,19 +13,26 @@ extension DaemonProcessTests {
         static let app = "com.example.testapp"
         static let refresh = "com.example.testapp.refresh"
 
+        /// A daemon with the test app installed, and a process of it the user started (it
+        /// submits its refresh on SIGUSR1), once it finished launching.
+        static func startedByTheUser(_ harness: DaemonHarness) async throws -> TestProcess {
+            try await harness.startDaemon()
+            try await harness.installTestApp(app, identifiers: [refresh], arguments: ["--register", refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", refresh, "--submit-on-signal", refresh],
+                environment: harness.handEnvironment(app), name: "user")
+            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
+            return user
+        }
+
         @Test("an app the user started reconnects after the daemon is killed and started again: it submits and runs tasks through the new daemon")
         func aUserProcessReconnectsAfterADaemonRestart() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
-            let user = try harness.spawn(
-                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
-                environment: harness.handEnvironment(Self.app), name: "user")
+            let user = try await Self.startedByTheUser(harness)
             defer {
                 user.signal(SIGKILL)
             }
-            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
             #expect(harness.events("user").contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(harness.events("user"))")
 
             // The daemon dies at once (no goodbye) and a new one starts on the same state.
@@ -55,15 +62,10 @@ extension DaemonProcessTests {
         func aUserProcessReconnectsAfterAGracefulStop() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
-            let user = try harness.spawn(
-                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
-                environment: harness.handEnvironment(Self.app), name: "user")
+            let user = try await Self.startedByTheUser(harness)
             defer {
                 user.signal(SIGKILL)
             }
-            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
 
             // The daemon stops as systemd stops it: it must not tell the user's process to
             // leave (the app would stop reconnecting until restarted by hand).

@@ -533,6 +533,10 @@ public struct SchedulerEngine: Sendable {
     /// `_simulateExpirationForTaskWithIdentifier`).
     public mutating func simulateExpiration(_ key: RequestKey, at now: Date) throws(EngineError) -> [EngineEffect] {
         guard let runID = runsByKey[key], let run = runs[runID], run.phase == .running else {
+            // A run already told to expire is in its grace period: say so, not that nothing runs.
+            if let runID = runsByKey[key], let run = runs[runID], case .expiring(let reason) = run.phase {
+                throw EngineError(.noRunningTask, "the task with identifier '\(key.identifier)' for \(key.app) was already told to expire (\(reason)); it has its grace period to complete")
+            }
             throw EngineError(.noRunningTask, "no running task with identifier '\(key.identifier)' for \(key.app)")
         }
         var effects: [EngineEffect] = []

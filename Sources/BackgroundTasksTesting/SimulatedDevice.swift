@@ -269,16 +269,18 @@ public final class SimulatedDevice: Sendable {
 
     /// Advances virtual time to `end`, firing everything due on the way in order.
     ///
-    /// An `end` that is no instant the engine can keep time in (NaN, infinite, after
-    /// `Date.distantFuture`: `run(for: .infinity)`) plays nothing and is reported in
-    /// ``log`` as an error naming it, as is any run after ``shutDown()``; an `end` before
-    /// now lets what is due now happen.
+    /// An `end` that is no instant the engine can keep time in (NaN, or after
+    /// `Date.distantFuture`, +infinity included: `run(for: .infinity)`) plays nothing and is
+    /// reported in ``log`` as an error naming it, as is any run after ``shutDown()``; an
+    /// `end` before now (-infinity included) lets what is due now happen.
     public func run(until end: Date) async {
         if isShutDown.withLock({ $0 }) {
             log(.error, app: nil, "run(until:): the simulated device was shut down; nothing is played")
             return
         }
-        if end > now, let problem = Self.problem(withInstant: end) {
+        // NaN first: Date's `<=` is `!(rhs < lhs)`, true for a NaN date, which must be
+        // refused, not settled on (the clock would become NaN).
+        if end.timeIntervalSinceReferenceDate.isNaN || end > now, let problem = Self.problem(withInstant: end) {
             log(.error, app: nil, "run(until:) cannot run the simulated device to \(problem) (virtual time \(now)); nothing is played")
             return
         }

@@ -70,6 +70,17 @@ import Testing
         await device.shutDown()
     }
 
+    @Test func aRunUntilNaNPlaysNothingAndSaysSo() async throws {
+        let (device, _) = try makeDevice()
+        let before = device.now
+        await device.run(until: Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(device.now == before)
+        #expect(device.log.messages.contains { $0.level == .error && $0.text.contains("nan s from 2001-01-01") })
+        await device.run(until: before.addingTimeInterval(-60))  // an end before now settles, silently
+        #expect(device.log.messages.filter { $0.level == .error }.count == 1)
+        await device.shutDown()
+    }
+
     @Test func nothingIsPlayedAfterShutDown() async throws {
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { $0.setTaskCompleted(success: true) }

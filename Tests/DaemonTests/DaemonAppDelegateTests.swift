@@ -74,12 +74,17 @@ extension DaemonProcessTests {
                 "event sceneWillEnterForeground", "event sceneDidBecomeActive", "event sceneWillResignActive",
                 "event sceneDidEnterBackground state=background", "event submitted",
             ], "\(process.standardError)")
-            // The scene's notifications, posted after its delegate heard each change, with
-            // the scene as the object.
-            let notified = ((try? String(contentsOfFile: process.outputPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("scene-notification ") }
-            #expect(notified == ["UISceneWillConnectNotification", "UISceneWillEnterForegroundNotification", "UISceneDidActivateNotification",
-                                 "UISceneWillDeactivateNotification", "UISceneDidEnterBackgroundNotification"].map { "scene-notification \($0) true" },
-                    "\(notified)")
+            // The scene's notifications, with the scene as the object, each right after its
+            // delegate heard the change and before the next change (the connection's two
+            // after the launch's calls, which are made before anything is posted).
+            let stream = ((try? String(contentsOfFile: process.outputPath, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { $0.hasPrefix("scene-notification ") || $0.hasPrefix("event scene") }
+                .map { $0.replacingOccurrences(of: "scene-notification UIScene", with: "notified ").replacingOccurrences(of: "Notification true", with: "") }
+            #expect(stream == [
+                "event sceneWillEnterForeground", "notified WillConnect", "notified WillEnterForeground",
+                "event sceneDidBecomeActive", "notified DidActivate", "event sceneWillResignActive", "notified WillDeactivate",
+                "event sceneDidEnterBackground state=background", "notified DidEnterBackground",
+            ], "\(stream)")
             #expect(try await harness.pendingIdentifiers(Self.sceneApp) == [Self.sceneRefresh], "submitted to the daemon")
 
             // Launched by bgtaskd in the background for the refresh: no scene connects.

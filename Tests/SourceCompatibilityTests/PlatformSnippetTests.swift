@@ -1,5 +1,6 @@
 import BackgroundTasks
 import BackgroundTasksTesting
+import DeviceConditions
 import Synchronization
 import Testing
 
@@ -182,7 +183,39 @@ import Testing
         let other = try SimulatedDevice(start: compatStart, configuration: configuration)
         let otherContext = other.install(app: compatApp, manifest: compatManifest) {}
         #expect(otherContext.withCurrent { UIDevice.current.identifierForVendor } != own)
-        #expect(UIDevice.Identity.machine(salt: 1).systemVersion.split(separator: ".").count == 3)
+        #expect(UIDevice.Identity.machine(machineIDFiles: []).systemVersion.split(separator: ".").count == 3)
+    }
+
+    @Test func aMachineWithoutAnIdentityHasNoVendorIdentifierAndTwoMachinesDiffer() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("vendor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let one = scratch.appendingPathComponent("one").path
+        let two = scratch.appendingPathComponent("two").path
+        try "0123456789abcdef0123456789abcdef\n".write(toFile: one, atomically: true, encoding: .utf8)
+        try "fedcba9876543210fedcba9876543210\n".write(toFile: two, atomically: true, encoding: .utf8)
+        func identifier(_ identity: UIDevice.Identity) throws -> UUID? {
+            let device = try SimulatedDevice(start: compatStart, policies: .foundation)
+            let context = device.install(app: compatApp, manifest: compatManifest) {}
+            // The identity as a real machine's, through the device the context reports.
+            let made = AppContext(app: AppID("com.example.vendorprobe"), manifest: AppManifest(appID: AppID("com.example.vendorprobe"), permittedIdentifiers: [], backgroundModes: []),
+                                  driver: context.driver, deviceIdentity: identity)
+            return made.device.identifierForVendor
+        }
+        #expect(try identifier(.machine(machineIDFiles: [scratch.appendingPathComponent("missing").path])) == nil, "no identity: nil, not a value every such machine shares")
+        let first = try #require(try identifier(.machine(machineIDFiles: [one])))
+        #expect(try identifier(.machine(machineIDFiles: [one])) == first, "stable")
+        #expect(try identifier(.machine(machineIDFiles: ["/nonexistent/machine-id", two])) != first, "another machine (the second file read)")
+    }
+
+    @Test func lowPowerModeAndTheThermalStateCanBeAskedFromAThreadOfNoApp() async {
+        // A library asking from a detached task: no app context is current or bound there,
+        // and the answer (the machine's) must not make the process's scheduler.
+        let thermal = await Task.detached { ProcessInfo.processInfo.thermalState }.value
+        let lowPower = await Task.detached { ProcessInfo.processInfo.isLowPowerModeEnabled }.value
+        let machine = UIDevice.PowerReading(conditions: LinuxConditionsReader().read())
+        #expect(lowPower == machine.lowPowerMode)
+        #expect(thermal.rawValue == machine.thermalState.rawValue)
     }
 
     @Test func lowPowerModeAndTheThermalStateAreTheDevicesOwn() throws {

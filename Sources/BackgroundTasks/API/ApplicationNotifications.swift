@@ -17,16 +17,40 @@ extension BGApplication {
     /// Posts `names`, in order, from the notification queue, as app work (the simulator
     /// waits for the observers before time moves on).
     func post(_ names: [Notification.Name]) {
-        post(names, object: self)
+        guard !names.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) { [self] in
+            for name in names {
+                NotificationCenter.default.post(name: name, object: self)
+                // What the scene's delegate did on hearing it (its `.main` observer ran
+                // before `post` returned) comes next, before the app's next notification.
+                postQueuedSceneNotifications()
+            }
+        }
     }
 
-    /// Posts `names` with `object` (the application, or its scene), in order, from the
-    /// notification queue, as app work.
-    func post(_ names: [Notification.Name], object: any AnyObject & Sendable) {
-        guard !names.isEmpty, let context else { return }
-        context.dispatch(on: notificationQueue) {
-            for name in names { NotificationCenter.default.post(name: name, object: object) }
+    /// Queues a scene notification, posted (with the scene as the object) right after the
+    /// application notification being delivered, or by ``postSceneNotificationsSoon()``.
+    /// The scene's delegate is told of a change on the main actor while the notification
+    /// queue waits for that `.main` observer: a post queued behind it would come after the
+    /// app's next notification (a scene's `willEnterForeground` after its `sceneDidBecomeActive`).
+    func queueSceneNotification(_ name: Notification.Name, of scene: UIScene) {
+        sceneNotifications.withLock { $0.append((name, scene)) }
+    }
+
+    /// Posts the queued scene notifications from the notification queue, as app work: for
+    /// a scene connected outside any application notification (the user's launch).
+    func postSceneNotificationsSoon() {
+        guard let context else { return }
+        context.dispatch(on: notificationQueue) { [self] in postQueuedSceneNotifications() }
+    }
+
+    /// Posts what ``queueSceneNotification(_:of:)`` queued, in order (on the notification queue).
+    private func postQueuedSceneNotifications() {
+        let queued = sceneNotifications.withLock { queued in
+            defer { queued.removeAll() }
+            return queued
         }
+        for (name, scene) in queued { NotificationCenter.default.post(name: name, object: scene) }
     }
 
     /// Waits, at most `timeout` seconds, until the notifications posted so far have been

@@ -62,6 +62,8 @@ public final class BGApplication: @unchecked Sendable {
     let iconBadgeNumber = Locked(0)
     /// `isIdleTimerDisabled` (SystemInterface.swift).
     let idleTimerDisabled = Locked(false)
+    /// Scene notifications waiting to be posted (ApplicationNotifications.swift).
+    let sceneNotifications = Locked<[(name: Notification.Name, scene: UIScene)]>([])
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
 

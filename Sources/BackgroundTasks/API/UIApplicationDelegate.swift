@@ -206,8 +206,9 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
             application.connectedScene = scene
             scene.activationState = .foregroundInactive
             scene.delegate?.sceneWillEnterForeground(scene)
-            application.post([UIScene.willEnterForegroundNotification], object: scene)
+            application.queueSceneNotification(UIScene.willEnterForegroundNotification, of: scene)
         }
+        application.postSceneNotificationsSoon()
     }
     application.handleTerminationSignals()
     application.finishLaunching()
@@ -318,7 +319,7 @@ extension BGApplication {
                 if name == Self.didBecomeActiveNotification {
                     scene.activationState = .foregroundInactive
                     scene.delegate?.sceneWillEnterForeground(scene)
-                    post([UIScene.willEnterForegroundNotification], object: scene)
+                    queueSceneNotification(UIScene.willEnterForegroundNotification, of: scene)
                 }
             }
         }
@@ -328,24 +329,24 @@ extension BGApplication {
             case Self.didBecomeActiveNotification:
                 scene.activationState = .foregroundActive
                 sceneDelegate?.sceneDidBecomeActive(scene)
-                post([UIScene.didActivateNotification], object: scene)
+                queueSceneNotification(UIScene.didActivateNotification, of: scene)
             case Self.willResignActiveNotification:
                 scene.activationState = .foregroundInactive
                 sceneDelegate?.sceneWillResignActive(scene)
-                post([UIScene.willDeactivateNotification], object: scene)
+                queueSceneNotification(UIScene.willDeactivateNotification, of: scene)
             case Self.didEnterBackgroundNotification:
                 scene.activationState = .background
                 sceneDelegate?.sceneDidEnterBackground(scene)
-                post([UIScene.didEnterBackgroundNotification], object: scene)
+                queueSceneNotification(UIScene.didEnterBackgroundNotification, of: scene)
             case Self.willEnterForegroundNotification:
                 scene.activationState = .foregroundInactive
                 sceneDelegate?.sceneWillEnterForeground(scene)
-                post([UIScene.willEnterForegroundNotification], object: scene)
+                queueSceneNotification(UIScene.willEnterForegroundNotification, of: scene)
             default:
                 delegate?.applicationWillTerminate(self)
                 scene.activationState = .unattached
                 sceneDelegate?.sceneDidDisconnect(scene)
-                post([UIScene.didDisconnectNotification], object: scene)
+                queueSceneNotification(UIScene.didDisconnectNotification, of: scene)
             }
             return
         }

@@ -76,12 +76,12 @@ public final class UIDevice: Sendable {
         /// the machine it runs on.
         public var systemVersion: String
         /// What ``UIDevice/identifierForVendor`` is derived from with the app's vendor: the
-        /// machine's identity (`/etc/machine-id`, hashed: the scheduler's device salt), a
-        /// simulated device's seed.
-        public var vendorSalt: UInt64
+        /// machine's identity (`/etc/machine-id`, hashed), a simulated device's seed; `nil`
+        /// when the machine has none (the identifier is then `nil`).
+        public var vendorSalt: UInt64?
 
         /// An identity.
-        public init(name: String, model: String, systemName: String, systemVersion: String, vendorSalt: UInt64) {
+        public init(name: String, model: String, systemName: String, systemVersion: String, vendorSalt: UInt64?) {
             self.name = name
             self.model = model
             self.systemName = systemName
@@ -89,9 +89,21 @@ public final class UIDevice: Sendable {
             self.vendorSalt = vendorSalt
         }
 
-        /// This machine's: its kernel's release, and `salt` (the scheduler's device salt).
-        public static func machine(salt: UInt64) -> Identity {
+        /// This machine's: its kernel's release, and its identity (the first of
+        /// `machineIDFiles` that reads, hashed; `nil` when none does: a container without
+        /// one, and ``UIDevice/identifierForVendor`` is then `nil`, not a value every such
+        /// machine would share).
+        public static func machine(machineIDFiles: [String] = ["/etc/machine-id", "/var/lib/dbus/machine-id"]) -> Identity {
             let version = ProcessInfo.processInfo.operatingSystemVersion
+            var salt: UInt64?
+            for path in machineIDFiles {
+                // BoundedFile: a FIFO in its place is never waited on; the file is a 33-byte id.
+                guard let bytes = try? BoundedFile.read(path: path, limit: 4096) else { continue }
+                let machineID = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !machineID.isEmpty else { continue }
+                salt = StableHash.fnv1a("machine-id \(machineID)".utf8)
+                break
+            }
             return Identity(name: "Linux", model: "Linux", systemName: "Linux",
                             systemVersion: "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)", vendorSalt: salt)
         }
@@ -141,13 +153,16 @@ public final class UIDevice: Sendable {
     /// differs between devices (Apple: `identifierForVendor`). The vendor is the app
     /// identifier less its last component (`com.example` for `com.example.feedreader`; an
     /// identifier of one component is its own vendor), as iOS takes it for apps not from
-    /// the App Store; the device is ``Identity/vendorSalt``. Stable across launches, never
-    /// `nil` here.
+    /// the App Store; the device is ``Identity/vendorSalt``. Stable across launches; `nil`
+    /// on a machine without an identity (iOS gives `nil` while the device is locked after a
+    /// restart). Not a secret from other vendors' apps: on Linux they run as the same user
+    /// and can read `/etc/machine-id` themselves.
     public var identifierForVendor: UUID? {
+        guard let salt = identity.vendorSalt else { return nil }
         let components = app.rawValue.split(separator: ".", omittingEmptySubsequences: false)
         let vendor = components.count > 1 ? components.dropLast().joined(separator: ".") : app.rawValue
-        let high = StableHash.fnv1a("vendor \(identity.vendorSalt) \(vendor)".utf8)
-        let low = StableHash.fnv1a("\(vendor) \(identity.vendorSalt) vendor".utf8)
+        let high = StableHash.fnv1a("vendor \(salt) \(vendor)".utf8)
+        let low = StableHash.fnv1a("\(vendor) \(salt) vendor".utf8)
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in 0..<8 {
             bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(index)))
@@ -223,12 +238,19 @@ extension ProcessInfo {
     /// Whether Low Power Mode is on (Apple: `isLowPowerModeEnabled`): the running app's
     /// device's, as the scheduler reads it (the machine's power profile, docs/system.md,
     /// "On Linux"; a simulated device's own).
-    public var isLowPowerModeEnabled: Bool { UIDevice.current.power.lowPowerMode }
+    public var isLowPowerModeEnabled: Bool { Self.currentPower.lowPowerMode }
+
+    /// The running app's device's power management, or the machine's when no app context
+    /// exists yet: asked from any thread (a library's check before heavy work), it must not
+    /// make the process's scheduler, which would close `EmbeddedScheduler.bootstrap`.
+    private static var currentPower: UIDevice.PowerReading {
+        AppContext.resolveExisting()?.device.power ?? UIDevice.power()()
+    }
 
     /// How hot the device runs (Apple: `thermalState`), as the scheduler reads it (the
     /// machine's thermal zones; a simulated device's own).
     public var thermalState: ThermalState {
-        switch UIDevice.current.power.thermalState {
+        switch Self.currentPower.thermalState {
         case .nominal: .nominal
         case .fair: .fair
         case .serious: .serious

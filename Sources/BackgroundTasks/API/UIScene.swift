@@ -183,13 +183,21 @@ public protocol UISceneDelegate: AnyObject {
     func scene(_ scene: UIScene, openURLContexts URLContexts: Set<UIOpenURLContext>)
 }
 
+// Apple's methods are optional: each default does nothing.
 extension UISceneDelegate {
+    /// Does nothing (Apple's is optional).
     public func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {}
+    /// Does nothing (Apple's is optional).
     public func sceneDidDisconnect(_ scene: UIScene) {}
+    /// Does nothing (Apple's is optional).
     public func sceneDidBecomeActive(_ scene: UIScene) {}
+    /// Does nothing (Apple's is optional).
     public func sceneWillResignActive(_ scene: UIScene) {}
+    /// Does nothing (Apple's is optional).
     public func sceneWillEnterForeground(_ scene: UIScene) {}
+    /// Does nothing (Apple's is optional).
     public func sceneDidEnterBackground(_ scene: UIScene) {}
+    /// Does nothing (Apple's is optional; never called on Linux).
     public func scene(_ scene: UIScene, openURLContexts URLContexts: Set<UIOpenURLContext>) {}
 }
 
@@ -238,7 +246,7 @@ extension BGApplication {
         session.scene = scene
         scene.delegate = sceneDelegate
         sceneDelegate.scene(scene, willConnectTo: session, options: options)
-        post([UIScene.willConnectNotification], object: scene)
+        queueSceneNotification(UIScene.willConnectNotification, of: scene)
         return scene
     }
 }

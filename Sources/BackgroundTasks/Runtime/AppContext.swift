@@ -53,7 +53,7 @@ public final class AppContext: Sendable {
     /// Creates a context and attaches it to `driver`. `battery` reads the battery
     /// ``UIDevice/current`` reports, `power` its Low Power Mode and thermal state (both by
     /// default the machine's, as the scheduler reads them); `deviceIdentity` is what it says
-    /// of itself (by default this machine's, with the driver's device salt).
+    /// of itself (by default this machine's).
     public init(
         app: AppID,
         manifest: AppManifest,
@@ -78,7 +78,7 @@ public final class AppContext: Sendable {
         self.application = BGApplication(assertions: assertions)
         self.device = UIDevice(
             app: app,
-            identity: deviceIdentity ?? .machine(salt: driver.configuration.deviceSalt),
+            identity: deviceIdentity ?? .machine(),
             readBattery: battery ?? UIDevice.battery(),
             readPower: power ?? UIDevice.power()
         )
@@ -89,6 +89,17 @@ public final class AppContext: Sendable {
         withCurrent { application.registerRemoteWakeHandler() }
         let stored = try? driver.store?.appSetting(app: app, name: AppSettingName.backgroundRefresh)
         driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
+    }
+
+    /// The context of the code that is running, without making the process's own (see
+    /// ``resolve()``): `nil` on a thread bound to no app before anything made it. For
+    /// what may be asked from any thread before `main` bootstraps the scheduler
+    /// (`ProcessInfo.processInfo.thermalState` in a library), which must not close the
+    /// bootstrap or start a scheduler.
+    static func resolveExisting() -> AppContext? {
+        if let current { return current }
+        if let bound = DispatchQueue.getSpecific(key: queueKey)?.context { return bound }
+        return EmbeddedScheduler.existingProcessContext
     }
 
     /// The context of the code that is running (see the type's documentation).

@@ -218,8 +218,14 @@ public enum EmbeddedScheduler {
     /// The process's own app context, created on first use.
     static let processContext: AppContext = {
         let configuration = bootstrapGate.close() ?? Configuration()
-        return makeContext(configuration)
+        let context = makeContext(configuration)
+        madeProcessContext.withLock { $0 = context }
+        return context
     }()
+
+    /// ``processContext`` once it was made; `nil` before, without making it.
+    static var existingProcessContext: AppContext? { madeProcessContext.withLock { $0 } }
+    private static let madeProcessContext = Mutex<AppContext?>(nil)
 
     /// Builds a context with a real-time driver from `configuration`. Failures (no
     /// manifest, unusable state directory) leave a context whose submissions fail with

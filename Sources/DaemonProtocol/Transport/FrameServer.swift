@@ -356,7 +356,7 @@ public final class FrameServer: Sendable {
     /// meanwhile. Accepting runs on the server's queue and a connection's end is handled on
     /// the connections' queue, so a client that connects and closes in a loop (one connection
     /// open at a time) made accepting outrun the closes and filled the cap with connections
-    /// already over; real clients were refused (found from outside: 1 `bgtask status` in 60,
+    /// already over; real clients were refused (found from outside: `bgtask status` 1 time in 60,
     /// and an app that fell back to a scheduler of its own). Returns whether accepting waits.
     private func waitForClosesAtCapacity(on connectionQueue: DispatchQueue) -> Bool {
         let waits = state.withLock { state -> Bool in

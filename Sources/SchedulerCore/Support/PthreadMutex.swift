@@ -10,7 +10,9 @@ import Glibc
 /// lock where `Mutex` is an inline word.
 ///
 /// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock`
-/// and `pthread_mutex_unlock` of `lock`, which the class owns for its whole life.
+/// and `pthread_mutex_unlock` of `lock`, which the class owns for its whole life. Looser
+/// than `Mutex`, which takes and gives its values `sending`: this build does not check
+/// that what goes in and out may cross threads; the normal build, with `Mutex`, does.
 public final class PthreadMutex<Value>: @unchecked Sendable {
     private var value: Value
     private let lock: UnsafeMutablePointer<pthread_mutex_t>

@@ -320,11 +320,14 @@ public final class Daemon: Sendable {
         log(.info, app: nil, "stopping (\(reason)): expiring the runs in progress")
         try? notifier?.stopping()
         let driver = service.driver
-        let apps = Set(driver.activeRuns.map(\.app))
         let group = DispatchGroup()
-        for app in apps {
+        // Every installed app, not only those running something now: nothing launches for
+        // any of them while the daemon stops (a request falling due, `bgtask run`, a push
+        // would hand a run to a process the exit then cuts off, or start one of ours).
+        for app in service.installedApps.map(\.app) { driver.appTerminating(app) }
+        // Read after: a run that started before its app was marked is expired with it.
+        for app in Set(driver.activeRuns.map(\.app)) {
             group.enter()
-            driver.appTerminating(app)
             driver.whenRunsEnd(of: app) { group.leave() }
         }
         group.notify(queue: .main) { [self] in

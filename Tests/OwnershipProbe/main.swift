@@ -68,7 +68,8 @@ for identifier in identifiers.prefix(count) {
         try scheduler.submit(request)
         probe.say("accepted \(identifier)")
     } catch let error as BGTaskScheduler.Error {
-        probe.say("refused \(identifier) \(error.code): \(error.message)")
+        // The error's own description names its code ("BGTaskScheduler.Error(unavailable): ...").
+        probe.say("refused \(identifier) \(error)")
     } catch {
         probe.say("refused \(identifier) \(error)")
     }

@@ -19,7 +19,7 @@ import Testing
         #expect(submitThroughFake(ThrowingFakeScheduler(code: 3)) == "notPermitted")
         #expect(submitThroughFake(ThrowingFakeScheduler(code: 2)) == "tooMany")
         #expect(submitThroughFake(ThrowingFakeScheduler(code: 1)) == "typed unavailable")
-        #expect(submitThroughFake(ThrowingFakeScheduler(code: 100)) == "typed invalidRequest")
+        #expect(submitThroughFake(ThrowingFakeScheduler(code: 100)) == "typed code 100")
     }
 
     @Test func anErrorRoundTripsThroughNSErrorWithItsMessageAndUserInfo() throws {
@@ -159,7 +159,8 @@ import Testing
         context.withCurrent {
             #expect(UIDevice.current.batteryLevel == -1 && UIDevice.current.batteryState == .unknown)
         }
-        #expect("\(UIDevice.BatteryState.unplugged)" == "unplugged")
+        #expect("\(UIDevice.BatteryState.unplugged)" == "unplugged", "the app's own description (PlatformSnippets.swift)")
+        #expect("\(UIBackgroundTaskIdentifier(rawValue: 3))" == "bgTask#3")
     }
 }
 

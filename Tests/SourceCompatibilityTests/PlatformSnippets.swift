@@ -249,3 +249,60 @@ final class URLOpeningSceneDelegate: UIResponder, UIWindowSceneDelegate {
         opened += URLContexts.map(\.url)
     }
 }
+
+// MARK: Description extensions apps add for their logs (found in ten apps'
+// `UIDevice+Battery.swift` by the third 2026-12-06 probe): Apple's imported enums and
+// `UIBackgroundTaskIdentifier` are not `CustomStringConvertible`, so an app may make them so;
+// were this package's, the conformance would be "redundant", an error. (`@retroactive`, as
+// Apple's SDK warns without it too.)
+
+extension UIDevice.BatteryState: @retroactive CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unknown: return "unknown"
+        case .unplugged: return "unplugged"
+        case .charging: return "charging"
+        case .full: return "full"
+        @unknown default: return "state \(rawValue)"
+        }
+    }
+}
+
+extension UIScene.ActivationState: @retroactive CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unattached: return "unattached"
+        case .foregroundActive: return "foregroundActive"
+        case .foregroundInactive: return "foregroundInactive"
+        case .background: return "background"
+        @unknown default: return "state \(rawValue)"
+        }
+    }
+}
+
+extension BGContinuedProcessingTaskRequest.SubmissionStrategy: @retroactive CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .fail: return "fail"
+        case .queue: return "queue"
+        @unknown default: return "strategy \(rawValue)"
+        }
+    }
+}
+
+extension BGTaskScheduler.Error.Code: @retroactive CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unavailable: return "unavailable"
+        case .tooManyPendingTaskRequests: return "tooManyPendingTaskRequests"
+        case .notPermitted: return "notPermitted"
+        case .immediateRunIneligible: return "immediateRunIneligible"
+        @unknown default: return "code \(rawValue)"
+        }
+    }
+}
+
+// (No `@retroactive` here only because this test module is in the same package.)
+extension UIBackgroundTaskIdentifier: CustomStringConvertible {
+    public var description: String { "bgTask#\(rawValue)" }
+}

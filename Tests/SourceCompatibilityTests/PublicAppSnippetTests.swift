@@ -30,7 +30,8 @@ import Testing
         #expect(describeSubmitError(BGTaskScheduler.Error(.notPermitted)) == "notPermitted")
         #expect(describeSubmitError(NSError(domain: BGTaskSchedulerErrorDomain, code: 4)) == "ineligible")
         #expect(describeSubmitError(NSError(domain: NSCocoaErrorDomain, code: 4)) == "other")
-        // Printed by name, as when the codes were a Swift enum.
+        // Printed by the app's own description (PlatformSnippets.swift): the package adds
+        // none, as Apple adds none, so an app's conformance is not "redundant".
         #expect("\(BGTaskScheduler.Error.Code.unavailable)" == "unavailable")
         #expect("\(invalid)" == "BGTaskScheduler.Error(invalidRequest): earliestBeginDate is NaN")
         #expect(makeSchedulerErrors().map(describeSubmitError) == ["unavailable", "tooMany", "notPermitted", "ineligible"])

@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 
 /// Identifies a background assertion (Apple: `UIBackgroundTaskIdentifier`).
-public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+///
+/// Not `CustomStringConvertible`, as Apple's is not: an app that adds the conformance would
+/// get "redundant conformance", an error. It prints as `UIBackgroundTaskIdentifier(rawValue: 3)`.
+public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
     /// The number (0 is `.invalid`).
     public let rawValue: Int
     /// Wraps a number.
@@ -11,7 +14,6 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable, 
     /// No assertion: returned when background time cannot be granted; set your variable
     /// to it after ending an assertion so it is never ended twice.
     public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
-    public var description: String { rawValue == 0 ? "UIBackgroundTaskIdentifier.invalid" : "UIBackgroundTaskIdentifier(\(rawValue))" }
 }
 
 // `UIBackgroundRefreshStatus` and `UIBackgroundFetchResult` are C enums (CUIKitTypes), as on

@@ -233,10 +233,12 @@ open class BGContinuedProcessingTaskRequest: BGTaskRequest, @unchecked Sendable 
     }
 }
 
-extension BGContinuedProcessingTaskRequestSubmissionStrategy: @retroactive CustomStringConvertible {
-    /// `"fail"` or `"queue"` (`"strategy 7"` for a value without a name), as the strategy
-    /// printed when it was a Swift enum.
-    public var description: String {
+// Not `CustomStringConvertible`: Apple's imported enum is not, and an app that adds the
+// conformance (as many do for their logs) would get "redundant conformance", an error.
+extension BGContinuedProcessingTaskRequestSubmissionStrategy {
+    /// `"fail"` or `"queue"` (`"strategy 7"` for a value without a name), for this
+    /// package's messages.
+    var name: String {
         switch self {
         case .fail: "fail"
         case .queue: "queue"

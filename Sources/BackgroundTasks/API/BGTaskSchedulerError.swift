@@ -105,18 +105,15 @@ extension BGTaskScheduler {
     }
 }
 
-extension BGTaskSchedulerErrorCode: @retroactive CustomStringConvertible {
+// Not `CustomStringConvertible`: Apple's imported enum is not, and an app that adds the
+// conformance would get "redundant conformance", an error.
+extension BGTaskSchedulerErrorCode {
     /// Beyond Apple: the request is malformed (`earliestBeginDate` NaN, infinite, or more
     /// than a year away; an empty continued-processing title), code 100. Not one of the
     /// enum's cases, as Apple's enum has no such case: a `switch` written for iOS handles
     /// it in its `default:` / `@unknown default:`; `error.code == .invalidRequest` and
     /// `case .invalidRequest:` match it.
     public static var invalidRequest: BGTaskSchedulerErrorCode { BGTaskSchedulerErrorCode(rawValue: 100)! }
-
-    /// The code's name as Swift spells it (`"notPermitted"`; `"invalidRequest"`; `"code 7"` for
-    /// a value without a name), so `print(error.code)` reads as it did when the codes were a
-    /// Swift enum (an imported C enum otherwise prints as `BGTaskSchedulerErrorCode(rawValue: 3)`).
-    public var description: String { name }
 
     /// The code's name as Swift spells it.
     var name: String {

@@ -216,9 +216,13 @@ public final class UIDevice: Sendable {
     public var isMultitaskingSupported: Bool { true }
 }
 
-extension UIDeviceBatteryState: @retroactive CustomStringConvertible {
-    /// The state's name as Swift spells it (`"charging"`; `"state 7"` for a value without one).
-    public var description: String {
+// Not `CustomStringConvertible`: Apple's imported enum is not, and an app that adds the
+// conformance (found in ten apps' `UIDevice+Battery.swift`) would get "redundant
+// conformance", an error.
+extension UIDeviceBatteryState {
+    /// The state's name as Swift spells it (`"charging"`; `"state 7"` for a value without
+    /// one), for this package's messages.
+    var name: String {
         switch self {
         case .unknown: "unknown"
         case .unplugged: "unplugged"

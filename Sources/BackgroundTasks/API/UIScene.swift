@@ -251,10 +251,12 @@ extension BGApplication {
     }
 }
 
-extension UISceneActivationState: @retroactive CustomStringConvertible {
+// Not `CustomStringConvertible`: Apple's imported enum is not, and an app that adds the
+// conformance would get "redundant conformance", an error.
+extension UISceneActivationState {
     /// The state's name as Swift spells it (`"foregroundActive"`; `"state 7"` for a value
-    /// without a name), as it printed when it was a Swift enum.
-    public var description: String {
+    /// without a name), for this package's messages.
+    var name: String {
         switch self {
         case .unattached: "unattached"
         case .foregroundActive: "foregroundActive"

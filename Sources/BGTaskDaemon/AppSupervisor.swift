@@ -86,6 +86,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var target: LaunchTarget
         var process: (any AppProcess)?
         var link: (any AppLink)?
+        /// The pid of the process on ``link`` (its peer credentials), whoever started it.
+        var linkPID: Int32?
         var timer: (any DriverTimer)?
         /// The budget deadlines of the runs handed over (AppSupervision's `armDeadline`).
         var deadlines: [RunID: any DriverTimer] = [:]
@@ -168,6 +170,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// The pid of the daemon's process of the app, if it runs.
     public var processID: Int32? { state.withLock { $0.process?.pid } }
 
+    /// The pid of the process connected as the app (the daemon's or one the user started),
+    /// if one is.
+    public var connectedProcessID: Int32? { state.withLock { $0.link == nil ? nil : $0.linkPID } }
+
     /// Why the app could not be started for `run`, when the spawn for it failed at once (a
     /// failed `execve`: `cannot launch /path: execve: Exec format error (ENOEXEC)`); `nil`
     /// when it was not spawned for `run` or started. bgtaskd answers `bgtask run` and
@@ -221,6 +227,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         feed(deciding: { state -> AppSupervision.Event? in
             if state.machine.accepts(pid: pid) {
                 state.link = link
+                state.linkPID = pid
                 answer = .accepted
                 return .connected(pid: pid)
             }
@@ -230,6 +237,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             if state.machine.canHandOver(to: pid) {
                 state.link?.close(reason: "the user started another process of the app")
                 state.link = link
+                state.linkPID = pid
                 answer = .accepted
                 return .handOver(to: pid)
             }
@@ -250,6 +258,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         let current = state.withLock { state -> Bool in
             guard let held = state.link, held === link else { return false }
             state.link = nil
+            state.linkPID = nil
             return true
         }
         if current { feed(.disconnected(reason)) }
@@ -364,6 +373,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .disconnect(let reason):
             state.link?.close(reason: reason)
             state.link = nil
+            state.linkPID = nil
         case .launchFailed(let run, let reason):
             let driver = state.driver
             afterLock.append {

@@ -487,9 +487,8 @@ final class DaemonSession: AppLink, Sendable {
                     return .failed(DaemonFailure(.busy, "bgtaskd's own process of \(app) (pid \(supervisor.processID.map(String.init) ?? "unknown")) is finishing its tasks, which are being expired; ask again shortly (one process per app)"))
                 case .refused:
                     role.withLock { $0 = .unknown }
-                    // The daemon knows the pid of a process it started; one the user started
-                    // is said to be that, rather than "pid unknown".
-                    let holder = supervisor.processID.map { "bgtaskd's own process of \(app) (pid \($0))" } ?? "another process of \(app), started by the user,"
+                    let holder = supervisor.processID.map { "bgtaskd's own process of \(app) (pid \($0))" }
+                        ?? "another process of \(app)\(supervisor.connectedProcessID.map { " (pid \($0), started by the user)" } ?? "")"
                     return .failed(DaemonFailure(.notPermitted, "\(holder) is already connected to bgtaskd; one process per app"))
                 }
                 log(.debug, app: app, "\(app) connected (pid \(pid))")

@@ -82,6 +82,24 @@ extension DaemonProcessTests {
             #expect(!user.standardError.contains("asked the app to leave"), "\(user.standardError)")
         }
 
+        @Test("a second process the user starts of an app already connected is refused, naming the first by its pid")
+        func aSecondUserProcessIsRefusedNamingTheFirst() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let user = try await Self.startedByTheUser(harness)
+            defer {
+                user.signal(SIGKILL)
+            }
+            let second = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("second"), "--register", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "second")
+            defer {
+                second.signal(SIGKILL)
+            }
+            let named = "another process of \(Self.app) (pid \(user.pid), started by the user) is already connected to bgtaskd"
+            #expect(await harness.poll(timeout: .seconds(10)) { second.standardError.contains(named) }, "\(second.standardError)")
+        }
+
         @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")
         func aCancelDuringAnOutageReachesTheNextDaemon() async throws {
             let harness = try DaemonHarness()

@@ -188,6 +188,29 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(names.withLock { $0 } == ["UIApplicationWillTerminateNotification"])
     }
 
+    @Test func threadsTurningTheSwitchAtOnceGetOneNotificationPerChange() async throws {
+        // Found from outside: 400 toggles from many threads posted 208 notifications, as each
+        // read the status before and after on its own.
+        let device = try compatDevice()
+        let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: false) {}
+        await device.settle()
+        let application = context.application
+        let count = Mutex(0)
+        let token = NotificationCenter.default.addObserver(forName: UIApplication.backgroundRefreshStatusDidChangeNotification, object: application, queue: nil) { _ in
+            count.withLock { $0 += 1 }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        for round in 0..<200 {
+            let enabled = round % 2 == 1  // on at first: off, on, off...
+            DispatchQueue.concurrentPerform(iterations: 16) { _ in
+                context.withCurrent { application.setBackgroundRefreshEnabled(enabled) }
+            }
+        }
+        await device.settle()
+        #expect(count.withLock { $0 } == 200, "one per change: 16 calls at once, 200 rounds")
+        #expect(context.withCurrent { application.backgroundRefreshStatus } == .available)
+    }
+
     @Test func launchNotificationsComeInIOSOrder() async throws {
         let device = try compatDevice()
         let names = Mutex<[String]>([])

@@ -141,8 +141,10 @@ public final class BGApplication: @unchecked Sendable {
     public func setBackgroundRefreshEnabled(_ enabled: Bool) {
         let context = requiredContext
         let before = backgroundRefreshStatus
-        context.driver.setBackgroundRefresh(enabled, for: context.app)
-        if backgroundRefreshStatus != before {
+        // Exact when the scheduler is this process's (one notification per change, however
+        // many threads turn the switch at once); under bgtaskd, judged by reading before and after.
+        let changed = context.driver.setBackgroundRefresh(enabled, for: context.app) ?? (backgroundRefreshStatus != before)
+        if changed, before != .restricted {
             post([Self.backgroundRefreshStatusDidChangeNotification])
         }
     }

@@ -682,22 +682,32 @@ public final class SchedulerDriver: Sendable {
     /// event (turned on, what the switch held is judged again and may launch at once).
     /// When the save fails the switch does not change (in memory either: a restart would
     /// read the old value) and an error is logged.
-    public func setBackgroundRefresh(_ enabled: Bool, for app: AppID) {
+    ///
+    /// Returns whether the switch changed, judged in the same hold of the lock as the change
+    /// (so of two threads turning it off at once, one sees the change); `nil` under bgtaskd,
+    /// whose switch another client may turn at the same time (read it before and after).
+    @discardableResult
+    public func setBackgroundRefresh(_ enabled: Bool, for app: AppID) -> Bool? {
         if let uplink {
             do { _ = try linkedCall(.setBackgroundRefresh(enabled: enabled), uplink: uplink) } catch {
                 log(.error, app: app, "could not change the Background App Refresh switch: \(error)")
             }
-            return
+            return nil
         }
+        var changed = false
         mutate { state, now in
+            let before = state.engine.registration(of: app)?.backgroundRefreshEnabled ?? false
             do {
                 try store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
             } catch {
                 note(.error, app: app, "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)", in: &state)
                 return []
             }
-            return state.engine.handle(.backgroundRefreshChanged(app, enabled: enabled), at: now)
+            let effects = state.engine.handle(.backgroundRefreshChanged(app, enabled: enabled), at: now)
+            changed = before != (state.engine.registration(of: app)?.backgroundRefreshEnabled ?? false)
+            return effects
         }
+        return changed
     }
 
     /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine

@@ -39,8 +39,6 @@ public final class SimulatedDevice: Sendable {
     /// ``openSession(for:recordingIn:)``); touched only by the clock's scheduled actions.
     private let openSessions = Mutex<[AppID: Int]>([:])
     private let assertions: AssertionConfiguration
-    /// Whether ``shutDown()`` has run: nothing is played after it.
-    private let isShutDown = Mutex(false)
 
     /// Creates a device at `start`.
     /// - Parameters:
@@ -66,7 +64,7 @@ public final class SimulatedDevice: Sendable {
         costs: CostModel = .init(),
         installsLaunchedByUser: Bool = true
     ) throws {
-        if let problem = Self.problem(withInstant: start) { throw SimulatedDeviceError("the simulated device cannot start at \(problem)") }
+        if let problem = DateText.rangeProblem(start) { throw SimulatedDeviceError("the simulated device cannot start at \(problem)") }
         self.installsLaunchedByUser = installsLaunchedByUser
         self.stuckWorkLimit = stuckWorkLimit
         let clock = VirtualClock(start: start)
@@ -108,7 +106,7 @@ public final class SimulatedDevice: Sendable {
     /// (and the driver the context), and a caller may go on using a context whose device it
     /// dropped. A test that builds devices itself calls this when it is done with one.
     public func shutDown() async {
-        guard !isShutDown.withLock({ $0 }) else { return }
+        guard !driver.hasDetachedAllApps else { return }
         for app in installedApps { driver.expireRuns(of: app, reason: "the simulated device shut down") }
         await settle()  // the expirations, and what they wake, are app work due now
         let installed = contexts.withLock { contexts -> [AppID: AppContext] in
@@ -118,7 +116,6 @@ public final class SimulatedDevice: Sendable {
         _ = installed  // released here, outside the lock
         driver.detachAllApps()
         clock.cancelAll()
-        isShutDown.withLock { $0 = true }
     }
 
     /// Everything the driver reported, in order.
@@ -274,13 +271,14 @@ public final class SimulatedDevice: Sendable {
     /// reported in ``log`` as an error naming it, as is any run after ``shutDown()``; an
     /// `end` before now (-infinity included) lets what is due now happen.
     public func run(until end: Date) async {
-        if isShutDown.withLock({ $0 }) {
+        // Shut down: the driver let go of the apps (``shutDown()``).
+        if driver.hasDetachedAllApps {
             log(.error, app: nil, "run(until:): the simulated device was shut down; nothing is played")
             return
         }
         // NaN first: Date's `<=` is `!(rhs < lhs)`, true for a NaN date, which must be
         // refused, not settled on (the clock would become NaN).
-        if end.timeIntervalSinceReferenceDate.isNaN || end > now, let problem = Self.problem(withInstant: end) {
+        if end.timeIntervalSinceReferenceDate.isNaN || end > now, let problem = DateText.rangeProblem(end) {
             log(.error, app: nil, "run(until:) cannot run the simulated device to \(problem) (virtual time \(now)); nothing is played")
             return
         }
@@ -310,18 +308,6 @@ public final class SimulatedDevice: Sendable {
         await run(until: now.addingTimeInterval(duration))
     }
 
-    /// What makes `instant` no instant a simulated device can keep time at, said for an
-    /// error (nil when it is one): the engine counts days and hours in integers, so an
-    /// instant outside Foundation's `Date.distantPast...Date.distantFuture` (years 1 to
-    /// 4001) would trap deep inside it.
-    static func problem(withInstant instant: Date) -> String? {
-        let seconds = instant.timeIntervalSinceReferenceDate
-        guard seconds.isFinite else { return "\(seconds) s from 2001-01-01 (not a finite date)" }
-        guard instant >= .distantPast, instant <= .distantFuture else {
-            return "\(seconds) s from 2001-01-01, outside Date.distantPast...Date.distantFuture (years 1 to 4001)"
-        }
-        return nil
-    }
 
     /// Lets everything due now happen, without advancing time.
     public func settle() async {

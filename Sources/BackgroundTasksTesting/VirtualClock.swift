@@ -72,7 +72,7 @@ public final class VirtualClock: DriverClock {
         let shortest = date.timeIntervalSinceNow
         guard longest.isFinite, shortest.isFinite else { return date }
         let instant = now.addingTimeInterval(Self.roundestOffset(from: min(shortest, longest), to: longest))
-        guard instant.timeIntervalSinceReferenceDate.isFinite, instant <= .distantFuture || date > .distantFuture else { return date }
+        guard instant.timeIntervalSinceReferenceDate.isFinite, instant <= .distantFuture else { return date }
         return date >= .distantPast ? max(instant, .distantPast) : instant
     }
 

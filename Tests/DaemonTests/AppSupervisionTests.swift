@@ -243,11 +243,7 @@ import Testing
 
     @Test func aStoppingDaemonEndsItsOwnProcessButLeavesTheUsersToReconnect() {
         // The daemon's own process: told to quit and ended, as on a force-quit.
-        var ours = AppSupervision()
-        let first = run(1)
-        _ = ours.handle(.launch(first, budget: 30))
-        _ = ours.handle(.spawned(pid: 100))
-        _ = ours.handle(.connected(pid: 100))
+        var (ours, _) = launched()
         let ended = ours.handle(.daemonStopping("bgtaskd is stopping"))
         #expect(ended.contains(.push(.quit(reason: "bgtaskd is stopping"))))
         #expect(ended.contains(.terminateProcess(reason: "bgtaskd is stopping")))

@@ -1,6 +1,5 @@
 import BackgroundTasks
 import BackgroundTasksTesting
-import DeviceConditions
 import Synchronization
 import Testing
 
@@ -209,15 +208,6 @@ import Testing
         #expect(try identifier(.machine(machineIDFiles: ["/nonexistent/machine-id", two])) != first, "another machine (the second file read)")
     }
 
-    @Test func lowPowerModeAndTheThermalStateCanBeAskedFromAThreadOfNoApp() async {
-        // A library asking from a detached task: no app context is current or bound there,
-        // and the answer (the machine's) must not make the process's scheduler.
-        let thermal = await Task.detached { ProcessInfo.processInfo.thermalState }.value
-        let lowPower = await Task.detached { ProcessInfo.processInfo.isLowPowerModeEnabled }.value
-        let machine = UIDevice.PowerReading(conditions: LinuxConditionsReader().read())
-        #expect(lowPower == machine.lowPowerMode)
-        #expect(thermal.rawValue == machine.thermalState.rawValue)
-    }
 
     @Test func lowPowerModeAndTheThermalStateAreTheDevicesOwn() throws {
         let device = try compatDevice()

@@ -73,15 +73,9 @@ open class BGTaskRequest: NSObject, @unchecked Sendable, NSCopying {
     }
 
     override open var description: String {
-        "<\(type(of: self)) identifier: \(identifier), earliestBeginDate: \(earliestBeginDate.map(Self.describe) ?? "(null)")>"
-    }
-
-    /// A date as the description shows it. Foundation's `Date.description` traps on NaN, and
-    /// an app typically prints the request it could not submit (`submit` refuses such a date
-    /// with `.invalidRequest`), so a date that is no finite instant shows its number instead.
-    static func describe(_ date: Date) -> String {
-        let seconds = date.timeIntervalSinceReferenceDate
-        return seconds.isFinite ? "\(date)" : "\(seconds) s from 2001-01-01 (not a finite date)"
+        // Not the date's own description: it traps on NaN, and an app typically prints the
+        // request it could not submit (`submit` refuses such a date with `.invalidRequest`).
+        "<\(type(of: self)) identifier: \(identifier), earliestBeginDate: \(earliestBeginDate.map(DateText.described) ?? "(null)")>"
     }
 }
 

@@ -93,24 +93,20 @@ public final class UIDevice: Sendable {
         /// `machineIDFiles` that reads, hashed; `nil` when none does: a container without
         /// one, and ``UIDevice/identifierForVendor`` is then `nil`, not a value every such
         /// machine would share).
-        public static func machine(machineIDFiles: [String] = ["/etc/machine-id", "/var/lib/dbus/machine-id"]) -> Identity {
+        public static func machine(machineIDFiles: [String] = MachineID.standardFiles) -> Identity {
             let version = ProcessInfo.processInfo.operatingSystemVersion
-            var salt: UInt64?
-            for path in machineIDFiles {
-                // BoundedFile: a FIFO in its place is never waited on; the file is a 33-byte id.
-                guard let bytes = try? BoundedFile.read(path: path, limit: 4096) else { continue }
-                let machineID = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !machineID.isEmpty else { continue }
-                salt = StableHash.fnv1a("machine-id \(machineID)".utf8)
-                break
-            }
-            return Identity(name: "Linux", model: "Linux", systemName: "Linux",
-                            systemVersion: "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)", vendorSalt: salt)
+            return linux(systemVersion: "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)",
+                         vendorSalt: MachineID.read(from: machineIDFiles).map { StableHash.fnv1a("machine-id \($0)".utf8) })
         }
 
         /// A simulated device's: nothing read from the machine, so traces do not depend on it.
         public static func simulated(salt: UInt64) -> Identity {
-            Identity(name: "Linux", model: "Linux", systemName: "Linux", systemVersion: "1.0", vendorSalt: salt)
+            linux(systemVersion: "1.0", vendorSalt: salt)
+        }
+
+        /// A Linux machine's, with the generic names every Linux device gives.
+        private static func linux(systemVersion: String, vendorSalt: UInt64?) -> Identity {
+            Identity(name: "Linux", model: "Linux", systemName: "Linux", systemVersion: systemVersion, vendorSalt: vendorSalt)
         }
     }
 

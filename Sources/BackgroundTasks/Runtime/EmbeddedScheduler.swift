@@ -118,10 +118,8 @@ public enum EmbeddedScheduler {
             configuration.simulatedExpirationAfter = 5
         }
         configuration.launchesOnlyWhenSimulated = manualLaunchSwitch(environment["BGTASK_MANUAL_LAUNCH"])
-        // BoundedFile: a FIFO in its place is never waited on, and the file is a 33-byte id.
-        if let machineIDFile, let bytes = try? BoundedFile.read(path: machineIDFile, limit: 4096) {
-            let machineID = String(decoding: bytes, as: UTF8.self)
-            configuration.deviceSalt = StableHash.fnv1a(machineID.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        if let machineIDFile, let machineID = MachineID.read(from: [machineIDFile]) {
+            configuration.deviceSalt = StableHash.fnv1a(machineID.utf8)
         }
         return configuration
     }

@@ -798,6 +798,10 @@ public final class SchedulerDriver: Sendable {
         return (result, carryOut)
     }
 
+    /// Whether ``detachAllApps()`` ran (a simulated device that shut down): submissions are
+    /// refused, and the simulator plays nothing more.
+    public var hasDetachedAllApps: Bool { state.withLock { $0.detachedAll } }
+
     /// Refuses a submission once every app was detached (a simulated device that shut
     /// down): a context kept past its device's end would otherwise launch a run nobody hosts.
     private static func checkAttached(_ request: PendingRequest, in state: State) throws(SubmitRejection) {

@@ -152,11 +152,14 @@ public final class FrameServer: Sendable {
     /// Marks the server's queue: ``close()`` called there cannot wait for the cancel handler.
     private static let queueKey = DispatchSpecificKey<Void>()
 
+    /// Why accepting waits: out of descriptors (``pauseAccepting(_:)``), or at the cap for
+    /// the connections' queue to handle the closes it holds (``waitForClosesAtCapacity(on:)``).
+    private enum AcceptPause { case descriptors, closes }
+
     private struct State {
-        var suspendedForDescriptors = false
-        /// Accepting waits, at the cap, for the connections' queue to handle the closes it
-        /// has (``waitForClosesAtCapacity(on:)``).
-        var suspendedForCloses = false
+        /// Why the accept source is suspended, when it is: one reason at a time, so
+        /// ``close()`` resumes it once whichever it was.
+        var acceptPause: AcceptPause?
         /// The queue was waited for since the cap was last reached: a peer accepted at the
         /// cap now is refused.
         var closesHandledAtCapacity = false
@@ -278,10 +281,9 @@ public final class FrameServer: Sendable {
         let closing = state.withLock { state -> (connections: [FrameConnection], suspended: Bool)? in
             guard !state.closed else { return nil }
             state.closed = true
-            let result = (Array(state.connections.values), state.suspendedForDescriptors || state.suspendedForCloses)
+            let result = (Array(state.connections.values), state.acceptPause != nil)
             state.connections = [:]
-            state.suspendedForDescriptors = false
-            state.suspendedForCloses = false
+            state.acceptPause = nil
             return result
         }
         guard let (connections, suspended) = closing else { return }
@@ -332,9 +334,9 @@ public final class FrameServer: Sendable {
     /// spin a core.
     private func pauseAccepting(_ code: Int32?) {
         let suspended = state.withLock { state -> Bool in
-            guard !state.closed, !state.suspendedForDescriptors else { return false }
+            guard !state.closed, state.acceptPause == nil else { return false }
             source.suspend()
-            state.suspendedForDescriptors = true
+            state.acceptPause = .descriptors
             return true
         }
         guard suspended else { return }
@@ -344,8 +346,8 @@ public final class FrameServer: Sendable {
         queue.asyncAfter(deadline: .now() + retryDelay.dispatchInterval) { [weak self] in
             guard let self else { return }
             self.state.withLock { state in
-                guard state.suspendedForDescriptors, !state.closed else { return }
-                state.suspendedForDescriptors = false
+                guard state.acceptPause == .descriptors, !state.closed else { return }
+                state.acceptPause = nil
                 self.source.resume()
             }
         }
@@ -364,9 +366,9 @@ public final class FrameServer: Sendable {
                 state.closesHandledAtCapacity = false
                 return false
             }
-            guard !state.closesHandledAtCapacity, !state.closed, !state.suspendedForDescriptors, !state.suspendedForCloses else { return false }
+            guard !state.closesHandledAtCapacity, !state.closed, state.acceptPause == nil else { return false }
             source.suspend()
-            state.suspendedForCloses = true
+            state.acceptPause = .closes
             return true
         }
         guard waits else { return false }
@@ -376,8 +378,8 @@ public final class FrameServer: Sendable {
             self.queue.async { [weak self] in
                 guard let self else { return }
                 self.state.withLock { state in
-                    guard state.suspendedForCloses, !state.closed else { return }
-                    state.suspendedForCloses = false
+                    guard state.acceptPause == .closes, !state.closed else { return }
+                    state.acceptPause = nil
                     state.closesHandledAtCapacity = true
                     self.source.resume()
                 }

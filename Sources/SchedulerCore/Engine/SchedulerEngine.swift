@@ -327,14 +327,11 @@ public struct SchedulerEngine: Sendable {
             }
         }
         if request.kind != .continuedProcessing, let date = request.earliestBeginDate {
-            let seconds = date.timeIntervalSinceReferenceDate
-            if seconds.isNaN || seconds.isInfinite {
-                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) (not a finite date)")
-            }
             // Any past date means "as soon as possible", but one before year 1 has no calendar
-            // date that the tools could show (-1e308 came back as -4712-01-01): a slip, refused.
-            if seconds < Date.distantPast.timeIntervalSinceReferenceDate {
-                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(seconds) s from 2001-01-01, before 0001-01-01 (Date.distantPast)")
+            // date that the tools could show: a slip, refused, as one not finite. (One past
+            // 4001 is refused below as too far ahead, with its distance in days.)
+            if !date.timeIntervalSinceReferenceDate.isFinite || date < .distantPast, let problem = DateText.rangeProblem(date) {
+                throw SubmitRejection(.invalidRequest, "'\(id)': earliestBeginDate is \(problem)")
             }
             let ahead = date.timeIntervalSince(now)
             if ahead > configuration.maximumEarliestBeginDelay {

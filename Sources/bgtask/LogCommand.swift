@@ -55,7 +55,7 @@ enum LogCommand {
                 run.identifier,
                 run.request.kind.rawValue,
                 run.outcome?.rawValue ?? "running",
-                run.duration.map(DurationText.measured) ?? "-",
+                run.observedDuration.map(DurationText.measured) ?? "-",
                 run.cpuTime.map(DurationText.measured) ?? "-",
                 run.peakMemoryBytes.map(RunLogFormat.bytes) ?? "-",
                 run.energyJoules.map(RunLogFormat.joules) ?? "-",
@@ -88,7 +88,8 @@ enum LogCommand {
         var outcome: String?
         var success: Bool?
         var stopReason: String?
-        /// Seconds from launch to end.
+        /// Seconds from launch to end; `null` while in progress and for an interrupted run
+        /// (``RunRecord/observedDuration``: its recorded end is when the scheduler was back).
         var wallTime: Double?
         /// CPU seconds (user + system).
         var cpuTime: Double?
@@ -112,7 +113,7 @@ enum LogCommand {
             outcome = run.outcome?.rawValue
             success = run.success
             stopReason = run.stopReason
-            wallTime = run.duration
+            wallTime = run.observedDuration
             cpuTime = run.cpuTime
             peakMemoryBytes = run.peakMemoryBytes
             energyJoules = run.energyJoules

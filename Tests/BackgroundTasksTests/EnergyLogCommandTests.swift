@@ -333,6 +333,27 @@ import Testing
         #expect(object["since"] is NSNull)
     }
 
+    @Test("a run interrupted by a stop of its scheduler shows its end but no wall time: the span holds time nothing watched")
+    func anInterruptedRunHasNoWallTime() throws {
+        let home = try StateHome()
+        let reader = try home.store(Self.feedReader)
+        // Ended as recovery ends it: at the next start, here 7 hours after its launch.
+        try record(reader, 1, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 8,
+                   duration: 7 * 3_600, outcome: .interrupted, stopReason: "the scheduler stopped while the run was in progress")
+        try record(reader, 2, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 1, duration: 4)
+        let state = home.url.appendingPathComponent("bgtask/com.example.feedreader").path
+        let output = try LogCommand.run(try parseLog(["--json", "--state", state]), environment: [:], now: Self.now, warn: Self.noWarning)
+        let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(output.utf8))
+        #expect(document.runs.map(\.outcome) == ["interrupted", "success"])
+        #expect(document.runs[0].endedAt == "2026-11-30T11:00:00.000Z")
+        #expect(document.runs[0].wallTime == nil)
+        #expect(document.runs[1].wallTime == 4)
+        let text = try LogCommand.run(try parseLog(["--state", state]), environment: [:], now: Self.now, warn: Self.noWarning)
+        let line = try #require(text.split(separator: "\n").first { $0.contains("interrupted") })
+        #expect(!line.contains(DurationText.measured(7 * 3_600)), "\(line)")
+        #expect(line.contains(" - "), "\(line)")
+    }
+
     @Test func anEmptyLogSaysSoAndWhere() throws {
         let home = try StateHome()
         let nothing = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)

@@ -54,6 +54,19 @@ extension DaemonProcessTests {
                 let logged = try await harness.waitForLoggedRun(app, identifier)
                 #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
             }
+            // The energy log charges the cut-off run nothing it did not measure: it ends at
+            // the next daemon's start, so its span holds the time no daemon ran; that span is
+            // kept out of the durations, and no energy is made up for it.
+            let energy = try await harness.bgtask("energy", "--json", "--app", Self.app)
+            #expect(energy.status == 0, "\(energy)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(energy.output.utf8)) as? [String: Any])
+            let row = try #require((document["tasks"] as? [[String: Any]])?.first { $0["identifier"] as? String == Self.refresh }, "\(energy.output)")
+            #expect(row["runs"] as? Int == 1, "\(row)")
+            #expect((row["outcomes"] as? [String: Int])?["interrupted"] == 1, "\(row)")
+            #expect(row["meanDuration"] is NSNull, "\(row)")
+            #expect(row["p95Duration"] is NSNull, "\(row)")
+            #expect(row["unmeasuredRuns"] as? Int == 1, "\(row)")
+            #expect((row["energyJoules"] as? NSNumber)?.doubleValue == 0, "\(row)")
         }
 
         @Test("SIGKILL of the daemon mid-run, the handler ignoring its expiration: the app it launched still exits after the grace period")

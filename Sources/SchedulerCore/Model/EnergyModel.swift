@@ -241,14 +241,14 @@ public enum EnergySummary {
         var row = Row(app: app, identifier: identifier)
         var durations: [TimeInterval] = []
         for run in runs {
-            guard let outcome = run.outcome, let duration = run.duration else {
+            guard let outcome = run.outcome, run.duration != nil else {
                 row.inProgress += 1
                 continue
             }
             row.runs += 1
             row.outcomes[outcome.rawValue, default: 0] += 1
             if outcome == .expired || outcome == .terminated { row.expirations += 1 }
-            if outcome != .interrupted, duration.isFinite { durations.append(max(0, duration)) }
+            if let duration = run.observedDuration, duration.isFinite { durations.append(max(0, duration)) }
             // Only what a run can have is summed (the stores refuse anything else when they
             // read a row; records built in code are not checked): an infinite or NaN figure
             // made the sum one too, which JSON cannot encode.

@@ -88,4 +88,9 @@ public struct RunRecord: Hashable, Sendable, Codable {
     public var identifier: String { request.identifier }
     /// Wall time from launch to end, when ended.
     public var duration: TimeInterval? { endedAt.map { $0.timeIntervalSince(startedAt) } }
+    /// How long the run is known to have run: ``duration``, but `nil` for an
+    /// ``RunOutcome/interrupted`` run, whose end was recorded when the scheduler was back
+    /// (its next start, or a replica's lease running out), so its span holds time in which
+    /// nothing watched it.
+    public var observedDuration: TimeInterval? { outcome == .interrupted ? nil : duration }
 }

@@ -3,11 +3,13 @@
 //
 //   bgtask-idle-probe <state-dir>
 //
-// Bootstraps the embedded scheduler (no daemon, its state in <state-dir>, fixed favourable
-// conditions) as an ordinary app does, observes a lifecycle notification on the main
-// queue, registers handlers of each kind and finishes launching; then, from a thread of its
-// own (the main thread runs dispatchMain(), so main-actor code runs), submits one request
-// per identifier and launches each with simulateLaunch:
+// Reads ProcessInfo's Low Power Mode and thermal state first (no app context yet: the
+// machine's, leaving the bootstrap open), then bootstraps the embedded scheduler (no
+// daemon, its state in <state-dir>, fixed favourable conditions) as an ordinary app does,
+// observes a lifecycle notification on the main queue, registers handlers of each kind
+// and finishes launching; then, from a thread of its own (the main thread runs
+// dispatchMain(), so main-actor code runs), submits one request per identifier and
+// launches each with simulateLaunch:
 //   .main            a main-actor handler (written in top-level code), completes at once
 //   .main-expire     a main-actor handler whose main-actor expiration handler completes it
 //                    (simulateExpiration)
@@ -38,6 +40,10 @@ let identifiers = names.map { "com.example.idle.\($0)" }
 @Sendable func id(_ name: String) -> String { "com.example.idle.\(name)" }
 
 let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-idle-probe")
+// A library's look at the device before the app bootstraps (a check before heavy work, in
+// a static initializer): with no app context yet it reads the machine, and must not make
+// the process's scheduler, or the bootstrap below would be refused as too late.
+probe.say("device lowPowerMode \(ProcessInfo.processInfo.isLowPowerModeEnabled) thermal \(ProcessInfo.processInfo.thermalState.rawValue)")
 do {
     try EmbeddedScheduler.bootstrap(.init(
         app: app,

@@ -46,3 +46,40 @@ public final class BeaconFlusher {
         }
     }
 }
+
+/// A scheduler protocol copying the handler's pre-Swift-6 spelling (a public-health app's),
+/// which BGTaskScheduler satisfies as it is; and a main-actor type reading through it.
+public protocol PlainHandlerScheduling {
+    func getPendingTaskRequests(completionHandler: @escaping ([BGTaskRequest]) -> Void)
+}
+
+extension BGTaskScheduler: PlainHandlerScheduling {}
+
+@MainActor
+public final class PendingRequestsScreen {
+    var rows: [String] = []
+    let scheduler: PlainHandlerScheduling
+
+    public init(scheduler: PlainHandlerScheduling) {
+        self.scheduler = scheduler
+    }
+
+    /// Only compiled, as above.
+    public func reload() {
+        scheduler.getPendingTaskRequests { requests in
+            DispatchQueue.main.async { self.rows = requests.map(\.identifier) }
+        }
+    }
+
+    /// Only compiled: a handler formed on the main actor that sets the screen's state, as
+    /// Swift 5 code on iOS writes it without a warning (Apple's block is not Sendable
+    /// there); it runs on the scheduler's queue, as there.
+    public func reloadDirectly() {
+        BGTaskScheduler.shared.getPendingTaskRequests { requests in
+            self.rows = requests.map(\.identifier)
+        }
+        BGTaskScheduler.shared.submitTaskRequest(BGAppRefreshTaskRequest(identifier: "com.example.refresh")) { error in
+            if error != nil { self.rows = [] }
+        }
+    }
+}

@@ -140,4 +140,31 @@ import Testing
         await context.withCurrent { Task { await model.reloadAsync() } }.value
         #expect(model.rows.isEmpty)
     }
+
+    // MARK: A protocol with the handler's plain spelling
+
+    @Test func aProtocolWithThePlainHandlerSpellingReadsAndKeepsTheRequest() async throws {
+        let device = try compatDevice()
+        let identifier = "com.example.app.processing"
+        let context = device.install(app: app, manifest: manifest([identifier])) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        func ensure(_ submit: Bool) async -> Bool {
+            await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+                context.withCurrent {
+                    let manager = ProcessingTaskRequestManager(identifier: identifier, scheduler: BGTaskScheduler.shared)
+                    manager.ensurePending(submitIfNeeded: submit) { done.resume(returning: $0) }
+                }
+            }
+        }
+        #expect(await ensure(false) == false, "nothing pending yet")
+        #expect(await ensure(true) == true, "submitted")
+        #expect(await ensure(false) == true, "read back through the protocol")
+        let pending = await context.withCurrent {
+            let scheduler = BGTaskScheduler.shared
+            return { await scheduler.pendingTaskRequests() }
+        }()
+        #expect(pending.map(\.identifier) == [identifier])
+    }
 }
+

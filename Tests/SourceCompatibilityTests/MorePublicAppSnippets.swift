@@ -672,3 +672,43 @@ final class NotificationsRefreshScheduler: @unchecked Sendable {
         }
     }
 }
+
+// MARK: 14. A scheduler protocol that copies the completion handler's pre-Swift-6 spelling
+// (a public-health app's and a cloud-storage app's: Apple's block, not marked Sendable, as
+// Swift imported it before SE-0463), with BGTaskScheduler conforming as it is
+
+public protocol BackgroundTaskSchedulingWithPlainHandlers {
+    func submit(_ taskRequest: BGTaskRequest) throws
+    func getPendingTaskRequests(completionHandler: @escaping ([BGTaskRequest]) -> Void)
+    func cancel(taskRequestWithIdentifier identifier: String)
+}
+
+extension BGTaskScheduler: BackgroundTaskSchedulingWithPlainHandlers {}
+
+/// Keeps one processing request, reading the pending ones through the protocol.
+public final class ProcessingTaskRequestManager: @unchecked Sendable {
+    let identifier: String
+    let scheduler: any BackgroundTaskSchedulingWithPlainHandlers
+
+    public init(identifier: String, scheduler: any BackgroundTaskSchedulingWithPlainHandlers) {
+        self.identifier = identifier
+        self.scheduler = scheduler
+    }
+
+    /// Calls `completion` with whether a request is pending, submitting one first when
+    /// none is and `submitIfNeeded`.
+    public func ensurePending(submitIfNeeded: Bool, completion: @escaping (Bool) -> Void) {
+        scheduler.getPendingTaskRequests { [identifier, scheduler] requests in
+            if requests.contains(where: { $0.identifier == identifier }) { return completion(true) }
+            guard submitIfNeeded else { return completion(false) }
+            let request = BGProcessingTaskRequest(identifier: identifier)
+            request.earliestBeginDate = Date(timeIntervalSinceNow: 6 * 3600)
+            do {
+                try scheduler.submit(request)
+                completion(true)
+            } catch {
+                completion(false)
+            }
+        }
+    }
+}

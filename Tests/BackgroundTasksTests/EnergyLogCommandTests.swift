@@ -339,7 +339,8 @@ import Testing
         let reader = try home.store(Self.feedReader)
         // Ended as recovery ends it: at the next start, here 7 hours after its launch.
         try record(reader, 1, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 8,
-                   duration: 7 * 3_600, outcome: .interrupted, stopReason: "the scheduler stopped while the run was in progress")
+                   duration: 7 * 3_600, outcome: .interrupted, cpuTime: 2, peakMemoryBytes: 52_428_800, energyJoules: 7,
+                   stopReason: "the scheduler stopped while the run was in progress")
         try record(reader, 2, app: Self.feedReader, identifier: "com.example.feedreader.refresh", hoursAgo: 1, duration: 4)
         let state = home.url.appendingPathComponent("bgtask/com.example.feedreader").path
         let output = try LogCommand.run(try parseLog(["--json", "--state", state]), environment: [:], now: Self.now, warn: Self.noWarning)
@@ -351,7 +352,7 @@ import Testing
         let text = try LogCommand.run(try parseLog(["--state", state]), environment: [:], now: Self.now, warn: Self.noWarning)
         let line = try #require(text.split(separator: "\n").first { $0.contains("interrupted") })
         #expect(!line.contains(DurationText.measured(7 * 3_600)), "\(line)")
-        #expect(line.contains(" - "), "\(line)")
+        #expect(line.contains(" - "), "the wall time, the one figure not known: \(line)")
     }
 
     @Test func anEmptyLogSaysSoAndWhere() throws {

@@ -53,6 +53,7 @@ extension DaemonProcessTests {
                 #expect(try await harness.pendingIdentifiers(app) == [identifier], "the request of \(app) is restored")
                 let logged = try await harness.waitForLoggedRun(app, identifier)
                 #expect(logged?["outcome"] as? String == "interrupted", "\(String(describing: logged))")
+                #expect(logged?["wallTime"] is NSNull, "its span holds the time no daemon ran: \(String(describing: logged))")
             }
             // The energy log charges the cut-off run nothing it did not measure: it ends at
             // the next daemon's start, so its span holds the time no daemon ran; that span is

@@ -141,30 +141,30 @@ import Testing
         #expect(model.rows.isEmpty)
     }
 
-    // MARK: A protocol with the handler's plain spelling
-
-    @Test func aProtocolWithThePlainHandlerSpellingReadsAndKeepsTheRequest() async throws {
+    @Test("a handler formed on the main actor runs on the scheduler's queue, as iOS runs the block, and hops to the main actor itself")
+    @MainActor func aMainActorScreensHandlerRunsOffTheMainActorAndHops() async throws {
         let device = try compatDevice()
-        let identifier = "com.example.app.processing"
-        let context = device.install(app: app, manifest: manifest([identifier])) {
-            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { $0.setTaskCompleted(success: true) }
+        let context = device.install(app: app, manifest: manifest([PhotoBackupScheduler.identifier])) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: PhotoBackupScheduler.identifier, using: nil) { $0.setTaskCompleted(success: true) }
         }
-        func ensure(_ submit: Bool) async -> Bool {
-            await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-                context.withCurrent {
-                    let manager = ProcessingTaskRequestManager(identifier: identifier, scheduler: BGTaskScheduler.shared)
-                    manager.ensurePending(submitIfNeeded: submit) { done.resume(returning: $0) }
+        let model = PendingTasksViewModel()
+        let ranOnMainThread = Mutex<Bool?>(nil)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            context.withCurrent {
+                // An hour ahead (Wi-Fi only), so it is still pending when the screen reads.
+                PhotoBackupScheduler.settingsDidChange(BackupSettings(onlyOnWiFi: true, onlyWhileCharging: true))
+                model.reload()
+                // Called after reload's handler, on the same queue: the handler has run (and
+                // queued its hop to the main queue) when this one runs.
+                BGTaskScheduler.shared.getPendingTaskRequests { _ in
+                    ranOnMainThread.withLock { $0 = Thread.isMainThread }
+                    done.resume()
                 }
             }
         }
-        #expect(await ensure(false) == false, "nothing pending yet")
-        #expect(await ensure(true) == true, "submitted")
-        #expect(await ensure(false) == true, "read back through the protocol")
-        let pending = await context.withCurrent {
-            let scheduler = BGTaskScheduler.shared
-            return { await scheduler.pendingTaskRequests() }
-        }()
-        #expect(pending.map(\.identifier) == [identifier])
+        #expect(ranOnMainThread.withLock { $0 } == false, "on the scheduler's queue, not the main thread")
+        // The screen's own hop, queued before this test's continuation resumed on the main actor.
+        await withCheckedContinuation { (flushed: CheckedContinuation<Void, Never>) in DispatchQueue.main.async { flushed.resume() } }
+        #expect(model.rows.count == 1 && model.rows.first?.hasPrefix("\(PhotoBackupScheduler.identifier) (processing) ") == true, "\(model.rows)")
     }
 }
-

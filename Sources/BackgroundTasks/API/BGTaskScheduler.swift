@@ -234,10 +234,8 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// Submits a request and reports the outcome to `completionHandler` (`nil` on success).
     /// The request is submitted before this returns; the handler runs later, as on iOS,
     /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread.
-    /// The handler has the plain type of an Objective-C block, as
-    /// ``getPendingTaskRequests(completionHandler:)``'s.
     @preconcurrency
-    public func submitTaskRequest(_ taskRequest: BGTaskRequest, completionHandler: @escaping ((any Swift.Error)?) -> Void) {
+    public func submitTaskRequest(_ taskRequest: BGTaskRequest, completionHandler: @escaping @Sendable ((any Swift.Error)?) -> Void) {
         let context = requiredContext
         let outcome: (any Swift.Error)?
         do {
@@ -246,8 +244,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         } catch {
             outcome = error
         }
-        let handler = CompletionHandler(completionHandler)
-        Self.callLater(in: context) { handler.body(outcome) }
+        Self.callLater(in: context) { completionHandler(outcome) }
     }
 
     /// Cancels the pending request with `identifier` (a running task is not affected).
@@ -267,21 +264,11 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// on a queue of the scheduler's own (``callbackQueue``), never on the caller's thread:
     /// a caller that holds a lock the handler takes, or that waits for the handler on its
     /// own queue (`DispatchQueue.main.sync` from the main queue), cannot deadlock or trap.
-    ///
-    /// The handler has the plain type of Apple's Objective-C block, which is not marked
-    /// Sendable: Swift imports it as `@Sendable` only in the Swift 6 language mode
-    /// (SE-0463), so apps copy both spellings into their own scheduler protocols, and a
-    /// plain parameter is the witness of both (a `@Sendable` one is an error for
-    /// `completionHandler: @escaping ([BGTaskRequest]) -> Void` in Swift 6). A handler
-    /// formed on the main actor that sets its own state compiles without a warning, as on
-    /// iOS in Swift 5, and runs here as it runs there: on the scheduler's queue, never
-    /// hopping to the main actor (a main thread that waits for it would wait for ever).
     @preconcurrency
-    public func getPendingTaskRequests(completionHandler: @escaping ([BGTaskRequest]) -> Void) {
+    public func getPendingTaskRequests(completionHandler: @escaping @Sendable ([BGTaskRequest]) -> Void) {
         let context = requiredContext
         let requests = pendingRequestCopies()
-        let handler = CompletionHandler(completionHandler)
-        Self.callLater(in: context) { handler.body(requests) }
+        Self.callLater(in: context) { completionHandler(requests) }
     }
 
     /// Where completion handlers run: serial queues (handlers of calls made at one level run
@@ -368,14 +355,4 @@ enum BGProgrammingError {
     static func raise(_ message: String) -> Never {
         fatalError("BackgroundTasks: \(message)")
     }
-}
-
-/// A completion handler of an Objective-C block's plain type, handed to the queue that
-/// calls it.
-private struct CompletionHandler<Value>: @unchecked Sendable {
-    // @unchecked: the handler is called once, on one serial queue (a level of
-    // ``BGTaskScheduler/callbackQueues``); what it captures is the app's, as with the block
-    // iOS calls on a queue of its own.
-    let body: (Value) -> Void
-    init(_ body: @escaping (Value) -> Void) { self.body = body }
 }

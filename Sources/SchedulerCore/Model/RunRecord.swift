@@ -86,7 +86,8 @@ public struct RunRecord: Hashable, Sendable, Codable {
     public var app: AppID { request.app }
     /// The task identifier of the run.
     public var identifier: String { request.identifier }
-    /// Wall time from launch to end, when ended.
+    /// Wall time from launch to end, when ended; for a figure shown to people, use
+    /// ``observedDuration``, which leaves out an interrupted run's span.
     public var duration: TimeInterval? { endedAt.map { $0.timeIntervalSince(startedAt) } }
     /// How long the run is known to have run: ``duration``, but `nil` for an
     /// ``RunOutcome/interrupted`` run, whose end was recorded when the scheduler was back

@@ -111,6 +111,23 @@ extension DaemonProcessTests {
             #expect(again.status == 1 && again.error.contains("not installed"), "\(again)")
         }
 
+        @Test("an app the user started, sent to the background, is suspended and stays (as on iOS); SIGTERM then ends it, status 0")
+        func aBackgroundedUserProcessStaysUntilSIGTERM() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let user = try await Reconnecting.startedByTheUser(harness)
+            defer { user.signal(SIGKILL) }
+            #expect(try await harness.bgtask("open", Self.app).status == 0)
+            #expect(await harness.waitForEvent("user", "state active") != nil, "\(harness.events("user"))")
+            #expect(try await harness.bgtask("background", Self.app).status == 0)
+            // The app calls handleTerminationSignals(): before, any suspension ended it.
+            #expect(await harness.waitForEvent("user", "state suspended") != nil, "\(harness.events("user"))")
+            #expect(await harness.poll(timeout: .seconds(1)) { !DaemonHarness.isAlive(user.pid) } == false, "suspended, not ended")
+            user.signal(SIGTERM)
+            let ended = await user.waitForExit(timeout: .seconds(5))
+            #expect(ended?.signalled == false && ended?.status == 0, "\(String(describing: ended)); \(user.standardError)")
+        }
+
         @Test("a suspended app is ended after the idle timeout, and exits by itself on SIGTERM")
         func idleAppIsEnded() async throws {
             let harness = try DaemonHarness()

@@ -53,6 +53,9 @@ public final class BGApplication: @unchecked Sendable {
         var timerAt: Date?
         var observers: [@Sendable (ApplicationLifecycleState) -> Void] = []
         var signalSources: [any DispatchSourceSignal] = []
+        /// Whether SIGTERM or SIGINT came (``handleTerminationSignals(exitWhenDone:)``):
+        /// only then does a suspension end the process.
+        var terminationSignalled = false
     }
 
     private let state: Locked<LockedState>
@@ -323,18 +326,23 @@ public final class BGApplication: @unchecked Sendable {
 
     /// For servers under a process supervisor: SIGTERM (and SIGINT) means "entering the
     /// background". Background tasks in progress get their expiration at once (and the
-    /// grace period to complete); work guarded by assertions gets its window. Once the app
-    /// would be suspended (no assertion left) or is terminated, the process exits when
-    /// `exitWhenDone` (status 0 after a clean finish, 1 after the watchdog), after its
-    /// background tasks ended, so each is recorded as it ended (expired, or terminated)
-    /// rather than found unfinished at the next start.
+    /// grace period to complete); work guarded by assertions gets its window. Once the app,
+    /// after such a signal, would be suspended (no assertion left), or once it is terminated
+    /// (the watchdog), the process exits when `exitWhenDone` (status 0 after a clean
+    /// finish, 1 after the watchdog), after its background tasks ended, so each is recorded
+    /// as it ended (expired, or terminated) rather than found unfinished at the next start.
+    /// A suspension without a signal (the app sent to the background, `bgtask background`
+    /// under bgtaskd) leaves the process as iOS leaves a suspended app: there, to be
+    /// launched again for its tasks.
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
             observeState { [weak self] newState in
                 let status: Int32
                 switch newState {
-                case .suspended: status = 0
+                case .suspended:
+                    guard self?.state.withLock({ $0.terminationSignalled }) == true else { return }
+                    status = 0
                 case .notRunning: status = 1
                 default: return
                 }
@@ -349,13 +357,19 @@ public final class BGApplication: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: context.expirationQueue)
             source.setEventHandler { [weak self] in
                 context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
+                let wasSuspended = self?.state.withLock { state in
+                    state.terminationSignalled = true
+                    return state.lifecycle.state == .suspended
+                } ?? false
                 // Only a process that is about to exit stops launching and expires its runs;
                 // one that stays (exitWhenDone: false) goes on running background work.
                 if exitWhenDone { context.driver.appTerminating(context.app) }
                 // Launched in the background by bgtaskd, whose SIGTERM means the process is
                 // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
                 // whatever its lifecycle state (no transition of it would end the process).
-                if exitWhenDone, context.driver.isLinkedToDaemon, context.launchedInBackground {
+                // Suspended already (sent to the background before the signal): no change
+                // will come to end the process either, so it ends once its runs have.
+                if exitWhenDone, wasSuspended || (context.driver.isLinkedToDaemon && context.launchedInBackground) {
                     self?.exitWhenRunsEnd(status: 0)
                 }
                 self?.enterBackground()

@@ -118,6 +118,7 @@ enum CommandLineParser {
         case "energy": return EnergyCommand.usage
         case "simulate": return SimulateCommand.usage
         case "fleet": return FleetCommand.usage
+        case "version": return "  version           show the version"
         default: return DaemonCommand.spec(named: command).map(DaemonCommand.usage(of:))
         }
     }
@@ -132,9 +133,13 @@ enum CommandLineParser {
         }
         switch first {
         case "help", "--help", "-h":
-            guard rest.isEmpty else { return .failure(UsageError(message: "help takes no arguments, got '\(rest[0])'")) }
+            // `help --help` is help too: every command takes --help.
+            guard rest.allSatisfy({ $0 == "--help" || $0 == "-h" }) else { return .failure(UsageError(message: "help takes no arguments, got '\(rest[0])'")) }
             return .success(.help)
         case "version", "--version":
+            if rest == ["--help"] || rest == ["-h"], let lines = usageLines(of: "version") {
+                return .success(.commandHelp(commandHelp(lines)))
+            }
             guard rest.isEmpty else { return .failure(UsageError(message: "version takes no arguments, got '\(rest[0])'")) }
             return .success(.version)
         case "why":

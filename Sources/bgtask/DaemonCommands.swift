@@ -101,7 +101,7 @@ struct DaemonCommand: Equatable {
     /// Every daemon command.
     static let table: [Spec] = [
         Spec(name: "status", arguments: [], summary: "whether bgtaskd runs, its socket, state, apps, pending and running counts", reads: true) { _, _ in .success(.status) },
-        Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and whether each is running, suspended or stopped", reads: true) { _, _ in .success(.apps) },
+        Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and where each one's process is: notRunning, starting (spawned for a run), ready (connected: running, in the foreground or with a run in progress), suspended (frozen by the daemon) or ending (told to quit), with its pid", reads: true) { _, _ in .success(.apps) },
         Spec(name: "install", arguments: ["<manifest>"], summary: "install (or reinstall) the app described by an Info.plist-style manifest (property list or JSON)", reads: false) { positional, _ in
             manifestPathForTheDaemon(positional[0]).map { .install(manifestPath: $0) }
         },

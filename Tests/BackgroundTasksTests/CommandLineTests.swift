@@ -21,6 +21,14 @@ import Testing
             }
         }
         #expect(CommandLineParser.parse(["version"]) == .success(.version))
+        // help and version take --help too (a newcomer tries it on every command).
+        #expect(CommandLineParser.parse(["help", "--help"]) == .success(.help))
+        guard case .success(.commandHelp(let versionHelp)) = CommandLineParser.parse(["version", "--help"]) else {
+            Issue.record("version --help should print version's usage")
+            return
+        }
+        #expect(versionHelp.contains("  version "), "\(versionHelp)")
+        #expect(CommandLineParser.parse(["version", "x"]) == .failure(UsageError(message: "version takes no arguments, got 'x'")))
         #expect(CommandLineParser.parse(["demo"]) == .success(.demo(days: 1, report: nil)))
         #expect(CommandLineParser.parse(["demo", "--days", "3", "--report", "x.html"]) == .success(.demo(days: 3, report: "x.html")))
     }

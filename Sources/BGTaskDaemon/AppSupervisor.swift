@@ -344,11 +344,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 afterLock.append { log(.error, app: app, "could not start \(app): \(error)") }
             }
         case .push(let message):
-            if case .launch(let record, _) = message, let process = state.process {
-                // A process started for this run is charged its launch too.
-                measurement?.begin(record.id, in: process, atLaunch: !state.launchCharged && state.machine.spawnedByDaemon, baseline: thawed)
-                thawed = nil
-                state.launchCharged = true
+            if case .launch(let record, _) = message {
+                if let process = state.process {
+                    // A process started for this run is charged its launch too.
+                    measurement?.begin(record.id, in: process, atLaunch: !state.launchCharged && state.machine.spawnedByDaemon, baseline: thawed)
+                    thawed = nil
+                    state.launchCharged = true
+                } else if state.link != nil {
+                    measurement?.handedToUsersProcess(record.id)
+                }
             }
             state.link?.push(message)
         case .resume:

@@ -17,6 +17,9 @@ public final class RunMeasurement: Sendable {
     }
 
     private let started = Mutex<[RunID: Started]>([:])
+    /// Runs handed to a process the user started: the daemon has no handle on it (no
+    /// cgroup, no pidfd), so they are not measured, and the record says why.
+    private let inUsersProcesses = Mutex<Set<RunID>>([])
     private let rapl: RAPLEnergyReader
 
     /// A measurement reading energy from `rapl`.
@@ -50,6 +53,12 @@ public final class RunMeasurement: Sendable {
         started.withLock { $0[run] = Started(meter: meter, process: process, energy: energy) }
     }
 
+    /// Notes that `run` was handed to a process the user started, which the daemon cannot
+    /// measure: its record says so, rather than that the app never ran it.
+    func handedToUsersProcess(_ run: RunID) {
+        inUsersProcesses.withLock { _ = $0.insert(run) }
+    }
+
     /// Ends the measurement of `record`: the record with its CPU time, memory, I/O and
     /// energy, and where each came from.
     public func finish(_ record: RunRecord, model: EnergyModel) -> RunRecord {
@@ -57,7 +66,10 @@ public final class RunMeasurement: Sendable {
         let wall = record.duration ?? 0
         guard let start = started.withLock({ $0.removeValue(forKey: record.id) }) else {
             measured.energyJoules = model.estimate(cpuTime: nil, wallTime: wall)
-            measured.measuredBy = "not measured (the app never ran it); energy: model"
+            let inUsersProcess = inUsersProcesses.withLock { $0.remove(record.id) != nil }
+            measured.measuredBy = inUsersProcess
+                ? "not measured (a process the user started: bgtaskd measures the processes it launched); energy: model"
+                : "not measured (the app never ran it); energy: model"
             return measured
         }
         let usage = start.meter.finish(reaped: start.process.reaped.withLock { $0 })

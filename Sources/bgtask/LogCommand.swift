@@ -528,7 +528,12 @@ struct RunLogReading {
             .map { URL(fileURLWithPath: $0.stateDirectory).appendingPathComponent("scheduler.sqlite") }
         let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + (daemonStore.map { [$0] } ?? []))
             .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
-        return (stores, stores.count == 1 ? stores[0].path : root.path)
+        // With several stores, what was searched: the embedded apps' directory and, when
+        // it is elsewhere (it is by default), bgtaskd's store too, so runs bgtaskd launched
+        // are not said to come from the apps' directory.
+        guard stores.count != 1 else { return (stores, stores[0].path) }
+        let daemonElsewhere = daemonStore.flatMap { store in stores.contains(store) && !store.path.hasPrefix(root.path + "/") ? store.path : nil }
+        return (stores, daemonElsewhere.map { "\(stores.count) stores: \(root.path) and \($0)" } ?? root.path)
     }
 }
 

@@ -192,6 +192,19 @@ import Testing
         #expect(rows[4].contains("running"))
     }
 
+    @Test("with the embedded apps' stores and bgtaskd's, the header names both places, not the apps' directory alone")
+    func theHeaderNamesTheDaemonsStoreToo() throws {
+        let home = try StateHome()
+        try fill(home)
+        let daemonDirectory = home.url.appendingPathComponent("bgtaskd")
+        try FileManager.default.createDirectory(at: daemonDirectory, withIntermediateDirectories: true)
+        let daemon = try SchedulerStore.open(at: daemonDirectory.appendingPathComponent("scheduler.sqlite"), now: Self.now).0
+        try record(daemon, 1, app: AppID("com.example.daemonapp"), identifier: "com.example.daemonapp.refresh", hoursAgo: 1, duration: 1)
+        let output = try LogCommand.run(RunLogOptions(), environment: home.environment, now: Self.now, warn: Self.noWarning)
+        let first = try #require(output.split(separator: "\n").first)
+        #expect(first.hasPrefix("6 runs recorded in 3 stores: \(home.url.path)/bgtask and \(daemonDirectory.path)/scheduler.sqlite"), "\(first)")
+    }
+
     @Test func logFiltersByAppAndSince() throws {
         let home = try StateHome()
         try fill(home)

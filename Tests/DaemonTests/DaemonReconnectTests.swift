@@ -55,6 +55,8 @@ extension DaemonProcessTests {
             #expect(harness.events("user").contains("handler \(Self.refresh) \(user.pid)"), "\(harness.events("user"))")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            // The app ran it, in a process the daemon has no handle on: said so, not "never ran it".
+            #expect((logged?["measuredBy"] as? String)?.hasPrefix("not measured (a process the user started") == true, "\(String(describing: logged))")
             #expect(DaemonHarness.isAlive(user.pid), "a process the user started is never ended by the daemon")
         }
 

@@ -318,6 +318,13 @@ private let t0 = F.t0
         #expect(explanation.earliestPossibleRun == t0 + 900)
         #expect(explanation.waitingFor.contains { $0.contains("Low Power Mode") })
         #expect(explanation.predictedNextRun == nil, "it also waits for the device: no prediction")
+        // What it waits for first; the instant is a bound after it, not when it could run.
+        #expect(explanation.summary.hasPrefix("waits for low-power-mode: "), "\(explanation.summary)")
+        #expect(explanation.summary.hasSuffix(", and not before \(t0 + 900)"), "\(explanation.summary)")
+        #expect(!explanation.summary.contains("could run at"), "\(explanation.summary)")
+        // Not yet due: the starvation guard says its wait has not begun (it said "eligible for -15 min").
+        let starvation = explanation.evaluation?.decisions.first { $0.policy == "starvation" }?.rationale
+        #expect(starvation == "not eligible yet (in 15 min): its wait has not begun", "\(String(describing: starvation))")
         let unknown = engine.explain(F.key(F.secondRefreshID), at: t0)
         #expect(unknown.summary.contains("no request is pending"))
     }

@@ -29,10 +29,10 @@ public struct Explanation: Hashable, Sendable {
         if activeRun != nil, request == nil { return "running now" }
         guard request != nil else { return "no request is pending: submit one (requests are consumed when they run)" }
         if let evaluation, evaluation.proceeds { return "eligible now: it runs at the next wake" }
-        var parts: [String] = []
-        if let earliestPossibleRun { parts.append("could run at \(earliestPossibleRun)") }
-        if !waitingFor.isEmpty { parts.append("waits for " + waitingFor.joined(separator: "; ")) }
-        return parts.joined(separator: ", ")
+        // What it waits for first: an instant is only a bound while something else (the
+        // network, the user's switch) must change before it can run at all.
+        guard !waitingFor.isEmpty else { return earliestPossibleRun.map { "could run at \($0)" } ?? "" }
+        return "waits for " + waitingFor.joined(separator: "; ") + (earliestPossibleRun.map { ", and not before \($0)" } ?? "")
     }
 }
 

@@ -546,10 +546,16 @@ public struct StarvationPolicy: SchedulingPolicy {
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {
         let (verdict, _) = self.verdict(context)
-        let waited = DurationText.spoken(context.now.timeIntervalSince(context.eligibleSince))
-        let rationale = verdict == .mustProceed
-            ? "eligible for \(waited), past the \(DurationText.spoken(context.configuration.maximumDeferral)) the system promises"
-            : "eligible for \(waited)"
+        let wait = context.now.timeIntervalSince(context.eligibleSince)
+        let waited = DurationText.spoken(wait)
+        let rationale = if verdict == .mustProceed {
+            "eligible for \(waited), past the \(DurationText.spoken(context.configuration.maximumDeferral)) the system promises"
+        } else if wait < 0 {
+            // Judged ahead of its earliest begin date (`bgtask why`): its wait has not begun.
+            "not eligible yet (in \(DurationText.spoken(-wait))): its wait has not begun"
+        } else {
+            "eligible for \(waited)"
+        }
         return PolicyDecision(policy: name, verdict: verdict, rationale: rationale)
     }
 }

@@ -25,12 +25,17 @@ extension UsageModel {
         }
 
         var parts: [String] = []
-        let habits = Self.describeHabits(likelyHours(at: now))
+        let likely = likelyHours(at: now)
+        // Most of the week likely is the priors speaking (a few launches, no pattern yet:
+        // every hour keeps the app's overall rate), not habits.
+        let habits = likely.count * 4 >= LocalWeek.hoursPerWeek * 3 ? nil : Self.describeHabits(likely)
         parts.append(habits.map { "usually opened around \($0)" }
-            ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet")
+            ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet" + (likely.isEmpty ? "" : " (every hour looks likely: refreshes are spread)"))
 
         if let launch = nextLikelyLaunch(after: now, now: now) {
-            let probability = launchProbability(hourOfWeek: week.hourOfWeek(of: launch), at: now)
+            // The likelihood the placement judges by (the hour's own evidence blended with
+            // its day, every day and the app's rate), not the hour's raw share.
+            let probability = likelihood(hourOfWeek: week.hourOfWeek(of: launch), at: now)
             // Where in that hour its launches usually begin, when not at its start: what the
             // refresh is placed before.
             let onset = launchOnset(hourOfWeek: week.hourOfWeek(of: launch), at: now)

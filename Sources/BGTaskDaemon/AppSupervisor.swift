@@ -382,7 +382,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             let driver = state.driver
             afterLock.append {
                 log(.error, app: app, "\(run) could not start: \(reason)")
-                driver?.launchFailed(run, reason: reason)
+                driver?.appNotStarted(run, reason: reason)
             }
         case .runCrashed(let run, let reason):
             let driver = state.driver

@@ -527,7 +527,8 @@ public final class DaemonService: Sendable {
             guard let reason = supervisor(of: launched.app)?.spawnFailure(of: launched.run) else { return reply(answer) }
             // A wake that never reached the app is not one of its pushes (as a refused one).
             if let pushedAt = launched.pushedAt { pushes.forget(launched.app, at: pushedAt) }
-            reply(.failed(DaemonFailure(.failed, "\(launched.app) could not be started: \(reason); \(launched.run) was recorded as failed")))
+            let kept = launched.pushedAt == nil ? ", its request kept for the next attempt" : ""
+            reply(.failed(DaemonFailure(.failed, "\(launched.app) could not be started: \(reason); \(launched.run) was recorded as failed\(kept)")))
         }
     }
 

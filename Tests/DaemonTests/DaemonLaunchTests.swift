@@ -264,6 +264,10 @@ extension DaemonProcessTests {
             #expect(run.error.contains("\(Self.app) could not be started: cannot launch ") && run.error.contains("not-a-program: execve: ") && run.error.contains("(ENOEXEC)"), "\(run.error)")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "failure", "\(String(describing: logged))")
+            // The app never got the task: its request stays for the next attempt (it was lost,
+            // and a fixed install never ran until the app was started by hand).
+            #expect(run.error.contains("its request kept for the next attempt"), "\(run.error)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
 
             // Not executable any more (EACCES, even for root). More pushes than the 3 an hour:
             // a wake that never reached the app is not counted.
@@ -274,6 +278,8 @@ extension DaemonProcessTests {
                 #expect(push.error.contains("\(Self.app) could not be started: cannot launch ") && push.error.contains("(EACCES)"), "push \(attempt): \(push.error)")
             }
             #expect(try await harness.bgtask("status").status == 0)
+            // A remote wake is not filed again (only a push files one): the refresh alone waits.
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
         }
 
         @Test("an app registering and submitting an identifier its installed manifest does not permit is refused by the daemon")

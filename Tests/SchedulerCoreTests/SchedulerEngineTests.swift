@@ -253,6 +253,34 @@ struct SchedulerEngineTests {
         #expect(crashed.finished.first?.outcome == .crashed)
     }
 
+    @Test("a run whose app could not be started is a failure with its strike, and its request is filed again (persisted first), held by the throttle")
+    func anAppNotStartedKeepsItsRequest() throws {
+        // The standard policies, which hold a throttled app's requests.
+        var engine = F.engine(policies: PolicySet(configuration: PolicyConfiguration(herdSpreadWindow: 0, coalescingTolerance: 0)))
+        _ = try F.submit(F.refresh(), to: &engine, at: t0)
+        let refresh = try #require(engine.activeRuns.first { $0.identifier == F.refreshID })
+        let effects = engine.handle(.appNotStarted(refresh.id, reason: "cannot launch: ENOEXEC", restoringRequest: true), at: t0 + 1)
+        let summary = Summary(effects)
+        #expect(summary.finished.first?.outcome == .failure)
+        let restoredAt = effects.firstIndex { if case .retryScheduled(let request) = $0 { return request.key == F.key(F.refreshID) } else { return false } }
+        let finishedAt = effects.firstIndex { if case .runFinished = $0 { return true } else { return false } }
+        #expect(restoredAt != nil && finishedAt != nil && restoredAt! < finishedAt!, "\(effects)")
+        #expect(engine.pendingRequests(of: F.app).map(\.identifier) == [F.refreshID])
+        // Not relaunched at once: the strike holds it, so a broken executable is not spun on.
+        guard case .deferred(let until)? = engine.location(of: F.key(F.refreshID)) else {
+            Issue.record("expected the throttle to hold it, got \(String(describing: engine.location(of: F.key(F.refreshID))))")
+            return
+        }
+        #expect(until > t0 + 1)
+        // Without restoring (a remote wake), or when the app filed a newer one, nothing is filed.
+        _ = try F.submit(F.processing(), to: &engine, at: t0 + 2)
+        if !engine.activeRuns.contains(where: { $0.identifier == F.syncID }) { _ = try engine.simulateLaunch(F.key(F.syncID), at: t0 + 2) }
+        let second = try #require(engine.activeRuns.first { $0.identifier == F.syncID })
+        let plain = engine.handle(.appNotStarted(second.id, reason: "did not connect", restoringRequest: false), at: t0 + 3)
+        #expect(!plain.contains { if case .retryScheduled = $0 { return true } else { return false } })
+        #expect(engine.pendingRequests(of: F.app).map(\.identifier) == [F.refreshID])
+    }
+
     @Test func aRunNotClaimedInASharedStoreIsForgottenWithoutARecord() throws {
         var engine = F.engine(SchedulerConfiguration(maximumConcurrentRuns: 1))
         let first = try launch(F.refresh(), in: &engine, at: t0)

@@ -1101,6 +1101,19 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.launchFailed(run, reason: reason), at: now) }
     }
 
+    /// bgtaskd could not start the app's process for `run` (its executable cannot be run,
+    /// or it never connected and finished launching): the run is recorded as failed, with
+    /// a throttle strike, and its request filed again, as the app never got the task (a
+    /// fixed install runs it, the throttle spacing the attempts). Not a remote wake's: only
+    /// `bgtask push` files those, within its limit.
+    public func appNotStarted(_ run: RunID, reason: String) {
+        mutate { state, now in
+            let key = state.engine.activeRuns.first { $0.id == run }?.request.key
+            let restoring = key.map { $0.identifier != RemoteWake.identifier(for: $0.app) } ?? false
+            return state.engine.handle(.appNotStarted(run, reason: reason, restoringRequest: restoring), at: now)
+        }
+    }
+
     /// The app whose run `run` is, while it is in progress.
     public func app(ofRun run: RunID) -> AppID? {
         state.withLock { $0.engine.activeRuns.first { $0.id == run }?.app }

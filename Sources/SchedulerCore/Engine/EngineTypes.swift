@@ -93,6 +93,12 @@ public enum EngineEvent: Hashable, Sendable {
     case taskCompleted(RunID, success: Bool)
     /// The host could not start the handler (no handler registered, app failed to launch).
     case launchFailed(RunID, reason: String)
+    /// The app's process could not be started for the run, or never connected and finished
+    /// launching (bgtaskd): recorded as a failure with its throttle strike, as
+    /// ``launchFailed(_:reason:)``, and, since the app never got the task, its request is
+    /// filed again when `restoringRequest` (not for continued processing, nor when the app
+    /// filed a newer one of the same identifier, nor when the submission checks refuse it).
+    case appNotStarted(RunID, reason: String, restoringRequest: Bool)
     /// The process running the handler died.
     case runCrashed(RunID, reason: String)
     /// The host could not claim the run's request in a store shared by several schedulers
@@ -147,8 +153,9 @@ public enum EngineEffect: Hashable, Sendable {
     /// The run is over: persist the record; later completions of it are ignored.
     indirect case runFinished(RunRecord)
     /// Persist this retry of a failed run, which the engine already filed (the app's
-    /// ``RetryPolicy``; it comes before the run's `.runFinished`, so the retry is on disk
-    /// before the failure count that produced it).
+    /// ``RetryPolicy``, or the request of a run whose app could not be started,
+    /// ``EngineEvent/appNotStarted(_:reason:restoringRequest:)``; it comes before the run's
+    /// `.runFinished`, so the retry is on disk before the failure that produced it).
     indirect case retryScheduled(PendingRequest)
     /// Stop the run's work by force (terminate the process group when out of process).
     case terminate(RunID, reason: String)

@@ -639,6 +639,21 @@ public struct SchedulerEngine: Sendable {
             }
         case .launchFailed(let runID, let reason):
             finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
+        case .appNotStarted(let runID, let reason, let restoringRequest):
+            // Filed anew now: its wait (what the throttle's delay counts from) starts again.
+            var request = runs[runID]?.record.request
+            request?.submittedAt = now
+            let finishedAt = effects.count
+            // Ended first, so that the request filed again meets the run's throttle strike
+            // (a broken executable is not spawned again at once); its effects go before the
+            // run's end, as a retry's, so the request is on disk before the failure is.
+            finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
+            if restoringRequest, let request, request.kind != .continuedProcessing,
+               index.location(of: request.key) == nil, (try? checkSubmit(request, at: now)) != nil {
+                var filed: [EngineEffect] = [.retryScheduled(request)]
+                file(request, at: now, into: &filed)
+                effects.insert(contentsOf: filed, at: min(finishedAt, effects.count))
+            }
         case .runCrashed(let runID, let reason):
             finish(runID, outcome: .crashed, success: nil, reason: reason, at: now, into: &effects)
         case .runNotClaimed(let runID):

@@ -337,7 +337,16 @@ struct DaemonCommand: Equatable {
     /// `apps` and `pending` from the daemon's store, read-only, when it is not running.
     static func offline(_ command: DaemonCommand, stateDirectory: String) -> Outcome? {
         let database = URL(fileURLWithPath: stateDirectory).appendingPathComponent("scheduler.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else { return nil }
+        guard FileManager.default.fileExists(atPath: database.path) else {
+            // No daemon has kept state here (a fresh account): nothing is installed or
+            // pending with it, which is the answer, as from an empty store.
+            let note = "bgtaskd is not running and has kept no state here (no \(database.path)): nothing is installed with it\n"
+            switch command.request {
+            case .apps: return Outcome(output: command.json ? ReportJSON.text([InstalledAppRow](), fallback: "[]") : InstalledAppRow.text([]), error: note, status: 0)
+            case .pending: return Outcome(output: command.json ? pendingJSON([]) : pendingText([]), error: note, status: 0)
+            default: return nil
+            }
+        }
         let note = "bgtaskd is not running; read from \(database.path)\n"
         do {
             let store = try SchedulerStore.openForReading(at: database)

@@ -266,6 +266,15 @@ extension DaemonProcessTests {
             let run = try await harness.bgtask("run", Self.app, Self.refresh)
             #expect(run.status == 1)
             #expect(run.error.contains("bgtaskd &"), "\(run.error)")
+            // No daemon ever kept state here: apps and pending answer that nothing is there
+            // (they failed as if the daemon had to answer).
+            for (command, empty) in [("apps", "no app is installed (bgtask install <manifest>)\n"), ("pending", "no request is pending\n")] {
+                let fresh = try await harness.bgtask(command)
+                #expect(fresh.status == 0 && fresh.output == empty, "\(command): \(fresh)")
+                #expect(fresh.error.contains("bgtaskd is not running and has kept no state here"), "\(command): \(fresh)")
+            }
+            let json = try await harness.bgtask("apps", "--json")
+            #expect((try? JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [Any])?.isEmpty == true, "\(json)")
 
             try await harness.startDaemon()
             try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])

@@ -73,7 +73,7 @@ public protocol AppLink: AnyObject, Sendable {
 /// mutex; spawning, signals, timers and pushes happen under it (none blocks, except a
 /// freeze's bounded wait for the cgroup freezer, at most 1 s), so the app sees pushes in
 /// the order the engine decided. Calls into the driver
-/// (``SchedulerDriver/launchFailed(_:reason:)``, ``SchedulerDriver/runCrashed(_:reason:)``)
+/// (``SchedulerDriver/appNotStarted(_:reason:)``, ``SchedulerDriver/runCrashed(_:reason:)``)
 /// happen after it is released: the driver calls back into this host.
 public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// The app.

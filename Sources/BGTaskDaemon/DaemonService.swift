@@ -527,7 +527,9 @@ public final class DaemonService: Sendable {
             guard let reason = supervisor(of: launched.app)?.spawnFailure(of: launched.run) else { return reply(answer) }
             // A wake that never reached the app is not one of its pushes (as a refused one).
             if let pushedAt = launched.pushedAt { pushes.forget(launched.app, at: pushedAt) }
-            let kept = launched.pushedAt == nil ? ", its request kept for the next attempt" : ""
+            // Said only when it is so (not for continued processing, nor a request the checks refused).
+            let pendingAgain = launched.identifier.map { identifier in driver.pendingRequests(of: launched.app).contains { $0.identifier == identifier } } ?? false
+            let kept = pendingAgain ? ", its request kept for the next attempt" : ""
             reply(.failed(DaemonFailure(.failed, "\(launched.app) could not be started: \(reason); \(launched.run) was recorded as failed\(kept)")))
         }
     }
@@ -536,6 +538,8 @@ public final class DaemonService: Sendable {
     private struct LaunchAsked {
         var run: RunID
         var app: AppID
+        /// The identifier `bgtask run` named; `nil` for a push.
+        var identifier: String?
         /// When the push was admitted (``PushLimiter``), for a push.
         var pushedAt: Date?
     }
@@ -578,7 +582,7 @@ public final class DaemonService: Sendable {
             guard isInstalled(app) else { return notInstalled(app) }
             var run: RunID?
             let reply = engineCall { () throws(EngineError) in run = try driver.simulateLaunch(RequestKey(app: app, identifier: identifier)) }
-            launched = run.map { LaunchAsked(run: $0, app: app) }
+            launched = run.map { LaunchAsked(run: $0, app: app, identifier: identifier) }
             return reply
         case .expire(let app, let identifier):
             if let refusal = unusableIdentifier(identifier) { return refusal }

@@ -85,7 +85,7 @@ enum CommandLineParser {
     \(SimulateCommand.usage)
     \(FleetCommand.usage)
       help              show this help
-      version           show the version
+    \(versionUsage)
 
     The scheduler runs embedded in each app when no daemon runs; with bgtaskd, installed apps
     are launched for their tasks (docs/daemon.md). Every command takes --help; those that ask
@@ -107,6 +107,9 @@ enum CommandLineParser {
         return "usage: bgtask\n" + own + "\n\nbgtask --help lists every command."
     }
 
+    /// `version`'s usage line (in ``usage``, and its own --help).
+    static let versionUsage = "  version           show the version"
+
     /// The usage lines of one command (part of ``usage``), nil for a name that is none.
     static func usageLines(of command: String) -> String? {
         switch command {
@@ -118,7 +121,7 @@ enum CommandLineParser {
         case "energy": return EnergyCommand.usage
         case "simulate": return SimulateCommand.usage
         case "fleet": return FleetCommand.usage
-        case "version": return "  version           show the version"
+        case "version": return versionUsage
         default: return DaemonCommand.spec(named: command).map(DaemonCommand.usage(of:))
         }
     }
@@ -134,7 +137,7 @@ enum CommandLineParser {
         switch first {
         case "help", "--help", "-h":
             // `help --help` is help too: every command takes --help.
-            guard rest.allSatisfy({ $0 == "--help" || $0 == "-h" }) else { return .failure(UsageError(message: "help takes no arguments, got '\(rest[0])'")) }
+            if let extra = rest.first(where: { $0 != "--help" && $0 != "-h" }) { return .failure(UsageError(message: "help takes no arguments, got '\(extra)'")) }
             return .success(.help)
         case "version", "--version":
             if rest == ["--help"] || rest == ["-h"], let lines = usageLines(of: "version") {

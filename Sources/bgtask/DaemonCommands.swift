@@ -101,7 +101,7 @@ struct DaemonCommand: Equatable {
     /// Every daemon command.
     static let table: [Spec] = [
         Spec(name: "status", arguments: [], summary: "whether bgtaskd runs, its socket, state, apps, pending and running counts", reads: true) { _, _ in .success(.status) },
-        Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and where each one's process is: notRunning, starting (spawned for a run), ready (connected: running, in the foreground or with a run in progress), suspended (frozen by the daemon) or ending (told to quit), with its pid", reads: true) { _, _ in .success(.apps) },
+        Spec(name: "apps", arguments: [], summary: "the installed apps, their executables and where each one's process is: notRunning, starting (spawned for a run, or connected and not yet launched), ready (connected: running, in the foreground or with a run in progress), suspended (frozen by the daemon) or ending (told to quit), with its pid", reads: true) { _, _ in .success(.apps) },
         Spec(name: "install", arguments: ["<manifest>"], summary: "install (or reinstall) the app described by an Info.plist-style manifest (property list or JSON)", reads: false) { positional, _ in
             manifestPathForTheDaemon(positional[0]).map { .install(manifestPath: $0) }
         },
@@ -339,7 +339,9 @@ struct DaemonCommand: Equatable {
         let database = URL(fileURLWithPath: stateDirectory).appendingPathComponent("scheduler.sqlite")
         guard FileManager.default.fileExists(atPath: database.path) else {
             // No daemon has kept state here (a fresh account): nothing is installed or
-            // pending with it, which is the answer, as from an empty store.
+            // pending with it, which is the answer, as from an empty store. Not for a
+            // daemon named with --socket: a mistyped path must not read as "nothing".
+            guard command.socket == nil else { return nil }
             let note = "bgtaskd is not running and has kept no state here (no \(database.path)): nothing is installed with it\n"
             switch command.request {
             case .apps: return Outcome(output: command.json ? ReportJSON.text([InstalledAppRow](), fallback: "[]") : InstalledAppRow.text([]), error: note, status: 0)

@@ -431,7 +431,8 @@ struct RunLogReading {
     var runs: [(store: String, run: RunRecord)]
     /// The resolved `--since`, if any.
     var since: Date?
-    /// What was searched, for messages: one store's path, or the directory of all stores.
+    /// What was searched, for messages: one store's path, the directory of all stores, or
+    /// "N stores: <apps' directory> and <bgtaskd's store>" when the daemon's is elsewhere.
     var whereDescription: String
 
     /// ` of A since T` for the filters in use, for messages.

@@ -271,7 +271,12 @@ struct SchedulerEngineTests {
             Issue.record("expected the throttle to hold it, got \(String(describing: engine.location(of: F.key(F.refreshID))))")
             return
         }
+        // The failure's strike alone (15 minutes from now): filing again is no submission of
+        // the app's, so it earns no over-scheduling strike on top.
         #expect(until > t0 + 1)
+        let throttle = engine.explain(F.key(F.refreshID), at: t0 + 1).evaluation?.decisions.first { $0.policy == "throttle" }
+        #expect(throttle?.verdict == .mustNotProceed && throttle?.wait == .until(t0 + 1 + 15 * 60), "\(String(describing: throttle))")
+        #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
         // Without restoring (a remote wake), or when the app filed a newer one, nothing is filed.
         _ = try F.submit(F.processing(), to: &engine, at: t0 + 2)
         if !engine.activeRuns.contains(where: { $0.identifier == F.syncID }) { _ = try engine.simulateLaunch(F.key(F.syncID), at: t0 + 2) }
@@ -279,6 +284,16 @@ struct SchedulerEngineTests {
         let plain = engine.handle(.appNotStarted(second.id, reason: "did not connect", restoringRequest: false), at: t0 + 3)
         #expect(!plain.contains { if case .retryScheduled = $0 { return true } else { return false } })
         #expect(engine.pendingRequests(of: F.app).map(\.identifier) == [F.refreshID])
+        // A newer request the app filed during the run stands; the old one is not filed over it.
+        _ = try F.submit(F.processing(submittedAt: t0 + 4), to: &engine, at: t0 + 4)
+        if !engine.activeRuns.contains(where: { $0.identifier == F.syncID }) { _ = try engine.simulateLaunch(F.key(F.syncID), at: t0 + 4) }
+        let third = try #require(engine.activeRuns.first { $0.identifier == F.syncID })
+        var newer = F.processing(submittedAt: t0 + 5)
+        newer.earliestBeginDate = t0 + 7_200
+        _ = try F.submit(newer, to: &engine, at: t0 + 5)
+        let kept = engine.handle(.appNotStarted(third.id, reason: "did not connect", restoringRequest: true), at: t0 + 6)
+        #expect(!kept.contains { if case .retryScheduled = $0 { return true } else { return false } })
+        #expect(engine.pendingRequests(of: F.app).first { $0.identifier == F.syncID }?.earliestBeginDate == t0 + 7_200)
     }
 
     @Test func aRunNotClaimedInASharedStoreIsForgottenWithoutARecord() throws {

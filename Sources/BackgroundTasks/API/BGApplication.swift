@@ -56,6 +56,9 @@ public final class BGApplication: @unchecked Sendable {
         /// Whether SIGTERM or SIGINT came (``handleTerminationSignals(exitWhenDone:)``):
         /// only then does a suspension end the process.
         var terminationSignalled = false
+        /// Whether the process is already on its way out (``exitWhenRunsEnd(status:)``): the
+        /// signal and the suspension can both ask, and `exit` must run once.
+        var exitRequested = false
     }
 
     private let state: Locked<LockedState>
@@ -383,6 +386,11 @@ public final class BGApplication: @unchecked Sendable {
     /// Exits with `status` once no run of the app is in progress, after the notifications of
     /// the last change (willTerminate...) reached their observers.
     private func exitWhenRunsEnd(status: Int32) {
+        let first = state.withLock { state in
+            defer { state.exitRequested = true }
+            return !state.exitRequested
+        }
+        guard first else { return }
         let context = requiredContext
         context.driver.whenRunsEnd(of: context.app) { [weak self] in
             self?.waitForPostedNotifications(timeout: 2)

@@ -1101,8 +1101,9 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.launchFailed(run, reason: reason), at: now) }
     }
 
-    /// bgtaskd could not start the app's process for `run` (its executable cannot be run,
-    /// or it never connected and finished launching): the run is recorded as failed, with
+    /// bgtaskd could not start the app's process for `run`, or it did not finish launching
+    /// (its executable cannot be run; it timed out, exited or lost its connection first; it
+    /// was told to quit; the daemon stopped): the run is recorded as failed, with
     /// a throttle strike, and its request filed again, as the app never got the task (a
     /// fixed install runs it, the throttle spacing the attempts). Not a remote wake's: only
     /// `bgtask push` files those, within its limit.
@@ -1119,7 +1120,7 @@ public final class SchedulerDriver: Sendable {
         state.withLock { $0.engine.activeRuns.first { $0.id == run }?.app }
     }
 
-    /// The process hosting `app` is about to exit (SIGTERM under a supervisor, or the app
+    /// The process hosting `app` is about to exit (SIGTERM under a supervisor, then the app
     /// suspended with ``BGApplication/handleTerminationSignals(exitWhenDone:)``): its runs
     /// in progress get their expiration now, and nothing more launches for it. Wait for
     /// them with ``whenRunsEnd(of:_:)`` before exiting, so each is recorded as it ended

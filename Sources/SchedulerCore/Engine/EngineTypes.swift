@@ -93,8 +93,10 @@ public enum EngineEvent: Hashable, Sendable {
     case taskCompleted(RunID, success: Bool)
     /// The host could not start the handler (no handler registered, app failed to launch).
     case launchFailed(RunID, reason: String)
-    /// The app's process could not be started for the run, or never connected and finished
-    /// launching (bgtaskd): recorded as a failure with its throttle strike, as
+    /// The app's process could not be started for the run, or did not finish launching
+    /// (bgtaskd: the executable could not be run, the process timed out, exited or lost its
+    /// connection first, was told to quit, or the daemon stopped): recorded as a failure
+    /// with its throttle strike, as
     /// ``launchFailed(_:reason:)``, and, since the app never got the task, its request is
     /// filed again when `restoringRequest` (not for continued processing, nor when the app
     /// filed a newer one of the same identifier, nor when the submission checks refuse it).

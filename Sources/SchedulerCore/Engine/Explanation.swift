@@ -24,7 +24,8 @@ public struct Explanation: Hashable, Sendable {
     /// back; herd spreading spreads what such a trigger frees.
     public var lastSharedTrigger: Date?
 
-    /// A summary line: "runs now", "waits until ...", "waits for ...".
+    /// A summary line: "running now", "eligible now: ...", "could run at T" (only time
+    /// stands in the way), "waits for A; B[, and not before T]", or that no request is pending.
     public var summary: String {
         if activeRun != nil, request == nil { return "running now" }
         guard request != nil else { return "no request is pending: submit one (requests are consumed when they run)" }

@@ -640,19 +640,22 @@ public struct SchedulerEngine: Sendable {
         case .launchFailed(let runID, let reason):
             finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
         case .appNotStarted(let runID, let reason, let restoringRequest):
-            // Filed anew now: its wait (what the throttle's delay counts from) starts again.
-            var request = runs[runID]?.record.request
-            request?.submittedAt = now
+            // The request as the app filed it (its submission date keeps the interval it
+            // asked for, which the placement reads).
+            let request = runs[runID]?.record.request
             let finishedAt = effects.count
             // Ended first, so that the request filed again meets the run's throttle strike
-            // (a broken executable is not spawned again at once); its effects go before the
-            // run's end, as a retry's, so the request is on disk before the failure is.
+            // (the index stamps its wait from now: a broken executable is not spawned again
+            // at once); its effects go before the run's end, as a retry's, so the request is
+            // on disk before the failure is.
             finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
             if restoringRequest, let request, request.kind != .continuedProcessing,
                index.location(of: request.key) == nil, (try? checkSubmit(request, at: now)) != nil {
                 var filed: [EngineEffect] = [.retryScheduled(request)]
-                file(request, at: now, into: &filed)
-                effects.insert(contentsOf: filed, at: min(finishedAt, effects.count))
+                // Not a submission of the app's: no over-scheduling strike on top of the
+                // failure's (the run it follows started seconds ago).
+                file(request, at: now, countingSubmission: false, into: &filed)
+                effects.insert(contentsOf: filed, at: finishedAt)
             }
         case .runCrashed(let runID, let reason):
             finish(runID, outcome: .crashed, success: nil, reason: reason, at: now, into: &effects)
@@ -703,12 +706,15 @@ public struct SchedulerEngine: Sendable {
 
     // MARK: Internals
 
-    /// Files an accepted submission (the app's, or a retry): counted by the throttle,
+    /// Files an accepted submission (the app's, or a retry): counted by the throttle unless
+    /// `countingSubmission` is false (a request filed again for an app that never got it),
     /// replaces a pending request with the same key.
-    private mutating func file(_ request: PendingRequest, at now: Date, into effects: inout [EngineEffect]) {
-        let previousRun = lastRunStart[request.key]
-        changeAppState(request.app, at: now) { state in
-            state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: previousRun, at: now)
+    private mutating func file(_ request: PendingRequest, at now: Date, countingSubmission: Bool = true, into effects: inout [EngineEffect]) {
+        if countingSubmission {
+            let previousRun = lastRunStart[request.key]
+            changeAppState(request.app, at: now) { state in
+                state.throttle.recordSubmission(kind: request.kind, earliestBeginDate: request.earliestBeginDate, previousRunOfSameIdentifier: previousRun, at: now)
+            }
         }
         nextSequence += 1
         index.insert(request, sequence: nextSequence, now: now, conditions: conditions)

@@ -8,6 +8,7 @@ extension UsageModel {
     /// - `usually opened around 08:00 and 12:00 on weekdays; next likely launch Tue 08:00 (p=0.80)`
     /// - `usually opened around 12:00 on weekdays; next likely launch Tue 12:00, usually from 12:20 (p=0.90)`
     /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
+    /// - `opened 1 time, no regular hours yet (every hour looks likely: refreshes are spread); next likely launch Mon 10:00 (p=0.67)`
     /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
     /// - `...; the network usually goes away around 19:00 on Fridays: refreshes go before it`
     /// - `...; the device usually holds refreshes around 19:00 on weekdays (Low Power Mode or heat): refreshes go before it`
@@ -26,9 +27,11 @@ extension UsageModel {
 
         var parts: [String] = []
         let likely = likelyHours(at: now)
-        // Most of the week likely is the priors speaking (a few launches, no pattern yet:
-        // every hour keeps the app's overall rate), not habits.
-        let habits = likely.count * 4 >= LocalWeek.hoursPerWeek * 3 ? nil : Self.describeHabits(likely)
+        // Most of the week likely with fewer launches than a day of those hours is the
+        // priors speaking (a few launches, no pattern yet: every hour keeps the app's overall
+        // rate), not habits; a heavy user opening the app at most hours has them.
+        let unsure = likely.count * 4 >= LocalWeek.hoursPerWeek * 3 && foregroundCount < likely.count / 7
+        let habits = unsure ? nil : Self.describeHabits(likely)
         parts.append(habits.map { "usually opened around \($0)" }
             ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet" + (likely.isEmpty ? "" : " (every hour looks likely: refreshes are spread)"))
 

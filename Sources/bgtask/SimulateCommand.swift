@@ -269,7 +269,8 @@ enum SimulateCommand {
             try scenario.checkLaunchApps(among: apps.map(\.rawValue))
         } catch {
             var located = error
-            if Scenario.builtIn(named: name) == nil { located.file = name }
+            // The path as the file's other errors give it (absolute, as the loader read it).
+            if Scenario.builtIn(named: name) == nil { located.file = URL(fileURLWithPath: name).path }
             throw located
         }
     }

@@ -220,6 +220,13 @@ import Testing
             let error = try await #require(throws: ScenarioError.self) { _ = try await SimulateCommand.run(options) }
             #expect(error.description == "\(typo): $.days[1].launches[1].app: \(expected)")
         }
+        // Named by a relative path, the file is still given absolute, as its other errors give it.
+        let depth = FileManager.default.currentDirectoryPath.split(separator: "/").count
+        let relative = String(repeating: "../", count: depth) + typo.dropFirst()
+        let fromRelative = try await #require(throws: ScenarioError.self) {
+            _ = try await SimulateCommand.run(SimulateCommand.Options(scenario: relative, apps: ["feedreader"], days: 1))
+        }
+        #expect(fromRelative.description.hasPrefix("\(typo): $.days[1]"), "\(fromRelative)")
         // Modelled apps: every simulated app is listed.
         let news = try Self.write(Self.newsManifest, to: "news.json", in: directory)
         let other = try Self.write(#"{"CFBundleIdentifier": "com.example.other", "BGTaskSchedulerPermittedIdentifiers": ["com.example.other.refresh"], "UIBackgroundModes": ["fetch"]}"#, to: "other.json", in: directory)

@@ -98,6 +98,10 @@ public struct AppSupervision: Sendable, Equatable {
         /// a force-quit; a process the user started is left to reconnect to the next bgtaskd
         /// (the daemon's close drops its connection: docs/daemon.md, "Reconnecting").
         case daemonStopping(String)
+        /// bgtaskd begins to stop: the runs waiting for the process to launch are failed now
+        /// (their requests filed again), before the runs in progress are expired, which
+        /// would otherwise cut them off as if the app had been handed them.
+        case daemonStoppingLaunches(String)
     }
 
     /// What the shell must do, in order.
@@ -434,6 +438,8 @@ public struct AppSupervision: Sendable, Equatable {
             } else if connected {
                 disconnect(reason: reason, into: &actions)
             }
+        case .daemonStoppingLaunches(let reason):
+            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
         case .daemonStopping(let reason):
             failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
             // Only the daemon's own process is the daemon's to end. Telling a process the user

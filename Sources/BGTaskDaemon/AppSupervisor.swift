@@ -278,6 +278,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// leaves a process the user started to reconnect to the next bgtaskd.
     public func daemonStopping(reason: String) { feed(.daemonStopping(reason)) }
 
+    /// bgtaskd begins to stop: runs not yet handed to the app (its process still starting)
+    /// are failed and their requests filed again, before the stop expires what runs.
+    public func daemonStoppingLaunches(reason: String) { feed(.daemonStoppingLaunches(reason)) }
+
     // MARK: The shell
 
     /// Feeds `event` under the lock, first asking `prepare` (under the same hold) whether

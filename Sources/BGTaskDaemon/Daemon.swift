@@ -324,6 +324,10 @@ public final class Daemon: Sendable {
         // Every installed app, not only those running something now: nothing launches for
         // any of them while the daemon stops (a request falling due, `bgtask run`, a push
         // would hand a run to a process the exit then cuts off, or start one of ours).
+        // Runs still waiting for their app's process to launch never reached it: failed
+        // first, their requests filed again (expired below, they would be recorded as cut
+        // off, their requests used up).
+        for app in service.installedApps { service.supervisor(of: app.app)?.daemonStoppingLaunches(reason: "bgtaskd is stopping") }
         for app in service.installedApps.map(\.app) { driver.appTerminating(app) }
         // Read after: a run that started before its app was marked is expired with it.
         for app in Set(driver.activeRuns.map(\.app)) {

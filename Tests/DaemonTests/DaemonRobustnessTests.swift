@@ -70,6 +70,27 @@ extension DaemonProcessTests {
             #expect((row["energyJoules"] as? NSNumber)?.doubleValue == 0, "\(row)")
         }
 
+        @Test("SIGTERM of the daemon while an app's process is still starting: its run never reached the app, so it is a failure and its request waits for the next daemon (it was recorded terminated, its request used up)")
+        func sigtermWhileAnAppStarts() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon(["--launch-timeout", "60"])
+            let stall = "com.example.stallapp"
+            let stallRefresh = stall + ".refresh"
+            try await harness.installTestApp(stall, identifiers: [stallRefresh], arguments: ["--behaviour", "stall-before-launch"])
+            try await Launching.submitByHand(harness, app: stall, identifier: stallRefresh)
+            #expect(try await harness.bgtask("run", stall, stallRefresh).status == 0)
+            #expect(await harness.waitForEvent(stall, "launched ") != nil, "\(harness.events(stall))")
+            first.signal(SIGTERM)
+            let stopped = await first.waitForExit(timeout: .seconds(10))
+            #expect(stopped?.signalled == false && stopped?.status == 0, "\(String(describing: stopped))")
+            try await harness.startDaemon()
+            #expect(try await harness.pendingIdentifiers(stall) == [stallRefresh], "the request waits again")
+            let logged = try await harness.waitForLoggedRun(stall, stallRefresh)
+            #expect(logged?["outcome"] as? String == "failure", "\(String(describing: logged))")
+            #expect((logged?["stopReason"] as? String)?.contains("bgtaskd is stopping") == true, "\(String(describing: logged))")
+        }
+
         @Test("SIGKILL of the daemon mid-run, the handler ignoring its expiration: the app it launched still exits after the grace period")
         func sigkillMidRunWithAHandlerThatIgnoresExpiration() async throws {
             let harness = try DaemonHarness()

@@ -15,6 +15,18 @@ extension DaemonProcessTests {
         static let app = "com.example.testapp"
         static let refresh = "com.example.testapp.refresh"
 
+        /// Installs an app whose process never connects, submits its refresh by hand and
+        /// runs it: the daemon's process of it is left starting, its run not handed over.
+        static func runStallingApp(_ harness: DaemonHarness) async throws -> (app: String, refresh: String) {
+            let stall = "com.example.stallapp"
+            let stallRefresh = stall + ".refresh"
+            try await harness.installTestApp(stall, identifiers: [stallRefresh], arguments: ["--behaviour", "stall-before-launch"])
+            try await Launching.submitByHand(harness, app: stall, identifier: stallRefresh)
+            #expect(try await harness.bgtask("run", stall, stallRefresh).status == 0)
+            #expect(await harness.waitForEvent(stall, "launched ") != nil, "\(harness.events(stall))")
+            return (stall, stallRefresh)
+        }
+
         @Test("SIGKILL of the daemon mid-run: the app it launched exits by itself, one that never connected is ended by the next daemon; runs are interrupted, requests restored")
         func sigkillMidRun() async throws {
             let harness = try DaemonHarness()
@@ -29,12 +41,7 @@ extension DaemonProcessTests {
             #expect(try await harness.pendingIdentifiers(Self.app).isEmpty, "running, not pending")
             // A second app the daemon starts that never connects (so nothing tells it the
             // daemon died): only the next daemon's orphan clean-up can end it.
-            let stall = "com.example.stallapp"
-            let stallRefresh = stall + ".refresh"
-            try await harness.installTestApp(stall, identifiers: [stallRefresh], arguments: ["--behaviour", "stall-before-launch"])
-            try await Launching.submitByHand(harness, app: stall, identifier: stallRefresh)
-            #expect(try await harness.bgtask("run", stall, stallRefresh).status == 0)
-            #expect(await harness.waitForEvent(stall, "launched ") != nil, "\(harness.events(stall))")
+            let (stall, stallRefresh) = try await Self.runStallingApp(harness)
             let silent = try #require(harness.launchedPID(stall))
 
             first.signal(SIGKILL)
@@ -75,12 +82,7 @@ extension DaemonProcessTests {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
             let first = try await harness.startDaemon(["--launch-timeout", "60"])
-            let stall = "com.example.stallapp"
-            let stallRefresh = stall + ".refresh"
-            try await harness.installTestApp(stall, identifiers: [stallRefresh], arguments: ["--behaviour", "stall-before-launch"])
-            try await Launching.submitByHand(harness, app: stall, identifier: stallRefresh)
-            #expect(try await harness.bgtask("run", stall, stallRefresh).status == 0)
-            #expect(await harness.waitForEvent(stall, "launched ") != nil, "\(harness.events(stall))")
+            let (stall, stallRefresh) = try await Self.runStallingApp(harness)
             first.signal(SIGTERM)
             let stopped = await first.waitForExit(timeout: .seconds(10))
             #expect(stopped?.signalled == false && stopped?.status == 0, "\(String(describing: stopped))")

@@ -431,7 +431,7 @@ public struct AppSupervision: Sendable, Equatable {
             armWhenIdle(into: &actions)
         case .quit(let reason):
             foreground = false
-            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
+            failQueued(Self.stoppedBeforeStart(reason), into: &actions)
             if connected { actions.append(.push(.quit(reason: reason))) }
             if spawnedByDaemon, pid != nil {
                 end(reason: reason, into: &actions)
@@ -439,9 +439,11 @@ public struct AppSupervision: Sendable, Equatable {
                 disconnect(reason: reason, into: &actions)
             }
         case .daemonStoppingLaunches(let reason):
-            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
+            failQueued(Self.stoppedBeforeStart(reason), into: &actions)
         case .daemonStopping(let reason):
-            failQueued("the app was stopped before the task could start: \(reason)", into: &actions)
+            // Nothing is queued after the stop's first step (nothing launches then); a run
+            // queued all the same is failed as that step fails them.
+            failQueued(Self.stoppedBeforeStart(reason), into: &actions)
             // Only the daemon's own process is the daemon's to end. Telling a process the user
             // started to quit would end its attempts to reconnect for good: `systemctl --user
             // restart bgtaskd` would cut every open app off its scheduler until restarted.
@@ -537,6 +539,12 @@ public struct AppSupervision: Sendable, Equatable {
         queued.remove(at: index)
         budgets[run] = nil
         expirationsWaiting[run] = nil
+    }
+
+    /// Why a run queued for a process that was stopped (a force-quit, an uninstall, bgtaskd's
+    /// stop) never started.
+    private static func stoppedBeforeStart(_ reason: String) -> String {
+        "the app was stopped before the task could start: \(reason)"
     }
 
     private mutating func failQueued(_ reason: String, into actions: inout [Action]) {

@@ -327,8 +327,10 @@ public final class Daemon: Sendable {
         // Runs still waiting for their app's process to launch never reached it: failed
         // first, their requests filed again (expired below, they would be recorded as cut
         // off, their requests used up).
-        for app in service.installedApps { service.supervisor(of: app.app)?.daemonStoppingLaunches(reason: "bgtaskd is stopping") }
-        for app in service.installedApps.map(\.app) { driver.appTerminating(app) }
+        for app in service.installedApps.map(\.app) {
+            service.supervisor(of: app)?.daemonStoppingLaunches(reason: "bgtaskd is stopping")
+            driver.appTerminating(app)
+        }
         // Read after: a run that started before its app was marked is expired with it.
         for app in Set(driver.activeRuns.map(\.app)) {
             group.enter()

@@ -308,7 +308,6 @@ public final class SimulatedDevice: Sendable {
         await run(until: now.addingTimeInterval(duration))
     }
 
-
     /// Lets everything due now happen, without advancing time.
     public func settle() async {
         await run(until: now)

@@ -91,7 +91,8 @@ public enum EngineEvent: Hashable, Sendable {
     case expirationDelivered(RunID, handlerWasSet: Bool)
     /// The handler called `setTaskCompleted(success:)`.
     case taskCompleted(RunID, success: Bool)
-    /// The host could not start the handler (no handler registered, app failed to launch).
+    /// The host could not start the handler (no handler registered): the app got the run,
+    /// so its request is used up (a process that never got it is ``appNotStarted(_:reason:restoringRequest:)``).
     case launchFailed(RunID, reason: String)
     /// The app's process could not be started for the run, or did not finish launching
     /// (bgtaskd: the executable could not be run, the process timed out, exited or lost its

@@ -271,23 +271,30 @@ public struct EligibilityIndex: Sendable {
 
     /// Adds `request` (replacing any pending request with the same key) and files it
     /// according to `now` and `conditions`. Returns the request it replaced, if any.
+    ///
+    /// A request already due is eligible since `now` (it was just filed), unless
+    /// `filedEarlier`: a request read back from a store (a restart, another replica's
+    /// submission) has been due since its due date, or its submission if that came later,
+    /// and a restart must not start its wait again (the starvation guard and the throttle
+    /// measure from it).
     @discardableResult
-    public mutating func insert(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) -> PendingRequest? {
+    public mutating func insert(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions, filedEarlier: Bool = false) -> PendingRequest? {
         let key = request.key
         let replaced = remove(key)
-        insert(request, key: key, sequence: sequence, now: now, conditions: conditions)
+        insert(request, key: key, sequence: sequence, now: now, conditions: conditions, filedEarlier: filedEarlier)
         return replaced
     }
 
-    /// ``insert(_:sequence:now:conditions:)`` for a request whose key is not pending
-    /// (nothing to replace): what restoring a store's rows does, one lookup fewer each.
-    /// Internal: only ``SchedulerEngine/restore(_:at:)`` calls it, right after finding the
-    /// key absent (a pending key would leave its old slot filed: checked in debug builds).
+    /// ``insert(_:sequence:now:conditions:filedEarlier:)`` of a request read back from a
+    /// store, whose key is not pending (nothing to replace): what restoring a store's rows
+    /// does, one lookup fewer each. Internal: only ``SchedulerEngine/restore(_:at:)`` calls
+    /// it, right after finding the key absent (a pending key would leave its old slot
+    /// filed: checked in debug builds).
     mutating func insertNew(_ request: PendingRequest, sequence: UInt64, now: Date, conditions: Conditions) {
-        insert(request, key: request.key, sequence: sequence, now: now, conditions: conditions)
+        insert(request, key: request.key, sequence: sequence, now: now, conditions: conditions, filedEarlier: true)
     }
 
-    private mutating func insert(_ request: PendingRequest, key: RequestKey, sequence: UInt64, now: Date, conditions: Conditions) {
+    private mutating func insert(_ request: PendingRequest, key: RequestKey, sequence: UInt64, now: Date, conditions: Conditions, filedEarlier: Bool) {
         assert(slotsByKey[key] == nil, "\(key) is already pending")
         let order = Order(due: request.dueDate, sequence: sequence)
         let slot: Slot
@@ -306,7 +313,7 @@ public struct EligibilityIndex: Sendable {
             requiresExternalPower: request.requiresExternalPower,
             requiresNetwork: request.needsNetwork(refreshRequiresNetwork: refreshRequiresNetwork),
             keyIsRunning: !running.isEmpty && running.contains(key),
-            eligibleSince: isDue ? max(now, order.due) : nil,
+            eligibleSince: isDue ? (filedEarlier ? min(now, max(order.due, request.submittedAt)) : max(now, order.due)) : nil,
             readySince: nil
         )
         slotsByKey[key] = slot
@@ -340,19 +347,21 @@ public struct EligibilityIndex: Sendable {
         var transitions: [Transition] = []
         while let next = waiting.min, next.priority.due <= now {
             waiting.remove(next.key)
-            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: now, conditions: conditions))
+            transitions.append(refileDue(next.key, now: now, readyAt: now, conditions: conditions))
         }
         while let next = deferred.min, next.priority.due <= now {
             unplace(next.key, from: .deferred(until: next.priority.due))
             // A policy's hold ended: still ready since before it.
-            transitions.append(refileDue(next.key, dueAt: next.priority.due, now: now, readyAt: nil, conditions: conditions))
+            transitions.append(refileDue(next.key, now: now, readyAt: nil, conditions: conditions))
         }
         return transitions
     }
 
     /// Files a slot just taken out of `waiting` or `deferred`.
-    private mutating func refileDue(_ slot: Slot, dueAt due: Date, now: Date, readyAt: Date?, conditions: Conditions) -> Transition {
-        if filings[Int(slot)].eligibleSince == nil { filings[Int(slot)].eligibleSince = max(now, due) }
+    private mutating func refileDue(_ slot: Slot, now: Date, readyAt: Date?, conditions: Conditions) -> Transition {
+        // Due since its due date, even when the owner's timer fired late (a suspended
+        // machine, a busy process): a late wake does not start its wait again.
+        if filings[Int(slot)].eligibleSince == nil { filings[Int(slot)].eligibleSince = min(now, filings[Int(slot)].order.due) }
         let location = classify(slot, conditions: conditions)
         place(slot, at: location, readyAt: readyAt)
         return Transition(key: records[Int(slot)]!.key, location: location)

@@ -392,7 +392,7 @@ public struct SchedulerEngine: Sendable {
         for key in removed { _ = index.remove(key) }
         for request in upserted {
             nextSequence += 1
-            index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+            index.insert(request, sequence: nextSequence, now: now, conditions: conditions, filedEarlier: true)
             if let location = index.location(of: request.key) {
                 effects.append(.requestsMoved([.init(key: request.key, location: location)]))
             }
@@ -434,7 +434,7 @@ public struct SchedulerEngine: Sendable {
             if pending == nil {
                 index.insertNew(request, sequence: nextSequence, now: now, conditions: conditions)
             } else {
-                index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+                index.insert(request, sequence: nextSequence, now: now, conditions: conditions, filedEarlier: true)
             }
         }
         return refused

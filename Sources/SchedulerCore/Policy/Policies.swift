@@ -402,7 +402,12 @@ public struct ThrottlePolicy: SchedulingPolicy {
     public func verdict(_ context: PolicyContext) -> (verdict: PolicyVerdict, wait: PolicyWait?) {
         let delay = context.app.throttle.delay(at: context.now)
         guard delay > 0, context.request.kind != .continuedProcessing else { return (.canProceed(score: 1), nil) }
-        let until = context.eligibleSince.addingTimeInterval(delay)
+        // Counted from when the request became due, or from the app's last strike if that
+        // came later: a request filed before the misbehaviour still waits the delay after it,
+        // and one read back after a restart (due since its due date) waits no longer than
+        // it would have without the restart.
+        let anchor = context.app.throttle.lastStrikeAt.map { max($0, context.eligibleSince) } ?? context.eligibleSince
+        let until = anchor.addingTimeInterval(delay)
         return until > context.now ? (.mustNotProceed, .until(until)) : (.canProceed(score: 0.5), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {

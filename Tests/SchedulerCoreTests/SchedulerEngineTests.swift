@@ -277,6 +277,9 @@ struct SchedulerEngineTests {
         let throttle = engine.explain(F.key(F.refreshID), at: t0 + 1).evaluation?.decisions.first { $0.policy == "throttle" }
         #expect(throttle?.verdict == .mustNotProceed && throttle?.wait == .until(t0 + 1 + 15 * 60), "\(String(describing: throttle))")
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
+        // Its own cause: the handler is not blamed (it said "ended without setTaskCompleted").
+        #expect(engine.policyState(of: F.app)?.throttle.recentStrikes.map(\.cause) == [.notStarted])
+        #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start) in the last day", "\(String(describing: throttle))")
         // Without restoring (a remote wake), or when the app filed a newer one, nothing is filed.
         _ = try F.submit(F.processing(), to: &engine, at: t0 + 2)
         if !engine.activeRuns.contains(where: { $0.identifier == F.syncID }) { _ = try engine.simulateLaunch(F.key(F.syncID), at: t0 + 2) }

@@ -147,6 +147,17 @@ struct ThrottleStateTests {
         #expect(state.reason(at: t0)?.contains("2 runs cut off by a stop of the process") == true)
     }
 
+    @Test func aLaunchThatNeverReachedTheAppIsAStrikeOfItsOwn() throws {
+        var state = ThrottleState()
+        #expect(state.recordAppNotStarted(at: t0)?.cause == .notStarted)
+        #expect(state.delay(at: t0) == 15 * Self.minute)
+        // Not the handler's fault: the reason says the process did not start.
+        #expect(state.reason(at: t0) == "throttled 15 min: 1 run never reached the app (its process did not start) in the last day")
+        #expect(state.recordAppNotStarted(at: Date(timeIntervalSinceReferenceDate: .nan)) == nil)
+        let decoded = try JSONDecoder().decode(ThrottleState.self, from: JSONEncoder().encode(state))
+        #expect(decoded == state)
+    }
+
     @Test func eachKindOfMisbehaviourIsAStrike() {
         var state = ThrottleState()
         #expect(state.recordRunEnded(outcome: .expired, calledSetTaskCompleted: true, at: t0)?.cause == .expired)

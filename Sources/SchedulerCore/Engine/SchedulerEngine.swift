@@ -648,7 +648,7 @@ public struct SchedulerEngine: Sendable {
             // (the index stamps its wait from now: a broken executable is not spawned again
             // at once); its effects go before the run's end, as a retry's, so the request is
             // on disk before the failure is.
-            finish(runID, outcome: .failure, success: nil, reason: reason, at: now, into: &effects)
+            finish(runID, outcome: .failure, success: nil, reason: reason, appNeverStarted: true, at: now, into: &effects)
             if restoringRequest, let request, request.kind != .continuedProcessing,
                index.location(of: request.key) == nil, (try? checkSubmit(request, at: now)) != nil {
                 var filed: [EngineEffect] = [.retryScheduled(request)]
@@ -1125,7 +1125,12 @@ public struct SchedulerEngine: Sendable {
         effects.append(.expire(runID, reason: reason, grace: configuration.expirationGrace))
     }
 
-    private mutating func finish(_ runID: RunID, outcome: RunOutcome, success: Bool?, reason: String, at now: Date, into effects: inout [EngineEffect]) {
+    /// Ends a run: its record, the throttle's verdict on it (`appNeverStarted`: the app's
+    /// process never got it, a strike of its own rather than the handler's), the index, a retry.
+    private mutating func finish(
+        _ runID: RunID, outcome: RunOutcome, success: Bool?, reason: String, appNeverStarted: Bool = false,
+        at now: Date, into effects: inout [EngineEffect]
+    ) {
         guard let run = runs.removeValue(forKey: runID) else { return }
         if run.isContinuedProcessing { runningContinuedProcessingCount -= 1 }
         deadlines.remove(runID)
@@ -1142,7 +1147,11 @@ public struct SchedulerEngine: Sendable {
         effects.append(.runFinished(finished))
         if finished.request.kind != .continuedProcessing {
             changeAppState(key.app, at: now) { state in
-                state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+                if appNeverStarted {
+                    state.throttle.recordAppNotStarted(at: now)
+                } else {
+                    state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+                }
                 if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
             }
         }

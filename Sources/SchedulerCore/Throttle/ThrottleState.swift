@@ -26,6 +26,8 @@ import Foundation
 ///   1 h) after the previous run of the same identifier, or, with no previous run, after
 ///   the submission itself. Repeats within one cadence fold into one strike: the app is
 ///   punished for the cadence it asks for, not for how many times it asks.
+/// - **Launches that never reached the app** (``recordAppNotStarted(at:)``): its process
+///   could not be started for a run, or did not finish launching.
 /// - **Runs that end badly** (``recordRunEnded(outcome:calledSetTaskCompleted:expiredForConditions:at:)``):
 ///   expired at the end of the budget, terminated after the grace, ended without
 ///   `setTaskCompleted`, crashed, or interrupted: a run still without an end when the
@@ -137,6 +139,16 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         }
     }
 
+    /// Records, at `now`, a run whose app's process could not be started or did not finish
+    /// launching, and returns its strike (``ThrottleStrike/Cause/notStarted``): the app never
+    /// got the run, so it is not blamed for the handler, but a broken install is not spawned
+    /// again at once.
+    @discardableResult
+    public mutating func recordAppNotStarted(at now: Date) -> ThrottleStrike? {
+        guard now.timeIntervalSinceReferenceDate.isFinite else { return nil }
+        return strike(.notStarted, at: now)
+    }
+
     private mutating func strike(_ cause: ThrottleStrike.Cause, at now: Date) -> ThrottleStrike {
         let raised = min(configuration.maximumPenalty, max(configuration.basePenalty, 2 * delay(at: now)))
         penalty = raised
@@ -186,6 +198,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         count(.expired, "expired")
         count(.terminated, "terminated after the grace period")
         count(.neverCompleted, "ended without setTaskCompleted")
+        count(.notStarted, "never reached the app (its process did not start)")
         count(.crashed, "crashed")
         count(.interrupted, "cut off by a stop of the process")
         if !runPhrases.isEmpty {

@@ -14,6 +14,11 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
         /// A run ended without calling `setTaskCompleted` (for example it expired with no
         /// expiration handler set, or its handler never started).
         case neverCompleted
+        /// The app's process could not be started for a run, or did not finish launching
+        /// (bgtaskd: the executable could not be run, timed out, exited or lost its
+        /// connection first): the app never got the run, but a broken install must not be
+        /// spawned again at once.
+        case notStarted
         /// The process running the handler died.
         case crashed
         /// A run had no end when the state's next owner opened it: the process stopped
@@ -28,6 +33,7 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
             case .expired: return "run expired"
             case .terminated: return "run terminated after its grace period"
             case .neverCompleted: return "run never called setTaskCompleted"
+            case .notStarted: return "the app's process did not start"
             case .crashed: return "run crashed"
             case .interrupted: return "process stopped during a run"
             }

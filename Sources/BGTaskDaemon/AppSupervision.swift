@@ -92,7 +92,9 @@ public struct AppSupervision: Sendable, Equatable {
         case backgrounded(tellApp: Bool = false)
         /// The app began its first background assertion (`true`) or ended its last.
         case assertions(held: Bool)
-        /// The user force-quit the app, or it was uninstalled.
+        /// The user force-quit the app, or it was uninstalled: the app is told to leave and
+        /// its process ended, the daemon's own (SIGTERM to its group, SIGKILL after the grace)
+        /// or one the user started (SIGTERM to that process).
         case quit(String)
         /// bgtaskd is stopping: its own process of the app is told to quit and ended, as on
         /// a force-quit; a process the user started is left to reconnect to the next bgtaskd
@@ -116,6 +118,11 @@ public struct AppSupervision: Sendable, Equatable {
         case suspend
         /// SIGTERM to the process group, SIGKILL after the grace period.
         case terminateProcess(reason: String)
+        /// SIGTERM to the process the user started (the pid its connection came from; not
+        /// its process group, which may be the user's shell's): a force-quit or an uninstall
+        /// ends the app whoever started it, as on iOS. It comes before the connection is
+        /// closed, while that pid is still the app's.
+        case terminateUsersProcess(reason: String)
         /// Close the app's connection.
         case disconnect(reason: String)
         /// Tell the engine the run could not start.
@@ -436,6 +443,9 @@ public struct AppSupervision: Sendable, Equatable {
             if spawnedByDaemon, pid != nil {
                 end(reason: reason, into: &actions)
             } else if connected {
+                // Disconnected alone, it would run on without its scheduler while `bgtask
+                // apps` says it is not running (an outside crash probe).
+                actions.append(.terminateUsersProcess(reason: reason))
                 disconnect(reason: reason, into: &actions)
             }
         case .daemonStoppingLaunches(let reason):

@@ -378,6 +378,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 // the app's, and its exit changes nothing.
                 if !state.machine.spawnedByDaemon { afterLock += Self.forgetProcess(in: &state) }
             }
+        case .terminateUsersProcess(let reason):
+            // The pid of an open connection's peer (SO_PEERCRED), same user: the process
+            // is alive while its connection is open, so the pid is still the app's.
+            if let pid = state.linkPID, pid > 1, pid != getpid() {
+                let sent = kill(pid, SIGTERM) == 0 ? "" : " (\(systemErrorText(errno)))"
+                afterLock.append { log(.info, app: app, "ending \(app) (pid \(pid), started by the user) with SIGTERM: \(reason)\(sent)") }
+            }
         case .disconnect(let reason):
             state.link?.close(reason: reason)
             state.link = nil

@@ -304,6 +304,10 @@ import Testing
         _ = machine.handle(.finishedLaunching)
         let actions = machine.handle(.quit("the user force-quit the app"))
         #expect(actions.contains(.disconnect(reason: "the user force-quit the app")))
+        // Ended too (SIGTERM to its process, not its group), while its pid is the connection's.
+        let ended = actions.firstIndex(of: .terminateUsersProcess(reason: "the user force-quit the app"))
+        #expect(ended != nil && ended! < actions.firstIndex(of: .disconnect(reason: "the user force-quit the app"))!, "\(actions)")
+        #expect(!actions.contains(.terminateProcess(reason: "the user force-quit the app")), "its group is not the daemon's")
         #expect(machine.connected == false)
         #expect(machine.accepts(pid: 556), "the user opens the app again")
     }

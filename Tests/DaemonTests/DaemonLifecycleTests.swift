@@ -128,6 +128,20 @@ extension DaemonProcessTests {
             #expect(ended?.signalled == false && ended?.status == 0, "\(String(describing: ended)); \(user.standardError)")
         }
 
+        @Test("force-quit ends an app the user started too (SIGTERM to its process; it disconnected it and left it running, while apps said notRunning)")
+        func forceQuitEndsAUserProcess() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let user = try await Reconnecting.startedByTheUser(harness)
+            defer { user.signal(SIGKILL) }
+            let quit = try await harness.bgtask("force-quit", Self.app)
+            #expect(quit.status == 0, "\(quit)")
+            let ended = await user.waitForExit(timeout: .seconds(5))
+            #expect(ended?.signalled == false && ended?.status == 0, "it exits by itself on SIGTERM: \(String(describing: ended)); \(user.standardError)")
+            #expect(harness.daemon?.standardError.contains("started by the user) with SIGTERM: the user force-quit the app") == true, "\(harness.daemon?.standardError ?? "")")
+            #expect(try await harness.appState(Self.app) == "notRunning")
+        }
+
         @Test("a suspended app is ended after the idle timeout, and exits by itself on SIGTERM")
         func idleAppIsEnded() async throws {
             let harness = try DaemonHarness()

@@ -21,7 +21,7 @@
 //        [--submit ID]... [--submit-processing ID]... [--submit-after S]
 //        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
 //        [--rounds N] [--exit-after-launch] [--state DIR] [--submit-on-signal ID]
-//        [--cancel-on-signal ID]
+//        [--cancel-on-signal ID] [--launch-seconds S]
 //
 //   B: complete (default: completes after --work seconds), hang (never completes; its
 //      expiration handler completes), ignore-expiration (never completes, not even when
@@ -37,6 +37,8 @@
 //      begin --submit-after seconds from then) and records submitted/submit-failed.
 //   --cancel-on-signal ID: on each SIGUSR2, cancels the request for ID and records
 //      `cancelled <id>` once cancel returned.
+//   --launch-seconds S: handles SIGTERM from launch() on, as the example app does, then
+//      takes S seconds in its launch code (records `launching`) before registering.
 //   --fill-checkpoints: saves checkpoints of 262,044 bytes until one is refused (at most
 //      100), records `checkpoints-saved N` and `checkpoint-refused <error>`, and tries an
 //      empty key (`checkpoint-empty-key <error>`).
@@ -71,6 +73,7 @@ struct Options: Sendable {
     var submitOnSignal: String?
     var cancelOnSignal: String?
     var fillCheckpoints = false
+    var launchSeconds: TimeInterval = 0
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -106,6 +109,7 @@ struct Options: Sendable {
             case "--state": options.stateDirectory = URL(fileURLWithPath: value)
             case "--submit-on-signal": options.submitOnSignal = value
             case "--cancel-on-signal": options.cancelOnSignal = value
+            case "--launch-seconds": options.launchSeconds = seconds()
             default: usage("unknown option '\(option)'")
             }
         }
@@ -156,6 +160,13 @@ application.observeState { record("state \($0)") }
 if options.behaviour == .exitBeforeRegister {
     record("exiting")
     exit(3)
+}
+if options.launchSeconds > 0 {
+    // A slow launch (registering and submitting can wait on a busy daemon): the signals
+    // are handled from here, so a SIGTERM meanwhile ends the app in order (status 0).
+    if !options.ignoreSigterm { application.handleTerminationSignals() }
+    record("launching")
+    Thread.sleep(forTimeInterval: options.launchSeconds)
 }
 
 // didFinishLaunching: register the handlers.
@@ -213,7 +224,7 @@ if options.ignoreSigterm {
     source.setEventHandler { record("sigterm") }
     source.activate()
     signalSources.append(source)
-} else {
+} else if options.launchSeconds == 0 {
     application.handleTerminationSignals()
 }
 application.finishLaunching()

@@ -142,6 +142,26 @@ extension DaemonProcessTests {
             #expect(try await harness.appState(Self.app) == "notRunning")
         }
 
+        @Test("a SIGTERM during a slow launch, with the signals handled from launch(), ends the app in order: background, suspended, status 0 (not 143)")
+        func aSigtermDuringTheLaunchEndsTheAppInOrder() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--launch-seconds", "2"],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer { user.signal(SIGKILL) }
+            #expect(await harness.waitForEvent("user", "launching") != nil, "\(harness.events("user")); \(user.standardError)")
+            user.signal(SIGTERM)
+            let ended = await user.waitForExit(timeout: .seconds(10))
+            #expect(ended?.signalled == false && ended?.status == 0, "\(String(describing: ended)); \(user.standardError)")
+            let events = harness.events("user")
+            // It finished its launch in the background, where the signal put it, and was never active.
+            #expect(events.contains("finished-launching") && events.contains("state background") && events.contains("state suspended"), "\(events)")
+            #expect(!events.contains("state active"), "\(events)")
+        }
+
         @Test("a suspended app is ended after the idle timeout, and exits by itself on SIGTERM")
         func idleAppIsEnded() async throws {
             let harness = try DaemonHarness()

@@ -52,6 +52,10 @@ public final class BGApplication: @unchecked Sendable {
         var timer: (any DriverTimer)?
         var timerAt: Date?
         var observers: [@Sendable (ApplicationLifecycleState) -> Void] = []
+        /// ``handleTerminationSignals(exitWhenDone:)``'s exit on suspension or termination:
+        /// called after every observer of the change, whenever they were added, so the app's
+        /// own observers hear the state the process ends in.
+        var exitObserver: (@Sendable (ApplicationLifecycleState) -> Void)?
         var signalSources: [any DispatchSourceSignal] = []
         /// Whether SIGTERM or SIGINT came (``handleTerminationSignals(exitWhenDone:)``):
         /// only then does a suspension end the process.
@@ -337,10 +341,16 @@ public final class BGApplication: @unchecked Sendable {
     /// A suspension without a signal (the app sent to the background, `bgtask background`
     /// under bgtaskd) leaves the process as iOS leaves a suspended app: there, to be
     /// launched again for its tasks.
+    ///
+    /// Call it right after ``launch()``, before the app's own launch code: registering and
+    /// submitting can wait on a busy bgtaskd for seconds, and a SIGTERM that comes before
+    /// the handlers are installed ends the process by the signal's default (status 143)
+    /// instead of this orderly way. A signal during the launch puts the app in the
+    /// background, and ``finishLaunching()`` then leaves it there.
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
-            observeState { [weak self] newState in
+            let exitObserver: @Sendable (ApplicationLifecycleState) -> Void = { [weak self] newState in
                 let status: Int32
                 switch newState {
                 case .suspended:
@@ -353,6 +363,7 @@ public final class BGApplication: @unchecked Sendable {
                 context.driver.appTerminating(context.app)
                 self?.exitWhenRunsEnd(status: status)
             }
+            state.withLock { $0.exitObserver = exitObserver }
         }
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
@@ -416,7 +427,8 @@ public final class BGApplication: @unchecked Sendable {
                 deferred = state.deferredTasks
                 state.deferredTasks.removeAll()
             }
-            return (effects, deferred, state.observers, finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching)
+            let observers = state.observers + (state.exitObserver.map { [$0] } ?? [])
+            return (effects, deferred, observers, finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching)
         }
         // Outside the lock: observers of the notifications are app code.
         if finished { post([Self.didFinishLaunchingNotification]) }

@@ -197,6 +197,9 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
     let application = UIApplication.shared
     application.delegate = delegate
     application.launch()
+    // Before the delegate's launch code, which may wait on a busy bgtaskd: a SIGTERM
+    // meanwhile is handled, not the end of the process by the signal's default.
+    application.handleTerminationSignals()
     _ = delegate.application(application, willFinishLaunchingWithOptions: nil)
     _ = delegate.application(application, didFinishLaunchingWithOptions: nil)
     // The user's launch connects the app's scene (a background launch connects none).
@@ -210,7 +213,6 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
         }
         application.postSceneNotificationsSoon()
     }
-    application.handleTerminationSignals()
     application.finishLaunching()
     runMainRunLoop()
 }

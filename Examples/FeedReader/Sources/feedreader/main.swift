@@ -61,12 +61,14 @@ do {
 let reader = FeedReader(service: LocalFeedService(uploadLatency: uploadSeconds), workClock: ContinuousClock())
 let application = UIApplication.shared
 application.launch()
+// Before the launch code: its submissions can wait seconds on a busy bgtaskd, and a SIGTERM
+// meanwhile would otherwise end the process by the signal's default (status 143).
+application.handleTerminationSignals()
 reader.didFinishLaunching()
 application.observeState { newState in
     say("state: \(newState)")
     if newState == .background { reader.didEnterBackground() }
 }
-application.handleTerminationSignals()
 application.finishLaunching()
 reader.onDraftUploaded = { say("draft uploaded") }
 say("ready")

@@ -280,6 +280,11 @@ struct SchedulerEngineTests {
         // Its own cause: the handler is not blamed (it said "ended without setTaskCompleted").
         #expect(engine.policyState(of: F.app)?.throttle.recentStrikes.map(\.cause) == [.notStarted])
         #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start) in the last day", "\(String(describing: throttle))")
+        // The launch did not happen: the rate limit and the ledger forget it (why said
+        // "the app was launched 0 s ago").
+        #expect(engine.policyState(of: F.app)?.lastLaunch == nil)
+        let rateLimit = engine.explain(F.key(F.refreshID), at: t0 + 1).evaluation?.decisions.first { $0.policy == "rate-limit" }
+        #expect(rateLimit?.rationale == "no recent background launch of the app", "\(String(describing: rateLimit))")
         // Without restoring (a remote wake), or when the app filed a newer one, nothing is filed.
         _ = try F.submit(F.processing(), to: &engine, at: t0 + 2)
         if !engine.activeRuns.contains(where: { $0.identifier == F.syncID }) { _ = try engine.simulateLaunch(F.key(F.syncID), at: t0 + 2) }

@@ -643,6 +643,9 @@ public struct SchedulerEngine: Sendable {
             // The request as the app filed it (its submission date keeps the interval it
             // asked for, which the placement reads).
             let request = runs[runID]?.record.request
+            // The app was never launched: the rate limit and the launch ledger forget the
+            // attempt (`bgtask why` said "launched 0 s ago"); the strike below holds the app.
+            if let run = runs[runID] { forgetLaunch(of: run, at: now) }
             let finishedAt = effects.count
             // Ended first, so that the request filed again meets the run's throttle strike
             // (the index stamps its wait from now: a broken executable is not spawned again
@@ -666,25 +669,7 @@ public struct SchedulerEngine: Sendable {
             let key = run.record.request.key
             if runsByKey[key] == runID { runsByKey[key] = nil }
             // The run never happened here: the policies' memory is as before it.
-            lastRunStart[key] = run.previousRunStart
-            // Unless another task of the app started at the same instant (it joined this
-            // launch, running or finished): that launch did happen. The joined runs still
-            // in progress take this run's memory of the launch before, in case they are not
-            // claimed either.
-            if run.record.request.kind != .continuedProcessing {
-                let startedAt = run.record.startedAt
-                let launchStands = lastRunStart.contains { $0.key.app == key.app && $0.key != key && $0.value == startedAt }
-                if launchStands {
-                    for (otherID, other) in runs where other.record.request.app == key.app && other.record.startedAt == startedAt {
-                        runs[otherID]?.previousLaunch = run.previousLaunch
-                    }
-                } else if appStates[key.app] != nil {
-                    changeAppState(key.app, at: now) { state in
-                        if state.lastLaunch == startedAt { state.lastLaunch = run.previousLaunch }
-                        state.launchLedger?.forget(startedAt)
-                    }
-                }
-            }
+            forgetLaunch(of: run, at: now)
             report(index.markFinished(key, conditions: conditions, at: now), into: &effects)
         case .progressSampled(let runID, let completed):
             if var run = runs[runID], run.phase == .running {
@@ -1123,6 +1108,31 @@ public struct SchedulerEngine: Sendable {
         runs[runID] = run
         deadlines.update(runID, priority: now.addingTimeInterval(configuration.expirationGrace))
         effects.append(.expire(runID, reason: reason, grace: configuration.expirationGrace))
+    }
+
+    /// Gives the policies back their memory from before `run`'s launch, which did not
+    /// happen (a run another replica claimed, one whose app's process never started): the
+    /// identifier's previous run start and, unless another task of the app started at the
+    /// same instant (it joined this launch, running or finished: that launch did happen),
+    /// the app's previous launch, the launch taken out of its ledger. The joined runs still
+    /// in progress take this run's memory of the launch before, in case they do not
+    /// happen either.
+    private mutating func forgetLaunch(of run: ActiveRun, at now: Date) {
+        let key = run.record.request.key
+        if lastRunStart[key] == run.record.startedAt { lastRunStart[key] = run.previousRunStart }
+        guard run.record.request.kind != .continuedProcessing else { return }
+        let startedAt = run.record.startedAt
+        let launchStands = lastRunStart.contains { $0.key.app == key.app && $0.key != key && $0.value == startedAt }
+        if launchStands {
+            for (otherID, other) in runs where other.record.request.app == key.app && other.record.startedAt == startedAt {
+                runs[otherID]?.previousLaunch = run.previousLaunch
+            }
+        } else if appStates[key.app] != nil {
+            changeAppState(key.app, at: now) { state in
+                if state.lastLaunch == startedAt { state.lastLaunch = run.previousLaunch }
+                state.launchLedger?.forget(startedAt)
+            }
+        }
     }
 
     /// Ends a run: its record, the throttle's verdict on it (`appNeverStarted`: the app's

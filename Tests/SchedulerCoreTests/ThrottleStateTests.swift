@@ -158,6 +158,22 @@ struct ThrottleStateTests {
         #expect(decoded == state)
     }
 
+    @Test func theHoldEndsWhereTheWaitMeetsTheFadingDelayWhenEverAsked() {
+        var state = ThrottleState()
+        #expect(state.holdEnd(waitingSince: t0) == t0, "no delay: no hold")
+        strikes(3, .terminated, into: &state, at: t0)  // 1 h, fading with a 6 h half-life
+        let start = t0 + 600
+        let end = state.holdEnd(waitingSince: start)
+        let waited = end.timeIntervalSince(start)
+        // Free at the end, held two seconds before it; sooner than the delay as it was at the start.
+        #expect(waited >= state.delay(at: end) && waited - 2 < state.delay(at: end - 2), "\(waited)")
+        #expect(waited < state.delay(at: start))
+        #expect(waited == waited.rounded(), "to the second")
+        // Asking later (as the engine and `bgtask why` do) changes nothing: the state is all it reads.
+        #expect(state.holdEnd(waitingSince: start) == end)
+        #expect(state.holdEnd(waitingSince: Date(timeIntervalSinceReferenceDate: .infinity)).timeIntervalSinceReferenceDate == .infinity)
+    }
+
     @Test func eachKindOfMisbehaviourIsAStrike() {
         var state = ThrottleState()
         #expect(state.recordRunEnded(outcome: .expired, calledSetTaskCompleted: true, at: t0)?.cause == .expired)

@@ -407,7 +407,7 @@ public struct ThrottlePolicy: SchedulingPolicy {
         // and one read back after a restart (due since its due date) waits no longer than
         // it would have without the restart.
         let anchor = context.app.throttle.lastStrikeAt.map { max($0, context.eligibleSince) } ?? context.eligibleSince
-        let until = anchor.addingTimeInterval(delay)
+        let until = context.app.throttle.holdEnd(waitingSince: anchor)
         return until > context.now ? (.mustNotProceed, .until(until)) : (.canProceed(score: 0.5), nil)
     }
     public func evaluate(_ context: PolicyContext) -> PolicyDecision {

@@ -178,6 +178,26 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         return decayed < Self.negligibleDelay ? 0 : decayed
     }
 
+    /// When a request of the app that has waited since `start` has waited out the delay:
+    /// the first instant `t` (to the second, rounded up) at which `t − start` reaches
+    /// `delay(at: t)`. The delay fades while the request waits, so the hold ends before
+    /// `start + delay(at: start)`; `start` when there is no delay. It depends on nothing
+    /// but `start` and this state, so the hold does not move with the instant it is judged
+    /// at (`bgtask why` gave two ends seconds apart, asked at two instants).
+    public func holdEnd(waitingSince start: Date) -> Date {
+        guard start.timeIntervalSinceReferenceDate.isFinite else { return start }
+        var high = delay(at: start)
+        guard high > 0 else { return start }
+        // Held after `low` seconds of waiting, free after `high` (the delay never grows
+        // while no event comes): bisect to half a second, at most 18 steps for 24 hours.
+        var low = 0.0
+        while high - low > 0.5 {
+            let middle = (low + high) / 2
+            if middle >= delay(at: start.addingTimeInterval(middle)) { high = middle } else { low = middle }
+        }
+        return start.addingTimeInterval(high.rounded(.up))
+    }
+
     /// One line for `bgtask why` when the app is throttled at `now`, `nil` when it is not:
     /// the delay, then what the app did in the last day, for example
     /// `throttled 30 min: 3 runs expired in the last day; refresh resubmitted every 2 min, cadence is 15 min`.

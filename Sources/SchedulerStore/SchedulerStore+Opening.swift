@@ -121,12 +121,30 @@ extension SchedulerStore {
     ///   or one whose commits are in a `-wal` in a directory that cannot be written.
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        switch BoundedFile.lookupProblem(at: path) {
+        case .missing?:
+            // Nothing there because its directory cannot hold it (a regular file, a link
+            // leading nowhere): named, not "no store", which reads as a fresh account.
+            if let problem = DirectoryProblem.find(in: (path as NSString).deletingLastPathComponent) {
+                throw StoreError(code: .cannotOpen, path: path, message: "cannot read the scheduler store at \(path): \(problem)")
+            }
             throw StoreError(code: .cannotOpen, path: path, message: "there is no scheduler store at \(path)")
+        case let problem?:
+            // A link that loops or leads nowhere is there, in `ls`: named for what it is.
+            throw StoreError(code: .cannotOpen, path: path, message: "cannot read the scheduler store at \(path): it is \(problem.found)")
+        case nil: break
         }
-        guard !isDirectory.boolValue else {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw StoreError(code: .cannotOpen, path: path, message: "\(path) is a directory, not a scheduler store")
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == 0 {
+            // An empty file is a store nobody has written yet (its owner adopts it as a new
+            // one): read as a store with nothing in it, not refused as "no schema".
+            let empty = try SQLiteConnection.open(path: nil, mode: .readWrite)
+            try SchemaMigrations.migrate(empty)
+            return SchedulerStore(connection: empty, url: url, ownership: nil)
         }
         let connection: SQLiteConnection
         do throws(StoreError) {

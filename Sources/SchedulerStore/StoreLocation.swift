@@ -62,6 +62,16 @@ public enum StoreLocation {
                     + "is not writable (\(String(cString: strerror(errno))))"
             )
         }
+        // A link that leads nowhere (or loops): SQLite would create the store at its target,
+        // outside the state directory, while readers find nothing here.
+        var linkInfo = stat()
+        if lstat(path, &linkInfo) == 0, linkInfo.st_mode & S_IFMT == S_IFLNK, let problem = BoundedFile.lookupProblem(at: path) {
+            throw StoreError(
+                code: .cannotOpen,
+                path: path,
+                message: "cannot open the scheduler store at \(path): it is \(problem.found); a store is never created through a link"
+            )
+        }
         guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
         guard !isDirectory.boolValue else {
             throw StoreError(

@@ -337,7 +337,10 @@ struct DaemonCommand: Equatable {
     /// `apps` and `pending` from the daemon's store, read-only, when it is not running.
     static func offline(_ command: DaemonCommand, stateDirectory: String) -> Outcome? {
         let database = URL(fileURLWithPath: stateDirectory).appendingPathComponent("scheduler.sqlite")
-        guard FileManager.default.fileExists(atPath: database.path) else {
+        // Nothing there, in a directory that could hold it: a fresh account. A link leading
+        // nowhere, a directory in the store's place or a state directory that is a file is
+        // read below and named (it said "nothing is installed").
+        guard BoundedFile.lookupProblem(at: database.path) != .missing || DirectoryProblem.find(in: stateDirectory) != nil else {
             // No daemon has kept state here (a fresh account): nothing is installed or
             // pending with it, which is the answer, as from an empty store. Not for a
             // daemon named with --socket: a mistyped path must not read as "nothing".

@@ -504,7 +504,6 @@ struct RunLogReading {
     /// (when absolute) else `$HOME/.local/state`, as `EmbeddedScheduler` places them.
     static func locate(_ options: RunLogOptions, environment: [String: String]) throws -> ([URL], String) {
         let fileManager = FileManager.default
-        var isDirectory: ObjCBool = false
         if let state = options.stateDirectory {
             let store = try StateOption.store(named: state)
             return ([store], store.path)
@@ -527,8 +526,14 @@ struct RunLogReading {
         // found by the daemon's own rules for its state directory.
         let daemonStore = (try? DaemonPaths.resolve(environment: environment, uid: getuid()))
             .map { URL(fileURLWithPath: $0.stateDirectory).appendingPathComponent("scheduler.sqlite") }
-        let stores = (apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") } + (daemonStore.map { [$0] } ?? []))
-            .filter { fileManager.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue }
+        // Whatever is at a store's path is read (a directory, a link leading nowhere: skipped,
+        // named), and bgtaskd's when its state directory cannot hold one (a regular file):
+        // said, not read as "no runs".
+        let stores = apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") }
+            .filter { BoundedFile.lookupProblem(at: $0.path) != .missing }
+            + (daemonStore.map { store in
+                BoundedFile.lookupProblem(at: store.path) != .missing || DirectoryProblem.find(in: store.deletingLastPathComponent().path) != nil ? [store] : []
+            } ?? [])
         // With several stores, what was searched: the embedded apps' directory and, when
         // it is elsewhere (it is by default), bgtaskd's store too, so runs bgtaskd launched
         // are not said to come from the apps' directory.

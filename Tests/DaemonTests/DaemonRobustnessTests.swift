@@ -298,6 +298,27 @@ extension DaemonProcessTests {
             }
             let json = try await harness.bgtask("apps", "--json")
             #expect((try? JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [Any])?.isEmpty == true, "\(json)")
+            // Something at the store's place that is no store is named, never read as a fresh
+            // account (an outside probe: "nothing is installed", exit 0, and `log` skipped it).
+            let stateDirectory = harness.stateDirectory
+            let storePath = harness.databasePath
+            try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true)
+            for command in ["apps", "pending"] {
+                let inPlace = try await harness.bgtask(command)
+                #expect(inPlace.status == 1 && inPlace.error.contains("\(storePath) is a directory"), "\(command): \(inPlace)")
+            }
+            let log = try await harness.bgtask("log")
+            #expect(log.status == 1 && log.error.contains("\(storePath) is a directory"), "\(log)")
+            try FileManager.default.removeItem(atPath: storePath)
+            try FileManager.default.createSymbolicLink(atPath: storePath, withDestinationPath: harness.root + "/elsewhere.sqlite")
+            let dangling = try await harness.bgtask("pending")
+            #expect(dangling.status == 1 && dangling.error.contains("which does not exist"), "\(dangling)")
+            try FileManager.default.removeItem(atPath: storePath)
+            try FileManager.default.removeItem(atPath: stateDirectory)
+            #expect(FileManager.default.createFile(atPath: stateDirectory, contents: Data("x".utf8)))
+            let underFile = try await harness.bgtask("apps")
+            #expect(underFile.status == 1 && underFile.error.contains("\(stateDirectory) is a regular file, not a directory"), "\(underFile)")
+            try FileManager.default.removeItem(atPath: stateDirectory)
 
             try await harness.startDaemon()
             try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])

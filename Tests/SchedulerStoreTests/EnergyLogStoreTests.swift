@@ -204,11 +204,12 @@ struct EnergyLogStoreTests {
         #expect(try Data(contentsOf: directory.file("store.sqlite")) == garbage)
     }
 
-    @Test("opening an empty database for reading says it is not a scheduler store")
+    @Test("opening a database with no schema for reading says it is not a scheduler store (an empty file reads as an empty store: ForeignFileTests)")
     func openingForReadingAnEmptyDatabase() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
-        try Data().write(to: url)
+        let connection = try SQLiteConnection.open(path: url.path, mode: .readWrite)
+        try connection.executeScript("CREATE TABLE scratch(x); DROP TABLE scratch;")
         let error = try #require(throws: StoreError.self) {
             try SchedulerStore.openForReading(at: url)
         }

@@ -55,6 +55,36 @@ struct ForeignFileTests {
         }
     }
 
+    @Test("an empty file is read as a store with nothing in it, as its owner adopts it (the reader said 'no schema')")
+    func anEmptyFileReadsAsAnEmptyStore() throws {
+        let directory = try TemporaryDirectory()
+        try Data().write(to: directory.file("scheduler.sqlite"))
+        let store = try SchedulerStore.openForReading(at: directory.file("scheduler.sqlite"))
+        #expect(try store.pendingRequests().isEmpty)
+        #expect(try store.runs().isEmpty)
+        #expect(try files(in: directory) == ["scheduler.sqlite"], "nothing written beside it")
+        #expect((try FileManager.default.attributesOfItem(atPath: directory.file("scheduler.sqlite").path)[.size] as? NSNumber)?.intValue == 0)
+    }
+
+    @Test("a link leading nowhere at the store's path is named and never followed to create a store; a state directory that is a file is named to a reader")
+    func aLinkLeadingNowhereIsNeverFollowed() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("state/scheduler.sqlite")
+        try FileManager.default.createDirectory(atPath: directory.file("state").path, withIntermediateDirectories: true)
+        let target = directory.file("elsewhere.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: target.path)
+        let writing = try #require(throws: StoreError.self) { _ = try SchedulerStore.open(at: store, now: Sample.now) }
+        #expect(writing.code == .cannotOpen)
+        #expect(writing.message.contains("\(store.path): it is a symbolic link to \"\(target.path)\", which does not exist"), "\(writing.message)")
+        #expect(!FileManager.default.fileExists(atPath: target.path), "no store created at the link's target")
+        let reading = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: store) }
+        #expect(reading.message.contains("which does not exist") && !reading.message.contains("there is no scheduler store"), "\(reading.message)")
+
+        try Data("x".utf8).write(to: directory.file("plain"))
+        let underFile = try #require(throws: StoreError.self) { _ = try SchedulerStore.openForReading(at: directory.file("plain/scheduler.sqlite")) }
+        #expect(underFile.message.contains("\(directory.file("plain").path) is a regular file, not a directory"), "\(underFile.message)")
+    }
+
     @Test("a store from before the application_id stamp is adopted and stamped")
     func legacyStoreStamped() throws {
         let directory = try TemporaryDirectory()

@@ -89,7 +89,8 @@ enum OSLogFormat {
             }
             output += LogSink.shown(text, privacy: privacy, dynamic: dynamic)
         }
-        if !remaining.isEmpty { output += " " + remaining.map { String(describing: $0) }.joined(separator: " ") }
+        // Arguments beyond the conversions are never shown, as printf and Apple's os_log
+        // ignore them: appended, a dynamic string passed that way escaped its privacy.
         return output
     }
 }

@@ -72,6 +72,25 @@ import Testing
         #expect(device.runs(of: fetchID).map(\.outcome) == [.success])
     }
 
+    @Test @MainActor func aPreConcurrencyDelegateEndsItsUploadFromAPlainFunction() throws {
+        // Tests/IOSShapedApp/UploadingAppDelegate.swift compiling (Swift 5 mode, warnings as
+        // errors) is most of the test: UIResponder and UIApplicationDelegate are
+        // `@preconcurrency @MainActor`, as UIKit's are.
+        let device = try compatDevice()
+        var outstanding: [UIBackgroundTaskIdentifier] = [.invalid]
+        var made: UploadingAppDelegate?
+        _ = device.install(app: fetchApp, manifest: fetchManifest) {
+            let delegate = UploadingAppDelegate()
+            delegate.uploadBackgroundTaskId = UIApplication.shared.beginBackgroundTask(withName: "upload") {}
+            finishUpload(of: delegate)
+            outstanding = UIApplication.shared.outstandingBackgroundTasks
+            made = delegate
+        }
+        let delegate = try #require(made)
+        #expect(delegate.uploads == 1 && delegate.uploadBackgroundTaskId == nil)
+        #expect(outstanding.isEmpty, "the upload's background task was ended")
+    }
+
     @Test func withoutTheFetchModeOrWithABadIntervalTheAppIsTold() async throws {
         let device = try compatDevice()
         let context = device.install(app: fetchApp, manifest: AppManifest(appID: fetchApp, permittedIdentifiers: [], backgroundModes: ["processing"])) {

@@ -66,6 +66,7 @@ func printedUnderlyingError(_ error: BGTaskScheduler.Error) -> String {
 }
 
 // MARK: 2. A study app's health-research request, its protection type switched over and kept in a set
+// (the property is an NSString in Apple's SDK: the app passes a FileProtectionType's raw value)
 
 enum StudyUploadScheduler {
     static let identifier = "com.example.study.upload"
@@ -74,12 +75,12 @@ enum StudyUploadScheduler {
     static func request(protection: FileProtectionType) -> BGHealthResearchTaskRequest? {
         guard acceptedProtection.contains(protection) else { return nil }
         let request = BGHealthResearchTaskRequest(identifier: identifier)
-        request.protectionTypeOfRequiredData = protection
+        request.protectionTypeOfRequiredData = protection.rawValue as NSString
         return request
     }
 
     static func describe(_ request: BGHealthResearchTaskRequest) -> String {
-        switch request.protectionTypeOfRequiredData {
+        switch FileProtectionType(rawValue: request.protectionTypeOfRequiredData as String) {
         case .complete: return "complete"
         case .completeUnlessOpen: return "unlessOpen"
         case .completeUntilFirstUserAuthentication: return "untilFirstAuth"

@@ -643,7 +643,8 @@ enum Misc {
 
     static func healthResearch() -> BGTaskRequest {
         let request = BGHealthResearchTaskRequest(identifier: "com.example.app.study")
-        request.protectionTypeOfRequiredData = .completeUnlessOpen
+        // swiftlint:disable:next legacy_objc_type
+        request.protectionTypeOfRequiredData = FileProtectionType.completeUnlessOpen.rawValue as NSString
         request.requiresExternalPower = true
         return request
     }

@@ -342,8 +342,11 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect(processingCopy.requiresExternalPower && processingCopy.requiresNetworkConnectivity)
 
         let health = BGHealthResearchTaskRequest(identifier: "com.example.compat.health")
-        health.protectionTypeOfRequiredData = .complete
-        #expect((health.copy() as! BGHealthResearchTaskRequest).protectionTypeOfRequiredData == .complete)
+        health.protectionTypeOfRequiredData = FileProtectionType.complete.rawValue as NSString
+        #expect((health.copy() as! BGHealthResearchTaskRequest).protectionTypeOfRequiredData == FileProtectionType.complete.rawValue as NSString)
+        // Apple's SDK types it NSString: a string literal too (a study app's spelling).
+        health.protectionTypeOfRequiredData = "NSFileProtectionCompleteUnlessOpen"
+        #expect(String(describing: health.protectionTypeOfRequiredData) == FileProtectionType.completeUnlessOpen.rawValue)
 
         let continued = BGContinuedProcessingTaskRequest(identifier: "com.example.compat.export", title: "Export", subtitle: "Album")
         continued.strategy = .fail

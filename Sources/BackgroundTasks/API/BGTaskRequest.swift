@@ -59,7 +59,7 @@ open class BGTaskRequest: NSObject, @unchecked Sendable, NSCopying {
             let health = BGHealthResearchTaskRequest(identifier: record.identifier)
             health.requiresNetworkConnectivity = record.requiresNetworkConnectivity
             health.requiresExternalPower = record.requiresExternalPower
-            health.protectionTypeOfRequiredData = record.protectionTypeOfRequiredData.map(FileProtectionType.init(rawValue:)) ?? health.protectionTypeOfRequiredData
+            health.protectionTypeOfRequiredData = record.protectionTypeOfRequiredData.map(NSString.init(string:)) ?? health.protectionTypeOfRequiredData
             request = health
         case .continuedProcessing:
             let options = record.continuedProcessing
@@ -120,7 +120,7 @@ open class BGProcessingTaskRequest: BGTaskRequest, @unchecked Sendable {
     }
 }
 
-/// `FileProtectionType` (the type of ``BGHealthResearchTaskRequest/protectionTypeOfRequiredData``)
+/// `FileProtectionType` (whose raw value apps give ``BGHealthResearchTaskRequest/protectionTypeOfRequiredData``)
 /// as Apple's: an `NS_TYPED_ENUM` struct that is `Hashable`, so that it can be a `case` of a
 /// `switch` and an element of a `Set`. swift-corelibs-foundation declares it
 /// `RawRepresentable` and `Sendable` only (`==` works through `RawRepresentable`, `~=` and
@@ -136,11 +136,16 @@ open class BGHealthResearchTaskRequest: BGProcessingTaskRequest, @unchecked Send
     // @unchecked: the mutable property lives behind `protection`.
     private let protection = Mutex(FileProtectionType.completeUntilFirstUserAuthentication.rawValue)
 
-    /// The file protection class the data the task reads needs. Default
-    /// `completeUntilFirstUserAuthentication`.
-    open var protectionTypeOfRequiredData: FileProtectionType {
-        get { FileProtectionType(rawValue: protection.withLock { $0 }) }
-        set { protection.withLock { $0 = newValue.rawValue } }
+    /// The file protection class the data the task reads needs: a `FileProtectionType`'s
+    /// raw value, as an `NSString` as in Apple's SDK (`request.protectionTypeOfRequiredData =
+    /// FileProtectionType.complete.rawValue as NSString`, or a string literal). Default
+    /// `completeUntilFirstUserAuthentication`'s.
+    open var protectionTypeOfRequiredData: NSString {
+        get { NSString(string: protection.withLock { $0 }) }
+        set {
+            let value = String(describing: newValue)
+            protection.withLock { $0 = value }
+        }
     }
 
     /// Creates a health-research request for `identifier`.
@@ -152,7 +157,7 @@ open class BGHealthResearchTaskRequest: BGProcessingTaskRequest, @unchecked Send
 
     override func pendingRequest(app: AppID, submittedAt: Date) -> PendingRequest {
         var record = super.pendingRequest(app: app, submittedAt: submittedAt)
-        record.protectionTypeOfRequiredData = protectionTypeOfRequiredData.rawValue
+        record.protectionTypeOfRequiredData = protection.withLock { $0 }
         return record
     }
 }

@@ -23,8 +23,13 @@ import Synchronization
 
 /// The base class of an iOS app delegate (Apple: `UIResponder`). On Linux it has no events
 /// to respond to; it gives `AppDelegate` its superclass and the initializer
-/// ``UIApplicationMain(delegate:)`` creates it with.
-@MainActor
+/// ``UIApplicationMain(delegate:)`` creates it with. Main-actor `@preconcurrency`, as
+/// UIKit's classes are to Swift: an app delegate written before concurrency (Swift 5 mode)
+/// that touches its state from a function that is not main-actor compiles, as on iOS (it
+/// was an error while this was plain `@MainActor`). The delegate protocol stays plain
+/// `@MainActor`: `@preconcurrency` there made its `async` remote-notification default warn
+/// in every Swift 5 conformer.
+@preconcurrency @MainActor
 open class UIResponder: NSObject {
     /// Creates a responder. `required`, so that `@main` can create the app delegate from its
     /// type, as `UIApplicationMain` does on iOS.

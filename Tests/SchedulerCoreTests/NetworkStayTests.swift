@@ -146,6 +146,28 @@ private typealias F = EngineFixtures
                              lastSharedTrigger: trigger ?? back, networkBackSince: back)
     }
 
+    @Test func aRefreshThatWaitedForTheNetworkWithContentLeftOldRunsOnTheReturn() {
+        // Launches at 03:40 on weekdays; the network is back at 03:17 after a weekend away.
+        let usage = Self.shortWindows(minutes: 60, days: 0, weeks: 1)
+        let back = T.at(week: 1, day: 1, 3, 17)
+        let due = T.at(week: 1, day: 0, 3, 45)
+        let request = Self.refresh(dueAt: due)
+        let old = T.at(week: 1, day: 0, 3, 30)  // a day old at the return
+        let decision = AppUsagePolicy().evaluate(Self.context(request, usage: usage, now: back, eligibleSince: due, back: back, lastRefresh: old))
+        #expect(!decision.blocks, "\(decision.rationale)")
+        #expect(decision.rationale.hasPrefix("due since before the network came back 0 s ago, the content 23 h 47 min old (6 h or more): runs while the network is here"), "\(decision.rationale)")
+        // Content younger than the age: placed before the launch, as before.
+        let recent = back.addingTimeInterval(-AppUsagePolicy.staleContentAge + 60)
+        #expect(AppUsagePolicy().evaluate(Self.context(request, usage: usage, now: back, eligibleSince: due, back: back, lastRefresh: recent)).blocks)
+        // Due after the return (it did not wait for the network): placed.
+        let fresh = Self.refresh(dueAt: back.addingTimeInterval(60))
+        #expect(AppUsagePolicy().evaluate(Self.context(fresh, usage: usage, now: back.addingTimeInterval(60), eligibleSince: back.addingTimeInterval(60), back: back, lastRefresh: old)).blocks)
+        // Never refreshed: the placement's own rule (it runs when eligible), not this one.
+        #expect(!AppUsagePolicy().evaluate(Self.context(request, usage: usage, now: back, eligibleSince: due, back: back, lastRefresh: nil)).rationale.contains("the content"))
+        // A return not seen (nil): placed.
+        #expect(AppUsagePolicy().evaluate(Self.context(request, usage: usage, now: back, eligibleSince: due, back: nil, lastRefresh: old)).blocks)
+    }
+
     @Test func herdSpreadingKeepsATurnWithinAQuarterOfTheUsualStay() throws {
         let usage = Self.shortWindows(minutes: 4, days: 3, weeks: 0)  // never opened: no shorter window before a launch
         let back = T.at(week: 0, day: 3, 3, 17)
@@ -174,9 +196,10 @@ private typealias F = EngineFixtures
         // 15 minutes). The network is back at 03:17 for five minutes each day.
         let usage = Self.shortWindows(minutes: 5, days: 7, weeks: 1)
         let back = T.at(week: 1, day: 1, 3, 17)
-        let due = T.at(week: 1, day: 0, 3, 45)  // due since yesterday, offline since
+        let due = T.at(week: 1, day: 0, 23, 45)  // due since before midnight, offline since
         let request = Self.refresh(dueAt: due)
-        let lastRefresh = T.at(week: 1, day: 0, 3, 20)
+        // Refreshed at 23:30: content under the age that runs a refresh on the return at once.
+        let lastRefresh = T.at(week: 1, day: 0, 23, 30)
         let waited = Self.context(request, usage: usage, now: back, eligibleSince: due, back: back, lastRefresh: lastRefresh)
         let decision = AppUsagePolicy().evaluate(waited)
         #expect(!decision.blocks, "\(decision.rationale)")

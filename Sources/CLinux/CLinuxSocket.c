@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <malloc.h>
 #include "CLinuxSocket.h"
 
 int clinux_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
@@ -31,4 +32,8 @@ int clinux_start_thread(void *(*body)(void *), void *context, size_t stack_size)
     if (code == 0) code = pthread_create(&thread, &attributes, body, context);
     pthread_attr_destroy(&attributes);
     return code;
+}
+
+int clinux_release_free_memory(void) {
+    return malloc_trim(0);
 }

@@ -1009,6 +1009,35 @@ extension DaemonSocketTests {
             good.close()
         }
 
+        /// An outside probe: 2,000 connections that each sent hello and then most of a
+        /// 1 MiB frame held 2 GB of the daemon for ever (no timeout applied after the first
+        /// frame). A frame begun must now be whole within the partial-frame timeout.
+        @Test(arguments: readingModes) func aFrameBegunAndNeverFinishedIsClosedAfterThePartialFrameTimeout(reading: FrameConnection.Options.Reading) throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let echo = try EchoServer(path: path, options: FrameConnection.Options(firstFrameTimeout: .seconds(10), partialFrameTimeout: .milliseconds(300), reading: reading))
+            func frame(_ payload: [UInt8]) -> [UInt8] {
+                let length = UInt32(payload.count)
+                return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), FrameFormat.currentVersion] + payload
+            }
+            let stalled = try RawClient(path: path)
+            stalled.write(frame(Array("hi".utf8)))
+            #expect(stalled.read(count: 12, timeout: 5).count >= 12, "the first frame is answered")
+            // Then a header announcing 100,000 bytes and 10 of them, and nothing more.
+            stalled.write(Array(frame([UInt8](repeating: 7, count: 100_000)).prefix(15)))
+            #expect(stalled.readUntilClosed().closed)
+            #expect(echo.closes.wait(count: 1) == [.partialFrameTimeout(.milliseconds(300))])
+            #expect(echo.recorder.wait(for: "a frame begun was not finished within 0.3 s") != nil)
+            // A frame that takes its time, within the timeout, is read whole and answered.
+            let slow = try RawClient(path: path)
+            let whole = frame(Array("slow".utf8))
+            slow.write(Array(whole.prefix(6)))
+            usleep(100_000)
+            slow.write(Array(whole.dropFirst(6)))
+            #expect(slow.read(count: 13, timeout: 5).count >= 13, "answered: echo:slow")
+            #expect(echo.server.connectionCount == 1, "the slow one is still open")
+        }
+
         @Test(arguments: readingModes) func anIdleTimeoutClosesAConnectionThatStopsSpeaking(reading: FrameConnection.Options.Reading) throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"

@@ -19,4 +19,8 @@ int clinux_set_thread_name(const char *name);
 /// reported, not ignored.
 int clinux_start_thread(void *(*body)(void *), void *context, size_t stack_size);
 
+/// Gives the heap's free memory back to the system (glibc's `malloc_trim(0)`, which Swift's
+/// Glibc module does not declare). Returns 1 when memory was released, else 0.
+int clinux_release_free_memory(void);
+
 #endif

@@ -45,6 +45,12 @@ public final class FrameConnection: Sendable {
         /// (``CloseReason/idleTimeout(_:)``); nil (the default) waits forever, as an app's
         /// long-lived connection must.
         public var idleTimeout: Duration?
+        /// A frame whose first bytes arrived must be whole within this long, or the
+        /// connection is closed (``CloseReason/partialFrameTimeout(_:)``): a peer that sends
+        /// most of a large frame and stalls holds its buffer no longer (a flood of them held
+        /// a megabyte each, for ever). Not counted while this side does not read (output
+        /// waiting: ``pauseReadingAboveBufferedOutput``). Nil waits forever. Default 10 s.
+        public var partialFrameTimeout: Duration?
         /// Output bytes that may wait for a peer that does not read before the connection
         /// is closed (``CloseReason/outputLimitExceeded(buffered:limit:)``). Default 4 MiB;
         /// raised to at least one largest frame.
@@ -84,6 +90,7 @@ public final class FrameConnection: Sendable {
         public init(
             firstFrameTimeout: Duration? = .seconds(10),
             idleTimeout: Duration? = nil,
+            partialFrameTimeout: Duration? = .seconds(10),
             maximumBufferedOutput: Int = 4 * 1_048_576,
             maximumPayloadLength: Int = FrameFormat.maximumPayloadLength,
             pauseReadingAboveBufferedOutput: Int? = 64 * 1_024,
@@ -91,6 +98,7 @@ public final class FrameConnection: Sendable {
         ) {
             self.firstFrameTimeout = firstFrameTimeout
             self.idleTimeout = idleTimeout
+            self.partialFrameTimeout = partialFrameTimeout
             self.maximumBufferedOutput = maximumBufferedOutput
             self.maximumPayloadLength = maximumPayloadLength
             // Negative marks would never be drained below: at least 0.
@@ -104,7 +112,7 @@ public final class FrameConnection: Sendable {
         /// For connections a client opens: the daemon may stay silent as long as it likes,
         /// replies are always read, and by a thread of the connection's own, so a caller
         /// waiting for its reply is woken by the thread that read it.
-        public static var client: Options { Options(firstFrameTimeout: nil, pauseReadingAboveBufferedOutput: nil, reading: .readerThread) }
+        public static var client: Options { Options(firstFrameTimeout: nil, partialFrameTimeout: nil, pauseReadingAboveBufferedOutput: nil, reading: .readerThread) }
     }
 
     /// Why a connection closed.
@@ -125,6 +133,8 @@ public final class FrameConnection: Sendable {
         case firstFrameTimeout(Duration)
         /// No frame for this long.
         case idleTimeout(Duration)
+        /// A frame begun was not whole this long after its first bytes.
+        case partialFrameTimeout(Duration)
         /// This side called ``FrameConnection/close(reason:)`` with this reason.
         case closedLocally(String)
         /// This side closed it because the peer broke the protocol (a malformed message, a
@@ -142,7 +152,7 @@ public final class FrameConnection: Sendable {
             switch self {
             case .malformedFrame, .readerUnavailable: return .error
             case .peerClosed, .closedLocally: return .debug
-            case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout, .refusedPeer: return .warning
+            case .truncatedFrame, .readFailed, .writeFailed, .outputLimitExceeded, .firstFrameTimeout, .idleTimeout, .partialFrameTimeout, .refusedPeer: return .warning
             }
         }
 
@@ -157,6 +167,7 @@ public final class FrameConnection: Sendable {
             case .outputLimitExceeded(let buffered, let limit): return "the peer does not read: \(buffered) bytes of output waiting, over the limit of \(limit)"
             case .firstFrameTimeout(let duration): return "no complete frame within \(DurationText.spoken(duration.transportSeconds)) of connecting"
             case .idleTimeout(let duration): return "no frame for \(DurationText.spoken(duration.transportSeconds))"
+            case .partialFrameTimeout(let duration): return "a frame begun was not finished within \(DurationText.spoken(duration.transportSeconds))"
             case .closedLocally(let reason): return "closed by this side: \(reason)"
             case .refusedPeer(let reason): return "closed by this side, the peer at fault: \(reason)"
             case .readerUnavailable(let code): return "no thread could be started to read the connection: \(systemErrorText(code))"
@@ -241,6 +252,13 @@ public final class FrameConnection: Sendable {
         var peerGoneOnWrite: Int32?
         var timer: (any DispatchSourceTimer)?
         var receivedFrame = false
+        /// The ``Options/partialFrameTimeout`` timer, made when a frame is first begun.
+        var partialTimer: (any DispatchSourceTimer)?
+        /// When the frame now in the decoder began to arrive; nil when none is begun.
+        var partialSince: DispatchTime?
+        /// The most bytes the decoder held: a connection that held many gives memory back
+        /// when it closes (``TransportMemory``).
+        var mostBuffered = 0
         /// Sources whose cancel handler has not run; the descriptor is closed when the last
         /// one has (closing it under a live source is undefined in libdispatch).
         var liveSources = 0
@@ -539,6 +557,7 @@ public final class FrameConnection: Sendable {
                     if count > 0 {
                         budget -= count
                         state.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                        trackPartialFrame(&state)
                         return .readMore
                     }
                     if count == 0 {
@@ -610,7 +629,10 @@ public final class FrameConnection: Sendable {
             // Outside the lock: the descriptor stays open while this thread runs.
             let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
             if count > 0 {
-                state.withLock { $0.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                state.withLock { state in
+                    state.decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    trackPartialFrame(&state)
+                }
                 continue
             }
             let code = errno
@@ -648,9 +670,12 @@ public final class FrameConnection: Sendable {
         }
     }
 
-    /// A frame arrived: the first-frame timer is done with, the idle timer starts again.
+    /// A frame arrived: the first-frame timer is done with, the idle timer starts again, and
+    /// the bytes left (if any) are the next frame's, begun now.
     private func noteFrameReceived(_ state: inout State) {
         state.receivedFrame = true
+        state.partialSince = nil
+        trackPartialFrame(&state)
         if let idle = options.idleTimeout, let timer = state.timer {
             timer.schedule(deadline: .now() + idle.dispatchInterval, leeway: .milliseconds(10))
         } else if let timer = state.timer {
@@ -710,6 +735,49 @@ public final class FrameConnection: Sendable {
         }
     }
 
+    /// Starts the partial-frame clock when the decoder holds bytes of a frame not begun
+    /// before (``Options/partialFrameTimeout``); stops it when it holds none.
+    private func trackPartialFrame(_ state: inout State) {
+        let buffered = state.decoder.bufferedByteCount
+        state.mostBuffered = max(state.mostBuffered, buffered)
+        guard let timeout = options.partialFrameTimeout else { return }
+        guard buffered > 0 else {
+            state.partialSince = nil
+            return
+        }
+        guard state.partialSince == nil else { return }
+        let now = DispatchTime.now()
+        state.partialSince = now
+        if state.partialTimer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { self.onQueue { self.handlePartialFrameTimer() } }
+            timer.schedule(deadline: now + timeout.dispatchInterval, leeway: .milliseconds(50))
+            state.partialTimer = timer
+            timer.activate()
+        } else {
+            state.partialTimer?.schedule(deadline: now + timeout.dispatchInterval, leeway: .milliseconds(50))
+        }
+    }
+
+    private func handlePartialFrameTimer() {
+        let reason = state.withLock { state -> CloseReason? in
+            guard state.phase == .started, let timeout = options.partialFrameTimeout, let since = state.partialSince else { return nil }
+            // Not reading (replies wait unread): the frame is not the peer's to finish yet.
+            if state.readingPaused {
+                state.partialSince = .now()
+                state.partialTimer?.schedule(deadline: .now() + timeout.dispatchInterval, leeway: .milliseconds(50))
+                return nil
+            }
+            let deadline = since + timeout.dispatchInterval
+            guard DispatchTime.now() >= deadline else {
+                state.partialTimer?.schedule(deadline: deadline, leeway: .milliseconds(50))
+                return nil
+            }
+            return .partialFrameTimeout(timeout)
+        }
+        if let reason { finish(reason) }
+    }
+
     private func handleTimer() {
         let reason = state.withLock { state -> CloseReason? in
             guard state.phase == .started else { return nil }
@@ -751,6 +819,11 @@ public final class FrameConnection: Sendable {
             state.outputIndex = 0
             state.timer?.cancel()
             state.timer = nil
+            state.partialTimer?.cancel()
+            state.partialTimer = nil
+            // A connection that held much gives it back: freed, it stays in the allocator's
+            // arenas (a flood of half frames kept 1.8 GB after its clients left).
+            if max(state.mostBuffered, state.decoder.bufferedByteCount) >= TransportMemory.releaseThreshold { TransportMemory.releaseSoon() }
             if wasStarted {
                 // A reader thread blocked in recv wakes to the shutdown and leaves; the
                 // descriptor is closed once it has (it is one of the live sources).
@@ -871,5 +944,24 @@ public final class FrameConnection: Sendable {
         let previous = callbackThread.exchange(UInt(pthread_self()), ordering: .relaxed)
         defer { callbackThread.store(previous, ordering: .relaxed) }
         return try body()
+    }
+}
+
+/// Memory given back after connections that held much of it: glibc keeps freed memory in
+/// its arenas (a reader thread's arena is its own), so a flood of large frames left the
+/// daemon's resident size near its peak after the clients left. One release runs a second
+/// after the last close that asked for it (coalesced: a flood of closes costs one).
+enum TransportMemory {
+    /// A connection whose decoder held this much asks for a release when it closes: 256 KiB.
+    static let releaseThreshold = 256 * 1_024
+    private static let pending = Atomic<Bool>(false)
+
+    /// Releases free memory a second from now, unless a release is already due.
+    static func releaseSoon() {
+        guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) {
+            pending.store(false, ordering: .releasing)
+            _ = clinux_release_free_memory()
+        }
     }
 }

@@ -712,6 +712,8 @@ public final class DaemonService: Sendable {
         var running: Int
         var nextWake: Date?
         var conditions: Conditions
+        /// Damaged stores set aside in the state directory (their rows are not in this one).
+        var setAsideStores: [String]
     }
 
     private func statusReport() -> Reply {
@@ -719,8 +721,9 @@ public final class DaemonService: Sendable {
             pid: status.pid, socket: status.socketPath, stateDirectory: status.stateDirectory,
             startedAt: status.startedAt, containment: status.containment, policy: policySource.withLock { $0 },
             apps: apps.withLock { $0.count }, pending: driver.pendingCount,
-            running: driver.activeRuns.count, nextWake: driver.nextWake, conditions: driver.conditions)
-        let text = """
+            running: driver.activeRuns.count, nextWake: driver.nextWake, conditions: driver.conditions,
+            setAsideStores: CorruptStoreQuarantine.setAside(besides: (status.stateDirectory as NSString).appendingPathComponent("scheduler.sqlite")))
+        var text = """
             bgtaskd running (pid \(report.pid)) since \(report.startedAt)
               socket: \(report.socket)
               state: \(report.stateDirectory)
@@ -731,6 +734,12 @@ public final class DaemonService: Sendable {
               device: \(report.conditions)
 
             """
+        if let newest = report.setAsideStores.last {
+            // A store started afresh after damage: its apps and requests are not lost, they
+            // are in the file set aside, which nothing else would point at.
+            text += "warning: \(CountText.counted(report.setAsideStores.count, "damaged store")) set aside in \(report.stateDirectory), the newest \(newest): "
+                + "what it held is not in this store (docs/daemon.md, \"A damaged store\")\n"
+        }
         return .report(text: text, json: ReportJSON.text(report))
     }
 

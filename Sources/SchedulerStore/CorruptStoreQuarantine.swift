@@ -2,7 +2,7 @@ import Foundation
 
 /// Moves a damaged database out of the way so a fresh one can take its place, keeping the
 /// old bytes for inspection instead of deleting them.
-enum CorruptStoreQuarantine {
+public enum CorruptStoreQuarantine {
     /// The files SQLite keeps beside a database. They must move with it: a `-wal` or
     /// `-journal` left at the original name would be replayed into the fresh database.
     static let companionSuffixes = ["-wal", "-shm", "-journal"]
@@ -35,6 +35,18 @@ enum CorruptStoreQuarantine {
             )
         }
         return destination
+    }
+
+    /// The damaged stores set aside beside the store at `path` (`<path>.corrupt-...`, not
+    /// their companion files), oldest first, as full paths: what `bgtask status`, `log` and
+    /// `energy` name, so a store started afresh does not look like one that lost its apps
+    /// for no reason. Empty when there are none or the directory cannot be listed.
+    public static func setAside(besides path: String) -> [String] {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".corrupt-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { name in name.hasPrefix(prefix) && !companionSuffixes.contains { name.hasSuffix($0) } }
+            .sorted().map { (directory as NSString).appendingPathComponent($0) }
     }
 
     /// `yyyyMMdd-HHmmss` in UTC: the same instant gives the same name on every machine.

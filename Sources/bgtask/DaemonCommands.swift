@@ -353,6 +353,7 @@ struct DaemonCommand: Equatable {
             }
         }
         let note = "bgtaskd is not running; read from \(database.path)\n"
+            + CorruptStoreQuarantine.setAside(besides: database.path).map { "warning: a damaged store was set aside at \($0): what it held is not in this one (docs/daemon.md, \"A damaged store\")\n" }.joined()
         do {
             let store = try SchedulerStore.openForReading(at: database)
             switch command.request {

@@ -195,16 +195,19 @@ struct RunLogEnvelope: Codable, Equatable {
     var stores: [String]
     /// Stores that could not be read, with why.
     var skipped: [RunLogReading.Skipped]
+    /// Damaged stores set aside beside the stores read (their runs are not shown).
+    var setAside: [String]
     /// The `--app` filter, or `null`.
     var app: String?
     /// The start of the `--since` window (ISO 8601), or `null`.
     var since: String?
 
-    private enum CodingKeys: String, CodingKey { case stores, skipped, app, since }
+    private enum CodingKeys: String, CodingKey { case stores, skipped, setAside, app, since }
 
     init(_ reading: RunLogReading, options: RunLogOptions) {
         stores = reading.stores
         skipped = reading.skipped
+        setAside = reading.setAside
         app = options.app?.rawValue
         since = reading.since.map(RunLogFormat.preciseTime)
     }
@@ -213,6 +216,7 @@ struct RunLogEnvelope: Codable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(stores, forKey: .stores)
         try container.encode(skipped, forKey: .skipped)
+        try container.encode(setAside, forKey: .setAside)
         try container.encode(app, forKey: .app)
         try container.encode(since, forKey: .since)
     }
@@ -429,6 +433,9 @@ struct RunLogReading {
     var skipped: [Skipped]
     /// The runs, with the store each came from, oldest first.
     var runs: [(store: String, run: RunRecord)]
+    /// Damaged stores set aside beside the stores looked at
+    /// (`CorruptStoreQuarantine.setAside(besides:)`): their runs are not among these.
+    var setAside: [String] = []
     /// The resolved `--since`, if any.
     var since: Date?
     /// What was searched, for messages: one store's path, the directory of all stores, or
@@ -446,7 +453,9 @@ struct RunLogReading {
     /// Lines naming the stores and run rows that could not be read, for standard error;
     /// `nil` when there are none.
     var warnings: String? {
-        skipped.isEmpty ? nil : skipped.map { "warning: skipped \($0.store): \($0.error)\n" }.joined()
+        let lines = skipped.map { "warning: skipped \($0.store): \($0.error)\n" }
+            + setAside.map { "warning: a damaged store was set aside at \($0): its runs are not shown (docs/daemon.md, \"A damaged store\")\n" }
+        return lines.isEmpty ? nil : lines.joined()
     }
 
     /// Finds the stores (``locate(_:environment:)``), opens each for reading, and collects
@@ -484,6 +493,7 @@ struct RunLogReading {
                 reading.skipped.append(Skipped(store: url.path, error: error.message))
             }
         }
+        reading.setAside = urls.flatMap { CorruptStoreQuarantine.setAside(besides: $0.path) }
         if reading.stores.isEmpty, !reading.skipped.isEmpty {
             throw RunLogError(message: "cannot read the run log: " + reading.skipped.map(\.error).joined(separator: "; "))
         }

@@ -192,6 +192,32 @@ extension DaemonProcessTests {
             #expect(runs.map(\.outcome) == [.expired], "\(runs)")
         }
 
+        @Test("a damaged store set aside is named by status, log, energy, and apps and pending without a daemon, until it is removed (an outside probe: the apps just vanished)")
+        func aDamagedStoreSetAsideIsNamed() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            // What the open of a damaged store leaves: the file set aside beside a fresh one.
+            try FileManager.default.createDirectory(atPath: harness.stateDirectory, withIntermediateDirectories: true)
+            let setAside = harness.databasePath + ".corrupt-20261206-053153"
+            #expect(FileManager.default.createFile(atPath: setAside, contents: Data("damaged".utf8)))
+            #expect(FileManager.default.createFile(atPath: setAside + "-wal", contents: Data()))
+            try await harness.startDaemon()
+            let status = try await harness.bgtask("status")
+            #expect(status.status == 0 && status.output.contains("warning: 1 damaged store set aside in \(harness.stateDirectory), the newest \(setAside)"), "\(status)")
+            let json = try await harness.bgtask("status", "--json")
+            #expect(json.output.contains("\"setAsideStores\""), "\(json)")
+            for command in ["log", "energy"] {
+                let read = try await harness.bgtask(command)
+                #expect(read.error.contains("a damaged store was set aside at \(setAside)"), "\(command): \(read)")
+                #expect(!read.error.contains("-wal"), "its companion files are not counted: \(read.error)")
+            }
+            _ = try await harness.stopDaemon()
+            let apps = try await harness.bgtask("apps")
+            #expect(apps.status == 0 && apps.error.contains("a damaged store was set aside at \(setAside)"), "\(apps)")
+            try FileManager.default.removeItem(atPath: setAside)
+            #expect(try await harness.bgtask("apps").error.contains("set aside") == false)
+        }
+
         @Test("a second daemon on the same state refuses to start, naming the first one's pid (exit 1)")
         func secondDaemonRefused() async throws {
             let harness = try DaemonHarness()

@@ -118,10 +118,11 @@ public struct AppSupervision: Sendable, Equatable {
         case suspend
         /// SIGTERM to the process group, SIGKILL after the grace period.
         case terminateProcess(reason: String)
-        /// SIGTERM to the process the user started (the pid its connection came from; not
-        /// its process group, which may be the user's shell's): a force-quit or an uninstall
+        /// SIGTERM to the process the user started (the pid its connection came from, while
+        /// it is still the process that connected; not its process group, which may be the
+        /// user's shell's): a force-quit, an uninstall or an install of another executable
         /// ends the app whoever started it, as on iOS. It comes before the connection is
-        /// closed, while that pid is still the app's.
+        /// closed.
         case terminateUsersProcess(reason: String)
         /// Close the app's connection.
         case disconnect(reason: String)

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import DaemonProtocol
 import Foundation
+import ProcessSupervision
 import SchedulerCore
 import Synchronization
 
@@ -88,6 +89,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var link: (any AppLink)?
         /// The pid of the process on ``link`` (its peer credentials), whoever started it.
         var linkPID: Int32?
+        /// That process's start time (field 22 of `/proc/<pid>/stat`) when it connected:
+        /// with the pid, its identity, checked before it is sent a signal (the pid of a
+        /// process that forked, handed its connection to the child and exited may be
+        /// another process's by then).
+        var linkStartTime: UInt64?
         var timer: (any DriverTimer)?
         /// The budget deadlines of the runs handed over (AppSupervision's `armDeadline`).
         var deadlines: [RunID: any DriverTimer] = [:]
@@ -228,6 +234,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             if state.machine.accepts(pid: pid) {
                 state.link = link
                 state.linkPID = pid
+                state.linkStartTime = ProcessStat.read(pid: pid)?.startTime
                 answer = .accepted
                 return .connected(pid: pid)
             }
@@ -238,6 +245,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 state.link?.close(reason: "the user started another process of the app")
                 state.link = link
                 state.linkPID = pid
+                state.linkStartTime = ProcessStat.read(pid: pid)?.startTime
                 answer = .accepted
                 return .handOver(to: pid)
             }
@@ -259,6 +267,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             guard let held = state.link, held === link else { return false }
             state.link = nil
             state.linkPID = nil
+            state.linkStartTime = nil
             return true
         }
         if current { feed(.disconnected(reason)) }
@@ -379,16 +388,29 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 if !state.machine.spawnedByDaemon { afterLock += Self.forgetProcess(in: &state) }
             }
         case .terminateUsersProcess(let reason):
-            // The pid of an open connection's peer (SO_PEERCRED), same user: the process
-            // is alive while its connection is open, so the pid is still the app's.
-            if let pid = state.linkPID, pid > 1, pid != getpid() {
-                let sent = kill(pid, SIGTERM) == 0 ? "" : " (\(systemErrorText(errno)))"
-                afterLock.append { log(.info, app: app, "ending \(app) (pid \(pid), started by the user) with SIGTERM: \(reason)\(sent)") }
+            // The pid of the connection's peer (SO_PEERCRED, same user), signalled only
+            // while it is still the process that connected: same start time (a fork that
+            // kept the connection after its parent exited leaves the pid to be reused).
+            guard let pid = state.linkPID, pid > 1, pid != getpid() else {
+                let pid = state.linkPID
+                afterLock.append { log(.warning, app: app, "\(app), started by the user, was not ended (\(reason)): its pid (\(pid.map(String.init) ?? "none")) is not one bgtaskd can signal, as from another pid namespace") }
+                break
+            }
+            guard let started = state.linkStartTime, ProcessStat.read(pid: pid)?.startTime == started else {
+                afterLock.append { log(.warning, app: app, "\(app), started by the user, was not ended (\(reason)): pid \(pid) is no longer the process that connected") }
+                break
+            }
+            if kill(pid, SIGTERM) == 0 {
+                afterLock.append { log(.info, app: app, "ending \(app) (pid \(pid), started by the user) with SIGTERM: \(reason)") }
+            } else {
+                let failure = systemErrorText(errno)
+                afterLock.append { log(.warning, app: app, "\(app), started by the user, was not ended (\(reason)): SIGTERM to pid \(pid) failed: \(failure)") }
             }
         case .disconnect(let reason):
             state.link?.close(reason: reason)
             state.link = nil
             state.linkPID = nil
+            state.linkStartTime = nil
         case .launchFailed(let run, let reason):
             let driver = state.driver
             afterLock.append {

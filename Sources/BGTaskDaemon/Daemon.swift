@@ -50,7 +50,7 @@ public final class Daemon: Sendable {
             phases.append((name, now - phaseStart))
             phaseStart = now
         }
-        let log = DiagnosticLog.standardError(minimumLevel: options.logLevel)
+        let log = DiagnosticLog.standardError(minimumLevel: options.logLevel, program: "bgtaskd")
         let uid = getuid()
         let paths: DaemonPaths.Resolved
         do {

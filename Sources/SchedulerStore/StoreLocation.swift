@@ -69,7 +69,8 @@ public enum StoreLocation {
             throw StoreError(
                 code: .cannotOpen,
                 path: path,
-                message: "cannot open the scheduler store at \(path): it is \(problem.found); a store is never created through a link"
+                message: "cannot open the scheduler store at \(path): it is \(problem.found); a store is never created through a link "
+                    + "(create the link's target first, an empty file will do, or name another state directory)"
             )
         }
         guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else { return }

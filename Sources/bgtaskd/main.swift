@@ -12,7 +12,7 @@ import Foundation
 // or killing it with the default action (docs/daemon.md, "Stopping").
 let signals = DaemonSignals.install()
 if !signals.registeredInTime {
-    StandardStream.writeError("bgtaskd: warning: the SIGTERM, SIGINT and SIGHUP handlers were not in place within 5 s; one of these signals sent in the next moments may end bgtaskd at once, without a graceful stop\n")
+    StandardStream.writeError("bgtaskd warning: the SIGTERM, SIGINT and SIGHUP handlers were not in place within 5 s; one of these signals sent in the next moments may end bgtaskd at once, without a graceful stop\n")
 }
 let environment = ProcessInfo.processInfo.environment
 switch CommandLineValue.processArguments().flatMap({ DaemonOptions.parse($0, environment: environment) }) {

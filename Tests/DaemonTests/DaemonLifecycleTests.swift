@@ -138,7 +138,7 @@ extension DaemonProcessTests {
             #expect(quit.status == 0, "\(quit)")
             let ended = await user.waitForExit(timeout: .seconds(5))
             #expect(ended?.signalled == false && ended?.status == 0, "it exits by itself on SIGTERM: \(String(describing: ended)); \(user.standardError)")
-            #expect(harness.daemon?.standardError.contains("started by the user) with SIGTERM: the user force-quit the app") == true, "\(harness.daemon?.standardError ?? "")")
+            #expect(harness.daemon?.standardError.contains("bgtaskd info [\(Self.app)]: ending \(Self.app) (pid \(user.pid), started by the user) with SIGTERM: the user force-quit the app") == true, "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.appState(Self.app) == "notRunning")
         }
 

@@ -71,6 +71,28 @@ private let t0 = F.t0
         #expect(restarted.location(of: next.key) == .deferred(until: held), "\(restarted.explain(next.key, at: restart).summary)")
     }
 
+    @Test func aStrikeStampedLaterThanNowIsNotWaitedFor() {
+        // A clock set back after the strike (or a replica's clock ahead): the hold is the
+        // delay after the request became eligible, not a year.
+        var app = AppPolicyState(usage: UsageModel(createdAt: t0))
+        app.throttle.recordAppNotStarted(at: t0 + 365 * 86_400)
+        let request = F.refresh(submittedAt: t0)
+        let context = PolicyContext(request: request, now: t0 + 60, eligibleSince: t0, conditions: .favorable, app: app)
+        guard case (.mustNotProceed, .until(let until)?) = ThrottlePolicy().verdict(context) else {
+            Issue.record("expected the throttle to hold it, got \(ThrottlePolicy().verdict(context))")
+            return
+        }
+        #expect(until <= t0 + 900, "\(until.timeIntervalSince(t0))")
+    }
+
+    @Test func aRequestFiledAgainForAnAppThatNeverGotItKeepsItsWaitAsARestartWould() throws {
+        var engine = engine()
+        let refresh = F.refresh(submittedAt: t0)
+        let run = try #require(try F.submit(refresh, to: &engine, at: t0).launched.first)
+        _ = engine.handle(.appNotStarted(run.id, reason: "cannot launch: ENOEXEC", restoringRequest: true), at: t0 + 5)
+        #expect(engine.eligibleSince(of: refresh.key) == t0, "waiting since its due date, not since the failure")
+    }
+
     @Test func aRequestEligibleBeforeAStrikeWaitsTheDelayAfterIt() throws {
         var engine = engine(F.noPower)
         // Filed at t0, waiting for power for two hours.

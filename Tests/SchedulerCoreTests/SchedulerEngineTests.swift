@@ -280,7 +280,7 @@ struct SchedulerEngineTests {
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
         // Its own cause: the handler is not blamed (it said "ended without setTaskCompleted").
         #expect(engine.policyState(of: F.app)?.throttle.recentStrikes.map(\.cause) == [.notStarted])
-        #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start) in the last day", "\(String(describing: throttle))")
+        #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start or finish launching) in the last day", "\(String(describing: throttle))")
         // The launch did not happen: the rate limit and the ledger forget it (why said
         // "the app was launched 0 s ago").
         #expect(engine.policyState(of: F.app)?.lastLaunch == nil)

@@ -152,8 +152,15 @@ struct ThrottleStateTests {
         #expect(state.recordAppNotStarted(at: t0)?.cause == .notStarted)
         #expect(state.delay(at: t0) == 15 * Self.minute)
         // Not the handler's fault: the reason says the process did not start.
-        #expect(state.reason(at: t0) == "throttled 15 min: 1 run never reached the app (its process did not start) in the last day")
+        #expect(state.reason(at: t0) == "throttled 15 min: 1 run never reached the app (its process did not start or finish launching) in the last day")
         #expect(state.recordAppNotStarted(at: Date(timeIntervalSinceReferenceDate: .nan)) == nil)
+        // The other runs queued for the same process, failed at the same instant: no more strikes.
+        #expect(state.recordAppNotStarted(at: t0) == nil)
+        #expect(state.strikes == 1 && state.delay(at: t0) == 15 * Self.minute)
+        // An endless penalty never ends its hold.
+        var endless = ThrottleState(configuration: .init(basePenalty: .infinity, maximumPenalty: .infinity))
+        endless.recordAppNotStarted(at: t0)
+        #expect(endless.holdEnd(waitingSince: t0) == .distantFuture)
         let decoded = try JSONDecoder().decode(ThrottleState.self, from: JSONEncoder().encode(state))
         #expect(decoded == state)
     }

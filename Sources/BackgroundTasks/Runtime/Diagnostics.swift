@@ -40,7 +40,13 @@ public struct DiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
         self.text = text
     }
 
-    public var description: String { "bgtask \(level.rawValue)\(app.map { " [\($0)]" } ?? ""): \(text)" }
+    public var description: String { described(by: "bgtask") }
+
+    /// `program level [app]: text`: the message as `program` writes it (bgtaskd names
+    /// itself; an app's embedded scheduler says `bgtask`).
+    public func described(by program: String) -> String {
+        "\(program) \(level.rawValue)\(app.map { " [\($0)]" } ?? ""): \(text)"
+    }
 }
 
 /// Where diagnostics go: standard error by default; tests and the simulator collect them.
@@ -49,11 +55,12 @@ public final class DiagnosticLog: Sendable {
     private let collected = Mutex<[DiagnosticMessage]>([])
     private let keeps: Bool
 
-    /// Writes messages at `minimumLevel` and above to standard error.
-    public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning) -> DiagnosticLog {
+    /// Writes messages at `minimumLevel` and above to standard error, each line beginning
+    /// with `program` (`bgtask` for an app's scheduler; bgtaskd's own lines say `bgtaskd`).
+    public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning, program: String = "bgtask") -> DiagnosticLog {
         DiagnosticLog { message in
             guard message.level >= minimumLevel else { return }
-            StandardStream.writeError(line(of: message) + "\n")
+            StandardStream.writeError(line(of: message, program: program) + "\n")
         }
     }
 
@@ -61,8 +68,8 @@ public final class DiagnosticLog: Sendable {
     /// what an app or a file said: shown, never obeyed (control characters escaped); and one
     /// message is one line (a quoted SQLite error spans several: its line ends are written
     /// `\n`), as log readers and the journal split records at line ends.
-    static func line(of message: DiagnosticMessage) -> String {
-        StandardStream.terminalSafe(message.description).replacingOccurrences(of: "\n", with: "\\n")
+    static func line(of message: DiagnosticMessage, program: String = "bgtask") -> String {
+        StandardStream.terminalSafe(message.described(by: program)).replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// Keeps every message in memory (see ``messages``) and forwards nothing.

@@ -738,9 +738,12 @@ public final class FrameConnection: Sendable {
     /// Starts the partial-frame clock when the decoder holds bytes of a frame not begun
     /// before (``Options/partialFrameTimeout``); stops it when it holds none.
     private func trackPartialFrame(_ state: inout State) {
+        // Closed meanwhile (a reader thread appending what it read as another thread
+        // finished the connection): a timer made now would never be cancelled, and its
+        // handler would keep the connection alive.
+        guard state.phase == .started, let timeout = options.partialFrameTimeout else { return }
         let buffered = state.decoder.bufferedByteCount
         state.mostBuffered = max(state.mostBuffered, buffered)
-        guard let timeout = options.partialFrameTimeout else { return }
         guard buffered > 0 else {
             state.partialSince = nil
             return
@@ -823,7 +826,9 @@ public final class FrameConnection: Sendable {
             state.partialTimer = nil
             // A connection that held much gives it back: freed, it stays in the allocator's
             // arenas (a flood of half frames kept 1.8 GB after its clients left).
-            if max(state.mostBuffered, state.decoder.bufferedByteCount) >= TransportMemory.releaseThreshold { TransportMemory.releaseSoon() }
+            if options.partialFrameTimeout != nil, max(state.mostBuffered, state.decoder.bufferedByteCount) >= TransportMemory.releaseThreshold {
+                TransportMemory.releaseSoon()
+            }
             if wasStarted {
                 // A reader thread blocked in recv wakes to the shutdown and leaves; the
                 // descriptor is closed once it has (it is one of the live sources).
@@ -950,16 +955,21 @@ public final class FrameConnection: Sendable {
 /// Memory given back after connections that held much of it: glibc keeps freed memory in
 /// its arenas (a reader thread's arena is its own), so a flood of large frames left the
 /// daemon's resident size near its peak after the clients left. One release runs a second
-/// after the last close that asked for it (coalesced: a flood of closes costs one).
+/// after a close asks for it; the closes of that second share it. Only a server's
+/// connections ask (those with a ``FrameConnection/Options/partialFrameTimeout``).
 enum TransportMemory {
     /// A connection whose decoder held this much asks for a release when it closes: 256 KiB.
     static let releaseThreshold = 256 * 1_024
     private static let pending = Atomic<Bool>(false)
+    /// A serial queue of its own: a block on a global queue would start libdispatch's
+    /// worker-pool monitor, a once-a-second timer for the rest of the process's life
+    /// (docs/daemon.md, "Idle cost").
+    private static let queue = DispatchQueue(label: "bgtask.transport.memory", qos: .utility)
 
     /// Releases free memory a second from now, unless a release is already due.
     static func releaseSoon() {
         guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) {
+        queue.asyncAfter(deadline: .now() + 1) {
             pending.store(false, ordering: .releasing)
             _ = clinux_release_free_memory()
         }

@@ -647,17 +647,18 @@ public struct SchedulerEngine: Sendable {
             // attempt (`bgtask why` said "launched 0 s ago"); the strike below holds the app.
             if let run = runs[runID] { forgetLaunch(of: run, at: now) }
             let finishedAt = effects.count
-            // Ended first, so that the request filed again meets the run's throttle strike
-            // (the index stamps its wait from now: a broken executable is not spawned again
-            // at once); its effects go before the run's end, as a retry's, so the request is
-            // on disk before the failure is.
+            // Ended first, so that the request filed again meets the run's throttle strike (the
+            // throttle holds it from the strike: a broken executable is not spawned again at
+            // once); its effects go before the run's end, as a retry's, so the request is on
+            // disk before the failure is. It has waited since its due date, as a restart
+            // reading it back would say: filed as one filed earlier.
             finish(runID, outcome: .failure, success: nil, reason: reason, appNeverStarted: true, at: now, into: &effects)
             if restoringRequest, let request, request.kind != .continuedProcessing,
                index.location(of: request.key) == nil, (try? checkSubmit(request, at: now)) != nil {
                 var filed: [EngineEffect] = [.retryScheduled(request)]
                 // Not a submission of the app's: no over-scheduling strike on top of the
                 // failure's (the run it follows started seconds ago).
-                file(request, at: now, countingSubmission: false, into: &filed)
+                file(request, at: now, countingSubmission: false, filedEarlier: true, into: &filed)
                 effects.insert(contentsOf: filed, at: finishedAt)
             }
         case .runCrashed(let runID, let reason):
@@ -694,7 +695,9 @@ public struct SchedulerEngine: Sendable {
     /// Files an accepted submission (the app's, or a retry): counted by the throttle unless
     /// `countingSubmission` is false (a request filed again for an app that never got it),
     /// replaces a pending request with the same key.
-    private mutating func file(_ request: PendingRequest, at now: Date, countingSubmission: Bool = true, into effects: inout [EngineEffect]) {
+    /// `filedEarlier`: the request is not new (one the app never got, filed again), so its
+    /// wait counts from its due date (``EligibilityIndex/insert(_:sequence:now:conditions:filedEarlier:)``).
+    private mutating func file(_ request: PendingRequest, at now: Date, countingSubmission: Bool = true, filedEarlier: Bool = false, into effects: inout [EngineEffect]) {
         if countingSubmission {
             let previousRun = lastRunStart[request.key]
             changeAppState(request.app, at: now) { state in
@@ -702,7 +705,7 @@ public struct SchedulerEngine: Sendable {
             }
         }
         nextSequence += 1
-        index.insert(request, sequence: nextSequence, now: now, conditions: conditions)
+        index.insert(request, sequence: nextSequence, now: now, conditions: conditions, filedEarlier: filedEarlier)
         if let location = index.location(of: request.key) {
             effects.append(.requestsMoved([.init(key: request.key, location: location)]))
         }

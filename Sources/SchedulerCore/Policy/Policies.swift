@@ -291,7 +291,7 @@ public struct AppUsagePolicy: SchedulingPolicy {
             // time away: the next launch may come before the placement (a Monday morning after
             // a weekend offline), and a launch then finds content hours old, where one refresh
             // on the return makes it minutes old.
-            if let back = context.networkBackSince, context.eligibleSince < back, let last = context.app.lastRefresh,
+            if context.needsNetwork, let back = context.networkBackSince, context.eligibleSince < back, let last = context.app.lastRefresh,
                context.now.timeIntervalSince(last) >= Self.staleContentAge {
                 return .staleOnReturn(back: back, age: context.now.timeIntervalSince(last), placed: preferred)
             }
@@ -430,7 +430,10 @@ public struct ThrottlePolicy: SchedulingPolicy {
         // came later: a request filed before the misbehaviour still waits the delay after it,
         // and one read back after a restart (due since its due date) waits no longer than
         // it would have without the restart.
-        let anchor = context.app.throttle.lastStrikeAt.map { max($0, context.eligibleSince) } ?? context.eligibleSince
+        // A strike stamped later than now (the clock set back since, a replica's clock
+        // ahead) is not waited for: it would hold every task of the app until then.
+        let strike = context.app.throttle.lastStrikeAt.flatMap { $0 <= context.now ? $0 : nil }
+        let anchor = strike.map { max($0, context.eligibleSince) } ?? context.eligibleSince
         let until = context.app.throttle.holdEnd(waitingSince: anchor)
         return until > context.now ? (.mustNotProceed, .until(until)) : (.canProceed(score: 0.5), nil)
     }

@@ -146,6 +146,8 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     @discardableResult
     public mutating func recordAppNotStarted(at now: Date) -> ThrottleStrike? {
         guard now.timeIntervalSinceReferenceDate.isFinite else { return nil }
+        // The runs queued for one process fail together: one launch that failed, one strike.
+        if let last = recentStrikes.last, last.cause == .notStarted, last.at == now { return nil }
         return strike(.notStarted, at: now)
     }
 
@@ -188,6 +190,8 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         guard start.timeIntervalSinceReferenceDate.isFinite else { return start }
         var high = delay(at: start)
         guard high > 0 else { return start }
+        // An endless penalty (a configuration's infinite maximum) never fades: no end.
+        guard high.isFinite else { return .distantFuture }
         // Held after `low` seconds of waiting, free after `high` (the delay never grows
         // while no event comes): bisect to half a second, at most 18 steps for 24 hours.
         var low = 0.0
@@ -218,7 +222,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         count(.expired, "expired")
         count(.terminated, "terminated after the grace period")
         count(.neverCompleted, "ended without setTaskCompleted")
-        count(.notStarted, "never reached the app (its process did not start)")
+        count(.notStarted, "never reached the app (its process did not start or finish launching)")
         count(.crashed, "crashed")
         count(.interrupted, "cut off by a stop of the process")
         if !runPhrases.isEmpty {

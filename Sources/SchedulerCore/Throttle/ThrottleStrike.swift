@@ -33,7 +33,7 @@ public struct ThrottleStrike: Hashable, Sendable, Codable, CustomStringConvertib
             case .expired: return "run expired"
             case .terminated: return "run terminated after its grace period"
             case .neverCompleted: return "run never called setTaskCompleted"
-            case .notStarted: return "the app's process did not start"
+            case .notStarted: return "the app's process did not start or finish launching"
             case .crashed: return "run crashed"
             case .interrupted: return "process stopped during a run"
             }

@@ -172,7 +172,7 @@ let package = Package(
         // End to end: a real bgtaskd, the example app and bgtask, as processes.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app", "ios-scene-app"]
+            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "ProbeSupport", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app", "ios-scene-app"]
         ),
         .testTarget(
             name: "BackgroundTasksTests",

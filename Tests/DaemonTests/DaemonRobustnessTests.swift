@@ -4,6 +4,7 @@ import Glibc
 import BGTaskDaemon
 import DaemonProtocol
 import Foundation
+import ProbeSupport
 import SchedulerCore
 import Synchronization
 import Testing
@@ -443,6 +444,31 @@ extension DaemonProcessTests {
             #expect(impostor.error.contains("refused com.example.feedreader"), "\(impostor.error)")
             #expect(harness.events("impostor").contains { $0.hasSuffix(" embedded") }, "refused, it falls back to the embedded scheduler: \(harness.events("impostor"))")
             #expect(try await harness.bgtask("status").status == 0)
+        }
+
+        @Test("after a connection that sent a large frame closes, the idle daemon takes no wakeups (the memory it gives back is released on a serial queue, never a global one)")
+        func quietAfterALargeFrame() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            let link = try MessageLink.connect(path: harness.socketPath)
+            guard case .welcome = try link.call(.hello(Hello(role: .admin))) else { Issue.record("no welcome"); return }
+            // 300 KB in one frame (over TransportMemory's 256 KiB): refused, then the link closes.
+            guard case .failed = try link.call(.admin(.why(app: AppID("com.example.testapp"), identifier: String(repeating: "x", count: 300_000)))) else {
+                Issue.record("a 300 KB identifier was answered")
+                return
+            }
+            link.close()
+            // The release runs a second after the close; then every thread of the daemon
+            // stays asleep (a block on a global queue starts a once-a-second monitor).
+            try await Task.sleep(for: .milliseconds(2_500))
+            var window = ThreadWindow(pid: daemon.pid)
+            try #require(!window.first.isEmpty, "cannot list the daemon's threads")
+            for _ in 0..<30 {
+                try await Task.sleep(for: .milliseconds(100))
+                window.sample()
+            }
+            #expect(window.switches == 0, "the idle daemon woke: \(window.woke.joined(separator: "; "))")
         }
 
         @Test("garbage, truncated, oversized, unknown-version and non-protocol frames close that connection only")

@@ -98,6 +98,26 @@ private let t0 = F.t0
         #expect(opened.launched.map(\.identifier) == [F.refreshID])
     }
 
+    @Test func aForceQuitParksTheRequestsAWeighedPolicyHeldUntilAnInstant() throws {
+        var engine = engine(policy: PolicyConfiguration(minimumLaunchInterval: 0, herdSpreadWindow: 0, coalescingTolerance: 0))
+        // A run that ignores its expiration: the throttle then holds the next refresh until an instant.
+        let run = try #require(try F.submit(F.refresh(), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.timerFired, at: t0 + 30)
+        _ = engine.handle(.timerFired, at: t0 + 32)
+        #expect(!engine.activeRuns.contains { $0.id == run.id })
+        _ = try F.submit(F.refresh(submittedAt: t0 + 40, earliest: t0 + 900), to: &engine, at: t0 + 40)
+        _ = engine.handle(.timerFired, at: t0 + 900)
+        guard case .deferred? = engine.location(of: F.key(F.refreshID)) else {
+            Issue.record("expected the throttle to hold it, got \(String(describing: engine.location(of: F.key(F.refreshID))))")
+            return
+        }
+        // Force-quit: held until the app is opened, not until that instant (`bgtask why`'s
+        // "now:" line said the instant beside the force-quit's verdict). A policy the launch
+        // loop asks before force-quit (the rate limit) still files it at its own instant.
+        _ = engine.handle(.appForceQuit(F.app), at: t0 + 960)
+        #expect(engine.location(of: F.key(F.refreshID)) == .parkedForApp)
+    }
+
     @Test func rateLimitDefersTheSecondLaunchOfAnAppToAnInstant() throws {
         var engine = engine()
         let first = try F.submit(F.processing(F.processingID(0)), to: &engine, at: t0)

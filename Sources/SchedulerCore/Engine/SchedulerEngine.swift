@@ -590,6 +590,10 @@ public struct SchedulerEngine: Sendable {
             report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         case .appForceQuit(let app):
             changeAppState(app, at: now) { $0.forceQuit = true }
+            // Its requests a policy held until an instant are judged again now (below), so
+            // they wait for the app to be opened from here: `bgtask why` said "held until"
+            // an instant that no longer meant anything beside the force-quit's verdict.
+            report(index.releaseDeferred(of: app, conditions: conditions), into: &effects)
         case .requestCancelled(let key):
             _ = index.remove(key)
         case .allRequestsCancelled(let app):

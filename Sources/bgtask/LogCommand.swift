@@ -564,8 +564,10 @@ enum StateOption {
         let url = URL(fileURLWithPath: path)
         // A link loop or a link leading nowhere is there, in `ls`: named, not "missing".
         switch BoundedFile.lookupProblem(at: url.path) {
-        case .missing?: throw RunLogError(message: "the state directory \(url.path) does not exist (--state names a state directory or its scheduler.sqlite)")
-        case let problem?: throw RunLogError(message: "the state directory \(url.path) cannot be read: it is \(problem.found)")
+        // Named as what --state names (a state directory, or its store file), not as a
+        // directory: a path that cannot be looked at may have been meant as either.
+        case .missing?: throw RunLogError(message: "--state \(url.path) does not exist (--state names a state directory or its scheduler.sqlite)")
+        case let problem?: throw RunLogError(message: "--state \(url.path) cannot be read: it is \(problem.found)")
         case nil: break
         }
         var isDirectory: ObjCBool = false

@@ -216,7 +216,7 @@ import Testing
             try WhyCommand.run(WhyCommand.Options(app: "com.example.a", identifier: "com.example.a.x", state: loop), environment: [:], now: testStart, conditions: .favorable)
         } throws: {
             // The words of `log --state` (one reading of --state, StateOption).
-            "\($0)" == "the state directory \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
+            "\($0)" == "--state \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)"
         }
     }
 

@@ -422,7 +422,7 @@ import Testing
         for run in [{ try LogCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now, warn: Self.noWarning) },
                     { try EnergyCommand.run(try parseLog(["--state", loop]), environment: [:], now: Self.now, warn: Self.noWarning) }] {
             let error = try #require(throws: RunLogError.self) { _ = try run() }
-            #expect(error.message == "the state directory \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
+            #expect(error.message == "--state \(loop) cannot be read: it is a symbolic link loop (too many levels of symbolic links)")
         }
         let directory = home.url.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

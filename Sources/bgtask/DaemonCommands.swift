@@ -196,6 +196,14 @@ struct DaemonCommand: Equatable {
                 return .failure(UsageError(message: "\(argument) given more than once"))
             }
             switch argument {
+            case "--":
+                // The end of the options: the rest are arguments (a manifest named `--json`).
+                for rest in arguments[(index + 1)...] {
+                    if let error = OptionValue.positional(rest, what: "an argument", command: spec.name) { return .failure(error) }
+                    positional.append(rest)
+                }
+                index = arguments.count
+                continue
             case "--help", "-h":
                 command.help = true
                 return .success(command)

@@ -85,6 +85,11 @@ enum SimulateCommand {
                 return .failure(UsageError(message: "\(argument) given more than once"))
             }
             switch argument {
+            case "--":
+                // The end of the options: what follows is the scenario, even `--days`.
+                positional += arguments[(index + 1)...]
+                index = arguments.count
+                continue
             case "--help", "-h":
                 options.help = true
             case "--json":

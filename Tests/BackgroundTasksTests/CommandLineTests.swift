@@ -511,6 +511,14 @@ import Testing
         #expect(CommandLineParser.parse(["push", "com.example.a", "--payload", "{\"k\":1}"]) == .success(.daemon(DaemonCommand(name: "push", request: .push(app: AppID("com.example.a"), payload: "{\"k\":1}")))))
         #expect(CommandLineParser.parse(["pending"]) == .success(.daemon(DaemonCommand(name: "pending", request: .pending(app: nil)))))
         #expect(CommandLineParser.parse(["force-quit", "--help"]) == .success(.daemon(DaemonCommand(name: "force-quit", request: .status, help: true))))
+        // `--` ends the options: a manifest named like one is an argument (the probe could
+        // reach such a file only as ./--json).
+        if case .success(.daemon(let install)) = CommandLineParser.parse(["install", "--", "--json"]) {
+            #expect(install.json == false && "\(install.request)".contains("--json"), "\(install)")
+        } else {
+            Issue.record("install -- --json was refused: \(CommandLineParser.parse(["install", "--", "--json"]))")
+        }
+        #expect(CommandLineParser.parse(["uninstall", "--", ""]) == .failure(UsageError(message: "uninstall needs an argument, got an empty string")))
     }
 
     @Test(arguments: [

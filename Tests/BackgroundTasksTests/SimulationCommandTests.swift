@@ -127,6 +127,16 @@ import Testing
         #expect(error.message.contains(message), "\(error.message)")
     }
 
+    @Test func doubleDashEndsTheOptionsOfSimulate() throws {
+        // After `--`, `--days` is the scenario (a file of that name; the probe could reach
+        // one only as ./--days): looked up as one, not read as the option.
+        let error = try #require(Self.usageError(SimulateCommand.parse, ["--json", "--", "--days"]))
+        #expect(error.message.hasPrefix("simulate: '--days' is neither a built-in scenario"), "\(error.message)")
+        let parsed = try SimulateCommand.parse(["--json", "--", "commuter"]).get()
+        #expect(parsed.scenario == "commuter" && parsed.json)
+        #expect(Self.usageError(SimulateCommand.parse, ["--", "commuter", "office"])?.message.contains("simulate takes one scenario") == true)
+    }
+
     // MARK: simulate: scenarios and apps
 
     @Test func anUnknownScenarioThatIsNoFileListsTheBuiltIns() throws {

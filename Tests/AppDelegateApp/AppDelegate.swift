@@ -3,7 +3,8 @@
 // handlers registered in didFinishLaunching, the refresh scheduled on entering the
 // background, an OperationQueue cancelled on expiration. Compiled in Swift 5 language mode
 // with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
-// iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp).
+// iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp) and a slow launch
+// they may ask for (DELEGATEAPP_LAUNCH_SECONDS).
 import UIKit
 import BackgroundTasks
 
@@ -16,6 +17,11 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         setvbuf(stdout, nil, _IOLBF, 0)
         print("event didFinishLaunching state=\(describe(application.applicationState)) options=\(launchOptions == nil ? "none" : "some")")
+        // Test instrumentation (not iOS code): a slow launch, as one waiting on a busy network.
+        if let seconds = ProcessInfo.processInfo.environment["DELEGATEAPP_LAUNCH_SECONDS"].flatMap(Double.init), seconds > 0 {
+            print("event launching")
+            Thread.sleep(forTimeInterval: seconds)
+        }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in
             self.handleAppRefresh(task: task as! BGAppRefreshTask)
         }

@@ -113,6 +113,23 @@ extension DaemonProcessTests {
             #expect(try store.pendingRequests().map(\.identifier) == [Self.refresh])
         }
 
+        @Test("a SIGTERM while the delegate's didFinishLaunching still runs ends the app in order, status 0: UIApplicationMain handles the signals from the launch on (they were installed only after the delegate's launch methods)")
+        func aSigtermDuringTheDelegatesLaunch() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let executable = try Product.locate("ios-appdelegate-app")
+            _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(Self.app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "2"]) { $1 }, name: "slow")
+            defer { process.signal(SIGKILL) }
+            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains("event launching") },
+                    "\(Self.events(in: process.outputPath)); \(process.standardError)")
+            process.signal(SIGTERM)
+            let result = await process.waitForExit(timeout: .seconds(15))
+            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
+            // The launch finished in the background, where the signal put it: never active.
+            #expect(!Self.events(in: process.outputPath).contains("event applicationDidBecomeActive"), "\(Self.events(in: process.outputPath))")
+        }
+
         @Test("under bgtaskd: the user's process submits to the daemon; bgtask run launches the delegate in the background, its handler runs on the main actor and reschedules")
         func underTheDaemon() async throws {
             let harness = try DaemonHarness()

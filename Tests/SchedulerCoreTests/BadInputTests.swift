@@ -71,6 +71,16 @@ private func scratchDirectory() throws -> URL {
         #expect(scan(String(repeating: "[{\"a\":", count: 500_000))?.kind == .tooDeep)
     }
 
+    @Test func invalidUTF8IsPlacedInTheExplanation() throws {
+        let data = Data("{\"version\": 1,\n \"name\": \"a".utf8) + Data([0xFF]) + Data("b\"}".utf8)
+        do {
+            try StrictJSON.validate(data)
+            Issue.record("invalid UTF-8 accepted")
+        } catch {
+            #expect(error.explanation(in: data) == "expected UTF-8 JSON: JSON must be UTF-8, found invalid UTF-8 in a string (line 2, column 12, byte 26)", "\(error.explanation(in: data))")
+        }
+    }
+
     @Test func otherEncodingsAreRefusedAsNotUTF8() throws {
         var utf16 = Data([0xFF, 0xFE])
         utf16.append("{\"a\": 1}".data(using: .utf16LittleEndian)!)

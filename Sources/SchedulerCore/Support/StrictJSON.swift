@@ -61,7 +61,8 @@ public enum StrictJSON {
         public func explanation(in data: Data) -> String {
             switch kind {
             case .duplicateKey: return "\(message) (line \(line), column \(column))"
-            case .encoding: return "expected UTF-8 JSON: \(message)"
+            // Where: a byte that is not UTF-8 cannot be shown, so its position says it.
+            case .encoding: return "expected UTF-8 JSON: \(message) (line \(line), column \(column), byte \(offset))"
             case .syntax, .tooDeep: return "expected valid JSON, found an error at line \(line), column \(column)\(Self.near(offset, in: data)): \(message)"
             }
         }
@@ -436,7 +437,12 @@ public enum StrictJSON {
                 guard runStart < end else { return }
                 let run = UnsafeBufferPointer(rebasing: bytes[runStart..<end])
                 guard let text = String(validating: run, as: UTF8.self) else {
-                    throw failure(.encoding, "JSON must be UTF-8, found invalid UTF-8 in a string", at: runStart)
+                    // Placed at the first byte that is not UTF-8, not at the run's start.
+                    var parser = Unicode.UTF8.ForwardParser()
+                    var bytes = run.makeIterator()
+                    var valid = 0
+                    while case .valid(let scalar) = parser.parseScalar(from: &bytes) { valid += scalar.count }
+                    throw failure(.encoding, "JSON must be UTF-8, found invalid UTF-8 in a string", at: runStart + valid)
                 }
                 if decode { scalars.append(contentsOf: text.unicodeScalars) }
             }

@@ -5,6 +5,47 @@ import Synchronization
 import Testing
 
 @Suite struct AssertionTests {
+    /// An outside thread probe: two threads flipping the app between background and
+    /// foreground left its observers told a state it was not in (13 rounds of 30), since each
+    /// change delivered its effects after releasing the lock. They are delivered in the order
+    /// the changes were made now.
+    @Test func lifecycleChangesFromManyThreadsReachObserversInTheOrderTheyHappened() throws {
+        let (_, context) = try makeDevice()
+        let application = context.application
+        context.withCurrent { application.enterForeground() }
+        let observed = Mutex<[ApplicationLifecycleState]>([])
+        application.observeState { state in observed.withLock { $0.append(state) } }
+        for round in 0..<40 {
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for flip in 0..<20 {
+                    if (thread + flip) % 2 == 0 { application.enterBackground() } else { application.enterForeground() }
+                }
+            }
+            let (last, repeats) = observed.withLock { states in
+                (states.last, zip(states, states.dropFirst()).filter { $0 == $1 }.count)
+            }
+            #expect(last == nil || last == application.lifecycleState, "round \(round): told \(String(describing: last)), in \(application.lifecycleState)")
+            #expect(repeats == 0, "round \(round): the same state told twice in a row \(repeats) times")
+        }
+    }
+
+    /// A change made by an observer, while the effects of another are delivered, is
+    /// delivered after them, never inside them, and nothing waits for the other.
+    @Test func aChangeFromAnObserverIsDeliveredAfterTheOneItObserved() throws {
+        let (_, context) = try makeDevice()
+        let application = context.application
+        context.withCurrent { application.enterForeground() }
+        let observed = Mutex<[ApplicationLifecycleState]>([])
+        application.observeState { state in
+            observed.withLock { $0.append(state) }
+            // Back to the foreground at once, from the observer of the background.
+            if state == .background { application.enterForeground() }
+        }
+        application.observeState { state in observed.withLock { $0.append(state) } }
+        application.enterBackground()
+        #expect(observed.withLock { $0 } == [.background, .background, .active, .active], "\(observed.withLock { $0 })")
+        #expect(application.lifecycleState == .active)
+    }
     @Test func appWithoutAssertionsIsSuspendedFiveSecondsAfterEnteringTheBackground() async throws {
         let (device, context) = try makeDevice()
         context.withCurrent { UIApplication.shared.enterForeground() }

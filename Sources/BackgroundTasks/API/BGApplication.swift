@@ -63,6 +63,24 @@ public final class BGApplication: @unchecked Sendable {
         /// Whether the process is already on its way out (``exitWhenRunsEnd(status:)``): the
         /// signal and the suspension can both ask, and `exit` must run once.
         var exitRequested = false
+        /// The effects of lifecycle changes not yet delivered, in the order the changes were
+        /// made (each appended under this lock with its change): delivered one after the
+        /// other by one thread at a time (``deliveringEffects``), so two threads changing the
+        /// state at once cannot deliver out of order and leave the app's observers and
+        /// notifications telling a state it is no longer in.
+        var undeliveredEffects: [LifecycleDelivery] = []
+        /// Whether a thread is delivering ``undeliveredEffects`` (it takes any appended
+        /// meanwhile, a nested change from an observer's code included).
+        var deliveringEffects = false
+    }
+
+    /// One lifecycle change's effects, as ``change(finishingLaunch:intoBackground:_:)`` made them.
+    private struct LifecycleDelivery {
+        var effects: [LifecycleEffect]
+        var observers: [@Sendable (ApplicationLifecycleState) -> Void]
+        var at: Date
+        var intoBackground: Bool
+        var finishedLaunch: Bool
     }
 
     private let state: Locked<LockedState>
@@ -419,7 +437,7 @@ public final class BGApplication: @unchecked Sendable {
     private func change(finishingLaunch: Bool = false, intoBackground: Bool = false, _ body: (inout ApplicationLifecycle, Date) -> [LifecycleEffect]) -> [BGTask] {
         let context = requiredContext
         let now = context.driver.clock.now()
-        let (effects, deferred, observers, finished) = state.withLock { state in
+        let (deferred, delivers) = state.withLock { state in
             let wasFinished = state.lifecycle.hasFinishedLaunching
             let effects = body(&state.lifecycle, now)
             var deferred: [BGTask] = []
@@ -428,13 +446,33 @@ public final class BGApplication: @unchecked Sendable {
                 state.deferredTasks.removeAll()
             }
             let observers = state.observers + (state.exitObserver.map { [$0] } ?? [])
-            return (effects, deferred, observers, finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching)
+            state.undeliveredEffects.append(LifecycleDelivery(
+                effects: effects, observers: observers, at: now, intoBackground: intoBackground,
+                finishedLaunch: finishingLaunch && !wasFinished && state.lifecycle.hasFinishedLaunching))
+            // Another thread delivering (or this one, a change made from an observer) takes
+            // this change's effects after those before it.
+            let delivers = !state.deliveringEffects
+            state.deliveringEffects = true
+            return (deferred, delivers)
         }
-        // Outside the lock: observers of the notifications are app code.
-        if finished { post([Self.didFinishLaunchingNotification]) }
-        perform(effects, observers: observers, at: now, intoBackground: intoBackground)
+        if delivers { deliverEffects() }
         rescheduleTimer()
         return deferred
+    }
+
+    /// Delivers the lifecycle effects not yet delivered, oldest first, until none is left.
+    /// Outside the lock: observers of the notifications are app code.
+    private func deliverEffects() {
+        while let next = state.withLock({ state -> LifecycleDelivery? in
+            guard !state.undeliveredEffects.isEmpty else {
+                state.deliveringEffects = false
+                return nil
+            }
+            return state.undeliveredEffects.removeFirst()
+        }) {
+            if next.finishedLaunch { post([Self.didFinishLaunchingNotification]) }
+            perform(next.effects, observers: next.observers, at: next.at, intoBackground: next.intoBackground)
+        }
     }
 
     private func perform(_ effects: [LifecycleEffect], observers: [@Sendable (ApplicationLifecycleState) -> Void], at now: Date, intoBackground: Bool = false) {

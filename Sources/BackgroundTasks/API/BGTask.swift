@@ -186,13 +186,16 @@ open class BGTask: NSObject, @unchecked Sendable {
             // The handler stays set while it runs, as on iOS ("sets the value to nil after the
             // handler completes"): one that reads its own property finds itself. It is called
             // once whatever it does (the run expires once: `expirationBegun`).
-            let (handler, extra) = state.withLock { state -> (AppClosureCall?, [@Sendable () -> Void]) in
+            let (handler, extra, completed) = state.withLock { state -> (AppClosureCall?, [@Sendable () -> Void], Bool) in
                 defer { state.onExpiration.removeAll() }
                 let handler = state.completed ? nil : state.expirationHandler
-                return (handler.map { AppClosureCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration)
+                return (handler.map { AppClosureCall(plain: $0, onMainActor: state.expirationHandlerSetOnMainActor) }, state.onExpiration, state.completed)
             }
             let runID = runID
-            let handlerWasSet = handler != nil || !extra.isEmpty
+            // A task the app completed meanwhile (its completion on its way to the engine) is
+            // no task without a handler: reported as handled, so the completion decides the
+            // run (it was recorded "no expiration handler was set", its success dropped).
+            let handlerWasSet = handler != nil || !extra.isEmpty || completed
             let finish: @Sendable () -> Void = { [self] in
                 takingExpirationHandler { _ in }
                 for action in extra { action() }

@@ -396,7 +396,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 afterLock.append { log(.warning, app: app, "\(app), started by the user, was not ended (\(reason)): its pid (\(pid.map(String.init) ?? "none")) is not one bgtaskd can signal, as from another pid namespace") }
                 break
             }
-            guard let started = state.linkStartTime, ProcessStat.read(pid: pid)?.startTime == started else {
+            guard let started = state.linkStartTime, ProcessStat.read(pid: pid)?.isLiveProcess(startedAt: started) == true else {
                 afterLock.append { log(.warning, app: app, "\(app), started by the user, was not ended (\(reason)): pid \(pid) is no longer the process that connected") }
                 break
             }

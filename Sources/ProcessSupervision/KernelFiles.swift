@@ -119,6 +119,14 @@ public struct ProcessStat: Sendable, Hashable {
         self.startTime = start
     }
 
+    /// Whether this is the live process that started at `startTime` (field 22, recorded when
+    /// it was launched or connected): the same start time, not a zombie nor dead. With the
+    /// pid, what says a process may still be signalled: a pid of a process that is gone may
+    /// be another's by now.
+    public func isLiveProcess(startedAt startTime: UInt64) -> Bool {
+        self.startTime == startTime && state != "Z" && state != "X"
+    }
+
     /// Reads `<procRoot>/<pid>/stat`; `nil` when the process is gone or the file is malformed.
     public static func read(pid: Int32, procRoot: String = "/proc") -> ProcessStat? {
         guard pid > 0, let text = KernelFiles.text("\(procRoot)/\(pid)/stat") else { return nil }

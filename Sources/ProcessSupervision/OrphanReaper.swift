@@ -67,7 +67,7 @@ public struct OrphanReaper: Sendable {
     /// - Otherwise nothing is signalled.
     public func end(pid: Int32, processGroup: Int32, startTime: UInt64, cgroupPath: String?) -> Outcome {
         let current = pid > 0 ? ProcessStat.read(pid: pid, procRoot: procRoot) : nil
-        let same = current.map { $0.startTime == startTime && $0.state != "Z" && $0.state != "X" } ?? false
+        let same = current?.isLiveProcess(startedAt: startTime) ?? false
         if let cgroup = cgroupPath, same || KernelFiles.cgroupIsPopulated(cgroup) {
             do throws(KernelFileError) {
                 try KernelFiles.write("1", to: cgroup + "/cgroup.kill")

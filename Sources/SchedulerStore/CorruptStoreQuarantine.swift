@@ -49,6 +49,13 @@ public enum CorruptStoreQuarantine {
             .sorted().map { (directory as NSString).appendingPathComponent($0) }
     }
 
+    /// The line of standard error for the damaged store set aside at `setAsidePath`, saying
+    /// `consequence` of it ("its runs are not shown"): the one wording `log`, `energy`,
+    /// `apps` and `pending` use.
+    public static func setAsideWarning(at setAsidePath: String, consequence: String) -> String {
+        "warning: a damaged store was set aside at \(setAsidePath): \(consequence) (docs/daemon.md, \"A damaged store\")\n"
+    }
+
     /// `yyyyMMdd-HHmmss` in UTC: the same instant gives the same name on every machine.
     static func timestamp(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)

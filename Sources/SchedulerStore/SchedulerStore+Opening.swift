@@ -119,6 +119,15 @@ extension SchedulerStore {
     ///   database that is not a scheduler store, and ``StoreError/Code/readOnly`` for a store
     ///   too old to read without migrating (open it once with the app, which migrates it)
     ///   or one whose commits are in a `-wal` in a directory that cannot be written.
+    /// Whether nothing at all is at `url`, in a directory that could hold a store: what a
+    /// reader takes for "no store kept here yet" (a fresh account). Anything else there (a
+    /// directory, a link that leads nowhere) or a directory that cannot hold it (a regular
+    /// file, a link loop) is not absence: ``openForReading(at:)`` names it.
+    public static func isAbsent(at url: URL) -> Bool {
+        BoundedFile.lookupProblem(at: url.path) == .missing
+            && DirectoryProblem.find(in: url.deletingLastPathComponent().path) == nil
+    }
+
     public static func openForReading(at url: URL) throws(StoreError) -> SchedulerStore {
         let path = url.path
         switch BoundedFile.lookupProblem(at: path) {

@@ -348,7 +348,7 @@ struct DaemonCommand: Equatable {
         // Nothing there, in a directory that could hold it: a fresh account. A link leading
         // nowhere, a directory in the store's place or a state directory that is a file is
         // read below and named (it said "nothing is installed").
-        guard BoundedFile.lookupProblem(at: database.path) != .missing || DirectoryProblem.find(in: stateDirectory) != nil else {
+        guard !SchedulerStore.isAbsent(at: database) else {
             // No daemon has kept state here (a fresh account): nothing is installed or
             // pending with it, which is the answer, as from an empty store. Not for a
             // daemon named with --socket: a mistyped path must not read as "nothing".
@@ -361,7 +361,8 @@ struct DaemonCommand: Equatable {
             }
         }
         let note = "bgtaskd is not running; read from \(database.path)\n"
-            + CorruptStoreQuarantine.setAside(besides: database.path).map { "warning: a damaged store was set aside at \($0): what it held is not in this one (docs/daemon.md, \"A damaged store\")\n" }.joined()
+            + CorruptStoreQuarantine.setAside(besides: database.path)
+                .map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "what it held is not in this one") }.joined()
         do {
             let store = try SchedulerStore.openForReading(at: database)
             switch command.request {

@@ -454,7 +454,7 @@ struct RunLogReading {
     /// `nil` when there are none.
     var warnings: String? {
         let lines = skipped.map { "warning: skipped \($0.store): \($0.error)\n" }
-            + setAside.map { "warning: a damaged store was set aside at \($0): its runs are not shown (docs/daemon.md, \"A damaged store\")\n" }
+            + setAside.map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "its runs are not shown") }
         return lines.isEmpty ? nil : lines.joined()
     }
 
@@ -539,11 +539,10 @@ struct RunLogReading {
         // Whatever is at a store's path is read (a directory, a link leading nowhere: skipped,
         // named), and bgtaskd's when its state directory cannot hold one (a regular file):
         // said, not read as "no runs".
+        // (An entry of the apps' directory that is no directory holds no store: not read.)
         let stores = apps.sorted().map { root.appendingPathComponent($0).appendingPathComponent("scheduler.sqlite") }
             .filter { BoundedFile.lookupProblem(at: $0.path) != .missing }
-            + (daemonStore.map { store in
-                BoundedFile.lookupProblem(at: store.path) != .missing || DirectoryProblem.find(in: store.deletingLastPathComponent().path) != nil ? [store] : []
-            } ?? [])
+            + (daemonStore.flatMap { SchedulerStore.isAbsent(at: $0) ? nil : [$0] } ?? [])
         // With several stores, what was searched: the embedded apps' directory and, when
         // it is elsewhere (it is by default), bgtaskd's store too, so runs bgtaskd launched
         // are not said to come from the apps' directory.

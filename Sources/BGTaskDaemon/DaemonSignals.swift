@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BackgroundTasks
 import Dispatch
 import Synchronization
 
@@ -10,8 +11,8 @@ import Synchronization
 /// ``install()`` blocks the three signals in the calling thread, which must be the main
 /// thread before any other thread exists (every thread created later inherits the mask), and
 /// creates Dispatch signal sources for them, waiting until libdispatch has registered them
-/// (from then on its handler, not the default action, meets a signal on any thread; the
-/// sources hand what they read to the main queue). A blocked signal stays pending
+/// (`SignalWatch`: from then on its handler, not the default action, meets a signal on any
+/// thread; the sources hand what they read to the main queue). A blocked signal stays pending
 /// until the source reads it (libdispatch reads signals through a `signalfd` on Linux), so a
 /// signal that arrives while the daemon starts, while it says "ready", or while a source is
 /// still being registered, is neither lost nor fatal: it is handled once the main queue runs.
@@ -27,8 +28,8 @@ public final class DaemonSignals: Sendable {
         var daemon: Daemon?
         /// Signals received before there was a daemon to act on them, in order.
         var early: [Int32] = []
-        /// Kept so that they stay registered for the daemon's life.
-        var sources: [SignalSourceBox] = []
+        /// Kept so that the sources stay registered for the daemon's life.
+        var watch: SignalWatch.Watch?
         /// See ``DaemonSignals/registeredInTime``.
         var registeredInTime = true
     }
@@ -43,49 +44,29 @@ public final class DaemonSignals: Sendable {
     /// Blocks ``handled`` and starts watching them. Call it first thing in `main`, before
     /// anything else starts a thread.
     public static func install() -> DaemonSignals {
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        for number in handled { sigaddset(&mask, number) }
-        // Blocked, never ignored: setting SIG_IGN would discard a pending signal (POSIX), and an
-        // ignored signal that is not blocked is dropped by the kernel before signalfd sees it.
-        pthread_sigmask(SIG_BLOCK, &mask, nil)
         let signals = DaemonSignals()
-        var sources: [SignalSourceBox] = []
         // The sources live on a queue of their own so that their registration can be waited
-        // for here, on the main thread: libdispatch registers a source on its manager thread
-        // after activate() returns, and the registration is what replaces the signal's default
-        // action. dispatchMain() later parks the main thread in sigsuspend with an empty mask,
-        // so a signal that came while a source was still unregistered (a loaded machine delays
-        // the manager thread) ended the daemon with the default action.
-        let registered = DispatchGroup()
-        for number in handled {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
+        // for here, on the main thread. dispatchMain() later parks the main thread in
+        // sigsuspend with an empty mask, so a signal that came while a source was still
+        // unregistered (a loaded machine delays the manager thread) ended the daemon with
+        // the default action.
+        let watch = SignalWatch.start(handled, on: signalQueue, keepBlocked: true) { [signals] number in
             // Acted on from the main queue, which runs only once the daemon has started.
-            source.setEventHandler { [signals] in DispatchQueue.main.async { signals.received(number) } }
-            source.activate()
-            sources.append(SignalSourceBox(source: source))
+            DispatchQueue.main.async { signals.received(number) }
         }
-        // Milliseconds at most; a registration that never comes leaves the old exposure, not a
-        // hang, and bgtaskd's main says so (registeredInTime).
-        let inTime = registered.wait(timeout: .now() + registrationTimeout) == .success
         signals.state.withLock {
-            $0.sources = sources
-            $0.registeredInTime = inTime
+            $0.watch = watch
+            $0.registeredInTime = watch.registeredInTime
         }
         return signals
     }
 
-    /// Whether libdispatch registered every source within ``registrationTimeout``: when not,
+    /// Whether libdispatch registered every source within `SignalWatch.registrationTimeout`: when not,
     /// a signal that comes before it does may still end the daemon with its default action.
     public var registeredInTime: Bool { state.withLock { $0.registeredInTime } }
 
     /// Where the signal sources' handlers run before they hand a signal to the main queue.
     private static let signalQueue = DispatchQueue(label: "bgtaskd.signals")
-
-    /// The longest ``install()`` waits for libdispatch to register the sources.
-    private static let registrationTimeout: DispatchTimeInterval = .seconds(5)
 
     /// From now on the signals act on `daemon`; one that came before acts now (on the main queue).
     public func deliver(to daemon: Daemon) {
@@ -113,10 +94,4 @@ public final class DaemonSignals: Sendable {
             daemon.stop(reason: "signal \(number)")
         }
     }
-}
-
-/// A Dispatch signal source kept in locked state: sources are thread-safe, but the Linux
-/// overlay does not mark them `Sendable`.
-private struct SignalSourceBox: @unchecked Sendable {
-    let source: any DispatchSourceSignal
 }

@@ -4,7 +4,8 @@
 // background, an OperationQueue cancelled on expiration. Compiled in Swift 5 language mode
 // with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
 // iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp) and a slow launch
-// they may ask for (DELEGATEAPP_LAUNCH_SECONDS).
+// they may ask for (DELEGATEAPP_LAUNCH_SECONDS, which also reports the state of SIGTERM:
+// SignalState.swift).
 import UIKit
 import BackgroundTasks
 
@@ -19,7 +20,7 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         print("event didFinishLaunching state=\(describe(application.applicationState)) options=\(launchOptions == nil ? "none" : "some")")
         // Test instrumentation (not iOS code): a slow launch, as one waiting on a busy network.
         if let seconds = ProcessInfo.processInfo.environment["DELEGATEAPP_LAUNCH_SECONDS"].flatMap(Double.init), seconds > 0 {
-            print("event launching")
+            print("event launching signals \(SignalState.describeTermination())")
             Thread.sleep(forTimeInterval: seconds)
         }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in

@@ -121,8 +121,13 @@ extension DaemonProcessTests {
             _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
             let process = try harness.spawn(executable, [], environment: harness.handEnvironment(Self.app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "2"]) { $1 }, name: "slow")
             defer { process.signal(SIGKILL) }
-            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains("event launching") },
+            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
                     "\(Self.events(in: process.outputPath)); \(process.standardError)")
+            // Before the delegate's code, the source that reads SIGTERM is registered (its
+            // handler installed), or a SIGTERM now was lost while the manager thread was slow
+            // (CI), and the main thread's mask is as it was (a program the app starts must
+            // not inherit SIGTERM blocked).
+            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false"), "\(Self.events(in: process.outputPath))")
             process.signal(SIGTERM)
             let result = await process.waitForExit(timeout: .seconds(15))
             #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")

@@ -100,6 +100,17 @@ final class TestProcess: Sendable {
             try? output.close()
             try? error.close()
         }
+        // Foundation's Process gives the child the signal mask of the thread that starts it,
+        // and the test's threads (libdispatch's) block nearly every signal: a program started
+        // so would not meet SIGTERM as one started from a shell or by bgtaskd does (both give
+        // an empty mask), and a signal lost before the app's handling is set up went unseen
+        // here (it stayed pending). Started from this thread with an empty mask, put back at
+        // once; a signal this thread catches meanwhile goes to libdispatch's handler.
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &empty, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
         pid = process.processIdentifier
     }

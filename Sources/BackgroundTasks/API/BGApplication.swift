@@ -364,7 +364,10 @@ public final class BGApplication: @unchecked Sendable {
     /// submitting can wait on a busy bgtaskd for seconds, and a SIGTERM that comes before
     /// the handlers are installed ends the process by the signal's default (status 143)
     /// instead of this orderly way. A signal during the launch puts the app in the
-    /// background, and ``finishLaunching()`` then leaves it there.
+    /// background, and ``finishLaunching()`` then leaves it there. Call it from the main
+    /// thread: it blocks SIGTERM and SIGINT there while libdispatch registers the sources
+    /// that read them, so that a signal meanwhile waits for them, and returns once they are
+    /// registered (milliseconds), with the thread's signal mask as it was.
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
@@ -383,33 +386,32 @@ public final class BGApplication: @unchecked Sendable {
             }
             state.withLock { $0.exitObserver = exitObserver }
         }
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: context.expirationQueue)
-            source.setEventHandler { [weak self] in
-                context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
-                let wasSuspended = self?.state.withLock { state in
-                    state.terminationSignalled = true
-                    return state.lifecycle.state == .suspended
-                } ?? false
-                // Only a process that is about to exit stops launching and expires its runs;
-                // one that stays (exitWhenDone: false) goes on running background work.
-                if exitWhenDone { context.driver.appTerminating(context.app) }
-                // Launched in the background by bgtaskd, whose SIGTERM means the process is
-                // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
-                // whatever its lifecycle state (no transition of it would end the process).
-                // Suspended already (sent to the background before the signal): no change
-                // will come to end the process either, so it ends once its runs have.
-                if exitWhenDone, wasSuspended || (context.driver.isLinkedToDaemon && context.launchedInBackground) {
-                    self?.exitWhenRunsEnd(status: 0)
-                }
-                self?.enterBackground()
+        // Registered before returning, blocked meanwhile: a SIGTERM that comes during the
+        // app's launch waits for its source instead of being dropped (SIG_IGN, as before,
+        // lost one that came before libdispatch registered the source).
+        let watch = SignalWatch.start([SIGTERM, SIGINT], on: context.expirationQueue, keepBlocked: false) { [weak self] signalNumber in
+            context.driver.log(.info, app: context.app, "signal \(signalNumber): entering the background")
+            let wasSuspended = self?.state.withLock { state in
+                state.terminationSignalled = true
+                return state.lifecycle.state == .suspended
+            } ?? false
+            // Only a process that is about to exit stops launching and expires its runs;
+            // one that stays (exitWhenDone: false) goes on running background work.
+            if exitWhenDone { context.driver.appTerminating(context.app) }
+            // Launched in the background by bgtaskd, whose SIGTERM means the process is
+            // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
+            // whatever its lifecycle state (no transition of it would end the process).
+            // Suspended already (sent to the background before the signal): no change
+            // will come to end the process either, so it ends once its runs have.
+            if exitWhenDone, wasSuspended || (context.driver.isLinkedToDaemon && context.launchedInBackground) {
+                self?.exitWhenRunsEnd(status: 0)
             }
-            source.activate()
-            sources.append(source)
+            self?.enterBackground()
         }
-        state.withLock { $0.signalSources += sources }
+        if !watch.registeredInTime {
+            context.driver.log(.warning, app: context.app, "the signal sources were not registered within 5 s: a SIGTERM meanwhile may be lost")
+        }
+        state.withLock { $0.signalSources += watch.sources }
     }
 
     /// Exits with `status` once no run of the app is in progress, after the notifications of

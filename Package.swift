@@ -11,6 +11,7 @@ let package = Package(
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
         .library(name: "os", targets: ["os"]),
+        .library(name: "SwiftUI", targets: ["SwiftUI"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -137,6 +138,9 @@ let package = Package(
         ),
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
         .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
+        // `import SwiftUI` for an app's lifecycle and background tasks (App, scenes, scene
+        // phase, `.backgroundTask`); views are inert (docs/porting.md, "A SwiftUI app").
+        .target(name: "SwiftUI", dependencies: ["BackgroundTasks", "UIKit", "SchedulerCore"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore"]),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
@@ -154,10 +158,18 @@ let package = Package(
             path: "Tests/SceneApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
+        // A SwiftUI app (App, scene phase, .backgroundTask, a delegate adaptor), Swift 5 mode,
+        // run by DaemonTests.
+        .executableTarget(
+            name: "ios-swiftui-app",
+            dependencies: ["BackgroundTasks", "SwiftUI"],
+            path: "Tests/SwiftUIApp",
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
+        ),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
@@ -172,7 +184,7 @@ let package = Package(
         // End to end: a real bgtaskd, the example app and bgtask, as processes.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "ProbeSupport", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app", "ios-scene-app"]
+            dependencies: ["BGTaskDaemon", "ProcessSupervision", "BackgroundTasks", "DaemonProtocol", "SchedulerStore", "SchedulerCore", "ProbeSupport", "bgtaskd", "bgtask", "feedreader", "bgtask-daemon-testapp", "ios-appdelegate-app", "ios-scene-app", "ios-swiftui-app"]
         ),
         .testTarget(
             name: "BackgroundTasksTests",

@@ -18,16 +18,17 @@ extension DaemonProcessTests {
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init).filter { $0.hasPrefix("event ") }
         }
 
-        /// Starts the app as the user would, waits until it is active, sends SIGTERM (the
-        /// user leaves it: it enters the background and schedules its refresh) and waits for
-        /// it to exit by itself.
-        static func openAndLeave(_ harness: DaemonHarness, executable: String, name: String) async throws -> [String] {
+        /// Starts the app (`app`, by default this suite's) as the user would, waits until it
+        /// printed `activeEvent`, sends SIGTERM (the user leaves it: it enters the background
+        /// and schedules its refresh) and waits for it to exit by itself.
+        static func openAndLeave(_ harness: DaemonHarness, executable: String, name: String, app: String = app,
+                                 activeEvent: String = "event applicationDidBecomeActive") async throws -> [String] {
             let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app), name: name)
-            #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains("event applicationDidBecomeActive") },
+            #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains(activeEvent) },
                     "\(events(in: process.outputPath)); \(process.standardError)")
             process.signal(SIGTERM)
             let result = await process.waitForExit(timeout: .seconds(15))
-            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result))")
+            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
             return events(in: process.outputPath)
         }
 

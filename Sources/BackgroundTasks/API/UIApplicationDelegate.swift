@@ -199,6 +199,14 @@ extension UIApplicationDelegate where Self: UIResponder {
 /// before, if at all (the manifest is otherwise found as `BGTaskScheduler.shared` finds it).
 @MainActor
 public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
+    UIApplicationMain(delegate: delegate, beforeFinishingLaunch: {})
+}
+
+/// ``UIApplicationMain(delegate:)`` with `beforeFinishingLaunch` run after the delegate's
+/// launch methods, while registrations are still open (SwiftUI's `App` registers its
+/// scenes' background tasks there).
+@MainActor
+package func UIApplicationMain(delegate: any UIApplicationDelegate, beforeFinishingLaunch: () -> Void) -> Never {
     let application = UIApplication.shared
     application.delegate = delegate
     application.launch()
@@ -218,6 +226,7 @@ public func UIApplicationMain(delegate: any UIApplicationDelegate) -> Never {
         }
         application.postSceneNotificationsSoon()
     }
+    beforeFinishingLaunch()
     application.finishLaunching()
     runMainRunLoop()
 }

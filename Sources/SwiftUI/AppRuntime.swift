@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+
+/// Runs a SwiftUI `App` (``App/main()``): its launch, the background tasks of its scenes,
+/// and its scene phase. One per process, on the main actor.
+@MainActor
+enum AppRuntime {
+    /// The delegate the app's first `@UIApplicationDelegateAdaptor` made.
+    private static var adoptedDelegate: (any UIApplicationDelegate)?
+    /// The app, once created.
+    private static var evaluateBody: (@MainActor () -> SceneCollection)?
+    /// The `.onChange(of:)` modifiers of the last evaluation, in the order of the scene tree.
+    private static var changes: [any AnyObservedChange] = []
+    /// The phase the body was last evaluated for.
+    private static var phase: ScenePhase = .inactive
+    /// Each refresh identifier's actions, from the last evaluation (read when a task runs,
+    /// from the launch handler's queue).
+    private nonisolated static let refreshActions = Mutex<[String: [BackgroundAction]]>([:])
+    private static var observers: [any NSObjectProtocol] = []
+
+    static func adoptDelegate<D: UIResponder & UIApplicationDelegate>(ofType type: D.Type) -> D {
+        let delegate = type.init()
+        if adoptedDelegate == nil { adoptedDelegate = delegate }
+        return delegate
+    }
+
+    static func run<A: App>(_ type: A.Type) -> Never {
+        let app = AppHolder(A())
+        evaluateBody = {
+            var collection = SceneCollection()
+            collection.add(app.app.body)
+            return collection
+        }
+        let delegate = adoptedDelegate ?? SwiftUIAppDelegate()
+        UIApplicationMain(delegate: delegate) {
+            // During the launch, with registrations open: each identifier of a
+            // `.backgroundTask(.appRefresh(...))` gets its launch handler.
+            let application = UIApplication.shared
+            phase = Self.phase(of: application.applicationState)
+            let found = evaluate()
+            for identifier in Set(found.refreshActions.map(\.identifier)).sorted() {
+                registerLaunchHandler(for: identifier)
+            }
+            for change in changes { change.fire(after: nil) }
+            observePhase(of: application)
+        }
+    }
+
+    /// The phase of the app's scene in `state`.
+    static func phase(of state: UIApplication.State) -> ScenePhase {
+        switch state {
+        case .active: return .active
+        case .background: return .background
+        default: return .inactive
+        }
+    }
+
+    /// Evaluates the app's body in the current phase and keeps what it found.
+    @discardableResult
+    private static func evaluate() -> SceneCollection {
+        EnvironmentValues.current.withLock { $0.scenePhase = phase }
+        let found = evaluateBody?() ?? SceneCollection()
+        var byIdentifier: [String: [BackgroundAction]] = [:]
+        for (identifier, action) in found.refreshActions { byIdentifier[identifier, default: []].append(action) }
+        refreshActions.withLock { $0 = byIdentifier }
+        changes = found.changes
+        return found
+    }
+
+    /// At each change of the application's state (after its notification, on the main
+    /// actor, as the app delegate is told), a new phase evaluates the body again and calls
+    /// the `.onChange(of:)` actions whose value changed.
+    private static func observePhase(of application: UIApplication) {
+        let names = [UIApplication.didBecomeActiveNotification, UIApplication.willResignActiveNotification,
+                     UIApplication.didEnterBackgroundNotification, UIApplication.willEnterForegroundNotification]
+        for name in names {
+            observers.append(NotificationCenter.default.addObserver(forName: name, object: application, queue: .main) { _ in
+                MainActor.assumeIsolated { phaseChanged(after: name) }
+            })
+        }
+    }
+
+    private static func phaseChanged(after name: Notification.Name) {
+        let new: ScenePhase
+        switch name {
+        case UIApplication.didBecomeActiveNotification: new = .active
+        case UIApplication.didEnterBackgroundNotification: new = .background
+        default: new = .inactive
+        }
+        guard new != phase else { return }
+        phase = new
+        let previous = changes
+        evaluate()
+        for (index, change) in changes.enumerated() {
+            change.fire(after: index < previous.count ? previous[index] : nil)
+        }
+    }
+
+    /// Registers the launch handler of `identifier`: a run calls the identifier's actions
+    /// (those of the body's last evaluation) at once, and completes the task when they
+    /// have returned; an expiration cancels them.
+    private static func registerLaunchHandler(for identifier: String) {
+        BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+            let current = refreshActions.withLock { $0[identifier] ?? [] }
+            let work = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for action in current { group.addTask { await action.run(()) } }
+                }
+            }
+            task.expirationHandler = { work.cancel() }
+            Task {
+                await work.value
+                task.setTaskCompleted(success: !work.isCancelled)
+            }
+        }
+    }
+}
+
+/// The app, kept by the main actor (a main-actor class is Sendable, so the closure that
+/// evaluates its body may keep it).
+@MainActor
+final class AppHolder<A: App> {
+    let app: A
+    init(_ app: A) { self.app = app }
+}
+
+/// The app delegate of a SwiftUI app without `@UIApplicationDelegateAdaptor`.
+final class SwiftUIAppDelegate: UIResponder, UIApplicationDelegate {}

@@ -1,0 +1,98 @@
+// The observable-object vocabulary that SwiftUI apps use for their models (Apple: Combine's
+// `ObservableObject` and `@Published`, re-exported by SwiftUI, and SwiftUI's `@StateObject`,
+// `@ObservedObject`, `@EnvironmentObject`). Combine is not in the Linux toolchain, and nothing
+// is drawn again here when a model changes, so these keep values and publish nothing: code
+// that subscribes (`$model.items.sink`) does not compile (docs/porting.md).
+@_exported import Observation
+
+/// The publisher of an observable object's coming changes (Apple: Combine's
+/// `ObservableObjectPublisher`): nobody subscribes here, so `send()` does nothing.
+public final class ObservableObjectPublisher: Sendable {
+    /// A publisher.
+    public init() {}
+    /// Announces a change: no subscriber here.
+    public func send() {}
+}
+
+/// A model whose changes the interface would follow (Apple: `ObservableObject`).
+public protocol ObservableObject: AnyObject {
+    /// The publisher of the object's coming changes (`objectWillChange.send()`).
+    var objectWillChange: ObservableObjectPublisher { get }
+}
+
+extension ObservableObject {
+    /// A publisher nobody subscribes to.
+    public var objectWillChange: ObservableObjectPublisher { ObservableObjectPublisher() }
+}
+
+/// A property of an observable object (Apple: `@Published`): here a stored value.
+@propertyWrapper
+public struct Published<Value> {
+    /// The value.
+    public var wrappedValue: Value
+    /// A published property starting at `wrappedValue`.
+    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+    /// A published property starting at `initialValue`.
+    public init(initialValue: Value) { wrappedValue = initialValue }
+}
+
+/// An observable object a view or app creates and owns (Apple: `@StateObject`): created
+/// once, on first use.
+@propertyWrapper
+public struct StateObject<ObjectType: ObservableObject>: DynamicProperty {
+    private final class Storage {
+        let make: () -> ObjectType
+        lazy var object: ObjectType = make()
+        init(_ make: @escaping () -> ObjectType) { self.make = make }
+    }
+    private let storage: Storage
+    /// The object `thunk` makes, when first read.
+    public init(wrappedValue thunk: @autoclosure @escaping () -> ObjectType) { storage = Storage(thunk) }
+    /// The object.
+    public var wrappedValue: ObjectType { storage.object }
+    /// Bindings to the object's properties (`$model.flag`).
+    public var projectedValue: ObservedObject<ObjectType>.Wrapper { ObservedObject.Wrapper(object: storage.object) }
+}
+
+/// An observable object a view is given (Apple: `@ObservedObject`).
+@propertyWrapper
+public struct ObservedObject<ObjectType: ObservableObject>: DynamicProperty {
+    /// Bindings to an object's properties.
+    @dynamicMemberLookup
+    public struct Wrapper {
+        let object: ObjectType
+        /// A binding to the property at `keyPath`.
+        public subscript<Subject>(dynamicMember keyPath: ReferenceWritableKeyPath<ObjectType, Subject>) -> Binding<Subject> {
+            let object = object
+            return Binding(get: { object[keyPath: keyPath] }, set: { object[keyPath: keyPath] = $0 })
+        }
+    }
+    /// The object.
+    public var wrappedValue: ObjectType
+    /// Observes `wrappedValue`.
+    public init(wrappedValue: ObjectType) { self.wrappedValue = wrappedValue }
+    /// Observes `initialValue`.
+    public init(initialValue: ObjectType) { wrappedValue = initialValue }
+    /// Bindings to the object's properties (`$model.flag`).
+    public var projectedValue: Wrapper { Wrapper(object: wrappedValue) }
+}
+
+/// An observable object from an ancestor's `.environmentObject(_:)` (Apple:
+/// `@EnvironmentObject`). No view's body is evaluated here, so none reads it; reading it
+/// elsewhere stops the program, as SwiftUI does when no ancestor supplied one.
+@propertyWrapper
+public struct EnvironmentObject<ObjectType: ObservableObject>: DynamicProperty {
+    /// An object the environment would supply.
+    public init() {}
+    /// The object: there is none outside a view being drawn.
+    public var wrappedValue: ObjectType {
+        fatalError("No ObservableObject of type \(ObjectType.self) found: no view is drawn on Linux, and only a drawn view's environment supplies one")
+    }
+}
+
+extension View {
+    /// Supplies `object` to the views below; nothing reads it here.
+    public func environmentObject<T: ObservableObject>(_ object: T) -> Self { self }
+    /// Sets an environment value for the views below; nothing reads it here.
+    public func environment<V>(_ keyPath: WritableKeyPath<EnvironmentValues, V>, _ value: V) -> Self { self }
+}

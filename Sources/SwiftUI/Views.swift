@@ -1,0 +1,399 @@
+import Foundation
+
+// Views on Linux, which draws nothing: inert values, so that the views an app's scenes name
+// compile. Their bodies are never asked for and their modifiers change nothing; behaviour
+// attached to a view (`.onAppear`, `.task`, `.onChange` on a view) is not here, so code that
+// relies on it does not compile rather than silently never running (docs/porting.md).
+
+/// A part of the user interface (Apple: `View`).
+@MainActor @preconcurrency
+public protocol View {
+    /// The views this one is made of.
+    associatedtype Body: View
+    /// The views this one is made of (`Never` for the primitive views here).
+    @ViewBuilder var body: Body { get }
+}
+
+extension Never: View {}
+
+/// Views with no body of their own.
+public protocol PrimitiveView: View where Body == Never {}
+
+extension PrimitiveView {
+    /// A primitive view has no body (Apple traps the same way).
+    public var body: Never { fatalError("\(Self.self) is a primitive view: it has no body") }
+}
+
+/// Builds a view from the views listed in a closure (Apple: `ViewBuilder`).
+@resultBuilder
+public enum ViewBuilder {
+    /// A block of one view: that view.
+    public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
+    /// The views of a block, in order.
+    public static func buildBlock<each Content: View>(_ content: repeat each Content) -> TupleView<(repeat each Content)> {
+        TupleView((repeat each content))
+    }
+    /// A view listed as is.
+    public static func buildExpression<Content: View>(_ content: Content) -> Content { content }
+    /// An `if` without `else`.
+    public static func buildIf<Content: View>(_ content: Content?) -> Content? { content }
+    /// The first branch of an `if`/`else` or `switch`.
+    public static func buildEither<TrueContent: View, FalseContent: View>(first: TrueContent) -> ConditionalContent<TrueContent, FalseContent> {
+        ConditionalContent(storage: .trueContent(first))
+    }
+    /// The other branch.
+    public static func buildEither<TrueContent: View, FalseContent: View>(second: FalseContent) -> ConditionalContent<TrueContent, FalseContent> {
+        ConditionalContent(storage: .falseContent(second))
+    }
+    /// An `if #available` block.
+    public static func buildLimitedAvailability<Content: View>(_ content: Content) -> AnyView { AnyView(content) }
+}
+
+extension Optional: View where Wrapped: View {}
+extension Optional: PrimitiveView where Wrapped: View {}
+
+/// The views of a `@ViewBuilder` block.
+public struct TupleView<T> {
+    /// The views.
+    public let value: T
+    /// Views in a tuple.
+    public init(_ value: T) { self.value = value }
+}
+
+/// One branch of an `if`/`else` in a `@ViewBuilder` block.
+public struct ConditionalContent<TrueContent: View, FalseContent: View> {
+    enum Storage {
+        case trueContent(TrueContent)
+        case falseContent(FalseContent)
+    }
+    let storage: Storage
+}
+
+/// Any view, its type erased (Apple: `AnyView`).
+public struct AnyView {
+    private let view: Any
+    /// Erases `view`'s type.
+    public init<V: View>(_ view: V) { self.view = view }
+}
+
+/// No view (Apple: `EmptyView`).
+public struct EmptyView {
+    /// No view.
+    public init() {}
+}
+
+/// Text (Apple: `Text`).
+public struct Text {
+    /// The text.
+    public let content: String
+    /// Text showing `content`.
+    public init<S: StringProtocol>(_ content: S) { self.content = String(content) }
+    /// Text showing `content` as is.
+    public init(verbatim content: String) { self.content = content }
+}
+
+/// An image (Apple: `Image`); nothing is loaded.
+public struct Image {
+    /// The image's name.
+    public let name: String
+    /// The image named `name` in the app's assets.
+    public init(_ name: String) { self.name = name }
+    /// The system symbol named `systemName`.
+    public init(systemName: String) { name = systemName }
+}
+
+/// Flexible space (Apple: `Spacer`).
+public struct Spacer {
+    /// Space of at least `minLength` points.
+    public init(minLength: Double? = nil) {}
+}
+
+/// A button (Apple: `Button`); nobody presses it here.
+public struct Button<Label: View> {
+    let action: () -> Void
+    let label: Label
+    /// A button with `label` calling `action`.
+    public init(action: @escaping () -> Void, @ViewBuilder label: () -> Label) {
+        self.action = action
+        self.label = label()
+    }
+}
+
+extension Button where Label == Text {
+    /// A button titled `title` calling `action`.
+    public init<S: StringProtocol>(_ title: S, action: @escaping () -> Void) {
+        self.init(action: action) { Text(title) }
+    }
+}
+
+/// How views in a column line up (Apple: `HorizontalAlignment`).
+public struct HorizontalAlignment: Equatable, Sendable {
+    let name: String
+    /// Leading edges.
+    public static let leading = HorizontalAlignment(name: "leading")
+    /// Centres.
+    public static let center = HorizontalAlignment(name: "center")
+    /// Trailing edges.
+    public static let trailing = HorizontalAlignment(name: "trailing")
+}
+
+/// How views in a row line up (Apple: `VerticalAlignment`).
+public struct VerticalAlignment: Equatable, Sendable {
+    let name: String
+    /// Top edges.
+    public static let top = VerticalAlignment(name: "top")
+    /// Centres.
+    public static let center = VerticalAlignment(name: "center")
+    /// Bottom edges.
+    public static let bottom = VerticalAlignment(name: "bottom")
+}
+
+/// A column of views (Apple: `VStack`).
+public struct VStack<Content: View> {
+    let content: Content
+    /// A column of `content`.
+    public init(alignment: HorizontalAlignment = .center, spacing: Double? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// A row of views (Apple: `HStack`).
+public struct HStack<Content: View> {
+    let content: Content
+    /// A row of `content`.
+    public init(alignment: VerticalAlignment = .center, spacing: Double? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// Views grouped without layout (Apple: `Group`).
+public struct Group<Content: View> {
+    let content: Content
+    /// `content` as one view.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A list (Apple: `List`).
+public struct List<Content: View> {
+    let content: Content
+    /// A list of `content`.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A navigation stack (Apple: `NavigationStack`).
+public struct NavigationStack<Root: View> {
+    let root: Root
+    /// A stack whose root is `root`.
+    public init(@ViewBuilder root: () -> Root) { self.root = root() }
+}
+
+/// A navigation view (Apple: `NavigationView`, deprecated there for `NavigationStack`).
+public struct NavigationView<Content: View> {
+    let content: Content
+    /// A navigation view of `content`.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A view per element of a collection (Apple: `ForEach`). The views are made when asked
+/// for, which is never here.
+public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View> {
+    /// The elements.
+    public let data: Data
+    /// The view of an element.
+    public let content: (Data.Element) -> Content
+    private let id: KeyPath<Data.Element, ID>
+    /// A view per element of `data`, told apart by `id`.
+    public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {
+        self.data = data
+        self.id = id
+        self.content = content
+    }
+}
+
+extension ForEach where Data.Element: Identifiable, ID == Data.Element.ID {
+    /// A view per element of `data`, told apart by their `id`.
+    public init(_ data: Data, @ViewBuilder content: @escaping (Data.Element) -> Content) {
+        self.init(data, id: \.id, content: content)
+    }
+}
+
+/// Views over each other (Apple: `ZStack`).
+public struct ZStack<Content: View> {
+    let content: Content
+    /// `content`, back to front.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A scrolling view (Apple: `ScrollView`).
+public struct ScrollView<Content: View> {
+    let content: Content
+    /// `content`, scrolling.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A form (Apple: `Form`).
+public struct Form<Content: View> {
+    let content: Content
+    /// A form of `content`.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A section of a list or form (Apple: `Section`).
+public struct Section<Content: View> {
+    let content: Content
+    /// A section of `content`.
+    public init(@ViewBuilder content: () -> Content) { self.content = content() }
+    /// A section titled `title`.
+    public init<S: StringProtocol>(_ title: S, @ViewBuilder content: () -> Content) { self.content = content() }
+}
+
+/// A switch (Apple: `Toggle`); nobody flips it here.
+public struct Toggle<Label: View> {
+    let isOn: Binding<Bool>
+    let label: Label
+    /// A switch bound to `isOn`, labelled `label`.
+    public init(isOn: Binding<Bool>, @ViewBuilder label: () -> Label) {
+        self.isOn = isOn
+        self.label = label()
+    }
+}
+
+extension Toggle where Label == Text {
+    /// A switch titled `title`, bound to `isOn`.
+    public init<S: StringProtocol>(_ title: S, isOn: Binding<Bool>) { self.init(isOn: isOn) { Text(title) } }
+}
+
+/// Progress (Apple: `ProgressView`).
+public struct ProgressView {
+    /// An indeterminate progress indicator.
+    public init() {}
+    /// One titled `title`.
+    public init<S: StringProtocol>(_ title: S) {}
+    /// One at `value` of `total` (1 by default).
+    public init(value: Double?, total: Double = 1) {}
+}
+
+/// A title with an icon (Apple: `Label`).
+public struct Label {
+    /// The title.
+    public let title: String
+    /// A label titled `title` with the system symbol `systemImage`.
+    public init<S: StringProtocol>(_ title: S, systemImage: String) { self.title = String(title) }
+}
+
+/// A font (Apple: `Font`); nothing is drawn with it here.
+public struct Font: Hashable, Sendable {
+    let name: String
+    /// A large title.
+    public static let largeTitle = Font(name: "largeTitle")
+    /// A title.
+    public static let title = Font(name: "title")
+    /// A second-level title.
+    public static let title2 = Font(name: "title2")
+    /// A heading.
+    public static let headline = Font(name: "headline")
+    /// A subheading.
+    public static let subheadline = Font(name: "subheadline")
+    /// Body text.
+    public static let body = Font(name: "body")
+    /// A caption.
+    public static let caption = Font(name: "caption")
+    /// A footnote.
+    public static let footnote = Font(name: "footnote")
+}
+
+/// A colour (Apple: `Color`); nothing is drawn with it here.
+public struct Color: Hashable, Sendable {
+    let name: String
+    /// The colour named `name` in the app's assets.
+    public init(_ name: String) { self.name = name }
+    /// Primary content.
+    public static let primary = Color("primary")
+    /// Secondary content.
+    public static let secondary = Color("secondary")
+    /// The accent colour.
+    public static let accentColor = Color("accentColor")
+    /// Red.
+    public static let red = Color("red")
+    /// Green.
+    public static let green = Color("green")
+    /// Blue.
+    public static let blue = Color("blue")
+    /// Orange.
+    public static let orange = Color("orange")
+    /// Gray.
+    public static let gray = Color("gray")
+    /// White.
+    public static let white = Color("white")
+    /// Black.
+    public static let black = Color("black")
+    /// Clear.
+    public static let clear = Color("clear")
+}
+
+// Modifiers of appearance: nothing is drawn, so they change nothing.
+extension View {
+    /// Padding around the view.
+    public func padding(_ length: Double? = nil) -> Self { self }
+    /// The navigation title.
+    public func navigationTitle<S: StringProtocol>(_ title: S) -> Self { self }
+    /// The font of the text inside.
+    public func font(_ font: Font?) -> Self { self }
+    /// The colour of the content.
+    public func foregroundColor(_ color: Color?) -> Self { self }
+    /// The style of the content.
+    public func foregroundStyle(_ color: Color) -> Self { self }
+    /// A fixed size.
+    public func frame(width: Double? = nil, height: Double? = nil) -> Self { self }
+    /// Flexible size limits.
+    public func frame(minWidth: Double? = nil, maxWidth: Double? = nil, minHeight: Double? = nil, maxHeight: Double? = nil) -> Self { self }
+    /// A background colour.
+    public func background(_ color: Color) -> Self { self }
+    /// Rounded corners.
+    public func cornerRadius(_ radius: Double) -> Self { self }
+    /// Transparency.
+    public func opacity(_ opacity: Double) -> Self { self }
+    /// Whether the user can interact with it.
+    public func disabled(_ disabled: Bool) -> Self { self }
+}
+
+// Modifiers that run code when a view appears, disappears or is pulled to refresh. No view
+// appears on Linux, so their actions never run, as they would never run on iOS for a view
+// never shown: work that must happen in the background belongs in `.backgroundTask` or a
+// scene's `.onChange(of: scenePhase)`, which do run.
+extension View {
+    /// `action` when the view appears: never here.
+    public func onAppear(perform action: (() -> Void)? = nil) -> Self { self }
+    /// `action` when the view disappears: never here.
+    public func onDisappear(perform action: (() -> Void)? = nil) -> Self { self }
+    /// `action` as a task while the view is shown: never here.
+    public func task(priority: TaskPriority = .userInitiated, _ action: @escaping @Sendable () async -> Void) -> Self { self }
+    /// `action` when the user pulls the view to refresh: never here.
+    public func refreshable(action: @escaping @Sendable () async -> Void) -> Self { self }
+}
+
+// Conformances apart from the types, so that their initializers are not main-actor
+// isolated (views and scenes are made anywhere, as Apple's are).
+extension TupleView: PrimitiveView {}
+extension ConditionalContent: PrimitiveView {}
+extension AnyView: PrimitiveView {}
+extension EmptyView: PrimitiveView {}
+extension Text: PrimitiveView {}
+extension Image: PrimitiveView {}
+extension Spacer: PrimitiveView {}
+extension Button: PrimitiveView {}
+extension VStack: PrimitiveView {}
+extension HStack: PrimitiveView {}
+extension Group: PrimitiveView {}
+extension List: PrimitiveView {}
+extension NavigationStack: PrimitiveView {}
+extension NavigationView: PrimitiveView {}
+extension ForEach: PrimitiveView {}
+extension ZStack: PrimitiveView {}
+extension ScrollView: PrimitiveView {}
+extension Form: PrimitiveView {}
+extension Section: PrimitiveView {}
+extension Toggle: PrimitiveView {}
+extension ProgressView: PrimitiveView {}
+extension Label: PrimitiveView {}
+extension Color: PrimitiveView {}

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Testing
+
+/// A SwiftUI app (Tests/SwiftUIApp, Swift 5 mode): `@main struct ...: App` with
+/// `.onChange(of: scenePhase)` and `.backgroundTask(.appRefresh(...))`, embedded and under
+/// bgtaskd (docs/porting.md, "A SwiftUI app").
+extension DaemonProcessTests {
+    @Suite struct SwiftUIApp {
+        static let app = "com.example.swiftuiapp"
+        static let refresh = "com.example.swiftuiapp.refresh"
+
+        static func events(in path: String) -> [String] { AppDelegateApp.events(in: path) }
+
+        /// Starts the app as the user would, waits until its scene is active, sends SIGTERM
+        /// (the user leaves it) and waits for it to exit by itself.
+        static func openAndLeave(_ harness: DaemonHarness, executable: String) async throws -> [String] {
+            try await AppDelegateApp.openAndLeave(harness, executable: executable, name: "swiftui", app: app, activeEvent: "event phase active")
+        }
+
+        @Test("embedded: the delegate adaptor's didFinishLaunching, the scene phase active; SIGTERM: inactive, background, where onChange submits the refresh; exit 0")
+        func embedded() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let executable = try Product.locate("ios-swiftui-app")
+            _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            let events = try await Self.openAndLeave(harness, executable: executable)
+            #expect(events == [
+                "event didFinishLaunching state=foreground", "event phase active", "event phase inactive",
+                "event phase background", "event submitted",
+            ])
+            let store = try SchedulerStore.openForReading(at: URL(fileURLWithPath: harness.stateHome + "/bgtask/\(Self.app)/scheduler.sqlite"))
+            defer { store.close() }
+            #expect(try store.pendingRequests().map(\.identifier) == [Self.refresh])
+        }
+
+        @Test("under bgtaskd: bgtask run launches the app in the background; its .backgroundTask action runs off the main actor, reschedules, and the run is logged a success once the action returned")
+        func underTheDaemon() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-swiftui-app")
+            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let events = try await Self.openAndLeave(harness, executable: executable)
+            #expect(events.suffix(2) == ["event phase background", "event submitted"], "\(events)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
+
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 0, "\(run)")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
+            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains("event refreshed cancelled=false") }, "\(Self.events(in: log))")
+            let launched = Self.events(in: log)
+            #expect(launched.first == "event didFinishLaunching state=background", "a background launch: \(launched)")
+            #expect(launched.contains("event backgroundTask main=false"), "\(launched)")
+            #expect(!launched.contains("event phase active"), "nobody opened it: \(launched)")
+            // The action rescheduled first thing, through the daemon.
+            #expect(await harness.poll(timeout: .seconds(5)) { (try? await harness.pendingIdentifiers(Self.app)) == [Self.refresh] })
+        }
+
+        @Test("an expiration cancels the .backgroundTask action (Task.isCancelled), which returns at once: the run is logged expired")
+        func anExpirationCancelsTheAction() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-swiftui-app")
+            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: ["--slow-refresh"], identifiers: [Self.refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            _ = try await Self.openAndLeave(harness, executable: executable)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
+            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: log).contains("event backgroundTask main=false") }, "\(Self.events(in: log))")
+            #expect(try await harness.bgtask("expire", Self.app, Self.refresh).status == 0)
+            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains("event refreshed cancelled=true") }, "\(Self.events(in: log))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh, timeout: .seconds(5))
+            #expect(logged?["outcome"] as? String == "expired", "\(String(describing: logged))")
+        }
+    }
+}

@@ -100,6 +100,13 @@ enum AppRuntime {
     /// (those of the body's last evaluation) at once, and completes the task when they
     /// have returned; an expiration cancels them.
     private static func registerLaunchHandler(for identifier: String) {
+        // An app that registered the identifier itself (in `init()` or its delegate) and also
+        // gave it a `.backgroundTask` runs on iOS; its own handler is kept, and said.
+        if BGTaskScheduler.shared.hasLaunchHandler(forTaskWithIdentifier: identifier) {
+            let context = AppContext.resolve()
+            context.driver.log(.warning, app: context.app, ".backgroundTask(.appRefresh(\"\(identifier)\")) is not used: the app registered a launch handler for '\(identifier)' itself, which handles its runs")
+            return
+        }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
             let current = refreshActions.withLock { $0[identifier] ?? [] }
             let work = Task {

@@ -81,5 +81,24 @@ extension DaemonProcessTests {
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh, timeout: .seconds(5))
             #expect(logged?["outcome"] as? String == "expired", "\(String(describing: logged))")
         }
+
+        @Test("an identifier the app registered itself in init() and gave a .backgroundTask too: the app's handler runs it, the modifier is said unused, nothing stops")
+        func anIdentifierRegisteredByTheAppKeepsItsHandler() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-swiftui-app")
+            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: ["--register-in-init"], identifiers: [Self.refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            _ = try await Self.openAndLeave(harness, executable: executable)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
+            let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(Self.events(in: log).contains("event init handler"), "\(text)")
+            #expect(!Self.events(in: log).contains("event backgroundTask main=false"), "\(text)")
+            #expect(text.contains("is not used: the app registered a launch handler for '\(Self.refresh)' itself"), "\(text)")
+        }
     }
 }

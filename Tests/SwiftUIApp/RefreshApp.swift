@@ -4,7 +4,8 @@
 // delegate through `@UIApplicationDelegateAdaptor`. Compiled in Swift 5 language mode with
 // warnings as errors (docs/porting.md, "A SwiftUI app"); the only lines that are not iOS
 // code are the `print`s the tests read (DaemonTests.SwiftUIApp) and a slow refresh they may
-// ask for (`--slow-refresh`, to expire it).
+// ask for (`--slow-refresh`, to expire it), and a registration of its own in `init()`
+// (`--register-in-init`).
 import SwiftUI
 import BackgroundTasks
 
@@ -14,6 +15,16 @@ let refreshIdentifier = "com.example.swiftuiapp.refresh"
 struct RefreshApp: App {
     @Environment(\.scenePhase) private var phase
     @UIApplicationDelegateAdaptor(AppDelegate.self) var appDelegate
+
+    init() {
+        // Some apps also register the identifier themselves (test switch: --register-in-init).
+        if CommandLine.arguments.contains("--register-in-init") {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in
+                print("event init handler")
+                task.setTaskCompleted(success: true)
+            }
+        }
+    }
 
     var body: some Scene {
         WindowGroup {

@@ -176,6 +176,12 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// The identifiers with a registered handler (the app's and the system's own).
     var registeredIdentifiers: [String] { state.withLock { Array($0.registrations.keys) } }
 
+    /// Whether a launch handler is registered for exactly `identifier` (SwiftUI's
+    /// `.backgroundTask` leaves an identifier the app registered itself to the app's handler).
+    package func hasLaunchHandler(forTaskWithIdentifier identifier: String) -> Bool {
+        state.withLock { $0.registrations[identifier] != nil }
+    }
+
     /// The registration that handles `identifier`: exact, else the longest matching
     /// `prefix.*` registration (continued processing).
     func registration(for identifier: String) -> Registration? {

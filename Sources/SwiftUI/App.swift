@@ -98,7 +98,10 @@ public struct WindowGroup<Content: View> {
     public init(id: String, @ViewBuilder content: @escaping () -> Content) { makeContent = content }
     /// A primitive scene has no body.
     public var body: Never { Self.bodyOfPrimitive(Self.self) }
-    @MainActor func collect(into collection: inout SceneCollection) {}
+    @MainActor func collect(into collection: inout SceneCollection) {
+        let makeContent = makeContent
+        collection.windows.append(SceneCollection.WindowEntry(content: { makeContent() }))
+    }
 }
 
 // Conformances apart from the types, so that their initializers are not main-actor

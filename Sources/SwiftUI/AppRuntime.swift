@@ -17,6 +17,10 @@ enum AppRuntime {
     /// from the launch handler's queue).
     private nonisolated static let refreshActions = Mutex<[String: [BackgroundAction]]>([:])
     private static var observers: [any NSObjectProtocol] = []
+    /// The windows of the last evaluation.
+    private static var windows: [SceneCollection.WindowEntry] = []
+    /// The app's first window, once shown (the user opened the app).
+    private static var shown: ShownWindow?
 
     static func adoptDelegate<D: UIResponder & UIApplicationDelegate>(ofType type: D.Type) -> D {
         let delegate = type.init()
@@ -43,6 +47,8 @@ enum AppRuntime {
             }
             for change in changes { change.fire(after: nil) }
             observePhase(of: application)
+            // The user opened the app: its window is shown once the launch has finished.
+            if phase != .background { DispatchQueue.main.async { MainActor.assumeIsolated { showWindow() } } }
         }
     }
 
@@ -64,6 +70,7 @@ enum AppRuntime {
         for (identifier, action) in found.refreshActions { byIdentifier[identifier, default: []].append(action) }
         refreshActions.withLock { $0 = byIdentifier }
         changes = found.changes
+        windows = found.windows
         return found
     }
 
@@ -94,6 +101,23 @@ enum AppRuntime {
         for (index, change) in changes.enumerated() {
             change.fire(after: index < previous.count ? previous[index] : nil)
         }
+        // The window's views follow (a process launched in the background shows its window
+        // when it first comes to the foreground).
+        if let shown {
+            shown.update()
+        } else if new != .background {
+            showWindow()
+        }
+    }
+
+    /// Shows the app's first window: its views are evaluated, appear, and start their tasks.
+    private static func showWindow() {
+        guard shown == nil, !windows.isEmpty else { return }
+        let window = ShownWindow(
+            content: { windows.first?.content() ?? EmptyView() },
+            environment: { (windows.first ?? SceneCollection.WindowEntry(content: { EmptyView() })).environment(base: EnvironmentValues.current.withLock { $0 }) })
+        shown = window
+        window.update()
     }
 
     /// Registers the launch handler of `identifier`: a run calls the identifier's actions

@@ -46,8 +46,9 @@ public struct StateObject<ObjectType: ObservableObject>: DynamicProperty {
         init(_ make: @escaping () -> ObjectType) { self.make = make }
     }
     private let storage: Storage
-    /// The object `thunk` makes, when first read.
-    public init(wrappedValue thunk: @autoclosure @escaping () -> ObjectType) { storage = Storage(thunk) }
+    /// The object `thunk` makes, when first read (in a shown view evaluated again, the object
+    /// its place in the window already has: ``StateSlots``).
+    public init(wrappedValue thunk: @autoclosure @escaping () -> ObjectType) { storage = StateSlots.claim(Storage(thunk)) }
     /// The object.
     public var wrappedValue: ObjectType { storage.object }
     /// Bindings to the object's properties (`$model.flag`).
@@ -78,21 +79,23 @@ public struct ObservedObject<ObjectType: ObservableObject>: DynamicProperty {
 }
 
 /// An observable object from an ancestor's `.environmentObject(_:)` (Apple:
-/// `@EnvironmentObject`). No view's body is evaluated here, so none reads it; reading it
-/// elsewhere stops the program, as SwiftUI does when no ancestor supplied one.
+/// `@EnvironmentObject`), resolved when a shown view's body is evaluated (docs/porting.md,
+/// "A SwiftUI app"); read where no ancestor supplied one, it stops the program, as SwiftUI
+/// does.
 @propertyWrapper
-public struct EnvironmentObject<ObjectType: ObservableObject>: DynamicProperty {
-    /// An object the environment would supply.
+public struct EnvironmentObject<ObjectType: ObservableObject>: DynamicProperty, HostResolvable {
+    private let resolved = ResolvedBox()
+    /// An object the environment supplies.
     public init() {}
-    /// The object: there is none outside a view being drawn.
+    /// The object.
     public var wrappedValue: ObjectType {
-        fatalError("No ObservableObject of type \(ObjectType.self) found: no view is drawn on Linux, and only a drawn view's environment supplies one")
+        guard let object = resolved.environment?.objects[ObjectIdentifier(ObjectType.self)] as? ObjectType else {
+            fatalError("No ObservableObject of type \(ObjectType.self) found: supply it with .environmentObject(_:) on the scene or an ancestor view")
+        }
+        return object
     }
-}
+    /// Bindings to the object's properties (`$model.flag`).
+    public var projectedValue: ObservedObject<ObjectType>.Wrapper { ObservedObject.Wrapper(object: wrappedValue) }
 
-extension View {
-    /// Supplies `object` to the views below; nothing reads it here.
-    public func environmentObject<T: ObservableObject>(_ object: T) -> Self { self }
-    /// Sets an environment value for the views below; nothing reads it here.
-    public func environment<V>(_ keyPath: WritableKeyPath<EnvironmentValues, V>, _ value: V) -> Self { self }
+    func resolve(in environment: HostEnvironment) { resolved.environment = environment }
 }

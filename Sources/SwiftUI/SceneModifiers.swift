@@ -129,6 +129,22 @@ struct SceneCollection {
     var changes: [any AnyObservedChange] = []
     var refreshActions: [(identifier: String, action: BackgroundAction)] = []
     var urlSessionActions = 0
+    /// The window groups, in order: the first is shown when the user opens the app.
+    var windows: [WindowEntry] = []
+
+    /// A window group's content and what the scene modifiers around it supply to its views.
+    struct WindowEntry {
+        let content: @MainActor () -> any View
+        var supplies: [(inout HostEnvironment) -> Void] = []
+
+        /// The environment of the window's views: the app's, with what its scenes supply
+        /// (the outermost modifier first, so an inner one wins for the same key).
+        func environment(base: EnvironmentValues) -> HostEnvironment {
+            var environment = HostEnvironment(values: base)
+            for supply in supplies.reversed() { supply(&environment) }
+            return environment
+        }
+    }
 
     /// Reads `scene`: a primitive one directly, another through its body.
     mutating func add<S: Scene>(_ scene: S) {

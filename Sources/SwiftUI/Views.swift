@@ -105,7 +105,7 @@ public struct Image {
 /// Flexible space (Apple: `Spacer`).
 public struct Spacer {
     /// Space of at least `minLength` points.
-    public init(minLength: Double? = nil) {}
+    public init(minLength: CGFloat? = nil) {}
 }
 
 /// A button (Apple: `Button`); nobody presses it here.
@@ -152,7 +152,7 @@ public struct VerticalAlignment: Equatable, Sendable {
 public struct VStack<Content: View> {
     let content: Content
     /// A column of `content`.
-    public init(alignment: HorizontalAlignment = .center, spacing: Double? = nil, @ViewBuilder content: () -> Content) {
+    public init(alignment: HorizontalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
         self.content = content()
     }
 }
@@ -161,7 +161,7 @@ public struct VStack<Content: View> {
 public struct HStack<Content: View> {
     let content: Content
     /// A row of `content`.
-    public init(alignment: VerticalAlignment = .center, spacing: Double? = nil, @ViewBuilder content: () -> Content) {
+    public init(alignment: VerticalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
         self.content = content()
     }
 }
@@ -270,7 +270,7 @@ public struct ProgressView {
     /// One titled `title`.
     public init<S: StringProtocol>(_ title: S) {}
     /// One at `value` of `total` (1 by default).
-    public init(value: Double?, total: Double = 1) {}
+    public init<V: BinaryFloatingPoint>(value: V?, total: V = 1.0) {}
 }
 
 /// A title with an icon (Apple: `Label`).
@@ -281,94 +281,8 @@ public struct Label {
     public init<S: StringProtocol>(_ title: S, systemImage: String) { self.title = String(title) }
 }
 
-/// A font (Apple: `Font`); nothing is drawn with it here.
-public struct Font: Hashable, Sendable {
-    let name: String
-    /// A large title.
-    public static let largeTitle = Font(name: "largeTitle")
-    /// A title.
-    public static let title = Font(name: "title")
-    /// A second-level title.
-    public static let title2 = Font(name: "title2")
-    /// A heading.
-    public static let headline = Font(name: "headline")
-    /// A subheading.
-    public static let subheadline = Font(name: "subheadline")
-    /// Body text.
-    public static let body = Font(name: "body")
-    /// A caption.
-    public static let caption = Font(name: "caption")
-    /// A footnote.
-    public static let footnote = Font(name: "footnote")
-}
-
-/// A colour (Apple: `Color`); nothing is drawn with it here.
-public struct Color: Hashable, Sendable {
-    let name: String
-    /// The colour named `name` in the app's assets.
-    public init(_ name: String) { self.name = name }
-    /// Primary content.
-    public static let primary = Color("primary")
-    /// Secondary content.
-    public static let secondary = Color("secondary")
-    /// The accent colour.
-    public static let accentColor = Color("accentColor")
-    /// Red.
-    public static let red = Color("red")
-    /// Green.
-    public static let green = Color("green")
-    /// Blue.
-    public static let blue = Color("blue")
-    /// Orange.
-    public static let orange = Color("orange")
-    /// Gray.
-    public static let gray = Color("gray")
-    /// White.
-    public static let white = Color("white")
-    /// Black.
-    public static let black = Color("black")
-    /// Clear.
-    public static let clear = Color("clear")
-}
-
-// Modifiers of appearance: nothing is drawn, so they change nothing.
 extension View {
-    /// Padding around the view.
-    public func padding(_ length: Double? = nil) -> Self { self }
-    /// The navigation title.
-    public func navigationTitle<S: StringProtocol>(_ title: S) -> Self { self }
-    /// The font of the text inside.
-    public func font(_ font: Font?) -> Self { self }
-    /// The colour of the content.
-    public func foregroundColor(_ color: Color?) -> Self { self }
-    /// The style of the content.
-    public func foregroundStyle(_ color: Color) -> Self { self }
-    /// A fixed size.
-    public func frame(width: Double? = nil, height: Double? = nil) -> Self { self }
-    /// Flexible size limits.
-    public func frame(minWidth: Double? = nil, maxWidth: Double? = nil, minHeight: Double? = nil, maxHeight: Double? = nil) -> Self { self }
-    /// A background colour.
-    public func background(_ color: Color) -> Self { self }
-    /// Rounded corners.
-    public func cornerRadius(_ radius: Double) -> Self { self }
-    /// Transparency.
-    public func opacity(_ opacity: Double) -> Self { self }
-    /// Whether the user can interact with it.
-    public func disabled(_ disabled: Bool) -> Self { self }
-}
-
-// Modifiers that run code when a view appears, disappears or is pulled to refresh. No view
-// appears on Linux, so their actions never run, as they would never run on iOS for a view
-// never shown: work that must happen in the background belongs in `.backgroundTask` or a
-// scene's `.onChange(of: scenePhase)`, which do run.
-extension View {
-    /// `action` when the view appears: never here.
-    public func onAppear(perform action: (() -> Void)? = nil) -> Self { self }
-    /// `action` when the view disappears: never here.
-    public func onDisappear(perform action: (() -> Void)? = nil) -> Self { self }
-    /// `action` as a task while the view is shown: never here.
-    public func task(priority: TaskPriority = .userInitiated, _ action: @escaping @Sendable () async -> Void) -> Self { self }
-    /// `action` when the user pulls the view to refresh: never here.
+    /// `action` when the user pulls the view to refresh: nobody pulls here.
     public func refreshable(action: @escaping @Sendable () async -> Void) -> Self { self }
 }
 
@@ -396,4 +310,3 @@ extension Section: PrimitiveView {}
 extension Toggle: PrimitiveView {}
 extension ProgressView: PrimitiveView {}
 extension Label: PrimitiveView {}
-extension Color: PrimitiveView {}

@@ -47,3 +47,111 @@ import Testing
         #expect(EnvironmentValues().feedSource == "https://example.com/feed")
     }
 }
+
+/// What the shown window's views did, in order.
+@MainActor final class WalkRecord {
+    var events: [String] = []
+}
+
+final class WalkModel: ObservableObject {
+    let name: String
+    init(name: String) { self.name = name }
+}
+
+/// A window's content with a branch, rows, an environment object and the scene phase.
+struct BranchingView: View {
+    let showsDetail: Bool
+    let record: WalkRecord
+    @Environment(\.scenePhase) private var phase
+    @EnvironmentObject private var model: WalkModel
+
+    var body: some View {
+        VStack {
+            Text(model.name)
+            if showsDetail {
+                Text("detail")
+                    .onAppear { record.events.append("detail appeared") }
+                    .onDisappear { record.events.append("detail gone") }
+            }
+            ForEach(0..<3) { row in
+                Text("\(row)").onAppear { record.events.append("row \(row)") }
+            }
+        }
+        .onChange(of: phase) { old, new in record.events.append("phase \(old)->\(new)") }
+        .onAppear { record.events.append("appeared \(model.name)") }
+    }
+}
+
+final class CountedModel: ObservableObject {
+    init(record: WalkRecord) { MainActor.assumeIsolated { record.events.append("model made") } }
+}
+
+/// A view with state changed by its own `.onAppear`, and a model it owns.
+struct StatefulView: View {
+    let record: WalkRecord
+    @State private var seen = 0
+    @StateObject private var model: CountedModel
+
+    init(record: WalkRecord) {
+        self.record = record
+        _model = StateObject(wrappedValue: CountedModel(record: record))
+    }
+
+    var body: some View {
+        let _ = model
+        let _ = record.events.append("body seen=\(seen)")
+        Text("stateful").onAppear { seen += 1 }
+    }
+}
+
+/// The window shown without a screen (ShownWindow): its views' bodies are evaluated with
+/// their environment, appear and disappear by place in the tree, and see the phase change.
+@MainActor @Suite struct ShownWindowTests {
+    @Test("the first evaluation shows every view (onAppear once each, environment objects resolved); a later one calls onChange where the value changed and onDisappear where a view went")
+    func appearChangeAndDisappear() {
+        let record = WalkRecord()
+        let model = WalkModel(name: "feed")
+        var showsDetail = true
+        var values = EnvironmentValues()
+        values.scenePhase = .inactive
+        let window = ShownWindow(
+            content: { BranchingView(showsDetail: showsDetail, record: record).environmentObject(model) },
+            environment: { HostEnvironment(values: values) })
+        window.update()
+        #expect(Set(record.events) == ["appeared feed", "detail appeared", "row 0", "row 1", "row 2"])
+        #expect(record.events.count == 5)
+
+        record.events = []
+        window.update()
+        #expect(record.events.isEmpty, "nothing changed, nothing appeared again")
+
+        showsDetail = false
+        values.scenePhase = .active
+        window.update()
+        #expect(record.events == ["phase inactive->active", "detail gone"])
+    }
+
+    @Test("an environment object the scene supplies (WindowGroup { ... }.environmentObject(model)) is found by the window's views")
+    func sceneSuppliedObjects() throws {
+        var collection = SceneCollection()
+        let model = WalkModel(name: "scene")
+        let record = WalkRecord()
+        collection.add(WindowGroup { BranchingView(showsDetail: false, record: record) }.environmentObject(model))
+        let entry = try #require(collection.windows.first)
+        let window = ShownWindow(content: entry.content, environment: { entry.environment(base: EnvironmentValues()) })
+        window.update()
+        #expect(record.events.contains("appeared scene"))
+    }
+
+    @Test("a shown view's @State and @StateObject are kept by its place when the window is evaluated again")
+    func stateIsKeptByPlace() {
+        let record = WalkRecord()
+        let window = ShownWindow(content: { StatefulView(record: record) }, environment: { HostEnvironment(values: EnvironmentValues()) })
+        window.update()
+        #expect(record.events == ["model made", "body seen=0"])
+        record.events = []
+        window.update()
+        window.update()
+        #expect(record.events == ["body seen=1", "body seen=1"], "the state kept, the model made once")
+    }
+}

@@ -152,3 +152,32 @@ struct StoreView: View {
         .refreshable { await store.refresh() }
     }
 }
+
+// Bindings into collections, as list editors write them.
+struct TodoItem: Identifiable, Equatable {
+    var id = UUID()
+    var title: String
+    var isDone = false
+}
+
+struct TodoList: View {
+    @State private var items = [TodoItem(title: "Refresh")]
+    @AppStorage("lastOpened") private var lastOpened = Date()
+    @FocusState private var focused: Bool
+
+    var body: some View {
+        List {
+            ForEach($items) { $item in
+                Toggle(item.title, isOn: $item.isDone)
+            }
+            .onDelete { items.remove(atOffsets: $0) }
+            .onMove { items.move(fromOffsets: $0, toOffset: $1) }
+            Text("Opened \(lastOpened, style: .relative)").bold()
+            Text("\(items.count, specifier: "%d") items, \(Date(), formatter: DateFormatter())")
+            TextField("New", text: .constant("")).focused($focused).submitLabel(.done)
+        }
+        .listStyle(.insetGrouped)
+        .toolbar { ToolbarItem(placement: .topBarTrailing) { EditButton() } }
+        .sheet(isPresented: .constant(false)) { Text("Sheet") }
+    }
+}

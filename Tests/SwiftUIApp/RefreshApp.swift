@@ -15,6 +15,7 @@ let refreshIdentifier = "com.example.swiftuiapp.refresh"
 struct RefreshApp: App {
     @Environment(\.scenePhase) private var phase
     @UIApplicationDelegateAdaptor(AppDelegate.self) var appDelegate
+    @StateObject private var model = FeedModel()
 
     init() {
         // Some apps also register the identifier themselves (test switch: --register-in-init).
@@ -29,6 +30,7 @@ struct RefreshApp: App {
     var body: some Scene {
         WindowGroup {
             ContentView()
+                .environmentObject(model)
         }
         .onChange(of: phase) { newPhase in
             print("event phase \(newPhase)")
@@ -53,13 +55,19 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
     }
 }
 
+final class FeedModel: ObservableObject {
+    @Published var title = "Latest stories"
+}
+
 struct ContentView: View {
+    @Environment(\.scenePhase) private var scenePhase
+    @EnvironmentObject var model: FeedModel
     @State private var count = 0
 
     var body: some View {
         NavigationStack {
             VStack(alignment: .leading, spacing: 8) {
-                Text("Latest stories")
+                Text(model.title)
                 if count > 0 {
                     Text("\(count) new")
                 } else {
@@ -70,6 +78,15 @@ struct ContentView: View {
             }
             .padding()
             .navigationTitle("Feed")
+        }
+        .onAppear {
+            print("event view appeared title=\(model.title)")
+        }
+        .task {
+            print("event view task")
+        }
+        .onChange(of: scenePhase) { newPhase in
+            print("event view phase \(newPhase)")
         }
     }
 }

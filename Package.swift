@@ -139,7 +139,8 @@ let package = Package(
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
         .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
         // `import SwiftUI` for an app's lifecycle and background tasks (App, scenes, scene
-        // phase, `.backgroundTask`); views are inert (docs/porting.md, "A SwiftUI app").
+        // phase, `.backgroundTask`), its window shown without a screen; nothing is drawn
+        // (docs/porting.md, "A SwiftUI app").
         .target(name: "SwiftUI", dependencies: ["BackgroundTasks", "UIKit", "SchedulerCore"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore"]),

@@ -1,9 +1,8 @@
 // `import SwiftUI` for an app's lifecycle and background tasks on Linux (docs/porting.md,
 // "A SwiftUI app"): `@main struct MyApp: App`, its scenes, `@Environment(\.scenePhase)`
 // with `.onChange(of:)`, `.backgroundTask(.appRefresh(...))`, and
-// `@UIApplicationDelegateAdaptor`. Linux draws no user interface: views are inert values
-// (a small vocabulary, so that a `WindowGroup { ContentView() }` compiles), their bodies are
-// never asked for, and nothing appears.
+// `@UIApplicationDelegateAdaptor`, and the app's window shown without a screen (its views'
+// `.onAppear`, `.task` and `.onChange`). Linux draws no user interface: nothing is drawn.
 @_exported import UIKit
 
 /// An app written with SwiftUI's lifecycle (Apple: `App`): `@main` on the type runs it.

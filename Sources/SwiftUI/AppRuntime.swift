@@ -48,7 +48,8 @@ enum AppRuntime {
             for change in changes { change.fire(after: nil) }
             observePhase(of: application)
             // The user opened the app: its window is shown once the launch has finished.
-            if phase != .background { DispatchQueue.main.async { MainActor.assumeIsolated { showWindow() } } }
+            // (A SIGTERM meanwhile puts the app in the background: no window then.)
+            if phase != .background { DispatchQueue.main.async { MainActor.assumeIsolated { if phase != .background { showWindow() } } } }
         }
     }
 
@@ -115,7 +116,16 @@ enum AppRuntime {
         guard shown == nil, !windows.isEmpty else { return }
         let window = ShownWindow(
             content: { windows.first?.content() ?? EmptyView() },
-            environment: { (windows.first ?? SceneCollection.WindowEntry(content: { EmptyView() })).environment(base: EnvironmentValues.current.withLock { $0 }) })
+            environment: {
+                var environment = (windows.first ?? SceneCollection.WindowEntry(content: { EmptyView() }))
+                    .environment(base: EnvironmentValues.current.withLock { $0 })
+                // An app delegate that is an ObservableObject is in the environment of the
+                // app's views, as SwiftUI puts it there (`@EnvironmentObject var appDelegate`).
+                if let delegate = adoptedDelegate as? any ObservableObject, environment.objects[ObjectIdentifier(type(of: delegate))] == nil {
+                    environment.objects[ObjectIdentifier(type(of: delegate))] = delegate
+                }
+                return environment
+            })
         shown = window
         window.update()
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-// More inert views: controls, shapes, navigation, text with values (docs/porting.md, "A
+// More views that draw nothing: controls, shapes, navigation, text with values (docs/porting.md, "A
 // SwiftUI app"). Nobody types, taps or picks on Linux; a binding a control holds is never
 // written by it.
 
@@ -48,8 +48,11 @@ public struct LocalizedStringKey: ExpressibleByStringInterpolation, Equatable, S
 }
 
 extension Text {
-    /// Text of a localized key (a string literal, interpolations included).
-    public init(_ key: LocalizedStringKey) { self.init(verbatim: key.key) }
+    /// Text of a localized key (a string literal, interpolations included); Linux has no
+    /// string tables here, so the key is the text.
+    public init(_ key: LocalizedStringKey, tableName: String? = nil, bundle: Bundle? = nil, comment: StaticString? = nil) {
+        self.init(verbatim: key.key)
+    }
     /// A date in `style`.
     public init(_ date: Date, style: DateStyle) { self.init(verbatim: Text.describe(date, style: style)) }
     /// A value through a format style (`Text(price, format: .currency(code: "EUR"))`).
@@ -281,7 +284,7 @@ public struct EditButton {
 
 /// A shape (Apple: `Shape`): nothing is drawn here.
 public protocol Shape: View, Sendable {}
-extension Shape {
+nonisolated extension Shape {
     /// The shape filled with `content`.
     public func fill<S: ShapeStyle>(_ content: S) -> Self { self }
     /// The shape's outline in `content`.
@@ -296,7 +299,12 @@ public struct Rectangle: Shape {
 /// A rectangle with rounded corners (Apple: `RoundedRectangle`).
 public struct RoundedRectangle: Shape {
     /// Corners of `cornerRadius`.
-    public init(cornerRadius: CGFloat) {}
+    public init(cornerRadius: CGFloat, style: RoundedCornerStyle = .continuous) {}
+}
+
+/// How corners are rounded (Apple: `RoundedCornerStyle`).
+public enum RoundedCornerStyle: Hashable, Sendable {
+    case circular, continuous
 }
 /// A circle (Apple: `Circle`).
 public struct Circle: Shape {

@@ -16,8 +16,10 @@ public enum ScenePhase: Comparable, Hashable, Sendable {
 /// The values a view or scene reads from its environment (Apple: `EnvironmentValues`):
 /// here the scene phase, and values of the app's own keys.
 public struct EnvironmentValues: @unchecked Sendable {
-    // @unchecked: the custom values are the app's `EnvironmentKey.Value`s, read and written
-    // by the app's main-actor code only; the process's copy is kept under a mutex.
+    // @unchecked: the custom values are the app's `EnvironmentKey.Value`s, written by the
+    // app's main-actor code (scene and view modifiers); the process's copy is kept under a
+    // mutex, and code elsewhere (a `.backgroundTask` action) reads copies of it, so a value
+    // of a key must be safe to read from another thread, as SwiftUI's must be Sendable.
     /// The phase of the app's scene.
     public var scenePhase: ScenePhase = .inactive
     private var custom: [ObjectIdentifier: Any] = [:]
@@ -65,6 +67,13 @@ public struct Environment<Value>: DynamicProperty, HostResolvable {
     public init(_ objectType: Value.Type) where Value: AnyObject & Observable {
         read = { $0.objects[ObjectIdentifier(objectType)] as? Value }
         missing = { fatalError("No Observable object of type \(Value.self) found: supply it with .environment(_:) on the scene or an ancestor view") }
+    }
+
+    /// Reads the observable object of `objectType` an ancestor supplied, or `nil` (Apple's
+    /// optional form, `@Environment(Model.self) var model: Model?`).
+    public init<T: AnyObject & Observable>(_ objectType: T.Type) where Value == T? {
+        read = { .some($0.objects[ObjectIdentifier(objectType)] as? T) }
+        missing = { nil }
     }
 
     /// The value: in a shown view, its environment's; in the app, the app's (for
@@ -165,8 +174,15 @@ extension EnvironmentValues {
     public var openURL: OpenURLAction { OpenURLAction() }
     /// Dismisses the presentation (Apple: `\.dismiss`): nothing is presented here.
     public var dismiss: DismissAction { DismissAction() }
-    /// The appearance (Apple: `\.colorScheme`): `.light`, as nothing is shown.
-    public var colorScheme: ColorScheme { .light }
+    /// The appearance (Apple: `\.colorScheme`): `.light` unless set, as nothing is shown.
+    public var colorScheme: ColorScheme {
+        get { self[ColorSchemeKey.self] }
+        set { self[ColorSchemeKey.self] = newValue }
+    }
+}
+
+private struct ColorSchemeKey: EnvironmentKey {
+    static let defaultValue = ColorScheme.light
 }
 
 /// Opens a URL (Apple: `OpenURLAction`): never here.
@@ -256,9 +272,9 @@ extension AppStorage {
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Data {
         self.init(key: key, defaultValue: wrappedValue, store: store, read: { $0 as? Data }, write: { $0 })
     }
-    /// A date under `key`.
+    /// A date under `key` (as `UserDefaults.set(_:forKey:)` keeps a date).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Date {
-        self.init(key: key, defaultValue: wrappedValue, store: store, read: { ($0 as? Double).map(Date.init(timeIntervalSinceReferenceDate:)) }, write: { $0.timeIntervalSinceReferenceDate })
+        self.init(key: key, defaultValue: wrappedValue, store: store, read: { $0 as? Date }, write: { $0 })
     }
     /// An enumeration's raw string under `key`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == String {

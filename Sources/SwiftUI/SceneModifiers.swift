@@ -29,7 +29,7 @@ public struct BackgroundTask<Request, Response>: Sendable {
     }
 }
 
-extension Scene {
+nonisolated extension Scene {
     /// Runs `action` when the system launches the app for `task` (Apple:
     /// `backgroundTask(_:action:)`): for ``BackgroundTask/appRefresh(_:)``, a launch handler
     /// for the identifier is registered during the launch (the manifest must permit it, as
@@ -107,12 +107,12 @@ protocol AnyObservedChange {
     func fire(after previous: (any AnyObservedChange)?)
 }
 
-struct ObservedChange<V: Equatable>: AnyObservedChange {
+struct ObservedChange<V: Equatable> {
     let value: V
     let initial: Bool
     let action: (V, V) -> Void
 
-    func fire(after previous: (any AnyObservedChange)?) {
+    @MainActor func fire(after previous: (any AnyObservedChange)?) {
         guard let previous else {
             if initial { action(value, value) }
             return
@@ -159,3 +159,4 @@ struct SceneCollection {
 // Conformances apart from the types, so that their initializers are not main-actor isolated.
 extension BackgroundTaskScene: Scene, PrimitiveScene {}
 extension ChangeObservingScene: Scene, PrimitiveScene {}
+extension ObservedChange: AnyObservedChange {}

@@ -96,6 +96,8 @@ public struct Color: Hashable, Sendable, ShapeStyle {
     public init(red: Double, green: Double, blue: Double, opacity: Double = 1) { name = "rgb(\(red), \(green), \(blue))" }
     /// A UIKit colour's equivalent.
     public init(uiColor: UIColor) { name = uiColor.name }
+    /// A UIKit colour's equivalent (`Color(.systemBackground)`).
+    public init(_ uiColor: UIColor) { name = uiColor.name }
     /// This colour at `opacity`.
     public func opacity(_ opacity: Double) -> Color { self }
 

@@ -30,7 +30,9 @@ protocol HostedModifier {
 /// A `ForEach`: the views of its elements.
 @MainActor
 protocol ElementViews {
-    func elementViews(limit: Int) -> [any View]
+    /// Each element's identifier (as text) and view, the first `limit`, each view made with
+    /// `place`/identifier as the place of its state.
+    func elementViews(limit: Int, at place: String) -> [(String, any View)]
 }
 
 /// One evaluation of the shown view tree: what its views ask for, by path.
@@ -43,7 +45,7 @@ struct ViewWalk {
     var changes: [(path: String, change: any AnyObservedChange)] = []
     var appears: [(path: String, action: () -> Void)] = []
     var disappears: [String: () -> Void] = [:]
-    var tasks: [(path: String, priority: TaskPriority, action: @Sendable () async -> Void)] = []
+    var tasks: [(path: String, priority: TaskPriority, action: @Sendable () async -> Void, id: AnyEquatable?)] = []
     /// Every path that holds a view with `.onAppear`, `.onDisappear` or `.task`.
     var lifecyclePaths: Set<String> = []
     private var budget = ViewWalk.viewLimit
@@ -56,14 +58,13 @@ struct ViewWalk {
         if let hosted = view as? any HostedModifier {
             hosted.host(in: &self, path: path)
         } else if let elements = view as? any ElementViews {
-            for (index, child) in elements.elementViews(limit: budget).enumerated() { walk(child, path: path + "/\(index)") }
+            // Rows are known by their identifier, and their views keep state by it.
+            for (identifier, child) in elements.elementViews(limit: budget, at: path) { walk(child, path: path + "/" + identifier) }
         } else if view is any PrimitiveView {
             for (index, child) in Mirror(reflecting: view).children.enumerated() { walkStored(child.value, path: path + "/" + (child.label ?? "\(index)")) }
         } else {
             // A view of the app's: its dynamic properties see this environment, then its body.
-            for child in Mirror(reflecting: view).children {
-                (child.value as? any HostResolvable)?.resolve(in: environment)
-            }
+            Self.resolveProperties(of: view, in: environment, depth: 0)
             // The views its body makes keep their state by this place.
             let placed = path + "/" + String(describing: type(of: view))
             let body = StateSlots.evaluating(at: placed) { Self.body(of: view) }
@@ -86,6 +87,18 @@ struct ViewWalk {
     }
 
     private static func body<V: View>(of view: V) -> any View { view.body }
+
+    /// Resolves the `@Environment` and `@EnvironmentObject` of `value`'s stored properties,
+    /// and of the app's own `DynamicProperty` types among them (a few levels deep).
+    static func resolveProperties(of value: Any, in environment: HostEnvironment, depth: Int) {
+        for child in Mirror(reflecting: value).children {
+            if let resolvable = child.value as? any HostResolvable {
+                resolvable.resolve(in: environment)
+            } else if depth < 4, child.value is any DynamicProperty {
+                resolveProperties(of: child.value, in: environment, depth: depth + 1)
+            }
+        }
+    }
 }
 
 /// What the shown tree asked for at its last evaluation, and the tasks it started.
@@ -97,6 +110,7 @@ final class ShownWindow {
     private var disappears: [String: () -> Void] = [:]
     private var lifecyclePaths: Set<String> = []
     private var running: [String: Task<Void, Never>] = [:]
+    private var taskIDs: [String: AnyEquatable?] = [:]
 
     init(content: @escaping () -> any View, environment: @escaping () -> HostEnvironment) {
         self.content = content
@@ -118,44 +132,50 @@ final class ShownWindow {
             running.removeValue(forKey: path)?.cancel()
         }
         for (path, action) in walk.appears where !lifecyclePaths.contains(path) { action() }
-        for (path, priority, action) in walk.tasks where !lifecyclePaths.contains(path) {
+        for (path, priority, action, id) in walk.tasks {
+            // A new view's task starts; a shown view's restarts when its `.task(id:)` changed.
+            if lifecyclePaths.contains(path), taskIDs[path] == id { continue }
+            running.removeValue(forKey: path)?.cancel()
             running[path] = Task(priority: priority) { await action() }
         }
+        taskIDs = Dictionary(walk.tasks.map { ($0.path, $0.id) }, uniquingKeysWith: { first, _ in first })
         disappears = walk.disappears
         lifecyclePaths = walk.lifecyclePaths
     }
 }
 
 /// A view with `.onChange(of:)`.
-struct ChangeObservingView<Content: View, V: Equatable>: PrimitiveView, HostedModifier {
+struct ChangeObservingView<Content: View, V: Equatable> {
     let content: Content
     let change: ObservedChange<V>
-    func host(in walk: inout ViewWalk, path: String) {
+    @MainActor func host(in walk: inout ViewWalk, path: String) {
         walk.changes.append((path, change))
         walk.walk(content, path: path + "/c")
     }
 }
 
 /// A view with `.onAppear`, `.onDisappear` or `.task`.
-struct LifecycleView<Content: View>: PrimitiveView, HostedModifier {
+struct LifecycleView<Content: View> {
     let content: Content
     var appear: (() -> Void)?
     var disappear: (() -> Void)?
     var task: (priority: TaskPriority, action: @Sendable () async -> Void)?
-    func host(in walk: inout ViewWalk, path: String) {
+    /// `.task(id:)`'s value: a change restarts the task.
+    var taskID: AnyEquatable?
+    @MainActor func host(in walk: inout ViewWalk, path: String) {
         walk.lifecyclePaths.insert(path)
         if let appear { walk.appears.append((path, appear)) }
         if let disappear { walk.disappears[path] = disappear }
-        if let task { walk.tasks.append((path, task.priority, task.action)) }
+        if let task { walk.tasks.append((path, task.priority, task.action, taskID)) }
         walk.walk(content, path: path + "/c")
     }
 }
 
 /// A view with an object or value supplied to the views below.
-struct EnvironmentSupplyingView<Content: View>: PrimitiveView, HostedModifier {
+struct EnvironmentSupplyingView<Content: View> {
     let content: Content
     let supply: (inout HostEnvironment) -> Void
-    func host(in walk: inout ViewWalk, path: String) {
+    @MainActor func host(in walk: inout ViewWalk, path: String) {
         let saved = walk.environment
         supply(&walk.environment)
         walk.walk(content, path: path + "/c")
@@ -164,10 +184,15 @@ struct EnvironmentSupplyingView<Content: View>: PrimitiveView, HostedModifier {
 }
 
 extension ForEach: ElementViews {
-    func elementViews(limit: Int) -> [any View] { data.prefix(limit).map { content($0) } }
+    func elementViews(limit: Int, at place: String) -> [(String, any View)] {
+        data.prefix(limit).map { element in
+            let identifier = String(describing: element[keyPath: idPath])
+            return (identifier, StateSlots.evaluating(at: place + "/" + identifier) { content(element) })
+        }
+    }
 }
 
-extension View {
+nonisolated extension View {
     /// Calls `action` with the new value when `value` changes while the view is shown (the
     /// tree is evaluated again at each change of the scene phase).
     public func onChange<V: Equatable>(of value: V, perform action: @escaping (V) -> Void) -> some View {
@@ -193,9 +218,14 @@ extension View {
     public func onDisappear(perform action: (() -> Void)? = nil) -> some View {
         LifecycleView(content: self, disappear: action)
     }
-    /// Starts `action` as a task when the view is shown, cancelled when it stops being shown.
-    public func task(priority: TaskPriority = .userInitiated, _ action: @escaping @Sendable () async -> Void) -> some View {
+    /// Starts `action` as a task when the view is shown, cancelled when it stops being shown;
+    /// written in a view's body, it runs on the main actor, as on iOS.
+    public func task(priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: @escaping @Sendable () async -> Void) -> some View {
         LifecycleView(content: self, task: (priority, action))
+    }
+    /// The same, started again (the running one cancelled) when `id` changes.
+    public func task<T: Equatable>(id value: T, priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: @escaping @Sendable () async -> Void) -> some View {
+        LifecycleView(content: self, task: (priority, action), taskID: AnyEquatable(value))
     }
     /// Supplies `object` to the views below (`@EnvironmentObject`).
     public func environmentObject<T: ObservableObject>(_ object: T) -> some View {
@@ -211,7 +241,7 @@ extension View {
     }
 }
 
-extension Scene {
+nonisolated extension Scene {
     /// Supplies `object` to the views of the scene (`@EnvironmentObject`).
     public func environmentObject<T: ObservableObject>(_ object: T) -> some Scene {
         EnvironmentSupplyingScene(content: self) { $0.objects[ObjectIdentifier(T.self)] = object }
@@ -242,9 +272,12 @@ struct EnvironmentSupplyingScene<Content: Scene> {
 extension EnvironmentSupplyingScene: Scene, PrimitiveScene {}
 
 /// The `@State` and `@StateObject` storage of shown views, by place: a view's state is
-/// claimed, while its parent's body is evaluated, as the parent's place and the order of
-/// creation (the same views made in the same order get the same storage back, as SwiftUI
-/// keeps state by structural identity). Storage no evaluation claimed is dropped at the end
+/// claimed, while its parent's body is evaluated (or a `ForEach` makes its rows), as the
+/// parent's place and the order of creation (the same views made in the same order get the
+/// same storage back, as SwiftUI keeps state by structural identity; a row's place is its
+/// element's identifier, so rows keep their state when others are inserted). Views that a
+/// body makes conditionally before a sibling shift the sibling's order, so the sibling's
+/// state is then not kept. Storage no evaluation claimed is dropped at the end
 /// of a walk. Outside a walk (the app's own state, anything made off the main thread) state
 /// is not kept here.
 enum StateSlots {
@@ -255,14 +288,18 @@ enum StateSlots {
         var next = 0
         var slots: [String: AnyObject] = [:]
         var claimed: Set<String> = []
+        /// The thread evaluating (`pthread_self`), while `place` is set.
+        var walker: UInt = 0
     }
     private static let state = Mutex(Slots())
 
     /// `storage`, or the storage of its type its place already has.
     static func claim<Storage: AnyObject>(_ storage: Storage) -> Storage {
         let box = UncheckedBox(storage)
+        let caller = UInt(pthread_self())
         let kept = state.withLock { slots -> UncheckedBox<Storage>? in
-            guard let place = slots.place else { return nil }
+            // Only the walk's own thread claims: state made elsewhere meanwhile is not the window's.
+            guard let place = slots.place, slots.walker == caller else { return nil }
             let key = "\(place)#\(slots.next)"
             slots.next += 1
             slots.claimed.insert(key)
@@ -283,8 +320,9 @@ enum StateSlots {
     /// state it creates.
     @MainActor
     static func evaluating<R>(at place: String, _ body: () -> R) -> R {
+        let caller = UInt(pthread_self())
         let saved = state.withLock { slots -> (String?, Int) in
-            defer { slots.place = place; slots.next = 0 }
+            defer { slots.place = place; slots.next = 0; slots.walker = caller }
             return (slots.place, slots.next)
         }
         defer { state.withLock { $0.place = saved.0; $0.next = saved.1 } }
@@ -299,5 +337,102 @@ enum StateSlots {
         state.withLock { slots in
             slots.slots = slots.slots.filter { slots.claimed.contains($0.key) }
         }
+    }
+}
+
+// Conformances apart from the types, so that the modifiers, which are nonisolated as Apple's
+// are, can make them.
+extension ChangeObservingView: PrimitiveView, HostedModifier {}
+extension LifecycleView: PrimitiveView, HostedModifier {}
+extension EnvironmentSupplyingView: PrimitiveView, HostedModifier {}
+
+/// A value compared with another of any type (`.task(id:)`).
+struct AnyEquatable: Equatable {
+    private let value: Any
+    private let equals: (Any) -> Bool
+    init<T: Equatable>(_ value: T) {
+        self.value = value
+        equals = { ($0 as? T) == value }
+    }
+    static func == (lhs: AnyEquatable, rhs: AnyEquatable) -> Bool { lhs.equals(rhs.value) }
+}
+
+/// A modifier of views the app writes (Apple: `ViewModifier`): its `body(content:)` is
+/// evaluated with the shown view it modifies.
+@MainActor @preconcurrency
+public protocol ViewModifier {
+    /// What the modifier makes of the view.
+    associatedtype Body: View
+    /// What the modifier makes of `content`.
+    @ViewBuilder func body(content: Content) -> Body
+    /// The view being modified.
+    typealias Content = _ViewModifier_Content<Self>
+}
+
+/// The view a ``ViewModifier`` modifies (Apple: `_ViewModifier_Content`).
+public struct _ViewModifier_Content<Modifier: ViewModifier> {
+    let content: AnyView
+}
+
+/// A view with a modifier (Apple: `ModifiedContent`).
+public struct ModifiedContent<Content, Modifier> {
+    /// The view.
+    public var content: Content
+    /// The modifier.
+    public var modifier: Modifier
+    /// `content` modified by `modifier`.
+    public init(content: Content, modifier: Modifier) {
+        self.content = content
+        self.modifier = modifier
+    }
+}
+
+extension _ViewModifier_Content: PrimitiveView {}
+extension ModifiedContent: View where Content: View, Modifier: ViewModifier {}
+extension ModifiedContent: PrimitiveView where Content: View, Modifier: ViewModifier {}
+extension ModifiedContent: HostedModifier where Content: View, Modifier: ViewModifier {
+    @MainActor func host(in walk: inout ViewWalk, path: String) {
+        ViewWalk.resolveProperties(of: modifier, in: walk.environment, depth: 0)
+        let place = path + "/" + String(describing: Modifier.self)
+        let body = StateSlots.evaluating(at: place) { modifier.body(content: _ViewModifier_Content(content: AnyView(content))) }
+        walk.walk(body, path: place)
+    }
+}
+
+nonisolated extension View {
+    /// This view modified by `modifier`.
+    public func modifier<M: ViewModifier>(_ modifier: M) -> ModifiedContent<Self, M> {
+        ModifiedContent(content: self, modifier: modifier)
+    }
+}
+
+/// A list of values pushed on a navigation stack (Apple: `NavigationPath`); nothing is
+/// pushed here, but the app may build one.
+public struct NavigationPath: Equatable, Sendable {
+    private var elements: [AnyHashableBox] = []
+    /// An empty path.
+    public init() {}
+    /// How many values it holds.
+    public var count: Int { elements.count }
+    /// Whether it holds none.
+    public var isEmpty: Bool { elements.isEmpty }
+    /// Pushes `value`.
+    public mutating func append<V: Hashable & Sendable>(_ value: V) { elements.append(AnyHashableBox(value)) }
+    /// Pops `k` values.
+    public mutating func removeLast(_ k: Int = 1) { elements.removeLast(k) }
+
+    private struct AnyHashableBox: Equatable, @unchecked Sendable {
+        // @unchecked: it holds only values appended as Sendable.
+        let value: AnyHashable
+        init<V: Hashable & Sendable>(_ value: V) { self.value = AnyHashable(value) }
+    }
+}
+
+extension NavigationStack {
+    /// A stack whose pushed values are `path`.
+    public init(path: Binding<NavigationPath>, @ViewBuilder root: () -> Root) { self.init(root: root) }
+    /// A stack whose pushed values are the collection `path`.
+    public init<Data: MutableCollection & RandomAccessCollection & RangeReplaceableCollection>(path: Binding<Data>, @ViewBuilder root: () -> Root) where Data.Element: Hashable {
+        self.init(root: root)
     }
 }

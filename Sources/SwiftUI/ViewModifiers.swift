@@ -1,11 +1,11 @@
 import Foundation
 
-// View modifiers. Appearance changes nothing (nothing is drawn); presentation, gestures and
-// navigation never happen (nobody taps); modifiers that run code when a view appears, changes
-// or is refreshed never run it, since no view is shown on Linux (docs/porting.md, "A SwiftUI
-// app"): work that must happen belongs in `.backgroundTask` or a scene's `.onChange`.
+// View modifiers that draw or react to the user. Nothing is drawn, so appearance changes
+// nothing; nobody taps, types or pulls, so presentations, gestures and navigation never
+// happen (docs/porting.md, "A SwiftUI app"). The modifiers that run code when a shown view
+// appears, changes or goes are in ViewHost.swift.
 
-extension View {
+nonisolated extension View {
     /// Padding along `edges`.
     public func padding(_ edges: Edge.Set = .all, _ length: CGFloat? = nil) -> Self { self }
     /// Padding of `length` on every edge.
@@ -35,6 +35,12 @@ extension View {
     public func background<V: View>(alignment: Alignment = .center, @ViewBuilder content: () -> V) -> Self { self }
     /// A view over this one.
     public func overlay<V: View>(alignment: Alignment = .center, @ViewBuilder content: () -> V) -> Self { self }
+    /// A view over this one (the iOS 13 form).
+    @_disfavoredOverload
+    public func overlay<V: View>(_ overlay: V, alignment: Alignment = .center) -> Self { self }
+    /// A view behind this one (the iOS 13 form).
+    @_disfavoredOverload
+    public func background<V: View>(_ background: V, alignment: Alignment = .center) -> Self { self }
     /// A style over this view.
     public func overlay<S: ShapeStyle>(_ style: S) -> Self { self }
     /// Rounded corners.
@@ -46,7 +52,7 @@ extension View {
     /// Transparency.
     public func opacity(_ opacity: Double) -> Self { self }
     /// A scale.
-    public func scaleEffect(_ scale: CGFloat) -> Self { self }
+    public func scaleEffect(_ scale: CGFloat, anchor: UnitPoint = .center) -> Self { self }
     /// Whether the user can interact with it.
     public func disabled(_ disabled: Bool) -> Self { self }
     /// How many lines text may take.
@@ -127,6 +133,8 @@ extension View {
     public func navigationTitle<S: StringProtocol>(_ title: S) -> Self { self }
     /// The navigation title of a localized key.
     public func navigationTitle(_ titleKey: LocalizedStringKey) -> Self { self }
+    /// The navigation title as text.
+    public func navigationTitle(_ title: Text) -> Self { self }
     /// The navigation title (before iOS 14).
     public func navigationBarTitle<S: StringProtocol>(_ title: S) -> Self { self }
     /// How large the navigation title is.
@@ -181,7 +189,7 @@ extension View {
 
 }
 
-extension Scene {
+nonisolated extension Scene {
     /// The user defaults `@AppStorage` uses in the scene; here each names its own store.
     public func defaultAppStorage(_ store: UserDefaults) -> Self { self }
 }

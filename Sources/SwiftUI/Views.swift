@@ -1,9 +1,7 @@
 import Foundation
 
-// Views on Linux, which draws nothing: inert values, so that the views an app's scenes name
-// compile. Their bodies are never asked for and their modifiers change nothing; behaviour
-// attached to a view (`.onAppear`, `.task`, `.onChange` on a view) is not here, so code that
-// relies on it does not compile rather than silently never running (docs/porting.md).
+// Views on Linux, which draws nothing: values that the shown window (ViewHost.swift) reads
+// for their content and their behaviour (docs/porting.md, "A SwiftUI app").
 
 /// A part of the user interface (Apple: `View`).
 @MainActor @preconcurrency
@@ -194,18 +192,18 @@ public struct NavigationView<Content: View> {
     public init(@ViewBuilder content: () -> Content) { self.content = content() }
 }
 
-/// A view per element of a collection (Apple: `ForEach`). The views are made when asked
-/// for, which is never here.
+/// A view per element of a collection (Apple: `ForEach`): the rows are made when the
+/// shown window reads them.
 public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View> {
     /// The elements.
     public let data: Data
     /// The view of an element.
     public let content: (Data.Element) -> Content
-    private let id: KeyPath<Data.Element, ID>
+    let idPath: KeyPath<Data.Element, ID>
     /// A view per element of `data`, told apart by `id`.
     public init(_ data: Data, id: KeyPath<Data.Element, ID>, @ViewBuilder content: @escaping (Data.Element) -> Content) {
         self.data = data
-        self.id = id
+        self.idPath = id
         self.content = content
     }
 }
@@ -281,7 +279,7 @@ public struct Label {
     public init<S: StringProtocol>(_ title: S, systemImage: String) { self.title = String(title) }
 }
 
-extension View {
+nonisolated extension View {
     /// `action` when the user pulls the view to refresh: nobody pulls here.
     public func refreshable(action: @escaping @Sendable () async -> Void) -> Self { self }
 }

@@ -128,12 +128,30 @@ extension DaemonProcessTests {
             // handler installed), or a SIGTERM now was lost while the manager thread was slow
             // (CI), and the main thread's mask is as it was (a program the app starts must
             // not inherit SIGTERM blocked).
-            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false"), "\(Self.events(in: process.outputPath))")
+            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(Self.events(in: process.outputPath))")
             process.signal(SIGTERM)
             let result = await process.waitForExit(timeout: .seconds(15))
             #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
             // The launch finished in the background, where the signal put it: never active.
             #expect(!Self.events(in: process.outputPath).contains("event applicationDidBecomeActive"), "\(Self.events(in: process.outputPath))")
+        }
+
+        @Test("linked to bgtaskd, no thread of the app but its main one can take SIGTERM during its launch (the connection's reader thread blocks it), so a SIGTERM before the signal sources are registered is never fatal")
+        func noOtherThreadTakesSigtermUnderTheDaemon() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-appdelegate-app")
+            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(Self.app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "1"]) { $1 }, name: "linked")
+            defer { process.signal(SIGKILL) }
+            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
+                    "\(Self.events(in: process.outputPath)); \(process.standardError)")
+            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(Self.events(in: process.outputPath))")
+            process.signal(SIGTERM)
+            let result = await process.waitForExit(timeout: .seconds(15))
+            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
         }
 
         @Test("under bgtaskd: the user's process submits to the daemon; bgtask run launches the delegate in the background, its handler runs on the main actor and reschedules")

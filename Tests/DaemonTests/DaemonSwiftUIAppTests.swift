@@ -22,7 +22,7 @@ extension DaemonProcessTests {
             try await AppDelegateApp.openAndLeave(harness, executable: executable, name: "swiftui", app: app, activeEvent: "event phase active")
         }
 
-        @Test("embedded: the delegate adaptor's didFinishLaunching, the window shown (onAppear with its environment object, its task), the scene phase active in the scene and the view; SIGTERM: inactive, background, where the scene's onChange submits the refresh; exit 0")
+        @Test("embedded: the delegate adaptor's didFinishLaunching, the window shown (onAppear with its environment objects, the model and the delegate adaptor's ObservableObject delegate, its task), the scene phase active in the scene and the view; SIGTERM: inactive, background, where the scene's onChange submits the refresh; exit 0")
         func embedded() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
@@ -31,7 +31,7 @@ extension DaemonProcessTests {
             let events = try await Self.openAndLeave(harness, executable: executable)
             // The task runs concurrently with the rest: it is somewhere after the appearance.
             #expect(events.filter { $0 != "event view task" } == [
-                "event didFinishLaunching state=foreground", "event view appeared title=Latest stories",
+                "event didFinishLaunching state=foreground", "event view appeared title=Latest stories launched=true",
                 "event phase active", "event view phase active", "event phase inactive", "event view phase inactive",
                 "event phase background", "event submitted", "event view phase background",
             ])

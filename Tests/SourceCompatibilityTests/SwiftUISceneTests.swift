@@ -104,6 +104,30 @@ struct StatefulView: View {
     }
 }
 
+struct Row: Identifiable, Equatable {
+    let id: String
+}
+
+/// A row that counts its appearances in its own state.
+struct CountingRow: View {
+    let row: Row
+    let record: WalkRecord
+    @State private var appearances = 0
+
+    var body: some View {
+        let _ = record.events.append("\(row.id) appearances=\(appearances)")
+        Text(row.id).onAppear { appearances += 1 }
+    }
+}
+
+/// An app's own modifier with behaviour in its body.
+struct Announcing: ViewModifier {
+    let record: WalkRecord
+    func body(content: Content) -> some View {
+        content.onAppear { record.events.append("modifier appeared") }
+    }
+}
+
 /// The window shown without a screen (ShownWindow): its views' bodies are evaluated with
 /// their environment, appear and disappear by place in the tree, and see the phase change.
 @MainActor @Suite struct ShownWindowTests {
@@ -153,5 +177,35 @@ struct StatefulView: View {
         window.update()
         window.update()
         #expect(record.events == ["body seen=1", "body seen=1"], "the state kept, the model made once")
+    }
+
+    @Test("rows are known by their identifier: a row inserted at the top appears, the others keep their state and do not appear again")
+    func rowsKeepStateByIdentifier() {
+        let record = WalkRecord()
+        var rows = [Row(id: "b"), Row(id: "c")]
+        let window = ShownWindow(content: { List { ForEach(rows) { CountingRow(row: $0, record: record) } } },
+                                 environment: { HostEnvironment(values: EnvironmentValues()) })
+        window.update()
+        #expect(record.events == ["b appearances=0", "c appearances=0"])
+        record.events = []
+        rows.insert(Row(id: "a"), at: 0)
+        window.update()
+        #expect(record.events == ["a appearances=0", "b appearances=1", "c appearances=1"])
+    }
+
+    @Test("an app's ViewModifier is evaluated with its content; a .task written in a body is main-actor isolated and starts")
+    func modifiersAndTasks() async {
+        let record = WalkRecord()
+        let window = ShownWindow(
+            content: {
+                // `record` is main-actor state touched without `await`: this compiles only
+                // if the task's closure is main-actor isolated, as in a view's body on iOS.
+                Text("x").modifier(Announcing(record: record)).task { record.events.append("task ran") }
+            },
+            environment: { HostEnvironment(values: EnvironmentValues()) })
+        window.update()
+        #expect(record.events == ["modifier appeared"])
+        for _ in 0..<1_000 where record.events.count < 2 { await Task.yield() }
+        #expect(record.events == ["modifier appeared", "task ran"])
     }
 }

@@ -47,10 +47,13 @@ struct RefreshApp: App {
     }
 }
 
-class AppDelegate: UIResponder, UIApplicationDelegate {
+class AppDelegate: UIResponder, UIApplicationDelegate, ObservableObject {
+    var launched = false
+
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil) -> Bool {
         setvbuf(stdout, nil, _IOLBF, 0)
         print("event didFinishLaunching state=\(application.applicationState == .background ? "background" : "foreground")")
+        launched = true
         return true
     }
 }
@@ -62,6 +65,7 @@ final class FeedModel: ObservableObject {
 struct ContentView: View {
     @Environment(\.scenePhase) private var scenePhase
     @EnvironmentObject var model: FeedModel
+    @EnvironmentObject var appDelegate: AppDelegate
     @State private var count = 0
 
     var body: some View {
@@ -80,7 +84,7 @@ struct ContentView: View {
             .navigationTitle("Feed")
         }
         .onAppear {
-            print("event view appeared title=\(model.title)")
+            print("event view appeared title=\(model.title) launched=\(appDelegate.launched)")
         }
         .task {
             print("event view task")

@@ -367,7 +367,8 @@ public final class BGApplication: @unchecked Sendable {
     /// background, and ``finishLaunching()`` then leaves it there. Call it from the main
     /// thread: it blocks SIGTERM and SIGINT there while libdispatch registers the sources
     /// that read them, so that a signal meanwhile waits for them, and returns once they are
-    /// registered (milliseconds), with the thread's signal mask as it was.
+    /// registered (milliseconds), with the thread's signal mask as it was (unless they could
+    /// not be registered in time: then they stay blocked, and a warning says so).
     public func handleTerminationSignals(exitWhenDone: Bool = true) {
         let context = requiredContext
         if exitWhenDone {
@@ -409,7 +410,7 @@ public final class BGApplication: @unchecked Sendable {
             self?.enterBackground()
         }
         if !watch.registeredInTime {
-            context.driver.log(.warning, app: context.app, "the signal sources were not registered within 5 s: a SIGTERM meanwhile may be lost")
+            context.driver.log(.warning, app: context.app, "the SIGTERM and SIGINT sources were not registered within \(SignalWatch.registrationTimeoutText): they stay blocked in the main thread (a signal waits for them), and programs the app starts from it inherit them blocked")
         }
         state.withLock { $0.signalSources += watch.sources }
     }

@@ -15,12 +15,17 @@ import Dispatch
 /// SIGTERM came during its launch ran on as if never told); left at the default, the
 /// process ends. So ``start(_:on:keepBlocked:handler:)`` blocks the signals in the calling
 /// thread, which keeps one pending until the `signalfd` reads it (libdispatch's own threads
-/// block them already), and waits until libdispatch has registered every source.
+/// block them already, and so do the I/O threads of `clinux_start_thread`), and waits until
+/// libdispatch has registered every source. Before this is called (a program's own start,
+/// an app's `init`), a signal has its default action, as for any program.
 package enum SignalWatch {
-    /// The longest ``start(_:on:handler:)`` waits for libdispatch to register its sources.
-    package static let registrationTimeout: DispatchTimeInterval = .seconds(5)
+    /// The longest ``start(_:on:keepBlocked:handler:)`` waits for libdispatch to register its sources.
+    package static let registrationTimeout: DispatchTimeInterval = .seconds(registrationTimeoutSeconds)
+    /// ``registrationTimeout`` in words, for messages.
+    package static let registrationTimeoutText = "\(registrationTimeoutSeconds) s"
+    private static let registrationTimeoutSeconds = 5
 
-    /// What ``start(_:on:handler:)`` set up.
+    /// What ``start(_:on:keepBlocked:handler:)`` set up.
     package struct Watch: @unchecked Sendable {
         // Dispatch sources are thread-safe, but the Linux overlay does not mark them
         // `Sendable`; the array is never changed after `start` returns it.
@@ -42,8 +47,10 @@ package enum SignalWatch {
     ///   processes it starts get an empty one). An app gets its mask back, since a program
     ///   it starts with Foundation's `Process` inherits the mask of the thread that starts
     ///   it, and a helper that blocks SIGTERM cannot be stopped; once registered, the
-    ///   handler meets a signal on any thread. Not registered in time, they stay blocked
-    ///   either way: pending rather than lost or fatal.
+    ///   handler meets a signal on any thread. Not registered in time (a machine stalled for
+    ///   seconds), they stay blocked either way, for the process's life: a signal waits
+    ///   rather than being lost or fatal, at the cost of programs started from this thread
+    ///   inheriting them blocked (the caller logs it).
     package static func start(
         _ signals: [Int32], on queue: DispatchQueue, keepBlocked: Bool,
         handler: @escaping @Sendable (Int32) -> Void

@@ -16,7 +16,8 @@ int clinux_set_thread_name(const char *name);
 /// Starts a detached thread running `body(context)` with a stack of `stack_size` bytes.
 /// Returns 0, or the error number pthread_create gave (EAGAIN when the process or user is
 /// out of threads): unlike Foundation's Thread.start, a thread that could not start is
-/// reported, not ignored.
+/// reported, not ignored. The thread starts with every asynchronous signal blocked (faults
+/// excepted), as libdispatch's threads do, so that it never takes a process signal.
 int clinux_start_thread(void *(*body)(void *), void *context, size_t stack_size);
 
 /// Gives the heap's free memory back to the system (glibc's `malloc_trim(0)`, which Swift's

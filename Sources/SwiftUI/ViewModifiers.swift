@@ -105,6 +105,8 @@ nonisolated extension View {
     public func disableAutocorrection(_ disable: Bool?) -> Self { self }
     /// The label of the keyboard's return key.
     public func submitLabel(_ submitLabel: SubmitLabel) -> Self { self }
+    /// Haptic feedback when `trigger` changes: Linux has no haptics.
+    public func sensoryFeedback<T: Equatable>(_ feedback: SensoryFeedback, trigger: T) -> Self { self }
     /// The size of controls inside.
     public func controlSize(_ controlSize: ControlSize) -> Self { self }
     /// The user defaults `@AppStorage` uses below; here each `@AppStorage` names its own store.
@@ -321,4 +323,23 @@ public struct SubmitTriggers: OptionSet, Sendable {
 /// The size of controls (Apple: `ControlSize`).
 public enum ControlSize: Hashable, Sendable, CaseIterable {
     case mini, small, regular, large, extraLarge
+}
+
+/// Haptic feedback (Apple: `SensoryFeedback`): Linux has no haptics.
+public struct SensoryFeedback: Equatable, Sendable {
+    let name: String
+    /// A task succeeded.
+    public static let success = SensoryFeedback(name: "success")
+    /// A warning.
+    public static let warning = SensoryFeedback(name: "warning")
+    /// An error.
+    public static let error = SensoryFeedback(name: "error")
+    /// A selection changed.
+    public static let selection = SensoryFeedback(name: "selection")
+    /// A value went up.
+    public static let increase = SensoryFeedback(name: "increase")
+    /// A value went down.
+    public static let decrease = SensoryFeedback(name: "decrease")
+    /// An impact.
+    public static let impact = SensoryFeedback(name: "impact")
 }

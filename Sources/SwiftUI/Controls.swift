@@ -283,7 +283,83 @@ public struct EditButton {
 }
 
 /// A shape (Apple: `Shape`): nothing is drawn here.
-public protocol Shape: View, Sendable {}
+public protocol Shape: PrimitiveView, Sendable {
+    /// The outline of the shape in `rect` (nothing is drawn with it here).
+    func path(in rect: CGRect) -> Path
+}
+
+nonisolated extension Shape {
+    /// The outline of a shape of the package's: an empty path (nothing is drawn).
+    public func path(in rect: CGRect) -> Path { Path() }
+}
+
+/// An outline (Apple: `Path`): the app's shapes build one; nothing is drawn with it here.
+public struct Path: Shape, Equatable {
+    /// The rectangle the elements added so far bound.
+    public private(set) var boundingRect: CGRect = .zero
+    /// Whether nothing was added.
+    public var isEmpty: Bool { boundingRect == .zero && !started }
+    private var started = false
+    /// An empty path.
+    public init() {}
+    /// A path built by `callback`.
+    public init(_ callback: (inout Path) -> Void) { callback(&self) }
+    /// A rectangle.
+    public init(_ rect: CGRect) { addRect(rect) }
+    /// A rounded rectangle.
+    public init(roundedRect rect: CGRect, cornerRadius: CGFloat) { addRect(rect) }
+    /// An ellipse in `rect`.
+    public init(ellipseIn rect: CGRect) { addEllipse(in: rect) }
+    /// Starts a new subpath at `point`.
+    public mutating func move(to point: CGPoint) { include(point) }
+    /// A line to `point`.
+    public mutating func addLine(to point: CGPoint) { include(point) }
+    /// Lines through `points`.
+    public mutating func addLines(_ points: [CGPoint]) { points.forEach { include($0) } }
+    /// A quadratic curve to `point`.
+    public mutating func addQuadCurve(to point: CGPoint, control: CGPoint) { include(point) }
+    /// A cubic curve to `point`.
+    public mutating func addCurve(to point: CGPoint, control1: CGPoint, control2: CGPoint) { include(point) }
+    /// An arc.
+    public mutating func addArc(center: CGPoint, radius: CGFloat, startAngle: Angle, endAngle: Angle, clockwise: Bool) {
+        include(CGRect(x: center.x - radius, y: center.y - radius, width: 2 * radius, height: 2 * radius))
+    }
+    /// A rectangle.
+    public mutating func addRect(_ rect: CGRect) { include(rect) }
+    /// An ellipse in `rect`.
+    public mutating func addEllipse(in rect: CGRect) { include(rect) }
+    /// Closes the current subpath.
+    public mutating func closeSubpath() {}
+    /// The outline itself.
+    public func path(in rect: CGRect) -> Path { self }
+
+    private mutating func include(_ point: CGPoint) { include(CGRect(origin: point, size: .zero)) }
+    private mutating func include(_ rect: CGRect) {
+        boundingRect = started ? boundingRect.union(rect) : rect
+        started = true
+    }
+}
+
+/// An angle (Apple: `Angle`).
+public struct Angle: Hashable, Sendable, Comparable {
+    /// The angle in radians.
+    public var radians: Double
+    /// The angle in degrees.
+    public var degrees: Double { radians * 180 / .pi }
+    /// An angle of `radians`.
+    public init(radians: Double) { self.radians = radians }
+    /// An angle of `degrees`.
+    public init(degrees: Double) { radians = degrees * .pi / 180 }
+    /// An angle of `radians`.
+    public static func radians(_ radians: Double) -> Angle { Angle(radians: radians) }
+    /// An angle of `degrees`.
+    public static func degrees(_ degrees: Double) -> Angle { Angle(degrees: degrees) }
+    /// No angle.
+    public static let zero = Angle(radians: 0)
+    /// Orders by size.
+    public static func < (lhs: Angle, rhs: Angle) -> Bool { lhs.radians < rhs.radians }
+}
+
 nonisolated extension Shape {
     /// The shape filled with `content`.
     public func fill<S: ShapeStyle>(_ content: S) -> Self { self }
@@ -453,8 +529,82 @@ extension NavigationSplitView: PrimitiveView {}
 extension EditButton: PrimitiveView {}
 extension ToolbarItem: PrimitiveView {}
 extension ToolbarItemGroup: PrimitiveView {}
-extension Rectangle: PrimitiveView {}
-extension RoundedRectangle: PrimitiveView {}
-extension Circle: PrimitiveView {}
-extension Capsule: PrimitiveView {}
 extension Color: PrimitiveView {}
+
+/// A vertical stack made as it scrolls (Apple: `LazyVStack`).
+public struct LazyVStack<Content: View> {
+    let content: Content
+    /// A column of `content`.
+    public init(alignment: HorizontalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// A horizontal stack made as it scrolls (Apple: `LazyHStack`).
+public struct LazyHStack<Content: View> {
+    let content: Content
+    /// A row of `content`.
+    public init(alignment: VerticalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// A column of a lazy grid (Apple: `GridItem`).
+public struct GridItem: Sendable {
+    /// How a column is sized (Apple: `GridItem.Size`).
+    public enum Size: Sendable {
+        case fixed(CGFloat)
+        case flexible(minimum: CGFloat = 10, maximum: CGFloat = .infinity)
+        case adaptive(minimum: CGFloat, maximum: CGFloat = .infinity)
+    }
+    /// The column's size.
+    public var size: Size
+    /// A column of `size`.
+    public init(_ size: Size = .flexible(), spacing: CGFloat? = nil, alignment: Alignment? = nil) { self.size = size }
+}
+
+/// A grid growing downwards (Apple: `LazyVGrid`).
+public struct LazyVGrid<Content: View> {
+    let content: Content
+    /// A grid of `columns`.
+    public init(columns: [GridItem], alignment: HorizontalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// A grid growing sideways (Apple: `LazyHGrid`).
+public struct LazyHGrid<Content: View> {
+    let content: Content
+    /// A grid of `rows`.
+    public init(rows: [GridItem], alignment: VerticalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content) {
+        self.content = content()
+    }
+}
+
+/// The size a `GeometryReader` offers (Apple: `GeometryProxy`): no screen, so zero.
+public struct GeometryProxy {
+    /// The offered size: zero.
+    public var size: CGSize { .zero }
+    /// The frame in a coordinate space: zero.
+    public func frame(in coordinateSpace: CoordinateSpace) -> CGRect { .zero }
+}
+
+/// A coordinate space (Apple: `CoordinateSpace`).
+public enum CoordinateSpace: Hashable {
+    case global, local
+    case named(AnyHashable)
+}
+
+/// A view given its size (Apple: `GeometryReader`): its content is made with a zero size,
+/// as nothing is laid out on a screen.
+public struct GeometryReader<Content: View> {
+    let content: Content
+    /// `content` given the offered size.
+    public init(@ViewBuilder content: @escaping (GeometryProxy) -> Content) { self.content = content(GeometryProxy()) }
+}
+
+extension LazyVStack: PrimitiveView {}
+extension LazyHStack: PrimitiveView {}
+extension LazyVGrid: PrimitiveView {}
+extension LazyHGrid: PrimitiveView {}
+extension GeometryReader: PrimitiveView {}

@@ -272,11 +272,25 @@ public struct ProgressView {
 }
 
 /// A title with an icon (Apple: `Label`).
-public struct Label {
-    /// The title.
-    public let title: String
+public struct Label<Title: View, Icon: View> {
+    let title: Title
+    let icon: Icon
+    /// A label of a built title and icon.
+    public init(@ViewBuilder title: () -> Title, @ViewBuilder icon: () -> Icon) {
+        self.title = title()
+        self.icon = icon()
+    }
+}
+
+extension Label where Title == Text, Icon == Image {
     /// A label titled `title` with the system symbol `systemImage`.
-    public init<S: StringProtocol>(_ title: S, systemImage: String) { self.title = String(title) }
+    public init<S: StringProtocol>(_ title: S, systemImage: String) {
+        self.init(title: { Text(title) }, icon: { Image(systemName: systemImage) })
+    }
+    /// A label titled `title` with the image named `image`.
+    public init<S: StringProtocol>(_ title: S, image: String) {
+        self.init(title: { Text(title) }, icon: { Image(image) })
+    }
 }
 
 nonisolated extension View {

@@ -136,7 +136,10 @@ extension DaemonProcessTests {
             defer { user.signal(SIGKILL) }
             let quit = try await harness.bgtask("force-quit", Self.app)
             #expect(quit.status == 0, "\(quit)")
-            let ended = await user.waitForExit(timeout: .seconds(5))
+            // It exits once suspended, the suspend delay (5 s) after the SIGTERM put it in the
+            // background: a 5 s wait from the command's return raced with that (a failure in a
+            // loaded full run).
+            let ended = await user.waitForExit(timeout: .seconds(15))
             #expect(ended?.signalled == false && ended?.status == 0, "it exits by itself on SIGTERM: \(String(describing: ended)); \(user.standardError)")
             #expect(harness.daemon?.standardError.contains("bgtaskd info [\(Self.app)]: ending \(Self.app) (pid \(user.pid), started by the user) with SIGTERM: the user force-quit the app") == true, "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.appState(Self.app) == "notRunning")

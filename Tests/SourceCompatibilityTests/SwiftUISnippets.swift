@@ -181,3 +181,33 @@ struct TodoList: View {
         .sheet(isPresented: .constant(false)) { Text("Sheet") }
     }
 }
+
+// An app's own shape, a grid, a geometry reader and a label with a built icon.
+struct Badge: Shape {
+    func path(in rect: CGRect) -> Path {
+        var path = Path()
+        path.move(to: CGPoint(x: rect.midX, y: rect.minY))
+        path.addLine(to: CGPoint(x: rect.maxX, y: rect.maxY))
+        path.addLine(to: CGPoint(x: rect.minX, y: rect.maxY))
+        path.closeSubpath()
+        return path
+    }
+}
+
+struct Dashboard: View {
+    let columns = [GridItem(.adaptive(minimum: 80)), GridItem(.flexible())]
+
+    var body: some View {
+        GeometryReader { proxy in
+            ScrollView {
+                LazyVGrid(columns: columns, spacing: 8) {
+                    ForEach(0..<4) { index in
+                        Badge().fill(Color.orange).frame(width: proxy.size.width / 4, height: 40)
+                        Label { Text("Item \(index)") } icon: { Image(systemName: "star") }
+                    }
+                }
+                LazyVStack(alignment: .leading) { Text("More") }
+            }
+        }
+    }
+}

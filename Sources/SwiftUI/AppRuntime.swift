@@ -41,11 +41,11 @@ enum AppRuntime {
             // `.backgroundTask(.appRefresh(...))` gets its launch handler.
             let application = UIApplication.shared
             phase = Self.phase(of: application.applicationState)
-            let found = evaluate()
-            for identifier in Set(found.refreshActions.map(\.identifier)).sorted() {
+            evaluate()
+            for identifier in refreshActions.withLock({ $0.keys.sorted() }) {
                 registerLaunchHandler(for: identifier)
             }
-            for change in changes { change.fire(after: nil) }
+            fireChanges(after: [])
             observePhase(of: application)
             // The user opened the app: its window is shown once the launch has finished.
             // (A SIGTERM meanwhile puts the app in the background: no window then.)
@@ -63,8 +63,7 @@ enum AppRuntime {
     }
 
     /// Evaluates the app's body in the current phase and keeps what it found.
-    @discardableResult
-    private static func evaluate() -> SceneCollection {
+    private static func evaluate() {
         EnvironmentValues.current.withLock { $0.scenePhase = phase }
         let found = evaluateBody?() ?? SceneCollection()
         var byIdentifier: [String: [BackgroundAction]] = [:]
@@ -72,7 +71,14 @@ enum AppRuntime {
         refreshActions.withLock { $0 = byIdentifier }
         changes = found.changes
         windows = found.windows
-        return found
+    }
+
+    /// Calls the scene's `.onChange(of:)` actions, each against the same modifier of the
+    /// evaluation before (`previous`; none at the launch, when only `initial` ones are called).
+    private static func fireChanges(after previous: [any AnyObservedChange]) {
+        for (index, change) in changes.enumerated() {
+            change.fire(after: previous.indices.contains(index) ? previous[index] : nil)
+        }
     }
 
     /// At each change of the application's state (after its notification, on the main
@@ -99,9 +105,7 @@ enum AppRuntime {
         phase = new
         let previous = changes
         evaluate()
-        for (index, change) in changes.enumerated() {
-            change.fire(after: index < previous.count ? previous[index] : nil)
-        }
+        fireChanges(after: previous)
         // The window's views follow (a process launched in the background shows its window
         // when it first comes to the foreground).
         if let shown {
@@ -117,8 +121,8 @@ enum AppRuntime {
         let window = ShownWindow(
             content: { windows.first?.content() ?? EmptyView() },
             environment: {
-                var environment = (windows.first ?? SceneCollection.WindowEntry(content: { EmptyView() }))
-                    .environment(base: EnvironmentValues.current.withLock { $0 })
+                let base = EnvironmentValues.current.withLock { $0 }
+                var environment = windows.first?.environment(base: base) ?? HostEnvironment(values: base)
                 // An app delegate that is an ObservableObject is in the environment of the
                 // app's views, as SwiftUI puts it there (`@EnvironmentObject var appDelegate`).
                 if let delegate = adoptedDelegate as? any ObservableObject, environment.objects[ObjectIdentifier(type(of: delegate))] == nil {

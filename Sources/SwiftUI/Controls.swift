@@ -69,9 +69,8 @@ extension Text {
     static func describe(_ date: Date, style: DateStyle) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateStyle = style.name == "date" ? .medium : .none
-        formatter.timeStyle = style.name == "time" ? .short : .none
-        if style.name != "date", style.name != "time" { formatter.dateStyle = .short; formatter.timeStyle = .short }
+        formatter.dateStyle = style.date
+        formatter.timeStyle = style.time
         return formatter.string(from: date)
     }
 

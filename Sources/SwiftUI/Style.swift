@@ -587,37 +587,38 @@ public struct ToolbarItemPlacement: Equatable, Sendable {
     public static let keyboard = ToolbarItemPlacement(name: "keyboard")
 }
 
-/// How large a navigation title is (Apple: `NavigationBarItem.TitleDisplayMode`).
+/// A navigation bar's item (Apple: `NavigationBarItem`), for its title's display mode.
 public enum NavigationBarItem {
-    /// Apple's `TitleDisplayMode`: names how it would look; nothing is drawn here.
+    /// How large a navigation title is (Apple: `NavigationBarItem.TitleDisplayMode`).
     public enum TitleDisplayMode: Hashable, Sendable {
         case automatic, inline, large
     }
 }
 
-/// The scale of a symbol image (Apple: `Image.Scale`).
 extension Image {
-    /// Apple's `Scale`: names how it would look; nothing is drawn here.
+    /// The scale of a symbol image (Apple: `Image.Scale`).
     public enum Scale: Hashable, Sendable {
         case small, medium, large
     }
 }
 
-/// How a date is shown in text (Apple: `Text.DateStyle`).
 extension Text {
-    /// Apple's `DateStyle`: names how it would look; nothing is drawn here.
+    /// How a date is shown in text (Apple: `Text.DateStyle`). Here `.relative`, `.offset`
+    /// and `.timer`, which Apple shows as a duration that counts, show the date and time:
+    /// nothing is drawn again as time passes.
     public struct DateStyle: Sendable {
-        let name: String
-        /// `DateStyle.time`, as Apple names it.
-        public static let time = DateStyle(name: "time")
-        /// `DateStyle.date`, as Apple names it.
-        public static let date = DateStyle(name: "date")
-        /// `DateStyle.relative`, as Apple names it.
-        public static let relative = DateStyle(name: "relative")
-        /// `DateStyle.offset`, as Apple names it.
-        public static let offset = DateStyle(name: "offset")
-        /// `DateStyle.timer`, as Apple names it.
-        public static let timer = DateStyle(name: "timer")
+        let date: DateFormatter.Style
+        let time: DateFormatter.Style
+        /// The time.
+        public static let time = DateStyle(date: .none, time: .short)
+        /// The day.
+        public static let date = DateStyle(date: .medium, time: .none)
+        /// Relative to now (here: the date and time).
+        public static let relative = DateStyle(date: .short, time: .short)
+        /// The offset from now (here: the date and time).
+        public static let offset = DateStyle(date: .short, time: .short)
+        /// A counting timer (here: the date and time).
+        public static let timer = DateStyle(date: .short, time: .short)
     }
     /// How text changes case (Apple: `Text.Case`).
     public enum Case: Hashable, Sendable {

@@ -16,6 +16,17 @@ struct HostEnvironment {
     var objects: [ObjectIdentifier: AnyObject] = [:]
 }
 
+extension HostEnvironment {
+    /// Supplies `object` as the environment object of its type.
+    static func supplying<T: AnyObject>(_ object: T?) -> (inout HostEnvironment) -> Void {
+        { $0.objects[ObjectIdentifier(T.self)] = object }
+    }
+    /// Sets the value at `keyPath`.
+    static func supplying<V>(_ keyPath: WritableKeyPath<EnvironmentValues, V>, _ value: V) -> (inout HostEnvironment) -> Void {
+        { $0.values[keyPath: keyPath] = value }
+    }
+}
+
 /// A dynamic property resolved before a shown view's body is evaluated.
 protocol HostResolvable {
     func resolve(in environment: HostEnvironment)
@@ -111,6 +122,8 @@ final class ShownWindow {
     private var lifecyclePaths: Set<String> = []
     private var running: [String: Task<Void, Never>] = [:]
     private var taskIDs: [String: AnyEquatable?] = [:]
+    /// The `@State` and `@StateObject` of the window's views, by place.
+    private let state = StateStore()
 
     init(content: @escaping () -> any View, environment: @escaping () -> HostEnvironment) {
         self.content = content
@@ -122,9 +135,7 @@ final class ShownWindow {
     /// that went, tasks started and cancelled.
     func update() {
         var walk = ViewWalk(environment: environment())
-        StateSlots.beginWalk()
-        walk.walk(StateSlots.evaluating(at: "window", content), path: "window")
-        StateSlots.endWalk()
+        StateSlots.walking(with: state) { walk.walk(StateSlots.evaluating(at: "window", content), path: "window") }
         for (path, change) in walk.changes { change.fire(after: changes[path]) }
         changes = Dictionary(walk.changes.map { ($0.path, $0.change) }, uniquingKeysWith: { first, _ in first })
         for path in lifecyclePaths.subtracting(walk.lifecyclePaths).sorted() {
@@ -229,30 +240,30 @@ nonisolated extension View {
     }
     /// Supplies `object` to the views below (`@EnvironmentObject`).
     public func environmentObject<T: ObservableObject>(_ object: T) -> some View {
-        EnvironmentSupplyingView(content: self) { $0.objects[ObjectIdentifier(T.self)] = object }
+        EnvironmentSupplyingView(content: self, supply: HostEnvironment.supplying(object))
     }
     /// Supplies an observable object (`@Observable`) to the views below (`@Environment(T.self)`).
     public func environment<T: AnyObject & Observable>(_ object: T?) -> some View {
-        EnvironmentSupplyingView(content: self) { $0.objects[ObjectIdentifier(T.self)] = object }
+        EnvironmentSupplyingView(content: self, supply: HostEnvironment.supplying(object))
     }
     /// Sets an environment value for the views below.
     public func environment<V>(_ keyPath: WritableKeyPath<EnvironmentValues, V>, _ value: V) -> some View {
-        EnvironmentSupplyingView(content: self) { $0.values[keyPath: keyPath] = value }
+        EnvironmentSupplyingView(content: self, supply: HostEnvironment.supplying(keyPath, value))
     }
 }
 
 nonisolated extension Scene {
     /// Supplies `object` to the views of the scene (`@EnvironmentObject`).
     public func environmentObject<T: ObservableObject>(_ object: T) -> some Scene {
-        EnvironmentSupplyingScene(content: self) { $0.objects[ObjectIdentifier(T.self)] = object }
+        EnvironmentSupplyingScene(content: self, supply: HostEnvironment.supplying(object))
     }
     /// Supplies an observable object (`@Observable`) to the views of the scene.
     public func environment<T: AnyObject & Observable>(_ object: T?) -> some Scene {
-        EnvironmentSupplyingScene(content: self) { $0.objects[ObjectIdentifier(T.self)] = object }
+        EnvironmentSupplyingScene(content: self, supply: HostEnvironment.supplying(object))
     }
     /// Sets an environment value for the views of the scene.
     public func environment<V>(_ keyPath: WritableKeyPath<EnvironmentValues, V>, _ value: V) -> some Scene {
-        EnvironmentSupplyingScene(content: self) { $0.values[keyPath: keyPath] = value }
+        EnvironmentSupplyingScene(content: self, supply: HostEnvironment.supplying(keyPath, value))
     }
 }
 
@@ -271,72 +282,86 @@ struct EnvironmentSupplyingScene<Content: Scene> {
 
 extension EnvironmentSupplyingScene: Scene, PrimitiveScene {}
 
-/// The `@State` and `@StateObject` storage of shown views, by place: a view's state is
+/// The `@State` and `@StateObject` storage of one shown window, by place (``StateSlots``).
+final class StateStore: @unchecked Sendable {
+    // @unchecked: read and written only under StateSlots' mutex, during its window's walk.
+    var slots: [String: AnyObject] = [:]
+    var claimed: Set<String> = []
+}
+
+/// Which window's state a `@State` or `@StateObject` made now belongs to: a view's state is
 /// claimed, while its parent's body is evaluated (or a `ForEach` makes its rows), as the
 /// parent's place and the order of creation (the same views made in the same order get the
 /// same storage back, as SwiftUI keeps state by structural identity; a row's place is its
 /// element's identifier, so rows keep their state when others are inserted). Views that a
 /// body makes conditionally before a sibling shift the sibling's order, so the sibling's
-/// state is then not kept. Storage no evaluation claimed is dropped at the end
-/// of a walk. Outside a walk (the app's own state, anything made off the main thread) state
-/// is not kept here.
+/// state is then not kept. Storage a walk did not claim is dropped at its end. Outside a
+/// walk (the app's own state, anything made on another thread meanwhile) state is not kept
+/// here. The state itself belongs to its window (`StateStore`); this says only which window
+/// is walking and where.
 enum StateSlots {
-    private struct Slots: @unchecked Sendable {
-        // @unchecked: the storage objects are only handed to views evaluated on the main
-        // actor (`evaluating(at:)` runs there); the mutex orders the claims.
+    private struct Walk: @unchecked Sendable {
+        // @unchecked: `store` is a class only touched under this mutex (StateStore).
+        var store: StateStore?
         var place: String?
         var next = 0
-        var slots: [String: AnyObject] = [:]
-        var claimed: Set<String> = []
-        /// The thread evaluating (`pthread_self`), while `place` is set.
+        /// The thread walking (`pthread_self`).
         var walker: UInt = 0
     }
-    private static let state = Mutex(Slots())
+    private static let state = Mutex(Walk())
 
     /// `storage`, or the storage of its type its place already has.
     static func claim<Storage: AnyObject>(_ storage: Storage) -> Storage {
         let box = UncheckedBox(storage)
         let caller = UInt(pthread_self())
-        let kept = state.withLock { slots -> UncheckedBox<Storage>? in
+        let kept = state.withLock { walk -> UncheckedBox<Storage>? in
             // Only the walk's own thread claims: state made elsewhere meanwhile is not the window's.
-            guard let place = slots.place, slots.walker == caller else { return nil }
-            let key = "\(place)#\(slots.next)"
-            slots.next += 1
-            slots.claimed.insert(key)
-            if let kept = slots.slots[key] as? Storage { return UncheckedBox(kept) }
-            slots.slots[key] = box.value
+            guard let store = walk.store, let place = walk.place, walk.walker == caller else { return nil }
+            let key = "\(place)#\(walk.next)"
+            walk.next += 1
+            store.claimed.insert(key)
+            if let kept = store.slots[key] as? Storage { return UncheckedBox(kept) }
+            store.slots[key] = box.value
             return nil
         }
         return kept?.value ?? storage
     }
 
-    /// A storage object crossing the mutex (see `Slots`).
+    /// A storage object crossing the mutex (see `Walk`).
     private struct UncheckedBox<Value: AnyObject>: @unchecked Sendable {
         let value: Value
         init(_ value: Value) { self.value = value }
+    }
+
+    /// Runs `body`, a walk of the window whose state is `store`, then drops the state it did
+    /// not claim.
+    @MainActor
+    static func walking<R>(with store: StateStore, _ body: () -> R) -> R {
+        let caller = UInt(pthread_self())
+        state.withLock { walk in
+            walk.store = store
+            walk.walker = caller
+            store.claimed = []
+        }
+        defer {
+            state.withLock { walk in
+                store.slots = store.slots.filter { store.claimed.contains($0.key) }
+                walk = Walk()
+            }
+        }
+        return body()
     }
 
     /// Runs `body` (a view's body, or the window's content) with `place` as the place of the
     /// state it creates.
     @MainActor
     static func evaluating<R>(at place: String, _ body: () -> R) -> R {
-        let caller = UInt(pthread_self())
-        let saved = state.withLock { slots -> (String?, Int) in
-            defer { slots.place = place; slots.next = 0; slots.walker = caller }
-            return (slots.place, slots.next)
+        let saved = state.withLock { walk -> (String?, Int) in
+            defer { walk.place = place; walk.next = 0 }
+            return (walk.place, walk.next)
         }
         defer { state.withLock { $0.place = saved.0; $0.next = saved.1 } }
         return body()
-    }
-
-    @MainActor
-    static func beginWalk() { state.withLock { $0.claimed = [] } }
-
-    @MainActor
-    static func endWalk() {
-        state.withLock { slots in
-            slots.slots = slots.slots.filter { slots.claimed.contains($0.key) }
-        }
     }
 }
 

@@ -32,6 +32,24 @@ extension DaemonProcessTests {
             return events(in: process.outputPath)
         }
 
+        /// Starts the app as the user would with a launch that takes `seconds`, checks, while
+        /// the delegate's launch code runs, that SIGTERM's source is registered (its handler
+        /// installed; before, a SIGTERM now was lost while the manager thread was slow, CI),
+        /// the main thread's mask is as it was (a program the app starts must not inherit
+        /// SIGTERM blocked) and no other thread can take it (one would end the app by the
+        /// default action), then sends SIGTERM and expects an orderly exit; returns the events.
+        static func sigtermDuringASlowLaunch(_ harness: DaemonHarness, executable: String, seconds: Int) async throws -> [String] {
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "\(seconds)"]) { $1 }, name: "slow")
+            defer { process.signal(SIGKILL) }
+            #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
+                    "\(events(in: process.outputPath)); \(process.standardError)")
+            #expect(events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(events(in: process.outputPath))")
+            process.signal(SIGTERM)
+            let result = await process.waitForExit(timeout: .seconds(15))
+            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
+            return events(in: process.outputPath)
+        }
+
         /// The scene app's manifest: its scene delegate named as Xcode writes it.
         static func writeSceneManifest(_ harness: DaemonHarness, executable: String) throws -> String {
             let directory = harness.root + "/apps/" + sceneApp
@@ -120,20 +138,9 @@ extension DaemonProcessTests {
             defer { harness.cleanUp() }
             let executable = try Product.locate("ios-appdelegate-app")
             _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
-            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(Self.app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "2"]) { $1 }, name: "slow")
-            defer { process.signal(SIGKILL) }
-            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
-                    "\(Self.events(in: process.outputPath)); \(process.standardError)")
-            // Before the delegate's code, the source that reads SIGTERM is registered (its
-            // handler installed), or a SIGTERM now was lost while the manager thread was slow
-            // (CI), and the main thread's mask is as it was (a program the app starts must
-            // not inherit SIGTERM blocked).
-            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(Self.events(in: process.outputPath))")
-            process.signal(SIGTERM)
-            let result = await process.waitForExit(timeout: .seconds(15))
-            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
+            let events = try await Self.sigtermDuringASlowLaunch(harness, executable: executable, seconds: 2)
             // The launch finished in the background, where the signal put it: never active.
-            #expect(!Self.events(in: process.outputPath).contains("event applicationDidBecomeActive"), "\(Self.events(in: process.outputPath))")
+            #expect(!events.contains("event applicationDidBecomeActive"), "\(events)")
         }
 
         @Test("linked to bgtaskd, no thread of the app but its main one can take SIGTERM during its launch (the connection's reader thread blocks it), so a SIGTERM before the signal sources are registered is never fatal")
@@ -144,14 +151,7 @@ extension DaemonProcessTests {
             let executable = try Product.locate("ios-appdelegate-app")
             let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
             #expect(try await harness.bgtask("install", manifest).status == 0)
-            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(Self.app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "1"]) { $1 }, name: "linked")
-            defer { process.signal(SIGKILL) }
-            #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
-                    "\(Self.events(in: process.outputPath)); \(process.standardError)")
-            #expect(Self.events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(Self.events(in: process.outputPath))")
-            process.signal(SIGTERM)
-            let result = await process.waitForExit(timeout: .seconds(15))
-            #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
+            _ = try await Self.sigtermDuringASlowLaunch(harness, executable: executable, seconds: 1)
         }
 
         @Test("under bgtaskd: the user's process submits to the daemon; bgtask run launches the delegate in the background, its handler runs on the main actor and reschedules")

@@ -22,6 +22,22 @@ extension DaemonProcessTests {
             try await AppDelegateApp.openAndLeave(harness, executable: executable, name: "swiftui", app: app, activeEvent: "event phase active")
         }
 
+        /// With bgtaskd started and the app installed with `arguments`: the user opens the app
+        /// and leaves it (the refresh submitted to the daemon), then `bgtask run` launches it in
+        /// the background for the refresh; returns the user's process's events.
+        @discardableResult
+        static func installOpenLeaveAndRun(_ harness: DaemonHarness, arguments: [String]) async throws -> [String] {
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-swiftui-app")
+            let manifest = try harness.writeManifest(app: app, executable: executable, arguments: arguments, identifiers: [refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let events = try await openAndLeave(harness, executable: executable)
+            #expect(try await harness.pendingIdentifiers(app) == [refresh], "submitted through the daemon")
+            let run = try await harness.bgtask("run", app, refresh)
+            #expect(run.status == 0, "\(run)")
+            return events
+        }
+
         @Test("embedded: the delegate adaptor's didFinishLaunching, the window shown (onAppear with its environment objects, the model and the delegate adaptor's ObservableObject delegate, its task), the scene phase active in the scene and the view; SIGTERM: inactive, background, where the scene's onChange submits the refresh; exit 0")
         func embedded() async throws {
             let harness = try DaemonHarness()
@@ -45,16 +61,8 @@ extension DaemonProcessTests {
         func underTheDaemon() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            let executable = try Product.locate("ios-swiftui-app")
-            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
-            #expect(try await harness.bgtask("install", manifest).status == 0)
-            let events = try await Self.openAndLeave(harness, executable: executable)
+            let events = try await Self.installOpenLeaveAndRun(harness, arguments: [])
             #expect(events.suffix(3) == ["event phase background", "event submitted", "event view phase background"], "\(events)")
-            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])
-
-            let run = try await harness.bgtask("run", Self.app, Self.refresh)
-            #expect(run.status == 0, "\(run)")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
             let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
@@ -72,12 +80,7 @@ extension DaemonProcessTests {
         func anExpirationCancelsTheAction() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            let executable = try Product.locate("ios-swiftui-app")
-            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: ["--slow-refresh"], identifiers: [Self.refresh], modes: ["fetch"])
-            #expect(try await harness.bgtask("install", manifest).status == 0)
-            _ = try await Self.openAndLeave(harness, executable: executable)
-            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            try await Self.installOpenLeaveAndRun(harness, arguments: ["--slow-refresh"])
             let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
             #expect(await harness.poll(timeout: .seconds(10)) { Self.events(in: log).contains("event backgroundTask main=false") }, "\(Self.events(in: log))")
             #expect(try await harness.bgtask("expire", Self.app, Self.refresh).status == 0)
@@ -90,12 +93,7 @@ extension DaemonProcessTests {
         func anIdentifierRegisteredByTheAppKeepsItsHandler() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            let executable = try Product.locate("ios-swiftui-app")
-            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: ["--register-in-init"], identifiers: [Self.refresh], modes: ["fetch"])
-            #expect(try await harness.bgtask("install", manifest).status == 0)
-            _ = try await Self.openAndLeave(harness, executable: executable)
-            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            try await Self.installOpenLeaveAndRun(harness, arguments: ["--register-in-init"])
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "success", "\(String(describing: logged))")
             let log = harness.stateDirectory + "/logs/app-\(Self.app).log"

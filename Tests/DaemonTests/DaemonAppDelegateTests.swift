@@ -32,6 +32,15 @@ extension DaemonProcessTests {
             return events(in: process.outputPath)
         }
 
+        /// Starts bgtaskd and installs the app delegate's app; returns its executable.
+        static func installedUnderTheDaemon(_ harness: DaemonHarness) async throws -> String {
+            try await harness.startDaemon()
+            let executable = try Product.locate("ios-appdelegate-app")
+            let manifest = try harness.writeManifest(app: app, executable: executable, arguments: [], identifiers: [refresh], modes: ["fetch"])
+            #expect(try await harness.bgtask("install", manifest).status == 0)
+            return executable
+        }
+
         /// Starts the app as the user would with a launch that takes `seconds`, checks, while
         /// the delegate's launch code runs, that SIGTERM's source is registered (its handler
         /// installed; before, a SIGTERM now was lost while the manager thread was slow, CI),
@@ -147,10 +156,7 @@ extension DaemonProcessTests {
         func noOtherThreadTakesSigtermUnderTheDaemon() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            let executable = try Product.locate("ios-appdelegate-app")
-            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
-            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let executable = try await Self.installedUnderTheDaemon(harness)
             _ = try await Self.sigtermDuringASlowLaunch(harness, executable: executable, seconds: 1)
         }
 
@@ -158,10 +164,7 @@ extension DaemonProcessTests {
         func underTheDaemon() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
-            try await harness.startDaemon()
-            let executable = try Product.locate("ios-appdelegate-app")
-            let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
-            #expect(try await harness.bgtask("install", manifest).status == 0)
+            let executable = try await Self.installedUnderTheDaemon(harness)
             let events = try await Self.openAndLeave(harness, executable: executable, name: "user")
             #expect(events.suffix(2) == ["event applicationDidEnterBackground", "event submitted"], "\(events)")
             #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh])

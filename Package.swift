@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "UIKit", targets: ["UIKit"]),
         .library(name: "os", targets: ["os"]),
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
+        .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -142,13 +143,18 @@ let package = Package(
         // phase, `.backgroundTask`), its window shown without a screen; nothing is drawn
         // (docs/porting.md, "A SwiftUI app").
         .target(name: "SwiftUI", dependencies: ["BackgroundTasks", "UIKit", "SchedulerCore"]),
+        // `import UserNotifications` for an app's local notifications: scheduled on the
+        // scheduler's clock, shown as lines (docs/porting.md, "Local notifications").
+        .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "CUserNotificationsTypes"]),
+        // UserNotifications' enums as C enums, imported as open (non-frozen) enums as on iOS.
+        .target(name: "CUserNotificationsTypes"),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore"]),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(
             name: "ios-appdelegate-app",
-            dependencies: ["BackgroundTasks", "UIKit"],
+            dependencies: ["BackgroundTasks", "UIKit", "UserNotifications"],
             path: "Tests/AppDelegateApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
@@ -170,10 +176,11 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
+        .testTarget(name: "UserNotificationsTests", dependencies: ["UserNotifications", "BackgroundTasks", "SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         // One store test suite run against both stores (SQLite in memory, and a throwaway
         // PostgreSQL server), and the PostgreSQL store's own tests.

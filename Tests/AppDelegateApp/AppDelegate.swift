@@ -1,13 +1,15 @@
 // An iOS app delegate as Apple's sample "Refreshing and Maintaining Your App Using
 // Background Tasks" and public apps write it: `@main`, `UIResponder, UIApplicationDelegate`,
 // handlers registered in didFinishLaunching, the refresh scheduled on entering the
-// background, an OperationQueue cancelled on expiration. Compiled in Swift 5 language mode
+// background, an OperationQueue cancelled on expiration, a local notification posted with
+// what the refresh found (permission asked at launch). Compiled in Swift 5 language mode
 // with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
 // iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp) and a slow launch
 // they may ask for (DELEGATEAPP_LAUNCH_SECONDS, which also reports the state of SIGTERM:
 // SignalState.swift).
 import UIKit
 import BackgroundTasks
+import UserNotifications
 
 @main
 class AppDelegate: UIResponder, UIApplicationDelegate {
@@ -25,6 +27,11 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in
             self.handleAppRefresh(task: task as! BGAppRefreshTask)
+        }
+        UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, error in
+            if let error = error {
+                print("Notification permission failed: \(error)")
+            }
         }
         return true
     }
@@ -61,7 +68,20 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
             self.operationQueue.cancelAllOperations()
         }
         operation.completionBlock = {
-            task.setTaskCompleted(success: !operation.isCancelled)
+            guard !operation.isCancelled else {
+                task.setTaskCompleted(success: false)
+                return
+            }
+            let content = UNMutableNotificationContent()
+            content.title = "Feed updated"
+            content.body = "New stories are waiting"
+            content.sound = UNNotificationSound.default
+            content.badge = 1
+            let request = UNNotificationRequest(identifier: "feed-updated", content: content, trigger: nil)
+            UNUserNotificationCenter.current().add(request) { error in
+                print("event notified \(error.map { "\($0)" } ?? "ok")")
+                task.setTaskCompleted(success: true)
+            }
         }
         operationQueue.addOperation(operation)
     }

@@ -139,6 +139,9 @@ extension DaemonProcessTests {
             let store = try SchedulerStore.openForReading(at: URL(fileURLWithPath: harness.stateHome + "/bgtask/\(Self.app)/scheduler.sqlite"))
             defer { store.close() }
             #expect(try store.pendingRequests().map(\.identifier) == [Self.refresh])
+            // The user's answer to the notification request, kept for later launches.
+            let answer = try String(contentsOfFile: harness.stateHome + "/bgtask/\(Self.app)/notifications.json", encoding: .utf8)
+            #expect(answer.contains("\"status\":2"), "authorized: \(answer)")
         }
 
         @Test("a SIGTERM while the delegate's didFinishLaunching still runs ends the app in order, status 0: UIApplicationMain handles the signals from the launch on (they were installed only after the delegate's launch methods)")
@@ -179,6 +182,11 @@ extension DaemonProcessTests {
             #expect(launched.first == "event didFinishLaunching state=background options=none", "a background launch, as iOS reports it: \(launched)")
             #expect(launched.contains("event handleAppRefresh state=background main=true"), "\(launched)")
             #expect(!launched.contains("event applicationDidBecomeActive"), "nobody opened it: \(launched)")
+            // The handler's notification, allowed by the answer the user's launch kept, shown
+            // as a line (the app is in the background) before the task completed.
+            #expect(launched.contains("event notified ok"), "\(launched)")
+            let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(logText.contains("bgtask notification [\(Self.app)]: Feed updated — New stories are waiting (sound, badge 1)"), "\(logText)")
             // The handler rescheduled first thing, through the daemon.
             #expect(await harness.poll(timeout: .seconds(5)) { (try? await harness.pendingIdentifiers(Self.app)) == [Self.refresh] })
         }

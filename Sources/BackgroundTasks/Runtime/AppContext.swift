@@ -44,6 +44,8 @@ public final class AppContext: Sendable {
     /// Whether bgtaskd launched the process into the background (`BGTASK_LAUNCH=background`):
     /// finishing its launch does not make it active (the user did not open it).
     let launchedInBackground: Bool
+    /// Other modules' per-app objects (``service(_:make:)``).
+    let services = AppServiceObjects()
 
     /// The context bound by the driver around calls into app code.
     @TaskLocal public static var current: AppContext?

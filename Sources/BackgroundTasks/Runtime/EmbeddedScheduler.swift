@@ -218,8 +218,12 @@ public enum EmbeddedScheduler {
         let configuration = bootstrapGate.close() ?? Configuration()
         let context = makeContext(configuration)
         madeProcessContext.withLock { $0 = context }
+        processStateDirectory.withLock { $0 = configuration.stateDirectory }
         return context
     }()
+
+    /// The state directory the process's bootstrap configuration named, if any.
+    static let processStateDirectory = Mutex<URL?>(nil)
 
     /// ``processContext`` once it was made; `nil` before, without making it.
     static var existingProcessContext: AppContext? { madeProcessContext.withLock { $0 } }

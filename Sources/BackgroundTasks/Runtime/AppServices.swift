@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+// What the package's other Apple modules (`import UserNotifications`) need of an app's
+// runtime: an object of theirs kept per app (so that their singletons resolve to the app
+// whose code runs, as `BGTaskScheduler.shared` does), the driver's clock (virtual in the
+// simulator), its log, the app's state, and calls into app code on the main actor.
+
+/// The objects other modules of the package keep per app, made on first use.
+final class AppServiceObjects: Sendable {
+    private let objects = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+
+    func object<Service: AnyObject & Sendable>(_ type: Service.Type, make: () -> Service) -> Service {
+        objects.withLock { objects in
+            if let made = objects[ObjectIdentifier(type)] as? Service { return made }
+            let made = make()
+            objects[ObjectIdentifier(type)] = made
+            return made
+        }
+    }
+}
+
+extension AppContext {
+    /// The app's one `Service` (its notification center), made by `make` the first time it
+    /// is asked for. `make` runs under the table's lock: it must not ask for another service.
+    package func service<Service: AnyObject & Sendable>(_ type: Service.Type, make: (AppContext) -> Service) -> Service {
+        services.object(type) { make(self) }
+    }
+
+    /// The driver's current instant (the simulator's virtual time).
+    package var now: Date { driver.clock.now() }
+
+    /// The driver's instant for a date the app computed from the wall clock.
+    package func instant(forAppDate date: Date) -> Date { driverDate(forAppDate: date) }
+
+    /// Calls `action` at `instant` on the driver's clock (virtual in the simulator), as app
+    /// work of this app: bound to it and counted by the driver until it returns.
+    package func scheduleAppWork(at instant: Date, on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
+        driver.clock.schedule(at: instant) { [weak self] in
+            guard let self else { return }
+            self.dispatch(on: queue, action)
+        }
+    }
+
+    /// Runs `action` on `queue` as app work of this app (bound to it, counted by the driver).
+    package func performAppWork(on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) {
+        dispatch(on: queue, action)
+    }
+
+    /// Writes `text` about this app to the driver's log.
+    package func report(_ level: DiagnosticMessage.Level, _ text: String) {
+        driver.log(level, app: app, text)
+    }
+
+    /// Whether the app is in the foreground (`applicationState == .active`).
+    package var isInForeground: Bool { application.applicationState == .active }
+
+    /// Calls app code on the main actor, as iOS calls an app's delegates (`what` names it in
+    /// the diagnostic given when the main queue does not run it); `then` runs after it.
+    package func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () -> Void, then: (@Sendable () -> Void)? = nil) {
+        invoke(AppClosureCall(body: body), otherwiseOn: expirationQueue, what: what, then: then)
+    }
+
+    /// The badge on the app's icon (`applicationIconBadgeNumber`).
+    package func setIconBadgeNumber(_ number: Int) {
+        application.applicationIconBadgeNumber = number
+    }
+
+    /// Whether this is the process's own app (not one of the apps the simulator models in
+    /// one process).
+    package var isProcessApp: Bool { EmbeddedScheduler.existingProcessContext === self }
+
+    /// The process's app's state directory (created if missing), where other modules keep
+    /// what must last between launches; `nil` for a modelled app, or when none can be
+    /// chosen (no `HOME`).
+    package var stateDirectory: URL? {
+        guard isProcessApp else { return nil }
+        return try? EmbeddedScheduler.stateDirectory(for: app, configured: EmbeddedScheduler.processStateDirectory.withLock { $0 })
+    }
+
+    /// The manifest's name, for messages ("the manifest" when it has none).
+    package var manifestName: String { manifest.source ?? "the manifest" }
+}

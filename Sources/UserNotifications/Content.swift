@@ -1,0 +1,248 @@
+import Foundation
+
+/// What a notification says (Apple: `UNNotificationContent`): read-only; build one with
+/// ``UNMutableNotificationContent``. A request keeps a copy of the content it was made with
+/// (changing the mutable content afterwards changes nothing), as on iOS.
+open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable {
+    // @unchecked: the fields are read and written only by the thread that holds the object;
+    // a request takes an immutable copy (`UNNotificationRequest.init`), so the center, which
+    // reads it from its own queue, never shares a mutable content with the app.
+
+    struct Fields {
+        var title = ""
+        var subtitle = ""
+        var body = ""
+        var badge: NSNumber?
+        var sound: UNNotificationSound?
+        var launchImageName = ""
+        var userInfo: [AnyHashable: Any] = [:]
+        var attachments: [UNNotificationAttachment] = []
+        var categoryIdentifier = ""
+        var threadIdentifier = ""
+        var targetContentIdentifier: String?
+        var summaryArgument = ""
+        var summaryArgumentCount = 0
+        var interruptionLevel = UNNotificationInterruptionLevel.active
+        var relevanceScore = 0.0
+        var filterCriteria: String?
+    }
+
+    var fields: Fields
+
+    /// Empty content.
+    public override init() {
+        fields = Fields()
+        super.init()
+    }
+
+    init(fields: Fields) {
+        self.fields = fields
+        super.init()
+    }
+
+    /// The title.
+    open var title: String { fields.title }
+    /// The line under the title.
+    open var subtitle: String { fields.subtitle }
+    /// The message.
+    open var body: String { fields.body }
+    /// The number to put on the app's icon when the notification is delivered (`nil`: leave
+    /// it; 0: remove it).
+    open var badge: NSNumber? { fields.badge }
+    /// The sound to play (`nil`: silent). Linux plays none.
+    open var sound: UNNotificationSound? { fields.sound }
+    /// The launch image's name.
+    open var launchImageName: String { fields.launchImageName }
+    /// The app's own values, handed back with the notification.
+    open var userInfo: [AnyHashable: Any] { fields.userInfo }
+    /// Files shown with the notification.
+    open var attachments: [UNNotificationAttachment] { fields.attachments }
+    /// The category (its actions), from ``UNUserNotificationCenter/setNotificationCategories(_:)``.
+    open var categoryIdentifier: String { fields.categoryIdentifier }
+    /// The thread notifications are grouped by.
+    open var threadIdentifier: String { fields.threadIdentifier }
+    /// Which window the notification brings forward.
+    open var targetContentIdentifier: String? { fields.targetContentIdentifier }
+    /// The text of a group's summary.
+    open var summaryArgument: String { fields.summaryArgument }
+    /// How many items the notification stands for in a group's summary.
+    open var summaryArgumentCount: Int { fields.summaryArgumentCount }
+    /// How urgently it interrupts.
+    open var interruptionLevel: UNNotificationInterruptionLevel { fields.interruptionLevel }
+    /// How it ranks in a summary (0...1).
+    open var relevanceScore: Double { fields.relevanceScore }
+    /// The Focus filter criteria.
+    open var filterCriteria: String? { fields.filterCriteria }
+
+    /// An immutable copy.
+    open func copy(with zone: NSZone? = nil) -> Any { UNNotificationContent(fields: fields) }
+    /// A mutable copy.
+    open func mutableCopy(with zone: NSZone? = nil) -> Any { UNMutableNotificationContent(fields: fields) }
+
+    open override var description: String {
+        "<UNNotificationContent: title: \(title), subtitle: \(subtitle), body: \(body), categoryIdentifier: \(categoryIdentifier), threadIdentifier: \(threadIdentifier), badge: \(badge.map { "\($0)" } ?? "(null)"), sound: \(sound.map { "\($0)" } ?? "(null)")>"
+    }
+}
+
+/// Content an app builds (Apple: `UNMutableNotificationContent`).
+open class UNMutableNotificationContent: UNNotificationContent, @unchecked Sendable {
+    // @unchecked: as its superclass (the request copies it).
+
+    /// Empty content.
+    public override init() {
+        super.init()
+    }
+
+    override init(fields: Fields) {
+        super.init(fields: fields)
+    }
+
+    open override var title: String { get { fields.title } set { fields.title = newValue } }
+    open override var subtitle: String { get { fields.subtitle } set { fields.subtitle = newValue } }
+    open override var body: String { get { fields.body } set { fields.body = newValue } }
+    open override var badge: NSNumber? { get { fields.badge } set { fields.badge = newValue } }
+    open override var sound: UNNotificationSound? { get { fields.sound } set { fields.sound = newValue } }
+    open override var launchImageName: String { get { fields.launchImageName } set { fields.launchImageName = newValue } }
+    open override var userInfo: [AnyHashable: Any] { get { fields.userInfo } set { fields.userInfo = newValue } }
+    open override var attachments: [UNNotificationAttachment] { get { fields.attachments } set { fields.attachments = newValue } }
+    open override var categoryIdentifier: String { get { fields.categoryIdentifier } set { fields.categoryIdentifier = newValue } }
+    open override var threadIdentifier: String { get { fields.threadIdentifier } set { fields.threadIdentifier = newValue } }
+    open override var targetContentIdentifier: String? { get { fields.targetContentIdentifier } set { fields.targetContentIdentifier = newValue } }
+    open override var summaryArgument: String { get { fields.summaryArgument } set { fields.summaryArgument = newValue } }
+    open override var summaryArgumentCount: Int { get { fields.summaryArgumentCount } set { fields.summaryArgumentCount = newValue } }
+    open override var interruptionLevel: UNNotificationInterruptionLevel { get { fields.interruptionLevel } set { fields.interruptionLevel = newValue } }
+    open override var relevanceScore: Double { get { fields.relevanceScore } set { fields.relevanceScore = newValue } }
+    open override var filterCriteria: String? { get { fields.filterCriteria } set { fields.filterCriteria = newValue } }
+}
+
+/// The name of a sound file in the app's bundle (Apple: `UNNotificationSoundName`).
+public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// A sound by file name.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+}
+
+/// The sound a notification plays (Apple: `UNNotificationSound`). Linux plays none: the
+/// sound is kept with the notification and named in its line.
+open class UNNotificationSound: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked: immutable after init.
+
+    /// The sound's file name; `nil` for the system's default sound.
+    let name: UNNotificationSoundName?
+    /// Whether it is a critical alert's sound.
+    let isCritical: Bool
+    /// A critical sound's volume (0...1).
+    let volume: Float
+
+    init(name: UNNotificationSoundName?, critical: Bool = false, volume: Float = 1) {
+        self.name = name
+        self.isCritical = critical
+        self.volume = volume
+        super.init()
+    }
+
+    /// A sound from the app's bundle.
+    public convenience init(named name: UNNotificationSoundName) {
+        self.init(name: name)
+    }
+
+    /// The system's default sound.
+    open class var `default`: UNNotificationSound { UNNotificationSound(name: nil) }
+    /// The default sound of a critical alert.
+    open class var defaultCritical: UNNotificationSound { UNNotificationSound(name: nil, critical: true) }
+    /// The default ringtone.
+    open class var defaultRingtone: UNNotificationSound { UNNotificationSound(name: UNNotificationSoundName("ringtone")) }
+    /// A critical alert's sound from the app's bundle.
+    open class func criticalSoundNamed(_ name: UNNotificationSoundName) -> UNNotificationSound {
+        UNNotificationSound(name: name, critical: true)
+    }
+    /// A critical alert's sound from the app's bundle at `volume` (0...1).
+    open class func criticalSoundNamed(_ name: UNNotificationSoundName, withAudioVolume volume: Float) -> UNNotificationSound {
+        UNNotificationSound(name: name, critical: true, volume: volume)
+    }
+    /// The default critical sound at `volume` (0...1).
+    open class func defaultCriticalSound(withAudioVolume volume: Float) -> UNNotificationSound {
+        UNNotificationSound(name: nil, critical: true, volume: volume)
+    }
+    /// A ringtone from the app's bundle.
+    open class func ringtoneSoundNamed(_ name: UNNotificationSoundName) -> UNNotificationSound {
+        UNNotificationSound(name: name)
+    }
+
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    open override var description: String {
+        "<UNNotificationSound: \(name?.rawValue ?? "default")\(isCritical ? ", critical" : "")>"
+    }
+}
+
+/// `options` keys of ``UNNotificationAttachment/init(identifier:url:options:)`` (Apple's names and values).
+public let UNNotificationAttachmentOptionsTypeHintKey = "UNNotificationAttachmentOptionsTypeHintKey"
+/// Hide the attachment's thumbnail.
+public let UNNotificationAttachmentOptionsThumbnailHiddenKey = "UNNotificationAttachmentOptionsThumbnailHiddenKey"
+/// The part of the image shown as the thumbnail.
+public let UNNotificationAttachmentOptionsThumbnailClippingRectKey = "UNNotificationAttachmentOptionsThumbnailClippingRectKey"
+/// The frame of a movie shown as the thumbnail.
+public let UNNotificationAttachmentOptionsThumbnailTimeKey = "UNNotificationAttachmentOptionsThumbnailTimeKey"
+
+/// A file shown with a notification (Apple: `UNNotificationAttachment`): an image, a sound
+/// or a movie. As on iOS, making one checks that the URL is a readable file of a type the
+/// system shows, and throws otherwise.
+open class UNNotificationAttachment: NSObject, @unchecked Sendable {
+    // @unchecked: immutable after init.
+
+    /// The app's identifier for it.
+    public let identifier: String
+    /// The file.
+    public let url: URL
+    /// Its uniform type identifier (`public.jpeg`, `public.png`, `public.mpeg-4`...).
+    public let type: String
+
+    /// The types iOS shows (audio, images, movies) by file extension, and their size limits
+    /// (Apple's: 5 MB of audio, 10 MB of image, 50 MB of movie).
+    static let types: [String: (type: String, limit: Int)] = [
+        "aif": ("public.aiff-audio", 5_000_000), "aiff": ("public.aiff-audio", 5_000_000),
+        "wav": ("com.microsoft.waveform-audio", 5_000_000), "mp3": ("public.mp3", 5_000_000),
+        "m4a": ("com.apple.m4a-audio", 5_000_000),
+        "jpg": ("public.jpeg", 10_000_000), "jpeg": ("public.jpeg", 10_000_000),
+        "gif": ("com.compuserve.gif", 10_000_000), "png": ("public.png", 10_000_000),
+        "heic": ("public.heic", 10_000_000),
+        "mpg": ("public.mpeg", 50_000_000), "mpeg": ("public.mpeg", 50_000_000),
+        "mp4": ("public.mpeg-4", 50_000_000), "m4v": ("com.apple.m4v-video", 50_000_000),
+        "mov": ("com.apple.quicktime-movie", 50_000_000), "avi": ("public.avi", 50_000_000),
+    ]
+
+    /// An attachment of the file at `url` (a `file:` URL of an image, sound or movie).
+    /// - Throws: ``UNError`` `.attachmentInvalidURL` when `url` is not a readable regular
+    ///   file, `.attachmentUnrecognizedType` for a type the system does not show,
+    ///   `.attachmentInvalidFileSize` above its type's limit.
+    public init(identifier: String, url: URL, options: [AnyHashable: Any]? = nil) throws {
+        guard url.isFileURL else {
+            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url) is not a file URL")
+        }
+        // Not opened: asking what the path is cannot block (a FIFO would).
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": no file at \(url.path)")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url.path) is not a regular file")
+        }
+        guard access(url.path, R_OK) == 0 else {
+            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url.path) cannot be read")
+        }
+        let hint = options?[UNNotificationAttachmentOptionsTypeHintKey] as? String
+        let known = Self.types[url.pathExtension.lowercased()]
+        guard let type = hint ?? known?.type else {
+            throw UNError(.attachmentUnrecognizedType, "attachment \"\(identifier)\": \(url.lastPathComponent) is not an image, sound or movie the system shows (by its extension; give UNNotificationAttachmentOptionsTypeHintKey otherwise)")
+        }
+        if let limit = known?.limit, Int(status.st_size) > limit {
+            throw UNError(.attachmentInvalidFileSize, "attachment \"\(identifier)\": \(url.lastPathComponent) has \(status.st_size) bytes, more than the \(limit) its type may have")
+        }
+        self.identifier = identifier
+        self.url = url
+        self.type = type
+        super.init()
+    }
+}

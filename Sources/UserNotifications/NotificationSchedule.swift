@@ -1,0 +1,115 @@
+import Foundation
+
+/// The center's pending and delivered notifications, as a pure state machine: adding a
+/// request, a request's moment coming, removals. No clock, no timers, no app code: the
+/// center (``UNUserNotificationCenter``) owns one under its lock and arms a timer for each
+/// pending request's fire date.
+struct NotificationSchedule {
+    /// A request waiting for its moment.
+    struct Entry {
+        let request: UNNotificationRequest
+        /// When it was added (a time-interval trigger counts from here).
+        let added: Date
+        /// When it fires next.
+        var fireDate: Date
+        /// Which addition this is: a timer armed for an entry that was replaced or removed
+        /// since finds another serial and does nothing.
+        let serial: Int
+    }
+
+    /// What adding a request did.
+    enum Addition {
+        /// Pending until `entry.fireDate`; `replaced` when a request with its identifier was
+        /// pending; `dropped`: requests no longer kept (only the soonest
+        /// ``pendingLimit`` are, as on iOS), possibly the new one itself.
+        case scheduled(entry: Entry, replaced: Bool, dropped: [String])
+        /// Refused, with the reason.
+        case refused(UNError)
+    }
+
+    /// How many pending requests are kept (iOS keeps the 64 that fire soonest).
+    static let pendingLimit = 64
+    /// How many delivered notifications are kept (the oldest go first).
+    static let deliveredLimit = 256
+
+    private(set) var entries: [String: Entry] = [:]
+    private(set) var delivered: [UNNotification] = []
+    private var lastSerial = 0
+
+    /// The pending requests, soonest first (ties by identifier).
+    var pendingRequests: [UNNotificationRequest] { sortedEntries.map(\.request) }
+
+    private var sortedEntries: [Entry] {
+        entries.values.sorted { ($0.fireDate, $0.request.identifier) < ($1.fireDate, $1.request.identifier) }
+    }
+
+    /// Adds `request` at `now`, replacing a pending request with its identifier.
+    mutating func add(_ request: UNNotificationRequest, at now: Date) -> Addition {
+        if let problem = request.trigger?.problem() {
+            return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: \(problem)"))
+        }
+        if request.trigger is UNPushNotificationTrigger {
+            return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: a push trigger is the system's (a remote notification's), not an app's"))
+        }
+        let fireDate: Date
+        if let trigger = request.trigger {
+            guard let first = trigger.fireDate(scheduled: now, after: nil, now: now) else {
+                return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: its trigger has no date to come (\(trigger))"))
+            }
+            fireDate = first
+        } else {
+            fireDate = now
+        }
+        lastSerial += 1
+        let entry = Entry(request: request, added: now, fireDate: fireDate, serial: lastSerial)
+        let replaced = entries.updateValue(entry, forKey: request.identifier) != nil
+        var dropped: [String] = []
+        if entries.count > Self.pendingLimit {
+            for late in sortedEntries.dropFirst(Self.pendingLimit) {
+                entries[late.request.identifier] = nil
+                dropped.append(late.request.identifier)
+            }
+        }
+        return .scheduled(entry: entry, replaced: replaced, dropped: dropped)
+    }
+
+    /// The entry of `identifier` armed as `serial` fires at `now`: the notification to
+    /// deliver, and the entry's next firing when its trigger repeats (it stays pending),
+    /// or `nil` when the entry was replaced or removed since.
+    mutating func fire(identifier: String, serial: Int, at now: Date) -> (notification: UNNotification, next: Entry?)? {
+        guard var entry = entries[identifier], entry.serial == serial else { return nil }
+        let notification = UNNotification(date: now, request: entry.request)
+        if let trigger = entry.request.trigger, let next = trigger.fireDate(scheduled: entry.added, after: entry.fireDate, now: now) {
+            entry.fireDate = next
+            entries[identifier] = entry
+            return (notification, entry)
+        }
+        entries[identifier] = nil
+        return (notification, nil)
+    }
+
+    /// Keeps `notification` as delivered (replacing one with its identifier, as a request
+    /// added again replaces the notification it showed).
+    mutating func recordDelivery(_ notification: UNNotification) {
+        delivered.removeAll { $0.request.identifier == notification.request.identifier }
+        delivered.append(notification)
+        if delivered.count > Self.deliveredLimit { delivered.removeFirst(delivered.count - Self.deliveredLimit) }
+    }
+
+    /// Removes the pending requests of `identifiers` (unknown ones are ignored).
+    mutating func removePending(_ identifiers: [String]) {
+        for identifier in identifiers { entries[identifier] = nil }
+    }
+
+    /// Removes every pending request.
+    mutating func removeAllPending() { entries = [:] }
+
+    /// Removes the delivered notifications of `identifiers`.
+    mutating func removeDelivered(_ identifiers: [String]) {
+        let gone = Set(identifiers)
+        delivered.removeAll { gone.contains($0.request.identifier) }
+    }
+
+    /// Removes every delivered notification.
+    mutating func removeAllDelivered() { delivered = [] }
+}

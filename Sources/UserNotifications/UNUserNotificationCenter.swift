@@ -1,0 +1,417 @@
+import BackgroundTasks
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What an app's notification delegate is told (Apple: `UNUserNotificationCenterDelegate`).
+/// Every method has a default, as Apple's are optional; implement the ones you need with
+/// Apple's signatures (with or without `@Sendable` on the completion handler). The center
+/// calls them on the main actor, as iOS does; the protocol itself is not isolated (a
+/// main-actor delegate in Swift 6 mode writes `nonisolated` or the `async` forms, as on iOS).
+public protocol UNUserNotificationCenterDelegate: AnyObject {
+    /// A notification arrived while the app is in the foreground: how to present it (an
+    /// empty set: not at all). Called for every notification delivered in the foreground.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void)
+    /// The same, in its `async` form (the center calls this one; by default it calls the
+    /// completion-handler form).
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions
+    /// The user acted on a notification. Linux shows notifications as lines that no one
+    /// taps: never called.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping @Sendable () -> Void)
+    /// The same, in its `async` form.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async
+    /// The user asked for the app's notification settings. Never called on Linux.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?)
+}
+
+/// The defaults: a notification in the foreground is not presented (as on iOS without a
+/// delegate), a response is acknowledged, and the `async` forms call the completion-handler
+/// forms, on the main actor.
+extension UNUserNotificationCenterDelegate {
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {
+        completionHandler([])
+    }
+
+    /// Calls the completion-handler form and returns the first answer it gives (an app
+    /// that calls its handler twice does not trap: the first call counts, as on iOS).
+    @MainActor
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions {
+        await withCheckedContinuation { continuation in
+            let pending = Mutex<CheckedContinuation<UNNotificationPresentationOptions, Never>?>(continuation)
+            userNotificationCenter(center, willPresent: notification) { options in
+                pending.withLock { waiting in
+                    defer { waiting = nil }
+                    return waiting
+                }?.resume(returning: options)
+            }
+        }
+    }
+
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping @Sendable () -> Void) {
+        completionHandler()
+    }
+
+    /// Calls the completion-handler form and returns when it is called.
+    @MainActor
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
+        await withCheckedContinuation { continuation in
+            let pending = Mutex<CheckedContinuation<Void, Never>?>(continuation)
+            userNotificationCenter(center, didReceive: response) {
+                pending.withLock { waiting in
+                    defer { waiting = nil }
+                    return waiting
+                }?.resume()
+            }
+        }
+    }
+
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?) {}
+}
+
+/// The app's notification center (Apple: `UNUserNotificationCenter`): local notifications
+/// scheduled by time interval or calendar date, delivered on the scheduler's clock.
+///
+/// Linux has no banners and no one to tap them: a notification delivered while the app is
+/// in the background (or presented by the delegate in the foreground) is shown as one line
+/// on standard error (`bgtask notification [app]: title — body`) and kept in
+/// ``getDeliveredNotifications(completionHandler:)``; its badge is applied. In the
+/// foreground the delegate's `willPresent` decides, as on iOS. The user's answer to
+/// ``requestAuthorization(options:completionHandler:)`` is "allowed" (`BGTASK_NOTIFICATIONS=denied`
+/// in the app's environment answers as a user who refused) and is kept between launches
+/// in the app's state directory. Pending requests live in the app's process: one whose
+/// moment comes after the process ended is not delivered (docs/porting.md, "Local
+/// notifications").
+open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
+    // @unchecked: every mutable member is in `state`, behind its mutex; the host is Sendable.
+    // App code (the delegate, completion handlers) is never called under the lock.
+
+    private struct State {
+        var schedule = NotificationSchedule()
+        var timers: [String: any DriverTimer] = [:]
+        var authorization: UNAuthorizationStatus = .notDetermined
+        var authorizedOptions: UNAuthorizationOptions = []
+        var loadedSavedAuthorization = false
+        var categories: Set<UNNotificationCategory> = []
+    }
+
+    private let host: any NotificationHost
+    private let state = Mutex(State())
+    private let delegateBox = Mutex(WeakDelegate())
+
+    init(host: any NotificationHost) {
+        self.host = host
+        super.init()
+    }
+
+    /// The notification center of the app whose code is running (the process's app, or
+    /// the app the simulator is running).
+    open class func current() -> UNUserNotificationCenter {
+        AppContext.resolve().service(UNUserNotificationCenter.self) { context in
+            UNUserNotificationCenter(host: AppNotificationHost(context: context))
+        }
+    }
+
+    /// The delegate (held weakly, as on iOS: keep it alive yourself).
+    open var delegate: (any UNUserNotificationCenterDelegate)? {
+        get { delegateBox.withLock { $0 }.delegate }
+        set {
+            let reference = WeakDelegate(delegate: newValue)
+            delegateBox.withLock { $0 = reference }
+        }
+    }
+
+    /// Whether notification content extensions run (none on Linux).
+    open var supportsContentExtensions: Bool { false }
+
+    // MARK: Authorization
+
+    /// Asks the user to allow notifications with `options`; `completionHandler` gets
+    /// whether they are allowed. The first request is answered "allowed" (`provisional`
+    /// when asked for) unless `BGTASK_NOTIFICATIONS=denied`; later requests get the same
+    /// answer, as iOS asks only once; the answer lasts between launches.
+    open func requestAuthorization(options: UNAuthorizationOptions = [], completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+        let granted = authorize(options)
+        host.complete { completionHandler(granted, nil) }
+    }
+
+    /// ``requestAuthorization(options:completionHandler:)`` in its `async` form.
+    open func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
+        authorize(options)
+    }
+
+    /// The answer to a request for `options`, asked once and kept.
+    private func authorize(_ options: UNAuthorizationOptions) -> Bool {
+        state.withLock { state -> Bool in
+            loadSavedAuthorization(&state)
+            if state.authorization == .notDetermined || (state.authorization == .provisional && !options.contains(.provisional)) {
+                let allowed = host.authorizationAnswer()
+                state.authorization = !allowed ? .denied : options.contains(.provisional) ? .provisional : .authorized
+                state.authorizedOptions = allowed ? options : []
+                host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
+            } else if state.authorization != .denied, !state.authorizedOptions.isSuperset(of: options) {
+                // Asking again for more: the same user allows the new options too.
+                state.authorizedOptions.formUnion(options)
+                host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
+            }
+            return state.authorization != .denied
+        }
+    }
+
+    /// What the app may do.
+    open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
+        let settings = currentSettings()
+        host.complete { completionHandler(settings) }
+    }
+
+    /// ``getNotificationSettings(completionHandler:)`` in its `async` form.
+    open func notificationSettings() async -> UNNotificationSettings {
+        currentSettings()
+    }
+
+    private func currentSettings() -> UNNotificationSettings {
+        state.withLock { state in
+            loadSavedAuthorization(&state)
+            return UNNotificationSettings(status: state.authorization, options: state.authorizedOptions)
+        }
+    }
+
+    /// Reads the answer kept by an earlier launch, once.
+    private func loadSavedAuthorization(_ state: inout State) {
+        guard !state.loadedSavedAuthorization else { return }
+        state.loadedSavedAuthorization = true
+        guard state.authorization == .notDetermined, let saved = host.savedAuthorization(),
+              let status = UNAuthorizationStatus.known(rawValue: saved.status) else { return }
+        state.authorization = status
+        state.authorizedOptions = UNAuthorizationOptions(rawValue: saved.options)
+    }
+
+    // MARK: Categories
+
+    /// The app's categories (their actions), replacing those set before.
+    open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
+        state.withLock { $0.categories = categories }
+    }
+
+    /// The app's categories.
+    open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+        let categories = state.withLock { $0.categories }
+        host.complete { completionHandler(categories) }
+    }
+
+    /// ``getNotificationCategories(completionHandler:)`` in its `async` form.
+    open func notificationCategories() async -> Set<UNNotificationCategory> {
+        state.withLock { $0.categories }
+    }
+
+    // MARK: Scheduling
+
+    /// Schedules `request` (replacing a pending request with its identifier). Fails, as on
+    /// iOS, with ``UNError/Code/notificationsNotAllowed`` when the app is not allowed
+    /// (it never asked, or was refused), and with ``UNError/Code/notificationInvalidNoDate``
+    /// for a trigger that never fires (a time interval of 0 or less, one under 60 s that
+    /// repeats, a calendar date that does not come again: iOS raises an exception at the
+    /// trigger's creation for the first two). `completionHandler` is called once the request
+    /// is kept, on a queue of the center's.
+    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        let error = schedule(request)
+        if let completionHandler { host.complete { completionHandler(error) } }
+    }
+
+    /// ``add(_:withCompletionHandler:)`` in its `async` form.
+    open func add(_ request: UNNotificationRequest) async throws {
+        if let error = schedule(request) { throw error }
+    }
+
+    /// Adds `request` to the schedule and arms its timer; the error refusing it, if any.
+    private func schedule(_ request: UNNotificationRequest) -> UNError? {
+        let now = host.now
+        let outcome = state.withLock { state -> Result<(entry: NotificationSchedule.Entry, dropped: [String]), UNError> in
+            loadSavedAuthorization(&state)
+            guard state.authorization == .authorized || state.authorization == .provisional || state.authorization == .ephemeral else {
+                let why = state.authorization == .denied ? "the user did not allow them" : "the app has not asked (call requestAuthorization(options:completionHandler:) first)"
+                return .failure(UNError(.notificationsNotAllowed, "notification request \"\(request.identifier)\" refused: notifications are not allowed for this application: \(why)"))
+            }
+            switch state.schedule.add(request, at: now) {
+            case .refused(let error):
+                return .failure(error)
+            case .scheduled(let entry, _, let dropped):
+                state.timers.removeValue(forKey: request.identifier)?.cancel()
+                for identifier in dropped { state.timers.removeValue(forKey: identifier)?.cancel() }
+                // Due now (no trigger): delivered below, from this call, as iOS delivers it
+                // at once; a timer would let a background process be suspended first.
+                if state.schedule.entries[request.identifier] != nil, entry.fireDate > now {
+                    state.timers[request.identifier] = arm(entry)
+                }
+                return .success((entry, dropped))
+            }
+        }
+        switch outcome {
+        case .failure(let error):
+            host.report(.warning, error.message)
+            return error
+        case .success(let scheduled):
+            if !scheduled.dropped.isEmpty {
+                host.report(.warning, "more than \(NotificationSchedule.pendingLimit) notifications pending: \(scheduled.dropped.map { "\"\($0)\"" }.joined(separator: ", ")) (the latest to fire) no longer kept, as on iOS")
+            }
+            if scheduled.entry.fireDate <= now {
+                fire(identifier: request.identifier, serial: scheduled.entry.serial)
+            }
+            return nil
+        }
+    }
+
+    /// A timer for `entry`'s fire date. Called under the lock: the timer's action takes it
+    /// again later, on the host's queue, never from inside `schedule`.
+    private func arm(_ entry: NotificationSchedule.Entry) -> any DriverTimer {
+        let identifier = entry.request.identifier
+        let serial = entry.serial
+        return host.schedule(at: entry.fireDate) { [weak self] in
+            self?.fire(identifier: identifier, serial: serial)
+        }
+    }
+
+    /// A pending request's moment came: deliver it, and arm its next moment when it repeats.
+    private func fire(identifier: String, serial: Int) {
+        let now = host.now
+        let fired = state.withLock { state -> UNNotification? in
+            guard let (notification, next) = state.schedule.fire(identifier: identifier, serial: serial, at: now) else { return nil }
+            if let next {
+                state.timers[identifier] = arm(next)
+            } else {
+                state.timers[identifier] = nil
+            }
+            return notification
+        }
+        guard let fired else { return }
+        deliver(fired)
+    }
+
+    /// Delivers `notification`: in the background it is shown; in the foreground the
+    /// delegate decides (no delegate: not shown), on the main actor.
+    private func deliver(_ notification: UNNotification) {
+        guard host.isInForeground else {
+            present(notification, options: [.banner, .list, .sound, .badge], inForeground: false)
+            return
+        }
+        let delegate = self.delegate.map(DelegateReference.init)
+        guard let delegate else {
+            host.report(.info, "notification \"\(notification.request.identifier)\" arrived in the foreground and was not shown: the center has no delegate (set UNUserNotificationCenter.current().delegate and answer willPresent, as on iOS)")
+            return
+        }
+        host.callOnMainActor("the notification center delegate's userNotificationCenter(_:willPresent:withCompletionHandler:)") { [self] in
+            let options = await delegate.object.userNotificationCenter(self, willPresent: notification)
+            self.present(notification, options: options, inForeground: true)
+        }
+    }
+
+    /// Shows `notification` as `options` say, keeps it as delivered and applies its badge.
+    private func present(_ notification: UNNotification, options: UNNotificationPresentationOptions, inForeground: Bool) {
+        let content = notification.request.content
+        let shown = !options.isDisjoint(with: [.banner, .alert, .list])
+        if options.contains(.badge), let badge = content.badge {
+            host.setBadge(badge.intValue)
+        }
+        guard shown else {
+            host.report(.info, "notification \"\(notification.request.identifier)\" arrived in the foreground; the delegate did not present it")
+            return
+        }
+        state.withLock { $0.schedule.recordDelivery(notification) }
+        var line = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }.joined(separator: " — ")
+        if line.isEmpty { line = "(no text)" }
+        var notes: [String] = []
+        if options.contains(.sound), content.sound != nil { notes.append("sound") }
+        if options.contains(.badge), let badge = content.badge { notes.append("badge \(badge.intValue)") }
+        if inForeground { notes.append("in the foreground") }
+        host.show(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"))
+    }
+
+    /// The requests waiting for their moment, soonest first.
+    open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+        let pending = state.withLock { $0.schedule.pendingRequests }
+        host.complete { completionHandler(pending) }
+    }
+
+    /// ``getPendingNotificationRequests(completionHandler:)`` in its `async` form.
+    open func pendingNotificationRequests() async -> [UNNotificationRequest] {
+        state.withLock { $0.schedule.pendingRequests }
+    }
+
+    /// Cancels the pending requests of `identifiers`.
+    open func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        state.withLock { state in
+            state.schedule.removePending(identifiers)
+            for identifier in identifiers { state.timers.removeValue(forKey: identifier)?.cancel() }
+        }
+    }
+
+    /// Cancels every pending request.
+    open func removeAllPendingNotificationRequests() {
+        state.withLock { state in
+            state.schedule.removeAllPending()
+            for timer in state.timers.values { timer.cancel() }
+            state.timers = [:]
+        }
+    }
+
+    // MARK: Delivered
+
+    /// The notifications shown and not removed, in the order they came.
+    open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
+        let delivered = state.withLock { $0.schedule.delivered }
+        host.complete { completionHandler(delivered) }
+    }
+
+    /// ``getDeliveredNotifications(completionHandler:)`` in its `async` form.
+    open func deliveredNotifications() async -> [UNNotification] {
+        state.withLock { $0.schedule.delivered }
+    }
+
+    /// Removes the delivered notifications of `identifiers`.
+    open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        state.withLock { $0.schedule.removeDelivered(identifiers) }
+    }
+
+    /// Removes every delivered notification.
+    open func removeAllDeliveredNotifications() {
+        state.withLock { $0.schedule.removeAllDelivered() }
+    }
+
+    // MARK: Badge
+
+    /// Sets the number on the app's icon (iOS 17; `applicationIconBadgeNumber` before):
+    /// kept and shown nowhere (Linux has no Home Screen). A negative count fails with
+    /// ``UNError/Code/badgeInputInvalid``.
+    open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        let error = applyBadgeCount(newBadgeCount)
+        if let completionHandler { host.complete { completionHandler(error) } }
+    }
+
+    /// ``setBadgeCount(_:withCompletionHandler:)`` in its `async` form.
+    open func setBadgeCount(_ newBadgeCount: Int) async throws {
+        if let error = applyBadgeCount(newBadgeCount) { throw error }
+    }
+
+    private func applyBadgeCount(_ count: Int) -> UNError? {
+        guard count >= 0 else {
+            let error = UNError(.badgeInputInvalid, "setBadgeCount(\(count)) refused: a badge count cannot be negative")
+            host.report(.warning, error.message)
+            return error
+        }
+        host.setBadge(count)
+        return nil
+    }
+}
+
+/// The delegate, held weakly.
+private struct WeakDelegate: @unchecked Sendable {
+    // @unchecked: the reference is only stored and loaded under the center's mutex; the
+    // delegate is called on the main actor (``DelegateReference``), as iOS calls it.
+    weak var delegate: (any UNUserNotificationCenterDelegate)?
+}
+
+/// The delegate taken for one call on the main actor.
+private struct DelegateReference: @unchecked Sendable {
+    // @unchecked: the delegate is used only inside the main-actor call it was taken for,
+    // where iOS calls it too; nothing else touches it from here.
+    let object: any UNUserNotificationCenterDelegate
+}

@@ -1,0 +1,74 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import Testing
+import UserNotifications
+
+/// What UserNotificationsSnippets.swift compiles, run on a simulated device: the center is
+/// the running app's, and its notifications come on the device's virtual clock.
+@Suite struct UserNotificationsSnippetTests {
+    let app = AppID("com.example.notifying")
+
+    @Test func aRefreshHandlerPostsANotificationDeliveredOnTheDevicesClock() async throws {
+        let device = try compatDevice()
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [NewArticlesNotifier.refreshIdentifier], backgroundModes: ["fetch"])
+        let context = device.install(app: app, manifest: manifest) {
+            NewArticlesNotifier.register()
+        }
+        let center = context.withCurrent { UNUserNotificationCenter.current() }
+        #expect(context.withCurrent { UNUserNotificationCenter.current() } === center, "one center per app")
+        #expect(try await center.requestAuthorization(options: [.alert, .badge, .sound]))
+        try context.withCurrent {
+            try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: NewArticlesNotifier.refreshIdentifier))
+        }
+        await device.run(for: 60)
+        #expect(device.runs(of: NewArticlesNotifier.refreshIdentifier).map(\.outcome) == [.success], "the add's completion completed the task")
+        let delivered = await center.deliveredNotifications()
+        #expect(delivered.map(\.request.identifier) == ["new-articles"])
+        #expect(delivered.first?.request.content.title == "New articles")
+        #expect(delivered.first?.request.content.userInfo["articleIDs"] as? [Int] == [1, 2, 3])
+        #expect(context.application.applicationIconBadgeNumber == 3)
+        let lines = device.log.messages.filter { $0.app == app }.map(\.text)
+        #expect(lines.contains("New articles — Morning edition — 3 new stories are waiting (sound, badge 3)"), "\(lines)")
+        // The run's moment and the notification's: a second after the add, on virtual time.
+        let run = try #require(device.runs(of: NewArticlesNotifier.refreshIdentifier).first)
+        let date = try #require(delivered.first?.date)
+        #expect(date.timeIntervalSince(run.startedAt) >= 1 && date.timeIntervalSince(run.startedAt) < 2, "\(date) after \(run.startedAt)")
+        // Another app on the same device has its own center, with nothing delivered.
+        let other = device.install(app: AppID("com.example.other"), manifest: AppManifest(appID: AppID("com.example.other"), permittedIdentifiers: [], backgroundModes: [])) {}
+        let otherCenter = other.withCurrent { UNUserNotificationCenter.current() }
+        #expect(otherCenter !== center)
+        #expect(await otherCenter.deliveredNotifications().isEmpty)
+    }
+
+    @Test func withoutAuthorizationTheHandlerSeesApplesError() async throws {
+        let device = try compatDevice()
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [NewArticlesNotifier.refreshIdentifier], backgroundModes: ["fetch"])
+        let context = device.install(app: app, manifest: manifest) {
+            NewArticlesNotifier.register()
+        }
+        try context.withCurrent {
+            try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: NewArticlesNotifier.refreshIdentifier))
+        }
+        await device.run(for: 60)
+        #expect(device.runs(of: NewArticlesNotifier.refreshIdentifier).map(\.outcome) == [.failure], "the add failed: the task completed unsuccessfully")
+        let warnings = device.log.messages.filter { $0.app == app && $0.level == .warning }.map(\.text)
+        #expect(warnings.contains { $0.contains("\"new-articles\" refused: notifications are not allowed") }, "\(warnings)")
+        #expect(await context.withCurrent { UNUserNotificationCenter.current() }.deliveredNotifications().isEmpty)
+    }
+
+    @Test func theSettingsSwitchAndTheDailyReminder() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}
+        let center = context.withCurrent { UNUserNotificationCenter.current() }
+        // The snippets ask `UNUserNotificationCenter.current()` from where they run: bound here.
+        #expect(await AppContext.$current.withValue(context) { await notificationsAllowed() } == false)
+        try await AppContext.$current.withValue(context) { try await DailyReminder.schedule() }
+        #expect(await AppContext.$current.withValue(context) { await notificationsAllowed() })
+        let pending = await center.pendingNotificationRequests()
+        #expect(pending.map(\.identifier) == [DailyReminder.identifier])
+        let trigger = try #require(pending.first?.trigger as? UNCalendarNotificationTrigger)
+        #expect(trigger.repeats && trigger.dateComponents.hour == 8 && trigger.dateComponents.minute == 30)
+        #expect(await AppContext.$current.withValue(context) { await DailyReminder.nextDate() } != nil)
+    }
+}

@@ -1,0 +1,415 @@
+import BackgroundTasks
+import Foundation
+import Synchronization
+import Testing
+@testable import UserNotifications
+
+/// A host driven by the test: virtual time, timers fired by ``advance(by:)``, main-actor
+/// calls run by ``runMainActorCalls()``, completion handlers run at once, shown lines and
+/// diagnostics collected.
+final class FakeNotificationHost: NotificationHost {
+    private struct State {
+        var now = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        var timers: [(id: Int, at: Date, action: @Sendable () -> Void)] = []
+        var cancelled: Set<Int> = []
+        var nextID = 0
+        var foreground = false
+        var mainActorCalls: [@MainActor @Sendable () async -> Void] = []
+        var shown: [String] = []
+        var reports: [String] = []
+        var badge: Int?
+        var saved: SavedAuthorization?
+    }
+
+    private let state = Mutex(State())
+    let allows: Bool
+
+    init(allows: Bool = true, saved: SavedAuthorization? = nil) {
+        self.allows = allows
+        state.withLock { $0.saved = saved }
+    }
+
+    private final class Timer: DriverTimer {
+        let id: Int
+        weak let host: FakeNotificationHost?
+        init(id: Int, host: FakeNotificationHost) { self.id = id; self.host = host }
+        func cancel() { _ = host?.state.withLock { $0.cancelled.insert(id) } }
+    }
+
+    var now: Date { state.withLock { $0.now } }
+
+    func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.timers.append((state.nextID, instant, action))
+            return state.nextID
+        }
+        return Timer(id: id, host: self)
+    }
+
+    /// Moves time forward by `seconds`, firing every timer due on the way, in order.
+    func advance(by seconds: TimeInterval) {
+        let end = now.addingTimeInterval(seconds)
+        while true {
+            let due = state.withLock { state -> (@Sendable () -> Void)? in
+                let live = state.timers.enumerated().filter { !state.cancelled.contains($0.element.id) && $0.element.at <= end }
+                guard let first = live.min(by: { ($0.element.at, $0.element.id) < ($1.element.at, $1.element.id) }) else { return nil }
+                state.timers.remove(at: first.offset)
+                state.now = max(state.now, first.element.at)
+                return first.element.action
+            }
+            guard let due else { break }
+            due()
+        }
+        state.withLock { $0.now = end }
+    }
+
+    var isInForeground: Bool {
+        get { state.withLock { $0.foreground } }
+        set { state.withLock { $0.foreground = newValue } }
+    }
+
+    func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
+        state.withLock { $0.mainActorCalls.append(body) }
+    }
+
+    /// Runs the main-actor calls made so far (and those they make), in order.
+    @MainActor
+    func runMainActorCalls() async {
+        while let call = state.withLock({ $0.mainActorCalls.isEmpty ? nil : $0.mainActorCalls.removeFirst() }) {
+            await call()
+        }
+    }
+
+    func complete(_ body: @escaping @Sendable () -> Void) { body() }
+    func report(_ level: DiagnosticMessage.Level, _ text: String) { state.withLock { $0.reports.append("\(level): \(text)") } }
+    func show(_ line: String) { state.withLock { $0.shown.append(line) } }
+    func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
+    func authorizationAnswer() -> Bool { allows }
+    func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
+    func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
+
+    var shown: [String] { state.withLock { $0.shown } }
+    var reports: [String] { state.withLock { $0.reports } }
+    var badge: Int? { state.withLock { $0.badge } }
+    var saved: SavedAuthorization? { state.withLock { $0.saved } }
+}
+
+private func content(_ title: String, body: String = "", badge: Int? = nil) -> UNMutableNotificationContent {
+    let content = UNMutableNotificationContent()
+    content.title = title
+    content.body = body
+    content.sound = .default
+    if let badge { content.badge = NSNumber(value: badge) }
+    return content
+}
+
+private func allowedCenter(_ host: FakeNotificationHost) async throws -> UNUserNotificationCenter {
+    let center = UNUserNotificationCenter(host: host)
+    let granted = try await center.requestAuthorization(options: [.alert, .sound, .badge])
+    #expect(granted)
+    return center
+}
+
+@Suite("UserNotifications: the center")
+struct NotificationCenterTests {
+    @Test("a time-interval request is delivered once its interval passed: shown, kept, its badge applied")
+    func timeIntervalDelivery() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        try await center.add(UNNotificationRequest(identifier: "done", content: content("New articles", body: "3 stories", badge: 3), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        #expect(await center.pendingNotificationRequests().map(\.identifier) == ["done"])
+        host.advance(by: 59)
+        #expect(host.shown.isEmpty)
+        host.advance(by: 1)
+        #expect(host.shown == ["New articles — 3 stories (sound, badge 3)"])
+        #expect(host.badge == 3)
+        #expect(await center.pendingNotificationRequests().isEmpty)
+        let delivered = await center.deliveredNotifications()
+        #expect(delivered.map(\.request.identifier) == ["done"])
+        #expect(delivered.first?.date == host.now)
+    }
+
+    @Test("a request without a trigger is delivered at once; the content is copied when the request is made")
+    func immediateDeliveryAndCopiedContent() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        let mutable = content("First")
+        let request = UNNotificationRequest(identifier: "now", content: mutable, trigger: nil)
+        mutable.title = "Changed afterwards"
+        try await center.add(request)
+        host.advance(by: 0)
+        #expect(host.shown == ["First (sound)"])
+        #expect(request.content.title == "First")
+        #expect(!(request.content is UNMutableNotificationContent))
+    }
+
+    @Test("without authorization a request is refused with notificationsNotAllowed, as on iOS; a refusal is kept")
+    func authorization() async throws {
+        let host = FakeNotificationHost(allows: false)
+        let center = UNUserNotificationCenter(host: host)
+        #expect(await center.notificationSettings().authorizationStatus == .notDetermined)
+        do {
+            try await center.add(UNNotificationRequest(identifier: "early", content: content("x"), trigger: nil))
+            Issue.record("added without authorization")
+        } catch UNError.notificationsNotAllowed {
+            // As on iOS.
+        }
+        #expect(host.reports.last?.contains("has not asked") == true)
+        let granted = try await center.requestAuthorization(options: [.alert])
+        #expect(!granted)
+        let settings = await center.notificationSettings()
+        #expect(settings.authorizationStatus == .denied)
+        #expect(settings.alertSetting == .disabled)
+        #expect(host.saved == SavedAuthorization(status: UNAuthorizationStatus.denied.rawValue, options: 0))
+        await #expect(throws: UNError(.notificationsNotAllowed, "")) {
+            try await center.add(UNNotificationRequest(identifier: "late", content: content("x"), trigger: nil))
+        }
+        #expect(host.reports.last?.contains("did not allow") == true)
+    }
+
+    @Test("an answer kept by an earlier launch holds without asking again; provisional authorization delivers quietly")
+    func savedAndProvisionalAuthorization() async throws {
+        let kept = FakeNotificationHost(saved: SavedAuthorization(status: UNAuthorizationStatus.authorized.rawValue, options: UNAuthorizationOptions([.alert, .badge]).rawValue))
+        let center = UNUserNotificationCenter(host: kept)
+        let settings = await center.notificationSettings()
+        #expect(settings.authorizationStatus == .authorized)
+        #expect(settings.badgeSetting == .enabled)
+        #expect(settings.soundSetting == .disabled)
+        try await center.add(UNNotificationRequest(identifier: "bg", content: content("From a background launch"), trigger: nil))
+        kept.advance(by: 0)
+        #expect(kept.shown.count == 1)
+
+        let quiet = FakeNotificationHost()
+        let provisional = UNUserNotificationCenter(host: quiet)
+        #expect(try await provisional.requestAuthorization(options: [.alert, .provisional]))
+        let quietSettings = await provisional.notificationSettings()
+        #expect(quietSettings.authorizationStatus == .provisional)
+        #expect(quietSettings.alertSetting == .disabled)
+        #expect(quietSettings.notificationCenterSetting == .enabled)
+    }
+
+    @Test("adding a request with a pending request's identifier replaces it; the old moment delivers nothing")
+    func replacement() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        try await center.add(UNNotificationRequest(identifier: "r", content: content("old"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        try await center.add(UNNotificationRequest(identifier: "r", content: content("new"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 120, repeats: false)))
+        #expect(await center.pendingNotificationRequests().map(\.content.title) == ["new"])
+        host.advance(by: 90)
+        #expect(host.shown.isEmpty)
+        host.advance(by: 30)
+        #expect(host.shown == ["new (sound)"])
+    }
+
+    @Test("a repeating interval fires every interval and stays pending; moments missed while nothing ran fire once")
+    func repeatingInterval() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        let start = host.now
+        try await center.add(UNNotificationRequest(identifier: "tick", content: content("tick"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: true)))
+        host.advance(by: 180)
+        #expect(host.shown.count == 3)
+        #expect(await center.pendingNotificationRequests().map(\.identifier) == ["tick"])
+        let trigger = UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: true)
+        // A series whose last firing was at start + 180 s, asked at start + 1 h: the next is
+        // the series' first moment after now, once.
+        let next = trigger.fireDate(scheduled: start, after: start.addingTimeInterval(180), now: start.addingTimeInterval(3600))
+        #expect(next == start.addingTimeInterval(3660))
+        center.removePendingNotificationRequests(withIdentifiers: ["tick"])
+        host.advance(by: 600)
+        #expect(host.shown.count == 3)
+    }
+
+    @Test("a calendar trigger fires at its next matching date, daily when it repeats")
+    func calendarTrigger() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var components = DateComponents(hour: 8, minute: 30)
+        components.calendar = calendar
+        components.timeZone = calendar.timeZone
+        let trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: true)
+        let now = try #require(calendar.date(from: DateComponents(year: 2026, month: 12, day: 6, hour: 10)))
+        let first = try #require(trigger.fireDate(scheduled: now, after: nil, now: now))
+        #expect(first == calendar.date(from: DateComponents(year: 2026, month: 12, day: 7, hour: 8, minute: 30)))
+        let second = trigger.fireDate(scheduled: now, after: first, now: first)
+        #expect(second == calendar.date(from: DateComponents(year: 2026, month: 12, day: 8, hour: 8, minute: 30)))
+        let once = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
+        #expect(once.fireDate(scheduled: now, after: first, now: first) == nil)
+    }
+
+    @Test("triggers that never fire are refused when added, naming the culprit")
+    func invalidTriggers() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        var past = DateComponents(year: 2001, month: 1, day: 1, hour: 0)
+        past.timeZone = TimeZone(identifier: "UTC")
+        let cases: [(UNNotificationTrigger, String)] = [
+            (UNTimeIntervalNotificationTrigger(timeInterval: 0, repeats: false), "greater than 0"),
+            (UNTimeIntervalNotificationTrigger(timeInterval: -5, repeats: false), "greater than 0"),
+            (UNTimeIntervalNotificationTrigger(timeInterval: .nan, repeats: false), "greater than 0"),
+            (UNTimeIntervalNotificationTrigger(timeInterval: 30, repeats: true), "at least 60 if repeating"),
+            (UNCalendarNotificationTrigger(dateMatching: DateComponents(), repeats: true), "none is set"),
+            (UNCalendarNotificationTrigger(dateMatching: past, repeats: false), "no date to come"),
+        ]
+        for (trigger, culprit) in cases {
+            do {
+                try await center.add(UNNotificationRequest(identifier: "bad", content: content("x"), trigger: trigger))
+                Issue.record("\(trigger) was accepted")
+            } catch let error as UNError {
+                #expect(error.code == .notificationInvalidNoDate)
+                #expect(error.message.contains("\"bad\""), "\(error.message)")
+                #expect(error.message.contains(culprit), "\(error.message)")
+            }
+        }
+        #expect(await center.pendingNotificationRequests().isEmpty)
+        #expect(UNTimeIntervalNotificationTrigger(timeInterval: 30, repeats: true).nextTriggerDate() == nil)
+    }
+
+    @Test("in the foreground the delegate decides: no delegate shows nothing; its answer's options apply")
+    @MainActor
+    func foregroundDelegate() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        host.isInForeground = true
+        /// Posts at once and runs the delegate's call on the main actor.
+        func post(_ identifier: String, _ title: String, badge: Int? = nil) async throws {
+            try await center.add(UNNotificationRequest(identifier: identifier, content: content(title, badge: badge), trigger: nil))
+            await host.runMainActorCalls()
+        }
+        try await post("a", "no delegate", badge: 5)
+        #expect(host.shown.isEmpty)
+        #expect(host.badge == nil)
+
+        let handlerForm = HandlerFormDelegate(answer: [.banner, .sound])
+        center.delegate = handlerForm
+        try await post("b", "handler form", badge: 5)
+        #expect(handlerForm.asked == ["b"])
+        #expect(host.shown == ["handler form (sound, in the foreground)"])
+        #expect(host.badge == nil)
+
+        let asyncForm = AsyncFormDelegate(answer: [.list, .badge])
+        center.delegate = asyncForm
+        try await post("c", "async form", badge: 7)
+        #expect(asyncForm.asked == ["c"])
+        #expect(host.shown.last == "async form (badge 7, in the foreground)")
+        #expect(host.badge == 7)
+
+        let silent = AsyncFormDelegate(answer: [])
+        center.delegate = silent
+        try await post("d", "not presented")
+        #expect(host.shown.count == 2)
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["b", "c"])
+        withExtendedLifetime((handlerForm, asyncForm, silent)) {}
+    }
+
+    @Test("the center keeps the 64 pending requests that fire soonest, as iOS does")
+    func pendingLimit() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        for index in 1...64 {
+            try await center.add(UNNotificationRequest(identifier: "n\(index)", content: content("\(index)"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: TimeInterval(index * 60), repeats: false)))
+        }
+        try await center.add(UNNotificationRequest(identifier: "latest", content: content("latest"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 86_400, repeats: false)))
+        try await center.add(UNNotificationRequest(identifier: "soonest", content: content("soonest"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 1, repeats: false)))
+        let pending = await center.pendingNotificationRequests().map(\.identifier)
+        #expect(pending.count == 64)
+        #expect(pending.first == "soonest")
+        #expect(!pending.contains("latest"))
+        #expect(!pending.contains("n64"))
+        #expect(host.reports.contains { $0.contains("\"n64\"") })
+        host.advance(by: 86_400)
+        #expect(host.shown.count == 64)
+    }
+
+    @Test("removing pending and delivered notifications, and the badge count")
+    func removalsAndBadge() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        for identifier in ["a", "b", "c"] {
+            try await center.add(UNNotificationRequest(identifier: identifier, content: content(identifier), trigger: nil))
+        }
+        try await center.add(UNNotificationRequest(identifier: "later", content: content("later"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        host.advance(by: 0)
+        center.removeDeliveredNotifications(withIdentifiers: ["b", "unknown"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["a", "c"])
+        center.removeAllDeliveredNotifications()
+        #expect(await center.deliveredNotifications().isEmpty)
+        center.removeAllPendingNotificationRequests()
+        host.advance(by: 120)
+        #expect(host.shown.count == 3)
+        try await center.setBadgeCount(4)
+        #expect(host.badge == 4)
+        await #expect(throws: UNError(.badgeInputInvalid, "")) { try await center.setBadgeCount(-1) }
+        #expect(host.badge == 4)
+    }
+
+    @Test("an attachment must be a readable regular file of a type the system shows")
+    func attachments() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-attachments-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let image = directory.appendingPathComponent("cover.png")
+        try Data([0x89, 0x50, 0x4E, 0x47]).write(to: image)
+        let attachment = try UNNotificationAttachment(identifier: "cover", url: image)
+        #expect(attachment.type == "public.png")
+        let text = directory.appendingPathComponent("notes.txt")
+        try Data("x".utf8).write(to: text)
+        let fifo = directory.appendingPathComponent("pipe.png")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let cases: [(URL, UNError.Code, String)] = [
+            (directory.appendingPathComponent("missing.png"), .attachmentInvalidURL, "no file"),
+            (fifo, .attachmentInvalidURL, "not a regular file"),
+            (text, .attachmentUnrecognizedType, "notes.txt"),
+            (URL(string: "https://example.com/a.png")!, .attachmentInvalidURL, "not a file URL"),
+        ]
+        for (url, code, culprit) in cases {
+            do {
+                _ = try UNNotificationAttachment(identifier: "x", url: url)
+                Issue.record("\(url) accepted")
+            } catch let error as UNError {
+                #expect(error.code == code)
+                #expect(error.message.contains(culprit), "\(error.message)")
+            }
+        }
+        let hinted = try UNNotificationAttachment(identifier: "t", url: text, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.plain-text"])
+        #expect(hinted.type == "public.plain-text")
+    }
+
+    @Test("errors bridge to NSError in UNErrorDomain; categories are equal by identifier")
+    func errorsAndCategories() {
+        let error = UNError(.notificationsNotAllowed, "not allowed")
+        let bridged = error as NSError
+        #expect(bridged.domain == UNErrorDomain)
+        #expect(bridged.code == 1)
+        #expect(UNError.notificationsNotAllowed ~= (bridged as any Error))
+        let reply = UNNotificationAction(identifier: "reply", title: "Reply", options: [.foreground])
+        let one = UNNotificationCategory(identifier: "message", actions: [reply], intentIdentifiers: [], options: [.customDismissAction])
+        let same = UNNotificationCategory(identifier: "message", actions: [], intentIdentifiers: [])
+        #expect(Set([one, same]).count == 1)
+    }
+}
+
+@MainActor
+final class HandlerFormDelegate: NSObject, UNUserNotificationCenterDelegate {
+    let answer: UNNotificationPresentationOptions
+    var asked: [String] = []
+    init(answer: UNNotificationPresentationOptions) { self.answer = answer }
+    nonisolated func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {
+        MainActor.assumeIsolated {
+            asked.append(notification.request.identifier)
+            completionHandler(answer)
+        }
+    }
+}
+
+@MainActor
+final class AsyncFormDelegate: NSObject, UNUserNotificationCenterDelegate {
+    let answer: UNNotificationPresentationOptions
+    var asked: [String] = []
+    init(answer: UNNotificationPresentationOptions) { self.answer = answer }
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions {
+        asked.append(notification.request.identifier)
+        return answer
+    }
+}

@@ -46,8 +46,11 @@ public final class DaemonService: Sendable {
     }
 
     /// The environment of a background launch: a clean one (a fixed `PATH`, the user's
-    /// `HOME`, `USER`, `LOGNAME`, `LANG`, `XDG_RUNTIME_DIR` when the daemon has them) plus
-    /// the `BGTASK_*` variables that link the app to the daemon.
+    /// `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_ALL`, `XDG_RUNTIME_DIR`, `XDG_STATE_HOME`,
+    /// `TZ`, `BGTASK_LOG` and `BGTASK_NOTIFICATIONS` when the daemon has them) plus the
+    /// `BGTASK_*` variables that link the app to the daemon. `XDG_STATE_HOME` so that a
+    /// background launch finds what the user's launches keep in the app's state directory
+    /// (the answer to the notification request).
     public struct LaunchEnvironment: Sendable {
         /// The daemon's socket.
         public var socketPath: String
@@ -57,7 +60,7 @@ public final class DaemonService: Sendable {
         /// Takes the passed-on variables from `environment`.
         public init(socketPath: String, environment: [String: String]) {
             self.socketPath = socketPath
-            let kept = ["HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "TZ", "BGTASK_LOG"]
+            let kept = ["HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "TZ", "BGTASK_LOG", "BGTASK_NOTIFICATIONS"]
             inherited = environment.filter { kept.contains($0.key) }
         }
 

@@ -79,6 +79,8 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     /// A mutable copy.
     open func mutableCopy(with zone: NSZone? = nil) -> Any { UNMutableNotificationContent(fields: fields) }
 
+    /// The description (settable here; the request takes a copy).
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNNotificationContent: title: \(title), subtitle: \(subtitle), body: \(body), categoryIdentifier: \(categoryIdentifier), threadIdentifier: \(threadIdentifier), badge: \(badge.map { "\($0)" } ?? "(null)"), sound: \(sound.map { "\($0)" } ?? "(null)")>"
     }
@@ -97,21 +99,37 @@ open class UNMutableNotificationContent: UNNotificationContent, @unchecked Senda
         super.init(fields: fields)
     }
 
+    /// The title (settable here; the request takes a copy).
     open override var title: String { get { fields.title } set { fields.title = newValue } }
+    /// The subtitle (settable here; the request takes a copy).
     open override var subtitle: String { get { fields.subtitle } set { fields.subtitle = newValue } }
+    /// The body (settable here; the request takes a copy).
     open override var body: String { get { fields.body } set { fields.body = newValue } }
+    /// The badge (settable here; the request takes a copy).
     open override var badge: NSNumber? { get { fields.badge } set { fields.badge = newValue } }
+    /// The sound (settable here; the request takes a copy).
     open override var sound: UNNotificationSound? { get { fields.sound } set { fields.sound = newValue } }
+    /// The launchImageName (settable here; the request takes a copy).
     open override var launchImageName: String { get { fields.launchImageName } set { fields.launchImageName = newValue } }
+    /// The userInfo (settable here; the request takes a copy).
     open override var userInfo: [AnyHashable: Any] { get { fields.userInfo } set { fields.userInfo = newValue } }
+    /// The attachments (settable here; the request takes a copy).
     open override var attachments: [UNNotificationAttachment] { get { fields.attachments } set { fields.attachments = newValue } }
+    /// The categoryIdentifier (settable here; the request takes a copy).
     open override var categoryIdentifier: String { get { fields.categoryIdentifier } set { fields.categoryIdentifier = newValue } }
+    /// The threadIdentifier (settable here; the request takes a copy).
     open override var threadIdentifier: String { get { fields.threadIdentifier } set { fields.threadIdentifier = newValue } }
+    /// The targetContentIdentifier (settable here; the request takes a copy).
     open override var targetContentIdentifier: String? { get { fields.targetContentIdentifier } set { fields.targetContentIdentifier = newValue } }
+    /// The summaryArgument (settable here; the request takes a copy).
     open override var summaryArgument: String { get { fields.summaryArgument } set { fields.summaryArgument = newValue } }
+    /// The summaryArgumentCount (settable here; the request takes a copy).
     open override var summaryArgumentCount: Int { get { fields.summaryArgumentCount } set { fields.summaryArgumentCount = newValue } }
+    /// The interruptionLevel (settable here; the request takes a copy).
     open override var interruptionLevel: UNNotificationInterruptionLevel { get { fields.interruptionLevel } set { fields.interruptionLevel = newValue } }
+    /// The relevanceScore (settable here; the request takes a copy).
     open override var relevanceScore: Double { get { fields.relevanceScore } set { fields.relevanceScore = newValue } }
+    /// The filterCriteria (settable here; the request takes a copy).
     open override var filterCriteria: String? { get { fields.filterCriteria } set { fields.filterCriteria = newValue } }
 }
 
@@ -170,8 +188,11 @@ open class UNNotificationSound: NSObject, NSCopying, @unchecked Sendable {
         UNNotificationSound(name: name)
     }
 
+    /// The same object: it is immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
+    /// The description (settable here; the request takes a copy).
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNNotificationSound: \(name?.rawValue ?? "default")\(isCritical ? ", critical" : "")>"
     }
@@ -199,46 +220,53 @@ open class UNNotificationAttachment: NSObject, @unchecked Sendable {
     /// Its uniform type identifier (`public.jpeg`, `public.png`, `public.mpeg-4`...).
     public let type: String
 
-    /// The types iOS shows (audio, images, movies) by file extension, and their size limits
-    /// (Apple's: 5 MB of audio, 10 MB of image, 50 MB of movie).
-    static let types: [String: (type: String, limit: Int)] = [
-        "aif": ("public.aiff-audio", 5_000_000), "aiff": ("public.aiff-audio", 5_000_000),
-        "wav": ("com.microsoft.waveform-audio", 5_000_000), "mp3": ("public.mp3", 5_000_000),
-        "m4a": ("com.apple.m4a-audio", 5_000_000),
-        "jpg": ("public.jpeg", 10_000_000), "jpeg": ("public.jpeg", 10_000_000),
-        "gif": ("com.compuserve.gif", 10_000_000), "png": ("public.png", 10_000_000),
-        "heic": ("public.heic", 10_000_000),
-        "mpg": ("public.mpeg", 50_000_000), "mpeg": ("public.mpeg", 50_000_000),
-        "mp4": ("public.mpeg-4", 50_000_000), "m4v": ("com.apple.m4v-video", 50_000_000),
-        "mov": ("com.apple.quicktime-movie", 50_000_000), "avi": ("public.avi", 50_000_000),
+    /// The types iOS shows and their size limits (Apple's table: audio up to 5 MB, images
+    /// 10 MB, movies 50 MB), by uniform type identifier.
+    static let limits: [String: Int] = [
+        "public.aiff-audio": 5_000_000, "com.microsoft.waveform-audio": 5_000_000,
+        "public.mp3": 5_000_000, "public.mpeg-4-audio": 5_000_000,
+        "public.jpeg": 10_000_000, "com.compuserve.gif": 10_000_000, "public.png": 10_000_000,
+        "public.mpeg": 50_000_000, "public.mpeg-2-video": 50_000_000,
+        "public.mpeg-4": 50_000_000, "public.avi": 50_000_000,
+    ]
+
+    /// Those types by file extension.
+    static let typesByExtension: [String: String] = [
+        "aif": "public.aiff-audio", "aiff": "public.aiff-audio", "wav": "com.microsoft.waveform-audio",
+        "mp3": "public.mp3", "m4a": "public.mpeg-4-audio",
+        "jpg": "public.jpeg", "jpeg": "public.jpeg", "gif": "com.compuserve.gif", "png": "public.png",
+        "mpg": "public.mpeg", "mpeg": "public.mpeg", "m2v": "public.mpeg-2-video",
+        "mp4": "public.mpeg-4", "avi": "public.avi",
     ]
 
     /// An attachment of the file at `url` (a `file:` URL of an image, sound or movie).
+    /// `UNNotificationAttachmentOptionsTypeHintKey` names the type when the extension does
+    /// not; it must be one of the types the system shows too.
     /// - Throws: ``UNError`` `.attachmentInvalidURL` when `url` is not a readable regular
     ///   file, `.attachmentUnrecognizedType` for a type the system does not show,
     ///   `.attachmentInvalidFileSize` above its type's limit.
     public init(identifier: String, url: URL, options: [AnyHashable: Any]? = nil) throws {
         guard url.isFileURL else {
-            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url) is not a file URL")
+            throw UNError(.attachmentInvalidURL, message: "attachment \"\(identifier)\": \(url) is not a file URL")
         }
         // Not opened: asking what the path is cannot block (a FIFO would).
         var status = stat()
         guard stat(url.path, &status) == 0 else {
-            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": no file at \(url.path)")
+            throw UNError(.attachmentInvalidURL, message: "attachment \"\(identifier)\": no file at \(url.path)")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url.path) is not a regular file")
+            throw UNError(.attachmentInvalidURL, message: "attachment \"\(identifier)\": \(url.path) is not a regular file")
         }
         guard access(url.path, R_OK) == 0 else {
-            throw UNError(.attachmentInvalidURL, "attachment \"\(identifier)\": \(url.path) cannot be read")
+            throw UNError(.attachmentInvalidURL, message: "attachment \"\(identifier)\": \(url.path) cannot be read")
         }
         let hint = options?[UNNotificationAttachmentOptionsTypeHintKey] as? String
-        let known = Self.types[url.pathExtension.lowercased()]
-        guard let type = hint ?? known?.type else {
-            throw UNError(.attachmentUnrecognizedType, "attachment \"\(identifier)\": \(url.lastPathComponent) is not an image, sound or movie the system shows (by its extension; give UNNotificationAttachmentOptionsTypeHintKey otherwise)")
+        guard let type = hint ?? Self.typesByExtension[url.pathExtension.lowercased()], let limit = Self.limits[type] else {
+            let named = hint.map { "type \"\($0)\"" } ?? url.lastPathComponent
+            throw UNError(.attachmentUnrecognizedType, message: "attachment \"\(identifier)\": \(named) is not an image, sound or movie the system shows (JPEG, GIF, PNG; AIFF, WAV, MP3, MPEG-4 audio; MPEG, MPEG-2, MPEG-4, AVI)")
         }
-        if let limit = known?.limit, Int(status.st_size) > limit {
-            throw UNError(.attachmentInvalidFileSize, "attachment \"\(identifier)\": \(url.lastPathComponent) has \(status.st_size) bytes, more than the \(limit) its type may have")
+        if Int(status.st_size) > limit {
+            throw UNError(.attachmentInvalidFileSize, message: "attachment \"\(identifier)\": \(url.lastPathComponent) has \(status.st_size) bytes, more than the \(limit) its type may have")
         }
         self.identifier = identifier
         self.url = url

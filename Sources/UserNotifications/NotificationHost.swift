@@ -16,7 +16,8 @@ protocol NotificationHost: Sendable {
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
     /// Whether the app is in the foreground.
     var isInForeground: Bool { get }
-    /// Calls app code (the delegate) on the main actor, as iOS calls it.
+    /// Calls app code (the delegate) on the main actor, as iOS calls it; the call counts as
+    /// the app's work until `body` returns.
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void)
     /// Calls an app's completion handler, off the caller's lock, on a queue of the app's
     /// (Apple: "may be executed on a background thread").
@@ -27,8 +28,10 @@ protocol NotificationHost: Sendable {
     func show(_ line: String)
     /// Sets the badge on the app's icon.
     func setBadge(_ number: Int)
-    /// The user's answer to a first authorization request (Linux has no one to ask).
-    func authorizationAnswer() -> Bool
+    /// What the user's switch says (`BGTASK_NOTIFICATIONS` of the process's app): `true`
+    /// allowed, `false` denied, `nil` not set (a first request is allowed; a kept answer
+    /// holds).
+    var userSwitch: Bool? { get }
     /// The answer given before, kept between launches as iOS keeps it, or `nil`.
     func savedAuthorization() -> SavedAuthorization?
     /// Keeps the answer for later launches.
@@ -41,31 +44,81 @@ struct SavedAuthorization: Codable, Equatable {
     var options: UInt
 }
 
+/// The file that keeps the user's answer (`notifications.json` in the app's state
+/// directory): read bounded and without blocking (a FIFO or a huge file in its place is
+/// refused), written atomically; every failure is a warning naming the file, and the app
+/// is asked again.
+struct AuthorizationFile {
+    let url: URL
+
+    /// The kept answer, or `nil` with the reason when there is none to use (no file: no
+    /// reason).
+    func read() -> (saved: SavedAuthorization?, problem: String?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path: url.path, limit: 4096)
+        } catch {
+            return (nil, error.problem == .missing ? nil : "the answer to the notification request could not be read: \(error); the app is asked again")
+        }
+        do {
+            let saved = try JSONDecoder().decode(SavedAuthorization.self, from: Data(bytes))
+            guard UNAuthorizationStatus.known(rawValue: saved.status) != nil else {
+                return (nil, "\(url.path): status \(saved.status) is not an authorization status; the app is asked again")
+            }
+            return (saved, nil)
+        } catch {
+            return (nil, "\(url.path) could not be read (\(DecodingErrorText.describe(error))); the app is asked again")
+        }
+    }
+
+    /// Keeps `saved`; the reason when it could not.
+    func write(_ saved: SavedAuthorization) -> String? {
+        do {
+            try JSONEncoder().encode(saved).write(to: url, options: .atomic)
+            return nil
+        } catch {
+            return "the answer to the notification request could not be kept in \(url.path) (\(error.localizedDescription)); the next launch asks again"
+        }
+    }
+
+    /// `BGTASK_NOTIFICATIONS` read: `allowed` or `denied` (any case), `nil` when unset or
+    /// empty; another value is not used, with the reason.
+    static func userSwitch(_ value: String?) -> (answer: Bool?, problem: String?) {
+        guard let value, !value.isEmpty else { return (nil, nil) }
+        switch value.lowercased() {
+        case "allowed": return (true, nil)
+        case "denied": return (false, nil)
+        default: return (nil, "BGTASK_NOTIFICATIONS is \"\(StandardStream.terminalSafe(value))\"; expected \"allowed\" or \"denied\": not used")
+        }
+    }
+}
+
 /// The app's runtime as the notification center's host: its `AppContext` (the driver's
 /// clock, the app's state, its log), standard error for shown notifications, and a file
-/// in the app's state directory for the user's answer.
+/// in the app's state directory for the user's answer. A modelled app (the simulator's)
+/// reads nothing of the machine: no environment, no file, no standard error.
 final class AppNotificationHost: NotificationHost {
     private weak let context: AppContext?
     /// The app's identifier, for the lines it shows.
     private let app: String
-    /// Whether shown notifications are written to standard error: the process's own app
-    /// (not an app the simulator models, which many share one process).
-    private let writesToStandardError: Bool
-    /// `notifications.json` in the app's state directory, or `nil` (a simulated app, or no
-    /// state directory can be chosen: the answer lasts as long as the process).
-    private let answerFile: URL?
-    /// The process environment's `BGTASK_NOTIFICATIONS`.
-    private let answerSetting: String?
-    /// Completion handlers run here, in order.
+    /// Whether this is the process's own app.
+    private let isProcessApp: Bool
+    /// The kept answer's file, or `nil` (a modelled app, or no state directory can be
+    /// chosen: the answer lasts as long as the process).
+    private let answerFile: AuthorizationFile?
+    let userSwitch: Bool?
+    /// Completion handlers and timers' work run here, in order.
     private let completionQueue: DispatchQueue
 
     init(context: AppContext, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.context = context
         app = context.app.rawValue
-        writesToStandardError = context.isProcessApp
-        answerSetting = environment["BGTASK_NOTIFICATIONS"]
+        isProcessApp = context.isProcessApp
         completionQueue = DispatchQueue(label: "bgtask.\(context.app.rawValue).notifications")
-        answerFile = context.isProcessApp ? context.stateDirectory?.appendingPathComponent("notifications.json") : nil
+        answerFile = isProcessApp ? context.stateDirectory.map { AuthorizationFile(url: $0.appendingPathComponent("notifications.json")) } : nil
+        let setting: (answer: Bool?, problem: String?) = isProcessApp ? AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]) : (nil, nil)
+        userSwitch = setting.answer
+        if let problem = setting.problem { context.report(.warning, problem) }
     }
 
     var now: Date { context?.now ?? Date() }
@@ -78,13 +131,16 @@ final class AppNotificationHost: NotificationHost {
     var isInForeground: Bool { context?.isInForeground ?? false }
 
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
-        // The call starts on the main actor (where a stalled main queue is reported); an
-        // `async` delegate method may suspend, so the rest runs in a task of the main actor.
-        context?.callOnMainActor(what) { Task { @MainActor in await body() } }
+        context?.callOnMainActor(what, body)
     }
 
     func complete(_ body: @escaping @Sendable () -> Void) {
-        guard let context else { return }
+        guard let context else {
+            // The app's context is gone (a simulated app uninstalled): the caller still
+            // gets its answer rather than waiting for ever.
+            completionQueue.async(execute: body)
+            return
+        }
         context.performAppWork(on: completionQueue, body)
     }
 
@@ -94,56 +150,26 @@ final class AppNotificationHost: NotificationHost {
 
     func show(_ line: String) {
         context?.report(.info, line)
-        guard writesToStandardError else { return }
-        FileHandle.standardError.write(Data("bgtask notification [\(app)]: \(line)\n".utf8))
+        guard isProcessApp else { return }
+        // One line whatever the app wrote: no control characters reach the terminal.
+        let safe = StandardStream.terminalSafe(line.replacingOccurrences(of: "\n", with: "\\n"))
+        StandardStream.writeError("bgtask notification [\(app)]: \(safe)\n")
     }
 
     func setBadge(_ number: Int) {
         context?.setIconBadgeNumber(number)
     }
 
-    func authorizationAnswer() -> Bool {
-        switch answerSetting {
-        case nil, "", "allowed": return true
-        case "denied": return false
-        case let other?:
-            report(.warning, "BGTASK_NOTIFICATIONS is \"\(other)\"; expected \"allowed\" or \"denied\": the request is allowed")
-            return true
-        }
-    }
-
     func savedAuthorization() -> SavedAuthorization? {
         guard let answerFile else { return nil }
-        let bytes: [UInt8]
-        do {
-            // Bounded and never blocking: a FIFO or a huge file in its place is refused.
-            bytes = try BoundedFile.read(path: answerFile.path, limit: 4096)
-        } catch {
-            if error.problem != .missing {
-                report(.warning, "the answer to the notification request could not be read: \(error); the app asks again")
-            }
-            return nil
-        }
-        do {
-            let saved = try JSONDecoder().decode(SavedAuthorization.self, from: Data(bytes))
-            guard UNAuthorizationStatus.known(rawValue: saved.status) != nil else {
-                report(.warning, "\(answerFile.path): status \(saved.status) is not an authorization status; the app asks again")
-                return nil
-            }
-            return saved
-        } catch {
-            report(.warning, "\(answerFile.path) could not be read (\(DecodingErrorText.describe(error))); the app asks again")
-            return nil
-        }
+        let (saved, problem) = answerFile.read()
+        if let problem { report(.warning, problem) }
+        return saved
     }
 
     func saveAuthorization(_ saved: SavedAuthorization) {
-        guard let answerFile, let data = try? JSONEncoder().encode(saved) else { return }
-        do {
-            try data.write(to: answerFile, options: .atomic)
-        } catch {
-            report(.warning, "the answer to the notification request could not be kept in \(answerFile.path) (\(error)); the next launch asks again")
-        }
+        guard let answerFile else { return }
+        if let problem = answerFile.write(saved) { report(.warning, problem) }
     }
 }
 

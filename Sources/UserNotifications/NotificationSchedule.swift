@@ -46,15 +46,15 @@ struct NotificationSchedule {
     /// Adds `request` at `now`, replacing a pending request with its identifier.
     mutating func add(_ request: UNNotificationRequest, at now: Date) -> Addition {
         if let problem = request.trigger?.problem() {
-            return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: \(problem)"))
+            return .refused(UNError(.notificationInvalidNoDate, message: "notification request \"\(request.identifier)\" refused: \(problem)"))
         }
         if request.trigger is UNPushNotificationTrigger {
-            return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: a push trigger is the system's (a remote notification's), not an app's"))
+            return .refused(UNError(.notificationInvalidNoDate, message: "notification request \"\(request.identifier)\" refused: a push trigger is the system's (a remote notification's), not an app's"))
         }
         let fireDate: Date
         if let trigger = request.trigger {
             guard let first = trigger.fireDate(scheduled: now, after: nil, now: now) else {
-                return .refused(UNError(.notificationInvalidNoDate, "notification request \"\(request.identifier)\" refused: its trigger has no date to come (\(trigger))"))
+                return .refused(UNError(.notificationInvalidNoDate, message: "notification request \"\(request.identifier)\" refused: its trigger has no date to come (\(trigger))"))
             }
             fireDate = first
         } else {

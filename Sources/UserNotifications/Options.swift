@@ -9,7 +9,9 @@ import Foundation
 
 /// What an app asks the user to allow (Apple: `UNAuthorizationOptions`).
 public struct UNAuthorizationOptions: OptionSet, Hashable, Sendable {
+    /// The option bits (Apple's values).
     public let rawValue: UInt
+    /// Options from their bits.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Update the app's badge.
     public static let badge = UNAuthorizationOptions(rawValue: 1 << 0)
@@ -35,7 +37,9 @@ public struct UNAuthorizationOptions: OptionSet, Hashable, Sendable {
 /// ``UNUserNotificationCenterDelegate/userNotificationCenter(_:willPresent:withCompletionHandler:)``
 /// (Apple: `UNNotificationPresentationOptions`). An empty set shows nothing.
 public struct UNNotificationPresentationOptions: OptionSet, Hashable, Sendable {
+    /// The option bits (Apple's values).
     public let rawValue: UInt
+    /// Options from their bits.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Apply the notification's badge.
     public static let badge = UNNotificationPresentationOptions(rawValue: 1 << 0)
@@ -51,7 +55,9 @@ public struct UNNotificationPresentationOptions: OptionSet, Hashable, Sendable {
 
 /// How an action behaves (Apple: `UNNotificationActionOptions`).
 public struct UNNotificationActionOptions: OptionSet, Hashable, Sendable {
+    /// The option bits (Apple's values).
     public let rawValue: UInt
+    /// Options from their bits.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Only on an unlocked device.
     public static let authenticationRequired = UNNotificationActionOptions(rawValue: 1 << 0)
@@ -63,7 +69,9 @@ public struct UNNotificationActionOptions: OptionSet, Hashable, Sendable {
 
 /// How a category behaves (Apple: `UNNotificationCategoryOptions`).
 public struct UNNotificationCategoryOptions: OptionSet, Hashable, Sendable {
+    /// The option bits (Apple's values).
     public let rawValue: UInt
+    /// Options from their bits.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Tell the delegate when the user dismisses.
     public static let customDismissAction = UNNotificationCategoryOptions(rawValue: 1 << 0)
@@ -86,63 +94,81 @@ public let UNNotificationDismissActionIdentifier = "com.apple.UNNotificationDism
 public let UNErrorDomain = "UNErrorDomain"
 
 /// An error of the notification center (Apple: `UNError`), an `NSError` of ``UNErrorDomain``
-/// when bridged: `catch let error as UNError where error.code == .notificationsNotAllowed`.
-public struct UNError: CustomNSError, Hashable, Sendable {
-    /// Apple's codes.
-    public enum Code: Int, Hashable, Sendable {
-        /// The app is not allowed to post notifications (never asked, or refused).
-        case notificationsNotAllowed = 1
-        /// An attachment's URL is not a readable file.
-        case attachmentInvalidURL = 100
-        /// An attachment's type is not one the system shows.
-        case attachmentUnrecognizedType = 101
-        /// An attachment's file is too large.
-        case attachmentInvalidFileSize = 102
-        /// An attachment is not in the data store.
-        case attachmentNotInDataStore = 103
-        /// An attachment could not be moved into the data store.
-        case attachmentMoveIntoDataStoreFailed = 104
-        /// An attachment's file is corrupt.
-        case attachmentCorrupt = 105
-        /// The notification's trigger has no next date.
-        case notificationInvalidNoDate = 1400
-        /// The notification has no content to show.
-        case notificationInvalidNoContent = 1401
-        /// The content-providing object is not allowed.
-        case contentProvidingObjectNotAllowed = 1500
-        /// The content-providing object is invalid.
-        case contentProvidingInvalid = 1501
-        /// The badge count is invalid (negative).
-        case badgeInputInvalid = 1600
-    }
+/// when bridged: `catch UNError.notificationsNotAllowed`, or `catch let error as UNError`
+/// and its `code`. Its description names the request and the reason.
+public struct UNError: CustomNSError, Hashable, @unchecked Sendable {
+    // @unchecked: immutable; `userInfo` holds what the maker gave, as Apple's error does.
+
+    /// Apple's codes: an open C enum, as on iOS (a `switch` takes `@unknown default:`).
+    public typealias Code = UNErrorCode
 
     /// What went wrong.
     public let code: Code
-    /// What this system says about it (the culprit named).
-    public let message: String
+    /// The error's user info (Apple's); the center's own errors carry their message as
+    /// `NSLocalizedDescriptionKey`.
+    public let userInfo: [String: Any]
 
-    /// An error with `code`, described by `message`.
-    public init(_ code: Code, _ message: String) {
+    /// An error with `code` (Apple's initializer: what an app's tests use to fake a refusal).
+    public init(_ code: Code, userInfo: [String: Any] = [:]) {
         self.code = code
-        self.message = message
+        self.userInfo = userInfo
     }
 
+    /// The center's error with `code`, described by `message` (naming the culprit).
+    init(_ code: Code, message: String) {
+        self.init(code, userInfo: [NSLocalizedDescriptionKey: message])
+    }
+
+    /// The description: the message given, else Apple's wording for the code.
+    var message: String {
+        if let message = userInfo[NSLocalizedDescriptionKey] as? String { return message }
+        switch code {
+        case .notificationsNotAllowed: return "Notifications are not allowed for this application"
+        case .notificationInvalidNoDate: return "Invalid notification: no date"
+        case .badgeInputInvalid: return "Invalid badge count"
+        default: return "The operation couldn't be completed. (UNErrorDomain error \(code.rawValue).)"
+        }
+    }
+
+    /// ``UNErrorDomain``.
     public static var errorDomain: String { UNErrorDomain }
+    /// The code's raw value.
     public var errorCode: Int { code.rawValue }
-    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
-    /// The message.
+    /// `userInfo`, with the description.
+    public var errorUserInfo: [String: Any] {
+        userInfo.merging([NSLocalizedDescriptionKey: message]) { given, _ in given }
+    }
+    /// The description.
     public var localizedDescription: String { message }
 
+    /// The app is not allowed to post notifications.
     public static let notificationsNotAllowed = Code.notificationsNotAllowed
+    /// An attachment's URL is not a readable file.
     public static let attachmentInvalidURL = Code.attachmentInvalidURL
+    /// An attachment's type is not one the system shows.
     public static let attachmentUnrecognizedType = Code.attachmentUnrecognizedType
+    /// An attachment's file is too large.
     public static let attachmentInvalidFileSize = Code.attachmentInvalidFileSize
+    /// An attachment is not in the data store.
+    public static let attachmentNotInDataStore = Code.attachmentNotInDataStore
+    /// An attachment could not be moved into the data store.
+    public static let attachmentMoveIntoDataStoreFailed = Code.attachmentMoveIntoDataStoreFailed
+    /// An attachment's file is corrupt.
+    public static let attachmentCorrupt = Code.attachmentCorrupt
+    /// The trigger has no date to come.
     public static let notificationInvalidNoDate = Code.notificationInvalidNoDate
+    /// The notification has no content.
     public static let notificationInvalidNoContent = Code.notificationInvalidNoContent
+    /// The content-providing object is not allowed.
+    public static let contentProvidingObjectNotAllowed = Code.contentProvidingObjectNotAllowed
+    /// The content-providing object is invalid.
+    public static let contentProvidingInvalid = Code.contentProvidingInvalid
+    /// The badge count is invalid.
     public static let badgeInputInvalid = Code.badgeInputInvalid
 
     /// Errors compare by code, as Apple's `UNError` values do.
     public static func == (lhs: UNError, rhs: UNError) -> Bool { lhs.code == rhs.code }
+    /// The code's hash.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 

@@ -1,3 +1,4 @@
+import BackgroundTasks
 import Foundation
 
 /// A notification an app asks the center to deliver (Apple: `UNNotificationRequest`): its
@@ -21,8 +22,10 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
         super.init()
     }
 
+    /// The same object: it is immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNNotificationRequest: identifier: \(identifier), content: \(content), trigger: \(trigger.map { "\($0)" } ?? "(null)")>"
     }
@@ -43,8 +46,10 @@ open class UNNotification: NSObject, NSCopying, @unchecked Sendable {
         super.init()
     }
 
+    /// The same object: it is immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNNotification: date: \(date), request: \(request)>"
     }
@@ -122,11 +127,13 @@ open class UNNotificationAction: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// Equal when the identifiers (and, for an action, the title and options) are.
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? UNNotificationAction else { return false }
         return other.identifier == identifier && other.title == title && other.options == options
     }
 
+    /// The identifier's hash.
     open override var hash: Int { identifier.hashValue }
 }
 
@@ -160,10 +167,10 @@ open class UNNotificationCategory: NSObject, @unchecked Sendable {
     public let intentIdentifiers: [String]
     /// How it behaves.
     public let options: UNNotificationCategoryOptions
-    /// The text shown when previews are hidden.
-    public let hiddenPreviewsBodyPlaceholder: String?
-    /// The format of a group's summary.
-    public let categorySummaryFormat: String?
+    /// The text shown when previews are hidden ("" for the system's).
+    public let hiddenPreviewsBodyPlaceholder: String
+    /// The format of a group's summary ("" for the system's).
+    public let categorySummaryFormat: String
 
     /// A category with a placeholder and a summary format.
     public init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String], hiddenPreviewsBodyPlaceholder: String?, categorySummaryFormat: String?, options: UNNotificationCategoryOptions = []) {
@@ -171,8 +178,8 @@ open class UNNotificationCategory: NSObject, @unchecked Sendable {
         self.actions = actions
         self.intentIdentifiers = intentIdentifiers
         self.options = options
-        self.hiddenPreviewsBodyPlaceholder = hiddenPreviewsBodyPlaceholder
-        self.categorySummaryFormat = categorySummaryFormat
+        self.hiddenPreviewsBodyPlaceholder = hiddenPreviewsBodyPlaceholder ?? ""
+        self.categorySummaryFormat = categorySummaryFormat ?? ""
         super.init()
     }
 
@@ -186,10 +193,12 @@ open class UNNotificationCategory: NSObject, @unchecked Sendable {
         self.init(identifier: identifier, actions: actions, intentIdentifiers: intentIdentifiers, hiddenPreviewsBodyPlaceholder: hiddenPreviewsBodyPlaceholder, categorySummaryFormat: nil, options: options)
     }
 
+    /// Equal when the identifiers (and, for an action, the title and options) are.
     open override func isEqual(_ object: Any?) -> Bool {
         (object as? UNNotificationCategory)?.identifier == identifier
     }
 
+    /// The identifier's hash.
     open override var hash: Int { identifier.hashValue }
 }
 
@@ -252,4 +261,16 @@ open class UNNotificationSettings: NSObject, @unchecked Sendable {
         providesAppNotificationSettings = options.contains(.providesAppNotificationSettings)
         super.init()
     }
+}
+
+extension UNNotificationResponse {
+    /// The scene the response is for (Apple: `targetScene`): always `nil` here, since no
+    /// response is ever made.
+    public var targetScene: UIScene? { nil }
+}
+
+extension UIScene.ConnectionOptions {
+    /// The response to a notification that launched the app (Apple: `notificationResponse`):
+    /// always `nil` here, since no one taps a notification.
+    public var notificationResponse: UNNotificationResponse? { nil }
 }

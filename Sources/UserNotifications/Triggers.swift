@@ -25,6 +25,7 @@ open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
     /// is refused when added (``UNUserNotificationCenter/add(_:withCompletionHandler:)``).
     func problem() -> String? { nil }
 
+    /// The same object: it is immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 }
 
@@ -74,6 +75,7 @@ open class UNTimeIntervalNotificationTrigger: UNNotificationTrigger, @unchecked 
         return nil
     }
 
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNTimeIntervalNotificationTrigger: repeats: \(repeats ? "YES" : "NO"), timeInterval: \(timeInterval)>"
     }
@@ -81,7 +83,8 @@ open class UNTimeIntervalNotificationTrigger: UNNotificationTrigger, @unchecked 
 
 /// Fires at the date and time its components match (Apple: `UNCalendarNotificationTrigger`):
 /// `DateComponents(hour: 8, minute: 30)` every day at 08:30 when it repeats. The calendar and
-/// time zone are the components' own, else the current ones.
+/// time zone are the components' own, else the current ones; a moment the calendar does not
+/// have (the 31st in a 30-day month) is skipped.
 open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Sendable {
     // @unchecked: immutable after init.
 
@@ -110,7 +113,7 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
             dateComponents.era, dateComponents.year, dateComponents.month, dateComponents.day,
             dateComponents.hour, dateComponents.minute, dateComponents.second, dateComponents.weekday,
             dateComponents.weekdayOrdinal, dateComponents.weekOfMonth, dateComponents.weekOfYear,
-            dateComponents.yearForWeekOfYear, dateComponents.nanosecond,
+            dateComponents.yearForWeekOfYear, dateComponents.nanosecond, dateComponents.dayOfYear,
         ]
         guard fields.contains(where: { $0 != nil }) else { return "the date components match no date (none is set)" }
         return nil
@@ -124,9 +127,13 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
         var components = dateComponents
         components.calendar = nil
         components.timeZone = nil
-        return calendar.nextDate(after: date, matching: components, matchingPolicy: .nextTime, repeatedTimePolicy: .first, direction: .forward)
+        // Strict: a date the calendar does not have (the 31st of a 30-day month, 02:30 on a
+        // day the clock skips it) is not moved to the next day or hour: that moment is
+        // skipped, as a monthly trigger on the 31st fires only in months that have one.
+        return calendar.nextDate(after: date, matching: components, matchingPolicy: .strict, repeatedTimePolicy: .first, direction: .forward)
     }
 
+    /// A description for logs, as Foundation describes objects.
     open override var description: String {
         "<UNCalendarNotificationTrigger: repeats: \(repeats ? "YES" : "NO"), dateComponents: \(dateComponents)>"
     }

@@ -28,6 +28,7 @@ public protocol UNUserNotificationCenterDelegate: AnyObject {
 /// delegate), a response is acknowledged, and the `async` forms call the completion-handler
 /// forms, on the main actor.
 extension UNUserNotificationCenterDelegate {
+    /// Not presented: completes with no options.
     public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {
         completionHandler([])
     }
@@ -47,6 +48,7 @@ extension UNUserNotificationCenterDelegate {
         }
     }
 
+    /// Acknowledged: completes at once.
     public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping @Sendable () -> Void) {
         completionHandler()
     }
@@ -65,6 +67,7 @@ extension UNUserNotificationCenterDelegate {
         }
     }
 
+    /// Nothing.
     public func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?) {}
 }
 
@@ -144,7 +147,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         state.withLock { state -> Bool in
             loadSavedAuthorization(&state)
             if state.authorization == .notDetermined || (state.authorization == .provisional && !options.contains(.provisional)) {
-                let allowed = host.authorizationAnswer()
+                let allowed = host.userSwitch ?? true
                 state.authorization = !allowed ? .denied : options.contains(.provisional) ? .provisional : .authorized
                 state.authorizedOptions = allowed ? options : []
                 host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
@@ -175,7 +178,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Reads the answer kept by an earlier launch, once.
+    /// Reads the answer kept by an earlier launch, once. The user's switch
+    /// (`BGTASK_NOTIFICATIONS`), when set, overrides it as the switch in Settings overrides
+    /// the answer to the prompt on iOS.
     private func loadSavedAuthorization(_ state: inout State) {
         guard !state.loadedSavedAuthorization else { return }
         state.loadedSavedAuthorization = true
@@ -183,6 +188,11 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
               let status = UNAuthorizationStatus.known(rawValue: saved.status) else { return }
         state.authorization = status
         state.authorizedOptions = UNAuthorizationOptions(rawValue: saved.options)
+        guard let allowed = host.userSwitch, allowed == (status == .denied) else { return }
+        state.authorization = allowed ? .authorized : .denied
+        if !allowed { state.authorizedOptions = [] }
+        host.report(.info, "BGTASK_NOTIFICATIONS=\(allowed ? "allowed" : "denied") overrides the answer kept from an earlier launch (as the switch in Settings does)")
+        host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
     }
 
     // MARK: Categories
@@ -229,7 +239,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             loadSavedAuthorization(&state)
             guard state.authorization == .authorized || state.authorization == .provisional || state.authorization == .ephemeral else {
                 let why = state.authorization == .denied ? "the user did not allow them" : "the app has not asked (call requestAuthorization(options:completionHandler:) first)"
-                return .failure(UNError(.notificationsNotAllowed, "notification request \"\(request.identifier)\" refused: notifications are not allowed for this application: \(why)"))
+                return .failure(UNError(.notificationsNotAllowed, message: "notification request \"\(request.identifier)\" refused: notifications are not allowed for this application: \(why)"))
             }
             switch state.schedule.add(request, at: now) {
             case .refused(let error):
@@ -286,39 +296,62 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         deliver(fired)
     }
 
-    /// Delivers `notification`: in the background it is shown; in the foreground the
-    /// delegate decides (no delegate: not shown), on the main actor.
+    /// Delivers `notification`: in the background it is presented as the user allowed; in
+    /// the foreground the delegate decides (no delegate: not presented), on the main actor,
+    /// within what the user allowed.
     private func deliver(_ notification: UNNotification) {
+        let allowed = state.withLock { Self.allowedPresentation($0) }
         guard host.isInForeground else {
-            present(notification, options: [.banner, .list, .sound, .badge], inForeground: false)
+            present(notification, options: allowed, inForeground: false)
             return
         }
         let delegate = self.delegate.map(DelegateReference.init)
         guard let delegate else {
-            host.report(.info, "notification \"\(notification.request.identifier)\" arrived in the foreground and was not shown: the center has no delegate (set UNUserNotificationCenter.current().delegate and answer willPresent, as on iOS)")
+            host.report(.info, "notification \"\(notification.request.identifier)\" arrived in the foreground and was not presented: the center has no delegate (set UNUserNotificationCenter.current().delegate and answer willPresent, as on iOS)")
             return
         }
         host.callOnMainActor("the notification center delegate's userNotificationCenter(_:willPresent:withCompletionHandler:)") { [self] in
             let options = await delegate.object.userNotificationCenter(self, willPresent: notification)
-            self.present(notification, options: options, inForeground: true)
+            self.present(notification, options: options.intersection(allowed), inForeground: true)
         }
     }
 
-    /// Shows `notification` as `options` say, keeps it as delivered and applies its badge.
+    /// What the user allowed a notification to do: a banner (`.alert`), a sound, the badge,
+    /// each as asked for and granted; a place in the list whenever notifications are
+    /// allowed; provisional authorization delivers quietly, to the list only.
+    private static func allowedPresentation(_ state: State) -> UNNotificationPresentationOptions {
+        switch state.authorization {
+        case .authorized, .ephemeral:
+            var allowed: UNNotificationPresentationOptions = [.list]
+            if state.authorizedOptions.contains(.alert) { allowed.formUnion([.banner, .alert]) }
+            if state.authorizedOptions.contains(.sound) { allowed.insert(.sound) }
+            if state.authorizedOptions.contains(.badge) { allowed.insert(.badge) }
+            return allowed
+        case .provisional:
+            return [.list]
+        default:
+            return []
+        }
+    }
+
+    /// Presents `notification` as `options` say: a banner or the list shows the line, the
+    /// list (or an alert, its older name) keeps it as delivered, `.badge` applies its badge.
     private func present(_ notification: UNNotification, options: UNNotificationPresentationOptions, inForeground: Bool) {
         let content = notification.request.content
-        let shown = !options.isDisjoint(with: [.banner, .alert, .list])
         if options.contains(.badge), let badge = content.badge {
             host.setBadge(badge.intValue)
         }
-        guard shown else {
-            host.report(.info, "notification \"\(notification.request.identifier)\" arrived in the foreground; the delegate did not present it")
+        guard !options.isDisjoint(with: [.banner, .alert, .list]) else {
+            host.report(.info, "notification \"\(notification.request.identifier)\" was delivered and not presented (\(inForeground ? "the delegate did not present it" : "the user allowed no presentation"))")
             return
         }
-        state.withLock { $0.schedule.recordDelivery(notification) }
+        if !options.isDisjoint(with: [.alert, .list]) {
+            state.withLock { $0.schedule.recordDelivery(notification) }
+        }
         var line = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }.joined(separator: " — ")
         if line.isEmpty { line = "(no text)" }
         var notes: [String] = []
+        if options.isDisjoint(with: [.banner, .alert]) { notes.append("quietly, in the list") }
         if options.contains(.sound), content.sound != nil { notes.append("sound") }
         if options.contains(.badge), let badge = content.badge { notes.append("badge \(badge.intValue)") }
         if inForeground { notes.append("in the foreground") }
@@ -378,7 +411,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     // MARK: Badge
 
-    /// Sets the number on the app's icon (iOS 17; `applicationIconBadgeNumber` before):
+    /// Sets the number on the app's icon (iOS 16; `applicationIconBadgeNumber` before):
     /// kept and shown nowhere (Linux has no Home Screen). A negative count fails with
     /// ``UNError/Code/badgeInputInvalid``.
     open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
@@ -393,7 +426,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     private func applyBadgeCount(_ count: Int) -> UNError? {
         guard count >= 0 else {
-            let error = UNError(.badgeInputInvalid, "setBadgeCount(\(count)) refused: a badge count cannot be negative")
+            let error = UNError(.badgeInputInvalid, message: "setBadgeCount(\(count)) refused: a badge count cannot be negative")
             host.report(.warning, error.message)
             return error
         }

@@ -22,8 +22,8 @@ extension DaemonProcessTests {
         /// printed `activeEvent`, sends SIGTERM (the user leaves it: it enters the background
         /// and schedules its refresh) and waits for it to exit by itself.
         static func openAndLeave(_ harness: DaemonHarness, executable: String, name: String, app: String = app,
-                                 activeEvent: String = "event applicationDidBecomeActive") async throws -> [String] {
-            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app), name: name)
+                                 activeEvent: String = "event applicationDidBecomeActive", environment: [String: String] = [:]) async throws -> [String] {
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app).merging(environment) { $1 }, name: name)
             #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains(activeEvent) },
                     "\(events(in: process.outputPath)); \(process.standardError)")
             process.signal(SIGTERM)
@@ -182,13 +182,31 @@ extension DaemonProcessTests {
             #expect(launched.first == "event didFinishLaunching state=background options=none", "a background launch, as iOS reports it: \(launched)")
             #expect(launched.contains("event handleAppRefresh state=background main=true"), "\(launched)")
             #expect(!launched.contains("event applicationDidBecomeActive"), "nobody opened it: \(launched)")
-            // The handler's notification, allowed by the answer the user's launch kept, shown
+            // The handler's notification (the app asks at every launch, as on iOS; the kept answer
+            // holds: aRefusalIsKeptForBackgroundLaunches), shown
             // as a line (the app is in the background) before the task completed.
             #expect(launched.contains("event notified ok"), "\(launched)")
             let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(logText.contains("bgtask notification [\(Self.app)]: Feed updated — New stories are waiting (sound, badge 1)"), "\(logText)")
             // The handler rescheduled first thing, through the daemon.
             #expect(await harness.poll(timeout: .seconds(5)) { (try? await harness.pendingIdentifiers(Self.app)) == [Self.refresh] })
+        }
+
+        @Test("a user who refused notifications: bgtaskd's background launch finds the answer kept by the user's launch (iOS asks once), and the handler's post is refused")
+        func aRefusalIsKeptForBackgroundLaunches() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let executable = try await Self.installedUnderTheDaemon(harness)
+            // The user's launch answers "denied"; bgtaskd's environment says nothing.
+            _ = try await Self.openAndLeave(harness, executable: executable, name: "user", environment: ["BGTASK_NOTIFICATIONS": "denied"])
+            let run = try await harness.bgtask("run", Self.app, Self.refresh)
+            #expect(run.status == 0, "\(run)")
+            let log = harness.stateDirectory + "/logs/app-\(Self.app).log"
+            #expect(await harness.poll(timeout: .seconds(5)) { Self.events(in: log).contains { $0.hasPrefix("event notified") } }, "\(Self.events(in: log))")
+            let notified = Self.events(in: log).first { $0.hasPrefix("event notified") } ?? ""
+            #expect(notified.contains("notifications are not allowed for this application: the user did not allow them"), "\(notified)")
+            let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(!logText.contains("bgtask notification ["), "\(logText)")
         }
     }
 }

@@ -57,6 +57,28 @@ import UserNotifications
         #expect(await context.withCurrent { UNUserNotificationCenter.current() }.deliveredNotifications().isEmpty)
     }
 
+    @Test @MainActor func inTheForegroundTheDelegateIsAskedOnTheMainActorAndCountedAsAppWork() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}
+        context.withCurrent { context.application.enterForeground() }
+        let center = context.withCurrent { UNUserNotificationCenter.current() }
+        let delegate = ForegroundRecorder()
+        center.delegate = delegate
+        #expect(try await center.requestAuthorization(options: [.alert, .badge, .sound]))
+        let content = UNMutableNotificationContent()
+        content.title = "While you read"
+        content.badge = 2
+        try await center.add(UNNotificationRequest(identifier: "fg", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        await device.run(for: 120)
+        // Settled by the run: the delegate's answer was counted as the app's work.
+        #expect(delegate.asked == ["fg"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["fg"])
+        #expect(context.application.applicationIconBadgeNumber == 2)
+        let lines = device.log.messages.filter { $0.app == app }.map(\.text)
+        #expect(lines.contains("While you read (badge 2, in the foreground)"), "\(lines)")
+        withExtendedLifetime(delegate) {}
+    }
+
     @Test func theSettingsSwitchAndTheDailyReminder() async throws {
         let device = try compatDevice()
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}
@@ -70,5 +92,15 @@ import UserNotifications
         let trigger = try #require(pending.first?.trigger as? UNCalendarNotificationTrigger)
         #expect(trigger.repeats && trigger.dateComponents.hour == 8 && trigger.dateComponents.minute == 30)
         #expect(await AppContext.$current.withValue(context) { await DailyReminder.nextDate() } != nil)
+    }
+}
+
+/// A main-actor delegate in its `async` form, recording what it was asked.
+@MainActor
+final class ForegroundRecorder: NSObject, UNUserNotificationCenterDelegate {
+    var asked: [String] = []
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions {
+        asked.append(notification.request.identifier)
+        return [.banner, .list, .badge]
     }
 }

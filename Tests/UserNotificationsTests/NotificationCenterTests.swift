@@ -22,10 +22,10 @@ final class FakeNotificationHost: NotificationHost {
     }
 
     private let state = Mutex(State())
-    let allows: Bool
+    let userSwitch: Bool?
 
-    init(allows: Bool = true, saved: SavedAuthorization? = nil) {
-        self.allows = allows
+    init(userSwitch: Bool? = nil, saved: SavedAuthorization? = nil) {
+        self.userSwitch = userSwitch
         state.withLock { $0.saved = saved }
     }
 
@@ -85,7 +85,6 @@ final class FakeNotificationHost: NotificationHost {
     func report(_ level: DiagnosticMessage.Level, _ text: String) { state.withLock { $0.reports.append("\(level): \(text)") } }
     func show(_ line: String) { state.withLock { $0.shown.append(line) } }
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
-    func authorizationAnswer() -> Bool { allows }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
 
@@ -146,7 +145,7 @@ struct NotificationCenterTests {
 
     @Test("without authorization a request is refused with notificationsNotAllowed, as on iOS; a refusal is kept")
     func authorization() async throws {
-        let host = FakeNotificationHost(allows: false)
+        let host = FakeNotificationHost(userSwitch: false)
         let center = UNUserNotificationCenter(host: host)
         #expect(await center.notificationSettings().authorizationStatus == .notDetermined)
         do {
@@ -162,7 +161,7 @@ struct NotificationCenterTests {
         #expect(settings.authorizationStatus == .denied)
         #expect(settings.alertSetting == .disabled)
         #expect(host.saved == SavedAuthorization(status: UNAuthorizationStatus.denied.rawValue, options: 0))
-        await #expect(throws: UNError(.notificationsNotAllowed, "")) {
+        await #expect(throws: UNError(.notificationsNotAllowed)) {
             try await center.add(UNNotificationRequest(identifier: "late", content: content("x"), trigger: nil))
         }
         #expect(host.reports.last?.contains("did not allow") == true)
@@ -187,6 +186,10 @@ struct NotificationCenterTests {
         #expect(quietSettings.authorizationStatus == .provisional)
         #expect(quietSettings.alertSetting == .disabled)
         #expect(quietSettings.notificationCenterSetting == .enabled)
+        try await provisional.add(UNNotificationRequest(identifier: "q", content: content("Quiet", badge: 2), trigger: nil))
+        #expect(quiet.shown == ["Quiet (quietly, in the list)"], "no banner, no sound, no badge")
+        #expect(quiet.badge == nil)
+        #expect(await provisional.deliveredNotifications().map(\.request.identifier) == ["q"])
     }
 
     @Test("adding a request with a pending request's identifier replaces it; the old moment delivers nothing")
@@ -236,6 +239,17 @@ struct NotificationCenterTests {
         #expect(second == calendar.date(from: DateComponents(year: 2026, month: 12, day: 8, hour: 8, minute: 30)))
         let once = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
         #expect(once.fireDate(scheduled: now, after: first, now: first) == nil)
+        // Monthly on the 31st: months without one are skipped, not moved to the 1st.
+        var thirtyFirst = DateComponents(day: 31, hour: 9)
+        thirtyFirst.calendar = calendar
+        thirtyFirst.timeZone = calendar.timeZone
+        let monthly = UNCalendarNotificationTrigger(dateMatching: thirtyFirst, repeats: true)
+        let december = try #require(monthly.fireDate(scheduled: now, after: nil, now: now))
+        #expect(december == calendar.date(from: DateComponents(year: 2026, month: 12, day: 31, hour: 9)))
+        let next = monthly.fireDate(scheduled: now, after: december, now: december)
+        #expect(next == calendar.date(from: DateComponents(year: 2027, month: 1, day: 31, hour: 9)))
+        let afterJanuary = try #require(next)
+        #expect(monthly.fireDate(scheduled: now, after: afterJanuary, now: afterJanuary) == calendar.date(from: DateComponents(year: 2027, month: 3, day: 31, hour: 9)))
     }
 
     @Test("triggers that never fire are refused when added, naming the culprit")
@@ -292,14 +306,15 @@ struct NotificationCenterTests {
         center.delegate = asyncForm
         try await post("c", "async form", badge: 7)
         #expect(asyncForm.asked == ["c"])
-        #expect(host.shown.last == "async form (badge 7, in the foreground)")
+        #expect(host.shown.last == "async form (quietly, in the list, badge 7, in the foreground)")
         #expect(host.badge == 7)
 
         let silent = AsyncFormDelegate(answer: [])
         center.delegate = silent
         try await post("d", "not presented")
         #expect(host.shown.count == 2)
-        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["b", "c"])
+        // A banner alone is not kept in the list; `.list` is.
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["c"])
         withExtendedLifetime((handlerForm, asyncForm, silent)) {}
     }
 
@@ -340,7 +355,7 @@ struct NotificationCenterTests {
         #expect(host.shown.count == 3)
         try await center.setBadgeCount(4)
         #expect(host.badge == 4)
-        await #expect(throws: UNError(.badgeInputInvalid, "")) { try await center.setBadgeCount(-1) }
+        await #expect(throws: UNError(.badgeInputInvalid)) { try await center.setBadgeCount(-1) }
         #expect(host.badge == 4)
     }
 
@@ -372,13 +387,108 @@ struct NotificationCenterTests {
                 #expect(error.message.contains(culprit), "\(error.message)")
             }
         }
-        let hinted = try UNNotificationAttachment(identifier: "t", url: text, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.plain-text"])
-        #expect(hinted.type == "public.plain-text")
+        // A hint names the type of a file whose extension does not; it must be a type shown.
+        let hinted = try UNNotificationAttachment(identifier: "t", url: text, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg"])
+        #expect(hinted.type == "public.jpeg")
+        #expect(throws: UNError(.attachmentUnrecognizedType)) {
+            try UNNotificationAttachment(identifier: "t", url: text, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.plain-text"])
+        }
+        // Within its type's limit: an image of 10 MB and one byte is refused.
+        let large = directory.appendingPathComponent("large.gif")
+        #expect(FileManager.default.createFile(atPath: large.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: large)
+        try handle.truncate(atOffset: 10_000_001)
+        try handle.close()
+        #expect(throws: UNError(.attachmentInvalidFileSize)) { try UNNotificationAttachment(identifier: "big", url: large) }
+    }
+
+    @Test("a notification does only what the user allowed: no badge or sound not asked for; a delegate's answer is cut to it")
+    @MainActor
+    func onlyWhatWasAllowed() async throws {
+        let host = FakeNotificationHost()
+        let center = UNUserNotificationCenter(host: host)
+        #expect(try await center.requestAuthorization(options: [.alert]))
+        try await center.add(UNNotificationRequest(identifier: "a", content: content("Alert only", badge: 3), trigger: nil))
+        #expect(host.shown == ["Alert only"])
+        #expect(host.badge == nil)
+        host.isInForeground = true
+        let greedy = AsyncFormDelegate(answer: [.banner, .list, .sound, .badge])
+        center.delegate = greedy
+        try await center.add(UNNotificationRequest(identifier: "b", content: content("Foreground", badge: 4), trigger: nil))
+        await host.runMainActorCalls()
+        #expect(host.shown.last == "Foreground (in the foreground)")
+        #expect(host.badge == nil)
+        withExtendedLifetime(greedy) {}
+    }
+
+    @Test("the user's switch overrides an answer kept from an earlier launch, as Settings does, and keeps the new one")
+    func userSwitchOverridesTheKeptAnswer() async throws {
+        let allowedBefore = SavedAuthorization(status: UNAuthorizationStatus.authorized.rawValue, options: UNAuthorizationOptions([.alert, .sound]).rawValue)
+        let denying = FakeNotificationHost(userSwitch: false, saved: allowedBefore)
+        let center = UNUserNotificationCenter(host: denying)
+        #expect(await center.notificationSettings().authorizationStatus == .denied)
+        #expect(denying.saved?.status == UNAuthorizationStatus.denied.rawValue)
+        #expect(denying.reports.contains { $0.contains("BGTASK_NOTIFICATIONS=denied overrides") })
+        #expect(try await center.requestAuthorization(options: [.alert]) == false, "asked again: the same answer")
+
+        let deniedBefore = SavedAuthorization(status: UNAuthorizationStatus.denied.rawValue, options: 0)
+        let allowing = FakeNotificationHost(userSwitch: true, saved: deniedBefore)
+        #expect(await UNUserNotificationCenter(host: allowing).notificationSettings().authorizationStatus == .authorized)
+        let unset = FakeNotificationHost(saved: deniedBefore)
+        #expect(await UNUserNotificationCenter(host: unset).notificationSettings().authorizationStatus == .denied)
+    }
+
+    @Test("a delegate written without @Sendable on its completion handler, in a plain class, is the one called")
+    @MainActor
+    func aDelegateWithoutSendableIsCalled() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        host.isInForeground = true
+        let plain = PlainHandlerDelegate()
+        center.delegate = plain
+        try await center.add(UNNotificationRequest(identifier: "p", content: content("Plain"), trigger: nil))
+        await host.runMainActorCalls()
+        #expect(plain.calls.withLock { $0 } == ["p"])
+        #expect(host.shown == ["Plain (sound, in the foreground)"])
+    }
+
+    @Test("the kept answer's file: bad contents, an unknown status, a FIFO or a directory in its place, a failed write; the switch's values")
+    func authorizationFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-answer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = AuthorizationFile(url: directory.appendingPathComponent("notifications.json"))
+        #expect(file.read().saved == nil && file.read().problem == nil, "no file: asked, nothing to say")
+        let kept = SavedAuthorization(status: 2, options: 7)
+        #expect(file.write(kept) == nil)
+        #expect(file.read().saved == kept)
+        try Data("{\"status\":9,\"options\":0}".utf8).write(to: file.url)
+        #expect(file.read().problem?.contains("status 9 is not an authorization status") == true)
+        try Data("{\"status\":".utf8).write(to: file.url)
+        #expect(file.read().saved == nil)
+        #expect(file.read().problem?.contains(file.url.path) == true)
+        try FileManager.default.removeItem(at: file.url)
+        #expect(mkfifo(file.url.path, 0o600) == 0)
+        #expect(file.read().problem?.contains("FIFO") == true, "refused without blocking: \(String(describing: file.read().problem))")
+        try FileManager.default.removeItem(at: file.url)
+        try FileManager.default.createDirectory(at: file.url, withIntermediateDirectories: false)
+        #expect(file.read().problem?.contains("directory") == true)
+        let nowhere = AuthorizationFile(url: directory.appendingPathComponent("missing/notifications.json"))
+        #expect(nowhere.write(kept)?.contains("could not be kept in") == true)
+
+        #expect(AuthorizationFile.userSwitch(nil).answer == nil)
+        #expect(AuthorizationFile.userSwitch("").answer == nil)
+        #expect(AuthorizationFile.userSwitch("Denied").answer == false)
+        #expect(AuthorizationFile.userSwitch("ALLOWED").answer == true)
+        let odd = AuthorizationFile.userSwitch("no\u{1b}[31m")
+        #expect(odd.answer == nil)
+        #expect(odd.problem?.contains("expected \"allowed\" or \"denied\"") == true)
+        #expect(odd.problem?.contains("\u{1b}") == false, "the value is shown terminal-safe")
     }
 
     @Test("errors bridge to NSError in UNErrorDomain; categories are equal by identifier")
     func errorsAndCategories() {
-        let error = UNError(.notificationsNotAllowed, "not allowed")
+        let error = UNError(.notificationsNotAllowed, message: "not allowed")
         let bridged = error as NSError
         #expect(bridged.domain == UNErrorDomain)
         #expect(bridged.code == 1)
@@ -411,5 +521,15 @@ final class AsyncFormDelegate: NSObject, UNUserNotificationCenterDelegate {
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions {
         asked.append(notification.request.identifier)
         return answer
+    }
+}
+
+/// A delegate as Swift 5-era code writes it: a plain class, the completion handler without
+/// `@Sendable`.
+final class PlainHandlerDelegate: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    let calls = Mutex<[String]>([])
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        calls.withLock { $0.append(notification.request.identifier) }
+        completionHandler([.banner, .sound])
     }
 }

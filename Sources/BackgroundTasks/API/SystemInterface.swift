@@ -40,6 +40,12 @@ extension BGApplication {
     /// switch such a page holds here is ``setBackgroundRefreshEnabled(_:)``.
     public static let openSettingsURLString = "app-settings:"
 
+    /// The URL string of the app's notification settings (Apple: iOS 16's
+    /// `openNotificationSettingsURLString`; this package's value). Opens nothing here, as
+    /// ``openSettingsURLString``; the switch it leads to is `BGTASK_NOTIFICATIONS`
+    /// (docs/porting.md, "Local notifications").
+    public static let openNotificationSettingsURLString = "app-settings:notifications"
+
     /// Options of ``open(_:options:completionHandler:)`` (Apple: `UIApplication.OpenExternalURLOptionsKey`).
     public struct OpenExternalURLOptionsKey: Hashable, RawRepresentable, Sendable {
         /// The key's name.

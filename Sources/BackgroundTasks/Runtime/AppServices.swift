@@ -21,6 +21,13 @@ final class AppServiceObjects: Sendable {
     }
 }
 
+/// App code on the main actor that may suspend (a delegate's `async` method).
+struct AsyncMainActorCall: AppCall {
+    let body: @MainActor @Sendable () async -> Void
+    var isolation: (any Actor)? { MainActor.shared }
+    nonisolated(nonsending) func call() async { await body() }
+}
+
 extension AppContext {
     /// The app's one `Service` (its notification center), made by `make` the first time it
     /// is asked for. `make` runs under the table's lock: it must not ask for another service.
@@ -57,9 +64,11 @@ extension AppContext {
     package var isInForeground: Bool { application.applicationState == .active }
 
     /// Calls app code on the main actor, as iOS calls an app's delegates (`what` names it in
-    /// the diagnostic given when the main queue does not run it); `then` runs after it.
-    package func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () -> Void, then: (@Sendable () -> Void)? = nil) {
-        invoke(AppClosureCall(body: body), otherwiseOn: expirationQueue, what: what, then: then)
+    /// the diagnostic given when the main queue does not run it). `body` may suspend (an
+    /// `async` delegate method): it counts as the app's work until it returns, so the
+    /// simulator settles only after it.
+    package func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
+        invoke(AsyncMainActorCall(body: body), otherwiseOn: expirationQueue, what: what)
     }
 
     /// The badge on the app's icon (`applicationIconBadgeNumber`).
@@ -76,7 +85,12 @@ extension AppContext {
     /// chosen (no `HOME`).
     package var stateDirectory: URL? {
         guard isProcessApp else { return nil }
-        return try? EmbeddedScheduler.stateDirectory(for: app, configured: EmbeddedScheduler.processStateDirectory.withLock { $0 })
+        do {
+            return try EmbeddedScheduler.stateDirectory(for: app, configured: EmbeddedScheduler.processStateDirectory.withLock { $0 })
+        } catch {
+            report(.warning, "\(error); what the app keeps between launches there (the answer to the notification request) lasts as long as the process")
+            return nil
+        }
     }
 
     /// The manifest's name, for messages ("the manifest" when it has none).

@@ -216,9 +216,10 @@ public enum EmbeddedScheduler {
     /// The process's own app context, created on first use.
     static let processContext: AppContext = {
         let configuration = bootstrapGate.close() ?? Configuration()
+        // Before the context is published: whoever finds it finds its state directory too.
+        processStateDirectory.withLock { $0 = configuration.stateDirectory }
         let context = makeContext(configuration)
         madeProcessContext.withLock { $0 = context }
-        processStateDirectory.withLock { $0 = configuration.stateDirectory }
         return context
     }()
 

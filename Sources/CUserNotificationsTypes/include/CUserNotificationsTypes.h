@@ -62,4 +62,33 @@ typedef BGTASK_UN_OPEN_ENUM UNNotificationInterruptionLevel : unsigned long {
     UNNotificationInterruptionLevelCritical = 3,
 } UNNotificationInterruptionLevel;
 
+/// The codes of the center's errors (Apple: `UNError.Code`, an `NSError` code of
+/// `UNErrorDomain`); `UNError.Code` is this enum.
+typedef BGTASK_UN_OPEN_ENUM UNErrorCode : long {
+    /// The app is not allowed to post notifications (never asked, or refused).
+    UNErrorCodeNotificationsNotAllowed = 1,
+    /// An attachment's URL is not a readable file.
+    UNErrorCodeAttachmentInvalidURL = 100,
+    /// An attachment's type is not one the system shows.
+    UNErrorCodeAttachmentUnrecognizedType = 101,
+    /// An attachment's file is too large for its type.
+    UNErrorCodeAttachmentInvalidFileSize = 102,
+    /// An attachment is not in the data store.
+    UNErrorCodeAttachmentNotInDataStore = 103,
+    /// An attachment could not be moved into the data store.
+    UNErrorCodeAttachmentMoveIntoDataStoreFailed = 104,
+    /// An attachment's file is corrupt.
+    UNErrorCodeAttachmentCorrupt = 105,
+    /// The notification's trigger has no date to come.
+    UNErrorCodeNotificationInvalidNoDate = 1400,
+    /// The notification has no content to show.
+    UNErrorCodeNotificationInvalidNoContent = 1401,
+    /// The content-providing object is not allowed.
+    UNErrorCodeContentProvidingObjectNotAllowed = 1500,
+    /// The content-providing object is invalid.
+    UNErrorCodeContentProvidingInvalid = 1501,
+    /// The badge count is invalid (negative).
+    UNErrorCodeBadgeInputInvalid = 1600,
+} UNErrorCode;
+
 #endif

@@ -138,7 +138,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
-        .target(name: "UIKit", dependencies: ["BackgroundTasks"]),
+        .target(name: "UIKit", dependencies: ["BackgroundTasks", "UserNotifications"]),
         // `import SwiftUI` for an app's lifecycle and background tasks (App, scenes, scene
         // phase, `.backgroundTask`), its window shown without a screen; nothing is drawn
         // (docs/porting.md, "A SwiftUI app").
@@ -149,7 +149,9 @@ let package = Package(
         // UserNotifications' enums as C enums, imported as open (non-frozen) enums as on iOS.
         .target(name: "CUserNotificationsTypes"),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
-        .target(name: "os", dependencies: ["SchedulerCore"]),
+        .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap"]),
+        // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.
+        .systemLibrary(name: "COSModuleMap", path: "Sources/COSModuleMap"),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(

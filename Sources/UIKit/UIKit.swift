@@ -9,3 +9,6 @@
 // FoundationNetworking (libcurl), so that a refresh handler's `URLSession.shared` compiles.
 @_exported import FoundationNetworking
 #endif
+// On iOS `import UIKit` brings UserNotifications too: app delegates that are the
+// notification center's delegate import UIKit alone (docs/porting.md, "Local notifications").
+@_exported import UserNotifications

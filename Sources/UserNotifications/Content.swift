@@ -274,3 +274,24 @@ open class UNNotificationAttachment: NSObject, @unchecked Sendable {
         super.init()
     }
 }
+
+extension NSString {
+    /// The string of `key` in the app's `Localizable.strings` (the key itself when it has
+    /// none), formatted with `arguments` (Apple: `localizedUserNotificationString(forKey:arguments:)`,
+    /// which localizes when the notification is shown; here it is at once, in the
+    /// process's language).
+    public class func localizedUserNotificationString(forKey key: String, arguments: [Any]?) -> String {
+        let format = Bundle.main.localizedString(forKey: key, value: key, table: nil)
+        guard let arguments, !arguments.isEmpty else { return format }
+        let values: [any CVarArg] = arguments.map { argument in
+            switch argument {
+            case let value as Int: return value
+            case let value as Double: return value
+            case let value as String: return value as NSString
+            case let value as NSNumber: return value.doubleValue
+            default: return "\(argument)" as NSString
+            }
+        }
+        return String(format: format, arguments: values)
+    }
+}

@@ -1,4 +1,6 @@
-import Foundation
+// As Apple's module, `import UserNotifications` alone brings Foundation (`NSObject`, `Date`,
+// `DateComponents`, `URL`).
+@_exported import Foundation
 // `UNAuthorizationStatus`, `UNNotificationSetting`, `UNAlertStyle`, `UNShowPreviewsSetting`
 // and `UNNotificationInterruptionLevel` are C enums, imported as open enums as on iOS (a
 // `switch` with `@unknown default:` compiles without a warning): CUserNotificationsTypes.

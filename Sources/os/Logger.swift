@@ -6,6 +6,9 @@
 
 import Foundation
 import SchedulerCore
+// The Clang module `os` this Swift module overlays (Sources/COSModuleMap): it declares
+// nothing, and gives `import os.log` a submodule to resolve.
+@_exported import os
 
 /// A log's level (Apple: `OSLogType`).
 public struct OSLogType: RawRepresentable, Hashable, Sendable {

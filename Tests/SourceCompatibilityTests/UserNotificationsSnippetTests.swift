@@ -79,6 +79,27 @@ import UserNotifications
         withExtendedLifetime(delegate) {}
     }
 
+    @Test @MainActor func whatTheImportsBringWorks() throws {
+        // The Foundation the module re-exports and localizedUserNotificationString (no
+        // Localizable.strings in the test bundle: the key is the format).
+        #expect(ReminderScheduler().localizedTitle(count: 3) == "3 new stories")
+        #expect(ReminderScheduler().morningTrigger().dateComponents.hour == 7)
+        #expect(NSString.localizedUserNotificationString(forKey: "plain", arguments: nil) == "plain")
+        // Key-value coding on defaults means set and object.
+        let defaults = try #require(UserDefaults(suiteName: "bgtask.test.kvc.\(UUID().uuidString)"))
+        defaults.setValue(42, forKey: "answer")
+        #expect(defaults.value(forKey: "answer") as? Int == 42)
+        #expect(defaults.integer(forKey: "answer") == 42)
+        defaults.setValue(nil, forKey: "answer")
+        #expect(defaults.value(forKey: "answer") == nil)
+        // The deep-link method compiles with Apple's keys and default; nothing calls it here.
+        let device = try compatDevice()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}
+        let delegate = UIKitOnlyAppDelegate()
+        #expect(delegate.application(context.application, open: URL(string: "feedreader://item/1")!, options: [:]))
+        #expect(UIApplication.OpenURLOptionsKey.sourceApplication.rawValue == "UIApplicationOpenURLOptionsSourceApplicationKey")
+    }
+
     @Test func theSettingsSwitchAndTheDailyReminder() async throws {
         let device = try compatDevice()
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}

@@ -87,6 +87,27 @@ extension BGApplication {
         /// The type of that activity.
         public static let userActivityType = LaunchOptionsKey("UIApplicationLaunchOptionsUserActivityTypeKey")
     }
+
+    /// The keys of the options given with a URL to open (Apple: `UIApplication.OpenURLOptionsKey`),
+    /// for the delegate's `application(_:open:options:)`. Linux hands an app no URLs: the
+    /// method is never called; the keys exist so that code reading them compiles.
+    public struct OpenURLOptionsKey: Hashable, RawRepresentable, Sendable {
+        /// The key's name.
+        public let rawValue: String
+        /// A key by name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A key by name.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// The bundle identifier of the app that asked to open the URL.
+        public static let sourceApplication = OpenURLOptionsKey("UIApplicationOpenURLOptionsSourceApplicationKey")
+        /// The property list the opening app passed.
+        public static let annotation = OpenURLOptionsKey("UIApplicationOpenURLOptionsAnnotationKey")
+        /// Whether the file must be opened in place.
+        public static let openInPlace = OpenURLOptionsKey("UIApplicationOpenURLOptionsOpenInPlaceKey")
+        /// Tap attribution data.
+        public static let eventAttribution = OpenURLOptionsKey("UIApplicationOpenURLOptionsEventAttributionKey")
+    }
 }
 
 /// iOS's app delegate protocol (Apple: `UIApplicationDelegate`), with the methods the
@@ -136,6 +157,8 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration
     /// Scene sessions were discarded.
     func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>)
+    /// Asked to open a URL (a deep link, a file). Linux hands an app no URLs: never called.
+    func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool
 }
 
 /// The defaults of the delegate's methods: the launch methods return `true`, the state
@@ -177,6 +200,7 @@ extension UIApplicationDelegate {
         UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
     }
     public func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>) {}
+    public func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool { false }
 }
 
 extension UIApplicationDelegate where Self: UIResponder {

@@ -1,0 +1,1 @@
+// os.log declares nothing: `import os.log` loads the Swift module os (Sources/os).

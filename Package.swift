@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "os", targets: ["os"]),
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
+        .library(name: "WidgetKit", targets: ["WidgetKit"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -148,6 +149,11 @@ let package = Package(
         .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "CUserNotificationsTypes"]),
         // UserNotifications' enums as C enums, imported as open (non-frozen) enums as on iOS.
         .target(name: "CUserNotificationsTypes"),
+        // `import WidgetKit` for the app's side of widgets: `WidgetCenter` (Linux has no
+        // widgets: reload requests are noted; docs/porting.md, "Widgets").
+        .target(name: "WidgetKit", dependencies: ["BackgroundTasks", "CWidgetKitTypes"]),
+        // WidgetKit's `WidgetFamily` as a C enum, imported as an open enum as on iOS.
+        .target(name: "CWidgetKitTypes"),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap"]),
         // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.
@@ -178,7 +184,7 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

@@ -3,6 +3,7 @@ import BackgroundTasksTesting
 import Foundation
 import Testing
 import UserNotifications
+import WidgetKit
 
 /// What UserNotificationsSnippets.swift compiles, run on a simulated device: the center is
 /// the running app's, and its notifications come on the device's virtual clock.
@@ -98,6 +99,24 @@ import UserNotifications
         let delegate = UIKitOnlyAppDelegate()
         #expect(delegate.application(context.application, open: URL(string: "feedreader://item/1")!, options: [:]))
         #expect(UIApplication.OpenURLOptionsKey.sourceApplication.rawValue == "UIApplicationOpenURLOptionsSourceApplicationKey")
+    }
+
+    @Test func aRefreshThatReloadsWidgetsIsNotedAndCompletes() async throws {
+        let device = try compatDevice()
+        let identifier = "com.example.notifying.widgets"
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"])
+        let context = device.install(app: app, manifest: manifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                WidgetRefresher.handle(task: task as! BGAppRefreshTask)
+            }
+        }
+        try context.withCurrent { try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: identifier)) }
+        await device.run(for: 60)
+        #expect(device.runs(of: identifier).map(\.outcome) == [.success])
+        let notes = device.log.messages.filter { $0.app == app && $0.level == .info }.map(\.text)
+        #expect(notes.contains("WidgetCenter.reloadTimelines(ofKind: \"FeedWidget\"): Linux has no widgets; nothing to reload"), "\(notes)")
+        #expect(notes.contains("WidgetCenter.reloadAllTimelines(): Linux has no widgets; nothing to reload"), "\(notes)")
+        #expect(await WidgetRefresher.configuredSizes().isEmpty)
     }
 
     @Test func theSettingsSwitchAndTheDailyReminder() async throws {

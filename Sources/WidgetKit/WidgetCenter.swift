@@ -1,0 +1,60 @@
+import BackgroundTasks
+import Foundation
+// `WidgetFamily` is a C enum, imported as an open enum as on iOS.
+@_exported import CWidgetKitTypes
+
+// `import WidgetKit` for the app's side of widgets: a refresh handler that found new content
+// asks WidgetKit to reload the widgets' timelines (`WidgetCenter.shared.reloadAllTimelines()`).
+// Linux has no Home Screen and no widgets (docs/porting.md, "Widgets"): the requests are
+// recorded as the app's `info` diagnostics, and the app has no widget configured.
+
+/// The app's widgets as the system knows them (Apple: `WidgetCenter`).
+public final class WidgetCenter: Sendable {
+    /// The center (Apple's shared instance); it acts for the app whose code runs.
+    public static let shared = WidgetCenter()
+
+    private init() {}
+
+    /// Asks for the timelines of the app's widgets of `kind` to be reloaded. Linux has no
+    /// widgets: the request is noted in the app's diagnostics (`info`), nothing reloads.
+    public func reloadTimelines(ofKind kind: String) {
+        note("reloadTimelines(ofKind: \"\(kind)\")")
+    }
+
+    /// Asks for the timelines of all the app's widgets to be reloaded: noted, as
+    /// ``reloadTimelines(ofKind:)``.
+    public func reloadAllTimelines() {
+        note("reloadAllTimelines()")
+    }
+
+    /// Asks for the app's widget configuration recommendations to be made again: noted.
+    public func invalidateConfigurationRecommendations() {
+        note("invalidateConfigurationRecommendations()")
+    }
+
+    /// The widgets the user has configured: none on Linux (`.success([])`), on a queue of
+    /// the system's, as iOS calls it.
+    public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
+        DispatchQueue.global().async { completion(.success([])) }
+    }
+
+    /// ``getCurrentConfigurations(_:)`` in its `async` form: none.
+    public func currentConfigurations() async throws -> [WidgetInfo] {
+        []
+    }
+
+    private func note(_ call: String) {
+        AppContext.resolve().report(.info, "WidgetCenter.\(call): Linux has no widgets; nothing to reload")
+    }
+}
+
+/// A widget the user configured (Apple: `WidgetInfo`). None exist on Linux; the type is here
+/// so that code reading ``WidgetCenter/currentConfigurations()`` compiles.
+public struct WidgetInfo: Sendable, CustomStringConvertible {
+    /// The widget's kind (its `Widget`'s `kind`).
+    public let kind: String
+    /// Its size.
+    public let family: WidgetFamily
+
+    public var description: String { "WidgetInfo(kind: \(kind), family: \(family.rawValue))" }
+}

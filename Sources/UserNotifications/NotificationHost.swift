@@ -36,6 +36,10 @@ protocol NotificationHost: Sendable {
     func savedAuthorization() -> SavedAuthorization?
     /// Keeps the answer for later launches.
     func saveAuthorization(_ saved: SavedAuthorization)
+    /// The pending requests an earlier launch kept (none when nothing is kept).
+    func savedPending() -> [StoredNotificationRequest]
+    /// Keeps the pending requests for later launches.
+    func savePending(_ requests: [StoredNotificationRequest])
 }
 
 /// The user's answer and the options it covers, kept between launches.
@@ -106,6 +110,8 @@ final class AppNotificationHost: NotificationHost {
     /// The kept answer's file, or `nil` (a modelled app, or no state directory can be
     /// chosen: the answer lasts as long as the process).
     private let answerFile: AuthorizationFile?
+    /// The pending requests' file, or `nil` as `answerFile`.
+    private let pendingFile: PendingNotificationsFile?
     let userSwitch: Bool?
     /// Completion handlers and timers' work run here, in order.
     private let completionQueue: DispatchQueue
@@ -115,7 +121,9 @@ final class AppNotificationHost: NotificationHost {
         app = context.app.rawValue
         isProcessApp = context.isProcessApp
         completionQueue = DispatchQueue(label: "bgtask.\(context.app.rawValue).notifications")
-        answerFile = isProcessApp ? context.stateDirectory.map { AuthorizationFile(url: $0.appendingPathComponent("notifications.json")) } : nil
+        let directory = isProcessApp ? context.stateDirectory : nil
+        answerFile = directory.map { AuthorizationFile(url: $0.appendingPathComponent("notifications.json")) }
+        pendingFile = directory.map { PendingNotificationsFile(url: $0.appendingPathComponent("pending-notifications.json")) }
         let setting: (answer: Bool?, problem: String?) = isProcessApp ? AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]) : (nil, nil)
         userSwitch = setting.answer
         if let problem = setting.problem { context.report(.warning, problem) }
@@ -170,6 +178,18 @@ final class AppNotificationHost: NotificationHost {
     func saveAuthorization(_ saved: SavedAuthorization) {
         guard let answerFile else { return }
         if let problem = answerFile.write(saved) { report(.warning, problem) }
+    }
+
+    func savedPending() -> [StoredNotificationRequest] {
+        guard let pendingFile else { return [] }
+        let (requests, problem) = pendingFile.read()
+        if let problem { report(.warning, problem) }
+        return requests
+    }
+
+    func savePending(_ requests: [StoredNotificationRequest]) {
+        guard let pendingFile else { return }
+        if let problem = pendingFile.write(requests) { report(.warning, problem) }
     }
 }
 

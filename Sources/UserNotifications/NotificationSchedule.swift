@@ -39,7 +39,8 @@ struct NotificationSchedule {
     /// The pending requests, soonest first (ties by identifier).
     var pendingRequests: [UNNotificationRequest] { sortedEntries.map(\.request) }
 
-    private var sortedEntries: [Entry] {
+    /// The pending entries, soonest first (ties by identifier).
+    var sortedEntries: [Entry] {
         entries.values.sorted { ($0.fireDate, $0.request.identifier) < ($1.fireDate, $1.request.identifier) }
     }
 
@@ -71,6 +72,18 @@ struct NotificationSchedule {
             }
         }
         return .scheduled(entry: entry, replaced: replaced, dropped: dropped)
+    }
+
+    /// Puts back a request kept by an earlier launch, added at `added` and due at
+    /// `fireDate` (a moment that passed while the app was not running fires at once);
+    /// `nil` when one with its identifier is already pending (added in this launch: the
+    /// newer one stays) or the soonest ``pendingLimit`` are already kept.
+    mutating func restore(_ request: UNNotificationRequest, added: Date, fireDate: Date) -> Entry? {
+        guard entries[request.identifier] == nil, entries.count < Self.pendingLimit else { return nil }
+        lastSerial += 1
+        let entry = Entry(request: request, added: added, fireDate: fireDate, serial: lastSerial)
+        entries[request.identifier] = entry
+        return entry
     }
 
     /// The entry of `identifier` armed as `serial` fires at `now`: the notification to

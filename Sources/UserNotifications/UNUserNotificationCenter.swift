@@ -95,10 +95,17 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var authorizedOptions: UNAuthorizationOptions = []
         var loadedSavedAuthorization = false
         var categories: Set<UNNotificationCategory> = []
+        /// Whether the requests an earlier launch kept were put back.
+        var restoredKeptRequests = false
+        /// Bumped at each change of the pending requests, so that the latest is written last.
+        var pendingVersion = 0
     }
 
     private let host: any NotificationHost
     private let state = Mutex(State())
+    /// The version of the pending requests last kept: writes are ordered under it, never
+    /// under `state`.
+    private let keptVersion = Mutex(0)
     private let delegateBox = Mutex(WeakDelegate())
 
     init(host: any NotificationHost) {
@@ -109,9 +116,59 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The notification center of the app whose code is running (the process's app, or
     /// the app the simulator is running).
     open class func current() -> UNUserNotificationCenter {
-        AppContext.resolve().service(UNUserNotificationCenter.self) { context in
+        let center = AppContext.resolve().service(UNUserNotificationCenter.self) { context in
             UNUserNotificationCenter(host: AppNotificationHost(context: context))
         }
+        center.restoreKeptRequests()
+        return center
+    }
+
+    /// Puts back, once, the pending requests an earlier launch of the app kept: those whose
+    /// moment passed while the app was not running are delivered now (late, and said so),
+    /// the others are armed again.
+    func restoreKeptRequests() {
+        let first = state.withLock { state in
+            defer { state.restoredKeptRequests = true }
+            return !state.restoredKeptRequests
+        }
+        guard first else { return }
+        let stored = host.savedPending()
+        guard !stored.isEmpty else { return }
+        var problems: [String] = []
+        let requests = stored.map { ($0, $0.request(problems: &problems)) }
+        let now = host.now
+        let due = state.withLock { state -> [(identifier: String, serial: Int, fireDate: Date)] in
+            var due: [(identifier: String, serial: Int, fireDate: Date)] = []
+            for (kept, request) in requests {
+                guard let entry = state.schedule.restore(request, added: kept.added, fireDate: kept.fireDate) else { continue }
+                if entry.fireDate <= now {
+                    due.append((request.identifier, entry.serial, entry.fireDate))
+                } else {
+                    state.timers[request.identifier] = arm(entry)
+                }
+            }
+            return due
+        }
+        for problem in problems { host.report(.warning, problem) }
+        for late in due { fire(identifier: late.identifier, serial: late.serial, dueWhileNotRunning: late.fireDate) }
+        keepPending()
+    }
+
+    /// Keeps the pending requests for the next launch (a snapshot taken now; a later
+    /// snapshot written before this one wins).
+    private func keepPending() {
+        let (version, entries) = state.withLock { state in
+            state.pendingVersion += 1
+            return (state.pendingVersion, state.schedule.sortedEntries)
+        }
+        var problem: String?
+        let stored = entries.map { StoredNotificationRequest($0, problem: &problem) }
+        keptVersion.withLock { written in
+            guard version > written else { return }
+            host.savePending(stored)
+            written = version
+        }
+        if let problem { host.report(.warning, problem) }
     }
 
     /// The delegate (held weakly, as on iOS: keep it alive yourself).
@@ -266,6 +323,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             if scheduled.entry.fireDate <= now {
                 fire(identifier: request.identifier, serial: scheduled.entry.serial)
             }
+            keepPending()
             return nil
         }
     }
@@ -281,7 +339,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// A pending request's moment came: deliver it, and arm its next moment when it repeats.
-    private func fire(identifier: String, serial: Int) {
+    /// `dueWhileNotRunning`: a kept request whose moment passed before this launch.
+    private func fire(identifier: String, serial: Int, dueWhileNotRunning: Date? = nil) {
         let now = host.now
         let fired = state.withLock { state -> UNNotification? in
             guard let (notification, next) = state.schedule.fire(identifier: identifier, serial: serial, at: now) else { return nil }
@@ -293,16 +352,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             return notification
         }
         guard let fired else { return }
-        deliver(fired)
+        deliver(fired, dueWhileNotRunning: dueWhileNotRunning)
+        if dueWhileNotRunning == nil { keepPending() }
     }
 
     /// Delivers `notification`: in the background it is presented as the user allowed; in
     /// the foreground the delegate decides (no delegate: not presented), on the main actor,
     /// within what the user allowed.
-    private func deliver(_ notification: UNNotification) {
-        let allowed = state.withLock { Self.allowedPresentation($0) }
+    private func deliver(_ notification: UNNotification, dueWhileNotRunning: Date? = nil) {
+        let allowed = state.withLock { state in
+            loadSavedAuthorization(&state)
+            return Self.allowedPresentation(state)
+        }
         guard host.isInForeground else {
-            present(notification, options: allowed, inForeground: false)
+            present(notification, options: allowed, inForeground: false, dueWhileNotRunning: dueWhileNotRunning)
             return
         }
         let delegate = self.delegate.map(DelegateReference.init)
@@ -336,7 +399,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Presents `notification` as `options` say: a banner or the list shows the line, the
     /// list (or an alert, its older name) keeps it as delivered, `.badge` applies its badge.
-    private func present(_ notification: UNNotification, options: UNNotificationPresentationOptions, inForeground: Bool) {
+    private func present(_ notification: UNNotification, options: UNNotificationPresentationOptions, inForeground: Bool, dueWhileNotRunning: Date? = nil) {
         let content = notification.request.content
         if options.contains(.badge), let badge = content.badge {
             host.setBadge(badge.intValue)
@@ -355,6 +418,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if options.contains(.sound), content.sound != nil { notes.append("sound") }
         if options.contains(.badge), let badge = content.badge { notes.append("badge \(badge.intValue)") }
         if inForeground { notes.append("in the foreground") }
+        if let due = dueWhileNotRunning { notes.append("late: due \(due) while the app was not running") }
         host.show(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"))
     }
 
@@ -375,6 +439,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             state.schedule.removePending(identifiers)
             for identifier in identifiers { state.timers.removeValue(forKey: identifier)?.cancel() }
         }
+        keepPending()
     }
 
     /// Cancels every pending request.
@@ -384,6 +449,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             for timer in state.timers.values { timer.cancel() }
             state.timers = [:]
         }
+        keepPending()
     }
 
     // MARK: Delivered

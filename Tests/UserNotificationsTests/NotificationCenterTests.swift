@@ -19,6 +19,7 @@ final class FakeNotificationHost: NotificationHost {
         var reports: [String] = []
         var badge: Int?
         var saved: SavedAuthorization?
+        var pending: [StoredNotificationRequest] = []
     }
 
     private let state = Mutex(State())
@@ -87,6 +88,17 @@ final class FakeNotificationHost: NotificationHost {
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
+    func savedPending() -> [StoredNotificationRequest] { state.withLock { $0.pending } }
+    func savePending(_ requests: [StoredNotificationRequest]) { state.withLock { $0.pending = requests } }
+    var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
+
+    /// Another launch on the same device: what this one kept (the answer, the pending
+    /// requests), its time, and nothing else.
+    func nextLaunch(after seconds: TimeInterval, foreground: Bool = false) -> FakeNotificationHost {
+        let next = FakeNotificationHost(userSwitch: userSwitch, saved: saved)
+        next.state.withLock { $0.pending = self.pending; $0.now = self.now.addingTimeInterval(seconds); $0.foreground = foreground }
+        return next
+    }
 
     var shown: [String] { state.withLock { $0.shown } }
     var reports: [String] { state.withLock { $0.reports } }
@@ -484,6 +496,79 @@ struct NotificationCenterTests {
         #expect(odd.answer == nil)
         #expect(odd.problem?.contains("expected \"allowed\" or \"denied\"") == true)
         #expect(odd.problem?.contains("\u{1b}") == false, "the value is shown terminal-safe")
+    }
+
+    @Test("pending requests outlive the launch: the next one delivers those due meanwhile (late, and said so) and arms the others; removals are kept too")
+    func pendingRequestsOutliveTheLaunch() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        let soon = content("Soon", badge: 1)
+        soon.userInfo = ["article": 7, "tags": ["a", "b"]]
+        soon.categoryIdentifier = "NEW"
+        try await center.add(UNNotificationRequest(identifier: "soon", content: soon, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 600, repeats: false)))
+        try await center.add(UNNotificationRequest(identifier: "later", content: content("Later"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 7200, repeats: false)))
+        try await center.add(UNNotificationRequest(identifier: "hourly", content: content("Hourly"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 3600, repeats: true)))
+        try await center.add(UNNotificationRequest(identifier: "gone", content: content("Gone"), trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        center.removePendingNotificationRequests(withIdentifiers: ["gone"])
+        #expect(host.pending.map(\.identifier) == ["soon", "hourly", "later"])
+
+        // The process ends; the next launch comes 30 minutes later.
+        let next = host.nextLaunch(after: 1800)
+        let restarted = UNUserNotificationCenter(host: next)
+        restarted.restoreKeptRequests()
+        #expect(next.shown.count == 1)
+        #expect(next.shown.first?.hasPrefix("Soon (sound, badge 1, late: due ") == true, "\(next.shown)")
+        let delivered = await restarted.deliveredNotifications()
+        #expect(delivered.first?.request.content.userInfo["article"] as? Int == 7)
+        #expect(delivered.first?.request.content.userInfo["tags"] as? [String] == ["a", "b"])
+        #expect(delivered.first?.request.content.categoryIdentifier == "NEW")
+        #expect(await restarted.pendingNotificationRequests().map(\.identifier) == ["hourly", "later"])
+        restarted.restoreKeptRequests()
+        #expect(next.shown.count == 1, "restored once")
+        next.advance(by: 1800)
+        #expect(next.shown.map { $0.components(separatedBy: " (").first ?? "" } == ["Soon", "Hourly"], "the hourly series goes on from its first moment")
+        next.advance(by: 3600)
+        #expect(next.shown.suffix(2).map { $0.components(separatedBy: " (").first ?? "" } == ["Later", "Hourly"])
+        #expect(next.pending.map(\.identifier) == ["hourly"])
+    }
+
+    @Test("the pending file: kept and read back; an unreadable one is moved aside, never overwritten with nothing; a userInfo a property list cannot hold is not kept")
+    func pendingFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-pending-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = PendingNotificationsFile(url: directory.appendingPathComponent("pending-notifications.json"))
+        #expect(file.read().requests.isEmpty && file.read().problem == nil)
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        var components = DateComponents(hour: 8, minute: 30)
+        components.timeZone = TimeZone(identifier: "UTC")
+        try await center.add(UNNotificationRequest(identifier: "daily", content: content("Daily"), trigger: UNCalendarNotificationTrigger(dateMatching: components, repeats: true)))
+        let odd = content("Odd")
+        odd.userInfo = ["when": NSObject()]
+        try await center.add(UNNotificationRequest(identifier: "odd", content: odd, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        #expect(host.reports.contains { $0.contains("userInfo of notification request \"odd\"") })
+        #expect(file.write(host.pending) == nil)
+        let read = file.read()
+        #expect(read.problem == nil)
+        #expect(read.requests == host.pending)
+        var problems: [String] = []
+        let daily = try #require(read.requests.first { $0.identifier == "daily" }).request(problems: &problems)
+        #expect((daily.trigger as? UNCalendarNotificationTrigger)?.dateComponents.hour == 8)
+        #expect(daily.trigger?.repeats == true)
+        #expect(problems.isEmpty)
+
+        try Data("[{\"identifier\":".utf8).write(to: file.url)
+        let damaged = file.read()
+        #expect(damaged.requests.isEmpty)
+        #expect(damaged.problem?.contains("moved aside to") == true, "\(String(describing: damaged.problem))")
+        #expect(!FileManager.default.fileExists(atPath: file.url.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("pending-notifications.json.unreadable-") })
+        #expect(mkfifo(file.url.path, 0o600) == 0)
+        #expect(file.read().problem?.contains("FIFO") == true, "refused without blocking")
+        let twice = [host.pending[0], host.pending[0]]
+        try JSONEncoder().encode(twice).write(to: file.url)
+        #expect(file.read().problem?.contains("kept twice") == true)
     }
 
     @Test("errors bridge to NSError in UNErrorDomain; categories are equal by identifier")

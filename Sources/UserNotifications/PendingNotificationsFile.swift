@@ -1,0 +1,184 @@
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+
+/// A pending request as it is kept between launches: its content (the `userInfo` values a
+/// property list can hold), its trigger, when it was added and when it fires next.
+struct StoredNotificationRequest: Codable, Equatable {
+    struct Sound: Codable, Equatable {
+        var name: String?
+        var critical: Bool
+        var volume: Float
+    }
+
+    struct Attachment: Codable, Equatable {
+        var identifier: String
+        var url: URL
+        var type: String
+    }
+
+    enum Trigger: Codable, Equatable {
+        case timeInterval(seconds: Double, repeats: Bool)
+        case calendar(components: DateComponents, repeats: Bool)
+    }
+
+    var identifier: String
+    var title: String
+    var subtitle: String
+    var body: String
+    var badge: Int?
+    var sound: Sound?
+    var launchImageName: String
+    /// The `userInfo`, as a binary property list; `nil` when empty or when it holds values a
+    /// property list cannot (they are not kept, with a warning).
+    var userInfo: Data?
+    var attachments: [Attachment]
+    var categoryIdentifier: String
+    var threadIdentifier: String
+    var targetContentIdentifier: String?
+    var summaryArgument: String
+    var summaryArgumentCount: Int
+    var interruptionLevel: UInt
+    var relevanceScore: Double
+    var filterCriteria: String?
+    var trigger: Trigger?
+    var added: Date
+    var fireDate: Date
+
+    /// The stored form of `entry`; `problem` says what of it could not be kept.
+    init(_ entry: NotificationSchedule.Entry, problem: inout String?) {
+        let request = entry.request
+        let fields = request.content.fields
+        identifier = request.identifier
+        title = fields.title
+        subtitle = fields.subtitle
+        body = fields.body
+        badge = fields.badge?.intValue
+        sound = fields.sound.map { Sound(name: $0.name?.rawValue, critical: $0.isCritical, volume: $0.volume) }
+        launchImageName = fields.launchImageName
+        userInfo = nil
+        if !fields.userInfo.isEmpty {
+            var plist: [String: Any] = [:]
+            for (key, value) in fields.userInfo {
+                guard let key = key.base as? String else { continue }
+                plist[key] = value
+            }
+            if plist.count == fields.userInfo.count, PropertyListSerialization.propertyList(plist, isValidFor: .binary) {
+                userInfo = try? PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+            }
+            if userInfo == nil {
+                problem = "the userInfo of notification request \"\(request.identifier)\" holds keys or values a property list cannot, and is not kept for the next launch"
+            }
+        }
+        attachments = fields.attachments.map { Attachment(identifier: $0.identifier, url: $0.url, type: $0.type) }
+        categoryIdentifier = fields.categoryIdentifier
+        threadIdentifier = fields.threadIdentifier
+        targetContentIdentifier = fields.targetContentIdentifier
+        summaryArgument = fields.summaryArgument
+        summaryArgumentCount = fields.summaryArgumentCount
+        interruptionLevel = fields.interruptionLevel.rawValue
+        relevanceScore = fields.relevanceScore
+        filterCriteria = fields.filterCriteria
+        switch request.trigger {
+        case let interval as UNTimeIntervalNotificationTrigger:
+            trigger = .timeInterval(seconds: interval.timeInterval, repeats: interval.repeats)
+        case let calendar as UNCalendarNotificationTrigger:
+            trigger = .calendar(components: calendar.dateComponents, repeats: calendar.repeats)
+        default:
+            trigger = nil
+        }
+        added = entry.added
+        fireDate = entry.fireDate
+    }
+
+    /// The request again; `problems` lists what could not be restored (an attachment whose
+    /// file is gone, a `userInfo` that no longer reads).
+    func request(problems: inout [String]) -> UNNotificationRequest {
+        let content = UNMutableNotificationContent()
+        content.title = title
+        content.subtitle = subtitle
+        content.body = body
+        content.badge = badge.map { NSNumber(value: $0) }
+        content.sound = sound.map { UNNotificationSound(name: $0.name.map(UNNotificationSoundName.init(rawValue:)), critical: $0.critical, volume: $0.volume) }
+        content.launchImageName = launchImageName
+        if let userInfo {
+            if let values = try? PropertyListSerialization.propertyList(from: userInfo, options: [], format: nil) as? [String: Any] {
+                content.userInfo = Dictionary(uniqueKeysWithValues: values.map { (AnyHashable($0.key), $0.value) })
+            } else {
+                problems.append("the userInfo of notification request \"\(identifier)\" could not be read back")
+            }
+        }
+        content.attachments = attachments.compactMap { stored in
+            do {
+                return try UNNotificationAttachment(identifier: stored.identifier, url: stored.url, options: [UNNotificationAttachmentOptionsTypeHintKey: stored.type])
+            } catch {
+                problems.append("attachment \"\(stored.identifier)\" of notification request \"\(identifier)\" is gone: \((error as? UNError)?.message ?? "\(error)")")
+                return nil
+            }
+        }
+        content.categoryIdentifier = categoryIdentifier
+        content.threadIdentifier = threadIdentifier
+        content.targetContentIdentifier = targetContentIdentifier
+        content.summaryArgument = summaryArgument
+        content.summaryArgumentCount = summaryArgumentCount
+        content.interruptionLevel = UNNotificationInterruptionLevel(rawValue: interruptionLevel) ?? .active
+        content.relevanceScore = relevanceScore
+        content.filterCriteria = filterCriteria
+        let restoredTrigger: UNNotificationTrigger? = switch trigger {
+        case .timeInterval(let seconds, let repeats)?: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: repeats)
+        case .calendar(let components, let repeats)?: UNCalendarNotificationTrigger(dateMatching: components, repeats: repeats)
+        case nil: nil
+        }
+        return UNNotificationRequest(identifier: identifier, content: content, trigger: restoredTrigger)
+    }
+}
+
+/// The file that keeps an app's pending notifications between launches
+/// (`pending-notifications.json` in its state directory): read bounded and without blocking,
+/// written atomically. A file that cannot be read is moved aside (never overwritten with
+/// nothing) and named in a warning.
+struct PendingNotificationsFile {
+    let url: URL
+
+    /// The most a file may hold: 64 requests of generous content.
+    static let sizeLimit = 4 << 20
+
+    /// The kept requests (none when there is no file), and what went wrong.
+    func read() -> (requests: [StoredNotificationRequest], problem: String?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)
+        } catch {
+            if error.problem == .missing { return ([], nil) }
+            return ([], "the pending notifications kept for this launch could not be read: \(error)\(moveAside())")
+        }
+        do {
+            let requests = try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes))
+            var seen = Set<String>()
+            for request in requests where !seen.insert(request.identifier).inserted {
+                return ([], "\(url.path): notification request \"\(request.identifier)\" is kept twice\(moveAside())")
+            }
+            return (requests, nil)
+        } catch {
+            return ([], "\(url.path) could not be read (\(DecodingErrorText.describe(error)))\(moveAside())")
+        }
+    }
+
+    /// Keeps `requests`; the reason when it could not.
+    func write(_ requests: [StoredNotificationRequest]) -> String? {
+        do {
+            try JSONEncoder().encode(requests).write(to: url, options: .atomic)
+            return nil
+        } catch {
+            return "the pending notifications could not be kept in \(url.path) (\(error.localizedDescription)); they last as long as the process"
+        }
+    }
+
+    /// Moves an unreadable file aside, so the next write does not lose it: the phrase that
+    /// says where it went.
+    private func moveAside() -> String {
+        let aside = url.path + ".unreadable-\(Int(Date().timeIntervalSince1970))"
+        guard rename(url.path, aside) == 0 else { return "; it is left in place" }
+        return "; moved aside to \(aside), and the app's pending notifications start empty"
+    }
+}

@@ -99,6 +99,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var restoredKeptRequests = false
         /// Bumped at each change of the pending requests, so that the latest is written last.
         var pendingVersion = 0
+        /// The requests whose `userInfo` could not be kept, already warned about.
+        var warnedUnkeptUserInfo: Set<String> = []
     }
 
     private let host: any NotificationHost
@@ -161,14 +163,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             state.pendingVersion += 1
             return (state.pendingVersion, state.schedule.sortedEntries)
         }
-        var problem: String?
-        let stored = entries.map { StoredNotificationRequest($0, problem: &problem) }
+        var problems: [(identifier: String, text: String)] = []
+        let stored = entries.map { entry in
+            var problem: String?
+            defer { if let problem { problems.append((entry.request.identifier, problem)) } }
+            return StoredNotificationRequest(entry, problem: &problem)
+        }
         keptVersion.withLock { written in
             guard version > written else { return }
             host.savePending(stored)
             written = version
         }
-        if let problem { host.report(.warning, problem) }
+        // Once per request, not at every change of the list.
+        let news = state.withLock { state in problems.filter { state.warnedUnkeptUserInfo.insert($0.identifier).inserted } }
+        for problem in news { host.report(.warning, problem.text) }
     }
 
     /// The delegate (held weakly, as on iOS: keep it alive yourself).

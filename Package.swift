@@ -11,6 +11,7 @@ let package = Package(
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
         .library(name: "os", targets: ["os"]),
+        .library(name: "OSLog", targets: ["OSLog"]),
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .library(name: "WidgetKit", targets: ["WidgetKit"]),
@@ -156,6 +157,8 @@ let package = Package(
         .target(name: "CWidgetKitTypes"),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap"]),
+        // `import OSLog` as iOS code writes it: re-exports os.
+        .target(name: "OSLog", dependencies: ["os"]),
         // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.
         .systemLibrary(name: "COSModuleMap", path: "Sources/COSModuleMap"),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
@@ -184,7 +187,7 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

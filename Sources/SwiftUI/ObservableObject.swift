@@ -5,36 +5,9 @@
 // that subscribes (`$model.items.sink`) does not compile (docs/porting.md).
 @_exported import Observation
 
-/// The publisher of an observable object's coming changes (Apple: Combine's
-/// `ObservableObjectPublisher`): nobody subscribes here, so `send()` does nothing.
-public final class ObservableObjectPublisher: Sendable {
-    /// A publisher.
-    public init() {}
-    /// Announces a change: no subscriber here.
-    public func send() {}
-}
-
-/// A model whose changes the interface would follow (Apple: `ObservableObject`).
-public protocol ObservableObject: AnyObject {
-    /// The publisher of the object's coming changes (`objectWillChange.send()`).
-    var objectWillChange: ObservableObjectPublisher { get }
-}
-
-extension ObservableObject {
-    /// A publisher nobody subscribes to.
-    public var objectWillChange: ObservableObjectPublisher { ObservableObjectPublisher() }
-}
-
-/// A property of an observable object (Apple: `@Published`): here a stored value.
-@propertyWrapper
-public struct Published<Value> {
-    /// The value.
-    public var wrappedValue: Value
-    /// A published property starting at `wrappedValue`.
-    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
-    /// A published property starting at `initialValue`.
-    public init(initialValue: Value) { wrappedValue = initialValue }
-}
+// `ObservableObject`, `ObservableObjectPublisher` and `@Published` are in BackgroundTasks
+// (Sources/BackgroundTasks/API/ObservableObject.swift): on iOS, Foundation brings them, so
+// a model file that imports Foundation alone uses them.
 
 /// An observable object a view or app creates and owns (Apple: `@StateObject`): created
 /// once, on first use.

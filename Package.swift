@@ -6,11 +6,15 @@ let package = Package(
     name: "swift-background-tasks",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
+        // One dependency for iOS code: every module an iOS file imports beside BackgroundTasks
+        // (UIKit, SwiftUI, UserNotifications, WidgetKit, os, OSLog) is built with it, so a
+        // target that depends on this product alone compiles `import UIKit` or `import os.log`
+        // (each also has a product of its own).
+        .library(name: "BackgroundTasks", targets: ["BackgroundTasks", "UIKit", "SwiftUI", "UserNotifications", "WidgetKit", "os", "OSLog"]),
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
-        .library(name: "os", targets: ["os"]),
+        .library(name: "os", targets: ["os", "OSLog"]),
         .library(name: "OSLog", targets: ["OSLog"]),
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
         .library(name: "UserNotifications", targets: ["UserNotifications"]),

@@ -300,7 +300,7 @@ public struct Path: Shape, Equatable {
     public var isEmpty: Bool { boundingRect == .zero && !started }
     private var started = false
     /// An empty path.
-    public init() {}
+    nonisolated public init() {}
     /// A path built by `callback`.
     public init(_ callback: (inout Path) -> Void) { callback(&self) }
     /// A rectangle.

@@ -6,11 +6,7 @@ let package = Package(
     name: "swift-background-tasks",
     platforms: [.macOS(.v15)],
     products: [
-        // One dependency for iOS code: every module an iOS file imports beside BackgroundTasks
-        // (UIKit, SwiftUI, UserNotifications, WidgetKit, os, OSLog) is built with it, so a
-        // target that depends on this product alone compiles `import UIKit` or `import os.log`
-        // (each also has a product of its own).
-        .library(name: "BackgroundTasks", targets: ["BackgroundTasks", "UIKit", "SwiftUI", "UserNotifications", "WidgetKit", "os", "OSLog"]),
+        .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),

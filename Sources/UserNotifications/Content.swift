@@ -127,8 +127,9 @@ open class UNMutableNotificationContent: UNNotificationContent, @unchecked Senda
     open override var summaryArgumentCount: Int { get { fields.summaryArgumentCount } set { fields.summaryArgumentCount = newValue } }
     /// The interruptionLevel (settable here; the request takes a copy).
     open override var interruptionLevel: UNNotificationInterruptionLevel { get { fields.interruptionLevel } set { fields.interruptionLevel = newValue } }
-    /// The relevanceScore (settable here; the request takes a copy).
-    open override var relevanceScore: Double { get { fields.relevanceScore } set { fields.relevanceScore = newValue } }
+    /// The relevance (settable here; kept within 0...1 as Apple's is, a value that is not a
+    /// number as 0).
+    open override var relevanceScore: Double { get { fields.relevanceScore } set { fields.relevanceScore = newValue.isFinite ? min(1, max(0, newValue)) : 0 } }
     /// The filterCriteria (settable here; the request takes a copy).
     open override var filterCriteria: String? { get { fields.filterCriteria } set { fields.filterCriteria = newValue } }
 }
@@ -156,7 +157,8 @@ open class UNNotificationSound: NSObject, NSCopying, @unchecked Sendable {
     init(name: UNNotificationSoundName?, critical: Bool = false, volume: Float = 1) {
         self.name = name
         self.isCritical = critical
-        self.volume = volume
+        // Within 0...1, as a critical alert's volume is; not a number: full.
+        self.volume = volume.isFinite ? min(1, max(0, volume)) : 1
         super.init()
     }
 
@@ -280,6 +282,7 @@ extension NSString {
     /// none), formatted with `arguments` (Apple: `localizedUserNotificationString(forKey:arguments:)`,
     /// which localizes when the notification is shown; here it is at once, in the
     /// process's language).
+    @_disfavoredOverload
     public class func localizedUserNotificationString(forKey key: String, arguments: [Any]?) -> String {
         let format = Bundle.main.localizedString(forKey: key, value: key, table: nil)
         guard let arguments, !arguments.isEmpty else { return format }

@@ -36,6 +36,9 @@ protocol NotificationHost: Sendable {
     func savedAuthorization() -> SavedAuthorization?
     /// Keeps the answer for later launches.
     func saveAuthorization(_ saved: SavedAuthorization)
+    /// Whether pending requests are kept between launches (the process's app, with a state
+    /// directory, whose file is not left unreadable this launch).
+    var keepsPending: Bool { get }
     /// The pending requests an earlier launch kept (none when nothing is kept).
     func savedPending() -> [StoredNotificationRequest]
     /// Keeps the pending requests for later launches.
@@ -113,6 +116,9 @@ final class AppNotificationHost: NotificationHost {
     /// The pending requests' file, or `nil` as `answerFile`.
     private let pendingFile: PendingNotificationsFile?
     let userSwitch: Bool?
+    /// Whether the pending file may be written: not after it could not be read and was left
+    /// in place.
+    private let pendingWritable = Mutex(true)
     /// Completion handlers and timers' work run here, in order.
     private let completionQueue: DispatchQueue
 
@@ -180,15 +186,18 @@ final class AppNotificationHost: NotificationHost {
         if let problem = answerFile.write(saved) { report(.warning, problem) }
     }
 
+    var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }
+
     func savedPending() -> [StoredNotificationRequest] {
         guard let pendingFile else { return [] }
-        let (requests, problem) = pendingFile.read()
+        let (requests, problem, writable) = pendingFile.read()
+        if !writable { pendingWritable.withLock { $0 = false } }
         if let problem { report(.warning, problem) }
         return requests
     }
 
     func savePending(_ requests: [StoredNotificationRequest]) {
-        guard let pendingFile else { return }
+        guard let pendingFile, pendingWritable.withLock({ $0 }) else { return }
         if let problem = pendingFile.write(requests) { report(.warning, problem) }
     }
 }

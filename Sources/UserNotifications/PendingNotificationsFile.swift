@@ -140,28 +140,40 @@ struct StoredNotificationRequest: Codable, Equatable {
 struct PendingNotificationsFile {
     let url: URL
 
-    /// The most a file may hold: 64 requests of generous content.
-    static let sizeLimit = 4 << 20
+    /// The most a file may hold: 64 requests of generous content (1 MiB each).
+    static let sizeLimit = 64 << 20
 
-    /// The kept requests (none when there is no file), and what went wrong.
-    func read() -> (requests: [StoredNotificationRequest], problem: String?) {
+    /// The kept requests (none when there is no file), what went wrong, and whether the
+    /// file may be written this launch: a file that is unreadable for what it holds (bad
+    /// JSON, a request kept twice, too large, not a regular file) is moved aside and the list
+    /// starts empty; one that cannot be read now (permissions, an I/O error), or that could
+    /// not be moved aside, is left alone and not written over.
+    func read() -> (requests: [StoredNotificationRequest], problem: String?, writable: Bool) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)
         } catch {
-            if error.problem == .missing { return ([], nil) }
-            return ([], "the pending notifications kept for this launch could not be read: \(error)\(moveAside())")
+            switch error.problem {
+            case .missing:
+                return ([], nil, true)
+            case .failed, .unreachable:
+                return ([], "the pending notifications kept for this launch could not be read: \(error); they are left as they are and not written over this launch", false)
+            default:
+                let aside = moveAside()
+                return ([], "the pending notifications kept for this launch could not be read: \(error)\(aside.phrase)", aside.moved)
+            }
         }
+        let problem: String
         do {
             let requests = try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes))
             var seen = Set<String>()
-            for request in requests where !seen.insert(request.identifier).inserted {
-                return ([], "\(url.path): notification request \"\(request.identifier)\" is kept twice\(moveAside())")
-            }
-            return (requests, nil)
+            guard let twice = requests.first(where: { !seen.insert($0.identifier).inserted }) else { return (requests, nil, true) }
+            problem = "\(url.path): notification request \"\(twice.identifier)\" is kept twice"
         } catch {
-            return ([], "\(url.path) could not be read (\(DecodingErrorText.describe(error)))\(moveAside())")
+            problem = "\(url.path) could not be read (\(DecodingErrorText.describe(error)))"
         }
+        let aside = moveAside()
+        return ([], problem + aside.phrase, aside.moved)
     }
 
     /// Keeps `requests`; the reason when it could not.
@@ -174,11 +186,14 @@ struct PendingNotificationsFile {
         }
     }
 
-    /// Moves an unreadable file aside, so the next write does not lose it: the phrase that
-    /// says where it went.
-    private func moveAside() -> String {
-        let aside = url.path + ".unreadable-\(Int(Date().timeIntervalSince1970))"
-        guard rename(url.path, aside) == 0 else { return "; it is left in place" }
-        return "; moved aside to \(aside), and the app's pending notifications start empty"
+    /// Moves an unreadable file aside (a name of its own: the pid and a random part, never
+    /// replacing an earlier one), so that the next write does not lose it: whether it moved,
+    /// and the phrase that says where it went.
+    private func moveAside() -> (moved: Bool, phrase: String) {
+        let aside = url.path + ".unreadable-\(getpid())-\(UUID().uuidString.prefix(8))"
+        guard rename(url.path, aside) == 0 else {
+            return (false, "; it is left in place and not written over this launch")
+        }
+        return (true, "; moved aside to \(aside), and the app's pending notifications start empty")
     }
 }

@@ -81,9 +81,9 @@ extension UNUserNotificationCenterDelegate {
 /// foreground the delegate's `willPresent` decides, as on iOS. The user's answer to
 /// ``requestAuthorization(options:completionHandler:)`` is "allowed" (`BGTASK_NOTIFICATIONS=denied`
 /// in the app's environment answers as a user who refused) and is kept between launches
-/// in the app's state directory. Pending requests live in the app's process: one whose
-/// moment comes after the process ended is not delivered (docs/porting.md, "Local
-/// notifications").
+/// in the app's state directory, as the pending requests are: one whose moment came while
+/// the app was not running is delivered, late, when a later launch first uses the center
+/// (docs/porting.md, "Local notifications").
 open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // @unchecked: every mutable member is in `state`, behind its mutex; the host is Sendable.
     // App code (the delegate, completion handlers) is never called under the lock.
@@ -95,8 +95,6 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var authorizedOptions: UNAuthorizationOptions = []
         var loadedSavedAuthorization = false
         var categories: Set<UNNotificationCategory> = []
-        /// Whether the requests an earlier launch kept were put back.
-        var restoredKeptRequests = false
         /// Bumped at each change of the pending requests, so that the latest is written last.
         var pendingVersion = 0
         /// The requests whose `userInfo` could not be kept, already warned about.
@@ -108,6 +106,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The version of the pending requests last kept: writes are ordered under it, never
     /// under `state`.
     private let keptVersion = Mutex(0)
+    /// Whether the requests an earlier launch kept were put back; held for the whole restore
+    /// (taken before `state`, never under it), so that no thread that got the center adds or
+    /// removes a request before they are back.
+    private let restored = Mutex(false)
     private let delegateBox = Mutex(WeakDelegate())
 
     init(host: any NotificationHost) {
@@ -129,11 +131,15 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// moment passed while the app was not running are delivered now (late, and said so),
     /// the others are armed again.
     func restoreKeptRequests() {
-        let first = state.withLock { state in
-            defer { state.restoredKeptRequests = true }
-            return !state.restoredKeptRequests
+        restored.withLock { done in
+            guard !done else { return }
+            restoreKeptRequestsOnce()
+            done = true
         }
-        guard first else { return }
+    }
+
+    private func restoreKeptRequestsOnce() {
+        guard host.keepsPending else { return }
         let stored = host.savedPending()
         guard !stored.isEmpty else { return }
         var problems: [String] = []
@@ -153,12 +159,13 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         for problem in problems { host.report(.warning, problem) }
         for late in due { fire(identifier: late.identifier, serial: late.serial, dueWhileNotRunning: late.fireDate) }
-        keepPending()
+        if due.isEmpty { keepPending() }
     }
 
     /// Keeps the pending requests for the next launch (a snapshot taken now; a later
     /// snapshot written before this one wins).
     private func keepPending() {
+        guard host.keepsPending else { return }
         let (version, entries) = state.withLock { state in
             state.pendingVersion += 1
             return (state.pendingVersion, state.schedule.sortedEntries)
@@ -360,8 +367,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             return notification
         }
         guard let fired else { return }
+        // Kept first: a process that ends right after the delivery does not deliver it again
+        // at its next launch.
+        keepPending()
         deliver(fired, dueWhileNotRunning: dueWhileNotRunning)
-        if dueWhileNotRunning == nil { keepPending() }
     }
 
     /// Delivers `notification`: in the background it is presented as the user allowed; in
@@ -372,7 +381,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             loadSavedAuthorization(&state)
             return Self.allowedPresentation(state)
         }
-        guard host.isInForeground else {
+        // A notification due while the app was not running was iOS's to show then, not the
+        // delegate's now.
+        guard host.isInForeground, dueWhileNotRunning == nil else {
             present(notification, options: allowed, inForeground: false, dueWhileNotRunning: dueWhileNotRunning)
             return
         }

@@ -87,7 +87,9 @@ import WidgetKit
         #expect(ReminderScheduler().morningTrigger().dateComponents.hour == 7)
         #expect(NSString.localizedUserNotificationString(forKey: "plain", arguments: nil) == "plain")
         // Key-value coding on defaults means set and object.
-        let defaults = try #require(UserDefaults(suiteName: "bgtask.test.kvc.\(UUID().uuidString)"))
+        let suite = "bgtask.test.kvc.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
         defaults.setValue(42, forKey: "answer")
         #expect(defaults.value(forKey: "answer") as? Int == 42)
         #expect(defaults.integer(forKey: "answer") == 42)

@@ -88,6 +88,7 @@ final class FakeNotificationHost: NotificationHost {
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
+    var keepsPending: Bool { true }
     func savedPending() -> [StoredNotificationRequest] { state.withLock { $0.pending } }
     func savePending(_ requests: [StoredNotificationRequest]) { state.withLock { $0.pending = requests } }
     var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
@@ -152,6 +153,11 @@ struct NotificationCenterTests {
         host.advance(by: 0)
         #expect(host.shown == ["First (sound)"])
         #expect(request.content.title == "First")
+        mutable.relevanceScore = .nan
+        #expect(mutable.relevanceScore == 0)
+        mutable.relevanceScore = 3
+        #expect(mutable.relevanceScore == 1)
+        #expect(UNNotificationSound.defaultCriticalSound(withAudioVolume: .infinity).volume == 1)
         #expect(!(request.content is UNMutableNotificationContent))
     }
 
@@ -568,7 +574,22 @@ struct NotificationCenterTests {
         #expect(file.read().problem?.contains("FIFO") == true, "refused without blocking")
         let twice = [host.pending[0], host.pending[0]]
         try JSONEncoder().encode(twice).write(to: file.url)
-        #expect(file.read().problem?.contains("kept twice") == true)
+        let duplicated = file.read()
+        #expect(duplicated.problem?.contains("kept twice") == true)
+        #expect(duplicated.writable, "moved aside: the next write loses nothing")
+        // Each unreadable file has a place of its own, none replaced.
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("pending-notifications.json.unreadable-") }
+        #expect(aside.count == 3, "\(aside)")
+        // A file that cannot be read now (no permission) is left alone and not written over.
+        try JSONEncoder().encode(host.pending).write(to: file.url)
+        #expect(chmod(file.url.path, 0) == 0)
+        defer { _ = chmod(file.url.path, 0o600) }
+        if geteuid() != 0 {
+            let locked = file.read()
+            #expect(!locked.writable)
+            #expect(locked.problem?.contains("not written over") == true)
+            #expect(FileManager.default.fileExists(atPath: file.url.path))
+        }
     }
 
     @Test("errors bridge to NSError in UNErrorDomain; categories are equal by identifier")

@@ -7,12 +7,14 @@ import Foundation
 extension UserDefaults {
     /// Stores `value` under `key` (Apple: key-value coding's `setValue(_:forKey:)`): the
     /// same as `set(_:forKey:)`; `nil` removes the value.
+    @_disfavoredOverload
     public func setValue(_ value: Any?, forKey key: String) {
         set(value, forKey: key)
     }
 
     /// The value under `key` (Apple: key-value coding's `value(forKey:)`): the same as
     /// `object(forKey:)`.
+    @_disfavoredOverload
     public func value(forKey key: String) -> Any? {
         object(forKey: key)
     }

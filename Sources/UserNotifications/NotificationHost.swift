@@ -132,17 +132,17 @@ final class AppNotificationHost: NotificationHost {
         pendingFile = directory.map { PendingNotificationsFile(url: $0.appendingPathComponent("pending-notifications.json")) }
         let setting: (answer: Bool?, problem: String?) = isProcessApp ? AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]) : (nil, nil)
         userSwitch = setting.answer
-        if let problem = setting.problem { context.report(.warning, problem) }
+        if let problem = setting.problem { context.driver.log(.warning, app: context.app, problem) }
     }
 
-    var now: Date { context?.now ?? Date() }
+    var now: Date { context?.driver.clock.now() ?? Date() }
 
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
         guard let context else { return NoTimer() }
         return context.scheduleAppWork(at: instant, on: completionQueue, action)
     }
 
-    var isInForeground: Bool { context?.isInForeground ?? false }
+    var isInForeground: Bool { context?.application.applicationState == .active }
 
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
         context?.callOnMainActor(what, body)
@@ -159,11 +159,12 @@ final class AppNotificationHost: NotificationHost {
     }
 
     func report(_ level: DiagnosticMessage.Level, _ text: String) {
-        context?.report(level, text)
+        guard let context else { return }
+        context.driver.log(level, app: context.app, text)
     }
 
     func show(_ line: String) {
-        context?.report(.info, line)
+        report(.info, line)
         guard isProcessApp else { return }
         // One line whatever the app wrote: no control characters reach the terminal.
         let safe = StandardStream.terminalSafe(line.replacingOccurrences(of: "\n", with: "\\n"))
@@ -171,7 +172,7 @@ final class AppNotificationHost: NotificationHost {
     }
 
     func setBadge(_ number: Int) {
-        context?.setIconBadgeNumber(number)
+        context?.application.applicationIconBadgeNumber = number
     }
 
     func savedAuthorization() -> SavedAuthorization? {

@@ -93,7 +93,6 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var timers: [String: any DriverTimer] = [:]
         var authorization: UNAuthorizationStatus = .notDetermined
         var authorizedOptions: UNAuthorizationOptions = []
-        var loadedSavedAuthorization = false
         var categories: Set<UNNotificationCategory> = []
         /// Bumped at each change of the pending requests, so that the latest is written last.
         var pendingVersion = 0
@@ -106,10 +105,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The version of the pending requests last kept: writes are ordered under it, never
     /// under `state`.
     private let keptVersion = Mutex(0)
-    /// Whether the requests an earlier launch kept were put back; held for the whole restore
-    /// (taken before `state`, never under it), so that no thread that got the center adds or
-    /// removes a request before they are back.
-    private let restored = Mutex(false)
+    /// Whether what earlier launches kept (the answer, the pending requests) was loaded; held
+    /// for the whole load (taken before `state`, never under it), so that no thread sees the
+    /// center before it: the file I/O happens here, never under `state`.
+    private let loadedKeptState = Mutex(false)
     private let delegateBox = Mutex(WeakDelegate())
 
     init(host: any NotificationHost) {
@@ -123,22 +122,44 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         let center = AppContext.resolve().service(UNUserNotificationCenter.self) { context in
             UNUserNotificationCenter(host: AppNotificationHost(context: context))
         }
-        center.restoreKeptRequests()
+        center.loadKeptState()
         return center
     }
 
-    /// Puts back, once, the pending requests an earlier launch of the app kept: those whose
-    /// moment passed while the app was not running are delivered now (late, and said so),
-    /// the others are armed again.
-    func restoreKeptRequests() {
-        restored.withLock { done in
+    /// Loads, once, what earlier launches of the app kept: the user's answer (which the
+    /// user's switch, `BGTASK_NOTIFICATIONS`, overrides as the switch in Settings overrides
+    /// the prompt's answer on iOS), then the pending requests: those whose moment passed
+    /// while the app was not running are delivered now (late, and said so), the others are
+    /// armed again. Every public entry point calls it first; after the first, it costs a lock.
+    func loadKeptState() {
+        loadedKeptState.withLock { done in
             guard !done else { return }
-            restoreKeptRequestsOnce()
+            loadKeptAuthorization()
+            restoreKeptRequests()
             done = true
         }
     }
 
-    private func restoreKeptRequestsOnce() {
+    /// The answer an earlier launch kept, with the user's switch applied.
+    private func loadKeptAuthorization() {
+        guard let saved = host.savedAuthorization(), let status = UNAuthorizationStatus.known(rawValue: saved.status) else { return }
+        var kept = (status: status, options: UNAuthorizationOptions(rawValue: saved.options))
+        let overridden = host.userSwitch.map { allowed in allowed == (status == .denied) } ?? false
+        if overridden, let allowed = host.userSwitch {
+            kept = allowed ? (.authorized, kept.options) : (.denied, [])
+        }
+        state.withLock { state in
+            guard state.authorization == .notDetermined else { return }
+            state.authorization = kept.status
+            state.authorizedOptions = kept.options
+        }
+        guard overridden else { return }
+        host.report(.info, "BGTASK_NOTIFICATIONS=\(kept.status == .denied ? "denied" : "allowed") overrides the answer kept from an earlier launch (as the switch in Settings does)")
+        host.saveAuthorization(SavedAuthorization(status: kept.status.rawValue, options: kept.options.rawValue))
+    }
+
+    /// Puts back the pending requests an earlier launch kept.
+    private func restoreKeptRequests() {
         guard host.keepsPending else { return }
         let stored = host.savedPending()
         guard !stored.isEmpty else { return }
@@ -216,20 +237,24 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The answer to a request for `options`, asked once and kept.
     private func authorize(_ options: UNAuthorizationOptions) -> Bool {
-        state.withLock { state -> Bool in
-            loadSavedAuthorization(&state)
+        loadKeptState()
+        let (granted, changed) = state.withLock { state -> (Bool, SavedAuthorization?) in
+            var changed = true
             if state.authorization == .notDetermined || (state.authorization == .provisional && !options.contains(.provisional)) {
                 let allowed = host.userSwitch ?? true
                 state.authorization = !allowed ? .denied : options.contains(.provisional) ? .provisional : .authorized
                 state.authorizedOptions = allowed ? options : []
-                host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
             } else if state.authorization != .denied, !state.authorizedOptions.isSuperset(of: options) {
                 // Asking again for more: the same user allows the new options too.
                 state.authorizedOptions.formUnion(options)
-                host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
+            } else {
+                changed = false
             }
-            return state.authorization != .denied
+            let kept = SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue)
+            return (state.authorization != .denied, changed ? kept : nil)
         }
+        if let changed { host.saveAuthorization(changed) }
+        return granted
     }
 
     /// What the app may do.
@@ -244,27 +269,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     private func currentSettings() -> UNNotificationSettings {
-        state.withLock { state in
-            loadSavedAuthorization(&state)
-            return UNNotificationSettings(status: state.authorization, options: state.authorizedOptions)
-        }
-    }
-
-    /// Reads the answer kept by an earlier launch, once. The user's switch
-    /// (`BGTASK_NOTIFICATIONS`), when set, overrides it as the switch in Settings overrides
-    /// the answer to the prompt on iOS.
-    private func loadSavedAuthorization(_ state: inout State) {
-        guard !state.loadedSavedAuthorization else { return }
-        state.loadedSavedAuthorization = true
-        guard state.authorization == .notDetermined, let saved = host.savedAuthorization(),
-              let status = UNAuthorizationStatus.known(rawValue: saved.status) else { return }
-        state.authorization = status
-        state.authorizedOptions = UNAuthorizationOptions(rawValue: saved.options)
-        guard let allowed = host.userSwitch, allowed == (status == .denied) else { return }
-        state.authorization = allowed ? .authorized : .denied
-        if !allowed { state.authorizedOptions = [] }
-        host.report(.info, "BGTASK_NOTIFICATIONS=\(allowed ? "allowed" : "denied") overrides the answer kept from an earlier launch (as the switch in Settings does)")
-        host.saveAuthorization(SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue))
+        loadKeptState()
+        return state.withLock { UNNotificationSettings(status: $0.authorization, options: $0.authorizedOptions) }
     }
 
     // MARK: Categories
@@ -306,9 +312,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Adds `request` to the schedule and arms its timer; the error refusing it, if any.
     private func schedule(_ request: UNNotificationRequest) -> UNError? {
+        loadKeptState()
         let now = host.now
         let outcome = state.withLock { state -> Result<(entry: NotificationSchedule.Entry, dropped: [String]), UNError> in
-            loadSavedAuthorization(&state)
             guard state.authorization == .authorized || state.authorization == .provisional || state.authorization == .ephemeral else {
                 let why = state.authorization == .denied ? "the user did not allow them" : "the app has not asked (call requestAuthorization(options:completionHandler:) first)"
                 return .failure(UNError(.notificationsNotAllowed, message: "notification request \"\(request.identifier)\" refused: notifications are not allowed for this application: \(why)"))
@@ -377,10 +383,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// the foreground the delegate decides (no delegate: not presented), on the main actor,
     /// within what the user allowed.
     private func deliver(_ notification: UNNotification, dueWhileNotRunning: Date? = nil) {
-        let allowed = state.withLock { state in
-            loadSavedAuthorization(&state)
-            return Self.allowedPresentation(state)
-        }
+        let allowed = state.withLock { Self.allowedPresentation($0) }
         // A notification due while the app was not running was iOS's to show then, not the
         // delegate's now.
         guard host.isInForeground, dueWhileNotRunning == nil else {
@@ -443,17 +446,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The requests waiting for their moment, soonest first.
     open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+        loadKeptState()
         let pending = state.withLock { $0.schedule.pendingRequests }
         host.complete { completionHandler(pending) }
     }
 
     /// ``getPendingNotificationRequests(completionHandler:)`` in its `async` form.
     open func pendingNotificationRequests() async -> [UNNotificationRequest] {
-        state.withLock { $0.schedule.pendingRequests }
+        loadKeptState()
+        return state.withLock { $0.schedule.pendingRequests }
     }
 
     /// Cancels the pending requests of `identifiers`.
     open func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        loadKeptState()
         state.withLock { state in
             state.schedule.removePending(identifiers)
             for identifier in identifiers { state.timers.removeValue(forKey: identifier)?.cancel() }
@@ -463,6 +469,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Cancels every pending request.
     open func removeAllPendingNotificationRequests() {
+        loadKeptState()
         state.withLock { state in
             state.schedule.removeAllPending()
             for timer in state.timers.values { timer.cancel() }

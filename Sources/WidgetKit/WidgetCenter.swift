@@ -44,7 +44,8 @@ public final class WidgetCenter: Sendable {
     }
 
     private func note(_ call: String) {
-        AppContext.resolve().report(.info, "WidgetCenter.\(call): Linux has no widgets; nothing to reload")
+        let context = AppContext.resolve()
+        context.driver.log(.info, app: context.app, "WidgetCenter.\(call): Linux has no widgets; nothing to reload")
     }
 }
 

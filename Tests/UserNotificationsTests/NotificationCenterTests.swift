@@ -521,7 +521,7 @@ struct NotificationCenterTests {
         // The process ends; the next launch comes 30 minutes later.
         let next = host.nextLaunch(after: 1800)
         let restarted = UNUserNotificationCenter(host: next)
-        restarted.restoreKeptRequests()
+        restarted.loadKeptState()
         #expect(next.shown.count == 1)
         #expect(next.shown.first?.hasPrefix("Soon (sound, badge 1, late: due ") == true, "\(next.shown)")
         let delivered = await restarted.deliveredNotifications()
@@ -529,7 +529,7 @@ struct NotificationCenterTests {
         #expect(delivered.first?.request.content.userInfo["tags"] as? [String] == ["a", "b"])
         #expect(delivered.first?.request.content.categoryIdentifier == "NEW")
         #expect(await restarted.pendingNotificationRequests().map(\.identifier) == ["hourly", "later"])
-        restarted.restoreKeptRequests()
+        restarted.loadKeptState()
         #expect(next.shown.count == 1, "restored once")
         next.advance(by: 1800)
         #expect(next.shown.map { $0.components(separatedBy: " (").first ?? "" } == ["Soon", "Hourly"], "the hourly series goes on from its first moment")

@@ -3,9 +3,10 @@ import Foundation
 import Synchronization
 
 // What the package's other Apple modules (`import UserNotifications`) need of an app's
-// runtime: an object of theirs kept per app (so that their singletons resolve to the app
-// whose code runs, as `BGTaskScheduler.shared` does), the driver's clock (virtual in the
-// simulator), its log, the app's state, and calls into app code on the main actor.
+// runtime beyond its public API (the driver's clock and log, the application): an object of
+// theirs kept per app (so that their singletons resolve to the app whose code runs, as
+// `BGTaskScheduler.shared` does), app work on the driver's clock, calls into app code on the
+// main actor, and the process's app's state directory.
 
 /// The objects other modules of the package keep per app, made on first use.
 final class AppServiceObjects: Sendable {
@@ -35,12 +36,6 @@ extension AppContext {
         services.object(type) { make(self) }
     }
 
-    /// The driver's current instant (the simulator's virtual time).
-    package var now: Date { driver.clock.now() }
-
-    /// The driver's instant for a date the app computed from the wall clock.
-    package func instant(forAppDate date: Date) -> Date { driverDate(forAppDate: date) }
-
     /// Calls `action` at `instant` on the driver's clock (virtual in the simulator), as app
     /// work of this app: bound to it and counted by the driver until it returns.
     package func scheduleAppWork(at instant: Date, on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> any DriverTimer {
@@ -55,25 +50,12 @@ extension AppContext {
         dispatch(on: queue, action)
     }
 
-    /// Writes `text` about this app to the driver's log.
-    package func report(_ level: DiagnosticMessage.Level, _ text: String) {
-        driver.log(level, app: app, text)
-    }
-
-    /// Whether the app is in the foreground (`applicationState == .active`).
-    package var isInForeground: Bool { application.applicationState == .active }
-
     /// Calls app code on the main actor, as iOS calls an app's delegates (`what` names it in
     /// the diagnostic given when the main queue does not run it). `body` may suspend (an
     /// `async` delegate method): it counts as the app's work until it returns, so the
     /// simulator settles only after it.
     package func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
         invoke(AsyncMainActorCall(body: body), otherwiseOn: expirationQueue, what: what)
-    }
-
-    /// The badge on the app's icon (`applicationIconBadgeNumber`).
-    package func setIconBadgeNumber(_ number: Int) {
-        application.applicationIconBadgeNumber = number
     }
 
     /// Whether this is the process's own app (not one of the apps the simulator models in
@@ -88,11 +70,8 @@ extension AppContext {
         do {
             return try EmbeddedScheduler.stateDirectory(for: app, configured: EmbeddedScheduler.processStateDirectory.withLock { $0 })
         } catch {
-            report(.warning, "\(error); what the app keeps between launches there (the answer to the notification request) lasts as long as the process")
+            driver.log(.warning, app: app, "\(error); what the app keeps between launches there (the answer to the notification request) lasts as long as the process")
             return nil
         }
     }
-
-    /// The manifest's name, for messages ("the manifest" when it has none).
-    package var manifestName: String { manifest.source ?? "the manifest" }
 }

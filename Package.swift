@@ -140,7 +140,10 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
-        .target(name: "UIKit", dependencies: ["BackgroundTasks", "UserNotifications"]),
+        .target(name: "UIKit", dependencies: ["BackgroundTasks", "UserNotifications", "CUIKitModuleMap", "_Testing_UIKit"]),
+        // Swift Testing's cross-import overlay for UIKit, which the toolchain names but does
+        // not ship on Linux: empty, so that a test file importing Testing and UIKit compiles.
+        .target(name: "_Testing_UIKit"),
         // `import SwiftUI` for an app's lifecycle and background tasks (App, scenes, scene
         // phase, `.backgroundTask`), its window shown without a screen; nothing is drawn
         // (docs/porting.md, "A SwiftUI app").
@@ -161,6 +164,8 @@ let package = Package(
         .target(name: "OSLog", dependencies: ["os"]),
         // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.
         .systemLibrary(name: "COSModuleMap", path: "Sources/COSModuleMap"),
+        // The Clang module `UIKit` with the C entry point `@UIApplicationMain` compiles to.
+        .systemLibrary(name: "CUIKitModuleMap", path: "Sources/CUIKitModuleMap"),
         // An iOS app delegate (`@main class AppDelegate: UIResponder, UIApplicationDelegate`)
         // compiled in Swift 5 language mode, run by DaemonTests embedded and under bgtaskd.
         .executableTarget(

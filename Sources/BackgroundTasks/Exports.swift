@@ -4,6 +4,15 @@
 // Apple's BackgroundTasks module re-exports Foundation: iOS code that imports only
 // BackgroundTasks uses Date, TimeInterval, NSError, NotificationCenter... (docs/porting.md).
 @_exported import Foundation
+#if canImport(FoundationNetworking)
+// And on iOS, Foundation has URLSession: a refresh handler that imports Foundation and
+// BackgroundTasks fetches with `URLSession.shared`. On Linux URLSession lives in
+// FoundationNetworking (libcurl), brought here for that handler. Every program linking
+// BackgroundTasks loads it, bgtaskd and bgtask too (measured: about 7 ms more at start and
+// 1.2 MB more private memory; the Swift driver names autolinked libraries before any
+// `--as-needed` a package can pass, so they cannot drop it).
+@_exported import FoundationNetworking
+#endif
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.
 @_exported import CUIKitTypes

@@ -1,12 +1,13 @@
-// A scene-based iOS app (iOS 13+ templates): the app delegate registers the background
-// task and says which scene configuration to use; the scene delegate schedules the refresh
-// when its scene enters the background. Compiled in Swift 5 language mode with warnings as
-// errors (docs/porting.md, "Scenes"); the `print`s are what the tests read
+// A scene-based iOS app as Xcode 11's template wrote it (iOS 13): `@UIApplicationMain` on
+// the app delegate (Xcode 12 writes `@main`), which registers the background task and says
+// which scene configuration to use; the scene delegate (SceneDelegate.swift) schedules the
+// refresh when its scene enters the background. Compiled in Swift 5 language mode with
+// warnings as errors (docs/porting.md, "Scenes"); the `print`s are what the tests read
 // (DaemonTests.SceneApp). The manifest names SceneDelegate in UIApplicationSceneManifest.
 import UIKit
 import BackgroundTasks
 
-@main
+@UIApplicationMain
 class AppDelegate: UIResponder, UIApplicationDelegate {
     static let refreshIdentifier = "com.example.sceneapp.refresh"
 
@@ -48,31 +49,5 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         } catch {
             print("Could not schedule app refresh: \(error)")
         }
-    }
-}
-
-class SceneDelegate: UIResponder, UIWindowSceneDelegate {
-    var window: UIWindow?
-
-    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
-        guard let _ = (scene as? UIWindowScene) else { return }
-        print("event willConnectTo role=\(session.role.rawValue)")
-    }
-
-    func sceneDidBecomeActive(_ scene: UIScene) {
-        print("event sceneDidBecomeActive")
-    }
-
-    func sceneWillResignActive(_ scene: UIScene) {
-        print("event sceneWillResignActive")
-    }
-
-    func sceneWillEnterForeground(_ scene: UIScene) {
-        print("event sceneWillEnterForeground")
-    }
-
-    func sceneDidEnterBackground(_ scene: UIScene) {
-        print("event sceneDidEnterBackground state=\(scene.activationState == .background ? "background" : "other")")
-        (UIApplication.shared.delegate as? AppDelegate)?.scheduleAppRefresh()
     }
 }

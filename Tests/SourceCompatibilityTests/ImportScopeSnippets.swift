@@ -32,3 +32,10 @@ final class UIKitOnlyAppDelegate: UIResponder, UIApplicationDelegate, UNUserNoti
         UserDefaults.standard.value(forKey: "lastRefresh") as? Date
     }
 }
+
+/// A `main.swift` that names its delegate, as apps without `@main` write it: with `import
+/// UIKit`, whose Clang side declares the C entry of `@UIApplicationMain`, the call still
+/// means the Swift `UIApplicationMain` (compiled, never called: it does not return).
+func mainSwiftShapeWithUIKit() -> Int32 {
+    UIApplicationMain(CommandLine.argc, CommandLine.unsafeArgv, nil, NSStringFromClass(UIKitOnlyAppDelegate.self))
+}

@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import DeviceConditions
 import IOSShapedApp
+import UIKit
 import Synchronization
 import Testing
 
@@ -290,6 +291,14 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         #expect((try? notAResponder.get()) == nil)
         let plain = makeApplicationDelegate(named: NSStringFromClass(UIWindow.self))
         #expect((try? plain.get()) == nil, "a responder that is no delegate")
+    }
+
+    @Test func theCEntryOfUIApplicationMainNamesTheDelegatesClassAsNSStringFromClass() {
+        // What `@UIApplicationMain`'s generated main passes: the class's metadata pointer.
+        let metadata = unsafeBitCast(ResponderAppDelegate.self as AnyClass, to: UnsafeRawPointer.self)
+        let name = _uiApplicationMainClassName(metadata).map { Unmanaged<NSString>.fromOpaque($0).takeRetainedValue() }
+        #expect(name.map(String.init) == NSStringFromClass(ResponderAppDelegate.self))
+        #expect(name.map(String.init) == "SourceCompatibilityTests.ResponderAppDelegate")
     }
 
     @Test @MainActor func sceneTypesHaveApplesShapes() {

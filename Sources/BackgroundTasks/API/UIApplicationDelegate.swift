@@ -26,9 +26,7 @@ import Synchronization
 /// ``UIApplicationMain(delegate:)`` creates it with. Main-actor `@preconcurrency`, as
 /// UIKit's classes are to Swift: an app delegate written before concurrency (Swift 5 mode)
 /// that touches its state from a function that is not main-actor compiles, as on iOS (it
-/// was an error while this was plain `@MainActor`). The delegate protocol stays plain
-/// `@MainActor`: `@preconcurrency` there made its `async` remote-notification default warn
-/// in every Swift 5 conformer.
+/// was an error while this was plain `@MainActor`). The delegate protocol is too.
 @preconcurrency @MainActor
 open class UIResponder: NSObject {
     /// Creates a responder. `required`, so that `@main` can create the app delegate from its
@@ -114,8 +112,14 @@ extension BGApplication {
 /// system calls about launching, the app's states and background work. Every method has a
 /// default that does nothing (for the fetch and remote-notification methods: completes
 /// with `.noData`), as Apple's are optional; implement the ones you need with Apple's
-/// signatures. The system calls them on the main actor.
-@MainActor
+/// signatures. The system calls them on the main actor. Main-actor `@preconcurrency`, as
+/// Apple's (imported from Objective-C) is to Swift: an `NSObject` delegate written before
+/// concurrency that calls its own methods from a global queue compiles in Swift 5 mode with
+/// Xcode's warning, not an error. The `async` remote-notification method takes its
+/// dictionary `sending` (a witness need not say it): without it, the main-actor default could
+/// not receive a non-Sendable dictionary from a caller the `@preconcurrency` protocol treats
+/// as outside the main actor.
+@preconcurrency @MainActor
 public protocol UIApplicationDelegate: AnyObject {
     /// Launch has begun; registrations are open.
     func application(_ application: UIApplication, willFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
@@ -144,7 +148,7 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
     /// The same, in its `async` form (the system calls this one; by default it calls the
     /// completion-handler form).
-    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: sending [AnyHashable: Any]) async -> UIBackgroundFetchResult
     /// ``BGApplication/registerForRemoteNotifications()`` succeeded: `deviceToken` is
     /// ``BGApplication/remoteNotificationDeviceToken`` (the app identifier's UTF-8 bytes,
     /// what `bgtask push` takes).
@@ -182,7 +186,7 @@ extension UIApplicationDelegate {
     }
     /// Calls the completion-handler method and returns the first result it completes with;
     /// an app that calls its handler twice does not trap (only the first call counts, as on iOS).
-    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {
+    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: sending [AnyHashable: Any]) async -> UIBackgroundFetchResult {
         await withCheckedContinuation { continuation in
             let pending = Mutex<CheckedContinuation<UIBackgroundFetchResult, Never>?>(continuation)
             self.application(application, didReceiveRemoteNotification: userInfo) { result in

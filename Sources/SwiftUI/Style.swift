@@ -1,4 +1,5 @@
 import Foundation
+import UIKit
 
 // Appearance: fonts, colours, shape styles, edges, alignment, animation and the style
 // protocols of controls. Nothing is drawn on Linux, so these are values that name what
@@ -139,19 +140,6 @@ public struct Color: Hashable, Sendable, ShapeStyle {
     public static let black = Color("black")
     /// `Color.clear`, as Apple names it.
     public static let clear = Color("clear")
-}
-
-/// A UIKit colour (Apple: `UIColor`), named: `Color(uiColor:)` and `.systemBackground`.
-public struct UIColor: Hashable, Sendable {
-    let name: String
-    /// The background of the system's interface.
-    public static let systemBackground = UIColor(name: "systemBackground")
-    /// A grouped background.
-    public static let systemGroupedBackground = UIColor(name: "systemGroupedBackground")
-    /// Secondary labels.
-    public static let secondaryLabel = UIColor(name: "secondaryLabel")
-    /// A gray of the system.
-    public static let systemGray = UIColor(name: "systemGray")
 }
 
 extension ShapeStyle where Self == Color {

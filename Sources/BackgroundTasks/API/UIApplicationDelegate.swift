@@ -37,19 +37,33 @@ open class UIResponder: NSObject {
 }
 
 /// A window (Apple: `UIWindow`). Linux draws no user interface: this type exists so that an
-/// app or scene delegate's `var window: UIWindow?`, `UIWindow(windowScene:)` and
-/// `makeKeyAndVisible()` compile; nothing shows it.
+/// app or scene delegate's `var window: UIWindow?`, `UIWindow(windowScene:)`,
+/// `UIWindow(frame:)` and `makeKeyAndVisible()` compile; nothing shows it. `import UIKit`
+/// adds its `rootViewController` (Sources/UIKit/ViewControllers.swift).
 @MainActor
 open class UIWindow: UIResponder {
     /// The scene the window belongs to.
     public private(set) weak var windowScene: UIWindowScene?
     /// Whether ``makeKeyAndVisible()`` was called.
     public private(set) var isKeyWindow = false
+    /// The window's rectangle (empty unless the app gave one: there is no screen).
+    public var frame: CGRect = .zero
+    /// The window's rectangle in its own coordinates.
+    public var bounds: CGRect { CGRect(origin: .zero, size: frame.size) }
+    /// What UIKit's `rootViewController` keeps: the UIKit module's view controller types
+    /// are not known here.
+    package var rootViewControllerObject: AnyObject?
 
     /// A window of `windowScene`.
     public convenience init(windowScene: UIWindowScene) {
         self.init()
         self.windowScene = windowScene
+    }
+
+    /// A window of `frame` (apps pass `UIScreen.main.bounds`).
+    public convenience init(frame: CGRect) {
+        self.init()
+        self.frame = frame
     }
 
     /// Makes the window the key window (it shows nothing on Linux).

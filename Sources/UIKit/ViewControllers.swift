@@ -1,0 +1,329 @@
+// Views and view controllers without a screen (docs/porting.md, "View controllers"): app
+// delegates written before scenes build their window in code
+// (`window = UIWindow(frame: UIScreen.main.bounds); window?.rootViewController = ...`) and
+// find their controllers through it (`window?.rootViewController as? UINavigationController`).
+// Linux draws nothing: these types keep the hierarchy the code builds (parents, children,
+// the navigation stack, the presented controller) and load a controller's view when it is
+// first asked for (`loadView`, then `viewDidLoad`), as iOS does; nothing appears, so the
+// system never calls the appearance methods (`viewWillAppear(_:)`...).
+//
+// Their base is NSObject, not UIResponder: this package's UIResponder has a `required
+// init()` (so that `@main` can create the app delegate from its type), which would make
+// every view controller subclass with an initializer of its own (`init(viewModel:)` beside
+// `required init?(coder:)`, as UIKit code writes it) fail to compile.
+import BackgroundTasks
+import Foundation
+
+/// The screen (Apple: `UIScreen`). Linux shows nothing: its bounds are empty and its scale 1.
+@preconcurrency @MainActor
+public final class UIScreen {
+    /// The device's screen.
+    public static let main = UIScreen()
+    /// The screen's rectangle in points: empty, there is no screen.
+    public let bounds: CGRect = .zero
+    /// The screen's rectangle in pixels: empty.
+    public let nativeBounds: CGRect = .zero
+    /// Points to pixels.
+    public let scale: CGFloat = 1
+    /// Points to pixels, natively.
+    public let nativeScale: CGFloat = 1
+    /// Brightness (0...1).
+    public var brightness: CGFloat = 1
+}
+
+/// A rectangle of the interface (Apple: `UIView`), kept without being drawn: its frame,
+/// colour, visibility and subviews.
+@preconcurrency @MainActor
+open class UIView: NSObject {
+    /// The view's rectangle in its superview.
+    open var frame: CGRect
+    /// The view's rectangle in its own coordinates.
+    open var bounds: CGRect {
+        get { CGRect(origin: .zero, size: frame.size) }
+        set { frame.size = newValue.size }
+    }
+    /// Its background colour.
+    open var backgroundColor: UIColor?
+    /// Whether it is hidden.
+    open var isHidden = false
+    /// Its opacity.
+    open var alpha: CGFloat = 1
+    /// A number the app gives it.
+    open var tag = 0
+    /// Whether it takes touches (there are none on Linux).
+    open var isUserInteractionEnabled = true
+    /// Its subviews, back to front.
+    public private(set) var subviews: [UIView] = []
+    /// The view it is a subview of.
+    public private(set) weak var superview: UIView?
+
+    /// A view of `frame`.
+    public init(frame: CGRect) {
+        self.frame = frame
+        super.init()
+    }
+
+    /// A view from an archive. Linux has no storyboards or nibs: an empty view.
+    public required init?(coder: NSCoder) {
+        frame = .zero
+        super.init()
+    }
+
+    /// A view of an empty frame.
+    public override convenience init() {
+        self.init(frame: .zero)
+    }
+
+    /// Adds `view` on top of the subviews (moving it from another superview).
+    open func addSubview(_ view: UIView) {
+        view.removeFromSuperview()
+        subviews.append(view)
+        view.superview = self
+    }
+
+    /// Removes the view from its superview.
+    open func removeFromSuperview() {
+        guard let superview else { return }
+        superview.subviews.removeAll { $0 === self }
+        self.superview = nil
+    }
+
+    /// Asks for a layout pass (there is none on Linux).
+    open func setNeedsLayout() {}
+    /// Lays out now (nothing to lay out on Linux).
+    open func layoutIfNeeded() {}
+    /// Lays out the subviews; override to position them.
+    open func layoutSubviews() {}
+}
+
+/// A controller of a view (Apple: `UIViewController`): its view, loaded when first asked
+/// for, its place in the hierarchy (parent, children, navigation and tab controllers, the
+/// presented controller). Linux shows nothing: the appearance methods are there to override
+/// and are never called by the system.
+@preconcurrency @MainActor
+open class UIViewController: NSObject {
+    private var loadedView: UIView?
+    /// The controller's title.
+    open var title: String?
+    /// The controller that contains this one.
+    public private(set) weak var parent: UIViewController?
+    /// The controllers this one contains.
+    public private(set) var children: [UIViewController] = []
+    /// The controller this one presented.
+    public private(set) var presentedViewController: UIViewController?
+    /// The controller that presented this one.
+    public private(set) weak var presentingViewController: UIViewController?
+
+    /// A controller whose view is made in code (Linux has no nibs).
+    public init(nibName nibNameOrNil: String?, bundle nibBundleOrNil: Bundle?) {
+        super.init()
+    }
+
+    /// A controller from an archive. Linux has no storyboards: a controller like `init(nibName: nil, bundle: nil)`'s.
+    public required init?(coder: NSCoder) {
+        super.init()
+    }
+
+    /// A controller whose view is made in code.
+    public override convenience init() {
+        self.init(nibName: nil, bundle: nil)
+    }
+
+    /// The controller's view, loaded the first time it is asked for (``loadView()``, then
+    /// ``viewDidLoad()``), as on iOS.
+    open var view: UIView! {
+        get {
+            if loadedView == nil {
+                loadView()
+                if loadedView == nil { loadedView = UIView() }
+                viewDidLoad()
+            }
+            return loadedView
+        }
+        set { loadedView = newValue }
+    }
+
+    /// The view if it was loaded, without loading it.
+    public var viewIfLoaded: UIView? { loadedView }
+    /// Whether the view was loaded.
+    public var isViewLoaded: Bool { loadedView != nil }
+
+    /// Makes the view: override to set ``view``; by default an empty view.
+    open func loadView() {
+        loadedView = UIView()
+    }
+
+    /// Loads the view if it is not loaded yet.
+    public func loadViewIfNeeded() {
+        _ = view
+    }
+
+    /// The view was loaded.
+    open func viewDidLoad() {}
+    /// The view is about to appear (never called on Linux: nothing appears).
+    open func viewWillAppear(_ animated: Bool) {}
+    /// The view appeared (never called on Linux).
+    open func viewDidAppear(_ animated: Bool) {}
+    /// The view is about to disappear (never called on Linux).
+    open func viewWillDisappear(_ animated: Bool) {}
+    /// The view disappeared (never called on Linux).
+    open func viewDidDisappear(_ animated: Bool) {}
+    /// The view is about to lay out its subviews (never called on Linux).
+    open func viewWillLayoutSubviews() {}
+    /// The view laid out its subviews (never called on Linux).
+    open func viewDidLayoutSubviews() {}
+
+    /// Adds `child` to the children (call ``didMove(toParent:)`` on it after, as on iOS).
+    open func addChild(_ child: UIViewController) {
+        child.removeFromParent()
+        child.willMove(toParent: self)
+        children.append(child)
+        child.parent = self
+    }
+
+    /// Removes the controller from its parent.
+    open func removeFromParent() {
+        guard let parent else { return }
+        parent.children.removeAll { $0 === self }
+        self.parent = nil
+    }
+
+    /// The controller is about to be added to or removed from `parent`.
+    open func willMove(toParent parent: UIViewController?) {}
+    /// The controller was added to or removed from `parent`.
+    open func didMove(toParent parent: UIViewController?) {}
+
+    /// The nearest navigation controller that contains this one.
+    public var navigationController: UINavigationController? { nearestContainer() }
+
+    /// The nearest tab bar controller that contains this one.
+    public var tabBarController: UITabBarController? { nearestContainer() }
+
+    /// The nearest parent, grandparent... of type `Container`.
+    private func nearestContainer<Container: UIViewController>() -> Container? {
+        var current = parent
+        while let controller = current {
+            if let container = controller as? Container { return container }
+            current = controller.parent
+        }
+        return nil
+    }
+
+    /// Presents `controller` over this one (nothing is shown on Linux); `completion` runs at
+    /// once. One presented at a time, as on iOS: a second is refused while one is presented.
+    open func present(_ controller: UIViewController, animated flag: Bool, completion: (@MainActor () -> Void)? = nil) {
+        guard presentedViewController == nil, controller.presentingViewController == nil else { return }
+        presentedViewController = controller
+        controller.presentingViewController = self
+        completion?()
+    }
+
+    /// Dismisses the controller this one presented, or this one if it was presented;
+    /// `completion` runs at once.
+    open func dismiss(animated flag: Bool, completion: (@MainActor () -> Void)? = nil) {
+        if let presented = presentedViewController {
+            presented.presentingViewController = nil
+            presentedViewController = nil
+        } else if let presenting = presentingViewController {
+            presenting.presentedViewController = nil
+            presentingViewController = nil
+        }
+        completion?()
+    }
+}
+
+/// A stack of controllers (Apple: `UINavigationController`); its children are the stack.
+@preconcurrency @MainActor
+open class UINavigationController: UIViewController {
+    /// The stack, bottom to top.
+    open var viewControllers: [UIViewController] {
+        get { children }
+        set { setViewControllers(newValue, animated: false) }
+    }
+    /// The controller on top of the stack.
+    open var topViewController: UIViewController? { children.last }
+    /// The controller shown: the presented one over the top, or the top.
+    open var visibleViewController: UIViewController? { topViewController?.presentedViewController ?? topViewController }
+
+    /// A stack of `rootViewController`.
+    public init(rootViewController: UIViewController) {
+        super.init(nibName: nil, bundle: nil)
+        pushViewController(rootViewController, animated: false)
+    }
+
+    /// An empty stack.
+    public override init(nibName nibNameOrNil: String?, bundle nibBundleOrNil: Bundle?) {
+        super.init(nibName: nibNameOrNil, bundle: nibBundleOrNil)
+    }
+
+    /// A stack from an archive: empty.
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+    }
+
+    /// Pushes `controller` on the stack.
+    open func pushViewController(_ controller: UIViewController, animated: Bool) {
+        addChild(controller)
+        controller.didMove(toParent: self)
+    }
+
+    /// Pops the top controller (never the root) and returns it.
+    @discardableResult
+    open func popViewController(animated: Bool) -> UIViewController? {
+        guard children.count > 1, let top = children.last else { return nil }
+        top.willMove(toParent: nil)
+        top.removeFromParent()
+        return top
+    }
+
+    /// Pops every controller above the root; returns them.
+    @discardableResult
+    open func popToRootViewController(animated: Bool) -> [UIViewController]? {
+        var popped: [UIViewController] = []
+        while let top = popViewController(animated: animated) { popped.insert(top, at: 0) }
+        return popped
+    }
+
+    /// Replaces the stack.
+    open func setViewControllers(_ controllers: [UIViewController], animated: Bool) {
+        for child in children { child.removeFromParent() }
+        for controller in controllers { pushViewController(controller, animated: animated) }
+    }
+}
+
+/// Controllers chosen by tabs (Apple: `UITabBarController`); its children are the tabs'.
+@preconcurrency @MainActor
+open class UITabBarController: UIViewController {
+    /// The tabs' controllers.
+    open var viewControllers: [UIViewController]? {
+        get { children.isEmpty ? nil : children }
+        set { setViewControllers(newValue, animated: false) }
+    }
+    /// The selected tab's index.
+    open var selectedIndex = 0
+    /// The selected tab's controller.
+    open var selectedViewController: UIViewController? {
+        get { children.indices.contains(selectedIndex) ? children[selectedIndex] : nil }
+        set {
+            if let newValue, let index = children.firstIndex(where: { $0 === newValue }) { selectedIndex = index }
+        }
+    }
+
+    /// Replaces the tabs' controllers.
+    open func setViewControllers(_ controllers: [UIViewController]?, animated: Bool) {
+        for child in children { child.removeFromParent() }
+        for controller in controllers ?? [] {
+            addChild(controller)
+            controller.didMove(toParent: self)
+        }
+        if !children.indices.contains(selectedIndex) { selectedIndex = 0 }
+    }
+}
+
+extension UIWindow {
+    /// The window's root view controller (Linux shows nothing: the window keeps it).
+    public var rootViewController: UIViewController? {
+        get { rootViewControllerObject as? UIViewController }
+        set { rootViewControllerObject = newValue }
+    }
+}

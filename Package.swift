@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
+        .library(name: "Combine", targets: ["Combine"]),
         .library(name: "os", targets: ["os", "OSLog"]),
         .library(name: "OSLog", targets: ["OSLog"]),
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
@@ -43,6 +44,10 @@ let package = Package(
         .target(name: "ProcessSupervision", dependencies: ["SchedulerCore", "CLinux"]),
         // Pure scheduling logic: requests, manifests, the engine state machine. Foundation only.
         .target(name: "SchedulerCore"),
+        // `import Combine` as iOS code writes it (Linux's toolchain has none): publishers,
+        // subscribers, subjects, operators, schedulers, `@Published` and `ObservableObject`;
+        // re-exported by BackgroundTasks, as Apple's Foundation re-exports Combine.
+        .target(name: "Combine"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
         .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
         // Durable state in PostgreSQL, shared by the replicas of a service (docs/replicas.md).
@@ -52,7 +57,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -194,10 +199,11 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
+        .testTarget(name: "CombineTests", dependencies: ["Combine"]),
         .testTarget(name: "UserNotificationsTests", dependencies: ["UserNotifications", "BackgroundTasks", "SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         // One store test suite run against both stores (SQLite in memory, and a throwaway

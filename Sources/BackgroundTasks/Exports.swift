@@ -13,6 +13,10 @@
 // `--as-needed` a package can pass, so they cannot drop it).
 @_exported import FoundationNetworking
 #endif
+// Apple's Foundation re-exports Combine (publishers, `ObservableObject`, `@Published`): a
+// model file that imports Foundation declares `class Store: ObservableObject` and
+// subscribes with `sink` (Sources/Combine; docs/porting.md, "Combine").
+@_exported import Combine
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.
 @_exported import CUIKitTypes

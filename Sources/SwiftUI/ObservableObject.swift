@@ -1,13 +1,8 @@
-// The observable-object vocabulary that SwiftUI apps use for their models (Apple: Combine's
-// `ObservableObject` and `@Published`, re-exported by SwiftUI, and SwiftUI's `@StateObject`,
-// `@ObservedObject`, `@EnvironmentObject`). Combine is not in the Linux toolchain, and nothing
-// is drawn again here when a model changes, so these keep values and publish nothing: code
-// that subscribes (`$model.items.sink`) does not compile (docs/porting.md).
+// SwiftUI's owners of observable objects (Apple: `@StateObject`, `@ObservedObject`,
+// `@EnvironmentObject`), re-exported with Observation. `ObservableObject` and `@Published`
+// are Combine's (Sources/Combine, which BackgroundTasks re-exports, as Apple's Foundation
+// does): they publish to subscribers; nothing is drawn again here when a model changes.
 @_exported import Observation
-
-// `ObservableObject`, `ObservableObjectPublisher` and `@Published` are in BackgroundTasks
-// (Sources/BackgroundTasks/API/ObservableObject.swift): on iOS, Foundation brings them, so
-// a model file that imports Foundation alone uses them.
 
 /// An observable object a view or app creates and owns (Apple: `@StateObject`): created
 /// once, on first use.

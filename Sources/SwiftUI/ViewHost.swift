@@ -182,6 +182,13 @@ struct LifecycleView<Content: View> {
     }
 }
 
+/// What `.onReceive` subscribes to and calls. @unchecked Sendable: the view's task only
+/// reads it, on the main actor, where `action` (written in a view's body) belongs.
+struct ReceivedValues<P: Publisher>: @unchecked Sendable where P.Failure == Never {
+    let publisher: P
+    let action: (P.Output) -> Void
+}
+
 /// A view with an object or value supplied to the views below.
 struct EnvironmentSupplyingView<Content: View> {
     let content: Content
@@ -237,6 +244,16 @@ nonisolated extension View {
     /// The same, started again (the running one cancelled) when `id` changes.
     public func task<T: Equatable>(id value: T, priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: @escaping @Sendable () async -> Void) -> some View {
         LifecycleView(content: self, task: (priority, action), taskID: AnyEquatable(value))
+    }
+    /// Calls `action` on the main actor with each value `publisher` sends while the view is
+    /// shown (subscribed when it is shown, cancelled when it stops being shown, as
+    /// ``task(priority:_:)`` is). The values reach `action` in order, each a moment after it
+    /// was sent (through the main actor's queue), not within the sender's call as on iOS.
+    public func onReceive<P: Publisher>(_ publisher: P, perform action: @escaping (P.Output) -> Void) -> some View where P.Failure == Never {
+        let subscription = ReceivedValues(publisher: publisher, action: action)
+        return LifecycleView(content: self, task: (.userInitiated, { @MainActor in
+            for await value in subscription.publisher.values { subscription.action(value) }
+        }))
     }
     /// Supplies `object` to the views below (`@EnvironmentObject`).
     public func environmentObject<T: ObservableObject>(_ object: T) -> some View {

@@ -193,6 +193,34 @@ struct Announcing: ViewModifier {
         #expect(record.events == ["a appearances=0", "b appearances=1", "c appearances=1"])
     }
 
+    @Test(".onReceive calls its action on the main actor with each value while the view is shown, and stops when it goes")
+    func onReceiveFollowsAPublisherWhileShown() async {
+        let record = WalkRecord()
+        let counts = CurrentValueSubject<Int, Never>(1)
+        var shown = true
+        let window = ShownWindow(
+            content: {
+                VStack {
+                    if shown {
+                        // Main-actor state touched without `await`, as in a view's body on iOS.
+                        Text("x").onReceive(counts) { record.events.append("got \($0)") }
+                    }
+                }
+            },
+            environment: { HostEnvironment(values: EnvironmentValues()) })
+        window.update()
+        for _ in 0..<1_000 where record.events.isEmpty { await Task.yield() }
+        counts.send(2)
+        for _ in 0..<1_000 where record.events.count < 2 { await Task.yield() }
+        #expect(record.events == ["got 1", "got 2"])
+        shown = false
+        window.update()
+        for _ in 0..<100 { await Task.yield() }
+        counts.send(3)
+        for _ in 0..<100 { await Task.yield() }
+        #expect(record.events == ["got 1", "got 2"], "cancelled with the view")
+    }
+
     @Test("an app's ViewModifier is evaluated with its content; a .task written in a body is main-actor isolated and starts")
     func modifiersAndTasks() async {
         let record = WalkRecord()

@@ -1,0 +1,209 @@
+// Subjects (Apple: `Subject`, `PassthroughSubject`, `CurrentValueSubject`): publishers that
+// the code sends values into. Each subscriber gets values as far as it asked for them; a
+// value sent to a subscriber that asked for none is dropped for it, as on Apple's.
+import Foundation
+
+/// A publisher the code sends values into (Apple: `Subject`).
+public protocol Subject<Output, Failure>: AnyObject, Publisher {
+    /// Sends `value` to the subscribers.
+    func send(_ value: Output)
+    /// Ends the subject: the subscribers get `completion`, later ones get it at once.
+    func send(completion: Subscribers.Completion<Failure>)
+    /// Gives `subscription` unlimited demand (a subject subscribed to a publisher).
+    func send(subscription: any Subscription)
+}
+
+extension Subject where Output == Void {
+    /// Sends the empty value.
+    public func send() { send(()) }
+}
+
+extension Publisher {
+    /// Sends every value and the completion of this publisher into `subject`.
+    public func subscribe<S: Subject>(_ subject: S) -> AnyCancellable where S.Output == Output, S.Failure == Failure {
+        let sink = Subscribers.Sink<Output, Failure>(receiveCompletion: { subject.send(completion: $0) }, receiveValue: { subject.send($0) })
+        subscribe(sink)
+        return AnyCancellable(sink)
+    }
+}
+
+/// The subscribers of a subject and what each asked for; shared by both subjects.
+/// @unchecked Sendable: `subscriptions`, `completion` and `upstreams` are read and written
+/// only under `lock`; subscribers are called after it is released.
+class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
+    let lock = NSLock()
+    private var subscriptions: [SubjectSubscription<Output, Failure>] = []
+    private var completion: Subscribers.Completion<Failure>?
+    private var upstreams: [any Subscription] = []
+
+    /// Adds `subscriber`, or completes it at once if the subject ended. `onDemand` runs when
+    /// it asks for values (CurrentValueSubject sends its value then).
+    func attach<S: Subscriber>(_ subscriber: S, firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)? = nil) where S.Input == Output, S.Failure == Failure {
+        lock.lock()
+        if let completion {
+            lock.unlock()
+            subscriber.receive(subscription: Subscriptions.empty)
+            subscriber.receive(completion: completion)
+            return
+        }
+        let subscription = SubjectSubscription<Output, Failure>(AnySubscriber(subscriber), core: self, firstDemand: firstDemand)
+        subscriptions.append(subscription)
+        lock.unlock()
+        subscriber.receive(subscription: subscription)
+    }
+
+    func detach(_ subscription: SubjectSubscription<Output, Failure>) {
+        lock.lock(); defer { lock.unlock() }
+        subscriptions.removeAll { $0 === subscription }
+    }
+
+    /// Whether the subject ended (the caller holds `lock`).
+    var hasCompletedLocked: Bool { completion != nil }
+
+    /// Sends `value` to every subscriber that wants one.
+    func send(_ value: Output) {
+        lock.lock()
+        let targets = completion == nil ? subscriptions : []
+        lock.unlock()
+        for target in targets { target.offer(value) }
+    }
+
+    /// Ends: every subscriber gets `completion`, once.
+    func send(completion newCompletion: Subscribers.Completion<Failure>) {
+        lock.lock()
+        guard completion == nil else { lock.unlock(); return }
+        completion = newCompletion
+        let targets = subscriptions
+        subscriptions = []
+        let held = upstreams
+        upstreams = []
+        lock.unlock()
+        _ = held
+        for target in targets { target.finish(newCompletion) }
+    }
+
+    /// Keeps an upstream subscription (a subject subscribed to a publisher) and asks it for
+    /// every value.
+    func send(subscription: any Subscription) {
+        lock.lock()
+        upstreams.append(subscription)
+        lock.unlock()
+        subscription.request(.unlimited)
+    }
+}
+
+/// One subscriber's subscription to a subject: its demand and whether it ended.
+/// @unchecked Sendable: `demand`, `ended` and `firstDemand` are read and written only under
+/// `lock`; the subscriber is called after it is released.
+final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecked Sendable {
+    private let lock = NSLock()
+    private let subscriber: AnySubscriber<Output, Failure>
+    private weak var core: SubjectCore<Output, Failure>?
+    private var demand = Subscribers.Demand.none
+    private var ended = false
+    private var firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)?
+
+    init(_ subscriber: AnySubscriber<Output, Failure>, core: SubjectCore<Output, Failure>, firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)?) {
+        self.subscriber = subscriber
+        self.core = core
+        self.firstDemand = firstDemand
+    }
+
+    func request(_ more: Subscribers.Demand) {
+        guard more > .none else { return }
+        lock.lock()
+        guard !ended else { lock.unlock(); return }
+        demand += more
+        let first = firstDemand
+        firstDemand = nil
+        lock.unlock()
+        first?(self)
+    }
+
+    /// Delivers `value` if the subscriber wants one; adds what it asks for in return.
+    func offer(_ value: Output) {
+        lock.lock()
+        guard !ended, demand > .none else { lock.unlock(); return }
+        demand -= .max(1)
+        lock.unlock()
+        let more = subscriber.receive(value)
+        guard more > .none else { return }
+        lock.lock()
+        if !ended { demand += more }
+        lock.unlock()
+    }
+
+    func finish(_ completion: Subscribers.Completion<Failure>) {
+        lock.lock()
+        guard !ended else { lock.unlock(); return }
+        ended = true
+        firstDemand = nil
+        lock.unlock()
+        subscriber.receive(completion: completion)
+    }
+
+    func cancel() {
+        lock.lock()
+        guard !ended else { lock.unlock(); return }
+        ended = true
+        firstDemand = nil
+        lock.unlock()
+        core?.detach(self)
+    }
+}
+
+/// A subject that passes each value to the subscribers of the moment, keeping none (Apple:
+/// `PassthroughSubject`).
+public final class PassthroughSubject<Output, Failure: Error>: Subject, @unchecked Sendable {
+    // @unchecked Sendable: its state is its SubjectCore's, kept under that core's lock.
+    private let core = SubjectCore<Output, Failure>()
+
+    /// A subject with no subscriber.
+    public init() {}
+
+    public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+        core.attach(subscriber)
+    }
+    public func send(_ input: Output) { core.send(input) }
+    public func send(completion: Subscribers.Completion<Failure>) { core.send(completion: completion) }
+    public func send(subscription: any Subscription) { core.send(subscription: subscription) }
+}
+
+/// A subject that keeps its latest value and gives it to each new subscriber first (Apple:
+/// `CurrentValueSubject`).
+public final class CurrentValueSubject<Output, Failure: Error>: Subject, @unchecked Sendable {
+    // @unchecked Sendable: `currentValue` is read and written under the core's lock; the rest
+    // is the core's.
+    private let core = SubjectCore<Output, Failure>()
+    private var currentValue: Output
+
+    /// A subject holding `value`.
+    public init(_ value: Output) { currentValue = value }
+
+    /// The latest value; setting it sends it.
+    public var value: Output {
+        get {
+            core.lock.lock(); defer { core.lock.unlock() }
+            return currentValue
+        }
+        set { send(newValue) }
+    }
+
+    public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+        core.attach(subscriber) { [weak self] subscription in
+            guard let self else { return }
+            subscription.offer(self.value)
+        }
+    }
+
+    /// Sends `input` and keeps it as the value (an ended subject keeps its last value).
+    public func send(_ input: Output) {
+        core.lock.lock()
+        guard !core.hasCompletedLocked else { core.lock.unlock(); return }
+        currentValue = input
+        core.lock.unlock()
+        core.send(input)
+    }
+    public func send(completion: Subscribers.Completion<Failure>) { core.send(completion: completion) }
+    public func send(subscription: any Subscription) { core.send(subscription: subscription) }
+}

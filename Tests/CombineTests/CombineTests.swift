@@ -1,0 +1,378 @@
+import Combine
+import Foundation
+import Testing
+
+/// A scheduler on virtual time, so that time operators are tested without waiting.
+/// Not thread-safe: the tests drive it from one thread.
+final class VirtualScheduler: Scheduler, @unchecked Sendable {
+    struct SchedulerTimeType: Strideable, Hashable {
+        var nanoseconds: Int
+        func distance(to other: SchedulerTimeType) -> SchedulerStride { .nanoseconds(other.nanoseconds - nanoseconds) }
+        func advanced(by n: SchedulerStride) -> SchedulerTimeType { SchedulerTimeType(nanoseconds: nanoseconds + n.magnitude) }
+    }
+    typealias SchedulerOptions = Never
+    private(set) var now = SchedulerTimeType(nanoseconds: 0)
+    var minimumTolerance: SchedulerStride { .zero }
+    private var queue: [(at: Int, order: Int, action: () -> Void)] = []
+    private var order = 0
+
+    func schedule(options: Never?, _ action: @escaping () -> Void) { enqueue(at: now.nanoseconds, action) }
+    func schedule(after date: SchedulerTimeType, tolerance: SchedulerStride, options: Never?, _ action: @escaping () -> Void) {
+        enqueue(at: date.nanoseconds, action)
+    }
+    func schedule(after date: SchedulerTimeType, interval: SchedulerStride, tolerance: SchedulerStride, options: Never?,
+                  _ action: @escaping () -> Void) -> any Cancellable {
+        var cancelled = false
+        func fire(at time: Int) {
+            enqueue(at: time) { [weak self] in
+                guard !cancelled, let self else { return }
+                action()
+                fire(at: self.now.nanoseconds + interval.magnitude)
+            }
+        }
+        fire(at: date.nanoseconds)
+        return AnyCancellable { cancelled = true }
+    }
+
+    private func enqueue(at time: Int, _ action: @escaping () -> Void) {
+        order += 1
+        queue.append((max(time, now.nanoseconds), order, action))
+    }
+
+    /// Runs everything due within `stride`, in time order.
+    func advance(by stride: SchedulerStride = .zero) {
+        let end = now.nanoseconds + stride.magnitude
+        while let next = queue.enumerated().filter({ $0.element.at <= end }).min(by: { ($0.element.at, $0.element.order) < ($1.element.at, $1.element.order) }) {
+            queue.remove(at: next.offset)
+            now = SchedulerTimeType(nanoseconds: next.element.at)
+            next.element.action()
+        }
+        now = SchedulerTimeType(nanoseconds: end)
+    }
+}
+
+/// A subscriber that asks for a fixed number of values and records what it gets.
+final class Recorder<Input, Failure: Error>: Subscriber, @unchecked Sendable {
+    private let initialDemand: Subscribers.Demand
+    private(set) var values: [Input] = []
+    private(set) var completions: [Subscribers.Completion<Failure>] = []
+    private(set) var subscription: (any Subscription)?
+    init(demand: Subscribers.Demand) { initialDemand = demand }
+    func receive(subscription: any Subscription) {
+        self.subscription = subscription
+        subscription.request(initialDemand)
+    }
+    func receive(_ input: Input) -> Subscribers.Demand {
+        values.append(input)
+        return .none
+    }
+    func receive(completion: Subscribers.Completion<Failure>) { completions.append(completion) }
+}
+
+enum TestError: Error, Equatable { case broken, other }
+
+/// A box a sink writes into (tests run their closures synchronously on one thread).
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+@Suite struct CombineCore {
+    @Test func demandIsCountedAndSaturates() {
+        #expect(Subscribers.Demand.max(2) + .max(3) == .max(5))
+        #expect(Subscribers.Demand.unlimited + .max(3) == .unlimited)
+        #expect(Subscribers.Demand.max(Int.max) + .max(1) == .unlimited)
+        #expect(Subscribers.Demand.max(1) - .max(3) == .none)
+        #expect(Subscribers.Demand.unlimited - .max(3) == .unlimited)
+        #expect(Subscribers.Demand.max(-4) == .none)
+        #expect(Subscribers.Demand.max(7) < .unlimited && Subscribers.Demand.max(7).max == 7 && Subscribers.Demand.unlimited.max == nil)
+    }
+
+    @Test func aSubscriberGetsOnlyWhatItAskedFor() {
+        let recorder = Recorder<Int, Never>(demand: .max(2))
+        [1, 2, 3, 4].publisher.subscribe(recorder)
+        #expect(recorder.values == [1, 2] && recorder.completions.isEmpty)
+        recorder.subscription?.request(.max(5))
+        #expect(recorder.values == [1, 2, 3, 4] && recorder.completions.count == 1)
+    }
+
+    @Test func sinkAndCancellation() {
+        let subject = PassthroughSubject<Int, TestError>()
+        let got = Box<[Int]>([]), ended = Box<[Subscribers.Completion<TestError>]>([])
+        let cancellable = subject.sink(receiveCompletion: { ended.value.append($0) }, receiveValue: { got.value.append($0) })
+        subject.send(1)
+        subject.send(2)
+        cancellable.cancel()
+        subject.send(3)
+        subject.send(completion: .failure(.broken))
+        #expect(got.value == [1, 2] && ended.value.isEmpty, "nothing after cancel")
+    }
+
+    @Test func anAnyCancellableCancelsWhenReleased() {
+        let subject = PassthroughSubject<Int, Never>()
+        let got = Box<[Int]>([])
+        var bag = Set<AnyCancellable>()
+        subject.sink { got.value.append($0) }.store(in: &bag)
+        subject.send(1)
+        bag.removeAll()
+        subject.send(2)
+        #expect(got.value == [1])
+    }
+
+    @Test func aSubjectDropsValuesForASubscriberThatAskedForNone() {
+        let subject = PassthroughSubject<Int, Never>()
+        let recorder = Recorder<Int, Never>(demand: .none)
+        subject.subscribe(recorder)
+        subject.send(1)
+        recorder.subscription?.request(.max(1))
+        subject.send(2)
+        subject.send(3)
+        #expect(recorder.values == [2])
+    }
+
+    @Test func anEndedSubjectCompletesLaterSubscribersAtOnce() {
+        let subject = PassthroughSubject<Int, TestError>()
+        subject.send(completion: .failure(.broken))
+        let recorder = Recorder<Int, TestError>(demand: .unlimited)
+        subject.subscribe(recorder)
+        #expect(recorder.completions == [.failure(.broken)])
+    }
+
+    @Test func aCurrentValueSubjectGivesItsValueFirst() {
+        let subject = CurrentValueSubject<String, Never>("a")
+        let got = Box<[String]>([])
+        let c = subject.sink { got.value.append($0) }
+        subject.value = "b"
+        subject.send("c")
+        subject.send(completion: .finished)
+        subject.send("d")
+        #expect(got.value == ["a", "b", "c"] && subject.value == "c")
+        c.cancel()
+    }
+
+    @Test func justEmptyFailFutureAndDeferred() {
+        let got = Box<[Int]>([])
+        let ended = Box<Int>(0)
+        _ = Just(1).sink(receiveCompletion: { _ in ended.value += 1 }, receiveValue: { got.value.append($0) })
+        _ = Empty<Int, Never>().sink(receiveCompletion: { _ in ended.value += 1 }, receiveValue: { got.value.append($0) })
+        let failed = Box<TestError?>(nil)
+        _ = Fail<Int, TestError>(error: .broken).sink(receiveCompletion: { if case .failure(let e) = $0 { failed.value = e } }, receiveValue: { _ in })
+        let runs = Box(0)
+        let promise = Box<((Result<Int, Never>) -> Void)?>(nil)
+        let future = Future<Int, Never> { fulfil in runs.value += 1; promise.value = fulfil }
+        let waiting = future.sink { got.value.append($0) }
+        promise.value?(.success(7))
+        promise.value?(.success(8))
+        _ = future.sink { got.value.append($0) }
+        _ = waiting
+        let made = Box(0)
+        let deferred = Deferred { () -> Just<Int> in made.value += 1; return Just(9) }
+        #expect(made.value == 0)
+        _ = deferred.sink { got.value.append($0) }
+        #expect(got.value == [1, 7, 7, 9] && ended.value == 2 && failed.value == .broken)
+        #expect(runs.value == 1 && made.value == 1, "a future runs once, at once; deferred at subscription")
+    }
+}
+
+@Suite struct CombineOperators {
+    @Test func stepOperators() {
+        let got = Box<[String]>([])
+        _ = [1, 2, 2, 3, nil, 4, 4, 5].publisher
+            .compactMap { $0 }
+            .removeDuplicates()
+            .filter { $0 != 3 }
+            .dropFirst()
+            .map { "n\($0)" }
+            .prefix(3)
+            .sink { got.value.append($0) }
+        #expect(got.value == ["n2", "n4", "n5"])
+        let sums = Box<[Int]>([])
+        _ = [1, 2, 3].publisher.scan(0, +).sink { sums.value.append($0) }
+        _ = [1, 2, 3].publisher.collect().sink { sums.value.append($0.count) }
+        #expect(sums.value == [1, 3, 6, 3])
+    }
+
+    @Test func errorsAreMappedCaughtAndReplaced() {
+        let subject = PassthroughSubject<Int, TestError>()
+        let got = Box<[Int]>([])
+        let c = subject.tryMap { value -> Int in
+            if value < 0 { throw TestError.other }
+            return value * 10
+        }
+        .mapError { ($0 as? TestError) ?? .broken }
+        .catch { _ in Just(-1) }
+        .sink { got.value.append($0) }
+        subject.send(1)
+        subject.send(-5)
+        subject.send(2)
+        _ = Fail<Int, TestError>(error: .broken).replaceError(with: 0).sink { got.value.append($0) }
+        #expect(got.value == [10, -1, 0], "the catch's publisher ends it: 2 is not seen")
+        _ = c
+    }
+
+    @Test func decodeFailsOnBadInput() {
+        struct Item: Decodable, Equatable { let id: Int }
+        let got = Box<[Item]>([]), failed = Box(false)
+        _ = [Data(#"{"id": 3}"#.utf8), Data("not json".utf8)].publisher
+            .decode(type: Item.self, decoder: JSONDecoder())
+            .sink(receiveCompletion: { if case .failure = $0 { failed.value = true } }, receiveValue: { got.value.append($0) })
+        #expect(got.value == [Item(id: 3)] && failed.value)
+    }
+
+    @Test func flatMapMergeCombineLatestAndSwitchToLatest() {
+        let got = Box<[String]>([])
+        let ended = Box(0)
+        _ = [1, 2].publisher.flatMap { n in [n, n * 10].publisher }
+            .sink(receiveCompletion: { _ in ended.value += 1 }, receiveValue: { got.value.append("f\($0)") })
+        let a = PassthroughSubject<Int, Never>(), b = PassthroughSubject<Int, Never>()
+        let merged = a.merge(with: b).sink(receiveCompletion: { _ in ended.value += 1 }, receiveValue: { got.value.append("m\($0)") })
+        a.send(1); b.send(2)
+        a.send(completion: .finished)
+        #expect(ended.value == 1, "merge ends when both ended")
+        b.send(completion: .finished)
+        let x = PassthroughSubject<Int, Never>(), y = PassthroughSubject<String, Never>()
+        let combined = x.combineLatest(y).sink { got.value.append("c\($0)\($1)") }
+        x.send(1); x.send(2); y.send("a"); x.send(3)
+        let outer = PassthroughSubject<PassthroughSubject<Int, Never>, Never>()
+        let first = PassthroughSubject<Int, Never>(), second = PassthroughSubject<Int, Never>()
+        let switched = outer.switchToLatest().sink { got.value.append("s\($0)") }
+        outer.send(first); first.send(1)
+        outer.send(second); first.send(2); second.send(3)
+        #expect(got.value == ["f1", "f10", "f2", "f20", "m1", "m2", "c2a", "c3a", "s1", "s3"])
+        #expect(ended.value == 2)
+        _ = (merged, combined, switched)
+    }
+
+    @Test func shareSubscribesOnce() {
+        let subscriptions = Box(0)
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.handleEvents(receiveSubscription: { _ in subscriptions.value += 1 }).share()
+        let got = Box<[Int]>([])
+        let one = shared.sink { got.value.append($0) }, two = shared.sink { got.value.append($0 * 100) }
+        subject.send(1)
+        #expect(subscriptions.value == 1 && got.value == [1, 100])
+        _ = (one, two)
+    }
+}
+
+@Suite struct CombineTime {
+    @Test func receiveOnDeliversOnTheScheduler() {
+        let scheduler = VirtualScheduler()
+        let got = Box<[Int]>([])
+        let c = [1, 2].publisher.receive(on: scheduler).sink { got.value.append($0) }
+        #expect(got.value.isEmpty)
+        scheduler.advance()
+        #expect(got.value == [1, 2])
+        c.cancel()
+    }
+
+    @Test func debounceSendsTheLastOfABurst() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<String, Never>()
+        let got = Box<[String]>([])
+        let c = subject.debounce(for: .milliseconds(300), scheduler: scheduler).sink { got.value.append($0) }
+        subject.send("s"); scheduler.advance(by: .milliseconds(100))
+        subject.send("sw"); scheduler.advance(by: .milliseconds(100))
+        subject.send("swi"); scheduler.advance(by: .milliseconds(299))
+        #expect(got.value.isEmpty)
+        scheduler.advance(by: .milliseconds(1))
+        subject.send("x")
+        subject.send(completion: .finished)
+        scheduler.advance()
+        #expect(got.value == ["swi", "x"], "the pending value is sent before the end")
+        c.cancel()
+    }
+
+    @Test func throttleSendsAtMostOnePerInterval() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let got = Box<[Int]>([])
+        let c = subject.throttle(for: 1.0, scheduler: scheduler, latest: true).sink { got.value.append($0) }
+        subject.send(1); scheduler.advance()
+        subject.send(2); subject.send(3)
+        scheduler.advance(by: .seconds(1))
+        scheduler.advance(by: .seconds(1))
+        subject.send(4)
+        scheduler.advance()
+        #expect(got.value == [1, 3, 4])
+        c.cancel()
+    }
+
+    @Test func delayMovesValuesAndTheEnd() {
+        let scheduler = VirtualScheduler()
+        let got = Box<[Int]>([]), ended = Box(false)
+        let c = Just(5).delay(for: .seconds(2), scheduler: scheduler).sink(receiveCompletion: { _ in ended.value = true }, receiveValue: { got.value.append($0) })
+        scheduler.advance(by: .seconds(1))
+        #expect(got.value.isEmpty && !ended.value)
+        scheduler.advance(by: .seconds(1))
+        #expect(got.value == [5] && ended.value)
+        c.cancel()
+    }
+
+    @Test func strideLiteralsAreSeconds() {
+        let half: SchedulerStride = 0.5
+        #expect(half == .milliseconds(500) && SchedulerStride(integerLiteral: 2) == .seconds(2))
+        #expect(DispatchQueue.SchedulerTimeType.Stride.seconds(Double.infinity).magnitude == Int.max, "no trap on a huge interval")
+        #expect(RunLoop.SchedulerTimeType(Date(timeIntervalSince1970: 0)).advanced(by: .seconds(90)).date == Date(timeIntervalSince1970: 90))
+    }
+}
+
+@Suite struct CombineObservable {
+    final class Store: ObservableObject {
+        @Published var items: [String] = []
+        @Published var count = 0
+        @Published var mirrored = 0
+        init(counts: PassthroughSubject<Int, Never>) { counts.assign(to: &$mirrored) }
+    }
+
+    @Test func publishedSendsTheCurrentValueThenEachNewOneBeforeTheChange() {
+        let counts = PassthroughSubject<Int, Never>()
+        let store = Store(counts: counts)
+        let seen = Box<[[String]]>([]), storedWhenSent = Box<[[String]]>([])
+        let willChange = Box(0)
+        let a = store.objectWillChange.sink { willChange.value += 1 }
+        let b = store.$items.sink { [unowned store] in seen.value.append($0); storedWhenSent.value.append(store.items) }
+        store.items.append("a")
+        store.items = ["b"]
+        #expect(seen.value == [[], ["a"], ["b"]])
+        #expect(storedWhenSent.value == [[], [], ["a"]], "sent before the property changes, as willSet")
+        #expect(willChange.value == 2)
+        counts.send(4)
+        #expect(store.mirrored == 4 && willChange.value == 3)
+        _ = (a, b)
+    }
+
+    @Test func assignWritesAProperty() {
+        final class Target { var text = "" }
+        let target = Target()
+        let subject = PassthroughSubject<String, Never>()
+        let c = subject.assign(to: \.text, on: target)
+        subject.send("hello")
+        #expect(target.text == "hello")
+        c.cancel()
+        subject.send("ignored")
+        #expect(target.text == "hello")
+    }
+
+    @Test func notificationsArePublishedUntilCancelled() {
+        let center = NotificationCenter()
+        let name = Notification.Name("com.example.refreshed")
+        let got = Box(0)
+        let c = center.publisher(for: name).sink { _ in got.value += 1 }
+        center.post(name: name, object: nil)
+        c.cancel()
+        center.post(name: name, object: nil)
+        #expect(got.value == 1)
+    }
+
+    @Test func valuesIterateAPublisher() async {
+        let subject = PassthroughSubject<Int, Never>()
+        var iterator = subject.values.makeAsyncIterator()
+        subject.send(1)
+        subject.send(2)
+        subject.send(completion: .finished)
+        var got: [Int] = []
+        while let value = await iterator.next() { got.append(value) }
+        #expect(got == [1, 2])
+    }
+}

@@ -1,38 +1,52 @@
 // Operators that subscribe to more than one publisher (Apple: `catch`, `flatMap`, `merge`,
-// `combineLatest`, `switchToLatest`). Each asks its upstreams for every value and hands
-// them to its subscriber as far as it asked for them, keeping the rest in order (a sink asks
-// for all: nothing waits); a subscriber that asks for fewer gets them later, never lost.
+// `combineLatest`, `switchToLatest`). Each asks its upstreams for every value (flatMap with
+// `maxPublishers` for as many as it may follow) and hands them to its subscriber as far as
+// it asked for them, keeping the rest in order (a sink asks for all: nothing waits); a
+// subscriber that asks for fewer gets them later, never loses them.
 import Foundation
 
 /// The downstream side shared by these operators: demand, values waiting for demand, the
 /// upstream subscriptions to cancel, and one delivery at a time (values from several
 /// upstreams on several threads reach the subscriber one after another, never at once).
+/// With `deliverer` (receive(on:)), values a request releases are delivered through it, on
+/// the scheduler, not on the requesting thread.
 /// @unchecked Sendable: every stored `var` is read and written only under `lock`; the
-/// subscriber is called outside it.
+/// subscriber is called outside it, and what the lock's fields held is released outside it.
 final class Funnel<Output, Failure: Error>: Subscription, @unchecked Sendable {
     private let lock = NSLock()
     private let downstream: AnySubscriber<Output, Failure>
+    private let deliverer: ((@escaping () -> Void) -> Void)?
     private var demand = Subscribers.Demand.none
     private var waiting: [Output] = []
     private var completion: Subscribers.Completion<Failure>?
     private var ended = false
     private var delivering = false
     private var upstreams: [ObjectIdentifier: any Subscription] = [:]
-    private var nextKey = 0
 
-    init(_ downstream: AnySubscriber<Output, Failure>) { self.downstream = downstream }
+    init(_ downstream: AnySubscriber<Output, Failure>, deliverer: ((@escaping () -> Void) -> Void)? = nil) {
+        self.downstream = downstream
+        self.deliverer = deliverer
+    }
 
     /// Gives the subscriber its subscription (call once, first).
     func start() { downstream.receive(subscription: self) }
 
-    /// Keeps `subscription` under `owner`, and asks it for every value; one arriving after
-    /// the end is cancelled.
-    func attach(_ subscription: any Subscription, owner: AnyObject) {
+    /// Keeps `subscription` under `owner` and asks it for `demand`; one arriving after the
+    /// end (or its start) is cancelled.
+    func attach(_ subscription: any Subscription, owner: AnyObject, demand: Subscribers.Demand = .unlimited) {
         lock.lock()
-        guard !ended else { lock.unlock(); subscription.cancel(); return }
+        guard !ended, completion == nil else { lock.unlock(); subscription.cancel(); return }
         upstreams[ObjectIdentifier(owner)] = subscription
         lock.unlock()
-        subscription.request(.unlimited)
+        subscription.request(demand)
+    }
+
+    /// Asks `owner`'s subscription for `demand` more.
+    func request(_ demand: Subscribers.Demand, from owner: AnyObject) {
+        lock.lock()
+        let held = upstreams[ObjectIdentifier(owner)]
+        lock.unlock()
+        held?.request(demand)
     }
 
     /// Forgets `owner`'s subscription (it completed), and cancels it when `cancelling`.
@@ -52,15 +66,17 @@ final class Funnel<Output, Failure: Error>: Subscription, @unchecked Sendable {
         drain()
     }
 
-    /// Ends after the queued values; cancels every upstream.
+    /// Ends after the queued values (a failure: at once); cancels every upstream.
     func finish(_ newCompletion: Subscribers.Completion<Failure>) {
         lock.lock()
         guard completion == nil, !ended else { lock.unlock(); return }
         completion = newCompletion
-        if case .failure = newCompletion { waiting = [] }
+        var dropped: [Output] = []
+        if case .failure = newCompletion { swap(&dropped, &waiting) }
         let held = Array(upstreams.values)
         upstreams = [:]
         lock.unlock()
+        withExtendedLifetime(dropped) {}
         for subscription in held { subscription.cancel() }
         drain()
     }
@@ -70,16 +86,18 @@ final class Funnel<Output, Failure: Error>: Subscription, @unchecked Sendable {
         lock.lock()
         demand += more
         lock.unlock()
-        drain()
+        if let deliverer { deliverer { [self] in drain() } } else { drain() }
     }
 
     func cancel() {
         lock.lock()
         ended = true
-        waiting = []
+        var dropped: [Output] = []
+        swap(&dropped, &waiting)
         let held = Array(upstreams.values)
         upstreams = [:]
         lock.unlock()
+        withExtendedLifetime(dropped) {}
         for subscription in held { subscription.cancel() }
     }
 
@@ -109,12 +127,16 @@ final class Funnel<Output, Failure: Error>: Subscription, @unchecked Sendable {
     }
 }
 
-/// An upstream's subscriber inside a funnel: hands values and completion to closures.
-/// @unchecked Sendable: immutable after init.
+/// An upstream's subscriber inside a funnel: hands values and completion to closures; after
+/// its completion, a value that comes late (from another thread) is dropped.
+/// @unchecked Sendable: `completed` is read and written only under `lock`; the closures are
+/// immutable.
 final class FunnelInput<Input, Failure: Error>: Subscriber, @unchecked Sendable {
     private let onSubscription: (FunnelInput, any Subscription) -> Void
     private let onValue: (Input) -> Void
     private let onCompletion: (FunnelInput, Subscribers.Completion<Failure>) -> Void
+    private let lock = NSLock()
+    private var completed = false
 
     init(onSubscription: @escaping (FunnelInput, any Subscription) -> Void, onValue: @escaping (Input) -> Void,
          onCompletion: @escaping (FunnelInput, Subscribers.Completion<Failure>) -> Void) {
@@ -124,8 +146,22 @@ final class FunnelInput<Input, Failure: Error>: Subscriber, @unchecked Sendable 
     }
 
     func receive(subscription: any Subscription) { onSubscription(self, subscription) }
-    func receive(_ input: Input) -> Subscribers.Demand { onValue(input); return .none }
-    func receive(completion: Subscribers.Completion<Failure>) { onCompletion(self, completion) }
+
+    func receive(_ input: Input) -> Subscribers.Demand {
+        lock.lock()
+        let late = completed
+        lock.unlock()
+        if !late { onValue(input) }
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+        lock.lock()
+        let again = completed
+        completed = true
+        lock.unlock()
+        if !again { onCompletion(self, completion) }
+    }
 }
 
 /// Counts the upstreams still running: the funnel finishes when none is.
@@ -145,10 +181,16 @@ extension Funnel {
     /// Subscribes to `publisher`: its subscription kept (asked for every value, cancelled
     /// with the funnel), each value to `onValue`, its end to `onCompletion` once the
     /// subscription is forgotten.
-    func follow<P: Publisher>(_ publisher: P, onValue: @escaping (P.Output) -> Void,
+    /// With `demand`, asks for that many first (more with ``request(_:from:)``, `owner`
+    /// being what `owned` was given).
+    func follow<P: Publisher>(_ publisher: P, demand: Subscribers.Demand = .unlimited, owned: ((AnyObject) -> Void)? = nil,
+                              onValue: @escaping (P.Output) -> Void,
                               onCompletion: @escaping (Subscribers.Completion<P.Failure>) -> Void) {
         publisher.subscribe(FunnelInput<P.Output, P.Failure>(
-            onSubscription: { [self] input, subscription in attach(subscription, owner: input) },
+            onSubscription: { [self] input, subscription in
+                owned?(input)
+                attach(subscription, owner: input, demand: demand)
+            },
             onValue: onValue,
             onCompletion: { [self] input, completion in
                 detach(owner: input)
@@ -199,16 +241,23 @@ extension Publishers {
         public typealias Output = NewPublisher.Output
         public typealias Failure = Upstream.Failure
         let upstream: Upstream
+        /// How many of the publishers it makes run at once; the upstream is asked for a
+        /// value each time one finishes.
+        public let maxPublishers: Subscribers.Demand
         let transform: (Upstream.Output) -> NewPublisher
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber))
             funnel.start()
             let running = RunningCount(1)
-            let transform = self.transform
-            funnel.follow(upstream, onValue: { value in
+            let upstreamOwner = WeakKeyBox()
+            let transform = self.transform, limited = maxPublishers != .unlimited
+            funnel.follow(upstream, demand: maxPublishers, owned: { upstreamOwner.object = $0 }, onValue: { value in
                 running.add()
-                funnel.follow(transform(value)) { funnel.endOne(of: running, $0) }
+                funnel.follow(transform(value)) { completion in
+                    if limited, case .finished = completion, let owner = upstreamOwner.object { funnel.request(.max(1), from: owner) }
+                    funnel.endOne(of: running, completion)
+                }
             }, onCompletion: { funnel.endOne(of: running, $0) })
         }
     }
@@ -275,21 +324,26 @@ extension Publishers {
             let current = LatestInner()
             let upstreamDone = RunningCount(1)
             funnel.follow(upstream, onValue: { inner in
-                    let input = FunnelInput<Output, Failure>(
-                        onSubscription: { input, subscription in funnel.attach(subscription, owner: input) },
-                        onValue: { funnel.send($0) },
-                        onCompletion: { input, completion in
-                            funnel.detach(owner: input)
-                            if case .failure = completion { return funnel.finish(completion) }
-                            if current.finish(input), upstreamDone.isDone { funnel.finish(.finished) }
-                        })
-                    if let previous = current.replace(with: input) { funnel.detach(owner: previous, cancelling: true) }
-                    inner.subscribe(input)
-                }, onCompletion: { completion in
-                    if case .failure = completion { return funnel.finish(completion) }
-                    _ = upstreamDone.finishOne()
-                    if current.isIdle { funnel.finish(.finished) }
-                })
+                let generation = current.begin()
+                let input = FunnelInput<Output, Failure>(
+                    onSubscription: { input, subscription in
+                        // An inner already replaced when its subscription comes is cancelled.
+                        if current.isCurrent(generation) { funnel.attach(subscription, owner: input) } else { subscription.cancel() }
+                    },
+                    onValue: { if current.isCurrent(generation) { funnel.send($0) } },
+                    onCompletion: { input, completion in
+                        funnel.detach(owner: input)
+                        guard current.finish(generation) else { return }
+                        if case .failure = completion { return funnel.finish(completion) }
+                        if upstreamDone.isDone { funnel.finish(.finished) }
+                    })
+                if let previous = current.follow(input, generation: generation) { funnel.detach(owner: previous, cancelling: true) }
+                inner.subscribe(input)
+            }, onCompletion: { completion in
+                if case .failure = completion { return funnel.finish(completion) }
+                _ = upstreamDone.finishOne()
+                if current.isIdle { funnel.finish(.finished) }
+            })
         }
     }
 }
@@ -313,26 +367,53 @@ final class LatestPair<First, Second>: @unchecked Sendable {
     }
 }
 
-/// The inner publisher `switchToLatest` follows. @unchecked Sendable: under `lock`.
+/// The inner publisher `switchToLatest` follows, by generation. @unchecked Sendable: under `lock`.
 final class LatestInner: @unchecked Sendable {
     private let lock = NSLock()
+    private var generation = 0
     private var current: AnyObject?
-    /// Follows `input`; returns the one it replaced.
-    func replace(with input: AnyObject) -> AnyObject? {
+    private var following = false
+    /// A new inner publisher's generation: the previous ones are no longer current.
+    func begin() -> Int {
         lock.lock(); defer { lock.unlock() }
+        generation += 1
+        following = true
+        return generation
+    }
+    /// Keeps `input` as generation `generation`'s subscriber; returns the one it replaced.
+    func follow(_ input: AnyObject, generation: Int) -> AnyObject? {
+        lock.lock(); defer { lock.unlock() }
+        guard generation == self.generation else { return nil }
         let previous = current
         current = input
         return previous
     }
-    /// The followed inner finished (if it is `input`); returns whether it was.
-    func finish(_ input: AnyObject) -> Bool {
+    /// Whether `generation` is the inner followed now.
+    func isCurrent(_ generation: Int) -> Bool {
         lock.lock(); defer { lock.unlock() }
-        guard current === input else { return false }
+        return following && generation == self.generation
+    }
+    /// Generation `generation` ended; returns whether it was the followed one.
+    func finish(_ generation: Int) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        guard following, generation == self.generation else { return false }
+        following = false
         current = nil
         return true
     }
     /// Whether no inner publisher is followed.
-    var isIdle: Bool { lock.lock(); defer { lock.unlock() }; return current == nil }
+    var isIdle: Bool { lock.lock(); defer { lock.unlock() }; return !following }
+}
+
+/// The upstream's subscriber of a flatMap, kept to ask it for more. @unchecked Sendable:
+/// `object` is under `lock`.
+final class WeakKeyBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var stored: AnyObject?
+    var object: AnyObject? {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
 }
 
 extension Publisher {
@@ -343,14 +424,19 @@ extension Publisher {
 
     /// The values of the publishers `transform` makes from each value.
     public func flatMap<T, P: Publisher>(maxPublishers: Subscribers.Demand = .unlimited, _ transform: @escaping (Output) -> P) -> Publishers.FlatMap<P, Self> where T == P.Output, P.Failure == Failure {
-        Publishers.FlatMap(upstream: self, transform: transform)
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
     }
 
     /// The values of this publisher and `other`, as they come.
-    public func merge(with other: Self) -> Publishers.MergeMany<Self> { Publishers.MergeMany(self, other) }
+    public func merge<P: Publisher>(with other: P) -> Publishers.MergeMany<AnyPublisher<Output, Failure>> where P.Output == Output, P.Failure == Failure {
+        Publishers.MergeMany(eraseToAnyPublisher(), other.eraseToAnyPublisher())
+    }
 
-    /// The values of this publisher and the others, as they come.
-    public func merge(with others: Self...) -> Publishers.MergeMany<Self> { Publishers.MergeMany([self] + others) }
+    /// The values of this publisher and two others, as they come.
+    public func merge<B: Publisher, C: Publisher>(with b: B, _ c: C) -> Publishers.MergeMany<AnyPublisher<Output, Failure>>
+    where B.Output == Output, B.Failure == Failure, C.Output == Output, C.Failure == Failure {
+        Publishers.MergeMany(eraseToAnyPublisher(), b.eraseToAnyPublisher(), c.eraseToAnyPublisher())
+    }
 
     /// The latest value of each, once both sent one.
     public func combineLatest<P: Publisher>(_ other: P) -> Publishers.CombineLatest<Self, P> where P.Failure == Failure {

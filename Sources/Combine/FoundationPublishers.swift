@@ -16,72 +16,88 @@ extension ConnectablePublisher {
     public func autoconnect() -> Publishers.Autoconnect<Self> { Publishers.Autoconnect(upstream: self) }
 }
 
+/// The subscribers of a connection made with the first and cancelled when the last leaves
+/// (autoconnect, share). A subscriber counts from before it subscribes, so one that cancels
+/// while subscribing, or before the connection is made, is counted out correctly: a
+/// connection made when nobody is left is cancelled at once.
+/// @unchecked Sendable: every `var` is read and written only under `lock`.
+final class ConnectionCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var subscribers = 0
+    private var connecting = false
+    private var connection: (any Cancellable)?
+
+    /// A subscriber joins; returns whether it must make the connection.
+    func join() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        subscribers += 1
+        guard connection == nil, !connecting else { return false }
+        connecting = true
+        return true
+    }
+
+    /// The connection the joining subscriber made.
+    func connected(_ made: any Cancellable) {
+        lock.lock()
+        connecting = false
+        guard subscribers > 0 else { lock.unlock(); made.cancel(); return }
+        connection = made
+        lock.unlock()
+    }
+
+    /// A subscriber left (cancelled); the last one cancels the connection.
+    func leave() {
+        lock.lock()
+        subscribers = max(0, subscribers - 1)
+        let stop = subscribers == 0 ? connection : nil
+        if stop != nil { connection = nil }
+        lock.unlock()
+        stop?.cancel()
+    }
+}
+
 extension Publishers {
-    /// The publisher of ``ConnectablePublisher/autoconnect()``. @unchecked Sendable: its
-    /// connection and subscriber count are under `lock`.
+    /// The publisher of ``ConnectablePublisher/autoconnect()``: connects `upstream` with its
+    /// first subscriber, cancels the connection when the last one cancels.
+    /// @unchecked Sendable: its state is its ConnectionCount's.
     public final class Autoconnect<Upstream: ConnectablePublisher>: Publisher, @unchecked Sendable {
         public typealias Output = Upstream.Output
         public typealias Failure = Upstream.Failure
         /// The connectable publisher.
         public let upstream: Upstream
-        private let lock = NSLock()
-        private var connection: (any Cancellable)?
-        private var subscribers = 0
+        private let count = ConnectionCount()
 
         /// Connects `upstream` with its first subscriber.
         public init(upstream: Upstream) { self.upstream = upstream }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            upstream.handleEvents(receiveCancel: { [weak self] in self?.release() }).subscribe(subscriber)
-            lock.lock()
-            subscribers += 1
-            let connect = connection == nil
-            lock.unlock()
-            if connect {
-                let made = upstream.connect()
-                lock.lock()
-                connection = made
-                lock.unlock()
-            }
-        }
-
-        private func release() {
-            lock.lock()
-            subscribers -= 1
-            let stop = subscribers == 0 ? connection : nil
-            if stop != nil { connection = nil }
-            lock.unlock()
-            stop?.cancel()
+            let count = self.count
+            let connect = count.join()
+            upstream.handleEvents(receiveCancel: { count.leave() }).subscribe(subscriber)
+            if connect { count.connected(upstream.connect()) }
         }
     }
 
-    /// The publisher of ``Publisher/share()``: one subscription to the upstream, made with
-    /// the first subscriber, whose values every subscriber of the moment gets.
-    /// @unchecked Sendable: `connection` is under `lock`; the subject is thread-safe.
+    /// The publisher of ``Publisher/share()`` (Apple's is multicast with autoconnect): one
+    /// subscription to the upstream, made with the first subscriber and cancelled when the
+    /// last one leaves, whose values every subscriber of the moment gets.
+    /// @unchecked Sendable: its state is its subject's and its ConnectionCount's.
     public final class Share<Upstream: Publisher>: Publisher, Equatable, @unchecked Sendable {
         public typealias Output = Upstream.Output
         public typealias Failure = Upstream.Failure
         /// The shared publisher.
         public let upstream: Upstream
         private let subject = PassthroughSubject<Output, Failure>()
-        private let lock = NSLock()
-        private var connection: AnyCancellable?
+        private let count = ConnectionCount()
 
         /// Shares `upstream`.
         public init(upstream: Upstream) { self.upstream = upstream }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            subject.subscribe(subscriber)
-            lock.lock()
-            let connect = connection == nil
-            if connect { connection = AnyCancellable {} }
-            lock.unlock()
-            if connect {
-                let made = upstream.subscribe(subject)
-                lock.lock()
-                connection = made
-                lock.unlock()
-            }
+            let count = self.count
+            let connect = count.join()
+            subject.handleEvents(receiveCancel: { count.leave() }).subscribe(subscriber)
+            if connect { count.connected(upstream.subscribe(subject)) }
         }
 
         /// Identity.
@@ -217,7 +233,7 @@ extension Timer {
 
 extension URLSession {
     /// A data task as a publisher of its data and response (Apple: `URLSession.DataTaskPublisher`):
-    /// the task starts when the subscriber asks for the value and is cancelled with it.
+    /// the task starts at each subscription and is cancelled with it.
     public struct DataTaskPublisher: Publisher {
         public typealias Output = (data: Data, response: URLResponse)
         public typealias Failure = URLError

@@ -48,14 +48,22 @@ final class ObjectWillChangeRegistry: @unchecked Sendable {
 
     func publisher(for object: AnyObject) -> ObservableObjectPublisher {
         let key = ObjectIdentifier(object)
-        lock.lock(); defer { lock.unlock() }
-        if let entry = entries[key], entry.object === object { return entry.publisher }
+        var dropped: [ObjectIdentifier: Entry] = [:]
+        lock.lock()
+        if let entry = entries[key], entry.object === object {
+            lock.unlock()
+            return entry.publisher
+        }
         if entries.count >= pruneAt {
+            dropped = entries
             entries = entries.filter { $0.value.object != nil }
             pruneAt = max(64, entries.count * 2)
         }
         let publisher = ObservableObjectPublisher()
-        entries[key] = Entry(object: object, publisher: publisher)
+        let replaced = entries.updateValue(Entry(object: object, publisher: publisher), forKey: key)
+        lock.unlock()
+        // Released here, outside the lock: a publisher's subscribers may be app closures.
+        withExtendedLifetime((dropped, replaced)) {}
         return publisher
     }
 
@@ -100,16 +108,17 @@ final class PublishedStorage<Value>: @unchecked Sendable {
         if let owner { ObjectWillChangeRegistry.shared.existingPublisher(for: owner)?.send() }
         core.send(newValue)
         core.lock.lock()
+        let replaced = value
         value = newValue
         core.lock.unlock()
+        // The old value is released here, outside the lock: its deinit may cancel a
+        // subscription to this property.
+        withExtendedLifetime(replaced) {}
     }
 
     /// Subscribes `subscriber`: the value now when it first asks, then every value set.
     func subscribe<S: Subscriber>(_ subscriber: S) where S.Input == Value, S.Failure == Never {
-        core.attach(subscriber) { [weak self] subscription in
-            guard let self else { return }
-            subscription.offer(self.current)
-        }
+        core.attach(subscriber, latest: { [weak self] in self?.current })
     }
 
     /// Keeps `subscription` for as long as this storage lives (`assign(to:)`).

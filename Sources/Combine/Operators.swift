@@ -306,9 +306,9 @@ private final class Collected<Value>: @unchecked Sendable {
     var values: [Value] { lock.lock(); defer { lock.unlock() }; return items }
 }
 
-/// A subscription passed through with hooks on requests and cancellation. With
+/// A subscription passed through with hooks on requests and cancellation (once). With
 /// `upstreamDemand`, the first request asks upstream for that instead (collect wants all).
-/// @unchecked Sendable: `askedUpstream` is read and written under `lock`.
+/// @unchecked Sendable: `askedUpstream` and `cancelled` are read and written under `lock`.
 final class EventSubscription: Subscription, @unchecked Sendable {
     private let upstream: any Subscription
     private let onRequest: ((Subscribers.Demand) -> Void)?
@@ -316,6 +316,7 @@ final class EventSubscription: Subscription, @unchecked Sendable {
     private let upstreamDemand: Subscribers.Demand?
     private let lock = NSLock()
     private var askedUpstream = false
+    private var cancelled = false
 
     init(_ upstream: any Subscription, onRequest: ((Subscribers.Demand) -> Void)?, onCancel: (() -> Void)?, upstreamDemand: Subscribers.Demand? = nil) {
         self.upstream = upstream
@@ -335,6 +336,11 @@ final class EventSubscription: Subscription, @unchecked Sendable {
     }
 
     func cancel() {
+        lock.lock()
+        let first = !cancelled
+        cancelled = true
+        lock.unlock()
+        guard first else { return }
         onCancel?()
         upstream.cancel()
     }

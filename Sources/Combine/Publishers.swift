@@ -2,36 +2,72 @@
 // `AnyPublisher`).
 import Foundation
 
-/// A subscription that sends a fixed sequence of values then a completion, as its
-/// subscriber asks for them (Just, Empty, Fail, Future's result, Sequence's publisher).
-/// @unchecked Sendable: `pending`, `demand`, `ended` and `delivering` are read and written
-/// only under `lock`; the subscriber is called after it is released.
+/// A subscription that sends a sequence's values, as its subscriber asks for them, then a
+/// completion (Just, Empty, Fail, a sequence's publisher, a Future's result). The values are
+/// taken from the sequence one at a time, one ahead (so the end is known, and sent, right
+/// after the last value), on the thread that delivers, outside the lock: a lazy or endless
+/// sequence is fine. A Future's subscription gets its sequence later (``supply(_:then:)``).
+/// @unchecked Sendable: every stored `var` is read and written only under `lock`; the
+/// sequence and the subscriber are called after it is released, by one thread at a time
+/// (`delivering`).
 final class ReplaySubscription<Output, Failure: Error>: Subscription, @unchecked Sendable {
     private let lock = NSLock()
     private let subscriber: AnySubscriber<Output, Failure>
-    private var pending: [Output]
-    private let completion: Subscribers.Completion<Failure>
+    private var iterator: AnyIterator<Output>?
+    private var next: Output?
+    /// The end, once the values are known (nil: a Future still pending).
+    private var completion: Subscribers.Completion<Failure>?
     private var demand = Subscribers.Demand.none
     private var ended = false
     private var delivering = false
+    /// Whether the subscriber has its subscription (nothing is sent before).
+    private var subscribed = false
+    private var onCancel: (() -> Void)?
 
-    init(_ values: [Output], then completion: Subscribers.Completion<Failure>, to subscriber: AnySubscriber<Output, Failure>) {
-        pending = values.reversed()
-        self.completion = completion
-        self.subscriber = subscriber
+    private init(_ subscriber: AnySubscriber<Output, Failure>) { self.subscriber = subscriber }
+
+    /// Subscribes `subscriber` to `values`, then `completion`.
+    static func start<S: Subscriber, Values: Sequence>(_ values: Values, then completion: Subscribers.Completion<Failure>, to subscriber: S)
+    where S.Input == Output, S.Failure == Failure, Values.Element == Output {
+        let subscription = ReplaySubscription(AnySubscriber(subscriber))
+        subscription.handOver(to: subscriber)
+        subscription.supply(AnyIterator(values.makeIterator()), then: completion)
     }
 
-    /// Subscribes `subscriber` and, with no values to send, completes it at once.
-    static func start<S: Subscriber>(_ values: [Output], then completion: Subscribers.Completion<Failure>, to subscriber: S) where S.Input == Output, S.Failure == Failure {
-        let subscription = ReplaySubscription(values, then: completion, to: AnySubscriber(subscriber))
-        subscriber.receive(subscription: subscription)
-        if values.isEmpty { subscription.drain() }
+    /// A subscription for `subscriber` whose values come later; `onCancel` runs if it is
+    /// cancelled first. Give it with ``handOver(to:)``.
+    static func pending(for subscriber: AnySubscriber<Output, Failure>, onCancel: @escaping () -> Void) -> ReplaySubscription {
+        let subscription = ReplaySubscription(subscriber)
+        subscription.onCancel = onCancel
+        return subscription
+    }
+
+    /// Gives the subscriber this subscription, then sends what is due.
+    func handOver<S: Subscriber>(to subscriber: S) where S.Input == Output, S.Failure == Failure {
+        subscriber.receive(subscription: self)
+        lock.lock()
+        subscribed = true
+        lock.unlock()
+        drain()
+    }
+
+    /// The values to send, then `completion`.
+    func supply(_ values: AnyIterator<Output>, then completion: Subscribers.Completion<Failure>) {
+        let first = values.next()
+        lock.lock()
+        guard !ended, self.completion == nil else { lock.unlock(); return }
+        iterator = values
+        next = first
+        self.completion = completion
+        lock.unlock()
+        drain()
     }
 
     func request(_ more: Subscribers.Demand) {
         guard more > .none else { return }
         lock.lock()
         demand += more
+        subscribed = true
         lock.unlock()
         drain()
     }
@@ -40,23 +76,27 @@ final class ReplaySubscription<Output, Failure: Error>: Subscription, @unchecked
     /// `receive` is served by the loop already running).
     private func drain() {
         lock.lock()
-        guard !delivering else { lock.unlock(); return }
+        guard !delivering, subscribed else { lock.unlock(); return }
         delivering = true
-        while !ended {
-            if pending.isEmpty {
+        while !ended, let end = completion {
+            guard let value = next else {
                 ended = true
+                onCancel = nil
                 lock.unlock()
-                subscriber.receive(completion: completion)
+                subscriber.receive(completion: end)
                 lock.lock()
                 break
             }
             guard demand > .none else { break }
             demand -= .max(1)
-            let value = pending.removeLast()
+            next = nil
+            let values = iterator
             lock.unlock()
             let more = subscriber.receive(value)
+            let following = values?.next()
             lock.lock()
             demand += more
+            if !ended { next = following }
         }
         delivering = false
         lock.unlock()
@@ -65,8 +105,15 @@ final class ReplaySubscription<Output, Failure: Error>: Subscription, @unchecked
     func cancel() {
         lock.lock()
         ended = true
-        pending = []
+        let dropped = (next, iterator)
+        next = nil
+        iterator = nil
+        let hook = onCancel
+        onCancel = nil
         lock.unlock()
+        // Released here, outside the lock (their deinit may be app code).
+        withExtendedLifetime(dropped) {}
+        hook?()
     }
 }
 
@@ -96,7 +143,7 @@ public struct Empty<Output, Failure: Error>: Publisher, Equatable {
     }
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
         if completeImmediately {
-            ReplaySubscription.start([], then: .finished, to: subscriber)
+            ReplaySubscription.start(EmptyCollection<Output>(), then: .finished, to: subscriber)
         } else {
             subscriber.receive(subscription: Subscriptions.empty)
         }
@@ -114,7 +161,7 @@ public struct Fail<Output, Failure: Error>: Publisher {
     /// A publisher of `Output` failing with `failure`.
     public init(outputType: Output.Type, failure: Failure) { error = failure }
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        ReplaySubscription.start([], then: .failure(error), to: subscriber)
+        ReplaySubscription.start(EmptyCollection<Output>(), then: .failure(error), to: subscriber)
     }
 }
 
@@ -132,15 +179,16 @@ public struct Deferred<DeferredPublisher: Publisher>: Publisher {
 }
 
 /// A publisher that eventually produces one value or fails (Apple: `Future`). The closure
-/// runs at once, when the future is made; every subscriber gets the result.
+/// runs at once, when the future is made; every subscriber gets the result, and gets its
+/// subscription at once (cancelling it before the result forgets the subscriber).
 public final class Future<Output, Failure: Error>: Publisher, @unchecked Sendable {
     // @unchecked Sendable: `result` and `waiting` are read and written only under `lock`;
-    // subscribers are started after it is released.
+    // subscribers are served after it is released.
     /// The closure's way to give the result (the first call counts).
     public typealias Promise = (Result<Output, Failure>) -> Void
     private let lock = NSLock()
     private var result: Result<Output, Failure>?
-    private var waiting: [(Result<Output, Failure>) -> Void] = []
+    private var waiting: [ObjectIdentifier: ReplaySubscription<Output, Failure>] = [:]
 
     /// Runs `attemptToFulfill` now; its promise gives the result.
     public init(_ attemptToFulfill: @escaping (@escaping Promise) -> Void) {
@@ -151,28 +199,45 @@ public final class Future<Output, Failure: Error>: Publisher, @unchecked Sendabl
         lock.lock()
         guard result == nil else { lock.unlock(); return }
         result = newResult
-        let starters = waiting
-        waiting = []
+        let subscriptions = Array(waiting.values)
+        waiting = [:]
         lock.unlock()
-        for start in starters { start(newResult) }
+        for subscription in subscriptions { Self.supply(newResult, to: subscription) }
+    }
+
+    private static func supply(_ result: Result<Output, Failure>, to subscription: ReplaySubscription<Output, Failure>) {
+        switch result {
+        case .success(let value): subscription.supply(AnyIterator(CollectionOfOne(value).makeIterator()), then: .finished)
+        case .failure(let error): subscription.supply(AnyIterator { nil }, then: .failure(error))
+        }
+    }
+
+    private func forget(_ key: ObjectIdentifier) {
+        lock.lock()
+        let forgotten = waiting.removeValue(forKey: key)
+        lock.unlock()
+        withExtendedLifetime(forgotten) {}
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        let start: (Result<Output, Failure>) -> Void = { result in
-            switch result {
-            case .success(let value): ReplaySubscription.start([value], then: .finished, to: subscriber)
-            case .failure(let error): ReplaySubscription.start([], then: .failure(error), to: subscriber)
-            }
+        let box = WeakKey()
+        let subscription = ReplaySubscription<Output, Failure>.pending(for: AnySubscriber(subscriber)) { [weak self] in
+            if let key = box.key { self?.forget(key) }
         }
+        box.key = ObjectIdentifier(subscription)
         lock.lock()
-        if let result {
-            lock.unlock()
-            start(result)
-        } else {
-            waiting.append(start)
-            lock.unlock()
-        }
+        let known = result
+        if known == nil { waiting[ObjectIdentifier(subscription)] = subscription }
+        lock.unlock()
+        subscription.handOver(to: subscriber)
+        if let known { Self.supply(known, to: subscription) }
     }
+}
+
+/// The key a pending subscription is kept under, set once before the subscription can be
+/// cancelled. @unchecked Sendable: written once before any reader exists.
+private final class WeakKey: @unchecked Sendable {
+    var key: ObjectIdentifier?
 }
 
 /// A publisher of erased type (Apple: `AnyPublisher`).
@@ -207,7 +272,7 @@ extension Publishers {
         /// A publisher of `sequence`.
         public init(sequence: Elements) { self.sequence = sequence }
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            ReplaySubscription.start(Array(sequence), then: .finished, to: subscriber)
+            ReplaySubscription.start(sequence, then: .finished, to: subscriber)
         }
     }
 }

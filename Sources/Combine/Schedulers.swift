@@ -69,7 +69,8 @@ final class RepeatingTimer: Cancellable, @unchecked Sendable {
     private let source: any DispatchSourceTimer
     init(queue: DispatchQueue, first: DispatchTime, intervalNanoseconds: Int, action: ScheduledAction) {
         source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: first, repeating: .nanoseconds(max(1, intervalNanoseconds)))
+        // An interval of zero or less would spin: at least a millisecond.
+        source.schedule(deadline: first, repeating: .nanoseconds(max(1_000_000, intervalNanoseconds)))
         source.setEventHandler { action.run() }
         source.resume()
     }
@@ -112,10 +113,12 @@ public struct SchedulerStride: SchedulerTimeIntervalConvertible, Comparable, Sig
     public init(floatLiteral value: Double) { self = .seconds(value) }
     /// `value` seconds.
     public init(integerLiteral value: Int) { self = .seconds(value) }
-    /// `source` nanoseconds, if exact.
+    /// `source` seconds, as an integer literal means, if exact.
     public init?<T: BinaryInteger>(exactly source: T) {
-        guard let value = Int(exactly: source) else { return nil }
-        magnitude = value
+        guard let seconds = Int(exactly: source) else { return nil }
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return nil }
+        magnitude = nanoseconds
     }
     public static func seconds(_ s: Int) -> SchedulerStride { SchedulerStride(DispatchTimeInterval.seconds(s)) }
     public static func seconds(_ s: Double) -> SchedulerStride {
@@ -147,9 +150,16 @@ extension DispatchQueue: Scheduler {
             Stride(Int(truncatingIfNeeded: Int64(bitPattern: other.dispatchTime.uptimeNanoseconds &- dispatchTime.uptimeNanoseconds)))
         }
         /// This time moved by `n`.
+        /// This time moved by `n`, saturating (a stride past the end of time is the end of
+        /// time, never a wrap to now).
         public func advanced(by n: Stride) -> SchedulerTimeType {
-            let moved = Int64(bitPattern: dispatchTime.uptimeNanoseconds) &+ Int64(n.magnitude)
-            return SchedulerTimeType(DispatchTime(uptimeNanoseconds: UInt64(max(0, moved))))
+            let now = dispatchTime.uptimeNanoseconds
+            if n.magnitude >= 0 {
+                let (moved, overflow) = now.addingReportingOverflow(UInt64(n.magnitude))
+                return SchedulerTimeType(overflow || moved >= DispatchTime.distantFuture.uptimeNanoseconds ? .distantFuture : DispatchTime(uptimeNanoseconds: moved))
+            }
+            let back = n.magnitude == Int.min ? UInt64(Int.max) + 1 : UInt64(-n.magnitude)
+            return SchedulerTimeType(DispatchTime(uptimeNanoseconds: now > back ? now - back : 0))
         }
         public static func == (lhs: SchedulerTimeType, rhs: SchedulerTimeType) -> Bool { lhs.dispatchTime == rhs.dispatchTime }
         public func hash(into hasher: inout Hasher) { hasher.combine(dispatchTime.uptimeNanoseconds) }

@@ -36,9 +36,10 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
     private var completion: Subscribers.Completion<Failure>?
     private var upstreams: [any Subscription] = []
 
-    /// Adds `subscriber`, or completes it at once if the subject ended. `onDemand` runs when
-    /// it asks for values (CurrentValueSubject sends its value then).
-    func attach<S: Subscriber>(_ subscriber: S, firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)? = nil) where S.Input == Output, S.Failure == Failure {
+    /// Adds `subscriber`, or completes it at once if the subject ended. With `latest` (a
+    /// subject that keeps its value), the subscriber gets that value when it first asks, and
+    /// again after it missed one for want of demand.
+    func attach<S: Subscriber>(_ subscriber: S, latest: (() -> Output?)? = nil) where S.Input == Output, S.Failure == Failure {
         lock.lock()
         if let completion {
             lock.unlock()
@@ -46,15 +47,18 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
             subscriber.receive(completion: completion)
             return
         }
-        let subscription = SubjectSubscription<Output, Failure>(AnySubscriber(subscriber), core: self, firstDemand: firstDemand)
+        let subscription = SubjectSubscription<Output, Failure>(AnySubscriber(subscriber), core: self, latest: latest)
         subscriptions.append(subscription)
         lock.unlock()
         subscriber.receive(subscription: subscription)
     }
 
     func detach(_ subscription: SubjectSubscription<Output, Failure>) {
-        lock.lock(); defer { lock.unlock() }
-        subscriptions.removeAll { $0 === subscription }
+        lock.lock()
+        let index = subscriptions.firstIndex { $0 === subscription }
+        let removed = index.map { subscriptions.remove(at: $0) }
+        lock.unlock()
+        withExtendedLifetime(removed) {}
     }
 
     /// Whether the subject ended (the caller holds `lock`).
@@ -93,7 +97,7 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
 }
 
 /// One subscriber's subscription to a subject: its demand and whether it ended.
-/// @unchecked Sendable: `demand`, `ended` and `firstDemand` are read and written only under
+/// @unchecked Sendable: `demand`, `ended` and `owesLatest` are read and written only under
 /// `lock`; the subscriber is called after it is released.
 final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecked Sendable {
     private let lock = NSLock()
@@ -101,12 +105,17 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
     private weak var core: SubjectCore<Output, Failure>?
     private var demand = Subscribers.Demand.none
     private var ended = false
-    private var firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)?
+    /// The subject's value now, for a subject that keeps one (nil once it is gone).
+    private let latest: (() -> Output?)?
+    /// Whether the subscriber is owed the subject's value (it has not had it, or missed a
+    /// newer one for want of demand): sent at its next request.
+    private var owesLatest: Bool
 
-    init(_ subscriber: AnySubscriber<Output, Failure>, core: SubjectCore<Output, Failure>, firstDemand: ((SubjectSubscription<Output, Failure>) -> Void)?) {
+    init(_ subscriber: AnySubscriber<Output, Failure>, core: SubjectCore<Output, Failure>, latest: (() -> Output?)?) {
         self.subscriber = subscriber
         self.core = core
-        self.firstDemand = firstDemand
+        self.latest = latest
+        owesLatest = latest != nil
     }
 
     func request(_ more: Subscribers.Demand) {
@@ -114,16 +123,21 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         lock.lock()
         guard !ended else { lock.unlock(); return }
         demand += more
-        let first = firstDemand
-        firstDemand = nil
+        let owed = owesLatest ? latest : nil
+        owesLatest = false
         lock.unlock()
-        first?(self)
+        if let owed, let value = owed() { offer(value) }
     }
 
     /// Delivers `value` if the subscriber wants one; adds what it asks for in return.
     func offer(_ value: Output) {
         lock.lock()
-        guard !ended, demand > .none else { lock.unlock(); return }
+        guard !ended else { lock.unlock(); return }
+        guard demand > .none else {
+            if latest != nil { owesLatest = true }
+            lock.unlock()
+            return
+        }
         demand -= .max(1)
         lock.unlock()
         let more = subscriber.receive(value)
@@ -137,7 +151,6 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         lock.lock()
         guard !ended else { lock.unlock(); return }
         ended = true
-        firstDemand = nil
         lock.unlock()
         subscriber.receive(completion: completion)
     }
@@ -146,7 +159,6 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         lock.lock()
         guard !ended else { lock.unlock(); return }
         ended = true
-        firstDemand = nil
         lock.unlock()
         core?.detach(self)
     }
@@ -190,18 +202,19 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject, @unchec
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        core.attach(subscriber) { [weak self] subscription in
-            guard let self else { return }
-            subscription.offer(self.value)
-        }
+        core.attach(subscriber, latest: { [weak self] in self?.value })
     }
 
     /// Sends `input` and keeps it as the value (an ended subject keeps its last value).
     public func send(_ input: Output) {
         core.lock.lock()
         guard !core.hasCompletedLocked else { core.lock.unlock(); return }
+        let replaced = currentValue
         currentValue = input
         core.lock.unlock()
+        // The old value is released here, outside the lock: its deinit may cancel a
+        // subscription to this subject.
+        withExtendedLifetime(replaced) {}
         core.send(input)
     }
     public func send(completion: Subscribers.Completion<Failure>) { core.send(completion: completion) }

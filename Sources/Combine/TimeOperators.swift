@@ -22,9 +22,9 @@ extension Publishers {
         let options: Context.SchedulerOptions?
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber))
-            funnel.start()
             let scheduler = self.scheduler, options = self.options
+            let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber), deliverer: { scheduler.schedule(options: options, $0) })
+            funnel.start()
             funnel.follow(upstream, onValue: { value in scheduler.schedule(options: options) { funnel.send(value) } },
                           onCompletion: { completion in scheduler.schedule(options: options) { funnel.finish(completion) } })
         }

@@ -255,6 +255,119 @@ final class Box<Value>: @unchecked Sendable {
     }
 }
 
+@Suite struct CombineReviewedCases {
+    final class Token: @unchecked Sendable {}
+
+    @Test func aPendingFutureGivesItsSubscriptionAtOnceAndForgetsACancelledSubscriber() {
+        let promise = Box<((Result<Int, Never>) -> Void)?>(nil)
+        let future = Future<Int, Never> { promise.value = $0 }
+        let cancelled = Box(false), got = Box<[Int]>([])
+        weak var released: Token?
+        var c: AnyCancellable?
+        do {
+            let token = Token()
+            released = token
+            c = future.handleEvents(receiveCancel: { cancelled.value = true }).sink { _ in withExtendedLifetime(token) { got.value.append(1) } }
+        }
+        c?.cancel()
+        #expect(cancelled.value, "cancellation reaches a pending future's subscription (a data task is cancelled)")
+        #expect(released == nil, "the cancelled subscriber is not kept until the result")
+        promise.value?(.success(1))
+        #expect(got.value.isEmpty)
+    }
+
+    @Test func switchToLatestIgnoresAnInnerItSwitchedAwayFrom() {
+        let outer = PassthroughSubject<Future<String, Never>, Never>()
+        let first = Box<((Result<String, Never>) -> Void)?>(nil), second = Box<((Result<String, Never>) -> Void)?>(nil)
+        let got = Box<[String]>([])
+        let c = outer.switchToLatest().sink { got.value.append($0) }
+        outer.send(Future { first.value = $0 })
+        outer.send(Future { second.value = $0 })
+        first.value?(.success("stale"))
+        second.value?(.success("fresh"))
+        #expect(got.value == ["fresh"])
+        c.cancel()
+    }
+
+    @Test func flatMapFollowsAtMostMaxPublishersAtOnce() {
+        let inners = [PassthroughSubject<Int, Never>(), PassthroughSubject<Int, Never>()]
+        let got = Box<[Int]>([])
+        let c = inners.publisher.flatMap(maxPublishers: .max(1)) { $0 }.sink { got.value.append($0) }
+        inners[1].send(20)
+        inners[0].send(1)
+        inners[0].send(completion: .finished)
+        inners[1].send(21)
+        #expect(got.value == [1, 21], "the second is subscribed to only when the first finished")
+        c.cancel()
+    }
+
+    @Test func aCurrentValueSubjectGivesTheLatestValueWhenDemandComesBack() {
+        let subject = CurrentValueSubject<Int, Never>(0)
+        let recorder = Recorder<Int, Never>(demand: .max(1))
+        subject.subscribe(recorder)
+        subject.send(1)
+        subject.send(2)
+        recorder.subscription?.request(.max(1))
+        #expect(recorder.values == [0, 2])
+    }
+
+    @Test func shareCancelsItsUpstreamWhenTheLastSubscriberLeaves() {
+        let upstreamCancels = Box(0)
+        let shared = PassthroughSubject<Int, Never>().handleEvents(receiveCancel: { upstreamCancels.value += 1 }).share()
+        let one = shared.sink { _ in }, two = shared.sink { _ in }
+        one.cancel()
+        #expect(upstreamCancels.value == 0)
+        two.cancel()
+        #expect(upstreamCancels.value == 1)
+    }
+
+    @Test func aSequencePublisherIsLazy() {
+        let got = Box<[Int]>([])
+        _ = (1...).publisher.prefix(3).sink { got.value.append($0) }
+        #expect(got.value == [1, 2, 3])
+    }
+
+    @Test func mergeTakesAnyPublisherOfTheSameTypes() {
+        let got = Box<[Int]>([])
+        let subject = PassthroughSubject<Int, Never>()
+        let c = subject.merge(with: Just(0)).sink { got.value.append($0) }
+        subject.send(1)
+        #expect(got.value == [0, 1])
+        c.cancel()
+    }
+
+    final class Detail: @unchecked Sendable {
+        var watching: AnyCancellable?
+        deinit { watching?.cancel() }
+    }
+    final class Parent: ObservableObject {
+        @Published var detail: Detail?
+    }
+
+    @Test func anOldValueWhoseDeinitCancelsASubscriptionToTheSamePropertyDoesNotDeadlock() {
+        let parent = Parent()
+        weak var replaced: Detail?
+        do {
+            let first = Detail()
+            first.watching = parent.$detail.sink { _ in }
+            parent.detail = first
+            replaced = first
+        }
+        parent.detail = Detail()  // the first one's deinit runs here, cancelling its sink
+        #expect(replaced == nil && parent.detail != nil)
+        let subject = CurrentValueSubject<Detail?, Never>(nil)
+        weak var sent: Detail?
+        do {
+            let held = Detail()
+            held.watching = subject.sink { _ in }
+            subject.send(held)
+            sent = held
+        }
+        subject.send(nil)
+        #expect(sent == nil)
+    }
+}
+
 @Suite struct CombineTime {
     @Test func receiveOnDeliversOnTheScheduler() {
         let scheduler = VirtualScheduler()

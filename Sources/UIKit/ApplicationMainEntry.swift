@@ -11,8 +11,9 @@ import Foundation
 
 /// The C symbol `NSStringFromClass` that `@UIApplicationMain`'s generated `main` calls with
 /// the delegate's class (its metadata pointer: Swift on Linux has no Objective-C metatypes
-/// apart from it). Returns a retained `NSString` with the class's name, `Module.AppDelegate`;
-/// `main` passes it on and never releases it (`UIApplicationMain` does not return).
+/// apart from it). Returns a retained `NSString` with the class's name, `Module.AppDelegate`:
+/// the compiler declares the result autoreleased, which on Linux means owned by the caller,
+/// and `main` releases it after `UIApplicationMain` (which does not return).
 @_cdecl("NSStringFromClass")
 public func _uiApplicationMainClassName(_ classMetadata: UnsafeRawPointer) -> UnsafeMutableRawPointer? {
     let delegateClass: AnyClass = unsafeBitCast(classMetadata, to: AnyClass.self)

@@ -1,8 +1,9 @@
 // `import UIKit`, as every iOS app delegate begins, on Linux: the part of UIKit that
 // background execution needs (UIApplication and its delegate, background assertions,
 // scenes; docs/porting.md, "Imports"), which the BackgroundTasks module defines, and
-// URLSession (BackgroundTasks brings FoundationNetworking). Linux draws no user interface:
-// views, view controllers and the rest of UIKit are not here.
+// URLSession (BackgroundTasks brings FoundationNetworking), and view controllers, windows
+// and colours kept without a screen (ViewControllers.swift). Linux draws nothing: labels,
+// tables, gestures and the rest of UIKit's interface are not here.
 @_exported import BackgroundTasks
 // The Clang module UIKit (Sources/CUIKitModuleMap), which this one overlays as Apple's
 // overlays do: it declares the C entry point of `@UIApplicationMain` (ApplicationMainEntry.swift).

@@ -14,19 +14,21 @@
 import BackgroundTasks
 import Foundation
 
-/// The screen (Apple: `UIScreen`). Linux shows nothing: its bounds are empty and its scale 1.
+/// The screen (Apple: `UIScreen`). Linux shows nothing: its size is a nominal phone's in
+/// portrait (390 x 844 points at scale 3), so that layout arithmetic (`h / bounds.width`)
+/// computes numbers rather than dividing by zero.
 @preconcurrency @MainActor
 public final class UIScreen {
     /// The device's screen.
     public static let main = UIScreen()
-    /// The screen's rectangle in points: empty, there is no screen.
-    public let bounds: CGRect = .zero
-    /// The screen's rectangle in pixels: empty.
-    public let nativeBounds: CGRect = .zero
+    /// The screen's rectangle in points (nominal).
+    public let bounds = CGRect(x: 0, y: 0, width: 390, height: 844)
+    /// The screen's rectangle in pixels (nominal).
+    public let nativeBounds = CGRect(x: 0, y: 0, width: 1170, height: 2532)
     /// Points to pixels.
-    public let scale: CGFloat = 1
+    public let scale: CGFloat = 3
     /// Points to pixels, natively.
-    public let nativeScale: CGFloat = 1
+    public let nativeScale: CGFloat = 3
     /// Brightness (0...1).
     public var brightness: CGFloat = 1
 }
@@ -74,8 +76,14 @@ open class UIView: NSObject {
         self.init(frame: .zero)
     }
 
-    /// Adds `view` on top of the subviews (moving it from another superview).
+    /// Adds `view` on top of the subviews (moving it from another superview). Adding the
+    /// view itself or one of its superviews stops the program, as UIKit raises.
     open func addSubview(_ view: UIView) {
+        var ancestor: UIView? = self
+        while let current = ancestor {
+            if current === view { fatalError("UIView.addSubview: a view cannot be added to itself or to one of its subviews") }
+            ancestor = current.superview
+        }
         view.removeFromSuperview()
         subviews.append(view)
         view.superview = self
@@ -174,7 +182,13 @@ open class UIViewController: NSObject {
     open func viewDidLayoutSubviews() {}
 
     /// Adds `child` to the children (call ``didMove(toParent:)`` on it after, as on iOS).
+    /// Adding the controller itself or one of its parents stops the program, as UIKit raises.
     open func addChild(_ child: UIViewController) {
+        var ancestor: UIViewController? = self
+        while let current = ancestor {
+            if current === child { fatalError("UIViewController.addChild: a controller cannot be its own child or its parent's") }
+            ancestor = current.parent
+        }
         child.removeFromParent()
         child.willMove(toParent: self)
         children.append(child)
@@ -211,25 +225,38 @@ open class UIViewController: NSObject {
 
     /// Presents `controller` over this one (nothing is shown on Linux); `completion` runs at
     /// once. One presented at a time, as on iOS: a second is refused while one is presented.
-    open func present(_ controller: UIViewController, animated flag: Bool, completion: (@MainActor () -> Void)? = nil) {
+    open func present(_ controller: UIViewController, animated flag: Bool, completion: (() -> Void)? = nil) {
         guard presentedViewController == nil, controller.presentingViewController == nil else { return }
         presentedViewController = controller
         controller.presentingViewController = self
         completion?()
     }
 
-    /// Dismisses the controller this one presented, or this one if it was presented;
-    /// `completion` runs at once.
-    open func dismiss(animated flag: Bool, completion: (@MainActor () -> Void)? = nil) {
-        if let presented = presentedViewController {
+    /// Dismisses the controller this one presented (and any it presented in turn), or this
+    /// one if it was presented; `completion` runs at once.
+    open func dismiss(animated flag: Bool, completion: (() -> Void)? = nil) {
+        let root = presentedViewController != nil ? self : presentingViewController
+        var current = root
+        while let presenter = current, let presented = presenter.presentedViewController {
+            presenter.presentedViewController = nil
             presented.presentingViewController = nil
-            presentedViewController = nil
-        } else if let presenting = presentingViewController {
-            presenting.presentedViewController = nil
-            presentingViewController = nil
+            current = presented
         }
         completion?()
     }
+
+    /// The controller's item in a navigation bar (its title and back button).
+    public private(set) lazy var navigationItem = UINavigationItem(title: "")
+
+    /// Lays the controller out for a key window: loads its view (and, for containers, the
+    /// shown child's), as a window does when it becomes key on iOS.
+    package func loadForWindow() {
+        loadViewIfNeeded()
+        shownChild?.loadForWindow()
+    }
+
+    /// The child a container shows (the top of a stack, the selected tab).
+    var shownChild: UIViewController? { nil }
 }
 
 /// A stack of controllers (Apple: `UINavigationController`); its children are the stack.
@@ -261,11 +288,28 @@ open class UINavigationController: UIViewController {
         super.init(coder: coder)
     }
 
-    /// Pushes `controller` on the stack.
+    /// Pushes `controller` on the stack. Pushing one already on it stops the program, as
+    /// UIKit raises.
     open func pushViewController(_ controller: UIViewController, animated: Bool) {
+        if children.contains(where: { $0 === controller }) {
+            fatalError("UINavigationController: pushing the same view controller instance more than once is not supported")
+        }
         addChild(controller)
         controller.didMove(toParent: self)
     }
+
+    /// Pops the controllers above `controller`; returns them (nil if it is not on the stack).
+    @discardableResult
+    open func popToViewController(_ controller: UIViewController, animated: Bool) -> [UIViewController]? {
+        guard children.contains(where: { $0 === controller }) else { return nil }
+        var popped: [UIViewController] = []
+        while let top = children.last, top !== controller, let removed = popViewController(animated: animated) {
+            popped.insert(removed, at: 0)
+        }
+        return popped
+    }
+
+    override var shownChild: UIViewController? { topViewController }
 
     /// Pops the top controller (never the root) and returns it.
     @discardableResult
@@ -286,7 +330,10 @@ open class UINavigationController: UIViewController {
 
     /// Replaces the stack.
     open func setViewControllers(_ controllers: [UIViewController], animated: Bool) {
-        for child in children { child.removeFromParent() }
+        for child in children {
+            child.willMove(toParent: nil)
+            child.removeFromParent()
+        }
         for controller in controllers { pushViewController(controller, animated: animated) }
     }
 }
@@ -309,9 +356,14 @@ open class UITabBarController: UIViewController {
         }
     }
 
+    override var shownChild: UIViewController? { selectedViewController }
+
     /// Replaces the tabs' controllers.
     open func setViewControllers(_ controllers: [UIViewController]?, animated: Bool) {
-        for child in children { child.removeFromParent() }
+        for child in children {
+            child.willMove(toParent: nil)
+            child.removeFromParent()
+        }
         for controller in controllers ?? [] {
             addChild(controller)
             controller.didMove(toParent: self)
@@ -320,10 +372,38 @@ open class UITabBarController: UIViewController {
     }
 }
 
+/// The title and back button a controller shows in a navigation bar (Apple: `UINavigationItem`).
+@preconcurrency @MainActor
+open class UINavigationItem: NSObject {
+    /// The title.
+    open var title: String?
+    /// A line above the title.
+    open var prompt: String?
+    /// Whether the back button is hidden.
+    open var hidesBackButton = false
+    /// An item titled `title`.
+    public init(title: String) {
+        self.title = title
+        super.init()
+    }
+}
+
+extension UIViewController: WindowRoot {}
+
 extension UIWindow {
-    /// The window's root view controller (Linux shows nothing: the window keeps it).
+    /// The window's root view controller (Linux shows nothing: the window keeps it). A root
+    /// set on a key window has its view loaded, as ``makeKeyAndVisible()`` does.
     public var rootViewController: UIViewController? {
         get { rootViewControllerObject as? UIViewController }
-        set { rootViewControllerObject = newValue }
+        set {
+            rootViewControllerObject = newValue
+            if isKeyWindow { newValue?.loadForWindow() }
+        }
+    }
+
+    /// The window's background colour.
+    public var backgroundColor: UIColor? {
+        get { backgroundColorObject as? UIColor }
+        set { backgroundColorObject = newValue }
     }
 }

@@ -155,7 +155,7 @@ import Testing
         )]).script(start: Simulation.defaultStart, days: 1)
         let device = Self.play(script, recordsTrace: recordsTrace)
         let start = Simulation.defaultStart
-        #expect(device.launches.map { $0.at.timeIntervalSince(start) } == [480 * 60, 720 * 60])
+        #expect(device.launches.map { $0.at.timeIntervalSince(start) } == [480 * 60, 720 * 60] as [TimeInterval])
         guard recordsTrace else { return }
         let moves = device.trace.compactMap { event -> String? in
             guard case .lifecycle(_, let from, let to, let at) = event else { return nil }

@@ -80,7 +80,7 @@ import Testing
         let measured = meter.finish(ended, model: model)
         #expect(measured.cpuTime == 3)
         #expect(measured.peakMemoryBytes == 1_024)
-        #expect(measured.energyJoules == 3 * 2 + 10 * 0.5)
+        #expect(measured.energyJoules == 3 * 2 + 10 * 0.5 as Double)
         #expect(measured.outcome == .success)
 
         // Not seen starting: the base cost of its wall time only.

@@ -288,7 +288,7 @@ import Testing
         #expect(costs.share(of: "com.example.cold") == 0)
         let measured = costs.measured(Self.run(1, processingID, kind: .processing, start: 0, duration: 100), energy: EnergyModel(perCoreWatts: 2, baseWatts: 0.5))
         #expect(measured.cpuTime == 90)
-        #expect(measured.energyJoules == 90 * 2 + 100 * 0.5)
+        #expect(measured.energyJoules == 90 * 2 + 100 * 0.5 as Double)
         // A run without an end costs nothing.
         let running = costs.measured(Self.run(2, start: 0, outcome: nil), energy: EnergyModel())
         #expect(running.cpuTime == 0)

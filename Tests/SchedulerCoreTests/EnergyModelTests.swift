@@ -44,7 +44,7 @@ struct EnergyModelTests {
     @Test("the estimate is CPU seconds times per-core watts plus wall time times base watts")
     func estimate() {
         let model = EnergyModel(perCoreWatts: 3, baseWatts: 0.25)
-        #expect(model.estimate(cpuTime: 2, wallTime: 10) == 2 * 3 + 10 * 0.25)
+        #expect(model.estimate(cpuTime: 2, wallTime: 10) == 2 * 3 + 10 * 0.25 as Double)
         #expect(EnergyModel().estimate(cpuTime: 1.5, wallTime: 4) == 5)
         // Unmeasured CPU: the base cost alone, a lower bound.
         #expect(model.estimate(cpuTime: nil, wallTime: 8) == 2)

@@ -402,12 +402,12 @@ struct ManifestTests {
     /// goes the same way: all refused before Foundation sees the file.
     @Test func aBinaryPropertyListThatExpandsBeyondAManifestIsRefused() throws {
         // 40 arrays, each holding the next twice, then a string: 2^40 objects once read.
-        let chain = Self.binaryPropertyList((0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x51, UInt8(ascii: "x")]])
+        let chain = Self.binaryPropertyList((0..<40).map { (index: Int) -> [UInt8] in [0xA2, UInt8(index + 1), UInt8(index + 1)] } + [[0x51, UInt8(ascii: "x")]])
         let expanded = try #require(parseError(parsing: chain))
         #expect(expanded.code == .malformed)
         #expect(expanded.message.contains("more than \(BinaryPropertyListKeys.maximumExpandedObjects) objects"), "\(expanded.message)")
         // Ten such levels (1,024 leaves) are a list like any other.
-        let small = Self.binaryPropertyList((0..<10).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x51, UInt8(ascii: "x")]])
+        let small = Self.binaryPropertyList((0..<10).map { (index: Int) -> [UInt8] in [0xA2, UInt8(index + 1), UInt8(index + 1)] } + [[0x51, UInt8(ascii: "x")]])
         #expect(BinaryPropertyListKeys.expansionProblem(in: small) == nil)
         // An array holding itself.
         let loop = Self.binaryPropertyList([[0xA1, 0]])
@@ -544,7 +544,7 @@ struct ManifestTests {
         #expect(BinaryPropertyListKeys.firstDuplicate(in: Data(unreachable)) == nil)
         // A list that expands beyond a manifest is refused as such even with a repeated key:
         // {"a": chain, "a": chain}, the chain of 40 arrays each holding the next twice.
-        let chain = (0..<40).map { [0xA2, UInt8($0 + 3), UInt8($0 + 3)] } + [[0x51, UInt8(ascii: "x")]]
+        let chain: [[UInt8]] = (0..<40).map { (index: Int) -> [UInt8] in [0xA2, UInt8(index + 3), UInt8(index + 3)] } + [[0x51, UInt8(ascii: "x")]]
         let both = Self.binaryPropertyList([[0xD2, 1, 1, 2, 2], [0x51, UInt8(ascii: "a")]] + chain)
         #expect(BinaryPropertyListKeys.firstDuplicate(in: both) == "a")
         let refused = try #require(parseError(parsing: both))

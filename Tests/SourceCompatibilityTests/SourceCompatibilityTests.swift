@@ -277,8 +277,10 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         let device = try compatDevice()
         let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: true) {}
         let delegate = TwiceCompletingDelegate()
-        let result = await delegate.application(context.application, didReceiveRemoteNotification: [:])
+        let payload: [AnyHashable: Any] = ["aps": ["content-available": 1]]
+        let result = await delegate.application(context.application, didReceiveRemoteNotification: payload)
         #expect(result == .newData, "the first completion counts; the second neither traps nor changes it")
+        #expect(payload.count == 1, "the caller keeps its dictionary (Swift 6 checks it is not sent away)")
     }
 
     @Test @MainActor func aDelegateIsMadeFromItsClassNameAsUIApplicationMainDoes() throws {

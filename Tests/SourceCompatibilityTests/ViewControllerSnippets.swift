@@ -28,6 +28,15 @@ final class FeedListViewController: UIViewController {
     func reload() {}
 }
 
+/// A colour from a hex string, as apps extend UIColor.
+extension UIColor {
+    convenience init(hex: String) {
+        let value = UInt64(hex.trimmingCharacters(in: CharacterSet(charactersIn: "#")), radix: 16) ?? 0
+        self.init(red: CGFloat((value >> 16) & 0xFF) / 255, green: CGFloat((value >> 8) & 0xFF) / 255,
+                  blue: CGFloat(value & 0xFF) / 255, alpha: 1)
+    }
+}
+
 /// A custom view as programmatic UIKit code writes it.
 final class BannerView: UIView {
     override init(frame: CGRect) {
@@ -45,6 +54,7 @@ final class WindowBuildingAppDelegate: UIResponder, UIApplicationDelegate {
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         window = UIWindow(frame: UIScreen.main.bounds)
+        window?.backgroundColor = .white
         window?.rootViewController = UINavigationController(rootViewController: FeedListViewController(feedName: "News"))
         window?.makeKeyAndVisible()
         return true
@@ -63,8 +73,10 @@ final class WindowBuildingAppDelegate: UIResponder, UIApplicationDelegate {
         let delegate = WindowBuildingAppDelegate()
         _ = delegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil)
         #expect(delegate.refreshVisibleList())
-        #expect(delegate.window?.isKeyWindow == true)
-        #expect(delegate.window?.frame == .zero, "no screen: empty bounds")
+        #expect(delegate.window?.isKeyWindow == true && delegate.window?.backgroundColor == .white)
+        #expect(delegate.window?.frame.width == 390, "a nominal phone's screen: layout arithmetic does not divide by zero")
+        let list = (delegate.window?.rootViewController as? UINavigationController)?.topViewController as? FeedListViewController
+        #expect(list?.isViewLoaded == true && list?.loads == 1, "a key window loads its root's shown view, as on iOS")
     }
 
     @Test func aViewLoadsOnceWhenFirstAskedFor() {
@@ -91,6 +103,26 @@ final class WindowBuildingAppDelegate: UIResponder, UIApplicationDelegate {
         #expect(navigation.popViewController(animated: true) == nil, "the root stays")
         navigation.viewControllers = [detail, root]
         #expect(navigation.popToRootViewController(animated: false) == [root] && navigation.topViewController === detail)
+    }
+
+    @Test func coloursCompareByWhatTheySay() {
+        #expect(UIColor(hex: "#336699") == UIColor(red: 0x33 / 255.0, green: 0x66 / 255.0, blue: 0x99 / 255.0, alpha: 1))
+        #expect(UIColor.white != UIColor.black && UIColor.white.withAlphaComponent(0.5) != .white)
+        #expect(UIColor(named: "Accent") == UIColor(named: "Accent"))
+    }
+
+    @Test func popToAControllerAndDismissAChain() {
+        let a = UIViewController(), b = UIViewController(), c = UIViewController()
+        let navigation = UINavigationController(rootViewController: a)
+        navigation.pushViewController(b, animated: false)
+        navigation.pushViewController(c, animated: false)
+        #expect(navigation.popToViewController(a, animated: true) == [b, c] && navigation.viewControllers == [a])
+        #expect(navigation.popToViewController(c, animated: true) == nil)
+        let sheet = UIViewController(), alert = UIViewController()
+        a.present(sheet, animated: true)
+        sheet.present(alert, animated: true)
+        a.dismiss(animated: true)
+        #expect(a.presentedViewController == nil && sheet.presentedViewController == nil && alert.presentingViewController == nil)
     }
 
     @Test func oneControllerIsPresentedAtATime() {

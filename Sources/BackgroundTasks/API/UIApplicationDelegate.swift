@@ -53,6 +53,8 @@ open class UIWindow: UIResponder {
     /// What UIKit's `rootViewController` keeps: the UIKit module's view controller types
     /// are not known here.
     package var rootViewControllerObject: AnyObject?
+    /// What UIKit's `backgroundColor` keeps.
+    package var backgroundColorObject: AnyObject?
 
     /// A window of `windowScene`.
     public convenience init(windowScene: UIWindowScene) {
@@ -66,10 +68,20 @@ open class UIWindow: UIResponder {
         self.frame = frame
     }
 
-    /// Makes the window the key window (it shows nothing on Linux).
+    /// Makes the window the key window (it shows nothing on Linux): its root view
+    /// controller's view is loaded (`viewDidLoad` runs), as on iOS.
     open func makeKeyAndVisible() {
         isKeyWindow = true
+        (rootViewControllerObject as? WindowRoot)?.loadForWindow()
     }
+}
+
+/// What a window's root controller does when the window becomes key (UIKit's
+/// UIViewController loads its view).
+@MainActor
+package protocol WindowRoot: AnyObject {
+    /// Loads the view, and the shown child's.
+    func loadForWindow()
 }
 
 extension BGApplication {
@@ -129,10 +141,10 @@ extension BGApplication {
 /// signatures. The system calls them on the main actor. Main-actor `@preconcurrency`, as
 /// Apple's (imported from Objective-C) is to Swift: an `NSObject` delegate written before
 /// concurrency that calls its own methods from a global queue compiles in Swift 5 mode with
-/// Xcode's warning, not an error. The `async` remote-notification method takes its
-/// dictionary `sending` (a witness need not say it): without it, the main-actor default could
-/// not receive a non-Sendable dictionary from a caller the `@preconcurrency` protocol treats
-/// as outside the main actor.
+/// Xcode's warning, not an error. The `async` remote-notification method's default is
+/// nonisolated (it hops to the main actor): a main-actor default could not receive a
+/// non-Sendable dictionary from a caller the `@preconcurrency` protocol treats as outside
+/// the main actor.
 @preconcurrency @MainActor
 public protocol UIApplicationDelegate: AnyObject {
     /// Launch has begun; registrations are open.
@@ -162,7 +174,7 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
     /// The same, in its `async` form (the system calls this one; by default it calls the
     /// completion-handler form).
-    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: sending [AnyHashable: Any]) async -> UIBackgroundFetchResult
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult
     /// ``BGApplication/registerForRemoteNotifications()`` succeeded: `deviceToken` is
     /// ``BGApplication/remoteNotificationDeviceToken`` (the app identifier's UTF-8 bytes,
     /// what `bgtask push` takes).
@@ -200,15 +212,21 @@ extension UIApplicationDelegate {
     }
     /// Calls the completion-handler method and returns the first result it completes with;
     /// an app that calls its handler twice does not trap (only the first call counts, as on iOS).
-    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: sending [AnyHashable: Any]) async -> UIBackgroundFetchResult {
-        await withCheckedContinuation { continuation in
+    /// Nonisolated, so that its caller keeps its dictionary (the `@preconcurrency` protocol
+    /// makes a main-actor default take it across isolation: Swift 6 callers would have to
+    /// give it up); it hops to the main actor for the completion-handler method.
+    nonisolated(nonsending) public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {
+        let call = SilentPushCall(delegate: self, userInfo: userInfo)
+        return await withCheckedContinuation { continuation in
             let pending = Mutex<CheckedContinuation<UIBackgroundFetchResult, Never>?>(continuation)
-            self.application(application, didReceiveRemoteNotification: userInfo) { result in
-                pending.withLock { waiting in
-                    let first = waiting
-                    waiting = nil
-                    return first
-                }?.resume(returning: result)
+            Task { @MainActor in
+                call.delegate.application(application, didReceiveRemoteNotification: call.userInfo) { result in
+                    pending.withLock { waiting in
+                        let first = waiting
+                        waiting = nil
+                        return first
+                    }?.resume(returning: result)
+                }
             }
         }
     }
@@ -219,6 +237,15 @@ extension UIApplicationDelegate {
     }
     public func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>) {}
     public func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool { false }
+}
+
+/// The delegate and payload of a silent push, carried to the main actor by the async
+/// method's default. @unchecked Sendable: the delegate is main-actor by its protocol and is
+/// only called there; the dictionary is the system's payload for this one call, read there
+/// and nowhere else, as iOS hands it.
+private struct SilentPushCall<Delegate: UIApplicationDelegate>: @unchecked Sendable {
+    let delegate: Delegate
+    let userInfo: [AnyHashable: Any]
 }
 
 extension UIApplicationDelegate where Self: UIResponder {

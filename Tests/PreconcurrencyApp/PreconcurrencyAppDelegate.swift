@@ -2,7 +2,7 @@
 // adopting UIApplicationDelegate (so main-actor by the protocol) that submits its refresh
 // request from a global queue. Apple's delegate protocol is imported from Objective-C and
 // so `@preconcurrency`: in Swift 5 mode Xcode warns about the call and builds. Here too (the
-// warning's group, ActorIsolatedCall, stays a warning in this target: Package.swift); while
+// warning's group, ActorIsolatedCall, stays a warning in this target alone: Package.swift); while
 // the protocol was plain `@MainActor`, this file did not compile.
 import BackgroundTasks
 
@@ -33,9 +33,9 @@ public class PreconcurrencyAppDelegate: NSObject, UIApplicationDelegate {
 }
 
 /// A delegate that says `@MainActor` itself, with the async form of a silent push as Xcode
-/// completes it (no `sending`: the protocol's requirement takes the dictionary `sending`,
-/// which a witness need not say). Without the class's own `@MainActor`, Swift 5 mode warns
-/// here that the dictionary is sent into the main actor (docs/porting.md, "The main actor").
+/// completes it. Without the class's own `@MainActor` (its main actor coming only from the
+/// `@preconcurrency` protocol), Swift 5 mode warns here that the dictionary is sent into the
+/// main actor (docs/porting.md, "The main actor").
 @MainActor
 public final class AsyncPushPreconcurrencyDelegate: NSObject, UIApplicationDelegate {
     public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {

@@ -489,3 +489,63 @@ final class Box<Value>: @unchecked Sendable {
         #expect(got == [1, 2])
     }
 }
+
+@Suite struct CombineMoreOperators {
+    @Test func retryResubscribesAfterAFailure() {
+        let attempts = Box(0)
+        let got = Box<[Int]>([]), failed = Box(false)
+        _ = Deferred { () -> AnyPublisher<Int, TestError> in
+            attempts.value += 1
+            return attempts.value < 3 ? Fail(error: .broken).eraseToAnyPublisher() : Just(7).setFailureType(to: TestError.self).eraseToAnyPublisher()
+        }
+        .retry(5)
+        .sink(receiveCompletion: { if case .failure = $0 { failed.value = true } }, receiveValue: { got.value.append($0) })
+        #expect(attempts.value == 3 && got.value == [7] && !failed.value)
+        attempts.value = -10
+        _ = Fail<Int, TestError>(error: .other).retry(2).sink(receiveCompletion: { if case .failure = $0 { failed.value = true } }, receiveValue: { _ in })
+        #expect(failed.value)
+    }
+
+    @Test func prependAppendZipAndFolds() {
+        let got = Box<[String]>([])
+        _ = [2, 3].publisher.prepend(1).append(4).sink { got.value.append("\($0)") }
+        let a = PassthroughSubject<Int, Never>(), b = PassthroughSubject<String, Never>()
+        let zipped = a.zip(b).sink { got.value.append("z\($0)\($1)") }
+        a.send(1); a.send(2); b.send("x"); b.send("y"); b.send("z")
+        _ = [1, 2, 3].publisher.reduce(0, +).sink { got.value.append("r\($0)") }
+        _ = [1, 2, 3].publisher.count().sink { got.value.append("c\($0)") }
+        _ = [1, 2, 3].publisher.last().sink { got.value.append("l\($0)") }
+        _ = [1, 2, 3].publisher.contains(2).sink { got.value.append("h\($0)") }
+        _ = Empty<Int, Never>().replaceEmpty(with: 9).sink { got.value.append("e\($0)") }
+        #expect(got.value == ["1", "2", "3", "4", "z1x", "z2y", "r6", "c3", "l3", "htrue", "e9"])
+        zipped.cancel()
+    }
+
+    @Test func timeoutEndsASilentPublisher() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<Int, TestError>()
+        let got = Box<[Int]>([]), ended = Box<Subscribers.Completion<TestError>?>(nil)
+        let c = subject.timeout(.seconds(5), scheduler: scheduler, customError: { .broken })
+            .sink(receiveCompletion: { ended.value = $0 }, receiveValue: { got.value.append($0) })
+        scheduler.advance(by: .seconds(4))
+        subject.send(1)
+        scheduler.advance(by: .seconds(4))
+        #expect(ended.value == nil, "a value restarts the wait")
+        scheduler.advance(by: .seconds(1))
+        #expect(got.value == [1] && ended.value == .failure(.broken))
+        c.cancel()
+    }
+
+    @Test func tryFilterAndPrint() {
+        final class Stream: TextOutputStream, @unchecked Sendable { var text = ""; func write(_ string: String) { text += string } }
+        let failed = Box(false), got = Box<[Int]>([])
+        _ = [1, 2, 3].publisher.tryFilter { value in
+            if value == 3 { throw TestError.broken }
+            return value > 1
+        }.sink(receiveCompletion: { if case .failure = $0 { failed.value = true } }, receiveValue: { got.value.append($0) })
+        #expect(got.value == [2] && failed.value)
+        let stream = Stream()
+        _ = Just(5).print("p", to: stream).sink { _ in }
+        #expect(stream.text.contains("p: receive value: (5)") && stream.text.contains("p: receive finished"))
+    }
+}

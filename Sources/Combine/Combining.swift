@@ -66,6 +66,30 @@ final class Funnel<Output, Failure: Error>: Subscription, @unchecked Sendable {
         drain()
     }
 
+    /// Queues `value` with at most `limit` values waiting for demand: beyond, drops the
+    /// newest or the oldest, or fails (`buffer(size:prefetch:whenFull:)`).
+    func send(_ value: Output, limit: Int, whenFull: Publishers.BufferingStrategy<Failure>) {
+        lock.lock()
+        guard completion == nil, !ended else { lock.unlock(); return }
+        guard demand == .none, waiting.count >= limit else {
+            waiting.append(value)
+            lock.unlock()
+            return drain()
+        }
+        switch whenFull {
+        case .dropNewest:
+            lock.unlock()
+        case .dropOldest:
+            let dropped = waiting.isEmpty ? nil : waiting.removeFirst()
+            if limit > 0 { waiting.append(value) }
+            lock.unlock()
+            withExtendedLifetime(dropped) {}
+        case .customError(let makeError):
+            lock.unlock()
+            finish(.failure(makeError()))
+        }
+    }
+
     /// Ends after the queued values (a failure: at once); cancels every upstream.
     func finish(_ newCompletion: Subscribers.Completion<Failure>) {
         lock.lock()
@@ -291,8 +315,16 @@ extension Publishers {
     public struct CombineLatest<A: Publisher, B: Publisher>: Publisher where A.Failure == B.Failure {
         public typealias Output = (A.Output, B.Output)
         public typealias Failure = A.Failure
-        let a: A
-        let b: B
+        /// The first publisher.
+        public let a: A
+        /// The second publisher.
+        public let b: B
+
+        /// The latest values of `a` and `b`, once each sent one.
+        public init(_ a: A, _ b: B) {
+            self.a = a
+            self.b = b
+        }
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
             let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber))
@@ -428,24 +460,139 @@ extension Publisher {
     }
 
     /// The values of this publisher and `other`, as they come.
-    public func merge<P: Publisher>(with other: P) -> Publishers.MergeMany<AnyPublisher<Output, Failure>> where P.Output == Output, P.Failure == Failure {
-        Publishers.MergeMany(eraseToAnyPublisher(), other.eraseToAnyPublisher())
+    public func merge<P: Publisher>(with other: P) -> Publishers.Merge<Self, P> where P.Output == Output, P.Failure == Failure {
+        Publishers.Merge(self, other)
     }
 
     /// The values of this publisher and two others, as they come.
-    public func merge<B: Publisher, C: Publisher>(with b: B, _ c: C) -> Publishers.MergeMany<AnyPublisher<Output, Failure>>
+    public func merge<B: Publisher, C: Publisher>(with b: B, _ c: C) -> Publishers.Merge3<Self, B, C>
     where B.Output == Output, B.Failure == Failure, C.Output == Output, C.Failure == Failure {
-        Publishers.MergeMany(eraseToAnyPublisher(), b.eraseToAnyPublisher(), c.eraseToAnyPublisher())
+        Publishers.Merge3(self, b, c)
+    }
+
+    /// The values of this publisher and three others, as they come.
+    public func merge<B: Publisher, C: Publisher, D: Publisher>(with b: B, _ c: C, _ d: D) -> Publishers.Merge4<Self, B, C, D>
+    where B.Output == Output, B.Failure == Failure, C.Output == Output, C.Failure == Failure, D.Output == Output, D.Failure == Failure {
+        Publishers.Merge4(self, b, c, d)
     }
 
     /// The latest value of each, once both sent one.
     public func combineLatest<P: Publisher>(_ other: P) -> Publishers.CombineLatest<Self, P> where P.Failure == Failure {
-        Publishers.CombineLatest(a: self, b: other)
+        Publishers.CombineLatest(self, other)
     }
 
     /// The latest value of each, transformed.
     public func combineLatest<P: Publisher, T>(_ other: P, _ transform: @escaping (Output, P.Output) -> T) -> Publishers.Step<Publishers.CombineLatest<Self, P>, T, Failure> where P.Failure == Failure {
         combineLatest(other).map(transform)
+    }
+}
+
+extension Publisher {
+    /// The latest value of this publisher and two others, once each sent one.
+    public func combineLatest<B: Publisher, C: Publisher>(_ b: B, _ c: C) -> Publishers.CombineLatest3<Self, B, C>
+    where B.Failure == Failure, C.Failure == Failure {
+        Publishers.CombineLatest3(self, b, c)
+    }
+
+    /// The latest value of this publisher and three others, once each sent one.
+    public func combineLatest<B: Publisher, C: Publisher, D: Publisher>(_ b: B, _ c: C, _ d: D) -> Publishers.CombineLatest4<Self, B, C, D>
+    where B.Failure == Failure, C.Failure == Failure, D.Failure == Failure {
+        Publishers.CombineLatest4(self, b, c, d)
+    }
+}
+
+extension Publishers {
+    /// The values of two publishers as they come (Apple: `Publishers.Merge`); finished when
+    /// both finished, failed at the first failure.
+    public struct Merge<A: Publisher, B: Publisher>: Publisher where A.Output == B.Output, A.Failure == B.Failure {
+        public typealias Output = A.Output
+        public typealias Failure = A.Failure
+        /// The first publisher.
+        public let a: A
+        /// The second publisher.
+        public let b: B
+        /// Merges `a` and `b`.
+        public init(_ a: A, _ b: B) {
+            self.a = a
+            self.b = b
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            MergeMany(a.eraseToAnyPublisher(), b.eraseToAnyPublisher()).receive(subscriber: subscriber)
+        }
+    }
+
+    /// The values of three publishers as they come (Apple: `Publishers.Merge3`).
+    public struct Merge3<A: Publisher, B: Publisher, C: Publisher>: Publisher
+    where A.Output == B.Output, A.Failure == B.Failure, A.Output == C.Output, A.Failure == C.Failure {
+        public typealias Output = A.Output
+        public typealias Failure = A.Failure
+        /// The publishers.
+        public let a: A, b: B, c: C
+        /// Merges `a`, `b` and `c`.
+        public init(_ a: A, _ b: B, _ c: C) {
+            self.a = a
+            self.b = b
+            self.c = c
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            MergeMany(a.eraseToAnyPublisher(), b.eraseToAnyPublisher(), c.eraseToAnyPublisher()).receive(subscriber: subscriber)
+        }
+    }
+
+    /// The values of four publishers as they come (Apple: `Publishers.Merge4`).
+    public struct Merge4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
+    where A.Output == B.Output, A.Failure == B.Failure, A.Output == C.Output, A.Failure == C.Failure, A.Output == D.Output, A.Failure == D.Failure {
+        public typealias Output = A.Output
+        public typealias Failure = A.Failure
+        /// The publishers.
+        public let a: A, b: B, c: C, d: D
+        /// Merges `a`, `b`, `c` and `d`.
+        public init(_ a: A, _ b: B, _ c: C, _ d: D) {
+            self.a = a
+            self.b = b
+            self.c = c
+            self.d = d
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            MergeMany(a.eraseToAnyPublisher(), b.eraseToAnyPublisher(), c.eraseToAnyPublisher(), d.eraseToAnyPublisher())
+                .receive(subscriber: subscriber)
+        }
+    }
+
+    /// The latest values of three publishers, once each sent one (Apple: `Publishers.CombineLatest3`).
+    public struct CombineLatest3<A: Publisher, B: Publisher, C: Publisher>: Publisher where A.Failure == B.Failure, A.Failure == C.Failure {
+        public typealias Output = (A.Output, B.Output, C.Output)
+        public typealias Failure = A.Failure
+        /// The publishers.
+        public let a: A, b: B, c: C
+        /// The latest values of `a`, `b` and `c`.
+        public init(_ a: A, _ b: B, _ c: C) {
+            self.a = a
+            self.b = b
+            self.c = c
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            CombineLatest(CombineLatest(a, b), c).map { ($0.0, $0.1, $1) }.receive(subscriber: subscriber)
+        }
+    }
+
+    /// The latest values of four publishers, once each sent one (Apple: `Publishers.CombineLatest4`).
+    public struct CombineLatest4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
+    where A.Failure == B.Failure, A.Failure == C.Failure, A.Failure == D.Failure {
+        public typealias Output = (A.Output, B.Output, C.Output, D.Output)
+        public typealias Failure = A.Failure
+        /// The publishers.
+        public let a: A, b: B, c: C, d: D
+        /// The latest values of `a`, `b`, `c` and `d`.
+        public init(_ a: A, _ b: B, _ c: C, _ d: D) {
+            self.a = a
+            self.b = b
+            self.c = c
+            self.d = d
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            CombineLatest(CombineLatest(a, b), CombineLatest(c, d)).map { ($0.0, $0.1, $1.0, $1.1) }.receive(subscriber: subscriber)
+        }
     }
 }
 

@@ -2,7 +2,10 @@
 // decoding and encoding, `share()`, and publishers as async sequences (`values`).
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+// Re-exported: a networking service that imports Foundation and Combine uses URLSession,
+// URLResponse and `dataTaskPublisher` as on iOS, where Foundation has them; on Linux they
+// live in FoundationNetworking.
+@_exported import FoundationNetworking
 #endif
 
 /// A publisher that starts its work when told (Apple: `ConnectablePublisher`).

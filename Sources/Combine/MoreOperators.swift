@@ -245,6 +245,37 @@ extension Publisher {
     }
 }
 
+extension Publishers {
+    /// When `buffer` asks its upstream for values (Apple: `Publishers.PrefetchStrategy`):
+    /// here it asks for every value either way and keeps `size` of those not yet asked for.
+    public enum PrefetchStrategy: Hashable, Sendable {
+        /// Keep the buffer full.
+        case keepFull
+        /// Ask as the subscriber asks.
+        case byRequest
+    }
+
+    /// What `buffer` does with a value when it is full (Apple: `Publishers.BufferingStrategy`).
+    public enum BufferingStrategy<Failure: Error> {
+        /// Drop the new value.
+        case dropNewest
+        /// Drop the oldest value kept.
+        case dropOldest
+        /// Fail with the error made.
+        case customError(() -> Failure)
+    }
+}
+
+extension Publisher {
+    /// Keeps up to `size` values the subscriber has not asked for yet; beyond, `whenFull`.
+    public func buffer(size: Int, prefetch: Publishers.PrefetchStrategy, whenFull: Publishers.BufferingStrategy<Failure>) -> Publishers.Funneled<Output, Failure> {
+        let upstream = self, limit = max(0, size)
+        return Publishers.Funneled { funnel in
+            funnel.follow(upstream, onValue: { funnel.send($0, limit: limit, whenFull: whenFull) }, onCompletion: { funnel.finish($0) })
+        }
+    }
+}
+
 extension Publisher where Output: Equatable {
     /// True at the first value equal to `output` (then finished), false if none was.
     public func contains(_ output: Output) -> Publishers.Funneled<Bool, Failure> { contains { $0 == output } }

@@ -549,3 +549,28 @@ final class Box<Value>: @unchecked Sendable {
         #expect(stream.text.contains("p: receive value: (5)") && stream.text.contains("p: receive finished"))
     }
 }
+
+@Suite struct CombineNamedPublishers {
+    @Test func mergeAndCombineLatestByTypeAsFormCodeWritesThem() {
+        let a = PassthroughSubject<Int, Never>(), b = PassthroughSubject<Int, Never>(), c = PassthroughSubject<Int, Never>()
+        let got = Box<[String]>([])
+        let merged = Publishers.Merge(a, b).sink { got.value.append("m\($0)") }
+        let merged3 = a.merge(with: b, c).sink { got.value.append("3m\($0)") }
+        let combined = Publishers.CombineLatest(a, b).map { $0 + $1 }.sink { got.value.append("c\($0)") }
+        let combined3 = a.combineLatest(b, c).sink { got.value.append("3c\($0)\($1)\($2)") }
+        a.send(1); b.send(2); c.send(3)
+        #expect(got.value == ["m1", "3m1", "m2", "3m2", "c3", "3m3", "3c123"])
+        _ = (merged, merged3, combined, combined3)
+    }
+
+    @Test func bufferKeepsAtMostSizeValuesForASlowSubscriber() {
+        let subject = PassthroughSubject<Int, TestError>()
+        let oldest = Recorder<Int, TestError>(demand: .none), failing = Recorder<Int, TestError>(demand: .none)
+        subject.buffer(size: 2, prefetch: .byRequest, whenFull: .dropOldest).subscribe(oldest)
+        subject.buffer(size: 2, prefetch: .keepFull, whenFull: .customError { .broken }).subscribe(failing)
+        subject.send(1); subject.send(2); subject.send(3)
+        oldest.subscription?.request(.unlimited)
+        #expect(oldest.values == [2, 3])
+        #expect(failing.completions == [.failure(.broken)])
+    }
+}

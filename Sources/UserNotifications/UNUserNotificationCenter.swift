@@ -268,7 +268,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         currentSettings()
     }
 
-    private func currentSettings() -> UNNotificationSettings {
+    /// What the app may do, now (UIKit's `currentUserNotificationSettings` reads it).
+    package func currentSettings() -> UNNotificationSettings {
         loadKeptState()
         return state.withLock { UNNotificationSettings(status: $0.authorization, options: $0.authorizedOptions) }
     }
@@ -453,6 +454,11 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// ``getPendingNotificationRequests(completionHandler:)`` in its `async` form.
     open func pendingNotificationRequests() async -> [UNNotificationRequest] {
+        pendingRequestsNow()
+    }
+
+    /// The pending requests, now (UIKit's `scheduledLocalNotifications` reads them).
+    package func pendingRequestsNow() -> [UNNotificationRequest] {
         loadKeptState()
         return state.withLock { $0.schedule.pendingRequests }
     }

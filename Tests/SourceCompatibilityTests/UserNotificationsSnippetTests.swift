@@ -1,6 +1,7 @@
 import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
+import PreconcurrencyApp
 import Testing
 import UserNotifications
 import WidgetKit
@@ -40,6 +41,25 @@ import WidgetKit
         let otherCenter = other.withCurrent { UNUserNotificationCenter.current() }
         #expect(otherCenter !== center)
         #expect(await otherCenter.deliveredNotifications().isEmpty)
+    }
+
+    @Test func theLocalNotificationsOfBeforeIOS10GoThroughTheCenter() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: ["fetch"])) {}
+        await MainActor.run {
+            context.withCurrent {
+                LegacyFetchNotifier.askPermission()
+                LegacyFetchNotifier.tellUser(found: 4)
+                LegacyFetchNotifier.remindLater()
+            }
+        }
+        #expect(await MainActor.run { context.withCurrent { LegacyFetchNotifier.alertsAllowed && LegacyFetchNotifier.scheduledCount == 1 } })
+        await device.run(for: 60)
+        let center = context.withCurrent { UNUserNotificationCenter.current() }
+        #expect(await center.deliveredNotifications().map(\.request.content.body) == ["4 new stories"])
+        await device.run(for: 3_600)
+        #expect(await center.deliveredNotifications().map(\.request.content.title).sorted() == ["", "Reminder"], "the reminder came an hour later, on the device's clock")
+        #expect(await MainActor.run { context.withCurrent { LegacyFetchNotifier.scheduledCount } } == 0)
     }
 
     @Test func withoutAuthorizationTheHandlerSeesApplesError() async throws {

@@ -77,14 +77,31 @@ extension Publisher {
     public func zip<P: Publisher>(_ other: P) -> Publishers.Funneled<(Output, P.Output), Failure> where P.Failure == Failure {
         let a = self
         return Publishers.Funneled { funnel in
-            let queues = Held<(first: [Output], second: [P.Output], firstDone: Bool, secondDone: Bool)>(([], [], false, false))
+            let queues = Held<(first: [Output], second: [P.Output], firstDone: Bool, secondDone: Bool, pairing: Bool, again: Bool)>(
+                ([], [], false, false, false, false))
+            /// Pairs what both sides sent, one thread at a time (another thread's call is
+            /// served by the loop already running), so pairs reach the funnel in order.
             func pairUp() {
-                while let pair = queues.update({ q -> (Output, P.Output)? in
-                    guard !q.first.isEmpty, !q.second.isEmpty else { return nil }
-                    return (q.first.removeFirst(), q.second.removeFirst())
-                }) { funnel.send(pair) }
-                // A side that finished with nothing left to pair ends the zip.
-                if queues.update({ ($0.firstDone && $0.first.isEmpty) || ($0.secondDone && $0.second.isEmpty) }) { funnel.finish(.finished) }
+                guard queues.update({ q -> Bool in
+                    if q.pairing { q.again = true; return false }
+                    q.pairing = true
+                    return true
+                }) else { return }
+                while true {
+                    while let pair = queues.update({ q -> (Output, P.Output)? in
+                        guard !q.first.isEmpty, !q.second.isEmpty else { return nil }
+                        return (q.first.removeFirst(), q.second.removeFirst())
+                    }) { funnel.send(pair) }
+                    let (more, ended) = queues.update { q -> (Bool, Bool) in
+                        let more = q.again
+                        q.again = false
+                        if !more { q.pairing = false }
+                        // A side that finished with nothing left to pair ends the zip.
+                        return (more, (q.firstDone && q.first.isEmpty) || (q.secondDone && q.second.isEmpty))
+                    }
+                    if ended { funnel.finish(.finished) }
+                    if !more { return }
+                }
             }
             funnel.follow(a, onValue: { value in queues.update { $0.first.append(value) }; pairUp() }, onCompletion: { completion in
                 if case .failure = completion { return funnel.finish(completion) }
@@ -100,7 +117,8 @@ extension Publisher {
     }
 
     /// Finishes (or fails with `customError()`) if no value or completion comes within
-    /// `interval` of the subscription or of the last value.
+    /// `interval` of the subscription or of the last value; values and the end are given on
+    /// `scheduler`.
     public func timeout<S: Scheduler>(_ interval: S.SchedulerTimeType.Stride, scheduler: S, options: S.SchedulerOptions? = nil,
                                       customError: (() -> Failure)? = nil) -> Publishers.Funneled<Output, Failure> {
         let upstream = self
@@ -114,12 +132,13 @@ extension Publisher {
                 }
             }
             arm()
+            // Values and the end are given on `scheduler`, as Apple's timeout gives them.
             funnel.follow(upstream, onValue: { value in
                 arm()
-                funnel.send(value)
+                scheduler.schedule(options: options) { funnel.send(value) }
             }, onCompletion: { completion in
                 generation.update { $0 += 1 }
-                funnel.finish(completion)
+                scheduler.schedule(options: options) { funnel.finish(completion) }
             })
         }
     }
@@ -246,8 +265,10 @@ extension Publisher {
 }
 
 extension Publishers {
-    /// When `buffer` asks its upstream for values (Apple: `Publishers.PrefetchStrategy`):
-    /// here it asks for every value either way and keeps `size` of those not yet asked for.
+    /// When `buffer` asks its upstream for values (Apple: `Publishers.PrefetchStrategy`).
+    /// Here both ask for every value and keep `size` of those the subscriber has not asked for
+    /// yet: `.keepFull` does not hold its upstream to `size` values as Apple's does (a subject
+    /// upstream drops the extra values there; here `whenFull` does).
     public enum PrefetchStrategy: Hashable, Sendable {
         /// Keep the buffer full.
         case keepFull
@@ -294,15 +315,22 @@ extension Publishers {
 }
 
 /// Where `print` writes: the stream given, or standard output. @unchecked Sendable: the
-/// stream is written under `lock`.
+/// stored stream is read and replaced under `lock`.
 private final class PrintTarget: @unchecked Sendable {
     private let lock = NSLock()
     private var stream: (any TextOutputStream)?
     init(_ stream: (any TextOutputStream)?) { self.stream = stream }
     func write(_ line: String) {
-        lock.lock(); defer { lock.unlock() }
-        if stream != nil {
-            stream?.write(line + "\n")
+        // The app's stream is written outside the lock (it may print in turn); a class stream
+        // is the app's object, a struct one a copy, as Apple's `print(_:to:)` takes it.
+        lock.lock()
+        var target = stream
+        lock.unlock()
+        if target != nil {
+            target?.write(line + "\n")
+            lock.lock()
+            stream = target
+            lock.unlock()
         } else {
             Swift.print(line)
         }

@@ -44,13 +44,31 @@ open class UILocalNotification: NSObject, @unchecked Sendable {
     /// The category's identifier.
     open var category: String?
     /// The identifier of the request it is scheduled as.
-    let requestIdentifier = "UILocalNotification-" + UUID().uuidString
+    var requestIdentifier = UILocalNotification.identifierPrefix + UUID().uuidString
+    /// What the identifiers of its requests begin with (to find them after a relaunch).
+    static let identifierPrefix = "UILocalNotification-"
 
     /// A notification to fill in.
     public override init() { super.init() }
 
-    /// The request the UserNotifications center schedules for it.
-    func request(now: Date) -> UNNotificationRequest {
+    /// A notification kept by the center from an earlier launch.
+    init(rebuiltFrom request: UNNotificationRequest) {
+        super.init()
+        requestIdentifier = request.identifier
+        let content = request.content
+        alertTitle = content.title.isEmpty ? nil : content.title
+        alertBody = content.body
+        applicationIconBadgeNumber = content.badge?.intValue ?? 0
+        if content.sound != nil { soundName = UILocalNotificationDefaultSoundName }
+        userInfo = content.userInfo.isEmpty ? nil : content.userInfo
+        category = content.categoryIdentifier.isEmpty ? nil : content.categoryIdentifier
+        fireDate = (request.trigger as? UNCalendarNotificationTrigger)?.nextTriggerDate()
+            ?? (request.trigger as? UNTimeIntervalNotificationTrigger)?.nextTriggerDate()
+    }
+
+    /// The request the UserNotifications center schedules for it (`immediately`: shown now,
+    /// under an identifier of its own, so a scheduled one stays scheduled).
+    func request(now: Date, immediately: Bool = false) -> UNNotificationRequest {
         let content = UNMutableNotificationContent()
         content.title = alertTitle ?? ""
         content.body = alertBody ?? ""
@@ -60,11 +78,16 @@ open class UILocalNotification: NSObject, @unchecked Sendable {
         if applicationIconBadgeNumber > 0 { content.badge = NSNumber(value: applicationIconBadgeNumber) }
         if let userInfo { content.userInfo = userInfo }
         if let category { content.categoryIdentifier = category }
+        if immediately {
+            return UNNotificationRequest(identifier: Self.identifierPrefix + UUID().uuidString, content: content, trigger: nil)
+        }
         return UNNotificationRequest(identifier: requestIdentifier, content: content, trigger: trigger(now: now))
     }
 
     /// When it fires: nil (at once) for no date, or a past one without repetition; once, after
-    /// the time left; repeating, a calendar trigger matching the units below the interval.
+    /// the time left; repeating, a calendar trigger matching the units below the interval (in
+    /// its calendar and time zone). A repeating one fires at the first match from now, even if
+    /// `fireDate` is later (the center has no trigger that starts at a date): documented.
     private func trigger(now: Date) -> UNNotificationTrigger? {
         guard let fireDate else { return nil }
         var calendar = repeatCalendar ?? Calendar(identifier: .gregorian)
@@ -83,7 +106,10 @@ open class UILocalNotification: NSObject, @unchecked Sendable {
         case .year: units = [.month, .day, .hour, .minute, .second]
         default: units = [.hour, .minute, .second]
         }
-        return UNCalendarNotificationTrigger(dateMatching: calendar.dateComponents(units, from: fireDate), repeats: repeatInterval != [])
+        var components = calendar.dateComponents(units, from: fireDate)
+        components.calendar = calendar
+        components.timeZone = calendar.timeZone
+        return UNCalendarNotificationTrigger(dateMatching: components, repeats: true)
     }
 }
 
@@ -92,8 +118,6 @@ open class UILocalNotification: NSObject, @unchecked Sendable {
 public struct UIUserNotificationType: OptionSet, Sendable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
-    /// Nothing.
-    public static let none: UIUserNotificationType = []
     /// A badge.
     public static let badge = UIUserNotificationType(rawValue: 1 << 0)
     /// A sound.
@@ -102,17 +126,80 @@ public struct UIUserNotificationType: OptionSet, Sendable {
     public static let alert = UIUserNotificationType(rawValue: 1 << 2)
 }
 
-/// A category of notifications, before iOS 10 (Apple: `UIUserNotificationCategory`).
+/// A category of notifications, before iOS 10 (Apple: `UIUserNotificationCategory`): its
+/// actions are kept; Linux shows no buttons.
 @available(*, deprecated, message: "Use UserNotifications Framework's UNNotificationCategory")
 open class UIUserNotificationCategory: NSObject, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+    // @unchecked Sendable: as Apple's, filled in on one thread before it is handed over.
     /// Its identifier.
-    public let identifier: String?
-    /// A category of `identifier`.
-    public init(identifier: String?) {
-        self.identifier = identifier
-        super.init()
+    open internal(set) var identifier: String?
+    var actionsByContext: [UIUserNotificationActionContext: [UIUserNotificationAction]] = [:]
+    /// A category to fill in (``UIMutableUserNotificationCategory``).
+    public override init() { super.init() }
+    /// Its actions in `context`.
+    open func actions(for context: UIUserNotificationActionContext) -> [UIUserNotificationAction]? { actionsByContext[context] }
+}
+
+/// A category being filled in (Apple: `UIMutableUserNotificationCategory`).
+@available(*, deprecated, message: "Use UserNotifications Framework's UNNotificationCategory")
+open class UIMutableUserNotificationCategory: UIUserNotificationCategory, @unchecked Sendable {
+    // @unchecked Sendable: as its superclass.
+    /// Its identifier.
+    open override var identifier: String? {
+        get { super.identifier }
+        set { super.identifier = newValue }
     }
+    /// Sets its actions in `context`.
+    open func setActions(_ actions: [UIUserNotificationAction]?, for context: UIUserNotificationActionContext) {
+        actionsByContext[context] = actions
+    }
+}
+
+/// Where a category's actions show, before iOS 10 (Apple: `UIUserNotificationActionContext`).
+@available(*, deprecated)
+public enum UIUserNotificationActionContext: UInt, Sendable {
+    /// The alert's full set.
+    case `default`
+    /// Where room is short.
+    case minimal
+}
+
+/// How an action runs the app, before iOS 10 (Apple: `UIUserNotificationActivationMode`).
+@available(*, deprecated)
+public enum UIUserNotificationActivationMode: UInt, Sendable {
+    /// In the foreground.
+    case foreground
+    /// In the background.
+    case background
+}
+
+/// A button of a notification, before iOS 10 (Apple: `UIUserNotificationAction`).
+@available(*, deprecated, message: "Use UserNotifications Framework's UNNotificationAction")
+open class UIUserNotificationAction: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: as Apple's, filled in on one thread before it is handed over.
+    /// Its identifier.
+    open internal(set) var identifier: String?
+    /// Its title.
+    open internal(set) var title: String?
+    /// How it runs the app.
+    open internal(set) var activationMode: UIUserNotificationActivationMode = .background
+    /// Whether it needs the device unlocked.
+    open internal(set) var isAuthenticationRequired = false
+    /// Whether it destroys something.
+    open internal(set) var isDestructive = false
+    /// An action to fill in (``UIMutableUserNotificationAction``).
+    public override init() { super.init() }
+}
+
+/// A button being filled in (Apple: `UIMutableUserNotificationAction`).
+@available(*, deprecated, message: "Use UserNotifications Framework's UNNotificationAction")
+open class UIMutableUserNotificationAction: UIUserNotificationAction, @unchecked Sendable {
+    // @unchecked Sendable: as its superclass.
+    open override var identifier: String? { get { super.identifier } set { super.identifier = newValue } }
+    open override var title: String? { get { super.title } set { super.title = newValue } }
+    open override var activationMode: UIUserNotificationActivationMode { get { super.activationMode } set { super.activationMode = newValue } }
+    open override var isAuthenticationRequired: Bool { get { super.isAuthenticationRequired } set { super.isAuthenticationRequired = newValue } }
+    open override var isDestructive: Bool { get { super.isDestructive } set { super.isDestructive = newValue } }
 }
 
 /// The notifications an app asks to show, before iOS 10 (Apple: `UIUserNotificationSettings`).
@@ -143,21 +230,30 @@ private final class ScheduledLegacyNotifications: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         notifications[notification.requestIdentifier] = notification
     }
-    func forget(_ identifiers: [String]?) {
+    func forget(_ identifiers: [String]) {
         lock.lock()
-        var dropped: [UILocalNotification] = []
-        if let identifiers {
-            dropped = identifiers.compactMap { notifications.removeValue(forKey: $0) }
-        } else {
-            dropped = Array(notifications.values)
-            notifications = [:]
-        }
+        let dropped = identifiers.compactMap { notifications.removeValue(forKey: $0) }
         lock.unlock()
         withExtendedLifetime(dropped) {}
     }
-    func notifications(for identifiers: [String]) -> [UILocalNotification] {
-        lock.lock(); defer { lock.unlock() }
-        return identifiers.compactMap { notifications[$0] }
+    /// The notifications of the pending `requests`: the app's own objects for those it
+    /// scheduled in this process, objects rebuilt from the request for those kept from an
+    /// earlier launch; entries no longer pending are dropped.
+    func notifications(for requests: [UNNotificationRequest]) -> [UILocalNotification] {
+        let legacy = requests.filter { $0.identifier.hasPrefix(UILocalNotification.identifierPrefix) }
+        lock.lock()
+        var result: [UILocalNotification] = []
+        var kept: [String: UILocalNotification] = [:]
+        for request in legacy {
+            let notification = notifications[request.identifier] ?? UILocalNotification(rebuiltFrom: request)
+            kept[request.identifier] = notification
+            result.append(notification)
+        }
+        let dropped = notifications
+        notifications = kept
+        lock.unlock()
+        withExtendedLifetime(dropped) {}
+        return result
     }
 }
 
@@ -190,18 +286,16 @@ extension BGApplication {
         UNUserNotificationCenter.current().add(notification.request(now: Date()))
     }
 
-    /// Shows `notification` now.
+    /// Shows `notification` now (a scheduled one stays scheduled).
     public func presentLocalNotificationNow(_ notification: UILocalNotification) {
-        notification.fireDate = nil
-        notification.repeatInterval = []
-        UNUserNotificationCenter.current().add(notification.request(now: Date()))
+        UNUserNotificationCenter.current().add(notification.request(now: Date(), immediately: true))
     }
 
     /// The notifications scheduled by this process and still pending; setting it cancels
     /// them all and schedules the new ones.
     public var scheduledLocalNotifications: [UILocalNotification]? {
         get {
-            ScheduledLegacyNotifications.shared.notifications(for: UNUserNotificationCenter.current().pendingRequestsNow().map(\.identifier))
+            ScheduledLegacyNotifications.shared.notifications(for: UNUserNotificationCenter.current().pendingRequestsNow())
         }
         set {
             cancelAllLocalNotifications()
@@ -215,9 +309,12 @@ extension BGApplication {
         ScheduledLegacyNotifications.shared.forget([notification.requestIdentifier])
     }
 
-    /// Cancels every scheduled notification.
+    /// Cancels every scheduled notification (those of `UILocalNotification`; requests the
+    /// app added through UNUserNotificationCenter stay).
     public func cancelAllLocalNotifications() {
-        UNUserNotificationCenter.current().removeAllPendingNotificationRequests()
-        ScheduledLegacyNotifications.shared.forget(nil)
+        let center = UNUserNotificationCenter.current()
+        let legacy = center.pendingRequestsNow().map(\.identifier).filter { $0.hasPrefix(UILocalNotification.identifierPrefix) }
+        center.removePendingNotificationRequests(withIdentifiers: legacy)
+        ScheduledLegacyNotifications.shared.forget(legacy)
     }
 }

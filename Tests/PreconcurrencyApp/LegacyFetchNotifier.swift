@@ -25,13 +25,14 @@ public enum LegacyFetchNotifier {
         UIApplication.shared.presentLocalNotificationNow(notification)
     }
 
-    /// A reminder in an hour.
+    /// A reminder in an hour, also shown now (the scheduled one stays scheduled).
     public static func remindLater() {
         let notification = UILocalNotification()
         notification.fireDate = Date(timeIntervalSinceNow: 3600)
         notification.alertTitle = "Reminder"
         notification.alertBody = "Stories are waiting"
         UIApplication.shared.scheduleLocalNotification(notification)
+        UIApplication.shared.presentLocalNotificationNow(notification)
     }
 
     /// The reminders still to come.

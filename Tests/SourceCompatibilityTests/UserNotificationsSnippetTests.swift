@@ -56,10 +56,16 @@ import WidgetKit
         #expect(await MainActor.run { context.withCurrent { LegacyFetchNotifier.alertsAllowed && LegacyFetchNotifier.scheduledCount == 1 } })
         await device.run(for: 60)
         let center = context.withCurrent { UNUserNotificationCenter.current() }
-        #expect(await center.deliveredNotifications().map(\.request.content.body) == ["4 new stories"])
+        #expect(await center.deliveredNotifications().map(\.request.content.body).sorted() == ["4 new stories", "Stories are waiting"], "both shown now")
         await device.run(for: 3_600)
-        #expect(await center.deliveredNotifications().map(\.request.content.title).sorted() == ["", "Reminder"], "the reminder came an hour later, on the device's clock")
+        #expect(await center.deliveredNotifications().map(\.request.content.title).sorted() == ["", "Reminder", "Reminder"], "the reminder came again an hour later, on the device's clock")
         #expect(await MainActor.run { context.withCurrent { LegacyFetchNotifier.scheduledCount } } == 0)
+        // cancelAllLocalNotifications cancels the legacy ones only.
+        let content = UNMutableNotificationContent()
+        content.title = "Modern"
+        try await center.add(UNNotificationRequest(identifier: "modern", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 600, repeats: false)))
+        await MainActor.run { context.withCurrent { LegacyFetchNotifier.remindLater(); LegacyFetchNotifier.cancelAll() } }
+        #expect(await center.pendingNotificationRequests().map(\.identifier) == ["modern"])
     }
 
     @Test func withoutAuthorizationTheHandlerSeesApplesError() async throws {

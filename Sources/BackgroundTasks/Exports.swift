@@ -4,18 +4,15 @@
 // Apple's BackgroundTasks module re-exports Foundation: iOS code that imports only
 // BackgroundTasks uses Date, TimeInterval, NSError, NotificationCenter... (docs/porting.md).
 @_exported import Foundation
-#if canImport(FoundationNetworking)
-// And on iOS, Foundation has URLSession: a refresh handler that imports Foundation and
-// BackgroundTasks fetches with `URLSession.shared`. On Linux URLSession lives in
-// FoundationNetworking (libcurl), brought here for that handler. Every program linking
-// BackgroundTasks loads it, bgtaskd and bgtask too (measured: about 7 ms more at start and
-// 1.2 MB more private memory; the Swift driver names autolinked libraries before any
-// `--as-needed` a package can pass, so they cannot drop it).
-@_exported import FoundationNetworking
-#endif
 // Apple's Foundation re-exports Combine (publishers, `ObservableObject`, `@Published`): a
 // model file that imports Foundation declares `class Store: ObservableObject` and
-// subscribes with `sink` (Sources/Combine; docs/porting.md, "Combine").
+// subscribes with `sink` (Sources/Combine; docs/porting.md, "Combine"). Combine re-exports
+// FoundationNetworking, so URLSession comes with it, as with Apple's Foundation: a refresh
+// handler that imports Foundation and BackgroundTasks fetches with `URLSession.shared`.
+// Every program linking BackgroundTasks so loads libcurl, bgtaskd and bgtask too (measured
+// on a minimal program with and without the import: about 7 ms more at start and 1.2 MB
+// more private memory; the Swift driver names autolinked libraries before any
+// `--as-needed` a package can pass, so they cannot drop it).
 @_exported import Combine
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.

@@ -274,12 +274,12 @@ extension Publishers {
             let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber))
             funnel.start()
             let running = RunningCount(1)
-            let upstreamOwner = WeakKeyBox()
+            let upstreamOwner = Held<WeakObject>(WeakObject())
             let transform = self.transform, limited = maxPublishers != .unlimited
-            funnel.follow(upstream, demand: maxPublishers, owned: { upstreamOwner.object = $0 }, onValue: { value in
+            funnel.follow(upstream, demand: maxPublishers, owned: { owner in upstreamOwner.update { $0.object = owner } }, onValue: { value in
                 running.add()
                 funnel.follow(transform(value)) { completion in
-                    if limited, case .finished = completion, let owner = upstreamOwner.object { funnel.request(.max(1), from: owner) }
+                    if limited, case .finished = completion, let owner = upstreamOwner.value.object { funnel.request(.max(1), from: owner) }
                     funnel.endOne(of: running, completion)
                 }
             }, onCompletion: { funnel.endOne(of: running, $0) })
@@ -437,15 +437,9 @@ final class LatestInner: @unchecked Sendable {
     var isIdle: Bool { lock.lock(); defer { lock.unlock() }; return !following }
 }
 
-/// The upstream's subscriber of a flatMap, kept to ask it for more. @unchecked Sendable:
-/// `object` is under `lock`.
-final class WeakKeyBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private weak var stored: AnyObject?
-    var object: AnyObject? {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
-    }
+/// A weak reference (flatMap keeps its upstream's subscriber so, to ask it for more).
+struct WeakObject {
+    weak var object: AnyObject?
 }
 
 extension Publisher {

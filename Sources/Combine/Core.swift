@@ -16,26 +16,32 @@ public protocol Cancellable {
 /// A unique identity for a subscription or subscriber (Apple: `CombineIdentifier`).
 public struct CombineIdentifier: Hashable, Sendable, CustomStringConvertible {
     private let value: UInt64
-    private static let counter = IdentifierCounter()
+    /// The last identifier made; above any address an object can have.
+    private static let counter = Held<UInt64>(1 << 62)
 
     /// A new unique identifier.
-    public init() { value = Self.counter.next() }
+    public init() { value = Self.counter.update { $0 += 1; return $0 } }
     /// The identifier of `object`.
     public init(_ object: AnyObject) { value = UInt64(UInt(bitPattern: ObjectIdentifier(object))) }
     /// The identifier, in hexadecimal.
     public var description: String { "0x" + String(value, radix: 16) }
 }
 
-/// Numbers the identifiers made by `CombineIdentifier()`.
-private final class IdentifierCounter: @unchecked Sendable {
-    // @unchecked Sendable: `next` is read and written only under `lock`.
+/// A value shared by the closures of one subscription (or one type), read and changed
+/// under its own lock: the small state of operators and publishers. @unchecked Sendable:
+/// `stored` is read and written only under `lock`, and `update`'s body must not call out
+/// (app code runs after it returns).
+final class Held<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private var next_: UInt64 = 1 << 62
-    func next() -> UInt64 {
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    /// Reads or changes the value under the lock.
+    func update<R>(_ body: (inout Value) -> R) -> R {
         lock.lock(); defer { lock.unlock() }
-        next_ += 1
-        return next_
+        return body(&stored)
     }
+    /// The value now.
+    var value: Value { update { $0 } }
 }
 
 /// A type with a `CombineIdentifier` (Apple: `CustomCombineIdentifierConvertible`).

@@ -2,9 +2,10 @@
 // decoding and encoding, `share()`, and publishers as async sequences (`values`).
 import Foundation
 #if canImport(FoundationNetworking)
-// Re-exported: a networking service that imports Foundation and Combine uses URLSession,
-// URLResponse and `dataTaskPublisher` as on iOS, where Foundation has them; on Linux they
-// live in FoundationNetworking.
+// Re-exported (and so by BackgroundTasks, which re-exports this module): a networking
+// service that imports Foundation and Combine, or a refresh handler that imports Foundation
+// and BackgroundTasks, uses URLSession, URLResponse and `dataTaskPublisher` as on iOS, where
+// Foundation has them; on Linux they live in FoundationNetworking.
 @_exported import FoundationNetworking
 #endif
 

@@ -17,18 +17,6 @@ extension Publishers {
     }
 }
 
-/// A value kept between events of one subscription. @unchecked Sendable: under `lock`.
-final class Held<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    /// Reads or changes the value under the lock; `body` must not call out.
-    func update<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock(); defer { lock.unlock() }
-        return body(&stored)
-    }
-}
-
 extension Publisher {
     /// On failure, subscribes again, at most `retries` times; the values of failed attempts
     /// were sent already.

@@ -281,29 +281,21 @@ extension Publishers {
         let upstream: Upstream
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-            let collected = Collected<Upstream.Output>()
+            let collected = Held<[Upstream.Output]>([])
             upstream.subscribe(AnySubscriber<Upstream.Output, Failure>(
                 receiveSubscription: { subscription in
                     subscriber.receive(subscription: EventSubscription(subscription, onRequest: nil, onCancel: nil, upstreamDemand: .unlimited))
                 },
                 receiveValue: { value in
-                    collected.append(value)
+                    collected.update { $0.append(value) }
                     return .none
                 },
                 receiveCompletion: { completion in
-                    if case .finished = completion { _ = subscriber.receive(collected.values) }
+                    if case .finished = completion { _ = subscriber.receive(collected.value) }
                     subscriber.receive(completion: completion)
                 }))
         }
     }
-}
-
-/// The values `collect()` gathered. @unchecked Sendable: `values` under `lock`.
-private final class Collected<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Value] = []
-    func append(_ value: Value) { lock.lock(); items.append(value); lock.unlock() }
-    var values: [Value] { lock.lock(); defer { lock.unlock() }; return items }
 }
 
 /// A subscription passed through with hooks on requests and cancellation (once). With

@@ -220,11 +220,12 @@ public final class Future<Output, Failure: Error>: Publisher, @unchecked Sendabl
     }
 
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
-        let box = WeakKey()
+        // The key is set before the subscription can be cancelled (it is handed over below).
+        let key = Held<ObjectIdentifier?>(nil)
         let subscription = ReplaySubscription<Output, Failure>.pending(for: AnySubscriber(subscriber)) { [weak self] in
-            if let key = box.key { self?.forget(key) }
+            if let key = key.value { self?.forget(key) }
         }
-        box.key = ObjectIdentifier(subscription)
+        key.update { $0 = ObjectIdentifier(subscription) }
         lock.lock()
         let known = result
         if known == nil { waiting[ObjectIdentifier(subscription)] = subscription }
@@ -232,12 +233,6 @@ public final class Future<Output, Failure: Error>: Publisher, @unchecked Sendabl
         subscription.handOver(to: subscriber)
         if let known { Self.supply(known, to: subscription) }
     }
-}
-
-/// The key a pending subscription is kept under, set once before the subscription can be
-/// cancelled. @unchecked Sendable: written once before any reader exists.
-private final class WeakKey: @unchecked Sendable {
-    var key: ObjectIdentifier?
 }
 
 /// A publisher of erased type (Apple: `AnyPublisher`).

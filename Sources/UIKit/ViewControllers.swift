@@ -79,10 +79,8 @@ open class UIView: NSObject {
     /// Adds `view` on top of the subviews (moving it from another superview). Adding the
     /// view itself or one of its superviews stops the program, as UIKit raises.
     open func addSubview(_ view: UIView) {
-        var ancestor: UIView? = self
-        while let current = ancestor {
-            if current === view { fatalError("UIView.addSubview: a view cannot be added to itself or to one of its subviews") }
-            ancestor = current.superview
+        if sequence(first: self, next: \.superview).contains(where: { $0 === view }) {
+            fatalError("UIView.addSubview: a view cannot be added to itself or to one of its subviews")
         }
         view.removeFromSuperview()
         subviews.append(view)
@@ -184,10 +182,8 @@ open class UIViewController: NSObject {
     /// Adds `child` to the children (call ``didMove(toParent:)`` on it after, as on iOS).
     /// Adding the controller itself or one of its parents stops the program, as UIKit raises.
     open func addChild(_ child: UIViewController) {
-        var ancestor: UIViewController? = self
-        while let current = ancestor {
-            if current === child { fatalError("UIViewController.addChild: a controller cannot be its own child or its parent's") }
-            ancestor = current.parent
+        if sequence(first: self, next: \.parent).contains(where: { $0 === child }) {
+            fatalError("UIViewController.addChild: a controller cannot be its own child or its parent's")
         }
         child.removeFromParent()
         child.willMove(toParent: self)
@@ -215,12 +211,7 @@ open class UIViewController: NSObject {
 
     /// The nearest parent, grandparent... of type `Container`.
     private func nearestContainer<Container: UIViewController>() -> Container? {
-        var current = parent
-        while let controller = current {
-            if let container = controller as? Container { return container }
-            current = controller.parent
-        }
-        return nil
+        parent.flatMap { sequence(first: $0, next: \.parent).lazy.compactMap { $0 as? Container }.first }
     }
 
     /// Presents `controller` over this one (nothing is shown on Linux); `completion` runs at

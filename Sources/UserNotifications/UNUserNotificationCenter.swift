@@ -447,8 +447,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The requests waiting for their moment, soonest first.
     open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
-        loadKeptState()
-        let pending = state.withLock { $0.schedule.pendingRequests }
+        let pending = pendingRequestsNow()
         host.complete { completionHandler(pending) }
     }
 

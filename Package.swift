@@ -63,7 +63,7 @@ let package = Package(
         // server, the launcher and budget enforcement (docs/daemon.md).
         .target(
             name: "BGTaskDaemon",
-            dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "ProcessSupervision"]
+            dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "ProcessSupervision", "UserNotifications"]
         ),
         // The daemon executable: parses its flags and runs BGTaskDaemon.
         .executableTarget(name: "bgtaskd", dependencies: ["BGTaskDaemon", "SchedulerCore"]),
@@ -118,7 +118,7 @@ let package = Package(
         // its handlers' behaviour chosen by its launch arguments (complete, hang, crash...).
         .executableTarget(
             name: "bgtask-daemon-testapp",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "UserNotifications"],
             path: "Tests/DaemonTestApp"
         ),
         // The app bgtask-bench installs with bgtaskd: a refresh handler that records when it
@@ -165,7 +165,7 @@ let package = Package(
         .target(name: "SwiftUI", dependencies: ["BackgroundTasks", "UIKit", "SchedulerCore"]),
         // `import UserNotifications` for an app's local notifications: scheduled on the
         // scheduler's clock, shown as lines (docs/porting.md, "Local notifications").
-        .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "CUserNotificationsTypes"]),
+        .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "CUserNotificationsTypes"]),
         // UserNotifications' enums as C enums, imported as open (non-frozen) enums as on iOS.
         .target(name: "CUserNotificationsTypes"),
         // `import WidgetKit` for the app's side of widgets: `WidgetCenter` (Linux has no

@@ -4,6 +4,7 @@ import Foundation
 import ProcessSupervision
 import SchedulerCore
 import Synchronization
+import UserNotifications
 
 /// A process of an app that the daemon started (``ProcessSupervision``'s supervised
 /// process in production, a fake in tests).
@@ -108,6 +109,19 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var processWaiters: [@Sendable () -> Void] = []
         /// The latest spawn that failed: the runs it was for and why (``spawnFailure(of:)``).
         var spawnFailure: (runs: Set<RunID>, reason: String)?
+        /// The timer of the app's next local notification while it is away (not running, or
+        /// frozen), and the moment it was armed for.
+        var notificationTimer: (any DriverTimer)?
+        var notificationMoment: Date?
+        /// The latest thaw for a notification: the moment, and when. A frozen app thawed for
+        /// a moment it then did not deliver is not thawed for it again within a minute.
+        var notificationWake: (moment: Date, at: Date)?
+        /// Set once the app is uninstalled: no more deliveries for it.
+        var notificationsStopped = false
+        /// The app's local notifications, delivered by the daemon while it is away; `nil`
+        /// until given (``deliverNotifications(_:)``), or when its state directory cannot be
+        /// chosen.
+        var notifications: AwayNotifications?
     }
 
     private let state: Mutex<State>
@@ -308,6 +322,20 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var afterLock: [@Sendable () -> Void] = []
         let applies = state.withLock { state -> Bool in
             guard let event = decide(&state) else { return false }
+            let wasAway = Self.isAway(state)
+            defer {
+                // Away, the daemon delivers the app's notifications (or thaws it for them);
+                // back, the app's own timers do.
+                let isAway = Self.isAway(state)
+                if isAway != wasAway {
+                    if isAway {
+                        afterLock.append { [weak self] in self?.armNotifications() }
+                    } else {
+                        state.notificationTimer?.cancel()
+                        state.notificationTimer = nil
+                    }
+                }
+            }
             pending.append(event)
             // A baseline taken while frozen serves only a launch thawed in this same hold:
             // once the process has run, its counters have moved.
@@ -456,6 +484,96 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .disarmDeadline(let run):
             state.deadlines.removeValue(forKey: run)?.cancel()
         }
+    }
+
+    // MARK: Notifications while the app is away
+
+    /// Whether the app can deliver no notification itself: no process of it is there (none
+    /// connected, none of the daemon's), or the daemon holds it frozen.
+    private static func isAway(_ state: State) -> Bool {
+        switch state.machine.phase {
+        case .suspended: true
+        case .notRunning: !state.machine.connected && state.process == nil && state.link == nil
+        case .starting, .ready, .ending: false
+        }
+    }
+
+    /// Delivers the app's local notifications while it is away (docs/daemon.md,
+    /// "Notifications while the app is not running"), from now on: the next is read from
+    /// the app's pending file, which only the app writes while it is not away, when it goes
+    /// away, now, and after each delivery.
+    package func deliverNotifications(_ notifications: AwayNotifications) {
+        state.withLock { $0.notifications = notifications }
+        armNotifications()
+    }
+
+    /// Arms the next delivery (see ``deliverNotifications(_:)``).
+    public func armNotifications() {
+        guard let notifications = state.withLock({ $0.notifications }) else { return }
+        let next = notifications.nextMoment()
+        let clock = self.clock
+        state.withLock { state in
+            state.notificationTimer?.cancel()
+            state.notificationTimer = nil
+            state.notificationMoment = nil
+            guard let next, !state.notificationsStopped, Self.isAway(state) else { return }
+            var at = next
+            if let wake = state.notificationWake, wake.moment >= next {
+                at = max(at, wake.at.addingTimeInterval(60))
+            }
+            state.notificationMoment = next
+            state.notificationTimer = clock.schedule(at: at) { [weak self] in
+                self?.notificationsDue()
+            }
+        }
+    }
+
+    /// No more deliveries for the app (it was uninstalled).
+    public func stopNotifications() {
+        state.withLock { state in
+            state.notificationsStopped = true
+            state.notificationTimer?.cancel()
+            state.notificationTimer = nil
+        }
+    }
+
+    /// A notification of the app's came due while it is away: a frozen app is thawed to
+    /// deliver it itself; for one that is not running, the daemon delivers it.
+    private func notificationsDue() {
+        guard let notifications = state.withLock({ $0.notifications }) else { return }
+        let now = clock.now()
+        let (phase, moment) = state.withLock { state -> (AppSupervision.Phase?, Date?) in
+            state.notificationTimer = nil
+            guard !state.notificationsStopped, Self.isAway(state) else { return (nil, nil) }
+            if state.machine.phase == .suspended, let moment = state.notificationMoment {
+                state.notificationWake = (moment, now)
+            }
+            return (state.machine.phase, state.notificationMoment)
+        }
+        guard let phase else { return }
+        if phase == .suspended {
+            log(.debug, app: app, "thawing \(app) for its notification due at \(moment.map { "\($0)" } ?? "now")")
+            feed(.notificationsDue)
+            return
+        }
+        let outcome = notifications.deliverDue(now: now) { [weak self] in
+            // Asked under the file's lock: a process of the app that connects after this
+            // reads the file after this delivery is written.
+            self?.state.withLock { !$0.notificationsStopped && Self.isAway($0) } ?? false
+        }
+        for line in outcome.shown { log(.info, app: app, "notification shown: \(line)") }
+        for problem in outcome.problems { log(.warning, app: app, problem) }
+        if outcome.busy {
+            // The app (or a look at the file) holds its lock for an instant: soon again.
+            state.withLock { state in
+                guard !state.notificationsStopped, Self.isAway(state) else { return }
+                state.notificationTimer = clock.schedule(at: clock.now().addingTimeInterval(0.25)) { [weak self] in
+                    self?.notificationsDue()
+                }
+            }
+            return
+        }
+        if !outcome.appCameBack { armNotifications() }
     }
 
     /// The app has no process of the daemon's any more: what was kept about it goes, and

@@ -5,6 +5,7 @@ import Foundation
 import SchedulerCore
 import SchedulerStore
 import Synchronization
+import UserNotifications
 
 /// What bgtaskd does with requests, independent of sockets: the installed apps and their
 /// supervisors, the driver that hosts the one engine, and the answer to every app and
@@ -201,12 +202,14 @@ public final class DaemonService: Sendable {
     /// executable or arguments of a process the supervisor holds.
     private func makeSupervisor(for app: InstalledApp) -> (AppSupervisor, replacedLive: Bool) {
         let target = LaunchTarget(app: app.app, executable: app.executable, arguments: app.launchArguments, environment: launchEnvironment.environment(for: app))
-        return apps.withLock { apps -> (AppSupervisor, replacedLive: Bool) in
+        var made = false
+        let result = apps.withLock { apps -> (AppSupervisor, replacedLive: Bool) in
             if let existing = apps[app.app] {
                 let replacedLive = existing.supervisor.update(target)
                 apps[app.app]?.installed = app
                 return (existing.supervisor, replacedLive)
             }
+            made = true
             let store = self.store
             let log = self.log
             let clock = driver.clock
@@ -233,6 +236,13 @@ public final class DaemonService: Sendable {
             apps[app.app] = InstalledAppEntry(installed: app, supervisor: supervisor)
             return (supervisor, false)
         }
+        // The app's local notifications, delivered while it is away (docs/daemon.md,
+        // "Notifications while the app is not running"): in the state directory its
+        // launches get (the file is read outside the apps' lock).
+        if made, let notifications = AwayNotifications.defaultLocation(of: app.app, environment: launchEnvironment.inherited) {
+            result.0.deliverNotifications(notifications)
+        }
+        return result
     }
 
     /// How many apps are installed (without sorting them all).
@@ -299,6 +309,7 @@ public final class DaemonService: Sendable {
             throw DaemonFailure(.failed, "could not uninstall \(app): \(error)")
         }
         let supervisor = entry.supervisor
+        supervisor.stopNotifications()
         driver.afterHostCalls(of: app) { supervisor.quit(reason: "the app was uninstalled") }
         _ = apps.withLock { $0.removeValue(forKey: app) }
         log(.info, app: app, "uninstalled \(app)")

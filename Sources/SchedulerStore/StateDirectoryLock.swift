@@ -42,13 +42,14 @@ public final class StateDirectoryLock: Sendable {
         close(descriptor)
     }
 
-    /// Takes the lock file `name` in `directory` (creating the file, mode 0600), without
-    /// waiting, and writes this process's id into it.
+    /// Takes the lock file `name` in `directory` (creating the file, mode 0600), waiting at
+    /// most `waiting` seconds for another holder (a look by ``holder(in:name:)``, or a
+    /// holder that keeps it only for an instant), and writes this process's id into it.
     ///
     /// - Throws: ``StoreError/Code/locked`` naming the holder's process id (from the file)
     ///   when another owner holds it, whether in another process or in this one;
     ///   ``StoreError/Code/cannotOpen`` when the file cannot be created or locked.
-    public static func acquire(in directory: URL, name: String) throws(StoreError) -> StateDirectoryLock {
+    public static func acquire(in directory: URL, name: String, waiting: TimeInterval = 1) throws(StoreError) -> StateDirectoryLock {
         let url = directory.appendingPathComponent(name)
         let path = url.path
         // O_NOFOLLOW and O_NONBLOCK: a symbolic link or a FIFO planted in its place is
@@ -66,7 +67,8 @@ public final class StateDirectoryLock: Sendable {
         // ``holder(in:name:)`` tests the lock by taking a shared one for an instant: short
         // retries for up to a second keep such a look (`bgtask why`) from refusing the real
         // owner, even on a loaded machine. A real owner holds on for its whole life.
-        let giveUp = DispatchTime.now() + .seconds(1)
+        let patience = waiting.isFinite ? min(max(waiting, 0), 60) : 1
+        let giveUp = DispatchTime.now() + .milliseconds(Int((patience * 1000).rounded()))
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             if failure == EINTR { continue }

@@ -1,5 +1,6 @@
 import BackgroundTasks
 import SchedulerCore
+import SchedulerStore
 import Dispatch
 import Foundation
 import Synchronization
@@ -39,9 +40,11 @@ protocol NotificationHost: Sendable {
     /// Whether pending requests are kept between launches (the process's app, with a state
     /// directory, whose file is not left unreadable this launch).
     var keepsPending: Bool { get }
-    /// The pending requests an earlier launch kept (none when nothing is kept).
-    func savedPending() -> [StoredNotificationRequest]
-    /// Keeps the pending requests for later launches.
+    /// What earlier launches kept, and bgtaskd delivered while the app was not running
+    /// (nothing when nothing is kept).
+    func savedPending() -> KeptNotifications
+    /// Keeps the pending requests for later launches (what bgtaskd delivered while the app
+    /// was away is taken in by then: it is not kept again).
     func savePending(_ requests: [StoredNotificationRequest])
 }
 
@@ -189,17 +192,32 @@ final class AppNotificationHost: NotificationHost {
 
     var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }
 
-    func savedPending() -> [StoredNotificationRequest] {
-        guard let pendingFile else { return [] }
-        let (requests, problem, writable) = pendingFile.read()
+    func savedPending() -> KeptNotifications {
+        guard let pendingFile else { return KeptNotifications() }
+        let lock = lockPendingFile(pendingFile)
+        let (kept, problem, writable) = withExtendedLifetime(lock) { pendingFile.read() }
         if !writable { pendingWritable.withLock { $0 = false } }
         if let problem { report(.warning, problem) }
-        return requests
+        return kept
     }
 
     func savePending(_ requests: [StoredNotificationRequest]) {
         guard let pendingFile, pendingWritable.withLock({ $0 }) else { return }
-        if let problem = pendingFile.write(requests) { report(.warning, problem) }
+        let lock = lockPendingFile(pendingFile)
+        if let problem = withExtendedLifetime(lock, { pendingFile.write(KeptNotifications(pending: requests)) }) { report(.warning, problem) }
+    }
+
+    /// The pending file's lock, shared with bgtaskd's deliveries while the app is away
+    /// (``PendingNotificationsFile``); `nil`, with a warning, when it cannot be taken within
+    /// a second: the file is read or written all the same (bgtaskd delivers nothing while
+    /// the app is connected to it, so it holds the lock only for an instant).
+    private func lockPendingFile(_ file: PendingNotificationsFile) -> StateDirectoryLock? {
+        do {
+            return try file.lock()
+        } catch {
+            report(.warning, "the pending notifications' lock could not be taken (\(error)); the file is used without it")
+            return nil
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import Foundation
 import SchedulerCore
+import SchedulerStore
 
 /// A pending request as it is kept between launches: its content (the `userInfo` values a
 /// property list can hold), its trigger, when it was added and when it fires next.
@@ -133,53 +134,138 @@ struct StoredNotificationRequest: Codable, Equatable {
     }
 }
 
+/// A notification bgtaskd delivered while the app was not running (docs/porting.md, "Local
+/// notifications"): the request as it was when its moment came, when it was delivered, and
+/// whether it went to the list. The app's next launch adds it to its delivered
+/// notifications, as iOS's list shows what came while the app was not running.
+struct AwayDelivery: Codable, Equatable {
+    /// The request, its `fireDate` the moment it was due.
+    var request: StoredNotificationRequest
+    /// When bgtaskd delivered it.
+    var date: Date
+    /// Whether it was kept in the list (the user allowed notifications).
+    var listed: Bool
+}
+
+/// What the pending-notifications file keeps: the pending requests, what bgtaskd delivered
+/// while the app was not running (the app's next launch takes it in and writes the file
+/// without it), and the badge such a delivery set.
+///
+/// Written as `{"version": 2, "pending": [...], "deliveredWhileAway": [...], "badge": 3}`;
+/// a file written before bgtaskd delivered notifications (version 1, a bare array of pending
+/// requests) is read as pending requests alone.
+struct KeptNotifications: Codable, Equatable {
+    var pending: [StoredNotificationRequest] = []
+    var deliveredWhileAway: [AwayDelivery] = []
+    /// The badge the latest delivery while away set, for the next launch to apply.
+    var badge: Int?
+
+    /// The most deliveries while away kept for the next launch (the list's own limit).
+    static let deliveredLimit = NotificationSchedule.deliveredLimit
+
+    private enum CodingKeys: String, CodingKey { case version, pending, deliveredWhileAway, badge }
+
+    /// The file's JSON, of either version (version 1 was the bare array of pending requests).
+    static func decode(_ bytes: [UInt8]) throws -> KeptNotifications {
+        let isArray = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "[")
+        return isArray
+            ? KeptNotifications(pending: try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes)))
+            : try JSONDecoder().decode(KeptNotifications.self, from: Data(bytes))
+    }
+
+    init(pending: [StoredNotificationRequest] = [], deliveredWhileAway: [AwayDelivery] = [], badge: Int? = nil) {
+        self.pending = pending
+        self.deliveredWhileAway = deliveredWhileAway
+        self.badge = badge
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let version = try container.decode(Int.self, forKey: .version)
+        guard version == 2 else {
+            throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "version \(version) is not one this build reads (2)")
+        }
+        self.init(
+            pending: try container.decode([StoredNotificationRequest].self, forKey: .pending),
+            deliveredWhileAway: try container.decodeIfPresent([AwayDelivery].self, forKey: .deliveredWhileAway) ?? [],
+            badge: try container.decodeIfPresent(Int.self, forKey: .badge)
+        )
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(2, forKey: .version)
+        try container.encode(pending, forKey: .pending)
+        try container.encode(deliveredWhileAway, forKey: .deliveredWhileAway)
+        try container.encodeIfPresent(badge, forKey: .badge)
+    }
+}
+
 /// The file that keeps an app's pending notifications between launches
 /// (`pending-notifications.json` in its state directory): read bounded and without blocking,
 /// written atomically. A file that cannot be read is moved aside (never overwritten with
 /// nothing) and named in a warning.
+///
+/// Two kinds of process write it: the app, and bgtaskd while the app is not running
+/// (``AwayNotifications``). Each reads, changes and writes it holding
+/// `pending-notifications.lock` beside it (an exclusive `flock`, ``lock()``), and bgtaskd
+/// delivers only while no process of the app is connected to it, checked under that lock: an
+/// app connects before it first reads the file, so a delivery is either in the file the app
+/// reads or never made.
 struct PendingNotificationsFile {
     let url: URL
 
-    /// The most a file may hold: 64 requests of generous content (1 MiB each).
+    /// The most a file may hold: 64 requests of generous content (1 MiB each), and the
+    /// deliveries kept for the next launch.
     static let sizeLimit = 64 << 20
 
-    /// The kept requests (none when there is no file), what went wrong, and whether the
+    /// The lock file's name, beside the file.
+    static let lockName = "pending-notifications.lock"
+
+    /// Takes the file's lock, waiting at most `waiting` seconds for another holder (the app
+    /// waits up to a second, as for the scheduler's own state lock; bgtaskd hardly at all,
+    /// and comes back); held until the returned object is released.
+    func lock(waiting: TimeInterval = 1) throws(StoreError) -> StateDirectoryLock {
+        try StateDirectoryLock.acquire(in: url.deletingLastPathComponent(), name: Self.lockName, waiting: waiting)
+    }
+
+    /// What the file keeps (nothing when there is no file), what went wrong, and whether the
     /// file may be written this launch: a file that is unreadable for what it holds (bad
     /// JSON, a request kept twice, too large, not a regular file) is moved aside and the list
     /// starts empty; one that cannot be read now (permissions, an I/O error), or that could
     /// not be moved aside, is left alone and not written over.
-    func read() -> (requests: [StoredNotificationRequest], problem: String?, writable: Bool) {
+    func read() -> (kept: KeptNotifications, problem: String?, writable: Bool) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)
         } catch {
             switch error.problem {
             case .missing:
-                return ([], nil, true)
+                return (KeptNotifications(), nil, true)
             case .failed, .unreachable:
-                return ([], "the pending notifications kept for this launch could not be read: \(error); they are left as they are and not written over this launch", false)
+                return (KeptNotifications(), "the pending notifications kept for this launch could not be read: \(error); they are left as they are and not written over this launch", false)
             default:
                 let aside = moveAside()
-                return ([], "the pending notifications kept for this launch could not be read: \(error)\(aside.phrase)", aside.moved)
+                return (KeptNotifications(), "the pending notifications kept for this launch could not be read: \(error)\(aside.phrase)", aside.moved)
             }
         }
         let problem: String
         do {
-            let requests = try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes))
+            let kept = try KeptNotifications.decode(bytes)
             var seen = Set<String>()
-            guard let twice = requests.first(where: { !seen.insert($0.identifier).inserted }) else { return (requests, nil, true) }
+            guard let twice = kept.pending.first(where: { !seen.insert($0.identifier).inserted }) else { return (kept, nil, true) }
             problem = "\(url.path): notification request \"\(twice.identifier)\" is kept twice"
         } catch {
             problem = "\(url.path) could not be read (\(DecodingErrorText.describe(error)))"
         }
         let aside = moveAside()
-        return ([], problem + aside.phrase, aside.moved)
+        return (KeptNotifications(), problem + aside.phrase, aside.moved)
     }
 
-    /// Keeps `requests`; the reason when it could not.
-    func write(_ requests: [StoredNotificationRequest]) -> String? {
+    /// Keeps `kept`; the reason when it could not.
+    func write(_ kept: KeptNotifications) -> String? {
         do {
-            try JSONEncoder().encode(requests).write(to: url, options: .atomic)
+            try JSONEncoder().encode(kept).write(to: url, options: .atomic)
             return nil
         } catch {
             return "the pending notifications could not be kept in \(url.path) (\(error.localizedDescription)); they last as long as the process"

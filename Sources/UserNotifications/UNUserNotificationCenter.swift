@@ -158,12 +158,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         host.saveAuthorization(SavedAuthorization(status: kept.status.rawValue, options: kept.options.rawValue))
     }
 
-    /// Puts back the pending requests an earlier launch kept.
+    /// Puts back the pending requests an earlier launch kept, and takes in what bgtaskd
+    /// delivered while the app was not running (into the delivered list, and the badge).
     private func restoreKeptRequests() {
         guard host.keepsPending else { return }
-        let stored = host.savedPending()
-        guard !stored.isEmpty else { return }
+        let kept = host.savedPending()
+        let stored = kept.pending
         var problems: [String] = []
+        takeInAwayDeliveries(kept, problems: &problems)
+        guard !stored.isEmpty else {
+            for problem in problems { host.report(.warning, problem) }
+            // Written without them: each is taken in once.
+            if !kept.deliveredWhileAway.isEmpty || kept.badge != nil { keepPending() }
+            return
+        }
         let requests = stored.map { ($0, $0.request(problems: &problems)) }
         let now = host.now
         let due = state.withLock { state -> [(identifier: String, serial: Int, fireDate: Date)] in
@@ -181,6 +189,19 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         for problem in problems { host.report(.warning, problem) }
         for late in due { fire(identifier: late.identifier, serial: late.serial, dueWhileNotRunning: late.fireDate) }
         if due.isEmpty { keepPending() }
+    }
+
+    /// Adds what bgtaskd delivered while the app was not running to the delivered list (those
+    /// the user allowed in the list, in the order they came) and applies the badge the latest
+    /// set, as iOS's list and icon show them when the app next runs.
+    private func takeInAwayDeliveries(_ kept: KeptNotifications, problems: inout [String]) {
+        for away in kept.deliveredWhileAway {
+            host.report(.info, "notification \"\(away.request.identifier)\" was delivered by bgtaskd at \(away.date) while the app was not running")
+            guard away.listed else { continue }
+            let notification = UNNotification(date: away.date, request: away.request.request(problems: &problems))
+            state.withLock { $0.schedule.recordDelivery(notification) }
+        }
+        if let badge = kept.badge { host.setBadge(badge) }
     }
 
     /// Keeps the pending requests for the next launch (a snapshot taken now; a later
@@ -406,18 +427,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// each as asked for and granted; a place in the list whenever notifications are
     /// allowed; provisional authorization delivers quietly, to the list only.
     private static func allowedPresentation(_ state: State) -> UNNotificationPresentationOptions {
-        switch state.authorization {
-        case .authorized, .ephemeral:
-            var allowed: UNNotificationPresentationOptions = [.list]
-            if state.authorizedOptions.contains(.alert) { allowed.formUnion([.banner, .alert]) }
-            if state.authorizedOptions.contains(.sound) { allowed.insert(.sound) }
-            if state.authorizedOptions.contains(.badge) { allowed.insert(.badge) }
-            return allowed
-        case .provisional:
-            return [.list]
-        default:
-            return []
-        }
+        NotificationPresentation.allowed(status: state.authorization, options: state.authorizedOptions)
     }
 
     /// Presents `notification` as `options` say: a banner or the list shows the line, the
@@ -427,22 +437,19 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if options.contains(.badge), let badge = content.badge {
             host.setBadge(badge.intValue)
         }
-        guard !options.isDisjoint(with: [.banner, .alert, .list]) else {
+        guard NotificationPresentation.isShown(options) else {
             host.report(.info, "notification \"\(notification.request.identifier)\" was delivered and not presented (\(inForeground ? "the delegate did not present it" : "the user allowed no presentation"))")
             return
         }
-        if !options.isDisjoint(with: [.alert, .list]) {
+        if NotificationPresentation.isListed(options) {
             state.withLock { $0.schedule.recordDelivery(notification) }
         }
-        var line = [content.title, content.subtitle, content.body].filter { !$0.isEmpty }.joined(separator: " — ")
-        if line.isEmpty { line = "(no text)" }
         var notes: [String] = []
-        if options.isDisjoint(with: [.banner, .alert]) { notes.append("quietly, in the list") }
-        if options.contains(.sound), content.sound != nil { notes.append("sound") }
-        if options.contains(.badge), let badge = content.badge { notes.append("badge \(badge.intValue)") }
         if inForeground { notes.append("in the foreground") }
         if let due = dueWhileNotRunning { notes.append("late: due \(due) while the app was not running") }
-        host.show(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"))
+        host.show(NotificationPresentation.line(
+            title: content.title, subtitle: content.subtitle, body: content.body, hasSound: content.sound != nil,
+            badge: content.badge?.intValue, options: options, more: notes))
     }
 
     /// The requests waiting for their moment, soonest first.

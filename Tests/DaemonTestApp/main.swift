@@ -14,6 +14,8 @@
 //   completed <id> <true|false>         the handler called setTaskCompleted
 //   expired <id>                        the expiration handler ran
 //   remote-notification <keys>          the remote-notification handler ran (a push)
+//   notification-added <id> | notification-failed <id> <error>
+//   delivered <ids> badge <n|none>      (--notifications) the delivered list and the badge
 //   sigterm                             SIGTERM arrived (with --ignore-sigterm)
 //   state <state>                       the application's lifecycle state changed
 //
@@ -42,8 +44,14 @@
 //   --fill-checkpoints: saves checkpoints of 262,044 bytes until one is refused (at most
 //      100), records `checkpoints-saved N` and `checkpoint-refused <error>`, and tries an
 //      empty key (`checkpoint-empty-key <error>`).
+//   --notify-after S: asks for notifications (alert, sound, badge) and adds the request
+//      "reminder" (title Reminder, body "Time to read", badge 7) firing S seconds later;
+//      with --notify-in-handler, from the first launch handler instead, before it completes.
+//   --notifications: records the delivered notifications' identifiers and the badge once
+//      launched (`delivered reminder badge 7`; `delivered - badge none` when none).
 import BackgroundTasks
 import Foundation
+import UserNotifications
 
 func usage(_ message: String) -> Never {
     FileHandle.standardError.write(Data("bgtask-daemon-testapp: \(message)\n".utf8))
@@ -74,6 +82,9 @@ struct Options: Sendable {
     var cancelOnSignal: String?
     var fillCheckpoints = false
     var launchSeconds: TimeInterval = 0
+    var notifyAfter: TimeInterval?
+    var notifyInHandler = false
+    var notifications = false
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -83,6 +94,8 @@ struct Options: Sendable {
             if option == "--ignore-sigterm" { options.ignoreSigterm = true; continue }
             if option == "--exit-after-launch" { options.exitAfterLaunch = true; continue }
             if option == "--fill-checkpoints" { options.fillCheckpoints = true; continue }
+            if option == "--notify-in-handler" { options.notifyInHandler = true; continue }
+            if option == "--notifications" { options.notifications = true; continue }
             guard let value = arguments.first else { usage("\(option) needs a value") }
             arguments.removeFirst()
             func seconds() -> TimeInterval {
@@ -110,6 +123,7 @@ struct Options: Sendable {
             case "--submit-on-signal": options.submitOnSignal = value
             case "--cancel-on-signal": options.cancelOnSignal = value
             case "--launch-seconds": options.launchSeconds = seconds()
+            case "--notify-after": options.notifyAfter = seconds()
             default: usage("unknown option '\(option)'")
             }
         }
@@ -169,10 +183,30 @@ if options.launchSeconds > 0 {
     Thread.sleep(forTimeInterval: options.launchSeconds)
 }
 
+/// Asks for notifications and adds "reminder", `after` seconds from now; returns once added.
+func addReminder(after: TimeInterval) {
+    let center = UNUserNotificationCenter.current()
+    let done = DispatchSemaphore(value: 0)
+    center.requestAuthorization(options: [.alert, .sound, .badge]) { _, _ in
+        let content = UNMutableNotificationContent()
+        content.title = "Reminder"
+        content.body = "Time to read"
+        content.badge = 7
+        content.sound = .default
+        let request = UNNotificationRequest(identifier: "reminder", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: after, repeats: false))
+        center.add(request) { error in
+            record(error.map { "notification-failed reminder \($0)" } ?? "notification-added reminder")
+            done.signal()
+        }
+    }
+    done.wait()
+}
+
 // didFinishLaunching: register the handlers.
 func handle(_ task: BGTask) {
     let identifier = task.identifier
     record("handler \(identifier) \(getpid())")
+    if options.notifyInHandler, let after = options.notifyAfter { addReminder(after: after) }
     switch options.behaviour {
     case .complete:
         task.expirationHandler = {
@@ -284,6 +318,17 @@ if let identifier = options.cancelOnSignal {
     }
     source.activate()
     signalSources.append(source)
+}
+if let after = options.notifyAfter, !options.notifyInHandler { addReminder(after: after) }
+if options.notifications {
+    let done = DispatchSemaphore(value: 0)
+    UNUserNotificationCenter.current().getDeliveredNotifications { delivered in
+        let identifiers = delivered.map(\.request.identifier).joined(separator: ",")
+        let badge = application.applicationIconBadgeNumber
+        record("delivered \(identifiers.isEmpty ? "-" : identifiers) badge \(badge == 0 ? "none" : String(badge))")
+        done.signal()
+    }
+    done.wait()
 }
 if options.fillCheckpoints {
     let checkpoints = BGTaskScheduler.shared.checkpoints

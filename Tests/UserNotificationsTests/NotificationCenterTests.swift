@@ -20,6 +20,9 @@ final class FakeNotificationHost: NotificationHost {
         var badge: Int?
         var saved: SavedAuthorization?
         var pending: [StoredNotificationRequest] = []
+        /// What "bgtaskd" delivered while the app was away, for the next launch to take in.
+        var away: [AwayDelivery] = []
+        var awayBadge: Int?
     }
 
     private let state = Mutex(State())
@@ -89,9 +92,22 @@ final class FakeNotificationHost: NotificationHost {
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
     var keepsPending: Bool { true }
-    func savedPending() -> [StoredNotificationRequest] { state.withLock { $0.pending } }
-    func savePending(_ requests: [StoredNotificationRequest]) { state.withLock { $0.pending = requests } }
+    func savedPending() -> KeptNotifications {
+        state.withLock { KeptNotifications(pending: $0.pending, deliveredWhileAway: $0.away, badge: $0.awayBadge) }
+    }
+    func savePending(_ requests: [StoredNotificationRequest]) {
+        state.withLock { state in
+            state.pending = requests
+            state.away = []
+            state.awayBadge = nil
+        }
+    }
     var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
+    /// What the file keeps as delivered while away (as a delivery by bgtaskd leaves it).
+    var kept: KeptNotifications {
+        get { savedPending() }
+        set { state.withLock { $0.pending = newValue.pending; $0.away = newValue.deliveredWhileAway; $0.awayBadge = newValue.badge } }
+    }
 
     /// Another launch on the same device: what this one kept (the answer, the pending
     /// requests), its time, and nothing else.
@@ -544,7 +560,7 @@ struct NotificationCenterTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = PendingNotificationsFile(url: directory.appendingPathComponent("pending-notifications.json"))
-        #expect(file.read().requests.isEmpty && file.read().problem == nil)
+        #expect(file.read().kept.pending.isEmpty && file.read().problem == nil)
         let host = FakeNotificationHost()
         let center = try await allowedCenter(host)
         var components = DateComponents(hour: 8, minute: 30)
@@ -554,19 +570,19 @@ struct NotificationCenterTests {
         odd.userInfo = ["when": NSObject()]
         try await center.add(UNNotificationRequest(identifier: "odd", content: odd, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
         #expect(host.reports.contains { $0.contains("userInfo of notification request \"odd\"") })
-        #expect(file.write(host.pending) == nil)
+        #expect(file.write(KeptNotifications(pending: host.pending)) == nil)
         let read = file.read()
         #expect(read.problem == nil)
-        #expect(read.requests == host.pending)
+        #expect(read.kept.pending == host.pending)
         var problems: [String] = []
-        let daily = try #require(read.requests.first { $0.identifier == "daily" }).request(problems: &problems)
+        let daily = try #require(read.kept.pending.first { $0.identifier == "daily" }).request(problems: &problems)
         #expect((daily.trigger as? UNCalendarNotificationTrigger)?.dateComponents.hour == 8)
         #expect(daily.trigger?.repeats == true)
         #expect(problems.isEmpty)
 
         try Data("[{\"identifier\":".utf8).write(to: file.url)
         let damaged = file.read()
-        #expect(damaged.requests.isEmpty)
+        #expect(damaged.kept.pending.isEmpty)
         #expect(damaged.problem?.contains("moved aside to") == true, "\(String(describing: damaged.problem))")
         #expect(!FileManager.default.fileExists(atPath: file.url.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("pending-notifications.json.unreadable-") })

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Local notifications while the app is away, end to end (docs/daemon.md, "Notifications
+/// while the app is not running"): bgtaskd shows those due while no process of the app runs,
+/// and thaws a frozen app at the moment one of its notifications comes due.
+extension DaemonProcessTests {
+    @Suite struct Notifications {
+        static let app = "com.example.notifier"
+        static let refresh = "com.example.notifier.refresh"
+        static let shownByDaemon = "notification shown: Reminder — Time to read (sound, badge 7, delivered by bgtaskd while the app was not running)"
+
+        /// The app's pending notifications, as the file in its state directory keeps them.
+        static func keptFile(_ harness: DaemonHarness) throws -> [String: Any] {
+            let path = harness.stateHome + "/bgtask/\(app)/pending-notifications.json"
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+
+        @Test("a notification due after the app exited is shown by bgtaskd at its moment; the app's next launch finds it delivered, with its badge")
+        func shownWhileTheAppIsNotRunning() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: [])
+            let events = harness.eventsPath(Self.app)
+            let started = ContinuousClock.now
+            let added = try await harness.run(harness.testApp, ["--events", events, "--notify-after", "3", "--exit-after-launch"], environment: harness.handEnvironment(Self.app))
+            #expect(added.status == 0, "\(added)")
+            #expect(harness.events(Self.app).contains("notification-added reminder"), "\(harness.events(Self.app))\n\(added)")
+            let daemonLog = { harness.daemon?.standardError ?? "" }
+            if ContinuousClock.now - started < .seconds(2.5) {
+                #expect(!daemonLog().contains("notification shown"), "not before its moment: \(daemonLog())")
+            }
+            #expect(await harness.poll(timeout: .seconds(15)) { daemonLog().contains(Self.shownByDaemon) }, "\(daemonLog())")
+            let kept = try Self.keptFile(harness)
+            #expect((kept["pending"] as? [Any])?.isEmpty == true, "\(kept)")
+            #expect((kept["deliveredWhileAway"] as? [[String: Any]])?.count == 1, "\(kept)")
+            #expect(kept["badge"] as? Int == 7)
+            #expect(daemonLog().components(separatedBy: "notification shown").count == 2, "shown once: \(daemonLog())")
+
+            // The next launch: in its delivered list, the badge on its icon; the file without them.
+            let next = try await harness.run(harness.testApp, ["--events", events, "--notifications", "--exit-after-launch"], environment: harness.handEnvironment(Self.app))
+            #expect(next.status == 0, "\(next)")
+            #expect(harness.events(Self.app).contains("delivered reminder badge 7"), "\(harness.events(Self.app))\n\(next)")
+            #expect(!next.error.contains("bgtask notification"), "not shown again: \(next.error)")
+            let taken = try Self.keptFile(harness)
+            #expect((taken["deliveredWhileAway"] as? [Any])?.isEmpty == true, "\(taken)")
+            #expect(taken["badge"] == nil, "\(taken)")
+        }
+
+        @Test("a frozen app is thawed at its notification's moment and delivers it itself, then frozen again")
+        func aFrozenAppIsThawedForIt() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--notify-after", "2", "--notify-in-handler"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh) true") != nil, "\(harness.events(Self.app))")
+            #expect(harness.events(Self.app).contains("notification-added reminder"), "\(harness.events(Self.app))")
+            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "suspended" })
+            // The app's own output (bgtaskd keeps it in its state directory's logs).
+            let logs = harness.stateDirectory + "/logs"
+            let appLog = {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []
+                return names.filter { $0.contains(Self.app) }.map { (try? String(contentsOfFile: logs + "/" + $0, encoding: .utf8)) ?? "" }.joined()
+            }
+            #expect(await harness.poll(timeout: .seconds(15)) { appLog().contains("bgtask notification [\(Self.app)]: Reminder — Time to read (sound, badge 7)") },
+                    "\(appLog())\nbgtaskd: \(harness.daemon?.standardError ?? "")")
+            #expect(harness.daemon?.standardError.contains("notification shown") == false, "the app delivered it, not bgtaskd")
+            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "suspended" }, "frozen again")
+            let kept = try Self.keptFile(harness)
+            #expect((kept["pending"] as? [Any])?.isEmpty == true, "\(kept)")
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import BackgroundTasks
+import Foundation
+import SchedulerCore
+import SchedulerStore
+import Testing
+@testable import UserNotifications
+
+/// A state directory of its own for one test, removed by ``remove()``.
+private struct ScratchStateDirectory {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("un-away-\(UUID().uuidString)")
+    var file: PendingNotificationsFile { PendingNotificationsFile(url: url.appendingPathComponent("pending-notifications.json")) }
+
+    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+
+    /// Writes the user's answer as the app's center keeps it.
+    func saveAnswer(_ status: UNAuthorizationStatus, _ options: UNAuthorizationOptions) throws {
+        let answer = AuthorizationFile(url: url.appendingPathComponent("notifications.json"))
+        #expect(answer.write(SavedAuthorization(status: status.rawValue, options: options.rawValue)) == nil)
+    }
+}
+
+/// Pending requests as an app's center keeps them: added at `host`'s now.
+private func keptRequests(_ requests: [UNNotificationRequest], host: FakeNotificationHost) async throws -> [StoredNotificationRequest] {
+    let center = UNUserNotificationCenter(host: host)
+    _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
+    for request in requests { try await center.add(request) }
+    return host.pending
+}
+
+private func reminder(_ identifier: String, after seconds: TimeInterval, repeats: Bool = false, badge: Int? = nil) -> UNNotificationRequest {
+    let content = UNMutableNotificationContent()
+    content.title = "Reminder"
+    content.body = identifier
+    content.sound = .default
+    if let badge { content.badge = NSNumber(value: badge) }
+    return UNNotificationRequest(identifier: identifier, content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: repeats))
+}
+
+@Suite("UserNotifications: delivered while the app is away (bgtaskd's side)")
+struct AwayNotificationsTests {
+    @Test("due requests are fired as the app would: shown as allowed, repeats moved on, the delivery and its badge kept for the next launch")
+    func deliversDueRequests() async throws {
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let host = FakeNotificationHost()
+        let added = host.now
+        let pending = try await keptRequests([
+            reminder("soon", after: 60, badge: 4), reminder("hourly", after: 3600, repeats: true), reminder("later", after: 7200),
+        ], host: host)
+        #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
+        try scratch.saveAnswer(.authorized, [.alert, .sound, .badge])
+        let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+        #expect(away.nextMoment() == added.addingTimeInterval(60))
+
+        // Nothing due yet: nothing changes.
+        let early = away.deliverDue(now: added.addingTimeInterval(30)) { true }
+        #expect(early.shown.isEmpty && early.problems.isEmpty)
+        #expect(early.next == added.addingTimeInterval(60))
+        #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
+
+        // 65 minutes on: "soon" and the first "hourly" come.
+        let now = added.addingTimeInterval(3900)
+        let outcome = away.deliverDue(now: now) { true }
+        #expect(outcome.problems.isEmpty, "\(outcome.problems)")
+        #expect(outcome.shown.count == 2)
+        #expect(outcome.shown.first?.hasPrefix("Reminder — soon (sound, badge 4, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
+        #expect(outcome.shown.last?.hasPrefix("Reminder — hourly (sound, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
+        let kept = scratch.file.read().kept
+        #expect(kept.pending.map(\.identifier) == ["hourly", "later"])
+        #expect(kept.pending.first?.fireDate == added.addingTimeInterval(7200), "the series goes on from its next moment")
+        #expect(kept.deliveredWhileAway.map(\.request.identifier) == ["soon", "hourly"])
+        #expect(kept.deliveredWhileAway.allSatisfy { $0.date == now && $0.listed })
+        #expect(kept.deliveredWhileAway.first?.request.fireDate == added.addingTimeInterval(60), "recorded with the moment it was due")
+        #expect(kept.badge == 4)
+        #expect(outcome.next == added.addingTimeInterval(7200))
+        #expect(away.nextMoment() == added.addingTimeInterval(7200))
+    }
+
+    @Test("nothing is done once the app is back (asked under the file's lock), nor while another process holds the lock")
+    func appBackOrBusy() async throws {
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let host = FakeNotificationHost()
+        let pending = try await keptRequests([reminder("soon", after: 60)], host: host)
+        #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
+        try scratch.saveAnswer(.authorized, [.alert])
+        let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+        let later = host.now.addingTimeInterval(120)
+
+        var askedUnderLock = false
+        let back = away.deliverDue(now: later) {
+            // The app's side takes the same lock to read: it is held now.
+            askedUnderLock = StateDirectoryLock.holder(in: scratch.url, name: PendingNotificationsFile.lockName) != nil
+            return false
+        }
+        #expect(askedUnderLock)
+        #expect(back.appCameBack && back.shown.isEmpty)
+        #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
+
+        // Another process's hold, for the length of the call (released when the closure ends).
+        let busy = try withExtendedLifetime(try scratch.file.lock()) { away.deliverDue(now: later) { true } }
+        #expect(busy.busy && busy.shown.isEmpty)
+        #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
+        #expect(away.deliverDue(now: later) { true }.shown.count == 1, "once the lock is free")
+    }
+
+    @Test("what the user allowed decides: denied (or the switch) fires without showing or recording; provisional goes quietly to the list; never asked shows nothing")
+    func presentationAsAllowed() async throws {
+        for (status, options, switchValue, shown, listed) in [
+            (UNAuthorizationStatus.denied, UNAuthorizationOptions(), nil as String?, nil as String?, false),
+            (.authorized, [.alert, .sound, .badge], "denied", nil, false),
+            (.provisional, [.alert, .sound, .badge], nil, "Reminder — soon (quietly, in the list, delivered by bgtaskd while the app was not running, late: due ", true),
+            (.authorized, [.sound], nil, "Reminder — soon (quietly, in the list, sound, delivered by bgtaskd while the app was not running, late: due ", true),
+        ] {
+            let scratch = try ScratchStateDirectory()
+            defer { scratch.remove() }
+            let host = FakeNotificationHost()
+            let pending = try await keptRequests([reminder("soon", after: 60, badge: 2)], host: host)
+            #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
+            try scratch.saveAnswer(status, options)
+            let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: switchValue)
+            let outcome = away.deliverDue(now: host.now.addingTimeInterval(3600)) { true }
+            let kept = scratch.file.read().kept
+            #expect(kept.pending.isEmpty, "fired either way")
+            if let shown {
+                #expect(outcome.shown.count == 1 && outcome.shown[0].hasPrefix(shown), "\(status.rawValue): \(outcome.shown)")
+                #expect(kept.deliveredWhileAway.map(\.listed) == [listed])
+            } else {
+                #expect(outcome.shown.isEmpty)
+                #expect(outcome.problems.contains { $0.contains("was not presented") }, "\(outcome.problems)")
+                #expect(kept.deliveredWhileAway.isEmpty)
+            }
+            #expect(kept.badge == (options.contains(.badge) && status == .authorized && switchValue == nil ? 2 : nil))
+        }
+        // An app that never asked has no answer kept: nothing is shown.
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let host = FakeNotificationHost()
+        #expect(scratch.file.write(KeptNotifications(pending: try await keptRequests([reminder("soon", after: 60)], host: host))) == nil)
+        let outcome = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil).deliverDue(now: host.now.addingTimeInterval(61)) { true }
+        #expect(outcome.shown.isEmpty && scratch.file.read().kept.deliveredWhileAway.isEmpty)
+    }
+
+    @Test("a file it cannot read is never written over; a missing file is nothing to do; a version-1 file (the bare array) is read")
+    func filesItCannotUse() async throws {
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+        #expect(away.deliverDue(now: Date()) { true } == AwayNotifications.Outcome())
+        #expect(away.nextMoment() == nil)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file.url.path), "nothing created")
+
+        try Data("{\"version\": 3, \"pending\": []}".utf8).write(to: scratch.file.url)
+        let newer = away.deliverDue(now: Date()) { true }
+        #expect(newer.problems.first?.contains("version 3") == true, "\(newer.problems)")
+        #expect(newer.shown.isEmpty)
+
+        let host = FakeNotificationHost()
+        let pending = try await keptRequests([reminder("soon", after: 60)], host: host)
+        try JSONEncoder().encode(pending).write(to: scratch.file.url)
+        try scratch.saveAnswer(.authorized, [.alert])
+        #expect(away.nextMoment() == host.now.addingTimeInterval(60))
+        #expect(away.deliverDue(now: host.now.addingTimeInterval(60)) { true }.shown == ["Reminder — soon (delivered by bgtaskd while the app was not running)"])
+        #expect(scratch.file.read().kept.pending.isEmpty)
+    }
+
+    @Test("the app's next launch takes in what was delivered while it was away: the list, the badge, and the file written without them")
+    func nextLaunchTakesThemIn() async throws {
+        let host = FakeNotificationHost()
+        let pending = try await keptRequests([reminder("soon", after: 60, badge: 5), reminder("later", after: 7200)], host: host)
+        let delivered = AwayDelivery(request: pending[0], date: host.now.addingTimeInterval(60), listed: true)
+        let unlisted = AwayDelivery(request: pending[0], date: host.now.addingTimeInterval(61), listed: false)
+        host.kept = KeptNotifications(pending: [pending[1]], deliveredWhileAway: [delivered, unlisted], badge: 5)
+
+        let next = host.nextLaunch(after: 600)
+        next.kept = host.kept
+        let center = UNUserNotificationCenter(host: next)
+        center.loadKeptState()
+        let list = await center.deliveredNotifications()
+        #expect(list.map(\.request.identifier) == ["soon"])
+        #expect(list.first?.date == host.now.addingTimeInterval(60))
+        #expect(list.first?.request.content.badge == 5)
+        #expect(next.badge == 5)
+        #expect(next.shown.isEmpty, "shown by bgtaskd already")
+        #expect(next.reports.contains { $0.contains("\"soon\" was delivered by bgtaskd at") })
+        #expect(await center.pendingNotificationRequests().map(\.identifier) == ["later"])
+        #expect(next.kept.deliveredWhileAway.isEmpty && next.kept.badge == nil, "taken in once")
+        #expect(next.kept.pending.map(\.identifier) == ["later"])
+    }
+}

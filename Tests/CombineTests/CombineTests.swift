@@ -323,8 +323,15 @@ final class Box<Value>: @unchecked Sendable {
 
     @Test func aSequencePublisherIsLazy() {
         let got = Box<[Int]>([])
-        _ = (1...).publisher.prefix(3).sink { got.value.append($0) }
+        // Finite, so that an eager publisher fails here instead of running for ever.
+        let pulled = Box(0)
+        let numbers = (1...1_000_000).lazy.map { number -> Int in
+            pulled.value += 1
+            return number
+        }
+        _ = numbers.publisher.prefix(3).sink { got.value.append($0) }
         #expect(got.value == [1, 2, 3])
+        #expect(pulled.value <= 4, "pulled \(pulled.value) elements for 3")
     }
 
     @Test func mergeTakesAnyPublisherOfTheSameTypes() {
@@ -345,6 +352,18 @@ final class Box<Value>: @unchecked Sendable {
     }
 
     @Test func anOldValueWhoseDeinitCancelsASubscriptionToTheSamePropertyDoesNotDeadlock() {
+        // On a thread of its own, waited for at most 10 s: a deadlock fails the test instead
+        // of hanging the run (the stuck thread is left behind).
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            Self.replaceValuesWhoseDeinitCancels()
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + 10) == .success, "deadlocked: a value released under the property's lock cancelled a subscription to it")
+    }
+
+    private static func replaceValuesWhoseDeinitCancels() {
         let parent = Parent()
         weak var replaced: Detail?
         do {

@@ -50,7 +50,7 @@ public enum CorruptStoreQuarantine {
     }
 
     /// The line of standard error for the damaged store set aside at `setAsidePath`, saying
-    /// `consequence` of it ("its runs are not shown"): the one wording `log`, `energy`,
+    /// `consequence` of it ("its runs that could not be read back are not shown"): the one wording `log`, `energy`,
     /// `apps` and `pending` use.
     public static func setAsideWarning(at setAsidePath: String, consequence: String) -> String {
         "warning: a damaged store was set aside at \(setAsidePath): \(consequence) (docs/daemon.md, \"A damaged store\")\n"

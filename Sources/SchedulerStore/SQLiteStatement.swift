@@ -191,4 +191,15 @@ struct SQLiteRow {
     func optionalInt64(_ index: Int32) -> Int64? {
         isNull(index) ? nil : int64(index)
     }
+
+    /// Column `index` as it is stored, whatever its type: for copying rows as they are.
+    func value(_ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: .integer(int64(index))
+        case SQLITE_FLOAT: .real(double(index))
+        case SQLITE_TEXT: .text(text(index))
+        case SQLITE_BLOB: .blob(blob(index))
+        default: .null
+        }
+    }
 }

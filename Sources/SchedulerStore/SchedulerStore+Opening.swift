@@ -31,8 +31,9 @@ extension SchedulerStore {
     ///   ``StoreError/Code/schemaTooNew`` and left untouched.
     /// - A file that is not a database, or a damaged one, is moved aside to
     ///   `<name>.corrupt-<yyyyMMdd-HHmmss>` (UTC, from `now`), together with its `-wal`,
-    ///   `-shm` and `-journal` companions, and a fresh store is created in its place. The
-    ///   report says where it went and why.
+    ///   `-shm` and `-journal` companions, and a fresh store is created in its place, with
+    ///   every row that can still be read from the file moved aside (``CorruptStoreSalvage``).
+    ///   The report says where it went, why, and what was copied back.
     /// - Runs that never ended are recorded as ``RunOutcome/interrupted`` at `now`, their
     ///   requests are pending again unless the app submitted a newer one meanwhile, and the
     ///   stop counts as one throttle strike of each app concerned.
@@ -86,6 +87,8 @@ extension SchedulerStore {
             report.movedAsideCorruptFile = URL(fileURLWithPath: movedTo)
             report.corruptionDetail = error.sqliteMessage ?? error.message
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)
+            // What can still be read comes back before the checks below judge it.
+            report.salvage = CorruptStoreSalvage.salvage(from: movedTo, into: connection)
         }
         let recovery = try InterruptedRunRecovery.recover(connection, now: now)
         report.interruptedRuns = recovery.interruptedRuns

@@ -45,6 +45,9 @@ public struct StoreOpenReport: Sendable {
     /// SQLite's explanation of the damage (for example "file is not a database"), when a file
     /// was moved aside.
     public var corruptionDetail: String?
+    /// What was copied back from the file moved aside into the fresh store, and what could
+    /// not be read (empty when no file was moved aside).
+    public var salvage = StoreSalvage()
     /// Runs that had no end when the store was opened (the scheduler stopped while they ran),
     /// as now recorded: outcome ``RunOutcome/interrupted``, ended at the opening instant.
     public var interruptedRuns: [RunRecord]

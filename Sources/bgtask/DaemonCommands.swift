@@ -362,7 +362,7 @@ struct DaemonCommand: Equatable {
         }
         let note = "bgtaskd is not running; read from \(database.path)\n"
             + CorruptStoreQuarantine.setAside(besides: database.path)
-                .map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "what it held is not in this one") }.joined()
+                .map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "what could not be read back from it is not in this one") }.joined()
         do {
             let store = try SchedulerStore.openForReading(at: database)
             switch command.request {

@@ -454,7 +454,7 @@ struct RunLogReading {
     /// `nil` when there are none.
     var warnings: String? {
         let lines = skipped.map { "warning: skipped \($0.store): \($0.error)\n" }
-            + setAside.map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "its runs are not shown") }
+            + setAside.map { CorruptStoreQuarantine.setAsideWarning(at: $0, consequence: "its runs that could not be read back are not shown") }
         return lines.isEmpty ? nil : lines.joined()
     }
 

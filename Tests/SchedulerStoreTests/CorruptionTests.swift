@@ -24,6 +24,7 @@ struct CorruptionTests {
         in directory: TemporaryDirectory,
         damagedBytes: Data,
         movedName: String = movedName,
+        salvaged: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> StoreOpenReport {
         let url = directory.file("store.sqlite")
@@ -31,10 +32,11 @@ struct CorruptionTests {
         let moved = directory.file(movedName)
         #expect(report.movedAsideCorruptFile?.path == moved.path, sourceLocation: sourceLocation)
         #expect(report.corruptionDetail?.isEmpty == false, sourceLocation: sourceLocation)
-        #expect(try Data(contentsOf: moved) == damagedBytes, sourceLocation: sourceLocation)
-        #expect(try store.pendingRequests().isEmpty, sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: moved) == damagedBytes, "only read by the salvage", sourceLocation: sourceLocation)
+        let before = try store.pendingRequests()
+        #expect(before.isEmpty != salvaged, "\(before.count) pending requests salvaged", sourceLocation: sourceLocation)
         try store.upsertRequest(Sample.request("fresh"))
-        #expect(try store.pendingRequests() == [Sample.request("fresh")], sourceLocation: sourceLocation)
+        #expect(try store.pendingRequests().filter { $0.identifier == "fresh" } == [Sample.request("fresh")], sourceLocation: sourceLocation)
         return report
     }
 
@@ -82,8 +84,61 @@ struct CorruptionTests {
         bytes.replaceSubrange(middle..<(middle + pageSize), with: Data(repeating: 0xA5, count: pageSize))
         try bytes.write(to: url)
 
-        let report = try expectMovedAside(in: directory, damagedBytes: bytes)
+        let report = try expectMovedAside(in: directory, damagedBytes: bytes, salvaged: true)
         #expect(report.interruptedRuns.isEmpty)
+        // The page is an interior one of the pending requests: the rows below it are out of
+        // reach, those after it come back (402 of 600), and the checkpoints all.
+        #expect(report.salvage.copiedRows["pending_requests"].map { $0 > 0 } == true, "\(report.salvage)")
+        #expect(report.salvage.copiedRows["checkpoints"] == 200, "\(report.salvage)")
+        #expect(report.salvage.problems.contains { $0.hasPrefix("pending_requests: rows in damaged pages could not be read") }, "\(report.salvage)")
+    }
+
+    @Test("from a store with a damaged page, every row outside that page comes back: apps, settings, pending requests before and after it, runs")
+    func salvageAroundADamagedPage() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let padding = String(repeating: "x", count: 200)
+        let requests = (0..<600).map { Sample.request("com.example.task.\(String(format: "%03d", $0)).\(padding)") }
+        do {
+            let store = try openStore(url)
+            try store.installApp(InstalledAppStoreTests.feedReader())
+            try store.setAppSetting("off", app: Sample.app, name: "backgroundRefresh")
+            for request in requests { try store.upsertRequest(request) }
+            for index in 0..<50 {
+                var run = Sample.run(Int64(index + 1), of: requests[index], startedAt: Sample.now.addingTimeInterval(Double(index)))
+                try store.recordRunStarted(run)
+                run.endedAt = run.startedAt.addingTimeInterval(1)
+                run.outcome = .success
+                try store.recordRunFinished(run)
+            }
+        }
+        // A leaf page of the pending requests in the middle of their b-tree, by SQLite's own map.
+        let leaves: [(page: Int64, cells: Int64)]
+        do {
+            let reader = try SQLiteConnection.open(path: url.path, mode: .readOnly)
+            leaves = try reader.query("SELECT pageno, ncell FROM dbstat WHERE name = 'pending_requests' AND pagetype = 'leaf' ORDER BY path") { ($0.int64(0), $0.int64(1)) }
+        }
+        try #require(leaves.count >= 10, "\(leaves.count) leaves")
+        let damaged = leaves[leaves.count / 2]
+        var bytes = try Data(contentsOf: url)
+        let start = Int(damaged.page - 1) * 4_096
+        bytes.replaceSubrange(start..<(start + 4_096), with: Self.garbage(count: 4_096, seed: 11))
+        try bytes.write(to: url)
+
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
+        #expect(report.movedAsideCorruptFile != nil)
+        let pending = try store.pendingRequests()
+        // The first 50 ran (a run takes its request off the pending list).
+        #expect(pending.count == 550 - Int(damaged.cells), "every request but the \(damaged.cells) of the damaged page; \(report.salvage)")
+        #expect(Set(pending).isSubset(of: Set(requests)), "copied exactly")
+        #expect(pending.contains(requests[50]) && pending.contains(requests[599]), "before and after the damage")
+        #expect(report.salvage.copiedRows["pending_requests"] == pending.count)
+        #expect(report.salvage.problems.count == 1 && report.salvage.problems[0].hasPrefix("pending_requests: rows in damaged pages could not be read"), "\(report.salvage.problems)")
+        #expect(try store.installedApps().apps == [InstalledAppStoreTests.feedReader()])
+        #expect(try store.appSetting(app: Sample.app, name: "backgroundRefresh") == "off")
+        let runs = try store.runs()
+        #expect(runs.count == 50 && runs.allSatisfy { $0.outcome == .success })
+        #expect(report.salvage.copiedRows["runs"] == 50 && report.salvage.copiedRows["installed_apps"] == 1)
     }
 
     @Test("a database whose first page is damaged past the header is moved aside")
@@ -95,7 +150,9 @@ struct CorruptionTests {
         // Keep the 100-byte file header (so the first read succeeds), damage the schema table.
         bytes.replaceSubrange(100..<4_096, with: Self.garbage(count: 3_996, seed: 7))
         try bytes.write(to: url)
-        _ = try expectMovedAside(in: directory, damagedBytes: bytes)
+        let report = try expectMovedAside(in: directory, damagedBytes: bytes)
+        #expect(report.salvage.copiedRows.isEmpty)
+        #expect(report.salvage.problems.first?.contains("nothing could be copied") == true, "\(report.salvage.problems)")
     }
 
     @Test("an empty file is a valid new database and is kept")

@@ -340,7 +340,12 @@ public enum EmbeddedScheduler {
             log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
         }
         if let moved = report.movedAsideCorruptFile {
-            log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started")
+            let copied = report.salvage.copiedRows.sorted { $0.key < $1.key }.map { "\($0.value) from \($0.key)" }
+            let salvaged = copied.isEmpty ? "nothing could be copied back from it" : "the rows still readable were copied back (\(copied.joined(separator: ", ")))"
+            log(.error, app: app, "the scheduler's database was corrupt (\(report.corruptionDetail ?? "unknown damage")); it was moved to \(moved.path) and a fresh one started; \(salvaged)")
+            for problem in report.salvage.problems {
+                log(.error, app: app, "from the damaged store \(moved.path): \(problem)")
+            }
         }
         do {
             let pruned = try store.pruneRuns(olderThan: EnergyModel().pruneCutoff(now: now))

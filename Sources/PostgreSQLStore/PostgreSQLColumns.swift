@@ -68,6 +68,8 @@ enum PostgreSQLColumns {
     /// (after the replica) and ``decodeRun(_:)`` reads them.
     static let runNames = "id, \(requestNames), started_at, ended_at, outcome, success, stop_reason, "
         + "cpu_time, peak_memory, energy_joules, measured_by, bytes_read, bytes_written"
+    /// How many columns ``runNames`` lists (a column selected after them is at this index).
+    static let runColumnCount = Int32(runNames.split(separator: ",").count)
 
     /// The values of a started run: its id, its request, its start and whatever end it
     /// already has. The measurement's source and I/O are written only with the run's end,

@@ -86,15 +86,23 @@ extension PostgreSQLStore {
     /// a row that cannot be read is listed with its number and the reason instead of
     /// failing the whole read.
     public func readableRuns(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
+        let read = try readableRunsOfReplicas(app: app, since: since)
+        return (read.runs.map(\.run), read.unreadable.map { ($0.id, $0.reason) })
+    }
+
+    /// ``readableRuns(app:since:)`` with the replica that recorded each run (its `tag`): run
+    /// numbers are each replica's own, so two replicas' logs both have a `run-1`.
+    public func readableRunsOfReplicas(app: AppID? = nil, since: Date? = nil) throws(StoreError) -> (runs: [(tag: String, run: RunRecord)], unreadable: [(tag: String, id: RunID, reason: String)]) {
         let (filter, values) = Self.runFilter(app: app, since: since)
-        let sql = "SELECT \(PostgreSQLColumns.runNames) FROM bgtask_runs \(filter) ORDER BY started_at, id, replica"
+        let sql = "SELECT \(PostgreSQLColumns.runNames), replica FROM bgtask_runs \(filter) ORDER BY started_at, id, replica"
         let rows = try withConnection { (connection) throws(StoreError) in
-            try connection.execute(sql, values).map { (row) throws(StoreError) -> (id: RunID, result: Result<RunRecord, StoreError>) in
+            try connection.execute(sql, values).map { (row) throws(StoreError) -> (tag: String, id: RunID, result: Result<RunRecord, StoreError>) in
                 let id = RunID(Int64(row.text(0)) ?? 0)
+                let replica = row.text(PostgreSQLColumns.runColumnCount)
                 do throws(StoreError) {
-                    return (id, .success(try PostgreSQLColumns.decodeRun(row)))
+                    return (replica, id, .success(try PostgreSQLColumns.decodeRun(row)))
                 } catch {
-                    return (id, .failure(error))
+                    return (replica, id, .failure(error))
                 }
             }
         }

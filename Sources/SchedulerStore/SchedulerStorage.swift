@@ -107,12 +107,18 @@ public enum RunLogRows {
     /// The runs that were read, in order, and the number and reason of every row that could
     /// not be.
     public static func split(_ rows: [(id: RunID, result: Result<RunRecord, StoreError>)]) -> (runs: [RunRecord], unreadable: [(id: RunID, reason: String)]) {
-        var runs: [RunRecord] = []
-        var unreadable: [(id: RunID, reason: String)] = []
+        let tagged = split(rows.map { ((), $0.id, $0.result) })
+        return (tagged.runs.map(\.run), tagged.unreadable.map { ($0.id, $0.reason) })
+    }
+
+    /// ``split(_:)`` of rows that each carry a `tag` (the replica that recorded them).
+    public static func split<Tag>(_ rows: [(tag: Tag, id: RunID, result: Result<RunRecord, StoreError>)]) -> (runs: [(tag: Tag, run: RunRecord)], unreadable: [(tag: Tag, id: RunID, reason: String)]) {
+        var runs: [(tag: Tag, run: RunRecord)] = []
+        var unreadable: [(tag: Tag, id: RunID, reason: String)] = []
         for row in rows {
             switch row.result {
-            case .success(let run): runs.append(run)
-            case .failure(let error): unreadable.append((row.id, error.message))
+            case .success(let run): runs.append((row.tag, run))
+            case .failure(let error): unreadable.append((row.tag, row.id, error.message))
             }
         }
         return (runs, unreadable)

@@ -45,12 +45,15 @@ enum LogCommand {
         }
         var output = "\(CountText.counted(reading.runs.count, "run")) recorded in "
             + "\(reading.whereDescription)\(reading.filterDescription(options)) (times in UTC)\n\n"
-        let header = ["START", "END", "APP", "TASK", "KIND", "OUTCOME", "WALL", "CPU", "PEAK MEM", "ENERGY", "STOP REASON"]
+        // The store replicas share says which replica ran each run.
+        let byReplica = reading.runs.contains { $0.replica != nil }
+        let header = ["START", "END"] + (byReplica ? ["REPLICA"] : []) + ["APP", "TASK", "KIND", "OUTCOME", "WALL", "CPU", "PEAK MEM", "ENERGY", "STOP REASON"]
         let rows = reading.runs.map { entry -> [String] in
             let run = entry.run
             return [
                 RunLogFormat.time(run.startedAt),
                 run.endedAt.map(RunLogFormat.time) ?? "-",
+            ] + (byReplica ? [entry.replica ?? "-"] : []) + [
                 run.app.rawValue,
                 run.identifier,
                 run.request.kind.rawValue,
@@ -76,7 +79,10 @@ enum LogCommand {
     struct Entry: Codable, Equatable {
         /// The store the run was read from.
         var store: String
-        /// The run number (unique within its store).
+        /// The replica that recorded it, in the store replicas share; `null` in a file.
+        var replica: String?
+        /// The run number (unique within its store; in the store replicas share, within its
+        /// replica).
         var id: Int64
         var app: String
         var identifier: String
@@ -102,8 +108,9 @@ enum LogCommand {
         /// launched; `null` for in-process runs (their process's CPU and memory; energy: model).
         var measuredBy: String?
 
-        init(store: String, run: RunRecord) {
+        init(store: String, replica: String? = nil, run: RunRecord) {
             self.store = store
+            self.replica = replica
             id = run.id.rawValue
             app = run.app.rawValue
             identifier = run.identifier
@@ -123,13 +130,14 @@ enum LogCommand {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case store, id, app, identifier, kind, startedAt, endedAt, outcome, success, stopReason
+            case store, replica, id, app, identifier, kind, startedAt, endedAt, outcome, success, stopReason
             case wallTime, cpuTime, peakMemoryBytes, energyJoules, bytesRead, bytesWritten, measuredBy
         }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(store, forKey: .store)
+            try container.encode(replica, forKey: .replica)
             try container.encode(id, forKey: .id)
             try container.encode(app, forKey: .app)
             try container.encode(identifier, forKey: .identifier)
@@ -179,7 +187,7 @@ enum LogCommand {
     private static func json(_ reading: RunLogReading, options: Options) throws -> String {
         let document = Document(
             envelope: RunLogEnvelope(reading, options: options),
-            runs: reading.runs.map { Entry(store: $0.store, run: $0.run) }
+            runs: reading.runs.map { Entry(store: $0.store, replica: $0.replica, run: $0.run) }
         )
         return try RunLogFormat.json(document)
     }
@@ -431,8 +439,9 @@ struct RunLogReading {
     /// The stores that could not be read, and the run rows of a read store that could not
     /// be (the error names the run).
     var skipped: [Skipped]
-    /// The runs, with the store each came from, oldest first.
-    var runs: [(store: String, run: RunRecord)]
+    /// The runs, with the store each came from and, in the store replicas share, the
+    /// replica that recorded it (`nil` in a file of one app's or bgtaskd's), oldest first.
+    var runs: [(store: String, replica: String?, run: RunRecord)]
     /// Damaged stores set aside beside the stores looked at
     /// (`CorruptStoreQuarantine.setAside(besides:)`): their runs are not among these.
     var setAside: [String] = []
@@ -470,9 +479,9 @@ struct RunLogReading {
             do {
                 return try address.reading { store in
                     // One damaged row hides nothing else, as in a SQLite store.
-                    let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
-                    let skipped = unreadable.map { Skipped(store: store.storeDescription, error: "unreadable run row: \($0.reason)") }
-                    return RunLogReading(stores: [store.storeDescription], skipped: skipped, runs: runs.map { (store.storeDescription, $0) }, since: since, whereDescription: store.storeDescription)
+                    let (runs, unreadable) = try store.readableRunsOfReplicas(app: options.app, since: since)
+                    let skipped = unreadable.map { Skipped(store: store.storeDescription, error: "unreadable run row of replica \($0.tag): \($0.reason)") }
+                    return RunLogReading(stores: [store.storeDescription], skipped: skipped, runs: runs.map { (store.storeDescription, $0.tag, $0.run) }, since: since, whereDescription: store.storeDescription)
                 }
             } catch {
                 throw RunLogError(message: "cannot read the run log: \((error as? StoreError)?.message ?? "\(error)")")
@@ -486,7 +495,7 @@ struct RunLogReading {
                 // One damaged row hides nothing else: it is named, the others are shown.
                 let (runs, unreadable) = try store.readableRuns(app: options.app, since: since)
                 reading.stores.append(url.path)
-                reading.runs += runs.map { (url.path, $0) }
+                reading.runs += runs.map { (url.path, nil, $0) }
                 // The reason names the run (run#N); `store` stays the store's path.
                 reading.skipped += unreadable.map { Skipped(store: url.path, error: "unreadable run row: \($0.reason)") }
             } catch {
@@ -501,7 +510,8 @@ struct RunLogReading {
         reading.runs.sort { lhs, rhs in
             if lhs.run.startedAt != rhs.run.startedAt { return lhs.run.startedAt < rhs.run.startedAt }
             if lhs.store != rhs.store { return lhs.store < rhs.store }
-            return lhs.run.id < rhs.run.id
+            if lhs.run.id != rhs.run.id { return lhs.run.id < rhs.run.id }
+            return (lhs.replica ?? "") < (rhs.replica ?? "")
         }
         return reading
     }

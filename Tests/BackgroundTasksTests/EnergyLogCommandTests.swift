@@ -246,6 +246,7 @@ import Testing
         var warnings = ""
         let document = try JSONDecoder().decode(LogCommand.Document.self, from: Data(try LogCommand.run(options, environment: [:], now: Self.now) { warnings += $0 }.utf8))
         #expect(document.runs.map(\.id).contains(4), "the undamaged runs are shown")
+        #expect(document.runs.allSatisfy { $0.replica == nil }, "a file's runs have no replica")
         #expect(!document.runs.contains { [1, 2, 3].contains($0.id) })
         let skipped = document.envelope.skipped.map(\.error).joined(separator: "\n")
         #expect(skipped.contains("unknown outcome \"weird\" for run#1 (com.example.feedreader/com.example.feedreader.refresh)"), "\(skipped)")

@@ -204,6 +204,10 @@ extension PostgreSQLServerTests {
             let log = try bgtask(["log", "--store", address, "--json"])
             #expect(log.status == 0, "\(log)")
             #expect(log.output.contains("\"done\""), "\(log.output)")
+            // Run numbers are each replica's: the log says whose run it is.
+            #expect(log.output.contains(#""replica" : "b""#), "\(log.output)")
+            let table = try bgtask(["log", "--store", address])
+            #expect(table.status == 0 && table.output.contains("REPLICA") && table.output.contains(" b "), "\(table)")
             let fromEnvironment = try bgtask(["log"], environment: ["BGTASK_STORE_URL": address])
             #expect(fromEnvironment.status == 0 && fromEnvironment.output.contains("done"), "\(fromEnvironment)")
             let energy = try bgtask(["energy", "--store", address])

@@ -112,6 +112,81 @@ extension Publishers {
 extension Publisher {
     /// One subscription to this publisher, shared by every subscriber.
     public func share() -> Publishers.Share<Self> { Publishers.Share(upstream: self) }
+
+    /// Subscribers subscribe to the subject `createSubject` makes (once, when first
+    /// needed), which subscribes to this publisher when connected.
+    public func multicast<S: Subject>(_ createSubject: @escaping () -> S) -> Publishers.Multicast<Self, S> where S.Output == Output, S.Failure == Failure {
+        Publishers.Multicast(upstream: self, createSubject: createSubject)
+    }
+
+    /// Subscribers subscribe to `subject`, which subscribes to this publisher when connected.
+    public func multicast<S: Subject>(subject: S) -> Publishers.Multicast<Self, S> where S.Output == Output, S.Failure == Failure {
+        Publishers.Multicast(upstream: self, createSubject: { subject })
+    }
+}
+
+extension Publisher where Failure == Never {
+    /// This publisher, started only when connected (or with `autoconnect()`).
+    public func makeConnectable() -> Publishers.MakeConnectable<Self> { Publishers.MakeConnectable(upstream: self) }
+}
+
+extension Publishers {
+    /// The publisher of ``Publisher/multicast(_:)``: its subscribers subscribe to one
+    /// subject, which subscribes to the upstream when ``connect()`` is called.
+    /// @unchecked Sendable: the subject is made once, under `lock`; the closure that makes
+    /// it is called only there.
+    public final class Multicast<Upstream: Publisher, SubjectType: Subject>: ConnectablePublisher, @unchecked Sendable
+    where SubjectType.Output == Upstream.Output, SubjectType.Failure == Upstream.Failure {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+        /// The publisher multicast.
+        public let upstream: Upstream
+        /// What makes the subject.
+        public let createSubject: () -> SubjectType
+        private let lock = NSLock()
+        private var made: SubjectType?
+
+        /// Multicasts `upstream` through the subject `createSubject` makes.
+        public init(upstream: Upstream, createSubject: @escaping () -> SubjectType) {
+            self.upstream = upstream
+            self.createSubject = createSubject
+        }
+
+        /// The subject, made by the first to need it.
+        private var subject: SubjectType {
+            lock.lock(); defer { lock.unlock() }
+            if let made { return made }
+            let subject = createSubject()
+            made = subject
+            return subject
+        }
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            subject.subscribe(subscriber)
+        }
+
+        /// Subscribes the subject to the upstream; cancel the result to stop.
+        public func connect() -> any Cancellable { upstream.subscribe(subject) }
+    }
+
+    /// The publisher of ``Publisher/makeConnectable()``: the upstream, subscribed to once
+    /// connected, its values to every subscriber of the moment.
+    public struct MakeConnectable<Upstream: Publisher>: ConnectablePublisher {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+        private let inner: Multicast<Upstream, PassthroughSubject<Output, Failure>>
+
+        /// `upstream`, started when connected.
+        public init(upstream: Upstream) {
+            inner = Multicast(upstream: upstream, createSubject: { PassthroughSubject() })
+        }
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            inner.receive(subscriber: subscriber)
+        }
+
+        public func connect() -> any Cancellable { inner.connect() }
+    }
 }
 
 extension NotificationCenter {

@@ -253,6 +253,37 @@ final class Box<Value>: @unchecked Sendable {
         #expect(subscriptions.value == 1 && got.value == [1, 100])
         _ = (one, two)
     }
+
+    @Test func multicastAndMakeConnectableStartWhenConnected() {
+        let subscriptions = Box(0)
+        let made = Box(0)
+        let multicast = [1, 2, 3].publisher
+            .handleEvents(receiveSubscription: { _ in subscriptions.value += 1 })
+            .multicast { () -> PassthroughSubject<Int, Never> in
+                made.value += 1
+                return PassthroughSubject()
+            }
+        let got = Box<[Int]>([])
+        let one = multicast.sink { got.value.append($0) }, two = multicast.sink { got.value.append($0 * 10) }
+        #expect(got.value.isEmpty && subscriptions.value == 0, "nothing before connect")
+        let connection = multicast.connect()
+        #expect(got.value == [1, 10, 2, 20, 3, 30] && subscriptions.value == 1 && made.value == 1)
+
+        let subject = PassthroughSubject<String, Never>()
+        let connectable = subject.makeConnectable()
+        let words = Box<[String]>([])
+        let three = connectable.sink { words.value.append($0) }
+        subject.send("early")
+        let started = connectable.connect()
+        subject.send("late")
+        started.cancel()
+        subject.send("after")
+        #expect(words.value == ["late"])
+        let auto = subject.makeConnectable().autoconnect().sink { words.value.append($0 + "!") }
+        subject.send("auto")
+        #expect(words.value == ["late", "auto!"])
+        _ = (one, two, three, connection, auto, multicast.multicast(subject: PassthroughSubject<Int, Never>()))
+    }
 }
 
 @Suite struct CombineReviewedCases {

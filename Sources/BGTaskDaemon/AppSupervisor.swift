@@ -113,11 +113,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         /// frozen), and the moment it was armed for.
         var notificationTimer: (any DriverTimer)?
         var notificationMoment: Date?
-        /// The latest thaw for a notification: the moment, and when. A frozen app thawed for
-        /// a moment it then did not deliver is not thawed for it again within a minute.
-        var notificationWake: (moment: Date, at: Date)?
+        /// The moment of the latest thaw for a notification: a frozen app thawed for a moment
+        /// it then did not deliver is not thawed for it again.
+        var notificationWake: Date?
         /// Set once the app is uninstalled: no more deliveries for it.
         var notificationsStopped = false
+        /// The latest problem logged with the app's notifications (logged once while it lasts).
+        var notificationProblem: String?
         /// The app's local notifications, delivered by the daemon while it is away; `nil`
         /// until given (``deliverNotifications(_:)``), or when its state directory cannot be
         /// chosen.
@@ -498,6 +500,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
     }
 
+    /// The queue of every app's notification work (reading the app's file, delivering), apart
+    /// from the supervision's clock: a large or slow file delays no app's suspension, launch
+    /// timeout or idle end.
+    private static let notificationQueue = DispatchQueue(label: "bgtaskd.notifications")
+
+    /// How long after a delivery that could not be made (the file or its lock unusable, a
+    /// write that failed) it is tried again.
+    static let notificationRetryDelay: TimeInterval = 300
+
     /// Delivers the app's local notifications while it is away (docs/daemon.md,
     /// "Notifications while the app is not running"), from now on: the next is read from
     /// the app's pending file, which only the app writes while it is not away, when it goes
@@ -507,25 +518,45 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         armNotifications()
     }
 
-    /// Arms the next delivery (see ``deliverNotifications(_:)``).
+    /// Arms the next delivery (see ``deliverNotifications(_:)``), from the notifications'
+    /// queue.
     public func armNotifications() {
+        Self.notificationQueue.async { [weak self] in self?.armNotificationsNow() }
+    }
+
+    /// Reads the next moment and arms its timer, not before `notBefore` (a retry after a
+    /// failure). On the notifications' queue.
+    private func armNotificationsNow(notBefore: Date? = nil) {
         guard let notifications = state.withLock({ $0.notifications }) else { return }
-        let next = notifications.nextMoment()
+        let (next, problem) = notifications.nextMoment()
+        if let problem { reportNotificationProblem(problem) }
         let clock = self.clock
         state.withLock { state in
             state.notificationTimer?.cancel()
             state.notificationTimer = nil
             state.notificationMoment = nil
             guard let next, !state.notificationsStopped, Self.isAway(state) else { return }
-            var at = next
-            if let wake = state.notificationWake, wake.moment >= next {
-                at = max(at, wake.at.addingTimeInterval(60))
-            }
+            // A frozen app thawed once for this moment did not deliver it (its process never
+            // used the notification center, so no timer of its own is armed): it is not thawed
+            // for it again, which would keep it from ever being idle; bgtaskd delivers it once
+            // the app has ended (its next thaw, for a task, may deliver it before).
+            if state.machine.phase == .suspended, let wake = state.notificationWake, wake >= next { return }
             state.notificationMoment = next
-            state.notificationTimer = clock.schedule(at: at) { [weak self] in
-                self?.notificationsDue()
+            state.notificationTimer = clock.schedule(at: max(next, notBefore ?? next)) { [weak self] in
+                guard let self else { return }
+                Self.notificationQueue.async { self.notificationsDue() }
             }
         }
+    }
+
+    /// Logs `problem` with the app's notifications once, not again while it stays the same.
+    private func reportNotificationProblem(_ problem: String) {
+        let new = state.withLock { state -> Bool in
+            guard state.notificationProblem != problem else { return false }
+            state.notificationProblem = problem
+            return true
+        }
+        if new { log(.warning, app: app, problem) }
     }
 
     /// No more deliveries for the app (it was uninstalled).
@@ -538,7 +569,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     }
 
     /// A notification of the app's came due while it is away: a frozen app is thawed to
-    /// deliver it itself; for one that is not running, the daemon delivers it.
+    /// deliver it itself; for one that is not running, the daemon delivers it. On the
+    /// notifications' queue.
     private func notificationsDue() {
         guard let notifications = state.withLock({ $0.notifications }) else { return }
         let now = clock.now()
@@ -546,7 +578,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             state.notificationTimer = nil
             guard !state.notificationsStopped, Self.isAway(state) else { return (nil, nil) }
             if state.machine.phase == .suspended, let moment = state.notificationMoment {
-                state.notificationWake = (moment, now)
+                state.notificationWake = moment
             }
             return (state.machine.phase, state.notificationMoment)
         }
@@ -562,18 +594,20 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             self?.state.withLock { !$0.notificationsStopped && Self.isAway($0) } ?? false
         }
         for line in outcome.shown { log(.info, app: app, "notification shown: \(line)") }
-        for problem in outcome.problems { log(.warning, app: app, problem) }
-        if outcome.busy {
-            // The app (or a look at the file) holds its lock for an instant: soon again.
-            state.withLock { state in
-                guard !state.notificationsStopped, Self.isAway(state) else { return }
-                state.notificationTimer = clock.schedule(at: clock.now().addingTimeInterval(0.25)) { [weak self] in
-                    self?.notificationsDue()
-                }
-            }
+        for line in outcome.notPresented { log(.info, app: app, line) }
+        if let failure = outcome.failure {
+            // Not again at once (the moment has passed): after a while, logged once.
+            reportNotificationProblem(failure)
+            armNotificationsNow(notBefore: now.addingTimeInterval(Self.notificationRetryDelay))
             return
         }
-        if !outcome.appCameBack { armNotifications() }
+        state.withLock { $0.notificationProblem = nil }
+        if outcome.busy {
+            // The app (or a look at the file) holds its lock for an instant: soon again.
+            armNotificationsNow(notBefore: now.addingTimeInterval(0.25))
+            return
+        }
+        if !outcome.appCameBack { armNotificationsNow() }
     }
 
     /// The app has no process of the daemon's any more: what was kept about it goes, and

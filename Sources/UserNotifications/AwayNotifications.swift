@@ -90,20 +90,43 @@ package struct AwayNotifications: Sendable {
         PendingNotificationsFile(url: directory.appendingPathComponent("pending-notifications.json"))
     }
 
-    /// The soonest moment of the app's pending requests, or `nil` when none is pending (or
-    /// the file cannot be read: a look never moves it aside or writes it).
-    package func nextMoment() -> Date? {
-        guard let bytes = try? BoundedFile.read(path: file.url.path, limit: PendingNotificationsFile.sizeLimit) else { return nil }
-        return (try? KeptNotifications.decode(bytes))?.pending.map(\.fireDate).min()
+    /// The soonest moment of the app's pending requests (`nil` when none is pending), or
+    /// why the file cannot be used (it is only read: a look never moves it aside or writes
+    /// it; a missing file is no problem).
+    package func nextMoment() -> (moment: Date?, problem: String?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path: file.url.path, limit: PendingNotificationsFile.sizeLimit)
+        } catch {
+            return (nil, error.problem == .missing ? nil : "the app's pending notifications cannot be read: \(error)")
+        }
+        do {
+            let kept = try KeptNotifications.decode(bytes)
+            if let problem = Self.tooMany(kept, at: file.url) { return (nil, problem) }
+            return (kept.pending.map(\.fireDate).min(), nil)
+        } catch {
+            return (nil, "\(file.url.path) cannot be read (\(DecodingErrorText.describe(error))); it is left for the app")
+        }
+    }
+
+    /// Why a file holding more pending requests than an app keeps is not delivered from: the
+    /// app writes at most ``NotificationSchedule/pendingLimit``; more is another program's
+    /// doing, and reading each would be work without end.
+    private static func tooMany(_ kept: KeptNotifications, at url: URL) -> String? {
+        guard kept.pending.count > NotificationSchedule.pendingLimit else { return nil }
+        return "\(url.path) holds \(kept.pending.count) pending notification requests, more than the \(NotificationSchedule.pendingLimit) an app keeps; none is delivered from it (the app keeps the \(NotificationSchedule.pendingLimit) soonest when it next runs)"
     }
 
     /// What one delivery while away did.
     package struct Outcome: Sendable, Equatable {
         /// The lines shown, one per notification presented.
         package var shown: [String] = []
-        /// Diagnostics: notifications fired but not presented, files that could not be read
-        /// or written.
-        package var problems: [String] = []
+        /// Notifications fired but not presented (the user allowed no presentation), as lines
+        /// for the log.
+        package var notPresented: [String] = []
+        /// Why nothing could be delivered (the file or its lock unusable, a failed write):
+        /// nothing changed; the caller tries again later, not at once.
+        package var failure: String?
         /// The soonest pending moment left, to deliver at next.
         package var next: Date?
         /// Whether the app was found back (a process connected or started): nothing was done.
@@ -113,7 +136,9 @@ package struct AwayNotifications: Sendable {
     }
 
     /// Fires every pending request whose moment came by `now`, holding the file's lock, if
-    /// `stillAway` (asked under the lock) says no process of the app is there.
+    /// `stillAway` (asked under the lock) says no process of the app is there. Linear in the
+    /// file's requests, which it reads only if an app could have written them (at most
+    /// ``NotificationSchedule/pendingLimit``).
     package func deliverDue(now: Date, stillAway: () -> Bool) -> Outcome {
         var outcome = Outcome()
         let file = self.file
@@ -125,7 +150,7 @@ package struct AwayNotifications: Sendable {
             if error.code == .locked {
                 outcome.busy = true
             } else {
-                outcome.problems.append("the app's pending notifications were not delivered: \(error)")
+                outcome.failure = "the app's pending notifications were not delivered: \(error)"
             }
             return outcome
         }
@@ -134,44 +159,55 @@ package struct AwayNotifications: Sendable {
                 outcome.appCameBack = true
                 return outcome
             }
-            let (read, problem, writable) = file.read()
-            if let problem { outcome.problems.append(problem) }
-            guard writable, problem == nil else { return outcome }
+            let (read, problem, writable) = file.read(movingAside: false)
+            if let problem {
+                outcome.failure = problem + "; it is left for the app"
+                return outcome
+            }
+            guard writable else { return outcome }
+            if let failure = Self.tooMany(read, at: file.url) {
+                outcome.failure = failure
+                return outcome
+            }
             var kept = read
-            let allowed = allowedPresentation(&outcome)
             let due = kept.pending.filter { $0.fireDate <= now }.sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
             guard !due.isEmpty else {
                 outcome.next = kept.pending.map(\.fireDate).min()
                 return outcome
             }
-            for fired in due {
-                kept.pending.removeAll { $0.identifier == fired.identifier }
-                if let next = Self.nextFireDate(of: fired, now: now) {
-                    var again = fired
-                    again.fireDate = next
-                    kept.pending.append(again)
+            let allowed = allowedPresentation(&outcome)
+            let fired = Set(due.map(\.identifier))
+            var delivered: [AwayDelivery] = []
+            var again: [StoredNotificationRequest] = []
+            for request in due {
+                if let next = Self.nextFireDate(of: request, now: now) {
+                    var repeated = request
+                    repeated.fireDate = next
+                    again.append(repeated)
                 }
                 guard NotificationPresentation.isShown(allowed) else {
-                    outcome.problems.append("notification \"\(fired.identifier)\" came due while the app was not running and was not presented (the user allowed no presentation)")
+                    outcome.notPresented.append("notification \"\(request.identifier)\" came due while the app was not running and was not presented (the user allowed no presentation)")
                     continue
                 }
-                if allowed.contains(.badge), let badge = fired.badge { kept.badge = badge }
-                kept.deliveredWhileAway.removeAll { $0.request.identifier == fired.identifier }
-                kept.deliveredWhileAway.append(AwayDelivery(request: fired, date: now, listed: NotificationPresentation.isListed(allowed)))
-                let late = now.timeIntervalSince(fired.fireDate) >= 60 ? ["late: due \(fired.fireDate)"] : []
+                if allowed.contains(.badge), let badge = request.badge { kept.badge = badge }
+                delivered.append(AwayDelivery(request: request, date: now, listed: NotificationPresentation.isListed(allowed)))
+                let late = now.timeIntervalSince(request.fireDate) >= 60 ? ["late: due \(request.fireDate)"] : []
                 outcome.shown.append(NotificationPresentation.line(
-                    title: fired.title, subtitle: fired.subtitle, body: fired.body, hasSound: fired.sound != nil, badge: fired.badge,
+                    title: request.title, subtitle: request.subtitle, body: request.body, hasSound: request.sound != nil, badge: request.badge,
                     options: allowed, more: ["delivered by bgtaskd while the app was not running"] + late))
             }
-            if kept.deliveredWhileAway.count > KeptNotifications.deliveredLimit {
-                kept.deliveredWhileAway.removeFirst(kept.deliveredWhileAway.count - KeptNotifications.deliveredLimit)
-            }
-            kept.pending.sort { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
+            kept.pending = (kept.pending.filter { !fired.contains($0.identifier) } + again)
+                .sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
+            // One delivery per request kept, the latest (as the list replaces one with its identifier).
+            let redelivered = Set(delivered.map(\.request.identifier))
+            kept.deliveredWhileAway = Array((kept.deliveredWhileAway.filter { !redelivered.contains($0.request.identifier) } + delivered)
+                .suffix(KeptNotifications.deliveredLimit))
             if let failure = file.write(kept) {
                 // Nothing is presented that the file does not record: the app's next launch
                 // would deliver it again.
                 outcome.shown = []
-                outcome.problems.append(failure)
+                outcome.notPresented = []
+                outcome.failure = failure
                 return outcome
             }
             outcome.next = kept.pending.map(\.fireDate).min()
@@ -183,7 +219,7 @@ package struct AwayNotifications: Sendable {
     /// them at launch); none when the app never asked.
     private func allowedPresentation(_ outcome: inout Outcome) -> UNNotificationPresentationOptions {
         let (saved, problem) = AuthorizationFile(url: directory.appendingPathComponent("notifications.json")).read()
-        if let problem { outcome.problems.append(problem) }
+        if let problem { outcome.notPresented.append(problem) }
         guard let saved, var status = UNAuthorizationStatus.known(rawValue: saved.status) else {
             return []
         }

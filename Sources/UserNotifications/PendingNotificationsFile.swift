@@ -166,12 +166,23 @@ struct KeptNotifications: Codable, Equatable {
     private enum CodingKeys: String, CodingKey { case version, pending, deliveredWhileAway, badge }
 
     /// The file's JSON, of either version (version 1 was the bare array of pending requests).
+    /// Every date must be within ``dateLimit`` seconds of 2001: no trigger computes with, and
+    /// no message prints, a date beyond the calendar's years.
     static func decode(_ bytes: [UInt8]) throws -> KeptNotifications {
         let isArray = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "[")
-        return isArray
+        let kept = isArray
             ? KeptNotifications(pending: try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes)))
             : try JSONDecoder().decode(KeptNotifications.self, from: Data(bytes))
+        let dates = kept.pending.flatMap { [($0.identifier, $0.fireDate), ($0.identifier, $0.added)] }
+            + kept.deliveredWhileAway.flatMap { [($0.request.identifier, $0.date), ($0.request.identifier, $0.request.fireDate)] }
+        if let (identifier, date) = dates.first(where: { !(-dateLimit...dateLimit).contains($0.1.timeIntervalSinceReferenceDate) }) {
+            throw KeptNotificationsError(description: "notification request \"\(identifier)\" has a date \(date.timeIntervalSinceReferenceDate) seconds from 2001, beyond the \(Int(dateLimit)) a date may be")
+        }
+        return kept
     }
+
+    /// How far from 2001 a kept date may be, in seconds (about 3,000 years either way).
+    static let dateLimit: TimeInterval = 1e11
 
     init(pending: [StoredNotificationRequest] = [], deliveredWhileAway: [AwayDelivery] = [], badge: Int? = nil) {
         self.pending = pending
@@ -199,6 +210,11 @@ struct KeptNotifications: Codable, Equatable {
         try container.encode(deliveredWhileAway, forKey: .deliveredWhileAway)
         try container.encodeIfPresent(badge, forKey: .badge)
     }
+}
+
+/// A kept file whose JSON reads but whose values cannot be used.
+struct KeptNotificationsError: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// The file that keeps an app's pending notifications between launches
@@ -235,6 +251,12 @@ struct PendingNotificationsFile {
     /// starts empty; one that cannot be read now (permissions, an I/O error), or that could
     /// not be moved aside, is left alone and not written over.
     func read() -> (kept: KeptNotifications, problem: String?, writable: Bool) {
+        read(movingAside: true)
+    }
+
+    /// ``read()``; without `movingAside`, a file unreadable for what it holds is left in
+    /// place (bgtaskd's reads: the file is the app's to set aside).
+    func read(movingAside: Bool) -> (kept: KeptNotifications, problem: String?, writable: Bool) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)
@@ -245,7 +267,7 @@ struct PendingNotificationsFile {
             case .failed, .unreachable:
                 return (KeptNotifications(), "the pending notifications kept for this launch could not be read: \(error); they are left as they are and not written over this launch", false)
             default:
-                let aside = moveAside()
+                let aside = movingAside ? moveAside() : (moved: false, phrase: "")
                 return (KeptNotifications(), "the pending notifications kept for this launch could not be read: \(error)\(aside.phrase)", aside.moved)
             }
         }
@@ -258,7 +280,7 @@ struct PendingNotificationsFile {
         } catch {
             problem = "\(url.path) could not be read (\(DecodingErrorText.describe(error)))"
         }
-        let aside = moveAside()
+        let aside = movingAside ? moveAside() : (moved: false, phrase: "")
         return (KeptNotifications(), problem + aside.phrase, aside.moved)
     }
 

@@ -52,18 +52,18 @@ struct AwayNotificationsTests {
         #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
         try scratch.saveAnswer(.authorized, [.alert, .sound, .badge])
         let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
-        #expect(away.nextMoment() == added.addingTimeInterval(60))
+        #expect(away.nextMoment().moment == added.addingTimeInterval(60))
 
         // Nothing due yet: nothing changes.
         let early = away.deliverDue(now: added.addingTimeInterval(30)) { true }
-        #expect(early.shown.isEmpty && early.problems.isEmpty)
+        #expect(early.shown.isEmpty && early.failure == nil && early.notPresented.isEmpty)
         #expect(early.next == added.addingTimeInterval(60))
         #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
 
         // 65 minutes on: "soon" and the first "hourly" come.
         let now = added.addingTimeInterval(3900)
         let outcome = away.deliverDue(now: now) { true }
-        #expect(outcome.problems.isEmpty, "\(outcome.problems)")
+        #expect(outcome.failure == nil && outcome.notPresented.isEmpty, "\(outcome)")
         #expect(outcome.shown.count == 2)
         #expect(outcome.shown.first?.hasPrefix("Reminder — soon (sound, badge 4, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
         #expect(outcome.shown.last?.hasPrefix("Reminder — hourly (sound, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
@@ -75,7 +75,7 @@ struct AwayNotificationsTests {
         #expect(kept.deliveredWhileAway.first?.request.fireDate == added.addingTimeInterval(60), "recorded with the moment it was due")
         #expect(kept.badge == 4)
         #expect(outcome.next == added.addingTimeInterval(7200))
-        #expect(away.nextMoment() == added.addingTimeInterval(7200))
+        #expect(away.nextMoment().moment == added.addingTimeInterval(7200))
     }
 
     @Test("nothing is done once the app is back (asked under the file's lock), nor while another process holds the lock")
@@ -129,7 +129,7 @@ struct AwayNotificationsTests {
                 #expect(kept.deliveredWhileAway.map(\.listed) == [listed])
             } else {
                 #expect(outcome.shown.isEmpty)
-                #expect(outcome.problems.contains { $0.contains("was not presented") }, "\(outcome.problems)")
+                #expect(outcome.notPresented.contains { $0.contains("was not presented") }, "\(outcome)")
                 #expect(kept.deliveredWhileAway.isEmpty)
             }
             #expect(kept.badge == (options.contains(.badge) && status == .authorized && switchValue == nil ? 2 : nil))
@@ -149,21 +149,55 @@ struct AwayNotificationsTests {
         defer { scratch.remove() }
         let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
         #expect(away.deliverDue(now: Date()) { true } == AwayNotifications.Outcome())
-        #expect(away.nextMoment() == nil)
+        #expect(away.nextMoment().moment == nil && away.nextMoment().problem == nil)
         #expect(!FileManager.default.fileExists(atPath: scratch.file.url.path), "nothing created")
 
-        try Data("{\"version\": 3, \"pending\": []}".utf8).write(to: scratch.file.url)
+        let unreadable = Data("{\"version\": 3, \"pending\": []}".utf8)
+        try unreadable.write(to: scratch.file.url)
         let newer = away.deliverDue(now: Date()) { true }
-        #expect(newer.problems.first?.contains("version 3") == true, "\(newer.problems)")
+        #expect(newer.failure?.contains("version 3") == true && newer.failure?.contains("left for the app") == true, "\(newer)")
         #expect(newer.shown.isEmpty)
+        #expect(away.nextMoment().problem?.contains("version 3") == true, "a look says why too")
+        #expect(try Data(contentsOf: scratch.file.url) == unreadable, "left in place for the app, never moved aside by bgtaskd")
 
         let host = FakeNotificationHost()
         let pending = try await keptRequests([reminder("soon", after: 60)], host: host)
         try JSONEncoder().encode(pending).write(to: scratch.file.url)
         try scratch.saveAnswer(.authorized, [.alert])
-        #expect(away.nextMoment() == host.now.addingTimeInterval(60))
+        #expect(away.nextMoment().moment == host.now.addingTimeInterval(60))
         #expect(away.deliverDue(now: host.now.addingTimeInterval(60)) { true }.shown == ["Reminder — soon (delivered by bgtaskd while the app was not running)"])
         #expect(scratch.file.read().kept.pending.isEmpty)
+    }
+
+    @Test("a file no app could have written is not delivered from: more than 64 pending, or a date beyond the calendar; 64 due at once are")
+    func filesNoAppWrites() async throws {
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        try scratch.saveAnswer(.authorized, [.alert])
+        let host = FakeNotificationHost()
+        let one = try #require(try await keptRequests([reminder("r", after: 60)], host: host).first)
+        let many = (0..<65).map { index -> StoredNotificationRequest in
+            var request = one
+            request.identifier = "r\(index)"
+            return request
+        }
+        let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+        #expect(scratch.file.write(KeptNotifications(pending: many)) == nil)
+        #expect(away.nextMoment().problem?.contains("holds 65 pending notification requests, more than the 64 an app keeps") == true, "\(away.nextMoment())")
+        let refused = away.deliverDue(now: host.now.addingTimeInterval(120)) { true }
+        #expect(refused.failure?.contains("holds 65") == true && refused.shown.isEmpty)
+        #expect(scratch.file.read().kept.pending.count == 65, "left as it was")
+
+        #expect(scratch.file.write(KeptNotifications(pending: Array(many.prefix(64)))) == nil)
+        let all = away.deliverDue(now: host.now.addingTimeInterval(120)) { true }
+        #expect(all.shown.count == 64 && all.failure == nil)
+        #expect(scratch.file.read().kept.deliveredWhileAway.count == 64)
+
+        var far = one
+        far.fireDate = Date(timeIntervalSinceReferenceDate: 1e300)
+        #expect(scratch.file.write(KeptNotifications(pending: [far])) == nil)
+        #expect(away.nextMoment().problem?.contains("has a date 1e+300 seconds from 2001") == true, "\(away.nextMoment())")
+        #expect(away.deliverDue(now: host.now) { true }.failure != nil)
     }
 
     @Test("the app's next launch takes in what was delivered while it was away: the list, the badge, and the file written without them")

@@ -26,6 +26,8 @@ public final class Daemon: Sendable {
     private let log: DiagnosticLog
     private let sessions = Mutex<[ObjectIdentifier: DaemonSession]>([:])
     private let stopping = Mutex(false)
+    /// The watch on the state directory, the store and the socket (``StateWatch``).
+    private let stateWatch = Mutex<StateWatch?>(nil)
     private let watchdog: WatchdogPinger?
     /// SIGTERM to SIGKILL for app processes: how long stopping waits for them to end.
     private let killGrace: TimeInterval
@@ -239,6 +241,21 @@ public final class Daemon: Sendable {
             return box.early
         }
         for connection in early { daemon.accept(connection) }
+        // Removed from under the daemon (docs/daemon.md, "Removed from under it"): it stops,
+        // rather than acknowledge writes into a file nobody can open again, or run unreachable.
+        let (watch, watchProblem) = StateWatch.start(
+            stateDirectory: paths.stateDirectory, storeNames: ["scheduler.sqlite", "scheduler.sqlite.lock"],
+            socketPath: { if case .path = endpoint { return socketPath } else { return nil } }(),
+            queue: DispatchQueue(label: "bgtaskd.state-watch")
+        ) { [weak daemon] loss in
+            guard let daemon, !daemon.isStopping else { return }
+            log(.error, app: nil, "bgtaskd stops: \(loss.reason)")
+            daemon.stop(reason: loss.reason, exitStatus: 1)
+        }
+        daemon.stateWatch.withLock { $0 = watch }
+        if let watchProblem {
+            log(.warning, app: nil, "the state directory and the socket are not watched (\(watchProblem)): bgtaskd would not notice their removal")
+        }
         do {
             try notifier?.ready(status: "\(service.installedAppCount) app(s) installed, \(driver.pendingCount) request(s) pending")
         } catch {
@@ -310,13 +327,19 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Expires what runs, waits for the runs to end, stops every app and exits.
-    public func stop(reason: String) {
+    /// Whether ``stop(reason:exitStatus:)`` was called.
+    var isStopping: Bool { stopping.withLock { $0 } }
+
+    /// Expires what runs, waits for the runs to end, stops every app and exits with
+    /// `exitStatus` (0 for SIGTERM and SIGINT; 1 when what the daemon needs was removed).
+    public func stop(reason: String, exitStatus: Int32 = 0) {
         let first = stopping.withLock { stopping -> Bool in
             defer { stopping = true }
             return !stopping
         }
         guard first else { return }
+        // Its own stop removes the socket: not a loss to report.
+        stateWatch.withLock { $0?.cancel() }
         log(.info, app: nil, "stopping (\(reason)): expiring the runs in progress")
         try? notifier?.stopping()
         let driver = service.driver
@@ -347,7 +370,7 @@ public final class Daemon: Sendable {
                 watchdog?.cancel()
                 service.store.close()
                 log(.info, app: nil, "stopped; \(driver.pendingCount) request(s) pending stay on disk")
-                exit(0)
+                exit(exitStatus)
             }
         }
     }

@@ -28,6 +28,30 @@ extension DaemonProcessTests {
             return (stall, stallRefresh)
         }
 
+        @Test("the state directory or the socket removed from under the daemon: it stops (status 1) saying why, instead of acknowledging into deleted files or running unreachable")
+        func removedFromUnderIt() async throws {
+            for removed in ["state", "socket"] {
+                let harness = try DaemonHarness()
+                defer { harness.cleanUp() }
+                let daemon = try await harness.startDaemon()
+                if removed == "state" {
+                    try FileManager.default.removeItem(atPath: harness.stateDirectory)
+                } else {
+                    try FileManager.default.removeItem(atPath: harness.socketPath)
+                }
+                let ended = await daemon.waitForExit(timeout: .seconds(10))
+                #expect(ended?.status == 1 && ended?.signalled == false, "\(removed): \(String(describing: ended)); \(daemon.standardError)")
+                let said = removed == "state" ? "was removed or moved while it ran: what it acknowledged from now on would be lost" : "its socket \(harness.socketPath) was removed or moved while it ran: no client could reach it"
+                #expect(daemon.standardError.contains("bgtaskd stops: ") && daemon.standardError.contains(said), "\(daemon.standardError)")
+            }
+            // Its own stop removes its socket: exit status 0, no error.
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            let stopped = try await harness.stopDaemon()
+            #expect(stopped.status == 0 && !daemon.standardError.contains("bgtaskd stops:"), "\(stopped)")
+        }
+
         @Test("SIGKILL of the daemon mid-run: the app it launched exits by itself, one that never connected is ended by the next daemon; runs are interrupted, requests restored")
         func sigkillMidRun() async throws {
             let harness = try DaemonHarness()

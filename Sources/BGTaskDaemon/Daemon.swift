@@ -121,7 +121,6 @@ public final class Daemon: Sendable {
             throw StartError(message: "cannot open the daemon's store in \(paths.stateDirectory): \(error)")
         }
         EmbeddedScheduler.reportOpening(report, of: store, app: nil, now: clock.now(), log: log)
-        endOrphans(recordedIn: store, log: log)
         endPhase("store")
 
         // Where app processes go.
@@ -141,8 +140,18 @@ public final class Daemon: Sendable {
             delegation = nil
             log(.info, app: nil, "no delegated cgroup v2 subtree (\(reason)); app processes get their own process group only, measured by rusage")
         }
+        // Now that this daemon's cgroups are known: a recorded cgroup is killed only if it is
+        // one of them.
+        endOrphans(recordedIn: store, appsCgroup: delegation?.appsCgroup, log: log)
         let logDirectory = stateDirectory.appendingPathComponent("logs").path
+        // Where the apps' output goes: a start that cannot use it is refused here, rather than
+        // every launch failing (and counting as a throttle strike).
         try? FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var logsInfo = stat()
+        guard lstat(logDirectory, &logsInfo) == 0, logsInfo.st_mode & S_IFMT == S_IFDIR else {
+            let found = lstat(logDirectory, &logsInfo) == 0 ? (BoundedFile.nonRegularKind(logsInfo.st_mode) ?? "a regular file") : systemErrorText(errno)
+            throw StartError(message: "the apps' log directory \(logDirectory) is not a directory (\(found)); remove what is there")
+        }
 
         // The socket, before anything can launch an app: a daemon that cannot listen (a
         // socket directory of the wrong mode, another bgtaskd on the socket) stops here, with
@@ -290,14 +299,30 @@ public final class Daemon: Sendable {
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was
     /// killed): only a process whose start time still matches, so a reused pid is spared.
-    private static func endOrphans(recordedIn store: SchedulerStore, log: DiagnosticLog) {
+    private static func endOrphans(recordedIn store: SchedulerStore, appsCgroup: String?, log: DiagnosticLog) {
         guard let recorded = try? store.appProcesses() else { return }
         let reaper = OrphanReaper()
         for process in recorded.processes {
-            let outcome = reaper.end(pid: process.pid, processGroup: process.processGroup, startTime: process.startTime, cgroupPath: process.cgroupPath)
+            // `cgroup.kill` kills everything in the cgroup: only one of this daemon's app
+            // cgroups (`<apps cgroup>/<name>`) is written, never a path the store names
+            // elsewhere (a row another program wrote, or a daemon started with other
+            // cgroups); without it the process is still ended by its pid and start time.
+            var cgroup = process.cgroupPath
+            if let path = cgroup, !Self.isAppCgroup(path, of: appsCgroup) {
+                log(.warning, app: process.app, "the cgroup recorded for process \(process.pid), \(path), is not one of this bgtaskd's app cgroups (\(appsCgroup.map { "under \($0)" } ?? "it has none")): not used")
+                cgroup = nil
+            }
+            let outcome = reaper.end(pid: process.pid, processGroup: process.processGroup, startTime: process.startTime, cgroupPath: cgroup)
             log(.info, app: process.app, "process \(process.pid) left by a previous bgtaskd: \(outcome)")
             _ = try? store.removeAppProcess(app: process.app)
         }
+    }
+
+    /// Whether `path` is an app cgroup directly under `appsCgroup` (no `..`, one level).
+    package static func isAppCgroup(_ path: String, of appsCgroup: String?) -> Bool {
+        guard let appsCgroup, path.hasPrefix(appsCgroup + "/") else { return false }
+        let name = path.dropFirst(appsCgroup.count + 1)
+        return !name.isEmpty && !name.contains("/") && name != "." && name != ".."
     }
 
     // MARK: Connections

@@ -168,11 +168,24 @@ public final class DaemonService: Sendable {
             log(.error, app: nil, "could not read the apps' Background App Refresh switches: \(error); every app's background refresh is held until bgtaskd restarts with a readable store or `bgtask settings APP background-refresh on` sets it")
         }
         let installs = listed.apps.map { app in
-            (makeSupervisor(for: app).0, registration(of: app, refresh: switches.map { $0[app.app] != "off" } ?? false))
+            (makeSupervisor(for: app).0, registration(of: app, refresh: switches.map { refreshSwitch($0[app.app], of: app.app) } ?? false))
         }
         // The driver reads their saved policy states and last launches (one query each) and
         // registers every app before it judges any.
         driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
+    }
+
+    /// Whether the Background App Refresh switch `value` kept for `app` is on: no value is
+    /// the default, on; `on` and `off` are what `bgtask settings` writes; anything else (a row
+    /// another program wrote) is taken as off, as a switch that cannot be read is, and said.
+    private func refreshSwitch(_ value: String?, of app: AppID) -> Bool {
+        switch value {
+        case nil, "on": return true
+        case "off": return false
+        case let other?:
+            log(.error, app: app, "the Background App Refresh switch holds \"\(StandardStream.terminalSafe(other))\", neither on nor off: taken as off until `bgtask settings \(app) background-refresh on|off` sets it")
+            return false
+        }
     }
 
     /// What the engine knows of `app`: its manifest with the system's identifiers.
@@ -187,7 +200,7 @@ public final class DaemonService: Sendable {
         let (supervisor, replacedLive) = makeSupervisor(for: app)
         let refresh: Bool
         do {
-            refresh = try store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh) != "off"
+            refresh = refreshSwitch(try store.appSetting(app: app.app, name: AppSettingName.backgroundRefresh), of: app.app)
         } catch {
             // As at start-up: an unknown switch holds the app's refreshes (see loadInstalledApps).
             refresh = false

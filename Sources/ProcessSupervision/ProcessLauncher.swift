@@ -46,7 +46,9 @@ public enum ProcessLauncher {
                 if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) >= LaunchSpec.logRotationSize {
                     _ = rename(path, path + ".1")
                 }
-                let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0o600)
+                // O_NOFOLLOW: a symbolic link planted at the log's name is refused, never
+                // followed to append the app's output to another file.
+                let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0o600)
                 guard descriptor >= 0 else { throw fail(.output, errno, "\(name): log file \(path): \(systemErrorText(errno))") }
                 opened.append(descriptor)
                 return descriptor

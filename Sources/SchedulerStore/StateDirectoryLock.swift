@@ -56,7 +56,8 @@ public final class StateDirectoryLock: Sendable {
         // refused, never followed or waited on.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
+            // O_NOFOLLOW fails with ELOOP on a symbolic link: say what it is, not "too many levels".
+            let reason = errno == ELOOP ? "it is a symbolic link, and a lock file must be a regular file; remove it" : String(cString: strerror(errno))
             throw StoreError(code: .cannotOpen, path: path, message: "cannot open the lock file \(path): \(reason)")
         }
         var status = stat()

@@ -251,6 +251,14 @@ struct DaemonCommand: Equatable {
         var output: String
         var error: String
         var status: Int32
+
+        /// This outcome with `warnings` said first on standard error: those about a value the
+        /// user set that is not used (`XDG_RUNTIME_DIR=run is not an absolute path; ignored`),
+        /// not the everyday ones (`XDG_RUNTIME_DIR is not set`).
+        func warning(_ warnings: [String]) -> Outcome {
+            let said = warnings.filter { $0.hasSuffix("; ignored") }.map { "bgtask: warning: \($0)\n" }
+            return Outcome(output: output, error: said.joined() + error, status: status)
+        }
     }
 
     /// Sends the command to the daemon (at `--socket`, else the default path from
@@ -274,14 +282,14 @@ struct DaemonCommand: Equatable {
             return failure(error, command: command.name)
         }
         do {
-            return render(try ask(command.request, socket: socketPath), json: command.json, command: command.name)
+            return render(try ask(command.request, socket: socketPath), json: command.json, command: command.name).warning(warnings)
         } catch let error as ConnectError where error.isNoDaemon {
             guard let stateDirectory = try? DaemonPaths.stateDirectory(environment: environment, stateOverride: nil, warnings: &warnings) else {
-                return failure(error, command: command.name)
+                return failure(error, command: command.name).warning(warnings)
             }
-            return offline(command, stateDirectory: stateDirectory) ?? failure(error, command: command.name)
+            return (offline(command, stateDirectory: stateDirectory) ?? failure(error, command: command.name)).warning(warnings)
         } catch {
-            return failure(error, command: command.name)
+            return failure(error, command: command.name).warning(warnings)
         }
     }
 

@@ -8,7 +8,9 @@ enum Demo {
     /// Where the report goes when `--report` is not given.
     static var defaultReportPath: String {
         // One per user: in a shared /tmp (sticky), another user's report could not be replaced.
-        FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo-\(getuid()).html").path
+        // An empty or relative TMPDIR is no directory (Foundation would make it "/"): /tmp.
+        let temporary = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        return URL(fileURLWithPath: temporary).appendingPathComponent("bgtask-demo-\(getuid()).html").path
     }
 
     /// Runs the demo and returns what to print; writes the report to `reportPath`.

@@ -17,7 +17,7 @@ func run(_ command: String, _ body: () throws -> String) {
     do {
         output(try body(), command: command)
     } catch {
-        StandardStream.writeError(StandardStream.terminalSafe("bgtask \(command): \(error)") + "\n")
+        StandardStream.writeError(StandardStream.oneLine("bgtask \(command): \(error)") + "\n")
         exit(1)
     }
 }
@@ -39,9 +39,15 @@ func finish(_ outcome: DaemonCommand.Outcome) -> Never {
 // said and exit 1 as for any output that cannot be written (docs/cli.md), not a death by
 // SIGPIPE (exit 141, no word). bgtask starts no other program that could inherit this.
 signal(SIGPIPE, SIG_IGN)
+// With standard output closed (`bgtask status >&-`), a socket or file opened next would take
+// its place: refused before anything is done, naming the cause.
+if StandardStream.reopenClosedStandardDescriptors().contains(1) {
+    StandardStream.writeError("bgtask: standard output is closed: nothing could be printed, so nothing was done\n")
+    exit(1)
+}
 switch CommandLineValue.processArguments().flatMap(CommandLineParser.parse) {
 case .failure(let error):
-    StandardStream.writeError(StandardStream.terminalSafe("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage(afterErrorIn: Array(CommandLine.arguments.dropFirst())))\n")
+    StandardStream.writeError(StandardStream.oneLine("bgtask: \(error.message)") + "\n\n\(CommandLineParser.usage(afterErrorIn: Array(CommandLine.arguments.dropFirst())))\n")
     exit(64)
 case .success(.help):
     output(CommandLineParser.usage + "\n", command: "help")
@@ -82,7 +88,7 @@ case .success(.simulate(let options)):
     do {
         output(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), command: "simulate")
     } catch {
-        StandardStream.writeError(StandardStream.terminalSafe("bgtask simulate: \(error)") + "\n")
+        StandardStream.writeError(StandardStream.oneLine("bgtask simulate: \(error)") + "\n")
         exit(1)
     }
 case .success(.fleet(let options)):
@@ -91,7 +97,7 @@ case .success(.demo(let days, let report)):
     do {
         output(try await Demo.run(days: days, reportPath: report ?? Demo.defaultReportPath), command: "demo")
     } catch {
-        StandardStream.writeError(StandardStream.terminalSafe("bgtask demo: \(error)") + "\n")
+        StandardStream.writeError(StandardStream.oneLine("bgtask demo: \(error)") + "\n")
         exit(1)
     }
 }

@@ -10,6 +10,10 @@ import Foundation
 // daemon exists yet): one that arrives at any moment of the start, or right after "ready" and
 // systemd's READY=1, stops the daemon gracefully (or reloads its policy) instead of being lost
 // or killing it with the default action (docs/daemon.md, "Stopping").
+// First of all (it starts no thread): a standard descriptor closed at start (`bgtaskd >&-`)
+// would be taken by the next descriptor opened (the signals' below, the socket, the store):
+// /dev/null holds its place (the log goes to standard error; with that closed too, nowhere).
+_ = StandardStream.reopenClosedStandardDescriptors()
 let signals = DaemonSignals.install()
 if !signals.registeredInTime {
     StandardStream.writeError("bgtaskd warning: the SIGTERM, SIGINT and SIGHUP handlers were not in place within 5 s; one of these signals sent in the next moments may end bgtaskd at once, without a graceful stop\n")

@@ -56,6 +56,15 @@ import Testing
         #expect(machine.phase == .ending)
     }
 
+    @Test func onlyThisDaemonsAppCgroupsAreKilledForOrphans() {
+        let apps = "/sys/fs/cgroup/user.slice/bgtaskd/apps"
+        #expect(Daemon.isAppCgroup(apps + "/com.example.reader", of: apps))
+        for path in [apps, apps + "/", apps + "/..", apps + "/a/b", apps + "/../../init.scope", "/sys/fs/cgroup/system.slice", "/tmp/fake", apps + "x/y"] {
+            #expect(!Daemon.isAppCgroup(path, of: apps), "\(path)")
+        }
+        #expect(!Daemon.isAppCgroup(apps + "/com.example.reader", of: nil), "no cgroups (--no-cgroups): none is")
+    }
+
     @Test func aFrozenAppIsThawedForItsNotificationsThenFrozenAgain() {
         var (machine, first) = launched()
         #expect(machine.handle(.notificationsDue).isEmpty, "running: its own timers deliver")

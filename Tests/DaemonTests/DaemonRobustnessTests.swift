@@ -52,6 +52,30 @@ extension DaemonProcessTests {
             #expect(stopped.status == 0 && !daemon.standardError.contains("bgtaskd stops:"), "\(stopped)")
         }
 
+        @Test("a store row's Background App Refresh switch that is neither on nor off is taken as off and said; a 'logs' that is not a directory refuses the start, naming it",
+              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs /usr/bin/python3 to write the row"))
+        func oddStateIsSaid() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: [])
+            _ = try await harness.stopDaemon()
+            let script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"insert or replace into app_settings values (?, 'background-refresh', 'OFF')\", (sys.argv[2],)); c.commit()"
+            #expect(try await harness.run("/usr/bin/python3", ["-c", script, harness.databasePath, Self.app]).status == 0)
+            let daemon = try await harness.startDaemon()
+            #expect(daemon.standardError.contains(#"the Background App Refresh switch holds "OFF", neither on nor off: taken as off"#), "\(daemon.standardError)")
+            let apps = try await harness.bgtask("apps")
+            #expect(apps.output.contains("background refresh off"), "\(apps)")
+            _ = try await harness.stopDaemon()
+
+            try FileManager.default.removeItem(atPath: harness.stateDirectory + "/logs")
+            try Data("x".utf8).write(to: URL(fileURLWithPath: harness.stateDirectory + "/logs"))
+            let refused = try harness.spawn(harness.bgtaskd, harness.daemonFlags, name: "bgtaskd")
+            let ended = await refused.waitForExit(timeout: .seconds(10))
+            #expect(ended?.status == 1, "\(String(describing: ended))")
+            #expect(refused.standardError.contains("the apps' log directory \(harness.stateDirectory)/logs is not a directory (a regular file); remove what is there"), "\(refused.standardError)")
+        }
+
         @Test("SIGKILL of the daemon mid-run: the app it launched exits by itself, one that never connected is ended by the next daemon; runs are interrupted, requests restored")
         func sigkillMidRun() async throws {
             let harness = try DaemonHarness()

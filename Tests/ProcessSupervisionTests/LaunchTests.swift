@@ -79,6 +79,20 @@ extension ProcessSupervisionProcessTests {
             #expect(try String(contentsOfFile: log, encoding: .utf8) == "fresh\nfresh\n")
         }
 
+        /// A symbolic link planted at the log's name is refused, never followed to append the
+        /// app's output to another file.
+        @Test func aLogThatIsASymbolicLinkIsNotFollowed() throws {
+            let directory = try ProcessTestSupport.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let victim = directory + "/victim.txt"
+            try Data("VICTIM\n".utf8).write(to: URL(fileURLWithPath: victim))
+            let log = directory + "/app.log"
+            #expect(symlink(victim, log) == 0)
+            let refused = #expect(throws: (any Error).self) { _ = try ProcessLauncher.launch(ProcessTestSupport.shell("echo planted", output: .appendToFile(log))) }
+            #expect("\(refused.map { "\($0)" } ?? "")".contains("log file \(log)"), "\(String(describing: refused))")
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "VICTIM\n")
+        }
+
         @Test(arguments: [false, true]) func exitCodeIsReported(forcePosixSpawn: Bool) throws {
             let process = try ProcessLauncher.launch(ProcessTestSupport.shell("exit 7", forcePosixSpawn: forcePosixSpawn))
             #expect(process.usedClone3 == !forcePosixSpawn)

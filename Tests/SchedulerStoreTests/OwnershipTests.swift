@@ -55,6 +55,7 @@ struct OwnershipTests {
         #expect(symlink(directory.file("elsewhere").path, directory.file("link.sqlite.lock").path) == 0)
         let link = try #require(throws: StoreError.self) { _ = try openStore(directory.file("link.sqlite")) }
         #expect(link.code == .cannotOpen)
+        #expect(link.message.contains("it is a symbolic link, and a lock file must be a regular file; remove it"), "\(link.message)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("elsewhere").path), "the link was not followed")
     }
 

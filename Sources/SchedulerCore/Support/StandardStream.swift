@@ -41,6 +41,31 @@ public enum StandardStream {
         return result
     }
 
+    /// Opens `/dev/null` on each of the standard descriptors (0, 1, 2) that is closed, and
+    /// returns those that were. A program started with one closed (`cmd >&-`) would
+    /// otherwise get it back from its next `open` or `socket`, and write its output into a
+    /// connection or a database. Call first thing in `main`.
+    public static func reopenClosedStandardDescriptors() -> Set<Int32> {
+        var closed: Set<Int32> = []
+        for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            // The lowest free descriptor: this one, since those below it are open.
+            let opened = open("/dev/null", O_RDWR | O_NOCTTY)
+            if opened == descriptor {
+                closed.insert(descriptor)
+            } else if opened >= 0 {
+                close(opened)
+            }
+        }
+        return closed
+    }
+
+    /// ``terminalSafe(_:)`` for a message that is one line (an error): a line feed in it
+    /// (from a value the user gave, `'nosuch\nbgtask: done'`) is written as `\n` too, so no
+    /// value can forge a line of its own.
+    public static func oneLine(_ text: String) -> String {
+        terminalSafe(text).replacingOccurrences(of: "\n", with: "\\n")
+    }
+
     private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x0A, 0x09: return false

@@ -377,6 +377,9 @@ public final class Daemon: Sendable {
         // off, their requests used up).
         for app in service.installedApps.map(\.app) {
             service.supervisor(of: app)?.daemonStoppingLaunches(reason: "bgtaskd is stopping")
+            // Expired first with the daemon's reason, which the run log keeps as the stop
+            // reason (marked terminating alone, they read "the app's process is terminating").
+            driver.expireRuns(of: app, reason: "bgtaskd is stopping")
             driver.appTerminating(app)
         }
         // Read after: a run that started before its app was marked is expired with it.

@@ -142,6 +142,25 @@ extension DaemonProcessTests {
             #expect((logged?["stopReason"] as? String)?.contains("bgtaskd is stopping") == true, "\(String(describing: logged))")
         }
 
+        @Test("SIGTERM of the daemon mid-run: the run is expired, and the log's stop reason says bgtaskd stopped (not that the app's process was terminating)")
+        func sigtermMidRunSaysWhy() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let first = try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "hang"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            first.signal(SIGTERM)
+            let stopped = await first.waitForExit(timeout: .seconds(15))
+            #expect(stopped?.status == 0, "\(String(describing: stopped))")
+            #expect(harness.events(Self.app).contains("expired \(Self.refresh)"), "\(harness.events(Self.app))")
+            try await harness.startDaemon()
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["outcome"] as? String == "expired", "\(String(describing: logged))")
+            #expect((logged?["stopReason"] as? String)?.hasPrefix("bgtaskd is stopping") == true, "\(String(describing: logged))")
+        }
+
         @Test("SIGKILL of the daemon mid-run, the handler ignoring its expiration: the app it launched still exits after the grace period")
         func sigkillMidRunWithAHandlerThatIgnoresExpiration() async throws {
             let harness = try DaemonHarness()

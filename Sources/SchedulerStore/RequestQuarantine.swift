@@ -75,11 +75,18 @@ enum RequestQuarantine {
             var loaded: [PendingRequest] = []
             var problems: [QuarantinedRequest] = []
             var previousApp: AppID?
+            // Whether `previousApp` is an identifier an app can have (asked once per app: the
+            // rows come in key order, app first).
+            var previousProblem: String?
             try connection.execute("SELECT \(RequestColumns.names) FROM pending_requests") { row in
                 do throws(StoreError) {
                     let request = try RequestColumns.decode(row, previousApp: previousApp)
+                    if request.app != previousApp { previousProblem = AppID.problem(with: request.app.rawValue) }
                     previousApp = request.app
-                    if let app, request.app != app {
+                    if let problem = previousProblem {
+                        // Another program's row: no app could submit it, nor uninstall it.
+                        problems.append(QuarantinedRequest(app: request.app.rawValue, identifier: request.identifier, reason: "its app identifier is not one an app can have (\(problem))", quarantinedAt: now))
+                    } else if let app, request.app != app {
                         problems.append(QuarantinedRequest(app: request.app.rawValue, identifier: request.identifier, reason: "it belongs to the app \(request.app), and this store is \(app)'s", quarantinedAt: now))
                     } else {
                         loaded.append(request)

@@ -217,11 +217,19 @@ final class SQLiteConnection {
         default: code = .sqlite
         }
         let location = path.map { "the scheduler store at \($0)" } ?? "the in-memory scheduler store"
+        // What SQLite's words mean for the user, when its statement would hide it (`cannot
+        // run \`PRAGMA application_id\`: database is locked`).
+        let meaning: String = switch result & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: "; another process holds it locked (it was waited for)"
+        case SQLITE_NOTADB: "; the file is not an SQLite database"
+        default: ""
+        }
         var error = StoreError(
             code: code,
             path: path,
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
                 + (code == .cannotOpen && systemError != 0 ? ": \(systemErrorText(systemError))" : "")
+                + meaning
         )
         error.sqliteMessage = sqliteMessage
         error.sqliteResult = result

@@ -228,6 +228,9 @@ enum InstalledAppColumns {
     static func decode(_ row: SQLiteRow) throws(StoreError) -> InstalledApp {
         let name = row.text(0)
         guard row.isText(0) else { throw StoredColumn.invalid("the app of an installed_apps row is \(row.typeName(0)), not text") }
+        // Another program's row: `bgtask install` never writes such a name, and nothing could
+        // uninstall it (the command and the protocol refuse the name).
+        if let problem = AppID.problem(with: name) { throw StoredColumn.invalid("an installed_apps row's app identifier is not one an app can have (\(problem))") }
         let manifestPath = try StoredColumn.text(row, 1, column: "manifest_path", of: name)
         let executable = try StoredColumn.text(row, 2, column: "executable", of: name)
         let arguments = try StoredColumn.stringArray(row, 3, column: "arguments", of: name)

@@ -205,6 +205,8 @@ struct ReadOnlyLocationTests {
         #expect(error.message.contains("EACCES"), "\(error.message)")
         // Another failure keeps SQLite's words alone (its errno may be stale).
         let busy = SQLiteConnection.makeError(result: SQLITE_BUSY, sqliteMessage: "database is locked", path: "/s/scheduler.sqlite", action: "cannot run", systemError: EACCES)
-        #expect(busy.message == "the scheduler store at /s/scheduler.sqlite: cannot run: database is locked (SQLite result code 5)")
+        #expect(busy.message == "the scheduler store at /s/scheduler.sqlite: cannot run: database is locked (SQLite result code 5); another process holds it locked (it was waited for)")
+        let garbage = SQLiteConnection.makeError(result: SQLITE_NOTADB, sqliteMessage: "file is not a database", path: "/s/scheduler.sqlite", action: "cannot run `PRAGMA application_id`")
+        #expect(garbage.message.hasSuffix("(SQLite result code 26); the file is not an SQLite database"), "\(garbage.message)")
     }
 }

@@ -95,6 +95,30 @@ struct QuarantineTests {
         #expect(try store.pendingRequests(app: Sample.otherApp).map(\.identifier) == ["com.example.photos.sync"])
     }
 
+    @Test("a row whose app identifier no app can have (another program's: '/', a control character) is quarantined, naming why; an installed app so named is an unreadable row")
+    func impossibleAppIdentifiers() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        do {
+            let store = try openStore(url)
+            for request in Self.good { try store.upsertRequest(request) }
+            let submitted = Sample.now.timeIntervalSinceReferenceDate
+            try insertRaw(store, "'bad/app', 'bad.refresh', 'refresh', NULL, \(submitted), 0, 0, NULL")
+            try insertRaw(store, "'../../etc', 'etc.refresh', 'refresh', NULL, \(submitted), 0, 0, NULL")
+            try store.installApp(InstalledAppStoreTests.feedReader())
+            try store.withConnection { (connection) throws(StoreError) in
+                try connection.executeScript("INSERT INTO installed_apps SELECT 'bad/app', manifest_path, executable, arguments, permitted_identifiers, background_modes, installed_at FROM installed_apps")
+            }
+        }
+        let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
+        #expect(Set(report.quarantinedRequests.map(\.app)) == ["bad/app", "../../etc"], "\(report.quarantinedRequests)")
+        #expect(report.quarantinedRequests.allSatisfy { $0.reason.hasPrefix("its app identifier is not one an app can have (an app identifier cannot contain '/'") }, "\(report.quarantinedRequests)")
+        #expect(try store.pendingRequests() == Self.good)
+        let installed = try store.installedApps()
+        #expect(installed.apps.map(\.app) == [Sample.app])
+        #expect(installed.unreadable.map(\.app) == ["bad/app"] && installed.unreadable.first?.reason.contains("not one an app can have") == true, "\(installed.unreadable)")
+    }
+
     @Test("a reader lists unreadable rows beside the readable ones and moves nothing")
     func readerSeesAroundBadRows() throws {
         let directory = try TemporaryDirectory()

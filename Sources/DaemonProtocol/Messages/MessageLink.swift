@@ -129,7 +129,12 @@ public final class MessageLink: Sendable {
             throw DaemonFailure(.failed, "bgtaskd at \(path) did not answer within \(DurationText.spoken(timeout.transportSeconds)) (the request was sent; it may still take effect if bgtaskd resumes)")
         }
         if let reply = waiter.reply.withLock({ $0 }) { return reply }
-        throw state.withLock { $0.failureOfClosedLink(path: path) }
+        // Sent, and the link closed before the reply: the daemon may have done it (a stop
+        // closes every connection), so the message does not say it never happened.
+        throw state.withLock { state -> DaemonFailure in
+            if let refusal = state.refusal { return refusal }
+            return DaemonFailure(.failed, "bgtaskd at \(path) closed the connection before answering (\(state.closed ?? "closed")); it may be stopping, and whether the request took effect is unknown")
+        }
     }
 
     /// Sends `request` without waiting for its reply (it is dropped when it comes);

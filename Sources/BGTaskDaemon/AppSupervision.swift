@@ -104,10 +104,6 @@ public struct AppSupervision: Sendable, Equatable {
         /// (their requests filed again), before the runs in progress are expired, which
         /// would otherwise cut them off as if the app had been handed them.
         case daemonStoppingLaunches(String)
-        /// A local notification of the app comes due while the daemon holds it frozen: it is
-        /// thawed for as long as the suspend delay, so that its own timer delivers it
-        /// (docs/daemon.md, "Notifications while the app is not running").
-        case notificationsDue
     }
 
     /// What the shell must do, in order.
@@ -455,14 +451,6 @@ public struct AppSupervision: Sendable, Equatable {
             }
         case .daemonStoppingLaunches(let reason):
             failQueued(Self.stoppedBeforeStart(reason), into: &actions)
-        case .notificationsDue:
-            // Frozen, it cannot deliver: thawed for the suspend delay (its overdue timer
-            // fires at once), then frozen again, as it was (an assertion window already
-            // spent is not granted again; the idle timeout starts over).
-            guard phase == .suspended else { break }
-            phase = .ready
-            actions.append(.resume)
-            actions.append(.arm(.suspend, after: timing.suspendDelay))
         case .daemonStopping(let reason):
             // Nothing is queued after the stop's first step (nothing launches then); a run
             // queued all the same is failed as that step fails them.

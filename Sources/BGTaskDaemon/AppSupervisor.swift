@@ -109,18 +109,14 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var processWaiters: [@Sendable () -> Void] = []
         /// The latest spawn that failed: the runs it was for and why (``spawnFailure(of:)``).
         var spawnFailure: (runs: Set<RunID>, reason: String)?
-        /// The timer of the app's next local notification while it is away (not running, or
-        /// frozen), and the moment it was armed for.
+        /// The timer of the app's next local notification that bgtaskd delivers if the app
+        /// does not.
         var notificationTimer: (any DriverTimer)?
-        var notificationMoment: Date?
-        /// The moment of the latest thaw for a notification: a frozen app thawed for a moment
-        /// it then did not deliver is not thawed for it again.
-        var notificationWake: Date?
         /// Set once the app is uninstalled: no more deliveries for it.
         var notificationsStopped = false
         /// The latest problem logged with the app's notifications (logged once while it lasts).
         var notificationProblem: String?
-        /// The app's local notifications, delivered by the daemon while it is away; `nil`
+        /// The app's local notifications, delivered by the daemon when the app does not; `nil`
         /// until given (``deliverNotifications(_:)``), or when its state directory cannot be
         /// chosen.
         var notifications: AwayNotifications?
@@ -324,18 +320,13 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var afterLock: [@Sendable () -> Void] = []
         let applies = state.withLock { state -> Bool in
             guard let event = decide(&state) else { return false }
-            let wasAway = Self.isAway(state)
+            let phaseBefore = state.machine.phase
             defer {
-                // Away, the daemon delivers the app's notifications (or thaws it for them);
-                // back, the app's own timers do.
-                let isAway = Self.isAway(state)
-                if isAway != wasAway {
-                    if isAway {
-                        afterLock.append { [weak self] in self?.armNotifications() }
-                    } else {
-                        state.notificationTimer?.cancel()
-                        state.notificationTimer = nil
-                    }
+                // The app's process ended or was frozen: what it kept in its pending file may
+                // have changed while it ran, so the next moment is read again.
+                let phase = state.machine.phase
+                if phase != phaseBefore, phase == .notRunning || phase == .suspended {
+                    afterLock.append { [weak self] in self?.armNotifications() }
                 }
             }
             pending.append(event)
@@ -488,17 +479,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
     }
 
-    // MARK: Notifications while the app is away
-
-    /// Whether the app can deliver no notification itself: no process of it is there (none
-    /// connected, none of the daemon's), or the daemon holds it frozen.
-    private static func isAway(_ state: State) -> Bool {
-        switch state.machine.phase {
-        case .suspended: true
-        case .notRunning: !state.machine.connected && state.process == nil && state.link == nil
-        case .starting, .ready, .ending: false
-        }
-    }
+    // MARK: Notifications the app does not deliver
 
     /// The queue of every app's notification work (reading the app's file, delivering), apart
     /// from the supervision's clock: a large or slow file delays no app's suspension, launch
@@ -509,10 +490,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// write that failed) it is tried again.
     static let notificationRetryDelay: TimeInterval = 300
 
-    /// Delivers the app's local notifications while it is away (docs/daemon.md,
-    /// "Notifications while the app is not running"), from now on: the next is read from
-    /// the app's pending file, which only the app writes while it is not away, when it goes
-    /// away, now, and after each delivery.
+    /// Delivers the app's local notifications that no process of it delivers (docs/daemon.md,
+    /// "Notifications while the app is not running"), from now on: at each moment of its
+    /// pending file, plus ``AwayNotifications/grace``, whatever is still pending is fired
+    /// here. The next moment is read now, after each delivery, and whenever the app's process
+    /// ends or is frozen.
     package func deliverNotifications(_ notifications: AwayNotifications) {
         state.withLock { $0.notifications = notifications }
         armNotifications()
@@ -534,15 +516,19 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         state.withLock { state in
             state.notificationTimer?.cancel()
             state.notificationTimer = nil
-            state.notificationMoment = nil
-            guard let next, !state.notificationsStopped, Self.isAway(state) else { return }
-            // A frozen app thawed once for this moment did not deliver it (its process never
-            // used the notification center, so no timer of its own is armed): it is not thawed
-            // for it again, which would keep it from ever being idle; bgtaskd delivers it once
-            // the app has ended (its next thaw, for a task, may deliver it before).
-            if state.machine.phase == .suspended, let wake = state.notificationWake, wake >= next { return }
-            state.notificationMoment = next
-            state.notificationTimer = clock.schedule(at: max(next, notBefore ?? next)) { [weak self] in
+            guard !state.notificationsStopped else { return }
+            // A file that cannot be used now is looked at again later (the app may mend it).
+            guard let next else {
+                if problem != nil, let notBefore {
+                    state.notificationTimer = clock.schedule(at: notBefore) { [weak self] in
+                        guard let self else { return }
+                        Self.notificationQueue.async { self.armNotificationsNow(notBefore: clock.now().addingTimeInterval(Self.notificationRetryDelay)) }
+                    }
+                }
+                return
+            }
+            let at = max(next.addingTimeInterval(AwayNotifications.grace), notBefore ?? next)
+            state.notificationTimer = clock.schedule(at: at) { [weak self] in
                 guard let self else { return }
                 Self.notificationQueue.async { self.notificationsDue() }
             }
@@ -568,31 +554,17 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
     }
 
-    /// A notification of the app's came due while it is away: a frozen app is thawed to
-    /// deliver it itself; for one that is not running, the daemon delivers it. On the
-    /// notifications' queue.
+    /// A moment of the app's came, and its grace passed: what is still pending is fired here.
+    /// On the notifications' queue.
     private func notificationsDue() {
         guard let notifications = state.withLock({ $0.notifications }) else { return }
         let now = clock.now()
-        let (phase, moment) = state.withLock { state -> (AppSupervision.Phase?, Date?) in
+        let stopped = state.withLock { state -> Bool in
             state.notificationTimer = nil
-            guard !state.notificationsStopped, Self.isAway(state) else { return (nil, nil) }
-            if state.machine.phase == .suspended, let moment = state.notificationMoment {
-                state.notificationWake = moment
-            }
-            return (state.machine.phase, state.notificationMoment)
+            return state.notificationsStopped
         }
-        guard let phase else { return }
-        if phase == .suspended {
-            log(.debug, app: app, "thawing \(app) for its notification due at \(moment.map { "\($0)" } ?? "now")")
-            feed(.notificationsDue)
-            return
-        }
-        let outcome = notifications.deliverDue(now: now) { [weak self] in
-            // Asked under the file's lock: a process of the app that connects after this
-            // reads the file after this delivery is written.
-            self?.state.withLock { !$0.notificationsStopped && Self.isAway($0) } ?? false
-        }
+        guard !stopped else { return }
+        let outcome = notifications.deliverDue(now: now)
         for line in outcome.shown { log(.info, app: app, "notification shown: \(line)") }
         for line in outcome.notPresented { log(.info, app: app, line) }
         if let failure = outcome.failure {
@@ -607,7 +579,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             armNotificationsNow(notBefore: now.addingTimeInterval(0.25))
             return
         }
-        if !outcome.appCameBack { armNotificationsNow() }
+        armNotificationsNow()
     }
 
     /// The app has no process of the daemon's any more: what was kept about it goes, and

@@ -183,7 +183,7 @@ public final class DaemonService: Sendable {
         case nil, "on": return true
         case "off": return false
         case let other?:
-            log(.error, app: app, "the Background App Refresh switch holds \"\(StandardStream.terminalSafe(other))\", neither on nor off: taken as off until `bgtask settings \(app) background-refresh on|off` sets it")
+            log(.error, app: app, "the Background App Refresh switch holds \"\(StandardStream.terminalSafe(other.excerpt(scalars: 40)))\", neither on nor off: taken as off until `bgtask settings \(app) background-refresh on|off` sets it")
             return false
         }
     }

@@ -17,8 +17,8 @@ import Synchronization
 /// the state. Either way the daemon stops (exit status 1, so a service manager restarts it)
 /// and says why (docs/daemon.md, "Removed from under it").
 final class StateWatch: @unchecked Sendable {
-    // @unchecked: `descriptor` and `source` are set once; a dispatch source is safe to cancel
-    // from any thread (Dispatch does not mark it Sendable).
+    // @unchecked: `source` is set once; a dispatch source is safe to cancel from any thread
+    // (Dispatch does not mark it Sendable).
     /// What went away.
     enum Loss: Equatable {
         case stateDirectory(String)
@@ -39,7 +39,6 @@ final class StateWatch: @unchecked Sendable {
         }
     }
 
-    private let descriptor: Int32
     private let source: any DispatchSourceRead
 
     /// Watches `stateDirectory` (and, in it, `storeNames`) and the socket at `socketPath`
@@ -71,40 +70,56 @@ final class StateWatch: @unchecked Sendable {
         }
         let watched = names
         let once = Mutex(false)
+        let report: @Sendable (Loss) -> Void = { loss in
+            guard once.withLock({ first in defer { first = true }; return !first }) else { return }
+            lost(loss)
+        }
+        // What is gone now, looked at directly: before the watches were added (a removal in
+        // between sends no event), and when the kernel's event queue overflowed.
+        let look: @Sendable () -> Void = {
+            var info = stat()
+            if stat(stateDirectory, &info) != 0 { return report(.stateDirectory(stateDirectory)) }
+            for name in storeNames.sorted() {
+                let path = (stateDirectory as NSString).appendingPathComponent(name)
+                if lstat(path, &info) != 0 { return report(.store(path)) }
+            }
+            if let socketPath, lstat(socketPath, &info) != 0 { return report(.socket(socketPath)) }
+        }
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler {
             for event in readEvents(descriptor) {
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    look()
+                    continue
+                }
                 guard let place = watched[event.watch] else { continue }
-                let loss: Loss?
                 if event.mask & selfGone != 0 || event.mask & UInt32(IN_IGNORED) != 0 {
-                    loss = place.isState ? .stateDirectory(place.directory) : socketPath.map(Loss.socket)
+                    if let loss = place.isState ? Loss.stateDirectory(place.directory) : socketPath.map(Loss.socket) { report(loss) }
                 } else if event.mask & childGone != 0, let name = event.name, place.watched.contains(name) {
                     let path = (place.directory as NSString).appendingPathComponent(name)
-                    loss = path == socketPath ? .socket(path) : .store(path)
-                } else {
-                    loss = nil
+                    report(path == socketPath ? .socket(path) : .store(path))
                 }
-                guard let loss, once.withLock({ first in defer { first = true }; return !first }) else { continue }
-                lost(loss)
             }
         }
+        // The descriptor is closed once the source no longer reads it.
+        source.setCancelHandler { close(descriptor) }
         source.activate()
-        return (StateWatch(descriptor: descriptor, source: source), nil)
+        queue.async(execute: look)
+        return (StateWatch(source: source), nil)
     }
 
-    private init(descriptor: Int32, source: any DispatchSourceRead) {
-        self.descriptor = descriptor
+    private init(source: any DispatchSourceRead) {
         self.source = source
     }
 
-    /// Stops watching (the daemon's own stop removes its socket).
+    /// Stops watching (the daemon's own stop removes its socket); the descriptor is closed
+    /// by the source's cancel handler.
     func cancel() {
         source.cancel()
     }
 
     deinit {
         source.cancel()
-        close(descriptor)
     }
 
     /// The events waiting on `descriptor` (non-blocking: none when there are none).

@@ -133,8 +133,9 @@ extension Publisher where Failure == Never {
 extension Publishers {
     /// The publisher of ``Publisher/multicast(_:)``: its subscribers subscribe to one
     /// subject, which subscribes to the upstream when ``connect()`` is called.
-    /// @unchecked Sendable: the subject is made once, under `lock`; the closure that makes
-    /// it is called only there.
+    /// @unchecked Sendable: the subject is kept under `lock` (the first one made is kept);
+    /// `upstream` and `createSubject` are constants, used as Apple's Combine uses them, from
+    /// whichever thread subscribes or connects.
     public final class Multicast<Upstream: Publisher, SubjectType: Subject>: ConnectablePublisher, @unchecked Sendable
     where SubjectType.Output == Upstream.Output, SubjectType.Failure == Upstream.Failure {
         public typealias Output = Upstream.Output
@@ -152,11 +153,15 @@ extension Publishers {
             self.createSubject = createSubject
         }
 
-        /// The subject, made by the first to need it.
+        /// The subject, made by the first to need it (app code: called outside the lock, so a
+        /// subject that uses this publisher does not deadlock; two made at once keep the first).
         private var subject: SubjectType {
+            lock.lock()
+            if let made { lock.unlock(); return made }
+            lock.unlock()
+            let subject = createSubject()
             lock.lock(); defer { lock.unlock() }
             if let made { return made }
-            let subject = createSubject()
             made = subject
             return subject
         }

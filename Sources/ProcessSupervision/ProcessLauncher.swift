@@ -47,10 +47,21 @@ public enum ProcessLauncher {
                     _ = rename(path, path + ".1")
                 }
                 // O_NOFOLLOW: a symbolic link planted at the log's name is refused, never
-                // followed to append the app's output to another file.
-                let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0o600)
-                guard descriptor >= 0 else { throw fail(.output, errno, "\(name): log file \(path): \(systemErrorText(errno))") }
+                // followed to append the app's output to another file; O_NONBLOCK: a FIFO
+                // there is refused below, never waited on (this runs under the app's
+                // supervisor's lock).
+                let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0o600)
+                guard descriptor >= 0 else {
+                    let reason = errno == ELOOP ? "it is a symbolic link, and an app's log must be a regular file; remove it" : systemErrorText(errno)
+                    throw fail(.output, errno, "\(name): log file \(path): \(reason)")
+                }
                 opened.append(descriptor)
+                var logInfo = stat()
+                guard fstat(descriptor, &logInfo) == 0, logInfo.st_mode & S_IFMT == S_IFREG else {
+                    throw fail(.output, EINVAL, "\(name): log file \(path): \(BoundedFile.nonRegularKind(logInfo.st_mode) ?? "not a regular file"), and an app's log must be a regular file; remove it")
+                }
+                // The app writes it as any file: blocking.
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
                 return descriptor
             }
         }

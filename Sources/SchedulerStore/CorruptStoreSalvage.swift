@@ -94,37 +94,44 @@ enum CorruptStoreSalvage {
         guard !wanted.isEmpty else { return (0, nil) }
         let list = wanted.joined(separator: ", ")
         let descending = order.split(separator: ",").map { "\($0.trimmingCharacters(in: .whitespaces)) DESC" }.joined(separator: ", ")
-        var rows: [[SQLiteValue]] = []
-        var problem: String?
-        let forward = read("SELECT \(list) FROM \(table) ORDER BY \(order)", columns: wanted.count, on: damaged)
-        rows = forward.rows
-        if let stopped = forward.stopped {
-            // Backward from the last key, until the damage again.
-            let backward = read("SELECT \(list) FROM \(table) ORDER BY \(descending)", columns: wanted.count, on: damaged)
-            rows += backward.rows.reversed()
-            problem = "rows in damaged pages could not be read (\(stopped)); \(forward.rows.count) before them and \(backward.rows.count) after them were copied"
-        }
         let placeholders = Array(repeating: "?", count: wanted.count).joined(separator: ", ")
         let insert = "INSERT OR IGNORE INTO \(table) (\(list)) VALUES (\(placeholders))"
+        // Each row is written as it is read (the two files are two connections): a table of
+        // any size is never held in memory.
         var copied = 0
-        for row in rows {
+        var refused = 0
+        var firstRefusal: String?
+        func copy(_ row: [SQLiteValue]) {
             do {
                 try fresh.execute(insert, row)
                 copied += Int(sqlite3_changes(fresh.handle))
             } catch {
                 // A row the fresh schema refuses (a NULL where NOT NULL holds): left out.
-                problem = (problem.map { $0 + "; " } ?? "") + "a row was refused by the fresh store (\(error.sqliteMessage ?? error.message))"
+                refused += 1
+                if firstRefusal == nil { firstRefusal = error.sqliteMessage ?? error.message }
             }
         }
-        return (copied, problem)
+        var problems: [String] = []
+        let forward = read("SELECT \(list) FROM \(table) ORDER BY \(order)", columns: wanted.count, on: damaged, each: copy)
+        if let stopped = forward.stopped {
+            // Backward from the last key, until the damage again.
+            let backward = read("SELECT \(list) FROM \(table) ORDER BY \(descending)", columns: wanted.count, on: damaged, each: copy)
+            problems.append("rows in damaged pages could not be read (\(stopped)); \(forward.count) before them and \(backward.count) after them were read")
+        }
+        if let firstRefusal {
+            problems.append("\(refused) row(s) were refused by the fresh store (the first: \(firstRefusal))")
+        }
+        return (copied, problems.isEmpty ? nil : problems.joined(separator: "; "))
     }
 
-    /// The rows `sql` gives until its end or the first error (SQLite's message for it).
-    private static func read(_ sql: String, columns count: Int, on connection: SQLiteConnection) -> (rows: [[SQLiteValue]], stopped: String?) {
-        var rows: [[SQLiteValue]] = []
+    /// Calls `each` with the rows `sql` gives until its end or the first error: how many
+    /// it gave, and SQLite's message for the error.
+    private static func read(_ sql: String, columns count: Int, on connection: SQLiteConnection, each: ([SQLiteValue]) -> Void) -> (count: Int, stopped: String?) {
+        var rows = 0
         do {
             try connection.execute(sql) { row in
-                rows.append((0..<Int32(count)).map { row.value($0) })
+                rows += 1
+                each((0..<Int32(count)).map { row.value($0) })
             }
             return (rows, nil)
         } catch {

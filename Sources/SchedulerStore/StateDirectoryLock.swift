@@ -49,7 +49,11 @@ public final class StateDirectoryLock: Sendable {
     /// - Throws: ``StoreError/Code/locked`` naming the holder's process id (from the file)
     ///   when another owner holds it, whether in another process or in this one;
     ///   ``StoreError/Code/cannotOpen`` when the file cannot be created or locked.
-    public static func acquire(in directory: URL, name: String, waiting: TimeInterval = 1) throws(StoreError) -> StateDirectoryLock {
+    /// `holding` says, for the message when another holds it, what its holder does with it.
+    public static func acquire(
+        in directory: URL, name: String, waiting: TimeInterval = 1,
+        holding: String = "owns this scheduler state; a second owner would launch its requests twice and break the pending limits"
+    ) throws(StoreError) -> StateDirectoryLock {
         let url = directory.appendingPathComponent(name)
         let path = url.path
         // O_NOFOLLOW and O_NONBLOCK: a symbolic link or a FIFO planted in its place is
@@ -79,7 +83,7 @@ public final class StateDirectoryLock: Sendable {
             }
             close(descriptor)
             if failure == EWOULDBLOCK {
-                throw lockedError(path: path, holder: readHolder(path: path))
+                throw lockedError(path: path, holder: readHolder(path: path), holding: holding)
             }
             throw StoreError(
                 code: .cannotOpen,
@@ -130,13 +134,12 @@ public final class StateDirectoryLock: Sendable {
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    private static func lockedError(path: String, holder: Int32?) -> StoreError {
+    private static func lockedError(path: String, holder: Int32?, holding: String) -> StoreError {
         let who = Holder(pid: holder).description
         var error = StoreError(
             code: .locked,
             path: path,
-            message: "\(path) is held by \(who), which owns this scheduler state; "
-                + "a second owner would launch its requests twice and break the pending limits"
+            message: "\(path) is held by \(who), which \(holding)"
         )
         error.holderPID = holder
         return error

@@ -94,19 +94,10 @@ package struct AwayNotifications: Sendable {
     /// why the file cannot be used (it is only read: a look never moves it aside or writes
     /// it; a missing file is no problem).
     package func nextMoment() -> (moment: Date?, problem: String?) {
-        let bytes: [UInt8]
-        do {
-            bytes = try BoundedFile.read(path: file.url.path, limit: PendingNotificationsFile.sizeLimit)
-        } catch {
-            return (nil, error.problem == .missing ? nil : "the app's pending notifications cannot be read: \(error)")
-        }
-        do {
-            let kept = try KeptNotifications.decode(bytes)
-            if let problem = Self.tooMany(kept, at: file.url) { return (nil, problem) }
-            return (kept.pending.map(\.fireDate).min(), nil)
-        } catch {
-            return (nil, "\(file.url.path) cannot be read (\(DecodingErrorText.describe(error))); it is left for the app")
-        }
+        let (kept, problem, _) = file.read(movingAside: false)
+        if let problem { return (nil, problem + "; it is left for the app") }
+        if let problem = Self.tooMany(kept, at: file.url) { return (nil, problem) }
+        return (kept.pending.map(\.fireDate).min(), nil)
     }
 
     /// Why a file holding more pending requests than an app keeps is not delivered from: the
@@ -127,19 +118,24 @@ package struct AwayNotifications: Sendable {
         /// Why nothing could be delivered (the file or its lock unusable, a failed write):
         /// nothing changed; the caller tries again later, not at once.
         package var failure: String?
-        /// The soonest pending moment left, to deliver at next.
+        /// The soonest pending moment left, to deliver at next (plus ``grace``).
         package var next: Date?
-        /// Whether the app was found back (a process connected or started): nothing was done.
-        package var appCameBack = false
         /// Whether the file's lock was held by another process (the app writing): try again soon.
         package var busy = false
     }
 
-    /// Fires every pending request whose moment came by `now`, holding the file's lock, if
-    /// `stillAway` (asked under the lock) says no process of the app is there. Linear in the
-    /// file's requests, which it reads only if an app could have written them (at most
-    /// ``NotificationSchedule/pendingLimit``).
-    package func deliverDue(now: Date, stillAway: () -> Bool) -> Outcome {
+    /// How long after a moment bgtaskd delivers what the app has not: a process of the app
+    /// that uses its notification center delivers at the moment itself (as the delegate's
+    /// `willPresent` in the foreground); bgtaskd takes what is still pending after this.
+    package static let grace: TimeInterval = 2
+
+    /// Fires every pending request whose moment came by `now` less ``grace``, holding the
+    /// file's lock. Whoever takes the lock first fires a moment: a process of the app that
+    /// fires it moves it on in the file, so bgtaskd finds nothing due; one bgtaskd fired is
+    /// recorded in the file, and the app's process takes it in under the same lock instead
+    /// of delivering it again. Linear in the file's requests, which it reads only if an app
+    /// could have written them (at most ``NotificationSchedule/pendingLimit``).
+    package func deliverDue(now: Date) -> Outcome {
         var outcome = Outcome()
         let file = self.file
         guard FileManager.default.fileExists(atPath: file.url.path) else { return outcome }
@@ -155,10 +151,6 @@ package struct AwayNotifications: Sendable {
             return outcome
         }
         return withExtendedLifetime(lock) {
-            guard stillAway() else {
-                outcome.appCameBack = true
-                return outcome
-            }
             let (read, problem, writable) = file.read(movingAside: false)
             if let problem {
                 outcome.failure = problem + "; it is left for the app"
@@ -170,7 +162,7 @@ package struct AwayNotifications: Sendable {
                 return outcome
             }
             var kept = read
-            let due = kept.pending.filter { $0.fireDate <= now }.sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
+            let due = kept.pending.filter { $0.fireDate <= now.addingTimeInterval(-Self.grace) }.sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
             guard !due.isEmpty else {
                 outcome.next = kept.pending.map(\.fireDate).min()
                 return outcome
@@ -186,7 +178,7 @@ package struct AwayNotifications: Sendable {
                     again.append(repeated)
                 }
                 guard NotificationPresentation.isShown(allowed) else {
-                    outcome.notPresented.append("notification \"\(request.identifier)\" came due while the app was not running and was not presented (the user allowed no presentation)")
+                    outcome.notPresented.append("notification \"\(request.identifier)\" came due, the app did not deliver it, and it was not presented (the user allowed no presentation)")
                     continue
                 }
                 if allowed.contains(.badge), let badge = request.badge { kept.badge = badge }
@@ -194,7 +186,7 @@ package struct AwayNotifications: Sendable {
                 let late = now.timeIntervalSince(request.fireDate) >= 60 ? ["late: due \(request.fireDate)"] : []
                 outcome.shown.append(NotificationPresentation.line(
                     title: request.title, subtitle: request.subtitle, body: request.body, hasSound: request.sound != nil, badge: request.badge,
-                    options: allowed, more: ["delivered by bgtaskd while the app was not running"] + late))
+                    options: allowed, more: ["delivered by bgtaskd: the app did not"] + late))
             }
             kept.pending = (kept.pending.filter { !fired.contains($0.identifier) } + again)
                 .sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }
@@ -220,19 +212,8 @@ package struct AwayNotifications: Sendable {
     private func allowedPresentation(_ outcome: inout Outcome) -> UNNotificationPresentationOptions {
         let (saved, problem) = AuthorizationFile(url: directory.appendingPathComponent("notifications.json")).read()
         if let problem { outcome.notPresented.append(problem) }
-        guard let saved, var status = UNAuthorizationStatus.known(rawValue: saved.status) else {
-            return []
-        }
-        var options = UNAuthorizationOptions(rawValue: saved.options)
-        if let allowed = userSwitch, allowed == (status == .denied) {
-            if allowed {
-                status = .authorized
-            } else {
-                status = .denied
-                options = []
-            }
-        }
-        return NotificationPresentation.allowed(status: status, options: options)
+        guard let answer = saved?.applying(userSwitch: userSwitch) else { return [] }
+        return NotificationPresentation.allowed(status: answer.status, options: answer.options)
     }
 
     /// The moment after `request`'s `fireDate` when it fires again (a repeating trigger), or

@@ -40,18 +40,29 @@ protocol NotificationHost: Sendable {
     /// Whether pending requests are kept between launches (the process's app, with a state
     /// directory, whose file is not left unreadable this launch).
     var keepsPending: Bool { get }
-    /// What earlier launches kept, and bgtaskd delivered while the app was not running
-    /// (nothing when nothing is kept).
-    func savedPending() -> KeptNotifications
-    /// Keeps the pending requests for later launches (what bgtaskd delivered while the app
-    /// was away is taken in by then: it is not kept again).
-    func savePending(_ requests: [StoredNotificationRequest])
+    /// Reads what is kept (the pending requests, and what bgtaskd delivered that this
+    /// process has not taken in), calls `body` with it, and keeps the pending requests `body`
+    /// returns (nothing is written when it returns `nil`; what bgtaskd delivered is taken in
+    /// by then and not kept again), all holding the file's lock: this process's deliveries
+    /// and bgtaskd's are one sequence (docs/daemon.md, "Notifications while the app is not
+    /// running"). Where nothing is kept, `body` gets nothing and nothing is written.
+    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?)
 }
 
 /// The user's answer and the options it covers, kept between launches.
 struct SavedAuthorization: Codable, Equatable {
     var status: Int
     var options: UInt
+
+    /// The answer with the user's switch (`BGTASK_NOTIFICATIONS`: `true` allowed, `false`
+    /// denied) applied, as the switch in Settings overrides the prompt's answer on iOS, and
+    /// whether it changed it; `nil` for a status this build does not know.
+    func applying(userSwitch: Bool?) -> (status: UNAuthorizationStatus, options: UNAuthorizationOptions, overridden: Bool)? {
+        guard let known = UNAuthorizationStatus.known(rawValue: status) else { return nil }
+        let options = UNAuthorizationOptions(rawValue: self.options)
+        guard let allowed = userSwitch, allowed == (known == .denied) else { return (known, options, false) }
+        return allowed ? (.authorized, options, true) : (.denied, [], true)
+    }
 }
 
 /// The file that keeps the user's answer (`notifications.json` in the app's state
@@ -170,7 +181,7 @@ final class AppNotificationHost: NotificationHost {
         report(.info, line)
         guard isProcessApp else { return }
         // One line whatever the app wrote: no control characters reach the terminal.
-        let safe = StandardStream.terminalSafe(line.replacingOccurrences(of: "\n", with: "\\n"))
+        let safe = StandardStream.oneLine(line)
         StandardStream.writeError("bgtask notification [\(app)]: \(safe)\n")
     }
 
@@ -192,19 +203,24 @@ final class AppNotificationHost: NotificationHost {
 
     var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }
 
-    func savedPending() -> KeptNotifications {
-        guard let pendingFile else { return KeptNotifications() }
+    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?) {
+        guard let pendingFile, pendingWritable.withLock({ $0 }) else {
+            _ = body(KeptNotifications())
+            return
+        }
         let lock = lockPendingFile(pendingFile)
-        let (kept, problem, writable) = withExtendedLifetime(lock) { pendingFile.read() }
-        if !writable { pendingWritable.withLock { $0 = false } }
-        if let problem { report(.warning, problem) }
-        return kept
-    }
-
-    func savePending(_ requests: [StoredNotificationRequest]) {
-        guard let pendingFile, pendingWritable.withLock({ $0 }) else { return }
-        let lock = lockPendingFile(pendingFile)
-        if let problem = withExtendedLifetime(lock, { pendingFile.write(KeptNotifications(pending: requests)) }) { report(.warning, problem) }
+        withExtendedLifetime(lock) {
+            let (kept, problem, writable) = pendingFile.read()
+            if let problem { report(.warning, problem) }
+            guard writable else {
+                // Left in place (unreadable now): not written over for the rest of the launch.
+                pendingWritable.withLock { $0 = false }
+                _ = body(KeptNotifications())
+                return
+            }
+            guard let pending = body(kept) else { return }
+            if let problem = pendingFile.write(KeptNotifications(pending: pending)) { report(.warning, problem) }
+        }
     }
 
     /// The pending file's lock, shared with bgtaskd's deliveries while the app is away

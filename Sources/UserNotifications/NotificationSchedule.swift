@@ -86,11 +86,12 @@ struct NotificationSchedule {
         return entry
     }
 
-    /// The entry of `identifier` armed as `serial` fires at `now`: the notification to
-    /// deliver, and the entry's next firing when its trigger repeats (it stays pending),
-    /// or `nil` when the entry was replaced or removed since.
-    mutating func fire(identifier: String, serial: Int, at now: Date) -> (notification: UNNotification, next: Entry?)? {
-        guard var entry = entries[identifier], entry.serial == serial else { return nil }
+    /// The entry of `identifier` armed as `serial` for the moment `armedFor` (any moment when
+    /// `nil`) fires at `now`: the notification to deliver, and the entry's next firing when
+    /// its trigger repeats (it stays pending), or `nil` when the entry was replaced or
+    /// removed since, or has moved on from that moment (bgtaskd delivered it meanwhile).
+    mutating func fire(identifier: String, serial: Int, armedFor: Date? = nil, at now: Date) -> (notification: UNNotification, next: Entry?)? {
+        guard var entry = entries[identifier], entry.serial == serial, armedFor.map({ $0 == entry.fireDate }) ?? true else { return nil }
         let notification = UNNotification(date: now, request: entry.request)
         if let trigger = entry.request.trigger, let next = trigger.fireDate(scheduled: entry.added, after: entry.fireDate, now: now) {
             entry.fireDate = next

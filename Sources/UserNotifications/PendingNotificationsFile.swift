@@ -170,9 +170,11 @@ struct KeptNotifications: Codable, Equatable {
     /// no message prints, a date beyond the calendar's years.
     static func decode(_ bytes: [UInt8]) throws -> KeptNotifications {
         let isArray = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "[")
-        let kept = isArray
+        var kept = isArray
             ? KeptNotifications(pending: try JSONDecoder().decode([StoredNotificationRequest].self, from: Data(bytes)))
             : try JSONDecoder().decode(KeptNotifications.self, from: Data(bytes))
+        // bgtaskd keeps at most this many; more is another program's doing: the latest.
+        kept.deliveredWhileAway = Array(kept.deliveredWhileAway.suffix(deliveredLimit))
         let dates = kept.pending.flatMap { [($0.identifier, $0.fireDate), ($0.identifier, $0.added)] }
             + kept.deliveredWhileAway.flatMap { [($0.request.identifier, $0.date), ($0.request.identifier, $0.request.fireDate)] }
         if let (identifier, date) = dates.first(where: { !(-dateLimit...dateLimit).contains($0.1.timeIntervalSinceReferenceDate) }) {
@@ -242,7 +244,8 @@ struct PendingNotificationsFile {
     /// waits up to a second, as for the scheduler's own state lock; bgtaskd hardly at all,
     /// and comes back); held until the returned object is released.
     func lock(waiting: TimeInterval = 1) throws(StoreError) -> StateDirectoryLock {
-        try StateDirectoryLock.acquire(in: url.deletingLastPathComponent(), name: Self.lockName, waiting: waiting)
+        try StateDirectoryLock.acquire(in: url.deletingLastPathComponent(), name: Self.lockName, waiting: waiting,
+                                       holding: "is reading or writing the app's pending notifications")
     }
 
     /// What the file keeps (nothing when there is no file), what went wrong, and whether the

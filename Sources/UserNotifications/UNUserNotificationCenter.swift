@@ -94,17 +94,12 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var authorization: UNAuthorizationStatus = .notDetermined
         var authorizedOptions: UNAuthorizationOptions = []
         var categories: Set<UNNotificationCategory> = []
-        /// Bumped at each change of the pending requests, so that the latest is written last.
-        var pendingVersion = 0
         /// The requests whose `userInfo` could not be kept, already warned about.
         var warnedUnkeptUserInfo: Set<String> = []
     }
 
     private let host: any NotificationHost
     private let state = Mutex(State())
-    /// The version of the pending requests last kept: writes are ordered under it, never
-    /// under `state`.
-    private let keptVersion = Mutex(0)
     /// Whether what earlier launches kept (the answer, the pending requests) was loaded; held
     /// for the whole load (taken before `state`, never under it), so that no thread sees the
     /// center before it: the file I/O happens here, never under `state`.
@@ -142,12 +137,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The answer an earlier launch kept, with the user's switch applied.
     private func loadKeptAuthorization() {
-        guard let saved = host.savedAuthorization(), let status = UNAuthorizationStatus.known(rawValue: saved.status) else { return }
-        var kept = (status: status, options: UNAuthorizationOptions(rawValue: saved.options))
-        let overridden = host.userSwitch.map { allowed in allowed == (status == .denied) } ?? false
-        if overridden, let allowed = host.userSwitch {
-            kept = allowed ? (.authorized, kept.options) : (.denied, [])
-        }
+        guard let saved = host.savedAuthorization(), let kept = saved.applying(userSwitch: host.userSwitch) else { return }
+        let overridden = kept.overridden
         state.withLock { state in
             guard state.authorization == .notDetermined else { return }
             state.authorization = kept.status
@@ -159,73 +150,81 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// Puts back the pending requests an earlier launch kept, and takes in what bgtaskd
-    /// delivered while the app was not running (into the delivered list, and the badge).
+    /// delivered while no process of the app delivered them (into the delivered list, and the
+    /// badge).
     private func restoreKeptRequests() {
         guard host.keepsPending else { return }
-        let kept = host.savedPending()
-        let stored = kept.pending
-        var problems: [String] = []
-        takeInAwayDeliveries(kept, problems: &problems)
-        guard !stored.isEmpty else {
-            for problem in problems { host.report(.warning, problem) }
-            // Written without them: each is taken in once.
-            if !kept.deliveredWhileAway.isEmpty || kept.badge != nil { keepPending() }
-            return
-        }
-        let requests = stored.map { ($0, $0.request(problems: &problems)) }
         let now = host.now
-        let due = state.withLock { state -> [(identifier: String, serial: Int, fireDate: Date)] in
-            var due: [(identifier: String, serial: Int, fireDate: Date)] = []
-            for (kept, request) in requests {
-                guard let entry = state.schedule.restore(request, added: kept.added, fireDate: kept.fireDate) else { continue }
-                if entry.fireDate <= now {
-                    due.append((request.identifier, entry.serial, entry.fireDate))
-                } else {
-                    state.timers[request.identifier] = arm(entry)
+        var problems: [String] = []
+        var due: [(identifier: String, serial: Int, fireDate: Date)] = []
+        host.updatePending { kept in
+            guard !kept.pending.isEmpty || !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return nil }
+            let requests = kept.pending.map { ($0, $0.request(problems: &problems)) }
+            state.withLock { state in
+                for (stored, request) in requests {
+                    guard let entry = state.schedule.restore(request, added: stored.added, fireDate: stored.fireDate) else { continue }
+                    if entry.fireDate <= now {
+                        due.append((request.identifier, entry.serial, entry.fireDate))
+                    } else {
+                        state.timers[request.identifier] = arm(entry)
+                    }
                 }
             }
-            return due
+            takeIn(kept, problems: &problems)
+            return keptSnapshot()
         }
         for problem in problems { host.report(.warning, problem) }
-        for late in due { fire(identifier: late.identifier, serial: late.serial, dueWhileNotRunning: late.fireDate) }
-        if due.isEmpty { keepPending() }
+        for late in due { fire(identifier: late.identifier, serial: late.serial, armedFor: late.fireDate, dueWhileNotRunning: late.fireDate) }
     }
 
-    /// Adds what bgtaskd delivered while the app was not running to the delivered list (those
-    /// the user allowed in the list, in the order they came) and applies the badge the latest
-    /// set, as iOS's list and icon show them when the app next runs.
-    private func takeInAwayDeliveries(_ kept: KeptNotifications, problems: inout [String]) {
+    /// Takes in what bgtaskd delivered while this process did not (frozen, or not using the
+    /// center yet): a pending request it fired moves on as if fired here, without being
+    /// presented again; those the user allowed in the list join the delivered list, in the
+    /// order they came; the badge the latest set is applied, as iOS's list and icon show them.
+    /// Called under the pending file's lock, before anything is fired or kept.
+    private func takeIn(_ kept: KeptNotifications, problems: inout [String]) {
         for away in kept.deliveredWhileAway {
-            host.report(.info, "notification \"\(away.request.identifier)\" was delivered by bgtaskd at \(away.date) while the app was not running")
-            guard away.listed else { continue }
+            host.report(.info, "notification \"\(away.request.identifier)\" was delivered by bgtaskd at \(away.date) while the app could not deliver it")
             let notification = UNNotification(date: away.date, request: away.request.request(problems: &problems))
-            state.withLock { $0.schedule.recordDelivery(notification) }
+            state.withLock { state in
+                // The same moment still pending here: bgtaskd fired it, so it moves on.
+                if let entry = state.schedule.entries[away.request.identifier], entry.fireDate == away.request.fireDate,
+                   let (_, next) = state.schedule.fire(identifier: entry.request.identifier, serial: entry.serial, armedFor: entry.fireDate, at: away.date) {
+                    state.timers.removeValue(forKey: entry.request.identifier)?.cancel()
+                    if let next { state.timers[entry.request.identifier] = arm(next) }
+                }
+                if away.listed { state.schedule.recordDelivery(notification) }
+            }
         }
-        if let badge = kept.badge { host.setBadge(badge) }
+        if let badge = kept.badge, badge >= 0 { host.setBadge(badge) }
     }
 
-    /// Keeps the pending requests for the next launch (a snapshot taken now; a later
-    /// snapshot written before this one wins).
-    private func keepPending() {
-        guard host.keepsPending else { return }
-        let (version, entries) = state.withLock { state in
-            state.pendingVersion += 1
-            return (state.pendingVersion, state.schedule.sortedEntries)
-        }
+    /// The pending requests as the file keeps them, now; a `userInfo` a property list cannot
+    /// hold is said once per request.
+    private func keptSnapshot() -> [StoredNotificationRequest] {
+        let entries = state.withLock { $0.schedule.sortedEntries }
         var problems: [(identifier: String, text: String)] = []
         let stored = entries.map { entry in
             var problem: String?
             defer { if let problem { problems.append((entry.request.identifier, problem)) } }
             return StoredNotificationRequest(entry, problem: &problem)
         }
-        keptVersion.withLock { written in
-            guard version > written else { return }
-            host.savePending(stored)
-            written = version
-        }
-        // Once per request, not at every change of the list.
         let news = state.withLock { state in problems.filter { state.warnedUnkeptUserInfo.insert($0.identifier).inserted } }
         for problem in news { host.report(.warning, problem.text) }
+        return stored
+    }
+
+    /// Keeps the pending requests for the next launch (and for bgtaskd), after taking in
+    /// what bgtaskd delivered meanwhile: the snapshot is taken under the file's lock, so the
+    /// latest change is written last.
+    private func keepPending() {
+        guard host.keepsPending else { return }
+        var problems: [String] = []
+        host.updatePending { kept in
+            takeIn(kept, problems: &problems)
+            return keptSnapshot()
+        }
+        for problem in problems { host.report(.warning, problem) }
     }
 
     /// The delegate (held weakly, as on iOS: keep it alive yourself).
@@ -364,7 +363,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 host.report(.warning, "more than \(NotificationSchedule.pendingLimit) notifications pending: \(scheduled.dropped.map { "\"\($0)\"" }.joined(separator: ", ")) (the latest to fire) no longer kept, as on iOS")
             }
             if scheduled.entry.fireDate <= now {
-                fire(identifier: request.identifier, serial: scheduled.entry.serial)
+                fire(identifier: request.identifier, serial: scheduled.entry.serial, armedFor: scheduled.entry.fireDate)
             }
             keepPending()
             return nil
@@ -376,28 +375,43 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private func arm(_ entry: NotificationSchedule.Entry) -> any DriverTimer {
         let identifier = entry.request.identifier
         let serial = entry.serial
+        let moment = entry.fireDate
         return host.schedule(at: entry.fireDate) { [weak self] in
-            self?.fire(identifier: identifier, serial: serial)
+            self?.fire(identifier: identifier, serial: serial, armedFor: moment)
         }
     }
 
     /// A pending request's moment came: deliver it, and arm its next moment when it repeats.
-    /// `dueWhileNotRunning`: a kept request whose moment passed before this launch.
-    private func fire(identifier: String, serial: Int, dueWhileNotRunning: Date? = nil) {
+    /// Under the pending file's lock, what bgtaskd delivered meanwhile is taken in first (a
+    /// moment it delivered is not delivered again), and the change is kept before the
+    /// delivery: a process that ends right after it does not deliver it again at its next
+    /// launch. `dueWhileNotRunning`: a kept request whose moment passed before this launch.
+    private func fire(identifier: String, serial: Int, armedFor: Date?, dueWhileNotRunning: Date? = nil) {
         let now = host.now
-        let fired = state.withLock { state -> UNNotification? in
-            guard let (notification, next) = state.schedule.fire(identifier: identifier, serial: serial, at: now) else { return nil }
-            if let next {
-                state.timers[identifier] = arm(next)
-            } else {
-                state.timers[identifier] = nil
+        var fired: UNNotification?
+        var problems: [String] = []
+        let fireHere = { [self] in
+            fired = state.withLock { state -> UNNotification? in
+                guard let (notification, next) = state.schedule.fire(identifier: identifier, serial: serial, armedFor: armedFor, at: now) else { return nil }
+                if let next {
+                    state.timers[identifier] = arm(next)
+                } else {
+                    state.timers[identifier] = nil
+                }
+                return notification
             }
-            return notification
         }
+        if host.keepsPending {
+            host.updatePending { kept in
+                takeIn(kept, problems: &problems)
+                fireHere()
+                return fired == nil && kept.deliveredWhileAway.isEmpty && kept.badge == nil ? nil : keptSnapshot()
+            }
+        } else {
+            fireHere()
+        }
+        for problem in problems { host.report(.warning, problem) }
         guard let fired else { return }
-        // Kept first: a process that ends right after the delivery does not deliver it again
-        // at its next launch.
-        keepPending()
         deliver(fired, dueWhileNotRunning: dueWhileNotRunning)
     }
 

@@ -151,7 +151,7 @@ enum LogSink {
     /// shown, not obeyed (``StandardStream/terminalSafe(_:)``, as the runtime's own lines).
     static func line(_ type: OSLogType, log: OSLog, _ text: String) -> String {
         let origin = log.subsystem.isEmpty ? "" : log.category.isEmpty ? "\(log.subsystem) " : "\(log.subsystem)[\(log.category)] "
-        let flat = StandardStream.terminalSafe("\(origin)\(type.name): \(text)".replacingOccurrences(of: "\n", with: "\\n"))
+        let flat = StandardStream.oneLine("\(origin)\(type.name): \(text)")
         return flat + "\n"
     }
 

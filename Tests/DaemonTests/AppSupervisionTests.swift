@@ -65,23 +65,6 @@ import Testing
         #expect(!Daemon.isAppCgroup(apps + "/com.example.reader", of: nil), "no cgroups (--no-cgroups): none is")
     }
 
-    @Test func aFrozenAppIsThawedForItsNotificationsThenFrozenAgain() {
-        var (machine, first) = launched()
-        #expect(machine.handle(.notificationsDue).isEmpty, "running: its own timers deliver")
-        var finished = first
-        finished.outcome = .success
-        _ = machine.handle(.finished(finished))
-        _ = machine.handle(.suspendDue)
-        #expect(machine.phase == .suspended)
-        // Thawed for as long as the suspend delay (the idle timer starts over after it).
-        #expect(machine.handle(.notificationsDue) == [.resume, .arm(.suspend, after: 1)])
-        #expect(machine.phase == .ready)
-        #expect(machine.handle(.notificationsDue).isEmpty, "already thawed")
-        #expect(machine.handle(.suspendDue) == [.suspend, .arm(.idle, after: 300)])
-        _ = machine.handle(.idleDue)
-        #expect(machine.handle(.notificationsDue).isEmpty, "being ended")
-    }
-
     @Test func anAppHoldingBackgroundAssertionsIsSuspendedOnlyAfterTheirWindow() {
         var (machine, first) = launched()
         #expect(machine.handle(.assertions(held: true)).isEmpty, "a run is in progress: nothing to arm")

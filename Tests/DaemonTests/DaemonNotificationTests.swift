@@ -11,7 +11,7 @@ extension DaemonProcessTests {
     @Suite struct Notifications {
         static let app = "com.example.notifier"
         static let refresh = "com.example.notifier.refresh"
-        static let shownByDaemon = "notification shown: Reminder — Time to read (sound, badge 7, delivered by bgtaskd while the app was not running)"
+        static let shownByDaemon = "notification shown: Reminder — Time to read (sound, badge 7, delivered by bgtaskd: the app did not)"
 
         /// The app's pending notifications, as the file in its state directory keeps them.
         static func keptFile(_ harness: DaemonHarness) throws -> [String: Any] {
@@ -52,8 +52,8 @@ extension DaemonProcessTests {
             #expect(taken["badge"] == nil, "\(taken)")
         }
 
-        @Test("a frozen app is thawed at its notification's moment and delivers it itself, then frozen again")
-        func aFrozenAppIsThawedForIt() async throws {
+        @Test("a frozen app's notification is delivered by bgtaskd at its moment; thawed later, the app takes it in and does not deliver it again")
+        func aFrozenAppsNotificationIsDeliveredOnce() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
             try await harness.startDaemon()
@@ -63,18 +63,21 @@ extension DaemonProcessTests {
             #expect(await harness.waitForEvent(Self.app, "completed \(Self.refresh) true") != nil, "\(harness.events(Self.app))")
             #expect(harness.events(Self.app).contains("notification-added reminder"), "\(harness.events(Self.app))")
             #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "suspended" })
-            // The app's own output (bgtaskd keeps it in its state directory's logs).
+            let daemonLog = { harness.daemon?.standardError ?? "" }
+            #expect(await harness.poll(timeout: .seconds(15)) { daemonLog().contains(Self.shownByDaemon) }, "\(daemonLog())")
+            #expect(try await harness.appState(Self.app) == "suspended", "delivered without thawing the app")
+            #expect((try Self.keptFile(harness)["deliveredWhileAway"] as? [Any])?.count == 1)
+
+            // Thawed (the user opens it): its timer for that moment fires late, and it takes in
+            // bgtaskd's delivery instead of delivering again.
+            #expect(try await harness.bgtask("open", Self.app).status == 0)
+            #expect(try await harness.poll(timeout: .seconds(10)) { (try Self.keptFile(harness)["deliveredWhileAway"] as? [Any])?.isEmpty == true },
+                    "the app took the delivery in: \(String(describing: try? Self.keptFile(harness)))")
             let logs = harness.stateDirectory + "/logs"
-            let appLog = {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []
-                return names.filter { $0.contains(Self.app) }.map { (try? String(contentsOfFile: logs + "/" + $0, encoding: .utf8)) ?? "" }.joined()
-            }
-            #expect(await harness.poll(timeout: .seconds(15)) { appLog().contains("bgtask notification [\(Self.app)]: Reminder — Time to read (sound, badge 7)") },
-                    "\(appLog())\nbgtaskd: \(harness.daemon?.standardError ?? "")")
-            #expect(harness.daemon?.standardError.contains("notification shown") == false, "the app delivered it, not bgtaskd")
-            #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "suspended" }, "frozen again")
-            let kept = try Self.keptFile(harness)
-            #expect((kept["pending"] as? [Any])?.isEmpty == true, "\(kept)")
+            let appLog = ((try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []).filter { $0.contains(Self.app) }
+                .map { (try? String(contentsOfFile: logs + "/" + $0, encoding: .utf8)) ?? "" }.joined()
+            #expect(!appLog.contains("bgtask notification [\(Self.app)]"), "delivered once, by bgtaskd: \(appLog)")
+            #expect(daemonLog().components(separatedBy: "notification shown").count == 2, "\(daemonLog())")
         }
     }
 }

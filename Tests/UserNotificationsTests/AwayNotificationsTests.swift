@@ -55,18 +55,18 @@ struct AwayNotificationsTests {
         #expect(away.nextMoment().moment == added.addingTimeInterval(60))
 
         // Nothing due yet: nothing changes.
-        let early = away.deliverDue(now: added.addingTimeInterval(30)) { true }
+        let early = away.deliverDue(now: added.addingTimeInterval(30))
         #expect(early.shown.isEmpty && early.failure == nil && early.notPresented.isEmpty)
         #expect(early.next == added.addingTimeInterval(60))
         #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
 
         // 65 minutes on: "soon" and the first "hourly" come.
         let now = added.addingTimeInterval(3900)
-        let outcome = away.deliverDue(now: now) { true }
+        let outcome = away.deliverDue(now: now)
         #expect(outcome.failure == nil && outcome.notPresented.isEmpty, "\(outcome)")
         #expect(outcome.shown.count == 2)
-        #expect(outcome.shown.first?.hasPrefix("Reminder — soon (sound, badge 4, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
-        #expect(outcome.shown.last?.hasPrefix("Reminder — hourly (sound, delivered by bgtaskd while the app was not running, late: due ") == true, "\(outcome.shown)")
+        #expect(outcome.shown.first?.hasPrefix("Reminder — soon (sound, badge 4, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
+        #expect(outcome.shown.last?.hasPrefix("Reminder — hourly (sound, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
         let kept = scratch.file.read().kept
         #expect(kept.pending.map(\.identifier) == ["hourly", "later"])
         #expect(kept.pending.first?.fireDate == added.addingTimeInterval(7200), "the series goes on from its next moment")
@@ -78,8 +78,8 @@ struct AwayNotificationsTests {
         #expect(away.nextMoment().moment == added.addingTimeInterval(7200))
     }
 
-    @Test("nothing is done once the app is back (asked under the file's lock), nor while another process holds the lock")
-    func appBackOrBusy() async throws {
+    @Test("a moment is left to the app for the grace; nothing is done while another process holds the file's lock")
+    func graceAndBusy() async throws {
         let scratch = try ScratchStateDirectory()
         defer { scratch.remove() }
         let host = FakeNotificationHost()
@@ -87,23 +87,63 @@ struct AwayNotificationsTests {
         #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
         try scratch.saveAnswer(.authorized, [.alert])
         let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
-        let later = host.now.addingTimeInterval(120)
+        let moment = host.now.addingTimeInterval(60)
 
-        var askedUnderLock = false
-        let back = away.deliverDue(now: later) {
-            // The app's side takes the same lock to read: it is held now.
-            askedUnderLock = StateDirectoryLock.holder(in: scratch.url, name: PendingNotificationsFile.lockName) != nil
-            return false
-        }
-        #expect(askedUnderLock)
-        #expect(back.appCameBack && back.shown.isEmpty)
+        let withinGrace = away.deliverDue(now: moment.addingTimeInterval(AwayNotifications.grace - 0.5))
+        #expect(withinGrace.shown.isEmpty && withinGrace.next == moment, "the app's own timer delivers at the moment")
         #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
 
+        let later = moment.addingTimeInterval(AwayNotifications.grace)
         // Another process's hold, for the length of the call (released when the closure ends).
-        let busy = try withExtendedLifetime(try scratch.file.lock()) { away.deliverDue(now: later) { true } }
+        let busy = try withExtendedLifetime(try scratch.file.lock()) { away.deliverDue(now: later) }
         #expect(busy.busy && busy.shown.isEmpty)
         #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
-        #expect(away.deliverDue(now: later) { true }.shown.count == 1, "once the lock is free")
+        #expect(away.deliverDue(now: later).shown.count == 1, "once the lock is free")
+    }
+
+    @Test("one moment is delivered once, by whoever comes first: the app's process takes in what bgtaskd fired (moved on, listed, no line), and bgtaskd finds nothing due of what the app fired")
+    func onceByWhoeverComesFirst() async throws {
+        // bgtaskd first: the app's process was frozen at the moment, its timer fires late.
+        do {
+            let scratch = try ScratchStateDirectory()
+            defer { scratch.remove() }
+            try scratch.saveAnswer(.authorized, [.alert, .badge])
+            let host = FakeNotificationHost()
+            let center = UNUserNotificationCenter(host: host)
+            _ = try await center.requestAuthorization(options: [.alert, .badge])
+            try await center.add(reminder("hourly", after: 3600, repeats: true, badge: 2))
+            // What the app's process kept, as bgtaskd finds it; bgtaskd fires the first moment.
+            #expect(scratch.file.write(host.kept) == nil)
+            let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+            let outcome = away.deliverDue(now: host.now.addingTimeInterval(3600 + AwayNotifications.grace))
+            #expect(outcome.shown.count == 1)
+            host.kept = scratch.file.read().kept
+            // The app's process thaws: its timer for that moment fires.
+            host.advance(by: 3600 + 30)
+            #expect(host.shown.isEmpty, "not delivered twice: \(host.shown)")
+            #expect(await center.deliveredNotifications().map(\.request.identifier) == ["hourly"])
+            #expect(host.badge == 2)
+            #expect(host.kept.deliveredWhileAway.isEmpty && host.kept.pending.first?.fireDate == host.now.addingTimeInterval(-30).addingTimeInterval(3600), "moved on to its next moment, taken in once")
+            // Its next moment is its own again.
+            host.advance(by: 3600)
+            #expect(host.shown.count == 1, "\(host.shown)")
+        }
+        // The app first: it fired at the moment and kept that; bgtaskd finds nothing due.
+        do {
+            let scratch = try ScratchStateDirectory()
+            defer { scratch.remove() }
+            try scratch.saveAnswer(.authorized, [.alert])
+            let host = FakeNotificationHost()
+            let center = UNUserNotificationCenter(host: host)
+            _ = try await center.requestAuthorization(options: [.alert])
+            try await center.add(reminder("soon", after: 60))
+            host.advance(by: 60)
+            #expect(host.shown.count == 1)
+            #expect(scratch.file.write(host.kept) == nil)
+            let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+            let outcome = away.deliverDue(now: host.now.addingTimeInterval(AwayNotifications.grace))
+            #expect(outcome.shown.isEmpty && outcome.failure == nil)
+        }
     }
 
     @Test("what the user allowed decides: denied (or the switch) fires without showing or recording; provisional goes quietly to the list; never asked shows nothing")
@@ -111,8 +151,8 @@ struct AwayNotificationsTests {
         for (status, options, switchValue, shown, listed) in [
             (UNAuthorizationStatus.denied, UNAuthorizationOptions(), nil as String?, nil as String?, false),
             (.authorized, [.alert, .sound, .badge], "denied", nil, false),
-            (.provisional, [.alert, .sound, .badge], nil, "Reminder — soon (quietly, in the list, delivered by bgtaskd while the app was not running, late: due ", true),
-            (.authorized, [.sound], nil, "Reminder — soon (quietly, in the list, sound, delivered by bgtaskd while the app was not running, late: due ", true),
+            (.provisional, [.alert, .sound, .badge], nil, "Reminder — soon (quietly, in the list, delivered by bgtaskd: the app did not, late: due ", true),
+            (.authorized, [.sound], nil, "Reminder — soon (quietly, in the list, sound, delivered by bgtaskd: the app did not, late: due ", true),
         ] {
             let scratch = try ScratchStateDirectory()
             defer { scratch.remove() }
@@ -121,7 +161,7 @@ struct AwayNotificationsTests {
             #expect(scratch.file.write(KeptNotifications(pending: pending)) == nil)
             try scratch.saveAnswer(status, options)
             let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: switchValue)
-            let outcome = away.deliverDue(now: host.now.addingTimeInterval(3600)) { true }
+            let outcome = away.deliverDue(now: host.now.addingTimeInterval(3600))
             let kept = scratch.file.read().kept
             #expect(kept.pending.isEmpty, "fired either way")
             if let shown {
@@ -139,7 +179,7 @@ struct AwayNotificationsTests {
         defer { scratch.remove() }
         let host = FakeNotificationHost()
         #expect(scratch.file.write(KeptNotifications(pending: try await keptRequests([reminder("soon", after: 60)], host: host))) == nil)
-        let outcome = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil).deliverDue(now: host.now.addingTimeInterval(61)) { true }
+        let outcome = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil).deliverDue(now: host.now.addingTimeInterval(61 + AwayNotifications.grace))
         #expect(outcome.shown.isEmpty && scratch.file.read().kept.deliveredWhileAway.isEmpty)
     }
 
@@ -148,13 +188,13 @@ struct AwayNotificationsTests {
         let scratch = try ScratchStateDirectory()
         defer { scratch.remove() }
         let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
-        #expect(away.deliverDue(now: Date()) { true } == AwayNotifications.Outcome())
+        #expect(away.deliverDue(now: Date()) == AwayNotifications.Outcome())
         #expect(away.nextMoment().moment == nil && away.nextMoment().problem == nil)
         #expect(!FileManager.default.fileExists(atPath: scratch.file.url.path), "nothing created")
 
         let unreadable = Data("{\"version\": 3, \"pending\": []}".utf8)
         try unreadable.write(to: scratch.file.url)
-        let newer = away.deliverDue(now: Date()) { true }
+        let newer = away.deliverDue(now: Date())
         #expect(newer.failure?.contains("version 3") == true && newer.failure?.contains("left for the app") == true, "\(newer)")
         #expect(newer.shown.isEmpty)
         #expect(away.nextMoment().problem?.contains("version 3") == true, "a look says why too")
@@ -165,7 +205,7 @@ struct AwayNotificationsTests {
         try JSONEncoder().encode(pending).write(to: scratch.file.url)
         try scratch.saveAnswer(.authorized, [.alert])
         #expect(away.nextMoment().moment == host.now.addingTimeInterval(60))
-        #expect(away.deliverDue(now: host.now.addingTimeInterval(60)) { true }.shown == ["Reminder — soon (delivered by bgtaskd while the app was not running)"])
+        #expect(away.deliverDue(now: host.now.addingTimeInterval(60 + AwayNotifications.grace)).shown == ["Reminder — soon (delivered by bgtaskd: the app did not)"])
         #expect(scratch.file.read().kept.pending.isEmpty)
     }
 
@@ -184,12 +224,12 @@ struct AwayNotificationsTests {
         let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
         #expect(scratch.file.write(KeptNotifications(pending: many)) == nil)
         #expect(away.nextMoment().problem?.contains("holds 65 pending notification requests, more than the 64 an app keeps") == true, "\(away.nextMoment())")
-        let refused = away.deliverDue(now: host.now.addingTimeInterval(120)) { true }
+        let refused = away.deliverDue(now: host.now.addingTimeInterval(120))
         #expect(refused.failure?.contains("holds 65") == true && refused.shown.isEmpty)
         #expect(scratch.file.read().kept.pending.count == 65, "left as it was")
 
         #expect(scratch.file.write(KeptNotifications(pending: Array(many.prefix(64)))) == nil)
-        let all = away.deliverDue(now: host.now.addingTimeInterval(120)) { true }
+        let all = away.deliverDue(now: host.now.addingTimeInterval(120))
         #expect(all.shown.count == 64 && all.failure == nil)
         #expect(scratch.file.read().kept.deliveredWhileAway.count == 64)
 
@@ -197,7 +237,7 @@ struct AwayNotificationsTests {
         far.fireDate = Date(timeIntervalSinceReferenceDate: 1e300)
         #expect(scratch.file.write(KeptNotifications(pending: [far])) == nil)
         #expect(away.nextMoment().problem?.contains("has a date 1e+300 seconds from 2001") == true, "\(away.nextMoment())")
-        #expect(away.deliverDue(now: host.now) { true }.failure != nil)
+        #expect(away.deliverDue(now: host.now).failure != nil)
     }
 
     @Test("the app's next launch takes in what was delivered while it was away: the list, the badge, and the file written without them")

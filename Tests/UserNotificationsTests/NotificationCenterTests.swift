@@ -92,10 +92,13 @@ final class FakeNotificationHost: NotificationHost {
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
     var keepsPending: Bool { true }
-    func savedPending() -> KeptNotifications {
-        state.withLock { KeptNotifications(pending: $0.pending, deliveredWhileAway: $0.away, badge: $0.awayBadge) }
-    }
-    func savePending(_ requests: [StoredNotificationRequest]) {
+    /// The pending "file"'s lock: apart from `state`, which the center's calls into this
+    /// host take while holding its own lock (the real file's lock is taken first, too).
+    private let fileLock = NSLock()
+    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?) {
+        fileLock.lock()
+        defer { fileLock.unlock() }
+        guard let requests = body(kept) else { return }
         state.withLock { state in
             state.pending = requests
             state.away = []
@@ -103,9 +106,9 @@ final class FakeNotificationHost: NotificationHost {
         }
     }
     var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
-    /// What the file keeps as delivered while away (as a delivery by bgtaskd leaves it).
+    /// What the "file" keeps, as a delivery by bgtaskd leaves it.
     var kept: KeptNotifications {
-        get { savedPending() }
+        get { state.withLock { KeptNotifications(pending: $0.pending, deliveredWhileAway: $0.away, badge: $0.awayBadge) } }
         set { state.withLock { $0.pending = newValue.pending; $0.away = newValue.deliveredWhileAway; $0.awayBadge = newValue.badge } }
     }
 

@@ -69,7 +69,7 @@ public final class DiagnosticLog: Sendable {
     /// message is one line (a quoted SQLite error spans several: its line ends are written
     /// `\n`), as log readers and the journal split records at line ends.
     static func line(of message: DiagnosticMessage, program: String = "bgtask") -> String {
-        StandardStream.terminalSafe(message.described(by: program)).replacingOccurrences(of: "\n", with: "\\n")
+        StandardStream.oneLine(message.described(by: program))
     }
 
     /// Keeps every message in memory (see ``messages``) and forwards nothing.

@@ -46,6 +46,10 @@ public enum ProcessLauncher {
                 if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) >= LaunchSpec.logRotationSize {
                     _ = rename(path, path + ".1")
                 }
+                // Something else in its place (a FIFO, a device) is named for what it is.
+                if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK, let kind = BoundedFile.nonRegularKind(info.st_mode) {
+                    throw fail(.output, EINVAL, "\(name): log file \(path): \(kind), and an app's log must be a regular file; remove it")
+                }
                 // O_NOFOLLOW: a symbolic link planted at the log's name is refused, never
                 // followed to append the app's output to another file; O_NONBLOCK: a FIFO
                 // there is refused below, never waited on (this runs under the app's

@@ -91,6 +91,11 @@ extension ProcessSupervisionProcessTests {
             let refused = #expect(throws: (any Error).self) { _ = try ProcessLauncher.launch(ProcessTestSupport.shell("echo planted", output: .appendToFile(log))) }
             #expect("\(refused.map { "\($0)" } ?? "")".contains("log file \(log)"), "\(String(describing: refused))")
             #expect(try String(contentsOfFile: victim, encoding: .utf8) == "VICTIM\n")
+            // A FIFO there is refused at once, never waited on for a reader.
+            try FileManager.default.removeItem(atPath: log)
+            #expect(mkfifo(log, 0o600) == 0)
+            let fifo = #expect(throws: (any Error).self) { _ = try ProcessLauncher.launch(ProcessTestSupport.shell("echo planted", output: .appendToFile(log))) }
+            #expect("\(fifo.map { "\($0)" } ?? "")".contains("FIFO"), "\(String(describing: fifo))")
         }
 
         @Test(arguments: [false, true]) func exitCodeIsReported(forcePosixSpawn: Bool) throws {

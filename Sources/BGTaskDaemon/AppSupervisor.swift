@@ -116,6 +116,8 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         var notificationsStopped = false
         /// The latest problem logged with the app's notifications (logged once while it lasts).
         var notificationProblem: String?
+        /// How many deliveries in a row found the app's file locked by another process.
+        var notificationBusyInARow = 0
         /// The app's local notifications, delivered by the daemon when the app does not; `nil`
         /// until given (``deliverNotifications(_:)``), or when its state directory cannot be
         /// chosen.
@@ -573,10 +575,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             armNotificationsNow(notBefore: now.addingTimeInterval(Self.notificationRetryDelay))
             return
         }
-        state.withLock { $0.notificationProblem = nil }
+        let busyInARow = state.withLock { state -> Int in
+            state.notificationProblem = nil
+            state.notificationBusyInARow = outcome.busy ? state.notificationBusyInARow + 1 : 0
+            return state.notificationBusyInARow
+        }
         if outcome.busy {
-            // The app (or a look at the file) holds its lock for an instant: soon again.
-            armNotificationsNow(notBefore: now.addingTimeInterval(0.25))
+            // The app (or a look at the file) holds its lock for an instant: soon again; held
+            // for seconds (an app frozen while it held it), every half minute until it is free.
+            armNotificationsNow(notBefore: now.addingTimeInterval(busyInARow > 8 ? 30 : 0.25))
             return
         }
         armNotificationsNow()

@@ -497,9 +497,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// pending file, plus ``AwayNotifications/grace``, whatever is still pending is fired
     /// here. The next moment is read now, after each delivery, and whenever the app's process
     /// ends or is frozen.
-    package func deliverNotifications(_ notifications: AwayNotifications) {
+    /// `armNow` false: the app has no pending file now (bgtaskd's start listed the apps'
+    /// state directories), so nothing is read until its process ends or is frozen.
+    package func deliverNotifications(_ notifications: AwayNotifications, armNow: Bool = true) {
         state.withLock { $0.notifications = notifications }
-        armNotifications()
+        if armNow { armNotifications() }
     }
 
     /// Arms the next delivery (see ``deliverNotifications(_:)``), from the notifications'

@@ -48,42 +48,76 @@ enum NotificationPresentation {
     }
 }
 
-/// An app's local notifications while no process of it runs, as bgtaskd delivers them
+/// An app's local notifications that no process of it delivers, as bgtaskd delivers them
 /// (docs/daemon.md, "Notifications while the app is not running"): iOS shows a notification
-/// at its moment whether or not the app runs; here the app's own process delivers while it
-/// runs, and bgtaskd, which launches and ends apps, delivers the rest.
+/// at its moment whether or not the app runs; here the app's process delivers while it runs
+/// and uses its center, and bgtaskd, which launches, freezes and ends apps, the rest.
 ///
 /// The app keeps its pending requests in `pending-notifications.json` in its state
-/// directory (``PendingNotificationsFile``). While no process of the app is connected to
-/// bgtaskd, bgtaskd reads that file, and at each request's moment fires it as the app would
-/// have: presented as the user allowed (the answer kept in `notifications.json`, with the
-/// `BGTASK_NOTIFICATIONS` switch), a repeating request moved on to its next moment, the
-/// delivery and its badge written into the file for the app's next launch, which adds them to
-/// its delivered notifications and its icon. Every read, change and write happens under the
-/// file's lock, with the check that the app is still away made under it too.
+/// directory (``PendingNotificationsFile``). bgtaskd reads that file and, a grace after each
+/// moment, fires what is still pending as the app would have: presented as the user allowed
+/// (the answer kept in `notifications.json`, with the `BGTASK_NOTIFICATIONS` switch), a
+/// repeating request moved on to its next moment, the delivery and its badge written into the
+/// file, which a process of the app takes in (its delivered notifications, its icon). Every
+/// read, change and write, by the app or bgtaskd, happens under the file's lock.
 package struct AwayNotifications: Sendable {
     /// The app.
     package let app: AppID
-    /// The app's state directory.
-    package let directory: URL
+    /// The app's state directory's path (a URL is made only when the file is used: bgtaskd
+    /// makes one of these for each of thousands of apps at its start).
+    private let directoryPath: String
     /// What the user's switch says (`BGTASK_NOTIFICATIONS` as bgtaskd passes it on to the
     /// app): `true` allowed, `false` denied, `nil` not set.
     package let userSwitch: Bool?
 
+    /// The app's state directory.
+    package var directory: URL { URL(fileURLWithPath: directoryPath, isDirectory: true) }
+
     /// The notifications of `app`, whose state directory is `directory`; `switchValue` is
     /// `BGTASK_NOTIFICATIONS` as the app's launches get it.
     package init(app: AppID, directory: URL, switchValue: String?) {
-        self.app = app
-        self.directory = directory
-        userSwitch = AuthorizationFile.userSwitch(switchValue).answer
+        self.init(app: app, directoryPath: directory.path, userSwitch: AuthorizationFile.userSwitch(switchValue).answer)
     }
 
-    /// The notifications of `app` in its default state directory under `environment` (the
-    /// environment bgtaskd gives its launches: `XDG_STATE_HOME`, else `HOME`); `nil` when none
-    /// can be chosen (neither is set, or the app's identifier cannot name a directory).
-    package static func defaultLocation(of app: AppID, environment: [String: String]) -> AwayNotifications? {
-        guard AppID.problem(with: app.rawValue) == nil, let root = try? EmbeddedScheduler.stateRoot(environment: environment) else { return nil }
-        return AwayNotifications(app: app, directory: root.appendingPathComponent(app.rawValue), switchValue: environment["BGTASK_NOTIFICATIONS"])
+    private init(app: AppID, directoryPath: String, userSwitch: Bool?) {
+        self.app = app
+        self.directoryPath = directoryPath
+        self.userSwitch = userSwitch
+    }
+
+    /// Where every app's notifications are by default under one environment (the one bgtaskd
+    /// gives its launches: `XDG_STATE_HOME`, else `HOME`, and `BGTASK_NOTIFICATIONS`), worked
+    /// out once.
+    package struct DefaultLocations: Sendable {
+        private let rootPath: String
+        private let userSwitch: Bool?
+
+        /// `nil` when no state root can be chosen (neither variable is set).
+        package init?(environment: [String: String]) {
+            guard let root = try? EmbeddedScheduler.stateRoot(environment: environment) else { return nil }
+            rootPath = root.path
+            userSwitch = AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]).answer
+        }
+
+        /// The notifications of `app`; `nil` when its identifier cannot name a directory.
+        package func of(_ app: AppID) -> AwayNotifications? {
+            guard AppID.problem(with: app.rawValue) == nil else { return nil }
+            return AwayNotifications(app: app, directoryPath: rootPath + "/" + app.rawValue, userSwitch: userSwitch)
+        }
+    }
+
+    /// The apps (by identifier) whose default state directory under `environment` holds a
+    /// pending-notifications file, from one listing of the state root; `nil` when it cannot
+    /// be listed (then any app may have one). No file is opened.
+    package static func appsWithPendingFiles(environment: [String: String]) -> Set<String>? {
+        guard let root = try? EmbeddedScheduler.stateRoot(environment: environment) else { return nil }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
+            // No state root yet: no app has kept anything.
+            return FileManager.default.fileExists(atPath: root.path) ? nil : []
+        }
+        return Set(names.filter { name in
+            access(root.appendingPathComponent(name).appendingPathComponent("pending-notifications.json").path, F_OK) == 0
+        })
     }
 
     private var file: PendingNotificationsFile {

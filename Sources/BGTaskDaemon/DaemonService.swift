@@ -288,8 +288,12 @@ public final class DaemonService: Sendable {
     public func install(manifestPath path: String) throws(DaemonFailure) -> InstalledApp {
         // The daemon's working directory is not the caller's: a relative path would name
         // another file (bgtask sends an absolute one).
+        // A path no file system takes is refused before anything echoes it whole.
+        guard path.utf8.count <= Int(PATH_MAX) else {
+            throw DaemonFailure(.invalid, "install: the manifest's path is \(path.utf8.count) bytes, more than the \(PATH_MAX) a path may have ('\(path.excerpt(scalars: 80))')")
+        }
         guard path.hasPrefix("/") else {
-            throw DaemonFailure(.invalid, "install needs the manifest's absolute path, got '\(path)'")
+            throw DaemonFailure(.invalid, "install needs the manifest's absolute path, got '\(path.excerpt(scalars: 200))'")
         }
         let app: InstalledApp
         do {

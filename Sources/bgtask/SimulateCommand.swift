@@ -365,7 +365,7 @@ enum SimulateCommand {
         var output = ""
         if let path = options.report {
             let report = result.deviceReport(
-                title: "\(scenario.name): \(CountText.counted(options.days, "day"))",
+                title: "\(scenario.name.excerpt(scalars: 120)): \(CountText.counted(options.days, "day"))",
                 notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
             try ReportDestination.write(HTMLReport.render(report), to: path)
@@ -374,7 +374,7 @@ enum SimulateCommand {
         if options.json {
             return String(decoding: result.traceJSON(), as: UTF8.self) + "\n"
         }
-        var text = "bgtask simulate: \(scenario.name), \(CountText.counted(options.days, "day")), seed \(result.seed), \(appsText)\n\n"
+        var text = "bgtask simulate: \(scenario.name.excerpt(scalars: 120)), \(CountText.counted(options.days, "day")), seed \(result.seed), \(appsText)\n\n"
         text += Timeline(trace: result.trace, start: result.start).render() + "\n\n"
         text += result.summary() + "\n"
         text += "\nsimulated \(options.days * 24) h in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated)))\n"

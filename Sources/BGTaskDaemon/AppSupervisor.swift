@@ -523,10 +523,11 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             guard !state.notificationsStopped else { return }
             // A file that cannot be used now is looked at again later (the app may mend it).
             guard let next else {
-                if problem != nil, let notBefore {
-                    state.notificationTimer = clock.schedule(at: notBefore) { [weak self] in
+                if problem != nil {
+                    let look = max(notBefore ?? .distantPast, clock.now().addingTimeInterval(Self.notificationRetryDelay))
+                    state.notificationTimer = clock.schedule(at: look) { [weak self] in
                         guard let self else { return }
-                        Self.notificationQueue.async { self.armNotificationsNow(notBefore: clock.now().addingTimeInterval(Self.notificationRetryDelay)) }
+                        Self.notificationQueue.async { self.armNotificationsNow() }
                     }
                 }
                 return

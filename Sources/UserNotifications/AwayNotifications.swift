@@ -211,7 +211,10 @@ package struct AwayNotifications: Sendable {
                     repeated.fireDate = next
                     again.append(repeated)
                 }
+                // Every firing is recorded, presented or not: the app's process moves its
+                // request on from it instead of writing the old moment back.
                 guard NotificationPresentation.isShown(allowed) else {
+                    delivered.append(AwayDelivery(request: request, date: now, listed: false))
                     outcome.notPresented.append("notification \"\(request.identifier)\" came due, the app did not deliver it, and it was not presented (the user allowed no presentation)")
                     continue
                 }
@@ -259,6 +262,7 @@ package struct AwayNotifications: Sendable {
         case .calendar(let components, let repeats)?: UNCalendarNotificationTrigger(dateMatching: components, repeats: repeats)
         case nil: nil
         }
-        return trigger?.fireDate(scheduled: request.added, after: request.fireDate, now: now)
+        guard let next = trigger?.fireDate(scheduled: request.added, after: request.fireDate, now: now), NotificationSchedule.isKeepable(next) else { return nil }
+        return next
     }
 }

@@ -45,8 +45,11 @@ protocol NotificationHost: Sendable {
     /// returns (nothing is written when it returns `nil`; what bgtaskd delivered is taken in
     /// by then and not kept again), all holding the file's lock: this process's deliveries
     /// and bgtaskd's are one sequence (docs/daemon.md, "Notifications while the app is not
-    /// running"). Where nothing is kept, `body` gets nothing and nothing is written.
-    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?)
+    /// running"). Where nothing is kept, `body` gets nothing and nothing is written. Returns
+    /// `false`, without calling `body`, when the lock could not be taken in time, unless
+    /// `orWithoutLock` (the first read of a launch, which must not start from nothing).
+    @discardableResult
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool
 }
 
 /// The user's answer and the options it covers, kept between launches.
@@ -203,37 +206,49 @@ final class AppNotificationHost: NotificationHost {
 
     var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }
 
-    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?) {
+    @discardableResult
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
         guard let pendingFile, pendingWritable.withLock({ $0 }) else {
             _ = body(KeptNotifications())
-            return
+            return true
         }
-        let lock = lockPendingFile(pendingFile)
-        withExtendedLifetime(lock) {
+        let lock: StateDirectoryLock
+        do {
+            lock = try pendingFile.lock()
+        } catch where error.code == .locked && !orWithoutLock {
+            return false
+        } catch {
+            // A lock file that cannot be used at all (a directory in its place): the file is
+            // used without it, said once a launch, rather than never again.
+            warnUnusableLock(error)
+            return updateUnlocked(pendingFile, body)
+        }
+        return withExtendedLifetime(lock) { updateUnlocked(pendingFile, body) }
+    }
+
+    /// ``updatePending(orWithoutLock:_:)``'s work once the lock is held (or cannot be had at all).
+    private func updateUnlocked(_ pendingFile: PendingNotificationsFile, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
+        do {
             let (kept, problem, writable) = pendingFile.read()
             if let problem { report(.warning, problem) }
             guard writable else {
                 // Left in place (unreadable now): not written over for the rest of the launch.
                 pendingWritable.withLock { $0 = false }
                 _ = body(KeptNotifications())
-                return
+                return true
             }
-            guard let pending = body(kept) else { return }
+            guard let pending = body(kept) else { return true }
             if let problem = pendingFile.write(KeptNotifications(pending: pending)) { report(.warning, problem) }
+            return true
         }
     }
 
-    /// The pending file's lock, shared with bgtaskd's deliveries while the app is away
-    /// (``PendingNotificationsFile``); `nil`, with a warning, when it cannot be taken within
-    /// a second: the file is read or written all the same (bgtaskd delivers nothing while
-    /// the app is connected to it, so it holds the lock only for an instant).
-    private func lockPendingFile(_ file: PendingNotificationsFile) -> StateDirectoryLock? {
-        do {
-            return try file.lock()
-        } catch {
-            report(.warning, "the pending notifications' lock could not be taken (\(error)); the file is used without it")
-            return nil
-        }
+    /// Whether a lock file that cannot be used was said this launch.
+    private let warnedUnusableLock = Mutex(false)
+
+    private func warnUnusableLock(_ error: StoreError) {
+        let first = warnedUnusableLock.withLock { warned in defer { warned = true }; return !warned }
+        if first { report(.warning, "the pending notifications' lock cannot be used (\(error)); the file is used without it (bgtaskd cannot use it either, and delivers nothing of this app's)") }
     }
 }
 

@@ -57,6 +57,9 @@ struct NotificationSchedule {
             guard let first = trigger.fireDate(scheduled: now, after: nil, now: now) else {
                 return .refused(UNError(.notificationInvalidNoDate, message: "notification request \"\(request.identifier)\" refused: its trigger has no date to come (\(trigger))"))
             }
+            guard Self.isKeepable(first) else {
+                return .refused(UNError(.notificationInvalidNoDate, message: "notification request \"\(request.identifier)\" refused: its first moment is \(Int(first.timeIntervalSinceReferenceDate)) seconds from 2001, beyond the \(Int(KeptNotifications.dateLimit)) a kept date may be"))
+            }
             fireDate = first
         } else {
             fireDate = now
@@ -93,7 +96,7 @@ struct NotificationSchedule {
     mutating func fire(identifier: String, serial: Int, armedFor: Date? = nil, at now: Date) -> (notification: UNNotification, next: Entry?)? {
         guard var entry = entries[identifier], entry.serial == serial, armedFor.map({ $0 == entry.fireDate }) ?? true else { return nil }
         let notification = UNNotification(date: now, request: entry.request)
-        if let trigger = entry.request.trigger, let next = trigger.fireDate(scheduled: entry.added, after: entry.fireDate, now: now) {
+        if let trigger = entry.request.trigger, let next = trigger.fireDate(scheduled: entry.added, after: entry.fireDate, now: now), Self.isKeepable(next) {
             entry.fireDate = next
             entries[identifier] = entry
             return (notification, entry)
@@ -108,6 +111,21 @@ struct NotificationSchedule {
         delivered.removeAll { $0.request.identifier == notification.request.identifier }
         delivered.append(notification)
         if delivered.count > Self.deliveredLimit { delivered.removeFirst(delivered.count - Self.deliveredLimit) }
+    }
+
+    /// Whether `date` can be kept in the pending file (``KeptNotifications/dateLimit``): a
+    /// moment beyond it is refused, and a series that would go past it ends.
+    static func isKeepable(_ date: Date) -> Bool {
+        abs(date.timeIntervalSinceReferenceDate) <= KeptNotifications.dateLimit
+    }
+
+    /// Moves the pending entry of `identifier` to `fireDate` (what bgtaskd's firing left in
+    /// the file): the new entry, or `nil` when there is none.
+    mutating func move(identifier: String, to fireDate: Date) -> Entry? {
+        guard var entry = entries[identifier] else { return nil }
+        entry.fireDate = fireDate
+        entries[identifier] = entry
+        return entry
     }
 
     /// Removes the pending requests of `identifiers` (unknown ones are ignored).

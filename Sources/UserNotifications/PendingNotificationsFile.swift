@@ -224,12 +224,11 @@ struct KeptNotificationsError: Error, CustomStringConvertible {
 /// written atomically. A file that cannot be read is moved aside (never overwritten with
 /// nothing) and named in a warning.
 ///
-/// Two kinds of process write it: the app, and bgtaskd while the app is not running
+/// Two kinds of process write it: the app's, and bgtaskd, which fires what the app did not
 /// (``AwayNotifications``). Each reads, changes and writes it holding
-/// `pending-notifications.lock` beside it (an exclusive `flock`, ``lock()``), and bgtaskd
-/// delivers only while no process of the app is connected to it, checked under that lock: an
-/// app connects before it first reads the file, so a delivery is either in the file the app
-/// reads or never made.
+/// `pending-notifications.lock` beside it (an exclusive `flock`, ``lock(waiting:)``); bgtaskd
+/// records its firings in it, and the app's process takes them in before it fires or keeps
+/// anything, so a moment is fired once, by whoever comes first.
 struct PendingNotificationsFile {
     let url: URL
 

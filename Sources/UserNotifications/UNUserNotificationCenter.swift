@@ -157,7 +157,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         let now = host.now
         var problems: [String] = []
         var due: [(identifier: String, serial: Int, fireDate: Date)] = []
-        host.updatePending { kept in
+        host.updatePending(orWithoutLock: true) { kept in
             guard !kept.pending.isEmpty || !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return nil }
             let requests = kept.pending.map { ($0, $0.request(problems: &problems)) }
             state.withLock { state in
@@ -183,15 +183,22 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// order they came; the badge the latest set is applied, as iOS's list and icon show them.
     /// Called under the pending file's lock, before anything is fired or kept.
     private func takeIn(_ kept: KeptNotifications, problems: inout [String]) {
+        guard !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return }
+        let inFile = Dictionary(kept.pending.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         for away in kept.deliveredWhileAway {
-            host.report(.info, "notification \"\(away.request.identifier)\" was delivered by bgtaskd at \(away.date) while the app could not deliver it")
+            let identifier = away.request.identifier
+            host.report(.info, "notification \"\(identifier)\" was \(away.listed ? "delivered" : "fired") by bgtaskd at \(away.date): the app did not deliver it")
             let notification = UNNotification(date: away.date, request: away.request.request(problems: &problems))
             state.withLock { state in
-                // The same moment still pending here: bgtaskd fired it, so it moves on.
-                if let entry = state.schedule.entries[away.request.identifier], entry.fireDate == away.request.fireDate,
-                   let (_, next) = state.schedule.fire(identifier: entry.request.identifier, serial: entry.serial, armedFor: entry.fireDate, at: away.date) {
-                    state.timers.removeValue(forKey: entry.request.identifier)?.cancel()
-                    if let next { state.timers[entry.request.identifier] = arm(next) }
+                // The same addition still pending here: bgtaskd fired it (once or more), so it
+                // takes the moment bgtaskd's firing left in the file, or goes when none is left.
+                if let entry = state.schedule.entries[identifier], entry.added == away.request.added {
+                    state.timers.removeValue(forKey: identifier)?.cancel()
+                    if let left = inFile[identifier], left.added == entry.added {
+                        if let moved = state.schedule.move(identifier: identifier, to: left.fireDate) { state.timers[identifier] = arm(moved) }
+                    } else {
+                        state.schedule.removePending([identifier])
+                    }
                 }
                 if away.listed { state.schedule.recordDelivery(notification) }
             }
@@ -220,11 +227,16 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private func keepPending() {
         guard host.keepsPending else { return }
         var problems: [String] = []
-        host.updatePending { kept in
+        let held = host.updatePending(orWithoutLock: false) { kept in
             takeIn(kept, problems: &problems)
             return keptSnapshot()
         }
         for problem in problems { host.report(.warning, problem) }
+        // Not written without the file's lock (it could write over bgtaskd's record of a
+        // firing): again in a second; the latest state is what gets written.
+        if !held {
+            _ = host.schedule(at: host.now.addingTimeInterval(1)) { [weak self] in self?.keepPending() }
+        }
     }
 
     /// The delegate (held weakly, as on iOS: keep it alive yourself).
@@ -402,10 +414,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             }
         }
         if host.keepsPending {
-            host.updatePending { kept in
+            let held = host.updatePending(orWithoutLock: false) { kept in
                 takeIn(kept, problems: &problems)
                 fireHere()
                 return fired == nil && kept.deliveredWhileAway.isEmpty && kept.badge == nil ? nil : keptSnapshot()
+            }
+            guard held else {
+                // The file's lock is held by another (bgtaskd writing a large file, another
+                // process of the app): not fired without it, which could fire a moment bgtaskd
+                // fired; again in half a second.
+                let retry = host.schedule(at: now.addingTimeInterval(0.5)) { [weak self] in
+                    self?.fire(identifier: identifier, serial: serial, armedFor: armedFor, dueWhileNotRunning: dueWhileNotRunning)
+                }
+                state.withLock { $0.timers[identifier] = retry }
+                return
             }
         } else {
             fireHere()

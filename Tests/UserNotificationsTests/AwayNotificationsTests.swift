@@ -146,7 +146,7 @@ struct AwayNotificationsTests {
         }
     }
 
-    @Test("what the user allowed decides: denied (or the switch) fires without showing or recording; provisional goes quietly to the list; never asked shows nothing")
+    @Test("what the user allowed decides: denied (or the switch) fires without showing (recorded as not listed); provisional goes quietly to the list; never asked shows nothing")
     func presentationAsAllowed() async throws {
         for (status, options, switchValue, shown, listed) in [
             (UNAuthorizationStatus.denied, UNAuthorizationOptions(), nil as String?, nil as String?, false),
@@ -170,7 +170,7 @@ struct AwayNotificationsTests {
             } else {
                 #expect(outcome.shown.isEmpty)
                 #expect(outcome.notPresented.contains { $0.contains("was not presented") }, "\(outcome)")
-                #expect(kept.deliveredWhileAway.isEmpty)
+                #expect(kept.deliveredWhileAway.map(\.listed) == [false], "recorded all the same, for the app to move on from")
             }
             #expect(kept.badge == (options.contains(.badge) && status == .authorized && switchValue == nil ? 2 : nil))
         }
@@ -180,7 +180,7 @@ struct AwayNotificationsTests {
         let host = FakeNotificationHost()
         #expect(scratch.file.write(KeptNotifications(pending: try await keptRequests([reminder("soon", after: 60)], host: host))) == nil)
         let outcome = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil).deliverDue(now: host.now.addingTimeInterval(61 + AwayNotifications.grace))
-        #expect(outcome.shown.isEmpty && scratch.file.read().kept.deliveredWhileAway.isEmpty)
+        #expect(outcome.shown.isEmpty && scratch.file.read().kept.deliveredWhileAway.map(\.listed) == [false])
     }
 
     @Test("a file it cannot read is never written over; a missing file is nothing to do; a version-1 file (the bare array) is read")
@@ -207,6 +207,66 @@ struct AwayNotificationsTests {
         #expect(away.nextMoment().moment == host.now.addingTimeInterval(60))
         #expect(away.deliverDue(now: host.now.addingTimeInterval(60 + AwayNotifications.grace)).shown == ["Reminder — soon (delivered by bgtaskd: the app did not)"])
         #expect(scratch.file.read().kept.pending.isEmpty)
+    }
+
+    @Test("a repeating request bgtaskd fired several times while the app was frozen is not fired again by the app's late timer; one fired without being presented moves on too")
+    func severalFiringsWhileFrozen() async throws {
+        for presented in [true, false] {
+            let scratch = try ScratchStateDirectory()
+            defer { scratch.remove() }
+            try scratch.saveAnswer(presented ? .authorized : .denied, presented ? [.alert] : [])
+            let host = FakeNotificationHost()
+            let center = UNUserNotificationCenter(host: host)
+            _ = try await center.requestAuthorization(options: [.alert])
+            try await center.add(reminder("minutely", after: 60, repeats: true))
+            #expect(scratch.file.write(host.kept) == nil)
+            let away = AwayNotifications(app: AppID("com.example.reader"), directory: scratch.url, switchValue: nil)
+            let first = away.deliverDue(now: host.now.addingTimeInterval(60 + AwayNotifications.grace))
+            let second = away.deliverDue(now: host.now.addingTimeInterval(120 + AwayNotifications.grace))
+            #expect(first.shown.count == (presented ? 1 : 0) && second.shown.count == (presented ? 1 : 0))
+            host.kept = scratch.file.read().kept
+            // Thawed: its timer for the first moment fires, late.
+            host.advance(by: 150)
+            #expect(host.shown.isEmpty, "\(presented): not fired again by the app: \(host.shown)")
+            #expect(host.kept.pending.first?.fireDate == host.now.addingTimeInterval(-150).addingTimeInterval(180), "on from bgtaskd's last firing")
+            #expect(await center.deliveredNotifications().count == (presented ? 1 : 0))
+            host.advance(by: 30)
+            #expect(host.shown.count == 1, "its next moment is its own (the app's process was allowed): \(host.shown)")
+        }
+    }
+
+    @Test("a moment beyond the dates a file keeps is refused when added, and a series ends before it: the file stays readable")
+    func farMomentsAreRefused() async throws {
+        let host = FakeNotificationHost()
+        let center = UNUserNotificationCenter(host: host)
+        _ = try await center.requestAuthorization(options: [.alert])
+        var components = DateComponents(year: 6000, month: 1, day: 1)
+        components.timeZone = TimeZone(identifier: "UTC")
+        let content = UNMutableNotificationContent()
+        content.title = "far"
+        let refused = await #expect(throws: UNError.self) {
+            try await center.add(UNNotificationRequest(identifier: "far", content: content, trigger: UNCalendarNotificationTrigger(dateMatching: components, repeats: false)))
+        }
+        #expect(refused?.code == .notificationInvalidNoDate && refused?.message.contains("beyond the") == true, "\(String(describing: refused))")
+        await #expect(throws: UNError.self) {
+            try await center.add(UNNotificationRequest(identifier: "longest", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5e11, repeats: false)))
+        }
+        #expect(host.pending.isEmpty)
+    }
+
+    @Test("while another process holds the file's lock the app's timer fires nothing and tries again; keeping waits too")
+    func appWaitsForTheLock() async throws {
+        let host = FakeNotificationHost()
+        let center = UNUserNotificationCenter(host: host)
+        _ = try await center.requestAuthorization(options: [.alert])
+        try await center.add(reminder("soon", after: 60))
+        host.lockedByAnother = true
+        host.advance(by: 61)
+        #expect(host.shown.isEmpty, "not fired without the lock")
+        host.lockedByAnother = false
+        host.advance(by: 1)
+        #expect(host.shown.count == 1, "\(host.shown)")
+        #expect(host.pending.isEmpty)
     }
 
     @Test("a file no app could have written is not delivered from: more than 64 pending, or a date beyond the calendar; 64 due at once are")

@@ -95,15 +95,24 @@ final class FakeNotificationHost: NotificationHost {
     /// The pending "file"'s lock: apart from `state`, which the center's calls into this
     /// host take while holding its own lock (the real file's lock is taken first, too).
     private let fileLock = NSLock()
-    func updatePending(_ body: (KeptNotifications) -> [StoredNotificationRequest]?) {
+    /// Whether the "file"'s lock is held by "another process" (updates are refused but the
+    /// first read of a launch).
+    private let heldByAnother = Mutex(false)
+    var lockedByAnother: Bool {
+        get { heldByAnother.withLock { $0 } }
+        set { heldByAnother.withLock { $0 = newValue } }
+    }
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
         fileLock.lock()
         defer { fileLock.unlock() }
-        guard let requests = body(kept) else { return }
+        if lockedByAnother, !orWithoutLock { return false }
+        guard let requests = body(kept) else { return true }
         state.withLock { state in
             state.pending = requests
             state.away = []
             state.awayBadge = nil
         }
+        return true
     }
     var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
     /// What the "file" keeps, as a delivery by bgtaskd leaves it.

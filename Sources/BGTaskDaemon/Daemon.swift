@@ -328,7 +328,7 @@ public final class Daemon: Sendable {
     // MARK: Connections
 
     private func accept(_ connection: FrameConnection) {
-        let session = DaemonSession(connection: connection, service: service, log: log)
+        let session = DaemonSession(connection: connection, service: service, log: log) { [weak self] in self?.isStopping ?? true }
         let key = ObjectIdentifier(session)
         sessions.withLock { $0[key] = session }
         session.start { [weak self] in
@@ -445,8 +445,12 @@ final class DaemonSession: AppLink, Sendable {
     private let service: DaemonService
     private let log: DiagnosticLog
     private let role = Mutex(Role.unknown)
+    /// Whether the daemon is stopping: an administrator's request that changes something is
+    /// then refused with that reason, not left to a connection closed without a reply.
+    private let daemonStopping: @Sendable () -> Bool
 
-    init(connection: FrameConnection, service: DaemonService, log: DiagnosticLog) {
+    init(connection: FrameConnection, service: DaemonService, log: DiagnosticLog, daemonStopping: @escaping @Sendable () -> Bool = { false }) {
+        self.daemonStopping = daemonStopping
         self.connection = connection
         self.service = service
         self.log = log
@@ -497,6 +501,8 @@ final class DaemonSession: AppLink, Sendable {
                 self?.send(.reply(id: envelope.id, reply))
             }
             return
+        case (.admin, .admin(let request)) where !request.onlyReads && daemonStopping():
+            reply = .failed(DaemonFailure(.failed, "bgtaskd is stopping: \(request.caseName) was not carried out; do it again once bgtaskd runs again"))
         case (.admin, .admin(let request)):
             // `run` and `push` are answered once their launch was attempted (a spawn that
             // failed at once is the answer), possibly from another thread; the rest at once.

@@ -186,6 +186,24 @@ extension DaemonProcessTests {
             #expect((logged?["stopReason"] as? String)?.hasPrefix("bgtaskd is stopping") == true, "\(String(describing: logged))")
         }
 
+        @Test("while bgtaskd stops (a run that ignores its expiration keeps it waiting), an administrator's change is refused saying so; a read is still answered")
+        func changesWhileStoppingAreRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            let daemon = try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "ignore-expiration"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            daemon.signal(SIGTERM)
+            #expect(await harness.waitForEvent(Self.app, "expired \(Self.refresh)") != nil, "stopping: \(harness.events(Self.app))")
+            let change = try await harness.bgtask("settings", Self.app, "background-refresh", "off")
+            #expect(change.status == 1 && change.error.contains("bgtaskd is stopping: setBackgroundRefresh was not carried out"), "\(change)")
+            let read = try await harness.bgtask("status")
+            #expect(read.status == 0, "\(read)")
+            #expect(await daemon.waitForExit(timeout: .seconds(15)) != nil)
+        }
+
         @Test("SIGKILL of the daemon mid-run, the handler ignoring its expiration: the app it launched still exits after the grace period")
         func sigkillMidRunWithAHandlerThatIgnoresExpiration() async throws {
             let harness = try DaemonHarness()

@@ -204,6 +204,15 @@ public enum AdminRequest: Codable, Sendable, Hashable {
 }
 
 extension AdminRequest {
+    /// Whether the request only reads (status, apps, pending, why, conditions, policy): a
+    /// daemon that is stopping still answers these, and refuses the others.
+    public var onlyReads: Bool {
+        switch self {
+        case .status, .apps, .pending, .why, .conditions, .policy: true
+        case .install, .uninstall, .run, .expire, .setBackgroundRefresh, .open, .background, .forceQuit, .push: false
+        }
+    }
+
     /// The app the request names, if it names one.
     public var app: AppID? {
         switch self {

@@ -324,13 +324,13 @@ enum ScenarioParser {
     /// `9007199254740992.5` would become 2^53 and be taken for a seed they are not.
     static func seed(_ node: JSONNode) throws(ScenarioError) -> UInt64 {
         let value = try node.number()
-        let looksValid = value >= 0 && value <= 0x1p53 && value == value.rounded()
         // From the text when there is one (always, in a document); from the Double otherwise.
         let exact = exactWholeNumber(node, value)
         if let exact, exact <= maximumSeed { return exact }
-        // Whole numbers exactly; else the text as written where the Double would look like
-        // a valid seed (9007199254740992.5 reads 9007199254740992); else as JSON writes it.
-        let shown = exact.map { String($0) } ?? (looksValid ? node.literal.map(JSONNode.shortened) : nil) ?? JSONNode.render(value)
+        // Whole numbers exactly; else the text as written (9007199254740992.5 reads
+        // 9007199254740992 through a Double, and 2^64 reads 1.8446744073709552e+19); else as
+        // JSON writes it.
+        let shown = exact.map { String($0) } ?? node.literal.map(JSONNode.shortened) ?? JSONNode.render(value)
         throw node.failure("expected a whole number between 0 and \(maximumSeed), found \(shown)")
     }
 

@@ -78,7 +78,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "bgtask",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "DaemonProtocol", "BGTaskDaemon"]
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "FeedReaderExample", "SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "DaemonProtocol", "BGTaskDaemon", "UserNotifications"]
         ),
         // Release-built benchmarks (`swift run -c release bgtask-bench`).
         .executableTarget(

@@ -99,6 +99,9 @@ package struct AwayNotifications: Sendable {
             userSwitch = AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]).answer
         }
 
+        /// The state root's path.
+        package var root: String { rootPath }
+
         /// The notifications of `app`; `nil` when its identifier cannot name a directory.
         package func of(_ app: AppID) -> AwayNotifications? {
             guard AppID.problem(with: app.rawValue) == nil else { return nil }
@@ -140,6 +143,49 @@ package struct AwayNotifications: Sendable {
     private static func tooMany(_ kept: KeptNotifications, at url: URL) -> String? {
         guard kept.pending.count > NotificationSchedule.pendingLimit else { return nil }
         return "\(url.path) holds \(kept.pending.count) pending notification requests, more than the \(NotificationSchedule.pendingLimit) an app keeps; none is delivered from it (the app keeps the \(NotificationSchedule.pendingLimit) soonest when it next runs)"
+    }
+
+    /// What the app's pending file holds, for `bgtask notifications`.
+    package struct Summary: Sendable, Equatable {
+        /// A pending request: when it fires next, whether it repeats, its title.
+        package struct Pending: Sendable, Equatable {
+            package var identifier: String
+            package var nextMoment: Date
+            package var repeats: Bool
+            package var title: String
+        }
+        /// A firing of bgtaskd's the app has not taken in yet.
+        package struct Fired: Sendable, Equatable {
+            package var identifier: String
+            package var date: Date
+            /// Whether it went to the delivered list (shown as the user allowed).
+            package var listed: Bool
+        }
+        /// The file.
+        package var path: String
+        /// Soonest first.
+        package var pending: [Pending] = []
+        package var fired: [Fired] = []
+        /// Why the file cannot be read, if it cannot.
+        package var problem: String?
+    }
+
+    /// What the app's pending file holds (only read: never moved aside or written), or `nil`
+    /// when there is no file.
+    package func summary() -> Summary? {
+        let file = self.file
+        guard FileManager.default.fileExists(atPath: file.url.path) else { return nil }
+        let (kept, problem, _) = file.read(movingAside: false)
+        var summary = Summary(path: file.url.path, problem: problem)
+        summary.pending = kept.pending.sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }.map { request in
+            let repeats: Bool = switch request.trigger {
+            case .timeInterval(_, let repeats)?, .calendar(_, let repeats)?: repeats
+            case nil: false
+            }
+            return Summary.Pending(identifier: request.identifier, nextMoment: request.fireDate, repeats: repeats, title: request.title)
+        }
+        summary.fired = kept.deliveredWhileAway.map { Summary.Fired(identifier: $0.request.identifier, date: $0.date, listed: $0.listed) }
+        return summary
     }
 
     /// What one delivery while away did.

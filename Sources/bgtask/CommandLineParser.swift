@@ -19,6 +19,8 @@ enum Command: Equatable {
     case simulate(SimulateCommand.Options)
     /// `bgtask fleet`: many simulated devices and the load they make.
     case fleet(FleetCommand.Options)
+    /// `bgtask notifications`: the apps' local notifications, from their state directories.
+    case notifications(NotificationsCommand.Options)
     /// A command answered by bgtaskd (DaemonCommands.swift).
     case daemon(DaemonCommand)
     /// `bgtask help` / `--help`.
@@ -82,6 +84,7 @@ enum CommandLineParser {
     \(DaemonCommand.usage)
     \(LogCommand.usage)
     \(EnergyCommand.usage)
+    \(NotificationsCommand.usage)
     \(SimulateCommand.usage)
     \(FleetCommand.usage)
       help              show this help
@@ -119,6 +122,7 @@ enum CommandLineParser {
         case "demo": return demoUsage
         case "log": return LogCommand.usage
         case "energy": return EnergyCommand.usage
+        case "notifications": return NotificationsCommand.usage
         case "simulate": return SimulateCommand.usage
         case "fleet": return FleetCommand.usage
         case "version": return versionUsage
@@ -155,6 +159,8 @@ enum CommandLineParser {
             return LogCommand.parse(rest).map(Command.log)
         case "energy":
             return EnergyCommand.parse(rest).map(Command.energy)
+        case "notifications":
+            return NotificationsCommand.parse(rest).map(Command.notifications)
         case "simulate":
             return SimulateCommand.parse(rest).map(Command.simulate)
         case "fleet":

@@ -84,6 +84,8 @@ case .success(.log(let options)):
     run("log") { try LogCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), warn: warn) }
 case .success(.energy(let options)):
     run("energy") { try EnergyCommand.run(options, environment: ProcessInfo.processInfo.environment, now: Date(), warn: warn) }
+case .success(.notifications(let options)):
+    run("notifications") { try NotificationsCommand.run(options, environment: ProcessInfo.processInfo.environment) }
 case .success(.simulate(let options)):
     do {
         output(try await SimulateCommand.run(options, environment: ProcessInfo.processInfo.environment), command: "simulate")

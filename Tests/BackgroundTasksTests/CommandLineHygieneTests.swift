@@ -1,3 +1,4 @@
+@testable import bgtask
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,5 +44,55 @@ extension ProcessTests {
     @Test func aLineFeedInAMessageIsWrittenAsAnEscape() {
         #expect(StandardStream.oneLine("bgtask: 'a\nb'\tc") == #"bgtask: 'a\nb'"# + "\tc")
         #expect(StandardStream.oneLine("x\u{1B}[2J") == #"x\u001B[2J"#)
+    }
+}
+
+/// `bgtask notifications`: the apps' local notifications from their state directories.
+@Suite struct NotificationsCommandTests {
+    @Test("parses at most one app and --json; refuses an identifier no app can have, or an unknown option, naming it")
+    func parsing() {
+        #expect(NotificationsCommand.parse([]) == .success(.init()))
+        #expect(NotificationsCommand.parse(["com.example.reader", "--json"]) == .success(.init(app: AppID("com.example.reader"), json: true)))
+        for (arguments, message) in [(["a/b"], "an app identifier cannot contain '/'"), (["--bogus"], "unknown option '--bogus'"),
+                                     (["a.b", "c.d"], "at most one app"), (["--json", "--json"], "--json given more than once")] {
+            guard case .failure(let error) = NotificationsCommand.parse(arguments) else {
+                Issue.record("\(arguments) parsed")
+                continue
+            }
+            #expect(error.message.contains(message), "\(arguments): \(error.message)")
+        }
+    }
+
+    @Test("lists what is pending (soonest first, repeating or not) and what bgtaskd fired, per app, in text and JSON; a file it cannot read is named, never moved")
+    func listing() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("bgtask")
+        let reader = root.appendingPathComponent("com.example.reader")
+        let broken = root.appendingPathComponent("com.example.broken")
+        try FileManager.default.createDirectory(at: reader, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        func request(_ identifier: String, fireDate: Double, repeats: Bool) -> String {
+            #"{"identifier":"\#(identifier)","title":"Reminder \#(identifier)","subtitle":"","body":"","launchImageName":"","attachments":[],"categoryIdentifier":"","threadIdentifier":"","summaryArgument":"","summaryArgumentCount":0,"interruptionLevel":1,"relevanceScore":0,"trigger":{"timeInterval":{"seconds":3600,"repeats":\#(repeats)}},"added":800000000,"fireDate":\#(fireDate)}"#
+        }
+        let file = #"{"version":2,"pending":[\#(request("later", fireDate: 800007200, repeats: false)),\#(request("hourly", fireDate: 800003600, repeats: true))],"deliveredWhileAway":[{"request":\#(request("daily", fireDate: 800000100, repeats: true)),"date":800000102,"listed":true}]}"#
+        try Data(file.utf8).write(to: reader.appendingPathComponent("pending-notifications.json"))
+        let unreadable = Data("{not json".utf8)
+        try unreadable.write(to: broken.appendingPathComponent("pending-notifications.json"))
+        let environment = ["XDG_STATE_HOME": scratch.url.path]
+
+        let text = try NotificationsCommand.run(.init(), environment: environment)
+        #expect(text.contains("com.example.broken (") && text.contains("  cannot be read: "), "\(text)")
+        #expect(text.contains("  pending hourly: next 2026-05-09T07:13:20Z, repeats, \"Reminder hourly\"\n  pending later: next 2026-05-09T08:13:20Z, \"Reminder later\"\n"), "\(text)")
+        #expect(text.contains("  fired by bgtaskd, not yet taken in by the app: daily at 2026-05-09T06:15:02Z\n"), "\(text)")
+        #expect(try Data(contentsOf: broken.appendingPathComponent("pending-notifications.json")) == unreadable, "only read")
+
+        let json = try NotificationsCommand.run(.init(app: AppID("com.example.reader"), json: true), environment: environment)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(entries.count == 1 && entries[0]["app"] as? String == "com.example.reader" && entries[0]["problem"] is NSNull, "\(json)")
+        #expect((entries[0]["pending"] as? [[String: Any]])?.map { $0["identifier"] as? String } == ["hourly", "later"], "\(json)")
+        #expect((entries[0]["firedByBgtaskd"] as? [[String: Any]])?.first?["listed"] as? Bool == true, "\(json)")
+        #expect(try NotificationsCommand.run(.init(app: AppID("com.example.none")), environment: environment).hasPrefix("no local notifications kept by com.example.none in "))
+        #expect(throws: RunLogError.self) { _ = try NotificationsCommand.run(.init(), environment: [:]) }
     }
 }

@@ -308,7 +308,7 @@ public final class Daemon: Sendable {
             // elsewhere (a row another program wrote, or a daemon started with other
             // cgroups); without it the process is still ended by its pid and start time.
             var cgroup = process.cgroupPath
-            if let path = cgroup, !Self.isAppCgroup(path, of: appsCgroup) {
+            if let path = cgroup, !CgroupDelegation.isAppCgroup(path, of: appsCgroup) {
                 log(.warning, app: process.app, "the cgroup recorded for process \(process.pid), \(path), is not one of this bgtaskd's app cgroups (\(appsCgroup.map { "under \($0)" } ?? "it has none")): not used")
                 cgroup = nil
             }
@@ -318,12 +318,7 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Whether `path` is an app cgroup directly under `appsCgroup` (no `..`, one level).
-    package static func isAppCgroup(_ path: String, of appsCgroup: String?) -> Bool {
-        guard let appsCgroup, path.hasPrefix(appsCgroup + "/") else { return false }
-        let name = path.dropFirst(appsCgroup.count + 1)
-        return !name.isEmpty && !name.contains("/") && name != "." && name != ".."
-    }
+
 
     // MARK: Connections
 

@@ -173,7 +173,7 @@ public final class DaemonService: Sendable {
         }
         // One listing of the apps' state directories instead of a look at each app's file:
         // with 10,000 apps installed, that look cost a fifth of the start-up.
-        let withPendingFiles = AwayNotifications.appsWithPendingFiles(environment: launchEnvironment.inherited)
+        let withPendingFiles = notificationLocations?.appsWithPendingFiles()
         let installs = listed.apps.map { app in
             (makeSupervisor(for: app, pendingFileMayExist: withPendingFiles.map { $0.contains(app.app.rawValue) } ?? true).0,
              registration(of: app, refresh: switches.map { refreshSwitch($0[app.app], of: app.app) } ?? false))

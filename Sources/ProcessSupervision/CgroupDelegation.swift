@@ -243,10 +243,18 @@ public struct CgroupDelegation: Sendable, Hashable {
         }
     }
 
+    /// Whether `path` is an app cgroup directly under `appsCgroup` (one level, not `.` or
+    /// `..`): the only cgroups a daemon removes or kills for an app.
+    public static func isAppCgroup(_ path: String, of appsCgroup: String?) -> Bool {
+        guard let appsCgroup, path.hasPrefix(appsCgroup + "/") else { return false }
+        let name = path.dropFirst(appsCgroup.count + 1)
+        return !name.isEmpty && !name.contains("/") && name != "." && name != ".."
+    }
+
     /// Removes an app's cgroup; it must be empty (no processes: EBUSY otherwise). A missing
     /// one counts as removed.
     public func removeAppCgroup(_ path: String) throws(KernelFileError) {
-        guard path.hasPrefix(appsCgroup + "/") else { throw KernelFileError(path: path, code: EINVAL) }
+        guard Self.isAppCgroup(path, of: appsCgroup) else { throw KernelFileError(path: path, code: EINVAL) }
         if rmdir(path) != 0, errno != ENOENT { throw KernelFileError(path: path, code: errno) }
     }
 }

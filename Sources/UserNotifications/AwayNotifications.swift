@@ -102,25 +102,22 @@ package struct AwayNotifications: Sendable {
         /// The state root's path.
         package var root: String { rootPath }
 
+        /// The apps (by identifier) whose state directory holds a pending-notifications
+        /// file, from one listing of the state root; `nil` when it cannot be listed (then any
+        /// app may have one). No file is opened.
+        package func appsWithPendingFiles() -> Set<String>? {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: rootPath) else {
+                // No state root yet: no app has kept anything.
+                return FileManager.default.fileExists(atPath: rootPath) ? nil : []
+            }
+            return Set(names.filter { access(rootPath + "/" + $0 + "/pending-notifications.json", F_OK) == 0 })
+        }
+
         /// The notifications of `app`; `nil` when its identifier cannot name a directory.
         package func of(_ app: AppID) -> AwayNotifications? {
             guard AppID.problem(with: app.rawValue) == nil else { return nil }
             return AwayNotifications(app: app, directoryPath: rootPath + "/" + app.rawValue, userSwitch: userSwitch)
         }
-    }
-
-    /// The apps (by identifier) whose default state directory under `environment` holds a
-    /// pending-notifications file, from one listing of the state root; `nil` when it cannot
-    /// be listed (then any app may have one). No file is opened.
-    package static func appsWithPendingFiles(environment: [String: String]) -> Set<String>? {
-        guard let root = try? EmbeddedScheduler.stateRoot(environment: environment) else { return nil }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
-            // No state root yet: no app has kept anything.
-            return FileManager.default.fileExists(atPath: root.path) ? nil : []
-        }
-        return Set(names.filter { name in
-            access(root.appendingPathComponent(name).appendingPathComponent("pending-notifications.json").path, F_OK) == 0
-        })
     }
 
     private var file: PendingNotificationsFile {

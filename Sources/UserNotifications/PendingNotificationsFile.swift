@@ -252,13 +252,9 @@ struct PendingNotificationsFile {
     /// JSON, a request kept twice, too large, not a regular file) is moved aside and the list
     /// starts empty; one that cannot be read now (permissions, an I/O error), or that could
     /// not be moved aside, is left alone and not written over.
-    func read() -> (kept: KeptNotifications, problem: String?, writable: Bool) {
-        read(movingAside: true)
-    }
-
-    /// ``read()``; without `movingAside`, a file unreadable for what it holds is left in
-    /// place (bgtaskd's reads: the file is the app's to set aside).
-    func read(movingAside: Bool) -> (kept: KeptNotifications, problem: String?, writable: Bool) {
+    /// Without `movingAside`, a file unreadable for what it holds is left in place
+    /// (bgtaskd's reads, and `bgtask notifications`: the file is the app's to set aside).
+    func read(movingAside: Bool = true) -> (kept: KeptNotifications, problem: String?, writable: Bool) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)

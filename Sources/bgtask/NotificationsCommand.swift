@@ -86,8 +86,7 @@ enum NotificationsCommand {
         guard let locations = AwayNotifications.DefaultLocations(environment: environment) else {
             throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set: no state directory to read")
         }
-        let apps = options.app.map { [$0] }
-            ?? ((try? FileManager.default.contentsOfDirectory(atPath: locations.root)) ?? []).sorted().map(AppID.init)
+        let apps = options.app.map { [$0] } ?? (locations.appsWithPendingFiles() ?? []).sorted().map(AppID.init)
         let summaries = apps.compactMap { app in locations.of(app)?.summary().map { (app, $0) } }
         if options.json {
             let entries = summaries.map { app, summary in

@@ -1,6 +1,7 @@
 import BGTaskDaemon
 import DaemonProtocol
 import Foundation
+import ProcessSupervision
 import SchedulerCore
 import Testing
 
@@ -58,11 +59,11 @@ import Testing
 
     @Test func onlyThisDaemonsAppCgroupsAreKilledForOrphans() {
         let apps = "/sys/fs/cgroup/user.slice/bgtaskd/apps"
-        #expect(Daemon.isAppCgroup(apps + "/com.example.reader", of: apps))
+        #expect(CgroupDelegation.isAppCgroup(apps + "/com.example.reader", of: apps))
         for path in [apps, apps + "/", apps + "/..", apps + "/a/b", apps + "/../../init.scope", "/sys/fs/cgroup/system.slice", "/tmp/fake", apps + "x/y"] {
-            #expect(!Daemon.isAppCgroup(path, of: apps), "\(path)")
+            #expect(!CgroupDelegation.isAppCgroup(path, of: apps), "\(path)")
         }
-        #expect(!Daemon.isAppCgroup(apps + "/com.example.reader", of: nil), "no cgroups (--no-cgroups): none is")
+        #expect(!CgroupDelegation.isAppCgroup(apps + "/com.example.reader", of: nil), "no cgroups (--no-cgroups): none is")
     }
 
     @Test func anAppHoldingBackgroundAssertionsIsSuspendedOnlyAfterTheirWindow() {

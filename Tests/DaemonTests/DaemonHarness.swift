@@ -243,6 +243,31 @@ final class DaemonHarness: @unchecked Sendable {
         return result
     }
 
+    /// Sends one administrator's request as raw protocol frames from a separate client
+    /// (python3), as a client other than `bgtask` may: hello, then `request` (a Python
+    /// expression for the request's JSON object, `sys.argv[2]` being `argument`). Its output:
+    /// the number of bytes received, then the last 400 characters of them.
+    func rawAdminRequest(_ request: String, argument: String = "") async throws -> CommandResult {
+        let client = """
+            import json, socket, struct, sys
+            def frame(request_id, request):
+                payload = json.dumps({"id": request_id, "request": request}).encode()
+                return struct.pack(">IB", len(payload), 1) + payload
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(sys.argv[1])
+            client.settimeout(10)
+            client.sendall(frame(1, {"hello": {"_0": {"role": "admin"}}}) + frame(2, {"admin": {"_0": \(request)}}))
+            received = b""
+            while received.count(b'"id"') < 2:
+                chunk = client.recv(65536)
+                if not chunk: break
+                received += chunk
+            print(len(received))
+            print(received.decode("utf-8", "replace")[-400:])
+            """
+        return try await run("/usr/bin/python3", ["-c", client, socketPath, argument])
+    }
+
     // MARK: Apps
 
     /// Writes a JSON manifest for `app` and returns its path.

@@ -56,23 +56,7 @@ extension DaemonProcessTests {
             // Refused by the CLI before it is sent...
             #expect(bad.status == 64 && bad.error.contains("JSON object"), "\(bad)")
             // ...and by the daemon, for a client that sends it anyway.
-            let script = """
-                import json, socket, struct, sys
-                def frame(request_id, request):
-                    payload = json.dumps({"id": request_id, "request": request}).encode()
-                    return struct.pack(">IB", len(payload), 1) + payload
-                client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                client.connect(sys.argv[1])
-                client.settimeout(10)
-                client.sendall(frame(1, {"hello": {"_0": {"role": "admin"}}}) + frame(2, {"admin": {"_0": {"push": {"app": sys.argv[2], "payload": "[1]"}}}}))
-                received = b""
-                while received.count(b'"id"') < 2:
-                    chunk = client.recv(65536)
-                    if not chunk: break
-                    received += chunk
-                print(received.decode("utf-8", "replace"))
-                """
-            let direct = try await harness.run("/usr/bin/python3", ["-c", script, harness.socketPath, Self.app])
+            let direct = try await harness.rawAdminRequest(#"{"push": {"app": sys.argv[2], "payload": "[1]"}}"#, argument: Self.app)
             #expect(direct.output.contains("must be a JSON object") && direct.output.contains("an array"), "\(direct)")
         }
 

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "SwiftUI", targets: ["SwiftUI"]),
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .library(name: "WidgetKit", targets: ["WidgetKit"]),
+        .library(name: "Network", targets: ["Network"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -132,7 +133,7 @@ let package = Package(
         // source-compatibility tests run, and a real process around it.
         .target(
             name: "IOSShapedApp",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "Network"],
             path: "Tests/IOSShapedApp",
             // A warning here ("default will never be executed", a Sendable complaint) is
             // iOS code that would not compile cleanly: the build fails on it.
@@ -173,6 +174,9 @@ let package = Package(
         .target(name: "WidgetKit", dependencies: ["BackgroundTasks", "CWidgetKitTypes"]),
         // WidgetKit's `WidgetFamily` as a C enum, imported as an open enum as on iOS.
         .target(name: "CWidgetKitTypes"),
+        // `import Network` for path monitoring (`NWPathMonitor`): the machine's interfaces and
+        // routes, or a simulated device's network (docs/porting.md, "Network paths").
+        .target(name: "Network", dependencies: ["BackgroundTasks", "DeviceConditions", "SchedulerCore"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
         .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap"]),
         // `import OSLog` as iOS code writes it: re-exports os.
@@ -207,18 +211,19 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),
         .testTarget(name: "CombineTests", dependencies: ["Combine"]),
+        .testTarget(name: "NetworkTests", dependencies: ["Network", "BackgroundTasks", "BackgroundTasksTesting", "DeviceConditions", "SchedulerCore", "ProbeSupport"]),
         .testTarget(name: "UserNotificationsTests", dependencies: ["UserNotifications", "BackgroundTasks", "SchedulerCore"]),
         .testTarget(name: "SchedulerStoreTests", dependencies: ["SchedulerStore", "SchedulerCore"]),
         // One store test suite run against both stores (SQLite in memory, and a throwaway
         // PostgreSQL server), and the PostgreSQL store's own tests.
         // Replicas as processes on that server too (bgtask-replica-probe).
         .testTarget(name: "StoreContractTests", dependencies: ["PostgreSQLStore", "SchedulerStore", "SchedulerCore", "bgtask-replica-probe", "bgtask"]),
-        .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore"]),
+        .testTarget(name: "DeviceConditionsTests", dependencies: ["DeviceConditions", "SchedulerCore", "ProbeSupport"]),
         .testTarget(name: "DaemonProtocolTests", dependencies: ["DaemonProtocol", "SchedulerCore", "CLinux"]),
         .testTarget(name: "ProcessSupervisionTests", dependencies: ["ProcessSupervision", "SchedulerCore", "CLinux"]),
         // End to end: a real bgtaskd, the example app and bgtask, as processes.

@@ -6,12 +6,12 @@ import Foundation
 ///
 /// | root | default | environment | read for |
 /// |---|---|---|---|
-/// | ``sys`` | `/sys` | `BGTASK_SYS_ROOT` | power supplies, thermal zones, interfaces, ACPI platform profile, CPUs online |
+/// | ``sys`` | `/sys` | `BGTASK_SYS_ROOT` | power supplies, thermal zones, interfaces (and their kinds), ACPI platform profile, CPUs online |
 /// | ``proc`` | `/proc` | `BGTASK_PROC_ROOT` | routes, IPv6 addresses, PSI, load average, cpuinfo |
 /// | ``run`` | `/run` | `BGTASK_RUN_ROOT` | logind sessions, NetworkManager device state |
 /// | ``dev`` | `/dev` | `BGTASK_DEV_ROOT` | terminal activity (`/dev/pts/*`, `/dev/tty[0-9]*`) |
 /// | ``varLib`` | `/var/lib` | `BGTASK_VAR_LIB_ROOT` | power-profiles-daemon's `state.ini` |
-/// | ``etc`` | `/etc` | `BGTASK_ETC_ROOT` | NetworkManager connection profiles (their `metered=`) |
+/// | ``etc`` | `/etc` | `BGTASK_ETC_ROOT` | NetworkManager connection profiles (their `metered=`), `resolv.conf` (a name server, for `import Network`) |
 public struct DeviceRoots: Hashable, Sendable {
     /// Where `/sys` is.
     public var sys: URL

@@ -65,25 +65,31 @@ public final class KernelEventMonitor: @unchecked Sendable {
     private let sources: [any DispatchSourceRead]
 
     /// Opens the sockets and starts reading them on `queue`; `onChange` is called on
-    /// `queue` with what changed.
-    public init(queue: DispatchQueue, onChange: @escaping @Sendable (Changes) -> Void) {
+    /// `queue` with what changed. `kinds` says which sockets are wanted: the uevent socket
+    /// for power or thermal, the route socket for the network (`import Network`'s monitors
+    /// open the route socket only).
+    public init(queue: DispatchQueue, kinds: Changes = [.power, .network, .thermal], onChange: @escaping @Sendable (Changes) -> Void) {
         var watching: Changes = []
         var problems: [String] = []
         var sources: [any DispatchSourceRead] = []
 
-        switch Self.openSocket(protocol: Self.netlinkKobjectUevent, type: Self.socketDatagram, groups: Self.ueventKernelGroup) {
-        case .success(let descriptor):
-            sources.append(Self.makeSource(descriptor, queue: queue, overflow: [.power, .thermal], classify: Self.changes(fromUevent:), onChange: onChange))
-            watching.formUnion([.power, .thermal])
-        case .failure(let problem):
-            problems.append("uevent socket (power supplies): \(problem)")
+        if !kinds.isDisjoint(with: [.power, .thermal]) {
+            switch Self.openSocket(protocol: Self.netlinkKobjectUevent, type: Self.socketDatagram, groups: Self.ueventKernelGroup) {
+            case .success(let descriptor):
+                sources.append(Self.makeSource(descriptor, queue: queue, overflow: [.power, .thermal], classify: Self.changes(fromUevent:), onChange: onChange))
+                watching.formUnion([.power, .thermal])
+            case .failure(let problem):
+                problems.append("uevent socket (power supplies): \(problem)")
+            }
         }
-        switch Self.openSocket(protocol: Self.netlinkRoute, type: Self.socketRaw, groups: Self.routeGroups) {
-        case .success(let descriptor):
-            sources.append(Self.makeSource(descriptor, queue: queue, overflow: .network, classify: Self.changes(fromRouteMessages:), onChange: onChange))
-            watching.insert(.network)
-        case .failure(let problem):
-            problems.append("rtnetlink socket (network): \(problem)")
+        if kinds.contains(.network) {
+            switch Self.openSocket(protocol: Self.netlinkRoute, type: Self.socketRaw, groups: Self.routeGroups) {
+            case .success(let descriptor):
+                sources.append(Self.makeSource(descriptor, queue: queue, overflow: .network, classify: Self.changes(fromRouteMessages:), onChange: onChange))
+                watching.insert(.network)
+            case .failure(let problem):
+                problems.append("rtnetlink socket (network): \(problem)")
+            }
         }
         self.watching = watching
         self.problems = problems

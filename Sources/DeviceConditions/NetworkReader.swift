@@ -56,11 +56,20 @@ public struct NetworkReader: Sendable {
     static let routeUp = 0x0001
     /// `RTF_REJECT`: the route refuses traffic (an unreachable route).
     static let routeReject = 0x0200
+    /// `RTF_GATEWAY`: the route's next hop is a gateway.
+    static let routeGateway = 0x0002
 
     /// A default route found in a route table.
     struct DefaultRoute: Hashable {
         var interface: String
         var table: String
+        /// Whether it is an IPv6 route (`ipv6_route`), not IPv4 (`route`).
+        var isIPv6 = false
+        /// The route's metric (lower is preferred); 0 when the table gives none.
+        var metric: UInt32 = 0
+        /// The next hop as an address (`192.0.2.1`, `fe80::1`); `nil` for a route without one
+        /// (a point-to-point link).
+        var gateway: String?
     }
 
     /// Reads both values now.
@@ -123,7 +132,9 @@ public struct NetworkReader: Sendable {
                 guard fields.count >= 4, fields[1] == "00000000",
                       fields.count < 8 || fields[7] == "00000000",
                       let flags = Int(fields[3], radix: 16), Self.usable(flags) else { continue }
-                routes.append(DefaultRoute(interface: String(fields[0]), table: ipv4URL.path))
+                let metric = fields.count > 6 ? UInt32(fields[6]) ?? 0 : 0
+                routes.append(DefaultRoute(interface: String(fields[0]), table: ipv4URL.path, metric: metric,
+                                           gateway: flags & Self.routeGateway != 0 ? Self.ipv4Address(hexLittleEndian: fields[2]) : nil))
             }
         }
         let ipv6URL = procRoot.appendingPathComponent("net/ipv6_route")
@@ -136,7 +147,9 @@ public struct NetworkReader: Sendable {
                       let flags = Int(fields[8], radix: 16), Self.usable(flags) else { continue }
                 let interface = String(fields[9])
                 if let globals, !globals.contains(interface) { continue }
-                routes.append(DefaultRoute(interface: interface, table: ipv6URL.path))
+                routes.append(DefaultRoute(interface: interface, table: ipv6URL.path, isIPv6: true,
+                                           metric: UInt32(fields[5], radix: 16) ?? 0,
+                                           gateway: Self.ipv6Address(hex: fields[4])))
             }
         }
         return routes

@@ -1,6 +1,7 @@
 import DeviceConditions
 import Dispatch
 import Foundation
+import ProbeSupport
 import SchedulerCore
 import Synchronization
 import Testing
@@ -202,28 +203,8 @@ extension DeviceProcessTests {
     /// Creates and deletes a real network link and expects rtnetlink to announce both.
     /// Needs CAP_NET_ADMIN and iproute2; skipped (with the reason) where either is missing.
     @Suite struct NetlinkTests {
-        static func findIP() -> String? {
-            ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
-
-        /// Runs `ip` and returns its status and standard error, without blocking a thread.
-        static func run(_ ip: String, _ arguments: [String]) async throws -> (status: Int32, stderr: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ip)
-            process.arguments = arguments
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch { continuation.resume(throwing: error) }
-            }
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            return (status, text.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-
         @Test func creatingAndDeletingALinkAreNetworkEvents() async throws {
-            guard let ip = Self.findIP() else { try Test.cancel("iproute2 (`ip`) is not installed") }
+            guard let ip = IPRoute.find() else { try Test.cancel("iproute2 (`ip`) is not installed") }
             let events = Mutex<[KernelEventMonitor.Changes]>([])
             let signal = ReadingInbox()
             let placeholder = DeviceReading(externalPower: true, batteryLevel: nil, batteryState: .unknown, lowPowerMode: false, thermalState: .nominal, networkAvailable: false, networkMetered: nil, deviceIdle: true, cpuPressure: nil)
@@ -241,7 +222,7 @@ extension DeviceProcessTests {
             var refusals: [String] = []
             // `dummy` needs its kernel module; a bridge is built in almost everywhere.
             for type in ["dummy", "bridge"] {
-                let result = try await Self.run(ip, ["link", "add", name, "type", type])
+                let result = try await IPRoute.run(ip, ["link", "add", name, "type", type])
                 if result.status == 0 { created = true; break }
                 refusals.append("\(type): \(result.stderr)")
             }
@@ -250,7 +231,7 @@ extension DeviceProcessTests {
             let added = await signal.next(timeout: 10)
             // Whatever else the creation announced is not the deletion's event.
             while signal.count > 0 { _ = await signal.next(timeout: 0) }
-            let deletion = try await Self.run(ip, ["link", "del", name])
+            let deletion = try await IPRoute.run(ip, ["link", "del", name])
             #expect(deletion.status == 0, "ip link del \(name): \(deletion.stderr)")
             let deleted = await signal.next(timeout: 10)
             #expect(added != nil, "no rtnetlink event after creating \(name)")

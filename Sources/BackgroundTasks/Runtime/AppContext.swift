@@ -98,7 +98,7 @@ public final class AppContext: Sendable {
     /// what may be asked from any thread before `main` bootstraps the scheduler
     /// (`ProcessInfo.processInfo.thermalState` in a library), which must not close the
     /// bootstrap or start a scheduler.
-    static func resolveExisting() -> AppContext? {
+    package static func resolveExisting() -> AppContext? {
         if let current { return current }
         if let bound = DispatchQueue.getSpecific(key: queueKey)?.context { return bound }
         return EmbeddedScheduler.existingProcessContext

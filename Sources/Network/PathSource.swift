@@ -1,0 +1,154 @@
+import BackgroundTasks
+import DeviceConditions
+import Dispatch
+import Foundation
+import SchedulerCore
+import Synchronization
+
+/// Where a monitor's paths come from, chosen when the monitor is made:
+/// - an app the simulator models (an app context that is not the process's own): the
+///   simulated device's network, from its conditions, told of changes by the driver's
+///   trace, its handlers run as the app's work on the driver's (virtual) clock;
+/// - otherwise the machine's: interfaces and routes read from sysfs and procfs
+///   (``NetworkReader/readPath()``, under `BGTASK_SYS_ROOT` and the other roots as the
+///   scheduler reads them), re-read when rtnetlink announces a link, address or route change.
+enum PathSource: Sendable {
+    case machine(NetworkReader)
+    case device(AppContext)
+
+    /// The source for a monitor made by the code that runs now.
+    static func current() -> PathSource {
+        if let context = AppContext.resolveExisting(), !context.isProcessApp { return .device(context) }
+        return .machine(LinuxConditionsReader().networkReader)
+    }
+
+    /// The path's facts now.
+    func read() -> NetworkPathReading {
+        switch self {
+        case .machine(let reader): return reader.readPath()
+        case .device(let context): return Self.reading(of: context.driver.conditions)
+        }
+    }
+
+    /// What a simulated device's conditions say of its network: nothing when it is offline;
+    /// otherwise one link, cellular (`pdp_ip0`) when the network is metered, Wi-Fi (`en0`)
+    /// when not, with IPv4 and a name server, as the scenario schema has no more to say.
+    static func reading(of conditions: Conditions) -> NetworkPathReading {
+        guard conditions.networkAvailable else { return .offline }
+        let cellular = conditions.networkMetered == true
+        let link = NetworkPathInterface(name: cellular ? "pdp_ip0" : "en0", index: cellular ? 2 : 1,
+                                        kind: cellular ? .cellular : .wifi, ipv4: true, ipv6: false, gateways: [])
+        return NetworkPathReading(interfaces: [link], dns: true, metered: conditions.networkMetered)
+    }
+
+    /// Starts calling `changed` whenever the path may have changed, until the watch is
+    /// cancelled.
+    func watch(_ changed: @escaping @Sendable () -> Void) -> PathWatch {
+        switch self {
+        case .machine:
+            return .kernel(KernelPathWatch(changed))
+        case .device(let context):
+            let hub = context.service(DevicePathHub.self) { context in
+                let hub = DevicePathHub()
+                // One trace observer per app, for as long as its driver lives; monitors come
+                // and go in the hub.
+                context.driver.observe { event in
+                    if case .conditionsChanged = event { hub.changed() }
+                }
+                return hub
+            }
+            return .device(hub, hub.add(changed))
+        }
+    }
+
+    /// Runs `body` (which calls app code) on `queue`: for a modelled app as its work on the
+    /// driver's clock, so the simulator settles only after it; otherwise as a plain block.
+    func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        switch self {
+        case .machine: queue.async(execute: body)
+        case .device(let context): context.performAppWork(on: queue, body)
+        }
+    }
+}
+
+/// A watch on a ``PathSource``.
+enum PathWatch: Sendable {
+    case kernel(KernelPathWatch)
+    case device(DevicePathHub, UInt64)
+
+    /// Runs `body` in the order the watch's own calls run: on the kernel watch's serial
+    /// queue (so a first evaluation and the kernel's announcements never overtake each
+    /// other), or at once for a device, whose changes the simulator already serializes.
+    func serially(_ body: () -> Void) {
+        switch self {
+        case .kernel(let watch): watch.queue.sync(execute: body)
+        case .device: body()
+        }
+    }
+
+    /// Stops the calls.
+    func cancel() {
+        switch self {
+        case .kernel(let watch): watch.cancel()
+        case .device(let hub, let token): hub.remove(token)
+        }
+    }
+}
+
+/// The machine's watch: an rtnetlink subscription (``KernelEventMonitor``), or where netlink
+/// cannot be opened (a sandbox), a look every 30 seconds instead.
+final class KernelPathWatch: @unchecked Sendable {
+    // @unchecked: every stored property is set once in init and never changed; the kernel
+    // monitor and the timer are Dispatch sources, which are safe to cancel from any thread.
+
+    /// How often the path is looked at when the kernel cannot announce changes.
+    static let fallbackInterval: DispatchTimeInterval = .seconds(30)
+
+    /// Where announcements, looks and the first evaluation run, one at a time.
+    let queue = DispatchQueue(label: "bgtask.network.path")
+    private let monitor: KernelEventMonitor
+    private let timer: (any DispatchSourceTimer)?
+
+    init(_ changed: @escaping @Sendable () -> Void) {
+        monitor = KernelEventMonitor(queue: queue, kinds: .network) { changes in
+            if changes.contains(.network) { changed() }
+        }
+        if monitor.watching.contains(.network) {
+            timer = nil
+        } else {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + Self.fallbackInterval, repeating: Self.fallbackInterval)
+            timer.setEventHandler(handler: changed)
+            timer.resume()
+            self.timer = timer
+        }
+    }
+
+    func cancel() {
+        monitor.cancel()
+        timer?.cancel()
+    }
+}
+
+/// The monitors of one modelled app, told when its device's conditions change.
+final class DevicePathHub: Sendable {
+    private let watchers = Mutex<(next: UInt64, calls: [UInt64: @Sendable () -> Void])>((0, [:]))
+
+    func add(_ changed: @escaping @Sendable () -> Void) -> UInt64 {
+        watchers.withLock { watchers in
+            watchers.next += 1
+            watchers.calls[watchers.next] = changed
+            return watchers.next
+        }
+    }
+
+    func remove(_ token: UInt64) {
+        _ = watchers.withLock { $0.calls.removeValue(forKey: token) }
+    }
+
+    /// Calls every watcher, in the order they were added (outside the lock).
+    func changed() {
+        let calls = watchers.withLock { watchers in watchers.calls.sorted { $0.key < $1.key }.map(\.value) }
+        for call in calls { call() }
+    }
+}

@@ -1,0 +1,72 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import IOSShapedApp
+import Network
+import SchedulerCore
+import Synchronization
+import Testing
+
+/// What NetworkSnippets.swift and the Swift 5 ConnectivityMonitor compile, run on a
+/// simulated device whose network changes.
+@Suite struct NetworkSnippetTests {
+    static let start = Date(timeIntervalSince1970: 1_796_083_200)
+
+    @Test func theStatusNamesAndLinkNamesOfBothLanguageModes() {
+        #expect(ConnectivityMonitor.describe(.satisfied) == "online")
+        #expect(ConnectivityMonitor.describe(.requiresConnection) == "waiting")
+        #expect(statusServer.debugDescription == "status.example.com:443")
+        #expect(localGateway?.debugDescription == "192.168.1.1")
+    }
+
+    /// A modelled app whose refresh handler uses the Swift 5 gate: it fetches on Wi-Fi and
+    /// skips on a metered network.
+    @Test func aRefreshGatedOnAnUnmeteredNetworkFetchesOnlyOffCellular() async throws {
+        let device = try SimulatedDevice(start: Self.start, conditions: Conditions(externalPower: true, networkAvailable: true, networkMetered: true))
+        let app = AppID("com.example.gated")
+        let identifier = "com.example.gated.refresh"
+        let fetches = Mutex(0)
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"], source: "test")
+        device.install(app: app, manifest: manifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                ConnectivityMonitor.handleRefresh(task as! BGAppRefreshTask) { done in
+                    fetches.withLock { $0 += 1 }
+                    done(true)
+                }
+                try? BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: identifier))
+            }
+            try? BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: identifier))
+        }
+        await device.run(for: 6 * 3_600)
+        let metered = device.runs(of: identifier).count
+        #expect(metered > 0, "the refresh ran on the metered network")
+        #expect(fetches.withLock { $0 } == 0, "and fetched nothing there")
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, networkMetered: false))
+        await device.run(for: 6 * 3_600)
+        #expect(device.runs(of: identifier).count > metered)
+        #expect(fetches.withLock { $0 } > 0, "on Wi-Fi it fetched")
+    }
+
+    @Test func theReachabilityServiceFollowsTheSimulatedNetworkUntilCancelled() async throws {
+        let device = try SimulatedDevice(start: Self.start, conditions: Conditions(externalPower: true, networkAvailable: true, networkMetered: false))
+        let app = AppID("com.example.reach")
+        let made = Mutex<NWPathMonitor?>(nil)
+        let manifest = AppManifest(appID: app, permittedIdentifiers: ["com.example.reach.refresh"], backgroundModes: ["fetch"], source: "test")
+        device.install(app: app, manifest: manifest) {
+            made.withLock { $0 = NWPathMonitor() }
+        }
+        let monitor = try #require(made.withLock { $0 })
+        let service = ReachabilityService()
+        let following = Task { await service.follow(monitor) }
+        // The first path is yielded when the sequence starts; wait for it without the clock.
+        while await service.updates == 0 { await Task.yield() }
+        #expect(await service.latest == ReachabilityStatus(online: true, link: "Wi-Fi", expensive: false))
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, networkMetered: true), at: Self.start + 60)
+        await device.run(for: 120)
+        while await service.updates < 2 { await Task.yield() }
+        #expect(await service.latest == ReachabilityStatus(online: true, link: "Cellular", expensive: true))
+        monitor.cancel()
+        await following.value
+        #expect(await service.updates == 2)
+    }
+}

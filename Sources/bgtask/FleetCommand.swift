@@ -302,8 +302,15 @@ final class ProgressBar: Sendable {
     private let write: @Sendable (String) -> Void
     /// The time now: the continuous clock, or a test's.
     private let now: @Sendable () -> ContinuousClock.Instant
-    /// The percentage last drawn (-1 before the first) and when it was drawn.
-    private let last = Mutex<(percent: Int, at: ContinuousClock.Instant?)>((-1, nil))
+    /// The percentage last drawn (-1 before the first), when it was drawn, and whether a
+    /// time estimate has been drawn (later lines then keep its width, so a shorter one leaves
+    /// nothing of it behind).
+    private let last = Mutex<(percent: Int, at: ContinuousClock.Instant?, estimated: Bool)>((-1, nil, false))
+    /// How long a run must have gone before its remaining time is estimated (sooner, the
+    /// first units' set-up weighs too much in the rate).
+    static let estimateAfter: Duration = .seconds(5)
+    /// The width the estimate takes on the line.
+    private static let estimateWidth = 28
     /// A bar whose percentage has not moved is redrawn this often with its count, so a
     /// long run (a percent of ten million devices is a minute) still shows it is alive.
     private static let redrawEvery: Duration = .seconds(1)
@@ -327,15 +334,46 @@ final class ProgressBar: Sendable {
         let now = now()
         guard now - began >= showsAfter else { return }
         let percent = min(100, done * 100 / max(1, total))
-        let draws = last.withLock { last in
-            if last.percent == percent, let at = last.at, now - at < Self.redrawEvery { return false }
-            last = (percent, now)
-            return true
+        let elapsed = now - began
+        let estimate = done > 0 && done < total && elapsed >= Self.estimateAfter
+            ? Self.remainingText(seconds: Self.seconds(elapsed) * Double(total - done) / Double(done)) : nil
+        let draw = last.withLock { last -> (draws: Bool, pad: Bool) in
+            if last.percent == percent, let at = last.at, now - at < Self.redrawEvery { return (false, false) }
+            let pad = last.estimated || estimate != nil
+            last = (percent, now, pad)
+            return (true, pad)
         }
-        guard draws else { return }
+        guard draw.draws else { return }
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        write("\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))")
+        var line = "\r[\(bar)] \(percent) % (\(done)/\(total) \(unit))"
+        if draw.pad {
+            line += (estimate.map { ", \($0)" } ?? "").padding(toLength: Self.estimateWidth, withPad: " ", startingAt: 0)
+        }
+        write(line)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The remaining time as a person reads it: "about 40 s left", "about 17 min left",
+    /// "about 2 h 5 min left", "about 3 days 4 h left" (rounded up; a run of ten million
+    /// devices at the cap can take days, and says so).
+    static func remainingText(seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "time left unknown" }
+        let total = seconds >= 1e12 ? 1e12 : seconds.rounded(.up)
+        let whole = Int(total)
+        switch whole {
+        case ..<60: return "about \(max(1, whole)) s left"
+        case ..<3_600: return "about \((whole + 59) / 60) min left"
+        case ..<172_800:
+            let minutes = (whole + 59) / 60
+            return "about \(minutes / 60) h \(minutes % 60) min left"
+        default:
+            let hours = (whole + 3_599) / 3_600
+            return "about \(hours / 24) days \(hours % 24) h left"
+        }
     }
 
     /// Draws the bar full and ends its line, if it was drawn at all.

@@ -325,6 +325,30 @@ import Testing
             "\r[..............................] 1 % (10/1000 devices)",
         ])
 
+        // After 5 s the remaining time is estimated from the rate so far, and keeps its width
+        // on the line so that a shorter estimate, or none at the end, leaves nothing behind.
+        drawn.withLock { $0 = [] }
+        elapsed.withLock { value in value = .zero }
+        let long = ProgressBar(
+            total: 1_000, write: { text in drawn.withLock { $0.append(text) } }, now: { origin + elapsed.withLock { value in value } })
+        long.update(1)
+        elapsed.withLock { value in value = .seconds(10) }
+        long.update(10)
+        elapsed.withLock { value in value = .seconds(20) }
+        long.update(500)
+        long.finish()
+        #expect(drawn.withLock { $0 } == [
+            "\r[..............................] 0 % (1/1000 devices)",
+            "\r[..............................] 1 % (10/1000 devices), about 17 min left         ",
+            "\r[###############...............] 50 % (500/1000 devices), about 20 s left           ",
+            "\r[##############################] 100 % (1000/1000 devices)                            ", "\n",
+        ])
+        #expect(ProgressBar.remainingText(seconds: 0.2) == "about 1 s left")
+        #expect(ProgressBar.remainingText(seconds: 7_199) == "about 2 h 0 min left")
+        #expect(ProgressBar.remainingText(seconds: 3 * 86_400 + 4 * 3_600) == "about 3 days 4 h left")
+        #expect(ProgressBar.remainingText(seconds: .infinity) == "time left unknown")
+        #expect(ProgressBar.remainingText(seconds: 1e300) == "about 11574074 days 2 h left")
+
         // With standard error a terminal, standard output is the same trace.
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

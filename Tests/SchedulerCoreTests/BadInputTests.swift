@@ -31,6 +31,32 @@ private func scratchDirectory() throws -> URL {
         #expect(scan(text) == nil, "\(text)")
     }
 
+    @Test func theExcerptNearAnErrorWritesBytesThatAreNotUTF8AsTheMessageNamesThem() throws {
+        // `{"a": ` then a stray continuation byte: the message names byte 0xB1, and so does
+        // the excerpt (it showed U+FFFD).
+        let stray = Data(#"{"a": "#.utf8) + Data([0xB1]) + Data("1}".utf8)
+        let failure = try #require(Self.failure(of: stray))
+        let text = failure.explanation(in: stray)
+        #expect(text.contains(#"near "\xB11}""#), "\(text)")
+        #expect(text.contains("byte 0xB1"))
+        #expect(!text.contains("\u{FFFD}"))
+        // Valid characters stay as they are, a character cut at the twelfth byte is completed,
+        // and control characters are escaped as JSON writes them.
+        let cut = Data(#"{"a": x1234567890éz"#.utf8)
+        #expect(try #require(Self.failure(of: cut)).explanation(in: cut).contains(#"near "x1234567890é""#))
+        let control = Data("{\"a\": x\u{1B}[31m}".utf8)
+        #expect(try #require(Self.failure(of: control)).explanation(in: control).contains(#"near "x\u001B[31m}""#))
+    }
+
+    private static func failure(of data: Data) -> StrictJSON.Failure? {
+        do {
+            try StrictJSON.validate(data)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     @Test func refusesADuplicateKeyNamingItsPathAndPosition() throws {
         let failure = try #require(scan("{\"days\": [{\"name\": \"a\",\n \"name\": \"b\"}]}"))
         #expect(failure.kind == .duplicateKey("name"))

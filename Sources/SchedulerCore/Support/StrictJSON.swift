@@ -76,15 +76,37 @@ public enum StrictJSON {
             return String(key)
         }
 
-        /// ` near "text"`: up to 12 bytes from `offset` to the end of its line; empty at the end.
-        private static func near(_ offset: Int, in data: Data) -> String {
+        /// ` near "text"`: up to 12 bytes from `offset` to the end of its line (and the rest of
+        /// a character cut at the twelfth); empty at the end. A byte that is not part of valid
+        /// UTF-8 is written `\xB1`, as the message names it, not as a replacement character.
+        static func near(_ offset: Int, in data: Data) -> String {
             guard offset >= 0, offset < data.count else { return "" }
-            let rest = data.dropFirst(offset).prefix { $0 != UInt8(ascii: "\n") }.prefix(12)
+            let line = data.dropFirst(offset).prefix { $0 != UInt8(ascii: "\n") }
+            // A character cut at the twelfth byte is completed (at most 3 continuation bytes).
+            var length = min(12, line.count)
+            for byte in line.dropFirst(length).prefix(3) {
+                guard byte & 0xC0 == 0x80 else { break }
+                length += 1
+            }
+            let rest = line.prefix(length)
             guard !rest.isEmpty else { return "" }
-            let text = String(decoding: rest, as: UTF8.self)
-            // Escaped as JSON writes it, control characters included: the excerpt is shown,
-            // never obeyed by a terminal.
-            return " near \"" + escaped(text) + "\""
+            var shown = ""
+            var index = rest.startIndex
+            while index < rest.endIndex {
+                let lead = rest[index]
+                let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+                if length > 0, let end = rest.index(index, offsetBy: length, limitedBy: rest.endIndex),
+                   let character = String(validating: rest[index..<end], as: UTF8.self) {
+                    // Escaped as JSON writes it, control characters included: the excerpt is
+                    // shown, never obeyed by a terminal.
+                    shown += escaped(character)
+                    index = end
+                } else {
+                    shown += "\\x" + String(lead, radix: 16, uppercase: true).leftPadded(to: 2)
+                    index = rest.index(after: index)
+                }
+            }
+            return " near \"" + shown + "\""
         }
     }
 
@@ -522,5 +544,12 @@ public enum StrictJSON {
             }
             return value
         }
+    }
+}
+
+private extension String {
+    /// The string with zeros before it up to `width` characters.
+    func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

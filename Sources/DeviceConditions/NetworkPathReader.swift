@@ -153,12 +153,13 @@ extension NetworkReader {
         }
     }
 
-    /// An IPv4 address from `/proc/net/route`'s eight hex digits, which hold it in the
-    /// machine's byte order (little-endian on every platform Swift targets on Linux):
-    /// `010200C0` is `192.0.2.1`. `nil` for anything else, or for 0.0.0.0.
-    static func ipv4Address<S: StringProtocol>(hexLittleEndian hex: S) -> String? {
-        guard hex.count == 8, let value = UInt32(hex, radix: 16), value != 0 else { return nil }
-        return (0..<4).map { String((value >> (8 * UInt32($0))) & 0xFF) }.joined(separator: ".")
+    /// An IPv4 address from `/proc/net/route`'s eight hex digits, which are the address's
+    /// four bytes read as one number in the machine's byte order (`010200C0` is `192.0.2.1`
+    /// on a little-endian machine): the number's bytes in memory are the address in network
+    /// order on any machine. `nil` for anything else, or for 0.0.0.0.
+    static func ipv4Address<S: StringProtocol>(routeHex hex: S) -> String? {
+        guard hex.count == 8, hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16), value != 0 else { return nil }
+        return AddressText.format(withUnsafeBytes(of: value) { Array($0) }, family: AF_INET)
     }
 
     /// An IPv6 address from `/proc/net/ipv6_route`'s 32 hex digits (network order), in

@@ -132,9 +132,10 @@ public struct NetworkReader: Sendable {
                 guard fields.count >= 4, fields[1] == "00000000",
                       fields.count < 8 || fields[7] == "00000000",
                       let flags = Int(fields[3], radix: 16), Self.usable(flags) else { continue }
-                let metric = fields.count > 6 ? UInt32(fields[6]) ?? 0 : 0
+                // The kernel prints the metric as a signed number: 4294967295 is "-1".
+                let metric = fields.count > 6 ? (UInt32(fields[6]) ?? Int32(fields[6]).map { UInt32(bitPattern: $0) } ?? .max) : 0
                 routes.append(DefaultRoute(interface: String(fields[0]), table: ipv4URL.path, metric: metric,
-                                           gateway: flags & Self.routeGateway != 0 ? Self.ipv4Address(hexLittleEndian: fields[2]) : nil))
+                                           gateway: flags & Self.routeGateway != 0 ? Self.ipv4Address(routeHex: fields[2]) : nil))
             }
         }
         let ipv6URL = procRoot.appendingPathComponent("net/ipv6_route")
@@ -148,7 +149,7 @@ public struct NetworkReader: Sendable {
                 let interface = String(fields[9])
                 if let globals, !globals.contains(interface) { continue }
                 routes.append(DefaultRoute(interface: interface, table: ipv6URL.path, isIPv6: true,
-                                           metric: UInt32(fields[5], radix: 16) ?? 0,
+                                           metric: UInt32(fields[5], radix: 16) ?? .max,
                                            gateway: Self.ipv6Address(hex: fields[4])))
             }
         }

@@ -244,6 +244,31 @@ public struct IPv6Address: IPAddress, Hashable, CustomDebugStringConvertible {
     public var isMulticast: Bool { bytes[0] == 0xFF }
     /// fc00::/7.
     public var isUniqueLocal: Bool { bytes[0] & 0xFE == 0xFC }
+    /// The reach of a multicast address (Apple: `IPv6Address.Scope`), its scope field.
+    public enum Scope: UInt8, Sendable {
+        /// ff01::/16.
+        case nodeLocal = 1
+        /// ff02::/16.
+        case linkLocal = 2
+        /// ff05::/16.
+        case siteLocal = 5
+        /// ff08::/16.
+        case organizationLocal = 8
+        /// ff0e::/16.
+        case global = 14
+    }
+
+    /// The scope of a multicast address; `nil` for any other, or an unassigned scope.
+    public var multicastScope: Scope? {
+        guard isMulticast else { return nil }
+        return Scope(rawValue: bytes[1] & 0x0F)
+    }
+    /// `::a.b.c.d` (deprecated IPv4-compatible form; Apple spells the name so).
+    public var isIPv4Compatabile: Bool {
+        bytes[0..<12].allSatisfy { $0 == 0 } && !(bytes[12] == 0 && bytes[13] == 0 && bytes[14] == 0 && bytes[15] <= 1)
+    }
+    /// 2002::/16.
+    public var is6to4: Bool { bytes[0] == 0x20 && bytes[1] == 0x02 }
     /// `::ffff:a.b.c.d`.
     public var isIPv4Mapped: Bool { bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF }
     /// The IPv4 address an IPv4-mapped address carries; `nil` for any other.

@@ -60,9 +60,11 @@ public struct NWPath: Equatable, CustomDebugStringConvertible, Sendable {
     /// satisfied path, as on iOS.
     public var unsatisfiedReason: UnsatisfiedReason { .notAvailable }
 
-    /// Whether traffic on the path may go over an interface of `type`.
+    /// Whether traffic on the path goes over an interface of `type`: the preferred interface
+    /// (the first of ``availableInterfaces``), the one connections use, as on iOS, where a
+    /// phone on Wi-Fi with cellular also up answers `false` for `.cellular`.
     public func usesInterfaceType(_ type: NWInterface.InterfaceType) -> Bool {
-        status == .satisfied && availableInterfaces.contains { $0.type == type }
+        status == .satisfied && availableInterfaces.first?.type == type
     }
 
     /// Apple's form: `satisfied (Path is satisfied), interface: eth0, ipv4, dns`,

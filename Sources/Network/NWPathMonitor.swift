@@ -14,7 +14,8 @@ import Synchronization
 /// ```
 ///
 /// As on iOS: `start(queue:)` evaluates the path and hands it to ``pathUpdateHandler`` on
-/// `queue` soon after, then hands each changed path (an unchanged one is not handed again);
+/// `queue` soon after, then hands each changed path (an unchanged one is not handed again;
+/// changes that come faster than the queue takes them may be handed as the latest alone);
 /// ``currentPath`` is the latest; `cancel()` stops it for good (a cancelled monitor does not
 /// start again). A started monitor lives until it is cancelled, even when the app keeps no
 /// reference to it. The handler is called on `queue`, never under this package's locks.
@@ -31,9 +32,19 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         var queue: DispatchQueue?
         var path = NWPath.unevaluated
         var evaluated = false
+        /// Readings are numbered as they begin; one older than the reading ``path`` came
+        /// from is dropped, so two readings that overlap never leave the older one kept.
+        var nextReading: UInt64 = 0
+        var keptReading: UInt64 = 0
+        /// ``path`` is numbered as it changes; a hand-over gives the handler the latest path
+        /// if it is newer than the last one handed, so hand-overs never go back in time.
+        var pathVersion: UInt64 = 0
+        var handedVersion: UInt64 = 0
         var watch: PathWatch?
         var nextStream: UInt64 = 0
         var streams: [UInt64: AsyncStream<NWPath>.Continuation] = [:]
+        /// Whether a sequence started the monitor: it is cancelled when its last sequence ends.
+        var startedBySequence = false
     }
 
     private let source: PathSource
@@ -71,7 +82,9 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
     }
 
     /// The latest path: unsatisfied, with no interface, until the monitor starts; then the
-    /// path as last evaluated (already at `start(queue:)`'s return).
+    /// path as last evaluated. Here the first evaluation is done when `start(queue:)`
+    /// returns; iOS does not promise that, so code that must run on iOS takes the first path
+    /// from the handler.
     public var currentPath: NWPath { state.withLock { $0.path } }
 
     /// The queue given to `start(queue:)`; `nil` before.
@@ -112,8 +125,10 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         watch.serially { evaluate() }
     }
 
-    /// Stops watching for good: no path is handed over after this returns (one already on
-    /// its way to the queue is dropped), and ``makeAsyncIterator()``'s sequences end.
+    /// Stops watching for good: ``makeAsyncIterator()``'s sequences end, and the handler is
+    /// let go (so one that refers to its monitor does not keep it). Called on the monitor's
+    /// queue, no path is handed over after it; called elsewhere, a hand-over already under
+    /// way on the queue may still finish.
     public func cancel() {
         let (watch, streams) = state.withLock { state -> (PathWatch?, [AsyncStream<NWPath>.Continuation]) in
             guard state.phase != .cancelled else { return (nil, []) }
@@ -121,6 +136,7 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
             let taken = (state.watch, Array(state.streams.values))
             state.watch = nil
             state.streams = [:]
+            state.handler = nil
             return taken
         }
         watch?.cancel()
@@ -128,12 +144,19 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
     }
 
     /// Reads the path; when it changed (or is the first), keeps it and hands it over.
-    private func evaluate() {
+    func evaluate() {
+        let reading = state.withLock { state -> UInt64 in
+            state.nextReading += 1
+            return state.nextReading
+        }
         let path = NWPath(reading: source.read(), required: required, prohibited: prohibited)
         let queue = state.withLock { state -> DispatchQueue? in
-            guard state.phase == .started, !(state.evaluated && state.path == path) else { return nil }
+            guard state.phase == .started, reading > state.keptReading else { return nil }
+            state.keptReading = reading
+            guard !(state.evaluated && state.path == path) else { return nil }
             state.path = path
             state.evaluated = true
+            state.pathVersion += 1
             // Yielded under the lock, so sequences see paths in the order they were kept;
             // yielding resumes a waiting task elsewhere, it runs no app code here.
             for stream in state.streams.values { stream.yield(path) }
@@ -141,8 +164,12 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         }
         guard let queue else { return }
         source.deliver(on: queue) { [self] in
-            let handler = state.withLock { $0.phase == .started ? $0.handler : nil }
-            handler?(path)
+            let handing = state.withLock { state -> (handler: @Sendable (NWPath) -> Void, path: NWPath)? in
+                guard state.phase == .started, state.pathVersion > state.handedVersion else { return nil }
+                state.handedVersion = state.pathVersion
+                return state.handler.map { ($0, state.path) }
+            }
+            if let handing { handing.handler(handing.path) }
         }
     }
 
@@ -156,8 +183,24 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         }
     }
 
+    /// A sequence ended (its loop left, its task cancelled): a monitor the sequences
+    /// started is cancelled with the last of them, so a `for await` that ends leaves nothing
+    /// running.
     fileprivate func removeStream(_ id: UInt64) {
-        _ = state.withLock { $0.streams.removeValue(forKey: id) }
+        let last = state.withLock { state -> Bool in
+            guard state.streams.removeValue(forKey: id) != nil else { return false }
+            return state.streams.isEmpty && state.startedBySequence && state.phase == .started
+        }
+        if last { cancel() }
+    }
+
+    /// Marks the monitor as started by a sequence, if it is not started yet.
+    fileprivate func claimStartForSequence() -> Bool {
+        state.withLock { state in
+            guard state.phase == .idle, !state.startedBySequence else { return false }
+            state.startedBySequence = true
+            return true
+        }
     }
 }
 
@@ -166,7 +209,9 @@ extension NWPathMonitor: AsyncSequence {
     public typealias Element = NWPath
 
     /// The paths of a monitor, as an asynchronous sequence (iOS 17): the current path first,
-    /// then each change; it ends when the monitor is cancelled.
+    /// then each change; it ends when the monitor is cancelled. A monitor that a sequence
+    /// started (nothing called `start(queue:)` first) is cancelled when its last sequence
+    /// ends.
     public struct Iterator: AsyncIteratorProtocol {
         private var base: AsyncStream<NWPath>.Iterator
 
@@ -182,7 +227,7 @@ extension NWPathMonitor: AsyncSequence {
         let (stream, continuation) = AsyncStream.makeStream(of: NWPath.self)
         if let added = addStream(continuation) {
             continuation.onTermination = { [weak self] _ in self?.removeStream(added.id) }
-            if added.mustStart { start(queue: DispatchQueue(label: "NWPathMonitor")) }
+            if added.mustStart, claimStartForSequence() { start(queue: DispatchQueue(label: "NWPathMonitor")) }
         } else {
             continuation.finish()
         }

@@ -96,7 +96,10 @@ enum PathWatch: Sendable {
 }
 
 /// The machine's watch: an rtnetlink subscription (``KernelEventMonitor``), or where netlink
-/// cannot be opened (a sandbox), a look every 30 seconds instead.
+/// cannot be opened (a sandbox), a look every 30 seconds instead. After each announcement
+/// the path is looked at again 2 seconds later, once: a name server and NetworkManager's
+/// metered setting are files written after the route they go with, and no netlink message
+/// says when.
 final class KernelPathWatch: @unchecked Sendable {
     // @unchecked: every stored property is set once in init and never changed; the kernel
     // monitor and the timer are Dispatch sources, which are safe to cancel from any thread.
@@ -104,14 +107,30 @@ final class KernelPathWatch: @unchecked Sendable {
     /// How often the path is looked at when the kernel cannot announce changes.
     static let fallbackInterval: DispatchTimeInterval = .seconds(30)
 
+    /// How long after an announcement the second look comes.
+    static let settleDelay: DispatchTimeInterval = .seconds(2)
+
     /// Where announcements, looks and the first evaluation run, one at a time.
     let queue = DispatchQueue(label: "bgtask.network.path")
     private let monitor: KernelEventMonitor
     private let timer: (any DispatchSourceTimer)?
 
     init(_ changed: @escaping @Sendable () -> Void) {
+        // Touched on `queue` only: whether a second look is already planned.
+        let settling = Mutex(false)
+        let queue = queue
         monitor = KernelEventMonitor(queue: queue, kinds: .network) { changes in
-            if changes.contains(.network) { changed() }
+            guard changes.contains(.network) else { return }
+            changed()
+            let plan = settling.withLock { planned in
+                defer { planned = true }
+                return !planned
+            }
+            guard plan else { return }
+            queue.asyncAfter(deadline: .now() + Self.settleDelay) {
+                settling.withLock { $0 = false }
+                changed()
+            }
         }
         if monitor.watching.contains(.network) {
             timer = nil

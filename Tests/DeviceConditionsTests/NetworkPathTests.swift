@@ -10,7 +10,7 @@ import Testing
     }
 
     /// `/proc/net/route` from (interface, destination, gateway, flags, metric, mask) rows.
-    func routes(_ machine: FakeMachine, _ rows: [(String, String, String, String, Int, String)]) throws {
+    func routes(_ machine: FakeMachine, _ rows: [(String, String, String, String, Int64, String)]) throws {
         var text = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
         for (interface, destination, gateway, flags, metric, mask) in rows {
             text += "\(interface)\t\(destination)\t\(gateway)\t\(flags)\t0\t0\t\(metric)\t\(mask)\t0\t0\t0\n"
@@ -56,6 +56,46 @@ import Testing
         #expect(path.interfaces.allSatisfy { $0.ipv4 && !$0.ipv6 })
         #expect(path.dns)
         #expect(path.metered == nil)
+    }
+
+    @Test func theOrderIsTheMetricsNotTheIndexes() throws {
+        let machine = try FakeMachine()
+        try laptop(machine)
+        // The modem (index 4) leads with the lowest metric; the kernel prints 4294967295 as -1,
+        // the least preferred; a metric that cannot be read is least preferred too.
+        try routes(machine, [
+            ("eth0", "00000000", "010200C0", "0003", -1, "00000000"),
+            ("wlan0", "00000000", "0101A8C0", "0003", 50, "00000000"),
+            ("wwan0", "00000000", "00000000", "0001", 10, "00000000"),
+        ])
+        #expect(reader(machine).readPath().interfaces.map(\.name) == ["wwan0", "wlan0", "eth0"])
+    }
+
+    @Test func atEqualMetricsIPv4ComesBeforeIPv6OnlyThenTheIndex() throws {
+        let machine = try FakeMachine()
+        try laptop(machine)
+        // wwan0 and eth0 have IPv4 at metric 100; wlan0 only IPv6 at metric 0x64 (100).
+        try routes(machine, [
+            ("wwan0", "00000000", "00000000", "0001", 100, "00000000"),
+            ("eth0", "00000000", "010200C0", "0003", 100, "00000000"),
+        ])
+        try machine.write("proc/net/ipv6_route", """
+        00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000064 00000003 00000000 00000003     wlan0
+        """)
+        try machine.write("proc/net/if_inet6", "20010db8000000000000000000000002 03 40 00 00     wlan0")
+        #expect(reader(machine).readPath().interfaces.map(\.name) == ["eth0", "wwan0", "wlan0"])
+    }
+
+    @Test func aModemByItsDeviceTypeAndWiFiByItsWirelessEntry() throws {
+        let machine = try FakeMachine()
+        try machine.interface("wwp0s20", operstate: "up", ifindex: 9)
+        try machine.write("sys/class/net/wwp0s20/type", "1")
+        try machine.write("sys/class/net/wwp0s20/uevent", "DEVTYPE=wwan\nINTERFACE=wwp0s20")
+        try machine.interface("wl0", operstate: "up", ifindex: 10)
+        try machine.write("sys/class/net/wl0/type", "1")
+        try machine.directory("sys/class/net/wl0/wireless")
+        #expect(reader(machine).kind(of: "wwp0s20") == .cellular)
+        #expect(reader(machine).kind(of: "wl0") == .wifi)
     }
 
     @Test func downInterfacesAndInterfacesWithoutADefaultRouteAreNotInThePath() throws {
@@ -133,10 +173,10 @@ import Testing
     }
 
     @Test func addressesFromTheRouteTables() {
-        #expect(NetworkReader.ipv4Address(hexLittleEndian: "010200C0") == "192.0.2.1")
-        #expect(NetworkReader.ipv4Address(hexLittleEndian: "00000000") == nil)
-        #expect(NetworkReader.ipv4Address(hexLittleEndian: "1234") == nil)
-        #expect(NetworkReader.ipv4Address(hexLittleEndian: "ZZZZZZZZ") == nil)
+        #expect(NetworkReader.ipv4Address(routeHex: "010200C0") == "192.0.2.1")
+        #expect(NetworkReader.ipv4Address(routeHex: "00000000") == nil)
+        #expect(NetworkReader.ipv4Address(routeHex: "1234") == nil)
+        #expect(NetworkReader.ipv4Address(routeHex: "ZZZZZZZZ") == nil)
         #expect(NetworkReader.ipv6Address(hex: "fe800000000000000000000000000001") == "fe80::1")
         #expect(NetworkReader.ipv6Address(hex: "20010db8000000010000000000000001") == "2001:db8:0:1::1")
         #expect(NetworkReader.ipv6Address(hex: "20010db8000100010001000100010001") == "2001:db8:1:1:1:1:1:1")

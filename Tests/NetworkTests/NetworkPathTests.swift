@@ -19,8 +19,9 @@ import Testing
         #expect(path.status == .satisfied)
         #expect(path.availableInterfaces.map(\.name) == ["eth0", "wlan0", "wwan0"])
         #expect(path.availableInterfaces.map(\.type) == [.wiredEthernet, .wifi, .cellular])
-        #expect(path.usesInterfaceType(.wiredEthernet) && path.usesInterfaceType(.cellular))
-        #expect(!path.usesInterfaceType(.loopback))
+        // Traffic goes over the preferred interface: the others are available, not used.
+        #expect(path.usesInterfaceType(.wiredEthernet))
+        #expect(!path.usesInterfaceType(.cellular) && !path.usesInterfaceType(.wifi) && !path.usesInterfaceType(.loopback))
         #expect(!path.isExpensive && !path.isConstrained)
         #expect(path.supportsIPv4 && path.supportsIPv6 && path.supportsDNS)
         #expect(path.gateways.map(\.debugDescription) == ["192.0.2.1:0", "[fe80::1]:0", "192.168.1.1:0"])
@@ -97,6 +98,11 @@ import Testing
         let mapped = try #require(IPv6Address("::ffff:192.0.2.7"))
         #expect(mapped.isIPv4Mapped && mapped.asIPv4 == IPv4Address("192.0.2.7"))
         #expect(v6.asIPv4 == nil)
+        #expect(IPv6Address("ff02::1")?.multicastScope == .linkLocal && IPv6Address("ff0e::1")?.multicastScope == .global)
+        #expect(IPv6Address("ff03::1")?.multicastScope == nil && v6.multicastScope == nil)
+        #expect(IPv6Address("2002:c000:201::1")?.is6to4 == true && !v6.is6to4)
+        #expect(IPv6Address("::192.0.2.1")?.isIPv4Compatabile == true)
+        #expect(!IPv6Address.loopback.isIPv4Compatabile && !IPv6Address.any.isIPv4Compatabile && !mapped.isIPv4Compatabile)
         for bad in ["", ":::", "2001:db8::g", "192.0.2.1", "1:2:3:4:5:6:7:8:9"] {
             #expect(IPv6Address(bad) == nil, "\(bad.debugDescription) is not an IPv6 address")
         }

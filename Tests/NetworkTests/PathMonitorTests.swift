@@ -150,4 +150,84 @@ import Testing
         var late = monitor.makeAsyncIterator()
         #expect(await late.next() == nil)
     }
+
+    /// The fake machine's only default route, removed: the network is gone.
+    func dropRoute(under base: URL) throws {
+        try Data("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n".utf8)
+            .write(to: base.appendingPathComponent("proc/net/route"))
+    }
+
+    @Test func changesFasterThanTheQueueAreHandedAsTheLatestOnce() async throws {
+        let (base, reader) = try wiredMachine()
+        defer { try? FileManager.default.removeItem(at: base) }
+        let monitor = NWPathMonitor(source: .machine(reader), required: nil, prohibited: [])
+        defer { monitor.cancel() }
+        let handed = Mutex<[NWPath.Status]>([])
+        let queue = DispatchQueue(label: "busy")
+        monitor.pathUpdateHandler = { path in handed.withLock { $0.append(path.status) } }
+        queue.suspend()
+        monitor.start(queue: queue)
+        try dropRoute(under: base)
+        monitor.evaluate()
+        // The same reading again is no change.
+        monitor.evaluate()
+        #expect(monitor.currentPath.status == .unsatisfied)
+        queue.resume()
+        queue.sync {}
+        #expect(handed.withLock { $0 } == [.unsatisfied], "two hand-overs were queued; the first gave the latest path, the second nothing")
+    }
+
+    @Test func aCancelOnTheQueueDropsAPathOnItsWay() throws {
+        let (base, reader) = try wiredMachine()
+        defer { try? FileManager.default.removeItem(at: base) }
+        let monitor = NWPathMonitor(source: .machine(reader), required: nil, prohibited: [])
+        let handed = Mutex(0)
+        let queue = DispatchQueue(label: "cancelling")
+        monitor.pathUpdateHandler = { _ in handed.withLock { $0 += 1 } }
+        queue.suspend()
+        queue.async { monitor.cancel() }
+        monitor.start(queue: queue)
+        queue.resume()
+        queue.sync {}
+        #expect(handed.withLock { $0 } == 0)
+        #expect(monitor.pathUpdateHandler == nil, "a cancelled monitor lets its handler go")
+    }
+
+    @Test func aCancelledMonitorWhoseHandlerRefersToItIsFreed() async throws {
+        let (base, reader) = try wiredMachine()
+        defer { try? FileManager.default.removeItem(at: base) }
+        let queue = DispatchQueue(label: "self-referring")
+        weak var weakMonitor: NWPathMonitor?
+        do {
+            let monitor = NWPathMonitor(source: .machine(reader), required: nil, prohibited: [])
+            // The shape of a refresh gate that cancels its own monitor from its handler.
+            monitor.pathUpdateHandler = { _ in monitor.cancel() }
+            monitor.start(queue: queue)
+            weakMonitor = monitor
+        }
+        queue.sync {}
+        // The kernel watch's Dispatch sources let their handlers go once their cancellation
+        // has run on the watch's queue: a moment, not a scheduler's wait.
+        for _ in 0..<200 where weakMonitor != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(weakMonitor == nil)
+    }
+
+    @Test func aMonitorThatALoopStartedStopsWhenTheLoopEnds() async throws {
+        let (base, reader) = try wiredMachine()
+        defer { try? FileManager.default.removeItem(at: base) }
+        let monitor = NWPathMonitor(source: .machine(reader), required: nil, prohibited: [])
+        var first: NWPath?
+        for await path in monitor {
+            first = path
+            break
+        }
+        #expect(first?.status == .satisfied)
+        #expect(monitor.debugDescription == "NWPathMonitor (cancelled)")
+        // One started by the app is not the loop's to stop.
+        let started = NWPathMonitor(source: .machine(reader), required: nil, prohibited: [])
+        started.start(queue: DispatchQueue(label: "the app's"))
+        for await _ in started { break }
+        #expect(started.debugDescription.hasPrefix("NWPathMonitor: satisfied"))
+        started.cancel()
+    }
 }

@@ -12,6 +12,33 @@ import Testing
 @Suite struct NetworkSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
+    /// Yields until `condition` holds: the service's task runs on the cooperative pool, not
+    /// on the simulator's clock. Gives up (failing) after 10 s of wall time, never hangs.
+    static func waitUntil(_ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 10 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    @Test func aGateWithoutCellularAnswersFromItsFirstPath() async throws {
+        let device = try SimulatedDevice(start: Self.start, conditions: Conditions(externalPower: true, networkAvailable: true, networkMetered: true))
+        let app = AppID("com.example.gate")
+        let answers = Mutex<[Bool]>([])
+        let manifest = AppManifest(appID: app, permittedIdentifiers: ["com.example.gate.refresh"], backgroundModes: ["fetch"], source: "test")
+        let context = device.install(app: app, manifest: manifest) {}
+        context.withCurrent { checkNetworkWithoutCellular { answer in answers.withLock { $0.append(answer) } } }
+        await device.run(for: 1)
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, networkMetered: false))
+        context.withCurrent { checkNetworkWithoutCellular { answer in answers.withLock { $0.append(answer) } } }
+        await device.run(for: 1)
+        #expect(answers.withLock { $0 } == [false, true])
+    }
+
     @Test func theStatusNamesAndLinkNamesOfBothLanguageModes() {
         #expect(ConnectivityMonitor.describe(.satisfied) == "online")
         #expect(ConnectivityMonitor.describe(.requiresConnection) == "waiting")
@@ -59,11 +86,11 @@ import Testing
         let service = ReachabilityService()
         let following = Task { await service.follow(monitor) }
         // The first path is yielded when the sequence starts; wait for it without the clock.
-        while await service.updates == 0 { await Task.yield() }
+        try await Self.waitUntil { await service.updates >= 1 }
         #expect(await service.latest == ReachabilityStatus(online: true, link: "Wi-Fi", expensive: false))
         device.setConditions(Conditions(externalPower: true, networkAvailable: true, networkMetered: true), at: Self.start + 60)
         await device.run(for: 120)
-        while await service.updates < 2 { await Task.yield() }
+        try await Self.waitUntil { await service.updates >= 2 }
         #expect(await service.latest == ReachabilityStatus(online: true, link: "Cellular", expensive: true))
         monitor.cancel()
         await following.value

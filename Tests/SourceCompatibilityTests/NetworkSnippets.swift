@@ -39,13 +39,14 @@ actor ReachabilityService {
     }
 }
 
-/// The refresh's network gate: a monitor that refuses cellular, read once.
-func mayRefreshWithoutCellular() -> Bool {
+/// The refresh's network gate: a monitor that refuses cellular, whose first path decides.
+func checkNetworkWithoutCellular(_ completion: @escaping @Sendable (Bool) -> Void) {
     let monitor = NWPathMonitor(prohibitedInterfaceTypes: [.cellular])
-    defer { monitor.cancel() }
-    let queue = DispatchQueue(label: "gate")
-    monitor.start(queue: queue)
-    return monitor.currentPath.status == .satisfied
+    monitor.pathUpdateHandler = { path in
+        monitor.cancel()
+        completion(path.status == .satisfied)
+    }
+    monitor.start(queue: DispatchQueue(label: "gate"))
 }
 
 /// A Wi-Fi-only monitor whose handler hops to the main actor, as Swift 6 apps write it.

@@ -94,6 +94,45 @@ open class UIView: NSObject {
         self.superview = nil
     }
 
+    /// The view itself or the first of its descendants (depth first, back to front) whose
+    /// ``tag`` is `tag`.
+    open func viewWithTag(_ tag: Int) -> UIView? {
+        if self.tag == tag { return self }
+        for subview in subviews {
+            if let found = subview.viewWithTag(tag) { return found }
+        }
+        return nil
+    }
+
+    /// Moves `view`, one of the subviews, to the front.
+    open func bringSubviewToFront(_ view: UIView) {
+        guard let index = subviews.firstIndex(where: { $0 === view }) else { return }
+        subviews.append(subviews.remove(at: index))
+    }
+
+    /// Moves `view`, one of the subviews, to the back.
+    open func sendSubviewToBack(_ view: UIView) {
+        guard let index = subviews.firstIndex(where: { $0 === view }) else { return }
+        subviews.insert(subviews.remove(at: index), at: 0)
+    }
+
+    /// The view's tint (kept as set; the superview's when not set, as on iOS).
+    open var tintColor: UIColor! {
+        get { ownTintColor ?? superview?.tintColor ?? .systemBlue }
+        set { ownTintColor = newValue }
+    }
+    private var ownTintColor: UIColor?
+
+    /// The appearance the view asks for (Apple: `overrideUserInterfaceStyle`), kept as set.
+    open var overrideUserInterfaceStyle: UIUserInterfaceStyle = .unspecified
+
+    /// The activity the view keeps current (kept as set: Linux hands no activities).
+    open var userActivity: NSUserActivity?
+    /// Updates `activity` before it is saved (never called on Linux).
+    open func updateUserActivityState(_ activity: NSUserActivity) {}
+    /// Restores the state `activity` carries.
+    open func restoreUserActivityState(_ activity: NSUserActivity) {}
+
     /// Asks for a layout pass (there is none on Linux).
     open func setNeedsLayout() {}
     /// Lays out now (nothing to lay out on Linux).
@@ -166,6 +205,12 @@ open class UIViewController: NSObject {
 
     /// The view was loaded.
     open func viewDidLoad() {}
+    /// The activity the controller keeps current (kept as set: Linux hands no activities).
+    open var userActivity: NSUserActivity?
+    /// Updates `activity` before it is saved (never called on Linux).
+    open func updateUserActivityState(_ activity: NSUserActivity) {}
+    /// Restores the state `activity` carries (called by the app's own restoration handler).
+    open func restoreUserActivityState(_ activity: NSUserActivity) {}
     /// The view is about to appear (never called on Linux: nothing appears).
     open func viewWillAppear(_ animated: Bool) {}
     /// The view appeared (never called on Linux).
@@ -381,6 +426,10 @@ open class UINavigationItem: NSObject {
 
 extension UIViewController: WindowRoot {}
 
+extension UIView: UIUserActivityRestoring {}
+
+extension UIViewController: UIUserActivityRestoring {}
+
 extension UIWindow {
     /// The window's root view controller (Linux shows nothing: the window keeps it). A root
     /// set on a key window has its view loaded, as ``makeKeyAndVisible()`` does.
@@ -396,5 +445,47 @@ extension UIWindow {
     public var backgroundColor: UIColor? {
         get { backgroundColorObject as? UIColor }
         set { backgroundColorObject = newValue }
+    }
+
+    // Apple's UIWindow is a UIView; here it is a UIResponder (the BackgroundTasks module,
+    // which declares it, has no views), so what code asks of a window as a view (a privacy
+    // screen laid over it in `applicationWillResignActive`) is kept by a view of its own: its
+    // subviews' `superview` is that view, not the window.
+
+    /// The view that holds what is added to the window.
+    private var content: UIView {
+        if let view = contentViewObject as? UIView { return view }
+        let view = UIView(frame: bounds)
+        contentViewObject = view
+        return view
+    }
+
+    /// The views added to the window, back to front.
+    public var subviews: [UIView] { content.subviews }
+    /// Adds `view` on top of the window's views.
+    public func addSubview(_ view: UIView) { content.addSubview(view) }
+    /// The first of the window's views (depth first) whose tag is `tag`.
+    public func viewWithTag(_ tag: Int) -> UIView? { content.subviews.lazy.compactMap { $0.viewWithTag(tag) }.first }
+    /// Moves `view` to the front of the window's views.
+    public func bringSubviewToFront(_ view: UIView) { content.bringSubviewToFront(view) }
+    /// Whether the window is hidden (kept as set; nothing shows either way).
+    public var isHidden: Bool {
+        get { content.isHidden }
+        set { content.isHidden = newValue }
+    }
+    /// The window's opacity (kept as set).
+    public var alpha: CGFloat {
+        get { content.alpha }
+        set { content.alpha = newValue }
+    }
+    /// The window's tint.
+    public var tintColor: UIColor! {
+        get { content.tintColor }
+        set { content.tintColor = newValue }
+    }
+    /// The appearance the window asks for (kept as set).
+    public var overrideUserInterfaceStyle: UIUserInterfaceStyle {
+        get { content.overrideUserInterfaceStyle }
+        set { content.overrideUserInterfaceStyle = newValue }
     }
 }

@@ -44,9 +44,48 @@ public final class WidgetCenter: Sendable {
     }
 
     private func note(_ call: String) {
-        let context = AppContext.resolve()
-        context.driver.log(.info, app: context.app, "WidgetCenter.\(call): Linux has no widgets; nothing to reload")
+        noteReload("WidgetCenter.\(call): Linux has no widgets; nothing to reload")
     }
+}
+
+/// Notes a reload request as the running app's `info` diagnostic.
+private func noteReload(_ message: String) {
+    let context = AppContext.resolve()
+    context.driver.log(.info, app: context.app, message)
+}
+
+/// The app's Control Center controls as the system knows them (Apple: `ControlCenter`, iOS
+/// 18): a refresh handler that changed a control's state asks for it to be reloaded. Linux
+/// has no Control Center: the requests are noted in the app's diagnostics (`info`), as
+/// ``WidgetCenter``'s are, and no control is configured.
+public final class ControlCenter: Sendable {
+    /// The center; it acts for the app whose code runs.
+    public static let shared = ControlCenter()
+
+    private init() {}
+
+    /// Asks for the app's controls of `kind` to be reloaded: noted, nothing reloads.
+    public func reloadControls(ofKind kind: String) {
+        noteReload("ControlCenter.reloadControls(ofKind: \"\(kind)\"): Linux has no Control Center; nothing to reload")
+    }
+
+    /// Asks for all the app's controls to be reloaded: noted.
+    public func reloadAllControls() {
+        noteReload("ControlCenter.reloadAllControls(): Linux has no Control Center; nothing to reload")
+    }
+
+    /// The controls the user added: none on Linux.
+    public func currentControls() async throws -> [ControlInfo] {
+        []
+    }
+}
+
+/// A control the user added (Apple: `ControlInfo`). None exist on Linux.
+public struct ControlInfo: Sendable, CustomStringConvertible {
+    /// The control's kind, as its configuration names it.
+    public let kind: String
+    /// `ControlInfo(kind: ...)`.
+    public var description: String { "ControlInfo(kind: \(kind))" }
 }
 
 /// A widget the user configured (Apple: `WidgetInfo`). None exist on Linux; the type is here

@@ -28,12 +28,20 @@ import Synchronization
 /// that touches its state from a function that is not main-actor compiles, as on iOS (it
 /// was an error while this was plain `@MainActor`). The delegate protocol is too.
 @preconcurrency @MainActor
-open class UIResponder: NSObject {
+open class UIResponder: NSObject, UIUserActivityRestoring {
     /// Creates a responder. `required`, so that `@main` can create the app delegate from its
     /// type, as `UIApplicationMain` does on iOS.
     public required override init() {
         super.init()
     }
+
+    /// The activity the responder keeps current (Apple: `userActivity`; a scene's is the one
+    /// it restores from). Kept as set: Linux hands no activities.
+    open var userActivity: NSUserActivity?
+    /// Updates `activity` before it is saved (never called on Linux).
+    open func updateUserActivityState(_ activity: NSUserActivity) {}
+    /// Restores the state `activity` carries (called by the app's own restoration handler).
+    open func restoreUserActivityState(_ activity: NSUserActivity) {}
 }
 
 /// A window (Apple: `UIWindow`). Linux draws no user interface: this type exists so that an
@@ -55,6 +63,8 @@ open class UIWindow: UIResponder {
     package var rootViewControllerObject: AnyObject?
     /// What UIKit's `backgroundColor` keeps.
     package var backgroundColorObject: AnyObject?
+    /// The view UIKit keeps what is added to the window in.
+    package var contentViewObject: AnyObject?
 
     /// A window of `windowScene`.
     public convenience init(windowScene: UIWindowScene) {
@@ -69,11 +79,22 @@ open class UIWindow: UIResponder {
     }
 
     /// Makes the window the key window (it shows nothing on Linux): its root view
-    /// controller's view is loaded (`viewDidLoad` runs), as on iOS.
+    /// controller's view is loaded (`viewDidLoad` runs), as on iOS; the application lists it
+    /// in `windows`, and it becomes `keyWindow` (the previous key window is no longer key).
     open func makeKeyAndVisible() {
+        AppContext.resolveExisting()?.application.windowBecameKey(self)
         isKeyWindow = true
         (rootViewControllerObject as? WindowRoot)?.loadForWindow()
     }
+
+    /// Makes the window the key window without listing it as shown (Apple: `makeKey()`).
+    open func makeKey() {
+        AppContext.resolveExisting()?.application.windowBecameKey(self)
+        isKeyWindow = true
+    }
+
+    /// Another window became key.
+    func resignKey() { isKeyWindow = false }
 }
 
 /// What a window's root controller does when the window becomes key (UIKit's

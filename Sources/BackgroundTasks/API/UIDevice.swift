@@ -206,6 +206,11 @@ public final class UIDevice: Sendable {
         }
     }
 
+    /// The kind of interface the device has (Apple: `userInterfaceIdiom`): `.unspecified`, as
+    /// a Linux machine is neither a phone, a pad nor a Mac; code that branches on `.pad` takes
+    /// its other branch.
+    public var userInterfaceIdiom: UIUserInterfaceIdiom { .unspecified }
+
     /// Whether the device runs apps in the background (Apple: `isMultitaskingSupported`):
     /// `true`, as on every device iOS 13 runs on (code that checks it before
     /// `beginBackgroundTask` goes on).

@@ -28,6 +28,14 @@ open class UIScene: UIResponder {
         /// The URLs the scene was opened to show (Apple: `urlContexts`): always empty, as no
         /// app on Linux opens another with a URL.
         public var urlContexts: Set<UIOpenURLContext> { [] }
+        /// The activities the scene was opened to continue (Apple: `userActivities`): always
+        /// empty, as Linux hands no activities.
+        public var userActivities: Set<NSUserActivity> { [] }
+        /// The type of the activity being handed off (Apple: `handoffUserActivityType`): `nil`.
+        public var handoffUserActivityType: String? { nil }
+        /// The quick action the scene was opened with (Apple: `shortcutItem`): `nil`, as Linux
+        /// has no Home Screen.
+        public var shortcutItem: UIApplicationShortcutItem? { nil }
     }
 
     /// How a URL was opened (Apple: `UIScene.OpenURLOptions`).
@@ -95,8 +103,13 @@ open class UIOpenURLContext: NSObject {
 /// A window scene (Apple: `UIWindowScene`).
 @MainActor
 open class UIWindowScene: UIScene {
-    /// The scene's windows (none on Linux).
-    public var windows: [UIWindow] { [] }
+    /// The scene's windows (Apple: `windows`): those of the scene that were made key, while
+    /// the app keeps them.
+    public var windows: [UIWindow] {
+        (AppContext.resolveExisting()?.application.liveWindows ?? []).filter { $0.windowScene === self }
+    }
+    /// The scene's key window (Apple: `keyWindow`, iOS 15).
+    public var keyWindow: UIWindow? { windows.last { $0.isKeyWindow } }
 }
 
 /// The session of a scene (Apple: `UISceneSession`).

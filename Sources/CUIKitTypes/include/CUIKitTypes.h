@@ -103,4 +103,65 @@ typedef BGTASK_OPEN_ENUM BGTaskSchedulerErrorCode : long {
     BGTaskSchedulerErrorCodeImmediateRunIneligible = 4,
 } BGTaskSchedulerErrorCode;
 
+/// The kind of interface the device has (Apple: `UIUserInterfaceIdiom`).
+typedef BGTASK_OPEN_ENUM UIUserInterfaceIdiom : long {
+    /// Not one of the kinds below: what a Linux machine reports.
+    UIUserInterfaceIdiomUnspecified = -1,
+    /// An iPhone.
+    UIUserInterfaceIdiomPhone = 0,
+    /// An iPad.
+    UIUserInterfaceIdiomPad = 1,
+    /// Apple TV.
+    UIUserInterfaceIdiomTV = 2,
+    /// CarPlay.
+    UIUserInterfaceIdiomCarPlay = 3,
+    /// A Mac.
+    UIUserInterfaceIdiomMac = 5,
+    /// Apple Vision Pro.
+    UIUserInterfaceIdiomVision = 6,
+} UIUserInterfaceIdiom;
+
+/// Light or dark appearance (Apple: `UIUserInterfaceStyle`).
+typedef BGTASK_OPEN_ENUM UIUserInterfaceStyle : long {
+    /// Not chosen.
+    UIUserInterfaceStyleUnspecified = 0,
+    /// Light.
+    UIUserInterfaceStyleLight = 1,
+    /// Dark.
+    UIUserInterfaceStyleDark = 2,
+} UIUserInterfaceStyle;
+
+/// The system icons of a Home Screen quick action (Apple: `UIApplicationShortcutIcon.IconType`).
+typedef BGTASK_OPEN_ENUM UIApplicationShortcutIconType : long {
+    UIApplicationShortcutIconTypeCompose = 0,
+    UIApplicationShortcutIconTypePlay,
+    UIApplicationShortcutIconTypePause,
+    UIApplicationShortcutIconTypeAdd,
+    UIApplicationShortcutIconTypeLocation,
+    UIApplicationShortcutIconTypeSearch,
+    UIApplicationShortcutIconTypeShare,
+    UIApplicationShortcutIconTypeProhibit,
+    UIApplicationShortcutIconTypeContact,
+    UIApplicationShortcutIconTypeHome,
+    UIApplicationShortcutIconTypeMarkLocation,
+    UIApplicationShortcutIconTypeFavorite,
+    UIApplicationShortcutIconTypeLove,
+    UIApplicationShortcutIconTypeCloud,
+    UIApplicationShortcutIconTypeInvitation,
+    UIApplicationShortcutIconTypeConfirmation,
+    UIApplicationShortcutIconTypeMail,
+    UIApplicationShortcutIconTypeMessage,
+    UIApplicationShortcutIconTypeDate,
+    UIApplicationShortcutIconTypeTime,
+    UIApplicationShortcutIconTypeCapturePhoto,
+    UIApplicationShortcutIconTypeCaptureVideo,
+    UIApplicationShortcutIconTypeTask,
+    UIApplicationShortcutIconTypeTaskCompleted,
+    UIApplicationShortcutIconTypeAlarm,
+    UIApplicationShortcutIconTypeBookmark,
+    UIApplicationShortcutIconTypeShuffle,
+    UIApplicationShortcutIconTypeAudio,
+    UIApplicationShortcutIconTypeUpdate,
+} UIApplicationShortcutIconType;
+
 #endif

@@ -1,0 +1,11 @@
+// The key window as code written before scenes finds it (Swift 5 mode): through
+// `UIApplication.shared.keyWindow` (deprecated in iOS 13) or `windows` (deprecated in iOS 15),
+// which Xcode warns about and compiles; so does this package (the deprecation warnings stay
+// warnings in this target).
+import BackgroundTasks
+import UIKit
+
+/// The root controller of the key window, or of the first window.
+@MainActor public func legacyRootViewController() -> UIViewController? {
+    UIApplication.shared.keyWindow?.rootViewController ?? UIApplication.shared.windows.first?.rootViewController
+}

@@ -120,15 +120,15 @@ public final class BGApplication: @unchecked Sendable {
     @MainActor var sceneConnectionTried = false
     /// The app's connected scenes (Apple: `UIApplication.connectedScenes`): the one scene of
     /// a scene-based app the user started, else none.
-    @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }
+    @preconcurrency @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }
     /// The sessions of the app's scenes (Apple: `openSessions`): the connected scene's.
-    @MainActor public var openSessions: Set<UISceneSession> { connectedScene.map { [$0.session] } ?? [] }
+    @preconcurrency @MainActor public var openSessions: Set<UISceneSession> { connectedScene.map { [$0.session] } ?? [] }
     /// Whether the app shows several scenes at once (Apple: `supportsMultipleScenes`):
     /// `false`, as on an iPhone; a Linux app connects one scene at most.
-    @MainActor public var supportsMultipleScenes: Bool { false }
+    @preconcurrency @MainActor public var supportsMultipleScenes: Bool { false }
     /// The app's Home Screen quick actions (Apple: `shortcutItems`): kept as the app sets them;
     /// Linux has no Home Screen to show them on.
-    @MainActor public var shortcutItems: [UIApplicationShortcutItem]?
+    @preconcurrency @MainActor public var shortcutItems: [UIApplicationShortcutItem]?
     /// The windows made key, oldest first, while they live.
     @MainActor private var keyedWindows: [WeakWindow] = []
 
@@ -136,11 +136,11 @@ public final class BGApplication: @unchecked Sendable {
     /// `UIWindowScene.windows`): those made key and visible, in the order they were, while
     /// the app keeps them.
     @available(*, deprecated, message: "Use UIWindowScene.windows on a relevant window scene instead")
-    @MainActor public var windows: [UIWindow] { liveWindows }
+    @preconcurrency @MainActor public var windows: [UIWindow] { liveWindows }
     /// The key window (Apple: `keyWindow`, deprecated in iOS 13): the window last made key,
     /// while the app keeps it.
     @available(*, deprecated, message: "Should not be used for applications that support multiple scenes as it returns a key window across all connected scenes")
-    @MainActor public var keyWindow: UIWindow? { liveWindows.last { $0.isKeyWindow } }
+    @preconcurrency @MainActor public var keyWindow: UIWindow? { liveWindows.last { $0.isKeyWindow } }
 
     /// The windows made key that are still alive.
     @MainActor package var liveWindows: [UIWindow] {

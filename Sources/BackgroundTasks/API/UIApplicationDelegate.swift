@@ -48,7 +48,7 @@ open class UIResponder: NSObject, UIUserActivityRestoring {
 /// app or scene delegate's `var window: UIWindow?`, `UIWindow(windowScene:)`,
 /// `UIWindow(frame:)` and `makeKeyAndVisible()` compile; nothing shows it. `import UIKit`
 /// adds its `rootViewController` (Sources/UIKit/ViewControllers.swift).
-@MainActor
+@preconcurrency @MainActor
 open class UIWindow: UIResponder {
     /// The scene the window belongs to.
     public private(set) weak var windowScene: UIWindowScene?

@@ -13,7 +13,7 @@ import Foundation
 //     }
 
 /// A scene of the app (Apple: `UIScene`): on Linux, the one the user's launch connects.
-@MainActor
+@preconcurrency @MainActor
 open class UIScene: UIResponder {
     /// Where a scene is in its life (Apple: `UIScene.ActivationState`): the C enum
     /// `UISceneActivationState` (CUIKitTypes), as on iOS, so a `switch` over it takes
@@ -85,7 +85,7 @@ open class UIScene: UIResponder {
 
 /// A URL the app was asked to open (Apple: `UIOpenURLContext`). None ever comes on Linux:
 /// the class exists so that a scene delegate's `scene(_:openURLContexts:)` compiles.
-@MainActor
+@preconcurrency @MainActor
 open class UIOpenURLContext: NSObject {
     /// The URL.
     public let url: URL
@@ -101,7 +101,7 @@ open class UIOpenURLContext: NSObject {
 }
 
 /// A window scene (Apple: `UIWindowScene`).
-@MainActor
+@preconcurrency @MainActor
 open class UIWindowScene: UIScene {
     /// The scene's windows (Apple: `windows`): those of the scene that were made key, while
     /// the app keeps them.
@@ -113,7 +113,7 @@ open class UIWindowScene: UIScene {
 }
 
 /// The session of a scene (Apple: `UISceneSession`).
-@MainActor
+@preconcurrency @MainActor
 open class UISceneSession: NSObject {
     /// A session's role (Apple: `UISceneSession.Role`).
     public struct Role: Hashable, RawRepresentable, Sendable {
@@ -148,7 +148,7 @@ open class UISceneSession: NSObject {
 /// How a scene is created (Apple: `UISceneConfiguration`). Made with a name, it takes the
 /// delegate class of the manifest's scene configuration of that name and role
 /// (`UIApplicationSceneManifest`), as iOS reads Info.plist; `delegateClass` may be set.
-@MainActor
+@preconcurrency @MainActor
 open class UISceneConfiguration: NSObject {
     /// The configuration's name.
     public let name: String?
@@ -178,7 +178,7 @@ open class UISceneConfiguration: NSObject {
 
 /// What a scene's delegate hears (Apple: `UISceneDelegate`). Every method has a default that
 /// does nothing, as Apple's are optional; the system calls them on the main actor.
-@MainActor
+@preconcurrency @MainActor
 public protocol UISceneDelegate: AnyObject {
     /// The scene connected (the user started the app).
     func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions)
@@ -215,7 +215,7 @@ extension UISceneDelegate {
 }
 
 /// A window scene's delegate (Apple: `UIWindowSceneDelegate`), with its `window`.
-@MainActor
+@preconcurrency @MainActor
 public protocol UIWindowSceneDelegate: UISceneDelegate {
     /// The scene's window (Linux draws none).
     var window: UIWindow? { get set }

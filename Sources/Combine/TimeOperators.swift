@@ -154,3 +154,97 @@ private struct SubscribeOn<Upstream: Publisher>: Publisher {
         schedule { upstream.subscribe(subscriber) }
     }
 }
+
+/// The values `collect(.byTime(...))` holds between two publications. @unchecked Sendable:
+/// `values` is read and written only under `lock`.
+final class TimedBatch<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Value] = []
+
+    /// Adds `value`; returns the batch when it reached `limit` (and starts a new one).
+    func add(_ value: Value, limit: Int?) -> [Value]? {
+        lock.lock()
+        defer { lock.unlock() }
+        values.append(value)
+        guard let limit, values.count >= limit else { return nil }
+        defer { values = [] }
+        return values
+    }
+
+    /// The values held, if any (and starts a new batch).
+    func take() -> [Value]? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !values.isEmpty else { return nil }
+        defer { values = [] }
+        return values
+    }
+}
+
+/// A repeating timer held among a funnel's upstreams, so that the funnel's end or its
+/// subscriber's cancellation stops it. @unchecked Sendable: `timer` is set once.
+final class TimerHold: Subscription, @unchecked Sendable {
+    private let timer: any Cancellable
+    init(_ timer: any Cancellable) { self.timer = timer }
+    func request(_ demand: Subscribers.Demand) {}
+    func cancel() { timer.cancel() }
+}
+
+extension Publishers {
+    /// How `collect(_:options:)` groups values in time (Apple: `Publishers.TimeGroupingStrategy`).
+    public enum TimeGroupingStrategy<Context: Scheduler> {
+        /// Every interval on the scheduler, the values that came during it.
+        case byTime(Context, Context.SchedulerTimeType.Stride)
+        /// The same, and also as soon as that many values came.
+        case byTimeOrCount(Context, Context.SchedulerTimeType.Stride, Int)
+    }
+
+    /// A publisher of the values grouped in time (Apple: `Publishers.CollectByTime`).
+    public struct CollectByTime<Upstream: Publisher, Context: Scheduler>: Publisher {
+        public typealias Output = [Upstream.Output]
+        public typealias Failure = Upstream.Failure
+        /// The publisher whose values are grouped.
+        public let upstream: Upstream
+        /// How they are grouped.
+        public let strategy: TimeGroupingStrategy<Context>
+        /// The scheduler's options.
+        public let options: Context.SchedulerOptions?
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            let funnel = Funnel<Output, Failure>(AnySubscriber(subscriber))
+            funnel.start()
+            let (scheduler, interval, limit): (Context, Context.SchedulerTimeType.Stride, Int?)
+            switch strategy {
+            case .byTime(let context, let stride): (scheduler, interval, limit) = (context, stride, nil)
+            case .byTimeOrCount(let context, let stride, let count): (scheduler, interval, limit) = (context, stride, max(1, count))
+            }
+            let options = self.options
+            let batch = TimedBatch<Upstream.Output>()
+            let timer = scheduler.schedule(after: scheduler.now.advanced(by: interval), interval: interval,
+                                           tolerance: scheduler.minimumTolerance, options: options) {
+                if let values = batch.take() { funnel.send(values) }
+            }
+            let hold = TimerHold(timer)
+            funnel.attach(hold, owner: hold, demand: .none)
+            funnel.follow(upstream, onValue: { value in
+                    // A full batch goes out on the scheduler too, in order with the timer's.
+                    if let full = batch.add(value, limit: limit) { scheduler.schedule(options: options) { funnel.send(full) } }
+                }, onCompletion: { completion in
+                    scheduler.schedule(options: options) {
+                        // What is held goes out before the end; a failure drops it.
+                        if case .finished = completion, let rest = batch.take() { funnel.send(rest) }
+                        funnel.finish(completion)
+                    }
+                })
+        }
+    }
+}
+
+extension Publisher {
+    /// Groups values in time: every interval of `strategy` on its scheduler, the values that
+    /// came during it (none: nothing is published), or, with `.byTimeOrCount`, as soon as
+    /// that many came; what is held when the upstream finishes goes out before the end.
+    public func collect<S: Scheduler>(_ strategy: Publishers.TimeGroupingStrategy<S>, options: S.SchedulerOptions? = nil) -> Publishers.CollectByTime<Self, S> {
+        Publishers.CollectByTime(upstream: self, strategy: strategy, options: options)
+    }
+}

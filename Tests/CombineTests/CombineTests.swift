@@ -446,6 +446,61 @@ final class Box<Value>: @unchecked Sendable {
         c.cancel()
     }
 
+    @Test func collectByTimeGroupsWhatCameInEachInterval() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let got = Box<[[Int]]>([])
+        let finished = Box(false)
+        let c = subject.collect(.byTime(scheduler, .seconds(1))).sink(receiveCompletion: { _ in finished.value = true }) { got.value.append($0) }
+        subject.send(1); subject.send(2)
+        scheduler.advance(by: .milliseconds(999))
+        #expect(got.value.isEmpty)
+        scheduler.advance(by: .milliseconds(1))
+        #expect(got.value == [[1, 2]])
+        // An interval without values publishes nothing.
+        scheduler.advance(by: .seconds(1))
+        #expect(got.value == [[1, 2]])
+        subject.send(3)
+        subject.send(completion: .finished)
+        scheduler.advance()
+        #expect(got.value == [[1, 2], [3]], "what is held goes out before the end")
+        #expect(finished.value)
+        c.cancel()
+    }
+
+    @Test func collectByTimeOrCountPublishesAFullBatchAtOnce() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<Int, TestError>()
+        let got = Box<[[Int]]>([])
+        let failure = Box<TestError?>(nil)
+        let c = subject.collect(.byTimeOrCount(scheduler, .seconds(10), 3)).sink(receiveCompletion: { completion in
+            if case .failure(let error) = completion { failure.value = error }
+        }) { got.value.append($0) }
+        for value in 1...7 { subject.send(value) }
+        scheduler.advance()
+        #expect(got.value == [[1, 2, 3], [4, 5, 6]])
+        scheduler.advance(by: .seconds(10))
+        #expect(got.value == [[1, 2, 3], [4, 5, 6], [7]])
+        subject.send(8)
+        subject.send(completion: .failure(.broken))
+        scheduler.advance()
+        #expect(got.value.count == 3, "a failure drops what is held")
+        #expect(failure.value == .broken)
+        c.cancel()
+    }
+
+    @Test func cancellingACollectByTimeStopsItsTimer() {
+        let scheduler = VirtualScheduler()
+        let subject = PassthroughSubject<Int, Never>()
+        let got = Box<[[Int]]>([])
+        let c = subject.collect(.byTime(scheduler, .seconds(1))).sink { got.value.append($0) }
+        subject.send(1)
+        c.cancel()
+        subject.send(2)
+        scheduler.advance(by: .seconds(5))
+        #expect(got.value.isEmpty)
+    }
+
     @Test func throttleSendsAtMostOnePerInterval() {
         let scheduler = VirtualScheduler()
         let subject = PassthroughSubject<Int, Never>()

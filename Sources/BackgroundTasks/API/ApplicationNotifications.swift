@@ -14,6 +14,15 @@ import Foundation
 // observers run on the main actor, as on iOS; `queue: nil` observers run on that queue
 // with the app's context bound.
 extension BGApplication {
+    /// Posts each name with its object, in order, from the notification queue, as app work
+    /// (the device's change notifications: `ProcessInfo`'s and `UIDevice`'s).
+    func post(_ names: [(Notification.Name, any AnyObject & Sendable)]) {
+        guard !names.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) {
+            for (name, object) in names { NotificationCenter.default.post(name: name, object: object) }
+        }
+    }
+
     /// Posts `names`, in order, from the notification queue, as app work (the simulator
     /// waits for the observers before time moves on).
     func post(_ names: [Notification.Name]) {

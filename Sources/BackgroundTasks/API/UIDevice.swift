@@ -20,10 +20,12 @@ public final class UIDevice: Sendable {
     /// The device as the running app sees it (Apple: `UIDevice.current`).
     public static var current: UIDevice { AppContext.resolve().device }
 
-    /// Posted when the battery level changes, on iOS. Never posted here (nothing watches the
-    /// battery for the app): read ``batteryLevel`` when it matters.
+    /// Posted when the battery level changes by a percent or more while the app monitors its
+    /// battery (``isBatteryMonitoringEnabled``), as the app's scheduler sees it change
+    /// (DeviceChangeNotifications.swift).
     public static let batteryLevelDidChangeNotification = Notification.Name("UIDeviceBatteryLevelDidChangeNotification")
-    /// Posted when the battery state changes, on iOS. Never posted here: read ``batteryState``.
+    /// Posted when the battery state changes while the app monitors its battery, as the app's
+    /// scheduler sees it change.
     public static let batteryStateDidChangeNotification = Notification.Name("UIDeviceBatteryStateDidChangeNotification")
 
     /// What the battery is: its charge (0...1, `nil` when not known) and what it is doing.
@@ -40,6 +42,17 @@ public final class UIDevice: Sendable {
         /// The battery of `conditions`.
         public init(conditions: Conditions) {
             self.init(level: conditions.batteryLevel, state: conditions.batteryState)
+        }
+
+        /// The state as UIKit names it: discharging is `.unplugged`, full or plugged in and
+        /// not charging `.full`, no battery or unreadable `.unknown`.
+        var uiState: BatteryState {
+            switch state {
+            case .discharging: return .unplugged
+            case .charging: return .charging
+            case .full: return .full
+            case .unknown, .noBattery: return .unknown
+            }
         }
     }
 
@@ -198,12 +211,7 @@ public final class UIDevice: Sendable {
     /// it has no battery to be full) or whose battery cannot be read.
     public var batteryState: BatteryState {
         guard isBatteryMonitoringEnabled else { return .unknown }
-        switch readBattery().state {
-        case .discharging: return .unplugged
-        case .charging: return .charging
-        case .full: return .full
-        case .unknown, .noBattery: return .unknown
-        }
+        return readBattery().uiState
     }
 
     /// The kind of interface the device has (Apple: `userInterfaceIdiom`): `.unspecified`, as
@@ -263,13 +271,13 @@ extension ProcessInfo {
         }
     }
 
-    /// Posted when the thermal state changes, on iOS. Never posted here (nothing watches
-    /// the device for the app): read ``thermalState`` when it matters.
+    /// Posted (object: `ProcessInfo.processInfo`) when the thermal state changes, as the app's
+    /// scheduler sees it change (DeviceChangeNotifications.swift; docs/porting.md says when).
     public static let thermalStateDidChangeNotification = Notification.Name("NSProcessInfoThermalStateDidChangeNotification")
 }
 
 extension Notification.Name {
-    /// Posted when Low Power Mode is turned on or off, on iOS. Never posted here: read
-    /// `ProcessInfo.processInfo.isLowPowerModeEnabled` when it matters.
+    /// Posted (object: `ProcessInfo.processInfo`) when Low Power Mode is turned on or off, as
+    /// the app's scheduler sees it change (docs/porting.md says when).
     public static let NSProcessInfoPowerStateDidChange = Notification.Name("NSProcessInfoPowerStateDidChangeNotification")
 }

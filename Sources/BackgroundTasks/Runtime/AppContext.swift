@@ -46,6 +46,9 @@ public final class AppContext: Sendable {
     let launchedInBackground: Bool
     /// Other modules' per-app objects (``service(_:make:)``).
     let services = AppServiceObjects()
+    /// Posts `ProcessInfo`'s and `UIDevice`'s change notifications as the driver reports
+    /// the device changing.
+    let deviceChanges: DeviceChangeNotifier
 
     /// The context bound by the driver around calls into app code.
     @TaskLocal public static var current: AppContext?
@@ -84,11 +87,13 @@ public final class AppContext: Sendable {
             readBattery: battery ?? UIDevice.battery(),
             readPower: power ?? UIDevice.power()
         )
+        deviceChanges = DeviceChangeNotifier(conditions: driver.conditions)
         scheduler.context = self
         application.context = self
         bind(defaultHandlerQueue)
         bind(expirationQueue)
         withCurrent { application.registerRemoteWakeHandler() }
+        deviceChanges.follow(driver, for: self)
         let stored = try? driver.store?.appSetting(app: app, name: AppSettingName.backgroundRefresh)
         driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
     }

@@ -65,6 +65,18 @@ extension Text {
     }
     /// A range of dates.
     public init(_ dates: ClosedRange<Date>) { self.init(verbatim: "\(dates.lowerBound) - \(dates.upperBound)") }
+    /// A timer counting over `timerInterval` (iOS 16): the time left (or gone, when not
+    /// `countsDown`) as it reads when the text is made ("4:59", "1:02:03" with hours), or at
+    /// `pauseTime`; nothing redraws it on Linux.
+    public init(timerInterval: ClosedRange<Date>, pauseTime: Date? = nil, countsDown: Bool = true, showsHours: Bool = true) {
+        let now = min(max(pauseTime ?? Date(), timerInterval.lowerBound), timerInterval.upperBound)
+        let seconds = Int((countsDown ? timerInterval.upperBound.timeIntervalSince(now) : now.timeIntervalSince(timerInterval.lowerBound)).rounded(.down))
+        let hours = seconds / 3600, minutes = (seconds % 3600) / 60, rest = seconds % 60
+        let text = showsHours && hours > 0
+            ? String(format: "%d:%02d:%02d", hours, minutes, rest)
+            : String(format: "%d:%02d", showsHours ? minutes : seconds / 60, rest)
+        self.init(verbatim: text)
+    }
 
     static func describe(_ date: Date, style: DateStyle) -> String {
         let formatter = DateFormatter()
@@ -104,6 +116,17 @@ extension Button where Label == Text {
     /// A button titled `title` with a role.
     public init<S: StringProtocol>(_ title: S, role: ButtonRole?, action: @escaping () -> Void) {
         self.init(action: action) { Text(title) }
+    }
+}
+
+extension Button where Label == SwiftUI.Label<Text, Image> {
+    /// A button titled `title` with the system symbol `systemImage` (iOS 17).
+    public init<S: StringProtocol>(_ title: S, systemImage: String, action: @escaping () -> Void) {
+        self.init(action: action) { SwiftUI.Label(title, systemImage: systemImage) }
+    }
+    /// The same with a role (iOS 17).
+    public init<S: StringProtocol>(_ title: S, systemImage: String, role: ButtonRole?, action: @escaping () -> Void) {
+        self.init(action: action) { SwiftUI.Label(title, systemImage: systemImage) }
     }
 }
 
@@ -181,6 +204,10 @@ public struct Stepper<Label: View> {
     public init<S: StringProtocol, V: Strideable>(_ title: S, value: Binding<V>, in bounds: ClosedRange<V>, step: V.Stride = 1) where Label == Text {}
     /// A stepper labelled `label`.
     public init<V: Strideable>(value: Binding<V>, in bounds: ClosedRange<V>, step: V.Stride = 1, @ViewBuilder label: () -> Label) {}
+    /// A stepper titled `title` changing `value` by `step`, without bounds.
+    public init<S: StringProtocol, V: Strideable>(_ title: S, value: Binding<V>, step: V.Stride = 1) where Label == Text {}
+    /// A stepper titled `title` whose taps call `onIncrement` and `onDecrement`.
+    public init<S: StringProtocol>(_ title: S, onIncrement: (() -> Void)?, onDecrement: (() -> Void)?) where Label == Text {}
 }
 
 /// A slider (Apple: `Slider`); nobody slides here.

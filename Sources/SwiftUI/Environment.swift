@@ -239,9 +239,10 @@ public struct AppStorage<Value>: DynamicProperty {
     private let defaultValue: Value
     private let store: UserDefaults
     private let read: (Any) -> Value?
-    private let write: (Value) -> Any
+    /// The value to store; `nil` removes the key (an optional value set to `nil`).
+    private let write: (Value) -> Any?
 
-    private init(key: String, defaultValue: Value, store: UserDefaults?, read: @escaping (Any) -> Value?, write: @escaping (Value) -> Any) {
+    private init(key: String, defaultValue: Value, store: UserDefaults?, read: @escaping (Any) -> Value?, write: @escaping (Value) -> Any?) {
         self.key = key
         self.defaultValue = defaultValue
         self.store = store ?? .standard
@@ -297,6 +298,48 @@ extension AppStorage {
     /// An enumeration's raw integer under `key`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == Int {
         self.init(key: key, defaultValue: wrappedValue, store: store, read: { ($0 as? Int).flatMap(Value.init(rawValue:)) }, write: { $0.rawValue })
+    }
+}
+
+extension AppStorage where Value: ExpressibleByNilLiteral {
+    /// An optional Boolean under `key`: `nil` until set; setting `nil` removes it.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == Bool? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Bool).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional integer under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == Int? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Int).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional number under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == Double? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Double).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional string under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == String? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? String).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional URL under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == URL? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? String).flatMap(URL.init(string:)).map(Optional.some) },
+                  write: { $0?.absoluteString })
+    }
+    /// Optional data under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == Data? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Data).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional date under `key`.
+    public init(_ key: String, store: UserDefaults? = nil) where Value == Date? {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Date).map(Optional.some) }, write: { $0 })
+    }
+    /// An optional enumeration's raw string under `key`.
+    public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == String {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? String).flatMap(R.init(rawValue:)).map(Optional.some) },
+                  write: { $0?.rawValue })
+    }
+    /// An optional enumeration's raw integer under `key`.
+    public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == Int {
+        self.init(key: key, defaultValue: nil, store: store, read: { ($0 as? Int).flatMap(R.init(rawValue:)).map(Optional.some) },
+                  write: { $0?.rawValue })
     }
 }
 

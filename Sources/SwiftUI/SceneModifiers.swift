@@ -27,6 +27,12 @@ public struct BackgroundTask<Request, Response>: Sendable {
     public static var urlSession: BackgroundTask<String, Void> {
         BackgroundTask<String, Void>(kind: .anyURLSession)
     }
+
+    /// Events of the background `URLSession`s whose identifier `matching` accepts (Apple:
+    /// `urlSession(matching:)`, iOS 16). Never runs on Linux, as ``urlSession(_:)``.
+    public static func urlSession(matching: @escaping @Sendable (String) -> Bool) -> BackgroundTask<String, Void> {
+        BackgroundTask<String, Void>(kind: .anyURLSession)
+    }
 }
 
 nonisolated extension Scene {

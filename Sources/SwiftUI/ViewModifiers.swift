@@ -184,6 +184,18 @@ nonisolated extension View {
     public func onSubmit(of triggers: SubmitTriggers = .text, _ action: @escaping () -> Void) -> Self { self }
     /// `action` when the app is opened with a URL: never here (no app opens another on Linux).
     public func onOpenURL(perform action: @escaping (URL) -> Void) -> Self { self }
+    /// `action` when the app continues an activity of `activityType` (Apple:
+    /// `onContinueUserActivity(_:perform:)`): never here, as Linux hands no activities
+    /// (docs/porting.md, "User activities and quick actions").
+    public func onContinueUserActivity(_ activityType: String, perform action: @escaping (NSUserActivity) -> Void) -> Self { self }
+    /// Advertises an activity of `activityType` while `isActive` (Apple:
+    /// `userActivity(_:isActive:_:)`): nothing advertises it on Linux; `update` is not called.
+    public func userActivity(_ activityType: String, isActive: Bool = true, _ update: @escaping (NSUserActivity) -> Void) -> Self { self }
+    /// Advertises an activity for `element` (Apple: `userActivity(_:element:_:)`): as above.
+    public func userActivity<P>(_ activityType: String, element: P?, _ update: @escaping (P, NSUserActivity) -> Void) -> Self { self }
+    /// Which external events the view's scene prefers and allows (Apple:
+    /// `handlesExternalEvents(preferring:allowing:)`): none arrive on Linux.
+    public func handlesExternalEvents(preferring: Set<String>, allowing: Set<String>) -> Self { self }
     /// Focus bound to `condition`: nothing takes focus here.
     public func focused(_ condition: FocusState<Bool>.Binding) -> Self { self }
     /// Focus bound to a value: nothing takes focus here.
@@ -192,6 +204,10 @@ nonisolated extension View {
 }
 
 nonisolated extension Scene {
+    /// Which external events (URLs, activities) create the scene (Apple:
+    /// `handlesExternalEvents(matching:)`): none arrive on Linux.
+    public func handlesExternalEvents(matching conditions: Set<String>) -> Self { self }
+
     /// The user defaults `@AppStorage` uses in the scene; here each names its own store.
     public func defaultAppStorage(_ store: UserDefaults) -> Self { self }
 }

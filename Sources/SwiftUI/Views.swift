@@ -261,6 +261,13 @@ extension Toggle where Label == Text {
     public init<S: StringProtocol>(_ title: S, isOn: Binding<Bool>) { self.init(isOn: isOn) { Text(title) } }
 }
 
+extension Toggle where Label == SwiftUI.Label<Text, Image> {
+    /// A switch titled `title` with the system symbol `systemImage` (iOS 17), bound to `isOn`.
+    public init<S: StringProtocol>(_ title: S, systemImage: String, isOn: Binding<Bool>) {
+        self.init(isOn: isOn) { SwiftUI.Label(title, systemImage: systemImage) }
+    }
+}
+
 /// Progress (Apple: `ProgressView`).
 public struct ProgressView {
     /// An indeterminate progress indicator.

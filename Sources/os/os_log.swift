@@ -95,3 +95,10 @@ enum OSLogFormat {
     }
 }
 
+
+/// Whether messages of `type` sent to `log` are written (Apple: `os_log_type_enabled`), for
+/// code that skips building a costly debug message: as ``OSLog/isEnabled(type:)`` answers
+/// (`BGTASK_LOG` decides the least level written; a disabled log writes nothing).
+public func os_log_type_enabled(_ log: OSLog, _ type: OSLogType) -> Bool {
+    log.isEnabled(type: type)
+}

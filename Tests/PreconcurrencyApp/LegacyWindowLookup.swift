@@ -9,3 +9,8 @@ import UIKit
 @MainActor public func legacyRootViewController() -> UIViewController? {
     UIApplication.shared.keyWindow?.rootViewController ?? UIApplication.shared.windows.first?.rootViewController
 }
+
+/// Whether a pre-iOS 10 local notification launched the app (a deprecated key, warned about).
+public func launchedByLocalNotification(_ options: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+    options?[.localNotification] != nil
+}

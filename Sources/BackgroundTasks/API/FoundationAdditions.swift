@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 // What iOS code takes from Apple's Foundation beside background work and
 // swift-corelibs-foundation lacks: app-group containers, the directory URLs of iOS 16,
@@ -151,4 +154,24 @@ final class ProcessActivity: NSObject, @unchecked Sendable {
         self.reason = reason
     }
     override var description: String { "<activity \(reason)>" }
+}
+
+extension URLSession {
+    /// The session's tasks that have not ended (Apple: `allTasks`, iOS 15): what
+    /// `getAllTasks(completionHandler:)` gives, awaited (an expiration handler cancels them).
+    @_disfavoredOverload
+    public var allTasks: [URLSessionTask] {
+        get async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SessionTasks, Never>) in
+                getAllTasks { continuation.resume(returning: SessionTasks(tasks: $0)) }
+            }.tasks
+        }
+    }
+}
+
+/// A session's tasks, handed from Foundation's queue to the awaiting code. @unchecked
+/// Sendable: URLSessionTask is thread-safe (its state is behind Foundation's own lock) and
+/// the array is not changed after it is made.
+struct SessionTasks: @unchecked Sendable {
+    let tasks: [URLSessionTask]
 }

@@ -131,6 +131,9 @@ extension BGApplication {
         public static let userActivityDictionary = LaunchOptionsKey("UIApplicationLaunchOptionsUserActivityDictionaryKey")
         /// The type of that activity.
         public static let userActivityType = LaunchOptionsKey("UIApplicationLaunchOptionsUserActivityTypeKey")
+        /// A local notification launched the app (before iOS 10).
+        @available(*, deprecated, message: "Use UserNotifications Framework's -[UNUserNotificationCenterDelegate didReceiveNotificationResponse:withCompletionHandler:]")
+        public static let localNotification = LaunchOptionsKey("UIApplicationLaunchOptionsLocalNotificationKey")
     }
 
     /// The keys of the options given with a URL to open (Apple: `UIApplication.OpenURLOptionsKey`),

@@ -281,3 +281,28 @@ extension Notification.Name {
     /// the app's scheduler sees it change (docs/porting.md says when).
     public static let NSProcessInfoPowerStateDidChange = Notification.Name("NSProcessInfoPowerStateDidChangeNotification")
 }
+
+/// The orientations an app's interface supports (Apple: `UIInterfaceOrientationMask`), for an
+/// app delegate's `application(_:supportedInterfaceOrientationsFor:)` and the orientation lock
+/// apps keep beside it. Linux has no screen to turn: the method is never called.
+public struct UIInterfaceOrientationMask: OptionSet, Hashable, Sendable {
+    /// The bits, as Apple's.
+    public let rawValue: UInt
+    /// A mask from its bits.
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    /// Portrait.
+    public static let portrait = UIInterfaceOrientationMask(rawValue: 1 << 1)
+    /// Landscape, home button (or bottom) on the left.
+    public static let landscapeLeft = UIInterfaceOrientationMask(rawValue: 1 << 4)
+    /// Landscape, home button on the right.
+    public static let landscapeRight = UIInterfaceOrientationMask(rawValue: 1 << 3)
+    /// Portrait, upside down.
+    public static let portraitUpsideDown = UIInterfaceOrientationMask(rawValue: 1 << 2)
+    /// Both landscapes.
+    public static let landscape: UIInterfaceOrientationMask = [.landscapeLeft, .landscapeRight]
+    /// Every orientation.
+    public static let all: UIInterfaceOrientationMask = [.portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown]
+    /// Every orientation but upside down.
+    public static let allButUpsideDown: UIInterfaceOrientationMask = [.portrait, .landscapeLeft, .landscapeRight]
+}

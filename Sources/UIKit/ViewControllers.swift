@@ -468,10 +468,11 @@ extension UIWindow {
     public func viewWithTag(_ tag: Int) -> UIView? { content.subviews.lazy.compactMap { $0.viewWithTag(tag) }.first }
     /// Moves `view` to the front of the window's views.
     public func bringSubviewToFront(_ view: UIView) { content.bringSubviewToFront(view) }
-    /// Whether the window is hidden (kept as set; nothing shows either way).
+    /// Whether the window is hidden: until `makeKeyAndVisible()`, as on iOS; then as set
+    /// (nothing shows either way).
     public var isHidden: Bool {
-        get { content.isHidden }
-        set { content.isHidden = newValue }
+        get { windowIsHidden }
+        set { windowIsHidden = newValue }
     }
     /// The window's opacity (kept as set).
     public var alpha: CGFloat {

@@ -33,7 +33,8 @@ import Testing
                 observers.append(observer)
             }
         }
-        _ = context
+        // The user has the app open: it runs (a backgrounded app is suspended after 5 s).
+        context.application.enterForeground()
         var hot = onBattery
         hot.lowPowerMode = true
         device.setConditions(hot, at: Self.start + 100)
@@ -48,12 +49,38 @@ import Testing
         device.setConditions(hot, at: Self.start + 400)
         // The same again: nothing.
         device.setConditions(hot, at: Self.start + 500)
+        // One percent, which floating point does not make 0.01 (0.57 - 0.56).
+        hot.batteryLevel = 0.57
+        device.setConditions(hot, at: Self.start + 550)
+        hot.batteryLevel = 0.56
+        device.setConditions(hot, at: Self.start + 560)
         await device.run(for: 600)
         #expect(heard.withLock { $0 } == [
             "100 NSProcessInfoPowerStateDidChangeNotification",
             "200 NSProcessInfoThermalStateDidChangeNotification",
             "400 UIDeviceBatteryStateDidChangeNotification",
             "400 UIDeviceBatteryLevelDidChangeNotification",
+            "550 UIDeviceBatteryLevelDidChangeNotification",
+            "560 UIDeviceBatteryLevelDidChangeNotification",
+        ])
+        // A suspended app is told when it runs again, once per kind of change.
+        heard.withLock { $0 = [] }
+        context.application.enterBackground()
+        await device.run(for: 10)
+        #expect(context.application.lifecycleState == .suspended)
+        hot.lowPowerMode = false
+        device.setConditions(hot, at: Self.start + 700)
+        hot.lowPowerMode = true
+        device.setConditions(hot, at: Self.start + 710)
+        hot.thermalState = .fair
+        device.setConditions(hot, at: Self.start + 720)
+        await device.run(for: 190)
+        #expect(heard.withLock { $0 }.isEmpty, "nothing runs in a suspended app")
+        context.application.enterForeground()
+        await device.run(for: 10)
+        #expect(heard.withLock { $0 } == [
+            "800 NSProcessInfoPowerStateDidChangeNotification",
+            "800 NSProcessInfoThermalStateDidChangeNotification",
         ])
         for observer in observers { NotificationCenter.default.removeObserver(observer) }
     }

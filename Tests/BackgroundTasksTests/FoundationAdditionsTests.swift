@@ -50,10 +50,15 @@ import Testing
         #expect(AppGroupContainer.url(for: "group.a", environment: ["XDG_DATA_HOME": file.path], fileManager: .default) == nil)
     }
 
-    @Test func theDirectoryURLsAreFoundationsOwn() {
-        #expect(URL.documentsDirectory == FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first)
-        #expect(URL.cachesDirectory == FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first)
-        #expect(URL.applicationSupportDirectory == FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
+    @Test func theDirectoryURLsAreFoundationsOwnPlaces() {
+        // Linux's Foundation: ~/Documents, ~/Downloads... under the home directory, directories.
+        let home = FileManager.default.homeDirectoryForCurrentUser.standardizedFileURL.path
+        for (url, name) in [(URL.documentsDirectory, "Documents"), (URL.downloadsDirectory, "Downloads"),
+                            (URL.musicDirectory, "Music"), (URL.picturesDirectory, "Pictures")] {
+            #expect(url.standardizedFileURL.path == home + "/" + name, "\(url)")
+            #expect(url.hasDirectoryPath)
+        }
+        #expect(URL.cachesDirectory.isFileURL && URL.applicationSupportDirectory.isFileURL)
         #expect(!ProcessInfo.processInfo.isiOSAppOnMac && !ProcessInfo.processInfo.isMacCatalystApp)
     }
 }

@@ -5,8 +5,9 @@
 import BackgroundTasks
 import UIKit
 
-/// The root controller of the key window, or of the first window.
-@MainActor public func legacyRootViewController() -> UIViewController? {
+/// The root controller of the key window, or of the first window, from a plain function (not
+/// main-actor), as code written before concurrency reads it: a warning, as in Xcode.
+public func legacyRootViewController() -> UIViewController? {
     UIApplication.shared.keyWindow?.rootViewController ?? UIApplication.shared.windows.first?.rootViewController
 }
 

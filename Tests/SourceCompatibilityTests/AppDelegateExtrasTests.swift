@@ -65,6 +65,10 @@ import UIKit
         #expect(window.subviews.count == 1)
         delegate.applicationDidBecomeActive(application)
         #expect(window.viewWithTag(LinkingAppDelegate.coverTag) == nil && window.subviews.isEmpty)
+        // Hidden until made key and visible, as Apple's windows are.
+        #expect(window.isHidden)
+        window.makeKeyAndVisible()
+        #expect(!window.isHidden)
         window.isHidden = true
         window.overrideUserInterfaceStyle = .dark
         #expect(window.isHidden && window.overrideUserInterfaceStyle == .dark)
@@ -93,9 +97,13 @@ import UIKit
         context.withCurrent { #expect(context.application.liveWindows.isEmpty) }
     }
 
-    @Test func theDeviceIsNeitherAPhoneNorAPad() {
-        #expect(UIDevice.current.userInterfaceIdiom == .unspecified)
-        #expect(deviceKind() == "unknown")
+    @Test func theDeviceIsNeitherAPhoneNorAPad() throws {
+        let (device, _) = try Self.application()
+        let context = try #require(device.context(of: AppID("com.example.bank")))
+        context.withCurrent {
+            #expect(UIDevice.current.userInterfaceIdiom == .unspecified)
+            #expect(deviceKind() == "unknown")
+        }
     }
 
     @Test func activitiesRunTheirWorkAtOnce() {

@@ -16,7 +16,11 @@ final class DeviceChangeNotifier: Sendable {
         var lowPowerMode: Bool
         var thermalState: ThermalState
         var batteryState: UIDevice.BatteryState
-        var postedLevel: Double?
+        /// The battery level last posted (or seen while not monitored), in whole percents.
+        var postedPercent: Int?
+        /// What changed while the app was suspended or not running, once each, posted when it
+        /// runs again (iOS runs no code in a suspended app, and tells it on resuming).
+        var held: [(Notification.Name, any AnyObject & Sendable)] = []
     }
 
     private let seen: Mutex<Seen>
@@ -24,7 +28,7 @@ final class DeviceChangeNotifier: Sendable {
     /// Starts from `conditions` (what the driver has now).
     init(conditions: Conditions) {
         seen = Mutex(Seen(lowPowerMode: conditions.lowPowerMode, thermalState: conditions.thermalState,
-                          batteryState: Self.batteryState(conditions), postedLevel: conditions.batteryLevel))
+                          batteryState: Self.batteryState(conditions), postedPercent: Self.percent(conditions.batteryLevel)))
     }
 
     /// Registers with the driver: every `conditionsChanged` it reports is looked at for
@@ -34,11 +38,32 @@ final class DeviceChangeNotifier: Sendable {
             guard case .conditionsChanged(let conditions, _) = event, let self, let context else { return }
             self.changed(to: conditions, in: context)
         }
+        context.application.observeState { [weak self, weak context] state in
+            guard Self.runsCode(state), let self, let context else { return }
+            let held = self.seen.withLock { seen in
+                defer { seen.held = [] }
+                return seen.held
+            }
+            context.application.post(held)
+        }
+    }
+
+    /// Whether an app in `state` runs code (not suspended, not gone).
+    private static func runsCode(_ state: ApplicationLifecycleState) -> Bool {
+        state != .suspended && state != .notRunning
+    }
+
+    /// A level as a whole percent, as iOS reports levels (0.57 - 0.56 is not 0.01 in
+    /// floating point).
+    private static func percent(_ level: Double?) -> Int? {
+        guard let level, level.isFinite else { return nil }
+        return Int((min(max(level, 0), 1) * 100).rounded())
     }
 
     /// What `conditions` change, posted in iOS's order of concern: power state, heat, battery.
     func changed(to conditions: Conditions, in context: AppContext) {
         let monitoring = context.device.isBatteryMonitoringEnabled
+        let running = Self.runsCode(context.application.lifecycleState)
         let names = seen.withLock { seen -> [(Notification.Name, any AnyObject & Sendable)] in
             var names: [(Notification.Name, any AnyObject & Sendable)] = []
             if conditions.lowPowerMode != seen.lowPowerMode {
@@ -55,11 +80,13 @@ final class DeviceChangeNotifier: Sendable {
                 if monitoring { names.append((UIDevice.batteryStateDidChangeNotification, context.device)) }
             }
             // iOS posts level changes of a percent or more (its levels are whole percents).
-            if let level = conditions.batteryLevel, seen.postedLevel.map({ abs($0 - level) >= 0.01 }) ?? true {
-                seen.postedLevel = level
+            if let percent = Self.percent(conditions.batteryLevel), percent != seen.postedPercent {
+                seen.postedPercent = percent
                 if monitoring { names.append((UIDevice.batteryLevelDidChangeNotification, context.device)) }
             }
-            return names
+            guard !running else { return names }
+            for change in names where !seen.held.contains(where: { $0.0 == change.0 }) { seen.held.append(change) }
+            return []
         }
         context.application.post(names)
     }

@@ -5,9 +5,10 @@ import FoundationNetworking
 
 // What iOS code takes from Apple's Foundation beside background work and
 // swift-corelibs-foundation lacks: app-group containers, the directory URLs of iOS 16,
-// process activities and the Mac-runtime flags. Each is `@_disfavoredOverload` (or a type
-// Foundation does not declare), so that when a later Foundation brings its own, its own is
-// taken (docs/porting.md, "Foundation beside the API").
+// process activities and the Mac-runtime flags. Each function and property is
+// `@_disfavoredOverload`, so that when a later Foundation brings its own, its own is taken;
+// a type (`ProcessInfo.ActivityOptions`) cannot be: a Foundation that declares it too makes
+// the name ambiguous, and this one must then go (docs/porting.md, "Foundation beside the API").
 
 extension FileManager {
     /// The shared container of an app group (Apple:
@@ -78,10 +79,12 @@ extension URL {
     /// The pictures directory (Apple: `URL.picturesDirectory`).
     @_disfavoredOverload public static var picturesDirectory: URL { userDirectory(.picturesDirectory, "Pictures") }
 
-    /// Foundation's directory for `directory`, else `fallback` under the home directory.
+    /// Foundation's directory for `directory`, else `fallback` under the home directory, as
+    /// a directory URL (a trailing `/`, as Apple's are: `appending(path:)` then adds below it).
     private static func userDirectory(_ directory: FileManager.SearchPathDirectory, _ fallback: String) -> URL {
-        FileManager.default.urls(for: directory, in: .userDomainMask).first
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(fallback, isDirectory: true)
+        let url = FileManager.default.urls(for: directory, in: .userDomainMask).first
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(fallback)
+        return URL(fileURLWithPath: url.path, isDirectory: true)
     }
 }
 
@@ -128,15 +131,18 @@ extension ProcessInfo {
     /// system awake (no sleep inhibitor is taken) nor terminates apps suddenly, and there is no
     /// App Nap to hold off; background time is asked with `beginBackgroundTask` or a
     /// `BGProcessingTask`, as docs/porting.md says.
+    @_disfavoredOverload
     public func beginActivity(options: ActivityOptions = [], reason: String) -> any NSObjectProtocol {
         ProcessActivity(options: options, reason: reason)
     }
 
     /// Ends an activity begun with ``beginActivity(options:reason:)``.
+    @_disfavoredOverload
     public func endActivity(_ activity: any NSObjectProtocol) {}
 
     /// Runs `block` as an activity (Apple: `performActivity(options:reason:using:)`): at once,
     /// on this thread.
+    @_disfavoredOverload
     public func performActivity(options: ActivityOptions = [], reason: String, using block: () -> Void) {
         let activity = beginActivity(options: options, reason: reason)
         block()

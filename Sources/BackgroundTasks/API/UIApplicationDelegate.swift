@@ -65,6 +65,8 @@ open class UIWindow: UIResponder {
     package var backgroundColorObject: AnyObject?
     /// The view UIKit keeps what is added to the window in.
     package var contentViewObject: AnyObject?
+    /// Whether the window is hidden: until ``makeKeyAndVisible()``, as Apple's windows are.
+    package var windowIsHidden = true
 
     /// A window of `windowScene`.
     public convenience init(windowScene: UIWindowScene) {
@@ -84,6 +86,7 @@ open class UIWindow: UIResponder {
     open func makeKeyAndVisible() {
         AppContext.resolveExisting()?.application.windowBecameKey(self)
         isKeyWindow = true
+        windowIsHidden = false
         (rootViewControllerObject as? WindowRoot)?.loadForWindow()
     }
 

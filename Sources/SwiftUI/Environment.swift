@@ -188,6 +188,14 @@ extension EnvironmentValues {
     public var openURL: OpenURLAction { OpenURLAction() }
     /// Dismisses the presentation (Apple: `\.dismiss`): nothing is presented here.
     public var dismiss: DismissAction { DismissAction() }
+    /// Opens a window (Apple: `\.openWindow`, iOS 16): a Linux app shows one scene, so no
+    /// other window opens.
+    public var openWindow: OpenWindowAction { OpenWindowAction() }
+    /// Closes a window (Apple: `\.dismissWindow`, iOS 17): no other window is open.
+    public var dismissWindow: DismissWindowAction { DismissWindowAction() }
+    /// Whether the app may show several windows (Apple: `\.supportsMultipleWindows`):
+    /// `false`, as on an iPhone.
+    public var supportsMultipleWindows: Bool { false }
     /// The appearance (Apple: `\.colorScheme`): `.light` unless set, as nothing is shown.
     public var colorScheme: ColorScheme {
         get { self[ColorSchemeKey.self] }
@@ -205,6 +213,24 @@ public struct OpenURLAction: Sendable {
     public func callAsFunction(_ url: URL) {}
     /// Opens `url` and says whether it was: `false`.
     public func callAsFunction(_ url: URL, completion: @escaping (Bool) -> Void) { completion(false) }
+}
+
+/// Opens a window (Apple: `OpenWindowAction`): no window opens on Linux.
+public struct OpenWindowAction: Sendable {
+    /// Opens the window group with `id`: nothing opens.
+    public func callAsFunction(id: String) {}
+    /// Opens the window group for `value`: nothing opens.
+    public func callAsFunction<D: Decodable & Encodable & Hashable>(value: D) {}
+    /// Opens the window group with `id` for `value`: nothing opens.
+    public func callAsFunction<D: Decodable & Encodable & Hashable>(id: String, value: D) {}
+}
+
+/// Closes a window (Apple: `DismissWindowAction`): none but the app's one is open.
+public struct DismissWindowAction: Sendable {
+    /// Closes the window the view is in: the app's one window stays.
+    public func callAsFunction() {}
+    /// Closes the window group with `id`: none is open.
+    public func callAsFunction(id: String) {}
 }
 
 /// Dismisses a presentation (Apple: `DismissAction`): nothing is presented here.

@@ -8,6 +8,8 @@ import os
 import SwiftUI
 
 struct TimerSettingsView: View {
+    @Environment(\.openWindow) private var openWindow
+    @Environment(\.supportsMultipleWindows) private var supportsMultipleWindows
     @AppStorage("lastSyncToken") var lastSyncToken: String?
     @AppStorage("lastSyncCount") var lastSyncCount: Int?
     @State private var minutes = 25
@@ -20,6 +22,9 @@ struct TimerSettingsView: View {
             Stepper("Minutes", value: $minutes, step: 5)
             Toggle("Sound", systemImage: "speaker.wave.2", isOn: $sound)
             Button("Reset", systemImage: "arrow.counterclockwise") { lastSyncToken = nil }
+            if supportsMultipleWindows {
+                Button("History") { openWindow(id: "history") }
+            }
         }
         .onContinueUserActivity("com.example.timer.start") { activity in
             _ = activity.userInfo?["minutes"]
@@ -47,6 +52,13 @@ func logStateIfDebugging(_ log: OSLog, state: () -> String) -> Bool {
     guard os_log_type_enabled(log, .debug) else { return false }
     os_log("state: %{public}@", log: log, type: .debug, state())
     return true
+}
+
+/// A session with a cache of its own, as API clients make it.
+func cachedSession(in directory: URL) -> URLSession {
+    let configuration = URLSessionConfiguration.default
+    configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 20 << 20, directory: directory)
+    return URLSession(configuration: configuration)
 }
 
 /// What an expiration handler does with a session's transfers.

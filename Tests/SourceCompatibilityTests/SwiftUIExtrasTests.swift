@@ -55,6 +55,15 @@ import Testing
         #expect(os_log_type_enabled(OSLog(subsystem: "com.example", category: "sync"), .fault))
     }
 
+    @Test func aCacheInADirectoryKeepsItsCapacities() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = cachedSession(in: directory)
+        defer { session.invalidateAndCancel() }
+        let cache = try #require(session.configuration.urlCache)
+        #expect(cache.memoryCapacity == 4 << 20 && cache.diskCapacity == 20 << 20)
+    }
+
     @Test func aFreshSessionHasNoTasksToCancel() async {
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }

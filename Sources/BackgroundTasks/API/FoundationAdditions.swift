@@ -175,6 +175,15 @@ extension URLSession {
     }
 }
 
+extension URLCache {
+    /// A cache keeping its files in `directory` (Apple: `init(memoryCapacity:diskCapacity:directory:)`,
+    /// iOS 13): swift-corelibs-foundation's `diskPath:` form with the directory's path.
+    @_disfavoredOverload
+    public convenience init(memoryCapacity: Int, diskCapacity: Int, directory: URL? = nil) {
+        self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, diskPath: directory?.path)
+    }
+}
+
 /// A session's tasks, handed from Foundation's queue to the awaiting code. @unchecked
 /// Sendable: URLSessionTask is thread-safe (its state is behind Foundation's own lock) and
 /// the array is not changed after it is made.

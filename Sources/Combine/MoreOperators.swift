@@ -61,8 +61,30 @@ extension Publisher {
         append(elements.publisher.setFailureType(to: Failure.self))
     }
 
-    /// Pairs of this publisher's and `other`'s values, in order: the n-th of each.
-    public func zip<P: Publisher>(_ other: P) -> Publishers.Funneled<(Output, P.Output), Failure> where P.Failure == Failure {
+    /// Pairs of this publisher's and `other`'s values, in order: the n-th of each
+    /// (``Publishers/Zip``).
+    public func zip<P: Publisher>(_ other: P) -> Publishers.Zip<Self, P> where P.Failure == Failure {
+        Publishers.Zip(self, other)
+    }
+
+    /// Pairs, transformed.
+    public func zip<P: Publisher, T>(_ other: P, _ transform: @escaping (Output, P.Output) -> T) -> Publishers.Step<Publishers.Zip<Self, P>, T, Failure> where P.Failure == Failure {
+        zip(other).map(transform)
+    }
+
+    /// Triples of this publisher's and two others' values, in order (``Publishers/Zip3``).
+    public func zip<B: Publisher, C: Publisher>(_ b: B, _ c: C) -> Publishers.Zip3<Self, B, C> where B.Failure == Failure, C.Failure == Failure {
+        Publishers.Zip3(self, b, c)
+    }
+
+    /// Quadruples of this publisher's and three others' values, in order (``Publishers/Zip4``).
+    public func zip<B: Publisher, C: Publisher, D: Publisher>(_ b: B, _ c: C, _ d: D) -> Publishers.Zip4<Self, B, C, D>
+    where B.Failure == Failure, C.Failure == Failure, D.Failure == Failure {
+        Publishers.Zip4(self, b, c, d)
+    }
+
+    /// The pairing behind ``Publishers/Zip``.
+    func pairedFunnel<P: Publisher>(_ other: P) -> Publishers.Funneled<(Output, P.Output), Failure> where P.Failure == Failure {
         let a = self
         return Publishers.Funneled { funnel in
             let queues = Held<(first: [Output], second: [P.Output], firstDone: Bool, secondDone: Bool, pairing: Bool, again: Bool)>(
@@ -321,6 +343,73 @@ private final class PrintTarget: @unchecked Sendable {
             lock.unlock()
         } else {
             Swift.print(line)
+        }
+    }
+}
+
+extension Publishers {
+    /// The n-th values of two publishers, paired (Apple: `Publishers.Zip`): finished when a
+    /// side finished with nothing left to pair, failed at the first failure.
+    public struct Zip<A: Publisher, B: Publisher>: Publisher where A.Failure == B.Failure {
+        public typealias Output = (A.Output, B.Output)
+        public typealias Failure = A.Failure
+        /// The first publisher.
+        public let a: A
+        /// The second publisher.
+        public let b: B
+        /// Pairs of `a`'s and `b`'s values.
+        public init(_ a: A, _ b: B) {
+            self.a = a
+            self.b = b
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            a.pairedFunnel(b).receive(subscriber: subscriber)
+        }
+    }
+
+    /// The n-th values of three publishers (Apple: `Publishers.Zip3`).
+    public struct Zip3<A: Publisher, B: Publisher, C: Publisher>: Publisher where A.Failure == B.Failure, A.Failure == C.Failure {
+        public typealias Output = (A.Output, B.Output, C.Output)
+        public typealias Failure = A.Failure
+        /// The first publisher.
+        public let a: A
+        /// The second publisher.
+        public let b: B
+        /// The third publisher.
+        public let c: C
+        /// Triples of `a`'s, `b`'s and `c`'s values.
+        public init(_ a: A, _ b: B, _ c: C) {
+            self.a = a
+            self.b = b
+            self.c = c
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            a.pairedFunnel(b).pairedFunnel(c).map { ($0.0.0, $0.0.1, $0.1) }.receive(subscriber: subscriber)
+        }
+    }
+
+    /// The n-th values of four publishers (Apple: `Publishers.Zip4`).
+    public struct Zip4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
+    where A.Failure == B.Failure, A.Failure == C.Failure, A.Failure == D.Failure {
+        public typealias Output = (A.Output, B.Output, C.Output, D.Output)
+        public typealias Failure = A.Failure
+        /// The first publisher.
+        public let a: A
+        /// The second publisher.
+        public let b: B
+        /// The third publisher.
+        public let c: C
+        /// The fourth publisher.
+        public let d: D
+        /// Quadruples of the four publishers' values.
+        public init(_ a: A, _ b: B, _ c: C, _ d: D) {
+            self.a = a
+            self.b = b
+            self.c = c
+            self.d = d
+        }
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+            a.pairedFunnel(b).pairedFunnel(c).pairedFunnel(d).map { ($0.0.0.0, $0.0.0.1, $0.0.1, $0.1) }.receive(subscriber: subscriber)
         }
     }
 }

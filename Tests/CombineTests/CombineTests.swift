@@ -446,6 +446,32 @@ final class Box<Value>: @unchecked Sendable {
         c.cancel()
     }
 
+    @Test func namedZipsPairTheNthValuesOfEachSide() {
+        let a = PassthroughSubject<Int, Never>(), b = PassthroughSubject<String, Never>(), c = PassthroughSubject<Bool, Never>()
+        let pairs = Box<[String]>([])
+        let triples = Box<[String]>([])
+        let finished = Box(false)
+        let p = Publishers.Zip(a, b).sink { pairs.value.append("\($0)\($1)") }
+        let t = a.zip(b, c).sink(receiveCompletion: { _ in finished.value = true }) { triples.value.append("\($0)\($1)\($2)") }
+        a.send(1); a.send(2)
+        b.send("x")
+        c.send(true)
+        b.send("y")
+        #expect(pairs.value == ["1x", "2y"])
+        #expect(triples.value == ["1xtrue"])
+        c.send(false)
+        #expect(triples.value == ["1xtrue", "2yfalse"])
+        a.send(completion: .finished)
+        #expect(finished.value, "a side that finished with nothing left to pair ends it")
+        let four = Box<[Int]>([])
+        let q = Just(1).zip(Just(2), Just(3), Just(4)).sink { four.value = [$0, $1, $2, $3] }
+        #expect(four.value == [1, 2, 3, 4])
+        let summed = Box<Int>(0)
+        let s = Just(20).zip(Just(22)) { $0 + $1 }.sink { summed.value = $0 }
+        #expect(summed.value == 42)
+        p.cancel(); t.cancel(); q.cancel(); s.cancel()
+    }
+
     @Test func collectByTimeGroupsWhatCameInEachInterval() {
         let scheduler = VirtualScheduler()
         let subject = PassthroughSubject<Int, Never>()

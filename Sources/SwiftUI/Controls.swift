@@ -70,7 +70,10 @@ extension Text {
     /// `pauseTime`; nothing redraws it on Linux.
     public init(timerInterval: ClosedRange<Date>, pauseTime: Date? = nil, countsDown: Bool = true, showsHours: Bool = true) {
         let now = min(max(pauseTime ?? Date(), timerInterval.lowerBound), timerInterval.upperBound)
-        let seconds = Int((countsDown ? timerInterval.upperBound.timeIntervalSince(now) : now.timeIntervalSince(timerInterval.lowerBound)).rounded(.down))
+        let span = countsDown ? timerInterval.upperBound.timeIntervalSince(now) : now.timeIntervalSince(timerInterval.lowerBound)
+        // Dates far apart (or not finite) are held to what a clock could show: a hundred
+        // million hours, never a number Int cannot hold.
+        let seconds = span.isFinite ? Int(min(max(span, 0), 3.6e11).rounded(.down)) : 0
         let hours = seconds / 3600, minutes = (seconds % 3600) / 60, rest = seconds % 60
         let text = showsHours && hours > 0
             ? String(format: "%d:%02d:%02d", hours, minutes, rest)

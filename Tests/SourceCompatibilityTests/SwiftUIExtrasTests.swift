@@ -40,6 +40,11 @@ import Testing
         // Before the start and after the end it is held at the ends.
         #expect(Text(timerInterval: interval, pauseTime: start.addingTimeInterval(-50)).content == "1:02:03")
         #expect(Text(timerInterval: interval, pauseTime: start.addingTimeInterval(9_999)).content == "0:00")
+        // Dates no clock could show do not stop the program.
+        let far = Date(timeIntervalSinceReferenceDate: -1e300)...Date(timeIntervalSinceReferenceDate: 1e300)
+        #expect(Text(timerInterval: far, pauseTime: Date(timeIntervalSinceReferenceDate: 0)).content == "100000000:00:00")
+        let endless = Date(timeIntervalSinceReferenceDate: 0)...Date(timeIntervalSinceReferenceDate: .infinity)
+        #expect(Text(timerInterval: endless, pauseTime: Date(timeIntervalSinceReferenceDate: 0)).content == "0:00")
     }
 
     @Test func aDebugDumpIsBuiltOnlyWhenDebugIsWritten() {

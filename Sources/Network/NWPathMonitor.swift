@@ -31,13 +31,13 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         var handler: (@Sendable (NWPath) -> Void)?
         var queue: DispatchQueue?
         var path = NWPath.unevaluated
-        var evaluated = false
         /// Readings are numbered as they begin; one older than the reading ``path`` came
         /// from is dropped, so two readings that overlap never leave the older one kept.
         var nextReading: UInt64 = 0
         var keptReading: UInt64 = 0
-        /// ``path`` is numbered as it changes; a hand-over gives the handler the latest path
-        /// if it is newer than the last one handed, so hand-overs never go back in time.
+        /// ``path`` is numbered as it changes (0: not evaluated yet); a hand-over gives the
+        /// handler the latest path if it is newer than the last one handed, so hand-overs
+        /// never go back in time.
         var pathVersion: UInt64 = 0
         var handedVersion: UInt64 = 0
         var watch: PathWatch?
@@ -153,9 +153,8 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         let queue = state.withLock { state -> DispatchQueue? in
             guard state.phase == .started, reading > state.keptReading else { return nil }
             state.keptReading = reading
-            guard !(state.evaluated && state.path == path) else { return nil }
+            guard state.pathVersion == 0 || state.path != path else { return nil }
             state.path = path
-            state.evaluated = true
             state.pathVersion += 1
             // Yielded under the lock, so sequences see paths in the order they were kept;
             // yielding resumes a waiting task elsewhere, it runs no app code here.
@@ -173,13 +172,17 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         }
     }
 
+    /// Adds a sequence, giving it the current path if there is one; `nil` once cancelled.
+    /// `mustStart` when nothing started the monitor: the sequence starts it (and owns that).
     fileprivate func addStream(_ continuation: AsyncStream<NWPath>.Continuation) -> (id: UInt64, mustStart: Bool)? {
         state.withLock { state in
             guard state.phase != .cancelled else { return nil }
             state.nextStream += 1
             state.streams[state.nextStream] = continuation
-            if state.evaluated { continuation.yield(state.path) }
-            return (state.nextStream, state.phase == .idle)
+            if state.pathVersion > 0 { continuation.yield(state.path) }
+            let mustStart = state.phase == .idle && !state.startedBySequence
+            if mustStart { state.startedBySequence = true }
+            return (state.nextStream, mustStart)
         }
     }
 
@@ -192,15 +195,6 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
             return state.streams.isEmpty && state.startedBySequence && state.phase == .started
         }
         if last { cancel() }
-    }
-
-    /// Marks the monitor as started by a sequence, if it is not started yet.
-    fileprivate func claimStartForSequence() -> Bool {
-        state.withLock { state in
-            guard state.phase == .idle, !state.startedBySequence else { return false }
-            state.startedBySequence = true
-            return true
-        }
     }
 }
 
@@ -227,7 +221,7 @@ extension NWPathMonitor: AsyncSequence {
         let (stream, continuation) = AsyncStream.makeStream(of: NWPath.self)
         if let added = addStream(continuation) {
             continuation.onTermination = { [weak self] _ in self?.removeStream(added.id) }
-            if added.mustStart, claimStartForSequence() { start(queue: DispatchQueue(label: "NWPathMonitor")) }
+            if added.mustStart { start(queue: DispatchQueue(label: "NWPathMonitor")) }
         } else {
             continuation.finish()
         }

@@ -7,8 +7,9 @@ import Synchronization
 
 /// Where a monitor's paths come from, chosen when the monitor is made:
 /// - an app the simulator models (an app context that is not the process's own): the
-///   simulated device's network, from its conditions, told of changes by the driver's
-///   trace, its handlers run as the app's work on the driver's (virtual) clock;
+///   simulated device's network, from its conditions, told of changes through the app
+///   context's `observeConditions`, its handlers run as the app's work on the driver's
+///   (virtual) clock;
 /// - otherwise the machine's: interfaces and routes read from sysfs and procfs
 ///   (``NetworkReader/readPath()``, under `BGTASK_SYS_ROOT` and the other roots as the
 ///   scheduler reads them), re-read when rtnetlink announces a link, address or route change.
@@ -26,7 +27,7 @@ enum PathSource: Sendable {
     func read() -> NetworkPathReading {
         switch self {
         case .machine(let reader): return reader.readPath()
-        case .device(let context): return Self.reading(of: context.driver.conditions)
+        case .device(let context): return Self.reading(of: context.deviceConditions)
         }
     }
 
@@ -48,16 +49,7 @@ enum PathSource: Sendable {
         case .machine:
             return .kernel(KernelPathWatch(changed))
         case .device(let context):
-            let hub = context.service(DevicePathHub.self) { context in
-                let hub = DevicePathHub()
-                // One trace observer per app, for as long as its driver lives; monitors come
-                // and go in the hub.
-                context.driver.observe { event in
-                    if case .conditionsChanged = event { hub.changed() }
-                }
-                return hub
-            }
-            return .device(hub, hub.add(changed))
+            return .device(context.observeConditions { _ in changed() })
         }
     }
 
@@ -74,7 +66,7 @@ enum PathSource: Sendable {
 /// A watch on a ``PathSource``.
 enum PathWatch: Sendable {
     case kernel(KernelPathWatch)
-    case device(DevicePathHub, UInt64)
+    case device(ConditionsObservation)
 
     /// Runs `body` in the order the watch's own calls run: on the kernel watch's serial
     /// queue (so a first evaluation and the kernel's announcements never overtake each
@@ -90,7 +82,7 @@ enum PathWatch: Sendable {
     func cancel() {
         switch self {
         case .kernel(let watch): watch.cancel()
-        case .device(let hub, let token): hub.remove(token)
+        case .device(let observation): observation.cancel()
         }
     }
 }
@@ -146,28 +138,5 @@ final class KernelPathWatch: @unchecked Sendable {
     func cancel() {
         monitor.cancel()
         timer?.cancel()
-    }
-}
-
-/// The monitors of one modelled app, told when its device's conditions change.
-final class DevicePathHub: Sendable {
-    private let watchers = Mutex<(next: UInt64, calls: [UInt64: @Sendable () -> Void])>((0, [:]))
-
-    func add(_ changed: @escaping @Sendable () -> Void) -> UInt64 {
-        watchers.withLock { watchers in
-            watchers.next += 1
-            watchers.calls[watchers.next] = changed
-            return watchers.next
-        }
-    }
-
-    func remove(_ token: UInt64) {
-        _ = watchers.withLock { $0.calls.removeValue(forKey: token) }
-    }
-
-    /// Calls every watcher, in the order they were added (outside the lock).
-    func changed() {
-        let calls = watchers.withLock { watchers in watchers.calls.sorted { $0.key < $1.key }.map(\.value) }
-        for call in calls { call() }
     }
 }

@@ -31,11 +31,11 @@ final class DeviceChangeNotifier: Sendable {
                           batteryState: Self.batteryState(conditions), postedPercent: Self.percent(conditions.batteryLevel)))
     }
 
-    /// Registers with the driver: every `conditionsChanged` it reports is looked at for
-    /// `context` (held weakly: the driver outlives its apps in the simulator).
-    func follow(_ driver: SchedulerDriver, for context: AppContext) {
-        driver.observe { [weak self, weak context] event in
-            guard case .conditionsChanged(let conditions, _) = event, let self, let context else { return }
+    /// Follows `context`'s conditions (held weakly: the driver outlives its apps in the
+    /// simulator) and its lifecycle, to post what was held while it was suspended.
+    func follow(_ context: AppContext) {
+        _ = context.observeConditions { [weak self, weak context] conditions in
+            guard let self, let context else { return }
             self.changed(to: conditions, in: context)
         }
         context.application.observeState { [weak self, weak context] state in

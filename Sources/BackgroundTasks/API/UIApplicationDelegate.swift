@@ -84,8 +84,7 @@ open class UIWindow: UIResponder {
     /// controller's view is loaded (`viewDidLoad` runs), as on iOS; the application lists it
     /// in `windows`, and it becomes `keyWindow` (the previous key window is no longer key).
     open func makeKeyAndVisible() {
-        AppContext.resolveExisting()?.application.windowBecameKey(self)
-        isKeyWindow = true
+        makeKey()
         windowIsHidden = false
         (rootViewControllerObject as? WindowRoot)?.loadForWindow()
     }

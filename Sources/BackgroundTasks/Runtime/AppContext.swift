@@ -49,6 +49,8 @@ public final class AppContext: Sendable {
     /// Posts `ProcessInfo`'s and `UIDevice`'s change notifications as the driver reports
     /// the device changing.
     let deviceChanges: DeviceChangeNotifier
+    /// Who is told of the device's conditions changing (``observeConditions(_:)``).
+    let conditionsWatchers = ConditionsWatchers()
 
     /// The context bound by the driver around calls into app code.
     @TaskLocal public static var current: AppContext?
@@ -93,7 +95,11 @@ public final class AppContext: Sendable {
         bind(defaultHandlerQueue)
         bind(expirationQueue)
         withCurrent { application.registerRemoteWakeHandler() }
-        deviceChanges.follow(driver, for: self)
+        // One trace observer per app, for as long as its driver lives; watchers come and go.
+        driver.observe { [weak conditionsWatchers] event in
+            if case .conditionsChanged(let conditions, _) = event { conditionsWatchers?.changed(to: conditions) }
+        }
+        deviceChanges.follow(self)
         let stored = try? driver.store?.appSetting(app: app, name: AppSettingName.backgroundRefresh)
         driver.attach(self, backgroundRefreshEnabled: stored.map { $0 != "off" } ?? backgroundRefreshEnabled)
     }

@@ -75,3 +75,55 @@ extension AppContext {
         }
     }
 }
+
+/// Who is told of the device's conditions as the app's driver reports them changing: one
+/// trace observer per app context (``AppContext``'s), fanned out to the app's own
+/// ``DeviceChangeNotifier`` and to other modules' watchers (Network's path monitors), which
+/// come and go. Calls are made in the order the watchers were added, outside the lock.
+final class ConditionsWatchers: Sendable {
+    private let watchers = Mutex<(next: UInt64, calls: [UInt64: @Sendable (Conditions) -> Void])>((0, [:]))
+
+    func add(_ changed: @escaping @Sendable (Conditions) -> Void) -> UInt64 {
+        watchers.withLock { watchers in
+            watchers.next += 1
+            watchers.calls[watchers.next] = changed
+            return watchers.next
+        }
+    }
+
+    func remove(_ token: UInt64) {
+        _ = watchers.withLock { $0.calls.removeValue(forKey: token) }
+    }
+
+    func changed(to conditions: Conditions) {
+        let calls = watchers.withLock { watchers in watchers.calls.sorted { $0.key < $1.key }.map(\.value) }
+        for call in calls { call(conditions) }
+    }
+}
+
+/// A watch on an app's conditions (``AppContext/observeConditions(_:)``), until cancelled.
+package final class ConditionsObservation: Sendable {
+    private weak let watchers: ConditionsWatchers?
+    private let token: UInt64
+
+    init(watchers: ConditionsWatchers, token: UInt64) {
+        self.watchers = watchers
+        self.token = token
+    }
+
+    /// Stops the calls.
+    package func cancel() { watchers?.remove(token) }
+}
+
+extension AppContext {
+    /// Calls `changed` with the device's conditions each time the app's driver reports them
+    /// changing (the simulator's script, an embedded scheduler's watcher), until the
+    /// observation is cancelled. `changed` must not call app code: it runs where the driver
+    /// reports, and app work goes through ``performAppWork(on:_:)``.
+    package func observeConditions(_ changed: @escaping @Sendable (Conditions) -> Void) -> ConditionsObservation {
+        ConditionsObservation(watchers: conditionsWatchers, token: conditionsWatchers.add(changed))
+    }
+
+    /// The device's conditions as the app's driver knows them now.
+    package var deviceConditions: Conditions { driver.conditions }
+}

@@ -102,7 +102,7 @@ public enum StrictJSON {
                     shown += escaped(character)
                     index = end
                 } else {
-                    shown += "\\x" + String(lead, radix: 16, uppercase: true).leftPadded(to: 2)
+                    shown += String(format: "\\x%02X", lead)
                     index = rest.index(after: index)
                 }
             }
@@ -544,12 +544,5 @@ public enum StrictJSON {
             }
             return value
         }
-    }
-}
-
-private extension String {
-    /// The string with zeros before it up to `width` characters.
-    func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -5,7 +5,7 @@
 // what the refresh found (permission asked at launch). Compiled in Swift 5 language mode
 // with warnings as errors (docs/porting.md, "An app delegate"); the only lines that are not
 // iOS code are the `print`s the tests read (DaemonTests.AppDelegateApp) and a slow launch
-// they may ask for (DELEGATEAPP_LAUNCH_SECONDS, which also reports the state of SIGTERM:
+// they may ask for (DELEGATEAPP_LAUNCH_GATE, which also reports the state of SIGTERM:
 // SignalState.swift).
 import UIKit
 import BackgroundTasks
@@ -20,10 +20,21 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         setvbuf(stdout, nil, _IOLBF, 0)
         print("event didFinishLaunching state=\(describe(application.applicationState)) options=\(launchOptions == nil ? "none" : "some")")
-        // Test instrumentation (not iOS code): a slow launch, as one waiting on a busy network.
-        if let seconds = ProcessInfo.processInfo.environment["DELEGATEAPP_LAUNCH_SECONDS"].flatMap(Double.init), seconds > 0 {
+        // Test instrumentation (not iOS code): a slow launch, as one waiting on a busy network,
+        // that lasts until the test creates the gate file (at most 30 s), saying when the
+        // app's state changes meanwhile (a SIGTERM puts it in the background), so the test
+        // knows the signal was handled while the launch still ran, however loaded the machine.
+        if let gate = ProcessInfo.processInfo.environment["DELEGATEAPP_LAUNCH_GATE"] {
             print("event launching signals \(SignalState.describeTermination())")
-            Thread.sleep(forTimeInterval: seconds)
+            var seen = application.applicationState
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while !FileManager.default.fileExists(atPath: gate), Date() < deadline {
+                if application.applicationState != seen {
+                    seen = application.applicationState
+                    print("event launching state=\(describe(seen))")
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { task in
             self.handleAppRefresh(task: task as! BGAppRefreshTask)

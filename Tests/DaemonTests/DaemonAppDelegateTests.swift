@@ -41,19 +41,26 @@ extension DaemonProcessTests {
             return executable
         }
 
-        /// Starts the app as the user would with a launch that takes `seconds`, checks, while
-        /// the delegate's launch code runs, that SIGTERM's source is registered (its handler
-        /// installed; before, a SIGTERM now was lost while the manager thread was slow, CI),
-        /// the main thread's mask is as it was (a program the app starts must not inherit
-        /// SIGTERM blocked) and no other thread can take it (one would end the app by the
-        /// default action), then sends SIGTERM and expects an orderly exit; returns the events.
-        static func sigtermDuringASlowLaunch(_ harness: DaemonHarness, executable: String, seconds: Int) async throws -> [String] {
-            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app).merging(["DELEGATEAPP_LAUNCH_SECONDS": "\(seconds)"]) { $1 }, name: "slow")
+        /// Starts the app as the user would with a launch that lasts until this test lets it
+        /// end, checks, while the delegate's launch code runs, that SIGTERM's source is
+        /// registered (its handler installed; before, a SIGTERM now was lost while the manager
+        /// thread was slow, CI), the main thread's mask is as it was (a program the app starts
+        /// must not inherit SIGTERM blocked) and no other thread can take it (one would end
+        /// the app by the default action), then sends SIGTERM, waits until the app says the
+        /// signal put it in the background while its launch still runs, lets the launch end,
+        /// and expects an orderly exit; returns the events. (A launch of a fixed length lost
+        /// the race on a loaded CI machine: the signal came after the launch had ended.)
+        static func sigtermDuringASlowLaunch(_ harness: DaemonHarness, executable: String) async throws -> [String] {
+            let gate = harness.root + "/launch-gate"
+            let process = try harness.spawn(executable, [], environment: harness.handEnvironment(app).merging(["DELEGATEAPP_LAUNCH_GATE": gate]) { $1 }, name: "slow")
             defer { process.signal(SIGKILL) }
             #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains { $0.hasPrefix("event launching") } },
                     "\(events(in: process.outputPath)); \(process.standardError)")
             #expect(events(in: process.outputPath).contains("event launching signals caught=true blocked=false others=0"), "\(events(in: process.outputPath))")
             process.signal(SIGTERM)
+            #expect(await harness.poll(timeout: .seconds(10)) { events(in: process.outputPath).contains("event launching state=background") },
+                    "the signal's handler ran during the launch: \(events(in: process.outputPath)); \(process.standardError)")
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
             let result = await process.waitForExit(timeout: .seconds(15))
             #expect(result?.status == 0 && result?.signalled == false, "\(String(describing: result)); \(process.standardError)")
             return events(in: process.outputPath)
@@ -150,7 +157,7 @@ extension DaemonProcessTests {
             defer { harness.cleanUp() }
             let executable = try Product.locate("ios-appdelegate-app")
             _ = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: [Self.refresh], modes: ["fetch"])
-            let events = try await Self.sigtermDuringASlowLaunch(harness, executable: executable, seconds: 2)
+            let events = try await Self.sigtermDuringASlowLaunch(harness, executable: executable)
             // The launch finished in the background, where the signal put it: never active.
             #expect(!events.contains("event applicationDidBecomeActive"), "\(events)")
         }
@@ -160,7 +167,7 @@ extension DaemonProcessTests {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
             let executable = try await Self.installedUnderTheDaemon(harness)
-            _ = try await Self.sigtermDuringASlowLaunch(harness, executable: executable, seconds: 1)
+            _ = try await Self.sigtermDuringASlowLaunch(harness, executable: executable)
         }
 
         @Test("under bgtaskd: the user's process submits to the daemon; bgtask run launches the delegate in the background, its handler runs on the main actor and reschedules")

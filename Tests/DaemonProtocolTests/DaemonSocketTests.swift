@@ -517,7 +517,7 @@ extension DaemonSocketTests {
 /// Binds a socket at `path` and closes it without removing the file: what a daemon killed
 /// with SIGKILL leaves behind.
 func makeStaleSocket(at path: String) throws {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
@@ -862,6 +862,8 @@ extension DaemonSocketTests {
             }
             defer { server.close() }
             let client = try Self.clientSendingTwoRequests(to: path)
+            // Open until the end: the server's connection is the one under test.
+            defer { withExtendedLifetime(client) {} }
             let connection = try #require(connections.wait(count: 1).first)
             #expect(Self.waitUntilReadingPaused(connection))
             #expect(handled.load(ordering: .relaxed) == 1, "the second request waits")
@@ -1237,7 +1239,7 @@ extension DaemonSocketTests {
         }
 
         static func socket(_ domain: Int32, _ type: Int32, listeningAt path: String?) throws -> Int32 {
-            let descriptor = Glibc.socket(domain, type, 0)
+            let descriptor = Glibc.socket(domain, type | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard let path else { return descriptor }
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
@@ -1306,7 +1308,7 @@ extension DaemonSocketTests {
             let descriptor: Int32
 
             init(address: String) throws {
-                descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+                descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                 var storage = sockaddr_un()
                 storage.sun_family = sa_family_t(AF_UNIX)
                 let abstract = address.hasPrefix("@")

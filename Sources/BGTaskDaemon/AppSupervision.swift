@@ -104,6 +104,10 @@ public struct AppSupervision: Sendable, Equatable {
         /// (their requests filed again), before the runs in progress are expired, which
         /// would otherwise cut them off as if the app had been handed them.
         case daemonStoppingLaunches(String)
+        /// The engine's view of the device changed (or was first taken): a launched app
+        /// that runs is told at once, a frozen one when it is thawed, the latest only
+        /// (``AppPush/deviceConditions(_:)``), so it posts iOS's change notifications.
+        case deviceChanged(Conditions)
     }
 
     /// What the shell must do, in order.
@@ -204,6 +208,11 @@ public struct AppSupervision: Sendable, Equatable {
     public private(set) var expirationPushed: Set<RunID> = []
     /// Expirations of runs still waiting for the launch, pushed right after them.
     private var expirationsWaiting: [RunID: String] = [:]
+    /// The device's conditions as the engine last reported them; `nil` until known.
+    public private(set) var deviceConditions: Conditions?
+    /// What the app on the current connection was last told of the device; `nil` while it
+    /// was told nothing (a new connection is told again).
+    private var deviceConditionsSent: Conditions?
 
     /// A supervision with `timing`.
     public init(timing: Timing = .init()) {
@@ -235,7 +244,29 @@ public struct AppSupervision: Sendable, Equatable {
     /// Feeds `event`; returns the actions, in order.
     public mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
+        apply(event, into: &actions)
+        tellDevice(into: &actions)
+        return actions
+    }
+
+    /// Tells the app of the device's conditions when it can hear (connected, launched, not
+    /// frozen or being ended) and was not told them on this connection yet: after whatever
+    /// `handle` just did, so a change made while the app was frozen reaches it right after
+    /// the thaw, and a launch's first push follows the runs it was started for.
+    private mutating func tellDevice(into actions: inout [Action]) {
+        guard connected else {
+            deviceConditionsSent = nil
+            return
+        }
+        guard phase == .ready, let conditions = deviceConditions, conditions != deviceConditionsSent else { return }
+        deviceConditionsSent = conditions
+        actions.append(.push(.deviceConditions(conditions)))
+    }
+
+    private mutating func apply(_ event: Event, into actions: inout [Action]) {
         switch event {
+        case .deviceChanged(let conditions):
+            deviceConditions = conditions
         case .launch(let run, let budget):
             queued.append(run)
             budgets[run.id] = budget
@@ -332,6 +363,7 @@ public struct AppSupervision: Sendable, Equatable {
         case .connected(let peer):
             // The shell accepts a connection only when ``accepts(pid:)`` says so.
             connected = true
+            deviceConditionsSent = nil
             if pid == nil {
                 // A process the user started: it is the app from now on, but the daemon
                 // never suspends or ends what it did not start.
@@ -384,6 +416,7 @@ public struct AppSupervision: Sendable, Equatable {
             pid = nil
             spawnedByDaemon = false
             connected = true
+            deviceConditionsSent = nil
             foreground = false
             assertionsHeld = false
             assertionWindowGranted = false
@@ -464,7 +497,6 @@ public struct AppSupervision: Sendable, Equatable {
                 end(reason: reason, into: &actions)
             }
         }
-        return actions
     }
 
     /// Starts a process of the daemon's for the queued runs; it has the launch timeout to

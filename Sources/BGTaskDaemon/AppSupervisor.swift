@@ -272,8 +272,20 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         return answer
     }
 
-    /// The app said it finished launching (its registration window closed).
-    public func finishedLaunching() { feed(.finishedLaunching) }
+    /// The app said it finished launching (its registration window closed). The device's
+    /// conditions are taken from the driver first when no change has told them yet, so the
+    /// app's first push says how the device is.
+    public func finishedLaunching() {
+        if state.withLock({ $0.machine.deviceConditions == nil }), let conditions = state.withLock({ $0.driver })?.conditions {
+            // Only if still unknown: a change reported meanwhile is newer than this reading.
+            feed(deciding: { state in state.machine.deviceConditions == nil ? .deviceChanged(conditions) : nil })
+        }
+        feed(.finishedLaunching)
+    }
+
+    /// The engine's view of the device changed: the app hears of it when it can
+    /// (``AppSupervision/Event/deviceChanged(_:)``).
+    public func deviceChanged(_ conditions: Conditions) { feed(.deviceChanged(conditions)) }
 
     /// The app's connection `link` closed.
     public func disconnected(_ link: any AppLink, reason: String) {

@@ -141,6 +141,12 @@ public final class DaemonService: Sendable {
         self.pushes = PushLimiter(limit: pushLimit)
         self.committer = GroupCommitter(driver: driver)
         loadInstalledApps()
+        // Every change of the device the engine sees reaches the connected apps, whose
+        // processes post iOS's change notifications from it (AppPush.deviceConditions).
+        driver.observe { [weak self] event in
+            guard case .conditionsChanged(let conditions, _) = event, let self else { return }
+            for supervisor in self.apps.withLock({ $0.values.map(\.supervisor) }) { supervisor.deviceChanged(conditions) }
+        }
     }
 
     /// Replaces the policy configuration in force (the engine judges everything again with
@@ -646,6 +652,10 @@ public final class DaemonService: Sendable {
             // Read now, with each value's source, as `bgtask conditions` prints it: the
             // daemon's own reading (its state directory's overrides included).
             let reading = reader.reading(now: driver.clock.now())
+            // What the user was just shown is what the engine judges by from now on: a
+            // change the sampler has not met yet (it looks every 30 s, and only while work
+            // depends on the device) is taken now, as a sample would take it.
+            if reading.conditions != driver.conditions { driver.conditionsChanged(reading.conditions) }
             return .report(text: reading.table(), json: (try? reading.jsonString()) ?? ReportJSON.text(driver.conditions))
         case .policy:
             let policy = driver.policyConfiguration

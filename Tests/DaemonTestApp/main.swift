@@ -18,6 +18,9 @@
 //   delivered <ids> badge <n|none>      (--notifications) the delivered list and the badge
 //   sigterm                             SIGTERM arrived (with --ignore-sigterm)
 //   state <state>                       the application's lifecycle state changed
+//   device-change <notification> battery=<percent|-> state=<n> lowPower=<b> thermal=<n>
+//                                       (--device-changes) a change notification and what
+//                                       ProcessInfo and UIDevice say when it is heard
 //
 // usage: bgtask-daemon-testapp --events FILE [--behaviour B] [--register ID]...
 //        [--submit ID]... [--submit-processing ID]... [--submit-after S]
@@ -49,6 +52,8 @@
 //      with --notify-in-handler, from the first launch handler instead, before it completes.
 //   --notifications: records the delivered notifications' identifiers and the badge once
 //      launched (`delivered reminder badge 7`; `delivered - badge none` when none).
+//   --device-changes: monitors the battery and records ProcessInfo's and UIDevice's change
+//      notifications (observed in didFinishLaunching, as apps do).
 import BackgroundTasks
 import Foundation
 import UserNotifications
@@ -85,6 +90,7 @@ struct Options: Sendable {
     var notifyAfter: TimeInterval?
     var notifyInHandler = false
     var notifications = false
+    var deviceChanges = false
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -96,6 +102,7 @@ struct Options: Sendable {
             if option == "--fill-checkpoints" { options.fillCheckpoints = true; continue }
             if option == "--notify-in-handler" { options.notifyInHandler = true; continue }
             if option == "--notifications" { options.notifications = true; continue }
+            if option == "--device-changes" { options.deviceChanges = true; continue }
             guard let value = arguments.first else { usage("\(option) needs a value") }
             arguments.removeFirst()
             func seconds() -> TimeInterval {
@@ -248,6 +255,23 @@ application.setRemoteNotificationHandler { userInfo, completion in
     let keys = userInfo.userInfo.keys.map { "\($0)" }.sorted().joined(separator: ",")
     record("remote-notification \(keys)")
     completion(.newData)
+}
+
+/// Kept for the life of the process (the device's change observers).
+nonisolated(unsafe) var deviceObservers: [any NSObjectProtocol] = []
+if options.deviceChanges {
+    UIDevice.current.isBatteryMonitoringEnabled = true
+    let names: [Notification.Name] = [
+        .NSProcessInfoPowerStateDidChange, ProcessInfo.thermalStateDidChangeNotification,
+        UIDevice.batteryStateDidChangeNotification, UIDevice.batteryLevelDidChangeNotification,
+    ]
+    for name in names {
+        deviceObservers.append(NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
+            let device = UIDevice.current
+            let level = device.batteryLevel < 0 ? "-" : String(Int((device.batteryLevel * 100).rounded()))
+            record("device-change \(note.name.rawValue) battery=\(level) state=\(device.batteryState.rawValue) lowPower=\(ProcessInfo.processInfo.isLowPowerModeEnabled) thermal=\(ProcessInfo.processInfo.thermalState.rawValue)")
+        })
+    }
 }
 
 /// Kept for the life of the process (a released source stops delivering).

@@ -560,6 +560,65 @@ import Testing
         // The ended process's exit is no longer the app's (the shell forgets it): nothing crashes.
         #expect(!machine.spawnedByDaemon)
     }
+
+    // MARK: The device's conditions (AppPush.deviceConditions)
+
+    static let onBattery = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.5)
+    static let lowPower = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.5, lowPowerMode: true)
+
+    @Test func aLaunchedAppIsToldHowTheDeviceIsThenEachChangeOnce() {
+        var machine = AppSupervision()
+        let first = run(1)
+        #expect(machine.handle(.deviceChanged(Self.onBattery)).isEmpty, "no process yet")
+        _ = machine.handle(.launch(first, budget: 30))
+        _ = machine.handle(.spawned(pid: 100))
+        #expect(machine.handle(.connected(pid: 100)).isEmpty, "connected, not launched: it registers its handlers first")
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30), .push(.deviceConditions(Self.onBattery))],
+                "after the runs it was started for")
+        #expect(machine.handle(.deviceChanged(Self.lowPower)) == [.push(.deviceConditions(Self.lowPower))])
+        #expect(machine.handle(.deviceChanged(Self.lowPower)).isEmpty, "told once")
+        // Other events do not tell it again.
+        #expect(machine.handle(.opened()) == [.disarm])
+    }
+
+    @Test func aFrozenAppHearsOnlyTheLatestChangeOnceThawed() {
+        var (machine, first) = launched()
+        _ = machine.handle(.deviceChanged(Self.onBattery))
+        _ = machine.handle(.finished(first))
+        _ = machine.handle(.suspendDue)
+        #expect(machine.phase == .suspended)
+        #expect(machine.handle(.deviceChanged(Self.lowPower)).isEmpty, "frozen: it cannot read")
+        #expect(machine.handle(.deviceChanged(Self.onBattery)).isEmpty)
+        #expect(machine.handle(.deviceChanged(Self.lowPower)).isEmpty)
+        let second = run(2)
+        // Thawed for a run: the run, then the latest conditions, not the ones in between.
+        #expect(machine.handle(.launch(second, budget: nil)) == [.resume, .disarm, .push(.launch(second, budget: nil)), .push(.deviceConditions(Self.lowPower))])
+        // Back where it was before the freeze: no news, nothing pushed.
+        var again = launched().0
+        _ = again.handle(.deviceChanged(Self.onBattery))
+        _ = again.handle(.finished(first))
+        _ = again.handle(.suspendDue)
+        _ = again.handle(.deviceChanged(Self.lowPower))
+        _ = again.handle(.deviceChanged(Self.onBattery))
+        #expect(again.handle(.launch(second, budget: nil)) == [.resume, .disarm, .push(.launch(second, budget: nil))])
+    }
+
+    @Test func aNewConnectionIsToldAgainAndAnEndingOneIsNot() {
+        // A process the user started: told once it finished launching.
+        var machine = AppSupervision()
+        _ = machine.handle(.deviceChanged(Self.onBattery))
+        #expect(machine.handle(.connected(pid: 200)) == [.arm(.launch, after: 10)])
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.deviceConditions(Self.onBattery))])
+        // It leaves and comes back (the same conditions): a new process knows nothing yet.
+        _ = machine.handle(.disconnected("closed"))
+        #expect(machine.handle(.deviceChanged(Self.lowPower)).isEmpty, "nobody to tell")
+        _ = machine.handle(.connected(pid: 201))
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.deviceConditions(Self.lowPower))])
+        // Force-quit: told to leave, not of the device.
+        let quit = machine.handle(.quit("force-quit"))
+        #expect(!quit.contains { if case .push(.deviceConditions) = $0 { true } else { false } }, "\(quit)")
+        #expect(machine.handle(.deviceChanged(Self.onBattery)).isEmpty)
+    }
 }
 
 /// An app's words for a run it could not start go into the run log bounded and escaped.

@@ -23,12 +23,20 @@ final class DeviceChangeNotifier: Sendable {
         var held: [(Notification.Name, any AnyObject & Sendable)] = []
     }
 
-    private let seen: Mutex<Seen>
+    /// What was seen last; `nil` until the first report, which is taken as it is, not as a
+    /// change.
+    private let seen: Mutex<Seen?>
 
-    /// Starts from `conditions` (what the driver has now).
-    init(conditions: Conditions) {
-        seen = Mutex(Seen(lowPowerMode: conditions.lowPowerMode, thermalState: conditions.thermalState,
-                          batteryState: Self.batteryState(conditions), postedPercent: Self.percent(conditions.batteryLevel)))
+    /// Starts from `conditions` (what the driver has now); with `nil` (an app under
+    /// bgtaskd, whose driver knows nothing of the device until the daemon tells it after the
+    /// launch), from the first report.
+    init(conditions: Conditions?) {
+        seen = Mutex(conditions.map(Self.seen(as:)))
+    }
+
+    private static func seen(as conditions: Conditions) -> Seen {
+        Seen(lowPowerMode: conditions.lowPowerMode, thermalState: conditions.thermalState,
+             batteryState: batteryState(conditions), postedPercent: percent(conditions.batteryLevel))
     }
 
     /// Follows `context`'s conditions (held weakly: the driver outlives its apps in the
@@ -40,9 +48,9 @@ final class DeviceChangeNotifier: Sendable {
         }
         context.application.observeState { [weak self, weak context] state in
             guard Self.runsCode(state), let self, let context else { return }
-            let held = self.seen.withLock { seen in
-                defer { seen.held = [] }
-                return seen.held
+            let held = self.seen.withLock { seen -> [(Notification.Name, any AnyObject & Sendable)] in
+                defer { seen?.held = [] }
+                return seen?.held ?? []
             }
             context.application.post(held)
         }
@@ -64,7 +72,12 @@ final class DeviceChangeNotifier: Sendable {
     func changed(to conditions: Conditions, in context: AppContext) {
         let monitoring = context.device.isBatteryMonitoringEnabled
         let running = Self.runsCode(context.application.lifecycleState)
-        let names = seen.withLock { seen -> [(Notification.Name, any AnyObject & Sendable)] in
+        let names = seen.withLock { known -> [(Notification.Name, any AnyObject & Sendable)] in
+            guard var seen = known else {
+                known = Self.seen(as: conditions)
+                return []
+            }
+            defer { known = seen }
             var names: [(Notification.Name, any AnyObject & Sendable)] = []
             if conditions.lowPowerMode != seen.lowPowerMode {
                 seen.lowPowerMode = conditions.lowPowerMode

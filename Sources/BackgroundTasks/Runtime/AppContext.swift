@@ -89,7 +89,9 @@ public final class AppContext: Sendable {
             readBattery: battery ?? UIDevice.battery(),
             readPower: power ?? UIDevice.power()
         )
-        deviceChanges = DeviceChangeNotifier(conditions: driver.conditions)
+        // Under bgtaskd the driver's conditions are not the device's: the daemon's first
+        // report after the launch is the starting point.
+        deviceChanges = DeviceChangeNotifier(conditions: driver.isLinkedToDaemon ? nil : driver.conditions)
         scheduler.context = self
         application.context = self
         bind(defaultHandlerQueue)

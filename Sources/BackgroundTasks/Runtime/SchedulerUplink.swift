@@ -88,6 +88,13 @@ extension SchedulerDriver {
                 defer { movingAtTheDaemonsWord.withLock { $0 = false } }
                 if toForeground { context.application.enterForeground() } else { context.application.enterBackground() }
             }
+        case .deviceConditions(let conditions):
+            // The daemon's scheduler saw the device change (or says how it is, after the
+            // launch): the app's change notifications follow from it (DeviceChangeNotifier),
+            // as from an embedded scheduler's own watcher. A level no battery has is not one.
+            var reported = conditions
+            if let level = reported.batteryLevel, !(level.isFinite && (0...1).contains(level)) { reported.batteryLevel = nil }
+            trace(.conditionsChanged(reported, at: clock.now()))
         case .quit(let reason):
             log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason); it will not reconnect")
             uplink.stopReconnecting(reason: "bgtaskd asked the app to leave: \(reason)")

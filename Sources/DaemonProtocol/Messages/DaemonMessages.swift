@@ -401,6 +401,11 @@ public enum AppPush: Codable, Sendable, Hashable {
     case foreground
     /// The user sent the app to the background (`bgtask background`).
     case background
+    /// The device's conditions as the daemon's scheduler sees them: once the app finished
+    /// launching, then at each change while it is connected (held while its process is
+    /// frozen, the latest sent when it is thawed). The app posts iOS's change notifications
+    /// from them (Low Power Mode, thermal state, battery).
+    case deviceConditions(Conditions)
 }
 
 /// What the daemon sends.

@@ -38,7 +38,16 @@ import Testing
         .push(.finished(RunRecord(id: RunID(9), request: PendingRequest(
             app: AppID("com.example.app"), identifier: "com.example.app.refresh", kind: .appRefresh, submittedAt: date),
             startedAt: date, endedAt: date.addingTimeInterval(3), outcome: .success, success: true))),
+        .push(.deviceConditions(fullConditions)),
+        .push(.deviceConditions(.favorable)),
+        .push(.deviceConditions(Conditions(externalPower: false, networkAvailable: false, batteryLevel: 0, batteryState: .unknown,
+                                           thermalState: .critical, networkMetered: false, deviceIdle: false, cpuPressure: 1))),
+        .push(.deviceConditions(Conditions(externalPower: true, networkAvailable: true, batteryLevel: 1e-300, cpuPressure: 0.1 + 0.2))),
     ]
+
+    /// Conditions with every field given.
+    static let fullConditions = Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.42, batteryState: .discharging,
+                                           lowPowerMode: true, thermalState: .serious, networkMetered: true, deviceIdle: true, cpuPressure: 0.25)
 
     /// Both decoders of a client payload: the plain one (nil when it leaves it) and
     /// JSONDecoder's (nil when it refuses).
@@ -77,7 +86,8 @@ import Testing
         let run = RunRecord(id: RunID(7), request: request, startedAt: Self.date.addingTimeInterval(901))
         for envelope in [DaemonEnvelope.reply(id: 3, .done(nil)), .reply(id: 1, .welcome(Welcome(daemonPID: 9, backgroundRefreshEnabled: true))),
                          .push(.launch(run, budget: 30)), .push(.launch(run, budget: nil)),
-                         .push(.expire(run: RunID(7), reason: "budget of 30 s exhausted")), .push(.terminate(run: RunID(7), reason: "overran"))] {
+                         .push(.expire(run: RunID(7), reason: "budget of 30 s exhausted")), .push(.terminate(run: RunID(7), reason: "overran")),
+                         .push(.deviceConditions(Self.fullConditions)), .push(.deviceConditions(.favorable))] {
             #expect(PlainMessageReader.daemonEnvelope(try MessageCoding.encode(envelope)) == envelope, "\(envelope)")
         }
     }
@@ -106,6 +116,10 @@ import Testing
             "id", "request", "startedAt", "endedAt", "outcome", "success", "stopReason", "cpuTime", "peakMemoryBytes",
             "energyJoules", "measuredBy", "bytesRead", "bytesWritten",
         ], "RunRecord changed: update DaemonEnvelopeWriter's launch (it must refuse a record it cannot write whole)")
+        #expect(Mirror(reflecting: Conditions.favorable).children.compactMap(\.label) == [
+            "externalPower", "networkAvailable", "batteryLevel", "batteryState", "lowPowerMode", "thermalState",
+            "networkMetered", "deviceIdle", "cpuPressure",
+        ], "Conditions changed: update PlainJSONWriter.conditions and PlainMessageReader.conditions")
     }
 
     /// Forms the plain reader leaves to JSONDecoder: it answers nil, and MessageCoding then
@@ -141,6 +155,26 @@ import Testing
         #expect(PlainMessageReader.clientEnvelope(payload) == nil)
         let viaCoding = try? MessageCoding.decode(ClientEnvelope.self, from: payload)
         #expect(viaCoding == (try? MessageCoding.foundationDecoded(ClientEnvelope.self, from: payload)))
+    }
+
+    /// The device's conditions in forms the plain reader leaves to JSONDecoder, which reads
+    /// or refuses them as it would.
+    @Test(arguments: [
+        // an optional written as null, an exponent, a thermal state by number or unknown name,
+        // a battery state that does not exist, a missing field, an unknown key
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryLevel":null,"batteryState":"full","lowPowerMode":false,"thermalState":"nominal","deviceIdle":true}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryLevel":5e-1,"batteryState":"full","lowPowerMode":false,"thermalState":"nominal","deviceIdle":true}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryState":"full","lowPowerMode":false,"thermalState":2,"deviceIdle":true}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryState":"full","lowPowerMode":false,"thermalState":"toasty","deviceIdle":true}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryState":"leaking","lowPowerMode":false,"thermalState":"fair","deviceIdle":true}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryState":"full","lowPowerMode":false,"thermalState":"fair"}}}}}"#,
+        #"{"push":{"_0":{"deviceConditions":{"_0":{"externalPower":true,"networkAvailable":true,"batteryState":"full","lowPowerMode":false,"thermalState":"fair","deviceIdle":true,"screen":"on"}}}}}"#,
+    ])
+    func conditionsFormsLeftToJSONDecoder(_ text: String) {
+        let payload = Data(text.utf8)
+        #expect(PlainMessageReader.daemonEnvelope(payload) == nil)
+        let viaCoding = try? MessageCoding.decode(DaemonEnvelope.self, from: payload)
+        #expect(viaCoding == (try? MessageCoding.foundationDecoded(DaemonEnvelope.self, from: payload)))
     }
 
     @Test func aMessageWithAHundredThousandKeysIsReadInLinearTime() throws {

@@ -54,7 +54,8 @@ enum ClientEnvelopeWriter {
 
 /// Writes the daemon's frequent messages as `JSONEncoder` would give them (see
 /// ``ClientEnvelopeWriter``): the `done` and `welcome` replies (every submit is answered
-/// with a `done`) and the `launch`, `expire` and `terminate` pushes of every run.
+/// with a `done`), the `launch`, `expire` and `terminate` pushes of every run, and the
+/// `deviceConditions` push every launched app gets.
 enum DaemonEnvelopeWriter {
     /// The JSON of `envelope`, or nil when it is not one of the messages written here.
     static func encode(_ envelope: DaemonEnvelope) -> Data? {
@@ -87,7 +88,8 @@ enum DaemonEnvelopeWriter {
         return json.data
     }
 
-    /// A run's launch (not yet ended, its request plain), expiration or termination, or nil.
+    /// A run's launch (not yet ended, its request plain), expiration or termination, the
+    /// device's conditions, or nil.
     private static func encode(_ push: AppPush) -> Data? {
         var json = PlainJSONWriter()
         json.raw("{\"push\":{\"_0\":")
@@ -113,6 +115,10 @@ enum DaemonEnvelopeWriter {
             json.integer(run.rawValue)
             json.raw(",\"reason\":")
             json.string(reason)
+            json.raw("}}")
+        case .deviceConditions(let conditions):
+            json.raw("{\"deviceConditions\":{\"_0\":")
+            guard json.conditions(conditions) else { return nil }
             json.raw("}}")
         default:
             return nil

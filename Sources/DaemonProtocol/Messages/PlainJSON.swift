@@ -65,6 +65,12 @@ struct PlainJSONWriter {
         return true
     }
 
+    /// ``double(_:)`` for a number Swift writes without an exponent; false otherwise.
+    private mutating func plainDouble(_ value: Double) -> Bool {
+        guard value.isFinite, !value.description.contains("e") else { return false }
+        return double(value)
+    }
+
     /// Appends a plain request (no continued-processing options, data protection class or
     /// remote payload, finite dates) in `PendingRequest`'s Codable form; false, with the
     /// writer to be thrown away, for any other.
@@ -87,6 +93,38 @@ struct PlainJSONWriter {
         bool(request.requiresExternalPower)
         raw(",\"submittedAt\":")
         guard seconds(request.submittedAt) else { return false }
+        raw("}")
+        return true
+    }
+
+    /// Appends `conditions` in their Codable form (absent optionals left out, as
+    /// `JSONEncoder` leaves them); false, with the writer to be thrown away, when a number
+    /// is not finite or needs an exponent (which the plain reader leaves to `JSONDecoder`).
+    mutating func conditions(_ conditions: Conditions) -> Bool {
+        raw("{\"externalPower\":")
+        bool(conditions.externalPower)
+        raw(",\"networkAvailable\":")
+        bool(conditions.networkAvailable)
+        if let level = conditions.batteryLevel {
+            raw(",\"batteryLevel\":")
+            guard plainDouble(level) else { return false }
+        }
+        raw(",\"batteryState\":")
+        string(conditions.batteryState.rawValue)
+        raw(",\"lowPowerMode\":")
+        bool(conditions.lowPowerMode)
+        raw(",\"thermalState\":")
+        string(conditions.thermalState.description)
+        if let metered = conditions.networkMetered {
+            raw(",\"networkMetered\":")
+            bool(metered)
+        }
+        raw(",\"deviceIdle\":")
+        bool(conditions.deviceIdle)
+        if let pressure = conditions.cpuPressure {
+            raw(",\"cpuPressure\":")
+            guard plainDouble(pressure) else { return false }
+        }
         raw("}")
         return true
     }

@@ -4,7 +4,7 @@ import SchedulerCore
 /// Reads the frequent messages without Codable (docs/protocol.md, "Coding of the frequent
 /// messages"): on the daemon's side an app's hello, `finishedLaunching`, plain submit,
 /// `taskCompleted` and `cancel`; on the app's side the `done` and `welcome` replies and the
-/// `launch`, `expire` and `terminate` pushes.
+/// `launch`, `expire`, `terminate` and `deviceConditions` pushes.
 ///
 /// Each reader accepts exactly the wire form Swift's synthesized Codable gives (see
 /// `DaemonMessages.swift`) with only the keys it knows, and answers nil for anything else:
@@ -52,9 +52,43 @@ enum PlainMessageReader {
             guard let fields = body.object(keys: ["run", "reason"]), let run = fields["run"]?.integer(Int64.self),
                   let reason = fields["reason"]?.string else { return nil }
             return name == "expire" ? .expire(run: RunID(run), reason: reason) : .terminate(run: RunID(run), reason: reason)
+        case "deviceConditions":
+            // Every launched app gets one after its launch: through JSONDecoder it would be
+            // the process's first Codable use.
+            return onlyValue(body).flatMap(conditions).map(AppPush.deviceConditions)
         default:
             return nil
         }
+    }
+
+    /// The device's conditions in their Codable form (an optional written `null`, or a
+    /// number in a rarer form, is left to JSONDecoder).
+    private static func conditions(_ value: PlainJSONValue) -> Conditions? {
+        guard let fields = value.object(keys: ["externalPower", "networkAvailable", "batteryLevel", "batteryState", "lowPowerMode",
+                                               "thermalState", "networkMetered", "deviceIdle", "cpuPressure"]),
+              let externalPower = fields["externalPower"]?.bool, let networkAvailable = fields["networkAvailable"]?.bool,
+              let batteryState = fields["batteryState"]?.string.flatMap(BatteryState.init(rawValue:)),
+              let lowPowerMode = fields["lowPowerMode"]?.bool,
+              let thermalState = fields["thermalState"]?.string.flatMap(ThermalState.init(name:)),
+              let deviceIdle = fields["deviceIdle"]?.bool else { return nil }
+        var batteryLevel: Double?
+        if let level = fields["batteryLevel"] {
+            guard let number = level.plainDouble else { return nil }
+            batteryLevel = number
+        }
+        var networkMetered: Bool?
+        if let metered = fields["networkMetered"] {
+            guard let flag = metered.bool else { return nil }
+            networkMetered = flag
+        }
+        var cpuPressure: Double?
+        if let pressure = fields["cpuPressure"] {
+            guard let number = pressure.plainDouble else { return nil }
+            cpuPressure = number
+        }
+        return Conditions(externalPower: externalPower, networkAvailable: networkAvailable, batteryLevel: batteryLevel,
+                          batteryState: batteryState, lowPowerMode: lowPowerMode, thermalState: thermalState,
+                          networkMetered: networkMetered, deviceIdle: deviceIdle, cpuPressure: cpuPressure)
     }
 
     /// A run as the daemon hands it over: its number, request and start only.

@@ -210,8 +210,8 @@ public struct AppSupervision: Sendable, Equatable {
     private var expirationsWaiting: [RunID: String] = [:]
     /// The device's conditions as the engine last reported them; `nil` until known.
     public private(set) var deviceConditions: Conditions?
-    /// What the app on the current connection was last told of the device; `nil` while it
-    /// was told nothing (a new connection is told again).
+    /// What the app on the current connection last heard of the device (``heard(_:)``);
+    /// `nil` while it was told nothing (a new connection is told again).
     private var deviceConditionsSent: Conditions?
 
     /// A supervision with `timing`.
@@ -258,9 +258,27 @@ public struct AppSupervision: Sendable, Equatable {
             deviceConditionsSent = nil
             return
         }
-        guard phase == .ready, let conditions = deviceConditions, conditions != deviceConditionsSent else { return }
-        deviceConditionsSent = conditions
+        guard phase == .ready, let conditions = deviceConditions else { return }
+        let heard = Self.heard(conditions)
+        guard heard != deviceConditionsSent else { return }
+        deviceConditionsSent = heard
         actions.append(.push(.deviceConditions(conditions)))
+    }
+
+    /// What an app makes of the device's conditions (iOS's change notifications: Low Power
+    /// Mode, the thermal state, the battery's state and whole percent, external power); the
+    /// rest (network, idleness, CPU pressure: they change at nearly every look) is left
+    /// out of the comparison, so the app is not woken for what it never posts.
+    static func heard(_ conditions: Conditions) -> Conditions {
+        var heard = conditions
+        heard.networkAvailable = true
+        heard.networkMetered = nil
+        heard.deviceIdle = true
+        heard.cpuPressure = nil
+        heard.batteryLevel = conditions.batteryLevel.flatMap { level in
+            level.isFinite ? (min(max(level, 0), 1) * 100).rounded() : nil
+        }
+        return heard
     }
 
     private mutating func apply(_ event: Event, into actions: inout [Action]) {

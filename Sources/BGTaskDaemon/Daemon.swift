@@ -229,7 +229,7 @@ public final class Daemon: Sendable {
         // Only now that every app is installed with its switch and what its policies learned:
         // a change of the device judges the restored requests, and judged before, a request
         // was taken for an unknown app's (its switch on, no launch to space from).
-        ConditionsMonitor.start(conditions, driver: driver)
+        service.watchConditions(through: ConditionsMonitor.start(conditions, driver: driver))
         endPhase("apps")
 
         // systemd's notifications are best effort, but never silent: a NOTIFY_SOCKET that

@@ -30,6 +30,8 @@ public final class DaemonService: Sendable {
     /// The device's readers with their sources, for `bgtask conditions` (`nil` in tests
     /// that script the conditions: the engine's conditions are answered then).
     private let conditionsReader: LinuxConditionsReader?
+    /// The conditions monitor's look at the device on demand (``watchConditions(through:)``).
+    private let conditionsLook = Mutex<ConditionsMonitor.Look?>(nil)
     /// Where the policy configuration in force came from ("defaults", or its file).
     private let policySource: Mutex<String>
     /// The clock of the supervisors' timers (launch timeouts, suspension, idle end): the
@@ -142,11 +144,24 @@ public final class DaemonService: Sendable {
         self.committer = GroupCommitter(driver: driver)
         loadInstalledApps()
         // Every change of the device the engine sees reaches the connected apps, whose
-        // processes post iOS's change notifications from it (AppPush.deviceConditions).
+        // processes post iOS's change notifications from it (AppPush.deviceConditions). In
+        // order, off the conditions monitor's queue (a supervisor may hold its lock for a
+        // freeze, up to a second): a serial queue of their own; inline on a virtual clock.
+        let fanOut = realTime ? DispatchQueue(label: "bgtaskd.device-changes") : nil
         driver.observe { [weak self] event in
             guard case .conditionsChanged(let conditions, _) = event, let self else { return }
-            for supervisor in self.apps.withLock({ $0.values.map(\.supervisor) }) { supervisor.deviceChanged(conditions) }
+            let tellEveryApp: @Sendable () -> Void = { [weak self] in
+                guard let self else { return }
+                for supervisor in self.apps.withLock({ $0.values.map(\.supervisor) }) { supervisor.deviceChanged(conditions) }
+            }
+            if let fanOut { fanOut.async(execute: tellEveryApp) } else { tellEveryApp() }
         }
+    }
+
+    /// `bgtask conditions` reads the device through `look` (the monitor that feeds the
+    /// driver), so its reading becomes the engine's; without one it only reads.
+    public func watchConditions(through look: ConditionsMonitor.Look) {
+        conditionsLook.withLock { $0 = look }
     }
 
     /// Replaces the policy configuration in force (the engine judges everything again with
@@ -651,11 +666,11 @@ public final class DaemonService: Sendable {
             }
             // Read now, with each value's source, as `bgtask conditions` prints it: the
             // daemon's own reading (its state directory's overrides included).
-            let reading = reader.reading(now: driver.clock.now())
-            // What the user was just shown is what the engine judges by from now on: a
-            // change the sampler has not met yet (it looks every 30 s, and only while work
-            // depends on the device) is taken now, as a sample would take it.
-            if reading.conditions != driver.conditions { driver.conditionsChanged(reading.conditions) }
+            // Through the conditions monitor when it runs: what the user is shown is then
+            // what the engine judges by from now on (a change the monitor's 30-s look, taken
+            // only while work depends on the device, has not met yet is taken now), from the
+            // one writer of the engine's conditions.
+            let reading = conditionsLook.withLock { $0 }?.now() ?? reader.reading(now: driver.clock.now())
             return .report(text: reading.table(), json: (try? reading.jsonString()) ?? ReportJSON.text(driver.conditions))
         case .policy:
             let policy = driver.policyConfiguration

@@ -131,6 +131,17 @@ public final class ConditionsWatcher: @unchecked Sendable {
         }
     }
 
+    /// Reads every part now, on ``queue`` (so it is ordered with the events' and samples'
+    /// re-reads, and the watcher's reading stays whole), hands it to `onReading`, and returns
+    /// it: for `bgtask conditions`, whose fresh reading becomes the scheduler's.
+    public func readEverything() -> DeviceReading {
+        queue.sync {
+            reading = reader.reading(now: now())
+            onReading(reading)
+            return reading
+        }
+    }
+
     /// One tick of the sampling timer: re-reads ``sampledParts`` if `shouldSample()`.
     public func sample() {
         queue.async { [self] in sampleOnQueue() }

@@ -152,6 +152,39 @@ extension DaemonSocketTests {
             #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after the call's timeout")
         }
 
+        /// A push this build does not know (a newer daemon's) is passed over: the link stays
+        /// open and what follows is read; a malformed push of a known name still ends it.
+        @Test func aPushOfANewerDaemonIsPassedOverAndTheLinkStays() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let server = try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { frame in
+                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
+                        try? connection.send(Data(#"{"push":{"_0":{"holiday":{"days":3}}}}"#.utf8))
+                        if let push = try? MessageCoding.encode(DaemonEnvelope.push(.foreground)) { try? connection.send(push) }
+                        if let answer = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, .done(nil))) { try? connection.send(answer) }
+                        // A known push that does not decode ends the link, as before.
+                        try? connection.send(Data(#"{"push":{"_0":{"expire":{"run":"x"}}}}"#.utf8))
+                    },
+                    onClose: { _ in }
+                )
+            }
+            defer { server.close() }
+            let link = try MessageLink.connect(path: path)
+            defer { link.close() }
+            let pushes = Collector<AppPush>()
+            link.onPush { pushes.add($0) }
+            #expect(try link.call(.app(.pending), timeout: .seconds(10)) == .done(nil))
+            #expect(pushes.wait(count: 1) == [.foreground])
+            let closed = Collector<String>()
+            link.onClose { closed.add($0) }
+            #expect(closed.wait(count: 1).first?.contains("does not understand") == true)
+            #expect(PlainMessageReader.unknownPushName(Data(#"{"push":{"_0":{"holiday":{}}}}"#.utf8)) == "holiday")
+            #expect(PlainMessageReader.unknownPushName(Data(#"{"push":{"_0":{"expire":{}}}}"#.utf8)) == nil)
+            #expect(PlainMessageReader.unknownPushName(Data(#"{"reply":{"id":1,"_1":{"holiday":{}}}}"#.utf8)) == nil)
+        }
+
         /// A reply that comes after a push waits for the push's handler: the caller never
         /// sees its reply before the daemon's earlier pushes were handled (the reader thread
         /// wakes callers itself only when no push is waiting or running on the queue).

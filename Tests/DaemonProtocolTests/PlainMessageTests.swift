@@ -107,6 +107,33 @@ import Testing
         }
     }
 
+    /// The name of `push` on the wire; a new case fails to compile here until named.
+    static func wireName(_ push: AppPush) -> String {
+        switch push {
+        case .launch: "launch"
+        case .expire: "expire"
+        case .terminate: "terminate"
+        case .finished: "finished"
+        case .sampleProgress: "sampleProgress"
+        case .quit: "quit"
+        case .foreground: "foreground"
+        case .background: "background"
+        case .deviceConditions: "deviceConditions"
+        }
+    }
+
+    /// ``AppPush/names`` (what an app does not pass over) is every case, as JSONEncoder names them.
+    @Test func thePushNamesAreEveryCase() throws {
+        let run = RunRecord(id: RunID(1), request: PendingRequest(app: AppID("a"), identifier: "a.b", kind: .appRefresh, submittedAt: Self.date), startedAt: Self.date)
+        let every: [AppPush] = [.launch(run, budget: 30), .expire(run: RunID(1), reason: "r"), .terminate(run: RunID(1), reason: "r"), .finished(run),
+                                .sampleProgress(run: RunID(1)), .quit(reason: "r"), .foreground, .background, .deviceConditions(.favorable)]
+        for push in every {
+            let object = try #require(try JSONSerialization.jsonObject(with: MessageCoding.jsonEncoded(push)) as? [String: Any])
+            #expect(Array(object.keys) == [Self.wireName(push)])
+        }
+        #expect(Set(every.map(Self.wireName)) == AppPush.names)
+    }
+
     /// The writer names every stored property of what it writes.
     @Test func theDaemonWriterKnowsEveryFieldOfWhatItWrites() {
         #expect(Mirror(reflecting: Welcome(daemonPID: 1)).children.compactMap(\.label) == ["daemonPID", "backgroundRefreshEnabled"],

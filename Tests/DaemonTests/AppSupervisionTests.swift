@@ -618,6 +618,35 @@ import Testing
         let quit = machine.handle(.quit("force-quit"))
         #expect(!quit.contains { if case .push(.deviceConditions) = $0 { true } else { false } }, "\(quit)")
         #expect(machine.handle(.deviceChanged(Self.onBattery)).isEmpty)
+        // The daemon's own process, still connected while it is being ended: not told either.
+        var ending = launched().0
+        _ = ending.handle(.deviceChanged(Self.onBattery))
+        _ = ending.handle(.quit("uninstalled"))
+        #expect(ending.phase == .ending && ending.connected)
+        #expect(ending.handle(.deviceChanged(Self.lowPower)).isEmpty)
+    }
+
+    @Test func whatTheAppDoesNotHearOfTheDeviceDoesNotWakeIt() {
+        var (machine, _) = launched()
+        var device = Self.onBattery
+        _ = machine.handle(.deviceChanged(device))
+        // The network, idleness, CPU pressure, a level within the same whole percent: the
+        // app posts nothing for them, so it is not sent them.
+        device.networkAvailable = false
+        device.networkMetered = true
+        device.deviceIdle = false
+        device.cpuPressure = 0.9
+        device.batteryLevel = 0.5004
+        #expect(machine.handle(.deviceChanged(device)).isEmpty)
+        // A percent, or the power plugged in: sent, whole (with what changed meanwhile).
+        device.batteryLevel = 0.49
+        #expect(machine.handle(.deviceChanged(device)) == [.push(.deviceConditions(device))])
+        device.externalPower = true
+        #expect(machine.handle(.deviceChanged(device)) == [.push(.deviceConditions(device))])
+        // A level no battery has does not make every look a change.
+        device.batteryLevel = .nan
+        #expect(machine.handle(.deviceChanged(device)).count == 1)
+        #expect(machine.handle(.deviceChanged(device)).isEmpty)
     }
 }
 

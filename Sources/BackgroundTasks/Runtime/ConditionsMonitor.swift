@@ -19,16 +19,29 @@ public enum ConditionsMonitor {
     /// The sampling period: the ceiling for slow readings (docs/system.md, "Properties").
     static let interval: TimeInterval = 30
 
+    /// A look at the device on demand, through the monitor that feeds the driver (one
+    /// writer of the driver's conditions, in order with the monitor's own looks).
+    public struct Look: Sendable {
+        fileprivate let read: @Sendable () -> DeviceReading?
+
+        /// Reads the device now and gives the driver the reading when it changed anything;
+        /// the reading with its sources, or `nil` from a provider that has none (a test
+        /// double: the driver got its conditions all the same).
+        public func now() -> DeviceReading? { read() }
+    }
+
     /// Starts feeding `driver`; `makeTimer` makes the sampling timer (tests count arms).
-    public static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) {
+    /// Returns a ``Look`` for reading the device on demand (`bgtask conditions`).
+    @discardableResult
+    public static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) -> Look {
         if let reader = provider as? LinuxConditionsReader {
-            startWatching(reader, driver: driver, makeTimer: makeTimer)
+            return startWatching(reader, driver: driver, makeTimer: makeTimer)
         } else {
-            startSampling(provider, driver: driver, makeTimer: makeTimer)
+            return startSampling(provider, driver: driver, makeTimer: makeTimer)
         }
     }
 
-    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) {
+    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) -> Look {
         let watcher = ConditionsWatcher(
             reader: reader,
             sampleInterval: interval,
@@ -53,12 +66,14 @@ public enum ConditionsMonitor {
         driver.onWorkChanged { [weak watcher] in watcher?.reconsiderSampling() }
         watcher.reconsiderSampling()  // work may have appeared before the listener
         driver.retain(watcher)
+        return Look { [weak watcher] in watcher?.readEverything() }
     }
 
-    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) {
+    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) -> Look {
+        let queue = DispatchQueue(label: "bgtask.conditions")
         let sampler = ArmedSampler(
             interval: interval,
-            queue: DispatchQueue(label: "bgtask.conditions"),
+            queue: queue,
             makeTimer: makeTimer,
             shouldRun: { [weak driver] in driver?.dependsOnConditions ?? false }
         ) { [weak driver] in
@@ -69,5 +84,12 @@ public enum ConditionsMonitor {
         driver.onWorkChanged { [weak sampler] in sampler?.reconsider() }
         sampler.reconsider()
         driver.retain(sampler)
+        return Look { [weak driver] in
+            queue.sync {
+                let conditions = provider.read()
+                if let driver, conditions != driver.conditions { driver.conditionsChanged(conditions) }
+            }
+            return nil
+        }
     }
 }

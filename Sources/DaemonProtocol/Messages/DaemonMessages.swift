@@ -406,6 +406,12 @@ public enum AppPush: Codable, Sendable, Hashable {
     /// frozen, the latest sent when it is thawed). The app posts iOS's change notifications
     /// from them (Low Power Mode, thermal state, battery).
     case deviceConditions(Conditions)
+
+    /// Every case's name on the wire. A push whose name is not here comes from a newer
+    /// daemon: an app ignores it (``MessageLink``) rather than closing its connection.
+    public static let names: Set<String> = [
+        "launch", "expire", "terminate", "finished", "sampleProgress", "quit", "foreground", "background", "deviceConditions",
+    ]
 }
 
 /// What the daemon sends.
@@ -431,8 +437,9 @@ public enum MessageCoding {
     }
 
     /// The JSON form of the daemon's `envelope`: `done` and `welcome` replies and the
-    /// launch, expire and terminate pushes are written by hand (``DaemonEnvelopeWriter``,
-    /// the same JSON), the others as above.
+    /// launch, expire, terminate and deviceConditions pushes are written by hand
+    /// (``DaemonEnvelopeWriter``: JSON that reads back as the same message, numbers as Swift
+    /// writes them), the others as above.
     public static func encode(_ envelope: DaemonEnvelope) throws -> Data {
         try DaemonEnvelopeWriter.encode(envelope) ?? jsonEncoded(envelope)
     }

@@ -175,6 +175,10 @@ public final class MessageLink: Sendable {
         do {
             envelope = try MessageCoding.decode(DaemonEnvelope.self, from: frame.payload)
         } catch {
+            // A push this build does not know is a newer daemon's (a message added since):
+            // passed over, as a decoder passes over a key it does not know. Anything else
+            // malformed ends the link.
+            if PlainMessageReader.unknownPushName(frame.payload) != nil { return }
             connection.close(reason: "bgtaskd sent a message this client does not understand: \(error)")
             return
         }

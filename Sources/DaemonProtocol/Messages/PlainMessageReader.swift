@@ -39,6 +39,14 @@ enum PlainMessageReader {
         }
     }
 
+    /// The name of the push `payload` carries when it is well formed and not one of
+    /// ``AppPush/names``: a newer daemon's message; nil for anything else.
+    static func unknownPushName(_ payload: Data) -> String? {
+        guard let (envelope, body) = PlainJSONReader.read(payload)?.onlyMember, envelope == "push",
+              let (name, _) = onlyValue(body)?.onlyMember, !AppPush.names.contains(name) else { return nil }
+        return name
+    }
+
     /// A run's launch (a run not yet ended: no outcome or measurement), expiration or
     /// termination.
     private static func push(_ value: PlainJSONValue) -> AppPush? {

@@ -58,7 +58,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -177,8 +177,12 @@ let package = Package(
         // `import Network` for path monitoring (`NWPathMonitor`): the machine's interfaces and
         // routes, or a simulated device's network (docs/porting.md, "Network paths").
         .target(name: "Network", dependencies: ["BackgroundTasks", "DeviceConditions", "SchedulerCore"]),
-        // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error.
-        .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap"]),
+        // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error,
+        // and os_unfair_lock.
+        .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap", "COSLock"]),
+        // `os_unfair_lock` in C, over Linux's priority-inheritance futexes (Apple's <os/lock.h>;
+        // re-exported by os and by BackgroundTasks, as Apple's Foundation brings it).
+        .target(name: "COSLock"),
         // `import OSLog` as iOS code writes it: re-exports os.
         .target(name: "OSLog", dependencies: ["os"]),
         // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.

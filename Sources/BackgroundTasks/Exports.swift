@@ -17,6 +17,10 @@
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.
 @_exported import CUIKitTypes
+// `os_unfair_lock`, which Apple's Foundation brings with Darwin (Sources/COSLock): a class
+// guarding its state with one compiles where it imports Foundation and BackgroundTasks (or
+// UIKit), as on iOS.
+@_exported import COSLock
 
 /// Apple's documented Swift signature of `register(forTaskWithIdentifier:using:launchHandler:)`
 /// names the queue `dispatch_queue_t?`, which Darwin's Dispatch makes an alias of

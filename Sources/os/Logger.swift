@@ -9,6 +9,8 @@ import SchedulerCore
 // The Clang module `os` this Swift module overlays (Sources/COSModuleMap): it declares
 // nothing, and gives `import os.log` a submodule to resolve.
 @_exported import os
+// `import os` brings os_unfair_lock too (Apple's <os/lock.h> is in the os module).
+@_exported import COSLock
 
 /// A log's level (Apple: `OSLogType`).
 public struct OSLogType: RawRepresentable, Hashable, Sendable {

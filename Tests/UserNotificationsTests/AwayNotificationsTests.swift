@@ -95,7 +95,7 @@ struct AwayNotificationsTests {
 
         let later = moment.addingTimeInterval(AwayNotifications.grace)
         // Another process's hold, for the length of the call (released when the closure ends).
-        let busy = try withExtendedLifetime(try scratch.file.lock()) { away.deliverDue(now: later) }
+        let busy = withExtendedLifetime(try scratch.file.lock()) { away.deliverDue(now: later) }
         #expect(busy.busy && busy.shown.isEmpty)
         #expect(scratch.file.read().kept == KeptNotifications(pending: pending))
         #expect(away.deliverDue(now: later).shown.count == 1, "once the lock is free")

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BackgroundTasks
+import Foundation
+import IOSShapedApp
+import Synchronization
+import Testing
+
+/// An HTTP server on the loopback that answers every request with `body`, from a thread of
+/// its own, until closed.
+final class LoopbackHTTPServer: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+
+    init(body: String) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, 8) == 0 else {
+            Glibc.close(listener)
+            throw TestFailure("bind/listen: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        descriptor = listener
+        let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }  // closed
+                var request = [UInt8](repeating: 0, count: 4096)
+                _ = recv(client, &request, request.count, 0)
+                _ = response.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                Glibc.close(client)
+            }
+        }
+    }
+
+    func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `URLSessionConfiguration.background(withIdentifier:)` and its switches: the Swift 5
+/// download manager (Tests/IOSShapedApp/BackgroundDownloads.swift) compiles and downloads
+/// while the process runs (docs/porting.md, "Background URL sessions").
+@Suite struct BackgroundSessionTests {
+    @Test func aBackgroundConfigurationCarriesItsIdentifierAndSwitches() {
+        let configuration = URLSessionConfiguration.background(withIdentifier: "com.example.sync")
+        #expect(configuration.identifier == "com.example.sync")
+        #expect(configuration.sessionSendsLaunchEvents && configuration.waitsForConnectivity, "Apple's defaults for a background configuration")
+        #expect(configuration.allowsExpensiveNetworkAccess && configuration.allowsConstrainedNetworkAccess)
+        #expect(configuration.sharedContainerIdentifier == nil)
+        configuration.sessionSendsLaunchEvents = false
+        configuration.allowsExpensiveNetworkAccess = false
+        configuration.sharedContainerIdentifier = "group.com.example"
+        #expect(!configuration.sessionSendsLaunchEvents && !configuration.allowsExpensiveNetworkAccess)
+        #expect(configuration.sharedContainerIdentifier == "group.com.example")
+        // Another configuration keeps its own (a default one has Apple's defaults).
+        let plain = URLSessionConfiguration.default
+        #expect(!plain.sessionSendsLaunchEvents && !plain.waitsForConnectivity && plain.allowsExpensiveNetworkAccess)
+        #expect(plain.identifier == nil && plain.sharedContainerIdentifier == nil)
+    }
+
+    @Test func theDownloadManagerOfASwift5AppDownloadsWhileTheProcessRuns() throws {
+        let server = try LoopbackHTTPServer(body: "episode 42")
+        defer { server.close() }
+        let downloads = BackgroundDownloads()
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<String?>(nil)
+        downloads.onFinish = { text in
+            outcome.withLock { $0 = text }
+            finished.signal()
+        }
+        downloads.download(URL(string: "http://127.0.0.1:\(server.port)/episodes/42.mp3")!)
+        #expect(finished.wait(timeout: .now() + 60) == .success, "the download finished")
+        #expect(outcome.withLock { $0 } == "episode 42")
+        #expect(downloads.session.configuration.identifier == BackgroundDownloads.identifier)
+        downloads.session.invalidateAndCancel()
+    }
+}

@@ -262,7 +262,11 @@ public struct AppSupervision: Sendable, Equatable {
         let heard = Self.heard(conditions)
         guard heard != deviceConditionsSent else { return }
         deviceConditionsSent = heard
-        actions.append(.push(.deviceConditions(conditions)))
+        // A number JSON cannot carry (no reader gives one) would lose the whole push.
+        var sent = conditions
+        if let level = sent.batteryLevel, !level.isFinite { sent.batteryLevel = nil }
+        if let pressure = sent.cpuPressure, !pressure.isFinite { sent.cpuPressure = nil }
+        actions.append(.push(.deviceConditions(sent)))
     }
 
     /// What an app makes of the device's conditions (iOS's change notifications: Low Power

@@ -643,9 +643,14 @@ import Testing
         #expect(machine.handle(.deviceChanged(device)) == [.push(.deviceConditions(device))])
         device.externalPower = true
         #expect(machine.handle(.deviceChanged(device)) == [.push(.deviceConditions(device))])
-        // A level no battery has does not make every look a change.
+        // A level no battery has is sent as none (JSON has no NaN), and does not make every
+        // look a change.
         device.batteryLevel = .nan
-        #expect(machine.handle(.deviceChanged(device)).count == 1)
+        device.cpuPressure = .infinity
+        var sent = device
+        sent.batteryLevel = nil
+        sent.cpuPressure = nil
+        #expect(machine.handle(.deviceChanged(device)) == [.push(.deviceConditions(sent))])
         #expect(machine.handle(.deviceChanged(device)).isEmpty)
     }
 }

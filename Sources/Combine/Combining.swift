@@ -453,6 +453,12 @@ extension Publisher {
         Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
     }
 
+    /// The values of the publishers `transform` makes, which never fail, from each value
+    /// of this one, which may (Apple's iOS 14 overload).
+    public func flatMap<P: Publisher>(maxPublishers: Subscribers.Demand = .unlimited, _ transform: @escaping (Output) -> P) -> Publishers.FlatMap<Publishers.Step<P, P.Output, Failure>, Self> where P.Failure == Never {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers) { transform($0).setFailureType(to: Failure.self) }
+    }
+
     /// The values of this publisher and `other`, as they come.
     public func merge<P: Publisher>(with other: P) -> Publishers.Merge<Self, P> where P.Output == Output, P.Failure == Failure {
         Publishers.Merge(self, other)
@@ -593,4 +599,18 @@ extension Publishers {
 extension Publisher where Output: Publisher, Output.Failure == Failure {
     /// The values of the latest publisher this one sent.
     public func switchToLatest() -> Publishers.SwitchToLatest<Self> { Publishers.SwitchToLatest(upstream: self) }
+}
+
+extension Publisher where Failure == Never {
+    /// The values of the publishers `transform` makes, which may fail, from each value of
+    /// this one, which never fails (Apple's iOS 14 overload: a timer that polls a request).
+    public func flatMap<P: Publisher>(maxPublishers: Subscribers.Demand = .unlimited, _ transform: @escaping (Output) -> P) -> Publishers.FlatMap<P, Publishers.Step<Self, Output, P.Failure>> {
+        Publishers.FlatMap(upstream: setFailureType(to: P.Failure.self), maxPublishers: maxPublishers, transform: transform)
+    }
+
+    /// Neither fails: the publisher itself, as the general overload (Apple's iOS 14 overload
+    /// that settles the choice between the two above).
+    public func flatMap<P: Publisher>(maxPublishers: Subscribers.Demand = .unlimited, _ transform: @escaping (Output) -> P) -> Publishers.FlatMap<P, Self> where P.Failure == Never {
+        Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
+    }
 }

@@ -320,6 +320,31 @@ final class Box<Value>: @unchecked Sendable {
         c.cancel()
     }
 
+    /// Apple's iOS 14 overloads: a publisher that never fails flat-maps into one that may
+    /// (a timer polling a request), one that may into one that never does, and neither.
+    @Test func flatMapAcrossFailureTypes() {
+        struct Offline: Error {}
+        let got = Box<[String]>([])
+        let timer = PassthroughSubject<Int, Never>()
+        let polling = timer.flatMap { tick -> AnyPublisher<String, Offline> in
+            tick == 2 ? Fail(error: Offline()).eraseToAnyPublisher() : Just("page \(tick)").setFailureType(to: Offline.self).eraseToAnyPublisher()
+        }.sink(receiveCompletion: { if case .failure = $0 { got.value.append("offline") } }, receiveValue: { got.value.append($0) })
+        timer.send(1)
+        timer.send(2)
+        timer.send(3)
+        #expect(got.value == ["page 1", "offline"], "a failure of the made publisher ends it")
+        got.value = []
+        let requests = PassthroughSubject<Int, Offline>()
+        let cached = requests.flatMap { Just($0 * 10) }.sink(receiveCompletion: { _ in got.value.append("end") }, receiveValue: { got.value.append("\($0)") })
+        requests.send(1)
+        requests.send(completion: .failure(Offline()))
+        #expect(got.value == ["10", "end"])
+        got.value = []
+        let plain = [1, 2].publisher.flatMap { Just($0 + 1) }.sink { got.value.append("\($0)") }
+        #expect(got.value == ["2", "3"])
+        _ = (polling, cached, plain)
+    }
+
     @Test func flatMapFollowsAtMostMaxPublishersAtOnce() {
         let inners = [PassthroughSubject<Int, Never>(), PassthroughSubject<Int, Never>()]
         let got = Box<[Int]>([])

@@ -43,8 +43,21 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, @u
         onFinish?(text)
     }
 
+    /// The data to resume the last failed download with, when the error carried some.
+    public private(set) var resumeData: Data?
+
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        if let error = error { onFinish?("failed: \(error.localizedDescription)") }
+        guard let error = error else { return }
+        // Both spellings public apps use for the resume data.
+        if let urlError = error as? URLError, let data = urlError.downloadTaskResumeData {
+            resumeData = data
+        } else if let data = (error as NSError).userInfo[NSURLSessionDownloadTaskResumeData] as? Data {
+            resumeData = data
+        }
+        if let reason = (error as? URLError)?.backgroundTaskCancelledReason, reason == .userForceQuitApplication {
+            resumeData = nil
+        }
+        onFinish?("failed: \(error.localizedDescription)")
     }
 
     /// iOS calls this once the events of a relaunch are delivered.

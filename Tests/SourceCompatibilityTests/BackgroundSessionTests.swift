@@ -8,12 +8,13 @@ import Synchronization
 import Testing
 
 /// An HTTP server on the loopback that answers every request with `body`, from a thread of
-/// its own, until closed.
+/// its own, until closed; or, given no body, one that never answers (connections wait in its
+/// backlog), for transfers that stay in progress.
 final class LoopbackHTTPServer: Sendable {
     let port: UInt16
     private let descriptor: Int32
 
-    init(body: String) throws {
+    init(body: String?) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -33,6 +34,7 @@ final class LoopbackHTTPServer: Sendable {
         }
         port = UInt16(bigEndian: address.sin_port)
         descriptor = listener
+        guard let body else { return }
         let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
         Thread.detachNewThread {
             while true {
@@ -76,6 +78,39 @@ struct TestFailure: Error, CustomStringConvertible {
         let plain = URLSessionConfiguration.default
         #expect(!plain.sessionSendsLaunchEvents && !plain.waitsForConnectivity && plain.allowsExpensiveNetworkAccess)
         #expect(plain.identifier == nil && plain.sharedContainerIdentifier == nil)
+    }
+
+    @Test func aFailedDownloadsErrorSaysWhatIOSErrorsSay() {
+        let resume = Data("resume here".utf8)
+        let failed = URLError(.networkConnectionLost, userInfo: [NSURLSessionDownloadTaskResumeData: resume])
+        #expect(failed.downloadTaskResumeData == resume)
+        #expect(URLError(.timedOut).downloadTaskResumeData == nil)
+        let refused = URLError(.notConnectedToInternet, userInfo: [NSURLErrorNetworkUnavailableReasonKey: 1])
+        #expect(refused.networkUnavailableReason == .expensive)
+        #expect(URLError(.notConnectedToInternet).networkUnavailableReason == nil)
+        let cancelled = URLError(.cancelled, userInfo: [NSURLErrorBackgroundTaskCancelledReasonKey: 0])
+        #expect(cancelled.backgroundTaskCancelledReason == .userForceQuitApplication)
+        #expect(URLError.BackgroundTaskCancelledReason(rawValue: 2) == .insufficientSystemResources)
+        #expect(URLError(.cancelled, userInfo: [NSURLErrorBackgroundTaskCancelledReasonKey: 9]).backgroundTaskCancelledReason == nil)
+    }
+
+    @Test func theSessionsTasksAndResumptionInAsyncForm() async throws {
+        let silent = try LoopbackHTTPServer(body: nil)
+        defer { silent.close() }
+        let session = URLSession(configuration: .background(withIdentifier: "com.example.resume"))
+        defer { session.invalidateAndCancel() }
+        let waiting = session.dataTask(with: URL(string: "http://127.0.0.1:\(silent.port)/feed")!)
+        let download = session.downloadTask(with: URL(string: "http://127.0.0.1:\(silent.port)/episode")!)
+        waiting.resume()
+        download.resume()
+        let (data, upload, downloads) = await session.tasks
+        #expect(data.map(\.taskIdentifier) == [waiting.taskIdentifier] && upload.isEmpty)
+        #expect(downloads.map(\.taskIdentifier) == [download.taskIdentifier])
+        // swift-corelibs-foundation cannot resume a download: no data, and resuming throws,
+        // so the app downloads again from the start.
+        #expect(await download.cancelByProducingResumeData() == nil)
+        await #expect(throws: (any Error).self) { _ = try await session.download(resumeFrom: Data("stale".utf8)) }
+        waiting.cancel()
     }
 
     @Test func theDownloadManagerOfASwift5AppDownloadsWhileTheProcessRuns() throws {

@@ -262,9 +262,10 @@ public struct AppSupervision: Sendable, Equatable {
         let heard = Self.heard(conditions)
         guard heard != deviceConditionsSent else { return }
         deviceConditionsSent = heard
-        // A number JSON cannot carry (no reader gives one) would lose the whole push.
+        // A number JSON cannot carry (no reader gives one) would lose the whole push; a level
+        // no battery has is no level (the app takes it so too).
         var sent = conditions
-        if let level = sent.batteryLevel, !level.isFinite { sent.batteryLevel = nil }
+        if sent.batteryPercent == nil { sent.batteryLevel = nil }
         if let pressure = sent.cpuPressure, !pressure.isFinite { sent.cpuPressure = nil }
         actions.append(.push(.deviceConditions(sent)))
     }
@@ -279,9 +280,7 @@ public struct AppSupervision: Sendable, Equatable {
         heard.networkMetered = nil
         heard.deviceIdle = true
         heard.cpuPressure = nil
-        heard.batteryLevel = conditions.batteryLevel.flatMap { level in
-            level.isFinite ? (min(max(level, 0), 1) * 100).rounded() : nil
-        }
+        heard.batteryLevel = conditions.batteryPercent.map(Double.init)
         return heard
     }
 

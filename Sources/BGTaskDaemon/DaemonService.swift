@@ -149,9 +149,13 @@ public final class DaemonService: Sendable {
         // freeze, up to a second): a serial queue of their own; inline on a virtual clock.
         let fanOut = realTime ? DispatchQueue(label: "bgtaskd.device-changes") : nil
         driver.observe { [weak self] event in
-            guard case .conditionsChanged(let conditions, _) = event, let self else { return }
+            guard case .conditionsChanged = event, let self else { return }
+            // The driver's conditions when the block runs, not the event's: a change queued
+            // behind a freeze must not follow a newer reading an app took at its launch
+            // (AppSupervisor.finishedLaunching), and a burst folds into its latest.
             let tellEveryApp: @Sendable () -> Void = { [weak self] in
                 guard let self else { return }
+                let conditions = self.driver.conditions
                 for supervisor in self.apps.withLock({ $0.values.map(\.supervisor) }) { supervisor.deviceChanged(conditions) }
             }
             if let fanOut { fanOut.async(execute: tellEveryApp) } else { tellEveryApp() }

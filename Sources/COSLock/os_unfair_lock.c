@@ -70,6 +70,9 @@ void os_unfair_lock_lock(os_unfair_lock_t lock) {
             continue;
         case EDEADLK:
             client_bug("Trying to recursively lock an os_unfair_lock");
+        case ESRCH:  // the thread id in the word is no thread's
+        case EINVAL:  // the word is not a lock's
+            client_bug("os_unfair_lock is corrupt, or owner thread exited without unlocking");
         default:
             futex_failure("FUTEX_LOCK_PI", errno);
         }

@@ -35,11 +35,17 @@ import Testing
 
     @Test func threadsContendingForTheLockLoseNoIncrement() {
         let counter = Counter()
-        // Eight threads on two cores: most acquisitions find the lock taken, and the
-        // waiters sleep in the kernel (FUTEX_LOCK_PI) until it is handed over.
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            for _ in 0..<20_000 { counter.increment() }
+        // Eight threads of their own on two cores: most acquisitions find the lock taken,
+        // and waiters sleep in the kernel (FUTEX_LOCK_PI) until it is handed over.
+        let group = DispatchGroup()
+        for _ in 0..<8 {
+            group.enter()
+            Thread.detachNewThread {
+                for _ in 0..<20_000 { counter.increment() }
+                group.leave()
+            }
         }
+        #expect(group.wait(timeout: .now() + 120) == .success)
         #expect(counter.current == 160_000)
     }
 
@@ -83,21 +89,39 @@ import Testing
         #expect(lock.pointee._os_unfair_lock_opaque == 0)
     }
 
-    @Test func aWaiterGetsTheLockWhenItsOwnerReleasesIt() {
-        let counter = Counter()
-        let waiting = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        counter.whileLocked {
-            Thread.detachNewThread {
-                waiting.signal()
-                counter.increment()  // sleeps until the owner's unlock hands the lock over
-                done.signal()
-            }
-            waiting.wait()
-            #expect(done.wait(timeout: .now() + 0.05) == .timedOut, "it waits for the owner")
+    @Test func aWaiterSleepsInTheKernelAndIsHandedTheLock() {
+        let lock = Self.makeLock()
+        defer { lock.deallocate() }
+        let address = UInt(bitPattern: lock)
+        let handedOver = DispatchSemaphore(value: 0)
+        os_unfair_lock_lock(lock)
+        Thread.detachNewThread {
+            let pointer = UnsafeMutablePointer<os_unfair_lock>(bitPattern: address)!
+            os_unfair_lock_lock(pointer)  // sleeps until the owner's unlock hands it over
+            os_unfair_lock_assert_owner(pointer)
+            os_unfair_lock_unlock(pointer)
+            handedOver.signal()
         }
-        #expect(done.wait(timeout: .now() + 30) == .success)
-        #expect(counter.current == 1)
+        // The kernel marks the word when a thread sleeps on it (FUTEX_WAITERS): the waiter
+        // is in FUTEX_LOCK_PI, not merely not started. (The kernel, not the scheduler, sets
+        // it: a bounded look, no clock of ours.)
+        let waitersBit: UInt32 = 0x8000_0000
+        var looks = 0
+        while Self.word(lock) & waitersBit == 0, looks < 60_000 {
+            looks += 1
+            usleep(500)
+        }
+        #expect(Self.word(lock) & waitersBit != 0, "a waiter sleeps on the lock")
+        os_unfair_lock_unlock(lock)  // FUTEX_UNLOCK_PI: handed to the waiter
+        #expect(handedOver.wait(timeout: .now() + 30) == .success)
+        #expect(lock.pointee._os_unfair_lock_opaque == 0, "released by the waiter")
+    }
+
+    /// The lock's word as it is now. While the owner (this thread) holds it, only the
+    /// kernel writes it (setting FUTEX_WAITERS), which no Swift access races with; the read
+    /// is through a pointer, after a system call, so it is made again each time.
+    static func word(_ lock: UnsafeMutablePointer<os_unfair_lock>) -> UInt32 {
+        lock.pointee._os_unfair_lock_opaque
     }
 }
 
@@ -139,6 +163,23 @@ extension ProcessTests {
                 locked.wait()
                 os_unfair_lock_unlock(lock)
             }, "Unlock of an os_unfair_lock not owned by current thread")
+        }
+
+        @Test func aLockWhoseOwnerThreadExitedStopsTheNextLocker() async {
+            Self.expectMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                let lock = UnfairLockTests.makeLock()
+                let address = UInt(bitPattern: lock)
+                let owner = Mutex<Int32>(0)
+                Thread.detachNewThread {
+                    os_unfair_lock_lock(UnsafeMutablePointer<os_unfair_lock>(bitPattern: address)!)
+                    // The thread's id: /proc/thread-self leads to <pid>/task/<tid>.
+                    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+                    owner.withLock { $0 = Int32((link as NSString).lastPathComponent) ?? -1 }
+                }
+                // Until the owner thread is gone from the process (the kernel's word for it).
+                while owner.withLock({ $0 }) == 0 || access("/proc/self/task/\(owner.withLock { $0 })", F_OK) == 0 { usleep(1_000) }
+                os_unfair_lock_lock(lock)
+            }, "os_unfair_lock is corrupt, or owner thread exited without unlocking")
         }
 
         @Test func anOwnerAssertionThatFailsStopsTheProgram() async {

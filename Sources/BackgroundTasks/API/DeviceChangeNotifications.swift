@@ -36,7 +36,7 @@ final class DeviceChangeNotifier: Sendable {
 
     private static func seen(as conditions: Conditions) -> Seen {
         Seen(lowPowerMode: conditions.lowPowerMode, thermalState: conditions.thermalState,
-             batteryState: batteryState(conditions), postedPercent: percent(conditions.batteryLevel))
+             batteryState: batteryState(conditions), postedPercent: conditions.batteryPercent)
     }
 
     /// Follows `context`'s conditions (held weakly: the driver outlives its apps in the
@@ -61,12 +61,6 @@ final class DeviceChangeNotifier: Sendable {
         state != .suspended && state != .notRunning
     }
 
-    /// A level as a whole percent, as iOS reports levels (0.57 - 0.56 is not 0.01 in
-    /// floating point).
-    private static func percent(_ level: Double?) -> Int? {
-        guard let level, level.isFinite else { return nil }
-        return Int((min(max(level, 0), 1) * 100).rounded())
-    }
 
     /// What `conditions` change, posted in iOS's order of concern: power state, heat, battery.
     func changed(to conditions: Conditions, in context: AppContext) {
@@ -93,7 +87,7 @@ final class DeviceChangeNotifier: Sendable {
                 if monitoring { names.append((UIDevice.batteryStateDidChangeNotification, context.device)) }
             }
             // iOS posts level changes of a percent or more (its levels are whole percents).
-            if let percent = Self.percent(conditions.batteryLevel), percent != seen.postedPercent {
+            if let percent = conditions.batteryPercent, percent != seen.postedPercent {
                 seen.postedPercent = percent
                 if monitoring { names.append((UIDevice.batteryLevelDidChangeNotification, context.device)) }
             }

@@ -93,7 +93,7 @@ extension SchedulerDriver {
             // launch): the app's change notifications follow from it (DeviceChangeNotifier),
             // as from an embedded scheduler's own watcher. A level no battery has is not one.
             var reported = conditions
-            if let level = reported.batteryLevel, !(level.isFinite && (0...1).contains(level)) { reported.batteryLevel = nil }
+            if reported.batteryPercent == nil { reported.batteryLevel = nil }
             trace(.conditionsChanged(reported, at: clock.now()))
         case .quit(let reason):
             log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason); it will not reconnect")

@@ -142,6 +142,15 @@ public struct Conditions: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A plugged-in, connected, idle device: what a desktop or server usually is.
     public static let favorable = Conditions(externalPower: true, networkAvailable: true)
 
+    /// The battery's charge in whole percents, as iOS reports levels (0.57 - 0.56 is not
+    /// 0.01 in floating point); `nil` without a level, or with one no battery has (not
+    /// finite, outside 0...1). What the daemon compares and the app's change notifications
+    /// count in, so the two cannot disagree on whether a percent changed.
+    public var batteryPercent: Int? {
+        guard let level = batteryLevel, level.isFinite, (0...1).contains(level) else { return nil }
+        return Int((level * 100).rounded())
+    }
+
     public var description: String {
         var parts = ["power=\(externalPower ? "external" : "battery")", "network=\(networkAvailable ? "up" : "down")"]
         if let batteryLevel { parts.append("battery=\(Int((batteryLevel * 100).rounded()))%") }

@@ -384,7 +384,6 @@ public struct AppSupervision: Sendable, Equatable {
         case .connected(let peer):
             // The shell accepts a connection only when ``accepts(pid:)`` says so.
             connected = true
-            deviceConditionsSent = nil
             if pid == nil {
                 // A process the user started: it is the app from now on, but the daemon
                 // never suspends or ends what it did not start.

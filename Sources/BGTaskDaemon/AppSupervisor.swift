@@ -276,8 +276,9 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// conditions are taken from the driver first when no change has told them yet, so the
     /// app's first push says how the device is.
     public func finishedLaunching() {
-        if state.withLock({ $0.machine.deviceConditions == nil }), let conditions = state.withLock({ $0.driver })?.conditions {
-            // Only if still unknown: a change reported meanwhile is newer than this reading.
+        // The driver is read outside this supervisor's lock; only if still unknown then, as
+        // a change fed meanwhile is at least as new as this reading.
+        if let conditions = state.withLock({ $0.machine.deviceConditions == nil ? $0.driver : nil })?.conditions {
             feed(deciding: { state in state.machine.deviceConditions == nil ? .deviceChanged(conditions) : nil })
         }
         feed(.finishedLaunching)

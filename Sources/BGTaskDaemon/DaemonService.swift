@@ -30,8 +30,9 @@ public final class DaemonService: Sendable {
     /// The device's readers with their sources, for `bgtask conditions` (`nil` in tests
     /// that script the conditions: the engine's conditions are answered then).
     private let conditionsReader: LinuxConditionsReader?
-    /// The conditions monitor's look at the device on demand (``watchConditions(through:)``).
-    private let conditionsLook = Mutex<ConditionsMonitor.Look?>(nil)
+    /// The conditions monitor's watcher, which reads the device on demand as the engine's
+    /// one writer of conditions (``watchConditions(through:)``).
+    private let conditionsWatcher = Mutex<ConditionsWatcher?>(nil)
     /// Where the policy configuration in force came from ("defaults", or its file).
     private let policySource: Mutex<String>
     /// The clock of the supervisors' timers (launch timeouts, suspension, idle end): the
@@ -162,10 +163,10 @@ public final class DaemonService: Sendable {
         }
     }
 
-    /// `bgtask conditions` reads the device through `look` (the monitor that feeds the
-    /// driver), so its reading becomes the engine's; without one it only reads.
-    public func watchConditions(through look: ConditionsMonitor.Look) {
-        conditionsLook.withLock { $0 = look }
+    /// `bgtask conditions` reads the device through `watcher` (the monitor's, which feeds
+    /// the driver), so its reading becomes the engine's; without one it only reads.
+    public func watchConditions(through watcher: ConditionsWatcher?) {
+        conditionsWatcher.withLock { $0 = watcher }
     }
 
     /// Replaces the policy configuration in force (the engine judges everything again with
@@ -674,7 +675,7 @@ public final class DaemonService: Sendable {
             // what the engine judges by from now on (a change the monitor's 30-s look, taken
             // only while work depends on the device, has not met yet is taken now), from the
             // one writer of the engine's conditions.
-            let reading = conditionsLook.withLock { $0 }?.now() ?? reader.reading(now: driver.clock.now())
+            let reading = conditionsWatcher.withLock { $0 }?.readEverything() ?? reader.reading(now: driver.clock.now())
             return .report(text: reading.table(), json: (try? reading.jsonString()) ?? ReportJSON.text(driver.conditions))
         case .policy:
             let policy = driver.policyConfiguration

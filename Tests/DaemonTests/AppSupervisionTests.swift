@@ -614,6 +614,10 @@ import Testing
         #expect(machine.handle(.deviceChanged(Self.lowPower)).isEmpty, "nobody to tell")
         _ = machine.handle(.connected(pid: 201))
         #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.deviceConditions(Self.lowPower))])
+        // Again, with nothing changed: the new process was told nothing yet.
+        _ = machine.handle(.disconnected("closed"))
+        _ = machine.handle(.connected(pid: 202))
+        #expect(machine.handle(.finishedLaunching) == [.disarm, .push(.deviceConditions(Self.lowPower))])
         // Force-quit: told to leave, not of the device.
         let quit = machine.handle(.quit("force-quit"))
         #expect(!quit.contains { if case .push(.deviceConditions) = $0 { true } else { false } }, "\(quit)")

@@ -19,29 +19,20 @@ public enum ConditionsMonitor {
     /// The sampling period: the ceiling for slow readings (docs/system.md, "Properties").
     static let interval: TimeInterval = 30
 
-    /// A look at the device on demand, through the monitor that feeds the driver (one
-    /// writer of the driver's conditions, in order with the monitor's own looks).
-    public struct Look: Sendable {
-        fileprivate let read: @Sendable () -> DeviceReading?
-
-        /// Reads the device now and gives the driver the reading when it changed anything;
-        /// the reading with its sources, or `nil` from a provider that has none (a test
-        /// double: the driver got its conditions all the same).
-        public func now() -> DeviceReading? { read() }
-    }
-
     /// Starts feeding `driver`; `makeTimer` makes the sampling timer (tests count arms).
-    /// Returns a ``Look`` for reading the device on demand (`bgtask conditions`).
+    /// Returns the watcher over the Linux reader, whose ``ConditionsWatcher/readEverything()``
+    /// reads the device on demand as the driver's one writer (`bgtask conditions`); `nil`
+    /// for any other provider.
     @discardableResult
-    public static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) -> Look {
+    public static func start(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory = ArmedSampler.dispatchTimer) -> ConditionsWatcher? {
         if let reader = provider as? LinuxConditionsReader {
             return startWatching(reader, driver: driver, makeTimer: makeTimer)
-        } else {
-            return startSampling(provider, driver: driver, makeTimer: makeTimer)
         }
+        startSampling(provider, driver: driver, makeTimer: makeTimer)
+        return nil
     }
 
-    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) -> Look {
+    private static func startWatching(_ reader: LinuxConditionsReader, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) -> ConditionsWatcher {
         let watcher = ConditionsWatcher(
             reader: reader,
             sampleInterval: interval,
@@ -66,14 +57,13 @@ public enum ConditionsMonitor {
         driver.onWorkChanged { [weak watcher] in watcher?.reconsiderSampling() }
         watcher.reconsiderSampling()  // work may have appeared before the listener
         driver.retain(watcher)
-        return Look { [weak watcher] in watcher?.readEverything() }
+        return watcher
     }
 
-    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) -> Look {
-        let queue = DispatchQueue(label: "bgtask.conditions")
+    private static func startSampling(_ provider: any ConditionsProvider, driver: SchedulerDriver, makeTimer: @escaping ArmedSampler.TimerFactory) {
         let sampler = ArmedSampler(
             interval: interval,
-            queue: queue,
+            queue: DispatchQueue(label: "bgtask.conditions"),
             makeTimer: makeTimer,
             shouldRun: { [weak driver] in driver?.dependsOnConditions ?? false }
         ) { [weak driver] in
@@ -84,12 +74,5 @@ public enum ConditionsMonitor {
         driver.onWorkChanged { [weak sampler] in sampler?.reconsider() }
         sampler.reconsider()
         driver.retain(sampler)
-        return Look { [weak driver] in
-            queue.sync {
-                let conditions = provider.read()
-                if let driver, conditions != driver.conditions { driver.conditionsChanged(conditions) }
-            }
-            return nil
-        }
     }
 }

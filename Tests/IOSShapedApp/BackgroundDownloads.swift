@@ -32,7 +32,11 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, @u
 
     /// Starts downloading `url`.
     public func download(_ url: URL) {
-        let task = session.downloadTask(with: url)
+        var request = URLRequest(url: url)
+        request.allowsExpensiveNetworkAccess = false
+        request.allowsConstrainedNetworkAccess = false
+        if #available(iOS 15.0, *) { request.attribution = .developer }
+        let task = session.downloadTask(with: request)
         task.resume()
     }
 

@@ -9,12 +9,13 @@ import Testing
 
 /// An HTTP server on the loopback that answers every request with `body`, from a thread of
 /// its own, until closed; or, given no body, one that never answers (connections wait in its
-/// backlog), for transfers that stay in progress.
+/// backlog), for transfers that stay in progress; or, echoing, one that answers with the
+/// request it read (its head and a body of `Content-Length` bytes).
 final class LoopbackHTTPServer: Sendable {
     let port: UInt16
     private let descriptor: Int32
 
-    init(body: String?) throws {
+    init(body: String?, echoing: Bool = false) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -34,18 +35,37 @@ final class LoopbackHTTPServer: Sendable {
         }
         port = UInt16(bigEndian: address.sin_port)
         descriptor = listener
-        guard let body else { return }
-        let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+        guard body != nil || echoing else { return }
         Thread.detachNewThread {
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }  // closed
-                var request = [UInt8](repeating: 0, count: 4096)
-                _ = recv(client, &request, request.count, 0)
+                let request = Self.readRequest(client)
+                let text = echoing ? request : body ?? ""
+                let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(text.utf8.count)\r\nConnection: close\r\n\r\n\(text)".utf8)
                 _ = response.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 Glibc.close(client)
             }
         }
+    }
+
+    /// The request on `client`: its head, and as many bytes of body as its `Content-Length`
+    /// says (a client may send them in several writes).
+    private static func readRequest(_ client: Int32) -> String {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while received.count < 1 << 20 {
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0 else { break }
+            received += chunk[0..<count]
+            let text = String(decoding: received, as: UTF8.self)
+            guard let headEnd = text.range(of: "\r\n\r\n") else { continue }
+            let head = text[..<headEnd.lowerBound].lowercased()
+            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            if text.utf8.distance(from: headEnd.upperBound, to: text.endIndex) >= length { break }
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 
     func close() {

@@ -108,6 +108,27 @@ public struct AppSupervision: Sendable, Equatable {
         /// that runs is told at once, a frozen one when it is thawed, the latest only
         /// (``AppPush/deviceConditions(_:)``), so it posts iOS's change notifications.
         case deviceChanged(Conditions)
+        /// The user responded to one of the app's delivered notifications (`bgtask respond`):
+        /// pushed to the launched process, which is thawed for it if frozen and suspended
+        /// again once idle (a background action's delegate holds background time, a tap
+        /// brings the app to the foreground, which it reports). Fed only when
+        /// ``responseRefusal(_:)`` found none.
+        case notificationResponse(NotificationResponseRequest)
+    }
+
+    /// Why a response to a notification cannot be sent to the app now: no process of it
+    /// connected, or one still launching (its delegate may not be set yet) or ending; `nil`
+    /// when one is launched (running or frozen). iOS would launch the app for it; here its
+    /// delivered list lives in its process, so the user starts it first.
+    public static func responseRefusal(_ supervision: AppSupervision) -> String? {
+        guard supervision.connected else {
+            return "it is not running (its delivered notifications are its process's: start it, then respond)"
+        }
+        switch supervision.phase {
+        case .ready, .suspended: return nil
+        case .starting: return "it is still launching; respond once it has finished"
+        case .ending, .notRunning: return "it is ending"
+        }
     }
 
     /// What the shell must do, in order.
@@ -462,6 +483,17 @@ public struct AppSupervision: Sendable, Equatable {
         case .idleDue:
             guard phase == .suspended else { break }
             end(reason: "idle for \(DurationText.spoken(timing.idleTimeout))", into: &actions)
+        case .notificationResponse(let response):
+            guard Self.responseRefusal(self) == nil else { break }
+            if phase == .suspended {
+                phase = .ready
+                actions.append(.resume)
+                // A new reason to run, as a launch: an assertion the app takes for it (a
+                // background action's delegate) gets its window.
+                assertionWindowGranted = false
+            }
+            actions.append(.push(.notificationResponse(response)))
+            armWhenIdle(into: &actions)
         case .opened(let tellApp):
             // Foreground is the state of a process: with none connected there is nothing
             // open (the next process the daemon starts is in the background).

@@ -303,6 +303,17 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// The user opened the app; `tellApp` when the word comes from outside the app
     /// (`bgtask open`), so that it comes to the foreground.
     public func opened(tellApp: Bool = false) { feed(.opened(tellApp: tellApp)) }
+    /// The user responded to one of the app's delivered notifications: pushed to its
+    /// process, thawed for it if frozen. Returns why it could not be, when the app has no
+    /// launched process connected (`nil` when sent).
+    public func respond(_ response: NotificationResponseRequest) -> String? {
+        var refusal: String?
+        feed { state in
+            refusal = AppSupervision.responseRefusal(state.machine)
+            return refusal == nil ? .notificationResponse(response) : nil
+        }
+        return refusal
+    }
     /// The app went to the background; `tellApp` when the word comes from outside the app.
     public func backgrounded(tellApp: Bool = false) { feed(.backgrounded(tellApp: tellApp)) }
     /// The app began its first background assertion (`true`) or ended its last.

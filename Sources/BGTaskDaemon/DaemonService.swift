@@ -702,6 +702,14 @@ public final class DaemonService: Sendable {
             let (reply, run, pushedAt) = push(payload, to: app)
             launched = run.map { LaunchAsked(run: $0, app: app, pushedAt: pushedAt) }
             return reply
+        case .respond(let app, let response):
+            guard isInstalled(app) else { return notInstalled(app) }
+            if let problem = response.problem { return .failed(DaemonFailure(.invalid, problem)) }
+            guard let supervisor = supervisor(of: app) else { return notInstalled(app) }
+            if let refusal = supervisor.respond(response) {
+                return .failed(DaemonFailure(.failed, "no response sent to \(app): \(refusal)"))
+            }
+            return .done("response to notification \"\(response.notification)\" sent to \(app); the app's log says what its notification center did with it")
         }
     }
 

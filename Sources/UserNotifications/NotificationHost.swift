@@ -17,6 +17,12 @@ protocol NotificationHost: Sendable {
     func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) -> any DriverTimer
     /// Whether the app is in the foreground.
     var isInForeground: Bool { get }
+    /// The app comes to the foreground (the user responded to a notification by opening
+    /// it); nothing when it is there already.
+    func bringToForeground()
+    /// Asks for background time named `name` (a background assertion, dormant in the
+    /// foreground) and returns what ends it; it also ends when the time runs out.
+    func holdBackgroundTime(_ name: String) -> @Sendable () -> Void
     /// Calls app code (the delegate) on the main actor, as iOS calls it; the call counts as
     /// the app's work until `body` returns.
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void)
@@ -160,6 +166,24 @@ final class AppNotificationHost: NotificationHost {
     }
 
     var isInForeground: Bool { context?.application.applicationState == .active }
+
+    func bringToForeground() {
+        context?.application.enterForeground()
+    }
+
+    func holdBackgroundTime(_ name: String) -> @Sendable () -> Void {
+        guard let application = context?.application else { return {} }
+        // Ended once, by whichever comes first: the delegate's answer or the expiration.
+        let held = Mutex<UIBackgroundTaskIdentifier?>(nil)
+        let end: @Sendable () -> Void = {
+            guard let identifier = held.withLock({ held in defer { held = nil }; return held }) else { return }
+            application.endBackgroundTask(identifier)
+        }
+        let identifier = application.beginBackgroundTask(withName: name) { end() }
+        guard identifier != .invalid else { return {} }
+        held.withLock { $0 = identifier }
+        return end
+    }
 
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
         context?.callOnMainActor(what, body)

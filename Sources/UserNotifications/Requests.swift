@@ -56,8 +56,9 @@ open class UNNotification: NSObject, NSCopying, @unchecked Sendable {
 }
 
 /// What the user did with a notification (Apple: `UNNotificationResponse`). Linux shows
-/// notifications as lines and has no one to tap them: the center never makes one, and
-/// ``UNUserNotificationCenterDelegate``'s `didReceive` is not called.
+/// notifications as lines and has no one to tap them: the center makes one when
+/// ``UNUserNotificationCenter/simulateResponse(toNotificationWithIdentifier:actionIdentifier:userText:)``
+/// or `bgtask respond` stands for the user, and gives it to the delegate's `didReceive`.
 open class UNNotificationResponse: NSObject, @unchecked Sendable {
     // @unchecked: immutable after init.
 

@@ -77,7 +77,9 @@ extension UNUserNotificationCenterDelegate {
 /// Linux has no banners and no one to tap them: a notification delivered while the app is
 /// in the background (or presented by the delegate in the foreground) is shown as one line
 /// on standard error (`bgtask notification [app]: title — body`) and kept in
-/// ``getDeliveredNotifications(completionHandler:)``; its badge is applied. In the
+/// ``getDeliveredNotifications(completionHandler:)``; its badge is applied. The user's tap
+/// or action is ``simulateResponse(toNotificationWithIdentifier:actionIdentifier:userText:)``
+/// (or `bgtask respond`). In the
 /// foreground the delegate's `willPresent` decides, as on iOS. The user's answer to
 /// ``requestAuthorization(options:completionHandler:)`` is "allowed" (`BGTASK_NOTIFICATIONS=denied`
 /// in the app's environment answers as a user who refused) and is kept between launches
@@ -549,6 +551,84 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         state.withLock { $0.schedule.removeAllDelivered() }
     }
 
+    // MARK: Responses
+
+    /// The user responds to the delivered notification `identifier`, as iOS's user taps it
+    /// or one of its buttons: the testing hook for the delegate's `didReceive` (Apple has
+    /// none: iOS's user does it; as ``BackgroundTasks/BGTaskScheduler/simulateLaunch(forTaskWithIdentifier:)``
+    /// stands for the debugger's call), and what `bgtask respond` makes a running app do.
+    /// The notification leaves the delivered list. With the default action (a tap) or an
+    /// action with ``UNNotificationActionOptions/foreground`` the app comes to the
+    /// foreground first; then the delegate's
+    /// `userNotificationCenter(_:didReceive:withCompletionHandler:)` (or its `async` form)
+    /// is called on the main actor, and counts as the app's work until it calls its
+    /// completion handler. A dismissal (``UNNotificationDismissActionIdentifier``) is told
+    /// only when the notification's category has ``UNNotificationCategoryOptions/customDismissAction``.
+    /// - Parameters:
+    ///   - actionIdentifier: ``UNNotificationDefaultActionIdentifier`` (the default),
+    ///     ``UNNotificationDismissActionIdentifier``, or the identifier of an action of the
+    ///     notification's category (``setNotificationCategories(_:)``).
+    ///   - userText: what the user typed, for a ``UNTextInputNotificationAction`` only (the
+    ///     response is then a ``UNTextInputNotificationResponse``; `nil` is an empty text).
+    /// - Throws: ``NotificationResponseError`` naming what is wrong: no such notification in
+    ///   the delivered list, an action its category does not have, text for an action that
+    ///   takes none. Nothing changes then.
+    public func simulateResponse(toNotificationWithIdentifier identifier: String, actionIdentifier: String = UNNotificationDefaultActionIdentifier, userText: String? = nil) throws(NotificationResponseError) {
+        if let error = makeResponse(toNotificationWithIdentifier: identifier, actionIdentifier: actionIdentifier, userText: userText) { throw error }
+    }
+
+    /// ``simulateResponse(toNotificationWithIdentifier:actionIdentifier:userText:)``'s work;
+    /// the error, also written to the app's log, when no response could be made.
+    private func makeResponse(toNotificationWithIdentifier identifier: String, actionIdentifier: String, userText: String?) -> NotificationResponseError? {
+        loadKeptState()
+        // What bgtaskd delivered while this process was frozen joins the list first: the
+        // user responds to what they saw.
+        if host.keepsPending {
+            var problems: [String] = []
+            host.updatePending(orWithoutLock: true) { kept in
+                guard !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return nil }
+                takeIn(kept, problems: &problems)
+                return keptSnapshot()
+            }
+            for problem in problems { host.report(.warning, problem) }
+        }
+        let outcome = state.withLock { state -> Result<NotificationResponseDecision, NotificationResponseError> in
+            guard let notification = state.schedule.delivered.last(where: { $0.request.identifier == identifier }) else {
+                let listed = state.schedule.delivered.suffix(5).map { "\"\($0.request.identifier)\"" }
+                let known = listed.isEmpty ? "none is" : "the latest: \(listed.joined(separator: ", "))"
+                return .failure(NotificationResponseError(message: "no response to notification \"\(identifier)\": it is not among the delivered notifications (\(known)); only a notification in the list (getDeliveredNotifications) can be responded to"))
+            }
+            let decision = NotificationResponseDecision.decide(notification, actionIdentifier: actionIdentifier, userText: userText, categories: state.categories)
+            if case .success = decision { state.schedule.removeDelivered([identifier]) }
+            return decision
+        }
+        let decision: NotificationResponseDecision
+        switch outcome {
+        case .failure(let error):
+            host.report(.warning, error.message)
+            return error
+        case .success(let made):
+            decision = made
+        }
+        if decision.bringsToForeground { host.bringToForeground() }
+        guard let response = decision.response else {
+            host.report(.info, "notification \"\(identifier)\" dismissed; its category does not ask to be told of dismissals (customDismissAction), so the delegate is not, as on iOS")
+            return nil
+        }
+        guard let delegate = self.delegate.map(DelegateReference.init) else {
+            host.report(.info, "the response to notification \"\(identifier)\" (\(actionIdentifier)) reached no delegate: set UNUserNotificationCenter.current().delegate before the launch finishes, as on iOS")
+            return nil
+        }
+        // A background action (the app stays where it is) runs in background time, as iOS
+        // gives it, until the delegate calls its completion handler.
+        let backgroundTime = decision.bringsToForeground ? nil : host.holdBackgroundTime("notification response \(identifier)")
+        host.callOnMainActor("the notification center delegate's userNotificationCenter(_:didReceive:withCompletionHandler:)") { [self] in
+            await delegate.object.userNotificationCenter(self, didReceive: response)
+            backgroundTime?()
+        }
+        return nil
+    }
+
     // MARK: Badge
 
     /// Sets the number on the app's icon (iOS 16; `applicationIconBadgeNumber` before):
@@ -572,6 +652,12 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         host.setBadge(count)
         return nil
+    }
+}
+
+extension UNUserNotificationCenter: NotificationResponding {
+    package func respond(toNotificationWithIdentifier identifier: String, actionIdentifier: String, userText: String?) -> String? {
+        makeResponse(toNotificationWithIdentifier: identifier, actionIdentifier: actionIdentifier, userText: userText)?.message
     }
 }
 

@@ -139,6 +139,14 @@ struct DaemonCommand: Equatable {
         Spec(name: "push", arguments: ["<app>"], options: ["[--payload JSON]"], summary: "a remote wake (silent push): the app's remote-notification handler runs for a refresh-sized window; at most 3 per app per hour", reads: false) { positional, options in
             app(positional[0]).map { .push(app: $0, payload: options["--payload"]) }
         },
+        Spec(name: "respond", arguments: ["<app>", "<notification>"], options: ["[--action ID]", "[--text TEXT]"], summary: "the user responds to a delivered notification of the running app: a tap (the default action: the app comes to the foreground), --action dismiss, or one of its category's actions (--text for a text-input action); its delegate's didReceive runs", reads: false) { positional, options in
+            app(positional[0]).flatMap { app in
+                let action = options["--action"].map { $0 == "dismiss" ? NotificationResponseRequest.dismissAction : $0 } ?? NotificationResponseRequest.defaultAction
+                let response = NotificationResponseRequest(notification: positional[1], action: action, text: options["--text"])
+                if let problem = response.problem { return .failure(UsageError(message: "respond: \(problem)")) }
+                return .success(.respond(app: app, response: response))
+            }
+        },
     ]
 
     /// The usage lines of every daemon command (part of `bgtask --help`).
@@ -225,6 +233,11 @@ struct DaemonCommand: Equatable {
                         return .failure(UsageError(message: "--payload: \(problem)"))
                     }
                     values[argument] = value
+                case .failure(let error): return .failure(error)
+                }
+            case "--action" where spec.name == "respond", "--text" where spec.name == "respond":
+                switch OptionValue.take(arguments, at: &index, for: argument, what: argument == "--action" ? "an action identifier" : "a text") {
+                case .success(let value): values[argument] = value
                 case .failure(let error): return .failure(error)
                 }
             default:

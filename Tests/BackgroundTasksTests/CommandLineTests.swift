@@ -1,6 +1,7 @@
 @testable import bgtask
 import BackgroundTasks
 import BackgroundTasksTesting
+import DaemonProtocol
 import Foundation
 import SchedulerStore
 import Testing
@@ -510,6 +511,19 @@ import Testing
         #expect(CommandLineParser.parse(["settings", "com.example.a", "background-refresh", "off", "--socket", "/tmp/s"]) == .success(.daemon(DaemonCommand(name: "settings", request: .setBackgroundRefresh(app: AppID("com.example.a"), enabled: false), socket: "/tmp/s"))))
         #expect(CommandLineParser.parse(["push", "com.example.a", "--payload", "{\"k\":1}"]) == .success(.daemon(DaemonCommand(name: "push", request: .push(app: AppID("com.example.a"), payload: "{\"k\":1}")))))
         #expect(CommandLineParser.parse(["pending"]) == .success(.daemon(DaemonCommand(name: "pending", request: .pending(app: nil)))))
+        #expect(CommandLineParser.parse(["respond", "com.example.a", "reminder"]) == .success(.daemon(DaemonCommand(name: "respond", request: .respond(app: AppID("com.example.a"), response: NotificationResponseRequest(notification: "reminder"))))))
+        #expect(CommandLineParser.parse(["respond", "com.example.a", "reminder", "--action", "dismiss"]) == .success(.daemon(DaemonCommand(name: "respond", request: .respond(app: AppID("com.example.a"), response: NotificationResponseRequest(notification: "reminder", action: NotificationResponseRequest.dismissAction))))))
+        #expect(CommandLineParser.parse(["respond", "com.example.a", "reminder", "--text", "on my way", "--action", "reply"]) == .success(.daemon(DaemonCommand(name: "respond", request: .respond(app: AppID("com.example.a"), response: NotificationResponseRequest(notification: "reminder", action: "reply", text: "on my way"))))))
+        for (arguments, message) in [(["respond", "com.example.a", "reminder", "--action"], "--action needs an action identifier"),
+                                     (["respond", "com.example.a", "reminder", "--text", "a\u{1B}b"], "respond: the text holds a control character other than a line feed or a tab"),
+                                     (["respond", "com.example.a", String(repeating: "n", count: 1_025)], "respond: the notification identifier is 1025 bytes; at most 1024"),
+                                     (["push", "com.example.a", "--action", "x"], "unknown option for push: '--action'")] {
+            guard case .failure(let error) = CommandLineParser.parse(arguments) else {
+                Issue.record("\(arguments) parsed")
+                continue
+            }
+            #expect(error.message == message)
+        }
         #expect(CommandLineParser.parse(["force-quit", "--help"]) == .success(.daemon(DaemonCommand(name: "force-quit", request: .status, help: true))))
         // `--` ends the options: a manifest named like one is an argument (the probe could
         // reach such a file only as ./--json).

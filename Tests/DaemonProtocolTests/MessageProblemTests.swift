@@ -130,6 +130,7 @@ import Testing
             .expire(app: AppID("a.b"), identifier: "a.b"), .why(app: AppID("a.b"), identifier: "a.b"), .conditions, .policy,
             .setBackgroundRefresh(app: AppID("a.b"), enabled: true), .open(app: AppID("a.b")), .background(app: AppID("a.b")),
             .forceQuit(app: AppID("a.b")), .push(app: AppID("a.b"), payload: nil),
+            .respond(app: AppID("a.b"), response: NotificationResponseRequest(notification: "n")),
         ]
         #expect(app.map(\.caseName) == AppRequest.caseNames)
         #expect(admin.map(\.caseName) == AdminRequest.caseNames)

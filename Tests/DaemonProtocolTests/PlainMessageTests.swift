@@ -119,6 +119,7 @@ import Testing
         case .foreground: "foreground"
         case .background: "background"
         case .deviceConditions: "deviceConditions"
+        case .notificationResponse: "notificationResponse"
         }
     }
 
@@ -126,7 +127,8 @@ import Testing
     @Test func thePushNamesAreEveryCase() throws {
         let run = RunRecord(id: RunID(1), request: PendingRequest(app: AppID("a"), identifier: "a.b", kind: .appRefresh, submittedAt: Self.date), startedAt: Self.date)
         let every: [AppPush] = [.launch(run, budget: 30), .expire(run: RunID(1), reason: "r"), .terminate(run: RunID(1), reason: "r"), .finished(run),
-                                .sampleProgress(run: RunID(1)), .quit(reason: "r"), .foreground, .background, .deviceConditions(.favorable)]
+                                .sampleProgress(run: RunID(1)), .quit(reason: "r"), .foreground, .background, .deviceConditions(.favorable),
+                                .notificationResponse(NotificationResponseRequest(notification: "n", action: "a", text: "t"))]
         for push in every {
             let object = try #require(try JSONSerialization.jsonObject(with: MessageCoding.jsonEncoded(push)) as? [String: Any])
             #expect(Array(object.keys) == [Self.wireName(push)])

@@ -54,6 +54,10 @@
 //      launched (`delivered reminder badge 7`; `delivered - badge none` when none).
 //   --device-changes: monitors the battery and records ProcessInfo's and UIDevice's change
 //      notifications (observed in didFinishLaunching, as apps do).
+//   --respond-delegate: sets the notification center's delegate in didFinishLaunching and a
+//      category "reminder" (the reminder's) with a background action "snooze" and a text
+//      action "reply"; the delegate records `responded <id> <action>[ text=<t>] state=<s>`
+//      (the application's state when it is told) before it calls its completion handler.
 import BackgroundTasks
 import Foundation
 import UserNotifications
@@ -91,6 +95,7 @@ struct Options: Sendable {
     var notifyInHandler = false
     var notifications = false
     var deviceChanges = false
+    var respondDelegate = false
 
     static func parse(_ given: [String]) -> Options {
         var options = Options()
@@ -103,6 +108,7 @@ struct Options: Sendable {
             if option == "--notify-in-handler" { options.notifyInHandler = true; continue }
             if option == "--notifications" { options.notifications = true; continue }
             if option == "--device-changes" { options.deviceChanges = true; continue }
+            if option == "--respond-delegate" { options.respondDelegate = true; continue }
             guard let value = arguments.first else { usage("\(option) needs a value") }
             arguments.removeFirst()
             func seconds() -> TimeInterval {
@@ -200,6 +206,7 @@ func addReminder(after: TimeInterval) {
         content.body = "Time to read"
         content.badge = 7
         content.sound = .default
+        if options.respondDelegate { content.categoryIdentifier = "reminder" }
         let request = UNNotificationRequest(identifier: "reminder", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: after, repeats: false))
         center.add(request) { error in
             record(error.map { "notification-failed reminder \($0)" } ?? "notification-added reminder")
@@ -255,6 +262,26 @@ application.setRemoteNotificationHandler { userInfo, completion in
     let keys = userInfo.userInfo.keys.map { "\($0)" }.sorted().joined(separator: ",")
     record("remote-notification \(keys)")
     completion(.newData)
+}
+
+/// The notification center's delegate (--respond-delegate): records each response.
+final class ResponseRecorder: NSObject, UNUserNotificationCenterDelegate, Sendable {
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+        let text = (response as? UNTextInputNotificationResponse).map { " text=\($0.userText)" } ?? ""
+        let state = MainActor.assumeIsolated { UIApplication.shared.applicationState }
+        record("responded \(response.notification.request.identifier) \(response.actionIdentifier)\(text) state=\(state == .active ? "active" : state == .background ? "background" : "inactive")")
+        completionHandler()
+    }
+}
+/// Kept for the life of the process (the center holds its delegate weakly).
+let responseRecorder = ResponseRecorder()
+if options.respondDelegate {
+    let center = UNUserNotificationCenter.current()
+    center.setNotificationCategories([UNNotificationCategory(identifier: "reminder", actions: [
+        UNNotificationAction(identifier: "snooze", title: "Snooze"),
+        UNTextInputNotificationAction(identifier: "reply", title: "Reply", textInputButtonTitle: "Send", textInputPlaceholder: "Reply"),
+    ], intentIdentifiers: [])])
+    center.delegate = responseRecorder
 }
 
 /// Kept for the life of the process (the device's change observers).

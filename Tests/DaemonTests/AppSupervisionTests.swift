@@ -241,6 +241,40 @@ import Testing
         #expect(idle.handle(.backgrounded(tellApp: true)).isEmpty)
     }
 
+    @Test func aNotificationResponseGoesToTheLaunchedProcessThawingAFrozenOne() {
+        let response = NotificationResponseRequest(notification: "reminder")
+        var (machine, first) = launched()
+        var finished = first
+        finished.outcome = .success
+        _ = machine.handle(.finished(finished))
+        #expect(AppSupervision.responseRefusal(machine) == nil)
+        // Ready, idle: pushed, and suspended again once idle.
+        #expect(machine.handle(.notificationResponse(response)) == [.push(.notificationResponse(response)), .arm(.suspend, after: 1)])
+        _ = machine.handle(.suspendDue)
+        #expect(machine.phase == .suspended)
+        // Frozen: thawed for it; an assertion the delegate takes gets its window, as after a launch.
+        #expect(machine.handle(.notificationResponse(response)) == [.resume, .push(.notificationResponse(response)), .arm(.suspend, after: 1)])
+        #expect(machine.phase == .ready)
+        #expect(machine.handle(.assertions(held: true)) == [.arm(.suspend, after: 40)])
+        // A tap brings the app to the foreground, which it reports: not suspended then.
+        #expect(machine.handle(.opened()) == [.disarm])
+        #expect(machine.handle(.notificationResponse(response)) == [.push(.notificationResponse(response))])
+    }
+
+    @Test func aNotificationResponseIsRefusedWithoutALaunchedProcess() {
+        let response = NotificationResponseRequest(notification: "reminder")
+        var idle = AppSupervision()
+        #expect(AppSupervision.responseRefusal(idle)?.contains("not running") == true)
+        #expect(idle.handle(.notificationResponse(response)).isEmpty)
+        var launching = AppSupervision()
+        _ = launching.handle(.launch(run(1), budget: 30))
+        _ = launching.handle(.spawned(pid: 100))
+        #expect(AppSupervision.responseRefusal(launching)?.contains("not running") == true, "spawned, not connected")
+        _ = launching.handle(.connected(pid: 100))
+        #expect(AppSupervision.responseRefusal(launching)?.contains("still launching") == true)
+        #expect(launching.handle(.notificationResponse(response)).isEmpty)
+    }
+
     @Test func forceQuitEndsTheAppAndFailsWhatWaited() {
         var machine = AppSupervision()
         let first = run(1)

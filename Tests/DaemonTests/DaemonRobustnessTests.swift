@@ -588,7 +588,8 @@ extension DaemonProcessTests {
             // not looked up and echoed whole as "not installed".
             for app in [String(repeating: "x", count: 1_000_000), "", "../x", "..", "a\u{1B}b"] {
                 for request in [AdminRequest.uninstall(app: AppID(app)), .open(app: AppID(app)), .pending(app: AppID(app)),
-                                .push(app: AppID(app), payload: nil), .why(app: AppID(app), identifier: "com.example.testapp.refresh")] {
+                                .push(app: AppID(app), payload: nil), .why(app: AppID(app), identifier: "com.example.testapp.refresh"),
+                                .respond(app: AppID(app), response: NotificationResponseRequest(notification: "n"))] {
                     guard case .failed(let failure) = try bystander.call(.admin(request)) else { Issue.record("\(request.caseName) answered"); continue }
                     #expect(failure.code == .invalid && failure.message.hasPrefix("\(request.caseName): ") && failure.message.contains("app identifier"), "\(failure)")
                     #expect(failure.message.utf8.count < 300)

@@ -14,6 +14,9 @@ final class FakeNotificationHost: NotificationHost {
         var cancelled: Set<Int> = []
         var nextID = 0
         var foreground = false
+        var broughtToForeground = 0
+        var backgroundTimeHeld = 0
+        var backgroundTimeEnded = 0
         var mainActorCalls: [@MainActor @Sendable () async -> Void] = []
         var shown: [String] = []
         var reports: [String] = []
@@ -71,6 +74,27 @@ final class FakeNotificationHost: NotificationHost {
     var isInForeground: Bool {
         get { state.withLock { $0.foreground } }
         set { state.withLock { $0.foreground = newValue } }
+    }
+
+    /// How many times the center brought the app to the foreground.
+    private(set) var broughtToForeground: Int {
+        get { state.withLock { $0.broughtToForeground } }
+        set { state.withLock { $0.broughtToForeground = newValue } }
+    }
+
+    /// How many times the center asked for background time, and how many it ended.
+    var backgroundTime: (held: Int, ended: Int) { state.withLock { ($0.backgroundTimeHeld, $0.backgroundTimeEnded) } }
+
+    func holdBackgroundTime(_ name: String) -> @Sendable () -> Void {
+        state.withLock { $0.backgroundTimeHeld += 1 }
+        return { [weak self] in self?.state.withLock { $0.backgroundTimeEnded += 1 } }
+    }
+
+    func bringToForeground() {
+        state.withLock { state in
+            state.broughtToForeground += 1
+            state.foreground = true
+        }
     }
 
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {

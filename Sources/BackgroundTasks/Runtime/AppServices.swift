@@ -20,6 +20,20 @@ final class AppServiceObjects: Sendable {
             return made
         }
     }
+
+    /// The object made so far that is a `Wanted` (a protocol), if any.
+    func existing<Wanted>(_ wanted: Wanted.Type) -> Wanted? {
+        objects.withLock { objects in objects.values.lazy.compactMap { $0 as? Wanted }.first }
+    }
+}
+
+/// What answers the user's response to one of the app's delivered notifications
+/// (`bgtask respond`, through bgtaskd): the app's notification center, once the app has made
+/// it (`UNUserNotificationCenter.current()`), from the module that has it.
+package protocol NotificationResponding: AnyObject, Sendable {
+    /// Tells the app's delegate of the response; what was wrong, when nothing was made
+    /// (said in the app's log too).
+    func respond(toNotificationWithIdentifier identifier: String, actionIdentifier: String, userText: String?) -> String?
 }
 
 /// App code on the main actor that may suspend (a delegate's `async` method).
@@ -126,4 +140,7 @@ extension AppContext {
 
     /// The device's conditions as the app's driver knows them now.
     package var deviceConditions: Conditions { driver.conditions }
+
+    /// The app's notification center, if the app made it.
+    var notificationResponder: (any NotificationResponding)? { services.existing((any NotificationResponding).self) }
 }

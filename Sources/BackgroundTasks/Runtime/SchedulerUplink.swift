@@ -95,6 +95,17 @@ extension SchedulerDriver {
             var reported = conditions
             if reported.batteryPercent == nil { reported.batteryLevel = nil }
             trace(.conditionsChanged(reported, at: clock.now()))
+        case .notificationResponse(let response):
+            // The user's response from outside (`bgtask respond`): the app's notification
+            // center tells its delegate, and brings the app to the foreground for a tap, which
+            // the app then reports to the daemon as any move of its own.
+            for context in linkedContexts {
+                guard let responder = context.notificationResponder else {
+                    log(.warning, app: context.app, "bgtaskd sent the user's response to notification \"\(response.notification)\", but this process has not used its notification center (UNUserNotificationCenter.current()): there is no delegate to tell")
+                    continue
+                }
+                _ = responder.respond(toNotificationWithIdentifier: response.notification, actionIdentifier: response.action, userText: response.text)
+            }
         case .quit(let reason):
             log(.info, app: linkedContexts.first?.app, "bgtaskd asked the app to leave: \(reason); it will not reconnect")
             uplink.stopReconnecting(reason: "bgtaskd asked the app to leave: \(reason)")

@@ -201,6 +201,9 @@ public enum AdminRequest: Codable, Sendable, Hashable {
     case forceQuit(app: AppID)
     /// A remote wake (the silent-push analogue) with an optional JSON payload.
     case push(app: AppID, payload: String?)
+    /// The user responds to one of the app's delivered notifications (taps it, or one of its
+    /// actions): sent to the app's running process.
+    case respond(app: AppID, response: NotificationResponseRequest)
 }
 
 extension AdminRequest {
@@ -209,7 +212,7 @@ extension AdminRequest {
     public var onlyReads: Bool {
         switch self {
         case .status, .apps, .pending, .why, .conditions, .policy: true
-        case .install, .uninstall, .run, .expire, .setBackgroundRefresh, .open, .background, .forceQuit, .push: false
+        case .install, .uninstall, .run, .expire, .setBackgroundRefresh, .open, .background, .forceQuit, .push, .respond: false
         }
     }
 
@@ -219,7 +222,7 @@ extension AdminRequest {
         case .status, .apps, .install, .conditions, .policy: nil
         case .pending(let app): app
         case .uninstall(let app), .run(let app, _), .expire(let app, _), .why(let app, _), .setBackgroundRefresh(let app, _),
-             .open(let app), .background(let app), .forceQuit(let app), .push(let app, _): app
+             .open(let app), .background(let app), .forceQuit(let app), .push(let app, _), .respond(let app, _): app
         }
     }
 
@@ -241,6 +244,7 @@ extension AdminRequest {
         case .background: "background"
         case .forceQuit: "forceQuit"
         case .push: "push"
+        case .respond: "respond"
         }
     }
 
@@ -248,7 +252,7 @@ extension AdminRequest {
     /// test checks it against ``caseName`` of one request of every case).
     public static let caseNames = [
         "status", "apps", "install", "uninstall", "pending", "run", "expire", "why", "conditions", "policy",
-        "setBackgroundRefresh", "open", "background", "forceQuit", "push",
+        "setBackgroundRefresh", "open", "background", "forceQuit", "push", "respond",
     ]
 }
 
@@ -383,6 +387,56 @@ public struct Welcome: Codable, Sendable, Hashable {
     }
 }
 
+/// The user's response to one of an app's delivered notifications (`bgtask respond`; Apple:
+/// what `UNNotificationResponse` carries): which notification, which action, what was typed.
+public struct NotificationResponseRequest: Codable, Sendable, Hashable {
+    /// The notification request's identifier.
+    public var notification: String
+    /// The action: `com.apple.UNNotificationDefaultActionIdentifier` (a tap),
+    /// `com.apple.UNNotificationDismissActionIdentifier`, or one of its category's actions.
+    public var action: String
+    /// What the user typed, for a text-input action.
+    public var text: String?
+
+    /// The identifier of the default action (a tap), as UserNotifications spells it.
+    public static let defaultAction = "com.apple.UNNotificationDefaultActionIdentifier"
+    /// The identifier of the dismissal, as UserNotifications spells it.
+    public static let dismissAction = "com.apple.UNNotificationDismissActionIdentifier"
+    /// The most bytes a notification's or an action's identifier may have here.
+    public static let maximumIdentifierBytes = 1_024
+    /// The most bytes of text.
+    public static let maximumTextBytes = 4_096
+
+    /// A response to `notification` with `action` (the default: a tap) and `text`.
+    public init(notification: String, action: String = NotificationResponseRequest.defaultAction, text: String? = nil) {
+        self.notification = notification
+        self.action = action
+        self.text = text
+    }
+
+    /// What is wrong with the response, in one sentence naming the culprit; `nil` when it
+    /// can be sent: identifiers not empty, at most ``maximumIdentifierBytes``, without a
+    /// control character (they are written to logs); text at most ``maximumTextBytes``,
+    /// without a control character but line feeds and tabs. The CLI checks before it sends,
+    /// the daemon again.
+    public var problem: String? {
+        for (name, value) in [("notification identifier", notification), ("action identifier", action)] {
+            if value.isEmpty { return "the \(name) is empty" }
+            if value.utf8.count > Self.maximumIdentifierBytes { return "the \(name) is \(value.utf8.count) bytes; at most \(Self.maximumIdentifierBytes)" }
+            if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                return "the \(name) \"\(StrictJSON.escaped(value))\" holds a control character"
+            }
+        }
+        if let text {
+            if text.utf8.count > Self.maximumTextBytes { return "the text is \(text.utf8.count) bytes; at most \(Self.maximumTextBytes)" }
+            if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+                return "the text holds a control character other than a line feed or a tab"
+            }
+        }
+        return nil
+    }
+}
+
 /// What the daemon tells an app without being asked.
 public enum AppPush: Codable, Sendable, Hashable {
     /// Run this task now, within `budget` seconds (nil: no budget).
@@ -406,11 +460,15 @@ public enum AppPush: Codable, Sendable, Hashable {
     /// frozen, the latest sent when it is thawed). The app posts iOS's change notifications
     /// from them (Low Power Mode, thermal state, battery).
     case deviceConditions(Conditions)
+    /// The user responded to one of the app's delivered notifications (`bgtask respond`):
+    /// its notification center tells its delegate, as iOS does on a tap.
+    case notificationResponse(NotificationResponseRequest)
 
     /// Every case's name on the wire. A push whose name is not here comes from a newer
     /// daemon: an app ignores it (``MessageLink``) rather than closing its connection.
     public static let names: Set<String> = [
         "launch", "expire", "terminate", "finished", "sampleProgress", "quit", "foreground", "background", "deviceConditions",
+        "notificationResponse",
     ]
 }
 

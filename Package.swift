@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "BackgroundTasksTests",
             dependencies: [
-                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol",
+                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "os",
                 "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask-idle-probe", "bgtask", "ios-shaped-app",
                 "ProbeSupport",
             ]

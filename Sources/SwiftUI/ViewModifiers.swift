@@ -29,6 +29,11 @@ nonisolated extension View {
     public func foregroundStyle<S1: ShapeStyle, S2: ShapeStyle>(_ primary: S1, _ secondary: S2) -> Self { self }
     /// The tint of controls inside.
     public func tint(_ tint: Color?) -> Self { self }
+    /// The appearance the presentation prefers, `nil` for the system's (Apple:
+    /// `preferredColorScheme(_:)`). Nothing is shown: `\.colorScheme` stays `.light`.
+    public func preferredColorScheme(_ colorScheme: ColorScheme?) -> Self { self }
+    /// Whether the status bar is hidden (Apple: `statusBarHidden(_:)`): Linux shows none.
+    public func statusBarHidden(_ hidden: Bool = true) -> Self { self }
     /// A background style.
     public func background<S: ShapeStyle>(_ style: S, ignoresSafeAreaEdges edges: Edge.Set = .all) -> Self { self }
     /// A background view.

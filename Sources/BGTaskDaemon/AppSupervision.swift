@@ -111,23 +111,20 @@ public struct AppSupervision: Sendable, Equatable {
         /// The user responded to one of the app's delivered notifications (`bgtask respond`):
         /// pushed to the launched process, which is thawed for it if frozen and suspended
         /// again once idle (a background action's delegate holds background time, a tap
-        /// brings the app to the foreground, which it reports). Fed only when
+        /// brings the app to the foreground, which it reports); after the launch of a process
+        /// still starting, or of one started for it when none runs. Fed only when
         /// ``responseRefusal(_:)`` found none.
         case notificationResponse(NotificationResponseRequest)
     }
 
-    /// Why a response to a notification cannot be sent to the app now: no process of it
-    /// connected, or one still launching (its delegate may not be set yet) or ending; `nil`
-    /// when one is launched (running or frozen). iOS would launch the app for it; here its
-    /// delivered list lives in its process, so the user starts it first.
+    /// Why a response to a notification cannot be taken now: a process of the app is being
+    /// ended. A launched process (running or frozen) gets it at once; one still launching,
+    /// once it has finished (its delegate is set by then); with none, the daemon starts the
+    /// app for it, as iOS launches an app whose notification the user tapped.
     public static func responseRefusal(_ supervision: AppSupervision) -> String? {
-        guard supervision.connected else {
-            return "it is not running (its delivered notifications are its process's: start it, then respond)"
-        }
         switch supervision.phase {
-        case .ready, .suspended: return nil
-        case .starting: return "it is still launching; respond once it has finished"
-        case .ending, .notRunning: return "it is ending"
+        case .ready, .suspended, .notRunning, .starting: return nil
+        case .ending: return "it is being ended; respond again once it has gone"
         }
     }
 
@@ -153,6 +150,9 @@ public struct AppSupervision: Sendable, Equatable {
         case disconnect(reason: String)
         /// Tell the engine the run could not start.
         case launchFailed(RunID, reason: String)
+        /// Log that the user's response to a notification, which waited for the app's
+        /// launch, was not delivered: the launch failed.
+        case responseDropped(NotificationResponseRequest, reason: String)
         /// Tell the engine the run's process died.
         case runCrashed(RunID, reason: String)
         /// Ask the engine to expire the app's runs in progress now.
@@ -208,6 +208,9 @@ public struct AppSupervision: Sendable, Equatable {
     public private(set) var connected = false
     /// Whether the user has the app open (never suspended then).
     public private(set) var foreground = false
+    /// The user's responses to notifications that wait for the process to finish launching
+    /// (pushed then, after its runs); dropped, with the runs, when it does not.
+    public private(set) var waitingResponses: [NotificationResponseRequest] = []
     /// Whether the app holds background assertions (suspended only after
     /// ``Timing/assertionWindow`` then).
     public private(set) var assertionsHeld = false
@@ -422,6 +425,8 @@ public struct AppSupervision: Sendable, Equatable {
                 actions.append(.disarm)
             }
             flush(into: &actions)
+            for response in waitingResponses { actions.append(.push(.notificationResponse(response))) }
+            waitingResponses.removeAll()
             armWhenIdle(into: &actions)
         case .disconnected(let reason):
             connected = false
@@ -485,6 +490,20 @@ public struct AppSupervision: Sendable, Equatable {
             end(reason: "idle for \(DurationText.spoken(timing.idleTimeout))", into: &actions)
         case .notificationResponse(let response):
             guard Self.responseRefusal(self) == nil else { break }
+            switch phase {
+            case .notRunning:
+                waitingResponses.append(response)
+                startProcess(into: &actions)
+                return
+            case .starting:
+                waitingResponses.append(response)
+                // A process the user started that is still launching: the response waits at
+                // most the launch timeout for it, as a run does.
+                if !spawnedByDaemon, connected { actions.append(.arm(.launch, after: timing.launchTimeout)) }
+                return
+            case .ready, .suspended, .ending:
+                break
+            }
             if phase == .suspended {
                 phase = .ready
                 actions.append(.resume)
@@ -644,6 +663,9 @@ public struct AppSupervision: Sendable, Equatable {
 
     private mutating func failQueued(_ reason: String, into actions: inout [Action]) {
         for run in queued { actions.append(.launchFailed(run.id, reason: reason)) }
+        // The responses that waited for the launch go with it (the daemon's log says so).
+        for response in waitingResponses { actions.append(.responseDropped(response, reason: reason)) }
+        waitingResponses.removeAll()
         queued.removeAll()
         budgets.removeAll()
         expirationsWaiting.removeAll()

@@ -303,16 +303,35 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// The user opened the app; `tellApp` when the word comes from outside the app
     /// (`bgtask open`), so that it comes to the foreground.
     public func opened(tellApp: Bool = false) { feed(.opened(tellApp: tellApp)) }
+    /// What became of a response to a notification.
+    public enum ResponseOutcome: Sendable, Equatable {
+        /// Pushed to the app's launched process.
+        case sent
+        /// Waits for the app's process to finish launching: started for it (`true`), or
+        /// already starting.
+        case waitingForLaunch(started: Bool)
+        /// Not taken, for the reason given.
+        case refused(String)
+    }
+
     /// The user responded to one of the app's delivered notifications: pushed to its
-    /// process, thawed for it if frozen. Returns why it could not be, when the app has no
-    /// launched process connected (`nil` when sent).
-    public func respond(_ response: NotificationResponseRequest) -> String? {
-        var refusal: String?
+    /// launched process (thawed for it if frozen), or after the launch of one (started for
+    /// it when none runs).
+    public func respond(_ response: NotificationResponseRequest) -> ResponseOutcome {
+        var outcome = ResponseOutcome.sent
         feed { state in
-            refusal = AppSupervision.responseRefusal(state.machine)
-            return refusal == nil ? .notificationResponse(response) : nil
+            if let refusal = AppSupervision.responseRefusal(state.machine) {
+                outcome = .refused(refusal)
+                return nil
+            }
+            switch state.machine.phase {
+            case .notRunning: outcome = .waitingForLaunch(started: true)
+            case .starting: outcome = .waitingForLaunch(started: false)
+            case .ready, .suspended, .ending: outcome = .sent
+            }
+            return .notificationResponse(response)
         }
-        return refusal
+        return outcome
     }
     /// The app went to the background; `tellApp` when the word comes from outside the app.
     public func backgrounded(tellApp: Bool = false) { feed(.backgrounded(tellApp: tellApp)) }
@@ -463,6 +482,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             afterLock.append {
                 log(.error, app: app, "\(run) could not start: \(reason)")
                 driver?.appNotStarted(run, reason: reason)
+            }
+        case .responseDropped(let response, let reason):
+            afterLock.append {
+                log(.warning, app: app, "the response to notification \"\(response.notification)\" (\(response.action)) was not delivered: \(reason)")
             }
         case .runCrashed(let run, let reason):
             let driver = state.driver

@@ -706,10 +706,15 @@ public final class DaemonService: Sendable {
             guard isInstalled(app) else { return notInstalled(app) }
             if let problem = response.problem { return .failed(DaemonFailure(.invalid, problem)) }
             guard let supervisor = supervisor(of: app) else { return notInstalled(app) }
-            if let refusal = supervisor.respond(response) {
-                return .failed(DaemonFailure(.failed, "no response sent to \(app): \(refusal)"))
+            switch supervisor.respond(response) {
+            case .refused(let reason):
+                return .failed(DaemonFailure(.failed, "no response sent to \(app): \(reason)"))
+            case .sent:
+                return .done("response to notification \"\(response.notification)\" sent to \(app); the app's log says what its notification center did with it")
+            case .waitingForLaunch(let started):
+                let how = started ? "\(app) was not running: started for it" : "\(app) is launching"
+                return .done("\(how); the response to notification \"\(response.notification)\" follows its launch (the app's log says what its notification center did with it, the daemon's log if the launch failed)")
             }
-            return .done("response to notification \"\(response.notification)\" sent to \(app); the app's log says what its notification center did with it")
         }
     }
 

@@ -139,7 +139,7 @@ struct DaemonCommand: Equatable {
         Spec(name: "push", arguments: ["<app>"], options: ["[--payload JSON]"], summary: "a remote wake (silent push): the app's remote-notification handler runs for a refresh-sized window; at most 3 per app per hour", reads: false) { positional, options in
             app(positional[0]).map { .push(app: $0, payload: options["--payload"]) }
         },
-        Spec(name: "respond", arguments: ["<app>", "<notification>"], options: ["[--action ID]", "[--text TEXT]"], summary: "the user responds to a delivered notification of the running app: a tap (the default action: the app comes to the foreground), --action dismiss, or one of its category's actions (--text for a text-input action); its delegate's didReceive runs", reads: false) { positional, options in
+        Spec(name: "respond", arguments: ["<app>", "<notification>"], options: ["[--action ID]", "[--text TEXT]"], summary: "the user responds to one of the app's delivered notifications (the app is started for it when it is not running): a tap (the default action: the app comes to the foreground), --action dismiss, or one of its category's actions (--text for a text-input action); its delegate's didReceive runs", reads: false) { positional, options in
             app(positional[0]).flatMap { app in
                 let action = options["--action"].map { $0 == "dismiss" ? NotificationResponseRequest.dismissAction : $0 } ?? NotificationResponseRequest.defaultAction
                 let response = NotificationResponseRequest(notification: positional[1], action: action, text: options["--text"])

@@ -261,18 +261,38 @@ import Testing
         #expect(machine.handle(.notificationResponse(response)) == [.push(.notificationResponse(response))])
     }
 
-    @Test func aNotificationResponseIsRefusedWithoutALaunchedProcess() {
+    @Test func aNotificationResponseStartsTheAppWhenNoneRunsAndFollowsItsLaunch() {
         let response = NotificationResponseRequest(notification: "reminder")
         var idle = AppSupervision()
-        #expect(AppSupervision.responseRefusal(idle)?.contains("not running") == true)
-        #expect(idle.handle(.notificationResponse(response)).isEmpty)
+        #expect(AppSupervision.responseRefusal(idle) == nil)
+        #expect(idle.handle(.notificationResponse(response)) == [.spawn, .arm(.launch, after: 10)], "started for it, as iOS launches an app for a tap")
+        #expect(idle.waitingResponses == [response])
+        _ = idle.handle(.spawned(pid: 100))
+        _ = idle.handle(.connected(pid: 100))
+        #expect(idle.handle(.finishedLaunching) == [.disarm, .push(.notificationResponse(response)), .arm(.suspend, after: 1)])
+        #expect(idle.waitingResponses.isEmpty)
+
+        // One launching for a run: the response follows the run's launch.
         var launching = AppSupervision()
-        _ = launching.handle(.launch(run(1), budget: 30))
+        let first = run(1)
+        _ = launching.handle(.launch(first, budget: 30))
         _ = launching.handle(.spawned(pid: 100))
-        #expect(AppSupervision.responseRefusal(launching)?.contains("not running") == true, "spawned, not connected")
-        _ = launching.handle(.connected(pid: 100))
-        #expect(AppSupervision.responseRefusal(launching)?.contains("still launching") == true)
         #expect(launching.handle(.notificationResponse(response)).isEmpty)
+        _ = launching.handle(.connected(pid: 100))
+        #expect(launching.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30), .push(.notificationResponse(response))])
+    }
+
+    @Test func aResponseThatWaitedIsDroppedWithAFailedLaunchAndRefusedWhileTheAppIsEnded() {
+        let response = NotificationResponseRequest(notification: "reminder")
+        var failing = AppSupervision()
+        _ = failing.handle(.notificationResponse(response))
+        #expect(failing.handle(.spawnFailed("ENOENT")) == [.disarm, .responseDropped(response, reason: "the app could not be started: ENOENT")])
+        #expect(failing.waitingResponses.isEmpty)
+        var (machine, _) = launched()
+        _ = machine.handle(.quit("the user force-quit the app"))
+        #expect(machine.phase == .ending)
+        #expect(AppSupervision.responseRefusal(machine)?.contains("being ended") == true)
+        #expect(machine.handle(.notificationResponse(response)).isEmpty)
     }
 
     @Test func forceQuitEndsTheAppAndFailsWhatWaited() {

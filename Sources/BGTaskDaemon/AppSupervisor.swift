@@ -617,7 +617,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         }
         guard !stopped else { return }
         let outcome = notifications.deliverDue(now: now)
-        for line in outcome.shown { log(.info, app: app, "notification shown: \(line)") }
+        for line in outcome.shown { log(.info, app: app, line) }
         for line in outcome.notPresented { log(.info, app: app, line) }
         if let failure = outcome.failure {
             // Not again at once (the moment has passed): after a while, logged once.

@@ -187,7 +187,8 @@ package struct AwayNotifications: Sendable {
 
     /// What one delivery while away did.
     package struct Outcome: Sendable, Equatable {
-        /// The lines shown, one per notification presented.
+        /// The log lines of the notifications presented, one each, naming it
+        /// (`notification "reminder" shown: Reminder — Time to read (...)`).
         package var shown: [String] = []
         /// Notifications fired but not presented (the user allowed no presentation), as lines
         /// for the log.
@@ -264,7 +265,7 @@ package struct AwayNotifications: Sendable {
                 if allowed.contains(.badge), let badge = request.badge { kept.badge = badge }
                 delivered.append(AwayDelivery(request: request, date: now, listed: NotificationPresentation.isListed(allowed)))
                 let late = now.timeIntervalSince(request.fireDate) >= 60 ? ["late: due \(request.fireDate)"] : []
-                outcome.shown.append(NotificationPresentation.line(
+                outcome.shown.append("notification \"\(StrictJSON.escaped(request.identifier))\" shown: " + NotificationPresentation.line(
                     title: request.title, subtitle: request.subtitle, body: request.body, hasSound: request.sound != nil, badge: request.badge,
                     options: allowed, more: ["delivered by bgtaskd: the app did not"] + late))
             }

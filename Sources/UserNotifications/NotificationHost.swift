@@ -31,8 +31,9 @@ protocol NotificationHost: Sendable {
     func complete(_ body: @escaping @Sendable () -> Void)
     /// Writes a diagnostic about the app.
     func report(_ level: DiagnosticMessage.Level, _ text: String)
-    /// Shows a delivered notification: Linux has no banner, so a line.
-    func show(_ line: String)
+    /// Shows the delivered notification `identifier`: Linux has no banner, so a line (the
+    /// identifier in it, for `bgtask respond`).
+    func show(_ line: String, identifier: String)
     /// Sets the badge on the app's icon.
     func setBadge(_ number: Int)
     /// What the user's switch says (`BGTASK_NOTIFICATIONS` of the process's app): `true`
@@ -204,12 +205,13 @@ final class AppNotificationHost: NotificationHost {
         context.driver.log(level, app: context.app, text)
     }
 
-    func show(_ line: String) {
-        report(.info, line)
+    func show(_ line: String, identifier: String) {
+        let named = "\"\(StrictJSON.escaped(identifier))\": \(line)"
+        report(.info, named)
         guard isProcessApp else { return }
         // One line whatever the app wrote: no control characters reach the terminal.
-        let safe = StandardStream.oneLine(line)
-        StandardStream.writeError("bgtask notification [\(app)]: \(safe)\n")
+        let safe = StandardStream.oneLine(named)
+        StandardStream.writeError("bgtask notification [\(app)] \(safe)\n")
     }
 
     func setBadge(_ number: Int) {

@@ -76,7 +76,7 @@ extension UNUserNotificationCenterDelegate {
 ///
 /// Linux has no banners and no one to tap them: a notification delivered while the app is
 /// in the background (or presented by the delegate in the foreground) is shown as one line
-/// on standard error (`bgtask notification [app]: title — body`) and kept in
+/// on standard error (`bgtask notification [app] "identifier": title — body`) and kept in
 /// ``getDeliveredNotifications(completionHandler:)``; its badge is applied. The user's tap
 /// or action is ``simulateResponse(toNotificationWithIdentifier:actionIdentifier:userText:)``
 /// (or `bgtask respond`). In the
@@ -487,7 +487,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if let due = dueWhileNotRunning { notes.append("late: due \(due) while the app was not running") }
         host.show(NotificationPresentation.line(
             title: content.title, subtitle: content.subtitle, body: content.body, hasSound: content.sound != nil,
-            badge: content.badge?.intValue, options: options, more: notes))
+            badge: content.badge?.intValue, options: options, more: notes), identifier: notification.request.identifier)
     }
 
     /// The requests waiting for their moment, soonest first.

@@ -194,7 +194,7 @@ extension DaemonProcessTests {
             // as a line (the app is in the background) before the task completed.
             #expect(launched.contains("event notified ok"), "\(launched)")
             let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            #expect(logText.contains("bgtask notification [\(Self.app)]: Feed updated — New stories are waiting (sound, badge 1)"), "\(logText)")
+            #expect(logText.contains("bgtask notification [\(Self.app)] \"feed-updated\": Feed updated — New stories are waiting (sound, badge 1)"), "\(logText)")
             // The handler rescheduled first thing, through the daemon.
             #expect(await harness.poll(timeout: .seconds(5)) { (try? await harness.pendingIdentifiers(Self.app)) == [Self.refresh] })
         }

@@ -11,7 +11,7 @@ extension DaemonProcessTests {
     @Suite struct Notifications {
         static let app = "com.example.notifier"
         static let refresh = "com.example.notifier.refresh"
-        static let shownByDaemon = "notification shown: Reminder — Time to read (sound, badge 7, delivered by bgtaskd: the app did not)"
+        static let shownByDaemon = "notification \"reminder\" shown: Reminder — Time to read (sound, badge 7, delivered by bgtaskd: the app did not)"
 
         /// The app's pending notifications, as the file in its state directory keeps them.
         static func keptFile(_ harness: DaemonHarness) throws -> [String: Any] {
@@ -33,14 +33,14 @@ extension DaemonProcessTests {
             #expect(harness.events(Self.app).contains("notification-added reminder"), "\(harness.events(Self.app))\n\(added)")
             let daemonLog = { harness.daemon?.standardError ?? "" }
             if ContinuousClock.now - started < .seconds(2.5) {
-                #expect(!daemonLog().contains("notification shown"), "not before its moment: \(daemonLog())")
+                #expect(!daemonLog().contains("\" shown: "), "not before its moment: \(daemonLog())")
             }
             #expect(await harness.poll(timeout: .seconds(15)) { daemonLog().contains(Self.shownByDaemon) }, "\(daemonLog())")
             let kept = try Self.keptFile(harness)
             #expect((kept["pending"] as? [Any])?.isEmpty == true, "\(kept)")
             #expect((kept["deliveredWhileAway"] as? [[String: Any]])?.count == 1, "\(kept)")
             #expect(kept["badge"] as? Int == 7)
-            #expect(daemonLog().components(separatedBy: "notification shown").count == 2, "shown once: \(daemonLog())")
+            #expect(daemonLog().components(separatedBy: "notification \"reminder\" shown").count == 2, "shown once: \(daemonLog())")
 
             // The next launch: in its delivered list, the badge on its icon; the file without them.
             let next = try await harness.run(harness.testApp, ["--events", events, "--notifications", "--exit-after-launch"], environment: harness.handEnvironment(Self.app))
@@ -112,9 +112,9 @@ extension DaemonProcessTests {
             // The app took the delivery in when its overdue timer fired, in the same hold of the
             // file's lock as its decision not to fire; a line of its own would come right after:
             // none comes in the next 3 seconds.
-            let again = await harness.poll(timeout: .seconds(3)) { appLog().contains("bgtask notification [\(Self.app)]") }
+            let again = await harness.poll(timeout: .seconds(3)) { appLog().contains("bgtask notification [\(Self.app)] ") }
             #expect(!again, "delivered once, by bgtaskd: \(appLog())")
-            #expect(daemonLog().components(separatedBy: "notification shown").count == 2, "\(daemonLog())")
+            #expect(daemonLog().components(separatedBy: "notification \"reminder\" shown").count == 2, "\(daemonLog())")
         }
     }
 }

@@ -31,7 +31,7 @@ import WidgetKit
         #expect(delivered.first?.request.content.userInfo["articleIDs"] as? [Int] == [1, 2, 3])
         #expect(context.application.applicationIconBadgeNumber == 3)
         let lines = device.log.messages.filter { $0.app == app }.map(\.text)
-        #expect(lines.contains("New articles — Morning edition — 3 new stories are waiting (sound, badge 3)"), "\(lines)")
+        #expect(lines.contains("\"new-articles\": New articles — Morning edition — 3 new stories are waiting (sound, badge 3)"), "\(lines)")
         // The run's moment and the notification's: a second after the add, on virtual time.
         let run = try #require(device.runs(of: NewArticlesNotifier.refreshIdentifier).first)
         let date = try #require(delivered.first?.date)
@@ -102,7 +102,7 @@ import WidgetKit
         #expect(await center.deliveredNotifications().map(\.request.identifier) == ["fg"])
         #expect(context.application.applicationIconBadgeNumber == 2)
         let lines = device.log.messages.filter { $0.app == app }.map(\.text)
-        #expect(lines.contains("While you read (badge 2, in the foreground)"), "\(lines)")
+        #expect(lines.contains("\"fg\": While you read (badge 2, in the foreground)"), "\(lines)")
         withExtendedLifetime(delegate) {}
     }
 

@@ -65,8 +65,8 @@ struct AwayNotificationsTests {
         let outcome = away.deliverDue(now: now)
         #expect(outcome.failure == nil && outcome.notPresented.isEmpty, "\(outcome)")
         #expect(outcome.shown.count == 2)
-        #expect(outcome.shown.first?.hasPrefix("Reminder — soon (sound, badge 4, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
-        #expect(outcome.shown.last?.hasPrefix("Reminder — hourly (sound, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
+        #expect(outcome.shown.first?.hasPrefix("notification \"soon\" shown: Reminder — soon (sound, badge 4, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
+        #expect(outcome.shown.last?.hasPrefix("notification \"hourly\" shown: Reminder — hourly (sound, delivered by bgtaskd: the app did not, late: due ") == true, "\(outcome.shown)")
         let kept = scratch.file.read().kept
         #expect(kept.pending.map(\.identifier) == ["hourly", "later"])
         #expect(kept.pending.first?.fireDate == added.addingTimeInterval(7200), "the series goes on from its next moment")
@@ -151,8 +151,8 @@ struct AwayNotificationsTests {
         for (status, options, switchValue, shown, listed) in [
             (UNAuthorizationStatus.denied, UNAuthorizationOptions(), nil as String?, nil as String?, false),
             (.authorized, [.alert, .sound, .badge], "denied", nil, false),
-            (.provisional, [.alert, .sound, .badge], nil, "Reminder — soon (quietly, in the list, delivered by bgtaskd: the app did not, late: due ", true),
-            (.authorized, [.sound], nil, "Reminder — soon (quietly, in the list, sound, delivered by bgtaskd: the app did not, late: due ", true),
+            (.provisional, [.alert, .sound, .badge], nil, "notification \"soon\" shown: Reminder — soon (quietly, in the list, delivered by bgtaskd: the app did not, late: due ", true),
+            (.authorized, [.sound], nil, "notification \"soon\" shown: Reminder — soon (quietly, in the list, sound, delivered by bgtaskd: the app did not, late: due ", true),
         ] {
             let scratch = try ScratchStateDirectory()
             defer { scratch.remove() }
@@ -205,7 +205,7 @@ struct AwayNotificationsTests {
         try JSONEncoder().encode(pending).write(to: scratch.file.url)
         try scratch.saveAnswer(.authorized, [.alert])
         #expect(away.nextMoment().moment == host.now.addingTimeInterval(60))
-        #expect(away.deliverDue(now: host.now.addingTimeInterval(60 + AwayNotifications.grace)).shown == ["Reminder — soon (delivered by bgtaskd: the app did not)"])
+        #expect(away.deliverDue(now: host.now.addingTimeInterval(60 + AwayNotifications.grace)).shown == ["notification \"soon\" shown: Reminder — soon (delivered by bgtaskd: the app did not)"])
         #expect(scratch.file.read().kept.pending.isEmpty)
     }
 

@@ -123,10 +123,20 @@ public struct AppSupervision: Sendable, Equatable {
     /// app for it, as iOS launches an app whose notification the user tapped.
     public static func responseRefusal(_ supervision: AppSupervision) -> String? {
         switch supervision.phase {
-        case .ready, .suspended, .notRunning, .starting: return nil
-        case .ending: return "it is being ended; respond again once it has gone"
+        case .ready, .suspended, .notRunning:
+            return nil
+        case .starting:
+            guard supervision.waitingResponses.count < maximumWaitingResponses else {
+                return "\(maximumWaitingResponses) responses already wait for its launch"
+            }
+            return nil
+        case .ending:
+            return "it is being ended; respond again once it has gone"
         }
     }
+
+    /// The most responses that wait for one launch.
+    public static let maximumWaitingResponses = 16
 
     /// What the shell must do, in order.
     public enum Action: Sendable, Equatable {
@@ -398,7 +408,7 @@ public struct AppSupervision: Sendable, Equatable {
                 connected = false
                 actions.append(.disconnect(reason: "its process \(how)"))
             }
-            if wasEnding, !queued.isEmpty {
+            if wasEnding, !queued.isEmpty || !waitingResponses.isEmpty {
                 // Runs came while the daemon was ending the app: the daemon's decision is
                 // no fault of the app's, so a new process is started for them.
                 startProcess(into: &actions)
@@ -449,8 +459,9 @@ public struct AppSupervision: Sendable, Equatable {
                 spawnedByDaemon = false
                 foreground = false
                 actions.append(.disarm)
-                if !queued.isEmpty {
-                    // Runs were waiting for this process: start one of our own for them.
+                if !queued.isEmpty || !waitingResponses.isEmpty {
+                    // Runs (or the user's responses) were waiting for this process: start one
+                    // of our own for them.
                     startProcess(into: &actions)
                 }
             }
@@ -498,8 +509,9 @@ public struct AppSupervision: Sendable, Equatable {
             case .starting:
                 waitingResponses.append(response)
                 // A process the user started that is still launching: the response waits at
-                // most the launch timeout for it, as a run does.
-                if !spawnedByDaemon, connected { actions.append(.arm(.launch, after: timing.launchTimeout)) }
+                // most the launch timeout for it, as a run does (armed once: more responses
+                // do not put the deadline off).
+                if !spawnedByDaemon, connected, waitingResponses.count == 1 { actions.append(.arm(.launch, after: timing.launchTimeout)) }
                 return
             case .ready, .suspended, .ending:
                 break

@@ -331,6 +331,15 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             }
             return .notificationResponse(response)
         }
+        // A process started for it that could not be (its executable cannot be run): the
+        // response went with that launch, in the same hold; said, as `bgtask run` says it.
+        if case .waitingForLaunch(started: true) = outcome {
+            let failure = state.withLock { state -> String? in
+                guard state.machine.phase == .notRunning, !state.machine.waitingResponses.contains(response) else { return nil }
+                return state.spawnFailure?.reason
+            }
+            if let failure { return .refused("it could not be started: \(failure)") }
+        }
         return outcome
     }
     /// The app went to the background; `tellApp` when the word comes from outside the app.

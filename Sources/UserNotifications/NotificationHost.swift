@@ -20,8 +20,9 @@ protocol NotificationHost: Sendable {
     /// The app comes to the foreground (the user responded to a notification by opening
     /// it); nothing when it is there already.
     func bringToForeground()
-    /// Asks for background time named `name` (a background assertion, dormant in the
-    /// foreground) and returns what ends it; it also ends when the time runs out.
+    /// Wakes the app into the background for work named `name`, with background time (a
+    /// background assertion, dormant in the foreground), and returns what ends both; they
+    /// also end when the time runs out.
     func holdBackgroundTime(_ name: String) -> @Sendable () -> Void
     /// Calls app code (the delegate) on the main actor, as iOS calls it; the call counts as
     /// the app's work until `body` returns.
@@ -47,16 +48,17 @@ protocol NotificationHost: Sendable {
     /// Whether pending requests are kept between launches (the process's app, with a state
     /// directory, whose file is not left unreadable this launch).
     var keepsPending: Bool { get }
-    /// Reads what is kept (the pending requests, and what bgtaskd delivered that this
-    /// process has not taken in), calls `body` with it, and keeps the pending requests `body`
-    /// returns (nothing is written when it returns `nil`; what bgtaskd delivered is taken in
-    /// by then and not kept again), all holding the file's lock: this process's deliveries
+    /// Reads what is kept (the pending requests, the delivered list, and what bgtaskd
+    /// delivered that this process has not taken in), calls `body` with it, and keeps what
+    /// `body` returns (the pending requests and the delivered list; nothing is written when it
+    /// returns `nil`; what bgtaskd delivered is taken in by then and not kept again), all
+    /// holding the file's lock: this process's deliveries
     /// and bgtaskd's are one sequence (docs/daemon.md, "Notifications while the app is not
     /// running"). Where nothing is kept, `body` gets nothing and nothing is written. Returns
     /// `false`, without calling `body`, when the lock could not be taken in time, unless
     /// `orWithoutLock` (the first read of a launch, which must not start from nothing).
     @discardableResult
-    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool
 }
 
 /// The user's answer and the options it covers, kept between launches.
@@ -174,16 +176,7 @@ final class AppNotificationHost: NotificationHost {
 
     func holdBackgroundTime(_ name: String) -> @Sendable () -> Void {
         guard let application = context?.application else { return {} }
-        // Ended once, by whichever comes first: the delegate's answer or the expiration.
-        let held = Mutex<UIBackgroundTaskIdentifier?>(nil)
-        let end: @Sendable () -> Void = {
-            guard let identifier = held.withLock({ held in defer { held = nil }; return held }) else { return }
-            application.endBackgroundTask(identifier)
-        }
-        let identifier = application.beginBackgroundTask(withName: name) { end() }
-        guard identifier != .invalid else { return {} }
-        held.withLock { $0 = identifier }
-        return end
+        return application.beginSystemWork(named: name)
     }
 
     func callOnMainActor(_ what: String, _ body: @escaping @MainActor @Sendable () async -> Void) {
@@ -233,7 +226,7 @@ final class AppNotificationHost: NotificationHost {
     var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }
 
     @discardableResult
-    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool {
         guard let pendingFile, pendingWritable.withLock({ $0 }) else {
             _ = body(KeptNotifications())
             return true
@@ -253,7 +246,7 @@ final class AppNotificationHost: NotificationHost {
     }
 
     /// ``updatePending(orWithoutLock:_:)``'s work once the lock is held (or cannot be had at all).
-    private func updateUnlocked(_ pendingFile: PendingNotificationsFile, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
+    private func updateUnlocked(_ pendingFile: PendingNotificationsFile, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool {
         do {
             let (kept, problem, writable) = pendingFile.read()
             if let problem { report(.warning, problem) }
@@ -263,8 +256,9 @@ final class AppNotificationHost: NotificationHost {
                 _ = body(KeptNotifications())
                 return true
             }
-            guard let pending = body(kept) else { return true }
-            if let problem = pendingFile.write(KeptNotifications(pending: pending)) { report(.warning, problem) }
+            guard let keep = body(kept) else { return true }
+            // What bgtaskd delivered was taken in: not kept again.
+            if let problem = pendingFile.write(KeptNotifications(pending: keep.pending, delivered: keep.delivered)) { report(.warning, problem) }
             return true
         }
     }

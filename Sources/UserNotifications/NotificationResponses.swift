@@ -15,6 +15,8 @@ public struct NotificationResponseError: Error, Equatable, Sendable, CustomStrin
 /// function of the notification, the app's categories and the action chosen;
 /// docs/porting.md, "Local notifications").
 struct NotificationResponseDecision {
+    /// The notification responded to.
+    let notification: UNNotification
     /// The response the delegate's `didReceive` gets, or `nil` when the app is not told (a
     /// dismissal of a notification whose category did not ask for it).
     let response: UNNotificationResponse?
@@ -42,18 +44,18 @@ struct NotificationResponseDecision {
                 // iOS tells the app of a dismissal only when the category asks for it.
                 let told = category?.options.contains(.customDismissAction) == true
                 return .success(NotificationResponseDecision(
-                    response: told ? UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier) : nil,
+                    notification: notification, response: told ? UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier) : nil,
                     bringsToForeground: false))
             }
             return .success(NotificationResponseDecision(
-                response: UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier),
+                notification: notification, response: UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier),
                 bringsToForeground: true))
         default:
             guard !categoryIdentifier.isEmpty else {
                 return refused("the notification has no category (its content's categoryIdentifier), so no action but the default and the dismissal")
             }
             guard let category else {
-                return refused("its category \"\(categoryIdentifier)\" is not one the app set (setNotificationCategories(_:))")
+                return refused("its category \"\(categoryIdentifier)\" is not one this process of the app set (setNotificationCategories(_:); categories are not kept between launches here)")
             }
             guard let action = category.actions.first(where: { $0.identifier == actionIdentifier }) else {
                 let known = category.actions.map { "\"\($0.identifier)\"" }.joined(separator: ", ")
@@ -62,12 +64,12 @@ struct NotificationResponseDecision {
             let foreground = action.options.contains(.foreground)
             if action is UNTextInputNotificationAction {
                 return .success(NotificationResponseDecision(
-                    response: UNTextInputNotificationResponse(notification: notification, actionIdentifier: actionIdentifier, userText: userText ?? ""),
+                    notification: notification, response: UNTextInputNotificationResponse(notification: notification, actionIdentifier: actionIdentifier, userText: userText ?? ""),
                     bringsToForeground: foreground))
             }
             guard userText == nil else { return refused("the action is not a text-input action (UNTextInputNotificationAction): it takes no text") }
             return .success(NotificationResponseDecision(
-                response: UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier),
+                notification: notification, response: UNNotificationResponse(notification: notification, actionIdentifier: actionIdentifier),
                 bringsToForeground: foreground))
         }
     }

@@ -144,4 +144,11 @@ struct NotificationSchedule {
 
     /// Removes every delivered notification.
     mutating func removeAllDelivered() { delivered = [] }
+
+    /// The delivered list as the pending file keeps it (every process of the app, and
+    /// bgtaskd, share it), the latest ``deliveredLimit``.
+    mutating func replaceDelivered(with notifications: [UNNotification]) {
+        delivered = []
+        for notification in notifications { recordDelivery(notification) }
+    }
 }

@@ -48,7 +48,12 @@ struct StoredNotificationRequest: Codable, Equatable {
 
     /// The stored form of `entry`; `problem` says what of it could not be kept.
     init(_ entry: NotificationSchedule.Entry, problem: inout String?) {
-        let request = entry.request
+        self.init(entry.request, added: entry.added, fireDate: entry.fireDate, problem: &problem)
+    }
+
+    /// The stored form of `request`, added at `added` and due at `fireDate`; `problem` says
+    /// what of it could not be kept.
+    init(_ request: UNNotificationRequest, added: Date, fireDate: Date, problem: inout String?) {
         let fields = request.content.fields
         identifier = request.identifier
         title = fields.title
@@ -88,8 +93,8 @@ struct StoredNotificationRequest: Codable, Equatable {
         default:
             trigger = nil
         }
-        added = entry.added
-        fireDate = entry.fireDate
+        self.added = added
+        self.fireDate = fireDate
     }
 
     /// The request again; `problems` lists what could not be restored (an attachment whose
@@ -134,10 +139,12 @@ struct StoredNotificationRequest: Codable, Equatable {
     }
 }
 
-/// A notification bgtaskd delivered while the app was not running (docs/porting.md, "Local
-/// notifications"): the request as it was when its moment came, when it was delivered, and
-/// whether it went to the list. The app's next launch adds it to its delivered
-/// notifications, as iOS's list shows what came while the app was not running.
+/// A delivered notification as the file keeps it: the request as it was when its moment came,
+/// when it was delivered, and whether it went to the list. In `deliveredWhileAway`, one bgtaskd
+/// delivered while the app was not running (docs/porting.md, "Local notifications"), which
+/// the app's next launch adds to its delivered notifications, as iOS's list shows what came
+/// while the app was not running; in `delivered`, one of the app's list as its processes left
+/// it (always listed).
 struct AwayDelivery: Codable, Equatable {
     /// The request, its `fireDate` the moment it was due.
     var request: StoredNotificationRequest
@@ -147,15 +154,20 @@ struct AwayDelivery: Codable, Equatable {
     var listed: Bool
 }
 
-/// What the pending-notifications file keeps: the pending requests, what bgtaskd delivered
-/// while the app was not running (the app's next launch takes it in and writes the file
-/// without it), and the badge such a delivery set.
+/// What the pending-notifications file keeps: the pending requests, the app's delivered list
+/// as its processes left it (iOS's Notification Center keeps it while the app is not
+/// running), what bgtaskd delivered while the app was not running (the app's next launch
+/// takes it in and writes the file without it), and the badge such a delivery set.
 ///
-/// Written as `{"version": 2, "pending": [...], "deliveredWhileAway": [...], "badge": 3}`;
-/// a file written before bgtaskd delivered notifications (version 1, a bare array of pending
-/// requests) is read as pending requests alone.
+/// Written as `{"version": 2, "pending": [...], "delivered": [...], "deliveredWhileAway": [...],
+/// "badge": 3}` (`delivered` is optional: a file written before it was kept reads as an empty
+/// list, and a build from before it reads the file and writes it without the list); a file
+/// written before bgtaskd delivered notifications (version 1, a bare array of pending requests)
+/// is read as pending requests alone.
 struct KeptNotifications: Codable, Equatable {
     var pending: [StoredNotificationRequest] = []
+    /// The app's delivered list, oldest first.
+    var delivered: [AwayDelivery] = []
     var deliveredWhileAway: [AwayDelivery] = []
     /// The badge the latest delivery while away set, for the next launch to apply.
     var badge: Int?
@@ -163,7 +175,7 @@ struct KeptNotifications: Codable, Equatable {
     /// The most deliveries while away kept for the next launch (the list's own limit).
     static let deliveredLimit = NotificationSchedule.deliveredLimit
 
-    private enum CodingKeys: String, CodingKey { case version, pending, deliveredWhileAway, badge }
+    private enum CodingKeys: String, CodingKey { case version, pending, delivered, deliveredWhileAway, badge }
 
     /// The file's JSON, of either version (version 1 was the bare array of pending requests).
     /// Every date must be within ``dateLimit`` seconds of 2001: no trigger computes with, and
@@ -175,8 +187,9 @@ struct KeptNotifications: Codable, Equatable {
             : try JSONDecoder().decode(KeptNotifications.self, from: Data(bytes))
         // bgtaskd keeps at most this many; more is another program's doing: the latest.
         kept.deliveredWhileAway = Array(kept.deliveredWhileAway.suffix(deliveredLimit))
+        kept.delivered = Array(kept.delivered.suffix(deliveredLimit))
         let dates = kept.pending.flatMap { [($0.identifier, $0.fireDate), ($0.identifier, $0.added)] }
-            + kept.deliveredWhileAway.flatMap { [($0.request.identifier, $0.date), ($0.request.identifier, $0.request.fireDate)] }
+            + (kept.deliveredWhileAway + kept.delivered).flatMap { [($0.request.identifier, $0.date), ($0.request.identifier, $0.request.fireDate), ($0.request.identifier, $0.request.added)] }
         if let (identifier, date) = dates.first(where: { !(-dateLimit...dateLimit).contains($0.1.timeIntervalSinceReferenceDate) }) {
             throw KeptNotificationsError(description: "notification request \"\(identifier)\" has a date \(date.timeIntervalSinceReferenceDate) seconds from 2001, beyond the \(Int(dateLimit)) a date may be")
         }
@@ -186,8 +199,9 @@ struct KeptNotifications: Codable, Equatable {
     /// How far from 2001 a kept date may be, in seconds (about 3,000 years either way).
     static let dateLimit: TimeInterval = 1e11
 
-    init(pending: [StoredNotificationRequest] = [], deliveredWhileAway: [AwayDelivery] = [], badge: Int? = nil) {
+    init(pending: [StoredNotificationRequest] = [], delivered: [AwayDelivery] = [], deliveredWhileAway: [AwayDelivery] = [], badge: Int? = nil) {
         self.pending = pending
+        self.delivered = delivered
         self.deliveredWhileAway = deliveredWhileAway
         self.badge = badge
     }
@@ -200,6 +214,7 @@ struct KeptNotifications: Codable, Equatable {
         }
         self.init(
             pending: try container.decode([StoredNotificationRequest].self, forKey: .pending),
+            delivered: try container.decodeIfPresent([AwayDelivery].self, forKey: .delivered) ?? [],
             deliveredWhileAway: try container.decodeIfPresent([AwayDelivery].self, forKey: .deliveredWhileAway) ?? [],
             badge: try container.decodeIfPresent(Int.self, forKey: .badge)
         )
@@ -209,6 +224,7 @@ struct KeptNotifications: Codable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(2, forKey: .version)
         try container.encode(pending, forKey: .pending)
+        try container.encode(delivered, forKey: .delivered)
         try container.encode(deliveredWhileAway, forKey: .deliveredWhileAway)
         try container.encodeIfPresent(badge, forKey: .badge)
     }

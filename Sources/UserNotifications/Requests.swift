@@ -265,13 +265,14 @@ open class UNNotificationSettings: NSObject, @unchecked Sendable {
 }
 
 extension UNNotificationResponse {
-    /// The scene the response is for (Apple: `targetScene`): always `nil` here, since no
-    /// response is ever made.
+    /// The scene the response is for (Apple: `targetScene`): always `nil` here, as no scene
+    /// is shown.
     public var targetScene: UIScene? { nil }
 }
 
 extension UIScene.ConnectionOptions {
     /// The response to a notification that launched the app (Apple: `notificationResponse`):
-    /// always `nil` here, since no one taps a notification.
+    /// always `nil` here: an app bgtaskd starts for a response is launched into the
+    /// background and connects no scene; the delegate hears the response once it has launched.
     public var notificationResponse: UNNotificationResponse? { nil }
 }

@@ -16,7 +16,9 @@ public protocol UNUserNotificationCenterDelegate: AnyObject {
     /// completion-handler form).
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async -> UNNotificationPresentationOptions
     /// The user acted on a notification. Linux shows notifications as lines that no one
-    /// taps: never called.
+    /// taps: called when `bgtask respond` or
+    /// ``UNUserNotificationCenter/simulateResponse(toNotificationWithIdentifier:actionIdentifier:userText:)``
+    /// stands for the user.
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping @Sendable () -> Void)
     /// The same, in its `async` form.
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async
@@ -96,8 +98,19 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var authorization: UNAuthorizationStatus = .notDetermined
         var authorizedOptions: UNAuthorizationOptions = []
         var categories: Set<UNNotificationCategory> = []
+        /// This process's changes to the delivered list since it last met the file's: applied
+        /// again to the file's list at the next update, so that the list the app's processes
+        /// share loses none of them (only while the file is kept).
+        var deliveredChanges: [DeliveredChange] = []
         /// The requests whose `userInfo` could not be kept, already warned about.
         var warnedUnkeptUserInfo: Set<String> = []
+    }
+
+    /// A change to the delivered list.
+    private enum DeliveredChange {
+        case added(UNNotification)
+        case removed(Set<String>)
+        case removedAll
     }
 
     private let host: any NotificationHost
@@ -160,7 +173,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var problems: [String] = []
         var due: [(identifier: String, serial: Int, fireDate: Date)] = []
         host.updatePending(orWithoutLock: true) { kept in
-            guard !kept.pending.isEmpty || !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return nil }
+            let listChanged = syncDelivered(with: kept, problems: &problems)
+            guard !kept.pending.isEmpty || !kept.deliveredWhileAway.isEmpty || kept.badge != nil || listChanged else { return nil }
             let requests = kept.pending.map { ($0, $0.request(problems: &problems)) }
             state.withLock { state in
                 for (stored, request) in requests {
@@ -177,6 +191,38 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         for problem in problems { host.report(.warning, problem) }
         for late in due { fire(identifier: late.identifier, serial: late.serial, armedFor: late.fireDate, dueWhileNotRunning: late.fireDate) }
+    }
+
+    /// Makes this process's delivered list the file's, with this process's changes since it
+    /// last met it applied again (the list the app's processes share, as iOS's Notification
+    /// Center is one list). Called under the pending file's lock; returns whether there were
+    /// changes to keep.
+    private func syncDelivered(with kept: KeptNotifications, problems: inout [String]) -> Bool {
+        let inFile = kept.delivered.map { UNNotification(date: $0.date, request: $0.request.request(problems: &problems)) }
+        return state.withLock { state in
+            state.schedule.replaceDelivered(with: inFile)
+            for change in state.deliveredChanges { Self.apply(change, to: &state.schedule) }
+            defer { state.deliveredChanges = [] }
+            return !state.deliveredChanges.isEmpty
+        }
+    }
+
+    private static func apply(_ change: DeliveredChange, to schedule: inout NotificationSchedule) {
+        switch change {
+        case .added(let notification): schedule.recordDelivery(notification)
+        case .removed(let identifiers): schedule.removeDelivered(Array(identifiers))
+        case .removedAll: schedule.removeAllDelivered()
+        }
+    }
+
+    /// Changes the delivered list now, and keeps the change for the file (written by the
+    /// caller's ``keepPending()``).
+    private func changeDelivered(_ change: DeliveredChange) {
+        let keeps = host.keepsPending
+        state.withLock { state in
+            Self.apply(change, to: &state.schedule)
+            if keeps { state.deliveredChanges.append(change) }
+        }
     }
 
     /// Takes in what bgtaskd delivered while this process did not (frozen, or not using the
@@ -208,19 +254,25 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if let badge = kept.badge, badge >= 0 { host.setBadge(badge) }
     }
 
-    /// The pending requests as the file keeps them, now; a `userInfo` a property list cannot
-    /// hold is said once per request.
-    private func keptSnapshot() -> [StoredNotificationRequest] {
-        let entries = state.withLock { $0.schedule.sortedEntries }
+    /// The pending requests and the delivered list as the file keeps them, now; a `userInfo`
+    /// a property list cannot hold is said once per request.
+    private func keptSnapshot() -> KeptNotifications {
+        let (entries, delivered) = state.withLock { ($0.schedule.sortedEntries, $0.schedule.delivered) }
         var problems: [(identifier: String, text: String)] = []
         let stored = entries.map { entry in
             var problem: String?
             defer { if let problem { problems.append((entry.request.identifier, problem)) } }
             return StoredNotificationRequest(entry, problem: &problem)
         }
+        let list = delivered.map { notification in
+            var problem: String?
+            defer { if let problem { problems.append((notification.request.identifier, problem)) } }
+            let request = StoredNotificationRequest(notification.request, added: notification.date, fireDate: notification.date, problem: &problem)
+            return AwayDelivery(request: request, date: notification.date, listed: true)
+        }
         let news = state.withLock { state in problems.filter { state.warnedUnkeptUserInfo.insert($0.identifier).inserted } }
         for problem in news { host.report(.warning, problem.text) }
-        return stored
+        return KeptNotifications(pending: stored, delivered: list)
     }
 
     /// Keeps the pending requests for the next launch (and for bgtaskd), after taking in
@@ -230,6 +282,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         guard host.keepsPending else { return }
         var problems: [String] = []
         let held = host.updatePending(orWithoutLock: false) { kept in
+            _ = syncDelivered(with: kept, problems: &problems)
             takeIn(kept, problems: &problems)
             return keptSnapshot()
         }
@@ -417,9 +470,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         if host.keepsPending {
             let held = host.updatePending(orWithoutLock: false) { kept in
+                let listChanged = syncDelivered(with: kept, problems: &problems)
                 takeIn(kept, problems: &problems)
                 fireHere()
-                return fired == nil && kept.deliveredWhileAway.isEmpty && kept.badge == nil ? nil : keptSnapshot()
+                return fired == nil && kept.deliveredWhileAway.isEmpty && kept.badge == nil && !listChanged ? nil : keptSnapshot()
             }
             guard held else {
                 // The file's lock is held by another (bgtaskd writing a large file, another
@@ -480,7 +534,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             return
         }
         if NotificationPresentation.isListed(options) {
-            state.withLock { $0.schedule.recordDelivery(notification) }
+            changeDelivered(.added(notification))
+            keepPending()
         }
         var notes: [String] = []
         if inForeground { notes.append("in the foreground") }
@@ -532,23 +587,29 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The notifications shown and not removed, in the order they came.
     open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
+        loadKeptState()
         let delivered = state.withLock { $0.schedule.delivered }
         host.complete { completionHandler(delivered) }
     }
 
     /// ``getDeliveredNotifications(completionHandler:)`` in its `async` form.
     open func deliveredNotifications() async -> [UNNotification] {
-        state.withLock { $0.schedule.delivered }
+        loadKeptState()
+        return state.withLock { $0.schedule.delivered }
     }
 
     /// Removes the delivered notifications of `identifiers`.
     open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
-        state.withLock { $0.schedule.removeDelivered(identifiers) }
+        loadKeptState()
+        changeDelivered(.removed(Set(identifiers)))
+        keepPending()
     }
 
     /// Removes every delivered notification.
     open func removeAllDeliveredNotifications() {
-        state.withLock { $0.schedule.removeAllDelivered() }
+        loadKeptState()
+        changeDelivered(.removedAll)
+        keepPending()
     }
 
     // MARK: Responses
@@ -581,26 +642,16 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// the error, also written to the app's log, when no response could be made.
     private func makeResponse(toNotificationWithIdentifier identifier: String, actionIdentifier: String, userText: String?) -> NotificationResponseError? {
         loadKeptState()
-        // What bgtaskd delivered while this process was frozen joins the list first: the
-        // user responds to what they saw.
-        if host.keepsPending {
-            var problems: [String] = []
-            host.updatePending(orWithoutLock: true) { kept in
-                guard !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return nil }
-                takeIn(kept, problems: &problems)
-                return keptSnapshot()
-            }
-            for problem in problems { host.report(.warning, problem) }
-        }
+        // What bgtaskd delivered while this process was frozen, and what other processes of
+        // the app changed in the list, join it first: the user responds to what they saw.
+        keepPending()
         let outcome = state.withLock { state -> Result<NotificationResponseDecision, NotificationResponseError> in
             guard let notification = state.schedule.delivered.last(where: { $0.request.identifier == identifier }) else {
                 let listed = state.schedule.delivered.suffix(5).map { "\"\($0.request.identifier)\"" }
                 let known = listed.isEmpty ? "none is" : "the latest: \(listed.joined(separator: ", "))"
                 return .failure(NotificationResponseError(message: "no response to notification \"\(identifier)\": it is not among the delivered notifications (\(known)); only a notification in the list (getDeliveredNotifications) can be responded to"))
             }
-            let decision = NotificationResponseDecision.decide(notification, actionIdentifier: actionIdentifier, userText: userText, categories: state.categories)
-            if case .success = decision { state.schedule.removeDelivered([identifier]) }
-            return decision
+            return NotificationResponseDecision.decide(notification, actionIdentifier: actionIdentifier, userText: userText, categories: state.categories)
         }
         let decision: NotificationResponseDecision
         switch outcome {
@@ -610,9 +661,17 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         case .success(let made):
             decision = made
         }
+        // The user acted on it: it leaves the list (every process's).
+        changeDelivered(.removed([identifier]))
+        keepPending()
         if decision.bringsToForeground { host.bringToForeground() }
         guard let response = decision.response else {
-            host.report(.info, "notification \"\(identifier)\" dismissed; its category does not ask to be told of dismissals (customDismissAction), so the delegate is not, as on iOS")
+            let category = decision.notification.request.content.categoryIdentifier
+            let known = state.withLock { $0.categories.contains { $0.identifier == category } }
+            let why = known || category.isEmpty
+                ? "its category does not ask to be told of dismissals (customDismissAction), so the delegate is not, as on iOS"
+                : "its category \"\(category)\" is not one this process of the app set (setNotificationCategories(_:)), so the delegate is not told"
+            host.report(.info, "notification \"\(identifier)\" dismissed; \(why)")
             return nil
         }
         guard let delegate = self.delegate.map(DelegateReference.init) else {

@@ -180,8 +180,10 @@ public struct OSSignposter: Sendable {
         if let begun = state.name, begun != "\(name)" {
             Signposts.write(.error, log: log, "signpost interval begun as \"\(begun)\" ended as \"\(name)\" (\(Signposts.text(id))): begin and end take the same name")
         }
-        let took = state.beganNanoseconds.map { begun in
-            " after " + Signposts.duration(nanoseconds: DispatchTime.now().uptimeNanoseconds &- begun)
+        // A state decoded from another boot or machine began on another clock: no duration.
+        let now = DispatchTime.now().uptimeNanoseconds
+        let took = state.beganNanoseconds.flatMap { begun in
+            begun <= now ? " after " + Signposts.duration(nanoseconds: now - begun) : nil
         } ?? ""
         write("end", name, id, message: message, suffix: took)
     }

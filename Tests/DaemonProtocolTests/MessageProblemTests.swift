@@ -6,6 +6,16 @@ import Testing
 /// A frame that is not a request is diagnosed in words naming the field, with the
 /// request's number when it can be read (the daemon answers that request `invalid`).
 @Suite struct MessageProblemTests {
+    @Test func aNotificationResponseNamesWhatIsWrongWithIt() {
+        #expect(NotificationResponseRequest(notification: "reminder", text: "on my way\nsoon\tok").problem == nil, "line feeds and tabs in text")
+        #expect(NotificationResponseRequest(notification: "").problem == "the notification identifier is empty")
+        #expect(NotificationResponseRequest(notification: "n", action: "").problem == "the action identifier is empty")
+        #expect(NotificationResponseRequest(notification: "a\u{1B}b").problem == "the notification identifier \"a\\u001Bb\" holds a control character")
+        #expect(NotificationResponseRequest(notification: "n", action: String(repeating: "x", count: 1_025)).problem == "the action identifier is 1025 bytes; at most 1024")
+        #expect(NotificationResponseRequest(notification: "n", text: String(repeating: "x", count: 4_097)).problem == "the text is 4097 bytes; at most 4096")
+        #expect(NotificationResponseRequest(notification: "n", text: "a\rb").problem == "the text holds a control character other than a line feed or a tab")
+    }
+
     @Test(arguments: [
         (#"{"id":-1,"request":{"admin":{"_0":{"status":{}}}}}"#, nil, "'id' must be a whole number from 1 to 18446744073709551615, got -1"),
         // 0 is the number of the connection's own reply (MessageLink.connectionReplyID).

@@ -282,6 +282,21 @@ import Testing
         #expect(launching.handle(.finishedLaunching) == [.disarm, .push(.launch(first, budget: 30)), .armDeadline(first.id, at: start + 30), .push(.notificationResponse(response))])
     }
 
+    @Test func aResponseWaitingForTheUsersProcessThatWentStartsOneOfTheDaemonsAndNoMoreThanSixteenWait() {
+        let response = NotificationResponseRequest(notification: "reminder")
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 200))
+        #expect(machine.phase == .starting)
+        #expect(machine.handle(.notificationResponse(response)) == [.arm(.launch, after: 10)])
+        #expect(machine.handle(.notificationResponse(response)).isEmpty, "the deadline is not put off")
+        // The user's process went before it finished launching: the responses are not left
+        // for a later launch to replay; a process of the daemon's is started for them.
+        #expect(machine.handle(.disconnected("closed")) == [.disarm, .spawn, .arm(.launch, after: 10)])
+        #expect(machine.waitingResponses.count == 2)
+        for _ in 2..<AppSupervision.maximumWaitingResponses { _ = machine.handle(.notificationResponse(response)) }
+        #expect(AppSupervision.responseRefusal(machine)?.contains("16 responses already wait") == true)
+    }
+
     @Test func aResponseThatWaitedIsDroppedWithAFailedLaunchAndRefusedWhileTheAppIsEnded() {
         let response = NotificationResponseRequest(notification: "reminder")
         var failing = AppSupervision()

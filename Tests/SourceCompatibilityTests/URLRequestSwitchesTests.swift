@@ -85,6 +85,26 @@ import Testing
         #expect(shared.attribution == .developer && !second.allowsExpensiveNetworkAccess)
     }
 
+    @Test func aTimeoutSetBeforeASwitchStillBoundsTheTransfer() throws {
+        // corelibs honours a request's own timeout only when it was set (a flag beside the
+        // box): a switch set after it must not make the session's 60 s apply instead.
+        let silent = try LoopbackHTTPServer(body: nil)
+        defer { silent.close() }
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(silent.port)/slow")!)
+        request.timeoutInterval = 1
+        request.allowsExpensiveNetworkAccess = false
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<URLError.Code?>(nil)
+        session.dataTask(with: request) { _, _, error in
+            failure.withLock { $0 = (error as? URLError)?.code }
+            done.signal()
+        }.resume()
+        #expect(done.wait(timeout: .now() + 30) == .success, "timed out by the request's 1 s, not the session's 60 s")
+        #expect(failure.withLock { $0 } == .timedOut)
+    }
+
     @Test func aSwitchedRequestIsSentAsAnyOtherAndItsTaskKeepsTheSwitches() throws {
         let server = try LoopbackHTTPServer(body: nil, echoing: true)
         defer { server.close() }

@@ -23,6 +23,8 @@ final class FakeNotificationHost: NotificationHost {
         var badge: Int?
         var saved: SavedAuthorization?
         var pending: [StoredNotificationRequest] = []
+        /// The delivered list the "file" keeps.
+        var delivered: [AwayDelivery] = []
         /// What "bgtaskd" delivered while the app was away, for the next launch to take in.
         var away: [AwayDelivery] = []
         var awayBadge: Int?
@@ -126,13 +128,14 @@ final class FakeNotificationHost: NotificationHost {
         get { heldByAnother.withLock { $0 } }
         set { heldByAnother.withLock { $0 = newValue } }
     }
-    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> [StoredNotificationRequest]?) -> Bool {
+    func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool {
         fileLock.lock()
         defer { fileLock.unlock() }
         if lockedByAnother, !orWithoutLock { return false }
-        guard let requests = body(kept) else { return true }
+        guard let keep = body(kept) else { return true }
         state.withLock { state in
-            state.pending = requests
+            state.pending = keep.pending
+            state.delivered = keep.delivered
             state.away = []
             state.awayBadge = nil
         }
@@ -141,15 +144,16 @@ final class FakeNotificationHost: NotificationHost {
     var pending: [StoredNotificationRequest] { state.withLock { $0.pending } }
     /// What the "file" keeps, as a delivery by bgtaskd leaves it.
     var kept: KeptNotifications {
-        get { state.withLock { KeptNotifications(pending: $0.pending, deliveredWhileAway: $0.away, badge: $0.awayBadge) } }
-        set { state.withLock { $0.pending = newValue.pending; $0.away = newValue.deliveredWhileAway; $0.awayBadge = newValue.badge } }
+        get { state.withLock { KeptNotifications(pending: $0.pending, delivered: $0.delivered, deliveredWhileAway: $0.away, badge: $0.awayBadge) } }
+        set { state.withLock { $0.pending = newValue.pending; $0.delivered = newValue.delivered; $0.away = newValue.deliveredWhileAway; $0.awayBadge = newValue.badge } }
     }
 
     /// Another launch on the same device: what this one kept (the answer, the pending
     /// requests), its time, and nothing else.
     func nextLaunch(after seconds: TimeInterval, foreground: Bool = false) -> FakeNotificationHost {
         let next = FakeNotificationHost(userSwitch: userSwitch, saved: saved)
-        next.state.withLock { $0.pending = self.pending; $0.now = self.now.addingTimeInterval(seconds); $0.foreground = foreground }
+        let delivered = state.withLock { $0.delivered }
+        next.state.withLock { $0.pending = self.pending; $0.delivered = delivered; $0.now = self.now.addingTimeInterval(seconds); $0.foreground = foreground }
         return next
     }
 
@@ -590,6 +594,46 @@ struct NotificationCenterTests {
         #expect(next.pending.map(\.identifier) == ["hourly"])
     }
 
+    @Test("the delivered list outlives the launch, as iOS's Notification Center keeps it; removals are kept too")
+    func theDeliveredListOutlivesTheLaunch() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        for identifier in ["a", "b"] {
+            try await center.add(UNNotificationRequest(identifier: identifier, content: content("Title \(identifier)"), trigger: nil))
+        }
+        #expect(host.kept.delivered.map(\.request.identifier) == ["a", "b"])
+        let next = host.nextLaunch(after: 600)
+        let again = UNUserNotificationCenter(host: next)
+        let listed = await again.deliveredNotifications()
+        #expect(listed.map(\.request.identifier) == ["a", "b"])
+        #expect(listed.first?.request.content.title == "Title a" && listed.first?.date == host.now)
+        again.removeDeliveredNotifications(withIdentifiers: ["a"])
+        #expect(next.kept.delivered.map(\.request.identifier) == ["b"])
+        let thirdHost = next.nextLaunch(after: 60)
+        let third = UNUserNotificationCenter(host: thirdHost)
+        #expect(await third.deliveredNotifications().map(\.request.identifier) == ["b"])
+        third.removeAllDeliveredNotifications()
+        #expect(await UNUserNotificationCenter(host: thirdHost.nextLaunch(after: 60)).deliveredNotifications().isEmpty)
+    }
+
+    @Test("a process's changes to the delivered list join what another process kept meanwhile, rather than write over it")
+    func deliveredChangesMergeWithTheFile() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        try await center.add(UNNotificationRequest(identifier: "a", content: content("A"), trigger: nil))
+        // Another process of the app delivered "b" meanwhile, and kept it.
+        let other = host.nextLaunch(after: 1)
+        let otherCenter = try await allowedCenter(other)
+        try await otherCenter.add(UNNotificationRequest(identifier: "b", content: content("B"), trigger: nil))
+        host.kept = other.kept
+        // This one delivers "c" and removes "a": the file keeps "b".
+        try await center.add(UNNotificationRequest(identifier: "c", content: content("C"), trigger: nil))
+        center.removeDeliveredNotifications(withIdentifiers: ["a"])
+        #expect(host.kept.delivered.map(\.request.identifier) == ["b", "c"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["b", "c"])
+        withExtendedLifetime(otherCenter) {}
+    }
+
     @Test("the pending file: kept and read back; an unreadable one is moved aside, never overwritten with nothing; a userInfo a property list cannot hold is not kept")
     func pendingFile() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-pending-\(UUID().uuidString)")
@@ -606,10 +650,14 @@ struct NotificationCenterTests {
         odd.userInfo = ["when": NSObject()]
         try await center.add(UNNotificationRequest(identifier: "odd", content: odd, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
         #expect(host.reports.contains { $0.contains("userInfo of notification request \"odd\"") })
-        #expect(file.write(KeptNotifications(pending: host.pending)) == nil)
+        #expect(file.write(KeptNotifications(pending: host.pending, delivered: host.kept.delivered)) == nil)
         let read = file.read()
         #expect(read.problem == nil)
         #expect(read.kept.pending == host.pending)
+        #expect(read.kept.delivered == host.kept.delivered)
+        // A file written before the delivered list was kept reads as an empty list.
+        try Data("{\"version\": 2, \"pending\": []}".utf8).write(to: file.url)
+        #expect(file.read().kept == KeptNotifications())
         var problems: [String] = []
         let daily = try #require(read.kept.pending.first { $0.identifier == "daily" }).request(problems: &problems)
         #expect((daily.trigger as? UNCalendarNotificationTrigger)?.dateComponents.hour == 8)

@@ -109,11 +109,38 @@ struct NotificationResponseTests {
         #expect(refusal("a", "save", text: "x").contains("takes no text"))
         #expect(refusal("a", UNNotificationDefaultActionIdentifier, text: "x").contains("only a text-input action takes text"))
         #expect(refusal("n", "save").contains("has no category"))
-        #expect(refusal("u", "save").contains("\"unknown\" is not one the app set"))
+        #expect(refusal("u", "save").contains("\"unknown\" is not one this process of the app set"))
         #expect(refusal("never", UNNotificationDefaultActionIdentifier).contains("not among the delivered notifications"))
         #expect(await center.deliveredNotifications().map(\.request.identifier) == ["a", "n", "u"], "nothing left the list")
         #expect(host.broughtToForeground == 0)
         #expect(host.reports.filter { $0.hasPrefix("warning: no response to notification") }.count == 6, "each said in the log")
+    }
+
+    @Test("a notification bgtaskd delivered while the process was frozen can be responded to: it is taken in first")
+    @MainActor
+    func aResponseTakesInWhatBgtaskdDelivered() async throws {
+        let host = FakeNotificationHost()
+        let center = try await center(delivering: [], host: host)
+        let delegate = ResponseDelegate()
+        center.delegate = delegate
+        // bgtaskd delivered "away" while this process was frozen (the file says so).
+        let request = UNNotificationRequest(identifier: "away", content: UNMutableNotificationContent(), trigger: nil)
+        var problem: String?
+        let stored = StoredNotificationRequest(request, added: host.now, fireDate: host.now, problem: &problem)
+        host.kept = KeptNotifications(deliveredWhileAway: [AwayDelivery(request: stored, date: host.now, listed: true)])
+        try center.simulateResponse(toNotificationWithIdentifier: "away")
+        await host.runMainActorCalls()
+        #expect(delegate.received == ["away \(UNNotificationDefaultActionIdentifier)"])
+        #expect(host.kept.deliveredWhileAway.isEmpty && host.kept.delivered.isEmpty, "taken in, then out of the list")
+        withExtendedLifetime(delegate) {}
+    }
+
+    @Test("a dismissal whose category this process never set is not told, and the log says why")
+    func aDismissalOfAnUnknownCategory() async throws {
+        let host = FakeNotificationHost()
+        let center = try await center(delivering: [("x", "elsewhere")], host: host)
+        try center.simulateResponse(toNotificationWithIdentifier: "x", actionIdentifier: UNNotificationDismissActionIdentifier)
+        #expect(host.reports.contains { $0.contains("its category \"elsewhere\" is not one this process of the app set") }, "\(host.reports)")
     }
 
     @Test("without a delegate the tap still opens the app, and the log says the response reached no one; a handler-form delegate is called")

@@ -285,6 +285,35 @@ public final class BGApplication: @unchecked Sendable {
         _ = change { lifecycle, now in lifecycle.taskEnded(at: now) }
     }
 
+    /// Work the system hands the app outside its tasks (the user's response to a
+    /// notification with a background action, which iOS runs in the background): a
+    /// suspended app is woken into the background for it as for a task, and holds
+    /// background time (an assertion named `name`, which bgtaskd sees) until the returned
+    /// closure is called or the time runs out, whichever comes first; either ends both once.
+    package func beginSystemWork(named name: String) -> @Sendable () -> Void {
+        taskRunStarted()
+        // The assertion's identifier once known, and whether the work ended (the expiration
+        // may come before `beginBackgroundTask` has returned it).
+        let held = Mutex<(identifier: UIBackgroundTaskIdentifier?, ended: Bool)>((nil, false))
+        let finish: @Sendable () -> Void = { [weak self] in
+            let ending = held.withLock { held -> (first: Bool, identifier: UIBackgroundTaskIdentifier?) in
+                defer { held.ended = true }
+                return (!held.ended, held.identifier)
+            }
+            guard ending.first else { return }
+            if let identifier = ending.identifier { self?.endBackgroundTask(identifier) }
+            self?.taskRunEnded()
+        }
+        let identifier = beginBackgroundTask(withName: name) { finish() }
+        guard identifier != .invalid else { return finish }
+        let endedMeanwhile = held.withLock { held -> Bool in
+            if !held.ended { held.identifier = identifier }
+            return held.ended
+        }
+        if endedMeanwhile { endBackgroundTask(identifier) }
+        return finish
+    }
+
     // MARK: Assertions
 
     /// Asks for extra background time to finish critical work (Apple:

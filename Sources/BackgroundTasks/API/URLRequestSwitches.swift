@@ -113,10 +113,16 @@ struct RequestSwitches: Equatable, Sendable {
     static func change(_ request: inout URLRequest, _ body: (inout RequestSwitches) -> Void) {
         var switches = of(request)
         body(&switches)
+        let timeout = request.timeoutInterval
         // Made from the value's own fields (not a copy out of its box, which corelibs cannot
         // make of a request without a URL); corelibs boxes a copy of it, made by
         // `mutableCopy`: of the subclass, switches kept.
         request = URLRequest._unconditionallyBridgeFromObjectiveC(SwitchedURLRequest.copying(request, switches: switches))
+        // corelibs' URLRequest remembers beside its box whether the timeout was set (only a
+        // set one overrides the session's `timeoutIntervalForRequest`); a new value starts
+        // without, so a timeout other than the default is set again. (One set to the default,
+        // 60 s, is taken as not set: the session's then applies.)
+        if timeout != 60 { request.timeoutInterval = timeout }
     }
 }
 

@@ -703,8 +703,9 @@ public final class DaemonService: Sendable {
             launched = run.map { LaunchAsked(run: $0, app: app, pushedAt: pushedAt) }
             return reply
         case .respond(let app, let response):
-            guard isInstalled(app) else { return notInstalled(app) }
+            // Checked again here (bgtask checks before it sends): another client could send anything.
             if let problem = response.problem { return .failed(DaemonFailure(.invalid, problem)) }
+            guard isInstalled(app) else { return notInstalled(app) }
             guard let supervisor = supervisor(of: app) else { return notInstalled(app) }
             switch supervisor.respond(response) {
             case .refused(let reason):

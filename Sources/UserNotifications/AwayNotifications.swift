@@ -158,10 +158,19 @@ package struct AwayNotifications: Sendable {
             /// Whether it went to the delivered list (shown as the user allowed).
             package var listed: Bool
         }
+        /// A notification in the app's delivered list, as its processes left it.
+        package struct Delivered: Sendable, Equatable {
+            package var identifier: String
+            package var date: Date
+            package var title: String
+        }
         /// The file.
         package var path: String
         /// Soonest first.
         package var pending: [Pending] = []
+        /// The app's delivered list, oldest first (what `bgtask respond` can answer, with
+        /// the firings of bgtaskd's listed).
+        package var delivered: [Delivered] = []
         package var fired: [Fired] = []
         /// Why the file cannot be read, if it cannot.
         package var problem: String?
@@ -181,6 +190,7 @@ package struct AwayNotifications: Sendable {
             }
             return Summary.Pending(identifier: request.identifier, nextMoment: request.fireDate, repeats: repeats, title: request.title)
         }
+        summary.delivered = kept.delivered.map { Summary.Delivered(identifier: $0.request.identifier, date: $0.date, title: $0.request.title) }
         summary.fired = kept.deliveredWhileAway.map { Summary.Fired(identifier: $0.request.identifier, date: $0.date, listed: $0.listed) }
         return summary
     }

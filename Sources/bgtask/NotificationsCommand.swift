@@ -5,8 +5,8 @@ import UserNotifications
 
 /// `bgtask notifications [app] [--json]`: the apps' local notifications as their state
 /// directories keep them (docs/daemon.md, "Notifications while the app is not running"):
-/// what is pending, when each fires next, and what bgtaskd fired that the app has not taken
-/// in yet. Read-only: no file is moved or written, no daemon is asked.
+/// what is pending, when each fires next, the app's delivered list (what `bgtask respond` can
+/// answer), and what bgtaskd fired that the app has not taken in yet. Read-only: no file is moved or written, no daemon is asked.
 enum NotificationsCommand {
     /// The options.
     struct Options: Equatable {
@@ -22,8 +22,9 @@ enum NotificationsCommand {
     static let usage = """
       notifications [app] [--json]
                         the apps' local notifications, read from their state directories:
-                        those pending (when each fires next, whether it repeats) and those
-                        bgtaskd fired that the app has not taken in yet
+                        those pending (when each fires next, whether it repeats), those
+                        delivered (what bgtask respond can answer) and those bgtaskd fired
+                        that the app has not taken in yet
     """
 
     /// Parses the arguments after `notifications`.
@@ -59,13 +60,19 @@ enum NotificationsCommand {
             var firedAt: String
             var listed: Bool
         }
+        struct Delivered: Encodable {
+            var identifier: String
+            var deliveredAt: String
+            var title: String
+        }
         var app: String
         var file: String
         var problem: String?
         var pending: [Pending]
+        var delivered: [Delivered]
         var firedByBgtaskd: [Fired]
 
-        private enum CodingKeys: String, CodingKey { case app, file, problem, pending, firedByBgtaskd }
+        private enum CodingKeys: String, CodingKey { case app, file, problem, pending, delivered, firedByBgtaskd }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -74,6 +81,7 @@ enum NotificationsCommand {
             // Optionals through the generic `encode` become `null` instead of vanishing.
             try container.encode(problem, forKey: .problem)
             try container.encode(pending, forKey: .pending)
+            try container.encode(delivered, forKey: .delivered)
             try container.encode(firedByBgtaskd, forKey: .firedByBgtaskd)
         }
     }
@@ -92,6 +100,7 @@ enum NotificationsCommand {
             let entries = summaries.map { app, summary in
                 Entry(app: app.rawValue, file: summary.path, problem: summary.problem,
                       pending: summary.pending.map { .init(identifier: $0.identifier, nextMoment: RunLogFormat.preciseTime($0.nextMoment), repeats: $0.repeats, title: $0.title) },
+                      delivered: summary.delivered.map { .init(identifier: $0.identifier, deliveredAt: RunLogFormat.preciseTime($0.date), title: $0.title) },
                       firedByBgtaskd: summary.fired.map { .init(identifier: $0.identifier, firedAt: RunLogFormat.preciseTime($0.date), listed: $0.listed) })
             }
             return try RunLogFormat.json(entries)
@@ -107,6 +116,10 @@ enum NotificationsCommand {
             for pending in summary.pending {
                 text += "  pending \(pending.identifier): next \(RunLogFormat.time(pending.nextMoment))\(pending.repeats ? ", repeats" : "")"
                     + (pending.title.isEmpty ? "" : ", \"\(pending.title.excerpt(scalars: 80))\"") + "\n"
+            }
+            for delivered in summary.delivered {
+                text += "  delivered \(delivered.identifier) at \(RunLogFormat.time(delivered.date))"
+                    + (delivered.title.isEmpty ? "" : ", \"\(delivered.title.excerpt(scalars: 80))\"") + "\n"
             }
             for fired in summary.fired {
                 text += "  fired by bgtaskd, not yet taken in by the app: \(fired.identifier) at \(RunLogFormat.time(fired.date))\(fired.listed ? "" : " (not presented)")\n"

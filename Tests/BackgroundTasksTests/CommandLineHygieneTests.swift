@@ -63,7 +63,7 @@ extension ProcessTests {
         }
     }
 
-    @Test("lists what is pending (soonest first, repeating or not) and what bgtaskd fired, per app, in text and JSON; a file it cannot read is named, never moved")
+    @Test("lists what is pending (soonest first, repeating or not), the delivered list and what bgtaskd fired, per app, in text and JSON; a file it cannot read is named, never moved")
     func listing() throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -75,7 +75,7 @@ extension ProcessTests {
         func request(_ identifier: String, fireDate: Double, repeats: Bool) -> String {
             #"{"identifier":"\#(identifier)","title":"Reminder \#(identifier)","subtitle":"","body":"","launchImageName":"","attachments":[],"categoryIdentifier":"","threadIdentifier":"","summaryArgument":"","summaryArgumentCount":0,"interruptionLevel":1,"relevanceScore":0,"trigger":{"timeInterval":{"seconds":3600,"repeats":\#(repeats)}},"added":800000000,"fireDate":\#(fireDate)}"#
         }
-        let file = #"{"version":2,"pending":[\#(request("later", fireDate: 800007200, repeats: false)),\#(request("hourly", fireDate: 800003600, repeats: true))],"deliveredWhileAway":[{"request":\#(request("daily", fireDate: 800000100, repeats: true)),"date":800000102,"listed":true}]}"#
+        let file = #"{"version":2,"pending":[\#(request("later", fireDate: 800007200, repeats: false)),\#(request("hourly", fireDate: 800003600, repeats: true))],"delivered":[{"request":\#(request("morning", fireDate: 800000050, repeats: false)),"date":800000050,"listed":true}],"deliveredWhileAway":[{"request":\#(request("daily", fireDate: 800000100, repeats: true)),"date":800000102,"listed":true}]}"#
         try Data(file.utf8).write(to: reader.appendingPathComponent("pending-notifications.json"))
         let unreadable = Data("{not json".utf8)
         try unreadable.write(to: broken.appendingPathComponent("pending-notifications.json"))
@@ -85,6 +85,7 @@ extension ProcessTests {
         #expect(text.contains("com.example.broken (") && text.contains("  cannot be read: "), "\(text)")
         #expect(text.contains("  pending hourly: next 2026-05-09T07:13:20Z, repeats, \"Reminder hourly\"\n  pending later: next 2026-05-09T08:13:20Z, \"Reminder later\"\n"), "\(text)")
         #expect(text.contains("  fired by bgtaskd, not yet taken in by the app: daily at 2026-05-09T06:15:02Z\n"), "\(text)")
+        #expect(text.contains("  delivered morning at 2026-05-09T06:14:10Z, \"Reminder morning\"\n"), "\(text)")
         #expect(try Data(contentsOf: broken.appendingPathComponent("pending-notifications.json")) == unreadable, "only read")
 
         let json = try NotificationsCommand.run(.init(app: AppID("com.example.reader"), json: true), environment: environment)
@@ -92,6 +93,7 @@ extension ProcessTests {
         #expect(entries.count == 1 && entries[0]["app"] as? String == "com.example.reader" && entries[0]["problem"] is NSNull, "\(json)")
         #expect((entries[0]["pending"] as? [[String: Any]])?.map { $0["identifier"] as? String } == ["hourly", "later"], "\(json)")
         #expect((entries[0]["firedByBgtaskd"] as? [[String: Any]])?.first?["listed"] as? Bool == true, "\(json)")
+        #expect((entries[0]["delivered"] as? [[String: Any]])?.first?["identifier"] as? String == "morning", "\(json)")
         #expect(try NotificationsCommand.run(.init(app: AppID("com.example.none")), environment: environment).hasPrefix("no local notifications kept by com.example.none in "))
         #expect(throws: RunLogError.self) { _ = try NotificationsCommand.run(.init(), environment: [:]) }
     }

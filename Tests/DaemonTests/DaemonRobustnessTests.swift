@@ -595,6 +595,16 @@ extension DaemonProcessTests {
                     #expect(failure.message.utf8.count < 300)
                 }
             }
+            // A response bgtask would refuse, sent past it, is refused by bgtaskd naming why.
+            for (response, problem) in [(NotificationResponseRequest(notification: "a\u{1B}b"), "holds a control character"),
+                                        (NotificationResponseRequest(notification: "n", text: String(repeating: "x", count: 5_000)), "the text is 5000 bytes"),
+                                        (NotificationResponseRequest(notification: ""), "the notification identifier is empty")] {
+                guard case .failed(let failure) = try bystander.call(.admin(.respond(app: AppID("com.example.testapp"), response: response))) else {
+                    Issue.record("\(response) answered")
+                    continue
+                }
+                #expect(failure.code == .invalid && failure.message.contains(problem), "\(failure)")
+            }
             let stranger = try MessageLink.connect(path: harness.socketPath)
             defer { stranger.close() }
             guard case .failed(let refusal) = try stranger.call(.hello(Hello(role: .app, app: AppID("../x")))) else { Issue.record("../x greeted"); return }

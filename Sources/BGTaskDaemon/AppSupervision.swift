@@ -138,10 +138,19 @@ public struct AppSupervision: Sendable, Equatable {
     /// The most responses that wait for one launch.
     public static let maximumWaitingResponses = 16
 
+    /// Whether a tap (the default action) waits for the launch: the process is then started
+    /// in the foreground.
+    private var waitsForATap: Bool {
+        waitingResponses.contains { $0.action == NotificationResponseRequest.defaultAction }
+    }
+
     /// What the shell must do, in order.
     public enum Action: Sendable, Equatable {
         /// Start the app's executable in the background.
         case spawn
+        /// Start the app's executable as the user opening it (a tap on one of its
+        /// notifications): it launches into the foreground, and reports it.
+        case spawnOpened
         /// Send a message to the connected app.
         case push(AppPush)
         /// Thaw the suspended process.
@@ -411,7 +420,7 @@ public struct AppSupervision: Sendable, Equatable {
             if wasEnding, !queued.isEmpty || !waitingResponses.isEmpty {
                 // Runs came while the daemon was ending the app: the daemon's decision is
                 // no fault of the app's, so a new process is started for them.
-                startProcess(into: &actions)
+                startProcess(opened: waitsForATap, into: &actions)
             } else {
                 failQueued("the app's process \(how) before it finished launching", into: &actions)
             }
@@ -462,7 +471,7 @@ public struct AppSupervision: Sendable, Equatable {
                 if !queued.isEmpty || !waitingResponses.isEmpty {
                     // Runs (or the user's responses) were waiting for this process: start one
                     // of our own for them.
-                    startProcess(into: &actions)
+                    startProcess(opened: waitsForATap, into: &actions)
                 }
             }
         case .handOver:
@@ -504,7 +513,9 @@ public struct AppSupervision: Sendable, Equatable {
             switch phase {
             case .notRunning:
                 waitingResponses.append(response)
-                startProcess(into: &actions)
+                // A tap opens the app: started in the foreground, as iOS launches it (another
+                // action's options are the app's to know: it comes forward itself for one).
+                startProcess(opened: response.action == NotificationResponseRequest.defaultAction, into: &actions)
                 return
             case .starting:
                 waitingResponses.append(response)
@@ -584,10 +595,10 @@ public struct AppSupervision: Sendable, Equatable {
 
     /// Starts a process of the daemon's for the queued runs; it has the launch timeout to
     /// connect and finish launching.
-    private mutating func startProcess(into actions: inout [Action]) {
+    private mutating func startProcess(opened: Bool = false, into actions: inout [Action]) {
         phase = .starting
         spawnedByDaemon = true
-        actions.append(.spawn)
+        actions.append(opened ? .spawnOpened : .spawn)
         actions.append(.arm(.launch, after: timing.launchTimeout))
     }
 

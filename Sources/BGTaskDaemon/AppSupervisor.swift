@@ -409,11 +409,14 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         let app = self.app
         let log = self.log
         switch action {
-        case .spawn:
+        case .spawn, .spawnOpened:
+            let opened = action == .spawnOpened
+            var target = state.target
+            if opened { target.environment["BGTASK_LAUNCH"] = "opened" }
             do {
                 // The exit may be reported before spawn returns: it names its pid, and its
                 // handling takes this lock, so it finds the process recorded here.
-                let process = try spawner.spawn(state.target, killGrace: state.machine.timing.killGrace) { [weak self] pid, how in
+                let process = try spawner.spawn(target, killGrace: state.machine.timing.killGrace) { [weak self] pid, how in
                     self?.processExited(how, pid: pid)
                 }
                 state.process = process
@@ -421,7 +424,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                 pending.append(.spawned(pid: process.pid))
                 let changed = processChanged
                 afterLock.append {
-                    log(.info, app: app, "started \(app) in the background (pid \(process.pid))")
+                    log(.info, app: app, "started \(app) \(opened ? "for the user, in the foreground" : "in the background") (pid \(process.pid))")
                     changed(app, process)
                 }
             } catch {

@@ -272,7 +272,7 @@ extension UNNotificationResponse {
 
 extension UIScene.ConnectionOptions {
     /// The response to a notification that launched the app (Apple: `notificationResponse`):
-    /// always `nil` here: an app bgtaskd starts for a response is launched into the
-    /// background and connects no scene; the delegate hears the response once it has launched.
+    /// always `nil` here: an app bgtaskd starts for a tap connects its scene at launch, and the
+    /// delegate hears the response once the launch has finished.
     public var notificationResponse: UNNotificationResponse? { nil }
 }

@@ -282,6 +282,13 @@ import Testing
         // The real check of a process's liveness: this process is running and is not its
         // own parent, so a process claiming it as its daemon is not the launched app.
         #expect(!EmbeddedScheduler.isDaemonLaunch(environment: ["BGTASK_LAUNCH": "background", "BGTASK_DAEMON_PID": String(getpid())], parentPID: 1))
+        // Started for the user (a tap on a notification): the daemon's, into the foreground.
+        var opened = launch
+        opened["BGTASK_LAUNCH"] = "opened"
+        #expect(EmbeddedScheduler.daemonLaunch(environment: opened, parentPID: daemon, isRunning: alive) == .opened)
+        #expect(EmbeddedScheduler.daemonLaunch(environment: launch, parentPID: daemon, isRunning: alive) == .background)
+        opened["BGTASK_LAUNCH"] = "foreground"
+        #expect(EmbeddedScheduler.daemonLaunch(environment: opened, parentPID: daemon, isRunning: alive) == nil, "a value bgtaskd never sets")
     }
 
     @Test func realTimeDriverRunsADueTaskInProcess() async throws {

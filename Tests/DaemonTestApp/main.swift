@@ -8,6 +8,8 @@
 //   launched <pid> <daemon|embedded>    the scheduler context is up (and linked or not)
 //   registered <id> <true|false>        register(forTaskWithIdentifier:) returned
 //   finished-launching                  finishLaunching() returned
+//   launch-state <active|not active>    the application's state then (active when the
+//                                       user started it, or bgtaskd did for a tap)
 //   submitted <id> | submit-failed <id> <error>
 //   simulated <id> | simulate-failed <id> <error>
 //   handler <id> <pid>                  a launch handler started
@@ -314,6 +316,7 @@ if options.ignoreSigterm {
 }
 application.finishLaunching()
 record("finished-launching")
+record("launch-state \(MainActor.assumeIsolated { application.applicationState } == .active ? "active" : "not active")")
 
 func submit(_ request: BGTaskRequest) {
     request.earliestBeginDate = Date(timeIntervalSinceNow: options.submitAfter)

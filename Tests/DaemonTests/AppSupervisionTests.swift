@@ -265,12 +265,16 @@ import Testing
         let response = NotificationResponseRequest(notification: "reminder")
         var idle = AppSupervision()
         #expect(AppSupervision.responseRefusal(idle) == nil)
-        #expect(idle.handle(.notificationResponse(response)) == [.spawn, .arm(.launch, after: 10)], "started for it, as iOS launches an app for a tap")
+        #expect(idle.handle(.notificationResponse(response)) == [.spawnOpened, .arm(.launch, after: 10)], "started for it in the foreground, as iOS launches an app for a tap")
         #expect(idle.waitingResponses == [response])
         _ = idle.handle(.spawned(pid: 100))
         _ = idle.handle(.connected(pid: 100))
         #expect(idle.handle(.finishedLaunching) == [.disarm, .push(.notificationResponse(response)), .arm(.suspend, after: 1)])
         #expect(idle.waitingResponses.isEmpty)
+
+        // Another action is the app's to bring forward if it says so: a background start.
+        var snoozing = AppSupervision()
+        #expect(snoozing.handle(.notificationResponse(NotificationResponseRequest(notification: "reminder", action: "snooze"))) == [.spawn, .arm(.launch, after: 10)])
 
         // One launching for a run: the response follows the run's launch.
         var launching = AppSupervision()
@@ -291,7 +295,7 @@ import Testing
         #expect(machine.handle(.notificationResponse(response)).isEmpty, "the deadline is not put off")
         // The user's process went before it finished launching: the responses are not left
         // for a later launch to replay; a process of the daemon's is started for them.
-        #expect(machine.handle(.disconnected("closed")) == [.disarm, .spawn, .arm(.launch, after: 10)])
+        #expect(machine.handle(.disconnected("closed")) == [.disarm, .spawnOpened, .arm(.launch, after: 10)])
         #expect(machine.waitingResponses.count == 2)
         for _ in 2..<AppSupervision.maximumWaitingResponses { _ = machine.handle(.notificationResponse(response)) }
         #expect(AppSupervision.responseRefusal(machine)?.contains("16 responses already wait") == true)

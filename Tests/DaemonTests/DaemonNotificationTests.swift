@@ -71,6 +71,10 @@ extension DaemonProcessTests {
             #expect(tap.status == 0 && tap.output.contains("was not running: started for it"), "\(tap)")
             let heard = await harness.waitForEvent(Self.app, "responded reminder", timeout: .seconds(20))
             #expect(heard == "responded reminder com.apple.UNNotificationDefaultActionIdentifier state=active", "\(harness.events(Self.app))")
+            // Started for the user, as iOS launches an app for a tap: into the foreground (its
+            // lifecycle never in the background), not a background launch brought forward.
+            let started = harness.events(Self.app).split { $0.hasPrefix("launched ") }.last ?? []
+            #expect(started.contains("launch-state active"), "active as its launch finished: \(started)")
             // Open now (the app said so): not frozen once idle.
             let suspended = try await harness.poll(timeout: .seconds(3)) { try await harness.appState(Self.app) == "suspended" }
             #expect(!suspended, "the app the user opened stays running")

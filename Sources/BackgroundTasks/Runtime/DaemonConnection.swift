@@ -489,7 +489,7 @@ extension EmbeddedScheduler {
             uplink: uplink)
         let context = AppContext(
             app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
-            launchedInBackground: EmbeddedScheduler.isDaemonLaunch(environment: environment))
+            launchedInBackground: EmbeddedScheduler.daemonLaunch(environment: environment) == .background)
         uplink.start(
             onPush: { [weak driver] push in driver?.handle(push) },
             onLost: { [weak driver, weak context] reason in

@@ -400,29 +400,48 @@ public enum EmbeddedScheduler {
         throw EmbeddedSchedulerError(message: "no app manifest: set BGTASK_MANIFEST, put Info.plist or \(executable.lastPathComponent).bgtask.json in \(directory.path), or call EmbeddedScheduler.bootstrap with one" + unreadable.joined())
     }
 
-    /// The socket of the bgtaskd that started this process for its tasks
-    /// (`BGTASK_LAUNCH=background` with `BGTASK_DAEMON_SOCKET`, and no choice in code that
-    /// overrides the environment), or `nil`.
+    /// The socket of the bgtaskd that started this process, for its tasks or for the user
+    /// (`BGTASK_LAUNCH=background` or `opened` with `BGTASK_DAEMON_SOCKET`, and no choice in
+    /// code that overrides the environment), or `nil`.
     static func launchedByDaemon(_ choice: DaemonChoice, environment: [String: String]) -> String? {
         guard choice == .automatic, isDaemonLaunch(environment: environment),
               let socket = environment["BGTASK_DAEMON_SOCKET"], !socket.isEmpty else { return nil }
         return socket
     }
 
-    /// Whether this process is the one bgtaskd spawned for its tasks: `BGTASK_LAUNCH` is
-    /// `background` and, when bgtaskd said its pid (`BGTASK_DAEMON_PID`), that process is
-    /// this one's parent, or is gone (an app whose daemon died is reparented, and is still
-    /// the launched app).
+    /// How bgtaskd started this process (`BGTASK_LAUNCH`).
+    package enum DaemonLaunch: Sendable, Equatable {
+        /// For its tasks, into the background (`background`).
+        case background
+        /// For the user, into the foreground (`opened`: a tap on one of its notifications).
+        case opened
+    }
+
+    /// How bgtaskd started this process, or `nil` when it did not: `BGTASK_LAUNCH` is
+    /// `background` or `opened` and, when bgtaskd said its pid (`BGTASK_DAEMON_PID`), that
+    /// process is this one's parent, or is gone (an app whose daemon died is reparented, and
+    /// is still the launched app).
     ///
     /// The variables are inherited: a program the launched app runs that links
     /// BackgroundTasks too sees them, but its parent is the app, not the daemon, so it is
     /// an ordinary process (it must not exit as a launched app that lost its daemon would).
+    static func daemonLaunch(environment: [String: String], parentPID: pid_t = getppid(),
+                             isRunning: (pid_t) -> Bool = { kill($0, 0) == 0 || errno != ESRCH }) -> DaemonLaunch? {
+        let launch: DaemonLaunch
+        switch environment["BGTASK_LAUNCH"] {
+        case "background": launch = .background
+        case "opened": launch = .opened
+        default: return nil
+        }
+        guard let text = environment["BGTASK_DAEMON_PID"] else { return launch }
+        guard let daemon = pid_t(text), daemon > 0 else { return nil }
+        return parentPID == daemon || !isRunning(daemon) ? launch : nil
+    }
+
+    /// Whether this process is one bgtaskd spawned (``daemonLaunch(environment:parentPID:isRunning:)``).
     static func isDaemonLaunch(environment: [String: String], parentPID: pid_t = getppid(),
                                isRunning: (pid_t) -> Bool = { kill($0, 0) == 0 || errno != ESRCH }) -> Bool {
-        guard environment["BGTASK_LAUNCH"] == "background" else { return false }
-        guard let text = environment["BGTASK_DAEMON_PID"] else { return true }
-        guard let daemon = pid_t(text), daemon > 0 else { return false }
-        return parentPID == daemon || !isRunning(daemon)
+        daemonLaunch(environment: environment, parentPID: parentPID, isRunning: isRunning) != nil
     }
 
     /// The directory holding every app's state: `$XDG_STATE_HOME/bgtask`, else

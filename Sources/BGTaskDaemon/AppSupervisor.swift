@@ -420,7 +420,10 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
                     self?.processExited(how, pid: pid)
                 }
                 state.process = process
-                state.launchCharged = false
+                // A launch for runs is charged to the first; one for the user (a tap) or for
+                // responses alone is no run's, nor is what the process does before a run comes.
+                state.launchCharged = opened || state.machine.queued.isEmpty
+                state.spawnFailure = nil
                 pending.append(.spawned(pid: process.pid))
                 let changed = processChanged
                 afterLock.append {

@@ -248,12 +248,19 @@ final class AppNotificationHost: NotificationHost {
     /// ``updatePending(orWithoutLock:_:)``'s work once the lock is held (or cannot be had at all).
     private func updateUnlocked(_ pendingFile: PendingNotificationsFile, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool {
         do {
-            let (kept, problem, writable) = pendingFile.read()
-            if let problem { report(.warning, problem) }
+            var (kept, problem, writable) = pendingFile.read()
+            if let problem {
+                report(.warning, problem)
+                // Emptied for want of a readable file, not emptied by another process: what
+                // this process holds stands.
+                kept.wasRead = false
+            }
             guard writable else {
                 // Left in place (unreadable now): not written over for the rest of the launch.
                 pendingWritable.withLock { $0 = false }
-                _ = body(KeptNotifications())
+                var none = KeptNotifications()
+                none.wasRead = false
+                _ = body(none)
                 return true
             }
             guard let keep = body(kept) else { return true }

@@ -107,9 +107,12 @@ struct NotificationSchedule {
 
     /// Keeps `notification` as delivered (replacing one with its identifier, as a request
     /// added again replaces the notification it showed).
+    /// The list stays in the order the notifications came (by date; a later one of the same
+    /// date after), so the limit drops the oldest.
     mutating func recordDelivery(_ notification: UNNotification) {
         delivered.removeAll { $0.request.identifier == notification.request.identifier }
-        delivered.append(notification)
+        let place = delivered.lastIndex { $0.date <= notification.date }.map { $0 + 1 } ?? 0
+        delivered.insert(notification, at: place)
         if delivered.count > Self.deliveredLimit { delivered.removeFirst(delivered.count - Self.deliveredLimit) }
     }
 

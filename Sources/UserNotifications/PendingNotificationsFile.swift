@@ -171,6 +171,9 @@ struct KeptNotifications: Codable, Equatable {
     var deliveredWhileAway: [AwayDelivery] = []
     /// The badge the latest delivery while away set, for the next launch to apply.
     var badge: Int?
+    /// Whether this is what the file holds (`false`: the file could not be read, and this
+    /// is empty for want of it; not written).
+    var wasRead = true
 
     /// The most deliveries while away kept for the next launch (the list's own limit).
     static let deliveredLimit = NotificationSchedule.deliveredLimit
@@ -298,10 +301,24 @@ struct PendingNotificationsFile {
         return (KeptNotifications(), problem + aside.phrase, aside.moved)
     }
 
-    /// Keeps `kept`; the reason when it could not.
-    func write(_ kept: KeptNotifications) -> String? {
+    /// Keeps `kept`; the reason when it could not. A file larger than ``sizeLimit`` (the
+    /// most it reads back) keeps only the newer half of the delivered list, halved again until
+    /// it fits (said), so that the next launch can read what was written.
+    func write(_ kept: KeptNotifications, sizeLimit: Int = sizeLimit) -> String? {
         do {
-            try JSONEncoder().encode(kept).write(to: url, options: .atomic)
+            var keep = kept
+            var data = try JSONEncoder().encode(keep)
+            var dropped = 0
+            while data.count > sizeLimit, !keep.delivered.isEmpty {
+                let half = keep.delivered.count / 2
+                dropped += keep.delivered.count - half
+                keep.delivered = Array(keep.delivered.suffix(half))
+                data = try JSONEncoder().encode(keep)
+            }
+            try data.write(to: url, options: .atomic)
+            guard dropped == 0 else {
+                return "the delivered notifications would have made \(url.path) larger than \(sizeLimit) bytes: the \(dropped) oldest are not kept for later launches"
+            }
             return nil
         } catch {
             return "the pending notifications could not be kept in \(url.path) (\(error.localizedDescription)); they last as long as the process"

@@ -198,13 +198,35 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Center is one list). Called under the pending file's lock; returns whether there were
     /// changes to keep.
     private func syncDelivered(with kept: KeptNotifications, problems: inout [String]) -> Bool {
-        let inFile = kept.delivered.map { UNNotification(date: $0.date, request: $0.request.request(problems: &problems)) }
+        guard kept.wasRead else {
+            // No file to go by: this process's list stands (its changes are in it), and is
+            // what gets written.
+            return state.withLock { state in
+                defer { state.deliveredChanges = [] }
+                return !state.deliveredChanges.isEmpty
+            }
+        }
+        // The file's list and what bgtaskd delivered to it (listed) while this process did
+        // not: the base this process's changes apply to, so a removal removes those too.
+        let stored = kept.delivered + kept.deliveredWhileAway.filter(\.listed)
+        // The objects this process holds already are kept as they are (their userInfo and
+        // attachments as the app made them); only the others are made from the file.
+        let held = state.withLock { $0.schedule.delivered }
+        var byKey: [String: UNNotification] = [:]
+        for notification in held { byKey[Self.key(notification.request.identifier, notification.date)] = notification }
+        let base = stored.map { entry in
+            byKey[Self.key(entry.request.identifier, entry.date)] ?? UNNotification(date: entry.date, request: entry.request.request(problems: &problems))
+        }
         return state.withLock { state in
-            state.schedule.replaceDelivered(with: inFile)
+            state.schedule.replaceDelivered(with: base)
             for change in state.deliveredChanges { Self.apply(change, to: &state.schedule) }
             defer { state.deliveredChanges = [] }
             return !state.deliveredChanges.isEmpty
         }
+    }
+
+    private static func key(_ identifier: String, _ date: Date) -> String {
+        "\(date.timeIntervalSinceReferenceDate) \(identifier)"
     }
 
     private static func apply(_ change: DeliveredChange, to schedule: inout NotificationSchedule) {
@@ -227,16 +249,15 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Takes in what bgtaskd delivered while this process did not (frozen, or not using the
     /// center yet): a pending request it fired moves on as if fired here, without being
-    /// presented again; those the user allowed in the list join the delivered list, in the
-    /// order they came; the badge the latest set is applied, as iOS's list and icon show them.
-    /// Called under the pending file's lock, before anything is fired or kept.
+    /// presented again; the badge the latest set is applied, as iOS's icon shows it (those the
+    /// user allowed in the list joined the delivered list in ``syncDelivered(with:problems:)``,
+    /// which comes first). Called under the pending file's lock, before anything is fired or kept.
     private func takeIn(_ kept: KeptNotifications, problems: inout [String]) {
         guard !kept.deliveredWhileAway.isEmpty || kept.badge != nil else { return }
         let inFile = Dictionary(kept.pending.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         for away in kept.deliveredWhileAway {
             let identifier = away.request.identifier
             host.report(.info, "notification \"\(identifier)\" was \(away.listed ? "delivered" : "fired") by bgtaskd at \(away.date): the app did not deliver it")
-            let notification = UNNotification(date: away.date, request: away.request.request(problems: &problems))
             state.withLock { state in
                 // The same addition still pending here: bgtaskd fired it (once or more), so it
                 // takes the moment bgtaskd's firing left in the file, or goes when none is left.
@@ -248,7 +269,6 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                         state.schedule.removePending([identifier])
                     }
                 }
-                if away.listed { state.schedule.recordDelivery(notification) }
             }
         }
         if let badge = kept.badge, badge >= 0 { host.setBadge(badge) }
@@ -535,7 +555,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         if NotificationPresentation.isListed(options) {
             changeDelivered(.added(notification))
-            keepPending()
+            // Kept off the caller's thread (the main actor, for the delegate's answer).
+            host.complete { [self] in keepPending() }
         }
         var notes: [String] = []
         if inForeground { notes.append("in the foreground") }

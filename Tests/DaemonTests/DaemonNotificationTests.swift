@@ -86,6 +86,11 @@ extension DaemonProcessTests {
                 .map { (try? String(contentsOfFile: logs + "/" + $0, encoding: .utf8)) ?? "" }.joined() }
             #expect(await harness.poll(timeout: .seconds(10)) { appLog().contains("not among the delivered notifications") }, "\(appLog())")
             #expect(harness.events(Self.app).filter { $0.hasPrefix("responded") }.count == 1)
+            // Ended by bgtaskd (a force-quit: told to quit, then SIGTERM), the process it started
+            // for the user exits in order, before the kill grace.
+            #expect(try await harness.bgtask("force-quit", Self.app).status == 0)
+            #expect(await harness.poll(timeout: .seconds(10)) { daemonLog().contains("\(Self.app)'s process exited with code 0") }, "\(daemonLog())")
+            #expect(!daemonLog().contains("\(Self.app)'s process killed by signal 9"))
         }
 
         @Test("a frozen app's notification is delivered by bgtaskd at its moment; thawed later, the app takes it in and does not deliver it again")

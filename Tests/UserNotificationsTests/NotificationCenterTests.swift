@@ -15,6 +15,7 @@ final class FakeNotificationHost: NotificationHost {
         var nextID = 0
         var foreground = false
         var broughtToForeground = 0
+        var unreadable = false
         var backgroundTimeHeld = 0
         var backgroundTimeEnded = 0
         var mainActorCalls: [@MainActor @Sendable () async -> Void] = []
@@ -128,11 +129,21 @@ final class FakeNotificationHost: NotificationHost {
         get { heldByAnother.withLock { $0 } }
         set { heldByAnother.withLock { $0 = newValue } }
     }
+    /// Whether the "file" cannot be read (moved aside: what is read is empty for want of it).
+    var fileUnreadable: Bool {
+        get { state.withLock { $0.unreadable } }
+        set { state.withLock { $0.unreadable = newValue } }
+    }
     func updatePending(orWithoutLock: Bool, _ body: (KeptNotifications) -> KeptNotifications?) -> Bool {
         fileLock.lock()
         defer { fileLock.unlock() }
         if lockedByAnother, !orWithoutLock { return false }
-        guard let keep = body(kept) else { return true }
+        var read = kept
+        if fileUnreadable {
+            read = KeptNotifications()
+            read.wasRead = false
+        }
+        guard let keep = body(read) else { return true }
         state.withLock { state in
             state.pending = keep.pending
             state.delivered = keep.delivered
@@ -616,6 +627,62 @@ struct NotificationCenterTests {
         #expect(await UNUserNotificationCenter(host: thirdHost.nextLaunch(after: 60)).deliveredNotifications().isEmpty)
     }
 
+    @Test("a removal removes what bgtaskd delivered while the process was frozen too; the list is in the order the notifications came")
+    func aRemovalCoversWhatBgtaskdDelivered() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        try await center.add(UNNotificationRequest(identifier: "local", content: content("Local"), trigger: nil))
+        // bgtaskd delivered "away" earlier than "local" (the file says so), not taken in yet.
+        var problem: String?
+        let away = StoredNotificationRequest(UNNotificationRequest(identifier: "away", content: content("Away"), trigger: nil),
+                                             added: host.now.addingTimeInterval(-60), fireDate: host.now.addingTimeInterval(-60), problem: &problem)
+        var kept = host.kept
+        kept.deliveredWhileAway = [AwayDelivery(request: away, date: host.now.addingTimeInterval(-60), listed: true)]
+        host.kept = kept
+        center.removeDeliveredNotifications(withIdentifiers: ["nothing"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["away", "local"], "by date")
+        kept = host.kept
+        kept.deliveredWhileAway = [AwayDelivery(request: away, date: host.now.addingTimeInterval(-60), listed: true)]
+        host.kept = kept
+        center.removeAllDeliveredNotifications()
+        #expect(await center.deliveredNotifications().isEmpty)
+        #expect(host.kept.delivered.isEmpty && host.kept.deliveredWhileAway.isEmpty, "not added back after the removal")
+    }
+
+    @Test("an unreadable file does not empty the process's list, and a userInfo no file can keep stays with the process's own notification")
+    func theProcessListStandsWithoutAFile() async throws {
+        let host = FakeNotificationHost()
+        let center = try await allowedCenter(host)
+        let odd = content("Odd")
+        odd.userInfo = ["object": NSObject(), "id": 7]
+        try await center.add(UNNotificationRequest(identifier: "odd", content: odd, trigger: nil))
+        try await center.add(UNNotificationRequest(identifier: "plain", content: content("Plain"), trigger: nil))
+        let listed = await center.deliveredNotifications()
+        #expect(listed.first?.request.content.userInfo["id"] as? Int == 7, "the process's own object, not the file's copy")
+        host.fileUnreadable = true
+        center.removeDeliveredNotifications(withIdentifiers: ["plain"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["odd"], "the file's emptiness is not the list's")
+        #expect(host.kept.delivered.map(\.request.identifier) == ["odd"], "written back from the process's list")
+    }
+
+    @Test("a file too large to read back keeps the newer part of the delivered list, said")
+    func anOversizedWriteKeepsTheNewerDelivered() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-size-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = PendingNotificationsFile(url: directory.appendingPathComponent("pending-notifications.json"))
+        var problem: String?
+        let delivered = (0..<8).map { index in
+            let content = UNMutableNotificationContent()
+            content.body = String(repeating: "x", count: 1_000)
+            let date = Date(timeIntervalSinceReferenceDate: 800_000_000 + Double(index))
+            return AwayDelivery(request: StoredNotificationRequest(UNNotificationRequest(identifier: "n\(index)", content: content, trigger: nil), added: date, fireDate: date, problem: &problem), date: date, listed: true)
+        }
+        let said = file.write(KeptNotifications(delivered: delivered), sizeLimit: 5_000)
+        #expect(said?.contains("the 6 oldest are not kept") == true, "\(String(describing: said))")
+        #expect(file.read().kept.delivered.map(\.request.identifier) == ["n6", "n7"])
+    }
+
     @Test("a process's changes to the delivered list join what another process kept meanwhile, rather than write over it")
     func deliveredChangesMergeWithTheFile() async throws {
         let host = FakeNotificationHost()
@@ -629,8 +696,9 @@ struct NotificationCenterTests {
         // This one delivers "c" and removes "a": the file keeps "b".
         try await center.add(UNNotificationRequest(identifier: "c", content: content("C"), trigger: nil))
         center.removeDeliveredNotifications(withIdentifiers: ["a"])
-        #expect(host.kept.delivered.map(\.request.identifier) == ["b", "c"])
-        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["b", "c"])
+        // In the order they came: "b" came a second after "c" (the other process's clock).
+        #expect(host.kept.delivered.map(\.request.identifier) == ["c", "b"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["c", "b"])
         withExtendedLifetime(otherCenter) {}
     }
 

@@ -460,12 +460,13 @@ public final class BGApplication: @unchecked Sendable {
             // Only a process that is about to exit stops launching and expires its runs;
             // one that stays (exitWhenDone: false) goes on running background work.
             if exitWhenDone { context.driver.appTerminating(context.app) }
-            // Launched in the background by bgtaskd, whose SIGTERM means the process is
-            // being ended (docs/daemon.md): it exits once the runs it was handed have ended,
+            // Started by bgtaskd (in the background for its tasks, or for the user's tap),
+            // whose SIGTERM means the process is being ended (docs/daemon.md): it exits once
+            // the runs it was handed have ended,
             // whatever its lifecycle state (no transition of it would end the process).
             // Suspended already (sent to the background before the signal): no change
             // will come to end the process either, so it ends once its runs have.
-            if exitWhenDone, wasSuspended || (context.driver.isLinkedToDaemon && context.launchedInBackground) {
+            if exitWhenDone, wasSuspended || (context.driver.isLinkedToDaemon && context.launchedByDaemon) {
                 self?.exitWhenRunsEnd(status: 0)
             }
             self?.enterBackground()

@@ -44,6 +44,9 @@ public final class AppContext: Sendable {
     /// Whether bgtaskd launched the process into the background (`BGTASK_LAUNCH=background`):
     /// finishing its launch does not make it active (the user did not open it).
     let launchedInBackground: Bool
+    /// Whether bgtaskd started the process, for its tasks or for the user's tap
+    /// (`BGTASK_LAUNCH` set by it): its SIGTERM then means the process is being ended.
+    let launchedByDaemon: Bool
     /// Other modules' per-app objects (``service(_:make:)``).
     let services = AppServiceObjects()
     /// Posts `ProcessInfo`'s and `UIDevice`'s change notifications as the driver reports
@@ -69,11 +72,13 @@ public final class AppContext: Sendable {
         backgroundRefreshEnabled: Bool = true,
         wallClockDateTranslation: Bool = false,
         launchedInBackground: Bool = false,
+        launchedByDaemon: Bool? = nil,
         battery: (@Sendable () -> UIDevice.BatteryReading)? = nil,
         power: (@Sendable () -> UIDevice.PowerReading)? = nil,
         deviceIdentity: UIDevice.Identity? = nil
     ) {
         self.launchedInBackground = launchedInBackground
+        self.launchedByDaemon = launchedByDaemon ?? launchedInBackground
         self.wallClockDateTranslation = wallClockDateTranslation
         self.app = app
         self.manifest = manifest.permittingSystemIdentifiers(for: app)

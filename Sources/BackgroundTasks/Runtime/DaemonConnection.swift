@@ -489,7 +489,8 @@ extension EmbeddedScheduler {
             uplink: uplink)
         let context = AppContext(
             app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
-            launchedInBackground: EmbeddedScheduler.daemonLaunch(environment: environment) == .background)
+            launchedInBackground: EmbeddedScheduler.daemonLaunch(environment: environment) == .background,
+            launchedByDaemon: EmbeddedScheduler.isDaemonLaunch(environment: environment))
         uplink.start(
             onPush: { [weak driver] push in driver?.handle(push) },
             onLost: { [weak driver, weak context] reason in

@@ -45,6 +45,10 @@ protocol NotificationHost: Sendable {
     func savedAuthorization() -> SavedAuthorization?
     /// Keeps the answer for later launches.
     func saveAuthorization(_ saved: SavedAuthorization)
+    /// The categories an earlier launch set, or `nil` when none were kept.
+    func savedCategories() -> [SavedCategory]?
+    /// Keeps the categories for later launches.
+    func saveCategories(_ categories: [SavedCategory])
     /// Whether pending requests are kept between launches (the process's app, with a state
     /// directory, whose file is not left unreadable this launch).
     var keepsPending: Bool { get }
@@ -141,6 +145,8 @@ final class AppNotificationHost: NotificationHost {
     private let answerFile: AuthorizationFile?
     /// The pending requests' file, or `nil` as `answerFile`.
     private let pendingFile: PendingNotificationsFile?
+    /// The categories' file, or `nil` as `answerFile`.
+    private let categoriesFile: CategoriesFile?
     let userSwitch: Bool?
     /// Whether the pending file may be written: not after it could not be read and was left
     /// in place.
@@ -156,6 +162,7 @@ final class AppNotificationHost: NotificationHost {
         let directory = isProcessApp ? context.stateDirectory : nil
         answerFile = directory.map { AuthorizationFile(url: $0.appendingPathComponent("notifications.json")) }
         pendingFile = directory.map { PendingNotificationsFile(url: $0.appendingPathComponent("pending-notifications.json")) }
+        categoriesFile = directory.map { CategoriesFile(url: $0.appendingPathComponent("notification-categories.json")) }
         let setting: (answer: Bool?, problem: String?) = isProcessApp ? AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]) : (nil, nil)
         userSwitch = setting.answer
         if let problem = setting.problem { context.driver.log(.warning, app: context.app, problem) }
@@ -221,6 +228,18 @@ final class AppNotificationHost: NotificationHost {
     func saveAuthorization(_ saved: SavedAuthorization) {
         guard let answerFile else { return }
         if let problem = answerFile.write(saved) { report(.warning, problem) }
+    }
+
+    func savedCategories() -> [SavedCategory]? {
+        guard let categoriesFile else { return nil }
+        let (saved, problem) = categoriesFile.read()
+        if let problem { report(.warning, problem) }
+        return saved
+    }
+
+    func saveCategories(_ categories: [SavedCategory]) {
+        guard let categoriesFile else { return }
+        if let problem = categoriesFile.write(categories) { report(.warning, problem) }
     }
 
     var keepsPending: Bool { pendingFile != nil && pendingWritable.withLock { $0 } }

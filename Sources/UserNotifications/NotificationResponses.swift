@@ -55,7 +55,7 @@ struct NotificationResponseDecision {
                 return refused("the notification has no category (its content's categoryIdentifier), so no action but the default and the dismissal")
             }
             guard let category else {
-                return refused("its category \"\(categoryIdentifier)\" is not one this process of the app set (setNotificationCategories(_:); categories are not kept between launches here)")
+                return refused("its category \"\(categoryIdentifier)\" is not one the app set (setNotificationCategories(_:), whose latest set is kept between launches)")
             }
             guard let action = category.actions.first(where: { $0.identifier == actionIdentifier }) else {
                 let known = category.actions.map { "\"\($0.identifier)\"" }.joined(separator: ", ")

@@ -98,6 +98,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var authorization: UNAuthorizationStatus = .notDetermined
         var authorizedOptions: UNAuthorizationOptions = []
         var categories: Set<UNNotificationCategory> = []
+        /// Whether this process set the categories (then those kept by an earlier launch are
+        /// not taken).
+        var categoriesSet = false
         /// This process's changes to the delivered list since it last met the file's: applied
         /// again to the file's list at the next update, so that the list the app's processes
         /// share loses none of them (only while the file is kept).
@@ -145,8 +148,20 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         loadedKeptState.withLock { done in
             guard !done else { return }
             loadKeptAuthorization()
+            loadKeptCategories()
             restoreKeptRequests()
             done = true
+        }
+    }
+
+    /// The categories an earlier launch set, unless this process has set its own: a response
+    /// that launched the app finds its actions before the app registers them again, as on iOS.
+    private func loadKeptCategories() {
+        guard let saved = host.savedCategories() else { return }
+        let categories = Set(saved.map(\.category))
+        state.withLock { state in
+            guard !state.categoriesSet else { return }
+            state.categories = categories
         }
     }
 
@@ -385,18 +400,25 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The app's categories (their actions), replacing those set before.
     open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
-        state.withLock { $0.categories = categories }
+        state.withLock { state in
+            state.categories = categories
+            state.categoriesSet = true
+        }
+        // Kept for later launches (sorted: the same set writes the same file).
+        host.saveCategories(categories.sorted { $0.identifier < $1.identifier }.map(SavedCategory.init))
     }
 
     /// The app's categories.
     open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+        loadKeptState()
         let categories = state.withLock { $0.categories }
         host.complete { completionHandler(categories) }
     }
 
     /// ``getNotificationCategories(completionHandler:)`` in its `async` form.
     open func notificationCategories() async -> Set<UNNotificationCategory> {
-        state.withLock { $0.categories }
+        loadKeptState()
+        return state.withLock { $0.categories }
     }
 
     // MARK: Scheduling
@@ -691,7 +713,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             let known = state.withLock { $0.categories.contains { $0.identifier == category } }
             let why = known || category.isEmpty
                 ? "its category does not ask to be told of dismissals (customDismissAction), so the delegate is not, as on iOS"
-                : "its category \"\(category)\" is not one this process of the app set (setNotificationCategories(_:)), so the delegate is not told"
+                : "its category \"\(category)\" is not one the app set (setNotificationCategories(_:)), so the delegate is not told"
             host.report(.info, "notification \"\(identifier)\" dismissed; \(why)")
             return nil
         }

@@ -16,6 +16,7 @@ final class FakeNotificationHost: NotificationHost {
         var foreground = false
         var broughtToForeground = 0
         var unreadable = false
+        var categories: [SavedCategory]?
         var backgroundTimeHeld = 0
         var backgroundTimeEnded = 0
         var mainActorCalls: [@MainActor @Sendable () async -> Void] = []
@@ -117,6 +118,8 @@ final class FakeNotificationHost: NotificationHost {
     func show(_ line: String, identifier: String) { state.withLock { $0.shown.append(line) } }
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
+    func savedCategories() -> [SavedCategory]? { state.withLock { $0.categories } }
+    func saveCategories(_ categories: [SavedCategory]) { state.withLock { $0.categories = categories } }
     func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
     var keepsPending: Bool { true }
     /// The pending "file"'s lock: apart from `state`, which the center's calls into this
@@ -163,8 +166,8 @@ final class FakeNotificationHost: NotificationHost {
     /// requests), its time, and nothing else.
     func nextLaunch(after seconds: TimeInterval, foreground: Bool = false) -> FakeNotificationHost {
         let next = FakeNotificationHost(userSwitch: userSwitch, saved: saved)
-        let delivered = state.withLock { $0.delivered }
-        next.state.withLock { $0.pending = self.pending; $0.delivered = delivered; $0.now = self.now.addingTimeInterval(seconds); $0.foreground = foreground }
+        let (delivered, categories) = state.withLock { ($0.delivered, $0.categories) }
+        next.state.withLock { $0.pending = self.pending; $0.delivered = delivered; $0.categories = categories; $0.now = self.now.addingTimeInterval(seconds); $0.foreground = foreground }
         return next
     }
 

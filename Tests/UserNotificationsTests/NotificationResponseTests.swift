@@ -109,7 +109,7 @@ struct NotificationResponseTests {
         #expect(refusal("a", "save", text: "x").contains("takes no text"))
         #expect(refusal("a", UNNotificationDefaultActionIdentifier, text: "x").contains("only a text-input action takes text"))
         #expect(refusal("n", "save").contains("has no category"))
-        #expect(refusal("u", "save").contains("\"unknown\" is not one this process of the app set"))
+        #expect(refusal("u", "save").contains("\"unknown\" is not one the app set"))
         #expect(refusal("never", UNNotificationDefaultActionIdentifier).contains("not among the delivered notifications"))
         #expect(await center.deliveredNotifications().map(\.request.identifier) == ["a", "n", "u"], "nothing left the list")
         #expect(host.broughtToForeground == 0)
@@ -135,12 +135,53 @@ struct NotificationResponseTests {
         withExtendedLifetime(delegate) {}
     }
 
-    @Test("a dismissal whose category this process never set is not told, and the log says why")
+    @Test("categories outlive the launch, as iOS keeps them: a later launch's response finds the actions before the app sets them again; its own set replaces them")
+    @MainActor
+    func categoriesOutliveTheLaunch() async throws {
+        let host = FakeNotificationHost()
+        _ = try await center(delivering: [("a", "article"), ("b", "article")], host: host)
+        let next = host.nextLaunch(after: 60)
+        let again = UNUserNotificationCenter(host: next)
+        let delegate = ResponseDelegate()
+        again.delegate = delegate
+        #expect(await again.notificationCategories().map(\.identifier).sorted() == ["article", "quiet"])
+        try again.simulateResponse(toNotificationWithIdentifier: "a", actionIdentifier: "comment", userText: "kept")
+        await next.runMainActorCalls()
+        #expect(delegate.received == ["a comment text=kept"], "the text action came back as one")
+        // The app's own call replaces what was kept, here and for the launches after.
+        again.setNotificationCategories([])
+        #expect(throws: NotificationResponseError.self) { try again.simulateResponse(toNotificationWithIdentifier: "b", actionIdentifier: "save") }
+        #expect(await UNUserNotificationCenter(host: next.nextLaunch(after: 60)).notificationCategories().isEmpty)
+        withExtendedLifetime(delegate) {}
+    }
+
+    @Test("the categories' file: kept and read back; one keeping a category twice, or not JSON, is not used and said")
+    func theCategoriesFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-categories-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = CategoriesFile(url: directory.appendingPathComponent("notification-categories.json"))
+        #expect(file.read().categories == nil && file.read().problem == nil, "no file: nothing, and nothing to say")
+        let saved = Self.categories.sorted { $0.identifier < $1.identifier }.map(SavedCategory.init)
+        #expect(file.write(saved) == nil)
+        let read = file.read()
+        #expect(read.categories == saved && read.problem == nil)
+        let article = try #require(read.categories?.first).category
+        #expect(article.options.contains(.customDismissAction))
+        #expect((article.actions.last as? UNTextInputNotificationAction)?.textInputPlaceholder == "Say something")
+        #expect(article.actions.first?.options == [.foreground])
+        #expect(file.write(saved + saved.prefix(1)) == nil)
+        #expect(file.read().categories == nil && file.read().problem?.contains("keeps a category twice") == true)
+        try Data("{".utf8).write(to: file.url)
+        #expect(file.read().problem?.contains("could not be read") == true)
+    }
+
+    @Test("a dismissal whose category the app never set is not told, and the log says why")
     func aDismissalOfAnUnknownCategory() async throws {
         let host = FakeNotificationHost()
         let center = try await center(delivering: [("x", "elsewhere")], host: host)
         try center.simulateResponse(toNotificationWithIdentifier: "x", actionIdentifier: UNNotificationDismissActionIdentifier)
-        #expect(host.reports.contains { $0.contains("its category \"elsewhere\" is not one this process of the app set") }, "\(host.reports)")
+        #expect(host.reports.contains { $0.contains("its category \"elsewhere\" is not one the app set") }, "\(host.reports)")
     }
 
     @Test("without a delegate the tap still opens the app, and the log says the response reached no one; a handler-form delegate is called")

@@ -412,7 +412,12 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         case .spawn, .spawnOpened:
             let opened = action == .spawnOpened
             var target = state.target
-            if opened { target.environment["BGTASK_LAUNCH"] = "opened" }
+            if opened {
+                target.environment["BGTASK_LAUNCH"] = "opened"
+                // The tap it is started for, for its scene's connection options.
+                target.environment["BGTASK_LAUNCH_NOTIFICATION"] = state.machine.waitingResponses
+                    .first { $0.action == NotificationResponseRequest.defaultAction }?.notification
+            }
             do {
                 // The exit may be reported before spawn returns: it names its pid, and its
                 // handling takes this lock, so it finds the process recorded here.

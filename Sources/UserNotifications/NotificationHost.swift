@@ -45,6 +45,9 @@ protocol NotificationHost: Sendable {
     func savedAuthorization() -> SavedAuthorization?
     /// Keeps the answer for later launches.
     func saveAuthorization(_ saved: SavedAuthorization)
+    /// The notification whose tap bgtaskd started this process for
+    /// (`BGTASK_LAUNCH_NOTIFICATION`, with `BGTASK_LAUNCH=opened`), or `nil`.
+    var launchNotification: String? { get }
     /// The categories an earlier launch set, or `nil` when none were kept.
     func savedCategories() -> [SavedCategory]?
     /// Keeps the categories for later launches.
@@ -148,6 +151,7 @@ final class AppNotificationHost: NotificationHost {
     /// The categories' file, or `nil` as `answerFile`.
     private let categoriesFile: CategoriesFile?
     let userSwitch: Bool?
+    let launchNotification: String?
     /// Whether the pending file may be written: not after it could not be read and was left
     /// in place.
     private let pendingWritable = Mutex(true)
@@ -165,6 +169,9 @@ final class AppNotificationHost: NotificationHost {
         categoriesFile = directory.map { CategoriesFile(url: $0.appendingPathComponent("notification-categories.json")) }
         let setting: (answer: Bool?, problem: String?) = isProcessApp ? AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]) : (nil, nil)
         userSwitch = setting.answer
+        // Only the process bgtaskd started for a tap: a program it runs inherits the variables.
+        launchNotification = isProcessApp && context.launchedByDaemon && !context.launchedInBackground
+            ? environment["BGTASK_LAUNCH_NOTIFICATION"].flatMap { $0.isEmpty ? nil : $0 } : nil
         if let problem = setting.problem { context.driver.log(.warning, app: context.app, problem) }
     }
 

@@ -272,7 +272,7 @@ extension UNNotificationResponse {
 
 extension UIScene.ConnectionOptions {
     /// The response to a notification that launched the app (Apple: `notificationResponse`):
-    /// always `nil` here: an app bgtaskd starts for a tap connects its scene at launch, and the
-    /// delegate hears the response once the launch has finished.
-    public var notificationResponse: UNNotificationResponse? { nil }
+    /// the tap bgtaskd started the app for (`bgtask respond`), `nil` for any other launch.
+    /// The delegate's `didReceive` hears it too, once the launch has finished, as on iOS.
+    public var notificationResponse: UNNotificationResponse? { UNUserNotificationCenter.current().launchResponse() }
 }

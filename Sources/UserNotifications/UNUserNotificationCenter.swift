@@ -101,6 +101,8 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         /// Whether this process set the categories (then those kept by an earlier launch are
         /// not taken).
         var categoriesSet = false
+        /// The response the launch was for, once made (``launchResponse()``).
+        var launchResponse: UNNotificationResponse?
         /// This process's changes to the delivered list since it last met the file's: applied
         /// again to the file's list at the next update, so that the list the app's processes
         /// share loses none of them (only while the file is kept).
@@ -729,6 +731,22 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             backgroundTime?()
         }
         return nil
+    }
+
+    /// The tap bgtaskd started this process for, as the scene's connection options carry it
+    /// on iOS (`UIScene.ConnectionOptions.notificationResponse`): the default action on the
+    /// delivered notification it names, found once, when first asked; `nil` for any other
+    /// launch, or when the notification is not in the delivered list.
+    package func launchResponse() -> UNNotificationResponse? {
+        guard let identifier = host.launchNotification else { return nil }
+        loadKeptState()
+        return state.withLock { state in
+            if let made = state.launchResponse { return made }
+            guard let notification = state.schedule.delivered.last(where: { $0.request.identifier == identifier }) else { return nil }
+            let made = UNNotificationResponse(notification: notification, actionIdentifier: UNNotificationDefaultActionIdentifier)
+            state.launchResponse = made
+            return made
+        }
     }
 
     // MARK: Badge

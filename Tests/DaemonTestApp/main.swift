@@ -10,6 +10,8 @@
 //   finished-launching                  finishLaunching() returned
 //   launch-state <active|not active>    the application's state then (active when the
 //                                       user started it, or bgtaskd did for a tap)
+//   launch-response <id> <action>|none  (--respond-delegate) the scene connection options'
+//                                       notification response
 //   submitted <id> | submit-failed <id> <error>
 //   simulated <id> | simulate-failed <id> <error>
 //   handler <id> <pid>                  a launch handler started
@@ -317,6 +319,11 @@ if options.ignoreSigterm {
 application.finishLaunching()
 record("finished-launching")
 record("launch-state \(MainActor.assumeIsolated { application.applicationState } == .active ? "active" : "not active")")
+if options.respondDelegate {
+    // What a scene delegate's connection options would carry (a tap that started the app).
+    let response = MainActor.assumeIsolated { UIScene.ConnectionOptions().notificationResponse }
+    record("launch-response \(response.map { "\($0.notification.request.identifier) \($0.actionIdentifier)" } ?? "none")")
+}
 
 func submit(_ request: BGTaskRequest) {
     request.earliestBeginDate = Date(timeIntervalSinceNow: options.submitAfter)

@@ -75,6 +75,8 @@ extension DaemonProcessTests {
             // lifecycle never in the background), not a background launch brought forward.
             let started = harness.events(Self.app).split { $0.hasPrefix("launched ") }.last ?? []
             #expect(started.contains("launch-state active"), "active as its launch finished: \(started)")
+            #expect(started.contains("launch-response reminder com.apple.UNNotificationDefaultActionIdentifier"), "its connection options carry the tap: \(started)")
+            #expect(harness.events(Self.app).contains("launch-response none"), "a launch for a run carries none")
             // Open now (the app said so): not frozen once idle.
             let suspended = try await harness.poll(timeout: .seconds(3)) { try await harness.appState(Self.app) == "suspended" }
             #expect(!suspended, "the app the user opened stays running")

@@ -16,6 +16,7 @@ final class FakeNotificationHost: NotificationHost {
         var foreground = false
         var broughtToForeground = 0
         var unreadable = false
+        var launchNotification: String?
         var categories: [SavedCategory]?
         var backgroundTimeHeld = 0
         var backgroundTimeEnded = 0
@@ -34,6 +35,11 @@ final class FakeNotificationHost: NotificationHost {
 
     private let state = Mutex(State())
     let userSwitch: Bool?
+    /// The tap this "process" was started for.
+    var launchNotification: String? {
+        get { state.withLock { $0.launchNotification } }
+        set { state.withLock { $0.launchNotification = newValue } }
+    }
 
     init(userSwitch: Bool? = nil, saved: SavedAuthorization? = nil) {
         self.userSwitch = userSwitch

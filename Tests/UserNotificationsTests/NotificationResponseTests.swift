@@ -176,6 +176,21 @@ struct NotificationResponseTests {
         #expect(file.read().problem?.contains("could not be read") == true)
     }
 
+    @Test("the tap a launch was for is its connection options' response: the default action on the notification named; none for another launch or a notification not delivered")
+    func theLaunchResponse() async throws {
+        let host = FakeNotificationHost()
+        host.launchNotification = "b"
+        let center = try await center(delivering: [("a", "article"), ("b", "")], host: host)
+        let response = center.launchResponse()
+        #expect(response?.notification.request.identifier == "b" && response?.actionIdentifier == UNNotificationDefaultActionIdentifier)
+        #expect(center.launchResponse() === response, "found once")
+        let other = FakeNotificationHost()
+        #expect(try await self.center(delivering: [("b", "")], host: other).launchResponse() == nil, "not launched for a tap")
+        let missing = FakeNotificationHost()
+        missing.launchNotification = "gone"
+        #expect(try await self.center(delivering: [("b", "")], host: missing).launchResponse() == nil)
+    }
+
     @Test("a dismissal whose category the app never set is not told, and the log says why")
     func aDismissalOfAnUnknownCategory() async throws {
         let host = FakeNotificationHost()

@@ -43,10 +43,10 @@ public final class AppContext: Sendable {
     let wallClockDateTranslation: Bool
     /// Whether bgtaskd launched the process into the background (`BGTASK_LAUNCH=background`):
     /// finishing its launch does not make it active (the user did not open it).
-    let launchedInBackground: Bool
+    package let launchedInBackground: Bool
     /// Whether bgtaskd started the process, for its tasks or for the user's tap
     /// (`BGTASK_LAUNCH` set by it): its SIGTERM then means the process is being ended.
-    let launchedByDaemon: Bool
+    package let launchedByDaemon: Bool
     /// Other modules' per-app objects (``service(_:make:)``).
     let services = AppServiceObjects()
     /// Posts `ProcessInfo`'s and `UIDevice`'s change notifications as the driver reports

@@ -516,26 +516,25 @@ public struct AppSupervision: Sendable, Equatable {
                 // A tap opens the app: started in the foreground, as iOS launches it (another
                 // action's options are the app's to know: it comes forward itself for one).
                 startProcess(opened: response.action == NotificationResponseRequest.defaultAction, into: &actions)
-                return
             case .starting:
                 waitingResponses.append(response)
                 // A process the user started that is still launching: the response waits at
                 // most the launch timeout for it, as a run does (armed once: more responses
                 // do not put the deadline off).
                 if !spawnedByDaemon, connected, waitingResponses.count == 1 { actions.append(.arm(.launch, after: timing.launchTimeout)) }
-                return
-            case .ready, .suspended, .ending:
-                break
+            case .suspended, .ready:
+                if phase == .suspended {
+                    phase = .ready
+                    actions.append(.resume)
+                    // A new reason to run, as a launch: an assertion the app takes for it (a
+                    // background action's delegate) gets its window.
+                    assertionWindowGranted = false
+                }
+                actions.append(.push(.notificationResponse(response)))
+                armWhenIdle(into: &actions)
+            case .ending:
+                break  // refused above (responseRefusal)
             }
-            if phase == .suspended {
-                phase = .ready
-                actions.append(.resume)
-                // A new reason to run, as a launch: an assertion the app takes for it (a
-                // background action's delegate) gets its window.
-                assertionWindowGranted = false
-            }
-            actions.append(.push(.notificationResponse(response)))
-            armWhenIdle(into: &actions)
         case .opened(let tellApp):
             // Foreground is the state of a process: with none connected there is nothing
             // open (the next process the daemon starts is in the background).

@@ -415,7 +415,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
             if opened {
                 target.environment["BGTASK_LAUNCH"] = "opened"
                 // The tap it is started for, for its scene's connection options.
-                target.environment["BGTASK_LAUNCH_NOTIFICATION"] = state.machine.waitingResponses
+                target.environment[UNUserNotificationCenter.launchNotificationVariable] = state.machine.waitingResponses
                     .first { $0.action == NotificationResponseRequest.defaultAction }?.notification
             }
             do {

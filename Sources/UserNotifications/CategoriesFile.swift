@@ -65,30 +65,63 @@ struct CategoriesFile {
     /// The kept categories, or `nil` with the reason when there are none to use (no file:
     /// no reason).
     func read() -> (categories: [SavedCategory]?, problem: String?) {
-        let bytes: [UInt8]
-        do {
-            bytes = try BoundedFile.read(path: url.path, limit: Self.sizeLimit)
-        } catch {
-            return (nil, error.problem == .missing ? nil : "the notification categories kept in \(url.path) could not be read: \(error)")
-        }
-        do {
-            let saved = try JSONDecoder().decode([SavedCategory].self, from: Data(bytes))
+        switch KeptJSONFile.read([SavedCategory].self, at: url, limit: Self.sizeLimit) {
+        case .success(nil):
+            return (nil, nil)
+        case .success(let saved?):
             guard Set(saved.map(\.identifier)).count == saved.count else {
                 return (nil, "\(url.path) keeps a category twice; not used")
             }
             return (saved, nil)
-        } catch {
-            return (nil, "\(url.path) could not be read (\(DecodingErrorText.describe(error))); not used")
+        case .failure(.unreadable(let why)):
+            return (nil, "the notification categories kept in \(url.path) could not be read: \(why)")
+        case .failure(.undecodable(let why)):
+            return (nil, "\(url.path) could not be read (\(why)); not used")
         }
     }
 
     /// Keeps `categories`; the reason when it could not.
     func write(_ categories: [SavedCategory]) -> String? {
+        KeptJSONFile.write(categories, to: url).map {
+            "the notification categories could not be kept in \(url.path) (\($0)); they last as long as the process"
+        }
+    }
+}
+
+/// A small JSON document the center keeps in the app's state directory (the answer to the
+/// notification request, the categories): read bounded and without blocking (a FIFO or a
+/// huge file in its place is refused), written atomically. Callers phrase the problems.
+enum KeptJSONFile {
+    /// Why a kept document cannot be used.
+    enum Problem: Error, Equatable {
+        /// The file could not be read (its error, in words).
+        case unreadable(String)
+        /// It was read, and is not the document (the decoding error, in words).
+        case undecodable(String)
+    }
+
+    /// The document at `url` (at most `limit` bytes) as `Value`; `nil` when there is no file.
+    static func read<Value: Decodable>(_ type: Value.Type, at url: URL, limit: Int) -> Result<Value?, Problem> {
+        let bytes: [UInt8]
         do {
-            try JSONEncoder().encode(categories).write(to: url, options: .atomic)
+            bytes = try BoundedFile.read(path: url.path, limit: limit)
+        } catch {
+            return error.problem == .missing ? .success(nil) : .failure(.unreadable("\(error)"))
+        }
+        do {
+            return .success(try JSONDecoder().decode(Value.self, from: Data(bytes)))
+        } catch {
+            return .failure(.undecodable(DecodingErrorText.describe(error)))
+        }
+    }
+
+    /// Writes `value` at `url` atomically; why it could not, in words.
+    static func write<Value: Encodable>(_ value: Value, to url: URL) -> String? {
+        do {
+            try JSONEncoder().encode(value).write(to: url, options: .atomic)
             return nil
         } catch {
-            return "the notification categories could not be kept in \(url.path) (\(error.localizedDescription)); they last as long as the process"
+            return error.localizedDescription
         }
     }
 }

@@ -94,30 +94,25 @@ struct AuthorizationFile {
     /// The kept answer, or `nil` with the reason when there is none to use (no file: no
     /// reason).
     func read() -> (saved: SavedAuthorization?, problem: String?) {
-        let bytes: [UInt8]
-        do {
-            bytes = try BoundedFile.read(path: url.path, limit: 4096)
-        } catch {
-            return (nil, error.problem == .missing ? nil : "the answer to the notification request could not be read: \(error); the app is asked again")
-        }
-        do {
-            let saved = try JSONDecoder().decode(SavedAuthorization.self, from: Data(bytes))
+        switch KeptJSONFile.read(SavedAuthorization.self, at: url, limit: 4096) {
+        case .success(nil):
+            return (nil, nil)
+        case .success(let saved?):
             guard UNAuthorizationStatus.known(rawValue: saved.status) != nil else {
                 return (nil, "\(url.path): status \(saved.status) is not an authorization status; the app is asked again")
             }
             return (saved, nil)
-        } catch {
-            return (nil, "\(url.path) could not be read (\(DecodingErrorText.describe(error))); the app is asked again")
+        case .failure(.unreadable(let why)):
+            return (nil, "the answer to the notification request could not be read: \(why); the app is asked again")
+        case .failure(.undecodable(let why)):
+            return (nil, "\(url.path) could not be read (\(why)); the app is asked again")
         }
     }
 
     /// Keeps `saved`; the reason when it could not.
     func write(_ saved: SavedAuthorization) -> String? {
-        do {
-            try JSONEncoder().encode(saved).write(to: url, options: .atomic)
-            return nil
-        } catch {
-            return "the answer to the notification request could not be kept in \(url.path) (\(error.localizedDescription)); the next launch asks again"
+        KeptJSONFile.write(saved, to: url).map {
+            "the answer to the notification request could not be kept in \(url.path) (\($0)); the next launch asks again"
         }
     }
 
@@ -171,7 +166,7 @@ final class AppNotificationHost: NotificationHost {
         userSwitch = setting.answer
         // Only the process bgtaskd started for a tap: a program it runs inherits the variables.
         launchNotification = isProcessApp && context.launchedByDaemon && !context.launchedInBackground
-            ? environment["BGTASK_LAUNCH_NOTIFICATION"].flatMap { $0.isEmpty ? nil : $0 } : nil
+            ? environment[UNUserNotificationCenter.launchNotificationVariable].flatMap { $0.isEmpty ? nil : $0 } : nil
         if let problem = setting.problem { context.driver.log(.warning, app: context.app, problem) }
     }
 

@@ -274,5 +274,10 @@ extension UIScene.ConnectionOptions {
     /// The response to a notification that launched the app (Apple: `notificationResponse`):
     /// the tap bgtaskd started the app for (`bgtask respond`), `nil` for any other launch.
     /// The delegate's `didReceive` hears it too, once the launch has finished, as on iOS.
-    public var notificationResponse: UNNotificationResponse? { UNUserNotificationCenter.current().launchResponse() }
+    public var notificationResponse: UNNotificationResponse? {
+        // Only a launch for a tap has one: any other launch asks nothing of the notification
+        // center (making it reads the app's kept files).
+        guard ProcessInfo.processInfo.environment[UNUserNotificationCenter.launchNotificationVariable] != nil else { return nil }
+        return UNUserNotificationCenter.current().launchResponse()
+    }
 }

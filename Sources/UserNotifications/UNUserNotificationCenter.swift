@@ -733,6 +733,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         return nil
     }
 
+    /// The variable in which bgtaskd names the notification whose tap it started the app for.
+    package static let launchNotificationVariable = "BGTASK_LAUNCH_NOTIFICATION"
+
     /// The tap bgtaskd started this process for, as the scene's connection options carry it
     /// on iOS (`UIScene.ConnectionOptions.notificationResponse`): the default action on the
     /// delivered notification it names, found once, when first asked; `nil` for any other

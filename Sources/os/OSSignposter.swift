@@ -175,10 +175,10 @@ public struct OSSignposter: Sendable {
     private func end(_ name: StaticString, _ state: OSSignpostIntervalState, message: SignpostMetadata?) {
         let id = OSSignpostID(state.signpostID)
         guard state.end() else {
-            return Signposts.write(.error, log: log, "signpost interval \"\(name)\" (\(Signposts.text(id))) ended twice: an interval state ends one interval")
+            return Signposts.check(log: log, "signpost interval \"\(name)\" (\(Signposts.text(id))) ended twice: an interval state ends one interval")
         }
         if let begun = state.name, begun != "\(name)" {
-            Signposts.write(.error, log: log, "signpost interval begun as \"\(begun)\" ended as \"\(name)\" (\(Signposts.text(id))): begin and end take the same name")
+            Signposts.check(log: log, "signpost interval begun as \"\(begun)\" ended as \"\(name)\" (\(Signposts.text(id))): begin and end take the same name")
         }
         // A state decoded from another boot or machine began on another clock: no duration.
         let now = DispatchTime.now().uptimeNanoseconds
@@ -189,9 +189,7 @@ public struct OSSignposter: Sendable {
     }
 
     private func write(_ kind: String, _ name: StaticString, _ id: OSSignpostID, message: SignpostMetadata?, suffix: String = "") {
-        guard isEnabled else { return }
-        let text = message.map { ": " + $0.rendered() } ?? ""
-        LogSink.write(.debug, log: log, "signpost \(kind) \"\(name)\" (\(Signposts.text(id)))\(suffix)\(text)")
+        Signposts.write(kind, name, id, log: log, suffix + (message.map { ": " + $0.rendered() } ?? ""))
     }
 }
 
@@ -211,15 +209,13 @@ public struct OSSignpostType: RawRepresentable, Hashable, Sendable {
 /// a debug-level line of `log`. An interval's begin and end written this way are not paired:
 /// ``OSSignposter`` measures how long an interval took.
 public func os_signpost(_ type: OSSignpostType, dso: UnsafeRawPointer = #dsohandle, log: OSLog, name: StaticString, signpostID: OSSignpostID = .exclusive) {
-    guard log.isEnabled(type: .debug) else { return }
-    LogSink.write(.debug, log: log, "signpost \(Signposts.kindName(type)) \"\(name)\" (\(Signposts.text(signpostID)))")
+    Signposts.write(Signposts.kindName(type), name, signpostID, log: log, "")
 }
 
 /// ``os_signpost(_:dso:log:name:signpostID:)`` with a C-style format and its arguments,
 /// rendered as `os_log` renders them.
 public func os_signpost(_ type: OSSignpostType, dso: UnsafeRawPointer = #dsohandle, log: OSLog, name: StaticString, signpostID: OSSignpostID = .exclusive, _ format: StaticString, _ arguments: any CVarArg...) {
-    guard log.isEnabled(type: .debug) else { return }
-    LogSink.write(.debug, log: log, "signpost \(Signposts.kindName(type)) \"\(name)\" (\(Signposts.text(signpostID))): \(OSLogFormat.render("\(format)", arguments))")
+    Signposts.write(Signposts.kindName(type), name, signpostID, log: log, ": " + OSLogFormat.render("\(format)", arguments))
 }
 
 extension OSLog {
@@ -266,8 +262,16 @@ enum Signposts {
         return String(format: "%.0f µs", seconds * 1e6)
     }
 
-    static func write(_ type: OSLogType, log: OSLog, _ text: String) {
-        guard log.isEnabled(type: type) else { return }
-        LogSink.write(type, log: log, text)
+    /// Writes a signpost's debug line, `signpost end "refresh" (exclusive) after 1.204 s`,
+    /// `detail` (evaluated only when the line is written) after its identifier.
+    static func write(_ kind: String, _ name: StaticString, _ id: OSSignpostID, log: OSLog, _ detail: @autoclosure () -> String) {
+        guard log.isEnabled(type: .debug) else { return }
+        LogSink.write(.debug, log: log, "signpost \(kind) \"\(name)\" (\(text(id)))\(detail())")
+    }
+
+    /// Writes one of Apple's runtime checks, an error line whatever the debug level.
+    static func check(log: OSLog, _ text: String) {
+        guard log.isEnabled(type: .error) else { return }
+        LogSink.write(.error, log: log, text)
     }
 }

@@ -6,8 +6,9 @@ import Testing
 @testable import UserNotifications
 
 /// A state directory of its own for one test, removed by ``remove()``.
-private struct ScratchStateDirectory {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("un-away-\(UUID().uuidString)")
+/// A state directory of the test's own, removed by `remove()`.
+struct ScratchStateDirectory {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("un-state-\(UUID().uuidString)")
     var file: PendingNotificationsFile { PendingNotificationsFile(url: url.appendingPathComponent("pending-notifications.json")) }
 
     init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }

@@ -676,10 +676,9 @@ struct NotificationCenterTests {
 
     @Test("a file too large to read back keeps the newer part of the delivered list, said")
     func anOversizedWriteKeepsTheNewerDelivered() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-size-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = PendingNotificationsFile(url: directory.appendingPathComponent("pending-notifications.json"))
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file
         var problem: String?
         let delivered = (0..<8).map { index in
             let content = UNMutableNotificationContent()

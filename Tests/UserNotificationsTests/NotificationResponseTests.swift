@@ -157,10 +157,9 @@ struct NotificationResponseTests {
 
     @Test("the categories' file: kept and read back; one keeping a category twice, or not JSON, is not used and said")
     func theCategoriesFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-categories-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = CategoriesFile(url: directory.appendingPathComponent("notification-categories.json"))
+        let scratch = try ScratchStateDirectory()
+        defer { scratch.remove() }
+        let file = CategoriesFile(url: scratch.url.appendingPathComponent("notification-categories.json"))
         #expect(file.read().categories == nil && file.read().problem == nil, "no file: nothing, and nothing to say")
         let saved = Self.categories.sorted { $0.identifier < $1.identifier }.map(SavedCategory.init)
         #expect(file.write(saved) == nil)

@@ -104,7 +104,8 @@ struct RequestSwitches: Equatable, Sendable {
     /// one whose URL was set to nil: corelibs cannot copy such a request out of its box).
     static func of(_ request: URLRequest) -> RequestSwitches {
         guard request.url != nil else { return RequestSwitches() }
-        // A copy of the box's request: of the subclass when a switch was set.
+        // A copy of the box's request (corelibs hands out no other view of it): of the
+        // subclass when a switch was set. One allocation per read; switches are read rarely.
         return (request._bridgeToObjectiveC() as? SwitchedURLRequest)?.switches ?? RequestSwitches()
     }
 

@@ -528,15 +528,14 @@ struct RunLogReading {
             let store = try StateOption.store(named: state)
             return ([store], store.path)
         }
-        let base: URL
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            base = URL(fileURLWithPath: state)
-        } else if let home = environment["HOME"], !home.isEmpty {
-            base = URL(fileURLWithPath: home).appendingPathComponent(".local/state")
-        } else {
-            throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set; name a state directory with --state DIR")
+        // Where the embedded scheduler keeps every app's state, by its own rules (a variable
+        // that is not UTF-8 is refused there, not read as another directory).
+        let root: URL
+        do {
+            root = try EmbeddedScheduler.stateRoot(environment: environment)
+        } catch {
+            throw RunLogError(message: "\(error.message); name a state directory with --state DIR")
         }
-        let root = base.appendingPathComponent("bgtask")
         // A file or FIFO where the state directory should be is said, not read as "no runs".
         if let problem = DirectoryProblem.find(in: root.path) {
             throw RunLogError(message: "cannot read the state directory \(root.path): \(problem)")

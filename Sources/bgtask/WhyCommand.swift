@@ -204,9 +204,14 @@ extension WhyCommand {
         environment: [String: String], now: Date, conditions: Conditions
     ) throws -> (Explanation, RunRecord?) {
         // The embedded scheduler's own tunables (its herd and lead-time salt from this
-        // machine's identity), so `why` predicts the instants the scheduler will pick.
+        // machine's identity), so `why` predicts the instants the scheduler will pick. No
+        // pending limits: the store's owner may have been configured with larger ones (an
+        // app's own `SchedulerConfiguration`), and what it kept is what there is to explain,
+        // not what the default limits would have refused at submission.
+        var configuration = EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment)
+        configuration.pendingLimits = [:]
         var engine = SchedulerEngine(
-            configuration: EmbeddedScheduler.defaultSchedulerConfiguration(environment: environment),
+            configuration: configuration,
             conditions: conditions, lastRunID: try store.maxRunID(), policies: PolicySet(configuration: policy))
         let refresh = try store.appSetting(app: app, name: AppSettingName.backgroundRefresh) != "off"
         engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "store"), backgroundRefreshEnabled: refresh))

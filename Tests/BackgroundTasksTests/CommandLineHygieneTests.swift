@@ -23,6 +23,27 @@ extension ProcessTests {
             #expect(child.standardError() == "bgtask: standard output is closed: nothing could be printed, so nothing was done\n")
         }
 
+        @Test("a state or runtime directory whose variable is not UTF-8 is refused, naming the variable and its bytes, not read as another directory")
+        func nonUTF8PathVariables() async throws {
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let bgtask = try ProductBinary.locate("bgtask")
+            // The real directory, /<scratch>/st\xff, holds an app's state; decoded lossily it
+            // would be /<scratch>/st\u{FFFD}, empty (created by the first writer).
+            let environment = ["HOME": scratch.url.path, "SCRATCH": scratch.url.path, "PATH": "/usr/bin:/bin"]
+            for (variable, command) in [("XDG_STATE_HOME", "log"), ("XDG_STATE_HOME", "energy"), ("XDG_RUNTIME_DIR", "status")] {
+                let script = "\(variable)=\"$(printf '%s/st\\377' \"$SCRATCH\")\" exec \"$0\" \(command)"
+                let child = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script, bgtask.path], scratch: scratch.url, environment: environment)
+                let termination = await child.termination()
+                await child.output.waitForEndOfFile()
+                let error = child.standardError()
+                #expect(termination.status != 0, "\(variable) \(command): \(termination) \(error)")
+                #expect(error.contains("\(variable) is not valid UTF-8 (\"\(scratch.url.path)/st\\xff\")"), "\(variable) \(command): \(error)")
+            }
+            let made = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.hasPrefix("st") }
+            #expect(made.isEmpty, "no directory was made under a mangled name: \(made)")
+        }
+
         @Test("a line feed in a value bgtask echoes cannot forge a line of its own; a relative XDG_RUNTIME_DIR is said to be ignored")
         func echoedValuesAndIgnoredVariables() async throws {
             let scratch = try ScratchDirectory()

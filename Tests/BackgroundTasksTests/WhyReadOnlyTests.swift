@@ -51,6 +51,27 @@ import Testing
         #expect((object["notes"] as? [String])?.count == 2)
     }
 
+    /// A store whose owner allowed more pending processing requests than the default 10
+    /// (an app's own scheduler configuration): `why` explains every one it holds, not the
+    /// first 10 ("no request is pending" for the others before).
+    @Test func requestsBeyondTheDefaultPendingLimitAreExplained() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-why-limit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, _) = try SchedulerStore.open(at: directory.appendingPathComponent("scheduler.sqlite"), now: testStart)
+        let requests = (0..<12).map { index in
+            PendingRequest(app: testApp, identifier: "com.example.test.p\(index)", kind: .processing, submittedAt: testStart.addingTimeInterval(Double(index)))
+        }
+        try store.upsertRequests(requests)
+        store.close()
+        for request in [requests[0], requests[11]] {
+            let options = WhyCommand.Options(app: testApp.rawValue, identifier: request.identifier, state: directory.path)
+            let text = try WhyCommand.run(options, environment: [:], now: testStart.addingTimeInterval(60), conditions: .favorable)
+            #expect(!text.contains("no request is pending"), "\(text)")
+            #expect(text.contains(request.identifier), "\(text)")
+        }
+    }
+
     /// One damaged row elsewhere in the app's run log (an unknown outcome, a date written
     /// as text) does not stop `why` from answering about the task.
     @Test func aDamagedRunRowElsewhereDoesNotStopTheAnswer() throws {

@@ -1220,6 +1220,65 @@ extension DaemonSocketTests {
             _ = first
         }
 
+        /// Two servers starting on one path at once: exactly one listens, the other is refused
+        /// as in use, and the one listening keeps its socket (without the binding lock, one
+        /// could take the other's socket between its bind and listen for stale and replace it).
+        @Test func twoServersStartingAtOnceLeaveOneListening() throws {
+            let scratch = try TemporaryDirectory()
+            for round in 0..<100 {
+                let path = scratch.path + "/socket-\(round)"
+                if round.isMultiple(of: 2) { try makeStaleSocket(at: path) }
+                let outcomes = Mutex<[Result<EchoServer, FrameServer.ListenError>]>([])
+                DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                    let outcome: Result<EchoServer, FrameServer.ListenError>
+                    do { outcome = .success(try EchoServer(path: path)) } catch let error as FrameServer.ListenError { outcome = .failure(error) } catch {
+                        outcome = .failure(FrameServer.ListenError(code: .systemCall, path: path, message: "\(error)"))
+                    }
+                    outcomes.withLock { $0.append(outcome) }
+                }
+                let results = outcomes.withLock { $0 }
+                let servers = results.compactMap { try? $0.get() }
+                let refusals = results.compactMap { result -> FrameServer.ListenError? in
+                    if case .failure(let error) = result { return error } else { return nil }
+                }
+                #expect(servers.count == 1, "round \(round): \(refusals.map(\.message))")
+                #expect(refusals.allSatisfy { $0.code == .inUse }, "round \(round): \(refusals.map(\.message))")
+                let channel = try RequestChannel(path: path)
+                #expect(try channel.request(Data("mine".utf8)).payload == Data("echo:mine".utf8))
+                channel.close()
+            }
+        }
+
+        @Test func aLockHeldByAnotherProcessIsWaitedForThenNamed() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let holder = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            #expect(holder >= 0)
+            defer { close(holder) }
+            // An open file description of its own: flock locks conflict between descriptions,
+            // as between processes.
+            #expect(flock(holder, LOCK_EX) == 0)
+            #expect {
+                _ = try EchoServer(path: path)
+            } throws: { error in
+                guard let error = error as? FrameServer.ListenError else { return false }
+                return error.code == .inUse && error.message.contains("held its lock file \(path).lock")
+            }
+            flock(holder, LOCK_UN)
+            _ = try EchoServer(path: path)
+        }
+
+        @Test func aLockFileThatIsNotARegularFileIsLeftAlone() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            #expect(mkfifo(path + ".lock", 0o600) == 0)
+            #expect {
+                _ = try EchoServer(path: path)
+            } throws: { error in
+                "\(error)".contains("its lock file \(path).lock is a FIFO, not a regular file")
+            }
+        }
+
         @Test func aFileThatIsNotASocketIsLeftAlone() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"

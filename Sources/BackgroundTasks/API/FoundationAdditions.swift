@@ -1,3 +1,4 @@
+import DaemonProtocol
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -50,9 +51,17 @@ enum AppGroupContainer {
     }
 
     /// `$XDG_DATA_HOME` when absolute, else `$HOME/.local/share`.
+    /// `nil` too when the one used is not valid UTF-8 in this process's environment
+    /// (``EnvironmentText``): the path read would name another directory.
     static func dataHome(_ environment: [String: String]) -> URL? {
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return URL(fileURLWithPath: data, isDirectory: true) }
-        if let home = environment["HOME"], home.hasPrefix("/") { return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true) }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            guard EnvironmentText.problem(variable: "XDG_DATA_HOME", value: data) == nil else { return nil }
+            return URL(fileURLWithPath: data, isDirectory: true)
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            guard EnvironmentText.problem(variable: "HOME", value: home) == nil else { return nil }
+            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true)
+        }
         return nil
     }
 }

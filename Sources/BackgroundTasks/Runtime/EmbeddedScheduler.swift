@@ -1,6 +1,7 @@
 import Foundation
 import PostgreSQLStore
 import SchedulerStore
+import DaemonProtocol
 import DeviceConditions
 import Synchronization
 
@@ -446,11 +447,16 @@ public enum EmbeddedScheduler {
 
     /// The directory holding every app's state: `$XDG_STATE_HOME/bgtask`, else
     /// `~/.local/state/bgtask` (not created).
+    /// - Throws: ``EmbeddedSchedulerError`` when neither is set, or when the one used is not
+    ///   valid UTF-8 in this process's environment (the path read would name another
+    ///   directory, an empty store made there and the real one left behind).
     public static func stateRoot(environment: [String: String] = ProcessInfo.processInfo.environment) throws(EmbeddedSchedulerError) -> URL {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            if let problem = EnvironmentText.problem(variable: "XDG_STATE_HOME", value: state) { throw EmbeddedSchedulerError(message: problem) }
             return URL(fileURLWithPath: state).appendingPathComponent("bgtask")
         }
         if let home = environment["HOME"], !home.isEmpty {
+            if let problem = EnvironmentText.problem(variable: "HOME", value: home) { throw EmbeddedSchedulerError(message: problem) }
             return URL(fileURLWithPath: home).appendingPathComponent(".local/state/bgtask")
         }
         throw EmbeddedSchedulerError(message: "neither XDG_STATE_HOME nor HOME is set; cannot choose a state directory")

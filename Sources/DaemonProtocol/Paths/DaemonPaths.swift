@@ -88,7 +88,7 @@ public enum DaemonPaths {
         let socketPath: String
         if let socketOverride, !socketOverride.isEmpty {
             socketPath = standardized(absolute(socketOverride, in: currentDirectory))
-        } else if let runtime = usable("XDG_RUNTIME_DIR", in: environment, warnings: &warnings) {
+        } else if let runtime = try usable("XDG_RUNTIME_DIR", in: environment, warnings: &warnings) {
             socketPath = standardized(runtime + "/" + directoryName + "/" + socketName)
         } else {
             let directory = "/tmp/\(directoryName)-\(uid)"
@@ -111,9 +111,9 @@ public enum DaemonPaths {
     ) throws(PathError) -> String {
         if let stateOverride, !stateOverride.isEmpty {
             return standardized(absolute(stateOverride, in: currentDirectory))
-        } else if let stateHome = usable("XDG_STATE_HOME", in: environment, warnings: &warnings) {
+        } else if let stateHome = try usable("XDG_STATE_HOME", in: environment, warnings: &warnings) {
             return standardized(stateHome + "/" + directoryName)
-        } else if let home = usable("HOME", in: environment, warnings: &warnings) {
+        } else if let home = try usable("HOME", in: environment, warnings: &warnings) {
             return standardized(home + "/.local/state/" + directoryName)
         }
         // bgtaskd takes --state-dir; bgtask needs the directory only to read the store of a
@@ -127,8 +127,13 @@ public enum DaemonPaths {
 
     /// The value of `variable` when it is set to an absolute path; a relative one is ignored
     /// with a warning, as the XDG Base Directory specification requires.
-    private static func usable(_ variable: String, in environment: [String: String], warnings: inout [String]) -> String? {
+    /// - Throws: ``PathError`` when the process's variable is not valid UTF-8
+    ///   (``EnvironmentText``): the path read would name another directory.
+    private static func usable(_ variable: String, in environment: [String: String], warnings: inout [String]) throws(PathError) -> String? {
         guard let value = environment[variable], !value.isEmpty else { return nil }
+        if let problem = EnvironmentText.problem(variable: variable, value: value) {
+            throw PathError(path: variable, message: problem)
+        }
         guard value.hasPrefix("/") else {
             warnings.append("\(variable)=\(value) is not an absolute path; ignored")
             return nil

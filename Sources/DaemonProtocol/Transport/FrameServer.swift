@@ -466,7 +466,23 @@ public final class FrameServer: Sendable {
 
     /// Creates, binds (mode 0600) and listens on a socket at `path`, replacing a stale
     /// socket file nobody listens on.
+    ///
+    /// Two servers starting on one path at once take turns through `<path>.lock` (an
+    /// exclusive `flock`, held from before the first `bind` until `listen`): without it, one
+    /// could probe the other's socket between its `bind` and `listen`, find nobody
+    /// listening, take it for stale and replace it, and both would say they were ready. With
+    /// it, the second finds the first listening and is refused. The lock file stays (removing
+    /// a lock file races with the next one to open it).
     private static func bindListener(path: String, log: TransportLog) throws(ListenError) -> (Int32, (device: UInt64, inode: UInt64)) {
+        do {
+            // The address is checked first, so that a path no socket can have leaves no lock
+            // file behind.
+            _ = try UnixSocket.withAddress(.path(path)) { _, _ in Int32(0) }
+        } catch {
+            throw ListenError(code: .invalidPath, path: path, message: "cannot listen on \(path): \(error)")
+        }
+        let lock = try BindingLock(socketPath: path)
+        defer { lock.release() }
         let descriptor = socket(AF_UNIX, UnixSocket.stream | UnixSocket.closeOnExec | UnixSocket.nonBlocking, 0)
         guard descriptor >= 0 else {
             throw ListenError(code: .systemCall, path: path, message: "cannot listen on \(path): \(SystemCallError(call: "socket", code: errno))")
@@ -551,6 +567,51 @@ public final class FrameServer: Sendable {
         default:
             throw ListenError(code: .systemCall, path: path, message: "cannot check whether anyone listens on \(path): \(SystemCallError(call: "connect", code: code)); it was left alone")
         }
+    }
+}
+
+/// The exclusive lock two servers binding one socket path take turns through
+/// (`FrameServer.bindListener`): `flock` on `<path>.lock`, created 0600 if missing.
+struct BindingLock {
+    /// How long a server waits for another's bind to finish (milliseconds: the other holds
+    /// the lock from its bind to its listen) before it gives up, naming the lock.
+    static let patience: Duration = .seconds(2)
+
+    let descriptor: Int32
+
+    /// Takes the lock of `socketPath`, waiting at most ``patience`` for another holder.
+    init(socketPath: String) throws(FrameServer.ListenError) {
+        let lockPath = socketPath + ".lock"
+        // O_NONBLOCK: a FIFO put there opens at once (and is refused below) instead of
+        // waiting for a writer; O_NOFOLLOW: a link put there is not followed.
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard descriptor >= 0 else {
+            throw FrameServer.ListenError(code: .systemCall, path: socketPath, message: "cannot listen on \(socketPath): cannot open its lock file \(lockPath): \(SystemCallError(call: "open", code: errno))")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            let kind = FileKind(mode: info.st_mode)
+            Glibc.close(descriptor)
+            throw FrameServer.ListenError(code: .systemCall, path: socketPath, message: "cannot listen on \(socketPath): its lock file \(lockPath) is \(kind), not a regular file; it was left alone (remove it if it is not needed)")
+        }
+        let deadline = ContinuousClock.now + Self.patience
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR, ContinuousClock.now < deadline else {
+                Glibc.close(descriptor)
+                let reason = code == EWOULDBLOCK
+                    ? "another process has held its lock file \(lockPath) for over \(Self.patience) (is a daemon starting?)"
+                    : "cannot lock \(lockPath): \(SystemCallError(call: "flock", code: code))"
+                throw FrameServer.ListenError(code: code == EWOULDBLOCK ? .inUse : .systemCall, path: socketPath, message: "cannot listen on \(socketPath): \(reason)")
+            }
+            usleep(5_000)
+        }
+        self.descriptor = descriptor
+    }
+
+    /// Releases the lock (closing the file does).
+    func release() {
+        Glibc.close(descriptor)
     }
 }
 

@@ -159,7 +159,7 @@ enum FleetCommand {
             compared = otherResult
             let name = options.herdSpreading ? "without herd spreading" : "with herd spreading"
             rows.append(FleetReport.Row(name: "runs per minute, peak, \(name)", value: "\(otherResult.peak.runs)"))
-            if let outage = fleet.sharedOutage {
+            if let outage = fleet.sharedOutage, !outage.coversTheDay {
                 rows.append(FleetReport.Row(name: "peak minute in the 15 min after the network returns, \(name)", value: "\(otherResult.peakAfter(minuteOfDay: outage.to, window: 15))"))
             }
             comparison = FleetReport.Comparison(

@@ -81,6 +81,15 @@ import Testing
         let halfStarved = figures(median: nil, p90: nil, withoutContent: 51)
         #expect(!BaselineComparison.Goals.judging(policy: allStarved, timer15: halfStarved, equalBudgetTimer: halfStarved).median)
         #expect(BaselineComparison.Goals.judging(policy: halfStarved, timer15: allStarved, equalBudgetTimer: allStarved).p90)
+        // Every launch without content under both schedulers (a device never online): "no
+        // worse" would be vacuous, so nothing passes, and the verdict says why (an outside
+        // probe saw PASS for all three goals on such a life).
+        #expect(!BaselineComparison.Goals.judging(policy: allStarved, timer15: allStarved, equalBudgetTimer: allStarved).median)
+        #expect(!BaselineComparison.Goals.judging(policy: allStarved, timer15: allStarved, equalBudgetTimer: allStarved).p90)
+        #expect(BaselineComparison.verdict(false, comparing: allStarved, allStarved) == "MISS (no launch found content under either scheduler: nothing to compare)")
+        // One fed launch under either is something to compare.
+        #expect(BaselineComparison.Goals.judging(policy: allStarved, timer15: halfStarved, equalBudgetTimer: allStarved).p90 == false)
+        #expect(BaselineComparison.Goals.judging(policy: halfStarved, timer15: allStarved, equalBudgetTimer: allStarved).median)
         // No launch at all: nothing is compared, and nothing passes.
         let none = figures(median: nil, p90: nil, launches: 0)
         #expect(!BaselineComparison.Goals.judging(policy: none, timer15: none, equalBudgetTimer: none).median)

@@ -161,6 +161,11 @@ import Testing
         let row = try #require(withOutage.last)
         #expect(row.name == "peak minute in the 15 min after the network returns at 08:00")
         #expect(row.value == "\(result.peakAfter(minuteOfDay: 480, window: 15))")
+        // An outage over the whole day, every day: the network never returns, said so,
+        // not "after the network returns at 24:00".
+        let allDay = result.summaryRows(sharedOutage: try Fleet.SharedOutage.parse("00:00-24:00"))
+        #expect(allDay.last == FleetReport.Row(name: "the shared outage", value: "covers the whole day, every day: the network never returns"))
+        #expect(!allDay.contains { $0.name.contains("network returns") })
         #expect(plain.first == FleetReport.Row(name: "devices", value: "30"))
         #expect(plain.contains(FleetReport.Row(name: "task runs (backend requests)", value: "\(result.runs)")))
         #expect(plain.contains(FleetReport.Row(name: "worst minute", value: FleetResult.minuteLabel(result.peak.minute))))

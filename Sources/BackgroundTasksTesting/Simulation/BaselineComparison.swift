@@ -79,6 +79,12 @@ public struct BaselineComparison: Sendable {
         /// The share of the launches that found no content (0 without launches).
         var unfedShare: Double { launches > 0 ? Double(launchesWithoutContent) / Double(launches) : 0 }
 
+        /// Whether every scheduler of `compared` had launches and none of them found
+        /// content: their staleness says nothing about which schedules better.
+        static func noneFed(_ compared: [Figures]) -> Bool {
+            compared.allSatisfy { $0.launches > 0 && $0.launchesWithoutContent == $0.launches }
+        }
+
         /// A staleness figure for comparing: its value, infinity when the launch at its
         /// rank found no content, nil when there was no launch.
         func rankedStaleness(_ figure: KeyPath<Figures, Double?>) -> Double? {
@@ -111,15 +117,17 @@ public struct BaselineComparison: Sendable {
         /// where a timer fed them cannot pass on the ages of the few it fed. When neither fed
         /// the launch at the rank, the one that left the smaller share of launches without
         /// content is the fresher. A life without launches under some scheduler compares
-        /// nothing: the staleness goals do not hold.
+        /// nothing, nor does one where no launch found content under either scheduler of a
+        /// goal (a device never online: "no worse" would be vacuous): the staleness goals do
+        /// not hold.
         public static func judging(policy: Figures, timer15: Figures, equalBudgetTimer: Figures) -> Goals {
             let wakeups = policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4
             var median = false
-            if let mine = policy.rankedStaleness(\.stalenessMedianMinutes), let theirs = timer15.rankedStaleness(\.stalenessMedianMinutes) {
+            if !Figures.noneFed([policy, timer15]), let mine = policy.rankedStaleness(\.stalenessMedianMinutes), let theirs = timer15.rankedStaleness(\.stalenessMedianMinutes) {
                 median = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= timer15.unfedShare : mine <= 1.25 * theirs
             }
             var p90 = false
-            if let mine = policy.rankedStaleness(\.stalenessP90Minutes), let theirs = equalBudgetTimer.rankedStaleness(\.stalenessP90Minutes) {
+            if !Figures.noneFed([policy, equalBudgetTimer]), let mine = policy.rankedStaleness(\.stalenessP90Minutes), let theirs = equalBudgetTimer.rankedStaleness(\.stalenessP90Minutes) {
                 p90 = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= equalBudgetTimer.unfedShare : mine <= theirs
             }
             return Goals(wakeups: wakeups, median: median, p90: p90)
@@ -329,6 +337,7 @@ public struct BaselineComparison: Sendable {
     /// the reason, not a bare MISS beside "n/a".
     public static func verdict(_ holds: Bool, comparing compared: Figures...) -> String {
         if compared.contains(where: { $0.launches == 0 }) { return "MISS (no launches: nothing to compare)" }
+        if compared.count > 1, Figures.noneFed(compared) { return "MISS (no launch found content under either scheduler: nothing to compare)" }
         return holds ? "PASS" : "MISS"
     }
 

@@ -93,6 +93,10 @@ public struct Fleet: Sendable {
         /// End, minutes after midnight (> from).
         public var to: Int
 
+        /// Whether the window is the whole day (00:00-24:00): repeated daily, the network
+        /// never returns, so nothing follows its return.
+        public var coversTheDay: Bool { from == 0 && to == 24 * 60 }
+
         /// Creates an outage window.
         public init(from: Int, to: Int) {
             self.from = from
@@ -460,7 +464,11 @@ public struct FleetResult: Sendable {
             FleetReport.Row(name: "energy per device per day", value: String(format: "%.0f J", joulesPerDevicePerDay)),
         ]
         if let sharedOutage {
-            rows.append(FleetReport.Row(name: "peak minute in the 15 min after the network returns at \(Self.clock(sharedOutage.to))", value: "\(peakAfter(minuteOfDay: sharedOutage.to, window: 15))"))
+            if sharedOutage.coversTheDay {
+                rows.append(FleetReport.Row(name: "the shared outage", value: "covers the whole day, every day: the network never returns"))
+            } else {
+                rows.append(FleetReport.Row(name: "peak minute in the 15 min after the network returns at \(Self.clock(sharedOutage.to))", value: "\(peakAfter(minuteOfDay: sharedOutage.to, window: 15))"))
+            }
         }
         return rows
     }

@@ -310,8 +310,26 @@ public final class DaemonService: Sendable {
 
     // MARK: Installing
 
+    /// What an install did: the app as recorded, and the pending requests a reinstall
+    /// removed because the new manifest no longer allows them (identifier and why).
+    public struct InstallReport: Sendable {
+        /// The app as installed.
+        public var app: InstalledApp
+        /// The requests removed, in submission order, each with the reason.
+        public var removedRequests: [(identifier: String, reason: String)]
+    }
+
     /// Validates the manifest at `path`, records the app, and installs it in the engine.
+    /// On a reinstall, pending requests the new manifest no longer allows (an identifier taken
+    /// out of `BGTaskSchedulerPermittedIdentifiers`, a background mode taken out of
+    /// `UIBackgroundModes`) are removed first, as the app could not submit them now: left, they
+    /// would launch the app for tasks it may no longer have.
     public func install(manifestPath path: String) throws(DaemonFailure) -> InstalledApp {
+        try installReporting(manifestPath: path).app
+    }
+
+    /// ``install(manifestPath:)``, with what it removed.
+    public func installReporting(manifestPath path: String) throws(DaemonFailure) -> InstallReport {
         // The daemon's working directory is not the caller's: a relative path would name
         // another file (bgtask sends an absolute one).
         // A path no file system takes is refused before anything echoes it whole.
@@ -332,6 +350,17 @@ public final class DaemonService: Sendable {
         } catch {
             throw DaemonFailure(.failed, "could not record \(app.app) in the store: \(error)")
         }
+        // Removed before the new manifest is registered: registering judges what is ready,
+        // and would launch a request the app may no longer have.
+        let manifest = app.manifest.permittingSystemIdentifiers(for: app.app)
+        let removed = isInstalled(app.app) ? driver.pendingRequests(of: app.app).compactMap { request -> (identifier: String, reason: String)? in
+            guard let reason = manifest.refusal(of: request) else { return nil }
+            driver.cancel(request.key)
+            return (request.identifier, reason)
+        } : []
+        for (identifier, reason) in removed {
+            log(.info, app: app.app, "removed the pending request '\(identifier)' of \(app.app): \(reason) (reinstalled from \(path))")
+        }
         let replaced = register(app)
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
         if let supervisor = replaced {
@@ -342,7 +371,7 @@ public final class DaemonService: Sendable {
             log(.info, app: app.app, "\(app.app)'s running process ends: \(reason)")
             driver.afterHostCalls(of: app.app) { supervisor.quit(reason: reason) }
         }
-        return app
+        return InstallReport(app: app, removedRequests: removed)
     }
 
     /// Ends the app's process, removes the app, its requests, settings and checkpoints in
@@ -624,8 +653,10 @@ public final class DaemonService: Sendable {
             return appsReport()
         case .install(let path):
             do {
-                let app = try install(manifestPath: path)
-                return .done("installed \(app.app): \(app.executable)")
+                let report = try installReporting(manifestPath: path)
+                let removed = report.removedRequests.map { "'\($0.identifier)' (\($0.reason))" }
+                return .done("installed \(report.app.app): \(report.app.executable)"
+                    + (removed.isEmpty ? "" : "; removed \(removed.count) pending request(s) the new manifest does not allow: \(removed.joined(separator: ", "))"))
             } catch {
                 return .failed(error)
             }

@@ -53,6 +53,39 @@ extension DaemonProcessTests {
             }
         }
 
+        @Test("a reinstall with a narrower manifest removes the pending requests it no longer allows, and says which and why (an outside probe: they stayed and launched the app)")
+        func reinstallWithANarrowerManifestRemovesWhatItNoLongerAllows() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            let app = "com.example.testapp"
+            let (refresh, dropped, cleanup) = (app + ".refresh", app + ".dropped", app + ".cleanup")
+            let arguments = ["--events", harness.eventsPath(app)]
+            let wide = try harness.writeManifest(app: app, executable: harness.testApp, arguments: arguments, identifiers: [refresh, dropped, cleanup])
+            #expect(try await harness.bgtask("install", wide).status == 0)
+            let hand = try await harness.run(harness.testApp, [
+                "--events", harness.eventsPath(app) + ".hand", "--register", refresh, "--register", dropped, "--register", cleanup,
+                "--submit", refresh, "--submit-processing", dropped, "--submit-processing", cleanup, "--exit-after-launch",
+            ], environment: harness.handEnvironment(app))
+            #expect(hand.status == 0, "\(hand)")
+            let before = try await harness.bgtask("pending", app)
+            #expect([refresh, dropped, cleanup].allSatisfy { before.output.contains($0) }, "\(before)")
+
+            // `dropped` is no longer listed, and `processing` is no longer a background mode.
+            let narrow = try harness.writeManifest(app: app, executable: harness.testApp, arguments: arguments, identifiers: [refresh, cleanup], modes: ["fetch"])
+            let installed = try await harness.bgtask("install", narrow)
+            #expect(installed.status == 0, "\(installed)")
+            #expect(installed.output.contains("removed 2 pending request(s) the new manifest does not allow"), "\(installed)")
+            #expect(installed.output.contains("'\(dropped)' (not in BGTaskSchedulerPermittedIdentifiers any more)"), "\(installed)")
+            #expect(installed.output.contains("'\(cleanup)' (a processing task, and \"processing\" is not in UIBackgroundModes any more)"), "\(installed)")
+            let after = try await harness.bgtask("pending", app)
+            #expect(after.output.contains(refresh), "\(after)")
+            #expect(!after.output.contains(dropped) && !after.output.contains(cleanup), "\(after)")
+            // Installed again as it is: nothing more to remove, nothing said.
+            let again = try await harness.bgtask("install", narrow)
+            #expect(again.status == 0 && !again.output.contains("removed"), "\(again)")
+        }
+
         @Test("a reinstall with another executable ends the old executable's process; the next run cold-launches the new one")
         func reinstallWithAnotherExecutableEndsTheOldProcess() async throws {
             let harness = try DaemonHarness()

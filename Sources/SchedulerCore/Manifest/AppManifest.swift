@@ -142,6 +142,19 @@ public struct AppManifest: Hashable, Sendable {
         backgroundModes.contains(mode)
     }
 
+    /// Why this manifest does not let its app have `request` pending (its identifier is not
+    /// listed, or its kind needs a background mode not declared), or `nil`: what a reinstall
+    /// with a narrower manifest asks of the requests already pending.
+    public func refusal(of request: PendingRequest) -> String? {
+        guard permits(identifier: request.identifier, allowWildcard: request.kind == .continuedProcessing) else {
+            return "not in \(Key.permittedIdentifiers) any more"
+        }
+        if let mode = request.kind.requiredBackgroundMode, !hasBackgroundMode(mode) {
+            return "a \(request.kind) task, and \"\(mode)\" is not in UIBackgroundModes any more"
+        }
+        return nil
+    }
+
     /// Checks the rules ``parse(_:source:)`` applies: `CFBundleIdentifier` is reverse-DNS,
     /// every permitted entry is a valid identifier or `prefix.*` wildcard, and no entry is
     /// listed twice; `CFBundleExecutable` names a file (not empty, not `.` or `..`, no NUL);

@@ -110,7 +110,8 @@ package struct AwayNotifications: Sendable {
                 // No state root yet: no app has kept anything.
                 return FileManager.default.fileExists(atPath: rootPath) ? nil : []
             }
-            return Set(names.filter { access(rootPath + "/" + $0 + "/pending-notifications.json", F_OK) == 0 })
+            // A link leading nowhere is there (in `ls`): listed, so its problem is said.
+            return Set(names.filter { BoundedFile.lookupProblem(at: rootPath + "/" + $0 + "/pending-notifications.json") != .missing })
         }
 
         /// The notifications of `app`; `nil` when its identifier cannot name a directory.
@@ -180,7 +181,9 @@ package struct AwayNotifications: Sendable {
     /// when there is no file.
     package func summary() -> Summary? {
         let file = self.file
-        guard FileManager.default.fileExists(atPath: file.url.path) else { return nil }
+        // A link leading nowhere is a file the user sees: read, and its problem said, not
+        // taken for "no notifications".
+        guard BoundedFile.lookupProblem(at: file.url.path) != .missing else { return nil }
         let (kept, problem, _) = file.read(movingAside: false)
         var summary = Summary(path: file.url.path, problem: problem)
         summary.pending = kept.pending.sorted { ($0.fireDate, $0.identifier) < ($1.fireDate, $1.identifier) }.map { request in

@@ -118,4 +118,26 @@ extension ProcessTests {
         #expect(try NotificationsCommand.run(.init(app: AppID("com.example.none")), environment: environment).hasPrefix("no local notifications kept by com.example.none in "))
         #expect(throws: RunLogError.self) { _ = try NotificationsCommand.run(.init(), environment: [:]) }
     }
+
+    @Test("a file that is not JSON is named with the line and column where it stops being JSON; a link leading nowhere is said, not taken for no notifications (an outside probe)")
+    func badFilesAreNamed() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("bgtask")
+        let broken = root.appendingPathComponent("com.example.broken")
+        let linked = root.appendingPathComponent("com.example.linked")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: linked, withIntermediateDirectories: true)
+        try Data("{\"version\": 2,\n  \"pending\": [}\n".utf8).write(to: broken.appendingPathComponent("pending-notifications.json"))
+        try FileManager.default.createSymbolicLink(atPath: linked.appendingPathComponent("pending-notifications.json").path, withDestinationPath: "/nonexistent/kept.json")
+        let environment = ["XDG_STATE_HOME": scratch.url.path]
+
+        let text = try NotificationsCommand.run(.init(), environment: environment)
+        #expect(text.contains("could not be read (not valid JSON: it stops being JSON at line 2, column 15)"), "\(text)")
+        #expect(text.contains("com.example.linked ("), "\(text)")
+        #expect(text.contains("/nonexistent/kept.json"), "\(text)")
+        let one = try NotificationsCommand.run(.init(app: AppID("com.example.linked")), environment: environment)
+        #expect(!one.hasPrefix("no local notifications"), "\(one)")
+        #expect(one.contains("cannot be read"), "\(one)")
+    }
 }

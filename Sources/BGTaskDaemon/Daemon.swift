@@ -547,7 +547,7 @@ final class DaemonSession: AppLink, Sendable {
                     role.withLock { $0 = .unknown }
                     let holder = supervisor.processID.map { "bgtaskd's own process of \(app) (pid \($0))" }
                         ?? "another process of \(app)\(supervisor.connectedProcessID.map { " (pid \($0), started by the user)" } ?? "")"
-                    return .failed(DaemonFailure(.notPermitted, "\(holder) is already connected to bgtaskd; one process per app"))
+                    return .failed(DaemonFailure(.appConnected, "\(holder) is already connected to bgtaskd; one process per app"))
                 }
                 log(.debug, app: app, "\(app) connected (pid \(pid))")
                 return .welcome(Welcome(daemonPID: getpid(), backgroundRefreshEnabled: service.driver.backgroundRefreshEnabled(for: app)))

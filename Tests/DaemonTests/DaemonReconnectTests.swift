@@ -84,7 +84,7 @@ extension DaemonProcessTests {
             #expect(!user.standardError.contains("asked the app to leave"), "\(user.standardError)")
         }
 
-        @Test("a second process the user starts of an app already connected is refused, naming the first by its pid")
+        @Test("a second process the user starts of an app already connected is refused, naming the first by its pid; its submission fails instead of going to a scheduler of its own that bgtaskd never reads")
         func aSecondUserProcessIsRefusedNamingTheFirst() async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
@@ -93,13 +93,17 @@ extension DaemonProcessTests {
                 user.signal(SIGKILL)
             }
             let second = try harness.spawn(
-                harness.testApp, ["--events", harness.eventsPath("second"), "--register", Self.refresh],
+                harness.testApp, ["--events", harness.eventsPath("second"), "--register", Self.refresh, "--submit", Self.refresh],
                 environment: harness.handEnvironment(Self.app), name: "second")
             defer {
                 second.signal(SIGKILL)
             }
             let named = "another process of \(Self.app) (pid \(user.pid), started by the user) is already connected to bgtaskd"
             #expect(await harness.poll(timeout: .seconds(10)) { second.standardError.contains(named) }, "\(second.standardError)")
+            #expect(!second.standardError.contains("using the embedded scheduler"), "\(second.standardError)")
+            // Acknowledged before (an outside probe): into an embedded store nobody served.
+            #expect(await harness.waitForEvent("second", "submit-failed \(Self.refresh)", timeout: .seconds(15)) != nil, "\(harness.events("second")); \(second.standardError)")
+            #expect(!harness.events("second").contains("submitted \(Self.refresh)"), "\(harness.events("second"))")
         }
 
         @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")

@@ -357,14 +357,14 @@ final class DaemonUplink: SchedulerUplink {
             state.withLock { $0.refusals = 0 }
             log(.debug, app: app, "\(path): \(message); asking again shortly")
             scheduleAttempt(cause: .busy)
-        case .refused(let failure) where failure.code == .notInstalled || failure.code == .notPermitted:
+        case .refused(let failure) where [.notInstalled, .notPermitted, .appConnected].contains(failure.code):
             link.close()
             // Another process being the app may be a close the daemon has not seen yet.
             let refusals = state.withLock { state -> Int in
                 state.refusals += 1
                 return state.refusals
             }
-            if failure.code == .notPermitted, refusals < Self.refusalsBeforeGivingUp {
+            if failure.code == .appConnected, refusals < Self.refusalsBeforeGivingUp {
                 scheduleAttempt(cause: .busy)
                 return
             }
@@ -464,6 +464,14 @@ extension EmbeddedScheduler {
             // daemon expires it now): this process is the app as soon as that one is done.
             link.close()
             log(.info, app: app, "bgtaskd at \(path): \(message); this process becomes the app once it is done")
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
+        case .refused(let failure) where failure.code == .appConnected:
+            // Another process of the app is the app: this one is not, and must not act as one
+            // with an embedded scheduler whose requests bgtaskd would never see (acknowledged,
+            // then never run). It asks again as a reconnecting app does, and becomes the app if
+            // the other leaves soon; else its calls fail (`unavailable`, naming the other).
+            link.close()
+            log(.error, app: app, "bgtaskd at \(path) refused \(app): \(failure.message); this process is not the app: its submissions fail until the other process leaves")
             return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
         case .refused(let failure):
             link.close()

@@ -331,6 +331,11 @@ public enum FailureCode: String, Codable, Sendable, Hashable {
     /// (``MessageLink/connectionReplyID``) before the connection is closed; try again once
     /// others have closed (docs/protocol.md, "Limits").
     case connectionLimit
+    /// Another process of the app is the app (connected, started by the user, or the
+    /// daemon's own with runs handed to it): one process per app. The refused process is
+    /// not the app and must not act as one with a scheduler of its own, whose requests the
+    /// daemon would never see (docs/daemon.md, "One process per app").
+    case appConnected
 }
 
 /// A failure: a code and a message that names the culprit.

@@ -392,6 +392,7 @@ public final class DaemonService: Sendable {
         supervisor.stopNotifications()
         driver.afterHostCalls(of: app) { supervisor.quit(reason: "the app was uninstalled") }
         _ = apps.withLock { $0.removeValue(forKey: app) }
+        pushes.reset(app)
         log(.info, app: app, "uninstalled \(app)")
         return report ?? UninstallReport(app: app, wasInstalled: true, removedRequests: [], removedSettings: [], removedCheckpoints: [], removedProcess: nil, removedProcessRow: false, keptRuns: 0)
     }
@@ -777,7 +778,10 @@ public final class DaemonService: Sendable {
         var request = PendingRequest(app: app, identifier: identifier, kind: .appRefresh, submittedAt: now)
         request.remoteNotificationPayload = payload ?? "{}"
         if let wait = pushes.admit(app, at: now) {
-            return (.failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed in \(DurationText.spoken(wait))")), nil, nil)
+            // The instant itself, to the second: "in 1 h" may be 59 minutes or one.
+            let next = now.addingTimeInterval(wait.rounded(.up))
+            let at = next.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+            return (.failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed at \(at) (in \(DurationText.spoken(wait)))")), nil, nil)
         }
         let run: RunID?
         do {

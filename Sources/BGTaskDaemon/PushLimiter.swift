@@ -35,6 +35,12 @@ public final class PushLimiter: Sendable {
         }
     }
 
+    /// Forgets every push admitted to `app` (it was uninstalled: a reinstalled app starts
+    /// afresh, as a new install on iOS).
+    public func reset(_ app: AppID) {
+        _ = admitted.withLock { $0.removeValue(forKey: app) }
+    }
+
     /// Admits a push to `app` at `now` (`nil`), or says how long until the next is allowed.
     public func admit(_ app: AppID, at now: Date) -> TimeInterval? {
         admitted.withLock { admitted in

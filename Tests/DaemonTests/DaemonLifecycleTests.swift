@@ -58,6 +58,18 @@ extension DaemonProcessTests {
             // ...and by the daemon, for a client that sends it anyway.
             let direct = try await harness.rawAdminRequest(#"{"push": {"app": sys.argv[2], "payload": "[1]"}}"#, argument: Self.app)
             #expect(direct.output.contains("must be a JSON object") && direct.output.contains("an array"), "\(direct)")
+
+            // Two more pushes make the hour's three; the fourth is refused with the instant the
+            // next is allowed, to the second ("in 1 h" may be 59 minutes or one).
+            for _ in 0..<2 { #expect(try await harness.bgtask("push", Self.app).status == 0) }
+            let fourth = try await harness.bgtask("push", Self.app)
+            #expect(fourth.status == 1, "\(fourth)")
+            #expect(fourth.error.range(of: #"the next is allowed at \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(in "#, options: .regularExpression) != nil, "\(fourth.error)")
+            // An uninstalled app's pushes are forgotten: reinstalled, it starts afresh.
+            #expect(try await harness.bgtask("uninstall", Self.app).status == 0)
+            #expect(try await harness.bgtask("install", path).status == 0)
+            let afresh = try await harness.bgtask("push", Self.app)
+            #expect(afresh.status == 0, "\(afresh)")
         }
 
         @Test("force-quit ends the running app (its task expired, it exits on SIGTERM); uninstall removes its requests")

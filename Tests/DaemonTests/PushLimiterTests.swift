@@ -32,6 +32,16 @@ import Testing
         #expect(limiter.admit(app, at: start.addingTimeInterval(2)) != nil)
     }
 
+    @Test func anUninstallForgetsTheAppsPushesOnly() {
+        let limiter = PushLimiter(limit: .init(count: 1, period: 100))
+        let (app, other) = (AppID("com.example.a"), AppID("com.example.b"))
+        #expect(limiter.admit(app, at: start) == nil)
+        #expect(limiter.admit(other, at: start) == nil)
+        limiter.reset(app)
+        #expect(limiter.admit(app, at: start.addingTimeInterval(1)) == nil)
+        #expect(limiter.admit(other, at: start.addingTimeInterval(1)) != nil)
+    }
+
     @Test func aRefusedPushIsNotCounted() {
         let limiter = PushLimiter(limit: .init(count: 1, period: 100))
         let app = AppID("com.example.a")

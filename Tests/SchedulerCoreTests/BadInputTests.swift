@@ -288,6 +288,12 @@ private func scratchDirectory() throws -> URL {
         _ = PolicySet(configuration: configuration)
     }
 
+    @Test func negativeZeroIsZero() throws {
+        let configuration = try PolicyConfiguration.parse(Data(#"{"threshold": -0.0, "herdSpreadWindow": -0}"#.utf8), source: "p.json")
+        #expect(configuration.threshold.sign == .plus && configuration.herdSpreadWindow.sign == .plus)
+        #expect(configuration.summary(source: "p.json").contains("threshold 0.0;"), "\(configuration.summary(source: "p.json"))")
+    }
+
     @Test func runningWorkCannotExpireFromNominal() throws {
         let refused = try #require(error(#"{"thermalExpiresAt": "nominal"}"#))
         #expect(refused.key == "thermalExpiresAt" && refused.message.contains("every run would expire as it starts"), "\(refused)")

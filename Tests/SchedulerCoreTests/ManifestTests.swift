@@ -292,6 +292,18 @@ struct ManifestTests {
         #expect(error.message == "expected a dictionary at the top level, found \(found)")
     }
 
+    @Test func aBackgroundModeListedTwiceOrInAnotherCaseIsRefusedNamingTheEntry() throws {
+        let twice = try #require(parseError(parsingJSON: ["UIBackgroundModes": ["fetch", "processing", "fetch"]]))
+        #expect(twice.code == .invalidValue && twice.key == "UIBackgroundModes[2]", "\(twice)")
+        #expect(twice.message.contains("\"fetch\" is listed twice (first at UIBackgroundModes[0])"), "\(twice)")
+        let cased = try #require(parseError(parsingJSON: ["UIBackgroundModes": ["fetch", "Processing"]]))
+        #expect(cased.code == .invalidValue && cased.key == "UIBackgroundModes[1]", "\(cased)")
+        #expect(cased.message.contains("expected \"processing\""), "\(cased)")
+        // A mode this system does not know is kept, as iOS ignores what it does not know.
+        let manifest = try AppManifest.parse(try JSONSerialization.data(withJSONObject: ["UIBackgroundModes": ["fetch", "newsstand-content"]]), source: "app.json")
+        #expect(manifest.backgroundModes == ["fetch", "newsstand-content"])
+    }
+
     @Test("list keys must be arrays", arguments: ["BGTaskSchedulerPermittedIdentifiers", "UIBackgroundModes"])
     func listKeyOfWrongType(key: String) throws {
         let cases: [(Any, String)] = [

@@ -260,6 +260,7 @@ public struct AppManifest: Hashable, Sendable {
         }
         let permitted = try stringArray(dictionary, key: Key.permittedIdentifiers, source: source)
         let modes = try stringArray(dictionary, key: Key.backgroundModes, source: source)
+        try checkBackgroundModes(modes, source: source)
         let arguments = try stringArray(dictionary, key: Key.launchArguments, source: source, limit: maximumLaunchArguments)
 
         var manifest = AppManifest(
@@ -268,6 +269,30 @@ public struct AppManifest: Hashable, Sendable {
         manifest.sceneConfigurations = try sceneConfigurations(dictionary, source: source)
         try manifest.validate()
         return manifest
+    }
+
+    /// Apple's `UIBackgroundModes` values: any other is kept (iOS ignores what it does not
+    /// know), but one of these spelt in another case is a mistake (`Processing` declares
+    /// nothing on iOS either).
+    static let knownBackgroundModes: Set<String> = [
+        "audio", "location", "voip", "external-accessory", "bluetooth-central", "bluetooth-peripheral",
+        "fetch", "remote-notification", "processing", "nearby-interaction", "push-to-talk",
+    ]
+
+    /// Refuses a mode listed twice (as a permitted identifier listed twice is) and one of
+    /// Apple's modes in another case, naming the entry.
+    static func checkBackgroundModes(_ modes: [String], source: String) throws(ManifestError) {
+        var firstIndex: [String: Int] = [:]
+        for (index, mode) in modes.enumerated() {
+            let key = "\(Key.backgroundModes)[\(index)]"
+            if let first = firstIndex[mode] {
+                throw ManifestError(code: .invalidValue, file: source, key: key, message: "\"\(mode)\" is listed twice (first at \(Key.backgroundModes)[\(first)]); list each mode once")
+            }
+            firstIndex[mode] = index
+            if !knownBackgroundModes.contains(mode), let known = knownBackgroundModes.first(where: { $0.lowercased() == mode.lowercased() }) {
+                throw ManifestError(code: .invalidValue, file: source, key: key, message: "expected \"\(known)\" (modes are case-sensitive: iOS would not take \"\(mode)\" for it either), found \"\(mode)\"")
+            }
+        }
     }
 
     /// What is wrong with `name` as a `CFBundleExecutable`, or `nil` when it can name a

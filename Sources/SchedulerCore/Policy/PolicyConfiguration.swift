@@ -242,7 +242,8 @@ extension PolicyConfiguration {
                 guard let number = value as? NSNumber, !SerializedValue.isBoolean(number), number.doubleValue.isFinite, range.contains(number.doubleValue) else {
                     throw fail(key, "expected a number \(describe(range)), found \(SerializedValue.describe(value))")
                 }
-                configuration[keyPath: path] = number.doubleValue
+                // -0 is 0 (it would print as "-0.0").
+                configuration[keyPath: path] = number.doubleValue + 0
             } else if let path = thermalKeys[key] {
                 guard let name = value as? String, let state = ThermalState(name: name) else {
                     throw fail(key, "expected one of nominal, fair, serious, critical, found \(SerializedValue.describe(value))")

@@ -15,12 +15,12 @@ enum SimulationBenchmarks {
         var runs = 0
         for _ in 0..<3 {
             let began = monotonicNanoseconds()
-            let result = Simulation(scenario: scenario, days: days, seed: 7).run(modelled: apps, recordsTrace: false)
+            let result = try! Simulation(scenario: scenario, days: days, seed: 7).run(modelled: apps, recordsTrace: false)
             samples.append(Double(monotonicNanoseconds() - began) / 1e9)
             runs = result.runs.count
         }
         let traced = monotonicNanoseconds()
-        let withTrace = Simulation(scenario: scenario, days: days, seed: 7).run(modelled: apps, recordsTrace: true)
+        let withTrace = try! Simulation(scenario: scenario, days: days, seed: 7).run(modelled: apps, recordsTrace: true)
         let tracedSeconds = Double(monotonicNanoseconds() - traced) / 1e9
         let distribution = Distribution(samples)
         say("  \(appCount) modelled apps (refresh every 15 min + a clean-up needing power), commuter, \(days) days: \(runs) runs, \(format(Double(runs) / Double(days), 0)) per day")
@@ -59,7 +59,7 @@ enum SimulationBenchmarks {
         for _ in 0..<2 {
             traces.append(try await simulation.run { FeedReader.install(on: $0) }.traceJSON())
         }
-        let modelled = (0..<2).map { _ in simulation.run(modelled: [.feedReader()]).traceJSON() }
+        let modelled = (0..<2).map { _ in try! simulation.run(modelled: [.feedReader()]).traceJSON() }
         let identical = traces[0] == traces[1] && modelled[0] == modelled[1]
         say("  commuter, \(days) days, seed 42: real handlers \(traces[0].count) bytes (FNV-1a \(hex(StableHash.fnv1a(traces[0])))), identical: \(traces[0] == traces[1]);"
             + " modelled \(modelled[0].count) bytes, identical: \(modelled[0] == modelled[1])")

@@ -228,9 +228,21 @@ public final class SimulatedDevice: Sendable {
     /// App work that takes `seconds` of virtual time ("this fetch takes 12 s"): sleeps on
     /// ``swiftClock``, so the simulation advances and an expiration can interrupt it
     /// (cancelling the sleep with `CancellationError`).
+    ///
+    /// - Throws: ``SimulationError`` for a duration that is no number of seconds to sleep
+    ///   (NaN, infinite, negative, or beyond ``maximumWorkSeconds``: Swift's `Duration`
+    ///   would stop the program); `CancellationError` when interrupted.
     public func work(for seconds: TimeInterval) async throws {
+        guard seconds.isFinite, (0...Self.maximumWorkSeconds).contains(seconds) else {
+            log(.error, app: AppContext.current?.app, "work(for: \(seconds)): app work takes 0 to \(Int(Self.maximumWorkSeconds)) seconds; none was done")
+            throw SimulationError("work(for: \(seconds)): app work takes 0 to \(Int(Self.maximumWorkSeconds)) seconds")
+        }
         try await swiftClock.sleep(for: .seconds(seconds))
     }
+
+    /// The longest app work ``work(for:)`` takes: about 31,700 years, within what Swift's
+    /// `Duration` holds.
+    public static let maximumWorkSeconds: TimeInterval = 1e12
 
     // MARK: Scripting
 
@@ -253,8 +265,13 @@ public final class SimulatedDevice: Sendable {
         }
     }
 
-    /// ``schedule(at:_:)`` after `delay` seconds.
+    /// ``schedule(at:_:)`` after `delay` seconds. A delay that is not a finite number
+    /// schedules nothing and is logged as an error (as ``run(for:)`` refuses one).
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) {
+        guard delay.isFinite else {
+            log(.error, app: AppContext.current?.app, "schedule(after: \(delay)): a delay must be a finite number of seconds; nothing is scheduled")
+            return
+        }
         schedule(at: now.addingTimeInterval(delay), action)
     }
 

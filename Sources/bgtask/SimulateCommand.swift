@@ -354,7 +354,7 @@ enum SimulateCommand {
         let progress = bar.map { bar in { (day: Int) in bar.update(day) } }
         let result: SimulationResult
         if let apps {
-            result = simulation.run(modelled: apps, progress: progress)
+            result = try simulation.run(modelled: apps, progress: progress)
         } else {
             // The demo's backlog: the first clean-up expires and the next resumes from its checkpoint.
             result = try await simulation.run(installing: { device in FeedReader.install(on: device, backlog: 8_000) }, progress: progress)

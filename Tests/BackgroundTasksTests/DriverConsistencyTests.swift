@@ -220,6 +220,35 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         #expect(lock.withLock { $0 } == 11, "both handlers ran, in call order, the submit accepted")
     }
 
+    /// Bridges nested twelve deep (each handler waits for the next call's completion) all
+    /// finish: beyond the eight levels of queues, each completion gets a queue of its own
+    /// (an outside probe hung from eight levels on, when the deepest shared one).
+    @Test(.timeLimit(.minutes(1))) func deeplyNestedBridgesFinish() throws {
+        let (_, context) = try makeDevice {}
+        @Sendable func bridge(depth: Int) -> Int {
+            guard depth > 0 else { return 0 }
+            let answer = Mutex<Int?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            BGTaskScheduler.shared.getPendingTaskRequests { _ in
+                let below = bridge(depth: depth - 1)
+                answer.withLock { $0 = below + 1 }
+                done.signal()
+            }
+            guard done.wait(timeout: .now() + 10) == .success else { return -1_000 }
+            return answer.withLock { $0 } ?? -1_000
+        }
+        let reached = Mutex<Int?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        context.withCurrent {
+            BGTaskScheduler.shared.getPendingTaskRequests { _ in
+                reached.withLock { $0 = bridge(depth: 11) + 1 }
+                finished.signal()
+            }
+        }
+        #expect(finished.wait(timeout: .now() + 40) == .success)
+        #expect(reached.withLock { $0 } == 12)
+    }
+
     /// A completion handler that waits for a nested call's completion (iOS code bridging the
     /// API synchronously with a semaphore) is not waiting on itself: the nested completion
     /// runs on the next level's queue (found by an outside probe: it hung for ever, and every

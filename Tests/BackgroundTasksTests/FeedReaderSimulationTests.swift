@@ -90,7 +90,7 @@ import Testing
     /// intent, record the new value (the failure prints it) and say so in the commit.
     @Test func modelledTraceMatchesItsRecordedFingerprint() throws {
         let commuter = try #require(Scenario.builtIn(named: "commuter"))
-        let trace = Simulation(scenario: commuter, days: 7, seed: 1, configuration: .simulation(environment: [:])).run(modelled: [.feedReader()]).traceJSON()
+        let trace = try Simulation(scenario: commuter, days: 7, seed: 1, configuration: .simulation(environment: [:])).run(modelled: [.feedReader()]).traceJSON()
         let fingerprint = StableHash.fnv1a(trace)
         #expect(String(fingerprint, radix: 16) == Self.recordedFingerprint, "trace of \(trace.count) bytes")
     }

@@ -187,7 +187,7 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         // "above 0" allows a length that vanishes next to the instant's magnitude: the
         // session lasts a second instead, and the launch is not lost.
         let scenario = try parse(document(days: [#"{"launches": [{"at": "10:00", "minutes": 1e-300}, {"at": "12:00", "minutes": 0.001}]}"#]))
-        let result = Simulation(scenario: scenario, days: 1, seed: 1).run(modelled: [.feedReader()], recordsTrace: false)
+        let result = try Simulation(scenario: scenario, days: 1, seed: 1).run(modelled: [.feedReader()], recordsTrace: false)
         #expect(result.launches.count == 2, "\(result.launches)")
     }
 

@@ -253,7 +253,7 @@ import Testing
     /// The news app modelled through two commuter days with seed 5, as the library runs it.
     static func expectedResult(manifest: String) throws -> SimulationResult {
         let apps = try SimulateCommand.loadModelledApps([manifest])
-        return Simulation(scenario: try #require(Scenario.builtIn(named: "commuter")), days: 2, seed: 5).run(modelled: apps)
+        return try Simulation(scenario: try #require(Scenario.builtIn(named: "commuter")), days: 2, seed: 5).run(modelled: apps)
     }
 
     @Test func simulatePrintsTheTimelineAndTheSummaryOfModelledApps() async throws {
@@ -281,9 +281,9 @@ import Testing
         let apps = try SimulateCommand.loadModelledApps([try Self.write(Self.newsManifest, to: "news.json", in: directory)])
         let simulation = Simulation(scenario: try #require(Scenario.builtIn(named: "travel")), days: 3, seed: 5)
         var told: [Int] = []
-        let modelled = simulation.run(modelled: apps) { told.append($0) }
+        let modelled = try simulation.run(modelled: apps) { told.append($0) }
         #expect(told == [1, 2, 3])
-        #expect(modelled.traceJSON() == simulation.run(modelled: apps).traceJSON())
+        #expect(try modelled.traceJSON() == simulation.run(modelled: apps).traceJSON())
 
         // Real handlers: each day ends with the device's clock, as one run would.
         let days = Mutex<[Int]>([])

@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
 import SchedulerCore
+import Synchronization
 import Testing
 
 /// What an outside probe fed the simulator and the API that no finite instant or sane key
@@ -79,6 +80,32 @@ import Testing
         await device.run(until: before.addingTimeInterval(-60))  // an end before now settles, silently
         #expect(device.log.messages.filter { $0.level == .error }.count == 1)
         await device.shutDown()
+    }
+
+    /// App work of no duration Swift's `Duration` holds stopped the program (an outside
+    /// probe); a delay that is no number scheduled its action at once.
+    @Test(arguments: [Double.nan, .infinity, -1, 1e20])
+    func workOfNoDurationIsRefusedAndADelayOfNoNumberSchedulesNothing(seconds: Double) async throws {
+        let (device, _) = try makeDevice()
+        await #expect(throws: SimulationError.self) { try await device.work(for: seconds) }
+        #expect(device.log.messages.contains { $0.level == .error && $0.text.contains("work(for: ") })
+        if !seconds.isFinite {
+            let fired = Mutex(false)
+            device.schedule(after: seconds) { fired.withLock { $0 = true } }
+            await device.run(for: 3600)
+            #expect(!fired.withLock { $0 })
+            #expect(device.log.messages.contains { $0.level == .error && $0.text.contains("schedule(after: ") })
+        }
+        await device.shutDown()
+    }
+
+    /// A simulation's days are bounded: its script and trace are kept in memory (an outside
+    /// probe's `days: Int.max` took 5 GB in a minute before anything played).
+    @Test(arguments: [0, -5, Simulation.maximumDays + 1, Int.max])
+    func aSimulationOfNoSensibleLengthIsRefused(days: Int) async throws {
+        let simulation = Simulation(scenario: try #require(Scenario.builtIn(named: "commuter")), days: days, seed: 1)
+        #expect(throws: SimulationError.self) { _ = try simulation.run(modelled: [.feedReader()]) }
+        await #expect(throws: SimulationError.self) { _ = try await simulation.run(installing: { _ in }) }
     }
 
     @Test func nothingIsPlayedAfterShutDown() async throws {

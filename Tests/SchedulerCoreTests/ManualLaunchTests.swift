@@ -14,6 +14,23 @@ import Testing
         F.engine(SchedulerConfiguration(launchesOnlyWhenSimulated: true))
     }
 
+    /// An identifier no request can have (a megabyte, a NUL) is named in the error escaped
+    /// and cut short, not echoed whole (an outside probe).
+    @Test func anIdentifierNoRequestCanHaveIsNamedShort() throws {
+        var engine = F.engine()
+        let huge = String(repeating: "x", count: 1_000_000) + "\u{0}"
+        for identifier in [huge, "a.b\u{0}c"] {
+            let error = try #require(throws: EngineError.self) { _ = try engine.simulateLaunch(RequestKey(app: F.app, identifier: identifier), at: t0) }
+            #expect(error.description.utf8.count < 400, "\(error.description.prefix(200))")
+            #expect(!error.description.contains("\u{0}"), "\(error.description.prefix(200))")
+        }
+        let expired = try #require(throws: EngineError.self) { _ = try engine.simulateExpiration(RequestKey(app: F.app, identifier: huge), at: t0) }
+        #expect(expired.description.utf8.count < 400)
+        // A plausible identifier is quoted as it is.
+        let plain = try #require(throws: EngineError.self) { _ = try engine.simulateLaunch(F.key("com.example.none"), at: t0) }
+        #expect(plain.description.contains("'com.example.none'"), "\(plain)")
+    }
+
     @Test func aDueRequestWaitsForSimulateLaunch() throws {
         var engine = manualEngine()
         let submitted = try F.submit(F.processing(), to: &engine, at: t0)

@@ -284,7 +284,10 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// completion on the next level's queue: iOS code that bridges the API synchronously
     /// (a semaphore waited on in one completion handler for another's) would otherwise wait
     /// for a handler queued behind itself, for ever, and hold up every later handler.
-    /// Beyond ``callbackQueues``' depth, nested calls share the last level.
+    /// Beyond ``callbackQueues``' depth, each nested call's completion gets a serial queue
+    /// of its own (made for it, on the same pool): sharing the last level would make a
+    /// ninth-level bridge wait for a handler queued behind itself (an outside probe hung
+    /// so); those deepest handlers keep no order among themselves.
     static let callbackQueues: [DispatchQueue] = (0..<8).map { DispatchQueue(label: "bgtask.scheduler.completion-handlers.\($0)") }
 
     /// The level of the completion handler running on this thread, if any. A task-local:
@@ -294,16 +297,21 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     /// The queue for the completion of a call made now: one level below the handler the
     /// caller runs in, the first outside handlers.
-    static var callbackQueue: DispatchQueue { callbackQueues[nextCallbackLevel] }
+    static var callbackQueue: DispatchQueue { queue(forLevel: nextCallbackLevel) }
 
-    /// The level of ``callbackQueue``.
-    private static var nextCallbackLevel: Int { min(callbackLevel.map { $0 + 1 } ?? 0, callbackQueues.count - 1) }
+    /// The level of ``callbackQueue``: one below the handler running, the first outside them.
+    private static var nextCallbackLevel: Int { callbackLevel.map { $0 + 1 } ?? 0 }
+
+    /// The queue of `level`: one of ``callbackQueues``, or beyond them one made for the call.
+    private static func queue(forLevel level: Int) -> DispatchQueue {
+        level < callbackQueues.count ? callbackQueues[level] : DispatchQueue(label: "bgtask.scheduler.completion-handlers.deep")
+    }
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
     private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
         let level = nextCallbackLevel
-        callbackQueues[level].async { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
+        queue(forLevel: level).async { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
     }
 
     /// Copies of the pending requests.

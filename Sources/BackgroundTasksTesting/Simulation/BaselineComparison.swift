@@ -235,7 +235,7 @@ public struct BaselineComparison: Sendable {
             for seed in seeds {
                 let simulation = Simulation(scenario: scenario, days: days, seed: seed, policies: policies)
                 switch subject {
-                case .modelled(let apps): tally.add(simulation.run(modelled: apps, recordsTrace: false), app: app)
+                case .modelled(let apps): tally.add(try simulation.run(modelled: apps, recordsTrace: false), app: app)
                 case .real(_, let install): tally.add(try await simulation.run(installing: install), app: app)
                 }
             }

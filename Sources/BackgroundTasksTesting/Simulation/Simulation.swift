@@ -53,6 +53,16 @@ public struct Simulation: Sendable {
         self.costs = costs
     }
 
+    /// The most days one simulation plays (ten years): its script and trace are kept in
+    /// memory (docs/scenarios.md, "How long a simulation may be").
+    public static let maximumDays = 3_660
+
+    /// Why ``days`` cannot be played, or `nil`.
+    var daysProblem: SimulationError? {
+        (1...Self.maximumDays).contains(days) ? nil
+            : SimulationError("Simulation(days: \(days)): a simulation plays 1 to \(Self.maximumDays) days (its script and trace are kept in memory)")
+    }
+
     /// The concrete script: the scenario's days from ``start`` with the seed applied.
     public var script: ScenarioScript { scenario.script(start: start, days: days, seed: seed) }
 
@@ -60,7 +70,10 @@ public struct Simulation: Sendable {
     /// into the background: the scenario alone says when the user opens them); then the
     /// script plays for ``days`` days. `progress`, when given, is told the number of days
     /// played after each one (for a progress bar on a long run; the result is the same).
+    /// - Throws: ``SimulationError`` when ``days`` is not 1 to ``maximumDays``; what
+    ///   `install` throws.
     public func run(installing install: (SimulatedDevice) throws -> Void, progress: ((Int) -> Void)? = nil) async throws -> SimulationResult {
+        if let daysProblem { throw daysProblem }
         let script = self.script
         let configuration = self.configuration.salted(by: script.seed)
         let device = try SimulatedDevice(start: start, configuration: configuration, conditions: script.initialConditions, policies: policies, costs: costs, installsLaunchedByUser: false)
@@ -86,7 +99,9 @@ public struct Simulation: Sendable {
     /// Runs modelled apps on a ``ModelledDevice``. `progress`, when given, is told the
     /// number of days played after each one (for a progress bar on a long run; the result
     /// is the same).
-    public func run(modelled apps: [ModelledApp], recordsTrace: Bool = true, progress: ((Int) -> Void)? = nil) -> SimulationResult {
+    /// - Throws: ``SimulationError`` when ``days`` is not 1 to ``maximumDays``.
+    public func run(modelled apps: [ModelledApp], recordsTrace: Bool = true, progress: ((Int) -> Void)? = nil) throws(SimulationError) -> SimulationResult {
+        if let daysProblem { throw daysProblem }
         let script = self.script
         var device = ModelledDevice(apps: apps, script: script, options: .init(configuration: configuration, policies: policies, recordsTrace: recordsTrace))
         if let progress {
@@ -101,4 +116,13 @@ public struct Simulation: Sendable {
             runs: device.runs, launches: device.launches, wakeups: device.wakeups, trace: device.trace, bands: script.bands
         )
     }
+}
+
+/// Why a simulation cannot be played, in words.
+public struct SimulationError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What is wrong, naming the value.
+    public var message: String
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }

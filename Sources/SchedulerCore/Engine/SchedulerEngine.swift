@@ -402,6 +402,13 @@ public struct SchedulerEngine: Sendable {
         return effects
     }
 
+    /// An identifier asked for from outside, for a message: quoted as it is when it could be
+    /// one (at most 255 bytes of reverse-DNS), else escaped and cut short (a megabyte or a
+    /// NUL from a testing hook is named, not echoed whole).
+    static func shown(_ identifier: String) -> String {
+        TaskIdentifierRules.problem(with: identifier) == nil ? "'\(identifier)'" : String(reflecting: identifier.excerpt(scalars: 80))
+    }
+
     /// Restores requests read from the store at start-up (no effects; call
     /// ``handle(_:at:)`` with `.timerFired` afterwards to run what is due).
     ///
@@ -492,7 +499,7 @@ public struct SchedulerEngine: Sendable {
             throw EngineError(.alreadyRunning, "'\(key.identifier)' of \(key.app) is already running (\(running)); never two runs of one identifier")
         }
         guard let request = index.remove(key) else {
-            throw EngineError(.noPendingRequest, "no pending request with identifier '\(key.identifier)' for \(key.app); submit one first")
+            throw EngineError(.noPendingRequest, "no pending request with identifier \(Self.shown(key.identifier)) for \(key.app); submit one first")
         }
         var effects: [EngineEffect] = []
         launch(request, at: now, into: &effects)
@@ -534,7 +541,7 @@ public struct SchedulerEngine: Sendable {
             if let runID = runsByKey[key], let run = runs[runID], case .expiring(let reason) = run.phase {
                 throw EngineError(.noRunningTask, "the task with identifier '\(key.identifier)' for \(key.app) was already told to expire (\(reason)); it has its grace period to complete")
             }
-            throw EngineError(.noRunningTask, "no running task with identifier '\(key.identifier)' for \(key.app)")
+            throw EngineError(.noRunningTask, "no running task with identifier \(Self.shown(key.identifier)) for \(key.app)")
         }
         var effects: [EngineEffect] = []
         expire(runID, reason: "expiration simulated", at: now, into: &effects)

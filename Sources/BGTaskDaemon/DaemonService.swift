@@ -68,7 +68,10 @@ public final class DaemonService: Sendable {
         public init(socketPath: String, environment: [String: String]) {
             self.socketPath = socketPath
             let kept = ["HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "TZ", "BGTASK_LOG", "BGTASK_NOTIFICATIONS"]
-            inherited = environment.filter { kept.contains($0.key) }
+            // A variable Foundation read lossily (not valid UTF-8: EnvironmentText) would reach
+            // the app as valid UTF-8 naming another directory, which the app could no longer
+            // tell: it is not passed on (the app then says which is missing).
+            inherited = environment.filter { kept.contains($0.key) && EnvironmentText.problem(variable: $0.key, value: $0.value) == nil }
         }
 
         /// The whole environment for `app`.
@@ -206,7 +209,11 @@ public final class DaemonService: Sendable {
         }
         // The driver reads their saved policy states and last launches (one query each) and
         // registers every app before it judges any.
-        driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) })
+        // A request an installed manifest does not allow (a daemon stopped between a
+        // reinstall's record and its removal) is removed here too.
+        for removed in driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, removingWhatIsNoLongerAllowed: true) {
+            log(.info, app: removed.key.app, "removed the pending request '\(removed.key.identifier)' of \(removed.key.app): \(removed.reason)")
+        }
     }
 
     /// Whether the Background App Refresh switch `value` kept for `app` is on: no value is
@@ -230,7 +237,7 @@ public final class DaemonService: Sendable {
     /// Makes (or updates) the supervisor of `app` and installs it in the driver. Returns the
     /// supervisor when a reinstall replaced the executable or arguments of a process it holds
     /// (``AppSupervisor/update(_:)``).
-    private func register(_ app: InstalledApp) -> AppSupervisor? {
+    private func register(_ app: InstalledApp) -> (replaced: AppSupervisor?, removed: [SchedulerDriver.RemovedRequest]) {
         let (supervisor, replacedLive) = makeSupervisor(for: app)
         let refresh: Bool
         do {
@@ -240,8 +247,8 @@ public final class DaemonService: Sendable {
             refresh = false
             log(.error, app: app.app, "could not read the Background App Refresh switch: \(error); its background refresh is held until `bgtask settings \(app.app) background-refresh on` sets it")
         }
-        driver.install(registration(of: app, refresh: refresh), host: supervisor)
-        return replacedLive ? supervisor : nil
+        let removed = driver.install(registration(of: app, refresh: refresh), host: supervisor, removingWhatIsNoLongerAllowed: true)
+        return (replacedLive ? supervisor : nil, removed)
     }
 
     /// The supervisor of `app`: made (and attached to the driver) on first use, updated
@@ -350,18 +357,13 @@ public final class DaemonService: Sendable {
         } catch {
             throw DaemonFailure(.failed, "could not record \(app.app) in the store: \(error)")
         }
-        // Removed before the new manifest is registered: registering judges what is ready,
-        // and would launch a request the app may no longer have.
-        let manifest = app.manifest.permittingSystemIdentifiers(for: app.app)
-        let removed = isInstalled(app.app) ? driver.pendingRequests(of: app.app).compactMap { request -> (identifier: String, reason: String)? in
-            guard let reason = manifest.refusal(of: request) else { return nil }
-            driver.cancel(request.key)
-            return (request.identifier, reason)
-        } : []
+        // Registering removes the pending requests the new manifest no longer allows, in the
+        // same hold of the driver's lock (SchedulerDriver.install).
+        let (replaced, removedKeys) = register(app)
+        let removed = removedKeys.map { (identifier: $0.key.identifier, reason: $0.reason) }
         for (identifier, reason) in removed {
             log(.info, app: app.app, "removed the pending request '\(identifier)' of \(app.app): \(reason) (reinstalled from \(path))")
         }
-        let replaced = register(app)
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
         if let supervisor = replaced {
             // The process of the old executable is not the app any more: it would keep the
@@ -779,7 +781,7 @@ public final class DaemonService: Sendable {
         request.remoteNotificationPayload = payload ?? "{}"
         if let wait = pushes.admit(app, at: now) {
             // The instant itself, to the second: "in 1 h" may be 59 minutes or one.
-            let next = now.addingTimeInterval(wait.rounded(.up))
+            let next = Date(timeIntervalSinceReferenceDate: (now.timeIntervalSinceReferenceDate + wait).rounded(.up))
             let at = next.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
             return (.failed(DaemonFailure(.failed, "push to \(app) refused: at most \(pushes.limit.count) pushes per \(DurationText.spoken(pushes.limit.period)); the next is allowed at \(at) (in \(DurationText.spoken(wait)))")), nil, nil)
         }

@@ -167,7 +167,7 @@ enum FleetCommand {
                 comparisonLabel: name, runsPerMinute: otherResult.runsPerMinute)
         }
         var markers: [FleetReport.Marker] = []
-        if let outage = fleet.sharedOutage {
+        if let outage = fleet.sharedOutage, !outage.coversTheDay {
             for day in 0..<fleet.days {
                 markers.append(FleetReport.Marker(minute: day * 1440 + outage.from, label: "network lost everywhere"))
                 markers.append(FleetReport.Marker(minute: day * 1440 + outage.to, label: "network back everywhere"))

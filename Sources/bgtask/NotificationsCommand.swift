@@ -91,6 +91,13 @@ enum NotificationsCommand {
     /// - Throws: ``RunLogError`` when no state root can be chosen.
     static func run(_ options: Options, environment: [String: String]) throws -> String {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
+        // The state root's own error says why there is none (neither variable set, or one
+        // that is not valid UTF-8).
+        do {
+            _ = try EmbeddedScheduler.stateRoot(environment: environment)
+        } catch {
+            throw RunLogError(message: "\(error.message): no state directory to read")
+        }
         guard let locations = AwayNotifications.DefaultLocations(environment: environment) else {
             throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set: no state directory to read")
         }

@@ -71,7 +71,9 @@ import Testing
         #expect(await reader.value <= 1)
     }
 
-    @Test func releasingTheSequenceStopsTheObservation() async {
+    /// The center's observer block holds the stream's continuation, not the sequence, so the
+    /// sequence goes when nothing else holds it (and its `deinit` gives the observer back).
+    @Test func theSequenceGoesWhenNothingHoldsIt() async {
         let center = NotificationCenter()
         weak var released: NotificationCenter.Notifications?
         do {
@@ -80,7 +82,7 @@ import Testing
             center.post(name: Self.name, object: nil)
         }
         #expect(released == nil)
-        // Posting after the sequence went reaches no observer of it.
+        // Posting after it went is harmless.
         center.post(name: Self.name, object: nil)
     }
 
@@ -136,7 +138,9 @@ extension ProcessTests {
         }
 
         @Test func raisingCallsTheHandlerThenEndsTheProcessNamingTheException() async {
-            let text = Self.standardError(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            // SIGABRT, as iOS ends an app with an uncaught exception (crash reporters' signal
+            // handlers expect it).
+            let text = Self.standardError(await #expect(processExitsWith: .signal(SIGABRT), observing: [\.standardErrorContent]) {
                 NSSetUncaughtExceptionHandler { exception in
                     FileHandle.standardError.write(Data("handler saw \(exception.name.rawValue) (\(exception.userInfo?["step"] as? String ?? "?"))\n".utf8))
                 }
@@ -161,6 +165,18 @@ extension ProcessTests {
             })
             #expect(text.contains("second handler\nfirst handler\n"), "\(text)")
             #expect(text.contains("uncaught exception 'NSRangeException', reason: 'index 5 beyond 3'"), "\(text)")
+        }
+
+        @Test func anExceptionRaisedInTheHandlerEndsTheProcessWithoutCallingItAgain() async {
+            let text = Self.standardError(await #expect(processExitsWith: .signal(SIGABRT), observing: [\.standardErrorContent]) {
+                NSSetUncaughtExceptionHandler { exception in
+                    FileHandle.standardError.write(Data("handler for \(exception.name.rawValue)\n".utf8))
+                    NSException(name: .rangeException, reason: "from the handler").raise()
+                }
+                NSException(name: .genericException, reason: "first").raise()
+            })
+            #expect(text.components(separatedBy: "handler for").count == 2, "the handler ran once: \(text)")
+            #expect(text.contains("uncaught exception 'NSRangeException', reason: 'from the handler'"), "\(text)")
         }
 
         @Test func withoutAHandlerRaisingStillEndsTheProcess() async {

@@ -289,7 +289,7 @@ private func scratchDirectory() throws -> URL {
     }
 
     @Test func negativeZeroIsZero() throws {
-        let configuration = try PolicyConfiguration.parse(Data(#"{"threshold": -0.0, "herdSpreadWindow": -0}"#.utf8), source: "p.json")
+        let configuration = try PolicyConfiguration.parse(Data(#"{"threshold": -0.0, "herdSpreadWindow": -0.0}"#.utf8), source: "p.json")
         #expect(configuration.threshold.sign == .plus && configuration.herdSpreadWindow.sign == .plus)
         #expect(configuration.summary(source: "p.json").contains("threshold 0.0;"), "\(configuration.summary(source: "p.json"))")
     }

@@ -50,12 +50,16 @@ open class NSException: NSObject, NSCopying, @unchecked Sendable {
     open override var description: String { exceptionReason ?? exceptionName.rawValue }
 
     /// Raises the exception (Apple: `raise()`): nothing on Linux can catch it, so the
-    /// uncaught-exception handler is called, then the process stops, naming the exception and
-    /// its reason.
+    /// uncaught-exception handler is called, then the process stops as iOS stops an app with
+    /// an uncaught exception: the line "*** Terminating app due to uncaught exception 'NAME',
+    /// reason: 'REASON'" on standard error, then `abort()` (SIGABRT, which crash reporters'
+    /// signal handlers expect). An exception raised while the handler runs (in it, or on
+    /// another thread meanwhile) skips the handler and stops the process at once.
     open func raise() {
-        UncaughtExceptionHandler.current()?(self)
+        if UncaughtExceptionHandler.beginRaising() { UncaughtExceptionHandler.current()?(self) }
         let reasonPart = exceptionReason.map { ", reason: '\($0)'" } ?? ""
-        fatalError("*** Terminating app due to uncaught exception '\(exceptionName.rawValue)'\(reasonPart)")
+        FileHandle.standardError.write(Data("*** Terminating app due to uncaught exception '\(exceptionName.rawValue)'\(reasonPart)\n".utf8))
+        abort()
     }
 
     /// Raises an exception named `name` whose reason is `format` filled from `argList` (Apple:
@@ -66,9 +70,10 @@ open class NSException: NSObject, NSCopying, @unchecked Sendable {
 }
 
 /// The handler called with an exception nobody caught, just before the app ends (Apple:
-/// `NSUncaughtExceptionHandler`). Apple's is a C function, which captures nothing; one written
-/// for it compiles here as a closure.
-public typealias NSUncaughtExceptionHandler = (NSException) -> Void
+/// `NSUncaughtExceptionHandler`). Apple's is a C function, which captures nothing and is
+/// called on whichever thread raised; here a `@Sendable` closure says the same to Swift: a
+/// function or a closure written for Apple's compiles as it is.
+public typealias NSUncaughtExceptionHandler = @Sendable (NSException) -> Void
 
 /// Sets the handler called with an uncaught exception, before the app ends (Apple:
 /// `NSSetUncaughtExceptionHandler(_:)`); `nil` removes it. One handler for the process: a
@@ -85,22 +90,23 @@ public func NSGetUncaughtExceptionHandler() -> NSUncaughtExceptionHandler? {
 
 /// The process's one uncaught-exception handler.
 enum UncaughtExceptionHandler {
-    /// @unchecked Sendable: the handler is called only on the thread raising, as the process
-    /// ends, as Apple calls its C function; code written for Apple's captures no state (a C
-    /// function cannot), so calling it from that thread shares nothing.
-    struct Box: @unchecked Sendable {
-        let handler: NSUncaughtExceptionHandler?
-    }
-
-    private static let installed = Mutex(Box(handler: nil))
+    private static let installed = Mutex<NSUncaughtExceptionHandler?>(nil)
+    /// Whether an exception is being raised: the handler runs once, for the first.
+    private static let raising = Atomic<Bool>(false)
 
     static func set(_ handler: NSUncaughtExceptionHandler?) {
-        installed.withLock { $0 = Box(handler: handler) }
+        installed.withLock { $0 = handler }
     }
 
     /// The handler, read under the lock and called outside it (it is the app's code).
     static func current() -> NSUncaughtExceptionHandler? {
-        installed.withLock { $0.handler }
+        installed.withLock { $0 }
+    }
+
+    /// Marks the process as raising; `false` when it already was (the handler is not
+    /// called again: one that raised would recurse until the stack overflowed).
+    static func beginRaising() -> Bool {
+        raising.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
     }
 }
 

@@ -14,6 +14,11 @@ extension NotificationCenter {
     /// The center is observed from this call until the sequence is released, and what is
     /// posted meanwhile is kept until it is read, in the order it was posted; the sequence never
     /// ends by itself (a `for await` loop over it ends when its task is cancelled).
+    ///
+    /// One loop reads a sequence at a time (two tasks waiting on one sequence at once stop
+    /// the program, as `AsyncStream` does), and a loop ended by its task's cancellation ends
+    /// the sequence: a later loop over it ends at once. Each observer that needs its own
+    /// reading makes its own sequence.
     @_disfavoredOverload
     public func notifications(named name: Notification.Name, object: AnyObject? = nil) -> Notifications {
         Notifications(center: self, name: name, object: object)

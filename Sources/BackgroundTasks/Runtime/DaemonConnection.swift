@@ -434,9 +434,12 @@ extension EmbeddedScheduler {
             path = given
             expected = true
         } else {
+            // The socket's path alone: the state directory's variables are not needed to
+            // reach the daemon (one that cannot be used must not keep the app from it).
+            var ignored: [String] = []
             guard !stateDirectoryConfigured,
-                  let resolved = try? DaemonPaths.resolve(environment: environment, uid: getuid()) else { return nil }
-            path = resolved.socketPath
+                  let socketPath = try? DaemonPaths.socketPath(environment: environment, socketOverride: nil, uid: getuid(), warnings: &ignored) else { return nil }
+            path = socketPath
             expected = false
         }
         // A process bgtaskd launched does not fall back: it ends (EmbeddedScheduler.makeContext).
@@ -465,7 +468,7 @@ extension EmbeddedScheduler {
             link.close()
             log(.info, app: app, "bgtaskd at \(path): \(message); this process becomes the app once it is done")
             return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
-        case .refused(let failure) where failure.code == .appConnected:
+        case .refused(let failure) where failure.code == .appConnected && launchedByDaemon(choice, environment: environment) == nil:
             // Another process of the app is the app: this one is not, and must not act as one
             // with an embedded scheduler whose requests bgtaskd would never see (acknowledged,
             // then never run). It asks again as a reconnecting app does, and becomes the app if

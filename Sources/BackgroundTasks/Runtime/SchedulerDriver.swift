@@ -406,8 +406,19 @@ public final class SchedulerDriver: Sendable {
 
     /// Installs an app that lives in another process: its runs are handed to `host`
     /// (bgtaskd's launcher). Installing again replaces the manifest and the host.
-    public func install(_ registration: AppRegistration, host: any RemoteTaskHost) {
-        install([(registration, host)])
+    /// With `removingWhatIsNoLongerAllowed`, see ``install(_:removingWhatIsNoLongerAllowed:)``.
+    @discardableResult
+    public func install(_ registration: AppRegistration, host: any RemoteTaskHost, removingWhatIsNoLongerAllowed: Bool = false) -> [RemovedRequest] {
+        install([(registration, host)], removingWhatIsNoLongerAllowed: removingWhatIsNoLongerAllowed)
+    }
+
+    /// A pending request an install removed because the app's manifest no longer allows it
+    /// (``AppManifest/refusal(of:)``), with the reason in words.
+    public struct RemovedRequest: Sendable, Equatable {
+        /// The request's key.
+        public var key: RequestKey
+        /// Why the manifest does not allow it.
+        public var reason: String
     }
 
     /// Installs many apps in one hold of the lock (bgtaskd's start-up), with what the
@@ -420,12 +431,41 @@ public final class SchedulerDriver: Sendable {
     /// later in the list was judged as an unknown app's (its switch on, no launch to space
     /// from), then launched at start-up though its Background App Refresh was off or it had
     /// just been launched (an outside probe: its saved state was never restored either).
-    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)]) {
+    ///
+    /// With `removingWhatIsNoLongerAllowed` (bgtaskd, whose manifests are the installed
+    /// ones), pending requests the app's manifest no longer allows (an identifier taken out
+    /// of `BGTaskSchedulerPermittedIdentifiers`, a background mode out of
+    /// `UIBackgroundModes`: a reinstall) are removed first, in the same hold of the lock, so
+    /// nothing judges them under the new manifest: left, they would launch the app for tasks
+    /// it may no longer have. One the store could not delete stays pending and is logged,
+    /// not returned. Not for an embedded app, whose manifest may be a stand-in when its file
+    /// could not be read ("no manifest"): its requests are not the stand-in's to remove.
+    /// - Returns: The requests removed.
+    @discardableResult
+    public func install(_ apps: [(AppRegistration, any RemoteTaskHost)], removingWhatIsNoLongerAllowed: Bool = false) -> [RemovedRequest] {
         let savedPolicyStates = savedPolicyStates(of: apps.map(\.0.app))
         // The rate limit judges as before the restart: a launch whose run never ended (the
         // process was killed) is in the run log, not in the saved policy state.
         let lastLaunches = loadLastLaunches(of: apps.map(\.0.app))
+        var removed: [RemovedRequest] = []
         mutate { state, now in
+            var effects: [EngineEffect] = []
+            for (registration, _) in apps where removingWhatIsNoLongerAllowed {
+                for request in state.engine.pendingRequests(of: registration.app) {
+                    guard let reason = registration.manifest.refusal(of: request) else { continue }
+                    do {
+                        try store?.deleteRequest(request.key)
+                    } catch {
+                        note(.error, app: request.app, "could not remove '\(request.identifier)', which the manifest no longer allows (\(reason)), from the store; it stays pending: \(error)", in: &state)
+                        continue
+                    }
+                    state.removedHere.note(request.key, at: now)
+                    effects += state.engine.handle(.requestCancelled(request.key), at: now).filter {
+                        if case .wake = $0 { false } else { true }
+                    }
+                    removed.append(RemovedRequest(key: request.key, reason: reason))
+                }
+            }
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
                 state.engine.register(registration)
@@ -438,7 +478,6 @@ public final class SchedulerDriver: Sendable {
                     state.engine.restoreLastLaunch(launched, of: registration.app, at: now)
                 }
             }
-            var effects: [EngineEffect] = []
             for (registration, _) in apps {
                 effects += state.engine.handle(.appInstalled(registration), at: now).filter {
                     if case .wake = $0 { false } else { true }
@@ -447,6 +486,7 @@ public final class SchedulerDriver: Sendable {
             effects.append(.wake(at: state.engine.nextWake))
             return effects
         }
+        return removed
     }
 
     /// What the policies learned of `apps`, as the store keeps it: one app's own row, or

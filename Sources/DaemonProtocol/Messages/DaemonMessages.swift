@@ -336,6 +336,13 @@ public enum FailureCode: String, Codable, Sendable, Hashable {
     /// not the app and must not act as one with a scheduler of its own, whose requests the
     /// daemon would never see (docs/daemon.md, "One process per app").
     case appConnected
+
+    /// A code this build does not know (a newer daemon's) reads as ``failed``: the message
+    /// still says what happened, and the reply is not lost to a decoding error.
+    public init(from decoder: any Decoder) throws {
+        let raw = try decoder.singleValueContainer().decode(String.self)
+        self = FailureCode(rawValue: raw) ?? .failed
+    }
 }
 
 /// A failure: a code and a message that names the culprit.

@@ -131,12 +131,12 @@ public enum DaemonPaths {
     ///   (``EnvironmentText``): the path read would name another directory.
     private static func usable(_ variable: String, in environment: [String: String], warnings: inout [String]) throws(PathError) -> String? {
         guard let value = environment[variable], !value.isEmpty else { return nil }
-        if let problem = EnvironmentText.problem(variable: variable, value: value) {
-            throw PathError(path: variable, message: problem)
-        }
         guard value.hasPrefix("/") else {
             warnings.append("\(variable)=\(value) is not an absolute path; ignored")
             return nil
+        }
+        if let problem = EnvironmentText.problem(variable: variable, value: value) {
+            throw PathError(path: variable, message: problem)
         }
         return value
     }

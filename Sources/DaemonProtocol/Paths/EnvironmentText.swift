@@ -14,7 +14,9 @@ public enum EnvironmentText {
     public static func problem(variable: String, value: String) -> String? {
         guard value.unicodeScalars.contains("\u{FFFD}"), let raw = getenv(variable) else { return nil }
         let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
-        guard String(validating: bytes, as: UTF8.self) == nil else { return nil }
+        // Only this process's own variable, read lossily, is refused: not valid UTF-8, and
+        // what Foundation made of it is the value given.
+        guard String(validating: bytes, as: UTF8.self) == nil, String(decoding: bytes, as: UTF8.self) == value else { return nil }
         return "\(variable) is not valid UTF-8 (\"\(escaped(bytes))\"): a path read from it would name another directory; set it to a path in UTF-8"
     }
 

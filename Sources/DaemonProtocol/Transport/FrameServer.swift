@@ -594,6 +594,12 @@ struct BindingLock {
             Glibc.close(descriptor)
             throw FrameServer.ListenError(code: .systemCall, path: socketPath, message: "cannot listen on \(socketPath): its lock file \(lockPath) is \(kind), not a regular file; it was left alone (remove it if it is not needed)")
         }
+        // In a shared directory another user could hold the lock for good: refused at once,
+        // naming the owner, rather than waited on.
+        guard info.st_uid == getuid() else {
+            Glibc.close(descriptor)
+            throw FrameServer.ListenError(code: .systemCall, path: socketPath, message: "cannot listen on \(socketPath): its lock file \(lockPath) belongs to uid \(info.st_uid), not to uid \(getuid()); another user may have made it (choose another --socket, or remove it if it is not needed)")
+        }
         let deadline = ContinuousClock.now + Self.patience
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno

@@ -145,12 +145,15 @@ public struct AppManifest: Hashable, Sendable {
     /// Why this manifest does not let its app have `request` pending (its identifier is not
     /// listed, or its kind needs a background mode not declared), or `nil`: what a reinstall
     /// with a narrower manifest asks of the requests already pending.
+    ///
+    /// The mode is checked first: a system identifier (the legacy fetch's) is listed by the
+    /// system for an app with its mode, so without the mode it is the mode that is missing.
     public func refusal(of request: PendingRequest) -> String? {
-        guard permits(identifier: request.identifier, allowWildcard: request.kind == .continuedProcessing) else {
-            return "not in \(Key.permittedIdentifiers) any more"
-        }
         if let mode = request.kind.requiredBackgroundMode, !hasBackgroundMode(mode) {
             return "a \(request.kind) task, and \"\(mode)\" is not in UIBackgroundModes any more"
+        }
+        guard permits(identifier: request.identifier, allowWildcard: request.kind == .continuedProcessing) else {
+            return "not in \(Key.permittedIdentifiers) any more"
         }
         return nil
     }
@@ -279,16 +282,12 @@ public struct AppManifest: Hashable, Sendable {
         "fetch", "remote-notification", "processing", "nearby-interaction", "push-to-talk",
     ]
 
-    /// Refuses a mode listed twice (as a permitted identifier listed twice is) and one of
-    /// Apple's modes in another case, naming the entry.
+    /// Refuses one of Apple's modes in another case, naming the entry: the mode it was meant
+    /// to declare would be missing without a word. A mode listed twice is taken once, as iOS
+    /// takes it (refusing it would stop an app installed before this rule from launching).
     static func checkBackgroundModes(_ modes: [String], source: String) throws(ManifestError) {
-        var firstIndex: [String: Int] = [:]
         for (index, mode) in modes.enumerated() {
             let key = "\(Key.backgroundModes)[\(index)]"
-            if let first = firstIndex[mode] {
-                throw ManifestError(code: .invalidValue, file: source, key: key, message: "\"\(mode)\" is listed twice (first at \(Key.backgroundModes)[\(first)]); list each mode once")
-            }
-            firstIndex[mode] = index
             if !knownBackgroundModes.contains(mode), let known = knownBackgroundModes.first(where: { $0.lowercased() == mode.lowercased() }) {
                 throw ManifestError(code: .invalidValue, file: source, key: key, message: "expected \"\(known)\" (modes are case-sensitive: iOS would not take \"\(mode)\" for it either), found \"\(mode)\"")
             }

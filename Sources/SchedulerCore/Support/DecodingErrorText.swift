@@ -47,8 +47,13 @@ public enum DecodingErrorText {
             _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
             return nil
         } catch {
-            guard let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String,
-                  let range = said.range(of: "around character "),
+            guard let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
+            // Foundation's own place, when it gives one as a line and column.
+            if let lineRange = said.range(of: "line "), let line = Int(said[lineRange.upperBound...].prefix { $0.isNumber }),
+               let columnRange = said.range(of: "column "), let column = Int(said[columnRange.upperBound...].prefix { $0.isNumber }) {
+                return "it stops being JSON at line \(line), column \(column)"
+            }
+            guard let range = said.range(of: "around character "),
                   let offset = Int(said[range.upperBound...].prefix { $0.isNumber }) else { return nil }
             let before = bytes.prefix(max(0, min(offset, bytes.count)))
             let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }

@@ -455,7 +455,12 @@ struct RunLogReading {
     func filterDescription(_ options: RunLogOptions) -> String {
         var text = ""
         if let app = options.app { text += " for \(app)" }
-        if let since { text += " since \(RunLogFormat.time(since))" }
+        // To the millisecond when the time has a fraction: "no runs since 08:00:00" for a
+        // --since of 08:00:00.5 would name another instant than the one given.
+        if let since {
+            let whole = since.timeIntervalSince1970.rounded(.down) == since.timeIntervalSince1970
+            text += " since \(whole ? RunLogFormat.time(since) : RunLogFormat.preciseTime(since))"
+        }
         return text
     }
 

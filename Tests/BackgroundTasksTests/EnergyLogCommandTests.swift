@@ -214,6 +214,10 @@ import Testing
         #expect(output.contains("for com.example.feedreader since 2026-11-29T12:00:00Z"))
         #expect(!output.contains("com.example.photos"))
         #expect(!output.contains("2026-11-29T06:00:00Z"))
+        // A time with a fraction is named with it, not as another instant (an outside probe).
+        let precise = try parseLog(["--app", "com.example.feedreader", "--since", "2026-11-29T12:00:00.5Z"])
+        let named = try LogCommand.run(precise, environment: home.environment, now: Self.now, warn: Self.noWarning)
+        #expect(named.contains("since 2026-11-29T12:00:00.500Z"), "\(named)")
     }
 
     @Test func aStateHomeThatIsAFileIsSaidNotReadAsNoRuns() throws {

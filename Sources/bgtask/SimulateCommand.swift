@@ -49,7 +49,7 @@ enum SimulateCommand {
     static let maximumSeeds: UInt64 = 100
 
     /// The most days one simulation may cover.
-    static let maximumDays = 3_660
+    static let maximumDays = Simulation.maximumDays
     /// The most app-days one simulation may cover: its whole trace is kept (about 300 KB a
     /// day for the example app), so ten years of one app or a year of ten apps at most. A
     /// comparison plays each seed's simulation up to 16 times (one at a time, keeping only

@@ -49,6 +49,31 @@ import Testing
         #expect(Self.launches(switchedOff).count == 1, "turned on, it runs: \(switchedOff.recorded)")
     }
 
+    @Test("a request the installed manifest no longer allows is removed at start-up without judging the other apps before they are registered")
+    func removingWhatIsNoLongerAllowedJudgesNothingEarly() throws {
+        let file = try TemporaryStoreFile()
+        defer { file.cleanUp() }
+        let store = try file.open()
+        // The test app's refresh is due, its switch off; the other app's refresh is due and
+        // its manifest no longer lists it (a reinstall the daemon did not finish).
+        try store.upsertRequest(Self.refresh(testApp, refreshID, at: testStart.addingTimeInterval(-60)))
+        try store.upsertRequest(Self.refresh(Self.other, Self.otherRefresh, at: testStart.addingTimeInterval(-60)))
+        let (driver, _) = Self.driver(store, at: testStart)
+        let other = RecordingHost(), switchedOff = RecordingHost()
+        let narrower = AppManifest(appID: Self.other, permittedIdentifiers: [], backgroundModes: ["fetch"], source: "other manifest")
+        let removed = driver.install([
+            (AppRegistration(app: Self.other, manifest: narrower), other),
+            (AppRegistration(app: testApp, manifest: testManifest, backgroundRefreshEnabled: false), switchedOff),
+        ], removingWhatIsNoLongerAllowed: true)
+        #expect(removed.map(\.key) == [RequestKey(app: Self.other, identifier: Self.otherRefresh)])
+        #expect(removed.first?.reason.contains("BGTaskSchedulerPermittedIdentifiers") == true)
+        #expect(switchedOff.recorded.isEmpty, "judged before its switch was known: \(switchedOff.recorded)")
+        #expect(other.recorded.isEmpty, "\(other.recorded)")
+        #expect(driver.pendingRequests(of: Self.other).isEmpty)
+        #expect(try store.pendingRequests(app: Self.other).isEmpty, "removed from the store too")
+        #expect(driver.pendingRequests(of: testApp).map(\.identifier) == [refreshID])
+    }
+
     @Test("the rate limit remembers launches across a restart: from the saved policy state, and from the run log for a run whose end was never saved")
     func rateLimitSurvivesARestart() throws {
         let file = try TemporaryStoreFile()

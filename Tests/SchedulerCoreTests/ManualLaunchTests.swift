@@ -31,6 +31,23 @@ import Testing
         #expect(plain.description.contains("'com.example.none'"), "\(plain)")
     }
 
+    /// A remote wake (an app refresh the system files, with a payload) needs the app's
+    /// `remote-notification` mode, not `fetch`: iOS wakes such an app for a silent push
+    /// without the fetch mode (a reviewer found the push refused "needs fetch").
+    @Test func aRemoteWakeNeedsRemoteNotificationNotFetch() throws {
+        let app = AppID("com.example.pushed")
+        let wakeID = "com.example.pushed.remote-notification"
+        var engine = SchedulerEngine(configuration: .init(), conditions: .favorable)
+        engine.register(AppRegistration(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [wakeID, "com.example.pushed.refresh"], backgroundModes: ["remote-notification"])))
+        var wake = PendingRequest(app: app, identifier: wakeID, kind: .appRefresh, submittedAt: t0)
+        wake.remoteNotificationPayload = "{}"
+        #expect(throws: Never.self) { _ = try engine.wake(wake, at: t0) }
+        // The app's own refresh still needs `fetch`.
+        let refresh = PendingRequest(app: app, identifier: "com.example.pushed.refresh", kind: .appRefresh, submittedAt: t0)
+        let refused = try #require(throws: SubmitRejection.self) { try engine.checkSubmit(refresh, at: t0) }
+        #expect(refused.message.contains("\"fetch\""), "\(refused)")
+    }
+
     @Test func aDueRequestWaitsForSimulateLaunch() throws {
         var engine = manualEngine()
         let submitted = try F.submit(F.processing(), to: &engine, at: t0)

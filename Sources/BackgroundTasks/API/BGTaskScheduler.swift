@@ -284,10 +284,10 @@ public final class BGTaskScheduler: @unchecked Sendable {
     /// completion on the next level's queue: iOS code that bridges the API synchronously
     /// (a semaphore waited on in one completion handler for another's) would otherwise wait
     /// for a handler queued behind itself, for ever, and hold up every later handler.
-    /// Beyond ``callbackQueues``' depth, each nested call's completion gets a serial queue
-    /// of its own (made for it, on the same pool): sharing the last level would make a
-    /// ninth-level bridge wait for a handler queued behind itself (an outside probe hung
-    /// so); those deepest handlers keep no order among themselves.
+    /// Beyond ``callbackQueues``' depth, each level gets a serial queue made when a call
+    /// first needs it and dropped once its handlers have run (``deepQueues``): sharing the
+    /// last level would make a ninth-level bridge wait for a handler queued behind itself (an
+    /// outside probe hung so), and a queue per call would lose the order of one level.
     static let callbackQueues: [DispatchQueue] = (0..<8).map { DispatchQueue(label: "bgtask.scheduler.completion-handlers.\($0)") }
 
     /// The level of the completion handler running on this thread, if any. A task-local:
@@ -297,21 +297,45 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     /// The queue for the completion of a call made now: one level below the handler the
     /// caller runs in, the first outside handlers.
-    static var callbackQueue: DispatchQueue { queue(forLevel: nextCallbackLevel) }
+    /// (Of the first eight levels: what a test waits on from outside handlers.)
+    static var callbackQueue: DispatchQueue { callbackQueues[min(nextCallbackLevel, callbackQueues.count - 1)] }
 
     /// The level of ``callbackQueue``: one below the handler running, the first outside them.
     private static var nextCallbackLevel: Int { callbackLevel.map { $0 + 1 } ?? 0 }
 
-    /// The queue of `level`: one of ``callbackQueues``, or beyond them one made for the call.
-    private static func queue(forLevel level: Int) -> DispatchQueue {
-        level < callbackQueues.count ? callbackQueues[level] : DispatchQueue(label: "bgtask.scheduler.completion-handlers.deep")
+    /// The queues of the levels beyond ``callbackQueues``, each with the handlers it has not
+    /// run yet: a level's queue goes when its last handler has run, so a level reached once
+    /// keeps nothing, and the next call there (all earlier handlers done) keeps their order.
+    private static let deepQueues = Mutex<[Int: (queue: DispatchQueue, pending: Int)]>([:])
+
+    /// Runs `work` on the queue of `level`, in the order of the calls made at that level.
+    private static func enqueue(level: Int, _ work: @escaping @Sendable () -> Void) {
+        guard level >= callbackQueues.count else { return callbackQueues[level].async(execute: work) }
+        let queue = deepQueues.withLock { queues -> DispatchQueue in
+            if var entry = queues[level] {
+                entry.pending += 1
+                queues[level] = entry
+                return entry.queue
+            }
+            let made = DispatchQueue(label: "bgtask.scheduler.completion-handlers.\(level)")
+            queues[level] = (made, 1)
+            return made
+        }
+        queue.async {
+            work()
+            deepQueues.withLock { queues in
+                guard var entry = queues[level] else { return }
+                entry.pending -= 1
+                queues[level] = entry.pending == 0 ? nil : entry
+            }
+        }
     }
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
     private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
         let level = nextCallbackLevel
-        queue(forLevel: level).async { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
+        enqueue(level: level) { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
     }
 
     /// Copies of the pending requests.

@@ -53,12 +53,24 @@ open class NSException: NSObject, NSCopying, @unchecked Sendable {
     /// uncaught-exception handler is called, then the process stops as iOS stops an app with
     /// an uncaught exception: the line "*** Terminating app due to uncaught exception 'NAME',
     /// reason: 'REASON'" on standard error, then `abort()` (SIGABRT, which crash reporters'
-    /// signal handlers expect). An exception raised while the handler runs (in it, or on
-    /// another thread meanwhile) skips the handler and stops the process at once.
+    /// signal handlers expect). The handler runs once, for the first exception: one raised
+    /// in the handler itself stops the process at once, and one raised on another thread
+    /// meanwhile waits for good, so the first thread's handler finishes its work (its
+    /// `abort()` ends the process).
     open func raise() {
-        if UncaughtExceptionHandler.beginRaising() { UncaughtExceptionHandler.current()?(self) }
+        switch UncaughtExceptionHandler.beginRaising() {
+        case .first:
+            UncaughtExceptionHandler.current()?(self)
+        case .again:
+            break
+        case .elsewhere:
+            while true { pause() }
+        }
         let reasonPart = exceptionReason.map { ", reason: '\($0)'" } ?? ""
-        FileHandle.standardError.write(Data("*** Terminating app due to uncaught exception '\(exceptionName.rawValue)'\(reasonPart)\n".utf8))
+        // write(2), its result ignored, not FileHandle: corelibs' FileHandle.write traps when
+        // standard error is closed, which would end the process by another signal than SIGABRT.
+        let line = Array("*** Terminating app due to uncaught exception '\(exceptionName.rawValue)'\(reasonPart)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         abort()
     }
 
@@ -91,8 +103,12 @@ public func NSGetUncaughtExceptionHandler() -> NSUncaughtExceptionHandler? {
 /// The process's one uncaught-exception handler.
 enum UncaughtExceptionHandler {
     private static let installed = Mutex<NSUncaughtExceptionHandler?>(nil)
-    /// Whether an exception is being raised: the handler runs once, for the first.
-    private static let raising = Atomic<Bool>(false)
+    /// The thread raising the first exception (`pthread_self`), 0 while none is.
+    private static let raisingThread = Atomic<UInt>(0)
+
+    /// What a raise is: the first of the process, one more on the thread already raising
+    /// (from the handler), or one on another thread meanwhile.
+    enum Raise { case first, again, elsewhere }
 
     static func set(_ handler: NSUncaughtExceptionHandler?) {
         installed.withLock { $0 = handler }
@@ -103,10 +119,13 @@ enum UncaughtExceptionHandler {
         installed.withLock { $0 }
     }
 
-    /// Marks the process as raising; `false` when it already was (the handler is not
-    /// called again: one that raised would recurse until the stack overflowed).
-    static func beginRaising() -> Bool {
-        raising.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+    /// Marks this thread as raising, unless a thread already is: the handler runs once (one
+    /// that raised would otherwise recurse until the stack overflowed).
+    static func beginRaising() -> Raise {
+        let me = UInt(pthread_self())  // pthread_t is an unsigned long on Linux
+        let (exchanged, original) = raisingThread.compareExchange(expected: 0, desired: me, ordering: .sequentiallyConsistent)
+        if exchanged { return .first }
+        return original == me ? .again : .elsewhere
     }
 }
 

@@ -120,6 +120,7 @@ public enum AppInstallation {
         let manifest: AppManifest
         do {
             manifest = try AppManifest.load(contentsOf: manifestURL)
+            try manifest.checkBackgroundModeSpelling()
         } catch {
             throw AppInstallationError(error)
         }

@@ -263,7 +263,7 @@ public enum EmbeddedScheduler {
             // a store bgtaskd never reads, and keep a background process alive that nothing
             // ends (docs/daemon.md, "Reconnecting"). The process ends instead; a daemon that
             // lives records the launch as failed.
-            let cause = problems.isEmpty ? "bgtaskd at \(socket) cannot be reached (see above)" : problems.joined(separator: "; ")
+            let cause = problems.isEmpty ? "bgtaskd at \(socket) could not be reached or refused this process (see above)" : problems.joined(separator: "; ")
             log(.error, app: app, "bgtaskd started this process, but \(cause); it exits rather than run a scheduler of its own, whose requests bgtaskd would never see")
             exit(1)
         }

@@ -449,7 +449,9 @@ public final class SchedulerDriver: Sendable {
         let lastLaunches = loadLastLaunches(of: apps.map(\.0.app))
         var removed: [RemovedRequest] = []
         mutate { state, now in
-            var effects: [EngineEffect] = []
+            // Withdrawn without judging (a cancel's launch pass would judge every app before
+            // any is registered, each as an unknown app): the `.appInstalled` pass below
+            // judges once, after every app is registered with its switch and saved state.
             for (registration, _) in apps where removingWhatIsNoLongerAllowed {
                 for request in state.engine.pendingRequests(of: registration.app) {
                     guard let reason = registration.manifest.refusal(of: request) else { continue }
@@ -460,12 +462,11 @@ public final class SchedulerDriver: Sendable {
                         continue
                     }
                     state.removedHere.note(request.key, at: now)
-                    effects += state.engine.handle(.requestCancelled(request.key), at: now).filter {
-                        if case .wake = $0 { false } else { true }
-                    }
+                    state.engine.withdraw(request.key)
                     removed.append(RemovedRequest(key: request.key, reason: reason))
                 }
             }
+            var effects: [EngineEffect] = []
             for (registration, host) in apps {
                 state.remoteHosts[registration.app] = host
                 state.engine.register(registration)
@@ -485,7 +486,7 @@ public final class SchedulerDriver: Sendable {
             }
             effects.append(.wake(at: state.engine.nextWake))
             return effects
-        }
+        } prefix: { now in removed.map { .cancelled($0.key, at: now) } }
         return removed
     }
 

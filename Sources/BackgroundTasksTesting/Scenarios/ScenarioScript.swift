@@ -71,8 +71,11 @@ public struct ScenarioScript: Hashable, Sendable {
 extension Scenario {
     /// The scenario played for `days` days from `start` (a midnight), drawing every random
     /// choice from `seed` (the scenario's own when `nil`).
+    ///
+    /// At most ``Simulation/maximumDays`` days are drawn (the script is kept in memory; a
+    /// `Simulation` refuses more before it asks), fewer than none as none.
     public func script(start: Date, days: Int, seed: UInt64? = nil) -> ScenarioScript {
-        ScriptBuilder(scenario: self, days: max(days, 0), seed: seed ?? self.seed).script(start: start)
+        ScriptBuilder(scenario: self, days: min(max(days, 0), Simulation.maximumDays), seed: seed ?? self.seed).script(start: start)
     }
 
     /// Simulated day `index` as a script plays it: the pattern's day with every boundary and

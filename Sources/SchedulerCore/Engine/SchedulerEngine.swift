@@ -318,7 +318,10 @@ public struct SchedulerEngine: Sendable {
         guard manifest.permits(identifier: id, allowWildcard: wildcard) else {
             throw SubmitRejection.notListed(id, in: manifest)
         }
-        if let mode = request.kind.requiredBackgroundMode, !manifest.hasBackgroundMode(mode) {
+        // A remote wake is an app refresh the system files for an app with
+        // `remote-notification`, as iOS wakes such an app without `fetch`.
+        let remoteWakeAllowed = request.remoteNotificationPayload != nil && manifest.hasBackgroundMode(AppManifest.remoteNotificationMode)
+        if let mode = request.kind.requiredBackgroundMode, !manifest.hasBackgroundMode(mode), !remoteWakeAllowed {
             throw SubmitRejection(.notPermitted, "'\(id)' is a \(request.kind) task, which needs \"\(mode)\" in UIBackgroundModes of \(manifest.source ?? "the manifest")")
         }
         if let options = request.continuedProcessing {
@@ -400,6 +403,14 @@ public struct SchedulerEngine: Sendable {
         launchWhatIsReady(at: now, into: &effects)
         effects.append(.wake(at: nextWake))
         return effects
+    }
+
+    /// Takes the pending request `key` out without judging anything (what
+    /// `.requestCancelled` does before its launch pass): for a caller that removes requests
+    /// before the apps they belong to are registered, so that the pass that follows
+    /// registration judges everything once, each app as itself.
+    public mutating func withdraw(_ key: RequestKey) {
+        _ = index.remove(key)
     }
 
     /// An identifier asked for from outside, for a message: quoted as it is when it could be

@@ -138,6 +138,9 @@ public struct AppManifest: Hashable, Sendable {
     }
 
     /// Whether `UIBackgroundModes` lists `mode` (for example `fetch` or `processing`).
+    /// `remote-notification`: the mode that lets the system wake the app with a push.
+    public static let remoteNotificationMode = "remote-notification"
+
     public func hasBackgroundMode(_ mode: String) -> Bool {
         backgroundModes.contains(mode)
     }
@@ -263,7 +266,6 @@ public struct AppManifest: Hashable, Sendable {
         }
         let permitted = try stringArray(dictionary, key: Key.permittedIdentifiers, source: source)
         let modes = try stringArray(dictionary, key: Key.backgroundModes, source: source)
-        try checkBackgroundModes(modes, source: source)
         let arguments = try stringArray(dictionary, key: Key.launchArguments, source: source, limit: maximumLaunchArguments)
 
         var manifest = AppManifest(
@@ -283,13 +285,14 @@ public struct AppManifest: Hashable, Sendable {
     ]
 
     /// Refuses one of Apple's modes in another case, naming the entry: the mode it was meant
-    /// to declare would be missing without a word. A mode listed twice is taken once, as iOS
-    /// takes it (refusing it would stop an app installed before this rule from launching).
-    static func checkBackgroundModes(_ modes: [String], source: String) throws(ManifestError) {
-        for (index, mode) in modes.enumerated() {
-            let key = "\(Key.backgroundModes)[\(index)]"
-            if !knownBackgroundModes.contains(mode), let known = knownBackgroundModes.first(where: { $0.lowercased() == mode.lowercased() }) {
-                throw ManifestError(code: .invalidValue, file: source, key: key, message: "expected \"\(known)\" (modes are case-sensitive: iOS would not take \"\(mode)\" for it either), found \"\(mode)\"")
+    /// to declare would be missing without a word. Checked when an app is installed with
+    /// bgtaskd (`AppInstallation`), not at every parse: an app installed before this rule
+    /// still launches (its manifest is read again at each launch). A mode listed twice is
+    /// taken once, as iOS takes it.
+    public func checkBackgroundModeSpelling() throws(ManifestError) {
+        for mode in backgroundModes.sorted() where !Self.knownBackgroundModes.contains(mode) {
+            if let known = Self.knownBackgroundModes.first(where: { $0.lowercased() == mode.lowercased() }) {
+                throw ManifestError(code: .invalidValue, file: source ?? "code", key: Key.backgroundModes, message: "expected \"\(known)\" (modes are case-sensitive: iOS would not take \"\(mode)\" for it either), found \"\(mode)\"")
             }
         }
     }

@@ -323,7 +323,7 @@ public final class DaemonService: Sendable {
         /// The app as installed.
         public var app: InstalledApp
         /// The requests removed, in submission order, each with the reason.
-        public var removedRequests: [(identifier: String, reason: String)]
+        public var removedRequests: [SchedulerDriver.RemovedRequest]
     }
 
     /// Validates the manifest at `path`, records the app, and installs it in the engine.
@@ -359,10 +359,9 @@ public final class DaemonService: Sendable {
         }
         // Registering removes the pending requests the new manifest no longer allows, in the
         // same hold of the driver's lock (SchedulerDriver.install).
-        let (replaced, removedKeys) = register(app)
-        let removed = removedKeys.map { (identifier: $0.key.identifier, reason: $0.reason) }
-        for (identifier, reason) in removed {
-            log(.info, app: app.app, "removed the pending request '\(identifier)' of \(app.app): \(reason) (reinstalled from \(path))")
+        let (replaced, removed) = register(app)
+        for request in removed {
+            log(.info, app: app.app, "removed the pending request '\(request.key.identifier)' of \(app.app): \(request.reason) (reinstalled from \(path))")
         }
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
         if let supervisor = replaced {
@@ -657,7 +656,7 @@ public final class DaemonService: Sendable {
         case .install(let path):
             do {
                 let report = try installReporting(manifestPath: path)
-                let removed = report.removedRequests.map { "'\($0.identifier)' (\($0.reason))" }
+                let removed = report.removedRequests.map { "'\($0.key.identifier)' (\($0.reason))" }
                 return .done("installed \(report.app.app): \(report.app.executable)"
                     + (removed.isEmpty ? "" : "; removed \(removed.count) pending request(s) the new manifest does not allow: \(removed.joined(separator: ", "))"))
             } catch {

@@ -133,7 +133,7 @@ extension ProcessTests {
         let environment = ["XDG_STATE_HOME": scratch.url.path]
 
         let text = try NotificationsCommand.run(.init(), environment: environment)
-        #expect(text.contains("could not be read (not valid JSON: it stops being JSON at line 2, column 15)"), "\(text)")
+        #expect(text.contains("could not be read (expected valid JSON, found an error at line 2, column 15"), "\(text)")
         #expect(text.contains("com.example.linked ("), "\(text)")
         #expect(text.contains("/nonexistent/kept.json"), "\(text)")
         let one = try NotificationsCommand.run(.init(app: AppID("com.example.linked")), environment: environment)

@@ -454,7 +454,11 @@ public final class SchedulerDriver: Sendable {
             // judges once, after every app is registered with its switch and saved state.
             for (registration, _) in apps where removingWhatIsNoLongerAllowed {
                 for request in state.engine.pendingRequests(of: registration.app) {
-                    guard let reason = registration.manifest.refusal(of: request) else { continue }
+                    guard let refusal = registration.manifest.refusal(of: request) else { continue }
+                    // The mode first: without it the system's own identifier (the legacy
+                    // fetch's) is not listed either, and the mode is what went.
+                    let reason = refusal.missingMode.map { "a \(request.kind) task, and \"\($0)\" is not in UIBackgroundModes any more" }
+                        ?? "not in \(AppManifest.Key.permittedIdentifiers) any more"
                     do {
                         try store?.deleteRequest(request.key)
                     } catch {

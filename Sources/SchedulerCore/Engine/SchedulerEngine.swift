@@ -314,15 +314,11 @@ public struct SchedulerEngine: Sendable {
             throw SubmitRejection(.unavailable, "Background App Refresh is off for \(request.app); '\(id)' cannot be scheduled")
         }
         let manifest = registration.manifest
-        let wildcard = request.kind == .continuedProcessing
-        guard manifest.permits(identifier: id, allowWildcard: wildcard) else {
-            throw SubmitRejection.notListed(id, in: manifest)
-        }
-        // A remote wake is an app refresh the system files for an app with
-        // `remote-notification`, as iOS wakes such an app without `fetch`.
-        let remoteWakeAllowed = request.remoteNotificationPayload != nil && manifest.hasBackgroundMode(AppManifest.remoteNotificationMode)
-        if let mode = request.kind.requiredBackgroundMode, !manifest.hasBackgroundMode(mode), !remoteWakeAllowed {
-            throw SubmitRejection(.notPermitted, "'\(id)' is a \(request.kind) task, which needs \"\(mode)\" in UIBackgroundModes of \(manifest.source ?? "the manifest")")
+        if let refusal = manifest.refusal(of: request) {
+            guard refusal.isListed else { throw SubmitRejection.notListed(id, in: manifest) }
+            if let mode = refusal.missingMode {
+                throw SubmitRejection(.notPermitted, "'\(id)' is a \(request.kind) task, which needs \"\(mode)\" in UIBackgroundModes of \(manifest.source ?? "the manifest")")
+            }
         }
         if let options = request.continuedProcessing {
             for resource in options.requiredResources where !configuration.supportedResources.contains(resource) {

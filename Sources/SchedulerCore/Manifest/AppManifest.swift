@@ -145,20 +145,25 @@ public struct AppManifest: Hashable, Sendable {
         backgroundModes.contains(mode)
     }
 
-    /// Why this manifest does not let its app have `request` pending (its identifier is not
-    /// listed, or its kind needs a background mode not declared), or `nil`: what a reinstall
-    /// with a narrower manifest asks of the requests already pending.
-    ///
-    /// The mode is checked first: a system identifier (the legacy fetch's) is listed by the
-    /// system for an app with its mode, so without the mode it is the mode that is missing.
-    public func refusal(of request: PendingRequest) -> String? {
-        if let mode = request.kind.requiredBackgroundMode, !hasBackgroundMode(mode) {
-            return "a \(request.kind) task, and \"\(mode)\" is not in UIBackgroundModes any more"
-        }
-        guard permits(identifier: request.identifier, allowWildcard: request.kind == .continuedProcessing) else {
-            return "not in \(Key.permittedIdentifiers) any more"
-        }
-        return nil
+    /// What this manifest does not allow of `request` (`nil` when it allows it): the one
+    /// reading of the manifest that a submission's check (`SchedulerEngine.checkPermitted`)
+    /// and a reinstall's removal of what is no longer allowed both word their own way.
+    public struct Refusal: Hashable, Sendable {
+        /// Whether `BGTaskSchedulerPermittedIdentifiers` lists the identifier (a
+        /// continued-processing request matching a `prefix.*` entry counts).
+        public var isListed: Bool
+        /// The background mode the request's kind needs and the manifest does not declare.
+        public var missingMode: String?
+    }
+
+    /// What this manifest does not allow of `request`, or `nil`. A remote wake (an app
+    /// refresh the system files with a payload) needs `remote-notification`, not `fetch`, as
+    /// iOS wakes such an app for a silent push without the fetch mode.
+    public func refusal(of request: PendingRequest) -> Refusal? {
+        let isListed = permits(identifier: request.identifier, allowWildcard: request.kind == .continuedProcessing)
+        let remoteWake = request.remoteNotificationPayload != nil && hasBackgroundMode(Self.remoteNotificationMode)
+        let missingMode = request.kind.requiredBackgroundMode.flatMap { hasBackgroundMode($0) || remoteWake ? nil : $0 }
+        return isListed && missingMode == nil ? nil : Refusal(isListed: isListed, missingMode: missingMode)
     }
 
     /// Checks the rules ``parse(_:source:)`` applies: `CFBundleIdentifier` is reverse-DNS,

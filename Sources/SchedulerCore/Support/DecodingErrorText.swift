@@ -31,35 +31,20 @@ public enum DecodingErrorText {
     }
 
     /// ``describe(_:under:)`` for an error decoding `bytes`: where Foundation's decoder says
-    /// only "The given data was not valid JSON." (no place), the line and column where
-    /// `JSONSerialization` stopped are added, so that the person who wrote the file can find
-    /// the mistake.
+    /// only "The given data was not valid JSON." (no place), ``StrictJSON`` reads the bytes
+    /// again and says where and what (line, column, the text near it), in the wording every
+    /// other decoder of the project uses.
     public static func describe(_ error: any Error, decoding bytes: [UInt8], under root: String? = nil) -> String {
-        guard case .dataCorrupted(let context)? = error as? DecodingError, context.codingPath.isEmpty,
-              let place = invalidJSONPlace(in: bytes) else { return describe(error, under: root) }
-        return "not valid JSON: \(place)"
-    }
-
-    /// `it stops being JSON at line L, column C` (from 1, columns in bytes), when
-    /// `JSONSerialization` says ("around character N", its offset from 0), else `nil`.
-    static func invalidJSONPlace(in bytes: [UInt8]) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            guard let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
-            // Foundation's own place, when it gives one as a line and column.
-            if let lineRange = said.range(of: "line "), let line = Int(said[lineRange.upperBound...].prefix { $0.isNumber }),
-               let columnRange = said.range(of: "column "), let column = Int(said[columnRange.upperBound...].prefix { $0.isNumber }) {
-                return "it stops being JSON at line \(line), column \(column)"
-            }
-            guard let range = said.range(of: "around character "),
-                  let offset = Int(said[range.upperBound...].prefix { $0.isNumber }) else { return nil }
-            let before = bytes.prefix(max(0, min(offset, bytes.count)))
-            let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-            let column = before.count - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            return "it stops being JSON at line \(line), column \(column)"
+        guard case .dataCorrupted(let context)? = error as? DecodingError, context.codingPath.isEmpty else {
+            return describe(error, under: root)
         }
+        let data = Data(bytes)
+        do {
+            try StrictJSON.validate(data)
+        } catch {
+            return error.explanation(in: data)
+        }
+        return describe(error, under: root)
     }
 
     /// A key path as `request.app._0.submit._0.earliestBeginDate` (array indices as `[2]`).

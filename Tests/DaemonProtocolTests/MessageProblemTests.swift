@@ -62,6 +62,63 @@ import Testing
         }
     }
 
+    /// A key the request does not have, which JSONDecoder would ignore, is refused naming
+    /// the key and where it is, whether the plain reader or JSONDecoder read the rest.
+    @Test(arguments: [
+        // At the top level the frame is not an envelope of the protocol: closed unanswered.
+        (#"{"id":1,"extra":true,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#, nil, #"unknown key "extra" in the message"#),
+        (#"{"id":2,"request":{"admin":{"_0":{"install":{"manifestPath":"/m","force":true}}}}}"#, 2, #"unknown key "force" in request.admin._0.install"#),
+        (#"{"id":3,"request":{"admin":{"_0":{"status":{"verbose":1}}}}}"#, 3, #"unknown key "verbose" in request.admin._0.status"#),
+        (#"{"id":4,"request":{"hello":{"_0":{"role":"admin","token":"t"}}}}"#, 4, #"unknown key "token" in request.hello._0"#),
+        (#"{"id":5,"request":{"app":{"_0":{"cancel":{"identifier":"x","all":true}}}}}"#, 5, #"unknown key "all" in request.app._0.cancel"#),
+        (#"{"id":6,"request":{"app":{"_0":{"submit":{"_0":{"app":"a","identifier":"i","kind":"refresh","requiresNetworkConnectivity":false,"requiresExternalPower":false,"submittedAt":1,"priority":9}}}}}}"#, 6, #"unknown key "priority" in request.app._0.submit._0"#),
+        (#"{"id":7,"request":{"admin":{"_0":{"respond":{"app":"a.b","response":{"notification":"n","action":"open","txet":"hi"}}}}}}"#, 7, #"unknown key "txet" in request.admin._0.respond.response"#),
+        (#"{"id":8,"request":{"app":{"_0":{"finishedLaunching":{"registered":["a"],"x\u001b":1}}}}}"#, 8, #"unknown key "x\u001B""#),
+    ] as [(String, UInt64?, String)])
+    func aKeyTheRequestDoesNotHaveIsRefused(payload: String, id: UInt64?, expected: String) throws {
+        let data = Data(payload.utf8)
+        // JSONDecoder alone reads it, ignoring the key: that is what must not pass.
+        #expect(try MessageCoding.foundationDecoded(ClientEnvelope.self, from: data).id > 0)
+        #expect(throws: MessageDecodingError.self) { try MessageCoding.decode(ClientEnvelope.self, from: data) }
+        do {
+            _ = try MessageCoding.decode(ClientEnvelope.self, from: data)
+        } catch {
+            #expect(error.message.contains(expected), "\(error.message)")
+        }
+        let problem = MessageProblem.diagnose(clientPayload: data)
+        #expect(problem.id == id, "answered when inside the request: \(problem)")
+        #expect(problem.message.contains(expected), "\(problem.message)")
+        #expect(!problem.message.unicodeScalars.contains { $0.value < 0x20 }, "\(problem.message)")
+    }
+
+    /// What every writer of the protocol sends has no key its request lacks: each request
+    /// of every case, with its optional fields set and not, reads back through the check.
+    @Test func everyRequestAsWrittenPassesTheCheck() throws {
+        let date = Date(timeIntervalSince1970: 1_000)
+        var full = PendingRequest(app: AppID("com.example.app"), identifier: "com.example.app.x", kind: .continuedProcessing, earliestBeginDate: date,
+                                  requiresNetworkConnectivity: true, requiresExternalPower: true, protectionTypeOfRequiredData: "complete",
+                                  continuedProcessing: ContinuedProcessingOptions(title: "t", subtitle: "s", strategy: .queue, requiredResources: ["gpu"]), submittedAt: date)
+        full.remoteNotificationPayload = "{}"
+        let plain = PendingRequest(app: AppID("com.example.app"), identifier: "com.example.app.y", kind: .appRefresh, submittedAt: date)
+        var terms = RetryPolicyTerms(.fixed(60))
+        terms.maximumDelay = 120
+        let requests: [ClientRequest] = [
+            .hello(Hello(role: .app, app: AppID("com.example.app"))), .hello(Hello(role: .admin)),
+            .app(.finishedLaunching(registered: ["a", "b"])), .app(.submit(full)), .app(.submit(plain)),
+            .app(.setRetryPolicy(identifier: "a.b", policy: terms)), .app(.setRetryPolicy(identifier: "a.b", policy: nil)),
+            .app(.checkpointSet(key: "k", value: Data([1, 2, 3]))), .app(.lifecycle(.forceQuit)),
+            .admin(.pending(app: AppID("a.b"))), .admin(.pending(app: nil)), .admin(.push(app: AppID("a.b"), payload: #"{"x":1}"#)),
+            .admin(.respond(app: AppID("a.b"), response: NotificationResponseRequest(notification: "n", action: "open", text: "hi"))),
+        ]
+        for request in requests {
+            let envelope = ClientEnvelope(id: 9, request: request)
+            for payload in [try MessageCoding.encode(envelope), try MessageCoding.jsonEncoded(envelope)] {
+                #expect(MessageCoding.unknownKey(in: payload, of: envelope) == nil, "\(String(decoding: payload, as: UTF8.self))")
+                #expect(try MessageCoding.decode(ClientEnvelope.self, from: payload) == envelope)
+            }
+        }
+    }
+
     /// A retry policy from the wire is checked field by field; a cap below the first delay
     /// (which RetryPolicy would silently raise) is refused naming both.
     @Test func retryTermsAreChecked() {

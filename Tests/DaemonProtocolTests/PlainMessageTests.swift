@@ -156,8 +156,6 @@ import Testing
     @Test(arguments: [
         // a key twice: StrictJSON refuses it
         #"{"id":1,"id":2,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
-        // an unknown key: JSONDecoder ignores it in a struct
-        #"{"id":1,"extra":true,"request":{"app":{"_0":{"cancel":{"identifier":"x"}}}}}"#,
         // an optional written as null
         #"{"id":1,"request":{"hello":{"_0":{"role":"app","app":null}}}}"#,
         // an escaped string

@@ -523,10 +523,24 @@ public enum MessageCoding {
     }
 
     /// A client's envelope: the frequent messages through ``PlainMessageReader``, any
-    /// other (and anything it does not take on) as ``decode(_:from:)-generic`` decodes it.
+    /// other (and anything it does not take on) as ``decode(_:from:)-generic`` decodes it,
+    /// then refused if it has a key its request does not (``UnknownKeys``: the plain reader
+    /// refuses those itself).
     public static func decode(_ type: ClientEnvelope.Type, from payload: Data) throws(MessageDecodingError) -> ClientEnvelope {
         if let envelope = PlainMessageReader.clientEnvelope(payload) { return envelope }
-        return try foundationDecoded(type, from: payload)
+        let envelope = try foundationDecoded(type, from: payload)
+        if let place = unknownKey(in: payload, of: envelope) {
+            throw MessageDecodingError(message: UnknownKeys.problem(at: place))
+        }
+        return envelope
+    }
+
+    /// The place of a key `payload` has that `envelope`, decoded from it, does not.
+    static func unknownKey(in payload: Data, of envelope: ClientEnvelope) -> [UnknownKeys.Step]? {
+        // The envelope was just decoded, so it encodes; if it did not, there is nothing to
+        // compare with and the decoded request stands.
+        guard let known = try? jsonEncoded(envelope) else { return nil }
+        return UnknownKeys.first(in: payload, knownFrom: known)
     }
 
     /// The daemon's envelope: the frequent replies and the launch, expire and terminate

@@ -68,7 +68,10 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
         }
         // The shape holds up to the request's name: its arguments are at fault.
         do {
-            _ = try MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: payload)
+            let envelope = try MessageCoding.jsonDecoder().decode(ClientEnvelope.self, from: payload)
+            if let place = MessageCoding.unknownKey(in: payload, of: envelope) {
+                return MessageProblem(id: id, message: UnknownKeys.problem(at: place))
+            }
             return MessageProblem(id: id, message: "the message could not be read")
         } catch {
             // A number no field's type can hold (2^63 for a run, 1.5 for a count) makes

@@ -86,6 +86,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Per hour of the week, the start of the latest occurrence whose relaunch is counted, so
     /// a third launch in it adds nothing.
     private var lastCountedRelaunch: [Date?]
+    /// Decayed count, per hour of the day (24, every day), of the occurrences in which the
+    /// app was opened and then opened again in the next hour, at least
+    /// ``relaunchSlots`` five-minute slots after the hour's last launch, as of `weightsAsOf`.
+    private var followWeights: [Double]
+    /// Per hour of the week, the start of the latest occurrence whose follow is counted.
+    private var lastCountedFollow: [Date?]
     /// The starts of the device's network losses of an hour or more
     /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
     /// ``networkLossMemory`` of them (the oldest go first).
@@ -125,6 +131,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
         self.lastCountedSlot = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         self.relaunchWeights = Array(repeating: 0, count: 24)
         self.lastCountedRelaunch = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        self.followWeights = Array(repeating: 0, count: 24)
+        self.lastCountedFollow = Array(repeating: nil, count: LocalWeek.hoursPerWeek)
     }
 
     var week: LocalWeek { LocalWeek(utcOffset: configuration.utcOffset) }
@@ -142,6 +150,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         guard LocalWeek.isRepresentable(date) else { return }
         likelihoodMemo = LikelihoodMemo()
         foregroundCount += 1
+        let previousUse = lastUse
         lastUse = max(lastUse ?? date, date)
         if date < observedSince {
             observedSince = date
@@ -157,6 +166,31 @@ public struct UsageModel: Sendable, Codable, Hashable {
             countRelaunch(inOccurrenceStartingAt: start, bucket: bucket)
         }
         countOccurrence(startingAt: start, bucket: bucket, slot: slot)
+        if let previousUse, week.absoluteHour(of: previousUse) == hour - 1,
+           date.timeIntervalSince(previousUse) >= Double(Self.relaunchSlots) * Self.slotLength {
+            countFollow(inOccurrenceStartingAt: week.start(ofHour: hour - 1), bucket: LocalWeek.hourOfWeek(ofHour: hour - 1))
+        }
+    }
+
+    /// Counts the occurrence of hour of the week `bucket` that starts at `start` (one already
+    /// counted as opened) as one the app was opened again after, in the next hour, unless it
+    /// already is.
+    private mutating func countFollow(inOccurrenceStartingAt start: Date, bucket: Int) {
+        countOnce(start, bucket: bucket, counted: \.lastCountedFollow, weights: \.followWeights)
+    }
+
+    /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (any
+    /// hour number is reduced modulo 24; every day) in which the app was opened that saw it
+    /// opened again in the next hour, three five-minute slots' length or more after the last
+    /// launch (``relaunchSlots``): how likely a launch is in the next hour once one came in
+    /// this one. 0 for an hour never opened.
+    ///
+    /// The placement gives the hour after the one the user last opened the app in the
+    /// smaller of its own likelihood and this share: a habit at 09:45 give or take 20
+    /// minutes, whose late days make 10:00 likely too, gets no refreshes after 10:00 on a day
+    /// it came at 09:50, while a user with another habit at 10:30 keeps them.
+    public func followShare(hourOfDay: Int) -> Double {
+        shareOfOpened(followWeights, hourOfDay: hourOfDay)
     }
 
     /// How many five-minute slots after the slot of the hour's first launch another launch
@@ -168,10 +202,26 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// Counts the occurrence of hour of the week `bucket` that starts at `start` (one already
     /// counted as opened) as one in which the app was opened again, unless it already is.
     private mutating func countRelaunch(inOccurrenceStartingAt start: Date, bucket: Int) {
-        if let counted = lastCountedRelaunch[bucket], start <= counted { return }
+        countOnce(start, bucket: bucket, counted: \.lastCountedRelaunch, weights: \.relaunchWeights)
+    }
+
+    /// Adds the occurrence of hour of the week `bucket` that starts at `start` to `weights`
+    /// (per hour of the day, decayed to the weights' epoch), unless `counted` says it, or a
+    /// later occurrence of that hour, already is; nothing for an occurrence after the epoch.
+    private mutating func countOnce(_ start: Date, bucket: Int, counted: WritableKeyPath<UsageModel, [Date?]>, weights: WritableKeyPath<UsageModel, [Double]>) {
+        if let latest = self[keyPath: counted][bucket], start <= latest { return }
         guard let epoch = weightsAsOf, start <= epoch else { return }
-        lastCountedRelaunch[bucket] = start
-        relaunchWeights[bucket % 24] += configuration.decayFactor(age: epoch.timeIntervalSince(start))
+        self[keyPath: counted][bucket] = start
+        self[keyPath: weights][bucket % 24] += configuration.decayFactor(age: epoch.timeIntervalSince(start))
+    }
+
+    /// `weights[hour]` (per hour of the day) over the decayed occurrences of that hour in
+    /// which the app was opened, every day, at most 1; 0 for an hour never opened.
+    private func shareOfOpened(_ weights: [Double], hourOfDay: Int) -> Double {
+        let hour = ((hourOfDay % 24) + 24) % 24
+        var opened = 0.0
+        for bucket in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24) { opened += launchWeights[bucket] }
+        return opened > 0 ? min(1, weights[hour] / opened) : 0
     }
 
     /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (any
@@ -185,10 +235,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// for an hour (a commute, a lunch break) finds content refreshed for the rest of it,
     /// while an hour opened once a day still gets nothing after its launch.
     public func relaunchShare(hourOfDay: Int) -> Double {
-        let hour = ((hourOfDay % 24) + 24) % 24
-        var opened = 0.0
-        for bucket in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24) { opened += launchWeights[bucket] }
-        return opened > 0 ? min(1, relaunchWeights[hour] / opened) : 0
+        shareOfOpened(relaunchWeights, hourOfDay: hourOfDay)
     }
 
     /// Records that the device lost its network at `start` and stayed offline for an hour or
@@ -408,6 +455,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             for index in launchWeights.indices { launchWeights[index] *= factor }
             for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
             for index in relaunchWeights.indices { relaunchWeights[index] *= factor }
+            for index in followWeights.indices { followWeights[index] *= factor }
             weightsAsOf = start
             launchWeights[bucket] += 1
             if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
@@ -861,6 +909,16 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // (An absolute hour is reduced to its hour of the day by relaunchShare.)
             if lastUse >= week.start(ofHour: first) { roots[1] = relaunchShare(hourOfDay: first).squareRoot() }
             if lastUse >= week.start(ofHour: first - 1) { roots[0] = relaunchShare(hourOfDay: first - 1).squareRoot() }
+            // The hour after the one the user last opened the app in: its own likelihood
+            // counts launches that were the same habit come late (a launch at 09:45 give or
+            // take 20 minutes falls in 10:00-10:05 some days); once the habit has come, what
+            // is left is the chance of another launch in that hour, as the days showed it
+            // (followShare), when that is the smaller.
+            let used = week.absoluteHour(of: lastUse)
+            if used == first - 1 || used == first {
+                let following = used - first + 2
+                roots[following] = min(roots[following], followShare(hourOfDay: used).squareRoot())
+            }
         }
         // The budget is counted on the launches alone; an hour that usually loses the
         // network, or in which the device usually holds refreshes, is then refreshed for as
@@ -1131,7 +1189,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private enum CodingKeys: String, CodingKey {
         case configuration, createdAt, lastUse, foregroundCount, observedSince
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
-        case relaunchWeights, lastCountedRelaunch
+        case relaunchWeights, lastCountedRelaunch, followWeights, lastCountedFollow
         case networkLosses, networkStays, deviceHolds
     }
 
@@ -1177,6 +1235,11 @@ public struct UsageModel: Sendable, Codable, Hashable {
         lastCountedRelaunch = try container.decodeIfPresent([Date?].self, forKey: .lastCountedRelaunch)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         try checkHourEntries(lastCountedRelaunch.count, key: .lastCountedRelaunch)
+        followWeights = try container.decodeIfPresent([Double].self, forKey: .followWeights) ?? Array(repeating: 0, count: 24)
+        try check(followWeights, count: 24, key: .followWeights)
+        lastCountedFollow = try container.decodeIfPresent([Date?].self, forKey: .lastCountedFollow)
+            ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
+        try checkHourEntries(lastCountedFollow.count, key: .lastCountedFollow)
         guard lastCountedSlot.count == LocalWeek.hoursPerWeek,
             lastCountedSlot.allSatisfy({ $0.map { (0..<Self.slotsPerHour).contains($0) } ?? true })
         else {
@@ -1286,7 +1349,7 @@ extension UsageModel {
     /// occurrence `mine` counted in each hour of the week since `baseline` is counted here
     /// too (once: an hour this model counted already adds nothing), oldest first, as
     /// ``recordForeground(at:)`` would have (with the five-minute slot of its first launch,
-    /// for the onsets), and the relaunch each counted in an hour (once); the foreground count adds `mine`'s new ones,
+    /// for the onsets), and the relaunch and the follow each counted in an hour (once); the foreground count adds `mine`'s new ones,
     /// and the last use is the later; the network losses either side recorded join, one
     /// per hour, the latest ``networkLossMemory`` kept, as do the device's holds on refreshes,
     /// and so do the network stays (each
@@ -1310,6 +1373,10 @@ extension UsageModel {
         for bucket in 0..<LocalWeek.hoursPerWeek {
             guard let start = mine.lastCountedRelaunch[bucket], start != baseline.lastCountedRelaunch[bucket] else { continue }
             merged.countRelaunch(inOccurrenceStartingAt: start, bucket: bucket)
+        }
+        for bucket in 0..<LocalWeek.hoursPerWeek {
+            guard let start = mine.lastCountedFollow[bucket], start != baseline.lastCountedFollow[bucket] else { continue }
+            merged.countFollow(inOccurrenceStartingAt: start, bucket: bucket)
         }
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()

@@ -50,7 +50,7 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
         let subscription = SubjectSubscription<Output, Failure>(AnySubscriber(subscriber), core: self, latest: latest)
         subscriptions.append(subscription)
         lock.unlock()
-        subscriber.receive(subscription: subscription)
+        subscription.start()
     }
 
     func detach(_ subscription: SubjectSubscription<Output, Failure>) {
@@ -97,10 +97,18 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
 }
 
 /// One subscriber's subscription to a subject: its demand and whether it ended.
+///
+/// Calls into the subscriber are serialized, as Apple's subjects serialize them (one lock per
+/// downstream): `send` from several threads at once delivers to each subscriber one value at
+/// a time, and its completion after any value being delivered, never during it; no value
+/// follows the completion. The lock is recursive, so a subscriber may send into the subject
+/// (or request more) from inside its own `receive`.
 /// @unchecked Sendable: `demand`, `ended` and `owesLatest` are read and written only under
-/// `lock`; the subscriber is called after it is released.
+/// `lock`; the subscriber is called only under `downstreamLock`, never under `lock`.
 final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecked Sendable {
     private let lock = NSLock()
+    /// Held while the subscriber is called: its calls come one at a time.
+    private let downstreamLock = NSRecursiveLock()
     private let subscriber: AnySubscriber<Output, Failure>
     private weak var core: SubjectCore<Output, Failure>?
     private var demand = Subscribers.Demand.none
@@ -118,6 +126,14 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         owesLatest = latest != nil
     }
 
+    /// Hands the subscriber its subscription; a value sent meanwhile from another thread
+    /// waits until it has it.
+    func start() {
+        downstreamLock.lock()
+        defer { downstreamLock.unlock() }
+        subscriber.receive(subscription: self)
+    }
+
     func request(_ more: Subscribers.Demand) {
         guard more > .none else { return }
         lock.lock()
@@ -131,6 +147,8 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
 
     /// Delivers `value` if the subscriber wants one; adds what it asks for in return.
     func offer(_ value: Output) {
+        downstreamLock.lock()
+        defer { downstreamLock.unlock() }
         lock.lock()
         guard !ended else { lock.unlock(); return }
         guard demand > .none else {
@@ -152,6 +170,10 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         guard !ended else { lock.unlock(); return }
         ended = true
         lock.unlock()
+        // After any value being delivered on another thread; an offer that comes after this
+        // finds the subscription ended.
+        downstreamLock.lock()
+        defer { downstreamLock.unlock() }
         subscriber.receive(completion: completion)
     }
 

@@ -8,6 +8,9 @@ public protocol ConditionsProvider: Sendable {
     /// The battery alone now (what `UIDevice` asks): by default from ``read()``; a provider
     /// that can read it alone, more cheaply, says so.
     func readBattery() -> (level: Double?, state: BatteryState)
+    /// Low Power Mode and the thermal state alone now (what `ProcessInfo` asks): by default
+    /// from ``read()``; a provider that can read them alone, more cheaply, says so.
+    func readPower() -> (lowPowerMode: Bool, thermalState: ThermalState)
 }
 
 extension ConditionsProvider {
@@ -15,6 +18,12 @@ extension ConditionsProvider {
     public func readBattery() -> (level: Double?, state: BatteryState) {
         let conditions = read()
         return (conditions.batteryLevel, conditions.batteryState)
+    }
+
+    /// Low Power Mode and the thermal state of ``read()``.
+    public func readPower() -> (lowPowerMode: Bool, thermalState: ThermalState) {
+        let conditions = read()
+        return (conditions.lowPowerMode, conditions.thermalState)
     }
 }
 

@@ -128,13 +128,20 @@ public struct LinuxConditionsReader: ConditionsProvider {
         }
     }
 
-    /// The conditions now (``reading(now:)`` at the current time).
     /// The machine's battery alone: its power supplies, not every condition.
     public func readBattery() -> (level: Double?, state: BatteryState) {
         let power = powerReader.read()
         return (power.batteryLevel.value, power.batteryState.value)
     }
 
+    /// The machine's Low Power Mode and thermal state alone (the power profile and the
+    /// thermal zones, not the network, power supplies, idleness or pressure): an app may
+    /// ask `ProcessInfo` for them in a loop.
+    public func readPower() -> (lowPowerMode: Bool, thermalState: ThermalState) {
+        (lowPowerModeReader.read().value, thermalReader.read().value)
+    }
+
+    /// The conditions now (``reading(now:)`` at the current time).
     public func read() -> Conditions {
         reading(now: Date()).conditions
     }

@@ -44,7 +44,9 @@ public struct OSLogStringAlignment: Sendable {
     public static func right(columns: @autoclosure () -> Int) -> OSLogStringAlignment { OSLogStringAlignment(columns: columns(), left: false) }
 
     func apply(_ text: String) -> String {
-        let missing = columns - text.count
+        // Bounded as os_log's field widths are: `Int.min` overflowed here, `Int.max` could
+        // not be allocated.
+        let missing = min(max(columns, 0), OSLogFormat.maximumFieldWidth) - text.count
         guard missing > 0 else { return text }
         let padding = String(repeating: " ", count: missing)
         return left ? text + padding : padding + text
@@ -84,7 +86,8 @@ public struct OSLogIntegerFormatting: Sendable {
 
     func apply<T: BinaryInteger>(_ value: T) -> String {
         var digits = String(value.magnitude, radix: radix, uppercase: uppercase)
-        if digits.count < minDigits { digits = String(repeating: "0", count: minDigits - digits.count) + digits }
+        let wanted = min(max(minDigits, 0), OSLogFormat.maximumFieldWidth)  // bounded as alignments are
+        if digits.count < wanted { digits = String(repeating: "0", count: wanted - digits.count) + digits }
         if prefix { digits = (radix == 16 ? "0x" : "0") + digits }
         if value < 0 { return "-" + digits }
         return explicitPositiveSign ? "+" + digits : digits

@@ -70,6 +70,7 @@ enum OSLogFormat {
                 break
             }
             let conversion = format[cursor]
+            specification = Self.bounded(specification)
             specification.append(conversion)
             index = format.index(after: cursor)
             guard let argument = remaining.popFirst() else {
@@ -92,6 +93,37 @@ enum OSLogFormat {
         // Arguments beyond the conversions are never shown, as printf and Apple's os_log
         // ignore them: appended, a dynamic string passed that way escaped its privacy.
         return output
+    }
+
+    /// The widest field and the most digits a conversion may ask for: a width or precision
+    /// beyond it is taken as this (`%.99999999999d` stopped the program inside
+    /// `String(format:)`, `%999999999d` built a gigabyte), as Apple bounds a message's size.
+    static let maximumFieldWidth = 1_024
+
+    /// `specification` (flags, width, precision and length after the `%`) with each number
+    /// in it above ``maximumFieldWidth`` brought down to it.
+    static func bounded(_ specification: String) -> String {
+        var result = ""
+        var digits = ""
+        func flush() {
+            // Leading zeros are the zero-padding flag, kept; more than four digits after them
+            // is beyond the bound whatever they are (read without overflow).
+            let zeros = digits.prefix { $0 == "0" }
+            let number = digits.dropFirst(zeros.count)
+            if number.count > 4 || (Int(number) ?? 0) > maximumFieldWidth { digits = zeros + String(maximumFieldWidth) }
+            result += digits
+            digits = ""
+        }
+        for character in specification {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+            } else {
+                flush()
+                result.append(character)
+            }
+        }
+        flush()
+        return result
     }
 }
 

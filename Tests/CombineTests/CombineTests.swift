@@ -286,6 +286,89 @@ final class Box<Value>: @unchecked Sendable {
     }
 }
 
+/// Calls into one subscriber of a subject come one at a time, as Apple's subjects take a lock
+/// per downstream (an outside thread probe: eight threads sending delivered to one sink at
+/// once, `prefix(1000)` gave 1,325 values, and a value came after the completion).
+@Suite struct CombineSubjectsFromSeveralThreads {
+    /// How many calls are inside the subscriber at once, and the most there ever were.
+    final class Overlap: @unchecked Sendable {
+        // @unchecked: every field is read and written under `lock`.
+        private let lock = NSLock()
+        private var inside = 0
+        private var deepest = 0
+        private var flag = false
+        private var count = 0
+        func enter() { lock.withLock { inside += 1; deepest = max(deepest, inside) } }
+        func leave() { lock.withLock { inside -= 1 } }
+        var most: Int { lock.withLock { deepest } }
+        /// A flag and a count beside it, for the completion test.
+        func set() { lock.withLock { flag = true } }
+        var isSet: Bool { lock.withLock { flag } }
+        func add() { lock.withLock { count += 1 } }
+        var added: Int { lock.withLock { count } }
+    }
+
+    @Test func sendsFromEightThreadsReachEachSubscriberOneAtATime() {
+        let subject = PassthroughSubject<Int, Never>()
+        let overlap = Overlap()
+        let plain = Box(0)  // not locked: safe only if the sink is never entered twice at once
+        let sink = subject.sink { _ in
+            overlap.enter()
+            plain.value += 1
+            overlap.leave()
+        }
+        let taken = Box(0)
+        let firstThousand = subject.prefix(1_000).sink { _ in taken.value += 1 }
+        let stepped = Box(0)
+        let scanned = subject.scan(0) { count, _ in count + 1 }.sink { stepped.value = $0 }
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for value in 0..<5_000 { subject.send(value) }
+        }
+        #expect(overlap.most == 1)
+        #expect(plain.value == 40_000)
+        #expect(taken.value == 1_000)
+        #expect(stepped.value == 40_000)
+        withExtendedLifetime((sink, firstThousand, scanned)) {}
+    }
+
+    @Test func noValueFollowsTheCompletionNorRunsBesideIt() {
+        for _ in 0..<300 {
+            let subject = PassthroughSubject<Int, Never>()
+            let overlap = Overlap()
+            let sink = subject.sink(receiveCompletion: { _ in
+                overlap.enter()
+                overlap.set()
+                overlap.leave()
+            }, receiveValue: { _ in
+                overlap.enter()
+                if overlap.isSet { overlap.add() }  // a value after the completion
+                overlap.leave()
+            })
+            DispatchQueue.concurrentPerform(iterations: 3) { thread in
+                if thread == 2 {
+                    subject.send(completion: .finished)
+                } else {
+                    for value in 0..<20 { subject.send(value) }
+                }
+            }
+            #expect(overlap.added == 0)
+            #expect(overlap.most == 1)
+            withExtendedLifetime(sink) {}
+        }
+    }
+
+    @Test func aSubscriberMaySendIntoItsSubjectFromItsOwnReceive() {
+        let subject = CurrentValueSubject<Int, Never>(0)
+        let seen = Box<[Int]>([])
+        let sink = subject.sink { value in
+            seen.value.append(value)
+            if value < 3 { subject.send(value + 1) }
+        }
+        #expect(seen.value == [0, 1, 2, 3])
+        withExtendedLifetime(sink) {}
+    }
+}
+
 @Suite struct CombineReviewedCases {
     final class Token: @unchecked Sendable {}
 

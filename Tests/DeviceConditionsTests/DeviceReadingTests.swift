@@ -36,6 +36,19 @@ import Testing
         #expect(Set(reading.sources.keys) == Set(DeviceReading.fieldNames))
     }
 
+    /// What ProcessInfo asks (Low Power Mode, the thermal state) and UIDevice asks (the
+    /// battery) read alone give what the whole reading gives (an outside probe: each
+    /// `ProcessInfo.thermalState` read every condition, 1.2 ms).
+    @Test func thePartsAppsAskForAloneReadAsTheWholeDoes() throws {
+        let machine = try laptop()
+        let power = machine.reader.readPower()
+        #expect(power.lowPowerMode == true && power.thermalState == .fair)
+        let battery = machine.reader.readBattery()
+        #expect(battery.level == 0.18 && battery.state == .discharging)
+        let fixed = FixedConditions(Conditions(externalPower: true, networkAvailable: true, lowPowerMode: true, thermalState: .serious))
+        #expect(fixed.readPower().lowPowerMode == true && fixed.readPower().thermalState == .serious)
+    }
+
     @Test func jsonHasExactlyTheDocumentedKeysWithNulls() throws {
         let machine = try FakeMachine()
         // A server: no battery (level null), no NetworkManager (metered null), no loadavg

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import SchedulerCore
 import Testing
 
@@ -531,6 +532,61 @@ private func scratchDirectory() throws -> URL {
         try #require(null >= 0)
         defer { close(null) }
         #expect(StandardStream.write(String(repeating: "x", count: 1_000_000), to: null) == nil)
+    }
+
+    /// A pipe whose reader went away is EPIPE, not the process's death: an app's stderr piped
+    /// to a log collector that ended killed it at its next log line (an outside probe, exit
+    /// 141). The test process keeps SIGPIPE's default action, so without the fix it dies here.
+    @Test func aPipeWithoutAReaderIsEPIPEAndNoSignal() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // not for another test's child
+        close(ends[0])
+        defer { close(ends[1]) }
+        #expect(StandardStream.write("into a broken pipe\n", to: ends[1]) == EPIPE)
+        #expect(StandardStream.write(String(repeating: "y", count: 100_000), to: ends[1]) == EPIPE)
+        // Nothing is left pending for the thread, and its signal mask is as it was.
+        var pending = sigset_t()
+        sigpending(&pending)
+        #expect(sigismember(&pending, SIGPIPE) == 0)
+        var mask = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &mask)
+        #expect(sigismember(&mask, SIGPIPE) == 0)
+    }
+
+    /// Lines longer than a pipe takes whole (4 KiB) from several threads at once come out
+    /// whole, one after another (an outside probe: 136 of 160 lines of 100 KB came out mixed).
+    @Test func longLinesFromSeveralThreadsDoNotInterleave() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // not for another test's child
+        let (reader, writer) = (ends[0], ends[1])
+        let collected = Mutex(Data())
+        let drained = DispatchSemaphore(value: 0)
+        let expected = 80 * 20_001
+        Thread.detachNewThread {
+            // Until every byte came (not until the end of the pipe: a child another test
+            // spawns at that moment could hold the write end open).
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while collected.withLock({ $0.count }) < expected {
+                let count = read(reader, &buffer, buffer.count)
+                if count <= 0 { break }
+                collected.withLock { $0.append(contentsOf: buffer[0..<count]) }
+            }
+            close(reader)
+            drained.signal()
+        }
+        let letters = Array("abcdefgh")
+        DispatchQueue.concurrentPerform(iterations: letters.count) { index in
+            for _ in 0..<10 {
+                _ = StandardStream.write(String(repeating: letters[index], count: 20_000) + "\n", to: writer)
+            }
+        }
+        close(writer)
+        #expect(drained.wait(timeout: .now() + 60) == .success)
+        let lines = String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 80)
+        #expect(lines.allSatisfy { $0.count == 20_000 && Set($0).count == 1 }, "a line holds another thread's letters")
     }
 }
 

@@ -34,6 +34,22 @@ import Testing
         #expect(rendered("[\(12, align: .right(columns: 4))][\(12, align: .left(columns: 4))]") == "[  12][12  ]")
     }
 
+    /// Widths, digit counts and precisions a program may write but no line can hold are
+    /// bounded at 1,024 (an outside probe: Int.min columns overflowed, Int.max could not be
+    /// allocated, `%.99999999999d` stopped the program inside String(format:)).
+    @Test func absurdWidthsAndPrecisionsAreBounded() {
+        #expect(rendered("[\(12, align: .left(columns: Int.min))]") == "[12]")
+        #expect(rendered("[\(12, align: .right(columns: -3))]") == "[12]")
+        #expect(rendered("\(12, align: .left(columns: Int.max))").count == OSLogFormat.maximumFieldWidth)
+        #expect(rendered("\(7, format: .decimal(minDigits: Int.max))").count == OSLogFormat.maximumFieldWidth)
+        #expect(rendered("\(-7, format: .hex(minDigits: Int.min))") == "-7")
+        #expect(OSLogFormat.render("%{public}.99999999999d", [1]).count == OSLogFormat.maximumFieldWidth)
+        #expect(OSLogFormat.render("%{public}999999999d", [1]).count == OSLogFormat.maximumFieldWidth)
+        #expect(OSLogFormat.render("%{public}2000.3f|%05d", [1.5, 42]).count == OSLogFormat.maximumFieldWidth + 6)
+        #expect(OSLogFormat.render("%05d", [42]) == "00042", "a width within the bound is kept, flags too")
+        #expect(OSLogFormat.bounded("-01024.1025l") == "-01024.1024l")
+    }
+
     @Test func valuesAreOnlyEvaluatedWhenTheLineIsWritten() {
         final class Counter: @unchecked Sendable {
             // @unchecked: touched by this test's thread only.

@@ -144,7 +144,7 @@ public final class UIDevice: Sendable {
     /// Low Power Mode and the thermal state `provider` reads when asked: by default the
     /// machine's, through the scheduler's own reader.
     static func power(of provider: any ConditionsProvider = LinuxConditionsReader()) -> @Sendable () -> PowerReading {
-        { PowerReading(conditions: provider.read()) }
+        { let power = provider.readPower(); return PowerReading(lowPowerMode: power.lowPowerMode, thermalState: power.thermalState) }
     }
 
     /// The device's name (Apple: `name`): the generic model name (``Identity/name``).

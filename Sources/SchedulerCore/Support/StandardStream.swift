@@ -2,13 +2,14 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// Writing to standard output and standard error without ever trapping.
 ///
 /// `FileHandle.write(_:)` traps (a `try!` inside Foundation) when the write fails: a daemon
-/// whose stderr reader went away (EPIPE, with SIGPIPE ignored) or whose log disk is full
-/// (ENOSPC) would die at its next log line. These write with write(2), retrying interrupted
-/// and partial writes, and report failure instead.
+/// whose stderr reader went away (EPIPE) or whose log disk is full (ENOSPC) would die at its
+/// next log line. These write with write(2), retrying interrupted and partial writes, with
+/// SIGPIPE blocked, and report failure instead.
 public enum StandardStream {
     /// Writes `text` to standard error; whether all of it was written. A failure is
     /// dropped: there is nowhere left to report it.
@@ -76,21 +77,57 @@ public enum StandardStream {
 
     /// Writes all of `text` to `descriptor`: `nil`, or the errno of the first real failure
     /// (`EIO` for a write that took nothing).
+    ///
+    /// One write at a time in the process: a line longer than a pipe takes whole (4 KiB) is
+    /// written in several pieces, and two threads' lines must not interleave. A reader that
+    /// went away is `EPIPE`, never the process's death: SIGPIPE is blocked in this thread for
+    /// the write and the one the write raised is taken back, so an app whose standard error
+    /// is a pipe nobody reads any more (a log collector that ended, `| head`) goes on running
+    /// (on iOS, logging never writes to the app's standard error).
     public static func write(_ text: String, to descriptor: Int32) -> Int32? {
         var bytes = Array(text.utf8)
-        return bytes.withUnsafeMutableBytes { buffer -> Int32? in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count > 0 {
-                    offset += count
-                } else if count < 0, errno == EINTR {
-                    continue
-                } else {
-                    return count < 0 ? errno : EIO
+        return writing.withLock { _ in
+            withSIGPIPEBlocked {
+                bytes.withUnsafeMutableBytes { buffer -> Int32? in
+                    var offset = 0
+                    while offset < buffer.count {
+                        let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                        if count > 0 {
+                            offset += count
+                        } else if count < 0, errno == EINTR {
+                            continue
+                        } else {
+                            return count < 0 ? errno : EIO
+                        }
+                    }
+                    return nil
                 }
             }
-            return nil
         }
+    }
+
+    /// Held for each write: one at a time in the process.
+    private static let writing = Mutex(())
+
+    /// `body`'s errno with SIGPIPE blocked in this thread; a SIGPIPE the body raised (an
+    /// `EPIPE`) is consumed, one already pending before it is left for whoever blocked it.
+    private static func withSIGPIPEBlocked(_ body: () -> Int32?) -> Int32? {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        var pending = sigset_t()
+        sigpending(&pending)
+        let alreadyPending = sigismember(&pending, SIGPIPE) == 1
+        let failure = body()
+        if failure == EPIPE, !alreadyPending {
+            // The write's SIGPIPE is directed at this thread, where it is blocked: take it
+            // (none is pending when SIGPIPE is ignored; the wait returns at once either way).
+            var now = timespec(tv_sec: 0, tv_nsec: 0)
+            while sigtimedwait(&pipeSignal, nil, &now) < 0, errno == EINTR {}
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        return failure
     }
 }

@@ -48,6 +48,10 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
             return
         }
         let subscription = SubjectSubscription<Output, Failure>(AnySubscriber(subscriber), core: self, latest: latest)
+        // Held from before the subscription can be found: a value or the completion sent
+        // from another thread waits until the subscriber has its subscription. Nobody else
+        // can hold a new subscription's lock, so taking it under `lock` cannot deadlock.
+        subscription.holdDownstream()
         subscriptions.append(subscription)
         lock.unlock()
         subscription.start()
@@ -102,7 +106,9 @@ class SubjectCore<Output, Failure: Error>: @unchecked Sendable {
 /// downstream): `send` from several threads at once delivers to each subscriber one value at
 /// a time, and its completion after any value being delivered, never during it; no value
 /// follows the completion. The lock is recursive, so a subscriber may send into the subject
-/// (or request more) from inside its own `receive`.
+/// (or request more) from inside its own `receive`, on the same thread. Two subscribers
+/// that send into each other's subjects from their `receive` on two threads at once can
+/// each wait for the other's lock, as with Apple's lock per downstream.
 /// @unchecked Sendable: `demand`, `ended` and `owesLatest` are read and written only under
 /// `lock`; the subscriber is called only under `downstreamLock`, never under `lock`.
 final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecked Sendable {
@@ -126,10 +132,13 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         owesLatest = latest != nil
     }
 
-    /// Hands the subscriber its subscription; a value sent meanwhile from another thread
-    /// waits until it has it.
+    /// Takes the subscriber's lock before the subscription is published (``start()``
+    /// releases it, on the same thread).
+    func holdDownstream() { downstreamLock.lock() }
+
+    /// Hands the subscriber its subscription, under the lock ``holdDownstream()`` took: a
+    /// value or the completion sent meanwhile from another thread waits until it has it.
     func start() {
-        downstreamLock.lock()
         defer { downstreamLock.unlock() }
         subscriber.receive(subscription: self)
     }
@@ -142,7 +151,12 @@ final class SubjectSubscription<Output, Failure: Error>: Subscription, @unchecke
         let owed = owesLatest ? latest : nil
         owesLatest = false
         lock.unlock()
-        if let owed, let value = owed() { offer(value) }
+        guard let owed else { return }
+        // The subject's value is read under the subscriber's lock, so a newer one sent from
+        // another thread meanwhile comes after it, never before.
+        downstreamLock.lock()
+        defer { downstreamLock.unlock() }
+        if let value = owed() { offer(value) }
     }
 
     /// Delivers `value` if the subscriber wants one; adds what it asks for in return.

@@ -74,7 +74,8 @@ enum OSLogFormat {
             specification.append(conversion)
             index = format.index(after: cursor)
             guard let argument = remaining.popFirst() else {
-                // Fewer arguments than conversions: the conversion stays as written.
+                // Fewer arguments than conversions: the conversion is shown, as written
+                // but for a width or precision beyond the bound.
                 output += specification
                 continue
             }

@@ -331,19 +331,40 @@ final class Box<Value>: @unchecked Sendable {
         withExtendedLifetime((sink, firstThousand, scanned)) {}
     }
 
+    /// A subscriber that records its calls (a sink drops a value that comes after its
+    /// completion, so it could not see one).
+    final class Recorder: Subscriber, @unchecked Sendable {
+        // @unchecked: `events` is read and written under `lock`.
+        typealias Input = Int
+        typealias Failure = Never
+        private let lock = NSLock()
+        private var events: [String] = []
+        let overlap = Overlap()
+        func receive(subscription: any Subscription) {
+            overlap.enter()
+            lock.withLock { events.append("subscription") }
+            subscription.request(.unlimited)
+            overlap.leave()
+        }
+        func receive(_ input: Int) -> Subscribers.Demand {
+            overlap.enter()
+            lock.withLock { events.append("value") }
+            overlap.leave()
+            return .none
+        }
+        func receive(completion: Subscribers.Completion<Never>) {
+            overlap.enter()
+            lock.withLock { events.append("completion") }
+            overlap.leave()
+        }
+        var recorded: [String] { lock.withLock { events } }
+    }
+
     @Test func noValueFollowsTheCompletionNorRunsBesideIt() {
         for _ in 0..<300 {
             let subject = PassthroughSubject<Int, Never>()
-            let overlap = Overlap()
-            let sink = subject.sink(receiveCompletion: { _ in
-                overlap.enter()
-                overlap.set()
-                overlap.leave()
-            }, receiveValue: { _ in
-                overlap.enter()
-                if overlap.isSet { overlap.add() }  // a value after the completion
-                overlap.leave()
-            })
+            let recorder = Recorder()
+            subject.subscribe(recorder)
             DispatchQueue.concurrentPerform(iterations: 3) { thread in
                 if thread == 2 {
                     subject.send(completion: .finished)
@@ -351,9 +372,21 @@ final class Box<Value>: @unchecked Sendable {
                     for value in 0..<20 { subject.send(value) }
                 }
             }
-            #expect(overlap.added == 0)
-            #expect(overlap.most == 1)
-            withExtendedLifetime(sink) {}
+            let events = recorder.recorded
+            #expect(events.first == "subscription" && events.last == "completion" && events.filter { $0 == "completion" }.count == 1, "\(events)")
+            #expect(recorder.overlap.most == 1)
+        }
+    }
+
+    @Test func aSubscriberAttachedWhileTheSubjectEndsGetsItsSubscriptionFirst() {
+        for _ in 0..<300 {
+            let subject = PassthroughSubject<Int, Never>()
+            let recorder = Recorder()
+            DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                if thread == 0 { subject.subscribe(recorder) } else { subject.send(completion: .finished) }
+            }
+            let events = recorder.recorded
+            #expect(events == ["subscription", "completion"], "\(events)")
         }
     }
 

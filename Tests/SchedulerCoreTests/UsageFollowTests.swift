@@ -58,38 +58,61 @@ private typealias T = UsageModelTests
         #expect(share > 0.4 && share < 0.6, "\(share)")
     }
 
-    @Test func aHabitThatCameStopsTheNextHoursRefreshesUnlessTheUserUsuallyComesBack() {
-        // Day 14 (even), the user opened the app at 09:52; the content is from 09:45.
+    /// The share is shrunk toward the next hour's own likelihood by half an occurrence: one
+    /// day without a follow does not take the next hour's refreshes away; two weeks do.
+    @Test func theFollowLikelihoodWeighsTheShareByItsEvidence() {
+        var once = UsageModel(createdAt: T.monday)
+        once.recordForeground(at: T.at(week: 0, day: 0, 9, 50))
+        let early = once.followLikelihood(afterHour: 9, ownLikelihood: 0.3)
+        #expect(abs(early - 0.1) < 0.01, "one launch, no follow: a third of the hour's own, \(early)")
+        let learned = Self.habit(thenAfter: nil).followLikelihood(afterHour: 9, ownLikelihood: 0.3)
+        #expect(learned < 0.03, "two weeks without a follow: \(learned)")
+        let followed = Self.habit(thenAfter: 40).followLikelihood(afterHour: 9, ownLikelihood: 0.3)
+        #expect(followed > 0.9, "\(followed)")
+    }
+
+    @Test func aHabitThatCameThinsTheNextHoursRefreshesUnlessTheUserUsuallyComesBack() throws {
+        // Day 14 (even), the user opened the app at 09:52; judged at 09:57, for 10:00-11:00.
         let opened = T.at(week: 2, day: 0, 9, 52)
         let now = opened.addingTimeInterval(5 * 60)
-        let lastRefresh = T.at(week: 2, day: 0, 9, 45)
+        let tenOClock = T.at(week: 2, day: 0, 10)
+        func spacing(_ model: UsageModel, at instant: Date = now) -> TimeInterval? {
+            model.refreshSpacings(startingAt: tenOClock, now: instant)[0]
+        }
         var spill = Self.mornings()
-        let before = spill.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: lastRefresh)
-        #expect(before < T.at(week: 2, day: 0, 10, 30), "without today's launch, 10:00 is refreshed for: \(before)")
+        let before = try #require(spacing(spill), "without today's launch, 10:00 is refreshed for")
         spill.recordForeground(at: opened)
-        let after = spill.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: lastRefresh)
-        #expect(after >= T.at(week: 2, day: 0, 11), "the habit came: nothing in 10:00-11:00, \(after)")
+        // Two weeks without a follow: the hour keeps about a twelfth of its likelihood (the
+        // share, 0, shrunk by half an occurrence toward it), so its refreshes are at least
+        // twice as far apart as at the app's own cadence, which bounds them before, or none.
+        let after = spacing(spill)
+        #expect(after.map { $0 >= 2 * before } ?? true, "the habit came: \(String(describing: after)) against \(before)")
+        // Judged in the next hour itself, the same.
+        let judgedLater = spacing(spill, at: T.at(week: 2, day: 0, 10, 10))
+        #expect(judgedLater.map { $0 >= 2 * before } ?? true, "\(String(describing: judgedLater))")
         // A user who also opens the app at 10:30 every day keeps the hour's refreshes.
         var twice = Self.mornings(also: [(10, 30)])
         #expect(twice.followShare(hourOfDay: 9) > 0.4)
+        let usual = try #require(spacing(twice))
         twice.recordForeground(at: opened)
-        let kept = twice.preferredRefreshTime(eligibleAt: now, now: now, lastRefresh: lastRefresh)
-        #expect(kept < T.at(week: 2, day: 0, 10, 30), "another habit at 10:30: \(kept)")
-        // Judged in the next hour itself, the same.
-        let later = T.at(week: 2, day: 0, 10, 10)
-        #expect(spill.preferredRefreshTime(eligibleAt: later, now: later, lastRefresh: lastRefresh) >= T.at(week: 2, day: 0, 11))
+        let kept = try #require(spacing(twice), "another habit at 10:30")
+        #expect(kept <= usual * 1.1, "\(kept) against \(usual)")
     }
 
     @Test func followsAreStoredMergedAndDecodedOrRefused() throws {
-        let model = Self.habit(thenAfter: 40)
+        let model = Self.habit(thenAfter: nil)
+        #expect(model.followShare(hourOfDay: 9) == 0)
         let data = try JSONEncoder().encode(model)
         #expect(try JSONDecoder().decode(UsageModel.self, from: data) == model)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        // Written before follows were kept: decodes, with none.
+        // Written before follows were kept: every opened hour counts as followed, so the
+        // next hour keeps its own likelihood until the days teach otherwise.
         object["followWeights"] = nil
         object["lastCountedFollow"] = nil
         let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
-        #expect(old.followShare(hourOfDay: 9) == 0)
+        #expect(old.followShare(hourOfDay: 9) == 1)
+        #expect(old.followShare(hourOfDay: 15) == 0, "an hour never opened has none")
+        #expect(old.followLikelihood(afterHour: 9, ownLikelihood: 0.4) >= 0.4)
         for (key, value) in [("followWeights", [1.0] as Any), ("followWeights", Array(repeating: -1.0, count: 24)),
                              ("lastCountedFollow", [NSNull()])] {
             var damaged = object

@@ -86,7 +86,7 @@ public enum StandardStream {
     /// (on iOS, logging never writes to the app's standard error).
     public static func write(_ text: String, to descriptor: Int32) -> Int32? {
         var bytes = Array(text.utf8)
-        return writing.withLock { _ in
+        return oneAtATime(on: descriptor) {
             withSIGPIPEBlocked {
                 bytes.withUnsafeMutableBytes { buffer -> Int32? in
                     var offset = 0
@@ -106,24 +106,38 @@ public enum StandardStream {
         }
     }
 
-    /// Held for each write: one at a time in the process.
-    private static let writing = Mutex(())
+    /// `body` under the lock of `descriptor`'s writes: one write at a time per descriptor
+    /// (standard output, standard error, any other), so a standard output nobody reads does
+    /// not hold up the lines for standard error.
+    private static func oneAtATime<Result>(on descriptor: Int32, _ body: () -> Result) -> Result {
+        switch descriptor {
+        case STDOUT_FILENO: writingOutput.withLock { _ in body() }
+        case STDERR_FILENO: writingError.withLock { _ in body() }
+        default: writingOther.withLock { _ in body() }
+        }
+    }
+
+    /// Held for each write to standard output.
+    private static let writingOutput = Mutex(())
+    /// Held for each write to standard error.
+    private static let writingError = Mutex(())
+    /// Held for each write to any other descriptor.
+    private static let writingOther = Mutex(())
 
     /// `body`'s errno with SIGPIPE blocked in this thread; a SIGPIPE the body raised (an
-    /// `EPIPE`) is consumed, one already pending before it is left for whoever blocked it.
+    /// `EPIPE`) is consumed, unless the thread had SIGPIPE blocked already (whoever blocked
+    /// it takes its own signals).
     private static func withSIGPIPEBlocked(_ body: () -> Int32?) -> Int32? {
         var pipeSignal = sigset_t()
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
         var previous = sigset_t()
         pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
-        var pending = sigset_t()
-        sigpending(&pending)
-        let alreadyPending = sigismember(&pending, SIGPIPE) == 1
         let failure = body()
-        if failure == EPIPE, !alreadyPending {
+        if failure == EPIPE, sigismember(&previous, SIGPIPE) == 0 {
             // The write's SIGPIPE is directed at this thread, where it is blocked: take it
-            // (none is pending when SIGPIPE is ignored; the wait returns at once either way).
+            // (the kernel hands the thread's own pending signal first; a blocked signal is
+            // kept pending even when its action is to ignore it; the wait returns at once).
             var now = timespec(tv_sec: 0, tv_nsec: 0)
             while sigtimedwait(&pipeSignal, nil, &now) < 0, errno == EINTR {}
         }

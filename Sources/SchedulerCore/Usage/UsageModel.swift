@@ -193,6 +193,23 @@ public struct UsageModel: Sendable, Codable, Hashable {
         shareOfOpened(followWeights, hourOfDay: hourOfDay)
     }
 
+    /// How many occurrences' worth of the next hour's own likelihood the follow share is
+    /// shrunk toward (``followLikelihood(afterHour:ownLikelihood:)``): half of one, so one
+    /// day's launch without a follow does not take the next hour's refreshes away at once.
+    /// Chosen on the 20 lives and 12 held-out ones (docs/scenarios.md, "Kept on 2026-12-07
+    /// (session 42)"): without it the next hour lost its refreshes on the first day's evidence.
+    static let followPriorOccurrences = 0.5
+
+    /// The likelihood the placement gives the hour after `hour` (an absolute hour, or an hour
+    /// of the day) once the app was opened in `hour`: ``followShare(hourOfDay:)`` shrunk toward
+    /// the next hour's `ownLikelihood` by ``followPriorOccurrences``, weighed by how often
+    /// `hour` was seen opened.
+    func followLikelihood(afterHour hour: Int, ownLikelihood: Double) -> Double {
+        let opened = openedWeight(hourOfDay: hour)
+        let prior = Self.followPriorOccurrences
+        return (followShare(hourOfDay: hour) * opened + prior * ownLikelihood) / (opened + prior)
+    }
+
     /// How many five-minute slots after the slot of the hour's first launch another launch
     /// must come to count as a relaunch: 3 (a quarter of an hour, the standard refresh
     /// interval, between the slots' starts; 10 to 20 minutes between the launches): content
@@ -218,10 +235,17 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// `weights[hour]` (per hour of the day) over the decayed occurrences of that hour in
     /// which the app was opened, every day, at most 1; 0 for an hour never opened.
     private func shareOfOpened(_ weights: [Double], hourOfDay: Int) -> Double {
+        let opened = openedWeight(hourOfDay: hourOfDay)
+        return opened > 0 ? min(1, weights[((hourOfDay % 24) + 24) % 24] / opened) : 0
+    }
+
+    /// The decayed count of the occurrences of hour of the day `hourOfDay` (any hour number
+    /// is reduced modulo 24) in which the app was opened, every day.
+    private func openedWeight(hourOfDay: Int) -> Double {
         let hour = ((hourOfDay % 24) + 24) % 24
         var opened = 0.0
         for bucket in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24) { opened += launchWeights[bucket] }
-        return opened > 0 ? min(1, weights[hour] / opened) : 0
+        return opened
     }
 
     /// The decayed share (0 ... 1) of the occurrences of hour of the day `hourOfDay` (any
@@ -913,11 +937,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // counts launches that were the same habit come late (a launch at 09:45 give or
             // take 20 minutes falls in 10:00-10:05 some days); once the habit has come, what
             // is left is the chance of another launch in that hour, as the days showed it
-            // (followShare), when that is the smaller.
+            // (followShare, shrunk toward the hour's own likelihood while the launch's hour
+            // was seen opened only a few times), when that is the smaller.
             let used = week.absoluteHour(of: lastUse)
             if used == first - 1 || used == first {
                 let following = used - first + 2
-                roots[following] = min(roots[following], followShare(hourOfDay: used).squareRoot())
+                roots[following] = min(roots[following], followLikelihood(afterHour: used, ownLikelihood: roots[following] * roots[following]).squareRoot())
             }
         }
         // The budget is counted on the launches alone; an hour that usually loses the
@@ -1235,8 +1260,16 @@ public struct UsageModel: Sendable, Codable, Hashable {
         lastCountedRelaunch = try container.decodeIfPresent([Date?].self, forKey: .lastCountedRelaunch)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         try checkHourEntries(lastCountedRelaunch.count, key: .lastCountedRelaunch)
-        followWeights = try container.decodeIfPresent([Double].self, forKey: .followWeights) ?? Array(repeating: 0, count: 24)
-        try check(followWeights, count: 24, key: .followWeights)
+        if let stored = try container.decodeIfPresent([Double].self, forKey: .followWeights) {
+            followWeights = stored
+            try check(followWeights, count: 24, key: .followWeights)
+        } else {
+            // Written before follows were kept: every opened hour counts as followed (a share
+            // of 1, so the next hour keeps its own likelihood, as it did), and the days teach
+            // the real share as these weights decay with the launches'.
+            let launches = launchWeights
+            followWeights = (0..<24).map { hour in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24).reduce(0) { $0 + launches[$1] } }
+        }
         lastCountedFollow = try container.decodeIfPresent([Date?].self, forKey: .lastCountedFollow)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         try checkHourEntries(lastCountedFollow.count, key: .lastCountedFollow)

@@ -113,6 +113,9 @@ final class ChildProcess: Sendable {
     }
 
     /// Sends `signal` to the child (it is not a process group leader; only it is signalled).
+    /// The child's process identifier (the same after an `exec` from a shell).
+    var processIdentifier: Int32 { process.processIdentifier }
+
     func kill(_ signal: Int32) {
         let pid = process.processIdentifier
         if pid > 0 { _ = Glibc.kill(pid, signal) }

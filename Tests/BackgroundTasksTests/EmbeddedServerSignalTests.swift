@@ -20,6 +20,25 @@ extension ProcessTests {
             return child
         }
 
+        /// An app started with standard error closed (`2>&-`) gets /dev/null there before its
+        /// scheduler opens anything (an outside probe: descriptor 2 became the store's lock
+        /// file, so the process's log lines would have been written into it).
+        @Test func anAppStartedWithStandardErrorClosedGetsDevNullThere() async throws {
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let feedreader = try ProductBinary.locate("feedreader")
+            let state = scratch.url.appendingPathComponent("state").path
+            let child = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exec \"$0\" serve --state \"$1\" 2>&-", feedreader.path, state],
+                                         scratch: scratch.url)
+            let ready = await child.output.waitFor(atLeast: 2, timeout: .seconds(60))
+            #expect(ready && child.output.lines.contains("ready"), "feedreader did not start: \(child.output.lines)")
+            let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.processIdentifier)/fd/2")
+            #expect(target == "/dev/null", "descriptor 2 is \(target)")
+            child.kill(SIGTERM)
+            let termination = await child.termination()
+            #expect(termination.reason == .exit && termination.status == 0, "\(termination)")
+        }
+
         @Test func sigtermLetsTheDraftUploadFinishThenExitsCleanly() async throws {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }

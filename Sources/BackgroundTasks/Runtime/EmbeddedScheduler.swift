@@ -216,6 +216,11 @@ public enum EmbeddedScheduler {
 
     /// The process's own app context, created on first use.
     static let processContext: AppContext = {
+        // An app started with a standard descriptor closed (`2>&-`) would give it to the
+        // first file the scheduler opens (its store's lock file, its connection to bgtaskd),
+        // and the process's log lines would land there: /dev/null takes its place first, as
+        // bgtask and bgtaskd do at start.
+        _ = StandardStream.reopenClosedStandardDescriptors()
         let configuration = bootstrapGate.close() ?? Configuration()
         // Before the context is published: whoever finds it finds its state directory too.
         processStateDirectory.withLock { $0 = configuration.stateDirectory }

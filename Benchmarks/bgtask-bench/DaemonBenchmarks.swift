@@ -294,7 +294,15 @@ enum DaemonBenchmarks {
             let record = AppRecord(path: sandbox.appFile("\(app).record"))
             let sigterms = record.sigterms[refreshIdentifier] ?? []
             let expirations = record.expirations[refreshIdentifier] ?? []
-            let logged = try loggedRuns(of: app, in: sandbox)
+            // The app gets its SIGTERM before the engine's record of the termination is on
+            // disk (the supervisor signals at the grace's end without waiting for it), so the
+            // last round's record may be a few milliseconds behind the app's: wait for it.
+            var logged = try loggedRuns(of: app, in: sandbox)
+            let patience = Date().addingTimeInterval(10)
+            while logged.contains(where: { $0.outcome == nil }), Date() < patience {
+                Thread.sleep(forTimeInterval: 0.01)
+                logged = try loggedRuns(of: app, in: sandbox)
+            }
             // Runs, SIGTERMs and expirations are paired by position: one missing would shift
             // every later pair, so all three counts must agree.
             guard logged.count == sigterms.count, logged.count == expirations.count else {

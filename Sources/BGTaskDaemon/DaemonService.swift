@@ -141,7 +141,7 @@ public final class DaemonService: Sendable {
         if timing.terminationGrace == nil { timing.terminationGrace = driver.configuration.expirationGrace }
         self.timing = timing
         self.launchEnvironment = launchEnvironment
-        notificationLocations = AwayNotifications.DefaultLocations(environment: launchEnvironment.inherited)
+        notificationLocations = try? AwayNotifications.DefaultLocations(environment: launchEnvironment.inherited)
         self.status = status
         self.log = log
         self.pushes = PushLimiter(limit: pushLimit)

@@ -73,14 +73,7 @@ public final class StateDirectoryLock: Sendable {
         // retries for up to a second keep such a look (`bgtask why`) from refusing the real
         // owner, even on a loaded machine. A real owner holds on for its whole life.
         let patience = waiting.isFinite ? min(max(waiting, 0), 60) : 1
-        let giveUp = DispatchTime.now() + .milliseconds(Int((patience * 1000).rounded()))
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let failure = errno
-            if failure == EINTR { continue }
-            if failure == EWOULDBLOCK, DispatchTime.now() < giveUp {
-                usleep(2_000)
-                continue
-            }
+        if let failure = ExclusiveFileLock.take(descriptor, patience: .milliseconds(Int((patience * 1000).rounded())), interval: .milliseconds(2)) {
             close(descriptor)
             if failure == EWOULDBLOCK {
                 throw lockedError(path: path, holder: readHolder(path: path), holding: holding)

@@ -92,10 +92,10 @@ package struct AwayNotifications: Sendable {
         private let rootPath: String
         private let userSwitch: Bool?
 
-        /// `nil` when no state root can be chosen (neither variable is set).
-        package init?(environment: [String: String]) {
-            guard let root = try? EmbeddedScheduler.stateRoot(environment: environment) else { return nil }
-            rootPath = root.path
+        /// - Throws: ``EmbeddedSchedulerError`` when no state root can be chosen (neither
+        ///   variable is set, or the one used is not valid UTF-8), saying why.
+        package init(environment: [String: String]) throws(EmbeddedSchedulerError) {
+            rootPath = try EmbeddedScheduler.stateRoot(environment: environment).path
             userSwitch = AuthorizationFile.userSwitch(environment["BGTASK_NOTIFICATIONS"]).answer
         }
 

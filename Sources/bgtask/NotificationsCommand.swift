@@ -93,13 +93,11 @@ enum NotificationsCommand {
         if options.help { return "usage: bgtask\n" + usage + "\n" }
         // The state root's own error says why there is none (neither variable set, or one
         // that is not valid UTF-8).
+        let locations: AwayNotifications.DefaultLocations
         do {
-            _ = try EmbeddedScheduler.stateRoot(environment: environment)
+            locations = try AwayNotifications.DefaultLocations(environment: environment)
         } catch {
             throw RunLogError(message: "\(error.message): no state directory to read")
-        }
-        guard let locations = AwayNotifications.DefaultLocations(environment: environment) else {
-            throw RunLogError(message: "neither XDG_STATE_HOME nor HOME is set: no state directory to read")
         }
         let apps = options.app.map { [$0] } ?? (locations.appsWithPendingFiles() ?? []).sorted().map(AppID.init)
         let summaries = apps.compactMap { app in locations.of(app)?.summary().map { (app, $0) } }

@@ -568,7 +568,7 @@ private func scratchDirectory() throws -> URL {
         let (reader, writer) = (ends[0], ends[1])
         let collected = Mutex(Data())
         let drained = DispatchSemaphore(value: 0)
-        let expected = 80 * 20_001
+        let expected = 80 * 100_001
         Thread.detachNewThread {
             // Until every byte came (not until the end of the pipe: a child another test
             // spawns at that moment could hold the write end open).
@@ -584,14 +584,14 @@ private func scratchDirectory() throws -> URL {
         let letters = Array("abcdefgh")
         DispatchQueue.concurrentPerform(iterations: letters.count) { index in
             for _ in 0..<10 {
-                _ = StandardStream.write(String(repeating: letters[index], count: 20_000) + "\n", to: writer)
+                _ = StandardStream.write(String(repeating: letters[index], count: 100_000) + "\n", to: writer)
             }
         }
         close(writer)
         #expect(drained.wait(timeout: .now() + 60) == .success)
         let lines = String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 80)
-        #expect(lines.allSatisfy { $0.count == 20_000 && Set($0).count == 1 }, "a line holds another thread's letters")
+        #expect(lines.allSatisfy { $0.count == 100_000 && Set($0).count == 1 }, "a line holds another thread's letters")
     }
 }
 

@@ -113,13 +113,7 @@ private typealias T = UsageModelTests
         #expect(old.followShare(hourOfDay: 9) == 1)
         #expect(old.followShare(hourOfDay: 15) == 0, "an hour never opened has none")
         #expect(old.followLikelihood(afterHour: 9, ownLikelihood: 0.4) >= 0.4)
-        for (key, value) in [("followWeights", [1.0] as Any), ("followWeights", Array(repeating: -1.0, count: 24)),
-                             ("lastCountedFollow", [NSNull()])] {
-            var damaged = object
-            damaged[key] = value
-            let bytes = try JSONSerialization.data(withJSONObject: damaged)
-            #expect(throws: DecodingError.self, "\(key)") { try JSONDecoder().decode(UsageModel.self, from: bytes) }
-        }
+        try T.expectDamagedTablesRefused(in: object, weights: "followWeights", counted: "lastCountedFollow")
         // A replica's follow joins the stored model's, once.
         let baseline = Self.habit(thenAfter: nil)
         var mine = baseline

@@ -32,6 +32,18 @@ struct UsageModelTests {
         return model
     }
 
+    /// A stored model's per-hour-of-the-day table `weights` (24 weights) and per-hour-of-the-week
+    /// table `counted` (168 dates) are refused when damaged: a wrong length, a negative
+    /// weight, an entry missing.
+    static func expectDamagedTablesRefused(in object: [String: Any], weights: String, counted: String) throws {
+        for (key, value) in [(weights, [1.0] as Any), (weights, Array(repeating: -1.0, count: 24)), (counted, [NSNull()])] {
+            var damaged = object
+            damaged[key] = value
+            let bytes = try JSONSerialization.data(withJSONObject: damaged)
+            #expect(throws: DecodingError.self, "\(key)") { try JSONDecoder().decode(UsageModel.self, from: bytes) }
+        }
+    }
+
     static func record(_ model: inout UsageModel, weeks: Range<Int>, times: [(Int, Int)], days: Range<Int> = 0..<5) {
         for week in weeks {
             for day in days {

@@ -62,12 +62,7 @@ private typealias T = UsageModelTests
         object["lastCountedRelaunch"] = nil
         let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
         #expect(old.relaunchShare(hourOfDay: 21) == 0)
-        for (key, value) in [("relaunchWeights", [1.0] as Any), ("relaunchWeights", Array(repeating: -1.0, count: 24)), ("lastCountedRelaunch", [NSNull()])] {
-            var damaged = object
-            damaged[key] = value
-            let bytes = try JSONSerialization.data(withJSONObject: damaged)
-            #expect(throws: DecodingError.self, "\(key)") { try JSONDecoder().decode(UsageModel.self, from: bytes) }
-        }
+        try T.expectDamagedTablesRefused(in: object, weights: "relaunchWeights", counted: "lastCountedRelaunch")
         // A replica's relaunch joins the stored model's, once.
         let baseline = Self.evenings(again: [])
         var mine = baseline

@@ -85,6 +85,16 @@ public struct BaselineComparison: Sendable {
             compared.allSatisfy { $0.launches > 0 && $0.launchesWithoutContent == $0.launches }
         }
 
+        /// Whether this scheduler's staleness `figure` is at most `factor` times `other`'s (a
+        /// staleness goal, ``Goals/judging(policy:timer15:equalBudgetTimer:)``): a launch at
+        /// the rank that found no content is infinitely stale, and when neither fed it the one
+        /// that left the smaller share of launches without content is the fresher. Not when
+        /// either had no launch, or neither fed any (nothing to compare).
+        func holds(_ figure: KeyPath<Figures, Double?>, against other: Figures, within factor: Double) -> Bool {
+            guard !Self.noneFed([self, other]), let mine = rankedStaleness(figure), let theirs = other.rankedStaleness(figure) else { return false }
+            return mine.isInfinite && theirs.isInfinite ? unfedShare <= other.unfedShare : mine <= factor * theirs
+        }
+
         /// A staleness figure for comparing: its value, infinity when the launch at its
         /// rank found no content, nil when there was no launch.
         func rankedStaleness(_ figure: KeyPath<Figures, Double?>) -> Double? {
@@ -121,16 +131,10 @@ public struct BaselineComparison: Sendable {
         /// goal (a device never online: "no worse" would be vacuous): the staleness goals do
         /// not hold.
         public static func judging(policy: Figures, timer15: Figures, equalBudgetTimer: Figures) -> Goals {
-            let wakeups = policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4
-            var median = false
-            if !Figures.noneFed([policy, timer15]), let mine = policy.rankedStaleness(\.stalenessMedianMinutes), let theirs = timer15.rankedStaleness(\.stalenessMedianMinutes) {
-                median = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= timer15.unfedShare : mine <= 1.25 * theirs
-            }
-            var p90 = false
-            if !Figures.noneFed([policy, equalBudgetTimer]), let mine = policy.rankedStaleness(\.stalenessP90Minutes), let theirs = equalBudgetTimer.rankedStaleness(\.stalenessP90Minutes) {
-                p90 = mine.isInfinite && theirs.isInfinite ? policy.unfedShare <= equalBudgetTimer.unfedShare : mine <= theirs
-            }
-            return Goals(wakeups: wakeups, median: median, p90: p90)
+            Goals(
+                wakeups: policy.wakeupsPerDay <= timer15.wakeupsPerDay / 4,
+                median: policy.holds(\.stalenessMedianMinutes, against: timer15, within: 1.25),
+                p90: policy.holds(\.stalenessP90Minutes, against: equalBudgetTimer, within: 1))
         }
     }
 

@@ -103,9 +103,14 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
         return nil
     }
 
-    private enum PathStep {
+    /// One step from a value of a message to one inside it.
+    enum PathStep: Hashable {
+        /// The member of an object with this key.
         case key(String)
+        /// The element of an array at this index.
         case index(Int)
+        /// Any element of an array (a place all its elements share: ``UnknownKeys``).
+        case element
     }
 
     /// Every number in `value` that is not exactly a 64-bit integer, with its path.
@@ -134,15 +139,20 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
             guard var array = value as? [Any], array.indices.contains(index) else { return value }
             array[index] = replacing(path.dropFirst(), in: array[index], with: replacement)
             return array
+        case .element:
+            return value
         }
     }
 
-    private static func pathText(_ path: [PathStep]) -> String {
+    /// `path` as `request.app._0.submit._0.run` (an index as `[2]`, any element as `[]`), each
+    /// key printable and cut short; "the message" for the message itself.
+    static func pathText(_ path: some Collection<PathStep>) -> String {
         var text = ""
         for step in path {
             switch step {
             case .key(let key): text += (text.isEmpty ? "" : ".") + DecodingErrorText.printable(key, limit: 60)
             case .index(let index): text += "[\(index)]"
+            case .element: text += "[]"
             }
         }
         return text.isEmpty ? "the message" : text

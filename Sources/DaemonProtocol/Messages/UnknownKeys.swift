@@ -14,13 +14,8 @@ import SchedulerCore
 /// Only messages the plain reader did not take are checked: the frequent ones it reads
 /// refuse any key they do not know.
 enum UnknownKeys {
-    /// One step from a value to one inside it.
-    enum Step: Hashable {
-        /// The member of an object with this key.
-        case key(String)
-        /// Any element of an array.
-        case element
-    }
+    /// One step from a value to one inside it (array elements share ``MessageProblem/PathStep/element``).
+    typealias Step = MessageProblem.PathStep
 
     /// The place of the first key, in key order, that `message` has and `known` lacks, as
     /// the steps leading to it (the last is the key); nil when every key of `message` is
@@ -38,15 +33,7 @@ enum UnknownKeys {
     static func problem(at place: [Step]) -> String {
         var key = ""
         if case .key(let last)? = place.last { key = last }
-        var parent = ""
-        for step in place.dropLast() {
-            switch step {
-            case .key(let name): parent += (parent.isEmpty ? "" : ".") + name
-            case .element: parent += "[]"
-            }
-        }
-        let within = parent.isEmpty ? "the message" : DecodingErrorText.printable(parent, limit: 120)
-        return "unknown key \"\(DecodingErrorText.printable(key, limit: 60))\" in \(within): the request has no such field"
+        return "unknown key \"\(DecodingErrorText.printable(key, limit: 60))\" in \(MessageProblem.pathText(place.dropLast())): the request has no such field"
     }
 
     /// Every place at which `value` has a key.

@@ -600,17 +600,12 @@ struct BindingLock {
             Glibc.close(descriptor)
             throw FrameServer.ListenError(code: .systemCall, path: socketPath, message: "cannot listen on \(socketPath): its lock file \(lockPath) belongs to uid \(info.st_uid), not to uid \(getuid()); another user may have made it (choose another --socket, or remove it if it is not needed)")
         }
-        let deadline = ContinuousClock.now + Self.patience
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK || code == EINTR, ContinuousClock.now < deadline else {
-                Glibc.close(descriptor)
-                let reason = code == EWOULDBLOCK
-                    ? "another process has held its lock file \(lockPath) for over \(Self.patience) (is a daemon starting?)"
-                    : "cannot lock \(lockPath): \(SystemCallError(call: "flock", code: code))"
-                throw FrameServer.ListenError(code: code == EWOULDBLOCK ? .inUse : .systemCall, path: socketPath, message: "cannot listen on \(socketPath): \(reason)")
-            }
-            usleep(5_000)
+        if let code = ExclusiveFileLock.take(descriptor, patience: Self.patience, interval: .milliseconds(5)) {
+            Glibc.close(descriptor)
+            let reason = code == EWOULDBLOCK
+                ? "another process has held its lock file \(lockPath) for over \(Self.patience) (is a daemon starting?)"
+                : "cannot lock \(lockPath): \(SystemCallError(call: "flock", code: code))"
+            throw FrameServer.ListenError(code: code == EWOULDBLOCK ? .inUse : .systemCall, path: socketPath, message: "cannot listen on \(socketPath): \(reason)")
         }
         self.descriptor = descriptor
     }

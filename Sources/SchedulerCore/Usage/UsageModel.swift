@@ -1260,16 +1260,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
         lastCountedRelaunch = try container.decodeIfPresent([Date?].self, forKey: .lastCountedRelaunch)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         try checkHourEntries(lastCountedRelaunch.count, key: .lastCountedRelaunch)
-        if let stored = try container.decodeIfPresent([Double].self, forKey: .followWeights) {
-            followWeights = stored
-            try check(followWeights, count: 24, key: .followWeights)
-        } else {
-            // Written before follows were kept: every opened hour counts as followed (a share
-            // of 1, so the next hour keeps its own likelihood, as it did), and the days teach
-            // the real share as these weights decay with the launches'.
-            let launches = launchWeights
-            followWeights = (0..<24).map { hour in stride(from: hour, to: LocalWeek.hoursPerWeek, by: 24).reduce(0) { $0 + launches[$1] } }
-        }
+        let storedFollows = try container.decodeIfPresent([Double].self, forKey: .followWeights)
+        followWeights = storedFollows ?? []
+        if storedFollows != nil { try check(followWeights, count: 24, key: .followWeights) }
         lastCountedFollow = try container.decodeIfPresent([Date?].self, forKey: .lastCountedFollow)
             ?? Array(repeating: nil, count: LocalWeek.hoursPerWeek)
         try checkHourEntries(lastCountedFollow.count, key: .lastCountedFollow)
@@ -1296,6 +1289,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 debugDescription: "expected stays with a representable start and a finite, non-negative duration")
         }
         networkStays = Self.latestStays(stays)
+        if storedFollows == nil {
+            // Written before follows were kept: every opened hour counts as followed (a share
+            // of 1, so the next hour keeps its own likelihood, as it did), and the days teach
+            // the real share as these weights decay with the launches'.
+            followWeights = (0..<24).map(openedWeight(hourOfDay:))
+        }
     }
 }
 

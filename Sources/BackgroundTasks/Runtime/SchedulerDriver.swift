@@ -52,6 +52,8 @@ public final class SchedulerDriver: Sendable {
     private struct State: @unchecked Sendable {
         // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
         var engine: SchedulerEngine
+        /// Makes the policy states' texts for the store, keeping the last usage models' texts.
+        var policyStateTexts = PolicyStateTextEncoder()
         var contexts: [AppID: AppContext] = [:]
         var tasks: [RunID: BGTask] = [:]
         var wakeTimer: (any DriverTimer)?
@@ -578,14 +580,9 @@ public final class SchedulerDriver: Sendable {
 
     /// What the policies learned of `app` (usage history, throttle, energy used), as the
     /// store keeps it, or `nil` when there is nothing to keep.
-    private func policyStateText(of app: AppID, in state: State) -> String? {
+    private func policyStateText(of app: AppID, in state: inout State) -> String? {
         guard store != nil, let policyState = state.engine.policyState(of: app) else { return nil }
-        return Self.policyStateText(policyState)
-    }
-
-    /// A policy state as the store keeps it (JSON), or `nil` when it cannot be encoded.
-    private static func policyStateText(_ policyState: AppPolicyState) -> String? {
-        (try? JSONEncoder().encode(policyState)).map { String(decoding: $0, as: UTF8.self) }
+        return state.policyStateTexts.text(of: policyState, for: app)
     }
 
     /// Persists what the policies learned of `app`, under the driver's lock so that saves
@@ -598,7 +595,7 @@ public final class SchedulerDriver: Sendable {
                 }
                 return
             }
-            guard let store, let text = policyStateText(of: app, in: state) else { return }
+            guard let store, let text = policyStateText(of: app, in: &state) else { return }
             try store.setAppSetting(text, app: app, name: AppSettingName.policyState)
         } catch {
             note(.error, app: app, "could not save the usage history: \(error)", in: &state)
@@ -618,6 +615,8 @@ public final class SchedulerDriver: Sendable {
         var merged = mine
         var unreadable: String?
         var written: String?
+        var texts = state.policyStateTexts
+        defer { state.policyStateTexts = texts }
         do {
             try write { stored in
                 merged = mine
@@ -629,7 +628,7 @@ public final class SchedulerDriver: Sendable {
                         unreadable = "\(error)"
                     }
                 }
-                written = Self.policyStateText(merged)
+                written = texts.text(of: merged, for: app)
                 return written
             }
         } catch {
@@ -1415,7 +1414,7 @@ public final class SchedulerDriver: Sendable {
                         try shared.recordRunFinished(record, updatingAppSetting: AppSettingName.policyState, update)
                     }
                 } else {
-                    let learned = policyStateText(of: record.app, in: state).map { [AppSettingName.policyState: $0] } ?? [:]
+                    let learned = policyStateText(of: record.app, in: &state).map { [AppSettingName.policyState: $0] } ?? [:]
                     try store?.recordRunFinished(record, appSettings: learned)
                 }
             } catch {

@@ -47,6 +47,29 @@ public struct AppPolicyState: Hashable, Sendable, Codable {
         case lastLaunch, lastRefresh, retryAttempts, launchLedger
     }
 
+    /// Encodes the state with every field, or without ``usage`` when the encoder's user info
+    /// holds ``PolicyStateTextEncoder/usageOmitted`` (`true`): the text encoder adds a usage
+    /// model it encoded before (the model is most of the text, and a run's end does not
+    /// change it).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(backgroundRefreshEnabled, forKey: .backgroundRefreshEnabled)
+        try container.encode(forceQuit, forKey: .forceQuit)
+        if encoder.userInfo[PolicyStateTextEncoder.usageOmitted] as? Bool != true {
+            try container.encode(usage, forKey: .usage)
+        }
+        try container.encode(throttle, forKey: .throttle)
+        try container.encode(energyUsed, forKey: .energyUsed)
+        try container.encode(energyDay, forKey: .energyDay)
+        try container.encodeIfPresent(lastLaunch, forKey: .lastLaunch)
+        try container.encodeIfPresent(lastRefresh, forKey: .lastRefresh)
+        try container.encodeIfPresent(retryAttempts, forKey: .retryAttempts)
+        try container.encodeIfPresent(launchLedger, forKey: .launchLedger)
+    }
+
+    /// The key of ``usage`` in the encoded state.
+    static let usageKey = CodingKeys.usage.stringValue
+
     /// Decodes a stored state. A damaged launch ledger is dropped (a new one starts at the
     /// next launch: it is a week's estimate that rebuilds itself), not the state: refusing
     /// it would lose the app's usage history and throttle.

@@ -49,6 +49,9 @@ let package = Package(
         // subscribers, subjects, operators, schedulers, `@Published` and `ObservableObject`;
         // re-exported by BackgroundTasks, as Apple's Foundation re-exports Combine.
         .target(name: "Combine"),
+        // What Apple's Foundation brings that swift-corelibs-foundation does not; every framework
+        // module re-exports it (Sources/FoundationCompat).
+        .target(name: "FoundationCompat", dependencies: ["Combine", "COSLock"]),
         // Durable state in SQLite: pending requests, run log, checkpoints.
         .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
         // Durable state in PostgreSQL, shared by the replicas of a service (docs/replicas.md).
@@ -58,7 +61,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -166,20 +169,20 @@ let package = Package(
         .target(name: "SwiftUI", dependencies: ["BackgroundTasks", "UIKit", "SchedulerCore"]),
         // `import UserNotifications` for an app's local notifications: scheduled on the
         // scheduler's clock, shown as lines (docs/porting.md, "Local notifications").
-        .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "CUserNotificationsTypes"]),
+        .target(name: "UserNotifications", dependencies: ["BackgroundTasks", "SchedulerCore", "SchedulerStore", "CUserNotificationsTypes", "FoundationCompat"]),
         // UserNotifications' enums as C enums, imported as open (non-frozen) enums as on iOS.
         .target(name: "CUserNotificationsTypes"),
         // `import WidgetKit` for the app's side of widgets: `WidgetCenter` (Linux has no
         // widgets: reload requests are noted; docs/porting.md, "Widgets").
-        .target(name: "WidgetKit", dependencies: ["BackgroundTasks", "CWidgetKitTypes"]),
+        .target(name: "WidgetKit", dependencies: ["BackgroundTasks", "CWidgetKitTypes", "FoundationCompat"]),
         // WidgetKit's `WidgetFamily` as a C enum, imported as an open enum as on iOS.
         .target(name: "CWidgetKitTypes"),
         // `import Network` for path monitoring (`NWPathMonitor`): the machine's interfaces and
         // routes, or a simulated device's network (docs/porting.md, "Network paths").
-        .target(name: "Network", dependencies: ["BackgroundTasks", "DeviceConditions", "SchedulerCore"]),
+        .target(name: "Network", dependencies: ["BackgroundTasks", "DeviceConditions", "SchedulerCore", "FoundationCompat"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error,
         // and os_unfair_lock.
-        .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap", "COSLock"]),
+        .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap", "COSLock", "FoundationCompat"]),
         // `os_unfair_lock` in C, over Linux's priority-inheritance futexes (Apple's <os/lock.h>;
         // re-exported by os and by BackgroundTasks, as Apple's Foundation brings it).
         .target(name: "COSLock"),

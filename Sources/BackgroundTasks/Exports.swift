@@ -14,6 +14,9 @@
 // more private memory; the Swift driver names autolinked libraries before any
 // `--as-needed` a package can pass, so they cannot drop it).
 @_exported import Combine
+// What Apple's Foundation brings beside it (Combine, Observation, os_unfair_lock, Dispatch's
+// time constants, `ProcessInfo()`): Sources/FoundationCompat.
+@_exported import FoundationCompat
 // UIKit's enums (`UIApplicationState`, `UIBackgroundRefreshStatus`, `UIBackgroundFetchResult`)
 // are C enums, as on iOS: see Sources/CUIKitTypes.
 @_exported import CUIKitTypes

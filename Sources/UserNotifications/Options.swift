@@ -5,6 +5,9 @@
 // and `UNNotificationInterruptionLevel` are C enums, imported as open enums as on iOS (a
 // `switch` with `@unknown default:` compiles without a warning): CUserNotificationsTypes.
 @_exported import CUserNotificationsTypes
+// What Apple's Foundation brings beside it (Combine, Observation, os_unfair_lock, Dispatch's
+// time constants, `ProcessInfo()`): Sources/FoundationCompat.
+@_exported import FoundationCompat
 
 // The option sets, constants and errors of Apple's UserNotifications, with Apple's names
 // and raw values (docs/porting.md, "Local notifications").

@@ -2,6 +2,9 @@ import BackgroundTasks
 import Foundation
 // `WidgetFamily` is a C enum, imported as an open enum as on iOS.
 @_exported import CWidgetKitTypes
+// What Apple's Foundation brings beside it (Combine, Observation, os_unfair_lock, Dispatch's
+// time constants, `ProcessInfo()`): Sources/FoundationCompat.
+@_exported import FoundationCompat
 
 // `import WidgetKit` for the app's side of widgets: a refresh handler that found new content
 // asks WidgetKit to reload the widgets' timelines (`WidgetCenter.shared.reloadAllTimelines()`).

@@ -11,6 +11,9 @@ import SchedulerCore
 @_exported import os
 // `import os` brings os_unfair_lock too (Apple's <os/lock.h> is in the os module).
 @_exported import COSLock
+// What Apple's Foundation brings beside it (Combine, Observation, os_unfair_lock, Dispatch's
+// time constants, `ProcessInfo()`): Sources/FoundationCompat.
+@_exported import FoundationCompat
 
 /// A log's level (Apple: `OSLogType`).
 public struct OSLogType: RawRepresentable, Hashable, Sendable {

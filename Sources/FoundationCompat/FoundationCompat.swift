@@ -1,0 +1,57 @@
+// What Apple's Foundation brings to an iOS file that swift-corelibs-foundation does not, in
+// one module that every framework module of this package re-exports (BackgroundTasks, and
+// through it UIKit and SwiftUI; os and OSLog; Network; UserNotifications; WidgetKit): on iOS
+// each of those frameworks imports Foundation, so a file that imports any of them has all of
+// this (docs/porting.md, "Imports"). A file that imports Foundation alone cannot get it: only
+// the toolchain's Foundation is imported then.
+
+// Apple's Foundation re-exports Combine: a model that imports Foundation and Network declares
+// `final class NetworkState: ObservableObject` with `@Published` properties (found by an
+// outside compile probe in a public app's path monitor). Sources/Combine.
+@_exported import Combine
+// And the Observation macro: public apps declare `@Observable` models in files that import
+// only Foundation or OSLog (the toolchain ships the module and its macro plugin on Linux).
+@_exported import Observation
+// `os_unfair_lock`, which Apple's Foundation brings with Darwin (Sources/COSLock).
+@_exported import COSLock
+@_exported import Foundation
+
+// MARK: Dispatch's time constants
+
+// Apple's Dispatch declares these (`var NSEC_PER_SEC: UInt64 { get }`), and iOS code writes
+// `Task.sleep(nanoseconds: 2 * NSEC_PER_SEC)` and `DispatchTime` arithmetic with them. Linux's
+// libdispatch defines them in its C header, which its Swift module does not re-export.
+
+/// Nanoseconds in a second (Apple's Dispatch: `NSEC_PER_SEC`).
+public var NSEC_PER_SEC: UInt64 { 1_000_000_000 }
+/// Nanoseconds in a millisecond (Apple's Dispatch: `NSEC_PER_MSEC`).
+public var NSEC_PER_MSEC: UInt64 { 1_000_000 }
+/// Microseconds in a second (Apple's Dispatch: `USEC_PER_SEC`).
+public var USEC_PER_SEC: UInt64 { 1_000_000 }
+/// Nanoseconds in a microsecond (Apple's Dispatch: `NSEC_PER_USEC`).
+public var NSEC_PER_USEC: UInt64 { 1_000 }
+/// Milliseconds in a second (Darwin's `MSEC_PER_SEC`, beside the others in its headers).
+public var MSEC_PER_SEC: UInt64 { 1_000 }
+
+// MARK: ProcessInfo()
+
+/// Lets `ProcessInfo()` compile as with Apple's Foundation, where `ProcessInfo` inherits
+/// `NSObject`'s public `init()`: swift-corelibs-foundation's is internal, and a protocol
+/// extension may declare an initializer that assigns `self`. Not for conforming to: only
+/// `ProcessInfo` adopts it.
+public protocol _ProcessInfoInitializing {}
+
+extension _ProcessInfoInitializing where Self: ProcessInfo {
+    /// The process's information, as `ProcessInfo.processInfo` (Apple's makes another object
+    /// that reads the same process; code such as an SDK's `processInfo: ... = ProcessInfo()`
+    /// only calls its methods). A subclass of `ProcessInfo` cannot be made so: stops the
+    /// program, naming it.
+    public init() {
+        guard let shared = ProcessInfo.processInfo as? Self else {
+            fatalError("ProcessInfo(): \(Self.self) is a subclass of ProcessInfo, which cannot be created on Linux (swift-corelibs-foundation's initializer is internal); use ProcessInfo.processInfo")
+        }
+        self = shared
+    }
+}
+
+extension ProcessInfo: _ProcessInfoInitializing {}

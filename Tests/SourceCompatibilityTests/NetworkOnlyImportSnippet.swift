@@ -1,0 +1,79 @@
+// A path monitor's models as public apps write them, in a file that imports Foundation and
+// Network only (found by an outside compile probe: Kiwix's `NetworkState: ObservableObject`,
+// an `@Observable` monitor that triggers a sync), with Dispatch's time constants and
+// `ProcessInfo()` (an SDK's activity coordinator), in Swift 6 mode with warnings as errors.
+// On iOS, Network imports Foundation, which brings Combine, Observation and Dispatch's
+// constants: here Network re-exports them (Sources/FoundationCompat).
+import Foundation
+import Network
+import Testing
+
+final class NetworkState: ObservableObject, @unchecked Sendable {
+    // @unchecked: the monitor calls the handler on its own serial queue only.
+    @Published var isOnline = false
+    private let monitor = NWPathMonitor()
+
+    func start() {
+        monitor.pathUpdateHandler = { [weak self] path in self?.isOnline = path.status == .satisfied }
+        monitor.start(queue: DispatchQueue(label: "network-state"))
+    }
+
+    deinit { monitor.cancel() }
+}
+
+@MainActor @Observable
+final class SyncTrigger {
+    var lastSync: Date?
+    var pending = 0
+
+    /// Waits a moment for the network to settle, as such monitors do, then syncs.
+    func settleThenSync() async {
+        try? await Task.sleep(nanoseconds: 100 * NSEC_PER_MSEC)
+        pending += 1
+        lastSync = Date()
+    }
+}
+
+/// An SDK's seam over the process's activities, with `ProcessInfo()` as its default.
+protocol ActivityCoordinating {
+    func beginActivity(options: ProcessInfo.ActivityOptions, reason: String) -> any NSObjectProtocol
+    func endActivity(_ activity: any NSObjectProtocol)
+}
+
+extension ProcessInfo: ActivityCoordinating {}
+
+struct UploadCoordinator {
+    var processInfo: any ActivityCoordinating = ProcessInfo()
+}
+
+@Suite struct FoundationCompatTests {
+    @Test func dispatchsTimeConstantsHaveApplesValuesAndType() {
+        let values: [UInt64] = [NSEC_PER_SEC, NSEC_PER_MSEC, USEC_PER_SEC, NSEC_PER_USEC, MSEC_PER_SEC]
+        #expect(values == [1_000_000_000, 1_000_000, 1_000_000, 1_000, 1_000])
+        #expect(DispatchTime(uptimeNanoseconds: 2 * NSEC_PER_SEC).uptimeNanoseconds == 2_000_000_000)
+    }
+
+    @Test func processInfoMadeAnewIsTheProcesssInformation() {
+        let made = ProcessInfo()
+        #expect(made === ProcessInfo.processInfo)
+        #expect(made.processIdentifier == getpid())
+        let coordinator = UploadCoordinator()
+        let activity = coordinator.processInfo.beginActivity(options: [.background], reason: "upload")
+        coordinator.processInfo.endActivity(activity)
+    }
+
+    @Test @MainActor func anObservableModelAndAnObservableObjectFromNetworkAloneWork() async {
+        let trigger = SyncTrigger()
+        await withCheckedContinuation { continuation in
+            withObservationTracking { _ = trigger.pending } onChange: { continuation.resume() }
+            Task { await trigger.settleThenSync() }
+        }
+        #expect(trigger.pending == 1)
+        let state = NetworkState()
+        var seen: [Bool] = []
+        let subscription = state.$isOnline.sink { seen.append($0) }
+        state.isOnline = true
+        #expect(seen == [false, true])
+        subscription.cancel()
+    }
+}

@@ -150,6 +150,9 @@ open class UIViewController: NSObject {
     private var loadedView: UIView?
     /// The controller's title.
     open var title: String?
+    /// The appearance the controller asks for (Apple: `overrideUserInterfaceStyle`), kept as
+    /// set: an app's dark-mode switch sets it on every presented controller.
+    open var overrideUserInterfaceStyle: UIUserInterfaceStyle = .unspecified
     /// The controller that contains this one.
     public private(set) weak var parent: UIViewController?
     /// The controllers this one contains.

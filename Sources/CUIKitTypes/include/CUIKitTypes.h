@@ -131,6 +131,17 @@ typedef BGTASK_OPEN_ENUM UIUserInterfaceStyle : long {
     UIUserInterfaceStyleDark = 2,
 } UIUserInterfaceStyle;
 
+/// Whether a window's interface is in the foreground and active (Apple:
+/// `UIUserInterfaceActiveAppearance`, iOS 14).
+typedef BGTASK_OPEN_ENUM UIUserInterfaceActiveAppearance : long {
+    /// Not known (a view or controller not in a window).
+    UIUserInterfaceActiveAppearanceUnspecified = -1,
+    /// In the background, or in the foreground but not active.
+    UIUserInterfaceActiveAppearanceInactive = 0,
+    /// In the foreground and active.
+    UIUserInterfaceActiveAppearanceActive = 1,
+} UIUserInterfaceActiveAppearance;
+
 /// The system icons of a Home Screen quick action (Apple: `UIApplicationShortcutIcon.IconType`).
 typedef BGTASK_OPEN_ENUM UIApplicationShortcutIconType : long {
     UIApplicationShortcutIconTypeCompose = 0,

@@ -18,8 +18,9 @@ import Synchronization
 /// Measured: `handler's Date() - earliestBeginDate`, all wall clock (`Date()`), in one
 /// process. It includes the Dispatch wall-clock timer's lateness (the driver asks for a
 /// 1 ms leeway), the engine's decision, the store's launch record (for a file store: a
-/// commit with fsync, done before the handler is called) and the hop to the handler's
-/// queue. It does not include process start-up (handlers are in-process) nor the
+/// commit to the WAL done before the handler is called, which does not wait for the disk:
+/// docs/ARCHITECTURE.md, "Durability"; the submit and the run's end do) and the hop to the
+/// handler's queue. It does not include process start-up (handlers are in-process) nor the
 /// submit itself. The split uses the run's `startedAt` (the driver's `now` when the timer
 /// fired): "timer" = startedAt - due, "launch" = handler start - startedAt.
 enum DispatchLatencyBenchmark {

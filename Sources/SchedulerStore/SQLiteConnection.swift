@@ -30,6 +30,10 @@ final class SQLiteConnection {
     let path: String?
     /// Prepared statements by SQL text: each distinct statement is compiled once.
     private var statements: [String: SQLiteStatement] = [:]
+    /// Whether commits wait for the disk (`PRAGMA synchronous = FULL`, the store's default),
+    /// as ``SchedulerStore/configure(_:options:)`` set it: what a transaction that need not
+    /// wait (``transaction(waitingForDisk:_:)``) returns to after it.
+    var commitsWaitForDisk = false
 
     private init(handle: OpaquePointer, path: String?) {
         self.handle = handle
@@ -166,7 +170,19 @@ final class SQLiteConnection {
     /// Runs `body` in one transaction: committed when `body` returns, rolled back when it
     /// throws. `BEGIN IMMEDIATE` takes the write lock at once, so two writers wait for each
     /// other (`busy_timeout`) instead of failing when a read turns into a write.
-    func transaction<Result>(_ body: () throws(StoreError) -> Result) throws(StoreError) -> Result {
+    ///
+    /// - Parameter waitingForDisk: `false` commits without waiting for the disk even when
+    ///   the connection's commits do (`PRAGMA synchronous = NORMAL` for this commit alone,
+    ///   then `FULL` again): the commit survives a crash of the process (its WAL frames are
+    ///   with the system), and reaches the disk with the next commit that waits; a power cut
+    ///   before that may undo it, whole (WAL stays consistent). For a write whose loss to a
+    ///   power cut only repeats work, on a path where the disk's latency counts (a launch).
+    func transaction<Result>(waitingForDisk: Bool = true, _ body: () throws(StoreError) -> Result) throws(StoreError) -> Result {
+        let relaxes = !waitingForDisk && commitsWaitForDisk
+        if relaxes { try execute("PRAGMA synchronous = NORMAL") }
+        // Back to waiting for the disk whatever happens: a failure to set it back (which
+        // SQLite does not have outside a transaction) would be reported by the next commit.
+        defer { if relaxes { sqlite3_exec(handle, "PRAGMA synchronous = FULL", nil, nil, nil) } }
         try execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let result = try body()

@@ -325,5 +325,6 @@ extension SchedulerStore {
         try connection.executeScript(
             "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(options.synchronous.pragmaValue)"
         )
+        connection.commitsWaitForDisk = options.synchronous == .full
     }
 }

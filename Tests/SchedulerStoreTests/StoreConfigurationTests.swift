@@ -28,6 +28,49 @@ struct StoreConfigurationTests {
         #expect(try pragma("synchronous", of: normal) == "1") // NORMAL
     }
 
+    @Test("a launch's commit alone does not wait for the disk: FULL again after it, even when it fails; a NORMAL store stays NORMAL")
+    func aLaunchCommitsWithoutWaiting() throws {
+        let directory = try TemporaryDirectory()
+        let full = try openStore(directory.file("full.sqlite"))
+        let inside = try full.withConnection { (connection) throws(StoreError) in
+            try connection.transaction(waitingForDisk: false) { () throws(StoreError) in
+                try connection.query("PRAGMA synchronous") { row in row.text(0) }.first
+            }
+        }
+        #expect(inside == "1", "NORMAL for the commit")
+        #expect(try pragma("synchronous", of: full) == "2", "FULL again after it")
+        let waiting = try full.withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in try connection.query("PRAGMA synchronous") { row in row.text(0) }.first }
+        }
+        #expect(waiting == "2")
+        // A failed transaction sets it back too.
+        #expect(throws: StoreError.self) {
+            try full.withConnection { (connection) throws(StoreError) in
+                try connection.transaction(waitingForDisk: false) { () throws(StoreError) in
+                    try connection.execute("INSERT INTO no_such_table VALUES (1)")
+                }
+            }
+        }
+        #expect(try pragma("synchronous", of: full) == "2")
+        // The launch record is such a commit, and is there after it.
+        let request = Sample.request("launched")
+        try full.upsertRequest(request)
+        let run = Sample.run(1, of: request, startedAt: Sample.now)
+        try full.recordRunStarted(run)
+        #expect(try pragma("synchronous", of: full) == "2")
+        #expect(try full.pendingRequests().isEmpty)
+        #expect(try full.runs().map(\.id) == [run.id])
+
+        let (normal, _) = try SchedulerStore.open(
+            at: directory.file("normal.sqlite"), now: Sample.now, options: StoreOptions(synchronous: .normal)
+        )
+        let normalInside = try normal.withConnection { (connection) throws(StoreError) in
+            try connection.transaction(waitingForDisk: false) { () throws(StoreError) in try connection.query("PRAGMA synchronous") { row in row.text(0) }.first }
+        }
+        #expect(normalInside == "1")
+        #expect(try pragma("synchronous", of: normal) == "1")
+    }
+
     @Test("an in-memory store has no URL and starts empty")
     func inMemoryStore() throws {
         let store = try SchedulerStore.inMemory()

@@ -100,6 +100,18 @@ struct TestFailure: Error, CustomStringConvertible {
         #expect(plain.identifier == nil && plain.sharedContainerIdentifier == nil)
     }
 
+    @Test func theTLSBoundsAreKeptAndReadBack() {
+        // As networking clients set them beside waitsForConnectivity (common in public apps).
+        let configuration = URLSessionConfiguration.default
+        #expect(configuration.tlsMinimumSupportedProtocolVersion == .TLSv12)
+        #expect(configuration.tlsMaximumSupportedProtocolVersion == .TLSv13)
+        configuration.tlsMinimumSupportedProtocolVersion = .TLSv13
+        configuration.waitsForConnectivity = true
+        #expect(configuration.tlsMinimumSupportedProtocolVersion == .TLSv13 && configuration.waitsForConnectivity)
+        #expect(URLSessionConfiguration.default.tlsMinimumSupportedProtocolVersion == .TLSv12, "another configuration keeps its own")
+        #expect(tls_protocol_version_t.TLSv12.rawValue == 0x0303 && tls_protocol_version_t(rawValue: 0xFEFD) == .DTLSv12)
+    }
+
     @Test func aFailedDownloadsErrorSaysWhatIOSErrorsSay() {
         let resume = Data("resume here".utf8)
         let failed = URLError(.networkConnectionLost, userInfo: [NSURLSessionDownloadTaskResumeData: resume])

@@ -66,6 +66,21 @@ extension URLSessionConfiguration {
         set { SessionConfigurationSwitches.update(self) { $0.allowsConstrainedNetworkAccess = newValue } }
     }
 
+    /// The oldest TLS version tasks accept (Apple: `tlsMinimumSupportedProtocolVersion`, iOS
+    /// 13). Kept and read back (`.TLSv12` until set), not enforced: swift-corelibs-foundation
+    /// has no way to tell libcurl, whose own floor (TLS 1.2 with Debian's OpenSSL) applies.
+    public var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t {
+        get { SessionConfigurationSwitches.read(self).tlsMinimum }
+        set { SessionConfigurationSwitches.update(self) { $0.tlsMinimum = newValue } }
+    }
+
+    /// The newest TLS version tasks ask for (Apple: `tlsMaximumSupportedProtocolVersion`,
+    /// iOS 13). Kept and read back (`.TLSv13` until set), not enforced, as the minimum.
+    public var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t {
+        get { SessionConfigurationSwitches.read(self).tlsMaximum }
+        set { SessionConfigurationSwitches.update(self) { $0.tlsMaximum = newValue } }
+    }
+
     /// The app group whose container a background session downloads into (Apple:
     /// `sharedContainerIdentifier`, which an app extension must set). Kept and read back;
     /// downloads go where swift-corelibs-foundation puts them (the location its delegate
@@ -89,6 +104,8 @@ enum SessionConfigurationSwitches {
         var allowsExpensiveNetworkAccess = true
         var allowsConstrainedNetworkAccess = true
         var sharedContainerIdentifier: String?
+        var tlsMinimum = tls_protocol_version_t.TLSv12
+        var tlsMaximum = tls_protocol_version_t.TLSv13
     }
 
     private struct Entry {
@@ -118,4 +135,21 @@ enum SessionConfigurationSwitches {
             entries[key] = Entry(configuration: configuration, switches: switches)
         }
     }
+}
+
+/// TLS and DTLS protocol versions (Apple: Security's `tls_protocol_version_t`, a C enum of
+/// the versions' wire numbers), for a configuration's TLS bounds.
+public enum tls_protocol_version_t: UInt16, Sendable, CaseIterable {
+    /// TLS 1.0.
+    case TLSv10 = 0x0301
+    /// TLS 1.1.
+    case TLSv11 = 0x0302
+    /// TLS 1.2.
+    case TLSv12 = 0x0303
+    /// TLS 1.3.
+    case TLSv13 = 0x0304
+    /// DTLS 1.0.
+    case DTLSv10 = 0xFEFF
+    /// DTLS 1.2.
+    case DTLSv12 = 0xFEFD
 }

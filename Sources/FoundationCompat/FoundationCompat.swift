@@ -55,3 +55,40 @@ extension _ProcessInfoInitializing where Self: ProcessInfo {
 }
 
 extension ProcessInfo: _ProcessInfoInitializing {}
+
+// MARK: The Objective-C runtime's functions that Swift code calls
+
+/// Runs `body` and returns what it returns (Apple's ObjectiveC: `autoreleasepool(invoking:)`,
+/// which drains the objects autoreleased meanwhile: upload loops read each chunk inside
+/// one). Linux has no autorelease pools: Swift frees objects when their last reference goes.
+public func autoreleasepool<Result>(invoking body: () throws -> Result) rethrows -> Result {
+    try body()
+}
+
+/// What ``objc_sync_enter(_:)`` and ``objc_sync_exit(_:)`` return when they succeed (Apple:
+/// `OBJC_SYNC_SUCCESS`).
+public var OBJC_SYNC_SUCCESS: Int32 { 0 }
+/// What ``objc_sync_exit(_:)`` returns for a thread that does not hold the object's lock
+/// (Apple: `OBJC_SYNC_NOT_OWNING_THREAD_ERROR`).
+public var OBJC_SYNC_NOT_OWNING_THREAD_ERROR: Int32 { -1 }
+
+/// Takes the recursive lock of `object` (Apple's ObjectiveC: `objc_sync_enter`, what
+/// `@synchronized` compiles to; Swift code writes `objc_sync_enter(self); defer {
+/// objc_sync_exit(self) }` around shared state): a thread that holds it may take it again,
+/// another waits. One lock per object (its identity: a class instance, or a class), made when
+/// first taken and dropped when no thread holds or waits for it. A value that is not an
+/// object has no identity: nothing is locked, as Apple's does with `nil`.
+@discardableResult
+public func objc_sync_enter(_ object: Any) -> Int32 {
+    guard let key = ObjectSynchronization.key(of: object) else { return OBJC_SYNC_SUCCESS }
+    ObjectSynchronization.enter(key)
+    return OBJC_SYNC_SUCCESS
+}
+
+/// Releases the lock ``objc_sync_enter(_:)`` took once (Apple's ObjectiveC: `objc_sync_exit`);
+/// ``OBJC_SYNC_NOT_OWNING_THREAD_ERROR`` when the calling thread does not hold it.
+@discardableResult
+public func objc_sync_exit(_ object: Any) -> Int32 {
+    guard let key = ObjectSynchronization.key(of: object) else { return OBJC_SYNC_SUCCESS }
+    return ObjectSynchronization.exit(key) ? OBJC_SYNC_SUCCESS : OBJC_SYNC_NOT_OWNING_THREAD_ERROR
+}

@@ -121,7 +121,7 @@ open class UIView: NSObject {
         get { ownTintColor ?? superview?.tintColor ?? .systemBlue }
         set { ownTintColor = newValue }
     }
-    private var ownTintColor: UIColor?
+    fileprivate var ownTintColor: UIColor?
 
     /// The appearance the view asks for (Apple: `overrideUserInterfaceStyle`), kept as set.
     open var overrideUserInterfaceStyle: UIUserInterfaceStyle = .unspecified
@@ -150,6 +150,19 @@ open class UIViewController: NSObject {
     private var loadedView: UIView?
     /// The controller's title.
     open var title: String?
+    /// The controller's item in a tab bar (Apple: `tabBarItem`): made on first use, titled
+    /// as the controller; its badge (`badgeValue`) is kept and shown nowhere.
+    open var tabBarItem: UITabBarItem! {
+        get {
+            if let item = ownTabBarItem { return item }
+            let item = UITabBarItem()
+            item.title = title
+            ownTabBarItem = item
+            return item
+        }
+        set { ownTabBarItem = newValue }
+    }
+    private var ownTabBarItem: UITabBarItem?
     /// The appearance the controller asks for (Apple: `overrideUserInterfaceStyle`), kept as
     /// set: an app's dark-mode switch sets it on every presented controller.
     open var overrideUserInterfaceStyle: UIUserInterfaceStyle = .unspecified
@@ -427,6 +440,26 @@ open class UINavigationItem: NSObject {
     }
 }
 
+/// A controller's item in a tab bar (Apple: `UITabBarItem`): its title, tag and badge,
+/// kept as set (Linux shows no tab bar).
+@preconcurrency @MainActor
+open class UITabBarItem: NSObject {
+    /// The item's title.
+    open var title: String?
+    /// A number the app gives it.
+    open var tag = 0
+    /// Whether the item can be chosen.
+    open var isEnabled = true
+    /// The badge's text (`nil`: no badge), as a chat list's unread count is set.
+    open var badgeValue: String?
+    /// The badge's colour.
+    open var badgeColor: UIColor?
+    /// An item without a title.
+    public override init() {
+        super.init()
+    }
+}
+
 extension UIViewController: WindowRoot {}
 
 extension UIView: UIUserActivityRestoring {}
@@ -455,12 +488,40 @@ extension UIWindow {
     // screen laid over it in `applicationWillResignActive`) is kept by a view of its own: its
     // subviews' `superview` is that view, not the window.
 
-    /// The view that holds what is added to the window.
+    /// The view that holds what is added to the window. Made on first use, with the tint and
+    /// appearance set on the window's class's ``appearance()`` proxy (the nearest class up to
+    /// `UIWindow` that set one), as UIKit gives a window its proxy's settings.
     private var content: UIView {
         if let view = contentViewObject as? UIView { return view }
         let view = UIView(frame: bounds)
         contentViewObject = view
+        if !UIWindow.isAppearanceProxy(self) {
+            let proxies = sequence(first: type(of: self) as AnyClass, next: { $0 === UIWindow.self ? nil : _getSuperclass($0) })
+                .compactMap { UIWindow.appearanceProxies[ObjectIdentifier($0)]?.contentViewObject as? UIView }
+            view.ownTintColor = proxies.lazy.compactMap(\.ownTintColor).first
+            view.overrideUserInterfaceStyle = proxies.lazy.map(\.overrideUserInterfaceStyle).first { $0 != .unspecified } ?? .unspecified
+        }
         return view
+    }
+
+    /// The appearance proxy of the window's class (Apple: `UIAppearance.appearance()`): what
+    /// is set on it (`tintColor`, `overrideUserInterfaceStyle`) is what windows of the class
+    /// (and its subclasses) made afterwards start with (`UIWindow.appearance().overrideUserInterfaceStyle
+    /// = .dark` in an app's `init`). Nothing is drawn, so that is all it does.
+    public class func appearance() -> Self {
+        let key = ObjectIdentifier(self)
+        if let proxy = appearanceProxies[key] as? Self { return proxy }
+        let proxy = Self()
+        appearanceProxies[key] = proxy
+        return proxy
+    }
+
+    /// The proxies made by ``appearance()``, by class.
+    fileprivate static var appearanceProxies: [ObjectIdentifier: UIWindow] = [:]
+
+    /// Whether `window` is one of the proxies (which take nothing from the others).
+    fileprivate static func isAppearanceProxy(_ window: UIWindow) -> Bool {
+        appearanceProxies.values.contains { $0 === window }
     }
 
     /// The views added to the window, back to front.

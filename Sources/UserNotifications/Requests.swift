@@ -153,6 +153,13 @@ open class UNTextInputNotificationAction: UNNotificationAction, @unchecked Senda
         self.textInputPlaceholder = textInputPlaceholder
         super.init(identifier: identifier, title: title, options: options, icon: icon)
     }
+
+    /// A text action with an empty button title and placeholder (the system's), as Apple's
+    /// class inherits the plain action's initializer:
+    /// `UNTextInputNotificationAction(identifier: "reply", title: "Reply", options: [])`.
+    public convenience override init(identifier: String, title: String, options: UNNotificationActionOptions = [], icon: UNNotificationActionIcon? = nil) {
+        self.init(identifier: identifier, title: title, options: options, icon: icon, textInputButtonTitle: "", textInputPlaceholder: "")
+    }
 }
 
 /// A kind of notification and its actions (Apple: `UNNotificationCategory`). Categories are

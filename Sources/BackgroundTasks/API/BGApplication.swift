@@ -92,6 +92,8 @@ public final class BGApplication: @unchecked Sendable {
     let iconBadgeNumber = Locked(0)
     /// `isIdleTimerDisabled` (SystemInterface.swift).
     let idleTimerDisabled = Locked(false)
+    /// `isNetworkActivityIndicatorVisible` and `isStatusBarHidden` (SystemInterface.swift).
+    let statusBar = Locked((networkActivity: false, hidden: false))
     /// Scene notifications waiting to be posted (ApplicationNotifications.swift).
     let sceneNotifications = Locked<[(name: Notification.Name, scene: UIScene)]>([])
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
@@ -118,6 +120,9 @@ public final class BGApplication: @unchecked Sendable {
     /// Whether the app's scene was asked for (at the user's launch, or at the first move to
     /// the foreground of a process launched in the background).
     @MainActor var sceneConnectionTried = false
+    /// Whether the scene delegate the app configured could not be created (an `NSObject`
+    /// subclass: ``connectScene(for:)``): the app delegate is then told of the app's states.
+    @MainActor var sceneDelegateCouldNotBeMade = false
     /// The app's connected scenes (Apple: `UIApplication.connectedScenes`): the one scene of
     /// a scene-based app the user started, else none.
     @preconcurrency @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }

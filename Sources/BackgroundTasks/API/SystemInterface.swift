@@ -25,6 +25,36 @@ extension BGApplication {
         set { idleTimerDisabled.withLock { $0 = newValue } }
     }
 
+    /// Whether the status bar shows network activity (Apple:
+    /// `isNetworkActivityIndicatorVisible`, deprecated in iOS 13; apps set it around a
+    /// sync). Linux shows no status bar: kept and read back (`false` at launch).
+    @available(*, deprecated, message: "Provide a custom network activity UI in your app if desired.")
+    public var isNetworkActivityIndicatorVisible: Bool {
+        get { statusBar.withLock { $0.networkActivity } }
+        set { statusBar.withLock { $0.networkActivity = newValue } }
+    }
+
+    /// Whether the status bar is hidden (Apple: `isStatusBarHidden`, deprecated in iOS 13):
+    /// kept and read back, as ``setStatusBarHidden(_:with:)`` sets it; Linux shows none.
+    @available(*, deprecated, message: "Use the statusBarManager property of the window scene instead.")
+    public var isStatusBarHidden: Bool { statusBar.withLock { $0.hidden } }
+
+    /// Hides or shows the status bar (Apple: `setStatusBarHidden(_:with:)`, deprecated in
+    /// iOS 9): kept (``isStatusBarHidden``); Linux shows none.
+    @available(*, deprecated, message: "Use -[UIViewController prefersStatusBarHidden]")
+    public func setStatusBarHidden(_ hidden: Bool, with animation: UIStatusBarAnimation) {
+        statusBar.withLock { $0.hidden = hidden }
+    }
+
+    /// Where the status bar is (Apple: `statusBarFrame`, deprecated in iOS 13): empty, as
+    /// Linux shows none (iOS reports an empty frame while the bar is hidden).
+    @available(*, deprecated, message: "Use the statusBarManager property of the window scene instead.")
+    public var statusBarFrame: CGRect { .zero }
+
+    /// The direction of the interface's layout (Apple: `userInterfaceLayoutDirection`):
+    /// left to right, the direction of the program's messages.
+    public var userInterfaceLayoutDirection: UIUserInterfaceLayoutDirection { .leftToRight }
+
     /// Starts receiving remote-control events (the lock screen's and headphones' play and
     /// pause: Apple's `beginReceivingRemoteControlEvents()`, which audio and download apps
     /// call beside their task registrations). Linux sends an app no such events: it does

@@ -50,8 +50,9 @@ open class UIResponder: NSObject, UIUserActivityRestoring {
 /// adds its `rootViewController` (Sources/UIKit/ViewControllers.swift).
 @preconcurrency @MainActor
 open class UIWindow: UIResponder {
-    /// The scene the window belongs to.
-    public private(set) weak var windowScene: UIWindowScene?
+    /// The scene the window belongs to (Apple: settable, as a scene delegate that makes its
+    /// window in code sets it: the window then counts among that scene's `windows`).
+    public weak var windowScene: UIWindowScene?
     /// Whether ``makeKeyAndVisible()`` was called.
     public private(set) var isKeyWindow = false
     /// The window's rectangle (empty unless the app gave one: there is no screen).
@@ -463,8 +464,10 @@ extension BGApplication {
         }
         guard let delegate else { return }
         // An app whose manifest declares scenes is told of its states by its scene only,
-        // as on iOS: without one connected, its app delegate hears termination alone.
-        if !requiredContext.manifest.sceneConfigurations.isEmpty, name != Self.willTerminateNotification { return }
+        // as on iOS: without one connected, its app delegate hears termination alone; but for
+        // a scene delegate that could not be created here (connectScene said so).
+        if !requiredContext.manifest.sceneConfigurations.isEmpty, !sceneDelegateCouldNotBeMade,
+           name != Self.willTerminateNotification { return }
         switch name {
         case Self.didBecomeActiveNotification: delegate.applicationDidBecomeActive(self)
         case Self.willResignActiveNotification: delegate.applicationWillResignActive(self)

@@ -126,6 +126,8 @@ public final class UIDevice: Sendable {
     private let readBattery: @Sendable () -> BatteryReading
     private let readPower: @Sendable () -> PowerReading
     private let monitoring = Mutex(false)
+    /// Begun and not ended orientation notification requests.
+    private let orientationRequests = Mutex(0)
     private let identity: Identity
     private let app: AppID
 
@@ -219,10 +221,54 @@ public final class UIDevice: Sendable {
     /// its other branch.
     public var userInterfaceIdiom: UIUserInterfaceIdiom { .unspecified }
 
+    /// Posted when the device's orientation changes (Apple:
+    /// `orientationDidChangeNotification`): never on Linux, which has no orientation sensor.
+    public static let orientationDidChangeNotification = Notification.Name("UIDeviceOrientationDidChangeNotification")
+
+    /// How the device is held (Apple: `orientation`): `.unknown`, as iOS reports it while
+    /// nothing generates orientation notifications, and always here (no sensor).
+    public var orientation: UIDeviceOrientation { .unknown }
+
+    /// Whether the app asked for orientation notifications (Apple:
+    /// `isGeneratingDeviceOrientationNotifications`): each
+    /// ``beginGeneratingDeviceOrientationNotifications()`` counts until its ``endGeneratingDeviceOrientationNotifications()``.
+    /// None is posted on Linux.
+    public var isGeneratingDeviceOrientationNotifications: Bool { orientationRequests.withLock { $0 > 0 } }
+
+    /// Asks for orientation notifications (Apple: `beginGeneratingDeviceOrientationNotifications()`):
+    /// counted; none comes on Linux.
+    public func beginGeneratingDeviceOrientationNotifications() {
+        orientationRequests.withLock { $0 += 1 }
+    }
+
+    /// Ends one ``beginGeneratingDeviceOrientationNotifications()`` (never below none).
+    public func endGeneratingDeviceOrientationNotifications() {
+        orientationRequests.withLock { $0 = max(0, $0 - 1) }
+    }
+
     /// Whether the device runs apps in the background (Apple: `isMultitaskingSupported`):
     /// `true`, as on every device iOS 13 runs on (code that checks it before
     /// `beginBackgroundTask` goes on).
     public var isMultitaskingSupported: Bool { true }
+}
+
+extension UIDeviceOrientation {
+    /// Upright or upside down (Apple: `isPortrait`).
+    public var isPortrait: Bool { self == .portrait || self == .portraitUpsideDown }
+    /// On either side (Apple: `isLandscape`).
+    public var isLandscape: Bool { self == .landscapeLeft || self == .landscapeRight }
+    /// Face up or face down (Apple: `isFlat`).
+    public var isFlat: Bool { self == .faceUp || self == .faceDown }
+    /// Whether an interface could be laid out so (Apple: `isValidInterfaceOrientation`):
+    /// portrait or landscape.
+    public var isValidInterfaceOrientation: Bool { isPortrait || isLandscape }
+}
+
+extension UIInterfaceOrientation {
+    /// Portrait either way up (Apple: `isPortrait`).
+    public var isPortrait: Bool { self == .portrait || self == .portraitUpsideDown }
+    /// Landscape either side (Apple: `isLandscape`).
+    public var isLandscape: Bool { self == .landscapeLeft || self == .landscapeRight }
 }
 
 // Not `CustomStringConvertible`: Apple's imported enum is not, and an app that adds the

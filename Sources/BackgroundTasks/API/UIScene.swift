@@ -67,8 +67,8 @@ open class UIScene: UIResponder {
     public var delegate: (any UISceneDelegate)?
     /// Where the scene is.
     public internal(set) var activationState: ActivationState = .unattached
-    /// A title (unused on Linux).
-    public var title: String = ""
+    /// A title (Apple: `title: String!`; unused on Linux).
+    public var title: String! = ""
 
     /// A scene of `session`.
     public required init(session: UISceneSession, connectionOptions: ConnectionOptions) {
@@ -110,6 +110,9 @@ open class UIWindowScene: UIScene {
     }
     /// The scene's key window (Apple: `keyWindow`, iOS 15).
     public var keyWindow: UIWindow? { windows.last { $0.isKeyWindow } }
+    /// How the scene's interface is laid out (Apple: `interfaceOrientation`): portrait, as
+    /// the screen's bounds are (Linux turns nothing).
+    public var interfaceOrientation: UIInterfaceOrientation { .portrait }
 }
 
 /// The session of a scene (Apple: `UISceneSession`).
@@ -248,9 +251,20 @@ extension BGApplication {
                 requiredContext.driver.log(.error, app: requiredContext.app, "the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)'): no scene delegate is told of the app's life")
             }
         }
-        guard let responderClass = delegateClass as? UIResponder.Type else { return nil }
+        guard let delegateClass else { return nil }
+        // Linux has no Objective-C runtime to create an object from its class: a class is made
+        // from its type only through a `required` initializer, which UIResponder has and
+        // NSObject does not. An iOS scene delegate is often `NSObject, UIWindowSceneDelegate`:
+        // said, and the app delegate is told of the app's states instead, so work scheduled
+        // there still runs.
+        guard let responderClass = delegateClass as? UIResponder.Type else {
+            sceneDelegateCouldNotBeMade = true
+            requiredContext.driver.log(.error, app: requiredContext.app, "the scene delegate \(NSStringFromClass(delegateClass)) cannot be created: on Linux a class is created from its type only when it derives from UIResponder (class SceneDelegate: UIResponder, UIWindowSceneDelegate), not NSObject; no scene connects, and the app delegate is told of the app's states instead")
+            return nil
+        }
         guard let sceneDelegate = responderClass.init() as? any UISceneDelegate else {
-            requiredContext.driver.log(.error, app: requiredContext.app, "\(NSStringFromClass(responderClass)) is not a UISceneDelegate: no scene delegate is told of the app's life")
+            sceneDelegateCouldNotBeMade = true
+            requiredContext.driver.log(.error, app: requiredContext.app, "\(NSStringFromClass(responderClass)) is not a UISceneDelegate: no scene connects, and the app delegate is told of the app's states instead")
             return nil
         }
         let session = UISceneSession(role: .windowApplication, configuration: configuration)

@@ -131,6 +131,57 @@ typedef BGTASK_OPEN_ENUM UIUserInterfaceStyle : long {
     UIUserInterfaceStyleDark = 2,
 } UIUserInterfaceStyle;
 
+/// How the device is held (Apple: `UIDeviceOrientation`).
+typedef BGTASK_OPEN_ENUM UIDeviceOrientation : long {
+    /// Not known (Linux has no orientation sensor).
+    UIDeviceOrientationUnknown = 0,
+    /// Upright, the home button below.
+    UIDeviceOrientationPortrait = 1,
+    /// Upside down.
+    UIDeviceOrientationPortraitUpsideDown = 2,
+    /// On its side, the home button on the right.
+    UIDeviceOrientationLandscapeLeft = 3,
+    /// On its side, the home button on the left.
+    UIDeviceOrientationLandscapeRight = 4,
+    /// Flat, face up.
+    UIDeviceOrientationFaceUp = 5,
+    /// Flat, face down.
+    UIDeviceOrientationFaceDown = 6,
+} UIDeviceOrientation;
+
+/// How the app's interface is laid out (Apple: `UIInterfaceOrientation`; landscape left
+/// is the device's landscape right, as Apple numbers them).
+typedef BGTASK_OPEN_ENUM UIInterfaceOrientation : long {
+    /// Not known.
+    UIInterfaceOrientationUnknown = 0,
+    /// Portrait.
+    UIInterfaceOrientationPortrait = 1,
+    /// Portrait, upside down.
+    UIInterfaceOrientationPortraitUpsideDown = 2,
+    /// Landscape, the home button on the left.
+    UIInterfaceOrientationLandscapeLeft = 4,
+    /// Landscape, the home button on the right.
+    UIInterfaceOrientationLandscapeRight = 3,
+} UIInterfaceOrientation;
+
+/// The direction of the interface's layout (Apple: `UIUserInterfaceLayoutDirection`).
+typedef BGTASK_OPEN_ENUM UIUserInterfaceLayoutDirection : long {
+    /// Left to right.
+    UIUserInterfaceLayoutDirectionLeftToRight = 0,
+    /// Right to left.
+    UIUserInterfaceLayoutDirectionRightToLeft = 1,
+} UIUserInterfaceLayoutDirection;
+
+/// How the status bar appears or goes (Apple: `UIStatusBarAnimation`).
+typedef BGTASK_OPEN_ENUM UIStatusBarAnimation : long {
+    /// At once.
+    UIStatusBarAnimationNone = 0,
+    /// Fading.
+    UIStatusBarAnimationFade = 1,
+    /// Sliding.
+    UIStatusBarAnimationSlide = 2,
+} UIStatusBarAnimation;
+
 /// Whether a window's interface is in the foreground and active (Apple:
 /// `UIUserInterfaceActiveAppearance`, iOS 14).
 typedef BGTASK_OPEN_ENUM UIUserInterfaceActiveAppearance : long {

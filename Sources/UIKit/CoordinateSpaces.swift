@@ -1,0 +1,72 @@
+// Coordinate spaces (Apple: `UICoordinateSpace`), for the scene delegate that makes its window
+// in code (`UIWindow(frame: windowScene.coordinateSpace.bounds)`, Xcode's template without a
+// storyboard, found by an outside compile probe in eight of ten such files). Nothing is laid
+// out on Linux: a view's place is the frames the code gave, the screen's the nominal bounds.
+import BackgroundTasks
+import Foundation
+
+/// A space of points (Apple: `UICoordinateSpace`): the screen's, or a view's.
+@preconcurrency @MainActor
+public protocol UICoordinateSpace: AnyObject {
+    /// The space's rectangle in its own coordinates.
+    var bounds: CGRect { get }
+    /// `point` of this space in `coordinateSpace`.
+    func convert(_ point: CGPoint, to coordinateSpace: any UICoordinateSpace) -> CGPoint
+    /// `point` of `coordinateSpace` in this space.
+    func convert(_ point: CGPoint, from coordinateSpace: any UICoordinateSpace) -> CGPoint
+    /// `rect` of this space in `coordinateSpace`.
+    func convert(_ rect: CGRect, to coordinateSpace: any UICoordinateSpace) -> CGRect
+    /// `rect` of `coordinateSpace` in this space.
+    func convert(_ rect: CGRect, from coordinateSpace: any UICoordinateSpace) -> CGRect
+}
+
+extension UICoordinateSpace {
+    /// Where the space's origin is on the screen: a view's frames' origins summed up its
+    /// superviews (a view outside any, from its own frame), the screen's at zero.
+    var originOnScreen: CGPoint {
+        guard let view = self as? UIView else { return .zero }
+        var origin = CGPoint.zero
+        for ancestor in sequence(first: view, next: \.superview) {
+            origin.x += ancestor.frame.origin.x
+            origin.y += ancestor.frame.origin.y
+        }
+        return origin
+    }
+
+    /// `point` of this space in `coordinateSpace`.
+    public func convert(_ point: CGPoint, to coordinateSpace: any UICoordinateSpace) -> CGPoint {
+        let from = originOnScreen, to = coordinateSpace.originOnScreen
+        return CGPoint(x: point.x + from.x - to.x, y: point.y + from.y - to.y)
+    }
+
+    /// `point` of `coordinateSpace` in this space.
+    public func convert(_ point: CGPoint, from coordinateSpace: any UICoordinateSpace) -> CGPoint {
+        coordinateSpace.convert(point, to: self)
+    }
+
+    /// `rect` of this space in `coordinateSpace`.
+    public func convert(_ rect: CGRect, to coordinateSpace: any UICoordinateSpace) -> CGRect {
+        CGRect(origin: convert(rect.origin, to: coordinateSpace), size: rect.size)
+    }
+
+    /// `rect` of `coordinateSpace` in this space.
+    public func convert(_ rect: CGRect, from coordinateSpace: any UICoordinateSpace) -> CGRect {
+        coordinateSpace.convert(rect, to: self)
+    }
+}
+
+extension UIScreen: UICoordinateSpace {
+    /// The screen's own space (Apple: `coordinateSpace`).
+    public var coordinateSpace: any UICoordinateSpace { self }
+    /// The screen's fixed space (Apple: `fixedCoordinateSpace`): the same, as it never turns.
+    public var fixedCoordinateSpace: any UICoordinateSpace { self }
+}
+
+extension UIView: UICoordinateSpace {}
+
+extension UIWindowScene {
+    /// The scene's space (Apple: `coordinateSpace`): the screen's, as a scene fills it.
+    public var coordinateSpace: any UICoordinateSpace { UIScreen.main }
+    /// The scene's screen (Apple: `screen`).
+    public var screen: UIScreen { UIScreen.main }
+}

@@ -26,7 +26,7 @@ import Synchronization
 enum DispatchLatencyBenchmark {
     enum StoreKind: String {
         case memory = "in-memory store"
-        case file = "file store (WAL, synchronous=FULL)"
+        case file = "file store (WAL; the launch's commit NORMAL, the rest FULL)"
     }
 
     static let app = AppID("com.example.bench.latency")

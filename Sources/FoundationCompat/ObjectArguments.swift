@@ -39,6 +39,11 @@ extension NSObject: @retroactive CVarArg, @retroactive _CVarArgObject {
 #endif
 
 #if !canImport(ObjectiveC)
+/// What the argument list carries for a collection: its description, as an `NSString`.
+private func describedArgument(_ value: Any) -> any CVarArg {
+    NSString(string: String(describing: value))
+}
+
 // Apple's Foundation makes String, Array, Dictionary and Set `CVarArg` (since Swift 3, by
 // bridging them to NSArray...); swift-corelibs-foundation only String. As for an object,
 // what the argument list carries is an `NSString` of the value's description (Swift's:
@@ -48,20 +53,20 @@ extension Array: @retroactive CVarArg, @retroactive _CVarArgObject {
     /// Not what a format sees (``_cVarArgObject`` is passed in its place).
     public var _cVarArgEncoding: [Int] { _encodeBitsAsWords(self) }
     /// The array's description, as an `NSString`.
-    public var _cVarArgObject: any CVarArg { NSString(string: String(describing: self)) }
+    public var _cVarArgObject: any CVarArg { describedArgument(self) }
 }
 
 extension Dictionary: @retroactive CVarArg, @retroactive _CVarArgObject {
     /// Not what a format sees (``_cVarArgObject`` is passed in its place).
     public var _cVarArgEncoding: [Int] { _encodeBitsAsWords(self) }
     /// The dictionary's description, as an `NSString`.
-    public var _cVarArgObject: any CVarArg { NSString(string: String(describing: self)) }
+    public var _cVarArgObject: any CVarArg { describedArgument(self) }
 }
 
 extension Set: @retroactive CVarArg, @retroactive _CVarArgObject {
     /// Not what a format sees (``_cVarArgObject`` is passed in its place).
     public var _cVarArgEncoding: [Int] { _encodeBitsAsWords(self) }
     /// The set's description, as an `NSString`.
-    public var _cVarArgObject: any CVarArg { NSString(string: String(describing: self)) }
+    public var _cVarArgObject: any CVarArg { describedArgument(self) }
 }
 #endif

@@ -25,11 +25,18 @@ enum ObjectSynchronization {
 
     private static let table = Table()
 
-    /// The identity of `object`: an instance of a class, or a class; `nil` for a value.
+    /// The identity of `object`: an instance of a class, or a class, unwrapped from any
+    /// optionals around it (`objc_sync_enter(weakDelegate)` locks the delegate, as Apple's
+    /// bridging does); `nil` for a value or an empty optional.
     static func key(of object: Any) -> ObjectIdentifier? {
-        if let type = object as? AnyObject.Type { return ObjectIdentifier(type) }
-        guard type(of: object) is AnyClass else { return nil }
-        return ObjectIdentifier(object as AnyObject)
+        var value = object
+        while Mirror(reflecting: value).displayStyle == .optional {
+            guard let wrapped = Mirror(reflecting: value).children.first?.value else { return nil }
+            value = wrapped
+        }
+        if let type = value as? AnyObject.Type { return ObjectIdentifier(type) }
+        guard type(of: value) is AnyClass else { return nil }
+        return ObjectIdentifier(value as AnyObject)
     }
 
     /// Takes the lock of `key` for the calling thread, waiting while another holds it.

@@ -325,6 +325,7 @@ extension SchedulerStore {
         try connection.executeScript(
             "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(options.synchronous.pragmaValue)"
         )
-        connection.commitsWaitForDisk = options.synchronous == .full
+        // An in-memory store has no disk to wait for.
+        connection.commitsWaitForDisk = options.synchronous == .full && connection.path != nil
     }
 }

@@ -62,7 +62,28 @@ extension UIScreen: UICoordinateSpace {
     public var fixedCoordinateSpace: any UICoordinateSpace { self }
 }
 
-extension UIView: UICoordinateSpace {}
+extension UIView: UICoordinateSpace {
+    /// `point` of this view in `view`'s space, or the screen's for `nil` (Apple's
+    /// `convert(_:to:)` taking a view: `nil` is the window's, which fills the screen here).
+    public func convert(_ point: CGPoint, to view: UIView?) -> CGPoint {
+        convert(point, to: view.map { $0 as any UICoordinateSpace } ?? UIScreen.main)
+    }
+
+    /// `point` of `view`'s space (the screen's for `nil`) in this view's.
+    public func convert(_ point: CGPoint, from view: UIView?) -> CGPoint {
+        convert(point, from: view.map { $0 as any UICoordinateSpace } ?? UIScreen.main)
+    }
+
+    /// `rect` of this view in `view`'s space, or the screen's for `nil`.
+    public func convert(_ rect: CGRect, to view: UIView?) -> CGRect {
+        convert(rect, to: view.map { $0 as any UICoordinateSpace } ?? UIScreen.main)
+    }
+
+    /// `rect` of `view`'s space (the screen's for `nil`) in this view's.
+    public func convert(_ rect: CGRect, from view: UIView?) -> CGRect {
+        convert(rect, from: view.map { $0 as any UICoordinateSpace } ?? UIScreen.main)
+    }
+}
 
 extension UIWindowScene {
     /// The scene's space (Apple: `coordinateSpace`): the screen's, as a scene fills it.

@@ -148,8 +148,10 @@ open class UIView: NSObject {
 @preconcurrency @MainActor
 open class UIViewController: NSObject {
     private var loadedView: UIView?
-    /// The controller's title.
-    open var title: String?
+    /// The controller's title (its tab bar item's too, as UIKit keeps them in step).
+    open var title: String? {
+        didSet { ownTabBarItem?.title = title }
+    }
     /// The controller's item in a tab bar (Apple: `tabBarItem`): made on first use, titled
     /// as the controller; its badge (`badgeValue`) is kept and shown nowhere.
     open var tabBarItem: UITabBarItem! {

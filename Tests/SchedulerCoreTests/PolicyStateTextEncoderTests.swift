@@ -36,9 +36,14 @@ private typealias T = UsageModelTests
             let plain = try JSONDecoder().decode(AppPolicyState.self, from: JSONEncoder().encode(state))
             #expect(try Self.decoded(text) == plain)
             // The same object: every key of JSONEncoder's text, with the same values.
-            let ours = try JSONSerialization.jsonObject(with: Data(try #require(text).utf8)) as? NSDictionary
-            let theirs = try JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? NSDictionary
+            let textData = Data(try #require(text).utf8)
+            let ours = try #require(try JSONSerialization.jsonObject(with: textData) as? NSDictionary)
+            let theirs = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? NSDictionary)
             #expect(ours == theirs)
+            #expect(ours.count == theirs.count && ours["usage"] != nil)
+            // The usage model once: a second copy would decode (the last wins) and hide a
+            // rest that kept it.
+            #expect(try #require(text).components(separatedBy: "\"usage\":").count == 2)
         }
     }
 

@@ -39,6 +39,14 @@ struct StoreConfigurationTests {
         }
         #expect(inside == "1", "NORMAL for the commit")
         #expect(try pragma("synchronous", of: full) == "2", "FULL again after it")
+        // Every time, not only the first (SQLite applies the pragma when it prepares it).
+        let again = try full.withConnection { (connection) throws(StoreError) in
+            try connection.transaction(waitingForDisk: false) { () throws(StoreError) in
+                try connection.query("PRAGMA synchronous") { row in row.text(0) }.first
+            }
+        }
+        #expect(again == "1")
+        #expect(try pragma("synchronous", of: full) == "2")
         let waiting = try full.withConnection { (connection) throws(StoreError) in
             try connection.transaction { () throws(StoreError) in try connection.query("PRAGMA synchronous") { row in row.text(0) }.first }
         }

@@ -84,6 +84,20 @@ final class ObjectSceneAppDelegate: UIResponder, UIApplicationDelegate {
     func applicationDidEnterBackground(_ application: UIApplication) { events.append("didEnterBackground") }
 }
 
+/// An app delegate whose scene delegate is named by the manifest, or is the code-made window's.
+final class NamedSceneAppDelegate: UIResponder, UIApplicationDelegate {
+    var events: [String] = []
+    var delegateClass: AnyClass?
+
+    func application(_ application: UIApplication, configurationForConnecting connectingSceneSession: UISceneSession, options: UIScene.ConnectionOptions) -> UISceneConfiguration {
+        let configuration = UISceneConfiguration(name: "Default Configuration", sessionRole: connectingSceneSession.role)
+        configuration.delegateClass = delegateClass
+        return configuration
+    }
+
+    func applicationDidEnterBackground(_ application: UIApplication) { events.append("didEnterBackground") }
+}
+
 /// A window class of the app's own, whose appearance proxy no other test shares.
 final class BrandedWindow: UIWindow {}
 
@@ -102,6 +116,40 @@ final class BrandedWindow: UIWindow {}
         #expect(said.count == 1, "\(device.log.messages)")
         #expect(said.first?.contains("derives from UIResponder") == true)
         #expect(delegate.events == ["didEnterBackground"], "told instead of the scene delegate")
+    }
+
+    @Test @MainActor func aManifestsMissingSceneDelegateIsSaidAndTheAppDelegateHearsTheAppsStates() async throws {
+        let device = try compatDevice()
+        var manifest = compatManifest
+        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: "NoSuchModule.NoSuchSceneDelegate")]
+        let delegate = NamedSceneAppDelegate()
+        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
+            UIApplication.shared.delegate = delegate
+        }
+        await device.run(for: 1)
+        #expect(context.application.connectedScenes.isEmpty)
+        #expect(device.log.messages.contains { $0.text.contains("NoSuchSceneDelegate") && $0.text.contains("app delegate is told") })
+        #expect(delegate.events == ["didEnterBackground"])
+    }
+
+    @Test @MainActor func aSceneDelegateMakesItsWindowInCodeAndTheWindowJoinsTheScene() async throws {
+        let device = try compatDevice()
+        var manifest = compatManifest
+        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
+        let delegate = NamedSceneAppDelegate()
+        delegate.delegateClass = CodeWindowSceneDelegate.self
+        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
+            UIApplication.shared.delegate = delegate
+        }
+        await device.run(for: 1)
+        let scene = try #require(context.application.connectedScenes.first as? UIWindowScene)
+        let sceneDelegate = try #require(scene.delegate as? CodeWindowSceneDelegate)
+        let window = try #require(sceneDelegate.window)
+        context.withCurrent {
+            #expect(scene.windows.contains { $0 === window } && scene.keyWindow === window)
+        }
+        #expect(window.frame == UIScreen.main.bounds && window.windowScene === scene)
+        #expect(delegate.events.isEmpty, "the scene delegate hears the app's states")
     }
 
     @Test @MainActor func aWindowMadeInCodeJoinsItsSceneAndTheSpacesConvert() {
@@ -140,13 +188,16 @@ final class BrandedWindow: UIWindow {}
         other.start()
         done.wait()
         #expect(results.withLock { $0 } == [OBJC_SYNC_NOT_OWNING_THREAD_ERROR])
+        let started = DispatchSemaphore(value: 0)
         let waiter = Thread {
+            started.signal()
             objc_sync_enter(lock)
             results.withLock { $0.append(1) }
             objc_sync_exit(lock)
             done.signal()
         }
         waiter.start()
+        started.wait()
         Thread.sleep(forTimeInterval: 0.05)
         #expect(results.withLock { $0.count } == 1, "the waiter waits while this thread holds the lock")
         #expect(objc_sync_exit(lock) == OBJC_SYNC_SUCCESS && objc_sync_exit(lock) == OBJC_SYNC_SUCCESS)
@@ -154,6 +205,11 @@ final class BrandedWindow: UIWindow {}
         #expect(results.withLock { $0.count } == 2, "then takes it once released")
         #expect(objc_sync_exit(lock) == OBJC_SYNC_NOT_OWNING_THREAD_ERROR, "released once per enter")
         #expect(objc_sync_enter(42) == OBJC_SYNC_SUCCESS, "a value locks nothing")
+        // An optional object is its object: entered through one, exited through the other.
+        let optional: Token? = lock
+        #expect(objc_sync_enter(optional as Any) == OBJC_SYNC_SUCCESS)
+        #expect(objc_sync_exit(lock) == OBJC_SYNC_SUCCESS)
+        #expect(objc_sync_enter(Token?.none as Any) == OBJC_SYNC_SUCCESS && objc_sync_exit(Token?.none as Any) == OBJC_SYNC_SUCCESS)
     }
 
     @Test func collectionsAreFormatArgumentsAndAPoolRunsItsBody() throws {
@@ -220,5 +276,31 @@ extension UIApplication: LegacyStatusBar {}
         statusBar.isNetworkActivityIndicatorVisible = true
         statusBar.setStatusBarHidden(true, with: .fade)
         #expect(statusBar.isNetworkActivityIndicatorVisible && statusBar.isStatusBarHidden && statusBar.statusBarFrame == .zero)
+    }
+}
+
+/// An app context's alert when Background App Refresh is off, as public apps build it.
+@MainActor
+func refreshOffAlert(openSettings: @escaping () -> Void) -> UIAlertController {
+    let alert = UIAlertController(title: "Background App Refresh is off", message: "Turn it on to get new stories.", preferredStyle: .alert)
+    alert.addAction(UIAlertAction(title: "Settings", style: .default) { _ in openSettings() })
+    alert.addAction(UIAlertAction(title: "Not now", style: .cancel))
+    alert.preferredAction = alert.actions.first
+    return alert
+}
+
+@Suite struct AlertTests {
+    @Test @MainActor func anAlertIsKeptAsBuiltPresentedAndNeverAnswered() {
+        var opened = false
+        let alert = refreshOffAlert { opened = true }
+        #expect(alert.title == "Background App Refresh is off" && alert.message == "Turn it on to get new stories.")
+        #expect(alert.preferredStyle == .alert && alert.actions.map(\.title) == ["Settings", "Not now"])
+        #expect(alert.actions.map(\.style) == [.default, .cancel] && alert.preferredAction === alert.actions.first)
+        let root = UIViewController()
+        root.present(alert, animated: true)
+        #expect(root.presentedViewController === alert && alert.presentingViewController === root)
+        #expect(!opened, "nobody taps on Linux")
+        let sheet = UIAlertController(title: nil, message: nil, preferredStyle: .actionSheet)
+        #expect(sheet.preferredStyle == .actionSheet && sheet.actions.isEmpty)
     }
 }

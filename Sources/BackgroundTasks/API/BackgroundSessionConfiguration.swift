@@ -67,8 +67,9 @@ extension URLSessionConfiguration {
     }
 
     /// The oldest TLS version tasks accept (Apple: `tlsMinimumSupportedProtocolVersion`, iOS
-    /// 13). Kept and read back (`.TLSv12` until set), not enforced: swift-corelibs-foundation
-    /// has no way to tell libcurl, whose own floor (TLS 1.2 with Debian's OpenSSL) applies.
+    /// 13; `tls_protocol_version_t` is FoundationNetworking's, with Apple's cases). Kept and
+    /// read back (`.TLSv12` until set), not enforced: swift-corelibs-foundation has no way to
+    /// tell libcurl, whose own floor (TLS 1.2 with Debian's OpenSSL) applies.
     public var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t {
         get { SessionConfigurationSwitches.read(self).tlsMinimum }
         set { SessionConfigurationSwitches.update(self) { $0.tlsMinimum = newValue } }
@@ -135,21 +136,4 @@ enum SessionConfigurationSwitches {
             entries[key] = Entry(configuration: configuration, switches: switches)
         }
     }
-}
-
-/// TLS and DTLS protocol versions (Apple: Security's `tls_protocol_version_t`, a C enum of
-/// the versions' wire numbers), for a configuration's TLS bounds.
-public enum tls_protocol_version_t: UInt16, Sendable, CaseIterable {
-    /// TLS 1.0.
-    case TLSv10 = 0x0301
-    /// TLS 1.1.
-    case TLSv11 = 0x0302
-    /// TLS 1.2.
-    case TLSv12 = 0x0303
-    /// TLS 1.3.
-    case TLSv13 = 0x0304
-    /// DTLS 1.0.
-    case DTLSv10 = 0xFEFF
-    /// DTLS 1.2.
-    case DTLSv12 = 0xFEFD
 }

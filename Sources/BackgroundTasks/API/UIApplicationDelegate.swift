@@ -410,7 +410,10 @@ extension BGApplication {
         for name in [Self.didBecomeActiveNotification, Self.willResignActiveNotification, Self.didEnterBackgroundNotification,
                      Self.willEnterForegroundNotification, Self.willTerminateNotification] {
             let token = NotificationCenter.default.addObserver(forName: name, object: application, queue: .main) { _ in
-                MainActor.assumeIsolated { application.forwardToDelegates(name) }
+                // As the app: its delegates' code (a scene delegate making its window key,
+                // a submit from applicationDidEnterBackground) resolves to this app's context,
+                // also where one process plays several (the simulator).
+                MainActor.assumeIsolated { application.requiredContext.withCurrent { application.forwardToDelegates(name) } }
             }
             delegateObservers.append(token)
         }

@@ -248,7 +248,8 @@ extension BGApplication {
             let name = written.replacingOccurrences(of: "$(PRODUCT_MODULE_NAME)", with: module)
             delegateClass = NSClassFromString(name) ?? NSClassFromString(module + "." + name)
             if delegateClass == nil {
-                requiredContext.driver.log(.error, app: requiredContext.app, "the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)'): no scene delegate is told of the app's life")
+                sceneDelegateCouldNotBeMade = true
+                requiredContext.driver.log(.error, app: requiredContext.app, "the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)'): no scene connects, and the app delegate is told of the app's states instead")
             }
         }
         guard let delegateClass else { return nil }

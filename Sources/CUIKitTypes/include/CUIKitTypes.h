@@ -182,6 +182,24 @@ typedef BGTASK_OPEN_ENUM UIStatusBarAnimation : long {
     UIStatusBarAnimationSlide = 2,
 } UIStatusBarAnimation;
 
+/// How an alert controller shows (Apple: `UIAlertController.Style`).
+typedef BGTASK_OPEN_ENUM UIAlertControllerStyle : long {
+    /// A sheet of actions from the bottom.
+    UIAlertControllerStyleActionSheet = 0,
+    /// An alert in the middle.
+    UIAlertControllerStyleAlert = 1,
+} UIAlertControllerStyle;
+
+/// What an alert's action does (Apple: `UIAlertAction.Style`).
+typedef BGTASK_OPEN_ENUM UIAlertActionStyle : long {
+    /// An ordinary action.
+    UIAlertActionStyleDefault = 0,
+    /// Cancels.
+    UIAlertActionStyleCancel = 1,
+    /// Destroys something.
+    UIAlertActionStyleDestructive = 2,
+} UIAlertActionStyle;
+
 /// Whether a window's interface is in the foreground and active (Apple:
 /// `UIUserInterfaceActiveAppearance`, iOS 14).
 typedef BGTASK_OPEN_ENUM UIUserInterfaceActiveAppearance : long {

@@ -66,11 +66,15 @@ open class UITraitCollection: NSObject, @unchecked Sendable {
 
 extension UIView {
     /// The view's traits (Apple: `traitCollection`): its appearance from the nearest
-    /// ``overrideUserInterfaceStyle`` up its superviews (`.unspecified` when none set one:
-    /// a view does not know its window here), `activeAppearance` `.unspecified`.
+    /// ``overrideUserInterfaceStyle`` up its superviews (the window's included), else its
+    /// window's (`.light`), `.unspecified` outside a window; its window's `activeAppearance`
+    /// (`.unspecified` outside one).
     public var traitCollection: UITraitCollection {
-        let style = sequence(first: self, next: \.superview).lazy.map(\.overrideUserInterfaceStyle).first { $0 != .unspecified } ?? .unspecified
-        return UITraitCollection(style: style, activeAppearance: .unspecified, idiom: UITraitCollection.deviceIdiom)
+        let style = sequence(first: self, next: \.superview).lazy.map(\.overrideUserInterfaceStyle).first { $0 != .unspecified }
+        guard let windowTraits = window?.traitCollection else {
+            return UITraitCollection(style: style ?? .unspecified, activeAppearance: .unspecified, idiom: UITraitCollection.deviceIdiom)
+        }
+        return UITraitCollection(style: style ?? windowTraits.userInterfaceStyle, activeAppearance: windowTraits.activeAppearance, idiom: UITraitCollection.deviceIdiom)
     }
 }
 

@@ -58,6 +58,17 @@ open class UIView: NSObject {
     public private(set) var subviews: [UIView] = []
     /// The view it is a subview of.
     public private(set) weak var superview: UIView?
+    /// The window whose views this one holds (only the view a window keeps its views in).
+    fileprivate weak var hostWindow: UIWindow?
+    /// The window the view is in (Apple: `window`): through its superviews, the window its
+    /// top view belongs to; `nil` for a view in no window (`viewIfLoaded?.window != nil` tells
+    /// whether a controller's view is in a window). A window's root controller's view is put
+    /// in it when the window is made key (or the root is set on a key window).
+    public var window: UIWindow? {
+        var top = self
+        while let parent = top.superview { top = parent }
+        return top.hostWindow
+    }
 
     /// A view of `frame`.
     public init(frame: CGRect) {
@@ -304,9 +315,12 @@ open class UIViewController: NSObject {
 
     /// Lays the controller out for a key window: loads its view (and, for containers, the
     /// shown child's), as a window does when it becomes key on iOS.
-    package func loadForWindow() {
+    package func loadForWindow(_ window: UIWindow) {
         loadViewIfNeeded()
-        shownChild?.loadForWindow()
+        // The root's view is the window's content, as UIKit adds it to the window: its views
+        // then know their window (`view.window`, and the window's traits).
+        if window.rootViewController === self, let view, view.superview == nil { window.addSubview(view) }
+        shownChild?.loadForWindow(window)
     }
 
     /// The child a container shows (the top of a stack, the selected tab).
@@ -474,8 +488,12 @@ extension UIWindow {
     public var rootViewController: UIViewController? {
         get { rootViewControllerObject as? UIViewController }
         set {
+            if let old = rootViewControllerObject as? UIViewController, old !== newValue, let view = old.viewIfLoaded,
+               view.superview === content {
+                view.removeFromSuperview()
+            }
             rootViewControllerObject = newValue
-            if isKeyWindow { newValue?.loadForWindow() }
+            if isKeyWindow { newValue?.loadForWindow(self) }
         }
     }
 
@@ -493,9 +511,10 @@ extension UIWindow {
     /// The view that holds what is added to the window. Made on first use, with the tint and
     /// appearance set on the window's class's ``appearance()`` proxy (the nearest class up to
     /// `UIWindow` that set one), as UIKit gives a window its proxy's settings.
-    private var content: UIView {
+    fileprivate var content: UIView {
         if let view = contentViewObject as? UIView { return view }
         let view = UIView(frame: bounds)
+        view.hostWindow = self
         contentViewObject = view
         if !UIWindow.isAppearanceProxy(self) {
             let proxies = sequence(first: type(of: self) as AnyClass, next: { $0 === UIWindow.self ? nil : _getSuperclass($0) })

@@ -126,6 +126,28 @@ struct UITestEnvironment: ViewModifier {
         #expect(UITraitCollection(userInterfaceStyle: .dark) != UITraitCollection(activeAppearance: .active))
     }
 
+    @Test @MainActor func aRootControllersViewIsInItsWindowAndTakesItsTraits() {
+        let window = UIWindow(frame: CGRect(x: 0, y: 0, width: 390, height: 844))
+        let root = UIViewController()
+        window.rootViewController = root
+        #expect(root.viewIfLoaded?.window == nil, "not loaded before the window is made key")
+        window.makeKeyAndVisible()
+        let label = UIView()
+        root.view.addSubview(label)
+        #expect(root.viewIfLoaded?.window === window && label.window === window)
+        #expect(label.traitCollection.userInterfaceStyle == .light, "the window's default")
+        window.overrideUserInterfaceStyle = .dark
+        #expect(label.traitCollection.userInterfaceStyle == .dark, "the window's override reaches its views")
+        label.overrideUserInterfaceStyle = .light
+        #expect(label.traitCollection.userInterfaceStyle == .light)
+        #expect(label.traitCollection.activeAppearance == window.traitCollection.activeAppearance)
+        // A new root takes the old one's place.
+        let next = UIViewController()
+        window.rootViewController = next
+        #expect(root.view.window == nil && next.viewIfLoaded?.window === window)
+        #expect(UIView().window == nil)
+    }
+
     @Test @MainActor func aSwiftUIColourIsTheSameColourInUIKit() {
         #expect(UIColor(Color.red) == UIColor(Color("red")))
         #expect(UIColor(Color(uiColor: .systemBackground)) == .systemBackground)

@@ -87,7 +87,7 @@ open class UIWindow: UIResponder {
     open func makeKeyAndVisible() {
         makeKey()
         windowIsHidden = false
-        (rootViewControllerObject as? WindowRoot)?.loadForWindow()
+        (rootViewControllerObject as? WindowRoot)?.loadForWindow(self)
     }
 
     /// Makes the window the key window without listing it as shown (Apple: `makeKey()`).
@@ -104,8 +104,8 @@ open class UIWindow: UIResponder {
 /// UIViewController loads its view).
 @MainActor
 package protocol WindowRoot: AnyObject {
-    /// Loads the view, and the shown child's.
-    func loadForWindow()
+    /// Loads the view, and the shown child's, the root's view placed in `window`.
+    func loadForWindow(_ window: UIWindow)
 }
 
 extension BGApplication {

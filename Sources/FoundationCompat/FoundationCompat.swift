@@ -2,8 +2,10 @@
 // one module that every framework module of this package re-exports (BackgroundTasks, and
 // through it UIKit and SwiftUI; os and OSLog; Network; UserNotifications; WidgetKit): on iOS
 // each of those frameworks imports Foundation, so a file that imports any of them has all of
-// this (docs/porting.md, "Imports"). A file that imports Foundation alone cannot get it: only
-// the toolchain's Foundation is imported then.
+// this (docs/porting.md, "Imports"). A file that imports Foundation alone gets none of the
+// types, globals and macros (only the toolchain's Foundation is imported then); the
+// members and conformances (`ProcessInfo()`, `%@` arguments) reach it once another file of its
+// target imports one of the package's modules.
 
 // Apple's Foundation re-exports Combine: a model that imports Foundation and Network declares
 // `final class NetworkState: ObservableObject` with `@Published` properties (found by an

@@ -1,8 +1,7 @@
 import Foundation
-import Synchronization
 
 /// The recursive locks of `objc_sync_enter` and `objc_sync_exit`, by object identity: one
-/// table under one mutex, each entry the owning thread, its depth and how many threads wait,
+/// table under one lock, each entry the owning thread, its depth and how many threads wait,
 /// each waiting thread parked on a condition of the table (`NSCondition`), so no lock is
 /// allocated per object and an entry goes once nobody holds or waits for it.
 enum ObjectSynchronization {
@@ -30,8 +29,8 @@ enum ObjectSynchronization {
     /// bridging does); `nil` for a value or an empty optional.
     static func key(of object: Any) -> ObjectIdentifier? {
         var value = object
-        while Mirror(reflecting: value).displayStyle == .optional {
-            guard let wrapped = Mirror(reflecting: value).children.first?.value else { return nil }
+        while case let mirror = Mirror(reflecting: value), mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return nil }
             value = wrapped
         }
         if let type = value as? AnyObject.Type { return ObjectIdentifier(type) }

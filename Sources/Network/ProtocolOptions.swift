@@ -5,19 +5,17 @@
 // made and configure nothing.
 import Foundation
 
-/// Options of a protocol (Apple: Network's `nw_protocol_options_t`): opaque, as Apple's.
-/// @unchecked Sendable: it holds nothing.
-public final class nw_protocol_options_t: @unchecked Sendable {
-    /// The protocol the options are for (`"tls"`, `"tcp"`, `"udp"`).
-    let protocolName: String
-    init(protocolName: String) { self.protocolName = protocolName }
+/// Options of a protocol (Apple: Network's `nw_protocol_options_t`): opaque, as Apple's, and
+/// holding nothing here (nothing reads them).
+public final class nw_protocol_options_t: Sendable {
+    init() {}
 }
 
 /// Options of TLS (Apple: `nw_tls_create_options()`).
-public func nw_tls_create_options() -> nw_protocol_options_t { nw_protocol_options_t(protocolName: "tls") }
+public func nw_tls_create_options() -> nw_protocol_options_t { nw_protocol_options_t() }
 
 /// Options of TCP (Apple: `nw_tcp_create_options()`).
-public func nw_tcp_create_options() -> nw_protocol_options_t { nw_protocol_options_t(protocolName: "tcp") }
+public func nw_tcp_create_options() -> nw_protocol_options_t { nw_protocol_options_t() }
 
 /// Options of UDP (Apple: `nw_udp_create_options()`).
-public func nw_udp_create_options() -> nw_protocol_options_t { nw_protocol_options_t(protocolName: "udp") }
+public func nw_udp_create_options() -> nw_protocol_options_t { nw_protocol_options_t() }

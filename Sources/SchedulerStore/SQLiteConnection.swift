@@ -181,11 +181,11 @@ final class SQLiteConnection {
         let relaxes = !waitingForDisk && commitsWaitForDisk
         // Run at once, not through the statement cache: SQLite applies this pragma when it
         // prepares the statement, and a cached one is not prepared again.
-        if relaxes { try executeNow("PRAGMA synchronous = NORMAL") }
+        if relaxes { try executeScript("PRAGMA synchronous = NORMAL") }
         // Back to waiting for the disk whatever happens. SQLite refuses the change only inside
         // an open transaction, which is left open only when the rollback below failed; the
         // next BEGIN then fails too, so no later commit goes through without waiting.
-        defer { if relaxes { sqlite3_exec(handle, "PRAGMA synchronous = FULL", nil, nil, nil) } }
+        defer { if relaxes { try? executeScript("PRAGMA synchronous = FULL") } }
         try execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let result = try body()
@@ -201,12 +201,6 @@ final class SQLiteConnection {
     }
 
     // MARK: Internals
-
-    /// Runs `sql` at once (`sqlite3_exec`), without preparing and caching a statement.
-    private func executeNow(_ sql: String) throws(StoreError) {
-        let result = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard result == SQLITE_OK else { throw error(result: result, action: "cannot run `\(sql)`") }
-    }
 
     private func preparedStatement(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached }

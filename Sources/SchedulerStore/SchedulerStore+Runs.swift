@@ -10,7 +10,8 @@ extension SchedulerStore {
     /// of a launch's latency, and its tail the p99's): a crash of the process keeps it, and
     /// the next commit that waits (the run's end, a submission) puts it on disk. A power cut
     /// before then undoes the launch whole, so the request is pending again and runs again,
-    /// as after any loss of the machine mid-run (docs/ARCHITECTURE.md, "Durability").
+    /// without the `interrupted` record and throttle strike a crash after it leaves
+    /// (docs/ARCHITECTURE.md, "Durability").
     public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             try connection.transaction(waitingForDisk: false) { () throws(StoreError) in

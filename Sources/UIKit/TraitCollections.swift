@@ -20,12 +20,8 @@ open class UITraitCollection: NSObject, @unchecked Sendable {
     /// The kind of interface (``UIDevice/userInterfaceIdiom``: `.unspecified` on Linux).
     public let userInterfaceIdiom: UIUserInterfaceIdiom
 
-    /// The device's idiom, as ``UIDevice/userInterfaceIdiom`` says it (read without asking
-    /// for the device, which resolves the app's scheduler).
-    package static let deviceIdiom = UIUserInterfaceIdiom.unspecified
-
-    /// A collection of `style`, `activeAppearance` and `idiom`.
-    package init(style: UIUserInterfaceStyle, activeAppearance: UIUserInterfaceActiveAppearance, idiom: UIUserInterfaceIdiom) {
+    /// A collection of `style`, `activeAppearance` and `idiom` (the device's by default).
+    package init(style: UIUserInterfaceStyle, activeAppearance: UIUserInterfaceActiveAppearance, idiom: UIUserInterfaceIdiom = UIDevice.linuxIdiom) {
         userInterfaceStyle = style
         self.activeAppearance = activeAppearance
         userInterfaceIdiom = idiom
@@ -72,9 +68,9 @@ extension UIView {
     public var traitCollection: UITraitCollection {
         let style = sequence(first: self, next: \.superview).lazy.map(\.overrideUserInterfaceStyle).first { $0 != .unspecified }
         guard let windowTraits = window?.traitCollection else {
-            return UITraitCollection(style: style ?? .unspecified, activeAppearance: .unspecified, idiom: UITraitCollection.deviceIdiom)
+            return UITraitCollection(style: style ?? .unspecified, activeAppearance: .unspecified)
         }
-        return UITraitCollection(style: style ?? windowTraits.userInterfaceStyle, activeAppearance: windowTraits.activeAppearance, idiom: UITraitCollection.deviceIdiom)
+        return UITraitCollection(style: style ?? windowTraits.userInterfaceStyle, activeAppearance: windowTraits.activeAppearance)
     }
 }
 
@@ -84,7 +80,7 @@ extension UIWindow {
     /// `.inactive` otherwise, `.unspecified` for a window without a scene).
     public var traitCollection: UITraitCollection {
         let style = overrideUserInterfaceStyle == .unspecified ? .light : overrideUserInterfaceStyle
-        return UITraitCollection(style: style, activeAppearance: .of(sceneState: windowScene?.activationState), idiom: UITraitCollection.deviceIdiom)
+        return UITraitCollection(style: style, activeAppearance: .of(sceneState: windowScene?.activationState))
     }
 }
 
@@ -94,7 +90,7 @@ extension UIViewController {
     public var traitCollection: UITraitCollection {
         let viewTraits = viewIfLoaded?.traitCollection
         let style = overrideUserInterfaceStyle != .unspecified ? overrideUserInterfaceStyle : viewTraits?.userInterfaceStyle ?? .unspecified
-        return UITraitCollection(style: style, activeAppearance: viewTraits?.activeAppearance ?? .unspecified, idiom: UITraitCollection.deviceIdiom)
+        return UITraitCollection(style: style, activeAppearance: viewTraits?.activeAppearance ?? .unspecified)
     }
 }
 

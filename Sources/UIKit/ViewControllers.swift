@@ -527,8 +527,9 @@ extension UIWindow {
 
     /// The appearance proxy of the window's class (Apple: `UIAppearance.appearance()`): what
     /// is set on it (`tintColor`, `overrideUserInterfaceStyle`) is what windows of the class
-    /// (and its subclasses) made afterwards start with (`UIWindow.appearance().overrideUserInterfaceStyle
-    /// = .dark` in an app's `init`). Nothing is drawn, so that is all it does.
+    /// (and its subclasses) start with when first used afterwards (`UIWindow.appearance().overrideUserInterfaceStyle
+    /// = .dark` in an app's `init`). The proxy is itself a window of the class, made with its
+    /// `init()`. Nothing is drawn, so that is all it does.
     public class func appearance() -> Self {
         let key = ObjectIdentifier(self)
         if let proxy = appearanceProxies[key] as? Self { return proxy }

@@ -219,7 +219,11 @@ public final class UIDevice: Sendable {
     /// The kind of interface the device has (Apple: `userInterfaceIdiom`): `.unspecified`, as
     /// a Linux machine is neither a phone, a pad nor a Mac; code that branches on `.pad` takes
     /// its other branch.
-    public var userInterfaceIdiom: UIUserInterfaceIdiom { .unspecified }
+    public var userInterfaceIdiom: UIUserInterfaceIdiom { Self.linuxIdiom }
+
+    /// The idiom of every Linux device (``userInterfaceIdiom``), readable without a device:
+    /// asking for `UIDevice.current` resolves the app's scheduler.
+    package static let linuxIdiom = UIUserInterfaceIdiom.unspecified
 
     /// Posted when the device's orientation changes (Apple:
     /// `orientationDidChangeNotification`): never on Linux, which has no orientation sensor.

@@ -243,30 +243,31 @@ extension BGApplication {
         let probe = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
         let configuration = delegate.application(self, configurationForConnecting: probe, options: options)
         let module = NSStringFromClass(type(of: delegate)).split(separator: ".").first.map(String.init) ?? ""
+        /// The configured scene delegate cannot be made: said, and the app delegate is told
+        /// of the app's states instead (``sceneDelegateCouldNotBeMade``), so work scheduled
+        /// there still runs.
+        func cannotConnect(_ why: String) -> UIScene? {
+            sceneDelegateCouldNotBeMade = true
+            requiredContext.driver.log(.error, app: requiredContext.app, "\(why): no scene connects, and the app delegate is told of the app's states instead")
+            return nil
+        }
         var delegateClass: AnyClass? = configuration.delegateClass
         if delegateClass == nil, let written = configuration.manifestDelegateClassName(in: requiredContext.manifest) {
             let name = written.replacingOccurrences(of: "$(PRODUCT_MODULE_NAME)", with: module)
             delegateClass = NSClassFromString(name) ?? NSClassFromString(module + "." + name)
             if delegateClass == nil {
-                sceneDelegateCouldNotBeMade = true
-                requiredContext.driver.log(.error, app: requiredContext.app, "the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)'): no scene connects, and the app delegate is told of the app's states instead")
+                return cannotConnect("the manifest's UISceneDelegateClassName '\(written)' names no class of this program (looked for '\(name)')")
             }
         }
         guard let delegateClass else { return nil }
         // Linux has no Objective-C runtime to create an object from its class: a class is made
         // from its type only through a `required` initializer, which UIResponder has and
-        // NSObject does not. An iOS scene delegate is often `NSObject, UIWindowSceneDelegate`:
-        // said, and the app delegate is told of the app's states instead, so work scheduled
-        // there still runs.
+        // NSObject does not. An iOS scene delegate is often `NSObject, UIWindowSceneDelegate`.
         guard let responderClass = delegateClass as? UIResponder.Type else {
-            sceneDelegateCouldNotBeMade = true
-            requiredContext.driver.log(.error, app: requiredContext.app, "the scene delegate \(NSStringFromClass(delegateClass)) cannot be created: on Linux a class is created from its type only when it derives from UIResponder (class SceneDelegate: UIResponder, UIWindowSceneDelegate), not NSObject; no scene connects, and the app delegate is told of the app's states instead")
-            return nil
+            return cannotConnect("the scene delegate \(NSStringFromClass(delegateClass)) cannot be created: on Linux a class is created from its type only when it derives from UIResponder (class SceneDelegate: UIResponder, UIWindowSceneDelegate), not NSObject")
         }
         guard let sceneDelegate = responderClass.init() as? any UISceneDelegate else {
-            sceneDelegateCouldNotBeMade = true
-            requiredContext.driver.log(.error, app: requiredContext.app, "\(NSStringFromClass(responderClass)) is not a UISceneDelegate: no scene connects, and the app delegate is told of the app's states instead")
-            return nil
+            return cannotConnect("\(NSStringFromClass(responderClass)) is not a UISceneDelegate")
         }
         let session = UISceneSession(role: .windowApplication, configuration: configuration)
         let sceneType = (configuration.sceneClass as? UIScene.Type) ?? UIWindowScene.self

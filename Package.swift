@@ -61,7 +61,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat", "CObjectMaking"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -186,6 +186,9 @@ let package = Package(
         // `os_unfair_lock` in C, over Linux's priority-inheritance futexes (Apple's <os/lock.h>;
         // re-exported by os and by BackgroundTasks, as Apple's Foundation brings it).
         .target(name: "COSLock"),
+        // Creating an NSObject subclass from its class, as `[[cls alloc] init]` does on iOS
+        // (Sources/CObjectMaking/ObjectMaking.c): app and scene delegates given by type.
+        .target(name: "CObjectMaking"),
         // `import OSLog` as iOS code writes it: re-exports os.
         .target(name: "OSLog", dependencies: ["os"]),
         // The Clang module `os` with its submodule `log`, so that `import os.log` resolves.

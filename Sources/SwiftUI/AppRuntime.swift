@@ -22,8 +22,8 @@ enum AppRuntime {
     /// The app's first window, once shown (the user opened the app).
     private static var shown: ShownWindow?
 
-    static func adoptDelegate<D: UIResponder & UIApplicationDelegate>(ofType type: D.Type) -> D {
-        let delegate = type.init()
+    static func adoptDelegate<D: NSObject & UIApplicationDelegate>(ofType type: D.Type) -> D {
+        let delegate = ObjectMaking.make(type)
         if adoptedDelegate == nil { adoptedDelegate = delegate }
         return delegate
     }

@@ -161,25 +161,15 @@ public struct UIApplicationDelegateAdaptor<DelegateType: NSObject & UIApplicatio
     /// The delegate.
     public let wrappedValue: DelegateType
 
-    /// Apple's constraint is `NSObject`, and `class AppDelegate: NSObject, UIApplicationDelegate`
-    /// is common; but without the Objective-C runtime Swift creates an instance of a class
-    /// given by its type only through a `required` initializer, which `NSObject`'s is not
-    /// here: such a delegate is refused with this message, where the compiler would
-    /// otherwise fail to produce a diagnostic. `UIResponder`'s is (the initializer below).
-    @available(*, unavailable, message: "on Linux the delegate adaptor cannot create an NSObject subclass from its type: derive the app delegate from UIResponder instead of NSObject (docs/porting.md, \"A SwiftUI app\")")
+    /// Creates the delegate (the first adaptor of the app's is the application's delegate),
+    /// by its `init()`, as iOS does: `class AppDelegate: NSObject, UIApplicationDelegate` or
+    /// `UIResponder` (``ObjectMaking``).
     public init(_ delegateType: DelegateType.Type = DelegateType.self) {
-        fatalError("unavailable")
+        wrappedValue = AppRuntime.adoptDelegate(ofType: delegateType)
     }
 
     /// The delegate (`$appDelegate`).
     public var projectedValue: DelegateType { wrappedValue }
-}
-
-extension UIApplicationDelegateAdaptor where DelegateType: UIResponder {
-    /// Creates the delegate (the first adaptor of the app's is the application's delegate).
-    public init(_ delegateType: DelegateType.Type = DelegateType.self) {
-        wrappedValue = AppRuntime.adoptDelegate(ofType: delegateType)
-    }
 }
 
 extension EnvironmentValues {

@@ -36,7 +36,7 @@ public final class UIScreen {
 /// A rectangle of the interface (Apple: `UIView`), kept without being drawn: its frame,
 /// colour, visibility and subviews.
 @preconcurrency @MainActor
-open class UIView: NSObject {
+open class UIView: UIResponder {
     /// The view's rectangle in its superview.
     open var frame: CGRect
     /// The view's rectangle in its own coordinates.
@@ -137,13 +137,6 @@ open class UIView: NSObject {
     /// The appearance the view asks for (Apple: `overrideUserInterfaceStyle`), kept as set.
     open var overrideUserInterfaceStyle: UIUserInterfaceStyle = .unspecified
 
-    /// The activity the view keeps current (kept as set: Linux hands no activities).
-    open var userActivity: NSUserActivity?
-    /// Updates `activity` before it is saved (never called on Linux).
-    open func updateUserActivityState(_ activity: NSUserActivity) {}
-    /// Restores the state `activity` carries.
-    open func restoreUserActivityState(_ activity: NSUserActivity) {}
-
     /// Asks for a layout pass (there is none on Linux).
     open func setNeedsLayout() {}
     /// Lays out now (nothing to lay out on Linux).
@@ -157,7 +150,7 @@ open class UIView: NSObject {
 /// presented controller). Linux shows nothing: the appearance methods are there to override
 /// and are never called by the system.
 @preconcurrency @MainActor
-open class UIViewController: NSObject {
+open class UIViewController: UIResponder {
     private var loadedView: UIView?
     /// The controller's title (its tab bar item's too, as UIKit keeps them in step).
     open var title: String? {
@@ -234,12 +227,6 @@ open class UIViewController: NSObject {
 
     /// The view was loaded.
     open func viewDidLoad() {}
-    /// The activity the controller keeps current (kept as set: Linux hands no activities).
-    open var userActivity: NSUserActivity?
-    /// Updates `activity` before it is saved (never called on Linux).
-    open func updateUserActivityState(_ activity: NSUserActivity) {}
-    /// Restores the state `activity` carries (called by the app's own restoration handler).
-    open func restoreUserActivityState(_ activity: NSUserActivity) {}
     /// The view is about to appear (never called on Linux: nothing appears).
     open func viewWillAppear(_ animated: Bool) {}
     /// The view appeared (never called on Linux).
@@ -478,10 +465,6 @@ open class UITabBarItem: NSObject {
 
 extension UIViewController: WindowRoot {}
 
-extension UIView: UIUserActivityRestoring {}
-
-extension UIViewController: UIUserActivityRestoring {}
-
 extension UIWindow {
     /// The window's root view controller (Linux shows nothing: the window keeps it). A root
     /// set on a key window has its view loaded, as ``makeKeyAndVisible()`` does.
@@ -529,11 +512,11 @@ extension UIWindow {
     /// is set on it (`tintColor`, `overrideUserInterfaceStyle`) is what windows of the class
     /// (and its subclasses) start with when first used afterwards (`UIWindow.appearance().overrideUserInterfaceStyle
     /// = .dark` in an app's `init`). The proxy is itself a window of the class, made with its
-    /// `init()`. Nothing is drawn, so that is all it does.
+    /// `init()` (``ObjectMaking``). Nothing is drawn, so that is all it does.
     public class func appearance() -> Self {
         let key = ObjectIdentifier(self)
         if let proxy = appearanceProxies[key] as? Self { return proxy }
-        let proxy = Self()
+        let proxy = ObjectMaking.make(self)
         appearanceProxies[key] = proxy
         return proxy
     }

@@ -67,9 +67,26 @@ func launchChores(tabs: UITabBarController, unread: Int) {
     if UIDevice.current.orientation.isLandscape { tabs.selectedIndex = 1 }
 }
 
-/// A scene delegate on NSObject, as SwiftUI apps write one for quick actions: Linux cannot
-/// create it from its class.
-final class ObjectSceneDelegate: NSObject, UIWindowSceneDelegate {}
+/// A scene delegate on NSObject, as SwiftUI apps write one for quick actions, with an
+/// `init()` of its own (not `required`) and the states it heard.
+final class ObjectSceneDelegate: NSObject, UIWindowSceneDelegate {
+    var window: UIWindow?
+    var events: [String]
+
+    override init() {
+        events = ["init"]
+        super.init()
+    }
+
+    func scene(_ scene: UIScene, willConnectTo session: UISceneSession, options connectionOptions: UIScene.ConnectionOptions) {
+        events.append("willConnect")
+    }
+    func sceneDidEnterBackground(_ scene: UIScene) { events.append("didEnterBackground") }
+}
+
+/// A scene delegate that is a plain Swift class (not NSObject's): it has no `init()` the
+/// runtime can find.
+final class PlainSceneDelegate: UIWindowSceneDelegate {}
 
 /// An app delegate that configures that scene delegate and hears the app's states.
 final class ObjectSceneAppDelegate: UIResponder, UIApplicationDelegate {
@@ -102,7 +119,7 @@ final class NamedSceneAppDelegate: UIResponder, UIApplicationDelegate {
 final class BrandedWindow: UIWindow {}
 
 @Suite struct NinthProbeTests {
-    @Test @MainActor func anNSObjectSceneDelegateIsSaidAndTheAppDelegateHearsTheAppsStates() async throws {
+    @Test @MainActor func anNSObjectSceneDelegateIsMadeByItsInitAndHearsTheScenesStates() async throws {
         let device = try compatDevice()
         var manifest = compatManifest
         manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
@@ -111,10 +128,27 @@ final class BrandedWindow: UIWindow {}
             UIApplication.shared.delegate = delegate
         }
         await device.run(for: 1)
+        let scene = try #require(context.application.connectedScenes.first)
+        let sceneDelegate = try #require(scene.delegate as? ObjectSceneDelegate)
+        #expect(sceneDelegate.events == ["init", "willConnect", "didEnterBackground"])
+        #expect(delegate.events.isEmpty, "the scene delegate hears the app's states")
+        #expect(!device.log.messages.contains { $0.level == .error }, "\(device.log.messages)")
+    }
+
+    @Test @MainActor func aSceneDelegateThatIsNotAnNSObjectIsSaidAndTheAppDelegateHearsTheAppsStates() async throws {
+        let device = try compatDevice()
+        var manifest = compatManifest
+        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
+        let delegate = NamedSceneAppDelegate()
+        delegate.delegateClass = PlainSceneDelegate.self
+        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
+            UIApplication.shared.delegate = delegate
+        }
+        await device.run(for: 1)
         #expect(context.application.connectedScenes.isEmpty)
-        let said = device.log.messages.map(\.text).filter { $0.contains("ObjectSceneDelegate") }
+        let said = device.log.messages.map(\.text).filter { $0.contains("PlainSceneDelegate") }
         #expect(said.count == 1, "\(device.log.messages)")
-        #expect(said.first?.contains("derives from UIResponder") == true)
+        #expect(said.first?.contains("does not derive from NSObject") == true)
         #expect(delegate.events == ["didEnterBackground"], "told instead of the scene delegate")
     }
 

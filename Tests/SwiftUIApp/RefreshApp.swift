@@ -47,7 +47,8 @@ struct RefreshApp: App {
     }
 }
 
-class AppDelegate: UIResponder, UIApplicationDelegate, ObservableObject {
+// NSObject, as Apple's documentation and most SwiftUI apps write it.
+class AppDelegate: NSObject, UIApplicationDelegate, ObservableObject {
     var launched = false
 
     func application(_ application: UIApplication, didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil) -> Bool {

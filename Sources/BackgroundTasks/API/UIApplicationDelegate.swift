@@ -29,9 +29,10 @@ import Synchronization
 /// was an error while this was plain `@MainActor`). The delegate protocol is too.
 @preconcurrency @MainActor
 open class UIResponder: NSObject, UIUserActivityRestoring {
-    /// Creates a responder. `required`, so that `@main` can create the app delegate from its
-    /// type, as `UIApplicationMain` does on iOS.
-    public required override init() {
+    /// Creates a responder. Not `required`, as Apple's is not: `@main` and the delegate
+    /// adaptor make an app delegate from its type as iOS does, whatever `init()` it has
+    /// (``ObjectMaking``), so a delegate's own `override init()` compiles unchanged.
+    public override init() {
         super.init()
     }
 
@@ -275,11 +276,12 @@ private struct SilentPushCall<Delegate: UIApplicationDelegate>: @unchecked Senda
     let userInfo: [AnyHashable: Any]
 }
 
-extension UIApplicationDelegate where Self: UIResponder {
-    /// `@main` on an app delegate: creates it and runs ``UIApplicationMain(delegate:)``, as
-    /// iOS does for `@main class AppDelegate: UIResponder, UIApplicationDelegate`.
+extension UIApplicationDelegate where Self: NSObject {
+    /// `@main` on an app delegate: creates it (by its `init()`, as iOS does, ``ObjectMaking``)
+    /// and runs ``UIApplicationMain(delegate:)``, as iOS does for `@main class AppDelegate:
+    /// UIResponder, UIApplicationDelegate` (or `NSObject`).
     public static func main() {
-        UIApplicationMain(delegate: Self())
+        UIApplicationMain(delegate: ObjectMaking.make(Self.self))
     }
 }
 
@@ -379,13 +381,14 @@ public func makeApplicationDelegate(named name: String?) -> Result<any UIApplica
     guard let found = NSClassFromString(name) else {
         return .failure(ApplicationDelegateError(message: "no class named '\(name)' was found (NSStringFromClass(AppDelegate.self) gives the name with its module)"))
     }
-    guard let type = found as? UIResponder.Type else {
-        return .failure(ApplicationDelegateError(message: "'\(name)' is not a UIResponder subclass (an app delegate is 'class AppDelegate: UIResponder, UIApplicationDelegate')"))
+    guard let type = found as? NSObject.Type else {
+        return .failure(ApplicationDelegateError(message: "'\(name)' does not derive from NSObject (an app delegate is 'class AppDelegate: UIResponder, UIApplicationDelegate')"))
     }
-    guard let delegate = type.init() as? any UIApplicationDelegate else {
-        return .failure(ApplicationDelegateError(message: "'\(name)' is a UIResponder that does not adopt UIApplicationDelegate"))
+    // Asked before the object is made: making it runs the app's `init()`.
+    guard type is any UIApplicationDelegate.Type else {
+        return .failure(ApplicationDelegateError(message: "'\(name)' does not adopt UIApplicationDelegate"))
     }
-    return .success(delegate)
+    return .success(ObjectMaking.make(type) as! any UIApplicationDelegate)
 }
 
 extension BGApplication {

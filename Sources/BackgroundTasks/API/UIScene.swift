@@ -76,8 +76,8 @@ open class UIScene: UIResponder {
         super.init()
     }
 
-    /// A scene with a session of its own (`@main` needs a `required init()` on responders).
-    public required init() {
+    /// A scene with a session of its own.
+    public override init() {
         session = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
         super.init()
     }
@@ -260,15 +260,17 @@ extension BGApplication {
             }
         }
         guard let delegateClass else { return nil }
-        // Linux has no Objective-C runtime to create an object from its class: a class is made
-        // from its type only through a `required` initializer, which UIResponder has and
-        // NSObject does not. An iOS scene delegate is often `NSObject, UIWindowSceneDelegate`.
-        guard let responderClass = delegateClass as? UIResponder.Type else {
-            return cannotConnect("the scene delegate \(NSStringFromClass(delegateClass)) cannot be created: on Linux a class is created from its type only when it derives from UIResponder (class SceneDelegate: UIResponder, UIWindowSceneDelegate), not NSObject")
+        // Made as iOS makes it, by its `init()` (``ObjectMaking``): a scene delegate derives
+        // from UIResponder or, often in SwiftUI apps, from NSObject. A Swift class of neither
+        // has no entry for `init()` the runtime can find.
+        guard let objectClass = delegateClass as? NSObject.Type else {
+            return cannotConnect("the scene delegate \(NSStringFromClass(delegateClass)) cannot be created: it does not derive from NSObject (class SceneDelegate: UIResponder, UIWindowSceneDelegate)")
         }
-        guard let sceneDelegate = responderClass.init() as? any UISceneDelegate else {
-            return cannotConnect("\(NSStringFromClass(responderClass)) is not a UISceneDelegate")
+        // Asked before the object is made: making it runs the app's `init()`.
+        guard objectClass is any UISceneDelegate.Type else {
+            return cannotConnect("\(NSStringFromClass(objectClass)) is not a UISceneDelegate")
         }
+        let sceneDelegate = ObjectMaking.make(objectClass) as! any UISceneDelegate
         let session = UISceneSession(role: .windowApplication, configuration: configuration)
         let sceneType = (configuration.sceneClass as? UIScene.Type) ?? UIWindowScene.self
         let scene = sceneType.init(session: session, connectionOptions: options)

@@ -8,6 +8,15 @@ import Testing
 @Suite struct LoggingTests {
     private func rendered(_ message: OSLogMessage) -> String { message.rendered() }
 
+    @Test func theLockAndSignpostSubmodulesBringWhatTheySay() async {
+        let counter = SubmoduleLockedCounter()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { for _ in 0..<1_000 { _ = counter.increment() } } }
+        }
+        #expect(counter.increment() == 4_001)
+        #expect(SubmoduleSignposts.measured { 7 } == 7)
+    }
+
     @Test func stringsAreRedactedUnlessPublicAndNumbersShownUnlessPrivate() {
         let name = "secret.txt"
         let count = 42

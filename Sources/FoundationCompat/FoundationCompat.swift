@@ -94,3 +94,29 @@ public func objc_sync_exit(_ object: Any) -> Int32 {
     guard let key = ObjectSynchronization.key(of: object) else { return OBJC_SYNC_SUCCESS }
     return ObjectSynchronization.exit(key) ? OBJC_SYNC_SUCCESS : OBJC_SYNC_NOT_OWNING_THREAD_ERROR
 }
+
+// MARK: Core Foundation's clock
+
+// Apple's Foundation brings Core Foundation's types and functions, and iOS code times its
+// background work with them (`let start = CFAbsoluteTimeGetCurrent()`, a background-task
+// assertion checking `backgroundTimeRemaining` at most once a second). swift-corelibs-foundation
+// keeps Core Foundation inside itself.
+
+/// Seconds since 00:00:00 UTC on 1 January 2001 (Apple's Core Foundation: `CFAbsoluteTime`).
+public typealias CFAbsoluteTime = Double
+/// An interval in seconds (Apple's Core Foundation: `CFTimeInterval`).
+public typealias CFTimeInterval = Double
+
+/// The current instant as ``CFAbsoluteTime`` (Apple's Core Foundation:
+/// `CFAbsoluteTimeGetCurrent()`): the wall clock, as `Date().timeIntervalSinceReferenceDate`
+/// reads it, so it moves when the system's time is set, as Apple's does.
+public func CFAbsoluteTimeGetCurrent() -> CFAbsoluteTime {
+    Date().timeIntervalSinceReferenceDate
+}
+
+/// Seconds from 1 January 1970 to 1 January 2001 (Apple's Core Foundation:
+/// `kCFAbsoluteTimeIntervalSince1970`).
+public var kCFAbsoluteTimeIntervalSince1970: CFTimeInterval { 978_307_200 }
+/// Seconds from 1 January 1904 to 1 January 2001 (Apple's Core Foundation:
+/// `kCFAbsoluteTimeIntervalSince1904`).
+public var kCFAbsoluteTimeIntervalSince1904: CFTimeInterval { 3_061_152_000 }

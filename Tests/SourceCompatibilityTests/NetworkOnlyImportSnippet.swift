@@ -53,6 +53,17 @@ struct UploadCoordinator {
         #expect(DispatchTime(uptimeNanoseconds: 2 * NSEC_PER_SEC).uptimeNanoseconds == 2_000_000_000)
     }
 
+    @Test func coreFoundationsClockReadsTheWallClockSince2001() {
+        let before = Date().timeIntervalSinceReferenceDate
+        let now: CFAbsoluteTime = CFAbsoluteTimeGetCurrent()
+        let after = Date().timeIntervalSinceReferenceDate
+        #expect(before <= now && now <= after)
+        #expect(Date(timeIntervalSince1970: kCFAbsoluteTimeIntervalSince1970) == Date(timeIntervalSinceReferenceDate: 0))
+        #expect(kCFAbsoluteTimeIntervalSince1904 - kCFAbsoluteTimeIntervalSince1970 == 2_082_844_800, "1904 to 1970")
+        let elapsed: CFTimeInterval = CFAbsoluteTimeGetCurrent() - now
+        #expect(elapsed >= 0)
+    }
+
     @Test func processInfoMadeAnewIsTheProcesssInformation() {
         let made = ProcessInfo()
         #expect(made === ProcessInfo.processInfo)

@@ -17,6 +17,10 @@ let package = Package(
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .library(name: "WidgetKit", targets: ["WidgetKit"]),
         .library(name: "Network", targets: ["Network"]),
+        // What Apple's Foundation brings beside its types (Combine, URLSession, Dispatch's
+        // and Core Foundation's constants), for a target whose files import Foundation alone
+        // to import implicitly (docs/porting.md, "Files that import Foundation alone").
+        .library(name: "FoundationCompat", targets: ["FoundationCompat"]),
         .executable(name: "bgtask", targets: ["bgtask"]),
         .executable(name: "bgtaskd", targets: ["bgtaskd"]),
     ],
@@ -218,10 +222,20 @@ let package = Package(
             path: "Tests/SwiftUIApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
+        // Files that import Foundation alone, made to see what Apple's Foundation brings by
+        // importing FoundationCompat into every file, as an app's target does (docs/
+        // porting.md, "Files that import Foundation alone"). Swift 5 mode.
+        .target(
+            name: "FoundationOnlyFiles",
+            dependencies: ["FoundationCompat"],
+            path: "Tests/FoundationOnlyFiles",
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error),
+                            .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "FoundationCompat"])]
+        ),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network", "FoundationOnlyFiles"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

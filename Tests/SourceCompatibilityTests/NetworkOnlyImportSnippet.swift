@@ -6,6 +6,7 @@
 // constants: here Network re-exports them (Sources/FoundationCompat).
 import Foundation
 import Network
+import FoundationOnlyFiles
 import Testing
 
 final class NetworkState: ObservableObject, @unchecked Sendable {
@@ -86,5 +87,29 @@ struct UploadCoordinator {
         state.isOnline = true
         #expect(seen == [false, true])
         subscription.cancel()
+    }
+}
+
+/// Files that import Foundation alone in a target that imports FoundationCompat into each
+/// (Tests/FoundationOnlyFiles).
+@Suite struct FoundationOnlyFilesTests {
+    @Test func aFoundationOnlyModelPublishesAndAFetcherFetches() async throws {
+        let state = FoundationOnlyFiles.FeedState()
+        var seen: [Bool] = []
+        let subscription = state.$isRefreshing.sink { seen.append($0) }
+        state.isRefreshing = true
+        state.finished(at: Date(timeIntervalSinceReferenceDate: 0))
+        #expect(seen == [false, true, false] && state.lastRefresh == Date(timeIntervalSinceReferenceDate: 0))
+        subscription.cancel()
+        // The session is swift-corelibs-foundation's (libcurl's schemes: no file: URLs), asked
+        // without the network: its answer is its own error.
+        let fetcher = FoundationOnlyFiles.FeedFetcher()
+        do {
+            _ = try await fetcher.fetch(URL(fileURLWithPath: "/nonexistent/feed.xml"), timeout: 30)
+            Issue.record("a file: URL was fetched")
+        } catch {
+            #expect((error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorUnsupportedURL, "\(error)")
+        }
+        #expect(fetcher.startedAt > 0)
     }
 }

@@ -70,6 +70,18 @@ final class OverridingChild: OverridingObject {
     var extra = "extra"
 }
 
+/// A class whose `init()` is a convenience over a designated initializer taking its store.
+class ConvenienceObject: NSObject {
+    let store: String
+    init(store: String) {
+        self.store = store
+        super.init()
+    }
+    convenience override init() {
+        self.init(store: "shared")
+    }
+}
+
 /// A generic class (each specialization has metadata of its own).
 final class GenericObject<Element>: NSObject {
     var elements: [Element] = []
@@ -94,6 +106,7 @@ final class ValueOnlyObject: NSObject {
         #expect(overriding.value == 7)
         let overridingChild = ObjectMaking.make(OverridingChild.self)
         #expect(overridingChild.value == 7 && overridingChild.extra == "extra")
+        #expect(ObjectMaking.make(ConvenienceObject.self).store == "shared")
         let generic = ObjectMaking.make(GenericObject<String>.self)
         generic.elements.append("x")
         #expect(type(of: generic) == GenericObject<String>.self && generic.elements == ["x"])

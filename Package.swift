@@ -8,6 +8,9 @@ let package = Package(
     products: [
         .library(name: "BackgroundTasks", targets: ["BackgroundTasks"]),
         .library(name: "BackgroundTasksTesting", targets: ["BackgroundTasksTesting"]),
+        // The engine's types, for code that configures an embedded scheduler or reads its
+        // records (BackgroundTasks uses them in its API but does not re-export them).
+        .library(name: "SchedulerCore", targets: ["SchedulerCore"]),
         // `import UIKit` for iOS code: UIApplication, its delegate and scenes (re-exports BackgroundTasks).
         .library(name: "UIKit", targets: ["UIKit"]),
         .library(name: "Combine", targets: ["Combine"]),

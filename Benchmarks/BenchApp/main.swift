@@ -30,6 +30,7 @@
 import BackgroundTasks
 import Foundation
 import Synchronization
+import SchedulerCore
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("bgtask-bench-app: \(message)\n".utf8))

@@ -579,7 +579,7 @@ enum DaemonBenchmarks {
             }
             let templateApp = name(0)
             let manifest = try sandbox.writeManifest(app: templateApp, identifiers: identifiers(templateApp), modes: ["processing"], arguments: ["submit"])
-            let template = try AppInstallation.validate(manifestAt: URL(fileURLWithPath: manifest), now: Date())
+            let template = try BGAppInstallation.validate(manifestAt: URL(fileURLWithPath: manifest), now: Date())
             for index in 0..<count {
                 let app = name(index)
                 var installed = template

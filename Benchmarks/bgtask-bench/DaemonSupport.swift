@@ -146,7 +146,7 @@ final class DaemonSandbox {
     /// Installs the app of the manifest at `path` into the store (the checks of
     /// `bgtask install`), with `requests` pending.
     func install(manifest path: String, requests: [PendingRequest], into store: SchedulerStore) throws {
-        let installed = try AppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: Date())
+        let installed = try BGAppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: Date())
         try store.installApp(installed)
         for request in requests { try store.upsertRequest(request) }
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// Benchmark (c): in-process dispatch latency, from a request's due instant to the start
 /// of its handler, on the real-time embedded setup.
 ///
-/// Setup: a `SchedulerDriver` on a `DispatchDriverClock`, one app (`AppContext`) with a
+/// Setup: a `SchedulerDriver` on a `DispatchDriverClock`, one app (`BGAppContext`) with a
 /// refresh handler registered through its `BGTaskScheduler` (on the app's default handler
 /// queue) and launching finished. Each round submits a `BGAppRefreshTaskRequest` through
 /// `BGTaskScheduler.submit` with `earliestBeginDate = now + 20...50 ms`, waits for the
@@ -49,7 +49,7 @@ enum DispatchLatencyBenchmark {
         // throttle a refresh resubmitted every 50 ms, which is a deferral, not latency.
         let driver = SchedulerDriver(configuration: SchedulerConfiguration(), conditions: .favorable, clock: DispatchDriverClock(), store: store, policies: .foundation)
         let manifest = AppManifest(appID: app, permittedIdentifiers: [identifier], backgroundModes: ["fetch"], source: "bgtask-bench")
-        let context = AppContext(app: app, manifest: manifest, driver: driver)
+        let context = BGAppContext(app: app, manifest: manifest, driver: driver)
 
         let handlerStart = Mutex<Date?>(nil)
         let launchedAt = Mutex<Date?>(nil)

@@ -2,12 +2,13 @@ import BackgroundTasks
 import CSQLite
 import Foundation
 import SchedulerStore
+import SchedulerCore
 
 /// Benchmark (a): submits per second through the real durable path, next to the best
 /// SQLite itself can do with the same durability.
 ///
 /// Durable path: `SchedulerDriver.submit` on a driver over a file-backed `SchedulerStore`
-/// (WAL, `synchronous = FULL`, the defaults), with an app attached through `AppContext`.
+/// (WAL, `synchronous = FULL`, the defaults), with an app attached through `BGAppContext`.
 /// Each submit runs the engine's checks, commits one row (one fsync of the WAL), applies
 /// the request to the engine and re-arms the wake timer.
 ///
@@ -51,7 +52,7 @@ enum DurableSubmitBenchmark {
         configuration.pendingLimits = [.refresh: 1, .processing: 1_000_000, .continuedProcessing: 10]
         let driver = SchedulerDriver(configuration: configuration, conditions: .favorable, clock: DispatchDriverClock(), store: store)
         let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-bench")
-        let context = AppContext(app: app, manifest: manifest, driver: driver)
+        let context = BGAppContext(app: app, manifest: manifest, driver: driver)
         // Far enough ahead that nothing launches during the benchmark (a launch would add
         // writes of its own).
         let notBefore = Date().addingTimeInterval(86_400)
@@ -69,7 +70,7 @@ enum DurableSubmitBenchmark {
         let smallDriver = SchedulerDriver(configuration: SchedulerConfiguration(), conditions: .favorable, clock: DispatchDriverClock(), store: smallStore)
         let smallApps = (0..<((total + 9) / 10)).map { AppID("com.example.bench.submit.app\($0)") }
         let smallContexts = smallApps.map { app in
-            AppContext(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: (0..<10).map { "\(app.rawValue).task\($0)" }, backgroundModes: ["processing"], source: "bgtask-bench"), driver: smallDriver)
+            BGAppContext(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: (0..<10).map { "\(app.rawValue).task\($0)" }, backgroundModes: ["processing"], source: "bgtask-bench"), driver: smallDriver)
         }
         func smallManifestSubmit(_ index: Int) throws {
             let app = smallApps[index / 10]

@@ -4,6 +4,7 @@ import Foundation
 import PostgreSQLStore
 import SchedulerStore
 import Synchronization
+import SchedulerCore
 
 /// The PostgreSQL server of the replica benchmarks: a throwaway one, `initdb` and
 /// `pg_ctl` from Debian's postgresql package in a scratch directory, on a Unix socket only,
@@ -209,7 +210,7 @@ enum ReplicaBenchmarks {
     /// A driver of one replica over `address`, with the app attached (its handler counts
     /// runs into `ran` and completes at once), under the server profile.
     static func replica(_ name: String, address: String, identifiers: [String], manual: Bool = false, concurrency: Int = 16,
-                        onRun: @escaping @Sendable (String) -> Void) throws -> (SchedulerDriver, AppContext) {
+                        onRun: @escaping @Sendable (String) -> Void) throws -> (SchedulerDriver, BGAppContext) {
         let store = try PostgreSQLStore.open(address: address, replica: name, now: Date())
         var configuration = SchedulerConfiguration()
         configuration.pendingLimits = [.refresh: 1, .processing: 10_000_000, .continuedProcessing: 10]
@@ -218,7 +219,7 @@ enum ReplicaBenchmarks {
         let driver = SchedulerDriver(configuration: configuration, conditions: .favorable, clock: DispatchDriverClock(), store: store,
                                      log: .collecting(), policies: PolicySet(profile: .server), loadedRequests: try store.pendingRequests(app: app))
         let manifest = AppManifest(appID: app, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-bench")
-        let context = AppContext(app: app, manifest: manifest, driver: driver)
+        let context = BGAppContext(app: app, manifest: manifest, driver: driver)
         context.withCurrent {
             let application = BGApplication.shared
             application.launch()
@@ -319,7 +320,7 @@ enum ReplicaBenchmarks {
         // 16 at once: 16 replicas (each its own connection) against 16 raw connections.
         // A whole number of requests per submitter and block.
         let each = max(1, count / submitters / blocks) * blocks
-        var replicas: [(SchedulerDriver, AppContext)] = []
+        var replicas: [(SchedulerDriver, BGAppContext)] = []
         for number in 0..<submitters {
             replicas.append(try replica("r\(number)", address: address, identifiers: identifiers + warm) { _ in })
         }
@@ -464,7 +465,7 @@ enum ReplicaBenchmarks {
         loader.close()
         let launches = Mutex<[String: Int]>([:])
         let begin = monotonicNanoseconds()
-        var replicas: [(SchedulerDriver, AppContext)] = []
+        var replicas: [(SchedulerDriver, BGAppContext)] = []
         for name in ["a", "b", "c"] {
             replicas.append(try replica(name, address: address, identifiers: identifiers) { identifier in
                 launches.withLock { $0[identifier, default: 0] += 1 }

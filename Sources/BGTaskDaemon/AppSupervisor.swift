@@ -130,7 +130,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
     /// supervisor's freeze (which waits for the cgroup freezer) delays an expiration.
     private let deadlineClock: any DriverClock
     private let spawner: any AppSpawner
-    private let log: DiagnosticLog
+    private let log: BGDiagnosticLog
     private let measurement: RunMeasurement?
     /// Called (not under the lock) when the daemon's process of the app starts or ends,
     /// so the daemon can record it for orphan clean-up after a crash.
@@ -143,7 +143,7 @@ public final class AppSupervisor: RemoteTaskHost, Sendable {
         clock: any DriverClock,
         deadlineClock: (any DriverClock)? = nil,
         spawner: any AppSpawner,
-        log: DiagnosticLog,
+        log: BGDiagnosticLog,
         measurement: RunMeasurement? = nil,
         processChanged: @escaping @Sendable (AppID, (any AppProcess)?) -> Void = { _, _ in }
     ) {

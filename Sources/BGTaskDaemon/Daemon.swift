@@ -23,7 +23,7 @@ public final class Daemon: Sendable {
     public let paths: DaemonPaths.Resolved
     private let server: FrameServer
     private let notifier: SystemdNotifier?
-    private let log: DiagnosticLog
+    private let log: BGDiagnosticLog
     private let sessions = Mutex<[ObjectIdentifier: DaemonSession]>([:])
     private let stopping = Mutex(false)
     /// The watch on the state directory, the store and the socket (``StateWatch``).
@@ -52,7 +52,7 @@ public final class Daemon: Sendable {
             phases.append((name, now - phaseStart))
             phaseStart = now
         }
-        let log = DiagnosticLog.standardError(minimumLevel: options.logLevel, program: "bgtaskd")
+        let log = BGDiagnosticLog.standardError(minimumLevel: options.logLevel, program: "bgtaskd")
         let uid = getuid()
         let paths: DaemonPaths.Resolved
         do {
@@ -158,7 +158,7 @@ public final class Daemon: Sendable {
         // no app process started for a run it could not see through (systemd: a socket it
         // passed, and readiness and the watchdog below).
         let transportLog: TransportLog = { level, text in
-            let mapped: DiagnosticMessage.Level = switch level {
+            let mapped: BGDiagnosticMessage.Level = switch level {
             case .debug: .debug
             case .info: .info
             case .warning: .warning
@@ -275,7 +275,7 @@ public final class Daemon: Sendable {
         return daemon
     }
 
-    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: DiagnosticLog, killGrace: TimeInterval, policyFile: String?) {
+    private init(service: DaemonService, paths: DaemonPaths.Resolved, server: FrameServer, notifier: SystemdNotifier?, log: BGDiagnosticLog, killGrace: TimeInterval, policyFile: String?) {
         self.service = service
         self.policyFile = policyFile
         self.killGrace = min(max(killGrace, 0), 60)
@@ -299,7 +299,7 @@ public final class Daemon: Sendable {
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was
     /// killed): only a process whose start time still matches, so a reused pid is spared.
-    private static func endOrphans(recordedIn store: SchedulerStore, appsCgroup: String?, log: DiagnosticLog) {
+    private static func endOrphans(recordedIn store: SchedulerStore, appsCgroup: String?, log: BGDiagnosticLog) {
         guard let recorded = try? store.appProcesses() else { return }
         let reaper = OrphanReaper()
         for process in recorded.processes {
@@ -438,13 +438,13 @@ final class DaemonSession: AppLink, Sendable {
 
     let connection: FrameConnection
     private let service: DaemonService
-    private let log: DiagnosticLog
+    private let log: BGDiagnosticLog
     private let role = Mutex(Role.unknown)
     /// Whether the daemon is stopping: an administrator's request that changes something is
     /// then refused with that reason, not left to a connection closed without a reply.
     private let daemonStopping: @Sendable () -> Bool
 
-    init(connection: FrameConnection, service: DaemonService, log: DiagnosticLog, daemonStopping: @escaping @Sendable () -> Bool = { false }) {
+    init(connection: FrameConnection, service: DaemonService, log: BGDiagnosticLog, daemonStopping: @escaping @Sendable () -> Bool = { false }) {
         self.daemonStopping = daemonStopping
         self.connection = connection
         self.service = service
@@ -560,7 +560,7 @@ final class DaemonSession: AppLink, Sendable {
     /// Sends `envelope` on `connection`. A connection found closed (the peer went before its
     /// reply: `EPIPE`) is noted at debug only: its close is the server's line to log, once
     /// (throttled under a flood, docs/protocol.md, "Limits"), not a second warning here.
-    static func send(_ envelope: DaemonEnvelope, on connection: FrameConnection, log: DiagnosticLog) {
+    static func send(_ envelope: DaemonEnvelope, on connection: FrameConnection, log: BGDiagnosticLog) {
         do {
             var payload = try MessageCoding.encode(envelope)
             if payload.count > FrameFormat.maximumPayloadLength, case .reply(let id, _) = envelope {

@@ -21,7 +21,7 @@ public struct DaemonOptions: Sendable, Equatable {
     /// and again on SIGHUP. Without it, the defaults.
     public var policyFile: String?
     /// `BGTASK_LOG`: the least level logged (default info).
-    public var logLevel: DiagnosticMessage.Level = .info
+    public var logLevel: BGDiagnosticMessage.Level = .info
 
     /// The defaults.
     public init() {}
@@ -68,7 +68,7 @@ public struct DaemonOptions: Sendable, Equatable {
     public static func parse(_ arguments: [String], environment: [String: String]) -> Result<Parsed, UsageError> {
         var options = DaemonOptions()
         if let level = environment["BGTASK_LOG"], !level.isEmpty {
-            guard let parsed = DiagnosticMessage.Level(rawValue: level.lowercased()) else {
+            guard let parsed = BGDiagnosticMessage.Level(rawValue: level.lowercased()) else {
                 return .failure(UsageError(message: "BGTASK_LOG=\(level) is not debug, info, warning or error"))
             }
             options.logLevel = parsed

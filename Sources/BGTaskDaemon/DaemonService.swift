@@ -16,7 +16,7 @@ public final class DaemonService: Sendable {
     /// The daemon's store.
     public let store: SchedulerStore
     /// Where messages go.
-    public let log: DiagnosticLog
+    public let log: BGDiagnosticLog
     private let spawner: any AppSpawner
     private let timing: AppSupervision.Timing
     private let launchEnvironment: LaunchEnvironment
@@ -124,7 +124,7 @@ public final class DaemonService: Sendable {
         measurement: RunMeasurement? = nil,
         conditionsReader: LinuxConditionsReader? = nil,
         policySource: String = "defaults",
-        log: DiagnosticLog
+        log: BGDiagnosticLog
     ) {
         self.conditionsReader = conditionsReader
         self.policySource = Mutex(policySource)
@@ -348,7 +348,7 @@ public final class DaemonService: Sendable {
         }
         let app: InstalledApp
         do {
-            app = try AppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: driver.clock.now())
+            app = try BGAppInstallation.validate(manifestAt: URL(fileURLWithPath: path), now: driver.clock.now())
         } catch {
             throw DaemonFailure(.invalid, "\(error)")
         }

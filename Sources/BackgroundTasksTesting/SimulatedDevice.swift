@@ -3,6 +3,7 @@ import DeviceConditions
 import Foundation
 import SchedulerStore
 import Synchronization
+import SchedulerCore
 
 /// A device in virtual time: the real engine and driver, an in-memory store, scripted
 /// conditions, and apps whose real handler code runs in-process.
@@ -26,7 +27,7 @@ public final class SimulatedDevice: Sendable {
     /// A Swift `Clock` for app code to sleep on in virtual time.
     public let swiftClock: SimulatedClock
     /// Diagnostics of the driver and apps, kept for assertions.
-    public let log: DiagnosticLog
+    public let log: BGDiagnosticLog
 
     /// Whether ``install(app:manifest:backgroundRefreshEnabled:dateTranslation:launchedByUser:didFinishLaunching:)``
     /// counts as the user opening the app when it is not told: true by default; a
@@ -34,7 +35,7 @@ public final class SimulatedDevice: Sendable {
     public let installsLaunchedByUser: Bool
 
     private let recorded = TraceBuffer()
-    private let contexts = Mutex<[AppID: AppContext]>([:])
+    private let contexts = Mutex<[AppID: BGAppContext]>([:])
     /// Per installed app, the played script's sessions open now (see
     /// ``openSession(for:recordingIn:)``); touched only by the clock's scheduled actions.
     private let openSessions = Mutex<[AppID: Int]>([:])
@@ -68,8 +69,8 @@ public final class SimulatedDevice: Sendable {
         self.installsLaunchedByUser = installsLaunchedByUser
         self.stuckWorkLimit = stuckWorkLimit
         let clock = VirtualClock(start: start)
-        let activity = ActivityTracker()
-        let log = DiagnosticLog.collecting()
+        let activity = BGActivityTracker()
+        let log = BGDiagnosticLog.collecting()
         self.clock = clock
         self.log = log
         self.assertions = assertions
@@ -109,7 +110,7 @@ public final class SimulatedDevice: Sendable {
         guard !driver.hasDetachedAllApps else { return }
         for app in installedApps { driver.expireRuns(of: app, reason: "the simulated device shut down") }
         await settle()  // the expirations, and what they wake, are app work due now
-        let installed = contexts.withLock { contexts -> [AppID: AppContext] in
+        let installed = contexts.withLock { contexts -> [AppID: BGAppContext] in
             defer { contexts.removeAll() }
             return contexts
         }
@@ -140,8 +141,8 @@ public final class SimulatedDevice: Sendable {
         dateTranslation: Bool = true,
         launchedByUser: Bool? = nil,
         didFinishLaunching: () -> Void
-    ) -> AppContext {
-        let context = AppContext(
+    ) -> BGAppContext {
+        let context = BGAppContext(
             app: app,
             manifest: manifest,
             driver: driver,
@@ -165,7 +166,7 @@ public final class SimulatedDevice: Sendable {
     }
 
     /// The context of an installed app.
-    public func context(of app: AppID) -> AppContext? { contexts.withLock { $0[app] } }
+    public func context(of app: AppID) -> BGAppContext? { contexts.withLock { $0[app] } }
 
     /// The installed apps, in identifier order.
     public var installedApps: [AppID] { contexts.withLock { $0.keys.sorted() } }
@@ -234,7 +235,7 @@ public final class SimulatedDevice: Sendable {
     ///   would stop the program); `CancellationError` when interrupted.
     public func work(for seconds: TimeInterval) async throws {
         guard seconds.isFinite, (0...Self.maximumWorkSeconds).contains(seconds) else {
-            log(.error, app: AppContext.current?.app, "work(for: \(seconds)): app work takes 0 to \(Int(Self.maximumWorkSeconds)) seconds; none was done")
+            log(.error, app: BGAppContext.current?.app, "work(for: \(seconds)): app work takes 0 to \(Int(Self.maximumWorkSeconds)) seconds; none was done")
             throw SimulationError("work(for: \(seconds)): app work takes 0 to \(Int(Self.maximumWorkSeconds)) seconds")
         }
         try await swiftClock.sleep(for: .seconds(seconds))
@@ -259,7 +260,7 @@ public final class SimulatedDevice: Sendable {
     /// when it was scheduled, counted as app work. For simulated I/O in app code: "this
     /// response arrives in 4 s".
     public func schedule(at instant: Date, _ action: @escaping @Sendable () -> Void) {
-        let context = AppContext.current
+        let context = BGAppContext.current
         _ = clock.schedule(at: instant) {
             if let context { context.withCurrent(action) } else { action() }
         }
@@ -269,7 +270,7 @@ public final class SimulatedDevice: Sendable {
     /// schedules nothing and is logged as an error (as ``run(for:)`` refuses one).
     public func schedule(after delay: TimeInterval, _ action: @escaping @Sendable () -> Void) {
         guard delay.isFinite else {
-            log(.error, app: AppContext.current?.app, "schedule(after: \(delay)): a delay must be a finite number of seconds; nothing is scheduled")
+            log(.error, app: BGAppContext.current?.app, "schedule(after: \(delay)): a delay must be a finite number of seconds; nothing is scheduled")
             return
         }
         schedule(at: now.addingTimeInterval(delay), action)

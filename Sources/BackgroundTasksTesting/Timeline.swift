@@ -1,5 +1,6 @@
 import BackgroundTasks
 import Foundation
+import SchedulerCore
 
 /// Turns a trace into a readable timeline: one line per thing that happened, times as
 /// `HH:MM:SS` from the start of the simulated day. Runs of one task that end the same

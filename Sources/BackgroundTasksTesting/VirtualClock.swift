@@ -1,6 +1,7 @@
 import BackgroundTasks
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// Virtual time for the simulator: a queue of timers ordered by (instant, insertion order),
 /// as SwiftNIO's embedded event loop does. Nothing happens until the simulator advances
@@ -175,7 +176,7 @@ public struct SimulatedClock: Clock, Sendable {
     }
 
     let virtual: VirtualClock
-    let activity: ActivityTracker
+    let activity: BGActivityTracker
 
     public var now: Instant { Instant(date: virtual.now()) }
     public var minimumResolution: Duration { .nanoseconds(1) }

@@ -15,11 +15,11 @@ import Synchronization
 ///   scheduler reads them), re-read when rtnetlink announces a link, address or route change.
 enum PathSource: Sendable {
     case machine(NetworkReader)
-    case device(AppContext)
+    case device(BGAppContext)
 
     /// The source for a monitor made by the code that runs now.
     static func current() -> PathSource {
-        if let context = AppContext.resolveExisting(), !context.isProcessApp { return .device(context) }
+        if let context = BGAppContext.resolveExisting(), !context.isProcessApp { return .device(context) }
         return .machine(LinuxConditionsReader().networkReader)
     }
 

@@ -141,7 +141,7 @@ enum AppRuntime {
         // An app that registered the identifier itself (in `init()` or its delegate) and also
         // gave it a `.backgroundTask` runs on iOS; its own handler is kept, and said.
         if BGTaskScheduler.shared.hasLaunchHandler(forTaskWithIdentifier: identifier) {
-            let context = AppContext.resolve()
+            let context = BGAppContext.resolve()
             context.driver.log(.warning, app: context.app, ".backgroundTask(.appRefresh(\"\(identifier)\")) is not used: the app registered a launch handler for '\(identifier)' itself, which handles its runs")
             return
         }

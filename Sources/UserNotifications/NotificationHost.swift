@@ -31,7 +31,7 @@ protocol NotificationHost: Sendable {
     /// (Apple: "may be executed on a background thread").
     func complete(_ body: @escaping @Sendable () -> Void)
     /// Writes a diagnostic about the app.
-    func report(_ level: DiagnosticMessage.Level, _ text: String)
+    func report(_ level: BGDiagnosticMessage.Level, _ text: String)
     /// Shows the delivered notification `identifier`: Linux has no banner, so a line (the
     /// identifier in it, for `bgtask respond`).
     func show(_ line: String, identifier: String)
@@ -128,12 +128,12 @@ struct AuthorizationFile {
     }
 }
 
-/// The app's runtime as the notification center's host: its `AppContext` (the driver's
+/// The app's runtime as the notification center's host: its `BGAppContext` (the driver's
 /// clock, the app's state, its log), standard error for shown notifications, and a file
 /// in the app's state directory for the user's answer. A modelled app (the simulator's)
 /// reads nothing of the machine: no environment, no file, no standard error.
 final class AppNotificationHost: NotificationHost {
-    private weak let context: AppContext?
+    private weak let context: BGAppContext?
     /// The app's identifier, for the lines it shows.
     private let app: String
     /// Whether this is the process's own app.
@@ -153,7 +153,7 @@ final class AppNotificationHost: NotificationHost {
     /// Completion handlers and timers' work run here, in order.
     private let completionQueue: DispatchQueue
 
-    init(context: AppContext, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(context: BGAppContext, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.context = context
         app = context.app.rawValue
         isProcessApp = context.isProcessApp
@@ -202,7 +202,7 @@ final class AppNotificationHost: NotificationHost {
         context.performAppWork(on: completionQueue, body)
     }
 
-    func report(_ level: DiagnosticMessage.Level, _ text: String) {
+    func report(_ level: BGDiagnosticMessage.Level, _ text: String) {
         guard let context else { return }
         context.driver.log(level, app: context.app, text)
     }

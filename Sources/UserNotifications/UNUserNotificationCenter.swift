@@ -134,7 +134,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The notification center of the app whose code is running (the process's app, or
     /// the app the simulator is running).
     open class func current() -> UNUserNotificationCenter {
-        let center = AppContext.resolve().service(UNUserNotificationCenter.self) { context in
+        let center = BGAppContext.resolve().service(UNUserNotificationCenter.self) { context in
             UNUserNotificationCenter(host: AppNotificationHost(context: context))
         }
         center.loadKeptState()

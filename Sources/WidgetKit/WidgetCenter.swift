@@ -53,7 +53,7 @@ public final class WidgetCenter: Sendable {
 
 /// Notes a reload request as the running app's `info` diagnostic.
 private func noteReload(_ message: String) {
-    let context = AppContext.resolve()
+    let context = BGAppContext.resolve()
     context.driver.log(.info, app: context.app, message)
 }
 

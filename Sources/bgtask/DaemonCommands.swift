@@ -3,6 +3,7 @@ import DaemonProtocol
 import Foundation
 import PostgreSQLStore
 import SchedulerStore
+import SchedulerCore
 
 /// The commands that talk to bgtaskd (docs/cli.md), from one table: the parser, `--help`
 /// and the CLI reference come from ``DaemonCommand/table``.

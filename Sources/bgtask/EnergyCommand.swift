@@ -1,5 +1,6 @@
 import BackgroundTasks
 import Foundation
+import SchedulerCore
 
 /// `bgtask energy [--app A] [--since T] [--state DIR | --store URL] [--json]`: the energy log summed per
 /// app and task (Xcode Organizer's energy report): runs, expirations, mean and p95 wall

@@ -3,6 +3,7 @@ import DaemonProtocol
 import Foundation
 import PostgreSQLStore
 import SchedulerStore
+import SchedulerCore
 
 /// `bgtask log [--app A] [--since T] [--state DIR | --store URL] [--json]`: the run log (the energy log's
 /// rows), oldest first, from the apps' state stores.

@@ -3,6 +3,7 @@ import DeviceConditions
 import Foundation
 import PostgreSQLStore
 import SchedulerStore
+import SchedulerCore
 
 /// `bgtask why <app> <identifier> [--json] [--state DIR | --store URL] [--policy FILE]
 /// [--socket PATH]`: why hasn't my task run? Asks bgtaskd's live engine when the app is

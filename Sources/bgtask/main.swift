@@ -1,6 +1,7 @@
 import BackgroundTasks
 import DeviceConditions
 import Foundation
+import SchedulerCore
 
 /// Writes `text` to standard output; when it cannot (a full disk, a closed pipe), says so on
 /// standard error and exits 1: output that went nowhere is not a success.

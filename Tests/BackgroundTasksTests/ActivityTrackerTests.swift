@@ -5,13 +5,13 @@ import Testing
 /// Waiting for app work to settle (what the simulator does after every step).
 @Suite struct ActivityTrackerTests {
     @Test func idleNowReturnsAtOnceWhateverTheTimeout() async {
-        let tracker = ActivityTracker()
+        let tracker = BGActivityTracker()
         #expect(await tracker.waitUntilIdle(timeout: .zero))
         #expect(await tracker.waitUntilIdle(timeout: .seconds(3600)))
     }
 
     @Test func workThatEndsBeforeTheTimeoutReturnsTrue() async {
-        let tracker = ActivityTracker()
+        let tracker = BGActivityTracker()
         tracker.enter()
         async let idle = tracker.waitUntilIdle(timeout: .seconds(30))
         tracker.leave()
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func workThatNeverEndsTimesOut() async {
-        let tracker = ActivityTracker()
+        let tracker = BGActivityTracker()
         tracker.enter()
         #expect(await tracker.waitUntilIdle(timeout: .milliseconds(50)) == false)
         tracker.leave()

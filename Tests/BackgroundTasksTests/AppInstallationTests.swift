@@ -52,9 +52,9 @@ struct AppInstallationTests {
         }
     }
 
-    func refusal(_ url: URL, user: uid_t = getuid()) -> AppInstallationError? {
+    func refusal(_ url: URL, user: uid_t = getuid()) -> BGAppInstallationError? {
         do {
-            let app = try AppInstallation.validate(manifestAt: url, now: Self.now, user: user)
+            let app = try BGAppInstallation.validate(manifestAt: url, now: Self.now, user: user)
             Issue.record("expected a refusal, installed \(app)")
             return nil
         } catch {
@@ -67,8 +67,8 @@ struct AppInstallationTests {
         let executable = try directory.write("bin/feedreader")
         let manifest = try directory.manifest(
             "config/app.json", executable: "../bin/feedreader", extra: ["BGTaskLaunchArguments": ["--background", "-v"]])
-        let app = try AppInstallation.validate(manifestAt: manifest, now: Self.now)
-        let real = try #require(AppInstallation.realPath(executable))
+        let app = try BGAppInstallation.validate(manifestAt: manifest, now: Self.now)
+        let real = try #require(BGAppInstallation.realPath(executable))
         #expect(app.app == AppID("com.example.feedreader"))
         #expect(app.executable == real)
         #expect(app.launchArguments == ["--background", "-v"])
@@ -85,7 +85,7 @@ struct AppInstallationTests {
         try directory.manifest(executable: "feedreader")
         let spelled = URL(fileURLWithPath: directory.path + "/./sub/../app.json")
         try FileManager.default.createDirectory(atPath: directory.path + "/sub", withIntermediateDirectories: false)
-        let app = try AppInstallation.validate(manifestAt: spelled, now: Self.now)
+        let app = try BGAppInstallation.validate(manifestAt: spelled, now: Self.now)
         #expect(app.manifestPath == directory.path + "/app.json")
     }
 
@@ -94,8 +94,8 @@ struct AppInstallationTests {
         let elsewhere = try Directory()
         let executable = try elsewhere.write("tool")
         let manifest = try directory.manifest(executable: executable)
-        let app = try AppInstallation.validate(manifestAt: manifest, now: Self.now)
-        #expect(app.executable == AppInstallation.realPath(executable))
+        let app = try BGAppInstallation.validate(manifestAt: manifest, now: Self.now)
+        #expect(app.executable == BGAppInstallation.realPath(executable))
         // Not relative to the manifest: the same name there does not exist.
         let missing = try directory.manifest("other.json", executable: "/nonexistent-\(UUID().uuidString)/tool")
         let error = try #require(refusal(missing))
@@ -170,7 +170,7 @@ struct AppInstallationTests {
         let error = try #require(refusal(try directory.manifest(executable: "feedreader")))
         #expect(error.code == .executableReplaceable)
         #expect(error.message.contains("which \(who)"))
-        #expect(error.message.contains("mode \(AppInstallation.octal(mode))"))
+        #expect(error.message.contains("mode \(BGAppInstallation.octal(mode))"))
         #expect(error.message.contains("another user could replace it"))
     }
 
@@ -193,7 +193,7 @@ struct AppInstallationTests {
         }
         // Owned by the installing user: fine.
         #expect(chown(file, me, getgid()) == 0)
-        _ = try AppInstallation.validate(manifestAt: manifest, now: Self.now, user: me)
+        _ = try BGAppInstallation.validate(manifestAt: manifest, now: Self.now, user: me)
     }
 
     @Test func directoryWritableByOthersIsRefusedUnlessSticky() throws {
@@ -205,7 +205,7 @@ struct AppInstallationTests {
         #expect(error.code == .executableReplaceable)
         #expect(error.message.contains("which others may write (mode 0777) without the sticky bit"))
         #expect(chmod(directory.path + "/shared", 0o1777) == 0)
-        _ = try AppInstallation.validate(manifestAt: manifest, now: Self.now)
+        _ = try BGAppInstallation.validate(manifestAt: manifest, now: Self.now)
     }
 
     @Test func missingKeysAreNamed() throws {
@@ -244,8 +244,8 @@ struct AppInstallationTests {
         let executable = try directory.write("versions/2/feedreader")
         #expect(symlink(directory.path + "/versions/2", directory.path + "/current") == 0)
         let manifest = try directory.manifest(executable: "current/feedreader")
-        let app = try AppInstallation.validate(manifestAt: manifest, now: Self.now)
-        #expect(app.executable == AppInstallation.realPath(executable))
+        let app = try BGAppInstallation.validate(manifestAt: manifest, now: Self.now)
+        #expect(app.executable == BGAppInstallation.realPath(executable))
         #expect(!app.executable.contains("/current/"))
     }
 }

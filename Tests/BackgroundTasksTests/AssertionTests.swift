@@ -3,6 +3,7 @@ import BackgroundTasksTesting
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 @Suite struct AssertionTests {
     /// An outside thread probe: two threads flipping the app between background and
@@ -66,7 +67,7 @@ import Testing
         context.withCurrent {
             UIApplication.shared.enterForeground()
             _ = UIApplication.shared.beginBackgroundTask(withName: "Upload") {
-                expiredAt.withLock { $0 = AppContext.current?.driver.clock.now() }
+                expiredAt.withLock { $0 = BGAppContext.current?.driver.clock.now() }
                 // Leaks: never ends the assertion.
             }
             UIApplication.shared.enterBackground()
@@ -202,7 +203,7 @@ import Testing
             names.withLock { $0.append(note.name.rawValue) }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        let context = AppContext(app: testApp, manifest: testManifest, driver: device.driver, launchedInBackground: true)
+        let context = BGAppContext(app: testApp, manifest: testManifest, driver: device.driver, launchedInBackground: true)
         application.withLock { $0 = ObjectIdentifier(context.application) }
         context.withCurrent { context.application.launch() }
         #expect(context.application.applicationState == .background, "already while the launch methods run, as on iOS")

@@ -3,6 +3,7 @@
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 /// `SchedulerDriver.submit(batch:)`, the commit bgtaskd's group commit makes: each request
 /// checked as alone, the accepted ones written in one transaction, then applied.

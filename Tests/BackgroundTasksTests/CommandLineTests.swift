@@ -5,6 +5,7 @@ import DaemonProtocol
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 @Suite struct CommandLineTests {
     @Test func parsesTheCommands() {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ContinuedProcessingTests {
     private let exportPrefix = "com.example.test.export"
 
-    private func makeExportDevice(handler: @escaping @Sendable (BGTask) -> Void) throws -> (SimulatedDevice, AppContext) {
+    private func makeExportDevice(handler: @escaping @Sendable (BGTask) -> Void) throws -> (SimulatedDevice, BGAppContext) {
         let (device, context) = try makeDevice()
         let accepted = context.withCurrent {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: "\(exportPrefix).*", using: nil, launchHandler: handler)
@@ -22,7 +22,7 @@ import Testing
             order.withLock { $0.append(task.identifier) }
             let continued = task as! BGContinuedProcessingTask
             continued.progress.completedUnitCount = 100
-            let clock = AppContext.current!.driver.clock
+            let clock = BGAppContext.current!.driver.clock
             _ = clock.schedule(at: clock.now().addingTimeInterval(10)) { task.setTaskCompleted(success: true) }
         }
         for name in ["a", "b", "c"] {

@@ -26,7 +26,7 @@ import Testing
                 // Other tests' devices post ProcessInfo's notifications in this process too:
                 // a `queue: nil` observer runs with the posting app's context, so it keeps its own.
                 let observer = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
-                    guard AppContext.current?.app == app else { return }
+                    guard BGAppContext.current?.app == app else { return }
                     let at = Int(device.clock.now().timeIntervalSince(Self.start))
                     heard.withLock { $0.append("\(at) \(note.name.rawValue)") }
                 }

@@ -7,6 +7,7 @@ import Foundation
 import SchedulerStore
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// A store file in a fresh temporary directory, removed by `cleanUp()`.
 struct TemporaryStoreFile {
@@ -54,9 +55,9 @@ struct TestFailure: Error, CustomStringConvertible {
 
 /// A driver over `store` in virtual time (timers fire only when the test says), with the
 /// test app attached and launched, a handler registered for every identifier it names.
-func makeDriver(store: SchedulerStore, log: DiagnosticLog = .collecting(), clock: VirtualClock = VirtualClock(start: testStart)) -> (SchedulerDriver, AppContext) {
+func makeDriver(store: SchedulerStore, log: BGDiagnosticLog = .collecting(), clock: VirtualClock = VirtualClock(start: testStart)) -> (SchedulerDriver, BGAppContext) {
     let driver = SchedulerDriver(clock: clock, store: store, log: log, policies: .foundation, meter: nil)
-    let context = AppContext(app: testApp, manifest: testManifest, driver: driver)
+    let context = BGAppContext(app: testApp, manifest: testManifest, driver: driver)
     context.withCurrent {
         context.application.launch()
         for identifier in testManifest.permittedIdentifiers where !identifier.hasSuffix("*") {
@@ -81,7 +82,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
     @Test func cancelThatCannotDeleteKeepsTheRequestInMemoryAsOnDisk() throws {
         let file = try TemporaryStoreFile()
         defer { file.cleanUp() }
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         let (driver, _) = makeDriver(store: try file.open(), log: log)
         try driver.submit(laterRequest(processingID))
         try driver.submit(laterRequest("com.example.test.p1"))
@@ -111,7 +112,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
         // (non-recursive) lock this would deadlock.
         let box = Mutex<SchedulerDriver?>(nil)
         let seen = Mutex<[Int]>([])
-        let log = DiagnosticLog { _ in
+        let log = BGDiagnosticLog { _ in
             if let driver = box.withLock({ $0 }) { seen.withLock { $0.append(driver.allPendingRequests.count) } }
         }
         let (driver, _) = makeDriver(store: try file.open(), log: log)
@@ -376,7 +377,7 @@ func byKey(_ requests: [PendingRequest]) -> [PendingRequest] { requests.sorted {
     @Test func aSwitchThatCannotBeSavedDoesNotChange() throws {
         let file = try TemporaryStoreFile()
         defer { file.cleanUp() }
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         let (driver, context) = makeDriver(store: try file.open(), log: log)
         try file.execute("CREATE TRIGGER refuse_switch BEFORE INSERT ON app_settings WHEN NEW.name = '\(AppSettingName.backgroundRefresh)' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;")
         context.application.setBackgroundRefreshEnabled(false)

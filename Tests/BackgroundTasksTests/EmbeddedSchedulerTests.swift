@@ -5,13 +5,14 @@ import Foundation
 import SchedulerStore
 import Synchronization
 import Testing
+import SchedulerCore
 
 @Suite struct EmbeddedSchedulerTests {
     /// A diagnostic is one line of standard error: a quoted multi-line error (SQLite's
     /// integrity report) keeps its line ends written out, control characters are escaped.
     @Test func aDiagnosticIsOneLineOfStandardError() {
-        let message = DiagnosticMessage(.error, app: nil, "the database was corrupt (*** in database main ***\nPage 4: btreeInitPage() returns error code 11)\u{1B}[2J")
-        let line = DiagnosticLog.line(of: message)
+        let message = BGDiagnosticMessage(.error, app: nil, "the database was corrupt (*** in database main ***\nPage 4: btreeInitPage() returns error code 11)\u{1B}[2J")
+        let line = BGDiagnosticLog.line(of: message)
         #expect(line == "bgtask error: the database was corrupt (*** in database main ***\\nPage 4: btreeInitPage() returns error code 11)\\u001B[2J")
         #expect(!line.contains("\n"))
     }
@@ -154,7 +155,7 @@ import Testing
         let database = state.appendingPathComponent("scheduler.sqlite")
         #expect(try SchedulerStore.openForReading(at: database).pendingRequests(app: testApp).map(\.identifier) == [processingID])
 
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         var settings = configuration(state: state)
         settings.log = log
         let second = EmbeddedScheduler.makeContext(settings)
@@ -219,7 +220,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         let database = state.appendingPathComponent("scheduler.sqlite")
         try Data(repeating: 0xA5, count: 8192).write(to: database)
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         var settings = configuration(state: state)
         settings.log = log
         let context = EmbeddedScheduler.makeContext(settings)

@@ -4,6 +4,7 @@ import BackgroundTasks
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 @Suite struct EnergyLogCommandTests {
     /// A state home per test (`$XDG_STATE_HOME`), removed when the test lets go of it.

@@ -3,10 +3,11 @@ import BackgroundTasksTesting
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 @Suite struct ExpirationTests {
     /// A refresh handler that never finishes on its own.
-    private func stuckRefresh(onExpiration: (@Sendable (BGTask) -> Void)?) throws -> (SimulatedDevice, AppContext) {
+    private func stuckRefresh(onExpiration: (@Sendable (BGTask) -> Void)?) throws -> (SimulatedDevice, BGAppContext) {
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
                 if let onExpiration {
@@ -21,7 +22,7 @@ import Testing
     @Test func refreshExpiresAfterItsThirtySecondBudgetAndCompletesWithinGrace() async throws {
         let expiredAt = Mutex<Date?>(nil)
         let (device, _) = try stuckRefresh { task in
-            expiredAt.withLock { $0 = AppContext.current?.driver.clock.now() }
+            expiredAt.withLock { $0 = BGAppContext.current?.driver.clock.now() }
             task.setTaskCompleted(success: false)
         }
         await device.run(for: 60)
@@ -81,7 +82,7 @@ import Testing
         let (device, context) = try makeDevice(configuration: configuration) {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { task in
                 task.expirationHandler = {
-                    expiredAt.withLock { $0 = AppContext.current?.driver.clock.now() }
+                    expiredAt.withLock { $0 = BGAppContext.current?.driver.clock.now() }
                     task.setTaskCompleted(success: false)
                 }
             }

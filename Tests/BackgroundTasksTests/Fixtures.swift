@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// A fixed instant for tests (2026-12-01 00:00 UTC).
 let testStart = Date(timeIntervalSince1970: 1_796_083_200)
@@ -26,7 +27,7 @@ func makeDevice(
     conditions: Conditions = .favorable,
     policies: PolicySet = .foundation,
     launch: () -> Void = {}
-) throws -> (SimulatedDevice, AppContext) {
+) throws -> (SimulatedDevice, BGAppContext) {
     // The foundation's rules unless a test asks for the full policy set.
     let device = try SimulatedDevice(start: testStart, configuration: configuration, assertions: assertions, conditions: conditions, policies: policies)
     let context = device.install(app: testApp, manifest: testManifest, didFinishLaunching: launch)
@@ -34,7 +35,7 @@ func makeDevice(
 }
 
 /// Submits `request` as the app whose context is `context`.
-func submit(_ request: BGTaskRequest, in context: AppContext) throws {
+func submit(_ request: BGTaskRequest, in context: BGAppContext) throws {
     try context.withCurrent { try BGTaskScheduler.shared.submit(request) }
 }
 

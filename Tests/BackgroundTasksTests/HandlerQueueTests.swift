@@ -3,6 +3,7 @@ import DaemonProtocol
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// Where launch and expiration handlers run (docs/porting.md, "Queues"): a handler that
 /// blocks its queue delays no other identifier's launch handler and no other run's
@@ -36,7 +37,7 @@ import Testing
     /// A linked app (its runs come from `handle(_:)`) whose handlers `register` installs.
     private func linkedApp(_ register: () -> Void) -> SchedulerDriver {
         let driver = SchedulerDriver(clock: DispatchDriverClock(), store: nil, log: .collecting(), meter: nil, uplink: SilentUplink())
-        let context = AppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
+        let context = BGAppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
         context.withCurrent {
             context.application.launch()
             register()

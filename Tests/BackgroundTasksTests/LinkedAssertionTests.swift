@@ -4,6 +4,7 @@ import DaemonProtocol
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// An uplink that records what the app tells the daemon.
 private final class RecordingUplink: SchedulerUplink {
@@ -20,7 +21,7 @@ private final class RecordingUplink: SchedulerUplink {
     @Test func theFirstAssertionAndTheEndOfTheLastAreToldToTheDaemon() throws {
         let uplink = RecordingUplink()
         let driver = SchedulerDriver(clock: VirtualClock(start: testStart), store: nil, log: .collecting(), meter: nil, uplink: uplink)
-        let context = AppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
+        let context = BGAppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
         context.withCurrent { context.application.launch() }
         func assertionMessages() -> [Bool] {
             uplink.posted.withLock { $0 }.compactMap { if case .assertionsHeld(let held) = $0 { held } else { nil } }

@@ -19,7 +19,7 @@ private final class QuietUplink: SchedulerUplink {
 @Suite struct LinkedDeviceChangeTests {
     @Test func theDaemonsFirstWordIsTheStartingPointAndEachChangeAfterItIsPosted() throws {
         let driver = SchedulerDriver(clock: VirtualClock(start: testStart), store: nil, log: .collecting(), meter: nil, uplink: QuietUplink())
-        let context = AppContext(app: testApp, manifest: testManifest, driver: driver)
+        let context = BGAppContext(app: testApp, manifest: testManifest, driver: driver)
         let heard = Mutex<[String]>([])
         let names: [Notification.Name] = [
             .NSProcessInfoPowerStateDidChange, ProcessInfo.thermalStateDidChangeNotification,
@@ -29,7 +29,7 @@ private final class QuietUplink: SchedulerUplink {
             // Other tests' apps post ProcessInfo's notifications in this process too: a
             // `queue: nil` observer runs with the posting app's context.
             NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
-                guard AppContext.current === context else { return }
+                guard BGAppContext.current === context else { return }
                 heard.withLock { $0.append(note.name.rawValue) }
             }
         }

@@ -4,6 +4,7 @@ import DaemonProtocol
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// An uplink that records what the app tells the daemon.
 private final class RecordingUplink: SchedulerUplink {
@@ -76,7 +77,7 @@ private final class Counter: Sendable {
         let clock: ManualClock
         let uplink: RecordingUplink
         let driver: SchedulerDriver
-        let context: AppContext
+        let context: BGAppContext
         let started: Counter
         let expired: Counter
     }
@@ -87,7 +88,7 @@ private final class Counter: Sendable {
         let clock = ManualClock(start: testStart)
         let uplink = RecordingUplink()
         let driver = SchedulerDriver(clock: clock, store: nil, log: .collecting(), meter: nil, uplink: uplink)
-        let context = AppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
+        let context = BGAppContext(app: testApp, manifest: testManifest, driver: driver, launchedInBackground: true)
         let started = Counter()
         let expired = Counter()
         context.withCurrent {

@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
 import Testing
+import SchedulerCore
 
 /// Programming errors stop the program, as Apple's uncatchable exceptions do. Exit tests
 /// run each body in a child process, so they live under the serialized ``ProcessTests``.

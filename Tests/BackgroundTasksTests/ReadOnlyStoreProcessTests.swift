@@ -5,6 +5,7 @@ import BackgroundTasks
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 extension ProcessTests {
     /// `bgtask log` and `why` on a WAL store in a directory they cannot write (another

@@ -3,6 +3,7 @@
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 /// bgtaskd's start-up as the driver sees it: the apps installed together, with what the
 /// store keeps of them, before any restored request is judged (docs/daemon.md, "Start-up").

@@ -4,6 +4,7 @@ import Foundation
 import SchedulerStore
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// A host that records what the driver hands it, as bgtaskd's launcher would receive it.
 final class RecordingHost: RemoteTaskHost {

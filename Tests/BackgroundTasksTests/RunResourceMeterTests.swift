@@ -2,6 +2,7 @@ import BackgroundTasks
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 @Suite struct RunResourceMeterTests {
     /// A process whose CPU time and peak memory the test sets by hand.

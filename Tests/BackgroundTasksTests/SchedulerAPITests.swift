@@ -3,6 +3,7 @@ import BackgroundTasksTesting
 import Foundation
 import Synchronization
 import Testing
+import SchedulerCore
 
 @Suite struct SchedulerAPITests {
     @Test func registerReturnsFalseForAnIdentifierNotInTheManifest() throws {
@@ -20,7 +21,7 @@ import Testing
         let started = Mutex<[Date]>([])
         let (device, context) = try makeDevice {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { task in
-                started.withLock { $0.append(AppContext.current!.driver.clock.now()) }
+                started.withLock { $0.append(BGAppContext.current!.driver.clock.now()) }
                 task.setTaskCompleted(success: true)
             }
         }
@@ -156,7 +157,7 @@ import Testing
         request.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
         try submit(request, in: context)
         request.requiresNetworkConnectivity = false  // the scheduler kept a copy
-        let pending = await AppContext.$current.withValue(context) { await BGTaskScheduler.shared.pendingTaskRequests() }
+        let pending = await BGAppContext.$current.withValue(context) { await BGTaskScheduler.shared.pendingTaskRequests() }
         let copy = try #require(pending.first as? BGProcessingTaskRequest)
         #expect(copy.identifier == processingID)
         #expect(copy.requiresNetworkConnectivity)

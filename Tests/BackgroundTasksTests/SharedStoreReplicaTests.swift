@@ -14,7 +14,7 @@ import Testing
     final class Cluster: Sendable {
         let backend: SharedMemoryBackend
         let replicas: [SimulatedDevice]
-        let contexts: [AppContext]
+        let contexts: [BGAppContext]
         let ran = LockedBox<[String]>([])
         /// The task of `com.example.test.p10` on replica 0, whose handler never ends.
         let hung = LockedBox<BGTask?>(nil)
@@ -28,7 +28,7 @@ import Testing
             self.backend = backend
             try prepare(backend)
             var replicas: [SimulatedDevice] = []
-            var contexts: [AppContext] = []
+            var contexts: [BGAppContext] = []
             let ran = self.ran
             let hung = self.hung
             for number in 0..<count {

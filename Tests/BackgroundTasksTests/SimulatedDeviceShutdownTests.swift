@@ -11,7 +11,7 @@ import Testing
     /// Where a test keeps a device (and a context) it lets go of later.
     final class Holder: Sendable {
         let device = Mutex<SimulatedDevice?>(nil)
-        let context = Mutex<AppContext?>(nil)
+        let context = Mutex<BGAppContext?>(nil)
     }
 
     /// Whether `released()` becomes true within two seconds: the last references may go
@@ -30,7 +30,7 @@ import Testing
         weak var device: SimulatedDevice?
         weak var driver: SchedulerDriver?
         weak var clock: VirtualClock?
-        weak var context: AppContext?
+        weak var context: BGAppContext?
         do {
             let holder = Holder()
             let app = AppID("com.example.feedreader")

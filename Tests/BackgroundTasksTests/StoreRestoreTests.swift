@@ -3,6 +3,7 @@ import DeviceConditions
 import Foundation
 import SchedulerStore
 import Testing
+import SchedulerCore
 
 /// docs/ARCHITECTURE.md, "Limits hold for what is loaded" and "Bad rows are quarantined":
 /// what the embedded scheduler loads at start-up.
@@ -27,7 +28,7 @@ import Testing
             for request in requests { try store.upsertRequest(request) }
         }
 
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil), conditions: FixedConditions(), log: log))
         // The first ten submitted load; the two beyond the limit are reported and set aside.
         #expect(context.driver.pendingRequests(of: testApp).map(\.identifier).sorted() == requests.prefix(10).map(\.identifier).sorted())
@@ -51,7 +52,7 @@ import Testing
             // Another app's request, as a bad copy or a second program might leave it.
             try store.upsertRequest(PendingRequest(app: AppID("com.example.intruder"), identifier: "com.example.intruder.sync", kind: .processing, submittedAt: Date()))
         }
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         let context = EmbeddedScheduler.makeContext(.init(app: testApp, manifest: testManifest, stateDirectory: state, scheduler: EmbeddedScheduler.defaultSchedulerConfiguration(environment: [:], machineIDFile: nil), conditions: FixedConditions(), log: log))
         #expect(context.driver.allPendingRequests.map(\.identifier) == [processingID])
         #expect(try context.driver.store?.quarantinedRequests().map(\.identifier) == ["com.example.intruder.sync"])

@@ -4,6 +4,7 @@ import Foundation
 import SchedulerStore
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// Group commit of the embedded scheduler's synchronous submits (``SubmitGroup``): threads
 /// that submit while a commit is in flight share the next one, each gets its own answer,

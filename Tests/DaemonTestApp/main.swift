@@ -185,7 +185,7 @@ do {
 let application = UIApplication.shared
 application.launch()
 // Test instrumentation (not iOS API): whether the scheduler is bgtaskd's.
-record("launched \(getpid()) \(AppContext.resolve().driver.isLinkedToDaemon ? "daemon" : "embedded")")
+record("launched \(getpid()) \(BGAppContext.resolve().driver.isLinkedToDaemon ? "daemon" : "embedded")")
 application.observeState { record("state \($0)") }
 
 if options.behaviour == .exitBeforeRegister {

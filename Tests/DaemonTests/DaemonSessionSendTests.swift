@@ -19,7 +19,7 @@ import Testing
         // The peer leaves before its reply: the write finds it gone (EPIPE), or the read
         // found it first; either way the connection is closed when the reply is sent.
         Glibc.close(ends[1])
-        let log = DiagnosticLog.collecting()
+        let log = BGDiagnosticLog.collecting()
         DaemonSession.send(.reply(id: 1, .done(nil)), on: connection, log: log)
         #expect(closed.wait(timeout: .now() + 10) == .success)
         #expect(connection.isClosed)

@@ -25,6 +25,7 @@ import BackgroundTasks
 import Foundation
 import ProbeSupport
 import SchedulerStore
+import SchedulerCore
 
 /// The app the probe submits for (the test reads its requests back).
 let probeApp = AppID("com.example.durable")
@@ -49,7 +50,7 @@ if untilSigterm {
     let identifier = "com.example.durable.long"
     let driver = SchedulerDriver(conditions: .favorable, clock: DispatchDriverClock(), store: store)
     let manifest = AppManifest(appID: probeApp, permittedIdentifiers: [identifier], backgroundModes: ["processing"], source: "bgtask-durability-probe")
-    let context = AppContext(app: probeApp, manifest: manifest, driver: driver, assertions: AssertionConfiguration(suspendDelay: 0.2))
+    let context = BGAppContext(app: probeApp, manifest: manifest, driver: driver, assertions: AssertionConfiguration(suspendDelay: 0.2))
     context.withCurrent {
         let application = BGApplication.shared
         application.launch()
@@ -77,7 +78,7 @@ configuration.pendingLimits = [.refresh: 1, .processing: count, .continuedProces
 let driver = SchedulerDriver(configuration: configuration, conditions: .favorable, clock: DispatchDriverClock(), store: store)
 let identifiers = (0..<count).map { "com.example.durable.\($0)" }
 let manifest = AppManifest(appID: probeApp, permittedIdentifiers: identifiers, backgroundModes: ["processing"], source: "bgtask-durability-probe")
-let context = AppContext(app: probeApp, manifest: manifest, driver: driver)
+let context = BGAppContext(app: probeApp, manifest: manifest, driver: driver)
 // A day ahead: nothing launches, so the store holds only what was submitted.
 let notBefore = Date().addingTimeInterval(86_400)
 

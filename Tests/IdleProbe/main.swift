@@ -28,6 +28,7 @@ import BackgroundTasks
 import DeviceConditions
 import Foundation
 import ProbeSupport
+import SchedulerCore
 
 let probe = Probe(name: "bgtask-idle-probe")
 let pid = getpid()

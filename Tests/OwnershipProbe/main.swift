@@ -20,6 +20,7 @@ import BackgroundTasks
 import DeviceConditions
 import Foundation
 import ProbeSupport
+import SchedulerCore
 
 let app = AppID("com.example.owner")
 let pid = getpid()

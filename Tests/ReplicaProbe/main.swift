@@ -20,6 +20,7 @@
 import BackgroundTasks
 import Foundation
 import ProbeSupport
+import SchedulerCore
 
 let probe = Probe(name: "bgtask-replica-probe")
 

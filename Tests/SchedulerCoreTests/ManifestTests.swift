@@ -295,7 +295,7 @@ struct ManifestTests {
     @Test func aBackgroundModeInAnotherCaseIsRefusedNamingTheEntryAndOneListedTwiceTakenOnce() throws {
         let twice = try AppManifest.parse(try JSONSerialization.data(withJSONObject: ["UIBackgroundModes": ["fetch", "processing", "fetch"]]), source: "app.json")
         #expect(twice.backgroundModes == ["fetch", "processing"])
-        // The case is checked when the app is installed (AppInstallation), not at every
+        // The case is checked when the app is installed (BGAppInstallation), not at every
         // parse: an app installed before the rule still reads its manifest at launch.
         let parsed = try AppManifest.parse(try JSONSerialization.data(withJSONObject: ["UIBackgroundModes": ["fetch", "Processing"]]), source: "app.json")
         let cased = try #require(throws: ManifestError.self) { try parsed.checkBackgroundModeSpelling() }

@@ -4,6 +4,7 @@ import DeviceConditions
 import IOSShapedApp
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// The pre-iOS 13 background fetch API, mapped onto app refresh (docs/porting.md).
 @Suite struct LegacyFetchTests {
@@ -17,7 +18,7 @@ import Testing
         let fetched = Mutex<[Date]>([])
         let context = device.install(app: fetchApp, manifest: fetchManifest) {
             UIApplication.shared.setBackgroundFetchHandler { completionHandler in
-                fetched.withLock { $0.append(AppContext.current!.driver.clock.now()) }
+                fetched.withLock { $0.append(BGAppContext.current!.driver.clock.now()) }
                 completionHandler(.newData)
             }
             UIApplication.shared.setMinimumBackgroundFetchInterval(3600)

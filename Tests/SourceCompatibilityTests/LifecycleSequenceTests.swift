@@ -3,6 +3,7 @@ import BackgroundTasksTesting
 import Foundation
 import Testing
 import UIKit
+import SchedulerCore
 
 /// What LifecycleSequenceSnippets.swift compiles, run where its behaviour is the library's.
 /// Each test posts to a center of its own, never `.default`.

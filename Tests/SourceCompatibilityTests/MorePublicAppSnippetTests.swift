@@ -4,6 +4,7 @@ import Foundation
 import os
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// What MorePublicAppSnippets.swift compiles, run where its behaviour is the library's.
 @Suite struct MorePublicAppSnippetTests {

@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// What PlatformSnippets.swift compiles, run where its behaviour is the library's.
 @Suite struct PlatformSnippetTests {
@@ -70,7 +71,7 @@ import Testing
 
     /// The push app launched by the user as UIApplicationMain launches it (its delegate set,
     /// its launch method called, on the main actor), once what it started has settled.
-    func launchPushApp(on device: SimulatedDevice, modes: Set<String>) async -> (PushRegisteringAppDelegate, AppContext) {
+    func launchPushApp(on device: SimulatedDevice, modes: Set<String>) async -> (PushRegisteringAppDelegate, BGAppContext) {
         let launched = await MainActor.run {
             let delegate = PushRegisteringAppDelegate()
             let context = device.install(app: reader, manifest: readerManifest(modes: modes), launchedByUser: true) {
@@ -198,7 +199,7 @@ import Testing
             let device = try SimulatedDevice(start: compatStart, policies: .foundation)
             let context = device.install(app: compatApp, manifest: compatManifest) {}
             // The identity as a real machine's, through the device the context reports.
-            let made = AppContext(app: AppID("com.example.vendorprobe"), manifest: AppManifest(appID: AppID("com.example.vendorprobe"), permittedIdentifiers: [], backgroundModes: []),
+            let made = BGAppContext(app: AppID("com.example.vendorprobe"), manifest: AppManifest(appID: AppID("com.example.vendorprobe"), permittedIdentifiers: [], backgroundModes: []),
                                   driver: context.driver, deviceIdentity: identity)
             return made.device.identifierForVendor
         }

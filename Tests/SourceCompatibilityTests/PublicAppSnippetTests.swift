@@ -2,6 +2,7 @@ import BackgroundTasks
 import BackgroundTasksTesting
 import Synchronization
 import Testing
+import SchedulerCore
 
 /// What PublicAppSnippets.swift compiles, run where its behaviour is the library's.
 @Suite struct PublicAppSnippetTests {

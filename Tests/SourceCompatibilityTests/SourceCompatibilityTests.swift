@@ -5,6 +5,7 @@ import IOSShapedApp
 import UIKit
 import Synchronization
 import Testing
+import SchedulerCore
 
 let compatStart = Date(timeIntervalSince1970: 1_800_000_000)
 let compatApp = AppID("com.example.compat")

@@ -4,6 +4,7 @@ import Foundation
 import IOSShapedApp
 import Synchronization
 import Testing
+import SchedulerCore
 
 // Shapes iOS apps use to make their background-task code testable, which depend on the
 // API's declarations being Apple's exactly (an outside probe found them refused while

@@ -5,6 +5,7 @@ import PreconcurrencyApp
 import Testing
 import UserNotifications
 import WidgetKit
+import SchedulerCore
 
 /// What UserNotificationsSnippets.swift compiles, run on a simulated device: the center is
 /// the running app's, and its notifications come on the device's virtual clock.
@@ -152,14 +153,14 @@ import WidgetKit
         let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [])) {}
         let center = context.withCurrent { UNUserNotificationCenter.current() }
         // The snippets ask `UNUserNotificationCenter.current()` from where they run: bound here.
-        #expect(await AppContext.$current.withValue(context) { await notificationsAllowed() } == false)
-        try await AppContext.$current.withValue(context) { try await DailyReminder.schedule() }
-        #expect(await AppContext.$current.withValue(context) { await notificationsAllowed() })
+        #expect(await BGAppContext.$current.withValue(context) { await notificationsAllowed() } == false)
+        try await BGAppContext.$current.withValue(context) { try await DailyReminder.schedule() }
+        #expect(await BGAppContext.$current.withValue(context) { await notificationsAllowed() })
         let pending = await center.pendingNotificationRequests()
         #expect(pending.map(\.identifier) == [DailyReminder.identifier])
         let trigger = try #require(pending.first?.trigger as? UNCalendarNotificationTrigger)
         #expect(trigger.repeats && trigger.dateComponents.hour == 8 && trigger.dateComponents.minute == 30)
-        #expect(await AppContext.$current.withValue(context) { await DailyReminder.nextDate() } != nil)
+        #expect(await BGAppContext.$current.withValue(context) { await DailyReminder.nextDate() } != nil)
     }
 }
 

@@ -120,7 +120,7 @@ final class FakeNotificationHost: NotificationHost {
     }
 
     func complete(_ body: @escaping @Sendable () -> Void) { body() }
-    func report(_ level: DiagnosticMessage.Level, _ text: String) { state.withLock { $0.reports.append("\(level): \(text)") } }
+    func report(_ level: BGDiagnosticMessage.Level, _ text: String) { state.withLock { $0.reports.append("\(level): \(text)") } }
     func show(_ line: String, identifier: String) { state.withLock { $0.shown.append(line) } }
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SchedulerCore
 
 // Calling app closures where their isolation says they belong.
 //
@@ -21,7 +22,7 @@ protocol AppCall: Sendable {
     /// a nonisolated synchronous closure is called without any hop.
     nonisolated(nonsending) func call() async
     /// What to do when the call has not started on its actor after
-    /// ``AppContext/isolatedCallStallWarning``, when the general advice does not apply.
+    /// ``BGAppContext/isolatedCallStallWarning``, when the general advice does not apply.
     var stallHint: String? { get }
 }
 
@@ -69,7 +70,7 @@ struct AppClosureCall: AppCall, @unchecked Sendable {
     /// A plain handler's place comes from where it was set, not from its isolation.
     var stallHint: String? {
         guard case .plain = body, isolation != nil else { return nil }
-        return AppContext.undrainedMainQueue + ", or set the handler from another queue (a handler set on the main actor runs there)"
+        return BGAppContext.undrainedMainQueue + ", or set the handler from another queue (a handler set on the main actor runs there)"
     }
 
     nonisolated(nonsending) func call() async {
@@ -100,7 +101,7 @@ enum MainActorCheck {
     static var isCurrent: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: key) == true }
 }
 
-extension AppContext {
+extension BGAppContext {
     /// How long an isolated app closure may wait for its actor before the app is told why
     /// nothing happens (a main thread that runs no loop never drains the main queue).
     static let isolatedCallStallWarning: TimeInterval = 5
@@ -127,13 +128,13 @@ extension AppContext {
         driver.runAppWork {
             // Armed before the task starts: on the actor's own thread the call may run to
             // its end inside `immediate`, and it cancels the check when it starts.
-            let stall = IsolatedCallStall(queue: AppContext.stallCheckQueue) { [weak self] in
+            let stall = IsolatedCallStall(queue: BGAppContext.stallCheckQueue) { [weak self] in
                 guard let self else { return }
                 let actor = (isolation as AnyObject) === MainActor.shared ? "the main actor" : "actor \(type(of: isolation))"
                 let hint = call.stallHint ?? ((isolation as AnyObject) === MainActor.shared
-                    ? AppContext.undrainedMainQueue + ", or make the closure nonisolated"
+                    ? BGAppContext.undrainedMainQueue + ", or make the closure nonisolated"
                     : "that actor is busy")
-                self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(DurationText.spoken(AppContext.isolatedCallStallWarning)): \(hint)")
+                self.driver.log(.error, app: self.app, "\(what) is isolated to \(actor) and has not started after \(DurationText.spoken(BGAppContext.isolatedCallStallWarning)): \(hint)")
             }
             self.driver.activity.enter()
             // The task's own code is nonisolated: without an executor preference, once the
@@ -146,9 +147,9 @@ extension AppContext {
             // and may write the store, which the app's main actor should not wait for).
             // `immediate` still starts on this thread at once, so the hop to the actor is
             // enqueued in the order of the calls.
-            Task.immediate(executorPreference: AppContext.continuationExecutor) {
-                await AppContext.$current.withValue(self) {
-                    await AppContext.run(on: isolation, call, stall: stall, clock: self.driver.clock)
+            Task.immediate(executorPreference: BGAppContext.continuationExecutor) {
+                await BGAppContext.$current.withValue(self) {
+                    await BGAppContext.run(on: isolation, call, stall: stall, clock: self.driver.clock)
                 }
                 then?()
                 self.driver.activity.leave()
@@ -182,7 +183,7 @@ final class IsolatedCallStall: @unchecked Sendable {
 
     init(queue: DispatchQueue, _ report: @escaping @Sendable () -> Void) {
         timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + AppContext.isolatedCallStallWarning)
+        timer.schedule(deadline: .now() + BGAppContext.isolatedCallStallWarning)
         timer.setEventHandler { [weak self] in
             guard let self, !self.flag.load(ordering: .acquiring) else { return }
             report()

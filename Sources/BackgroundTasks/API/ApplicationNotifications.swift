@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 // UIApplication's lifecycle notifications, posted on `NotificationCenter.default` with the
 // application as the object, at the transitions iOS posts them (docs/porting.md). In the

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// Identifies a background assertion (Apple: `UIBackgroundTaskIdentifier`).
 ///
@@ -40,10 +41,10 @@ public final class BGApplication: @unchecked Sendable {
     /// `switch` over it behaves as over Apple's imported enum (docs/porting.md).
     public typealias State = UIApplicationState
 
-    /// The application of the app whose code is running (see ``AppContext``).
-    public static var shared: BGApplication { AppContext.resolve().application }
+    /// The application of the app whose code is running (see ``BGAppContext``).
+    public static var shared: BGApplication { BGAppContext.resolve().application }
 
-    weak var context: AppContext?
+    weak var context: BGAppContext?
 
     private struct LockedState {
         var lifecycle: ApplicationLifecycle
@@ -163,7 +164,7 @@ public final class BGApplication: @unchecked Sendable {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
     }
 
-    var requiredContext: AppContext {
+    var requiredContext: BGAppContext {
         guard let context else { BGProgrammingError.raise("BGApplication used after its app context was released") }
         return context
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// An abstract background task that the system launched (Apple: `BGTask`).
 ///
@@ -16,7 +17,7 @@ open class BGTask: NSObject, @unchecked Sendable {
     let kind: TaskKind
     /// A remote wake's payload (RemoteNotifications.swift).
     let remoteNotificationPayload: String?
-    weak var context: AppContext?
+    weak var context: BGAppContext?
     /// Where this run's expiration handler runs (when it is not isolated to an actor): a
     /// serial queue of the run's own, apart from its launch handler's queue (so it runs
     /// while the handler's queue is busy with the work it cancels) and from every other
@@ -45,7 +46,7 @@ open class BGTask: NSObject, @unchecked Sendable {
 
     private let state = Locked(State())
 
-    init(record: RunRecord, context: AppContext) {
+    init(record: RunRecord, context: BGAppContext) {
         self.identifier = record.identifier
         self.runID = record.id
         self.key = record.request.key
@@ -58,11 +59,11 @@ open class BGTask: NSObject, @unchecked Sendable {
         // a global queue. Either would start libdispatch's worker-pool monitor, a wakeup a
         // second for the rest of the process's life (docs/daemon.md, "Idle cost"). Nothing
         // needs the binding: everything the queue runs is app work started by
-        // `AppContext.dispatch(on:)`, with the context current (a task-local).
+        // `BGAppContext.dispatch(on:)`, with the context current (a task-local).
         self.expirationQueue = DispatchQueue(label: "bgtask.expiration.\(record.identifier).\(record.id)", qos: .userInitiated)
     }
 
-    static func make(for record: RunRecord, context: AppContext) -> BGTask {
+    static func make(for record: RunRecord, context: BGAppContext) -> BGTask {
         switch record.request.kind {
         case .appRefresh: return BGAppRefreshTask(record: record, context: context)
         case .processing: return BGProcessingTask(record: record, context: context)
@@ -282,7 +283,7 @@ open class BGContinuedProcessingTask: BGTask, ProgressReporting, @unchecked Send
     /// The task's progress, shown to the user; it must advance.
     public let progress = Progress(totalUnitCount: 100)
 
-    override init(record: RunRecord, context: AppContext) {
+    override init(record: RunRecord, context: BGAppContext) {
         let options = record.request.continuedProcessing
         texts = Mutex((options?.title ?? "", options?.subtitle ?? ""))
         super.init(record: record, context: context)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// An abstract request to run a task in the background (Apple: `BGTaskRequest`).
 ///

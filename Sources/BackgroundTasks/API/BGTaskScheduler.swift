@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// A class for scheduling tasks run by launching the app in the background
 /// (Apple: `BGTaskScheduler`).
@@ -14,21 +15,21 @@ import Synchronization
 /// }
 /// ```
 ///
-/// `shared` is the scheduler of the app whose code is running (see ``AppContext``): the
+/// `shared` is the scheduler of the app whose code is running (see ``BGAppContext``): the
 /// process's own app in an ordinary program, each simulated app in the simulator.
 public final class BGTaskScheduler: @unchecked Sendable {
     // @unchecked: `context` is set once, right after init, before the object is shared;
     // everything else is behind `state`.
 
     /// The scheduler of the app whose code is running.
-    public static var shared: BGTaskScheduler { AppContext.resolve().scheduler }
+    public static var shared: BGTaskScheduler { BGAppContext.resolve().scheduler }
 
     /// Resources continued-processing requests may require on this system.
     public static var supportedResources: BGContinuedProcessingTaskRequest.Resources {
-        BGContinuedProcessingTaskRequest.Resources(names: Array(AppContext.resolve().driver.configuration.supportedResources))
+        BGContinuedProcessingTaskRequest.Resources(names: Array(BGAppContext.resolve().driver.configuration.supportedResources))
     }
 
-    weak var context: AppContext?
+    weak var context: BGAppContext?
 
     struct Registration: Sendable {
         enum Handler: Sendable {
@@ -41,7 +42,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
         let identifier: String
         let handler: Handler
 
-        func invoke(_ task: BGTask, context: AppContext) {
+        func invoke(_ task: BGTask, context: BGAppContext) {
             switch handler {
             case .closure(let queue, let body):
                 context.bind(queue)
@@ -51,12 +52,12 @@ public final class BGTaskScheduler: @unchecked Sendable {
             }
         }
 
-        private func startAsync(_ task: BGTask, context: AppContext, priority: TaskPriority?, body: @escaping @Sendable (BGTask) async -> Bool) {
+        private func startAsync(_ task: BGTask, context: BGAppContext, priority: TaskPriority?, body: @escaping @Sendable (BGTask) async -> Bool) {
             context.driver.activity.enter()
             let work = Task(priority: priority) {
                 context.driver.clock.appWorkStarted()
                 context.driver.activity.trackCurrentTask()
-                let success = await AppContext.$current.withValue(context) { await body(task) }
+                let success = await BGAppContext.$current.withValue(context) { await body(task) }
                 if !task.isCompleted { task.setTaskCompleted(success: success) }
                 context.driver.activity.untrackCurrentTask()
                 context.driver.activity.leave()
@@ -73,7 +74,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     init() {}
 
-    private var requiredContext: AppContext {
+    private var requiredContext: BGAppContext {
         guard let context else { BGProgrammingError.raise("BGTaskScheduler used after its app context was released") }
         return context
     }
@@ -333,7 +334,7 @@ public final class BGTaskScheduler: @unchecked Sendable {
 
     /// Runs `handler` on ``callbackQueue`` with `context` current, so that
     /// `BGTaskScheduler.shared` inside it is this app's scheduler.
-    private static func callLater(in context: AppContext, _ handler: @escaping @Sendable () -> Void) {
+    private static func callLater(in context: BGAppContext, _ handler: @escaping @Sendable () -> Void) {
         let level = nextCallbackLevel
         enqueue(level: level) { $callbackLevel.withValue(level) { context.withCurrent(handler) } }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// The domain of ``BGTaskScheduler/Error`` as an `NSError` (Apple: `BGTaskSchedulerErrorDomain`).
 public let BGTaskSchedulerErrorDomain = "BGTaskSchedulerErrorDomain"

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SchedulerCore
 
 // The pre-iOS 13 background fetch API, mapped onto app refresh (docs/porting.md):
 //

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 // `ProcessInfo`'s and `UIDevice`'s change notifications, posted when the app's scheduler
 // sees the device change (docs/porting.md, "Push registration, badge, Settings and the
@@ -41,7 +42,7 @@ final class DeviceChangeNotifier: Sendable {
 
     /// Follows `context`'s conditions (held weakly: the driver outlives its apps in the
     /// simulator) and its lifecycle, to post what was held while it was suspended.
-    func follow(_ context: AppContext) {
+    func follow(_ context: BGAppContext) {
         _ = context.observeConditions { [weak self, weak context] conditions in
             guard let self, let context else { return }
             self.changed(to: conditions, in: context)
@@ -63,7 +64,7 @@ final class DeviceChangeNotifier: Sendable {
 
 
     /// What `conditions` change, posted in iOS's order of concern: power state, heat, battery.
-    func changed(to conditions: Conditions, in context: AppContext) {
+    func changed(to conditions: Conditions, in context: BGAppContext) {
         let monitoring = context.device.isBatteryMonitoringEnabled
         let running = Self.runsCode(context.application.lifecycleState)
         let names = seen.withLock { known -> [(Notification.Name, any AnyObject & Sendable)] in

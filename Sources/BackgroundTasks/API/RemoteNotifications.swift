@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 // Remote wakes: bgtaskd's analogue of a silent push (`content-available: 1`). `bgtask push
 // <app> [--payload JSON]` makes the daemon launch the app's system request

@@ -112,7 +112,7 @@ extension BGApplication {
     public func canOpenURL(_ url: URL) -> Bool { false }
 
     /// Logs (at info) that `url` is not opened; the app's context.
-    private func notOpening(_ url: URL) -> AppContext {
+    private func notOpening(_ url: URL) -> BGAppContext {
         let context = requiredContext
         context.driver.log(.info, app: context.app, "open(\(url.absoluteString)): Linux has no app to open it with; nothing was opened")
         return context

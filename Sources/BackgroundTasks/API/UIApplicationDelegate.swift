@@ -93,7 +93,7 @@ open class UIWindow: UIResponder {
 
     /// Makes the window the key window without listing it as shown (Apple: `makeKey()`).
     open func makeKey() {
-        AppContext.resolveExisting()?.application.windowBecameKey(self)
+        BGAppContext.resolveExisting()?.application.windowBecameKey(self)
         isKeyWindow = true
     }
 

@@ -1,6 +1,7 @@
 import DeviceConditions
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// The device (Apple: `UIDevice`), for what background work asks of it: whether it may
 /// multitask and how its battery is (a processing handler that checks the charge before
@@ -18,7 +19,7 @@ public final class UIDevice: Sendable {
     public typealias BatteryState = UIDeviceBatteryState
 
     /// The device as the running app sees it (Apple: `UIDevice.current`).
-    public static var current: UIDevice { AppContext.resolve().device }
+    public static var current: UIDevice { BGAppContext.resolve().device }
 
     /// Posted when the battery level changes by a percent or more while the app monitors its
     /// battery (``isBatteryMonitoringEnabled``), as the app's scheduler sees it change
@@ -307,7 +308,7 @@ extension ProcessInfo {
     /// exists yet: asked from any thread (a library's check before heavy work), it must not
     /// make the process's scheduler, which would close `EmbeddedScheduler.bootstrap`.
     private static var currentPower: UIDevice.PowerReading {
-        AppContext.resolveExisting()?.device.power ?? UIDevice.power()()
+        BGAppContext.resolveExisting()?.device.power ?? UIDevice.power()()
     }
 
     /// How hot the device runs (Apple: `thermalState`), as the scheduler reads it (the

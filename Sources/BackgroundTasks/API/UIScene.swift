@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 // iOS 13's scenes, so that a scene-based app's `SceneDelegate` compiles and hears its life
 // (docs/porting.md, "Scenes"). Linux has no windows: the app has one scene, connected when
@@ -106,7 +107,7 @@ open class UIWindowScene: UIScene {
     /// The scene's windows (Apple: `windows`): those of the scene that were made key, while
     /// the app keeps them.
     public var windows: [UIWindow] {
-        (AppContext.resolveExisting()?.application.liveWindows ?? []).filter { $0.windowScene === self }
+        (BGAppContext.resolveExisting()?.application.liveWindows ?? []).filter { $0.windowScene === self }
     }
     /// The scene's key window (Apple: `keyWindow`, iOS 15).
     public var keyWindow: UIWindow? { windows.last { $0.isKeyWindow } }

@@ -1,6 +1,7 @@
 import Foundation
 import DaemonProtocol
 import SchedulerStore
+import SchedulerCore
 
 /// A durable key-value store for a task's progress, so idempotent work can stop at any
 /// moment (expiration) and the next run resumes where it left off (docs/system.md, "Best practice").
@@ -16,7 +17,7 @@ import SchedulerStore
 /// control characters, a value at most 256 KiB, and one app holds at most 1,000 keys and
 /// 16 MiB (``CheckpointRules``): a checkpoint records progress, not data.
 public struct BGCheckpointStore: Sendable {
-    let context: AppContext
+    let context: BGAppContext
 
     /// An error reading or writing a checkpoint; it names the key.
     public struct Error: Swift.Error, CustomStringConvertible, Sendable {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SchedulerCore
 
 // What the package's other Apple modules (`import UserNotifications`) need of an app's
 // runtime beyond its public API (the driver's clock and log, the application): an object of
@@ -43,10 +44,10 @@ struct AsyncMainActorCall: AppCall {
     nonisolated(nonsending) func call() async { await body() }
 }
 
-extension AppContext {
+extension BGAppContext {
     /// The app's one `Service` (its notification center), made by `make` the first time it
     /// is asked for. `make` runs under the table's lock: it must not ask for another service.
-    package func service<Service: AnyObject & Sendable>(_ type: Service.Type, make: (AppContext) -> Service) -> Service {
+    package func service<Service: AnyObject & Sendable>(_ type: Service.Type, make: (BGAppContext) -> Service) -> Service {
         services.object(type) { make(self) }
     }
 
@@ -91,7 +92,7 @@ extension AppContext {
 }
 
 /// Who is told of the device's conditions as the app's driver reports them changing: one
-/// trace observer per app context (``AppContext``'s), fanned out to the app's own
+/// trace observer per app context (``BGAppContext``'s), fanned out to the app's own
 /// ``DeviceChangeNotifier`` and to other modules' watchers (Network's path monitors), which
 /// come and go. Calls are made in the order the watchers were added, outside the lock.
 final class ConditionsWatchers: Sendable {
@@ -115,7 +116,7 @@ final class ConditionsWatchers: Sendable {
     }
 }
 
-/// A watch on an app's conditions (``AppContext/observeConditions(_:)``), until cancelled.
+/// A watch on an app's conditions (``BGAppContext/observeConditions(_:)``), until cancelled.
 package final class ConditionsObservation: Sendable {
     private weak let watchers: ConditionsWatchers?
     private let token: UInt64
@@ -129,7 +130,7 @@ package final class ConditionsObservation: Sendable {
     package func cancel() { watchers?.remove(token) }
 }
 
-extension AppContext {
+extension BGAppContext {
     /// Calls `changed` with the device's conditions each time the app's driver reports them
     /// changing (the simulator's script, an embedded scheduler's watcher), until the
     /// observation is cancelled. `changed` must not call app code: it runs where the driver

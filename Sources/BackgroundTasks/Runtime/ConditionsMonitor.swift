@@ -45,7 +45,7 @@ public enum ConditionsMonitor {
             }
         )
         if !watcher.problems.isEmpty {
-            driver.log.record(DiagnosticMessage(
+            driver.log.record(BGDiagnosticMessage(
                 .info, app: nil,
                 "device change events unavailable (\(watcher.problems.joined(separator: "; "))); sampling \(watcher.sampledParts.contains(.network) ? "network and " : "")power every \(Int(interval)) s while a request depends on them"
             ))

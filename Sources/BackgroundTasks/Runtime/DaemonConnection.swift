@@ -1,6 +1,7 @@
 import DaemonProtocol
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// Whether the process's app talks to bgtaskd (docs/daemon.md, "The app side").
 public enum DaemonChoice: Sendable, Equatable {
@@ -119,7 +120,7 @@ final class DaemonUplink: SchedulerUplink {
     /// The daemon's socket.
     let path: String
     let app: AppID
-    let log: DiagnosticLog
+    let log: BGDiagnosticLog
     /// Whether a lost connection is made again.
     let reconnects: Bool
     private let state = Mutex(State())
@@ -127,7 +128,7 @@ final class DaemonUplink: SchedulerUplink {
 
     /// An uplink that starts connected through `link` (accepted by the daemon `daemonPID`),
     /// or, with no link, not yet: its first attempt is scheduled (the daemon said busy).
-    init(path: String, app: AppID, log: DiagnosticLog, link: MessageLink?, daemonPID: Int32, reconnects: Bool = true) {
+    init(path: String, app: AppID, log: BGDiagnosticLog, link: MessageLink?, daemonPID: Int32, reconnects: Bool = true) {
         self.path = path
         self.app = app
         self.log = log
@@ -422,7 +423,7 @@ extension EmbeddedScheduler {
         app: AppID,
         stateDirectoryConfigured: Bool,
         environment: [String: String],
-        log: DiagnosticLog
+        log: BGDiagnosticLog
     ) -> DaemonUplink? {
         let path: String
         let expected: Bool
@@ -489,7 +490,7 @@ extension EmbeddedScheduler {
 
     /// A context whose scheduler is bgtaskd's: no store or engine of its own; requests go
     /// up `uplink`, runs come down it.
-    static func makeLinkedContext(_ configuration: Configuration, app: AppID, manifest: AppManifest, uplink: DaemonUplink, environment: [String: String], log: DiagnosticLog) -> AppContext {
+    static func makeLinkedContext(_ configuration: Configuration, app: AppID, manifest: AppManifest, uplink: DaemonUplink, environment: [String: String], log: BGDiagnosticLog) -> BGAppContext {
         let driver = SchedulerDriver(
             configuration: configuration.scheduler(environment: environment),
             clock: DispatchDriverClock(),
@@ -498,7 +499,7 @@ extension EmbeddedScheduler {
             log: log,
             meter: nil,
             uplink: uplink)
-        let context = AppContext(
+        let context = BGAppContext(
             app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
             launchedInBackground: EmbeddedScheduler.daemonLaunch(environment: environment) == .background,
             launchedByDaemon: EmbeddedScheduler.isDaemonLaunch(environment: environment))

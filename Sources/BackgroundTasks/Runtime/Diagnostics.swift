@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// One message of the scheduler about an app: a warning (`setTaskCompleted` twice), an
 /// error (a store that cannot be written), or a note for the timeline.
-public struct DiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
+public struct BGDiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
     /// How serious the message is.
     public enum Level: String, Hashable, Sendable, Comparable, CaseIterable {
         /// Detail for whoever debugs the scheduler (bgtaskd with `BGTASK_LOG=debug`).
@@ -50,15 +51,15 @@ public struct DiagnosticMessage: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Where diagnostics go: standard error by default; tests and the simulator collect them.
-public final class DiagnosticLog: Sendable {
-    private let sink: @Sendable (DiagnosticMessage) -> Void
-    private let collected = Mutex<[DiagnosticMessage]>([])
+public final class BGDiagnosticLog: Sendable {
+    private let sink: @Sendable (BGDiagnosticMessage) -> Void
+    private let collected = Mutex<[BGDiagnosticMessage]>([])
     private let keeps: Bool
 
     /// Writes messages at `minimumLevel` and above to standard error, each line beginning
     /// with `program` (`bgtask` for an app's scheduler; bgtaskd's own lines say `bgtaskd`).
-    public static func standardError(minimumLevel: DiagnosticMessage.Level = .warning, program: String = "bgtask") -> DiagnosticLog {
-        DiagnosticLog { message in
+    public static func standardError(minimumLevel: BGDiagnosticMessage.Level = .warning, program: String = "bgtask") -> BGDiagnosticLog {
+        BGDiagnosticLog { message in
             guard message.level >= minimumLevel else { return }
             StandardStream.writeError(line(of: message, program: program) + "\n")
         }
@@ -68,35 +69,35 @@ public final class DiagnosticLog: Sendable {
     /// what an app or a file said: shown, never obeyed (control characters escaped); and one
     /// message is one line (a quoted SQLite error spans several: its line ends are written
     /// `\n`), as log readers and the journal split records at line ends.
-    static func line(of message: DiagnosticMessage, program: String = "bgtask") -> String {
+    static func line(of message: BGDiagnosticMessage, program: String = "bgtask") -> String {
         StandardStream.oneLine(message.described(by: program))
     }
 
     /// Keeps every message in memory (see ``messages``) and forwards nothing.
-    public static func collecting() -> DiagnosticLog { DiagnosticLog(keeps: true) { _ in } }
+    public static func collecting() -> BGDiagnosticLog { BGDiagnosticLog(keeps: true) { _ in } }
 
     /// Sends every message to `sink`.
-    public init(sink: @escaping @Sendable (DiagnosticMessage) -> Void) {
+    public init(sink: @escaping @Sendable (BGDiagnosticMessage) -> Void) {
         self.sink = sink
         self.keeps = false
     }
 
-    private init(keeps: Bool, sink: @escaping @Sendable (DiagnosticMessage) -> Void) {
+    private init(keeps: Bool, sink: @escaping @Sendable (BGDiagnosticMessage) -> Void) {
         self.sink = sink
         self.keeps = keeps
     }
 
     /// Records one message.
-    public func record(_ message: DiagnosticMessage) {
+    public func record(_ message: BGDiagnosticMessage) {
         if keeps { collected.withLock { $0.append(message) } }
         sink(message)
     }
 
     /// Shorthand for ``record(_:)``.
-    public func callAsFunction(_ level: DiagnosticMessage.Level, app: AppID?, _ text: String) {
-        record(DiagnosticMessage(level, app: app, text))
+    public func callAsFunction(_ level: BGDiagnosticMessage.Level, app: AppID?, _ text: String) {
+        record(BGDiagnosticMessage(level, app: app, text))
     }
 
     /// The messages kept by a ``collecting()`` log.
-    public var messages: [DiagnosticMessage] { collected.withLock { $0 } }
+    public var messages: [BGDiagnosticMessage] { collected.withLock { $0 } }
 }

@@ -4,6 +4,7 @@ import SchedulerStore
 import DaemonProtocol
 import DeviceConditions
 import Synchronization
+import SchedulerCore
 
 /// The scheduler embedded in one long-running process, for when no daemon runs
 /// (docs/system.md, "On Linux"): the real-time driver runs due tasks in-process and keeps state in SQLite
@@ -41,7 +42,7 @@ public enum EmbeddedScheduler {
         /// Reads the device; default: the Linux readers under `/sys` and `/proc`.
         public var conditions: (any ConditionsProvider)?
         /// Where warnings go; default: standard error.
-        public var log: DiagnosticLog?
+        public var log: BGDiagnosticLog?
         /// Whether to schedule through bgtaskd (docs/daemon.md, "The app side").
         public var daemon: DaemonChoice
         /// The policies' configuration and profile (docs/policies.md, "Profiles"); default:
@@ -82,7 +83,7 @@ public enum EmbeddedScheduler {
             scheduler: SchedulerConfiguration? = nil,
             assertions: AssertionConfiguration = .init(),
             conditions: (any ConditionsProvider)? = nil,
-            log: DiagnosticLog? = nil,
+            log: BGDiagnosticLog? = nil,
             daemon: DaemonChoice = .automatic,
             policy: PolicyConfiguration? = nil,
             store: StoreChoice = .automatic,
@@ -215,7 +216,7 @@ public enum EmbeddedScheduler {
     }
 
     /// The process's own app context, created on first use.
-    static let processContext: AppContext = {
+    static let processContext: BGAppContext = {
         // An app started with a standard descriptor closed (`2>&-`) would give it to the
         // first file the scheduler opens (its store's lock file, its connection to bgtaskd),
         // and the process's log lines would land there: /dev/null takes its place first, as
@@ -233,8 +234,8 @@ public enum EmbeddedScheduler {
     static let processStateDirectory = Mutex<URL?>(nil)
 
     /// ``processContext`` once it was made; `nil` before, without making it.
-    static var existingProcessContext: AppContext? { madeProcessContext.withLock { $0 } }
-    private static let madeProcessContext = Mutex<AppContext?>(nil)
+    static var existingProcessContext: BGAppContext? { madeProcessContext.withLock { $0 } }
+    private static let madeProcessContext = Mutex<BGAppContext?>(nil)
 
     /// Builds a context with a real-time driver from `configuration`. Failures (no
     /// manifest, unusable state directory) leave a context whose submissions fail with
@@ -242,7 +243,7 @@ public enum EmbeddedScheduler {
     /// launched for its tasks (``isDaemonLaunch(environment:parentPID:isRunning:)``) that
     /// cannot reach or greet bgtaskd logs why and exits with status 1, because a scheduler
     /// of its own would acknowledge submissions bgtaskd never sees.
-    public static func makeContext(_ configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) -> AppContext {
+    public static func makeContext(_ configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) -> BGAppContext {
         let log = configuration.log ?? .standardError()
         var manifest: AppManifest
         var problems: [String] = []
@@ -331,7 +332,7 @@ public enum EmbeddedScheduler {
         for problem in problems { log(.error, app: app, problem) }
         // UIDevice (and ProcessInfo's Low Power Mode and thermal state) report what the
         // scheduler judges by: the machine's, or the configured conditions'.
-        let context = AppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
+        let context = BGAppContext(app: app, manifest: manifest, driver: driver, assertions: configuration.assertions,
                                  battery: UIDevice.battery(of: conditions), power: UIDevice.power(of: conditions))
         ConditionsMonitor.start(conditions, driver: driver)
         return context
@@ -340,7 +341,7 @@ public enum EmbeddedScheduler {
     /// Logs what opening a store found (quarantined rows, a corrupt file moved aside, runs
     /// cut off by a stop) and prunes the run log: what every owner does once it has opened
     /// its store (an embedded app, bgtaskd). `app` is the store's app, `nil` for the daemon's.
-    public static func reportOpening(_ report: StoreOpenReport, of store: SchedulerStore, app: AppID?, now: Date, log: DiagnosticLog) {
+    public static func reportOpening(_ report: StoreOpenReport, of store: SchedulerStore, app: AppID?, now: Date, log: BGDiagnosticLog) {
         logQuarantined(report.quarantinedRequests, in: store.url?.path ?? "the store", app: app, log: log)
         for run in report.unreadableRuns {
             log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
@@ -365,7 +366,7 @@ public enum EmbeddedScheduler {
     }
 
     /// Logs each pending row an opening set aside, naming it, its reason and the store.
-    static func logQuarantined(_ rows: [QuarantinedRequest], in store: String, app: AppID?, log: DiagnosticLog) {
+    static func logQuarantined(_ rows: [QuarantinedRequest], in store: String, app: AppID?, log: BGDiagnosticLog) {
         for row in rows { log(.error, app: app, row.setAsideMessage(in: store)) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// Where a ``SchedulerDriver`` hands the runs of an app that lives in another process:
 /// bgtaskd's launcher implements it (docs/daemon.md). The driver calls these after

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// Measures what runs cost, for the energy log: told when each run starts, it fills in a
 /// finished run's CPU time, peak memory and estimated energy. ``RunResourceMeter`` reads

@@ -2,6 +2,7 @@ import DaemonProtocol
 import Foundation
 import SchedulerStore
 import Synchronization
+import SchedulerCore
 
 /// Hosts one ``SchedulerEngine``: feeds it events with the time of its clock, persists
 /// what it decides, launches handlers in the apps attached to it, and keeps one timer for
@@ -23,9 +24,9 @@ public final class SchedulerDriver: Sendable {
     /// Why the store is missing: every submission then fails with `unavailable` and this text.
     public let unavailableReason: String?
     /// App work in flight (the virtual-time driver waits for it to settle).
-    public let activity: ActivityTracker
+    public let activity: BGActivityTracker
     /// Where warnings go.
-    public let log: DiagnosticLog
+    public let log: BGDiagnosticLog
     /// Shares commits among threads that submit at once (``submit(_:)``).
     private let submitGroup = SubmitGroup()
     /// The most submissions one shared commit has written (for tests).
@@ -50,11 +51,11 @@ public final class SchedulerDriver: Sendable {
     let movingAtTheDaemonsWord = Mutex(false)
 
     private struct State: @unchecked Sendable {
-        // @unchecked: BGTask and AppContext are reference types guarded by this mutex.
+        // @unchecked: BGTask and BGAppContext are reference types guarded by this mutex.
         var engine: SchedulerEngine
         /// Makes the policy states' texts for the store, keeping the last usage models' texts.
         var policyStateTexts = PolicyStateTextEncoder()
-        var contexts: [AppID: AppContext] = [:]
+        var contexts: [AppID: BGAppContext] = [:]
         var tasks: [RunID: BGTask] = [:]
         var wakeTimer: (any DriverTimer)?
         var wakeAt: Date?
@@ -62,7 +63,7 @@ public final class SchedulerDriver: Sendable {
         var retained: [AnyObject] = []
         var lastPrune: Date?
         /// Messages noted under the lock, sent to ``log`` once it is released.
-        var notes: [DiagnosticMessage] = []
+        var notes: [BGDiagnosticMessage] = []
         /// Effects of an engine event the driver itself raised while applying others (a run
         /// not claimed in a shared store), applied after them: a loop, not a recursion, so a
         /// long series of lost claims cannot exhaust the stack.
@@ -91,7 +92,7 @@ public final class SchedulerDriver: Sendable {
         var detachedAll = false
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
-            var contexts: [AppID: AppContext] = [:]
+            var contexts: [AppID: BGAppContext] = [:]
             var tasks: [RunID: BGTask] = [:]
             var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
             var wakeTimer: (any DriverTimer)?
@@ -108,14 +109,14 @@ public final class SchedulerDriver: Sendable {
 
     /// Things to do once the lock is released.
     private enum Action {
-        case invoke(BGTask, AppContext)
+        case invoke(BGTask, BGAppContext)
         case launchFailed(RunID, String)
         case expire(BGTask)
         case finish(BGTask, RunRecord)
         case terminate(BGTask, String)
         case sampleProgress(BGTask)
         case trace(SchedulerTraceEvent)
-        case log(DiagnosticMessage)
+        case log(BGDiagnosticMessage)
         case call([@Sendable () -> Void])
         case sharedRunStarted
     }
@@ -132,8 +133,8 @@ public final class SchedulerDriver: Sendable {
         clock: any DriverClock,
         store: (any SchedulerStorage)?,
         unavailableReason: String? = nil,
-        activity: ActivityTracker = ActivityTracker(),
-        log: DiagnosticLog = .standardError(),
+        activity: BGActivityTracker = BGActivityTracker(),
+        log: BGDiagnosticLog = .standardError(),
         serializesAppWork: Bool = false,
         policies: PolicySet = PolicySet(),
         meter: (any RunMeter)? = RunResourceMeter(),
@@ -337,8 +338,8 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Notes a message under the lock; it is sent to ``log`` after the lock is released.
-    private func note(_ level: DiagnosticMessage.Level, app: AppID?, _ text: String, in state: inout State) {
-        state.notes.append(DiagnosticMessage(level, app: app, text))
+    private func note(_ level: BGDiagnosticMessage.Level, app: AppID?, _ text: String, in state: inout State) {
+        state.notes.append(BGDiagnosticMessage(level, app: app, text))
     }
 
     /// Starts a call into app code: now, or queued on the clock when ``serializesAppWork``.
@@ -353,9 +354,9 @@ public final class SchedulerDriver: Sendable {
     // MARK: Apps
 
     /// The contexts attached to this driver (under a daemon, the process's one app).
-    var linkedContexts: [AppContext] { state.withLock { Array($0.contexts.values) } }
+    var linkedContexts: [BGAppContext] { state.withLock { Array($0.contexts.values) } }
 
-    func linkedContext(of app: AppID) -> AppContext? { state.withLock { $0.contexts[app] } }
+    func linkedContext(of app: AppID) -> BGAppContext? { state.withLock { $0.contexts[app] } }
 
     /// The linked app has no run in progress any more: whoever waits for that is called.
     func linkedRunsEnded() {
@@ -388,7 +389,7 @@ public final class SchedulerDriver: Sendable {
 
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are
     /// delivered to it. Runs that are due now launch.
-    func attach(_ context: AppContext, backgroundRefreshEnabled: Bool) {
+    func attach(_ context: BGAppContext, backgroundRefreshEnabled: Bool) {
         let saved = loadPolicyState(of: context.app)
         let lastLaunch = loadLastLaunches(of: [context.app])[context.app]
         mutate { state, now in
@@ -1339,7 +1340,7 @@ public final class SchedulerDriver: Sendable {
             let rows = try shared.pendingRequests(keys: [key]).filter { $0.key == key && $0.submittedAt != record.request.submittedAt }
             return Self.bring(&state.engine, keys: [key], to: rows, at: now)
         } catch {
-            actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error); reading everything once the store answers")))
+            actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not read '\(record.identifier)' from \(shared.storeDescription) after a lost claim: \(error); reading everything once the store answers")))
             readEverythingLater(&state)
             return []
         }
@@ -1357,10 +1358,10 @@ public final class SchedulerDriver: Sendable {
                     do {
                         claimed = try shared.claimRun(record, lease: sharedStoreLease)
                         lost = !claimed
-                        if lost { actions.append(.log(DiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
+                        if lost { actions.append(.log(BGDiagnosticMessage(.debug, app: record.app, "'\(record.identifier)' was claimed by another replica, or changed there, before \(record.id) started here"))) }
                     } catch {
                         state.sharedClaimsFailing = true
-                        actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); nothing is launched here until the store answers again (its requests stay pending there)")))
+                        actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not claim '\(record.identifier)' in \(shared.storeDescription): \(error); nothing is launched here until the store answers again (its requests stay pending there)")))
                         actions.append(.sharedRunStarted)
                     }
                 }
@@ -1375,7 +1376,7 @@ public final class SchedulerDriver: Sendable {
                 do {
                     try store?.recordRunStarted(record)
                 } catch {
-                    actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
+                    actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
                 }
             }
             meter?.runStarted(record.id)
@@ -1418,7 +1419,7 @@ public final class SchedulerDriver: Sendable {
                     try store?.recordRunFinished(record, appSettings: learned)
                 }
             } catch {
-                actions.append(.log(DiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
+                actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }
             pruneRunLogIfDue(&state, at: now)
             actions.append(.trace(.finished(record)))
@@ -1448,7 +1449,7 @@ public final class SchedulerDriver: Sendable {
                 try store.upsertRequest(request)
                 actions.append(.trace(.submitted(request, at: now)))
             } catch {
-                actions.append(.log(DiagnosticMessage(.error, app: request.app, "retry of '\(request.identifier)' not scheduled: the store could not save it: \(error)")))
+                actions.append(.log(BGDiagnosticMessage(.error, app: request.app, "retry of '\(request.identifier)' not scheduled: the store could not save it: \(error)")))
                 for withdrawn in state.engine.handle(.requestCancelled(request.key), at: now) {
                     apply(withdrawn, to: &state, at: now, actions: &actions)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerCore
 
 /// What a driver saw happen, in order: the raw material of timelines, reports and
 /// assertions in tests.

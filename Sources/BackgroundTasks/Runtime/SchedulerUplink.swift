@@ -1,6 +1,7 @@
 import DaemonProtocol
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// The app's end of its connection to bgtaskd (docs/daemon.md, "The app side"). When an
 /// app runs under the daemon, its ``SchedulerDriver`` holds no engine of its own: every

@@ -59,7 +59,7 @@ public struct AppManifest: Hashable, Sendable {
     /// `CFBundleExecutable` as written: a path relative to the manifest's directory, or an
     /// absolute one; `nil` when the manifest has none (the embedded scheduler needs none,
     /// `bgtaskd` refuses to install such an app). Resolving and checking the file is the
-    /// installer's job (`AppInstallation` in BackgroundTasks): parsing never touches files.
+    /// installer's job (`BGAppInstallation` in BackgroundTasks): parsing never touches files.
     public var executableName: String?
     /// `BGTaskLaunchArguments`: what `bgtaskd` passes to the executable after its name, as
     /// an argv array (never through a shell); empty when the key is absent.
@@ -291,7 +291,7 @@ public struct AppManifest: Hashable, Sendable {
 
     /// Refuses one of Apple's modes in another case, naming the entry: the mode it was meant
     /// to declare would be missing without a word. Checked when an app is installed with
-    /// bgtaskd (`AppInstallation`), not at every parse: an app installed before this rule
+    /// bgtaskd (`BGAppInstallation`), not at every parse: an app installed before this rule
     /// still launches (its manifest is read again at each launch). A mode listed twice is
     /// taken once, as iOS takes it.
     public func checkBackgroundModeSpelling() throws(ManifestError) {

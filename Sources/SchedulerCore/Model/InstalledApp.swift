@@ -4,7 +4,7 @@ import Foundation
 /// launch it when one of its tasks should run, to check that a process connecting as the app
 /// is really its executable, and to judge its requests (docs/manifest.md).
 ///
-/// Plain data: `AppInstallation.validate(manifestAt:now:)` in BackgroundTasks builds one
+/// Plain data: `BGAppInstallation.validate(manifestAt:now:)` in BackgroundTasks builds one
 /// from a manifest file after checking the executable; the store keeps it in
 /// `installed_apps`. Reinstalling replaces it.
 public struct InstalledApp: Hashable, Sendable, Codable {
@@ -28,7 +28,7 @@ public struct InstalledApp: Hashable, Sendable, Codable {
     public var installedAt: Date
 
     /// Creates a record of an installed app. Nothing is checked here: installation checks
-    /// (`AppInstallation`) happen before, and stored values must round-trip unchanged.
+    /// (`BGAppInstallation`) happen before, and stored values must round-trip unchanged.
     public init(
         app: AppID,
         manifestPath: String,

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import Foundation
 import Synchronization
+import SchedulerCore
 
 /// The example app: a feed reader written as an iOS developer writes one.
 ///

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import FeedReaderExample
 import Foundation
+import SchedulerCore
 
 // feedreader: the example app as a real long-running process, with the scheduler
 // embedded. SIGTERM (from a process supervisor) means "entering the background": the

@@ -11,7 +11,7 @@ import SchedulerStore
 /// executable is missing, a symbolic link, not a regular file, not executable, or could be
 /// replaced by another user. Every error names the manifest file and the key, and says what
 /// was expected and what was found (docs/manifest.md lists them).
-public struct AppInstallationError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct BGAppInstallationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The category of an installation error; a struct of constants so that categories can
     /// be added without breaking callers.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -20,7 +20,7 @@ public struct AppInstallationError: Error, Hashable, Sendable, CustomStringConve
         /// Wraps a category name.
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// The manifest could not be read or parsed (``AppInstallationError/manifestError``
+        /// The manifest could not be read or parsed (``BGAppInstallationError/manifestError``
         /// says how).
         public static let manifest = Code(rawValue: "manifest")
         /// A key the daemon needs is absent: `CFBundleIdentifier` or `CFBundleExecutable`.
@@ -86,7 +86,7 @@ public struct AppInstallationError: Error, Hashable, Sendable, CustomStringConve
 /// by (`/proc/<pid>/exe` of the peer must be this file), so it must be a file only the
 /// user (or root) can change: a symbolic link, a group-writable file or a file in a
 /// directory others may write could make another program take the app's identity.
-public enum AppInstallation {
+public enum BGAppInstallation {
     /// Loads the manifest at `url` and checks what the daemon needs, returning the app to
     /// install (installed at `now`).
     ///
@@ -102,16 +102,16 @@ public enum AppInstallation {
     ///
     /// - Returns: the app, with the manifest's absolute standardized path and the real
     ///   absolute path of the executable (symbolic links of the directories resolved).
-    /// - Throws: ``AppInstallationError`` naming the manifest file and the key.
-    public static func validate(manifestAt url: URL, now: Date) throws(AppInstallationError) -> InstalledApp {
+    /// - Throws: ``BGAppInstallationError`` naming the manifest file and the key.
+    public static func validate(manifestAt url: URL, now: Date) throws(BGAppInstallationError) -> InstalledApp {
         try validate(manifestAt: url, now: now, user: getuid())
     }
 
     /// ``validate(manifestAt:now:)`` for `user` as the installing user (tests check the
     /// ownership rule without a second account).
-    static func validate(manifestAt url: URL, now: Date, user: uid_t) throws(AppInstallationError) -> InstalledApp {
+    static func validate(manifestAt url: URL, now: Date, user: uid_t) throws(BGAppInstallationError) -> InstalledApp {
         guard url.isFileURL else {
-            throw AppInstallationError(
+            throw BGAppInstallationError(
                 code: .manifest, file: url.absoluteString,
                 message: "expected a file URL, found a \(url.scheme ?? "schemeless") URL")
         }
@@ -122,15 +122,15 @@ public enum AppInstallation {
             manifest = try AppManifest.load(contentsOf: manifestURL)
             try manifest.checkBackgroundModeSpelling()
         } catch {
-            throw AppInstallationError(error)
+            throw BGAppInstallationError(error)
         }
         guard let app = manifest.appID else {
-            throw AppInstallationError(
+            throw BGAppInstallationError(
                 code: .missingKey, file: manifestPath, key: AppManifest.Key.bundleIdentifier,
                 message: "expected the app's reverse-DNS identifier (a string), found no such key; bgtaskd names the app by it")
         }
         guard let name = manifest.executableName else {
-            throw AppInstallationError(
+            throw BGAppInstallationError(
                 code: .missingKey, file: manifestPath, key: AppManifest.Key.executable,
                 message: "expected the path of the app's executable (a string, relative to the manifest's directory or absolute), found no such key; bgtaskd launches the app by it")
         }
@@ -150,9 +150,9 @@ public enum AppInstallation {
 
     /// Examines the file at `path` (what `CFBundleExecutable` `name` names) and returns its
     /// real absolute path.
-    private static func checkExecutable(_ path: String, name: String, manifest: String, user: uid_t) throws(AppInstallationError) -> String {
-        func fail(_ code: AppInstallationError.Code, _ message: String) -> AppInstallationError {
-            AppInstallationError(code: code, file: manifest, key: AppManifest.Key.executable, message: message)
+    private static func checkExecutable(_ path: String, name: String, manifest: String, user: uid_t) throws(BGAppInstallationError) -> String {
+        func fail(_ code: BGAppInstallationError.Code, _ message: String) -> BGAppInstallationError {
+            BGAppInstallationError(code: code, file: manifest, key: AppManifest.Key.executable, message: message)
         }
         let names = "\"\(name)\" names \(path)"
         var info = stat()

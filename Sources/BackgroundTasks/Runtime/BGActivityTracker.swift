@@ -4,7 +4,7 @@ import Synchronization
 /// Counts app work in flight (handlers running, async handler tasks not parked), so the
 /// virtual-time driver knows when everything that can run at the current instant has run
 /// and time may advance. The real-time driver keeps the count too; nobody waits on it.
-public final class ActivityTracker: Sendable {
+public final class BGActivityTracker: Sendable {
     private struct State {
         var active = 0
         var waiters: [@Sendable () -> Void] = []
@@ -24,7 +24,7 @@ public final class ActivityTracker: Sendable {
     /// The work returned, finished, or parked on the virtual clock.
     public func leave() {
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
-            if state.active <= 0 { fatalError("ActivityTracker.leave() without enter()") }
+            if state.active <= 0 { fatalError("BGActivityTracker.leave() without enter()") }
             state.active -= 1
             guard state.active == 0 else { return [] }
             defer { state.waiters.removeAll() }
@@ -80,7 +80,7 @@ public final class ActivityTracker: Sendable {
         if activeCount == 0 { return true }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumed = Mutex(false)
-            let timer = TimeoutTimer(queue: ActivityTracker.timeoutQueue)
+            let timer = TimeoutTimer(queue: BGActivityTracker.timeoutQueue)
             let resume: @Sendable (Bool) -> Void = { idle in
                 guard resumed.withLock({ done in defer { done = true }; return !done }) else { return }
                 timer.source.cancel()  // frees the timer and its handler now, not at the deadline

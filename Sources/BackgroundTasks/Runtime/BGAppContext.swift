@@ -2,17 +2,18 @@ import Dispatch
 import Foundation
 import SchedulerStore
 import Synchronization
+import SchedulerCore
 
 /// One app as the runtime sees it: its identity and manifest, its scheduler and
 /// application objects, its registered handlers, and the driver that runs its tasks.
 ///
 /// Apple's API is made of singletons (`BGTaskScheduler.shared`, `UIApplication.shared`),
 /// yet the simulator runs many apps in one process. So the singletons resolve to the
-/// context of the code that is running: the task-local ``AppContext/current`` (bound by
+/// context of the code that is running: the task-local ``BGAppContext/current`` (bound by
 /// the driver around every call into an app), else the context attached to the current
 /// Dispatch queue (handler queues carry it, so completion blocks find it too), else the
 /// process's own embedded app.
-public final class AppContext: Sendable {
+public final class BGAppContext: Sendable {
     /// The app.
     public let app: AppID
     /// What the app may schedule.
@@ -56,7 +57,7 @@ public final class AppContext: Sendable {
     let conditionsWatchers = ConditionsWatchers()
 
     /// The context bound by the driver around calls into app code.
-    @TaskLocal public static var current: AppContext?
+    @TaskLocal public static var current: BGAppContext?
 
     static let queueKey = DispatchSpecificKey<WeakContext>()
 
@@ -116,14 +117,14 @@ public final class AppContext: Sendable {
     /// what may be asked from any thread before `main` bootstraps the scheduler
     /// (`ProcessInfo.processInfo.thermalState` in a library), which must not close the
     /// bootstrap or start a scheduler.
-    package static func resolveExisting() -> AppContext? {
+    package static func resolveExisting() -> BGAppContext? {
         if let current { return current }
         if let bound = DispatchQueue.getSpecific(key: queueKey)?.context { return bound }
         return EmbeddedScheduler.existingProcessContext
     }
 
     /// The context of the code that is running (see the type's documentation).
-    public static func resolve() -> AppContext {
+    public static func resolve() -> BGAppContext {
         if let current { return current }
         if let bound = DispatchQueue.getSpecific(key: queueKey)?.context { return bound }
         return EmbeddedScheduler.processContext
@@ -132,14 +133,14 @@ public final class AppContext: Sendable {
     /// Runs `body` with this context as the current one.
     @discardableResult
     public func withCurrent<R>(_ body: () throws -> R) rethrows -> R {
-        try AppContext.$current.withValue(self, operation: body)
+        try BGAppContext.$current.withValue(self, operation: body)
     }
 
     /// Attaches this context to `queue` so code running on it resolves to this app,
     /// unless the queue already belongs to another app.
     func bind(_ queue: DispatchQueue) {
-        if queue.getSpecific(key: AppContext.queueKey)?.context == nil {
-            queue.setSpecific(key: AppContext.queueKey, value: WeakContext(self))
+        if queue.getSpecific(key: BGAppContext.queueKey)?.context == nil {
+            queue.setSpecific(key: BGAppContext.queueKey, value: WeakContext(self))
         }
     }
 
@@ -193,6 +194,6 @@ public final class AppContext: Sendable {
 /// A weak reference for Dispatch queue-specific data (a queue must not keep its app alive).
 final class WeakContext: @unchecked Sendable {
     // Set once at creation; read-only afterwards.
-    weak var context: AppContext?
-    init(_ context: AppContext) { self.context = context }
+    weak var context: BGAppContext?
+    init(_ context: BGAppContext) { self.context = context }
 }

@@ -235,10 +235,12 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error),
                             .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "FoundationCompat"])]
         ),
+        // An app's own framework whose types share names with the package's engine.
+        .target(name: "AppOwnTypes", path: "Tests/AppOwnTypes"),
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network", "FoundationOnlyFiles"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network", "FoundationOnlyFiles", "AppOwnTypes"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

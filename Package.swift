@@ -154,7 +154,7 @@ let package = Package(
         // Xcode warns about too, stay warnings here; every other warning fails the build.
         .target(
             name: "PreconcurrencyApp",
-            dependencies: ["BackgroundTasks", "UIKit"],
+            dependencies: ["BackgroundTasks", "UIKit", "WidgetKit"],
             path: "Tests/PreconcurrencyApp",
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error), .treatWarning("ActorIsolatedCall", as: .warning),
                             .treatWarning("DeprecatedDeclaration", as: .warning)]

@@ -349,6 +349,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// whether they are allowed. The first request is answered "allowed" (`provisional`
     /// when asked for) unless `BGTASK_NOTIFICATIONS=denied`; later requests get the same
     /// answer, as iOS asks only once; the answer lasts between launches.
+    @preconcurrency
     open func requestAuthorization(options: UNAuthorizationOptions = [], completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         let granted = authorize(options)
         host.complete { completionHandler(granted, nil) }
@@ -382,6 +383,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// What the app may do.
+    @preconcurrency
     open func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
         let settings = currentSettings()
         host.complete { completionHandler(settings) }
@@ -411,6 +413,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The app's categories.
+    @preconcurrency
     open func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
         loadKeptState()
         let categories = state.withLock { $0.categories }
@@ -432,6 +435,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// repeats, a calendar date that does not come again: iOS raises an exception at the
     /// trigger's creation for the first two). `completionHandler` is called once the request
     /// is kept, on a queue of the center's.
+    @preconcurrency
     open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         let error = schedule(request)
         if let completionHandler { host.complete { completionHandler(error) } }
@@ -591,6 +595,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The requests waiting for their moment, soonest first.
+    @preconcurrency
     open func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
         let pending = pendingRequestsNow()
         host.complete { completionHandler(pending) }
@@ -631,6 +636,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: Delivered
 
     /// The notifications shown and not removed, in the order they came.
+    @preconcurrency
     open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
         loadKeptState()
         let delivered = state.withLock { $0.schedule.delivered }
@@ -757,6 +763,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Sets the number on the app's icon (iOS 16; `applicationIconBadgeNumber` before):
     /// kept and shown nowhere (Linux has no Home Screen). A negative count fails with
     /// ``UNError/Code/badgeInputInvalid``.
+    @preconcurrency
     open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         let error = applyBadgeCount(newBadgeCount)
         if let completionHandler { host.complete { completionHandler(error) } }

@@ -37,6 +37,7 @@ public final class WidgetCenter: Sendable {
 
     /// The widgets the user has configured: none on Linux (`.success([])`), on a queue of
     /// the system's, as iOS calls it.
+    @preconcurrency
     public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
         DispatchQueue.global().async { completion(.success([])) }
     }

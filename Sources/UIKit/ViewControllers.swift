@@ -141,6 +141,27 @@ open class UIView: UIResponder {
     open func setNeedsLayout() {}
     /// Lays out now (nothing to lay out on Linux).
     open func layoutIfNeeded() {}
+
+    /// Whether changes animate (Apple: `areAnimationsEnabled`; UI tests turn it off). Kept as
+    /// set: nothing is drawn, so nothing animates either way.
+    public private(set) static var areAnimationsEnabled = true
+    /// Turns animations on or off for the app (Apple: `setAnimationsEnabled(_:)`).
+    open class func setAnimationsEnabled(_ enabled: Bool) { areAnimationsEnabled = enabled }
+    /// Runs `actionsWithoutAnimation` at once (Apple: `performWithoutAnimation(_:)`).
+    open class func performWithoutAnimation(_ actionsWithoutAnimation: () -> Void) { actionsWithoutAnimation() }
+    /// Makes the changes of `animations` at once, as nothing is drawn (Apple: animated over
+    /// `duration`).
+    open class func animate(withDuration duration: TimeInterval, animations: @escaping () -> Void) {
+        animations()
+    }
+    /// Makes the changes of `animations` at once, then calls `completion` with `true` on the
+    /// main queue, after the caller's turn, as iOS calls it once the animation ended.
+    open class func animate(withDuration duration: TimeInterval, animations: @escaping () -> Void, completion: ((Bool) -> Void)? = nil) {
+        animations()
+        guard let completion else { return }
+        let finished = UncheckedCompletion(completion)
+        DispatchQueue.main.async { MainActor.assumeIsolated { finished.call(true) } }
+    }
     /// Lays out the subviews; override to position them.
     open func layoutSubviews() {}
 }
@@ -227,6 +248,18 @@ open class UIViewController: UIResponder {
 
     /// The view was loaded.
     open func viewDidLoad() {}
+    /// The orientations the controller's interface supports (Apple: iPhone's default, every
+    /// one but upside down). The system never asks on Linux: no screen turns.
+    open var supportedInterfaceOrientations: UIInterfaceOrientationMask { .allButUpsideDown }
+    /// Whether the interface may turn with the device (Apple: `true` by default; deprecated in
+    /// iOS 16 for `setNeedsUpdateOfSupportedInterfaceOrientations()`).
+    open var shouldAutorotate: Bool { true }
+    /// Tells the system that ``supportedInterfaceOrientations`` changed (Apple: iOS 16), as an
+    /// orientation lock does: nothing turns on Linux, so there is nothing to update.
+    open func setNeedsUpdateOfSupportedInterfaceOrientations() {}
+    /// Asks the system to turn the interface to the device's orientation (Apple: a class
+    /// method, deprecated in iOS 16): nothing turns on Linux.
+    open class func attemptRotationToDeviceOrientation() {}
     /// The view is about to appear (never called on Linux: nothing appears).
     open func viewWillAppear(_ animated: Bool) {}
     /// The view appeared (never called on Linux).
@@ -558,4 +591,12 @@ extension UIWindow {
         get { content.overrideUserInterfaceStyle }
         set { content.overrideUserInterfaceStyle = newValue }
     }
+}
+
+/// A completion handler UIKit's API takes plain (Apple's are imported without `@Sendable`)
+/// carried to the main queue. @unchecked Sendable: it was handed over on the main actor and is
+/// called there, once.
+private struct UncheckedCompletion: @unchecked Sendable {
+    let call: (Bool) -> Void
+    init(_ call: @escaping (Bool) -> Void) { self.call = call }
 }

@@ -114,6 +114,97 @@ open class UIWindowScene: UIScene {
     /// How the scene's interface is laid out (Apple: `interfaceOrientation`): portrait, as
     /// the screen's bounds are (Linux turns nothing).
     public var interfaceOrientation: UIInterfaceOrientation { .portrait }
+
+    /// What an app asks of its scene's geometry (Apple: `UIWindowScene.GeometryPreferences`,
+    /// iOS 16), given to ``requestGeometryUpdate(_:errorHandler:)``.
+    @preconcurrency @MainActor
+    open class GeometryPreferences: NSObject {
+        /// Preferences that ask for nothing.
+        public override init() { super.init() }
+
+        /// An iPhone's or iPad's preferences (Apple: `GeometryPreferences.iOS`): the
+        /// orientations the interface may take, as an app's orientation lock asks for them.
+        @preconcurrency @MainActor
+        open class iOS: GeometryPreferences {
+            /// The orientations asked for.
+            open var interfaceOrientations: UIInterfaceOrientationMask
+            /// Preferences asking for every orientation.
+            public override init() {
+                interfaceOrientations = .all
+                super.init()
+            }
+            /// Preferences asking for `interfaceOrientations`.
+            public init(interfaceOrientations: UIInterfaceOrientationMask) {
+                self.interfaceOrientations = interfaceOrientations
+                super.init()
+            }
+        }
+    }
+
+    /// The preferences of the latest ``requestGeometryUpdate(_:errorHandler:)``, as the app
+    /// asked for them (none until it asks).
+    public private(set) var requestedGeometryPreferences: GeometryPreferences?
+
+    /// Asks the system to change the scene's geometry (Apple: iOS 16), as an app delegate's
+    /// orientation lock does. Linux has no screen to turn: the interface stays portrait
+    /// (``interfaceOrientation``). A request whose orientations include portrait is met as it
+    /// stands; one that excludes it is denied: `errorHandler` gets
+    /// ``UISceneError/Code-swift.enum/geometryRequestDenied`` on the main queue, as iOS tells a
+    /// request it does not grant. The preferences are kept
+    /// (``requestedGeometryPreferences``).
+    @preconcurrency
+    public func requestGeometryUpdate(_ geometryPreferences: GeometryPreferences, errorHandler: (@MainActor @Sendable (any Error) -> Void)? = nil) {
+        requestedGeometryPreferences = geometryPreferences
+        guard let asked = (geometryPreferences as? GeometryPreferences.iOS)?.interfaceOrientations,
+              !asked.contains(.portrait), let errorHandler else { return }
+        DispatchQueue.main.async {
+            MainActor.assumeIsolated { errorHandler(UISceneError(.geometryRequestDenied)) }
+        }
+    }
+}
+
+/// An error of a scene's request (Apple: `UISceneError`, domain `UISceneErrorDomain`).
+public struct UISceneError: CustomNSError, Hashable, Sendable {
+    /// What went wrong, with Apple's numbers.
+    public enum Code: Int, Hashable, Sendable {
+        /// The app asked for another scene, and supports only one.
+        case multipleScenesNotSupported = 0
+        /// The request was denied.
+        case requestDenied = 1
+        /// A geometry request that is invalid or unsupported.
+        case geometryRequestUnsupported = 100
+        /// A valid geometry request the system denied (Linux: an orientation other than portrait).
+        case geometryRequestDenied = 101
+    }
+
+    /// The error's code.
+    public let code: Code
+    /// An error of `code`.
+    public init(_ code: Code) { self.code = code }
+
+    /// `UISceneErrorDomain`.
+    public static var errorDomain: String { "UISceneErrorDomain" }
+    /// The code's number.
+    public var errorCode: Int { code.rawValue }
+    /// A description of the code.
+    public var errorUserInfo: [String: Any] {
+        let description = switch code {
+        case .multipleScenesNotSupported: "The app does not support multiple scenes."
+        case .requestDenied: "The request was denied."
+        case .geometryRequestUnsupported: "The geometry request is invalid or unsupported."
+        case .geometryRequestDenied: "The geometry request was denied: Linux keeps the interface in portrait."
+        }
+        return [NSLocalizedDescriptionKey: description]
+    }
+
+    /// ``Code-swift.enum/multipleScenesNotSupported``.
+    public static var multipleScenesNotSupported: Code { .multipleScenesNotSupported }
+    /// ``Code-swift.enum/requestDenied``.
+    public static var requestDenied: Code { .requestDenied }
+    /// ``Code-swift.enum/geometryRequestUnsupported``.
+    public static var geometryRequestUnsupported: Code { .geometryRequestUnsupported }
+    /// ``Code-swift.enum/geometryRequestDenied``.
+    public static var geometryRequestDenied: Code { .geometryRequestDenied }
 }
 
 /// The session of a scene (Apple: `UISceneSession`).

@@ -82,7 +82,7 @@ struct CategoriesFile {
 
     /// Keeps `categories`; the reason when it could not.
     func write(_ categories: [SavedCategory]) -> String? {
-        KeptJSONFile.write(categories, to: url).map {
+        KeptJSONFile.write(categories, to: url, limit: Self.sizeLimit).map {
             "the notification categories could not be kept in \(url.path) (\($0)); they last as long as the process"
         }
     }
@@ -115,10 +115,18 @@ enum KeptJSONFile {
         }
     }
 
-    /// Writes `value` at `url` atomically; why it could not, in words.
-    static func write<Value: Encodable>(_ value: Value, to url: URL) -> String? {
+    /// Writes `value` at `url` atomically; why it could not, in words. A document larger than
+    /// `limit` (the most ``read(_:at:limit:)`` takes back) is not written, and the file an
+    /// earlier write left is removed: the next launch would otherwise lose the whole document,
+    /// or take an older one for the latest.
+    static func write<Value: Encodable>(_ value: Value, to url: URL, limit: Int) -> String? {
         do {
-            try JSONEncoder().encode(value).write(to: url, options: .atomic)
+            let data = try JSONEncoder().encode(value)
+            guard data.count <= limit else {
+                try? FileManager.default.removeItem(at: url)
+                return "it would take \(data.count) bytes, more than the \(limit) kept"
+            }
+            try data.write(to: url, options: .atomic)
             return nil
         } catch {
             return error.localizedDescription

@@ -91,10 +91,13 @@ struct SavedAuthorization: Codable, Equatable {
 struct AuthorizationFile {
     let url: URL
 
+    /// The most bytes the file may have (an answer is a line).
+    static let sizeLimit = 4096
+
     /// The kept answer, or `nil` with the reason when there is none to use (no file: no
     /// reason).
     func read() -> (saved: SavedAuthorization?, problem: String?) {
-        switch KeptJSONFile.read(SavedAuthorization.self, at: url, limit: 4096) {
+        switch KeptJSONFile.read(SavedAuthorization.self, at: url, limit: Self.sizeLimit) {
         case .success(nil):
             return (nil, nil)
         case .success(let saved?):
@@ -111,7 +114,7 @@ struct AuthorizationFile {
 
     /// Keeps `saved`; the reason when it could not.
     func write(_ saved: SavedAuthorization) -> String? {
-        KeptJSONFile.write(saved, to: url).map {
+        KeptJSONFile.write(saved, to: url, limit: Self.sizeLimit).map {
             "the answer to the notification request could not be kept in \(url.path) (\($0)); the next launch asks again"
         }
     }
@@ -255,8 +258,13 @@ final class AppNotificationHost: NotificationHost {
         let lock: StateDirectoryLock
         do {
             lock = try pendingFile.lock()
-        } catch where error.code == .locked && !orWithoutLock {
-            return false
+        } catch where error.code == .locked {
+            guard orWithoutLock else { return false }
+            // Merely busy (another process has held it for over a second): the launch's first
+            // read goes on without it, said as such (the lock is not unusable, and bgtaskd
+            // keeps using it).
+            report(.warning, "the pending notifications' lock is busy (\(error)): the kept requests are read and written without it this once")
+            return updateUnlocked(pendingFile, body)
         } catch {
             // A lock file that cannot be used at all (a directory in its place): the file is
             // used without it, said once a launch, rather than never again.

@@ -251,9 +251,14 @@ struct KeptNotificationsError: Error, CustomStringConvertible {
 struct PendingNotificationsFile {
     let url: URL
 
-    /// The most a file may hold: 64 requests of generous content (1 MiB each), and the
-    /// deliveries kept for the next launch.
+    /// The most a file may hold: 64 requests of generous content (``requestSizeLimit`` each),
+    /// and the deliveries kept for the next launch.
     static let sizeLimit = 64 << 20
+
+    /// The most one request may take as kept (its JSON): a million bytes, so that 64 of them
+    /// leave room in ``sizeLimit`` for the file's own lines. A larger one is refused when
+    /// added, rather than written into a file the next launch could not read.
+    static let requestSizeLimit = 1_000_000
 
     /// The lock file's name, beside the file.
     static let lockName = "pending-notifications.lock"

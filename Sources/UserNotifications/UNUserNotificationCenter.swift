@@ -109,6 +109,11 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         var deliveredChanges: [DeliveredChange] = []
         /// The requests whose `userInfo` could not be kept, already warned about.
         var warnedUnkeptUserInfo: Set<String> = []
+        /// The next try at keeping the pending requests, armed while another process holds
+        /// the file's lock (kept here: a timer nobody holds is cancelled, and the change would
+        /// never be written), and the number of the latest one armed.
+        var keepRetry: (armed: Int, timer: (any DriverTimer)?)?
+        var keepRetriesArmed = 0
     }
 
     /// A change to the delivered list.
@@ -125,6 +130,10 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// center before it: the file I/O happens here, never under `state`.
     private let loadedKeptState = Mutex(false)
     private let delegateBox = Mutex(WeakDelegate())
+    /// Held while the answer's or the categories' file is written (taken before `state`,
+    /// never under it): each write takes the latest state under it, so that of two threads
+    /// changing them at once the later change is the one kept, not whichever write came last.
+    private let keepingFiles = Mutex(())
 
     init(host: any NotificationHost) {
         self.host = host
@@ -178,7 +187,15 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         guard overridden else { return }
         host.report(.info, "BGTASK_NOTIFICATIONS=\(kept.status == .denied ? "denied" : "allowed") overrides the answer kept from an earlier launch (as the switch in Settings does)")
-        host.saveAuthorization(SavedAuthorization(status: kept.status.rawValue, options: kept.options.rawValue))
+        keepAuthorization()
+    }
+
+    /// Writes the answer as it stands now (``keepingFiles``).
+    private func keepAuthorization() {
+        keepingFiles.withLock { _ in
+            let saved = state.withLock { SavedAuthorization(status: $0.authorization.rawValue, options: $0.authorizedOptions.rawValue) }
+            host.saveAuthorization(saved)
+        }
     }
 
     /// Puts back the pending requests an earlier launch kept, and takes in what bgtaskd
@@ -325,10 +342,23 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         for problem in problems { host.report(.warning, problem) }
         // Not written without the file's lock (it could write over bgtaskd's record of a
-        // firing): again in a second; the latest state is what gets written.
-        if !held {
-            _ = host.schedule(at: host.now.addingTimeInterval(1)) { [weak self] in self?.keepPending() }
+        // firing): again in a second, and every second until the lock is had; the latest state
+        // is what gets written, so one try stands for every change made meanwhile.
+        guard !held else { return }
+        // Armed outside the center's lock (the clock has its own); the timer is kept unless it
+        // already fired, and only while it is the latest.
+        guard let number = state.withLock({ state -> Int? in
+            guard state.keepRetry == nil else { return nil }
+            state.keepRetriesArmed += 1
+            state.keepRetry = (state.keepRetriesArmed, nil)
+            return state.keepRetriesArmed
+        }) else { return }
+        let timer = host.schedule(at: host.now.addingTimeInterval(1)) { [weak self] in
+            guard let self else { return }
+            state.withLock { if $0.keepRetry?.armed == number { $0.keepRetry = nil } }
+            keepPending()
         }
+        state.withLock { if $0.keepRetry?.armed == number { $0.keepRetry?.timer = timer } }
     }
 
     /// The delegate (held weakly, as on iOS: keep it alive yourself).
@@ -363,7 +393,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The answer to a request for `options`, asked once and kept.
     private func authorize(_ options: UNAuthorizationOptions) -> Bool {
         loadKeptState()
-        let (granted, changed) = state.withLock { state -> (Bool, SavedAuthorization?) in
+        let (granted, changed) = state.withLock { state -> (Bool, Bool) in
             var changed = true
             if state.authorization == .notDetermined || (state.authorization == .provisional && !options.contains(.provisional)) {
                 let allowed = host.userSwitch ?? true
@@ -375,10 +405,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             } else {
                 changed = false
             }
-            let kept = SavedAuthorization(status: state.authorization.rawValue, options: state.authorizedOptions.rawValue)
-            return (state.authorization != .denied, changed ? kept : nil)
+            return (state.authorization != .denied, changed)
         }
-        if let changed { host.saveAuthorization(changed) }
+        if changed { keepAuthorization() }
         return granted
     }
 
@@ -408,8 +437,12 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             state.categories = categories
             state.categoriesSet = true
         }
-        // Kept for later launches (sorted: the same set writes the same file).
-        host.saveCategories(categories.sorted { $0.identifier < $1.identifier }.map(SavedCategory.init))
+        // Kept for later launches (sorted: the same set writes the same file), as they stand
+        // when written (``keepingFiles``).
+        keepingFiles.withLock { _ in
+            let latest = state.withLock { $0.categories }
+            host.saveCategories(latest.sorted { $0.identifier < $1.identifier }.map(SavedCategory.init))
+        }
     }
 
     /// The app's categories.
@@ -450,6 +483,26 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private func schedule(_ request: UNNotificationRequest) -> UNError? {
         loadKeptState()
         let now = host.now
+        // A badge is a count the icon shows: a whole number from 0 (none) up, as setBadgeCount
+        // takes it. NaN, a fraction, a negative or one past Int.max would set another number.
+        if let badge = request.content.badge {
+            let value = badge.doubleValue
+            let whole = value.isFinite && value >= 0 && value.rounded(.towardZero) == value && value < 0x1p63
+            if !whole {
+                let error = UNError(.badgeInputInvalid, message: "notification request \"\(request.identifier)\" refused: its badge \(badge.stringValue) is not a count (a whole number from 0, below 2^63)")
+                host.report(.warning, error.message)
+                return error
+            }
+        }
+        // Measured as kept, before anything changes: content past the limit would make the
+        // pending file too large for the next launch to read back.
+        var unkept: String?
+        if let size = try? JSONEncoder().encode(StoredNotificationRequest(request, added: now, fireDate: now, problem: &unkept)).count,
+           size > PendingNotificationsFile.requestSizeLimit {
+            let error = UNError(.notificationInvalidNoContent, message: "notification request \"\(request.identifier)\" refused: its content takes \(size) bytes as kept, more than the \(PendingNotificationsFile.requestSizeLimit) a request may")
+            host.report(.warning, error.message)
+            return error
+        }
         let outcome = state.withLock { state -> Result<(entry: NotificationSchedule.Entry, dropped: [String]), UNError> in
             guard state.authorization == .authorized || state.authorization == .provisional || state.authorization == .ephemeral else {
                 let why = state.authorization == .denied ? "the user did not allow them" : "the app has not asked (call requestAuthorization(options:completionHandler:) first)"

@@ -270,6 +270,28 @@ struct AwayNotificationsTests {
         #expect(host.pending.isEmpty)
     }
 
+    @Test("a change made while another process holds the file's lock is kept once the lock is free, however long it is held; a removal too")
+    func keepingWaitsForTheLock() async throws {
+        let host = FakeNotificationHost()
+        let center = UNUserNotificationCenter(host: host)
+        _ = try await center.requestAuthorization(options: [.alert])
+        host.lockedByAnother = true
+        try await center.add(reminder("later", after: 3_600))
+        #expect(host.pending.isEmpty, "not written without the lock")
+        host.advance(by: 5)
+        #expect(host.pending.isEmpty, "still held")
+        host.lockedByAnother = false
+        host.advance(by: 1)
+        #expect(host.pending.map(\.identifier) == ["later"])
+        host.lockedByAnother = true
+        center.removePendingNotificationRequests(withIdentifiers: ["later"])
+        host.advance(by: 3)
+        #expect(host.pending.map(\.identifier) == ["later"], "still held")
+        host.lockedByAnother = false
+        host.advance(by: 1)
+        #expect(host.pending.isEmpty, "the removal kept")
+    }
+
     @Test("a file no app could have written is not delivered from: more than 64 pending, or a date beyond the calendar; 64 due at once are")
     func filesNoAppWrites() async throws {
         let scratch = try ScratchStateDirectory()

@@ -41,8 +41,9 @@ final class FakeNotificationHost: NotificationHost {
         set { state.withLock { $0.launchNotification = newValue } }
     }
 
-    init(userSwitch: Bool? = nil, saved: SavedAuthorization? = nil) {
+    init(userSwitch: Bool? = nil, saved: SavedAuthorization? = nil, slowSaves: Bool = false) {
         self.userSwitch = userSwitch
+        self.slowSaves = slowSaves
         state.withLock { $0.saved = saved }
     }
 
@@ -51,6 +52,9 @@ final class FakeNotificationHost: NotificationHost {
         weak let host: FakeNotificationHost?
         init(id: Int, host: FakeNotificationHost) { self.id = id; self.host = host }
         func cancel() { _ = host?.state.withLock { $0.cancelled.insert(id) } }
+        // As the real clock's timers (a dispatch source): one nobody holds is cancelled, so a
+        // center that drops a timer it needs is caught here.
+        deinit { cancel() }
     }
 
     var now: Date { state.withLock { $0.now } }
@@ -125,8 +129,24 @@ final class FakeNotificationHost: NotificationHost {
     func setBadge(_ number: Int) { state.withLock { $0.badge = number } }
     func savedAuthorization() -> SavedAuthorization? { state.withLock { $0.saved } }
     func savedCategories() -> [SavedCategory]? { state.withLock { $0.categories } }
-    func saveCategories(_ categories: [SavedCategory]) { state.withLock { $0.categories = categories } }
-    func saveAuthorization(_ saved: SavedAuthorization) { state.withLock { $0.saved = saved } }
+    func saveCategories(_ categories: [SavedCategory]) {
+        slowSave()
+        state.withLock { $0.categories = categories }
+    }
+    func saveAuthorization(_ saved: SavedAuthorization) {
+        slowSave()
+        state.withLock { $0.saved = saved }
+    }
+    /// Whether a save takes as long as a file's write, the earlier ones longest (the k-th
+    /// save of the test 20 − k ms, at least 1), so that writes started in one order finish in
+    /// the other unless the center orders them.
+    let slowSaves: Bool
+    private let savesStarted = Mutex(0)
+    private func slowSave() {
+        guard slowSaves else { return }
+        let started = savesStarted.withLock { count in defer { count += 1 }; return count }
+        usleep(UInt32(max(1, 20 - started)) * 1_000)
+    }
     var keepsPending: Bool { true }
     /// The pending "file"'s lock: apart from `state`, which the center's calls into this
     /// host take while holding its own lock (the real file's lock is taken first, too).
@@ -201,6 +221,32 @@ private func allowedCenter(_ host: FakeNotificationHost) async throws -> UNUserN
 
 @Suite("UserNotifications: the center")
 struct NotificationCenterTests {
+    @Test("threads asking for authorization and setting categories at once: the files keep the latest answer and set, not whichever write came last")
+    func concurrentChangesKeepTheLatest() async {
+        // (`finished.wait()` blocks a thread of the test's pool while the threads run.)
+        let options: [UNAuthorizationOptions] = [.alert, .badge, .sound, .carPlay, .criticalAlert, .announcement, .providesAppNotificationSettings, .timeSensitive]
+        for _ in 0..<5 {
+            let host = FakeNotificationHost(slowSaves: true)
+            let center = UNUserNotificationCenter(host: host)
+            // Threads of their own (the cooperative pool runs two at a time here), all at once.
+            let finished = DispatchGroup()
+            for option in options {
+                let both: [@Sendable () -> Void] = [{ center.requestAuthorization(options: option) { _, _ in } },
+                                                    { center.setNotificationCategories([UNNotificationCategory(identifier: "c\(option.rawValue)", actions: [], intentIdentifiers: [])]) }]
+                for work in both {
+                    finished.enter()
+                    Thread.detachNewThread { work(); finished.leave() }
+                }
+            }
+            finished.wait()
+            let settings = await center.notificationSettings()
+            #expect(settings.authorizationStatus == .authorized)
+            #expect(host.savedAuthorization()?.options == UNAuthorizationOptions(options).rawValue, "every option granted, and kept")
+            let current = await center.notificationCategories()
+            #expect(host.savedCategories()?.map(\.identifier) == current.map(\.identifier), "the set in force is the one kept")
+        }
+    }
+
     @Test("a time-interval request is delivered once its interval passed: shown, kept, its badge applied")
     func timeIntervalDelivery() async throws {
         let host = FakeNotificationHost()
@@ -766,6 +812,52 @@ struct NotificationCenterTests {
             #expect(locked.problem?.contains("not written over") == true)
             #expect(FileManager.default.fileExists(atPath: file.url.path))
         }
+    }
+
+    @Test("a request over a million bytes as kept, or whose badge is no count (NaN, negative, past Int.max, a fraction), is refused; categories over 1 MiB are not kept, nor the older ones")
+    func keptFilesStayReadable() async throws {
+        let host = FakeNotificationHost()
+        let center = UNUserNotificationCenter(host: host)
+        _ = try await center.requestAuthorization(options: [.alert, .badge])
+        let content = UNMutableNotificationContent()
+        // A control character is kept as six bytes (\u0001): 180,000 of them take over a million.
+        content.body = String(repeating: "\u{1}", count: 180_000)
+        do {
+            try await center.add(UNNotificationRequest(identifier: "huge", content: content, trigger: nil))
+            Issue.record("a request too large to keep was added")
+        } catch let error as UNError {
+            #expect(error.code == .notificationInvalidNoContent && error.message.contains("more than the 1000000 a request may"), "\(error.message)")
+        }
+        content.body = "b"
+        for bad in [NSNumber(value: Double.nan), NSNumber(value: 1e300), NSNumber(value: Int.min), NSNumber(value: UInt64.max), NSNumber(value: -1), NSNumber(value: 1.5)] {
+            content.badge = bad
+            do {
+                try await center.add(UNNotificationRequest(identifier: "badge", content: content, trigger: nil))
+                Issue.record("badge \(bad) was taken")
+            } catch let error as UNError {
+                #expect(error.code == .badgeInputInvalid && error.message.contains("is not a count"), "\(error.message)")
+            }
+        }
+        #expect(host.badge == nil, "no badge was set")
+        content.badge = 3
+        try await center.add(UNNotificationRequest(identifier: "badge", content: content, trigger: nil))
+        #expect(host.badge == 3)
+        content.badge = nil
+        content.body = String(repeating: "a", count: 900_000)
+        try await center.add(UNNotificationRequest(identifier: "large", content: content, trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        #expect(host.pending.map(\.identifier) == ["large"])
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-categories-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = CategoriesFile(url: directory.appendingPathComponent("notification-categories.json"))
+        let small = UNNotificationCategory(identifier: "message", actions: [], intentIdentifiers: [])
+        #expect(file.write([SavedCategory(small)]) == nil)
+        let placeholder = String(repeating: "x", count: 600_000)
+        let big = [0, 1].map { UNNotificationCategory(identifier: "c\($0)", actions: [], intentIdentifiers: [], hiddenPreviewsBodyPlaceholder: placeholder, options: []) }
+        let problem = file.write(big.map(SavedCategory.init))
+        #expect(problem?.contains("more than the 1048576 kept") == true, "\(String(describing: problem))")
+        #expect(file.read().categories == nil && file.read().problem == nil, "the older set is gone too: the next launch has none rather than a stale one")
     }
 
     @Test("errors bridge to NSError in UNErrorDomain; categories are equal by identifier")

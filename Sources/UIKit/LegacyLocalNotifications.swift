@@ -51,6 +51,41 @@ open class UILocalNotification: NSObject, @unchecked Sendable {
     /// A notification to fill in.
     public override init() { super.init() }
 
+    /// A copy of `original` with a request identifier of its own, as the system keeps a copy
+    /// of each notification scheduled (Apple: "The system keeps a copy of this object"): the
+    /// same object scheduled three times, its date changed between, fires three times.
+    init(copyOf original: UILocalNotification) {
+        super.init()
+        fireDate = original.fireDate
+        timeZone = original.timeZone
+        repeatInterval = original.repeatInterval
+        repeatCalendar = original.repeatCalendar
+        alertBody = original.alertBody
+        alertTitle = original.alertTitle
+        alertAction = original.alertAction
+        hasAction = original.hasAction
+        alertLaunchImage = original.alertLaunchImage
+        soundName = original.soundName
+        applicationIconBadgeNumber = original.applicationIconBadgeNumber
+        userInfo = original.userInfo
+        category = original.category
+        scheduledFrom = original
+    }
+
+    /// The object this copy was scheduled from (``cancelLocalNotification(_:)`` given the
+    /// app's own object cancels the copies made of it); weak, so that another object made
+    /// where a released one was is not taken for it.
+    weak var scheduledFrom: UILocalNotification?
+
+    /// Why `fireDate` can be no moment to fire at (NaN, an infinity, or outside the years
+    /// the calendar counts, 1 to 4001); nil when it can.
+    var fireDateProblem: String? {
+        guard let fireDate else { return nil }
+        let seconds = fireDate.timeIntervalSinceReferenceDate
+        guard !seconds.isFinite || fireDate < Date.distantPast || fireDate > Date.distantFuture else { return nil }
+        return "its fireDate (\(seconds) seconds from 2001) is no date to fire at"
+    }
+
     /// A notification kept by the center from an earlier launch.
     init(rebuiltFrom request: UNNotificationRequest) {
         super.init()
@@ -218,40 +253,61 @@ open class UIUserNotificationSettings: NSObject, @unchecked Sendable {
     }
 }
 
-/// The legacy notifications scheduled by this process, by request identifier, so that
-/// `scheduledLocalNotifications` gives back the objects the app made. @unchecked Sendable:
-/// `notifications` is read and written only under `lock`.
+/// The legacy notifications scheduled by this process, per app (a simulated device runs
+/// several apps in one process, each with its own center) and by request identifier, so that
+/// `scheduledLocalNotifications` gives back the copies the system keeps. @unchecked Sendable:
+/// `tables` is read and written only under `lock`.
 @available(*, deprecated)
 private final class ScheduledLegacyNotifications: @unchecked Sendable {
     static let shared = ScheduledLegacyNotifications()
     private let lock = NSLock()
-    private var notifications: [String: UILocalNotification] = [:]
-    func keep(_ notification: UILocalNotification) {
-        lock.lock(); defer { lock.unlock() }
-        notifications[notification.requestIdentifier] = notification
+    /// One app's notifications, with its application held weakly: a table whose application
+    /// is gone is another app's place no longer (an identifier may be reused).
+    private struct Table {
+        weak var application: BGApplication?
+        var notifications: [String: UILocalNotification] = [:]
     }
-    func forget(_ identifiers: [String]) {
-        lock.lock()
-        let dropped = identifiers.compactMap { notifications.removeValue(forKey: $0) }
-        lock.unlock()
+    private var tables: [ObjectIdentifier: Table] = [:]
+
+    /// `application`'s table, under the lock: made afresh when the one kept was another's.
+    private func withTable<Result>(of application: BGApplication, _ body: (inout [String: UILocalNotification]) -> Result) -> Result {
+        lock.lock(); defer { lock.unlock() }
+        let key = ObjectIdentifier(application)
+        var table = tables[key].flatMap { $0.application === application ? $0 : nil } ?? Table(application: application)
+        defer { tables[key] = table }
+        return body(&table.notifications)
+    }
+
+    func keep(_ notification: UILocalNotification, for application: BGApplication) {
+        withTable(of: application) { $0[notification.requestIdentifier] = notification }
+    }
+    /// The request identifiers `notification` stands for: its own, and those of the copies
+    /// scheduled from it.
+    func identifiers(of notification: UILocalNotification, for application: BGApplication) -> [String] {
+        withTable(of: application) { notifications in
+            [notification.requestIdentifier] + notifications.filter { $0.value.scheduledFrom === notification }.map(\.key).sorted()
+        }
+    }
+    func forget(_ identifiers: [String], for application: BGApplication) {
+        let dropped = withTable(of: application) { notifications in identifiers.compactMap { notifications.removeValue(forKey: $0) } }
         withExtendedLifetime(dropped) {}
     }
-    /// The notifications of the pending `requests`: the app's own objects for those it
-    /// scheduled in this process, objects rebuilt from the request for those kept from an
-    /// earlier launch; entries no longer pending are dropped.
-    func notifications(for requests: [UNNotificationRequest]) -> [UILocalNotification] {
+    /// The notifications of the pending `requests`: the copies scheduled in this process, and
+    /// objects rebuilt from the request for those kept from an earlier launch; entries no
+    /// longer pending are dropped.
+    func notifications(for requests: [UNNotificationRequest], of application: BGApplication) -> [UILocalNotification] {
         let legacy = requests.filter { $0.identifier.hasPrefix(UILocalNotification.identifierPrefix) }
-        lock.lock()
-        var result: [UILocalNotification] = []
-        var kept: [String: UILocalNotification] = [:]
-        for request in legacy {
-            let notification = notifications[request.identifier] ?? UILocalNotification(rebuiltFrom: request)
-            kept[request.identifier] = notification
-            result.append(notification)
+        let (result, dropped) = withTable(of: application) { notifications -> ([UILocalNotification], [String: UILocalNotification]) in
+            var result: [UILocalNotification] = []
+            var kept: [String: UILocalNotification] = [:]
+            for request in legacy {
+                let notification = notifications[request.identifier] ?? UILocalNotification(rebuiltFrom: request)
+                kept[request.identifier] = notification
+                result.append(notification)
+            }
+            defer { notifications = kept }
+            return (result, notifications)
         }
-        let dropped = notifications
-        notifications = kept
-        lock.unlock()
         withExtendedLifetime(dropped) {}
         return result
     }
@@ -280,13 +336,21 @@ extension BGApplication {
         return UIUserNotificationSettings(types: types, categories: nil)
     }
 
-    /// Schedules `notification` at its `fireDate` (at once when it has none or it passed).
+    /// Schedules a copy of `notification` at its `fireDate` (at once when it has none or it
+    /// passed), as iOS keeps a copy: scheduling the object again, changed or not, schedules
+    /// another. A `fireDate` that is no date (NaN, an infinity, beyond the years 1 to 4001)
+    /// schedules nothing, said in the app's log.
     public func scheduleLocalNotification(_ notification: UILocalNotification) {
-        ScheduledLegacyNotifications.shared.keep(notification)
-        UNUserNotificationCenter.current().add(notification.request(now: Date()))
+        if let problem = notification.fireDateProblem {
+            logDiagnostic(.warning, "scheduleLocalNotification: \(problem): not scheduled")
+            return
+        }
+        let copy = UILocalNotification(copyOf: notification)
+        ScheduledLegacyNotifications.shared.keep(copy, for: self)
+        UNUserNotificationCenter.current().add(copy.request(now: Date()))
     }
 
-    /// Shows `notification` now (a scheduled one stays scheduled).
+    /// Shows `notification` now (a scheduled one stays scheduled; its `fireDate` is not read).
     public func presentLocalNotificationNow(_ notification: UILocalNotification) {
         UNUserNotificationCenter.current().add(notification.request(now: Date(), immediately: true))
     }
@@ -295,7 +359,7 @@ extension BGApplication {
     /// them all and schedules the new ones.
     public var scheduledLocalNotifications: [UILocalNotification]? {
         get {
-            ScheduledLegacyNotifications.shared.notifications(for: UNUserNotificationCenter.current().pendingRequestsNow())
+            ScheduledLegacyNotifications.shared.notifications(for: UNUserNotificationCenter.current().pendingRequestsNow(), of: self)
         }
         set {
             cancelAllLocalNotifications()
@@ -303,10 +367,12 @@ extension BGApplication {
         }
     }
 
-    /// Cancels `notification` if it is scheduled.
+    /// Cancels `notification` if it is scheduled: one of `scheduledLocalNotifications` (a
+    /// copy the system keeps), or the app's own object, whose every scheduled copy is cancelled.
     public func cancelLocalNotification(_ notification: UILocalNotification) {
-        UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: [notification.requestIdentifier])
-        ScheduledLegacyNotifications.shared.forget([notification.requestIdentifier])
+        let identifiers = ScheduledLegacyNotifications.shared.identifiers(of: notification, for: self)
+        UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: identifiers)
+        ScheduledLegacyNotifications.shared.forget(identifiers, for: self)
     }
 
     /// Cancels every scheduled notification (those of `UILocalNotification`; requests the
@@ -315,6 +381,6 @@ extension BGApplication {
         let center = UNUserNotificationCenter.current()
         let legacy = center.pendingRequestsNow().map(\.identifier).filter { $0.hasPrefix(UILocalNotification.identifierPrefix) }
         center.removePendingNotificationRequests(withIdentifiers: legacy)
-        ScheduledLegacyNotifications.shared.forget(legacy)
+        ScheduledLegacyNotifications.shared.forget(legacy, for: self)
     }
 }

@@ -40,4 +40,34 @@ public enum LegacyFetchNotifier {
 
     /// Cancels them all.
     public static func cancelAll() { UIApplication.shared.cancelAllLocalNotifications() }
+
+    /// One notification object scheduled for each of `hours` hours from now, its date changed
+    /// between (the system keeps a copy of each: as many reminders as schedules); returned so
+    /// that the app can cancel it.
+    public static func remind(inHours hours: [Int]) -> UILocalNotification {
+        let notification = UILocalNotification()
+        notification.alertBody = "Stories are waiting"
+        for hour in hours {
+            notification.fireDate = Date(timeIntervalSinceNow: TimeInterval(hour) * 3600)
+            UIApplication.shared.scheduleLocalNotification(notification)
+        }
+        return notification
+    }
+
+    /// Cancels `notification` (the app's own object, or one of `scheduledLocalNotifications`).
+    public static func cancel(_ notification: UILocalNotification) {
+        UIApplication.shared.cancelLocalNotification(notification)
+    }
+
+    /// The scheduled copies the system keeps.
+    public static var scheduled: [UILocalNotification] { UIApplication.shared.scheduledLocalNotifications ?? [] }
+
+    /// A notification at `fireDate`, repeating every `repeatInterval` (none: once).
+    public static func schedule(at fireDate: Date, repeatInterval: NSCalendar.Unit = []) {
+        let notification = UILocalNotification()
+        notification.fireDate = fireDate
+        notification.repeatInterval = repeatInterval
+        notification.alertBody = "At a date"
+        UIApplication.shared.scheduleLocalNotification(notification)
+    }
 }

@@ -69,6 +69,30 @@ import SchedulerCore
         #expect(await center.pendingNotificationRequests().map(\.identifier) == ["modern"])
     }
 
+    @Test func eachScheduleOfALegacyNotificationIsACopyAndADateThatIsNoDateSchedulesNothing() async throws {
+        let device = try compatDevice()
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: ["fetch"])) {}
+        await MainActor.run { context.withCurrent { LegacyFetchNotifier.askPermission() } }
+        let center = context.withCurrent { UNUserNotificationCenter.current() }
+        let original = await MainActor.run { context.withCurrent { LegacyFetchNotifier.remind(inHours: [1, 2, 3]) } }
+        #expect(await center.pendingNotificationRequests().count == 3, "a copy per schedule, as iOS keeps")
+        await MainActor.run { context.withCurrent { LegacyFetchNotifier.cancel(LegacyFetchNotifier.scheduled[0]) } }
+        #expect(await center.pendingNotificationRequests().count == 2, "one of the system's copies cancels itself")
+        await MainActor.run { context.withCurrent { LegacyFetchNotifier.cancel(original) } }
+        let left = await center.pendingNotificationRequests().map(\.identifier)
+        #expect(left.isEmpty, "the app's own object cancels every copy made of it: \(left)")
+        for date in [Date(timeIntervalSinceReferenceDate: .nan), .init(timeIntervalSinceReferenceDate: .infinity), .init(timeIntervalSinceReferenceDate: -1e300)] {
+            for interval: NSCalendar.Unit in [[], .day] {
+                await MainActor.run { context.withCurrent { LegacyFetchNotifier.schedule(at: date, repeatInterval: interval) } }
+            }
+        }
+        let pending = await center.pendingNotificationRequests()
+        let delivered = await center.deliveredNotifications()
+        #expect(pending.isEmpty && delivered.isEmpty)
+        let said = device.log.messages.filter { $0.text.contains("is no date to fire at: not scheduled") }
+        #expect(said.count == 6, "\(device.log.messages.map(\.text))")
+    }
+
     @Test func withoutAuthorizationTheHandlerSeesApplesError() async throws {
         let device = try compatDevice()
         let manifest = AppManifest(appID: app, permittedIdentifiers: [NewArticlesNotifier.refreshIdentifier], backgroundModes: ["fetch"])

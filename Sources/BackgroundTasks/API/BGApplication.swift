@@ -164,6 +164,13 @@ public final class BGApplication: @unchecked Sendable {
         state = Locked(LockedState(lifecycle: ApplicationLifecycle(configuration: assertions)))
     }
 
+    /// Writes a diagnostic about the app, as its other calls are said (for the UIKit
+    /// module's refusals, which have no error to return).
+    package func logDiagnostic(_ level: BGDiagnosticMessage.Level, _ text: String) {
+        guard let context else { return }
+        context.driver.log(level, app: context.app, text)
+    }
+
     var requiredContext: BGAppContext {
         guard let context else { BGProgrammingError.raise("BGApplication used after its app context was released") }
         return context

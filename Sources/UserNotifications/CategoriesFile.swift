@@ -111,7 +111,7 @@ enum KeptJSONFile {
         do {
             return .success(try JSONDecoder().decode(Value.self, from: Data(bytes)))
         } catch {
-            return .failure(.undecodable(DecodingErrorText.describe(error, decoding: bytes)))
+            return .failure(.undecodable(DecodingErrorText.describe(error, decoding: bytes, retrying: { _ = try JSONDecoder().decode(Value.self, from: $0) })))
         }
     }
 

@@ -300,7 +300,7 @@ struct PendingNotificationsFile {
             guard let twice = kept.pending.first(where: { !seen.insert($0.identifier).inserted }) else { return (kept, nil, true) }
             problem = "\(url.path): notification request \"\(twice.identifier)\" is kept twice"
         } catch {
-            problem = "\(url.path) could not be read (\(DecodingErrorText.describe(error, decoding: bytes)))"
+            problem = "\(url.path) could not be read (\(DecodingErrorText.describe(error, decoding: bytes, retrying: { _ = try KeptNotifications.decode([UInt8]($0)) })))"
         }
         let aside = movingAside ? moveAside() : (moved: false, phrase: "")
         return (KeptNotifications(), problem + aside.phrase, aside.moved)

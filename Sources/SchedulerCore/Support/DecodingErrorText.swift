@@ -33,9 +33,13 @@ public enum DecodingErrorText {
     /// ``describe(_:under:)`` for an error decoding `bytes`: where Foundation's decoder says
     /// only "The given data was not valid JSON." (no place), ``StrictJSON`` reads the bytes
     /// again and says where and what (line, column, the text near it), in the wording every
-    /// other decoder of the project uses.
-    public static func describe(_ error: any Error, decoding bytes: [UInt8], under root: String? = nil) -> String {
-        guard case .dataCorrupted(let context)? = error as? DecodingError, context.codingPath.isEmpty else {
+    /// other decoder of the project uses. When the bytes are JSON after all, the decoder
+    /// refused a number out of its field's range (a negative count, 1e30 or a fraction for a
+    /// whole number), which it does not place: given `decode` (the decoding that failed) and at
+    /// most ``numberSearchLimit`` bytes, the number is found by decoding again with numbers set
+    /// to 0, halving the suspects each time, and named with its key path.
+    public static func describe(_ error: any Error, decoding bytes: [UInt8], retrying decode: ((Data) throws -> Void)? = nil, under root: String? = nil) -> String {
+        guard isUnplacedCorruption(error) else {
             return describe(error, under: root)
         }
         let data = Data(bytes)
@@ -44,7 +48,98 @@ public enum DecodingErrorText {
         } catch {
             return error.explanation(in: data)
         }
-        return describe(error, under: root)
+        if let decode, data.count <= numberSearchLimit, let found = numberOutOfRange(in: data, decode: decode) {
+            let place = (root.map { [$0] } ?? []) + [found.path]
+            let path = place.filter { !$0.isEmpty }.joined(separator: ".")
+            return "\(path.isEmpty ? "the document" : "at \(path)"): \(printable(found.text, limit: 40)) does not fit its field (out of its range)"
+        }
+        return "the document is JSON, but a value in it does not fit its field (most likely a number out of its range); the decoder does not say which"
+    }
+
+    /// The most bytes ``describe(_:decoding:retrying:under:)`` decodes again to find a number
+    /// out of range (each try decodes the whole document: a larger one is described without it).
+    public static let numberSearchLimit = 1 << 20
+
+    /// Whether `error` is Foundation's "not valid JSON" without a place.
+    private static func isUnplacedCorruption(_ error: any Error) -> Bool {
+        guard case .dataCorrupted(let context)? = error as? DecodingError else { return false }
+        return context.codingPath.isEmpty
+    }
+
+    /// One step of a key path into a JSON tree.
+    private enum Step {
+        case key(String)
+        case index(Int)
+    }
+
+    /// The number of `data` whose value makes `decode` fail without a place (found by setting
+    /// numbers to 0: the first whose change lets it pass or fail elsewhere), with its key path.
+    private static func numberOutOfRange(in data: Data, decode: (Data) throws -> Void) -> (path: String, text: String)? {
+        guard let tree = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        var suspects: [(steps: [Step], text: String)] = []
+        collectSuspects(in: tree, steps: [], into: &suspects)
+        guard !suspects.isEmpty else { return nil }
+        /// Whether the document with the first `count` suspects set to 0 still fails unplaced.
+        func stillFails(zeroing count: Int) -> Bool {
+            var changed = tree
+            for suspect in suspects.prefix(count) { changed = replacing(in: changed, at: suspect.steps[...], with: NSNumber(value: 0)) }
+            guard let bytes = try? JSONSerialization.data(withJSONObject: changed, options: [.fragmentsAllowed]) else { return true }
+            do {
+                try decode(bytes)
+                return false
+            } catch {
+                return isUnplacedCorruption(error)
+            }
+        }
+        guard !stillFails(zeroing: suspects.count) else { return nil }
+        // The fewest first suspects whose zeroing lets the decoding pass: the last of them is it.
+        var low = 1, high = suspects.count
+        while low < high {
+            let middle = (low + high) / 2
+            if stillFails(zeroing: middle) { low = middle + 1 } else { high = middle }
+        }
+        let found = suspects[low - 1]
+        var path = ""
+        for step in found.steps {
+            switch step {
+            case .key(let key): path += (path.isEmpty ? "" : ".") + printable(key, limit: 60)
+            case .index(let index): path += "[\(index)]"
+            }
+        }
+        return (path, found.text)
+    }
+
+    /// The numbers of `value` that some field may refuse (negative, not whole, or beyond a
+    /// 64-bit whole number), depth first, keys in order.
+    private static func collectSuspects(in value: Any, steps: [Step], into suspects: inout [(steps: [Step], text: String)]) {
+        switch value {
+        case let number as NSNumber:
+            // (JSONSerialization's booleans are NSNumbers too, 0 and 1: never suspects.)
+            let double = number.doubleValue
+            let whole = double.isFinite && double.rounded(.towardZero) == double && abs(double) < 0x1p63
+            if !whole || double < 0 { suspects.append((steps, number.stringValue)) }
+        case let array as [Any]:
+            for (index, element) in array.enumerated() { collectSuspects(in: element, steps: steps + [.index(index)], into: &suspects) }
+        case let object as [String: Any]:
+            for key in object.keys.sorted() { collectSuspects(in: object[key]!, steps: steps + [.key(key)], into: &suspects) }
+        default:
+            break
+        }
+    }
+
+    /// `value` with the element at `steps` replaced by `replacement`.
+    private static func replacing(in value: Any, at steps: ArraySlice<Step>, with replacement: Any) -> Any {
+        guard let step = steps.first else { return replacement }
+        switch (step, value) {
+        case (.index(let index), var array as [Any]) where array.indices.contains(index):
+            array[index] = replacing(in: array[index], at: steps.dropFirst(), with: replacement)
+            return array
+        case (.key(let key), var object as [String: Any]):
+            if let inner = object[key] { object[key] = replacing(in: inner, at: steps.dropFirst(), with: replacement) }
+            return object
+        default:
+            return value
+        }
     }
 
     /// A key path as `request.app._0.submit._0.earliestBeginDate` (array indices as `[2]`).

@@ -171,6 +171,11 @@ final class AppNotificationHost: NotificationHost {
         launchNotification = isProcessApp && context.launchedByDaemon && !context.launchedInBackground
             ? environment[UNUserNotificationCenter.launchNotificationVariable].flatMap { $0.isEmpty ? nil : $0 } : nil
         if let problem = setting.problem { context.driver.log(.warning, app: context.app, problem) }
+        if let directory {
+            for removed in LeftoverWrites.removeStale(in: directory, now: Date()) {
+                context.driver.log(.info, app: context.app, "removed \(removed), left by a write that was cut off (a process killed while it wrote)")
+            }
+        }
     }
 
     var now: Date { context?.driver.clock.now() ?? Date() }
@@ -311,4 +316,30 @@ final class AppNotificationHost: NotificationHost {
 /// The timer of a host whose app is gone: nothing to cancel.
 struct NoTimer: DriverTimer {
     func cancel() {}
+}
+
+/// Files a cut-off atomic write left in the app's state directory. Foundation writes a kept
+/// file (`Data.write(to:options: .atomic)`) to a temporary file beside it, `.dat.nosync` and a
+/// random part, then renames it over the file: a process killed between leaves the temporary
+/// file, up to the size of what it wrote, and nothing else removes it.
+enum LeftoverWrites {
+    /// How old a temporary file must be to be taken for a leftover: a write in progress (this
+    /// app's other process, bgtaskd) finishes within seconds.
+    static let staleAge: TimeInterval = 600
+
+    /// Removes the temporary files of `directory` last changed more than ``staleAge`` before
+    /// `now`; their names. Never follows a link or removes anything else.
+    static func removeStale(in directory: URL, now: Date) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var removed: [String] = []
+        for name in names where name.hasPrefix(".dat.nosync") {
+            let path = directory.appendingPathComponent(name).path
+            var status = stat()
+            guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
+            let changed = Date(timeIntervalSince1970: TimeInterval(status.st_mtim.tv_sec))
+            guard now.timeIntervalSince(changed) > staleAge, unlink(path) == 0 else { continue }
+            removed.append(name)
+        }
+        return removed.sorted()
+    }
 }

@@ -907,3 +907,28 @@ final class PlainHandlerDelegate: NSObject, UNUserNotificationCenterDelegate, Se
         completionHandler([.banner, .sound])
     }
 }
+
+@Suite("UserNotifications: files a cut-off write left")
+struct LeftoverWritesTests {
+    @Test("an old temporary file of an atomic write is removed; a fresh one, a link and other files are left")
+    func staleTemporaryFilesGo() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("un-leftovers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func make(_ name: String, age: TimeInterval) throws {
+            let url = directory.appendingPathComponent(name)
+            try Data("partial".utf8).write(to: url)
+            let when = Date().addingTimeInterval(-age)
+            try FileManager.default.setAttributes([.modificationDate: when], ofItemAtPath: url.path)
+        }
+        try make(".dat.nosync3AD2.kP90or", age: 3_600)
+        try make(".dat.nosync3CAF.YKCmrb", age: 5)
+        try make("pending-notifications.json", age: 3_600)
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent(".dat.nosyncLINK.aaaaaa").path, withDestinationPath: "/etc/hostname")
+        let removed = LeftoverWrites.removeStale(in: directory, now: Date())
+        #expect(removed == [".dat.nosync3AD2.kP90or"])
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(left == [".dat.nosync3CAF.YKCmrb", ".dat.nosyncLINK.aaaaaa", "pending-notifications.json"])
+        #expect(LeftoverWrites.removeStale(in: directory.appendingPathComponent("missing"), now: Date()).isEmpty)
+    }
+}

@@ -112,6 +112,25 @@ struct TestFailure: Error, CustomStringConvertible {
         #expect(tls_protocol_version_t.TLSv12.rawValue == 0x0303 && tls_protocol_version_t(rawValue: 0xFEFD) == .DTLSv12)
     }
 
+    @Test func multipathDNSSECLoadingModeAndIncrementalDeliveryAreKeptAndReadBack() {
+        // A marketplace app's network manager (the tenth outside probe) and their neighbours.
+        let configuration = URLSessionConfiguration.background(withIdentifier: "com.example.uploads")
+        #expect(configuration.multipathServiceType == .none && !configuration.requiresDNSSECValidation && configuration.usesClassicLoadingMode)
+        configuration.multipathServiceType = .handover
+        configuration.requiresDNSSECValidation = true
+        configuration.usesClassicLoadingMode = false
+        #expect(configuration.multipathServiceType == .handover && configuration.requiresDNSSECValidation && !configuration.usesClassicLoadingMode)
+        #expect(URLSessionConfiguration.default.multipathServiceType == .none, "another configuration keeps its own")
+        #expect(NSURLSessionMultipathServiceType.aggregate.rawValue == 3)
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: URL(string: "https://example.invalid/feed")!)
+        let other = session.dataTask(with: URL(string: "https://example.invalid/other")!)
+        #expect(task.prefersIncrementalDelivery)
+        task.prefersIncrementalDelivery = false
+        #expect(!task.prefersIncrementalDelivery && other.prefersIncrementalDelivery)
+    }
+
     @Test func aFailedDownloadsErrorSaysWhatIOSErrorsSay() {
         let resume = Data("resume here".utf8)
         let failed = URLError(.networkConnectionLost, userInfo: [NSURLSessionDownloadTaskResumeData: resume])

@@ -82,6 +82,30 @@ extension URLSessionConfiguration {
         set { SessionConfigurationSwitches.update(self) { $0.tlsMaximum = newValue } }
     }
 
+    /// How tasks use several networks at once (Apple: `multipathServiceType`, Multipath TCP;
+    /// `.none` by default). Kept and read back; Linux's transfers use one path, as with `.none`.
+    /// swift-corelibs-foundation marks its own unavailable, and its type too: this one's type
+    /// is Apple's Objective-C name, ``NSURLSessionMultipathServiceType`` (`config.multipathServiceType
+    /// = .handover` compiles; spelling `URLSessionConfiguration.MultipathServiceType` does not).
+    public var multipathServiceType: NSURLSessionMultipathServiceType {
+        get { SessionConfigurationSwitches.read(self).multipathServiceType }
+        set { SessionConfigurationSwitches.update(self) { $0.multipathServiceType = newValue } }
+    }
+
+    /// Whether name lookups must be DNSSEC-validated (Apple: iOS 16, `false` by default). Kept
+    /// and read back, not enforced: lookups are libcurl's, through the system's resolver.
+    public var requiresDNSSECValidation: Bool {
+        get { SessionConfigurationSwitches.read(self).requiresDNSSECValidation }
+        set { SessionConfigurationSwitches.update(self) { $0.requiresDNSSECValidation = newValue } }
+    }
+
+    /// Whether tasks use the loading of before iOS 18.4 (Apple: `usesClassicLoadingMode`,
+    /// `true` by default). Kept and read back: there is one way of loading here.
+    public var usesClassicLoadingMode: Bool {
+        get { SessionConfigurationSwitches.read(self).usesClassicLoadingMode }
+        set { SessionConfigurationSwitches.update(self) { $0.usesClassicLoadingMode = newValue } }
+    }
+
     /// The app group whose container a background session downloads into (Apple:
     /// `sharedContainerIdentifier`, which an app extension must set). Kept and read back;
     /// downloads go where swift-corelibs-foundation puts them (the location its delegate
@@ -107,33 +131,77 @@ enum SessionConfigurationSwitches {
         var sharedContainerIdentifier: String?
         var tlsMinimum = tls_protocol_version_t.TLSv12
         var tlsMaximum = tls_protocol_version_t.TLSv13
+        var multipathServiceType = NSURLSessionMultipathServiceType.none
+        var requiresDNSSECValidation = false
+        var usesClassicLoadingMode = true
     }
 
-    private struct Entry {
-        weak var configuration: URLSessionConfiguration?
-        var switches: Switches
-    }
-
-    // Entries are pruned when one is written: configurations are few and long-lived.
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let table = WeaklyKeyedTable<URLSessionConfiguration, Switches>()
 
     /// The switches of `configuration` (the defaults when none was set).
     static func read(_ configuration: URLSessionConfiguration) -> Switches {
-        entries.withLock { entries in
-            guard let entry = entries[ObjectIdentifier(configuration)], entry.configuration === configuration else { return Switches() }
-            return entry.switches
-        }
+        table.value(of: configuration) ?? Switches()
     }
 
     /// Changes the switches of `configuration`.
     static func update(_ configuration: URLSessionConfiguration, _ change: (inout Switches) -> Void) {
+        table.update(configuration, default: Switches(), change)
+    }
+}
+
+/// Values kept per object for classes that have no storage for them (swift-corelibs-foundation's
+/// URL loading classes), held weakly: an object that goes takes its value with it, and a new
+/// object at the same address does not inherit it. Entries are pruned when one is written.
+final class WeaklyKeyedTable<Object: AnyObject, Value: Sendable>: Sendable {
+    private struct Entry: @unchecked Sendable {
+        // @unchecked: the weak reference is only read and written under the table's mutex.
+        weak var object: Object?
+        var value: Value
+    }
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// The value of `object`, or nil when none was set.
+    func value(of object: Object) -> Value? {
         entries.withLock { entries in
-            let key = ObjectIdentifier(configuration)
-            var switches = Switches()
-            if let entry = entries[key], entry.configuration === configuration { switches = entry.switches }
-            change(&switches)
-            entries = entries.filter { $0.value.configuration != nil }
-            entries[key] = Entry(configuration: configuration, switches: switches)
+            guard let entry = entries[ObjectIdentifier(object)], entry.object === object else { return nil }
+            return entry.value
         }
     }
+
+    /// Changes the value of `object` (from `initial` when none was set).
+    func update(_ object: Object, default initial: Value, _ change: (inout Value) -> Void) {
+        entries.withLock { entries in
+            let key = ObjectIdentifier(object)
+            var value = initial
+            if let entry = entries[key], entry.object === object { value = entry.value }
+            change(&value)
+            entries = entries.filter { $0.value.object != nil }
+            entries[key] = Entry(object: object, value: value)
+        }
+    }
+}
+
+extension URLSessionTask {
+    /// Whether the task's delegate gets data as it comes rather than in larger pieces (Apple:
+    /// `prefersIncrementalDelivery`, iOS 14.5, `true` by default). Kept and read back per task;
+    /// swift-corelibs-foundation delivers as libcurl hands it.
+    public var prefersIncrementalDelivery: Bool {
+        get { Self.incrementalDelivery.value(of: self) ?? true }
+        set { Self.incrementalDelivery.update(self, default: true) { $0 = newValue } }
+    }
+    private static let incrementalDelivery = WeaklyKeyedTable<URLSessionTask, Bool>()
+}
+
+/// How a session's tasks use several networks at once (Apple: `NSURLSessionMultipathServiceType`,
+/// Swift's `URLSessionConfiguration.MultipathServiceType`, with Apple's raw values), the type of
+/// ``Foundation/URLSessionConfiguration/multipathServiceType``.
+public enum NSURLSessionMultipathServiceType: Int, Sendable, Hashable {
+    /// One path (the default).
+    case none = 0
+    /// Another path takes over when the first fails.
+    case handover = 1
+    /// Another path is used when the first is slow.
+    case interactive = 2
+    /// Paths are used at once (Apple: for testing).
+    case aggregate = 3
 }

@@ -84,8 +84,8 @@ let package = Package(
             dependencies: ["BackgroundTasks", "SchedulerCore"]
         ),
         // The example app: a feed reader written as an iOS developer would.
-        .target(name: "FeedReaderExample", dependencies: ["BackgroundTasks", "BackgroundTasksTesting"], path: "Examples/FeedReader/Sources/FeedReaderExample"),
-        .executableTarget(name: "feedreader", dependencies: ["FeedReaderExample", "BackgroundTasks"], path: "Examples/FeedReader/Sources/feedreader"),
+        .target(name: "FeedReaderExample", dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore"], path: "Examples/FeedReader/Sources/FeedReaderExample"),
+        .executableTarget(name: "feedreader", dependencies: ["FeedReaderExample", "BackgroundTasks", "SchedulerCore"], path: "Examples/FeedReader/Sources/feedreader"),
         // The command-line tool.
         .executableTarget(
             name: "bgtask",
@@ -102,27 +102,27 @@ let package = Package(
         // A child process for the SIGKILL durability test: submits in a loop, acknowledging each.
         .executableTarget(
             name: "bgtask-durability-probe",
-            dependencies: ["BackgroundTasks", "SchedulerStore", "ProbeSupport"],
+            dependencies: ["BackgroundTasks", "SchedulerStore", "ProbeSupport", "SchedulerCore"],
             path: "Tests/DurabilityProbe"
         ),
         // One replica of a service for the replica tests: bootstraps the embedded scheduler on
         // BGTASK_STORE_URL, submits its share, records every run it starts.
         .executableTarget(
             name: "bgtask-replica-probe",
-            dependencies: ["BackgroundTasks", "ProbeSupport"],
+            dependencies: ["BackgroundTasks", "ProbeSupport", "SchedulerCore"],
             path: "Tests/ReplicaProbe"
         ),
         // A child process for the two-process ownership test: one process of an app, driven by stdin.
         .executableTarget(
             name: "bgtask-ownership-probe",
-            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport"],
+            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport", "SchedulerCore"],
             path: "Tests/OwnershipProbe"
         ),
         // An embedded app that runs one task of each ordinary handler kind and then idles,
         // for the test that it then takes no wakeups (IdleWakeupTests).
         .executableTarget(
             name: "bgtask-idle-probe",
-            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport"],
+            dependencies: ["BackgroundTasks", "DeviceConditions", "ProbeSupport", "SchedulerCore"],
             path: "Tests/IdleProbe"
         ),
         // An app for the daemon's end-to-end tests: installed with bgtaskd, launched by it,
@@ -136,7 +136,7 @@ let package = Package(
         // starts (launch benchmarks), or a loop of submits (the concurrent-submit benchmark).
         .executableTarget(
             name: "bgtask-bench-app",
-            dependencies: ["BackgroundTasks"],
+            dependencies: ["BackgroundTasks", "SchedulerCore"],
             path: "Benchmarks/BenchApp"
         ),
         // iOS-shaped code compiled in Swift 5 language mode (docs/porting.md): a library the

@@ -2,7 +2,7 @@
 // this module's public API, but are not re-exported: an app that imports BackgroundTasks
 // (or UIKit, SwiftUI) sees Apple's names and this package's few, not the engine's 107
 // types, which would make an app's own `Conditions` or `RetryPolicy` in another of its
-// modules ambiguous (an outside probe: a Mastodon client's `BGAppContext` in every file that
+// modules ambiguous (an outside probe: a Mastodon client's own `AppContext` in every file that
 // imported UIKit). Code that configures the scheduler imports SchedulerCore (a product).
 import SchedulerCore
 // Apple's BackgroundTasks module re-exports Foundation: iOS code that imports only

@@ -269,13 +269,20 @@ private final class ScheduledLegacyNotifications: @unchecked Sendable {
     }
     private var tables: [ObjectIdentifier: Table] = [:]
 
-    /// `application`'s table, under the lock: made afresh when the one kept was another's.
+    /// `application`'s table, under the lock: made afresh when the one kept was another's;
+    /// the tables of applications that are gone are dropped (their notifications with them,
+    /// released after the lock).
     private func withTable<Result>(of application: BGApplication, _ body: (inout [String: UILocalNotification]) -> Result) -> Result {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        let gone = tables.filter { $0.value.application == nil }
+        for key in gone.keys { tables.removeValue(forKey: key) }
         let key = ObjectIdentifier(application)
         var table = tables[key].flatMap { $0.application === application ? $0 : nil } ?? Table(application: application)
-        defer { tables[key] = table }
-        return body(&table.notifications)
+        let result = body(&table.notifications)
+        tables[key] = table
+        lock.unlock()
+        withExtendedLifetime(gone) {}
+        return result
     }
 
     func keep(_ notification: UILocalNotification, for application: BGApplication) {
@@ -322,12 +329,12 @@ extension BGApplication {
         if notificationSettings.types.contains(.alert) { options.insert(.alert) }
         if notificationSettings.types.contains(.sound) { options.insert(.sound) }
         if notificationSettings.types.contains(.badge) { options.insert(.badge) }
-        UNUserNotificationCenter.current().requestAuthorization(options: options) { _, _ in }
+        ownNotificationCenter.requestAuthorization(options: options) { _, _ in }
     }
 
     /// What the user allowed (nil before the app asked).
     public var currentUserNotificationSettings: UIUserNotificationSettings? {
-        let settings = UNUserNotificationCenter.current().currentSettings()
+        let settings = ownNotificationCenter.currentSettings()
         guard settings.authorizationStatus != .notDetermined else { return nil }
         var types: UIUserNotificationType = []
         if settings.alertSetting == .enabled { types.insert(.alert) }
@@ -347,19 +354,19 @@ extension BGApplication {
         }
         let copy = UILocalNotification(copyOf: notification)
         ScheduledLegacyNotifications.shared.keep(copy, for: self)
-        UNUserNotificationCenter.current().add(copy.request(now: Date()))
+        ownNotificationCenter.add(copy.request(now: Date()))
     }
 
     /// Shows `notification` now (a scheduled one stays scheduled; its `fireDate` is not read).
     public func presentLocalNotificationNow(_ notification: UILocalNotification) {
-        UNUserNotificationCenter.current().add(notification.request(now: Date(), immediately: true))
+        ownNotificationCenter.add(notification.request(now: Date(), immediately: true))
     }
 
     /// The notifications scheduled by this process and still pending; setting it cancels
     /// them all and schedules the new ones.
     public var scheduledLocalNotifications: [UILocalNotification]? {
         get {
-            ScheduledLegacyNotifications.shared.notifications(for: UNUserNotificationCenter.current().pendingRequestsNow(), of: self)
+            ScheduledLegacyNotifications.shared.notifications(for: ownNotificationCenter.pendingRequestsNow(), of: self)
         }
         set {
             cancelAllLocalNotifications()
@@ -371,16 +378,25 @@ extension BGApplication {
     /// copy the system keeps), or the app's own object, whose every scheduled copy is cancelled.
     public func cancelLocalNotification(_ notification: UILocalNotification) {
         let identifiers = ScheduledLegacyNotifications.shared.identifiers(of: notification, for: self)
-        UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: identifiers)
+        ownNotificationCenter.removePendingNotificationRequests(withIdentifiers: identifiers)
         ScheduledLegacyNotifications.shared.forget(identifiers, for: self)
     }
 
     /// Cancels every scheduled notification (those of `UILocalNotification`; requests the
     /// app added through UNUserNotificationCenter stay).
     public func cancelAllLocalNotifications() {
-        let center = UNUserNotificationCenter.current()
+        let center = ownNotificationCenter
         let legacy = center.pendingRequestsNow().map(\.identifier).filter { $0.hasPrefix(UILocalNotification.identifierPrefix) }
         center.removePendingNotificationRequests(withIdentifiers: legacy)
         ScheduledLegacyNotifications.shared.forget(legacy, for: self)
+    }
+}
+
+@available(*, deprecated)
+extension BGApplication {
+    /// This app's notification center, whichever app's context is current where the legacy
+    /// call is made.
+    fileprivate var ownNotificationCenter: UNUserNotificationCenter {
+        withOwnContext { UNUserNotificationCenter.current() }
     }
 }

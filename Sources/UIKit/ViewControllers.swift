@@ -7,10 +7,9 @@
 // first asked for (`loadView`, then `viewDidLoad`), as iOS does; nothing appears, so the
 // system never calls the appearance methods (`viewWillAppear(_:)`...).
 //
-// Their base is NSObject, not UIResponder: this package's UIResponder has a `required
-// init()` (so that `@main` can create the app delegate from its type), which would make
-// every view controller subclass with an initializer of its own (`init(viewModel:)` beside
-// `required init?(coder:)`, as UIKit code writes it) fail to compile.
+// Their base is UIResponder, as Apple's: its `init()` is not `required` (delegates are made
+// from their classes by ObjectMaking), so a controller subclass with an initializer of its
+// own (`init(viewModel:)` beside `required init?(coder:)`) compiles as UIKit code writes it.
 import BackgroundTasks
 import Foundation
 

@@ -308,16 +308,24 @@ struct PendingNotificationsFile {
 
     /// Keeps `kept`; the reason when it could not. A file larger than ``sizeLimit`` (the
     /// most it reads back) keeps only the newer half of the delivered list, halved again until
-    /// it fits (said), so that the next launch can read what was written.
+    /// it fits, then of what bgtaskd delivered while the app was away (said), so that the next
+    /// launch can read what was written: the pending requests alone fit (64 of at most
+    /// ``requestSizeLimit``).
     func write(_ kept: KeptNotifications, sizeLimit: Int = sizeLimit) -> String? {
         do {
             var keep = kept
             var data = try JSONEncoder().encode(keep)
             var dropped = 0
-            while data.count > sizeLimit, !keep.delivered.isEmpty {
-                let half = keep.delivered.count / 2
-                dropped += keep.delivered.count - half
-                keep.delivered = Array(keep.delivered.suffix(half))
+            while data.count > sizeLimit, !keep.delivered.isEmpty || !keep.deliveredWhileAway.isEmpty {
+                if !keep.delivered.isEmpty {
+                    let half = keep.delivered.count / 2
+                    dropped += keep.delivered.count - half
+                    keep.delivered = Array(keep.delivered.suffix(half))
+                } else {
+                    let half = keep.deliveredWhileAway.count / 2
+                    dropped += keep.deliveredWhileAway.count - half
+                    keep.deliveredWhileAway = Array(keep.deliveredWhileAway.suffix(half))
+                }
                 data = try JSONEncoder().encode(keep)
             }
             try data.write(to: url, options: .atomic)

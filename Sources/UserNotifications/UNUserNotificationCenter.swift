@@ -114,6 +114,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         /// never be written), and the number of the latest one armed.
         var keepRetry: (armed: Int, timer: (any DriverTimer)?)?
         var keepRetriesArmed = 0
+        /// The tries that found the lock held since the last write (the next waits 2^n seconds,
+        /// at most a minute: each try waits up to a second for the lock on the completion queue).
+        var keepTriesRefused = 0
     }
 
     /// A change to the delivered list.
@@ -342,18 +345,27 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         for problem in problems { host.report(.warning, problem) }
         // Not written without the file's lock (it could write over bgtaskd's record of a
-        // firing): again in a second, and every second until the lock is had; the latest state
-        // is what gets written, so one try stands for every change made meanwhile.
-        guard !held else { return }
+        // firing): again after a second, then two, four... up to a minute, until the lock is
+        // had; the latest state is what gets written, so one try stands for every change made
+        // meanwhile, and a write that went through cancels the try armed before it.
+        guard !held else {
+            let unneeded = state.withLock { state -> (any DriverTimer)? in
+                defer { state.keepRetry = nil; state.keepTriesRefused = 0 }
+                return state.keepRetry?.timer
+            }
+            unneeded?.cancel()
+            return
+        }
         // Armed outside the center's lock (the clock has its own); the timer is kept unless it
         // already fired, and only while it is the latest.
-        guard let number = state.withLock({ state -> Int? in
+        guard let (number, delay) = state.withLock({ state -> (Int, TimeInterval)? in
+            state.keepTriesRefused += 1
             guard state.keepRetry == nil else { return nil }
             state.keepRetriesArmed += 1
             state.keepRetry = (state.keepRetriesArmed, nil)
-            return state.keepRetriesArmed
+            return (state.keepRetriesArmed, min(60, pow(2, Double(min(state.keepTriesRefused, 7) - 1))))
         }) else { return }
-        let timer = host.schedule(at: host.now.addingTimeInterval(1)) { [weak self] in
+        let timer = host.schedule(at: host.now.addingTimeInterval(delay)) { [weak self] in
             guard let self else { return }
             state.withLock { if $0.keepRetry?.armed == number { $0.keepRetry = nil } }
             keepPending()
@@ -479,6 +491,18 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if let error = schedule(request) { throw error }
     }
 
+    /// Whether `badge` is a count an icon can show: a whole number from 0 to `Int.max` (read as
+    /// the integer it holds when it holds one, so `Int.max` is one; as a double otherwise).
+    static func isBadgeCount(_ badge: NSNumber) -> Bool {
+        switch String(cString: badge.objCType) {
+        case "Q", "L", "I", "S", "C": return badge.uint64Value <= UInt64(Int.max)
+        case "q", "l", "i", "s", "c": return badge.int64Value >= 0
+        default:
+            let value = badge.doubleValue
+            return value.isFinite && value >= 0 && value.rounded(.towardZero) == value && value < 0x1p63
+        }
+    }
+
     /// Adds `request` to the schedule and arms its timer; the error refusing it, if any.
     private func schedule(_ request: UNNotificationRequest) -> UNError? {
         loadKeptState()
@@ -486,9 +510,7 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         // A badge is a count the icon shows: a whole number from 0 (none) up, as setBadgeCount
         // takes it. NaN, a fraction, a negative or one past Int.max would set another number.
         if let badge = request.content.badge {
-            let value = badge.doubleValue
-            let whole = value.isFinite && value >= 0 && value.rounded(.towardZero) == value && value < 0x1p63
-            if !whole {
+            if !Self.isBadgeCount(badge) {
                 let error = UNError(.badgeInputInvalid, message: "notification request \"\(request.identifier)\" refused: its badge \(badge.stringValue) is not a count (a whole number from 0, below 2^63)")
                 host.report(.warning, error.message)
                 return error

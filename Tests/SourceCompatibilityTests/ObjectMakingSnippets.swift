@@ -97,7 +97,7 @@ final class ValueOnlyObject: NSObject {
 }
 
 @Suite struct ObjectMakingTests {
-    @Test func aClassIsMadeByTheInitItInheritsDeclaresOrOverrides() {
+    @Test @MainActor func aClassIsMadeByTheInitItInheritsDeclaresOrOverrides() {
         let inheriting = ObjectMaking.make(InheritingObject.self)
         #expect(type(of: inheriting) == InheritingObject.self && inheriting.count == 42 && inheriting.names == ["a", "b"])
         let child = ObjectMaking.make(InheritingChild.self)
@@ -116,7 +116,7 @@ final class ValueOnlyObject: NSObject {
         #expect(ObjectMaking.make(dynamic) is InheritingChild)
     }
 
-    @Test func aMadeObjectIsReleasedOnceWhenTheLastReferenceGoes() {
+    @Test @MainActor func aMadeObjectIsReleasedOnceWhenTheLastReferenceGoes() {
         let counter = MadeObjectCounter()
         for _ in 0..<1_000 {
             let object = ObjectMaking.make(InheritingChild.self)
@@ -129,7 +129,7 @@ final class ValueOnlyObject: NSObject {
 
     @Test func aClassWithoutInitStopsTheProgramAsOniOS() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = ObjectMaking.make(ValueOnlyObject.self)
+            await MainActor.run { _ = ObjectMaking.make(ValueOnlyObject.self) }
         }
         let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
         #expect(text.contains("Use of unimplemented initializer 'init()'") && text.contains("ValueOnlyObject"), "\(text)")

@@ -34,7 +34,24 @@ final class PortraitOnlyController: UIViewController {
     override var supportedInterfaceOrientations: UIInterfaceOrientationMask { .portrait }
 }
 
+/// A window subclass as Xcode writes one (a shake-to-report window): Apple's designated
+/// initializers overridden.
+final class ShakeReportingWindow: UIWindow {
+    var reports = 0
+    override init(frame: CGRect) { super.init(frame: frame) }
+    override init(windowScene: UIWindowScene) { super.init(windowScene: windowScene) }
+    required init?(coder: NSCoder) { fatalError("init(coder:) has not been implemented") }
+}
+
 @Suite struct OrientationLockTests {
+    @Test @MainActor func aWindowSubclassOverridesApplesInitializersAndInheritsInit() {
+        let window = ShakeReportingWindow(frame: CGRect(x: 0, y: 0, width: 10, height: 20))
+        #expect(window.frame.size.height == 20 && window.reports == 0)
+        // Overriding all three, it inherits init(), so its appearance proxy can be made.
+        #expect(ShakeReportingWindow.appearance() === ShakeReportingWindow.appearance())
+        #expect(UIWindow().frame == .zero)
+    }
+
     @Test @MainActor func portraitIsMetAndAnotherOrientationIsDenied() async {
         let scene = UIWindowScene(session: UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication)),
                                   connectionOptions: UIScene.ConnectionOptions())

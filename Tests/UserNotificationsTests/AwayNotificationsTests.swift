@@ -270,7 +270,7 @@ struct AwayNotificationsTests {
         #expect(host.pending.isEmpty)
     }
 
-    @Test("a change made while another process holds the file's lock is kept once the lock is free, however long it is held; a removal too")
+    @Test("a change made while another process holds the file's lock is kept once the lock is free, however long it is held, tried after 1, 2, 4... s; a removal too")
     func keepingWaitsForTheLock() async throws {
         let host = FakeNotificationHost()
         let center = UNUserNotificationCenter(host: host)
@@ -278,18 +278,22 @@ struct AwayNotificationsTests {
         host.lockedByAnother = true
         try await center.add(reminder("later", after: 3_600))
         #expect(host.pending.isEmpty, "not written without the lock")
+        // Tried again after 1, 2, 4... seconds (at 1, 3, 7).
         host.advance(by: 5)
         #expect(host.pending.isEmpty, "still held")
         host.lockedByAnother = false
         host.advance(by: 1)
+        #expect(host.pending.isEmpty, "the next try is at 7 s")
+        host.advance(by: 1)
         #expect(host.pending.map(\.identifier) == ["later"])
+        // A write that went through starts the backing off again.
         host.lockedByAnother = true
         center.removePendingNotificationRequests(withIdentifiers: ["later"])
-        host.advance(by: 3)
+        host.advance(by: 2)
         #expect(host.pending.map(\.identifier) == ["later"], "still held")
         host.lockedByAnother = false
         host.advance(by: 1)
-        #expect(host.pending.isEmpty, "the removal kept")
+        #expect(host.pending.isEmpty, "the removal kept at the try 3 s after it")
     }
 
     @Test("a file no app could have written is not delivered from: more than 64 pending, or a date beyond the calendar; 64 due at once are")

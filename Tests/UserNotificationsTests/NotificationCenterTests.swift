@@ -735,6 +735,13 @@ struct NotificationCenterTests {
         let said = file.write(KeptNotifications(delivered: delivered), sizeLimit: 5_000)
         #expect(said?.contains("the 6 oldest are not kept") == true, "\(String(describing: said))")
         #expect(file.read().kept.delivered.map(\.request.identifier) == ["n6", "n7"])
+        // What bgtaskd delivered while the app was away (a repeating request's moments) is
+        // halved too once the list is gone: the file always reads back.
+        let away = delivered.map { AwayDelivery(request: $0.request, date: $0.date, listed: false) }
+        let awaySaid = file.write(KeptNotifications(delivered: Array(delivered.prefix(2)), deliveredWhileAway: away), sizeLimit: 5_000)
+        #expect(awaySaid?.contains("oldest are not kept") == true, "\(String(describing: awaySaid))")
+        let back = file.read()
+        #expect(back.problem == nil && back.kept.delivered.isEmpty && back.kept.deliveredWhileAway.map(\.request.identifier) == ["n6", "n7"])
     }
 
     @Test("a process's changes to the delivered list join what another process kept meanwhile, rather than write over it")
@@ -839,6 +846,8 @@ struct NotificationCenterTests {
             }
         }
         #expect(host.badge == nil, "no badge was set")
+        #expect(UNUserNotificationCenter.isBadgeCount(NSNumber(value: Int.max)) && UNUserNotificationCenter.isBadgeCount(NSNumber(value: 0)))
+        #expect(UNUserNotificationCenter.isBadgeCount(NSNumber(value: 7.0)) && !UNUserNotificationCenter.isBadgeCount(NSNumber(value: UInt64(Int.max) + 1)))
         content.badge = 3
         try await center.add(UNNotificationRequest(identifier: "badge", content: content, trigger: nil))
         #expect(host.badge == 3)

@@ -171,6 +171,14 @@ public final class BGApplication: @unchecked Sendable {
         context.driver.log(level, app: context.app, text)
     }
 
+    /// Runs `body` with this application's own app context current, so that what it resolves
+    /// (`UNUserNotificationCenter.current()`) is this app's, whichever app's context is current
+    /// where it is called (a simulator runs several in one process).
+    package func withOwnContext<R>(_ body: () throws -> R) rethrows -> R {
+        guard let context else { return try body() }
+        return try context.withCurrent(body)
+    }
+
     var requiredContext: BGAppContext {
         guard let context else { BGProgrammingError.raise("BGApplication used after its app context was released") }
         return context

@@ -13,6 +13,9 @@ package enum ObjectMaking {
     /// A new instance of `type`, made by its `init()`. A class that has no `init()` (it
     /// declares other designated initializers only) stops the program with "Use of
     /// unimplemented initializer 'init()'", as it does on iOS.
+    /// Main-actor: the classes made so are delegates and windows, whose `init()` is the main
+    /// actor's, and it runs here, synchronously.
+    @MainActor
     package static func make<Object: NSObject>(_ type: Object.Type) -> Object {
         // `type` is a subclass of NSObject (or NSObject), whose metadata the runtime reads:
         // the metatype of a Swift class is its metadata's address.

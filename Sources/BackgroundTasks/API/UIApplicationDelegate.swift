@@ -70,16 +70,30 @@ open class UIWindow: UIResponder {
     /// Whether the window is hidden: until ``makeKeyAndVisible()``, as Apple's windows are.
     package var windowIsHidden = true
 
+    // Apple's designated initializers (a window subclass writes `override init(frame:)` or
+    // `override init(windowScene:)` and `required init?(coder:)`, as Xcode asks), and `init()`
+    // as a convenience over them, so that a subclass overriding all three inherits it.
+
     /// A window of `windowScene`.
-    public convenience init(windowScene: UIWindowScene) {
-        self.init()
+    public init(windowScene: UIWindowScene) {
+        super.init()
         self.windowScene = windowScene
     }
 
     /// A window of `frame` (apps pass `UIScreen.main.bounds`).
-    public convenience init(frame: CGRect) {
-        self.init()
+    public init(frame: CGRect) {
         self.frame = frame
+        super.init()
+    }
+
+    /// A window from an archive. Linux has no storyboards: an empty window, as `init()`.
+    public required init?(coder: NSCoder) {
+        super.init()
+    }
+
+    /// A window with an empty frame, not in a scene.
+    public convenience override init() {
+        self.init(frame: .zero)
     }
 
     /// Makes the window the key window (it shows nothing on Linux): its root view

@@ -149,7 +149,7 @@ open class UIWindowScene: UIScene {
     /// orientation lock does. Linux has no screen to turn: the interface stays portrait
     /// (``interfaceOrientation``). A request whose orientations include portrait is met as it
     /// stands; one that excludes it is denied: `errorHandler` gets
-    /// ``UISceneError/Code-swift.enum/geometryRequestDenied`` on the main queue, as iOS tells a
+    /// `UISceneError.Code.geometryRequestDenied` on the main queue, as iOS tells a
     /// request it does not grant. The preferences are kept
     /// (``requestedGeometryPreferences``).
     @preconcurrency
@@ -165,17 +165,9 @@ open class UIWindowScene: UIScene {
 
 /// An error of a scene's request (Apple: `UISceneError`, domain `UISceneErrorDomain`).
 public struct UISceneError: CustomNSError, Hashable, Sendable {
-    /// What went wrong, with Apple's numbers.
-    public enum Code: Int, Hashable, Sendable {
-        /// The app asked for another scene, and supports only one.
-        case multipleScenesNotSupported = 0
-        /// The request was denied.
-        case requestDenied = 1
-        /// A geometry request that is invalid or unsupported.
-        case geometryRequestUnsupported = 100
-        /// A valid geometry request the system denied (Linux: an orientation other than portrait).
-        case geometryRequestDenied = 101
-    }
+    /// What went wrong, with Apple's numbers (an open C enum, as Apple's: a `switch` needs
+    /// its `@unknown default`).
+    public typealias Code = UISceneErrorCode
 
     /// The error's code.
     public let code: Code
@@ -193,17 +185,18 @@ public struct UISceneError: CustomNSError, Hashable, Sendable {
         case .requestDenied: "The request was denied."
         case .geometryRequestUnsupported: "The geometry request is invalid or unsupported."
         case .geometryRequestDenied: "The geometry request was denied: Linux keeps the interface in portrait."
+        default: "Scene error \(code.rawValue)."
         }
         return [NSLocalizedDescriptionKey: description]
     }
 
-    /// ``Code-swift.enum/multipleScenesNotSupported``.
+    /// `Code.multipleScenesNotSupported`.
     public static var multipleScenesNotSupported: Code { .multipleScenesNotSupported }
-    /// ``Code-swift.enum/requestDenied``.
+    /// `Code.requestDenied`.
     public static var requestDenied: Code { .requestDenied }
-    /// ``Code-swift.enum/geometryRequestUnsupported``.
+    /// `Code.geometryRequestUnsupported`.
     public static var geometryRequestUnsupported: Code { .geometryRequestUnsupported }
-    /// ``Code-swift.enum/geometryRequestDenied``.
+    /// `Code.geometryRequestDenied`.
     public static var geometryRequestDenied: Code { .geometryRequestDenied }
 }
 

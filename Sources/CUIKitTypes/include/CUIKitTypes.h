@@ -211,6 +211,18 @@ typedef BGTASK_OPEN_ENUM UIUserInterfaceActiveAppearance : long {
     UIUserInterfaceActiveAppearanceActive = 1,
 } UIUserInterfaceActiveAppearance;
 
+/// What went wrong with a scene's request (Apple: `UISceneError.Code`, open as Apple's C enum).
+typedef BGTASK_OPEN_ENUM UISceneErrorCode : long {
+    /// The app asked for another scene, and supports only one.
+    UISceneErrorCodeMultipleScenesNotSupported = 0,
+    /// The request was denied.
+    UISceneErrorCodeRequestDenied = 1,
+    /// A geometry request that is invalid or unsupported.
+    UISceneErrorCodeGeometryRequestUnsupported = 100,
+    /// A valid geometry request the system denied (Linux: an orientation other than portrait).
+    UISceneErrorCodeGeometryRequestDenied = 101,
+} UISceneErrorCode;
+
 /// The system icons of a Home Screen quick action (Apple: `UIApplicationShortcutIcon.IconType`).
 typedef BGTASK_OPEN_ENUM UIApplicationShortcutIconType : long {
     UIApplicationShortcutIconTypeCompose = 0,

@@ -79,10 +79,11 @@ public enum DecodingErrorText {
         var suspects: [(steps: [Step], text: String)] = []
         collectSuspects(in: tree, steps: [], into: &suspects)
         guard !suspects.isEmpty else { return nil }
-        /// Whether the document with the first `count` suspects set to 0 still fails unplaced.
+        /// Whether the document with the first `count` suspects set to 0 still fails unplaced
+        /// (one rebuild of the tree, in the order the suspects were collected).
         func stillFails(zeroing count: Int) -> Bool {
-            var changed = tree
-            for suspect in suspects.prefix(count) { changed = replacing(in: changed, at: suspect.steps[...], with: NSNumber(value: 0)) }
+            var seen = 0
+            let changed = zeroingSuspects(in: tree, first: count, seen: &seen)
             guard let bytes = try? JSONSerialization.data(withJSONObject: changed, options: [.fragmentsAllowed]) else { return true }
             do {
                 try decode(bytes)
@@ -114,10 +115,7 @@ public enum DecodingErrorText {
     private static func collectSuspects(in value: Any, steps: [Step], into suspects: inout [(steps: [Step], text: String)]) {
         switch value {
         case let number as NSNumber:
-            // (JSONSerialization's booleans are NSNumbers too, 0 and 1: never suspects.)
-            let double = number.doubleValue
-            let whole = double.isFinite && double.rounded(.towardZero) == double && abs(double) < 0x1p63
-            if !whole || double < 0 { suspects.append((steps, number.stringValue)) }
+            if isSuspect(number) { suspects.append((steps, number.stringValue)) }
         case let array as [Any]:
             for (index, element) in array.enumerated() { collectSuspects(in: element, steps: steps + [.index(index)], into: &suspects) }
         case let object as [String: Any]:
@@ -127,19 +125,32 @@ public enum DecodingErrorText {
         }
     }
 
-    /// `value` with the element at `steps` replaced by `replacement`.
-    private static func replacing(in value: Any, at steps: ArraySlice<Step>, with replacement: Any) -> Any {
-        guard let step = steps.first else { return replacement }
-        switch (step, value) {
-        case (.index(let index), var array as [Any]) where array.indices.contains(index):
-            array[index] = replacing(in: array[index], at: steps.dropFirst(), with: replacement)
-            return array
-        case (.key(let key), var object as [String: Any]):
-            if let inner = object[key] { object[key] = replacing(in: inner, at: steps.dropFirst(), with: replacement) }
-            return object
+    /// `value` with its first `count` suspects (as ``collectSuspects(in:steps:into:)`` orders
+    /// them; `seen` counts those passed) set to 0.
+    private static func zeroingSuspects(in value: Any, first count: Int, seen: inout Int) -> Any {
+        guard seen < count else { return value }
+        switch value {
+        case let number as NSNumber:
+            guard isSuspect(number) else { return number }
+            seen += 1
+            return NSNumber(value: 0)
+        case let array as [Any]:
+            return array.map { zeroingSuspects(in: $0, first: count, seen: &seen) }
+        case let object as [String: Any]:
+            var changed = object
+            for key in object.keys.sorted() { changed[key] = zeroingSuspects(in: object[key]!, first: count, seen: &seen) }
+            return changed
         default:
             return value
         }
+    }
+
+    /// Whether some field may refuse `number`: negative, not whole, or beyond a 64-bit whole
+    /// number (JSONSerialization's booleans, 0 and 1, never are).
+    private static func isSuspect(_ number: NSNumber) -> Bool {
+        let double = number.doubleValue
+        let whole = double.isFinite && double.rounded(.towardZero) == double && abs(double) < 0x1p63
+        return !whole || double < 0
     }
 
     /// A key path as `request.app._0.submit._0.earliestBeginDate` (array indices as `[2]`).

@@ -107,7 +107,7 @@ public final class BGApplication: @unchecked Sendable {
     /// (replacing the handlers given to ``setBackgroundFetchHandler(_:)`` and
     /// ``setRemoteNotificationHandler(_:)``). Its launch methods are ``UIApplicationMain(delegate:)``'s
     /// to call.
-    @MainActor public var delegate: (any UIApplicationDelegate)? {
+    @preconcurrency @MainActor public var delegate: (any UIApplicationDelegate)? {
         didSet {
             remoteNotifications.withLock { [delegate] in $0.delegateIsSet = delegate != nil }
             if delegateObservers.isEmpty, delegate != nil { connectDelegate() }

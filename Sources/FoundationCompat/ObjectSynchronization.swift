@@ -24,15 +24,22 @@ enum ObjectSynchronization {
 
     private static let table = Table()
 
-    /// The identity of `object`: an instance of a class, or a class, unwrapped from any
-    /// optionals around it (`objc_sync_enter(weakDelegate)` locks the delegate, as Apple's
-    /// bridging does); `nil` for a value or an empty optional.
-    static func key(of object: Any) -> ObjectIdentifier? {
+    /// `object` out of any optionals around it (`nil` for an empty one), as Apple's bridging
+    /// hands the runtime's functions the object an optional holds.
+    static func unwrapped(_ object: Any) -> Any? {
         var value = object
         while case let mirror = Mirror(reflecting: value), mirror.displayStyle == .optional {
             guard let wrapped = mirror.children.first?.value else { return nil }
             value = wrapped
         }
+        return value
+    }
+
+    /// The identity of `object`: an instance of a class, or a class, unwrapped from any
+    /// optionals around it (`objc_sync_enter(weakDelegate)` locks the delegate, as Apple's
+    /// bridging does); `nil` for a value or an empty optional.
+    static func key(of object: Any) -> ObjectIdentifier? {
+        guard let value = unwrapped(object) else { return nil }
         if let type = value as? AnyObject.Type { return ObjectIdentifier(type) }
         guard type(of: value) is AnyClass else { return nil }
         return ObjectIdentifier(value as AnyObject)

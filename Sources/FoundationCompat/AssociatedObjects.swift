@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 // Associated objects, which Apple's Foundation brings with the Objective-C runtime: Swift
 // extensions store a property on a class they do not own with them
@@ -91,14 +90,27 @@ enum AssociatedObjects {
         var values: [UInt: Held] = [:]
     }
 
-    private struct Table: Sendable {
+    private struct Table {
         var entries: [ObjectIdentifier: Entry] = [:]
         /// Associations made since the last sweep: the next comes after 128 of them, or a
         /// quarter of the table's entries if more (each sweep reads every entry).
         var setsSinceSweep = 0
     }
 
-    private static let table = Mutex(Table())
+    /// The table behind a lock (an `NSLock`, as ObjectSynchronization's table: this module
+    /// takes no `Mutex`, whose ThreadSanitizer stand-in lives in SchedulerCore). @unchecked
+    /// Sendable: `table` is only read and written while `lock` is held.
+    private final class Locked: @unchecked Sendable {
+        let lock = NSLock()
+        var table = Table()
+        func withLock<Result>(_ body: (inout Table) -> Result) -> Result {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&table)
+        }
+    }
+
+    private static let table = Locked()
 
     /// The object `object` is (an optional unwrapped), or `nil` for a value.
     static func owner(_ object: Any) -> AnyObject? {

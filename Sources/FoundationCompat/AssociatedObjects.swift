@@ -5,8 +5,8 @@ import Foundation
 // (`objc_setAssociatedObject(self, &Keys.task, task, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)`,
 // a download library's tasks on its requests). Linux has no Objective-C runtime: the values
 // are kept in one table by object identity, with the object held weakly. Without the
-// runtime nothing is told when an object goes, so its values are released at the next
-// association made after (a table sweep), not at once (docs/porting.md, "Imports").
+// runtime nothing is told when an object goes, so its values are released at a later sweep
+// of the table, not at once (docs/porting.md, "Imports").
 
 /// How an associated value is held (Apple: `objc_AssociationPolicy`, with its raw values).
 public enum objc_AssociationPolicy: UInt, Sendable {
@@ -57,20 +57,18 @@ public func objc_removeAssociatedObjects(_ object: Any) {
     AssociatedObjects.removeAll(for: owner)
 }
 
-/// A weak reference to an associated object (`OBJC_ASSOCIATION_ASSIGN`). @unchecked
-/// Sendable: a weak reference is read and written atomically by the Swift runtime, and it is
-/// only read under the table's mutex.
-final class WeakReference: @unchecked Sendable {
+/// A weak reference to an associated object (`OBJC_ASSOCIATION_ASSIGN`).
+final class WeakReference {
     weak var object: AnyObject?
     init(_ object: AnyObject) { self.object = object }
 }
 
-/// The table of associated values.
+/// The table of associated values: each object's values by key, the object held weakly
+/// (``WeaklyKeyedTable``: one made where a released one was finds nothing, and the values of
+/// one that went are released at a sweep).
 enum AssociatedObjects {
     /// How one value is held.
-    enum Held: @unchecked Sendable {
-        // @unchecked: the values are the app's, handed over to be kept and handed back as
-        // they are; they are only reached under the table's mutex.
+    enum Held {
         case strong(Any)
         case weak(WeakReference)
 
@@ -82,35 +80,7 @@ enum AssociatedObjects {
         }
     }
 
-    /// One object's values, with the object held weakly (an object made where a released one
-    /// was does not find its values).
-    private struct Entry: @unchecked Sendable {
-        // @unchecked: the weak reference is only read and written under the table's mutex.
-        weak var owner: AnyObject?
-        var values: [UInt: Held] = [:]
-    }
-
-    private struct Table {
-        var entries: [ObjectIdentifier: Entry] = [:]
-        /// Associations made since the last sweep: the next comes after 128 of them, or a
-        /// quarter of the table's entries if more (each sweep reads every entry).
-        var setsSinceSweep = 0
-    }
-
-    /// The table behind a lock (an `NSLock`, as ObjectSynchronization's table: this module
-    /// takes no `Mutex`, whose ThreadSanitizer stand-in lives in SchedulerCore). @unchecked
-    /// Sendable: `table` is only read and written while `lock` is held.
-    private final class Locked: @unchecked Sendable {
-        let lock = NSLock()
-        var table = Table()
-        func withLock<Result>(_ body: (inout Table) -> Result) -> Result {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&table)
-        }
-    }
-
-    private static let table = Locked()
+    private static let table = WeaklyKeyedTable<AnyObject, [UInt: Held]>()
 
     /// The object `object` is (an optional unwrapped), or `nil` for a value.
     static func owner(_ object: Any) -> AnyObject? {
@@ -119,47 +89,21 @@ enum AssociatedObjects {
     }
 
     static func set(_ held: Held?, for owner: AnyObject, key: UInt) {
-        let released = table.withLock { table -> [Entry] in
-            let identifier = ObjectIdentifier(owner)
-            var released: [Entry] = []
-            var entry: Entry
-            if let kept = table.entries[identifier], kept.owner === owner {
-                entry = kept
-            } else {
-                // Another object's, made where a released one was: its values go.
-                if let stale = table.entries[identifier] { released.append(stale) }
-                entry = Entry(owner: owner)
-            }
-            if let replaced = entry.values[key] { released.append(Entry(owner: nil, values: [key: replaced])) }
-            entry.values[key] = held
-            table.entries[identifier] = entry.values.isEmpty ? nil : entry
-            // The values of objects that went are released at a sweep.
-            table.setsSinceSweep += 1
-            if table.setsSinceSweep >= max(128, table.entries.count / 4) {
-                released += table.entries.values.filter { $0.owner == nil }
-                table.entries = table.entries.filter { $0.value.owner != nil }
-                table.setsSinceSweep = 0
-            }
-            return released
+        // The value replaced is released after the table's lock, as the table releases those
+        // of objects that went.
+        let replaced = table.update(owner, default: [:]) { values in
+            defer { values[key] = held }
+            return values[key]
         }
-        // Released after the lock: a value's deinit may be anything, even an association.
-        withExtendedLifetime(released) {}
+        withExtendedLifetime(replaced) {}
     }
 
     static func value(for owner: AnyObject, key: UInt) -> Any? {
-        table.withLock { table in
-            guard let entry = table.entries[ObjectIdentifier(owner)], entry.owner === owner else { return nil }
-            return entry.values[key]?.value
-        }
+        table.value(of: owner)?[key]?.value
     }
 
     static func removeAll(for owner: AnyObject) {
-        let removed = table.withLock { table -> Entry? in
-            let identifier = ObjectIdentifier(owner)
-            guard let entry = table.entries[identifier], entry.owner === owner else { return nil }
-            table.entries[identifier] = nil
-            return entry
-        }
+        let removed = table.remove(owner)
         withExtendedLifetime(removed) {}
     }
 }

@@ -255,34 +255,17 @@ open class UIUserNotificationSettings: NSObject, @unchecked Sendable {
 
 /// The legacy notifications scheduled by this process, per app (a simulated device runs
 /// several apps in one process, each with its own center) and by request identifier, so that
-/// `scheduledLocalNotifications` gives back the copies the system keeps. @unchecked Sendable:
-/// `tables` is read and written only under `lock`.
+/// `scheduledLocalNotifications` gives back the copies the system keeps.
 @available(*, deprecated)
-private final class ScheduledLegacyNotifications: @unchecked Sendable {
+private final class ScheduledLegacyNotifications: Sendable {
     static let shared = ScheduledLegacyNotifications()
-    private let lock = NSLock()
-    /// One app's notifications, with its application held weakly: a table whose application
-    /// is gone is another app's place no longer (an identifier may be reused).
-    private struct Table {
-        weak var application: BGApplication?
-        var notifications: [String: UILocalNotification] = [:]
-    }
-    private var tables: [ObjectIdentifier: Table] = [:]
+    /// Each app's notifications, with its application held weakly: a table whose application
+    /// is gone is another app's place no longer (an identifier may be reused), and goes.
+    private let tables = WeaklyKeyedTable<BGApplication, [String: UILocalNotification]>()
 
-    /// `application`'s table, under the lock: made afresh when the one kept was another's;
-    /// the tables of applications that are gone are dropped (their notifications with them,
-    /// released after the lock).
+    /// `body` on `application`'s notifications, under the table's lock.
     private func withTable<Result>(of application: BGApplication, _ body: (inout [String: UILocalNotification]) -> Result) -> Result {
-        lock.lock()
-        let gone = tables.filter { $0.value.application == nil }
-        for key in gone.keys { tables.removeValue(forKey: key) }
-        let key = ObjectIdentifier(application)
-        var table = tables[key].flatMap { $0.application === application ? $0 : nil } ?? Table(application: application)
-        let result = body(&table.notifications)
-        tables[key] = table
-        lock.unlock()
-        withExtendedLifetime(gone) {}
-        return result
+        tables.update(application, default: [:], body)
     }
 
     func keep(_ notification: UILocalNotification, for application: BGApplication) {

@@ -495,11 +495,9 @@ open class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// the integer it holds when it holds one, so `Int.max` is one; as a double otherwise).
     static func isBadgeCount(_ badge: NSNumber) -> Bool {
         switch String(cString: badge.objCType) {
-        case "Q", "L", "I", "S", "C": return badge.uint64Value <= UInt64(Int.max)
+        case "Q", "L", "I", "S", "C": return Int(exactly: badge.uint64Value) != nil
         case "q", "l", "i", "s", "c": return badge.int64Value >= 0
-        default:
-            let value = badge.doubleValue
-            return value.isFinite && value >= 0 && value.rounded(.towardZero) == value && value < 0x1p63
+        default: return (Int(exactly: badge.doubleValue) ?? -1) >= 0
         }
     }
 

@@ -119,15 +119,23 @@ final class NamedSceneAppDelegate: UIResponder, UIApplicationDelegate {
 final class BrandedWindow: UIWindow {}
 
 @Suite struct NinthProbeTests {
-    @Test @MainActor func anNSObjectSceneDelegateIsMadeByItsInitAndHearsTheScenesStates() async throws {
+    /// The app launched by the user on a simulated device, with a scene configuration (its
+    /// delegate class named by `manifestClass`, or by the app delegate), one second played.
+    @MainActor
+    private func launchedByUser(_ delegate: any UIApplicationDelegate, manifestClass: String? = nil) async throws -> (SimulatedDevice, BGAppContext) {
         let device = try compatDevice()
         var manifest = compatManifest
-        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
-        let delegate = ObjectSceneAppDelegate()
+        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: manifestClass)]
         let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
             UIApplication.shared.delegate = delegate
         }
         await device.run(for: 1)
+        return (device, context)
+    }
+
+    @Test @MainActor func anNSObjectSceneDelegateIsMadeByItsInitAndHearsTheScenesStates() async throws {
+        let delegate = ObjectSceneAppDelegate()
+        let (device, context) = try await launchedByUser(delegate)
         let scene = try #require(context.application.connectedScenes.first)
         let sceneDelegate = try #require(scene.delegate as? ObjectSceneDelegate)
         #expect(sceneDelegate.events == ["init", "willConnect", "didEnterBackground"])
@@ -136,15 +144,9 @@ final class BrandedWindow: UIWindow {}
     }
 
     @Test @MainActor func aSceneDelegateThatIsNotAnNSObjectIsSaidAndTheAppDelegateHearsTheAppsStates() async throws {
-        let device = try compatDevice()
-        var manifest = compatManifest
-        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
         let delegate = NamedSceneAppDelegate()
         delegate.delegateClass = PlainSceneDelegate.self
-        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
-            UIApplication.shared.delegate = delegate
-        }
-        await device.run(for: 1)
+        let (device, context) = try await launchedByUser(delegate)
         #expect(context.application.connectedScenes.isEmpty)
         let said = device.log.messages.map(\.text).filter { $0.contains("PlainSceneDelegate") }
         #expect(said.count == 1, "\(device.log.messages)")
@@ -153,29 +155,17 @@ final class BrandedWindow: UIWindow {}
     }
 
     @Test @MainActor func aManifestsMissingSceneDelegateIsSaidAndTheAppDelegateHearsTheAppsStates() async throws {
-        let device = try compatDevice()
-        var manifest = compatManifest
-        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: "NoSuchModule.NoSuchSceneDelegate")]
         let delegate = NamedSceneAppDelegate()
-        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
-            UIApplication.shared.delegate = delegate
-        }
-        await device.run(for: 1)
+        let (device, context) = try await launchedByUser(delegate, manifestClass: "NoSuchModule.NoSuchSceneDelegate")
         #expect(context.application.connectedScenes.isEmpty)
         #expect(device.log.messages.contains { $0.text.contains("NoSuchSceneDelegate") && $0.text.contains("app delegate is told") })
         #expect(delegate.events == ["didEnterBackground"])
     }
 
     @Test @MainActor func aSceneDelegateMakesItsWindowInCodeAndTheWindowJoinsTheScene() async throws {
-        let device = try compatDevice()
-        var manifest = compatManifest
-        manifest.sceneConfigurations = [.init(name: "Default Configuration", delegateClassName: nil)]
         let delegate = NamedSceneAppDelegate()
         delegate.delegateClass = CodeWindowSceneDelegate.self
-        let context = device.install(app: compatApp, manifest: manifest, launchedByUser: true) {
-            UIApplication.shared.delegate = delegate
-        }
-        await device.run(for: 1)
+        let (_, context) = try await launchedByUser(delegate)
         let scene = try #require(context.application.connectedScenes.first as? UIWindowScene)
         let sceneDelegate = try #require(scene.delegate as? CodeWindowSceneDelegate)
         let window = try #require(sceneDelegate.window)

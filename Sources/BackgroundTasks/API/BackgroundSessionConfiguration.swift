@@ -145,39 +145,7 @@ enum SessionConfigurationSwitches {
 
     /// Changes the switches of `configuration`.
     static func update(_ configuration: URLSessionConfiguration, _ change: (inout Switches) -> Void) {
-        table.update(configuration, default: Switches(), change)
-    }
-}
-
-/// Values kept per object for classes that have no storage for them (swift-corelibs-foundation's
-/// URL loading classes), held weakly: an object that goes takes its value with it, and a new
-/// object at the same address does not inherit it. Entries are pruned when one is written.
-final class WeaklyKeyedTable<Object: AnyObject, Value: Sendable>: Sendable {
-    private struct Entry: @unchecked Sendable {
-        // @unchecked: the weak reference is only read and written under the table's mutex.
-        weak var object: Object?
-        var value: Value
-    }
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    /// The value of `object`, or nil when none was set.
-    func value(of object: Object) -> Value? {
-        entries.withLock { entries in
-            guard let entry = entries[ObjectIdentifier(object)], entry.object === object else { return nil }
-            return entry.value
-        }
-    }
-
-    /// Changes the value of `object` (from `initial` when none was set).
-    func update(_ object: Object, default initial: Value, _ change: (inout Value) -> Void) {
-        entries.withLock { entries in
-            let key = ObjectIdentifier(object)
-            var value = initial
-            if let entry = entries[key], entry.object === object { value = entry.value }
-            change(&value)
-            entries = entries.filter { $0.value.object != nil }
-            entries[key] = Entry(object: object, value: value)
-        }
+        table.update(configuration, default: Switches()) { change(&$0) }
     }
 }
 

@@ -148,9 +148,7 @@ public enum DecodingErrorText {
     /// Whether some field may refuse `number`: negative, not whole, or beyond a 64-bit whole
     /// number (JSONSerialization's booleans, 0 and 1, never are).
     private static func isSuspect(_ number: NSNumber) -> Bool {
-        let double = number.doubleValue
-        let whole = double.isFinite && double.rounded(.towardZero) == double && abs(double) < 0x1p63
-        return !whole || double < 0
+        (Int(exactly: number.doubleValue) ?? -1) < 0
     }
 
     /// A key path as `request.app._0.submit._0.earliestBeginDate` (array indices as `[2]`).

@@ -13,6 +13,9 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, @u
     public static let identifier = "com.example.podcasts.downloads"
     /// What finished, as the text downloaded.
     public private(set) var finished: [String] = []
+    /// Where the last download was (the test removes it: swift-corelibs-foundation leaves the
+    /// file where iOS removes it once the delegate returns; docs/porting.md).
+    public private(set) var lastLocation: URL?
     /// Called when a download finished (the test waits on it).
     public var onFinish: ((String) -> Void)?
     /// The completion handler kept from the app delegate, called once the session's events are in.
@@ -44,6 +47,7 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, @u
         // The file goes when this returns: read (or move) it now.
         let text = (try? String(contentsOf: location, encoding: .utf8)) ?? ""
         finished.append(text)
+        lastLocation = location
         onFinish?(text)
     }
 

@@ -10,6 +10,7 @@ extension UsageModel {
     /// - `opened 2 times, no regular hours yet; no likely launch within 12 h`
     /// - `opened 1 time, no regular hours yet (every hour looks likely: refreshes are spread); next likely launch Mon 10:00 (p=0.67)`
     /// - `never opened (known since Sat 2026-05-09 06:13): refreshes run when eligible; processing allowed until Sat 2026-05-16 06:13`
+    /// - `opened 12 times, no regular hours yet; 87 % of launches came in hours the history did not foresee: refreshes are spread over every hour; next likely launch ...`
     /// - `...; the network usually goes away around 19:00 on Fridays: refreshes go before it`
     /// - `...; the device usually holds refreshes around 19:00 on weekdays (Low Power Mode or heat): refreshes go before it`
     /// - `...; not opened for 9 d: no processing runs until the app is opened`
@@ -34,6 +35,13 @@ extension UsageModel {
         let habits = unsure ? nil : Self.describeHabits(likely)
         parts.append(habits.map { "usually opened around \($0)" }
             ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet" + (likely.isEmpty ? "" : " (every hour looks likely: refreshes are spread)"))
+
+        // Said once the floor reaches a quarter of the overall rate (below, it changes little)
+        // and a few launches were judged (the first ones are all unforeseen).
+        let unforeseen = unforeseenShare(at: now)
+        if unforeseen >= 0.5, foregroundCount >= 5 {
+            parts.append("\(Int((unforeseen * 100).rounded())) % of launches came in hours the history did not foresee: refreshes are spread over every hour")
+        }
 
         if let launch = nextLikelyLaunch(after: now, now: now) {
             // The likelihood the placement judges by (the hour's own evidence blended with

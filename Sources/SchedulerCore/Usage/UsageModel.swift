@@ -92,6 +92,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     private var followWeights: [Double]
     /// Per hour of the week, the start of the latest occurrence whose follow is counted.
     private var lastCountedFollow: [Date?]
+    /// Decayed sum, over the occurrences counted in `launchWeights`, of how unforeseen each
+    /// one's launch was when it came (``unforeseenness(ofOccurrenceStartingAt:bucket:)``), as
+    /// of `weightsAsOf`: the numerator of ``unforeseenShare(at:)``.
+    private var unforeseenWeight: Double = 0
+    /// Decayed count of the occurrences judged so (the denominator), as of `weightsAsOf`.
+    private var judgedLaunchWeight: Double = 0
     /// The starts of the device's network losses of an hour or more
     /// (``recordNetworkLoss(at:)``), ascending, at most one per hour and at most
     /// ``networkLossMemory`` of them (the oldest go first).
@@ -148,12 +154,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ignored.
     public mutating func recordForeground(at date: Date) {
         guard LocalWeek.isRepresentable(date) else { return }
-        likelihoodMemo = LikelihoodMemo()
+        // The likelihood tables stay until an occurrence is counted (countOccurrence empties
+        // them): the launch is judged against the table of the evidence before it.
         foregroundCount += 1
         let previousUse = lastUse
         lastUse = max(lastUse ?? date, date)
         if date < observedSince {
             observedSince = date
+            likelihoodMemo = LikelihoodMemo()
             sharesMemo = LikelihoodMemo()
         }
 
@@ -462,6 +470,9 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// which the app was opened, unless it (or a later occurrence of that hour) already is.
     private mutating func countOccurrence(startingAt start: Date, bucket: Int, slot: Int?) {
         if let counted = lastCountedOccurrence[bucket], start <= counted { return }
+        // Judged before the occurrence is counted: what the history said of it beforehand.
+        let unforeseen = unforeseenness(ofOccurrenceStartingAt: start, bucket: bucket)
+        likelihoodMemo = LikelihoodMemo()
         lastCountedOccurrence[bucket] = start
         lastCountedSlot[bucket] = slot
         let slotIndex = slot.map { Self.pool(ofBucket: bucket) * Self.slotsPerHour + $0 }
@@ -470,6 +481,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             weightsAsOf = start
             launchWeights[bucket] = 1
             if let slotIndex { launchMinuteWeights[slotIndex] = 1 }
+            unforeseenWeight = unforeseen
+            judgedLaunchWeight = 1
             return
         }
         if start > epoch {
@@ -480,6 +493,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
             for index in relaunchWeights.indices { relaunchWeights[index] *= factor }
             for index in followWeights.indices { followWeights[index] *= factor }
+            unforeseenWeight = unforeseenWeight * factor + unforeseen
+            judgedLaunchWeight = judgedLaunchWeight * factor + 1
             weightsAsOf = start
             launchWeights[bucket] += 1
             if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
@@ -487,6 +502,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let weight = configuration.decayFactor(age: epoch.timeIntervalSince(start))
             launchWeights[bucket] += weight
             if let slotIndex { launchMinuteWeights[slotIndex] += weight }
+            unforeseenWeight += unforeseen * weight
+            judgedLaunchWeight += weight
         }
     }
 
@@ -643,6 +660,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// day never used loses it as the days show it stays unused. An occurrence still in
     /// progress without a launch is left out: whether the user opens the app this hour is
     /// not known yet.
+    ///
+    /// Last, every hour keeps at least ``unforeseenFloor(overall:at:)``: the square of the
+    /// share of launches the history did not foresee (``unforeseenShare(at:)``) times
+    /// `overall`. The priors above judge each hour by its own days; this judges the history
+    /// by what it predicted. A device whose launches keep coming in hours its history had
+    /// written off (one launch a day at a new hour) would otherwise wait half a day for
+    /// hours that were likely once, while a timer with the same wakeups finds content an
+    /// hour old.
     public func likelihood(hourOfWeek: Int, at now: Date) -> Double {
         likelihoods(at: now)[LocalWeek.hourOfWeek(ofHour: hourOfWeek)]
     }
@@ -668,10 +693,30 @@ public struct UsageModel: Sendable, Codable, Hashable {
         return likelihoodMemo.table(.likelihoods, forHour: nowHour) { likelihoods(asOfHour: nowHour) }
     }
 
-    /// ``likelihoods(at:)`` computed as of the start of absolute hour `nowHour`.
+    /// ``likelihoods(at:)`` computed as of the start of absolute hour `nowHour`: the
+    /// history's estimates, each raised to the floor of ``unforeseenFloor(overall:at:)``.
     private func likelihoods(asOfHour nowHour: Int) -> [Double] {
+        let history = historyTable(asOfHour: nowHour)
+        // The floor is at most the overall rate, itself at most 1.
+        let floor = unforeseenFloor(overall: history[LocalWeek.hoursPerWeek], at: week.start(ofHour: nowHour))
+        return (0..<LocalWeek.hoursPerWeek).map { max(history[$0], floor) }
+    }
+
+    /// The likelihoods of the 168 hours of the week as the history alone gives them (the
+    /// formula of ``likelihood(hourOfWeek:at:)`` without the unforeseen launches' floor) as
+    /// of the start of absolute hour `nowHour`, followed by the app's overall rate (decayed
+    /// launch-hours over decayed observed hours, 0 with nothing observed): 169 numbers, kept
+    /// for the hour (each hour's first launch is judged against them, and the floored table
+    /// is made from them).
+    private func historyTable(asOfHour nowHour: Int) -> [Double] {
+        likelihoodMemo.table(.history, forHour: nowHour) { computeHistoryTable(asOfHour: nowHour) }
+    }
+
+    /// ``historyTable(asOfHour:)`` computed.
+    private func computeHistoryTable(asOfHour nowHour: Int) -> [Double] {
         let hours = LocalWeek.hoursPerWeek
-        guard let epoch = weightsAsOf else { return [Double](repeating: 0, count: hours) }
+        let none = [Double](repeating: 0, count: hours + 1)
+        guard let epoch = weightsAsOf else { return none }
         let week = self.week
         let now = week.start(ofHour: nowHour)
         let firstObserved = week.absoluteHour(of: observedSince)
@@ -724,7 +769,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 bucket = bucket == 0 ? hours - 1 : bucket - 1
                 hourOfDay = hourOfDay == 0 ? 23 : hourOfDay - 1
             }
-            guard totalObserved > 0 else { return [Double](repeating: 0, count: hours) }
+            guard totalObserved > 0 else { return none }
             let overall = min(1, totalLaunched / totalObserved)
             // Each kind of day's launch rate (pools 0..<24 weekdays, 24..<48 the weekend).
             func kindRate(_ pools: Range<Int>) -> Double {
@@ -747,7 +792,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 sameKindByPool[kind] = (poolLaunched[kind] + Self.allDaysPriorDays * kindPrior) / (poolObserved[kind] + Self.allDaysPriorDays)
             }
             let k = Self.dailyPatternPriorWeeks
-            return [Double](unsafeUninitializedCapacity: hours) { result, count in
+            return [Double](unsafeUninitializedCapacity: hours + 1) { result, count in
                 // Day by day, hour by hour: bucket = 24 · day + hour, its pool the hour of a
                 // weekday (days 0 ... 4) or of the weekend.
                 for day in 0..<7 {
@@ -758,9 +803,60 @@ public struct UsageModel: Sendable, Codable, Hashable {
                         result[bucket] = min(1, max(0, (launched[bucket] + k * sameKind) / (observed[bucket] + k)))
                     }
                 }
-                count = hours
+                result[hours] = overall
+                count = hours + 1
             }
         }
+    }
+
+    /// How unforeseen a launch in the occurrence of hour of the week `bucket` that starts at
+    /// `start` is, judged before it is counted: `1 − likelihood / overall`, at least 0, with
+    /// the hour's likelihood and the app's overall rate as the history alone gave them
+    /// (``historyTable(asOfHour:)``: the floor the unforeseen launches raise is left
+    /// out, or it would hide them); 1 for the first launch of all (nothing foresaw it). A
+    /// launch in an hour as likely as the app's average hour, or more, was foreseen (0); one
+    /// in an hour the history had written off (a tenth of the average) was not (0.9).
+    private func unforeseenness(ofOccurrenceStartingAt start: Date, bucket: Int) -> Double {
+        guard weightsAsOf != nil, LocalWeek.isRepresentable(start), LocalWeek.isRepresentable(observedSince) else { return 1 }
+        let history = historyTable(asOfHour: week.absoluteHour(of: start))
+        let overall = history[LocalWeek.hoursPerWeek]
+        guard overall > 0 else { return 1 }
+        return max(0, 1 - history[bucket] / overall)
+    }
+
+    /// The decayed share (0 ... 1) of the app's launches that came in hours its history did
+    /// not foresee (``unforeseenness(ofOccurrenceStartingAt:bucket:)``, each hour's first
+    /// launch judged when it came), shrunk toward ``unforeseenPrior`` by
+    /// ``unforeseenPriorLaunches``: low for a user of habits (a commuter's settles near 0.05
+    /// within a week or two), high for one whose days never repeat (an app opened once a day
+    /// at a new hour: about 0.9). ``unforeseenPrior`` for an app never opened.
+    public func unforeseenShare(at now: Date) -> Double {
+        let decay = weightsAsOf.map { configuration.decayFactor(age: now.timeIntervalSince($0)) } ?? 0
+        let prior = Self.unforeseenPriorLaunches
+        let share = (unforeseenWeight * decay + prior * Self.unforeseenPrior) / (judgedLaunchWeight * decay + prior)
+        return share.isFinite ? min(1, max(0, share)) : Self.unforeseenPrior
+    }
+
+    /// The unforeseen share of an app not yet opened: half (nothing is known either way).
+    public static let unforeseenPrior = 0.5
+
+    /// How many launches' worth ``unforeseenPrior`` weighs in ``unforeseenShare(at:)``: one,
+    /// so the first days' own launches decide.
+    public static let unforeseenPriorLaunches = 1.0
+
+    /// The least likelihood every hour keeps (see ``likelihood(hourOfWeek:at:)``): the
+    /// square of ``unforeseenShare(at:)`` times the app's `overall` rate. A device whose
+    /// launches keep coming where its history saw none (share near 1) cannot be predicted
+    /// by the hour, and its refreshes spread over the day as a timer's would (the budget is
+    /// the same), instead of waiting 12 hours or more for hours that were likely once; a
+    /// user of habits (share 0.05 to 0.3) keeps a floor of a quarter-hundredth to a tenth of
+    /// the overall rate, about what the priors leave a silent hour anyway. Squared rather
+    /// than taken as it is: a plain share raised the floor through the first week of every
+    /// life (whose first launches are all unforeseen) and cost the medians there
+    /// (docs/scenarios.md, "Kept on 2026-12-07 (session 45)").
+    func unforeseenFloor(overall: Double, at now: Date) -> Double {
+        let share = unforeseenShare(at: now)
+        return share * share * overall
     }
 
     /// The decayed launches (numerator) and observed occurrences (denominator) of one hour
@@ -1216,6 +1312,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         case launchWeights, weightsAsOf, lastCountedOccurrence, launchMinuteWeights, lastCountedSlot
         case relaunchWeights, lastCountedRelaunch, followWeights, lastCountedFollow
         case networkLosses, networkStays, deviceHolds
+        case unforeseenWeight, judgedLaunchWeight
     }
 
     /// Decodes a stored model, refusing one whose tables do not have their sizes (168 per
@@ -1295,6 +1392,14 @@ public struct UsageModel: Sendable, Codable, Hashable {
             // the real share as these weights decay with the launches'.
             followWeights = (0..<24).map(openedWeight(hourOfDay:))
         }
+        // Records written before unforeseen launches were judged have neither: the share is
+        // the prior's until launches are judged.
+        let unforeseen = try container.decodeIfPresent(Double.self, forKey: .unforeseenWeight) ?? 0
+        let judged = try container.decodeIfPresent(Double.self, forKey: .judgedLaunchWeight) ?? 0
+        try check([unforeseen], count: 1, key: .unforeseenWeight)
+        try check([judged], count: 1, key: .judgedLaunchWeight)
+        unforeseenWeight = unforeseen
+        judgedLaunchWeight = judged
     }
 }
 
@@ -1311,6 +1416,8 @@ struct LikelihoodMemo: Sendable, Hashable {
     enum Kind: Int, CaseIterable {
         /// ``UsageModel/likelihood(hourOfWeek:at:)`` of every hour of the week.
         case likelihoods
+        /// The history's likelihoods and the overall rate (``UsageModel/historyTable(asOfHour:)``).
+        case history
         /// ``UsageModel/networkLossShare(hourOfWeek:at:)`` of every hour of the week.
         case networkLossShares
         /// ``UsageModel/deviceHoldShare(hourOfWeek:at:)`` of every hour of the week.

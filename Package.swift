@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "CLinux"),
         // The daemon's wire: versioned, length-prefixed frames and messages over Unix stream
         // sockets, peer credentials, socket paths, systemd's socket activation and notify.
-        .target(name: "DaemonProtocol", dependencies: ["SchedulerCore", "CLinux"]),
+        .target(name: "DaemonProtocol", dependencies: ["SchedulerCore", "CLinux", "FoundationCompat"]),
         // Launching and supervising app processes: spawn into a process group (and a cgroup
         // where one is delegated), exit watching, suspend/resume, termination, measurement.
         .target(name: "ProcessSupervision", dependencies: ["SchedulerCore", "CLinux"]),
@@ -58,7 +58,10 @@ let package = Package(
         .target(name: "Combine"),
         // What Apple's Foundation brings that swift-corelibs-foundation does not; every framework
         // module re-exports it (Sources/FoundationCompat).
-        .target(name: "FoundationCompat", dependencies: ["Combine", "COSLock"]),
+        .target(name: "FoundationCompat", dependencies: ["Combine", "COSLock", "CFoundationTypes"]),
+        // ProcessInfo's thermal state as a C enum, and the weak hooks through which
+        // BackgroundTasks answers FoundationCompat's power questions (Sources/CFoundationTypes).
+        .target(name: "CFoundationTypes"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
         .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
         // Durable state in PostgreSQL, shared by the replicas of a service (docs/replicas.md).
@@ -68,7 +71,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat", "CObjectMaking"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat", "CObjectMaking", "CFoundationTypes"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -232,7 +235,7 @@ let package = Package(
             name: "FoundationOnlyFiles",
             dependencies: ["FoundationCompat"],
             path: "Tests/FoundationOnlyFiles",
-            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error),
+            swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error), .enableUpcomingFeature("MemberImportVisibility"),
                             .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "FoundationCompat"])]
         ),
         // An app's own framework whose types share names with the package's engine.
@@ -263,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "BackgroundTasksTests",
             dependencies: [
-                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "os",
+                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "os", "FoundationCompat",
                 "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask-idle-probe", "bgtask", "ios-shaped-app",
                 "ProbeSupport",
             ]

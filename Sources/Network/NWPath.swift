@@ -29,6 +29,8 @@ public struct NWPath: Equatable, CustomDebugStringConvertible, Sendable {
         case wifiDenied
         /// The user refused the app the local network. Never on Linux.
         case localNetworkDenied
+        /// A VPN the path requires is not active (iOS 18). Never on Linux: no such rule.
+        case vpnInactive
     }
 
     /// Whether the path can be used.

@@ -1,4 +1,5 @@
 @testable import BackgroundTasks
+@testable import FoundationCompat
 import Foundation
 import Testing
 

@@ -112,4 +112,13 @@ struct UploadCoordinator {
         }
         #expect(fetcher.startedAt > 0)
     }
+
+    @Test func aFoundationOnlyUploaderSetsItsBackgroundSession() {
+        // This process links BackgroundTasks: ProcessInfo's power answers are its, through
+        // FoundationCompat's weak hooks (PlatformSnippetTests drives them with a device).
+        #expect(bgtask_foundation_hooks_linked())
+        let configuration = FoundationOnlyFiles.UploadSession.configuration(identifier: "com.example.uploads", group: "group.com.example")
+        #expect(configuration.identifier == "com.example.uploads" && configuration.sessionSendsLaunchEvents)
+        #expect(configuration.sharedContainerIdentifier == "group.com.example" && !configuration.allowsConstrainedNetworkAccess)
+    }
 }

@@ -1,6 +1,7 @@
 import BackgroundTasks
 import BackgroundTasksTesting
 import Synchronization
+import FoundationOnlyFiles
 import Testing
 import SchedulerCore
 
@@ -219,11 +220,17 @@ import SchedulerCore
             #expect(ProcessInfo.processInfo.isLowPowerModeEnabled)
             #expect(!PowerAwareWork.mayRunHeavyWork())
         }
-        for (state, expected) in [(ThermalState.fair, ProcessInfo.ThermalState.fair), (.serious, .serious), (.critical, .critical), (.nominal, .nominal)] {
+        // A library module whose files import Foundation alone (Tests/FoundationOnlyFiles)
+        // reads the same device: FoundationCompat declares ProcessInfo's power API and asks
+        // BackgroundTasks through its hooks.
+        let watch = FoundationOnlyFiles.DeviceWatch()
+        context.withCurrent { #expect(watch.shouldDefer) }
+        for (state, expected, heat) in [(ThermalState.fair, ProcessInfo.ThermalState.fair, DeviceHeat.warm), (.serious, .serious, .hot), (.critical, .critical, .critical), (.nominal, .nominal, .cool)] {
             device.setConditions(Conditions(externalPower: true, networkAvailable: true, thermalState: state))
             context.withCurrent {
                 #expect(ProcessInfo.processInfo.thermalState == expected)
                 #expect(!ProcessInfo.processInfo.isLowPowerModeEnabled)
+                #expect(watch.heat == heat)
             }
         }
         #expect(PowerAwareWork.observedNames.map(\.rawValue) == ["NSProcessInfoPowerStateDidChangeNotification", "NSProcessInfoThermalStateDidChangeNotification"])

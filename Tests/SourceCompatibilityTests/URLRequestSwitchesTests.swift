@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// `URLRequest`'s per-request switches that swift-corelibs-foundation has no property for
-/// (Sources/BackgroundTasks/API/URLRequestSwitches.swift): kept with the request through
+/// (Sources/FoundationCompat/URLRequestSwitches.swift): kept with the request through
 /// copies, changes and tasks, with value semantics, every other field kept.
 @Suite struct URLRequestSwitchesTests {
     private let url = URL(string: "https://example.com/feed")!

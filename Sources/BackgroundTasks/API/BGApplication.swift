@@ -614,19 +614,17 @@ public final class BGApplication: @unchecked Sendable {
 /// compiles unchanged.
 public typealias UIApplication = BGApplication
 
-extension ProcessInfo {
-    /// Runs `block` on a background queue with `expired == false`, guarded by a
-    /// background assertion; if the process must suspend while it runs, `block` is called
-    /// again with `true`; if no assertion can be taken, it is called with `true` at once
-    /// (Apple: `performExpiringActivity(withReason:using:)`).
-    @preconcurrency
-    public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {
-        let application = BGApplication.shared
-        let context = application.requiredContext
+extension BGApplication {
+    /// ``ProcessInfo/performExpiringActivity(withReason:using:)`` (declared in
+    /// FoundationCompat, which reaches this through FoundationHooks.swift): `block` on a
+    /// background queue with `false`, guarded by a background assertion; again with `true`
+    /// if the assertion expires while it runs; with `true` at once if none can be taken.
+    func performExpiringActivity(reason: String, block: @escaping @Sendable (Bool) -> Void) {
+        let context = requiredContext
         let identifier = Mutex(UIBackgroundTaskIdentifier.invalid)
         // Not `beginBackgroundTask`, whose handler is main-actor: the block runs on a
         // background queue, as on iOS.
-        let assertion = application.beginAssertion(named: reason, expiration: AppClosureCall(body: { block(true) }))
+        let assertion = beginAssertion(named: reason, expiration: AppClosureCall(body: { block(true) }))
         guard assertion != .invalid else {
             context.dispatch(on: context.expirationQueue) { block(true) }
             return
@@ -637,7 +635,7 @@ extension ProcessInfo {
         // libdispatch's worker-pool monitor (docs/daemon.md, "Idle cost").
         context.dispatch(on: DispatchQueue(label: "bgtask.expiring-activity")) {
             block(false)
-            application.endBackgroundTask(identifier.withLock { $0 })
+            self.endBackgroundTask(identifier.withLock { $0 })
         }
     }
 }

@@ -174,6 +174,23 @@ extension BGApplication {
         /// Tap attribution data.
         public static let eventAttribution = OpenURLOptionsKey("UIApplicationOpenURLOptionsEventAttributionKey")
     }
+
+    /// A kind of app extension the system would let the app use (Apple:
+    /// `UIApplication.ExtensionPointIdentifier`), for the delegate's
+    /// `application(_:shouldAllowExtensionPointIdentifier:)`, with which banking and wallet
+    /// apps refuse third-party keyboards. Linux has no app extensions: the method is never
+    /// called; the identifiers exist so that the delegate compiles.
+    public struct ExtensionPointIdentifier: Hashable, RawRepresentable, Sendable {
+        /// The extension point's name.
+        public let rawValue: String
+        /// An extension point by name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// An extension point by name.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// Custom keyboards.
+        public static let keyboard = ExtensionPointIdentifier("com.apple.keyboard-service")
+    }
 }
 
 /// iOS's app delegate protocol (Apple: `UIApplicationDelegate`), with the methods the
@@ -231,6 +248,9 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>)
     /// Asked to open a URL (a deep link, a file). Linux hands an app no URLs: never called.
     func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool
+    /// Whether the app lets extensions of a kind be used in it (custom keyboards). Linux has
+    /// no app extensions: never called.
+    func application(_ application: UIApplication, shouldAllowExtensionPointIdentifier extensionPointIdentifier: UIApplication.ExtensionPointIdentifier) -> Bool
 }
 
 /// The defaults of the delegate's methods: the launch methods return `true`, the state
@@ -279,6 +299,7 @@ extension UIApplicationDelegate {
     }
     public func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>) {}
     public func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool { false }
+    public func application(_ application: UIApplication, shouldAllowExtensionPointIdentifier extensionPointIdentifier: UIApplication.ExtensionPointIdentifier) -> Bool { true }
 }
 
 /// The delegate and payload of a silent push, carried to the main actor by the async

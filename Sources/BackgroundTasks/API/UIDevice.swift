@@ -230,6 +230,22 @@ public final class UIDevice: Sendable {
     /// `orientationDidChangeNotification`): never on Linux, which has no orientation sensor.
     public static let orientationDidChangeNotification = Notification.Name("UIDeviceOrientationDidChangeNotification")
 
+    /// Whether the app asked for the proximity sensor (Apple: `isProximityMonitoringEnabled`).
+    /// A Linux machine has none, and Apple's stays `false` when set on a device without one:
+    /// so does this.
+    public var isProximityMonitoringEnabled: Bool {
+        get { false }
+        set {}
+    }
+
+    /// Whether the proximity sensor is close to the user (Apple: `proximityState`): `false`,
+    /// there being no sensor.
+    public var proximityState: Bool { false }
+
+    /// Posted when ``proximityState`` changes (Apple: `proximityStateDidChangeNotification`):
+    /// never on Linux.
+    public static let proximityStateDidChangeNotification = Notification.Name("UIDeviceProximityStateDidChangeNotification")
+
     /// How the device is held (Apple: `orientation`): `.unknown`, as iOS reports it while
     /// nothing generates orientation notifications, and always here (no sensor).
     public var orientation: UIDeviceOrientation { .unknown }
@@ -291,46 +307,6 @@ extension UIDeviceBatteryState {
         default: "state \(rawValue)"
         }
     }
-}
-
-extension ProcessInfo {
-    /// How hot the device runs (Apple: `ProcessInfo.ThermalState`): the C enum
-    /// `NSProcessInfoThermalState` (CUIKitTypes), open as Apple's, so a `switch` written for
-    /// iOS compiles the same.
-    public typealias ThermalState = NSProcessInfoThermalState
-
-    /// Whether Low Power Mode is on (Apple: `isLowPowerModeEnabled`): the running app's
-    /// device's, as the scheduler reads it (the machine's power profile, docs/system.md,
-    /// "On Linux"; a simulated device's own).
-    public var isLowPowerModeEnabled: Bool { Self.currentPower.lowPowerMode }
-
-    /// The running app's device's power management, or the machine's when no app context
-    /// exists yet: asked from any thread (a library's check before heavy work), it must not
-    /// make the process's scheduler, which would close `EmbeddedScheduler.bootstrap`.
-    private static var currentPower: UIDevice.PowerReading {
-        BGAppContext.resolveExisting()?.device.power ?? UIDevice.power()()
-    }
-
-    /// How hot the device runs (Apple: `thermalState`), as the scheduler reads it (the
-    /// machine's thermal zones; a simulated device's own).
-    public var thermalState: ThermalState {
-        switch Self.currentPower.thermalState {
-        case .nominal: .nominal
-        case .fair: .fair
-        case .serious: .serious
-        case .critical: .critical
-        }
-    }
-
-    /// Posted (object: `ProcessInfo.processInfo`) when the thermal state changes, as the app's
-    /// scheduler sees it change (DeviceChangeNotifications.swift; docs/porting.md says when).
-    public static let thermalStateDidChangeNotification = Notification.Name("NSProcessInfoThermalStateDidChangeNotification")
-}
-
-extension Notification.Name {
-    /// Posted (object: `ProcessInfo.processInfo`) when Low Power Mode is turned on or off, as
-    /// the app's scheduler sees it change (docs/porting.md says when).
-    public static let NSProcessInfoPowerStateDidChange = Notification.Name("NSProcessInfoPowerStateDidChangeNotification")
 }
 
 /// The orientations an app's interface supports (Apple: `UIInterfaceOrientationMask`), for an

@@ -62,18 +62,6 @@ typedef BGTASK_OPEN_ENUM UIDeviceBatteryState : long {
     UIDeviceBatteryStateFull = 3,
 } UIDeviceBatteryState;
 
-/// How hot the device runs (Apple: `ProcessInfo.ThermalState`, `NSProcessInfoThermalState`).
-typedef BGTASK_OPEN_ENUM NSProcessInfoThermalState : long {
-    /// Within normal limits.
-    NSProcessInfoThermalStateNominal = 0,
-    /// Slightly elevated.
-    NSProcessInfoThermalStateFair = 1,
-    /// High: the system cuts background work.
-    NSProcessInfoThermalStateSerious = 2,
-    /// Critical: the system stops what it can.
-    NSProcessInfoThermalStateCritical = 3,
-} NSProcessInfoThermalState;
-
 /// What to do with a continued-processing request that cannot start at once (Apple:
 /// `BGContinuedProcessingTaskRequest.SubmissionStrategy`,
 /// `BGContinuedProcessingTaskRequestSubmissionStrategy`).

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SchedulerCore
+internal import FoundationCompat
 
 /// Where the daemon's socket and state live (docs/protocol.md, "Socket paths and
 /// permissions"), resolved from an environment passed in explicitly (never read here), and

@@ -6,12 +6,12 @@ import Glibc
 /// directory that does not exist, which the store would be created in, leaving the real one
 /// behind (an outside probe found bgtask reporting no apps and bgtaskd serving an empty
 /// store so). A path read from such a variable is refused instead, naming it.
-public enum EnvironmentText {
+package enum EnvironmentText {
     /// Why `value`, read from `variable` of the environment, cannot be used as a path: the
     /// process's own variable is not valid UTF-8 (its bytes shown, escaped), or `nil`.
     /// Only a value holding U+FFFD is looked at again, so an environment a caller built
     /// (a test's) is taken as it is.
-    public static func problem(variable: String, value: String) -> String? {
+    package static func problem(variable: String, value: String) -> String? {
         guard value.unicodeScalars.contains("\u{FFFD}"), let raw = getenv(variable) else { return nil }
         let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
         // Only this process's own variable, read lossily, is refused: not valid UTF-8, and

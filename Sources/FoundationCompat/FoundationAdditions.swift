@@ -1,4 +1,3 @@
-import DaemonProtocol
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

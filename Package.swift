@@ -58,10 +58,12 @@ let package = Package(
         .target(name: "Combine"),
         // What Apple's Foundation brings that swift-corelibs-foundation does not; every framework
         // module re-exports it (Sources/FoundationCompat).
-        .target(name: "FoundationCompat", dependencies: ["Combine", "COSLock", "CFoundationTypes"]),
-        // ProcessInfo's thermal state as a C enum, and the weak hooks through which
-        // BackgroundTasks answers FoundationCompat's power questions (Sources/CFoundationTypes).
+        .target(name: "FoundationCompat", dependencies: ["Combine", "COSLock", "CFoundationTypes", "CFoundationHooks"]),
+        // ProcessInfo's thermal state as a C enum (re-exported by FoundationCompat), and the
+        // weak hooks through which BackgroundTasks answers FoundationCompat's power questions
+        // (not re-exported).
         .target(name: "CFoundationTypes"),
+        .target(name: "CFoundationHooks"),
         // Durable state in SQLite: pending requests, run log, checkpoints.
         .target(name: "SchedulerStore", dependencies: ["CSQLite", "SchedulerCore"]),
         // Durable state in PostgreSQL, shared by the replicas of a service (docs/replicas.md).
@@ -71,7 +73,7 @@ let package = Package(
         // The Apple-compatible public API and the drivers that host the engine.
         .target(
             name: "BackgroundTasks",
-            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat", "CObjectMaking", "CFoundationTypes"]
+            dependencies: ["SchedulerCore", "SchedulerStore", "PostgreSQLStore", "DeviceConditions", "CUIKitTypes", "DaemonProtocol", "Combine", "COSLock", "FoundationCompat", "CObjectMaking", "CFoundationTypes", "CFoundationHooks"]
         ),
         // bgtaskd's logic as a library: the engine host for every installed app, the socket
         // server, the launcher and budget enforcement (docs/daemon.md).
@@ -266,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "BackgroundTasksTests",
             dependencies: [
-                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "os", "FoundationCompat",
+                "BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "SchedulerStore", "DeviceConditions", "DaemonProtocol", "os", "FoundationCompat", "CFoundationHooks",
                 "FeedReaderExample", "feedreader", "bgtask-durability-probe", "bgtask-ownership-probe", "bgtask-idle-probe", "bgtask", "ios-shaped-app",
                 "ProbeSupport",
             ]

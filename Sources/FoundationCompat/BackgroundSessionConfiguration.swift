@@ -107,9 +107,13 @@ extension URLSessionConfiguration {
     }
 
     /// The app group whose container a background session downloads into (Apple:
-    /// `sharedContainerIdentifier`, which an app extension must set). Kept and read back;
-    /// downloads go where swift-corelibs-foundation puts them (the location its delegate
-    /// call names), and the app moves them, as on iOS.
+    /// `sharedContainerIdentifier`, which an app extension must set): settable, where
+    /// swift-corelibs-foundation's is read-only, and kept. A read where FoundationNetworking
+    /// is visible (any file that imports UIKit, SwiftUI or BackgroundTasks) is answered by
+    /// swift-corelibs-foundation's own property, which overload resolution prefers to an
+    /// extension's: `nil` (docs/porting.md, "Background URL sessions"). Downloads go where
+    /// swift-corelibs-foundation puts them (the location its delegate call names), and the
+    /// app moves them, as on iOS.
     @_disfavoredOverload
     public var sharedContainerIdentifier: String? {
         get { SessionConfigurationSwitches.read(self).sharedContainerIdentifier }

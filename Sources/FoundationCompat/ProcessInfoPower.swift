@@ -3,12 +3,13 @@
 // compiles, as the thirteenth outside probe found two libraries written (a thermal-state
 // monitor, an app extension's session setup). The answers come from the package's
 // BackgroundTasks, which this module cannot import (it depends on this one): through the weak
-// hooks of CFoundationTypes, defined there. A process that does not link BackgroundTasks
+// hooks of CFoundationHooks, defined there. A process that does not link BackgroundTasks
 // answers as a device without power management would: Low Power Mode off, thermal state
 // nominal, and an expiring activity that never expires.
 import Dispatch
 import Foundation
 @_exported import CFoundationTypes
+internal import CFoundationHooks
 
 extension ProcessInfo {
     /// How hot the device runs (Apple: `ProcessInfo.ThermalState`): the C enum

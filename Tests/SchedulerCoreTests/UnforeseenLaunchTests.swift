@@ -38,13 +38,17 @@ struct UnforeseenLaunchTests {
         let now = Fixture.monday.addingTimeInterval(14 * Fixture.day)
         let share = model.unforeseenShare(at: now)
         #expect(share > 0.8, "every launch came in an hour the history had not seen used: \(share)")
-        // Fourteen launches in fourteen days: an overall rate near 1/24 an hour. Hour 03:00
-        // of a Wednesday was never used; without the floor the history gives it a tenth of
-        // the average or less.
-        let floor = model.unforeseenFloor(overall: 1.0 / 24, at: now)
-        #expect(floor > 0.6 / 24)
-        let wednesdayNight = model.likelihood(hourOfWeek: Fixture.how(day: 2, 3), at: now)
-        #expect(wednesdayNight > 0.6 / 24 * 0.9, "\(wednesdayNight)")
+        // Every hour's likelihood is the history's, raised to u² times the overall rate; an
+        // hour never used (a Wednesday's 03:00) is raised, far above what the history gives it.
+        let history = model.historyTable(asOfHour: model.week.absoluteHour(of: now))
+        let overall = history[168]
+        let floor = share * share * overall
+        #expect(overall > 0.5 / 24 && overall < 2.0 / 24, "about one launch a day: \(overall)")
+        for hour in 0..<168 {
+            #expect(abs(model.likelihood(hourOfWeek: hour, at: now) - max(history[hour], floor)) < 1e-12, "hour \(hour)")
+        }
+        let wednesdayNight = Fixture.how(day: 2, 3)
+        #expect(history[wednesdayNight] < 0.2 * overall && model.likelihood(hourOfWeek: wednesdayNight, at: now) == floor)
     }
 
     @Test func theFloorBringsARefreshWithinHoursWhereTheHistoryWaitedForItsHours() {
@@ -66,6 +70,17 @@ struct UnforeseenLaunchTests {
         // A day's one launch: an overall rate of 1/24; the floor is a fiftieth of it or less.
         #expect(model.unforeseenFloor(overall: 1.0 / 24, at: now) < 0.02 / 24)
         #expect(model.likelihood(hourOfWeek: Fixture.how(day: 2, 3), at: now) < 0.01)
+    }
+
+    @Test func aLaunchCountedLateIsNotJudged() {
+        // A launch earlier than one already counted (a replica's, merged late; a clock stepped
+        // back) would be judged against later launches: it is counted, not judged.
+        var model = Self.dailyHabit(days: 7)
+        let now = Fixture.monday.addingTimeInterval(7 * Fixture.day + 10 * Fixture.hour)
+        let before = model.unforeseenShare(at: now)
+        model.recordForeground(at: Fixture.monday.addingTimeInterval(3 * Fixture.day + 15 * Fixture.hour))
+        #expect(model.unforeseenShare(at: now) == before)
+        #expect(model.launchProbability(hourOfWeek: Fixture.how(day: 3, 15), at: now) > 0, "counted")
     }
 
     @Test func aSecondLaunchInAnHourIsNotJudgedAgain() {
@@ -120,5 +135,15 @@ struct UnforeseenLaunchTests {
         let now = Fixture.monday.addingTimeInterval(14 * Fixture.day)
         #expect(Self.newHourEveryDay(days: 14).explanation(at: now).contains("of launches came in hours the history did not foresee"))
         #expect(!Self.dailyHabit(days: 14).explanation(at: now).contains("did not foresee"))
+    }
+
+    @Test func whySaysNothingOfARecordKeptBeforeLaunchesWereJudged() throws {
+        // Its share is the prior's half until launches are judged: nothing to tell yet.
+        let now = Fixture.monday.addingTimeInterval(14 * Fixture.day)
+        var object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(Self.newHourEveryDay(days: 14))) as? [String: Any])
+        object["unforeseenWeight"] = nil
+        object["judgedLaunchWeight"] = nil
+        let old = try JSONDecoder().decode(UsageModel.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(!old.explanation(at: now).contains("did not foresee"))
     }
 }

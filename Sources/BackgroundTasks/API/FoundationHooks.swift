@@ -1,11 +1,11 @@
-import CFoundationTypes
 import Foundation
 import FoundationCompat
 
 // BackgroundTasks' answers to the ProcessInfo questions FoundationCompat declares for files
 // that import Foundation alone (Sources/FoundationCompat/ProcessInfoPower.swift): defined
-// under the C names CFoundationTypes declares weakly, so the linker joins them to
-// FoundationCompat's calls in every process that links this module, with no registration.
+// under the C names CFoundationHooks declares weakly, so the linker joins them to
+// FoundationCompat's calls in every process that links this module, with no registration
+// (CFoundationHooks declares them weakly; BackgroundTasksTests checks the two agree).
 
 /// The running app's device's power management, or the machine's when no app context exists
 /// yet: asked from any thread (a library's check before heavy work), it must not make the

@@ -178,8 +178,10 @@ extension BGApplication {
     /// A kind of app extension the system would let the app use (Apple:
     /// `UIApplication.ExtensionPointIdentifier`), for the delegate's
     /// `application(_:shouldAllowExtensionPointIdentifier:)`, with which banking and wallet
-    /// apps refuse third-party keyboards. Linux has no app extensions: the method is never
-    /// called; the identifiers exist so that the delegate compiles.
+    /// apps refuse third-party keyboards. Linux has no app extensions: the method compiles as
+    /// the app's own and is never called (not a requirement of the protocol, as the other
+    /// methods the system never calls: docs/porting.md); the identifiers exist so that the
+    /// delegate compiles.
     public struct ExtensionPointIdentifier: Hashable, RawRepresentable, Sendable {
         /// The extension point's name.
         public let rawValue: String
@@ -248,9 +250,6 @@ public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>)
     /// Asked to open a URL (a deep link, a file). Linux hands an app no URLs: never called.
     func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool
-    /// Whether the app lets extensions of a kind be used in it (custom keyboards). Linux has
-    /// no app extensions: never called.
-    func application(_ application: UIApplication, shouldAllowExtensionPointIdentifier extensionPointIdentifier: UIApplication.ExtensionPointIdentifier) -> Bool
 }
 
 /// The defaults of the delegate's methods: the launch methods return `true`, the state
@@ -299,7 +298,6 @@ extension UIApplicationDelegate {
     }
     public func application(_ application: UIApplication, didDiscardSceneSessions sceneSessions: Set<UISceneSession>) {}
     public func application(_ app: UIApplication, open url: URL, options: [UIApplication.OpenURLOptionsKey: Any]) -> Bool { false }
-    public func application(_ application: UIApplication, shouldAllowExtensionPointIdentifier extensionPointIdentifier: UIApplication.ExtensionPointIdentifier) -> Bool { true }
 }
 
 /// The delegate and payload of a silent push, carried to the main actor by the async

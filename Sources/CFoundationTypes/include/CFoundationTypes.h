@@ -1,12 +1,9 @@
-// What FoundationCompat declares at C level for files that import Foundation alone:
-// ProcessInfo's thermal state, an open C enum as Apple's (so a `switch` written for iOS
-// compiles the same: docs/porting.md, "Enums in switch"), and the hooks through which the
-// package's BackgroundTasks answers ProcessInfo's power questions (docs/porting.md, "Files
-// that import Foundation alone").
+// What FoundationCompat declares at C level, and re-exports, for files that import Foundation
+// alone: ProcessInfo's thermal state, an open C enum as Apple's (so a `switch` written for iOS
+// compiles the same: docs/porting.md, "Enums in switch"). The hooks behind ProcessInfo's power
+// answers are CFoundationHooks', which nothing re-exports.
 #ifndef CFOUNDATIONTYPES_H
 #define CFOUNDATIONTYPES_H
-
-#include <stdbool.h>
 
 /// How hot the device runs (Apple: `ProcessInfo.ThermalState`, `NSProcessInfoThermalState`).
 typedef enum __attribute__((enum_extensibility(open))) NSProcessInfoThermalState : long {
@@ -19,26 +16,5 @@ typedef enum __attribute__((enum_extensibility(open))) NSProcessInfoThermalState
     /// Critical: the system stops what it can.
     NSProcessInfoThermalStateCritical = 3,
 } NSProcessInfoThermalState;
-
-// The hooks. BackgroundTasks defines them (`@_cdecl`, Sources/BackgroundTasks/API/
-// FoundationHooks.swift); FoundationCompat, which BackgroundTasks depends on and so cannot
-// call, refers to them weakly: in a process that links BackgroundTasks (every app, since its
-// `@main` type imports UIKit, SwiftUI or BackgroundTasks) they are its functions, found by
-// the linker; in one that does not, they are null and FoundationCompat answers as a device
-// without power management would. No registration is needed, so a library asking before the
-// app's scheduler exists gets the device's answer too.
-
-/// The device's thermal state as the app's scheduler reads it (an NSProcessInfoThermalState).
-long bgtask_foundation_thermal_state(void) __attribute__((weak));
-/// Whether Low Power Mode is on, as the app's scheduler reads it.
-bool bgtask_foundation_low_power_mode(void) __attribute__((weak));
-/// `performExpiringActivity(withReason:using:)`: `activity` is a retained
-/// `ExpiringActivity` (FoundationCompat), whose ownership the callee takes.
-void bgtask_foundation_perform_expiring_activity(const char *reason, void *activity) __attribute__((weak));
-
-/// Whether this process links BackgroundTasks' hooks (all three come together).
-static inline bool bgtask_foundation_hooks_linked(void) {
-    return &bgtask_foundation_thermal_state != 0 && &bgtask_foundation_low_power_mode != 0 && &bgtask_foundation_perform_expiring_activity != 0;
-}
 
 #endif

@@ -36,10 +36,11 @@ extension UsageModel {
         parts.append(habits.map { "usually opened around \($0)" }
             ?? "opened \(CountText.counted(foregroundCount, "time")), no regular hours yet" + (likely.isEmpty ? "" : " (every hour looks likely: refreshes are spread)"))
 
-        // Said once the floor reaches a quarter of the overall rate (below, it changes little)
-        // and a few launches were judged (the first ones are all unforeseen).
+        // Said once the floor passes a quarter of the overall rate (below, it changes little)
+        // and four launches' worth were judged (the first are all unforeseen; a record kept
+        // before launches were judged has the prior's half until then).
         let unforeseen = unforeseenShare(at: now)
-        if unforeseen >= 0.5, foregroundCount >= 5 {
+        if unforeseen > 0.5, judgedLaunches(at: now) >= 4 {
             parts.append("\(Int((unforeseen * 100).rounded())) % of launches came in hours the history did not foresee: refreshes are spread over every hour")
         }
 

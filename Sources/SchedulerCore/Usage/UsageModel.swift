@@ -109,14 +109,17 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// The device's latest stretches online (``recordNetworkStay(from:to:)``), ascending by
     /// start, at most ``networkStayMemory`` of them (the oldest go first).
     var networkStays: [NetworkStay] = []
-    /// The likelihood table of the latest hour asked about (see ``likelihoods(at:)``), and
-    /// the launch onsets' table (``onsetTable``, for any hour); replaced by an empty one
-    /// whenever the evidence or the configuration changes.
+    /// The likelihood tables of the latest hour asked about (``likelihoods(at:)`` and the
+    /// history's, ``historyTable(asOfHour:)``), and the launch onsets' table (``onsetTable``,
+    /// for any hour); replaced by an empty one whenever what they are computed from changes:
+    /// an occurrence counted (``countOccurrence(startingAt:bucket:slot:)``), the start of
+    /// observation, the configuration. A relaunch, a follow, ``lastUse`` and
+    /// ``foregroundCount`` feed no table.
     private var likelihoodMemo = LikelihoodMemo()
     /// The network-loss and device-hold shares of the latest hour asked about; replaced by an
     /// empty one when the losses, the holds, the start of observation or the configuration
-    /// change (not at every foreground, as the likelihoods are: the shares do not depend on
-    /// the launches). May be another app's model's, when both hold the same evidence for
+    /// change (not when an occurrence is counted, as the likelihoods are: the shares do not
+    /// depend on the launches). May be another app's model's, when both hold the same evidence for
     /// them (``shareLossMemo(with:)``).
     private var sharesMemo = LikelihoodMemo()
     /// The plan's latest bisections (``budgetScale(_:)``), by their questions: an app's
@@ -470,8 +473,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// which the app was opened, unless it (or a later occurrence of that hour) already is.
     private mutating func countOccurrence(startingAt start: Date, bucket: Int, slot: Int?) {
         if let counted = lastCountedOccurrence[bucket], start <= counted { return }
-        // Judged before the occurrence is counted: what the history said of it beforehand.
-        let unforeseen = unforeseenness(ofOccurrenceStartingAt: start, bucket: bucket)
+        // Judged before the occurrence is counted, against what the history said of it
+        // beforehand; only a launch later than every one counted so far can be (one counted
+        // late, a replica's earlier launch or a clock stepped back, would be judged against
+        // later launches: it is not judged).
+        let isLatest = weightsAsOf.map { start > $0 } ?? true
+        let unforeseen = isLatest ? unforeseenness(ofOccurrenceStartingAt: start, bucket: bucket) : nil
         likelihoodMemo = LikelihoodMemo()
         lastCountedOccurrence[bucket] = start
         lastCountedSlot[bucket] = slot
@@ -481,8 +488,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             weightsAsOf = start
             launchWeights[bucket] = 1
             if let slotIndex { launchMinuteWeights[slotIndex] = 1 }
-            unforeseenWeight = unforeseen
-            judgedLaunchWeight = 1
+            unforeseenWeight = unforeseen ?? 0
+            judgedLaunchWeight = unforeseen == nil ? 0 : 1
             return
         }
         if start > epoch {
@@ -493,8 +500,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
             for index in relaunchWeights.indices { relaunchWeights[index] *= factor }
             for index in followWeights.indices { followWeights[index] *= factor }
-            unforeseenWeight = unforeseenWeight * factor + unforeseen
-            judgedLaunchWeight = judgedLaunchWeight * factor + 1
+            unforeseenWeight = unforeseenWeight * factor + (unforeseen ?? 0)
+            judgedLaunchWeight = judgedLaunchWeight * factor + (unforeseen == nil ? 0 : 1)
             weightsAsOf = start
             launchWeights[bucket] += 1
             if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
@@ -502,8 +509,6 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let weight = configuration.decayFactor(age: epoch.timeIntervalSince(start))
             launchWeights[bucket] += weight
             if let slotIndex { launchMinuteWeights[slotIndex] += weight }
-            unforeseenWeight += unforeseen * weight
-            judgedLaunchWeight += weight
         }
     }
 
@@ -708,15 +713,15 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// launch-hours over decayed observed hours, 0 with nothing observed): 169 numbers, kept
     /// for the hour (each hour's first launch is judged against them, and the floored table
     /// is made from them).
-    private func historyTable(asOfHour nowHour: Int) -> [Double] {
+    func historyTable(asOfHour nowHour: Int) -> [Double] {
         likelihoodMemo.table(.history, forHour: nowHour) { computeHistoryTable(asOfHour: nowHour) }
     }
 
     /// ``historyTable(asOfHour:)`` computed.
     private func computeHistoryTable(asOfHour nowHour: Int) -> [Double] {
         let hours = LocalWeek.hoursPerWeek
-        let none = [Double](repeating: 0, count: hours + 1)
-        guard let epoch = weightsAsOf else { return none }
+        let nothingObserved = [Double](repeating: 0, count: hours + 1)
+        guard let epoch = weightsAsOf else { return nothingObserved }
         let week = self.week
         let now = week.start(ofHour: nowHour)
         let firstObserved = week.absoluteHour(of: observedSince)
@@ -769,7 +774,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
                 bucket = bucket == 0 ? hours - 1 : bucket - 1
                 hourOfDay = hourOfDay == 0 ? 23 : hourOfDay - 1
             }
-            guard totalObserved > 0 else { return none }
+            guard totalObserved > 0 else { return nothingObserved }
             let overall = min(1, totalLaunched / totalObserved)
             // Each kind of day's launch rate (pools 0..<24 weekdays, 24..<48 the weekend).
             func kindRate(_ pools: Range<Int>) -> Double {
@@ -835,6 +840,13 @@ public struct UsageModel: Sendable, Codable, Hashable {
         let prior = Self.unforeseenPriorLaunches
         let share = (unforeseenWeight * decay + prior * Self.unforeseenPrior) / (judgedLaunchWeight * decay + prior)
         return share.isFinite ? min(1, max(0, share)) : Self.unforeseenPrior
+    }
+
+    /// The decayed number of launches judged so far (the denominator of
+    /// ``unforeseenShare(at:)`` without its prior): 0 for an app never opened, and for a
+    /// record kept before launches were judged until its next.
+    func judgedLaunches(at now: Date) -> Double {
+        judgedLaunchWeight * (weightsAsOf.map { configuration.decayFactor(age: now.timeIntervalSince($0)) } ?? 0)
     }
 
     /// The unforeseen share of an app not yet opened: half (nothing is known either way).
@@ -1506,6 +1518,8 @@ extension UsageModel {
         }
         merged.likelihoodMemo = LikelihoodMemo()
         merged.sharesMemo = LikelihoodMemo()
+        // Before the occurrences are counted: each is judged against the merged history.
+        merged.observedSince = min(observedSince, mine.observedSince)
         for occurrence in counted.sorted(by: { ($0.start, $0.bucket) < ($1.start, $1.bucket) }) {
             merged.countOccurrence(startingAt: occurrence.start, bucket: occurrence.bucket, slot: occurrence.slot)
         }
@@ -1519,7 +1533,6 @@ extension UsageModel {
         }
         merged.foregroundCount = foregroundCount + max(0, mine.foregroundCount - baseline.foregroundCount)
         merged.lastUse = [lastUse, mine.lastUse].compactMap { $0 }.max()
-        merged.observedSince = min(observedSince, mine.observedSince)
         merged.networkLosses = Self.oneLossPerHour(networkLosses + mine.networkLosses, week: week)
         merged.deviceHolds = Self.oneLossPerHour(deviceHolds + mine.deviceHolds, week: week)
         merged.networkStays = Self.latestStays(networkStays + mine.networkStays)

@@ -72,3 +72,15 @@ public enum UploadSession {
         FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: group)
     }
 }
+
+/// The device's model identifier, as analytics SDKs read it (Darwin's `sysctlbyname`).
+public enum DeviceModel {
+    /// `hw.machine`: the size first, then the bytes.
+    public static var identifier: String {
+        var size = 0
+        sysctlbyname("hw.machine", nil, &size, nil, 0)
+        var machine = [CChar](repeating: 0, count: size)
+        sysctlbyname("hw.machine", &machine, &size, nil, 0)
+        return machine.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}

@@ -98,6 +98,26 @@ public struct Image {
     public init(_ name: String) { self.name = name }
     /// The system symbol named `systemName`.
     public init(systemName: String) { name = systemName }
+    /// The image of an asset catalog's resource (Apple: `init(_:)` with an `ImageResource`, iOS 17).
+    public init(_ resource: ImageResource) { name = resource.name }
+}
+
+/// An image in an asset catalog (Apple: `ImageResource`, iOS 17, from DeveloperToolsSupport,
+/// which SwiftUI re-exports): apps keep them beside preferences and notification content (the
+/// fifteenth outside probe: a daylight app's preference keys, read by its background
+/// refresh). Xcode generates a static member for each asset (`.solarchartLinear`); SwiftPM on
+/// Linux generates none, so an app declares the ones it names (`static let solarchartLinear =
+/// ImageResource(name: "solarchart-linear", bundle: .main)`). Nothing is loaded.
+public struct ImageResource: Hashable, Sendable {
+    /// The asset's name.
+    public let name: String
+    /// The bundle's path, where the asset would be looked for.
+    public let bundlePath: String
+    /// The asset called `name` in `bundle`.
+    public init(name: String, bundle: Bundle) {
+        self.name = name
+        bundlePath = bundle.bundlePath
+    }
 }
 
 /// Flexible space (Apple: `Spacer`).

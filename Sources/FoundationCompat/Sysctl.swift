@@ -58,14 +58,14 @@ enum SystemValue {
 
     /// The value called `name`, or nil for a name not answered.
     static func named(_ name: String) -> SystemValue? {
-        let processors = Int32(clamping: ProcessInfo.processInfo.activeProcessorCount)
         switch name {
         case "hw.machine", "hw.model": return .text(uname(\.machine))
         case "kern.ostype": return .text("Linux")
         case "kern.osrelease": return .text(uname(\.release))
         case "kern.version": return .text(uname(\.version))
         case "kern.hostname": return .text(uname(\.nodename))
-        case "hw.ncpu", "hw.activecpu", "hw.logicalcpu", "hw.physicalcpu": return .int32(processors)
+        case "hw.ncpu", "hw.activecpu", "hw.logicalcpu", "hw.physicalcpu":
+            return .int32(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
         case "hw.memsize": return .uint64(ProcessInfo.processInfo.physicalMemory)
         default: return nil
         }

@@ -477,8 +477,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
         // beforehand; only a launch later than every one counted so far can be (one counted
         // late, a replica's earlier launch or a clock stepped back, would be judged against
         // later launches: it is not judged).
-        let isLatest = weightsAsOf.map { start > $0 } ?? true
-        let unforeseen = isLatest ? unforeseenness(ofOccurrenceStartingAt: start, bucket: bucket) : nil
+        let unforeseen = (weightsAsOf.map { start > $0 } ?? true) ? unforeseenness(ofOccurrenceStartingAt: start, bucket: bucket) : 0
         likelihoodMemo = LikelihoodMemo()
         lastCountedOccurrence[bucket] = start
         lastCountedSlot[bucket] = slot
@@ -488,8 +487,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             weightsAsOf = start
             launchWeights[bucket] = 1
             if let slotIndex { launchMinuteWeights[slotIndex] = 1 }
-            unforeseenWeight = unforeseen ?? 0
-            judgedLaunchWeight = unforeseen == nil ? 0 : 1
+            unforeseenWeight = unforeseen
+            judgedLaunchWeight = 1
             return
         }
         if start > epoch {
@@ -500,8 +499,8 @@ public struct UsageModel: Sendable, Codable, Hashable {
             for index in launchMinuteWeights.indices { launchMinuteWeights[index] *= factor }
             for index in relaunchWeights.indices { relaunchWeights[index] *= factor }
             for index in followWeights.indices { followWeights[index] *= factor }
-            unforeseenWeight = unforeseenWeight * factor + (unforeseen ?? 0)
-            judgedLaunchWeight = judgedLaunchWeight * factor + (unforeseen == nil ? 0 : 1)
+            unforeseenWeight = unforeseenWeight * factor + unforeseen
+            judgedLaunchWeight = judgedLaunchWeight * factor + 1
             weightsAsOf = start
             launchWeights[bucket] += 1
             if let slotIndex { launchMinuteWeights[slotIndex] += 1 }
@@ -509,6 +508,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
             let weight = configuration.decayFactor(age: epoch.timeIntervalSince(start))
             launchWeights[bucket] += weight
             if let slotIndex { launchMinuteWeights[slotIndex] += weight }
+            // A launch counted late is not judged (above): the unforeseen weights stay.
         }
     }
 
@@ -836,7 +836,7 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// within a week or two), high for one whose days never repeat (an app opened once a day
     /// at a new hour: about 0.9). ``unforeseenPrior`` for an app never opened.
     public func unforeseenShare(at now: Date) -> Double {
-        let decay = weightsAsOf.map { configuration.decayFactor(age: now.timeIntervalSince($0)) } ?? 0
+        let decay = judgedWeightsDecay(at: now)
         let prior = Self.unforeseenPriorLaunches
         let share = (unforeseenWeight * decay + prior * Self.unforeseenPrior) / (judgedLaunchWeight * decay + prior)
         return share.isFinite ? min(1, max(0, share)) : Self.unforeseenPrior
@@ -846,7 +846,12 @@ public struct UsageModel: Sendable, Codable, Hashable {
     /// ``unforeseenShare(at:)`` without its prior): 0 for an app never opened, and for a
     /// record kept before launches were judged until its next.
     func judgedLaunches(at now: Date) -> Double {
-        judgedLaunchWeight * (weightsAsOf.map { configuration.decayFactor(age: now.timeIntervalSince($0)) } ?? 0)
+        judgedLaunchWeight * judgedWeightsDecay(at: now)
+    }
+
+    /// What the unforeseen weights, kept as of `weightsAsOf`, weigh at `now` (0 with none).
+    private func judgedWeightsDecay(at now: Date) -> Double {
+        weightsAsOf.map { configuration.decayFactor(age: now.timeIntervalSince($0)) } ?? 0
     }
 
     /// The unforeseen share of an app not yet opened: half (nothing is known either way).

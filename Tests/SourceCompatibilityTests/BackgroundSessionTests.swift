@@ -16,25 +16,8 @@ final class LoopbackHTTPServer: Sendable {
     private let descriptor: Int32
 
     init(body: String?, echoing: Bool = false) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 8) == 0 else {
-            Glibc.close(listener)
-            throw TestFailure("bind/listen: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        descriptor = listener
+        (descriptor, port) = try listenOnLoopback()
+        let listener = descriptor
         guard body != nil || echoing else { return }
         Thread.detachNewThread {
             while true {
@@ -72,6 +55,28 @@ final class LoopbackHTTPServer: Sendable {
         shutdown(descriptor, Int32(SHUT_RDWR))
         Glibc.close(descriptor)
     }
+}
+
+/// A TCP socket listening on the loopback at a port the kernel chose, and that port.
+func listenOnLoopback(backlog: Int32 = 8) throws -> (descriptor: Int32, port: UInt16) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(listener, backlog) == 0 else {
+        Glibc.close(listener)
+        throw TestFailure("bind/listen: errno \(errno)")
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+    }
+    return (listener, UInt16(bigEndian: address.sin_port))
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -113,6 +113,19 @@ struct UploadCoordinator {
         #expect(fetcher.startedAt > 0)
     }
 
+    @Test func aFoundationOnlyImporterStreamsAnExportLineByLine() async throws {
+        let export = (1...500).map { "{\"id\":\($0),\"title\":\"item \($0)\"}" }.joined(separator: "\r\n") + "\nnot a record\n"
+        let server = try LoopbackHTTPServer(body: export)
+        defer { server.close() }
+        let importer = FoundationOnlyFiles.StreamingImporter()
+        #expect(try await importer.importRecords(from: URL(string: "http://127.0.0.1:\(server.port)/export.ndjson")!) == 500)
+        #expect(importer.imported.last == FoundationOnlyFiles.ExportRecord(id: 500, title: "item 500") && importer.skippedLines == 1)
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).ndjson")
+        try Data(export.utf8).write(to: cache)
+        defer { try? FileManager.default.removeItem(at: cache) }
+        #expect(try await importer.importCache(at: cache) == 500 && importer.imported.count == 1000)
+    }
+
     @Test func aFoundationOnlyUploaderSetsItsBackgroundSession() {
         // Declared in FoundationCompat, set in a module none of whose files imports UIKit;
         // read back here, where only FoundationCompat's property is visible.

@@ -6,7 +6,6 @@
 import Foundation
 import FoundationNetworking
 import Glibc
-import Synchronization
 
 // MARK: FileHandle
 
@@ -239,7 +238,8 @@ extension URLSession {
 /// `bytes(for:)` and the body to the bytes' iterator, in the order the session's serial
 /// delegate queue calls it.
 ///
-/// `@unchecked Sendable`: its mutable state is in `state`, a `Mutex`; `chunks` and
+/// `@unchecked Sendable`: its mutable state, `state`, is read and written only with `lock`
+/// held (an `NSLock`: this module takes no `Mutex`, see WeaklyKeyedTable); `chunks` and
 /// `chunkSink` are Sendable; `taskDelegate` is the app's object, called only from the
 /// session's delegate queue, as a session calls a delegate.
 final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -250,7 +250,8 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
 
     let chunks: AsyncThrowingStream<Data, any Error>
     private let chunkSink: AsyncThrowingStream<Data, any Error>.Continuation
-    private let state = Mutex(State())
+    private let lock = NSLock()
+    private var state = State()
     private let taskDelegate: (any URLSessionTaskDelegate)?
 
     init(taskDelegate: (any URLSessionTaskDelegate)?) {
@@ -259,7 +260,7 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     }
 
     /// Whether the body arrived whole (the task completed without an error).
-    var finishedWhole: Bool { state.withLock { $0.finishedWhole } }
+    var finishedWhole: Bool { lock.withLock { state.finishedWhole } }
 
     /// Cancels `task` when the task iterating the bytes is cancelled (the stream then ends
     /// at once, and the iterator throws `URLError(.cancelled)`).
@@ -270,12 +271,12 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     }
 
     func awaitResponse(_ continuation: CheckedContinuation<URLResponse, any Error>) {
-        state.withLock { $0.response = continuation }
+        lock.withLock { state.response = continuation }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let waiting = state.withLock { state in
+        let waiting = lock.withLock {
             defer { state.response = nil }
             return state.response
         }
@@ -288,7 +289,7 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let waiting = state.withLock { state in
+        let waiting = lock.withLock {
             defer { state.response = nil }
             state.finishedWhole = error == nil
             return state.response

@@ -92,12 +92,16 @@ public final class Daemon: Sendable {
         // says, which need not be the default path (the ready line, `bgtask status`, the
         // apps' BGTASK_DAEMON_SOCKET and the connection-limit message all name it).
         var socketPath = paths.socketPath
+        // Whether `socketPath` is where the socket is in the file system (not a systemd
+        // socket without a path, whose apps are told the default path).
+        var socketPathIsReal = false
         do {
             let passed = try SystemdActivation.listeningSockets(environment: environment)
             if let first = passed.first {
                 endpoint = .adopted(descriptor: first.descriptor)
                 if let bound = first.boundPath {
                     socketPath = bound
+                    socketPathIsReal = true
                 } else {
                     log(.warning, app: nil, "the socket systemd passed (fd \(first.descriptor)) has no path in the file system; apps are told \(socketPath)")
                 }
@@ -105,6 +109,7 @@ public final class Daemon: Sendable {
             } else {
                 try DaemonPaths.prepareSocketDirectory(paths.socketDirectory, uid: uid)
                 endpoint = .path(paths.socketPath)
+                socketPathIsReal = true
             }
         } catch {
             throw StartError(message: "\(error)")
@@ -214,6 +219,8 @@ public final class Daemon: Sendable {
             loadedRequests: report.loadedRequests)
         endPhase("engine")
 
+        // The installed apps are listed beside the socket when it has a path apps reach it by.
+        let listSocket = socketPathIsReal ? socketPath : nil
         let service = DaemonService(
             driver: driver, store: store,
             spawner: ProcessSpawner(delegation: delegation, logDirectory: logDirectory) { log(.warning, app: nil, $0) },
@@ -225,6 +232,7 @@ public final class Daemon: Sendable {
             measurement: measurement,
             conditionsReader: conditions,
             policySource: options.policyFile ?? "defaults",
+            installedAppsListSocket: listSocket,
             log: log)
         // Only now that every app is installed with its switch and what its policies learned:
         // a change of the device judges the restored requests, and judged before, a request

@@ -46,6 +46,13 @@ public final class DaemonService: Sendable {
 
     private let committer: GroupCommitter
 
+    /// The socket beside which the installed apps are listed (``InstalledAppsList``), or
+    /// `nil` for none (a socket with no path in the file system, tests without a daemon).
+    private let installedAppsListSocket: String?
+    /// Held while the list is written: installs and uninstalls on two connections write it
+    /// one after the other, each from the apps' table as it is then.
+    private let installedAppsListWrites = Mutex<Int>(0)
+
     /// One installed app and its supervisor.
     struct InstalledAppEntry: Sendable {
         var installed: InstalledApp
@@ -124,8 +131,10 @@ public final class DaemonService: Sendable {
         measurement: RunMeasurement? = nil,
         conditionsReader: LinuxConditionsReader? = nil,
         policySource: String = "defaults",
+        installedAppsListSocket: String? = nil,
         log: BGDiagnosticLog
     ) {
+        self.installedAppsListSocket = installedAppsListSocket
         self.conditionsReader = conditionsReader
         self.policySource = Mutex(policySource)
         let realTime = driver.clock is DispatchDriverClock
@@ -147,6 +156,7 @@ public final class DaemonService: Sendable {
         self.pushes = PushLimiter(limit: pushLimit)
         self.committer = GroupCommitter(driver: driver)
         loadInstalledApps()
+        publishInstalledApps()
         // Every change of the device the engine sees reaches the connected apps, whose
         // processes post iOS's change notifications from it (AppPush.deviceConditions). In
         // order, off the conditions monitor's queue (a supervisor may hold its lock for a
@@ -213,6 +223,22 @@ public final class DaemonService: Sendable {
         // reinstall's record and its removal) is removed here too.
         for removed in driver.install(installs.map { ($0.1, $0.0 as any RemoteTaskHost) }, removingWhatIsNoLongerAllowed: true) {
             log(.info, app: removed.key.app, "removed the pending request '\(removed.key.identifier)' of \(removed.key.app): \(removed.reason)")
+        }
+    }
+
+    /// Writes the list of installed apps beside the socket (``InstalledAppsList``), for apps
+    /// whose hello this daemon does not answer in time; a failure is logged (the apps then
+    /// decide as if no list were there).
+    private func publishInstalledApps() {
+        guard let socket = installedAppsListSocket else { return }
+        installedAppsListWrites.withLock { writes in
+            writes += 1
+            let installed = apps.withLock { Array($0.keys) }
+            do {
+                try InstalledAppsList.write(installed, socketPath: socket)
+            } catch {
+                log(.warning, app: nil, "could not list the installed apps in \(InstalledAppsList.path(forSocket: socket)): \(error); an installed app that finds bgtaskd unresponsive will use a scheduler of its own")
+            }
         }
     }
 
@@ -363,6 +389,7 @@ public final class DaemonService: Sendable {
         for request in removed {
             log(.info, app: app.app, "removed the pending request '\(request.key.identifier)' of \(app.app): \(request.reason) (reinstalled from \(path))")
         }
+        publishInstalledApps()
         log(.info, app: app.app, "installed \(app.app) (\(app.executable))")
         if let supervisor = replaced {
             // The process of the old executable is not the app any more: it would keep the
@@ -393,6 +420,7 @@ public final class DaemonService: Sendable {
         supervisor.stopNotifications()
         driver.afterHostCalls(of: app) { supervisor.quit(reason: "the app was uninstalled") }
         _ = apps.withLock { $0.removeValue(forKey: app) }
+        publishInstalledApps()
         pushes.reset(app)
         log(.info, app: app, "uninstalled \(app)")
         return report ?? UninstallReport(app: app, wasInstalled: true, removedRequests: [], removedSettings: [], removedCheckpoints: [], removedProcess: nil, removedProcessRow: false, keptRuns: 0)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DaemonProtocol
 import Foundation
 import SchedulerCore
 import Testing
@@ -104,6 +105,40 @@ extension DaemonProcessTests {
             // Acknowledged before (an outside probe): into an embedded store nobody served.
             #expect(await harness.waitForEvent("second", "submit-failed \(Self.refresh)", timeout: .seconds(15)) != nil, "\(harness.events("second")); \(second.standardError)")
             #expect(!harness.events("second").contains("submitted \(Self.refresh)"), "\(harness.events("second"))")
+        }
+
+        @Test("an installed app the user starts while bgtaskd does not answer (stopped) waits for it: its submission is bgtaskd's once it answers, never kept by a scheduler of its own")
+        func anInstalledAppWaitsForADaemonThatDoesNotAnswer() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            #expect(InstalledAppsList.lists(AppID(Self.app), socketPath: harness.socketPath) == true, "bgtaskd lists what it installed")
+            let daemon = try #require(harness.daemon)
+            daemon.signal(SIGSTOP)
+            var stopped = true
+            defer {
+                if stopped { daemon.signal(SIGCONT) }
+            }
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            #expect(await harness.poll(timeout: .seconds(20)) { user.standardError.contains("this process waits for it") }, "\(user.standardError)")
+            #expect(!user.standardError.contains("using the embedded scheduler"), "\(user.standardError)")
+            daemon.signal(SIGCONT)
+            stopped = false
+            #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
+            user.signal(SIGUSR1)
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)", timeout: .seconds(30)) != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the submission is the daemon's")
+            #expect(harness.events("user").contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(harness.events("user"))")
+
+            // Uninstalled, the app leaves the list; an app never installed is not on it.
+            #expect(try await harness.bgtask("uninstall", Self.app).status == 0)
+            #expect(InstalledAppsList.lists(AppID(Self.app), socketPath: harness.socketPath) == false)
         }
 
         @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")

@@ -444,11 +444,25 @@ extension EmbeddedScheduler {
             expected = false
         }
         // A process bgtaskd launched does not fall back: it ends (EmbeddedScheduler.makeContext).
-        let fallback = launchedByDaemon(choice, environment: environment) == nil ? "; using the embedded scheduler" : ""
+        let startedByTheUser = launchedByDaemon(choice, environment: environment) == nil
+        let fallback = startedByTheUser ? "; using the embedded scheduler" : ""
+        // A process the daemon launched does not reconnect: the daemon that follows ends it.
+        let reconnects = !EmbeddedScheduler.isDaemonLaunch(environment: environment)
+        // A daemon is there but does not answer (stopped, busy, at its connection limit):
+        // whether this app is its to serve is then read from the list it keeps beside its
+        // socket. An installed app waits for it, as a reconnecting app does, rather than keep
+        // requests in a scheduler of its own that bgtaskd would never see (acknowledged, then
+        // never run, or run twice).
+        func waitIfInstalled(_ why: String) -> DaemonUplink? {
+            guard startedByTheUser, InstalledAppsList.lists(app, socketPath: path) == true else { return nil }
+            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers")
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
+        }
         let link: MessageLink
         do {
             link = try MessageLink.connect(path: path, timeout: expected ? daemonGreetingTimeout : .milliseconds(500))
         } catch {
+            if error.code != .noDaemon, let waiting = waitIfInstalled("\(error)") { return waiting }
             if expected {
                 log(.error, app: app, "cannot reach bgtaskd: \(error)\(fallback)")
             } else if error.code != .noDaemon {
@@ -458,8 +472,6 @@ extension EmbeddedScheduler {
             }
             return nil
         }
-        // A process the daemon launched does not reconnect: the daemon that follows ends it.
-        let reconnects = !EmbeddedScheduler.isDaemonLaunch(environment: environment)
         switch DaemonUplink.greet(link, app: app, timeout: daemonGreetingTimeout) {
         case .welcome(let link, let daemonPID):
             return DaemonUplink(path: path, app: app, log: log, link: link, daemonPID: daemonPID, reconnects: reconnects)
@@ -479,6 +491,8 @@ extension EmbeddedScheduler {
             return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
         case .refused(let failure):
             link.close()
+            // No answer in time, or none for want of room: not a refusal of this app.
+            if [.failed, .connectionLimit].contains(failure.code), let waiting = waitIfInstalled(failure.message) { return waiting }
             if expected || failure.code != .notInstalled {
                 // A refusal says so; a daemon that did not answer or closed did not refuse.
                 let what = failure.code == .failed ? "could not greet bgtaskd at \(path) as \(app)" : "bgtaskd at \(path) refused \(app)"

@@ -1,0 +1,37 @@
+import Foundation
+import SchedulerCore
+
+/// The apps installed with bgtaskd, kept by it beside its socket (`<socket>.installed`, one
+/// app identifier per line), so that an app whose hello bgtaskd does not answer (a daemon
+/// stopped or busy, or at its connection limit) can still tell whether it is the daemon's:
+/// an installed app then waits for the daemon instead of running a scheduler of its own whose
+/// acknowledged submits the daemon would never see (docs/daemon.md, "The app side").
+///
+/// The store is the truth; this is its published copy. bgtaskd writes it whole (a temporary
+/// file renamed over it) when it starts and after every install and uninstall; a daemon that
+/// crashed between a store's commit and the write leaves it a step behind until its next start.
+public enum InstalledAppsList {
+    /// The list's path for the socket at `socketPath`.
+    public static func path(forSocket socketPath: String) -> String { socketPath + ".installed" }
+
+    /// The most a list may hold: 65,536 identifiers of the longest kind.
+    static let byteLimit = 65_536 * (TaskIdentifierRules.maximumLength + 1)
+
+    /// Writes `apps` as the list beside `socketPath`, replacing it in one rename (readable
+    /// by the user alone, as the socket's directory is).
+    public static func write(_ apps: some Sequence<AppID>, socketPath: String) throws {
+        let text = apps.map(\.rawValue).sorted().map { $0 + "\n" }.joined()
+        let url = URL(fileURLWithPath: path(forSocket: socketPath))
+        try Data(text.utf8).write(to: url, options: .atomic)
+        _ = chmod(url.path, 0o600)
+    }
+
+    /// Whether the list beside `socketPath` names `app`; `nil` when there is no list (no
+    /// daemon has run there, or an older one) or it cannot be read (not a regular file, too
+    /// large): then nothing is known.
+    public static func lists(_ app: AppID, socketPath: String) -> Bool? {
+        guard let bytes = try? BoundedFile.read(path: path(forSocket: socketPath), limit: byteLimit) else { return nil }
+        let wanted = Array(app.rawValue.utf8)
+        return bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).contains { $0.elementsEqual(wanted) }
+    }
+}

@@ -130,12 +130,16 @@ struct StoredNotificationRequest: Codable, Equatable {
         content.interruptionLevel = UNNotificationInterruptionLevel(rawValue: interruptionLevel) ?? .active
         content.relevanceScore = relevanceScore
         content.filterCriteria = filterCriteria
-        let restoredTrigger: UNNotificationTrigger? = switch trigger {
+        return UNNotificationRequest(identifier: identifier, content: content, trigger: restoredTrigger)
+    }
+
+    /// The kept trigger, made again.
+    var restoredTrigger: UNNotificationTrigger? {
+        switch trigger {
         case .timeInterval(let seconds, let repeats)?: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: repeats)
         case .calendar(let components, let repeats)?: UNCalendarNotificationTrigger(dateMatching: components, repeats: repeats)
         case nil: nil
         }
-        return UNNotificationRequest(identifier: identifier, content: content, trigger: restoredTrigger)
     }
 }
 
@@ -182,7 +186,8 @@ struct KeptNotifications: Codable, Equatable {
 
     /// The file's JSON, of either version (version 1 was the bare array of pending requests).
     /// Every date must be within ``dateLimit`` seconds of 2001: no trigger computes with, and
-    /// no message prints, a date beyond the calendar's years.
+    /// no message prints, a date beyond the calendar's years; every pending request's trigger
+    /// must be one the center accepts.
     static func decode(_ bytes: [UInt8]) throws -> KeptNotifications {
         let isArray = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "[")
         var kept = isArray
@@ -195,6 +200,14 @@ struct KeptNotifications: Codable, Equatable {
             + (kept.deliveredWhileAway + kept.delivered).flatMap { [($0.request.identifier, $0.date), ($0.request.identifier, $0.request.fireDate), ($0.request.identifier, $0.request.added)] }
         if let (identifier, date) = dates.first(where: { !(-dateLimit...dateLimit).contains($0.1.timeIntervalSinceReferenceDate) }) {
             throw KeptNotificationsError(description: "notification request \"\(identifier)\" has a date \(date.timeIntervalSinceReferenceDate) seconds from 2001, beyond the \(Int(dateLimit)) a date may be")
+        }
+        // A trigger the center would refuse (a repeating interval under 60 s, components that
+        // match no date) cannot have been added: another program wrote it. Taken as it is, it
+        // would be delivered once and then dropped without a word.
+        for request in kept.pending {
+            if let problem = request.restoredTrigger?.problem() {
+                throw KeptNotificationsError(description: "notification request \"\(request.identifier)\" has a trigger the notification center refuses: \(problem)")
+            }
         }
         return kept
     }

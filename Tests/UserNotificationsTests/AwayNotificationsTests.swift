@@ -325,6 +325,25 @@ struct AwayNotificationsTests {
         #expect(scratch.file.write(KeptNotifications(pending: [far])) == nil)
         #expect(away.nextMoment().problem?.contains("has a date 1e+300 seconds from 2001") == true, "\(away.nextMoment())")
         #expect(away.deliverDue(now: host.now).failure != nil)
+
+        // A trigger the center refuses (an outside probe: a repeating interval of 59 s was
+        // delivered once, then dropped without a word) makes the file unreadable, named.
+        var tooOften = one
+        tooOften.trigger = .timeInterval(seconds: 59, repeats: true)
+        #expect(scratch.file.write(KeptNotifications(pending: [tooOften])) == nil)
+        let refusal = "notification request \"r\" has a trigger the notification center refuses: the time interval must be at least 60 if repeating"
+        #expect(away.nextMoment().problem?.contains(refusal) == true, "\(away.nextMoment())")
+        let held = away.deliverDue(now: host.now.addingTimeInterval(120))
+        #expect(held.shown.isEmpty && held.failure?.contains(refusal) == true, "\(held)")
+        #expect(scratch.file.read(movingAside: false).problem?.contains(refusal) == true)
+        var matchingNothing = one
+        matchingNothing.trigger = .calendar(components: DateComponents(), repeats: true)
+        #expect(scratch.file.write(KeptNotifications(pending: [matchingNothing])) == nil)
+        #expect(away.nextMoment().problem?.contains("the date components match no date") == true, "\(away.nextMoment())")
+        var everyMinute = one
+        everyMinute.trigger = .timeInterval(seconds: 60, repeats: true)
+        #expect(scratch.file.write(KeptNotifications(pending: [everyMinute])) == nil)
+        #expect(away.nextMoment().problem == nil, "a trigger the center accepts is read")
     }
 
     @Test("the app's next launch takes in what was delivered while it was away: the list, the badge, and the file written without them")

@@ -152,23 +152,30 @@ extension DaemonSocketTests {
             #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after the call's timeout")
         }
 
+        /// A server at `path` that calls `answer` with every request it reads.
+        static func scriptedServer(path: String, answer: @escaping @Sendable (FrameConnection, ClientEnvelope) -> Void) throws -> FrameServer {
+            try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
+                connection.start(
+                    onFrame: { frame in
+                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
+                        answer(connection, envelope)
+                    },
+                    onClose: { _ in }
+                )
+            }
+        }
+
         /// A push this build does not know (a newer daemon's) is passed over: the link stays
         /// open and what follows is read; a malformed push of a known name still ends it.
         @Test func aPushOfANewerDaemonIsPassedOverAndTheLinkStays() throws {
             let scratch = try TemporaryDirectory()
             let path = scratch.path + "/socket"
-            let server = try FrameServer(endpoint: .path(path), allowedUID: getuid(), connectionOptions: .server, log: { _, _ in }) { connection in
-                connection.start(
-                    onFrame: { frame in
-                        guard let envelope = try? MessageCoding.decode(ClientEnvelope.self, from: frame.payload) else { return }
-                        try? connection.send(Data(#"{"push":{"_0":{"holiday":{"days":3}}}}"#.utf8))
-                        if let push = try? MessageCoding.encode(DaemonEnvelope.push(.foreground)) { try? connection.send(push) }
-                        if let answer = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, .done(nil))) { try? connection.send(answer) }
-                        // A known push that does not decode ends the link, as before.
-                        try? connection.send(Data(#"{"push":{"_0":{"expire":{"run":"x"}}}}"#.utf8))
-                    },
-                    onClose: { _ in }
-                )
+            let server = try Self.scriptedServer(path: path) { connection, envelope in
+                try? connection.send(Data(#"{"push":{"_0":{"holiday":{"days":3}}}}"#.utf8))
+                if let push = try? MessageCoding.encode(DaemonEnvelope.push(.foreground)) { try? connection.send(push) }
+                if let answer = try? MessageCoding.encode(DaemonEnvelope.reply(id: envelope.id, .done(nil))) { try? connection.send(answer) }
+                // A known push that does not decode ends the link, as before.
+                try? connection.send(Data(#"{"push":{"_0":{"expire":{"run":"x"}}}}"#.utf8))
             }
             defer { server.close() }
             let link = try MessageLink.connect(path: path)
@@ -183,6 +190,33 @@ extension DaemonSocketTests {
             #expect(PlainMessageReader.unknownPushName(Data(#"{"push":{"_0":{"holiday":{}}}}"#.utf8)) == "holiday")
             #expect(PlainMessageReader.unknownPushName(Data(#"{"push":{"_0":{"expire":{}}}}"#.utf8)) == nil)
             #expect(PlainMessageReader.unknownPushName(Data(#"{"reply":{"id":1,"_1":{"holiday":{}}}}"#.utf8)) == nil)
+        }
+
+        /// A reply numbered for a request the client never sent (an outside probe's fake
+        /// daemon answered hello as request 77) ends the link at once, saying so, instead of
+        /// leaving the call to time out as if nobody had answered; a reply to a post, which
+        /// nobody waits for, is dropped and the link stays.
+        @Test func aReplyToARequestNeverSentEndsTheLinkAtOnce() throws {
+            let scratch = try TemporaryDirectory()
+            let path = scratch.path + "/socket"
+            let server = try Self.scriptedServer(path: path) { connection, envelope in
+                // The post (`pending`) is answered as itself; the call that follows gets an
+                // answer numbered as a request never sent.
+                let id = envelope.request == .app(.pending) ? envelope.id : envelope.id + 76
+                if let answer = try? MessageCoding.encode(DaemonEnvelope.reply(id: id, .done(nil))) { try? connection.send(answer) }
+            }
+            defer { server.close() }
+            let link = try MessageLink.connect(path: path)
+            defer { link.close() }
+            link.post(.app(.pending))
+            let started = ContinuousClock.now
+            #expect {
+                _ = try link.call(.app(.cancelAll), timeout: .seconds(10))
+            } throws: { error in
+                "\(error)".contains("a reply to request 78, which this client never sent")
+            }
+            #expect(ContinuousClock.now - started < .seconds(5), "said at once, not after the call's timeout")
+            #expect(link.isClosed)
         }
 
         /// A reply that comes after a push waits for the push's handler: the caller never

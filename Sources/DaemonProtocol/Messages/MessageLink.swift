@@ -210,7 +210,18 @@ public final class MessageLink: Sendable {
             // here says nothing a call could use.
             if case .failed(let failure) = reply { state.withLock { $0.refusal = failure } }
         case .reply(let id, let reply):
-            guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+            // A reply nobody waits for answers a post, or a call that gave up waiting: dropped.
+            // One numbered for a request this client never sent is a fault of the peer, said
+            // at once rather than left for the waiting call to time out.
+            let (waiter, neverSent) = state.withLock { state in
+                (state.waiting.removeValue(forKey: id), id >= state.nextID)
+            }
+            guard let waiter else {
+                if neverSent {
+                    connection.close(reason: "bgtaskd sent a reply to request \(id), which this client never sent (a peer that does not speak this protocol)")
+                }
+                return
+            }
             waiter.reply.withLock { $0 = reply }
             waiter.arrived.signal()
         case .push(let push):

@@ -234,10 +234,14 @@ extension SchedulerStore {
         try SchemaMigrations.refuseIfTooNew(connection)
         let version = try SchemaMigrations.version(of: connection)
         guard version > 0 else {
+            // A database with no tables at all is also what a running scheduler's store looks
+            // like copied without its `-wal` (its commits are all still there): say so.
+            let walMissing = !FileManager.default.fileExists(atPath: path + "-wal")
+            let hint = walMissing ? "; if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)" : ""
             throw StoreError(
                 code: .invalidData,
                 path: path,
-                message: "\(path) is not a scheduler store: it has no schema (version 0)"
+                message: "\(path) is not a scheduler store: it has no schema (version 0)\(hint)"
             )
         }
         guard version >= SchemaMigrations.minimumReadableVersion else {

@@ -215,5 +215,13 @@ struct EnergyLogStoreTests {
         }
         #expect(error.code == .invalidData)
         #expect(error.message.contains("not a scheduler store"))
+        // What a running scheduler's store looks like copied without its -wal (an outside
+        // probe): the message says where its commits may be.
+        #expect(error.message.contains("its commits may still be in its -wal file, which must be copied beside it (\(url.path)-wal)"), "\(error.message)")
+        FileManager.default.createFile(atPath: url.path + "-wal", contents: nil)
+        let beside = try #require(throws: StoreError.self) {
+            try SchedulerStore.openForReading(at: url)
+        }
+        #expect(beside.message.contains("not a scheduler store") && !beside.message.contains("-wal"), "\(beside.message)")
     }
 }

@@ -485,28 +485,48 @@ import SchedulerCore
     }
 }
 
-/// `EmbeddedScheduler.bootstrap` racing the first use of the API (its gate, on an instance:
-/// the process's own is global): an offer is taken or refused, never lost.
+/// `EmbeddedScheduler.bootstrap` racing the first use of the API and other calls of itself
+/// (its gate, on an instance: the process's own is global): the first offer is taken by the
+/// first use, every other is refused with why, none is lost.
 @Suite struct BootstrapGateTests {
     @Test(arguments: 0..<20)
     func anOfferRacingTheFirstUseIsTakenOrRefusedNeverLost(round: Int) {
         let gate = BootstrapGate<Int>()
         let accepted = Mutex<[Int]>([])
+        let refusedAsSecond = Mutex<Int>(0)
         let taken = Mutex<Int??>(nil)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             if thread == round % 8 {
                 let value = gate.close()
                 taken.withLock { $0 = .some(value) }
-            } else if gate.offer(thread) {
-                accepted.withLock { $0.append(thread) }
+                return
+            }
+            switch gate.offer(thread) {
+            case .success: accepted.withLock { $0.append(thread) }
+            case .failure(.alreadyOffered): refusedAsSecond.withLock { $0 += 1 }
+            case .failure(.alreadyUsed): break
             }
         }
         let took = taken.withLock { $0 } ?? nil
         let offers = accepted.withLock { $0 }
-        // What the first use took is an accepted offer (or nothing was offered before it),
-        // and nothing is accepted after it: a later offer is refused.
-        if let took { #expect(offers.contains(took)) } else { #expect(offers.isEmpty) }
-        #expect(!gate.offer(99), "after the first use every offer is refused")
+        // At most one offer is accepted; the first use took it (or nothing was offered
+        // before it), and every offer after the accepted one was refused as a second call.
+        #expect(offers.count <= 1)
+        if let took { #expect(offers == [took]) } else { #expect(offers.isEmpty) }
+        if !offers.isEmpty { #expect(refusedAsSecond.withLock { $0 } + offers.count <= 7) }
+        guard case .failure(.alreadyUsed) = gate.offer(99) else {
+            Issue.record("after the first use every offer is refused as too late")
+            return
+        }
         #expect(gate.close() == took, "closing again takes nothing new")
+    }
+
+    @Test func aSecondOfferIsRefusedAndTheFirstStands() {
+        let gate = BootstrapGate<Int>()
+        guard case .success = gate.offer(1), case .failure(.alreadyOffered) = gate.offer(2) else {
+            Issue.record("the second offer was not refused as a second")
+            return
+        }
+        #expect(gate.close() == 1)
     }
 }

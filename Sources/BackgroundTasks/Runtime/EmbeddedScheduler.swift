@@ -200,8 +200,9 @@ public enum EmbeddedScheduler {
     private static let bootstrapGate = BootstrapGate<Configuration>()
 
     /// Sets up the process's app. Call once, before the first use of the API.
-    /// - Throws: ``EmbeddedSchedulerError`` when the API was already used, or the
-    ///   manifest cannot be loaded (the error names the file and key).
+    /// - Throws: ``EmbeddedSchedulerError`` when the API was already used, when it was
+    ///   called before (the first configuration stands), or the manifest cannot be loaded
+    ///   (the error names the file and key).
     public static func bootstrap(_ configuration: Configuration) throws(EmbeddedSchedulerError) {
         if configuration.manifest == nil {
             do {
@@ -210,8 +211,12 @@ public enum EmbeddedScheduler {
                 throw EmbeddedSchedulerError(message: "\(error)")
             }
         }
-        guard bootstrapGate.offer(configuration) else {
+        switch bootstrapGate.offer(configuration) {
+        case .success: break
+        case .failure(.alreadyUsed):
             throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called after BGTaskScheduler.shared was first used; call it first thing in main")
+        case .failure(.alreadyOffered):
+            throw EmbeddedSchedulerError(message: "EmbeddedScheduler.bootstrap called a second time; the first call's configuration stands (call it once, first thing in main)")
         }
     }
 
@@ -527,18 +532,29 @@ final class BootstrapGate<Value: Sendable>: Sendable {
         var closed = false
     }
 
+    /// Why an offer was refused.
+    enum Refusal: Error {
+        /// The first use already happened.
+        case alreadyUsed
+        /// A value was offered before: the first offer stands.
+        case alreadyOffered
+    }
+
     private let state = Mutex(State())
 
-    /// Stores `value` for the first use; `false` when the first use already happened.
-    func offer(_ value: Value) -> Bool {
+    /// Stores `value` for the first use. Refused when the first use already happened, or a
+    /// value was offered before (two configurations, the later silently winning, would leave
+    /// the first caller's store or manifest unused without a word).
+    func offer(_ value: Value) -> Result<Void, Refusal> {
         state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed else { return .failure(.alreadyUsed) }
+            guard state.offered == nil else { return .failure(.alreadyOffered) }
             state.offered = value
-            return true
+            return .success(())
         }
     }
 
-    /// The first use: closes the gate and returns the last value offered (`nil` if none).
+    /// The first use: closes the gate and returns the value offered (`nil` if none).
     func close() -> Value? {
         state.withLock { state in
             state.closed = true

@@ -73,7 +73,15 @@ extension FileHandle {
                         continuation.resume(returning: buffer)
                         return
                     }
-                    guard errno == EINTR else {
+                    switch errno {
+                    case EINTR:
+                        continue
+                    case EAGAIN, EWOULDBLOCK:
+                        // A descriptor in non-blocking mode (a socket an app set so): wait
+                        // until it can be read, as a blocking read would have.
+                        var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                        _ = poll(&readable, 1, -1)
+                    default:
                         continuation.resume(throwing: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
                         return
                     }

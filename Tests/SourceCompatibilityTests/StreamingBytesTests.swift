@@ -81,6 +81,23 @@ import Testing
         #expect(try await lines.next() == nil, "and stays ended")
     }
 
+    @Test func aNonBlockingDescriptorIsWaitedForNotFailed() async throws {
+        let pipe = Pipe()
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        #expect(fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0)
+        var lines = pipe.fileHandleForReading.bytes.lines.makeAsyncIterator()
+        // Nothing written yet: the read waits (EAGAIN is not an error), then takes the line.
+        // The writer's delay only makes the wait likely; the outcome is the same either way.
+        let writer = Task.detached {
+            try await Task.sleep(for: .milliseconds(50))
+            pipe.fileHandleForWriting.write(Data("late\n".utf8))
+            try pipe.fileHandleForWriting.close()
+        }
+        #expect(try await lines.next() == "late")
+        #expect(try await lines.next() == nil)
+        try await writer.value
+    }
+
     @Test func aFilesURLReadsWholeThroughManyChunks() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -155,6 +155,19 @@ import Testing
         #expect(request.lowercased().contains("x-probe: kept"), "the session's headers went with the request")
     }
 
+    @Test func theTaskDelegateIsAskedAboutRedirections() async throws {
+        let target = try LoopbackHTTPServer(body: "moved here")
+        defer { target.close() }
+        let redirecting = try StreamingHTTPServer(head: "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(target.port)/new\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        defer { redirecting.close() }
+        let delegate = RedirectRecorder()
+        let (bytes, response) = try await URLSession.shared.bytes(from: URL(string: "http://127.0.0.1:\(redirecting.port)/old")!, delegate: delegate)
+        var text = ""
+        for try await character in bytes.characters { text.append(character) }
+        #expect(text == "moved here" && response.url?.path == "/new")
+        #expect(delegate.redirections.withLock { $0 } == ["/new"])
+    }
+
     @Test func aBodyCutShortOrCancelledNeverReadsAsWhole() async throws {
         // The server promises 100 bytes, sends 10 and closes.
         let short = try StreamingHTTPServer(head: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n")
@@ -214,6 +227,17 @@ import Testing
         var result: [String] = []
         for try await line in ByteList(bytes).lines { result.append(line) }
         return result
+    }
+}
+
+/// A task delegate that notes each redirection and follows it.
+private final class RedirectRecorder: NSObject, URLSessionTaskDelegate, Sendable {
+    let redirections = Mutex<[String]>([])
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        redirections.withLock { $0.append(request.url?.path ?? "") }
+        completionHandler(request)
     }
 }
 

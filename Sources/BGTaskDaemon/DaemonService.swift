@@ -51,7 +51,7 @@ public final class DaemonService: Sendable {
     private let installedAppsListSocket: String?
     /// Held while the list is written: installs and uninstalls on two connections write it
     /// one after the other, each from the apps' table as it is then.
-    private let installedAppsListWrites = Mutex<Int>(0)
+    private let installedAppsListWrites = Mutex<Void>(())
 
     /// One installed app and its supervisor.
     struct InstalledAppEntry: Sendable {
@@ -231,8 +231,7 @@ public final class DaemonService: Sendable {
     /// decide as if no list were there).
     private func publishInstalledApps() {
         guard let socket = installedAppsListSocket else { return }
-        installedAppsListWrites.withLock { writes in
-            writes += 1
+        installedAppsListWrites.withLock { _ in
             let installed = apps.withLock { Array($0.keys) }
             do {
                 try InstalledAppsList.write(installed, socketPath: socket)

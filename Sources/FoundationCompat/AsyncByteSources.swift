@@ -21,13 +21,15 @@ extension FileHandle {
         /// Reads the handle a chunk at a time, off the caller's thread.
         public struct AsyncIterator: AsyncIteratorProtocol {
             let handle: FileHandle
+            let reader = CancellableRead()
             var chunk: [UInt8] = []
             var index = 0
             var ended = false
 
             /// The next byte, or `nil` at the end of the file (or when the other end of a
-            /// pipe or socket closed). Throws `CancellationError` when the task was
-            /// cancelled before a read, and the read's error (a `POSIXError`) otherwise.
+            /// pipe or socket closed). Throws `CancellationError` when the task is cancelled,
+            /// before a read or while one waits, and the read's error (a `POSIXError`;
+            /// `EBADF` for a handle closed meanwhile) otherwise.
             public mutating func next() async throws -> UInt8? {
                 if index < chunk.count {
                     defer { index += 1 }
@@ -35,7 +37,19 @@ extension FileHandle {
                 }
                 guard !ended else { return nil }
                 try Task.checkCancellation()
-                chunk = try await FileHandle.readChunk(from: handle)
+                let descriptor = handle.fileDescriptor
+                let reader = reader
+                chunk = try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        // A thread of Dispatch's pool: a read that waits (a pipe, a terminal,
+                        // a socket) never holds one of Swift's cooperative threads.
+                        DispatchQueue.global().async {
+                            continuation.resume(with: Result { try reader.read(descriptor, upTo: FileHandle.chunkSize) })
+                        }
+                    }
+                } onCancel: {
+                    reader.cancel()
+                }
                 index = 0
                 guard !chunk.isEmpty else {
                     ended = true
@@ -57,35 +71,80 @@ extension FileHandle {
 
     /// How many bytes one read asks for.
     static let chunkSize = 64 * 1024
+}
 
-    /// One `read(2)` of up to `chunkSize` bytes on a thread of Dispatch's pool, so that a read
-    /// that waits (a pipe, a terminal, a socket) never holds a thread of Swift's cooperative
-    /// pool. Empty at the end of the file.
-    static func readChunk(from handle: FileHandle) async throws -> [UInt8] {
-        let descriptor = handle.fileDescriptor
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var buffer = [UInt8](repeating: 0, count: chunkSize)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                    if count >= 0 {
-                        buffer.removeSubrange(count...)
-                        continuation.resume(returning: buffer)
-                        return
-                    }
-                    switch errno {
-                    case EINTR:
-                        continue
-                    case EAGAIN, EWOULDBLOCK:
-                        // A descriptor in non-blocking mode (a socket an app set so): wait
-                        // until it can be read, as a blocking read would have.
-                        var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                        _ = poll(&readable, 1, -1)
-                    default:
-                        continuation.resume(throwing: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
-                        return
-                    }
+/// Reads a descriptor so that a read that waits can be stopped: it waits in `poll` on the
+/// descriptor and on a pipe of its own, which ``cancel()`` writes to. Without that pipe (no
+/// descriptors left) it reads as a plain blocking read, which only new data, the end of the
+/// file or a signal ends.
+///
+/// `@unchecked Sendable`: its two descriptors are set once and closed in `deinit`, which
+/// cannot run while a read or a cancel holds it; `write` and `poll` on them are safe from
+/// any thread.
+final class CancellableRead: @unchecked Sendable {
+    private let wake: (read: Int32, write: Int32)?
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            wake = nil
+            return
+        }
+        // Glibc's module leaves out pipe2: the flags are set after (a program started in
+        // between would inherit the two ends, and never use them).
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        wake = (ends[0], ends[1])
+    }
+
+    deinit {
+        if let wake {
+            close(wake.read)
+            close(wake.write)
+        }
+    }
+
+    /// Makes a read that waits, and every later one, throw `CancellationError`.
+    func cancel() {
+        guard let wake else { return }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// One `read(2)` of up to `count` bytes once the descriptor is readable (or at its end);
+    /// empty at the end of the file.
+    func read(_ descriptor: Int32, upTo count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        while true {
+            if let wake {
+                var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                if poll(&waits, 2, -1) < 0 {
+                    guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                    continue
                 }
+                if waits[1].revents != 0 { throw CancellationError() }
+                // Closed by the app while the read waited: its number may be another file's.
+                if waits[0].revents & Int16(POLLNVAL) != 0 { throw POSIXError(.EBADF) }
+            }
+            let got = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if got >= 0 {
+                buffer.removeSubrange(got...)
+                return buffer
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                // A descriptor in non-blocking mode (a socket an app set so): wait until it
+                // can be read, as a blocking read would have.
+                if wake == nil {
+                    var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&readable, 1, -1)
+                }
+            default:
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
         }
     }
@@ -161,8 +220,10 @@ extension URL {
 
 extension URLSession {
     /// The body of a response, as its bytes arrive (Apple: `URLSession.AsyncBytes`). Single
-    /// pass: iterators made from one value share its bytes. Dropping every copy of the value
-    /// and its iterators before the end cancels the transfer.
+    /// pass, and one reader at a time: iterators made from one value share its bytes, and two
+    /// tasks reading at once stop the program (as two readers of one `AsyncThrowingStream`
+    /// do). Dropping every copy of the value and its iterators before the end cancels the
+    /// transfer.
     public struct AsyncBytes: AsyncSequence, Sendable {
         /// A byte.
         public typealias Element = UInt8
@@ -190,7 +251,9 @@ extension URLSession {
             public mutating func next() async throws -> UInt8? {
                 while index >= chunk.count {
                     guard let next = try await chunks.next() else {
-                        guard transfer.transfer.finishedWhole else { throw URLError(.cancelled) }
+                        // The stream also ends at once when the reading task is cancelled,
+                        // whatever the transfer does after.
+                        guard transfer.transfer.finishedWhole, !Task.isCancelled else { throw URLError(.cancelled) }
                         return nil
                     }
                     chunk = next
@@ -209,8 +272,8 @@ extension URLSession {
 
     /// Loads `url` and returns its response as soon as it arrives, with the body's bytes to
     /// read as they come (Apple: `bytes(from:delegate:)`, iOS 15). `delegate` is asked about
-    /// authentication challenges and redirections and told the metrics, as on iOS; it is not
-    /// given the response or the data.
+    /// authentication challenges and redirections and told the metrics, on this session's
+    /// delegate queue, as on iOS; it is not given the response or the data.
     @_disfavoredOverload
     public func bytes(from url: URL, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (AsyncBytes, URLResponse) {
         try await bytes(for: URLRequest(url: url), delegate: delegate)
@@ -221,7 +284,7 @@ extension URLSession {
     /// error, and `URLError(.cancelled)` when the calling task is cancelled first.
     @_disfavoredOverload
     public func bytes(for request: URLRequest, delegate: (any URLSessionTaskDelegate)? = nil) async throws -> (AsyncBytes, URLResponse) {
-        let transfer = StreamedTransfer(taskDelegate: delegate ?? self.delegate as? URLSessionTaskDelegate)
+        let transfer = StreamedTransfer(taskDelegate: delegate ?? self.delegate as? URLSessionTaskDelegate, delegateQueue: delegateQueue)
         // A session of its own, so that the transfer's data comes to it and not to this
         // session's delegate (or into a completion handler's buffer); invalidated at once,
         // it lets the task finish and then releases the transfer.
@@ -244,16 +307,25 @@ extension URLSession {
 
 /// The delegate of one streamed transfer: it hands the response to the caller of
 /// `bytes(for:)` and the body to the bytes' iterator, in the order the session's serial
-/// delegate queue calls it.
+/// delegate queue calls it, and passes the app's task delegate what iOS tells it, on the
+/// app's session's delegate queue.
 ///
 /// `@unchecked Sendable`: its mutable state, `state`, is read and written only with `lock`
 /// held (an `NSLock`: this module takes no `Mutex`, see WeaklyKeyedTable); `chunks` and
-/// `chunkSink` are Sendable; `taskDelegate` is the app's object, called only from the
-/// session's delegate queue, as a session calls a delegate.
+/// `chunkSink` are Sendable; `taskDelegate` is the app's object, called only on
+/// `delegateQueue`, as a session calls its delegate.
 final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     struct State {
-        var response: CheckedContinuation<URLResponse, any Error>?
-        var finishedWhole = false
+        /// The caller of `bytes(for:)`, until the response or the failure comes.
+        var waiting: CheckedContinuation<URLResponse, any Error>?
+        /// The response or the failure, when it came before the caller waited (a task
+        /// cancelled before it was resumed completes at once).
+        var outcome: Result<URLResponse, any Error>?
+        /// The task completed without an error.
+        var completed = false
+        /// Data came after the reader had gone (the stream was terminated): the body was
+        /// not read whole, whatever the task's end.
+        var dropped = false
     }
 
     let chunks: AsyncThrowingStream<Data, any Error>
@@ -261,14 +333,17 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     private let lock = NSLock()
     private var state = State()
     private let taskDelegate: (any URLSessionTaskDelegate)?
+    private let delegateQueue: OperationQueue
 
-    init(taskDelegate: (any URLSessionTaskDelegate)?) {
+    init(taskDelegate: (any URLSessionTaskDelegate)?, delegateQueue: OperationQueue) {
         (chunks, chunkSink) = AsyncThrowingStream.makeStream(of: Data.self)
         self.taskDelegate = taskDelegate
+        self.delegateQueue = delegateQueue
     }
 
-    /// Whether the body arrived whole (the task completed without an error).
-    var finishedWhole: Bool { lock.withLock { state.finishedWhole } }
+    /// Whether the body arrived whole: the task completed without an error and every byte
+    /// it delivered was handed on.
+    var finishedWhole: Bool { lock.withLock { state.completed && !state.dropped } }
 
     /// Cancels `task` when the task iterating the bytes is cancelled (the stream then ends
     /// at once, and the iterator throws `URLError(.cancelled)`).
@@ -278,37 +353,46 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
         }
     }
 
+    /// Resumes `continuation` with the response or the failure: now if it came already.
     func awaitResponse(_ continuation: CheckedContinuation<URLResponse, any Error>) {
-        lock.withLock { state.response = continuation }
+        let outcome = lock.withLock {
+            if state.outcome == nil { state.waiting = continuation }
+            return state.outcome
+        }
+        if let outcome { continuation.resume(with: outcome) }
+    }
+
+    /// Gives the caller `outcome`, or keeps it for a caller not waiting yet; only the first
+    /// outcome counts.
+    private func answer(_ outcome: Result<URLResponse, any Error>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<URLResponse, any Error>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume(with: outcome)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let waiting = lock.withLock {
-            defer { state.response = nil }
-            return state.response
-        }
-        waiting?.resume(returning: response)
+        answer(.success(response))
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        chunkSink.yield(data)
+        if case .terminated = chunkSink.yield(data) { lock.withLock { state.dropped = true } }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let waiting = lock.withLock {
-            defer { state.response = nil }
-            state.finishedWhole = error == nil
-            return state.response
-        }
+        lock.withLock { state.completed = error == nil }
         if let error {
-            waiting?.resume(throwing: error)
+            answer(.failure(error))
             chunkSink.finish(throwing: error)
         } else {
             // A task that completes without a response (no body at all) still answers.
-            waiting?.resume(returning: task.response ?? URLResponse(url: task.originalRequest?.url ?? URL(fileURLWithPath: "/"),
-                                                                      mimeType: nil, expectedContentLength: 0, textEncodingName: nil))
+            answer(.success(task.response ?? URLResponse(url: task.originalRequest?.url ?? URL(fileURLWithPath: "/"),
+                                                         mimeType: nil, expectedContentLength: 0, textEncodingName: nil)))
             chunkSink.finish()
         }
     }
@@ -316,18 +400,23 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         guard let taskDelegate else { return completionHandler(.performDefaultHandling, nil) }
-        taskDelegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        delegateQueue.addOperation {
+            taskDelegate.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         guard let taskDelegate else { return completionHandler(request) }
-        taskDelegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request,
-                                completionHandler: completionHandler)
+        delegateQueue.addOperation {
+            taskDelegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+                                    completionHandler: completionHandler)
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
-        taskDelegate?.urlSession(session, task: task, didFinishCollecting: metrics)
+        guard let taskDelegate else { return }
+        delegateQueue.addOperation { taskDelegate.urlSession(session, task: task, didFinishCollecting: metrics) }
     }
 
     /// What the bytes and their iterators hold: the transfer and its task, cancelled when

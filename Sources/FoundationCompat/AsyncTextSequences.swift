@@ -24,32 +24,43 @@ public struct AsyncLineSequence<Base: AsyncSequence>: AsyncSequence where Base.E
     /// Produces the lines of the base sequence, reading it as they are asked for.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var bytes: Base.AsyncIterator
-        /// A byte read past the end of the previous line (after a CR, or a lead byte that
-        /// turned out not to begin a separator), to be read first.
+        /// A byte read to see whether a separator's lead byte began one, which did not: it
+        /// is read again first.
         var pending: UInt8?
         var line: [UInt8] = []
+        /// Whether the base sequence ended (it is not asked again).
+        var finished = false
 
         mutating func nextByte() async throws -> UInt8? {
             if let byte = pending {
                 pending = nil
                 return byte
             }
-            return try await bytes.next()
+            return try await baseByte()
+        }
+
+        /// The base sequence's next byte, `nil` once it ended.
+        mutating func baseByte() async throws -> UInt8? {
+            guard !finished else { return nil }
+            guard let byte = try await bytes.next() else {
+                finished = true
+                return nil
+            }
+            return byte
         }
 
         /// The next line that is not empty, or `nil` at the end of the bytes.
         public mutating func next() async throws -> String? {
             while let byte = try await nextByte() {
                 switch byte {
-                case 0x0A, 0x0B, 0x0C:
-                    if let text = takeLine() { return text }
-                case 0x0D:
-                    // CR LF is one break: the LF after a CR is swallowed.
-                    if let following = try await bytes.next(), following != 0x0A { pending = following }
+                case 0x0A...0x0D:
+                    // LF, VT, FF, CR. CR LF is one break because the empty line between the
+                    // two is skipped; a line ended by CR alone (a pipe's progress line) is
+                    // produced at once, without waiting for the byte after it.
                     if let text = takeLine() { return text }
                 case 0xC2:
                     // NEL is C2 85; C2 otherwise leads a two-byte character.
-                    guard let following = try await bytes.next() else {
+                    guard let following = try await baseByte() else {
                         line.append(byte)
                         return takeLine()
                     }
@@ -61,7 +72,7 @@ public struct AsyncLineSequence<Base: AsyncSequence>: AsyncSequence where Base.E
                     }
                 case 0xE2:
                     // LINE and PARAGRAPH SEPARATOR are E2 80 A8 and E2 80 A9.
-                    guard let second = try await bytes.next() else {
+                    guard let second = try await baseByte() else {
                         line.append(byte)
                         return takeLine()
                     }
@@ -70,7 +81,7 @@ public struct AsyncLineSequence<Base: AsyncSequence>: AsyncSequence where Base.E
                         pending = second
                         continue
                     }
-                    guard let third = try await bytes.next() else {
+                    guard let third = try await baseByte() else {
                         line += [byte, second]
                         return takeLine()
                     }

@@ -236,7 +236,8 @@ extension SchedulerStore {
         guard version > 0 else {
             // A database with no tables at all is also what a running scheduler's store looks
             // like copied without its `-wal` (its commits are all still there): say so.
-            let walMissing = !FileManager.default.fileExists(atPath: path + "-wal")
+            // SQLite looks for the -wal beside the file a link leads to.
+            let walMissing = !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal")
             let hint = walMissing ? "; if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)" : ""
             throw StoreError(
                 code: .invalidData,

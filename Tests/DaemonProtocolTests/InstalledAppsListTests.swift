@@ -37,5 +37,9 @@ import Testing
         unlink(socket + ".installed")
         #expect(mkdir(socket + ".installed", 0o700) == 0)
         #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: socket) == nil)
+        rmdir(socket + ".installed")
+        // Another user's list speaks for nobody here (a shared directory such as /tmp).
+        try InstalledAppsList.write([AppID("com.example.a")], socketPath: socket)
+        #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: socket, uid: getuid() &+ 1) == nil)
     }
 }

@@ -126,8 +126,19 @@ extension DaemonProcessTests {
             defer {
                 user.signal(SIGKILL)
             }
+            // An app the daemon does not list is not its to serve: it runs on its own, as before.
+            let other = "com.example.notinstalled"
+            #expect(InstalledAppsList.lists(AppID(other), socketPath: harness.socketPath) == false)
+            let otherManifest = try harness.writeManifest(app: other, executable: harness.testApp, arguments: [], identifiers: ["\(other).refresh"])
+            let stranger = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("stranger"), "--register", "\(other).refresh"],
+                environment: harness.environment.merging(["BGTASK_MANIFEST": otherManifest]) { $1 }, name: "stranger")
+            defer {
+                stranger.signal(SIGKILL)
+            }
             #expect(await harness.poll(timeout: .seconds(20)) { user.standardError.contains("this process waits for it") }, "\(user.standardError)")
             #expect(!user.standardError.contains("using the embedded scheduler"), "\(user.standardError)")
+            #expect(await harness.poll(timeout: .seconds(20)) { stranger.standardError.contains("using the embedded scheduler") }, "\(stranger.standardError)")
             daemon.signal(SIGCONT)
             stopped = false
             #expect(await harness.waitForEvent("user", "finished-launching") != nil, "\(harness.events("user")); \(user.standardError)")
@@ -136,7 +147,7 @@ extension DaemonProcessTests {
             #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the submission is the daemon's")
             #expect(harness.events("user").contains { $0.hasPrefix("launched ") && $0.hasSuffix(" daemon") }, "\(harness.events("user"))")
 
-            // Uninstalled, the app leaves the list; an app never installed is not on it.
+            // Uninstalled, the app leaves the list.
             #expect(try await harness.bgtask("uninstall", Self.app).status == 0)
             #expect(InstalledAppsList.lists(AppID(Self.app), socketPath: harness.socketPath) == false)
         }

@@ -17,8 +17,12 @@ public struct ExportRecord: Codable, Equatable, Sendable {
 }
 
 /// Streams an export and keeps a count, as a BGProcessingTask's handler would.
+/// `@unchecked Sendable` as the app declares it: one import runs at a time (the handler's),
+/// so its two counts are never written from two tasks at once.
 public final class StreamingImporter: @unchecked Sendable {
+    /// The records imported so far.
     public private(set) var imported: [ExportRecord] = []
+    /// The lines that were not records.
     public private(set) var skippedLines = 0
 
     public init() {}

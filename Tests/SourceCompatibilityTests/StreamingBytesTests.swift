@@ -98,6 +98,27 @@ import Testing
         try await writer.value
     }
 
+    @Test func cancellingAReadThatWaitsEndsIt() async throws {
+        let pipe = Pipe()
+        let handle = pipe.fileHandleForReading
+        let reader = Task {
+            var lines: [String] = []
+            for try await line in handle.bytes.lines { lines.append(line) }
+            return lines
+        }
+        reader.cancel()
+        // Were the wait not stopped, only this write would end it, 30 s on.
+        let rescue = Task.detached {
+            try await Task.sleep(for: .seconds(30))
+            pipe.fileHandleForWriting.write(Data("late\n".utf8))
+        }
+        let started = ContinuousClock.now
+        let outcome = await reader.result
+        rescue.cancel()
+        #expect(throws: CancellationError.self) { _ = try outcome.get() }
+        #expect(ContinuousClock.now - started < .seconds(20), "the waiting read ended when its task was cancelled")
+    }
+
     @Test func aFilesURLReadsWholeThroughManyChunks() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -155,17 +176,53 @@ import Testing
         #expect(request.lowercased().contains("x-probe: kept"), "the session's headers went with the request")
     }
 
-    @Test func theTaskDelegateIsAskedAboutRedirections() async throws {
+    @Test func theTaskDelegateIsAskedAboutRedirectionsOnTheSessionsQueue() async throws {
         let target = try LoopbackHTTPServer(body: "moved here")
         defer { target.close() }
-        let redirecting = try StreamingHTTPServer(head: "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(target.port)/new\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let redirect = "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(target.port)/new\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        let redirecting = try StreamingHTTPServer(head: redirect)
         defer { redirecting.close() }
-        let delegate = RedirectRecorder()
-        let (bytes, response) = try await URLSession.shared.bytes(from: URL(string: "http://127.0.0.1:\(redirecting.port)/old")!, delegate: delegate)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: .ephemeral, delegate: nil, delegateQueue: queue)
+        defer { session.invalidateAndCancel() }
+        let delegate = RedirectRecorder(follows: true, expectedQueue: queue)
+        let (bytes, response) = try await session.bytes(from: URL(string: "http://127.0.0.1:\(redirecting.port)/old")!, delegate: delegate)
         var text = ""
         for try await character in bytes.characters { text.append(character) }
         #expect(text == "moved here" && response.url?.path == "/new")
-        #expect(delegate.redirections.withLock { $0 } == ["/new"])
+        #expect(delegate.redirections.withLock { $0 } == ["/new on the session's queue"])
+
+        // Without a delegate of its own, the session's delegate is asked; one that refuses
+        // the redirection gets the redirecting response itself.
+        let refusing = RedirectRecorder(follows: false, expectedQueue: nil)
+        let refusingSession = URLSession(configuration: .ephemeral, delegate: refusing, delegateQueue: nil)
+        defer { refusingSession.invalidateAndCancel() }
+        let again = try StreamingHTTPServer(head: redirect)
+        defer { again.close() }
+        let (empty, refused) = try await refusingSession.bytes(from: URL(string: "http://127.0.0.1:\(again.port)/old")!)
+        var count = 0
+        for try await _ in empty { count += 1 }
+        #expect((refused as? HTTPURLResponse)?.statusCode == 302 && count == 0)
+        #expect(refusing.redirections.withLock { $0 }.count == 1)
+    }
+
+    @Test func cancellingTheCallerWhileTheResponseIsAwaitedThrows() async throws {
+        let silent = try LoopbackHTTPServer(body: nil)  // accepts, never answers
+        defer { silent.close() }
+        let url = URL(string: "http://127.0.0.1:\(silent.port)/slow")!
+        let caller = Task { try await URLSession.shared.bytes(from: url) }
+        caller.cancel()
+        let outcome = await caller.result
+        #expect(throws: URLError.self) { _ = try outcome.get() }
+        // Cancelled before it began: the task completes before the caller waits, and the
+        // caller is answered all the same.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await URLSession.shared.bytes(from: url)
+        }
+        let earlyOutcome = await early.result
+        #expect(throws: URLError.self) { _ = try earlyOutcome.get() }
     }
 
     @Test func aBodyCutShortOrCancelledNeverReadsAsWhole() async throws {
@@ -230,14 +287,23 @@ import Testing
     }
 }
 
-/// A task delegate that notes each redirection and follows it.
+/// A task delegate that notes each redirection (and, given a queue, whether it was called
+/// on it) and follows it or not.
 private final class RedirectRecorder: NSObject, URLSessionTaskDelegate, Sendable {
     let redirections = Mutex<[String]>([])
+    let follows: Bool
+    let expectedQueue: OperationQueue?
+
+    init(follows: Bool, expectedQueue: OperationQueue?) {
+        self.follows = follows
+        self.expectedQueue = expectedQueue
+    }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        redirections.withLock { $0.append(request.url?.path ?? "") }
-        completionHandler(request)
+        let place = expectedQueue.map { OperationQueue.current === $0 ? " on the session's queue" : " elsewhere" } ?? ""
+        redirections.withLock { $0.append((request.url?.path ?? "") + place) }
+        completionHandler(follows ? request : nil)
     }
 }
 

@@ -462,7 +462,9 @@ extension EmbeddedScheduler {
         do {
             link = try MessageLink.connect(path: path, timeout: expected ? daemonGreetingTimeout : .milliseconds(500))
         } catch {
-            if error.code != .noDaemon, let waiting = waitIfInstalled("\(error)") { return waiting }
+            // A socket that accepts nobody in time (a daemon stopped, its backlog full); not
+            // one that is no daemon's (another user's, not a socket), which cannot answer.
+            if error.code == .timedOut, let waiting = waitIfInstalled("\(error)") { return waiting }
             if expected {
                 log(.error, app: app, "cannot reach bgtaskd: \(error)\(fallback)")
             } else if error.code != .noDaemon {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import SchedulerCore
 
@@ -28,9 +31,13 @@ public enum InstalledAppsList {
 
     /// Whether the list beside `socketPath` names `app`; `nil` when there is no list (no
     /// daemon has run there, or an older one) or it cannot be read (not a regular file, too
-    /// large): then nothing is known.
-    public static func lists(_ app: AppID, socketPath: String) -> Bool? {
-        guard let bytes = try? BoundedFile.read(path: path(forSocket: socketPath), limit: byteLimit) else { return nil }
+    /// large), or another user owns it (a socket's directory such as `/tmp` is shared: only
+    /// the user's own daemon speaks for the user's apps): then nothing is known.
+    public static func lists(_ app: AppID, socketPath: String, uid: uid_t = getuid()) -> Bool? {
+        let path = path(forSocket: socketPath)
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_uid == uid,
+              let bytes = try? BoundedFile.read(path: path, limit: byteLimit) else { return nil }
         let wanted = Array(app.rawValue.utf8)
         return bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).contains { $0.elementsEqual(wanted) }
     }

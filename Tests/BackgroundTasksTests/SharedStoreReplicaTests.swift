@@ -236,6 +236,34 @@ import Testing
         #expect(stored.energyUsed == spent, "the first run's joules once, not twice")
     }
 
+    @Test func aRunsEndTheStoreDidNotTakeIsWrittenAgainAndItsLeaseKept() async throws {
+        // An outside probe: a handler that completed while the server restarted had its end
+        // dropped; its lease lapsed, the run was recorded as interrupted and ran again.
+        let cluster = try Cluster(count: 2, workSeconds: 5)
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
+        await cluster.run(for: 2)
+        let started = cluster.ran.withLock { $0 }
+        #expect(started.count == 1, "\(started)")
+        let runner = started.first?.hasPrefix("r0") == true ? 0 : 1
+        // The store goes away before the handler completes, and comes back 20 s later, before
+        // the lease (30 s) would run out, but after the end's first attempts.
+        cluster.backend.state.withLock { $0.reachable = false }
+        await cluster.run(for: 23)
+        cluster.backend.state.withLock { $0.reachable = true }
+        // The runner's heartbeat renews the lease of the run whose end waits; the other's
+        // sweep, past the first lease, finds nothing to end.
+        cluster.contexts[runner].driver.sharedCoordinator?.beatNow()
+        await cluster.run(for: 8)
+        cluster.contexts[1 - runner].driver.sharedCoordinator?.beatNow()
+        await cluster.run(for: 12)
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.map(\.outcome) == [.success], "\(runs.map { "\($0.outcome) \($0.stopReason)" })")
+        #expect(cluster.ran.withLock { $0.count } == 1, "ran once: \(cluster.ran.withLock { $0 })")
+        let log = cluster.contexts[runner].driver.log.messages.map(\.text)
+        #expect(log.contains { $0.contains("it is written again until the store takes it, its lease renewed meanwhile") }, "\(log)")
+        #expect(log.contains { $0.contains("once the store took it") }, "\(log)")
+    }
+
     @Test func requestsAlreadyDueWhenAReplicaStartsRunOnceItsHandlersAreRegistered() async throws {
         let cluster = try Cluster(count: 1) { backend in
             try backend.store(replica: "earlier").upsertRequests((0..<3).map {

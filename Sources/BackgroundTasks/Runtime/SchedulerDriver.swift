@@ -90,6 +90,14 @@ public final class SchedulerDriver: Sendable {
 
         /// Whether ``SchedulerDriver/detachAllApps()`` ran: submissions are refused after it.
         var detachedAll = false
+        /// Ends of runs the store did not take (unreachable, full), oldest first: written
+        /// again until it does (``retryUnrecordedEnds()``), their shared leases renewed
+        /// meanwhile, so a run that finished is neither recorded as interrupted nor run again.
+        var unrecordedEnds: [RunRecord] = []
+        /// The timer of the next attempt at ``unrecordedEnds``, and the wait before the one
+        /// after (doubling from 1 s to 30 s while the store refuses).
+        var endRetryTimer: (any DriverTimer)?
+        var endRetryDelay: TimeInterval = SchedulerDriver.firstEndRetryDelay
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
             var contexts: [AppID: BGAppContext] = [:]
@@ -196,8 +204,9 @@ public final class SchedulerDriver: Sendable {
     /// no longer renewed.
     public func stopSharing() { sharedCoordinator?.stop() }
 
-    /// The runs in progress, by id.
-    var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) } }
+    /// The runs whose claims this driver holds: those in progress, and those ended whose end
+    /// the store has not taken yet (their leases are renewed until it does).
+    var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) + $0.unrecordedEnds.map(\.id) } }
 
     /// Whether a claim in the shared store failed and no read has succeeded since.
     var sharedClaimsFailing: Bool { state.withLock { $0.sharedClaimsFailing } }
@@ -1346,6 +1355,67 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
+    /// Writes the end of `record` with what the run taught the policies (throttle, energy
+    /// spent): one commit per run, not two.
+    private func recordEnd(_ record: RunRecord, in state: inout State) throws(StoreError) {
+        if let shared = sharedStore {
+            try writeSharedPolicyState(of: record.app, in: &state) { (update) throws(StoreError) in
+                try shared.recordRunFinished(record, updatingAppSetting: AppSettingName.policyState, update)
+            }
+        } else {
+            let learned = policyStateText(of: record.app, in: &state).map { [AppSettingName.policyState: $0] } ?? [:]
+            try store?.recordRunFinished(record, appSettings: learned)
+        }
+    }
+
+    /// Whether a store's refusal of a run's end may pass (the store unreachable, busy or
+    /// full); not a refusal of the end itself (`invalidData`: the run was never recorded as
+    /// started here, or its lease ran out and it was ended as interrupted), which no retry
+    /// changes.
+    static func isWorthRetrying(_ error: StoreError) -> Bool { error.code != .invalidData }
+
+    /// The wait before the first attempt at an end the store did not take.
+    static let firstEndRetryDelay: TimeInterval = 1
+    /// The longest wait between attempts.
+    static let longestEndRetryDelay: TimeInterval = 30
+
+    /// Arms the timer of the next attempt at the unrecorded ends, unless one is armed.
+    private func scheduleEndRetry(_ state: inout State, at now: Date) {
+        guard state.endRetryTimer == nil else { return }
+        let delay = state.endRetryDelay
+        state.endRetryDelay = min(delay * 2, Self.longestEndRetryDelay)
+        state.endRetryTimer = clock.schedule(at: now.addingTimeInterval(delay)) { [weak self] in self?.retryUnrecordedEnds() }
+    }
+
+    /// Writes again the ends the store did not take, oldest first; what it takes now is
+    /// logged, the rest tried again later. One it refuses for good (its lease ran out
+    /// meanwhile) is given up, said.
+    func retryUnrecordedEnds() {
+        mutate { state, now in
+            state.endRetryTimer = nil
+            var left: [RunRecord] = []
+            for record in state.unrecordedEnds {
+                do throws(StoreError) {
+                    try recordEnd(record, in: &state)
+                    state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
+                } catch where Self.isWorthRetrying(error) {
+                    left.append(record)
+                } catch {
+                    // An earlier attempt may have committed with its answer lost, or the
+                    // lease ran out meanwhile (a store away longer than the lease).
+                    state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store holds the run as ended already (an earlier attempt whose answer was lost) or no longer as this replica's (its lease ran out meanwhile): \(error)"))
+                }
+            }
+            state.unrecordedEnds = left
+            if left.isEmpty {
+                state.endRetryDelay = Self.firstEndRetryDelay
+            } else {
+                scheduleEndRetry(&state, at: now)
+            }
+            return []
+        }
+    }
+
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {
         switch effect {
         case .launch(let record, let budget, let evaluation):
@@ -1407,17 +1477,12 @@ public final class SchedulerDriver: Sendable {
         case .runFinished(let finished):
             let record = measured(finished)
             state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
-            // What the run taught the policies (throttle, energy spent) is saved with its
-            // record: one commit per run, not two.
-            do {
-                if let shared = sharedStore {
-                    try writeSharedPolicyState(of: record.app, in: &state) { (update) throws(StoreError) in
-                        try shared.recordRunFinished(record, updatingAppSetting: AppSettingName.policyState, update)
-                    }
-                } else {
-                    let learned = policyStateText(of: record.app, in: &state).map { [AppSettingName.policyState: $0] } ?? [:]
-                    try store?.recordRunFinished(record, appSettings: learned)
-                }
+            do throws(StoreError) {
+                try recordEnd(record, in: &state)
+            } catch where Self.isWorthRetrying(error) {
+                state.unrecordedEnds.append(record)
+                actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error); it is written again until the store takes it\(sharedStore == nil ? "" : ", its lease renewed meanwhile")")))
+                scheduleEndRetry(&state, at: now)
             } catch {
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }

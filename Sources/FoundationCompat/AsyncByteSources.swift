@@ -41,9 +41,11 @@ extension FileHandle {
                 let reader = reader
                 chunk = try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
-                        // A thread of Dispatch's pool: a read that waits (a pipe, a terminal,
-                        // a socket) never holds one of Swift's cooperative threads.
-                        DispatchQueue.global().async {
+                        // The reader's own queue: a read that waits (a pipe, a terminal, a
+                        // socket) holds neither one of Swift's cooperative threads nor one of
+                        // Dispatch's shared pool (as few as the processors: two silent pipes
+                        // would stall every other user of it).
+                        reader.queue.async {
                             continuation.resume(with: Result { try reader.read(descriptor, upTo: FileHandle.chunkSize) })
                         }
                     }
@@ -83,6 +85,9 @@ extension FileHandle {
 /// any thread.
 final class CancellableRead: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)?
+    /// Where the reads wait: a serial queue of its own, which Dispatch gives a thread of
+    /// its own when it blocks.
+    let queue = DispatchQueue(label: "FileHandle.AsyncBytes")
 
     init() {
         var ends: [Int32] = [-1, -1]
@@ -205,11 +210,12 @@ extension URL {
     @_disfavoredOverload
     public var lines: AsyncLineSequence<AsyncBytes> { resourceBytes.lines }
 
-    /// Opens a file for reading on a thread of Dispatch's pool: opening a FIFO waits for a
-    /// writer, and must not hold a thread of the cooperative pool meanwhile.
+    /// Opens a file for reading on a queue of its own: opening a FIFO waits for a writer,
+    /// and must hold neither a thread of the cooperative pool nor one of Dispatch's shared
+    /// pool meanwhile.
     static func openForReading(_ url: URL) async throws -> FileHandle {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            DispatchQueue(label: "URL.AsyncBytes.open").async {
                 continuation.resume(with: Result { try FileHandle(forReadingFrom: url) })
             }
         }

@@ -45,12 +45,40 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     public func renewLeases(_ runs: [RunID], lease: TimeInterval) throws(StoreError) {
         guard !runs.isEmpty else { return }
         let list = "{" + runs.map { String($0.rawValue) }.joined(separator: ",") + "}"
-        try withConnection { (connection) throws(StoreError) in
-            _ = try connection.execute(
-                "UPDATE bgtask_runs SET lease_expires_at = now() + make_interval(secs => $2) WHERE replica = $1 AND ended_at IS NULL AND lease_expires_at IS NOT NULL AND id = ANY($3::bigint[])",
-                [.text(replica), .optionalReal(lease), .text(list)],
-                commits: true
-            )
+        // A renewal that waits (a row lock another session holds) gives up within a third
+        // of the lease, so the next heartbeat tries again before the lease runs out.
+        let limit = Int((max(1, min(lease, 3600)) / 3 * 1000).rounded(.up))
+        try withLeaseConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                _ = try connection.execute("SET LOCAL statement_timeout = \(limit)")
+                _ = try connection.execute(
+                    "UPDATE bgtask_runs SET lease_expires_at = now() + make_interval(secs => $2) WHERE replica = $1 AND ended_at IS NULL AND lease_expires_at IS NOT NULL AND id = ANY($3::bigint[])",
+                    [.text(replica), .optionalReal(lease), .text(list)]
+                )
+            }
+        }
+    }
+
+    /// Runs `body` on the lease connection (``leaseHeld``), connecting it first when there
+    /// is none or it broke; one that breaks during the call is dropped, for the next to
+    /// connect again (a renewal is safe to repeat).
+    private func withLeaseConnection(_ body: (PostgreSQLConnection) throws(StoreError) -> Void) throws(StoreError) {
+        guard !isClosed.withLock({ $0 }) else {
+            throw StoreError(code: .closed, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted) was closed")
+        }
+        try leaseHeld.withLock { (held) throws(StoreError) in
+            if held?.isAlive != true {
+                var applicationName = "bgtask \(replica) leases"
+                while applicationName.utf8.count > 63 { applicationName.removeLast() }
+                held = try PostgreSQLConnection.connect(to: address, applicationName: applicationName)
+            }
+            guard let connection = held else { return }
+            do throws(StoreError) {
+                try body(connection)
+            } catch {
+                if connection.lost { held = nil }
+                throw error.path == nil ? StoreError(code: error.code, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted): \(error.message)") : error
+            }
         }
     }
 

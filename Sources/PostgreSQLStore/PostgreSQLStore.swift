@@ -40,6 +40,15 @@ public final class PostgreSQLStore: SchedulerStorage {
     /// The server process of the connection's current session: a notification it sent is
     /// this store's own write, which its replica's engine already has.
     let ownBackendPID = Mutex<Int32>(0)
+    /// The connection lease renewals go through, made at the first renewal: apart from
+    /// ``held``, so that a call stuck on the main connection (a lock another session holds,
+    /// a server slow to answer) does not hold the renewal back until the lease runs out
+    /// while the replica is alive and its handler runs (an outside probe saw a second
+    /// replica start the same request so). Renewals touch only runs, which notify nobody.
+    let leaseHeld = Mutex<PostgreSQLConnection?>(nil)
+    /// Whether ``close()`` ran: read by calls on the lease connection, which must not wait
+    /// for ``held`` (a stuck call holds it).
+    let isClosed = Mutex(false)
 
     private init(address: PostgreSQLAddress, replica: String, connection: sending PostgreSQLConnection, quarantined: [QuarantinedRequest]) {
         self.address = address
@@ -130,7 +139,9 @@ public final class PostgreSQLStore: SchedulerStorage {
     /// Gives the connection up: later calls fail with ``StoreError/Code/closed``. Twice does
     /// nothing. A store also closes when it is released.
     public func close() {
+        isClosed.withLock { $0 = true }
         held.withLock { $0 = nil }
+        leaseHeld.withLock { $0 = nil }
     }
 
     /// Runs `body` with exclusive use of the connection, reconnecting at most once per call.

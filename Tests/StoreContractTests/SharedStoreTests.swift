@@ -61,6 +61,45 @@ extension PostgreSQLServerTests {
             #expect(try b.claimRun(Sample.run(1, of: again), lease: 30))
         }
 
+        @Test("a renewal is not held back by a call stuck on the replica's connection (a lock an administrator holds): the lease is renewed while the call waits")
+        func aStuckCallDoesNotHoldTheRenewalBack() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            defer { a.close() }
+            let job = Sample.request("job")
+            try a.upsertRequest(job)
+            #expect(try a.claimRun(Sample.run(1, of: job), lease: 30))
+            // An administrator takes the requests' table and keeps its transaction open; a's
+            // next submit waits on it, holding a's connection (its statement timeout: 1 min).
+            let administrator = try open(server, database, replica: "administrator")
+            defer { administrator.close() }
+            try administrator.withConnection { (connection) throws(StoreError) in
+                try connection.execute("BEGIN")
+                try connection.execute("LOCK TABLE bgtask_pending_requests IN ACCESS EXCLUSIVE MODE")
+            }
+            let submitEnded = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = try? a.upsertRequest(Sample.request("held"))
+                submitEnded.signal()
+            }
+            // Until the submit waits on the lock (the server says so).
+            var waiting = false
+            for _ in 0..<200 where !waiting {
+                waiting = try server.query("SELECT count(*)::text FROM pg_locks l, pg_sleep(0.02) WHERE NOT l.granted", in: database).first?.first == "1"
+            }
+            #expect(waiting, "the submit waits on the administrator's lock")
+            // An outside probe: the renewal waited behind the stuck call until the lease ran out.
+            try a.renewLeases([RunID(1)], lease: 60)
+            #expect(submitEnded.wait(timeout: .now()) == .timedOut, "renewed while the submit still waited")
+            let renewed = try server.query("SELECT (lease_expires_at > now() + interval '45 seconds')::text FROM bgtask_runs WHERE replica = 'a' AND id = 1", in: database)
+            #expect(renewed.first?.first == "true", "\(renewed)")
+            // The administrator's next call rolls its transaction back: the submit goes through.
+            _ = try administrator.pendingRequests()
+            #expect(submitEnded.wait(timeout: .now() + 30) == .success)
+            #expect(try a.pendingRequests().map(\.identifier) == ["held"])
+        }
+
         @Test("a lease that runs out ends the run as interrupted and restores its request, once, whoever sweeps; a renewed lease holds")
         func expiredLeasesAreSweptOnce() throws {
             let server = try TestPostgreSQLServer.shared()

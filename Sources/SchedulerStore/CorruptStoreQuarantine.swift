@@ -12,9 +12,9 @@ public enum CorruptStoreQuarantine {
     /// suffix, the names SQLite expects, so the moved set still opens together.
     ///
     /// - Returns: The new path of the database file.
-    static func moveAside(path: String, now: Date) throws(StoreError) -> String {
+    static func moveAside(path: String, now: Date, as label: String = "corrupt") throws(StoreError) -> String {
         let fileManager = FileManager.default
-        let base = "\(path).corrupt-\(timestamp(now))"
+        let base = "\(path).\(label)-\(timestamp(now))"
         var destination = base
         var attempt = 0
         while ([""] + companionSuffixes).contains(where: { fileManager.fileExists(atPath: destination + $0) }) {

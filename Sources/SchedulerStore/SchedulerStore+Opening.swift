@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import SchedulerCore
 
@@ -78,6 +81,9 @@ extension SchedulerStore {
             throw refused
         }
         var report = StoreOpenReport()
+        if let moved = try moveAsideIfCopiedWithoutItsWAL(path: path, now: now) {
+            report.movedAsideWithoutSchema = URL(fileURLWithPath: moved)
+        }
         let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)
@@ -96,6 +102,31 @@ extension SchedulerStore {
         report.unreadableRuns = recovery.unreadableRuns
         (report.quarantinedRequests, report.loadedRequests) = try RequestQuarantine.quarantineUnloadable(app: options.app, now: now, on: connection)
         return (SchedulerStore(connection: connection, url: url, ownership: ownership), report)
+    }
+
+    /// A database file with no tables at all and no `-wal` beside it is what a running
+    /// store copied without its `-wal` looks like (every commit is in that file; an outside
+    /// probe restored such a copy): taken over, it would be given a fresh schema, and the
+    /// `-wal`, if found later, could never be put back. It is moved aside first
+    /// (`<name>.no-schema-<time>`), and the report says so. An empty file, or one with its
+    /// `-wal`, is opened as usual. Returns where it went, `nil` when nothing moved.
+    private static func moveAsideIfCopiedWithoutItsWAL(path: String, now: Date) throws(StoreError) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0,
+              !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal") else { return nil }
+        // Read from the file itself, not through SQLite (which would make a -wal and -shm
+        // beside it): SQLite's header, then the first page's b-tree header (at byte 100).
+        // Only a database in write-ahead-log mode (the header's bytes 18 and 19 are 2) keeps
+        // its commits apart (an empty database in rollback mode is only empty), and the
+        // schema table with no cell (bytes 103-104) holds no table, index or anything else.
+        var header = [UInt8](repeating: 0, count: 105)
+        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return nil }
+        let count = Glibc.read(descriptor, &header, header.count)
+        Glibc.close(descriptor)
+        guard count == header.count, header.starts(with: Array("SQLite format 3\0".utf8)),
+              header[18] == 2, header[19] == 2, header[100] == 0x0D, header[103] == 0, header[104] == 0 else { return nil }
+        return try CorruptStoreQuarantine.moveAside(path: path, now: now, as: "no-schema")
     }
 
     /// Opens an existing store only to read it, beside the app that may own it and write
@@ -159,8 +190,10 @@ extension SchedulerStore {
             return SchedulerStore(connection: empty, url: url, ownership: nil)
         }
         let connection: SQLiteConnection
+        // Looked at before opening: SQLite creates an empty -wal beside a WAL store it opens.
+        let walWasThere = FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal")
         do throws(StoreError) {
-            connection = try openCheckedForReading(path: path, mode: .readOnly)
+            connection = try openCheckedForReading(path: path, mode: .readOnly, walWasThere: walWasThere)
         } catch where refusedForUnwritableDirectory(error, path: path) {
             connection = try openInUnwritableDirectory(path: path, refused: error)
         }
@@ -226,7 +259,9 @@ extension SchedulerStore {
     }
 
     /// Opens `path` read-only in `mode` and checks it is a scheduler store this build can read.
-    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode) throws(StoreError) -> SQLiteConnection {
+    /// `walWasThere`: whether a `-wal` was beside the file before anything opened it (for
+    /// the message of a file with no schema).
+    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode, walWasThere: Bool = true) throws(StoreError) -> SQLiteConnection {
         let connection = try SQLiteConnection.open(path: path, mode: mode)
         connection.setBusyTimeout(milliseconds: 5_000)
         // The first read: a file that is not a database fails here, with `corrupt`.
@@ -236,9 +271,7 @@ extension SchedulerStore {
         guard version > 0 else {
             // A database with no tables at all is also what a running scheduler's store looks
             // like copied without its `-wal` (its commits are all still there): say so.
-            // SQLite looks for the -wal beside the file a link leads to.
-            let walMissing = !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal")
-            let hint = walMissing ? "; if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)" : ""
+            let hint = !walWasThere ? "; if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)" : ""
             throw StoreError(
                 code: .invalidData,
                 path: path,

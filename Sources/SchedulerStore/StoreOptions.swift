@@ -45,6 +45,9 @@ public struct StoreOpenReport: Sendable {
     /// SQLite's explanation of the damage (for example "file is not a database"), when a file
     /// was moved aside.
     public var corruptionDetail: String?
+    /// Where a database with no tables and no `-wal` beside it (a store copied without its
+    /// `-wal`) was moved before a fresh store was created in its place, or `nil`.
+    public var movedAsideWithoutSchema: URL?
     /// What was copied back from the file moved aside into the fresh store, and what could
     /// not be read (empty when no file was moved aside).
     public var salvage = StoreSalvage()

@@ -215,13 +215,38 @@ struct EnergyLogStoreTests {
         }
         #expect(error.code == .invalidData)
         #expect(error.message.contains("not a scheduler store"))
-        // What a running scheduler's store looks like copied without its -wal (an outside
-        // probe): the message says where its commits may be.
-        #expect(error.message.contains("its commits may still be in its -wal file, which must be copied beside it (\(url.path)-wal)"), "\(error.message)")
-        FileManager.default.createFile(atPath: url.path + "-wal", contents: nil)
-        let beside = try #require(throws: StoreError.self) {
-            try SchedulerStore.openForReading(at: url)
-        }
+    }
+
+    @Test("a write-ahead-log store copied without its -wal says where its commits may be; with its -wal beside it, it does not")
+    func aStoreCopiedWithoutItsWAL() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let connection = try SQLiteConnection.open(path: url.path, mode: .readWrite)
+        // The main file gets its header; everything after it is in the -wal (as a running
+        // scheduler's store before its first checkpoint: an outside probe copied such a one).
+        try connection.executeScript("PRAGMA journal_mode=WAL; CREATE TABLE scratch(x); DROP TABLE scratch;")
+        let copy = directory.file("copy.sqlite")
+        try FileManager.default.copyItem(at: url, to: copy)
+        let alone = try #require(throws: StoreError.self) { try SchedulerStore.openForReading(at: copy) }
+        #expect(alone.message.contains("its commits may still be in its -wal file, which must be copied beside it (\(copy.path)-wal)"), "\(alone.message)")
+        let beside = try #require(throws: StoreError.self) { try SchedulerStore.openForReading(at: url) }
         #expect(beside.message.contains("not a scheduler store") && !beside.message.contains("-wal"), "\(beside.message)")
+        withExtendedLifetime(connection) {}
+
+        // Its owner moves such a copy aside before starting afresh, so that the -wal, once
+        // found, can be put back beside it.
+        let owned = directory.file("owned.sqlite")
+        try FileManager.default.copyItem(at: url, to: owned)
+        let (store, report) = try SchedulerStore.open(at: owned, now: Sample.now)
+        let moved = try #require(report.movedAsideWithoutSchema)
+        #expect(moved.lastPathComponent.hasPrefix("owned.sqlite.no-schema-"))
+        #expect(FileManager.default.contents(atPath: moved.path) == FileManager.default.contents(atPath: copy.path), "moved as it was")
+        #expect(try store.pendingRequests().isEmpty)
+        // A store of the scheduler's, closed cleanly (its -wal gone), is opened as it is.
+        try store.upsertRequest(Sample.request("com.example.feedreader.refresh"))
+        store.close()
+        let (again, secondReport) = try SchedulerStore.open(at: owned, now: Sample.now)
+        let pendingAgain = try again.pendingRequests()
+        #expect(secondReport.movedAsideWithoutSchema == nil && pendingAgain.count == 1)
     }
 }

@@ -351,6 +351,9 @@ public enum EmbeddedScheduler {
         for run in report.unreadableRuns {
             log(.error, app: app, "a run without an end could not be read (\(run)); it was recorded as interrupted, its request not restored")
         }
+        if let moved = report.movedAsideWithoutSchema {
+            log(.error, app: app, "the scheduler's database had no tables and no -wal beside it, as a store copied without its -wal (which holds every commit) has; it was moved to \(moved.path) and a fresh one started: put the -wal back beside it as \(moved.path)-wal to read what it held")
+        }
         if let moved = report.movedAsideCorruptFile {
             let copied = report.salvage.copiedRows.sorted { $0.key < $1.key }.map { "\($0.value) from \($0.key)" }
             let salvaged = copied.isEmpty ? "nothing could be copied back from it" : "the rows still readable were copied back (\(copied.joined(separator: ", ")))"

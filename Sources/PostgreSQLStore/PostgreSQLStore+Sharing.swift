@@ -21,7 +21,20 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     public func claimRun(_ run: RunRecord, lease: TimeInterval) throws(StoreError) -> Bool {
         let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run)) + [.optionalReal(lease)]
         let keySlot = values.count + 1
-        return try withConnection { (connection) throws(StoreError) -> Bool in
+        do throws(StoreError) {
+            return try claim(values: values, keySlot: keySlot, run: run)
+        } catch where error.message.contains("SQLSTATE 23505") && error.message.contains("bgtask_runs_pkey") {
+            // Runs are numbered per replica, each replica counting its own: a number taken
+            // already is another live process counting under the same name.
+            throw StoreError(
+                code: .invalidData, path: error.path,
+                message: "could not claim \(run.id) as the replica '\(replica)': that replica already has a run numbered so, so another process runs under the same replica name; give each replica a name of its own (BGTASK_REPLICA; unset, it is the host name and the process id) (\(error.message))")
+        }
+    }
+
+    /// The statement of ``claimRun(_:lease:)``.
+    private func claim(values: [PostgreSQLValue], keySlot: Int, run: RunRecord) throws(StoreError) -> Bool {
+        try withConnection { (connection) throws(StoreError) -> Bool in
             // One statement, one round trip: the row is taken only if it is still the run's
             // submission, and the run recorded only if it was taken.
             let result = try connection.execute(

@@ -61,6 +61,25 @@ extension PostgreSQLServerTests {
             #expect(try b.claimRun(Sample.run(1, of: again), lease: 30))
         }
 
+        @Test("two processes under one replica name: the second claim of a run number is refused saying so, not as a bare duplicate key")
+        func twoProcessesUnderOneReplicaNameAreNamed() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let first = try open(server, database, replica: "same")
+            let second = try open(server, database, replica: "same")
+            defer {
+                first.close()
+                second.close()
+            }
+            let x = Sample.request("x")
+            let y = Sample.request("y")
+            try first.upsertRequests([x, y])
+            #expect(try first.claimRun(Sample.run(1, of: x), lease: 30))
+            let error = try #require(throws: StoreError.self) { _ = try second.claimRun(Sample.run(1, of: y), lease: 30) }
+            #expect(error.message.contains("another process runs under the same replica name; give each replica a name of its own"), "\(error.message)")
+            #expect(try first.pendingRequests().map(\.identifier) == ["y"], "the refused claim took nothing")
+        }
+
         @Test("a renewal is not held back by a call stuck on the replica's connection (a lock an administrator holds): the lease is renewed while the call waits")
         func aStuckCallDoesNotHoldTheRenewalBack() throws {
             let server = try TestPostgreSQLServer.shared()

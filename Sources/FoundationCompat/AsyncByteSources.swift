@@ -29,7 +29,9 @@ extension FileHandle {
             /// The next byte, or `nil` at the end of the file (or when the other end of a
             /// pipe or socket closed). Throws `CancellationError` when the task is cancelled,
             /// before a read or while one waits, and the read's error (a `POSIXError`;
-            /// `EBADF` for a handle closed meanwhile) otherwise.
+            /// `EBADF` for a handle closed before the read) otherwise. A handle closed while
+            /// a read waits is not noticed (Linux wakes no `poll` for it) until the task is
+            /// cancelled.
             public mutating func next() async throws -> UInt8? {
                 if index < chunk.count {
                     defer { index += 1 }
@@ -121,6 +123,8 @@ final class CancellableRead: @unchecked Sendable {
     /// One `read(2)` of up to `count` bytes once the descriptor is readable (or at its end);
     /// empty at the end of the file.
     func read(_ descriptor: Int32, upTo count: Int) throws -> [UInt8] {
+        // A closed FileHandle gives -1, which poll would pass over (waiting for ever).
+        guard descriptor >= 0 else { throw POSIXError(.EBADF) }
         var buffer = [UInt8](repeating: 0, count: count)
         while true {
             if let wake {
@@ -130,7 +134,7 @@ final class CancellableRead: @unchecked Sendable {
                     continue
                 }
                 if waits[1].revents != 0 { throw CancellationError() }
-                // Closed by the app while the read waited: its number may be another file's.
+                // Closed by the app between the look at the handle and the wait.
                 if waits[0].revents & Int16(POLLNVAL) != 0 { throw POSIXError(.EBADF) }
             }
             let got = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -339,6 +343,7 @@ final class StreamedTransfer: NSObject, URLSessionDataDelegate, @unchecked Senda
     private let lock = NSLock()
     private var state = State()
     private let taskDelegate: (any URLSessionTaskDelegate)?
+    /// The app's session's delegate queue, where `taskDelegate` is called.
     private let delegateQueue: OperationQueue
 
     init(taskDelegate: (any URLSessionTaskDelegate)?, delegateQueue: OperationQueue) {

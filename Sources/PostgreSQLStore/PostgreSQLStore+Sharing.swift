@@ -64,8 +64,16 @@ extension PostgreSQLStore: SharedSchedulerStorage {
         try withLeaseConnection { (connection) throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
                 _ = try connection.execute("SET LOCAL statement_timeout = \(limit)")
+                // A row locked meanwhile (its end being written on the main connection) is
+                // passed over, not waited for: the others are renewed all the same.
                 _ = try connection.execute(
-                    "UPDATE bgtask_runs SET lease_expires_at = now() + make_interval(secs => $2) WHERE replica = $1 AND ended_at IS NULL AND lease_expires_at IS NOT NULL AND id = ANY($3::bigint[])",
+                    """
+                    UPDATE bgtask_runs SET lease_expires_at = now() + make_interval(secs => $2)
+                    WHERE replica = $1 AND id IN (
+                        SELECT id FROM bgtask_runs
+                        WHERE replica = $1 AND ended_at IS NULL AND lease_expires_at IS NOT NULL AND id = ANY($3::bigint[])
+                        FOR UPDATE SKIP LOCKED)
+                    """,
                     [.text(replica), .optionalReal(lease), .text(list)]
                 )
             }
@@ -76,21 +84,20 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     /// is none or it broke; one that breaks during the call is dropped, for the next to
     /// connect again (a renewal is safe to repeat).
     private func withLeaseConnection(_ body: (PostgreSQLConnection) throws(StoreError) -> Void) throws(StoreError) {
-        guard !isClosed.withLock({ $0 }) else {
-            throw StoreError(code: .closed, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted) was closed")
-        }
         try leaseHeld.withLock { (held) throws(StoreError) in
+            // Under the lease connection's lock, which close() takes too: no connection is
+            // made after it.
+            guard !isClosed.withLock({ $0 }) else { throw closedError }
             if held?.isAlive != true {
-                var applicationName = "bgtask \(replica) leases"
-                while applicationName.utf8.count > 63 { applicationName.removeLast() }
-                held = try PostgreSQLConnection.connect(to: address, applicationName: applicationName)
+                held = try PostgreSQLConnection.connect(to: address, applicationName: Self.applicationName("bgtask \(replica) leases"))
             }
             guard let connection = held else { return }
+            connection.beginCall()
             do throws(StoreError) {
                 try body(connection)
             } catch {
                 if connection.lost { held = nil }
-                throw error.path == nil ? StoreError(code: error.code, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted): \(error.message)") : error
+                throw Self.named(error, server: address.redacted)
             }
         }
     }

@@ -88,10 +88,7 @@ public final class PostgreSQLStore: SchedulerStorage {
     /// ``open(address:replica:now:)`` with an address already parsed.
     public static func open(address: PostgreSQLAddress, replica: String, now: Date) throws(StoreError) -> PostgreSQLStore {
         try checkReplicaName(replica)
-        // application_name holds 63 bytes: keep whole characters.
-        var applicationName = "bgtask \(replica)"
-        while applicationName.utf8.count > 63 { applicationName.removeLast() }
-        let connection = try PostgreSQLConnection.connect(to: address, applicationName: applicationName)
+        let connection = try PostgreSQLConnection.connect(to: address, applicationName: applicationName("bgtask \(replica)"))
         try PostgreSQLSchema.migrate(connection, replica: replica)
         let quarantined = try quarantineUnreadable(on: connection, now: now)
         return PostgreSQLStore(address: address, replica: replica, connection: connection, quarantined: quarantined)
@@ -125,6 +122,18 @@ public final class PostgreSQLStore: SchedulerStorage {
         return PostgreSQLStore(address: parsed, replica: "bgtask-reader", connection: connection, quarantined: [])
     }
 
+    /// `text` cut to the 63 bytes `application_name` holds, keeping whole characters.
+    static func applicationName(_ text: String) -> String {
+        var name = text
+        while name.utf8.count > 63 { name.removeLast() }
+        return name
+    }
+
+    /// The error of a call on a store ``close()`` gave up.
+    var closedError: StoreError {
+        StoreError(code: .closed, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted) was closed")
+    }
+
     private static func checkReplicaName(_ replica: String) throws(StoreError) {
         let bad = replica.unicodeScalars.contains { $0.properties.generalCategory == .control }
         guard !replica.isEmpty, !bad, replica.utf8.count <= 200 else {
@@ -155,9 +164,7 @@ public final class PostgreSQLStore: SchedulerStorage {
         _ body: (PostgreSQLConnection) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
         try held.withLock { (held) throws(StoreError) -> Result in
-            guard let connection = held else {
-                throw StoreError(code: .closed, path: address.redacted, message: "the scheduler store on the PostgreSQL server \(address.redacted) was closed")
-            }
+            guard let connection = held else { throw closedError }
             var mayReset = true
             if !connection.isAlive {
                 mayReset = false
@@ -197,7 +204,7 @@ public final class PostgreSQLStore: SchedulerStorage {
 
     /// An error that does not name the store yet (a row that cannot be decoded) with the
     /// server's name, as the SQLite store names its file.
-    private static func named(_ error: StoreError, server: String) -> StoreError {
+    static func named(_ error: StoreError, server: String) -> StoreError {
         guard error.path == nil else { return error }
         var named = error
         named.path = server

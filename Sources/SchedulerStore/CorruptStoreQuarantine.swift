@@ -12,7 +12,7 @@ public enum CorruptStoreQuarantine {
     /// suffix, the names SQLite expects, so the moved set still opens together.
     ///
     /// - Returns: The new path of the database file.
-    static func moveAside(path: String, now: Date, as label: String = "corrupt") throws(StoreError) -> String {
+    static func moveAside(path: String, now: Date, as label: String = "corrupt", because reason: String = "is damaged") throws(StoreError) -> String {
         let fileManager = FileManager.default
         let base = "\(path).\(label)-\(timestamp(now))"
         var destination = base
@@ -30,23 +30,31 @@ public enum CorruptStoreQuarantine {
             throw StoreError(
                 code: .cannotOpen,
                 path: path,
-                message: "the scheduler store at \(path) is damaged and could not be moved aside "
+                message: "the scheduler store at \(path) \(reason) and could not be moved aside "
                     + "to \(destination): \(error)"
             )
         }
         return destination
     }
 
-    /// The damaged stores set aside beside the store at `path` (`<path>.corrupt-...`, not
-    /// their companion files), oldest first, as full paths: what `bgtask status`, `log` and
-    /// `energy` name, so a store started afresh does not look like one that lost its apps
-    /// for no reason. Empty when there are none or the directory cannot be listed.
+    /// The damaged stores set aside beside the store at `path` (`<path>.corrupt-...`, and
+    /// `<path>.no-schema-...`, a store copied without its `-wal`; not their companion
+    /// files), oldest first, as full paths: what `bgtask status`, `log` and `energy` name,
+    /// so a store started afresh does not look like one that lost its apps for no reason.
+    /// Empty when there are none or the directory cannot be listed.
     public static func setAside(besides path: String) -> [String] {
         let directory = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + ".corrupt-"
+        let base = (path as NSString).lastPathComponent
+        let prefixes = [base + ".corrupt-", base + ".no-schema-"]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { name in name.hasPrefix(prefix) && !companionSuffixes.contains { name.hasSuffix($0) } }
-            .sorted().map { (directory as NSString).appendingPathComponent($0) }
+        // Oldest first by the time in the name, whichever the kind.
+        let stamped = names.compactMap { name -> (stamp: Substring, name: String)? in
+            guard !companionSuffixes.contains(where: { name.hasSuffix($0) }),
+                  let prefix = prefixes.first(where: { name.hasPrefix($0) }) else { return nil }
+            return (name.dropFirst(prefix.count), name)
+        }
+        return stamped.sorted { ($0.stamp, $0.name) < ($1.stamp, $1.name) }
+            .map { (directory as NSString).appendingPathComponent($0.name) }
     }
 
     /// The line of standard error for the damaged store set aside at `setAsidePath`, saying

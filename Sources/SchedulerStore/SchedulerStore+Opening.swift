@@ -126,7 +126,7 @@ extension SchedulerStore {
         Glibc.close(descriptor)
         guard count == header.count, header.starts(with: Array("SQLite format 3\0".utf8)),
               header[18] == 2, header[19] == 2, header[100] == 0x0D, header[103] == 0, header[104] == 0 else { return nil }
-        return try CorruptStoreQuarantine.moveAside(path: path, now: now, as: "no-schema")
+        return try CorruptStoreQuarantine.moveAside(path: path, now: now, as: "no-schema", because: "has no tables and no -wal beside it (a store copied without its -wal)")
     }
 
     /// Opens an existing store only to read it, beside the app that may own it and write
@@ -195,7 +195,7 @@ extension SchedulerStore {
         do throws(StoreError) {
             connection = try openCheckedForReading(path: path, mode: .readOnly, walWasThere: walWasThere)
         } catch where refusedForUnwritableDirectory(error, path: path) {
-            connection = try openInUnwritableDirectory(path: path, refused: error)
+            connection = try openInUnwritableDirectory(path: path, refused: error, walWasThere: walWasThere)
         }
         return SchedulerStore(connection: connection, url: url, ownership: nil)
     }
@@ -216,7 +216,7 @@ extension SchedulerStore {
     /// ``openForReading(at:)`` of a WAL store SQLite refused for want of a writable
     /// directory (`refused`): read as unchanging when its `-wal` holds no commits, else an
     /// error naming the directory.
-    private static func openInUnwritableDirectory(path: String, refused: StoreError) throws(StoreError) -> SQLiteConnection {
+    private static func openInUnwritableDirectory(path: String, refused: StoreError, walWasThere: Bool) throws(StoreError) -> SQLiteConnection {
         let base = SQLiteConnection.companionBase(of: path)
         let directory = (base as NSString).deletingLastPathComponent
         let wal = base + "-wal"
@@ -248,7 +248,7 @@ extension SchedulerStore {
             )
         }
         do throws(StoreError) {
-            return try openCheckedForReading(path: path, mode: .readOnlyImmutable)
+            return try openCheckedForReading(path: path, mode: .readOnlyImmutable, walWasThere: walWasThere)
         } catch {
             throw StoreError(
                 code: error.code, path: path,
@@ -261,7 +261,7 @@ extension SchedulerStore {
     /// Opens `path` read-only in `mode` and checks it is a scheduler store this build can read.
     /// `walWasThere`: whether a `-wal` was beside the file before anything opened it (for
     /// the message of a file with no schema).
-    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode, walWasThere: Bool = true) throws(StoreError) -> SQLiteConnection {
+    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode, walWasThere: Bool) throws(StoreError) -> SQLiteConnection {
         let connection = try SQLiteConnection.open(path: path, mode: mode)
         connection.setBusyTimeout(milliseconds: 5_000)
         // The first read: a file that is not a database fails here, with `corrupt`.

@@ -1,3 +1,4 @@
+import CSQLite
 /// An error from the durable store.
 ///
 /// Errors are an extensible struct with a nested ``Code`` (the swift-service-lifecycle
@@ -23,6 +24,26 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// For ``Code/locked``: the process id of the owner, as it wrote it into the lock file
     /// (`nil` when unknown).
     public var holderPID: Int32?
+
+    /// Whether the same write may succeed if tried again later: the store could not be
+    /// reached (``Code/unavailable``), SQLite was busy, locked, out of space or failed to do
+    /// its I/O, or the server gave up on a wait it may not meet again (a statement or lock
+    /// timeout, a serialization failure or deadlock, too little memory or disk). A refusal of
+    /// the write itself (``Code/invalidData``), a store closed, damaged or of another
+    /// program, or a statement the server refuses, is not.
+    public var mayPassIfRetried: Bool {
+        switch code {
+        case .unavailable:
+            return true
+        case .sqlite:
+            let primary = (sqliteResult ?? 0) & 0xFF
+            return [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_IOERR].contains(primary)
+        case .server:
+            return ["57014", "55P03", "40001", "40P01", "53"].contains { message.contains("SQLSTATE \($0)") }
+        default:
+            return false
+        }
+    }
 
     /// Creates an error.
     public init(code: Code, path: String?, message: String) {

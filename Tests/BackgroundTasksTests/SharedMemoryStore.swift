@@ -34,6 +34,9 @@ final class SharedMemoryBackend: Sendable {
     }
 
     let state = Mutex(State())
+    /// While set, a submission waits on it before it reaches the store (a call stuck on a
+    /// lock another session holds), outside `state`, so that every other call goes on.
+    let submissionGate = Mutex<DispatchSemaphore?>(nil)
     /// The server's clock.
     let now: @Sendable () -> Date
     /// Word of changes goes out on its own queue, as a notification connection's would.
@@ -84,6 +87,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
 
     func upsertRequest(_ request: PendingRequest) throws(StoreError) { try upsertRequests([request]) }
     func upsertRequests(_ requests: [PendingRequest]) throws(StoreError) {
+        if let gate = backend.submissionGate.withLock({ $0 }) {
+            gate.wait()
+            gate.signal()
+        }
         try access { state in for request in requests { state.pending[request.key] = request } }
         backend.notify(changes: requests.map { .upserted($0) }, from: replica)
     }

@@ -227,6 +227,9 @@ import Testing
         try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
         await cluster.run(for: 10)
         #expect(cluster.contexts[0].driver.log.messages.contains { $0.level == .error && $0.text.contains("lost during COMMIT") })
+        // The end is tried again, finds the store holds it already, and is not written twice.
+        await cluster.run(for: 5)
+        #expect(cluster.contexts[0].driver.log.messages.contains { $0.text.contains("was recorded already (an earlier attempt committed; its answer was lost)") })
         try submit(BGProcessingTaskRequest(identifier: "com.example.test.p2"), in: cluster.contexts[0])
         await cluster.run(for: 10)
         let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
@@ -257,11 +260,42 @@ import Testing
         cluster.contexts[1 - runner].driver.sharedCoordinator?.beatNow()
         await cluster.run(for: 12)
         let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
-        #expect(runs.map(\.outcome) == [.success], "\(runs.map { "\($0.outcome) \($0.stopReason)" })")
+        #expect(runs.map(\.outcome) == [.success], "\(runs.map { "\(String(describing: $0.outcome)) \($0.stopReason ?? "")" })")
         #expect(cluster.ran.withLock { $0.count } == 1, "ran once: \(cluster.ran.withLock { $0 })")
         let log = cluster.contexts[runner].driver.log.messages.map(\.text)
         #expect(log.contains { $0.contains("it is written again until the store takes it, its lease renewed meanwhile") }, "\(log)")
         #expect(log.contains { $0.contains("once the store took it") }, "\(log)")
+    }
+
+    @Test func theRunsToRenewAreReadWithoutWaitingForASubmitStuckOnTheStore() async throws {
+        // A reviewer's find after an outside probe: a submit waiting on the store holds the
+        // driver's lock, and the heartbeat read the runs to renew under it.
+        let cluster = try Cluster(count: 1, workSeconds: 60)
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
+        await cluster.run(for: 2)
+        let driver = cluster.contexts[0].driver
+        let held = driver.activeRunIDs
+        #expect(held.count == 1, "the run in progress")
+        let gate = DispatchSemaphore(value: 0)
+        cluster.backend.submissionGate.withLock { $0 = gate }
+        let context = cluster.contexts[0]
+        let submitted = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? submit(BGProcessingTaskRequest(identifier: "com.example.test.p2"), in: context)
+            submitted.signal()
+        }
+        #expect(submitted.wait(timeout: .now() + 0.2) == .timedOut, "the submit waits on the store")
+        let read = DispatchSemaphore(value: 0)
+        let seen = LockedBox<[RunID]>([])
+        Thread.detachNewThread {
+            seen.withLock { $0 = driver.activeRunIDs }
+            read.signal()
+        }
+        #expect(read.wait(timeout: .now() + 10) == .success, "read while the submit waits")
+        #expect(seen.withLock { $0 } == held)
+        cluster.backend.submissionGate.withLock { $0 = nil }
+        gate.signal()
+        #expect(submitted.wait(timeout: .now() + 10) == .success)
     }
 
     @Test func requestsAlreadyDueWhenAReplicaStartsRunOnceItsHandlersAreRegistered() async throws {

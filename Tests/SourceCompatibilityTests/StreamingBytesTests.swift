@@ -126,6 +126,14 @@ import Testing
         #expect(throws: CancellationError.self) { _ = try outcome.get() }
     }
 
+    @Test func aClosedHandleThrowsInsteadOfWaiting() async throws {
+        let pipe = Pipe()
+        let handle = pipe.fileHandleForReading
+        try handle.close()
+        var bytes = handle.bytes.makeAsyncIterator()
+        await #expect(throws: POSIXError.self) { _ = try await bytes.next() }
+    }
+
     @Test func aFilesURLReadsWholeThroughManyChunks() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

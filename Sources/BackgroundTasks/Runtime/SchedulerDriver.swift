@@ -94,9 +94,10 @@ public final class SchedulerDriver: Sendable {
         /// again until it does (``retryUnrecordedEnds()``), their shared leases renewed
         /// meanwhile, so a run that finished is neither recorded as interrupted nor run again.
         var unrecordedEnds: [RunRecord] = []
-        /// The timer of the next attempt at ``unrecordedEnds``, and the wait before the one
-        /// after (doubling from 1 s to 30 s while the store refuses).
+        /// The timer of the next attempt at ``unrecordedEnds``.
         var endRetryTimer: (any DriverTimer)?
+        /// The wait before the attempt after the next (doubling from 1 s to 30 s while the
+        /// store refuses).
         var endRetryDelay: TimeInterval = SchedulerDriver.firstEndRetryDelay
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
@@ -104,6 +105,7 @@ public final class SchedulerDriver: Sendable {
             var tasks: [RunID: BGTask] = [:]
             var runWaiters: [AppID: [@Sendable () -> Void]] = [:]
             var wakeTimer: (any DriverTimer)?
+            var endRetryTimer: (any DriverTimer)?
         }
         /// Apps living in other processes (bgtaskd's), and the runs handed to them.
         var remoteHosts: [AppID: any RemoteTaskHost] = [:]
@@ -205,8 +207,14 @@ public final class SchedulerDriver: Sendable {
     public func stopSharing() { sharedCoordinator?.stop() }
 
     /// The runs whose claims this driver holds: those in progress, and those ended whose end
-    /// the store has not taken yet (their leases are renewed until it does).
-    var activeRunIDs: [RunID] { state.withLock { $0.engine.activeRuns.map(\.id) + $0.unrecordedEnds.map(\.id) } }
+    /// the store has not taken yet (their leases are renewed until it does). Read without
+    /// the driver's lock (``heldRuns``): a submit that waits on the store holds that lock,
+    /// and the renewal of the leases must not wait behind it.
+    var activeRunIDs: [RunID] { heldRuns.withLock { $0 } }
+
+    /// ``activeRunIDs`` as of the end of the driver's last change, kept apart from its state
+    /// for the shared store's heartbeat (set under the driver's lock, read under none).
+    private let heldRuns = Mutex<[RunID]>([])
 
     /// Whether a claim in the shared store failed and no read has succeeded since.
     var sharedClaimsFailing: Bool { state.withLock { $0.sharedClaimsFailing } }
@@ -390,10 +398,12 @@ public final class SchedulerDriver: Sendable {
             swap(&detached.tasks, &state.tasks)
             swap(&detached.runWaiters, &state.runWaiters)
             swap(&detached.wakeTimer, &state.wakeTimer)
+            swap(&detached.endRetryTimer, &state.endRetryTimer)
             state.wakeAt = nil
             state.detachedAll = true
         }
         detached.wakeTimer?.cancel()
+        detached.endRetryTimer?.cancel()
     }
 
     /// Attaches an app: the engine learns its manifest, and runs of its tasks are
@@ -1318,6 +1328,10 @@ public final class SchedulerDriver: Sendable {
                 actions.append(contentsOf: state.notes.map(Action.log))
                 state.notes.removeAll()
             }
+            if sharedStore != nil {
+                let held = state.engine.activeRuns.map(\.id) + state.unrecordedEnds.map(\.id)
+                heldRuns.withLock { $0 = held }
+            }
             let depends = state.engine.dependsOnSlowReadings
             if depends != state.dependedOnReadings {
                 state.dependedOnReadings = depends
@@ -1368,51 +1382,70 @@ public final class SchedulerDriver: Sendable {
         }
     }
 
-    /// Whether a store's refusal of a run's end may pass (the store unreachable, busy or
-    /// full); not a refusal of the end itself (`invalidData`: the run was never recorded as
-    /// started here, or its lease ran out and it was ended as interrupted), which no retry
-    /// changes.
-    static func isWorthRetrying(_ error: StoreError) -> Bool { error.code != .invalidData }
+    /// The most ends kept for another attempt: a store that takes none for long (a disk full
+    /// while runs go on launching) would otherwise hold every run's end in memory; past it
+    /// the oldest is given up, said.
+    static let unrecordedEndsLimit = 1_000
 
     /// The wait before the first attempt at an end the store did not take.
     static let firstEndRetryDelay: TimeInterval = 1
     /// The longest wait between attempts.
     static let longestEndRetryDelay: TimeInterval = 30
 
+    /// Keeps `record`, whose end the store did not take, for another attempt.
+    private func keepForRetry(_ record: RunRecord, in state: inout State, at now: Date) {
+        state.unrecordedEnds.append(record)
+        if state.unrecordedEnds.count > Self.unrecordedEndsLimit {
+            let dropped = state.unrecordedEnds.removeFirst()
+            state.notes.append(BGDiagnosticMessage(.error, app: dropped.app, "gave up recording the end of \(dropped.id) ('\(dropped.identifier)'): more than \(Self.unrecordedEndsLimit) ends wait for the store; the next start records it as interrupted"))
+        }
+        scheduleEndRetry(&state, at: now)
+    }
+
     /// Arms the timer of the next attempt at the unrecorded ends, unless one is armed.
     private func scheduleEndRetry(_ state: inout State, at now: Date) {
-        guard state.endRetryTimer == nil else { return }
+        guard state.endRetryTimer == nil, !state.detachedAll else { return }
         let delay = state.endRetryDelay
         state.endRetryDelay = min(delay * 2, Self.longestEndRetryDelay)
         state.endRetryTimer = clock.schedule(at: now.addingTimeInterval(delay)) { [weak self] in self?.retryUnrecordedEnds() }
     }
 
-    /// Writes again the ends the store did not take, oldest first; what it takes now is
-    /// logged, the rest tried again later. One it refuses for good (its lease ran out
-    /// meanwhile) is given up, said.
-    func retryUnrecordedEnds() {
+    /// Writes again the ends the store did not take, oldest first, until one fails again (the
+    /// store still away: the rest wait for the next attempt rather than each waiting out the
+    /// store under the driver's lock). An end the store already holds (an earlier attempt
+    /// committed though its answer was lost) is not written twice, which would merge what
+    /// the run taught the policies twice; one the store ended otherwise (its lease ran out
+    /// and it was ended as interrupted) is given up, said.
+    private func retryUnrecordedEnds() {
         mutate { state, now in
             state.endRetryTimer = nil
-            var left: [RunRecord] = []
-            for record in state.unrecordedEnds {
+            while let record = state.unrecordedEnds.first {
                 do throws(StoreError) {
-                    try recordEnd(record, in: &state)
-                    state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
-                } catch where Self.isWorthRetrying(error) {
-                    left.append(record)
+                    let stored = try store?.run(record.id)
+                    if let stored, stored.endedAt != nil {
+                        if stored.outcome == .interrupted {
+                            state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
+                        } else {
+                            state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
+                        }
+                    } else {
+                        try recordEnd(record, in: &state)
+                        state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
+                    }
+                } catch where error.mayPassIfRetried {
+                    break
                 } catch {
-                    // An earlier attempt may have committed with its answer lost, or the
-                    // lease ran out meanwhile (a store away longer than the lease).
-                    state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store holds the run as ended already (an earlier attempt whose answer was lost) or no longer as this replica's (its lease ran out meanwhile): \(error)"))
+                    state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
                 }
+                state.unrecordedEnds.removeFirst()
             }
-            state.unrecordedEnds = left
-            if left.isEmpty {
+            if state.unrecordedEnds.isEmpty {
                 state.endRetryDelay = Self.firstEndRetryDelay
             } else {
                 scheduleEndRetry(&state, at: now)
             }
-            return []
+            // Adopting a merged policy state can move the engine's next wake.
+            return [.wake(at: state.engine.nextWake)]
         }
     }
 
@@ -1479,10 +1512,9 @@ public final class SchedulerDriver: Sendable {
             state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
             do throws(StoreError) {
                 try recordEnd(record, in: &state)
-            } catch where Self.isWorthRetrying(error) {
-                state.unrecordedEnds.append(record)
+            } catch where error.mayPassIfRetried {
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error); it is written again until the store takes it\(sharedStore == nil ? "" : ", its lease renewed meanwhile")")))
-                scheduleEndRetry(&state, at: now)
+                keepForRetry(record, in: &state, at: now)
             } catch {
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }

@@ -14,7 +14,8 @@ import Synchronization
 /// listening connection is down. A change from elsewhere arrives as a notification.
 ///
 /// Ownership: the timer and the listener belong to `state` (one mutex); the heartbeat's
-/// store calls run on `queue`, never under that mutex nor the driver's lock.
+/// store calls run on `queue` (the renewals) and `sweepQueue` (the rest), never under that
+/// mutex nor the driver's lock.
 final class SharedStoreCoordinator: Sendable {
     private struct State: @unchecked Sendable {
         // @unchecked: the timer is a DispatchSourceTimer (thread-safe, not marked Sendable)
@@ -26,6 +27,8 @@ final class SharedStoreCoordinator: Sendable {
         /// Counts the asks for the heartbeat: a beat that saw nothing to watch stops the
         /// timer only if nobody asked since it began (a run claimed meanwhile needs it).
         var asks = 0
+        /// Whether a sweep is under way on `sweepQueue` (a beat starts none meanwhile).
+        var sweeping = false
     }
 
     let store: any SharedSchedulerStorage
@@ -33,6 +36,10 @@ final class SharedStoreCoordinator: Sendable {
     let lease: TimeInterval
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "bgtask.shared-store")
+    /// Where the sweep and what follows it run: on the store's main connection, which a
+    /// call stuck there (a lock another session holds) may hold for up to its statement
+    /// timeout, so not on `queue`, whose beats must go on renewing the leases meanwhile.
+    private let sweepQueue = DispatchQueue(label: "bgtask.shared-store.sweep")
     private let driverReference = Mutex<WeakDriver>(WeakDriver())
 
     private struct WeakDriver: @unchecked Sendable {
@@ -76,7 +83,10 @@ final class SharedStoreCoordinator: Sendable {
     }
 
     /// One heartbeat now, on the calling thread (tests drive it in virtual time).
-    func beatNow() { queue.sync { beat() } }
+    func beatNow() {
+        queue.sync { beat() }
+        sweepQueue.sync {}
+    }
 
     /// Something needs the heartbeat: a run started here (its lease), or a read or claim
     /// failed (the full read the heartbeat makes).
@@ -118,18 +128,36 @@ final class SharedStoreCoordinator: Sendable {
         }
     }
 
-    /// One heartbeat (on `queue`): renew this process's leases, end the runs whose lease
-    /// ran out, read everything while notifications are down; stop beating when nothing
-    /// needs it.
+    /// One heartbeat (on `queue`): renew this process's leases, then, unless one is still
+    /// under way, the rest on `sweepQueue` (``sweep(asksAtStart:mine:)``).
     private func beat() {
         guard let driver else { return }
         let asksAtStart = state.withLock { $0.asks }
+        // Read without the driver's lock, renewed on a connection of the store's own: a
+        // submit stuck on the store holds neither back.
         let mine = driver.activeRunIDs
         do {
             if !mine.isEmpty { try store.renewLeases(mine, lease: lease) }
         } catch {
             driver.log(.error, app: nil, "could not renew the leases of \(mine.count) run(s) in \(store.storeDescription): \(error); another replica may run them once they run out")
         }
+        let startsSweep = state.withLock { state -> Bool in
+            guard !state.sweeping else { return false }
+            state.sweeping = true
+            return true
+        }
+        // A sweep still under way (stuck on the main connection): this beat renewed, and the
+        // timer stays armed for the next.
+        guard startsSweep else { return }
+        sweepQueue.async { [weak self] in self?.sweep(asksAtStart: asksAtStart, mine: mine) }
+    }
+
+    /// The rest of a beat, on `sweepQueue`: end the runs whose lease ran out, take in what
+    /// the others taught the policies, read everything while notifications are down; then
+    /// stop beating when nothing needs it.
+    private func sweep(asksAtStart: Int, mine: [RunID]) {
+        defer { state.withLock { $0.sweeping = false } }
+        guard let driver else { return }
         var runsElsewhere = 0
         var sweepFailed = false
         do {

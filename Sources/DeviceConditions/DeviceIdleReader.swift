@@ -178,6 +178,14 @@ public struct DeviceIdleReader: Sendable {
             return SourcedValue(true, source: "logind session \(gate.id) (\(gate.sessionClass ?? "")) is active\(gate.seat.map { " on \($0)" } ?? "")" + suffix(notes))
         }
         let thresholdText = "threshold \(Int(threshold)) s"
+        // A terminal stamped well after now (the clock set back since: an RTC or NTP step)
+        // would read as in use until then, holding idle-only work that long: passed over,
+        // said. A minute of slack for clocks that disagree slightly.
+        let stampedAhead = terminals.filter { $0.lastActivity.timeIntervalSince(now) > Self.futureActivitySlack }
+        if let ahead = stampedAhead.max(by: { $0.lastActivity < $1.lastActivity }) {
+            notes.append("\(CountText.counted(stampedAhead.count, "terminal")) stamped ahead of the clock passed over (\(ahead.path) \(DurationText.spoken(ahead.lastActivity.timeIntervalSince(now))) ahead: the clock was set back)")
+        }
+        let terminals = terminals.filter { $0.lastActivity.timeIntervalSince(now) <= Self.futureActivitySlack }
         if let newest = terminals.max(by: { $0.lastActivity < $1.lastActivity }) {
             let age = max(0, now.timeIntervalSince(newest.lastActivity))
             if age <= threshold {
@@ -196,6 +204,9 @@ public struct DeviceIdleReader: Sendable {
         let why = sessions.isEmpty ? "no logind sessions and no terminals (a server)" : "no local active session and no terminals"
         return SourcedValue(true, source: why + suffix(notes))
     }
+
+    /// How far ahead of the clock a terminal's activity may be stamped and still count.
+    static let futureActivitySlack: TimeInterval = 60
 
     private static func suffix(_ notes: [String]) -> String {
         notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")

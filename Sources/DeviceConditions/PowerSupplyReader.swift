@@ -74,7 +74,8 @@ public struct PowerSupplyReader: Sendable {
         var offlineExternal: SourcedValue<Bool>?
         var batteries: [Battery] = []
 
-        for name in SysfsFile.entries(directory) {
+        let listing = SysfsFile.listing(directory)
+        for name in listing.names {
             let supply = directory.appendingPathComponent(name)
             let typeURL = supply.appendingPathComponent("type")
             guard let type = SysfsFile.contents(of: typeURL).text, !type.isEmpty else {
@@ -105,10 +106,22 @@ public struct PowerSupplyReader: Sendable {
         }
 
         let ignoredNote = ignored.isEmpty ? "" : "; ignored: " + ignored.joined(separator: ", ")
+        if let problem = listing.problem {
+            // The supplies cannot be told: not a desktop without a battery, but nothing known.
+            let unknown = SysfsFile.unknown(problem + "; assumed on battery")
+            return PowerReading(
+                externalPower: SourcedValue(false, source: unknown),
+                batteryLevel: SourcedValue(nil, source: unknown),
+                batteryState: SourcedValue(.unknown, source: unknown)
+            )
+        }
         if batteries.isEmpty {
             let none = "no system battery under \(directory.path)" + ignoredNote
+            // A supply whose type cannot be read may be the battery: said as a guess.
+            let guessed = ignored.contains { $0.hasSuffix("(no readable type)") }
+            let treated = none + " (treated as external power)"
             return PowerReading(
-                externalPower: onlineExternal ?? SourcedValue(true, source: none + " (treated as external power)"),
+                externalPower: onlineExternal ?? SourcedValue(true, source: guessed ? SysfsFile.unknown(treated) : treated),
                 batteryLevel: SourcedValue(nil, source: none),
                 batteryState: SourcedValue(.noBattery, source: none)
             )
@@ -118,12 +131,16 @@ public struct PowerSupplyReader: Sendable {
         let externalPower: SourcedValue<Bool>
         if let onlineExternal {
             externalPower = onlineExternal
-        } else if let plugged = batteries.first(where: { [.charging, .full].contains($0.state.value) }) {
-            externalPower = SourcedValue(true, source: plugged.state.source)
+        } else if let charging = batteries.first(where: { $0.state.value == .charging }) {
+            externalPower = SourcedValue(true, source: charging.state.source)
         } else if let offlineExternal {
             externalPower = offlineExternal
         } else if let discharging = batteries.first(where: { $0.state.value == .discharging }) {
+            // Before a full one: a second battery that is full or not charging while the
+            // first discharges (two-battery laptops) is idle, not plugged in.
             externalPower = SourcedValue(false, source: discharging.state.source)
+        } else if let full = batteries.first(where: { $0.state.value == .full }) {
+            externalPower = SourcedValue(true, source: full.state.source)
         } else {
             externalPower = SourcedValue(false, source: SysfsFile.unknown("no external supply reports online and no battery status says charging; assumed on battery" + ignoredNote))
         }

@@ -81,7 +81,21 @@ enum SysfsFile {
     /// The names in `directory`, sorted so that readings and their sources are stable;
     /// empty when the directory is missing or unreadable.
     static func entries(_ directory: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+        listing(directory).names
+    }
+
+    /// The names in `directory`, sorted, and why it could not be listed when it is there but
+    /// cannot be (a link loop, not a directory, no permission); a missing directory is no
+    /// problem (no entries).
+    static func listing(_ directory: URL) -> (names: [String], problem: String?) {
+        do {
+            return (try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), nil)
+        } catch {
+            var info = stat()
+            if lstat(directory.path, &info) != 0, errno == ENOENT { return ([], nil) }
+            let reason = (error as NSError).localizedDescription
+            return ([], "\(directory.path) cannot be listed (\(reason.isEmpty ? "\(error)" : reason))")
+        }
     }
 
     /// Whether `url` is an existing directory.

@@ -192,7 +192,7 @@ enum SimulateCommand {
             return .failure(UsageError(message: "--app feedreader (real handlers) cannot be combined with modelled apps; pass manifests only, or feedreader alone"))
         }
         if options.days * options.apps.count > maximumAppDays {
-            return .failure(UsageError(message: "--days \(options.days) with \(options.apps.count) apps is more than the \(maximumAppDays) app-days one simulation keeps a trace of; simulate fewer days, or use bgtask fleet for load planning"))
+            return .failure(UsageError(message: "--days \(options.days) with \(options.apps.count) apps is more than the \(maximumAppDays) app-days one simulation keeps a trace of; simulate at most \(maximumAppDays / options.apps.count) days, or use bgtask fleet for load planning"))
         }
         if let error = scenarioEventsProblem(options, apps: options.apps.count, seeds: 1) { return .failure(error) }
         return .success(options)

@@ -131,9 +131,10 @@ enum WhyCommand {
         if let unfinished, owner == nil {
             notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted and its request restored when the app starts")
         }
+        let cutOff = owner == nil ? unfinished : nil
         return options.json
-            ? ExplanationReport.json(explanation, app: app, identifier: options.identifier, running: running, notes: notes, conditions: conditions, now: now)
-            : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: running, runningWhere: owner.map { "\($0)" }, notes: notes, conditions: conditions)
+            ? ExplanationReport.json(explanation, app: app, identifier: options.identifier, running: running, notes: notes, conditions: conditions, now: now, cutOff: cutOff)
+            : ExplanationReport.text(explanation, app: app, identifier: options.identifier, running: running, runningWhere: owner.map { "\($0)" }, notes: notes, conditions: conditions, cutOff: cutOff)
     }
 }
 

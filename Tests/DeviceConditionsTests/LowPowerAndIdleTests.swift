@@ -173,6 +173,18 @@ import Testing
         #expect(inUse.value == false)
         #expect(later.value == true)
     }
+
+    @Test func aTerminalStampedAheadOfTheClockIsPassedOver() {
+        // An outside probe: a terminal touched in 2099 (the clock set back since) read as
+        // "active 0 s ago" and held idle-only work until then.
+        let ahead = TerminalActivity(path: "/dev/pts/0", lastActivity: Self.now.addingTimeInterval(86_400 * 365))
+        let idle = DeviceIdleReader.classify(override: nil, sessions: [], terminals: [ahead], now: Self.now, threshold: 300)
+        #expect(idle.value == true)
+        #expect(idle.source.contains("1 terminal stamped ahead of the clock passed over (/dev/pts/0"), "\(idle.source)")
+        // A few seconds ahead (clocks that disagree slightly) still counts.
+        let slightly = TerminalActivity(path: "/dev/pts/1", lastActivity: Self.now.addingTimeInterval(5))
+        #expect(DeviceIdleReader.classify(override: nil, sessions: [], terminals: [slightly, ahead], now: Self.now, threshold: 300).value == false)
+    }
 }
 
 @Suite struct CPUPressureTests {

@@ -132,6 +132,38 @@ import Testing
         #expect(power.batteryState.value == .discharging)
     }
 
+    @Test func aDischargingBatteryOutweighsAnIdleFullOne() throws {
+        // An outside probe: with no mains supply listed, BAT1 full (or not charging) beside
+        // BAT0 discharging read as external power, which is the machine on battery.
+        for idle in ["Full", "Not charging"] {
+            let machine = try FakeMachine()
+            try machine.battery("BAT0", status: "Discharging", capacity: "50")
+            try machine.battery("BAT1", status: idle, capacity: "100")
+            let power = PowerSupplyReader(sysRoot: machine.roots.sys).read()
+            #expect(power.externalPower.value == false, "\(idle): \(power.externalPower.source)")
+            #expect(power.externalPower.source.contains("BAT0/status is \"Discharging\""))
+            #expect(power.batteryState.value == .discharging)
+        }
+    }
+
+    @Test func suppliesThatCannotBeListedAreUnknownNotADesktop() throws {
+        // An outside probe: a power_supply directory in a link loop read as "no system
+        // battery (treated as external power)", a confident desktop.
+        let machine = try FakeMachine()
+        let directory = machine.path("sys/class/power_supply")
+        try FileManager.default.createDirectory(atPath: (directory as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory, withDestinationPath: directory)
+        let power = PowerSupplyReader(sysRoot: machine.roots.sys).read()
+        #expect(power.externalPower.value == false)
+        #expect(power.externalPower.source.hasPrefix("unknown: \(directory) cannot be listed"), "\(power.externalPower.source)")
+        #expect(power.batteryState.value == .unknown)
+        // A supply whose type cannot be read may be the battery: the desktop reading is a guess.
+        let other = try FakeMachine()
+        try other.supply("BAT0", ["type": "", "status": "Discharging"])
+        let guessed = PowerSupplyReader(sysRoot: other.roots.sys).read()
+        #expect(guessed.externalPower.source.hasPrefix("unknown: no system battery"), "\(guessed.externalPower.source)")
+    }
+
     @Test func oneUnreadableBatteryMakesTheCombinedLevelUnknown() throws {
         let machine = try FakeMachine()
         try machine.battery("BAT0", status: "Discharging", capacity: "50")

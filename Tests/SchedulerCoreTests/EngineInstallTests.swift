@@ -77,6 +77,21 @@ private let t0 = F.t0
         #expect(object["pending"] as? Bool == false)
     }
 
+    @Test func whyDoesNotAskToSubmitARequestARunCutOffWillRestore() throws {
+        // An outside probe: beside a note that the run cut off would be restored, the
+        // summary said "no request is pending: submit one".
+        let engine = F.engine()
+        let explanation = engine.explain(F.key(F.refreshID), at: t0)
+        let cutOff = RunRecord(id: RunID(1), request: PendingRequest(app: F.app, identifier: F.refreshID, kind: .appRefresh, submittedAt: t0 - 60), startedAt: t0 - 30)
+        let text = ExplanationReport.text(explanation, app: F.app, identifier: F.refreshID, running: nil, runningWhere: nil, notes: [], conditions: engine.conditions, cutOff: cutOff)
+        #expect(text.contains("no request is pending now: run#1 was cut off when the app stopped, and its request is restored when the app starts"), "\(text)")
+        #expect(!text.contains("submit one"))
+        let json = ExplanationReport.json(explanation, app: F.app, identifier: F.refreshID, running: nil, notes: [], conditions: engine.conditions, now: t0, cutOff: cutOff)
+        #expect(json.contains("need not be submitted again") && json.contains("\"pending\" : false"), "\(json)")
+        // Without a run cut off, the advice stands.
+        #expect(ExplanationReport.text(explanation, app: F.app, identifier: F.refreshID, running: nil, runningWhere: nil, notes: [], conditions: engine.conditions).contains("submit one"))
+    }
+
     @Test func aRemoteWakeDoesNotLaunchAForceQuitApp() {
         var engine = F.engine()
         _ = engine.handle(.appForceQuit(F.app), at: t0)

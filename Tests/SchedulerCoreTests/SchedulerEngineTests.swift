@@ -280,7 +280,10 @@ struct SchedulerEngineTests {
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
         // Its own cause: the handler is not blamed (it said "ended without setTaskCompleted").
         #expect(engine.policyState(of: F.app)?.throttle.recentStrikes.map(\.cause) == [.notStarted])
-        #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start or finish launching) in the last day", "\(String(describing: throttle))")
+        // The delay of now, then how long the hold lasts (it ends where the fading delay
+        // meets the time waited: the verdict's instant).
+        let held = DurationText.spoken(holdEnd.timeIntervalSince(t0 + 1))
+        #expect(throttle?.rationale == "throttled 15 min: 1 run never reached the app (its process did not start or finish launching) in the last day; held \(held) more (the delay shrinks as the strikes age)", "\(String(describing: throttle))")
         // The launch did not happen: the rate limit and the ledger forget it (why said
         // "the app was launched 0 s ago").
         #expect(engine.policyState(of: F.app)?.lastLaunch == nil)

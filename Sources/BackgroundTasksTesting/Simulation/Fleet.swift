@@ -459,7 +459,7 @@ public struct FleetResult: Sendable {
             FleetReport.Row(name: "runs per minute, peak", value: "\(peak.runs)"),
             FleetReport.Row(name: "peak-to-mean", value: String(format: "%.1f", peakToMean)),
             FleetReport.Row(name: "worst minute", value: Self.minuteLabel(peak.minute)),
-            FleetReport.Row(name: "launches that found content at most \(DurationText.spoken(freshWithin)) old", value: String(format: "%.1f %% of %d", freshShare * 100, launches)),
+            FleetReport.Row(name: "launches that found content at most \(DurationText.spoken(freshWithin)) old", value: launches == 0 ? "n/a (no launches)" : String(format: "%.1f %% of %d", freshShare * 100, launches)),
             FleetReport.Row(name: "wakeups per device per day", value: String(format: "%.1f", wakeupsPerDevicePerDay)),
             FleetReport.Row(name: "energy per device per day", value: String(format: "%.0f J", joulesPerDevicePerDay)),
         ]

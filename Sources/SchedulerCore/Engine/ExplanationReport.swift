@@ -7,14 +7,17 @@ public enum ExplanationReport {
     /// The report for people: the request, where it sits, the verdict, every policy's
     /// rationale (the blocking ones first), and the predicted next run. `runningWhere`
     /// names the process a run in progress belongs to.
-    public static func text(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, runningWhere: String?, notes: [String], conditions: Conditions) -> String {
+    ///
+    /// `cutOff`: a run of the request that never ended in a process gone (its request is
+    /// restored when the app starts), so "submit one" is not what a user should do.
+    public static func text(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, runningWhere: String?, notes: [String], conditions: Conditions, cutOff: RunRecord? = nil) -> String {
         var lines = ["\(app) / \(identifier)"]
         if let running {
             lines.append("  a run is in progress: \(running.id), started \(running.startedAt)\(runningWhere.map { " in \($0)" } ?? "")")
         }
         lines += notes.map { "  note: \($0)" }
         guard let request = explanation.request else {
-            lines.append("  \(running == nil ? explanation.summary : "no further request is pending")")
+            lines.append("  \(running == nil ? summary(explanation, cutOff: cutOff) : "no further request is pending")")
             return lines.joined(separator: "\n") + "\n"
         }
         lines.append("  \(request.kind) request submitted \(request.submittedAt); earliestBeginDate \(request.earliestBeginDate.map { "\($0)" } ?? "none")")
@@ -41,6 +44,13 @@ public enum ExplanationReport {
         }
         if let predicted = explanation.predictedNextRun { lines.append("  predicted next run: \(predicted)") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The explanation's summary, or, with nothing pending but a run cut off, that its
+    /// request comes back.
+    private static func summary(_ explanation: Explanation, cutOff: RunRecord?) -> String {
+        guard explanation.request == nil, let cutOff else { return explanation.summary }
+        return "no request is pending now: \(cutOff.id) was cut off when the app stopped, and its request is restored when the app starts (it need not be submitted again)"
     }
 
     private struct Report: Encodable {
@@ -76,7 +86,7 @@ public enum ExplanationReport {
 
     /// The same report as JSON (stable keys, sorted; dates in ISO 8601), for request
     /// `identifier` of `app` (named even when nothing is pending under it).
-    public static func json(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, notes: [String], conditions: Conditions, now: Date) -> String {
+    public static func json(_ explanation: Explanation, app: AppID, identifier: String, running: RunRecord?, notes: [String], conditions: Conditions, now: Date, cutOff: RunRecord? = nil) -> String {
         let decisions = (explanation.evaluation?.decisions ?? []).map { decision -> Report.Decision in
             var score: Double?
             let verdict: String
@@ -95,7 +105,7 @@ public enum ExplanationReport {
             earliestBeginDate: explanation.request?.earliestBeginDate,
             location: explanation.location.map { "\($0)" },
             runningSince: running?.startedAt,
-            summary: explanation.summary,
+            summary: summary(explanation, cutOff: cutOff),
             conditions: conditions,
             decisions: decisions,
             score: explanation.evaluation?.score,

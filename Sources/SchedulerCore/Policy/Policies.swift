@@ -444,7 +444,14 @@ public struct ThrottlePolicy: SchedulingPolicy {
             return PolicyDecision(policy: name, verdict: verdict, rationale: "the app is not throttled")
         }
         let reason = context.app.throttle.reason(at: context.now) ?? "throttled \(DurationText.spoken(delay))"
-        return PolicyDecision(policy: name, verdict: verdict, rationale: verdict == .mustNotProceed ? reason : "\(reason); the delay has passed", wait: wait)
+        guard verdict == .mustNotProceed else {
+            return PolicyDecision(policy: name, verdict: verdict, rationale: "\(reason); the delay has passed", wait: wait)
+        }
+        // The delay above is today's; the hold ends sooner, where the delay (shrinking as
+        // the strikes age) meets the time waited: said, or the line reads as a hold of the
+        // whole delay beside a verdict that runs the request hours earlier (an outside probe).
+        guard case .until(let end)? = wait else { return PolicyDecision(policy: name, verdict: verdict, rationale: reason, wait: wait) }
+        return PolicyDecision(policy: name, verdict: verdict, rationale: "\(reason); held \(DurationText.spoken(end.timeIntervalSince(context.now))) more (the delay shrinks as the strikes age)", wait: wait)
     }
 }
 

@@ -27,6 +27,24 @@ public struct Timeline: Sendable {
     /// Builds the timeline of `trace`, with times measured from `start`.
     public init(trace: [SchedulerTraceEvent], start: Date) {
         self.start = start
+        // A task is named by the last part of its identifier ("refresh"), unless two
+        // identifiers of the trace end alike (two apps' refreshes): then whole.
+        var lastParts: [String: Set<String>] = [:]
+        for event in trace {
+            let identifier: String
+            switch event {
+            case .submitted(let request, _): identifier = request.identifier
+            case .moved(let key, _, _, _), .cancelled(let key, _): identifier = key.identifier
+            case .launched(let record, _, _), .finished(let record): identifier = record.identifier
+            default: continue
+            }
+            lastParts[Self.lastPart(identifier), default: []].insert(identifier)
+        }
+        let ambiguous = Set(lastParts.filter { $0.value.count > 1 }.keys)
+        let short: (String) -> String = { identifier in
+            let part = Self.lastPart(identifier)
+            return ambiguous.contains(part) ? identifier : part
+        }
         var eligibleSince: [RequestKey: Date] = [:]
         var shownConditions: Conditions?
         var lastBatteryLevel: Double?
@@ -39,7 +57,7 @@ public struct Timeline: Sendable {
             guard let folded = fold else { return }
             if folded.count > 0 {
                 let times = folded.count == 1 ? "1 more run" : "\(folded.count) more runs"
-                lines.append(Line(at: folded.first, text: "\(Self.short(folded.identifier)): \(times) until \(Self.offset(folded.last, from: start)), all \(folded.outcome)"))
+                lines.append(Line(at: folded.first, text: "\(short(folded.identifier)): \(times) until \(Self.offset(folded.last, from: start)), all \(folded.outcome)"))
             }
             fold = nil
         }
@@ -64,7 +82,7 @@ public struct Timeline: Sendable {
                 } ?? ""
                 shownHold[record.request.key] = nil
                 let reason = record.stopReason.map { $0 == "completed" ? "" : " (\($0))" } ?? ""
-                lines.append(Line(at: started, text: "\(Self.short(record.identifier)): ran \(duration), \(outcome)\(reason)\(waited)"))
+                lines.append(Line(at: started, text: "\(short(record.identifier)): ran \(duration), \(outcome)\(reason)\(waited)"))
                 fold = (record.identifier, outcome, started, started, 0)
             case .launched:
                 continue
@@ -76,26 +94,26 @@ public struct Timeline: Sendable {
                     eligibleSince[key] = eligibleSince[key] ?? at
                     shownHold[key] = nil
                     flush()
-                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location)"))
+                    lines.append(Line(at: at, text: "\(short(key.identifier)): due, \(location)"))
                 case .deferred(let until):
                     guard shownHold[key] != "deferred" else { continue }
                     shownHold[key] = "deferred"
                     flush()
-                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, held by \(heldBy ?? "a policy") until \(Self.offset(until, from: start))"))
+                    lines.append(Line(at: at, text: "\(short(key.identifier)): due, held by \(heldBy ?? "a policy") until \(Self.offset(until, from: start))"))
                 case .parkedForApp, .parkedForDevice:
                     guard shownHold[key] != location.description else { continue }
                     shownHold[key] = location.description
                     flush()
-                    lines.append(Line(at: at, text: "\(Self.short(key.identifier)): due, \(location.description(heldBy: heldBy))"))
+                    lines.append(Line(at: at, text: "\(short(key.identifier)): due, \(location.description(heldBy: heldBy))"))
                 default:
                     continue
                 }
             case .expired(_, let key, let reason, let at):
                 flush()
-                lines.append(Line(at: at, text: "\(Self.short(key.identifier)): expired, \(reason)"))
+                lines.append(Line(at: at, text: "\(short(key.identifier)): expired, \(reason)"))
             case .terminated(_, let key, let reason, let at):
                 flush()
-                lines.append(Line(at: at, text: "\(Self.short(key.identifier)): terminated, \(reason)"))
+                lines.append(Line(at: at, text: "\(short(key.identifier)): terminated, \(reason)"))
             case .conditionsChanged(let conditions, let at):
                 let milestone = Self.batteryMilestone(from: lastBatteryLevel, to: conditions.batteryLevel)
                 lastBatteryLevel = conditions.batteryLevel
@@ -146,7 +164,7 @@ public struct Timeline: Sendable {
     /// The default critical level, read once (a configuration is made with its tables).
     private static let criticalBatteryLevel = PolicyConfiguration().criticalBatteryLevel
 
-    private static func short(_ identifier: String) -> String {
+    private static func lastPart(_ identifier: String) -> String {
         identifier.split(separator: ".").last.map(String.init) ?? identifier
     }
 

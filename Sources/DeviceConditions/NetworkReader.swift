@@ -180,8 +180,11 @@ public struct NetworkReader: Sendable {
     func metered(_ interface: String) -> SourcedValue<Bool?> {
         let dbusOnly = "NetworkManager publishes metered state on D-Bus only"
         let ifindexURL = sysRoot.appendingPathComponent("class/net/\(interface)/ifindex")
-        guard let ifindex = SysfsFile.contents(of: ifindexURL).text, Int(ifindex) != nil else {
-            return SourcedValue(nil, source: SysfsFile.unknown("\(ifindexURL.path) unreadable; \(dbusOnly)"))
+        let ifindexContents = SysfsFile.contents(of: ifindexURL)
+        guard let ifindex = ifindexContents.text, Int(ifindex) != nil else {
+            // Unreadable, or read but not a number: said as it is.
+            let what = ifindexContents.text.map { "\(ifindexURL.path) is \(SysfsFile.quoted($0)), not an index" } ?? "\(ifindexURL.path) unreadable"
+            return SourcedValue(nil, source: SysfsFile.unknown("\(what); \(dbusOnly)"))
         }
         let stateURL = runRoot.appendingPathComponent("NetworkManager/devices/\(ifindex)")
         let state = SysfsFile.contents(of: stateURL)

@@ -13,6 +13,17 @@ import Testing
         return .finished(RunRecord(id: RunID(id), request: request, startedAt: start.addingTimeInterval(offset), endedAt: start.addingTimeInterval(offset + 4), outcome: outcome, success: outcome == .success, stopReason: "completed"))
     }
 
+    @Test func twoAppsTasksEndingAlikeAreNamedWhole() {
+        // An outside probe: with two apps simulated, "refresh: ran 5 s" did not say whose.
+        func run(_ id: Int64, _ app: String, at offset: TimeInterval) -> SchedulerTraceEvent {
+            let request = PendingRequest(app: AppID(app), identifier: "\(app).refresh", kind: .appRefresh, submittedAt: start)
+            return .finished(RunRecord(id: RunID(id), request: request, startedAt: start.addingTimeInterval(offset), endedAt: start.addingTimeInterval(offset + 5), outcome: .success, success: true, stopReason: "completed"))
+        }
+        let lines = Timeline(trace: [run(1, "com.x.a", at: 0), run(2, "com.y.b", at: 60)], start: start).lines.map(\.text)
+        #expect(lines == ["com.x.a.refresh: ran 5 s, success", "com.y.b.refresh: ran 5 s, success"], "\(lines)")
+        #expect(Timeline(trace: [run(1, "com.x.a", at: 0)], start: start).lines.map(\.text) == ["refresh: ran 5 s, success"], "one app: the short name")
+    }
+
     @Test func readingsThatOnlyMoveTheBatteryAreLeftOut() {
         let trace: [SchedulerTraceEvent] = [
             .conditionsChanged(Conditions(externalPower: false, networkAvailable: true, batteryLevel: 0.9), at: start),

@@ -124,6 +124,10 @@ extension OSAllocatedUnfairLock {
             // Error checking: unlocking a lock another thread holds stops the program
             // instead of corrupting it, as os_unfair_lock does.
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            // Robust: a lock whose holder thread exited is reported (EOWNERDEAD) to the next
+            // taker, which stops the program as os_unfair_lock does, instead of waiting for
+            // ever (an outside probe).
+            pthread_mutexattr_setrobust(&attributes, Int32(PTHREAD_MUTEX_ROBUST))
             pthread_mutex_init(mutex, &attributes)
             pthread_mutexattr_destroy(&attributes)
         }
@@ -138,14 +142,22 @@ extension OSAllocatedUnfairLock {
 
         func lock() {
             let result = pthread_mutex_lock(mutex)
+            if result == EOWNERDEAD { Self.ownerExited() }
             if result != 0 { fatalError("OSAllocatedUnfairLock: lock taken again by the thread that holds it") }
             owner.store(Self.currentThread, ordering: .relaxed)
         }
 
         func tryLock() -> Bool {
-            guard pthread_mutex_trylock(mutex) == 0 else { return false }
+            let result = pthread_mutex_trylock(mutex)
+            if result == EOWNERDEAD { Self.ownerExited() }
+            guard result == 0 else { return false }
             owner.store(Self.currentThread, ordering: .relaxed)
             return true
+        }
+
+        /// Apple's message when a thread exited holding the lock, then the stop.
+        private static func ownerExited() -> Never {
+            fatalError("BUG IN CLIENT OF LIBPLATFORM: os_unfair_lock is corrupt, or owner thread exited without unlocking")
         }
 
         func unlock() {

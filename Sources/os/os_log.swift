@@ -82,8 +82,22 @@ enum OSLogFormat {
             let dynamic = conversion == "@" || conversion == "s"
             let text: String
             switch conversion {
+            case "s" where argument is UnsafePointer<CChar> || argument is UnsafeMutablePointer<CChar>:
+                // A C string (`strerror(errno)`, as C-interop code passes it): its text, not
+                // its address (an outside probe).
+                if let pointer = argument as? UnsafePointer<CChar> {
+                    text = String(cString: pointer)
+                } else if let pointer = argument as? UnsafeMutablePointer<CChar> {
+                    text = String(cString: pointer)
+                } else {
+                    text = String(describing: argument)
+                }
             case "@", "s":
                 text = String(describing: argument)
+            case let floating where "fFeEgGaA".contains(floating) && specification.contains("L"):
+                // `L` asks for a long double, which a Swift caller never passes: formatted as
+                // the Double it is, not read past it (it printed nan).
+                text = String(format: specification.replacingOccurrences(of: "L", with: ""), argument)
             case "d", "i", "u", "x", "X", "o", "c", "f", "F", "e", "E", "g", "G", "a", "A", "p":
                 text = String(format: specification, argument)
             default:

@@ -59,6 +59,16 @@ import Testing
         #expect(OSLogFormat.bounded("-01024.1025l") == "-01024.1024l")
     }
 
+    /// A C string passed for `%s` (C-interop code's `strerror(errno)`) is its text, not its
+    /// address, and `%Lf` given a Double is the Double (it printed nan): an outside probe.
+    @Test func aCStringIsItsTextAndALongDoubleConversionTakesADouble() {
+        #expect(OSLogFormat.render("%{public}s", [strerror(ENOENT)!]) == String(cString: strerror(ENOENT)))
+        "read-only".withCString { text in
+            #expect(OSLogFormat.render("%{public}s!", [text]) == "read-only!")
+        }
+        #expect(OSLogFormat.render("%{public}.1Lf|%{public}Lg", [2.5, 0.25]) == "2.5|0.25")
+    }
+
     @Test func valuesAreOnlyEvaluatedWhenTheLineIsWritten() {
         final class Counter: @unchecked Sendable {
             // @unchecked: touched by this test's thread only.

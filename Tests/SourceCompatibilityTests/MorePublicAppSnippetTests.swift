@@ -30,6 +30,24 @@ import SchedulerCore
         #expect(unchecked.withLockUnchecked { $0.count } == 1)
     }
 
+    @Test func anUnfairLockWhoseHolderExitedStopsTheNextTakerAsAppleDoes() async {
+        // An outside probe: the next lock() waited for ever.
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = OSAllocatedUnfairLock()
+            let taken = DispatchSemaphore(value: 0)
+            let holder = Thread {
+                lock.lock()
+                taken.signal()
+            }
+            holder.start()
+            taken.wait()
+            while !holder.isFinished { usleep(1_000) }
+            lock.lock()
+        }
+        let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(text.contains("owner thread exited without unlocking"), "\(text)")
+    }
+
     @Test func anUnfairLockHeldByAnotherThreadIsNotAvailable() {
         let lock = OSAllocatedUnfairLock()
         let state = OSAllocatedUnfairLock(initialState: "free")

@@ -406,11 +406,13 @@ final class PostgreSQLConnection {
         }
         let primary = PQresultErrorField(result, clibpq_diag_message_primary()).map { String(cString: $0) } ?? libpqMessage
         let detail = PQresultErrorField(result, clibpq_diag_message_detail()).map { " (\(String(cString: $0)))" } ?? ""
-        return StoreError(
+        var refused = StoreError(
             code: .server,
             path: server,
             message: "the PostgreSQL server \(server) refused a statement: SQLSTATE \(sqlState ?? "unknown"): \(primary)\(detail)"
         )
+        refused.sqlState = sqlState
+        return refused
     }
 
     /// Runs a constant script of several statements (schema steps): `PQexec`, which runs

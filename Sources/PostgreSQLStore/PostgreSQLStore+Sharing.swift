@@ -23,9 +23,10 @@ extension PostgreSQLStore: SharedSchedulerStorage {
         let keySlot = values.count + 1
         do throws(StoreError) {
             return try claim(values: values, keySlot: keySlot, run: run)
-        } catch where error.message.contains("SQLSTATE 23505") && error.message.contains("bgtask_runs_pkey") {
-            // Runs are numbered per replica, each replica counting its own: a number taken
-            // already is another live process counting under the same name.
+        } catch where error.sqlState == "23505" {
+            // A unique key taken: the claim's only insert is the run's (replica, id), and runs
+            // are numbered per replica, each counting its own, so a number taken already is
+            // another live process counting under the same name.
             throw StoreError(
                 code: .invalidData, path: error.path,
                 message: "could not claim \(run.id) as the replica '\(replica)': that replica already has a run numbered so, so another process runs under the same replica name; give each replica a name of its own (BGTASK_REPLICA; unset, it is the host name and the process id) (\(error.message))")

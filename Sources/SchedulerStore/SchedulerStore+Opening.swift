@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import SchedulerCore
 
@@ -111,20 +108,15 @@ extension SchedulerStore {
     /// (`<name>.no-schema-<time>`), and the report says so. An empty file, or one with its
     /// `-wal`, is opened as usual. Returns where it went, `nil` when nothing moved.
     private static func moveAsideIfCopiedWithoutItsWAL(path: String, now: Date) throws(StoreError) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0,
-              !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal") else { return nil }
-        // Read from the file itself, not through SQLite (which would make a -wal and -shm
-        // beside it): SQLite's header, then the first page's b-tree header (at byte 100).
+        guard !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal") else { return nil }
+        // Read from the file itself (BoundedFile: a regular file only, never a FIFO), not
+        // through SQLite, which would make a -wal and -shm beside it: SQLite's header, then
+        // the first page's b-tree header (at byte 100). A missing or empty file reads short.
         // Only a database in write-ahead-log mode (the header's bytes 18 and 19 are 2) keeps
         // its commits apart (an empty database in rollback mode is only empty), and the
         // schema table with no cell (bytes 103-104) holds no table, index or anything else.
-        var header = [UInt8](repeating: 0, count: 105)
-        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { return nil }
-        let count = Glibc.read(descriptor, &header, header.count)
-        Glibc.close(descriptor)
-        guard count == header.count, header.starts(with: Array("SQLite format 3\0".utf8)),
+        guard let header = try? BoundedFile.head(path: path, count: 105), header.count == 105,
+              header.starts(with: Array("SQLite format 3\0".utf8)),
               header[18] == 2, header[19] == 2, header[100] == 0x0D, header[103] == 0, header[104] == 0 else { return nil }
         return try CorruptStoreQuarantine.moveAside(path: path, now: now, as: "no-schema", because: "has no tables and no -wal beside it (a store copied without its -wal)")
     }

@@ -25,6 +25,11 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// (`nil` when unknown).
     public var holderPID: Int32?
 
+    /// For ``Code/server``: the SQLSTATE the PostgreSQL server gave (`23505` for a unique
+    /// key taken, `57014` for a statement cancelled by its timeout), for callers that decide
+    /// on it rather than on the message's words.
+    public var sqlState: String?
+
     /// Whether the same write may succeed if tried again later: the store could not be
     /// reached (``Code/unavailable``), SQLite was busy, locked, out of space or failed to do
     /// its I/O, or the server gave up on a wait it may not meet again (a statement or lock
@@ -39,7 +44,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             let primary = (sqliteResult ?? 0) & 0xFF
             return [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_IOERR].contains(primary)
         case .server:
-            return ["57014", "55P03", "40001", "40P01", "53"].contains { message.contains("SQLSTATE \($0)") }
+            // Cancelled by a timeout, a lock not available, a serialization failure or
+            // deadlock, or insufficient resources (class 53).
+            guard let sqlState else { return false }
+            return ["57014", "55P03", "40001", "40P01"].contains(sqlState) || sqlState.hasPrefix("53")
         default:
             return false
         }

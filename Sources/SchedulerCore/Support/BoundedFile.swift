@@ -69,6 +69,16 @@ public enum BoundedFile {
 
     /// The contents of the regular file at `path`, at most `limit` bytes.
     public static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
+        try read(path: path, limit: limit, refusingLonger: true)
+    }
+
+    /// The first `count` bytes of the regular file at `path` (all of it when it is shorter),
+    /// with the checks of ``read(path:limit:)``: a file's header, without reading the rest.
+    public static func head(path: String, count: Int) throws(Failure) -> [UInt8] {
+        try read(path: path, limit: count, refusingLonger: false)
+    }
+
+    private static func read(path: String, limit: Int, refusingLonger: Bool) throws(Failure) -> [UInt8] {
         func fail(_ problem: Problem) -> Failure { Failure(path: path, problem: problem) }
         var info = stat()
         if stat(path, &info) != 0 { throw fail(lookupProblem(errno: errno, path: path)) }
@@ -94,7 +104,10 @@ public enum BoundedFile {
                 throw fail(.failed(String(cString: strerror(code))))
             }
             data.append(contentsOf: chunk[0..<count])
-            if data.count > limit { throw fail(.tooLarge(limit: limit)) }
+            if data.count > limit {
+                guard refusingLonger else { return Array(data.prefix(limit)) }
+                throw fail(.tooLarge(limit: limit))
+            }
         }
         return data
     }

@@ -29,7 +29,7 @@ enum FleetCommand {
     static let usage = """
       fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,...] [--seed S]
             [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--compare-herd-spreading]
-            [--compare-baselines] [--json] [--report FILE.html]
+            [--compare-baselines] [--json] [--report FILE.html] [--no-progress]
                         simulate N devices (default 1000) for D days (default 1), each its own
                         seeded variation of a scenario from the mix, running the example app
                         (modelled); prints task runs per minute (backend load), the peak and
@@ -41,7 +41,8 @@ enum FleetCommand {
                         --compare-baselines runs it again under a 15-minute timer and a timer
                         that wakes as often as the policy, and shows staleness at launch
                         (median, p90), wakeups and energy of each and whether the goals hold
-                        (about four times the time)
+                        (about four times the time); a run shows its devices on
+                        standard error when it is a terminal
     """
 
     /// Parses the arguments after `fleet`.

@@ -167,7 +167,10 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
             UIApplication.backgroundRefreshStatusDidChangeNotification,
         ].map { name in
             NotificationCenter.default.addObserver(forName: name, object: application, queue: nil) { note in
-                names.withLock { $0.append(note.name.rawValue) }
+                // With the state the observer reads: what iOS shows while it is delivered,
+                // not the state reached since (the changes below are all made before the
+                // first is delivered).
+                names.withLock { $0.append("\(note.name.rawValue) \(stateName(application.applicationState))") }
             }
         }
         defer { tokens.forEach(NotificationCenter.default.removeObserver) }
@@ -179,15 +182,16 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
         }
         await device.settle()
         #expect(names.withLock { $0 } == [
-            "UIApplicationWillEnterForegroundNotification", "UIApplicationDidBecomeActiveNotification",
-            "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
-            "UIApplicationBackgroundRefreshStatusDidChangeNotification",
+            "UIApplicationWillEnterForegroundNotification background", "UIApplicationDidBecomeActiveNotification active",
+            "UIApplicationWillResignActiveNotification active", "UIApplicationDidEnterBackgroundNotification background",
+            "UIApplicationBackgroundRefreshStatusDidChangeNotification background",
         ])
+        #expect(application.applicationState == .background, "the state reached, once nothing is being delivered")
         // An assertion not ended: the app is terminated while running, and told so.
         names.withLock { $0.removeAll() }
         _ = context.withCurrent { application.beginBackgroundTask(withName: "leak") }
         await device.run(for: 120)
-        #expect(names.withLock { $0 } == ["UIApplicationWillTerminateNotification"])
+        #expect(names.withLock { $0 } == ["UIApplicationWillTerminateNotification background"])
     }
 
     @Test func threadsTurningTheSwitchAtOnceGetOneNotificationPerChange() async throws {
@@ -221,16 +225,17 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
             // Every app of every test posts on the default center: keep this app's.
             guard note.name.rawValue.hasPrefix("UIApplication"), let object = note.object as? BGApplication,
                   application.withLock({ $0 }) == ObjectIdentifier(object) else { return }
-            names.withLock { $0.append(note.name.rawValue) }
+            names.withLock { $0.append("\(note.name.rawValue) \(stateName(object.applicationState))") }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         device.install(app: compatApp, manifest: compatManifest) {
             application.withLock { $0 = ObjectIdentifier(UIApplication.shared) }
         }
         await device.settle()
+        // The user's launch: inactive while it finishes launching, as iOS shows it.
         #expect(names.withLock { $0 } == [
-            "UIApplicationDidFinishLaunchingNotification", "UIApplicationDidBecomeActiveNotification",
-            "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
+            "UIApplicationDidFinishLaunchingNotification inactive", "UIApplicationDidBecomeActiveNotification active",
+            "UIApplicationWillResignActiveNotification active", "UIApplicationDidEnterBackgroundNotification background",
         ])
     }
 
@@ -395,5 +400,49 @@ final class TwiceCompletingDelegate: UIResponder, UIApplicationDelegate {
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
         completionHandler(.newData)
         completionHandler(.failed)
+    }
+}
+
+/// `UIApplication.State` as a word, for expectations that read as iOS's documentation does.
+private func stateName(_ state: UIApplication.State) -> String {
+    switch state {
+    case .active: "active"
+    case .inactive: "inactive"
+    case .background: "background"
+    @unknown default: "unknown"
+    }
+}
+
+/// An app delegate that notes `applicationState` in each lifecycle method.
+@MainActor private final class StateRecordingDelegate: NSObject, UIApplicationDelegate {
+    var seen: [String] = []
+    func applicationWillResignActive(_ application: UIApplication) { seen.append("willResignActive \(stateName(application.applicationState))") }
+    func applicationDidEnterBackground(_ application: UIApplication) { seen.append("didEnterBackground \(stateName(application.applicationState))") }
+    func applicationWillEnterForeground(_ application: UIApplication) { seen.append("willEnterForeground \(stateName(application.applicationState))") }
+    func applicationDidBecomeActive(_ application: UIApplication) { seen.append("didBecomeActive \(stateName(application.applicationState))") }
+}
+
+@Suite struct LifecycleStateTests {
+    @Test func anAppDelegateReadsTheStateIOSShowsInEachMethod() async throws {
+        // An outside probe: a delegate's applicationWillResignActive read .background, its
+        // applicationWillEnterForeground .active (the state reached, not the one iOS shows).
+        let device = try compatDevice()
+        let (delegate, context) = await MainActor.run {
+            let delegate = StateRecordingDelegate()
+            let context = device.install(app: compatApp, manifest: compatManifest, launchedByUser: true) {
+                MainActor.assumeIsolated { UIApplication.shared.delegate = delegate }
+            }
+            return (delegate, context)
+        }
+        await device.settle()
+        context.withCurrent {
+            context.application.enterForeground()
+            context.application.enterBackground()
+        }
+        await device.settle()
+        #expect(await MainActor.run { delegate.seen } == [
+            "didBecomeActive active", "willResignActive active", "didEnterBackground background",
+            "willEnterForeground background", "didBecomeActive active", "willResignActive active", "didEnterBackground background",
+        ])
     }
 }

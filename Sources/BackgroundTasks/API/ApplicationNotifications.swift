@@ -25,16 +25,39 @@ extension BGApplication {
     }
 
     /// Posts `names`, in order, from the notification queue, as app work (the simulator
-    /// waits for the observers before time moves on).
-    func post(_ names: [Notification.Name]) {
+    /// waits for the observers before time moves on). While each is delivered,
+    /// ``applicationState`` reads what iOS shows during it (``stateAnnounced(by:launchedIntoBackground:)``),
+    /// not the state the app has reached since: the change is made at once and posted
+    /// after, so an observer (or a delegate method) of `willResignActive` would otherwise
+    /// read `.background`, and one of `didEnterBackground` `.active` if the app came back
+    /// meanwhile (an outside probe's).
+    func post(_ names: [Notification.Name], launchedIntoBackground: Bool = false) {
         guard !names.isEmpty, let context else { return }
         context.dispatch(on: notificationQueue) { [self] in
             for name in names {
+                announcedState.withLock { $0 = Self.stateAnnounced(by: name, launchedIntoBackground: launchedIntoBackground) }
                 NotificationCenter.default.post(name: name, object: self)
                 // What the scene's delegate did on hearing it (its `.main` observer ran
                 // before `post` returned) comes next, before the app's next notification.
                 postQueuedSceneNotifications()
             }
+            announcedState.withLock { $0 = nil }
+        }
+    }
+
+    /// What `applicationState` reads on iOS while `name` is delivered (UIKit changes the
+    /// state on the main thread in step with posting): `.active` until `willResignActive`
+    /// has been heard, `.background` from `didEnterBackground` and still during
+    /// `willEnterForeground`, `.active` from `didBecomeActive`; during
+    /// `didFinishLaunching`, `.inactive` for a launch into the foreground and `.background`
+    /// for one into the background; `.background` while the app is told it will terminate.
+    /// Nil for a notification that changes no state (background refresh status).
+    static func stateAnnounced(by name: Notification.Name, launchedIntoBackground: Bool) -> State? {
+        switch name {
+        case didFinishLaunchingNotification: launchedIntoBackground ? .background : .inactive
+        case willResignActiveNotification, didBecomeActiveNotification: .active
+        case didEnterBackgroundNotification, willEnterForegroundNotification, willTerminateNotification: .background
+        default: nil
         }
     }
 

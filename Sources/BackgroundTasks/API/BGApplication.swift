@@ -99,6 +99,9 @@ public final class BGApplication: @unchecked Sendable {
     let sceneNotifications = Locked<[(name: Notification.Name, scene: UIScene)]>([])
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
+    /// While a lifecycle notification is delivered, the state iOS shows during it, which
+    /// ``applicationState`` reads (ApplicationNotifications.swift); nil otherwise.
+    let announcedState = Locked<State?>(nil)
 
     /// The app delegate (Apple: `UIApplication.delegate`), set by ``UIApplicationMain(delegate:)``
     /// or by the program; kept for the life of the application. Once set, the system calls
@@ -186,8 +189,12 @@ public final class BGApplication: @unchecked Sendable {
 
     // MARK: State
 
-    /// `UIApplication.applicationState`.
+    /// `UIApplication.applicationState`. While a lifecycle notification (or the delegate
+    /// method it leads to) is delivered, the state iOS shows then: `.active` during
+    /// `willResignActive`, `.background` during `willEnterForeground` (docs/porting.md,
+    /// "Lifecycle notifications").
     public var applicationState: State {
+        if let announced = announcedState.withLock({ $0 }) { return announced }
         switch lifecycleState {
         case .active: return .active
         case .inactive, .notRunning: return .inactive
@@ -556,7 +563,16 @@ public final class BGApplication: @unchecked Sendable {
             }
             return state.undeliveredEffects.removeFirst()
         }) {
-            if next.finishedLaunch { post([Self.didFinishLaunchingNotification]) }
+            if next.finishedLaunch {
+                // `.inactive` during the notification for a launch that makes the app active,
+                // `.background` for one that leaves it in the background (`activate: false`
+                // or a launch for a task).
+                let becomesActive = next.effects.contains { effect in
+                    if case .stateChanged(_, .active) = effect { return true }
+                    return false
+                }
+                post([Self.didFinishLaunchingNotification], launchedIntoBackground: !becomesActive)
+            }
             perform(next.effects, observers: next.observers, at: next.at, intoBackground: next.intoBackground)
         }
     }

@@ -327,7 +327,11 @@ extension BGApplication {
         let options = UIScene.ConnectionOptions()
         let probe = UISceneSession(role: .windowApplication, configuration: UISceneConfiguration(name: nil, sessionRole: .windowApplication))
         let configuration = delegate.application(self, configurationForConnecting: probe, options: options)
-        let module = NSStringFromClass(type(of: delegate)).split(separator: ".").first.map(String.init) ?? ""
+        // The module is the first part of the delegate type's full name. Not through
+        // `NSStringFromClass`, which stops the program for a class that is not at the top
+        // level of its file (a `private` delegate, one nested in a type), where Apple's
+        // names it: an outside probe's test delegate was such a class.
+        let module = String(reflecting: type(of: delegate)).split(separator: ".").first.map(String.init) ?? ""
         /// The configured scene delegate cannot be made: said, and the app delegate is told
         /// of the app's states instead (``sceneDelegateCouldNotBeMade``), so work scheduled
         /// there still runs.

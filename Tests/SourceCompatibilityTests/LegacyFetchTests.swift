@@ -41,6 +41,40 @@ import SchedulerCore
         #expect(fetched.withLock { $0 }.count == 2)
     }
 
+    @Test func listingBGTaskSchedulerIdentifiersTurnsTheFetchOffAndLeavesTheRefreshSlot() async throws {
+        // Apple: adding BGTaskSchedulerPermittedIdentifiers to the Info.plist disables
+        // performFetchWithCompletionHandler and setMinimumBackgroundFetchInterval in iOS 13
+        // and later. An outside probe: an app that kept the call in its launch beside its
+        // new refresh had that refresh refused (tooManyPendingTaskRequests).
+        let device = try compatDevice()
+        let refresh = fetchApp.rawValue + ".refresh"
+        let fetches = Mutex(0)
+        let refreshes = Mutex(0)
+        let manifest = AppManifest(appID: fetchApp, permittedIdentifiers: [refresh], backgroundModes: ["fetch"])
+        let context = device.install(app: fetchApp, manifest: manifest) {
+            UIApplication.shared.setBackgroundFetchHandler { completionHandler in
+                fetches.withLock { $0 += 1 }
+                completionHandler(.newData)
+            }
+            UIApplication.shared.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalMinimum)
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: refresh, using: nil) { task in
+                refreshes.withLock { $0 += 1 }
+                task.setTaskCompleted(success: true)
+            }
+        }
+        // The submit is not refused: no fetch request holds the app's one refresh slot.
+        try context.withCurrent { try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: refresh)) }
+        #expect(context.application.minimumBackgroundFetchInterval == nil)
+        #expect(!device.driver.pendingRequests(of: fetchApp).contains { $0.identifier == fetchID })
+        await device.run(for: 3600)
+        #expect(refreshes.withLock { $0 } == 1)
+        #expect(fetches.withLock { $0 } == 0)
+        #expect(device.runs(of: fetchID).isEmpty)
+        #expect(device.log.messages.contains {
+            $0.level == .warning && $0.text.contains("setMinimumBackgroundFetchInterval(0.0) does nothing: the app's manifest lists BGTaskSchedulerPermittedIdentifiers")
+        })
+    }
+
     @Test func aFailedFetchIsAFailedRun() async throws {
         let device = try compatDevice()
         let results: [UIBackgroundFetchResult] = [.noData, .failed]

@@ -271,12 +271,18 @@ func compatDevice(configuration: SchedulerConfiguration = .simulation()) throws 
             try BGTaskScheduler.shared.submit(request)
         }
         await device.run(for: 120)
-        // The refresh ran (its request is consumed): the legacy fetch may take the app's slot.
+        // The legacy fetch is off: the manifest lists BGTaskSchedulerPermittedIdentifiers,
+        // which turns it off on iOS 13 and later (an app that kept the call beside its
+        // refresh must not lose the refresh's slot to it).
         context.withCurrent { UIApplication.shared.setMinimumBackgroundFetchInterval(UIApplication.backgroundFetchIntervalMinimum) }
+        try context.withCurrent {
+            try BGTaskScheduler.shared.submit(BGAppRefreshTaskRequest(identifier: ResponderAppDelegate.refreshIdentifier))
+        }
         await device.run(for: 3600)
         let events = await MainActor.run { delegate.events }
-        #expect(events.contains("refresh"), "\(events)")
-        #expect(events.contains("performFetch"), "\(events)")
+        #expect(events.filter { $0 == "refresh" }.count == 2, "\(events)")
+        #expect(!events.contains("performFetch"), "\(events)")
+        #expect(device.log.messages.contains { $0.text.contains("setMinimumBackgroundFetchInterval(0.0) does nothing: the app's manifest lists BGTaskSchedulerPermittedIdentifiers") })
     }
 
     @Test @MainActor func theAsyncRemoteNotificationDefaultTakesTheFirstOfTwoCompletions() async throws {

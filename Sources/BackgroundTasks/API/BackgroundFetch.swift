@@ -59,11 +59,22 @@ extension BGApplication {
     /// manifest needs `fetch` in `UIBackgroundModes`. A refused request (not permitted,
     /// the app's refresh slot taken, Background App Refresh off) is logged as an error
     /// naming the cause. NaN or a negative interval is refused with an error naming the value.
+    /// An app whose manifest lists `BGTaskSchedulerPermittedIdentifiers` gets no fetches,
+    /// as on iOS 13 and later: the call does nothing but log a warning.
     public func setMinimumBackgroundFetchInterval(_ minimumBackgroundFetchInterval: TimeInterval) {
         let context = requiredContext
         let interval = minimumBackgroundFetchInterval
         guard !interval.isNaN, interval >= 0 else {
             context.driver.log(.error, app: context.app, "setMinimumBackgroundFetchInterval(\(interval)): the interval must be a number of seconds >= 0 (or backgroundFetchIntervalNever); ignored")
+            return
+        }
+        // Apple: "Adding a BGTaskSchedulerPermittedIdentifiers key to the Info.plist disables
+        // the application(_:performFetchWithCompletionHandler:) and
+        // setMinimumBackgroundFetchInterval(_:) calls in iOS 13 and later." An app that moved
+        // to BGTaskScheduler and kept this call must not lose its one refresh slot to it (an
+        // outside probe: its BGAppRefreshTaskRequest was then refused as one too many).
+        guard !context.manifest.listsTaskIdentifiersOfItsOwn(app: context.app) else {
+            context.driver.log(.warning, app: context.app, "setMinimumBackgroundFetchInterval(\(interval)) does nothing: the app's manifest lists BGTaskSchedulerPermittedIdentifiers, which turns background fetch off as on iOS 13 and later (application(_:performFetchWithCompletionHandler:) is not called); submit a BGAppRefreshTaskRequest instead")
             return
         }
         let identifier = backgroundFetchTaskIdentifier

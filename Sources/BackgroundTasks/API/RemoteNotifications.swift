@@ -189,6 +189,14 @@ extension AppManifest {
          (RemoteWake.backgroundMode, RemoteWake.identifier(for: app), "bgtask push")]
     }
 
+    /// Whether `BGTaskSchedulerPermittedIdentifiers` lists identifiers of the app's own,
+    /// beyond those ``permittingSystemIdentifiers(for:)`` adds for the system: on iOS 13 and
+    /// later such a list turns the legacy background fetch off.
+    func listsTaskIdentifiersOfItsOwn(app: AppID) -> Bool {
+        let system = Set(Self.systemIdentifiers(for: app).map(\.identifier))
+        return permittedIdentifiers.contains { !system.contains($0) }
+    }
+
     /// The manifest with the identifiers the system schedules for the app itself: the
     /// legacy fetch's when `UIBackgroundModes` has `fetch`, the remote wake's when it has
     /// `remote-notification` (iOS needs no identifier for either).

@@ -71,4 +71,28 @@ import Testing
         #expect(run.stopReason?.contains("progress stalled") == true)
         #expect(run.endedAt == testStart.addingTimeInterval(120), "sampled at 60 s (advanced from nothing), stalled at 120 s")
     }
+
+    @Test func progressThroughAChildProgressIsProgress() async throws {
+        // An outside probe: an export reporting through a child progress (as a download's is
+        // attached) was expired as stalled, since the parent's completed units move only
+        // when the child finishes.
+        let (device, context) = try makeExportDevice { task in
+            let continued = task as! BGContinuedProcessingTask
+            let child = Progress(totalUnitCount: 10)
+            continued.progress.addChild(child, withPendingUnitCount: 100)
+            task.expirationHandler = { task.setTaskCompleted(success: false) }
+            let clock = BGAppContext.current!.driver.clock
+            for step in 1...10 {
+                _ = clock.schedule(at: clock.now().addingTimeInterval(Double(step) * 30)) {
+                    child.completedUnitCount = Int64(step)
+                    if step == 10 { task.setTaskCompleted(success: true) }
+                }
+            }
+        }
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).child", title: "Export", subtitle: ""), in: context)
+        await device.run(for: 400)
+        let run = try #require(device.runs().first)
+        #expect(run.outcome == .success, "\(run.stopReason ?? "")")
+        #expect(run.endedAt == testStart.addingTimeInterval(300))
+    }
 }

@@ -299,5 +299,23 @@ open class BGContinuedProcessingTask: BGTask, ProgressReporting, @unchecked Send
         texts.withLock { $0 = (title, subtitle) }
     }
 
-    override var progressCompletedUnitCount: Int64 { progress.completedUnitCount }
+    /// How many samples saw ``progress`` advance: its own completed units, or its fraction
+    /// completed, which counts the children the app attached (`progress.addChild(_:withPendingUnitCount:)`,
+    /// the usual way for a download's or an export's progress), whose units reach the
+    /// parent's `completedUnitCount` only when each child finishes (an outside probe: an
+    /// export advancing a child every 30 s was expired as stalled at 60 s). Either rising
+    /// is progress; the engine only compares samples.
+    override var progressCompletedUnitCount: Int64 {
+        let completed = progress.completedUnitCount
+        let fraction = progress.fractionCompleted
+        return progressSeen.withLock { seen in
+            if completed > seen.completed || fraction > seen.fraction { seen.advances += 1 }
+            seen.completed = max(seen.completed, completed)
+            seen.fraction = max(seen.fraction, fraction)
+            return seen.advances
+        }
+    }
+
+    /// The most ``progress`` had shown at the samples so far, and how many saw it advance.
+    private let progressSeen = Mutex<(completed: Int64, fraction: Double, advances: Int64)>((0, 0, 0))
 }

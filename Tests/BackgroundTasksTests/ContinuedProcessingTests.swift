@@ -95,4 +95,25 @@ import Testing
         #expect(run.outcome == .success, "\(run.stopReason ?? "")")
         #expect(run.endedAt == testStart.addingTimeInterval(300))
     }
+
+    @Test func aForceQuitCancelsTheQueuedRequestsAndNotTheOthers() async throws {
+        // Apple: the system cancels queued continued-processing requests if someone closes
+        // the app in the app switcher (an outside probe found them kept).
+        let (device, context) = try makeDevice {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.test.p1", using: nil) { $0.setTaskCompleted(success: true) }
+        }
+        // The first continued processing runs on, never completing; the second is queued.
+        #expect(context.withCurrent { BGTaskScheduler.shared.register(forTaskWithIdentifier: "\(exportPrefix).*", using: nil) { _ in } })
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).running", title: "Export", subtitle: ""), in: context)
+        await device.run(for: 1)
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).queued", title: "Export", subtitle: ""), in: context)
+        let later = BGProcessingTaskRequest(identifier: "com.example.test.p1")
+        later.earliestBeginDate = Date(timeIntervalSinceNow: 3600)
+        try submit(later, in: context)
+        #expect(Set(device.driver.pendingRequests(of: testApp).map(\.identifier)) == ["\(exportPrefix).queued", "com.example.test.p1"])
+        context.withCurrent { context.application.forceQuit() }
+        await device.run(for: 1)
+        #expect(device.driver.pendingRequests(of: testApp).map(\.identifier) == ["com.example.test.p1"], "the processing request waits for the app to be opened")
+        #expect(device.log.messages.contains { $0.text.contains("cancelled the queued continued processing '\(exportPrefix).queued': the app was force-quit") })
+    }
 }

@@ -697,14 +697,32 @@ public final class SchedulerDriver: Sendable {
         uplink?.post(.assertionsHeld(held))
     }
 
-    /// The user force-quit `app`: no background launches until it is opened again.
+    /// The user force-quit `app`: no background launches until it is opened again, and its
+    /// queued continued-processing requests are cancelled (Apple: "The system cancels queued
+    /// BGContinuedProcessingTaskRequest objects if someone closes your app using the app
+    /// switcher"), from disk first as ``cancel(_:)`` removes; one the store does not take
+    /// stays pending, with an error logged.
     public func appForceQuit(_ app: AppID) {
         if let uplink { uplink.post(.lifecycle(.forceQuit)); return }
+        var cancelled: [RequestKey] = []
         mutate { state, now in
-            let effects = state.engine.handle(.appForceQuit(app), at: now)
+            var effects: [EngineEffect] = []
+            for request in state.engine.pendingRequests(of: app) where request.continuedProcessing != nil {
+                do {
+                    try store?.deleteRequest(request.key)
+                } catch {
+                    note(.error, app: app, "could not remove the queued continued processing '\(request.identifier)' from the store at the force-quit; it stays pending: \(error)", in: &state)
+                    continue
+                }
+                cancelled.append(request.key)
+                state.removedHere.note(request.key, at: now)
+                note(.info, app: app, "cancelled the queued continued processing '\(request.identifier)': the app was force-quit", in: &state)
+                effects += state.engine.handle(.requestCancelled(request.key), at: now)
+            }
+            effects += state.engine.handle(.appForceQuit(app), at: now)
             savePolicyState(of: app, in: &state)
             return effects
-        }
+        } prefix: { now in cancelled.map { .cancelled($0, at: now) } }
     }
 
     /// Replaces the policy configuration (validated by `PolicyConfiguration.parse`).

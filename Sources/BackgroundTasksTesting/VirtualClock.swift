@@ -77,6 +77,20 @@ public final class VirtualClock: DriverClock {
         return date >= .distantPast ? max(instant, .distantPast) : instant
     }
 
+    /// The wall-clock date as far from the wall clock's now as `instant` is from virtual
+    /// now: what an app that computed a date from the wall clock reads back for it (a
+    /// pending request's `earliestBeginDate`), so that comparing it with `Date()` says
+    /// whether it has passed in virtual time. A date outside Foundation's range stays as it
+    /// is, as in ``instant(forWallClockDate:)``.
+    public func wallClockDate(forInstant instant: Date) -> Date {
+        let now = state.withLock { $0.now }
+        let offset = instant.timeIntervalSince(now)
+        guard offset.isFinite else { return instant }
+        let date = Date().addingTimeInterval(offset)
+        guard date.timeIntervalSinceReferenceDate.isFinite, date <= .distantFuture, date >= .distantPast else { return instant }
+        return date
+    }
+
     /// The multiple of the coarsest of 1 h, 1 min, 1 s, 0.1 s, 1 ms that lies in
     /// `low...high` (with a microsecond of slack for floating point), the largest such
     /// multiple when several do; `high` itself when none does.

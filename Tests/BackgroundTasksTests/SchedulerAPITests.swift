@@ -162,7 +162,16 @@ import SchedulerCore
         #expect(copy.identifier == processingID)
         #expect(copy.requiresNetworkConnectivity)
         #expect(copy !== request)
-        #expect(copy.earliestBeginDate == device.now.addingTimeInterval(3600))
+        // The scheduler keeps the date on its own (virtual) clock; the app reads it back on the
+        // wall clock it computed it from, so comparing it with Date() says whether it passed
+        // (an outside probe: it read the virtual date, days before Date()).
+        #expect(device.driver.pendingRequests(of: testApp).first?.earliestBeginDate == device.now.addingTimeInterval(3600))
+        let offset = try #require(copy.earliestBeginDate).timeIntervalSinceNow
+        #expect(abs(offset - 3600) < 60, "\(offset)")
+        await device.run(for: 1800)
+        let later = await BGAppContext.$current.withValue(context) { await BGTaskScheduler.shared.pendingTaskRequests() }
+        let laterOffset = try #require(later.first?.earliestBeginDate).timeIntervalSinceNow
+        #expect(abs(laterOffset - 1800) < 60, "half an hour of virtual time later: \(laterOffset)")
         context.withCurrent { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: processingID) }
         #expect(device.driver.pendingRequests(of: testApp).isEmpty)
     }

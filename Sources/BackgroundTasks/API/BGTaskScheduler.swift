@@ -344,9 +344,17 @@ public final class BGTaskScheduler: @unchecked Sendable {
         pendingRequestCopies()
     }
 
+    /// Copies of the pending requests, each `earliestBeginDate` as the app reads dates:
+    /// in the simulator, on the wall clock the app computed it from (an outside probe: a
+    /// date submitted as `Date(timeIntervalSinceNow: 900)` came back as the virtual clock's,
+    /// days before `Date()`, so "resubmit if my request's date has passed" did).
     private func pendingRequestCopies() -> [BGTaskRequest] {
         let context = requiredContext
-        return context.driver.pendingRequests(of: context.app).map(BGTaskRequest.make(from:))
+        return context.driver.pendingRequests(of: context.app).map { pending in
+            var request = pending
+            request.earliestBeginDate = pending.earliestBeginDate.map(context.appDate(forDriverDate:))
+            return BGTaskRequest.make(from: request)
+        }
     }
 
     // MARK: Testing hooks (public twins of Apple's debugger-only calls)

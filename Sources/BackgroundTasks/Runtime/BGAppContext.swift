@@ -166,6 +166,15 @@ public final class BGAppContext: Sendable {
         return driver.clock.instant(forWallClockDate: date)
     }
 
+    /// The date the app reads for one of the driver's instants: unchanged normally; under
+    /// translation, the wall-clock date as far from `Date()` as the instant is from the
+    /// driver's now (``DriverClock/wallClockDate(forInstant:)``), so a pending request's
+    /// `earliestBeginDate` read back compares with `Date()` as it does on iOS.
+    func appDate(forDriverDate instant: Date) -> Date {
+        guard wallClockDateTranslation else { return instant }
+        return driver.clock.wallClockDate(forInstant: instant)
+    }
+
     // MARK: Launching tasks
 
     /// Makes the `BGTask` for a run, or `nil` when no handler is registered for it.

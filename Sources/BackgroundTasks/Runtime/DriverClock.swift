@@ -24,6 +24,11 @@ public protocol DriverClock: AnyObject, Sendable {
     /// (`Date(timeIntervalSinceNow:)`, as iOS code does) in the work running now. Real
     /// clocks return `date`; the simulator's virtual clock moves it to virtual time.
     func instant(forWallClockDate date: Date) -> Date
+    /// The wall-clock date app code reads for one of this clock's instants (a pending
+    /// request's `earliestBeginDate` handed back): the inverse of
+    /// ``instant(forWallClockDate:)``, as far from the wall clock's now as `instant` is from
+    /// this clock's. Real clocks return `instant`.
+    func wallClockDate(forInstant instant: Date) -> Date
     /// App code starts running now (a handler, an expiration handler, a block the driver
     /// dispatched, an async handler resuming): the virtual clock measures wall-clock dates
     /// from here. Real clocks do nothing.
@@ -33,6 +38,8 @@ public protocol DriverClock: AnyObject, Sendable {
 extension DriverClock {
     /// The date itself: a clock that runs on wall time needs no translation.
     public func instant(forWallClockDate date: Date) -> Date { date }
+    /// The instant itself: a clock that runs on wall time needs no translation.
+    public func wallClockDate(forInstant instant: Date) -> Date { instant }
     /// Nothing: a clock that runs on wall time needs no mark.
     public func appWorkStarted() {}
     /// The clock's own timer: a virtual clock fires in its deterministic order, not on `queue`.

@@ -104,6 +104,12 @@ open class UIView: UIResponder {
         self.superview = nil
     }
 
+    /// Asks the view and its subviews to give up the keyboard (Apple: `endEditing(_:)`);
+    /// returns whether one of them resigned first responder: `false`. Linux has no text
+    /// input, and nothing here becomes first responder, so there is nothing to resign.
+    @discardableResult
+    open func endEditing(_ force: Bool) -> Bool { false }
+
     /// The view itself or the first of its descendants (depth first, back to front) whose
     /// ``tag`` is `tag`.
     open func viewWithTag(_ tag: Int) -> UIView? {
@@ -569,6 +575,16 @@ extension UIWindow {
     public func viewWithTag(_ tag: Int) -> UIView? { content.subviews.lazy.compactMap { $0.viewWithTag(tag) }.first }
     /// Moves `view` to the front of the window's views.
     public func bringSubviewToFront(_ view: UIView) { content.bringSubviewToFront(view) }
+    /// Asks the window's views to give up the keyboard (Apple: `UIView.endEditing(_:)`):
+    /// `false`, as for any view (nothing here becomes first responder).
+    @discardableResult
+    public func endEditing(_ force: Bool) -> Bool { content.endEditing(force) }
+    /// Removes the window from its superview (Apple: `UIView.removeFromSuperview()`). A window
+    /// has none, on iOS too: it is the root of its views. So nothing changes: the window and
+    /// its views stay as they were, and the application lists it while the app keeps it (an
+    /// overlay window is taken away by letting it go, as the code that calls this does next:
+    /// `overlayWindow = nil`).
+    public func removeFromSuperview() {}
     /// Whether the window is hidden: until `makeKeyAndVisible()`, as on iOS; then as set
     /// (nothing shows either way).
     public var isHidden: Bool {

@@ -142,8 +142,8 @@ public final class BGApplication: @unchecked Sendable {
     @MainActor private var keyedWindows: [WeakWindow] = []
 
     /// The app's windows (Apple: `windows`, deprecated in iOS 15 for
-    /// `UIWindowScene.windows`): those made key and visible, in the order they were, while
-    /// the app keeps them.
+    /// `UIWindowScene.windows`): those made key and visible, while the app keeps them, back
+    /// to front by ``UIWindow/windowLevel`` (in the order they were made key within a level).
     @available(*, deprecated, message: "Use UIWindowScene.windows on a relevant window scene instead")
     @preconcurrency @MainActor public var windows: [UIWindow] { liveWindows }
     /// The key window (Apple: `keyWindow`, deprecated in iOS 13): the window last made key,
@@ -151,10 +151,14 @@ public final class BGApplication: @unchecked Sendable {
     @available(*, deprecated, message: "Should not be used for applications that support multiple scenes as it returns a key window across all connected scenes")
     @preconcurrency @MainActor public var keyWindow: UIWindow? { liveWindows.last { $0.isKeyWindow } }
 
-    /// The windows made key that are still alive.
+    /// The windows made key that are still alive, back to front by level, as Apple orders
+    /// `windows`; within a level, in the order they were first made key (a stable order, so
+    /// that a lookup of "the last one" gives the same answer each time).
     @MainActor package var liveWindows: [UIWindow] {
         keyedWindows.removeAll { $0.window == nil }
-        return keyedWindows.compactMap(\.window)
+        return keyedWindows.compactMap(\.window).enumerated()
+            .sorted { ($0.element.windowLevel, $0.offset) < ($1.element.windowLevel, $1.offset) }
+            .map(\.element)
     }
 
     /// `window` became key: the others are no longer.

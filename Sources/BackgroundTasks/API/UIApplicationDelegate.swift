@@ -69,6 +69,11 @@ open class UIWindow: UIResponder {
     package var contentViewObject: AnyObject?
     /// Whether the window is hidden: until ``makeKeyAndVisible()``, as Apple's windows are.
     package var windowIsHidden = true
+    /// Where the window stands among the app's windows (Apple: `windowLevel`; `.normal`
+    /// unless the app sets it). Nothing is drawn, so the level only orders the windows the
+    /// application lists (`UIApplication.windows`, `UIWindowScene.windows`): back to front by
+    /// level, as Apple's `windows` are; it does not change which window is key.
+    open var windowLevel: UIWindow.Level = .normal
 
     // Apple's designated initializers (a window subclass writes `override init(frame:)` or
     // `override init(windowScene:)` and `required init?(coder:)`, as Xcode asks), and `init()`
@@ -113,6 +118,42 @@ open class UIWindow: UIResponder {
 
     /// Another window became key.
     func resignKey() { isKeyWindow = false }
+}
+
+extension UIWindow {
+    /// A window's place among the app's windows (Apple: `UIWindow.Level`): a number, the
+    /// higher in front, with UIKit's three named levels and the arithmetic UIKit's Swift
+    /// overlay gives it (`UIWindow.Level.alert + 1` for a lock screen above alerts).
+    public struct Level: RawRepresentable, Hashable, Comparable, Sendable {
+        /// The level's number.
+        public var rawValue: CGFloat
+        /// A level of `rawValue`.
+        public init(rawValue: CGFloat) { self.rawValue = rawValue }
+        /// A level of `rawValue`.
+        public init(_ rawValue: CGFloat) { self.rawValue = rawValue }
+
+        /// The default level (0).
+        public static let normal = Level(0)
+        /// The status bar's level (1000).
+        public static let statusBar = Level(1000)
+        /// The level of alerts (2000).
+        public static let alert = Level(2000)
+
+        /// Whether `lhs` stands behind `rhs`.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+        /// The level `rhs` above `lhs`.
+        public static func + (lhs: Level, rhs: CGFloat) -> Level { Level(lhs.rawValue + rhs) }
+        /// The level `lhs` above `rhs`.
+        public static func + (lhs: CGFloat, rhs: Level) -> Level { Level(lhs + rhs.rawValue) }
+        /// The level `rhs` below `lhs`.
+        public static func - (lhs: Level, rhs: CGFloat) -> Level { Level(lhs.rawValue - rhs) }
+        /// How far `lhs` stands above `rhs`.
+        public static func - (lhs: Level, rhs: Level) -> CGFloat { lhs.rawValue - rhs.rawValue }
+        /// Raises `lhs` by `rhs`.
+        public static func += (lhs: inout Level, rhs: CGFloat) { lhs.rawValue += rhs }
+        /// Lowers `lhs` by `rhs`.
+        public static func -= (lhs: inout Level, rhs: CGFloat) { lhs.rawValue -= rhs }
+    }
 }
 
 /// What a window's root controller does when the window becomes key (UIKit's

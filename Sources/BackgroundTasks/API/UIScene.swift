@@ -105,7 +105,7 @@ open class UIOpenURLContext: NSObject {
 @preconcurrency @MainActor
 open class UIWindowScene: UIScene {
     /// The scene's windows (Apple: `windows`): those of the scene that were made key, while
-    /// the app keeps them.
+    /// the app keeps them, back to front by level.
     public var windows: [UIWindow] {
         (BGAppContext.resolveExisting()?.application.liveWindows ?? []).filter { $0.windowScene === self }
     }

@@ -1,0 +1,88 @@
+// Shapes a sixteenth outside compile probe found in public apps around their background work
+// (written here in their shape, not copied), in Swift 6 mode with warnings as errors, and
+// what they do here.
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Testing
+import UIKit
+
+/// A wallet's two-factor screen: an overlay window above alerts, made when the app needs the
+/// user's answer and taken away after, and the keyboard dismissed from the main window.
+@MainActor
+final class TwoFactorOverlay {
+    private(set) var window: UIWindow?
+
+    func show(_ controller: UIViewController) {
+        let overlay = UIWindow(frame: UIScreen.main.bounds)
+        overlay.windowLevel = UIWindow.Level.alert + 1
+        controller.view.frame = overlay.bounds
+        overlay.rootViewController = controller
+        overlay.makeKeyAndVisible()
+        window = overlay
+    }
+
+    func hide() {
+        window?.endEditing(true)
+        window?.removeFromSuperview()
+        window = nil
+    }
+}
+
+@Suite @MainActor struct SixteenthProbeSnippetTests {
+    static let start = Date(timeIntervalSince1970: 1_796_083_200)
+
+    /// A modelled app's context, so that no test makes the test process's own app.
+    static func context(_ name: String) throws -> (SimulatedDevice, BGAppContext) {
+        let device = try SimulatedDevice(start: start)
+        let app = AppID(name)
+        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")) {}
+        return (device, context)
+    }
+
+    @Test func windowLevelsCompareAndAddAsUIKitsOverlayLetsThem() {
+        #expect(UIWindow.Level.normal.rawValue == 0 && UIWindow.Level.statusBar.rawValue == 1000 && UIWindow.Level.alert.rawValue == 2000)
+        #expect((UIWindow.Level.alert + 1).rawValue == 2001)
+        #expect((1 + UIWindow.Level.normal) == UIWindow.Level(1))
+        #expect((UIWindow.Level.statusBar - 1) < .statusBar && .statusBar < UIWindow.Level.alert)
+        #expect(UIWindow.Level.alert - UIWindow.Level.statusBar == 1000)
+        var level = UIWindow.Level(rawValue: 5)
+        level += 2
+        level -= 1
+        #expect(level == UIWindow.Level(6))
+        #expect(max(UIWindow.Level.alert, .normal) == .alert)
+        #expect(UIWindow(frame: .zero).windowLevel == .normal)
+    }
+
+    @Test func anOverlayWindowIsListedInFrontByItsLevelAndGoesWhenLetGo() throws {
+        let (_, context) = try Self.context("com.example.wallet")
+        try context.withCurrent {
+            let main = UIWindow(frame: UIScreen.main.bounds)
+            main.makeKeyAndVisible()
+            let overlay = TwoFactorOverlay()
+            overlay.show(UIViewController())
+            let banner = UIWindow(frame: .zero)
+            do {
+                let shown = try #require(overlay.window)
+                // Made key after the main window, at the alert level plus one: in front.
+                #expect(shown.windowLevel.rawValue == 2001 && shown.isKeyWindow)
+                #expect(context.application.liveWindows.map(\.windowLevel) == [.normal, UIWindow.Level.alert + 1])
+                // A window made key later at a lower level is listed behind the overlay.
+                banner.windowLevel = .statusBar
+                banner.makeKeyAndVisible()
+                #expect(context.application.liveWindows.map(\.windowLevel) == [.normal, .statusBar, UIWindow.Level.alert + 1])
+                #expect(context.application.liveWindows.last { $0.isKeyWindow } === banner)
+                // Nothing to resign (no text input), and a window has no superview to leave:
+                // its views stay, and it is listed while the app keeps it.
+                #expect(!shown.endEditing(true) && !UIView().endEditing(false))
+                shown.removeFromSuperview()
+                #expect(shown.subviews.count == 1 && context.application.liveWindows.contains { $0 === shown })
+            }
+            overlay.hide()
+            #expect(overlay.window == nil)
+            #expect(context.application.liveWindows.map(\.windowLevel) == [.normal, .statusBar])
+            withExtendedLifetime((main, banner)) {}
+        }
+    }
+}

@@ -5,10 +5,11 @@ import FoundationNetworking
 
 // What iOS code takes from Apple's Foundation beside background work and
 // swift-corelibs-foundation lacks: app-group containers, the directory URLs of iOS 16,
-// process activities and the Mac-runtime flags. Each function and property is
-// `@_disfavoredOverload`, so that when a later Foundation brings its own, its own is taken;
-// a type (`ProcessInfo.ActivityOptions`) cannot be: a Foundation that declares it too makes
-// the name ambiguous, and this one must then go (docs/porting.md, "Foundation beside the API").
+// process activities, the Mac-runtime flags and the app-extension host's notification
+// names. Each function and property is `@_disfavoredOverload`, so that when a later
+// Foundation brings its own, its own is taken; a type (`ProcessInfo.ActivityOptions`) cannot
+// be: a Foundation that declares it too makes the name ambiguous, and this one must then go
+// (docs/porting.md, "Foundation beside the API").
 
 extension FileManager {
     /// The shared container of an app group (Apple:
@@ -190,6 +191,33 @@ extension URLCache {
     public convenience init(memoryCapacity: Int, diskCapacity: Int, directory: URL? = nil) {
         self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, diskPath: directory?.path)
     }
+}
+
+// An app extension's view of its host app (Foundation, iOS 8.2): SDKs that track the app's
+// state observe these beside UIApplication's lifecycle notifications, so that the same code
+// works inside an extension. Linux has no app extensions: nothing ever posts them, so such
+// an observer is simply never called (docs/porting.md, "Lifecycle notifications").
+extension NSNotification.Name {
+    /// Posted on iOS to an app extension when its host app moves from active to inactive
+    /// (Apple: `NSExtensionHostWillResignActive`). Never posted on Linux: there are no app
+    /// extensions.
+    @_disfavoredOverload
+    public static let NSExtensionHostWillResignActive = NSNotification.Name("NSExtensionHostWillResignActiveNotification")
+    /// Posted on iOS to an app extension when its host app moves from inactive to active
+    /// (Apple: `NSExtensionHostDidBecomeActive`). Never posted on Linux: there are no app
+    /// extensions.
+    @_disfavoredOverload
+    public static let NSExtensionHostDidBecomeActive = NSNotification.Name("NSExtensionHostDidBecomeActiveNotification")
+    /// Posted on iOS to an app extension when its host app begins running in the background
+    /// (Apple: `NSExtensionHostDidEnterBackground`). Never posted on Linux: there are no app
+    /// extensions.
+    @_disfavoredOverload
+    public static let NSExtensionHostDidEnterBackground = NSNotification.Name("NSExtensionHostDidEnterBackgroundNotification")
+    /// Posted on iOS to an app extension when its host app begins running in the foreground
+    /// (Apple: `NSExtensionHostWillEnterForeground`). Never posted on Linux: there are no app
+    /// extensions.
+    @_disfavoredOverload
+    public static let NSExtensionHostWillEnterForeground = NSNotification.Name("NSExtensionHostWillEnterForegroundNotification")
 }
 
 /// A session's tasks, handed from Foundation's queue to the awaiting code. @unchecked

@@ -30,15 +30,63 @@ final class TwoFactorOverlay {
     }
 }
 
+/// An analytics SDK's view of the app's state, from the application's notifications and, so
+/// that the same code works inside an app extension, from the extension host's.
+final class HostStateTracker: @unchecked Sendable {
+    // @unchecked: `heard` is only touched under `lock`; the tokens are set in `init` and
+    // read in `deinit`.
+    private let lock = NSLock()
+    private var heard: [String] = []
+    private var tokens: [any NSObjectProtocol] = []
+
+    init(application: UIApplication) {
+        let center = NotificationCenter.default
+        tokens.append(center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: application, queue: nil) { [weak self] _ in
+            self?.record("background")
+        })
+        let hostNames: [NSNotification.Name] = [.NSExtensionHostWillResignActive, .NSExtensionHostDidBecomeActive,
+                                                .NSExtensionHostDidEnterBackground, .NSExtensionHostWillEnterForeground]
+        for name in hostNames {
+            tokens.append(center.addObserver(forName: name, object: nil, queue: nil) { [weak self] notification in
+                self?.record(notification.name.rawValue)
+            })
+        }
+    }
+
+    deinit { tokens.forEach(NotificationCenter.default.removeObserver) }
+
+    private func record(_ what: String) { lock.withLock { heard.append(what) } }
+
+    var events: [String] { lock.withLock { heard } }
+}
+
 @Suite @MainActor struct SixteenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
     /// A modelled app's context, so that no test makes the test process's own app.
-    static func context(_ name: String) throws -> (SimulatedDevice, BGAppContext) {
+    static func context(_ name: String, launchedByUser: Bool = false) throws -> (SimulatedDevice, BGAppContext) {
         let device = try SimulatedDevice(start: start)
         let app = AppID(name)
-        let context = device.install(app: app, manifest: AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")) {}
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")
+        let context = device.install(app: app, manifest: manifest, launchedByUser: launchedByUser) {}
         return (device, context)
+    }
+
+    @Test func theExtensionHostsNamesAreApplesAndNeverPosted() async throws {
+        let names: [NSNotification.Name] = [.NSExtensionHostWillResignActive, .NSExtensionHostDidBecomeActive,
+                                            .NSExtensionHostDidEnterBackground, .NSExtensionHostWillEnterForeground]
+        #expect(names.map(\.rawValue) == ["NSExtensionHostWillResignActiveNotification", "NSExtensionHostDidBecomeActiveNotification",
+                                          "NSExtensionHostDidEnterBackgroundNotification", "NSExtensionHostWillEnterForegroundNotification"])
+        let (device, context) = try Self.context("com.example.analytics", launchedByUser: true)
+        await device.settle()
+        let tracker = HostStateTracker(application: context.application)
+        context.withCurrent {
+            context.application.enterForeground()
+            context.application.enterBackground()
+        }
+        await device.settle()
+        // The app's own move is heard; the host's never come: Linux has no app extensions.
+        #expect(tracker.events == ["background"])
     }
 
     @Test func windowLevelsCompareAndAddAsUIKitsOverlayLetsThem() {

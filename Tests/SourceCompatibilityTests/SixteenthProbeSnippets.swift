@@ -60,6 +60,38 @@ final class HostStateTracker: @unchecked Sendable {
     var events: [String] { lock.withLock { heard } }
 }
 
+/// A wallet's clean-up when it becomes active again: an address copied before it went to the
+/// background does not linger on the pasteboard.
+func clearPasteboardOnReturn() {
+    if UIPasteboard.general.hasStrings { UIPasteboard.general.string = "" }
+}
+
+/// The pasteboards' change notifications heard, by the changed pasteboard's name.
+final class PasteboardWatch: @unchecked Sendable {
+    // @unchecked: `heard` is only touched under `lock`; the token is set in `init` and read
+    // in `deinit`.
+    private let lock = NSLock()
+    private var heard: [(name: String, count: Int)] = []
+    private var token: (any NSObjectProtocol)?
+
+    init(_ pasteboard: UIPasteboard) {
+        token = NotificationCenter.default.addObserver(forName: UIPasteboard.changedNotification, object: pasteboard, queue: nil) { [weak self] notification in
+            guard let board = notification.object as? UIPasteboard else { return }
+            let entry = (board.name.rawValue, board.changeCount)
+            self?.lock.withLock { self?.heard.append(entry) }
+        }
+    }
+
+    deinit { token.map(NotificationCenter.default.removeObserver) }
+
+    var counts: [Int] { lock.withLock { heard.map(\.count) } }
+
+    /// Waits (wall time, at most 5 s) until `count` notifications were heard.
+    func wait(for count: Int) async {
+        for _ in 0..<500 where counts.count < count { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
 @Suite @MainActor struct SixteenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
@@ -87,6 +119,66 @@ final class HostStateTracker: @unchecked Sendable {
         await device.settle()
         // The app's own move is heard; the host's never come: Linux has no app extensions.
         #expect(tracker.events == ["background"])
+    }
+
+    @Test func theGeneralPasteboardIsClearedOnReturnAndCountsTheChange() {
+        let general = UIPasteboard.general
+        #expect(general.name.rawValue == "com.apple.UIKit.pboard.general" && UIPasteboard.general === general)
+        general.string = "bc1q-address"
+        let before = general.changeCount
+        clearPasteboardOnReturn()
+        #expect(general.string == "" && general.hasStrings && general.numberOfItems == 1)
+        #expect(general.changeCount == before + 1)
+        // Nothing to clear: no write, no change.
+        general.strings = nil
+        let empty = general.changeCount
+        clearPasteboardOnReturn()
+        #expect(general.changeCount == empty && general.numberOfItems == 0 && general.string == nil && general.strings == nil)
+    }
+
+    @Test func aPasteboardKeepsStringsAndURLsAndEveryWriteCounts() throws {
+        let board = UIPasteboard.withUniqueName()
+        #expect(board.changeCount == 0 && !board.hasStrings && !board.hasURLs && board.urls == nil)
+        board.strings = ["a", "b"]
+        #expect(board.string == "a" && board.strings == ["a", "b"] && board.numberOfItems == 2 && board.url == nil)
+        let link = try #require(URL(string: "https://example.com/invoice/7"))
+        board.url = link
+        #expect(board.urls == [link] && board.hasURLs && !board.hasStrings && board.string == nil)
+        board.urls = [link, link]
+        board.string = nil
+        #expect(board.numberOfItems == 0 && board.changeCount == 4)
+        // One pasteboard by name: another handle sees the same contents, until it is removed.
+        let again = try #require(UIPasteboard(name: board.name, create: false))
+        again.string = "shared"
+        #expect(board.string == "shared" && board.changeCount == 5)
+        #expect(UIPasteboard(name: UIPasteboard.Name("com.example.none"), create: false) == nil)
+        UIPasteboard.remove(withName: board.name)
+        #expect(UIPasteboard(name: board.name, create: false) == nil && again.string == "shared")
+        // From many threads at once, every write is counted once.
+        let busy = UIPasteboard.withUniqueName()
+        DispatchQueue.concurrentPerform(iterations: 200) { busy.string = "\($0)" }
+        #expect(busy.changeCount == 200 && busy.numberOfItems == 1)
+    }
+
+    @Test func aChangeIsAnnouncedAfterItsCountGrewWithThePasteboardAsObject() async throws {
+        // In a simulated app: from the application's notification queue, as app work.
+        let (device, context) = try Self.context("com.example.pasteboard")
+        let board = UIPasteboard.withUniqueName()
+        let watch = PasteboardWatch(board)
+        context.withCurrent {
+            board.string = "one"
+            // Through another handle of the name: announced with the first.
+            UIPasteboard(name: board.name, create: false)?.url = URL(string: "https://example.com")
+        }
+        await device.settle()
+        // Two writes, two notifications; each observer reads the count grown by its write.
+        #expect(watch.counts.count == 2 && watch.counts.first ?? 0 >= 1 && watch.counts.last == 2)
+        // Outside any app (no context): from the pasteboard's own queue.
+        let lone = UIPasteboard.withUniqueName()
+        let loneWatch = PasteboardWatch(lone)
+        await Task.detached { lone.strings = ["x"] }.value
+        await loneWatch.wait(for: 1)
+        #expect(loneWatch.counts == [1])
     }
 
     @Test func windowLevelsCompareAndAddAsUIKitsOverlayLetsThem() {

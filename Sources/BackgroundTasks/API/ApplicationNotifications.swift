@@ -16,8 +16,9 @@ import SchedulerCore
 // with the app's context bound.
 extension BGApplication {
     /// Posts each name with its object, in order, from the notification queue, as app work
-    /// (the device's change notifications: `ProcessInfo`'s and `UIDevice`'s).
-    func post(_ names: [(Notification.Name, any AnyObject & Sendable)]) {
+    /// (the device's change notifications: `ProcessInfo`'s and `UIDevice`'s; UIKit's
+    /// `UIPasteboard.changedNotification`).
+    package func post(_ names: [(Notification.Name, any AnyObject & Sendable)]) {
         guard !names.isEmpty, let context else { return }
         context.dispatch(on: notificationQueue) {
             for (name, object) in names { NotificationCenter.default.post(name: name, object: object) }

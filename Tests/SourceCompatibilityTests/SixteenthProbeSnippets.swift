@@ -4,6 +4,7 @@
 import BackgroundTasks
 import BackgroundTasksTesting
 import Foundation
+import IOSShapedApp
 import SchedulerCore
 import Testing
 import UIKit
@@ -179,6 +180,20 @@ final class PasteboardWatch: @unchecked Sendable {
         await Task.detached { lone.strings = ["x"] }.value
         await loneWatch.wait(for: 1)
         #expect(loneWatch.counts == [1])
+    }
+
+    @Test func aMainActorTypesFoundationBlocksReachItThroughTheDocumentedHops() async throws {
+        // Tests/IOSShapedApp/MainActorBlocks.swift, Swift 5 mode: a `.main` observer and the
+        // main operation queue's block run on the main actor (`MainActor.assumeIsolated`).
+        let scheduler = BackgroundWorkScheduler()
+        let name = Notification.Name("com.example.store.left-\(UUID().uuidString)")
+        scheduler.start(pausingOn: name, interval: 3600)
+        // Posted from another thread, as the application's notifications are.
+        await Task.detached { NotificationCenter.default.post(name: name, object: nil) }.value
+        #expect(scheduler.pauses == 1)
+        for _ in 0..<500 where scheduler.ticks == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(scheduler.ticks == 1)
+        scheduler.stop()
     }
 
     @Test func windowLevelsCompareAndAddAsUIKitsOverlayLetsThem() {

@@ -8,6 +8,7 @@ import IOSShapedApp
 import SchedulerCore
 import Testing
 import UIKit
+import UserNotifications
 
 /// A wallet's two-factor screen: an overlay window above alerts, made when the app needs the
 /// user's answer and taken away after, and the keyboard dismissed from the main window.
@@ -92,6 +93,32 @@ final class PasteboardWatch: @unchecked Sendable {
         for _ in 0..<500 where counts.count < count { try? await Task.sleep(for: .milliseconds(10)) }
     }
 }
+
+/// A push SDK's notification-center delegate that forwards to the app's previous one, written
+/// as Linux needs it: a plain call where iOS code calls the optional requirement with `?(…)`
+/// (docs/porting.md, "What Linux cannot compile").
+final class ForwardingNotificationDelegate: NSObject, UNUserNotificationCenterDelegate {
+    weak var previous: UNUserNotificationCenterDelegate?
+
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping @Sendable (UNNotificationPresentationOptions) -> Void) {
+        if previous?.userNotificationCenter(center, willPresent: notification, withCompletionHandler: completionHandler) != nil { return }
+        completionHandler([.banner])
+    }
+}
+
+/// The same for the app delegate's background fetch.
+final class ForwardingFetchDelegate: UIResponder, UIApplicationDelegate {
+    weak var previous: UIApplicationDelegate?
+
+    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+        if previous?.application(application, performFetchWithCompletionHandler: completionHandler) != nil { return }
+        completionHandler(.failed)
+    }
+}
+
+/// An app delegate that does not implement the fetch: its default answers.
+final class FetchlessAppDelegate: UIResponder, UIApplicationDelegate {}
 
 @Suite @MainActor struct SixteenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
@@ -194,6 +221,21 @@ final class PasteboardWatch: @unchecked Sendable {
         for _ in 0..<500 where scheduler.ticks == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(scheduler.ticks == 1)
         scheduler.stop()
+    }
+
+    @Test func aForwardedOptionalRequirementIsAPlainCallAnsweredByTheDefault() throws {
+        let (_, context) = try Self.context("com.example.push")
+        let forwarder = ForwardingFetchDelegate()
+        var results: [UIBackgroundFetchResult] = []
+        // No previous delegate: the SDK's own answer.
+        forwarder.application(context.application, performFetchWithCompletionHandler: { results.append($0) })
+        // A previous delegate without the method: its default does what an unimplemented
+        // optional does on iOS (`.noData`), and the SDK does not answer twice.
+        let previous = FetchlessAppDelegate()
+        forwarder.previous = previous
+        forwarder.application(context.application, performFetchWithCompletionHandler: { results.append($0) })
+        #expect(results == [.failed, .noData])
+        _ = ForwardingNotificationDelegate()
     }
 
     @Test func windowLevelsCompareAndAddAsUIKitsOverlayLetsThem() {

@@ -96,7 +96,11 @@ extension Publishers {
                         gate.pending = nil
                         gate.generation += 1
                         gate.lock.unlock()
-                        if case .finished = completion, let pending { funnel.send(pending) }
+                        // A throttle's value held for the window's end goes out before the end;
+                        // a debounce's pending value does not, as Apple's (OpenCombine's
+                        // compatibility tests, run against Apple's Combine, show only the
+                        // completion): its quiet period never came.
+                        if case .finished = completion, case .throttle = kind, let pending { funnel.send(pending) }
                         funnel.finish(completion)
                     }
                     if case .delay = kind {
@@ -125,7 +129,8 @@ extension Publisher {
     }
 
     /// A value once `dueTime` passed without another (the last of a burst, as typing stops);
-    /// a value pending when the upstream finishes is sent before the end.
+    /// a value still pending when the upstream finishes is dropped, as Apple's is: only the
+    /// completion follows.
     public func debounce<S: Scheduler>(for dueTime: S.SchedulerTimeType.Stride, scheduler: S, options: S.SchedulerOptions? = nil) -> Publishers.Timed<Self, S> {
         Publishers.Timed(upstream: self, interval: dueTime, scheduler: scheduler, kind: .debounce)
     }

@@ -88,16 +88,22 @@ public struct OSLogIntegerFormatting: Sendable {
         var digits = String(value.magnitude, radix: radix, uppercase: uppercase)
         let wanted = min(max(minDigits, 0), OSLogFormat.maximumFieldWidth)  // bounded as alignments are
         if digits.count < wanted { digits = String(repeating: "0", count: wanted - digits.count) + digits }
-        if prefix { digits = (radix == 16 ? "0x" : "0") + digits }
+        // Apple's overlay writes the prefix of Swift's literals: `0x`, `0o`.
+        if prefix { digits = (radix == 16 ? "0x" : radix == 8 ? "0o" : "") + digits }
         if value < 0 { return "-" + digits }
         return explicitPositiveSign ? "+" + digits : digits
     }
 }
 
-/// How a floating-point number is written (Apple: `OSLogFloatFormatting`).
+/// How a floating-point number is written (Apple: `OSLogFloatFormatting`): printf's `%f`,
+/// `%e`, `%g` or `%a`, with a `+` on positive numbers when asked (`explicitPositiveSign`) and
+/// the letters in capitals when asked (`uppercase`: `1.23E+03`, `INF`), as Apple's overlay
+/// builds its format.
 public struct OSLogFloatFormatting: Sendable {
     let style: Character
     let precision: Int?
+    var explicitPositiveSign = false
+    var uppercase = false
 
     /// Fixed notation, six places.
     public static let fixed = OSLogFloatFormatting(style: "f", precision: nil)
@@ -105,19 +111,47 @@ public struct OSLogFloatFormatting: Sendable {
     public static let exponential = OSLogFloatFormatting(style: "e", precision: nil)
     /// Fixed or exponential, whichever is shorter.
     public static let hybrid = OSLogFloatFormatting(style: "g", precision: nil)
+    /// Hexadecimal notation (`0x1.8p+1`).
+    public static let hex = OSLogFloatFormatting(style: "a", precision: nil)
     /// Fixed notation with `precision` places.
     public static func fixed(precision: @autoclosure () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
-        OSLogFloatFormatting(style: "f", precision: precision())
+        OSLogFloatFormatting(style: "f", precision: precision(), explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
+    }
+    /// Fixed notation, six places.
+    public static func fixed(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
+        OSLogFloatFormatting(style: "f", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
     /// Exponential notation with `precision` places.
     public static func exponential(precision: @autoclosure () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
-        OSLogFloatFormatting(style: "e", precision: precision())
+        OSLogFloatFormatting(style: "e", precision: precision(), explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
+    }
+    /// Exponential notation.
+    public static func exponential(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
+        OSLogFloatFormatting(style: "e", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
+    }
+    /// Fixed or exponential, whichever is shorter, with `precision` significant digits.
+    public static func hybrid(precision: @autoclosure () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
+        OSLogFloatFormatting(style: "g", precision: precision(), explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
+    }
+    /// Fixed or exponential, whichever is shorter.
+    public static func hybrid(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
+        OSLogFloatFormatting(style: "g", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
+    }
+    /// Hexadecimal notation.
+    public static func hex(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> OSLogFloatFormatting {
+        OSLogFloatFormatting(style: "a", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
 
     func apply(_ value: Double) -> String {
-        // Bounded so that a hostile precision cannot ask for a huge string.
-        let places = min(max(precision ?? 6, 0), 50)
-        return String(format: "%.\(places)\(style)", value)
+        let sign = explicitPositiveSign ? "+" : ""
+        let letter = uppercase ? String(style).uppercased() : String(style)
+        // Hexadecimal takes the exact digits unless a precision is given; the others six
+        // places, as printf's defaults. Bounded so that a hostile precision cannot ask for a
+        // huge string.
+        guard let precision else {
+            return String(format: "%\(sign)\(style == "a" ? "" : ".6")\(letter)", value)
+        }
+        return String(format: "%\(sign).\(min(max(precision, 0), 50))\(letter)", value)
     }
 }
 

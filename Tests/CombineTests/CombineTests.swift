@@ -582,8 +582,20 @@ final class Box<Value>: @unchecked Sendable {
         scheduler.advance(by: .milliseconds(1))
         subject.send("x")
         subject.send(completion: .finished)
-        scheduler.advance()
-        #expect(got.value == ["swi", "x"], "the pending value is sent before the end")
+        scheduler.advance(by: .milliseconds(500))
+        #expect(got.value == ["swi"], "a value pending when the upstream finishes is dropped, as Apple's debounce drops it")
+        c.cancel()
+    }
+
+    @Test func debounceOfAFinishedSequenceSendsOnlyTheCompletion() {
+        // An outside probe: [1, 2, 3].publisher.debounce(...) sent 3, then finished; Apple's
+        // sends the completion alone (OpenCombine's compatibility tests, testFailBeforeDue).
+        let scheduler = VirtualScheduler()
+        let got = Box<[String]>([])
+        let c = [1, 2, 3].publisher.debounce(for: .milliseconds(200), scheduler: scheduler)
+            .sink(receiveCompletion: { _ in got.value.append("finished") }) { got.value.append("\($0)") }
+        scheduler.advance(by: .seconds(1))
+        #expect(got.value == ["finished"])
         c.cancel()
     }
 

@@ -43,6 +43,23 @@ import Testing
         #expect(rendered("[\(12, align: .right(columns: 4))][\(12, align: .left(columns: 4))]") == "[  12][12  ]")
     }
 
+    /// An outside probe: the sign and capital flags of float formats were dropped, and an
+    /// octal prefix read `0` where Apple's overlay writes Swift's `0o`.
+    @Test func floatFlagsAndTheOctalPrefixAreApples() {
+        #expect(rendered("\(3.14159, format: .fixed(precision: 2, explicitPositiveSign: true))") == "+3.14")
+        #expect(rendered("\(-3.14159, format: .fixed(precision: 2, explicitPositiveSign: true))") == "-3.14")
+        #expect(rendered("\(1234.5, format: .exponential(precision: 2, uppercase: true))") == "1.23E+03")
+        #expect(rendered("\(1234.5, format: .exponential)") == "1.234500e+03")
+        #expect(rendered("\(2.5, format: .fixed(explicitPositiveSign: true))") == "+2.500000")
+        #expect(rendered("\(0.0001, format: .hybrid(uppercase: true))") == "0.0001")
+        #expect(rendered("\(1e-10, format: .hybrid(precision: 3, uppercase: true))") == "1E-10")
+        #expect(rendered("\(3.0, format: .hex)") == "0x1.8p+1")
+        #expect(rendered("\(3.0, format: .hex(uppercase: true))") == "0X1.8P+1")
+        #expect(rendered("\(Double.infinity, format: .fixed(uppercase: true))") == "INF")
+        #expect(rendered("\(UInt(8), format: .octal(includePrefix: true))") == "0o10")
+        #expect(rendered("\(UInt(8), format: .octal)") == "10")
+    }
+
     /// Widths, digit counts and precisions a program may write but no line can hold are
     /// bounded at 1,024 (an outside probe: Int.min columns overflowed, Int.max could not be
     /// allocated, `%.99999999999d` stopped the program inside String(format:)).

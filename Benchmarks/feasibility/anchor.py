@@ -74,7 +74,7 @@ def score(launches, days, gap):
     for at in launches:
         launched[int(at)] = 1
     anchors = [at for index, at in enumerate(launches) if index == 0 or at - launches[index - 1] >= gap]
-    decay = math.exp(-1 / (14 * 24.0))
+    decay = 0.5 ** (1 / (14 * 24.0))  # a half-life of 14 days, per hour
     clock = [[0.0, 0.0] for _ in range(24)]      # [launched, observed] per hour of the day
     since = [[0.0, 0.0] for _ in range(24)]      # per whole hour since the anchor
     recent_clock = recent_anchor = 0.0

@@ -83,6 +83,8 @@ public final class VirtualClock: DriverClock {
     /// whether it has passed in virtual time. A date outside Foundation's range stays as it
     /// is, as in ``instant(forWallClockDate:)``.
     public func wallClockDate(forInstant instant: Date) -> Date {
+        // "As soon as possible" reads back as the app wrote it (the submit clamps there).
+        if instant <= .distantPast { return instant }
         let now = state.withLock { $0.now }
         let offset = instant.timeIntervalSince(now)
         guard offset.isFinite else { return instant }

@@ -34,7 +34,8 @@ open class UIPasteboard: NSObject, @unchecked Sendable {
 
     /// Posted (object: the pasteboard) after each write to a pasteboard, once its
     /// ``changeCount`` has grown (Apple: `UIPasteboard.changedNotification`). Posted
-    /// asynchronously, in the order of the writes, never from the main queue and never under
+    /// asynchronously, one per write (in the order the posts were queued: writes from several
+    /// threads at once may be told in another order), never from the main queue and never under
     /// the pasteboard's lock: from the application's notification queue, as UIApplication's
     /// notifications are, when an app is running (else from a queue of the pasteboard's
     /// own), so that an observer on `.main` does not wait on a main queue that is writing.

@@ -185,7 +185,10 @@ final class AppNotificationHost: NotificationHost {
         return context.scheduleAppWork(at: instant, on: completionQueue, action)
     }
 
-    var isInForeground: Bool { context?.application.applicationState == .active }
+    /// Whether the app is active, from its lifecycle itself: not `applicationState`, which
+    /// while a lifecycle notification is delivered reads what iOS shows during it, so the
+    /// decision would depend on where that delivery had got to (the simulator's determinism).
+    var isInForeground: Bool { context?.application.lifecycleState == .active }
 
     func bringToForeground() {
         context?.application.enterForeground()

@@ -116,4 +116,34 @@ import Testing
         #expect(device.driver.pendingRequests(of: testApp).map(\.identifier) == ["com.example.test.p1"], "the processing request waits for the app to be opened")
         #expect(device.log.messages.contains { $0.text.contains("cancelled the queued continued processing '\(exportPrefix).queued': the app was force-quit") })
     }
+
+    @Test func progressThatStartsLowerAfterTheTotalGrewStillCounts() async throws {
+        // A reviewer's find: compared with the most ever seen, a fraction that fell when the
+        // app added a second child (1.0, then 0.5 and rising) never counted again.
+        let (device, context) = try makeExportDevice { task in
+            let continued = task as! BGContinuedProcessingTask
+            let first = Progress(totalUnitCount: 2)
+            continued.progress.addChild(first, withPendingUnitCount: 100)
+            task.expirationHandler = { task.setTaskCompleted(success: false) }
+            let clock = BGAppContext.current!.driver.clock
+            _ = clock.schedule(at: clock.now().addingTimeInterval(30)) { first.completedUnitCount = 2 }
+            // At 90 s the app finds more work: the total doubles, the fraction halves.
+            let second = Progress(totalUnitCount: 4)
+            _ = clock.schedule(at: clock.now().addingTimeInterval(90)) {
+                continued.progress.totalUnitCount = 200
+                continued.progress.addChild(second, withPendingUnitCount: 100)
+            }
+            for step in 1...4 {
+                _ = clock.schedule(at: clock.now().addingTimeInterval(90 + Double(step) * 45)) {
+                    second.completedUnitCount = Int64(step)
+                    if step == 4 { task.setTaskCompleted(success: true) }
+                }
+            }
+        }
+        try submit(BGContinuedProcessingTaskRequest(identifier: "\(exportPrefix).more", title: "Export", subtitle: ""), in: context)
+        await device.run(for: 400)
+        let run = try #require(device.runs().first)
+        #expect(run.outcome == .success, "\(run.stopReason ?? "")")
+        #expect(run.endedAt == testStart.addingTimeInterval(270))
+    }
 }

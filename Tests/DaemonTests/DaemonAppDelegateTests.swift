@@ -111,14 +111,17 @@ extension DaemonProcessTests {
             ], "\(process.standardError)")
             // The scene's notifications, with the scene as the object, each right after its
             // delegate heard the change and before the next change (the connection's two
-            // after the launch's calls, which are made before anything is posted).
+            // after the launch's calls, which are made before anything is posted), and the
+            // application's state as its observer read it: what iOS shows then (inactive
+            // while the launch connects the scene, though the app may be active by the time
+            // those two are delivered).
             let stream = ((try? String(contentsOfFile: process.outputPath, encoding: .utf8)) ?? "").split(separator: "\n")
                 .filter { $0.hasPrefix("scene-notification ") || $0.hasPrefix("event scene") }
                 .map { $0.replacingOccurrences(of: "scene-notification UIScene", with: "notified ").replacingOccurrences(of: "Notification true", with: "") }
             #expect(stream == [
-                "event sceneWillEnterForeground", "notified WillConnect", "notified WillEnterForeground",
-                "event sceneDidBecomeActive", "notified DidActivate", "event sceneWillResignActive", "notified WillDeactivate",
-                "event sceneDidEnterBackground state=background", "notified DidEnterBackground",
+                "event sceneWillEnterForeground", "notified WillConnect inactive", "notified WillEnterForeground inactive",
+                "event sceneDidBecomeActive", "notified DidActivate active", "event sceneWillResignActive", "notified WillDeactivate active",
+                "event sceneDidEnterBackground state=background", "notified DidEnterBackground background",
             ], "\(stream)")
             #expect(try await harness.pendingIdentifiers(Self.sceneApp) == [Self.sceneRefresh], "submitted to the daemon")
 

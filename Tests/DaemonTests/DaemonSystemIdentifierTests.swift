@@ -16,13 +16,14 @@ extension DaemonProcessTests {
         /// Runs `body` with a daemon where this test process is installed as the app (with
         /// `identifiers` listed) and greeted as it, so that it may send what the app's own
         /// code would never send.
-        static func asTheApp(listing identifiers: [String], _ body: (DaemonHarness, MessageLink) async throws -> Void) async throws {
+        static func asTheApp(listing identifiers: [String], modes: [String] = ["fetch", "processing", "remote-notification"],
+                             _ body: (DaemonHarness, MessageLink) async throws -> Void) async throws {
             let harness = try DaemonHarness()
             defer { harness.cleanUp() }
             try await harness.startDaemon()
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
             let manifest = try harness.writeManifest(app: Self.app, executable: executable, arguments: [], identifiers: identifiers,
-                                                     modes: ["fetch", "processing", "remote-notification"])
+                                                     modes: modes)
             let installed = try await harness.bgtask("install", manifest)
             #expect(installed.status == 0, "\(installed)")
             let link = try MessageLink.connect(path: harness.socketPath)
@@ -39,7 +40,7 @@ extension DaemonProcessTests {
                                                       earliestBeginDate: Date().addingTimeInterval(3_600), submittedAt: Date()))))
         }
 
-        @Test("an app's submission or retry policy of <app>.remote-notification is refused notPermitted, as an unlisted identifier; the fetch identifier stays the app's")
+        @Test("an app's submission or retry policy of <app>.remote-notification is refused notPermitted, as an unlisted identifier; so is the fetch identifier of an app that lists identifiers of its own")
         func remoteWakeIdentifierIsTheSystems() async throws {
             try await Self.asTheApp(listing: [Self.app + ".refresh"]) { harness, link in
                 let wake = Self.app + ".remote-notification"
@@ -69,7 +70,22 @@ extension DaemonProcessTests {
                 }
                 #expect(retryRefusal.code == .notPermitted && retryRefusal.message.contains(wake), "\(retryRefusal)")
 
-                // The legacy fetch's identifier is the app's to submit (setMinimumBackgroundFetchInterval).
+                // A manifest that lists identifiers of its own turns the legacy fetch off, as on
+                // iOS 13 and later: its identifier is not the app's to submit either.
+                let fetch = Self.app + ".background-fetch"
+                let fetchReply = try Self.submit(fetch, on: link)
+                guard case .failed(let fetchRefusal) = fetchReply else {
+                    Issue.record("the fetch identifier of an app listing its own was accepted: \(fetchReply)")
+                    return
+                }
+                #expect(fetchRefusal.code == .submitRejected && fetchRefusal.rejection == .notPermitted, "\(fetchRefusal)")
+            }
+        }
+
+        @Test("the legacy fetch's identifier is the app's to submit when its manifest lists no identifiers of its own")
+        func fetchIdentifierOfAnAppWithoutIdentifiers() async throws {
+            try await Self.asTheApp(listing: [], modes: ["fetch"]) { harness, link in
+                // (setMinimumBackgroundFetchInterval submits it.)
                 let fetch = Self.app + ".background-fetch"
                 let fetchReply = try Self.submit(fetch, on: link)
                 #expect(fetchReply == .done(nil))

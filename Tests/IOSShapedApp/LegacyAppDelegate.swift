@@ -61,7 +61,8 @@ public final class LegacyAppDelegate {
         return true
     }
 
-    /// The pre-iOS 13 fetch API (an app uses it or app refresh: both take the one refresh slot).
+    /// The pre-iOS 13 fetch API (for an app whose manifest lists no BGTaskScheduler
+    /// identifiers: a list of its own turns it off, as on iOS 13 and later).
     public func enableLegacyFetch(_ application: UIApplication, every interval: TimeInterval = UIApplication.backgroundFetchIntervalMinimum) {
         application.setMinimumBackgroundFetchInterval(interval)
         application.setBackgroundFetchHandler { completionHandler in

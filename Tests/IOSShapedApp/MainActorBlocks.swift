@@ -39,6 +39,21 @@ public final class BackgroundWorkScheduler {
         }
     }
 
+    public private(set) var operationsRun = 0
+    public private(set) var operationsCompleted = 0
+
+    /// Runs one operation on the main operation queue, and hears its completion block,
+    /// which Foundation calls on a thread of its own: hop.
+    public func runOperation() {
+        let operation = BlockOperation {
+            MainActor.assumeIsolated { self.operationsRun += 1 }
+        }
+        operation.completionBlock = {
+            Task { @MainActor in self.operationsCompleted += 1 }
+        }
+        OperationQueue.main.addOperation(operation)
+    }
+
     public func stop() {
         observer.map(NotificationCenter.default.removeObserver)
         observer = nil

@@ -19,7 +19,9 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         for name in [UIScene.willConnectNotification, UIScene.willEnterForegroundNotification, UIScene.didActivateNotification,
                      UIScene.willDeactivateNotification, UIScene.didEnterBackgroundNotification] {
             _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: .main) { notification in
-                print("scene-notification \(notification.name.rawValue) \(notification.object is UIScene)")
+                // With the application's state as the observer reads it (what iOS shows then).
+                let state = MainActor.assumeIsolated { stateWord(UIApplication.shared.applicationState) }
+                print("scene-notification \(notification.name.rawValue) \(notification.object is UIScene) \(state)")
             }
         }
         BGTaskScheduler.shared.register(forTaskWithIdentifier: AppDelegate.refreshIdentifier, using: nil) { task in
@@ -49,5 +51,15 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
         } catch {
             print("Could not schedule app refresh: \(error)")
         }
+    }
+}
+
+/// `UIApplication.State` as a word, for the tests that read the output.
+func stateWord(_ state: UIApplication.State) -> String {
+    switch state {
+    case .active: return "active"
+    case .inactive: return "inactive"
+    case .background: return "background"
+    @unknown default: return "unknown"
     }
 }

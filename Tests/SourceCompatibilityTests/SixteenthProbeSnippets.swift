@@ -73,13 +73,15 @@ final class PasteboardWatch: @unchecked Sendable {
     // @unchecked: `heard` is only touched under `lock`; the token is set in `init` and read
     // in `deinit`.
     private let lock = NSLock()
-    private var heard: [(name: String, count: Int)] = []
+    private var heard: [(name: String, count: Int, app: String?)] = []
     private var token: (any NSObjectProtocol)?
 
     init(_ pasteboard: UIPasteboard) {
         token = NotificationCenter.default.addObserver(forName: UIPasteboard.changedNotification, object: pasteboard, queue: nil) { [weak self] notification in
             guard let board = notification.object as? UIPasteboard else { return }
-            let entry = (board.name.rawValue, board.changeCount)
+            // With the app whose context is bound where it is delivered: the writer's
+            // notification queue binds it; the pasteboard's own queue binds none.
+            let entry = (board.name.rawValue, board.changeCount, BGAppContext.current?.app.rawValue)
             self?.lock.withLock { self?.heard.append(entry) }
         }
     }
@@ -87,6 +89,7 @@ final class PasteboardWatch: @unchecked Sendable {
     deinit { token.map(NotificationCenter.default.removeObserver) }
 
     var counts: [Int] { lock.withLock { heard.map(\.count) } }
+    var apps: [String?] { lock.withLock { heard.map(\.app) } }
 
     /// Waits (wall time, at most 5 s) until `count` notifications were heard.
     func wait(for count: Int) async {
@@ -201,12 +204,16 @@ final class FetchlessAppDelegate: UIResponder, UIApplicationDelegate {}
         await device.settle()
         // Two writes, two notifications; each observer reads the count grown by its write.
         #expect(watch.counts.count == 2 && watch.counts.first ?? 0 >= 1 && watch.counts.last == 2)
+        #expect(watch.apps == ["com.example.pasteboard", "com.example.pasteboard"], "delivered as the writing app's work")
         // Outside any app (no context): from the pasteboard's own queue.
         let lone = UIPasteboard.withUniqueName()
         let loneWatch = PasteboardWatch(lone)
         await Task.detached { lone.strings = ["x"] }.value
         await loneWatch.wait(for: 1)
         #expect(loneWatch.counts == [1])
+        // (Where no app's context is bound, the process's own default context answers
+        // `BGAppContext.current`: not the simulated app's.)
+        #expect(loneWatch.apps.count == 1 && loneWatch.apps.first != "com.example.pasteboard", "not the simulated app's work: \(loneWatch.apps)")
     }
 
     @Test func aMainActorTypesFoundationBlocksReachItThroughTheDocumentedHops() async throws {
@@ -220,6 +227,10 @@ final class FetchlessAppDelegate: UIResponder, UIApplicationDelegate {}
         #expect(scheduler.pauses == 1)
         for _ in 0..<500 where scheduler.ticks == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(scheduler.ticks == 1)
+        // A block operation and its completion block (BlockOperation, completionBlock).
+        scheduler.runOperation()
+        for _ in 0..<500 where scheduler.operationsCompleted == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(scheduler.operationsRun == 1 && scheduler.operationsCompleted == 1)
         scheduler.stop()
     }
 

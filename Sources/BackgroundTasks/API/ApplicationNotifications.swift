@@ -67,15 +67,35 @@ extension BGApplication {
     /// The scene's delegate is told of a change on the main actor while the notification
     /// queue waits for that `.main` observer: a post queued behind it would come after the
     /// app's next notification (a scene's `willEnterForeground` after its `sceneDidBecomeActive`).
-    func queueSceneNotification(_ name: Notification.Name, of scene: UIScene) {
-        sceneNotifications.withLock { $0.append((name, scene)) }
+    /// `announcing`: the state ``applicationState`` reads while it is delivered, when not
+    /// the application notification's (a scene that connects and enters the foreground
+    /// during the app's `didBecomeActive`).
+    func queueSceneNotification(_ name: Notification.Name, of scene: UIScene, announcing: State? = nil) {
+        sceneNotifications.withLock { $0.append((name, scene, announcing)) }
+    }
+
+    /// Runs `body` (app code: a delegate method) with ``applicationState`` reading `state`,
+    /// then as before.
+    func announcing(_ state: State, _ body: () -> Void) {
+        let before = announcedState.withLock { announced in
+            defer { announced = state }
+            return announced
+        }
+        body()
+        announcedState.withLock { $0 = before }
     }
 
     /// Posts the queued scene notifications from the notification queue, as app work: for
     /// a scene connected outside any application notification (the user's launch).
     func postSceneNotificationsSoon() {
         guard let context else { return }
-        context.dispatch(on: notificationQueue) { [self] in postQueuedSceneNotifications() }
+        context.dispatch(on: notificationQueue) { [self] in
+            // The user's launch, which may have made the app active since: `.inactive` while
+            // the scene's notifications of the launch are delivered.
+            announcedState.withLock { $0 = .inactive }
+            postQueuedSceneNotifications()
+            announcedState.withLock { $0 = nil }
+        }
     }
 
     /// Posts what ``queueSceneNotification(_:of:)`` queued, in order (on the notification queue).
@@ -84,7 +104,13 @@ extension BGApplication {
             defer { queued.removeAll() }
             return queued
         }
-        for (name, scene) in queued { NotificationCenter.default.post(name: name, object: scene) }
+        for (name, scene, announcing) in queued {
+            if let announcing {
+                self.announcing(announcing) { NotificationCenter.default.post(name: name, object: scene) }
+            } else {
+                NotificationCenter.default.post(name: name, object: scene)
+            }
+        }
     }
 
     /// Waits, at most `timeout` seconds, until the notifications posted so far have been

@@ -96,7 +96,7 @@ public final class BGApplication: @unchecked Sendable {
     /// `isNetworkActivityIndicatorVisible` and `isStatusBarHidden` (SystemInterface.swift).
     let statusBar = Locked((networkActivity: false, hidden: false))
     /// Scene notifications waiting to be posted (ApplicationNotifications.swift).
-    let sceneNotifications = Locked<[(name: Notification.Name, scene: UIScene)]>([])
+    let sceneNotifications = Locked<[(name: Notification.Name, scene: UIScene, announcing: State?)]>([])
     /// Where the lifecycle notifications are posted, in order (ApplicationNotifications.swift).
     let notificationQueue = DispatchQueue(label: "bgtask.application.notifications")
     /// While a lifecycle notification is delivered, the state iOS shows during it, which
@@ -289,8 +289,11 @@ public final class BGApplication: @unchecked Sendable {
         _ = change { lifecycle, now in lifecycle.enterForeground(at: now) }
     }
 
-    /// The user swiped the app away in the app switcher: the process ends, and the system
-    /// gives it no background launches until the user opens it again.
+    /// The user swiped the app away in the app switcher: the system gives it no background
+    /// launches until the user opens it again, and cancels its queued continued-processing
+    /// requests. Under bgtaskd the app's process is ended (`bgtask force-quit`); called in
+    /// the app's own process (the simulator, an embedded scheduler), nothing here ends it,
+    /// nor a run in progress.
     public func forceQuit() {
         let context = requiredContext
         context.driver.appForceQuit(context.app)

@@ -259,7 +259,9 @@ open class BGTask: NSObject, @unchecked Sendable {
         }
     }
 
-    /// The completed unit count of a continued-processing task's progress.
+    /// A measure of a continued-processing task's progress that grows when the progress
+    /// moves (``BGContinuedProcessingTask`` counts the samples that saw it move); the engine
+    /// expires a run whose measure did not grow since the sample before.
     var progressCompletedUnitCount: Int64 { 0 }
 
     override open var description: String { "<\(type(of: self)) identifier: \(identifier), \(runID)>" }
@@ -299,23 +301,28 @@ open class BGContinuedProcessingTask: BGTask, ProgressReporting, @unchecked Send
         texts.withLock { $0 = (title, subtitle) }
     }
 
-    /// How many samples saw ``progress`` advance: its own completed units, or its fraction
-    /// completed, which counts the children the app attached (`progress.addChild(_:withPendingUnitCount:)`,
-    /// the usual way for a download's or an export's progress), whose units reach the
-    /// parent's `completedUnitCount` only when each child finishes (an outside probe: an
-    /// export advancing a child every 30 s was expired as stalled at 60 s). Either rising
-    /// is progress; the engine only compares samples.
+    /// How many samples saw ``progress`` move since the sample before: its own completed
+    /// units or its fraction completed rising (the fraction counts the children the app
+    /// attached, `progress.addChild(_:withPendingUnitCount:)`, the usual way for a
+    /// download's or an export's progress, whose units reach the parent's
+    /// `completedUnitCount` only when each child finishes: an outside probe's export advancing
+    /// a child every 30 s was expired as stalled at 60 s), or its total changing (the app
+    /// found more work: its fraction falls, then rises from there). Compared with the sample
+    /// before, not with the most ever seen, so progress that starts again lower after the
+    /// total grew still counts. The engine only compares samples, so the count stands in for
+    /// the completed units its protocol names.
     override var progressCompletedUnitCount: Int64 {
-        let completed = progress.completedUnitCount
-        let fraction = progress.fractionCompleted
+        let now = (completed: progress.completedUnitCount, total: progress.totalUnitCount, fraction: progress.fractionCompleted)
         return progressSeen.withLock { seen in
-            if completed > seen.completed || fraction > seen.fraction { seen.advances += 1 }
-            seen.completed = max(seen.completed, completed)
-            seen.fraction = max(seen.fraction, fraction)
+            if now.completed > seen.last.completed || now.fraction > seen.last.fraction || now.total != seen.last.total {
+                seen.advances += 1
+            }
+            seen.last = now
             return seen.advances
         }
     }
 
-    /// The most ``progress`` had shown at the samples so far, and how many saw it advance.
-    private let progressSeen = Mutex<(completed: Int64, fraction: Double, advances: Int64)>((0, 0, 0))
+    /// ``progress`` at the sample before, and how many samples saw it move. The first
+    /// sample is compared with a progress of nothing done of the default total (100).
+    private let progressSeen = Mutex<(last: (completed: Int64, total: Int64, fraction: Double), advances: Int64)>(((0, 100, 0), 0))
 }

@@ -15,7 +15,9 @@ import SchedulerCore
 //   `.newData` and `.noData` as a success.
 // - A manifest whose `UIBackgroundModes` has `fetch` permits the fetch identifier without
 //   listing it, as iOS needs no identifier for the old API. The request takes the app's one
-//   pending app-refresh slot, so an app uses one API or the other, as on iOS.
+//   pending app-refresh slot. A manifest that lists `BGTaskSchedulerPermittedIdentifiers`
+//   of its own turns the old API off, as on iOS 13 and later: the call does nothing, a
+//   request kept from before is cancelled, and the identifier is not permitted.
 
 /// The legacy fetch settings of one app.
 struct BackgroundFetchState {
@@ -75,6 +77,10 @@ extension BGApplication {
         // outside probe: its BGAppRefreshTaskRequest was then refused as one too many).
         guard !context.manifest.listsTaskIdentifiersOfItsOwn(app: context.app) else {
             context.driver.log(.warning, app: context.app, "setMinimumBackgroundFetchInterval(\(interval)) does nothing: the app's manifest lists BGTaskSchedulerPermittedIdentifiers, which turns background fetch off as on iOS 13 and later (application(_:performFetchWithCompletionHandler:) is not called); submit a BGAppRefreshTaskRequest instead")
+            // A fetch request kept from a launch before the list was added would hold the
+            // app's one refresh slot for a handler that is never called.
+            let key = RequestKey(app: context.app, identifier: backgroundFetchTaskIdentifier)
+            if context.driver.pendingRequests(of: context.app).contains(where: { $0.key == key }) { context.driver.cancel(key) }
             return
         }
         let identifier = backgroundFetchTaskIdentifier

@@ -198,12 +198,17 @@ extension AppManifest {
     }
 
     /// The manifest with the identifiers the system schedules for the app itself: the
-    /// legacy fetch's when `UIBackgroundModes` has `fetch`, the remote wake's when it has
-    /// `remote-notification` (iOS needs no identifier for either).
+    /// legacy fetch's when `UIBackgroundModes` has `fetch` and the manifest lists no
+    /// `BGTaskSchedulerPermittedIdentifiers` of its own (a list of its own turns the legacy
+    /// fetch off, as on iOS 13 and later: its request is then not permitted, so bgtaskd's
+    /// reinstall removes one kept from before, and a submit of it is refused), the remote
+    /// wake's when it has `remote-notification` (iOS needs no identifier for either).
     public func permittingSystemIdentifiers(for app: AppID) -> AppManifest {
         var additions: [String] = []
+        let fetchIsOff = listsTaskIdentifiersOfItsOwn(app: app)
         for system in Self.systemIdentifiers(for: app)
-        where hasBackgroundMode(system.mode) && !permits(identifier: system.identifier, allowWildcard: false) {
+        where hasBackgroundMode(system.mode) && !permits(identifier: system.identifier, allowWildcard: false)
+            && !(system.mode == "fetch" && fetchIsOff) {
             additions.append(system.identifier)
         }
         guard !additions.isEmpty else { return self }

@@ -509,9 +509,11 @@ extension BGApplication {
             if let scene = connectScene(for: delegate) {
                 connectedScene = scene
                 if name == Self.didBecomeActiveNotification {
+                    // Entering the foreground comes before becoming active: `.background`
+                    // while the scene hears it, as during the app's willEnterForeground.
                     scene.activationState = .foregroundInactive
-                    scene.delegate?.sceneWillEnterForeground(scene)
-                    queueSceneNotification(UIScene.willEnterForegroundNotification, of: scene)
+                    announcing(.background) { scene.delegate?.sceneWillEnterForeground(scene) }
+                    queueSceneNotification(UIScene.willEnterForegroundNotification, of: scene, announcing: .background)
                 }
             }
         }

@@ -49,7 +49,7 @@ open class UIPasteboard: NSObject, @unchecked Sendable {
     /// The general pasteboard, made once.
     private static let generalPasteboard: UIPasteboard = {
         guard let pasteboard = Registry.pasteboard(named: .general, create: true) else {
-            preconditionFailure("the general pasteboard is always made")
+            fatalError("the general pasteboard is always made")
         }
         return pasteboard
     }()
@@ -79,7 +79,7 @@ open class UIPasteboard: NSObject, @unchecked Sendable {
     open class func withUniqueName() -> UIPasteboard {
         let name = Name(UUID().uuidString)
         guard let pasteboard = Registry.pasteboard(named: name, create: true) else {
-            preconditionFailure("a pasteboard is made when asked to create it")
+            fatalError("a pasteboard is made when asked to create it")
         }
         return pasteboard
     }

@@ -155,3 +155,83 @@ final class Keyed: NSObject {
         withExtendedLifetime(members) {}
     }
 }
+
+/// An image pipeline's memory cache: emptied when the system reports memory pressure, through
+/// a memory-pressure dispatch source made on the main queue and cancelled with the cache.
+final class TrimmingCache: @unchecked Sendable {
+    // @unchecked: `values` is only touched under `lock`; the source is set once in init.
+    private let lock = NSLock()
+    private var values: [String: Data] = [:]
+    let memoryPressure: DispatchSourceMemoryPressure
+
+    init(queue: DispatchQueue = .main) {
+        memoryPressure = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: queue)
+        memoryPressure.setEventHandler { [weak self] in
+            self?.removeAllCachedValues()
+        }
+        memoryPressure.activate()
+    }
+
+    deinit {
+        memoryPressure.cancel()
+    }
+
+    func set(_ value: Data, for key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        values[key] = value
+    }
+
+    func removeAllCachedValues() {
+        lock.lock()
+        defer { lock.unlock() }
+        values.removeAll()
+    }
+
+    var totalCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return values.count
+    }
+}
+
+/// `DispatchSource.makeMemoryPressureSource(eventMask:queue:)`
+/// (Sources/FoundationCompat/MemoryPressureSource.swift): a real source that Linux never fires.
+@Suite struct SeventeenthProbeMemoryPressureTests {
+    @Test func aCacheTrimmedOnMemoryPressureCompilesAndKeepsItsValues() async {
+        let queue = DispatchQueue(label: "cache")
+        let cache = TrimmingCache(queue: queue)
+        cache.set(Data([1]), for: "a")
+        #expect(cache.memoryPressure.mask == [.warning, .critical])
+        #expect(cache.memoryPressure.data == [])
+        #expect(!cache.memoryPressure.isCancelled)
+        // Nothing reports memory pressure on Linux: the handler has not run once the queue
+        // has drained.
+        await withCheckedContinuation { done in queue.async { done.resume() } }
+        #expect(cache.totalCount == 1)
+        #expect(DispatchSource.MemoryPressureEvent.all.rawValue == 0x7 && DispatchSource.MemoryPressureEvent.warning.rawValue == 0x2)
+    }
+
+    @Test func itsHandlersRunOnItsQueueAsADispatchSourcesDo() async {
+        let queue = DispatchQueue(label: "pressure")
+        let source = DispatchSource.makeMemoryPressureSource(eventMask: .all, queue: queue)
+        let ran = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            let steps = NSLock()
+            nonisolated(unsafe) var seen: [String] = []
+            func note(_ step: String) { steps.lock(); seen.append(step); steps.unlock() }
+            source.setRegistrationHandler { note("registered") }
+            source.setCancelHandler {
+                note("cancelled")
+                steps.lock()
+                let all = seen
+                steps.unlock()
+                done.resume(returning: all)
+            }
+            source.resume()
+            source.cancel()
+        }
+        #expect(ran == ["registered", "cancelled"] || ran == ["cancelled"])
+        #expect(source.isCancelled)
+        #expect(source.mask == .all)
+    }
+}

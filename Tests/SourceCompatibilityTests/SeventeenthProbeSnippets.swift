@@ -235,3 +235,50 @@ final class TrimmingCache: @unchecked Sendable {
         #expect(source.mask == .all)
     }
 }
+
+/// Core Foundation's Info.plist keys (Sources/FoundationCompat/BundleKeys.swift), read from a
+/// real Info.plist as `Bundle` reads one on Linux.
+@Suite struct SeventeenthProbeBundleKeysTests {
+    /// An analytics SDK's app properties, read as it reads them.
+    static func appProperties(of bundle: Bundle) -> [String: Any] {
+        var properties: [String: Any] = [:]
+        let infoDictionary = bundle.infoDictionary
+        if let appName = infoDictionary?[kCFBundleNameKey as String] {
+            properties["$app_name"] = appName
+        } else if let appName = infoDictionary?["CFBundleDisplayName"] {
+            properties["$app_name"] = appName
+        }
+        if let build = infoDictionary?[kCFBundleVersionKey as String] as? String {
+            properties["$app_build"] = build
+        }
+        if let identifier = bundle.object(forInfoDictionaryKey: kCFBundleIdentifierKey as String) as? String {
+            properties["$app_namespace"] = identifier
+        }
+        return properties
+    }
+
+    @Test func theKeysReadTheBundlesInfoPlist() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-cfkeys-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let plist: [String: Any] = ["CFBundleName": "Reader", "CFBundleVersion": "42", "CFBundleIdentifier": "com.example.reader",
+                                    "CFBundleExecutable": "reader", "CFBundleInfoDictionaryVersion": "6.0",
+                                    "CFBundleDevelopmentRegion": "en", "CFBundleLocalizations": ["en", "de"]]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+            .write(to: directory.appendingPathComponent("Info.plist"))
+        let bundle = try #require(Bundle(url: directory))
+        let properties = Self.appProperties(of: bundle)
+        #expect(properties["$app_name"] as? String == "Reader")
+        #expect(properties["$app_build"] as? String == "42")
+        #expect(properties["$app_namespace"] as? String == "com.example.reader")
+        let info = try #require(bundle.infoDictionary)
+        #expect(info[kCFBundleExecutableKey as String] as? String == "reader")
+        #expect(info[kCFBundleInfoDictionaryVersionKey as String] as? String == "6.0")
+        #expect(info[kCFBundleDevelopmentRegionKey as String] as? String == "en")
+        #expect(info[kCFBundleLocalizationsKey as String] as? [String] == ["en", "de"])
+        #expect([kCFBundleNameKey, kCFBundleVersionKey, kCFBundleIdentifierKey, kCFBundleExecutableKey, kCFBundleInfoDictionaryVersionKey,
+                 kCFBundleDevelopmentRegionKey, kCFBundleLocalizationsKey] == [
+                    "CFBundleName", "CFBundleVersion", "CFBundleIdentifier", "CFBundleExecutable", "CFBundleInfoDictionaryVersion",
+                    "CFBundleDevelopmentRegion", "CFBundleLocalizations"])
+    }
+}

@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "UserNotifications", targets: ["UserNotifications"]),
         .library(name: "WidgetKit", targets: ["WidgetKit"]),
         .library(name: "Network", targets: ["Network"]),
+        .library(name: "SystemConfiguration", targets: ["SystemConfiguration"]),
         // What Apple's Foundation brings beside its types (Combine, URLSession, Dispatch's
         // and Core Foundation's constants), for a target whose files import Foundation alone
         // to import implicitly (docs/porting.md, "Files that import Foundation alone").
@@ -192,6 +193,9 @@ let package = Package(
         // `import Network` for path monitoring (`NWPathMonitor`): the machine's interfaces and
         // routes, or a simulated device's network (docs/porting.md, "Network paths").
         .target(name: "Network", dependencies: ["BackgroundTasks", "DeviceConditions", "SchedulerCore", "FoundationCompat"]),
+        // `import SystemConfiguration` for network reachability (`SCNetworkReachability`),
+        // answered by Network's path monitor (docs/porting.md, "Network reachability").
+        .target(name: "SystemConfiguration", dependencies: ["Network", "FoundationCompat"]),
         // `import os` as iOS code writes it: Logger, OSLog and os_log over standard error,
         // and os_unfair_lock.
         .target(name: "os", dependencies: ["SchedulerCore", "COSModuleMap", "COSLock", "FoundationCompat"]),
@@ -245,7 +249,7 @@ let package = Package(
         // The same shapes in Swift 6 language mode, and tests that run both.
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network", "FoundationOnlyFiles", "AppOwnTypes"],
+            dependencies: ["BackgroundTasks", "BackgroundTasksTesting", "SchedulerCore", "DeviceConditions", "IOSShapedApp", "UIKit", "os", "SwiftUI", "UserNotifications", "WidgetKit", "OSLog", "Combine", "PreconcurrencyApp", "Network", "FoundationOnlyFiles", "AppOwnTypes", "SystemConfiguration"],
             swiftSettings: [.treatAllWarnings(as: .error)]
         ),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"]),

@@ -68,6 +68,14 @@ public final class NWPathMonitor: CustomDebugStringConvertible, Sendable {
         self.init(source: .current(), required: nil, prohibited: prohibitedInterfaceTypes)
     }
 
+    /// A monitor of every interface type whose paths come from where `other`'s come from (the
+    /// machine, or the simulated device of the app that made `other`): SystemConfiguration's
+    /// reachability targets schedule a new one each time the app gives them a queue, reading
+    /// the network the target was made in.
+    package convenience init(sameSourceAs other: NWPathMonitor) {
+        self.init(source: other.source, required: nil, prohibited: [])
+    }
+
     init(source: PathSource, required: NWInterface.InterfaceType?, prohibited: [NWInterface.InterfaceType]) {
         self.source = source
         self.required = required

@@ -1,7 +1,13 @@
 // Shapes a seventeenth outside compile probe found in public SDKs (written here in their shape,
 // not copied), in Swift 6 mode with warnings as errors, and what they do here.
 import BackgroundTasks
+import BackgroundTasksTesting
 import Foundation
+import Glibc
+import Network
+import SchedulerCore
+import Synchronization
+import SystemConfiguration
 import Testing
 
 /// What a crash reporter's reachability tells its observers.
@@ -281,4 +287,184 @@ final class TrimmingCache: @unchecked Sendable {
                     "CFBundleName", "CFBundleVersion", "CFBundleIdentifier", "CFBundleExecutable", "CFBundleInfoDictionaryVersion",
                     "CFBundleDevelopmentRegion", "CFBundleLocalizations"])
     }
+}
+
+/// An analytics SDK's connection status from reachability flags, as it reads them.
+enum ProbeConnectionStatus: Equatable {
+    case offline, wifi, cellular, unknown
+
+    init(reachabilityFlags flags: SCNetworkReachabilityFlags) {
+        let connectionRequired = flags.contains(.connectionRequired)
+        let isReachable = flags.contains(.reachable)
+        let isCellular = flags.contains(.isWWAN)
+        if !connectionRequired && isReachable {
+            self = isCellular ? .cellular : .wifi
+        } else {
+            self = .offline
+        }
+    }
+
+    /// The default route's status now, through the address 0.0.0.0.
+    static func now() -> ProbeConnectionStatus {
+        var zeroAddress = sockaddr_in()
+        zeroAddress.sin_family = sa_family_t(AF_INET)
+        guard let defaultRouteReachability = (withUnsafePointer(to: &zeroAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { zeroSockAddress in
+                SCNetworkReachabilityCreateWithAddress(nil, zeroSockAddress)
+            }
+        }) else {
+            return .unknown
+        }
+        var flags: SCNetworkReachabilityFlags = []
+        if !SCNetworkReachabilityGetFlags(defaultRouteReachability, &flags) {
+            return .unknown
+        }
+        return ProbeConnectionStatus(reachabilityFlags: flags)
+    }
+}
+
+/// An HTTP library's reachability manager: a weak box handed through the context (retained and
+/// released by the target), a callback that captures nothing, the first status reported by
+/// hand, and the callback and queue taken away when it stops.
+final class ProbeReachabilityManager: @unchecked Sendable {
+    // @unchecked: `statuses` is only touched under `lock`; `reachability` is set in init.
+    private final class WeakManager {
+        weak var manager: ProbeReachabilityManager?
+        init(manager: ProbeReachabilityManager?) { self.manager = manager }
+    }
+
+    private let reachability: SCNetworkReachability
+    private let lock = NSLock()
+    private var statuses: [ProbeConnectionStatus] = []
+    let reachabilityQueue = DispatchQueue(label: "reachability")
+
+    init?(host: String) {
+        guard let reachability = SCNetworkReachabilityCreateWithName(nil, host) else { return nil }
+        self.reachability = reachability
+    }
+
+    deinit { stopListening() }
+
+    var flags: SCNetworkReachabilityFlags? {
+        var flags = SCNetworkReachabilityFlags()
+        return SCNetworkReachabilityGetFlags(reachability, &flags) ? flags : nil
+    }
+
+    var heard: [ProbeConnectionStatus] { lock.withLock { statuses } }
+
+    @discardableResult
+    func startListening() -> Bool {
+        stopListening()
+        let weakManager = WeakManager(manager: self)
+        var context = SCNetworkReachabilityContext(
+            version: 0,
+            info: Unmanaged.passUnretained(weakManager).toOpaque(),
+            retain: { info in
+                let unmanaged = Unmanaged<WeakManager>.fromOpaque(info)
+                _ = unmanaged.retain()
+                return UnsafeRawPointer(unmanaged.toOpaque())
+            },
+            release: { info in
+                Unmanaged<WeakManager>.fromOpaque(info).release()
+            },
+            copyDescription: nil
+        )
+        let callback: SCNetworkReachabilityCallBack = { _, flags, info in
+            guard let info else { return }
+            let weakManager = Unmanaged<WeakManager>.fromOpaque(info).takeUnretainedValue()
+            weakManager.manager?.notify(flags)
+        }
+        let queueAdded = SCNetworkReachabilitySetDispatchQueue(reachability, reachabilityQueue)
+        let callbackAdded = SCNetworkReachabilitySetCallback(reachability, callback, &context)
+        if let currentFlags = flags {
+            reachabilityQueue.async { self.notify(currentFlags) }
+        }
+        return callbackAdded && queueAdded
+    }
+
+    func stopListening() {
+        SCNetworkReachabilitySetCallback(reachability, nil, nil)
+        SCNetworkReachabilitySetDispatchQueue(reachability, nil)
+    }
+
+    func notify(_ flags: SCNetworkReachabilityFlags) {
+        lock.withLock { statuses.append(ProbeConnectionStatus(reachabilityFlags: flags)) }
+    }
+}
+
+/// `import SystemConfiguration` (Sources/SystemConfiguration): reachability from the path
+/// monitor's reading, on the machine and on a simulated device.
+@Suite struct SeventeenthProbeReachabilityTests {
+    static let start = Date(timeIntervalSince1970: 1_796_083_200)
+
+    @Test func theSDKShapesCompileAndAgreeWithThePathMonitor() throws {
+        let monitor = NWPathMonitor()
+        monitor.start(queue: DispatchQueue(label: "paths"))
+        defer { monitor.cancel() }
+        let expected: ProbeConnectionStatus = monitor.currentPath.status != .satisfied ? .offline
+            : monitor.currentPath.usesInterfaceType(.cellular) ? .cellular : .wifi
+        #expect(ProbeConnectionStatus.now() == expected)
+        let manager = try #require(ProbeReachabilityManager(host: "api.example.com"))
+        #expect(manager.flags.map(ProbeConnectionStatus.init(reachabilityFlags:)) == expected)
+        #expect(manager.startListening())
+        manager.stopListening()
+        #expect(SCNetworkReachabilityCreateWithName(nil, "") == nil)
+        var unix = sockaddr()
+        unix.sa_family = sa_family_t(AF_UNIX)
+        #expect(SCNetworkReachabilityCreateWithAddress(nil, &unix) == nil)
+        #expect(SCNetworkReachabilityFlags.isWWAN.rawValue == 1 << 18 && SCNetworkReachabilityFlags.reachable.rawValue == 2
+                && SCNetworkReachabilityFlags.connectionAutomatic == .connectionOnTraffic)
+    }
+
+    @Test func aChangeOfTheDevicesNetworkIsReportedToTheCallbackOnItsQueue() async throws {
+        let device = try SimulatedDevice(start: Self.start, conditions: Conditions(externalPower: true, networkAvailable: true, networkMetered: false))
+        let app = AppID("com.example.reachability")
+        let manifest = AppManifest(appID: app, permittedIdentifiers: ["com.example.reachability.refresh"], backgroundModes: ["fetch"], source: "test")
+        let made = Mutex<ProbeReachabilityManager?>(nil)
+        let queueChecked = Mutex<[Bool]>([])
+        let checker = Mutex<SCNetworkReachability?>(nil)
+        device.install(app: app, manifest: manifest) {
+            let manager = ProbeReachabilityManager(host: "api.example.com")
+            manager?.startListening()
+            made.withLock { $0 = manager }
+            // A second target whose callback checks the queue it is called on.
+            let key = DispatchSpecificKey<Bool>()
+            let queue = DispatchQueue(label: "checked")
+            queue.setSpecific(key: key, value: true)
+            let target = SCNetworkReachabilityCreateWithName(nil, "example.com")!
+            var context = SCNetworkReachabilityContext(version: 0, info: Unmanaged.passUnretained(QueueProbe.shared).toOpaque(),
+                                                       retain: nil, release: nil, copyDescription: nil)
+            SCNetworkReachabilitySetCallback(target, { _, _, info in
+                let probe = Unmanaged<QueueProbe>.fromOpaque(info!).takeUnretainedValue()
+                probe.record(DispatchQueue.getSpecific(key: probe.key) == true)
+            }, &context)
+            QueueProbe.shared.key = key
+            QueueProbe.shared.record = { onQueue in queueChecked.withLock { $0.append(onQueue) } }
+            SCNetworkReachabilitySetDispatchQueue(target, queue)
+            checker.withLock { $0 = target }
+        }
+        device.setConditions(Conditions(externalPower: true, networkAvailable: false), at: Self.start + 3_600)
+        device.setConditions(Conditions(externalPower: true, networkAvailable: true, networkMetered: true), at: Self.start + 7_200)
+        // The battery moved, the network did not: no callback.
+        device.setConditions(Conditions(externalPower: false, networkAvailable: true, networkMetered: true), at: Self.start + 9_000)
+        await device.run(for: 3 * 3_600)
+        let manager = try #require(made.withLock { $0 })
+        // Drain the manager's queue, where its first status was reported by hand.
+        await withCheckedContinuation { done in manager.reachabilityQueue.async { done.resume() } }
+        #expect(manager.heard == [.wifi, .offline, .cellular])
+        #expect(manager.flags == [.reachable, .isWWAN])
+        #expect(queueChecked.withLock { $0 } == [true, true])
+        manager.stopListening()
+        checker.withLock { target in
+            if let target { SCNetworkReachabilitySetDispatchQueue(target, nil) }
+        }
+    }
+}
+
+/// What the queue-checking callback reaches through its context's `info`.
+final class QueueProbe: @unchecked Sendable {
+    // @unchecked: set once by the test before the target is scheduled, read after.
+    static let shared = QueueProbe()
+    var key = DispatchSpecificKey<Bool>()
+    var record: @Sendable (Bool) -> Void = { _ in }
 }

@@ -1,0 +1,50 @@
+// Shapes a seventeenth outside compile probe found in Swift SDKs (analytics, networking,
+// feature flags), written here in their shape, not copied, in Swift 6 mode with warnings as
+// errors, and what they do here.
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Testing
+import UIKit
+
+/// An analytics SDK built into apps and their extensions: the shared application through
+/// key-value coding, as `UIApplication.shared` is unavailable in an extension.
+enum ExtensionSafeApplication {
+    /// Segment's shape.
+    static var safeShared: UIApplication? {
+        guard let application = UIApplication.value(forKeyPath: "sharedApplication") as? UIApplication else { return nil }
+        return application
+    }
+
+    /// Amplitude's and RevenueCat's shape.
+    static var sharedApplication: UIApplication? {
+        UIApplication.value(forKey: "sharedApplication") as? UIApplication
+    }
+}
+
+@Suite @MainActor struct SeventeenthProbeSnippetTests {
+    static let start = Date(timeIntervalSince1970: 1_796_083_200)
+
+    /// A modelled app's context, so that no test makes the test process's own app.
+    static func context(_ name: String, launchedByUser: Bool = false) throws -> (SimulatedDevice, BGAppContext) {
+        let device = try SimulatedDevice(start: start)
+        let app = AppID(name)
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")
+        let context = device.install(app: app, manifest: manifest, launchedByUser: launchedByUser) {}
+        return (device, context)
+    }
+
+    @Test func theSharedApplicationThroughKeyValueCodingIsShared() throws {
+        let (_, context) = try Self.context("com.example.analytics")
+        context.withCurrent {
+            #expect(ExtensionSafeApplication.safeShared === context.application)
+            #expect(ExtensionSafeApplication.sharedApplication === context.application)
+            #expect(UIApplication.value(forKey: "sharedApplication") as? UIApplication === UIApplication.shared)
+        }
+        // A key the class does not have here: nil, not a stop (iOS raises for one it lacks).
+        #expect(UIApplication.value(forKey: "applicationState") == nil)
+        #expect(UIApplication.value(forKeyPath: "sharedApplication.delegate") == nil)
+        #expect(UIApplication.value(forKeyPath: "") == nil)
+    }
+}

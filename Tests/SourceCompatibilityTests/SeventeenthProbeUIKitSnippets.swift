@@ -23,6 +23,20 @@ enum ExtensionSafeApplication {
     }
 }
 
+/// A product-analytics SDK's device type, from the idiom (PostHog's shape: `.tv`, as Apple's
+/// SDK names the case).
+func deviceType(of idiom: UIUserInterfaceIdiom) -> String {
+    switch idiom {
+    case .phone: "Mobile"
+    case .pad: "Tablet"
+    case .tv: "TV"
+    case .carPlay: "CarPlay"
+    case .mac: "Desktop"
+    case .vision: "Vision"
+    default: "Unknown"
+    }
+}
+
 @Suite @MainActor struct SeventeenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
@@ -46,5 +60,14 @@ enum ExtensionSafeApplication {
         #expect(UIApplication.value(forKey: "applicationState") == nil)
         #expect(UIApplication.value(forKeyPath: "sharedApplication.delegate") == nil)
         #expect(UIApplication.value(forKeyPath: "") == nil)
+    }
+
+    @Test func theIdiomsCasesHaveApplesSwiftNamesAndValues() throws {
+        let cases: [UIUserInterfaceIdiom] = [.unspecified, .phone, .pad, .tv, .carPlay, .mac, .vision]
+        #expect(cases.map(\.rawValue) == [-1, 0, 1, 2, 3, 5, 6])
+        #expect(cases.map(deviceType(of:)) == ["Unknown", "Mobile", "Tablet", "TV", "CarPlay", "Desktop", "Vision"])
+        // A Linux machine is none of them.
+        let (_, context) = try Self.context("com.example.product-analytics")
+        #expect(context.withCurrent { deviceType(of: UIDevice.current.userInterfaceIdiom) } == "Unknown")
     }
 }

@@ -99,8 +99,10 @@ typedef BGTASK_OPEN_ENUM UIUserInterfaceIdiom : long {
     UIUserInterfaceIdiomPhone = 0,
     /// An iPad.
     UIUserInterfaceIdiomPad = 1,
-    /// Apple TV.
-    UIUserInterfaceIdiomTV = 2,
+    /// Apple TV. Named `.tv` for Swift, as Apple's SDK imports it: Swift's importer keeps an
+    /// all-capitals case name as written (`.TV`), which `case .tv:` (PostHog's device type,
+    /// the seventeenth outside probe) does not find.
+    UIUserInterfaceIdiomTV __attribute__((swift_name("tv"))) = 2,
     /// CarPlay.
     UIUserInterfaceIdiomCarPlay = 3,
     /// A Mac.

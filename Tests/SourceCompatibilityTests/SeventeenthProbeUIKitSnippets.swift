@@ -70,4 +70,29 @@ func deviceType(of idiom: UIUserInterfaceIdiom) -> String {
         let (_, context) = try Self.context("com.example.product-analytics")
         #expect(context.withCurrent { deviceType(of: UIDevice.current.userInterfaceIdiom) } == "Unknown")
     }
+
+    @Test func aFileThatImportsOnlyUIKitsApplicationSubmoduleRuns() async throws {
+        // UIKitSubmoduleSnippet.swift: its cache empties when the app enters the background.
+        let (device, context) = try Self.context("com.example.images", launchedByUser: true)
+        await device.settle()
+        let cache = SubmoduleMemoryCache(application: context.application)
+        cache.set(Data([1, 2, 3]), for: "avatar")
+        #expect(cache.count == 1)
+        context.withCurrent {
+            context.application.enterForeground()
+            context.application.enterBackground()
+        }
+        await device.settle()
+        #expect(cache.count == 0)
+    }
+
+    @Test func filesThatImportOnlyUIKitsOtherSubmodulesCompile() throws {
+        // UIKitSubmodulesSnippet.swift, with a modelled app's device.
+        let (_, context) = try Self.context("com.example.network")
+        context.withCurrent {
+            let device = UIDevice.current
+            #expect(submoduleUserAgent(app: "Feed/1.0") == "Feed/1.0 (\(device.model); \(device.systemName) \(device.systemVersion); Scale/3.00)")
+        }
+        #expect(submoduleBadge().frame.width == 20)
+    }
 }

@@ -1,0 +1,1 @@
+// UIKit.UIImage declares nothing: `import UIKit.UIImage` loads the Swift module UIKit (Sources/UIKit) for the rest of what the file uses; UIImage itself is not there (Linux decodes and draws no images).

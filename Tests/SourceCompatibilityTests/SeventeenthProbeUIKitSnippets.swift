@@ -37,6 +37,50 @@ func deviceType(of idiom: UIUserInterfaceIdiom) -> String {
     }
 }
 
+/// A product-analytics SDK that reads the screen's size when a window becomes key (PostHog's
+/// shape, with a block where it names a selector: Linux has no Objective-C runtime).
+@MainActor
+final class KeyWindowSizeTracker {
+    private(set) var sizes: [CGSize] = []
+    private var token: (any NSObjectProtocol)?
+
+    init(window: UIWindow?) {
+        token = NotificationCenter.default.addObserver(forName: UIWindow.didBecomeKeyNotification, object: window, queue: .main) { [weak self] notification in
+            // The window (main-actor, so Sendable) is taken out of the notification, which is not.
+            guard let window = notification.object as? UIWindow else { return }
+            MainActor.assumeIsolated { self?.sizes.append(window.bounds.size) }
+        }
+    }
+
+    func stop() { token.map(NotificationCenter.default.removeObserver) }
+}
+
+/// What the four window notifications told, in order, for the windows watched.
+final class WindowWatch: @unchecked Sendable {
+    // @unchecked: `heard` is only touched under `lock`; the tokens are set in `init` and read
+    // in `deinit`.
+    private let lock = NSLock()
+    private var heard: [String] = []
+    private var tokens: [any NSObjectProtocol] = []
+
+    init(_ windows: [(name: String, window: UIWindow)]) {
+        let names: [Notification.Name] = [UIWindow.didBecomeKeyNotification, UIWindow.didResignKeyNotification,
+                                          UIWindow.didBecomeVisibleNotification, UIWindow.didBecomeHiddenNotification]
+        for (label, window) in windows {
+            for name in names {
+                tokens.append(NotificationCenter.default.addObserver(forName: name, object: window, queue: nil) { [weak self] notification in
+                    let entry = "\(label) \(notification.name.rawValue.dropFirst("UIWindow".count).dropLast("Notification".count))"
+                    self?.lock.withLock { self?.heard.append(entry) }
+                })
+            }
+        }
+    }
+
+    deinit { tokens.forEach(NotificationCenter.default.removeObserver) }
+
+    var events: [String] { lock.withLock { heard } }
+}
+
 @Suite @MainActor struct SeventeenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
@@ -94,5 +138,35 @@ func deviceType(of idiom: UIUserInterfaceIdiom) -> String {
             #expect(submoduleUserAgent(app: "Feed/1.0") == "Feed/1.0 (\(device.model); \(device.systemName) \(device.systemVersion); Scale/3.00)")
         }
         #expect(submoduleBadge().frame.width == 20)
+    }
+
+    @Test func windowNotificationsHaveApplesNamesAndArePostedAsWindowsChange() async throws {
+        #expect([UIWindow.didBecomeKeyNotification, UIWindow.didResignKeyNotification, UIWindow.didBecomeVisibleNotification,
+                 UIWindow.didBecomeHiddenNotification].map(\.rawValue)
+                == ["UIWindowDidBecomeKeyNotification", "UIWindowDidResignKeyNotification", "UIWindowDidBecomeVisibleNotification",
+                    "UIWindowDidBecomeHiddenNotification"])
+        let (device, context) = try Self.context("com.example.screens", launchedByUser: true)
+        await device.settle()
+        let main = UIWindow(frame: CGRect(x: 0, y: 0, width: 390, height: 844))
+        let overlay = UIWindow(frame: CGRect(x: 0, y: 0, width: 200, height: 100))
+        let watch = WindowWatch([("main", main), ("overlay", overlay)])
+        let tracker = KeyWindowSizeTracker(window: main)
+        context.withCurrent {
+            main.makeKeyAndVisible()
+            main.makeKeyAndVisible()  // already key and shown: nothing to announce
+            overlay.makeKeyAndVisible()
+            overlay.isHidden = true
+            overlay.isHidden = true  // no change
+            main.makeKey()
+        }
+        await device.settle()
+        #expect(watch.events == ["main DidBecomeVisible", "main DidBecomeKey",
+                                 "overlay DidBecomeVisible", "main DidResignKey", "overlay DidBecomeKey",
+                                 "overlay DidBecomeHidden",
+                                 "overlay DidResignKey", "main DidBecomeKey"])
+        // The `.main` observer ran on the main actor with the window as object.
+        for _ in 0..<500 where tracker.sizes.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(tracker.sizes == [CGSize(width: 390, height: 844), CGSize(width: 390, height: 844)])
+        tracker.stop()
     }
 }

@@ -161,10 +161,12 @@ public final class BGApplication: @unchecked Sendable {
             .map(\.element)
     }
 
-    /// `window` became key: the others are no longer.
-    @MainActor func windowBecameKey(_ window: UIWindow) {
-        for other in liveWindows where other !== window { other.resignKey() }
+    /// `window` became key: the others are no longer. Returns those that were key (one at
+    /// most), which UIWindow announces as having resigned.
+    @MainActor func windowBecameKey(_ window: UIWindow) -> [UIWindow] {
+        let resigned = liveWindows.filter { $0 !== window && $0.resignKey() }
         if !keyedWindows.contains(where: { $0.window === window }) { keyedWindows.append(WeakWindow(window: window)) }
+        return resigned
     }
 
     init(assertions: AssertionConfiguration) {

@@ -68,7 +68,13 @@ open class UIWindow: UIResponder {
     /// The view UIKit keeps what is added to the window in.
     package var contentViewObject: AnyObject?
     /// Whether the window is hidden: until ``makeKeyAndVisible()``, as Apple's windows are.
-    package var windowIsHidden = true
+    /// A change is announced (``didBecomeVisibleNotification``, ``didBecomeHiddenNotification``),
+    /// as UIKit announces one.
+    package var windowIsHidden = true {
+        didSet {
+            if windowIsHidden != oldValue { announce([windowIsHidden ? Self.didBecomeHiddenNotification : Self.didBecomeVisibleNotification]) }
+        }
+    }
     /// Where the window stands among the app's windows (Apple: `windowLevel`; `.normal`
     /// unless the app sets it). Nothing is drawn, so the level only orders the windows the
     /// application lists (`UIApplication.windows`, `UIWindowScene.windows`): back to front by
@@ -104,20 +110,69 @@ open class UIWindow: UIResponder {
     /// Makes the window the key window (it shows nothing on Linux): its root view
     /// controller's view is loaded (`viewDidLoad` runs), as on iOS; the application lists it
     /// in `windows`, and it becomes `keyWindow` (the previous key window is no longer key).
+    /// Announced as iOS announces it: the window became visible (if it was hidden), then the
+    /// previous key window resigned key, then this one became key (Apple: "Shows the window
+    /// and makes it the key window").
     open func makeKeyAndVisible() {
-        makeKey()
         windowIsHidden = false
+        makeKey()
         (rootViewControllerObject as? WindowRoot)?.loadForWindow(self)
     }
 
-    /// Makes the window the key window without listing it as shown (Apple: `makeKey()`).
+    /// Makes the window the key window without listing it as shown (Apple: `makeKey()`):
+    /// ``didResignKeyNotification`` is posted for the window that was key, then
+    /// ``didBecomeKeyNotification`` for this one (nothing when it already was).
     open func makeKey() {
-        BGAppContext.resolveExisting()?.application.windowBecameKey(self)
+        let resigned = BGAppContext.resolveExisting()?.application.windowBecameKey(self) ?? []
+        let becomesKey = !isKeyWindow
         isKeyWindow = true
+        announce(resigned.map { _ in Self.didResignKeyNotification } + (becomesKey ? [Self.didBecomeKeyNotification] : []),
+                 objects: resigned + (becomesKey ? [self] : []))
     }
 
-    /// Another window became key.
-    func resignKey() { isKeyWindow = false }
+    /// Another window became key: returns whether this one was key (and so resigned).
+    func resignKey() -> Bool {
+        defer { isKeyWindow = false }
+        return isKeyWindow
+    }
+
+    /// Posts `names` on `NotificationCenter.default`, in order, each with its window of
+    /// `objects` as object (the window itself by default), as UIKit's other notifications
+    /// here are: from the application's notification queue, as app work, so that an
+    /// observer registered with `queue: .main` runs on the main actor without the deadlock a
+    /// post from the main queue risks (ApplicationNotifications.swift); outside any app, from
+    /// the windows' own serial queue. So they arrive after the call that made the change
+    /// returns, where iOS posts them during it on the main thread.
+    private func announce(_ names: [Notification.Name], objects: [UIWindow]? = nil) {
+        guard !names.isEmpty else { return }
+        let posts = zip(names, objects ?? Array(repeating: self, count: names.count)).map { ($0, $1 as any AnyObject & Sendable) }
+        if let application = BGAppContext.resolveExisting()?.application {
+            application.post(posts)
+        } else {
+            Self.notificationQueue.async {
+                for (name, object) in posts { NotificationCenter.default.post(name: name, object: object) }
+            }
+        }
+    }
+
+    /// Where a window's notifications are posted when no app is running: serial, so in the
+    /// order the changes were made.
+    nonisolated private static let notificationQueue = DispatchQueue(label: "bgtask.window.notifications")
+}
+
+extension UIWindow {
+    // UIKit's window notifications, with Apple's names (`"UIWindowDidBecomeKeyNotification"`...),
+    // the window as object and no user info. Analytics SDKs observe them to read the screen's
+    // size when a window becomes key (PostHog, the seventeenth outside probe).
+
+    /// Posted when a window becomes the key window (``makeKey()``, ``makeKeyAndVisible()``).
+    nonisolated public static let didBecomeKeyNotification = Notification.Name("UIWindowDidBecomeKeyNotification")
+    /// Posted when the key window stops being key because another window became key.
+    nonisolated public static let didResignKeyNotification = Notification.Name("UIWindowDidResignKeyNotification")
+    /// Posted when a hidden window is shown (``makeKeyAndVisible()``, `isHidden = false`).
+    nonisolated public static let didBecomeVisibleNotification = Notification.Name("UIWindowDidBecomeVisibleNotification")
+    /// Posted when a shown window is hidden (`isHidden = true`).
+    nonisolated public static let didBecomeHiddenNotification = Notification.Name("UIWindowDidBecomeHiddenNotification")
 }
 
 extension UIWindow {

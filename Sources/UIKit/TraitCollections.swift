@@ -84,6 +84,16 @@ extension UIWindow {
     }
 }
 
+extension UIScreen {
+    /// The screen's traits (Apple: `traitCollection`), as analytics SDKs read the system's
+    /// appearance from it: `.light` (nothing is shown, so the system's appearance is the
+    /// default one, as a window's without an override), `activeAppearance` `.unspecified`
+    /// (a screen belongs to no scene), the device's idiom (`.unspecified`).
+    public var traitCollection: UITraitCollection {
+        UITraitCollection(style: .light, activeAppearance: .unspecified)
+    }
+}
+
 extension UIViewController {
     /// The controller's traits (Apple: `traitCollection`): its own
     /// ``overrideUserInterfaceStyle`` when set, else its view's (the view is not loaded for it).

@@ -81,6 +81,32 @@ final class WindowWatch: @unchecked Sendable {
     var events: [String] { lock.withLock { heard } }
 }
 
+/// An analytics SDK's default parameters: the accessibility settings, the text size and the
+/// appearance (TelemetryDeck's shape).
+@MainActor
+func accessibilityParameters() -> [String: String] {
+    [
+        "accessibility.isReduceMotionEnabled": "\(UIAccessibility.isReduceMotionEnabled)",
+        "accessibility.isVoiceOverRunning": "\(UIAccessibility.isVoiceOverRunning)",
+        "accessibility.isBoldTextEnabled": "\(UIAccessibility.isBoldTextEnabled)",
+        "accessibility.isReduceTransparencyEnabled": "\(UIAccessibility.isReduceTransparencyEnabled)",
+        "accessibility.isGrayscaleEnabled": "\(UIAccessibility.isGrayscaleEnabled)",
+        "accessibility.isInvertColorsEnabled": "\(UIAccessibility.isInvertColorsEnabled)",
+        "accessibility.isDarkerSystemColorsEnabled": "\(UIAccessibility.isDarkerSystemColorsEnabled)",
+        "accessibility.isSwitchControlRunning": "\(UIAccessibility.isSwitchControlRunning)",
+        "accessibility.isClosedCaptioningEnabled": "\(UIAccessibility.isClosedCaptioningEnabled)",
+        "accessibility.isMonoAudioEnabled": "\(UIAccessibility.isMonoAudioEnabled)",
+        "accessibility.isShakeToUndoEnabled": "\(UIAccessibility.isShakeToUndoEnabled)",
+        "accessibility.isOnOffSwitchLabelsEnabled": "\(UIAccessibility.isOnOffSwitchLabelsEnabled)",
+        "accessibility.prefersCrossFadeTransitions": "\(UIAccessibility.prefersCrossFadeTransitions)",
+        "accessibility.isVideoAutoplayEnabled": "\(UIAccessibility.isVideoAutoplayEnabled)",
+        "accessibility.shouldDifferentiateWithoutColor": "\(UIAccessibility.shouldDifferentiateWithoutColor)",
+        "accessibility.preferredContentSizeCategory":
+            UIApplication.shared.preferredContentSizeCategory.rawValue.replacingOccurrences(of: "UICTContentSizeCategory", with: ""),
+        "userInterfaceStyle": UIScreen.main.traitCollection.userInterfaceStyle == .dark ? "Dark" : "Light",
+    ]
+}
+
 @Suite @MainActor struct SeventeenthProbeSnippetTests {
     static let start = Date(timeIntervalSince1970: 1_796_083_200)
 
@@ -168,5 +194,32 @@ final class WindowWatch: @unchecked Sendable {
         for _ in 0..<500 where tracker.sizes.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(tracker.sizes == [CGSize(width: 390, height: 844), CGSize(width: 390, height: 844)])
         tracker.stop()
+    }
+
+    @Test func accessibilitySettingsAreThoseOfADeviceWithNoneTurnedOn() throws {
+        let (_, context) = try Self.context("com.example.telemetry")
+        let parameters = context.withCurrent { accessibilityParameters() }
+        #expect(parameters.count == 17)
+        #expect(parameters.filter { $0.key.hasPrefix("accessibility.is") || $0.key.hasPrefix("accessibility.prefers")
+            || $0.key.hasPrefix("accessibility.should") }.values.allSatisfy { $0 == "false" })
+        #expect(parameters["accessibility.preferredContentSizeCategory"] == "L" && parameters["userInterfaceStyle"] == "Light")
+        // The screen's traits: light, no scene, the device's idiom.
+        let screen = UIScreen.main.traitCollection
+        #expect(screen.userInterfaceStyle == .light && screen.activeAppearance == .unspecified && screen.userInterfaceIdiom == .unspecified)
+        // The notifications' names are Apple's constants'.
+        #expect(UIAccessibility.reduceMotionStatusDidChangeNotification.rawValue == "UIAccessibilityReduceMotionStatusDidChangeNotification")
+        #expect(UIAccessibility.voiceOverStatusDidChangeNotification.rawValue == "UIAccessibilityVoiceOverStatusDidChangeNotification")
+        #expect(UIContentSizeCategory.didChangeNotification.rawValue == "UIContentSizeCategoryDidChangeNotification")
+    }
+
+    @Test func contentSizeCategoriesHaveApplesRawValuesAndOrder() {
+        #expect(UIContentSizeCategory.large.rawValue == "UICTContentSizeCategoryL")
+        #expect(UIContentSizeCategory.accessibilityExtraExtraExtraLarge.rawValue == "UICTContentSizeCategoryAccessibilityXXXL")
+        #expect(UIContentSizeCategory.unspecified.rawValue == "_UICTContentSizeCategoryUnspecified")
+        #expect(UIContentSizeCategory(rawValue: "UICTContentSizeCategoryXS") == .extraSmall)
+        #expect(UIContentSizeCategory.extraSmall < .large && UIContentSizeCategory.extraExtraExtraLarge < .accessibilityMedium)
+        #expect(UIContentSizeCategory.unspecified < .extraSmall && !(UIContentSizeCategory.large < .large))
+        #expect(!UIContentSizeCategory.extraExtraExtraLarge.isAccessibilityCategory && UIContentSizeCategory.accessibilityMedium.isAccessibilityCategory)
+        #expect(!UIContentSizeCategory.unspecified.isAccessibilityCategory)
     }
 }

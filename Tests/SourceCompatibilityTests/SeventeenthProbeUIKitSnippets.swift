@@ -222,4 +222,10 @@ func accessibilityParameters() -> [String: String] {
         #expect(!UIContentSizeCategory.extraExtraExtraLarge.isAccessibilityCategory && UIContentSizeCategory.accessibilityMedium.isAccessibilityCategory)
         #expect(!UIContentSizeCategory.unspecified.isAccessibilityCategory)
     }
+
+    @Test func uiKitsClassesAreNotFoundByName() {
+        // docs/porting.md, "What Linux cannot compile": an SDK that checks for the class by
+        // name takes its path for platforms without UIKit; `#if canImport(UIKit)` is the test.
+        #expect(NSClassFromString("UIApplication") == nil && NSClassFromString("UIDevice") == nil)
+    }
 }

@@ -25,6 +25,21 @@ extension BGApplication {
         }
     }
 
+    /// Posts each name with its window, in order, from the notification queue, as app work
+    /// (UIWindow's key and visibility notifications). The windows are held weakly until then:
+    /// a window the app let go before its notification was delivered is not announced, so
+    /// that a notification still queued does not keep it alive, and listed in `windows`,
+    /// after the app's last reference went (iOS posts during the call, keeping nothing).
+    func postWindowNotifications(_ names: [(Notification.Name, WeakWindow)]) {
+        guard !names.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) {
+            for (name, reference) in names {
+                guard let window = reference.window else { continue }
+                NotificationCenter.default.post(name: name, object: window)
+            }
+        }
+    }
+
     /// Posts `names`, in order, from the notification queue, as app work (the simulator
     /// waits for the observers before time moves on). While each is delivered,
     /// ``applicationState`` reads what iOS shows during it (``stateAnnounced(by:launchedIntoBackground:)``),

@@ -142,15 +142,20 @@ open class UIWindow: UIResponder {
     /// observer registered with `queue: .main` runs on the main actor without the deadlock a
     /// post from the main queue risks (ApplicationNotifications.swift); outside any app, from
     /// the windows' own serial queue. So they arrive after the call that made the change
-    /// returns, where iOS posts them during it on the main thread.
+    /// returns, where iOS posts them during it on the main thread; the windows are held
+    /// weakly meanwhile, and one the app let go by then is not announced (a queued
+    /// notification must not keep a window the app released listed in `windows`).
     private func announce(_ names: [Notification.Name], objects: [UIWindow]? = nil) {
         guard !names.isEmpty else { return }
-        let posts = zip(names, objects ?? Array(repeating: self, count: names.count)).map { ($0, $1 as any AnyObject & Sendable) }
+        let posts = zip(names, objects ?? Array(repeating: self, count: names.count)).map { ($0, WeakWindow(window: $1)) }
         if let application = BGAppContext.resolveExisting()?.application {
-            application.post(posts)
+            application.postWindowNotifications(posts)
         } else {
             Self.notificationQueue.async {
-                for (name, object) in posts { NotificationCenter.default.post(name: name, object: object) }
+                for (name, reference) in posts {
+                    guard let window = reference.window else { continue }
+                    NotificationCenter.default.post(name: name, object: window)
+                }
             }
         }
     }

@@ -108,15 +108,10 @@ func accessibilityParameters() -> [String: String] {
 }
 
 @Suite @MainActor struct SeventeenthProbeSnippetTests {
-    static let start = Date(timeIntervalSince1970: 1_796_083_200)
-
-    /// A modelled app's context, so that no test makes the test process's own app.
+    /// A modelled app's context, so that no test makes the test process's own app (the
+    /// sixteenth probe's suite makes them).
     static func context(_ name: String, launchedByUser: Bool = false) throws -> (SimulatedDevice, BGAppContext) {
-        let device = try SimulatedDevice(start: start)
-        let app = AppID(name)
-        let manifest = AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")
-        let context = device.install(app: app, manifest: manifest, launchedByUser: launchedByUser) {}
-        return (device, context)
+        try SixteenthProbeSnippetTests.context(name, launchedByUser: launchedByUser)
     }
 
     @Test func theSharedApplicationThroughKeyValueCodingIsShared() throws {

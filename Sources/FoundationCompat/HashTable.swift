@@ -74,8 +74,9 @@ public var NSHashTableObjectPointerPersonality: NSPointerFunctions.Options { .ob
 ///   identity.
 /// - Adding a member equal to one already there keeps the one there. Adding or asking about
 ///   `nil` does nothing.
-/// - Not safe to use from two threads at once (Apple's is not either): guard it with the lock
-///   that guards the state it belongs to.
+/// - Not safe to change from two threads at once, or while another reads (Apple's is not
+///   either): guard it with the lock that guards the state it belongs to. Reads change
+///   nothing, so threads that only read may share it between changes.
 ///
 /// Apple's `NSHashTable` is not a `Sequence` (`for x in table` does not compile on iOS
 /// either): iterate ``allObjects`` or ``objectEnumerator()``. Not here: the options that
@@ -149,37 +150,35 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
         return false
     }
 
-    /// The member equal to `object`, with the bucket's released members swept.
+    /// The member equal to `object`. Reads change nothing: released members are passed over
+    /// here and swept by the next change (``add(_:)``, ``remove(_:)``), so that readers on
+    /// several threads at once, which Apple's table allows between writes (a concurrent
+    /// queue's reads with barrier writes, as SDKs keep their observers), never write.
     private func find(_ object: ObjectType) -> ObjectType? {
-        let hash = hashOf(object)
-        guard let slots = buckets[hash] else { return nil }
-        let live = slots.filter { $0.object != nil }
-        if live.count != slots.count { buckets[hash] = live.isEmpty ? nil : live }
-        return live.lazy.compactMap(\.object).first { self.same($0, object) }
+        guard let slots = buckets[hashOf(object)] else { return nil }
+        return slots.lazy.compactMap(\.object).first { self.same($0, object) }
     }
 
-    /// Every member now, the released ones swept.
+    /// Every member now, released ones passed over (see ``find(_:)``).
     private func liveMembers() -> [ObjectType] {
-        var members: [ObjectType] = []
-        var released = false
-        for slots in buckets.values {
-            for slot in slots {
-                if let object = slot.object { members.append(object) } else { released = true }
-            }
+        buckets.values.flatMap { slots in slots.compactMap(\.object) }
+    }
+
+    /// Drops the slots of released members (on a change, never on a read).
+    private func sweepReleased() {
+        guard holdsWeakly, buckets.values.contains(where: { slots in slots.contains { $0.object == nil } }) else { return }
+        buckets = buckets.compactMapValues { slots in
+            let live = slots.filter { $0.object != nil }
+            return live.isEmpty ? nil : live
         }
-        if released {
-            buckets = buckets.compactMapValues { slots in
-                let live = slots.filter { $0.object != nil }
-                return live.isEmpty ? nil : live
-            }
-        }
-        return members
     }
 
     /// Adds `object` unless an equal member is there (then the table is unchanged); `nil`
     /// adds nothing.
     open func add(_ object: ObjectType?) {
-        guard let object, find(object) == nil else { return }
+        guard let object else { return }
+        sweepReleased()
+        guard find(object) == nil else { return }
         let slot = holdsWeakly ? Slot(strong: nil, weak: object) : Slot(strong: object, weak: nil)
         buckets[hashOf(object), default: []].append(slot)
     }
@@ -187,6 +186,7 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
     /// Removes the member equal to `object`, if there is one.
     open func remove(_ object: ObjectType?) {
         guard let object else { return }
+        sweepReleased()
         let hash = hashOf(object)
         guard var slots = buckets[hash] else { return }
         slots.removeAll { slot in slot.object.map { self.same($0, object) } ?? true }

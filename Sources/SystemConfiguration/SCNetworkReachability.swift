@@ -95,19 +95,43 @@ public typealias SCNetworkReachabilityCallBack = (SCNetworkReachability, SCNetwo
 /// reads unreachable without a default route. Its paths come from where the app that made it
 /// is (the machine, or a simulated device), read as `NWPathMonitor` reads them.
 public final class SCNetworkReachability: Hashable, @unchecked Sendable {
-    // @unchecked: every stored property but `state` is set in init and never changed; `state`
-    // is only read and written while `lock` is held.
+    // @unchecked: every stored property but `state` and `readerStarted` is set in init and
+    // never changed; `state` is only read and written while `lock` is held, `readerStarted`
+    // while `readerLock` is.
+
+    /// A callback's context, its `info` retained by the context's `retain`; released when
+    /// the last holder lets go: the target, and each callout in progress, which holds it
+    /// until the callback returns (as Apple's retains `info` around each callout), so a
+    /// callback never gets an `info` another thread released meanwhile (an app's
+    /// `stopListening` from its `deinit`).
+    private final class HeldContext: @unchecked Sendable {
+        // @unchecked: set in init, never changed; `release` is the app's to make thread-safe,
+        // as Apple's requires.
+        let context: SCNetworkReachabilityContext
+
+        init(_ context: SCNetworkReachabilityContext) {
+            var kept = context
+            if let info = kept.info, let retain = kept.retain {
+                kept.info = UnsafeMutableRawPointer(mutating: retain(info))
+            }
+            self.context = kept
+        }
+
+        deinit {
+            if let info = context.info { context.release?(info) }
+        }
+    }
 
     private struct State {
         var callback: SCNetworkReachabilityCallBack?
-        var context = SCNetworkReachabilityContext()
-        /// The monitor scheduled on the app's queue, while there is one.
+        var context: HeldContext?
+        /// The monitor scheduled on the app's queue, while there is one. Its handler holds
+        /// the target, so a scheduled target lives until it is unscheduled, as Apple's.
         var scheduled: NWPathMonitor?
         /// The flags last reported (or found when the queue was set): a callback is made when
-        /// they change.
+        /// they change. Nil for a target made by name until its first callback, as Apple's
+        /// gives such a target at least one.
         var reported: SCNetworkReachabilityFlags?
-        /// Whether `reader` was started (by the first flags asked for without a queue).
-        var readerStarted = false
     }
 
     /// Read for the flags while no queue is set; made when the target is, so it reads where
@@ -115,18 +139,24 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
     private let reader: NWPathMonitor
     /// Where `reader` hands its paths (nothing there: it is read, not listened to).
     private let readerQueue = DispatchQueue(label: "bgtask.systemconfiguration.reader")
+    /// Whether `reader` was started; held while it starts, so that a second caller waits for
+    /// the first evaluation rather than reading a path not yet evaluated.
+    private let readerLock = NSLock()
+    private var readerStarted = false
+    /// Whether the target was made for a host name (``SCNetworkReachabilityCreateWithName(_:_:)``).
+    private let madeByName: Bool
     private let lock = NSLock()
     private var state = State()
 
-    init() {
+    init(madeByName: Bool) {
         reader = NWPathMonitor()
+        self.madeByName = madeByName
     }
 
     deinit {
-        let (scheduled, context) = lock.withLock { (state.scheduled, state.context) }
-        scheduled?.cancel()
+        // Unscheduled by now (a scheduled target is held by its monitor); the context's
+        // release comes with `state`.
         reader.cancel()
-        if let info = context.info { context.release?(info) }
     }
 
     /// The flags a path gives.
@@ -137,29 +167,28 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
 
     /// The flags now: from the scheduled monitor, else from the reader (started the first time).
     func currentFlags() -> SCNetworkReachabilityFlags {
-        let (scheduled, mustStart) = lock.withLock { () -> (NWPathMonitor?, Bool) in
-            defer { state.readerStarted = true }
-            return (state.scheduled, state.scheduled == nil && !state.readerStarted)
-        }
-        if let scheduled { return Self.flags(of: scheduled.currentPath) }
+        if let scheduled = lock.withLock({ state.scheduled }) { return Self.flags(of: scheduled.currentPath) }
         // A started monitor's path is evaluated when `start` returns, and kept current after.
-        if mustStart { reader.start(queue: readerQueue) }
+        readerLock.withLock {
+            if !readerStarted {
+                reader.start(queue: readerQueue)
+                readerStarted = true
+            }
+        }
         return Self.flags(of: reader.currentPath)
     }
 
     func setCallback(_ callback: SCNetworkReachabilityCallBack?, _ context: SCNetworkReachabilityContext?) {
-        var kept = callback == nil ? SCNetworkReachabilityContext() : (context ?? SCNetworkReachabilityContext())
-        if let info = kept.info, let retain = kept.retain {
-            kept.info = UnsafeMutableRawPointer(mutating: retain(info))
-        }
-        let previous = lock.withLock { () -> SCNetworkReachabilityContext in
+        let held = callback == nil ? nil : HeldContext(context ?? SCNetworkReachabilityContext())
+        // The previous context is released outside the lock, when the last holder lets go.
+        let previous = lock.withLock { () -> HeldContext? in
             defer {
                 state.callback = callback
-                state.context = kept
+                state.context = held
             }
             return state.context
         }
-        if let info = previous.info { previous.release?(info) }
+        _ = previous
     }
 
     func setQueue(_ queue: DispatchQueue?) -> Bool {
@@ -168,6 +197,8 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
                 defer { state.scheduled = nil }
                 return state.scheduled
             }
+            // Its handler holds the target: letting it go lets the target go.
+            scheduled?.pathUpdateHandler = nil
             scheduled?.cancel()
             return true
         }
@@ -175,27 +206,30 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
             // As Apple's: a target is on one queue at a time (set nil first to move it).
             guard state.scheduled == nil else { return false }
             let monitor = NWPathMonitor(sameSourceAs: reader)
-            monitor.pathUpdateHandler = { [weak self, weak monitor] path in
-                guard let self, let monitor else { return }
+            monitor.pathUpdateHandler = { [weak monitor] path in
+                guard let monitor else { return }
                 self.handOver(Self.flags(of: path), from: monitor)
             }
             // The first path is evaluated before `start` returns, and handed over on `queue`
-            // after this lock is let go: it is the starting point, not a change.
+            // after this lock is let go: for a target made by address it is the starting
+            // point, not a change; a target made by name gets it as its first callback.
             monitor.start(queue: queue)
             state.scheduled = monitor
-            state.reported = Self.flags(of: monitor.currentPath)
+            state.reported = madeByName ? nil : Self.flags(of: monitor.currentPath)
             return true
         }
     }
 
-    /// On the app's queue: calls the callback if `flags` differ from those last reported.
+    /// On the app's queue: calls the callback if `flags` differ from those last reported,
+    /// outside the lock, holding the context until it returns.
     private func handOver(_ flags: SCNetworkReachabilityFlags, from monitor: NWPathMonitor) {
-        let call = lock.withLock { () -> (SCNetworkReachabilityCallBack, UnsafeMutableRawPointer?)? in
+        let call = lock.withLock { () -> (SCNetworkReachabilityCallBack, HeldContext?)? in
             guard state.scheduled === monitor, state.reported != flags else { return nil }
             state.reported = flags
-            return state.callback.map { ($0, state.context.info) }
+            return state.callback.map { ($0, state.context) }
         }
-        if let (callback, info) = call { callback(self, flags, info) }
+        guard let (callback, context) = call else { return }
+        withExtendedLifetime(context) { callback(self, flags, context?.context.info) }
     }
 
     /// Targets are equal when they are the same target.
@@ -210,7 +244,7 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
 /// looked up: the target answers about the network as a whole (``SCNetworkReachability``).
 public func SCNetworkReachabilityCreateWithName(_ allocator: AnyObject?, _ nodename: UnsafePointer<CChar>) -> SCNetworkReachability? {
     guard nodename.pointee != 0 else { return nil }
-    return SCNetworkReachability()
+    return SCNetworkReachability(madeByName: true)
 }
 
 /// A target for the IPv4 or IPv6 address `address` (Apple's SystemConfiguration): the
@@ -218,7 +252,7 @@ public func SCNetworkReachabilityCreateWithName(_ allocator: AnyObject?, _ noden
 /// family. Pass `nil` as the allocator.
 public func SCNetworkReachabilityCreateWithAddress(_ allocator: AnyObject?, _ address: UnsafePointer<sockaddr>) -> SCNetworkReachability? {
     switch Int32(address.pointee.sa_family) {
-    case AF_INET, AF_INET6: return SCNetworkReachability()
+    case AF_INET, AF_INET6: return SCNetworkReachability(madeByName: false)
     default: return nil
     }
 }

@@ -64,7 +64,7 @@ public struct UIAccessibility: Sendable {
     /// Increase Contrast changed (never posted).
     public static let darkerSystemColorsStatusDidChangeNotification = Notification.Name("UIAccessibilityDarkerSystemColorsStatusDidChangeNotification")
     /// Differentiate Without Color changed (never posted).
-    public static let differentiateWithoutColorDidChangeNotification = Notification.Name("UIAccessibilityDifferentiateWithoutColorDidChangeNotification")
+    public static let differentiateWithoutColorDidChangeNotification = Notification.Name("UIAccessibilityShouldDifferentiateWithoutColorDidChangeNotification")
     /// Closed Captions + SDH changed (never posted).
     public static let closedCaptioningStatusDidChangeNotification = Notification.Name("UIAccessibilityClosedCaptioningStatusDidChangeNotification")
     /// Mono Audio changed (never posted).

@@ -451,13 +451,68 @@ final class ProbeReachabilityManager: @unchecked Sendable {
         let manager = try #require(made.withLock { $0 })
         // Drain the manager's queue, where its first status was reported by hand.
         await withCheckedContinuation { done in manager.reachabilityQueue.async { done.resume() } }
-        #expect(manager.heard == [.wifi, .offline, .cellular])
+        // A target made by name gets the flags found when its queue was set as its first
+        // callback, as Apple's does (Alamofire reports them by hand too, and drops the
+        // repeat: this manager keeps both).
+        #expect(manager.heard == [.wifi, .wifi, .offline, .cellular])
         #expect(manager.flags == [.reachable, .isWWAN])
-        #expect(queueChecked.withLock { $0 } == [true, true])
+        #expect(queueChecked.withLock { $0 } == [true, true, true])
         manager.stopListening()
         checker.withLock { target in
             if let target { SCNetworkReachabilitySetDispatchQueue(target, nil) }
         }
+    }
+}
+
+/// Counts a reachability context's retains, releases and callouts (C function pointers
+/// capture nothing: they reach it through a static).
+final class ContextCounter: @unchecked Sendable {
+    // @unchecked: `counts` is only touched under `lock`.
+    static let shared = ContextCounter()
+    private let lock = NSLock()
+    private var counts = (retains: 0, releases: 0, callouts: 0)
+    func count(_ change: (inout (retains: Int, releases: Int, callouts: Int)) -> Void) { lock.withLock { change(&counts) } }
+    var now: (retains: Int, releases: Int, callouts: Int) { lock.withLock { counts } }
+}
+
+@Suite struct SeventeenthProbeReachabilityContextTests {
+    @Test func aByAddressTargetGetsNoFirstCallbackAndItsContextIsReleasedOnce() async throws {
+        // A reviewer's finds: a target is on one queue at a time, a by-address target is
+        // told of changes only, and the context's retain and release balance.
+        let device = try SimulatedDevice(start: SeventeenthProbeReachabilityTests.start, conditions: Conditions(externalPower: true, networkAvailable: true, networkMetered: false))
+        let app = AppID("com.example.reachability.context")
+        let manifest = AppManifest(appID: app, permittedIdentifiers: [], backgroundModes: [], source: "test")
+        let target = Mutex<SCNetworkReachability?>(nil)
+        let secondQueueRefused = Mutex(false)
+        let queue = DispatchQueue(label: "context")
+        device.install(app: app, manifest: manifest) {
+            var zero = sockaddr_in()
+            zero.sin_family = sa_family_t(AF_INET)
+            let made = withUnsafePointer(to: &zero) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SCNetworkReachabilityCreateWithAddress(nil, $0) }
+            }!
+            var context = SCNetworkReachabilityContext(
+                version: 0, info: Unmanaged.passUnretained(ContextCounter.shared).toOpaque(),
+                retain: { info in ContextCounter.shared.count { $0.retains += 1 }; return info },
+                release: { _ in ContextCounter.shared.count { $0.releases += 1 } },
+                copyDescription: nil)
+            SCNetworkReachabilitySetCallback(made, { _, _, _ in ContextCounter.shared.count { $0.callouts += 1 } }, &context)
+            SCNetworkReachabilitySetDispatchQueue(made, queue)
+            secondQueueRefused.withLock { $0 = !SCNetworkReachabilitySetDispatchQueue(made, DispatchQueue(label: "another")) }
+            target.withLock { $0 = made }
+        }
+        await device.run(for: 60)
+        #expect(secondQueueRefused.withLock { $0 }, "a second queue without nil first is refused")
+        #expect(ContextCounter.shared.now == (1, 0, 0), "retained once when set; no first callback for an address")
+        device.setConditions(Conditions(externalPower: true, networkAvailable: false), at: SeventeenthProbeReachabilityTests.start + 600)
+        await device.run(for: 900)
+        let made = try #require(target.withLock { $0 })
+        await withCheckedContinuation { done in queue.async { done.resume() } }
+        #expect(ContextCounter.shared.now.callouts == 1, "the change, once")
+        // Unscheduled and the callback taken away: the context is released, once.
+        SCNetworkReachabilitySetDispatchQueue(made, nil)
+        SCNetworkReachabilitySetCallback(made, nil, nil)
+        #expect(ContextCounter.shared.now == (1, 1, 1))
     }
 }
 

@@ -37,7 +37,7 @@ open class UIPasteboard: NSObject, @unchecked Sendable {
     /// asynchronously, one per write (in the order the posts were queued: writes from several
     /// threads at once may be told in another order), never from the main queue and never under
     /// the pasteboard's lock: from the application's notification queue, as UIApplication's
-    /// notifications are, when an app is running (else from a queue of the pasteboard's
+    /// notifications are, when an app is running (else from a queue of the process's
     /// own), so that an observer on `.main` does not wait on a main queue that is writing.
     /// Its `userInfo` is `nil`: the added and removed types are not said.
     public static let changedNotification = Notification.Name("UIPasteboardChangedNotification")
@@ -136,18 +136,8 @@ open class UIPasteboard: NSObject, @unchecked Sendable {
     /// Replaces the items, counts the change and announces it.
     private func write(_ items: [Item]) {
         board.replace(with: items)
-        let announced = Registry.announcedPasteboard(for: self)
-        if let application = BGAppContext.resolveExisting()?.application {
-            application.post([(Self.changedNotification, announced)])
-        } else {
-            Self.notificationQueue.async {
-                NotificationCenter.default.post(name: Self.changedNotification, object: announced)
-            }
-        }
+        BGApplication.postFromCurrentApp([(Self.changedNotification, .kept(Registry.announcedPasteboard(for: self)))])
     }
-
-    /// Where changes are announced when no app is running: serial, so in the order made.
-    private static let notificationQueue = DispatchQueue(label: "bgtask.pasteboard.notifications")
 
     private func nonEmpty<T>(_ values: [T]) -> [T]? { values.isEmpty ? nil : values }
 }

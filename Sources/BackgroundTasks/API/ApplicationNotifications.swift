@@ -16,27 +16,38 @@ import SchedulerCore
 // with the app's context bound.
 extension BGApplication {
     /// Posts each name with its object, in order, from the notification queue, as app work
-    /// (the device's change notifications: `ProcessInfo`'s and `UIDevice`'s; UIKit's
-    /// `UIPasteboard.changedNotification`).
-    package func post(_ names: [(Notification.Name, any AnyObject & Sendable)]) {
-        guard !names.isEmpty, let context else { return }
-        context.dispatch(on: notificationQueue) {
-            for (name, object) in names { NotificationCenter.default.post(name: name, object: object) }
+    /// (the device's change notifications: `ProcessInfo`'s and `UIDevice`'s; UIKit's through
+    /// ``postFromCurrentApp(_:)``). An object held weakly that was let go before delivery is
+    /// not announced (``PostedObject/weakly(_:)``).
+    package func post(_ posts: [(Notification.Name, PostedObject)]) {
+        guard !posts.isEmpty, let context else { return }
+        context.dispatch(on: notificationQueue) { Self.deliver(posts) }
+    }
+
+    /// Posts UIKit's notifications (a window's key and visibility changes, a pasteboard's
+    /// writes), in order: from the notification queue of the app whose code runs, as app work,
+    /// as the application's own notifications are; in a process with no app, from a serial
+    /// queue of its own. Never from the main queue: a `.main` observer then runs on the main
+    /// actor without the deadlock a post from the main queue risks. So they arrive after the
+    /// call that made the change returns, where iOS posts them during it on the main thread.
+    package static func postFromCurrentApp(_ posts: [(Notification.Name, PostedObject)]) {
+        guard !posts.isEmpty else { return }
+        if let application = BGAppContext.resolveExisting()?.application {
+            application.post(posts)
+        } else {
+            notificationQueueWithoutApp.async { deliver(posts) }
         }
     }
 
-    /// Posts each name with its window, in order, from the notification queue, as app work
-    /// (UIWindow's key and visibility notifications). The windows are held weakly until then:
-    /// a window the app let go before its notification was delivered is not announced, so
-    /// that a notification still queued does not keep it alive, and listed in `windows`,
-    /// after the app's last reference went (iOS posts during the call, keeping nothing).
-    func postWindowNotifications(_ names: [(Notification.Name, WeakWindow)]) {
-        guard !names.isEmpty, let context else { return }
-        context.dispatch(on: notificationQueue) {
-            for (name, reference) in names {
-                guard let window = reference.window else { continue }
-                NotificationCenter.default.post(name: name, object: window)
-            }
+    /// Where ``postFromCurrentApp(_:)`` posts in a process with no app: serial, so in the order
+    /// the changes were made.
+    private static let notificationQueueWithoutApp = DispatchQueue(label: "bgtask.uikit.notifications")
+
+    /// Posts each name with its object, if it is still there.
+    private static func deliver(_ posts: [(Notification.Name, PostedObject)]) {
+        for (name, posted) in posts {
+            guard let object = posted.object else { continue }
+            NotificationCenter.default.post(name: name, object: object)
         }
     }
 
@@ -192,4 +203,28 @@ extension BGApplication {
         }
         return names
     }
+}
+
+/// A notification's object as the application holds it until the notification is delivered.
+/// @unchecked Sendable: it is made by the code that changed the object and read once, on the
+/// queue that delivers the notification, as UIKit hands its main-thread objects to observers;
+/// the object is not touched here but to be handed over.
+package struct PostedObject: @unchecked Sendable {
+    private let kept: AnyObject?
+    private weak var held: AnyObject?
+
+    /// Kept until delivered.
+    package static func kept(_ object: AnyObject) -> PostedObject { PostedObject(kept: object, held: nil) }
+
+    /// Held weakly: not announced if the app let it go before delivery (a window: a queued
+    /// notification must not keep a window the app released listed in `windows`).
+    package static func weakly(_ object: AnyObject) -> PostedObject { PostedObject(kept: nil, held: object) }
+
+    private init(kept: AnyObject?, held: AnyObject?) {
+        self.kept = kept
+        self.held = held
+    }
+
+    /// The object, when it is still there.
+    var object: AnyObject? { kept ?? held }
 }

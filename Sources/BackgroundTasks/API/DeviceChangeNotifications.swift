@@ -53,7 +53,7 @@ final class DeviceChangeNotifier: Sendable {
                 defer { seen?.held = [] }
                 return seen?.held ?? []
             }
-            context.application.post(held)
+            context.application.post(held.map { ($0.0, .kept($0.1)) })
         }
     }
 
@@ -96,7 +96,7 @@ final class DeviceChangeNotifier: Sendable {
             for change in names where !seen.held.contains(where: { $0.0 == change.0 }) { seen.held.append(change) }
             return []
         }
-        context.application.post(names)
+        context.application.post(names.map { ($0.0, .kept($0.1)) })
     }
 
     private static func batteryState(_ conditions: Conditions) -> UIDevice.BatteryState {

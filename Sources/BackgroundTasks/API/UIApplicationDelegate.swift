@@ -136,33 +136,12 @@ open class UIWindow: UIResponder {
         return isKeyWindow
     }
 
-    /// Posts `names` on `NotificationCenter.default`, in order, each with its window of
-    /// `objects` as object (the window itself by default), as UIKit's other notifications
-    /// here are: from the application's notification queue, as app work, so that an
-    /// observer registered with `queue: .main` runs on the main actor without the deadlock a
-    /// post from the main queue risks (ApplicationNotifications.swift); outside any app, from
-    /// the windows' own serial queue. So they arrive after the call that made the change
-    /// returns, where iOS posts them during it on the main thread; the windows are held
-    /// weakly meanwhile, and one the app let go by then is not announced (a queued
-    /// notification must not keep a window the app released listed in `windows`).
+    /// Posts `names`, in order, each with its window of `objects` as object (the window itself
+    /// by default), as UIKit's other notifications here are (``BGApplication/postFromCurrentApp(_:)``),
+    /// the windows held weakly meanwhile: one the app let go by then is not announced.
     private func announce(_ names: [Notification.Name], objects: [UIWindow]? = nil) {
-        guard !names.isEmpty else { return }
-        let posts = zip(names, objects ?? Array(repeating: self, count: names.count)).map { ($0, WeakWindow(window: $1)) }
-        if let application = BGAppContext.resolveExisting()?.application {
-            application.postWindowNotifications(posts)
-        } else {
-            Self.notificationQueue.async {
-                for (name, reference) in posts {
-                    guard let window = reference.window else { continue }
-                    NotificationCenter.default.post(name: name, object: window)
-                }
-            }
-        }
+        BGApplication.postFromCurrentApp(zip(names, objects ?? Array(repeating: self, count: names.count)).map { ($0, .weakly($1)) })
     }
-
-    /// Where a window's notifications are posted when no app is running: serial, so in the
-    /// order the changes were made.
-    nonisolated private static let notificationQueue = DispatchQueue(label: "bgtask.window.notifications")
 }
 
 extension UIWindow {

@@ -96,9 +96,9 @@ public final class SchedulerDriver: Sendable {
         var unrecordedEnds: [RunRecord] = []
         /// The timer of the next attempt at ``unrecordedEnds``.
         var endRetryTimer: (any DriverTimer)?
-        /// The wait before the attempt after the next (doubling from 1 s to 30 s while the
-        /// store refuses).
-        var endRetryDelay: TimeInterval = SchedulerDriver.firstEndRetryDelay
+        /// How many attempts at ``unrecordedEnds`` in a row the store refused (the next
+        /// waits ``SchedulerDriver/endRetryBackoff``'s delay after that many).
+        var endRetryFailures = 0
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
             var contexts: [AppID: BGAppContext] = [:]
@@ -1347,7 +1347,8 @@ public final class SchedulerDriver: Sendable {
                 state.notes.removeAll()
             }
             if sharedStore != nil {
-                let held = state.engine.activeRuns.map(\.id) + state.unrecordedEnds.map(\.id)
+                // After every event: the engine's run ids, unsorted (renewals take any order).
+                let held = state.engine.activeRunIDs + state.unrecordedEnds.map(\.id)
                 heldRuns.withLock { $0 = held }
             }
             let depends = state.engine.dependsOnSlowReadings
@@ -1405,10 +1406,8 @@ public final class SchedulerDriver: Sendable {
     /// the oldest is given up, said.
     static let unrecordedEndsLimit = 1_000
 
-    /// The wait before the first attempt at an end the store did not take.
-    static let firstEndRetryDelay: TimeInterval = 1
-    /// The longest wait between attempts.
-    static let longestEndRetryDelay: TimeInterval = 30
+    /// The waits between attempts at the ends the store did not take: 1 s, doubling to 30 s.
+    static let endRetryBackoff = RetryPolicy.exponentialBackoff(initial: 1, cap: 30)
 
     /// Keeps `record`, whose end the store did not take, for another attempt.
     private func keepForRetry(_ record: RunRecord, in state: inout State, at now: Date) {
@@ -1423,8 +1422,8 @@ public final class SchedulerDriver: Sendable {
     /// Arms the timer of the next attempt at the unrecorded ends, unless one is armed.
     private func scheduleEndRetry(_ state: inout State, at now: Date) {
         guard state.endRetryTimer == nil, !state.detachedAll else { return }
-        let delay = state.endRetryDelay
-        state.endRetryDelay = min(delay * 2, Self.longestEndRetryDelay)
+        state.endRetryFailures += 1
+        let delay = Self.endRetryBackoff.delay(afterFailedAttempt: state.endRetryFailures) ?? Self.endRetryBackoff.maximumDelay
         state.endRetryTimer = clock.schedule(at: now.addingTimeInterval(delay)) { [weak self] in self?.retryUnrecordedEnds() }
     }
 
@@ -1458,7 +1457,7 @@ public final class SchedulerDriver: Sendable {
                 state.unrecordedEnds.removeFirst()
             }
             if state.unrecordedEnds.isEmpty {
-                state.endRetryDelay = Self.firstEndRetryDelay
+                state.endRetryFailures = 0
             } else {
                 scheduleEndRetry(&state, at: now)
             }

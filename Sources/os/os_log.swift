@@ -82,18 +82,16 @@ enum OSLogFormat {
             let dynamic = conversion == "@" || conversion == "s"
             let text: String
             switch conversion {
-            case "s" where argument is UnsafePointer<CChar> || argument is UnsafeMutablePointer<CChar>:
-                // A C string (`strerror(errno)`, as C-interop code passes it): its text, not
-                // its address (an outside probe).
-                if let pointer = argument as? UnsafePointer<CChar> {
+            case "@", "s":
+                // A C string given to `%s` (`strerror(errno)`, as C-interop code passes it):
+                // its text, not its address (an outside probe).
+                if conversion == "s", let pointer = argument as? UnsafePointer<CChar> {
                     text = String(cString: pointer)
-                } else if let pointer = argument as? UnsafeMutablePointer<CChar> {
+                } else if conversion == "s", let pointer = argument as? UnsafeMutablePointer<CChar> {
                     text = String(cString: pointer)
                 } else {
                     text = String(describing: argument)
                 }
-            case "@", "s":
-                text = String(describing: argument)
             case let floating where "fFeEgGaA".contains(floating) && specification.contains("L"):
                 // `L` asks for a long double, which a Swift caller never passes: formatted as
                 // the Double it is, not read past it (it printed nan).

@@ -127,32 +127,25 @@ final class CancellableRead: @unchecked Sendable {
         guard descriptor >= 0 else { throw POSIXError(.EBADF) }
         var buffer = [UInt8](repeating: 0, count: count)
         while true {
-            if let wake {
-                var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-                if poll(&waits, 2, -1) < 0 {
-                    guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                    continue
-                }
-                if waits[1].revents != 0 { throw CancellationError() }
-                // Closed by the app between the look at the handle and the wait.
-                if waits[0].revents & Int16(POLLNVAL) != 0 { throw POSIXError(.EBADF) }
+            // Wait until the descriptor can be read (or is at its end), or the read is
+            // cancelled: so a descriptor in non-blocking mode (a socket an app set so) is
+            // waited for as a blocking read would have, and a wait can be ended.
+            var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            if let wake { waits.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)) }
+            if poll(&waits, nfds_t(waits.count), -1) < 0 {
+                guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                continue
             }
+            if waits.count > 1, waits[1].revents != 0 { throw CancellationError() }
+            // Closed by the app between the look at the handle and the wait.
+            if waits[0].revents & Int16(POLLNVAL) != 0 { throw POSIXError(.EBADF) }
             let got = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if got >= 0 {
                 buffer.removeSubrange(got...)
                 return buffer
             }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                // A descriptor in non-blocking mode (a socket an app set so): wait until it
-                // can be read, as a blocking read would have.
-                if wake == nil {
-                    var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&readable, 1, -1)
-                }
-            default:
+            // Interrupted, or readable no more (another reader took the bytes): wait again.
+            guard errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK else {
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
         }

@@ -86,8 +86,9 @@ import Testing
         let descriptor = pipe.fileHandleForReading.fileDescriptor
         #expect(fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0)
         var lines = pipe.fileHandleForReading.bytes.lines.makeAsyncIterator()
-        // Nothing written yet: the read waits (EAGAIN is not an error), then takes the line.
-        // The writer's delay only makes the wait likely; the outcome is the same either way.
+        // Nothing written yet: the read waits until the pipe is readable, then takes the line
+        // (a read made at once would fail with EAGAIN). The writer's delay makes the wait
+        // likely; a read that did not wait fails this test only when it comes first.
         let writer = Task.detached {
             try await Task.sleep(for: .milliseconds(50))
             pipe.fileHandleForWriting.write(Data("late\n".utf8))

@@ -73,13 +73,25 @@ public struct PowerSupplyReader: Sendable {
         var onlineExternal: SourcedValue<Bool>?
         var offlineExternal: SourcedValue<Bool>?
         var batteries: [Battery] = []
+        /// A supply whose type cannot be read may be the battery.
+        var untyped = false
 
         let listing = SysfsFile.listing(directory)
+        if let problem = listing.problem {
+            // The supplies cannot be told: not a desktop without a battery, but nothing known.
+            let unknown = SysfsFile.unknown(problem + "; assumed on battery")
+            return PowerReading(
+                externalPower: SourcedValue(false, source: unknown),
+                batteryLevel: SourcedValue(nil, source: unknown),
+                batteryState: SourcedValue(.unknown, source: unknown)
+            )
+        }
         for name in listing.names {
             let supply = directory.appendingPathComponent(name)
             let typeURL = supply.appendingPathComponent("type")
             guard let type = SysfsFile.contents(of: typeURL).text, !type.isEmpty else {
                 ignored.append("\(name) (no readable type)")
+                untyped = true
                 continue
             }
             if SysfsFile.contents(of: supply.appendingPathComponent("scope")).text?.lowercased() == "device" {
@@ -106,22 +118,12 @@ public struct PowerSupplyReader: Sendable {
         }
 
         let ignoredNote = ignored.isEmpty ? "" : "; ignored: " + ignored.joined(separator: ", ")
-        if let problem = listing.problem {
-            // The supplies cannot be told: not a desktop without a battery, but nothing known.
-            let unknown = SysfsFile.unknown(problem + "; assumed on battery")
-            return PowerReading(
-                externalPower: SourcedValue(false, source: unknown),
-                batteryLevel: SourcedValue(nil, source: unknown),
-                batteryState: SourcedValue(.unknown, source: unknown)
-            )
-        }
         if batteries.isEmpty {
             let none = "no system battery under \(directory.path)" + ignoredNote
-            // A supply whose type cannot be read may be the battery: said as a guess.
-            let guessed = ignored.contains { $0.hasSuffix("(no readable type)") }
+            // With a supply whose type could not be read, external power is a guess: said so.
             let treated = none + " (treated as external power)"
             return PowerReading(
-                externalPower: onlineExternal ?? SourcedValue(true, source: guessed ? SysfsFile.unknown(treated) : treated),
+                externalPower: onlineExternal ?? SourcedValue(true, source: untyped ? SysfsFile.unknown(treated) : treated),
                 batteryLevel: SourcedValue(nil, source: none),
                 batteryState: SourcedValue(.noBattery, source: none)
             )

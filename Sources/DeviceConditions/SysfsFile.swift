@@ -91,10 +91,16 @@ enum SysfsFile {
         do {
             return (try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), nil)
         } catch {
-            var info = stat()
-            if lstat(directory.path, &info) != 0, errno == ENOENT { return ([], nil) }
-            let reason = (error as NSError).localizedDescription
-            return ([], "\(directory.path) cannot be listed (\(reason.isEmpty ? "\(error)" : reason))")
+            // What is at the path, in the words every reader of outside files here uses.
+            switch BoundedFile.lookupProblem(at: directory.path) {
+            case .missing?:
+                return ([], nil)
+            case let problem?:
+                return ([], "\(directory.path) cannot be listed: it is \(problem.found)")
+            case nil:
+                let reason = (error as NSError).localizedDescription
+                return ([], "\(directory.path) cannot be listed (\(reason.isEmpty ? "\(error)" : reason))")
+            }
         }
     }
 

@@ -34,10 +34,7 @@ public enum InstalledAppsList {
     /// large), or another user owns it (a socket's directory such as `/tmp` is shared: only
     /// the user's own daemon speaks for the user's apps): then nothing is known.
     public static func lists(_ app: AppID, socketPath: String, uid: uid_t = getuid()) -> Bool? {
-        let path = path(forSocket: socketPath)
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_uid == uid,
-              let bytes = try? BoundedFile.read(path: path, limit: byteLimit) else { return nil }
+        guard let bytes = try? BoundedFile.read(path: path(forSocket: socketPath), limit: byteLimit, owner: uid) else { return nil }
         let wanted = Array(app.rawValue.utf8)
         return bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).contains { $0.elementsEqual(wanted) }
     }

@@ -67,9 +67,10 @@ public enum BoundedFile {
         public var description: String { "\(path): expected a regular file, found \(problem.found)" }
     }
 
-    /// The contents of the regular file at `path`, at most `limit` bytes.
-    public static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
-        try read(path: path, limit: limit, refusingLonger: true)
+    /// The contents of the regular file at `path`, at most `limit` bytes; with `owner`, only
+    /// a file that user owns (checked on the file opened, not on the path before it).
+    public static func read(path: String, limit: Int, owner: uid_t? = nil) throws(Failure) -> [UInt8] {
+        try read(path: path, limit: limit, refusingLonger: true, owner: owner)
     }
 
     /// The first `count` bytes of the regular file at `path` (all of it when it is shorter),
@@ -78,7 +79,7 @@ public enum BoundedFile {
         try read(path: path, limit: count, refusingLonger: false)
     }
 
-    private static func read(path: String, limit: Int, refusingLonger: Bool) throws(Failure) -> [UInt8] {
+    private static func read(path: String, limit: Int, refusingLonger: Bool, owner: uid_t? = nil) throws(Failure) -> [UInt8] {
         func fail(_ problem: Problem) -> Failure { Failure(path: path, problem: problem) }
         var info = stat()
         if stat(path, &info) != 0 { throw fail(lookupProblem(errno: errno, path: path)) }
@@ -89,6 +90,7 @@ public enum BoundedFile {
         // The path may have been replaced between stat and open: judge what was opened.
         if fstat(descriptor, &info) != 0 { throw fail(problem(errno: errno)) }
         if let what = nonRegularKind(info.st_mode) { throw fail(.notRegularFile(what)) }
+        if let owner, info.st_uid != owner { throw fail(.failed("owned by uid \(info.st_uid), not uid \(owner)")) }
 
         var data: [UInt8] = []
         // sysfs reports 4096 and procfs 0 for every file, so the size is only a hint.

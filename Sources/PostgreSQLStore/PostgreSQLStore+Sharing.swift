@@ -89,10 +89,13 @@ extension PostgreSQLStore: SharedSchedulerStorage {
             // Under the lease connection's lock, which close() takes too: no connection is
             // made after it.
             guard !isClosed.withLock({ $0 }) else { throw closedError }
-            if held?.isAlive != true {
-                held = try PostgreSQLConnection.connect(to: address, applicationName: Self.applicationName("bgtask \(replica) leases"))
+            let connection: PostgreSQLConnection
+            if let alive = held, alive.isAlive {
+                connection = alive
+            } else {
+                connection = try PostgreSQLConnection.connect(to: address, applicationName: Self.applicationName("bgtask \(replica) leases"))
+                held = connection
             }
-            guard let connection = held else { return }
             connection.beginCall()
             do throws(StoreError) {
                 try body(connection)

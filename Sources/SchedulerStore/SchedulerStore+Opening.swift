@@ -108,17 +108,24 @@ extension SchedulerStore {
     /// (`<name>.no-schema-<time>`), and the report says so. An empty file, or one with its
     /// `-wal`, is opened as usual. Returns where it went, `nil` when nothing moved.
     private static func moveAsideIfCopiedWithoutItsWAL(path: String, now: Date) throws(StoreError) -> String? {
-        guard !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal") else { return nil }
-        // Read from the file itself (BoundedFile: a regular file only, never a FIFO), not
-        // through SQLite, which would make a -wal and -shm beside it: SQLite's header, then
-        // the first page's b-tree header (at byte 100). A missing or empty file reads short.
-        // Only a database in write-ahead-log mode (the header's bytes 18 and 19 are 2) keeps
-        // its commits apart (an empty database in rollback mode is only empty), and the
-        // schema table with no cell (bytes 103-104) holds no table, index or anything else.
-        guard let header = try? BoundedFile.head(path: path, count: 105), header.count == 105,
-              header.starts(with: Array("SQLite format 3\0".utf8)),
-              header[18] == 2, header[19] == 2, header[100] == 0x0D, header[103] == 0, header[104] == 0 else { return nil }
+        guard looksCopiedWithoutItsWAL(path: path) else { return nil }
         return try CorruptStoreQuarantine.moveAside(path: path, now: now, as: "no-schema", because: "has no tables and no -wal beside it (a store copied without its -wal)")
+    }
+
+    /// Whether `path` is a database in write-ahead-log mode with no table and no `-wal` beside
+    /// it: a running store copied without its `-wal`. Read from the file itself (BoundedFile:
+    /// a regular file only, never a FIFO), not through SQLite, which would make a -wal and
+    /// -shm beside it: SQLite's header, then the first page's b-tree header (at byte 100). A
+    /// missing or empty file reads short. Only a database in write-ahead-log mode (the
+    /// header's bytes 18 and 19 are 2) keeps its commits apart (an empty database in rollback
+    /// mode is only empty), and the schema table with no cell (bytes 103-104) holds no table,
+    /// index or anything else. The owner moves such a file aside; readers say where its
+    /// commits may be.
+    static func looksCopiedWithoutItsWAL(path: String) -> Bool {
+        guard !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal"),
+              let header = try? BoundedFile.head(path: path, count: 105), header.count == 105 else { return false }
+        return header.starts(with: Array("SQLite format 3\0".utf8))
+            && header[18] == 2 && header[19] == 2 && header[100] == 0x0D && header[103] == 0 && header[104] == 0
     }
 
     /// Opens an existing store only to read it, beside the app that may own it and write
@@ -181,13 +188,18 @@ extension SchedulerStore {
             try SchemaMigrations.migrate(empty)
             return SchedulerStore(connection: empty, url: url, ownership: nil)
         }
-        let connection: SQLiteConnection
         // Looked at before opening: SQLite creates an empty -wal beside a WAL store it opens.
-        let walWasThere = FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal")
+        if looksCopiedWithoutItsWAL(path: path) {
+            throw StoreError(
+                code: .invalidData, path: path,
+                message: "\(path) is not a scheduler store: it has no schema (version 0); if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)"
+            )
+        }
+        let connection: SQLiteConnection
         do throws(StoreError) {
-            connection = try openCheckedForReading(path: path, mode: .readOnly, walWasThere: walWasThere)
+            connection = try openCheckedForReading(path: path, mode: .readOnly)
         } catch where refusedForUnwritableDirectory(error, path: path) {
-            connection = try openInUnwritableDirectory(path: path, refused: error, walWasThere: walWasThere)
+            connection = try openInUnwritableDirectory(path: path, refused: error)
         }
         return SchedulerStore(connection: connection, url: url, ownership: nil)
     }
@@ -208,7 +220,7 @@ extension SchedulerStore {
     /// ``openForReading(at:)`` of a WAL store SQLite refused for want of a writable
     /// directory (`refused`): read as unchanging when its `-wal` holds no commits, else an
     /// error naming the directory.
-    private static func openInUnwritableDirectory(path: String, refused: StoreError, walWasThere: Bool) throws(StoreError) -> SQLiteConnection {
+    private static func openInUnwritableDirectory(path: String, refused: StoreError) throws(StoreError) -> SQLiteConnection {
         let base = SQLiteConnection.companionBase(of: path)
         let directory = (base as NSString).deletingLastPathComponent
         let wal = base + "-wal"
@@ -240,7 +252,7 @@ extension SchedulerStore {
             )
         }
         do throws(StoreError) {
-            return try openCheckedForReading(path: path, mode: .readOnlyImmutable, walWasThere: walWasThere)
+            return try openCheckedForReading(path: path, mode: .readOnlyImmutable)
         } catch {
             throw StoreError(
                 code: error.code, path: path,
@@ -251,9 +263,7 @@ extension SchedulerStore {
     }
 
     /// Opens `path` read-only in `mode` and checks it is a scheduler store this build can read.
-    /// `walWasThere`: whether a `-wal` was beside the file before anything opened it (for
-    /// the message of a file with no schema).
-    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode, walWasThere: Bool) throws(StoreError) -> SQLiteConnection {
+    private static func openCheckedForReading(path: String, mode: SQLiteConnection.AccessMode) throws(StoreError) -> SQLiteConnection {
         let connection = try SQLiteConnection.open(path: path, mode: mode)
         connection.setBusyTimeout(milliseconds: 5_000)
         // The first read: a file that is not a database fails here, with `corrupt`.
@@ -261,13 +271,11 @@ extension SchedulerStore {
         try SchemaMigrations.refuseIfTooNew(connection)
         let version = try SchemaMigrations.version(of: connection)
         guard version > 0 else {
-            // A database with no tables at all is also what a running scheduler's store looks
-            // like copied without its `-wal` (its commits are all still there): say so.
-            let hint = !walWasThere ? "; if it was copied from a running scheduler, its commits may still be in its -wal file, which must be copied beside it (\(path)-wal)" : ""
+            // (One copied without its -wal was named before opening: looksCopiedWithoutItsWAL.)
             throw StoreError(
                 code: .invalidData,
                 path: path,
-                message: "\(path) is not a scheduler store: it has no schema (version 0)\(hint)"
+                message: "\(path) is not a scheduler store: it has no schema (version 0)"
             )
         }
         guard version >= SchemaMigrations.minimumReadableVersion else {

@@ -267,6 +267,26 @@ import Testing
         #expect(log.contains { $0.contains("once the store took it") }, "\(log)")
     }
 
+    @Test func anEndWaitingForTheStoreIsWrittenOnceTheStoreTakesAnotherWrite() async throws {
+        let cluster = try Cluster(count: 1, workSeconds: 5)
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
+        await cluster.run(for: 2)
+        #expect(cluster.ran.withLock { $0.count } == 1)
+        // The end (about 5 s in) fails, and so do its attempts 1, 2, 4 and 8 s after: the
+        // next is 16 s after the last, well after the store is back.
+        cluster.backend.state.withLock { $0.reachable = false }
+        await cluster.run(for: 20)
+        cluster.backend.state.withLock { $0.reachable = true }
+        let log = { cluster.contexts[0].driver.log.messages.map(\.text) }
+        #expect(!log().contains { $0.contains("once the store took it") })
+        // A submission the store takes shows it is back: the end is written with it, not
+        // after the rest of the backoff's wait (no time passes here).
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p2"), in: cluster.contexts[0])
+        #expect(log().contains { $0.contains("once the store took it") }, "\(log())")
+        let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
+        #expect(runs.filter { $0.identifier.hasSuffix("p1") }.map(\.outcome) == [.success], "\(runs)")
+    }
+
     @Test func theRunsToRenewAreReadWithoutWaitingForASubmitStuckOnTheStore() async throws {
         // A reviewer's find after an outside probe: a submit waiting on the store holds the
         // driver's lock, and the heartbeat read the runs to renew under it.

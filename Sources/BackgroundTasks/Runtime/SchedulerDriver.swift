@@ -868,6 +868,7 @@ public final class SchedulerDriver: Sendable {
                 } catch {
                     throw SubmitRejection(.unavailable, "the scheduler cannot schedule '\(request.identifier)': \(error)")
                 }
+                storeTookAWrite(&state, at: now)
                 return state.engine.submit(request, at: now)
             } catch {
                 result = .failure(error)
@@ -945,6 +946,7 @@ public final class SchedulerDriver: Sendable {
             if let store {
                 do {
                     try store.upsertRequests(accepted)
+                    storeTookAWrite(&state, at: now)
                     problem = nil
                 } catch {
                     problem = "\(error)"
@@ -1436,33 +1438,50 @@ public final class SchedulerDriver: Sendable {
     private func retryUnrecordedEnds() {
         mutate { state, now in
             state.endRetryTimer = nil
-            while let record = state.unrecordedEnds.first {
-                do throws(StoreError) {
-                    let stored = try store?.run(record.id)
-                    if let stored, stored.endedAt != nil {
-                        if stored.outcome == .interrupted {
-                            state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
-                        } else {
-                            state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
-                        }
-                    } else {
-                        try recordEnd(record, in: &state)
-                        state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
-                    }
-                } catch where error.mayPassIfRetried {
-                    break
-                } catch {
-                    state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
-                }
-                state.unrecordedEnds.removeFirst()
-            }
-            if state.unrecordedEnds.isEmpty {
-                state.endRetryFailures = 0
-            } else {
-                scheduleEndRetry(&state, at: now)
-            }
+            writeUnrecordedEnds(&state, at: now)
             // Adopting a merged policy state can move the engine's next wake.
             return [.wake(at: state.engine.nextWake)]
+        }
+    }
+
+    /// The store just took a write: the ends it refused before are written now instead of
+    /// after the rest of the backoff's wait (up to 30 s, during which a shared store's
+    /// leases are renewed for nothing and what the runs taught the policies is not merged).
+    private func storeTookAWrite(_ state: inout State, at now: Date) {
+        guard !state.unrecordedEnds.isEmpty, !state.detachedAll else { return }
+        state.endRetryTimer?.cancel()
+        state.endRetryTimer = nil
+        writeUnrecordedEnds(&state, at: now)
+        state.followUps.append(.wake(at: state.engine.nextWake))
+    }
+
+    /// The body of ``retryUnrecordedEnds()``, under the lock: the attempt, then the next
+    /// attempt's timer when some are left.
+    private func writeUnrecordedEnds(_ state: inout State, at now: Date) {
+        while let record = state.unrecordedEnds.first {
+            do throws(StoreError) {
+                let stored = try store?.run(record.id)
+                if let stored, stored.endedAt != nil {
+                    if stored.outcome == .interrupted {
+                        state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
+                    } else {
+                        state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
+                    }
+                } else {
+                    try recordEnd(record, in: &state)
+                    state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
+                }
+            } catch where error.mayPassIfRetried {
+                break
+            } catch {
+                state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
+            }
+            state.unrecordedEnds.removeFirst()
+        }
+        if state.unrecordedEnds.isEmpty {
+            state.endRetryFailures = 0
+        } else {
+            scheduleEndRetry(&state, at: now)
         }
     }
 
@@ -1529,6 +1548,7 @@ public final class SchedulerDriver: Sendable {
             state.engine.recordEnergy(record.energyJoules ?? 0, for: record.app, at: now)
             do throws(StoreError) {
                 try recordEnd(record, in: &state)
+                storeTookAWrite(&state, at: now)
             } catch where error.mayPassIfRetried {
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error); it is written again until the store takes it\(sharedStore == nil ? "" : ", its lease renewed meanwhile")")))
                 keepForRetry(record, in: &state, at: now)

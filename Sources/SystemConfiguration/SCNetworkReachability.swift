@@ -239,21 +239,27 @@ public final class SCNetworkReachability: Hashable, @unchecked Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-/// A target for the host `nodename` (Apple's SystemConfiguration); `nil` for an empty name.
+/// A target for the host `nodename` (Apple's SystemConfiguration); `nil` for an empty name
+/// (``SCError()`` then reads ``kSCStatusInvalidArgument``).
 /// Pass `nil` as the allocator (Linux has no Core Foundation allocators). The name is not
 /// looked up: the target answers about the network as a whole (``SCNetworkReachability``).
 public func SCNetworkReachabilityCreateWithName(_ allocator: AnyObject?, _ nodename: UnsafePointer<CChar>) -> SCNetworkReachability? {
-    guard nodename.pointee != 0 else { return nil }
+    guard nodename.pointee != 0 else {
+        setSCError(kSCStatusInvalidArgument)
+        return nil
+    }
     return SCNetworkReachability(madeByName: true)
 }
 
 /// A target for the IPv4 or IPv6 address `address` (Apple's SystemConfiguration): the
 /// address 0.0.0.0, as SDKs pass it, for the default route. `nil` for an address of another
-/// family. Pass `nil` as the allocator.
+/// family (``SCError()`` then reads ``kSCStatusInvalidArgument``). Pass `nil` as the allocator.
 public func SCNetworkReachabilityCreateWithAddress(_ allocator: AnyObject?, _ address: UnsafePointer<sockaddr>) -> SCNetworkReachability? {
     switch Int32(address.pointee.sa_family) {
     case AF_INET, AF_INET6: return SCNetworkReachability(madeByName: false)
-    default: return nil
+    default:
+        setSCError(kSCStatusInvalidArgument)
+        return nil
     }
 }
 
@@ -279,9 +285,14 @@ public func SCNetworkReachabilitySetCallback(_ target: SCNetworkReachability, _ 
 
 /// Starts watching the target's network, its callback called on `queue` when its flags
 /// change; `nil` stops it (Apple's SystemConfiguration). `false` for a queue given to a target
-/// already on one (as Apple's: set `nil` first). The changes are the kernel's announcements of
+/// already on one, ``SCError()`` then reading ``kSCStatusInvalidArgument`` (as Apple's: set
+/// `nil` first). The changes are the kernel's announcements of
 /// link, address and route changes (docs/porting.md, "Network paths"), or a simulated device's.
 @discardableResult
 public func SCNetworkReachabilitySetDispatchQueue(_ target: SCNetworkReachability, _ queue: DispatchQueue?) -> Bool {
-    target.setQueue(queue)
+    guard target.setQueue(queue) else {
+        setSCError(kSCStatusInvalidArgument)
+        return false
+    }
+    return true
 }

@@ -97,6 +97,35 @@ extension URL {
     }
 }
 
+extension NSURL {
+    /// A file URL for `path` (Apple's `NSURL.fileURL(withPath:)`, iOS 2: an app writing a
+    /// notification attachment to the temporary directory, the eighteenth outside probe;
+    /// swift-corelibs-foundation has only `fileURL(withPathComponents:)`): as
+    /// `URL(fileURLWithPath:)`, a relative path resolved against the current directory, a
+    /// trailing `/` when the path names a directory that exists.
+    @_disfavoredOverload public class func fileURL(withPath path: String) -> URL {
+        URL(fileURLWithPath: path)
+    }
+
+    /// A file URL for `path`, a directory URL (a trailing `/`) when `isDir` (Apple's
+    /// `NSURL.fileURL(withPath:isDirectory:)`).
+    @_disfavoredOverload public class func fileURL(withPath path: String, isDirectory isDir: Bool) -> URL {
+        URL(fileURLWithPath: path, isDirectory: isDir)
+    }
+
+    /// A file URL for `path` relative to `baseURL` (Apple's
+    /// `NSURL.fileURL(withPath:relativeTo:)`, iOS 9).
+    @_disfavoredOverload public class func fileURL(withPath path: String, relativeTo baseURL: URL?) -> URL {
+        URL(fileURLWithPath: path, relativeTo: baseURL)
+    }
+
+    /// A file URL for `path` relative to `baseURL`, a directory URL when `isDir` (Apple's
+    /// `NSURL.fileURL(withPath:isDirectory:relativeTo:)`, iOS 9).
+    @_disfavoredOverload public class func fileURL(withPath path: String, isDirectory isDir: Bool, relativeTo baseURL: URL?) -> URL {
+        URL(fileURLWithPath: path, isDirectory: isDir, relativeTo: baseURL)
+    }
+}
+
 extension ProcessInfo {
     /// Whether the iOS app runs on a Mac (Apple: `isiOSAppOnMac`): `false`.
     @_disfavoredOverload public var isiOSAppOnMac: Bool { false }

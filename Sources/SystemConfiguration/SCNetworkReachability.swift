@@ -263,6 +263,20 @@ public func SCNetworkReachabilityCreateWithAddress(_ allocator: AnyObject?, _ ad
     }
 }
 
+/// A target for the connection between a local and a remote IPv4 or IPv6 address (Apple's
+/// SystemConfiguration), answering about the network as a whole as every target here does;
+/// either address may be `nil`, not both. `nil` for two `nil`s or an address of another
+/// family (``SCError()`` then reads ``kSCStatusInvalidArgument``). Pass `nil` as the allocator.
+public func SCNetworkReachabilityCreateWithAddressPair(_ allocator: AnyObject?, _ localAddress: UnsafePointer<sockaddr>?,
+                                                       _ remoteAddress: UnsafePointer<sockaddr>?) -> SCNetworkReachability? {
+    let addresses = [localAddress, remoteAddress].compactMap { $0 }
+    guard !addresses.isEmpty, addresses.allSatisfy({ [AF_INET, AF_INET6].contains(Int32($0.pointee.sa_family)) }) else {
+        setSCError(kSCStatusInvalidArgument)
+        return nil
+    }
+    return SCNetworkReachability(madeByName: false)
+}
+
 /// Writes the target's flags now to `flags` (Apple's SystemConfiguration); `true`, as the
 /// network can always be read (an unreadable one reads unreachable).
 @discardableResult

@@ -75,6 +75,22 @@ final class VendoredReachability {
         }
     }
 
+    @Test func aTargetForAnAddressPairNeedsOneAddressOfAnInternetFamily() throws {
+        var local = sockaddr()
+        local.sa_family = sa_family_t(AF_INET)
+        var remote = sockaddr()
+        remote.sa_family = sa_family_t(AF_INET6)
+        let pair = try #require(SCNetworkReachabilityCreateWithAddressPair(nil, &local, &remote))
+        var flags = SCNetworkReachabilityFlags()
+        #expect(SCNetworkReachabilityGetFlags(pair, &flags))
+        #expect(SCNetworkReachabilityCreateWithAddressPair(nil, nil, &remote) != nil)
+        #expect(SCNetworkReachabilityCreateWithAddressPair(nil, nil, nil) == nil)
+        #expect(SCError() == Int32(kSCStatusInvalidArgument))
+        var unix = sockaddr()
+        unix.sa_family = sa_family_t(AF_UNIX)
+        #expect(SCNetworkReachabilityCreateWithAddressPair(nil, &local, &unix) == nil)
+    }
+
     @Test func theStatusesHaveApplesValuesAndMessages() {
         let statuses: [Int] = [kSCStatusOK, kSCStatusFailed, kSCStatusInvalidArgument, kSCStatusNoStoreServer,
                                kSCStatusReachabilityUnknown, kSCStatusConnectionIgnore]

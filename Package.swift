@@ -172,7 +172,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5), .treatAllWarnings(as: .error)]
         ),
         // `import UIKit` as iOS code writes it: the UIApplication part, from BackgroundTasks.
-        .target(name: "UIKit", dependencies: ["BackgroundTasks", "UserNotifications", "CUIKitModuleMap", "_Testing_UIKit"]),
+        .target(name: "UIKit", dependencies: ["BackgroundTasks", "SchedulerCore", "UserNotifications", "CUIKitModuleMap", "_Testing_UIKit"]),
         // Swift Testing's cross-import overlay for UIKit, which the toolchain names but does
         // not ship on Linux: empty, so that a test file importing Testing and UIKit compiles.
         .target(name: "_Testing_UIKit"),

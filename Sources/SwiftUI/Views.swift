@@ -1,4 +1,5 @@
 import Foundation
+import UIKit
 
 // Views on Linux, which draws nothing: values that the shown window (ViewHost.swift) reads
 // for their content and their behaviour (docs/porting.md, "A SwiftUI app").
@@ -100,6 +101,9 @@ public struct Image {
     public init(systemName: String) { name = systemName }
     /// The image of an asset catalog's resource (Apple: `init(_:)` with an `ImageResource`, iOS 17).
     public init(_ resource: ImageResource) { name = resource.name }
+    /// The image of a `UIImage` (Apple: `init(uiImage:)`): its asset's or symbol's name when
+    /// it is kept by name, else empty.
+    public init(uiImage: UIImage) { name = uiImage.assetName ?? "" }
 }
 
 /// An image in an asset catalog (Apple: `ImageResource`, iOS 17, from DeveloperToolsSupport,

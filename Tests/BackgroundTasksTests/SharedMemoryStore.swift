@@ -24,6 +24,10 @@ final class SharedMemoryBackend: Sendable {
         /// The next run end commits, then reports the server lost (a commit whose outcome
         /// its writer cannot know).
         var loseNextRunEndAfterCommit = false
+        /// Run ends are refused as if the server timed out (a row lock on the app's policy
+        /// state held elsewhere), other writes taken; each attempt is counted.
+        var refusesRunEnds = false
+        var runEndAttempts = 0
         /// Rows another program wrote badly: the plain read fails on them, the loading read
         /// moves them to `quarantined`, as the PostgreSQL store does.
         var unreadable: Set<RequestKey> = []
@@ -135,6 +139,10 @@ final class SharedMemoryStore: SharedSchedulerStorage {
     }
     func recordRunFinished(_ run: RunRecord, updatingAppSetting name: String, _ update: (String?) -> String?) throws(StoreError) {
         try access { (state) throws(StoreError) in
+            state.runEndAttempts += 1
+            if state.refusesRunEnds {
+                throw StoreError(code: .unavailable, path: storeDescription, message: "canceling statement due to statement timeout")
+            }
             guard state.runs[replica]?[run.id]?.record.endedAt == nil, state.runs[replica]?[run.id] != nil else {
                 throw StoreError(code: .invalidData, path: nil, message: "cannot record the end of \(run.id): it is not in progress")
             }

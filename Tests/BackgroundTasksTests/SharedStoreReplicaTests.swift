@@ -279,12 +279,33 @@ import Testing
         cluster.backend.state.withLock { $0.reachable = true }
         let log = { cluster.contexts[0].driver.log.messages.map(\.text) }
         #expect(!log().contains { $0.contains("once the store took it") })
-        // A submission the store takes shows it is back: the end is written with it, not
-        // after the rest of the backoff's wait (no time passes here).
+        // A submission the store takes shows it is back: the next attempt is brought
+        // forward to now, not made after the rest of the backoff's wait (13 s more).
         try submit(BGProcessingTaskRequest(identifier: "com.example.test.p2"), in: cluster.contexts[0])
+        await cluster.run(for: 1)
         #expect(log().contains { $0.contains("once the store took it") }, "\(log())")
         let runs = try cluster.contexts[0].driver.store?.runs(app: testApp, since: nil, limit: nil) ?? []
         #expect(runs.filter { $0.identifier.hasSuffix("p1") }.map(\.outcome) == [.success], "\(runs)")
+    }
+
+    @Test func aStoreThatTakesOtherWritesButRefusesEndsIsNotTriedAtEveryWrite() async throws {
+        let cluster = try Cluster(count: 1, workSeconds: 5)
+        cluster.backend.state.withLock { $0.refusesRunEnds = true }
+        try submit(BGProcessingTaskRequest(identifier: "com.example.test.p1"), in: cluster.contexts[0])
+        await cluster.run(for: 6)
+        let first = cluster.backend.state.withLock { $0.runEndAttempts }
+        #expect(first >= 1, "the end was tried")
+        // 80 submissions the store takes over the next 40 s: the backoff alone tries the end
+        // 5 more times (1, 2, 4, 8, 16 s after each); each of its waits may be cut short once.
+        let later = Date(timeIntervalSinceNow: 86_400)
+        for _ in 0..<80 {
+            let request = BGProcessingTaskRequest(identifier: "com.example.test.p2")
+            request.earliestBeginDate = later
+            try submit(request, in: cluster.contexts[0])
+            await cluster.run(for: 0.5, step: 0.5)
+        }
+        let attempts = cluster.backend.state.withLock { $0.runEndAttempts } - first
+        #expect((5...10).contains(attempts), "\(attempts) attempts")
     }
 
     @Test func theRunsToRenewAreReadWithoutWaitingForASubmitStuckOnTheStore() async throws {

@@ -91,7 +91,7 @@ public final class SchedulerDriver: Sendable {
         /// Whether ``SchedulerDriver/detachAllApps()`` ran: submissions are refused after it.
         var detachedAll = false
         /// Ends of runs the store did not take (unreachable, full), oldest first: written
-        /// again until it does (``retryUnrecordedEnds()``), their shared leases renewed
+        /// again until it does (``retryUnrecordedEnds(generation:broughtForward:)``), their shared leases renewed
         /// meanwhile, so a run that finished is neither recorded as interrupted nor run again.
         var unrecordedEnds: [RunRecord] = []
         /// The timer of the next attempt at ``unrecordedEnds``.
@@ -99,6 +99,14 @@ public final class SchedulerDriver: Sendable {
         /// How many attempts at ``unrecordedEnds`` in a row the store refused (the next
         /// waits ``SchedulerDriver/endRetryBackoff``'s delay after that many).
         var endRetryFailures = 0
+        /// Which armed attempt is the current one: a timer cancelled while its handler
+        /// already waited for the lock finds another number and does nothing (else it would
+        /// start a second chain of attempts beside the one armed since).
+        var endRetryGeneration = 0
+        /// Whether the current wait was cut short because the store took another write
+        /// (``SchedulerDriver/storeTookAWrite(_:at:)``): once per wait of the backoff, so a
+        /// store that takes other writes but keeps refusing ends is not tried at every write.
+        var endRetryBroughtForward = false
         /// What ``SchedulerDriver/detachAllApps()`` takes out of the state.
         struct Detached {
             var contexts: [AppID: BGAppContext] = [:]
@@ -1426,7 +1434,17 @@ public final class SchedulerDriver: Sendable {
         guard state.endRetryTimer == nil, !state.detachedAll else { return }
         state.endRetryFailures += 1
         let delay = Self.endRetryBackoff.delay(afterFailedAttempt: state.endRetryFailures) ?? Self.endRetryBackoff.maximumDelay
-        state.endRetryTimer = clock.schedule(at: now.addingTimeInterval(delay)) { [weak self] in self?.retryUnrecordedEnds() }
+        armEndRetry(&state, at: now.addingTimeInterval(delay), broughtForward: false)
+    }
+
+    /// Arms the attempt at `instant`, replacing (and cancelling) any armed before.
+    private func armEndRetry(_ state: inout State, at instant: Date, broughtForward: Bool) {
+        state.endRetryTimer?.cancel()
+        state.endRetryGeneration += 1
+        let generation = state.endRetryGeneration
+        state.endRetryTimer = clock.schedule(at: instant) { [weak self] in
+            self?.retryUnrecordedEnds(generation: generation, broughtForward: broughtForward)
+        }
     }
 
     /// Writes again the ends the store did not take, oldest first, until one fails again (the
@@ -1435,28 +1453,33 @@ public final class SchedulerDriver: Sendable {
     /// committed though its answer was lost) is not written twice, which would merge what
     /// the run taught the policies twice; one the store ended otherwise (its lease ran out
     /// and it was ended as interrupted) is given up, said.
-    private func retryUnrecordedEnds() {
+    private func retryUnrecordedEnds(generation: Int, broughtForward: Bool) {
         mutate { state, now in
+            guard generation == state.endRetryGeneration, state.endRetryTimer != nil else { return [] }
             state.endRetryTimer = nil
+            // The backoff's own attempt opens a new wait that a write may cut short.
+            if !broughtForward { state.endRetryBroughtForward = false }
             writeUnrecordedEnds(&state, at: now)
             // Adopting a merged policy state can move the engine's next wake.
             return [.wake(at: state.engine.nextWake)]
         }
     }
 
-    /// The store just took a write: the ends it refused before are written now instead of
-    /// after the rest of the backoff's wait (up to 30 s, during which a shared store's
-    /// leases are renewed for nothing and what the runs taught the policies is not merged).
+    /// The store just took a write (a submission, another run's end): the next attempt at
+    /// the ends it refused before is brought forward to now (on the timer's thread, not in
+    /// the writer's call) instead of waiting out the rest of the backoff's wait (up to 30 s,
+    /// during which a shared store's leases are renewed for nothing and what the runs taught
+    /// the policies is not merged). Once per wait: an attempt that fails again waits the
+    /// backoff's next step, so a store that takes other writes but keeps refusing ends (a
+    /// row lock held on the app's policy state) is tried at most twice as often as before.
     private func storeTookAWrite(_ state: inout State, at now: Date) {
-        guard !state.unrecordedEnds.isEmpty, !state.detachedAll else { return }
-        state.endRetryTimer?.cancel()
-        state.endRetryTimer = nil
-        writeUnrecordedEnds(&state, at: now)
-        state.followUps.append(.wake(at: state.engine.nextWake))
+        guard state.endRetryTimer != nil, !state.endRetryBroughtForward, !state.detachedAll else { return }
+        state.endRetryBroughtForward = true
+        armEndRetry(&state, at: now, broughtForward: true)
     }
 
-    /// The body of ``retryUnrecordedEnds()``, under the lock: the attempt, then the next
-    /// attempt's timer when some are left.
+    /// The body of ``retryUnrecordedEnds(generation:broughtForward:)``, under the lock: the
+    /// attempt, then the next attempt's timer when some are left.
     private func writeUnrecordedEnds(_ state: inout State, at now: Date) {
         while let record = state.unrecordedEnds.first {
             do throws(StoreError) {
@@ -1480,6 +1503,7 @@ public final class SchedulerDriver: Sendable {
         }
         if state.unrecordedEnds.isEmpty {
             state.endRetryFailures = 0
+            state.endRetryBroughtForward = false
         } else {
             scheduleEndRetry(&state, at: now)
         }

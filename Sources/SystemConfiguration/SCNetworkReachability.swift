@@ -255,12 +255,11 @@ public func SCNetworkReachabilityCreateWithName(_ allocator: AnyObject?, _ noden
 /// address 0.0.0.0, as SDKs pass it, for the default route. `nil` for an address of another
 /// family (``SCError()`` then reads ``kSCStatusInvalidArgument``). Pass `nil` as the allocator.
 public func SCNetworkReachabilityCreateWithAddress(_ allocator: AnyObject?, _ address: UnsafePointer<sockaddr>) -> SCNetworkReachability? {
-    switch Int32(address.pointee.sa_family) {
-    case AF_INET, AF_INET6: return SCNetworkReachability(madeByName: false)
-    default:
+    guard isInternetAddress(address) else {
         setSCError(kSCStatusInvalidArgument)
         return nil
     }
+    return SCNetworkReachability(madeByName: false)
 }
 
 /// A target for the connection between a local and a remote IPv4 or IPv6 address (Apple's
@@ -270,11 +269,16 @@ public func SCNetworkReachabilityCreateWithAddress(_ allocator: AnyObject?, _ ad
 public func SCNetworkReachabilityCreateWithAddressPair(_ allocator: AnyObject?, _ localAddress: UnsafePointer<sockaddr>?,
                                                        _ remoteAddress: UnsafePointer<sockaddr>?) -> SCNetworkReachability? {
     let addresses = [localAddress, remoteAddress].compactMap { $0 }
-    guard !addresses.isEmpty, addresses.allSatisfy({ [AF_INET, AF_INET6].contains(Int32($0.pointee.sa_family)) }) else {
+    guard !addresses.isEmpty, addresses.allSatisfy(isInternetAddress) else {
         setSCError(kSCStatusInvalidArgument)
         return nil
     }
     return SCNetworkReachability(madeByName: false)
+}
+
+/// Whether `address` is of an IPv4 or IPv6 family, the ones a target can be made for.
+private func isInternetAddress(_ address: UnsafePointer<sockaddr>) -> Bool {
+    [AF_INET, AF_INET6].contains(Int32(address.pointee.sa_family))
 }
 
 /// Writes the target's flags now to `flags` (Apple's SystemConfiguration); `true`, as the

@@ -21,18 +21,21 @@ open class UIImage: NSObject, @unchecked Sendable {
     /// The asset's or symbol's name for an image kept by name (for SwiftUI's `Image(uiImage:)`).
     package let assetName: String?
 
+    /// The scale it was made with.
+    private let madeAtScale: CGFloat
+
     /// Points to pixels: 1, or what `init(data:scale:)` or a file's `@2x`/`@3x` suffix said.
-    public let scale: CGFloat
+    open var scale: CGFloat { madeAtScale }
 
     /// The image's size in points: its pixels divided by ``scale``; zero for an image kept by
     /// name only.
-    public var size: CGSize {
+    open var size: CGSize {
         guard let header = encoded?.header else { return .zero }
-        return CGSize(width: CGFloat(header.width) / scale, height: CGFloat(header.height) / scale)
+        return CGSize(width: CGFloat(header.width) / madeAtScale, height: CGFloat(header.height) / madeAtScale)
     }
 
     /// How the image is turned: `.up` (nothing here reads an orientation from the bytes).
-    public var imageOrientation: Orientation { .up }
+    open var imageOrientation: Orientation { .up }
 
     /// The orientations of an image (Apple: `UIImage.Orientation`, Apple's raw values).
     public enum Orientation: Int, Sendable {
@@ -42,13 +45,16 @@ open class UIImage: NSObject, @unchecked Sendable {
     private init(encoded: (bytes: Data, header: ImageHeader)?, assetName: String?, scale: CGFloat) {
         self.encoded = encoded
         self.assetName = assetName
-        self.scale = scale
+        madeAtScale = scale
         super.init()
     }
 
     /// An empty image: no bytes, size zero (Apple: `init()`).
-    public override convenience init() {
-        self.init(encoded: nil, assetName: nil, scale: 1)
+    public override init() {
+        encoded = nil
+        assetName = nil
+        madeAtScale = 1
+        super.init()
     }
 
     /// The image the bytes `data` encode, at scale 1; `nil` for bytes that are not a PNG,
@@ -59,10 +65,14 @@ open class UIImage: NSObject, @unchecked Sendable {
     }
 
     /// The image the bytes `data` encode, at `scale` (points to pixels; a scale that is not
-    /// a finite number above zero reads as 1).
-    public convenience init?(data: Data, scale: CGFloat) {
+    /// a finite number above zero reads as 1). Designated, as Apple's `init?(data:scale:)`
+    /// is, so an app's subclass can call it.
+    public init?(data: Data, scale: CGFloat) {
         guard let header = ImageHeader(data) else { return nil }
-        self.init(encoded: (data, header), assetName: nil, scale: scale.isFinite && scale > 0 ? scale : 1)
+        encoded = (data, header)
+        assetName = nil
+        madeAtScale = scale.isFinite && scale > 0 ? scale : 1
+        super.init()
     }
 
     /// The image in the file at `path`, its scale from an `@2x` or `@3x` before the
@@ -154,17 +164,23 @@ package struct ImageHeader: Hashable, Sendable {
     /// The header of `data`, or `nil` when it is no image of a format recognised, or gives no
     /// size above zero.
     package init?(_ data: Data) {
-        let bytes = [UInt8](data.prefix(Self.longestScan))
-        guard let (format, width, height) = Self.pngSize(bytes) ?? Self.jpegSize(bytes) ?? Self.gifSize(bytes)
-                ?? Self.webpSize(bytes) ?? Self.bmpSize(bytes),
-              width > 0, height > 0 else { return nil }
+        // The first 64 KiB hold every header but a JPEG's whose metadata segments (EXIF with
+        // a thumbnail among them) come before its frame: only then is more read.
+        var bytes = [UInt8](data.prefix(Self.firstScan))
+        var found = Self.pngSize(bytes) ?? Self.jpegSize(bytes) ?? Self.gifSize(bytes) ?? Self.webpSize(bytes) ?? Self.bmpSize(bytes)
+        if found == nil, data.count > Self.firstScan, bytes.starts(with: [0xFF, 0xD8]) {
+            bytes = [UInt8](data.prefix(Self.longestScan))
+            found = Self.jpegSize(bytes)
+        }
+        guard let (format, width, height) = found, width > 0, height > 0 else { return nil }
         self.format = format
         self.width = width
         self.height = height
     }
 
-    /// How far into the bytes a JPEG's frame header is looked for (its metadata segments,
-    /// EXIF with a thumbnail among them, come first).
+    /// How far into the bytes a header is looked for first.
+    static let firstScan = 64 << 10
+    /// How far into the bytes a JPEG's frame header is looked for at most.
     static let longestScan = 4 << 20
 
     private static func pngSize(_ b: [UInt8]) -> (Format, Int, Int)? {
@@ -196,7 +212,12 @@ package struct ImageHeader: Hashable, Sendable {
     }
 
     private static func gifSize(_ b: [UInt8]) -> (Format, Int, Int)? {
-        guard b.count >= 10, b.starts(with: Array("GIF87a".utf8)) || b.starts(with: Array("GIF89a".utf8)) else { return nil }
+        // The signature and the whole logical screen descriptor (size, flags, background,
+        // aspect); then, after the global colour table when the flags say there is one, a
+        // block: an image descriptor, an extension or the trailer.
+        guard b.count >= 14, b.starts(with: Array("GIF87a".utf8)) || b.starts(with: Array("GIF89a".utf8)) else { return nil }
+        let table = b[10] & 0x80 != 0 ? 3 << (Int(b[10] & 0x07) + 1) : 0
+        if 13 + table < b.count, ![0x2C, 0x21, 0x3B].contains(b[13 + table]) { return nil }
         return (.gif, littleEndian(b, 6, 2), littleEndian(b, 8, 2))
     }
 
@@ -218,10 +239,14 @@ package struct ImageHeader: Hashable, Sendable {
     }
 
     private static func bmpSize(_ b: [UInt8]) -> (Format, Int, Int)? {
-        guard b.count >= 26, b[0] == 0x42, b[1] == 0x4D else { return nil }
-        if littleEndian(b, 14, 4) == 12 {  // the old core header: 16-bit dimensions
+        guard b.count >= 28, b[0] == 0x42, b[1] == 0x4D else { return nil }
+        let headerSize = littleEndian(b, 14, 4)
+        if headerSize == 12 {  // the old core header: 16-bit dimensions, then one plane
+            guard littleEndian(b, 22, 2) == 1 else { return nil }
             return (.bmp, littleEndian(b, 18, 2), littleEndian(b, 20, 2))
         }
+        // The later headers' sizes (Windows 3 to 5, OS/2 2), then one plane.
+        guard [40, 52, 56, 64, 108, 124].contains(headerSize), littleEndian(b, 26, 2) == 1 else { return nil }
         // Signed 32-bit: a negative height is a bitmap stored top-down.
         let width = Int(Int32(bitPattern: UInt32(littleEndian(b, 18, 4))))
         let height = Int(Int32(bitPattern: UInt32(littleEndian(b, 22, 4))))

@@ -37,7 +37,34 @@ enum ImageBytes {
     }
 
     static func gif(width: UInt16, height: UInt16) -> Data {
-        Data(Array("GIF89a".utf8) + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0, 0, 0])
+        // The logical screen (no global colour table), then an image descriptor.
+        Data(Array("GIF89a".utf8) + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0, 0, 0, 0x2C])
+    }
+
+    static func webpLossy(width: UInt16, height: UInt16) -> Data {
+        var bytes = Array("RIFF".utf8) + [30, 0, 0, 0] + Array("WEBP".utf8) + Array("VP8 ".utf8) + [10, 0, 0, 0]
+        bytes += [0x50, 0x01, 0x00, 0x9D, 0x01, 0x2A, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8)]
+        return Data(bytes)
+    }
+
+    static func webpLossless(width: Int, height: Int) -> Data {
+        let bits = UInt32(width - 1) | UInt32(height - 1) << 14
+        var bytes = Array("RIFF".utf8) + [30, 0, 0, 0] + Array("WEBP".utf8) + Array("VP8L".utf8) + [10, 0, 0, 0, 0x2F]
+        bytes += [0, 8, 16, 24].map { UInt8((bits >> $0) & 0xFF) } + [0, 0, 0, 0, 0]
+        return Data(bytes)
+    }
+
+    static func bmpCore(width: UInt16, height: UInt16) -> Data {
+        Data([0x42, 0x4D] + [UInt8](repeating: 0, count: 12) + [12, 0, 0, 0]
+             + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 1, 0, 24, 0, 0, 0])
+    }
+
+    /// A JPEG whose frame comes after fill bytes, a restart marker and a Huffman table
+    /// (C4, in the frames' range but no frame).
+    static func jpegAfterTables(width: UInt16, height: UInt16) -> Data {
+        var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFF, 0xD0, 0xFF, 0xC4, 0x00, 0x05, 0, 0, 0]
+        bytes += [0xFF, 0xC2, 0x00, 0x11, 0x08] + bigEndian16(height) + bigEndian16(width) + [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]
+        return Data(bytes)
     }
 
     static func webpExtended(width: Int, height: Int) -> Data {
@@ -79,6 +106,10 @@ enum ImageBytes {
             (ImageBytes.gif(width: 320, height: 200), 320, 200),
             (ImageBytes.webpExtended(width: 5000, height: 70_000), 5000, 70_000),
             (ImageBytes.bmp(width: 16, height: -9), 16, 9),
+            (ImageBytes.webpLossy(width: 400, height: 300), 400, 300),
+            (ImageBytes.webpLossless(width: 16_384, height: 2), 16_384, 2),
+            (ImageBytes.bmpCore(width: 7, height: 5), 7, 5),
+            (ImageBytes.jpegAfterTables(width: 33, height: 44), 33, 44),
         ]
         for (bytes, width, height) in cases {
             let image = try #require(UIImage(data: bytes))
@@ -88,28 +119,39 @@ enum ImageBytes {
         let retina = try #require(UIImage(data: ImageBytes.png(width: 300, height: 150), scale: 3))
         #expect(retina.size == CGSize(width: 100, height: 50))
         #expect(UIImage(data: ImageBytes.png(width: 30, height: 15), scale: .nan)?.scale == 1)
-        #expect(UIImage(data: ImageBytes.gif(width: 20, height: 20))?.pngData() == nil, "nothing is re-encoded")
+        let gif = try #require(UIImage(data: ImageBytes.gif(width: 20, height: 20)))
+        #expect(gif.pngData() == nil && gif.jpegData(compressionQuality: 1) == nil, "nothing is re-encoded")
     }
 
     @Test func bytesCutShortOrMadeUpAreNoImage() {
-        let whole = [ImageBytes.png(width: 8, height: 8), ImageBytes.jpeg(width: 8, height: 8), ImageBytes.gif(width: 8, height: 8),
-                     ImageBytes.webpExtended(width: 8, height: 8), ImageBytes.bmp(width: 8, height: 8)]
-        for bytes in whole {
-            // Every prefix shorter than the header reads as no image, never a trap.
-            for count in 0..<min(bytes.count, 24) {
-                #expect(UIImage(data: bytes.prefix(count)) == nil || count >= 10, "\(count) bytes")
+        // The shortest prefix of each that is taken: its header's last byte read.
+        let whole: [(Data, Int)] = [
+            (ImageBytes.png(width: 8, height: 8), 24), (ImageBytes.jpeg(width: 8, height: 8), 29),
+            (ImageBytes.jpegAfterTables(width: 8, height: 8), 21), (ImageBytes.gif(width: 8, height: 8), 14),
+            (ImageBytes.webpExtended(width: 8, height: 8), 30), (ImageBytes.webpLossy(width: 8, height: 8), 30),
+            (ImageBytes.webpLossless(width: 8, height: 8), 30), (ImageBytes.bmp(width: 8, height: 8), 28),
+            (ImageBytes.bmpCore(width: 8, height: 8), 28),
+        ]
+        for (bytes, shortest) in whole {
+            // Every prefix: no image below the header's length, the image from it on; never a trap.
+            for count in 0...bytes.count {
+                #expect((UIImage(data: bytes.prefix(count)) != nil) == (count >= shortest), "\(count) of \(bytes.count) bytes: \(Array(bytes))")
             }
         }
         #expect(UIImage(data: ImageBytes.png(width: 0, height: 8)) == nil, "no size above zero")
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<2_000 {
-            var noise = [UInt8](repeating: 0, count: Int.random(in: 0..<64, using: &generator))
+        // Noise from a fixed seed (a failure reproduces), alone and after each signature.
+        var generator = SplitMix(seed: 0x5EED)
+        let signatures: [[UInt8]] = [[], [0xFF, 0xD8], [0xFF, 0xD8, 0xFF], Array("GIF89a".utf8), [0x42, 0x4D], Array("RIFF".utf8),
+                                     [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]]
+        for round in 0..<4_000 {
+            var noise = [UInt8](repeating: 0, count: Int.random(in: 0..<96, using: &generator))
             for index in noise.indices { noise[index] = UInt8.random(in: 0...255, using: &generator) }
-            if Bool.random(using: &generator) { noise = [0xFF, 0xD8] + noise }  // a JPEG start, then noise
-            _ = UIImage(data: Data(noise))
+            _ = UIImage(data: Data(signatures[round % signatures.count] + noise))
         }
-        // A JPEG whose segment lengths run past the end.
+        // A JPEG whose segment lengths run past the end; bytes that only start like a BMP or a GIF.
         #expect(UIImage(data: Data([0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xFF, 0x00])) == nil)
+        #expect(UIImage(data: Data([0x42, 0x4D] + [UInt8](repeating: 0x41, count: 40))) == nil, "no BMP header size")
+        #expect(UIImage(data: Data(Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x41, 0x41])) == nil, "no block after the screen")
     }
 
     @Test func aNamedImageIsReadFromTheBundlesFileForTheScreensScale() throws {
@@ -118,10 +160,13 @@ enum ImageBytes {
         defer { try? FileManager.default.removeItem(at: directory) }
         try ImageBytes.png(width: 40, height: 40).write(to: directory.appendingPathComponent("placeholder.png"))
         try ImageBytes.png(width: 80, height: 80).write(to: directory.appendingPathComponent("placeholder@2x.png"))
+        try ImageBytes.png(width: 120, height: 120).write(to: directory.appendingPathComponent("icon@3x.png"))
+        try ImageBytes.png(width: 80, height: 80).write(to: directory.appendingPathComponent("icon@2x.png"))
         try ImageBytes.jpeg(width: 90, height: 30).write(to: directory.appendingPathComponent("banner.jpg"))
         let bundle = try #require(Bundle(path: directory.path))
         let placeholder = try #require(UIImage(named: "placeholder", in: bundle, compatibleWith: nil))
         #expect(placeholder.scale == 2 && placeholder.size == CGSize(width: 40, height: 40))
+        #expect(UIImage(named: "icon", in: bundle, compatibleWith: nil)?.scale == 3, "the screen's scale first")
         #expect(UIImage(named: "banner.jpg", in: bundle, compatibleWith: nil)?.size == CGSize(width: 90, height: 30))
         // An asset with no file (no asset catalog on Linux) and a symbol are kept by name.
         let asset = try #require(UIImage(named: "AppIconSmall", in: bundle, compatibleWith: nil))
@@ -130,7 +175,7 @@ enum ImageBytes {
         #expect(UIImage(named: "") == nil)
         #expect(UIImage(contentsOfFile: directory.appendingPathComponent("placeholder@2x.png").path)?.scale == 2)
         #expect(UIImage(contentsOfFile: directory.appendingPathComponent("missing.png").path) == nil)
-        _ = SwiftUI.Image(uiImage: asset)
+        #expect(SwiftUI.Image(uiImage: asset).name == "AppIconSmall")
     }
 
     @Test func aFIFOWhereAnImageFileWasExpectedIsNotOpened() throws {

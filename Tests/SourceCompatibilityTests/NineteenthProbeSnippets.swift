@@ -16,7 +16,7 @@ enum VendoredReachabilityError: Error, Equatable {
 
 /// The vendored Reachability's shape: made from a host name or the zero address, started on a
 /// queue, its failures thrown with the framework's status.
-final class VendoredReachability {
+final class VendoredReachability: Sendable {
     let target: SCNetworkReachability
 
     init(hostname: String) throws {
@@ -58,21 +58,27 @@ final class VendoredReachability {
 @Suite struct NineteenthProbeSCErrorTests {
     @Test func aFailedCallLeavesItsStatusForSCErrorOnItsThread() throws {
         let invalid = Int32(kSCStatusInvalidArgument)
-        #expect(throws: VendoredReachabilityError.failedToCreateWithHostname("", invalid)) { try VendoredReachability(hostname: "") }
-        #expect(throws: VendoredReachabilityError.failedToCreateWithAddress(invalid)) { try VendoredReachability(family: AF_UNIX) }
-        // A call that succeeds leaves the last failure's status, as Apple's.
-        let reachability = try VendoredReachability(family: AF_INET)
-        #expect(SCError() == invalid)
-        _ = try reachability.flags()
-        // Each thread has its own: a thread that made no failing call reads kSCStatusOK.
-        let other = Thread.detachedStatus()
-        #expect(other == Int32(kSCStatusOK))
+        // Each failing call on a thread of its own, which starts at kSCStatusOK: the status
+        // read after it is that call's.
+        let hostname = Thread.statusAfter { Self.thrown { _ = try VendoredReachability(hostname: "") } }
+        #expect(hostname.thrown == .failedToCreateWithHostname("", invalid) && hostname.status == invalid)
+        let address = Thread.statusAfter { Self.thrown { _ = try VendoredReachability(family: AF_UNIX) } }
+        #expect(address.thrown == .failedToCreateWithAddress(invalid) && address.status == invalid)
+        let fine = Thread.statusAfter { Self.thrown { _ = try VendoredReachability(family: AF_INET).flags() } }
+        #expect(fine.thrown == nil && fine.status == Int32(kSCStatusOK))
         // A second queue for a target already on one is refused, with its status.
+        let reachability = try VendoredReachability(family: AF_INET)
         try reachability.start(on: DispatchQueue(label: "first"))
         defer { reachability.stop() }
-        #expect(throws: VendoredReachabilityError.unableToSetDispatchQueue(invalid)) {
-            try reachability.start(on: DispatchQueue(label: "second"))
+        let second = Thread.statusAfter { Self.thrown { try reachability.start(on: DispatchQueue(label: "second")) } }
+        #expect(second.thrown == .unableToSetDispatchQueue(invalid) && second.status == invalid)
+        // A call that succeeds leaves the last failure's status, as Apple's.
+        let kept = Thread.statusAfter { () -> VendoredReachabilityError? in
+            _ = SCNetworkReachabilityCreateWithName(nil, "")
+            _ = SCNetworkReachabilityCreateWithName(nil, "example.com")
+            return nil
         }
+        #expect(kept.status == invalid)
     }
 
     @Test func aTargetForAnAddressPairNeedsOneAddressOfAnInternetFamily() throws {
@@ -84,11 +90,23 @@ final class VendoredReachability {
         var flags = SCNetworkReachabilityFlags()
         #expect(SCNetworkReachabilityGetFlags(pair, &flags))
         #expect(SCNetworkReachabilityCreateWithAddressPair(nil, nil, &remote) != nil)
-        #expect(SCNetworkReachabilityCreateWithAddressPair(nil, nil, nil) == nil)
-        #expect(SCError() == Int32(kSCStatusInvalidArgument))
-        var unix = sockaddr()
-        unix.sa_family = sa_family_t(AF_UNIX)
-        #expect(SCNetworkReachabilityCreateWithAddressPair(nil, &local, &unix) == nil)
+        let invalid = Int32(kSCStatusInvalidArgument)
+        let neither = Thread.statusAfter { () -> Bool? in SCNetworkReachabilityCreateWithAddressPair(nil, nil, nil) == nil }
+        #expect(neither.thrown == true && neither.status == invalid)
+        let (localCopy, unixFamily) = (local, sa_family_t(AF_UNIX))
+        let unix = Thread.statusAfter { () -> Bool? in
+            var local = localCopy
+            var unix = sockaddr()
+            unix.sa_family = unixFamily
+            return SCNetworkReachabilityCreateWithAddressPair(nil, &local, &unix) == nil
+        }
+        #expect(unix.thrown == true && unix.status == invalid)
+    }
+
+    /// The reachability error `body` throws, if any.
+    static func thrown(_ body: () throws -> Void) -> VendoredReachabilityError? {
+        do { try body() } catch let error as VendoredReachabilityError { return error } catch { return nil }
+        return nil
     }
 
     @Test func theStatusesHaveApplesValuesAndMessages() {
@@ -108,12 +126,13 @@ final class VendoredReachability {
 }
 
 private extension Thread {
-    /// `SCError()` as a new thread reads it.
-    static func detachedStatus() -> Int32 {
-        let box = StatusBox()
+    /// What `body` returns and `SCError()` as read after it, on a new thread.
+    static func statusAfter<Result: Sendable>(_ body: @escaping @Sendable () -> Result?) -> (thrown: Result?, status: Int32) {
+        let box = StatusBox<Result>()
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            box.set(SCError())
+            let result = body()
+            box.set(result, SCError())
             done.signal()
         }
         done.wait()
@@ -121,10 +140,10 @@ private extension Thread {
     }
 }
 
-/// One status handed from a thread to the test (its lock makes the hand-over safe).
-private final class StatusBox: @unchecked Sendable {
+/// One result and status handed from a thread to the test (its lock makes the hand-over safe).
+private final class StatusBox<Result: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var stored: Int32 = -1
-    var value: Int32 { lock.withLock { stored } }
-    func set(_ value: Int32) { lock.withLock { stored = value } }
+    private var stored: (thrown: Result?, status: Int32) = (nil, -1)
+    var value: (thrown: Result?, status: Int32) { lock.withLock { stored } }
+    func set(_ result: Result?, _ status: Int32) { lock.withLock { stored = (result, status) } }
 }

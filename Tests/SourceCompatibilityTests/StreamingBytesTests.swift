@@ -337,20 +337,6 @@ private struct ByteList: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rest: bytes[...]) }
 }
 
-/// A small deterministic generator (SplitMix64), so that the random cases are the same on
-/// every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func below(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
-    }
-}
-
 /// An HTTP server on the loopback for one client: it answers with `head` once the request
 /// has come, then sends what the test gives it, when the test gives it, so that a test can
 /// read a body while it is still arriving.

@@ -152,6 +152,34 @@ extension DaemonProcessTests {
             #expect(InstalledAppsList.lists(AppID(Self.app), socketPath: harness.socketPath) == false)
         }
 
+        @Test("an installed app the user starts while bgtaskd is not running (stopped with SIGTERM, its list left beside the socket) waits for it instead of running a scheduler of its own; once bgtaskd starts, its submission is bgtaskd's")
+        func anInstalledAppWaitsForADaemonThatIsNotRunning() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let daemon = try #require(harness.daemon)
+            daemon.signal(SIGTERM)
+            #expect(await daemon.waitForExit(timeout: .seconds(15))?.status == 0)
+            #expect(InstalledAppsList.lists(AppID(Self.app), socketPath: harness.socketPath) == true, "the list outlives the daemon")
+            // An outside probe: the app opened between a stop and a start acknowledged its
+            // submissions into a store of its own, and ran a task bgtaskd then ran again.
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit-on-signal", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            #expect(await harness.poll(timeout: .seconds(20)) { user.standardError.contains("it is not running") && user.standardError.contains("this process waits for it") }, "\(user.standardError)")
+            #expect(!user.standardError.contains("using the embedded scheduler"), "\(user.standardError)")
+            try await harness.startDaemon()
+            #expect(await harness.waitForEvent("user", "finished-launching", timeout: .seconds(30)) != nil, "\(harness.events("user")); \(user.standardError)")
+            user.signal(SIGUSR1)
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)", timeout: .seconds(30)) != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.pendingIdentifiers(Self.app) == [Self.refresh], "the submission is the daemon's")
+            #expect(!FileManager.default.fileExists(atPath: harness.stateHome + "/bgtask/\(Self.app)/scheduler.sqlite"), "no store of its own")
+        }
+
         @Test("a cancel made while the daemon is out is sent to the next daemon: the request it restored does not run")
         func aCancelDuringAnOutageReachesTheNextDaemon() async throws {
             let harness = try DaemonHarness()

@@ -448,23 +448,27 @@ extension EmbeddedScheduler {
         let fallback = startedByTheUser ? "; using the embedded scheduler" : ""
         // A process the daemon launched does not reconnect: the daemon that follows ends it.
         let reconnects = !EmbeddedScheduler.isDaemonLaunch(environment: environment)
-        // A daemon is there but does not answer (stopped, busy, at its connection limit):
+        // A daemon does not answer (not running, stopped, busy, at its connection limit):
         // whether this app is its to serve is then read from the list it keeps beside its
-        // socket. An installed app waits for it, as a reconnecting app does, rather than keep
-        // requests in a scheduler of its own that bgtaskd would never see (acknowledged, then
-        // never run, or run twice).
+        // socket, which outlives it. An installed app waits for it, as a reconnecting app
+        // does, rather than keep requests in a scheduler of its own that bgtaskd would never
+        // see (acknowledged, then never run, or run twice once bgtaskd is back).
         func waitIfInstalled(_ why: String) -> DaemonUplink? {
             guard startedByTheUser, InstalledAppsList.lists(app, socketPath: path) == true else { return nil }
-            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers")
+            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; an app meant to run on its own is uninstalled from it with bgtask uninstall)")
             return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
         }
         let link: MessageLink
         do {
             link = try MessageLink.connect(path: path, timeout: expected ? daemonGreetingTimeout : .milliseconds(500))
         } catch {
-            // A socket that accepts nobody in time (a daemon stopped, its backlog full); not
-            // one that is no daemon's (another user's, not a socket), which cannot answer.
-            if error.code == .timedOut, let waiting = waitIfInstalled("\(error)") { return waiting }
+            // A socket that accepts nobody in time (a daemon stopped, its backlog full), or no
+            // daemon at all (bgtaskd stopped, between a stop and a start: an outside probe
+            // found the app acknowledging into a store of its own, then run twice); not a
+            // socket that is no daemon's (another user's, not a socket), which cannot answer.
+            if [.timedOut, .noDaemon].contains(error.code), let waiting = waitIfInstalled(error.code == .noDaemon ? "it is not running: \(error)" : "\(error)") {
+                return waiting
+            }
             if expected {
                 log(.error, app: app, "cannot reach bgtaskd: \(error)\(fallback)")
             } else if error.code != .noDaemon {

@@ -241,5 +241,27 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
             #expect(await harness.waitForEvent("user", "handler \(Self.refresh) \(user.pid)") != nil, "\(harness.events("user"))")
         }
+
+        @Test("a submission that waits in vain for the daemon's own process of the app to finish says so (an outside probe: it said the app was not connected and reconnecting, though bgtaskd ran)")
+        func aSubmissionBehindABusyProcessSaysWhy() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            // The daemon's process ignores its expiration and SIGTERM: it is ended by SIGKILL,
+            // 2 s of grace and 3 s after the expiration, past the submission's 5 s wait.
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh, "--behaviour", "ignore-expiration", "--ignore-sigterm"])
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent(Self.app, "handler \(Self.refresh)") != nil, "\(harness.events(Self.app))")
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit", Self.refresh],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer {
+                user.signal(SIGKILL)
+            }
+            let failed = await harness.waitForEvent("user", "submit-failed \(Self.refresh)", timeout: .seconds(20))
+            #expect(failed?.contains("is finishing its tasks") == true && failed?.contains("this process becomes the app once it is done") == true,
+                    "\(String(describing: failed)); \(user.standardError)")
+        }
     }
 }

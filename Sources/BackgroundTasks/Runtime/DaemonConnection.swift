@@ -93,6 +93,10 @@ final class DaemonUplink: SchedulerUplink {
         var givenUp: String?
         /// When the link was lost (for messages).
         var lostAt: Date?
+        /// What the last attempt learned of why there is no link (the daemon's own process
+        /// of the app finishing a task, another process being the app, no daemon answering),
+        /// said to a call that waited in vain; `nil` once a link is made.
+        var lastAnswer: String?
         /// Whether an attempt is scheduled or under way.
         var attempting = false
         /// The number of the attempt scheduled last; an attempt whose number is not it any
@@ -127,8 +131,9 @@ final class DaemonUplink: SchedulerUplink {
     private let queue = DispatchQueue(label: "bgtask.daemon-uplink")
 
     /// An uplink that starts connected through `link` (accepted by the daemon `daemonPID`),
-    /// or, with no link, not yet: its first attempt is scheduled (the daemon said busy).
-    init(path: String, app: AppID, log: BGDiagnosticLog, link: MessageLink?, daemonPID: Int32, reconnects: Bool = true) {
+    /// or, with no link, not yet: its first attempt is scheduled, and `waitingFor` says why
+    /// there is none (the daemon said busy, another process is the app, no daemon answered).
+    init(path: String, app: AppID, log: BGDiagnosticLog, link: MessageLink?, daemonPID: Int32, reconnects: Bool = true, waitingFor: String? = nil) {
         self.path = path
         self.app = app
         self.log = log
@@ -136,7 +141,10 @@ final class DaemonUplink: SchedulerUplink {
         state.withLock { state in
             state.link = link
             state.daemonPID = daemonPID
-            if link == nil { state.lostAt = Date() }
+            if link == nil {
+                state.lostAt = Date()
+                state.lastAnswer = waitingFor
+            }
         }
         if let link {
             routePushes(of: link)
@@ -274,7 +282,8 @@ final class DaemonUplink: SchedulerUplink {
             state.waiters.removeAll { $0 === semaphore }
             if let link = state.link { return .success(link) }
             let since = state.lostAt.map { " since \(DurationText.spoken(Date().timeIntervalSince($0))) ago" } ?? ""
-            return .failure(DaemonFailure(.failed, "not connected to bgtaskd at \(path)\(since): \(state.givenUp ?? "reconnecting")"))
+            let why = state.givenUp ?? state.lastAnswer.map { "\($0); reconnecting" } ?? "reconnecting"
+            return .failure(DaemonFailure(.failed, "not connected to bgtaskd at \(path)\(since): \(why)"))
         }
         return try after.get()
     }
@@ -346,7 +355,10 @@ final class DaemonUplink: SchedulerUplink {
             link = try MessageLink.connect(path: path, timeout: Self.attemptConnectTimeout)
         } catch {
             // Refusals count only in a row: any other answer starts the count again.
-            state.withLock { $0.refusals = 0 }
+            state.withLock { state in
+                state.refusals = 0
+                state.lastAnswer = error.code == .noDaemon ? "bgtaskd is not running" : "bgtaskd does not answer (\(error))"
+            }
             scheduleAttempt(cause: .unreachable)
             return
         }
@@ -355,7 +367,10 @@ final class DaemonUplink: SchedulerUplink {
             adopt(link, daemonPID: daemonPID)
         case .busy(let message):
             link.close()
-            state.withLock { $0.refusals = 0 }
+            state.withLock { state in
+                state.refusals = 0
+                state.lastAnswer = Self.busyAnswer(message)
+            }
             log(.debug, app: app, "\(path): \(message); asking again shortly")
             scheduleAttempt(cause: .busy)
         case .refused(let failure) where [.notInstalled, .notPermitted, .appConnected].contains(failure.code):
@@ -363,6 +378,7 @@ final class DaemonUplink: SchedulerUplink {
             // Another process being the app may be a close the daemon has not seen yet.
             let refusals = state.withLock { state -> Int in
                 state.refusals += 1
+                state.lastAnswer = "bgtaskd refused \(app): \(failure.message)"
                 return state.refusals
             }
             if failure.code == .appConnected, refusals < Self.refusalsBeforeGivingUp {
@@ -371,11 +387,20 @@ final class DaemonUplink: SchedulerUplink {
             }
             stopReconnecting(reason: "bgtaskd refused \(app): \(failure.message)")
             log(.error, app: app, "bgtaskd at \(path) refused \(app) when it reconnected: \(failure.message); submissions fail until the app is restarted")
-        case .refused:
+        case .refused(let failure):
             link.close()
-            state.withLock { $0.refusals = 0 }
+            state.withLock { state in
+                state.refusals = 0
+                state.lastAnswer = "bgtaskd did not greet \(app): \(failure.message)"
+            }
             scheduleAttempt(cause: .unreachable)
         }
+    }
+
+    /// What a call that waited in vain is told while the daemon's own process of the app
+    /// finishes its task (the daemon's `busy` answer, `message`).
+    static func busyAnswer(_ message: String) -> String {
+        "\(message); this process becomes the app once it is done"
     }
 
     /// Makes `link` the app's, in one hold of the lock: the app's launch, retry policies and
@@ -402,6 +427,7 @@ final class DaemonUplink: SchedulerUplink {
             state.daemonPID = daemonPID
             state.failures = 0
             state.refusals = 0
+            state.lastAnswer = nil
             defer { state.waiters = [] }
             return (state.waiters, state.lostAt)
         }
@@ -456,7 +482,8 @@ extension EmbeddedScheduler {
         func waitIfInstalled(_ why: String) -> DaemonUplink? {
             guard startedByTheUser, InstalledAppsList.lists(app, socketPath: path) == true else { return nil }
             log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; an app meant to run on its own is uninstalled from it with bgtask uninstall)")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects,
+                                waitingFor: "bgtaskd does not answer (\(why)), and \(app) is installed with it")
         }
         let link: MessageLink
         do {
@@ -485,8 +512,8 @@ extension EmbeddedScheduler {
             // The daemon's own process of the app is finishing a task it was started for (the
             // daemon expires it now): this process is the app as soon as that one is done.
             link.close()
-            log(.info, app: app, "bgtaskd at \(path): \(message); this process becomes the app once it is done")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
+            log(.info, app: app, "bgtaskd at \(path): \(DaemonUplink.busyAnswer(message))")
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects, waitingFor: DaemonUplink.busyAnswer(message))
         case .refused(let failure) where failure.code == .appConnected && launchedByDaemon(choice, environment: environment) == nil:
             // Another process of the app is the app: this one is not, and must not act as one
             // with an embedded scheduler whose requests bgtaskd would never see (acknowledged,
@@ -494,7 +521,8 @@ extension EmbeddedScheduler {
             // the other leaves soon; else its calls fail (`unavailable`, naming the other).
             link.close()
             log(.error, app: app, "bgtaskd at \(path) refused \(app): \(failure.message); this process is not the app: its submissions fail until the other process leaves")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects)
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects,
+                                waitingFor: "bgtaskd refused \(app): \(failure.message)")
         case .refused(let failure):
             link.close()
             // No answer in time, or none for want of room: not a refusal of this app.

@@ -113,7 +113,7 @@ struct DaemonCommand: Equatable {
             guard let first = positional.first else { return .success(.pending(app: nil)) }
             return app(first).map { .pending(app: $0) }
         },
-        Spec(name: "run", arguments: ["<app>", "<identifier>"], summary: "launch a pending request now, starting the app if it is not running (Apple's simulate launch)", reads: false) { positional, _ in
+        Spec(name: "run", arguments: ["<app>", "<identifier>"], summary: "launch a pending request now, starting the app if it is not running, whatever holds it (the app force-quit, its Background App Refresh off, a throttle, the device's conditions, an earliest begin date to come), as Apple's simulate launch does; `bgtask why` says what would have held it", reads: false) { positional, _ in
             app(positional[0]).flatMap { app in task(positional[1]).map { .run(app: app, identifier: $0) } }
         },
         Spec(name: "expire", arguments: ["<app>", "<identifier>"], summary: "expire the task's run in progress now (Apple's simulate expiration)", reads: false) { positional, _ in

@@ -107,6 +107,33 @@ final class Keyed: NSObject {
         #expect(reachability.observerCount == 0)
     }
 
+    @Test func releasedMembersAreSweptAsTheTableChangesNotAtEveryChange() {
+        let table = NSHashTable<AnyObject>.weakObjects()
+        var kept: [NSObject] = []
+        do {
+            let gone = (0..<1_000).map { _ in NSObject() }
+            for object in gone { table.add(object) }
+            kept = (0..<10).map { _ in NSObject() }
+            for object in kept { table.add(object) }
+            #expect(table.count == 1_010)
+        }
+        // The thousand are released: gone from the count at once, their slots swept within
+        // as many changes as there were slots.
+        #expect(table.count == 10)
+        #expect(table.storedSlotCount == 1_010, "nothing swept by a read")
+        let churn = NSObject()
+        for _ in 0..<600 {
+            table.add(churn)
+            table.remove(churn)
+        }
+        #expect(table.storedSlotCount == 10, "\(table.storedSlotCount) slots kept")
+        #expect(table.count == 10 && kept.allSatisfy(table.contains))
+        // Adding many, none released: every one is kept and found.
+        let many = (0..<20_000).map { _ in NSObject() }
+        for object in many { table.add(object) }
+        #expect(table.count == 20_010 && table.storedSlotCount == 20_010 && many.allSatisfy(table.contains))
+    }
+
     @Test func aStrongTableKeepsItsMembers() {
         let table = NSHashTable<HeardConnectivity>()
         weak var weakly: HeardConnectivity?

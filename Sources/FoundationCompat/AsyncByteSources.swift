@@ -21,7 +21,10 @@ extension FileHandle {
         /// Reads the handle a chunk at a time, off the caller's thread.
         public struct AsyncIterator: AsyncIteratorProtocol {
             let handle: FileHandle
-            let reader = CancellableRead()
+            /// Made at the first read, not with the iterator: its pipe is two descriptors,
+            /// which iterators made and never read held (an outside probe: 400 of them, 800
+            /// descriptors).
+            var reader: CancellableRead?
             var chunk: [UInt8] = []
             var index = 0
             var ended = false
@@ -40,7 +43,8 @@ extension FileHandle {
                 guard !ended else { return nil }
                 try Task.checkCancellation()
                 let descriptor = handle.fileDescriptor
-                let reader = reader
+                let reader = self.reader ?? CancellableRead()
+                self.reader = reader
                 chunk = try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
                         // The reader's own queue: a read that waits (a pipe, a terminal, a

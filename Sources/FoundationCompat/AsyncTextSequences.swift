@@ -190,18 +190,58 @@ public struct AsyncCharacterSequence<Base: AsyncSequence>: AsyncSequence where B
     /// Decodes the base sequence's bytes as they are asked for.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var scalars: AsyncUnicodeScalarSequence<Base>.AsyncIterator
-        /// Scalars read but not yet produced: at most one whole character and the start of
-        /// the next.
+        /// Scalars read; those from ``start`` on are not yet produced.
         var pending = ""
+        /// Where the scalars not yet produced begin in ``pending``, in UTF-8 code units (an
+        /// offset, not a `String.Index`: an index keeps the length of the character it was
+        /// found at, which appending to that character makes wrong).
+        var start = 0
+        /// How many scalars are not yet produced.
+        var unproduced = 0
+        /// Past this many scalars not produced, whether the first character is whole is
+        /// asked again only when their number has doubled: asking at every scalar costs the
+        /// character's length each time, so one character of 40,000 combining marks took
+        /// n² steps (an outside probe: 25 s for 80 KB). A character still comes out whole,
+        /// as soon as the scalars after it are read, or at the end of the bytes.
+        var nextCheck = AsyncIterator.everyScalarUpTo
+
+        /// Up to this many scalars not yet produced, the first character is looked for at
+        /// every scalar (every character of ordinary text is shorter).
+        static var everyScalarUpTo: Int { 64 }
 
         /// The next character, or `nil` at the end of the bytes.
         public mutating func next() async throws -> Character? {
-            while pending.count < 2 {
-                guard let scalar = try await scalars.next() else { break }
+            while true {
+                let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
+                if unproduced <= Self.everyScalarUpTo || unproduced >= nextCheck, !rest.isEmpty {
+                    let end = rest.index(after: rest.startIndex)
+                    // A scalar after the first character shows that it is whole.
+                    if end < rest.endIndex { return produce(rest, upTo: end) }
+                    if unproduced > Self.everyScalarUpTo { nextCheck = unproduced * 2 }
+                }
+                guard let scalar = try await scalars.next() else {
+                    // The end of the bytes: what is left is whole, one character at a time.
+                    guard !rest.isEmpty else { return nil }
+                    return produce(rest, upTo: rest.index(after: rest.startIndex))
+                }
                 pending.unicodeScalars.append(scalar)
+                unproduced += 1
             }
-            guard let character = pending.first else { return nil }
-            pending.removeFirst()
+        }
+
+        /// The first character of `rest`, which ends at `end`, taken from the scalars not yet
+        /// produced (what was produced is dropped once it is most of ``pending``).
+        private mutating func produce(_ rest: Substring, upTo end: String.Index) -> Character {
+            let character = Character(String(rest[rest.startIndex..<end]))
+            unproduced -= rest.unicodeScalars[rest.startIndex..<end].count
+            nextCheck = Self.everyScalarUpTo
+            let produced = pending.utf8.distance(from: pending.startIndex, to: end)
+            if produced > Swift.max(4_096, pending.utf8.count / 2) {
+                pending = String(pending[end...])
+                start = 0
+            } else {
+                start = produced
+            }
             return character
         }
     }

@@ -127,7 +127,8 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
         }
         holdsWeakly = memory == NSPointerFunctions.Options.weakMemory.rawValue
         comparesByIdentity = personality == NSPointerFunctions.Options.objectPointerPersonality.rawValue
-        buckets.reserveCapacity(max(0, initialCapacity))
+        // A hint: a huge one (Int.max) is not reserved (reserving it stopped the program).
+        buckets.reserveCapacity(min(max(0, initialCapacity), 1 << 16))
         super.init()
     }
 
@@ -238,7 +239,7 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
     package var storedSlotCount: Int { slotCount }
 
     /// How many members there are: released weak members are not counted.
-    open var count: Int { liveMembers().count }
+    open var count: Int { holdsWeakly ? liveMembers().count : slotCount }
 
     /// The members, in no particular order.
     open var allObjects: [ObjectType] { liveMembers() }

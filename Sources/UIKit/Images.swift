@@ -186,7 +186,10 @@ package struct ImageHeader: Hashable, Sendable {
     private static func pngSize(_ b: [UInt8]) -> (Format, Int, Int)? {
         guard b.count >= 24, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
               Array(b[12..<16]) == Array("IHDR".utf8) else { return nil }
-        return (.png, bigEndian(b, 16, 4), bigEndian(b, 20, 4))
+        // The format allows at most 2^31 - 1 in each dimension.
+        let width = bigEndian(b, 16, 4), height = bigEndian(b, 20, 4)
+        guard width <= Int(Int32.max), height <= Int(Int32.max) else { return nil }
+        return (.png, width, height)
     }
 
     private static func jpegSize(_ b: [UInt8]) -> (Format, Int, Int)? {
@@ -203,7 +206,10 @@ package struct ImageHeader: Hashable, Sendable {
             guard length >= 2 else { return nil }
             // A start of frame (baseline, progressive...), not DHT, JPG or DAC, which share the range.
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard i + 8 < b.count else { return nil }
+                // Its length covers the precision, the two dimensions, the component count
+                // and at least one component (3 bytes each): a shorter one has no size of its
+                // own (the bytes after it would be read as one).
+                guard length >= 11, i + 8 < b.count else { return nil }
                 return (.jpeg, bigEndian(b, i + 7, 2), bigEndian(b, i + 5, 2))
             }
             i += 2 + length

@@ -179,7 +179,10 @@ public struct OSLogMessage: ExpressibleByStringInterpolation, ExpressibleByStrin
 }
 
 /// The interpolations a log message accepts (Apple: `OSLogInterpolation`). Values are kept
-/// as autoclosures, not evaluated unless the line is written.
+/// as autoclosures, not evaluated unless the line is written. A format's own parameters
+/// (`minDigits`, `columns`, `precision`) are evaluated when the message is made, written or
+/// not: Apple's keep them as escaping autoclosures, which these `Sendable` formats cannot
+/// hold (docs/porting.md, "Logging").
 public struct OSLogInterpolation: StringInterpolationProtocol {
     var pieces: [() -> String] = []
 

@@ -59,11 +59,29 @@ enum OSLogFormat {
                 if modifiers.contains("sensitive") { privacy = .sensitive }
                 cursor = format.index(after: close)
             }
-            // Flags, width, precision and length, then the conversion character.
+            // Flags, width, precision and length, then the conversion character. A `*` width
+            // or precision takes the next argument (an Int32, as C code passes it), as printf
+            // and Apple's os_log do: read as a conversion, it shifted every later argument one
+            // slot, so a private one showed where a public one was asked for (an outside
+            // probe: `%.*s|%{private}s|%{public}s` printed the secret).
             var specification = "%"
-            while cursor < format.endIndex, "-+ #0123456789.hlqLzjt".contains(format[cursor]) {
-                specification.append(format[cursor])
+            var inPrecision = false
+            while cursor < format.endIndex, "-+ #0123456789.hlqLzjt*".contains(format[cursor]) {
+                let character = format[cursor]
                 cursor = format.index(after: cursor)
+                guard character == "*" else {
+                    if character == "." { inPrecision = true }
+                    specification.append(character)
+                    continue
+                }
+                let value = remaining.popFirst().flatMap(Self.integer)
+                if inPrecision {
+                    // A negative precision, or none given, is as if none were written.
+                    if let value, value >= 0 { specification += String(value) } else { specification.removeLast() }
+                } else if let value {
+                    // A negative width is a left-justified one.
+                    specification += (value < 0 ? "-" : "") + String(value.magnitude)
+                }
             }
             guard cursor < format.endIndex else {
                 output += format[index...]
@@ -80,7 +98,7 @@ enum OSLogFormat {
                 continue
             }
             let dynamic = conversion == "@" || conversion == "s"
-            let text: String
+            var text: String
             switch conversion {
             case "@", "s":
                 // A C string given to `%s` (`strerror(errno)`, as C-interop code passes it):
@@ -92,6 +110,7 @@ enum OSLogFormat {
                 } else {
                     text = String(describing: argument)
                 }
+                text = Self.fitted(text, to: specification)
             case let floating where "fFeEgGaA".contains(floating) && specification.contains("L"):
                 // `L` asks for a long double, which a Swift caller never passes: formatted as
                 // the Double it is, not read past it (it printed nan).
@@ -106,6 +125,29 @@ enum OSLogFormat {
         // Arguments beyond the conversions are never shown, as printf and Apple's os_log
         // ignore them: appended, a dynamic string passed that way escaped its privacy.
         return output
+    }
+
+    /// `argument` as a width or precision (`*`): an integer of any width, else `nil`.
+    static func integer(_ argument: any CVarArg) -> Int? {
+        guard let integer = argument as? any BinaryInteger else { return nil }
+        return Int(clamping: integer)
+    }
+
+    /// `text` cut to the specification's precision (characters) and padded to its width,
+    /// on the left unless it has the `-` flag, as printf fits a `%s`.
+    static func fitted(_ text: String, to specification: String) -> String {
+        var rest = specification.dropFirst()  // the %
+        let flags = rest.prefix { "-+ #0".contains($0) }
+        rest = rest.dropFirst(flags.count)
+        let width = Int(rest.prefix { $0.isASCII && $0.isNumber }) ?? 0
+        rest = rest.drop { $0.isASCII && $0.isNumber }
+        var fitted = text
+        if rest.first == "." {
+            let precision = Int(rest.dropFirst().prefix { $0.isASCII && $0.isNumber }) ?? 0
+            fitted = String(fitted.prefix(precision))
+        }
+        let padding = String(repeating: " ", count: max(0, width - fitted.count))
+        return flags.contains("-") ? fitted + padding : padding + fitted
     }
 
     /// The widest field and the most digits a conversion may ask for: a width or precision

@@ -139,6 +139,10 @@ enum ImageBytes {
             }
         }
         #expect(UIImage(data: ImageBytes.png(width: 0, height: 8)) == nil, "no size above zero")
+        #expect(UIImage(data: ImageBytes.png(width: UInt32(Int32.max) + 1, height: 8)) == nil, "PNG's limit is 2^31 - 1")
+        #expect(UIImage(data: ImageBytes.png(width: UInt32(Int32.max), height: 8)) != nil)
+        // A frame segment too short to hold a size: its "size" would be the next marker's bytes.
+        #expect(UIImage(data: Data([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x02, 0xFF, 0xD9, 0x05, 0x00, 0xD9, 0x00, 0x00])) == nil)
         // Noise from a fixed seed (a failure reproduces), alone and after each signature.
         var generator = SplitMix(seed: 0x5EED)
         let signatures: [[UInt8]] = [[], [0xFF, 0xD8], [0xFF, 0xD8, 0xFF], Array("GIF89a".utf8), [0x42, 0x4D], Array("RIFF".utf8),

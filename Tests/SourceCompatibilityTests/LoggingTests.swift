@@ -86,6 +86,23 @@ import Testing
         #expect(OSLogFormat.render("%{public}.1Lf|%{public}Lg", [2.5, 0.25]) == "2.5|0.25")
     }
 
+    /// A `*` width or precision takes its argument, as printf and Apple's os_log do (an
+    /// outside probe: read as a conversion, it shifted the arguments, and a private value
+    /// was shown where a public one was asked for).
+    @Test func aStarWidthOrPrecisionTakesItsArgumentAndShiftsNoOther() {
+        let secret = "SECRET-TOKEN"
+        let line = OSLogFormat.render("%{public}.*s|%{private}s|%{public}s", [Int32(3), "abcdef", secret, "public-text"])
+        #expect(line == "abc|<private>|public-text")
+        #expect(!line.contains(secret))
+        #expect(OSLogFormat.render("[%{public}*d]", [Int32(5), 42]) == "[   42]")
+        #expect(OSLogFormat.render("[%{public}*d]", [Int32(-5), 42]) == "[42   ]", "a negative width justifies left")
+        #expect(OSLogFormat.render("[%{public}.*f]", [Int32(-1), 1.5]) == "[1.500000]", "a negative precision is none")
+        #expect(OSLogFormat.render("[%{public}-8s][%{public}8.2s]", ["ab", "xyz"]) == "[ab      ][      xy]")
+        #expect(OSLogFormat.render("[%{public}*d]", [Int32.min, 1]).count == OSLogFormat.maximumFieldWidth + 2, "bounded")
+        // Missing arguments: the conversion is shown, nothing read past the end.
+        #expect(OSLogFormat.render("[%{public}*d]", [Int32(4)]) == "[%4d]")
+    }
+
     @Test func valuesAreOnlyEvaluatedWhenTheLineIsWritten() {
         final class Counter: @unchecked Sendable {
             // @unchecked: touched by this test's thread only.

@@ -134,6 +134,13 @@ final class Keyed: NSObject {
         #expect(table.count == 20_010 && table.storedSlotCount == 20_010 && many.allSatisfy(table.contains))
     }
 
+    @Test func aHugeCapacityIsAHintNotAReservation() {
+        let table = NSHashTable<AnyObject>(options: .weakMemory, capacity: Int.max)
+        let member = NSObject()
+        table.add(member)
+        #expect(table.count == 1 && NSHashTable<AnyObject>(options: [], capacity: -5).count == 0)
+    }
+
     @Test func aStrongTableKeepsItsMembers() {
         let table = NSHashTable<HeardConnectivity>()
         weak var weakly: HeardConnectivity?

@@ -67,6 +67,37 @@ import Testing
 
     // MARK: Files
 
+    /// Characters of many scalars (a letter with thousands of combining marks, runs of flags,
+    /// emoji joined by ZWJ) are decoded whole and as String does, past the length up to which
+    /// every scalar is checked (an outside probe: one character of 40,000 marks took n² steps).
+    @Test func longCharactersDecodeAsStringDoes() async throws {
+        var random = SplitMix(seed: 23)
+        let pieces: [String] = ["a", "\u{301}", "\u{20DD}", "🇫", "🇷", "\u{200D}", "👩", "e", " ", "\u{1F3FD}", "\r", "\n", "가", "\u{11A8}"]
+        let samples = ["a" + String(repeating: "\u{301}", count: 5_000) + "b",
+                       String(repeating: "🇫🇷", count: 150) + "🇫",
+                       String(repeating: "👩\u{200D}", count: 120) + "👩 x"]
+            + (0..<300).map { _ in (0..<random.below(400)).map { _ in pieces[random.below(pieces.count)] }.joined() }
+        for string in samples {
+            var characters: [Character] = []
+            for try await character in ByteList(Array(string.utf8)).characters { characters.append(character) }
+            #expect(characters == Array(string), "\(string.unicodeScalars.count) scalars")
+            if characters != Array(string) { return }
+        }
+    }
+
+    /// An iterator holds no descriptor until it reads (an outside probe: 400 iterators made
+    /// and never read held 800).
+    @Test func anIteratorThatNeverReadsHoldsNoDescriptor() throws {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/null"))
+        defer { try? handle.close() }
+        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let iterators = (0..<100).map { _ in handle.bytes.makeAsyncIterator() }
+        let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        #expect(iterators.count == 100)
+        // Other tests of the process may open a few meanwhile; 100 iterators held 200.
+        #expect(after - before < 50, "\(before) descriptors before, \(after) after")
+    }
+
     @Test func aPipesLinesArriveAsTheyAreWrittenAndEndWhenItCloses() async throws {
         let pipe = Pipe()
         var lines = pipe.fileHandleForReading.bytes.lines.makeAsyncIterator()

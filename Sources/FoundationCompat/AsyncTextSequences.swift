@@ -196,45 +196,60 @@ public struct AsyncCharacterSequence<Base: AsyncSequence>: AsyncSequence where B
         /// offset, not a `String.Index`: an index keeps the length of the character it was
         /// found at, which appending to that character makes wrong).
         var start = 0
-        /// How many scalars are not yet produced.
-        var unproduced = 0
-        /// Past this many scalars not produced, whether the first character is whole is
-        /// asked again only when their number has doubled: asking at every scalar costs the
-        /// character's length each time, so one character of 40,000 combining marks took
-        /// n² steps (an outside probe: 25 s for 80 KB). A character still comes out whole,
-        /// as soon as the scalars after it are read, or at the end of the bytes.
-        var nextCheck = AsyncIterator.everyScalarUpTo
+        /// Whether the scalars not yet produced, all but the last one read, are known to be
+        /// one character (so only whether the last one starts another is left to ask).
+        var oneCharacterSoFar = false
 
-        /// Up to this many scalars not yet produced, the first character is looked for at
-        /// every scalar (every character of ordinary text is shorter).
-        static var everyScalarUpTo: Int { 64 }
+        /// How many scalars not yet produced are asked of together, at most, whether the last
+        /// one starts a new character: asking the whole character at every scalar cost its
+        /// length each time, so one character of 40,000 combining marks took n² steps (an
+        /// outside probe: 25 s for 80 KB).
+        static var window: Int { 16 }
 
-        /// The next character, or `nil` at the end of the bytes.
+        /// The next character, or `nil` at the end of the bytes. A character is produced as
+        /// soon as the scalar after it is read.
         public mutating func next() async throws -> Character? {
             while true {
-                let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
-                if unproduced <= Self.everyScalarUpTo || unproduced >= nextCheck, !rest.isEmpty {
-                    let end = rest.index(after: rest.startIndex)
-                    // A scalar after the first character shows that it is whole.
-                    if end < rest.endIndex { return produce(rest, upTo: end) }
-                    if unproduced > Self.everyScalarUpTo { nextCheck = unproduced * 2 }
-                }
-                guard let scalar = try await scalars.next() else {
-                    // The end of the bytes: what is left is whole, one character at a time.
-                    guard !rest.isEmpty else { return nil }
-                    return produce(rest, upTo: rest.index(after: rest.startIndex))
-                }
+                if let character = firstWholeCharacter() { return character }
+                guard let scalar = try await scalars.next() else { return lastCharacter() }
                 pending.unicodeScalars.append(scalar)
-                unproduced += 1
             }
+        }
+
+        /// The first character not yet produced, if a scalar after it shows it is whole.
+        private mutating func firstWholeCharacter() -> Character? {
+            let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
+            guard !rest.isEmpty else { return nil }
+            if oneCharacterSoFar {
+                // The scalars before the last are one character: the last starts another only
+                // if it does among the few before it. A break seen there may not be one in the
+                // whole (a ZWJ emoji sequence or an Indic conjunct whose start is out of the
+                // window), so it is asked of the whole; no rule joins across a break the
+                // window shows, so a join seen there is one.
+                let scalars = rest.unicodeScalars
+                let from = scalars.index(scalars.endIndex, offsetBy: -Self.window, limitedBy: scalars.startIndex) ?? scalars.startIndex
+                guard String(scalars[from...]).last?.unicodeScalars.count == 1 else { return nil }
+            }
+            let end = rest.index(after: rest.startIndex)
+            guard end < rest.endIndex else {
+                oneCharacterSoFar = true
+                return nil
+            }
+            return produce(rest, upTo: end)
+        }
+
+        /// What is left at the end of the bytes, a character at a time.
+        private mutating func lastCharacter() -> Character? {
+            let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
+            guard !rest.isEmpty else { return nil }
+            return produce(rest, upTo: rest.index(after: rest.startIndex))
         }
 
         /// The first character of `rest`, which ends at `end`, taken from the scalars not yet
         /// produced (what was produced is dropped once it is most of ``pending``).
         private mutating func produce(_ rest: Substring, upTo end: String.Index) -> Character {
             let character = Character(String(rest[rest.startIndex..<end]))
-            unproduced -= rest.unicodeScalars[rest.startIndex..<end].count
-            nextCheck = Self.everyScalarUpTo
+            oneCharacterSoFar = false
             let produced = pending.utf8.distance(from: pending.startIndex, to: end)
             if produced > Swift.max(4_096, pending.utf8.count / 2) {
                 pending = String(pending[end...])

@@ -99,10 +99,14 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
     private var buckets: [Int: [Slot]] = [:]
     /// How many slots the buckets hold, released ones included.
     private var slotCount = 0
-    /// Changes since the last sweep of every bucket: one is made once they reach the number
-    /// of slots, so that sweeping costs a constant per change (a sweep at every change made
-    /// adding n observers take n² steps: an outside probe's 40,000 took minutes).
+    /// Changes since the last sweep of every bucket: one is made once they reach the
+    /// members that sweep left (at least 16), so that sweeping costs a constant per change (a
+    /// sweep at every change made adding n observers take n² steps: an outside probe's 40,000
+    /// took minutes), and released members never outnumber the live ones and the changes
+    /// since by much.
     private var changesSinceSweep = 0
+    /// The slots the last sweep of every bucket left.
+    private var slotsAfterSweep = 0
 
     /// An empty table that holds its members strongly and compares them with `isEqual(_:)`
     /// (Apple: `init()`, `NSHashTableStrongMemory`).
@@ -182,13 +186,14 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
             buckets[hash] = live.isEmpty ? nil : live
         }
         changesSinceSweep += 1
-        guard changesSinceSweep >= slotCount else { return }
+        guard changesSinceSweep >= Swift.max(16, slotsAfterSweep) else { return }
         changesSinceSweep = 0
         buckets = buckets.compactMapValues { slots in
             let live = slots.filter { $0.object != nil }
             return live.isEmpty ? nil : live
         }
         slotCount = buckets.values.reduce(0) { $0 + $1.count }
+        slotsAfterSweep = slotCount
     }
 
     /// Adds `object` unless an equal member is there (then the table is unchanged); `nil`
@@ -232,10 +237,12 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
         buckets.removeAll()
         slotCount = 0
         changesSinceSweep = 0
+        slotsAfterSweep = 0
     }
 
     /// How many slots are kept, released members not yet swept included (for tests of the
-    /// sweep: it stays within a constant factor of the members).
+    /// sweep: at most the members the last sweep left plus twice the changes since, and
+    /// 16).
     package var storedSlotCount: Int { slotCount }
 
     /// How many members there are: released weak members are not counted.

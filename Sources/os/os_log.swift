@@ -76,8 +76,9 @@ enum OSLogFormat {
                 }
                 let value = remaining.popFirst().flatMap(Self.integer)
                 if inPrecision {
-                    // A negative precision, or none given, is as if none were written.
-                    if let value, value >= 0 { specification += String(value) } else { specification.removeLast() }
+                    // A negative precision, or none given, is as if none were written (the `.`
+                    // goes; a second `*` there has nothing left to take away).
+                    if let value, value >= 0 { specification += String(value) } else if specification.hasSuffix(".") { specification.removeLast() }
                 } else if let value {
                     // A negative width is a left-justified one.
                     specification += (value < 0 ? "-" : "") + String(value.magnitude)
@@ -120,7 +121,11 @@ enum OSLogFormat {
             default:
                 text = String(describing: argument)
             }
-            output += LogSink.shown(text, privacy: privacy, dynamic: dynamic)
+            // A conversion this does not know (`%S`, `%n`...) shows its argument as text: a
+            // number as a number's privacy, anything else as private as a string's.
+            let known = "@sdiuxXocfFeEgGaAp".contains(conversion)
+            let number = argument is any BinaryInteger || argument is any BinaryFloatingPoint || argument is Bool
+            output += LogSink.shown(text, privacy: privacy, dynamic: dynamic || (!known && !number))
         }
         // Arguments beyond the conversions are never shown, as printf and Apple's os_log
         // ignore them: appended, a dynamic string passed that way escaped its privacy.

@@ -101,6 +101,10 @@ import Testing
         #expect(OSLogFormat.render("[%{public}*d]", [Int32.min, 1]).count == OSLogFormat.maximumFieldWidth + 2, "bounded")
         // Missing arguments: the conversion is shown, nothing read past the end.
         #expect(OSLogFormat.render("[%{public}*d]", [Int32(4)]) == "[%4d]")
+        #expect(OSLogFormat.render("%.***d", []) == "%d", "stars past the precision's take nothing away")
+        #expect(OSLogFormat.render("[%{public}*.*s]", [Int32(6), Int32(2), "abcdef"]) == "[    ab]")
+        // A conversion it does not know is as private as a string.
+        #expect(OSLogFormat.render("%S|%{public}S", [secret, "open"]) == "<private>|open")
     }
 
     @Test func valuesAreOnlyEvaluatedWhenTheLineIsWritten() {

@@ -83,6 +83,14 @@ final class Keyed: NSObject {
 }
 
 /// `NSHashTable` (Sources/FoundationCompat/HashTable.swift), as the SDKs use it.
+/// An observer whose hash is its number: released ones never share a bucket with later ones.
+final class NumberedObserver: NSObject {
+    let number: Int
+    init(_ number: Int) { self.number = number }
+    override var hash: Int { number }
+    override func isEqual(_ object: Any?) -> Bool { (object as? NumberedObserver)?.number == number }
+}
+
 @Suite struct SeventeenthProbeHashTableTests {
     @Test func aWeakTableLetsAReleasedObserverGo() {
         let reachability = ObservedReachability()
@@ -122,12 +130,23 @@ final class Keyed: NSObject {
         #expect(table.count == 10)
         #expect(table.storedSlotCount == 1_010, "nothing swept by a read")
         let churn = NSObject()
+        // One change sweeps its own bucket (where a released member may lie), not every one.
+        table.add(churn)
+        #expect(table.storedSlotCount >= 1_009, "\(table.storedSlotCount) slots after one change")
+        table.remove(churn)
         for _ in 0..<600 {
             table.add(churn)
             table.remove(churn)
         }
         #expect(table.storedSlotCount == 10, "\(table.storedSlotCount) slots kept")
         #expect(table.count == 10 && kept.allSatisfy(table.contains))
+        // Observers added and released without being removed, their hashes all different
+        // (the weak-observer pattern): the slots stay within a small multiple of the live ones.
+        for round in 0..<20_000 {
+            let passing = NumberedObserver(round)
+            table.add(passing)
+        }
+        #expect(table.count == 10 && table.storedSlotCount < 100, "\(table.storedSlotCount) slots kept for 10 members")
         // Adding many, none released: every one is kept and found.
         let many = (0..<20_000).map { _ in NSObject() }
         for object in many { table.add(object) }

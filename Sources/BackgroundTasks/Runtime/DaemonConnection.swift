@@ -7,11 +7,14 @@ import SchedulerCore
 public enum DaemonChoice: Sendable, Equatable {
     /// The daemon when it started this process (`BGTASK_DAEMON_SOCKET`), or when one is
     /// reachable at its default socket and has the app installed (unless a state
-    /// directory is configured: that is a choice of the embedded scheduler); else embedded.
+    /// directory is configured: that is a choice of the embedded scheduler); the daemon,
+    /// waited for, when none answers but the list it leaves beside its socket names the app
+    /// (docs/daemon.md, "A daemon that does not answer"); else embedded.
     case automatic
     /// Always the embedded scheduler.
     case never
-    /// The daemon at this socket; embedded (with an error logged) when it cannot be reached.
+    /// The daemon at this socket; when it cannot be reached, waited for if the list beside
+    /// the socket names the app, else embedded (with an error logged).
     case socket(String)
 }
 
@@ -481,7 +484,7 @@ extension EmbeddedScheduler {
         // see (acknowledged, then never run, or run twice once bgtaskd is back).
         func waitIfInstalled(_ why: String) -> DaemonUplink? {
             guard startedByTheUser, InstalledAppsList.lists(app, socketPath: path) == true else { return nil }
-            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; an app meant to run on its own is uninstalled from it with bgtask uninstall)")
+            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; to run the app on its own, uninstall it with bgtask uninstall while bgtaskd runs, or, bgtaskd gone for good, remove \(InstalledAppsList.path(forSocket: path)))")
             return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects,
                                 waitingFor: "bgtaskd does not answer (\(why)), and \(app) is installed with it")
         }
@@ -493,7 +496,7 @@ extension EmbeddedScheduler {
             // daemon at all (bgtaskd stopped, between a stop and a start: an outside probe
             // found the app acknowledging into a store of its own, then run twice); not a
             // socket that is no daemon's (another user's, not a socket), which cannot answer.
-            if [.timedOut, .noDaemon].contains(error.code), let waiting = waitIfInstalled(error.code == .noDaemon ? "it is not running: \(error)" : "\(error)") {
+            if [.timedOut, .noDaemon].contains(error.code), let waiting = waitIfInstalled("\(error)") {
                 return waiting
             }
             if expected {

@@ -5,8 +5,9 @@ import Foundation
 import SchedulerCore
 
 /// The apps installed with bgtaskd, kept by it beside its socket (`<socket>.installed`, one
-/// app identifier per line), so that an app whose hello bgtaskd does not answer (a daemon
-/// stopped or busy, or at its connection limit) can still tell whether it is the daemon's:
+/// app identifier per line) and left there when it stops, so that an app whose hello no
+/// daemon answers (none running, one stopped or busy, or at its connection limit) can still
+/// tell whether it is the daemon's:
 /// an installed app then waits for the daemon instead of running a scheduler of its own whose
 /// acknowledged submits the daemon would never see (docs/daemon.md, "The app side").
 ///

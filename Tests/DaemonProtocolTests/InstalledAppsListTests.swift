@@ -38,6 +38,14 @@ import Testing
         #expect(mkdir(socket + ".installed", 0o700) == 0)
         #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: socket) == nil)
         rmdir(socket + ".installed")
+        // A symbolic link, even to a list of this user's that names the app, is not read: in
+        // a directory someone else could make, anyone could plant it.
+        let elsewhere = directory.path + "/elsewhere"
+        try InstalledAppsList.write([AppID("com.example.a")], socketPath: elsewhere)
+        #expect(symlink(elsewhere + ".installed", socket + ".installed") == 0)
+        #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: elsewhere) == true)
+        #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: socket) == nil)
+        unlink(socket + ".installed")
         // Another user's list speaks for nobody here (a shared directory such as /tmp).
         try InstalledAppsList.write([AppID("com.example.a")], socketPath: socket)
         #expect(InstalledAppsList.lists(AppID("com.example.a"), socketPath: socket, uid: getuid() &+ 1) == nil)

@@ -32,10 +32,17 @@ public enum InstalledAppsList {
 
     /// Whether the list beside `socketPath` names `app`; `nil` when there is no list (no
     /// daemon has run there, or an older one) or it cannot be read (not a regular file, too
-    /// large), or another user owns it (a socket's directory such as `/tmp` is shared: only
-    /// the user's own daemon speaks for the user's apps): then nothing is known.
+    /// large), or another user owns it or the directory it is in, or it is a symbolic link (a
+    /// socket's directory under a shared one such as `/tmp` could be made by another user,
+    /// who could point a link at a file of this user's naming the app: only the user's own
+    /// daemon speaks for the user's apps): then nothing is known.
     public static func lists(_ app: AppID, socketPath: String, uid: uid_t = getuid()) -> Bool? {
-        guard let bytes = try? BoundedFile.read(path: path(forSocket: socketPath), limit: byteLimit, owner: uid) else { return nil }
+        let listPath = path(forSocket: socketPath)
+        var link = stat()
+        guard lstat(listPath, &link) == 0, link.st_mode & S_IFMT != S_IFLNK else { return nil }
+        var directory = stat()
+        guard stat((listPath as NSString).deletingLastPathComponent, &directory) == 0, directory.st_uid == uid else { return nil }
+        guard let bytes = try? BoundedFile.read(path: listPath, limit: byteLimit, owner: uid) else { return nil }
         let wanted = Array(app.rawValue.utf8)
         return bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).contains { $0.elementsEqual(wanted) }
     }

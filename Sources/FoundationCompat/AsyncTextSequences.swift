@@ -216,9 +216,13 @@ public struct AsyncCharacterSequence<Base: AsyncSequence>: AsyncSequence where B
             }
         }
 
+        /// The scalars not yet produced (a substring of ``pending``: not kept across a wait,
+        /// where it would make the next append copy ``pending`` whole).
+        private var unproduced: Substring { pending[pending.utf8.index(pending.startIndex, offsetBy: start)...] }
+
         /// The first character not yet produced, if a scalar after it shows it is whole.
         private mutating func firstWholeCharacter() -> Character? {
-            let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
+            let rest = unproduced
             guard !rest.isEmpty else { return nil }
             if oneCharacterSoFar {
                 // The scalars before the last are one character: the last starts another only
@@ -240,7 +244,7 @@ public struct AsyncCharacterSequence<Base: AsyncSequence>: AsyncSequence where B
 
         /// What is left at the end of the bytes, a character at a time.
         private mutating func lastCharacter() -> Character? {
-            let rest = pending[pending.utf8.index(pending.startIndex, offsetBy: start)...]
+            let rest = unproduced
             guard !rest.isEmpty else { return nil }
             return produce(rest, upTo: rest.index(after: rest.startIndex))
         }

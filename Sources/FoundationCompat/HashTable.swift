@@ -177,23 +177,26 @@ open class NSHashTable<ObjectType: AnyObject>: NSObject {
 
     /// Drops the slots of released members (on a change, never on a read): those of the
     /// bucket `hash` at once, every bucket's once the changes since the last such sweep
-    /// reach the number of slots.
+    /// reach the members the last such sweep left (at least 16).
     private func sweepReleased(touching hash: Int) {
         guard holdsWeakly else { return }
         if let slots = buckets[hash] {
-            let live = slots.filter { $0.object != nil }
-            slotCount -= slots.count - live.count
-            buckets[hash] = live.isEmpty ? nil : live
+            let live = Self.live(slots)
+            slotCount -= slots.count - (live?.count ?? 0)
+            buckets[hash] = live
         }
         changesSinceSweep += 1
         guard changesSinceSweep >= Swift.max(16, slotsAfterSweep) else { return }
         changesSinceSweep = 0
-        buckets = buckets.compactMapValues { slots in
-            let live = slots.filter { $0.object != nil }
-            return live.isEmpty ? nil : live
-        }
+        buckets = buckets.compactMapValues(Self.live)
         slotCount = buckets.values.reduce(0) { $0 + $1.count }
         slotsAfterSweep = slotCount
+    }
+
+    /// The slots of members not released, `nil` when none is left (the bucket goes).
+    private static func live(_ slots: [Slot]) -> [Slot]? {
+        let live = slots.filter { $0.object != nil }
+        return live.isEmpty ? nil : live
     }
 
     /// Adds `object` unless an equal member is there (then the table is unchanged); `nil`

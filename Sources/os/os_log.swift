@@ -98,7 +98,7 @@ enum OSLogFormat {
                 output += specification
                 continue
             }
-            let dynamic = conversion == "@" || conversion == "s"
+            var dynamic = conversion == "@" || conversion == "s"
             var text: String
             switch conversion {
             case "@", "s":
@@ -119,13 +119,12 @@ enum OSLogFormat {
             case "d", "i", "u", "x", "X", "o", "c", "f", "F", "e", "E", "g", "G", "a", "A", "p":
                 text = String(format: specification, argument)
             default:
+                // A conversion this does not know (`%S`, `%n`...) shows its argument as text:
+                // a number as a number's privacy, anything else as private as a string's.
                 text = String(describing: argument)
+                dynamic = !(argument is any BinaryInteger || argument is any BinaryFloatingPoint || argument is Bool)
             }
-            // A conversion this does not know (`%S`, `%n`...) shows its argument as text: a
-            // number as a number's privacy, anything else as private as a string's.
-            let known = "@sdiuxXocfFeEgGaAp".contains(conversion)
-            let number = argument is any BinaryInteger || argument is any BinaryFloatingPoint || argument is Bool
-            output += LogSink.shown(text, privacy: privacy, dynamic: dynamic || (!known && !number))
+            output += LogSink.shown(text, privacy: privacy, dynamic: dynamic)
         }
         // Arguments beyond the conversions are never shown, as printf and Apple's os_log
         // ignore them: appended, a dynamic string passed that way escaped its privacy.

@@ -229,7 +229,7 @@ import Testing
     /// Damaged messages: whatever the plain reader accepts, JSONDecoder accepts as the same
     /// message. Deterministic: a fixed generator over every byte position.
     @Test func damagedMessagesNeverReadDifferently() throws {
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SeededRandom(seed: 0x5EED)
         let alphabet = Array(#"{}[]":,\ 0123456789.-eE+tfnulrs_aA"#.utf8)
         var accepted = 0
         let clientPayloads = try Self.clientMessages.map { try MessageCoding.encode($0) }
@@ -259,19 +259,6 @@ import Testing
         }
         // Some damage leaves a valid message (a digit changed in an id): the comparison ran.
         #expect(accepted > 50)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for the damaged messages.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

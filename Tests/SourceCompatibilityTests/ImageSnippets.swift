@@ -3,6 +3,7 @@
 // mode with warnings as errors, and what it does here.
 import Foundation
 import Glibc
+import SchedulerCore
 import SwiftUI
 import Testing
 import UIKit
@@ -144,7 +145,7 @@ enum ImageBytes {
         // A frame segment too short to hold a size: its "size" would be the next marker's bytes.
         #expect(UIImage(data: Data([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x02, 0xFF, 0xD9, 0x05, 0x00, 0xD9, 0x00, 0x00])) == nil)
         // Noise from a fixed seed (a failure reproduces), alone and after each signature.
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SeededRandom(seed: 0x5EED)
         let signatures: [[UInt8]] = [[], [0xFF, 0xD8], [0xFF, 0xD8, 0xFF], Array("GIF89a".utf8), [0x42, 0x4D], Array("RIFF".utf8),
                                      [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]]
         for round in 0..<4_000 {

@@ -126,24 +126,17 @@ final class VendoredReachability: Sendable {
 }
 
 private extension Thread {
-    /// What `body` returns and `SCError()` as read after it, on a new thread.
+    /// What `body` returns and `SCError()` as read after it, on a new thread (handed back
+    /// through the semaphore, which orders the write before the read).
     static func statusAfter<Result: Sendable>(_ body: @escaping @Sendable () -> Result?) -> (thrown: Result?, status: Int32) {
-        let box = StatusBox<Result>()
+        let box = Box<(thrown: Result?, status: Int32)>((nil, -1))
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let result = body()
-            box.set(result, SCError())
+            box.value = (result, SCError())
             done.signal()
         }
         done.wait()
         return box.value
     }
-}
-
-/// One result and status handed from a thread to the test (its lock makes the hand-over safe).
-private final class StatusBox<Result: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: (thrown: Result?, status: Int32) = (nil, -1)
-    var value: (thrown: Result?, status: Int32) { lock.withLock { stored } }
-    func set(_ result: Result?, _ status: Int32) { lock.withLock { stored = (result, status) } }
 }

@@ -484,9 +484,9 @@ extension EmbeddedScheduler {
         // see (acknowledged, then never run, or run twice once bgtaskd is back).
         func waitIfInstalled(_ why: String) -> DaemonUplink? {
             guard startedByTheUser, InstalledAppsList.lists(app, socketPath: path) == true else { return nil }
-            log(.error, app: app, "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it: this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; to run the app on its own, uninstall it with bgtask uninstall while bgtaskd runs, or, bgtaskd gone for good, remove \(InstalledAppsList.path(forSocket: path)))")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects,
-                                waitingFor: "bgtaskd does not answer (\(why)), and \(app) is installed with it")
+            let situation = "bgtaskd at \(path) does not answer (\(why)), and \(app) is installed with it"
+            log(.error, app: app, "\(situation): this process waits for it, and its submissions fail until bgtaskd answers (start bgtaskd; to run the app on its own, uninstall it with bgtask uninstall while bgtaskd runs, or, bgtaskd gone for good, remove \(InstalledAppsList.path(forSocket: path)))")
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects, waitingFor: situation)
         }
         let link: MessageLink
         do {
@@ -523,9 +523,9 @@ extension EmbeddedScheduler {
             // then never run). It asks again as a reconnecting app does, and becomes the app if
             // the other leaves soon; else its calls fail (`unavailable`, naming the other).
             link.close()
-            log(.error, app: app, "bgtaskd at \(path) refused \(app): \(failure.message); this process is not the app: its submissions fail until the other process leaves")
-            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects,
-                                waitingFor: "bgtaskd refused \(app): \(failure.message)")
+            let refusal = "bgtaskd at \(path) refused \(app): \(failure.message)"
+            log(.error, app: app, "\(refusal); this process is not the app: its submissions fail until the other process leaves")
+            return DaemonUplink(path: path, app: app, log: log, link: nil, daemonPID: 0, reconnects: reconnects, waitingFor: refusal)
         case .refused(let failure):
             link.close()
             // No answer in time, or none for want of room: not a refusal of this app.

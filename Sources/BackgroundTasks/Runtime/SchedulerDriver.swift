@@ -1459,7 +1459,32 @@ public final class SchedulerDriver: Sendable {
             state.endRetryTimer = nil
             // The backoff's own attempt opens a new wait that a write may cut short.
             if !broughtForward { state.endRetryBroughtForward = false }
-            writeUnrecordedEnds(&state, at: now)
+            while let record = state.unrecordedEnds.first {
+                do throws(StoreError) {
+                    let stored = try store?.run(record.id)
+                    if let stored, stored.endedAt != nil {
+                        if stored.outcome == .interrupted {
+                            state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
+                        } else {
+                            state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
+                        }
+                    } else {
+                        try recordEnd(record, in: &state)
+                        state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
+                    }
+                } catch where error.mayPassIfRetried {
+                    break
+                } catch {
+                    state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
+                }
+                state.unrecordedEnds.removeFirst()
+            }
+            if state.unrecordedEnds.isEmpty {
+                state.endRetryFailures = 0
+                state.endRetryBroughtForward = false
+            } else {
+                scheduleEndRetry(&state, at: now)
+            }
             // Adopting a merged policy state can move the engine's next wake.
             return [.wake(at: state.engine.nextWake)]
         }
@@ -1476,37 +1501,6 @@ public final class SchedulerDriver: Sendable {
         guard state.endRetryTimer != nil, !state.endRetryBroughtForward, !state.detachedAll else { return }
         state.endRetryBroughtForward = true
         armEndRetry(&state, at: now, broughtForward: true)
-    }
-
-    /// The body of ``retryUnrecordedEnds(generation:broughtForward:)``, under the lock: the
-    /// attempt, then the next attempt's timer when some are left.
-    private func writeUnrecordedEnds(_ state: inout State, at now: Date) {
-        while let record = state.unrecordedEnds.first {
-            do throws(StoreError) {
-                let stored = try store?.run(record.id)
-                if let stored, stored.endedAt != nil {
-                    if stored.outcome == .interrupted {
-                        state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
-                    } else {
-                        state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
-                    }
-                } else {
-                    try recordEnd(record, in: &state)
-                    state.notes.append(BGDiagnosticMessage(.info, app: record.app, "recorded the end of \(record.id) ('\(record.identifier)') once the store took it"))
-                }
-            } catch where error.mayPassIfRetried {
-                break
-            } catch {
-                state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
-            }
-            state.unrecordedEnds.removeFirst()
-        }
-        if state.unrecordedEnds.isEmpty {
-            state.endRetryFailures = 0
-            state.endRetryBroughtForward = false
-        } else {
-            scheduleEndRetry(&state, at: now)
-        }
     }
 
     private func apply(_ effect: EngineEffect, to state: inout State, at now: Date, actions: inout [Action]) {

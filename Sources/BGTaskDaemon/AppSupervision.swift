@@ -242,6 +242,14 @@ public struct AppSupervision: Sendable, Equatable {
     private var budgets: [RunID: TimeInterval?] = [:]
     /// Runs handed to the app and not yet over.
     public private(set) var active: Set<RunID> = []
+    /// Runs that were in progress when the connection of the daemon's own process closed:
+    /// recorded as crashed when that process's exit is reported, so their record says how
+    /// it ended (a signal, an exit code) and not only that the connection closed, which
+    /// the exit of a crashing process closes first. The exit comes: the process is being
+    /// ended (SIGTERM, SIGKILL after the kill grace).
+    public private(set) var runsAwaitingExit: Set<RunID> = []
+    /// Why the connection of the runs awaiting the exit closed.
+    private var connectionClose = ""
     /// The budgets of the runs handed over that have one.
     private var activeBudgets: [RunID: TimeInterval] = [:]
     /// Runs the app said it completed, not yet over for the engine.
@@ -388,6 +396,7 @@ public struct AppSupervision: Sendable, Equatable {
             terminate(run, reason: reason, into: &actions)
         case .finished(let record):
             dropQueued(record.id)
+            runsAwaitingExit.remove(record.id)
             if active.remove(record.id) != nil {
                 forget(record.id, into: &actions)
                 if connected { actions.append(.push(.finished(record))) }
@@ -401,6 +410,10 @@ public struct AppSupervision: Sendable, Equatable {
             actions.append(.disarm)
             failQueued("the app could not be started: \(reason)", into: &actions)
         case .processExited(let how):
+            for run in runsAwaitingExit.sorted() {
+                actions.append(.runCrashed(run, reason: "the app's connection closed during the run (\(connectionClose)) and its process \(how)"))
+            }
+            runsAwaitingExit.removeAll()
             let wasEnding = phase == .ending
             let linkWasOurs = connected && spawnedByDaemon
             pid = nil
@@ -451,8 +464,14 @@ public struct AppSupervision: Sendable, Equatable {
             connected = false
             assertionsHeld = false
             assertionWindowGranted = false
-            crashActive("the app closed its connection during the run (\(reason))", into: &actions)
             if spawnedByDaemon, pid != nil {
+                // Its runs end with its exit, which says how (below: the process is ended).
+                for run in active {
+                    forget(run, into: &actions)
+                    runsAwaitingExit.insert(run)
+                }
+                active.removeAll()
+                connectionClose = reason
                 // Gone before it finished launching: the runs it was started for failed to
                 // launch (the app's doing, a throttle strike), not runs for a fresh process
                 // when it exits, which would start one after another without end.
@@ -462,8 +481,10 @@ public struct AppSupervision: Sendable, Equatable {
                 // A process of ours without its connection cannot run tasks: end it.
                 if phase != .ending { end(reason: "it closed its connection", into: &actions) }
             } else {
-                // The user's process is gone: the app is no longer open, and a process the
-                // daemon starts for the next run is suspended when its work is done.
+                // The user's process is gone (its exit is not the daemon's to see): the app
+                // is no longer open, and a process the daemon starts for the next run is
+                // suspended when its work is done.
+                crashActive("the app closed its connection during the run (\(reason))", into: &actions)
                 phase = .notRunning
                 spawnedByDaemon = false
                 foreground = false

@@ -52,7 +52,7 @@ public struct ProcessSpawner: AppSpawner {
             // The app is its process: helpers it left in its group (a shell's `cmd &`) end with
             // it, as on iOS, instead of running on for good where no cgroup holds them.
             process.endLeftovers(gracePeriod: grace)
-            onExit(pid, "\(status)")
+            onExit(pid, app.describe(status))
         }
         return app
     }
@@ -63,6 +63,9 @@ final class SupervisedAppProcess: AppProcess {
     let process: SupervisedProcess
     /// The leader's rusage once it was reaped (the end of a run cut off by its exit).
     let reaped = Mutex<ResourceUsage?>(nil)
+    /// Whether ``terminate(gracePeriod:)`` was called: a SIGTERM or SIGKILL then is the
+    /// daemon's, and the words of the exit say so.
+    private let terminated = Mutex(false)
 
     init(process: SupervisedProcess) { self.process = process }
 
@@ -73,7 +76,18 @@ final class SupervisedAppProcess: AppProcess {
     func suspend() -> Bool { (try? process.suspend()) == .cgroupFreezer }
     func resume() { try? process.resume() }
     func terminate(gracePeriod: TimeInterval) {
+        terminated.withLock { $0 = true }
         process.terminate(gracePeriod: Self.duration(ofGrace: gracePeriod))
+    }
+
+    /// How the process ended, in words (``ProcessExitStatus``): a SIGTERM or SIGKILL after
+    /// ``terminate(gracePeriod:)`` is said to be the daemon's, so that the record of a run
+    /// it cut off and the daemon's log do not read as someone else's kill.
+    func describe(_ status: ProcessExitStatus) -> String {
+        if case .signaled(let signal, _) = status, signal == SIGTERM || signal == SIGKILL, terminated.withLock({ $0 }) {
+            return "\(status), sent by bgtaskd"
+        }
+        return "\(status)"
     }
 
     /// A SIGTERM-to-SIGKILL grace in seconds as a `Duration`, kept within 0 s ... 1 h (a

@@ -190,6 +190,46 @@ import Testing
         #expect(machine.active.isEmpty)
     }
 
+    /// A crashing process's connection may close before its exit is reported: its runs
+    /// wait for the exit, so that their record says how it ended (a behaviour probe found
+    /// "the app closed its connection" where the daemon's log had SIGABRT).
+    @Test func aRunWhoseProcessClosesItsConnectionIsRecordedWithHowTheProcessEnded() {
+        var (machine, first) = launched()
+        let closed = machine.handle(.disconnected("the peer closed the connection"))
+        #expect(!closed.contains { if case .runCrashed = $0 { true } else { false } }, "\(closed)")
+        #expect(closed.contains(.disarmDeadline(first.id)))
+        #expect(closed.contains(.terminateProcess(reason: "it closed its connection")))
+        #expect(machine.runsAwaitingExit == [first.id])
+        #expect(machine.active.isEmpty)
+        let exited = machine.handle(.processExited("killed by signal 6 (SIGABRT)"))
+        #expect(exited.first == .runCrashed(first.id, reason: "the app's connection closed during the run (the peer closed the connection) and its process killed by signal 6 (SIGABRT)"))
+        #expect(exited.filter { if case .runCrashed = $0 { true } else { false } }.count == 1, "\(exited)")
+        #expect(machine.runsAwaitingExit.isEmpty)
+        #expect(machine.phase == .notRunning)
+    }
+
+    @Test func aRunTheEngineEndsWhileItsProcessIsEndedIsNotRecordedCrashedAfter() {
+        var (machine, first) = launched()
+        _ = machine.handle(.disconnected("the peer closed the connection"))
+        _ = machine.handle(.finished(first))
+        let exited = machine.handle(.processExited("killed by signal 15 (SIGTERM), sent by bgtaskd"))
+        #expect(!exited.contains { if case .runCrashed = $0 { true } else { false } }, "\(exited)")
+    }
+
+    /// A process the user started is not the daemon's to watch: its runs end with its
+    /// connection.
+    @Test func aRunOfTheUsersProcessEndsWithItsConnection() {
+        var machine = AppSupervision()
+        _ = machine.handle(.connected(pid: 200))
+        _ = machine.handle(.finishedLaunching)
+        let first = run(1)
+        _ = machine.handle(.launch(first, budget: 30))
+        #expect(machine.active == [first.id])
+        let closed = machine.handle(.disconnected("the peer closed the connection"))
+        #expect(closed.contains(.runCrashed(first.id, reason: "the app closed its connection during the run (the peer closed the connection)")))
+        #expect(machine.runsAwaitingExit.isEmpty)
+    }
+
     @Test func aRunThatOverrunsItsGraceEndsTheApp() {
         var (machine, first) = launched()
         #expect(machine.handle(.expire(first.id, reason: "budget exhausted")) == [.push(.expire(run: first.id, reason: "budget exhausted"))])

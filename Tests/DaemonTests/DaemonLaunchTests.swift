@@ -209,6 +209,8 @@ extension DaemonProcessTests {
             #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
             #expect(logged?["outcome"] as? String == "crashed", "\(String(describing: logged))")
+            // How the process ended, whether its connection's close or its exit came first.
+            #expect((logged?["stopReason"] as? String)?.contains("SIGABRT") == true, "\(String(describing: logged))")
             #expect(harness.events(Self.app).contains("crashing \(Self.refresh)"))
             #expect(try await harness.poll(timeout: .seconds(5)) { try await harness.appState(Self.app) == "notRunning" })
             #expect(try await harness.bgtask("status").status == 0)

@@ -27,7 +27,7 @@
 //                                       ProcessInfo and UIDevice say when it is heard
 //
 // usage: bgtask-daemon-testapp --events FILE [--behaviour B] [--register ID]...
-//        [--submit ID]... [--submit-processing ID]... [--submit-after S]
+//        [--submit ID]... [--submit-processing ID]... [--submit-continued ID]... [--submit-after S]
 //        [--simulate-launch ID] [--unknown ID] [--work S] [--ignore-sigterm]
 //        [--rounds N] [--exit-after-launch] [--state DIR] [--submit-on-signal ID]
 //        [--cancel-on-signal ID] [--launch-seconds S]
@@ -38,6 +38,10 @@
 //      before registering), stall-before-launch (never touches the API: never connects)
 //   --submit ID: a refresh request, earliest begin --submit-after seconds from now (3600)
 //   --rounds N: submit the --submit-processing requests N times over (later ones replace)
+//   --submit-continued ID: a continued-processing request (title "Export", the default
+//      strategy: queued behind the cap), submitted after the others; its handler (the
+//      registration of a `prefix.*` wildcard) reports one unit of progress of one at its
+//      completion (behaviour complete) or none (hang)
 //   --exit-after-launch: exit 0 once the submissions and the simulated launch are done
 //   --unknown ID: the manifest given in code also permits ID (the installed one does
 //      not); the app registers and submits it, sets a retry policy for it, and records
@@ -83,6 +87,7 @@ struct Options: Sendable {
     var registered: [String] = []
     var refreshSubmits: [String] = []
     var processingSubmits: [String] = []
+    var continuedSubmits: [String] = []
     var submitAfter: TimeInterval = 3600
     var simulateLaunch: String?
     var unknown: String?
@@ -129,6 +134,7 @@ struct Options: Sendable {
             case "--register": options.registered.append(value)
             case "--submit": options.refreshSubmits.append(value)
             case "--submit-processing": options.processingSubmits.append(value)
+            case "--submit-continued": options.continuedSubmits.append(value)
             case "--submit-after": options.submitAfter = seconds()
             case "--simulate-launch": options.simulateLaunch = value
             case "--unknown": options.unknown = value
@@ -225,6 +231,8 @@ func handle(_ task: BGTask) {
     let identifier = task.identifier
     record("handler \(identifier) \(getpid())")
     if options.notifyInHandler, let after = options.notifyAfter { addReminder(after: after) }
+    let continued = task as? BGContinuedProcessingTask
+    continued?.progress.totalUnitCount = 1
     switch options.behaviour {
     case .complete:
         task.expirationHandler = {
@@ -232,6 +240,7 @@ func handle(_ task: BGTask) {
             task.setTaskCompleted(success: false)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + options.work) {
+            continued?.progress.completedUnitCount = 1
             // Recorded after the call: a test that signals the app once it reads this line
             // must find the completion already handed to the scheduler.
             task.setTaskCompleted(success: true)
@@ -353,6 +362,14 @@ if options.submitRounds == 1 {
                 record("submit-failed \(identifier) \(error)")
             }
         }
+    }
+}
+for identifier in options.continuedSubmits {
+    do {
+        try BGTaskScheduler.shared.submit(BGContinuedProcessingTaskRequest(identifier: identifier, title: "Export", subtitle: "Starting"))
+        record("submitted \(identifier)")
+    } catch {
+        record("submit-failed \(identifier) \(error)")
     }
 }
 if let simulateLaunch = options.simulateLaunch {

@@ -629,6 +629,10 @@ public final class DaemonService: Sendable {
             supervisor(of: app)?.backgrounded(tellApp: fromOutside)
         case .forceQuit:
             driver.appForceQuit(app)
+            // Its runs in progress hear their expiration before the quit (pushed in order),
+            // as the user's doing: a run that then ends with the process (a process the user
+            // started loses its connection with the SIGTERM) is no strike against the app.
+            driver.expireRuns(of: app, reason: "the user force-quit the app")
             if let supervisor = supervisor(of: app) {
                 driver.afterHostCalls(of: app) { supervisor.quit(reason: "the user force-quit the app") }
             }

@@ -94,7 +94,8 @@ extension DaemonProcessTests {
                     "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.appState(Self.app) == "notRunning")
             let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
-            #expect(logged?["outcome"] as? String == "failure", "the handler completed unsuccessfully on its expiration: \(String(describing: logged))")
+            #expect(logged?["outcome"] as? String == "expired", "the handler completed on the expiration the force-quit gave it: \(String(describing: logged))")
+            #expect((logged?["stopReason"] as? String)?.hasPrefix("the user force-quit the app") == true, "\(String(describing: logged))")
 
             #expect(try await harness.bgtask("open", Self.app).status == 0)
             try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
@@ -139,6 +140,32 @@ extension DaemonProcessTests {
             #expect(ended?.signalled == false && ended?.status == 0, "it exits by itself on SIGTERM: \(String(describing: ended)); \(user.standardError)")
             #expect(harness.daemon?.standardError.contains("bgtaskd info [\(Self.app)]: ending \(Self.app) (pid \(user.pid), started by the user) with SIGTERM: the user force-quit the app") == true, "\(harness.daemon?.standardError ?? "")")
             #expect(try await harness.appState(Self.app) == "notRunning")
+        }
+
+        @Test("force-quit of an app the user started during a refresh: the run hears its expiration first, and its end with the process is no throttle strike")
+        func forceQuitDuringARunOfAUserProcessIsNoStrike() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            try await harness.installTestApp(Self.app, identifiers: [Self.refresh], arguments: ["--register", Self.refresh])
+            let user = try harness.spawn(
+                harness.testApp, ["--events", harness.eventsPath("user"), "--register", Self.refresh, "--submit", Self.refresh, "--behaviour", "hang"],
+                environment: harness.handEnvironment(Self.app), name: "user")
+            defer { user.signal(SIGKILL) }
+            #expect(await harness.waitForEvent("user", "submitted \(Self.refresh)") != nil, "\(harness.events("user")); \(user.standardError)")
+            #expect(try await harness.bgtask("run", Self.app, Self.refresh).status == 0)
+            #expect(await harness.waitForEvent("user", "handler \(Self.refresh) \(user.pid)") != nil, "\(harness.events("user"))")
+            #expect(try await harness.bgtask("force-quit", Self.app).status == 0)
+            #expect(await user.waitForExit(timeout: .seconds(15)) != nil, "\(user.standardError)")
+            #expect(harness.events("user").contains("expired \(Self.refresh)"), "\(harness.events("user"))")
+            let logged = try await harness.waitForLoggedRun(Self.app, Self.refresh)
+            #expect(logged?["stopReason"] as? String != nil, "\(String(describing: logged))")
+            // The user's doing, not the app's: its next request is not held by a throttle
+            // (a crash strike held it before).
+            #expect(try await harness.bgtask("open", Self.app).status == 0)
+            try await Launching.submitByHand(harness, app: Self.app, identifier: Self.refresh)
+            let why = try await harness.bgtask("why", Self.app, Self.refresh)
+            #expect(why.status == 0 && why.output.contains("the app is not throttled"), "\(why)\n\(String(describing: logged))")
         }
 
         @Test("a SIGTERM during a slow launch, with the signals handled from launch(), ends the app in order: background, suspended, status 0 (not 143)")

@@ -43,6 +43,21 @@ private typealias Summary = EngineEffectSummary
         #expect(Summary(engine.handle(.appForegrounded(F.app), at: t0 + 20)).launchedIdentifiers == [F.processingID(1)])
     }
 
+    /// bgtaskd expires the runs of an app the user force-quits, then ends its process: a run
+    /// that ends with the process is the user's doing, no strike against the app.
+    @Test func aRunTheHostExpiredWhoseProcessThenWentIsNoStrike() throws {
+        var engine = F.engine()
+        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.runsExpired(F.app, reason: "the user force-quit the app"), at: t0 + 1)
+        let crashed = Summary(engine.handle(.runCrashed(run.id, reason: "the app's connection was closed during the run"), at: t0 + 1.1))
+        #expect(crashed.finished.map(\.outcome) == [.crashed])
+        #expect(engine.policyState(of: F.app)?.throttle.strikes == 0)
+        // Without the host's expiration first, a crash is the app's.
+        let second = try #require(try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0 + 2).launched.first)
+        _ = engine.handle(.runCrashed(second.id, reason: "the app's process killed by signal 11 (SIGSEGV) during the run"), at: t0 + 3)
+        #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
+    }
+
     @Test func expiringAnAppsRunsExpiresThemOnceAndLaunchesGoOn() throws {
         var engine = F.engine()
         let started = try F.submit(F.processing(), to: &engine, at: t0)

@@ -191,6 +191,8 @@ struct ThrottleStateTests {
         #expect(state.recordRunEnded(outcome: .expired, calledSetTaskCompleted: true, expiredForConditions: true, at: t0) == nil)
         // Ignoring that expiration is still the app's doing.
         #expect(state.recordRunEnded(outcome: .terminated, calledSetTaskCompleted: false, expiredForConditions: true, at: t0)?.cause == .terminated)
+        // Expired by the system (a force-quit), whose process then went: the system's doing.
+        #expect(state.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, expiredForConditions: true, at: t0) == nil)
         #expect(state.strikes == 5)
     }
 

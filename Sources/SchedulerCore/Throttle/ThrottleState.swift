@@ -111,7 +111,10 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     ///   hot) rather than because the budget ran out: that was not the app's doing, and
     ///   it completed within the grace.
     /// - `.terminated`: a strike whatever the expiration's cause: the app ignored it.
-    /// - `.crashed`: a strike.
+    /// - `.crashed`: a strike, unless `expiredForConditions` says the system had expired the
+    ///   run for a reason not the app's before its process went (the user force-quit the
+    ///   app, whose process the system then ends: bgtaskd closes the connection of a process
+    ///   the user started as it sends the SIGTERM, so the run ends as a crash).
     /// - `.success` or `.failure` without `setTaskCompleted`: a strike (`neverCompleted`).
     @discardableResult
     public mutating func recordRunEnded(
@@ -135,7 +138,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         case .terminated:
             return strike(.terminated, at: now)
         case .crashed:
-            return strike(.crashed, at: now)
+            return expiredForConditions ? nil : strike(.crashed, at: now)
         }
     }
 

@@ -3,8 +3,9 @@ import SchedulerCore
 import SchedulerStore
 
 extension PostgreSQLStore {
-    /// Records that `run` was launched by this replica and consumes its request, in one
-    /// transaction: either both happened or neither did.
+    /// Records that `run` was launched by this replica and consumes its request (the
+    /// submission it ran, by its `submittedAt`: a later one stays), in one transaction:
+    /// either both happened or neither did.
     /// - Throws: ``StoreError/Code/server`` when this replica already recorded a run with
     ///   that number (the request stays pending).
     public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
@@ -12,8 +13,8 @@ extension PostgreSQLStore {
             let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
             try connection.transaction { () throws(StoreError) in
                 try connection.execute(
-                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2",
-                    [.text(run.app.rawValue), .text(run.identifier)]
+                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 AND submitted_at = $3",
+                    [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
                 )
                 try connection.execute(
                     "INSERT INTO bgtask_runs (replica, \(PostgreSQLColumns.runNames)) VALUES (\(PostgreSQLColumns.placeholders(values.count)))",

@@ -9,7 +9,9 @@ import SchedulerCore
 /// The promises, whatever the implementation:
 /// - every mutating call commits before it returns: what a caller was told is saved is
 ///   durable, and on a thrown error nothing of the call was written;
-/// - a run's start consumes its request in the same transaction (``recordRunStarted(_:)``),
+/// - a run's start consumes its request in the same transaction (``recordRunStarted(_:)``):
+///   the submission it ran, matched by its `submittedAt`, so that a start written after the
+///   launch (the store refused it then) leaves a submission the app made since,
 ///   and its end writes the app's settings in the same transaction as the record
 ///   (``recordRunFinished(_:appSettings:)``);
 /// - a row that cannot be read back is never returned as something else: it is reported
@@ -44,7 +46,8 @@ public protocol SchedulerStorage: AnyObject, Sendable {
 
     // MARK: The run log
 
-    /// Records that `run` was launched and consumes its request, in one transaction.
+    /// Records that `run` was launched and consumes its request (the submission it ran, by
+    /// its `submittedAt`; a later one stays), in one transaction.
     func recordRunStarted(_ run: RunRecord) throws(StoreError)
     /// Records how `run` ended and writes `appSettings` (name to value; `nil` deletes) for
     /// its app in the same transaction. The run must have been recorded as started.

@@ -4,7 +4,9 @@ import SchedulerCore
 extension SchedulerStore {
     /// Records that `run` was launched and consumes its request, in one transaction: after a
     /// crash either both happened or neither did, so a request is never lost nor run twice
-    /// from the log's point of view.
+    /// from the log's point of view. The request consumed is the submission the run ran (its
+    /// `submittedAt`): one the app submitted since, which replaced it, stays pending (a start
+    /// written late, after the store refused it at the launch: ``SchedulerStorage``).
     ///
     /// The commit does not wait for the disk (the launch waits for it: its `fsync` was most
     /// of a launch's latency, and its tail the p99's): a crash of the process keeps it, and
@@ -16,8 +18,8 @@ extension SchedulerStore {
         try withConnection { (connection) throws(StoreError) in
             try connection.transaction(waitingForDisk: false) { () throws(StoreError) in
                 try connection.execute(
-                    "DELETE FROM pending_requests WHERE app = ? AND identifier = ?",
-                    [.text(run.app.rawValue), .text(run.identifier)]
+                    "DELETE FROM pending_requests WHERE app = ? AND identifier = ? AND submitted_at = ?",
+                    [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
                 )
                 try connection.execute(
                     "INSERT INTO runs (\(RunColumns.names)) VALUES (\(RunColumns.placeholders))",

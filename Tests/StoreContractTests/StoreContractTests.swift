@@ -218,6 +218,24 @@ extension PostgreSQLServerTests {
             #expect(try store.run(RunID(1)) == run)
         }
 
+        @Test("a run's start consumes the submission it ran, not one the app made since (a start written late)", arguments: StoreKind.allCases)
+        func runStartLeavesALaterSubmission(kind: StoreKind) throws {
+            let store = try StoreFixture(kind).store
+            // A present-day instant whose seconds since 1970 would lose a bit: the match is exact.
+            let ran = Sample.request("refresh", submittedAt: Date(timeIntervalSinceReferenceDate: 818_000_000.123456789))
+            try store.upsertRequest(ran)
+            let since = Sample.request("refresh", submittedAt: ran.submittedAt.addingTimeInterval(30))
+            try store.upsertRequest(since)
+            let run = Sample.run(1, of: ran)
+            try store.recordRunStarted(run)
+            #expect(try store.pendingRequests(app: nil) == [since])
+            #expect(try store.run(RunID(1)) == run)
+            // Its own submission, read back from the store, is consumed (the round trip is exact).
+            let read = try #require(try store.pendingRequests(app: nil).first)
+            try store.recordRunStarted(Sample.run(2, of: read))
+            #expect(try store.pendingRequests(app: nil).isEmpty)
+        }
+
         @Test("a run whose start cannot be recorded leaves its request pending", arguments: StoreKind.allCases)
         func failedStartWritesNothing(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store

@@ -94,6 +94,10 @@ public final class SchedulerDriver: Sendable {
         /// again until it does (``retryUnrecordedEnds(generation:broughtForward:)``), their shared leases renewed
         /// meanwhile, so a run that finished is neither recorded as interrupted nor run again.
         var unrecordedEnds: [RunRecord] = []
+        /// Runs launched whose start the store (one owner's) did not take: written again
+        /// with the ends (``unrecordedEnds``' timer), and with the run's own end at the
+        /// latest. Until then their requests stay pending on disk (a restart runs them again).
+        var unrecordedStarts: [RunID: RunRecord] = [:]
         /// The timer of the next attempt at ``unrecordedEnds``.
         var endRetryTimer: (any DriverTimer)?
         /// How many attempts at ``unrecordedEnds`` in a row the store refused (the next
@@ -1406,9 +1410,19 @@ public final class SchedulerDriver: Sendable {
                 try shared.recordRunFinished(record, updatingAppSetting: AppSettingName.policyState, update)
             }
         } else {
+            try recordUnrecordedStart(of: record.id, in: &state)
             let learned = policyStateText(of: record.app, in: &state).map { [AppSettingName.policyState: $0] } ?? [:]
             try store?.recordRunFinished(record, appSettings: learned)
         }
+    }
+
+    /// Writes the start of `run` if the store did not take it at the launch (it consumes
+    /// the submission the run ran, not one made since).
+    private func recordUnrecordedStart(of run: RunID, in state: inout State) throws(StoreError) {
+        guard let start = state.unrecordedStarts[run] else { return }
+        try store?.recordRunStarted(start)
+        state.unrecordedStarts[run] = nil
+        state.notes.append(BGDiagnosticMessage(.info, app: start.app, "recorded the start of \(start.id) ('\(start.identifier)') once the store took it"))
     }
 
     /// The most ends kept for another attempt: a store that takes none for long (a disk full
@@ -1424,6 +1438,7 @@ public final class SchedulerDriver: Sendable {
         state.unrecordedEnds.append(record)
         if state.unrecordedEnds.count > Self.unrecordedEndsLimit {
             let dropped = state.unrecordedEnds.removeFirst()
+            state.unrecordedStarts[dropped.id] = nil
             state.notes.append(BGDiagnosticMessage(.error, app: dropped.app, "gave up recording the end of \(dropped.id) ('\(dropped.identifier)'): more than \(Self.unrecordedEndsLimit) ends wait for the store; the next start records it as interrupted"))
         }
         scheduleEndRetry(&state, at: now)
@@ -1459,7 +1474,21 @@ public final class SchedulerDriver: Sendable {
             state.endRetryTimer = nil
             // The backoff's own attempt opens a new wait that a write may cut short.
             if !broughtForward { state.endRetryBroughtForward = false }
-            while let record = state.unrecordedEnds.first {
+            // The starts of runs still going first (an ended run's start goes with its end).
+            var storeAway = false
+            let ending = Set(state.unrecordedEnds.map(\.id))
+            for run in state.unrecordedStarts.keys.sorted() where !ending.contains(run) {
+                do throws(StoreError) {
+                    try recordUnrecordedStart(of: run, in: &state)
+                } catch where error.mayPassIfRetried {
+                    storeAway = true
+                    break
+                } catch {
+                    let start = state.unrecordedStarts.removeValue(forKey: run)
+                    state.notes.append(BGDiagnosticMessage(.warning, app: start?.app, "stopped writing the start of \(run) ('\(start?.identifier ?? "")'): \(error)"))
+                }
+            }
+            while !storeAway, let record = state.unrecordedEnds.first {
                 do throws(StoreError) {
                     let stored = try store?.run(record.id)
                     if let stored, stored.endedAt != nil {
@@ -1479,7 +1508,7 @@ public final class SchedulerDriver: Sendable {
                 }
                 state.unrecordedEnds.removeFirst()
             }
-            if state.unrecordedEnds.isEmpty {
+            if state.unrecordedEnds.isEmpty, state.unrecordedStarts.isEmpty {
                 state.endRetryFailures = 0
                 state.endRetryBroughtForward = false
             } else {
@@ -1530,8 +1559,15 @@ public final class SchedulerDriver: Sendable {
                 state.removedHere.note(record.request.key, at: now)
                 actions.append(.sharedRunStarted)
             } else {
-                do {
+                do throws(StoreError) {
                     try store?.recordRunStarted(record)
+                } catch where error.mayPassIfRetried {
+                    // The run goes on (the app has its time); its start is written once the
+                    // store takes it, before its end, so that the log has the run and the
+                    // request is consumed (it stays pending on disk until then).
+                    actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error); it runs, and its start is written again until the store takes it (a restart before then runs its request again)")))
+                    state.unrecordedStarts[record.id] = record
+                    scheduleEndRetry(&state, at: now)
                 } catch {
                     actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the start of \(record.id) ('\(record.identifier)'): \(error)")))
                 }

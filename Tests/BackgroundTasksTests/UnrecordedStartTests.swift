@@ -1,0 +1,84 @@
+import BackgroundTasks
+import BackgroundTasksTesting
+import Foundation
+import SchedulerCore
+import Synchronization
+import Testing
+
+/// A run whose start the store did not take at its launch (a full disk: an outside probe
+/// found such a run launched, never in the log, its end refused for good as "never recorded
+/// as started", and its request run a second time after a restart): the run goes on, its
+/// start is written once the store takes writes again (with its end at the latest), and it
+/// consumes the submission it ran, not one the app made since.
+@Suite struct UnrecordedStartTests {
+    /// The task the app's handler was given.
+    final class Launched: Sendable {
+        let task = Mutex<BGTask?>(nil)
+    }
+
+    /// A device over `store` with the test app handing each launched task to `launched`.
+    private func device(over store: RefusingStore, launched: Launched) throws -> (SimulatedDevice, BGAppContext) {
+        let device = try SimulatedDevice(start: testStart, configuration: .init(), store: store, policies: .foundation)
+        let context = device.install(app: testApp, manifest: testManifest) {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { task in
+                launched.task.withLock { $0 = task }
+            }
+        }
+        return (device, context)
+    }
+
+    /// Submits the processing request, due in a minute, and launches it while the store
+    /// refuses writes; returns the task.
+    private func launchWhileTheStoreRefuses(_ device: SimulatedDevice, _ context: BGAppContext, _ store: RefusingStore, _ launched: Launched) async throws -> (BGTask, submitted: Date) {
+        let request = BGProcessingTaskRequest(identifier: processingID)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: 60)
+        try submit(request, in: context)
+        #expect(launched.task.withLock { $0 } == nil)
+        store.refusing.withLock { $0 = true }
+        await device.run(for: 61)
+        let task = try #require(launched.task.withLock { $0 }, "the run goes on without its start on disk")
+        #expect(try store.inner.runs().isEmpty)
+        #expect(try store.inner.pendingRequests().map(\.identifier) == [processingID], "its request stays on disk until the start is written")
+        #expect(device.log.messages.contains { $0.text.contains("could not record the start of") && $0.text.contains("written again until the store takes it") })
+        return (task, try #require(try store.inner.pendingRequests().first?.submittedAt))
+    }
+
+    @Test func theStartIsWrittenWithTheRunsEnd() async throws {
+        let store = try RefusingStore()
+        let launched = Launched()
+        let (device, context) = try device(over: store, launched: launched)
+        let (task, _) = try await launchWhileTheStoreRefuses(device, context, store, launched)
+        store.refusing.withLock { $0 = false }
+        task.setTaskCompleted(success: true)
+        await device.run(for: 0.1)
+        let runs = try store.inner.runs()
+        #expect(runs.map(\.outcome) == [.success], "\(runs)")
+        #expect(try store.inner.pendingRequests().isEmpty, "the run consumed its request")
+        #expect(device.log.messages.contains { $0.text.contains("recorded the start of \(runs.first?.id.description ?? "?")") })
+    }
+
+    @Test func aStartWrittenLateLeavesASubmissionMadeSince() async throws {
+        let store = try RefusingStore()
+        let launched = Launched()
+        let (device, context) = try device(over: store, launched: launched)
+        let (task, ran) = try await launchWhileTheStoreRefuses(device, context, store, launched)
+        // The disk has room again; the app submits the next one while the run goes on.
+        store.refusing.withLock { $0 = false }
+        let next = BGProcessingTaskRequest(identifier: processingID)
+        next.earliestBeginDate = Date(timeIntervalSinceNow: 7200)
+        try submit(next, in: context)
+        let since = try #require(try store.inner.pendingRequests().first?.submittedAt)
+        #expect(since > ran)
+        // The retry's timer writes the start before the run ends.
+        await device.run(for: 2)
+        let started = try store.inner.runs()
+        #expect(started.count == 1 && started.first?.endedAt == nil, "\(started)")
+        #expect(started.first?.request.submittedAt == ran)
+        #expect(try store.inner.pendingRequests().map(\.submittedAt) == [since], "the submission made since stays")
+        task.setTaskCompleted(success: true)
+        await device.run(for: 0.1)
+        #expect(try store.inner.runs().map(\.outcome) == [.success])
+        #expect(try store.inner.pendingRequests().map(\.submittedAt) == [since])
+        #expect(device.driver.pendingRequests(of: testApp).map { $0.submittedAt } == [since], "memory and disk agree")
+    }
+}

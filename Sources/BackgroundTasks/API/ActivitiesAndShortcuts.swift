@@ -104,27 +104,39 @@ public protocol UIUserActivityRestoring: NSObjectProtocol {
 
 /// A Home Screen quick action (Apple: `UIApplicationShortcutItem`). Linux has no Home Screen:
 /// the app may set ``UIApplication/shortcutItems`` and read them back; none is ever chosen.
-open class UIApplicationShortcutItem: NSObject {
+///
+/// `Sendable`, as Apple's is (a Swift 6 app hands the action its scene delegate received to an
+/// actor: an outside compile probe). `@unchecked`: an `NSObject` subclass cannot be checked;
+/// its parts are held behind a lock (the mutable subclass changes them), and what it hands
+/// out is a copy of them.
+open class UIApplicationShortcutItem: NSObject, @unchecked Sendable {
+    private struct Parts {
+        var type: String
+        var localizedTitle: String
+        var localizedSubtitle: String?
+        var icon: UIApplicationShortcutIcon?
+        var userInfo: [String: any NSSecureCoding]?
+        var targetContentIdentifier: Any?
+    }
+
+    private let parts: Locked<Parts>
+
     /// The app's name for the action.
-    public private(set) var type: String
+    open var type: String { parts.withLock { $0.type } }
     /// Its title.
-    public private(set) var localizedTitle: String
+    open var localizedTitle: String { parts.withLock { $0.localizedTitle } }
     /// Its subtitle.
-    public private(set) var localizedSubtitle: String?
+    open var localizedSubtitle: String? { parts.withLock { $0.localizedSubtitle } }
     /// Its icon.
-    public private(set) var icon: UIApplicationShortcutIcon?
+    open var icon: UIApplicationShortcutIcon? { parts.withLock { $0.icon } }
     /// What the app keeps with it.
-    public private(set) var userInfo: [String: any NSSecureCoding]?
+    open var userInfo: [String: any NSSecureCoding]? { parts.withLock { $0.userInfo } }
     /// Which scene it opens.
-    public private(set) var targetContentIdentifier: Any?
+    open var targetContentIdentifier: Any? { parts.withLock { $0.targetContentIdentifier } }
 
     /// An action with all its parts.
     public init(type: String, localizedTitle: String, localizedSubtitle: String?, icon: UIApplicationShortcutIcon?, userInfo: [String: any NSSecureCoding]? = nil) {
-        self.type = type
-        self.localizedTitle = localizedTitle
-        self.localizedSubtitle = localizedSubtitle
-        self.icon = icon
-        self.userInfo = userInfo
+        parts = Locked(Parts(type: type, localizedTitle: localizedTitle, localizedSubtitle: localizedSubtitle, icon: icon, userInfo: userInfo))
         super.init()
     }
 
@@ -135,17 +147,20 @@ open class UIApplicationShortcutItem: NSObject {
 
     fileprivate func set(type: String? = nil, title: String? = nil, subtitle: String?? = nil, icon: UIApplicationShortcutIcon?? = nil,
                          userInfo: [String: any NSSecureCoding]?? = nil, target: Any?? = nil) {
-        if let type { self.type = type }
-        if let title { localizedTitle = title }
-        if let subtitle { localizedSubtitle = subtitle }
-        if let icon { self.icon = icon }
-        if let userInfo { self.userInfo = userInfo }
-        if let target { targetContentIdentifier = target }
+        parts.withLock { parts in
+            if let type { parts.type = type }
+            if let title { parts.localizedTitle = title }
+            if let subtitle { parts.localizedSubtitle = subtitle }
+            if let icon { parts.icon = icon }
+            if let userInfo { parts.userInfo = userInfo }
+            if let target { parts.targetContentIdentifier = target }
+        }
     }
 }
 
 /// A quick action whose parts can change (Apple: `UIMutableApplicationShortcutItem`).
-open class UIMutableApplicationShortcutItem: UIApplicationShortcutItem {
+/// `@unchecked Sendable` as its superclass: its changes go through the superclass's lock.
+open class UIMutableApplicationShortcutItem: UIApplicationShortcutItem, @unchecked Sendable {
     /// The app's name for the action.
     open override var type: String {
         get { super.type }
@@ -178,8 +193,9 @@ open class UIMutableApplicationShortcutItem: UIApplicationShortcutItem {
     }
 }
 
-/// A quick action's icon (Apple: `UIApplicationShortcutIcon`).
-open class UIApplicationShortcutIcon: NSObject {
+/// A quick action's icon (Apple: `UIApplicationShortcutIcon`). `@unchecked Sendable`: an
+/// `NSObject` subclass cannot be checked; it holds one constant of a `Sendable` type.
+open class UIApplicationShortcutIcon: NSObject, @unchecked Sendable {
     /// The system's icons: the C enum `UIApplicationShortcutIconType` (CUIKitTypes), open as
     /// Apple's.
     public typealias IconType = UIApplicationShortcutIconType

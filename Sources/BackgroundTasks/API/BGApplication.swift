@@ -132,6 +132,11 @@ public final class BGApplication: @unchecked Sendable {
     @preconcurrency @MainActor public var connectedScenes: Set<UIScene> { connectedScene.map { [$0] } ?? [] }
     /// The sessions of the app's scenes (Apple: `openSessions`): the connected scene's.
     @preconcurrency @MainActor public var openSessions: Set<UISceneSession> { connectedScene.map { [$0.session] } ?? [] }
+    /// Asks for the snapshot of `sceneSession`'s scene to be taken again after the app
+    /// updated its content in the background (Apple: `requestSceneSessionRefresh(_:)`, which
+    /// refreshes what the app switcher shows): Linux has no app switcher, so nothing is
+    /// taken; the call is accepted for any session.
+    @preconcurrency @MainActor public func requestSceneSessionRefresh(_ sceneSession: UISceneSession) {}
     /// Whether the app shows several scenes at once (Apple: `supportsMultipleScenes`):
     /// `false`, as on an iPhone; a Linux app connects one scene at most.
     @preconcurrency @MainActor public var supportsMultipleScenes: Bool { false }

@@ -12,7 +12,11 @@ public enum CorruptStoreQuarantine {
     /// suffix, the names SQLite expects, so the moved set still opens together.
     ///
     /// - Returns: The new path of the database file.
-    static func moveAside(path: String, now: Date, as label: String = "corrupt", because reason: String = "is damaged") throws(StoreError) -> String {
+    /// `companionsFound`: the companion suffixes that were beside the file before this
+    /// process opened it (`nil`: all are the file's); the others SQLite made when the opening
+    /// examined it (an empty `-wal`, a `-shm` index) belong neither to the file set aside nor to
+    /// the fresh store made in its place, and are removed.
+    static func moveAside(path: String, now: Date, as label: String = "corrupt", because reason: String = "is damaged", companionsFound: Set<String>? = nil) throws(StoreError) -> String {
         let fileManager = FileManager.default
         let base = "\(path).\(label)-\(timestamp(now))"
         var destination = base
@@ -24,7 +28,11 @@ public enum CorruptStoreQuarantine {
         do {
             try fileManager.moveItem(atPath: path, toPath: destination)
             for suffix in companionSuffixes where fileManager.fileExists(atPath: path + suffix) {
-                try fileManager.moveItem(atPath: path + suffix, toPath: destination + suffix)
+                if let companionsFound, !companionsFound.contains(suffix) {
+                    try? fileManager.removeItem(atPath: path + suffix)
+                } else {
+                    try fileManager.moveItem(atPath: path + suffix, toPath: destination + suffix)
+                }
             }
         } catch {
             throw StoreError(

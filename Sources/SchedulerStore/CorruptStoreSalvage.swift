@@ -33,13 +33,28 @@ enum CorruptStoreSalvage {
 
     /// Copies what can be read of the store at `damagedPath` into `fresh` (migrated, empty).
     static func salvage(from damagedPath: String, into fresh: SQLiteConnection) -> StoreSalvage {
+        let shm = damagedPath + "-shm"
+        let shmFound = FileManager.default.fileExists(atPath: shm)
+        let salvage = copyReadable(from: damagedPath, into: fresh)
+        // A -shm SQLite made to read the -wal is an index of it, no part of the file set aside:
+        // removed once the reading connection is gone (it was a local of the call above).
+        if !shmFound { try? FileManager.default.removeItem(atPath: shm) }
+        return salvage
+    }
+
+    /// ``salvage(from:into:)``'s copy, on a connection of its own that is closed when it returns.
+    private static func copyReadable(from damagedPath: String, into fresh: SQLiteConnection) -> StoreSalvage {
         var salvage = StoreSalvage()
         // Read only, with the -wal that moved with it; where that cannot be read (a damaged
         // -wal), the file as it is (immutable: the -wal ignored, so commits only it held are
         // not copied). Nothing writes a file set aside.
+        // Without a -wal beside it there is nothing but the file to read: immutable at once, so
+        // that SQLite makes no -shm and -wal beside a file set aside (an outside probe found
+        // both made). With one, reading it takes a -shm, which SQLite makes.
+        let hasWAL = FileManager.default.fileExists(atPath: damagedPath + "-wal")
         var opened: (SQLiteConnection, Set<String>)?
         var failure = ""
-        for mode in [SQLiteConnection.AccessMode.readOnly, .readOnlyImmutable] {
+        for mode in hasWAL ? [SQLiteConnection.AccessMode.readOnly, .readOnlyImmutable] : [.readOnlyImmutable] {
             do {
                 let connection = try SQLiteConnection.open(path: damagedPath, mode: mode)
                 let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { row in row.text(0) })

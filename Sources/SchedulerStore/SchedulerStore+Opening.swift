@@ -81,12 +81,15 @@ extension SchedulerStore {
         if let moved = try moveAsideIfCopiedWithoutItsWAL(path: path, now: now) {
             report.movedAsideWithoutSchema = URL(fileURLWithPath: moved)
         }
+        // What was beside the file before SQLite opens it (which makes a -wal and -shm beside
+        // a WAL database): only those move with it if it is damaged.
+        let companionsFound = Set(CorruptStoreQuarantine.companionSuffixes.filter { FileManager.default.fileExists(atPath: path + $0) })
         let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)
         } catch let error where error.code == .corrupt {
             // The damaged connection is already closed: it was a local of the call that threw.
-            let movedTo = try CorruptStoreQuarantine.moveAside(path: path, now: now)
+            let movedTo = try CorruptStoreQuarantine.moveAside(path: path, now: now, companionsFound: companionsFound)
             report.movedAsideCorruptFile = URL(fileURLWithPath: movedTo)
             report.corruptionDetail = error.sqliteMessage ?? error.message
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)

@@ -360,6 +360,28 @@ public final class DaemonService: Sendable {
         try installReporting(manifestPath: path).app
     }
 
+    /// Whether `path` (absolute), as given or with its symbolic links resolved, is a file of
+    /// the daemon's own process: `/proc/self`, `/proc/thread-self` or `/proc/<its pid>`, and
+    /// `/dev/fd`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr` (links into it). Read by the
+    /// daemon, such a path is its own descriptors, environment or command line, never the
+    /// caller's (an outside probe's raw client installed `/proc/self/environ`, and the
+    /// refusal quoted the daemon's environment back).
+    static func namesTheDaemonsOwnProcess(_ path: String) -> Bool {
+        func own(_ path: String) -> Bool {
+            var components: [Substring] = []
+            for component in path.split(separator: "/") where component != "." {
+                if component == ".." { _ = components.popLast() } else { components.append(component) }
+            }
+            guard components.count >= 2 else { return false }
+            switch components[0] {
+            case "proc": return ["self", "thread-self", Substring(String(getpid()))].contains(components[1])
+            case "dev": return ["fd", "stdin", "stdout", "stderr"].contains(components[1])
+            default: return false
+            }
+        }
+        return own(path) || own(URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
+    }
+
     /// ``install(manifestPath:)``, with what it removed.
     public func installReporting(manifestPath path: String) throws(DaemonFailure) -> InstallReport {
         // The daemon's working directory is not the caller's: a relative path would name
@@ -370,6 +392,9 @@ public final class DaemonService: Sendable {
         }
         guard path.hasPrefix("/") else {
             throw DaemonFailure(.invalid, "install needs the manifest's absolute path, got '\(path.excerpt(scalars: 200))'")
+        }
+        if Self.namesTheDaemonsOwnProcess(path) {
+            throw DaemonFailure(.invalid, "install: '\(path.excerpt(scalars: 200))' names bgtaskd's own process (/proc/self, /dev/fd, /dev/stdin...), not a file of the caller's; give the manifest's own path (bgtask resolves such paths before it sends them)")
         }
         let app: InstalledApp
         do {

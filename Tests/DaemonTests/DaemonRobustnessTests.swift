@@ -87,6 +87,24 @@ extension DaemonProcessTests {
             #expect((Int(long.output.split(separator: "\n").first ?? "") ?? .max) < 2_000, "answered briefly: \(long.output.prefix(200))")
         }
 
+        @Test("an install of a path that names bgtaskd's own process (/proc/self/environ, /dev/fd/2) is refused, quoting nothing of it",
+              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs /usr/bin/python3 for a raw client"))
+        func anInstallOfTheDaemonsOwnFilesIsRefused() async throws {
+            let harness = try DaemonHarness()
+            defer { harness.cleanUp() }
+            try await harness.startDaemon()
+            for path in ["/proc/self/environ", "/proc/thread-self/cmdline", "/dev/fd/2", "/proc//./self/../self/environ"] {
+                let answer = try await harness.rawAdminRequest(#"{"install": {"manifestPath": "\#(path)"}}"#)
+                #expect(answer.output.contains("names bgtaskd's own process"), "\(path): \(answer)")
+                #expect(!answer.output.contains("near"), "nothing of the file is quoted: \(answer)")
+            }
+            // A link into it, made by the caller, is refused too.
+            let link = harness.root + "/manifest-link.json"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/proc/self/environ")
+            let linked = try await harness.rawAdminRequest(#"{"install": {"manifestPath": "\#(link)"}}"#)
+            #expect(linked.output.contains("names bgtaskd's own process"), "\(linked)")
+        }
+
         /// Installs the test app with `behaviour`, submits its refresh by hand and runs it; returns
         /// once its handler started.
         static func runTestApp(_ harness: DaemonHarness, behaviour: String) async throws {

@@ -339,10 +339,27 @@ struct DaemonCommand: Equatable {
             }
             return Outcome(output: json ? jsonText : text, error: "", status: 0)
         case .pending(let requests):
+            // A date no calendar shows (a foreign daemon's, a row another program wrote) would
+            // be printed as a made-up one, and differently in text and JSON: refused, named.
+            if let problem = outOfRangeDate(in: requests) {
+                return Outcome(output: "", error: "bgtask \(command): bgtaskd's answer holds \(problem); nothing is printed\n", status: 1)
+            }
             return Outcome(output: json ? pendingJSON(requests) : pendingText(requests), error: "", status: 0)
         case .welcome, .flag, .data, .names:
             return Outcome(output: "", error: "bgtask \(command): unexpected reply from bgtaskd\n", status: 1)
         }
+    }
+
+    /// The first date of `requests` out of any calendar's range (``DateText/rangeProblem(_:)``),
+    /// named with its request and field; `nil` when every date can be shown.
+    static func outOfRangeDate(in requests: [PendingRequest]) -> String? {
+        for request in requests {
+            let dates: [(String, Date?)] = [("earliestBeginDate", request.earliestBeginDate), ("submittedAt", request.submittedAt)]
+            for case let (field, date?) in dates {
+                if let problem = DateText.rangeProblem(date) { return "a date out of range (\(field) of \(request.key): \(problem))" }
+            }
+        }
+        return nil
     }
 
     static func pendingText(_ requests: [PendingRequest]) -> String {

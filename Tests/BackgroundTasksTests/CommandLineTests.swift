@@ -134,6 +134,24 @@ import SchedulerCore
         #expect(DaemonCommand.render(.report(text: "text\n", json: #"{"a": 1}"#), json: true, command: "status").output == #"{"a": 1}"#)
     }
 
+    /// A pending request whose date no calendar shows (a foreign daemon's answer: an outside
+    /// probe's fake daemon gave 1e308 s) is refused, named, in text and JSON alike, instead of
+    /// printed as a made-up date (and a different one in each).
+    @Test func pendingDatesOutOfRangeAreRefusedNotMadeUp() {
+        let app = AppID("com.example.app")
+        let far = PendingRequest(app: app, identifier: "com.example.app.refresh", kind: .appRefresh,
+                                 earliestBeginDate: Date(timeIntervalSince1970: 1e308), submittedAt: Date(timeIntervalSince1970: 0))
+        for json in [false, true] {
+            let shown = DaemonCommand.render(.pending([far]), json: json, command: "pending")
+            #expect(shown.status == 1 && shown.output.isEmpty, "\(shown)")
+            #expect(shown.error.contains("bgtaskd's answer holds a date out of range (earliestBeginDate of com.example.app/com.example.app.refresh:"), "\(shown.error)")
+        }
+        let old = PendingRequest(app: app, identifier: "com.example.app.refresh", kind: .appRefresh, submittedAt: Date(timeIntervalSince1970: -1e308))
+        #expect(DaemonCommand.render(.pending([old]), json: false, command: "pending").error.contains("(submittedAt of"))
+        let fine = PendingRequest(app: app, identifier: "com.example.app.refresh", kind: .appRefresh, submittedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(DaemonCommand.render(.pending([fine]), json: false, command: "pending").status == 0)
+    }
+
     private func temporaryReport() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("bgtask-demo-test-\(UUID().uuidString).html").path
     }

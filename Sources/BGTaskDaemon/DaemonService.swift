@@ -361,7 +361,8 @@ public final class DaemonService: Sendable {
     }
 
     /// Whether `path` (absolute), as given or with its symbolic links resolved, is a file of
-    /// the daemon's own process: `/proc/self`, `/proc/thread-self` or `/proc/<its pid>`, and
+    /// the daemon's own process: `/proc/self`, `/proc/thread-self`, `/proc/<its pid>` or one of
+    /// its threads' ids, and
     /// `/dev/fd`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr` (links into it). Read by the
     /// daemon, such a path is its own descriptors, environment or command line, never the
     /// caller's (an outside probe's raw client installed `/proc/self/environ`, and the
@@ -374,7 +375,10 @@ public final class DaemonService: Sendable {
             }
             guard components.count >= 2 else { return false }
             switch components[0] {
-            case "proc": return ["self", "thread-self", Substring(String(getpid()))].contains(components[1])
+            case "proc":
+                // Itself, or one of its threads (`/proc/<tid>` names the thread's process too).
+                return ["self", "thread-self", Substring(String(getpid()))].contains(components[1])
+                    || (components[1].allSatisfy(\.isNumber) && FileManager.default.fileExists(atPath: "/proc/self/task/\(components[1])"))
             case "dev": return ["fd", "stdin", "stdout", "stderr"].contains(components[1])
             default: return false
             }

@@ -3,18 +3,18 @@ import SchedulerCore
 import SchedulerStore
 
 extension PostgreSQLStore {
-    /// Records that `run` was launched by this replica and consumes its request (the
-    /// submission it ran, by its `submittedAt`: a later one stays), in one transaction:
-    /// either both happened or neither did.
+    /// Records that `run` was launched by this replica and consumes its request (with
+    /// `onlyItsOwnSubmission`, only while the pending row is the submission the run ran: a
+    /// start written late), in one transaction: either both happened or neither did.
     /// - Throws: ``StoreError/Code/server`` when this replica already recorded a run with
     ///   that number (the request stays pending).
-    public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+    public func recordRunStarted(_ run: RunRecord, onlyItsOwnSubmission: Bool) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             let values = [PostgreSQLValue.text(replica)] + (try PostgreSQLColumns.runValues(of: run))
             try connection.transaction { () throws(StoreError) in
                 try connection.execute(
-                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2 AND submitted_at = $3",
-                    [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
+                    "DELETE FROM bgtask_pending_requests WHERE app = $1 AND identifier = $2" + (onlyItsOwnSubmission ? " AND submitted_at = $3" : ""),
+                    [.text(run.app.rawValue), .text(run.identifier)] + (onlyItsOwnSubmission ? [.date(run.request.submittedAt)] : [])
                 )
                 try connection.execute(
                     "INSERT INTO bgtask_runs (replica, \(PostgreSQLColumns.runNames)) VALUES (\(PostgreSQLColumns.placeholders(values.count)))",

@@ -15,7 +15,9 @@ public enum CorruptStoreQuarantine {
     /// `companionsFound`: the companion suffixes that were beside the file before this
     /// process opened it (`nil`: all are the file's); the others SQLite made when the opening
     /// examined it (an empty `-wal`, a `-shm` index) belong neither to the file set aside nor to
-    /// the fresh store made in its place, and are removed.
+    /// the fresh store made in its place, and are removed when they hold nothing of it: a
+    /// `-shm` (an index SQLite rebuilds), an empty `-wal` or `-journal`. One that holds bytes
+    /// moves with the file, as a companion that was there does.
     static func moveAside(path: String, now: Date, as label: String = "corrupt", because reason: String = "is damaged", companionsFound: Set<String>? = nil) throws(StoreError) -> String {
         let fileManager = FileManager.default
         let base = "\(path).\(label)-\(timestamp(now))"
@@ -28,7 +30,7 @@ public enum CorruptStoreQuarantine {
         do {
             try fileManager.moveItem(atPath: path, toPath: destination)
             for suffix in companionSuffixes where fileManager.fileExists(atPath: path + suffix) {
-                if let companionsFound, !companionsFound.contains(suffix) {
+                if let companionsFound, !companionsFound.contains(suffix), suffix == "-shm" || Self.isEmpty(path + suffix) {
                     try? fileManager.removeItem(atPath: path + suffix)
                 } else {
                     try fileManager.moveItem(atPath: path + suffix, toPath: destination + suffix)
@@ -43,6 +45,11 @@ public enum CorruptStoreQuarantine {
             )
         }
         return destination
+    }
+
+    /// Whether the file at `path` holds no byte (`false` when it cannot be looked at).
+    private static func isEmpty(_ path: String) -> Bool {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue == 0
     }
 
     /// The damaged stores set aside beside the store at `path` (`<path>.corrupt-...`, and

@@ -9,9 +9,8 @@ import SchedulerCore
 /// The promises, whatever the implementation:
 /// - every mutating call commits before it returns: what a caller was told is saved is
 ///   durable, and on a thrown error nothing of the call was written;
-/// - a run's start consumes its request in the same transaction (``recordRunStarted(_:)``):
-///   the submission it ran, matched by its `submittedAt`, so that a start written after the
-///   launch (the store refused it then) leaves a submission the app made since,
+/// - a run's start consumes its request in the same transaction
+///   (``recordRunStarted(_:onlyItsOwnSubmission:)``),
 ///   and its end writes the app's settings in the same transaction as the record
 ///   (``recordRunFinished(_:appSettings:)``);
 /// - a row that cannot be read back is never returned as something else: it is reported
@@ -46,9 +45,12 @@ public protocol SchedulerStorage: AnyObject, Sendable {
 
     // MARK: The run log
 
-    /// Records that `run` was launched and consumes its request (the submission it ran, by
-    /// its `submittedAt`; a later one stays), in one transaction.
-    func recordRunStarted(_ run: RunRecord) throws(StoreError)
+    /// Records that `run` was launched and consumes its request, in one transaction: the
+    /// pending row of its app and identifier (a remote wake's run consumes the app's own
+    /// request it replaced), or, `onlyItsOwnSubmission`, that row only while it is still the
+    /// submission the run ran (its `submittedAt`): a start written after the launch, the store
+    /// having refused it then, leaves a submission the app made since.
+    func recordRunStarted(_ run: RunRecord, onlyItsOwnSubmission: Bool) throws(StoreError)
     /// Records how `run` ended and writes `appSettings` (name to value; `nil` deletes) for
     /// its app in the same transaction. The run must have been recorded as started.
     func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError)
@@ -131,6 +133,8 @@ public enum RunLogRows {
 extension SchedulerStorage {
     /// Every app's pending requests.
     public func pendingRequests() throws(StoreError) -> [PendingRequest] { try pendingRequests(app: nil) }
+    /// Records that `run` was launched, consuming the pending row of its app and identifier.
+    public func recordRunStarted(_ run: RunRecord) throws(StoreError) { try recordRunStarted(run, onlyItsOwnSubmission: false) }
     /// Records how `run` ended, writing no setting.
     public func recordRunFinished(_ run: RunRecord) throws(StoreError) { try recordRunFinished(run, appSettings: [:]) }
     /// ``lastLaunch(of:)`` of each app in turn, for a store without a read for many.

@@ -4,9 +4,8 @@ import SchedulerCore
 extension SchedulerStore {
     /// Records that `run` was launched and consumes its request, in one transaction: after a
     /// crash either both happened or neither did, so a request is never lost nor run twice
-    /// from the log's point of view. The request consumed is the submission the run ran (its
-    /// `submittedAt`): one the app submitted since, which replaced it, stays pending (a start
-    /// written late, after the store refused it at the launch: ``SchedulerStorage``).
+    /// from the log's point of view. `onlyItsOwnSubmission`: the pending row is consumed only
+    /// while it is the submission the run ran (a start written late: ``SchedulerStorage``).
     ///
     /// The commit does not wait for the disk (the launch waits for it: its `fsync` was most
     /// of a launch's latency, and its tail the p99's): a crash of the process keeps it, and
@@ -14,13 +13,20 @@ extension SchedulerStore {
     /// before then undoes the launch whole, so the request is pending again and runs again,
     /// without the `interrupted` record and throttle strike a crash after it leaves
     /// (docs/ARCHITECTURE.md, "Durability").
-    public func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+    public func recordRunStarted(_ run: RunRecord, onlyItsOwnSubmission: Bool) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             try connection.transaction(waitingForDisk: false) { () throws(StoreError) in
-                try connection.execute(
-                    "DELETE FROM pending_requests WHERE app = ? AND identifier = ? AND submitted_at = ?",
-                    [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
-                )
+                if onlyItsOwnSubmission {
+                    try connection.execute(
+                        "DELETE FROM pending_requests WHERE app = ? AND identifier = ? AND submitted_at = ?",
+                        [.text(run.app.rawValue), .text(run.identifier), .date(run.request.submittedAt)]
+                    )
+                } else {
+                    try connection.execute(
+                        "DELETE FROM pending_requests WHERE app = ? AND identifier = ?",
+                        [.text(run.app.rawValue), .text(run.identifier)]
+                    )
+                }
                 try connection.execute(
                     "INSERT INTO runs (\(RunColumns.names)) VALUES (\(RunColumns.placeholders))",
                     RunColumns.values(of: run)

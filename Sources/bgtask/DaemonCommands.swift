@@ -354,7 +354,10 @@ struct DaemonCommand: Equatable {
     /// named with its request and field; `nil` when every date can be shown.
     static func outOfRangeDate(in requests: [PendingRequest]) -> String? {
         for request in requests {
-            let dates: [(String, Date?)] = [("earliestBeginDate", request.earliestBeginDate), ("submittedAt", request.submittedAt)]
+            // Continued processing ignores its earliest begin date (the engine and the stores
+            // do): whatever it holds is not the answer's fault, and is not shown.
+            let earliest = request.kind == .continuedProcessing ? nil : request.earliestBeginDate
+            let dates: [(String, Date?)] = [("earliestBeginDate", earliest), ("submittedAt", request.submittedAt)]
             for case let (field, date?) in dates {
                 if let problem = DateText.rangeProblem(date) { return "a date out of range (\(field) of \(request.key): \(problem))" }
             }
@@ -365,7 +368,7 @@ struct DaemonCommand: Equatable {
     static func pendingText(_ requests: [PendingRequest]) -> String {
         guard !requests.isEmpty else { return "no request is pending\n" }
         return requests.map { request in
-            "\(request.app)  \(request.identifier)  \(request.kind)  earliest \(request.earliestBeginDate.map(RunLogFormat.time) ?? "now")  submitted \(RunLogFormat.time(request.submittedAt))"
+            "\(request.app)  \(request.identifier)  \(request.kind)  earliest \(request.kind == .continuedProcessing ? "now" : request.earliestBeginDate.map(RunLogFormat.time) ?? "now")  submitted \(RunLogFormat.time(request.submittedAt))"
         }.joined(separator: "\n") + "\n"
     }
 

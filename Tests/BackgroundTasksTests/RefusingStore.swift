@@ -32,7 +32,9 @@ final class RefusingStore: SchedulerStorage {
         try write { () throws(StoreError) in try inner.quarantineRequests(keys, reason: reason, now: now) }
     }
     func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] { try inner.quarantinedRequests() }
-    func recordRunStarted(_ run: RunRecord) throws(StoreError) { try write { () throws(StoreError) in try inner.recordRunStarted(run) } }
+    func recordRunStarted(_ run: RunRecord, onlyItsOwnSubmission: Bool) throws(StoreError) {
+        try write { () throws(StoreError) in try inner.recordRunStarted(run, onlyItsOwnSubmission: onlyItsOwnSubmission) }
+    }
     func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError) {
         try write { () throws(StoreError) in try inner.recordRunFinished(run, appSettings: appSettings) }
     }

@@ -52,6 +52,27 @@ final class RecordingHost: RemoteTaskHost {
         #expect(try SchedulerStore.openForReading(at: file.url).runs(app: testApp).map(\.outcome) == [.success])
     }
 
+    /// A run whose start the store refused, whose app then never started: its request is filed
+    /// again as it was (the same submission), and the start written late must not consume it
+    /// (a reviewer's read: written after the request was saved again, it did, and a restart
+    /// lost the request).
+    @Test func aRequestFiledAgainAfterAnUnwrittenStartStaysOnDisk() throws {
+        let store = try RefusingStore()
+        let driver = SchedulerDriver(clock: VirtualClock(start: testStart), store: store, log: .collecting(), policies: .foundation, meter: nil)
+        let host = RecordingHost()
+        driver.install(AppRegistration(app: testApp, manifest: testManifest), host: host)
+        try driver.submit(laterRequest(processingID))
+        store.refusing.withLock { $0 = true }
+        try driver.simulateLaunch(RequestKey(app: testApp, identifier: processingID))
+        guard case .launch(let run, _)? = host.recorded.first else { Issue.record("no launch: \(host.recorded)"); return }
+        #expect(try store.inner.runs().isEmpty)
+        store.refusing.withLock { $0 = false }
+        driver.appNotStarted(run, reason: "the app's executable could not be run")
+        #expect(try store.inner.runs().map(\.outcome) == [.failure], "the run is in the log, its start written before the request was saved again")
+        #expect(try store.inner.pendingRequests().map(\.identifier) == [processingID], "the request filed again is on disk")
+        #expect(driver.pendingRequests(of: testApp).map { $0.identifier } == [processingID])
+    }
+
     @Test func expirationAndTerminationReachTheHost() throws {
         let clock = VirtualClock(start: testStart)
         let (driver, host, file) = try installed(clock: clock)

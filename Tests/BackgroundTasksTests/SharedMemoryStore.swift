@@ -125,7 +125,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         }
     }
     func quarantinedRequests() throws(StoreError) -> [QuarantinedRequest] { try access { $0.quarantined } }
-    func recordRunStarted(_ run: RunRecord) throws(StoreError) {
+    func recordRunStarted(_ run: RunRecord, onlyItsOwnSubmission: Bool) throws(StoreError) {
         _ = try claimRun(run, lease: 30)
     }
     func recordRunFinished(_ run: RunRecord, appSettings: [String: String?]) throws(StoreError) {

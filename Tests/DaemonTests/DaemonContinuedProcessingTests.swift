@@ -39,15 +39,16 @@ extension DaemonProcessTests {
             defer { user.signal(SIGKILL) }
             // The second waits for the first (the cap), then runs in the same process.
             #expect(await harness.waitForEvent("user", "handler \(Self.second) \(user.pid)") != nil, "\(harness.events("user"))")
-            let events = harness.events("user")
-            let firstDone = events.firstIndex(of: "completed \(Self.first) true")
-            let secondStarted = events.firstIndex(of: "handler \(Self.second) \(user.pid)")
-            #expect(firstDone != nil && secondStarted != nil && firstDone! < secondStarted!, "in turn: \(events)")
+            var logged: [[String: Any]] = []
             for identifier in [Self.first, Self.second] {
-                let logged = try await harness.waitForLoggedRun(Self.app, identifier)
-                #expect(logged?["outcome"] as? String == "success", "\(identifier): \(String(describing: logged))")
-                #expect(logged?["kind"] as? String == "continued-processing", "\(String(describing: logged))")
+                let run = try await harness.waitForLoggedRun(Self.app, identifier)
+                #expect(run?["outcome"] as? String == "success", "\(identifier): \(String(describing: run))")
+                #expect(run?["kind"] as? String == "continued-processing", "\(String(describing: run))")
+                if let run { logged.append(run) }
             }
+            // In turn, by the run log's own times (the app's lines are written after its calls).
+            let firstEnded = logged.first?["endedAt"] as? String, secondStarted = logged.last?["startedAt"] as? String
+            #expect(logged.count == 2 && firstEnded != nil && secondStarted != nil && firstEnded! <= secondStarted!, "in turn: \(logged)")
             #expect(try await harness.pendingIdentifiers(Self.app).isEmpty)
         }
 

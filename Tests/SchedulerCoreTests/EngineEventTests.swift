@@ -43,18 +43,24 @@ private typealias Summary = EngineEffectSummary
         #expect(Summary(engine.handle(.appForegrounded(F.app), at: t0 + 20)).launchedIdentifiers == [F.processingID(1)])
     }
 
-    /// bgtaskd expires the runs of an app the user force-quits, then ends its process: a run
-    /// that ends with the process is the user's doing, no strike against the app.
-    @Test func aRunTheHostExpiredWhoseProcessThenWentIsNoStrike() throws {
+    /// The user force-quits an app during its runs; bgtaskd then ends its process: a run that
+    /// ends with it (crashed, or never launched) is the user's doing, no strike against the
+    /// app. A crash after the system expired a run for another reason is still the app's.
+    @Test func aRunTheUserForceQuitIsNoStrikeHoweverItEnds() throws {
         var engine = F.engine()
-        let run = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        let running = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
+        let launching = try #require(try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0).launched.first)
+        _ = engine.handle(.appForceQuit(F.app), at: t0 + 1)
         _ = engine.handle(.runsExpired(F.app, reason: "the user force-quit the app"), at: t0 + 1)
-        let crashed = Summary(engine.handle(.runCrashed(run.id, reason: "the app's connection was closed during the run"), at: t0 + 1.1))
+        let crashed = Summary(engine.handle(.runCrashed(running.id, reason: "the app's connection was closed during the run"), at: t0 + 1.1))
         #expect(crashed.finished.map(\.outcome) == [.crashed])
+        _ = engine.handle(.appNotStarted(launching.id, reason: "the app was stopped before the task could start", restoringRequest: true), at: t0 + 1.2)
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 0)
-        // Without the host's expiration first, a crash is the app's.
-        let second = try #require(try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0 + 2).launched.first)
-        _ = engine.handle(.runCrashed(second.id, reason: "the app's process killed by signal 11 (SIGSEGV) during the run"), at: t0 + 3)
+        // Opened again: a run that crashes after an expiration for the device's sake is struck.
+        _ = engine.handle(.appForegrounded(F.app), at: t0 + 2)
+        let later = try #require(try F.submit(F.processing(F.processingID(2)), to: &engine, at: t0 + 3).launched.first)
+        _ = engine.handle(.runsExpired(F.app, reason: "the user started another process of the app"), at: t0 + 4)
+        _ = engine.handle(.runCrashed(later.id, reason: "the app's process killed by signal 11 (SIGSEGV) during the run"), at: t0 + 5)
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
     }
 

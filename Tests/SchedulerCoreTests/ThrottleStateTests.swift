@@ -191,9 +191,13 @@ struct ThrottleStateTests {
         #expect(state.recordRunEnded(outcome: .expired, calledSetTaskCompleted: true, expiredForConditions: true, at: t0) == nil)
         // Ignoring that expiration is still the app's doing.
         #expect(state.recordRunEnded(outcome: .terminated, calledSetTaskCompleted: false, expiredForConditions: true, at: t0)?.cause == .terminated)
-        // Expired by the system (a force-quit), whose process then went: the system's doing.
-        #expect(state.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, expiredForConditions: true, at: t0) == nil)
-        #expect(state.strikes == 5)
+        // A crash after the system expired the run for the device's sake is still the app's.
+        #expect(state.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, expiredForConditions: true, at: t0)?.cause == .crashed)
+        // The user force-quit the app during the run: however it ended, not the app's doing.
+        for outcome in [RunOutcome.crashed, .terminated, .expired, .failure, .interrupted] {
+            #expect(state.recordRunEnded(outcome: outcome, calledSetTaskCompleted: false, forceQuit: true, at: t0) == nil, "\(outcome)")
+        }
+        #expect(state.strikes == 6)
     }
 
     // MARK: Reason

@@ -218,8 +218,8 @@ extension PostgreSQLServerTests {
             #expect(try store.run(RunID(1)) == run)
         }
 
-        @Test("a run's start consumes the submission it ran, not one the app made since (a start written late)", arguments: StoreKind.allCases)
-        func runStartLeavesALaterSubmission(kind: StoreKind) throws {
+        @Test("a start written late consumes the submission it ran, not one the app made since; a start at the launch consumes the row of its identifier (a remote wake's run, the app's own request)", arguments: StoreKind.allCases)
+        func runStartLeavesALaterSubmissionOnlyWhenWrittenLate(kind: StoreKind) throws {
             let store = try StoreFixture(kind).store
             // A present-day instant whose seconds since 1970 would lose a bit: the match is exact.
             let ran = Sample.request("refresh", submittedAt: Date(timeIntervalSinceReferenceDate: 818_000_000.123456789))
@@ -227,12 +227,16 @@ extension PostgreSQLServerTests {
             let since = Sample.request("refresh", submittedAt: ran.submittedAt.addingTimeInterval(30))
             try store.upsertRequest(since)
             let run = Sample.run(1, of: ran)
-            try store.recordRunStarted(run)
+            try store.recordRunStarted(run, onlyItsOwnSubmission: true)
             #expect(try store.pendingRequests(app: nil) == [since])
             #expect(try store.run(RunID(1)) == run)
             // Its own submission, read back from the store, is consumed (the round trip is exact).
             let read = try #require(try store.pendingRequests(app: nil).first)
-            try store.recordRunStarted(Sample.run(2, of: read))
+            try store.recordRunStarted(Sample.run(2, of: read), onlyItsOwnSubmission: true)
+            #expect(try store.pendingRequests(app: nil).isEmpty)
+            // At the launch, whatever the row's submission: a push's run replaces the app's own.
+            try store.upsertRequest(Sample.request("wake", submittedAt: ran.submittedAt))
+            try store.recordRunStarted(Sample.run(3, of: Sample.request("wake", submittedAt: ran.submittedAt.addingTimeInterval(600))))
             #expect(try store.pendingRequests(app: nil).isEmpty)
         }
 

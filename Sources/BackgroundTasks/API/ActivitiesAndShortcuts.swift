@@ -107,8 +107,9 @@ public protocol UIUserActivityRestoring: NSObjectProtocol {
 ///
 /// `Sendable`, as Apple's is (a Swift 6 app hands the action its scene delegate received to an
 /// actor: an outside compile probe). `@unchecked`: an `NSObject` subclass cannot be checked;
-/// its parts are held behind a lock (the mutable subclass changes them), and what it hands
-/// out is a copy of them.
+/// its parts are held behind a lock (the mutable subclass changes them); what it hands out is
+/// their value at the time (the `userInfo` objects and the target identifier are the app's own
+/// references, as Apple's `copy` properties share immutable objects).
 open class UIApplicationShortcutItem: NSObject, @unchecked Sendable {
     private struct Parts {
         var type: String

@@ -1417,10 +1417,13 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Writes the start of `run` if the store did not take it at the launch (it consumes
-    /// the submission the run ran, not one made since).
+    /// the submission the run ran, not one made since), unless the store has it already (an
+    /// earlier attempt committed, its answer lost).
     private func recordUnrecordedStart(of run: RunID, in state: inout State) throws(StoreError) {
         guard let start = state.unrecordedStarts[run] else { return }
-        try store?.recordRunStarted(start)
+        if try store?.run(run) == nil {
+            try store?.recordRunStarted(start, onlyItsOwnSubmission: true)
+        }
         state.unrecordedStarts[run] = nil
         state.notes.append(BGDiagnosticMessage(.info, app: start.app, "recorded the start of \(start.id) ('\(start.identifier)') once the store took it"))
     }
@@ -1438,8 +1441,9 @@ public final class SchedulerDriver: Sendable {
         state.unrecordedEnds.append(record)
         if state.unrecordedEnds.count > Self.unrecordedEndsLimit {
             let dropped = state.unrecordedEnds.removeFirst()
-            state.unrecordedStarts[dropped.id] = nil
-            state.notes.append(BGDiagnosticMessage(.error, app: dropped.app, "gave up recording the end of \(dropped.id) ('\(dropped.identifier)'): more than \(Self.unrecordedEndsLimit) ends wait for the store; the next start records it as interrupted"))
+            let neverStarted = state.unrecordedStarts.removeValue(forKey: dropped.id) != nil
+            state.notes.append(BGDiagnosticMessage(.error, app: dropped.app, "gave up recording the end of \(dropped.id) ('\(dropped.identifier)'): more than \(Self.unrecordedEndsLimit) ends wait for the store; "
+                + (neverStarted ? "its start was never written either, so its request stays pending and runs again" : "the next start records it as interrupted")))
         }
         scheduleEndRetry(&state, at: now)
     }
@@ -1504,6 +1508,7 @@ public final class SchedulerDriver: Sendable {
                 } catch where error.mayPassIfRetried {
                     break
                 } catch {
+                    state.unrecordedStarts[record.id] = nil
                     state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): \(error)"))
                 }
                 state.unrecordedEnds.removeFirst()
@@ -1607,6 +1612,9 @@ public final class SchedulerDriver: Sendable {
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error); it is written again until the store takes it\(sharedStore == nil ? "" : ", its lease renewed meanwhile")")))
                 keepForRetry(record, in: &state, at: now)
             } catch {
+                // Given up: a start never written stays unwritten (alone, it would read as a
+                // run in progress, ended as interrupted at the next start).
+                state.unrecordedStarts[record.id] = nil
                 actions.append(.log(BGDiagnosticMessage(.error, app: record.app, "could not record the end of \(record.id) ('\(record.identifier)'): \(error)")))
             }
             pruneRunLogIfDue(&state, at: now)
@@ -1634,6 +1642,12 @@ public final class SchedulerDriver: Sendable {
             // restart would disagree: when the write fails, the retry is withdrawn.
             do {
                 guard let store else { throw SubmitRejection(.unavailable, unavailableReason ?? "no store") }
+                // A run of the same request whose start is not on disk yet (its app never
+                // started: the request filed again as it was) has it written first: written
+                // after, it would consume the request saved here, the same submission.
+                if let unwritten = state.unrecordedStarts.values.first(where: { $0.request.key == request.key }) {
+                    try recordUnrecordedStart(of: unwritten.id, in: &state)
+                }
                 try store.upsertRequest(request)
                 actions.append(.trace(.submitted(request, at: now)))
             } catch {

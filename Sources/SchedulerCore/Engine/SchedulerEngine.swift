@@ -126,6 +126,9 @@ public struct SchedulerEngine: Sendable {
         var previousLaunch: Date?
         /// Expired because the device changed (user became active, heat), not the app's fault.
         var expiredForConditions = false
+        /// The user force-quit the app during the run: however it ends (its process ended by
+        /// the system, its launch stopped), not the app's doing.
+        var forceQuit = false
         var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
     }
 
@@ -608,6 +611,7 @@ public struct SchedulerEngine: Sendable {
             report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         case .appForceQuit(let app):
             changeAppState(app, at: now) { $0.forceQuit = true }
+            for (id, run) in runs where run.record.app == app { runs[id]?.forceQuit = true }
             // Its requests a policy held until an instant are judged again now (below), so
             // they wait for the app to be opened from here: `bgtask why` said "held until"
             // an instant that no longer meant anything beside the force-quit's verdict.
@@ -1183,9 +1187,9 @@ public struct SchedulerEngine: Sendable {
         if finished.request.kind != .continuedProcessing {
             changeAppState(key.app, at: now) { state in
                 if appNeverStarted {
-                    state.throttle.recordAppNotStarted(at: now)
+                    if !run.forceQuit { state.throttle.recordAppNotStarted(at: now) }
                 } else {
-                    state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, at: now)
+                    state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, forceQuit: run.forceQuit, at: now)
                 }
                 if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
             }

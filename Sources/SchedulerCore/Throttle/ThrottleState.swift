@@ -111,16 +111,18 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     ///   hot) rather than because the budget ran out: that was not the app's doing, and
     ///   it completed within the grace.
     /// - `.terminated`: a strike whatever the expiration's cause: the app ignored it.
-    /// - `.crashed`: a strike, unless `expiredForConditions` says the system had expired the
-    ///   run for a reason not the app's before its process went (the user force-quit the
-    ///   app, whose process the system then ends: bgtaskd closes the connection of a process
-    ///   the user started as it sends the SIGTERM, so the run ends as a crash).
+    /// - `.crashed`: a strike.
+    /// - `forceQuit`: the user force-quit the app during the run, and the system ends its
+    ///   process (bgtaskd: SIGTERM, SIGKILL after the grace; the connection of a process the
+    ///   user started closed with the SIGTERM): no strike however the run ended (crashed,
+    ///   terminated, never completed), the user's doing; a success still counts.
     /// - `.success` or `.failure` without `setTaskCompleted`: a strike (`neverCompleted`).
     @discardableResult
     public mutating func recordRunEnded(
-        outcome: RunOutcome, calledSetTaskCompleted: Bool, expiredForConditions: Bool = false, at now: Date
+        outcome: RunOutcome, calledSetTaskCompleted: Bool, expiredForConditions: Bool = false, forceQuit: Bool = false, at now: Date
     ) -> ThrottleStrike? {
         guard now.timeIntervalSinceReferenceDate.isFinite else { return nil }
+        if forceQuit, outcome != .success { return nil }
         switch outcome {
         case .success where calledSetTaskCompleted:
             let factor = min(1, max(0, configuration.successDecayFactor))
@@ -138,7 +140,7 @@ public struct ThrottleState: Sendable, Codable, Hashable {
         case .terminated:
             return strike(.terminated, at: now)
         case .crashed:
-            return expiredForConditions ? nil : strike(.crashed, at: now)
+            return strike(.crashed, at: now)
         }
     }
 

@@ -110,11 +110,12 @@ final class ForwardingNotificationDelegate: NSObject, UNUserNotificationCenterDe
     }
 }
 
-/// The same for the app delegate's background fetch.
+/// The same for the app delegate's background fetch, its handler declared `@Sendable` as the
+/// requirement's is here (a plain one, forwarded, warns in Swift 6 mode: docs/porting.md).
 final class ForwardingFetchDelegate: UIResponder, UIApplicationDelegate {
     weak var previous: UIApplicationDelegate?
 
-    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void) {
         if previous?.application(application, performFetchWithCompletionHandler: completionHandler) != nil { return }
         completionHandler(.failed)
     }
@@ -237,15 +238,16 @@ final class FetchlessAppDelegate: UIResponder, UIApplicationDelegate {}
     @Test func aForwardedOptionalRequirementIsAPlainCallAnsweredByTheDefault() throws {
         let (_, context) = try Self.context("com.example.push")
         let forwarder = ForwardingFetchDelegate()
-        var results: [UIBackgroundFetchResult] = []
+        // Called back at once, on this thread; a box, as the handler is `@Sendable`.
+        let results = Box<[UIBackgroundFetchResult]>([])
         // No previous delegate: the SDK's own answer.
-        forwarder.application(context.application, performFetchWithCompletionHandler: { results.append($0) })
+        forwarder.application(context.application, performFetchWithCompletionHandler: { results.value.append($0) })
         // A previous delegate without the method: its default does what an unimplemented
         // optional does on iOS (`.noData`), and the SDK does not answer twice.
         let previous = FetchlessAppDelegate()
         forwarder.previous = previous
-        forwarder.application(context.application, performFetchWithCompletionHandler: { results.append($0) })
-        #expect(results == [.failed, .noData])
+        forwarder.application(context.application, performFetchWithCompletionHandler: { results.value.append($0) })
+        #expect(results.value == [.failed, .noData])
         _ = ForwardingNotificationDelegate()
     }
 

@@ -309,10 +309,17 @@ public protocol UIApplicationDelegate: AnyObject {
     /// Protected files are readable again (the device unlocked). Never called on Linux.
     func applicationProtectedDataDidBecomeAvailable(_ application: UIApplication)
     /// A background fetch (``BGApplication/setMinimumBackgroundFetchInterval(_:)``): call
-    /// the completion handler once with what it found.
-    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+    /// the completion handler once with what it found. The handler is `@Sendable` here, so a
+    /// delegate may declare it with or without `@Sendable` and hear nothing in either language
+    /// mode (declared plain here, a Swift 6 mail app's `@escaping @Sendable` warned
+    /// "sendability ... does not match": the twenty-first outside probe). Apple's is plain (a
+    /// main-actor protocol's completion handlers are not imported `@Sendable`), so one
+    /// difference is left: a delegate that forwards its own plain handler to another one
+    /// warns in Swift 6 mode here (the `@preconcurrency` protocol keeps it a warning);
+    /// declaring its handler `@escaping @Sendable` silences it (docs/porting.md).
+    func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void)
     /// A remote wake (`bgtask push`, iOS's silent push): call the completion handler once.
-    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void)
+    func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void)
     /// The same, in its `async` form (the system calls this one; by default it calls the
     /// completion-handler form).
     func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult
@@ -345,10 +352,10 @@ extension UIApplicationDelegate {
     public func applicationWillTerminate(_ application: UIApplication) {}
     public func applicationProtectedDataWillBecomeUnavailable(_ application: UIApplication) {}
     public func applicationProtectedDataDidBecomeAvailable(_ application: UIApplication) {}
-    public func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+    public func application(_ application: UIApplication, performFetchWithCompletionHandler completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
     }
-    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void) {
+    public func application(_ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping @Sendable (UIBackgroundFetchResult) -> Void) {
         completionHandler(.noData)
     }
     /// Calls the completion-handler method and returns the first result it completes with;

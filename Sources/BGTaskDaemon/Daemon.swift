@@ -533,6 +533,11 @@ final class DaemonSession: AppLink, Sendable {
         let pid = connection.peer?.pid ?? 0
         switch hello.role {
         case .admin:
+            // An administrator speaks for no app: a hello that names one means something the
+            // daemon would otherwise drop (an outside probe's raw client), as an unknown key.
+            if let app = hello.app {
+                return .failed(DaemonFailure(.invalid, "an administrator's hello names no app, got '\(app.rawValue.excerpt(scalars: 200))'; an app's says role \"app\""))
+            }
             role.withLock { $0 = .admin }
             return .welcome(Welcome(daemonPID: getpid()))
         case .app:

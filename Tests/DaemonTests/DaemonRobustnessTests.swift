@@ -631,6 +631,11 @@ extension DaemonProcessTests {
             defer { stranger.close() }
             guard case .failed(let refusal) = try stranger.call(.hello(Hello(role: .app, app: AppID("../x")))) else { Issue.record("../x greeted"); return }
             #expect(refusal.code == .invalid && refusal.message.hasPrefix("hello: "), "\(refusal)")
+            // An administrator's hello that names an app means something bgtaskd would drop.
+            let named = try MessageLink.connect(path: harness.socketPath)
+            defer { named.close() }
+            guard case .failed(let adminRefusal) = try named.call(.hello(Hello(role: .admin, app: AppID("com.example.testapp")))) else { Issue.record("an admin hello naming an app was greeted"); return }
+            #expect(adminRefusal.code == .invalid && adminRefusal.message.contains("an administrator's hello names no app, got 'com.example.testapp'"), "\(adminRefusal)")
 
             let validPayload = [UInt8](try MessageCoding.encode(ClientEnvelope(id: 1, request: .hello(Hello(role: .admin)))))
             func header(_ length: UInt32, version: UInt8 = 1) -> [UInt8] {

@@ -323,7 +323,11 @@ struct RunLogOptions: Equatable {
                 zone = digits
                 while zone < characters.count, characters[zone] >= UInt8(ascii: "0"), characters[zone] <= UInt8(ascii: "9") { zone += 1 }
                 guard zone > digits, let fraction = Double("0." + String(decoding: characters[digits ..< zone], as: UTF8.self)) else { return nil }
-                seconds += fraction
+                // Kept inside its second: a fraction of many nines (0.99999999999999999999)
+                // rounds, as a Double of today's seconds, to the next whole second, an instant
+                // the text does not name (an outside probe's was the next year).
+                let second = seconds
+                seconds = min(second + fraction, (second + 1).nextDown)
             }
             if character(zone, is: "Z") || character(zone, is: "z") {
                 return zone + 1 == characters.count ? Date(timeIntervalSince1970: seconds) : nil
@@ -460,7 +464,9 @@ struct RunLogReading {
         // --since of 08:00:00.5 would name another instant than the one given.
         if let since {
             let whole = since.timeIntervalSince1970.rounded(.down) == since.timeIntervalSince1970
-            text += " since \(whole ? RunLogFormat.time(since) : RunLogFormat.preciseTime(since))"
+            // Milliseconds cut, not rounded: 23:59:59.9996 is not shown as the next day.
+            let shown = Date(timeIntervalSince1970: (since.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+            text += " since \(whole ? RunLogFormat.time(since) : RunLogFormat.preciseTime(shown))"
         }
         return text
     }

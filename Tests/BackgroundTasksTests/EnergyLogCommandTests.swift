@@ -110,6 +110,13 @@ import SchedulerCore
             == .instant(Date(timeIntervalSince1970: 1_796_025_600.5)))
         #expect(try parseLog(["--since", "2026-11-30"]).since == .instant(Date(timeIntervalSince1970: 1_795_996_800)))
         #expect(try parseLog(["--since", "2028-02-29T23:59:59Z"]).since == .instant(Date(timeIntervalSince1970: 1_835_481_599)))
+        // A fraction of many nines stays in its second (read to the nanosecond; an outside
+        // probe's 23 nines were rounded to the next year), and is shown cut to the millisecond.
+        let lastMoment = try parseLog(["--since", "2026-12-31T23:59:59.99999999999999999999999Z"]).since
+        guard case .instant(let instant)? = lastMoment else { Issue.record("\(String(describing: lastMoment))"); return }
+        #expect(instant < Date(timeIntervalSince1970: 1_798_761_600) && instant > Date(timeIntervalSince1970: 1_798_761_599.99))
+        let reading = RunLogReading(stores: [], skipped: [], runs: [], since: instant, whereDescription: "here")
+        #expect(reading.filterDescription(RunLogOptions()) == " since 2026-12-31T23:59:59.999Z")
         #expect(try parseLog(["--since", "30m"]).since == .ago(1_800))
         #expect(try parseLog(["--since", "7d"]).since == .ago(7 * 86_400))
         #expect(try parseLog(["--since", "1.5h"]).since == .ago(5_400))

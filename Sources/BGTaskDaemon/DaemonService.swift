@@ -425,6 +425,9 @@ public final class DaemonService: Sendable {
             // an uninstall, and the next run cold-launches the new executable.
             let reason = "the app was reinstalled with another executable or arguments (\(app.executable))"
             log(.info, app: app.app, "\(app.app)'s running process ends: \(reason)")
+            // The user's doing, as a force-quit: its runs hear their expiration first, and
+            // their end with the process is no strike against the new install.
+            driver.appEndedByTheUser(app.app, reason: reason)
             driver.afterHostCalls(of: app.app) { supervisor.quit(reason: reason) }
         }
         return InstallReport(app: app, removedRequests: removed)
@@ -661,7 +664,7 @@ public final class DaemonService: Sendable {
             // Its runs in progress hear their expiration before the quit (pushed in order),
             // as the user's doing: a run that then ends with the process (a process the user
             // started loses its connection with the SIGTERM) is no strike against the app.
-            driver.expireRuns(of: app, reason: "the user force-quit the app")
+            driver.appEndedByTheUser(app, reason: "the user force-quit the app")
             if let supervisor = supervisor(of: app) {
                 driver.afterHostCalls(of: app) { supervisor.quit(reason: "the user force-quit the app") }
             }

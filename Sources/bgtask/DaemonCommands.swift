@@ -338,7 +338,14 @@ struct DaemonCommand: Equatable {
                 return Outcome(output: "", error: "bgtask \(command): bgtaskd's answer is not valid JSON; nothing is printed\n", status: 1)
             }
             return Outcome(output: json ? jsonText : text, error: "", status: 0)
-        case .pending(let requests):
+        case .pending(let answered):
+            // Continued processing ignores its earliest begin date (the engine and the stores
+            // do): neither judged nor shown, in text or JSON.
+            let requests = answered.map { request -> PendingRequest in
+                var shown = request
+                if shown.kind == .continuedProcessing { shown.earliestBeginDate = nil }
+                return shown
+            }
             // A date no calendar shows (a foreign daemon's, a row another program wrote) would
             // be printed as a made-up one, and differently in text and JSON: refused, named.
             if let problem = outOfRangeDate(in: requests) {
@@ -354,10 +361,7 @@ struct DaemonCommand: Equatable {
     /// named with its request and field; `nil` when every date can be shown.
     static func outOfRangeDate(in requests: [PendingRequest]) -> String? {
         for request in requests {
-            // Continued processing ignores its earliest begin date (the engine and the stores
-            // do): whatever it holds is not the answer's fault, and is not shown.
-            let earliest = request.kind == .continuedProcessing ? nil : request.earliestBeginDate
-            let dates: [(String, Date?)] = [("earliestBeginDate", earliest), ("submittedAt", request.submittedAt)]
+            let dates: [(String, Date?)] = [("earliestBeginDate", request.earliestBeginDate), ("submittedAt", request.submittedAt)]
             for case let (field, date?) in dates {
                 if let problem = DateText.rangeProblem(date) { return "a date out of range (\(field) of \(request.key): \(problem))" }
             }
@@ -368,7 +372,7 @@ struct DaemonCommand: Equatable {
     static func pendingText(_ requests: [PendingRequest]) -> String {
         guard !requests.isEmpty else { return "no request is pending\n" }
         return requests.map { request in
-            "\(request.app)  \(request.identifier)  \(request.kind)  earliest \(request.kind == .continuedProcessing ? "now" : request.earliestBeginDate.map(RunLogFormat.time) ?? "now")  submitted \(RunLogFormat.time(request.submittedAt))"
+            "\(request.app)  \(request.identifier)  \(request.kind)  earliest \(request.earliestBeginDate.map(RunLogFormat.time) ?? "now")  submitted \(RunLogFormat.time(request.submittedAt))"
         }.joined(separator: "\n") + "\n"
     }
 

@@ -316,27 +316,28 @@ struct RunLogOptions: Equatable {
             guard character(10, is: "T"), let hour = number(11, 2), character(13, is: ":"), let minute = number(14, 2),
                   character(16, is: ":"), let second = number(17, 2), hour <= 23, minute <= 59, second <= 59
             else { return nil }
-            var seconds = midnight + Double(hour * 3_600 + minute * 60 + second)
+            let wholeSeconds = midnight + Double(hour * 3_600 + minute * 60 + second)
+            var fraction = 0.0
             var zone = 19
             if character(zone, is: ".") {
                 let digits = zone + 1
                 zone = digits
                 while zone < characters.count, characters[zone] >= UInt8(ascii: "0"), characters[zone] <= UInt8(ascii: "9") { zone += 1 }
-                guard zone > digits, let fraction = Double("0." + String(decoding: characters[digits ..< zone], as: UTF8.self)) else { return nil }
-                // Kept inside its second: a fraction of many nines (0.99999999999999999999)
-                // rounds, as a Double of today's seconds, to the next whole second, an instant
-                // the text does not name (an outside probe's was the next year).
-                let second = seconds
-                seconds = min(second + fraction, (second + 1).nextDown)
+                guard zone > digits, let digitsRead = Double("0." + String(decoding: characters[digits ..< zone], as: UTF8.self)) else { return nil }
+                fraction = digitsRead
             }
+            // The fraction is added last, kept inside its second: one of many nines
+            // (0.99999999999999999999) rounds, as a Double of today's seconds, to the next whole
+            // second, an instant the text does not name (an outside probe's was the next year).
+            func instant(_ whole: Double) -> Date { Date(timeIntervalSince1970: min(whole + fraction, (whole + 1).nextDown)) }
             if character(zone, is: "Z") || character(zone, is: "z") {
-                return zone + 1 == characters.count ? Date(timeIntervalSince1970: seconds) : nil
+                return zone + 1 == characters.count ? instant(wholeSeconds) : nil
             }
             guard character(zone, is: "+") || character(zone, is: "-"), let offsetHours = number(zone + 1, 2), character(zone + 3, is: ":"),
                   let offsetMinutes = number(zone + 4, 2), zone + 6 == characters.count, offsetHours <= 23, offsetMinutes <= 59
             else { return nil }
             let offset = Double(offsetHours * 3_600 + offsetMinutes * 60)
-            return Date(timeIntervalSince1970: character(zone, is: "+") ? seconds - offset : seconds + offset)
+            return instant(character(zone, is: "+") ? wholeSeconds - offset : wholeSeconds + offset)
         }
     }
 

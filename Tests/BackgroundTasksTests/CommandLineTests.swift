@@ -150,6 +150,13 @@ import SchedulerCore
         #expect(DaemonCommand.render(.pending([old]), json: false, command: "pending").error.contains("(submittedAt of"))
         let fine = PendingRequest(app: app, identifier: "com.example.app.refresh", kind: .appRefresh, submittedAt: Date(timeIntervalSince1970: 1_800_000_000))
         #expect(DaemonCommand.render(.pending([fine]), json: false, command: "pending").status == 0)
+        // Continued processing ignores its earliest date: neither judged nor shown, in either form.
+        let export = PendingRequest(app: app, identifier: "com.example.app.export.a", kind: .continuedProcessing,
+                                    earliestBeginDate: Date(timeIntervalSince1970: 1e308), submittedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let text = DaemonCommand.render(.pending([export]), json: false, command: "pending")
+        #expect(text.status == 0 && text.output.contains("earliest now"), "\(text)")
+        let json = DaemonCommand.render(.pending([export]), json: true, command: "pending")
+        #expect(json.status == 0 && !json.output.contains("506713") && !json.output.contains("+3169"), "\(json)")
     }
 
     private func temporaryReport() -> String {

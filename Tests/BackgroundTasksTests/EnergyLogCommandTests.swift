@@ -117,6 +117,10 @@ import SchedulerCore
         #expect(instant < Date(timeIntervalSince1970: 1_798_761_600) && instant > Date(timeIntervalSince1970: 1_798_761_599.99))
         let reading = RunLogReading(stores: [], skipped: [], runs: [], since: instant, whereDescription: "here")
         #expect(reading.filterDescription(RunLogOptions()) == " since 2026-12-31T23:59:59.999Z")
+        // With a zone, the offset moves the whole seconds first: 2^31 s since 1970 (03:14:08Z) is where a
+        // Double's step doubles, and the fraction added before it rounded into the next second.
+        guard case .instant(let offsetInstant)? = try parseLog(["--since", "2038-01-18T22:14:08.9999999-05:00"]).since else { Issue.record("no instant"); return }
+        #expect(offsetInstant < Date(timeIntervalSince1970: 2_147_483_649) && offsetInstant > Date(timeIntervalSince1970: 2_147_483_648.99), "03:14:08.9999999Z: \(offsetInstant.timeIntervalSince1970)")
         #expect(try parseLog(["--since", "30m"]).since == .ago(1_800))
         #expect(try parseLog(["--since", "7d"]).since == .ago(7 * 86_400))
         #expect(try parseLog(["--since", "1.5h"]).since == .ago(5_400))

@@ -135,3 +135,35 @@ struct ExecutableIdentityTests {
         #expect(ExecutableIdentity.appOwning(pid: 424_242, among: [me], procRoot: "/nonexistent-proc") == nil)
     }
 }
+
+/// Which manifest paths name bgtaskd's own process (`DaemonService.namesTheDaemonsOwnProcess`),
+/// judged in this process as bgtaskd judges them in its own: its pid, `self`, a thread's id.
+@Suite struct DaemonOwnProcessPathTests {
+    /// A thread's id, written by the thread before it signals and read after the wait
+    /// (`@unchecked`: the semaphore orders the two).
+    final class ThreadID: @unchecked Sendable { var value: Int32 = 0 }
+
+    @Test func theProcessItsThreadsAndItsDescriptorsAreItsOwn() throws {
+        for path in ["/proc/self/environ", "/proc/thread-self/cmdline", "/proc/\(getpid())/environ", "/dev/fd/2", "/dev/stdin", "/proc//./self/../self/environ"] {
+            #expect(DaemonService.namesTheDaemonsOwnProcess(path), "\(path)")
+        }
+        // A thread of this process, kept alive while judged: its id is not the pid.
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let tid = ThreadID()
+        let thread = Thread {
+            tid.value = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")).flatMap { Int32($0.split(separator: "/").last ?? "") } ?? 0
+            started.signal()
+            release.wait()
+        }
+        thread.start()
+        started.wait()
+        defer { release.signal() }
+        #expect(tid.value != getpid())
+        #expect(DaemonService.namesTheDaemonsOwnProcess("/proc/\(tid.value)/environ"))
+        // Another process's, and ordinary files, are not.
+        #expect(!DaemonService.namesTheDaemonsOwnProcess("/proc/1/environ") || getpid() == 1)
+        for path in ["/etc/hostname", "/home/user/app.json", "/procedures/self/x", "/proc"] {
+            #expect(!DaemonService.namesTheDaemonsOwnProcess(path), "\(path)")
+        }
+    }
+}

@@ -51,7 +51,8 @@ private typealias Summary = EngineEffectSummary
         let running = try #require(try F.submit(F.processing(), to: &engine, at: t0).launched.first)
         let launching = try #require(try F.submit(F.processing(F.processingID(1)), to: &engine, at: t0).launched.first)
         _ = engine.handle(.appForceQuit(F.app), at: t0 + 1)
-        _ = engine.handle(.runsExpired(F.app, reason: "the user force-quit the app"), at: t0 + 1)
+        let expired = Summary(engine.handle(.appEndedByTheUser(F.app, reason: "the user force-quit the app"), at: t0 + 1))
+        #expect(expired.expired == [running.id, launching.id] && expired.expireReasons.allSatisfy { $0 == "the user force-quit the app" }, "\(expired.expired)")
         let crashed = Summary(engine.handle(.runCrashed(running.id, reason: "the app's connection was closed during the run"), at: t0 + 1.1))
         #expect(crashed.finished.map(\.outcome) == [.crashed])
         _ = engine.handle(.appNotStarted(launching.id, reason: "the app was stopped before the task could start", restoringRequest: true), at: t0 + 1.2)
@@ -62,6 +63,12 @@ private typealias Summary = EngineEffectSummary
         _ = engine.handle(.runsExpired(F.app, reason: "the user started another process of the app"), at: t0 + 4)
         _ = engine.handle(.runCrashed(later.id, reason: "the app's process killed by signal 11 (SIGSEGV) during the run"), at: t0 + 5)
         #expect(engine.policyState(of: F.app)?.throttle.strikes == 1)
+        // A force-quit alone (the app's own, in its process: nothing ends it) exempts nothing.
+        _ = engine.handle(.appForegrounded(F.app), at: t0 + 6)
+        let third = try #require(try F.submit(F.processing(F.processingID(3)), to: &engine, at: t0 + 7).launched.first)
+        _ = engine.handle(.appForceQuit(F.app), at: t0 + 8)
+        _ = engine.handle(.runCrashed(third.id, reason: "the app's process killed by signal 6 (SIGABRT) during the run"), at: t0 + 9)
+        #expect(engine.policyState(of: F.app)?.throttle.strikes == 2)
     }
 
     @Test func expiringAnAppsRunsExpiresThemOnceAndLaunchesGoOn() throws {

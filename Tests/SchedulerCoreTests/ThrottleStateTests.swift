@@ -195,7 +195,7 @@ struct ThrottleStateTests {
         #expect(state.recordRunEnded(outcome: .crashed, calledSetTaskCompleted: false, expiredForConditions: true, at: t0)?.cause == .crashed)
         // The user force-quit the app during the run: however it ended, not the app's doing.
         for outcome in [RunOutcome.crashed, .terminated, .expired, .failure, .interrupted] {
-            #expect(state.recordRunEnded(outcome: outcome, calledSetTaskCompleted: false, forceQuit: true, at: t0) == nil, "\(outcome)")
+            #expect(state.recordRunEnded(outcome: outcome, calledSetTaskCompleted: false, endedByTheUser: true, at: t0) == nil, "\(outcome)")
         }
         #expect(state.strikes == 6)
     }

@@ -1235,6 +1235,14 @@ public final class SchedulerDriver: Sendable {
         mutate { state, now in state.engine.handle(.runsExpired(app, reason: reason), at: now) }
     }
 
+    /// This host ends `app`'s process at the user's word (bgtaskd: a force-quit, after
+    /// ``appForceQuit(_:)``; a reinstall of another executable): its runs get their expiration
+    /// now, `reason` saying why, and however they end it is no throttle strike
+    /// (``EngineEvent/appEndedByTheUser(_:reason:)``).
+    public func appEndedByTheUser(_ app: AppID, reason: String) {
+        mutate { state, now in state.engine.handle(.appEndedByTheUser(app, reason: reason), at: now) }
+    }
+
     /// Calls `body` (not under the lock) once no run of `app` is in progress: now when none is.
     public func whenRunsEnd(of app: AppID, _ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
@@ -1443,7 +1451,7 @@ public final class SchedulerDriver: Sendable {
             let dropped = state.unrecordedEnds.removeFirst()
             let neverStarted = state.unrecordedStarts.removeValue(forKey: dropped.id) != nil
             state.notes.append(BGDiagnosticMessage(.error, app: dropped.app, "gave up recording the end of \(dropped.id) ('\(dropped.identifier)'): more than \(Self.unrecordedEndsLimit) ends wait for the store; "
-                + (neverStarted ? "its start was never written either, so its request stays pending and runs again" : "the next start records it as interrupted")))
+                + (neverStarted ? "its start was never written either, so its request stays pending on disk and runs again after a restart" : "the next start records it as interrupted")))
         }
         scheduleEndRetry(&state, at: now)
     }
@@ -1645,7 +1653,8 @@ public final class SchedulerDriver: Sendable {
                 // A run of the same request whose start is not on disk yet (its app never
                 // started: the request filed again as it was) has it written first: written
                 // after, it would consume the request saved here, the same submission.
-                if let unwritten = state.unrecordedStarts.values.first(where: { $0.request.key == request.key }) {
+                // Every such start, oldest first (an earlier run of it may wait too).
+                for unwritten in state.unrecordedStarts.values.filter({ $0.request.key == request.key }).sorted(by: { $0.id < $1.id }) {
                     try recordUnrecordedStart(of: unwritten.id, in: &state)
                 }
                 try store.upsertRequest(request)

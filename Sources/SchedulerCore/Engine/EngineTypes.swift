@@ -132,6 +132,12 @@ public enum EngineEvent: Hashable, Sendable {
     /// saying why (bgtaskd: the user started another process of the app while the
     /// daemon's own ran a task); unlike ``appTerminating(_:)``, launches go on.
     case runsExpired(AppID, reason: String)
+    /// The host ends the app's process at the user's word, `reason` saying which (bgtaskd: a
+    /// force-quit, a reinstall with another executable): its runs (in progress, or still
+    /// waiting for the process to launch) get their expiration now where they run, and however
+    /// they then end it is no throttle strike: the user's doing. Not sent where nothing ends
+    /// the process (an embedded app's own `forceQuit()`).
+    case appEndedByTheUser(AppID, reason: String)
     /// An app was installed with the daemon (or installed again): the engine learns its
     /// manifest and switch, and what it held for the app is judged again.
     case appInstalled(AppRegistration)

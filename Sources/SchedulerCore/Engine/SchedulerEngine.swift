@@ -126,9 +126,9 @@ public struct SchedulerEngine: Sendable {
         var previousLaunch: Date?
         /// Expired because the device changed (user became active, heat), not the app's fault.
         var expiredForConditions = false
-        /// The user force-quit the app during the run: however it ends (its process ended by
-        /// the system, its launch stopped), not the app's doing.
-        var forceQuit = false
+        /// The host ended the app's process during the run at the user's word (a force-quit:
+        /// ``EngineEvent/appEndedByTheUser(_:reason:)``): however it ends, not the app's doing.
+        var endedByTheUser = false
         var isContinuedProcessing: Bool { record.request.kind == .continuedProcessing }
     }
 
@@ -611,7 +611,6 @@ public struct SchedulerEngine: Sendable {
             report(index.releaseHeld(for: app, conditions: conditions), into: &effects)
         case .appForceQuit(let app):
             changeAppState(app, at: now) { $0.forceQuit = true }
-            for (id, run) in runs where run.record.app == app { runs[id]?.forceQuit = true }
             // Its requests a policy held until an instant are judged again now (below), so
             // they wait for the app to be opened from here: `bgtask why` said "held until"
             // an instant that no longer meant anything beside the force-quit's verdict.
@@ -627,6 +626,9 @@ public struct SchedulerEngine: Sendable {
         case .appTerminating(let app):
             terminatingApps.insert(app)
             expireRunning(of: app, reason: "the app's process is terminating", at: now, into: &effects)
+        case .appEndedByTheUser(let app, let reason):
+            for (id, run) in runs where run.record.app == app { runs[id]?.endedByTheUser = true }
+            expireRunning(of: app, reason: reason, noFaultOfTheApp: true, at: now, into: &effects)
         case .runsExpired(let app, let reason):
             // The host's decision, not the app's behaviour: no throttle strike (as for runs
             // expired because conditions changed).
@@ -1187,9 +1189,9 @@ public struct SchedulerEngine: Sendable {
         if finished.request.kind != .continuedProcessing {
             changeAppState(key.app, at: now) { state in
                 if appNeverStarted {
-                    if !run.forceQuit { state.throttle.recordAppNotStarted(at: now) }
+                    if !run.endedByTheUser { state.throttle.recordAppNotStarted(at: now) }
                 } else {
-                    state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, forceQuit: run.forceQuit, at: now)
+                    state.throttle.recordRunEnded(outcome: outcome, calledSetTaskCompleted: success != nil, expiredForConditions: run.expiredForConditions, endedByTheUser: run.endedByTheUser, at: now)
                 }
                 if finished.request.kind == .appRefresh, outcome == .success { state.lastRefresh = finished.startedAt }
             }

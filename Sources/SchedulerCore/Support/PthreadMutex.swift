@@ -17,7 +17,7 @@ import Glibc
 /// The value is held out of line: stored in the object, a value of no size (`Mutex(())`)
 /// sits at the object's own address, which Swift reads (its class metadata) outside the lock,
 /// and the sanitizer paired that read with the locked write (an outside probe: bgtaskd exited
-/// 66 on such a report in half the daemon's tests).
+/// 66 on such a report in ten of the daemon's tests).
 public final class PthreadMutex<Value>: @unchecked Sendable {
     private let value: UnsafeMutablePointer<Value>
     private let lock: UnsafeMutablePointer<pthread_mutex_t>

@@ -112,17 +112,18 @@ public struct ThrottleState: Sendable, Codable, Hashable {
     ///   it completed within the grace.
     /// - `.terminated`: a strike whatever the expiration's cause: the app ignored it.
     /// - `.crashed`: a strike.
-    /// - `forceQuit`: the user force-quit the app during the run, and the system ends its
-    ///   process (bgtaskd: SIGTERM, SIGKILL after the grace; the connection of a process the
-    ///   user started closed with the SIGTERM): no strike however the run ended (crashed,
-    ///   terminated, never completed), the user's doing; a success still counts.
+    /// - `endedByTheUser`: the system ended the app's process during the run at the user's
+    ///   word (a force-quit, a reinstall; bgtaskd: SIGTERM, SIGKILL after the grace; the
+    ///   connection of a process the user started closed with the SIGTERM): no strike however
+    ///   the run ended (crashed, terminated, never completed), the user's doing; a success
+    ///   still counts.
     /// - `.success` or `.failure` without `setTaskCompleted`: a strike (`neverCompleted`).
     @discardableResult
     public mutating func recordRunEnded(
-        outcome: RunOutcome, calledSetTaskCompleted: Bool, expiredForConditions: Bool = false, forceQuit: Bool = false, at now: Date
+        outcome: RunOutcome, calledSetTaskCompleted: Bool, expiredForConditions: Bool = false, endedByTheUser: Bool = false, at now: Date
     ) -> ThrottleStrike? {
         guard now.timeIntervalSinceReferenceDate.isFinite else { return nil }
-        if forceQuit, outcome != .success { return nil }
+        if endedByTheUser, outcome != .success { return nil }
         switch outcome {
         case .success where calledSetTaskCompleted:
             let factor = min(1, max(0, configuration.successDecayFactor))

@@ -184,6 +184,30 @@ struct CorruptionTests {
         #expect(try Data(contentsOf: directory.file(Self.movedName)) == earlier)
     }
 
+    /// Companions SQLite made when the opening examined the file: removed when they hold
+    /// nothing of it (a -shm index, an empty -wal or -journal), moved with it when they hold
+    /// bytes; those that were there before always move.
+    @Test("companions the examination made are removed when empty, moved when they hold bytes")
+    func companionsMadeByTheExaminationAreRemovedOnlyWhenEmpty() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.sqlite").path
+        let written = Self.garbage(count: 700, seed: 5)
+        try Self.garbage(count: 4_096, seed: 6).write(to: URL(fileURLWithPath: path))
+        try written.write(to: URL(fileURLWithPath: path + "-wal"))
+        try Data().write(to: URL(fileURLWithPath: path + "-journal"))
+        try Self.garbage(count: 300, seed: 7).write(to: URL(fileURLWithPath: path + "-shm"))
+        let moved = try CorruptStoreQuarantine.moveAside(path: path, now: Sample.now, companionsFound: [])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: moved + "-wal")) == written, "a -wal holding bytes moves")
+        for suffix in ["-journal", "-shm"] {
+            #expect(!FileManager.default.fileExists(atPath: moved + suffix) && !FileManager.default.fileExists(atPath: path + suffix), "\(suffix) removed")
+        }
+        // Found before the opening: moved, empty or not.
+        try Self.garbage(count: 4_096, seed: 8).write(to: URL(fileURLWithPath: path))
+        try Data().write(to: URL(fileURLWithPath: path + "-journal"))
+        let again = try CorruptStoreQuarantine.moveAside(path: path, now: Sample.now, companionsFound: ["-journal"])
+        #expect(FileManager.default.fileExists(atPath: again + "-journal"))
+    }
+
     @Test("the -wal and -shm files move with the damaged database")
     func companionFilesMoveToo() throws {
         let directory = try TemporaryDirectory()

@@ -466,11 +466,7 @@ public struct AppSupervision: Sendable, Equatable {
             assertionWindowGranted = false
             if spawnedByDaemon, pid != nil {
                 // Its runs end with its exit, which says how (below: the process is ended).
-                for run in active {
-                    forget(run, into: &actions)
-                    runsAwaitingExit.insert(run)
-                }
-                active.removeAll()
+                runsAwaitingExit.formUnion(takeActive(into: &actions))
                 connectionClose = reason
                 // Gone before it finished launching: the runs it was started for failed to
                 // launch (the app's doing, a throttle strike), not runs for a fresh process
@@ -715,11 +711,16 @@ public struct AppSupervision: Sendable, Equatable {
     }
 
     private mutating func crashActive(_ reason: String, into actions: inout [Action]) {
-        for run in active.sorted() {
-            forget(run, into: &actions)
-            actions.append(.runCrashed(run, reason: reason))
-        }
+        for run in takeActive(into: &actions) { actions.append(.runCrashed(run, reason: reason)) }
+    }
+
+    /// The runs handed over, in order, each forgotten (its deadline disarmed): none is the
+    /// app's any more.
+    private mutating func takeActive(into actions: inout [Action]) -> [RunID] {
+        let runs = active.sorted()
+        for run in runs { forget(run, into: &actions) }
         active.removeAll()
+        return runs
     }
 
     private mutating func end(reason: String, into actions: inout [Action]) {

@@ -16,20 +16,28 @@ import Testing
         let task = Mutex<BGTask?>(nil)
     }
 
-    /// A device over `store` with the test app handing each launched task to `launched`.
-    private func device(over store: RefusingStore, launched: Launched) throws -> (SimulatedDevice, BGAppContext) {
+    /// A run launched while the store refused writes, with what the tests look at.
+    struct RefusedStart {
+        let store: RefusingStore
+        let device: SimulatedDevice
+        let context: BGAppContext
+        let task: BGTask
+        /// When the submission the run ran was made.
+        let ran: Date
+    }
+
+    /// A device over a store refusing writes at the launch: the test app submits its
+    /// processing request due in a minute and is launched for it; the store takes writes
+    /// again when this returns.
+    private func runLaunchedWhileTheStoreRefuses() async throws -> RefusedStart {
+        let store = try RefusingStore()
+        let launched = Launched()
         let device = try SimulatedDevice(start: testStart, configuration: .init(), store: store, policies: .foundation)
         let context = device.install(app: testApp, manifest: testManifest) {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: processingID, using: nil) { task in
                 launched.task.withLock { $0 = task }
             }
         }
-        return (device, context)
-    }
-
-    /// Submits the processing request, due in a minute, and launches it while the store
-    /// refuses writes; returns the task.
-    private func launchWhileTheStoreRefuses(_ device: SimulatedDevice, _ context: BGAppContext, _ store: RefusingStore, _ launched: Launched) async throws -> (BGTask, submitted: Date) {
         let request = BGProcessingTaskRequest(identifier: processingID)
         request.earliestBeginDate = Date(timeIntervalSinceNow: 60)
         try submit(request, in: context)
@@ -40,30 +48,25 @@ import Testing
         #expect(try store.inner.runs().isEmpty)
         #expect(try store.inner.pendingRequests().map(\.identifier) == [processingID], "its request stays on disk until the start is written")
         #expect(device.log.messages.contains { $0.text.contains("could not record the start of") && $0.text.contains("written again until the store takes it") })
-        return (task, try #require(try store.inner.pendingRequests().first?.submittedAt))
+        let ran = try #require(try store.inner.pendingRequests().first?.submittedAt)
+        store.refusing.withLock { $0 = false }
+        return RefusedStart(store: store, device: device, context: context, task: task, ran: ran)
     }
 
     @Test func theStartIsWrittenWithTheRunsEnd() async throws {
-        let store = try RefusingStore()
-        let launched = Launched()
-        let (device, context) = try device(over: store, launched: launched)
-        let (task, _) = try await launchWhileTheStoreRefuses(device, context, store, launched)
-        store.refusing.withLock { $0 = false }
-        task.setTaskCompleted(success: true)
-        await device.run(for: 0.1)
-        let runs = try store.inner.runs()
+        let run = try await runLaunchedWhileTheStoreRefuses()
+        run.task.setTaskCompleted(success: true)
+        await run.device.run(for: 0.1)
+        let runs = try run.store.inner.runs()
         #expect(runs.map(\.outcome) == [.success], "\(runs)")
-        #expect(try store.inner.pendingRequests().isEmpty, "the run consumed its request")
-        #expect(device.log.messages.contains { $0.text.contains("recorded the start of \(runs.first?.id.description ?? "?")") })
+        #expect(try run.store.inner.pendingRequests().isEmpty, "the run consumed its request")
+        #expect(run.device.log.messages.contains { $0.text.contains("recorded the start of \(runs.first?.id.description ?? "?")") })
     }
 
     @Test func aStartWrittenLateLeavesASubmissionMadeSince() async throws {
-        let store = try RefusingStore()
-        let launched = Launched()
-        let (device, context) = try device(over: store, launched: launched)
-        let (task, ran) = try await launchWhileTheStoreRefuses(device, context, store, launched)
+        let refused = try await runLaunchedWhileTheStoreRefuses()
+        let (store, device, context, task, ran) = (refused.store, refused.device, refused.context, refused.task, refused.ran)
         // The disk has room again; the app submits the next one while the run goes on.
-        store.refusing.withLock { $0 = false }
         let next = BGProcessingTaskRequest(identifier: processingID)
         next.earliestBeginDate = Date(timeIntervalSinceNow: 7200)
         try submit(next, in: context)

@@ -1436,6 +1436,25 @@ public final class SchedulerDriver: Sendable {
         state.notes.append(BGDiagnosticMessage(.info, app: start.app, "recorded the start of \(start.id) ('\(start.identifier)') once the store took it"))
     }
 
+    /// Writes the starts the store did not take of runs still going (an ended run's start goes
+    /// with its end), oldest first, until one fails again; `false` when the store is still
+    /// away (the ends then wait for the next attempt too). A start the store refuses for good
+    /// is given up, said.
+    private func writeUnrecordedStarts(_ state: inout State) -> Bool {
+        let ending = Set(state.unrecordedEnds.map(\.id))
+        for run in state.unrecordedStarts.keys.sorted() where !ending.contains(run) {
+            do throws(StoreError) {
+                try recordUnrecordedStart(of: run, in: &state)
+            } catch where error.mayPassIfRetried {
+                return false
+            } catch {
+                let start = state.unrecordedStarts.removeValue(forKey: run)
+                state.notes.append(BGDiagnosticMessage(.warning, app: start?.app, "stopped writing the start of \(run) ('\(start?.identifier ?? "")'): \(error)"))
+            }
+        }
+        return true
+    }
+
     /// The most ends kept for another attempt: a store that takes none for long (a disk full
     /// while runs go on launching) would otherwise hold every run's end in memory; past it
     /// the oldest is given up, said.
@@ -1486,21 +1505,8 @@ public final class SchedulerDriver: Sendable {
             state.endRetryTimer = nil
             // The backoff's own attempt opens a new wait that a write may cut short.
             if !broughtForward { state.endRetryBroughtForward = false }
-            // The starts of runs still going first (an ended run's start goes with its end).
-            var storeAway = false
-            let ending = Set(state.unrecordedEnds.map(\.id))
-            for run in state.unrecordedStarts.keys.sorted() where !ending.contains(run) {
-                do throws(StoreError) {
-                    try recordUnrecordedStart(of: run, in: &state)
-                } catch where error.mayPassIfRetried {
-                    storeAway = true
-                    break
-                } catch {
-                    let start = state.unrecordedStarts.removeValue(forKey: run)
-                    state.notes.append(BGDiagnosticMessage(.warning, app: start?.app, "stopped writing the start of \(run) ('\(start?.identifier ?? "")'): \(error)"))
-                }
-            }
-            while !storeAway, let record = state.unrecordedEnds.first {
+            let storeTookTheStarts = writeUnrecordedStarts(&state)
+            while storeTookTheStarts, let record = state.unrecordedEnds.first {
                 do throws(StoreError) {
                     let stored = try store?.run(record.id)
                     if let stored, stored.endedAt != nil {

@@ -84,4 +84,48 @@ import Testing
         #expect(try store.inner.pendingRequests().map(\.submittedAt) == [since])
         #expect(device.driver.pendingRequests(of: testApp).map { $0.submittedAt } == [since], "memory and disk agree")
     }
+
+    /// Two runs launched while the store refused writes, one of them ended meanwhile: once the
+    /// store takes writes, the ended one is written whole and the other's start while it goes
+    /// on, each once, each consuming its own request (a version that kept one unwritten start
+    /// lost the other: this test failed, the single-run ones passed).
+    @Test func severalStartsWrittenLateAreEachWrittenOnce() async throws {
+        let store = try RefusingStore()
+        let tasks = Mutex<[String: BGTask]>([:])
+        let device = try SimulatedDevice(start: testStart, configuration: .init(), store: store, policies: .foundation)
+        let context = device.install(app: testApp, manifest: testManifest) {
+            for identifier in [refreshID, processingID] {
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
+                    tasks.withLock { $0[task.identifier] = task }
+                }
+            }
+        }
+        let processing = BGProcessingTaskRequest(identifier: processingID)
+        processing.earliestBeginDate = Date(timeIntervalSinceNow: 60)
+        try submit(processing, in: context)
+        let refresh = BGAppRefreshTaskRequest(identifier: refreshID)
+        refresh.earliestBeginDate = Date(timeIntervalSinceNow: 60)
+        try submit(refresh, in: context)
+        store.refusing.withLock { $0 = true }
+        await device.run(for: 61)
+        let launched = tasks.withLock { $0 }
+        #expect(Set(launched.keys) == [refreshID, processingID], "both run without their starts on disk")
+        #expect(try store.inner.runs().isEmpty)
+        // One ends while the store still refuses: its end waits with its start.
+        launched[refreshID]?.setTaskCompleted(success: true)
+        await device.run(for: 0.1)
+        #expect(try store.inner.runs().isEmpty)
+        store.refusing.withLock { $0 = false }
+        // The retry writes both: the ended run whole, the other's start.
+        await device.run(for: 2)
+        let written = try store.inner.runs().sorted { $0.id < $1.id }
+        #expect(written.map(\.identifier).sorted() == [processingID, refreshID].sorted(), "\(written)")
+        #expect(written.first { $0.identifier == refreshID }?.outcome == .success)
+        #expect(written.first { $0.identifier == processingID }?.endedAt == nil, "the run going on is recorded started")
+        #expect(try store.inner.pendingRequests().isEmpty, "each consumed its own request")
+        launched[processingID]?.setTaskCompleted(success: true)
+        await device.run(for: 0.1)
+        #expect(try store.inner.runs().map(\.outcome) == [.success, .success])
+        #expect(!device.log.messages.contains { $0.text.contains("stopped writing the start") }, "no start written twice or refused")
+    }
 }

@@ -1286,7 +1286,11 @@ public final class SchedulerDriver: Sendable {
 
     /// Launches `request` now as a remote wake (``SchedulerEngine/wake(_:at:)``): not queued,
     /// so not written as pending; its run is recorded at launch as every run is. Returns
-    /// the run, as ``simulateLaunch(_:)`` does.
+    /// the run, as ``simulateLaunch(_:)`` does. A wake under an identifier the app files
+    /// itself replaces its pending request; if the store refuses the run's start at the
+    /// launch, the start written later consumes only the wake's own submission, so the
+    /// replaced request stays on disk and runs again after a restart. bgtaskd's wakes use
+    /// the system's identifier (``RemoteWake/identifier(for:)``), which nothing else files.
     @discardableResult
     public func wake(_ request: PendingRequest) throws(SubmitRejection) -> RunID? {
         // A wake is no pending row a replica could claim: refused, not run unclaimed

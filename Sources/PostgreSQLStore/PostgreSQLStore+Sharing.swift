@@ -107,8 +107,10 @@ extension PostgreSQLStore: SharedSchedulerStorage {
     }
 
     /// Ends every run whose lease ran out, of any replica, as interrupted, and restores its
-    /// request unless one with the same key is pending again; in one statement, with
-    /// `SKIP LOCKED`, so replicas sweeping at once end each run once.
+    /// request unless one with the same key is pending again or it is continued processing
+    /// (the user's work, which ends with its process: a store of one's own restores none
+    /// either, ``InterruptedRunRecovery``); in one statement, with `SKIP LOCKED`, so
+    /// replicas sweeping at once end each run once.
     public func recoverExpiredLeases() throws(StoreError) -> LeaseSweep {
         try withConnection { (connection) throws(StoreError) -> LeaseSweep in
             // One transaction: the runs ended, their requests restored, and one throttle
@@ -126,13 +128,15 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                     ), ended AS (
                         UPDATE bgtask_runs AS r
                         SET ended_at = GREATEST(\(Self.serverNow), r.started_at), outcome = 'interrupted', success = NULL,
-                            stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it',
+                            stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it'
+                                || CASE WHEN r.kind = '\(TaskKind.continuedProcessing.rawValue)' THEN '; continued processing begins at the user''s action, so its request was not restored' ELSE '' END,
                             lease_expires_at = NULL
                         FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
                         RETURNING r.*
                     ), restored AS (
                         INSERT INTO bgtask_pending_requests (\(PostgreSQLColumns.requestNames))
                         SELECT \(PostgreSQLColumns.requestNames) FROM ended
+                        WHERE kind <> '\(TaskKind.continuedProcessing.rawValue)'
                         ON CONFLICT (app, identifier) DO NOTHING
                     )
                     SELECT \(PostgreSQLColumns.runNames) FROM ended ORDER BY replica, id
@@ -141,7 +145,8 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                 // Row by row: a run this build cannot read (a newer kind) was ended and its
                 // request restored all the same; only its record is left out of the answer.
                 let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
-                let endings = Dictionary(ended.map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
+                // No strike for continued processing, as the engine counts none in the throttle.
+                let endings = Dictionary(ended.filter { $0.request.kind != .continuedProcessing }.map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
                 for (app, at) in endings.sorted(by: { $0.key < $1.key }) {
                     try Self.updateAppSetting(app: app, name: AppSettingName.policyState, on: connection) { saved in
                         InterruptedRunRecovery.policyState(saved, struckBy: at)

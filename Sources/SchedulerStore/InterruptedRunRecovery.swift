@@ -13,6 +13,8 @@ import SchedulerCore
 package enum InterruptedRunRecovery {
     /// The stop reason written on recovered runs.
     static let stopReason = "the scheduler stopped while the run was in progress"
+    /// The stop reason of a recovered continued-processing run, whose request is not restored.
+    static let continuedProcessingStopReason = stopReason + "; continued processing begins at the user's action, so its request was not restored"
 
     /// What recovery did.
     struct Outcome {
@@ -25,7 +27,8 @@ package enum InterruptedRunRecovery {
 
     /// Marks every unfinished run interrupted at `now`, restores its request unless a
     /// request with the same key is pending (the app resubmitted during the run, and the
-    /// newer request wins), and records one throttle strike per app in its policy state
+    /// newer request wins) or it is continued processing (the user's foreground work, which
+    /// ends with its process), and records one throttle strike per app in its policy state
     /// (``AppSettingName/policyState``). One transaction: a crash during recovery leaves
     /// everything as it was, to be recovered (and counted) once on the next open.
     static func recover(_ connection: SQLiteConnection, now: Date) throws(StoreError) -> Outcome {
@@ -55,9 +58,16 @@ package enum InterruptedRunRecovery {
                 // A clock set back since the start must not make a run end before it began.
                 run.endedAt = max(now, run.startedAt)
                 run.outcome = .interrupted
-                run.stopReason = stopReason
+                // Continued processing is work the user started in the foreground (a Live
+                // Activity they watch): when its process dies it ends, as on iOS, and is not
+                // run again unasked at the next start; nor is it a strike, as no
+                // continued-processing run is (the engine neither restores one whose app never
+                // started nor counts one in the throttle).
+                let continued = run.request.kind == .continuedProcessing
+                run.stopReason = continued ? continuedProcessingStopReason : stopReason
                 try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
                 outcome.interruptedRuns.append(run)
+                if continued { continue }
                 struck.insert(run.app)
                 try connection.execute(
                     "INSERT OR IGNORE INTO pending_requests (\(RequestColumns.names)) VALUES (\(RequestColumns.placeholders))",

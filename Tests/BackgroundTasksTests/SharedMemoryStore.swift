@@ -247,6 +247,9 @@ final class SharedMemoryStore: SharedSchedulerStorage {
                     record.stopReason = "its lease ran out"
                     state.runs[name]?[id]?.record = record
                     ended.append(record)
+                    // Continued processing ends with its process: neither restored nor struck,
+                    // as PostgreSQL's sweep does.
+                    if record.request.kind == .continuedProcessing { continue }
                     // A throttle strike in the app's shared policy state, as PostgreSQL's sweep writes.
                     if let struck = InterruptedRunRecovery.policyState(state.settings[record.app]?[AppSettingName.policyState], struckBy: now) {
                         state.settings[record.app, default: [:]][AppSettingName.policyState] = struck

@@ -9,7 +9,7 @@ struct CrashRecoveryTests {
     func interruptedRunRestoresItsRequest() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
-        let request = Sample.requestsUsingEveryField[3]
+        let request = Sample.requestsUsingEveryField[1]
         var finishedRun = Sample.run(1, of: Sample.request("done"), startedAt: Sample.now)
         do {
             let store = try openStore(url)
@@ -35,6 +35,43 @@ struct CrashRecoveryTests {
         #expect(report.movedAsideCorruptFile == nil)
         #expect(try store.pendingRequests() == [request])
         #expect(try store.runs() == [finishedRun, expectedRun])
+    }
+
+    /// Continued processing is the user's foreground work (a Live Activity they watch): when
+    /// its process dies it ends, as on iOS, and is not run again unasked at the next start,
+    /// nor struck (the engine counts no continued-processing run in the throttle). An
+    /// outside probe's export ran again in the next process of the app.
+    @Test("an interrupted continued-processing run ends without its request coming back or a strike")
+    func interruptedContinuedProcessingIsNotRestored() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let export = Sample.requestsUsingEveryField[3]
+        let refresh = Sample.request("com.example.photos.refresh", app: Sample.otherApp)
+        do {
+            let store = try openStore(url)
+            try store.upsertRequests([export, refresh])
+            try store.recordRunStarted(Sample.run(1, of: export, startedAt: Sample.now))
+        }
+        let restart = Sample.now.addingTimeInterval(60)
+        do {
+            let (store, report) = try SchedulerStore.open(at: url, now: restart)
+            #expect(report.interruptedRuns.map(\.id) == [RunID(1)])
+            #expect(report.interruptedRuns.first?.stopReason == InterruptedRunRecovery.continuedProcessingStopReason)
+            #expect(report.restoredRequests.isEmpty)
+            #expect(try store.pendingRequests() == [refresh])
+            #expect(try store.run(RunID(1))?.outcome == .interrupted)
+            #expect(try store.appSetting(app: Sample.otherApp, name: AppSettingName.policyState) == nil, "no strike")
+
+            // Beside another run of the same app, that one is restored and struck.
+            try store.upsertRequest(export)
+            try store.recordRunStarted(Sample.run(2, of: export, startedAt: restart))
+            try store.recordRunStarted(Sample.run(3, of: refresh, startedAt: restart))
+        }
+        let (again, second) = try SchedulerStore.open(at: url, now: restart.addingTimeInterval(60))
+        #expect(second.interruptedRuns.map(\.id) == [RunID(2), RunID(3)])
+        #expect(second.restoredRequests == [refresh])
+        #expect(try again.pendingRequests() == [refresh])
+        #expect(try again.appSetting(app: Sample.otherApp, name: AppSettingName.policyState) != nil, "the refresh's stop is a strike")
     }
 
     /// The clock was set back between the start and the restart: the run ends at its start

@@ -165,6 +165,23 @@ extension PostgreSQLServerTests {
             #expect(throws: StoreError.self) { try a.recordRunFinished(Sample.finished(Sample.run(1, of: short), after: 2)) }
         }
 
+        @Test("a continued-processing run whose lease runs out ends without its request coming back or a strike (the user's work ends with its process)")
+        func expiredContinuedProcessingIsNotRestored() throws {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            let a = try open(server, database, replica: "a")
+            let b = try open(server, database, replica: "b")
+            let export = try #require(Sample.everyField.first { $0.kind == .continuedProcessing })
+            try a.upsertRequests([export])
+            #expect(try a.claimRun(Sample.run(1, of: export), lease: 1))
+            _ = try server.query("SELECT pg_sleep(1.2)::text", in: database)
+            let sweep = try b.recoverExpiredLeases()
+            #expect(sweep.ended.map(\.id) == [RunID(1)])
+            #expect(sweep.ended.first?.stopReason?.contains("continued processing begins at the user's action, so its request was not restored") == true, "\(sweep)")
+            #expect(try a.pendingRequests().isEmpty, "not restored")
+            #expect(try a.appSetting(app: export.app, name: AppSettingName.policyState) == nil, "no strike")
+        }
+
         @Test("updates of one app setting from replicas at once each see the one before: none is lost, the first insert included; a run's end updates it in its transaction")
         func settingUpdatesAreAtomicAcrossReplicas() throws {
             let server = try TestPostgreSQLServer.shared()

@@ -368,8 +368,13 @@ public enum EmbeddedScheduler {
         } catch {
             log(.warning, app: app, "could not prune old run records: \(error)")
         }
+        let restored = Set(report.restoredRequests.map(\.key))
         for run in report.interruptedRuns {
-            log(.warning, app: run.app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; its request was restored, and the stop counts as a throttle strike")
+            let what = run.request.kind == .continuedProcessing
+                ? "continued processing begins at the user's action, so its request was not restored (and is no throttle strike)"
+                : (restored.contains(run.request.key) ? "its request was restored" : "its request was not restored: the app had filed it again during the run")
+                    + ", and the stop counts as a throttle strike"
+            log(.warning, app: run.app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; \(what)")
         }
     }
 

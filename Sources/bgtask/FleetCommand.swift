@@ -27,12 +27,12 @@ enum FleetCommand {
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,...] [--seed S]
+      fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,FILE=0.2,...] [--seed S]
             [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--compare-herd-spreading]
             [--compare-baselines] [--json] [--report FILE.html] [--no-progress]
                         simulate N devices (default 1000) for D days (default 1), each its own
-                        seeded variation of a scenario from the mix, running the example app
-                        (modelled); prints task runs per minute (backend load), the peak and
+                        seeded variation of a scenario from the mix (built-in names or
+                        scenario files), running the example app (modelled); prints task runs per minute (backend load), the peak and
                         the worst minute, the share of launches that found fresh content and
                         the energy per device per day; --shared-outage takes every device
                         offline daily in that window so they all regain the network at once;
@@ -78,7 +78,7 @@ enum FleetCommand {
                 case .failure(let error): return .failure(error)
                 }
             case "--mix", "--shared-outage", "--report":
-                let what = argument == "--mix" ? "name=weight pairs" : argument == "--shared-outage" ? "HH:MM-HH:MM" : "a file path"
+                let what = argument == "--mix" ? "name=weight or FILE=weight pairs" : argument == "--shared-outage" ? "HH:MM-HH:MM" : "a file path"
                 let text: String
                 switch value(what) {
                 case .success(let value): text = value

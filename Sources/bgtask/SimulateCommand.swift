@@ -160,10 +160,10 @@ enum SimulateCommand {
             return .failure(UsageError(message: "simulate needs a scenario (\(Scenario.builtInNames.joined(separator: ", ")), or a scenario file), got an empty string"))
         }
         // "life.json/" names a directory; Foundation would read the file without the slash.
-        if options.scenario.hasSuffix("/"), options.scenario.count > 1, somethingIsAt(String(options.scenario.dropLast())) {
+        if options.scenario.hasSuffix("/"), options.scenario.count > 1, Scenario.somethingIsAt(String(options.scenario.dropLast())) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' ends in /, which names a directory: a scenario is a file (drop the /)"))
         }
-        if Scenario.builtIn(named: options.scenario) == nil, !somethingIsAt(options.scenario) {
+        if Scenario.builtIn(named: options.scenario) == nil, !Scenario.somethingIsAt(options.scenario) {
             return .failure(UsageError(message: "simulate: '\(options.scenario)' is neither a built-in scenario (\(Scenario.builtInNames.joined(separator: ", "))) nor a file"))
         }
         if compares {
@@ -256,17 +256,6 @@ enum SimulateCommand {
         return .success(range)
     }
 
-    /// Whether anything is at `path`, even what cannot be read (a symbolic link loop or a
-    /// link that leads nowhere, a file behind a directory that cannot be searched): reading
-    /// it then says what it is. `FileManager.fileExists` follows links and calls all of
-    /// these "no file", which made them "neither a built-in scenario nor a file".
-    static func somethingIsAt(_ path: String) -> Bool {
-        var info = stat()
-        if lstat(path, &info) == 0 { return true }
-        let code = errno
-        return code != ENOENT && code != ENOTDIR
-    }
-
     /// `scenario`'s launches must name apps that are simulated (``Scenario/checkLaunchApps(among:)``);
     /// the error names the scenario's file when it came from one.
     static func checkLaunchApps(of scenario: Scenario, named name: String, among apps: [AppID]) throws {
@@ -282,12 +271,10 @@ enum SimulateCommand {
 
     /// The scenario named or read from a file.
     static func loadScenario(_ name: String) throws -> Scenario {
-        if let scenario = Scenario.builtIn(named: name) { return scenario }
-        let looksLikeFile = name.contains("/") || name.hasSuffix(".json") || somethingIsAt(name)
-        guard looksLikeFile else {
+        guard let scenario = try Scenario.builtInOrFile(name) else {
             throw UsageError(message: "unknown scenario '\(name)': built-in are \(Scenario.builtInNames.joined(separator: ", ")); or pass a scenario file (docs/scenarios.md)")
         }
-        return try Scenario.load(from: URL(fileURLWithPath: name))
+        return scenario
     }
 
     /// The modelled apps of manifest files. Two manifests of one app are refused: the

@@ -59,6 +59,84 @@ import Testing
         #expect((0..<2_000).map { mix.scenario(forDevice: $0, seed: 7).name } == draws)
     }
 
+    // MARK: --mix with scenario files
+
+    /// A team's own lives join the mix as files: named by their file, pasted back as given,
+    /// and a file holding a built-in's JSON plays the same fleet as the built-in's name.
+    @Test func aMixTakesScenarioFilesBesideBuiltIns() throws {
+        let directory = try SimulationCommandTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commuter = try SimulationCommandTests.write(try #require(Scenario.builtInJSON(named: "commuter")), to: "my=commuter.json", in: directory)
+        let mix = try Fleet.Mix.parse("\(commuter)=2, office=1")
+        #expect(mix.entries.map(\.file) == [commuter, nil], "a path holding '=' reads up to the last one")
+        #expect(mix.entries.first?.scenario == Scenario.builtIn(named: "commuter"))
+        #expect(mix.description == "\(commuter)=2,office=1")
+        #expect(try Fleet.Mix.parse(mix.description) == mix, "the description reads back")
+
+        func played(_ mix: Fleet.Mix) throws -> FleetResult {
+            try Fleet(devices: 12, days: 1, mix: mix, configuration: .simulation(environment: [:])).run()
+        }
+        let fromFile = try played(Fleet.Mix.parse("\(commuter)=1"))
+        let builtIn = try played(Fleet.Mix.parse("commuter=1"))
+        #expect(fromFile.runsPerMinute == builtIn.runsPerMinute)
+        #expect(fromFile.launches == builtIn.launches && fromFile.freshLaunches == builtIn.freshLaunches)
+        #expect(fromFile.wakeups == builtIn.wakeups && fromFile.joules == builtIn.joules)
+        #expect(fromFile.launches > 0)
+    }
+
+    @Test func aScenarioFileInTheMixIsCheckedNamingTheFileAndTheCulprit() throws {
+        let directory = try SimulationCommandTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken = try SimulationCommandTests.write(#"{"version": 1, "name": "broken", "days": [{"network": [{"from": "09:00", "to": "08:00"}]}]}"#, to: "broken.json", in: directory)
+        let other = try SimulationCommandTests.write(#"{"version": 1, "name": "other", "days": [{"launches": [{"at": "08:00", "app": "com.example.feedreadr"}]}]}"#, to: "other-app.json", in: directory)
+        let missing = directory.appendingPathComponent("missing.json").path
+
+        func refusal(_ text: String) throws -> String {
+            try #require(throws: FleetError.self) { _ = try Fleet(devices: 1, days: 1, mix: Fleet.Mix.parse(text)) }.message
+        }
+        let unreadable = try refusal("\(missing)=1")
+        #expect(unreadable.hasPrefix("--mix: \(missing): $: "), "\(unreadable)")
+        #expect(unreadable.contains("found nothing"), "\(unreadable)")
+        let invalid = try refusal("commuter=1,\(broken)=1")
+        #expect(invalid.hasPrefix("--mix: \(broken): $.days[0].network[0]"), "\(invalid)")
+        // A launch for an app the fleet does not run would silently open nothing.
+        let typo = try refusal("\(other)=1")
+        #expect(typo.hasPrefix("--mix: \(other): $.days[0].launches[0].app: "), "\(typo)")
+        #expect(typo.contains("com.example.feedreadr"), "\(typo)")
+        // The same file twice, however spelled.
+        let twice = try refusal("\(other)=1,\(directory.path)/./other-app.json=2")
+        #expect(twice.contains("is listed twice"), "\(twice)")
+        // A name that is neither a built-in nor a file says both are possible.
+        let unknown = try refusal("moon=1")
+        #expect(unknown.contains("or a scenario file"), "\(unknown)")
+    }
+
+    /// A scenario file may be far denser than any built-in, which the device-days do not
+    /// see: a device's events are bounded (what it keeps grows with them), and so is the
+    /// fleet's work, counted for the mix's average device; every built-in fleet the
+    /// device-days allow stays allowed.
+    @Test func denseScenarioFilesAreBoundedByTheirEvents() throws {
+        let directory = try SimulationCommandTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A launch every minute, online all day: 2,882 events a day.
+        let launches = (0..<1_440).map { #"{"at": "\#(Scenario.clock($0))", "minutes": 0.5}"# }.joined(separator: ",")
+        let dense = try SimulationCommandTests.write(#"{"version": 1, "name": "dense", "days": [{"network": [{"from": "00:00", "to": "24:00"}], "launches": [\#(launches)]}]}"#, to: "dense.json", in: directory)
+        let mix = try Fleet.Mix.parse("\(dense)=1")
+        let perDevice = try #require(throws: FleetError.self) { _ = try Fleet(devices: 1, days: 100, mix: mix) }.message
+        #expect(perDevice.contains("--days 100 plays 288200 scenario events on a device living \(dense), more than the 250000 one device may play; simulate at most 86 days"), "\(perDevice)")
+        #expect(try Fleet(devices: 1, days: 86, mix: mix).days == 86)
+        #expect(throws: FleetError.self) { _ = try Fleet(devices: 1, days: 87, mix: mix) }
+        let total = try #require(throws: FleetError.self) { _ = try Fleet(devices: 1_200_000, days: 1, mix: mix) }.message
+        #expect(total.contains("more than the \(Fleet.maximumEvents) a fleet may play"), "\(total)")
+        // Counted for the average device: a rare dense life among sparse ones passes.
+        #expect(try Fleet(devices: 1_000_000, days: 1, mix: Fleet.Mix.parse("commuter=1000,\(dense)=1")).devices == 1_000_000)
+        // Every built-in at the device-day limit.
+        for name in Scenario.builtInNames {
+            let mix = try Fleet.Mix.parse("\(name)=1")
+            #expect(try Fleet(devices: Fleet.maximumDeviceDays / Fleet.maximumDays, days: Fleet.maximumDays, mix: mix).days == Fleet.maximumDays, "\(name)")
+        }
+    }
+
     // MARK: --shared-outage
 
     @Test(arguments: [("07:00-08:00", 420, 480), ("00:00-24:00", 0, 1440), ("23:59-24:00", 1439, 1440)])

@@ -606,7 +606,7 @@ import Testing
         (["--devices", "x"], "--devices must be a whole number from 1 to 10000000, got 'x'"),
         (["--devices"], "--devices needs a number"),
         (["--seed", "-3"], "--seed must be a whole number from 0 to 18446744073709551615, got '-3'"),
-        (["--mix", "commuter=0"], "--mix: expected name=weight with a weight above 0 and at most 1000000, written in plain decimals (at least 0.000000001), found 'commuter=0'"),
+        (["--mix", "commuter=0"], "--mix: expected name=weight or FILE=weight with a weight above 0 and at most 1000000, written in plain decimals (at least 0.000000001), found 'commuter=0'"),
         (["--mix", "commuter=0x10"], "found 'commuter=0x10'"),
         (["--mix", "commuter=1e-320"], "found 'commuter=1e-320'"),
         (["--mix", "commuter=inf"], "found 'commuter=inf'"),

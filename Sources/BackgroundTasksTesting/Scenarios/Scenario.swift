@@ -187,6 +187,28 @@ public struct Scenario: Hashable, Sendable {
         return try parse(data, file: url.path)
     }
 
+    /// The built-in scenario named `text`, or the scenario file at `text` when it looks like
+    /// one: a path with a slash or ending in `.json`, or anything at that path
+    /// (``somethingIsAt(_:)``, so a link leading nowhere is read and named, not taken for an
+    /// unknown name); `nil` when it is neither. What `bgtask simulate` and `bgtask fleet
+    /// --mix` take.
+    public static func builtInOrFile(_ text: String) throws(ScenarioError) -> Scenario? {
+        if let scenario = builtIn(named: text) { return scenario }
+        guard !text.isEmpty, text.contains("/") || text.hasSuffix(".json") || somethingIsAt(text) else { return nil }
+        return try load(from: URL(fileURLWithPath: text))
+    }
+
+    /// Whether anything is at `path`, even what cannot be read (a symbolic link loop or a
+    /// link that leads nowhere, a file behind a directory that cannot be searched): reading
+    /// it then says what it is. `FileManager.fileExists` follows links and calls all of
+    /// these "no file", which made them "neither a built-in scenario nor a file".
+    public static func somethingIsAt(_ path: String) -> Bool {
+        var info = stat()
+        if lstat(path, &info) == 0 { return true }
+        let code = errno
+        return code != ENOENT && code != ENOTDIR
+    }
+
     /// Checks that every launch naming an app names one of `apps`, the identifiers of the
     /// apps simulated: a launch for any other app would never open one (a typo such as
     /// `com.example.feedreadr` would leave the app's launches out silently). The error

@@ -18,12 +18,18 @@ public struct Fleet: Sendable {
             public var scenario: Scenario
             /// Its weight (positive; weights are normalised when drawing).
             public var weight: Double
+            /// The file it was read from, as given; `nil` for a built-in or one made in code.
+            public var file: String?
 
             /// Creates an entry.
-            public init(scenario: Scenario, weight: Double) {
+            public init(scenario: Scenario, weight: Double, file: String? = nil) {
                 self.scenario = scenario
                 self.weight = weight
+                self.file = file
             }
+
+            /// How ``Mix/parse(_:)`` names it: the file as given, else the scenario's name.
+            var label: String { file ?? scenario.name }
         }
 
         /// The scenarios and their weights.
@@ -45,31 +51,54 @@ public struct Fleet: Sendable {
         /// their sum finite.
         public static let maximumWeight = 1_000_000.0
 
-        /// Parses `commuter=0.5,office=0.3,...` (built-in scenario names, weights above 0 and
-        /// at most ``maximumWeight``).
+        /// Parses `commuter=0.5,office=0.3,lives/nurse.json=0.2,...`: built-in scenario names
+        /// or scenario files (a path with a slash or ending in `.json`, or anything at that
+        /// path: ``Scenario/builtInOrFile(_:)``), each with a weight above 0 and at most
+        /// ``maximumWeight``. The weight follows the last `=`, so a path may hold one; a path
+        /// holding a comma cannot be given (commas separate the entries). A file is read and
+        /// checked here, its errors named with the file and the culprit's place in it.
         public static func parse(_ text: String) throws(FleetError) -> Mix {
             var entries: [Entry] = []
+            var files: Set<String> = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let separator = part.lastIndex(of: "=")
+                let pieces = separator.map { [part[..<$0], part[part.index(after: $0)...]] }?.map { $0.trimmingCharacters(in: .whitespaces) } ?? []
                 // Plain decimals only: Double would take 0x10, 1e-320 or "inf".
-                guard pieces.count == 2, CommandLineValue.isPlainDecimal(pieces[1]), let weight = Double(pieces[1]), weight.isFinite,
+                guard pieces.count == 2, !pieces[0].isEmpty, CommandLineValue.isPlainDecimal(pieces[1]), let weight = Double(pieces[1]), weight.isFinite,
                       weight >= 1e-9, weight <= maximumWeight else {
-                    throw FleetError("--mix: expected name=weight with a weight above 0 and at most \(formatWeight(maximumWeight)), written in plain decimals (at least 0.000000001), found '\(part)'")
+                    throw FleetError("--mix: expected name=weight or FILE=weight with a weight above 0 and at most \(formatWeight(maximumWeight)), written in plain decimals (at least 0.000000001), found '\(part)'")
                 }
-                guard let scenario = Scenario.builtIn(named: pieces[0]) else {
-                    throw FleetError("--mix: unknown scenario '\(pieces[0])' (built-in: \(Scenario.builtInNames.joined(separator: ", ")))")
+                let name = pieces[0]
+                let found: Scenario?
+                do throws(ScenarioError) {
+                    found = try Scenario.builtInOrFile(name)
+                } catch {
+                    throw FleetError("--mix: \(error)")
                 }
-                guard !entries.contains(where: { $0.scenario.name == scenario.name }) else {
-                    throw FleetError("--mix: scenario '\(scenario.name)' is listed twice")
+                guard let scenario = found else {
+                    throw FleetError("--mix: unknown scenario '\(name)' (built-in: \(Scenario.builtInNames.joined(separator: ", ")); or a scenario file, a path with a / or ending in .json)")
                 }
-                entries.append(Entry(scenario: scenario, weight: weight))
+                let isBuiltIn = Scenario.builtIn(named: name) != nil
+                if isBuiltIn {
+                    guard !entries.contains(where: { $0.file == nil && $0.scenario.name == scenario.name }) else {
+                        throw FleetError("--mix: scenario '\(scenario.name)' is listed twice")
+                    }
+                } else {
+                    // The same file under two spellings (./a.json, a.json) is listed twice too.
+                    let resolved = URL(fileURLWithPath: name).standardizedFileURL.resolvingSymlinksInPath().path
+                    guard files.insert(resolved).inserted else {
+                        throw FleetError("--mix: the scenario file '\(name)' is listed twice (\(resolved))")
+                    }
+                }
+                entries.append(Entry(scenario: scenario, weight: weight, file: isBuiltIn ? nil : name))
             }
             return Mix(entries)
         }
 
-        /// `commuter=0.4,office=0.3,...`: what ``parse(_:)`` reads, so it can be pasted back.
+        /// `commuter=0.4,office=0.3,...`: what ``parse(_:)`` reads, so it can be pasted back
+        /// (a scenario read from a file is named by its file).
         public var description: String {
-            entries.map { "\($0.scenario.name)=\(formatWeight($0.weight))" }.joined(separator: ",")
+            entries.map { "\($0.label)=\(formatWeight($0.weight))" }.joined(separator: ",")
         }
 
         /// The scenario of device number `index` under `seed`: a weighted draw of its own.
@@ -146,6 +175,15 @@ public struct Fleet: Sendable {
     public static let maximumDays = 3_660
     /// The most device-days one fleet may simulate (about an hour of work on two cores).
     public static let maximumDeviceDays = 100_000_000
+    /// The most scenario events (``Scenario/eventBound(days:)``) one device may play: what
+    /// a device keeps of its run (its runs and sessions) grows with them, on every core at
+    /// once. Ten years of the busiest life in docs/lives (67 events a day) fit.
+    public static let maximumDeviceEvents = 250_000
+    /// The most scenario events a fleet may play, counted for the mix's average device:
+    /// ``maximumDeviceDays`` of days with 32 events each (the busiest built-in, commuter,
+    /// has 31), so every fleet of built-ins the device-days allow is allowed, and a mix of
+    /// denser scenario files is bounded by about the same hour of work.
+    public static let maximumEvents = 32 * maximumDeviceDays
 
     /// Creates a fleet; refuses sizes that make no sense or would not finish.
     public init(
@@ -170,6 +208,32 @@ public struct Fleet: Sendable {
         }
         guard !mix.entries.isEmpty else { throw FleetError("--mix names no scenario") }
         guard !apps.isEmpty else { throw FleetError("a fleet needs at least one app") }
+        // A launch for an app the fleet does not run would open nothing, silently (a typo in
+        // a scenario file's app identifier would leave its launches out of every figure).
+        for entry in mix.entries {
+            do throws(ScenarioError) {
+                try entry.scenario.checkLaunchApps(among: apps.map(\.app.rawValue))
+            } catch {
+                var located = error
+                located.file = entry.file.map { URL(fileURLWithPath: $0).path }
+                throw FleetError("--mix: \(entry.file == nil ? "scenario '\(entry.scenario.name)': " : "")\(located)")
+            }
+        }
+        // Events grow with a scenario file's density, which the device-days do not see.
+        for entry in mix.entries where entry.scenario.eventBound(days: days) > Self.maximumDeviceEvents {
+            // The most days that fit (events grow with days): fits fits, over does not.
+            var fits = 0, over = days
+            while over - fits > 1 {
+                let middle = fits + (over - fits) / 2
+                if entry.scenario.eventBound(days: middle) > Self.maximumDeviceEvents { over = middle } else { fits = middle }
+            }
+            throw FleetError("--days \(days) plays \(entry.scenario.eventBound(days: days)) scenario events on a device living \(entry.label), more than the \(Self.maximumDeviceEvents) one device may play; simulate at most \(fits) days")
+        }
+        let totalWeight = mix.entries.reduce(0) { $0 + $1.weight }
+        let eventsPerDevice = mix.entries.reduce(0.0) { $0 + $1.weight / totalWeight * Double($1.scenario.eventBound(days: days)) }
+        guard eventsPerDevice * Double(devices) <= Double(Self.maximumEvents) else {
+            throw FleetError("--devices \(devices) × --days \(days) of this mix plays about \(Int(eventsPerDevice * Double(devices))) scenario events, more than the \(Self.maximumEvents) a fleet may play (it would take hours); simulate fewer devices or days, or sparser scenarios")
+        }
         self.devices = devices
         self.days = days
         self.mix = mix

@@ -137,6 +137,22 @@ import Testing
         }
     }
 
+    /// A device's history ends on the pattern's day before the start's: whole repetitions of
+    /// a pattern of up to four weeks, the last `historyDays` days of a longer one (a year's
+    /// pattern in a file gave every device a year of history to draw).
+    @Test(arguments: [(7, 14), (28, 28), (29, 14), (400, 14)])
+    func aDevicesHistoryEndsOnThePatternsLastDay(patternDays: Int, historyDays: Int) throws {
+        // The app is opened every day at 08:00, on the pattern's last day at 09:00.
+        var pattern = Array(repeating: #"{"launches": [{"at": "08:00"}]}"#, count: patternDays)
+        pattern[patternDays - 1] = #"{"launches": [{"at": "09:00"}]}"#
+        let scenario = try Scenario.parse(Data(#"{"version": 1, "name": "pattern", "jitterMinutes": 0, "days": [\#(pattern.joined(separator: ","))]}"#.utf8))
+        let fleet = try Fleet(devices: 1, days: 1, mix: Fleet.Mix([.init(scenario: scenario, weight: 1)]), configuration: .simulation(environment: [:]))
+        let history = fleet.script(forDevice: 0).history.map(\.start).sorted()
+        #expect(history.count == historyDays, "one session a day of history")
+        #expect(history.last == fleet.start.addingTimeInterval(-86_400 + 9 * 3_600), "the day before the start is the pattern's last")
+        #expect(history.first.map { fleet.start.timeIntervalSince($0) } == Double(historyDays) * 86_400 - 8 * 3_600)
+    }
+
     // MARK: --shared-outage
 
     @Test(arguments: [("07:00-08:00", 420, 480), ("00:00-24:00", 0, 1440), ("23:59-24:00", 1439, 1440)])

@@ -165,8 +165,9 @@ public struct Fleet: Sendable {
     public var start: Date
     /// Days of usage each device's apps have behind them when the simulation starts (the
     /// usage model learns the user's habits from them; nothing runs). Rounded up to whole
-    /// repetitions of each scenario's pattern. Default 14: a fleet is of apps installed
-    /// some time ago, not all installed at the same midnight.
+    /// repetitions of each scenario's pattern when it is at most four weeks long; the
+    /// pattern's days before the start's, as many as these, when it is longer. Default 14:
+    /// a fleet is of apps installed some time ago, not all installed at the same midnight.
     public var historyDays: Int
 
     /// The most devices one fleet may simulate.
@@ -258,12 +259,24 @@ public struct Fleet: Sendable {
             script = script.withNetworkDown(daily: TimeInterval(sharedOutage.from * 60), to: TimeInterval(sharedOutage.to * 60))
         }
         guard historyDays > 0 else { return (script, []) }
-        // Whole repetitions of the pattern, so the history's last day is the day before the start.
+        // The history's last day is the pattern's day before the start's (its last): whole
+        // repetitions of a pattern of up to four weeks (every built-in's), the last
+        // `historyDays` days of a longer one (a scenario file's year would otherwise give
+        // every device a year of history to draw).
         let pattern = max(1, scenario.days.count)
-        let history = (historyDays + pattern - 1) / pattern * pattern
-        let past = scenario.script(start: start.addingTimeInterval(-Double(history) * 86_400), days: history, seed: deviceSeed.next())
-        return (script, past.sessions)
+        var past = scenario
+        var history = (historyDays + pattern - 1) / pattern * pattern
+        if pattern > Self.longestRepeatedHistoryPattern {
+            history = historyDays
+            let first = (pattern - historyDays % pattern) % pattern
+            past.days = Array(scenario.days[first...] + scenario.days[..<first])
+        }
+        let drawn = past.script(start: start.addingTimeInterval(-Double(history) * 86_400), days: history, seed: deviceSeed.next())
+        return (script, drawn.sessions)
     }
+
+    /// The longest pattern whose whole repetitions make a device's history (four weeks).
+    static let longestRepeatedHistoryPattern = 28
 
     /// Simulates every device, on every core (or on `workers` threads). `progress` is called
     /// (from worker threads) with the number of devices done so far, after every device: it

@@ -62,6 +62,28 @@ public struct NWPath: Equatable, CustomDebugStringConvertible, Sendable {
     /// satisfied path, as on iOS.
     public var unsatisfiedReason: UnsatisfiedReason { .notAvailable }
 
+    /// Whether the path is ultra-constrained (iOS 26: a satellite link that carries only
+    /// what an app is entitled to). Always `false`: Linux reports no such link, as
+    /// ``isConstrained`` is always `false`.
+    public var isUltraConstrained: Bool { false }
+
+    /// The link layer's measured quality (iOS 26), Apple's cases: for tuning an algorithm's
+    /// first values, never to gate a connection.
+    public enum LinkQuality: Hashable, Sendable {
+        /// No measurement is available.
+        case unknown
+        /// The link's quality is minimal.
+        case minimal
+        /// The link's quality is moderate.
+        case moderate
+        /// The link's quality is good.
+        case good
+    }
+
+    /// The link layer's measured quality: always `.unknown` ("no measurement is available"),
+    /// as Linux measures none.
+    public var linkQuality: LinkQuality { .unknown }
+
     /// Whether traffic on the path goes over an interface of `type`: the preferred interface
     /// (the first of ``availableInterfaces``), the one connections use, as on iOS, where a
     /// phone on Wi-Fi with cellular also up answers `false` for `.cellular`.

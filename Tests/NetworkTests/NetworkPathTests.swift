@@ -23,6 +23,7 @@ import Testing
         #expect(path.usesInterfaceType(.wiredEthernet))
         #expect(!path.usesInterfaceType(.cellular) && !path.usesInterfaceType(.wifi) && !path.usesInterfaceType(.loopback))
         #expect(!path.isExpensive && !path.isConstrained)
+        #expect(!path.isUltraConstrained && path.linkQuality == .unknown, "iOS 26's: no such link, no measurement")
         #expect(path.supportsIPv4 && path.supportsIPv6 && path.supportsDNS)
         #expect(path.gateways.map(\.debugDescription) == ["192.0.2.1:0", "[fe80::1]:0", "192.168.1.1:0"])
         // A link-local next hop is scoped to its interface.

@@ -886,7 +886,10 @@ extension DaemonSocketTests {
             let path = scratch.path + "/socket"
             let connections = Collector<FrameConnection>()
             let closes = Collector<FrameConnection.CloseReason>()
-            let options = FrameConnection.Options(idleTimeout: .milliseconds(100), reading: reading)
+            // Half a second: the replies below go out from another thread, which a loaded
+            // machine may start late; with 100 ms the idle timer closed the connection before
+            // they were queued and reading paused (seen with two builds beside the suite).
+            let options = FrameConnection.Options(idleTimeout: .milliseconds(500), reading: reading)
             let server = try FrameServer(endpoint: .path(path), connectionOptions: options, log: LogRecorder().log) { connection in
                 connections.add(connection)
                 connection.start(
@@ -901,7 +904,7 @@ extension DaemonSocketTests {
             let connection = try #require(connections.wait(count: 1).first)
             #expect(Self.waitUntilReadingPaused(connection))
             // Three idle timeouts pass while paused: not idle, the peer's frame waits unread.
-            #expect(closes.wait(count: 1, timeout: 0.35).isEmpty)
+            #expect(closes.wait(count: 1, timeout: 1.6).isEmpty)
             connection.close(reason: "test")
             #expect(closes.wait(count: 1) == [.closedLocally("test")])
             #expect(client.readUntilClosed(timeout: 10).closed, "the descriptor was closed (the paused source was cancelled)")

@@ -576,6 +576,7 @@ import SchedulerCore
         (["push", "a", "--payload", "5"], "--payload: the push payload must be a JSON object ({\"key\": value}), found a number (5)"),
         (["push", "a", "--payload", "[1]"], "--payload: the push payload must be a JSON object ({\"key\": value}), found an array (1 element)"),
         (["push", "a", "--payload", "{\"a\":1"], "--payload: the push payload is not valid JSON: expected valid JSON, found an error at line 1, column 7: expected ',' or '}', found the end of the document"),
+        (["push", "a", "--payload", "{\"badge\": 1e400}"], "--payload: the push payload cannot be read: at $.badge: expected a number within the range of a Double (about ±1.8e308), found 1e400 (line 1, column 11)"),
         (["push", "a", "--payload", "{\"a\":\"" + String(repeating: "x", count: 4_100) + "\"}"], "--payload: the push payload is 4108 bytes; at most 4096 (as APNs allows for a push)"),
     ])
     func refusesBadDaemonCommands(arguments: [String], message: String) {

@@ -118,7 +118,8 @@ struct ScenarioErrorCase: Sendable, CustomTestStringConvertible {
         .init(name: "raw DEL in a day's name", json: document(days: ["{\"name\": \"d\u{7F}\"}"]), path: "$.days[0].name", expectations: ["found U+007F in \"d\\u007F\""]),
         .init(name: "C1 control in a launch's app", json: document(days: ["{\"launches\": [{\"at\": \"08:00\", \"app\": \"com.\u{9B}x\"}]}"]), path: "$.days[0].launches[0].app", expectations: ["found U+009B"]),
         .init(name: "tab in a thermal state", json: document(days: [#"{"thermal": [{"from": "12:00", "to": "13:00", "state": "fair\t"}]}"#]), path: "$.days[0].thermal[0].state", expectations: ["found U+0009"]),
-        .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$", expectations: ["expected valid JSON"]),
+        .init(name: "number too large for a double", json: document(extra: #""seed": 1e400,"#), path: "$.seed", expectations: ["expected a number within the range of a Double", "found 1e400 (line"]),
+        .init(name: "a battery level too large for a double", json: document(days: ["{}"], battery: #"{"level": 1e400, "drainPerHour": 0.05, "inUseDrainPerHour": 0.15, "chargePerHour": 0.4}"#), path: "$.battery.level", expectations: ["found 1e400 (line"]),
         .init(name: "nesting too deep", json: "[" + String(repeating: "[", count: 600), path: "$", expectations: ["nested at most 512 deep"]),
         .init(name: "power without a battery", json: document(days: [#"{"power": [{"from": "00:00", "to": "07:00"}]}"#], battery: nil), path: "$.days[0].power", expectations: ["expected no \"power\" key", "without \"battery\""]),
     ]

@@ -545,7 +545,7 @@ struct JSONNode {
         do {
             literals = try StrictJSON.topLevelNumberLiterals(validating: data)
         } catch {
-            throw ScenarioError(path: error.duplicateKeyPath == nil ? "$" : error.path, message: error.explanation(in: data))
+            throw ScenarioError(path: error.culpritKeyPath == nil ? "$" : error.path, message: error.explanation(in: data))
         }
         do {
             return JSONNode(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]), path: "$", memberLiterals: literals)

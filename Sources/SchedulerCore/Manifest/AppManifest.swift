@@ -465,7 +465,7 @@ public struct AppManifest: Hashable, Sendable {
             do {
                 try StrictJSON.validate(data)
             } catch {
-                throw ManifestError(code: .malformed, file: source, key: error.duplicateKeyPath, message: error.explanation(in: data))
+                throw ManifestError(code: .malformed, file: source, key: error.culpritKeyPath, message: error.explanation(in: data))
             }
             // Fragments allowed so that `"text"` or `42` reports "found a string" (a type
             // error the developer can act on) rather than a generic parse failure.

@@ -209,7 +209,7 @@ extension PolicyConfiguration {
         do {
             try StrictJSON.validate(data)
         } catch {
-            throw fail(error.duplicateKeyPath, error.explanation(in: data))
+            throw fail(error.culpritKeyPath, error.explanation(in: data))
         }
         let object: Any
         do {

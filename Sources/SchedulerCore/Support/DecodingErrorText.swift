@@ -46,7 +46,7 @@ public enum DecodingErrorText {
         do {
             try StrictJSON.validate(data)
         } catch {
-            return error.explanation(in: data)
+            return error.placedExplanation(in: data)
         }
         if let decode, data.count <= numberSearchLimit, let found = numberOutOfRange(in: data, decode: decode) {
             let place = (root.map { [$0] } ?? []) + [found.path]

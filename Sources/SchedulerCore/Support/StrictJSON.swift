@@ -32,6 +32,9 @@ public enum StrictJSON {
             case duplicateKey(String)
             /// Nested deeper than ``StrictJSON/maximumDepth``.
             case tooDeep
+            /// A number no Double holds (`1e400`, 400 digits): grammatical JSON, so said at
+            /// its key (``Failure/path``), as a value of the wrong kind is, not as a syntax error.
+            case numberOutOfRange
             /// Not UTF-8.
             case encoding
         }
@@ -60,17 +63,29 @@ public enum StrictJSON {
         /// position. `data` is the document, for the bytes near a syntax error.
         public func explanation(in data: Data) -> String {
             switch kind {
-            case .duplicateKey: return "\(message) (line \(line), column \(column))"
+            case .duplicateKey, .numberOutOfRange: return "\(message) (line \(line), column \(column))"
             // Where: a byte that is not UTF-8 cannot be shown, so its position says it.
             case .encoding: return "expected UTF-8 JSON: \(message) (line \(line), column \(column), byte \(offset))"
             case .syntax, .tooDeep: return "expected valid JSON, found an error at line \(line), column \(column)\(Self.near(offset, in: data)): \(message)"
             }
         }
 
-        /// The key a duplicate concerns, as decoders write keys (`days[1].network`, no
-        /// leading `$.`); `nil` for other failures and at the top level.
-        public var duplicateKeyPath: String? {
-            guard case .duplicateKey = kind, path != "$" else { return nil }
+        /// ``explanation(in:)`` placed at its key for a reader with no key of its own to
+        /// report (a push payload, a kept file): `at $.badge: expected a number within the
+        /// range of a Double ...` for a number out of range; the explanation alone otherwise.
+        public func placedExplanation(in data: Data) -> String {
+            guard case .numberOutOfRange = kind, path != "$" else { return explanation(in: data) }
+            return "at \(path): \(explanation(in: data))"
+        }
+
+        /// The key a duplicate or a number out of range concerns, as decoders write keys
+        /// (`days[1].network`, no leading `$.`); `nil` for other failures and at the top level.
+        public var culpritKeyPath: String? {
+            switch kind {
+            case .duplicateKey, .numberOutOfRange: break
+            case .syntax, .tooDeep, .encoding: return nil
+            }
+            guard path != "$" else { return nil }
             var key = path.dropFirst()
             if key.hasPrefix(".") { key = key.dropFirst() }
             return String(key)
@@ -435,7 +450,7 @@ public enum StrictJSON {
                 return
             }
             let shown = text.count > 24 ? String(text.prefix(24)) + "... (\(text.count) characters)" : text
-            throw failure(.syntax, "expected a number within the range of a Double (about ±1.8e308), found \(shown)", at: start)
+            throw failure(.numberOutOfRange, "expected a number within the range of a Double (about ±1.8e308), found \(shown)", at: start)
         }
 
         /// Whether the next byte from `position` that is not whitespace ends an object's

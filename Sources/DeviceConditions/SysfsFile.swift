@@ -71,7 +71,7 @@ enum SysfsFile {
             case .missing, .danglingSymbolicLink: return .missing
             case .symbolicLinkLoop: return .unreadable("a symbolic link loop")
             case .notRegularFile(let what): return .unreadable("it is \(what), not a regular file")
-            case .tooLarge(let limit): return .unreadable("larger than \(BoundedFile.describe(bytes: limit))")
+            case .tooLarge(let limit, _): return .unreadable("larger than \(BoundedFile.describe(bytes: limit))")
             case .failed(let why), .unreachable(let why): return .unreadable(why)
             }
         }

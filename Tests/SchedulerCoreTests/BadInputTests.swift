@@ -215,7 +215,8 @@ private func scratchDirectory() throws -> URL {
         let file = directory.appendingPathComponent("a")
         try Data("hello".utf8).write(to: file)
         #expect(try BoundedFile.read(path: file.path, limit: 5) == Array("hello".utf8))
-        #expect(problem(file.path, limit: 4) == .tooLarge(limit: 4))
+        #expect(problem(file.path, limit: 4) == .tooLarge(limit: 4, size: 5))
+        #expect(BoundedFile.Problem.tooLarge(limit: 4, size: 5).found == "a file of 5 bytes, larger than 4 bytes")
     }
 
     @Test func aFIFOIsRefusedWithoutBlocking() throws {

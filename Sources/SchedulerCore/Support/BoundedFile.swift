@@ -31,8 +31,9 @@ public enum BoundedFile {
         /// The path exists but is not a regular file; the text says what it is
         /// ("a FIFO (named pipe)", "a character device", "a directory"...).
         case notRegularFile(String)
-        /// The file is larger than the limit (bytes).
-        case tooLarge(limit: Int)
+        /// The file is larger than the limit (bytes); `size`, the size its `fstat` gave
+        /// when that is over the limit (a regular file's; sysfs and procfs report none).
+        case tooLarge(limit: Int, size: Int?)
         /// Opening or reading failed; the text is the system's reason ("Permission denied").
         case failed(String)
 
@@ -44,7 +45,10 @@ public enum BoundedFile {
             case .danglingSymbolicLink(let target): return "a symbolic link to \"\(StrictJSON.escaped(target))\", which does not exist"
             case .unreachable(let why): return "a path that cannot be reached (\(why))"
             case .notRegularFile(let what): return what
-            case .tooLarge(let limit): return "a file larger than \(BoundedFile.describe(bytes: limit))"
+            case .tooLarge(let limit, let size):
+                // The size, so a file a few bytes over is told from one that is huge.
+                guard let size else { return "a file larger than \(BoundedFile.describe(bytes: limit))" }
+                return "a file of \(size) bytes, larger than \(BoundedFile.describe(bytes: limit))"
             case .failed(let why): return "a file that cannot be read (\(why))"
             }
         }
@@ -108,7 +112,7 @@ public enum BoundedFile {
             data.append(contentsOf: chunk[0..<count])
             if data.count > limit {
                 guard refusingLonger else { return Array(data.prefix(limit)) }
-                throw fail(.tooLarge(limit: limit))
+                throw fail(.tooLarge(limit: limit, size: hint > limit ? hint : nil))
             }
         }
         return data

@@ -177,7 +177,7 @@ enum FleetCommand {
         let herd = options.herdSpreading ? "herd spreading \(Int(saturating: fleet.policies.configuration.herdSpreadWindow)) s" : "herd spreading off"
         let notes = [
             "apps: \(fleet.apps.map(\.app.rawValue).joined(separator: ", ")) (modelled); \(herd)",
-            "reproduce: bgtask fleet --devices \(fleet.devices) --days \(fleet.days) --mix \(fleet.mix) --seed \(fleet.seed)"
+            "reproduce: bgtask fleet --devices \(fleet.devices) --days \(fleet.days) --mix \(CommandLineValue.shellWord(fleet.mix.description)) --seed \(fleet.seed)"
                 + (options.sharedOutage.map { " --shared-outage \($0)" } ?? "") + (options.herdSpreading ? "" : " --no-herd-spreading"),
         ]
         var saved = ""

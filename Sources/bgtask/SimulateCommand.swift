@@ -353,7 +353,7 @@ enum SimulateCommand {
         if let path = options.report {
             let report = result.deviceReport(
                 title: "\(scenario.name.excerpt(scalars: 120)): \(CountText.counted(options.days, "day"))",
-                notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(options.scenario)\(options.apps.map { " --app \($0)" }.joined()) --days \(options.days) --seed \(result.seed)"]
+                notes: ["apps: \(appsText)", "reproduce: bgtask simulate \(CommandLineValue.shellWord(options.scenario))\(options.apps.map { " --app \(CommandLineValue.shellWord($0))" }.joined()) --days \(options.days) --seed \(result.seed)"]
             )
             try ReportDestination.write(HTMLReport.render(report), to: path)
             output = "energy report written to \(path)\n"

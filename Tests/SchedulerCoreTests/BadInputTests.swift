@@ -630,4 +630,14 @@ private func scratchDirectory() throws -> URL {
             Issue.record("a truncated sequence was taken")
         }
     }
+
+    @Test("a report's reproduce line quotes a word a shell would split or expand, and only such a word")
+    func reproduceLinesQuoteWhatAShellWouldChange() {
+        #expect(CommandLineValue.shellWord("docs/lives/night-shift.json=1,commuter=3") == "docs/lives/night-shift.json=1,commuter=3")
+        #expect(CommandLineValue.shellWord("my lives/nurse.json=1") == "'my lives/nurse.json=1'")
+        #expect(CommandLineValue.shellWord("it's.json") == #"'it'\''s.json'"#)
+        #expect(CommandLineValue.shellWord("$HOME/x;rm") == "'$HOME/x;rm'")
+        #expect(CommandLineValue.shellWord("caf\u{E9}.json") == "'caf\u{E9}.json'")
+        #expect(CommandLineValue.shellWord("") == "''")
+    }
 }

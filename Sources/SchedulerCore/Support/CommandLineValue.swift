@@ -136,6 +136,16 @@ public enum CommandLineValue {
         }
     }
 
+    /// `text` as one word a POSIX shell reads back as it is: unchanged when it holds only
+    /// letters, digits and `_ . / = , : + - @ %`, else in single quotes (a quote inside as
+    /// `'\''`). For the "reproduce:" lines of reports, whose paths may hold spaces.
+    public static func shellWord(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_./=,:+-@%".unicodeScalars.contains(scalar))
+        }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     /// A positional argument that must say something: not empty, not an option.
     public static func positional(_ text: String, what: String, command: String) -> CommandLineUsageError? {
         if text.isEmpty { return CommandLineUsageError(message: "\(command) needs \(what), got an empty string") }

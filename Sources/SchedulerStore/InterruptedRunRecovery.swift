@@ -9,7 +9,8 @@ import SchedulerCore
 /// ``SchedulerStore/open(at:now:options:)``, after the lock was taken. Then the run is
 /// recorded as interrupted, its request is made pending again, and the stop counts as one
 /// throttle strike of its app (a handler that kills the process would otherwise be relaunched after
-/// every restart with no delay: a crash loop).
+/// every restart with no delay: a crash loop). A continued-processing run only ends: the
+/// user's foreground work is neither restored nor struck (``PendingRequest/isRestoredWhenCutOff``).
 package enum InterruptedRunRecovery {
     /// The stop reason written on recovered runs.
     static let stopReason = "the scheduler stopped while the run was in progress"
@@ -63,7 +64,7 @@ package enum InterruptedRunRecovery {
                 // run again unasked at the next start; nor is it a strike, as no
                 // continued-processing run is (the engine neither restores one whose app never
                 // started nor counts one in the throttle).
-                let continued = run.request.kind == .continuedProcessing
+                let continued = !run.request.isRestoredWhenCutOff
                 run.stopReason = continued ? continuedProcessingStopReason : stopReason
                 try connection.execute(RunColumns.finishSQL, RunColumns.finishValues(of: run))
                 outcome.interruptedRuns.append(run)

@@ -36,7 +36,8 @@ extension SchedulerStore {
     ///   The report says where it went, why, and what was copied back.
     /// - Runs that never ended are recorded as ``RunOutcome/interrupted`` at `now`, their
     ///   requests are pending again unless the app submitted a newer one meanwhile, and the
-    ///   stop counts as one throttle strike of each app concerned.
+    ///   stop counts as one throttle strike of each app concerned (a continued-processing
+    ///   run only ends: neither restored nor struck).
     /// - Pending requests that cannot be loaded (a row that does not decode, or, with
     ///   ``StoreOptions/app``, another app's) are moved to the quarantine, never deleted,
     ///   and listed in the report.

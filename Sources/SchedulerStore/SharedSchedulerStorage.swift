@@ -9,7 +9,7 @@ import SchedulerCore
 /// The guarantee it exists for: while a run's lease is valid, no other replica runs the
 /// same request; a replica that dies mid-run loses its lease, the run is recorded as
 /// interrupted and its request restored, and another replica runs it (at least once
-/// overall).
+/// overall; continued processing, the user's foreground work, only ends).
 public protocol SharedSchedulerStorage: SchedulerStorage {
     /// This scheduler's name among the replicas: its runs are recorded, and its leases
     /// held, under it.
@@ -29,7 +29,8 @@ public protocol SharedSchedulerStorage: SchedulerStorage {
 
     /// Ends every run whose lease expired (a replica that died or lost the server): it is
     /// recorded as interrupted and its request restored unless one with the same key is
-    /// pending again. Safe to call from every replica at once: each run is ended once.
+    /// pending again or it is continued processing (neither restored nor struck). Safe to
+    /// call from every replica at once: each run is ended once.
     @discardableResult
     func recoverExpiredLeases() throws(StoreError) -> LeaseSweep
 
@@ -112,7 +113,8 @@ public protocol SharedStoreListener: AnyObject, Sendable {
 
 /// What ``SharedSchedulerStorage/recoverExpiredLeases()`` did and saw.
 public struct LeaseSweep: Sendable, Hashable {
-    /// The runs it ended (recorded as interrupted; their requests restored).
+    /// The runs it ended (recorded as interrupted; their requests restored but continued
+    /// processing's).
     public var ended: [RunRecord]
     /// Runs without an end that hold a lease, of every replica (this one's included, and
     /// a run another sweeper is ending at the same moment): while there are any, a replica

@@ -27,12 +27,14 @@ enum FleetCommand {
 
     /// The usage lines for `bgtask help`.
     static let usage = """
-      fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,FILE=0.2,...] [--seed S]
-            [--shared-outage HH:MM-HH:MM] [--no-herd-spreading] [--compare-herd-spreading]
-            [--compare-baselines] [--json] [--report FILE.html] [--no-progress]
+      fleet [--devices N] [--days D] [--mix commuter=0.5,office=0.3,FILE=0.2,...]
+            [--seed S] [--shared-outage HH:MM-HH:MM] [--no-herd-spreading]
+            [--compare-herd-spreading] [--compare-baselines] [--json] [--report FILE.html]
+            [--no-progress]
                         simulate N devices (default 1000) for D days (default 1), each its own
                         seeded variation of a scenario from the mix (built-in names or
-                        scenario files), running the example app (modelled); prints task runs per minute (backend load), the peak and
+                        scenario files), running the example app (modelled); prints task
+                        runs per minute (backend load), the peak and
                         the worst minute, the share of launches that found fresh content and
                         the energy per device per day; --shared-outage takes every device
                         offline daily in that window so they all regain the network at once;
@@ -95,9 +97,13 @@ enum FleetCommand {
             index += 1
         }
         if options.help { return .success(options) }
-        // Sizes, the mix and the outage are checked here, before any work.
+        // Sizes, the mix and the outage are checked here, before any work. What is wrong in
+        // a scenario file of the mix is not the command line's fault: running says it, and
+        // exits 1, as `bgtask simulate` does for its file.
         do {
             _ = try fleet(options)
+        } catch let error as FleetError where error.file != nil {
+            return .success(options)
         } catch {
             return .failure(UsageError(message: "\(error)"))
         }

@@ -56,14 +56,9 @@ enum SimulateCommand {
     /// its figures): its seed-days have the same bound, which bounds its time.
     static let maximumAppDays = 3_660
     /// The most scenario events (``Scenario/eventBound(days:)``, for each app and seed) one
-    /// simulation may play. The trace keeps several records for each event, and it is all
-    /// in memory until the end: a launch of the example app's real handlers costs about
-    /// 12 KB, an interval's boundary about 2 KB (measured on a scenario of nothing else),
-    /// so a scenario opening an app every minute grew by 12 MB a simulated day, and ten
-    /// years of it would have needed 45 GB. This bounds the events' part near 1.5 GB, and
-    /// still plays ten years of every built-in scenario and of every life in docs/lives
-    /// (the busiest, heavy-user, holds 67 a day: 245,000 in ten years).
-    static let maximumScenarioEvents = 250_000
+    /// simulation may play: ``Scenario/maximumEventsPerSimulation``, whose documentation
+    /// says what the trace costs for each event.
+    static let maximumScenarioEvents = Scenario.maximumEventsPerSimulation
 
     /// Parses the arguments after `simulate`.
     static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
@@ -210,12 +205,7 @@ enum SimulateCommand {
         }
         let total = events(options.days)
         guard total > maximumScenarioEvents else { return nil }
-        // The most days that fit (events grow with days): events(fits) fits, events(over) not.
-        var fits = 0, over = options.days
-        while over - fits > 1 {
-            let middle = (fits + over) / 2
-            if events(middle) <= maximumScenarioEvents { fits = middle } else { over = middle }
-        }
+        let fits = scenario.mostDays(upTo: options.days, fitting: maximumScenarioEvents, multiplier: max(1, apps) * max(1, seeds))
         var each = "about \(Int((Double(scenario.eventBound(days: options.days)) / Double(options.days)).rounded())) a day"
         if apps > 1 { each += " for each of \(apps) apps" }
         if seeds > 1 { each += (apps > 1 ? " and" : "") + " for each of \(seeds) seeds" }

@@ -103,9 +103,14 @@ import Testing
         let typo = try refusal("\(other)=1")
         #expect(typo.hasPrefix("--mix: \(other): $.days[0].launches[0].app: "), "\(typo)")
         #expect(typo.contains("com.example.feedreadr"), "\(typo)")
-        // The same file twice, however spelled.
+        // The same file twice, however spelled: through ./ or through a link to it.
         let twice = try refusal("\(other)=1,\(directory.path)/./other-app.json=2")
         #expect(twice.contains("is listed twice"), "\(twice)")
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link.json", withDestinationPath: other)
+        #expect(try refusal("\(other)=1,\(directory.path)/link.json=2").contains("is listed twice"))
+        // A path ending in / names a directory, not the file without the slash.
+        let slash = try refusal("\(other)/=1")
+        #expect(slash.contains("a path ending in /, which names a directory"), "\(slash)")
         // A name that is neither a built-in nor a file says both are possible.
         let unknown = try refusal("moon=1")
         #expect(unknown.contains("or a scenario file"), "\(unknown)")
@@ -126,14 +131,19 @@ import Testing
         #expect(perDevice.contains("--days 100 plays 288200 scenario events on a device living \(dense), more than the 250000 one device may play; simulate at most 86 days"), "\(perDevice)")
         #expect(try Fleet(devices: 1, days: 86, mix: mix).days == 86)
         #expect(throws: FleetError.self) { _ = try Fleet(devices: 1, days: 87, mix: mix) }
-        let total = try #require(throws: FleetError.self) { _ = try Fleet(devices: 1_200_000, days: 1, mix: mix) }.message
-        #expect(total.contains("more than the \(Fleet.maximumEvents) a fleet may play"), "\(total)")
+        let total = try #require(throws: FleetError.self) { _ = try Fleet(devices: 1_300_000, days: 1, mix: mix) }.message
+        #expect(total.contains("more than the \(Fleet.maximumEvents) a fleet may play (it would take hours); simulate at most 1249132 devices over 1 day"), "\(total)")
+        #expect(try Fleet(devices: 1_249_132, days: 1, mix: mix).devices == 1_249_132, "what the refusal says fits, fits")
         // Counted for the average device: a rare dense life among sparse ones passes.
         #expect(try Fleet(devices: 1_000_000, days: 1, mix: Fleet.Mix.parse("commuter=1000,\(dense)=1")).devices == 1_000_000)
-        // Every built-in at the device-day limit.
+        // Every built-in at the device-day limit, over any number of days (a partial week of
+        // the commuter's weekdays is denser than its weekly mean).
         for name in Scenario.builtInNames {
             let mix = try Fleet.Mix.parse("\(name)=1")
-            #expect(try Fleet(devices: Fleet.maximumDeviceDays / Fleet.maximumDays, days: Fleet.maximumDays, mix: mix).days == Fleet.maximumDays, "\(name)")
+            for days in 1...Fleet.maximumDays {
+                let devices = min(Fleet.maximumDevices, Fleet.maximumDeviceDays / days)
+                #expect(throws: Never.self, "\(name), \(devices) devices × \(days) days") { _ = try Fleet(devices: devices, days: days, mix: mix) }
+            }
         }
     }
 

@@ -108,7 +108,7 @@ struct ManifestLoaderTests {
         let file = directory.appendingPathComponent("Info.json")
         try Data(repeating: 0x20, count: AppManifest.maximumSize + 1).write(to: file)
         let error = try loadError(file.path)
-        #expect(error.message.contains("at most 1 MiB"), "\(error)")
+        #expect(error.message.contains("at most 1 MiB, found a file of \(AppManifest.maximumSize + 1) bytes"), "\(error)")
     }
 
     @Test func aDuplicateKeyInAFileIsRefusedNamingTheFileAndKey() throws {

@@ -237,6 +237,7 @@ final class SharedMemoryStore: SharedSchedulerStorage {
         let (ended, inProgress, restored) = try access { state -> ([RunRecord], Int, [RequestKey]) in
             var ended: [RunRecord] = []
             var restored: [RequestKey] = []
+            var struck: Set<AppID> = []
             var inProgress = 0
             for (name, runs) in state.runs {
                 for (id, run) in runs where run.record.endedAt == nil {
@@ -249,15 +250,18 @@ final class SharedMemoryStore: SharedSchedulerStorage {
                     ended.append(record)
                     // Continued processing ends with its process: neither restored nor struck,
                     // as PostgreSQL's sweep does.
-                    if record.request.kind == .continuedProcessing { continue }
-                    // A throttle strike in the app's shared policy state, as PostgreSQL's sweep writes.
-                    if let struck = InterruptedRunRecovery.policyState(state.settings[record.app]?[AppSettingName.policyState], struckBy: now) {
-                        state.settings[record.app, default: [:]][AppSettingName.policyState] = struck
-                    }
+                    if !record.request.isRestoredWhenCutOff { continue }
+                    struck.insert(record.app)
                     if state.pending[record.request.key] == nil {
                         state.pending[record.request.key] = record.request
                         restored.append(record.request.key)
                     }
+                }
+            }
+            // One throttle strike per app in its shared policy state, as PostgreSQL's sweep writes.
+            for app in struck {
+                if let policyState = InterruptedRunRecovery.policyState(state.settings[app]?[AppSettingName.policyState], struckBy: now) {
+                    state.settings[app, default: [:]][AppSettingName.policyState] = policyState
                 }
             }
             return (ended, inProgress, restored)

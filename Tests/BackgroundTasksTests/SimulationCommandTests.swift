@@ -620,6 +620,17 @@ import Testing
         #expect(error.message.contains(message), "\(error.message)")
     }
 
+    /// A problem inside a scenario file of the mix is not the command line's: parsing takes
+    /// it, and running says it (exit 1, as simulate for its file), naming the file.
+    @Test func aBadScenarioFileInTheMixFailsTheRunNotTheCommandLine() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken = try Self.write(#"{"version": 1, "name": "broken", "days": []}"#, to: "broken.json", in: directory)
+        let options = try FleetCommand.parse(["--mix", "\(broken)=1", "--devices", "2"]).get()
+        let error = try #require(throws: FleetError.self) { _ = try FleetCommand.run(options, progressOnTerminal: false) }
+        #expect(error.file == broken && error.message.hasPrefix("--mix: \(broken): $.days: "), "\(error)")
+    }
+
     /// Parsing checks sizes without simulating: the largest fleet allowed parses at once.
     @Test(.timeLimit(.minutes(1))) func fleetParsingDoesNoWork() throws {
         let parsed = try FleetCommand.parse(["--devices", "\(Fleet.maximumDevices)", "--days", "10"]).get()

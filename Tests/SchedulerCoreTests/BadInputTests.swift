@@ -217,6 +217,8 @@ private func scratchDirectory() throws -> URL {
         #expect(try BoundedFile.read(path: file.path, limit: 5) == Array("hello".utf8))
         #expect(problem(file.path, limit: 4) == .tooLarge(limit: 4, size: 5))
         #expect(BoundedFile.Problem.tooLarge(limit: 4, size: 5).found == "a file of 5 bytes, larger than 4 bytes")
+        // A size fstat cannot give (sysfs says 4096, procfs 0, whatever they hold): the limit alone.
+        #expect(BoundedFile.Problem.tooLarge(limit: 1 << 20, size: nil).found == "a file larger than 1 MiB")
     }
 
     @Test func aFIFOIsRefusedWithoutBlocking() throws {

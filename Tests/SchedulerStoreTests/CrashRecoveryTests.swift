@@ -9,7 +9,7 @@ struct CrashRecoveryTests {
     func interruptedRunRestoresItsRequest() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
-        let request = Sample.requestsUsingEveryField[1]
+        let request = Sample.requestsUsingEveryField[2]
         var finishedRun = Sample.run(1, of: Sample.request("done"), startedAt: Sample.now)
         do {
             let store = try openStore(url)
@@ -71,7 +71,8 @@ struct CrashRecoveryTests {
         #expect(second.interruptedRuns.map(\.id) == [RunID(2), RunID(3)])
         #expect(second.restoredRequests == [refresh])
         #expect(try again.pendingRequests() == [refresh])
-        #expect(try again.appSetting(app: Sample.otherApp, name: AppSettingName.policyState) != nil, "the refresh's stop is a strike")
+        let saved = try #require(try again.appSetting(app: Sample.otherApp, name: AppSettingName.policyState), "the refresh's stop is a strike")
+        #expect(try JSONDecoder().decode(AppPolicyState.self, from: Data(saved.utf8)).throttle.strikes == 1, "one strike for the stop, none for the export")
     }
 
     /// The clock was set back between the start and the restart: the run ends at its start

@@ -30,10 +30,10 @@ extension AppManifest {
         do {
             data = Data(try BoundedFile.read(path: path, limit: AppManifest.maximumSize))
         } catch {
-            if case .tooLarge = error.problem {
+            if case .tooLarge(_, let size) = error.problem {
                 throw ManifestError(
                     code: .unreadable, file: path,
-                    message: "expected a manifest of at most \(BoundedFile.describe(bytes: AppManifest.maximumSize)), found a larger file")
+                    message: "expected a manifest of at most \(BoundedFile.describe(bytes: AppManifest.maximumSize)), found \(size.map { "a file of \($0) bytes" } ?? "a larger file")")
             }
             throw ManifestError(code: .unreadable, file: path, message: "expected a manifest file, found \(error.problem.found)")
         }

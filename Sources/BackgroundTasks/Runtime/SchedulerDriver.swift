@@ -1515,7 +1515,7 @@ public final class SchedulerDriver: Sendable {
                     let stored = try store?.run(record.id)
                     if let stored, stored.endedAt != nil {
                         if stored.outcome == .interrupted {
-                            state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), and its request was restored"))
+                            state.notes.append(BGDiagnosticMessage(.warning, app: record.app, "stopped writing the end of \(record.id) ('\(record.identifier)'): the store ended it as interrupted meanwhile (its lease ran out while the store was away), \(record.request.cutOffFate)"))
                         } else {
                             state.notes.append(BGDiagnosticMessage(.info, app: record.app, "the end of \(record.id) ('\(record.identifier)') was recorded already (an earlier attempt committed; its answer was lost)"))
                         }

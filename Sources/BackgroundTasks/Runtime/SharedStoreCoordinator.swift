@@ -164,7 +164,7 @@ final class SharedStoreCoordinator: Sendable {
             let sweep = try store.recoverExpiredLeases()
             runsElsewhere = sweep.runsInProgress
             for run in sweep.ended {
-                driver.log(.warning, app: run.app, "\(run.id) ('\(run.identifier)') lost its lease (its replica stopped renewing it): recorded as interrupted, its request restored")
+                driver.log(.warning, app: run.app, "\(run.id) ('\(run.identifier)') lost its lease (its replica stopped renewing it): recorded as interrupted, \(run.request.cutOffFate)")
             }
             // The store does not pass on word of its own writes: this engine learns of the
             // restores here.

@@ -191,11 +191,42 @@ public struct Scenario: Hashable, Sendable {
     /// one: a path with a slash or ending in `.json`, or anything at that path
     /// (``somethingIsAt(_:)``, so a link leading nowhere is read and named, not taken for an
     /// unknown name); `nil` when it is neither. What `bgtask simulate` and `bgtask fleet
-    /// --mix` take.
+    /// --mix` take. A path ending in `/` names a directory and is refused as one (Foundation
+    /// would read the file without the slash).
     public static func builtInOrFile(_ text: String) throws(ScenarioError) -> Scenario? {
         if let scenario = builtIn(named: text) { return scenario }
         guard !text.isEmpty, text.contains("/") || text.hasSuffix(".json") || somethingIsAt(text) else { return nil }
+        if text.hasSuffix("/"), text.count > 1 {
+            throw ScenarioError(file: text, path: "$", message: "expected a scenario file, found a path ending in /, which names a directory (drop the /)")
+        }
         return try load(from: URL(fileURLWithPath: text))
+    }
+
+    /// The most events one simulation plays of a device's scenario (``eventBound(days:)``,
+    /// for each app and seed it plays): a simulation keeps its trace of every event in
+    /// memory until the end, a fleet's device its runs and sessions, on every core at once.
+    /// A launch of the example app's real handlers costs about 12 KB of trace, an interval's
+    /// boundary about 2 KB, so a scenario opening an app every minute grew by 12 MB a
+    /// simulated day; this bounds the events' part near 1.5 GB, and still plays ten years
+    /// of every built-in scenario and of every life in docs/lives (the busiest, heavy-user,
+    /// holds 67 a day: 245,000 in ten years).
+    public static let maximumEventsPerSimulation = 250_000
+
+    /// The most days, up to `days`, whose events (``eventBound(days:)``) times `multiplier`
+    /// (apps, seeds) stay within `limit`; 0 when even one day is over it.
+    public func mostDays(upTo days: Int, fitting limit: Int, multiplier: Int = 1) -> Int {
+        func fits(_ count: Int) -> Bool {
+            let (total, overflow) = eventBound(days: count).multipliedReportingOverflow(by: max(1, multiplier))
+            return !overflow && total <= limit
+        }
+        guard days > 0, !fits(days) else { return max(0, days) }
+        // Events grow with days: `fitting` fits, `over` does not.
+        var fitting = 0, over = days
+        while over - fitting > 1 {
+            let middle = fitting + (over - fitting) / 2
+            if fits(middle) { fitting = middle } else { over = middle }
+        }
+        return fitting
     }
 
     /// Whether anything is at `path`, even what cannot be read (a symbolic link loop or a

@@ -30,6 +30,9 @@ public struct Fleet: Sendable {
 
             /// How ``Mix/parse(_:)`` names it: the file as given, else the scenario's name.
             var label: String { file ?? scenario.name }
+            /// How an error names it: the file's absolute path (as a file's other errors
+            /// give it), else "scenario 'NAME'".
+            var shownName: String { file.map { URL(fileURLWithPath: $0).path } ?? "scenario '\(scenario.name)'" }
         }
 
         /// The scenarios and their weights.
@@ -73,7 +76,7 @@ public struct Fleet: Sendable {
                 do throws(ScenarioError) {
                     found = try Scenario.builtInOrFile(name)
                 } catch {
-                    throw FleetError("--mix: \(error)")
+                    throw FleetError("--mix: \(error)", file: name)
                 }
                 guard let scenario = found else {
                     throw FleetError("--mix: unknown scenario '\(name)' (built-in: \(Scenario.builtInNames.joined(separator: ", ")); or a scenario file, a path with a / or ending in .json)")
@@ -84,8 +87,10 @@ public struct Fleet: Sendable {
                         throw FleetError("--mix: scenario '\(scenario.name)' is listed twice")
                     }
                 } else {
-                    // The same file under two spellings (./a.json, a.json) is listed twice too.
-                    let resolved = URL(fileURLWithPath: name).standardizedFileURL.resolvingSymlinksInPath().path
+                    // The same file under two spellings (./a.json, a link to it) is listed
+                    // twice too: compared as the kernel resolves them (realpath; Foundation's
+                    // standardizing drops `..` before following links). It was just read.
+                    let resolved = realpath(name, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) } ?? name
                     guard files.insert(resolved).inserted else {
                         throw FleetError("--mix: the scenario file '\(name)' is listed twice (\(resolved))")
                     }
@@ -176,15 +181,17 @@ public struct Fleet: Sendable {
     public static let maximumDays = 3_660
     /// The most device-days one fleet may simulate (about an hour of work on two cores).
     public static let maximumDeviceDays = 100_000_000
-    /// The most scenario events (``Scenario/eventBound(days:)``) one device may play: what
-    /// a device keeps of its run (its runs and sessions) grows with them, on every core at
-    /// once. Ten years of the busiest life in docs/lives (67 events a day) fit.
-    public static let maximumDeviceEvents = 250_000
+    /// The most scenario events (``Scenario/eventBound(days:)``) one device may play, as
+    /// one simulation may (``Scenario/maximumEventsPerSimulation``): what a device keeps of
+    /// its run (its runs and sessions) grows with them, on every core at once. Ten years of
+    /// the busiest life in docs/lives (67 events a day) fit.
+    public static let maximumDeviceEvents = Scenario.maximumEventsPerSimulation
     /// The most scenario events a fleet may play, counted for the mix's average device:
-    /// ``maximumDeviceDays`` of days with 32 events each (the busiest built-in, commuter,
-    /// has 31), so every fleet of built-ins the device-days allow is allowed, and a mix of
-    /// denser scenario files is bounded by about the same hour of work.
-    public static let maximumEvents = 32 * maximumDeviceDays
+    /// ``maximumDeviceDays`` of days with 36 events each (the busiest day of any built-in,
+    /// the commuter's weekday), so every fleet of built-ins the device-days allow is
+    /// allowed, whatever part of a week it covers, and a mix of denser scenario files is
+    /// bounded by about the same hour of work.
+    public static let maximumEvents = 36 * maximumDeviceDays
 
     /// Creates a fleet; refuses sizes that make no sense or would not finish.
     public init(
@@ -217,23 +224,21 @@ public struct Fleet: Sendable {
             } catch {
                 var located = error
                 located.file = entry.file.map { URL(fileURLWithPath: $0).path }
-                throw FleetError("--mix: \(entry.file == nil ? "scenario '\(entry.scenario.name)': " : "")\(located)")
+                throw FleetError("--mix: \(entry.file == nil ? "scenario '\(entry.scenario.name)': " : "")\(located)", file: entry.file)
             }
         }
         // Events grow with a scenario file's density, which the device-days do not see.
         for entry in mix.entries where entry.scenario.eventBound(days: days) > Self.maximumDeviceEvents {
-            // The most days that fit (events grow with days): fits fits, over does not.
-            var fits = 0, over = days
-            while over - fits > 1 {
-                let middle = fits + (over - fits) / 2
-                if entry.scenario.eventBound(days: middle) > Self.maximumDeviceEvents { over = middle } else { fits = middle }
-            }
-            throw FleetError("--days \(days) plays \(entry.scenario.eventBound(days: days)) scenario events on a device living \(entry.label), more than the \(Self.maximumDeviceEvents) one device may play; simulate at most \(fits) days")
+            let fits = entry.scenario.mostDays(upTo: days, fitting: Self.maximumDeviceEvents)
+            let advice = fits > 0 ? "simulate at most \(CountText.counted(fits, "day"))" : "even one day is too many: the scenario needs fewer intervals or launches"
+            throw FleetError("--days \(days) plays \(entry.scenario.eventBound(days: days)) scenario events on a device living \(entry.shownName), more than the \(Self.maximumDeviceEvents) one device may play; \(advice)", file: entry.file)
         }
         let totalWeight = mix.entries.reduce(0) { $0 + $1.weight }
         let eventsPerDevice = mix.entries.reduce(0.0) { $0 + $1.weight / totalWeight * Double($1.scenario.eventBound(days: days)) }
         guard eventsPerDevice * Double(devices) <= Double(Self.maximumEvents) else {
-            throw FleetError("--devices \(devices) × --days \(days) of this mix plays about \(Int(eventsPerDevice * Double(devices))) scenario events, more than the \(Self.maximumEvents) a fleet may play (it would take hours); simulate fewer devices or days, or sparser scenarios")
+            let devicesThatFit = Int(Double(Self.maximumEvents) / eventsPerDevice)
+            throw FleetError("--devices \(devices) × --days \(days) of this mix plays about \(Int(eventsPerDevice * Double(devices))) scenario events, more than the \(Self.maximumEvents) a fleet may play (it would take hours); simulate at most \(devicesThatFit) devices over \(CountText.counted(days, "day")), or fewer days, or sparser scenarios",
+                             file: mix.entries.compactMap(\.file).first)
         }
         self.devices = devices
         self.days = days
@@ -564,8 +569,14 @@ public struct FleetResult: Sendable {
 public struct FleetError: Error, CustomStringConvertible, Equatable {
     /// What is wrong, naming the option.
     public var message: String
+    /// The scenario file of the mix the error comes from (its content, not the command
+    /// line: `bgtask fleet` then exits 1 as `bgtask simulate` does for a bad file, not 64).
+    public var file: String?
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, file: String? = nil) {
+        self.message = message
+        self.file = file
+    }
     public var description: String { message }
 }
 

@@ -149,3 +149,15 @@ extension PendingRequest {
         requiresNetworkConnectivity || (kind == .appRefresh && refreshRequiresNetwork)
     }
 }
+
+extension PendingRequest {
+    /// Whether this request comes back when its run is cut off (its process died, or its
+    /// replica's lease ran out): every kind's does but continued processing's, the user's
+    /// foreground work, which ends with its process (docs/system.md, "Continued processing").
+    public var isRestoredWhenCutOff: Bool { kind != .continuedProcessing }
+
+    /// What became of this request when its run was cut off, for the messages that say so.
+    public var cutOffFate: String {
+        isRestoredWhenCutOff ? "its request restored" : "its request not restored (continued processing begins at the user's action: the app submits it again)"
+    }
+}

@@ -71,7 +71,7 @@ import Foundation
 import UserNotifications
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("bgtask-daemon-testapp: \(message)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("bgtask-daemon-testapp: \(message)\n".utf8))
     exit(64)
 }
 

@@ -17,13 +17,16 @@ usage: feedreader serve [--state DIR] [--upload-seconds S] [--assertion-window S
 """
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("feedreader: \(message)\n\n\(usage)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("feedreader: \(message)\n\n\(usage)\n".utf8))
     exit(64)
 }
 
 func say(_ line: String) {
-    // Unbuffered: a supervisor (or a test) reads these lines as they happen.
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    // Unbuffered: a supervisor (or a test) reads these lines as they happen. The throwing
+    // write, its error dropped: FileHandle.write(_:) stops the process when a write fails,
+    // and under bgtaskd standard output is a log on the state's disk, which may be full
+    // (an outside probe's refresh died of SIGILL there, its request never submitted again).
+    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -55,7 +58,7 @@ while !arguments.isEmpty {
 do {
     try EmbeddedScheduler.bootstrap(.init(manifest: FeedReader.manifest, stateDirectory: state, assertions: assertions))
 } catch {
-    FileHandle.standardError.write(Data("feedreader: \(error)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("feedreader: \(error)\n".utf8))
     exit(1)
 }
 

@@ -74,7 +74,41 @@ final class SQLiteConnection {
         }
         // Report extended codes (for example SQLITE_READONLY_DBMOVED) in messages.
         sqlite3_extended_result_codes(handle, 1)
+        if path != nil, mode == .readWrite || mode == .readWriteExisting {
+            sqlite3_wal_hook(handle, checkpointWhenDue, nil)
+        }
         return SQLiteConnection(handle: handle, path: path)
+    }
+
+    /// The most pages the -wal holds before a commit checkpoints it, as SQLite's own
+    /// automatic checkpoint does (1,000 pages, about 4 MB), on a disk with room.
+    static let autoCheckpointPages: Int32 = 1_000
+
+    /// After every commit of a connection that writes (SQLite's `wal_hook`, which replaces
+    /// its automatic checkpoint): checkpoints the -wal at ``autoCheckpointPages`` as SQLite
+    /// would, and sooner, truncating it, when the file system has less room left than eight
+    /// times what the -wal holds (looked at from 16 pages on): on a disk with under about 4 MB
+    /// free, the -wal grew until it had taken the last byte, and the checkpoint that would
+    /// give it back then needs room for the database to grow (an outside probe: a 1 MiB disk
+    /// held a 1 MB -wal beside a 4 KB database, every write refused for good). Returns
+    /// SQLITE_OK whatever the checkpoint did: a commit's own success does not depend on it.
+    private static let checkpointWhenDue: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = { _, database, name, pages in
+        guard let database else { return SQLITE_OK }
+        if pages >= autoCheckpointPages {
+            sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            return SQLITE_OK
+        }
+        // statvfs takes about a microsecond: nothing beside a commit's fsync.
+        guard pages >= 16, let file = sqlite3_db_filename(database, name) else { return SQLITE_OK }
+        var info = statvfs()
+        guard statvfs(file, &info) == 0 else { return SQLITE_OK }
+        let free = Double(info.f_bavail) * Double(info.f_frsize)
+        // The page size is SQLite's default; a frame is a page and a 24-byte header.
+        let logBytes = Double(pages) * (4_096 + 24)
+        if free < 8 * logBytes {
+            sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        }
+        return SQLITE_OK
     }
 
     /// Refuses a database, or a `-wal`, `-shm` or `-journal` file beside it, that is
@@ -111,7 +145,14 @@ final class SQLiteConnection {
 
     /// Runs one statement that returns no rows of interest.
     func execute(_ sql: String, _ bindings: [SQLiteValue] = []) throws(StoreError) {
-        _ = try query(sql, bindings) { _ in () }
+        let outsideTransaction = sqlite3_get_autocommit(handle) != 0
+        do {
+            _ = try query(sql, bindings) { _ in () }
+        } catch where outsideTransaction && Self.isFull(error) && checkpointTruncatingTheLog() {
+            // A statement of its own is rolled back whole when it fails: tried once more once
+            // the -wal's space is given back (``transaction(waitingForDisk:_:)`` says why).
+            _ = try query(sql, bindings) { _ in () }
+        }
     }
 
     /// Runs one statement and calls `body` with each row it returns, in order (for readers
@@ -186,18 +227,45 @@ final class SQLiteConnection {
         // an open transaction, which is left open only when the rollback below failed; the
         // next BEGIN then fails too, so no later commit goes through without waiting.
         defer { if relaxes { try? executeScript("PRAGMA synchronous = FULL") } }
-        try execute("BEGIN IMMEDIATE")
-        do throws(StoreError) {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            // After a failed COMMIT SQLite may already have rolled back; ignore that error.
-            if sqlite3_get_autocommit(handle) == 0 {
-                sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        var checkpointed = false
+        while true {
+            try execute("BEGIN IMMEDIATE")
+            do throws(StoreError) {
+                let result = try body()
+                try execute("COMMIT")
+                return result
+            } catch {
+                // After a failed COMMIT SQLite may already have rolled back; ignore that error.
+                if sqlite3_get_autocommit(handle) == 0 {
+                    sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+                }
+                // A full file system may be full of this store's own -wal: SQLite checkpoints
+                // it only at 1,000 pages (about 4 MB), and a disk with less free never gets
+                // there (an outside probe: a 1 MiB disk held a 1 MB -wal beside a 4 KB
+                // database, every write refused, for good). A checkpoint that truncates it
+                // gives the space back; the transaction, rolled back whole, is tried once
+                // more. Its body only reads and writes the store, so running it again is safe.
+                if !checkpointed, Self.isFull(error), checkpointTruncatingTheLog() {
+                    checkpointed = true
+                    continue
+                }
+                throw error
             }
-            throw error
         }
+    }
+
+    /// Whether `error` says the file system is full (`SQLITE_FULL`, or an I/O error whose
+    /// system error is ENOSPC or EDQUOT: growing the -shm).
+    static func isFull(_ error: StoreError) -> Bool {
+        guard let result = error.sqliteResult else { return false }
+        return result & 0xFF == SQLITE_FULL || (result & 0xFF == SQLITE_IOERR && [ENOSPC, EDQUOT].contains(error.systemError))
+    }
+
+    /// Copies the -wal into the database and truncates it to nothing; whether it completed
+    /// (not when another connection reads from the log, or the database cannot grow).
+    func checkpointTruncatingTheLog() -> Bool {
+        var logFrames: Int32 = 0, checkpointed: Int32 = 0
+        return sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointed) == SQLITE_OK
     }
 
     // MARK: Internals
@@ -243,15 +311,22 @@ final class SQLiteConnection {
         case SQLITE_NOTADB: "; the file is not an SQLite database"
         default: ""
         }
+        // The system's own error where SQLite's words hide it: "disk I/O error (4874)" was
+        // ENOSPC growing the -shm file (an outside full-disk probe).
+        let primary = result & 0xFF
+        let saysSystemError = systemError != 0 && (code == .cannotOpen || primary == SQLITE_IOERR || primary == SQLITE_FULL)
+        let full = primary == SQLITE_FULL || systemError == ENOSPC || systemError == EDQUOT
         var error = StoreError(
             code: code,
             path: path,
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
-                + (code == .cannotOpen && systemError != 0 ? ": \(systemErrorText(systemError))" : "")
+                + (saysSystemError ? ": \(systemErrorText(systemError))" : "")
                 + meaning
+                + (full ? "; the file system holding it is full" : "")
         )
         error.sqliteMessage = sqliteMessage
         error.sqliteResult = result
+        error.systemError = systemError
         return error
     }
 

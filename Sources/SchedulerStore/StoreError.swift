@@ -21,6 +21,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// decides on (a reader retries a store whose directory is not writable).
     var sqliteResult: Int32?
 
+    /// The system's error behind SQLite's failure (`sqlite3_system_errno`), 0 when none: an
+    /// I/O error that was the file system being full (ENOSPC) is told from another by it.
+    var systemError: Int32 = 0
+
     /// For ``Code/locked``: the process id of the owner, as it wrote it into the lock file
     /// (`nil` when unknown).
     public var holderPID: Int32?

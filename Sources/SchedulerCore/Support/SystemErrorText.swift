@@ -13,6 +13,7 @@ public func systemErrorText(_ code: Int32) -> String {
         EISDIR: "EISDIR", ENAMETOOLONG: "ENAMETOOLONG", ESRCH: "ESRCH", EBUSY: "EBUSY", EINVAL: "EINVAL",
         ENOSYS: "ENOSYS", EROFS: "EROFS", EMFILE: "EMFILE", ENFILE: "ENFILE", EOPNOTSUPP: "EOPNOTSUPP",
         EPIPE: "EPIPE", ECONNREFUSED: "ECONNREFUSED", ECONNRESET: "ECONNRESET", EADDRINUSE: "EADDRINUSE", EEXIST: "EEXIST", EIO: "EIO",
+        ENOSPC: "ENOSPC", EDQUOT: "EDQUOT",
     ]
     if let name = names[code] { return "\(text) (\(name))" }
     return "\(text) (errno \(code))"

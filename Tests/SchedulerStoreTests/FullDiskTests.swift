@@ -1,0 +1,79 @@
+import Foundation
+import SchedulerCore
+@testable import SchedulerStore
+import Testing
+
+/// A small file system of its own (tmpfs), mounted for one test and detached after it; `nil`
+/// when this process may not mount (not root, no CAP_SYS_ADMIN).
+final class SmallFileSystem {
+    let directory: TemporaryDirectory
+    var url: URL { directory.url }
+
+    init?(megabytes: Int) {
+        guard let directory = try? TemporaryDirectory() else { return nil }
+        guard mount("tmpfs", directory.url.path, "tmpfs", 0, "size=\(megabytes)m,mode=0700") == 0 else { return nil }
+        self.directory = directory
+    }
+
+    deinit {
+        umount2(directory.url.path, Int32(MNT_DETACH))
+    }
+
+    /// Fills the file system but for about `kilobytes` KiB with a file of its own.
+    func fill(leaving kilobytes: Int) throws {
+        var info = statvfs()
+        guard statvfs(url.path, &info) == 0 else { throw POSIXError(.EIO) }
+        let free = Int(info.f_bavail) * Int(info.f_frsize) - kilobytes * 1024
+        let filler = url.appendingPathComponent("filler")
+        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: filler)
+        defer { try? handle.close() }
+        try handle.write(contentsOf: Data(count: max(0, free)))
+    }
+}
+
+/// Whether this process can mount a tmpfs (root, as here and in CI).
+private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
+
+/// A store on a full or small disk (an outside probe on real tmpfs file systems).
+@Suite(.enabled(if: canMount, "mounting a tmpfs needs root")) struct FullDiskTests {
+    /// The store's own -wal filled a disk it had to itself: SQLite checkpoints at 1,000
+    /// pages (about 4 MB), so on a 1 MiB disk 223 submissions of 500 were taken and every
+    /// write after was refused, for good (the database file 4 KB, its -wal 1 MB). A write
+    /// refused for a full disk now checkpoints the -wal away and is tried once more.
+    @Test func theStoresOwnLogDoesNotFillASmallDisk() throws {
+        let disk = try #require(SmallFileSystem(megabytes: 1))
+        let url = disk.url.appendingPathComponent("scheduler.sqlite")
+        let store = try openStore(url)
+        for index in 0..<500 {
+            // One statement of its own, and a transaction of several: both paths.
+            try store.upsertRequest(Sample.request("p\(index % 10)", submittedAt: Sample.now.addingTimeInterval(Double(index))))
+            if index % 50 == 0 {
+                try store.upsertRequests((0..<3).map { Sample.request("batch\($0)", submittedAt: Sample.now.addingTimeInterval(Double(index))) })
+            }
+        }
+        #expect(try store.pendingRequests().count == 13)
+    }
+
+    /// A disk full of something else refuses the write, saying that the file system is
+    /// full, with the system's error where SQLite's words hide it; nothing written is lost.
+    @Test func aFullDiskIsNamedAsSuch() throws {
+        let disk = try #require(SmallFileSystem(megabytes: 1))
+        let url = disk.url.appendingPathComponent("scheduler.sqlite")
+        let store = try openStore(url)
+        try store.upsertRequest(Sample.request("kept"))
+        try disk.fill(leaving: 0)
+        var refused: StoreError?
+        for index in 0..<2_000 where refused == nil {
+            do throws(StoreError) {
+                try store.upsertRequest(Sample.request("more\(index)", submittedAt: Sample.now.addingTimeInterval(Double(index))))
+            } catch {
+                refused = error
+            }
+        }
+        let error = try #require(refused, "a full disk took every write")
+        #expect(error.message.contains("the file system holding it is full"), "\(error)")
+        #expect(error.mayPassIfRetried)
+        #expect(try store.pendingRequests().contains { $0.identifier == "kept" })
+    }
+}

@@ -85,9 +85,21 @@ extension SchedulerStore {
         // What was beside the file before SQLite opens it (which makes a -wal and -shm beside
         // a WAL database): only those move with it if it is damaged.
         let companionsFound = Set(CorruptStoreQuarantine.companionSuffixes.filter { FileManager.default.fileExists(atPath: path + $0) })
+        // A store this open makes (no file, or an empty one) holds nothing of anyone's until
+        // its schema is committed.
+        let makesANewStore = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
         let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)
+        } catch let error where error.code != .corrupt && makesANewStore && mode == .readWrite {
+            // Its making failed (a disk full before its first commit): what it left (a
+            // write-ahead-log header and no table) would read next time as a store copied
+            // without its -wal, set aside with advice about a -wal that never existed (an
+            // outside probe). Removed, so the next open makes it afresh; the error stands.
+            for suffix in [""] + CorruptStoreQuarantine.companionSuffixes where suffix.isEmpty || !companionsFound.contains(suffix) {
+                unlink(path + suffix)
+            }
+            throw error
         } catch let error where error.code == .corrupt {
             // The damaged connection is already closed: it was a local of the call that threw.
             let movedTo = try CorruptStoreQuarantine.moveAside(path: path, now: now, companionsFound: companionsFound)

@@ -76,4 +76,29 @@ private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
         #expect(error.mayPassIfRetried)
         #expect(try store.pendingRequests().contains { $0.identifier == "kept" })
     }
+
+    /// A store whose making failed for a full disk is not left half made: it read next time
+    /// as a store copied without its -wal, was set aside and the user told to put back a
+    /// -wal that never existed (an outside probe, 44 and 60 KiB free).
+    @Test func aStoreWhoseMakingFailedIsMadeAfreshOnceThereIsRoom() throws {
+        var failures = 0
+        for kilobytes in [8, 16, 24, 32, 44, 60, 80] {
+            let disk = try #require(SmallFileSystem(megabytes: 1))
+            let url = disk.url.appendingPathComponent("scheduler.sqlite")
+            try disk.fill(leaving: kilobytes)
+            do {
+                _ = try SchedulerStore.open(at: url, now: Sample.now)
+                continue
+            } catch {
+                failures += 1
+                #expect(error.message.contains("full"), "\(kilobytes) KiB: \(error)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: url.path), "\(kilobytes) KiB free: nothing half made is left")
+            try FileManager.default.removeItem(at: disk.url.appendingPathComponent("filler"))
+            let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
+            #expect(report.movedAsideWithoutSchema == nil, "\(kilobytes) KiB free")
+            try store.upsertRequest(Sample.request("made"))
+        }
+        #expect(failures > 0, "no size left the making short of room")
+    }
 }

@@ -85,9 +85,12 @@ extension SchedulerStore {
         // What was beside the file before SQLite opens it (which makes a -wal and -shm beside
         // a WAL database): only those move with it if it is damaged.
         let companionsFound = Set(CorruptStoreQuarantine.companionSuffixes.filter { FileManager.default.fileExists(atPath: path + $0) })
-        // A store this open makes (no file, or an empty one) holds nothing of anyone's until
-        // its schema is committed.
-        let makesANewStore = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
+        // A store this open makes (no file, or an empty regular one: not a link, a FIFO or
+        // anything else refused below) holds nothing of anyone's until its schema is committed.
+        var before = stat()
+        let makesANewStore = lstat(path, &before) == 0
+            ? before.st_mode & S_IFMT == S_IFREG && before.st_size == 0
+            : errno == ENOENT
         let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)

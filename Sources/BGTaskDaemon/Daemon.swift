@@ -306,11 +306,12 @@ public final class Daemon: Sendable {
     }
 
     /// Ends the app processes a previous daemon recorded and did not see exit (it was
-    /// killed): only a process whose start time still matches, so a reused pid is spared.
+    /// killed): only a process whose start time still matches, so a reused pid is spared;
+    /// then those in its app cgroups that no row names.
     private static func endOrphans(recordedIn store: SchedulerStore, appsCgroup: String?, log: BGDiagnosticLog) {
-        guard let recorded = try? store.appProcesses() else { return }
         let reaper = OrphanReaper()
-        for process in recorded.processes {
+        var killed: Set<String> = []
+        for process in (try? store.appProcesses())?.processes ?? [] {
             // `cgroup.kill` kills everything in the cgroup: only one of this daemon's app
             // cgroups (`<apps cgroup>/<name>`) is written, never a path the store names
             // elsewhere (a row another program wrote, or a daemon started with other
@@ -322,7 +323,17 @@ public final class Daemon: Sendable {
             }
             let outcome = reaper.end(pid: process.pid, processGroup: process.processGroup, startTime: process.startTime, cgroupPath: cgroup)
             log(.info, app: process.app, "process \(process.pid) left by a previous bgtaskd: \(outcome)")
+            if case .killedCgroup(let path) = outcome { killed.insert(path) }
             _ = try? store.removeAppProcess(app: process.app)
+        }
+        // What no row names: an app process whose row the store did not take at its launch.
+        guard let appsCgroup else { return }
+        for (cgroup, failure) in reaper.endUnrecordedAppCgroups(under: appsCgroup, excluding: killed) {
+            if let failure {
+                log(.warning, app: nil, "processes left by a previous bgtaskd in \(cgroup), which it had not recorded, could not be ended: \(failure)")
+            } else {
+                log(.info, app: nil, "processes left by a previous bgtaskd in \(cgroup), which it had not recorded (its store did not take the row): killed the cgroup")
+            }
         }
     }
 

@@ -95,6 +95,32 @@ public struct OrphanReaper: Sendable {
         return .failed("kill(\(pid), SIGKILL): \(systemErrorText(errno))")
     }
 
+    /// Kills every app cgroup under `appsCgroup` (the daemon's own `<own>/apps`) that still
+    /// holds processes, for a daemon that has started nothing yet: each is a previous
+    /// daemon's, and one it had not recorded (its store full at the launch: an outside
+    /// probe's frozen app stayed for ever) is found by no record. Call it after
+    /// ``end(pid:processGroup:startTime:cgroupPath:)`` has ended the recorded ones. Returns
+    /// each cgroup killed, or the reason it could not be (no `cgroup.kill` before Linux 5.14).
+    /// `excluding`: the cgroups those calls killed already (a kill takes a moment to empty
+    /// one, which would read as populated still).
+    public func endUnrecordedAppCgroups(under appsCgroup: String, excluding killed: Set<String> = []) -> [(cgroup: String, failure: String?)] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: appsCgroup) else { return [] }
+        var ended: [(cgroup: String, failure: String?)] = []
+        for name in names.sorted() {
+            let path = appsCgroup + "/" + name
+            guard !killed.contains(path) else { continue }
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, KernelFiles.cgroupIsPopulated(path) else { continue }
+            do throws(KernelFileError) {
+                try KernelFiles.write("1", to: path + "/cgroup.kill")
+                ended.append((path, nil))
+            } catch {
+                ended.append((path, "\(error)"))
+            }
+        }
+        return ended
+    }
+
     /// Ends the processes the app's leader left in its group `group` after the leader died.
     ///
     /// A group's id stays taken while the group has members, so while the app's helpers live,

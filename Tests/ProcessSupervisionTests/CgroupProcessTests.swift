@@ -254,6 +254,24 @@ extension ProcessSupervisionProcessTests {
             #expect(outcome == .killedCgroup(app))
             #expect(process.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGKILL, coreDumped: false))
         }
+
+        /// An app process no row names (its row refused by a full store at the launch, then the
+        /// daemon killed: an outside probe's frozen app stayed for ever): a daemon that has
+        /// started nothing yet kills every app cgroup still holding processes, frozen or not,
+        /// and leaves empty ones alone.
+        @Test func unrecordedAppCgroupsAreKilledFrozenOrNot() throws {
+            let cgroup = try TestCgroup()
+            defer { cgroup.remove() }
+            let frozen = try cgroup.delegation.makeAppCgroup(for: "com.example.unrecorded")
+            let empty = try cgroup.delegation.makeAppCgroup(for: "com.example.empty")
+            let process = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"], cgroup: frozen))
+            try KernelFiles.write("1", to: frozen + "/cgroup.freeze")
+            let ended = OrphanReaper().endUnrecordedAppCgroups(under: cgroup.delegation.appsCgroup)
+            #expect(ended.map(\.cgroup) == [frozen], "\(ended)")
+            #expect(ended.allSatisfy { $0.failure == nil }, "\(ended)")
+            #expect(process.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGKILL, coreDumped: false))
+            #expect(FileManager.default.fileExists(atPath: empty))
+        }
     }
 }
 

@@ -211,6 +211,7 @@ import SchedulerCore
         } throws: { error in
             guard let error = error as? BGTaskScheduler.Error else { return false }
             return error.code == .unavailable && error.message.contains(file.path)
+                && error.message.contains("runs without its store until the app is started again")
         }
         #expect(try Data(contentsOf: file) == Data("x".utf8), "the file in the way is left untouched")
     }

@@ -318,7 +318,11 @@ public enum EmbeddedScheduler {
                 problems.append("another process of \(app) owns its scheduler state: \(error.message); "
                     + "this process's scheduler does nothing: submissions fail, pending requests read as none")
             } catch {
-                problems.append("\(error)")
+                // Said with what follows: the store is not opened again while this process
+                // runs (a disk full at the start stays the reason after room came back: an
+                // outside probe), and the state directory is not held meanwhile.
+                problems.append("\(error); this process's scheduler runs without its store until the app is started again: "
+                    + "submissions fail, pending requests read as none, and another process of \(app) may take the state directory")
             }
         }
         // Override files (low-power-mode, device-idle) live beside every app's state.

@@ -165,7 +165,7 @@ final class SQLiteConnection {
         while true {
             let stepped = sqlite3_step(statement.handle)
             if stepped == SQLITE_DONE { return }
-            guard stepped == SQLITE_ROW else { throw error(result: stepped, action: "cannot run `\(sql)`") }
+            guard stepped == SQLITE_ROW else { throw error(result: stepped, action: "cannot run `\(Self.shown(sql))`") }
             try body(SQLiteRow(handle: statement.handle))
         }
     }
@@ -252,6 +252,15 @@ final class SQLiteConnection {
                 throw error
             }
         }
+    }
+
+    /// `sql` as an error names it: a long statement's first words (a whole INSERT with
+    /// its column list buried the cause at the end of a long line: an outside probe).
+    static func shown(_ sql: String) -> String {
+        let limit = 48
+        guard sql.count > limit else { return sql }
+        let cut = sql.prefix(limit)
+        return String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + " ..."
     }
 
     /// Whether `error` says the file system is full (`SQLITE_FULL`, or an I/O error whose

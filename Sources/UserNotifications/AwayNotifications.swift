@@ -288,7 +288,7 @@ package struct AwayNotifications: Sendable {
             let redelivered = Set(delivered.map(\.request.identifier))
             kept.deliveredWhileAway = Array((kept.deliveredWhileAway.filter { !redelivered.contains($0.request.identifier) } + delivered)
                 .suffix(KeptNotifications.deliveredLimit))
-            if let failure = file.write(kept) {
+            if let failure = file.write(kept, keptMeanwhile: "nothing was presented, and bgtaskd looks again in a while") {
                 // Nothing is presented that the file does not record: the app's next launch
                 // would deliver it again.
                 outcome.shown = []

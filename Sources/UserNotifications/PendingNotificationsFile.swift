@@ -324,7 +324,9 @@ struct PendingNotificationsFile {
     /// it fits, then of what bgtaskd delivered while the app was away (said), so that the next
     /// launch can read what was written: the pending requests alone fit (64 of at most
     /// ``requestSizeLimit``).
-    func write(_ kept: KeptNotifications, sizeLimit: Int = sizeLimit) -> String? {
+    /// `keptMeanwhile`: what becomes of them when the file cannot be written, for the
+    /// message (the app keeps them in its process; bgtaskd presents nothing and looks again).
+    func write(_ kept: KeptNotifications, sizeLimit: Int = sizeLimit, keptMeanwhile: String = "they last as long as the process") -> String? {
         do {
             var keep = kept
             var data = try JSONEncoder().encode(keep)
@@ -347,7 +349,7 @@ struct PendingNotificationsFile {
             }
             return nil
         } catch {
-            return "the pending notifications could not be kept in \(url.path) (\(error.localizedDescription)); they last as long as the process"
+            return "the pending notifications could not be kept in \(url.path) (\(error.localizedDescription)); \(keptMeanwhile)"
         }
     }
 

@@ -49,6 +49,8 @@ import Testing
         // Numbers no field can hold: Foundation says only "not valid JSON", with no place.
         (#"{"id":9,"request":{"app":{"_0":{"taskCompleted":{"run":9223372036854775808,"success":true}}}}}"#, 9, "at request.app._0.taskCompleted.run: expected a whole number within the field's range"),
         (#"{"id":10,"request":{"app":{"_0":{"taskCompleted":{"run":1.5,"success":true}}}}}"#, 10, "at request.app._0.taskCompleted.run: expected a whole number"),
+        // Grammatical JSON no Double holds: unreadable, at its key, not "not valid JSON".
+        (#"{"id":11,"request":{"app":{"_0":{"taskCompleted":{"run":1e400,"success":true}}}}}"#, 11, "the message cannot be read: line 1, column 57 (at $.request.app._0.taskCompleted.run): expected a number within the range of a Double"),
     ] as [(String, UInt64?, String)])
     func aMalformedRequestIsNamed(payload: String, id: UInt64?, expected: String) {
         // It is malformed: the decoder refuses it.

@@ -25,7 +25,7 @@ final class SmallFileSystem {
         guard statvfs(url.path, &info) == 0 else { throw POSIXError(.EIO) }
         let free = Int(info.f_bavail) * Int(info.f_frsize) - kilobytes * 1024
         let filler = url.appendingPathComponent("filler")
-        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        guard FileManager.default.createFile(atPath: filler.path, contents: nil) else { throw POSIXError(.ENOSPC) }
         let handle = try FileHandle(forWritingTo: filler)
         defer { try? handle.close() }
         try handle.write(contentsOf: Data(count: max(0, free)))

@@ -564,7 +564,8 @@ public enum MessageCoding {
         do {
             try StrictJSON.validate(payload)
         } catch {
-            throw MessageDecodingError(message: "the message is not valid JSON: \(error)")
+            let what = if case .numberOutOfRange = error.kind { "the message cannot be read" } else { "the message is not valid JSON" }
+            throw MessageDecodingError(message: "\(what): \(error)")
         }
         do {
             return try jsonDecoder().decode(type, from: payload)

@@ -533,10 +533,11 @@ public final class DaemonService: Sendable {
             // Never reached: handle(_:from:reply:) sends submissions to the group commit.
             return .failed(DaemonFailure(.failed, "a submission is answered by the group commit"))
         case .cancel(let identifier):
-            driver.cancel(RequestKey(app: app, identifier: identifier))
+            // A delete the store refused is the app's to hear (its log is its developer's).
+            if let problem = driver.cancel(RequestKey(app: app, identifier: identifier)) { return .failed(DaemonFailure(.failed, problem)) }
             return .done(nil)
         case .cancelAll:
-            driver.cancelAll(of: app)
+            if let problem = driver.cancelAll(of: app) { return .failed(DaemonFailure(.failed, problem)) }
             return .done(nil)
         case .pending:
             return .pending(driver.pendingRequests(of: app))

@@ -986,24 +986,29 @@ public final class SchedulerDriver: Sendable {
     /// Removes a pending request: from disk, then from the engine, in one hold of the lock
     /// (as ``submit(_:)``), so a racing submission lands wholly before or after it. When the
     /// delete fails the request stays pending (in memory too, as on disk, so a restart
-    /// agrees) and an error is logged.
-    public func cancel(_ key: RequestKey) {
+    /// agrees) and an error is logged; returned too, for bgtaskd to answer the app with (its
+    /// own log is the app's developer's, not the daemon's: an outside full-disk probe).
+    @discardableResult
+    public func cancel(_ key: RequestKey) -> String? {
         if let uplink {
             cancelLinked(.cancel(identifier: key.identifier), app: key.app, what: "'\(key.identifier)'", uplink: uplink)
-            return
+            return nil
         }
         var deleted = false
+        var problem: String?
         mutate { state, now in
             do {
                 try store?.deleteRequest(key)
             } catch {
-                note(.error, app: key.app, "could not remove '\(key.identifier)' from the store; it stays pending: \(error)", in: &state)
+                problem = "could not remove '\(key.identifier)' from the store; it stays pending: \(error)"
+                note(.error, app: key.app, problem ?? "", in: &state)
                 return []
             }
             deleted = true
             state.removedHere.note(key, at: now)
             return state.engine.handle(.requestCancelled(key), at: now)
         } prefix: { now in deleted ? [.cancelled(key, at: now)] : [] }
+        return problem
     }
 
     /// Cancels through bgtaskd; a cancel the daemon did not answer (it is out, or stopped)
@@ -1026,24 +1031,28 @@ public final class SchedulerDriver: Sendable {
     }
 
     /// Removes every pending request of `app`, atomically as ``cancel(_:)``; when the delete
-    /// fails every request stays pending and an error is logged.
-    public func cancelAll(of app: AppID) {
+    /// fails every request stays pending and an error is logged, and returned.
+    @discardableResult
+    public func cancelAll(of app: AppID) -> String? {
         if let uplink {
             cancelLinked(.cancelAll, app: app, what: "the pending requests", uplink: uplink)
-            return
+            return nil
         }
         var removed: [RequestKey] = []
+        var problem: String?
         mutate { state, now in
             do {
                 try store?.deleteAllRequests(app: app)
             } catch {
-                note(.error, app: app, "could not remove the pending requests from the store; they stay pending: \(error)", in: &state)
+                problem = "could not remove the pending requests from the store; they stay pending: \(error)"
+                note(.error, app: app, problem ?? "", in: &state)
                 return []
             }
             removed = state.engine.pendingRequests(of: app).map(\.key)
             state.removedHere.note(app, at: now)
             return state.engine.handle(.allRequestsCancelled(app), at: now)
         } prefix: { now in removed.map { .cancelled($0, at: now) } }
+        return problem
     }
 
     /// A shared store: takes into this replica's memory what other replicas (and the sweep

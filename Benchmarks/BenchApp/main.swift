@@ -33,7 +33,7 @@ import Synchronization
 import SchedulerCore
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("bgtask-bench-app: \(message)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("bgtask-bench-app: \(message)\n".utf8))
     exit(64)
 }
 
@@ -60,7 +60,7 @@ struct RecordFile: Sendable {
 }
 
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (durations measured inside the app).
@@ -126,7 +126,7 @@ func schedulerConfiguration(mode: String, stateDirectory: String?, pending: Int)
 do {
     try EmbeddedScheduler.bootstrap(schedulerConfiguration(mode: mode, stateDirectory: stateDirectory, pending: pending))
 } catch {
-    FileHandle.standardError.write(Data("bgtask-bench-app: \(error)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("bgtask-bench-app: \(error)\n".utf8))
     exit(1)
 }
 
@@ -224,7 +224,7 @@ case "submit":
     let p50 = EnergySummary.percentile(0.5, of: roundTrips) ?? 0
     let p99 = EnergySummary.percentile(0.99, of: roundTrips) ?? 0
     say("done \(count) \(first) \(last) \(errors) \(Int64(p50)) \(Int64(p99))")
-    if let firstError { FileHandle.standardError.write(Data("bgtask-bench-app: first submit error: \(firstError)\n".utf8)) }
+    if let firstError { try? FileHandle.standardError.write(contentsOf: Data("bgtask-bench-app: first submit error: \(firstError)\n".utf8)) }
     exit(0)
 case "idle-embedded":
     application.launch()

@@ -74,10 +74,15 @@ final class SQLiteConnection {
         }
         // Report extended codes (for example SQLITE_READONLY_DBMOVED) in messages.
         sqlite3_extended_result_codes(handle, 1)
-        if path != nil, mode == .readWrite || mode == .readWriteExisting {
-            sqlite3_wal_hook(handle, checkpointWhenDue, nil)
-        }
         return SQLiteConnection(handle: handle, path: path)
+    }
+
+    /// Installs ``checkpointWhenDue`` in place of SQLite's automatic checkpoint, on a
+    /// connection that writes a file in write-ahead-log mode (the page size, fixed in that
+    /// mode, goes with it as the hook's context: the hook captures nothing).
+    func installCheckpointHook() {
+        guard path != nil, let pageSize = (try? query("PRAGMA page_size") { row in row.int64(0) })?.first, pageSize > 0 else { return }
+        sqlite3_wal_hook(handle, Self.checkpointWhenDue, UnsafeMutableRawPointer(bitPattern: Int(pageSize)))
     }
 
     /// The most pages the -wal holds before a commit checkpoints it, as SQLite's own
@@ -86,13 +91,17 @@ final class SQLiteConnection {
 
     /// After every commit of a connection that writes (SQLite's `wal_hook`, which replaces
     /// its automatic checkpoint): checkpoints the -wal at ``autoCheckpointPages`` as SQLite
-    /// would, and sooner, truncating it, when the file system has less room left than eight
-    /// times what the -wal holds (looked at from 16 pages on): on a disk with under about 4 MB
-    /// free, the -wal grew until it had taken the last byte, and the checkpoint that would
-    /// give it back then needs room for the database to grow (an outside probe: a 1 MiB disk
-    /// held a 1 MB -wal beside a 4 KB database, every write refused for good). Returns
-    /// SQLITE_OK whatever the checkpoint did: a commit's own success does not depend on it.
-    private static let checkpointWhenDue: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = { _, database, name, pages in
+    /// would, and sooner when the file system has less room left than eight times what the
+    /// -wal holds (looked at from 16 pages on): on a disk with under about 4 MB free, the
+    /// -wal grew until it had taken the last byte, and the checkpoint that would give it
+    /// back then needs room for the database to grow (an outside probe: a 1 MiB disk held a
+    /// 1 MB -wal beside a 4 KB database, every write refused for good). A passive checkpoint,
+    /// which never waits for a reader (a `bgtask log` holding a snapshot would hold every
+    /// commit for the busy timeout): once it has copied every frame, the next commit writes
+    /// the log from its start, so it grows no further. Returns SQLITE_OK whatever the
+    /// checkpoint did: a commit's own success does not depend on it. The context is the page
+    /// size (``installCheckpointHook()``).
+    private static let checkpointWhenDue: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = { context, database, name, pages in
         guard let database else { return SQLITE_OK }
         if pages >= autoCheckpointPages {
             sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
@@ -103,10 +112,11 @@ final class SQLiteConnection {
         var info = statvfs()
         guard statvfs(file, &info) == 0 else { return SQLITE_OK }
         let free = Double(info.f_bavail) * Double(info.f_frsize)
-        // The page size is SQLite's default; a frame is a page and a 24-byte header.
-        let logBytes = Double(pages) * (4_096 + 24)
+        // A frame is a page and a 24-byte header.
+        let pageSize = Double(min(max(Int(bitPattern: context), 512), 65_536))
+        let logBytes = Double(pages) * (pageSize + 24)
         if free < 8 * logBytes {
-            sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         }
         return SQLITE_OK
     }
@@ -257,9 +267,28 @@ final class SQLiteConnection {
     /// `sql` as an error names it: a long statement's first words (a whole INSERT with
     /// its column list buried the cause at the end of a long line: an outside probe).
     static func shown(_ sql: String) -> String {
-        let limit = 48
-        guard sql.count > limit else { return sql }
-        let cut = sql.prefix(limit)
+        // One line; a SELECT's column list and every parenthesized list elided, so the
+        // statement's verb and table stay: `SELECT ... FROM runs WHERE id = ?`,
+        // `INSERT OR REPLACE INTO pending_requests (...) VALUES (...)`.
+        var text = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        if text.hasPrefix("SELECT "), let from = text.range(of: " FROM ") {
+            text = "SELECT ..." + text[from.lowerBound...]
+        }
+        var elided = ""
+        var depth = 0
+        for character in text {
+            if character == "(" {
+                if depth == 0 { elided += "(...)" }
+                depth += 1
+            } else if character == ")", depth > 0 {
+                depth -= 1
+            } else if depth == 0 {
+                elided.append(character)
+            }
+        }
+        let limit = 80
+        guard elided.count > limit else { return elided }
+        let cut = elided.prefix(limit)
         return String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + " ..."
     }
 
@@ -322,20 +351,24 @@ final class SQLiteConnection {
         }
         // The system's own error where SQLite's words hide it: "disk I/O error (4874)" was
         // ENOSPC growing the -shm file (an outside full-disk probe).
+        // SQLite sets the system error only for a failed open and an I/O error, and never
+        // clears it: read with any other result, it is an earlier failure's (and SQLITE_FULL
+        // leaves it alone), so it is not said, nor taken for this one's cause.
         let primary = result & 0xFF
-        let saysSystemError = systemError != 0 && (code == .cannotOpen || primary == SQLITE_IOERR || primary == SQLITE_FULL)
-        let full = primary == SQLITE_FULL || systemError == ENOSPC || systemError == EDQUOT
+        let fresh = primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN ? systemError : 0
+        let saysSystemError = fresh != 0
+        let full = primary == SQLITE_FULL || fresh == ENOSPC
         var error = StoreError(
             code: code,
             path: path,
             message: "\(location): \(action): \(sqliteMessage) (SQLite result code \(result))"
-                + (saysSystemError ? ": \(systemErrorText(systemError))" : "")
+                + (saysSystemError ? ": \(systemErrorText(fresh))" : "")
                 + meaning
-                + (full ? "; the file system holding it is full" : "")
+                + (full ? "; the file system holding it is full" : fresh == EDQUOT ? "; its disk quota is used up" : "")
         )
         error.sqliteMessage = sqliteMessage
         error.sqliteResult = result
-        error.systemError = systemError
+        error.systemError = fresh
         return error
     }
 

@@ -88,20 +88,24 @@ extension SchedulerStore {
         // A store this open makes (no file, or an empty regular one: not a link, a FIFO or
         // anything else refused below) holds nothing of anyone's until its schema is committed.
         var before = stat()
-        let makesANewStore = lstat(path, &before) == 0
-            ? before.st_mode & S_IFMT == S_IFREG && before.st_size == 0
-            : errno == ENOENT
+        let existed = lstat(path, &before) == 0
+        let makesANewStore = companionsFound.isEmpty && mode == .readWrite
+            && (existed ? before.st_mode & S_IFMT == S_IFREG && before.st_size == 0 : errno == ENOENT)
         let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try openConfiguredAndMigrated(path: path, options: options, mode: mode)
-        } catch let error where error.code != .corrupt && makesANewStore && mode == .readWrite {
-            // Its making failed (a disk full before its first commit): what it left (a
-            // write-ahead-log header and no table) would read next time as a store copied
-            // without its -wal, set aside with advice about a -wal that never existed (an
-            // outside probe). Removed, so the next open makes it afresh; the error stands.
-            for suffix in [""] + CorruptStoreQuarantine.companionSuffixes where suffix.isEmpty || !companionsFound.contains(suffix) {
-                unlink(path + suffix)
+        } catch let error where makesANewStore && SQLiteConnection.isFull(error) {
+            // Its making failed for a full disk: what it left (a write-ahead-log header and no
+            // table) would read next time as a store copied without its -wal, set aside with
+            // advice about a -wal that never existed (an outside probe). Undone, so the next
+            // open makes it afresh, if it still holds nothing: emptied when the file was
+            // there (its owner and mode kept), removed when this open made it; the -wal and
+            // -shm it made removed. The error stands.
+            if !Self.isEmptyDatabase(path: path, inWriteAheadLogMode: false) && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) != 0 {
+                throw error
             }
+            if existed { truncate(path, 0) } else { unlink(path) }
+            for suffix in CorruptStoreQuarantine.companionSuffixes { unlink(path + suffix) }
             throw error
         } catch let error where error.code == .corrupt {
             // The damaged connection is already closed: it was a local of the call that threw.
@@ -141,10 +145,16 @@ extension SchedulerStore {
     /// index or anything else. The owner moves such a file aside; readers say where its
     /// commits may be.
     static func looksCopiedWithoutItsWAL(path: String) -> Bool {
-        guard !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal"),
-              let header = try? BoundedFile.head(path: path, count: 105), header.count == 105 else { return false }
+        guard !FileManager.default.fileExists(atPath: SQLiteConnection.companionBase(of: path) + "-wal") else { return false }
+        return isEmptyDatabase(path: path, inWriteAheadLogMode: true)
+    }
+
+    /// Whether the file at `path` is a database whose schema table holds nothing (the header
+    /// bytes ``looksCopiedWithoutItsWAL(path:)`` reads), in write-ahead-log mode when asked.
+    static func isEmptyDatabase(path: String, inWriteAheadLogMode: Bool) -> Bool {
+        guard let header = try? BoundedFile.head(path: path, count: 105), header.count == 105 else { return false }
         return header.starts(with: Array("SQLite format 3\0".utf8))
-            && header[18] == 2 && header[19] == 2 && header[100] == 0x0D && header[103] == 0 && header[104] == 0
+            && (!inWriteAheadLogMode || header[18] == 2 && header[19] == 2) && header[100] == 0x0D && header[103] == 0 && header[104] == 0
     }
 
     /// Opens an existing store only to read it, beside the app that may own it and write
@@ -342,6 +352,8 @@ extension SchedulerStore {
         }
         connection.setDeletesWriteAheadLogOnClose(true)
         try enableWriteAheadLog(connection)
+        // The -wal checkpointed sooner on a disk with little room (SQLiteConnection.checkpointWhenDue).
+        if mode != .readOnly, mode != .readOnlyImmutable { connection.installCheckpointHook() }
         try configure(connection, options: options)
         try SchemaMigrations.migrate(connection)
         try SchemaMigrations.stampApplicationID(connection)

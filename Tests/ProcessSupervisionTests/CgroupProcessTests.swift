@@ -271,6 +271,14 @@ extension ProcessSupervisionProcessTests {
             #expect(ended.allSatisfy { $0.failure == nil }, "\(ended)")
             #expect(process.waitForExit(timeout: ProcessTestSupport.exitTimeout)?.status == .signaled(signal: SIGKILL, coreDumped: false))
             #expect(FileManager.default.fileExists(atPath: empty))
+            // Another daemon in the subtree's leaf is seen, so the daemon leaves the sweep out.
+            let other = try ProcessLauncher.launch(LaunchSpec(executable: "/bin/sleep", arguments: ["sleep", "30"]))
+            defer {
+                other.killNow()
+                _ = other.waitForExit(timeout: ProcessTestSupport.exitTimeout)
+            }
+            try cgroup.delegation.enterDaemonLeaf(pid: other.pid)
+            #expect(OrphanReaper.processes(in: cgroup.delegation.daemonCgroup) == [other.pid])
         }
     }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import SchedulerCore
 @testable import SchedulerStore
@@ -43,6 +44,7 @@ private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
     /// refused for a full disk now checkpoints the -wal away and is tried once more.
     @Test func theStoresOwnLogDoesNotFillASmallDisk() throws {
         let disk = try #require(SmallFileSystem(megabytes: 1))
+        defer { withExtendedLifetime(disk) {} }  // mounted until the store's last write
         let url = disk.url.appendingPathComponent("scheduler.sqlite")
         let store = try openStore(url)
         for index in 0..<500 {
@@ -59,6 +61,7 @@ private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
     /// full, with the system's error where SQLite's words hide it; nothing written is lost.
     @Test func aFullDiskIsNamedAsSuch() throws {
         let disk = try #require(SmallFileSystem(megabytes: 1))
+        defer { withExtendedLifetime(disk) {} }
         let url = disk.url.appendingPathComponent("scheduler.sqlite")
         let store = try openStore(url)
         try store.upsertRequest(Sample.request("kept"))
@@ -84,6 +87,7 @@ private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
         var failures = 0
         for kilobytes in [8, 16, 24, 32, 44, 60, 80] {
             let disk = try #require(SmallFileSystem(megabytes: 1))
+            defer { withExtendedLifetime(disk) {} }
             let url = disk.url.appendingPathComponent("scheduler.sqlite")
             try disk.fill(leaving: kilobytes)
             do {
@@ -93,12 +97,37 @@ private let canMount: Bool = SmallFileSystem(megabytes: 1) != nil
                 failures += 1
                 #expect(error.message.contains("full"), "\(kilobytes) KiB: \(error)")
             }
-            #expect(!FileManager.default.fileExists(atPath: url.path), "\(kilobytes) KiB free: nothing half made is left")
+            // Nothing committed: nothing left; its first steps committed: kept, to be finished.
+            #expect(!SchedulerStore.looksCopiedWithoutItsWAL(path: url.path), "\(kilobytes) KiB free: nothing half made is left to read as a copy")
+            if kilobytes <= 60 { #expect(!FileManager.default.fileExists(atPath: url.path), "\(kilobytes) KiB free: nothing was committed, nothing is left") }
             try FileManager.default.removeItem(at: disk.url.appendingPathComponent("filler"))
             let (store, report) = try SchedulerStore.open(at: url, now: Sample.now)
             #expect(report.movedAsideWithoutSchema == nil, "\(kilobytes) KiB free")
             try store.upsertRequest(Sample.request("made"))
         }
         #expect(failures > 0, "no size left the making short of room")
+    }
+
+}
+
+/// What a store error says of the statement and the system's error (an outside full-disk
+/// probe: a long INSERT buried the cause; "disk I/O error (4874)" was ENOSPC).
+@Suite struct StoreErrorTextTests {
+    /// SQLite sets the system error only for a failed open or I/O, and never clears it: an
+    /// earlier ENOSPC must not be said with a later, unrelated failure.
+    @Test func onlyAFreshSystemErrorIsSaid() {
+        let busy = SQLiteConnection.makeError(result: SQLITE_BUSY, sqliteMessage: "database is locked", path: "/s", action: "cannot run `COMMIT`", systemError: ENOSPC)
+        #expect(!busy.message.contains("full") && !busy.message.contains("ENOSPC"), "\(busy)")
+        let shm = SQLiteConnection.makeError(result: 4874, sqliteMessage: "disk I/O error", path: "/s", action: "cannot run `PRAGMA user_version`", systemError: ENOSPC)
+        #expect(shm.message.contains("No space left on device (ENOSPC)") && shm.message.contains("the file system holding it is full"), "\(shm)")
+        let quota = SQLiteConnection.makeError(result: 4874, sqliteMessage: "disk I/O error", path: "/s", action: "x", systemError: EDQUOT)
+        #expect(quota.message.contains("its disk quota is used up") && !quota.message.contains("is full"), "\(quota)")
+    }
+
+    /// A statement in an error is one line, its verb and table kept, its lists elided.
+    @Test func errorsNameAStatementByItsVerbAndTable() {
+        #expect(SQLiteConnection.shown("INSERT OR REPLACE INTO pending_requests (app, identifier, kind) VALUES (?, ?, ?)") == "INSERT OR REPLACE INTO pending_requests (...) VALUES (...)")
+        #expect(SQLiteConnection.shown("SELECT id, app,\n identifier FROM runs WHERE id = ?") == "SELECT ... FROM runs WHERE id = ?")
+        #expect(SQLiteConnection.shown("COMMIT") == "COMMIT")
     }
 }

@@ -779,9 +779,9 @@ public final class DaemonService: Sendable {
             return .report(text: policy.summary(source: "bgtaskd (pid \(status.pid)): \(policySource.withLock { $0 })"), json: policy.json() + "\n")
         case .setBackgroundRefresh(let app, let enabled):
             guard isInstalled(app) else { return notInstalled(app) }
-            driver.setBackgroundRefresh(enabled, for: app)
+            let problem = driver.setBackgroundRefreshSaying(enabled, for: app).problem
             let now = driver.backgroundRefreshEnabled(for: app)
-            return now == enabled ? .done("Background App Refresh of \(app) is \(enabled ? "on" : "off")") : .failed(DaemonFailure(.failed, "the switch of \(app) could not be saved; it stays \(now ? "on" : "off") (see the daemon's log)"))
+            return now == enabled ? .done("Background App Refresh of \(app) is \(enabled ? "on" : "off")") : .failed(DaemonFailure(.failed, "the switch of \(app) could not be saved; it stays \(now ? "on" : "off")" + (problem.map { ": \($0)" } ?? " (see the daemon's log)")))
         case .open(let app):
             guard isInstalled(app) else { return notInstalled(app) }
             lifecycle(.foreground, of: app, fromOutside: true)

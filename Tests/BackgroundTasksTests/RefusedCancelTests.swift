@@ -29,4 +29,21 @@ import Testing
         #expect(device.driver.pendingRequests(of: testApp).isEmpty)
         #expect(try store.inner.pendingRequests().isEmpty)
     }
+
+    /// The Background App Refresh switch the store does not take stays as it was, and the
+    /// refusal is returned for `bgtask settings` to answer with.
+    @Test func aRefusedSwitchIsReturnedAndTheSwitchStays() throws {
+        let store = try RefusingStore()
+        let device = try SimulatedDevice(start: testStart, configuration: .init(), store: store, policies: .foundation)
+        _ = device.install(app: testApp, manifest: testManifest) {}
+        #expect(device.driver.backgroundRefreshEnabled(for: testApp))
+        store.refusing.withLock { $0 = true }
+        let refused = device.driver.setBackgroundRefreshSaying(false, for: testApp)
+        #expect(refused.changed == false)
+        #expect(refused.problem?.contains("could not save the Background App Refresh switch (off); it stays on") == true, "\(String(describing: refused.problem))")
+        #expect(device.driver.backgroundRefreshEnabled(for: testApp))
+        store.refusing.withLock { $0 = false }
+        let taken = device.driver.setBackgroundRefreshSaying(false, for: testApp)
+        #expect(taken.changed == true && taken.problem == nil)
+    }
 }

@@ -782,26 +782,36 @@ public final class SchedulerDriver: Sendable {
     /// whose switch another client may turn at the same time (read it before and after).
     @discardableResult
     public func setBackgroundRefresh(_ enabled: Bool, for app: AppID) -> Bool? {
+        setBackgroundRefreshSaying(enabled, for: app).changed
+    }
+
+    /// ``setBackgroundRefresh(_:for:)``, with the store's refusal when it did not take the
+    /// switch: what `bgtask settings` answers with (it said only "see the daemon's log":
+    /// an outside full-disk probe).
+    public func setBackgroundRefreshSaying(_ enabled: Bool, for app: AppID) -> (changed: Bool?, problem: String?) {
         if let uplink {
             do { _ = try linkedCall(.setBackgroundRefresh(enabled: enabled), uplink: uplink) } catch {
                 log(.error, app: app, "could not change the Background App Refresh switch: \(error)")
+                return (nil, "\(error)")
             }
-            return nil
+            return (nil, nil)
         }
         var changed = false
+        var problem: String?
         mutate { state, now in
             let before = state.engine.registration(of: app)?.backgroundRefreshEnabled ?? false
             do {
                 try store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
             } catch {
-                note(.error, app: app, "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)", in: &state)
+                problem = "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)"
+                note(.error, app: app, problem ?? "", in: &state)
                 return []
             }
             let effects = state.engine.handle(.backgroundRefreshChanged(app, enabled: enabled), at: now)
             changed = before != (state.engine.registration(of: app)?.backgroundRefreshEnabled ?? false)
             return effects
         }
-        return changed
+        return (changed, problem)
     }
 
     /// Sets (or with `nil` removes) the retry policy of `key`'s identifier: the engine

@@ -147,7 +147,7 @@ public final class Daemon: Sendable {
         }
         // Now that this daemon's cgroups are known: a recorded cgroup is killed only if it is
         // one of them.
-        endOrphans(recordedIn: store, appsCgroup: delegation?.appsCgroup, daemonCgroup: delegation?.daemonCgroup, log: log)
+        endOrphans(recordedIn: store, delegation: delegation, log: log)
         let logDirectory = stateDirectory.appendingPathComponent("logs").path
         // Where the apps' output goes: a start that cannot use it is refused here, rather than
         // every launch failing (and counting as a throttle strike).
@@ -308,7 +308,8 @@ public final class Daemon: Sendable {
     /// Ends the app processes a previous daemon recorded and did not see exit (it was
     /// killed): only a process whose start time still matches, so a reused pid is spared;
     /// then those in its app cgroups that no row names.
-    private static func endOrphans(recordedIn store: SchedulerStore, appsCgroup: String?, daemonCgroup: String?, log: BGDiagnosticLog) {
+    private static func endOrphans(recordedIn store: SchedulerStore, delegation: CgroupDelegation?, log: BGDiagnosticLog) {
+        let appsCgroup = delegation?.appsCgroup
         let reaper = OrphanReaper()
         var killed: Set<String> = []
         for process in (try? store.appProcesses())?.processes ?? [] {
@@ -329,13 +330,13 @@ public final class Daemon: Sendable {
         // What no row names: an app process whose row the store did not take at its launch.
         // Only while this is the subtree's one daemon: another bgtaskd started from the same
         // cgroup (another --state-dir) shares its apps cgroup, and its apps live.
-        guard let appsCgroup, let daemonCgroup else { return }
-        let others = OrphanReaper.processes(in: daemonCgroup).filter { $0 != getpid() }
+        guard let delegation else { return }
+        let others = delegation.otherProcessesInDaemonLeaf()
         guard others.isEmpty else {
-            log(.warning, app: nil, "another process is in this bgtaskd's cgroup \(daemonCgroup) (pid \(others.map(String.init).joined(separator: ", "))): the app cgroups no record names are left alone, as they may be its apps")
+            log(.warning, app: nil, "another process is in this bgtaskd's cgroup \(delegation.daemonCgroup) (pid \(others.map(String.init).joined(separator: ", "))): the app cgroups no record names are left alone, as they may be its apps")
             return
         }
-        for (cgroup, failure) in reaper.endUnrecordedAppCgroups(under: appsCgroup, excluding: killed) {
+        for (cgroup, failure) in reaper.endUnrecordedAppCgroups(under: delegation.appsCgroup, excluding: killed) {
             if let failure {
                 log(.warning, app: nil, "processes left by a previous bgtaskd in \(cgroup), which it had not recorded, could not be ended: \(failure)")
             } else {

@@ -129,7 +129,7 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                         UPDATE bgtask_runs AS r
                         SET ended_at = GREATEST(\(Self.serverNow), r.started_at), outcome = 'interrupted', success = NULL,
                             stop_reason = 'its lease ran out: its replica ' || r.replica || ' stopped renewing it'
-                                || CASE WHEN r.kind = '\(TaskKind.continuedProcessing.rawValue)' THEN '; continued processing begins at the user''s action, so its request was not restored' ELSE '' END,
+                                || CASE WHEN r.kind = '\(TaskKind.continuedProcessing.rawValue)' THEN '; \(PendingRequest.whyNotRestoredWhenCutOff.replacingOccurrences(of: "'", with: "''"))' ELSE '' END,
                             lease_expires_at = NULL
                         FROM expired AS e WHERE r.replica = e.replica AND r.id = e.id
                         RETURNING r.*
@@ -146,7 +146,7 @@ extension PostgreSQLStore: SharedSchedulerStorage {
                 // request restored all the same; only its record is left out of the answer.
                 let ended = (0..<result.rowCount).compactMap { try? PostgreSQLColumns.decodeRun(result.row($0)) }
                 // No strike for continued processing, as the engine counts none in the throttle.
-                let endings = Dictionary(ended.filter { $0.request.kind != .continuedProcessing }.map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
+                let endings = Dictionary(ended.filter(\.request.isRestoredWhenCutOff).map { ($0.app, $0.endedAt ?? $0.startedAt) }, uniquingKeysWith: max)
                 for (app, at) in endings.sorted(by: { $0.key < $1.key }) {
                     try Self.updateAppSetting(app: app, name: AppSettingName.policyState, on: connection) { saved in
                         InterruptedRunRecovery.policyState(saved, struckBy: at)

@@ -56,6 +56,12 @@ public struct CgroupDelegation: Sendable, Hashable {
     /// The parent of the app cgroups: `<subtree>/apps`.
     public var appsCgroup: String { subtree + "/apps" }
 
+    /// The processes in ``daemonCgroup`` other than this one: another bgtaskd started from
+    /// the same cgroup shares the subtree, its apps under ``appsCgroup`` alive.
+    public func otherProcessesInDaemonLeaf() -> [Int32] {
+        KernelFiles.cgroupProcesses(daemonCgroup).filter { $0 != getpid() }
+    }
+
     /// Finds the cgroup2 mount and the process's own cgroup and checks that a child cgroup
     /// can be created in it (by creating `apps`, which the layout needs anyway).
     /// `procRoot` is normally `/proc`; tests pass a fake tree. `mountsFile` defaults to

@@ -41,6 +41,11 @@ enum KernelFiles {
         return UInt64(status.st_ino)
     }
 
+    /// The processes in `cgroup` (its `cgroup.procs`); none when it cannot be read.
+    static func cgroupProcesses(_ cgroup: String) -> [Int32] {
+        (text(cgroup + "/cgroup.procs") ?? "").split(whereSeparator: \.isNewline).compactMap { Int32($0) }.filter { $0 > 0 }
+    }
+
     static func cgroupIsPopulated(_ cgroup: String) -> Bool {
         guard let text = text(cgroup + "/cgroup.events") else { return false }
         return keyedNumbers(text)["populated"] == 1

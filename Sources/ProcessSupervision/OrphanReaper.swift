@@ -95,16 +95,10 @@ public struct OrphanReaper: Sendable {
         return .failed("kill(\(pid), SIGKILL): \(systemErrorText(errno))")
     }
 
-    /// The processes in `cgroup` (its `cgroup.procs`); none when it cannot be read. A daemon
-    /// looks in its own leaf for another bgtaskd sharing its subtree before it sweeps.
-    public static func processes(in cgroup: String) -> [Int32] {
-        (KernelFiles.text(cgroup + "/cgroup.procs") ?? "").split(whereSeparator: \.isNewline).compactMap { Int32($0) }
-    }
-
     /// Kills every app cgroup under `appsCgroup` (the daemon's own `<own>/apps`) that still
     /// holds processes, for a daemon that has started nothing yet: each is a previous
-    /// daemon's (when no other daemon shares the subtree: ``processes(in:)`` of the daemon
-    /// leaf tells), and one it had not recorded (its store full at the launch: an outside
+    /// daemon's (when no other daemon shares the subtree:
+    /// ``CgroupDelegation/otherProcessesInDaemonLeaf()`` tells), and one it had not recorded (its store full at the launch: an outside
     /// probe's frozen app stayed for ever) is found by no record. Call it after
     /// ``end(pid:processGroup:startTime:cgroupPath:)`` has ended the recorded ones. Returns
     /// each cgroup killed, or the reason it could not be (no `cgroup.kill` before Linux 5.14).

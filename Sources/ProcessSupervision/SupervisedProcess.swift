@@ -297,10 +297,8 @@ public final class SupervisedProcess: Sendable {
 
     /// `signal` to every process of the cgroup (when listed), and to the process group.
     private func sendToAll(_ signal: Int32) {
-        if let cgroup = cgroupPath, let text = KernelFiles.text("\(cgroup)/cgroup.procs") {
-            for line in text.split(separator: "\n") {
-                if let member = Int32(line), member > 0 { kill(member, signal) }
-            }
+        if let cgroup = cgroupPath {
+            for member in KernelFiles.cgroupProcesses(cgroup) { kill(member, signal) }
         }
         kill(-pid, signal)
     }

@@ -15,7 +15,7 @@ package enum InterruptedRunRecovery {
     /// The stop reason written on recovered runs.
     static let stopReason = "the scheduler stopped while the run was in progress"
     /// The stop reason of a recovered continued-processing run, whose request is not restored.
-    static let continuedProcessingStopReason = stopReason + "; continued processing begins at the user's action, so its request was not restored"
+    static let continuedProcessingStopReason = stopReason + "; " + PendingRequest.whyNotRestoredWhenCutOff
 
     /// What recovery did.
     struct Outcome {

@@ -155,14 +155,13 @@ final class SQLiteConnection {
 
     /// Runs one statement that returns no rows of interest.
     func execute(_ sql: String, _ bindings: [SQLiteValue] = []) throws(StoreError) {
-        let outsideTransaction = sqlite3_get_autocommit(handle) != 0
-        do {
+        // A statement of its own is rolled back whole when it fails, so it may be tried again;
+        // one inside a transaction is the transaction's to try again.
+        guard sqlite3_get_autocommit(handle) != 0 else {
             _ = try query(sql, bindings) { _ in () }
-        } catch where outsideTransaction && Self.isFull(error) && checkpointTruncatingTheLog() {
-            // A statement of its own is rolled back whole when it fails: tried once more once
-            // the -wal's space is given back (``transaction(waitingForDisk:_:)`` says why).
-            _ = try query(sql, bindings) { _ in () }
+            return
         }
+        try retryingOnceWhenFull { () throws(StoreError) in _ = try query(sql, bindings) { _ in () } }
     }
 
     /// Runs one statement and calls `body` with each row it returns, in order (for readers
@@ -237,8 +236,9 @@ final class SQLiteConnection {
         // an open transaction, which is left open only when the rollback below failed; the
         // next BEGIN then fails too, so no later commit goes through without waiting.
         defer { if relaxes { try? executeScript("PRAGMA synchronous = FULL") } }
-        var checkpointed = false
-        while true {
+        // Rolled back whole when it fails, so it may be tried again: its body only reads and
+        // writes the store.
+        return try retryingOnceWhenFull { () throws(StoreError) -> Result in
             try execute("BEGIN IMMEDIATE")
             do throws(StoreError) {
                 let result = try body()
@@ -249,18 +249,20 @@ final class SQLiteConnection {
                 if sqlite3_get_autocommit(handle) == 0 {
                     sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
                 }
-                // A full file system may be full of this store's own -wal: SQLite checkpoints
-                // it only at 1,000 pages (about 4 MB), and a disk with less free never gets
-                // there (an outside probe: a 1 MiB disk held a 1 MB -wal beside a 4 KB
-                // database, every write refused, for good). A checkpoint that truncates it
-                // gives the space back; the transaction, rolled back whole, is tried once
-                // more. Its body only reads and writes the store, so running it again is safe.
-                if !checkpointed, Self.isFull(error), checkpointTruncatingTheLog() {
-                    checkpointed = true
-                    continue
-                }
                 throw error
             }
+        }
+    }
+
+    /// Runs `attempt`, a write that leaves nothing behind when it fails, and once more when it
+    /// failed for a full file system and a checkpoint gave the -wal's space back: the disk
+    /// may be full of this store's own -wal (an outside probe: a 1 MiB disk held a 1 MB -wal
+    /// beside a 4 KB database, every write refused, for good).
+    private func retryingOnceWhenFull<Result>(_ attempt: () throws(StoreError) -> Result) throws(StoreError) -> Result {
+        do {
+            return try attempt()
+        } catch where Self.isFull(error) && checkpointTruncatingTheLog() {
+            return try attempt()
         }
     }
 

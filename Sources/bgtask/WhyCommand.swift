@@ -129,7 +129,7 @@ enum WhyCommand {
         let running = owner == nil ? nil : unfinished
         var notes = unreadable.map { "unreadable pending request \($0.app)/\($0.identifier): \($0.reason) (the app quarantines it when it starts)" }
         if let unfinished, owner == nil {
-            notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted when the app starts, \(unfinished.request.isRestoredWhenCutOff ? "and its request restored" : "its request not restored (continued processing)")")
+            notes.append("\(unfinished.id) started \(unfinished.startedAt) and never ended, and no process owns the store: the app stopped during it; it will be recorded as interrupted when the app starts, \(unfinished.request.cutOffFate)")
         }
         let cutOff = owner == nil ? unfinished : nil
         return options.json

@@ -278,7 +278,7 @@ extension ProcessSupervisionProcessTests {
                 _ = other.waitForExit(timeout: ProcessTestSupport.exitTimeout)
             }
             try cgroup.delegation.enterDaemonLeaf(pid: other.pid)
-            #expect(OrphanReaper.processes(in: cgroup.delegation.daemonCgroup) == [other.pid])
+            #expect(cgroup.delegation.otherProcessesInDaemonLeaf() == [other.pid])
         }
     }
 }

@@ -14,6 +14,13 @@ extension PostgreSQLServerTests {
             try PostgreSQLStore.open(address: server.address(database: database), replica: replica, now: Sample.now)
         }
 
+        /// A fresh database on the shared test server, and a store for each replica named.
+        private func freshDatabase(replicas names: [String]) throws -> (server: TestPostgreSQLServer, database: String, stores: [PostgreSQLStore]) {
+            let server = try TestPostgreSQLServer.shared()
+            let database = try server.createDatabase()
+            return (server, database, try names.map { try open(server, database, replica: $0) })
+        }
+
         /// Collects what a listener hears; `wait` polls for a condition on it (the
         /// notification crosses the server: no virtual time to drive).
         final class Heard: Sendable {
@@ -42,10 +49,8 @@ extension PostgreSQLServerTests {
 
         @Test("one claim of two commits; the loser writes nothing; a replaced request cannot be claimed by its old run")
         func claimsAreExclusive() throws {
-            let server = try TestPostgreSQLServer.shared()
-            let database = try server.createDatabase()
-            let a = try open(server, database, replica: "a")
-            let b = try open(server, database, replica: "b")
+            let (_, _, stores) = try freshDatabase(replicas: ["a", "b"])
+            let (a, b) = (stores[0], stores[1])
             let request = Sample.request("job")
             try a.upsertRequest(request)
             #expect(try a.claimRun(Sample.run(1, of: request), lease: 30))
@@ -121,10 +126,8 @@ extension PostgreSQLServerTests {
 
         @Test("a lease that runs out ends the run as interrupted and restores its request, once, whoever sweeps; a renewed lease holds")
         func expiredLeasesAreSweptOnce() throws {
-            let server = try TestPostgreSQLServer.shared()
-            let database = try server.createDatabase()
-            let a = try open(server, database, replica: "a")
-            let b = try open(server, database, replica: "b")
+            let (server, database, stores) = try freshDatabase(replicas: ["a", "b"])
+            let (a, b) = (stores[0], stores[1])
             let c = try open(server, database, replica: "c")
             let short = Sample.request("short")
             let renewed = Sample.request("renewed")
@@ -167,10 +170,8 @@ extension PostgreSQLServerTests {
 
         @Test("a continued-processing run whose lease runs out ends without its request coming back or a strike (the user's work ends with its process)")
         func expiredContinuedProcessingIsNotRestored() throws {
-            let server = try TestPostgreSQLServer.shared()
-            let database = try server.createDatabase()
-            let a = try open(server, database, replica: "a")
-            let b = try open(server, database, replica: "b")
+            let (server, database, stores) = try freshDatabase(replicas: ["a", "b"])
+            let (a, b) = (stores[0], stores[1])
             let export = try #require(Sample.everyField.first { $0.kind == .continuedProcessing })
             try a.upsertRequests([export])
             #expect(try a.claimRun(Sample.run(1, of: export), lease: 1))
@@ -184,9 +185,7 @@ extension PostgreSQLServerTests {
 
         @Test("updates of one app setting from replicas at once each see the one before: none is lost, the first insert included; a run's end updates it in its transaction")
         func settingUpdatesAreAtomicAcrossReplicas() throws {
-            let server = try TestPostgreSQLServer.shared()
-            let database = try server.createDatabase()
-            let replicas = try ["a", "b", "c"].map { try open(server, database, replica: $0) }
+            let (_, _, replicas) = try freshDatabase(replicas: ["a", "b", "c"])
             let failures = Mutex<[String]>([])
             // Every replica adds 1 to a counter 40 times, starting at once on a row that does
             // not exist yet.

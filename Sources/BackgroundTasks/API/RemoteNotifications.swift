@@ -33,8 +33,7 @@ public enum RemoteWake {
         do {
             try StrictJSON.validate(data)
         } catch {
-            if case .numberOutOfRange = error.kind { return "the push payload cannot be read: \(error.placedExplanation(in: data))" }
-            return "the push payload is not valid JSON: \(error.explanation(in: data))"
+            return "\(error.verdict(on: "the push payload")): \(error.placedExplanation(in: data))"
         }
         guard let value = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
             return "the push payload is not valid JSON"

@@ -375,7 +375,7 @@ public enum EmbeddedScheduler {
         let restored = Set(report.restoredRequests.map(\.key))
         for run in report.interruptedRuns {
             let what = !run.request.isRestoredWhenCutOff
-                ? "continued processing begins at the user's action, so its request was not restored (and is no throttle strike)"
+                ? PendingRequest.whyNotRestoredWhenCutOff + " (and is no throttle strike)"
                 : (restored.contains(run.request.key) ? "its request was restored" : "its request was not restored: the app had filed it again during the run")
                     + ", and the stop counts as a throttle strike"
             log(.warning, app: run.app, "\(run.id) of '\(run.identifier)' was interrupted by a stop of the scheduler; \(what)")

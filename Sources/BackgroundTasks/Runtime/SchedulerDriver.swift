@@ -803,8 +803,9 @@ public final class SchedulerDriver: Sendable {
             do {
                 try store?.setAppSetting(enabled ? "on" : "off", app: app, name: AppSettingName.backgroundRefresh)
             } catch {
-                problem = "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)"
-                note(.error, app: app, problem ?? "", in: &state)
+                let refusal = "could not save the Background App Refresh switch (\(enabled ? "on" : "off")); it stays \(enabled ? "off" : "on"): \(error)"
+                problem = refusal
+                note(.error, app: app, refusal, in: &state)
                 return []
             }
             let effects = state.engine.handle(.backgroundRefreshChanged(app, enabled: enabled), at: now)
@@ -1010,8 +1011,9 @@ public final class SchedulerDriver: Sendable {
             do {
                 try store?.deleteRequest(key)
             } catch {
-                problem = "could not remove '\(key.identifier)' from the store; it stays pending: \(error)"
-                note(.error, app: key.app, problem ?? "", in: &state)
+                let refusal = "could not remove '\(key.identifier)' from the store; it stays pending: \(error)"
+                problem = refusal
+                note(.error, app: key.app, refusal, in: &state)
                 return []
             }
             deleted = true
@@ -1054,8 +1056,9 @@ public final class SchedulerDriver: Sendable {
             do {
                 try store?.deleteAllRequests(app: app)
             } catch {
-                problem = "could not remove the pending requests from the store; they stay pending: \(error)"
-                note(.error, app: app, problem ?? "", in: &state)
+                let refusal = "could not remove the pending requests from the store; they stay pending: \(error)"
+                problem = refusal
+                note(.error, app: app, refusal, in: &state)
                 return []
             }
             removed = state.engine.pendingRequests(of: app).map(\.key)

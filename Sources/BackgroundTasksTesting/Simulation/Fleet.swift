@@ -30,9 +30,10 @@ public struct Fleet: Sendable {
 
             /// How ``Mix/parse(_:)`` names it: the file as given, else the scenario's name.
             var label: String { file ?? scenario.name }
-            /// How an error names it: the file's absolute path (as a file's other errors
-            /// give it), else "scenario 'NAME'".
-            var shownName: String { file.map { URL(fileURLWithPath: $0).path } ?? "scenario '\(scenario.name)'" }
+            /// The file's absolute path, as a file's other errors give it.
+            var absoluteFile: String? { file.map { URL(fileURLWithPath: $0).path } }
+            /// How an error names it: the file's absolute path, else "scenario 'NAME'".
+            var shownName: String { absoluteFile ?? "scenario '\(scenario.name)'" }
         }
 
         /// The scenarios and their weights.
@@ -223,22 +224,22 @@ public struct Fleet: Sendable {
                 try entry.scenario.checkLaunchApps(among: apps.map(\.app.rawValue))
             } catch {
                 var located = error
-                located.file = entry.file.map { URL(fileURLWithPath: $0).path }
+                located.file = entry.absoluteFile
                 throw FleetError("--mix: \(entry.file == nil ? "scenario '\(entry.scenario.name)': " : "")\(located)", file: entry.file)
             }
         }
-        // Events grow with a scenario file's density, which the device-days do not see.
+        // Events grow with a scenario file's density, which the device-days do not see. Too
+        // many is the command line's (its --days, --devices), as for `bgtask simulate`.
         for entry in mix.entries where entry.scenario.eventBound(days: days) > Self.maximumDeviceEvents {
             let fits = entry.scenario.mostDays(upTo: days, fitting: Self.maximumDeviceEvents)
             let advice = fits > 0 ? "simulate at most \(CountText.counted(fits, "day"))" : "even one day is too many: the scenario needs fewer intervals or launches"
-            throw FleetError("--days \(days) plays \(entry.scenario.eventBound(days: days)) scenario events on a device living \(entry.shownName), more than the \(Self.maximumDeviceEvents) one device may play; \(advice)", file: entry.file)
+            throw FleetError("--days \(days) plays \(entry.scenario.eventBound(days: days)) scenario events on a device living \(entry.shownName), more than the \(Self.maximumDeviceEvents) one device may play; \(advice)")
         }
         let totalWeight = mix.entries.reduce(0) { $0 + $1.weight }
         let eventsPerDevice = mix.entries.reduce(0.0) { $0 + $1.weight / totalWeight * Double($1.scenario.eventBound(days: days)) }
         guard eventsPerDevice * Double(devices) <= Double(Self.maximumEvents) else {
             let devicesThatFit = Int(Double(Self.maximumEvents) / eventsPerDevice)
-            throw FleetError("--devices \(devices) × --days \(days) of this mix plays about \(Int(eventsPerDevice * Double(devices))) scenario events, more than the \(Self.maximumEvents) a fleet may play (it would take hours); simulate at most \(devicesThatFit) devices over \(CountText.counted(days, "day")), or fewer days, or sparser scenarios",
-                             file: mix.entries.compactMap(\.file).first)
+            throw FleetError("--devices \(devices) × --days \(days) of this mix plays about \(Int(eventsPerDevice * Double(devices))) scenario events, more than the \(Self.maximumEvents) a fleet may play (it would take hours); simulate at most \(devicesThatFit) devices over \(CountText.counted(days, "day")), or fewer days, or sparser scenarios")
         }
         self.devices = devices
         self.days = days

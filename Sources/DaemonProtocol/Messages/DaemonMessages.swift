@@ -564,8 +564,7 @@ public enum MessageCoding {
         do {
             try StrictJSON.validate(payload)
         } catch {
-            let what = if case .numberOutOfRange = error.kind { "the message cannot be read" } else { "the message is not valid JSON" }
-            throw MessageDecodingError(message: "\(what): \(error)")
+            throw MessageDecodingError(message: "\(error.verdict(on: "the message")): \(error)")
         }
         do {
             return try jsonDecoder().decode(type, from: payload)

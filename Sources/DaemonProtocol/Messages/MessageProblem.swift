@@ -24,9 +24,7 @@ public struct MessageProblem: Error, Sendable, Hashable, CustomStringConvertible
         if let failure = scanned.failure {
             // Not JSON, so not parsed again: its number is the one the validating scan read
             // before the fault, if any.
-            // A number no Double holds is JSON, said at its key (in the failure) as unreadable.
-            let what = if case .numberOutOfRange = failure.kind { "the message cannot be read" } else { "the message is not valid JSON" }
-            return MessageProblem(id: requestNumber(literal: scanned.numbers["id"]), message: "\(what): \(failure)")
+            return MessageProblem(id: requestNumber(literal: scanned.numbers["id"]), message: "\(failure.verdict(on: "the message")): \(failure)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed])) as? [String: Any] else {
             return MessageProblem(id: nil, message: "a message must be a JSON object with the keys 'id' and 'request'")

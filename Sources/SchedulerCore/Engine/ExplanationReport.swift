@@ -51,7 +51,7 @@ public enum ExplanationReport {
     private static func summary(_ explanation: Explanation, cutOff: RunRecord?) -> String {
         guard explanation.request == nil, let cutOff else { return explanation.summary }
         guard cutOff.request.isRestoredWhenCutOff else {
-            return "no request is pending now: \(cutOff.id) was cut off when the app stopped; it was continued processing, which is not restored (the app submits it again at the user's next action)"
+            return "no request is pending now: \(cutOff.id) was cut off when the app stopped; \(PendingRequest.whyNotRestoredWhenCutOff)"
         }
         return "no request is pending now: \(cutOff.id) was cut off when the app stopped, and its request is restored when the app starts (it need not be submitted again)"
     }

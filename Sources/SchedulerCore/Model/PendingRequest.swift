@@ -156,8 +156,12 @@ extension PendingRequest {
     /// foreground work, which ends with its process (docs/system.md, "Continued processing").
     public var isRestoredWhenCutOff: Bool { kind != .continuedProcessing }
 
+    /// Why a cut-off run's request is not restored (continued processing), in every
+    /// message and stop reason that says so.
+    public static let whyNotRestoredWhenCutOff = "continued processing begins at the user's action, so its request was not restored"
+
     /// What became of this request when its run was cut off, for the messages that say so.
     public var cutOffFate: String {
-        isRestoredWhenCutOff ? "its request restored" : "its request not restored (continued processing begins at the user's action: the app submits it again)"
+        isRestoredWhenCutOff ? "its request restored" : Self.whyNotRestoredWhenCutOff
     }
 }

@@ -70,6 +70,13 @@ public enum StrictJSON {
             }
         }
 
+        /// What this failure makes of `subject` ("the message"): grammatical JSON with a
+        /// number no Double holds "cannot be read"; anything else "is not valid JSON".
+        public func verdict(on subject: String) -> String {
+            if case .numberOutOfRange = kind { return "\(subject) cannot be read" }
+            return "\(subject) is not valid JSON"
+        }
+
         /// ``explanation(in:)`` placed at its key for a reader with no key of its own to
         /// report (a push payload, a kept file): `at $.badge: expected a number within the
         /// range of a Double ...` for a number out of range; the explanation alone otherwise.
